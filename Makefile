@@ -1,0 +1,24 @@
+# Two entry points for newcomers: `make demo` and `make test` (see README.md).
+# The venv is built from /usr/bin/python3 so an unprivileged test user can execute it.
+PYTHON ?= /usr/bin/python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: install demo test bench
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[all,test]'
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/agentic-bash run --cmd 'cd /workspace && echo "hello from $$(pwd)" > hi.txt && cat hi.txt | tr a-z A-Z'
+
+test: install
+	$(BIN)/python -m pytest -n auto -q -p no:cacheprovider tests integration
+
+bench: install
+	$(BIN)/python benchmarks/run.py

@@ -1,0 +1,5 @@
+"""``python -m agentic_bash`` is the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,121 @@
+"""The command contract: ``(ctx, argv) -> int`` registered with its usage, and the read-only context."""
+
+# Conventions for every command module (commands/<group>.py):
+# * ``argv[0]`` is the name as invoked (``egrep`` vs ``grep``); return the exit status.
+# * Read input in chunks or lines from ``ctx.stdin`` (never assume it is small); write
+#   bytes to ``ctx.stdout``/``ctx.stderr``. A write to a closed pipe raises
+#   ``BrokenPipeError``: let it propagate (the dispatcher turns it into status 141 like
+#   SIGPIPE). Call ``ctx.budget.check()`` in long loops; let ``LimitExceeded`` propagate.
+# * Errors read like GNU: ``cat: nope: No such file or directory`` (``ctx.error``);
+#   unknown option -> GNU's message, ``Try 'cat --help' for more information.``, status 2
+#   for most tools (1 where GNU uses 1).
+# * Filesystem access only through ``ctx.fs`` with paths from ``ctx.path()``.
+
+from __future__ import annotations
+
+import errno as _errno
+import os
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable, Mapping, Protocol
+
+from ..limits import Budget
+from ..vfs.base import FileSystem
+from ..vfs.paths import normalize
+
+__all__ = [
+    "REGISTRY", "CommandContext", "CommandFn", "CommandSpec", "Exec", "SystemInfo",
+    "command", "strerror",
+]
+
+
+class Exec(Protocol):
+    """Runs another command through the full dispatch chain (functions excluded, like ``command``)."""
+
+    def __call__(
+        self, argv: list[str], *, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+        stderr: BinaryIO | None = None, env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SystemInfo:
+    """What the sandbox says about its "machine"; configurable so nothing of the host leaks."""
+
+    hostname: str = "sandbox"
+    user: str = "user"
+    uid: int = 1000
+    gid: int = 1000
+    group: str = "user"
+    home: str = "/home/user"
+    pid: int = 1
+    ppid: int = 0
+    kernel: str = "Linux"
+    kernel_release: str = "6.1.0-agentic"
+    machine: str = "x86_64"
+    nproc: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class CommandContext:
+    """Read-only view handed to a command; it never holds the sandbox itself."""
+
+    fs: FileSystem
+    cwd: str
+    env: Mapping[str, str]
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stderr: BinaryIO
+    budget: Budget
+    info: SystemInfo = field(default_factory=SystemInfo)
+    exec: Exec | None = None
+    umask: int = 0o022
+    name: str = ""
+
+    def path(self, p: str) -> str:
+        """Absolute normalised sandbox path for a user-supplied ``p``."""
+        return normalize(p, self.cwd)
+
+    def error(self, msg: str) -> None:
+        """Write ``name: msg`` to stderr."""
+        self.stderr.write(f"{self.name}: {msg}\n".encode("utf-8", "surrogateescape"))
+
+    def os_error(self, exc: OSError, path: str | None = None) -> None:
+        """``name: path: No such file or directory`` from an OSError."""
+        p = path if path is not None else (exc.filename or "")
+        self.error(f"{p}: {strerror(exc)}" if p else strerror(exc))
+
+
+def strerror(exc: OSError) -> str:
+    """GNU's wording for an errno (``os.strerror`` is glibc's, which GNU tools print)."""
+    if exc.errno is not None:
+        return os.strerror(exc.errno)
+    return exc.strerror or str(exc)
+
+
+CommandFn = Callable[[CommandContext, list[str]], int]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    name: str
+    fn: CommandFn
+    usage: str = ""
+    help: str = ""
+
+
+REGISTRY: dict[str, CommandSpec] = {}
+
+
+def command(*names: str, usage: str = "", help: str = "") -> Callable[[CommandFn], CommandFn]:
+    """Register ``fn`` under each of ``names`` (first is canonical)."""
+
+    def deco(fn: CommandFn) -> CommandFn:
+        for n in names:
+            REGISTRY[n] = CommandSpec(n, fn, usage, help)
+        return fn
+
+    return deco
+
+
+_ = _errno  # errno constants are re-exported for command modules' convenience

@@ -1,0 +1,1 @@
+"""Where a script runs: in this process (virtual/host) or inside a sandbox process."""

@@ -1,0 +1,1 @@
+"""OS isolation mechanisms (namespaces, overlayfs, Landlock, seccomp): probed, planned, reported."""

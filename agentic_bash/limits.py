@@ -1,0 +1,132 @@
+"""Resource limits (one frozen dataclass) and the per-run budget the interpreter charges."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+
+from .errors import LimitExceeded
+
+__all__ = ["Budget", "Limits"]
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one ``run()`` may consume. ``None`` means unlimited.
+
+    The ``normal`` profile (the defaults) must not get in the way of real scripts;
+    ``Limits.hardened()`` is for untrusted input.
+    """
+
+    timeout: float | None = 300.0
+    """Wall-clock seconds per ``run()``; on expiry the run ends with ``timed_out=True``, status 124."""
+    max_commands: int | None = 10_000_000
+    """Simple commands (builtins, functions, commands) executed per run."""
+    max_loop_iterations: int | None = 10_000_000
+    """Iterations of all loops together per run."""
+    max_call_depth: int | None = 1000
+    """Nesting of function calls, ``source``, ``eval`` and nested ``bash``; bash's FUNCNEST analogue."""
+    max_output_bytes: int | None = 16 * MiB
+    """Bytes kept per output stream (stdout, stderr) of a run; the rest is cut with a visible marker."""
+    max_variable_bytes: int | None = 64 * MiB
+    """Size of one variable value, array element, here-doc or command-substitution result."""
+    max_fs_bytes: int | None = 1024 * MiB
+    """Bytes the session layer of a virtual filesystem may hold."""
+    max_file_count: int | None = 1_000_000
+    """Entries the session layer of a virtual filesystem may hold."""
+    max_processes: int | None = 256
+    """Native processes alive at once (sandboxed modes; RLIMIT_NPROC / pids controller)."""
+    max_memory_bytes: int | None = None
+    """Memory of the sandbox process tree (sandboxed modes); None = no cap beyond the host's."""
+
+    @classmethod
+    def normal(cls) -> Limits:
+        return cls()
+
+    @classmethod
+    def hardened(cls) -> Limits:
+        return cls(
+            timeout=30.0, max_commands=1_000_000, max_loop_iterations=1_000_000,
+            max_call_depth=200, max_output_bytes=1 * MiB, max_variable_bytes=4 * MiB,
+            max_fs_bytes=256 * MiB, max_file_count=100_000, max_processes=64,
+            max_memory_bytes=1024 * MiB,
+        )
+
+    def with_(self, **changes: object) -> Limits:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+class Budget:
+    """The live counters of one run, shared by every thread of it (pipeline stages, jobs).
+
+    ``check()`` raises ``LimitExceeded`` (``limit='timeout'`` at the deadline, or when
+    ``cancel()`` was called). The interpreter converts it into a Result; commands only let
+    it propagate.
+    """
+
+    __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event")
+
+    def __init__(self, limits: Limits, timeout: float | None = None) -> None:
+        self.limits = limits
+        t = limits.timeout if timeout is None else timeout
+        self.deadline: float | None = None if t is None else time.monotonic() + t
+        self.commands = 0
+        self.iterations = 0
+        self._cancelled = False
+        self._reason = "timeout"
+        self._event = threading.Event()
+
+    # -- checks -------------------------------------------------------------------------
+    def check(self) -> None:
+        if self._cancelled:
+            raise LimitExceeded(self._reason, "interrupted" if self._reason == "interrupt" else "timed out")
+        d = self.deadline
+        if d is not None and time.monotonic() >= d:
+            self._cancelled = True
+            self._event.set()
+            raise LimitExceeded("timeout", "timed out")
+
+    def charge_command(self) -> None:
+        self.commands += 1
+        m = self.limits.max_commands
+        if m is not None and self.commands > m:
+            raise LimitExceeded("max_commands", f"too many commands (limit {m})")
+        self.check()
+
+    def charge_iteration(self) -> None:
+        self.iterations += 1
+        m = self.limits.max_loop_iterations
+        if m is not None and self.iterations > m:
+            raise LimitExceeded("max_loop_iterations", f"too many loop iterations (limit {m})")
+        self.check()
+
+    # -- time ---------------------------------------------------------------------------
+    def remaining(self) -> float | None:
+        """Seconds until the deadline (never negative), or None without one."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep, waking at once on cancel or at the deadline (then raising)."""
+        end = time.monotonic() + seconds
+        while True:
+            self.check()
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            r = self.remaining()
+            self._event.wait(left if r is None else min(left, r + 0.001))
+
+    def cancel(self, reason: str = "interrupt") -> None:
+        """Make every later ``check()`` raise (from any thread): Ctrl-C, ``close()``, timeout watchdog."""
+        self._reason = reason
+        self._cancelled = True
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled

@@ -1,0 +1,1 @@
+"""Network policy for sandboxed modes (allow, deny, allowlist)."""

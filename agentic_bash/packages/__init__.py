@@ -1,0 +1,1 @@
+"""Package installs inside a sandbox and their manifest."""

@@ -1,0 +1,1 @@
+"""The language: lexer, parser, AST, expansion, arithmetic, interpreter, shell builtins."""

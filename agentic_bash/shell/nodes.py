@@ -1,0 +1,392 @@
+"""The frozen AST of a parsed bash script; only the parser builds it, only the interpreter walks it."""
+
+# Conventions shared by parser and interpreter:
+#
+# * Every node carries ``line`` (1-based line of its first token in the source given to
+#   the parser); ``LINENO`` and error messages use it.
+# * A ``Word`` is a tuple of parts. Quoting is structural: ``Lit`` is *unquoted* source
+#   text (backslash escapes already resolved into ``Escaped``), ``SQ``/``DQ``/``ANSIC``
+#   are quoted. Brace expansion, tilde expansion, word splitting and globbing are the
+#   interpreter's job and apply only to unquoted parts, exactly as in bash.
+# * Arithmetic (``$(( ))``, ``(( ))``, ``for ((;;))``, array subscripts) is kept as a
+#   ``Word``: bash expands it like a double-quoted string first and parses the result as
+#   an arithmetic expression afterwards, so the interpreter does the same (and caches the
+#   arithmetic parse by string).
+# * Extglob patterns (``@(a|b)`` …) stay inside ``Lit`` text; the pattern matcher reads them.
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+__all__ = [
+    "ANSIC", "AndOr", "ArithCmd", "ArithFor", "ArithSub", "ArrayElem", "Assign", "Case",
+    "CaseArm", "CmdSub", "Command", "Cond", "CondAnd", "CondBinary", "CondExpr",
+    "CondNot", "CondOr", "CondUnary", "CondWord", "DQ", "Escaped", "For", "FuncDef",
+    "Group", "HereDoc", "If", "Lit", "ListItem", "Param", "Part", "Pipeline", "ProcSub",
+    "Redir", "SQ", "Script", "Select", "Simple", "Subshell", "While", "Word",
+]
+
+
+# ----------------------------------------------------------------------------- words
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """Unquoted literal text (may hold glob, brace, tilde and extglob characters)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Escaped:
+    """A backslash-escaped character outside quotes (``\\*``): literal, never special."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SQ:
+    """Single-quoted text, verbatim."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ANSIC:
+    """``$'...'`` with its escapes already decoded."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class DQ:
+    """Double-quoted text; parts are ``Lit`` (literal inside quotes), ``Param``, ``CmdSub``, ``ArithSub``."""
+
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A parameter expansion, ``$x`` (``short=True``) or ``${...}``.
+
+    ``name``: variable name, digit string, or one of ``@ * # ? - $ ! 0 _``.
+    ``index``: the subscript word of ``${a[...]}`` (``Lit('@')``/``Lit('*')`` for all), or None.
+    ``prefix``: ``''``, ``'#'`` (length) or ``'!'`` (indirection / keys / name prefixes).
+    ``op``: ``''`` or one of ``:- - := = :? ? :+ + # ## % %% / // /# /% : ^ ^^ , ,, @``;
+    with ``prefix='!'`` and no index, ``op`` ``'*'``/``'@'`` means ``${!prefix*}``/``${!prefix@}``.
+    ``arg``: operand word (default value, pattern, offset, transform letter for ``@``).
+    ``arg2``: second operand (replacement of ``/``; length of ``:``), None when absent.
+    """
+
+    name: str
+    index: Word | None = None
+    prefix: str = ""
+    op: str = ""
+    arg: Word | None = None
+    arg2: Word | None = None
+    short: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CmdSub:
+    """``$(...)`` or a backtick substitution; ``body`` is already parsed."""
+
+    body: Script
+    backtick: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ArithSub:
+    """``$(( expr ))``; ``expr`` is expanded like a double-quoted string, then evaluated."""
+
+    expr: Word
+
+
+@dataclass(frozen=True, slots=True)
+class ProcSub:
+    """``<(...)`` (``direction='<'``) or ``>(...)``."""
+
+    direction: str
+    body: Script
+
+
+Part = Union[Lit, Escaped, SQ, ANSIC, DQ, Param, CmdSub, ArithSub, ProcSub]
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word. ``text`` is its source text (for ``set -x``, ``declare -f``, messages)."""
+
+    parts: tuple[Part, ...]
+    text: str = ""
+    line: int = 0
+
+
+# ----------------------------------------------------------------------- redirections
+
+
+@dataclass(frozen=True, slots=True)
+class HereDoc:
+    """Body of ``<<``/``<<-``: unquoted delimiters give an expandable ``body`` (``DQ``-like
+    parts, no quote removal of ``'`` or ``"``), quoted ones a single ``Lit``."""
+
+    body: Word
+    quoted: bool
+    strip_tabs: bool
+    delimiter: str
+
+
+@dataclass(frozen=True, slots=True)
+class Redir:
+    """One redirection.
+
+    ``op`` is one of ``< > >> >| <> <& >& &> &>> <<< << <<-``.
+    ``fd`` is the explicit left fd (``2>``) or None for the operator's default.
+    ``fd_var`` is set for ``{name}>file`` (bash allocates an fd >= 10 into ``$name``).
+    ``target`` is a ``Word`` (file, fd number, ``-``, here-string) or a ``HereDoc``.
+    """
+
+    op: str
+    target: Word | HereDoc
+    fd: int | None = None
+    fd_var: str | None = None
+    line: int = 0
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayElem:
+    """One element of ``a=(...)``: ``[key]=value`` / ``[key]+=value`` or a bare ``value``."""
+
+    value: Word
+    key: Word | None = None
+    append: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    """``name=value``, ``name+=value``, ``name[i]=value`` or ``name=(...)``."""
+
+    name: str
+    value: Word | None = None
+    index: Word | None = None
+    array: tuple[ArrayElem, ...] | None = None
+    append: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Simple:
+    """A simple command: assignments, words (argv before expansion), redirections."""
+
+    assigns: tuple[Assign, ...]
+    words: tuple[Word, ...]
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    """``[time [-p]] [!] a | b |& c``; ``stderr_too[i]`` is True when stage i is followed by ``|&``."""
+
+    cmds: tuple[Command, ...]
+    negated: bool = False
+    stderr_too: tuple[bool, ...] = ()
+    timed: bool = False
+    time_posix: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AndOr:
+    """``first op1 c1 op2 c2 ...`` with ops ``&&``/``||`` evaluated left to right."""
+
+    first: Command
+    rest: tuple[tuple[str, Command], ...]
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ListItem:
+    """One command of a list, terminated by ``;``/newline (``background=False``) or ``&``."""
+
+    cmd: Command
+    background: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """A command list: the whole script, a function/group/subshell body, a branch."""
+
+    items: tuple[ListItem, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Subshell:
+    body: Script
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    body: Script
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    """``clauses`` are (condition, body) for ``if`` and each ``elif``."""
+
+    clauses: tuple[tuple[Script, Script], ...]
+    else_body: Script | None = None
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class While:
+    cond: Script
+    body: Script
+    until: bool = False
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class For:
+    """``for var [in words]``; ``words=None`` means ``in "$@"``."""
+
+    var: str
+    words: tuple[Word, ...] | None
+    body: Script
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArithFor:
+    """``for ((init; cond; step))``; an empty clause is None (an empty cond is true)."""
+
+    init: Word | None
+    cond: Word | None
+    step: Word | None
+    body: Script
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    var: str
+    words: tuple[Word, ...] | None
+    body: Script
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CaseArm:
+    """``terminator`` is ``;;``, ``;&`` or ``;;&``."""
+
+    patterns: tuple[Word, ...]
+    body: Script
+    terminator: str = ";;"
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    word: Word
+    arms: tuple[CaseArm, ...]
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FuncDef:
+    """``name() body`` / ``function name body``; ``source`` is the definition's text."""
+
+    name: str
+    body: Command
+    source: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArithCmd:
+    """``(( expr ))``."""
+
+    expr: Word
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+# --------------------------------------------------------------------------- [[ ... ]]
+
+
+@dataclass(frozen=True, slots=True)
+class CondWord:
+    """A lone word in ``[[ w ]]`` (true when non-empty)."""
+
+    word: Word
+
+
+@dataclass(frozen=True, slots=True)
+class CondUnary:
+    """``-f file``, ``-z s``, ``-v name`` …"""
+
+    op: str
+    operand: Word
+
+
+@dataclass(frozen=True, slots=True)
+class CondBinary:
+    """``== != = < > =~ -eq -ne -lt -le -gt -ge -nt -ot -ef``.
+
+    For ``==``/``!=``/``=`` the right word is a pattern (quoted parts match literally);
+    for ``=~`` it is a regex whose quoted parts match literally.
+    """
+
+    op: str
+    left: Word
+    right: Word
+
+
+@dataclass(frozen=True, slots=True)
+class CondNot:
+    expr: CondExpr
+
+
+@dataclass(frozen=True, slots=True)
+class CondAnd:
+    left: CondExpr
+    right: CondExpr
+
+
+@dataclass(frozen=True, slots=True)
+class CondOr:
+    left: CondExpr
+    right: CondExpr
+
+
+CondExpr = Union[CondWord, CondUnary, CondBinary, CondNot, CondAnd, CondOr]
+
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    """``[[ expr ]]``."""
+
+    expr: CondExpr
+    redirs: tuple[Redir, ...] = ()
+    line: int = 0
+
+
+Command = Union[
+    Simple, Pipeline, AndOr, Subshell, Group, If, While, For, ArithFor, Select, Case,
+    FuncDef, ArithCmd, Cond,
+]

@@ -1,0 +1,1 @@
+"""Filesystems: the FileSystem protocol, MemoryFS, HostFS, OverlayFS, MountFS."""

@@ -1,0 +1,38 @@
+"""Shared fixtures: a fresh virtual sandbox and the real bash for differential tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+BASH = shutil.which("bash") or "/usr/bin/bash"
+
+
+def real_bash(script: str, cwd: str | None = None, stdin: bytes = b"", timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+    """Run ``script`` with the real GNU bash, in a clean minimal environment."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd or "/tmp", "LANG": "C.UTF-8", "TERM": "dumb"}
+    return subprocess.run([BASH, "-c", script], input=stdin, capture_output=True, cwd=cwd, env=env, timeout=timeout)
+
+
+@pytest.fixture
+def sb():
+    from agentic_bash import Sandbox
+
+    s = Sandbox(isolation="virtual")
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture
+def tmpdir_real(tmp_path):
+    d = tmp_path / "real"
+    d.mkdir()
+    return str(d)
+
+
+_ = os
