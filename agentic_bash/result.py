@@ -1,0 +1,73 @@
+"""The value every ``run()`` returns, and the head+tail truncation helper for LLM context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import PolicyViolation
+
+__all__ = ["Result", "truncate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What one ``run()`` produced. A failing script is a Result, never an exception."""
+
+    stdout_bytes: bytes = b""
+    stderr_bytes: bytes = b""
+    exit_code: int = 0
+    duration: float = 0.0
+    timed_out: bool = False
+    truncated: bool = False
+    cwd: str = ""
+    files_created: tuple[str, ...] = ()
+    files_modified: tuple[str, ...] = ()
+    files_deleted: tuple[str, ...] = ()
+    cpu_time: float = 0.0
+    peak_memory: int = 0
+    violations: tuple[PolicyViolation, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_bytes.decode("utf-8", "replace")
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def for_llm(self, head: int = 8192, tail: int = 8192) -> str:
+        """Exit code, cwd and both streams, each cut head+tail so errors at the end survive."""
+        parts = [f"exit_code: {self.exit_code}" + (" (timed out)" if self.timed_out else ""),
+                 f"cwd: {self.cwd}"]
+        if self.stdout_bytes:
+            parts.append("stdout:\n" + truncate(self.stdout, head, tail))
+        if self.stderr_bytes:
+            parts.append("stderr:\n" + truncate(self.stderr, head, tail))
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stdout": self.stdout, "stderr": self.stderr, "exit_code": self.exit_code,
+            "duration": self.duration, "timed_out": self.timed_out, "truncated": self.truncated,
+            "cwd": self.cwd, "files_created": list(self.files_created),
+            "files_modified": list(self.files_modified), "files_deleted": list(self.files_deleted),
+            "cpu_time": self.cpu_time, "peak_memory": self.peak_memory,
+            "violations": [{"kind": v.kind, "detail": v.detail} for v in self.violations],
+        }
+
+
+def truncate(text: str, head: int = 8192, tail: int = 8192) -> str:
+    """Keep the first ``head`` and last ``tail`` bytes (UTF-8) with a marker between."""
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) <= head + tail:
+        return text
+    elided = len(data) - head - tail
+    h = data[:head].decode("utf-8", "ignore")
+    t = data[len(data) - tail:].decode("utf-8", "ignore") if tail else ""
+    return f"{h}\n... [{elided} bytes elided] ...\n{t}"
