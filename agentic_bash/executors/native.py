@@ -1,0 +1,261 @@
+"""Launching real binaries for the interpreter: process groups, no tty, clean fds, death signal."""
+
+from __future__ import annotations
+
+import os
+import queue
+import select
+import signal
+import subprocess
+import threading
+from typing import Callable, Mapping
+
+__all__ = ["NativeLauncher", "NativeProcess"]
+
+# Signals whose disposition survives execve when ignored (SIG_IGN); a child must start with
+# defaults, e.g. `yes | head -1` relies on SIGPIPE killing `yes`.
+_RESET_SIGNALS = tuple(s for s in (
+    signal.SIGPIPE, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP,
+    signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGCHLD, signal.SIGUSR1,
+    signal.SIGUSR2, signal.SIGALRM, getattr(signal, "SIGXFSZ", None),
+) if s is not None)
+
+
+def _has_controlling_tty() -> bool:
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def _status(returncode: int) -> int:
+    """Popen's returncode (-N for signal N) as bash reports it: exit code or 128+signal."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class NativeProcess:
+    """One launched binary. ``wait`` returns bash-style status; ``kill_group`` signals its group."""
+
+    __slots__ = ("_popen", "pid", "pgid", "_pidfd", "_status", "_lock")
+
+    def __init__(self, popen: subprocess.Popen, pgid: int) -> None:
+        self._popen = popen
+        self.pid: int = popen.pid
+        self.pgid: int = pgid
+        self._status: int | None = None
+        self._lock = threading.Lock()
+        try:
+            self._pidfd: int | None = os.pidfd_open(popen.pid)
+        except (OSError, AttributeError):
+            self._pidfd = None
+
+    def poll(self) -> int | None:
+        return self.wait(0)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Exit status (128+signal when killed by one), or None if ``timeout`` passed first."""
+        if self._status is not None:
+            return self._status
+        if timeout is not None and self._pidfd is not None:
+            # A pidfd becomes readable when the child exits: no polling loop, no latency.
+            try:
+                r, _, _ = select.select([self._pidfd], [], [], max(0.0, timeout))
+            except (OSError, ValueError):
+                r = [True]
+            if not r:
+                return None
+            timeout = None
+        with self._lock:
+            if self._status is not None:
+                return self._status
+            try:
+                rc = self._popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return None
+            self._status = _status(rc)
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+            return self._status
+
+    @property
+    def returncode(self) -> int | None:
+        return self._status
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self._status is None:
+            try:
+                os.kill(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def kill_group(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the whole process group (the child and everything it started)."""
+        try:
+            os.killpg(self.pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            self.kill(sig)
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_pidfd", None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __repr__(self) -> str:
+        return f"<NativeProcess pid={self.pid} pgid={self.pgid} status={self._status}>"
+
+
+class NativeLauncher:
+    """Starts native commands for the interpreter.
+
+    Each child: its own process group (or the pipeline's), no controlling terminal, fds other
+    than 0/1/2 closed, signal dispositions and mask reset, optionally ``PR_SET_PDEATHSIG``
+    (SIGKILL) and every capability dropped.
+
+    Security invariant: the death signal fires when the *thread* that forked exits, not the
+    process, so with ``pdeathsig=True`` every fork happens on one long-lived spawner thread
+    owned by the launcher (stopped by ``close()``). Inside a sandbox the pid namespace already
+    kills every process when its pid 1 dies, so the runner turns pdeathsig off and children
+    start through the fast vfork path. ``drop_caps`` drops capabilities in each child; the
+    sandbox runner instead drops its own, so children inherit none.
+
+    Job control: a process joins group ``pgid`` only within one session. When this process
+    has a controlling terminal (host mode from a REPL), each child gets ``setsid`` (so it can
+    never open the terminal) and therefore leads its own group; ``NativeProcess.pgid`` says
+    which group it really is in. Without a controlling terminal (the sandbox runner, servers,
+    tests) children simply join the requested group.
+    """
+
+    def __init__(self, *, pdeathsig: bool = True, drop_caps: bool = False,
+                 umask: int | None = None) -> None:
+        self.pdeathsig = pdeathsig
+        self.drop_caps = drop_caps
+        self.umask = umask
+        self._setsid_each = _has_controlling_tty()
+        self._queue: queue.SimpleQueue | None = None
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self._closed = False
+        self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
+
+    # -- the child-side setup (runs between fork and exec: ctypes calls only) --------------
+    def _make_preexec(self) -> Callable[[], None]:
+        from ..isolation import syscalls as sc
+
+        pdeathsig, drop_caps = self.pdeathsig, self.drop_caps
+        parent = os.getpid()
+        libc_signal_reset = _signal_resetter()
+
+        def preexec() -> None:
+            if pdeathsig:
+                sc.set_pdeathsig(signal.SIGKILL)
+                if os.getppid() != parent:  # parent died before prctl: die now
+                    os._exit(137)
+            libc_signal_reset()
+            if drop_caps:
+                sc.drop_all_caps()
+
+        return preexec
+
+    # -- spawning -----------------------------------------------------------------------
+    def spawn(self, argv: list[str], *, executable: str, env: Mapping[str, str], cwd: str,
+              stdin: int, stdout: int, stderr: int, pgid: int | None = None) -> NativeProcess:
+        """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
+
+        ``pgid`` None: the child leads a new process group; otherwise it joins ``pgid``
+        (falling back to a new group if that group is already gone).
+        """
+        if self._closed:
+            raise OSError(9, "native launcher is closed")
+        if self._preexec is None:
+            return self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid)
+        q = self._spawner()
+        reply: queue.SimpleQueue = queue.SimpleQueue()
+        q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid)))
+        ok, value = reply.get()
+        if ok:
+            return value
+        raise value
+
+    def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
+               stdin: int, stdout: int, stderr: int, pgid: int | None) -> NativeProcess:
+        kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
+                        stdout=stdout, stderr=stderr, close_fds=True, restore_signals=True,
+                        preexec_fn=self._preexec)
+        if self.umask is not None:
+            kw["umask"] = self.umask
+        if self._setsid_each:
+            p = subprocess.Popen(list(argv), start_new_session=True, **kw)
+            return NativeProcess(p, p.pid)
+        if pgid is not None:
+            try:
+                p = subprocess.Popen(list(argv), process_group=pgid, **kw)
+                return NativeProcess(p, pgid)
+            except PermissionError:
+                # EPERM from setpgid: the pipeline's group has no member left; lead a new one
+                # (an exec EACCES would also land here and fail again below, as it should).
+                pass
+        p = subprocess.Popen(list(argv), process_group=0, **kw)
+        return NativeProcess(p, p.pid)
+
+    def _spawner(self) -> queue.SimpleQueue:
+        with self._thread_lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._queue = queue.SimpleQueue()
+                self._thread = threading.Thread(target=self._serve, args=(self._queue,),
+                                                name="agentic-bash-spawner", daemon=True)
+                self._thread.start()
+            assert self._queue is not None
+            return self._queue
+
+    def _serve(self, q: queue.SimpleQueue) -> None:
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            reply, args = item
+            try:
+                reply.put((True, self._spawn(*args)))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                reply.put((False, e))
+
+    def close(self) -> None:
+        """Stop the spawner thread; with pdeathsig, children still running get SIGKILL."""
+        self._closed = True
+        with self._thread_lock:
+            if self._thread is not None and self._queue is not None:
+                self._queue.put(None)
+                self._thread.join(timeout=5)
+                self._thread = None
+
+    def __enter__(self) -> NativeLauncher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _signal_resetter() -> Callable[[], None]:
+    """A function that sets default dispositions and an empty mask via libc (no Python signal API,
+    which may refuse to run off the main thread in the forked child)."""
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.signal.restype = ctypes.c_void_p
+    libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
+    sigs = _RESET_SIGNALS
+    empty = (ctypes.c_ulong * 16)()  # sigset_t is 1024 bits in glibc
+
+    def reset() -> None:
+        for s in sigs:
+            libc.signal(int(s), None)  # SIG_DFL == 0
+        libc.sigprocmask(2, ctypes.byref(empty), None)  # SIG_SETMASK
+
+    return reset
+
