@@ -1,0 +1,319 @@
+"""GNU getopt_long-compatible option parsing and input helpers shared by the commands."""
+
+# Interface (shared by every command module):
+#
+#   opts, operands = parse_opts(ctx, argv, "nrk:t:", {"numeric-sort": "n", "key": "k"})
+#
+# * ``argv[0]`` is the program name; options come from ``argv[1:]``.
+# * short spec: getopt letters, ``x:`` takes an argument, ``x::`` an optional one (only
+#   attached: ``-xVAL``). A leading ``+`` (or POSIXLY_CORRECT in ctx.env) stops at the
+#   first operand instead of permuting (GNU's default is permutation: ``sort f -r``).
+# * long options: dict of name -> short letter, or -> a long-only key (``"debug"``) with a
+#   trailing ``:`` when it takes an argument and ``::`` when the argument is optional
+#   (``{"color": "color::", "exclude": "exclude:"}``); value ``None`` = long-only key named
+#   like the option, no argument. Unambiguous prefixes are accepted (exact match wins;
+#   several prefixes mapping to the same key are not ambiguous, as in glibc).
+# * returns ``(opts, operands)``: opts is a list of ``(key, value-or-None)`` in command-line
+#   order, key being the short letter or the long-only key (without colons).
+# * ``--help`` and ``--version`` are always recognised (every GNU tool has them), unless the
+#   caller maps them itself: ``--help`` prints the registered help and raises ``OptHelp``
+#   (an OptError with status 0); ``--version`` prints "<name> (GNU coreutils) 9.1" likewise.
+#   Callers simply do ``except OptError as e: return e.status``.
+# * Errors print glibc's exact message plus "Try 'NAME --help' for more information." to
+#   ctx.stderr and raise ``OptError(status)`` (2 by default; pass ``status=1`` where the GNU
+#   tool exits 1 on usage errors, e.g. ls uses 2, cat/head/... use 1).
+
+from __future__ import annotations
+
+import errno
+import io
+from typing import BinaryIO, Iterator, Mapping
+
+from .base import REGISTRY, CommandContext
+
+__all__ = [
+    "OptError", "OptHelp", "iter_lines", "open_input", "parse_opts", "prog_name",
+    "read_all", "try_help", "usage_error",
+]
+
+VERSIONS = {
+    # tools that are not coreutils report their own package (as the real ones do)
+    "grep": "grep (GNU grep) 3.8", "egrep": "grep (GNU grep) 3.8", "fgrep": "grep (GNU grep) 3.8",
+    "sed": "sed (GNU sed) 4.9", "find": "find (GNU findutils) 4.9.0",
+    "xargs": "xargs (GNU findutils) 4.9.0", "diff": "diff (GNU diffutils) 3.8",
+    "cmp": "cmp (GNU diffutils) 3.8", "tar": "tar (GNU tar) 1.34",
+    "gzip": "gzip 1.12", "column": "column from util-linux 2.38.1",
+    "hexdump": "hexdump from util-linux 2.38.1",
+}
+
+
+class OptError(Exception):
+    """Option parsing ended the command; ``status`` is its exit status (message already printed)."""
+
+    def __init__(self, status: int = 2) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class OptHelp(OptError):
+    """``--help`` / ``--version`` was handled (printed to stdout); exit with status 0."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+
+def prog_name(ctx: CommandContext, argv: list[str] | None = None) -> str:
+    return ctx.name or (argv[0] if argv else "")
+
+
+def try_help(ctx: CommandContext, name: str | None = None) -> None:
+    n = name or ctx.name
+    ctx.stderr.write(f"Try '{n} --help' for more information.\n".encode("utf-8", "surrogateescape"))
+
+
+def usage_error(ctx: CommandContext, msg: str | None, status: int = 1) -> OptError:
+    """Print ``name: msg`` and the Try-help line; return an OptError to raise (or its status)."""
+    if msg is not None:
+        ctx.error(msg)
+    try_help(ctx)
+    return OptError(status)
+
+
+def _parse_short_spec(spec: str) -> tuple[dict[str, int], bool]:
+    """letter -> 0 (no arg), 1 (required), 2 (optional); and whether permutation is off."""
+    posix = False
+    if spec.startswith("+"):
+        posix, spec = True, spec[1:]
+    out: dict[str, int] = {}
+    i = 0
+    while i < len(spec):
+        c = spec[i]
+        i += 1
+        kind = 0
+        if spec.startswith("::", i):
+            kind, i = 2, i + 2
+        elif spec.startswith(":", i):
+            kind, i = 1, i + 1
+        out[c] = kind
+    return out, posix
+
+
+def _print_help(ctx: CommandContext, name: str) -> None:
+    spec = REGISTRY.get(ctx.name) or REGISTRY.get(name)
+    text = ""
+    if spec is not None:
+        usage, hlp = spec.usage.strip("\n"), spec.help.strip("\n")
+        if usage and not usage.startswith("Usage:"):
+            usage = f"Usage: {usage}"
+        text = "\n".join(x for x in (usage, hlp) if x)
+    if not text:
+        text = f"Usage: {name} [OPTION]... [FILE]..."
+    ctx.stdout.write((text + "\n").encode("utf-8", "surrogateescape"))
+
+
+def _print_version(ctx: CommandContext, name: str) -> None:
+    base = name.rsplit("/", 1)[-1]
+    line = VERSIONS.get(base, f"{base} (GNU coreutils) 9.1")
+    ctx.stdout.write((line + "\n").encode())
+
+
+def parse_opts(
+    ctx: CommandContext,
+    argv: list[str],
+    short: str = "",
+    long: Mapping[str, str | None] | None = None,
+    *,
+    status: int = 2,
+) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """Parse ``argv[1:]`` like glibc getopt_long; see the module comment for the contract."""
+    name = prog_name(ctx, argv)
+    shorts, posix = _parse_short_spec(short)
+    if "POSIXLY_CORRECT" in ctx.env:
+        posix = True
+    # long name -> (key, kind)
+    longs: dict[str, tuple[str, int]] = {}
+    for lname, target in (long or {}).items():
+        if target is None:
+            longs[lname] = (lname, 0)
+        elif len(target) == 1 and target in shorts:
+            longs[lname] = (target, shorts[target])
+        else:
+            t = target
+            kind = 2 if t.endswith("::") else 1 if t.endswith(":") else 0
+            longs[lname] = (t.rstrip(":"), kind)
+    longs.setdefault("help", ("\0help", 0))
+    longs.setdefault("version", ("\0version", 0))
+
+    def fail(msg: str) -> OptError:
+        ctx.stderr.write(f"{name}: {msg}\n".encode("utf-8", "surrogateescape"))
+        try_help(ctx, name)
+        return OptError(status)
+
+    opts: list[tuple[str, str | None]] = []
+    operands: list[str] = []
+    args = argv[1:]
+    i, n = 0, len(args)
+    while i < n:
+        a = args[i]
+        i += 1
+        if a == "--":
+            operands.extend(args[i:])
+            break
+        if a.startswith("--"):
+            body = a[2:]
+            lname, eq, val = body.partition("=")
+            if lname in longs:
+                full = lname
+            else:
+                cands = [k for k in longs if k.startswith(lname)]
+                if not cands:
+                    raise fail(f"unrecognized option '{a}'")
+                if len({longs[c] for c in cands}) > 1:
+                    poss = " ".join(f"'--{c}'" for c in cands)
+                    raise fail(f"option '--{lname}' is ambiguous; possibilities: {poss}")
+                full = cands[0]
+            key, kind = longs[full]
+            value: str | None = None
+            if eq:
+                if kind == 0:
+                    raise fail(f"option '--{full}' doesn't allow an argument")
+                value = val
+            elif kind == 1:
+                if i >= n:
+                    raise fail(f"option '--{full}' requires an argument")
+                value = args[i]
+                i += 1
+            if key == "\0help":
+                _print_help(ctx, name)
+                raise OptHelp()
+            if key == "\0version":
+                _print_version(ctx, name)
+                raise OptHelp()
+            opts.append((key, value))
+            continue
+        if a.startswith("-") and a != "-":
+            j = 1
+            while j < len(a):
+                c = a[j]
+                j += 1
+                kind = shorts.get(c)
+                if kind is None or c == ":":
+                    raise fail(f"invalid option -- '{c}'")
+                if kind == 0:
+                    opts.append((c, None))
+                    continue
+                rest = a[j:]
+                if rest:
+                    opts.append((c, rest))
+                elif kind == 2:
+                    opts.append((c, None))
+                elif i < n:
+                    opts.append((c, args[i]))
+                    i += 1
+                else:
+                    raise fail(f"option requires an argument -- '{c}'")
+                break
+            continue
+        operands.append(a)
+        if posix:
+            operands.extend(args[i:])
+            break
+    return opts, operands
+
+
+# -- input ---------------------------------------------------------------------------------
+
+class _NoClose(io.RawIOBase):
+    """Wraps stdin so ``with open_input(ctx, '-')`` does not close the shared stream."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        return self._raw.read(size)
+
+    def read1(self, size: int = -1) -> bytes:
+        r1 = getattr(self._raw, "read1", None)
+        return r1(size) if r1 is not None else self._raw.read(size)
+
+    def readinto(self, b) -> int:  # noqa: ANN001
+        data = self.read1(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+        return self._raw.readline(-1 if size is None else size)
+
+    def close(self) -> None:  # never closes the underlying stdin
+        pass
+
+
+def open_input(ctx: CommandContext, operand: str) -> BinaryIO:
+    """Binary stream for a file operand (``-`` = stdin, never closed by ``close()``).
+
+    OSError propagates with ``filename`` set to the operand as typed, so callers can print
+    ``cmd: operand: No such file or directory``. A directory raises EISDIR (GNU reports
+    ``Is a directory`` when it reads one).
+    """
+    if operand == "-":
+        return _NoClose(ctx.stdin)  # type: ignore[return-value]
+    p = ctx.path(operand)
+    try:
+        f = ctx.fs.open(p, "rb")
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror or "", operand) from None
+    try:
+        st = ctx.fs.stat(p)
+        isdir = st.is_dir
+    except OSError:
+        isdir = False
+    if isdir:
+        f.close()
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", operand)
+    return f
+
+
+def _reader(stream: BinaryIO):  # noqa: ANN202
+    r1 = getattr(stream, "read1", None)
+    return r1 if r1 is not None else stream.read
+
+
+def iter_lines(stream: BinaryIO, chunk: int = 65536, sep: bytes = b"\n") -> Iterator[bytes]:
+    """Yield lines with their separator (the last one may lack it), reading in chunks.
+
+    Uses ``read1`` where available so a pipe's data flows as soon as it is written.
+    """
+    read = _reader(stream)
+    buf = b""
+    while True:
+        data = read(chunk)
+        if not data:
+            break
+        if buf:
+            data = buf + data
+        start = 0
+        while True:
+            k = data.find(sep, start)
+            if k < 0:
+                break
+            yield data[start:k + 1]
+            start = k + 1
+        buf = data[start:]
+    if buf:
+        yield buf
+
+
+def iter_chunks(stream: BinaryIO, chunk: int = 65536) -> Iterator[bytes]:
+    read = _reader(stream)
+    while True:
+        data = read(chunk)
+        if not data:
+            return
+        yield data
+
+
+def read_all(stream: BinaryIO) -> bytes:
+    return b"".join(iter_chunks(stream))
