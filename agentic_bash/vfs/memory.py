@@ -1,0 +1,720 @@
+"""MemoryFS: an in-memory POSIX tree of inodes behind one re-entrant lock."""
+
+# Semantics follow Linux (tmpfs) as seen through Python's ``os``/``open``: every error is an
+# OSError with the errno Linux gives, checked by tests/vfs/test_differential.py.
+# Permission checks use the owner bits of the mode only: the sandbox user owns everything it
+# sees (there is no second user inside the sandbox); ``check_permissions=False`` disables them.
+# Overlay bookkeeping (whiteouts, opaque flags) lives on directory inodes and is invisible to
+# the FileSystem API; OverlayFS and oci.py use the underscore helpers.
+
+from __future__ import annotations
+
+import errno
+import io
+import itertools
+import os
+import stat as _stat
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+from .base import DirEntry, StatResult
+
+__all__ = ["MemoryFS"]
+
+S_IFDIR = _stat.S_IFDIR
+S_IFREG = _stat.S_IFREG
+S_IFLNK = _stat.S_IFLNK
+S_IFCHR = _stat.S_IFCHR
+S_IFIFO = _stat.S_IFIFO
+S_IFMT = 0o170000
+
+MAXSYMLINKS = 40  # Linux's limit on symlink hops in one lookup
+_DEV_COUNTER = itertools.count(0x100)
+_INO = itertools.count(2)
+
+
+def _err(code: int, path: str | None = None, path2: str | None = None) -> OSError:
+    if path2 is not None:
+        return OSError(code, os.strerror(code), path, None, path2)
+    return OSError(code, os.strerror(code), path)
+
+
+class _Inode:
+    __slots__ = ("ino", "mode", "uid", "gid", "mtime", "atime", "ctime", "nlink",
+                 "data", "children", "target", "dev", "wh", "opaque")
+
+    def __init__(self, mode: int, uid: int, gid: int, now: float) -> None:
+        self.ino = next(_INO)
+        self.mode = mode
+        self.uid = uid
+        self.gid = gid
+        self.mtime = self.atime = self.ctime = now
+        self.nlink = 1
+        self.data: bytearray | None = None
+        self.children: dict[str, _Inode] | None = None
+        self.target: str | None = None
+        self.dev: str | None = None          # device kind for S_IFCHR: null zero urandom random tty
+        self.wh: set[str] | None = None      # overlay whiteouts (names) in this directory
+        self.opaque = False                  # overlay: lower layers hidden below this directory
+
+    @property
+    def fmt(self) -> int:
+        return self.mode & S_IFMT
+
+
+class MemoryFS:
+    """A thread-safe in-memory filesystem implementing the FileSystem protocol.
+
+    ``max_bytes`` caps the bytes of regular-file content (``ENOSPC``), ``max_files`` the
+    number of inodes (``EDQUOT``).
+    """
+
+    def __init__(self, *, max_bytes: int | None = None, max_files: int | None = None,
+                 uid: int = 1000, gid: int = 1000, check_permissions: bool = True,
+                 root_mode: int = 0o755) -> None:
+        self._lock = threading.RLock()
+        self.uid = uid
+        self.gid = gid
+        self.max_bytes = max_bytes
+        self.max_files = max_files
+        self.check_permissions = check_permissions
+        self.dev = next(_DEV_COUNTER)
+        self.bytes_used = 0
+        self.files_used = 1
+        self.generation = 0       # bumped on every mutation; changes.py compares it
+        self._observers: list[Callable[[str], None]] = []
+        self._root = _Inode(S_IFDIR | root_mode, uid, gid, time.time())
+        self._root.children = {}
+        self._root.nlink = 2
+
+    # ------------------------------------------------------------------ internals
+    def _new(self, mode: int, uid: int | None = None, gid: int | None = None) -> _Inode:
+        if self.max_files is not None and self.files_used >= self.max_files:
+            raise _err(errno.EDQUOT)
+        self.files_used += 1
+        return _Inode(mode, self.uid if uid is None else uid, self.gid if gid is None else gid, time.time())
+
+    def _charge(self, delta: int, path: str | None = None) -> None:
+        if delta > 0 and self.max_bytes is not None and self.bytes_used + delta > self.max_bytes:
+            raise _err(errno.ENOSPC, path)
+        self.bytes_used += delta
+
+    def _drop(self, node: _Inode) -> None:
+        node.nlink -= 1
+        if node.fmt == S_IFDIR or node.nlink <= 0:
+            self.files_used -= 1
+            if node.data is not None:
+                self.bytes_used -= len(node.data)
+
+    def _changed(self, path: str) -> None:
+        self.generation += 1
+        for cb in self._observers:
+            cb(path)
+
+    def _perm(self, node: _Inode, bit: int, path: str) -> None:
+        # bit: 4 read, 2 write, 1 search/execute; owner bits only (see module comment)
+        if self.check_permissions and (node.mode >> 6) & bit != bit:
+            raise _err(errno.EACCES, path)
+
+    def _walk(self, path: str, follow: bool = True) -> tuple[list[_Inode], str | None, _Inode | None]:
+        """Resolve ``path``: (stack of directory inodes down to the parent, last name, node or None).
+
+        ``node`` is None when only the last component is missing. Intermediate symlinks are
+        always followed; the last one only with ``follow``.
+        """
+        root = self._root
+        stack = [root]
+        comps = [c for c in reversed(path.split("/")) if c and c != "."]
+        hops = 0
+        perm = self.check_permissions
+        while comps:
+            c = comps.pop()
+            if c == ".":
+                continue  # only from a symlink target ending in "/" or "/.": demands a directory
+            if c == "..":
+                if len(stack) > 1:
+                    stack.pop()
+                continue
+            cur = stack[-1]
+            if perm and not (cur.mode >> 6) & 1:
+                raise _err(errno.EACCES, path)
+            child = cur.children.get(c)  # type: ignore[union-attr]
+            if child is None:
+                if comps:
+                    raise _err(errno.ENOENT, path)
+                return stack, c, None
+            fmt = child.mode & S_IFMT
+            if fmt == S_IFLNK and (comps or follow):
+                hops += 1
+                if hops > MAXSYMLINKS:
+                    raise _err(errno.ELOOP, path)
+                t = child.target or ""
+                if t.startswith("/"):
+                    del stack[1:]
+                if t.endswith(("/", "/.", "/..")) or t in (".", ".."):
+                    comps.append(".")
+                comps.extend(x for x in reversed(t.split("/")) if x and x != ".")
+                if not comps:
+                    break
+                continue
+            if not comps:
+                return stack, c, child
+            if fmt != S_IFDIR:
+                raise _err(errno.ENOTDIR, path)
+            stack.append(child)
+        # ended on a directory reached by "..", a symlink to "/", or the root itself
+        node = stack.pop()
+        return (stack or [node]), None, node
+
+    def _get(self, path: str, follow: bool = True) -> _Inode:
+        _, _, node = self._walk(path, follow)
+        if node is None:
+            raise _err(errno.ENOENT, path)
+        return node
+
+    def _parent_for_create(self, path: str, follow: bool = False) -> tuple[_Inode, str, _Inode | None]:
+        stack, name, node = self._walk(path, follow)
+        if name is None:
+            # "/" or a path ending on ".." after symlinks: it exists and has no creatable name
+            raise _err(errno.EEXIST, path)
+        parent = stack[-1]
+        return parent, name, node
+
+    @staticmethod
+    def _stat_of(node: _Inode, dev: int) -> StatResult:
+        fmt = node.mode & S_IFMT
+        if fmt == S_IFREG:
+            size = len(node.data)  # type: ignore[arg-type]
+        elif fmt == S_IFDIR:
+            size = 4096
+        elif fmt == S_IFLNK:
+            size = len((node.target or "").encode("utf-8", "surrogateescape"))
+        else:
+            size = 0
+        return StatResult(node.mode, size, node.mtime, node.atime, node.ctime, node.ino, dev,
+                          node.nlink, node.uid, node.gid)
+
+    # ------------------------------------------------------------------ queries
+    def stat(self, path: str, follow_symlinks: bool = True) -> StatResult:
+        with self._lock:
+            return self._stat_of(self._get(path, follow_symlinks), self.dev)
+
+    def lstat(self, path: str) -> StatResult:
+        return self.stat(path, follow_symlinks=False)
+
+    def exists(self, path: str) -> bool:
+        try:
+            with self._lock:
+                self._get(path, True)
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def lexists(self, path: str) -> bool:
+        try:
+            with self._lock:
+                self._get(path, False)
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def isdir(self, path: str) -> bool:
+        try:
+            with self._lock:
+                return self._get(path, True).fmt == S_IFDIR
+        except OSError:
+            return False
+
+    def isfile(self, path: str) -> bool:
+        try:
+            with self._lock:
+                return self._get(path, True).fmt == S_IFREG
+        except OSError:
+            return False
+
+    def _dir(self, path: str) -> _Inode:
+        node = self._get(path, True)
+        if node.fmt != S_IFDIR:
+            raise _err(errno.ENOTDIR, path)
+        self._perm(node, 4, path)
+        return node
+
+    def listdir(self, path: str) -> list[str]:
+        with self._lock:
+            return list(self._dir(path).children)  # type: ignore[arg-type]
+
+    def scandir(self, path: str) -> Iterator[DirEntry]:
+        with self._lock:
+            items = [DirEntry(n, c.mode) for n, c in self._dir(path).children.items()]  # type: ignore[union-attr]
+        return iter(items)
+
+    def readlink(self, path: str) -> str:
+        with self._lock:
+            node = self._get(path, False)
+            if node.fmt != S_IFLNK:
+                raise _err(errno.EINVAL, path)
+            return node.target or ""
+
+    def realpath(self, path: str) -> str:
+        from .paths import realpath_with
+
+        with self._lock:
+            return realpath_with(path, self._lstat_mode, self.readlink)
+
+    def _lstat_mode(self, path: str) -> int | None:
+        try:
+            return self._get(path, False).mode
+        except OSError:
+            return None
+
+    def access(self, path: str, mode: int) -> bool:
+        try:
+            with self._lock:
+                node = self._get(path, True)
+        except OSError:
+            return False
+        if mode == os.F_OK or not self.check_permissions:
+            return True
+        bits = (node.mode >> 6) & 7
+        want = (4 if mode & os.R_OK else 0) | (2 if mode & os.W_OK else 0) | (1 if mode & os.X_OK else 0)
+        return bits & want == want
+
+    def real_path(self, path: str) -> str | None:
+        return None
+
+    # ------------------------------------------------------------------ mutations
+    def mkdir(self, path: str, mode: int = 0o755) -> None:
+        with self._lock:
+            parent, name, node = self._parent_for_create(path)
+            if node is not None:
+                raise _err(errno.EEXIST, path)
+            self._perm(parent, 3, path)
+            d = self._new(S_IFDIR | (mode & 0o7777))
+            d.children = {}
+            d.nlink = 2
+            self._link_in(parent, name, d)
+            parent.nlink += 1
+            self._changed(path)
+
+    def _link_in(self, parent: _Inode, name: str, node: _Inode) -> None:
+        parent.children[name] = node  # type: ignore[index]
+        if parent.wh and name in parent.wh:
+            parent.wh.discard(name)
+        parent.mtime = parent.ctime = time.time()
+
+    def rmdir(self, path: str) -> None:
+        with self._lock:
+            stack, name, node = self._walk(path, False)
+            if node is None:
+                raise _err(errno.ENOENT, path)
+            if name is None:
+                raise _err(errno.EBUSY, path)
+            if node.fmt != S_IFDIR:
+                raise _err(errno.ENOTDIR, path)
+            if node.children:
+                raise _err(errno.ENOTEMPTY, path)
+            parent = stack[-1]
+            self._perm(parent, 3, path)
+            del parent.children[name]  # type: ignore[union-attr]
+            parent.nlink -= 1
+            parent.mtime = parent.ctime = time.time()
+            self._drop(node)
+            self._changed(path)
+
+    def unlink(self, path: str) -> None:
+        with self._lock:
+            stack, name, node = self._walk(path, False)
+            if node is None:
+                raise _err(errno.ENOENT, path)
+            if node.fmt == S_IFDIR:
+                raise _err(errno.EISDIR, path)
+            parent = stack[-1]
+            self._perm(parent, 3, path)
+            del parent.children[name]  # type: ignore[union-attr]
+            parent.mtime = parent.ctime = time.time()
+            node.ctime = parent.mtime
+            self._drop(node)
+            self._changed(path)
+
+    def rename(self, src: str, dst: str) -> None:
+        with self._lock:
+            sstack, sname, snode = self._walk(src, False)
+            if snode is None:
+                raise _err(errno.ENOENT, src, dst)
+            if sname is None:
+                raise _err(errno.EBUSY, src, dst)
+            dstack, dname, dnode = self._walk(dst, False)
+            if dname is None:
+                raise _err(errno.EBUSY, src, dst)
+            sparent, dparent = sstack[-1], dstack[-1]
+            if snode.fmt == S_IFDIR and (snode in dstack):
+                raise _err(errno.EINVAL, src, dst)
+            if dnode is snode:
+                return  # same file (also hard links to one inode): rename does nothing
+            if dnode is not None:
+                if snode.fmt == S_IFDIR:
+                    if dnode.fmt != S_IFDIR:
+                        raise _err(errno.ENOTDIR, src, dst)
+                    if dnode.children:
+                        raise _err(errno.ENOTEMPTY, src, dst)
+                elif dnode.fmt == S_IFDIR:
+                    raise _err(errno.EISDIR, src, dst)
+            self._perm(sparent, 3, src)
+            self._perm(dparent, 3, dst)
+            now = time.time()
+            del sparent.children[sname]  # type: ignore[union-attr]
+            if dnode is not None:
+                del dparent.children[dname]  # type: ignore[union-attr]
+                if dnode.fmt == S_IFDIR:
+                    dparent.nlink -= 1
+                self._drop(dnode)
+            self._link_in(dparent, dname, snode)
+            if snode.fmt == S_IFDIR:
+                sparent.nlink -= 1
+                dparent.nlink += 1
+            sparent.mtime = sparent.ctime = now
+            snode.ctime = now
+            self._changed(src)
+            self._changed(dst)
+
+    def symlink(self, target: str, path: str) -> None:
+        with self._lock:
+            parent, name, node = self._parent_for_create(path)
+            if node is not None:
+                raise _err(errno.EEXIST, path)
+            self._perm(parent, 3, path)
+            n = self._new(S_IFLNK | 0o777)
+            n.target = target
+            self._link_in(parent, name, n)
+            self._changed(path)
+
+    def link(self, src: str, dst: str) -> None:
+        with self._lock:
+            snode = self._get(src, False)
+            parent, name, dnode = self._parent_for_create(dst)
+            if dnode is not None:
+                raise _err(errno.EEXIST, src, dst)
+            if snode.fmt == S_IFDIR:
+                raise _err(errno.EPERM, src, dst)
+            self._perm(parent, 3, dst)
+            snode.nlink += 1
+            snode.ctime = time.time()
+            self._link_in(parent, name, snode)
+            self._changed(dst)
+
+    def chmod(self, path: str, mode: int, follow_symlinks: bool = True) -> None:
+        with self._lock:
+            node = self._get(path, follow_symlinks)
+            if node.fmt == S_IFLNK:
+                return  # Linux has no lchmod; the mode of a symlink is always 0777
+            node.mode = node.fmt | (mode & 0o7777)
+            node.ctime = time.time()
+            self._changed(path)
+
+    def chown(self, path: str, uid: int, gid: int, follow_symlinks: bool = True) -> None:
+        with self._lock:
+            node = self._get(path, follow_symlinks)
+            if uid != -1:
+                node.uid = uid
+            if gid != -1:
+                node.gid = gid
+            node.ctime = time.time()
+            self._changed(path)
+
+    def utime(self, path: str, times: tuple[float, float] | None = None, follow_symlinks: bool = True) -> None:
+        with self._lock:
+            node = self._get(path, follow_symlinks)
+            now = time.time()
+            if times is None:
+                node.atime = node.mtime = now
+            else:
+                node.atime, node.mtime = float(times[0]), float(times[1])
+            node.ctime = now
+            self._changed(path)
+
+    def truncate(self, path: str, length: int) -> None:
+        with self._lock:
+            if length < 0:
+                raise _err(errno.EINVAL, path)
+            node = self._get(path, True)
+            if node.fmt == S_IFDIR:
+                raise _err(errno.EISDIR, path)
+            if node.fmt != S_IFREG:
+                return
+            self._perm(node, 2, path)
+            self._resize(node, length, path)
+            node.mtime = node.ctime = time.time()
+            self._changed(path)
+
+    def _resize(self, node: _Inode, length: int, path: str | None) -> None:
+        data = node.data
+        old = len(data)  # type: ignore[arg-type]
+        if length > old:
+            self._charge(length - old, path)
+            data.extend(bytes(length - old))  # type: ignore[union-attr]
+        elif length < old:
+            del data[length:]  # type: ignore[index]
+            self.bytes_used -= old - length
+
+    def mkfifo(self, path: str, mode: int = 0o644) -> None:
+        """A FIFO entry (stat/ls see it; opening it reads as an empty file)."""
+        self._mknode(path, S_IFIFO | (mode & 0o7777), None)
+
+    def mknod_device(self, path: str, kind: str, mode: int = 0o666) -> None:
+        """A character device handled in memory: ``null``, ``zero``, ``urandom``, ``random``, ``tty``."""
+        self._mknode(path, S_IFCHR | (mode & 0o7777), kind)
+
+    def _mknode(self, path: str, mode: int, dev: str | None) -> None:
+        with self._lock:
+            parent, name, node = self._parent_for_create(path)
+            if node is not None:
+                raise _err(errno.EEXIST, path)
+            n = self._new(mode)
+            n.dev = dev
+            self._link_in(parent, name, n)
+            self._changed(path)
+
+    # ------------------------------------------------------------------ open
+    def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> _MemFile:
+        flags = set(mode) - {"b", "t"}
+        plus = "+" in flags
+        if "r" in flags:
+            readable, writable, create, trunc, excl, append = True, plus, False, False, False, False
+        elif "w" in flags:
+            readable, writable, create, trunc, excl, append = plus, True, True, True, False, False
+        elif "a" in flags:
+            readable, writable, create, trunc, excl, append = plus, True, True, False, False, True
+        elif "x" in flags:
+            readable, writable, create, trunc, excl, append = plus, True, True, False, True, False
+        else:
+            raise ValueError(f"invalid mode: {mode!r}")
+        with self._lock:
+            if excl:
+                # O_CREAT|O_EXCL never follows a final symlink: a dangling one is EEXIST
+                stack, name, node = self._walk(path, False)
+                if node is not None:
+                    raise _err(errno.EEXIST, path)
+            else:
+                stack, name, node = self._walk(path, True)
+            if node is None:
+                if not create:
+                    raise _err(errno.ENOENT, path)
+                parent = stack[-1]
+                self._perm(parent, 3, path)
+                node = self._new(S_IFREG | (perm & 0o7777))
+                node.data = bytearray()
+                self._link_in(parent, name, node)  # type: ignore[arg-type]
+                self._changed(path)
+            else:
+                fmt = node.fmt
+                if fmt == S_IFDIR:
+                    raise _err(errno.EISDIR, path)
+                if readable:
+                    self._perm(node, 4, path)
+                if writable:
+                    self._perm(node, 2, path)
+                if fmt == S_IFREG:
+                    if trunc and node.data:
+                        self.bytes_used -= len(node.data)
+                        node.data = bytearray()
+                        node.mtime = node.ctime = time.time()
+                        self._changed(path)
+                    elif writable:
+                        self._changed(path)
+            return _MemFile(self, node, path, mode, readable, writable, append)
+
+
+class _MemFile(io.RawIOBase):
+    """A binary file object on a MemoryFS inode; reads and writes go straight to the inode."""
+
+    def __init__(self, fs: MemoryFS, node: _Inode, path: str, mode: str,
+                 readable: bool, writable: bool, append: bool) -> None:
+        self._fs = fs
+        self._node = node
+        self._pos = 0
+        self._r = readable
+        self._w = writable
+        self._append = append
+        self._dev = node.dev if node.fmt == S_IFCHR else ("null" if node.fmt != S_IFREG else None)
+        self.name = path
+        self.mode = mode
+        self.on_write: Callable[[str], None] | None = None
+
+    # -- capabilities
+    def readable(self) -> bool:
+        return self._r
+
+    def writable(self) -> bool:
+        return self._w
+
+    def seekable(self) -> bool:
+        return self._dev is None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("MemoryFS files have no file descriptor")
+
+    def _check(self, want_read: bool) -> None:
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+        if want_read and not self._r:
+            raise io.UnsupportedOperation("read")
+        if not want_read and not self._w:
+            raise io.UnsupportedOperation("write")
+
+    # -- reading
+    def read(self, size: int | None = -1) -> bytes:
+        self._check(True)
+        dev = self._dev
+        if dev is not None:
+            return self._dev_read(-1 if size is None else size)
+        with self._fs._lock:
+            data = self._node.data
+            pos = self._pos
+            n = len(data)  # type: ignore[arg-type]
+            if pos >= n:
+                return b""
+            end = n if size is None or size < 0 else min(n, pos + size)
+            out = bytes(data[pos:end])  # type: ignore[index]
+            self._pos = end
+            return out
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(size)
+
+    def _dev_read(self, size: int) -> bytes:
+        dev = self._dev
+        if dev == "zero":
+            return bytes(65536 if size < 0 else size)
+        if dev in ("urandom", "random"):
+            return os.urandom(65536 if size < 0 else size)
+        return b""
+
+    def readinto(self, b: Any) -> int:
+        mv = memoryview(b).cast("B")
+        data = self.read(len(mv))
+        n = len(data)
+        mv[:n] = data
+        return n
+
+    def readline(self, size: int | None = -1) -> bytes:
+        self._check(True)
+        if self._dev is not None:
+            return self._dev_read(1 if size is None or size < 0 else size) if self._dev != "null" else b""
+        with self._fs._lock:
+            data = self._node.data
+            pos = self._pos
+            n = len(data)  # type: ignore[arg-type]
+            if pos >= n:
+                return b""
+            end = data.find(b"\n", pos)  # type: ignore[union-attr]
+            end = n if end < 0 else end + 1
+            if size is not None and size >= 0:
+                end = min(end, pos + size)
+            out = bytes(data[pos:end])  # type: ignore[index]
+            self._pos = end
+            return out
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        out = []
+        total = 0
+        while True:
+            line = self.readline()
+            if not line:
+                return out
+            out.append(line)
+            total += len(line)
+            if 0 < hint <= total:
+                return out
+
+    def __iter__(self) -> _MemFile:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    # -- writing
+    def write(self, b: Any) -> int:
+        self._check(False)
+        if self._dev is not None:
+            return len(memoryview(b))
+        fs = self._fs
+        with fs._lock:
+            node = self._node
+            data = node.data
+            mv = memoryview(b).cast("B")
+            n = len(mv)
+            pos = len(data) if self._append else self._pos  # type: ignore[arg-type]
+            end = pos + n
+            grow = end - len(data)  # type: ignore[arg-type]
+            if grow > 0:
+                fs._charge(grow, self.name)
+                if pos > len(data):  # type: ignore[arg-type]
+                    data.extend(bytes(pos - len(data)))  # type: ignore[union-attr,arg-type]
+            data[pos:end] = mv  # type: ignore[index]
+            self._pos = end
+            node.mtime = node.ctime = time.time()
+            fs.generation += 1
+            cb = self.on_write
+            if cb is not None:
+                cb(self.name)
+            return n
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def truncate(self, size: int | None = None) -> int:
+        self._check(False)
+        if self._dev is not None:
+            return 0
+        with self._fs._lock:
+            if size is None:
+                size = self._pos
+            if size < 0:
+                raise _err(errno.EINVAL, self.name)
+            self._fs._resize(self._node, size, self.name)
+            self._node.mtime = self._node.ctime = time.time()
+            self._fs.generation += 1
+            return size
+
+    def flush(self) -> None:
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+
+    # -- positioning
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+        if self._dev is not None:
+            return 0
+        if whence == 0:
+            pos = offset
+        elif whence == 1:
+            pos = self._pos + offset
+        elif whence == 2:
+            with self._fs._lock:
+                pos = len(self._node.data) + offset  # type: ignore[arg-type]
+        else:
+            raise ValueError(f"invalid whence ({whence})")
+        if pos < 0:
+            raise _err(errno.EINVAL, self.name)
+        self._pos = pos
+        return pos
+
+    def tell(self) -> int:
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+        return self._pos
+
+    def __repr__(self) -> str:
+        return f"<MemoryFS file {self.name!r} mode={self.mode!r}>"
