@@ -1,0 +1,117 @@
+"""``sandbox.isolation``: what is actually enforced, per mechanism, verified where it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .plan import DISABLED, ENFORCED, MECHANISMS, Plan
+
+__all__ = ["IsolationReport", "report_from_plan", "verify"]
+
+
+@dataclass(frozen=True, slots=True)
+class IsolationReport:
+    """``mechanisms`` maps each of ``MECHANISMS`` to ``enforced``, ``unavailable: <reason>``
+    or ``disabled``; ``enforced`` is the set of names actually applied."""
+
+    level: str
+    requested: str
+    mechanisms: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def enforced(self) -> frozenset[str]:
+        return frozenset(k for k, v in self.mechanisms.items() if v == ENFORCED)
+
+    def __str__(self) -> str:
+        head = f"isolation: {self.level}"
+        if self.requested != self.level:
+            head += f" (requested {self.requested!r})"
+        if self.level == "none":
+            head += " — native commands run on the host with nothing confined"
+        elif self.level == "virtual":
+            head += " — interpreter in this process over a virtual filesystem; no native commands"
+        width = max(len(m) for m in self.mechanisms) if self.mechanisms else 0
+        lines = [head] + [f"  {m.ljust(width)}  {self.mechanisms[m]}" for m in self.mechanisms]
+        lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "requested": self.requested,
+                "mechanisms": dict(self.mechanisms), "enforced": sorted(self.enforced),
+                "notes": list(self.notes), "warnings": list(self.warnings)}
+
+
+def report_from_plan(p: Plan) -> IsolationReport:
+    """The report of a level that starts no sandbox process (``virtual``, ``none``)."""
+    if p.sandboxed:
+        raise ValueError("a sandboxed plan is reported only after verify()")
+    mech = {m: p.mechanisms.get(m, DISABLED) for m in MECHANISMS}
+    notes: tuple[str, ...] = ()
+    if p.level == "virtual":
+        notes = ("no host process is started; unknown commands exit 127",)
+    return IsolationReport(p.level, p.requested, mech, notes, p.warnings)
+
+
+def verify(p: Plan, observed: Mapping[str, Any]) -> IsolationReport:
+    """Turn planned mechanisms into the report, keeping ``enforced`` only for what the runner
+    observed from inside itself (``observed`` comes from runner.self_check()).
+
+    Security invariant: an advertised protection that is not applied is the worst bug, so a
+    planned mechanism without positive evidence is reported ``unavailable``.
+    """
+    mech: dict[str, str] = {}
+    problems: list[str] = []
+    for m in MECHANISMS:
+        planned = p.mechanisms.get(m, DISABLED)
+        if planned != ENFORCED:
+            mech[m] = planned
+            continue
+        ok, why = _evidence(m, observed)
+        if ok:
+            mech[m] = ENFORCED
+        else:
+            mech[m] = f"unavailable: not applied ({why})"
+            problems.append(m)
+    notes = []
+    if mech.get("seccomp") == ENFORCED:
+        notes.append("seccomp refusals return EPERM/ENOSYS and are not itemised in "
+                     "Result.violations")
+    if p.level == "namespace":
+        notes.append(("/usr /etc /opt /var are copy-on-write in the session layer" if p.cow_system
+                      else "/usr /etc /opt /var are read-only (not real root); installs go to "
+                           "$HOME or a venv")
+                     + f"; session layer on {p.session_layer}")
+    if p.network == "allow":
+        notes.append("network: shares the host network")
+    if p.level == "landlock":
+        notes.append("host filesystem view (read-only); writes only under the workspace")
+    warnings = p.warnings + tuple(f"{m} was planned but is not in effect" for m in problems)
+    return IsolationReport(p.level, p.requested, mech, tuple(notes), warnings)
+
+
+def _evidence(m: str, o: Mapping[str, Any]) -> tuple[bool, str]:
+    if m in ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace"):
+        key = {"user_namespace": "user", "mount_namespace": "mnt", "pid_namespace": "pid",
+               "network_namespace": "net"}[m]
+        ok = key in o.get("new_namespaces", ())
+        return ok, "" if ok else f"/proc/self/ns/{key} equals the host's"
+    if m == "overlay":
+        ok = bool(o.get("overlay_mounts"))
+        return ok, "" if ok else "no overlay mount in the sandbox root"
+    if m == "seccomp":
+        ok = o.get("seccomp_mode") == 2
+        return ok, "" if ok else f"Seccomp mode {o.get('seccomp_mode')!r}"
+    if m == "no_new_privs":
+        ok = o.get("no_new_privs") == 1
+        return ok, "" if ok else f"NoNewPrivs {o.get('no_new_privs')!r}"
+    if m == "caps_dropped":
+        ok = o.get("cap_eff") == 0 and o.get("cap_bnd") == 0 and o.get("cap_prm") == 0
+        return ok, "" if ok else f"CapEff {o.get('cap_eff')!r} CapBnd {o.get('cap_bnd')!r}"
+    if m == "landlock":
+        ok = bool(o.get("landlock_abi_applied"))
+        return ok, "" if ok else str(o.get("landlock_error") or "not restricted")
+    return False, "unknown mechanism"
