@@ -1,0 +1,841 @@
+"""Word-level scanning for the bash parser: quotes, expansions, ``$'...'`` decoding, here-doc bodies."""
+
+# The lexer is context dependent (as bash's is): the parser drives it and says which mode a
+# word is read in. Everything here works on one source string with an index; nested
+# constructs (``$(...)``) recurse into the parser on the same string, so line numbers stay
+# physical source lines. Runs of ordinary characters are taken with one regex match, never a
+# regex per character.
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+from ..errors import ParseError
+from .nodes import (
+    ANSIC, DQ, SQ, ArithSub, CmdSub, Escaped, HereDoc, Lit, Param, Part, ProcSub, Script,
+    Word,
+)
+
+__all__ = ["Lexer", "decode_ansic"]
+
+# Unquoted word: stop at blanks, metacharacters, quotes, expansions and backslash.
+_PLAIN = re.compile(r"[^ \t\n|&;()<>$`'\"\\]+")
+# Inside double quotes / here-doc bodies: stop at the few special characters.
+_DQ_PLAIN = re.compile(r'[^$`"\\]+')
+_HD_PLAIN = re.compile(r"[^$`\\]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DIGITS = re.compile(r"[0-9]+")
+_EXTGLOB_CHARS = frozenset("@*+?!")
+_SPECIAL_PARAMS = frozenset("@*#?-$!0")
+_DQ_ESCAPABLE = frozenset('$`"\\\n')
+_HD_ESCAPABLE = frozenset("$`\\\n")
+
+_ANSIC_SIMPLE = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_OCT = frozenset("01234567")
+
+
+def _byte_char(value: int) -> str:
+    """A byte value as a str character; bytes >= 0x80 use surrogateescape like the rest of the shell."""
+    value &= 0xFF
+    return chr(value) if value < 0x80 else chr(0xDC00 + value)
+
+
+def decode_ansic(body: str) -> str:
+    """Decode the escapes of a ``$'...'`` body (bash stops the string at a NUL, as C does)."""
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if c != "\\" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        e = body[i + 1]
+        i += 2
+        if e in _ANSIC_SIMPLE:
+            out.append(_ANSIC_SIMPLE[e])
+        elif e in _OCT:
+            j = i
+            while j < n and j < i + 2 and body[j] in _OCT:
+                j += 1
+            value = int(body[i - 1:j], 8)
+            i = j
+            if value & 0xFF == 0:
+                break
+            out.append(_byte_char(value))
+        elif e == "x":
+            j = i
+            while j < n and j < i + 2 and body[j] in _HEX:
+                j += 1
+            if j == i:
+                out.append("\\x")
+                continue
+            value = int(body[i:j], 16)
+            i = j
+            if value == 0:
+                break
+            out.append(_byte_char(value))
+        elif e in "uU":
+            width = 4 if e == "u" else 8
+            j = i
+            while j < n and j < i + width and body[j] in _HEX:
+                j += 1
+            if j == i:
+                out.append("\\" + e)
+                continue
+            value = int(body[i:j], 16)
+            if value == 0:
+                break
+            if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
+                # bash prints invalid code points back as the escape text
+                out.append(body[i - 2:j])
+            else:
+                out.append(chr(value))
+            i = j
+        elif e == "c":
+            if i >= n:
+                out.append("\\c")
+                break
+            ch = body[i]
+            i += 1
+            if ch == "\\" and i < n and body[i] == "\\":
+                i += 1
+            value = 0x7F if ch == "?" else ord(ch.upper()) & 0x1F if ord(ch) < 128 else ord(ch) & 0x1F
+            if value == 0:
+                break
+            out.append(chr(value))
+        else:
+            out.append("\\" + e)
+    return "".join(out)
+
+
+class _Buf:
+    """Collects parts, merging adjacent literal text."""
+
+    __slots__ = ("parts", "lit")
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.lit: list[str] = []
+
+    def text(self, s: str) -> None:
+        self.lit.append(s)
+
+    def part(self, p: Part) -> None:
+        if self.lit:
+            self.parts.append(Lit("".join(self.lit)))
+            self.lit = []
+        self.parts.append(p)
+
+    def done(self) -> tuple[Part, ...]:
+        if self.lit:
+            self.parts.append(Lit("".join(self.lit)))
+            self.lit = []
+        return tuple(self.parts)
+
+
+class Lexer:
+    """Scanner state over one source string; the parser subclasses it."""
+
+    max_depth = 200
+
+    def __init__(self, src: str, line_base: int = 0, extglob: bool = True) -> None:
+        self.src = src
+        self.n = len(src)
+        self.pos = 0
+        self.line_base = line_base
+        self.extglob = extglob
+        nl: list[int] = []
+        find = src.find
+        i = find("\n")
+        while i >= 0:
+            nl.append(i)
+            i = find("\n", i + 1)
+        self.nl = nl
+        self.pending: list[tuple[HereDoc, int]] = []
+        self.warnings: list[tuple[int, str]] = []
+        self.depth = 0
+
+    # ------------------------------------------------------------------ positions, errors
+
+    def line_at(self, pos: int) -> int:
+        return bisect_left(self.nl, pos) + 1 + self.line_base
+
+    def eof_line(self) -> int:
+        # bash -c reports end-of-file errors on the line after the last one
+        n = len(self.nl) + (0 if self.src.endswith("\n") else 1)
+        return n + 1 + self.line_base
+
+    def fail(self, message: str, pos: int, token: str | None = None, incomplete: bool = False) -> ParseError:
+        err = ParseError(message, self.line_at(pos), token)
+        err.incomplete = incomplete  # type: ignore[attr-defined]
+        return err
+
+    def fail_eof_matching(self, closer: str, open_pos: int) -> ParseError:
+        return self.fail(f"unexpected EOF while looking for matching `{closer}'", open_pos, None, True)
+
+    def fail_eof(self) -> ParseError:
+        err = ParseError("syntax error: unexpected end of file", self.eof_line(), None)
+        err.incomplete = True  # type: ignore[attr-defined]
+        return err
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise self.fail("maximum nesting depth exceeded", self.pos)
+
+    # ------------------------------------------------------------------ hooks for the parser
+
+    def parse_subscript_script(self, closer: str, open_pos: int) -> Script:  # pragma: no cover
+        raise NotImplementedError
+
+    def parse_backtick_body(self, text: str, line: int) -> Script:  # pragma: no cover
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ blanks and comments
+
+    def skip_blanks(self) -> None:
+        """Skip spaces, tabs, line continuations and a comment (not its newline)."""
+        src, n, i = self.src, self.n, self.pos
+        while i < n:
+            c = src[i]
+            if c == " " or c == "\t":
+                i += 1
+            elif c == "\\" and i + 1 < n and src[i + 1] == "\n":
+                i += 2
+            elif c == "#":
+                j = src.find("\n", i)
+                i = n if j < 0 else j
+                break
+            else:
+                break
+        self.pos = i
+
+    # ------------------------------------------------------------------ words
+
+    def read_word(self, assign_ok: bool = False) -> Word | None:
+        """Read one unquoted-context word at ``pos`` (blanks already skipped); None at a metachar."""
+        src, n = self.src, self.n
+        start = self.pos
+        i = start
+        buf = _Buf()
+        self.sub_span: tuple[int, int] | None = None
+        if assign_ok:
+            m = _NAME.match(src, i)
+            if m and m.end() < n and src[m.end()] == "[":
+                close = self._scan_subscript(m.end())
+                if close is not None and (
+                    (close + 1 < n and src[close + 1] == "=")
+                    or (close + 2 < n and src[close + 1] == "+" and src[close + 2] == "=")
+                ):
+                    self.sub_span = (m.end() + 1, close)
+                    buf.text(src[i:close + 1])
+                    i = close + 1
+        plain = _PLAIN.match
+        while i < n:
+            m = plain(src, i)
+            if m:
+                buf.text(m.group())
+                i = m.end()
+                if i >= n:
+                    break
+            c = src[i]
+            if c == "(":
+                # extglob group: @(…) *(…) +(…) ?(…) !(…) stays inside the word
+                if self.extglob and i > start and src[i - 1] in _EXTGLOB_CHARS and buf.lit:
+                    self.pos = i
+                    self._read_extglob(buf)
+                    i = self.pos
+                    continue
+                break
+            if c == "\\":
+                if i + 1 >= n:
+                    buf.text("\\")
+                    i += 1
+                elif src[i + 1] == "\n":
+                    i += 2
+                else:
+                    buf.part(Escaped(src[i + 1]))
+                    i += 2
+            elif c == "'":
+                j = src.find("'", i + 1)
+                if j < 0:
+                    raise self.fail_eof_matching("'", i)
+                buf.part(SQ(src[i + 1:j]))
+                i = j + 1
+            elif c == '"':
+                self.pos = i + 1
+                buf.part(self.read_dq())
+                i = self.pos
+            elif c == "$":
+                self.pos = i
+                self._read_dollar(buf, False)
+                i = self.pos
+            elif c == "`":
+                self.pos = i
+                buf.part(self._read_backtick(False))
+                i = self.pos
+            elif (c == "<" or c == ">") and i + 1 < n and src[i + 1] == "(":
+                self.pos = i + 2
+                self.enter()
+                body = self.parse_subscript_script(")", i + 1)
+                self.depth -= 1
+                buf.part(ProcSub(c, body))
+                i = self.pos
+            else:
+                break
+        self.pos = i
+        if i == start:
+            return None
+        return Word(buf.done(), src[start:i], self.line_at(start))
+
+    def _scan_subscript(self, i: int) -> int | None:
+        """Index of the ``]`` matching the ``[`` at ``i`` (quotes skipped), or None."""
+        src, n = self.src, self.n
+        depth = 0
+        while i < n:
+            c = src[i]
+            if c == "[":
+                depth += 1
+            elif c == "]":
+                depth -= 1
+                if depth == 0:
+                    return i
+            elif c == "\\":
+                i += 1
+            elif c == "'":
+                j = src.find("'", i + 1)
+                if j < 0:
+                    return None
+                i = j
+            elif c == '"':
+                j = i + 1
+                while j < n and src[j] != '"':
+                    j += 2 if src[j] == "\\" else 1
+                if j >= n:
+                    return None
+                i = j
+            elif c == "\n":
+                return None
+            i += 1
+        return None
+
+    def _read_extglob(self, buf: _Buf) -> None:
+        """Read ``(…)`` of an extglob pattern into ``buf``; blanks and ``|`` inside are literal."""
+        src, n = self.src, self.n
+        open_pos = self.pos
+        i = self.pos + 1
+        buf.text("(")
+        depth = 1
+        while True:
+            if i >= n:
+                raise self.fail_eof_matching(")", open_pos)
+            c = src[i]
+            if c == "(":
+                depth += 1
+                buf.text(c)
+                i += 1
+            elif c == ")":
+                depth -= 1
+                buf.text(c)
+                i += 1
+                if depth == 0:
+                    break
+            elif c == "\\":
+                if i + 1 < n and src[i + 1] != "\n":
+                    buf.part(Escaped(src[i + 1]))
+                i += 2
+            elif c == "'":
+                j = src.find("'", i + 1)
+                if j < 0:
+                    raise self.fail_eof_matching("'", i)
+                buf.part(SQ(src[i + 1:j]))
+                i = j + 1
+            elif c == '"':
+                self.pos = i + 1
+                buf.part(self.read_dq())
+                i = self.pos
+            elif c == "$":
+                self.pos = i
+                self._read_dollar(buf, False)
+                i = self.pos
+            elif c == "`":
+                self.pos = i
+                buf.part(self._read_backtick(False))
+                i = self.pos
+            else:
+                buf.text(c)
+                i += 1
+        self.pos = i
+
+    def read_dq(self) -> DQ:
+        """Read a double-quoted string; ``pos`` is after the opening quote."""
+        src, n = self.src, self.n
+        open_pos = self.pos - 1
+        i = self.pos
+        buf = _Buf()
+        plain = _DQ_PLAIN.match
+        while True:
+            m = plain(src, i)
+            if m:
+                buf.text(m.group())
+                i = m.end()
+            if i >= n:
+                raise self.fail_eof_matching('"', open_pos)
+            c = src[i]
+            if c == '"':
+                i += 1
+                break
+            if c == "\\":
+                if i + 1 >= n:
+                    raise self.fail_eof_matching('"', open_pos)
+                e = src[i + 1]
+                if e == "\n":
+                    pass
+                elif e in _DQ_ESCAPABLE:
+                    buf.text(e)
+                else:
+                    buf.text("\\" + e)
+                i += 2
+            elif c == "$":
+                self.pos = i
+                self._read_dollar(buf, True)
+                i = self.pos
+            else:  # backtick
+                self.pos = i
+                buf.part(self._read_backtick(True))
+                i = self.pos
+        self.pos = i
+        return DQ(buf.done())
+
+    def read_heredoc_parts(self, dq: bool = False) -> tuple[Part, ...]:
+        """Parse the whole source as an unquoted here-doc body (``dq``: ``\\"`` is an escape too)."""
+        src, n = self.src, self.n
+        i = 0
+        buf = _Buf()
+        plain = _HD_PLAIN.match
+        escapable = _DQ_ESCAPABLE if dq else _HD_ESCAPABLE
+        while i < n:
+            m = plain(src, i)
+            if m:
+                buf.text(m.group())
+                i = m.end()
+                if i >= n:
+                    break
+            c = src[i]
+            if c == "\\":
+                if i + 1 >= n:
+                    buf.text("\\")
+                    i += 1
+                    continue
+                e = src[i + 1]
+                if e == "\n":
+                    pass
+                elif e in escapable:
+                    buf.text(e)
+                else:
+                    buf.text("\\" + e)
+                i += 2
+            elif c == "$":
+                self.pos = i
+                self._read_dollar(buf, True)
+                i = self.pos
+            else:
+                self.pos = i
+                buf.part(self._read_backtick(True))
+                i = self.pos
+        self.pos = i
+        return buf.done()
+
+    def read_arg_parts(self, stops: str, *, in_dq: bool, sq_literal: bool = False,
+                       parens: bool = False, closer: str = "}", open_pos: int = 0) -> tuple[Part, ...]:
+        """Read parts up to (not including) a char of ``stops``: ``${…}`` operands, subscripts, arithmetic.
+
+        Blanks are literal. Quotes are honoured; inside double quotes a ``'`` is literal when
+        ``sq_literal`` (bash: ``"${x:-'a'}"`` keeps the quotes). ``parens`` tracks ``(``/``)``
+        nesting so that a stop character inside parentheses does not end the operand.
+        """
+        src, n = self.src, self.n
+        i = self.pos
+        buf = _Buf()
+        depth = 0
+        while True:
+            if i >= n:
+                raise self.fail_eof_matching(closer, open_pos)
+            c = src[i]
+            if c in stops and depth == 0:
+                break
+            if c == "\\":
+                if i + 1 >= n:
+                    raise self.fail_eof_matching(closer, open_pos)
+                e = src[i + 1]
+                if e == "\n":
+                    pass
+                elif in_dq:
+                    buf.text(e if e in _DQ_ESCAPABLE else "\\" + e)
+                else:
+                    buf.part(Escaped(e))
+                i += 2
+            elif c == "'" and not (in_dq and sq_literal):
+                j = src.find("'", i + 1)
+                if j < 0:
+                    raise self.fail_eof_matching("'", i)
+                buf.part(SQ(src[i + 1:j]))
+                i = j + 1
+            elif c == '"':
+                self.pos = i + 1
+                dq = self.read_dq()
+                if in_dq:
+                    # nested quotes inside a quoted ${...} operand: same meaning, flatten
+                    for p in dq.parts:
+                        if type(p) is Lit:
+                            buf.text(p.text)
+                        else:
+                            buf.part(p)
+                else:
+                    buf.part(dq)
+                i = self.pos
+            elif c == "$":
+                self.pos = i
+                self._read_dollar(buf, in_dq)
+                i = self.pos
+            elif c == "`":
+                self.pos = i
+                buf.part(self._read_backtick(in_dq))
+                i = self.pos
+            else:
+                if parens:
+                    if c == "(":
+                        depth += 1
+                    elif c == ")":
+                        depth -= 1
+                buf.text(c)
+                i += 1
+        self.pos = i
+        return buf.done()
+
+    # ------------------------------------------------------------------ $ and backticks
+
+    def _read_dollar(self, buf: _Buf, in_dq: bool) -> None:
+        src, n = self.src, self.n
+        i = self.pos
+        if i + 1 >= n:
+            buf.text("$")
+            self.pos = i + 1
+            return
+        c = src[i + 1]
+        if c == "{":
+            self.pos = i + 2
+            self.enter()
+            buf.part(self._read_braced(in_dq, i))
+            self.depth -= 1
+        elif c == "(":
+            if i + 2 < n and src[i + 2] == "(":
+                end = self.scan_arith(i + 3)
+                if end is not None:
+                    self.pos = i + 3
+                    self.enter()
+                    parts = self.read_arith_region(end, i + 1)
+                    self.depth -= 1
+                    self.pos = end + 2
+                    buf.part(ArithSub(Word(parts, src[i + 3:end], self.line_at(i))))
+                    return
+            self.pos = i + 2
+            self.enter()
+            body = self.parse_subscript_script(")", i + 1)
+            self.depth -= 1
+            buf.part(CmdSub(body))
+        elif c == "[":
+            # obsolete $[ expr ]
+            self.pos = i + 2
+            parts = self.read_arg_parts("]", in_dq=True, parens=False, closer="]", open_pos=i + 1)
+            end = self.pos
+            self.pos = end + 1
+            buf.part(ArithSub(Word(parts, src[i + 2:end], self.line_at(i))))
+        elif c == "'" and not in_dq:
+            j = i + 2
+            while True:
+                if j >= n:
+                    raise self.fail_eof_matching("'", i + 1)
+                ch = src[j]
+                if ch == "'":
+                    break
+                j += 2 if ch == "\\" else 1
+            buf.part(ANSIC(decode_ansic(src[i + 2:j])))
+            self.pos = j + 1
+        elif c == '"' and not in_dq:
+            # $"..." (locale translation) is a plain double-quoted string here
+            self.pos = i + 2
+            buf.part(self.read_dq())
+        elif c in _SPECIAL_PARAMS or c.isdigit():
+            buf.part(Param(c, short=True))
+            self.pos = i + 2
+        else:
+            m = _NAME.match(src, i + 1)
+            if m:
+                buf.part(Param(m.group(), short=True))
+                self.pos = m.end()
+            else:
+                buf.text("$")
+                self.pos = i + 1
+
+    def scan_arith(self, i: int) -> int | None:
+        """For ``((`` / ``$((`` whose body starts at ``i``: index of the closing ``))``, or None
+        when the parentheses close as ``) )`` (then it is a nested subshell / command substitution)."""
+        src, n = self.src, self.n
+        depth = 0
+        while i < n:
+            c = src[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                if depth == 0:
+                    return i if i + 1 < n and src[i + 1] == ")" else None
+                depth -= 1
+            elif c == "\\":
+                i += 1
+            elif c == "'":
+                j = src.find("'", i + 1)
+                if j < 0:
+                    return None
+                i = j
+            elif c == '"':
+                j = i + 1
+                while j < n and src[j] != '"':
+                    j += 2 if src[j] == "\\" else 1
+                if j >= n:
+                    return None
+                i = j
+            i += 1
+        return None
+
+    def read_arith_region(self, end: int, open_pos: int) -> tuple[Part, ...]:
+        """Parts of an arithmetic body from ``pos`` to ``end`` (quotes removed, ``$`` expanded)."""
+        sub = self.src[self.pos:end]
+        if "$" not in sub and "`" not in sub and "'" not in sub and '"' not in sub and "\\" not in sub:
+            self.pos = end
+            return (Lit(sub),) if sub else ()
+        saved_n = self.n
+        self.n = end
+        try:
+            parts = self._read_to_end(open_pos)
+        finally:
+            self.n = saved_n
+        return parts
+
+    def _read_to_end(self, open_pos: int, unquoted: bool = False) -> tuple[Part, ...]:
+        """Read parts up to ``self.n`` (temporarily narrowed) with arithmetic quoting rules
+        (``unquoted``: a backslash makes an ``Escaped`` part, as in a plain word)."""
+        src, n = self.src, self.n
+        i = self.pos
+        buf = _Buf()
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                if i + 1 < n and src[i + 1] == "\n":
+                    i += 2
+                    continue
+                if i + 1 < n:
+                    e = src[i + 1]
+                    if unquoted:
+                        buf.part(Escaped(e))
+                    else:
+                        buf.text(e if e in _DQ_ESCAPABLE else "\\" + e)
+                    i += 2
+                else:
+                    buf.text("\\")
+                    i += 1
+            elif c == "'":
+                j = src.find("'", i + 1, n)
+                if j < 0:
+                    raise self.fail_eof_matching("'", i)
+                buf.part(SQ(src[i + 1:j]))
+                i = j + 1
+            elif c == '"':
+                self.pos = i + 1
+                for p in self.read_dq().parts:
+                    if type(p) is Lit:
+                        buf.text(p.text)
+                    else:
+                        buf.part(p)
+                i = self.pos
+            elif c == "$":
+                self.pos = i
+                self._read_dollar(buf, True)
+                i = self.pos
+            elif c == "`":
+                self.pos = i
+                buf.part(self._read_backtick(True))
+                i = self.pos
+            else:
+                j = i + 1
+                while j < n and src[j] not in "\\'\"$`":
+                    j += 1
+                buf.text(src[i:j])
+                i = j
+        self.pos = i
+        return buf.done()
+
+    def _read_backtick(self, in_dq: bool) -> CmdSub:
+        src, n = self.src, self.n
+        open_pos = self.pos
+        i = open_pos + 1
+        out: list[str] = []
+        while True:
+            if i >= n:
+                raise self.fail_eof_matching("`", open_pos)
+            c = src[i]
+            if c == "`":
+                break
+            if c == "\\" and i + 1 < n:
+                e = src[i + 1]
+                # inside backticks a backslash quotes only $ ` \ (and " when inside double quotes)
+                if e in "$`\\" or (in_dq and e == '"'):
+                    out.append(e)
+                else:
+                    out.append("\\" + e)
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+        self.pos = i + 1
+        self.enter()
+        body = self.parse_backtick_body("".join(out), self.line_at(open_pos))
+        self.depth -= 1
+        return CmdSub(body, backtick=True)
+
+    # ------------------------------------------------------------------ ${...}
+
+    def _read_braced(self, in_dq: bool, dollar_pos: int) -> Param:
+        src, n = self.src, self.n
+        i = self.pos
+        open_pos = dollar_pos + 1
+        if i >= n:
+            raise self.fail_eof_matching("}", open_pos)
+        prefix = ""
+        c = src[i]
+        # ${#} ${#x} ${!x} ${!} ${#-} …: a leading # or ! is a prefix only when a name follows
+        if c in "#!" and i + 1 < n:
+            nxt = src[i + 1]
+            if nxt == "}":
+                pass
+            elif (nxt.isalnum() or nxt == "_" or nxt in "@*#?-$!0") and not (
+                    c == "#" and nxt in "-?" and i + 2 < n and src[i + 2] not in "}"):
+                prefix = c
+                i += 1
+        # name
+        m = _NAME.match(src, i)
+        if m:
+            name = m.group()
+            i = m.end()
+        else:
+            m = _DIGITS.match(src, i)
+            if m:
+                name = m.group()
+                i = m.end()
+            elif i < n and src[i] in _SPECIAL_PARAMS:
+                name = src[i]
+                i += 1
+            else:
+                return self._bad_subst(dollar_pos, in_dq)
+        index: Word | None = None
+        if i < n and src[i] == "[" and not name[0] in _SPECIAL_PARAMS and not name.isdigit():
+            close = self._scan_subscript(i)
+            if close is None:
+                return self._bad_subst(dollar_pos, in_dq)
+            self.pos = i + 1
+            saved_n = self.n
+            self.n = close
+            try:
+                parts = self._read_to_end(open_pos)
+            finally:
+                self.n = saved_n
+            index = Word(parts, src[i + 1:close], self.line_at(i))
+            i = close + 1
+        if i >= n:
+            raise self.fail_eof_matching("}", open_pos)
+        c = src[i]
+        op = ""
+        arg = arg2 = None
+        if c == "}":
+            self.pos = i + 1
+            return Param(name, index, prefix)
+        if prefix == "!" and c in "*@" and i + 1 < n and src[i + 1] == "}" and index is None:
+            self.pos = i + 2
+            return Param(name, None, "!", c)
+        if c == ":":
+            if i + 1 < n and src[i + 1] in "-=?+":
+                op = src[i:i + 2]
+                i += 2
+            else:
+                op = ":"
+                i += 1
+                self.pos = i
+                parts = self.read_arg_parts(":}", in_dq=in_dq, parens=True, open_pos=open_pos)
+                arg = Word(parts, src[i:self.pos], self.line_at(i))
+                i = self.pos
+                if src[i] == ":":
+                    i += 1
+                    self.pos = i
+                    parts = self.read_arg_parts("}", in_dq=in_dq, parens=True, open_pos=open_pos)
+                    arg2 = Word(parts, src[i:self.pos], self.line_at(i))
+                    i = self.pos
+                self.pos = i + 1
+                return Param(name, index, prefix, op, arg, arg2)
+        elif c in "-=?+":
+            op = c
+            i += 1
+        elif c in "#%^,":
+            op = c
+            i += 1
+            if i < n and src[i] == c:
+                op = c + c
+                i += 1
+        elif c == "/":
+            op = "/"
+            i += 1
+            if i < n and src[i] in "/#%":
+                op = "/" + src[i]
+                i += 1
+            self.pos = i
+            parts = self.read_arg_parts("/}", in_dq=in_dq, open_pos=open_pos)
+            arg = Word(parts, src[i:self.pos], self.line_at(i))
+            i = self.pos
+            if src[i] == "/":
+                i += 1
+                self.pos = i
+                parts = self.read_arg_parts("}", in_dq=in_dq, sq_literal=True, open_pos=open_pos)
+                arg2 = Word(parts, src[i:self.pos], self.line_at(i))
+                i = self.pos
+            self.pos = i + 1
+            return Param(name, index, prefix, op, arg, arg2)
+        elif c == "@":
+            op = "@"
+            i += 1
+        else:
+            return self._bad_subst(dollar_pos, in_dq)
+        self.pos = i
+        sq_literal = op in (":-", "-", ":=", "=", ":?", "?", ":+", "+")
+        parts = self.read_arg_parts("}", in_dq=in_dq, sq_literal=sq_literal, open_pos=open_pos)
+        arg = Word(parts, src[i:self.pos], self.line_at(i))
+        self.pos += 1
+        return Param(name, index, prefix, op, arg, arg2)
+
+    def _bad_subst(self, dollar_pos: int, in_dq: bool) -> Param:
+        """``${a b}``: bash fails at expansion time ("bad substitution"), not at parse time.
+
+        Represented as ``Param(name=<the whole ${...} text>, op='bad')``.
+        """
+        src, n = self.src, self.n
+        self.pos = dollar_pos + 2
+        # skip to the matching } honouring quotes and nested ${ (what bash's lexer does)
+        self.read_arg_parts("}", in_dq=in_dq, open_pos=dollar_pos + 1)
+        self.pos += 1
+        return Param(src[dollar_pos:self.pos], op="bad")

@@ -1,0 +1,1105 @@
+"""Recursive-descent bash parser producing the frozen AST of ``nodes``."""
+
+# Representation choices the interpreter relies on (beyond the comment block of nodes.py):
+#
+# * ``declare/typeset/local/export/readonly`` arguments of the form ``name=(…)`` /
+#   ``name+=(…)`` (bash lexes these as compound assignments) become ONE ``Word`` whose
+#   ``parts`` is a single ``Lit`` holding the exact source text ``name=(…)`` (no other word
+#   can be a lone Lit containing ``=(``, because ``(`` is a metacharacter), and whose
+#   ``text`` is the same. ``decl_assign(word)`` returns the parsed ``Assign`` (with
+#   ``array`` elements) for such a word, ``None`` for any other word.
+# * ``${a b}`` and other malformed braces are not a parse error in bash but an expansion
+#   error ("bad substitution"): ``Param(name=<the whole ${…} source>, op='bad')``.
+# * Here-doc bodies are read at the next newline token; the ``HereDoc`` node is created at
+#   the operator and its ``body`` is filled in then (before ``parse`` returns; nodes are
+#   immutable afterwards).
+# * ``time`` with nothing after it is ``Pipeline(cmds=(), timed=True)``.
+# * ``parse_word(text, dq=True)`` returns ``Word((DQ(parts),), text)``.
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ..errors import ParseError
+from .lexer import Lexer
+from .nodes import (
+    AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, CmdSub, Command, Cond,
+    CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, DQ, Escaped, For,
+    FuncDef, Group, HereDoc, If, ListItem, Lit, Part, Pipeline, Redir, SQ, Script, Select,
+    Simple, Subshell, While, Word,
+)
+
+__all__ = ["decl_assign", "parse", "parse_cached", "parse_with_warnings", "parse_word"]
+
+_EMPTY_WORD = Word((), "", 0)
+
+RESERVED_CLOSERS = frozenset({"fi", "then", "else", "elif", "do", "done", "esac", "}"})
+_DECL_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly"})
+_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_DIGITS_RE = re.compile(r"[0-9]+\Z")
+_FD_VAR_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}\Z")
+
+_OPS3 = ("<<-", "<<<", "&>>", ";;&")
+_OPS2 = frozenset({"&&", "||", ";;", ";&", "|&", "<<", ">>", "<&", ">&", "<>", ">|", "&>"})
+_REDIR_OPS = frozenset({"<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<<", "<<", "<<-"})
+_LIST_END_OPS = frozenset({")", ";;", ";&", ";;&"})
+
+COND_UNARY = frozenset(
+    "-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -z -n -o -v -R".split())
+COND_BINARY = frozenset("= == != =~ -eq -ne -lt -le -gt -ge -nt -ot -ef".split())
+
+# token kinds
+WORD, OP, NL, EOF, IONUM = 0, 1, 2, 3, 4
+
+
+class Tok:
+    __slots__ = ("kind", "val", "pos", "end", "word", "sub_span", "fd_var")
+
+    def __init__(self, kind: int, val: str, pos: int, end: int, word: Word | None = None) -> None:
+        self.kind = kind
+        self.val = val
+        self.pos = pos
+        self.end = end
+        self.word = word
+        self.sub_span: tuple[int, int] | None = None
+        self.fd_var: str | None = None
+
+    def kw(self) -> str | None:
+        """The reserved-word text when this is an unquoted plain word, else None."""
+        if self.kind == WORD:
+            parts = self.word.parts  # type: ignore[union-attr]
+            if len(parts) == 1 and type(parts[0]) is Lit:
+                return self.val
+        return None
+
+
+def _token_text(tok: Tok) -> str:
+    if tok.kind == NL:
+        return "newline"
+    return tok.val
+
+
+class Parser(Lexer):
+    """One parse of one source string."""
+
+    def __init__(self, src: str, line_base: int = 0, extglob: bool = True) -> None:
+        super().__init__(src, line_base, extglob)
+        self.tok: Tok | None = None
+
+    # ------------------------------------------------------------------ tokens
+
+    def peek(self, assign_ok: bool = False) -> Tok:
+        tok = self.tok
+        if tok is not None:
+            return tok
+        self.skip_blanks()
+        src, n, i = self.src, self.n, self.pos
+        if i >= n:
+            tok = Tok(EOF, "", i, i)
+        else:
+            c = src[i]
+            if c == "\n":
+                tok = Tok(NL, "\n", i, i + 1)
+            elif c in "|&;()<>" and not ((c == "<" or c == ">") and i + 1 < n and src[i + 1] == "("):
+                s3 = src[i:i + 3]
+                if s3 in _OPS3:
+                    tok = Tok(OP, s3, i, i + 3)
+                elif s3[:2] in _OPS2:
+                    tok = Tok(OP, s3[:2], i, i + 2)
+                else:
+                    tok = Tok(OP, c, i, i + 1)
+            else:
+                word = self.read_word(assign_ok)
+                if word is None:  # defensive: cannot happen, metachars are handled above
+                    raise self.fail(f"syntax error near unexpected token `{c}'", i, c)
+                end = self.pos
+                tok = Tok(WORD, word.text, i, end, word)
+                tok.sub_span = self.sub_span
+                if end < n and src[end] in "<>":
+                    t = word.text
+                    if _DIGITS_RE.match(t) and len(word.parts) == 1:
+                        tok.kind = IONUM
+                    else:
+                        m = _FD_VAR_RE.match(t)
+                        if m and len(word.parts) == 1:
+                            tok.kind = IONUM
+                            tok.fd_var = m.group(1)
+        self.pos = i
+        self.tok = tok
+        return tok
+
+    def advance(self) -> Tok:
+        tok = self.tok if self.tok is not None else self.peek()
+        self.tok = None
+        self.pos = tok.end
+        if tok.kind == NL and self.pending:
+            self.read_heredocs()
+        return tok
+
+    def skip_newlines(self) -> None:
+        while self.peek().kind == NL:
+            self.advance()
+
+    def unexpected(self, tok: Tok) -> ParseError:
+        if tok.kind == EOF:
+            if self.pending:
+                self.finish_heredocs_at_eof()
+            return self.fail_eof()
+        text = _token_text(tok)
+        return self.fail(f"syntax error near unexpected token `{text}'", tok.pos, text)
+
+    def expect_kw(self, kw: str) -> Tok:
+        tok = self.peek()
+        if tok.kw() != kw:
+            raise self.unexpected(tok)
+        return self.advance()
+
+    def expect_op(self, op: str) -> Tok:
+        tok = self.peek()
+        if tok.kind != OP or tok.val != op:
+            raise self.unexpected(tok)
+        return self.advance()
+
+    # ------------------------------------------------------------------ here-docs
+
+    def read_heredocs(self) -> None:
+        src, n = self.src, self.n
+        pending, self.pending = self.pending, []
+        i = self.pos
+        for hd, op_line in pending:
+            delim = hd.delimiter
+            lines: list[str] = []
+            body_start = i
+            found = False
+            while i < n:
+                j = src.find("\n", i)
+                if j < 0:
+                    j = n
+                line = src[i:j]
+                check = line.lstrip("\t") if hd.strip_tabs else line
+                i = j + 1 if j < n else n
+                if check == delim:
+                    found = True
+                    break
+                lines.append(check)
+            if not found:
+                self.warnings.append((
+                    self.line_at(n) if n else self.line_base + 1,
+                    f"here-document at line {op_line} delimited by end-of-file (wanted `{delim}')",
+                ))
+            text = "".join(ln + "\n" for ln in lines)
+            self._fill_heredoc(hd, text, self.line_at(body_start))
+        self.pos = i
+
+    def finish_heredocs_at_eof(self) -> None:
+        pending, self.pending = self.pending, []
+        for hd, op_line in pending:
+            self.warnings.append((
+                self.eof_line() - 1,
+                f"here-document at line {op_line} delimited by end-of-file (wanted `{hd.delimiter}')",
+            ))
+            self._fill_heredoc(hd, "", op_line)
+
+    def _fill_heredoc(self, hd: HereDoc, text: str, line: int) -> None:
+        if hd.quoted or ("$" not in text and "`" not in text and "\\" not in text):
+            body = Word((Lit(text),) if text else (), text, line)
+        else:
+            sub = Parser(text, line - 1, self.extglob)
+            sub.depth = self.depth
+            body = Word(sub.read_heredoc_parts(), text, line)
+            self.warnings.extend(sub.warnings)
+        # HereDoc is frozen; its body is known only now (bash reads it at the next newline)
+        object.__setattr__(hd, "body", body)
+
+    # ------------------------------------------------------------------ hooks from the lexer
+
+    def parse_subscript_script(self, closer: str, open_pos: int) -> Script:
+        """Parse ``$( … )`` / ``<( … )`` from ``pos`` up to and including the ``)``."""
+        saved_tok = self.tok
+        self.tok = None
+        line = self.line_at(self.pos)
+        try:
+            items = self.parse_items()
+        except ParseError as e:
+            if e.message == "syntax error: unexpected end of file":
+                raise self.fail_eof_matching(")", open_pos) from None
+            raise
+        tok = self.peek()
+        if tok.kind == EOF:
+            raise self.fail_eof_matching(")", open_pos)
+        if tok.kind != OP or tok.val != ")":
+            raise self.unexpected(tok)
+        self.tok = None
+        self.pos = tok.end
+        self.tok = saved_tok
+        return Script(tuple(items), line)
+
+    def parse_backtick_body(self, text: str, line: int) -> Script:
+        sub = Parser(text, line - 1, self.extglob)
+        sub.depth = self.depth
+        script = sub.parse_script()
+        self.warnings.extend(sub.warnings)
+        return script
+
+    # ------------------------------------------------------------------ lists
+
+    def parse_script(self) -> Script:
+        items = self.parse_items()
+        tok = self.peek()
+        if tok.kind != EOF:
+            raise self.unexpected(tok)
+        if self.pending:
+            self.finish_heredocs_at_eof()
+        return Script(tuple(items), 1 + self.line_base)
+
+    def parse_items(self) -> list[ListItem]:
+        """A compound list; stops before a closing keyword/operator or EOF."""
+        items: list[ListItem] = []
+        self.skip_newlines()
+        while True:
+            tok = self.peek()
+            if tok.kind == EOF:
+                break
+            if tok.kind == OP and tok.val in _LIST_END_OPS:
+                break
+            kw = tok.kw()
+            if kw is not None and kw in RESERVED_CLOSERS:
+                break
+            cmd = self.parse_andor()
+            tok = self.peek()
+            if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
+                self.advance()
+                items.append(ListItem(cmd, tok.val == "&"))
+                self.skip_newlines()
+            elif tok.kind == NL:
+                items.append(ListItem(cmd))
+                self.skip_newlines()
+            else:
+                items.append(ListItem(cmd))
+                break
+        return items
+
+    def parse_body(self) -> Script:
+        """A non-empty compound list (bash rejects ``if then``, ``{ }``)."""
+        line = self.line_at(self.peek().pos)
+        items = self.parse_items()
+        if not items:
+            raise self.unexpected(self.peek())
+        return Script(tuple(items), line)
+
+    def parse_andor(self) -> Command:
+        first = self.parse_pipeline()
+        rest: list[tuple[str, Command]] = []
+        while True:
+            tok = self.peek()
+            if tok.kind == OP and (tok.val == "&&" or tok.val == "||"):
+                self.advance()
+                self.skip_newlines()
+                rest.append((tok.val, self.parse_pipeline()))
+            else:
+                break
+        if not rest:
+            return first
+        return AndOr(first, tuple(rest), _line_of(first))
+
+    def parse_pipeline(self) -> Command:
+        tok = self.peek()
+        line = self.line_at(tok.pos)
+        timed = posix = negated = False
+        kw = tok.kw()
+        while kw == "!" or (kw == "time" and not timed):
+            self.advance()
+            if kw == "!":
+                negated = not negated
+            else:
+                timed = True
+                if self.peek().kw() == "-p":
+                    self.advance()
+                    posix = True
+            tok = self.peek()
+            kw = tok.kw()
+            if timed and (tok.kind in (NL, EOF) or (tok.kind == OP and tok.val in (";", "&", ")"))):
+                return Pipeline((), negated, (), True, posix, line)
+        cmds = [self.parse_command()]
+        stderr: list[bool] = []
+        while True:
+            tok = self.peek()
+            if tok.kind == OP and (tok.val == "|" or tok.val == "|&"):
+                self.advance()
+                stderr.append(tok.val == "|&")
+                self.skip_newlines()
+                cmds.append(self.parse_command())
+            else:
+                break
+        if len(cmds) == 1 and not negated and not timed:
+            return cmds[0]
+        stderr.append(False)
+        return Pipeline(tuple(cmds), negated, tuple(stderr), timed, posix, line)
+
+    # ------------------------------------------------------------------ commands
+
+    def parse_command(self) -> Command:
+        self.enter()
+        try:
+            tok = self.peek(assign_ok=True)
+            kind = tok.kind
+            if kind == WORD:
+                kw = tok.kw()
+                if kw is not None:
+                    meth = _COMPOUND.get(kw)
+                    if meth is not None:
+                        return meth(self)
+                    if kw in RESERVED_CLOSERS:
+                        raise self.unexpected(tok)
+                return self.parse_simple()
+            if kind == OP:
+                if tok.val == "(":
+                    if self.src.startswith("((", tok.pos):
+                        end = self.scan_arith(tok.pos + 2)
+                        if end is not None:
+                            return self.parse_arith_cmd(tok, end)
+                    return self.parse_subshell()
+                if tok.val in _REDIR_OPS:
+                    return self.parse_simple()
+                raise self.unexpected(tok)
+            if kind == IONUM:
+                return self.parse_simple()
+            raise self.unexpected(tok)
+        finally:
+            self.depth -= 1
+
+    def parse_redirs(self) -> tuple[Redir, ...]:
+        redirs: list[Redir] = []
+        while True:
+            tok = self.peek()
+            if tok.kind == IONUM or (tok.kind == OP and tok.val in _REDIR_OPS):
+                redirs.append(self.parse_redir())
+            else:
+                return tuple(redirs)
+
+    def parse_redir(self) -> Redir:
+        tok = self.advance()
+        fd: int | None = None
+        fd_var: str | None = None
+        line = self.line_at(tok.pos)
+        if tok.kind == IONUM:
+            if tok.fd_var is not None:
+                fd_var = tok.fd_var
+            else:
+                fd = int(tok.val)
+            tok = self.advance()
+        op = tok.val
+        target_tok = self.peek()
+        if target_tok.kind != WORD:
+            raise self.unexpected(target_tok)
+        self.advance()
+        word = target_tok.word
+        assert word is not None
+        if op == "<<" or op == "<<-":
+            delim, quoted = _heredoc_delimiter(word)
+            hd = HereDoc(_EMPTY_WORD, quoted, op == "<<-", delim)
+            self.pending.append((hd, line))
+            return Redir(op, hd, fd, fd_var, line)
+        return Redir(op, word, fd, fd_var, line)
+
+    def parse_simple(self) -> Command:
+        assigns: list[Assign] = []
+        words: list[Word] = []
+        redirs: list[Redir] = []
+        first = self.peek(assign_ok=True)
+        line = self.line_at(first.pos)
+        decl = False
+        while True:
+            tok = self.peek(assign_ok=not words)
+            kind = tok.kind
+            if kind == WORD:
+                word = tok.word
+                assert word is not None
+                if not words:
+                    a = self.try_assign(tok)
+                    if a is not None:
+                        assigns.append(a)
+                        continue
+                    self.advance()
+                    words.append(word)
+                    nxt = self.peek()
+                    if nxt.kind == OP and nxt.val == "(" and not assigns and not redirs:
+                        return self.parse_funcdef_parens(tok)
+                    decl = tok.kw() in _DECL_BUILTINS
+                    continue
+                if decl and self.src.startswith("(", tok.end) and len(word.parts) == 1 \
+                        and type(word.parts[0]) is Lit:
+                    m = _ASSIGN_RE.match(word.parts[0].text)
+                    if m and m.end() == len(word.parts[0].text):
+                        words.append(self.parse_decl_array(tok))
+                        continue
+                self.advance()
+                words.append(word)
+            elif kind == IONUM or (kind == OP and tok.val in _REDIR_OPS):
+                redirs.append(self.parse_redir())
+            else:
+                break
+        if not assigns and not words and not redirs:
+            raise self.unexpected(self.peek())
+        return Simple(tuple(assigns), tuple(words), tuple(redirs), line)
+
+    def try_assign(self, tok: Tok) -> Assign | None:
+        """If ``tok`` is an assignment word, consume it (and a ``(…)`` array) and return it."""
+        word = tok.word
+        assert word is not None
+        parts = word.parts
+        if not parts or type(parts[0]) is not Lit:
+            return None
+        line = word.line
+        if tok.sub_span is not None:
+            s, e = tok.sub_span
+            src = self.src
+            name = src[tok.pos:s - 1]
+            append = src[e + 1] == "+"
+            value_start = e + (3 if append else 2)
+            self.tok = None
+            self.pos = s
+            saved_n = self.n
+            self.n = e
+            try:
+                iparts = self._read_to_end(s)
+            finally:
+                self.n = saved_n
+            index = Word(iparts, src[s:e], self.line_at(s))
+            self.pos = value_start
+            if value_start < self.n and src[value_start] not in " \t\n|&;()<>":
+                vword = self.read_word()
+                value = vword if vword is not None else Word((), "", line)
+            else:
+                value = Word((), "", line)
+            self.pos = max(self.pos, value_start)
+            return Assign(name, value, index, None, append, line)
+        first = parts[0].text  # type: ignore[union-attr]
+        m = _ASSIGN_RE.match(first)
+        if m is None:
+            return None
+        name, append = m.group(1), bool(m.group(2))
+        rest = first[m.end():]
+        self.advance()
+        if not rest and len(parts) == 1 and self.src.startswith("(", tok.end):
+            elems = self.parse_array_elems()
+            return Assign(name, None, None, elems, append, line)
+        vparts = ((Lit(rest),) if rest else ()) + parts[1:]
+        value = Word(vparts, word.text[m.end():], line)
+        return Assign(name, value, None, None, append, line)
+
+    def parse_array_elems(self) -> tuple[ArrayElem, ...]:
+        """``( … )`` of an array assignment; ``pos`` is at the ``(``."""
+        open_pos = self.pos
+        self.pos += 1
+        self.tok = None
+        elems: list[ArrayElem] = []
+        while True:
+            tok = self.peek(assign_ok=False)
+            if tok.kind == NL:
+                self.advance()
+                continue
+            if tok.kind == OP and tok.val == ")":
+                self.advance()
+                break
+            if tok.kind == EOF:
+                raise self.fail_eof_matching(")", open_pos)
+            if tok.kind not in (WORD, IONUM):
+                raise self.unexpected(tok)
+            word = tok.word
+            assert word is not None
+            self.advance()
+            elems.append(self._array_elem(word))
+        return tuple(elems)
+
+    def _array_elem(self, word: Word) -> ArrayElem:
+        parts = word.parts
+        if parts and type(parts[0]) is Lit and parts[0].text.startswith("["):  # type: ignore[union-attr]
+            # [key]=value: find the ] followed by = or += in the source text of the word
+            text = word.text
+            close = _find_key_close(text)
+            if close is not None:
+                append = text[close + 1] == "+"
+                after = close + (3 if append else 2)
+                sub = Parser(text, word.line - 1, self.extglob)
+                sub.depth = self.depth
+                sub.pos = 1
+                sub.n = close
+                key_parts = sub._read_to_end(1)
+                sub.n = len(text)
+                sub.pos = after
+                vword = sub.read_word() if after < len(text) else None
+                value = Word(vword.parts if vword else (), text[after:], word.line)
+                return ArrayElem(value, Word(key_parts, text[1:close], word.line), append)
+        return ArrayElem(word)
+
+    def parse_decl_array(self, tok: Tok) -> Word:
+        """``declare a=(…)``: one Word holding the source text (see the module comment)."""
+        self.advance()
+        start = tok.pos
+        self.pos = tok.end
+        self.parse_array_elems()
+        text = self.src[start:self.pos]
+        return Word((Lit(text),), text, self.line_at(start))
+
+    def parse_funcdef_parens(self, name_tok: Tok) -> Command:
+        self.expect_op("(")
+        self.expect_op(")")
+        name = name_tok.val
+        if name_tok.kw() is None:
+            raise self.fail(f"`{name}': not a valid identifier", name_tok.pos, name)
+        return self._func_body(name, name_tok.pos)
+
+    def _func_body(self, name: str, start: int) -> Command:
+        self.skip_newlines()
+        tok = self.peek()
+        kw = tok.kw()
+        line = self.line_at(start)
+        if kw is not None and kw in _COMPOUND and kw not in ("function", "time", "!"):
+            body = _COMPOUND[kw](self)
+        elif tok.kind == OP and tok.val == "(":
+            body = self.parse_command()
+        else:
+            raise self.unexpected(tok)
+        source = self.src[start:self.pos].rstrip()
+        return FuncDef(name, body, source, line)
+
+    def parse_function_kw(self) -> Command:
+        start_tok = self.advance()
+        tok = self.peek()
+        if tok.kind != WORD:
+            raise self.unexpected(tok)
+        self.advance()
+        name = tok.val
+        nxt = self.peek()
+        if nxt.kind == OP and nxt.val == "(":
+            self.advance()
+            self.expect_op(")")
+        return self._func_body(name, start_tok.pos)
+
+    # ------------------------------------------------------------------ compound commands
+
+    def _finish(self, node_cls, *args, line: int):  # type: ignore[no-untyped-def]
+        redirs = self.parse_redirs()
+        return node_cls(*args, redirs=redirs, line=line)
+
+    def parse_if(self) -> Command:
+        tok = self.advance()
+        line = self.line_at(tok.pos)
+        clauses: list[tuple[Script, Script]] = []
+        cond = self.parse_body()
+        self.expect_kw("then")
+        body = self.parse_body()
+        clauses.append((cond, body))
+        else_body = None
+        while True:
+            tok = self.peek()
+            kw = tok.kw()
+            if kw == "elif":
+                self.advance()
+                cond = self.parse_body()
+                self.expect_kw("then")
+                clauses.append((cond, self.parse_body()))
+            elif kw == "else":
+                self.advance()
+                else_body = self.parse_body()
+                self.expect_kw("fi")
+                break
+            elif kw == "fi":
+                self.advance()
+                break
+            else:
+                raise self.unexpected(tok)
+        return self._finish(If, tuple(clauses), else_body, line=line)
+
+    def parse_while(self) -> Command:
+        tok = self.advance()
+        line = self.line_at(tok.pos)
+        cond = self.parse_body()
+        self.expect_kw("do")
+        body = self.parse_body()
+        self.expect_kw("done")
+        return self._finish(While, cond, body, tok.val == "until", line=line)
+
+    def _loop_body(self) -> Script:
+        tok = self.peek()
+        kw = tok.kw()
+        if kw == "do":
+            self.advance()
+            body = self.parse_body()
+            self.expect_kw("done")
+            return body
+        if kw == "{":
+            self.advance()
+            body = self.parse_body()
+            self.expect_kw("}")
+            return body
+        raise self.unexpected(tok)
+
+    def parse_for(self) -> Command:
+        tok = self.advance()
+        line = self.line_at(tok.pos)
+        is_select = tok.val == "select"
+        nxt = self.peek()
+        if not is_select and nxt.kind == OP and nxt.val == "(" and self.src.startswith("((", nxt.pos):
+            return self.parse_arith_for(nxt, line)
+        if nxt.kind != WORD:
+            raise self.unexpected(nxt)
+        self.advance()
+        var = nxt.val
+        if nxt.kw() is None or not _NAME_RE.match(var):
+            raise self.fail(f"`{var}': not a valid identifier", nxt.pos, var)
+        words: tuple[Word, ...] | None = None
+        # `for x do`, `for x; do`, `for x in …; do`, newlines allowed before in/do
+        tok = self.peek()
+        if tok.kind == OP and tok.val == ";":
+            self.advance()
+        self.skip_newlines()
+        tok = self.peek()
+        if tok.kw() == "in":
+            self.advance()
+            ws: list[Word] = []
+            while True:
+                tok = self.peek()
+                if tok.kind in (WORD, IONUM):
+                    self.advance()
+                    ws.append(tok.word)  # type: ignore[arg-type]
+                elif tok.kind == NL or (tok.kind == OP and tok.val == ";"):
+                    self.advance()
+                    break
+                else:
+                    raise self.unexpected(tok)
+            words = tuple(ws)
+            self.skip_newlines()
+        body = self._loop_body()
+        if is_select:
+            return self._finish(Select, var, words, body, line=line)
+        return self._finish(For, var, words, body, line=line)
+
+    def parse_arith_for(self, tok: Tok, line: int) -> Command:
+        start = tok.pos + 2
+        end = self.scan_arith(start)
+        if end is None:
+            raise self.fail_eof_matching(")", tok.pos)
+        # split at the two top-level semicolons
+        src = self.src
+        cuts: list[int] = []
+        depth = 0
+        i = start
+        while i < end:
+            c = src[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif c == ";" and depth == 0:
+                cuts.append(i)
+            elif c in "'\"":
+                j = src.find(c, i + 1, end)
+                i = j if j > 0 else end
+            i += 1
+        if len(cuts) != 2:
+            raise self.fail("syntax error: arithmetic expression required", tok.pos)
+        bounds = [(start, cuts[0]), (cuts[0] + 1, cuts[1]), (cuts[1] + 1, end)]
+        exprs: list[Word | None] = []
+        for s, e in bounds:
+            if not src[s:e].strip():
+                exprs.append(None)
+                continue
+            self.pos = s
+            parts = self.read_arith_region(e, tok.pos)
+            exprs.append(Word(parts, src[s:e], self.line_at(s)))
+        self.tok = None
+        self.pos = end + 2
+        nxt = self.peek()
+        if nxt.kind == OP and nxt.val == ";":
+            self.advance()
+        self.skip_newlines()
+        body = self._loop_body()
+        return self._finish(ArithFor, exprs[0], exprs[1], exprs[2], body, line=line)
+
+    def parse_case(self) -> Command:
+        tok = self.advance()
+        line = self.line_at(tok.pos)
+        wtok = self.peek()
+        if wtok.kind not in (WORD, IONUM):
+            raise self.unexpected(wtok)
+        self.advance()
+        word = wtok.word
+        self.skip_newlines()
+        self.expect_kw("in")
+        self.skip_newlines()
+        arms: list[CaseArm] = []
+        while True:
+            tok = self.peek()
+            if tok.kw() == "esac":
+                self.advance()
+                break
+            if tok.kind == OP and tok.val == "(":
+                self.advance()
+                tok = self.peek()
+            patterns: list[Word] = []
+            while True:
+                if tok.kind not in (WORD, IONUM):
+                    raise self.unexpected(tok)
+                self.advance()
+                patterns.append(tok.word)  # type: ignore[arg-type]
+                tok = self.peek()
+                if tok.kind == OP and tok.val == "|":
+                    self.advance()
+                    tok = self.peek()
+                    continue
+                if tok.kind == OP and tok.val == ")":
+                    self.advance()
+                    break
+                raise self.unexpected(tok)
+            bline = self.line_at(self.peek().pos)
+            items = self.parse_items()
+            body = Script(tuple(items), bline)
+            tok = self.peek()
+            if tok.kind == OP and tok.val in (";;", ";&", ";;&"):
+                self.advance()
+                arms.append(CaseArm(tuple(patterns), body, tok.val))
+                self.skip_newlines()
+            elif tok.kw() == "esac":
+                arms.append(CaseArm(tuple(patterns), body))
+            else:
+                raise self.unexpected(tok)
+        return self._finish(Case, word, tuple(arms), line=line)
+
+    def parse_group(self) -> Command:
+        tok = self.advance()
+        body = self.parse_body()
+        self.expect_kw("}")
+        return self._finish(Group, body, line=self.line_at(tok.pos))
+
+    def parse_subshell(self) -> Command:
+        tok = self.advance()
+        body = self.parse_body()
+        self.expect_op(")")
+        return self._finish(Subshell, body, line=self.line_at(tok.pos))
+
+    def parse_arith_cmd(self, tok: Tok, end: int) -> Command:
+        self.tok = None
+        self.pos = tok.pos + 2
+        parts = self.read_arith_region(end, tok.pos)
+        expr = Word(parts, self.src[tok.pos + 2:end], self.line_at(tok.pos))
+        self.pos = end + 2
+        return self._finish(ArithCmd, expr, line=self.line_at(tok.pos))
+
+    # ------------------------------------------------------------------ [[ ]]
+
+    def parse_cond_cmd(self) -> Command:
+        tok = self.advance()
+        line = self.line_at(tok.pos)
+        expr = self.cond_or()
+        end = self.peek()
+        if end.kw() != "]]":
+            raise self.cond_error(end)
+        self.advance()
+        return self._finish(Cond, expr, line=line)
+
+    def cond_error(self, tok: Tok) -> ParseError:
+        if tok.kind == EOF:
+            return self.fail_eof()
+        text = _token_text(tok)
+        return self.fail(f"syntax error in conditional expression: unexpected token `{text}'",
+                         tok.pos, text)
+
+    def _cond_peek(self) -> Tok:
+        while True:
+            tok = self.peek()
+            if tok.kind == NL:
+                self.advance()
+                continue
+            return tok
+
+    def cond_or(self) -> CondExpr:
+        left = self.cond_and()
+        while True:
+            tok = self._cond_peek()
+            if tok.kind == OP and tok.val == "||":
+                self.advance()
+                left = CondOr(left, self.cond_and())
+            else:
+                return left
+
+    def cond_and(self) -> CondExpr:
+        left = self.cond_not()
+        while True:
+            tok = self._cond_peek()
+            if tok.kind == OP and tok.val == "&&":
+                self.advance()
+                left = CondAnd(left, self.cond_not())
+            else:
+                return left
+
+    def cond_not(self) -> CondExpr:
+        tok = self._cond_peek()
+        if tok.kw() == "!":
+            self.advance()
+            return CondNot(self.cond_not())
+        return self.cond_primary()
+
+    def cond_primary(self) -> CondExpr:
+        self.enter()
+        try:
+            tok = self._cond_peek()
+            if tok.kind == OP and tok.val == "(":
+                self.advance()
+                e = self.cond_or()
+                close = self._cond_peek()
+                if close.kind != OP or close.val != ")":
+                    raise self.fail(f"expected `)'", close.pos, _token_text(close),
+                                    close.kind == EOF)
+                self.advance()
+                return e
+            if tok.kind not in (WORD, IONUM) or tok.kw() == "]]":
+                raise self.cond_error(tok)
+            self.advance()
+            w1 = tok.word
+            assert w1 is not None
+            kw = tok.kw()
+            if kw is not None and kw in COND_UNARY:
+                nxt = self.peek()
+                if nxt.kind == WORD and nxt.kw() != "]]":
+                    self.advance()
+                    return CondUnary(kw, nxt.word)  # type: ignore[arg-type]
+                if nxt.kw() == "]]":
+                    raise self.fail(f"unexpected argument `]]' to conditional unary operator",
+                                    nxt.pos, "]]")
+                raise self.fail(f"unexpected argument `{_token_text(nxt)}' to conditional unary operator",
+                                nxt.pos, _token_text(nxt), nxt.kind == EOF)
+            nxt = self.peek()
+            op: str | None = None
+            if nxt.kind == WORD and nxt.kw() in COND_BINARY:
+                op = nxt.val
+            elif nxt.kind == OP and nxt.val in ("<", ">"):
+                op = nxt.val
+            if op is None:
+                if nxt.kind == WORD and nxt.kw() != "]]":
+                    raise self.fail("conditional binary operator expected", nxt.pos, nxt.val)
+                return CondWord(w1)
+            self.advance()
+            if op == "=~":
+                right = self.read_regex_word()
+            else:
+                rtok = self.peek()
+                if rtok.kind not in (WORD, IONUM) or rtok.kw() == "]]":
+                    text = _token_text(rtok)
+                    raise self.fail(f"unexpected argument `{text}' to conditional binary operator",
+                                    rtok.pos, text, rtok.kind == EOF)
+                self.advance()
+                right = rtok.word  # type: ignore[assignment]
+            return CondBinary(op, w1, right)  # type: ignore[arg-type]
+        finally:
+            self.depth -= 1
+
+    def read_regex_word(self) -> Word:
+        """The right side of ``=~``: ``(``, ``)`` and ``|`` are regex characters, blanks inside
+        parentheses too."""
+        self.tok = None
+        self.skip_blanks()
+        src, n = self.src, self.n
+        start = i = self.pos
+        from .lexer import _Buf  # local: private helper shared with the lexer
+        buf = _Buf()
+        depth = 0
+        while i < n:
+            c = src[i]
+            if c in " \t\n" and depth == 0:
+                break
+            if c == "(":
+                depth += 1
+                buf.text(c)
+                i += 1
+            elif c == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+                buf.text(c)
+                i += 1
+            elif (c == "&" or c == ";") and depth == 0:
+                break
+            elif c == "\\":
+                if i + 1 < n:
+                    if src[i + 1] != "\n":
+                        buf.part(Escaped(src[i + 1]))
+                    i += 2
+                else:
+                    buf.text(c)
+                    i += 1
+            elif c == "'":
+                j = src.find("'", i + 1)
+                if j < 0:
+                    raise self.fail_eof_matching("'", i)
+                buf.part(SQ(src[i + 1:j]))
+                i = j + 1
+            elif c == '"':
+                self.pos = i + 1
+                buf.part(self.read_dq())
+                i = self.pos
+            elif c == "$":
+                self.pos = i
+                self._read_dollar(buf, False)
+                i = self.pos
+            elif c == "`":
+                self.pos = i
+                buf.part(self._read_backtick(False))
+                i = self.pos
+            else:
+                buf.text(c)
+                i += 1
+        self.pos = i
+        if i == start:
+            tok = self.peek()
+            text = _token_text(tok)
+            raise self.fail(f"unexpected argument `{text}' to conditional binary operator",
+                            tok.pos, text, tok.kind == EOF)
+        return Word(buf.done(), src[start:i], self.line_at(start))
+
+
+def _line_of(cmd: Command) -> int:
+    return getattr(cmd, "line", 0)
+
+
+def _find_key_close(text: str) -> int | None:
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                if i + 1 < n and text[i + 1] == "=":
+                    return i
+                if i + 2 < n and text[i + 1] == "+" and text[i + 2] == "=":
+                    return i
+                return None
+        elif c == "\\":
+            i += 1
+        elif c == "'":
+            j = text.find("'", i + 1)
+            if j < 0:
+                return None
+            i = j
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j
+        i += 1
+    return None
+
+
+def _heredoc_delimiter(word: Word) -> tuple[str, bool]:
+    """The delimiter after quote removal of its source text (no expansion), and whether any
+    quoting was present (then the body is not expanded)."""
+    raw = word.text
+    if "\\" not in raw and "'" not in raw and '"' not in raw:
+        return raw, False
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\" and i + 1 < n:
+            out.append(raw[i + 1])
+            i += 2
+        elif c == "'":
+            j = raw.find("'", i + 1)
+            j = n if j < 0 else j
+            out.append(raw[i + 1:j])
+            i = j + 1
+        elif c == '"':
+            j = i + 1
+            while j < n and raw[j] != '"':
+                if raw[j] == "\\" and j + 1 < n and raw[j + 1] in '$`"\\':
+                    j += 1
+                out.append(raw[j])
+                j += 1
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out), True
+
+
+_COMPOUND = {
+    "if": Parser.parse_if,
+    "while": Parser.parse_while,
+    "until": Parser.parse_while,
+    "for": Parser.parse_for,
+    "select": Parser.parse_for,
+    "case": Parser.parse_case,
+    "function": Parser.parse_function_kw,
+    "{": Parser.parse_group,
+    "[[": Parser.parse_cond_cmd,
+}
+
+
+# ---------------------------------------------------------------------------- public API
+
+
+def parse_with_warnings(source: str, *, extglob: bool = True) -> tuple[Script, list[tuple[int, str]]]:
+    """Parse ``source``; also return bash's warnings as ``(line, message)`` (here-doc at EOF)."""
+    p = Parser(source, 0, extglob)
+    try:
+        script = p.parse_script()
+    except RecursionError:
+        err = ParseError("maximum nesting depth exceeded", p.line_at(p.pos), None)
+        err.incomplete = False  # type: ignore[attr-defined]
+        raise err from None
+    return script, p.warnings
+
+
+def parse(source: str, *, extglob: bool = True) -> Script:
+    """Parse a bash script; raises ``ParseError`` (with ``.incomplete``) like ``bash -c`` would."""
+    return parse_with_warnings(source, extglob=extglob)[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_cached(source: str) -> Script:
+    """``parse`` with a process-wide cache (the AST is immutable, so sharing is safe)."""
+    return parse(source)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_word(text: str, *, dq: bool = False) -> Word:
+    """Parse ``text`` as one word: inside double quotes when ``dq`` (PS4, ``${x@P}``), else as
+    an unquoted word whose blanks and metacharacters are literal."""
+    p = Parser(text, 0, True)
+    try:
+        if dq:
+            parts = p.read_heredoc_parts(dq=True)
+            return Word((DQ(parts),), text, 1)
+        parts = p._read_to_end(0, unquoted=True)
+    except RecursionError:
+        raise ParseError("maximum nesting depth exceeded", 1, None) from None
+    return Word(parts, text, 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _decl_assign(text: str, line: int, extglob: bool) -> Assign | None:
+    p = Parser(text, max(line - 1, 0), extglob)
+    tok = p.peek(assign_ok=True)
+    if tok.kind != WORD:
+        return None
+    a = p.try_assign(tok)
+    return a
+
+
+def decl_assign(word: Word, *, extglob: bool = True) -> Assign | None:
+    """For a ``declare``-style argument ``name=(…)`` (a lone ``Lit`` with ``=(``) the parsed
+    ``Assign`` with its array elements; None for any other word."""
+    parts = word.parts
+    if len(parts) != 1 or type(parts[0]) is not Lit:
+        return None
+    text = parts[0].text  # type: ignore[union-attr]
+    m = _ASSIGN_RE.match(text)
+    if m is None or not text.startswith("(", m.end()):
+        return None
+    return _decl_assign(text, word.line, extglob)
