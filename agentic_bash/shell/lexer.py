@@ -539,6 +539,8 @@ class Lexer:
         elif c == "(":
             if i + 2 < n and src[i + 2] == "(":
                 end = self.scan_arith(i + 3)
+                if end == -1:
+                    raise self.fail_eof_matching(")", i + 1)
                 if end is not None:
                     self.pos = i + 3
                     self.enter()
@@ -587,8 +589,9 @@ class Lexer:
                 self.pos = i + 1
 
     def scan_arith(self, i: int) -> int | None:
-        """For ``((`` / ``$((`` whose body starts at ``i``: index of the closing ``))``, or None
-        when the parentheses close as ``) )`` (then it is a nested subshell / command substitution)."""
+        """For ``((`` / ``$((`` whose body starts at ``i``: index of the closing ``))``, None
+        when the parentheses close as ``) )`` (then it is a nested subshell / command
+        substitution), -1 at end of input."""
         src, n = self.src, self.n
         depth = 0
         while i < n:
@@ -597,24 +600,26 @@ class Lexer:
                 depth += 1
             elif c == ")":
                 if depth == 0:
-                    return i if i + 1 < n and src[i + 1] == ")" else None
+                    if i + 1 >= n:
+                        return -1
+                    return i if src[i + 1] == ")" else None
                 depth -= 1
             elif c == "\\":
                 i += 1
             elif c == "'":
                 j = src.find("'", i + 1)
                 if j < 0:
-                    return None
+                    return -1
                 i = j
             elif c == '"':
                 j = i + 1
                 while j < n and src[j] != '"':
                     j += 2 if src[j] == "\\" else 1
                 if j >= n:
-                    return None
+                    return -1
                 i = j
             i += 1
-        return None
+        return -1
 
     def read_arith_region(self, end: int, open_pos: int) -> tuple[Part, ...]:
         """Parts of an arithmetic body from ``pos`` to ``end`` (quotes removed, ``$`` expanded)."""

@@ -34,7 +34,7 @@ __all__ = ["decl_assign", "parse", "parse_cached", "parse_with_warnings", "parse
 
 _EMPTY_WORD = Word((), "", 0)
 
-RESERVED_CLOSERS = frozenset({"fi", "then", "else", "elif", "do", "done", "esac", "}"})
+RESERVED_CLOSERS = frozenset({"fi", "then", "else", "elif", "do", "done", "esac", "}", "in"})
 _DECL_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -87,17 +87,29 @@ class Parser(Lexer):
     def __init__(self, src: str, line_base: int = 0, extglob: bool = True) -> None:
         super().__init__(src, line_base, extglob)
         self.tok: Tok | None = None
+        self.tok_assign = False
+        self.vnl = False
 
     # ------------------------------------------------------------------ tokens
 
     def peek(self, assign_ok: bool = False) -> Tok:
         tok = self.tok
         if tok is not None:
-            return tok
+            if not (assign_ok and tok.kind == WORD and tok.sub_span is None and not self.tok_assign
+                    and "[" in tok.val):
+                return tok
+            # lexed before we knew it was in assignment position: `a[i + 1]=x` reads differently
+            self.pos = tok.pos
+            self.tok = None
+        self.tok_assign = assign_ok
         self.skip_blanks()
         src, n, i = self.src, self.n, self.pos
         if i >= n:
-            tok = Tok(EOF, "", i, i)
+            if i == len(src) and not self.vnl and src and src[-1] != "\n":
+                # bash -c sees a newline after the last line: `echo >` fails at `newline'
+                tok = Tok(NL, "", i, i)
+            else:
+                tok = Tok(EOF, "", i, i)
         else:
             c = src[i]
             if c == "\n":
@@ -134,8 +146,11 @@ class Parser(Lexer):
         tok = self.tok if self.tok is not None else self.peek()
         self.tok = None
         self.pos = tok.end
-        if tok.kind == NL and self.pending:
-            self.read_heredocs()
+        if tok.kind == NL:
+            if tok.pos == tok.end:
+                self.vnl = True
+            if self.pending:
+                self.read_heredocs()
         return tok
 
     def skip_newlines(self) -> None:
@@ -148,7 +163,18 @@ class Parser(Lexer):
                 self.finish_heredocs_at_eof()
             return self.fail_eof()
         text = _token_text(tok)
-        return self.fail(f"syntax error near unexpected token `{text}'", tok.pos, text)
+        err = self.fail(f"syntax error near unexpected token `{text}'", tok.pos, text)
+        err.source_line = self.source_line(tok.pos)  # type: ignore[attr-defined]
+        return err
+
+    def source_line(self, pos: int) -> str:
+        """The physical line holding ``pos`` (bash echoes it after "near unexpected token")."""
+        src = self.src
+        if pos >= len(src) and pos > 0 and src[pos - 1] == "\n":
+            pos -= 1
+        start = src.rfind("\n", 0, pos) + 1 if pos > 0 else 0
+        end = src.find("\n", pos)
+        return src[start:end if end >= 0 else len(src)]
 
     def expect_kw(self, kw: str) -> Tok:
         tok = self.peek()
@@ -186,7 +212,7 @@ class Parser(Lexer):
                 lines.append(check)
             if not found:
                 self.warnings.append((
-                    self.line_at(n) if n else self.line_base + 1,
+                    self.eof_line() - 1,
                     f"here-document at line {op_line} delimited by end-of-file (wanted `{delim}')",
                 ))
             text = "".join(ln + "\n" for ln in lines)
@@ -224,11 +250,15 @@ class Parser(Lexer):
             items = self.parse_items()
         except ParseError as e:
             if e.message == "syntax error: unexpected end of file":
-                raise self.fail_eof_matching(")", open_pos) from None
+                err = self.fail_eof_matching(")", open_pos)
+                err.line = self.eof_line()
+                raise err from None
             raise
         tok = self.peek()
         if tok.kind == EOF:
-            raise self.fail_eof_matching(")", open_pos)
+            err = self.fail_eof_matching(")", open_pos)
+            err.line = self.eof_line()
+            raise err
         if tok.kind != OP or tok.val != ")":
             raise self.unexpected(tok)
         self.tok = None
@@ -320,7 +350,7 @@ class Parser(Lexer):
                     posix = True
             tok = self.peek()
             kw = tok.kw()
-            if timed and (tok.kind in (NL, EOF) or (tok.kind == OP and tok.val in (";", "&", ")"))):
+            if tok.kind in (NL, EOF) or (tok.kind == OP and tok.val in (";", "&", ")")):
                 return Pipeline((), negated, (), True, posix, line)
         cmds = [self.parse_command()]
         stderr: list[bool] = []
@@ -358,6 +388,8 @@ class Parser(Lexer):
                 if tok.val == "(":
                     if self.src.startswith("((", tok.pos):
                         end = self.scan_arith(tok.pos + 2)
+                        if end == -1:
+                            raise self.fail_eof_matching(")", tok.pos)
                         if end is not None:
                             return self.parse_arith_cmd(tok, end)
                     return self.parse_subshell()
@@ -649,8 +681,7 @@ class Parser(Lexer):
             raise self.unexpected(nxt)
         self.advance()
         var = nxt.val
-        if nxt.kw() is None or not _NAME_RE.match(var):
-            raise self.fail(f"`{var}': not a valid identifier", nxt.pos, var)
+        # an invalid name (`for 1 in …`) is a run-time error in bash, not a syntax error
         words: tuple[Word, ...] | None = None
         # `for x do`, `for x; do`, `for x in …; do`, newlines allowed before in/do
         tok = self.peek()
@@ -681,7 +712,7 @@ class Parser(Lexer):
     def parse_arith_for(self, tok: Tok, line: int) -> Command:
         start = tok.pos + 2
         end = self.scan_arith(start)
-        if end is None:
+        if end is None or end == -1:
             raise self.fail_eof_matching(")", tok.pos)
         # split at the two top-level semicolons
         src = self.src
@@ -797,21 +828,26 @@ class Parser(Lexer):
         expr = self.cond_or()
         end = self.peek()
         if end.kw() != "]]":
-            raise self.cond_error(end)
+            if end.kind == WORD:
+                raise self.cond_fail("syntax error in conditional expression", end)
+            raise self.cond_fail("syntax error in conditional expression: unexpected token "
+                                 f"`{_token_text(end)}'", end)
         self.advance()
         return self._finish(Cond, expr, line=line)
 
-    def cond_error(self, tok: Tok) -> ParseError:
+    def cond_fail(self, message: str, tok: Tok) -> ParseError:
+        """A ``[[`` syntax error. bash -c reports it but exits with the current ``$?`` (0 at the
+        start), not 2: ``keep_status`` tells the interpreter so. At end of input it is 2."""
         if tok.kind == EOF:
             return self.fail_eof()
-        text = _token_text(tok)
-        return self.fail(f"syntax error in conditional expression: unexpected token `{text}'",
-                         tok.pos, text)
+        err = self.fail(message, tok.pos, _token_text(tok))
+        err.keep_status = tok.pos < len(self.src)  # type: ignore[attr-defined]
+        return err
 
-    def _cond_peek(self) -> Tok:
+    def _cond_operand_start(self) -> Tok:
         while True:
             tok = self.peek()
-            if tok.kind == NL:
+            if tok.kind == NL and tok.pos < len(self.src):
                 self.advance()
                 continue
             return tok
@@ -819,7 +855,7 @@ class Parser(Lexer):
     def cond_or(self) -> CondExpr:
         left = self.cond_and()
         while True:
-            tok = self._cond_peek()
+            tok = self.peek()
             if tok.kind == OP and tok.val == "||":
                 self.advance()
                 left = CondOr(left, self.cond_and())
@@ -829,7 +865,7 @@ class Parser(Lexer):
     def cond_and(self) -> CondExpr:
         left = self.cond_not()
         while True:
-            tok = self._cond_peek()
+            tok = self.peek()
             if tok.kind == OP and tok.val == "&&":
                 self.advance()
                 left = CondAnd(left, self.cond_not())
@@ -837,7 +873,7 @@ class Parser(Lexer):
                 return left
 
     def cond_not(self) -> CondExpr:
-        tok = self._cond_peek()
+        tok = self._cond_operand_start()
         if tok.kw() == "!":
             self.advance()
             return CondNot(self.cond_not())
@@ -846,32 +882,31 @@ class Parser(Lexer):
     def cond_primary(self) -> CondExpr:
         self.enter()
         try:
-            tok = self._cond_peek()
+            tok = self._cond_operand_start()
             if tok.kind == OP and tok.val == "(":
                 self.advance()
                 e = self.cond_or()
-                close = self._cond_peek()
+                close = self.peek()
                 if close.kind != OP or close.val != ")":
-                    raise self.fail(f"expected `)'", close.pos, _token_text(close),
-                                    close.kind == EOF)
+                    raise self.cond_fail(f"unexpected token `{_token_text(close)}', expected `)'", close)
                 self.advance()
                 return e
-            if tok.kind not in (WORD, IONUM) or tok.kw() == "]]":
-                raise self.cond_error(tok)
+            if tok.kw() == "]]":
+                # bash prints nothing for `[[ ]]` and keeps $?
+                raise self.cond_fail("", tok)
+            if tok.kind not in (WORD, IONUM):
+                raise self.cond_fail(f"unexpected token `{_token_text(tok)}' in conditional command", tok)
             self.advance()
             w1 = tok.word
             assert w1 is not None
             kw = tok.kw()
             if kw is not None and kw in COND_UNARY:
                 nxt = self.peek()
-                if nxt.kind == WORD and nxt.kw() != "]]":
+                if nxt.kind in (WORD, IONUM) and nxt.kw() != "]]":
                     self.advance()
                     return CondUnary(kw, nxt.word)  # type: ignore[arg-type]
-                if nxt.kw() == "]]":
-                    raise self.fail(f"unexpected argument `]]' to conditional unary operator",
-                                    nxt.pos, "]]")
-                raise self.fail(f"unexpected argument `{_token_text(nxt)}' to conditional unary operator",
-                                nxt.pos, _token_text(nxt), nxt.kind == EOF)
+                raise self.cond_fail(
+                    f"unexpected argument `{_token_text(nxt)}' to conditional unary operator", nxt)
             nxt = self.peek()
             op: str | None = None
             if nxt.kind == WORD and nxt.kw() in COND_BINARY:
@@ -879,18 +914,20 @@ class Parser(Lexer):
             elif nxt.kind == OP and nxt.val in ("<", ">"):
                 op = nxt.val
             if op is None:
-                if nxt.kind == WORD and nxt.kw() != "]]":
-                    raise self.fail("conditional binary operator expected", nxt.pos, nxt.val)
-                return CondWord(w1)
+                if nxt.kw() == "]]" or (nxt.kind == OP and nxt.val in ("&&", "||", ")")):
+                    return CondWord(w1)
+                if nxt.kind in (WORD, IONUM):
+                    raise self.cond_fail("conditional binary operator expected", nxt)
+                raise self.cond_fail(
+                    f"unexpected token `{_token_text(nxt)}', conditional binary operator expected", nxt)
             self.advance()
             if op == "=~":
                 right = self.read_regex_word()
             else:
                 rtok = self.peek()
                 if rtok.kind not in (WORD, IONUM) or rtok.kw() == "]]":
-                    text = _token_text(rtok)
-                    raise self.fail(f"unexpected argument `{text}' to conditional binary operator",
-                                    rtok.pos, text, rtok.kind == EOF)
+                    raise self.cond_fail(
+                        f"unexpected argument `{_token_text(rtok)}' to conditional binary operator", rtok)
                 self.advance()
                 right = rtok.word  # type: ignore[assignment]
             return CondBinary(op, w1, right)  # type: ignore[arg-type]
@@ -955,9 +992,8 @@ class Parser(Lexer):
         self.pos = i
         if i == start:
             tok = self.peek()
-            text = _token_text(tok)
-            raise self.fail(f"unexpected argument `{text}' to conditional binary operator",
-                            tok.pos, text, tok.kind == EOF)
+            raise self.cond_fail(
+                f"unexpected argument `{_token_text(tok)}' to conditional binary operator", tok)
         return Word(buf.done(), src[start:i], self.line_at(start))
 
 
