@@ -83,7 +83,7 @@ class MemoryFS:
         self.bytes_used = 0
         self.files_used = 1
         self.generation = 0       # bumped on every mutation; changes.py compares it
-        self._observers: list[Callable[[str], None]] = []
+        self._journal: Any = None  # changes.Journal while a run is being tracked
         self._root = _Inode(S_IFDIR | root_mode, uid, gid, time.time())
         self._root.children = {}
         self._root.nlink = 2
@@ -109,8 +109,24 @@ class MemoryFS:
 
     def _changed(self, path: str) -> None:
         self.generation += 1
-        for cb in self._observers:
-            cb(path)
+
+    def _jnote(self, path: str, follow: bool = False, move_to: str | None = None) -> None:
+        """Tell the change journal (if any) that ``path`` is about to change."""
+        j = self._journal
+        if j is None:
+            return
+        from .paths import join, split
+
+        if follow:
+            canon = self.realpath(path)
+        else:
+            head, tail = split(path)
+            canon = join(self.realpath(head), tail) if tail else "/"
+        if move_to is not None:
+            head, tail = split(move_to)
+            j.note_move(canon, join(self.realpath(head), tail) if tail else "/")
+        else:
+            j.note(canon)
 
     def _perm(self, node: _Inode, bit: int, path: str) -> None:
         # bit: 4 read, 2 write, 1 search/execute; owner bits only (see module comment)
@@ -286,6 +302,7 @@ class MemoryFS:
     # ------------------------------------------------------------------ mutations
     def mkdir(self, path: str, mode: int = 0o755) -> None:
         with self._lock:
+            self._jnote(path)
             parent, name, node = self._parent_for_create(path)
             if node is not None:
                 raise _err(errno.EEXIST, path)
@@ -305,6 +322,7 @@ class MemoryFS:
 
     def rmdir(self, path: str) -> None:
         with self._lock:
+            self._jnote(path)
             stack, name, node = self._walk(path, False)
             if node is None:
                 raise _err(errno.ENOENT, path)
@@ -324,6 +342,7 @@ class MemoryFS:
 
     def unlink(self, path: str) -> None:
         with self._lock:
+            self._jnote(path)
             stack, name, node = self._walk(path, False)
             if node is None:
                 raise _err(errno.ENOENT, path)
@@ -339,6 +358,7 @@ class MemoryFS:
 
     def rename(self, src: str, dst: str) -> None:
         with self._lock:
+            self._jnote(src, move_to=dst)
             sstack, sname, snode = self._walk(src, False)
             if snode is None:
                 raise _err(errno.ENOENT, src, dst)
@@ -380,6 +400,7 @@ class MemoryFS:
 
     def symlink(self, target: str, path: str) -> None:
         with self._lock:
+            self._jnote(path)
             parent, name, node = self._parent_for_create(path)
             if node is not None:
                 raise _err(errno.EEXIST, path)
@@ -391,6 +412,7 @@ class MemoryFS:
 
     def link(self, src: str, dst: str) -> None:
         with self._lock:
+            self._jnote(dst)
             snode = self._get(src, False)
             parent, name, dnode = self._parent_for_create(dst)
             if dnode is not None:
@@ -405,6 +427,7 @@ class MemoryFS:
 
     def chmod(self, path: str, mode: int, follow_symlinks: bool = True) -> None:
         with self._lock:
+            self._jnote(path, follow_symlinks)
             node = self._get(path, follow_symlinks)
             if node.fmt == S_IFLNK:
                 return  # Linux has no lchmod; the mode of a symlink is always 0777
@@ -414,6 +437,7 @@ class MemoryFS:
 
     def chown(self, path: str, uid: int, gid: int, follow_symlinks: bool = True) -> None:
         with self._lock:
+            self._jnote(path, follow_symlinks)
             node = self._get(path, follow_symlinks)
             if uid != -1:
                 node.uid = uid
@@ -424,6 +448,7 @@ class MemoryFS:
 
     def utime(self, path: str, times: tuple[float, float] | None = None, follow_symlinks: bool = True) -> None:
         with self._lock:
+            self._jnote(path, follow_symlinks)
             node = self._get(path, follow_symlinks)
             now = time.time()
             if times is None:
@@ -435,6 +460,7 @@ class MemoryFS:
 
     def truncate(self, path: str, length: int) -> None:
         with self._lock:
+            self._jnote(path, True)
             if length < 0:
                 raise _err(errno.EINVAL, path)
             node = self._get(path, True)
@@ -467,6 +493,7 @@ class MemoryFS:
 
     def _mknode(self, path: str, mode: int, dev: str | None) -> None:
         with self._lock:
+            self._jnote(path)
             parent, name, node = self._parent_for_create(path)
             if node is not None:
                 raise _err(errno.EEXIST, path)
@@ -490,6 +517,8 @@ class MemoryFS:
         else:
             raise ValueError(f"invalid mode: {mode!r}")
         with self._lock:
+            if self._journal is not None and writable:
+                self._jnote(path, not excl)
             if excl:
                 # O_CREAT|O_EXCL never follows a final symlink: a dangling one is EEXIST
                 stack, name, node = self._walk(path, False)

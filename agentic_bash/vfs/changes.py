@@ -1,0 +1,127 @@
+"""Change tracking at the filesystem layer: a journal of prior states, diffed after a run."""
+
+# How it works: ``snapshot_marker(fs)`` installs a Journal on the filesystem the script sees
+# (the outermost layer: MountFS, OverlayFS or MemoryFS). Every mutating call of that layer
+# first calls ``journal.note(path)`` with the resolved path, which records the state the
+# path had *in the merged view* before its first change in the run. ``diff`` compares those
+# prior states with the current ones, so its cost is proportional to what changed (nothing
+# changed: a dict-emptiness check). Known gap: a write through a file object opened in an
+# earlier run (``exec 3>f`` across runs) is noted only when the file object is opened.
+
+from __future__ import annotations
+
+import stat as _stat
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Changes", "Journal", "Marker", "capture", "diff", "snapshot_marker"]
+
+CONTENT_COMPARE_LIMIT = 1 << 20
+"""Files up to this size are compared by content; larger ones by (inode, size, mtime)."""
+
+
+def capture(fs: Any, path: str) -> tuple | None:
+    """The comparable state of ``path`` (not following a final symlink), or None if absent."""
+    try:
+        st = fs.stat(path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return None
+    mode = st.st_mode
+    fmt = _stat.S_IFMT(mode)
+    if fmt == _stat.S_IFREG:
+        if st.st_size <= CONTENT_COMPARE_LIMIT:
+            try:
+                with fs.open(path, "rb") as f:
+                    return (mode, f.read())
+            except OSError:
+                pass
+        return (mode, ("big", st.st_ino, st.st_size, st.st_mtime))
+    if fmt == _stat.S_IFLNK:
+        try:
+            return (mode, fs.readlink(path))
+        except OSError:
+            return (mode, None)
+    return (mode, None)
+
+
+class Journal:
+    """Prior states of the paths changed since the marker (first change wins)."""
+
+    __slots__ = ("fs", "prior")
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+        self.prior: dict[str, tuple | None] = {}
+
+    def note(self, path: str) -> None:
+        if path not in self.prior:
+            self.prior[path] = capture(self.fs, path)
+
+    def note_move(self, src: str, dst: str) -> None:
+        """Before ``rename(src, dst)``: note both ends and every path below them that moves."""
+        self.note(src)
+        self.note(dst)
+        fs = self.fs
+        try:
+            if not _stat.S_ISDIR(fs.stat(src, follow_symlinks=False).st_mode):
+                return
+            names = fs.listdir(src)
+        except OSError:
+            return
+        for n in names:
+            self.note_move(src.rstrip("/") + "/" + n, dst.rstrip("/") + "/" + n)
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    created: list[str]
+    modified: list[str]
+    deleted: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.created or self.modified or self.deleted)
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    fs: Any
+    journal: Journal
+
+
+def _tracking_target(fs: Any) -> Any:
+    # layout.build_virtual_fs points the upper layer at the outermost view with _track_via
+    return getattr(fs, "_track_via", None) or fs
+
+
+def snapshot_marker(fs: Any) -> Marker:
+    """Start recording changes on ``fs`` (the view the script uses, or its upper layer)."""
+    target = _tracking_target(fs)
+    j = Journal(target)
+    target._journal = j
+    return Marker(target, j)
+
+
+def diff(marker: Marker, fs: Any = None) -> Changes:
+    """What changed since ``marker``, judged against the merged view before it; stops recording."""
+    target = marker.fs
+    j = marker.journal
+    if getattr(target, "_journal", None) is j:
+        target._journal = None
+    if not j.prior:
+        return Changes([], [], [])
+    created: list[str] = []
+    modified: list[str] = []
+    deleted: list[str] = []
+    for path, before in j.prior.items():
+        after = capture(target, path)
+        if before is None:
+            if after is not None:
+                created.append(path)
+        elif after is None:
+            deleted.append(path)
+        elif before != after:
+            modified.append(path)
+    created.sort()
+    modified.sort()
+    deleted.sort()
+    return Changes(created, modified, deleted)

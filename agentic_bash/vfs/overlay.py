@@ -1,0 +1,585 @@
+"""OverlayFS: a writable MemoryFS upper over read-only lower layers, with whiteouts and copy-up."""
+
+# Semantics follow Linux overlayfs: a directory present in several layers is merged; any
+# non-directory hides everything below it; deleting an entry that a lower layer provides
+# leaves a whiteout in the upper directory; a directory created where a whiteout was is
+# opaque (lowers hidden below it). Symlinks are resolved in the *merged* view, component by
+# component, so a lower ``/bin -> usr/bin`` leads to upper files under ``/usr/bin``.
+# Lowers are never written. Whiteouts and opaque flags live on upper directory inodes
+# (``_Inode.wh`` / ``_Inode.opaque``); oci.py turns them into ``.wh.`` tar members.
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as _stat
+from typing import Any, BinaryIO, Iterator, Sequence
+
+from .base import DirEntry, FileSystem, StatResult
+from .memory import MAXSYMLINKS, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, MemoryFS, _err
+from .paths import join, realpath_with, split
+
+__all__ = ["OverlayFS"]
+
+COPY_CHUNK = 1 << 20
+
+
+class _Found:
+    """One resolved merged entry: canonical path and the layers that provide it (top first)."""
+
+    __slots__ = ("path", "parent", "parent_layers", "layers", "st")
+
+    def __init__(self, path: str, parent: str, parent_layers: list[int],
+                 layers: list[int], st: StatResult | None) -> None:
+        self.path = path
+        self.parent = parent
+        self.parent_layers = parent_layers   # layers providing the parent directory
+        self.layers = layers                 # layers providing this entry (several only for dirs)
+        self.st = st                         # lstat of the top entry, None when absent
+
+    @property
+    def top(self) -> int:
+        return self.layers[0]
+
+
+class OverlayFS:
+    """Merged view of ``upper`` (index 0) over ``lowers`` (indices 1..n, top first)."""
+
+    def __init__(self, upper: MemoryFS, lowers: Sequence[FileSystem]) -> None:
+        self.upper = upper
+        self.lowers = list(lowers)
+        self._lock = upper._lock
+        self._journal: Any = None
+        upper._track_via = self  # changes.snapshot_marker(upper) tracks the merged view
+
+    # ------------------------------------------------------------------ layers
+    def _layer(self, idx: int) -> Any:
+        return self.upper if idx == 0 else self.lowers[idx - 1]
+
+    def swap_upper(self, upper: MemoryFS) -> None:
+        """Replace the upper layer (``reset()``); O(1)."""
+        with self._lock:
+            upper._track_via = getattr(self.upper, "_track_via", self)
+            self.upper = upper
+            self._lock = upper._lock
+
+    def _upper_dir(self, path: str) -> Any:
+        """The upper inode at canonical ``path`` (no symlinks in it), or None."""
+        try:
+            node = self.upper._get(path, False)
+        except OSError:
+            return None
+        return node if node.fmt == S_IFDIR else None
+
+    def _child(self, parent: str, parent_layers: list[int], name: str) -> tuple[list[int], StatResult | None]:
+        path = join(parent, name)
+        layers: list[int] = []
+        top: StatResult | None = None
+        for idx in parent_layers:
+            if idx == 0:
+                pnode = self._upper_dir(parent)
+                if pnode is None:
+                    continue
+                node = pnode.children.get(name)
+                if node is not None:
+                    top = self.upper._stat_of(node, self.upper.dev)
+                    layers.append(0)
+                    if node.fmt != S_IFDIR or node.opaque:
+                        return layers, top
+                    continue
+                if pnode.wh and name in pnode.wh:
+                    return layers, top
+                continue
+            try:
+                st = self.lowers[idx - 1].stat(path, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if top is None:
+                top = st
+                layers.append(idx)
+                if not _stat.S_ISDIR(st.st_mode):
+                    return layers, top
+            elif _stat.S_ISDIR(st.st_mode) and _stat.S_ISDIR(top.st_mode):
+                layers.append(idx)
+            else:
+                break  # a non-directory below a directory ends the merge
+        return layers, top
+
+    def _root_layers(self) -> list[int]:
+        if self.upper._root.opaque:
+            return [0]
+        return list(range(len(self.lowers) + 1))
+
+    def _resolve(self, path: str, follow: bool = True) -> _Found:
+        """Resolve in the merged view; the result's ``st`` is None if only the last part is missing."""
+        stack: list[tuple[str, list[int]]] = [("/", self._root_layers())]
+        comps = [c for c in reversed(path.split("/")) if c and c != "."]
+        hops = 0
+        while comps:
+            c = comps.pop()
+            if c == ".":
+                continue
+            if c == "..":
+                if len(stack) > 1:
+                    stack.pop()
+                continue
+            cur, cur_layers = stack[-1]
+            layers, st = self._child(cur, cur_layers, c)
+            child = join(cur, c)
+            if st is None:
+                if comps:
+                    raise _err(errno.ENOENT, path)
+                return _Found(child, cur, cur_layers, [], None)
+            fmt = st.st_mode & S_IFMT
+            if fmt == S_IFLNK and (comps or follow):
+                hops += 1
+                if hops > MAXSYMLINKS:
+                    raise _err(errno.ELOOP, path)
+                t = self._layer(layers[0]).readlink(child)
+                if t.startswith("/"):
+                    del stack[1:]
+                if t.endswith(("/", "/.", "/..")) or t in (".", ".."):
+                    comps.append(".")
+                comps.extend(x for x in reversed(t.split("/")) if x and x != ".")
+                continue
+            if not comps:
+                return _Found(child, cur, cur_layers, layers, st)
+            if fmt != S_IFDIR:
+                raise _err(errno.ENOTDIR, path)
+            stack.append((child, layers))
+        cur, cur_layers = stack[-1]
+        if len(stack) > 1:
+            parent, parent_layers = stack[-2]
+        else:
+            parent, parent_layers = "/", cur_layers
+        return _Found(cur, parent, parent_layers, cur_layers, self._layer(cur_layers[0]).stat(cur, False))
+
+    def _existing(self, path: str, follow: bool = True) -> _Found:
+        f = self._resolve(path, follow)
+        if f.st is None:
+            raise _err(errno.ENOENT, path)
+        return f
+
+    # ------------------------------------------------------------------ journal
+    def _jnote(self, path: str) -> None:
+        j = self._journal
+        if j is not None:
+            j.note(path)
+
+    # ------------------------------------------------------------------ copy-up
+    def _copy_up_dirs(self, path: str) -> None:
+        """Make every directory of canonical ``path`` (itself included) exist in the upper."""
+        if path == "/":
+            return
+        up = self.upper
+        parts = path.strip("/").split("/")
+        cur = "/"
+        for name in parts:
+            nxt = join(cur, name)
+            pnode = up._get(cur, False)
+            node = pnode.children.get(name)
+            if node is None:
+                st = self._merged_dir_stat(nxt)
+                d = up._new(S_IFDIR | _stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
+                d.children = {}
+                d.nlink = 2
+                d.mtime, d.atime, d.ctime = st.st_mtime, st.st_atime, st.st_ctime
+                pnode.children[name] = d
+                pnode.nlink += 1
+            elif node.fmt != S_IFDIR:
+                raise _err(errno.ENOTDIR, path)
+            cur = nxt
+
+    def _merged_dir_stat(self, path: str) -> StatResult:
+        for lower in self.lowers:
+            try:
+                st = lower.stat(path, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if _stat.S_ISDIR(st.st_mode):
+                return st
+        return StatResult(S_IFDIR | 0o755)
+
+    def _copy_up(self, f: _Found, data: bool = True) -> None:
+        """Copy the lower entry ``f`` into the upper (parents too), keeping mode, owner, times."""
+        if f.top == 0:
+            return
+        self._copy_up_dirs(f.parent)
+        up = self.upper
+        lower = self._layer(f.top)
+        st = f.st
+        assert st is not None
+        fmt = st.st_mode & S_IFMT
+        if fmt == S_IFDIR:
+            self._copy_up_dirs(f.path)
+            return
+        pnode = up._get(f.parent, False)
+        name = split(f.path)[1]
+        node = up._new(st.st_mode, st.st_uid, st.st_gid)
+        if fmt == S_IFREG:
+            buf = bytearray()
+            if data:
+                with lower.open(f.path, "rb") as src:
+                    while True:
+                        chunk = src.read(COPY_CHUNK)
+                        if not chunk:
+                            break
+                        buf += chunk
+                up._charge(len(buf), f.path)
+            node.data = buf
+        elif fmt == S_IFLNK:
+            node.target = lower.readlink(f.path)
+        elif fmt == _stat.S_IFCHR:
+            lnode = getattr(lower, "_get", None)
+            node.dev = lnode(f.path, False).dev if lnode else "null"
+        node.mtime, node.atime, node.ctime = st.st_mtime, st.st_atime, st.st_ctime
+        pnode.children[name] = node
+        f.layers = [0]
+
+    def _copy_up_tree(self, f: _Found) -> None:
+        """Recursive copy-up of a merged directory; the upper copy becomes opaque (complete)."""
+        self._copy_up(f)
+        if f.st is None or not _stat.S_ISDIR(f.st.st_mode):
+            return
+        for name in self._names(f):
+            child_layers, st = self._child(f.path, f.layers, name)
+            if st is None:
+                continue
+            cf = _Found(join(f.path, name), f.path, f.layers, child_layers, st)
+            self._copy_up_tree(cf)
+        self.upper._get(f.path, False).opaque = True
+        f.layers = [0]
+
+    def _lower_has(self, f: _Found) -> bool:
+        """Whether a lower layer would show an entry at ``f.path`` once the upper one is gone."""
+        for idx in f.parent_layers:
+            if idx == 0:
+                continue
+            try:
+                self.lowers[idx - 1].stat(f.path, follow_symlinks=False)
+                return True
+            except (OSError, ValueError):
+                continue
+        return False
+
+    def _whiteout(self, f: _Found) -> None:
+        self._copy_up_dirs(f.parent)
+        pnode = self.upper._get(f.parent, False)
+        if pnode.wh is None:
+            pnode.wh = set()
+        pnode.wh.add(split(f.path)[1])
+
+    # ------------------------------------------------------------------ queries
+    def stat(self, path: str, follow_symlinks: bool = True) -> StatResult:
+        with self._lock:
+            return self._existing(path, follow_symlinks).st  # type: ignore[return-value]
+
+    def lstat(self, path: str) -> StatResult:
+        return self.stat(path, follow_symlinks=False)
+
+    def exists(self, path: str) -> bool:
+        try:
+            with self._lock:
+                return self._resolve(path, True).st is not None
+        except (OSError, ValueError):
+            return False
+
+    def lexists(self, path: str) -> bool:
+        try:
+            with self._lock:
+                return self._resolve(path, False).st is not None
+        except (OSError, ValueError):
+            return False
+
+    def _names(self, f: _Found) -> list[str]:
+        names: dict[str, None] = {}
+        wh: set[str] = set()
+        for idx in f.layers:
+            if idx == 0:
+                node = self._upper_dir(f.path)
+                if node is None:
+                    continue
+                names.update(dict.fromkeys(node.children))
+                if node.wh:
+                    wh = node.wh
+            else:
+                try:
+                    lower_names = self.lowers[idx - 1].listdir(f.path)
+                except (OSError, ValueError):
+                    continue
+                for n in lower_names:
+                    if n not in wh:
+                        names[n] = None
+        return list(names)
+
+    def _dir(self, path: str) -> _Found:
+        f = self._existing(path, True)
+        if not f.st.is_dir:  # type: ignore[union-attr]
+            raise _err(errno.ENOTDIR, path)
+        if self.upper.check_permissions and not (f.st.st_mode >> 6) & 4:  # type: ignore[union-attr]
+            raise _err(errno.EACCES, path)
+        return f
+
+    def listdir(self, path: str) -> list[str]:
+        with self._lock:
+            f = self._dir(path)
+            if len(f.layers) == 1:
+                return self._layer(f.top).listdir(f.path)
+            return self._names(f)
+
+    def scandir(self, path: str) -> Iterator[DirEntry]:
+        with self._lock:
+            f = self._dir(path)
+            if len(f.layers) == 1:
+                return self._layer(f.top).scandir(f.path)
+            out = []
+            for name in self._names(f):
+                _, st = self._child(f.path, f.layers, name)
+                if st is not None:
+                    out.append(DirEntry(name, st.st_mode))
+            return iter(out)
+
+    def readlink(self, path: str) -> str:
+        with self._lock:
+            f = self._existing(path, False)
+            if not f.st.is_symlink:  # type: ignore[union-attr]
+                raise _err(errno.EINVAL, path)
+            return self._layer(f.top).readlink(f.path)
+
+    def _lstat_mode(self, path: str) -> int | None:
+        try:
+            f = self._resolve(path, False)
+        except OSError:
+            return None
+        return None if f.st is None else f.st.st_mode
+
+    def realpath(self, path: str) -> str:
+        with self._lock:
+            return realpath_with(path, self._lstat_mode, self.readlink)
+
+    def access(self, path: str, mode: int) -> bool:
+        try:
+            with self._lock:
+                f = self._resolve(path, True)
+        except OSError:
+            return False
+        if f.st is None:
+            return False
+        if mode == os.F_OK or not self.upper.check_permissions:
+            return True
+        bits = (f.st.st_mode >> 6) & 7
+        want = (4 if mode & os.R_OK else 0) | (2 if mode & os.W_OK else 0) | (1 if mode & os.X_OK else 0)
+        return bits & want == want
+
+    def real_path(self, path: str) -> str | None:
+        try:
+            with self._lock:
+                f = self._resolve(path, True)
+        except OSError:
+            return None
+        if f.st is None or f.top == 0:
+            return None
+        return self._layer(f.top).real_path(f.path)
+
+    # ------------------------------------------------------------------ open
+    def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> BinaryIO:
+        flags = set(mode) - {"b", "t"}
+        writing = bool(flags & {"w", "a", "x", "+"})
+        with self._lock:
+            if not writing:
+                f = self._existing(path, True)
+                if f.st.is_dir:  # type: ignore[union-attr]
+                    raise _err(errno.EISDIR, path)
+                if f.top == 0:
+                    return self.upper.open(f.path, mode)
+                if self.upper.check_permissions and not (f.st.st_mode >> 6) & 4:  # type: ignore[union-attr]
+                    raise _err(errno.EACCES, path)
+                return self._layer(f.top).open(f.path, mode)
+            f = self._resolve(path, "x" not in flags)
+            if f.st is not None:
+                if "x" in flags:
+                    raise _err(errno.EEXIST, path)
+                if f.st.is_dir:
+                    raise _err(errno.EISDIR, path)
+                if self.upper.check_permissions and not (f.st.st_mode >> 6) & 2:
+                    raise _err(errno.EACCES, path)
+            elif "r" in flags:
+                raise _err(errno.ENOENT, path)
+            self._jnote(f.path)
+            if f.st is None:
+                self._copy_up_dirs(f.parent)
+            else:
+                self._copy_up(f, data="w" not in flags)
+            return self.upper.open(f.path, mode, perm)
+
+    # ------------------------------------------------------------------ mutations
+    def _creatable(self, path: str) -> _Found:
+        f = self._resolve(path, False)
+        if f.st is not None:
+            raise _err(errno.EEXIST, path)
+        if f.path == "/":
+            raise _err(errno.EEXIST, path)
+        return f
+
+    def mkdir(self, path: str, mode: int = 0o755) -> None:
+        with self._lock:
+            f = self._creatable(path)
+            self._jnote(f.path)
+            self._copy_up_dirs(f.parent)
+            pnode = self.upper._get(f.parent, False)
+            hidden = bool(pnode.wh and split(f.path)[1] in pnode.wh)
+            self.upper.mkdir(f.path, mode)
+            if hidden or self._lower_has(f):
+                self.upper._get(f.path, False).opaque = True
+
+    def symlink(self, target: str, path: str) -> None:
+        with self._lock:
+            f = self._creatable(path)
+            self._jnote(f.path)
+            self._copy_up_dirs(f.parent)
+            self.upper.symlink(target, f.path)
+
+    def link(self, src: str, dst: str) -> None:
+        with self._lock:
+            s = self._existing(src, False)
+            d = self._resolve(dst, False)
+            if d.st is not None:
+                raise _err(errno.EEXIST, src, dst)
+            if s.st.is_dir:  # type: ignore[union-attr]
+                raise _err(errno.EPERM, src, dst)
+            self._jnote(d.path)
+            self._copy_up(s)
+            self._copy_up_dirs(d.parent)
+            self.upper.link(s.path, d.path)
+
+    def _remove(self, f: _Found, is_dir: bool) -> None:
+        self._jnote(f.path)
+        lower = self._lower_has(f)
+        if f.top == 0:
+            if is_dir:
+                self.upper.rmdir(f.path)
+            else:
+                self.upper.unlink(f.path)
+        if lower:
+            self._whiteout(f)
+
+    def unlink(self, path: str) -> None:
+        with self._lock:
+            f = self._existing(path, False)
+            if f.st.is_dir:  # type: ignore[union-attr]
+                raise _err(errno.EISDIR, path)
+            self._check_parent_writable(f, path)
+            self._remove(f, False)
+
+    def _check_parent_writable(self, f: _Found, path: str) -> None:
+        if self.upper.check_permissions:
+            pst = self._layer(f.parent_layers[0]).stat(f.parent, False) if f.parent_layers else None
+            if pst is not None and (pst.st_mode >> 6) & 3 != 3:
+                raise _err(errno.EACCES, path)
+
+    def rmdir(self, path: str) -> None:
+        with self._lock:
+            f = self._existing(path, False)
+            if f.path == "/":
+                raise _err(errno.EBUSY, path)
+            if not f.st.is_dir:  # type: ignore[union-attr]
+                raise _err(errno.ENOTDIR, path)
+            if self._names(f):
+                raise _err(errno.ENOTEMPTY, path)
+            self._check_parent_writable(f, path)
+            if f.top == 0:
+                # drop whiteouts first: MemoryFS.rmdir only sees real children
+                self.upper._get(f.path, False).wh = None
+            self._remove(f, True)
+
+    def rename(self, src: str, dst: str) -> None:
+        with self._lock:
+            s = self._existing(src, False)
+            d = self._resolve(dst, False)
+            if s.path == "/" or d.path == "/":
+                raise _err(errno.EBUSY, src, dst)
+            s_dir = s.st.is_dir  # type: ignore[union-attr]
+            if s_dir and (d.path + "/").startswith(s.path + "/") and d.path != s.path:
+                raise _err(errno.EINVAL, src, dst)
+            if d.st is not None:
+                if d.path == s.path:
+                    return
+                if s.top == d.top and s.st.st_ino == d.st.st_ino and s.st.st_dev == d.st.st_dev:  # type: ignore[union-attr]
+                    return  # hard links to one file: rename does nothing
+                if s_dir:
+                    if not d.st.is_dir:
+                        raise _err(errno.ENOTDIR, src, dst)
+                    if self._names(d):
+                        raise _err(errno.ENOTEMPTY, src, dst)
+                elif d.st.is_dir:
+                    raise _err(errno.EISDIR, src, dst)
+            j = self._journal
+            if j is not None:
+                j.note_move(s.path, d.path)
+            if s_dir:
+                self._copy_up_tree(s)
+            else:
+                self._copy_up(s)
+            self._copy_up_dirs(d.parent)
+            src_lower = self._lower_has(s)
+            if d.st is not None and d.top != 0 and d.st.is_dir:
+                # an empty merged lower dir at dst: the upper rename target must not exist
+                pass
+            elif d.st is not None and d.top == 0 and d.st.is_dir:
+                self.upper._get(d.path, False).wh = None
+            self.upper.rename(s.path, d.path)
+            if s_dir and (self._lower_has(d) or d.st is not None):
+                self.upper._get(d.path, False).opaque = True
+            if src_lower:
+                self._whiteout(s)
+
+    def chmod(self, path: str, mode: int, follow_symlinks: bool = True) -> None:
+        with self._lock:
+            f = self._existing(path, follow_symlinks)
+            if f.st.is_symlink:  # type: ignore[union-attr]
+                return
+            self._jnote(f.path)
+            self._copy_up(f)
+            self.upper.chmod(f.path, mode, False)
+
+    def chown(self, path: str, uid: int, gid: int, follow_symlinks: bool = True) -> None:
+        with self._lock:
+            f = self._existing(path, follow_symlinks)
+            self._jnote(f.path)
+            self._copy_up(f)
+            self.upper.chown(f.path, uid, gid, False)
+
+    def utime(self, path: str, times: tuple[float, float] | None = None, follow_symlinks: bool = True) -> None:
+        with self._lock:
+            f = self._existing(path, follow_symlinks)
+            self._jnote(f.path)
+            self._copy_up(f)
+            self.upper.utime(f.path, times, False)
+
+    def truncate(self, path: str, length: int) -> None:
+        with self._lock:
+            if length < 0:
+                raise _err(errno.EINVAL, path)
+            f = self._existing(path, True)
+            if f.st.is_dir:  # type: ignore[union-attr]
+                raise _err(errno.EISDIR, path)
+            self._jnote(f.path)
+            self._copy_up(f, data=length > 0)
+            self.upper.truncate(f.path, length)
+
+    # ------------------------------------------------------------------ overlay-specific
+    def whiteouts(self) -> Iterator[tuple[str, bool]]:
+        """(path, is_opaque_dir) for every whiteout / opaque directory in the upper, for export."""
+        with self._lock:
+            out: list[tuple[str, bool]] = []
+            stack = [("/", self.upper._root)]
+            while stack:
+                path, node = stack.pop()
+                if node.opaque:
+                    out.append((path, True))
+                for n in sorted(node.wh or ()):
+                    out.append((join(path, n), False))
+                for n, c in node.children.items():
+                    if c.fmt == S_IFDIR:
+                        stack.append((join(path, n), c))
+            return iter(out)
