@@ -208,7 +208,7 @@ def _expr() -> st.SearchStrategy[str]:
             sub.map(lambda s: f"({s})"),
             st.tuples(sub, sub, sub).map(lambda t: f"{t[0]} ? {t[1]} : {t[2]}"),
             st.tuples(st.sampled_from(["x", "y"]), st.sampled_from(["=", "+=", "*=", "-=", "<<=", "|="]), sub)
-            .map(lambda t: f"{t[0]} {t[1]} ({t[2]})"),
+            .map(lambda t: f"({t[0]} {t[1]} ({t[2]}))"),
         ),
         max_leaves=12,
     )
