@@ -32,7 +32,7 @@ import regex
 from ..errors import LimitExceeded
 
 __all__ = [
-    "PosixRegex", "RegexError", "budget_timeout", "compile_posix", "from_text", "timeout_guard",
+    "PosixRegex", "RegexError", "budget_timeout", "compile_patterns", "compile_posix", "from_text", "timeout_guard",
     "to_text", "translate", "utf8_locale",
 ]
 
@@ -182,14 +182,14 @@ def _combine(q1: tuple[int, int | None], q2: tuple[int, int | None]) -> tuple[in
 
 def translate(
     pattern: str, *, extended: bool, sed: bool = False, multiline: bool = False,
-    buffer: bool = False, dotall: bool = False,
+    buffer: bool = False, dotall: bool = False, group_offset: int = 0,
 ) -> tuple[str, int, tuple[str, ...]]:
     """POSIX ``pattern`` -> (regex-module pattern, number of groups, warnings)."""
     p = pattern
     n = len(p)
     i = 0
     stack: list[_Frame] = [_Frame(0)]
-    ngroups = 0
+    ngroups = group_offset
     completed: set[int] = set()
     warnings: list[str] = []
     ml = multiline or buffer
@@ -390,10 +390,10 @@ def translate(
             elif not extended and d == "}":
                 add("\\}")
             elif d in "123456789":
-                g = int(d)
+                g = int(d) + group_offset
                 if g not in completed:
                     raise RegexError("Invalid back reference")
-                add("(?:\\" + d + ")")
+                add("(?:\\%d)" % g)
             elif d == "w":
                 add("\\w")
             elif d == "W":
@@ -487,7 +487,7 @@ def translate(
         raise RegexError("Unmatched ( or \\(")
     fr = stack[0]
     out = "|".join(fr.alts + [fr.flush()])
-    return out, ngroups, tuple(warnings)
+    return out, ngroups - group_offset, tuple(warnings)
 
 
 @lru_cache(maxsize=512)
@@ -514,3 +514,60 @@ def compile_posix(
     except (OverflowError, RecursionError) as exc:
         raise RegexError("Regular expression too big") from exc
     return PosixRegex(rx, fast, ngroups, src, warns)
+
+
+def _wrap(src: str, whole: str, buffer: bool) -> str:
+    if whole == "x":
+        return ("(?m:^)(?:%s)(?m:$)" if buffer else "(?:^)(?:%s)(?!(?s:.))") % src
+    if whole == "w":
+        return "(?<!\\w)(?:%s)(?!\\w)" % src
+    return src
+
+
+@lru_cache(maxsize=128)
+def compile_patterns(
+    patterns: tuple[str, ...], *, mode: str = "G", icase: bool = False, whole: str = "",
+    buffer: bool = False, utf8: bool = True,
+) -> PosixRegex:
+    """grep's pattern list (mode G/E/F/P) as one alternation; each pattern keeps its own
+    back-reference numbering. ``whole`` is 'w' (-w), 'x' (-x) or ''. Raises RegexError."""
+    parts: list[str] = []
+    warns: list[str] = []
+    total = 0
+    for pat in patterns:
+        if mode == "F":
+            src = "".join(_lit(c) for c in pat)
+        elif mode == "P":
+            src = pat
+            try:
+                total += regex.compile(pat).groups
+            except regex.error as exc:
+                raise RegexError(str(exc)) from exc
+            except (OverflowError, RecursionError) as exc:
+                raise RegexError("regular expression is too large") from exc
+        else:
+            src, ng, w = translate(pat, extended=(mode == "E"), buffer=buffer, group_offset=total)
+            total += ng
+            warns.extend(w)
+        parts.append(src)
+    if not parts:
+        src = "(?!)"
+    elif len(parts) == 1:
+        src = _wrap(parts[0], whole, buffer)
+    else:
+        src = _wrap("|".join("(?:%s)" % x for x in parts), whole, buffer)
+    flags = regex.VERSION0
+    if icase:
+        flags |= regex.IGNORECASE
+    if not utf8:
+        flags |= regex.ASCII
+    if mode == "P" and buffer:
+        flags |= regex.MULTILINE
+    try:
+        rx = regex.compile(src, flags | regex.POSIX) if mode != "P" else regex.compile(src, flags)
+        fast = regex.compile(src, flags)
+    except regex.error as exc:
+        raise RegexError(f"Invalid regular expression ({exc})") from exc
+    except (OverflowError, RecursionError) as exc:
+        raise RegexError("Regular expression too big") from exc
+    return PosixRegex(rx, fast, total, src, tuple(warns))
