@@ -30,7 +30,9 @@ from .nodes import (
     Simple, Subshell, While, Word,
 )
 
-__all__ = ["decl_assign", "parse", "parse_cached", "parse_with_warnings", "parse_word"]
+__all__ = [
+    "CommandReader", "decl_assign", "parse", "parse_cached", "parse_with_warnings", "parse_word",
+]
 
 _EMPTY_WORD = Word((), "", 0)
 
@@ -283,6 +285,43 @@ class Parser(Lexer):
         if self.pending:
             self.finish_heredocs_at_eof()
         return Script(tuple(items), 1 + self.line_base)
+
+    def parse_line(self) -> Script | None:
+        """The next top-level command line (what bash parses, then runs, before reading on);
+        None at end of input."""
+        self.skip_newlines()
+        tok = self.peek(True)
+        if tok.kind == EOF:
+            if self.pending:
+                self.finish_heredocs_at_eof()
+            return None
+        line = self.line_at(tok.pos)
+        items: list[ListItem] = []
+        while True:
+            tok = self.peek(True)
+            if tok.kind == EOF:
+                break
+            cmd = self.parse_andor()
+            tok = self.peek()
+            if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
+                self.advance()
+                items.append(ListItem(cmd, tok.val == "&"))
+                nxt = self.peek(True)
+                if nxt.kind == NL:
+                    self.advance()
+                    break
+                if nxt.kind == EOF:
+                    break
+            elif tok.kind == NL:
+                self.advance()
+                items.append(ListItem(cmd))
+                break
+            elif tok.kind == EOF:
+                items.append(ListItem(cmd))
+                break
+            else:
+                raise self.unexpected(tok)
+        return Script(tuple(items), line)
 
     def parse_items(self) -> list[ListItem]:
         """A compound list; stops before a closing keyword/operator or EOF."""
@@ -656,6 +695,7 @@ class Parser(Lexer):
         return self._finish(While, cond, body, tok.val == "until", line=line)
 
     def _loop_body(self) -> Script:
+        """``do … done`` or (bash extension, for/select only) ``{ … }``."""
         tok = self.peek()
         kw = tok.kw()
         if kw == "do":
@@ -1095,6 +1135,45 @@ def parse_with_warnings(source: str, *, extglob: bool = True) -> tuple[Script, l
 def parse(source: str, *, extglob: bool = True) -> Script:
     """Parse a bash script; raises ``ParseError`` (with ``.incomplete``) like ``bash -c`` would."""
     return parse_with_warnings(source, extglob=extglob)[0]
+
+
+class CommandReader:
+    """Parse a script one top-level command line at a time, as ``bash -c`` does: earlier lines
+    run before a syntax error in a later line is seen (``echo a\\nfi`` prints ``a``, then
+    fails with status 2). Set ``extglob`` between calls when ``shopt`` changes it."""
+
+    def __init__(self, source: str, *, extglob: bool = True) -> None:
+        self._p = Parser(source, 0, extglob)
+
+    @property
+    def extglob(self) -> bool:
+        return self._p.extglob
+
+    @extglob.setter
+    def extglob(self, value: bool) -> None:
+        self._p.extglob = value
+
+    @property
+    def warnings(self) -> list[tuple[int, str]]:
+        """Warnings so far (``(line, message)``); the caller may clear the list after printing."""
+        return self._p.warnings
+
+    def next(self) -> Script | None:
+        """The next command line, None at the end; raises ``ParseError``."""
+        p = self._p
+        try:
+            return p.parse_line()
+        except RecursionError:
+            err = ParseError("maximum nesting depth exceeded", p.line_at(p.pos), None)
+            err.incomplete = False  # type: ignore[attr-defined]
+            raise err from None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        while True:
+            s = self.next()
+            if s is None:
+                return
+            yield s
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,0 +1,542 @@
+"""Parser: AST shapes per construct, bash-identical syntax errors, robustness properties."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentic_bash.errors import ParseError
+from agentic_bash.shell import nodes as n
+from agentic_bash.shell.parser import (
+    CommandReader, decl_assign, parse, parse_cached, parse_with_warnings, parse_word,
+)
+
+BASH = shutil.which("bash") or "/usr/bin/bash"
+
+
+def one(src: str) -> n.Command:
+    s = parse(src)
+    assert len(s.items) == 1, s
+    return s.items[0].cmd
+
+
+def W(*parts: n.Part) -> tuple[n.Part, ...]:
+    return tuple(parts)
+
+
+L = n.Lit
+
+
+# ----------------------------------------------------------------------------- simple commands
+
+
+def test_simple_words_and_quotes():
+    c = one("echo a 'b c' \"d $x\" e\\*f $'g\\th'")
+    assert isinstance(c, n.Simple)
+    assert [w.text for w in c.words] == ["echo", "a", "'b c'", '"d $x"', "e\\*f", "$'g\\th'"]
+    assert c.words[2].parts == (n.SQ("b c"),)
+    assert c.words[3].parts == (n.DQ((L("d "), n.Param("x", short=True))),)
+    assert c.words[4].parts == (L("e"), n.Escaped("*"), L("f"))
+    assert c.words[5].parts == (n.ANSIC("g\th"),)
+
+
+def test_assignments():
+    c = one("a=1 b+=x c[i+1]=v d= e=$x'y' cmd arg=1")
+    assert isinstance(c, n.Simple)
+    a, b, cc, d, e = c.assigns
+    assert (a.name, a.value.parts, a.append) == ("a", (L("1"),), False)
+    assert (b.name, b.append) == ("b", True)
+    assert cc.index.parts == (L("i+1"),) and cc.value.parts == (L("v"),)
+    assert d.value.parts == ()
+    assert e.value.parts == (n.Param("x", short=True), n.SQ("y"))
+    assert [w.text for w in c.words] == ["cmd", "arg=1"]
+
+
+def test_subscript_assignment_with_blanks():
+    c = one("a[1 + 2]=x")
+    assert c.assigns[0].index.text == "1 + 2"
+    assert c.assigns[0].value.text == "x"
+
+
+def test_array_assignment():
+    c = one('a=(1 [k]=v "x y" [j]+=w\n z) b+=(q)')
+    a, b = c.assigns
+    assert a.value is None and not a.append
+    assert [e.value.text for e in a.array] == ["1", "v", '"x y"', "w", "z"]
+    assert a.array[1].key.text == "k"
+    assert a.array[3].append
+    assert b.append and b.array[0].value.text == "q"
+
+
+def test_decl_array_word():
+    c = one("declare -a x=(1 '2 3') y=4")
+    w = c.words[2]
+    assert w.parts == (L("x=(1 '2 3')"),) and w.text == "x=(1 '2 3')"
+    a = decl_assign(w)
+    assert a is not None and a.name == "x"
+    assert [e.value.parts for e in a.array] == [(L("1"),), (n.SQ("2 3"),)]
+    assert decl_assign(c.words[3]) is None
+    assert decl_assign(c.words[0]) is None
+
+
+def test_not_array_outside_declaration():
+    with pytest.raises(ParseError):
+        parse("echo a=(1 2)")
+
+
+def test_redirections():
+    c = one("cmd 2>&1 >/dev/null &> f &>> g 3<> h 4>&- {fd}>x <<< 's' >| k < in 5<&0")
+    ops = [(r.op, r.fd, r.fd_var, r.target.text) for r in c.redirs]
+    assert ops == [
+        (">&", 2, None, "1"), (">", None, None, "/dev/null"), ("&>", None, None, "f"),
+        ("&>>", None, None, "g"), ("<>", 3, None, "h"), (">&", 4, None, "-"),
+        (">", None, "fd", "x"), ("<<<", None, None, "'s'"), (">|", None, None, "k"),
+        ("<", None, None, "in"), ("<&", 5, None, "0"),
+    ]
+
+
+def test_redirection_before_command_and_alone():
+    c = one("2>/dev/null echo hi")
+    assert c.words[0].text == "echo" and c.redirs[0].fd == 2
+    c = one("> file")
+    assert c.words == () and c.redirs[0].op == ">"
+
+
+def test_heredocs():
+    s = parse("cat <<EOF; cat <<'Q' <<-\"T\"\nhello $x\nEOF\nraw $y\nQ\n\tstrip\n\tT\necho after\n")
+    r1 = s.items[0].cmd.redirs[0].target
+    r2, r3 = (r.target for r in s.items[1].cmd.redirs)
+    assert isinstance(r1, n.HereDoc) and not r1.quoted and r1.delimiter == "EOF"
+    assert r1.body.parts == (L("hello "), n.Param("x", short=True), L("\n"))
+    assert r2.quoted and r2.body.parts == (L("raw $y\n"),)
+    assert r3.strip_tabs and r3.quoted and r3.delimiter == "T" and r3.body.parts == (L("strip\n"),)
+    assert s.items[2].cmd.words[0].text == "echo" and s.items[2].cmd.line == 8
+
+
+def test_heredoc_in_command_substitution():
+    s = parse("x=$(cat <<EOF\nin $y\nEOF\n)\necho $x")
+    cs = s.items[0].cmd.assigns[0].value.parts[0]
+    hd = cs.body.items[0].cmd.redirs[0].target
+    assert hd.body.text == "in $y\n"
+
+
+def test_heredoc_eof_warning():
+    s, w = parse_with_warnings("echo x\ncat <<EOF\nfoo\n")
+    assert w == [(3, "here-document at line 2 delimited by end-of-file (wanted `EOF')")]
+    assert s.items[1].cmd.redirs[0].target.body.text == "foo\n"
+
+
+def test_heredoc_backslash_and_quotes():
+    hd = one('cat <<E\na\\$b "c" \\q\nE\n').redirs[0].target
+    assert hd.body.parts == (L('a$b "c" \\q\n'),)
+
+
+# ------------------------------------------------------------------------------- expansions
+
+
+def params(src: str) -> list[n.Param]:
+    c = one("echo " + src)
+    return [p for w in c.words[1:] for p in w.parts]
+
+
+def test_param_forms():
+    ps = params("${#x} ${!x} ${!p*} ${!p@} ${x[@]} ${!a[@]} ${#a[*]} ${x/a/b} ${x//a} "
+                "${x/#a/b} ${x/%a} ${x:1:2} ${x: -1} ${x@Q} ${x^^} ${x,} ${x:-d} ${x=d} ${x:?m} "
+                "${x+a} ${x#p} ${x%%p} ${10} $1 $@ $# $$ ${#} ${x:=}")
+    got = [(p.name, p.prefix, p.op, p.index.text if p.index else None,
+            p.arg.text if p.arg else None, p.arg2.text if p.arg2 else None) for p in ps]
+    assert got == [
+        ("x", "#", "", None, None, None), ("x", "!", "", None, None, None),
+        ("p", "!", "*", None, None, None), ("p", "!", "@", None, None, None),
+        ("x", "", "", "@", None, None), ("a", "!", "", "@", None, None),
+        ("a", "#", "", "*", None, None), ("x", "", "/", None, "a", "b"),
+        ("x", "", "//", None, "a", None), ("x", "", "/#", None, "a", "b"),
+        ("x", "", "/%", None, "a", None), ("x", "", ":", None, "1", "2"),
+        ("x", "", ":", None, " -1", None), ("x", "", "@", None, "Q", None),
+        ("x", "", "^^", None, "", None), ("x", "", ",", None, "", None),
+        ("x", "", ":-", None, "d", None), ("x", "", "=", None, "d", None),
+        ("x", "", ":?", None, "m", None), ("x", "", "+", None, "a", None),
+        ("x", "", "#", None, "p", None), ("x", "", "%%", None, "p", None),
+        ("10", "", "", None, None, None), ("1", "", "", None, None, None),
+        ("@", "", "", None, None, None), ("#", "", "", None, None, None),
+        ("$", "", "", None, None, None), ("#", "", "", None, None, None),
+        ("x", "", ":=", None, "", None),
+    ]
+
+
+def test_bad_substitution_is_not_a_parse_error():
+    (p,) = params("${a b}")
+    assert p.op == "bad" and p.name == "${a b}"
+
+
+def test_param_operand_quoting():
+    (p,) = params('"${x:-\'a\'}"')[0].parts  # type: ignore[union-attr]
+    assert p.arg.parts == (L("'a'"),)  # single quotes are literal in a quoted default
+    (p,) = params('"${x#\'a\'}"')[0].parts  # type: ignore[union-attr]
+    assert p.arg.parts == (n.SQ("a"),)  # …but quote a pattern
+    p, rest = params("${x:-{a}b}")
+    assert p.arg.text == "{a" and rest == L("b}")  # braces do not nest
+
+
+def test_command_substitutions():
+    c = one("echo $(echo $(echo hi)) `echo \\`date\\`` $((1+$(echo 2))) $( (sub) ) <(a) >(b)")
+    w = c.words
+    assert isinstance(w[1].parts[0], n.CmdSub)
+    inner = w[1].parts[0].body.items[0].cmd.words[1].parts[0]
+    assert isinstance(inner, n.CmdSub)
+    bt = w[2].parts[0]
+    assert bt.backtick and isinstance(bt.body.items[0].cmd.words[1].parts[0], n.CmdSub)
+    ar = w[3].parts[0]
+    assert isinstance(ar, n.ArithSub) and ar.expr.parts[0] == L("1+")
+    sub = w[4].parts[0]
+    assert isinstance(sub, n.CmdSub) and isinstance(sub.body.items[0].cmd, n.Subshell)
+    assert w[5].parts[0].direction == "<" and w[6].parts[0].direction == ">"
+
+
+def test_cmdsub_with_case_and_parens():
+    c = one('x=$(case $y in a) echo ")";; (b|c) echo;; esac; echo "(")')
+    body = c.assigns[0].value.parts[0].body
+    assert isinstance(body.items[0].cmd, n.Case) and len(body.items) == 2
+
+
+def test_arith_quotes_removed():
+    (a,) = params('$(( "1" + x ))')
+    assert a.expr.parts == (L(" 1 + x "),)
+
+
+def test_extglob_and_glob_chars_stay_literal():
+    c = one("echo @(a|b c) *(x) !(y) +(z) ?(w) {a,b} ~/x [ab]*")
+    assert [w.parts for w in c.words[1:]] == [
+        (L("@(a|b c)"),), (L("*(x)"),), (L("!(y)"),), (L("+(z)"),), (L("?(w)"),), (L("{a,b}"),),
+        (L("~/x"),), (L("[ab]*"),)]
+    with pytest.raises(ParseError):
+        parse("echo @(a)", extglob=False)
+
+
+def test_ansic_escapes():
+    c = one(r"echo $'\x41\u263a\U0001F600\101\cA\e\'\\' $'a\0b'c")
+    assert c.words[1].parts == (n.ANSIC("A\u263a\U0001F600A\x01\x1b'\\"),)
+    assert c.words[2].parts == (n.ANSIC("a"), L("c"))
+
+
+def test_locale_string_is_dq():
+    assert one('echo $"a $x"').words[1].parts == (n.DQ((L("a "), n.Param("x", short=True))),)
+
+
+def test_line_continuation_and_comments():
+    s = parse("echo a\\\nb # c\n# only\necho d")
+    assert s.items[0].cmd.words[1].parts == (L("ab"),)
+    assert s.items[1].cmd.line == 4
+
+
+# --------------------------------------------------------------------------------- lists
+
+
+def test_pipelines_and_lists():
+    s = parse("a | b |& c && d || e & f; ! g | h\ntime -p i\ntime")
+    ao = s.items[0].cmd
+    assert isinstance(ao, n.AndOr) and [op for op, _ in ao.rest] == ["&&", "||"]
+    assert ao.first.stderr_too == (False, True, False)
+    assert s.items[0].background and not s.items[1].background
+    assert s.items[2].cmd.negated
+    assert s.items[3].cmd.timed and s.items[3].cmd.time_posix
+    assert s.items[4].cmd == n.Pipeline((), timed=True, line=3)
+
+
+def test_newlines_after_operators():
+    s = parse("a &&\n\nb ||\nc |\nd")
+    assert len(s.items) == 1
+
+
+# ----------------------------------------------------------------------------- compounds
+
+
+def test_if_while_until():
+    c = one("if a; then b; elif c\nthen d; else e; fi > out")
+    assert isinstance(c, n.If) and len(c.clauses) == 2 and c.else_body is not None
+    assert c.redirs[0].target.text == "out"
+    c = one("until a; do b; done")
+    assert isinstance(c, n.While) and c.until
+
+
+def test_for_forms():
+    c = one("for x in a 'b c'; do echo; done")
+    assert c.var == "x" and [w.text for w in c.words] == ["a", "'b c'"]
+    assert one("for x; do :; done").words is None
+    assert one("for x\ndo :; done").words is None
+    assert one("for x in; do :; done").words == ()
+    c = one("for ((i=0; i<3; i++)); do :; done")
+    assert isinstance(c, n.ArithFor) and c.init.text == "i=0" and c.step.text == " i++"
+    c = one("for ((;;)) { break; }")
+    assert c.init is None and c.cond is None and c.step is None
+    c = one("select x in a b; do break; done")
+    assert isinstance(c, n.Select)
+
+
+def test_case():
+    c = one("case $x in\n a|b) echo ab;;\n (c) echo c ;&\n *) ;;&\n d) esac")
+    assert isinstance(c, n.Case)
+    assert [[p.text for p in a.patterns] for a in c.arms] == [["a", "b"], ["c"], ["*"], ["d"]]
+    assert [a.terminator for a in c.arms] == [";;", ";&", ";;&", ";;"]
+    assert c.arms[2].body.items == ()
+
+
+def test_case_esac_as_pattern_word_and_keywords_as_args():
+    c = one("case x in esac")
+    assert c.arms == ()
+    c = one("echo if then fi done { }")
+    assert len(c.words) == 7
+
+
+def test_functions():
+    f = one("f() { echo hi; }")
+    assert isinstance(f, n.FuncDef) and f.name == "f" and isinstance(f.body, n.Group)
+    assert f.source == "f() { echo hi; }"
+    f = one("function g { :; } > out")
+    assert isinstance(f.body, n.Group) and f.body.redirs[0].op == ">"
+    f = one("function h() ( echo )")
+    assert isinstance(f.body, n.Subshell)
+    f = one("k ()\n{\n :\n}")
+    assert f.name == "k"
+    f = one("m() if true; then :; fi")
+    assert isinstance(f.body, n.If)
+    f = one("function a.b-c { :; }")
+    assert f.name == "a.b-c"
+
+
+def test_subshell_group_arith():
+    assert isinstance(one("(a; b)"), n.Subshell)
+    c = one("( (a) )")
+    assert isinstance(c, n.Subshell) and isinstance(c.body.items[0].cmd, n.Subshell)
+    c = one("((x = 1 + (2) ))")
+    assert isinstance(c, n.ArithCmd) and c.expr.text == "x = 1 + (2) "
+    assert isinstance(one("{ a; }"), n.Group)
+
+
+def test_conditional():
+    c = one("[[ -f x && $a == b* || ! ( -z $c ) ]]")
+    e = c.expr
+    assert isinstance(e, n.CondOr) and isinstance(e.left, n.CondAnd)
+    assert e.left.left == n.CondUnary("-f", n.Word((L("x"),), "x", 1))
+    assert e.left.right.op == "==" and e.left.right.right.text == "b*"
+    assert isinstance(e.right, n.CondNot)
+    c = one("[[ $x =~ ^(a|b c)$ && y < z ]]")
+    assert c.expr.left.right.text == "^(a|b c)$"
+    assert c.expr.right.op == "<"
+    c = one("[[ x =~ \"a.b\"c ]]")
+    assert c.expr.right.parts == (n.DQ((L("a.b"),)), L("c"))
+    assert isinstance(one("[[ -n $x ]]").expr, n.CondUnary)
+    assert isinstance(one("[[ $x ]]").expr, n.CondWord)
+
+
+def test_line_numbers():
+    s = parse("a\n\nif b\nthen\n  c\nfi\nd | \\\n e")
+    assert [i.cmd.line for i in s.items] == [1, 3, 7]
+    assert s.items[1].cmd.clauses[0][1].items[0].cmd.line == 5
+    assert s.items[2].cmd.cmds[1].line == 8
+
+
+# ----------------------------------------------------------------------- other entry points
+
+
+def test_parse_word_and_cache():
+    w = parse_word('+ $x "q" \\$', dq=True)
+    assert w.parts == (n.DQ((L("+ "), n.Param("x", short=True), L(' "q" $'))),)
+    w = parse_word("a b$x")
+    assert w.parts == (L("a b"), n.Param("x", short=True))
+    assert parse_cached("echo hi") is parse_cached("echo hi")
+
+
+def test_command_reader_is_line_by_line():
+    r = CommandReader("echo a; echo b\nf() {\n :\n}\nfi\necho never")
+    first = r.next()
+    assert first is not None and len(first.items) == 2
+    assert isinstance(r.next().items[0].cmd, n.FuncDef)
+    with pytest.raises(ParseError) as ei:
+        r.next()
+    assert ei.value.line == 5 and ei.value.source_line == "fi"
+
+
+@pytest.mark.parametrize("src", ["if true; then", "echo 'a", "a &&", "a |", "cat <<E\nx", "f() {",
+                                 "case x in", 'echo "$(', "for x in a; do"])
+def test_incomplete_flag(src):
+    try:
+        parse(src)
+    except ParseError as e:
+        assert e.incomplete
+    else:
+        assert src.startswith("cat")  # a here-doc at EOF is only a warning in bash
+
+
+@pytest.mark.parametrize("src", ["fi", "echo )", "a | | b", "( )"])
+def test_complete_errors(src):
+    with pytest.raises(ParseError) as ei:
+        parse(src)
+    assert not ei.value.incomplete
+
+
+# --------------------------------------------------------------------- errors vs real bash
+
+ERROR_CASES = [
+    "fi", "if true; then", 'echo "abc', "echo 'abc", "echo $(", "echo ${", "a &&", "( )",
+    "case x in", "echo `abc", "((1", 'echo x\necho "abc\n\n', "{ }", "if then fi", "echo )",
+    "echo a=(1 2)", "f() echo hi", "a | | b", "echo > ", "echo >\necho", "while true; do",
+    "case a in a) echo;; b", "[[ a", "echo $(if true; then",
+    "x=$((1+2)", "echo ;;", ";", "& echo", "echo | ", "function", "function f", "for x in a b",
+    "for ((i=0;i<3;i++)) echo", "if true; then :; else fi",
+    "if true; then :; elif; then :; fi", "echo a &; echo b", "echo a && ; echo", "{ echo a }",
+    "}", "done", "then", "in", "esac", "echo $'abc", "echo (", "echo a)",
+    "echo x\nif true; then\necho\n\n", "echo x\necho ${\n\n", "echo x\n((1+\n\n",
+    "echo x\necho $(\n\n\n", "echo x\necho `a\n\n", "[[ a ]] ]]", "|", "echo a;;",
+    "case x in a) ;; b) ;; *)", "select", "echo a |& |", "f() { :; } }", "while :; do :; dne",
+    "while :; { break; }", "until :; { :; }",
+]
+
+
+def _bash_error(src: str) -> tuple[int, int, str, list[str]]:
+    r = subprocess.run([BASH, "-O", "extglob", "-c", src], capture_output=True, timeout=10,
+                       env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    lines = r.stderr.decode().splitlines()
+    m = re.match(r"\S*bash: -c: line (\d+): (.*)", lines[0])
+    assert m, lines
+    return r.returncode, int(m.group(1)), m.group(2), lines[1:]
+
+
+@pytest.mark.bash
+@pytest.mark.parametrize("src", ERROR_CASES)
+def test_errors_match_bash(src):
+    status, line, message, rest = _bash_error(src)
+    with pytest.raises(ParseError) as ei:
+        parse(src)
+    e = ei.value
+    assert (e.message, e.line) == (message, line)
+    assert status == 2
+    _check_source_line(e, rest)
+
+
+# bash quirks in the exit status: `a=(` at EOF exits 1, an error inside $(…) continues (127)
+STATUS_QUIRK_CASES = ["a=(", "local x=(1", "echo $(if true; then)"]
+
+
+@pytest.mark.bash
+@pytest.mark.parametrize("src", STATUS_QUIRK_CASES)
+def test_errors_match_bash_message_only(src):
+    _, line, message, rest = _bash_error(src)
+    with pytest.raises(ParseError) as ei:
+        parse(src)
+    assert (ei.value.message, ei.value.line) == (message, line)
+    _check_source_line(ei.value, rest)
+
+
+def _check_source_line(e: ParseError, rest: list[str]) -> None:
+    if rest:  # bash echoes the offending line after "near unexpected token"
+        m = re.match(r"\S*bash: -c: line \d+: `(.*)'$", rest[0])
+        assert m and e.source_line == m.group(1)
+
+
+COND_ERROR_CASES = [
+    "[[ a -x b ]]", "[[ -f ]]", "[[ a == ]]", "[[ ( a ]]", "[[ a =~ b) ]]", "[[ a b ]]",
+    "[[ -f a b ]]", "[[ a == b c ]]", "[[ a ) ]]", "[[ && ]]", "[[ a\n&& b ]]",
+    "[[ a == \n a ]]", "[[ -n \n a ]]",
+]
+
+
+@pytest.mark.bash
+@pytest.mark.parametrize("src", COND_ERROR_CASES)
+def test_cond_errors_match_bash(src):
+    # bash -c reports [[ ]] syntax errors but keeps $? (0 here) instead of exiting 2
+    status, line, message, _ = _bash_error(src)
+    with pytest.raises(ParseError) as ei:
+        parse(src)
+    assert (ei.value.message, ei.value.line) == (message, line)
+    assert status == 0 and ei.value.keep_status
+
+
+VALID_CASES = [
+    "for 1 in a; do :; done", "! ", "time ! ", "[[ a &&\n b ]]", "[[\n a ]]",
+    "echo $( (echo a) )", "((  (1) ))", "echo ${x:-`echo }`}", "case x in (a|b) ;; esac",
+    "f() { :; } > out 2>&1", "function f() { :; }", "[[ a =~ (b c) ]]", "[[ a =~ b|c ]]",
+    "exec {fd}>&-", "x=`echo \\`echo hi\\``", 'echo "`echo "a b"`"', "for x in a b; { echo; }", "coproc cat", "echo $(( 1 + 2 ) )", "a=1 b[2]=3 env",
+    "cat <<EOF\nabc", "echo a\\\n;\\\necho b", "echo !(a) @(b c)", "echo \\",
+]
+
+
+@pytest.mark.bash
+@pytest.mark.parametrize("src", VALID_CASES)
+def test_valid_like_bash(src):
+    r = subprocess.run([BASH, "-O", "extglob", "-n", "-c", src], capture_output=True, timeout=10)
+    assert b"syntax error" not in r.stderr and b"unexpected" not in r.stderr, r.stderr
+    parse(src)
+
+
+# ------------------------------------------------------------------------------ robustness
+
+
+def test_large_one_line_script_is_linear():
+    src = "echo " + "a$b'c'\"d\" " * 100_000  # ~1.2 MB
+    t = time.perf_counter()
+    s = parse(src)
+    assert len(s.items[0].cmd.words) == 100_001
+    assert time.perf_counter() - t < 10
+
+
+def test_many_lines_is_linear():
+    src = "x=$((x+1)); echo \"$x\" | cat\n" * 20_000
+    t = time.perf_counter()
+    assert len(parse(src).items) == 40_000
+    assert time.perf_counter() - t < 10
+
+
+@pytest.mark.parametrize("src", [
+    "echo " + "$(" * 500 + "x" + ")" * 500,
+    "echo " + "$(" * 500,
+    "(" * 2000 + ")" * 2000,
+    "echo " + "${x:-" * 1000 + "}" * 1000,
+    "[[ " + "( " * 1000 + "a" + " )" * 1000 + " ]]",
+    "if true; then " * 500 + ":" + "; fi" * 500,
+    "echo " + "`" * 200,
+    "a=" + '"$(' * 300,
+])
+def test_deep_nesting_never_crashes(src):
+    try:
+        parse(src)
+    except ParseError:
+        pass
+
+
+def test_nul_and_surrogates():
+    parse("echo a\x00b 'c\x00' \udcff\udc80")
+    s = parse("echo \udcff")
+    assert s.items[0].cmd.words[1].parts == (L("\udcff"),)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80))
+def test_random_text_only_raises_parse_error(src):
+    try:
+        parse(src)
+    except ParseError:
+        pass
+
+
+_SHELLISH = st.lists(st.sampled_from([
+    "echo", " ", "\n", ";", "&", "&&", "||", "|", "(", ")", "{", "}", "$(", "${", "}", "`", "'",
+    '"', "\\", "$x", "if", "then", "fi", "for", "in", "do", "done", "case", "esac", ";;", "<<",
+    "EOF", ">", "<", "2>&1", "[[", "]]", "((", "))", "=", "a=(", "[", "]", "#", "$((", "!", "@(",
+    "*", "function", "f()", "while", "-f", "=~", "\t", "<(", "$'", "\\n",
+]), max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SHELLISH)
+def test_random_shellish_only_raises_parse_error(src):
+    try:
+        parse(src)
+    except ParseError:
+        pass
