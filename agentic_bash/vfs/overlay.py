@@ -401,6 +401,9 @@ class OverlayFS:
                     raise _err(errno.EEXIST, path)
                 if f.st.is_dir:
                     raise _err(errno.EISDIR, path)
+                if not f.st.is_file and not f.st.is_symlink and f.top != 0:
+                    # devices and FIFOs of a lower layer (/dev/null) are used in place, never copied up
+                    return self._layer(f.top).open(f.path, mode, perm)
                 if self.upper.check_permissions and not (f.st.st_mode >> 6) & 2:
                     raise _err(errno.EACCES, path)
             elif "r" in flags:
