@@ -1,0 +1,297 @@
+"""The sandbox's own root: system dirs read-only (or copy-on-write as root), sanitised /etc, session layer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from . import syscalls as sc
+
+__all__ = ["LAYER_PATH", "build_root", "prepare_base", "writable_paths"]
+
+LAYER_PATH = "/.agentic-bash/layer"
+"""Where the session layer (upper dirs) is visible, read-only, inside the sandbox."""
+
+# Copied into the sanitised /etc. Security invariant: never shadow/gshadow, ssh host keys,
+# ssl/private, sudoers, credentials files (npmrc, netrc, apt auth.conf) or the host's
+# passwd/group (it names host users); passwd/group are written fresh.
+_ETC_FILES = (
+    "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf", "ld.so.cache", "ld.so.conf",
+    "localtime", "timezone", "mime.types", "protocols", "services", "networks", "rpc",
+    "inputrc", "bash.bashrc", "profile", "debian_version", "os-release", "lsb-release",
+    "issue", "login.defs", "shells", "pip.conf", "gitconfig", "magic", "magic.mime",
+    "locale.alias", "locale.gen", "mailcap", "manpath.config", "debconf.conf", "adduser.conf",
+    "mke2fs.conf", "ethertypes", "wgetrc", "ca-certificates.conf", "environment.d",
+    "papersize", "xattr.conf", "vimrc", "nanorc", "default-locale", "locale.conf",
+)
+_ETC_DIRS = (
+    "ld.so.conf.d", "ssl", "pki", "ca-certificates", "alternatives", "profile.d", "apt",
+    "dpkg", "perl", "skel", "python3", "python3.11", "python3.12", "python3.13", "fonts",
+    "terminfo", "bash_completion.d", "vim", "X11", "gprofng.rc", "java-17-openjdk",
+    "ld.so.conf.d", "selinux", "pip",
+)
+_ETC_SKIP = {"private", "auth.conf", "auth.conf.d", "secring.gpg"}
+_SYS_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_COW = ("usr", "etc", "opt", "var")
+# /var: only what package tools need, never logs (each lower is the host's dir)
+_VAR_STATE = ("lib/dpkg", "lib/apt", "cache/apt", "cache/debconf", "lib/ucf", "lib/python")
+_VAR_SKEL = ("cache", "lib", "log", "tmp", "spool", "local", "opt", "mail", "backups", "lock")
+# procfs entries that uid 0 could write without any capability (sysctl, sysrq) or that
+# leak host state: bound read-only / masked over the fresh /proc.
+_PROC_RO = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+_PROC_MASK = ("kcore", "keys", "timer_list", "sched_debug", "kallsyms", "kmsg")
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+
+
+def _copy_etc_item(src: str, dst: str) -> None:
+    if os.path.islink(src) and os.path.isabs(os.readlink(src)) and not os.readlink(
+            src).startswith(("/usr/", "/etc/")):
+        # e.g. resolv.conf -> /run/systemd/resolve/...: /run is not in the sandbox; copy content
+        try:
+            shutil.copyfile(src, dst)
+        except OSError:
+            pass
+        return
+    if os.path.islink(src):
+        os.symlink(os.readlink(src), dst)
+    elif os.path.isdir(src):
+        shutil.copytree(src, dst, symlinks=True, ignore=lambda d, names: [
+            n for n in names if n in _ETC_SKIP], ignore_dangling_symlinks=True)
+    elif os.path.isfile(src):
+        shutil.copy2(src, dst)
+
+
+def prepare_base(base: str) -> None:
+    """Fill ``base`` once per zygote: ``etc`` (sanitised), ``var`` (skeleton), ``empty``."""
+    etc = os.path.join(base, "etc")
+    os.makedirs(etc, exist_ok=True)
+    for name in dict.fromkeys(_ETC_FILES + _ETC_DIRS):
+        src = os.path.join("/etc", name)
+        if os.path.lexists(src):
+            try:
+                _copy_etc_item(src, os.path.join(etc, name))
+            except OSError:
+                pass
+    files = {
+        "passwd": "root:x:0:0:sandbox user:/home/user:/bin/bash\n"
+                  "_apt:x:42:65534::/nonexistent:/usr/sbin/nologin\n"
+                  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+        "group": "root:x:0:\nnogroup:x:65534:\n",
+        "hostname": "sandbox\n",
+        "hosts": "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+    }
+    for name, text in files.items():
+        with open(os.path.join(etc, name), "w") as f:
+            f.write(text)
+    for name in ("mtab",):
+        os.symlink("../proc/self/mounts", os.path.join(etc, name))
+    var = os.path.join(base, "var")
+    for d in _VAR_SKEL + _VAR_STATE:
+        os.makedirs(os.path.join(var, d), exist_ok=True)
+    os.symlink("../run", os.path.join(var, "run")) if not os.path.lexists(
+        os.path.join(var, "run")) else None
+    os.makedirs(os.path.join(base, "empty"), exist_ok=True)
+    os.chmod(base, 0o755)
+
+
+def _mkdirs(path: str, mode: int = 0o755) -> None:
+    os.makedirs(path, mode=mode, exist_ok=True)
+
+
+def _mkpoint(target: str, like: str) -> None:
+    """An empty directory or file at ``target`` to mount ``like`` onto."""
+    if os.path.isdir(like):
+        _mkdirs(target)
+    else:
+        _mkdirs(os.path.dirname(target))
+        if not os.path.exists(target):
+            with open(target, "w"):
+                pass
+
+
+def _bind(src: str, dst: str, *, readonly: bool = True, rec: bool = True) -> None:
+    _mkpoint(dst, src)
+    sc.mount(src, dst, None, sc.MS_BIND | (sc.MS_REC if rec else 0))
+    if readonly:
+        # A bind mount inherits the source's flags; in a user namespace locked flags
+        # (nosuid, nodev, noexec) must be kept when remounting read-only.
+        flags = sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY
+        st = os.statvfs(dst)
+        for bit, ms in ((os.ST_NOSUID, sc.MS_NOSUID), (os.ST_NODEV, sc.MS_NODEV),
+                        (os.ST_NOEXEC, sc.MS_NOEXEC)):
+            if st.f_flag & bit:
+                flags |= ms
+        sc.mount(None, dst, None, flags)
+
+
+def _overlay(lower: str, layer: str, name: str, dst: str) -> str:
+    upper = os.path.join(layer, name, "upper")
+    work = os.path.join(layer, name, "work")
+    _mkdirs(upper)
+    _mkdirs(work)
+    _mkdirs(dst)
+    sc.mount("overlay", dst, "overlay", 0,
+             f"lowerdir={lower},upperdir={upper},workdir={work},userxattr")
+    return upper
+
+
+def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Build the new root under ``cfg['session_dir']`` and pivot into it. Runs as pid 1 of the
+    new pid namespace, inside the new user and mount namespaces. Returns layer facts."""
+    sdir = cfg["session_dir"]
+    base = cfg["base_dir"]
+    cow = bool(cfg.get("cow_system"))
+    sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    if cfg.get("session_layer", "tmpfs") == "tmpfs":
+        size = cfg.get("layer_size")
+        sc.mount("tmpfs", sdir, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
+                 "mode=0755" + (f",size={int(size)}" if size else ""))
+    layer = os.path.join(sdir, "layer")
+    root = os.path.join(sdir, "root")
+    _mkdirs(layer)
+    _mkdirs(root)
+    sc.mount("tmpfs", root, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0755,size=16m")
+    uppers: list[dict[str, str]] = []
+
+    def R(p: str) -> str:
+        return os.path.join(root, p.lstrip("/"))
+
+    # system directories
+    for d in _SYS_DIRS:
+        host = "/" + d
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), R(d))
+        elif os.path.isdir(host):
+            if cow and d == "usr":
+                uppers.append({"target": "/usr", "upper": _overlay(host, layer, "usr", R(d))})
+            else:
+                _bind(host, R(d))
+    etc_lower = os.path.join(base, "etc")
+    var_lower = os.path.join(base, "var")
+    empty = os.path.join(base, "empty")
+    opt_lower = "/opt" if os.path.isdir("/opt") else empty
+    if cow:
+        uppers.append({"target": "/etc", "upper": _overlay(etc_lower, layer, "etc", R("etc"))})
+        uppers.append({"target": "/opt", "upper": _overlay(opt_lower, layer, "opt", R("opt"))})
+        uppers.append({"target": "/var", "upper": _overlay(var_lower, layer, "var", R("var"))})
+        for sub in _VAR_STATE:
+            host = "/var/" + sub
+            if os.path.isdir(host):
+                name = "var_" + sub.replace("/", "_")
+                uppers.append({"target": "/var/" + sub,
+                               "upper": _overlay(host, layer, name, R("var/" + sub))})
+    else:
+        _bind(etc_lower, R("etc"))
+        _bind(opt_lower, R("opt"))
+        _bind(var_lower, R("var"))
+        for sub in _VAR_STATE:
+            if os.path.isdir("/var/" + sub):
+                _bind("/var/" + sub, R("var/" + sub))
+        vt = os.path.join(layer, "var_tmp")
+        _mkdirs(vt, 0o1777)
+        _bind(vt, R("var/tmp"), readonly=False)
+    # session directories: /workspace (lower: empty or the mount), $HOME, /tmp
+    workdir = cfg.get("workdir") or "/workspace"
+    mounts = list(cfg.get("mounts") or ())
+    ws_lower = empty
+    for m in mounts:
+        if m["target"].rstrip("/") == workdir.rstrip("/") and not m.get("readonly"):
+            ws_lower = m["source"]
+    uppers.append({"target": workdir, "upper": _overlay(ws_lower, layer, "workspace",
+                                                         R(workdir))})
+    for target, name, mode in (("/home/user", "home", 0o755), ("/tmp", "tmp", 0o1777)):
+        d = os.path.join(layer, name)
+        _mkdirs(d)
+        os.chmod(d, mode)
+        _bind(d, R(target), readonly=False)
+        uppers.append({"target": target, "upper": d})
+    for i, m in enumerate(mounts):
+        t = m["target"]
+        if t.rstrip("/") == workdir.rstrip("/") and not m.get("readonly"):
+            continue
+        if m.get("readonly"):
+            _bind(m["source"], R(t))
+        else:
+            uppers.append({"target": t, "upper": _overlay(m["source"], layer, f"mount{i}", R(t))})
+    # the interpreter's own Python and package, read-only at the same paths
+    for p in cfg.get("python_binds", ()):
+        if os.path.exists(p) and not os.path.exists(R(p)):
+            _bind(p, R(p))
+    # /dev: minimal
+    dev = R("dev")
+    _mkdirs(dev)
+    sc.mount("tmpfs", dev, "tmpfs", sc.MS_NOSUID | sc.MS_NOEXEC, "mode=0755,size=64k")
+    for name in _DEVICES:
+        if os.path.exists("/dev/" + name):
+            _bind("/dev/" + name, os.path.join(dev, name), readonly=False, rec=False)
+    _mkdirs(os.path.join(dev, "pts"))
+    try:
+        sc.mount("devpts", os.path.join(dev, "pts"), "devpts", sc.MS_NOSUID | sc.MS_NOEXEC,
+                 "newinstance,ptmxmode=0666,mode=0620")
+        os.symlink("pts/ptmx", os.path.join(dev, "ptmx"))
+    except OSError:
+        pass
+    _mkdirs(os.path.join(dev, "shm"))
+    sc.mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
+             "mode=1777")
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, os.path.join(dev, name))
+    # /proc: fresh (this process is pid 1 of the new pid namespace)
+    proc = R("proc")
+    _mkdirs(proc)
+    sc.mount("proc", proc, "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+    for name in _PROC_RO:
+        p = os.path.join(proc, name)
+        if os.path.exists(p):
+            _bind(p, p)
+    for name in _PROC_MASK:
+        p = os.path.join(proc, name)
+        if os.path.exists(p):
+            if os.path.isdir(p):
+                sc.mount("tmpfs", p, "tmpfs", sc.MS_RDONLY, "size=0")
+            else:
+                sc.mount("/dev/null", p, None, sc.MS_BIND)
+    # the session layer, read-only, for snapshots and change tracking from inside
+    _bind(layer, R(LAYER_PATH))
+    for d in ("run", "mnt", "srv", "root"):
+        _mkdirs(R(d), 0o700 if d == "root" else 0o755)
+    # pivot: the old root (the host's) is detached and unreachable afterwards
+    sc.mount(root, root, None, sc.MS_BIND | sc.MS_REC)
+    os.chdir(root)
+    old = ".old-root"
+    _mkdirs(old)
+    sc.pivot_root(".", old)
+    os.chdir("/")
+    sc.umount2("/" + old, sc.MNT_DETACH)
+    os.rmdir("/" + old)
+    # nothing may create files at the top of the root
+    sc.mount(None, "/", None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID |
+             sc.MS_NODEV)
+    return {"uppers": [{"target": u["target"],
+                        "upper": LAYER_PATH + u["upper"][len(layer):]} for u in uppers],
+            "overlay_mounts": _overlay_mounts()}
+
+
+def _overlay_mounts() -> list[str]:
+    out = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                if right.split(" ", 1)[0] == "overlay":
+                    out.append(left.split()[4])
+    except OSError:
+        pass
+    return out
+
+
+def writable_paths(cfg: dict[str, Any]) -> list[str]:
+    """Where sandboxed processes may write (the Landlock write rules)."""
+    out = [cfg.get("workdir") or "/workspace", "/home/user", "/tmp", "/var/tmp", "/dev"]
+    if cfg.get("cow_system"):
+        out += ["/" + d for d in _COW]
+    out += [m["target"] for m in cfg.get("mounts") or () if not m.get("readonly")]
+    return list(dict.fromkeys(out))
+

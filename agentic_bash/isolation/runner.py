@@ -1,0 +1,380 @@
+"""The sandbox process: namespaces, pid-1 reaper, own root, self-restriction, then serving Executor calls."""
+
+# Process tree of one sandbox (namespace level), all forked from the zygote:
+#   S1  unshare(user+mnt+pid+uts+ipc[+net]) and uid/gid maps; waits for S2, then exits, so the
+#       host sees EOF on the channel only when every sandbox process is gone
+#   S2  pid 1 of the new pid namespace: builds the root, pivots, forks S3, drops every
+#       privilege and only reaps; when S3 exits it exits and the kernel kills the namespace
+#   S3  the interpreter: setsid, no_new_privs, caps dropped, Landlock, seccomp, then serves
+# At the landlock level there are no namespaces: S1 is a child subreaper that kills leftover
+# descendants when S3 exits.
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import signal
+import socket
+import threading
+import time
+import traceback
+from typing import Any, Callable
+
+from . import syscalls as sc
+from .wire import WireClosed, recv_msg, send_msg
+
+__all__ = ["observe", "sandbox_main", "serve"]
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _fatal(sock: socket.socket, where: str, exc: BaseException) -> None:
+    try:
+        send_msg(sock, {"ev": "fatal", "where": where, "type": type(exc).__name__,
+                        "msg": str(exc), "trace": traceback.format_exc(limit=8)})
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _write(path: str, data: str) -> None:
+    with open(path, "w") as f:
+        f.write(data)
+
+
+def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
+    """Runs in S1 (just forked from the zygote). Returns the exit status for os._exit."""
+    try:
+        sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
+        if cfg["level"] == "namespace":
+            return _s1_namespace(cfg, sock)
+        return _s1_landlock(cfg, sock)
+    except BaseException as e:  # noqa: BLE001
+        _fatal(sock, "setup", e)
+        return 1
+
+
+def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
+    flags = (sc.CLONE_NEWUSER | sc.CLONE_NEWNS | sc.CLONE_NEWPID | sc.CLONE_NEWUTS |
+             sc.CLONE_NEWIPC)
+    if cfg.get("network", "allow") != "allow":
+        flags |= sc.CLONE_NEWNET
+    uid, gid = os.geteuid(), os.getegid()
+    sc.unshare(flags)
+    # One id only (a process may map just its own euid from inside): real root stays uid 0,
+    # so copy-up into /usr etc. keeps root ownership; every other host id shows as nobody.
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"0 {uid} 1")
+    _write("/proc/self/gid_map", f"0 {gid} 1")
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = _s2_init(cfg, sock)
+        except BaseException as e:  # noqa: BLE001
+            _fatal(sock, "root", e)
+        os._exit(code)
+    # S1 keeps its copy of the channel open until the whole namespace is gone (see above)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            return os.waitstatus_to_exitcode(status) & 0xFF
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+
+
+def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
+    from .rootfs import build_root
+
+    sc.set_pdeathsig(signal.SIGKILL)
+    facts = build_root(cfg)
+    try:
+        sc.sethostname("sandbox")
+    except OSError:
+        pass
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = _s3_main(cfg, sock, facts)
+        except BaseException as e:  # noqa: BLE001
+            _fatal(sock, "runner", e)
+        os._exit(code)
+    sock.close()
+    # pid 1 runs no untrusted code, but shares uid with everything in the sandbox: make it
+    # unreadable through /proc and give up the namespace's capabilities.
+    try:
+        sc.prctl(PR_SET_DUMPABLE, 0)
+        sc.set_no_new_privs()
+        sc.drop_all_caps()
+    except OSError:
+        pass
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, signal.SIG_IGN)
+    while True:
+        try:
+            p, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if p == pid:
+            return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
+    sc.prctl(PR_SET_CHILD_SUBREAPER, 1)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = _s3_main(cfg, sock, {"uppers": [], "overlay_mounts": []})
+        except BaseException as e:  # noqa: BLE001
+            _fatal(sock, "runner", e)
+        os._exit(code)
+    code = 0
+    while True:
+        try:
+            p, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if p == pid:
+            code = os.waitstatus_to_exitcode(status) & 0xFF
+            _kill_descendants()
+    return code
+
+
+def _kill_descendants() -> None:
+    """Orphans re-parented to this subreaper: kill them (and their groups) until none is left."""
+    me = os.getpid()
+    for _ in range(50):
+        kids = []
+        try:
+            for d in os.listdir("/proc"):
+                if d.isdigit():
+                    try:
+                        with open(f"/proc/{d}/stat") as f:
+                            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                    except (OSError, ValueError, IndexError):
+                        continue
+                    if ppid == me:
+                        kids.append(int(d))
+        except OSError:
+            return
+        if not kids:
+            return
+        for k in kids:
+            for fn in (os.killpg, os.kill):
+                try:
+                    fn(k, signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(0.005)
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+
+
+def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) -> int:
+    os.setsid()
+    os.umask(0o022)
+    workdir = cfg.get("workdir") or "/workspace"
+    os.chdir(workdir)
+    # The zygote was exec'd with a minimal environment; nothing of the host's leaks here.
+    home = "/home/user" if cfg["level"] == "namespace" else cfg.get("home", workdir)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                       "HOME": home, "LANG": "C.UTF-8"})
+    landlock_error = ""
+    landlock_abi = 0
+    seccomp_error = ""
+    sc.prctl(PR_SET_DUMPABLE, 0)
+    sc.drop_all_caps()
+    sc.set_no_new_privs()
+    if cfg.get("landlock_abi", 0) > 0:
+        from .landlock_rules import apply_landlock
+        from .rootfs import writable_paths
+        try:
+            if cfg["level"] == "namespace":
+                landlock_abi = apply_landlock(cfg["landlock_abi"], ["/"], writable_paths(cfg))
+            else:
+                landlock_abi = apply_landlock(cfg["landlock_abi"], ["/"],
+                                              list(cfg.get("writable", ())))
+        except OSError as e:
+            landlock_error = str(e)
+    if cfg.get("seccomp"):
+        from .seccomp_filter import apply_seccomp
+        try:
+            apply_seccomp()
+        except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
+            seccomp_error = f"{type(e).__name__}: {e}"
+    observed = observe(cfg.get("host_ns", {}))
+    observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
+                    seccomp_error=seccomp_error)
+    factory = _resolve(cfg["executor_factory"])
+    executor = factory(cfg)
+    send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid()})
+    serve(sock, executor)
+    return 0
+
+
+def _resolve(spec: str) -> Callable[[dict[str, Any]], Any]:
+    mod, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(mod), attr)
+
+
+def observe(host_ns: dict[str, int]) -> dict[str, Any]:
+    """What this process can prove about itself (the evidence behind the report)."""
+    o: dict[str, Any] = {}
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                v = v.strip()
+                if k == "Seccomp":
+                    o["seccomp_mode"] = int(v)
+                elif k == "NoNewPrivs":
+                    o["no_new_privs"] = int(v)
+                elif k in ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb"):
+                    o["cap_" + k[3:].lower()] = int(v, 16)
+    except (OSError, ValueError):
+        pass
+    new = []
+    for key, ino in host_ns.items():
+        try:
+            if os.stat(f"/proc/self/ns/{key}").st_ino != ino:
+                new.append(key)
+        except OSError:
+            pass
+    o["new_namespaces"] = new
+    o["uid"] = os.getuid()
+    return o
+
+
+# -- serving ----------------------------------------------------------------------------------
+_FILE_OPS = ("read_file", "write_file", "list_files", "exists", "remove", "get_state",
+             "set_state", "cwd", "env")
+
+
+def _error_header(e: BaseException) -> dict[str, Any]:
+    h: dict[str, Any] = {"ev": "error", "type": type(e).__name__, "msg": str(e)}
+    if isinstance(e, OSError):
+        h.update(errno=e.errno, strerror=e.strerror, filename=e.filename)
+    for attr in ("limit", "kind", "detail", "line", "token", "message"):
+        v = getattr(e, attr, None)
+        if isinstance(v, (str, int)):
+            h[attr] = v
+    return h
+
+
+def _jsonable(x: Any) -> Any:
+    import json
+    try:
+        json.dumps(x)
+        return x
+    except (TypeError, ValueError):
+        if isinstance(x, dict):
+            return {str(k): _jsonable(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple, set, frozenset)):
+            return [_jsonable(v) for v in x]
+        if isinstance(x, bytes):
+            return x.decode("utf-8", "surrogateescape")
+        return repr(x)
+
+
+def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
+    h = {"ev": "result", "exit_code": r.exit_code, "duration": r.duration,
+         "timed_out": r.timed_out, "truncated": r.truncated, "cwd": r.cwd,
+         "files_created": list(r.files_created), "files_modified": list(r.files_modified),
+         "files_deleted": list(r.files_deleted), "cpu_time": r.cpu_time,
+         "peak_memory": r.peak_memory,
+         "violations": [[v.kind, v.detail] for v in r.violations],
+         "extra": _jsonable(r.extra), "stdout_len": len(r.stdout_bytes)}
+    return h, r.stdout_bytes + r.stderr_bytes
+
+
+def serve(sock: socket.socket, executor: Any) -> None:
+    """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
+    ``interrupt`` is handled while it runs; everything else runs on this thread."""
+    send_lock = threading.Lock()
+    active: list[threading.Thread] = []
+
+    def send(h: dict[str, Any], payload: bytes = b"") -> None:
+        with send_lock:
+            send_msg(sock, h, payload)
+
+    def do_run(req: dict[str, Any], payload: bytes) -> None:
+        def on_output(fd: int, chunk: bytes) -> None:
+            send({"ev": "out", "fd": fd}, bytes(chunk))
+        try:
+            r = executor.run(req["script"], stdin=payload if req.get("stdin") else None,
+                             env=req.get("env"), cwd=req.get("cwd"),
+                             timeout=req.get("timeout"),
+                             on_output=on_output if req.get("stream") else None)
+            h, body = result_header(r)
+            send(h, body)
+        except BaseException as e:  # noqa: BLE001
+            try:
+                send(_error_header(e))
+            except OSError:
+                pass
+
+    try:
+        while True:
+            try:
+                req, payload = recv_msg(sock)
+            except WireClosed:
+                break
+            op = req.get("op")
+            if op == "interrupt":
+                try:
+                    executor.interrupt()
+                except Exception:  # noqa: BLE001
+                    pass
+                continue
+            if op == "close":
+                break
+            if active and active[0].is_alive():
+                active[0].join()
+            active.clear()
+            if op == "run":
+                t = threading.Thread(target=do_run, args=(req, payload), daemon=True)
+                active.append(t)
+                t.start()
+                continue
+            if op == "ping":
+                send({"ev": "ok", "value": None})
+                continue
+            if op not in _FILE_OPS:
+                send({"ev": "error", "type": "ValueError", "msg": f"unknown op {op!r}"})
+                continue
+            try:
+                args = pickle.loads(payload) if payload else {}
+                attr = getattr(executor, op)
+                value = attr(**args) if callable(attr) else attr
+                if isinstance(value, bytes):
+                    send({"ev": "ok", "bytes": True}, value)
+                else:
+                    if op == "env":
+                        value = dict(value)
+                    send({"ev": "ok", "value": _jsonable(value)})
+            except BaseException as e:  # noqa: BLE001
+                send(_error_header(e))
+    finally:
+        try:
+            executor.interrupt()
+        except Exception:  # noqa: BLE001
+            pass
+        for t in active:
+            t.join(timeout=5)
+        try:
+            executor.close()
+        except Exception:  # noqa: BLE001
+            pass
+
