@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 
 from ..errors import ParseError
 from .lexer import Lexer
@@ -91,6 +92,50 @@ class Parser(Lexer):
         self.tok: Tok | None = None
         self.tok_assign = False
         self.vnl = False
+        self.aliases: Mapping[str, str] | None = None
+        self.alias_guard: list[list] = []  # [end_pos, name] of spliced alias texts
+        self.alias_next: int | None = None
+
+    # ------------------------------------------------------------------ aliases
+
+    def maybe_alias(self, tok: Tok) -> bool:
+        """Expand an alias at ``tok`` (a command word) by splicing its value into the source,
+        as bash does; True when the source changed and the caller must peek again."""
+        aliases = self.aliases
+        if not aliases or tok.kind != WORD or tok.kw() is None:
+            return False
+        value = aliases.get(tok.val)
+        if value is None:
+            return False
+        pos = tok.pos
+        if any(pos < end and name == tok.val for end, name in self.alias_guard):
+            return False  # an alias is not expanded inside its own expansion
+        if len(self.alias_guard) > 100:
+            return False
+        src = self.src
+        delta = len(value) - (tok.end - pos)
+        for g in self.alias_guard:
+            if g[0] > pos:
+                g[0] += delta
+        self.alias_guard.append([pos + len(value), tok.val])
+        self.src = src[:pos] + value + src[tok.end:]
+        self.n = len(self.src)
+        # keep line numbers of the original text: newlines inside the value count, as in bash
+        nl: list[int] = []
+        find = self.src.find
+        i = find("\n")
+        while i >= 0:
+            nl.append(i)
+            i = find("\n", i + 1)
+        self.nl = nl
+        self.tok = None
+        self.pos = pos
+        if self.alias_next is not None and self.alias_next > pos:
+            self.alias_next += delta
+        if value.endswith((" ", "\t")):
+            # bash: the word after this expansion is checked for an alias too
+            self.alias_next = pos + len(value)
+        return True
 
     # ------------------------------------------------------------------ tokens
 
@@ -413,6 +458,10 @@ class Parser(Lexer):
         self.enter()
         try:
             tok = self.peek(assign_ok=True)
+            if self.aliases:
+                self.alias_next = None
+                while self.maybe_alias(tok):
+                    tok = self.peek(assign_ok=True)
             kind = tok.kind
             if kind == WORD:
                 kw = tok.kw()
@@ -493,6 +542,8 @@ class Parser(Lexer):
                     if a is not None:
                         assigns.append(a)
                         continue
+                    if assigns and self.aliases and self.maybe_alias(tok):
+                        continue
                     self.advance()
                     words.append(word)
                     nxt = self.peek()
@@ -505,6 +556,10 @@ class Parser(Lexer):
                     m = _ASSIGN_RE.match(word.parts[0].text)
                     if m and m.end() == len(word.parts[0].text):
                         words.append(self.parse_decl_array(tok))
+                        continue
+                if self.alias_next is not None and tok.pos >= self.alias_next:
+                    self.alias_next = None
+                    if self.maybe_alias(tok):
                         continue
                 self.advance()
                 words.append(word)
@@ -1142,8 +1197,20 @@ class CommandReader:
     run before a syntax error in a later line is seen (``echo a\\nfi`` prints ``a``, then
     fails with status 2). Set ``extglob`` between calls when ``shopt`` changes it."""
 
-    def __init__(self, source: str, *, extglob: bool = True) -> None:
+    def __init__(self, source: str, *, extglob: bool = True,
+                 aliases: Mapping[str, str] | None = None) -> None:
         self._p = Parser(source, 0, extglob)
+        self._p.aliases = aliases
+
+    @property
+    def aliases(self) -> Mapping[str, str] | None:
+        """Aliases expanded in command position (bash: only with ``shopt -s expand_aliases``);
+        read live, so an ``alias`` on one line applies from the next line on."""
+        return self._p.aliases
+
+    @aliases.setter
+    def aliases(self, value: Mapping[str, str] | None) -> None:
+        self._p.aliases = value
 
     @property
     def extglob(self) -> bool:
