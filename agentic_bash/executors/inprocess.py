@@ -1,0 +1,826 @@
+"""InProcessExecutor: the interpreter in this process over a FileSystem (virtual and host modes)."""
+
+# Security invariant: in virtual mode (``native=None``) nothing here starts a host process;
+# every command resolves to a builtin, a function, a registered custom command or an
+# in-process command, else 127.
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import stat as _stat
+import threading
+import time
+from typing import Any, BinaryIO, Callable, Mapping
+
+from ..commands.base import CommandContext, SystemInfo
+from ..errors import LimitExceeded, ParseError, SandboxClosed
+from ..limits import Budget, Limits
+from ..result import Result
+from ..shell import nodes as N
+from ..shell.expand import ExpansionError
+from ..shell.interpreter import CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
+from ..shell.streams import NULL, Capture
+from ..vfs.paths import normalize
+from .base import OutputCallback
+
+__all__ = ["InProcessExecutor", "run_nested_shell"]
+
+_BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
+
+
+def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: SystemInfo) -> None:
+    sc = st.scopes[0]
+    for k, v in env.items():
+        sc[k] = Var(v, EXPORT)
+    defaults = {
+        "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
+        "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
+        "BASH": "/bin/bash", "BASH_VERSION": "5.2.15(1)-release", "PS1": "\\s-\\v\\$ ", "PS2": "> ",
+        "HISTFILE": "/home/user/.bash_history" if info.home == "/home/user" else info.home + "/.bash_history",
+    }
+    for k, v in defaults.items():
+        if k not in sc:
+            sc[k] = Var(v)
+    sc["OPTIND"].attrs |= INTEGER
+    sc["BASH_VERSINFO"] = Var({0: "5", 1: "2", 2: "15", 3: "1", 4: "release", 5: f"{info.machine}-pc-linux-gnu"},
+                              ARRAY | READONLY)
+    sc["UID"] = Var(str(info.uid), INTEGER | READONLY)
+    sc["EUID"] = Var(str(info.uid), INTEGER | READONLY)
+    sc["PPID"] = Var(str(info.ppid), INTEGER | READONLY)
+    if "SHLVL" not in sc:
+        sc["SHLVL"] = Var("1", EXPORT)
+    sc["PWD"] = Var(workdir, EXPORT)
+    st.cwd = workdir
+    st.env_cache = None
+
+
+class InProcessExecutor:
+    """Runs scripts with the in-process interpreter; one persistent shell state per instance."""
+
+    def __init__(self, *, fs: Any, native: Any = None, env: Mapping[str, str] | None = None,
+                 workdir: str = "/workspace", limits: Limits = Limits(), info: SystemInfo = SystemInfo(),
+                 prefer_inprocess: bool = False, commands_allowlist: Any = None, layer: Any = None) -> None:
+        from ..commands import load_all
+        self.fs = fs
+        self.native = native
+        self.limits = limits
+        self.info = info
+        self.prefer_inprocess = prefer_inprocess
+        self.allowlist = set(commands_allowlist) if commands_allowlist is not None else None
+        self.layer = layer
+        self.registry = load_all()
+        self.custom: dict[str, Callable[..., int]] = {}
+        self._closed = False
+        self._lock = threading.Lock()
+        self._budget: Budget | None = None
+        self.shell = Interpreter(fs, info=info, host=self)
+        base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
+                    "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+        if env:
+            base_env.update(env)
+        _init_state(self.shell.state, base_env, workdir, info)
+        self.shell.start_time = time.monotonic()
+
+    # ------------------------------------------------------------------ protocol
+    @property
+    def cwd(self) -> str:
+        return self.shell.state.cwd
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return dict(self.shell.state.environ())
+
+    def register_command(self, name: str, fn: Callable[..., int]) -> None:
+        self.custom[name] = fn
+
+    def interrupt(self) -> None:
+        b = self._budget
+        if b is not None:
+            b.cancel("interrupt")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.interrupt()
+        jobs = self.shell.jobs
+        if jobs is not None:
+            for j in list(jobs.jobs.values()):
+                if j.child is not None:
+                    j.child.budget.cancel("closed")
+
+    def run(self, script: str, *, stdin: bytes | BinaryIO | None = None,
+            env: Mapping[str, str] | None = None, cwd: str | None = None,
+            timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+        if self._closed:
+            raise SandboxClosed("sandbox is closed")
+        with self._lock:
+            return self._run(script, stdin, env, cwd, timeout, on_output)
+
+    def _run(self, script: str, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
+             timeout: float | None, on_output: OutputCallback | None) -> Result:
+        t0 = time.monotonic()
+        limits = self.limits
+        budget = Budget(limits, timeout)
+        self._budget = budget
+        sh = self.shell
+        sh.budget = budget
+        out = Capture(limits.max_output_bytes, on_output, 1)
+        err = Capture(limits.max_output_bytes, on_output, 2)
+        if stdin is None:
+            inp: Any = io.BytesIO(b"")
+        elif isinstance(stdin, (bytes, bytearray, memoryview)):
+            inp = io.BytesIO(bytes(stdin))
+        elif isinstance(stdin, str):
+            inp = io.BytesIO(stdin.encode())
+        else:
+            inp = stdin
+        sh.fds = {0: inp, 1: out, 2: err}
+        sh.exec_string = script
+        sh.lineno = 0
+        sh.funcstack = []
+        sh.loop_depth = 0
+        sh.errexit_off = 0
+        st = sh.state
+        temp_scope = None
+        saved_cwd = None
+        if env:
+            temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
+            st.scopes.insert(1, temp_scope) if False else None
+            # per-run env: visible to this run only, like VAR=x cmd
+            for k, v in env.items():
+                pass
+            st.scopes.append(temp_scope)
+            st.env_cache = None
+        if cwd is not None:
+            saved_cwd = st.cwd
+            st.cwd = normalize(cwd, st.cwd)
+        marker = None
+        try:
+            from ..vfs.changes import snapshot_marker
+            marker = snapshot_marker(self.fs)
+        except Exception:
+            marker = None
+        timed_out = False
+        status = 0
+        try:
+            status = self._execute(sh, script)
+        except LimitExceeded as e:
+            if e.limit in ("timeout",):
+                timed_out = True
+                status = 124
+                try:
+                    err.write(f"bash: line {sh.lineno}: timed out\n".encode() if False else b"")
+                except Exception:
+                    pass
+            elif e.limit in ("interrupt", "closed"):
+                status = 130
+            else:
+                status = 1
+                err.write(f"agentic-bash: {e}\n".encode())
+        except BaseException as e:  # noqa: BLE001 - nothing may escape run()
+            if isinstance(e, (KeyboardInterrupt, SystemExit)) and not isinstance(e, SystemExit):
+                raise
+            status = 2
+            err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
+        finally:
+            if temp_scope is not None:
+                for i in range(len(st.scopes) - 1, 0, -1):
+                    if st.scopes[i] is temp_scope:
+                        del st.scopes[i]
+                        break
+                st.env_cache = None
+            if saved_cwd is not None and st.cwd == normalize(cwd or ".", saved_cwd):
+                st.cwd = saved_cwd
+            sh.close_owned()
+            for k in [k for k in sh.fds if k > 2]:
+                pass
+            self._budget = None
+        # background jobs started by this run: give them a moment to finish so their
+        # output lands in this result (bash -c's caller sees it too while the pipe is open)
+        self._settle_jobs(t0, budget)
+        st.last_status = status
+        files = ((), (), ())
+        if marker is not None:
+            try:
+                from ..vfs.changes import diff
+                ch = diff(marker)
+                files = (tuple(ch.created), tuple(ch.modified), tuple(ch.deleted))
+            except Exception:
+                pass
+        so = out.getvalue()
+        se = err.getvalue()
+        return Result(stdout_bytes=so, stderr_bytes=se, exit_code=status,
+                      duration=time.monotonic() - t0, timed_out=timed_out,
+                      truncated=out.truncated or err.truncated, cwd=st.cwd,
+                      files_created=files[0], files_modified=files[1], files_deleted=files[2])
+
+    def _settle_jobs(self, t0: float, budget: Budget) -> None:
+        jobs = self.shell.jobs
+        if jobs is None or not jobs.jobs:
+            return
+        end = time.monotonic() + 0.25
+        for j in list(jobs.jobs.values()):
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            j.done.wait(left)
+
+    def _execute(self, sh: Interpreter, script: str) -> int:
+        from ..shell.parser import parse_cached
+        try:
+            tree = parse_cached(script)
+        except ParseError as e:
+            return self._parse_failure(sh, script, e)
+        except RecursionError:
+            sh.write_err(b"bash: maximum nesting depth exceeded\n")
+            return 2
+        return run_toplevel(sh, tree)
+
+    def _parse_failure(self, sh: Interpreter, script: str, e: ParseError) -> int:
+        # bash -c reads and runs complete commands before the one with the error
+        from ..shell.parser import parse
+        lines = script.split("\n")
+        status = 0
+        if e.line > 1:
+            prefix = "\n".join(lines[:e.line - 1])
+            try:
+                tree = parse(prefix)
+            except (ParseError, RecursionError):
+                tree = None
+            if tree is not None:
+                try:
+                    status = run_toplevel(sh, tree, exit_trap=False)
+                except _Exited as x:
+                    return x.status
+        report_parse_error(sh, e, lines, "-c")
+        st = 2
+        st = sh.run_exit_trap(st)
+        _ = status
+        return st
+
+    # ------------------------------------------------------------------ dispatch (host API)
+    def path_dirs(self, sh: Interpreter) -> list[str]:
+        p = sh.get_scalar("PATH")
+        if p is None:
+            return []
+        return [normalize(d or ".", sh.state.cwd) for d in p.split(":")]
+
+    def find_path(self, sh: Interpreter, name: str) -> str | None:
+        h = sh.state.hash.get(name)
+        if h:
+            return h
+        for d in self.path_dirs(sh):
+            cand = d.rstrip("/") + "/" + name
+            try:
+                s = self.fs.stat(cand)
+            except OSError:
+                continue
+            if s.is_file and s.st_mode & 0o111:
+                return cand
+        if self.native is None and (name in self.registry or name in self.custom):
+            return None if name in self.custom else None
+        return None
+
+    def find_all_paths(self, sh: Interpreter, name: str) -> list[str]:
+        out = []
+        for d in self.path_dirs(sh):
+            cand = d.rstrip("/") + "/" + name
+            try:
+                s = self.fs.stat(cand)
+            except OSError:
+                continue
+            if s.is_file and s.st_mode & 0o111 and cand not in out:
+                out.append(cand)
+        return out
+
+    def run_command(self, sh: Interpreter, argv: list[str]) -> int:
+        name = argv[0]
+        if self.allowlist is not None and posixpath.basename(name) not in self.allowlist \
+                and name not in self.custom:
+            sh.error(f"{name}: command not allowed by policy")
+            return 126
+        fn = self.custom.get(name)
+        if fn is not None:
+            return self._call(sh, fn, argv, custom=True)
+        if "/" in name:
+            return self._run_path(sh, name, argv)
+        base = name
+        if base in ("bash", "sh"):
+            return run_nested_shell(sh, argv)
+        spec = self.registry.get(base)
+        if spec is not None and (self.prefer_inprocess or self.native is None):
+            return self._call(sh, spec.fn, argv)
+        if self.native is not None:
+            path = self.find_path(sh, name)
+            if path is not None:
+                return self._spawn(sh, path, argv)
+        if spec is not None:
+            return self._call(sh, spec.fn, argv)
+        sh.error(f"{name}: command not found")
+        return 127
+
+    def _run_path(self, sh: Interpreter, name: str, argv: list[str]) -> int:
+        p = normalize(name, sh.state.cwd)
+        try:
+            s = self.fs.stat(p)
+        except OSError:
+            sh.error(f"{name}: No such file or directory")
+            return 127
+        if s.is_dir:
+            sh.error(f"{name}: Is a directory")
+            return 126
+        if not (s.st_mode & 0o111):
+            sh.error(f"{name}: Permission denied")
+            return 126
+        base = posixpath.basename(p)
+        if posixpath.dirname(p) in _BIN_DIRS and (base in self.registry or base in ("bash", "sh")) \
+                and (self.native is None or self.prefer_inprocess or self._is_placeholder(p)):
+            if base in ("bash", "sh"):
+                return run_nested_shell(sh, [name] + argv[1:])
+            return self._call(sh, self.registry[base].fn, argv)
+        try:
+            with self.fs.open(p, "rb") as f:
+                head = f.read(256)
+        except OSError as e:
+            sh.error(f"{name}: {os.strerror(e.errno or 13)}")
+            return 126
+        if self.native is not None and not self._is_placeholder(p):
+            return self._spawn(sh, p, argv)
+        if head.startswith(b"#!"):
+            line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+            parts = line.split()
+            interp = parts[0] if parts else ""
+            ib = posixpath.basename(interp)
+            if ib == "env" and len(parts) > 1:
+                ib = parts[1]
+            if ib in ("bash", "sh", "dash"):
+                return run_nested_shell(sh, ["bash", p] + argv[1:], script_name=name)
+            spec = self.registry.get(ib)
+            if spec is not None:
+                extra = parts[1:] if posixpath.basename(interp) != "env" else parts[2:]
+                return self._call(sh, spec.fn, [ib] + extra + [p] + argv[1:])
+            sh.error(f"{name}: {interp}: bad interpreter: No such file or directory")
+            return 126
+        # no shebang: bash runs it as a shell script (ENOEXEC fallback)
+        return run_nested_shell(sh, ["bash", p] + argv[1:], script_name=name)
+
+    def _is_placeholder(self, p: str) -> bool:
+        try:
+            with self.fs.open(p, "rb") as f:
+                return b"provided in-process by agentic-bash" in f.read(200)
+        except OSError:
+            return False
+
+    def make_ctx(self, sh: Interpreter, name: str, *, env: Mapping[str, str] | None = None) -> CommandContext:
+        fds = sh.fds
+        i, o, e = fds.get(0), fds.get(1), fds.get(2)
+        return CommandContext(
+            fs=CmdFS(self.fs, fds), cwd=sh.state.cwd,
+            env=env if env is not None else sh.state.environ(),
+            stdin=_KeepOpen(i) if i is not None else NULL,
+            stdout=_KeepOpen(o) if o is not None else _ClosedOut(),
+            stderr=_KeepOpen(e) if e is not None else NULL,
+            budget=sh.budget, info=self.info, exec=_Exec(self, sh), umask=sh.state.umask,
+            name=name,
+        )
+
+    def _call(self, sh: Interpreter, fn: Callable[..., int], argv: list[str], custom: bool = False) -> int:
+        ctx = self.make_ctx(sh, posixpath.basename(argv[0]))
+        try:
+            st = fn(ctx, list(argv))
+            return int(st) if st is not None else 0
+        except BrokenPipeError:
+            return 141
+        except LimitExceeded:
+            raise
+        except (ExitShell, ReturnFn, LoopCtl):
+            raise
+        except RecursionError:
+            sh.error(f"{argv[0]}: maximum recursion depth exceeded")
+            return 2
+        except Exception as e:  # noqa: BLE001 - a buggy command is a failed command, not a crash
+            sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
+            return 2
+
+    def _spawn(self, sh: Interpreter, path: str, argv: list[str]) -> int:
+        return _spawn_native(self, sh, path, argv)
+
+    # ------------------------------------------------------------------ files
+    def read_file(self, path: str) -> bytes:
+        with self.fs.open(path, "rb") as f:
+            return f.read()
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        parent = posixpath.dirname(path)
+        _makedirs(self.fs, parent)
+        with self.fs.open(path, "wb", mode) as f:
+            f.write(data)
+
+    def list_files(self, path: str) -> list[dict[str, Any]]:
+        out = []
+        for name in sorted(self.fs.listdir(path)):
+            p = path.rstrip("/") + "/" + name
+            try:
+                s = self.fs.stat(p, follow_symlinks=False)
+            except OSError:
+                continue
+            kind = "dir" if _stat.S_ISDIR(s.st_mode) else ("symlink" if _stat.S_ISLNK(s.st_mode) else "file")
+            out.append({"name": name, "path": p, "type": kind, "size": s.st_size,
+                        "mode": s.st_mode & 0o7777, "mtime": s.st_mtime})
+        return out
+
+    def exists(self, path: str) -> bool:
+        return self.fs.exists(path)
+
+    def remove(self, path: str, recursive: bool = False) -> None:
+        s = self.fs.stat(path, follow_symlinks=False)
+        if _stat.S_ISDIR(s.st_mode):
+            if recursive:
+                for name in self.fs.listdir(path):
+                    self.remove(path.rstrip("/") + "/" + name, True)
+            self.fs.rmdir(path)
+        else:
+            self.fs.unlink(path)
+
+    # ------------------------------------------------------------------ state
+    def get_state(self) -> dict[str, Any]:
+        from ..shell.unparse import format_function
+        st = self.shell.state
+        vars_: dict[str, Any] = {}
+        for name, v in st.scopes[0].items():
+            val = v.value
+            if type(val) is dict:
+                val = {"assoc" if v.attrs & 16 else "indexed": [[k, x] for k, x in val.items()]}
+            vars_[name] = {"value": val, "attrs": v.attrs}
+        return {
+            "cwd": st.cwd, "vars": vars_, "positional": list(st.positional),
+            "functions": {k: format_function(f) for k, f in st.functions.items()},
+            "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
+            "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": list(st.history),
+            "umask": st.umask, "last_status": st.last_status,
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        from ..shell.parser import parse
+        st = ShellState()
+        for name, d in state.get("vars", {}).items():
+            val = d.get("value")
+            if isinstance(val, dict):
+                if "assoc" in val:
+                    val = {str(k): x for k, x in val["assoc"]}
+                else:
+                    val = {int(k): x for k, x in val.get("indexed", [])}
+            st.scopes[0][name] = Var(val, int(d.get("attrs", 0)))
+        st.cwd = state.get("cwd", "/")
+        st.positional = list(state.get("positional", []))
+        for k, src in state.get("functions", {}).items():
+            try:
+                tree = parse(src)
+                for item in tree.items:
+                    if isinstance(item.cmd, N.FuncDef):
+                        st.functions[item.cmd.name] = item.cmd
+            except ParseError:
+                pass
+        st.options.update(state.get("options", {}))
+        st.shopt.update(state.get("shopt", {}))
+        st.traps = dict(state.get("traps", {}))
+        st.aliases = dict(state.get("aliases", {}))
+        st.dirstack = list(state.get("dirstack", []))
+        st.history = list(state.get("history", []))
+        st.umask = int(state.get("umask", 0o022))
+        st.last_status = int(state.get("last_status", 0))
+        self.shell.state = st
+
+
+class _Exited(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class _ClosedOut:
+    closed = True
+
+    def write(self, data: bytes) -> int:
+        raise OSError(9, "Bad file descriptor")
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Exec:
+    """``ctx.exec``: run argv through the dispatch chain (builtins, commands; no functions)."""
+
+    __slots__ = ("ex", "sh")
+
+    def __init__(self, ex: InProcessExecutor, sh: Interpreter) -> None:
+        self.ex = ex
+        self.sh = sh
+
+    def __call__(self, argv: list[str], *, stdin: Any = None, stdout: Any = None, stderr: Any = None,
+                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> int:
+        from ..shell.builtins import BUILTINS
+        child = self.sh.fork()
+        if stdin is not None:
+            child.fds[0] = stdin
+        if stdout is not None:
+            child.fds[1] = stdout
+        if stderr is not None:
+            child.fds[2] = stderr
+        if cwd is not None:
+            child.state.cwd = normalize(cwd, child.state.cwd)
+        if env is not None:
+            # the given mapping is the complete environment of the command
+            sc = child.state.scopes[0]
+            for k, v in list(sc.items()):
+                if v.attrs & EXPORT and k not in env:
+                    v.attrs &= ~EXPORT
+            for k, v in env.items():
+                sc[k] = Var(v, EXPORT)
+            child.state.env_cache = None
+        if not argv:
+            return 0
+        try:
+            fn = BUILTINS.get(argv[0])
+            if fn is not None:
+                return child.run_builtin(fn, list(argv))
+            return self.ex.run_command(child, list(argv))
+        except ExitShell as e:
+            return e.status
+        except (ReturnFn, LoopCtl):
+            return child.state.last_status
+
+
+def _makedirs(fs: Any, path: str) -> None:
+    if path in ("", "/") or fs.exists(path):
+        return
+    _makedirs(fs, posixpath.dirname(path))
+    try:
+        fs.mkdir(path)
+    except FileExistsError:
+        pass
+
+
+def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: str) -> None:
+    name = sh.script_name
+    line = e.line or 1
+    if who == "-c":
+        prefix = f"{name}: -c: line {line}: "
+    else:
+        prefix = f"{who}: line {line}: "
+    sh.write_err((prefix + e.message + "\n").encode("utf-8", "surrogateescape"))
+    if e.message.startswith("syntax error near") or e.message.startswith("syntax error in"):
+        src = lines[line - 1] if 0 < line <= len(lines) else ""
+        sh.write_err((prefix + "`" + src + "'\n").encode("utf-8", "surrogateescape"))
+
+
+def run_toplevel(sh: Interpreter, tree: N.Script, *, exit_trap: bool = True) -> int:
+    """Run a parsed script as ``bash -c`` would: exit ends it, EXIT trap at the end."""
+    try:
+        try:
+            sh.run_script(tree)
+            status = sh.state.last_status
+        except ExitShell as e:
+            status = e.status
+        except ExpansionError as e:
+            sh.error(e.message)
+            status = e.status
+        except (ReturnFn, LoopCtl):
+            status = sh.state.last_status
+        except BrokenPipeError:
+            status = 141
+        except RecursionError:
+            sh.error("maximum nesting depth exceeded")
+            status = 2
+    finally:
+        pass
+    if exit_trap:
+        status = sh.run_exit_trap(status)
+    sh.state.last_status = status
+    return status
+
+
+def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | None = None) -> int:
+    """``bash``/``sh`` as a command: a child shell with only the exported environment."""
+    from ..shell.parser import parse
+    from ..shell.state import LETTER_TO_OPTION
+    lim = sh.budget.limits.max_call_depth
+    depth = getattr(sh, "nest_depth", 0)
+    if lim is not None and depth >= min(lim, 64):
+        sh.error(f"{argv[0]}: maximum nesting level exceeded")
+        return 1
+    args = argv[1:]
+    command: str | None = None
+    opts: dict[str, bool] = {}
+    read_stdin = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--" or a == "-":
+            i += 1
+            break
+        if a in ("-c",):
+            command = ""
+            i += 1
+            continue
+        if a == "-s":
+            read_stdin = True
+            i += 1
+            continue
+        if a in ("-o", "+o") and i + 1 < len(args):
+            opts[args[i + 1]] = a[0] == "-"
+            i += 2
+            continue
+        if a in ("--norc", "--noprofile", "--posix", "-l", "--login", "-i", "-p", "--version"):
+            if a == "--version":
+                sh.write_out(b"GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)\n")
+                return 0
+            i += 1
+            continue
+        if len(a) > 1 and a[0] in "-+" and not a.startswith("--"):
+            ok = True
+            for c in a[1:]:
+                if c == "c":
+                    command = ""
+                elif c == "s":
+                    read_stdin = True
+                elif c in LETTER_TO_OPTION:
+                    opts[LETTER_TO_OPTION[c]] = a[0] == "-"
+                elif c in "il":
+                    pass
+                else:
+                    ok = False
+            if not ok:
+                sh.error(f"{a}: invalid option")
+                return 2
+            i += 1
+            continue
+        break
+    rest = args[i:]
+    child = Interpreter(sh.fs, budget=sh.budget, info=sh.info, host=sh.host)
+    child.nest_depth = depth + 1  # type: ignore[attr-defined]
+    child.fds = dict(sh.fds)
+    child.jobs = None
+    st = child.state
+    for k, v in sh.state.environ().items():
+        st.scopes[0][k] = Var(v, EXPORT)
+    for k, v in (sh.state.scopes[-1].items() if len(sh.state.scopes) > 1 else ()):
+        if v.attrs & EXPORT and type(v.value) is str:
+            st.scopes[0][k] = Var(v.value, EXPORT)
+    _init_state(st, {}, sh.state.cwd, sh.info)
+    try:
+        lvl = int(sh.get_scalar("SHLVL") or "1") + 1
+    except ValueError:
+        lvl = 2
+    st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
+    st.umask = sh.state.umask
+    st.options.update(opts)
+    child.start_time = time.monotonic()
+    if command is not None:
+        if not rest:
+            sh.error(f"-c: option requires an argument")
+            return 2
+        src = rest[0]
+        child.script_name = rest[1] if len(rest) > 1 else "bash"
+        st.arg0 = rest[1] if len(rest) > 1 else "bash"
+        st.positional = rest[2:]
+        child.exec_string = src
+        who = "-c"
+    elif rest and not read_stdin:
+        path = normalize(rest[0], sh.state.cwd)
+        try:
+            with CmdFS(sh.fs, sh.fds).open(path, "rb") as f:
+                data = f.read()
+        except IsADirectoryError:
+            sh.write_err(f"{argv[0]}: {rest[0]}: Is a directory\n".encode())
+            return 126
+        except OSError as e:
+            sh.write_err(f"{argv[0]}: {rest[0]}: {os.strerror(e.errno or 2)}\n".encode())
+            return 127
+        src = data.decode("utf-8", "surrogateescape")
+        child.script_name = script_name or rest[0]
+        child.fn_source = child.script_name
+        st.arg0 = script_name or rest[0]
+        st.positional = rest[1:]
+        who = child.script_name
+    else:
+        stream = sh.fds.get(0)
+        data = stream.read() if stream is not None else b""
+        src = data.decode("utf-8", "surrogateescape")
+        st.positional = rest
+        child.script_name = argv[0] if False else "bash"
+        child.fds[0] = NULL
+        who = "bash"
+    try:
+        tree = parse(src)
+    except ParseError as e:
+        lines = src.split("\n")
+        if who == "-c":
+            report_parse_error(child, e, lines, "-c")
+        else:
+            report_parse_error(child, e, lines, who)
+        return 2
+    except RecursionError:
+        sh.error("maximum nesting depth exceeded")
+        return 2
+    st_ = run_toplevel(child, tree)
+    child.close_owned()
+    return st_
+
+
+def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str]) -> int:
+    """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
+    pumps: list[threading.Thread] = []
+    close_after: list[int] = []
+
+    def fd_for(n: int, write: bool) -> int:
+        s = sh.fds.get(n)
+        if s is None:
+            fd = os.open(os.devnull, os.O_WRONLY if write else os.O_RDONLY)
+            close_after.append(fd)
+            return fd
+        inner = s._s if isinstance(s, _KeepOpen) else s
+        fileno = getattr(inner, "fileno", None)
+        if fileno is not None and not isinstance(inner, io.BytesIO) and \
+                (write or not isinstance(inner, io.BufferedReader) or not inner.peek(1)[:0]):
+            try:
+                return fileno()
+            except (OSError, ValueError, io.UnsupportedOperation):
+                pass
+        r, w = os.pipe()
+        if write:
+            def pump_out() -> None:
+                try:
+                    while True:
+                        chunk = os.read(r, 65536)
+                        if not chunk:
+                            break
+                        try:
+                            inner.write(chunk)
+                        except (BrokenPipeError, OSError):
+                            break
+                finally:
+                    os.close(r)
+            t = threading.Thread(target=pump_out, daemon=True)
+            close_after.append(w)
+            t.start()
+            pumps.append(t)
+            return w
+
+        def pump_in() -> None:
+            try:
+                while True:
+                    chunk = inner.read(65536) if hasattr(inner, "read") else b""
+                    if not chunk:
+                        break
+                    os.write(w, chunk)
+            except OSError:
+                pass
+            finally:
+                os.close(w)
+        t = threading.Thread(target=pump_in, daemon=True)
+        close_after.append(r)
+        t.start()
+        return r
+
+    env = dict(sh.state.environ())
+    try:
+        fin, fout, ferr = fd_for(0, False), fd_for(1, True), fd_for(2, True)
+        real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
+        exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
+        proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
+                               stdin=fin, stdout=fout, stderr=ferr, pgid=None)
+    except OSError as e:
+        for fd in close_after:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        sh.error(f"{argv[0]}: {os.strerror(e.errno or 2)}")
+        return 126 if e.errno == 13 else 127
+    for fd in close_after:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    try:
+        while True:
+            rc = proc.wait(0.05)
+            if rc is not None:
+                break
+            try:
+                sh.budget.check()
+            except LimitExceeded:
+                proc.kill_group(9)
+                proc.wait(1)
+                raise
+    finally:
+        for t in pumps:
+            t.join(2)
+    return rc

@@ -1,0 +1,2187 @@
+"""Shell builtins: ``fn(sh, argv) -> int`` writing through the shell's fd table."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import ParseError
+from ..vfs.paths import normalize
+from . import nodes as N
+from .expand import ExpansionError
+from .state import (
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TRACE, UPPER,
+    LETTER_TO_OPTION, Var, VarError,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .interpreter import Interpreter
+
+__all__ = ["BUILTINS", "builtin"]
+
+BUILTINS: dict[str, Callable[[Interpreter, list[str]], int]] = {}
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
+
+KEYWORDS = frozenset("if then else elif fi case esac for select while until do done in function time { } ! [[ ]] coproc".split())
+
+
+def builtin(*names: str):
+    def deco(fn):
+        for n in names:
+            BUILTINS[n] = fn
+        return fn
+    return deco
+
+
+def _out(sh: Interpreter, s: str) -> None:
+    sh.write_out(s.encode("utf-8", "surrogateescape"))
+
+
+def _usage_err(sh: Interpreter, name: str, msg: str, status: int = 2) -> int:
+    sh.error(f"{name}: {msg}")
+    return status
+
+
+def _bad_opt(sh: Interpreter, name: str, opt: str, usage: str) -> int:
+    sh.error(f"{name}: {opt}: invalid option")
+    sh.write_err(f"{name}: usage: {usage}\n".encode())
+    return 2
+
+
+# ---------------------------------------------------------------------------- trivial
+@builtin(":", "true")
+def b_true(sh: Interpreter, argv: list[str]) -> int:
+    return 0
+
+
+@builtin("false")
+def b_false(sh: Interpreter, argv: list[str]) -> int:
+    return 1
+
+
+@builtin("echo")
+def b_echo(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    nl = True
+    esc = sh.state.shopt["xpg_echo"]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if len(a) > 1 and a[0] == "-" and all(c in "neE" for c in a[1:]):
+            for c in a[1:]:
+                if c == "n":
+                    nl = False
+                elif c == "e":
+                    esc = True
+                else:
+                    esc = False
+            i += 1
+        else:
+            break
+    s = " ".join(args[i:])
+    if esc:
+        from .printf import echo_escapes
+        data, stop = echo_escapes(s)
+        if stop:
+            nl = False
+        if nl:
+            data += b"\n"
+    else:
+        data = (s + "\n" if nl else s).encode("utf-8", "surrogateescape")
+    sh.write_out(data)
+    return 0
+
+
+@builtin("printf")
+def b_printf(sh: Interpreter, argv: list[str]) -> int:
+    from . import printf as pf
+    args = argv[1:]
+    var = None
+    while args and args[0].startswith("-") and args[0] != "-":
+        if args[0] == "--":
+            args = args[1:]
+            break
+        if args[0] == "-v":
+            if len(args) < 2:
+                sh.error("printf: -v: option requires an argument")
+                sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
+                return 2
+            var = args[1]
+            args = args[2:]
+        elif args[0].startswith("-v"):
+            var = args[0][2:]
+            args = args[1:]
+        else:
+            return _bad_opt(sh, "printf", args[0][:2], "printf [-v var] format [arguments]")
+    if not args:
+        sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
+        return 2
+    data, status, errors = pf.format(args[0], args[1:])
+    for e in errors:
+        sh.error(f"printf: {e}")
+    if var is not None:
+        try:
+            s = data.decode("utf-8", "surrogateescape")
+            if "[" in var and var.endswith("]"):
+                nm, _, sub = var.partition("[")
+                sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), s)
+            else:
+                if not _NAME_RE.match(var):
+                    sh.error(f"printf: `{var}': not a valid identifier")
+                    return 2
+                sh.set_var(var, s)
+        except VarError as e:
+            sh.error(e.message)
+            return 1
+    else:
+        sh.write_out(data)
+    return status
+
+
+# ---------------------------------------------------------------------------- test
+@builtin("test", "[")
+def b_test(sh: Interpreter, argv: list[str]) -> int:
+    from .testexpr import evaluate
+    bracket = argv[0] == "["
+    args = argv[1:]
+    if bracket:
+        if not args or args[-1] != "]":
+            sh.error("[: missing `]'")
+            return 2
+        args = args[:-1]
+    st, msg = evaluate(args, fs=sh.cmd_fs(), cwd=sh.state.cwd, is_var_set=sh.var_is_set, bracket=bracket)
+    if msg:
+        sh.error(msg)
+    return st
+
+
+# ---------------------------------------------------------------------------- cd & dirs
+def _chdir(sh: Interpreter, target: str, *, physical: bool = False) -> str | None:
+    """Change directory; returns an error message or None."""
+    st = sh.state
+    path = normalize(target, st.cwd)
+    try:
+        s = sh.fs.stat(path)
+    except FileNotFoundError:
+        return f"{target}: No such file or directory"
+    except NotADirectoryError:
+        return f"{target}: Not a directory"
+    except OSError as e:
+        return f"{target}: {os.strerror(e.errno or 1)}"
+    if not s.is_dir:
+        return f"{target}: Not a directory"
+    if not sh.fs.access(path, os.X_OK) if hasattr(sh.fs, "access") else False:
+        return f"{target}: Permission denied"
+    if physical:
+        try:
+            path = sh.fs.realpath(path)
+        except Exception:
+            pass
+    old = st.cwd
+    st.cwd = path
+    try:
+        sh.set_var("OLDPWD", old)
+        sh.set_var("PWD", path)
+    except VarError:
+        pass
+    return None
+
+
+@builtin("cd")
+def b_cd(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    physical = False
+    while args and args[0].startswith("-") and args[0] != "-" and len(args[0]) > 1:
+        a = args.pop(0)
+        if a == "--":
+            break
+        for c in a[1:]:
+            if c == "P":
+                physical = True
+            elif c == "L":
+                physical = False
+            elif c in "e@":
+                pass
+            else:
+                return _bad_opt(sh, "cd", "-" + c, "cd [-L|[-P [-e]] [-@]] [dir]")
+    if len(args) > 1:
+        sh.error("cd: too many arguments")
+        return 1
+    print_dir = False
+    if not args:
+        home = sh.get_scalar("HOME")
+        if not home:
+            sh.error("cd: HOME not set")
+            return 1
+        target = home
+    else:
+        target = args[0]
+        if target == "-":
+            old = sh.get_scalar("OLDPWD")
+            if not old:
+                sh.error("cd: OLDPWD not set")
+                return 1
+            target = old
+            print_dir = True
+        elif target == "":
+            return 0
+    if not target.startswith("/") and not target.startswith(".") and args:
+        cdpath = sh.get_scalar("CDPATH")
+        if cdpath:
+            for d in cdpath.split(":"):
+                cand = normalize(target, normalize(d or ".", sh.state.cwd))
+                try:
+                    if sh.fs.stat(cand).is_dir:
+                        err = _chdir(sh, cand, physical=physical)
+                        if err is None:
+                            if d:
+                                _out(sh, sh.state.cwd + "\n")
+                            return 0
+                except OSError:
+                    pass
+    err = _chdir(sh, target, physical=physical)
+    if err:
+        sh.error(f"cd: {err}")
+        return 1
+    if print_dir:
+        _out(sh, sh.state.cwd + "\n")
+    return 0
+
+
+@builtin("pwd")
+def b_pwd(sh: Interpreter, argv: list[str]) -> int:
+    phys = False
+    for a in argv[1:]:
+        if a == "-P":
+            phys = True
+        elif a == "-L":
+            phys = False
+        elif a.startswith("-"):
+            return _bad_opt(sh, "pwd", a[:2], "pwd [-LP]")
+    cwd = sh.state.cwd
+    if phys:
+        try:
+            cwd = sh.fs.realpath(cwd)
+        except Exception:
+            pass
+    _out(sh, cwd + "\n")
+    return 0
+
+
+def _dirs_list(sh: Interpreter, long: bool = False) -> list[str]:
+    items = [sh.state.cwd] + sh.state.dirstack
+    return items if long else [sh.tilde_short(d) for d in items]
+
+
+@builtin("dirs")
+def b_dirs(sh: Interpreter, argv: list[str]) -> int:
+    long = per_line = verbose = False
+    for a in argv[1:]:
+        if a == "-c":
+            sh.state.dirstack = []
+            return 0
+        if a.startswith("-") and len(a) > 1 and not a[1:].isdigit():
+            for c in a[1:]:
+                if c == "l":
+                    long = True
+                elif c == "p":
+                    per_line = True
+                elif c == "v":
+                    verbose = per_line = True
+                else:
+                    return _bad_opt(sh, "dirs", "-" + c, "dirs [-clpv] [+N] [-N]")
+        elif a[:1] in "+-" and a[1:].isdigit():
+            items = _dirs_list(sh, long)
+            n = int(a[1:])
+            idx = n if a[0] == "+" else len(items) - 1 - n
+            if not 0 <= idx < len(items):
+                sh.error(f"dirs: {a[1:]}: directory stack index out of range")
+                return 1
+            _out(sh, items[idx] + "\n")
+            return 0
+    items = _dirs_list(sh, long)
+    if verbose:
+        _out(sh, "".join(f"{i:2d}  {d}\n" for i, d in enumerate(items)))
+    elif per_line:
+        _out(sh, "".join(d + "\n" for d in items))
+    else:
+        _out(sh, " ".join(items) + "\n")
+    return 0
+
+
+@builtin("pushd")
+def b_pushd(sh: Interpreter, argv: list[str]) -> int:
+    args = [a for a in argv[1:] if a != "-n"]
+    st = sh.state
+    if not args:
+        if not st.dirstack:
+            sh.error("pushd: no other directory")
+            return 1
+        top = st.dirstack[0]
+        err = _chdir(sh, top)
+        if err:
+            sh.error(f"pushd: {err}")
+            return 1
+        st.dirstack[0] = sh.get_scalar("OLDPWD") or "/"
+    elif args[0][:1] in "+-" and args[0][1:].isdigit():
+        items = [st.cwd] + st.dirstack
+        n = int(args[0][1:])
+        k = n if args[0][0] == "+" else len(items) - 1 - n
+        if not 0 <= k < len(items):
+            sh.error(f"pushd: {args[0][1:]}: directory stack index out of range")
+            return 1
+        items = items[k:] + items[:k]
+        err = _chdir(sh, items[0])
+        if err:
+            sh.error(f"pushd: {err}")
+            return 1
+        st.dirstack = items[1:]
+    else:
+        old = st.cwd
+        err = _chdir(sh, args[0])
+        if err:
+            sh.error(f"pushd: {err}")
+            return 1
+        st.dirstack.insert(0, old)
+    _out(sh, " ".join(_dirs_list(sh)) + "\n")
+    return 0
+
+
+@builtin("popd")
+def b_popd(sh: Interpreter, argv: list[str]) -> int:
+    st = sh.state
+    args = [a for a in argv[1:] if a != "-n"]
+    if not st.dirstack:
+        sh.error("popd: directory stack empty")
+        return 1
+    if args and args[0][:1] in "+-" and args[0][1:].isdigit():
+        items = [st.cwd] + st.dirstack
+        n = int(args[0][1:])
+        k = n if args[0][0] == "+" else len(items) - 1 - n
+        if not 0 <= k < len(items):
+            sh.error(f"popd: {args[0][1:]}: directory stack index out of range")
+            return 1
+        if k == 0:
+            err = _chdir(sh, st.dirstack[0])
+            if err:
+                sh.error(f"popd: {err}")
+                return 1
+            st.dirstack.pop(0)
+        else:
+            del st.dirstack[k - 1]
+    else:
+        top = st.dirstack[0]
+        err = _chdir(sh, top)
+        if err:
+            sh.error(f"popd: {err}")
+            return 1
+        st.dirstack.pop(0)
+    _out(sh, " ".join(_dirs_list(sh)) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------- variables
+def _parse_flags(sh: Interpreter, name: str, args: list[str], allowed: str, usage: str
+                 ) -> tuple[set[str], set[str], list[str]] | int:
+    on: set[str] = set()
+    off: set[str] = set()
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if len(a) > 1 and a[0] in "-+" and not _ASSIGN_RE.match(a[1:]) or a in ("-", "+") and False:
+            for c in a[1:]:
+                if c not in allowed:
+                    return _bad_opt(sh, name, a[0] + c, usage)
+                (on if a[0] == "-" else off).add(c)
+            i += 1
+        else:
+            break
+    return on, off, args[i:]
+
+
+_FLAG_BITS = {"a": ARRAY, "A": ASSOC, "i": INTEGER, "l": LOWER, "u": UPPER, "n": NAMEREF,
+              "r": READONLY, "x": EXPORT, "t": TRACE}
+DECL_USAGE = "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
+
+
+def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool) -> int:
+    from .unparse import format_function
+    fns = sh.state.functions
+    status = 0
+    for n in (sorted(fns) if names is None else names):
+        f = fns.get(n)
+        if f is None:
+            status = 1
+            continue
+        if only_names:
+            _out(sh, f"declare -f {n}\n" if names is None or True else n + "\n")
+        else:
+            _out(sh, format_function(f) + "\n")
+    return status
+
+
+def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
+    name = argv[0]
+    parsed = _parse_flags(sh, name, argv[1:], "aAfFgiIlnprtux", DECL_USAGE if name != "local" else
+                          "local [option] name[=value] ...")
+    if isinstance(parsed, int):
+        return parsed
+    on, off, args = parsed
+    if local and not sh.funcstack:
+        sh.error("local: can only be used in a function")
+        return 1
+    if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
+        local = True
+    arrays = sh.__dict__.pop("decl_arrays", None) or {}
+    if "f" in on or "F" in on:
+        if "p" in on or not args or True:
+            if not args:
+                return _print_functions(sh, None, "F" in on)
+            st = 0
+            for a in args:
+                if a in sh.state.functions:
+                    if "F" in on:
+                        _out(sh, a + "\n")
+                    else:
+                        _print_functions(sh, [a], False)
+                else:
+                    st = 1
+            return st
+    if "p" in on or (not args and (on - {"g"} or not off)):
+        if not args:
+            return _print_vars(sh, on - {"p", "g"}, name == "declare" or name == "typeset" or name == "local",
+                               only_local=local and name == "local")
+        st = 0
+        for a in args:
+            v = sh.lookup_var(a)
+            if v is None:
+                sh.error(f"{name}: {a}: not found")
+                st = 1
+                continue
+            _out(sh, sh.declare_line(a, v) + "\n")
+        return st
+    status = 0
+    for idx, a in enumerate(args):
+        assign = arrays.get(idx)
+        m = _ASSIGN_RE.match(a) if assign is None else None
+        if assign is not None:
+            vname, sub, append, value = assign.name, None, assign.append, None
+        elif m:
+            vname, sub, append, value = m.group(1), m.group(2), m.group(3) == "+", m.group(4)
+        else:
+            vname, sub, append, value = a, None, False, None
+            if "[" in a and a.endswith("]") and _NAME_RE.match(a.split("[", 1)[0]):
+                vname = a.split("[", 1)[0]
+        if not _NAME_RE.match(vname):
+            sh.error(f"{name}: `{a}': not a valid identifier")
+            status = 1
+            continue
+        try:
+            _declare_one(sh, vname, sub, append, value, assign, on, off, local)
+        except VarError as e:
+            sh.error(e.message if not e.message.startswith("`") else f"{name}: {e.message}")
+            status = 1
+        except ExpansionError as e:
+            sh.error(e.message)
+            status = 1
+    return status
+
+
+def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, value: str | None,
+                 assign: Any, on: set[str], off: set[str], local: bool) -> None:
+    st = sh.state
+    if "n" not in on and "n" not in off:
+        target = st.resolve_ref(vname) if not local else vname
+    else:
+        target = vname
+    if local:
+        sc = st.scopes[-1]
+        var = sc.get(target)
+        if var is None:
+            outer = st.find(target)
+            if outer is not None and outer.attrs & READONLY and False:
+                raise VarError(f"{target}: readonly variable")
+            var = Var(None)
+            if st.shopt.get("localvar_inherit") and outer is not None:
+                var = outer.copy()
+            sc[target] = var
+    else:
+        if "g" in on and len(st.scopes) > 1:
+            var = st.scopes[0].get(target)
+            if var is None:
+                var = Var(None)
+                st.scopes[0][target] = var
+        else:
+            var = st.find(target)
+            if var is None:
+                var = Var(None)
+                st.scopes[0][target] = var
+    if var.attrs & READONLY and (value is not None or assign is not None or (on - {"r", "x", "g", "p", "t"}) or "r" in off):
+        if value is not None or assign is not None or on - {"r", "x", "g", "t"}:
+            raise VarError(f"{target}: readonly variable")
+        if "r" in off:
+            raise VarError(f"{target}: readonly variable")
+    for c in on:
+        bit = _FLAG_BITS.get(c)
+        if bit is None:
+            continue
+        if bit == ARRAY and var.attrs & ASSOC:
+            raise VarError(f"{target}: cannot convert associative to indexed array")
+        if bit == ASSOC and var.attrs & ARRAY and type(var.value) is dict:
+            raise VarError(f"{target}: cannot convert indexed to associative array")
+        if bit == UPPER:
+            var.attrs &= ~LOWER
+        if bit == LOWER:
+            var.attrs &= ~UPPER
+        if bit != READONLY:
+            var.attrs |= bit
+    for c in off:
+        bit = _FLAG_BITS.get(c)
+        if bit is not None and bit not in (ARRAY, ASSOC):
+            var.attrs &= ~bit
+    if var.attrs & ARRAY and var.value is None and assign is None and value is None:
+        var.value = {}
+    if var.attrs & ASSOC and var.value is None and assign is None and value is None:
+        var.value = {}
+    if var.attrs & ARRAY and type(var.value) is str:
+        var.value = {0: var.value}
+    if assign is not None:
+        sh.set_array(target, assign.array, append=append, var=var)
+    elif value is not None:
+        if sub is not None:
+            sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),), sub[1:-1]), value, append=append)
+        elif var.attrs & NAMEREF and "n" in on:
+            if value and not _NAME_RE.match(value.split("[")[0]):
+                raise VarError(f"`{value}': invalid variable name for name reference")
+            if value == vname:
+                raise VarError(f"{vname}: nameref variable self references not allowed")
+            var.value = value
+        elif type(var.value) is dict:
+            key: Any = "0" if var.attrs & ASSOC else 0
+            if var.attrs & ASSOC and not append:
+                var.value[key] = sh._coerce(var, value)
+            else:
+                prev = var.value.get(key, "") if append else None
+                var.value[key] = sh._coerce(var, value, prev)
+        else:
+            if local or ("g" in on):
+                var.value = sh._coerce(var, value, (var.value or "") if append else None)
+            else:
+                var.value = sh._coerce(var, value, (var.value or "") if append else None)
+    elif var.attrs & INTEGER and "i" in on and type(var.value) is str:
+        var.value = str(sh.arith(var.value))
+    if "r" in on:
+        var.attrs |= READONLY
+    if var.attrs & UPPER and type(var.value) is str:
+        var.value = var.value.upper()
+    if var.attrs & LOWER and type(var.value) is str:
+        var.value = var.value.lower()
+    st.env_cache = None
+
+
+def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool = False) -> int:
+    st = sh.state
+    if only_local:
+        items = dict(st.scopes[-1])
+    else:
+        items = st.visible()
+        for dn in ("BASH_LINENO", "BASH_SOURCE", "FUNCNAME"):
+            pass
+    bits = 0
+    for c in flags:
+        bits |= _FLAG_BITS.get(c, 0)
+    out = []
+    for n in sorted(items):
+        v = items[n]
+        if bits and (v.attrs & bits) != bits:
+            continue
+        if decl and not flags and not only_local and False:
+            continue
+        out.append(sh.declare_line(n, v))
+    if out:
+        _out(sh, "\n".join(out) + "\n")
+    return 0
+
+
+@builtin("declare", "typeset")
+def b_declare(sh: Interpreter, argv: list[str]) -> int:
+    if len(argv) == 1:
+        return b_set(sh, ["set"])
+    return b_declare_impl(sh, argv)
+
+
+@builtin("local")
+def b_local(sh: Interpreter, argv: list[str]) -> int:
+    if len(argv) == 1:
+        if not sh.funcstack:
+            sh.error("local: can only be used in a function")
+            return 1
+        for n, v in sorted(sh.state.scopes[-1].items()):
+            if v.value is not None and type(v.value) is str:
+                from .quoting import quote_set
+                _out(sh, f"{n}={quote_set(v.value)}\n")
+        return 0
+    return b_declare_impl(sh, argv, local=True)
+
+
+@builtin("export")
+def b_export(sh: Interpreter, argv: list[str]) -> int:
+    parsed = _parse_flags(sh, "export", argv[1:], "fnp", "export [-fn] [name[=value] ...] or export -p")
+    if isinstance(parsed, int):
+        return parsed
+    on, off, args = parsed
+    if not args or "p" in on:
+        for n, v in sorted(sh.state.visible().items()):
+            if v.attrs & EXPORT:
+                _out(sh, sh.declare_line(n, v) + "\n")
+        return 0
+    if "f" in on:
+        return 0
+    flags = {"x"} if "n" not in on else set()
+    offs = {"x"} if "n" in on else set()
+    status = 0
+    arrays = sh.__dict__.pop("decl_arrays", None) or {}
+    for idx, a in enumerate(args):
+        m = _ASSIGN_RE.match(a)
+        vname = m.group(1) if m else a
+        if not _NAME_RE.match(vname) or (not m and "=" in a):
+            sh.error(f"export: `{a}': not a valid identifier")
+            status = 1
+            continue
+        try:
+            if idx in arrays:
+                assign = arrays[idx]
+                _declare_one(sh, assign.name, None, assign.append, None, assign, flags, offs, False)
+            elif m:
+                _declare_one(sh, m.group(1), m.group(2), m.group(3) == "+", m.group(4), None, flags, offs, False)
+            else:
+                _declare_one(sh, vname, None, False, None, None, flags, offs, False)
+        except VarError as e:
+            sh.error(e.message)
+            status = 1
+    sh.state.env_cache = None
+    return status
+
+
+@builtin("readonly")
+def b_readonly(sh: Interpreter, argv: list[str]) -> int:
+    parsed = _parse_flags(sh, "readonly", argv[1:], "aAfp", "readonly [-aAf] [name[=value] ...] or readonly -p")
+    if isinstance(parsed, int):
+        return parsed
+    on, off, args = parsed
+    if not args:
+        for n, v in sorted(sh.state.visible().items()):
+            if v.attrs & READONLY:
+                _out(sh, sh.declare_line(n, v) + "\n")
+        return 0
+    status = 0
+    arrays = sh.__dict__.pop("decl_arrays", None) or {}
+    flags = {"r"} | (on & {"a", "A"})
+    for idx, a in enumerate(args):
+        m = _ASSIGN_RE.match(a)
+        vname = m.group(1) if m else a
+        if not _NAME_RE.match(vname):
+            sh.error(f"readonly: `{a}': not a valid identifier")
+            status = 1
+            continue
+        try:
+            if "f" in on:
+                continue
+            if idx in arrays:
+                assign = arrays[idx]
+                _declare_one(sh, assign.name, None, assign.append, None, assign, flags, set(), False)
+            elif m:
+                _declare_one(sh, vname, m.group(2), m.group(3) == "+", m.group(4), None, flags, set(), False)
+            else:
+                _declare_one(sh, vname, None, False, None, None, flags, set(), False)
+        except VarError as e:
+            sh.error(e.message)
+            status = 1
+    return status
+
+
+@builtin("unset")
+def b_unset(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    mode = ""
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        a = args.pop(0)
+        if a == "--":
+            break
+        for c in a[1:]:
+            if c in "fvn":
+                mode = c
+            else:
+                return _bad_opt(sh, "unset", "-" + c, "unset [-f] [-v] [-n] [name ...]")
+    status = 0
+    for a in args:
+        if mode == "f":
+            sh.state.functions.pop(a, None)
+            continue
+        if "[" in a and a.endswith("]"):
+            nm, _, sub = a.partition("[")
+            sub = sub[:-1]
+            if not _NAME_RE.match(nm):
+                sh.error(f"unset: `{a}': not a valid identifier")
+                status = 1
+                continue
+            rn = sh.state.resolve_ref(nm)
+            var = sh.state.find(rn)
+            if var is None:
+                continue
+            if var.attrs & READONLY:
+                sh.error(f"unset: {rn}: cannot unset: readonly variable")
+                status = 1
+                continue
+            if sub in ("@", "*"):
+                sh.unset_var(rn)
+                continue
+            if type(var.value) is dict:
+                if var.attrs & ASSOC:
+                    var.value.pop(sub, None)
+                else:
+                    try:
+                        i = sh.arith(sub)
+                    except ExpansionError as e:
+                        sh.error(e.message)
+                        status = 1
+                        continue
+                    if i < 0:
+                        i = (max(var.value) + 1 if var.value else 0) + i
+                    var.value.pop(i, None)
+            elif sub in ("0",):
+                sh.unset_var(rn)
+            continue
+        if not _NAME_RE.match(a):
+            sh.error(f"unset: `{a}': not a valid identifier")
+            status = 1
+            continue
+        if mode == "n":
+            sh.unset_var(a, follow_ref=False)
+            continue
+        v = sh.state.find(a)
+        if v is None and mode != "v" and a in sh.state.functions:
+            del sh.state.functions[a]
+            continue
+        status |= sh.unset_var(a)
+    return status
+
+
+@builtin("shift")
+def b_shift(sh: Interpreter, argv: list[str]) -> int:
+    n = 1
+    if len(argv) > 1:
+        try:
+            n = int(argv[1])
+        except ValueError:
+            sh.error(f"shift: {argv[1]}: numeric argument required")
+            return 1
+        if n < 0:
+            sh.error(f"shift: {argv[1]}: shift count out of range")
+            return 1
+    pos = sh.state.positional
+    if n > len(pos):
+        if sh.state.shopt.get("shift_verbose"):
+            sh.error(f"shift: {n}: shift count out of range")
+        return 1
+    sh.state.positional = pos[n:]
+    return 0
+
+
+@builtin("set")
+def b_set(sh: Interpreter, argv: list[str]) -> int:
+    from .quoting import quote_set
+    st = sh.state
+    args = argv[1:]
+    if not args:
+        out = []
+        for n, v in sorted(st.visible().items()):
+            if v.value is None:
+                continue
+            if type(v.value) is dict:
+                out.append(f"{n}={sh.array_literal(v)}")
+            else:
+                out.append(f"{n}={quote_set(v.value)}")
+        if out:
+            _out(sh, "\n".join(out) + "\n")
+        from .unparse import format_function
+        for n in sorted(st.functions):
+            _out(sh, format_function(st.functions[n]) + "\n")
+        return 0
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            st.positional = args[i + 1:]
+            return 0
+        if a == "-":
+            st.options["xtrace"] = st.options["verbose"] = False
+            st.positional = args[i + 1:] if i + 1 < len(args) else st.positional
+            return 0
+        if a[:1] not in "-+" or len(a) < 2:
+            st.positional = args[i:]
+            return 0
+        on = a[0] == "-"
+        if a[1:] == "o" or a[1] == "o" and len(a) == 2:
+            if i + 1 >= len(args):
+                if on:
+                    for k in sorted(SET_OPTIONS):
+                        _out(sh, f"{k:<15}\t{'on' if st.options[k] else 'off'}\n")
+                else:
+                    for k in sorted(SET_OPTIONS):
+                        _out(sh, f"set {'-' if st.options[k] else '+'}o {k}\n")
+                i += 1
+                continue
+            opt = args[i + 1]
+            if opt not in st.options:
+                sh.error(f"set: {opt}: invalid option name")
+                return 2
+            st.options[opt] = on
+            i += 2
+            continue
+        for c in a[1:]:
+            if c == "o":
+                continue
+            opt = LETTER_TO_OPTION.get(c)
+            if opt is None:
+                if c in "ic":
+                    sh.error(f"set: {a[0]}{c}: invalid option")
+                    sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [arg ...]\n")
+                    return 2
+                sh.error(f"set: {a[0]}{c}: invalid option")
+                sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [arg ...]\n")
+                return 2
+            st.options[opt] = on
+        i += 1
+    return 0
+
+
+@builtin("shopt")
+def b_shopt(sh: Interpreter, argv: list[str]) -> int:
+    st = sh.state
+    mode = ""
+    quiet = printable = setopt = False
+    args = argv[1:]
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        a = args.pop(0)
+        for c in a[1:]:
+            if c in "su":
+                mode = c
+            elif c == "q":
+                quiet = True
+            elif c == "p":
+                printable = True
+            elif c == "o":
+                setopt = True
+            else:
+                return _bad_opt(sh, "shopt", "-" + c, "shopt [-pqsu] [-o] [optname ...]")
+    table = st.options if setopt else st.shopt
+    if not args:
+        for k in sorted(table):
+            v = table[k]
+            if mode == "s" and not v or mode == "u" and v:
+                continue
+            if printable or (mode and False):
+                _out(sh, f"{'set' if setopt else 'shopt'} {'-s' if v else '-u'} {k}\n" if not setopt
+                     else f"set {'-o' if v else '+o'} {k}\n")
+            elif not quiet:
+                _out(sh, f"{k:<15}\t{'on' if v else 'off'}\n")
+        return 0
+    status = 0
+    for a in args:
+        if a not in table:
+            sh.error(f"shopt: {a}: invalid shell option name" if not setopt else f"shopt: {a}: invalid option name")
+            status = 1
+            continue
+        if mode == "s":
+            table[a] = True
+        elif mode == "u":
+            table[a] = False
+        else:
+            v = table[a]
+            if not v:
+                status = 1
+            if quiet:
+                continue
+            if printable:
+                _out(sh, f"shopt {'-s' if v else '-u'} {a}\n")
+            else:
+                _out(sh, f"{a:<15}\t{'on' if v else 'off'}\n")
+    return status
+
+
+# ---------------------------------------------------------------------------- control flow
+@builtin("exit")
+def b_exit(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ExitShell
+    if len(argv) > 2:
+        sh.error("exit: too many arguments")
+        return 1
+    if len(argv) == 1:
+        raise ExitShell(sh.state.last_status)
+    try:
+        n = int(argv[1].strip())
+    except ValueError:
+        sh.error(f"exit: {argv[1]}: numeric argument required")
+        raise ExitShell(2) from None
+    raise ExitShell(n & 255)
+
+
+@builtin("logout")
+def b_logout(sh: Interpreter, argv: list[str]) -> int:
+    sh.error("logout: not login shell: use `exit'")
+    return 1
+
+
+@builtin("return")
+def b_return(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ReturnFn
+    if not sh.funcstack and not sh.source_depth:
+        sh.error("return: can only `return' from a function or sourced script")
+        return 1
+    if len(argv) > 2:
+        sh.error("return: too many arguments")
+        raise ReturnFn(2)
+    if len(argv) == 1:
+        raise ReturnFn(sh.state.last_status)
+    try:
+        n = int(argv[1].strip())
+    except ValueError:
+        sh.error(f"return: {argv[1]}: numeric argument required")
+        raise ReturnFn(2) from None
+    raise ReturnFn(n & 255)
+
+
+def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
+    from .interpreter import LoopCtl
+    n = 1
+    if len(argv) > 1:
+        try:
+            n = int(argv[1])
+        except ValueError:
+            sh.error(f"{kind}: {argv[1]}: numeric argument required")
+            n = 1
+            if not sh.loop_depth:
+                return 1
+            raise LoopCtl("break", 1) from None
+        if n < 1:
+            sh.error(f"{kind}: {argv[1]}: loop count out of range")
+            return 1
+    if not sh.loop_depth:
+        sh.error(f"{kind}: only meaningful in a `for', `while', or `until' loop")
+        return 0
+    raise LoopCtl(kind, min(n, sh.loop_depth))
+
+
+@builtin("break")
+def b_break(sh: Interpreter, argv: list[str]) -> int:
+    return _loopctl(sh, argv, "break")
+
+
+@builtin("continue")
+def b_continue(sh: Interpreter, argv: list[str]) -> int:
+    return _loopctl(sh, argv, "continue")
+
+
+@builtin("eval")
+def b_eval(sh: Interpreter, argv: list[str]) -> int:
+    from .parser import parse_cached
+    src = " ".join(a for a in argv[1:])
+    if not src.strip():
+        return 0
+    try:
+        script = parse_cached(src)
+    except ParseError as e:
+        _report_parse_error(sh, e, src, "eval")
+        return 2
+    lim = sh.budget.limits.max_call_depth
+    sh.call_depth += 1
+    try:
+        if lim is not None and sh.call_depth > lim * 4:
+            sh.error("eval: maximum eval nesting level exceeded")
+            return 1
+        return sh.run_script(script)
+    finally:
+        sh.call_depth -= 1
+
+
+def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> None:
+    base = sh.fn_source if sh.funcstack else sh.script_name
+    line = sh.lineno + max(e.line, 1) - 1
+    sh.write_err(f"{base}: {who}: line {line}: {e.message}\n".encode("utf-8", "surrogateescape"))
+    if e.message.startswith("syntax error near"):
+        lines = src.split("\n")
+        ln = lines[e.line - 1] if 0 < e.line <= len(lines) else src
+        sh.write_err(f"{base}: {who}: line {line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
+
+
+@builtin("source", ".")
+def b_source(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ReturnFn
+    from .parser import parse
+    if len(argv) < 2:
+        sh.error(f"{argv[0]}: filename argument required")
+        sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
+        return 2
+    fname = argv[1]
+    path = None
+    if "/" in fname:
+        path = normalize(fname, sh.state.cwd)
+    else:
+        if sh.state.shopt.get("sourcepath", True):
+            for d in (sh.get_scalar("PATH") or "").split(":"):
+                cand = normalize(fname, normalize(d or ".", sh.state.cwd))
+                try:
+                    if sh.fs.stat(cand).is_file:
+                        path = cand
+                        break
+                except OSError:
+                    pass
+        if path is None:
+            path = normalize(fname, sh.state.cwd)
+    try:
+        with sh.cmd_fs().open(path, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        sh.error(f"{fname}: is a directory")
+        return 1
+    except OSError as e:
+        sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
+        return 1
+    src = data.decode("utf-8", "surrogateescape")
+    try:
+        script = parse(src)
+    except ParseError as e:
+        sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
+        return 2
+    lim = sh.budget.limits.max_call_depth
+    if lim is not None and sh.source_depth >= lim:
+        sh.error(f"{fname}: maximum source nesting level exceeded")
+        return 1
+    saved_pos = None
+    if len(argv) > 2:
+        saved_pos = sh.state.positional
+        sh.state.positional = argv[2:]
+    sh.source_depth += 1
+    saved_line = sh.lineno
+    try:
+        st = sh.run_script(script)
+    except ReturnFn as r:
+        st = r.status
+    finally:
+        sh.source_depth -= 1
+        sh.lineno = saved_line
+        if saved_pos is not None:
+            sh.state.positional = saved_pos
+    return st
+
+
+@builtin("exec")
+def b_exec(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ExitShell
+    args = argv[1:]
+    while args and args[0].startswith("-") and args[0] != "-":
+        a = args.pop(0)
+        if a == "--":
+            break
+        if a in ("-c", "-l"):
+            continue
+        if a == "-a":
+            if args:
+                args.pop(0)
+            continue
+        return _bad_opt(sh, "exec", a, "exec [-cl] [-a name] [command [argument ...]] [redirection ...]")
+    if not args:
+        return 0
+    st = _dispatch_no_func(sh, args)
+    raise ExitShell(st)
+
+
+def _dispatch_no_func(sh: Interpreter, args: list[str]) -> int:
+    fn = BUILTINS.get(args[0])
+    if fn is not None and args[0] not in sh.disabled_builtins():
+        return sh.run_builtin(fn, args)
+    return sh.run_external(args)
+
+
+@builtin("command")
+def b_command(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    mode = ""
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        a = args.pop(0)
+        if a == "--":
+            break
+        for c in a[1:]:
+            if c in "vV":
+                mode = c
+            elif c == "p":
+                pass
+            else:
+                return _bad_opt(sh, "command", "-" + c, "command [-pVv] command [arg ...]")
+    if not args:
+        return 0
+    if mode:
+        status = 0
+        for name in args:
+            r = _describe(sh, name, "v" if mode == "v" else "V", no_funcs=False)
+            if r:
+                status = 1
+                if mode == "V":
+                    sh.error(f"command: {name}: not found")
+        return status
+    return _dispatch_no_func(sh, args)
+
+
+@builtin("builtin")
+def b_builtin(sh: Interpreter, argv: list[str]) -> int:
+    if len(argv) < 2:
+        return 0
+    fn = BUILTINS.get(argv[1])
+    if fn is None:
+        sh.error(f"builtin: {argv[1]}: not a shell builtin")
+        return 1
+    return sh.run_builtin(fn, argv[1:])
+
+
+def _find_path(sh: Interpreter, name: str) -> str | None:
+    if "/" in name:
+        p = normalize(name, sh.state.cwd)
+        try:
+            s = sh.fs.stat(p)
+            if s.is_file and s.st_mode & 0o111:
+                return name
+        except OSError:
+            pass
+        return None
+    host = sh.host
+    if host is not None:
+        return host.find_path(sh, name)
+    return None
+
+
+def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all_: bool = False,
+              path_only: bool = False, force_path: bool = False) -> int:
+    """type/command -v/-V; returns 0 if found."""
+    st = sh.state
+    found = False
+    if not force_path:
+        if name in st.aliases and st.shopt["expand_aliases"] or name in st.aliases and mode in "tV":
+            if st.shopt["expand_aliases"] or mode != "v":
+                found = True
+                if mode == "t":
+                    _out(sh, "alias\n")
+                elif mode == "v":
+                    from .quoting import quote_single
+                    _out(sh, f"alias {name}={quote_single(st.aliases[name])}\n")
+                elif mode == "V":
+                    _out(sh, f"{name} is aliased to `{st.aliases[name]}'\n")
+                if not all_:
+                    return 0
+        if name in KEYWORDS:
+            found = True
+            if mode == "t":
+                _out(sh, "keyword\n")
+            elif mode == "v":
+                _out(sh, name + "\n")
+            elif mode == "V":
+                _out(sh, f"{name} is a shell keyword\n")
+            if not all_:
+                return 0
+        if not no_funcs and name in st.functions:
+            found = True
+            if mode == "t":
+                _out(sh, "function\n")
+            elif mode == "v":
+                _out(sh, name + "\n")
+            elif mode == "V":
+                from .unparse import format_function
+                _out(sh, f"{name} is a function\n{format_function(st.functions[name])}\n")
+            if not all_:
+                return 0
+        if name in BUILTINS and name not in sh.disabled_builtins():
+            found = True
+            if mode == "t":
+                _out(sh, "builtin\n")
+            elif mode == "v":
+                _out(sh, name + "\n")
+            elif mode == "V":
+                _out(sh, f"{name} is a shell builtin\n")
+            if not all_:
+                return 0
+    paths = [_find_path(sh, name)] if not all_ else (sh.host.find_all_paths(sh, name) if sh.host else [])
+    for p in paths:
+        if p is None:
+            continue
+        found = True
+        if mode == "t":
+            _out(sh, "file\n")
+        elif mode in ("v", "p"):
+            _out(sh, p + "\n")
+        elif mode == "V":
+            if name in st.hash and not all_:
+                _out(sh, f"{name} is hashed ({p})\n")
+            else:
+                _out(sh, f"{name} is {p}\n")
+    return 0 if found else 1
+
+
+@builtin("type")
+def b_type(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    mode = "V"
+    all_ = force_path = no_funcs = False
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        a = args.pop(0)
+        if a == "--":
+            break
+        for c in a[1:]:
+            if c == "t":
+                mode = "t"
+            elif c == "p":
+                mode = "p"
+            elif c == "P":
+                mode = "p"
+                force_path = True
+            elif c == "a":
+                all_ = True
+            elif c == "f":
+                no_funcs = True
+            else:
+                return _bad_opt(sh, "type", "-" + c, "type [-afptP] name [name ...]")
+    status = 0
+    for name in args:
+        r = _describe(sh, name, mode, no_funcs=no_funcs, all_=all_, force_path=force_path)
+        if r:
+            status = 1
+            if mode == "V":
+                sh.error(f"type: {name}: not found")
+    return status
+
+
+@builtin("hash")
+def b_hash(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    st = sh.state
+    if not args:
+        if not st.hash:
+            _out(sh, "hash: hash table empty\n")
+            return 0
+        _out(sh, "hits\tcommand\n" + "".join(f"   1\t{p}\n" for p in st.hash.values()))
+        return 0
+    if args[0] == "-r":
+        st.hash.clear()
+        return 0
+    status = 0
+    for a in args:
+        if a.startswith("-"):
+            continue
+        p = _find_path(sh, a)
+        if p is None:
+            if a in BUILTINS:
+                continue
+            sh.error(f"hash: {a}: not found")
+            status = 1
+        else:
+            st.hash[a] = p
+    return status
+
+
+# ---------------------------------------------------------------------------- read & mapfile
+def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int | None,
+                 exact: bool, raw: bool) -> tuple[bytes, bool]:
+    """Read one record; returns (data, eof_hit). Backslash-newline continues unless raw."""
+    buf = bytearray()
+    if stream is None:
+        return b"", True
+    if delim == b"\n" and nchars is None and raw and hasattr(stream, "readline"):
+        line = stream.readline()
+        if not line:
+            return b"", True
+        if line.endswith(b"\n"):
+            return line[:-1], False
+        return line, True
+    count = 0
+    while True:
+        if nchars is not None and count >= nchars:
+            return bytes(buf), False
+        c = stream.read(1)
+        if not c:
+            return bytes(buf), True
+        if not raw and c == b"\\":
+            c2 = stream.read(1)
+            if not c2:
+                return bytes(buf), True
+            if c2 == b"\n":
+                continue
+            buf += b"\\" + c2
+            count += 1
+            continue
+        if not exact and delim is not None and c == delim:
+            return bytes(buf), False
+        buf += c
+        count += 1
+
+
+def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
+    """bash's read field splitting with escapes (``\\x`` keeps x literal when not raw)."""
+    if ifs is None:
+        ifs = " \t\n"
+    ws = "".join(c for c in ifs if c in " \t\n")
+    # characters as (char, escaped)
+    chars: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if not raw and c == "\\" and i + 1 < len(s):
+            chars.append((s[i + 1], True))
+            i += 2
+            continue
+        chars.append((c, False))
+        i += 1
+    def isifs(k: int) -> bool:
+        return not chars[k][1] and chars[k][0] in ifs
+    def isws(k: int) -> bool:
+        return not chars[k][1] and chars[k][0] in ws
+    fields: list[str] = []
+    L = len(chars)
+    k = 0
+    while k < L and isws(k):
+        k += 1
+    while len(fields) < n - 1 and k < L:
+        start = k
+        while k < L and not isifs(k):
+            k += 1
+        fields.append("".join(c for c, _ in chars[start:k]))
+        # consume delimiter: ws* [nonws] ws*
+        while k < L and isws(k):
+            k += 1
+        if k < L and isifs(k) and not isws(k):
+            k += 1
+            while k < L and isws(k):
+                k += 1
+    if len(fields) < n:
+        rest = chars[k:]
+        # strip trailing IFS whitespace
+        e = len(rest)
+        while e > 0 and not rest[e - 1][1] and rest[e - 1][0] in ws:
+            e -= 1
+        rest = rest[:e]
+        text = "".join(c for c, _ in rest)
+        if n > 1 or True:
+            # a single trailing non-whitespace IFS delimiter is dropped when it ends the last field
+            if rest and not rest[-1][1] and rest[-1][0] in ifs and rest[-1][0] not in ws and len(fields) == n - 1 and n > 1:
+                inner = rest[:-1]
+                if not any((not esc and ch in ifs) for ch, esc in inner):
+                    text = "".join(c for c, _ in inner)
+        if k < L or fields or True:
+            fields.append(text)
+    return fields
+
+
+@builtin("read")
+def b_read(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    raw = silent = False
+    delim: bytes | None = b"\n"
+    nchars: int | None = None
+    exact = False
+    prompt = None
+    array = None
+    fd = 0
+    timeout = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-") or a == "-":
+            break
+        if a == "--":
+            i += 1
+            break
+        j = 1
+        while j < len(a):
+            c = a[j]
+            if c in "rse":
+                if c == "r":
+                    raw = True
+                elif c == "s":
+                    silent = True
+                j += 1
+                continue
+            if c in "dnNpautiI":
+                val = a[j + 1:]
+                if not val:
+                    i += 1
+                    if i >= len(args):
+                        sh.error(f"read: -{c}: option requires an argument")
+                        sh.write_err(b"read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n")
+                        return 2
+                    val = args[i]
+                if c == "d":
+                    delim = val[:1].encode() if val else b"\0"
+                elif c in "nN":
+                    try:
+                        nchars = int(val)
+                    except ValueError:
+                        sh.error(f"read: {val}: invalid number")
+                        return 1
+                    exact = c == "N"
+                elif c == "p":
+                    prompt = val
+                elif c == "a":
+                    array = val
+                elif c == "u":
+                    try:
+                        fd = int(val)
+                    except ValueError:
+                        sh.error(f"read: {val}: invalid file descriptor specification")
+                        return 1
+                elif c == "t":
+                    try:
+                        timeout = float(val)
+                    except ValueError:
+                        sh.error(f"read: {val}: invalid timeout specification")
+                        return 1
+                break
+            sh.error(f"read: -{c}: invalid option")
+            sh.write_err(b"read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n")
+            return 2
+        i += 1
+    names = args[i:]
+    _ = silent
+    for n in names:
+        if not _NAME_RE.match(n.split("[")[0]):
+            sh.error(f"read: `{n}': not a valid identifier")
+            return 1
+    stream = sh.fds.get(fd)
+    if stream is None:
+        sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
+        return 1
+    if prompt is not None and False:
+        sh.write_err(prompt.encode())
+    if timeout == 0:
+        return 0
+    data, eof = _read_record(sh, stream, delim, nchars, exact, raw)
+    lim = sh.budget.limits.max_variable_bytes
+    if lim is not None and len(data) > lim:
+        data = data[:lim]
+    s = data.decode("utf-8", "surrogateescape")
+    if eof and not data:
+        # nothing read: variables are still assigned empty (bash sets them)
+        if array is not None:
+            sh.set_array_values(array, [])
+        else:
+            for n in (names or ["REPLY"]):
+                _assign_read(sh, n, "")
+        return 1
+    ifs = sh.get_ifs()
+    if array is not None:
+        if exact:
+            vals = [s]
+        else:
+            vals = _split_read(s, 1 << 30, ifs, raw)
+            if vals == [""]:
+                vals = []
+        sh.set_array_values(array, vals)
+    elif not names:
+        if not raw:
+            s = _unescape_read(s)
+        _assign_read(sh, "REPLY", s)
+    elif exact:
+        _assign_read(sh, names[0], s)
+        for n in names[1:]:
+            _assign_read(sh, n, "")
+    else:
+        vals = _split_read(s, len(names), ifs, raw)
+        for k, n in enumerate(names):
+            _assign_read(sh, n, vals[k] if k < len(vals) else "")
+    return 1 if eof else 0
+
+
+def _unescape_read(s: str) -> str:
+    out = []
+    i = 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s):
+            out.append(s[i + 1])
+            i += 2
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def _assign_read(sh: Interpreter, name: str, value: str) -> None:
+    if "[" in name and name.endswith("]"):
+        nm, _, sub = name.partition("[")
+        sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), value)
+    else:
+        sh.set_var(name, value)
+
+
+@builtin("mapfile", "readarray")
+def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    strip = False
+    delim = b"\n"
+    count = 0
+    skip = 0
+    origin = None
+    fd = 0
+    callback = None
+    quantum = 5000
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-") or a == "-":
+            break
+        if a == "--":
+            i += 1
+            break
+        c = a[1:2]
+        if c == "t":
+            strip = True
+            if len(a) > 2:
+                args[i] = "-" + a[2:]
+                continue
+            i += 1
+            continue
+        if c in "dnsOuCc":
+            val = a[2:]
+            if not val:
+                i += 1
+                if i >= len(args):
+                    sh.error(f"{argv[0]}: -{c}: option requires an argument")
+                    return 2
+                val = args[i]
+            try:
+                if c == "d":
+                    delim = val[:1].encode() if val else b"\0"
+                elif c == "n":
+                    count = int(val)
+                elif c == "s":
+                    skip = int(val)
+                elif c == "O":
+                    origin = int(val)
+                elif c == "u":
+                    fd = int(val)
+                elif c == "C":
+                    callback = val
+                elif c == "c":
+                    quantum = int(val)
+            except ValueError:
+                sh.error(f"{argv[0]}: {val}: invalid number")
+                return 1
+            i += 1
+            continue
+        return _bad_opt(sh, argv[0], a[:2], f"{argv[0]} [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]")
+    name = args[i] if i < len(args) else "MAPFILE"
+    stream = sh.fds.get(fd)
+    if stream is None:
+        sh.error(f"{argv[0]}: {fd}: invalid file descriptor: Bad file descriptor")
+        return 1
+    lines: list[str] = []
+    n = 0
+    while True:
+        if count and len(lines) >= count:
+            break
+        if delim == b"\n" and hasattr(stream, "readline"):
+            rec = stream.readline()
+        else:
+            buf = bytearray()
+            while True:
+                ch = stream.read(1)
+                if not ch:
+                    break
+                buf += ch
+                if ch == delim:
+                    break
+            rec = bytes(buf)
+        if not rec:
+            break
+        n += 1
+        if n <= skip:
+            continue
+        if strip and rec.endswith(delim):
+            rec = rec[:-1]
+        lines.append(rec.decode("utf-8", "surrogateescape"))
+    var = sh.state.find(name)
+    if var is not None and var.attrs & READONLY:
+        sh.error(f"{argv[0]}: {name}: readonly variable")
+        return 1
+    if origin is None:
+        sh.set_array_values(name, lines)
+    else:
+        if var is None or type(var.value) is not dict:
+            sh.set_array_values(name, [])
+            var = sh.state.find(name)
+        for k, ln in enumerate(lines):
+            var.value[origin + k] = ln  # type: ignore[union-attr,index]
+    if callback:
+        _ = quantum
+    return 0
+
+
+# ---------------------------------------------------------------------------- traps & signals
+SIGNALS = {
+    "HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "BUS": 7, "FPE": 8, "KILL": 9,
+    "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14, "TERM": 15, "STKFLT": 16,
+    "CHLD": 17, "CONT": 18, "STOP": 19, "TSTP": 20, "TTIN": 21, "TTOU": 22, "URG": 23,
+    "XCPU": 24, "XFSZ": 25, "VTALRM": 26, "PROF": 27, "WINCH": 28, "IO": 29, "PWR": 30, "SYS": 31,
+}
+SIGNUM = {v: k for k, v in SIGNALS.items()}
+
+
+def _sig_name(s: str) -> str | None:
+    u = s.upper()
+    if u.startswith("SIG"):
+        u = u[3:]
+    if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
+        return u
+    if s.isdigit():
+        n = int(s)
+        if n == 0:
+            return "EXIT"
+        return SIGNUM.get(n)
+    return u if u in SIGNALS else None
+
+
+@builtin("trap")
+def b_trap(sh: Interpreter, argv: list[str]) -> int:
+    from .quoting import quote_single
+    args = argv[1:]
+    st = sh.state
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args or args[0] == "-p":
+        names = [_sig_name(a) for a in args[1:]] if args else []
+        traps = st.traps if (not sh.is_subshell or st.traps) else getattr(sh, "parent_traps", {})
+        order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
+        for k in order:
+            if k in traps and (not names or k in names):
+                nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") else "SIG" + k
+                _out(sh, f"trap -- {quote_single(traps[k])} {nm}\n")
+        return 0
+    if args[0] == "-l":
+        _out(sh, " ".join(f"{n}) SIG{SIGNUM[n]}" for n in sorted(SIGNUM)) + "\n")
+        return 0
+    if len(args) == 1:
+        action = "-"
+        sigs = args
+    else:
+        action = args[0]
+        sigs = args[1:]
+        if _sig_name(action) is not None and action.isdigit():
+            sigs = args
+            action = "-"
+    status = 0
+    for s in sigs:
+        name = _sig_name(s)
+        if name is None:
+            sh.error(f"trap: {s}: invalid signal specification")
+            status = 1
+            continue
+        if action == "-":
+            st.traps.pop(name, None)
+        else:
+            st.traps[name] = action
+    return status
+
+
+@builtin("kill")
+def b_kill(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    sig = "TERM"
+    if not args:
+        sh.write_err(b"kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n")
+        return 2
+    if args[0] in ("-l", "-L"):
+        if len(args) > 1:
+            for a in args[1:]:
+                if a.isdigit():
+                    n = int(a)
+                    if n > 128:
+                        n -= 128
+                    nm = SIGNUM.get(n)
+                    if nm is None:
+                        sh.error(f"kill: {a}: invalid signal specification")
+                        return 1
+                    _out(sh, nm + "\n")
+                else:
+                    nm = _sig_name(a)
+                    if nm is None or nm not in SIGNALS:
+                        sh.error(f"kill: {a}: invalid signal specification")
+                        return 1
+                    _out(sh, f"{SIGNALS[nm]}\n")
+            return 0
+        items = [f"{n:2d}) SIG{SIGNUM[n]}" for n in sorted(SIGNUM)]
+        lines = ["\t".join(items[i:i + 5]) for i in range(0, len(items), 5)]
+        _out(sh, "\n".join(lines) + "\n")
+        return 0
+    if args[0] in ("-s", "-n"):
+        if len(args) < 2:
+            sh.error(f"kill: {args[0]}: option requires an argument")
+            return 2
+        sig = args[1]
+        args = args[2:]
+    elif args[0].startswith("-") and len(args[0]) > 1 and args[0] != "--":
+        sig = args[0][1:]
+        args = args[1:]
+    if args and args[0] == "--":
+        args = args[1:]
+    name = _sig_name(sig)
+    if name is None or name not in SIGNALS and name != "EXIT":
+        sh.error(f"kill: {sig}: invalid signal specification")
+        return 1
+    status = 0
+    for a in args:
+        st = _send_signal(sh, a, name)
+        if st:
+            status = st
+    return status
+
+
+def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
+    from .interpreter import ExitShell
+    jobs = sh.jobs
+    if target.startswith("%"):
+        job = jobs.find(target) if jobs else None
+        if job is None:
+            sh.error(f"kill: {target}: no such job")
+            return 1
+    elif target.lstrip("-").isdigit():
+        pid = int(target)
+        if pid in (sh.pid, sh.bashpid, 0, -1) or pid == sh.pid:
+            trap = sh.state.traps.get(sig)
+            if trap is not None:
+                if trap:
+                    sh.run_string(trap, trap=True)
+                return 0
+            if sig in ("CHLD", "WINCH", "URG", "CONT", "EXIT"):
+                return 0
+            if sig in ("STOP", "TSTP", "TTIN", "TTOU"):
+                return 0
+            raise ExitShell(128 + SIGNALS.get(sig, 15))
+        job = jobs.by_pid.get(pid) if jobs else None
+        if job is None:
+            sh.error(f"kill: ({pid}) - No such process")
+            return 1
+    else:
+        sh.error(f"kill: {target}: arguments must be process or job IDs")
+        return 1
+    if sig in ("EXIT", "CHLD", "WINCH", "URG", "CONT"):
+        return 0
+    if not job.done.is_set():
+        child = job.child
+        trap = child.state.traps.get(sig) if child is not None else None
+        if trap:
+            return 0
+        job.killed = True
+        if child is not None:
+            child.budget.cancel("killed")
+            child.kill_signal = SIGNALS.get(sig, 15)
+    return 0
+
+
+@builtin("wait")
+def b_wait(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    any_ = False
+    while args and args[0].startswith("-"):
+        a = args.pop(0)
+        if a == "-n":
+            any_ = True
+        elif a == "-f":
+            pass
+        elif a == "--":
+            break
+        else:
+            return _bad_opt(sh, "wait", a, "wait [-fn] [-p var] [id ...]")
+    jobs = sh.jobs
+    if jobs is None:
+        if args:
+            for a in args:
+                sh.error(f"wait: pid {a} is not a child of this shell" if a.isdigit() else f"wait: {a}: no such job")
+            return 127
+        return 0 if not any_ else 127
+    budget = sh.budget
+    if any_:
+        pending = [j for j in list(jobs.jobs.values()) if not j.reported]
+        if not pending:
+            return 127
+        while True:
+            for j in pending:
+                if j.done.is_set():
+                    j.reported = True
+                    jobs.remove(j)
+                    return j.status or 0
+            budget.check()
+            pending[0].done.wait(0.01)
+    if not args:
+        for j in list(jobs.jobs.values()):
+            while not j.done.wait(0.02):
+                budget.check()
+            jobs.remove(j)
+        return 0
+    status = 0
+    for a in args:
+        job = jobs.find(a) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
+        if job is None:
+            if a.isdigit():
+                sh.error(f"wait: pid {a} is not a child of this shell")
+            else:
+                sh.error(f"wait: {a}: no such job")
+            status = 127
+            continue
+        while not job.done.wait(0.02):
+            budget.check()
+        status = job.status or 0
+        jobs.remove(job)
+    return status
+
+
+@builtin("jobs")
+def b_jobs(sh: Interpreter, argv: list[str]) -> int:
+    jobs = sh.jobs
+    if jobs is None:
+        return 0
+    only_pids = "-p" in argv[1:]
+    long = "-l" in argv[1:]
+    items = sorted(jobs.jobs.values(), key=lambda j: j.num)
+    cur = items[-1].num if items else 0
+    prev = items[-2].num if len(items) > 1 else 0
+    for j in items:
+        if only_pids:
+            _out(sh, f"{j.pid}\n")
+            continue
+        mark = "+" if j.num == cur else ("-" if j.num == prev else " ")
+        if j.done.is_set():
+            state = "Done" if not j.status else f"Exit {j.status}"
+            if j.killed:
+                state = "Terminated"
+        else:
+            state = "Running"
+        pid = f"{j.pid} " if long else ""
+        _out(sh, f"[{j.num}]{mark}  {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
+        if j.done.is_set():
+            jobs.remove(j)
+    return 0
+
+
+@builtin("disown")
+def b_disown(sh: Interpreter, argv: list[str]) -> int:
+    if sh.jobs:
+        for a in argv[1:] or ["%+"]:
+            j = sh.jobs.find(a)
+            if j:
+                sh.jobs.remove(j)
+    return 0
+
+
+@builtin("fg", "bg")
+def b_fg(sh: Interpreter, argv: list[str]) -> int:
+    sh.error(f"{argv[0]}: no job control")
+    return 1
+
+
+@builtin("suspend")
+def b_suspend(sh: Interpreter, argv: list[str]) -> int:
+    sh.error("suspend: cannot suspend a login shell" if False else "suspend: no job control")
+    return 1
+
+
+# ---------------------------------------------------------------------------- misc
+@builtin("getopts")
+def b_getopts(sh: Interpreter, argv: list[str]) -> int:
+    if len(argv) < 3:
+        sh.error("getopts: usage: getopts optstring name [arg ...]")
+        return 2
+    optstring, name = argv[1], argv[2]
+    args = argv[3:] if len(argv) > 3 else list(sh.state.positional)
+    silent = optstring.startswith(":")
+    if silent:
+        optstring = optstring[1:]
+    try:
+        optind = int(sh.get_scalar("OPTIND") or "1")
+    except ValueError:
+        optind = 1
+    last_ind, pos = sh.getopts_state
+    if optind != last_ind or optind <= 1 and pos == 0:
+        pos = 0
+    if optind < 1:
+        optind = 1
+
+    def finish(ind: int, p: int) -> None:
+        sh.getopts_state = (ind, p)
+        sh.set_var("OPTIND", str(ind))
+
+    if optind > len(args):
+        sh.set_var(name, "?")
+        finish(optind, 0)
+        return 1
+    arg = args[optind - 1]
+    if pos == 0:
+        if arg == "--":
+            sh.set_var(name, "?")
+            finish(optind + 1, 0)
+            return 1
+        if not arg.startswith("-") or arg == "-":
+            sh.set_var(name, "?")
+            finish(optind, 0)
+            return 1
+        pos = 1
+    c = arg[pos]
+    pos += 1
+    idx = optstring.find(c) if c != ":" else -1
+    if idx < 0:
+        if silent:
+            sh.set_var("OPTARG", c)
+        else:
+            sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
+            sh.unset_var("OPTARG")
+        sh.set_var(name, "?")
+        if pos >= len(arg):
+            finish(optind + 1, 0)
+        else:
+            finish(optind, pos)
+        return 0
+    if idx + 1 < len(optstring) and optstring[idx + 1] == ":":
+        if pos < len(arg):
+            sh.set_var("OPTARG", arg[pos:])
+            finish(optind + 1, 0)
+        elif optind < len(args):
+            sh.set_var("OPTARG", args[optind])
+            finish(optind + 2, 0)
+        else:
+            if silent:
+                sh.set_var(name, ":")
+                sh.set_var("OPTARG", c)
+            else:
+                sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())
+                sh.set_var(name, "?")
+                sh.unset_var("OPTARG")
+            finish(optind + 1, 0)
+            return 0
+        sh.set_var(name, c)
+        return 0
+    sh.unset_var("OPTARG")
+    sh.set_var(name, c)
+    if pos >= len(arg):
+        finish(optind + 1, 0)
+    else:
+        finish(optind, pos)
+    return 0
+
+
+@builtin("let")
+def b_let(sh: Interpreter, argv: list[str]) -> int:
+    if len(argv) < 2:
+        sh.error("let: expression expected")
+        return 1
+    v = 0
+    for a in argv[1:]:
+        try:
+            v = sh.arith(a)
+        except ExpansionError as e:
+            sh.error(f"let: {e.message}")
+            return 1
+    return 0 if v != 0 else 1
+
+
+@builtin("alias")
+def b_alias(sh: Interpreter, argv: list[str]) -> int:
+    from .quoting import quote_single
+    args = argv[1:]
+    if args and args[0] == "-p":
+        args = args[1:]
+        if not args:
+            for k in sorted(sh.state.aliases):
+                _out(sh, f"alias {k}={quote_single(sh.state.aliases[k])}\n")
+            return 0
+    if not args:
+        for k in sorted(sh.state.aliases):
+            _out(sh, f"alias {k}={quote_single(sh.state.aliases[k])}\n")
+        return 0
+    status = 0
+    for a in args:
+        if "=" in a:
+            k, _, v = a.partition("=")
+            sh.state.aliases[k] = v
+        else:
+            if a in sh.state.aliases:
+                _out(sh, f"alias {a}={quote_single(sh.state.aliases[a])}\n")
+            else:
+                sh.error(f"alias: {a}: not found")
+                status = 1
+    return status
+
+
+@builtin("unalias")
+def b_unalias(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    if args and args[0] == "-a":
+        sh.state.aliases.clear()
+        return 0
+    status = 0
+    for a in args:
+        if a in sh.state.aliases:
+            del sh.state.aliases[a]
+        else:
+            sh.error(f"unalias: {a}: not found")
+            status = 1
+    return status
+
+
+@builtin("umask")
+def b_umask(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    symbolic = False
+    if args and args[0] == "-S":
+        symbolic = True
+        args = args[1:]
+    if args and args[0] == "-p":
+        _out(sh, f"umask {sh.state.umask:04o}\n")
+        return 0
+    if not args:
+        m = sh.state.umask
+        if symbolic:
+            def perms(shift: int) -> str:
+                bits = (~m >> shift) & 7
+                return ("r" if bits & 4 else "") + ("w" if bits & 2 else "") + ("x" if bits & 1 else "")
+            _out(sh, f"u={perms(6)},g={perms(3)},o={perms(0)}\n")
+        else:
+            _out(sh, f"{m:04o}\n")
+        return 0
+    try:
+        sh.state.umask = int(args[0], 8) & 0o777
+    except ValueError:
+        sh.error(f"umask: {args[0]}: octal number out of range" if args[0].isdigit() else
+                 f"umask: `{args[0][:1]}': invalid symbolic mode operator")
+        return 1
+    return 0
+
+
+@builtin("caller")
+def b_caller(sh: Interpreter, argv: list[str]) -> int:
+    if not sh.funcstack:
+        return 1
+    n = 0
+    if len(argv) > 1:
+        try:
+            n = int(argv[1])
+        except ValueError:
+            sh.error(f"caller: {argv[1]}: invalid number")
+            return 2
+    stack = list(reversed(sh.funcstack))
+    if n >= len(stack):
+        return 1
+    fname, line, _src = stack[n]
+    caller_name = stack[n + 1][0] if n + 1 < len(stack) else "main"
+    src = stack[n + 1][2] if n + 1 < len(stack) else ("NULL" if sh.script_name == "bash" else sh.script_name)
+    if len(argv) > 1:
+        _out(sh, f"{line} {caller_name} {src}\n")
+    else:
+        _out(sh, f"{line} {src}\n")
+    return 0
+
+
+@builtin("enable")
+def b_enable(sh: Interpreter, argv: list[str]) -> int:
+    args = argv[1:]
+    disable = False
+    if args and args[0] == "-n":
+        disable = True
+        args = args[1:]
+    dis = sh.disabled_builtins()
+    if not hasattr(sh.state, "disabled"):
+        sh.state.disabled = set()  # type: ignore[attr-defined]
+        dis = sh.state.disabled  # type: ignore[attr-defined]
+    if not args or args[0] in ("-a", "-p"):
+        for k in sorted(BUILTINS):
+            if k in dis and not disable:
+                continue
+            _out(sh, f"enable {'-n ' if k in dis else ''}{k}\n")
+        return 0
+    status = 0
+    for a in args:
+        if a not in BUILTINS:
+            sh.error(f"enable: {a}: not a shell builtin")
+            status = 1
+        elif disable:
+            dis.add(a)
+        else:
+            dis.discard(a)
+    return status
+
+
+@builtin("help")
+def b_help(sh: Interpreter, argv: list[str]) -> int:
+    if len(argv) > 1:
+        for a in argv[1:]:
+            if a not in BUILTINS and a not in KEYWORDS:
+                sh.error(f"help: no help topics match `{a}'.  Try `help help' or `man -k {a}' or `info {a}'.")
+                return 1
+            _out(sh, f"{a}: {a} [args]\n    Shell builtin (agentic-bash).\n")
+        return 0
+    _out(sh, "agentic-bash, a bash 5.2 compatible shell. Builtins:\n" + " ".join(sorted(BUILTINS)) + "\n")
+    return 0
+
+
+@builtin("times")
+def b_times(sh: Interpreter, argv: list[str]) -> int:
+    _out(sh, "0m0.000s 0m0.000s\n0m0.000s 0m0.000s\n")
+    return 0
+
+
+@builtin("history")
+def b_history(sh: Interpreter, argv: list[str]) -> int:
+    if len(argv) > 1 and argv[1] == "-c":
+        sh.state.history.clear()
+        return 0
+    for i, h in enumerate(sh.state.history, 1):
+        _out(sh, f"{i:5d}  {h}\n")
+    return 0
+
+
+@builtin("compgen", "complete", "compopt")
+def b_compgen(sh: Interpreter, argv: list[str]) -> int:
+    if argv[0] != "compgen":
+        return 0
+    args = argv[1:]
+    words: list[str] = []
+    prefix = ""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-W" and i + 1 < len(args):
+            words += args[i + 1].split()
+            i += 2
+            continue
+        if a == "-b":
+            words += sorted(BUILTINS)
+        elif a == "-k":
+            words += sorted(KEYWORDS)
+        elif a == "-A" and i + 1 < len(args):
+            kind = args[i + 1]
+            if kind == "function":
+                words += sorted(sh.state.functions)
+            elif kind == "variable":
+                words += sorted(sh.state.all_names())
+            i += 2
+            continue
+        elif a == "-v":
+            words += sorted(sh.state.all_names())
+        elif a == "-a":
+            words += sorted(sh.state.aliases)
+        elif not a.startswith("-"):
+            prefix = a
+        i += 1
+    matched = [w for w in words if w.startswith(prefix)]
+    for w in matched:
+        _out(sh, w + "\n")
+    return 0 if matched else 1

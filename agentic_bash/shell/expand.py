@@ -1,0 +1,748 @@
+"""Word expansion in bash order: brace, tilde, parameter/command/arithmetic, splitting, globbing."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from . import nodes as N
+from .state import ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, Var
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .interpreter import Interpreter
+
+__all__ = ["Expander", "ExpansionError", "glob_escape"]
+
+_GLOB_CHARS = re.compile(r"[*?\[]|[@!+](?=\()")
+_NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
+_GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^])")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+
+
+class ExpansionError(Exception):
+    """An expansion error (bad substitution, ``${x:?}``, unbound variable): message and exit status.
+
+    ``fatal`` errors end a non-interactive shell (bash -c) like bash does.
+    """
+
+    def __init__(self, message: str, status: int = 1, fatal: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.fatal = fatal
+
+
+def glob_escape(s: str) -> str:
+    """Escape pattern-special characters so ``s`` matches literally."""
+    return _GLOB_ESC.sub(r"\\\1", s) if s else s
+
+
+# chunk kinds inside a field under construction
+_LIT, _QUOTED, _SPLIT = 0, 1, 2
+
+
+class _Fields:
+    """Accumulates the fields of one word: text chunks tagged with how they were quoted."""
+
+    __slots__ = ("fields", "cur", "quoted", "ifs", "ifs_ws", "ifs_nws")
+
+    def __init__(self, ifs: str | None) -> None:
+        self.fields: list[tuple[list[tuple[str, int]], bool]] = []
+        self.cur: list[tuple[str, int]] = []
+        self.quoted = False
+        if ifs is None:
+            ifs = " \t\n"
+        self.ifs = ifs
+        self.ifs_ws = "".join(c for c in ifs if c in " \t\n")
+        self.ifs_nws = "".join(c for c in ifs if c not in " \t\n")
+
+    def lit(self, text: str) -> None:
+        if text:
+            self.cur.append((text, _LIT))
+
+    def q(self, text: str) -> None:
+        self.quoted = True
+        if text:
+            self.cur.append((text, _QUOTED))
+
+    def brk(self, force: bool = False) -> None:
+        if self.cur or self.quoted or force:
+            self.fields.append((self.cur, self.quoted))
+        self.cur = []
+        self.quoted = False
+
+    def split(self, text: str) -> None:
+        if not text:
+            return
+        ifs = self.ifs
+        if not ifs:
+            self.cur.append((text, _SPLIT))
+            return
+        ws, nws = self.ifs_ws, self.ifs_nws
+        i, n = 0, len(text)
+        start = 0
+        while i < n:
+            c = text[i]
+            if c in ifs:
+                if i > start:
+                    self.cur.append((text[start:i], _SPLIT))
+                j = i
+                while j < n and text[j] in ws:
+                    j += 1
+                force = False
+                if j < n and text[j] in nws:
+                    force = True
+                    j += 1
+                    while j < n and text[j] in ws:
+                        j += 1
+                elif c in nws:
+                    force = True
+                self.brk(force)
+                i = start = j
+            else:
+                i += 1
+        if start < n:
+            self.cur.append((text[start:], _SPLIT))
+
+    def finish(self) -> list[tuple[list[tuple[str, int]], bool]]:
+        self.brk()
+        return self.fields
+
+
+def _field_text(chunks: list[tuple[str, int]]) -> str:
+    if len(chunks) == 1:
+        return chunks[0][0]
+    return "".join(c[0] for c in chunks)
+
+
+class Expander:
+    """Mixin of ``Interpreter``: all word expansion. ``self`` is the interpreter."""
+
+    # ------------------------------------------------------------------ public entry points
+    def expand_words(self: Interpreter, words: tuple[N.Word, ...] | list[N.Word]) -> list[str]:
+        """Full expansion of command words (brace, tilde, params, split, glob)."""
+        out: list[str] = []
+        for w in words:
+            parts = w.parts
+            if len(parts) == 1:
+                p = parts[0]
+                tp = type(p)
+                if tp is N.Lit:
+                    t = p.text
+                    if not _NEEDS_WORK.search(t):
+                        out.append(t)
+                        continue
+                elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
+                    out.append(p.text)
+                    continue
+            if self.state.options["braceexpand"] and self._has_brace(w):
+                for bw in self._braces(w):
+                    out.extend(self._expand_full(bw))
+            else:
+                out.extend(self._expand_full(w))
+        return out
+
+    def expand_str(self: Interpreter, word: N.Word, *, tilde: bool = False, assign: bool = False) -> str:
+        """Expansion without splitting or globbing (assignment values, redirection targets, case words)."""
+        parts = word.parts
+        if len(parts) == 1:
+            p = parts[0]
+            tp = type(p)
+            if tp is N.Lit:
+                t = p.text
+                if "~" not in t or not (tilde or assign):
+                    return t
+            elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
+                return p.text
+        fb = _Fields("")
+        self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
+        fields = fb.finish()
+        return " ".join(_field_text(f[0]) for f in fields) if len(fields) != 1 else _field_text(fields[0][0])
+
+    def expand_dq(self: Interpreter, word: N.Word) -> str:
+        """Expand like the inside of double quotes (arithmetic, here-doc bodies)."""
+        parts = word.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return parts[0].text
+        fb = _Fields("")
+        self._parts_into(parts, fb, True)
+        fields = fb.finish()
+        return " ".join(_field_text(f[0]) for f in fields)
+
+    def expand_pattern(self: Interpreter, word: N.Word) -> str:
+        """Expand to a pattern string: quoted characters backslash-escaped, unquoted kept special."""
+        parts = word.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return parts[0].text
+        fb = _Fields("")
+        self._parts_into(parts, fb, False, nosplit=True, tilde_mode=1)
+        out = []
+        for chunks, _q in fb.finish():
+            for text, kind in chunks:
+                out.append(glob_escape(text) if kind == _QUOTED else text)
+        return "".join(out)
+
+    def expand_regex(self: Interpreter, word: N.Word) -> str:
+        """Right side of ``=~``: quoted parts match literally."""
+        fb = _Fields("")
+        self._parts_into(word.parts, fb, False, nosplit=True)
+        out = []
+        for chunks, _q in fb.finish():
+            for text, kind in chunks:
+                out.append(re.escape(text) if kind == _QUOTED else text)
+        return "".join(out)
+
+    # ------------------------------------------------------------------ internals
+    def _has_brace(self, w: N.Word) -> bool:
+        for p in w.parts:
+            if type(p) is N.Lit and "{" in p.text:
+                return True
+        return False
+
+    def _braces(self, w: N.Word) -> list[N.Word]:
+        try:
+            from .braces import expand_braces
+        except ImportError:  # pragma: no cover - helper module missing
+            return [w]
+        return expand_braces(w)
+
+    def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
+        fb = _Fields(self.get_ifs())
+        self._parts_into(w.parts, fb, False, tilde_mode=1)
+        fields = fb.finish()
+        out: list[str] = []
+        noglob = self.state.options["noglob"]
+        for chunks, _q in fields:
+            if not noglob:
+                magic = False
+                for text, kind in chunks:
+                    if kind != _QUOTED and _GLOB_CHARS.search(text):
+                        magic = True
+                        break
+                if magic:
+                    pat = "".join(glob_escape(t) if k == _QUOTED else t for t, k in chunks)
+                    res = self.glob(pat)
+                    if res is not None:
+                        out.extend(res)
+                        continue
+            out.append(_field_text(chunks))
+        return out
+
+    def _tilde(self: Interpreter, text: str, assign: bool) -> str:
+        """Tilde-expand a leading unquoted ``~...`` (and after ``:``/``=`` in assignments)."""
+        if assign:
+            segs = text.split(":")
+            return ":".join(self._tilde_one(s) for s in segs)
+        return self._tilde_one(text)
+
+    def _tilde_one(self: Interpreter, s: str) -> str:
+        if not s.startswith("~"):
+            return s
+        slash = s.find("/")
+        user = s[1:] if slash < 0 else s[1:slash]
+        rest = "" if slash < 0 else s[slash:]
+        if user == "":
+            home = self.get_scalar("HOME")
+            if home is None:
+                home = self.info.home
+            return home + rest
+        if user == "+":
+            return (self.get_scalar("PWD") or self.state.cwd) + rest
+        if user == "-":
+            old = self.get_scalar("OLDPWD")
+            return s if old is None else old + rest
+        if user == self.info.user:
+            return self.info.home + rest
+        if user == "root":
+            return "/root" + rest
+        return s
+
+    def _parts_into(self: Interpreter, parts: tuple[N.Part, ...], fb: _Fields, quoted: bool,
+                    tilde_mode: int = 0, nosplit: bool = False) -> None:
+        """Append the expansion of ``parts`` to ``fb``. ``quoted``: inside double quotes.
+
+        tilde_mode: 0 none, 1 leading ``~`` of the word, 2 assignment (also after ``:``/``=``).
+        """
+        first = True
+        for p in parts:
+            tp = type(p)
+            if tp is N.Lit:
+                t = p.text
+                if quoted:
+                    fb.q(t)
+                else:
+                    if tilde_mode and "~" in t:
+                        if tilde_mode == 2:
+                            t = self._tilde_assign(t, first)
+                        elif first:
+                            t = self._tilde_one(t) if t.startswith("~") else t
+                        if t != p.text:
+                            # the tilde result is not subject to splitting or globbing
+                            fb.q(t)
+                            first = False
+                            continue
+                    fb.lit(t)
+            elif tp is N.SQ or tp is N.ANSIC or tp is N.Escaped:
+                if quoted and tp is N.SQ:
+                    fb.q(p.text)
+                else:
+                    fb.q(p.text)
+            elif tp is N.DQ:
+                mark = len(fb.fields), len(fb.cur)
+                fb.quoted_before = None  # type: ignore[attr-defined]
+                self._dq_into(p, fb)
+                _ = mark
+            elif tp is N.Param:
+                self._param_into(p, fb, quoted, nosplit)
+            elif tp is N.CmdSub:
+                out = self.command_subst(p.body)
+                if quoted:
+                    fb.q(out)
+                elif nosplit:
+                    fb.cur.append((out, _SPLIT)) if out else None
+                else:
+                    fb.split(out)
+            elif tp is N.ArithSub:
+                v = str(self.arith_expand(p.expr))
+                if quoted:
+                    fb.q(v)
+                elif nosplit:
+                    fb.cur.append((v, _SPLIT))
+                else:
+                    fb.split(v)
+            elif tp is N.ProcSub:
+                path = self.process_subst(p)
+                fb.q(path) if quoted else fb.lit(path)
+            else:  # pragma: no cover
+                raise ExpansionError(f"unknown word part {tp.__name__}")
+            first = False
+
+    def _tilde_assign(self: Interpreter, t: str, first: bool) -> str:
+        # in assignments ~ expands at the start and after every unquoted ':' (and the first '=')
+        segs = t.split(":")
+        out = []
+        for i, s in enumerate(segs):
+            if (i > 0 or first) and s.startswith("~"):
+                out.append(self._tilde_one(s))
+            else:
+                out.append(s)
+        return ":".join(out)
+
+    def _dq_into(self: Interpreter, p: N.DQ, fb: _Fields) -> None:
+        parts = p.parts
+        if not parts:
+            fb.q("")
+            return
+        any_real = False
+        for sp in parts:
+            tsp = type(sp)
+            if tsp is N.Param:
+                r = self._param_into(sp, fb, True, False)
+                if r is not False:
+                    any_real = True
+            elif tsp is N.Lit:
+                fb.q(sp.text)
+                any_real = True
+            elif tsp is N.CmdSub:
+                fb.q(self.command_subst(sp.body))
+                any_real = True
+            elif tsp is N.ArithSub:
+                fb.q(str(self.arith_expand(sp.expr)))
+                any_real = True
+            elif tsp is N.SQ or tsp is N.ANSIC or tsp is N.Escaped:
+                fb.q(sp.text)
+                any_real = True
+            elif tsp is N.DQ:
+                self._dq_into(sp, fb)
+                any_real = True
+            else:
+                self._parts_into((sp,), fb, True)
+                any_real = True
+        if any_real:
+            fb.quoted = True
+
+    # ------------------------------------------------------------------ parameters
+    def _param_into(self: Interpreter, p: N.Param, fb: _Fields, quoted: bool, nosplit: bool) -> bool | None:
+        """Expand one parameter into ``fb``. Returns False when it was an empty ``"$@"``-like list."""
+        val = self.param_value(p, quoted, fb)
+        if val is None:
+            return None
+        if type(val) is str:
+            if quoted:
+                fb.q(val)
+            elif nosplit:
+                if val:
+                    fb.cur.append((val, _SPLIT))
+            else:
+                fb.split(val)
+            return None
+        # a list: "$@"-like (separate words)
+        vals: list[str] = val  # type: ignore[assignment]
+        if quoted:
+            if not vals:
+                return False
+            fb.q(vals[0])
+            for v in vals[1:]:
+                fb.brk(True)
+                fb.q(v)
+            return None
+        if nosplit:
+            s = " ".join(vals)
+            if s:
+                fb.cur.append((s, _SPLIT))
+            return None
+        for i, v in enumerate(vals):
+            if i:
+                fb.brk()
+            fb.split(v)
+        return None
+
+    def _positional_all(self: Interpreter) -> list[str]:
+        return self.state.positional
+
+    def _err_name(self, p: N.Param) -> str:
+        if p.index is not None:
+            return f"{p.name}[{p.index.text or self._word_src(p.index)}]"
+        return p.name if not p.name.isdigit() else f"${p.name}" if False else p.name
+
+    @staticmethod
+    def _word_src(w: N.Word) -> str:
+        out = []
+        for part in w.parts:
+            if isinstance(part, (N.Lit, N.SQ, N.Escaped, N.ANSIC)):
+                out.append(part.text)
+        return "".join(out)
+
+    def _base_values(self: Interpreter, p: N.Param) -> tuple[Any, bool, bool]:
+        """(value, multi, star): value is str, list[str] (multi) or None (unset)."""
+        name = p.name
+        idx = p.index
+        if idx is None:
+            if name == "@" or name == "*":
+                return list(self.state.positional), True, name == "*"
+            v = self.special_or_var(name)
+            return v, False, False
+        # subscripted
+        star_all = None
+        if len(idx.parts) == 1 and type(idx.parts[0]) is N.Lit and idx.parts[0].text in ("@", "*"):
+            star_all = idx.parts[0].text
+        rname = self.state.resolve_ref(name) if _NAME_RE.match(name) else name
+        var = self.lookup_var(rname)
+        if star_all is not None:
+            if var is None or var.value is None:
+                return [], True, star_all == "*"
+            val = var.value
+            if type(val) is dict:
+                if var.attrs & ASSOC:
+                    return list(val.values()), True, star_all == "*"
+                return [val[k] for k in sorted(val)], True, star_all == "*"
+            return [val], True, star_all == "*"
+        if var is None or var.value is None:
+            # still evaluate the subscript for side effects/errors
+            if var is None or not (var.attrs & ASSOC):
+                self.eval_index(idx, rname, None)
+            return None, False, False
+        return self.get_element(rname, var, idx), False, False
+
+    def param_value(self: Interpreter, p: N.Param, quoted: bool, fb: _Fields | None = None) -> Any:
+        """The value of a parameter expansion: str, list[str] ("$@"-like) or None (nothing)."""
+        prefix = p.prefix
+        op = p.op
+        name = p.name
+        if prefix == "!":
+            if p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
+                    and p.index.parts[0].text in ("@", "*"):
+                var = self.lookup_var(self.state.resolve_ref(name))
+                keys: list[str] = []
+                if var is not None and var.value is not None:
+                    if type(var.value) is dict:
+                        keys = [str(k) for k in (var.value if var.attrs & ASSOC else sorted(var.value))]
+                    else:
+                        keys = ["0"]
+                star = p.index.parts[0].text == "*"
+                return self._finish_multi(keys, star, quoted)
+            if op in ("*", "@") and p.arg is None:
+                names = sorted(n for n in self.state.all_names() if n.startswith(name)
+                               and self.lookup_var(n) is not None)
+                return self._finish_multi(names, op == "*", quoted)
+            # indirection
+            var = self.state.find(name) if _NAME_RE.match(name) else None
+            if var is not None and var.attrs & NAMEREF and p.index is None and op == "":
+                return var.value if var.value is not None else ""
+            target = self._base_values(N.Param(name, p.index))[0]
+            if target is None or type(target) is list:
+                if self.state.options["nounset"]:
+                    raise ExpansionError(f"{name}: unbound variable", 127)
+                target = ""
+                return "" if op == "" else self._apply_op(p, None, False, False, quoted, fb, name)
+            tn = target
+            if tn == "":
+                raise ExpansionError(f"{name}: invalid indirect expansion", 1)
+            try:
+                from .parser import parse_word
+                ref = parse_word("${" + tn + "}")
+                rp = ref.parts[0]
+                if type(rp) is not N.Param:
+                    raise ValueError
+            except Exception:
+                raise ExpansionError(f"{tn}: invalid variable name", 1) from None
+            np = N.Param(rp.name, rp.index, "", op, p.arg, p.arg2)
+            return self.param_value(np, quoted, fb)
+        if prefix == "#":
+            val, multi, _star = self._base_values(p)
+            if multi:
+                return str(len(val))
+            if val is None:
+                if self.state.options["nounset"] and name not in ("@", "*"):
+                    raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
+                return "0"
+            return str(len(val))
+        val, multi, star = self._base_values(p)
+        if op:
+            return self._apply_op(p, val, multi, star, quoted, fb, name)
+        if val is None:
+            if self.state.options["nounset"]:
+                raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
+            return None if not quoted else ""
+        if multi:
+            return self._finish_multi(val, star, quoted)
+        return val
+
+    def _unbound_name(self, p: N.Param) -> str:
+        if p.name.isdigit() and p.index is None:
+            return "$" + p.name
+        if p.index is not None:
+            return f"{p.name}[{self._word_src(p.index)}]"
+        return p.name
+
+    def _finish_multi(self: Interpreter, vals: list[str], star: bool, quoted: bool) -> Any:
+        if star and quoted:
+            ifs = self.get_ifs()
+            sep = " " if ifs is None else ifs[:1]
+            return sep.join(vals)
+        return vals
+
+    def _apply_op(self: Interpreter, p: N.Param, val: Any, multi: bool, star: bool, quoted: bool,
+                  fb: _Fields | None, name: str) -> Any:
+        op = p.op
+        if op in ("-", ":-", "=", ":=", "?", ":?", "+", ":+"):
+            if multi:
+                unset = len(val) == 0
+                null = unset or (op[0] == ":" and "".join(val) == "" and len(val) <= 1)
+            else:
+                unset = val is None
+                null = unset or (op[0] == ":" and val == "")
+            is_null = null if op[0] == ":" else unset
+            base = op.lstrip(":")
+            if base == "+":
+                if is_null:
+                    return None if not quoted else ""
+                return self._op_word(p.arg, quoted, fb)
+            if not is_null:
+                if multi:
+                    return self._finish_multi(val, star, quoted)
+                return val
+            if base == "-":
+                return self._op_word(p.arg, quoted, fb)
+            if base == "=":
+                if name in ("@", "*") or name.isdigit() or not _NAME_RE.match(name):
+                    raise ExpansionError(f"${name}: cannot assign in this way", 1)
+                s = self.expand_str(p.arg, assign=True) if p.arg is not None else ""
+                if p.index is not None:
+                    self.assign_element(name, p.index, s)
+                else:
+                    self.set_var(name, s)
+                return self.get_scalar(name) if p.index is None else s
+            # ? / :?
+            if p.arg is not None and p.arg.parts:
+                msg = self.expand_str(p.arg)
+            else:
+                msg = "parameter null or not set" if op == ":?" else "parameter not set"
+            raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() else name}: {msg}", 127)
+        if val is None:
+            if self.state.options["nounset"]:
+                raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
+            if op == "@" and p.arg is not None and self._word_src(p.arg) in ("a",):
+                pass
+            else:
+                return None if not quoted else ""
+        vals = val if multi else [val]
+        if op in ("#", "##", "%", "%%"):
+            pat = self.expand_pattern(p.arg) if p.arg is not None else ""
+            vals = [self.pat_strip(v, pat, op) for v in vals]
+        elif op in ("/", "//", "/#", "/%"):
+            pat = self.expand_pattern(p.arg) if p.arg is not None else ""
+            repl = self._repl_word(p.arg2)
+            vals = [self.pat_replace(v, pat, repl, op) for v in vals]
+        elif op == ":":
+            vals = self._substring(p, val, multi)
+            if not multi:
+                return vals
+        elif op in ("^", "^^", ",", ",,"):
+            pat = self.expand_pattern(p.arg) if p.arg is not None else ""
+            vals = [self.case_mod(v, op, pat) for v in vals]
+        elif op == "@":
+            letter = self._word_src(p.arg) if p.arg is not None else ""
+            vals = self._transform(p, vals, multi, letter)
+            if vals is None:
+                return None if not quoted else ""
+            if letter in ("A", "K", "k", "a") and type(vals) is str:
+                return vals
+        else:
+            raise ExpansionError(f"${{{self._src_of(p)}}}: bad substitution", 1)
+        if multi:
+            return self._finish_multi(vals, star, quoted)
+        return vals[0]
+
+    def _src_of(self, p: N.Param) -> str:
+        return p.name
+
+    def _op_word(self: Interpreter, w: N.Word | None, quoted: bool, fb: _Fields | None) -> Any:
+        if w is None:
+            return "" if quoted else None
+        if fb is None:
+            return self.expand_str(w)
+        # The operand expands in the surrounding word: quoted parts stay quoted, unquoted
+        # text is split and globbed like any expansion result when the ${} is unquoted.
+        if quoted:
+            self._parts_into(w.parts, fb, True)
+            return None
+        for part in w.parts:
+            if type(part) is N.Lit:
+                t = part.text
+                if t.startswith("~"):
+                    t = self._tilde_one(t)
+                fb.split(t)
+            else:
+                self._parts_into((part,), fb, False)
+        return None
+
+    def _repl_word(self: Interpreter, w: N.Word | None) -> tuple[str, bool]:
+        """Replacement of ``${x/p/r}``: (text with & markers, has_amp)."""
+        if w is None:
+            return ("", False)
+        if not self.state.shopt.get("patsub_replacement", True):
+            return (self.expand_str(w), False)
+        fb = _Fields("")
+        self._parts_into(w.parts, fb, False, nosplit=True)
+        out = []
+        amp = False
+        for chunks, _q in fb.finish():
+            for text, kind in chunks:
+                if kind == _QUOTED:
+                    out.append(text.replace("\\", "\\\\").replace("&", "\\&"))
+                else:
+                    if "&" in text:
+                        amp = True
+                    out.append(text)
+        return ("".join(out), amp)
+
+    def _substring(self: Interpreter, p: N.Param, val: Any, multi: bool) -> Any:
+        off = self.arith_word(p.arg) if p.arg is not None else 0
+        length = None
+        if p.arg2 is not None:
+            length = self.arith_word(p.arg2)
+        if multi:
+            vals = val
+            if p.name in ("@", "*") and p.index is None:
+                vals = [self.state.arg0] + vals
+                if off < 0:
+                    off = len(vals) + off
+                    if off < 1 and p.name:
+                        off = max(off, 0) if off >= 0 else None  # type: ignore[assignment]
+                    if off is None:
+                        return []
+            else:
+                if off < 0:
+                    off = len(vals) + off
+                    if off < 0:
+                        return []
+            if length is not None:
+                if length < 0:
+                    raise ExpansionError(f"{length}: substring expression < 0", 1)
+                return vals[off:off + length]
+            return vals[off:]
+        s = val
+        n = len(s)
+        if off < 0:
+            off = n + off
+            if off < 0:
+                return ""
+        if off > n:
+            return ""
+        if length is None:
+            return s[off:]
+        if length < 0:
+            end = n + length
+            if end < off:
+                raise ExpansionError(f"{length}: substring expression < 0", 1)
+            return s[off:end]
+        return s[off:off + length]
+
+    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str) -> Any:
+        from . import quoting
+        if letter == "Q":
+            return [quoting.quote_single(v) for v in vals]
+        if letter == "E":
+            from .printf import echo_escapes
+            return [echo_escapes(v)[0].decode("utf-8", "surrogateescape") for v in vals]
+        if letter == "P":
+            return [self.prompt_expand(v) for v in vals]
+        if letter == "U":
+            return [v.upper() for v in vals]
+        if letter == "L":
+            return [v.lower() for v in vals]
+        if letter == "u":
+            return [v[:1].upper() + v[1:] for v in vals]
+        if letter == "a":
+            var = self.lookup_var(self.state.resolve_ref(p.name)) if _NAME_RE.match(p.name) else None
+            flags = self.attr_letters(var) if var is not None else ""
+            return [flags for _ in vals] if multi else [flags]
+        if letter in ("A", "K", "k"):
+            var = self.lookup_var(p.name) if _NAME_RE.match(p.name) else None
+            if letter == "A":
+                if var is None:
+                    return None
+                if p.index is None or not multi:
+                    if type(var.value) is dict and p.index is None:
+                        return self.declare_line(p.name, var)[len("declare "):].split(" ", 1)[1] if False else \
+                            f"declare -{self.attr_letters(var) or '-'} {p.name}={quoting.quote_declare(vals[0])}"
+                    flags = self.attr_letters(var)
+                    assign = f"{p.name}={quoting.quote_declare(vals[0])}"
+                    return f"declare -{flags} {assign}" if flags else assign
+                return self.declare_line(p.name, var).split(" ", 2)[2] if False else \
+                    "declare -" + (self.attr_letters(var) or "-") + " " + p.name + "=" + self.array_literal(var)
+            if var is not None and type(var.value) is dict and multi:
+                items = []
+                keys = var.value if var.attrs & ASSOC else sorted(var.value)
+                for k in keys:
+                    kq = quoting.quote_declare(str(k)) if var.attrs & ASSOC else str(k)
+                    items.append(kq)
+                    items.append(quoting.quote_declare(var.value[k]))
+                return " ".join(items) if letter == "K" else items
+            return [quoting.quote_declare(v) for v in vals] if letter == "K" else vals
+        raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 1)
+
+    @staticmethod
+    def attr_letters(var: Var) -> str:
+        a = var.attrs
+        out = ""
+        if a & ARRAY:
+            out += "a"
+        if a & ASSOC:
+            out += "A"
+        if a & INTEGER:
+            out += "i"
+        if a & LOWER:
+            out += "l"
+        if a & NAMEREF:
+            out += "n"
+        if a & READONLY:
+            out += "r"
+        if a & TRACE:
+            out += "t"
+        if a & UPPER:
+            out += "u"
+        if a & EXPORT:
+            out += "x"
+        return out

@@ -1,0 +1,2008 @@
+"""The tree-walking bash interpreter: commands, redirections, pipelines, functions, variables."""
+
+# Error handling model (who raises, who catches):
+# * ``ExitShell`` (exit, errexit, fatal expansion errors) unwinds to the nearest shell
+#   boundary: a subshell/pipeline stage/command substitution or ``run_toplevel``.
+# * ``ReturnFn``/``LoopCtl`` unwind to the function call / loop.
+# * ``LimitExceeded`` (budget) unwinds everything to the executor.
+# All are ``BaseException`` subclasses (except LimitExceeded, never caught here) so an
+# ``except Exception`` around a command cannot swallow them.
+
+from __future__ import annotations
+
+import errno as _errno
+import io
+import os
+import random
+import re
+import threading
+import time
+from typing import Any, Callable
+
+from ..errors import LimitExceeded, ParseError
+from ..limits import Budget
+from ..vfs.paths import normalize
+from . import nodes as N
+from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
+from .state import (
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, UPPER, ShellState, Var, VarError,
+)
+from .streams import NULL, Capture, NullStream, Pipe
+
+__all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+
+
+class ExitShell(BaseException):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class ReturnFn(BaseException):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class LoopCtl(BaseException):
+    def __init__(self, kind: str, n: int) -> None:
+        self.kind = kind
+        self.n = n
+
+
+class RedirError(Exception):
+    pass
+
+
+DYNAMIC = frozenset({
+    "LINENO", "RANDOM", "SECONDS", "BASHPID", "EPOCHSECONDS", "EPOCHREALTIME", "SRANDOM",
+    "BASH_SUBSHELL", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "PIPESTATUS",
+    "DIRSTACK", "BASH_ARGC", "BASH_ARGV", "GROUPS", "BASH_EXECUTION_STRING", "SHELLOPTS", "BASHOPTS",
+    "PWD",
+})
+
+SPECIAL_BUILTINS = frozenset({
+    "break", ":", ".", "continue", "eval", "exec", "exit", "export", "readonly", "return",
+    "set", "shift", "times", "trap", "unset", "source",
+})
+
+
+class _KeepOpen:
+    """A stream handed to a command that must not be closed by it (our pipe/capture)."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, s: Any) -> None:
+        self._s = s
+
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._s, name)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *a: object) -> None:
+        pass
+
+    def __iter__(self):
+        return iter(self._s)
+
+
+class CmdFS:
+    """The filesystem a command sees: the VFS plus /dev/fd/N, /dev/std*, /dev/null of this shell."""
+
+    __slots__ = ("_fs", "_fds")
+
+    def __init__(self, fs: Any, fds: dict[int, Any]) -> None:
+        self._fs = fs
+        self._fds = fds
+
+    def _special(self, path: str) -> Any:
+        if path.startswith("/dev/"):
+            rest = path[5:]
+            if rest == "null":
+                return NullStream()
+            if rest == "stdin":
+                return self._fd(0)
+            if rest == "stdout":
+                return self._fd(1)
+            if rest == "stderr":
+                return self._fd(2)
+            if rest.startswith("fd/") and rest[3:].isdigit():
+                return self._fd(int(rest[3:]))
+            if rest.startswith("fd/") or rest == "fd":
+                return None
+        elif path.startswith("/proc/self/fd/") and path[14:].isdigit():
+            return self._fd(int(path[14:]))
+        return None
+
+    def _fd(self, n: int) -> Any:
+        s = self._fds.get(n)
+        if s is None:
+            raise FileNotFoundError(_errno.ENOENT, "No such file or directory", f"/dev/fd/{n}")
+        return _KeepOpen(s)
+
+    def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> Any:
+        s = self._special(path)
+        if s is not None:
+            return s
+        return self._fs.open(path, mode, perm)
+
+    def exists(self, path: str) -> bool:
+        if path.startswith("/dev/fd/") and path[8:].isdigit():
+            return int(path[8:]) in self._fds
+        return self._fs.exists(path)
+
+    def stat(self, path: str, follow_symlinks: bool = True) -> Any:
+        if path.startswith("/dev/fd/") and path[8:].isdigit() and int(path[8:]) in self._fds:
+            from ..vfs.base import StatResult
+            return StatResult(0o010600)
+        return self._fs.stat(path, follow_symlinks)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fs, name)
+
+
+class Interpreter(Expander):
+    """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
+
+    def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
+                 info: Any = None, host: Any = None) -> None:
+        from ..commands.base import SystemInfo
+        from ..limits import Limits
+        self.fs = fs
+        self.state = state if state is not None else ShellState()
+        self.budget = budget if budget is not None else Budget(Limits())
+        self.info = info if info is not None else SystemInfo()
+        self.host = host  # the executor: external command lookup and spawning
+        self.fds: dict[int, Any] = {0: NULL, 1: NULL, 2: NULL}
+        self.lineno = 0
+        self.errexit_off = 0      # >0 inside conditions (if/while tests, && || lists, !)
+        self.in_cond = 0
+        self.funcstack: list[tuple[str, int, str]] = []   # (name, call line, source)
+        self.loop_depth = 0
+        self.pipestatus: list[int] = [0]
+        self.cmdsub_status: int | None = None
+        self.script_name = "bash"
+        self.exec_string = ""
+        self.current_command = ""
+        self.owned: list[Any] = []   # files opened by exec redirections
+        self.jobs: Any = None
+        self.start_time = time.monotonic()
+        self.seconds_base = 0
+        self.rng = random.Random()
+        self.pid = getattr(self.info, "pid", 1) or 1
+        self.bashpid = self.pid
+        self.is_subshell = False
+        self.in_trap = False
+        self.call_depth = 0
+        self.source_depth = 0
+        self.procsubs: list[Any] = []
+        self.getopts_state: tuple[int, int] = (1, 0)
+        self.last_cmd_argv: list[str] = []
+        self._arith_vars = _ArithVars(self)
+        self.fn_source = "environment"
+
+    # ================================================================== forking
+    def fork(self, *, cmdsub: bool = False) -> Interpreter:
+        """A subshell: copied state, same fs/budget/host, copied fd table."""
+        child = Interpreter.__new__(Interpreter)
+        child.__dict__.update(self.__dict__)
+        child.state = self.state.fork()
+        child.fds = dict(self.fds)
+        child.owned = []
+        child.procsubs = []
+        child.funcstack = list(self.funcstack)
+        child.is_subshell = True
+        child.bashpid = self.bashpid + 1 + (id(child) % 1000)
+        child._arith_vars = _ArithVars(child)
+        child.state.traps = {k: v for k, v in self.state.traps.items() if v == ""}
+        child.parent_traps = dict(self.state.traps)  # type: ignore[attr-defined]
+        if cmdsub and not self.state.shopt.get("inherit_errexit"):
+            child.state.options = dict(child.state.options)
+            child.state.options["errexit"] = False
+        return child
+
+    # ================================================================== errors
+    def err_prefix(self) -> str:
+        name = self.fn_source if self.funcstack and self.script_name == "bash" else self.script_name
+        if self.lineno > 0:
+            return f"{name}: line {self.lineno}: "
+        return f"{name}: "
+
+    def error(self, msg: str) -> None:
+        self.write_err((self.err_prefix() + msg + "\n").encode("utf-8", "surrogateescape"))
+
+    def write_err(self, data: bytes) -> None:
+        s = self.fds.get(2)
+        if s is None:
+            return
+        try:
+            s.write(data)
+        except (OSError, ValueError):
+            pass
+
+    def write_out(self, data: bytes) -> None:
+        s = self.fds.get(1)
+        if s is None:
+            raise OSError(_errno.EBADF, "Bad file descriptor")
+        s.write(data)
+
+    # ================================================================== variables
+    def lookup_var(self, name: str) -> Var | None:
+        if name in DYNAMIC:
+            v = self._dynamic(name)
+            if v is not None:
+                return v
+        return self.state.find(name)
+
+    def _dynamic(self, name: str) -> Var | None:
+        st = self.state
+        if name == "LINENO":
+            return Var(str(self.lineno))
+        if name == "RANDOM":
+            return Var(str(self.rng.randrange(32768)), INTEGER)
+        if name == "SRANDOM":
+            return Var(str(random.getrandbits(32)))
+        if name == "SECONDS":
+            return Var(str(int(time.monotonic() - self.start_time) + self.seconds_base), INTEGER)
+        if name == "BASHPID":
+            return Var(str(self.bashpid), INTEGER)
+        if name == "EPOCHSECONDS":
+            return Var(str(int(time.time())))
+        if name == "EPOCHREALTIME":
+            return Var(f"{time.time():.6f}")
+        if name == "BASH_SUBSHELL":
+            return Var(str(st.subshell))
+        if name == "FUNCNAME":
+            if not self.funcstack:
+                return None
+            names = [f[0] for f in reversed(self.funcstack)]
+            if self.script_name != "bash":
+                names.append("main")
+            return Var(dict(enumerate(names)), ARRAY)
+        if name == "BASH_SOURCE":
+            if not self.funcstack:
+                if self.script_name != "bash":
+                    return Var({0: self.script_name}, ARRAY)
+                return Var({}, ARRAY)
+            srcs = [f[2] for f in reversed(self.funcstack)]
+            if self.script_name != "bash":
+                srcs.append(self.script_name)
+            return Var(dict(enumerate(srcs)), ARRAY)
+        if name == "BASH_LINENO":
+            if not self.funcstack:
+                return Var({}, ARRAY)
+            lines = [str(f[1]) for f in reversed(self.funcstack)]
+            if self.script_name != "bash":
+                lines.append("0")
+            return Var(dict(enumerate(lines)), ARRAY)
+        if name == "BASH_COMMAND":
+            return Var(self.current_command)
+        if name == "PIPESTATUS":
+            return Var({i: str(s) for i, s in enumerate(self.pipestatus)}, ARRAY)
+        if name == "DIRSTACK":
+            return Var(dict(enumerate([self.tilde_short(st.cwd)] + st.dirstack)), ARRAY)
+        if name in ("BASH_ARGC", "BASH_ARGV", "GROUPS"):
+            v = st.find(name)
+            return v if v is not None else Var({}, ARRAY)
+        if name == "BASH_EXECUTION_STRING":
+            return Var(self.exec_string)
+        if name == "SHELLOPTS":
+            return Var(":".join(k for k, on in sorted(st.options.items()) if on), READONLY)
+        if name == "BASHOPTS":
+            return Var(":".join(k for k, on in sorted(st.shopt.items()) if on), READONLY)
+        if name == "PWD":
+            return None
+        return None
+
+    def tilde_short(self, path: str) -> str:
+        home = self.get_scalar("HOME")
+        if home and home != "/" and (path == home or path.startswith(home + "/")):
+            return "~" + path[len(home):]
+        return path
+
+    def get_ifs(self) -> str | None:
+        v = self.state.find("IFS")
+        if v is None:
+            return None
+        val = v.value
+        if val is None:
+            return None
+        if type(val) is dict:
+            return val.get(0, "")
+        return val
+
+    def get_scalar(self, name: str) -> str | None:
+        v = self.lookup_var(name)
+        if v is None:
+            return None
+        if v.attrs & NAMEREF:
+            target = self.state.resolve_ref(name)
+            if target != name:
+                return self.get_scalar_ref(target)
+        val = v.value
+        if val is None:
+            return None
+        if type(val) is dict:
+            if v.attrs & ASSOC:
+                return val.get("0")
+            return val.get(0)
+        return val
+
+    def get_scalar_ref(self, target: str) -> str | None:
+        if "[" in target and target.endswith("]"):
+            try:
+                from .parser import parse_word
+                w = parse_word("${" + target + "}")
+                p = w.parts[0]
+                if type(p) is N.Param:
+                    r = self.param_value(p, True)
+                    return r if type(r) is str else None
+            except Exception:
+                return None
+        return self.get_scalar(target)
+
+    def special_or_var(self, name: str) -> Any:
+        """Value of ``$name`` for a Param without subscript (None when unset)."""
+        c = name[:1]
+        if c.isdigit():
+            if name == "0":
+                return self.state.arg0
+            i = int(name)
+            pos = self.state.positional
+            return pos[i - 1] if i <= len(pos) else None
+        if len(name) == 1 and not (c.isalpha() or c == "_"):
+            if name == "?":
+                return str(self.state.last_status)
+            if name == "#":
+                return str(len(self.state.positional))
+            if name == "$":
+                return str(self.pid)
+            if name == "!":
+                b = self.state.last_bg_pid
+                return None if b is None else str(b)
+            if name == "-":
+                return self.state.dash_flags()
+        if name == "_":
+            return self.state.last_arg
+        return self.get_scalar(name)
+
+    def check_assignable(self, name: str, var: Var | None) -> None:
+        if var is not None and var.attrs & READONLY:
+            raise VarError(f"{name}: readonly variable")
+
+    def _coerce(self, var: Var | None, value: str, append_to: str | None = None) -> str:
+        if var is None:
+            return value if append_to is None else append_to + value
+        a = var.attrs
+        if a & INTEGER:
+            n = self.arith(value)
+            if append_to is not None:
+                n = self.arith(append_to or "0") + n
+                n = ((n + (1 << 63)) % (1 << 64)) - (1 << 63)
+            value = str(n)
+        elif append_to is not None:
+            value = append_to + value
+        if a & UPPER:
+            value = value.upper()
+        elif a & LOWER:
+            value = value.lower()
+        return value
+
+    def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
+        """Assign a scalar (to element 0 of an array), honouring attributes and namerefs."""
+        st = self.state
+        sc, var = st.find_scope(name) if scope is None else (scope, scope.get(name))
+        if var is not None and var.attrs & NAMEREF:
+            target = st.resolve_ref(name)
+            if target != name:
+                if "[" in target:
+                    nm, _, sub = target.partition("[")
+                    self.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), value, append=append)
+                    return
+                name = target
+                sc, var = st.find_scope(name)
+            elif value and not _NAME_RE.match(value.split("[")[0]):
+                raise VarError(f"`{value}': invalid variable name for name reference")
+        if name in DYNAMIC and var is None:
+            if name == "SECONDS":
+                self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
+                self.start_time = time.monotonic()
+                return
+            if name == "RANDOM":
+                self.rng.seed(value)
+                return
+            if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS"):
+                return
+        if var is None:
+            if self.state.options["allexport"]:
+                st.scopes[0][name] = Var(value, EXPORT)
+                st.env_cache = None
+            else:
+                st.scopes[0][name] = Var(value)
+            return
+        if var.attrs & READONLY:
+            raise VarError(f"{name}: readonly variable")
+        old = var.value
+        if type(old) is dict:
+            key: Any = "0" if var.attrs & ASSOC else 0
+            prev = old.get(key) if append else None
+            old[key] = self._coerce(var, value, prev if append else None) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
+        else:
+            if var.attrs & (INTEGER | UPPER | LOWER):
+                var.value = self._coerce(var, value, (old or "") if append else None)
+            else:
+                var.value = (old or "") + value if append else value
+        if var.attrs & EXPORT or self.state.options["allexport"]:
+            if self.state.options["allexport"]:
+                var.attrs |= EXPORT
+            st.env_cache = None
+
+    def declare_var(self, name: str, *, local: bool = False) -> Var:
+        """Find or create the variable ``name`` (in the function scope when ``local``)."""
+        st = self.state
+        if local and len(st.scopes) > 1:
+            sc = st.scopes[-1]
+            v = sc.get(name)
+            if v is None:
+                v = Var(None)
+                sc[name] = v
+            return v
+        v = st.find(name)
+        if v is None:
+            v = Var(None)
+            st.scopes[0][name] = v
+        return v
+
+    def eval_index(self, idx: N.Word, name: str, var: Var | None) -> Any:
+        if var is not None and var.attrs & ASSOC:
+            k = self.expand_str(idx)
+            return k
+        text = self.expand_dq(idx)
+        return self.arith(text)
+
+    def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
+        val = var.value
+        if var.attrs & ASSOC:
+            key = self.expand_str(idx)
+            return val.get(key) if type(val) is dict else (val if key == "0" else None)
+        i = self.arith(self.expand_dq(idx))
+        if type(val) is dict:
+            if i < 0:
+                if not val:
+                    self.error(f"{name}: bad array subscript")
+                    return None
+                i = max(val) + 1 + i
+                if i < 0:
+                    self.error(f"{name}: bad array subscript")
+                    return None
+            return val.get(i)
+        if i == 0 or i == -1:
+            return val
+        return None
+
+    def assign_element(self, name: str, idx: N.Word, value: str, append: bool = False, local: bool = False) -> None:
+        st = self.state
+        rname = st.resolve_ref(name)
+        var = st.find(rname)
+        if var is None:
+            var = Var({}, ARRAY)
+            st.scopes[0][rname] = var
+        if var.attrs & READONLY:
+            raise VarError(f"{rname}: readonly variable")
+        if var.attrs & ASSOC:
+            key: Any = self.expand_str(idx)
+            if type(var.value) is not dict:
+                var.value = {}
+        else:
+            i = self.arith(self.expand_dq(idx))
+            if type(var.value) is not dict:
+                var.value = {} if var.value is None else {0: var.value}
+                var.attrs |= ARRAY
+            if i < 0:
+                top = max(var.value) + 1 if var.value else 0
+                if top + i < 0:
+                    raise VarError(f"{rname}[{self._word_src(idx)}]: bad array subscript")
+                i = top + i
+            key = i
+        d = var.value
+        prev = d.get(key, "") if append else None
+        d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
+
+    def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
+                  assoc: bool | None = None, local: bool = False, var: Var | None = None) -> None:
+        st = self.state
+        if var is None:
+            rname = st.resolve_ref(name)
+            var = st.find(rname) if not local else None
+            if var is None:
+                var = self.declare_var(rname, local=local)
+        else:
+            rname = name
+        if var.attrs & READONLY:
+            raise VarError(f"{rname}: readonly variable")
+        if assoc:
+            var.attrs |= ASSOC
+        is_assoc = bool(var.attrs & ASSOC)
+        if not is_assoc:
+            var.attrs |= ARRAY
+        old = var.value
+        if append and type(old) is dict:
+            d = old
+        elif append and old is not None:
+            d = {("0" if is_assoc else 0): old}
+        else:
+            d = {}
+        if is_assoc:
+            # bash: a=(k1 v1 k2 v2) in an assoc array pairs keys and values
+            pending: str | None = None
+            for el in elems:
+                if el.key is not None:
+                    k = self.expand_str(el.key)
+                    v = self.expand_str(el.value, assign=True)
+                    if el.append:
+                        v = d.get(k, "") + v
+                    d[k] = self._coerce(var, v)
+                else:
+                    for w in self.expand_words([el.value]):
+                        if pending is None:
+                            pending = w
+                        else:
+                            d[pending] = self._coerce(var, w)
+                            pending = None
+            if pending is not None:
+                d[pending] = ""
+        else:
+            nxt = (max(d) + 1) if d else 0
+            for el in elems:
+                if el.key is not None:
+                    i = self.arith(self.expand_dq(el.key))
+                    if i < 0:
+                        i = (max(d) + 1 if d else 0) + i
+                    v = self.expand_str(el.value, assign=True)
+                    if el.append:
+                        v = d.get(i, "") + v
+                    d[i] = self._coerce(var, v)
+                    nxt = i + 1
+                else:
+                    for w in self.expand_words([el.value]):
+                        d[nxt] = self._coerce(var, w)
+                        nxt += 1
+        var.value = d
+        if var.attrs & EXPORT:
+            st.env_cache = None
+
+    def set_array_values(self, name: str, vals: list[str]) -> None:
+        st = self.state
+        rname = st.resolve_ref(name)
+        var = st.find(rname)
+        if var is None:
+            var = Var(None)
+            st.scopes[0][rname] = var
+        if var.attrs & READONLY:
+            raise VarError(f"{rname}: readonly variable")
+        var.attrs |= ARRAY
+        var.attrs &= ~ASSOC
+        var.value = {i: v for i, v in enumerate(vals)}
+
+    def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
+        st = self.state
+        if follow_ref:
+            name = st.resolve_ref(name)
+        for i in range(len(st.scopes) - 1, -1, -1):
+            sc = st.scopes[i]
+            v = sc.get(name)
+            if v is not None:
+                if v.attrs & READONLY:
+                    self.error(f"unset: {name}: cannot unset: readonly variable")
+                    return 1
+                if i == len(st.scopes) - 1 and i > 0 and self.funcstack:
+                    # unsetting a local of the current function leaves it local and unset
+                    sc[name] = Var(None, 0)
+                    sc[name].attrs = 0
+                    del sc[name]
+                    sc[name] = Var(None)
+                    st.env_cache = None
+                    return 0
+                del sc[name]
+                if v.attrs & EXPORT:
+                    st.env_cache = None
+                return 0
+        if name == "SECONDS" or name == "RANDOM":
+            pass
+        return 0
+
+    # ================================================================== arithmetic
+    def arith(self, expr: str) -> int:
+        from .arith import ArithError, evaluate
+        try:
+            return evaluate(expr, self._arith_vars)
+        except ArithError as e:
+            raise ExpansionError(e.message, 1) from None
+        except VarError as e:
+            raise ExpansionError(e.message, 1) from None
+
+    def arith_expand(self, w: N.Word) -> int:
+        return self.arith(self.expand_dq(w))
+
+    def arith_word(self, w: N.Word) -> int:
+        return self.arith(self.expand_dq(w))
+
+    # ================================================================== pattern helpers
+    def pat_opts(self) -> dict[str, bool]:
+        sh = self.state.shopt
+        return {"extglob": True, "nocase": sh["nocasematch"]}
+
+    def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
+        from . import patterns
+        if nocase is None:
+            nocase = self.state.shopt["nocasematch"]
+        return patterns.fnmatch(s, pat, extglob=True, nocase=nocase)
+
+    def pat_strip(self, v: str, pat: str, op: str) -> str:
+        from . import patterns
+        if op in ("#", "##"):
+            return patterns.strip_prefix(v, pat, longest=(op == "##"))
+        return patterns.strip_suffix(v, pat, longest=(op == "%%"))
+
+    def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
+        from . import patterns
+        mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
+        text, amp = repl
+        if not amp:
+            text = text.replace("\\&", "&").replace("\\\\", "\\") if "\\" in text else text
+            return patterns.replace(v, pat, text, mode)
+        return patterns.replace(v, pat, _AmpRepl(text), mode)  # type: ignore[arg-type]
+
+    def case_mod(self, v: str, op: str, pat: str) -> str:
+        if not v:
+            return v
+        up = op[0] == "^"
+        allc = len(op) == 2
+        if not pat or pat == "?":
+            if allc:
+                return v.upper() if up else v.lower()
+            return (v[0].upper() if up else v[0].lower()) + v[1:]
+        out = []
+        for i, c in enumerate(v):
+            if (allc or i == 0) and self.fnmatch(c, pat, nocase=False):
+                c = c.upper() if up else c.lower()
+            out.append(c)
+        return "".join(out)
+
+    def glob(self, pat: str) -> list[str] | None:
+        """Expand a glob pattern; None means "keep the word as is"."""
+        from . import patterns
+        sh = self.state.shopt
+        try:
+            res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True)
+        except LimitExceeded:
+            raise
+        except Exception:
+            res = []
+        if res:
+            return res
+        if sh["nullglob"]:
+            return []
+        if sh["failglob"]:
+            raise ExpansionError(f"no match: {patterns.unescape(pat)}", 1, fatal=False)
+        return [patterns.unescape(pat)] if "\\" in pat else None
+
+    def prompt_expand(self, s: str) -> str:
+        out = []
+        i = 0
+        while i < len(s):
+            c = s[i]
+            if c == "\\" and i + 1 < len(s):
+                d = s[i + 1]
+                i += 2
+                if d == "u":
+                    out.append(self.info.user)
+                elif d in "hH":
+                    out.append(self.info.hostname if d == "H" else self.info.hostname.split(".")[0])
+                elif d == "w":
+                    out.append(self.tilde_short(self.state.cwd))
+                elif d == "W":
+                    cw = self.state.cwd
+                    out.append(cw if cw == "/" else self.tilde_short(cw).rsplit("/", 1)[-1])
+                elif d == "$":
+                    out.append("#" if self.info.uid == 0 else "$")
+                elif d == "s":
+                    out.append("bash")
+                elif d == "n":
+                    out.append("\n")
+                elif d == "\\":
+                    out.append("\\")
+                elif d in "[]":
+                    pass
+                else:
+                    out.append("\\" + d)
+                continue
+            out.append(c)
+            i += 1
+        return "".join(out)
+
+    # ================================================================== declare -p helpers
+    def array_literal(self, var: Var) -> str:
+        from .quoting import quote_declare
+        val = var.value if type(var.value) is dict else ({} if var.value is None else {0: var.value})
+        if var.attrs & ASSOC:
+            items = [f"[{_assoc_key(k)}]={quote_declare(v)}" for k, v in val.items()]
+            return "(" + " ".join(items) + (" )" if items else ")")
+        items = [f"[{k}]={quote_declare(val[k])}" for k in sorted(val)]
+        return "(" + " ".join(items) + ")"
+
+    def declare_line(self, name: str, var: Var) -> str:
+        from .quoting import quote_declare
+        flags = self.attr_letters(var) or "-"
+        if var.value is None:
+            return f"declare -{flags} {name}"
+        if type(var.value) is dict or var.attrs & (ARRAY | ASSOC):
+            return f"declare -{flags} {name}={self.array_literal(var)}"
+        return f"declare -{flags} {name}={quote_declare(var.value)}"
+
+    # ================================================================== command substitution etc.
+    def command_subst(self, body: N.Script) -> str:
+        child = self.fork(cmdsub=True)
+        lim = self.budget.limits.max_variable_bytes
+        cap = Capture(lim)
+        child.fds[1] = cap
+        status = child.run_subshell_script(body)
+        self.state.last_status = status
+        self.cmdsub_status = status
+        data = bytes(cap.buf)
+        if cap.truncated:
+            self.error("command substitution: output truncated (max_variable_bytes)")
+        data = data.rstrip(b"\n")
+        if b"\0" in data:
+            self.error("warning: command substitution: ignored null byte in input")
+            data = data.replace(b"\0", b"")
+        return data.decode("utf-8", "surrogateescape")
+
+    def process_subst(self, p: N.ProcSub) -> str:
+        pipe = Pipe()
+        child = self.fork()
+        if p.direction == "<":
+            child.fds[1] = pipe.writer
+            mine = pipe.reader
+            theirs = pipe.writer
+        else:
+            child.fds[0] = pipe.reader
+            mine = pipe.writer
+            theirs = pipe.reader
+
+        def target() -> None:
+            try:
+                child.run_subshell_script(p.body)
+            except BaseException:
+                pass
+            finally:
+                theirs.close()
+
+        t = threading.Thread(target=target, daemon=True)
+        t.start()
+        fd = 63
+        while fd in self.fds:
+            fd -= 1
+        self.fds[fd] = mine
+        self.procsubs.append((fd, mine, t, p.direction))
+        return f"/dev/fd/{fd}"
+
+    def finish_procsubs(self, mark: int) -> None:
+        while len(self.procsubs) > mark:
+            fd, stream, t, direction = self.procsubs.pop()
+            if self.fds.get(fd) is stream:
+                del self.fds[fd]
+            stream.close()
+            if direction == ">":
+                t.join(5)
+            else:
+                t.join(0.05)
+
+    # ================================================================== running
+    def run_script(self, script: N.Script) -> int:
+        for item in script.items:
+            if item.background:
+                self.run_background(item.cmd)
+            else:
+                self.execute(item.cmd)
+        return self.state.last_status
+
+    def run_subshell_script(self, body: N.Script) -> int:
+        """Run ``body`` as a subshell (this interpreter is already a fork)."""
+        try:
+            try:
+                self.run_script(body)
+                st = self.state.last_status
+            except ExitShell as e:
+                st = e.status
+            except ExpansionError as e:
+                self.error(e.message)
+                st = e.status
+            except (LoopCtl, ReturnFn):
+                st = self.state.last_status
+            st = self.run_exit_trap(st)
+        except BrokenPipeError:
+            st = 141
+        finally:
+            self.close_owned()
+        return st
+
+    def run_exit_trap(self, st: int) -> int:
+        trap = self.state.traps.pop("EXIT", None)
+        if trap:
+            self.state.last_status = st
+            try:
+                self.run_string(trap, trap=True)
+            except ExitShell as e:
+                return e.status
+            except (LoopCtl, ReturnFn):
+                pass
+        return st
+
+    def close_owned(self) -> None:
+        for f in self.owned:
+            try:
+                f.close()
+            except Exception:
+                pass
+        self.owned = []
+
+    def run_string(self, src: str, *, trap: bool = False, name: str | None = None) -> int:
+        from .parser import parse_cached
+        try:
+            script = parse_cached(src)
+        except ParseError as e:
+            self.error(e.message)
+            self.state.last_status = 2
+            return 2
+        saved = self.state.last_status
+        saved_ps = self.pipestatus
+        self.run_script(script)
+        st = self.state.last_status
+        if trap:
+            self.state.last_status = saved
+            self.pipestatus = saved_ps
+        return st
+
+    def execute(self, cmd: N.Command) -> int:
+        t = type(cmd)
+        if t is N.Simple:
+            return self.exec_simple(cmd)
+        h = _HANDLERS.get(t)
+        if h is None:  # pragma: no cover
+            raise ExpansionError(f"unsupported node {t.__name__}")
+        return h(self, cmd)
+
+    def set_status(self, st: int) -> int:
+        self.state.last_status = st
+        return st
+
+    def after_failure(self, st: int) -> None:
+        """errexit and the ERR trap after a command that failed outside a condition."""
+        if st != 0 and not self.errexit_off:
+            trap = self.state.traps.get("ERR")
+            if trap and not self.in_trap:
+                self.in_trap = True
+                try:
+                    self.run_string(trap, trap=True)
+                finally:
+                    self.in_trap = False
+            if self.state.options["errexit"]:
+                raise ExitShell(st)
+
+    # ------------------------------------------------------------------ compound commands
+    def with_redirs(self, redirs: tuple[N.Redir, ...], fn: Callable[[], int]) -> int:
+        if not redirs:
+            return fn()
+        saved = self.fds
+        opened: list[Any] = []
+        try:
+            self.fds = self.apply_redirs(redirs, dict(saved), opened)
+        except RedirError:
+            self.fds = saved
+            for f in opened:
+                _close(f)
+            st = self.set_status(1)
+            self.after_failure(st)
+            return st
+        try:
+            return fn()
+        finally:
+            self.fds = saved
+            for f in opened:
+                _close(f)
+
+    def exec_group(self, cmd: N.Group) -> int:
+        return self.with_redirs(cmd.redirs, lambda: self.run_script(cmd.body))
+
+    def exec_subshell(self, cmd: N.Subshell) -> int:
+        self.lineno = cmd.line or self.lineno
+
+        def run() -> int:
+            child = self.fork()
+            st = child.run_subshell_script(cmd.body)
+            return self.set_status(st)
+        st = self.with_redirs(cmd.redirs, run)
+        self.after_failure(st)
+        return st
+
+    def cond_run(self, script: N.Script) -> int:
+        self.errexit_off += 1
+        try:
+            return self.run_script(script)
+        finally:
+            self.errexit_off -= 1
+
+    def exec_if(self, cmd: N.If) -> int:
+        def run() -> int:
+            for cond, body in cmd.clauses:
+                if self.cond_run(cond) == 0:
+                    return self.run_script(body)
+            if cmd.else_body is not None:
+                return self.run_script(cmd.else_body)
+            return self.set_status(0)
+        return self.with_redirs(cmd.redirs, run)
+
+    def exec_while(self, cmd: N.While) -> int:
+        def run() -> int:
+            st = 0
+            self.loop_depth += 1
+            budget = self.budget
+            try:
+                while True:
+                    budget.charge_iteration()
+                    c = self.cond_run(cmd.cond)
+                    if (c == 0) == cmd.until:
+                        break
+                    try:
+                        st = self.run_script(cmd.body)
+                    except LoopCtl as lc:
+                        st = self.state.last_status
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        if lc.kind == "break":
+                            break
+            finally:
+                self.loop_depth -= 1
+            return self.set_status(st)
+        return self.with_redirs(cmd.redirs, run)
+
+    def exec_for(self, cmd: N.For) -> int:
+        def run() -> int:
+            self.lineno = cmd.line or self.lineno
+            if cmd.words is None:
+                items = list(self.state.positional)
+            else:
+                items = self.expand_words(cmd.words)
+            st = 0
+            self.loop_depth += 1
+            budget = self.budget
+            try:
+                for it in items:
+                    budget.charge_iteration()
+                    try:
+                        self.set_var(cmd.var, it)
+                    except VarError as e:
+                        self.error(e.message)
+                        raise ExitShell(1) from None
+                    try:
+                        st = self.run_script(cmd.body)
+                    except LoopCtl as lc:
+                        st = self.state.last_status
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        if lc.kind == "break":
+                            break
+            finally:
+                self.loop_depth -= 1
+            return self.set_status(st)
+        return self.with_redirs(cmd.redirs, run)
+
+    def exec_arith_for(self, cmd: N.ArithFor) -> int:
+        def run() -> int:
+            self.lineno = cmd.line or self.lineno
+            try:
+                if cmd.init is not None:
+                    self.arith_word(cmd.init)
+            except ExpansionError as e:
+                self.error(e.message)
+                return self.set_status(1)
+            st = 0
+            self.loop_depth += 1
+            budget = self.budget
+            try:
+                while True:
+                    budget.charge_iteration()
+                    try:
+                        if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
+                            break
+                    except ExpansionError as e:
+                        self.error(e.message)
+                        st = 1
+                        break
+                    try:
+                        st = self.run_script(cmd.body)
+                    except LoopCtl as lc:
+                        st = self.state.last_status
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        if lc.kind == "break":
+                            break
+                    if cmd.step is not None:
+                        try:
+                            self.arith_word(cmd.step)
+                        except ExpansionError as e:
+                            self.error(e.message)
+                            st = 1
+                            break
+            finally:
+                self.loop_depth -= 1
+            return self.set_status(st)
+        return self.with_redirs(cmd.redirs, run)
+
+    def exec_select(self, cmd: N.Select) -> int:
+        def run() -> int:
+            items = list(self.state.positional) if cmd.words is None else self.expand_words(cmd.words)
+            if not items:
+                return self.set_status(0)
+            st = 0
+            self.loop_depth += 1
+            try:
+                while True:
+                    self.budget.charge_iteration()
+                    lines = "".join(f"{i + 1}) {it}\n" for i, it in enumerate(items))
+                    self.write_err(lines.encode())
+                    ps3 = self.get_scalar("PS3")
+                    self.write_err((ps3 if ps3 is not None else "#? ").encode())
+                    line = self.read_line(self.fds.get(0))
+                    if line is None:
+                        self.write_err(b"\n")
+                        break
+                    reply = line.rstrip("\n")
+                    self.set_var("REPLY", reply)
+                    if reply == "":
+                        continue
+                    try:
+                        n = int(reply.strip())
+                    except ValueError:
+                        n = 0
+                    self.set_var(cmd.var, items[n - 1] if 1 <= n <= len(items) else "")
+                    try:
+                        st = self.run_script(cmd.body)
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        if lc.kind == "break":
+                            break
+            finally:
+                self.loop_depth -= 1
+            return self.set_status(st)
+        return self.with_redirs(cmd.redirs, run)
+
+    def exec_case(self, cmd: N.Case) -> int:
+        def run() -> int:
+            self.lineno = cmd.line or self.lineno
+            w = self.expand_str(cmd.word, tilde=True)
+            arms = cmd.arms
+            i = 0
+            st = 0
+            matched_any = False
+            while i < len(arms):
+                arm = arms[i]
+                hit = False
+                for pw in arm.patterns:
+                    pat = self.expand_pattern(pw)
+                    if self.fnmatch(w, pat):
+                        hit = True
+                        break
+                if hit:
+                    matched_any = True
+                    st = self.run_script(arm.body)
+                    term = arm.terminator
+                    while term == ";&" and i + 1 < len(arms):
+                        i += 1
+                        st = self.run_script(arms[i].body)
+                        term = arms[i].terminator
+                    if term == ";;&":
+                        i += 1
+                        continue
+                    break
+                i += 1
+            if not matched_any:
+                st = 0
+            return self.set_status(st)
+        return self.with_redirs(cmd.redirs, run)
+
+    def exec_funcdef(self, cmd: N.FuncDef) -> int:
+        name = cmd.name
+        if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
+            self.error(f"{name}: readonly function")
+            return self.set_status(1)
+        self.state.functions[name] = cmd
+        return self.set_status(0)
+
+    def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
+        def run() -> int:
+            self.lineno = cmd.line or self.lineno
+            self.budget.charge_command()
+            if self.state.options["xtrace"]:
+                self.xtrace(["((", self.expand_dq(cmd.expr), "))"])
+            try:
+                v = self.arith_word(cmd.expr)
+            except ExpansionError as e:
+                self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+                return self.set_status(1)
+            return self.set_status(0 if v != 0 else 1)
+        st = self.with_redirs(cmd.redirs, run)
+        self.after_failure(st)
+        return st
+
+    def exec_cond(self, cmd: N.Cond) -> int:
+        def run() -> int:
+            self.lineno = cmd.line or self.lineno
+            self.budget.charge_command()
+            try:
+                r = self.eval_cond(cmd.expr)
+            except _CondError as e:
+                self.error(e.args[0])
+                return self.set_status(2)
+            except ExpansionError as e:
+                if e.fatal and "unbound" in e.message:
+                    raise
+                self.error(f"[[: {e.message}" if "syntax error" in e.message or "expression" in e.message
+                           or "division" in e.message or "value too great" in e.message or "invalid" in e.message else e.message)
+                return self.set_status(1 if "syntax" in e.message or "division" in e.message
+                                       or "value too great" in e.message or "invalid" in e.message else 1)
+            return self.set_status(0 if r else 1)
+        st = self.with_redirs(cmd.redirs, run)
+        self.after_failure(st)
+        return st
+
+    def eval_cond(self, e: Any) -> bool:
+        t = type(e)
+        if t is N.CondAnd:
+            return self.eval_cond(e.left) and self.eval_cond(e.right)
+        if t is N.CondOr:
+            return self.eval_cond(e.left) or self.eval_cond(e.right)
+        if t is N.CondNot:
+            return not self.eval_cond(e.expr)
+        if t is N.CondWord:
+            return self.expand_str(e.word, tilde=True) != ""
+        if t is N.CondUnary:
+            op = e.op
+            operand = self.expand_str(e.operand, tilde=True)
+            if op == "-v":
+                return self.var_is_set(operand)
+            if op == "-o":
+                return bool(self.state.options.get(operand, False))
+            from .testexpr import unary_test
+            return unary_test(op, operand, fs=self.cmd_fs(), cwd=self.state.cwd)
+        if t is N.CondBinary:
+            op = e.op
+            left = self.expand_str(e.left, tilde=True)
+            if op in ("==", "=", "!="):
+                pat = self.expand_pattern(e.right)
+                r = self.fnmatch(left, pat)
+                return r if op != "!=" else not r
+            if op == "=~":
+                return self.regex_match(left, self.expand_regex(e.right))
+            right = self.expand_str(e.right, tilde=True)
+            if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+                a = self.arith(left)
+                b = self.arith(right)
+                return {"-eq": a == b, "-ne": a != b, "-lt": a < b, "-le": a <= b,
+                        "-gt": a > b, "-ge": a >= b}[op]
+            if op == "<":
+                return left < right
+            if op == ">":
+                return left > right
+            from .testexpr import binary_test
+            return binary_test(op, left, right, fs=self.cmd_fs(), cwd=self.state.cwd)
+        raise _CondError("conditional: unknown expression")
+
+    def regex_match(self, s: str, pat: str) -> bool:
+        import regex
+        try:
+            rx = _compile_ere(pat, self.state.shopt["nocasematch"])
+        except Exception:
+            raise _CondError(f"[[: invalid regular expression `{pat}'") from None
+        if rx is None:
+            return False
+        try:
+            m = rx.search(s, timeout=self.budget.remaining())
+        except TimeoutError:
+            self.budget.check()
+            return False
+        _ = regex
+        if m is None:
+            self.state.scopes[0]["BASH_REMATCH"] = Var({}, ARRAY)
+            return False
+        groups = {0: m.group(0)}
+        for i in range(1, (rx.groups or 0) + 1):
+            g = m.group(i)
+            groups[i] = g if g is not None else ""
+        var = self.state.find("BASH_REMATCH")
+        if var is not None and var.attrs & READONLY:
+            return True
+        self.state.scopes[0]["BASH_REMATCH"] = Var(groups, ARRAY)
+        return True
+
+    def var_is_set(self, name: str) -> bool:
+        if "[" in name and name.endswith("]"):
+            try:
+                return self.get_scalar_ref(name) is not None
+            except ExpansionError:
+                return False
+        if name in ("@", "*"):
+            return bool(self.state.positional)
+        if name.isdigit():
+            return self.special_or_var(name) is not None
+        v = self.lookup_var(self.state.resolve_ref(name))
+        if v is None or v.value is None:
+            return False
+        if type(v.value) is dict:
+            return (("0" if v.attrs & ASSOC else 0) in v.value)
+        return True
+
+    def exec_andor(self, cmd: N.AndOr) -> int:
+        rest = cmd.rest
+        self.errexit_off += 1
+        try:
+            st = self.execute(cmd.first)
+        finally:
+            self.errexit_off -= 1
+        last = len(rest) - 1
+        for i, (op, c) in enumerate(rest):
+            if (op == "&&") == (st == 0):
+                if i == last:
+                    st = self.execute(c)
+                else:
+                    self.errexit_off += 1
+                    try:
+                        st = self.execute(c)
+                    finally:
+                        self.errexit_off -= 1
+        return self.set_status(st)
+
+    # ------------------------------------------------------------------ pipelines
+    def exec_pipeline(self, cmd: N.Pipeline) -> int:
+        cmds = cmd.cmds
+        t0 = time.monotonic() if cmd.timed else 0.0
+        if cmd.negated:
+            self.errexit_off += 1
+        try:
+            if len(cmds) == 1:
+                st = self.execute(cmds[0])
+                self.pipestatus = [st]
+            elif not cmds:
+                st = 0
+            else:
+                st = self.run_pipeline(cmd)
+        finally:
+            if cmd.negated:
+                self.errexit_off -= 1
+        if cmd.negated:
+            st = 0 if st else 1
+        if cmd.timed:
+            self.report_time(time.monotonic() - t0, cmd.time_posix)
+        self.set_status(st)
+        if len(cmds) > 1 and not cmd.negated:
+            self.after_failure(st)
+        return st
+
+    def report_time(self, real: float, posix: bool) -> None:
+        tf = self.get_scalar("TIMEFORMAT")
+        if posix:
+            msg = f"real {real:.2f}\nuser 0.00\nsys 0.00\n"
+        elif tf is not None:
+            msg = tf.replace("%3lR", _fmt_lr(real)).replace("%R", f"{real:.3f}").replace("%3R", f"{real:.3f}") \
+                .replace("%U", "0.000").replace("%S", "0.000").replace("%P", "0.00") + "\n"
+        else:
+            msg = f"\nreal\t{_fmt_lr(real)}\nuser\t0m0.000s\nsys\t0m0.000s\n"
+        self.write_err(msg.encode())
+
+    def run_pipeline(self, cmd: N.Pipeline) -> int:
+        cmds = cmd.cmds
+        n = len(cmds)
+        pipes = [Pipe() for _ in range(n - 1)]
+        results: list[int] = [0] * n
+        errors: list[BaseException | None] = [None] * n
+        threads = []
+        stderr_too = cmd.stderr_too
+        for i in range(n - 1):
+            child = self.fork()
+            if i > 0:
+                child.fds[0] = pipes[i - 1].reader
+            child.fds[1] = pipes[i].writer
+            if i < len(stderr_too) and stderr_too[i]:
+                child.fds[2] = pipes[i].writer
+            t = threading.Thread(target=self._stage, args=(child, cmds[i], i, results, errors,
+                                                           pipes[i].writer, pipes[i - 1].reader if i else None),
+                                 daemon=True)
+            threads.append(t)
+            t.start()
+        last = cmds[-1]
+        lastpipe = self.state.shopt["lastpipe"]
+        try:
+            if lastpipe:
+                saved = self.fds
+                self.fds = dict(saved)
+                self.fds[0] = pipes[-1].reader
+                try:
+                    results[-1] = self.execute(last)
+                except ExitShell:
+                    raise
+                finally:
+                    self.fds = saved
+                    pipes[-1].reader.close()
+            else:
+                child = self.fork()
+                child.fds[0] = pipes[-1].reader
+                self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
+        finally:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.05)
+                    if self.budget.cancelled:
+                        for p in pipes:
+                            p.close()
+            for p in pipes:
+                p.close()
+        for e in errors:
+            if e is not None:
+                raise e
+        self.pipestatus = results
+        if self.state.options["pipefail"]:
+            for s in reversed(results):
+                if s:
+                    return s
+            return 0
+        return results[-1]
+
+    def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
+               errors: list[BaseException | None], w: Any, r: Any) -> None:
+        try:
+            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)))
+        except LimitExceeded as e:
+            errors[i] = e
+            results[i] = 124
+        except BrokenPipeError:
+            results[i] = 141
+        except BaseException as e:  # noqa: BLE001 - a stage must never kill the run silently
+            results[i] = 1
+            try:
+                child.error(f"internal error: {type(e).__name__}: {e}")
+            except Exception:
+                pass
+        finally:
+            if w is not None:
+                w.close()
+            if r is not None:
+                r.close()
+
+    # ------------------------------------------------------------------ background jobs
+    def run_background(self, cmd: N.Command) -> None:
+        from .jobs import start_job
+        start_job(self, cmd)
+
+    # ------------------------------------------------------------------ simple commands
+    def xtrace(self, argv: list[str]) -> None:
+        from .quoting import quote_set
+        ps4 = self.get_scalar("PS4")
+        if ps4 is None:
+            ps4 = "+ "
+        try:
+            from .parser import parse_word
+            ps4 = self.expand_str(parse_word(ps4, dq=True)) if "$" in ps4 or "`" in ps4 else ps4
+        except Exception:
+            pass
+        depth = ps4[:1] * (self.state.subshell) if False else ""
+        line = ps4 + depth + " ".join(quote_set(a) if a else "''" for a in argv) + "\n"
+        self.write_err(line.encode("utf-8", "surrogateescape"))
+
+    def exec_simple(self, cmd: N.Simple) -> int:
+        self.lineno = cmd.line
+        budget = self.budget
+        budget.charge_command()
+        st = self.state
+        if "DEBUG" in st.traps and not self.in_trap:
+            self.current_command = _cmd_text(cmd)
+            self._run_debug_trap()
+        mark = len(self.procsubs)
+        self.cmdsub_status = None
+        try:
+            try:
+                if cmd.words and _is_decl(cmd.words[0]):
+                    argv = self._expand_decl(cmd.words)
+                else:
+                    argv = self.expand_words(cmd.words) if cmd.words else []
+            except ExpansionError as e:
+                self.error(e.message)
+                if e.fatal:
+                    raise ExitShell(e.status) from None
+                return self.set_status(e.status)
+            if argv and st.shopt["expand_aliases"] and argv[0] in st.aliases and cmd.words \
+                    and type(cmd.words[0].parts[0]) is N.Lit and len(cmd.words[0].parts) == 1:
+                return self._run_alias(cmd, argv)
+            if not argv:
+                return self._assign_only(cmd)
+            self.current_command = " ".join(argv) if "DEBUG" not in st.traps else self.current_command
+            return self._run_argv(cmd, argv)
+        finally:
+            if self.procsubs:
+                self.finish_procsubs(mark)
+
+    def _expand_decl(self, words: tuple[N.Word, ...]) -> list[str]:
+        """declare/local/export/readonly: assignment-looking words are not split or globbed."""
+        from .parser import decl_assign
+        argv = self.expand_words(words[:1])
+        arrays: dict[int, Any] = {}
+        for w in words[1:]:
+            a = decl_assign(w)
+            if a is not None:
+                idx = len(argv) - 1
+                for k in range(len(argv) - 1):
+                    pass
+                arrays[idx] = a
+                argv.append(w.text)
+                continue
+            p0 = w.parts[0] if w.parts else None
+            if type(p0) is N.Lit and _DECL_ASSIGN_RE.match(p0.text):
+                argv.append(self.expand_str(w, assign=True))
+            else:
+                argv.extend(self.expand_words([w]))
+        # indices relative to the builtin's argument list, after its options
+        nopt = 0
+        for a in argv[1:]:
+            if a[:1] in "-+" and len(a) > 1 and "=" not in a:
+                nopt += 1
+            else:
+                break
+        self.decl_arrays = {i - nopt: v for i, v in arrays.items()}
+        return argv
+
+    def _run_debug_trap(self) -> None:
+        self.in_trap = True
+        try:
+            self.run_string(self.state.traps["DEBUG"], trap=True)
+        finally:
+            self.in_trap = False
+
+    def _run_alias(self, cmd: N.Simple, argv: list[str]) -> int:
+        from .parser import parse
+        text = self.state.aliases[argv[0]]
+        rest = " ".join(w.text for w in cmd.words[1:])
+        src = text + (" " + rest if rest else "")
+        try:
+            script = parse(src)
+        except ParseError as e:
+            self.error(e.message)
+            return self.set_status(2)
+        if cmd.redirs:
+            return self.with_redirs(cmd.redirs, lambda: self.run_script(script))
+        return self.run_script(script)
+
+    def do_assign(self, a: N.Assign, *, scope: dict | None = None) -> None:
+        """Perform one assignment (raises VarError / ExpansionError)."""
+        if a.array is not None:
+            if a.index is not None:
+                raise VarError(f"{a.name}[{self._word_src(a.index)}]: cannot assign list to array member")
+            self.set_array(a.name, a.array, append=a.append)
+            return
+        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+        lim = self.budget.limits.max_variable_bytes
+        if lim is not None and len(value) > lim:
+            raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
+        if a.index is not None:
+            self.assign_element(a.name, a.index, value, append=a.append)
+        else:
+            self.set_var(a.name, value, append=a.append, scope=scope)
+
+    def _assign_only(self, cmd: N.Simple) -> int:
+        xt = self.state.options["xtrace"]
+        for a in cmd.assigns:
+            try:
+                self.do_assign(a)
+            except VarError as e:
+                self.error(e.message)
+                if self.is_subshell or True:
+                    raise ExitShell(1) from None
+            except ExpansionError as e:
+                self.error(e.message)
+                if e.fatal:
+                    raise ExitShell(e.status) from None
+                return self.set_status(e.status)
+            if xt:
+                v = self.get_scalar(a.name) if a.index is None and a.array is None else ""
+                self.xtrace([f"{a.name}{'+' if a.append else ''}={v or ''}"] if a.array is None else [f"{a.name}=(...)"])
+        st = self.cmdsub_status if self.cmdsub_status is not None else 0
+        if cmd.redirs:
+            def noop() -> int:
+                return 0
+            r = self.with_redirs(cmd.redirs, noop)
+            if r:
+                return self.set_status(r)
+        self.set_status(st)
+        if st:
+            self.after_failure(st)
+        return st
+
+    def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
+        st = self.state
+        name = argv[0]
+        if st.options["xtrace"]:
+            pre = []
+            for a in cmd.assigns:
+                try:
+                    pre.append(f"{a.name}={self.expand_str(a.value, assign=True) if a.value is not None else ''}")
+                except Exception:
+                    pass
+            if pre:
+                self.xtrace(pre) if False else None
+            self.xtrace(argv)
+        func = st.functions.get(name)
+        builtin = None
+        if func is None:
+            from .builtins import BUILTINS
+            builtin = BUILTINS.get(name)
+            if builtin is not None and name in self.disabled_builtins():
+                builtin = None
+        temp_scope: dict[str, Var] | None = None
+        if cmd.assigns:
+            special = builtin is not None and name in SPECIAL_BUILTINS and func is None
+            if special:
+                for a in cmd.assigns:
+                    try:
+                        self.do_assign(a)
+                    except VarError as e:
+                        self.error(e.message)
+                        raise ExitShell(1) from None
+                    except ExpansionError as e:
+                        self.error(e.message)
+                        raise ExitShell(e.status) from None
+            else:
+                temp_scope = {}
+                ok = True
+                for a in cmd.assigns:
+                    try:
+                        if a.array is not None:
+                            continue
+                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                        existing = self.state.find(a.name)
+                        if existing is not None and existing.attrs & READONLY:
+                            self.error(f"{a.name}: readonly variable")
+                            continue
+                        if a.append and existing is not None and type(existing.value) is str:
+                            value = existing.value + value
+                        temp_scope[a.name] = Var(value, EXPORT)
+                    except ExpansionError as e:
+                        self.error(e.message)
+                        if e.fatal:
+                            raise ExitShell(e.status) from None
+                        ok = False
+                if not ok:
+                    return self.set_status(1)
+        self.last_cmd_argv = argv
+
+        def run() -> int:
+            if func is not None:
+                return self.call_function(name, func, argv[1:])
+            if builtin is not None:
+                return self.run_builtin(builtin, argv)
+            return self.run_external(argv)
+
+        if temp_scope:
+            st.scopes.append(temp_scope)
+            st.env_cache = None
+            try:
+                status = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
+            finally:
+                # pop our temp scope (it may no longer be on top if a function misbehaved)
+                for i in range(len(st.scopes) - 1, 0, -1):
+                    if st.scopes[i] is temp_scope:
+                        del st.scopes[i]
+                        break
+                st.env_cache = None
+        else:
+            status = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
+        st.last_arg = argv[-1]
+        self.set_status(status)
+        if status:
+            self.after_failure(status)
+        return status
+
+    def disabled_builtins(self) -> set[str]:
+        return getattr(self.state, "disabled", set())
+
+    def run_builtin(self, fn: Callable[[Interpreter, list[str]], int], argv: list[str]) -> int:
+        try:
+            return fn(self, argv)
+        except BrokenPipeError:
+            return 141
+        except OSError as e:
+            if e.errno == _errno.EBADF or e.errno == _errno.ENOSPC or isinstance(e, OSError):
+                msg = os.strerror(e.errno) if e.errno else str(e)
+                self.error(f"{argv[0]}: write error: {msg}")
+                return 1
+            raise
+        except VarError as e:
+            self.error(e.message)
+            return 1
+
+    def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
+        st = self.state
+        lim = self.budget.limits.max_call_depth
+        if lim is not None and len(self.funcstack) >= lim:
+            self.error(f"{name}: maximum function nesting level exceeded ({lim})")
+            raise ExitShell(1)
+        saved_pos = st.positional
+        st.positional = list(args)
+        st.scopes.append({})
+        self.funcstack.append((name, self.lineno, getattr(func, "_source_file", None) or self.fn_source))
+        saved_line = self.lineno
+        status = 0
+        try:
+            body = func.body
+            try:
+                if type(body) is N.Group:
+                    status = self.with_redirs(body.redirs, lambda: self.run_script(body.body))
+                else:
+                    status = self.execute(body)
+            except ReturnFn as r:
+                status = r.status
+            trap = st.traps.get("RETURN")
+            if trap and not self.in_trap:
+                self.in_trap = True
+                try:
+                    self.run_string(trap, trap=True)
+                finally:
+                    self.in_trap = False
+        finally:
+            self.funcstack.pop()
+            if len(st.scopes) > 1:
+                st.scopes.pop()
+            st.env_cache = None
+            st.positional = saved_pos
+            self.lineno = saved_line
+        return status
+
+    # ------------------------------------------------------------------ external commands
+    def make_env(self) -> dict[str, str]:
+        return dict(self.state.environ())
+
+    def cmd_fs(self) -> CmdFS:
+        return CmdFS(self.fs, self.fds)
+
+    def run_external(self, argv: list[str], *, use_path: bool = True) -> int:
+        if self.host is None:
+            self.error(f"{argv[0]}: command not found")
+            return 127
+        return self.host.run_command(self, argv)
+
+    def read_line(self, stream: Any) -> str | None:
+        if stream is None:
+            return None
+        line = stream.readline()
+        if not line:
+            return None
+        return line.decode("utf-8", "surrogateescape")
+
+    # ------------------------------------------------------------------ redirections
+    def apply_redirs(self, redirs: tuple[N.Redir, ...], fds: dict[int, Any], opened: list[Any]) -> dict[int, Any]:
+        for r in redirs:
+            self._apply_redir(r, fds, opened)
+        return fds
+
+    def _redir_path(self, r: N.Redir) -> str:
+        w = r.target
+        try:
+            fields = self.expand_words([w])  # type: ignore[list-item]
+        except ExpansionError as e:
+            self.error(e.message)
+            if e.fatal:
+                raise ExitShell(e.status) from None
+            raise RedirError() from None
+        if len(fields) != 1:
+            self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
+            raise RedirError()
+        return fields[0]
+
+    def open_file(self, path: str, mode: str) -> Any:
+        """Open ``path`` for a redirection; /dev/* specials handled here."""
+        if path.startswith("/dev/"):
+            rest = path[5:]
+            if rest == "null":
+                return NullStream(), False
+            if rest in ("stdin", "stdout", "stderr"):
+                n = {"stdin": 0, "stdout": 1, "stderr": 2}[rest]
+                s = self.fds.get(n)
+                if s is None:
+                    raise OSError(_errno.EBADF, "Bad file descriptor")
+                return s, False
+            if rest.startswith("fd/") and rest[3:].isdigit():
+                s = self.fds.get(int(rest[3:]))
+                if s is None:
+                    raise OSError(_errno.EBADF, "Bad file descriptor")
+                return s, False
+            if rest == "zero" and "r" in mode:
+                return io.BytesIO(b"\0" * 65536), True
+            if rest in ("tty",):
+                raise OSError(_errno.ENXIO, "No such device or address")
+        p = normalize(path, self.state.cwd)
+        if "w" in mode and self.state.options["noclobber"] and mode == "wb":
+            try:
+                stt = self.fs.stat(p)
+                if not stt.is_dir and stt.is_file:
+                    raise _Clobber()
+            except FileNotFoundError:
+                pass
+        return self.fs.open(p, mode), True
+
+    def _apply_redir(self, r: N.Redir, fds: dict[int, Any], opened: list[Any]) -> None:
+        op = r.op
+        if op in ("<<", "<<-"):
+            hd = r.target
+            if hd.quoted:  # type: ignore[union-attr]
+                body = self._word_src(hd.body)  # type: ignore[union-attr]
+            else:
+                try:
+                    body = self.expand_dq(hd.body)  # type: ignore[union-attr]
+                except ExpansionError as e:
+                    self.error(e.message)
+                    if e.fatal:
+                        raise ExitShell(e.status) from None
+                    raise RedirError() from None
+            fd = 0 if r.fd is None else r.fd
+            fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
+            return
+        if op == "<<<":
+            try:
+                s = self.expand_str(r.target, tilde=True)  # type: ignore[arg-type]
+            except ExpansionError as e:
+                self.error(e.message)
+                if e.fatal:
+                    raise ExitShell(e.status) from None
+                raise RedirError() from None
+            fd = 0 if r.fd is None else r.fd
+            fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
+            return
+        if op in (">&", "<&"):
+            tw = r.target
+            try:
+                t = self.expand_str(tw)  # type: ignore[arg-type]
+            except ExpansionError as e:
+                self.error(e.message)
+                raise RedirError() from None
+            fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+            if t == "-":
+                fds.pop(fd, None)
+                return
+            move = t.endswith("-") and t[:-1].isdigit()
+            if move:
+                t = t[:-1]
+            if t.isdigit():
+                src = int(t)
+                s = fds.get(src)
+                if s is None:
+                    self.error(f"{t}: Bad file descriptor")
+                    raise RedirError()
+                fds[fd] = s
+                if move:
+                    fds.pop(src, None)
+                if r.fd_var is not None:
+                    self.set_var(r.fd_var, str(fd))
+                return
+            if op == ">&" and r.fd is None:
+                op = "&>"
+                path = t
+            else:
+                self.error(f"{t}: ambiguous redirect")
+                raise RedirError()
+        else:
+            path = self._redir_path(r)
+        mode = {"<": "rb", ">": "wb", ">|": "wb", ">>": "ab", "<>": "r+b", "&>": "wb", "&>>": "ab"}[op]
+        if op == ">|":
+            mode = "wb!"
+        try:
+            try:
+                f, own = self.open_file(path, "wb" if mode == "wb!" else mode) if mode != "wb!" else self._open_force(path)
+            except FileNotFoundError:
+                if mode == "r+b":
+                    f, own = self.open_file(path, "w+b")
+                else:
+                    raise
+        except _Clobber:
+            self.error(f"{path}: cannot overwrite existing file")
+            raise RedirError() from None
+        except IsADirectoryError:
+            self.error(f"{path}: Is a directory")
+            raise RedirError() from None
+        except OSError as e:
+            msg = os.strerror(e.errno) if e.errno else str(e)
+            self.error(f"{path}: {msg}")
+            raise RedirError() from None
+        if own:
+            opened.append(f)
+        if op in ("&>", "&>>"):
+            fds[1] = f
+            fds[2] = f
+            return
+        fd = r.fd if r.fd is not None else (0 if op in ("<", "<>") else 1)
+        if r.fd_var is not None:
+            fd = self._alloc_fd(fds)
+            self.set_var(r.fd_var, str(fd))
+        fds[fd] = f
+
+    def _open_force(self, path: str) -> Any:
+        nc = self.state.options["noclobber"]
+        self.state.options["noclobber"] = False
+        try:
+            return self.open_file(path, "wb")
+        finally:
+            self.state.options["noclobber"] = nc
+
+    @staticmethod
+    def _alloc_fd(fds: dict[int, Any]) -> int:
+        fd = 10
+        while fd in fds:
+            fd += 1
+        return fd
+
+
+class _Clobber(Exception):
+    pass
+
+
+class _CondError(Exception):
+    pass
+
+
+class _AmpRepl:
+    """Replacement text with bash's ``&`` (the matched text) for patsub_replacement."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __call__(self, match: str) -> str:
+        out = []
+        t = self.text
+        i = 0
+        while i < len(t):
+            c = t[i]
+            if c == "\\" and i + 1 < len(t):
+                out.append(t[i + 1])
+                i += 2
+                continue
+            out.append(match if c == "&" else c)
+            i += 1
+        return "".join(out)
+
+
+def _assoc_key(k: str) -> str:
+    from .quoting import quote_declare
+    if k and re.fullmatch(r"[A-Za-z0-9_.,:/+@%-]+", k):
+        return k
+    return quote_declare(k)
+
+
+_DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
+_DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
+
+
+def _is_decl(w: N.Word) -> bool:
+    p = w.parts
+    return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
+
+
+def _close(f: Any) -> None:
+    try:
+        f.close()
+    except Exception:
+        pass
+
+
+def _fmt_lr(t: float) -> str:
+    m = int(t // 60)
+    return f"{m}m{t - 60 * m:.3f}s"
+
+
+def _cmd_text(cmd: N.Simple) -> str:
+    return " ".join([f"{a.name}={a.value.text if a.value else ''}" for a in cmd.assigns] + [w.text for w in cmd.words])
+
+
+_ERE_CACHE: dict[tuple[str, bool], Any] = {}
+
+
+def _compile_ere(pat: str, nocase: bool) -> Any:
+    key = (pat, nocase)
+    rx = _ERE_CACHE.get(key)
+    if rx is None:
+        try:
+            from ..commands._regex import compile_ere  # type: ignore[attr-defined]
+            rx = compile_ere(pat, icase=nocase)
+        except ImportError:
+            import regex
+            rx = regex.compile(pat, (regex.IGNORECASE if nocase else 0) | regex.POSIX)
+        if len(_ERE_CACHE) > 512:
+            _ERE_CACHE.clear()
+        _ERE_CACHE[key] = rx
+    return rx
+
+
+class _ArithVars:
+    """Adapter: the interpreter's variables as arith.ArithVars."""
+
+    __slots__ = ("sh",)
+
+    def __init__(self, sh: Interpreter) -> None:
+        self.sh = sh
+
+    def get(self, name: str, index: str | None) -> str | None:
+        sh = self.sh
+        if index is None:
+            return sh.special_or_var(name) if not (name.isalpha() or "_" in name or name.isalnum()) \
+                else self._get_plain(name)
+        rname = sh.state.resolve_ref(name)
+        var = sh.lookup_var(rname)
+        if var is None or var.value is None:
+            if sh.state.options["nounset"]:
+                raise VarError(f"{name}: unbound variable")
+            return None
+        val = var.value
+        if type(val) is dict:
+            if var.attrs & ASSOC:
+                return val.get(index)
+            i = int(index)
+            if i < 0:
+                i = (max(val) + 1 if val else 0) + i
+            return val.get(i)
+        return val if index in ("0", "-1") else None
+
+    def _get_plain(self, name: str) -> str | None:
+        sh = self.sh
+        v = sh.get_scalar(name) if not name.isdigit() else sh.special_or_var(name)
+        if v is None and sh.state.options["nounset"]:
+            raise VarError(f"{name}: unbound variable")
+        return v
+
+    def set(self, name: str, index: str | None, value: int) -> None:
+        sh = self.sh
+        if index is None:
+            sh.set_var(name, str(value))
+        else:
+            sh.assign_element(name, N.Word((N.SQ(index),), index), str(value))
+
+    def is_assoc(self, name: str) -> bool:
+        v = self.sh.state.find(self.sh.state.resolve_ref(name))
+        return v is not None and bool(v.attrs & ASSOC)
+
+
+_HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
+    N.Pipeline: Interpreter.exec_pipeline,
+    N.AndOr: Interpreter.exec_andor,
+    N.Subshell: Interpreter.exec_subshell,
+    N.Group: Interpreter.exec_group,
+    N.If: Interpreter.exec_if,
+    N.While: Interpreter.exec_while,
+    N.For: Interpreter.exec_for,
+    N.ArithFor: Interpreter.exec_arith_for,
+    N.Select: Interpreter.exec_select,
+    N.Case: Interpreter.exec_case,
+    N.FuncDef: Interpreter.exec_funcdef,
+    N.ArithCmd: Interpreter.exec_arith_cmd,
+    N.Cond: Interpreter.exec_cond,
+}
+
+_ = (_Fields, _field_text, glob_escape, Capture, ASSOC, EXPORT, NAMEREF)

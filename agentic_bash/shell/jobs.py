@@ -1,0 +1,126 @@
+"""Background jobs: ``cmd &`` runs in a thread on a forked shell; ``wait``, ``jobs``, ``kill %N``."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LimitExceeded
+from . import nodes as N
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .interpreter import Interpreter
+
+__all__ = ["Job", "JobTable", "start_job"]
+
+_pids = itertools.count(1000)
+
+
+class Job:
+    __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed")
+
+    def __init__(self, num: int, pid: int, cmd_text: str) -> None:
+        self.num = num
+        self.pid = pid
+        self.cmd_text = cmd_text
+        self.thread: threading.Thread | None = None
+        self.status: int | None = None
+        self.done = threading.Event()
+        self.child: Any = None
+        self.reported = False
+        self.killed = False
+
+
+class JobTable:
+    """Jobs of one session (shared by the shell and its runs)."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[int, Job] = {}
+        self.by_pid: dict[int, Job] = {}
+        self.lock = threading.Lock()
+        self.finished_order: list[Job] = []
+
+    def add(self, cmd_text: str) -> Job:
+        with self.lock:
+            num = max(self.jobs, default=0) + 1
+            job = Job(num, next(_pids), cmd_text)
+            self.jobs[num] = job
+            self.by_pid[job.pid] = job
+            return job
+
+    def remove(self, job: Job) -> None:
+        with self.lock:
+            self.jobs.pop(job.num, None)
+
+    def current(self) -> Job | None:
+        with self.lock:
+            return self.jobs[max(self.jobs)] if self.jobs else None
+
+    def find(self, spec: str) -> Job | None:
+        if spec.startswith("%"):
+            s = spec[1:]
+            if s in ("", "%", "+"):
+                return self.current()
+            if s == "-":
+                with self.lock:
+                    ks = sorted(self.jobs)
+                    return self.jobs[ks[-2]] if len(ks) > 1 else (self.jobs[ks[0]] if ks else None)
+            if s.isdigit():
+                return self.jobs.get(int(s))
+            with self.lock:
+                for j in self.jobs.values():
+                    if j.cmd_text.startswith(s.lstrip("?")) or (s.startswith("?") and s[1:] in j.cmd_text):
+                        return j
+            return None
+        if spec.isdigit():
+            return self.by_pid.get(int(spec))
+        return None
+
+
+def _text(cmd: N.Command) -> str:
+    try:
+        from .unparse import format_command
+        return format_command(cmd)
+    except Exception:
+        return "job"
+
+
+def start_job(sh: Interpreter, cmd: N.Command) -> Job:
+    from ..limits import Budget
+    if sh.jobs is None:
+        sh.jobs = JobTable()
+    table: JobTable = sh.jobs
+    job = table.add(_text(cmd))
+    child = sh.fork()
+    # a background job outlives the run that started it: it gets its own budget, but
+    # still stops when the session cancels the run's budget (close/interrupt)
+    parent_budget = sh.budget
+    child.budget = Budget(parent_budget.limits)
+    job.child = child
+    sh.state.last_bg_pid = job.pid
+    if 0 not in sh.fds or sh.fds.get(0) is None:
+        pass
+
+    def target() -> None:
+        st = 1
+        try:
+            child.fds = dict(child.fds)
+            from .streams import NullStream
+            if not getattr(sh, "_job_keep_stdin", False):
+                child.fds[0] = NullStream()
+            st = child.run_subshell_script(N.Script((N.ListItem(cmd),)))
+        except LimitExceeded:
+            st = 124 if not job.killed else 143
+        except BaseException:  # noqa: BLE001
+            st = 1
+        finally:
+            if job.killed and st in (0, 124):
+                st = 143
+            job.status = st
+            job.done.set()
+
+    t = threading.Thread(target=target, daemon=True)
+    job.thread = t
+    t.start()
+    return job

@@ -1,0 +1,183 @@
+"""Shell state: variables with attributes and dynamic scope, options, functions, traps, aliases."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+__all__ = [
+    "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "Var", "VarError",
+]
+
+EXPORT = 1
+READONLY = 2
+INTEGER = 4
+ARRAY = 8
+ASSOC = 16
+NAMEREF = 32
+LOWER = 64
+UPPER = 128
+TRACE = 256
+
+# declare -p prints attribute letters in this order (bash's ``attributes`` table)
+ATTR_LETTERS = (("a", ARRAY), ("A", ASSOC), ("i", INTEGER), ("l", LOWER), ("n", NAMEREF),
+                ("r", READONLY), ("t", TRACE), ("u", UPPER), ("x", EXPORT))
+
+# (long name, letter or '') in ``set -o`` listing order
+SET_OPTIONS: dict[str, str] = {
+    "allexport": "a", "braceexpand": "B", "emacs": "", "errexit": "e", "errtrace": "E",
+    "functrace": "T", "hashall": "h", "histexpand": "H", "history": "", "ignoreeof": "",
+    "interactive-comments": "", "keyword": "k", "monitor": "m", "noclobber": "C",
+    "noexec": "n", "noglob": "f", "nolog": "", "notify": "b", "nounset": "u", "onecmd": "t",
+    "physical": "P", "pipefail": "", "posix": "", "privileged": "p", "verbose": "v", "vi": "",
+    "xtrace": "x",
+}
+LETTER_TO_OPTION = {v: k for k, v in SET_OPTIONS.items() if v}
+# ``$-`` order: bash's shell_flags table, then ``c``
+DASH_ORDER = "abefhikmnptuvxBCEHPT"
+
+SHOPT_DEFAULTS: dict[str, bool] = {
+    "autocd": False, "assoc_expand_once": False, "cdable_vars": False, "cdspell": False,
+    "checkhash": False, "checkjobs": False, "checkwinsize": True, "cmdhist": True,
+    "compat31": False, "compat32": False, "compat40": False, "compat41": False,
+    "compat42": False, "compat43": False, "compat44": False, "complete_fullquote": True,
+    "direxpand": False, "dirspell": False, "dotglob": False, "execfail": False,
+    "expand_aliases": False, "extdebug": False, "extglob": False, "extquote": True,
+    "failglob": False, "force_fignore": True, "globasciiranges": True, "globskipdots": True,
+    "globstar": False, "gnu_errfmt": False, "histappend": False, "histreedit": False,
+    "histverify": False, "hostcomplete": True, "huponexit": False, "inherit_errexit": False,
+    "interactive_comments": True, "lastpipe": False, "lithist": False,
+    "localvar_inherit": False, "localvar_unset": False, "login_shell": False,
+    "mailwarn": False, "no_empty_cmd_completion": False, "nocaseglob": False,
+    "nocasematch": False, "noexpand_translation": False, "nullglob": False,
+    "patsub_replacement": True, "progcomp": True, "progcomp_alias": False, "promptvars": True,
+    "restricted_shell": False, "shift_verbose": False, "sourcepath": True,
+    "varredir_close": False, "xpg_echo": False,
+}
+
+
+class VarError(Exception):
+    """An assignment the shell refuses (readonly, bad subscript); ``message`` is bash's text."""
+
+    def __init__(self, message: str, fatal: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fatal = fatal
+
+
+class Var:
+    """One variable: ``value`` is a str (scalar), dict[int, str] (indexed), dict[str, str]
+    (associative) or None (declared but unset)."""
+
+    __slots__ = ("value", "attrs")
+
+    def __init__(self, value: Any = None, attrs: int = 0) -> None:
+        self.value = value
+        self.attrs = attrs
+
+    def copy(self) -> Var:
+        v = self.value
+        return Var(dict(v) if type(v) is dict else v, self.attrs)
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Var({self.value!r}, {self.attrs})"
+
+
+class ShellState:
+    """Everything ``bash -c`` keeps between commands; copied (``fork``) for subshells."""
+
+    def __init__(self) -> None:
+        self.scopes: list[dict[str, Var]] = [{}]
+        self.functions: dict[str, Any] = {}
+        self.aliases: dict[str, str] = {}
+        self.options: dict[str, bool] = {k: False for k in SET_OPTIONS}
+        self.options.update(braceexpand=True, hashall=True, **{"interactive-comments": True})
+        self.shopt: dict[str, bool] = dict(SHOPT_DEFAULTS)
+        self.traps: dict[str, str] = {}
+        self.positional: list[str] = []
+        self.arg0 = "bash"
+        self.cwd = "/"
+        self.dirstack: list[str] = []
+        self.history: list[str] = []
+        self.umask = 0o022
+        self.last_status = 0
+        self.last_bg_pid: int | None = None
+        self.last_arg = ""
+        self.hash: dict[str, str] = {}
+        self.env_cache: dict[str, str] | None = None
+        self.subshell = 0
+
+    def fork(self) -> ShellState:
+        s = ShellState.__new__(ShellState)
+        s.__dict__.update(self.__dict__)
+        s.scopes = [{k: v.copy() for k, v in sc.items()} for sc in self.scopes]
+        s.functions = dict(self.functions)
+        s.aliases = dict(self.aliases)
+        s.options = dict(self.options)
+        s.shopt = dict(self.shopt)
+        s.traps = dict(self.traps)
+        s.positional = list(self.positional)
+        s.dirstack = list(self.dirstack)
+        s.hash = dict(self.hash)
+        s.env_cache = self.env_cache
+        s.subshell = self.subshell + 1
+        return s
+
+    # -- raw lookup ----------------------------------------------------------------------
+    def find(self, name: str) -> Var | None:
+        for sc in reversed(self.scopes):
+            v = sc.get(name)
+            if v is not None:
+                return v
+        return None
+
+    def find_scope(self, name: str) -> tuple[dict[str, Var] | None, Var | None]:
+        for sc in reversed(self.scopes):
+            v = sc.get(name)
+            if v is not None:
+                return sc, v
+        return None, None
+
+    def resolve_ref(self, name: str, depth: int = 0) -> str:
+        """Follow namerefs to the final variable name (may include a subscript)."""
+        while depth < 10:
+            v = self.find(name)
+            if v is None or not (v.attrs & NAMEREF) or not isinstance(v.value, str) or not v.value:
+                return name
+            name = v.value
+            depth += 1
+        return name
+
+    def all_names(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for sc in reversed(self.scopes):
+            for k in sc:
+                if k not in seen:
+                    seen.add(k)
+                    yield k
+
+    def visible(self) -> dict[str, Var]:
+        out: dict[str, Var] = {}
+        for sc in self.scopes:
+            out.update(sc)
+        return out
+
+    def environ(self) -> dict[str, str]:
+        """The exported variables as a dict (cached until an exported variable changes)."""
+        env = self.env_cache
+        if env is None:
+            env = {}
+            for k, v in self.visible().items():
+                if v.attrs & EXPORT and v.value is not None:
+                    val = v.value
+                    if type(val) is dict:
+                        continue  # bash does not export arrays
+                    env[k] = val
+            self.env_cache = env
+        return env
+
+    def dash_flags(self) -> str:
+        letters = {LETTER_TO_OPTION[c] for c in DASH_ORDER if c in LETTER_TO_OPTION}
+        out = [c for c in DASH_ORDER if c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c])]
+        _ = letters
+        return "".join(out) + "c"

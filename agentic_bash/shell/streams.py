@@ -1,0 +1,204 @@
+"""Byte streams of the shell: bounded capture buffers, OS pipes, /dev/null and friends."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import threading
+from typing import Callable
+
+__all__ = ["Capture", "NullStream", "Pipe", "PipeReader", "PipeWriter", "BytesReader"]
+
+MARKER = "\n[agentic-bash: output truncated after {n} bytes]\n"
+
+
+class Capture:
+    """Collects one output stream of a run, bounded by ``limit`` bytes (then cut visibly)."""
+
+    __slots__ = ("buf", "limit", "truncated", "lock", "on_output", "fd", "closed", "total")
+
+    def __init__(self, limit: int | None = None, on_output: Callable[[int, bytes], None] | None = None, fd: int = 1) -> None:
+        self.buf = bytearray()
+        self.limit = limit
+        self.truncated = False
+        self.lock = threading.Lock()
+        self.on_output = on_output
+        self.fd = fd
+        self.closed = False
+        self.total = 0
+
+    def write(self, data: bytes) -> int:
+        n = len(data)
+        with self.lock:
+            self.total += n
+            lim = self.limit
+            if lim is not None and len(self.buf) + n > lim:
+                if not self.truncated:
+                    room = lim - len(self.buf)
+                    if room > 0:
+                        self.buf += data[:room]
+                    self.truncated = True
+                    if self.on_output is not None:
+                        self.on_output(self.fd, bytes(data[:max(room, 0)]))
+                return n
+            self.buf += data
+        if self.on_output is not None:
+            self.on_output(self.fd, bytes(data))
+        return n
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def getvalue(self) -> bytes:
+        with self.lock:
+            data = bytes(self.buf)
+        if self.truncated:
+            data += MARKER.format(n=self.limit).encode()
+        return data
+
+    def __enter__(self) -> Capture:
+        return self
+
+    def __exit__(self, *a: object) -> None:
+        pass
+
+
+class NullStream:
+    """``/dev/null``: reads EOF, swallows writes."""
+
+    __slots__ = ()
+    closed = False
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+    def read(self, n: int = -1) -> bytes:
+        return b""
+
+    read1 = read
+
+    def readline(self, n: int = -1) -> bytes:
+        return b""
+
+    def readlines(self) -> list[bytes]:
+        return []
+
+    def readinto(self, b: bytearray) -> int:
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return True
+
+    def __enter__(self) -> NullStream:
+        return self
+
+    def __exit__(self, *a: object) -> None:
+        pass
+
+
+NULL = NullStream()
+
+
+def BytesReader(data: bytes) -> io.BytesIO:
+    return io.BytesIO(data)
+
+
+class PipeWriter:
+    """Write end of an OS pipe; EPIPE becomes BrokenPipeError (the stage then ends with 141)."""
+
+    __slots__ = ("fd", "closed", "lock")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+        self.lock = threading.Lock()
+
+    def write(self, data: bytes) -> int:
+        if self.closed:
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+        mv = memoryview(data)
+        total = len(mv)
+        fd = self.fd
+        while mv:
+            n = os.write(fd, mv)
+            mv = mv[n:]
+        return total
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def flush(self) -> None:
+        pass
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        with self.lock:
+            if not self.closed:
+                self.closed = True
+                try:
+                    os.close(self.fd)
+                except OSError:
+                    pass
+
+    def __enter__(self) -> PipeWriter:
+        return self
+
+    def __exit__(self, *a: object) -> None:
+        pass
+
+
+class PipeReader(io.BufferedReader):
+    """Read end of an OS pipe with idempotent close (safe to call from any thread)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.FileIO(fd, "rb", closefd=True), 65536)
+        self._lk = threading.Lock()
+
+    def close(self) -> None:
+        with self._lk:
+            try:
+                super().close()
+            except OSError:
+                pass
+
+
+class Pipe:
+    """An OS pipe whose two ends can be closed independently and idempotently."""
+
+    __slots__ = ("reader", "writer")
+
+    def __init__(self) -> None:
+        r, w = os.pipe()
+        self.reader = PipeReader(r)
+        self.writer = PipeWriter(w)
+
+    def close(self) -> None:
+        self.writer.close()
+        self.reader.close()
