@@ -34,6 +34,7 @@ _START_TIMEOUT = 60.0
 _NONINTERACTIVE = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                    "DEBIAN_FRONTEND": "noninteractive", "PIP_BREAK_SYSTEM_PACKAGES": "1",
                    "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+                   "PIP_ROOT_USER_ACTION": "ignore",
                    "PYTHONUNBUFFERED": "1"}
 
 
@@ -51,31 +52,34 @@ def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool)
 
 
 def _norm_mounts(mounts: Any) -> list[dict[str, Any]]:
-    """Accept {sandbox_path: host_path}, (host, sandbox[, "ro"|"rw"]) tuples, or objects with
-    source/target (host_path/sandbox_path) and readonly attributes."""
+    """Normalise mounts to [{source, target, mode}] with mode ``cow`` (copy-on-write, the
+    default), ``ro`` or ``rw`` (writes reach the host directory: explicit opt-in).
+
+    Accepts session.py's {sandbox_path: (host_path, mode)}, {sandbox_path: host_path},
+    {sandbox_path: Mount(src, mode)}, or an iterable of (host_path, sandbox_path[, mode])."""
     if not mounts:
         return []
+    items: list[tuple[Any, Any, str]] = []
     if isinstance(mounts, Mapping):
-        items: Iterable[Any] = [(src, dst) for dst, src in mounts.items()]
+        for dst, spec in mounts.items():
+            if isinstance(spec, (tuple, list)):
+                items.append((spec[0], dst, spec[1] if len(spec) > 1 else "cow"))
+            elif hasattr(spec, "src"):
+                items.append((spec.src, dst, getattr(spec, "mode", "cow")))
+            else:
+                items.append((spec, dst, "cow"))
     else:
-        items = mounts
+        for m in mounts:
+            items.append((m[0], m[1], m[2] if len(m) > 2 else "cow"))
     out = []
-    for m in items:
-        if isinstance(m, (tuple, list)):
-            src, dst = m[0], m[1]
-            ro = len(m) > 2 and m[2] in ("ro", True, "readonly")
-        else:
-            src = next(getattr(m, a) for a in ("source", "host_path", "host", "src")
-                       if hasattr(m, a))
-            dst = next(getattr(m, a) for a in ("target", "sandbox_path", "path", "dst")
-                       if hasattr(m, a))
-            ro = bool(getattr(m, "readonly", getattr(m, "read_only", False)))
-            if getattr(m, "mode", None) == "ro":
-                ro = True
+    for src, dst, mode in items:
+        if mode not in ("cow", "ro", "rw"):
+            raise ValueError(f"mount mode must be 'cow', 'ro' or 'rw', not {mode!r}")
         src = os.path.realpath(os.fspath(src))
         if not os.path.isdir(src):
             raise NotADirectoryError(f"mount source is not a directory: {src}")
-        out.append({"source": src, "target": "/" + os.fspath(dst).strip("/"), "readonly": ro})
+        out.append({"source": src, "target": "/" + os.fspath(dst).strip("/"), "mode": mode,
+                    "readonly": mode == "ro"})
     return out
 
 
@@ -148,7 +152,7 @@ class SandboxedExecutor:
     promised mechanism is missing or was not applied, or when the level cannot run here.
     """
 
-    def __init__(self, *, level: str = "namespace", env: Mapping[str, str] | None = None,
+    def __init__(self, *, level: str | None = None, isolation: str | None = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", mounts: Any = None, limits: Limits = Limits(),
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: str = "allow",
@@ -163,6 +167,7 @@ class SandboxedExecutor:
         self._pidfd: int | None = None
         if base is not None:
             raise NotImplementedError("Sandbox(base=DIR|TAR) rootfs is not implemented yet")
+        level = level or isolation or "namespace"
         p = plan or make_plan(level, probe(), strict=strict, network=network)
         if not p.sandboxed:
             raise IsolationUnavailable("; ".join(p.warnings) or
@@ -179,12 +184,12 @@ class SandboxedExecutor:
             except OSError:
                 pass
         if p.level == "namespace":
-            home = "/home/user"
+            home = getattr(info, "home", None) or "/home/user"
             wd = workdir
             writable: list[str] = []
         else:
             ws = next((m["source"] for m in mnts if m["target"] == "/" + workdir.strip("/")
-                       and not m["readonly"]), None)
+                       and m["mode"] == "rw"), None)
             if ws is None:
                 ws = os.path.join(self._session_dir, "workspace")
                 os.mkdir(ws)
@@ -201,6 +206,9 @@ class SandboxedExecutor:
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
             "layer_size": limits.max_fs_bytes, "mounts": mnts, "workdir": wd,
             "writable": writable, "home": home,
+            "user": getattr(info, "user", None) or "user",
+            "uid": int(getattr(info, "uid", 1000)), "gid": int(getattr(info, "gid", 1000)),
+            "group": getattr(info, "group", None) or getattr(info, "user", None) or "user",
             "landlock_abi": p.landlock_abi if p.applies("landlock") else 0,
             "seccomp": p.applies("seccomp"), "host_ns": host_ns,
             "python_binds": _python_binds(),

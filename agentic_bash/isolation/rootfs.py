@@ -193,27 +193,45 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         _bind(vt, R("var/tmp"), readonly=False)
     # session directories: /workspace (lower: empty or the mount), $HOME, /tmp
     workdir = cfg.get("workdir") or "/workspace"
+    home = cfg.get("home") or "/home/user"
     mounts = list(cfg.get("mounts") or ())
-    ws_lower = empty
-    for m in mounts:
-        if m["target"].rstrip("/") == workdir.rstrip("/") and not m.get("readonly"):
-            ws_lower = m["source"]
-    uppers.append({"target": workdir, "upper": _overlay(ws_lower, layer, "workspace",
-                                                         R(workdir))})
-    for target, name, mode in (("/home/user", "home", 0o755), ("/tmp", "tmp", 0o1777)):
+    ws = workdir.rstrip("/") or "/"
+    ws_mount = next((m for m in mounts if m["target"].rstrip("/") == ws), None)
+    if ws_mount is None or ws_mount.get("mode", "cow") == "cow":
+        lower = ws_mount["source"] if ws_mount else empty
+        uppers.append({"target": workdir, "upper": _overlay(lower, layer, "workspace",
+                                                             R(workdir))})
+    else:
+        _bind(ws_mount["source"], R(workdir), readonly=ws_mount["mode"] == "ro")
+    for target, name, mode in ((home, "home", 0o755), ("/tmp", "tmp", 0o1777)):
         d = os.path.join(layer, name)
         _mkdirs(d)
         os.chmod(d, mode)
         _bind(d, R(target), readonly=False)
         uppers.append({"target": target, "upper": d})
     for i, m in enumerate(mounts):
-        t = m["target"]
-        if t.rstrip("/") == workdir.rstrip("/") and not m.get("readonly"):
+        if m is ws_mount:
             continue
-        if m.get("readonly"):
-            _bind(m["source"], R(t))
+        mode = m.get("mode", "cow")
+        if mode == "cow":
+            uppers.append({"target": m["target"],
+                           "upper": _overlay(m["source"], layer, f"mount{i}", R(m["target"]))})
         else:
-            uppers.append({"target": t, "upper": _overlay(m["source"], layer, f"mount{i}", R(t))})
+            _bind(m["source"], R(m["target"]), readonly=mode == "ro")
+    # the sandbox user (session's user/uid, mapped onto the caller's uid)
+    ident = os.path.join(layer, ".ident")
+    _mkdirs(ident)
+    user, uid, gid = cfg.get("user") or "user", int(cfg.get("uid", 1000)), int(cfg.get("gid", 1000))
+    group = cfg.get("group") or user
+    pw = [] if uid == 0 else ["root:x:0:0:root:/root:/usr/sbin/nologin"]
+    pw += [f"{user}:x:{uid}:{gid}:sandbox user:{home}:/bin/bash",
+           "_apt:x:42:65534::/nonexistent:/usr/sbin/nologin",
+           "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin"]
+    gr = ([] if gid == 0 else ["root:x:0:"]) + [f"{group}:x:{gid}:", "nogroup:x:65534:"]
+    for name, lines in (("passwd", pw), ("group", gr)):
+        with open(os.path.join(ident, name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        _bind(os.path.join(ident, name), R("etc/" + name))
     # the interpreter's own Python and package, read-only at the same paths
     for p in cfg.get("python_binds", ()):
         if os.path.exists(p) and not os.path.exists(R(p)):
@@ -289,9 +307,10 @@ def _overlay_mounts() -> list[str]:
 
 def writable_paths(cfg: dict[str, Any]) -> list[str]:
     """Where sandboxed processes may write (the Landlock write rules)."""
-    out = [cfg.get("workdir") or "/workspace", "/home/user", "/tmp", "/var/tmp", "/dev"]
+    out = [cfg.get("workdir") or "/workspace", cfg.get("home") or "/home/user", "/tmp",
+           "/var/tmp", "/dev"]
     if cfg.get("cow_system"):
         out += ["/" + d for d in _COW]
-    out += [m["target"] for m in cfg.get("mounts") or () if not m.get("readonly")]
+    out += [m["target"] for m in cfg.get("mounts") or () if m.get("mode", "cow") != "ro"]
     return list(dict.fromkeys(out))
 

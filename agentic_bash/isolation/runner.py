@@ -62,11 +62,13 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
         flags |= sc.CLONE_NEWNET
     uid, gid = os.geteuid(), os.getegid()
     sc.unshare(flags)
-    # One id only (a process may map just its own euid from inside): real root stays uid 0,
-    # so copy-up into /usr etc. keeps root ownership; every other host id shows as nobody.
+    # One id only (a process may map just its own euid from inside): the session's uid (1000
+    # "user", or 0 for Sandbox(user="root")) is the caller's uid. As real root that makes the
+    # root-owned /usr, /etc, ... the sandbox user's own, so copy-up writes work without any
+    # capability; every other host id shows as nobody.
     _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"0 {uid} 1")
-    _write("/proc/self/gid_map", f"0 {gid} 1")
+    _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
+    _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -187,7 +189,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
     workdir = cfg.get("workdir") or "/workspace"
     os.chdir(workdir)
     # The zygote was exec'd with a minimal environment; nothing of the host's leaks here.
-    home = "/home/user" if cfg["level"] == "namespace" else cfg.get("home", workdir)
+    home = cfg.get("home") or workdir
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                        "HOME": home, "LANG": "C.UTF-8"})
@@ -299,6 +301,40 @@ def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
     return h, r.stdout_bytes + r.stderr_bytes
 
 
+def _children() -> set[int]:
+    """Pids (with start times) of this process's direct children."""
+    me = str(os.getpid())
+    out = set()
+    try:
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if fields[1] == me:
+                    out.add(int(d))
+    except OSError:
+        pass
+    return out
+
+
+def _kill_new_children(before: set[int]) -> None:
+    """Backstop after a timed-out run: whatever the run started and left behind (and its
+    process group) gets SIGTERM, a short grace, then SIGKILL. Jobs from earlier runs stay."""
+    new = _children() - before
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in new:
+            for fn in (os.killpg, os.kill):
+                try:
+                    fn(pid, sig)
+                except OSError:
+                    pass
+        if sig == signal.SIGTERM and new:
+            time.sleep(0.05)
+
+
 def serve(sock: socket.socket, executor: Any) -> None:
     """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
     ``interrupt`` is handled while it runs; everything else runs on this thread."""
@@ -312,11 +348,14 @@ def serve(sock: socket.socket, executor: Any) -> None:
     def do_run(req: dict[str, Any], payload: bytes) -> None:
         def on_output(fd: int, chunk: bytes) -> None:
             send({"ev": "out", "fd": fd}, bytes(chunk))
+        before = _children()
         try:
             r = executor.run(req["script"], stdin=payload if req.get("stdin") else None,
                              env=req.get("env"), cwd=req.get("cwd"),
                              timeout=req.get("timeout"),
                              on_output=on_output if req.get("stream") else None)
+            if r.timed_out:
+                _kill_new_children(before)
             h, body = result_header(r)
             send(h, body)
         except BaseException as e:  # noqa: BLE001
