@@ -1,0 +1,1463 @@
+"""sed (GNU sed 4.9): the full script language over the VFS, streaming line by line."""
+
+# GNU sed 4.9 behaviours kept here (checked against /usr/bin/sed on this machine):
+# * "char N" in messages is the number of script characters consumed when the error was
+#   noticed (an unread character does not count); -e pieces are joined by newlines, each
+#   numbered ("-e expression #2, char 3: ..."); -f files report "file F line L: ...".
+# * A missing label is found after parsing: "can't find label for jump to `x'", exit 4.
+# * The pattern-space delimiter scan skips bracket expressions: s/[/]/X/ is valid.
+# * With -s or -i, line numbers and `$` restart for each file.
+# * A last input line without a newline is output without one; any later output to the
+#   same stream first adds the missing newline.
+# * `n`/`N` at end of input end the script (GNU prints the pattern space unless -n, even
+#   for N, which POSIX says to discard).
+# * Pattern spaces are str (bytes decoded by the locale, see _regex); `l` escapes bytes.
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable
+
+from ._args import OptError, iter_lines, parse_opts
+from ._regex import PosixRegex, RegexError, compile_posix, from_text, timeout_guard, to_text, utf8_locale
+from .base import CommandContext, command
+
+USAGE = "sed [OPTION]... {script-only-if-no-other-script} [input-file]..."
+
+HELP = """
+  -n, --quiet, --silent
+                 suppress automatic printing of pattern space
+      --debug
+                 annotate program execution
+  -e script, --expression=script
+                 add the script to the commands to be executed
+  -f script-file, --file=script-file
+                 add the contents of script-file to the commands to be executed
+  --follow-symlinks
+                 follow symlinks when processing in place
+  -i[SUFFIX], --in-place[=SUFFIX]
+                 edit files in place (makes backup if SUFFIX supplied)
+  -l N, --line-length=N
+                 specify the desired line-wrap length for the `l' command
+  --posix
+                 disable all GNU extensions.
+  -E, -r, --regexp-extended
+                 use extended regular expressions in the script
+                 (for portability use POSIX -E).
+  -s, --separate
+                 consider files as separate rather than as a single,
+                 continuous long stream.
+      --sandbox
+                 operate in sandbox mode (disable e/r/w commands).
+  -u, --unbuffered
+                 load minimal amounts of data from the input files and flush
+                 the output buffers more often
+  -z, --null-data
+                 separate lines by NUL characters
+      --help     display this help and exit
+      --version  output version information and exit
+
+If no -e, --expression, -f, or --file option is given, then the first
+non-option argument is taken as the sed script to interpret.  All
+remaining arguments are names of input files; if no input files are
+specified, then the standard input is read.
+
+GNU sed home page: <https://www.gnu.org/software/sed/>.
+General help using GNU software: <https://www.gnu.org/gethelp/>.
+"""
+
+USAGE_TEXT = f"Usage: {USAGE}\n{HELP}".encode()
+
+VERSION = b"""sed (GNU sed) 4.9
+Packaged by Debian
+Copyright (C) 2022 Free Software Foundation, Inc.
+License GPLv3+: GNU GPL version 3 or later <https://gnu.org/licenses/gpl.html>.
+This is free software: you are free to change and redistribute it.
+There is NO WARRANTY, to the extent permitted by law.
+
+Written by Jay Fenlason, Tom Lord, Ken Pizzini,
+Paolo Bonzini, Jim Meyering, and Assaf Gordon.
+
+This sed program was built with SELinux support.
+SELinux is disabled on this system.
+
+GNU sed home page: <https://www.gnu.org/software/sed/>.
+General help using GNU software: <https://www.gnu.org/gethelp/>.
+E-mail bug reports to: <bug-sed@gnu.org>.
+"""
+
+
+class SedError(Exception):
+    """A script error; ``str`` is the full message after ``sed: ``; ``status`` the exit code."""
+
+    def __init__(self, msg: str, status: int = 1) -> None:
+        super().__init__(msg)
+        self.status = status
+
+
+class _Quit(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+# -- script reader ------------------------------------------------------------------------
+
+class _Reader:
+    """The program text (all -e/-f pieces joined by newlines) with GNU's position bookkeeping."""
+
+    def __init__(self, pieces: list[tuple[str, str]]) -> None:
+        # pieces: (kind 'e'|'f', name-or-text) -> concatenated text; map offsets to pieces
+        self.text = ""
+        self.starts: list[tuple[int, str, str, int]] = []  # (start, kind, name, number)
+        ne = 0
+        for kind, name, body in pieces:  # type: ignore[misc]
+            if kind == "e":
+                ne += 1
+            self.starts.append((len(self.text), kind, name, ne))
+            self.text += body + "\n"
+        if self.text.endswith("\n"):
+            self.text = self.text[:-1]
+        self.pos = 0
+        self.n = len(self.text)
+
+    def get(self) -> str:
+        """Next char or '' at EOF."""
+        if self.pos >= self.n:
+            self.pos = self.n + 1  # reading EOF: GNU does not count it, see where()
+            return ""
+        c = self.text[self.pos]
+        self.pos += 1
+        return c
+
+    def unget(self, c: str) -> None:
+        if c:
+            self.pos -= 1
+        else:
+            self.pos = self.n
+
+    def peek(self) -> str:
+        return self.text[self.pos] if self.pos < self.n else ""
+
+    def where(self) -> str:
+        pos = min(self.pos, self.n)
+        cur = self.starts[0]
+        for s in self.starts:
+            if s[0] <= max(pos - 1, 0):
+                cur = s
+        start, kind, name, num = cur
+        if kind == "f":
+            line = self.text.count("\n", start, max(pos - 1, start)) + 1
+            return f"file {name} line {line}"
+        return f"-e expression #{num}, char {pos - start}"
+
+    def error(self, msg: str) -> SedError:
+        return SedError(f"{self.where()}: {msg}")
+
+
+# -- compiled program ---------------------------------------------------------------------
+
+@dataclass
+class Addr:
+    kind: str  # 'line' 'last' 're' 'step' 'zero' | addr2: 'plus' 'mult'
+    n: int = 0
+    step: int = 0
+    rx: PosixRegex | None = None  # None with kind 're' = the last regex used
+
+
+@dataclass
+class Cmd:
+    name: str
+    a1: Addr | None = None
+    a2: Addr | None = None
+    neg: bool = False
+    # arguments
+    text: str = ""
+    label: str = ""
+    target: int = -1  # jump target / matching brace
+    num: int | None = None
+    fname: str = ""
+    rx: PosixRegex | None = None
+    repl: list = field(default_factory=list)
+    gflag: bool = False
+    occurrence: int = 1
+    pflag: int = 0
+    eflag: bool = False
+    wfile: str = ""
+    ymap: dict = field(default_factory=dict)
+    # range state
+    active: bool = False
+    end_line: int = 0
+    done: bool = False  # a numeric first address that has passed
+
+
+_SIMPLE_ESC = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+class _Compiler:
+    def __init__(self, ctx: CommandContext, rd: _Reader, extended: bool, utf8: bool,
+                 posix: bool, sandbox: bool) -> None:
+        self.ctx = ctx
+        self.rd = rd
+        self.extended = extended
+        self.utf8 = utf8
+        self.posix = posix
+        self.sandbox = sandbox
+        self.cmds: list[Cmd] = []
+        self.wfiles: list[str] = []
+        self.seen_rx = False
+
+    def err(self, msg: str) -> SedError:
+        return self.rd.error(msg)
+
+    def compile_rx(self, pat: str, flags: str) -> PosixRegex | None:
+        if pat == "":
+            # the empty regex means "the last regex used", resolved at run time; GNU insists
+            # that some regex was compiled before it
+            if not self.seen_rx:
+                raise SedError(self.rd.where().split(", char")[0] + ", char 0: no previous regular expression"
+                               if self.rd.starts[-1][1] == "e" else "no previous regular expression")
+            return None
+        self.seen_rx = True
+        try:
+            return compile_posix(pat, extended=self.extended, icase="I" in flags,
+                                 multiline="M" in flags, utf8=self.utf8, sed=True, dotall=True)
+        except RegexError as e:
+            raise self.err(str(e)) from None
+
+    # GNU match_slash: read up to the unescaped delimiter; "\n" -> newline, "\<delim>" ->
+    # the delimiter; bracket expressions are skipped in regexes.
+    def slash(self, delim: str, regex: bool) -> str | None:
+        rd = self.rd
+        out: list[str] = []
+        while True:
+            c = rd.get()
+            if c == "":
+                return None
+            if c == "\n" and delim != "\n" and not regex:
+                # a literal newline in a replacement must be escaped
+                return None
+            if c == "\n" and regex and delim != "\n":
+                return None
+            if c == delim:
+                return "".join(out)
+            if c == "\\":
+                d = rd.get()
+                if d == "":
+                    return None
+                if d == delim:
+                    if not regex and d == "&":
+                        out.append("\\")
+                    out.append(d)
+                elif d == "n" and regex:
+                    out.append("\n")
+                elif d == "\n":
+                    out.append("\\\n" if not regex else "\n")
+                else:
+                    out.append("\\" + d)
+                continue
+            if c == "[" and regex:
+                # copy a bracket expression verbatim
+                out.append(c)
+                save = rd.pos
+                c2 = rd.get()
+                if c2 == "^":
+                    out.append(c2)
+                    c2 = rd.get()
+                if c2 == "]":
+                    out.append(c2)
+                    c2 = rd.get()
+                while True:
+                    if c2 == "" or c2 == "\n":
+                        return None
+                    if c2 == "[" and rd.peek() in ".:=":
+                        kind = rd.get()
+                        out.append("[" + kind)
+                        while True:
+                            c3 = rd.get()
+                            if c3 == "" or c3 == "\n":
+                                return None
+                            out.append(c3)
+                            if c3 == kind and rd.peek() == "]":
+                                out.append(rd.get())
+                                break
+                        c2 = rd.get()
+                        continue
+                    out.append(c2)
+                    if c2 == "]":
+                        break
+                    c2 = rd.get()
+                _ = save
+                continue
+            out.append(c)
+
+    def skip_ws(self) -> str:
+        rd = self.rd
+        while True:
+            c = rd.get()
+            if c not in (" ", "\t"):
+                return c
+
+    def number(self, first: str) -> int:
+        rd = self.rd
+        s = first
+        while rd.peek().isdigit() and rd.peek().isascii():
+            s += rd.get()
+        return int(s)
+
+    def address(self, c: str) -> Addr | None:
+        rd = self.rd
+        if c == "/" or c == "\\":
+            if c == "\\":
+                c = rd.get()
+                if c == "" or c == "\n":
+                    raise self.err("unterminated address regex")
+            pat = self.slash(c, True)
+            if pat is None:
+                raise self.err("unterminated address regex")
+            flags = ""
+            while True:
+                f = self.skip_ws()
+                if f in ("I", "M"):
+                    flags += f
+                    continue
+                rd.unget(f)
+                break
+            rx = self.compile_rx(pat, flags)
+            if rx is None and flags:
+                pass
+            return Addr("re", rx=rx)
+        if c.isdigit() and c.isascii():
+            n = self.number(c)
+            if rd.peek() == "~":
+                rd.get()
+                d = rd.peek()
+                step = self.number(rd.get()) if d.isdigit() else 0
+                return Addr("step", n=n, step=step)
+            return Addr("line", n=n)
+        if c == "$":
+            return Addr("last")
+        return None
+
+    def read_filename(self) -> str:
+        rd = self.rd
+        c = self.skip_ws()
+        out = []
+        while c not in ("", "\n"):
+            out.append(c)
+            c = rd.get()
+        return "".join(out)
+
+    def read_label(self) -> str:
+        rd = self.rd
+        c = self.skip_ws()
+        out = []
+        while c not in ("", "\n", ";"):
+            out.append(c)
+            c = rd.get()
+        rd.unget(c)
+        return "".join(out).rstrip(" \t")
+
+    def end_of_cmd(self) -> None:
+        c = self.skip_ws()
+        if c in ("", "\n", ";"):
+            return
+        if c == "}" or c == "#":
+            self.rd.unget(c)
+            return
+        raise self.err("extra characters after command")
+
+    def read_text(self, cmd: str) -> str:
+        """a/i/c text: GNU one-liner ``a text`` or ``a\\`` + lines; backslashes escape."""
+        rd = self.rd
+        c = self.skip_ws()
+        if c == "":
+            raise self.err("expected \\ after `a', `c' or `i'")
+        if c == "\\":
+            c = rd.get()
+            if c == "\n":
+                c = rd.get()
+            elif c == "":
+                return ""
+            else:
+                # "a\text": GNU keeps what follows (leading whitespace included)
+                pass
+        elif self.posix:
+            raise self.err("expected \\ after `a', `c' or `i'")
+        out: list[str] = []
+        while c not in ("", "\n"):
+            if c == "\\":
+                d = rd.get()
+                if d == "":
+                    break
+                out.append(d)
+            else:
+                out.append(c)
+            c = rd.get()
+        text = "".join(out)
+        return text + "\n"
+
+    def repl(self, s: str) -> tuple[list, int]:
+        """Parse an s/// replacement: parts and the highest group referenced."""
+        parts: list = []
+        lit: list[str] = []
+        maxg = 0
+        i = 0
+        n = len(s)
+
+        def flush() -> None:
+            if lit:
+                parts.append(("lit", "".join(lit)))
+                lit.clear()
+
+        while i < n:
+            c = s[i]
+            i += 1
+            if c == "&":
+                flush()
+                parts.append(("grp", 0))
+            elif c == "\\" and i < n:
+                d = s[i]
+                i += 1
+                if d.isdigit() and d.isascii():
+                    flush()
+                    parts.append(("grp", int(d)))
+                    maxg = max(maxg, int(d))
+                elif d in "LUluE":
+                    flush()
+                    parts.append(("case", d))
+                elif d == "&":
+                    lit.append("&")
+                elif d == "\n":
+                    lit.append("\n")
+                elif d in _SIMPLE_ESC:
+                    lit.append(_SIMPLE_ESC[d])
+                elif d == "c" and i < n:
+                    lit.append(chr(ord(s[i].upper()) ^ 0x40))
+                    i += 1
+                elif d in "dox":
+                    base, digits, maxlen = {"d": (10, "0123456789", 3), "o": (8, "01234567", 3),
+                                            "x": (16, "0123456789abcdefABCDEF", 2)}[d]
+                    j = i
+                    while j < n and j - i < maxlen and s[j] in digits:
+                        j += 1
+                    if j > i:
+                        lit.append(chr(int(s[i:j], base) & 0xFF))
+                        i = j
+                    else:
+                        lit.append(d)
+                else:
+                    lit.append(d)
+            else:
+                lit.append(c)
+        flush()
+        return parts, maxg
+
+    def compile(self) -> list[Cmd]:
+        rd = self.rd
+        cmds = self.cmds
+        blocks: list[int] = []
+        # "#n" on the first line acts like -n (only when it is the whole first line)
+        while True:
+            c = rd.get()
+            while c in (" ", "\t", "\n", ";"):
+                c = rd.get()
+            if c == "":
+                break
+            if c == "#":
+                while c not in ("", "\n"):
+                    c = rd.get()
+                continue
+            cmd = Cmd("")
+            a1 = self.address(c)
+            if a1 is not None:
+                cmd.a1 = a1
+                c = self.skip_ws()
+                if c == ",":
+                    c = self.skip_ws()
+                    if c == "+" or c == "~":
+                        d = rd.get()
+                        if not (d.isdigit() and d.isascii()):
+                            raise self.err("expected newer version of sed" if False else "unexpected `,'")
+                        num = self.number(d)
+                        cmd.a2 = Addr("plus" if c == "+" else "mult", n=num)
+                    else:
+                        a2 = self.address(c)
+                        if a2 is None:
+                            raise self.err("unexpected `,'")
+                        if a2.kind == "step":
+                            a2 = Addr("line", n=a2.n)
+                        cmd.a2 = a2
+                    c = self.skip_ws()
+                else:
+                    pass
+                if cmd.a1.kind == "line" and cmd.a1.n == 0:
+                    if cmd.a2 is None or cmd.a2.kind != "re" or self.posix:
+                        raise self.err("invalid usage of line address 0")
+                    cmd.a1 = Addr("zero")
+            if c == "!":
+                cmd.neg = True
+                c = self.skip_ws()
+                while c == " ":
+                    c = self.skip_ws()
+                if c == "!":
+                    raise self.err("multiple `!'s")
+            if c == "" or c == "\n" or c == ";":
+                if cmd.a1 is not None or cmd.neg:
+                    raise self.err("missing command")
+                continue
+            cmd.name = c
+            has_addr = cmd.a1 is not None
+            if c == "{":
+                blocks.append(len(cmds))
+                cmds.append(cmd)
+                continue
+            if c == "}":
+                if has_addr or cmd.neg:
+                    raise self.err("} doesn't want any addresses" if False else "unexpected `}'")
+                if not blocks:
+                    raise self.err("unexpected `}'")
+                op = blocks.pop()
+                cmds[op].target = len(cmds) + 1
+                cmds.append(cmd)
+                self.end_of_cmd()
+                continue
+            if c in "=dDgGhHlnNpPxzF":
+                if c == "l":
+                    ch = self.skip_ws()
+                    if ch.isdigit() and ch.isascii():
+                        cmd.num = self.number(ch)
+                    else:
+                        rd.unget(ch)
+                self.end_of_cmd()
+            elif c in "aic":
+                if c in "ai" and cmd.a2 is not None and self.posix:
+                    raise self.err("command only uses one address")
+                cmd.text = self.read_text(c)
+            elif c == ":":
+                if has_addr:
+                    raise self.err(": doesn't want any addresses")
+                lab = self.read_label()
+                if not lab:
+                    raise self.err('":" lacks a label')
+                cmd.label = lab
+                self.end_of_cmd()
+            elif c in "btT":
+                cmd.label = self.read_label()
+                self.end_of_cmd()
+            elif c in "qQ":
+                if cmd.a2 is not None:
+                    raise self.err("command only uses one address")
+                ch = self.skip_ws()
+                if ch.isdigit() and ch.isascii():
+                    cmd.num = self.number(ch)
+                else:
+                    rd.unget(ch)
+                self.end_of_cmd()
+            elif c in "rRwW":
+                fn = self.read_filename()
+                if not fn:
+                    raise self.err("missing filename in r/R/w/W commands")
+                if self.sandbox:
+                    raise self.err("e/r/w commands disabled in sandbox mode")
+                cmd.fname = fn
+                if c in "wW":
+                    self.wfiles.append(fn)
+            elif c == "e":
+                cmd.text = self.read_filename()
+            elif c == "v":
+                self.read_label()
+                self.end_of_cmd()
+            elif c == "y":
+                self.compile_y(cmd)
+            elif c == "s":
+                self.compile_s(cmd)
+            elif c == "#":
+                raise self.err("comments don't accept any addresses")
+            else:
+                raise self.err(f"unknown command: `{c}'")
+            cmds.append(cmd)
+        if blocks:
+            raise SedError(f"{self.rd.where().split(', char')[0]}, char 0: unmatched `{{'"
+                           if self.rd.starts[-1][1] == "e" else f"{self.rd.where()}: unmatched `{{'")
+        # resolve labels
+        labels: dict[str, int] = {}
+        for i, cm in enumerate(cmds):
+            if cm.name == ":":
+                labels.setdefault(cm.label, i)
+        for cm in cmds:
+            if cm.name in "btT":
+                if cm.label == "":
+                    cm.target = len(cmds)
+                elif cm.label in labels:
+                    cm.target = labels[cm.label]
+                else:
+                    raise SedError(f"can't find label for jump to `{cm.label}'", 4)
+        return cmds
+
+    def compile_y(self, cmd: Cmd) -> None:
+        rd = self.rd
+        delim = rd.get()
+        if delim in ("", "\n", "\\"):
+            raise self.err("unterminated `y' command")
+
+        def part() -> list[str]:
+            out: list[str] = []
+            while True:
+                c = rd.get()
+                if c == "":
+                    raise self.err("unterminated `y' command")
+                if c == delim:
+                    return out
+                if c == "\\":
+                    d = rd.get()
+                    if d == delim:
+                        out.append(d)
+                    elif d == "\\":
+                        out.append("\\")
+                    elif d == "n":
+                        out.append("\n")
+                    elif d in _SIMPLE_ESC:
+                        out.append(_SIMPLE_ESC[d])
+                    elif d == "\n":
+                        out.append("\n")
+                    elif d == "":
+                        raise self.err("unterminated `y' command")
+                    else:
+                        out.append("\\")
+                        out.append(d)
+                    continue
+                if c == "\n":
+                    raise self.err("unterminated `y' command")
+                out.append(c)
+
+        src = part()
+        dst = part()
+        if len(src) != len(dst):
+            raise self.err("strings for `y' command are different lengths")
+        cmd.ymap = {ord(a): b for a, b in zip(src, dst)}
+        self.end_of_cmd()
+
+    def compile_s(self, cmd: Cmd) -> None:
+        rd = self.rd
+        delim = rd.get()
+        if delim in ("", "\n", "\\"):
+            raise self.err("unterminated `s' command")
+        pat = self.slash(delim, True)
+        if pat is None:
+            raise self.err("unterminated `s' command")
+        rep = self.slash(delim, False)
+        if rep is None:
+            raise self.err("unterminated `s' command")
+        flags = ""
+        while True:
+            c = rd.get()
+            if c in ("i", "I"):
+                flags += "I"
+            elif c in ("m", "M"):
+                flags += "M"
+            elif c == "g":
+                if cmd.gflag:
+                    raise self.err("multiple `g' options to `s' command")
+                cmd.gflag = True
+            elif c == "p":
+                if cmd.pflag:
+                    raise self.err("multiple `p' options to `s' command")
+                cmd.pflag = 1
+            elif c == "e":
+                cmd.eflag = True
+            elif c.isdigit() and c.isascii():
+                if cmd.num is not None:
+                    raise self.err("multiple number options to `s' command")
+                n = self.number(c)
+                if n == 0:
+                    raise self.err("number option to `s' command may not be zero")
+                cmd.num = n
+            elif c == "w":
+                fn = self.read_filename()
+                if not fn:
+                    raise self.err("missing filename in r/R/w/W commands")
+                cmd.wfile = fn
+                self.wfiles.append(fn)
+                break
+            elif c in ("", "\n", ";"):
+                rd.unget(c) if c != ";" else rd.unget(c)
+                break
+            elif c in ("}", "#"):
+                rd.unget(c)
+                break
+            elif c in (" ", "\t"):
+                # whitespace may precede the end of the command
+                c2 = self.skip_ws()
+                rd.unget(c2)
+                if c2 in ("", "\n", ";", "}", "#"):
+                    continue
+                raise self.err("unknown option to `s'")
+            else:
+                raise self.err("unknown option to `s'")
+        cmd.occurrence = cmd.num or 1
+        cmd.num = None
+        cmd.rx = self.compile_rx(pat, flags)
+        cmd.repl, maxg = self.repl(rep)
+        if cmd.rx is not None and maxg > cmd.rx.groups:
+            raise self.err(f"invalid reference \\{maxg} on `s' command's RHS")
+        cmd.text = flags
+        self.end_of_cmd()
+
+
+# -- execution ----------------------------------------------------------------------------
+
+class _Output:
+    """An output stream remembering whether the last line lacked its newline."""
+
+    def __init__(self, fh: BinaryIO, unbuffered: bool = False) -> None:
+        self.fh = fh
+        self.missing = False
+        self.buf: list[bytes] = []
+        self.size = 0
+        self.unbuffered = unbuffered
+
+    def write(self, data: bytes, newline: bytes | None) -> None:
+        if self.missing:
+            self.buf.append(b"\n" if newline is None else newline)
+            self.missing = False
+        self.buf.append(data)
+        self.size += len(data)
+        if newline is None:
+            self.missing = True
+        else:
+            self.buf.append(newline)
+        if self.size > 65536 or self.unbuffered:
+            self.flush()
+
+    def raw(self, data: bytes) -> None:
+        self.buf.append(data)
+        self.size += len(data)
+        if self.size > 65536:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buf:
+            self.fh.write(b"".join(self.buf))
+            self.buf.clear()
+            self.size = 0
+
+
+class _Input:
+    """The input files as one stream of lines (or one per file with -s/-i), one-line lookahead."""
+
+    def __init__(self, sed: "_Sed", files: list[str]) -> None:
+        self.sed = sed
+        self.files = files
+        self.idx = -1
+        self.it = None  # current line iterator
+        self.ahead: tuple[bytes, bool] | None = None
+        self.name = "-"
+        self.line_no = 0
+
+    def _open_next(self) -> bool:
+        """Advance to the next readable file; False when none is left."""
+        sed = self.sed
+        while True:
+            if self.it is not None:
+                sed.file_done(self)
+            self.it = None
+            self.idx += 1
+            if self.idx >= len(self.files):
+                return False
+            f = self.files[self.idx]
+            it = sed.open_file(f)
+            if it is None:
+                continue
+            self.it = it
+            self.name = f
+            if sed.separate:
+                self.line_no = 0
+            return True
+
+    def _raw_next(self, cross: bool) -> tuple[bytes, bool] | None:
+        while True:
+            if self.it is not None:
+                line = next(self.it, None)
+                if line is not None:
+                    sep = self.sed.sep
+                    if line.endswith(sep):
+                        return line[:-1], True
+                    return line, False
+                if not cross:
+                    return None
+            if not cross and self.it is None and self.idx >= 0:
+                return None
+            if not self._open_next():
+                return None
+
+    def next(self) -> tuple[bytes, bool] | None:
+        if self.ahead is not None:
+            r, self.ahead = self.ahead, None
+        else:
+            r = self._raw_next(cross=True)
+        if r is not None:
+            self.line_no += 1
+        return r
+
+    def is_last(self) -> bool:
+        if self.ahead is not None:
+            return False
+        if self.sed.separate:
+            if self.it is None:
+                return True
+            line = next(self.it, None)
+            if line is None:
+                return True
+            sep = self.sed.sep
+            self.ahead = (line[:-1], True) if line.endswith(sep) else (line, False)
+            return False
+        r = self._raw_next(cross=True)
+        if r is None:
+            return True
+        self.ahead = r
+        return False
+
+    def at_file_end(self) -> bool:
+        """No more lines in the current file (for -s/-i file switching)."""
+        return self.is_last() if self.sed.separate else False
+
+
+class _Sed:
+    def __init__(self, ctx: CommandContext, cmds: list[Cmd], *, quiet: bool, separate: bool,
+                 in_place: bool, suffix: str, null: bool, line_len: int, utf8: bool,
+                 unbuffered: bool, posix: bool, wfiles: list[str]) -> None:
+        self.ctx = ctx
+        self.cmds = cmds
+        self.quiet = quiet
+        self.separate = separate or in_place
+        self.in_place = in_place
+        self.suffix = suffix
+        self.sep = b"\0" if null else b"\n"
+        self.sep_s = "\0" if null else "\n"
+        self.line_len = line_len
+        self.utf8 = utf8
+        self.posix = posix
+        self.status = 0
+        self.stdout = _Output(ctx.stdout, unbuffered)
+        self.out = self.stdout
+        self.last_rx: PosixRegex | None = None
+        self.append: list[tuple[str, object]] = []
+        self.rfiles: dict[str, object] = {}
+        self.wout: dict[str, _Output] = {}
+        self.inplace_target: str | None = None
+        self.inplace_buf: io.BytesIO | None = None
+        self.hold = ""
+        self.tm = ctx.budget.remaining
+        for fn in wfiles:
+            self.wfile(fn)
+
+    # -- files --------------------------------------------------------------------------
+    def wfile(self, fn: str) -> _Output:
+        o = self.wout.get(fn)
+        if o is not None:
+            return o
+        if fn == "/dev/stdout":
+            o = self.stdout
+        elif fn == "/dev/stderr":
+            o = _Output(self.ctx.stderr, True)
+        else:
+            try:
+                fh = self.ctx.fs.open(self.ctx.path(fn), "wb")
+            except OSError as e:
+                raise SedError(f"couldn't open file {fn}: {e.strerror}", 4) from None
+            o = _Output(fh)
+        self.wout[fn] = o
+        return o
+
+    def open_file(self, f: str):  # noqa: ANN201
+        ctx = self.ctx
+        if f == "-" and not self.in_place:
+            return iter_lines(ctx.stdin, sep=self.sep)
+        p = ctx.path(f)
+        try:
+            st = ctx.fs.stat(p)
+            if st.is_dir:
+                if self.in_place:
+                    ctx.error(f"couldn't edit {f}: not a regular file")
+                    self.status = 4
+                    return None
+                raise SedError(f"read error on {f}: Is a directory", 4)
+            if self.in_place and not st.is_file:
+                ctx.error(f"couldn't edit {f}: not a regular file")
+                self.status = 4
+                return None
+            fh = ctx.fs.open(p, "rb")
+        except OSError as e:
+            ctx.error(f"can't read {f}: {e.strerror}")
+            self.status = 2
+            return None
+        if self.in_place:
+            self.inplace_target = p
+            self.inplace_mode = st.st_mode & 0o7777
+            self.inplace_buf = io.BytesIO()
+            self.out = _Output(self.inplace_buf)
+        return self._lines(fh)
+
+    def _lines(self, fh):  # noqa: ANN001, ANN202
+        with fh:
+            yield from iter_lines(fh, sep=self.sep)
+
+    def file_done(self, inp: _Input) -> None:
+        if self.in_place and self.inplace_target is not None:
+            self.dump_append()
+            self.out.flush()
+            data = self.inplace_buf.getvalue() if self.inplace_buf is not None else b""
+            target = self.inplace_target
+            fs = self.ctx.fs
+            if self.suffix:
+                base = target.rsplit("/", 1)
+                if "*" in self.suffix:
+                    bname = self.suffix.replace("*", base[1])
+                    bak = bname if bname.startswith("/") else base[0] + "/" + bname
+                else:
+                    bak = target + self.suffix
+                try:
+                    fs.rename(target, bak)
+                except OSError as e:
+                    self.ctx.error(f"cannot rename {target}: {e.strerror}")
+            # atomic replace: write a sibling temp file, then rename over the target
+            d, _, b = target.rpartition("/")
+            tmp = f"{d}/sed{b[:20]}.tmp~"
+            try:
+                with fs.open(tmp, "wb") as fh:
+                    fh.write(data)
+                try:
+                    fs.chmod(tmp, self.inplace_mode)
+                except OSError:
+                    pass
+                fs.rename(tmp, target)
+            except OSError as e:
+                self.ctx.error(f"couldn't open temporary file {tmp}: {e.strerror}")
+                self.status = 4
+            self.inplace_target = None
+            self.out = self.stdout
+
+    # -- output -------------------------------------------------------------------------
+    def emit_ps(self, ps: str, chomped: bool, out: _Output | None = None) -> None:
+        (out or self.out).write(from_text(ps, self.utf8), self.sep if chomped else None)
+
+    def dump_append(self) -> None:
+        if not self.append:
+            return
+        out = self.out
+        for kind, val in self.append:
+            if kind == "text":
+                out.raw(b"" if out.missing is False else b"\n")
+                out.missing = False
+                out.raw(from_text(val, self.utf8))  # type: ignore[arg-type]
+            elif kind == "R":
+                out.write(val, self.sep)  # type: ignore[arg-type]
+            else:
+                data = self.read_rfile(val)  # type: ignore[arg-type]
+                if data:
+                    if out.missing:
+                        out.raw(b"\n")
+                        out.missing = False
+                    out.raw(data)
+        self.append.clear()
+
+    def read_rfile(self, fn: str) -> bytes:
+        ctx = self.ctx
+        if fn == "/dev/stdin":
+            return ctx.stdin.read()
+        try:
+            with ctx.fs.open(ctx.path(fn), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return b""
+
+    def read_R(self, fn: str) -> bytes | None:
+        it = self.rfiles.get(fn)
+        if it is None:
+            ctx = self.ctx
+            try:
+                if fn == "/dev/stdin":
+                    it = iter_lines(ctx.stdin)
+                else:
+                    it = iter_lines(ctx.fs.open(ctx.path(fn), "rb"))
+            except OSError:
+                it = iter(())
+            self.rfiles[fn] = it
+        line = next(it, None)  # type: ignore[call-overload]
+        if line is None:
+            return None
+        return line[:-1] if line.endswith(b"\n") else line
+
+    # -- addresses ----------------------------------------------------------------------
+    def regex_for(self, rx: PosixRegex | None) -> PosixRegex:
+        if rx is None:
+            if self.last_rx is None:
+                raise SedError("no previous regular expression")
+            return self.last_rx
+        self.last_rx = rx
+        return rx
+
+    def match1(self, a: Addr, ps: str, inp: _Input) -> bool:
+        k = a.kind
+        if k == "line":
+            return inp.line_no == a.n
+        if k == "re":
+            rx = self.regex_for(a.rx)
+            with timeout_guard():
+                return rx.fast.search(ps, timeout=self.tm()) is not None
+        if k == "last":
+            return inp.is_last()
+        if k == "step":
+            if a.step <= 0:
+                return inp.line_no == a.n
+            return inp.line_no >= a.n and (inp.line_no - a.n) % a.step == 0
+        return False
+
+    def selected(self, c: Cmd, ps: str, inp: _Input) -> bool:
+        a1 = c.a1
+        if a1 is None:
+            return True
+        a2 = c.a2
+        if a2 is None:
+            return self.match1(a1, ps, inp)
+        ln = inp.line_no
+        if c.active:
+            k = a2.kind
+            if k in ("line", "plus", "mult"):
+                if ln >= c.end_line:
+                    c.active = False
+                    return ln <= c.end_line if not self.posix else True
+                return True
+            if self.match1(a2, ps, inp):
+                c.active = False
+            return True
+        if a1.kind == "zero":
+            if c.done:
+                return False
+            c.done = True
+            # 0,/re/: the range is open before line 1, so /re/ may end it on line 1
+            if self.match1(a2, ps, inp):
+                return True
+            c.active = True
+            return True
+        if not self.match1(a1, ps, inp):
+            return False
+        k = a2.kind
+        if k == "line":
+            if a2.n > ln:
+                c.active = True
+                c.end_line = a2.n
+        elif k == "plus":
+            if a2.n > 0:
+                c.active = True
+                c.end_line = ln + a2.n
+        elif k == "mult":
+            if a2.n > 0:
+                c.active = True
+                c.end_line = (ln // a2.n + 1) * a2.n
+        else:
+            c.active = True  # a regex or $ second address is checked from the next line
+            if k == "last" and inp.is_last():
+                c.active = False
+        return True
+
+    # -- s ------------------------------------------------------------------------------
+    def subst(self, c: Cmd, ps: str) -> tuple[str, bool]:
+        rx = self.regex_for(c.rx)
+        search = rx.rx.search
+        n = len(ps)
+        pos = 0
+        count = 0
+        out: list[str] = []
+        prev_end = 0
+        last_match_end = -1
+        did = False
+        t = self.tm()
+        with timeout_guard():
+            while pos <= n:
+                m = search(ps, pos, timeout=t)
+                if m is None:
+                    break
+                s, e = m.span()
+                if s == e and s == last_match_end:
+                    # GNU: no empty match right after the previous match
+                    if s >= n:
+                        break
+                    pos = s + 1
+                    continue
+                count += 1
+                if count >= c.occurrence:
+                    out.append(ps[prev_end:s])
+                    out.append(self.expand(c.repl, m))
+                    prev_end = e
+                    did = True
+                    if not c.gflag:
+                        break
+                last_match_end = e
+                if s == e:
+                    pos = e + 1
+                else:
+                    pos = e
+        if not did:
+            return ps, False
+        out.append(ps[prev_end:])
+        return "".join(out), True
+
+    @staticmethod
+    def expand(parts: list, m) -> str:  # noqa: ANN001
+        if len(parts) == 1 and parts[0][0] == "lit":
+            return parts[0][1]
+        out: list[str] = []
+        mode = ""  # 'U' / 'L' / ''
+        one = ""  # 'u' / 'l' / ''
+        for kind, v in parts:
+            if kind == "case":
+                if v in "UL":
+                    mode, one = v, ""
+                elif v == "E":
+                    mode, one = "", ""
+                else:
+                    one = v
+                continue
+            s = v if kind == "lit" else (m.group(v) or "")
+            if not s:
+                continue
+            if mode == "U":
+                s = s.upper()
+            elif mode == "L":
+                s = s.lower()
+            if one:
+                s = (s[0].upper() if one == "u" else s[0].lower()) + s[1:]
+                one = ""
+            out.append(s)
+        return "".join(out)
+
+    # -- l --------------------------------------------------------------------------------
+    def cmd_l(self, ps: str, width: int) -> None:
+        data = from_text(ps, self.utf8)
+        esc = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v", 92: "\\\\"}
+        out: list[str] = []
+        col = 0
+        for b in data:
+            if b in esc:
+                o = esc[b]
+            elif 32 <= b < 127:
+                o = chr(b)
+            else:
+                o = "\\%03o" % b
+            if width > 1 and col + len(o) > width - 1:
+                out.append("\\\n")
+                col = 0
+            out.append(o)
+            col += len(o)
+        out.append("$")
+        self.out.write("".join(out).encode("latin-1"), b"\n")
+
+    # -- the cycle ------------------------------------------------------------------------
+    def run(self, files: list[str]) -> int:
+        inp = _Input(self, files)
+        cmds = self.cmds
+        ncmds = len(cmds)
+        quiet = self.quiet
+        utf8 = self.utf8
+        budget = self.ctx.budget
+        try:
+            r = inp.next()
+            cycles = 0
+            while r is not None:
+                cycles += 1
+                if cycles & 1023 == 0:
+                    budget.check()
+                raw, chomped = r
+                ps = to_text(raw, utf8)
+                tflag = False
+                pc = 0
+                end_autoprint = True
+                restart = False  # D with a newline: next cycle without reading
+                while pc < ncmds:
+                    c = cmds[pc]
+                    pc += 1
+                    sel = self.selected(c, ps, inp)
+                    if c.neg:
+                        sel = not sel
+                    if not sel:
+                        if c.name == "{":
+                            pc = c.target
+                        continue
+                    name = c.name
+                    if name == "{" or name == "}" or name == ":":
+                        continue
+                    if name == "s":
+                        ps2, did = self.subst(c, ps)
+                        if did:
+                            tflag = True
+                            ps = ps2
+                            if c.eflag:
+                                ps = self.run_cmd(ps).rstrip("\n") if True else ps
+                            if c.pflag:
+                                self.emit_ps(ps, chomped)
+                            if c.wfile:
+                                self.emit_ps(ps, True, self.wfile(c.wfile))
+                    elif name == "p":
+                        self.emit_ps(ps, chomped)
+                    elif name == "d":
+                        end_autoprint = False
+                        break
+                    elif name == "D":
+                        k = ps.find("\n")
+                        if k < 0:
+                            end_autoprint = False
+                            break
+                        ps = ps[k + 1:]
+                        restart = True
+                        end_autoprint = False
+                        break
+                    elif name == "n":
+                        if inp.is_last() or (self.separate and inp.at_file_end()):
+                            if self.posix:
+                                end_autoprint = False
+                            break
+                        if not quiet:
+                            self.emit_ps(ps, chomped)
+                        self.dump_append()
+                        r = inp.next()
+                        if r is None:
+                            end_autoprint = False
+                            break
+                        raw, chomped = r
+                        ps = to_text(raw, utf8)
+                    elif name == "N":
+                        if inp.is_last() or (self.separate and inp.at_file_end()):
+                            if self.posix:
+                                end_autoprint = False
+                            break
+                        self.dump_append()
+                        r = inp.next()
+                        if r is None:
+                            break
+                        raw, chomped = r
+                        ps = ps + "\n" + to_text(raw, utf8)
+                    elif name == "y":
+                        ps = ps.translate(c.ymap)
+                    elif name == "g":
+                        ps = self.hold
+                    elif name == "G":
+                        ps = ps + "\n" + self.hold
+                    elif name == "h":
+                        self.hold = ps
+                    elif name == "H":
+                        self.hold = self.hold + "\n" + ps
+                    elif name == "x":
+                        ps, self.hold = self.hold, ps
+                    elif name == "b":
+                        pc = c.target
+                    elif name == "t":
+                        if tflag:
+                            tflag = False
+                            pc = c.target
+                    elif name == "T":
+                        if not tflag:
+                            pc = c.target
+                        else:
+                            tflag = False
+                    elif name == "a":
+                        self.append.append(("text", c.text))
+                    elif name == "i":
+                        self.out.raw(b"\n" if self.out.missing else b"")
+                        self.out.missing = False
+                        self.out.raw(from_text(c.text, utf8))
+                    elif name == "c":
+                        # in a range, the text is printed at its end only
+                        if c.a2 is None or not c.active or c.neg:
+                            self.out.raw(b"\n" if self.out.missing else b"")
+                            self.out.missing = False
+                            self.out.raw(from_text(c.text, utf8))
+                        end_autoprint = False
+                        break
+                    elif name == "=":
+                        self.out.write(b"%d" % inp.line_no, b"\n")
+                    elif name == "l":
+                        self.cmd_l(ps, self.line_len if c.num is None else c.num)
+                    elif name == "q":
+                        if not quiet:
+                            self.emit_ps(ps, chomped)
+                        self.dump_append()
+                        raise _Quit(c.num or 0)
+                    elif name == "Q":
+                        raise _Quit(c.num or 0)
+                    elif name == "z":
+                        ps = ""
+                    elif name == "F":
+                        self.out.write((inp.name if inp.name else "-").encode("utf-8", "surrogateescape"), b"\n")
+                    elif name == "r":
+                        self.append.append(("file", c.fname))
+                    elif name == "R":
+                        line = self.read_R(c.fname)
+                        if line is not None:
+                            self.append.append(("R", line))
+                    elif name == "w":
+                        self.emit_ps(ps, True, self.wfile(c.fname))
+                    elif name == "W":
+                        k = ps.find("\n")
+                        self.emit_ps(ps if k < 0 else ps[:k], True, self.wfile(c.fname))
+                    elif name == "P":
+                        k = ps.find("\n")
+                        self.out.write(from_text(ps if k < 0 else ps[:k], utf8), b"\n")
+                    elif name == "e":
+                        if c.text:
+                            self.out.flush()
+                            res = self.run_cmd(c.text)
+                            self.out.raw(from_text(res, utf8))
+                        else:
+                            ps = self.run_cmd(ps).rstrip("\n")
+                if end_autoprint and not quiet:
+                    self.emit_ps(ps, chomped)
+                self.dump_append()
+                if restart:
+                    # D: restart the cycle with what is left, without reading input
+                    r = (from_text(ps, utf8), chomped)
+                    continue
+                r = inp.next()
+            # flush the last in-place file
+            if inp.it is not None or self.in_place:
+                inp._open_next() if False else None
+                self.file_done(inp)
+        except SedError:
+            self.finish()
+            raise
+        except _Quit as q:
+            self.dump_append()
+            if self.in_place:
+                # GNU truncates: the unread rest of the file is dropped
+                self.file_done(inp)
+            self.finish()
+            return q.status
+        self.finish()
+        return self.status
+
+    def run_cmd(self, cmdline: str) -> str:
+        ex = self.ctx.exec
+        if ex is None:
+            return ""
+        buf = io.BytesIO()
+        ex(["sh", "-c", cmdline], stdout=buf)
+        return to_text(buf.getvalue(), self.utf8)
+
+    def finish(self) -> None:
+        self.out.flush()
+        self.stdout.flush()
+        for fn, o in self.wout.items():
+            o.flush()
+            if fn not in ("/dev/stdout", "/dev/stderr"):
+                try:
+                    o.fh.close()
+                except OSError:
+                    pass
+
+
+@command("sed", usage=USAGE, help=HELP)
+def sed(ctx: CommandContext, argv: list[str]) -> int:
+    ctx = dataclasses.replace(ctx, name="sed")
+    err = io.BytesIO()
+    try:
+        opts, operands = parse_opts(
+            dataclasses.replace(ctx, stderr=err), argv, "ne:f:i::l:ErsuzV",
+            {"quiet": "n", "silent": "n", "expression": "e", "file": "f", "in-place": "i",
+             "line-length": "l", "regexp-extended": "E", "separate": "s", "unbuffered": "u",
+             "null-data": "z", "zero-terminated": "z", "posix": None, "debug": None,
+             "sandbox": None, "follow-symlinks": None, "binary": "b", "version": "V",
+             "help": None}, status=1)
+    except OptError as e:
+        msg = err.getvalue()
+        # GNU sed prints its whole usage (not a Try line) on a bad option
+        k = msg.find(b"Try '")
+        msg = msg[:k] if k >= 0 else msg
+        ctx.stderr.write(msg + USAGE_TEXT)
+        return 1
+    quiet = separate = in_place = extended = unbuffered = null = posix = sandbox = False
+    suffix = ""
+    line_len = 70
+    pieces: list[tuple[str, str, str]] = []
+    for k, v in opts:
+        if k == "n":
+            quiet = True
+        elif k == "e":
+            pieces.append(("e", "", v or ""))
+        elif k == "f":
+            fn = v or ""
+            try:
+                if fn == "-":
+                    data = ctx.stdin.read()
+                else:
+                    with ctx.fs.open(ctx.path(fn), "rb") as fh:
+                        data = fh.read()
+            except OSError as e:
+                ctx.error(f"couldn't open file {fn}: {e.strerror}")
+                return 4
+            text = to_text(data, utf8_locale(ctx.env))
+            if text.endswith("\n"):
+                text = text[:-1]
+            pieces.append(("f", fn, text))
+        elif k == "i":
+            in_place = True
+            suffix = v or ""
+        elif k == "l":
+            try:
+                line_len = int(v or "")
+            except ValueError:
+                ctx.error(f"invalid line length: {v}" if False else f"invalid -l argument: {v}")
+                return 1
+        elif k in ("E", "r"):
+            extended = True
+        elif k == "s":
+            separate = True
+        elif k == "u":
+            unbuffered = True
+        elif k == "z":
+            null = True
+        elif k == "posix":
+            posix = True
+        elif k == "sandbox":
+            sandbox = True
+        elif k == "V":
+            ctx.stdout.write(VERSION)
+            return 0
+        elif k == "help":
+            ctx.stdout.write(USAGE_TEXT + b"E-mail bug reports to: <bug-sed@gnu.org>.\n")
+            return 0
+    if not pieces:
+        if not operands:
+            ctx.stderr.write(USAGE_TEXT)
+            return 1
+        pieces.append(("e", "", operands.pop(0)))
+    # "#n" as the first line of the script means -n
+    first = pieces[0][2]
+    if first.startswith("#n") and (len(first) == 2 or first[2] == "\n"):
+        quiet = True
+    utf8 = utf8_locale(ctx.env)
+    rd = _Reader(pieces)  # type: ignore[arg-type]
+    comp = _Compiler(ctx, rd, extended, utf8, posix, sandbox)
+    try:
+        cmds = comp.compile()
+    except SedError as e:
+        ctx.error(str(e))
+        return e.status
+    if not operands:
+        if in_place:
+            ctx.error("no input files")
+            return 4
+        operands = ["-"]
+    try:
+        s = _Sed(ctx, cmds, quiet=quiet, separate=separate, in_place=in_place, suffix=suffix,
+                 null=null, line_len=line_len, utf8=utf8, unbuffered=unbuffered, posix=posix,
+                 wfiles=comp.wfiles)
+        return s.run(operands)
+    except SedError as e:
+        ctx.error(str(e))
+        return e.status if e.status != 1 else 4
+
+
+_ = (Callable,)
