@@ -1,0 +1,148 @@
+"""awk's command line: -F -v -f --, program text, operands; mawk's messages."""
+
+from __future__ import annotations
+
+from ..base import CommandContext
+from .interp import Program, run_program
+from .parser import AwkSyntaxError, unescape
+from .runtime import AwkError
+
+__all__ = ["awk_main"]
+
+_USAGE = """Usage: mawk [Options] [Program] [file ...]
+
+Program:
+    The -f option value is the name of a file containing program text.
+    If no -f option is given, a "--" ends option processing; the following
+    parameters are the program text.
+
+Options:
+    -f program-file  Program  text is read from file instead of from the
+                     command-line.  Multiple -f options are accepted.
+    -F value         sets the field separator, FS, to value.
+    -v var=value     assigns value to program variable var.
+    --               unambiguous end of options.
+
+    Implementation-specific options are prefixed with "-W".  They can be
+    abbreviated:
+
+    -W version       show version information and exit.
+    -W help          show this message and exit.
+"""
+
+_cache: dict[str, Program] = {}
+
+
+def _l1(s: str) -> str:
+    """argv text -> awk's latin-1 text (one char per byte)."""
+    return s.encode("utf-8", "surrogateescape").decode("latin-1")
+
+
+def awk_main(ctx: CommandContext, argv: list[str]) -> int:
+    name = ctx.name or argv[0] or "awk"
+    args = argv[1:]
+    fs: str | None = None
+    assigns: list[tuple[str, str]] = []
+    progfiles: list[str] = []
+    i = 0
+
+    def err(msg: str) -> None:
+        ctx.stderr.write(f"{name}: {msg}\n".encode("utf-8", "surrogateescape"))
+
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        if a in ("--version", "-V") or a.startswith("-Wv") or (a == "-W" and args[i + 1:i + 2]
+                                                                and args[i + 1].startswith("v")):
+            ctx.stdout.write(b"mawk 1.3.4 20200120 (agentic-bash awk)\n")
+            return 0
+        if a in ("--help", "-h") or a.startswith("-Wh") or a.startswith("-Wu"):
+            ctx.stdout.write(_USAGE.encode())
+            return 0
+        opt = a[1]
+        if opt in "Ffv":
+            if len(a) > 2:
+                val = a[2:]
+            else:
+                i += 1
+                if i >= len(args):
+                    err(f"option requires an argument -- {opt}")
+                    ctx.stderr.write(_USAGE.encode())
+                    return 2
+                val = args[i]
+            if opt == "F":
+                fs = _l1(val)
+                # -F 't' is a tab for POSIX; mawk and gawk also take escapes in -F
+                fs = "\t" if fs == "t" and False else unescape(fs)
+            elif opt == "f":
+                progfiles.append(val)
+            else:
+                if "=" not in val:
+                    err(f"improper assignment: -v {val}")
+                    return 2
+                k, _, v = val.partition("=")
+                assigns.append((_l1(k), _l1(v)))
+            i += 1
+            continue
+        if opt == "W":
+            # -W options other than version/help are accepted and ignored
+            if len(a) == 2:
+                i += 1
+            i += 1
+            continue
+        err(f"not an option: {a}")
+        ctx.stderr.write(_USAGE.encode())
+        return 2
+    rest = args[i:]
+    if progfiles:
+        texts = []
+        for pf in progfiles:
+            try:
+                if pf in ("-", "/dev/stdin"):
+                    texts.append(ctx.stdin.read())
+                else:
+                    with ctx.fs.open(ctx.path(pf), "rb") as f:
+                        texts.append(f.read())
+            except OSError:
+                err(f"couldn't open file {pf}" if False else f"couldn't open file {pf}")
+                return 2
+        src = "\n".join(t.decode("latin-1") for t in texts)
+    else:
+        if not rest:
+            ctx.stderr.write(_USAGE.encode())
+            return 2
+        src = _l1(rest[0])
+        rest = rest[1:]
+    prog = _cache.get(src)
+    if prog is None:
+        try:
+            prog = Program(src)
+        except AwkSyntaxError as e:
+            near = e.near
+            if str(e) == "syntax error":
+                if near == "end of file":
+                    depth = src.count("{") - src.count("}")
+                    if depth > 0:
+                        err(f"line {e.line}: missing }} near end of file")
+                        return 2
+                err(f"line {e.line}: syntax error at or near {near}")
+            elif str(e).startswith("runaway"):
+                err(f"line {e.line}: {e}: {near} ...")
+            else:
+                line = e.line or (src.count("\n") + 1)
+                err(f"line {line}: {e}")
+            return 2
+        except RecursionError:
+            err("line 1: program too deeply nested")
+            return 2
+        except AwkError as e:
+            err(str(e))
+            return 2
+        if len(_cache) > 64:
+            _cache.clear()
+        _cache[src] = prog
+    return run_program(prog, ctx, rest, assigns, fs)

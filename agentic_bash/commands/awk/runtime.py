@@ -1,0 +1,296 @@
+"""awk values, conversions, printf, regex cache and record/field machinery."""
+
+# Values: float (number), str (string), StrNum (a str from input that may compare as a
+# number), UNINIT (the uninitialised value: "" and 0 at once). Text is latin-1, one char per
+# byte, like mawk (length("é") == 2 here, as with the machine's awk).
+
+from __future__ import annotations
+
+import math
+import re
+
+import regex
+
+from .._regex import RegexError, compile_posix
+
+__all__ = ["UNINIT", "StrNum", "AwkError", "Uninit"]
+
+
+class AwkError(Exception):
+    """A fatal run-time error: ``awk: run time error: ...`` and status 2."""
+
+
+class StrNum(str):
+    __slots__ = ()
+
+
+class Uninit(StrNum):
+    __slots__ = ()
+
+
+UNINIT = Uninit("")
+
+# strtod-like leading number (mawk converts with strtod: hex, inf and nan included)
+_LEAD = re.compile(r"[ \t\n\r\f\v]*([-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|0[xX][0-9a-fA-F]+"
+                   r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]))")
+# a strnum "looks numeric" only as a whole decimal number with optional blanks
+_FULL = re.compile(r"[ \t\n\r\f\v]*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[ \t\n\r\f\v]*\Z")
+
+_numcache: dict[str, float] = {}
+_sncache: dict[str, float | None] = {}
+
+
+def to_num(v: object) -> float:
+    if type(v) is float:
+        return v  # type: ignore[return-value]
+    r = _numcache.get(v)  # type: ignore[arg-type]
+    if r is not None:
+        return r
+    s = v  # type: ignore[assignment]
+    if not isinstance(s, str):
+        return float(s)  # type: ignore[arg-type]
+    m = _LEAD.match(s)
+    if m is None:
+        r = 0.0
+    else:
+        t = m.group(1)
+        try:
+            if "x" in t or "X" in t:
+                r = float(int(t, 16))
+            else:
+                r = float(t)
+        except ValueError:
+            r = 0.0
+    if len(_numcache) > 50000:
+        _numcache.clear()
+    _numcache[s] = r
+    return r
+
+
+def strnum_value(v: str) -> float | None:
+    """The number a StrNum stands for, or None when it does not look numeric."""
+    r = _sncache.get(v, False)
+    if r is not False:
+        return r  # type: ignore[return-value]
+    if _FULL.match(v):
+        r = float(v.strip(" \t\n\r\f\v"))
+    else:
+        r = None
+    if len(_sncache) > 50000:
+        _sncache.clear()
+    _sncache[v] = r
+    return r
+
+
+def fmt_num(v: float, fmt: str) -> str:
+    """Number -> string: integral values in int range print as integers, else ``fmt``."""
+    if v == v and -2147483647.0 <= v <= 2147483647.0:  # mawk: integers only within int range
+        i = int(v)
+        if i == v:
+            return str(i)
+    if v != v:
+        return "-nan" if math.copysign(1.0, v) < 0 else "nan"
+    if v in (math.inf, -math.inf):
+        return "inf" if v > 0 else "-inf"
+    try:
+        return sprintf(fmt, [v])
+    except Exception:  # noqa: BLE001
+        return repr(v)
+
+
+_FMT_RE = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|L|q|j|z|t)?([a-zA-Z%])")
+
+
+def _c_int(v: float) -> int:
+    """C-style conversion of a double to long (mawk clamps to the int range for %d)."""
+    if v != v:
+        return 0
+    if v >= 9.223372036854775807e18:
+        return 9223372036854775807
+    if v <= -9.223372036854775808e18:
+        return -9223372036854775808
+    return int(v)
+
+
+def sprintf(fmt: str, args: list, conv=None) -> str:  # noqa: ANN001
+    out: list[str] = []
+    pos = 0
+    ai = 0
+    n = len(fmt)
+    tostr = conv or (lambda x: x if isinstance(x, str) else fmt_num(x, "%.6g"))
+    while pos < n:
+        j = fmt.find("%", pos)
+        if j < 0:
+            out.append(fmt[pos:])
+            break
+        out.append(fmt[pos:j])
+        m = _FMT_RE.match(fmt, j)
+        if m is None:
+            out.append(fmt[j:j + 2] if j + 1 < n else "%")
+            pos = j + 2 if j + 1 < n else n
+            continue
+        flags, width, prec, _len, c = m.groups()
+        pos = m.end()
+        if c == "%":
+            out.append("%")
+            continue
+        if width == "*":
+            if ai >= len(args):
+                raise AwkError("not enough arguments passed to sprintf")
+            w = int(to_num(args[ai]))
+            ai += 1
+            if w < 0:
+                flags += "-"
+                w = -w
+            width = str(w)
+        if prec == "*":
+            if ai >= len(args):
+                raise AwkError("not enough arguments passed to sprintf")
+            p = int(to_num(args[ai]))
+            ai += 1
+            prec = str(p) if p >= 0 else None
+        if ai >= len(args):
+            raise AwkError(f"not enough arguments passed to sprintf(\"{fmt}\")")
+        a = args[ai]
+        ai += 1
+        spec = "%" + flags + (width or "") + ("." + prec if prec is not None else "")
+        if c in "di":
+            v = to_num(a)
+            if v != v or v in (math.inf, -math.inf):
+                out.append((spec + "f") % v if False else _inf_nan(spec, v))
+                continue
+            out.append((spec + "d") % _c_int(v))
+        elif c in "ouxX":
+            v = to_num(a)
+            iv = _c_int(v)
+            if iv < 0:
+                iv &= 0xFFFFFFFFFFFFFFFF
+            out.append((spec + ("d" if c == "u" else c)) % iv)
+        elif c in "eEfFgG":
+            v = to_num(a)
+            out.append((spec + c) % v)
+        elif c == "c":
+            if isinstance(a, str):
+                ch = a[:1]
+            else:
+                ch = chr(int(to_num(a)) & 0xFF)
+            out.append(("%" + flags + (width or "") + "s") % ch)
+        elif c == "s":
+            out.append((spec + "s") % tostr(a))
+        else:
+            # unknown conversion: copy it literally like mawk's "bad conversion"
+            out.append(m.group(0))
+            ai -= 1
+    return "".join(out)
+
+
+def _inf_nan(spec: str, v: float) -> str:
+    s = "nan" if v != v else ("inf" if v > 0 else "-inf")
+    if "+" in spec and not s.startswith("-"):
+        s = "+" + s
+    w = re.search(r"(\d+)", spec.lstrip("%-+ #0"))
+    width = int(w.group(1)) if w and not spec[1:].split(".")[0].lstrip("-+ #0") == "" else 0
+    return s.rjust(width) if "-" not in spec else s.ljust(width)
+
+
+# -- regex ---------------------------------------------------------------------------------
+
+_AWK_ESC = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "b": "\b", "/": "/",
+            '"': '"'}
+_ERE_SPECIAL = set(".[]()*+?{}|^$\\")
+
+
+def awk_regex_source(src: str, mawk: bool = True) -> str:
+    """awk ERE -> POSIX ERE: awk's string escapes become literal chars; mawk has no intervals."""
+    out = []
+    i, n = 0, len(src)
+    in_br = False
+    while i < n:
+        c = src[i]
+        if in_br:
+            if c == "[" and i + 1 < n and src[i + 1] in ":.=":
+                k = src.find(src[i + 1] + "]", i + 2)
+                if k > 0:
+                    out.append(src[i:k + 2])
+                    i = k + 2
+                    continue
+            if c == "\\" and i + 1 < n:
+                d = src[i + 1]
+                if d in _AWK_ESC:
+                    out.append(_AWK_ESC[d])
+                    i += 2
+                    continue
+                if d in "\\]":
+                    # awk (gawk and mawk) take \] and \\ in brackets as escapes
+                    out.append("\\" + d if d == "]" else "\\\\")
+                    i += 2
+                    continue
+                out.append("\\\\")
+                i += 1
+                continue
+            if c == "]" and not (out and out[-1] in ("[", "[^")):
+                in_br = False
+            out.append(c)
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            d = src[i + 1]
+            if d in _AWK_ESC:
+                ch = _AWK_ESC[d]
+                out.append("\\" + ch if ch in _ERE_SPECIAL else ch)
+                i += 2
+                continue
+            if d in "01234567":
+                j = i + 1
+                while j < n and j < i + 4 and src[j] in "01234567":
+                    j += 1
+                ch = chr(int(src[i + 1:j], 8) & 0xFF)
+                out.append("\\" + ch if ch in _ERE_SPECIAL else ch)
+                i = j
+                continue
+            if d == "y":
+                out.append("\\b")
+                i += 2
+                continue
+            out.append(src[i:i + 2])
+            i += 2
+            continue
+        if c == "[":
+            in_br = True
+            out.append("[")
+            i += 1
+            if i < n and src[i] == "^":
+                out[-1] = "[^"
+                i += 1
+            if i < n and src[i] == "]":
+                out.append("\\]" if False else "]")
+                i += 1
+            continue
+        if mawk and c in "{}":
+            out.append("\\" + c)
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_rxcache: dict[tuple[str, bool], object] = {}
+
+
+def compile_awk(src: str, mawk: bool = True):  # noqa: ANN201
+    key = (src, mawk)
+    r = _rxcache.get(key)
+    if r is not None:
+        return r
+    try:
+        pr = compile_posix(awk_regex_source(src, mawk), extended=True, utf8=False, dotall=True)
+    except RegexError as e:
+        raise AwkError(f"regular expression compile failed ({e})\n{src}") from e
+    if len(_rxcache) > 2000:
+        _rxcache.clear()
+    _rxcache[key] = pr
+    return pr
+
+
+_ = regex
