@@ -38,9 +38,11 @@ def tree(fs, path="/", with_times=False):
         elif stat.S_ISDIR(s.st_mode):
             out[p] = ("d", stat.S_IMODE(s.st_mode))
             out.update(tree(fs, p, with_times))
-        else:
+        elif stat.S_ISREG(s.st_mode):
             with fs.open(p, "rb") as f:
                 out[p] = ("f", stat.S_IMODE(s.st_mode), f.read(), s.st_nlink) + extra
+        else:
+            out[p] = ("special", s.st_mode)
     return out
 
 
