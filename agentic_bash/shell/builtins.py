@@ -623,7 +623,7 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
             return 1
         for n, v in sorted(sh.state.scopes[-1].items()):
             if v.value is not None and type(v.value) is str:
-                from .quoting import quote_set
+                from .builtins_compat import quote_set
                 _out(sh, f"{n}={quote_set(v.value)}\n")
         return 0
     return b_declare_impl(sh, argv, local=True)
@@ -795,10 +795,10 @@ def b_shift(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("set")
 def b_set(sh: Interpreter, argv: list[str]) -> int:
-    from .quoting import quote_set
     st = sh.state
     args = argv[1:]
     if not args:
+        from .builtins_compat import quote_set
         out = []
         for n, v in sorted(st.visible().items()):
             if v.value is None:
@@ -1177,7 +1177,7 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
                 if mode == "t":
                     _out(sh, "alias\n")
                 elif mode == "v":
-                    from .quoting import quote_single
+                    from .builtins_compat import quote_single
                     _out(sh, f"alias {name}={quote_single(st.aliases[name])}\n")
                 elif mode == "V":
                     _out(sh, f"{name} is aliased to `{st.aliases[name]}'\n")
@@ -1653,7 +1653,7 @@ def _sig_name(s: str) -> str | None:
 
 @builtin("trap")
 def b_trap(sh: Interpreter, argv: list[str]) -> int:
-    from .quoting import quote_single
+    from .builtins_compat import quote_single
     args = argv[1:]
     st = sh.state
     if args and args[0] == "--":
@@ -1995,7 +1995,7 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("alias")
 def b_alias(sh: Interpreter, argv: list[str]) -> int:
-    from .quoting import quote_single
+    from .builtins_compat import quote_single
     args = argv[1:]
     if args and args[0] == "-p":
         args = args[1:]

@@ -288,10 +288,7 @@ class Expander:
                 else:
                     fb.q(p.text)
             elif tp is N.DQ:
-                mark = len(fb.fields), len(fb.cur)
-                fb.quoted_before = None  # type: ignore[attr-defined]
                 self._dq_into(p, fb)
-                _ = mark
             elif tp is N.Param:
                 self._param_into(p, fb, quoted, nosplit)
             elif tp is N.CmdSub:
@@ -680,7 +677,7 @@ class Expander:
         return s[off:off + length]
 
     def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str) -> Any:
-        from . import quoting
+        from . import builtins_compat as quoting
         if letter == "Q":
             return [quoting.quote_single(v) for v in vals]
         if letter == "E":

@@ -729,7 +729,7 @@ class Interpreter(Expander):
 
     # ================================================================== declare -p helpers
     def array_literal(self, var: Var) -> str:
-        from .quoting import quote_declare
+        from .builtins_compat import quote_declare
         val = var.value if type(var.value) is dict else ({} if var.value is None else {0: var.value})
         if var.attrs & ASSOC:
             items = [f"[{_assoc_key(k)}]={quote_declare(v)}" for k, v in val.items()]
@@ -738,7 +738,7 @@ class Interpreter(Expander):
         return "(" + " ".join(items) + ")"
 
     def declare_line(self, name: str, var: Var) -> str:
-        from .quoting import quote_declare
+        from .builtins_compat import quote_declare
         flags = self.attr_letters(var) or "-"
         if var.value is None:
             return f"declare -{flags} {name}"
@@ -1397,7 +1397,7 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        from .quoting import quote_set
+        from .builtins_compat import quote_set
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
             ps4 = "+ "
@@ -1891,7 +1891,7 @@ class _AmpRepl:
 
 
 def _assoc_key(k: str) -> str:
-    from .quoting import quote_declare
+    from .builtins_compat import quote_declare
     if k and re.fullmatch(r"[A-Za-z0-9_.,:/+@%-]+", k):
         return k
     return quote_declare(k)
