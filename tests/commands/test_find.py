@@ -1,0 +1,156 @@
+"""find: differential table against GNU findutils 4.9 (sorted output: GNU uses readdir order)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness_search import assert_same, make_fs, ours  # noqa: E402
+
+FILES = {
+    "src/a.py": "import os\n",
+    "src/b.py": "x = 1\n" * 300,
+    "src/empty.txt": "",
+    "src/sub/c.txt": "TODO c\n",
+    "src/sub/d.PY": "d\n",
+    "src/sub/deep/e.md": "# e\n",
+    "src/.hidden": "h\n",
+    "src/link": "->a.py",
+    "src/dangling": "->nope",
+    "emptydir": None,
+    "docs/readme.md": "hello\n",
+    "big.bin": b"\0" * 5000,
+    "sp ace.txt": "s\n",
+}
+
+CASES = [
+    ["find"],
+    ["find", "."],
+    ["find", "src"],
+    ["find", "src/"],
+    ["find", "src", "docs"],
+    ["find", ".", "-name", "*.py"],
+    ["find", ".", "-name", "*.PY"],
+    ["find", ".", "-iname", "*.py"],
+    ["find", ".", "-name", "[ab].py"],
+    ["find", ".", "-name", "[!a]*.py"],
+    ["find", ".", "-name", "[^a]*.py"],
+    ["find", ".", "-name", ".*"],
+    ["find", ".", "-name", "*"],
+    ["find", ".", "-path", "./src/*.py"],
+    ["find", ".", "-path", "*sub*"],
+    ["find", ".", "-ipath", "*SUB*"],
+    ["find", ".", "-regex", ".*\\.py"],
+    ["find", ".", "-regex", ".*/[ab]\\.py?"],
+    ["find", ".", "-regextype", "posix-extended", "-regex", ".*/(a|b)\\.py"],
+    ["find", ".", "-iregex", ".*\\.PY"],
+    ["find", ".", "-type", "f"],
+    ["find", ".", "-type", "d"],
+    ["find", ".", "-type", "l"],
+    ["find", ".", "-type", "f,l"],
+    ["find", ".", "-xtype", "l"],
+    ["find", "-L", ".", "-type", "l"],
+    ["find", "-L", "src", "-name", "link", "-type", "f"],
+    ["find", "-H", "src/link"],
+    ["find", ".", "-size", "+1k"],
+    ["find", ".", "-size", "-1k"],
+    ["find", ".", "-size", "0"],
+    ["find", ".", "-size", "5000c"],
+    ["find", ".", "-size", "+2"],
+    ["find", ".", "-size", "-1M"],
+    ["find", ".", "-empty"],
+    ["find", ".", "-maxdepth", "1"],
+    ["find", ".", "-maxdepth", "0"],
+    ["find", ".", "-mindepth", "2"],
+    ["find", ".", "-mindepth", "1", "-maxdepth", "2", "-type", "d"],
+    ["find", ".", "-depth", "-name", "sub*"],
+    ["find", ".", "-name", "sub", "-prune", "-o", "-print"],
+    ["find", ".", "-path", "./src", "-prune", "-o", "-name", "*.md", "-print"],
+    ["find", ".", "-name", "*.py", "-o", "-name", "*.md"],
+    ["find", ".", "(", "-name", "*.py", "-or", "-name", "*.md", ")", "-a", "-type", "f"],
+    ["find", ".", "!", "-name", "*.py", "-type", "f"],
+    ["find", ".", "-not", "-type", "d"],
+    ["find", ".", "-type", "f", "-name", "*.txt", "-print0"],
+    ["find", "src", "-printf", "%p|%f|%h|%s|%m|%M|%y|%d|%P|%l\\n"],
+    ["find", ".", "-printf", "%h/%f %Y\\n"],
+    ["find", "src", "-type", "f", "-printf", "%-10f|%5s|%05s\\n"],
+    ["find", ".", "-name", "*.py", "-exec", "echo", "found", "{}", ";"],
+    ["find", ".", "-name", "*.py", "-exec", "echo", "x{}y", "\\;"],
+    ["find", ".", "-name", "*.py", "-exec", "echo", "{}", "+"],
+    ["find", "src", "-name", "*.py", "-execdir", "echo", "{}", ";"],
+    ["find", ".", "-name", "*.py", "-exec", "false", ";"],
+    ["find", ".", "-name", "*.py", "-exec", "false", "{}", "+"],
+    ["find", ".", "-name", "*.py", "-exec", "nosuchcmd", ";"],
+    ["find", ".", "-true"],
+    ["find", ".", "-false"],
+    ["find", ".", "-name", "a.py", "-quit"],
+    ["find", ".", "-perm", "644", "-type", "f"],
+    ["find", ".", "-perm", "-u+w", "-name", "*.md"],
+    ["find", ".", "-perm", "/111", "-type", "f"],
+    ["find", ".", "-readable", "-name", "*.md"],
+    ["find", ".", "-executable", "-type", "f"],
+    ["find", ".", "-mtime", "-1", "-name", "*.md"],
+    ["find", ".", "-mtime", "+1"],
+    ["find", ".", "-mmin", "-5", "-name", "*.md"],
+    ["find", ".", "-links", "1", "-name", "*.py"],
+    ["find", "nope"],
+    ["find", "nope", "src", "-name", "a.py"],
+    ["find", ""],
+    ["find", "src", "-foo"],
+    ["find", "src", "-name"],
+    ["find", "src", "x", "-name", "a"],
+    ["find", "src", "-name", "a", "x"],
+    ["find", "src", "-type", "q"],
+    ["find", "src", "-size", "3x"],
+    ["find", "src", "-newer", "nope"],
+    ["find", "src", "-exec"],
+    ["find", "src", "-exec", "echo", "{}", "x", "+"],
+    ["find", "src", "-exec", "echo", "x{}", "+"],
+    ["find", "src", "-name", "*.py", "-o"],
+    ["find", "src", "(", "-name", "a"],
+    ["find", "src", "-o", "-name", "a"],
+    ["find", "src", "!"],
+    ["find", "src", "-mtime", "x"],
+    ["find", "src", "-maxdepth", "x"],
+    ["find", "src", "-perm", "999"],
+    ["find", "src", "-user", "nobodyx"],
+]
+
+
+@pytest.mark.parametrize("argv", CASES, ids=[" ".join(c) for c in CASES])
+def test_find_differential(argv: list[str]) -> None:
+    assert_same(argv, FILES, sort=True)
+
+
+def test_find_newer() -> None:
+    import time
+    fs = make_fs(FILES)
+    time.sleep(0.02)
+    with fs.open("/workspace/new.txt", "wb") as f:
+        f.write(b"n")
+    r = ours(["find", ".", "-newer", "sp ace.txt", "-type", "f"], fs=fs)
+    assert r.stdout == b"./new.txt\n"
+
+
+def test_find_delete() -> None:
+    fs = make_fs(FILES)
+    r = ours(["find", "src", "-name", "*.py", "-delete"], fs=fs)
+    assert r.status == 0 and r.stdout == b""
+    assert not fs.exists("/workspace/src/a.py") and fs.exists("/workspace/src/sub/c.txt")
+    r = ours(["find", "src", "-delete"], fs=fs)
+    assert r.status == 0 and not fs.lexists("/workspace/src")
+
+
+def test_find_delete_nonempty() -> None:
+    assert_same(["find", "src", "-name", "sub", "-delete"], FILES, sort=True)
+
+
+def test_find_ok_reads_answer() -> None:
+    r = ours(["find", "src", "-name", "a.py", "-ok", "echo", "yes", "{}", ";"], FILES, stdin=b"y\n")
+    assert r.stdout == b"yes src/a.py\n"
+    assert r.stderr == b"< echo yes src/a.py > ? "
+    r = ours(["find", "src", "-name", "a.py", "-ok", "echo", "{}", ";"], FILES, stdin=b"n\n")
+    assert r.stdout == b""
