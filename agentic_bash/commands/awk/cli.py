@@ -127,7 +127,7 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                 if near == "end of file":
                     depth = src.count("{") - src.count("}")
                     if depth > 0:
-                        err(f"line {e.line}: missing }} near end of file")
+                        err(f"line {e.line + (0 if src.endswith(chr(10)) else 1)}: missing }} near end of file")
                         return 2
                 err(f"line {e.line}: syntax error at or near {near}")
             elif str(e).startswith("runaway"):

@@ -60,7 +60,10 @@ class CodeGen:
 
         def walk(node: object, ctx: _Ctx | None, fname: str | None) -> bool:
             ch = False
-            if isinstance(node, tuple) and node:
+            if isinstance(node, tuple) and node and not isinstance(node[0], str):
+                for x in node:
+                    ch |= walk(x, ctx, fname)
+            elif isinstance(node, tuple) and node:
                 k = node[0]
                 if k == "index" or k == "delete":
                     ch |= mark(node[1], ctx, fname)
@@ -604,7 +607,7 @@ class CodeGen:
                     parts.append(c if t == "s" else f"_ostr({c})")
                 data = " + R.OFS + ".join(parts) + " + R.ORS"
         else:
-            data = f"_sprintf({self.str_(args[0])}, [{', '.join(self.gx(a)[0] for a in args[1:])}])"
+            data = f"_sprintf({self.str_(args[0])}, [{', '.join(self.gx(a)[0] for a in args[1:])}], 'printf')"
         if redir is None:
             self.emit(ind, f"_w({data})")
         else:

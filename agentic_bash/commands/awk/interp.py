@@ -56,6 +56,18 @@ class Reader:
         self.pos = 0
         self.eof = False
         self._read = getattr(stream, "read1", None) or stream.read
+        # single-char RS fast path: records pre-split from the buffer, consumed by index
+        self.lines: list[str] = []
+        self.li = 0
+        self.lines_rs = ""
+
+    def _unsplit(self) -> None:
+        if self.li < len(self.lines):
+            rest = self.lines_rs.join(self.lines[self.li:]) + self.lines_rs
+            self.buf = rest + self.buf[self.pos:]
+            self.pos = 0
+        self.lines = []
+        self.li = 0
 
     def fill(self) -> bool:
         if self.eof:
@@ -80,7 +92,26 @@ class Reader:
     def read(self) -> str | None:
         rs = self.rt.RS
         rs = rs if isinstance(rs, str) else self.rt.tostr(rs)
+        if self.lines_rs != rs and self.lines:
+            self._unsplit()
         if len(rs) == 1:
+            li = self.li
+            if li < len(self.lines):
+                self.li = li + 1
+                return self.lines[li]
+            if self.lines:
+                self.lines = []
+                self.li = 0
+            if self.pos < len(self.buf) or self.fill():
+                parts = self.buf[self.pos:].split(rs)
+                if len(parts) > 2:
+                    self.buf = parts.pop()
+                    self.pos = 0
+                    self.lines = parts
+                    self.lines_rs = rs
+                    self.li = 1
+                    self.rt.RT = rs
+                    return parts[0]
             while True:
                 i = self.buf.find(rs, self.pos)
                 if i >= 0:
@@ -154,6 +185,10 @@ class _Out:
             self.flush()
 
     def flush(self) -> None:
+        if self.kind == "null":
+            self.parts = []
+            self.size = 0
+            return
         if self.parts:
             data = enc("".join(self.parts))
             self.parts = []
@@ -202,6 +237,9 @@ class Runtime:
         self.exit_code = 0
         self.no_more_files = False
         self.nerr = 0
+        self._skey_fs: object = None
+        self._skey_para: object = None
+        self._sfn = None
 
     # -- conversions -----------------------------------------------------------------------
     def tostr(self, v: object) -> str:
@@ -229,7 +267,7 @@ class Runtime:
         self.rec = StrNum(s)
         self.flds = None
 
-    def split_fields(self, s: str, fs: object) -> list[str]:
+    def split_fields(self, s: str, fs: object, para: bool = True) -> list[str]:
         if s == "":
             return []
         if fs == " ":
@@ -237,11 +275,11 @@ class Runtime:
                 return s.split()
             return _AWK_WS.findall(s)
         fs = fs if isinstance(fs, str) else self.tostr(fs)
-        if self.RS == "" and fs != " ":
+        if para and self.RS == "" and fs != " " and fs != "\n":
             # paragraph mode: newline always separates fields too
             parts: list[str] = []
             for line in s.split("\n"):
-                parts.extend(self.split_fields(line, fs) if line != "" else [""])
+                parts.extend(self.split_fields(line, fs, False) if line != "" else [""])
             return parts
         if len(fs) == 1 and fs != "\\":
             if fs == "\t" or fs not in " ":
@@ -262,22 +300,44 @@ class Runtime:
         return out
 
     def _split(self) -> list:
-        f = list(map(StrNum, self.split_fields(self.rec, self.FS)))
+        fs = self.FS
+        if fs is not self._skey_fs or (self.RS == "") is not self._skey_para:
+            self._make_splitter()
+        f = list(map(StrNum, self._sfn(self.rec)))  # type: ignore[misc]
         self.flds = f
         self.nf = len(f)
         return f
 
+    def _make_splitter(self) -> None:
+        fs = self.FS
+        para = self.RS == ""
+        self._skey_fs = fs
+        self._skey_para = para
+        if fs == " ":
+            search = _WEIRD_WS.search
+            findall = _AWK_WS.findall
+
+            def sfn(s: str) -> list[str]:
+                return s.split() if search(s) is None else findall(s)
+        elif isinstance(fs, str) and len(fs) == 1 and fs != "\\" and not para:
+            def sfn(s: str) -> list[str]:
+                return s.split(fs) if s else []
+        else:
+            def sfn(s: str) -> list[str]:
+                return self.split_fields(s, fs)
+        self._sfn = sfn
+
     def field(self, i: int) -> object:
+        if i > 0:
+            f = self.flds
+            if f is None:
+                f = self._split()
+            if i <= len(f):
+                return f[i - 1]
+            return UNINIT
         if i == 0:
             return self.rec
-        f = self.flds
-        if f is None:
-            f = self._split()
-        if 0 < i <= len(f):
-            return f[i - 1]
-        if i < 0:
-            raise AwkError(f"negative field index ${i}")
-        return UNINIT
+        raise AwkError(f"negative field index ${i}")
 
     def getnf(self) -> float:
         if self.flds is None:
@@ -437,6 +497,8 @@ class Runtime:
             return r
         if name in ("-", "/dev/stdin"):
             r = self._stdin()
+        elif name == "/dev/null":
+            r = Reader(io.BytesIO(b""), self)
         else:
             try:
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
@@ -491,6 +553,8 @@ class Runtime:
             o = self.stdout
         elif name == "/dev/stderr":
             o = _Out(self.ctx.stderr, "stderr")
+        elif name == "/dev/null":
+            o = _Out(io.BytesIO(), "null")
         else:
             try:
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
@@ -1083,8 +1147,8 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
     def _dynrx(s: str):  # noqa: ANN202
         return compile_awk(s, prog.mawk)
 
-    def _sprintf(fmt: str, args: list) -> str:
-        return sprintf(fmt, args, _str)
+    def _sprintf(fmt: str, args: list, fname: str = "sprintf") -> str:
+        return sprintf(fmt, args, _str, fname)
 
     def _toupper(s: str) -> str:
         return s.encode("latin-1", "replace").upper().decode("latin-1")
@@ -1160,9 +1224,17 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
                     has_items = bool(ast["items"])
                     n = 0
                     while True:
-                        rec = R.next_main()
-                        if rec is None:
-                            break
+                        r = R.main_reader
+                        if r is not None and r.li < len(r.lines) and r.lines_rs is R.RS:
+                            # fast path: next pre-split line of the current file
+                            rec = r.lines[r.li]
+                            r.li += 1
+                            R.NR += 1.0
+                            R.FNR += 1.0
+                        else:
+                            rec = R.next_main()
+                            if rec is None:
+                                break
                         R.rec = StrNum(rec)
                         R.flds = None
                         if has_items:

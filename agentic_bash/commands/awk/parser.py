@@ -25,7 +25,8 @@ class AwkSyntaxError(Exception):
         self.near = near
 
 
-_ESC = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "/": "/", "a": "\a", "b": "\b",
+# mawk keeps "\/" as backslash-slash in strings (it is only an escape inside /regex/)
+_ESC = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "a": "\a", "b": "\b",
         "f": "\f", "v": "\v"}
 
 _NUM_RE = re.compile(r"(?:0[xX][0-9a-fA-F]+)|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -479,7 +480,7 @@ class Parser:
             self.pos += 1
             self.in_print += 1
             try:
-                target = self.concat()
+                target = self.ternary()
             finally:
                 self.in_print -= 1
             redir = (op, target)

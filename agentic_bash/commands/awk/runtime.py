@@ -31,10 +31,11 @@ class Uninit(StrNum):
 UNINIT = Uninit("")
 
 # strtod-like leading number (mawk converts with strtod: hex, inf and nan included)
-_LEAD = re.compile(r"[ \t\n\r\f\v]*([-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|0[xX][0-9a-fA-F]+"
+_LEAD = re.compile(r"[ \t\n\r\f\v]*([-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
                    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]))")
 # a strnum "looks numeric" only as a whole decimal number with optional blanks
-_FULL = re.compile(r"[ \t\n\r\f\v]*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[ \t\n\r\f\v]*\Z")
+# (mawk also takes 0x10 -- hex spelled with decimal digits only -- as numeric)
+_FULL = re.compile(r"[ \t\n\r\f\v]*[-+]?(?:0[xX][0-9]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)[ \t\n\r\f\v]*\Z")
 
 _numcache: dict[str, float] = {}
 _sncache: dict[str, float | None] = {}
@@ -73,7 +74,8 @@ def strnum_value(v: str) -> float | None:
     if r is not False:
         return r  # type: ignore[return-value]
     if _FULL.match(v):
-        r = float(v.strip(" \t\n\r\f\v"))
+        t = v.strip(" \t\n\r\f\v")
+        r = float(int(t, 16)) if ("x" in t or "X" in t) else float(t)
     else:
         r = None
     if len(_sncache) > 50000:
@@ -112,7 +114,7 @@ def _c_int(v: float) -> int:
     return int(v)
 
 
-def sprintf(fmt: str, args: list, conv=None) -> str:  # noqa: ANN001
+def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf") -> str:  # noqa: ANN001
     out: list[str] = []
     pos = 0
     ai = 0
@@ -136,7 +138,7 @@ def sprintf(fmt: str, args: list, conv=None) -> str:  # noqa: ANN001
             continue
         if width == "*":
             if ai >= len(args):
-                raise AwkError("not enough arguments passed to sprintf")
+                raise AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
             w = int(to_num(args[ai]))
             ai += 1
             if w < 0:
@@ -145,12 +147,12 @@ def sprintf(fmt: str, args: list, conv=None) -> str:  # noqa: ANN001
             width = str(w)
         if prec == "*":
             if ai >= len(args):
-                raise AwkError("not enough arguments passed to sprintf")
+                raise AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
             p = int(to_num(args[ai]))
             ai += 1
             prec = str(p) if p >= 0 else None
         if ai >= len(args):
-            raise AwkError(f"not enough arguments passed to sprintf(\"{fmt}\")")
+            raise AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
         a = args[ai]
         ai += 1
         spec = "%" + flags + (width or "") + ("." + prec if prec is not None else "")
@@ -165,13 +167,19 @@ def sprintf(fmt: str, args: list, conv=None) -> str:  # noqa: ANN001
             iv = _c_int(v)
             if iv < 0:
                 iv &= 0xFFFFFFFFFFFFFFFF
-            out.append((spec + ("d" if c == "u" else c)) % iv)
+            if c == "o" and "#" in spec:
+                body = "%o" % iv
+                body = body if body.startswith("0") else "0" + body
+                out.append(("%" + spec[1:].replace("#", "") + "s") % body if False else
+                           (("%" + flags.replace("#", "").replace("0", "") + (width or "") + "s") % body))
+            else:
+                out.append((spec + ("d" if c == "u" else c)) % iv)
         elif c in "eEfFgG":
             v = to_num(a)
             out.append((spec + c) % v)
         elif c == "c":
             if isinstance(a, str):
-                ch = a[:1]
+                ch = a[:1] or "\0"
             else:
                 ch = chr(int(to_num(a)) & 0xFF)
             out.append(("%" + flags + (width or "") + "s") % ch)
