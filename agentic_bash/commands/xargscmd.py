@@ -1,0 +1,381 @@
+"""xargs (GNU findutils 4.9): build command lines from input and run them through ctx.exec."""
+
+# GNU behaviours kept here:
+# * Default input syntax: blanks/newlines separate items, '...' "..." and backslash quote;
+#   an unmatched quote runs what was collected, then fails with status 1.
+# * Without -r the command runs once even on empty input.
+# * -P N is accepted but commands run one after another (same output, no parallelism).
+# * Exit: 123 if any run exited 1-125, 124 if one exited 255 (xargs stops), 125 on a
+#   signal, 126 if it could not run, 127 if not found.
+# * The command buffer is 131072 bytes (GNU's default), counting each argument plus a NUL.
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from ._args import OptError, parse_opts
+from .base import CommandContext, command
+
+USAGE = "xargs [OPTION]... COMMAND [INITIAL-ARGS]..."
+HELP = """Run COMMAND with arguments INITIAL-ARGS and more arguments read from input.
+
+Mandatory and optional arguments to long options are also
+mandatory or optional for the corresponding short option.
+  -0, --null                   items are separated by a null, not whitespace;
+                                 disables quote and backslash processing and
+                                 logical EOF processing
+  -a, --arg-file=FILE          read arguments from FILE, not standard input
+  -d, --delimiter=CHARACTER    items in input stream are separated by CHARACTER,
+                                 not by whitespace; disables quote and backslash
+                                 processing and logical EOF processing
+  -E END                       set logical EOF string; if END occurs as a line
+                                 of input, the rest of the input is ignored
+                                 (ignored if -0 or -d was specified)
+  -e, --eof[=END]              equivalent to -E END if END is specified;
+                                 otherwise, there is no end-of-file string
+  -I R                         same as --replace=R
+  -i, --replace[=R]            replace R in INITIAL-ARGS with names read
+                                 from standard input, split at newlines;
+                                 if R is unspecified, assume {}
+  -L, --max-lines=MAX-LINES    use at most MAX-LINES non-blank input lines per
+                                 command line
+  -l[MAX-LINES]                similar to -L but defaults to at most one non-
+                                 blank input line if MAX-LINES is not specified
+  -n, --max-args=MAX-ARGS      use at most MAX-ARGS arguments per command line
+  -o, --open-tty               Reopen stdin as /dev/tty in the child process
+                                 before executing the command; useful to run an
+                                 interactive application.
+  -P, --max-procs=MAX-PROCS    run at most MAX-PROCS processes at a time
+  -p, --interactive            prompt before running commands
+      --process-slot-var=VAR   set environment variable VAR in child processes
+  -r, --no-run-if-empty        if there are no arguments, then do not run COMMAND;
+                                 if this option is not given, COMMAND will be
+                                 run at least once
+  -s, --max-chars=MAX-CHARS    limit length of command line to MAX-CHARS
+      --show-limits            show limits on command-line length
+  -t, --verbose                print commands before executing them
+  -x, --exit                   exit if the size (see -s) is exceeded
+      --help                   display this help and exit
+      --version                output version information and exit
+
+Please see also the documentation at https://www.gnu.org/software/findutils/.
+You can report (and track via the Savannah bug tracker) find bugs here:
+<https://savannah.gnu.org/bugs/?group=findutils>."""
+
+BUF = 131072
+
+
+class _Fail(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _unescape_delim(ctx: CommandContext, d: str) -> str | None:
+    if len(d) == 1:
+        return d
+    if d.startswith("\\"):
+        simple = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "0": "\0"}
+        if len(d) == 2 and d[1] in simple:
+            return simple[d[1]]
+        try:
+            if d[1] == "x":
+                return chr(int(d[2:], 16))
+            if d[1] in "01234567":
+                return chr(int(d[1:], 8))
+        except ValueError:
+            pass
+    ctx.error(f"invalid input delimiter specification {d}: the delimiter must be either a single character or an escape sequence starting with \\.")
+    return None
+
+
+def _items_default(data: bytes, eof: str | None, ctx: CommandContext, lines_mode: bool):  # noqa: ANN202
+    """Yield (item, ends_line) from xargs' default quoting syntax; raises _Fail on a bad quote."""
+    i = 0
+    n = len(data)
+    eofb = eof.encode() if eof else None
+    while i < n:
+        # skip blanks
+        while i < n and data[i] in b" \t\n":
+            i += 1
+        if i >= n:
+            return
+        cur = bytearray()
+        quoted = False
+        while i < n:
+            c = data[i]
+            if c in b" \t\n":
+                break
+            if c in b"'\"":
+                q = c
+                j = data.find(bytes([q]), i + 1)
+                nl = data.find(b"\n", i + 1)
+                if j < 0 or (nl >= 0 and nl < j):
+                    kind = "single" if q == 39 else "double"
+                    yield ("\0ERR", kind)
+                    return
+                cur += data[i + 1:j]
+                quoted = True
+                i = j + 1
+                continue
+            if c == 92 and i + 1 < n:
+                cur.append(data[i + 1])
+                i += 2
+                continue
+            cur.append(c)
+            i += 1
+        # an item right before a newline ends a logical line; one followed by a blank does
+        # not, which is GNU -L's "trailing blank continues the line"
+        ends_line = i >= n or data[i] == 10
+        if eofb is not None and not quoted and bytes(cur) == eofb:
+            return
+        yield (bytes(cur), ends_line)
+
+
+@command("xargs", usage=USAGE, help=HELP)
+def xargs(ctx: CommandContext, argv: list[str]) -> int:
+    ctx = dataclasses.replace(ctx, name="xargs")
+    try:
+        opts, rest = parse_opts(ctx, ["xargs", *argv[1:]], "+0a:d:E:e::I:i::L:l::n:oP:prs:tx",
+                                {"null": "0", "arg-file": "a", "delimiter": "d", "eof": "e",
+                                 "replace": "i", "max-lines": "L", "max-args": "n",
+                                 "open-tty": "o", "max-procs": "P", "interactive": "p",
+                                 "no-run-if-empty": "r", "max-chars": "s", "verbose": "t",
+                                 "exit": "x", "show-limits": None, "process-slot-var": "process-slot-var:"},
+                                status=1)
+    except OptError as e:
+        return e.status
+    null = False
+    delim: str | None = None
+    eof: str | None = None
+    replace: str | None = None
+    max_lines: int | None = None
+    max_args: int | None = None
+    no_empty = verbose = interactive = exit_size = False
+    max_chars = BUF
+    argfile: str | None = None
+
+    def num(opt: str, v: str | None, lo: int = 1) -> int:
+        try:
+            x = int(v or "")
+        except ValueError:
+            ctx.error(f"invalid number \"{v}\" for -{opt} option")
+            ctx.stderr.write(b"Try 'xargs --help' for more information.\n")
+            raise _Fail(1) from None
+        if x < lo:
+            ctx.error(f"value {x} for -{opt} option should be >= {lo}")
+            ctx.stderr.write(b"Try 'xargs --help' for more information.\n")
+            raise _Fail(1)
+        return x
+
+    try:
+        for k, v in opts:
+            if k == "0":
+                null = True
+            elif k == "a":
+                argfile = v
+            elif k == "d":
+                d = _unescape_delim(ctx, v or "")
+                if d is None:
+                    return 1
+                delim = d
+            elif k == "E":
+                eof = v
+            elif k == "e":
+                eof = v or None
+            elif k == "I":
+                replace = v
+                max_lines = 1
+                max_args = None
+                exit_size = True
+            elif k == "i":
+                replace = v or "{}"
+                max_lines = 1
+                max_args = None
+                exit_size = True
+            elif k == "L":
+                max_lines = num("L", v)
+                max_args = None
+                replace = None
+            elif k == "l":
+                max_lines = num("l", v) if v else 1
+                max_args = None
+            elif k == "n":
+                max_args = num("n", v)
+                if replace is None:
+                    max_lines = None
+            elif k == "P":
+                num("P", v, 0)
+            elif k == "p":
+                interactive = True
+                verbose = True
+            elif k == "r":
+                no_empty = True
+            elif k == "s":
+                max_chars = num("s", v)
+            elif k == "t":
+                verbose = True
+            elif k == "x":
+                exit_size = True
+            elif k == "show-limits":
+                ctx.stderr.write(
+                    b"Your environment variables take up 0 bytes\n"
+                    b"POSIX upper limit on argument length (this system): 2091724\n"
+                    b"POSIX smallest allowable upper limit on argument length (all systems): 4096\n"
+                    b"Maximum length of command we could actually use: 2091724\n"
+                    b"Size of command buffer we are actually using: 131072\n"
+                    b"Maximum parallelism (--max-procs must be no greater): 2147483647\n")
+    except _Fail as f:
+        return f.status
+    cmd = rest or ["echo"]
+
+    # -- read input ---------------------------------------------------------------------
+    if argfile is not None:
+        try:
+            with ctx.fs.open(ctx.path(argfile), "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            from ._regex import utf8_locale
+            q = f"\u2018{argfile}\u2019" if utf8_locale(ctx.env) else f"'{argfile}'"
+            ctx.error(f"Cannot open input file {q}: {e.strerror}")
+            return 1
+        child_stdin = io.BytesIO(b"")
+    else:
+        data = ctx.stdin.read()
+        child_stdin = io.BytesIO(b"")  # GNU gives children /dev/null when input is stdin
+    bad_quote: str | None = None
+    units: list[list[bytes]] = []  # each unit: items of one input "line" (for -L/-I)
+    if null or delim is not None:
+        sep = b"\0" if null else delim.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
+        parts = data.split(sep)
+        if parts and parts[-1] == b"":
+            parts.pop()
+        if replace is not None or max_lines is not None:
+            units = [[p] for p in parts]
+        else:
+            units = [[p] for p in parts]
+    elif replace is not None:
+        for line in data.split(b"\n"):
+            s = line.lstrip(b" \t")
+            if eof is not None and s == eof.encode():
+                break
+            if s:
+                units.append([s])
+    else:
+        cur: list[bytes] = []
+        lines_mode = max_lines is not None
+        for item, ends in _items_default(data, eof, ctx, lines_mode):
+            if item == "\0ERR":
+                bad_quote = ends  # type: ignore[assignment]
+                break
+            cur.append(item)  # type: ignore[arg-type]
+            if ends:
+                units.append(cur)
+                cur = []
+        if cur:
+            units.append(cur)
+
+    # -- run ----------------------------------------------------------------------------
+    status = 0
+    base = [a.encode("utf-8", "surrogateescape") for a in cmd]
+    base_len = sum(len(a) + 1 for a in base)
+
+    def run(args: list[bytes]) -> int | None:
+        """Run one command line; return None to continue or a final status to stop."""
+        nonlocal status
+        argv_b = args
+        sargs = [a.decode("utf-8", "surrogateescape") for a in argv_b]
+        if verbose:
+            ctx.stderr.write(b" ".join(argv_b) + (b" ?..." if interactive else b"\n"))
+            if interactive:
+                ans = b""
+                while True:
+                    ch = ctx.stdin.read(1) if argfile is not None else b""
+                    if not ch or ch == b"\n":
+                        break
+                    ans += ch
+                if not ans.lower().startswith(b"y"):
+                    return None
+        if ctx.exec is None:
+            ctx.error(f"{sargs[0]}: No such file or directory")
+            return 127
+        err = io.BytesIO()
+        st = ctx.exec(sargs, stdin=child_stdin, stderr=err)
+        e = err.getvalue()
+        if st == 127 and e.endswith(b"command not found\n"):
+            ctx.error(f"{sargs[0]}: No such file or directory")
+            return 127
+        ctx.stderr.write(e)
+        if st == 126:
+            return 126
+        if st == 255:
+            ctx.error(f"{sargs[0]}: exited with status 255; aborting")
+            return 124
+        if st > 128:
+            ctx.error(f"{sargs[0]}: terminated by signal {st - 128}")
+            return 125
+        if st != 0:
+            status = 123
+        return None
+
+    if base_len > max_chars:
+        ctx.error("argument line too long")
+        return 1
+    ran = False
+    if replace is not None:
+        r = replace.encode("utf-8", "surrogateescape")
+        for u in units:
+            ctx.budget.check()
+            item = u[0]
+            args = [a.replace(r, item) for a in base]
+            if sum(len(a) + 1 for a in args) > max_chars:
+                ctx.error("argument line too long")
+                return 1
+            ran = True
+            res = run(args)
+            if res is not None:
+                return res
+    else:
+        batch: list[bytes] = []
+        blen = base_len
+        nlines = 0
+
+        def flush() -> int | None:
+            nonlocal batch, blen, nlines, ran
+            ran = True
+            res = run(base + batch)
+            batch, blen, nlines = [], base_len, 0
+            return res
+
+        for u in units:
+            ctx.budget.check()
+            for item in u:
+                if blen + len(item) + 1 > max_chars:
+                    if not batch or exit_size:
+                        ctx.error("argument line too long")
+                        return 1
+                    res = flush()
+                    if res is not None:
+                        return res
+                batch.append(item)
+                blen += len(item) + 1
+                if max_args is not None and len(batch) >= max_args:
+                    res = flush()
+                    if res is not None:
+                        return res
+            if max_lines is not None and batch:
+                nlines += 1
+                if nlines >= max_lines:
+                    res = flush()
+                    if res is not None:
+                        return res
+        if batch or (not ran and not no_empty and not units):
+            if not (no_empty and not batch):
+                res = flush()
+                if res is not None:
+                    return res
+    if bad_quote is not None:
+        ctx.error(f"unmatched {bad_quote} quote; by default quotes are special to xargs unless you use the -0 option")
+        return 1
+    return status

@@ -1,0 +1,57 @@
+"""xargs: differential table against GNU findutils 4.9 xargs."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness_search import assert_same  # noqa: E402
+
+CASES = [
+    (["xargs"], b"a b\nc\n"),
+    (["xargs", "echo"], b"a b\nc\n"),
+    (["xargs", "echo", "pre"], b"a b\nc\n"),
+    (["xargs", "-n1", "echo"], b"a b\nc\n"),
+    (["xargs", "-n", "2", "echo", "x"], b"a b c d e\n"),
+    (["xargs", "echo"], b""),
+    (["xargs", "-r", "echo"], b""),
+    (["xargs", "-r", "echo"], b"  \n\n"),
+    (["xargs", "-t", "echo"], b"a b\nc\n"),
+    (["xargs", "-I{}", "echo", "[{}]"], b"a b\n  c d\n\n"),
+    (["xargs", "-I", "X", "echo", "X-X"], b"one\ntwo\n"),
+    (["xargs", "-i", "echo", "<{}>"], b"abc\n"),
+    (["xargs", "-L1", "echo"], b"a b\nc d \ne\n"),
+    (["xargs", "-L", "2", "echo"], b"a b\nc d \ne\nf\n"),
+    (["xargs", "-0", "-n1", "echo"], b"a\0b c\0"),
+    (["xargs", "-0", "echo"], b"a\nb\0c"),
+    (["xargs", "-d:", "-n2", "echo"], b"a:b:c"),
+    (["xargs", "-d", "\\n", "echo"], b"a b\nc\n"),
+    (["xargs", "-E", "STOP", "echo"], b"a b STOP c\n"),
+    (["xargs", "-n1", "echo"], b"a\\ b \"c d\" 'e f'\n"),
+    (["xargs", "echo"], b"a 'b\n"),
+    (["xargs", "echo"], b"a \"b\n"),
+    (["xargs", "-n", "0", "echo"], b"a\n"),
+    (["xargs", "-n", "x", "echo"], b"a\n"),
+    (["xargs", "-s", "5", "echo"], b"aaaaaaaaaa\n"),
+    (["xargs", "-s", "12", "echo"], b"aa bb cc dd ee\n"),
+    (["xargs", "-x", "-s", "10", "echo"], b"abc\n"),
+    (["xargs", "-P", "2", "-n1", "echo"], b"a b\n"),
+    (["xargs", "nosuchcmd"], b"a\n"),
+    (["xargs", "-n1", "false"], b"a b\n"),
+    (["xargs", "true"], b"a b\n"),
+    (["xargs", "--foo"], b""),
+    (["xargs", "-k"], b""),
+]
+
+
+@pytest.mark.parametrize("argv,stdin", CASES, ids=[" ".join(c[0]) + " <" + repr(c[1]) for c in CASES])
+def test_xargs_differential(argv: list[str], stdin: bytes) -> None:
+    assert_same(argv, None, stdin=stdin)
+
+
+def test_xargs_arg_file() -> None:
+    assert_same(["xargs", "-a", "list", "echo"], {"list": "x y\nz\n"})
+    assert_same(["xargs", "-a", "nope", "echo"], None)
