@@ -1,0 +1,518 @@
+"""Bash glob patterns: matching (case, [[ == ]], ${x#p}, ${x/p/r}) and pathname expansion over a FileSystem."""
+
+# Pattern strings use one convention everywhere: a character that must match literally
+# (it came from a quoted part or a backslash escape) is preceded by a backslash. Everything
+# else is pattern syntax: ``* ? [...]`` and, with extglob, ``?( *( +( @( !(`` groups.
+#
+# Bash quirks reproduced here:
+# * An unterminated ``[`` is a literal ``[`` and scanning resumes after it, so ``[[:alpha:]``
+#   matches the two characters ``[a``. ``]`` first in a bracket (after ``!``/``^``) is
+#   literal; ``[z-a]`` and unknown classes (``[[:foo:]]``) match nothing.
+# * ``${x//p/r}`` tries every start position but the end of a non-empty string, so an
+#   empty match inserts ``r`` before each character but not after the last. On an empty
+#   string only a pattern starting with ``*`` can match (except for ``/%``). An empty
+#   pattern leaves the value alone except with ``/#`` and ``/%`` (prepend/append).
+# * Known differences: nested negation ``!(!(a))`` does not work (the lookbehind trick
+#   below cannot nest).
+# * With nocase(match|glob) bash folds characters but tests ``[[:upper:]]`` and friends on
+#   the original character, so ``[[:upper:]]`` still does not match ``a``.
+# * Pathname expansion: ``.`` and ``..`` never match (bash 5.2 globskipdots); names starting
+#   with ``.`` need a literal leading dot unless dotglob; results are sorted by byte value
+#   of the whole path (C.UTF-8 collation); ``**`` (globstar) does not descend into
+#   symlinked directories; ``dir/**`` also yields ``dir/`` itself.
+
+from __future__ import annotations
+
+import functools
+import stat as _stat
+from typing import TYPE_CHECKING
+
+import regex
+
+from agentic_bash.vfs.paths import normalize
+
+if TYPE_CHECKING:
+    from agentic_bash.vfs.base import FileSystem
+
+__all__ = [
+    "compile", "fnmatch", "glob", "has_magic", "replace", "strip_prefix", "strip_suffix",
+    "translate", "unescape",
+]
+
+_CLASSES = {
+    "alpha": "[:alpha:]", "digit": "0-9", "alnum": "[:alnum:]", "upper": "[:upper:]",
+    "lower": "[:lower:]", "space": "[:space:]", "blank": "[:blank:]", "punct": "[:punct:]",
+    "print": "[:print:]", "graph": "[:graph:]", "cntrl": "[:cntrl:]", "xdigit": "0-9A-Fa-f",
+    "word": "\\w", "ascii": "\\x00-\\x7f",
+}
+_EXT = "?*+@!"
+
+
+def _set_escape(ch: str) -> str:
+    if ch in "\\]^-[":
+        return "\\" + ch
+    return ch
+
+
+def _find_close_paren(p: str, i: int) -> int:
+    """Index of the ``)`` closing the group whose ``(`` is at ``i``, or -1."""
+    depth = 0
+    n = len(p)
+    j = i
+    while j < n:
+        c = p[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            end = _bracket_end(p, j)
+            if end > 0:
+                j = end
+                continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    return -1
+
+
+def _bracket_end(p: str, i: int) -> int:
+    """Index just past the ``]`` closing the bracket expression at ``i``, or -1."""
+    n = len(p)
+    j = i + 1
+    if j < n and p[j] in "!^":
+        j += 1
+    first = True
+    while j < n:
+        c = p[j]
+        if c == "]" and not first:
+            return j + 1
+        first = False
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[" and j + 1 < n and p[j + 1] in ":.=":
+            close = p.find(p[j + 1] + "]", j + 2)
+            if close >= 0:
+                j = close + 2
+                continue
+        j += 1
+    return -1
+
+
+def _split_alts(p: str) -> list[str]:
+    alts = []
+    depth = 0
+    start = 0
+    j = 0
+    n = len(p)
+    while j < n:
+        c = p[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            end = _bracket_end(p, j)
+            if end > 0:
+                j = end
+                continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            alts.append(p[start:j])
+            start = j + 1
+        j += 1
+    alts.append(p[start:])
+    return alts
+
+
+class _Translator:
+    def __init__(self, extglob: bool, pathname: bool, nocase: bool = False) -> None:
+        self.extglob = extglob
+        self.nocase = nocase
+        self.pathname = pathname
+        self.any = "[^/]" if pathname else "."
+        self.groups = 0
+
+    def bracket(self, p: str, i: int) -> tuple[str, int] | None:
+        n = len(p)
+        j = i + 1
+        neg = False
+        if j < n and p[j] in "!^":
+            neg = True
+            j += 1
+        items: list[str] = []
+        classes: list[str] = []  # kept apart: bash tests classes on the unfolded character
+        never = False
+        first = True
+        while True:
+            if j >= n:
+                return None
+            c = p[j]
+            if c == "]" and not first:
+                j += 1
+                break
+            first = False
+            if c == "[" and j + 1 < n and p[j + 1] in ":.=":
+                kind = p[j + 1]
+                close = p.find(kind + "]", j + 2)
+                if close >= 0:
+                    name = p[j + 2:close]
+                    j = close + 2
+                    if kind == ":":
+                        cls = _CLASSES.get(name)
+                        if cls is None:
+                            never = True
+                        elif self.nocase:
+                            classes.append(cls)
+                        else:
+                            items.append(cls)
+                    else:
+                        items.extend(_set_escape(ch) for ch in name)
+                    continue
+            if c == "\\" and j + 1 < n:
+                lo = p[j + 1]
+                j += 2
+            else:
+                lo = c
+                j += 1
+            if j + 1 < n and p[j] == "-" and p[j + 1] != "]":
+                if p[j + 1] == "\\" and j + 2 < n:
+                    hi = p[j + 2]
+                    j += 3
+                else:
+                    hi = p[j + 1]
+                    j += 2
+                if lo <= hi:
+                    items.append(_set_escape(lo) + "-" + _set_escape(hi))
+                continue
+            items.append(_set_escape(lo))
+        if never:
+            return "(?!)", j
+        if classes:
+            cl = "(?-i:[" + "".join(classes) + "])"
+            st = "[" + "".join(items) + "]" if items else "(?!)"
+            if neg:
+                return f"(?!{cl})(?!{st}){self.any}", j
+            return f"(?:{st}|{cl})" + ("(?<!/)" if self.pathname else ""), j
+        if self.pathname and neg:
+            items.append("/")
+        if not items:
+            return (self.any if neg else "(?!)"), j
+        body = "".join(items)
+        if self.pathname and not neg:
+            return f"(?!/)[{body}]", j
+        return ("[^" if neg else "[") + body + "]", j
+
+    def translate(self, p: str) -> str:
+        out: list[str] = []
+        i = 0
+        n = len(p)
+        while i < n:
+            c = p[i]
+            if c == "\\":
+                if i + 1 < n:
+                    out.append(regex.escape(p[i + 1]))
+                    i += 2
+                else:
+                    out.append("\\\\")
+                    i += 1
+                continue
+            if self.extglob and c in _EXT and i + 1 < n and p[i + 1] == "(":
+                close = _find_close_paren(p, i + 1)
+                if close > 0:
+                    alts = "|".join(self.translate(a) for a in _split_alts(p[i + 2:close]))
+                    i = close + 1
+                    if c == "?":
+                        out.append(f"(?:{alts})?")
+                    elif c == "*":
+                        out.append(f"(?:{alts})*")
+                    elif c == "+":
+                        out.append(f"(?:{alts})+")
+                    elif c == "@":
+                        out.append(f"(?:{alts})")
+                    else:
+                        # !(p): any text T with T not a full match of p. The lookahead
+                        # captures the rest of the subject at T's start; the lookbehind at
+                        # T's end anchors p's match to start exactly there.
+                        self.groups += 1
+                        g = f"neg{self.groups}"
+                        out.append(f"(?=(?P<{g}>.*))(?:{self.any}*?)(?<!(?=(?P={g})\\Z)(?:{alts}))")
+                    continue
+            if c == "*":
+                i += 1
+                while i < n and p[i] == "*" and not (self.extglob and i + 1 < n and p[i + 1] == "("):
+                    i += 1
+                out.append(self.any + "*")
+                continue
+            if c == "?":
+                out.append(self.any)
+                i += 1
+                continue
+            if c == "[":
+                r = self.bracket(p, i)
+                if r is not None:
+                    out.append(r[0])
+                    i = r[1]
+                    continue
+            out.append(regex.escape(c))
+            i += 1
+        return "".join(out)
+
+
+def translate(pattern: str, *, extglob: bool = True, nocase: bool = False, pathname: bool = False) -> str:
+    """Regex source (``regex`` module) for a whole-string match of ``pattern``."""
+    body = _Translator(extglob, pathname, nocase).translate(pattern)
+    return ("(?si)" if nocase else "(?s)") + body
+
+
+@functools.lru_cache(maxsize=2048)
+def _compile(pattern: str, extglob: bool, nocase: bool, pathname: bool, posix: bool) -> regex.Pattern[str]:
+    src = translate(pattern, extglob=extglob, nocase=nocase, pathname=pathname)
+    return regex.compile(src, regex.POSIX if posix else 0)
+
+
+def compile(pattern: str, *, extglob: bool = True, nocase: bool = False, pathname: bool = False) -> regex.Pattern[str]:  # noqa: A001
+    """The compiled whole-string matcher for ``pattern`` (use ``.fullmatch``); LRU-cached."""
+    return _compile(pattern, extglob, nocase, pathname, False)
+
+
+def fnmatch(pattern: str, s: str, *, extglob: bool = True, nocase: bool = False) -> bool:
+    """``case`` arms and ``[[ s == pattern ]]``: ``*`` and ``?`` match ``/`` and leading dots."""
+    if not nocase and not has_magic(pattern, extglob=extglob):
+        return unescape(pattern) == s
+    return _compile(pattern, extglob, nocase, False, False).fullmatch(s) is not None
+
+
+def has_magic(pattern: str, *, extglob: bool = True) -> bool:
+    """True when ``pattern`` has an unescaped ``*``, ``?``, ``[...]`` or extglob group."""
+    # bash's glob_pattern_p: `[` counts only when a `]` follows somewhere
+    bopen = False
+    i = 0
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "*?":
+            return True
+        if c == "[":
+            bopen = True
+        elif c == "]" and bopen:
+            return True
+        elif extglob and c in "+@!" and i + 1 < n and pattern[i + 1] == "(":
+            return True
+        i += 1
+    return False
+
+
+def unescape(pattern: str) -> str:
+    """Drop the escaping backslashes: the literal text the pattern stands for."""
+    if "\\" not in pattern:
+        return pattern
+    out = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            out.append(pattern[i + 1])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def strip_prefix(s: str, pattern: str, longest: bool, *, extglob: bool = True, nocase: bool = False) -> str:
+    """``${s#pattern}`` (shortest) / ``${s##pattern}`` (longest)."""
+    if not nocase and not has_magic(pattern, extglob=extglob):
+        lit = unescape(pattern)
+        return s[len(lit):] if s.startswith(lit) else s
+    rx = _compile(pattern, extglob, nocase, False, False)
+    n = len(s)
+    for i in (range(n, -1, -1) if longest else range(n + 1)):
+        if rx.fullmatch(s, 0, i):
+            return s[i:]
+    return s
+
+
+def strip_suffix(s: str, pattern: str, longest: bool, *, extglob: bool = True, nocase: bool = False) -> str:
+    """``${s%pattern}`` (shortest) / ``${s%%pattern}`` (longest)."""
+    if not nocase and not has_magic(pattern, extglob=extglob):
+        lit = unescape(pattern)
+        return s[: len(s) - len(lit)] if lit and s.endswith(lit) else s
+    rx = _compile(pattern, extglob, nocase, False, False)
+    n = len(s)
+    for i in (range(n + 1) if longest else range(n, -1, -1)):
+        if rx.fullmatch(s, i, n):
+            return s[:i]
+    return s
+
+
+def replace(s: str, pattern: str, repl: str, mode: str, *, extglob: bool = True, nocase: bool = False) -> str:
+    """``${s/p/r}`` (mode ``first``), ``${s//p/r}`` (``all``), ``${s/#p/r}`` (``prefix``), ``${s/%p/r}`` (``suffix``)."""
+    n = len(s)
+    if mode == "prefix":
+        if n == 0 and pattern and not pattern.startswith("*"):
+            return s  # bash's match_pattern_char, as for `first`
+        rx = _compile(pattern, extglob, nocase, False, False)
+        for i in range(n, -1, -1):
+            if rx.fullmatch(s, 0, i):
+                return repl + s[i:]
+        return s
+    if mode == "suffix":
+        rx = _compile(pattern, extglob, nocase, False, False)
+        for i in range(n + 1):
+            if rx.fullmatch(s, i, n):
+                return s[:i] + repl
+        return s
+    if mode not in ("first", "all"):
+        raise ValueError(f"bad replace mode {mode!r}")
+    if not pattern:
+        return s
+    if not nocase and not has_magic(pattern, extglob=extglob):
+        lit = unescape(pattern)
+        return s.replace(lit, repl, 1 if mode == "first" else -1)
+    rx = _compile(pattern, extglob, nocase, False, True)  # POSIX: leftmost-longest
+    if n == 0:
+        # bash's match_pattern_char: only a pattern starting with `*` may match ""
+        return repl if pattern.startswith("*") and rx.fullmatch(s) else s
+    out: list[str] = []
+    pos = 0
+    while pos < n:
+        m = rx.search(s, pos)
+        if m is None or m.start() >= n:
+            break
+        a, b = m.span()
+        out.append(s[pos:a])
+        out.append(repl)
+        if b == a:
+            out.append(s[a])
+            b = a + 1
+        pos = b
+        if mode == "first":
+            break
+    out.append(s[pos:])
+    return "".join(out)
+
+
+# ------------------------------------------------------------------ pathname expansion
+
+
+def _allows_hidden(component: str) -> bool:
+    """Whether a component may match names starting with ``.`` (without dotglob)."""
+    if component.startswith(".") or component.startswith("\\."):
+        return True
+    if len(component) > 1 and component[0] in _EXT and component[1] == "(":
+        close = _find_close_paren(component, 1)
+        if close > 0:
+            return any(a.startswith((".", "\\.")) for a in _split_alts(component[2:close]))
+    return False
+
+
+def _is_dir(fs: FileSystem, path: str, mode: int | None = None) -> bool:
+    if mode is not None and _stat.S_ISDIR(mode):
+        return True
+    if mode is not None and not _stat.S_ISLNK(mode):
+        return False
+    try:
+        return fs.stat(path).is_dir
+    except OSError:
+        return False
+
+
+def _fs_join(base: str, name: str) -> str:
+    return base + name if base.endswith("/") else base + "/" + name
+
+
+def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocaseglob: bool = False,
+         globstar: bool = False, extglob: bool = True) -> list[str]:
+    """Pathname expansion of ``pattern``; sorted matches, or ``[]`` when nothing matches."""
+    if not has_magic(pattern, extglob=extglob):
+        lit = unescape(pattern)
+        return [lit] if lit and fs.lexists(normalize(lit, cwd)) else []
+    parts = pattern.split("/")
+    lead = ""
+    start = cwd
+    if pattern.startswith("/"):
+        lead, start, parts = "/", "/", parts[1:]
+    # each state: (components of the text so far, absolute fs path)
+    states: list[tuple[tuple[str, ...], str]] = [((), start)]
+    last_index = len(parts) - 1
+    for idx, comp in enumerate(parts):
+        last = idx == last_index
+        new: list[tuple[tuple[str, ...], str]] = []
+        if comp == "":
+            # `a//b` keeps its slashes; a trailing slash keeps directories only
+            for comps, path in states:
+                if not last or _is_dir(fs, path):
+                    new.append((comps + ("",), path))
+        elif globstar and comp == "**":
+            # zero directories: `dir/**` also yields `dir/`, but `*/**` yields `d` (bash
+            # globs a magic directory part separately and joins without the slash)
+            selftail = ("",) if not any(has_magic(c, extglob=extglob) for c in parts[:idx]) else ()
+            for comps, path in states:
+                if not last or idx > 0:
+                    new.append((comps + selftail if last else comps, path))
+                for rel, full, isdir in _walk(fs, path, dotglob):
+                    if last or isdir:
+                        new.append((comps + (rel,), full))
+        elif not has_magic(comp, extglob=extglob):
+            name = unescape(comp)
+            for comps, path in states:
+                new.append((comps + (name,), normalize(name, path)))
+        else:
+            rx = _compile(comp, extglob, nocaseglob, True, False)
+            hidden_ok = dotglob or _allows_hidden(comp)
+            for comps, path in states:
+                try:
+                    entries = list(fs.scandir(path))
+                except OSError:
+                    continue
+                for e in entries:
+                    name = e.name
+                    if name in (".", "..") or (name.startswith(".") and not hidden_ok):
+                        continue
+                    if not rx.fullmatch(name):
+                        continue
+                    full = _fs_join(path, name)
+                    if not last and not _is_dir(fs, full, e.st_mode):
+                        continue
+                    new.append((comps + (name,), full))
+        states = new
+        if not states:
+            return []
+    result = set()
+    for comps, path in states:
+        text = lead + "/".join(comps)
+        # literal components were not checked while walking
+        if text and fs.lexists(path):
+            result.add(text)
+    return sorted(result, key=lambda t: t.encode("utf-8", "surrogateescape"))
+
+
+def _walk(fs: FileSystem, path: str, dotglob: bool, rel: str = "") -> list[tuple[str, str, bool]]:
+    """All entries below ``path`` (relative text, fs path, is_dir); symlinked dirs are not entered."""
+    out: list[tuple[str, str, bool]] = []
+    try:
+        entries = list(fs.scandir(path))
+    except OSError:
+        return out
+    for e in entries:
+        name = e.name
+        if name in (".", "..") or (name.startswith(".") and not dotglob):
+            continue
+        full = _fs_join(path, name)
+        text = rel + name
+        isdir = _is_dir(fs, full, e.st_mode)
+        out.append((text, full, isdir))
+        if isdir and not _stat.S_ISLNK(e.st_mode):
+            out.extend(_walk(fs, full, dotglob, text + "/"))
+    return out
