@@ -535,7 +535,7 @@ class Runtime:
         rec = r.read()
         if rec is None:
             return (0.0, None) if want_var else 0.0
-        self.NR += 1.0
+        # mawk leaves NR alone for `cmd | getline` (POSIX would count it)
         if want_var:
             return (1.0, StrNum(rec))
         self.set_record(rec)

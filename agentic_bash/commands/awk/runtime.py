@@ -161,12 +161,12 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf") -> str:  # 
             if v != v or v in (math.inf, -math.inf):
                 out.append((spec + "f") % v if False else _inf_nan(spec, v))
                 continue
-            out.append((spec + "d") % _c_int(v))
+            # mawk converts with d_to_I: clamped to [-INT_MAX, INT_MAX]
+            out.append((spec + "d") % max(-2147483647, min(2147483647, _c_int(v))))
         elif c in "ouxX":
             v = to_num(a)
-            iv = _c_int(v)
-            if iv < 0:
-                iv &= 0xFFFFFFFFFFFFFFFF
+            # ... and unsigned conversions with d_to_U: clamped to [0, UINT_MAX]
+            iv = max(0, min(4294967295, _c_int(v)))
             if c == "o" and "#" in spec:
                 body = "%o" % iv
                 body = body if body.startswith("0") else "0" + body
