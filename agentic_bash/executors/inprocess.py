@@ -297,6 +297,10 @@ class InProcessExecutor:
                 out.append(cand)
         return out
 
+    def can_run(self, sh: Interpreter, name: str) -> bool:
+        return name in self.custom or name in self.registry or name in ("bash", "sh") or \
+            (self.native is not None and self.find_path(sh, name) is not None)
+
     def run_command(self, sh: Interpreter, argv: list[str]) -> int:
         name = argv[0]
         if self.allowlist is not None and posixpath.basename(name) not in self.allowlist \

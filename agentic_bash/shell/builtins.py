@@ -943,6 +943,8 @@ def b_return(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ReturnFn
     if not sh.funcstack and not sh.source_depth:
         sh.error("return: can only `return' from a function or sourced script")
+        if len(argv) > 1 and argv[1].lstrip("-").isdigit():
+            return int(argv[1]) & 255
         return 1
     if len(argv) > 2:
         sh.error("return: too many arguments")
@@ -1098,6 +1100,10 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
         return _bad_opt(sh, "exec", a, "exec [-cl] [-a name] [command [argument ...]] [redirection ...]")
     if not args:
         return 0
+    fn = BUILTINS.get(args[0])
+    if fn is None and sh.host is not None and "/" not in args[0] and not sh.host.can_run(sh, args[0]):
+        sh.error(f"exec: {args[0]}: not found")
+        raise ExitShell(127)
     st = _dispatch_no_func(sh, args)
     raise ExitShell(st)
 
@@ -1485,8 +1491,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
             vals = [s]
         else:
             vals = _split_read(s, 1 << 30, ifs, raw)
-            if vals == [""]:
-                vals = []
+            if vals and vals[-1] == "":
+                vals.pop()
         sh.set_array_values(array, vals)
     elif not names:
         if not raw:

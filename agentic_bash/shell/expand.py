@@ -446,6 +446,8 @@ class Expander:
         prefix = p.prefix
         op = p.op
         name = p.name
+        if op == "bad":
+            raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":
             if p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
                     and p.index.parts[0].text in ("@", "*"):
@@ -705,8 +707,9 @@ class Expander:
                         return self.declare_line(p.name, var)[len("declare "):].split(" ", 1)[1] if False else \
                             f"declare -{self.attr_letters(var) or '-'} {p.name}={quoting.quote_declare(vals[0])}"
                     flags = self.attr_letters(var)
-                    assign = f"{p.name}={quoting.quote_declare(vals[0])}"
-                    return f"declare -{flags} {assign}" if flags else assign
+                    if flags:
+                        return f"declare -{flags} {p.name}={quoting.quote_declare(vals[0])}"
+                    return f"{p.name}={quoting.quote_single(vals[0])}"
                 return self.declare_line(p.name, var).split(" ", 2)[2] if False else \
                     "declare -" + (self.attr_letters(var) or "-") + " " + p.name + "=" + self.array_literal(var)
             if var is not None and type(var.value) is dict and multi:

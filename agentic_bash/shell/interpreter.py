@@ -641,7 +641,7 @@ class Interpreter(Expander):
         from . import patterns
         if nocase is None:
             nocase = self.state.shopt["nocasematch"]
-        return patterns.fnmatch(s, pat, extglob=True, nocase=nocase)
+        return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
         from . import patterns
@@ -656,7 +656,7 @@ class Interpreter(Expander):
         if not amp:
             text = text.replace("\\&", "&").replace("\\\\", "\\") if "\\" in text else text
             return patterns.replace(v, pat, text, mode)
-        return patterns.replace(v, pat, _AmpRepl(text), mode)  # type: ignore[arg-type]
+        return _replace_amp(v, pat, _AmpRepl(text), mode, self.state.shopt["nocasematch"])
 
     def case_mod(self, v: str, op: str, pat: str) -> str:
         if not v:
@@ -690,7 +690,7 @@ class Interpreter(Expander):
         if sh["nullglob"]:
             return []
         if sh["failglob"]:
-            raise ExpansionError(f"no match: {patterns.unescape(pat)}", 1, fatal=False)
+            raise ExpansionError(f"no match: {patterns.unescape(pat)}", 1)
         return [patterns.unescape(pat)] if "\\" in pat else None
 
     def prompt_expand(self, s: str) -> str:
@@ -1594,6 +1594,9 @@ class Interpreter(Expander):
                     return self.set_status(1)
         self.last_cmd_argv = argv
 
+        if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
+            return self._exec_redirs(cmd.redirs)
+
         def run() -> int:
             if func is not None:
                 return self.call_function(name, func, argv[1:])
@@ -1621,6 +1624,26 @@ class Interpreter(Expander):
             self.after_failure(status)
         return status
 
+    def _exec_redirs(self, redirs: tuple[N.Redir, ...]) -> int:
+        """``exec`` with only redirections: they stay in effect for the rest of the shell."""
+        opened: list[Any] = []
+        try:
+            new = self.apply_redirs(redirs, dict(self.fds), opened)
+        except RedirError:
+            for f in opened:
+                _close(f)
+            return self.set_status(1)
+        old = self.fds
+        self.fds = new
+        still = set(id(v) for v in new.values())
+        for f in list(self.owned):
+            if id(f) not in still:
+                _close(f)
+                self.owned.remove(f)
+        self.owned.extend(opened)
+        _ = old
+        return self.set_status(0)
+
     def disabled_builtins(self) -> set[str]:
         return getattr(self.state, "disabled", set())
 
@@ -1628,6 +1651,9 @@ class Interpreter(Expander):
         try:
             return fn(self, argv)
         except BrokenPipeError:
+            # a builtin runs in this shell: SIGPIPE ends the whole (sub)shell, as in bash
+            if self.is_subshell:
+                raise
             return 141
         except OSError as e:
             if e.errno == _errno.EBADF or e.errno == _errno.ENOSPC or isinstance(e, OSError):
@@ -1888,6 +1914,46 @@ class _AmpRepl:
             out.append(match if c == "&" else c)
             i += 1
         return "".join(out)
+
+
+def _replace_amp(s: str, pat: str, repl: Any, mode: str, nocase: bool) -> str:
+    """``${s/p/r}`` where r uses ``&`` for the matched text (patsub_replacement)."""
+    from .patterns import _compile
+    n = len(s)
+    if mode == "prefix":
+        rx = _compile(pat, True, nocase, False, False)
+        for i in range(n, -1, -1):
+            if rx.fullmatch(s, 0, i):
+                return repl(s[:i]) + s[i:]
+        return s
+    if mode == "suffix":
+        rx = _compile(pat, True, nocase, False, False)
+        for i in range(n + 1):
+            if rx.fullmatch(s, i, n):
+                return s[:i] + repl(s[i:])
+        return s
+    if not pat:
+        return s
+    rx = _compile(pat, True, nocase, False, True)
+    if n == 0:
+        return repl("") if rx.fullmatch(s) else s
+    out: list[str] = []
+    pos = 0
+    while pos < n:
+        m = rx.search(s, pos)
+        if m is None or m.start() >= n:
+            break
+        a, b = m.span()
+        out.append(s[pos:a])
+        out.append(repl(m.group(0)))
+        if b == a:
+            out.append(s[a])
+            b = a + 1
+        pos = b
+        if mode == "first":
+            break
+    out.append(s[pos:])
+    return "".join(out)
 
 
 def _assoc_key(k: str) -> str:

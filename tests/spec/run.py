@@ -6,7 +6,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, ".")
-from tests.conftest import real_bash  # noqa: E402
+from tests.spec.table import bash_c as real_bash  # noqa: E402
 from tests.spec.table import load_cases  # noqa: E402
 from agentic_bash import Sandbox  # noqa: E402
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 
 HERE = os.path.dirname(__file__)
@@ -43,7 +45,7 @@ def load_cases() -> list[Case]:
             if "\n--- stdin\n" in "\n" + body:
                 body, _, sin = ("\n" + body).partition("\n--- stdin\n")
                 body = body[1:]
-                stdin = sin.encode()
+                stdin = (sin if sin.endswith("\n") else sin + "\n").encode()
             xf = None
             fl = []
             for fl_ in flags:
@@ -63,3 +65,14 @@ def load_cases() -> list[Case]:
                 cur.append(line)
         flush()
     return out
+
+
+BASH = shutil.which("bash") or "/usr/bin/bash"
+
+
+def bash_c(script: str, cwd: str | None = None, stdin: bytes = b"", timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+    """``bash -c script`` with argv[0] ``bash`` (as the held-out expectations were recorded)."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/home/user", "USER": "user",
+           "LANG": "C.UTF-8", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+    return subprocess.run(["bash", "-c", script], executable=BASH, input=stdin, capture_output=True,
+                          cwd=cwd, env=env, timeout=timeout)

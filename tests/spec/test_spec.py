@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-from tests.conftest import real_bash
+from tests.spec.table import bash_c as real_bash
 from tests.spec.table import load_cases
 
 CASES = load_cases()
