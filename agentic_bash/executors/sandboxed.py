@@ -38,11 +38,12 @@ _NONINTERACTIVE = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                    "PYTHONUNBUFFERED": "1"}
 
 
-def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool) -> dict[str, str]:
+def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool,
+                user: str = "user") -> dict[str, str]:
     """The environment the sandbox's shell starts with: only what the caller gave plus
     non-interactive defaults. Security invariant: nothing of the host process's environment."""
     out = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "HOME": home, "USER": "root", "LOGNAME": "root", "LANG": "C.UTF-8",
+           "HOME": home, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
            "SHELL": "/bin/bash", "HOSTNAME": "sandbox", **_NONINTERACTIVE}
     if unprivileged:
         # /usr is read-only here: a plain `pip install X` must go to ~/.local
@@ -212,10 +213,12 @@ class SandboxedExecutor:
             "landlock_abi": p.landlock_abi if p.applies("landlock") else 0,
             "seccomp": p.applies("seccomp"), "host_ns": host_ns,
             "python_binds": _python_binds(),
-            "env": sandbox_env(env, home=home, unprivileged=unpriv),
+            "env": sandbox_env(env, home=home, unprivileged=unpriv,
+                               user=getattr(info, "user", None) or "user"),
             "limits": limits, "info": info, "prefer_inprocess": prefer_inprocess,
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
+            "t_host": time.time(),
         }
         try:
             self._sock, self.pid = get_zygote().spawn(cfg)

@@ -45,6 +45,7 @@ def _write(path: str, data: str) -> None:
 
 def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     """Runs in S1 (just forked from the zygote). Returns the exit status for os._exit."""
+    cfg["t_s1"] = time.time()
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
         if cfg["level"] == "namespace":
@@ -69,6 +70,7 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
     _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
+    cfg["t_unshared"] = time.time()
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -92,7 +94,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     from .rootfs import build_root
 
     sc.set_pdeathsig(signal.SIGKILL)
+    t0 = time.monotonic()
     facts = build_root(cfg)
+    facts["t_root"] = time.monotonic() - t0
     try:
         sc.sethostname("sandbox")
     except OSError:
@@ -193,6 +197,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                        "HOME": home, "LANG": "C.UTF-8"})
+    t_s3 = time.time()
     landlock_error = ""
     landlock_abi = 0
     seccomp_error = ""
@@ -216,11 +221,17 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
             apply_seccomp()
         except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
             seccomp_error = f"{type(e).__name__}: {e}"
+    t_restricted = time.time()
     observed = observe(cfg.get("host_ns", {}))
+    observed["timing"] = {k: round(v, 4) for k, v in (
+        ("s1", cfg["t_s1"]), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
+        ("restricted", t_restricted))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
                     seccomp_error=seccomp_error)
+    t0 = time.monotonic()
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
+    observed["t_executor"] = time.monotonic() - t0
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid()})
     serve(sock, executor)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 from typing import Iterable
 
-__all__ = ["DEFAULT_DENY", "apply_seccomp"]
+__all__ = ["DEFAULT_DENY", "apply_seccomp", "compile_bpf", "load_bpf"]
 
 # Refused with EPERM once the sandbox is set up.
 DEFAULT_DENY: tuple[str, ...] = (
@@ -29,17 +29,54 @@ _AF_PACKET, _AF_VSOCK = 17, 40
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
 
 
-def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, tsync: bool = True) -> list[str]:
-    """Load the filter into this process (all threads with ``tsync``); returns the syscall
-    names this architecture does not know (skipped). Requires no_new_privs first."""
+_CACHE: dict[tuple[str, ...], bytes] = {}
+
+
+def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY) -> None:
+    """Load the filter into this process and all its threads. Requires no_new_privs first.
+    The BPF program is compiled once per process (the zygote warms the cache, so a sandbox
+    only pays for one seccomp(2) call)."""
+    load_bpf(compile_bpf(deny))
+
+
+def compile_bpf(deny: Iterable[str] = DEFAULT_DENY) -> bytes:
+    """The filter as raw BPF (struct sock_filter[]), compiled by libseccomp and cached."""
+    key = tuple(deny)
+    bpf = _CACHE.get(key)
+    if bpf is None:
+        bpf = _CACHE[key] = _compile(key)
+    return bpf
+
+
+def load_bpf(bpf: bytes) -> None:
+    import ctypes
+    import os
+    import platform
+
+    nr = {"x86_64": 317, "aarch64": 277}.get(platform.machine())
+    if nr is None:
+        raise OSError(errno.ENOSYS, "seccomp: unsupported architecture")
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    prog = SockFprog(len(bpf) // 8, ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    # SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC
+    if libc.syscall(ctypes.c_long(nr), ctypes.c_uint(1), ctypes.c_uint(1),
+                    ctypes.byref(prog)) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"seccomp(SET_MODE_FILTER): {os.strerror(e)}")
+
+
+def _compile(deny: tuple[str, ...]) -> bytes:
+    import tempfile
+
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ALLOW)
-    if tsync:
-        try:
-            f.set_attr(sc.Attr.CTL_TSYNC, 1)
-        except Exception:  # noqa: BLE001 - old libseccomp: single-threaded callers only
-            pass
     skipped: list[str] = []
     eperm = sc.ERRNO(errno.EPERM)
 
@@ -61,5 +98,7 @@ def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, tsync: bool = True) -> 
     for req in (_TIOCSTI, _TIOCLINUX):
         # the request argument is an int; mask the upper half glibc may leave dirty
         rule(eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, req))
-    f.load()
-    return skipped
+    with tempfile.TemporaryFile() as tf:
+        f.export_bpf(tf)
+        tf.seek(0)
+        return tf.read()

@@ -48,7 +48,36 @@ def _preload() -> list[str]:
         load_all()
     except Exception as e:  # noqa: BLE001
         failed.append(f"commands.load_all: {e}")
+    try:
+        from .seccomp_filter import compile_bpf
+        compile_bpf()
+    except Exception as e:  # noqa: BLE001
+        failed.append(f"seccomp: {e}")
+    try:
+        _warm_interpreter()
+    except Exception as e:  # noqa: BLE001
+        failed.append(f"warm-up: {e}")
     return failed
+
+
+def _warm_interpreter() -> None:
+    """Run a little script over a MemoryFS so lazily imported parts (parser, expansions,
+    builtins, change tracking) are loaded once here instead of in every sandbox."""
+    from agentic_bash.executors.inprocess import InProcessExecutor
+    from agentic_bash.vfs.memory import MemoryFS
+
+    fs = MemoryFS()
+    for d in ("/tmp", "/workspace"):
+        try:
+            fs.mkdir(d)
+        except OSError:
+            pass
+    ex = InProcessExecutor(fs=fs, native=None, workdir="/workspace")
+    ex.run('x=1; y=$((x+1)); f() { local a="$1"; echo "${a:-z}" > /tmp/f; }; f "$y"; '
+           'for i in 1 2; do case $i in 1) :;; *) [[ -n $i ]] && test -e /tmp/f;; esac; done; '
+           'cat /tmp/f | tr a-z A-Z >/dev/null; s=$(echo hi); if true; then :; fi; echo "$s" >&2',
+           timeout=10)
+    ex.close()
 
 
 def main(fd: int) -> int:
@@ -61,6 +90,9 @@ def main(fd: int) -> int:
     except Exception as e:  # noqa: BLE001
         failed.append(f"prepare_base: {e}")
     children: set[int] = set()
+    import gc
+    gc.collect()
+    gc.freeze()  # keep the preloaded heap shared copy-on-write across sandboxes
 
     def cleanup() -> None:
         for pid in list(children):

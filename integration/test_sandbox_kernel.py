@@ -1,0 +1,152 @@
+"""Sandboxed mode on the real kernel, as root and as an unprivileged user: escapes must fail."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from _support import PIP_PACKAGE, pypi_reachable, sandbox_supported
+
+ok, why = sandbox_supported()
+pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
+              pytest.mark.slow, pytest.mark.timeout(600)]
+
+IDENTITIES = ["root", "user"]
+_cache: dict[str, dict] = {}
+
+
+@pytest.fixture(params=IDENTITIES)
+def obs(request: pytest.FixtureRequest, token: str) -> dict:
+    who = request.param
+    if who not in _cache:
+        runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
+        args = ["checks", f"{token}{who}"]
+        if pypi_reachable():
+            args += ["--pip", PIP_PACKAGE]
+        _cache[who] = runner.battery(*args)
+    return _cache[who]
+
+
+def test_report_lists_what_the_plan_promised(obs: dict) -> None:
+    from agentic_bash.isolation.plan import plan
+    from agentic_bash.isolation.probe import probe
+
+    p = plan("namespace", probe())
+    rep = obs["report"]
+    want = {m for m in p.mechanisms if p.applies(m)}
+    assert set(rep["enforced"]) == want, obs["report_str"]
+    assert {"user_namespace", "mount_namespace", "pid_namespace", "overlay", "no_new_privs",
+            "caps_dropped"} <= set(rep["enforced"])
+    assert rep["mechanisms"]["network_namespace"] == "disabled"  # host network until #net
+
+
+def test_builtin_written_file_read_by_native_python(obs: dict) -> None:
+    assert obs["py42"]["out"] == "42\n", obs["py42"]
+
+
+def test_writes_never_reach_the_host(obs: dict) -> None:
+    assert obs["writes_host"] == []
+    inside = obs["writes_inside"]["out"]
+    for d in ("/tmp", "/workspace", "/var/tmp"):
+        assert f"ok:{d}\n" in inside
+    if obs["uid"] == 0:  # copy-on-write system dirs as root; read-only otherwise
+        assert "ok:/etc\n" in inside and "ok:/usr\n" in inside
+    else:
+        assert "ok:/etc\n" not in inside and "ok:/usr/local\n" not in inside
+
+
+def test_secrets_are_unreadable(obs: dict) -> None:
+    assert obs["shadow"]["code"] != 0
+    first = obs["shadow_host_first_line"]
+    assert not first or first not in obs["shadow"]["out"]
+    assert obs["ssh"]["code"] != 0 and "sshsecret" not in obs["ssh"]["out"]
+
+
+def test_proc_shows_only_the_sandbox(obs: dict) -> None:
+    pids = [int(x) for x in obs["proc"]["out"].split() if x.isdigit()]
+    assert pids and max(pids) < 1000 and len(pids) < 20, obs["proc"]
+    ps = obs["ps"]["out"].splitlines()
+    assert 2 <= len(ps) < 10, ps
+    assert any(line.split()[0] == "1" for line in ps)
+
+
+@pytest.mark.parametrize("key", ["unshare", "unshare_user", "mount", "outside"])
+def test_privileged_operations_fail(obs: dict, key: str) -> None:
+    assert obs[key]["code"] != 0, obs[key]
+
+
+def test_ptrace_of_a_sibling_fails(obs: dict) -> None:
+    assert obs["ptrace"]["out"].split()[:2] == ["-1", "1"], obs["ptrace"]  # -1, EPERM
+
+
+def test_symlink_and_hardlink_tricks_fail(obs: dict) -> None:
+    out = obs["symlink"]["out"]
+    first = obs["shadow_host_first_line"]
+    assert "sshsecret" not in out and (not first or first not in out)
+    assert "sandbox" not in out  # /proc/1/root/etc/hostname stays unreadable
+    assert "Invalid cross-device link" in obs["hardlink"]["err"] or \
+        "Operation not permitted" in obs["hardlink"]["err"]
+    assert "h1" not in obs["hardlink"]["out"].split()
+
+
+def test_no_host_environment(obs: dict) -> None:
+    assert obs["secret"] not in obs["env"]["out"]
+    assert "AGB_HOST_SECRET" not in obs["env"]["out"]
+    assert "TERM=dumb" in obs["env"]["out"] and "DEBIAN_FRONTEND=noninteractive" in obs["env"]["out"]
+
+
+def test_capabilities_dropped_and_filters_on(obs: dict) -> None:
+    out = obs["capeff"]["out"]
+    assert "CapEff:\t0000000000000000" in out and "CapBnd:\t0000000000000000" in out
+    assert "NoNewPrivs:\t1" in out
+    if "seccomp" in obs["report"]["enforced"]:
+        assert "Seccomp:\t2" in out
+
+
+def test_timeout_kills_everything_and_session_answers(obs: dict) -> None:
+    t = obs["timeout"]
+    assert t["timed_out"] and t["code"] == 124
+    assert obs["timeout_wall"] < 3.0
+    assert obs["timeout_left"] == []
+    assert obs["after_timeout"]["out"] == "alive\n"
+
+
+def test_nohup_dies_with_close(obs: dict) -> None:
+    assert obs["bg"]["out"] == "started\n"
+    assert len(obs["nohup_before_close"]) == 1
+    assert obs["nohup_after_close"] == []
+    assert obs["left_after_close"] == []
+
+
+def test_runner_death_raises_sandbox_crashed(obs: dict) -> None:
+    assert obs["crash"] == {"exc": "SandboxCrashed"}
+    assert obs["crash_again"] == "SandboxCrashed"
+
+
+def test_pip_install_inside_only(obs: dict) -> None:
+    if "pip" not in obs:
+        pytest.skip("pypi.org not reachable from this machine")
+    assert obs["pip"]["code"] == 0, obs["pip"]
+    assert obs["pip_import"]["code"] == 0, obs["pip_import"]
+    path = obs["pip_import"]["out"].strip()
+    assert path.startswith("/usr/local/" if obs["uid"] == 0 else "/home/user/.local/"), path
+    assert not obs["host_site_has_pkg"]
+
+
+@pytest.mark.parametrize("who", IDENTITIES)
+def test_no_leaks_after_200_cycles(request: pytest.FixtureRequest, who: str) -> None:
+    runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
+    r = runner.battery("leak", "200")
+    b, a = r["before"], r["after"]
+    assert a["descendants"] == b["descendants"] == 0, r
+    assert a["mounts"] == b["mounts"], r
+    assert a["session_dirs"] == b["session_dirs"], r
+    assert a["fds"] <= b["fds"], r
+    assert a["threads"] <= b["threads"], r
+
+
+def test_host_site_packages_untouched() -> None:
+    d = "/usr/local/lib/python3.11/dist-packages"
+    if os.path.isdir(d):
+        assert PIP_PACKAGE not in os.listdir(d)
