@@ -317,3 +317,78 @@ def iter_chunks(stream: BinaryIO, chunk: int = 65536) -> Iterator[bytes]:
 
 def read_all(stream: BinaryIO) -> bytes:
     return b"".join(iter_chunks(stream))
+
+
+# -- quoting like gnulib quotearg (messages must match GNU byte for byte) --------------------
+
+_SHELL_SPECIAL = set(" !\"$&'()*;<=>?[\\^`|:")
+_C_ESC = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def _is_ctl(ch: str) -> bool:
+    o = ord(ch)
+    return o < 32 or o == 127 or 0xDC80 <= o <= 0xDCFF or (o >= 128 and not ch.isprintable())
+
+
+def _esc(ch: str) -> str:
+    if ch in _C_ESC:
+        return _C_ESC[ch]
+    o = ord(ch)
+    if 0xDC80 <= o <= 0xDCFF:
+        return "\\%03o" % (o - 0xDC00)
+    return "".join("\\%03o" % b for b in ch.encode("utf-8", "surrogateescape"))
+
+
+def quoteaf(name: str, always: bool = True) -> str:
+    """gnulib's shell-escape(-always) quoting: ``'a b'``, ``"a'b"``, ``'a'$'\\n''b'``."""
+    ctl = any(_is_ctl(c) for c in name)
+    if not always and name and not ctl and not any(c in _SHELL_SPECIAL for c in name) \
+            and name[0] not in "#~":
+        return name
+    if not ctl and "'" in name and not any(c in '$`\\"!' for c in name):
+        return f'"{name}"'
+    out: list[str] = ["'"]
+    in_esc = False
+    for c in name:
+        if _is_ctl(c):
+            if not in_esc:
+                out.append("'$'")
+                in_esc = True
+            out.append(_esc(c))
+            continue
+        if in_esc:
+            out.append("''")
+            in_esc = False
+        out.append("'\\''" if c == "'" else c)
+    out.append("'")
+    s = "".join(out)
+    if in_esc and s.endswith("'''"):
+        # GNU drops the empty trailing '' after a final $'..'
+        s = s[:-2]
+    return s
+
+
+def quotef(name: str) -> str:
+    """gnulib quotef: shell-escape quoting only where needed (``cat: 'a b': No such file``)."""
+    return quoteaf(name, always=False)
+
+
+def quote(ctx: CommandContext, s: str) -> str:
+    """gnulib quote(): locale quotes, ‘x’ in a UTF-8 locale and 'x' in C/POSIX."""
+    if is_utf8(ctx):
+        return f"\u2018{s}\u2019"
+    return f"'{s}'"
+
+
+def is_utf8(ctx: CommandContext) -> bool:
+    env = ctx.env
+    loc = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or ""
+    low = loc.lower()
+    return "utf-8" in low or "utf8" in low
+
+
+def file_error(ctx: CommandContext, exc: OSError, name: str) -> None:
+    """``cmd: name: strerror`` with GNU's quotef quoting of the name."""
+    from .base import strerror
+
+    ctx.error(f"{quotef(name)}: {strerror(exc)}")

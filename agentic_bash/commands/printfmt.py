@@ -1,0 +1,359 @@
+"""GNU coreutils printf(1) formatting (the command; the shell builtin lives in shell/)."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from ._args import quotef
+
+__all__ = ["format_float", "gnu_printf"]
+
+_SPEC = re.compile(rb"%([-+ #0']*)(\*|\d+)?(?:\.(\*|\d*))?([hlLjzt]*)([diouxXcsbqfFeEgGaA%]?)")
+_SIMPLE_ESC = {ord("\\"): 92, ord('"'): 34, ord("a"): 7, ord("b"): 8, ord("f"): 12, ord("n"): 10,
+               ord("r"): 13, ord("t"): 9, ord("v"): 11, ord("e"): 27, ord("E"): 27}
+_OCT = b"01234567"
+_HEX = b"0123456789abcdefABCDEF"
+
+
+class _State:
+    def __init__(self) -> None:
+        self.err: list[bytes] = []
+        self.status = 0
+
+    def warn(self, msg: str) -> None:
+        self.err.append(f"printf: {msg}\n".encode("utf-8", "surrogateescape"))
+        self.status = 1
+
+
+def _q(s: str) -> str:
+    return f"\u2018{s}\u2019"
+
+
+def _fmt_escape(fmt: bytes, i: int, out: bytearray, st: _State) -> int:
+    """Escape at fmt[i] == '\\' in the FORMAT string; returns the new index."""
+    n = len(fmt)
+    if i + 1 >= n:
+        out.append(92)
+        return i + 1
+    c = fmt[i + 1]
+    i += 2
+    if c in _SIMPLE_ESC:
+        out.append(_SIMPLE_ESC[c])
+    elif c in _OCT:
+        v = c - 48
+        k = 1
+        while k < 3 and i < n and fmt[i] in _OCT:
+            v = v * 8 + fmt[i] - 48
+            i += 1
+            k += 1
+        out.append(v & 0xFF)
+    elif c == ord("x"):
+        j = i
+        while j < n and j < i + 2 and fmt[j] in _HEX:
+            j += 1
+        if j == i:
+            st.warn("missing hexadecimal number in escape")
+            raise _Stop()
+        out.append(int(fmt[i:j], 16))
+        i = j
+    elif c in (ord("u"), ord("U")):
+        want = 4 if c == ord("u") else 8
+        j = i
+        while j < n and j < i + want and fmt[j] in _HEX:
+            j += 1
+        if j - i != want:
+            st.warn("missing hexadecimal number in escape")
+            raise _Stop()
+        out += chr(int(fmt[i:j], 16)).encode("utf-8", "surrogatepass")
+        i = j
+    elif c == ord("c"):
+        raise _StopAll()
+    else:
+        out.append(92)
+        out.append(c)
+    return i
+
+
+class _Stop(Exception):
+    pass
+
+
+class _StopAll(Exception):
+    pass
+
+
+def _b_escapes(s: bytes) -> tuple[bytes, bool]:
+    """%b argument escapes (echo -e style, \\0NNN octal); returns (data, stop_all)."""
+    out = bytearray()
+    i, n = 0, len(s)
+    while i < n:
+        ch = s[i]
+        if ch != 92 or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        c = s[i + 1]
+        i += 2
+        if c in _SIMPLE_ESC and c not in (ord('"'), ord("E")):
+            out.append(_SIMPLE_ESC[c])
+        elif c == ord("c"):
+            return bytes(out), True
+        elif c in _OCT:
+            v = c - 48 if c != 48 else 0
+            lim = 3 if c == 48 else 2
+            k = 0
+            while k < lim and i < n and s[i] in _OCT:
+                v = v * 8 + s[i] - 48
+                i += 1
+                k += 1
+            out.append(v & 0xFF)
+        elif c == ord("x"):
+            j = i
+            while j < n and j < i + 2 and s[j] in _HEX:
+                j += 1
+            if j == i:
+                out += b"\\x"
+            else:
+                out.append(int(s[i:j], 16))
+                i = j
+        else:
+            out.append(92)
+            out.append(c)
+    return bytes(out), False
+
+
+_INT_RE = re.compile(r"^\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
+
+
+def _to_int(arg: str, st: _State) -> int:
+    if arg[:1] in ("'", '"'):
+        rest = arg[1:]
+        if not rest:
+            return 0
+        b = rest.encode("utf-8", "surrogateescape")
+        try:
+            ch = rest[0]
+            if 0xDC80 <= ord(ch) <= 0xDCFF:
+                return b[0]
+            return ord(ch)
+        except IndexError:
+            return 0
+    m = _INT_RE.match(arg)
+    if not m:
+        st.warn(f"{_q(arg)}: expected a numeric value")
+        return 0
+    sign, digits = m.group(1), m.group(2)
+    if digits.lower().startswith("0x"):
+        v = int(digits, 16)
+    elif len(digits) > 1 and digits.startswith("0"):
+        v = int(digits, 8)
+    else:
+        v = int(digits)
+    if sign == "-":
+        v = -v
+    if m.end() != len(arg):
+        st.warn(f"{_q(arg)}: value not completely converted")
+    if v > 2 ** 63 - 1 or v < -(2 ** 63):
+        st.warn(f"{_q(arg)}: Numerical result out of range")
+        v = max(min(v, 2 ** 63 - 1), -(2 ** 63))
+    return v
+
+
+_FLOAT_RE = re.compile(r"^\s*[+-]?(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf(?:inity)?|nan|0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][+-]?\d+)?)", re.I)
+
+
+def _to_float(arg: str, st: _State) -> Decimal:
+    if arg[:1] in ("'", '"'):
+        return Decimal(_to_int(arg, st))
+    m = _FLOAT_RE.match(arg)
+    if not m:
+        st.warn(f"{_q(arg)}: expected a numeric value")
+        return Decimal(0)
+    text = m.group(0).strip()
+    if m.end() != len(arg):
+        st.warn(f"{_q(arg)}: value not completely converted")
+    low = text.lower().lstrip("+-")
+    neg = text.startswith("-")
+    if low.startswith("inf"):
+        return Decimal("-Infinity" if neg else "Infinity")
+    if low.startswith("nan"):
+        return Decimal("NaN")
+    if low.startswith("0x"):
+        try:
+            return Decimal(float.fromhex(text))
+        except ValueError:
+            return Decimal(0)
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return Decimal(0)
+
+
+def _pad(s: bytes, flags: str, width: int | None) -> bytes:
+    if width is None or len(s) >= abs(width):
+        return s
+    if width < 0 or "-" in flags:
+        return s.ljust(abs(width))
+    return s.rjust(width)
+
+
+def _fmt_int(conv: str, flags: str, width: int | None, prec: int | None, v: int) -> bytes:
+    if conv in "ouxX" and v < 0:
+        v &= (1 << 64) - 1
+    spec = "%" + "".join(c for c in flags if c in "-+ #0") + ("" if width is None else str(width)) \
+        + ("" if prec is None else "." + str(prec)) + ("d" if conv in "iu" else conv)
+    try:
+        return (spec % v).encode()
+    except (ValueError, TypeError):
+        return str(v).encode()
+
+
+def format_float(spec: str, x: Decimal) -> str:
+    """Format ``x`` with a single C float conversion ``spec`` (like ``%.3f``) embedded in text."""
+    m = re.search(r"%([-+ #0']*)(\d+)?(?:\.(\d*))?([lLhqjzt]*)([fFeEgGaA])", spec)
+    if not m:
+        return spec
+    flags, width, prec, _, conv = m.groups()
+    body = _fmt_float(conv, flags, int(width) if width else None,
+                      (int(prec) if prec else 0) if prec is not None else None, x).decode()
+    return spec[: m.start()].replace("%%", "%") + body + spec[m.end():].replace("%%", "%")
+
+
+def _fmt_float(conv: str, flags: str, width: int | None, prec: int | None, x: Decimal) -> bytes:
+    if x.is_nan() or x.is_infinite():
+        s = "nan" if x.is_nan() else "inf"
+        if x.is_signed() and not x.is_nan():
+            s = "-" + s
+        elif "+" in flags:
+            s = "+" + s
+        elif " " in flags:
+            s = " " + s
+        if conv.isupper():
+            s = s.upper()
+        return _pad(s.encode(), flags.replace("0", ""), width)
+    f = "".join(c for c in flags if c in "-+ #0")
+    if conv in "fF":
+        p = 6 if prec is None else prec
+        q = x.quantize(Decimal(1).scaleb(-p)) if abs(x.adjusted()) < 4000 else x
+        s = f"{q:f}" if p > 0 else f"{q:.0f}"
+        if p > 0 and "." not in s:
+            s += "." + "0" * p
+        if "#" in f and p == 0:
+            s += "."
+        if s.startswith("-"):
+            sign, s = "-", s[1:]
+            if set(s) <= set("0."):
+                sign = "-"
+        else:
+            sign = "+" if "+" in f else " " if " " in f else ""
+        if width is not None and "0" in f and "-" not in f and len(sign + s) < width:
+            s = s.rjust(width - len(sign), "0")
+        return _pad((sign + s).encode(), f, width)
+    spec = "%" + f + ("" if width is None else str(width)) + ("" if prec is None else "." + str(prec)) + conv
+    try:
+        return (spec % float(x)).encode()
+    except (ValueError, OverflowError):
+        return str(x).encode()
+
+
+def gnu_printf(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int]:
+    """Run printf(1): returns (stdout bytes, stderr bytes, status)."""
+    fmt = fmt_s.encode("utf-8", "surrogateescape")
+    st = _State()
+    out = bytearray()
+    ai = 0
+    nargs = len(args)
+    try:
+        while True:
+            used_any = False
+            i, n = 0, len(fmt)
+            while i < n:
+                ch = fmt[i]
+                if ch == 92:
+                    i = _fmt_escape(fmt, i, out, st)
+                    continue
+                if ch != 37:
+                    j = fmt.find(b"%", i)
+                    k = fmt.find(b"\\", i)
+                    stop = min(x for x in (j, k, n) if x >= 0)
+                    out += fmt[i:stop]
+                    i = stop
+                    continue
+                m = _SPEC.match(fmt, i)
+                assert m is not None
+                flags_b, wid_b, prec_b, _len, conv_b = m.groups()
+                conv = conv_b.decode()
+                if conv == "%":
+                    if m.end() - i == 2:
+                        out.append(37)
+                        i = m.end()
+                        continue
+                if not conv:
+                    rest = fmt[i:m.end() + 1].decode("utf-8", "surrogateescape")
+                    if m.end() >= n:
+                        st.warn(f"{fmt[i:].decode('utf-8', 'surrogateescape')}: invalid conversion specification")
+                    else:
+                        st.warn(f"{rest}: invalid conversion specification")
+                    raise _Stop()
+                i = m.end()
+                flags = flags_b.decode()
+                width: int | None = None
+                prec: int | None = None
+                if wid_b == b"*":
+                    used_any = True
+                    width = _to_int(args[ai], st) if ai < nargs else 0
+                    ai += 1
+                elif wid_b:
+                    width = int(wid_b)
+                if prec_b is not None:
+                    if prec_b == b"*":
+                        used_any = True
+                        prec = _to_int(args[ai], st) if ai < nargs else 0
+                        ai += 1
+                        if prec < 0:
+                            prec = None
+                    else:
+                        prec = int(prec_b) if prec_b else 0
+                if conv == "%":
+                    out.append(37)
+                    continue
+                used_any = True
+                arg = args[ai] if ai < nargs else None
+                ai += 1
+                if conv in "diouxX":
+                    v = _to_int(arg, st) if arg is not None else 0
+                    out += _fmt_int(conv, flags, width, prec, v)
+                elif conv in "fFeEgGaA":
+                    x = _to_float(arg, st) if arg is not None else Decimal(0)
+                    out += _fmt_float(conv, flags, width, prec, x)
+                elif conv == "c":
+                    b = arg.encode("utf-8", "surrogateescape")[:1] if arg else b"\0"
+                    out += _pad(b, flags, width)
+                elif conv == "s":
+                    b = (arg or "").encode("utf-8", "surrogateescape")
+                    if prec is not None:
+                        b = b[:prec]
+                    out += _pad(b, flags, width)
+                elif conv == "b":
+                    b, stop_all = _b_escapes((arg or "").encode("utf-8", "surrogateescape"))
+                    if prec is not None:
+                        b = b[:prec]
+                    out += _pad(b, flags, width)
+                    if stop_all:
+                        raise _StopAll()
+                elif conv == "q":
+                    q = quotef(arg or "") if arg else "''"
+                    out += _pad(q.encode("utf-8", "surrogateescape"), flags, width)
+            if not used_any:
+                if nargs:
+                    st.err.append(("printf: warning: ignoring excess arguments, starting with "
+                                   f"{_q(args[0])}\n").encode("utf-8", "surrogateescape"))
+                break
+            if ai >= nargs:
+                break
+    except _StopAll:
+        pass
+    except _Stop:
+        return bytes(out), b"".join(st.err), 1
+    return bytes(out), b"".join(st.err), st.status

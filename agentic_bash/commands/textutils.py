@@ -1,0 +1,1238 @@
+"""GNU text coreutils in-process: cat head tail wc tee tac rev yes echo printf seq basename dirname."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from decimal import Decimal, InvalidOperation
+from typing import BinaryIO, Iterator
+
+from ._args import (
+    OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quotef,
+    try_help,
+)
+from .base import CommandContext, command
+
+CHUNK = 65536
+
+
+def _inputs(ctx: CommandContext, operands: list[str], open_fmt: str | None = None,
+            dir_ok: bool = False) -> Iterator[tuple[str, BinaryIO | None]]:
+    """(name, stream) per operand; stream None after printing GNU's error for it.
+
+    ``open_fmt`` like ``"failed to open {} for reading"`` (quoted with quoteaf) replaces the
+    plain ``name: error`` form; ``dir_ok`` yields directories (the caller reports the read error).
+    """
+    for name in operands or ["-"]:
+        try:
+            f = open_input(ctx, name)
+        except IsADirectoryError as e:
+            if dir_ok:
+                yield name, _DirStream(e)  # type: ignore[misc]
+                continue
+            file_error(ctx, e, name)
+            yield name, None
+            continue
+        except OSError as e:
+            if open_fmt:
+                ctx.error(open_fmt.format(quoteaf_(name)) + ": " + _se(e))
+            else:
+                file_error(ctx, e, name)
+            yield name, None
+            continue
+        try:
+            yield name, f
+        finally:
+            f.close()
+
+
+class _DirStream:
+    """Stands in for a directory operand: reading it raises EISDIR like read(2) does."""
+
+    def __init__(self, exc: OSError) -> None:
+        self.exc = exc
+
+    def read(self, n: int = -1) -> bytes:
+        raise IsADirectoryError(self.exc.errno, self.exc.strerror, self.exc.filename)
+
+    read1 = read
+
+    def close(self) -> None:
+        pass
+
+
+# -- cat ------------------------------------------------------------------------------------
+
+def _nonprint_table(tabs: bool) -> list[bytes]:
+    t: list[bytes] = []
+    for c in range(256):
+        if c >= 128:
+            pre, c2 = b"M-", c - 128
+        else:
+            pre, c2 = b"", c
+        if c2 < 32:
+            if c == 9 and not tabs:
+                s = b"\t"
+            elif c == 10:
+                s = b"\n"
+            else:
+                s = pre + b"^" + bytes([c2 + 64])
+        elif c2 == 127:
+            s = pre + b"^?"
+        else:
+            s = pre + bytes([c2])
+        t.append(s)
+    return t
+
+
+@command("cat", usage="cat [OPTION]... [FILE]...",
+         help="Concatenate FILE(s) to standard output.")
+def cat(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "AbeEnstTuv", {
+            "show-all": "A", "number-nonblank": "b", "show-ends": "E", "number": "n",
+            "squeeze-blank": "s", "show-tabs": "T", "show-nonprinting": "v"}, status=1)
+    except OptError as e:
+        return e.status
+    number = nonblank = ends = squeeze = tabs = nonprint = False
+    for k, _ in opts:
+        if k == "A":
+            nonprint = ends = tabs = True
+        elif k == "b":
+            number = nonblank = True
+        elif k == "e":
+            nonprint = ends = True
+        elif k == "E":
+            ends = True
+        elif k == "n":
+            number = True
+        elif k == "s":
+            squeeze = True
+        elif k == "t":
+            nonprint = tabs = True
+        elif k == "T":
+            tabs = True
+        elif k == "v":
+            nonprint = True
+    out = ctx.stdout
+    status = 0
+    simple = not (number or ends or squeeze or tabs or nonprint)
+    table = None
+    if nonprint or tabs:
+        table = _nonprint_table(tabs)
+        if not nonprint:
+            table = [bytes([c]) if c != 9 else b"^I" for c in range(256)]
+    lineno = 0
+    blank_run = 0
+    at_bol = True  # GNU keeps line state across files (a file without final newline continues)
+    for name, f in _inputs(ctx, files):
+        if f is None:
+            status = 1
+            continue
+        try:
+            if simple:
+                for chunk in iter_chunks(f, CHUNK):
+                    out.write(chunk)
+                continue
+            n_in = 0
+            for line in iter_lines(f, CHUNK):
+                n_in += 1
+                if n_in & 4095 == 0:
+                    ctx.budget.check()
+                has_nl = line.endswith(b"\n")
+                body = line[:-1] if has_nl else line
+                if at_bol and has_nl and not body:
+                    blank_run += 1
+                    if squeeze and blank_run > 1:
+                        continue
+                elif at_bol:
+                    blank_run = 0
+                parts = []
+                if at_bol and number and not (nonblank and not body and has_nl):
+                    lineno += 1
+                    parts.append(b"%6d\t" % lineno)
+                elif at_bol and number and nonblank and ends is False and not body:
+                    pass
+                if table is not None:
+                    body = b"".join(table[c] for c in body)
+                parts.append(body)
+                if has_nl:
+                    if ends:
+                        parts.append(b"$")
+                    parts.append(b"\n")
+                out.write(b"".join(parts))
+                at_bol = has_nl
+        except IsADirectoryError as e:
+            file_error(ctx, e, name)
+            status = 1
+    return status
+
+
+# -- head / tail ----------------------------------------------------------------------------
+
+_MULT = {"b": 512, "k": 1024, "K": 1024, "m": 1024 ** 2, "M": 1024 ** 2, "G": 1024 ** 3,
+         "T": 1024 ** 4, "P": 1024 ** 5, "E": 1024 ** 6, "Z": 1024 ** 7, "Y": 1024 ** 8,
+         "R": 1024 ** 9, "Q": 1024 ** 10}
+_NUM_RE = re.compile(r"^\s*([+-]?)(\d+)([bkKmMGTPEZYRQ]?)(B|iB)?$")
+BIG = 1 << 63
+
+
+def parse_size(s: str) -> tuple[str, int] | None:
+    """GNU xstrtoumax with suffixes: returns (sign, value) or None when invalid."""
+    m = _NUM_RE.match(s)
+    if not m:
+        return None
+    sign, digits, suf, b = m.groups()
+    v = int(digits)
+    if suf:
+        if suf == "b":
+            if b:
+                return None
+            v *= 512
+        elif b == "B":
+            v *= 1000 ** (" kMGTPEZYRQ".index(suf.upper()) if suf.upper() in "KMGTPEZYRQ" else 1)
+        else:
+            v *= _MULT[suf]
+    elif b:
+        return None
+    return sign, min(v, BIG)
+
+
+def _legacy_num(argv: list[str], letter: str) -> list[str]:
+    """``head -5`` / ``tail -5`` / ``tail +5`` -> ``-n 5`` (obsolete syntax GNU still accepts)."""
+    if len(argv) > 1:
+        a = argv[1]
+        m = re.match(r"^-(\d+)([cbkmlqv]*)$", a)
+        if m:
+            unit = "c" if "c" in m.group(2) else letter
+            rest = [f"-{x}" for x in m.group(2) if x in "qv"]
+            return [argv[0], f"-{unit}", m.group(1), *rest, *argv[2:]]
+    return argv
+
+
+def _header(ctx: CommandContext, name: str, first: bool) -> None:
+    label = "standard input" if name == "-" else name
+    ctx.stdout.write((("" if first else "\n") + f"==> {label} <==\n").encode("utf-8", "surrogateescape"))
+
+
+@command("head", usage="head [OPTION]... [FILE]...",
+         help="Print the first 10 lines of each FILE to standard output.")
+def head(ctx: CommandContext, argv: list[str]) -> int:
+    argv = _legacy_num(argv, "n")
+    try:
+        opts, files = parse_opts(ctx, argv, "c:n:qvz", {
+            "bytes": "c", "lines": "n", "quiet": "q", "silent": "q", "verbose": "v",
+            "zero-terminated": "z"}, status=1)
+    except OptError as e:
+        return e.status
+    count, by_bytes, all_but, verbose = 10, False, False, None
+    sep = b"\n"
+    for k, v in opts:
+        if k in "cn":
+            assert v is not None
+            r = parse_size(v)
+            if r is None:
+                ctx.error(f"invalid number of {'bytes' if k == 'c' else 'lines'}: {quote(ctx, v)}")
+                return 1
+            by_bytes = k == "c"
+            all_but = r[0] == "-"
+            count = r[1]
+        elif k == "q":
+            verbose = False
+        elif k == "v":
+            verbose = True
+        elif k == "z":
+            sep = b"\0"
+    files = files or ["-"]
+    show = verbose if verbose is not None else len(files) > 1
+    out = ctx.stdout
+    status = 0
+    first = True
+    for name in files:
+        try:
+            f = open_input(ctx, name)
+        except IsADirectoryError:
+            if show:
+                _header(ctx, name, first)
+            first = False
+            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
+            status = 1
+            continue
+        except OSError as e:
+            ctx.error(f"cannot open {quoteaf_(name)} for reading: {_se(e)}")
+            status = 1
+            continue
+        try:
+            if show:
+                _header(ctx, name, first)
+            first = False
+            if by_bytes:
+                _head_bytes(ctx, f, count, all_but)
+            else:
+                _head_lines(ctx, f, count, all_but, sep)
+        except IsADirectoryError:
+            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
+            status = 1
+        finally:
+            f.close()
+    _ = out
+    return status
+
+
+def _se(e: OSError) -> str:
+    from .base import strerror
+    return strerror(e)
+
+
+def quoteaf_(name: str) -> str:
+    from ._args import quoteaf
+    return quoteaf(name)
+
+
+def _head_bytes(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool) -> None:
+    out = ctx.stdout
+    if not all_but:
+        left = count
+        while left > 0:
+            data = f.read(min(left, CHUNK))
+            if not data:
+                break
+            out.write(data)
+            left -= len(data)
+        return
+    buf = bytearray()
+    for chunk in iter_chunks(f, CHUNK):
+        buf += chunk
+        if len(buf) > count + CHUNK:
+            cut = len(buf) - count
+            out.write(bytes(buf[:cut]))
+            del buf[:cut]
+    if len(buf) > count:
+        out.write(bytes(buf[: len(buf) - count]))
+
+
+def _head_lines(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool, sep: bytes) -> None:
+    out = ctx.stdout
+    if not all_but:
+        if count <= 0:
+            return
+        n = 0
+        for line in iter_lines(f, CHUNK, sep):
+            out.write(line)
+            n += 1
+            if n >= count:
+                break
+            if n & 4095 == 0:
+                ctx.budget.check()
+        return
+    from collections import deque
+    q: deque[bytes] = deque()
+    for line in iter_lines(f, CHUNK, sep):
+        q.append(line)
+        if len(q) > count:
+            out.write(q.popleft())
+
+
+@command("tail", usage="tail [OPTION]... [FILE]...",
+         help="Print the last 10 lines of each FILE to standard output.")
+def tail(ctx: CommandContext, argv: list[str]) -> int:
+    if len(argv) > 1 and re.match(r"^\+\d+[cl]?$", argv[1]) and "POSIXLY_CORRECT" not in ctx.env:
+        a = argv[1]
+        unit = "c" if a.endswith("c") else "n"
+        argv = [argv[0], f"-{unit}", "+" + a[1:].rstrip("cl"), *argv[2:]]
+    else:
+        argv = _legacy_num(argv, "n")
+    try:
+        opts, files = parse_opts(ctx, argv, "c:n:fFqvzs:", {
+            "bytes": "c", "lines": "n", "follow": "follow::", "quiet": "q", "silent": "q",
+            "verbose": "v", "zero-terminated": "z", "sleep-interval": "s", "retry": None,
+            "pid": "pid:", "max-unchanged-stats": "max-unchanged-stats:"}, status=1)
+    except OptError as e:
+        return e.status
+    count, by_bytes, from_start, verbose = 10, False, False, None
+    sep = b"\n"
+    for k, v in opts:
+        if k in "cn":
+            assert v is not None
+            r = parse_size(v)
+            if r is None:
+                ctx.error(f"invalid number of {'bytes' if k == 'c' else 'lines'}: {quote(ctx, v)}")
+                return 1
+            by_bytes = k == "c"
+            from_start = r[0] == "+"
+            count = r[1]
+        elif k in ("f", "F", "follow"):
+            ctx.error("following files (-f/-F) is not supported in the sandbox: "
+                      "output would never end; use 'tail -n N FILE' instead")
+            return 1
+        elif k == "q":
+            verbose = False
+        elif k == "v":
+            verbose = True
+        elif k == "z":
+            sep = b"\0"
+    files = files or ["-"]
+    show = verbose if verbose is not None else len(files) > 1
+    status = 0
+    first = True
+    for name in files:
+        try:
+            f = open_input(ctx, name)
+        except IsADirectoryError:
+            if show:
+                _header(ctx, name, first)
+            first = False
+            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
+            status = 1
+            continue
+        except OSError as e:
+            ctx.error(f"cannot open {quoteaf_(name)} for reading: {_se(e)}")
+            status = 1
+            continue
+        try:
+            if show:
+                _header(ctx, name, first)
+            first = False
+            _tail_one(ctx, f, count, by_bytes, from_start, sep)
+        except IsADirectoryError:
+            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
+            status = 1
+        finally:
+            f.close()
+    return status
+
+
+def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from_start: bool,
+              sep: bytes) -> None:
+    out = ctx.stdout
+    if by_bytes:
+        if from_start:
+            skip = max(count - 1, 0)
+            for chunk in iter_chunks(f, CHUNK):
+                if skip:
+                    if len(chunk) <= skip:
+                        skip -= len(chunk)
+                        continue
+                    chunk = chunk[skip:]
+                    skip = 0
+                out.write(chunk)
+            return
+        buf = bytearray()
+        for chunk in iter_chunks(f, CHUNK):
+            buf += chunk
+            if len(buf) > 2 * max(count, CHUNK):
+                del buf[: len(buf) - count]
+        if count:
+            out.write(bytes(buf[-count:]))
+        return
+    if from_start:
+        skip = max(count - 1, 0)
+        n = 0
+        for line in iter_lines(f, CHUNK, sep):
+            n += 1
+            if n > skip:
+                out.write(line)
+            elif n & 4095 == 0:
+                ctx.budget.check()
+        return
+    if count == 0:
+        for _ in iter_chunks(f, CHUNK):
+            pass
+        return
+    from collections import deque
+    q: deque[bytes] = deque(maxlen=count)
+    n = 0
+    for line in iter_lines(f, CHUNK, sep):
+        q.append(line)
+        n += 1
+        if n & 8191 == 0:
+            ctx.budget.check()
+    out.write(b"".join(q))
+
+
+# -- wc -------------------------------------------------------------------------------------
+
+_WS = " \t\n\v\f\r\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
+_WS_SPLIT = re.compile("[" + re.escape(_WS) + "]")
+_B_WS_SPLIT = re.compile(rb"[ \t\n\v\f\r]")
+_B_PRINT = re.compile(rb"[\x21-\x7e]")
+_NONPRINT_ONLY = re.compile(r"^[\x00-\x20\x7f-\x9f\udc80-\udcff\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]*$")
+
+
+def _char_width(ch: str) -> int:
+    import unicodedata
+    o = ord(ch)
+    if o < 32 or 0x7F <= o < 0xA0 or 0xDC80 <= o <= 0xDCFF:
+        return 0
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return 2
+    return 1
+
+
+def _line_width(text: str) -> int:
+    """Display width of one line's text as wc -L computes it (tabs to 8, \\r/\\f reset)."""
+    best = pos = 0
+    for ch in text:
+        if ch == "\t":
+            pos += 8 - pos % 8
+        elif ch in "\r\f":
+            best = max(best, pos)
+            pos = 0
+        elif ch == " ":
+            pos += 1
+        elif ch < "\x7f" and ch >= " ":
+            pos += 1
+        else:
+            pos += _char_width(ch)
+    return max(best, pos)
+
+
+class _WcCounts:
+    __slots__ = ("lines", "words", "chars", "bytes", "maxlen")
+
+    def __init__(self) -> None:
+        self.lines = self.words = self.chars = self.bytes = self.maxlen = 0
+
+
+def _wc_stream(ctx: CommandContext, f: BinaryIO, want_words: bool, want_chars: bool,
+               want_len: bool, utf8: bool) -> _WcCounts:
+    c = _WcCounts()
+    in_word = False
+    dec = codecs.getincrementaldecoder("utf-8")("surrogateescape") if utf8 else None
+    carry = ""
+    bcarry = b""
+    n = 0
+    for chunk in iter_chunks(f, CHUNK):
+        n += 1
+        if n & 63 == 0:
+            ctx.budget.check()
+        c.bytes += len(chunk)
+        c.lines += chunk.count(b"\n")
+        if not (want_words or want_chars or want_len):
+            continue
+        if dec is not None and not chunk.isascii():
+            text = dec.decode(chunk)
+            if want_chars:
+                c.chars += len(text) - len(re.findall("[\udc80-\udcff]", text))
+            if want_words:
+                parts = _WS_SPLIT.split(text)
+                pr = [not _NONPRINT_ONLY.match(p) for p in parts]
+                in_word = _count_words(c, parts, pr, in_word)
+            if want_len:
+                carry = _maxlen_feed(c, carry + text)
+        else:
+            if dec is not None:
+                text_ascii = dec.decode(chunk)  # keeps decoder state consistent
+            else:
+                text_ascii = None
+            if want_chars:
+                c.chars += len(chunk) if dec is not None else len(chunk)
+            if want_words:
+                parts_b = _B_WS_SPLIT.split(chunk)
+                pr = [_B_PRINT.search(p) is not None for p in parts_b]
+                in_word = _count_words(c, parts_b, pr, in_word)
+            if want_len:
+                if text_ascii is None:
+                    # C locale: bytes >= 0x80 are non-printable, width 0
+                    text_ascii = chunk.decode("latin-1")
+                    text_ascii = re.sub("[\x80-\xff]", "", text_ascii)
+                carry = _maxlen_feed(c, carry + text_ascii)
+        _ = bcarry
+    if dec is not None:
+        tail = dec.decode(b"", final=True)
+        if tail and want_chars:
+            c.chars += len(tail) - len(re.findall("[\udc80-\udcff]", tail))
+    if in_word:
+        c.words += 1
+    if want_len and carry:
+        c.maxlen = max(c.maxlen, _line_width(carry))
+    return c
+
+
+def _count_words(c: _WcCounts, parts: list, printable: list[bool], in_word: bool) -> bool:
+    if len(parts) == 1:
+        return in_word or printable[0]
+    if in_word or printable[0]:
+        c.words += 1
+    c.words += sum(printable[1:-1])
+    return printable[-1]
+
+
+def _maxlen_feed(c: _WcCounts, text: str) -> str:
+    lines = text.split("\n")
+    for ln in lines[:-1]:
+        w = len(ln) if ln.isascii() and ln.isprintable() else _line_width(ln)
+        if w > c.maxlen:
+            c.maxlen = w
+    return lines[-1]
+
+
+@command("wc", usage="wc [OPTION]... [FILE]...",
+         help="Print newline, word, and byte counts for each FILE, and a total line if\n"
+              "more than one FILE is specified.")
+def wc(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "clLmw", {
+            "bytes": "c", "chars": "m", "lines": "l", "words": "w", "max-line-length": "L",
+            "files0-from": "files0-from:", "total": "total:"}, status=1)
+    except OptError as e:
+        return e.status
+    want = {k for k, _ in opts if k in "clLmw"}
+    total_mode = "auto"
+    for k, v in opts:
+        if k == "total":
+            if v not in ("auto", "always", "only", "never"):
+                ctx.error(f"invalid argument {quote(ctx, v or '')} for '--total'")
+                ctx.stderr.write("Valid arguments are:\n  - 'auto'\n  - 'always'\n  - 'only'\n  - 'never'\n".encode())
+                try_help(ctx)
+                return 1
+            total_mode = v
+    if not want:
+        want = {"l", "w", "c"}
+    utf8 = _utf8(ctx)
+    names = files or [None]
+    results: list[tuple[str | None, _WcCounts | None]] = []
+    status = 0
+    # width: GNU sums st_size of regular files; any non-regular input forces a minimum of 7
+    ncounts = len(want)
+    width = 1
+    if not (len(names) == 1 and ncounts == 1):
+        reg_total, minw = 0, 1
+        for nm in names:
+            try:
+                if nm is None or nm == "-":
+                    size = _stdin_regular_size(ctx)
+                    if size is None:
+                        minw = 7
+                    else:
+                        reg_total += size
+                    continue
+                st = ctx.fs.stat(ctx.path(nm))
+                if st.is_file:
+                    reg_total += st.st_size
+                else:
+                    minw = 7
+            except OSError:
+                continue  # GNU skips inputs it cannot stat
+        width = max(len(str(reg_total)), minw)
+    tot = _WcCounts()
+    for nm in names:
+        label = nm
+        try:
+            f = open_input(ctx, "-" if nm is None else nm)
+        except IsADirectoryError as e:
+            file_error(ctx, e, nm or "-")
+            status = 1
+            if total_mode != "only":
+                _wc_print(ctx, _WcCounts(), want, width, label)
+            continue
+        except OSError as e:
+            file_error(ctx, e, nm or "-")
+            status = 1
+            continue
+        try:
+            try:
+                counts = _wc_stream(ctx, f, "w" in want, "m" in want, "L" in want, utf8)
+            except IsADirectoryError as e:
+                file_error(ctx, e, nm or "-")
+                status = 1
+                counts = _WcCounts()
+        finally:
+            f.close()
+        for a in ("lines", "words", "chars", "bytes"):
+            setattr(tot, a, getattr(tot, a) + getattr(counts, a))
+        tot.maxlen = max(tot.maxlen, counts.maxlen)
+        if total_mode != "only":
+            _wc_print(ctx, counts, want, width, label)
+    if total_mode == "always" or (total_mode == "auto" and len(names) > 1):
+        _wc_print(ctx, tot, want, width, "total")
+    elif total_mode == "only":
+        _wc_print(ctx, tot, want, width, None)
+    return status
+
+
+def _stdin_regular_size(ctx: CommandContext) -> int | None:
+    import io
+    s = ctx.stdin
+    if isinstance(s, io.BytesIO):
+        return None
+    try:
+        if not s.seekable():
+            return None
+        pos = s.tell()
+        end = s.seek(0, 2)
+        s.seek(pos)
+        return end
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _wc_print(ctx: CommandContext, c: _WcCounts, want: set[str], width: int, label: str | None) -> None:
+    vals = []
+    for k, v in (("l", c.lines), ("w", c.words), ("m", c.chars), ("c", c.bytes), ("L", c.maxlen)):
+        if k in want:
+            vals.append(str(v).rjust(width))
+    s = " ".join(vals)
+    if label is not None:
+        s += " " + label
+    ctx.stdout.write((s + "\n").encode("utf-8", "surrogateescape"))
+
+
+def _utf8(ctx: CommandContext) -> bool:
+    from ._args import is_utf8
+    return is_utf8(ctx)
+
+
+# -- tee ------------------------------------------------------------------------------------
+
+@command("tee", usage="tee [OPTION]... [FILE]...",
+         help="Copy standard input to each FILE, and also to standard output.")
+def tee(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "aip", {
+            "append": "a", "ignore-interrupts": "i", "output-error": "output-error::"}, status=1)
+    except OptError as e:
+        return e.status
+    append = any(k == "a" for k, _ in opts)
+    status = 0
+    outs: list[BinaryIO] = []
+    for name in files:
+        if name == "-":
+            outs.append(ctx.stdout)  # GNU 9.1 tee writes '-' literally? no: treats as a file named '-'
+            outs.pop()
+        try:
+            outs.append(ctx.fs.open(ctx.path(name), "ab" if append else "wb"))
+        except OSError as e:
+            file_error(ctx, e, name)
+            status = 1
+    try:
+        stdout_ok = True
+        for chunk in iter_chunks(ctx.stdin, CHUNK):
+            if stdout_ok:
+                try:
+                    ctx.stdout.write(chunk)
+                    fl = getattr(ctx.stdout, "flush", None)
+                    if fl:
+                        fl()
+                except BrokenPipeError:
+                    if not outs:
+                        raise
+                    stdout_ok = False
+                    status = 1
+            for o in outs:
+                o.write(chunk)
+                o.flush()
+    finally:
+        for o in outs:
+            o.close()
+    return status
+
+
+# -- tac / rev ------------------------------------------------------------------------------
+
+@command("tac", usage="tac [OPTION]... [FILE]...",
+         help="Write each FILE to standard output, last line first.")
+def tac(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "brs:", {
+            "before": "b", "regex": "r", "separator": "s"}, status=1)
+    except OptError as e:
+        return e.status
+    sep = b"\n"
+    before = regex = False
+    for k, v in opts:
+        if k == "s":
+            sep = (v or "").encode("utf-8", "surrogateescape")
+            if not sep:
+                ctx.error("separator cannot be empty")
+                return 1
+        elif k == "b":
+            before = True
+        elif k == "r":
+            regex = True
+    status = 0
+    for name, f in _inputs(ctx, files, "failed to open {} for reading", dir_ok=True):
+        if f is None:
+            status = 1
+            continue
+        try:
+            data = b"".join(iter_chunks(f, CHUNK))
+        except IsADirectoryError:
+            ctx.error(f"{quotef(name)}: read error: Invalid argument")
+            status = 1
+            continue
+        ctx.stdout.write(_tac_bytes(data, sep, before, regex))
+    return status
+
+
+def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
+    if not data:
+        return b""
+    if regex:
+        import regex as _re
+        pat = _re.compile(sep)
+        seps = [(m.start(), m.end()) for m in pat.finditer(data) if m.end() > m.start()]
+    else:
+        seps = []
+        i = data.find(sep)
+        while i >= 0:
+            seps.append((i, i + len(sep)))
+            i = data.find(sep, i + len(sep))
+    recs: list[bytes] = []
+    if not before:
+        start = 0
+        for s, e in seps:
+            recs.append(data[start:e])
+            start = e
+        if start < len(data):
+            recs.append(data[start:])
+    else:
+        start = 0
+        for s, e in seps:
+            if s > start or s == 0:
+                recs.append(data[start:s])
+            start = s
+        recs.append(data[start:])
+        recs = [r for r in recs if r]
+    recs.reverse()
+    return b"".join(recs)
+
+
+@command("rev", usage="rev [options] [file ...]", help="Reverse lines characterwise.")
+def rev(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        _, files = parse_opts(ctx, argv, "V0", {}, status=1)
+    except OptError as e:
+        return e.status
+    status = 0
+    utf8 = _utf8(ctx)
+    for name, f in _inputs(ctx, files):
+        if f is None:
+            status = 1
+            continue
+        for line in iter_lines(f, CHUNK):
+            nl = line.endswith(b"\n")
+            body = line[:-1] if nl else line
+            if utf8 and not body.isascii():
+                r = body.decode("utf-8", "surrogateescape")[::-1].encode("utf-8", "surrogateescape")
+            else:
+                r = body[::-1]
+            ctx.stdout.write(r + (b"\n" if nl else b""))
+    return status
+
+
+# -- yes / echo ----------------------------------------------------------------------------
+
+@command("yes", usage="yes [STRING]...", help="Repeatedly output a line with all specified STRING(s), or 'y'.")
+def yes(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        _, ops = parse_opts(ctx, argv, "+", {}, status=1)
+    except OptError as e:
+        return e.status
+    line = (" ".join(ops) if ops else "y").encode("utf-8", "surrogateescape") + b"\n"
+    block = line * max(1, 8192 // len(line))
+    while True:
+        ctx.budget.check()
+        ctx.stdout.write(block)  # BrokenPipeError ends us, like SIGPIPE
+
+
+_ECHO_ESC = {ord("\\"): b"\\", ord("a"): b"\a", ord("b"): b"\b", ord("e"): b"\x1b",
+             ord("f"): b"\f", ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("v"): b"\v"}
+_OCT = b"01234567"
+_HEX = b"0123456789abcdefABCDEF"
+
+
+def echo_escapes(s: bytes) -> tuple[bytes, bool]:
+    """coreutils echo -e escapes on bytes; returns (data, stop) where stop means \\c was seen."""
+    if b"\\" not in s:
+        return s, False
+    out = bytearray()
+    i, n = 0, len(s)
+    while i < n:
+        ch = s[i]
+        if ch != 92 or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        c = s[i + 1]
+        i += 2
+        if c in _ECHO_ESC:
+            out += _ECHO_ESC[c]
+        elif c == 99:  # \c
+            return bytes(out), True
+        elif c in _OCT:
+            v = c - 48
+            lim = 3 if c == 48 else 2
+            k = 0
+            while k < lim and i < n and s[i] in _OCT:
+                v = v * 8 + s[i] - 48
+                i += 1
+                k += 1
+            out.append(v & 0xFF)
+        elif c == 120:  # \x
+            j = i
+            while j < n and j < i + 2 and s[j] in _HEX:
+                j += 1
+            if j == i:
+                out += b"\\x"
+            else:
+                out.append(int(s[i:j], 16))
+                i = j
+        else:
+            out.append(92)
+            out.append(c)
+    return bytes(out), False
+
+
+@command("echo", usage="echo [SHORT-OPTION]... [STRING]...",
+         help="Echo the STRING(s) to standard output.")
+def echo(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+    posix = "POSIXLY_CORRECT" in ctx.env
+    if len(args) == 1 and not posix:
+        if args[0] == "--help":
+            ctx.stdout.write(b"Usage: echo [SHORT-OPTION]... [STRING]...\n  or:  echo LONG-OPTION\n"
+                             b"Echo the STRING(s) to standard output.\n")
+            return 0
+        if args[0] == "--version":
+            ctx.stdout.write(b"echo (GNU coreutils) 9.1\n")
+            return 0
+    newline, escapes = True, False
+    while args and not posix:
+        a = args[0]
+        if len(a) > 1 and a[0] == "-" and all(c in "neE" for c in a[1:]):
+            for c in a[1:]:
+                if c == "n":
+                    newline = False
+                elif c == "e":
+                    escapes = True
+                else:
+                    escapes = False
+            args = args[1:]
+        else:
+            break
+    if posix:
+        escapes = True
+    parts = []
+    stop = False
+    for a in args:
+        b = a.encode("utf-8", "surrogateescape")
+        if escapes:
+            b, stop = echo_escapes(b)
+        parts.append(b)
+        if stop:
+            break
+    data = b" ".join(parts)
+    if newline and not stop:
+        data += b"\n"
+    ctx.stdout.write(data)
+    return 0
+
+
+# -- printf (command version) -------------------------------------------------------------
+
+@command("printf", usage="printf FORMAT [ARGUMENT]...",
+         help="Print ARGUMENT(s) according to FORMAT, or execute according to OPTION:")
+def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+    if len(args) == 1 and args[0] in ("--help", "--version"):
+        if args[0] == "--help":
+            ctx.stdout.write(b"Usage: printf FORMAT [ARGUMENT]...\n  or:  printf OPTION\n")
+        else:
+            ctx.stdout.write(b"printf (GNU coreutils) 9.1\n")
+        return 0
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args:
+        ctx.error("missing operand")
+        try_help(ctx)
+        return 1
+    from .printfmt import gnu_printf
+    out, err, status = gnu_printf(args[0], args[1:])
+    ctx.stdout.write(out)
+    if err:
+        ctx.stderr.write(err)
+    return status
+
+
+# -- seq ------------------------------------------------------------------------------------
+
+@command("seq", usage="seq [OPTION]... LAST\n  or:  seq [OPTION]... FIRST LAST\n  or:  seq [OPTION]... FIRST INCREMENT LAST",
+         help="Print numbers from FIRST to LAST, in steps of INCREMENT.")
+def seq(ctx: CommandContext, argv: list[str]) -> int:
+    # negative numbers are operands, not options: stop option parsing at them (GNU does too)
+    args = argv[1:]
+    fixed: list[str] = [argv[0]]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if re.match(r"^-[\d.]", a) or a in ("-inf", "-nan") or not a.startswith("-") or a == "-":
+            fixed.append("--")
+            fixed.extend(args[i:])
+            break
+        fixed.append(a)
+        i += 1
+        if a == "--":
+            fixed.extend(args[i:])
+            break
+        if re.match(r"^-[w]*[fs]$", a) or a in ("--format", "--separator") and i < len(args):
+            fixed.append(args[i])
+            i += 1
+    try:
+        opts, ops = parse_opts(ctx, fixed, "+f:s:w", {
+            "format": "f", "separator": "s", "equal-width": "w"}, status=1)
+    except OptError as e:
+        return e.status
+    fmt = None
+    sep = "\n"
+    width = False
+    for k, v in opts:
+        if k == "f":
+            fmt = v
+        elif k == "s":
+            sep = v or ""
+        elif k == "w":
+            width = True
+    if not ops:
+        ctx.error("missing operand")
+        try_help(ctx)
+        return 1
+    if len(ops) > 3:
+        ctx.error(f"extra operand {quote(ctx, ops[3])}")
+        try_help(ctx)
+        return 1
+    nums: list[Decimal] = []
+    for o in ops:
+        d = _seq_num(o)
+        if d is None:
+            ctx.error(f"invalid floating point argument: {quote(ctx, o)}")
+            try_help(ctx)
+            return 1
+        nums.append(d)
+    if len(nums) == 1:
+        first, step, last = Decimal(1), Decimal(1), nums[0]
+        sfirst, sstep = "1", "1"
+    elif len(nums) == 2:
+        first, step, last = nums[0], Decimal(1), nums[1]
+        sfirst, sstep = ops[0], "1"
+    else:
+        first, step, last = nums
+        sfirst, sstep = ops[0], ops[1]
+        if step == 0:
+            ctx.error(f"invalid Zero increment value: {quote(ctx, ops[1])}")
+            try_help(ctx)
+            return 1
+    if fmt is not None and width:
+        ctx.error("format string may not be specified when printing equal width strings")
+        try_help(ctx)
+        return 1
+    if fmt is not None:
+        err = _check_seq_fmt(fmt)
+        if err:
+            ctx.error(err.replace("%Q", quote(ctx, fmt)))
+            return 1
+    if any(x.is_nan() for x in (first, step, last)):
+        ctx.error(f"invalid {'not-a-number'} argument: {quote(ctx, ops[[x.is_nan() for x in nums].index(True)])}")
+        try_help(ctx)
+        return 1
+    # precision: max fractional digits of FIRST and INCREMENT (and LAST only for -w width)
+    def frac(s: str) -> int:
+        s = s.lower()
+        if "e" in s:
+            mant, _, ex = s.partition("e")
+            f = len(mant.partition(".")[2])
+            return max(f - int(ex), 0)
+        return len(s.partition(".")[2]) if "." in s else 0
+
+    all_int = all(x == x.to_integral_value() and "." not in o and "e" not in o.lower()
+                  for x, o in zip(nums, ops)) and not any(x.is_infinite() for x in nums)
+    out = ctx.stdout
+    sepb = sep.encode("utf-8", "surrogateescape")
+    if fmt is None and all_int and not width:
+        a, s, b = int(first), int(step), int(last)
+        if (s > 0 and a > b) or (s < 0 and a < b):
+            return 0
+        # fast path: integers, batched
+        cur = a
+        batch: list[str] = []
+        n = 0
+        while (s > 0 and cur <= b) or (s < 0 and cur >= b):
+            batch.append(str(cur))
+            cur += s
+            n += 1
+            if len(batch) >= 4096:
+                out.write(sep.join(batch).encode() + sepb)
+                batch = []
+                ctx.budget.check()
+        if batch:
+            out.write(sep.join(batch).encode())
+            out.write(b"\n")
+        else:
+            # the last separator is replaced by a newline
+            pass
+        return 0 if True else n
+    prec = max(frac(sfirst), frac(sstep))
+    if len(nums) == 1:
+        prec = 0
+
+    def fmt_num(x: Decimal) -> str:
+        if fmt is not None:
+            from .printfmt import format_float
+            return format_float(fmt, x)
+        if x.is_infinite():
+            return "-inf" if x < 0 else "inf"
+        return f"{x:.{prec}f}"
+
+    if width and fmt is None:
+        # equal width: pad with zeros to the widest of FIRST/LAST as printed
+        wid = max(len(fmt_num(first)), len(fmt_num(_seq_last_value(first, step, last))))
+
+        def fmt_num2(x: Decimal) -> str:
+            s = fmt_num(x)
+            if s.startswith("-"):
+                return "-" + s[1:].rjust(wid - 1, "0")
+            return s.rjust(wid, "0")
+        f2 = fmt_num2
+    else:
+        f2 = fmt_num
+    if (step > 0 and first > last) or (step < 0 and first < last):
+        return 0
+    items: list[str] = []
+    k = 0
+    cur = first
+    while (step > 0 and cur <= last) or (step < 0 and cur >= last):
+        items.append(f2(cur))
+        k += 1
+        if first.is_infinite():
+            break
+        cur = first + step * k
+        if len(items) >= 4096:
+            out.write(sep.join(items).encode("utf-8", "surrogateescape") + sepb)
+            items = []
+            ctx.budget.check()
+    if items:
+        out.write(sep.join(items).encode("utf-8", "surrogateescape"))
+    out.write(b"\n")
+    return 0
+
+
+def _seq_last_value(first: Decimal, step: Decimal, last: Decimal) -> Decimal:
+    if (step > 0 and first > last) or (step < 0 and first < last):
+        return first
+    n = int((last - first) / step)
+    return first + step * n
+
+
+def _seq_num(s: str) -> Decimal | None:
+    t = s.strip()
+    if re.match(r"^[+-]?(inf|infinity)$", t, re.I):
+        return Decimal("-Infinity") if t.startswith("-") else Decimal("Infinity")
+    if re.match(r"^[+-]?nan$", t, re.I):
+        return Decimal("NaN")
+    if re.match(r"^[+-]?0[xX][0-9a-fA-F]+$", t):
+        return Decimal(int(t, 16))
+    if not re.match(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$", t):
+        return None
+    try:
+        return Decimal(t)
+    except InvalidOperation:
+        return None
+
+
+def _check_seq_fmt(fmt: str) -> str | None:
+    specs = re.findall(r"%(%|[-+ #0']*\d*(?:\.\d*)?([a-zA-Z]?))", fmt)
+    convs = [c for full, c in specs if full != "%"]
+    if not convs:
+        return "format %Q has no % directive"
+    if len(convs) > 1:
+        return "format %Q has too many % directives"
+    if convs[0] not in "eEfFgGaA" or not convs[0]:
+        return f"format %Q has unknown %{convs[0]} directive" if convs[0] else "format %Q ends in %"
+    return None
+
+
+def quote_af(s: str) -> str:
+    from ._args import quoteaf
+    return quoteaf(s)
+
+
+# -- basename / dirname ---------------------------------------------------------------------
+
+def _basename(p: str, suffix: str | None) -> str:
+    if p == "":
+        return ""
+    s = p.rstrip("/")
+    if s == "":
+        return "/"
+    b = s.rsplit("/", 1)[-1]
+    if suffix and b != suffix and b.endswith(suffix):
+        b = b[: -len(suffix)]
+    return b
+
+
+@command("basename", usage="basename NAME [SUFFIX]\n  or:  basename OPTION... NAME...",
+         help="Print NAME with any leading directory components removed.")
+def basename(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "as:z", {"multiple": "a", "suffix": "s", "zero": "z"}, status=1)
+    except OptError as e:
+        return e.status
+    multiple = False
+    suffix = None
+    end = "\n"
+    for k, v in opts:
+        if k == "a":
+            multiple = True
+        elif k == "s":
+            suffix = v
+            multiple = True
+        elif k == "z":
+            end = "\0"
+    if not ops:
+        ctx.error("missing operand")
+        try_help(ctx)
+        return 1
+    if not multiple:
+        if len(ops) > 2:
+            ctx.error(f"extra operand {quote(ctx, ops[2])}")
+            try_help(ctx)
+            return 1
+        if len(ops) == 2:
+            suffix = ops[1]
+        ops = ops[:1]
+    ctx.stdout.write("".join(_basename(o, suffix) + end for o in ops).encode("utf-8", "surrogateescape"))
+    return 0
+
+
+def _dirname(p: str) -> str:
+    s = p.rstrip("/")
+    if not s:
+        return "/" if p.startswith("/") else "."
+    if "/" not in s:
+        return "."
+    d = s.rsplit("/", 1)[0].rstrip("/")
+    if not d:
+        return "//" if s.startswith("//") and not s.startswith("///") and False else "/"
+    return d
+
+
+@command("dirname", usage="dirname [OPTION] NAME...",
+         help="Output each NAME with its last non-slash component and trailing slashes\n"
+              "removed; if NAME contains no /'s, output '.' (meaning the current directory).")
+def dirname(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "z", {"zero": "z"}, status=1)
+    except OptError as e:
+        return e.status
+    end = "\0" if opts else "\n"
+    if not ops:
+        ctx.error("missing operand")
+        try_help(ctx)
+        return 1
+    ctx.stdout.write("".join(_dirname(o) + end for o in ops).encode("utf-8", "surrogateescape"))
+    return 0
+
+
+_ = (quotef, Decimal)
