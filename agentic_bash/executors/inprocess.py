@@ -25,6 +25,11 @@ from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture
 from ..vfs.paths import normalize
 from .base import OutputCallback
+from ..shell.parser import parse as _parse, parse_cached as _parse_cached
+try:
+    from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
+except ImportError:  # pragma: no cover
+    _diff = _snapshot_marker = None  # type: ignore[assignment]
 
 __all__ = ["InProcessExecutor", "run_nested_shell"]
 
@@ -124,7 +129,7 @@ class InProcessExecutor:
              timeout: float | None, on_output: OutputCallback | None) -> Result:
         t0 = time.monotonic()
         limits = self.limits
-        budget = Budget(limits, timeout)
+        budget = _RunBudget(limits, timeout)
         self._budget = budget
         sh = self.shell
         sh.budget = budget
@@ -148,22 +153,19 @@ class InProcessExecutor:
         temp_scope = None
         saved_cwd = None
         if env:
-            temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
-            st.scopes.insert(1, temp_scope) if False else None
             # per-run env: visible to this run only, like VAR=x cmd
-            for k, v in env.items():
-                pass
+            temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
             st.scopes.append(temp_scope)
             st.env_cache = None
         if cwd is not None:
             saved_cwd = st.cwd
             st.cwd = normalize(cwd, st.cwd)
         marker = None
-        try:
-            from ..vfs.changes import snapshot_marker
-            marker = snapshot_marker(self.fs)
-        except Exception:
-            marker = None
+        if _snapshot_marker is not None:
+            try:
+                marker = _snapshot_marker(self.fs)
+            except Exception:
+                marker = None
         timed_out = False
         status = 0
         try:
@@ -193,21 +195,20 @@ class InProcessExecutor:
                         del st.scopes[i]
                         break
                 st.env_cache = None
-            if saved_cwd is not None and st.cwd == normalize(cwd or ".", saved_cwd):
+            if saved_cwd is not None:
                 st.cwd = saved_cwd
-            sh.close_owned()
-            for k in [k for k in sh.fds if k > 2]:
-                pass
+            if sh.owned:
+                sh.close_owned()
             self._budget = None
         # background jobs started by this run: give them a moment to finish so their
         # output lands in this result (bash -c's caller sees it too while the pipe is open)
-        self._settle_jobs(t0, budget)
+        if sh.jobs is not None:
+            self._settle_jobs(t0, budget)
         st.last_status = status
         files = ((), (), ())
         if marker is not None:
             try:
-                from ..vfs.changes import diff
-                ch = diff(marker)
+                ch = _diff(marker)
                 files = (tuple(ch.created), tuple(ch.modified), tuple(ch.deleted))
             except Exception:
                 pass
@@ -230,9 +231,8 @@ class InProcessExecutor:
             j.done.wait(left)
 
     def _execute(self, sh: Interpreter, script: str) -> int:
-        from ..shell.parser import parse_cached
         try:
-            tree = parse_cached(script)
+            tree = _parse_cached(script)
         except ParseError as e:
             return self._parse_failure(sh, script, e)
         except RecursionError:
@@ -498,6 +498,41 @@ class InProcessExecutor:
         st.umask = int(state.get("umask", 0o022))
         st.last_status = int(state.get("last_status", 0))
         self.shell.state = st
+
+
+_EVENT_LOCK = threading.Lock()
+
+
+class _RunBudget(Budget):
+    """Budget whose threading.Event is made on first use (most runs never sleep or cancel)."""
+
+    __slots__ = ("_ev",)
+
+    def __init__(self, limits: Limits, timeout: float | None = None) -> None:  # noqa: D107
+        self.limits = limits
+        t = limits.timeout if timeout is None else timeout
+        self.deadline = None if t is None else time.monotonic() + t
+        self.commands = 0
+        self.iterations = 0
+        self._cancelled = False
+        self._reason = "timeout"
+        self._ev = None
+
+    @property  # type: ignore[override]
+    def _event(self) -> threading.Event:
+        ev = self._ev
+        if ev is None:
+            with _EVENT_LOCK:
+                ev = self._ev
+                if ev is None:
+                    ev = self._ev = threading.Event()
+                    if self._cancelled:
+                        ev.set()
+        return ev
+
+    @_event.setter
+    def _event(self, value: threading.Event) -> None:
+        self._ev = value
 
 
 class _Exited(Exception):

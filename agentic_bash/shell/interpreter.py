@@ -28,6 +28,9 @@ from .state import (
     ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, UPPER, ShellState, Var, VarError,
 )
 from .streams import NULL, Capture, NullStream, Pipe
+from . import patterns as _patterns
+from .arith import ArithError as _ArithError, evaluate as _arith_eval
+from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 
@@ -618,10 +621,9 @@ class Interpreter(Expander):
 
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
-        from .arith import ArithError, evaluate
         try:
-            return evaluate(expr, self._arith_vars)
-        except ArithError as e:
+            return _arith_eval(expr, self._arith_vars)
+        except _ArithError as e:
             raise ExpansionError(e.message, 1) from None
         except VarError as e:
             raise ExpansionError(e.message, 1) from None
@@ -638,19 +640,19 @@ class Interpreter(Expander):
         return {"extglob": True, "nocase": sh["nocasematch"]}
 
     def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
-        from . import patterns
+        patterns = _patterns
         if nocase is None:
             nocase = self.state.shopt["nocasematch"]
         return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
-        from . import patterns
+        patterns = _patterns
         if op in ("#", "##"):
             return patterns.strip_prefix(v, pat, longest=(op == "##"))
         return patterns.strip_suffix(v, pat, longest=(op == "%%"))
 
     def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
-        from . import patterns
+        patterns = _patterns
         mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
         text, amp = repl
         if not amp:
@@ -676,7 +678,7 @@ class Interpreter(Expander):
 
     def glob(self, pat: str) -> list[str] | None:
         """Expand a glob pattern; None means "keep the word as is"."""
-        from . import patterns
+        patterns = _patterns
         sh = self.state.shopt
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
@@ -854,9 +856,8 @@ class Interpreter(Expander):
         self.owned = []
 
     def run_string(self, src: str, *, trap: bool = False, name: str | None = None) -> int:
-        from .parser import parse_cached
         try:
-            script = parse_cached(src)
+            script = _parse_cached(src)
         except ParseError as e:
             self.error(e.message)
             self.state.last_status = 2
@@ -1444,7 +1445,7 @@ class Interpreter(Expander):
 
     def _expand_decl(self, words: tuple[N.Word, ...]) -> list[str]:
         """declare/local/export/readonly: assignment-looking words are not split or globbed."""
-        from .parser import decl_assign
+        decl_assign = _decl_assign
         argv = self.expand_words(words[:1])
         arrays: dict[int, Any] = {}
         for w in words[1:]:
@@ -1553,9 +1554,8 @@ class Interpreter(Expander):
         func = st.functions.get(name)
         builtin = None
         if func is None:
-            from .builtins import BUILTINS
-            builtin = BUILTINS.get(name)
-            if builtin is not None and name in self.disabled_builtins():
+            builtin = _BUILTINS.get(name)
+            if builtin is not None and self.state.__dict__.get("disabled") and name in self.state.disabled:  # type: ignore[attr-defined]
                 builtin = None
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
@@ -2072,3 +2072,5 @@ _HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
 }
 
 _ = (_Fields, _field_text, glob_escape, Capture, ASSOC, EXPORT, NAMEREF)
+
+from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily
