@@ -45,24 +45,76 @@ def format_word(word: Word) -> str:
     """A word as bash prints it: its source text, except that ``$( … )`` bodies are
     re-printed, ``$'…'`` becomes single-quoted and line continuations disappear."""
     text = word.text
-    if not text and word.parts:
+    if (not text and word.parts) or _needs_rebuild(word.parts):
         return "".join(format_part(p) for p in word.parts)
-    if "\\\n" in text or _needs_rebuild(word.parts) or text.startswith('$"') or '$"' in text:
-        return "".join(format_part(p) for p in word.parts)
+    if "\\\n" in text or '$"' in text:
+        return _normalize_text(text)
     return text
+
+
+def _normalize_text(text: str) -> str:
+    """Drop backslash-newline pairs outside single quotes and the ``$`` of ``$"…"`` (bash
+    does both while lexing)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_sq = in_dq = False
+    while i < n:
+        c = text[i]
+        if in_sq:
+            out.append(c)
+            if c == "'":
+                in_sq = False
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            if text[i + 1] != "\n":
+                out.append(text[i:i + 2])
+            i += 2
+            continue
+        if c == "'" and not in_dq:
+            in_sq = True
+        elif c == '"':
+            in_dq = not in_dq
+        elif c == "$" and not in_dq and i + 1 < n and text[i + 1] == '"':
+            i += 1  # $"…" prints as "…"
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _sq(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def _dq_lit(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in '"$`\\':
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
+_DQ_SPECIAL_AFTER_BACKSLASH = frozenset('$`"\\\n')
+_DOLLAR_TRIGGERS = frozenset("{([@*#?-$!_0123456789") | frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _format_dq(parts: tuple[Part, ...]) -> str:
+    """Double-quoted text with the fewest escapes that keep its meaning."""
+    rendered = [None if type(p) is Lit else format_part(p, True) for p in parts]
+    out = ['"']
+    for k, p in enumerate(parts):
+        r = rendered[k]
+        if r is not None:
+            out.append(r)
+            continue
+        text = p.text  # type: ignore[union-attr]
+        after = rendered[k + 1][:1] if k + 1 < len(parts) and rendered[k + 1] else '"'
+        n = len(text)
+        for i, ch in enumerate(text):
+            nxt = text[i + 1] if i + 1 < n else after
+            if ch == '"' or ch == "`":
+                out.append("\\" + ch)
+            elif ch == "\\":
+                out.append("\\\\" if nxt in _DQ_SPECIAL_AFTER_BACKSLASH else "\\")
+            elif ch == "$" and nxt in _DOLLAR_TRIGGERS:
+                out.append("\\$")
+            else:
+                out.append(ch)
+    out.append('"')
     return "".join(out)
 
 
@@ -70,7 +122,7 @@ def format_part(p: Part, in_dq: bool = False) -> str:
     """Source text for one word part."""
     t = type(p)
     if t is Lit:
-        return _dq_lit(p.text) if in_dq else p.text  # type: ignore[union-attr]
+        return _format_dq((p,))[1:-1] if in_dq else p.text  # type: ignore[union-attr]
     if t is Escaped:
         return "\\" + p.text  # type: ignore[union-attr]
     if t is SQ:
@@ -78,7 +130,7 @@ def format_part(p: Part, in_dq: bool = False) -> str:
     if t is ANSIC:
         return _sq(p.text)  # type: ignore[union-attr]
     if t is DQ:
-        return '"' + "".join(format_part(q, True) for q in p.parts) + '"'  # type: ignore[union-attr]
+        return _format_dq(p.parts)  # type: ignore[union-attr]
     if t is Param:
         return _format_param(p)  # type: ignore[arg-type]
     if t is CmdSub:
@@ -112,6 +164,17 @@ def _format_param(p: Param) -> str:
         s.append(("/" if p.op.startswith("/") else ":") + _wtext(p.arg2))
     s.append("}")
     return "".join(s)
+
+
+def _format_arg(w: Word) -> str:
+    parts = w.parts
+    if len(parts) == 1 and type(parts[0]) is Lit and "=(" in w.text:
+        from .parser import decl_assign  # a declare-style `name=(…)` argument
+
+        a = decl_assign(w)
+        if a is not None:
+            return _format_assign(a)
+    return format_word(w)
 
 
 def _format_assign(a: Assign) -> str:
@@ -314,7 +377,7 @@ class _Printer:
         t = type(cmd)
         if t is Simple:
             words = [_format_assign(a) for a in cmd.assigns]  # type: ignore[union-attr]
-            words.extend(format_word(w) for w in cmd.words)  # type: ignore[union-attr]
+            words.extend(_format_arg(w) for w in cmd.words)  # type: ignore[union-attr]
             text = " ".join(words)
             self.w(text)
             self.redirs(cmd.redirs, extra, " " if text else "")  # type: ignore[union-attr]
@@ -393,7 +456,7 @@ class _Printer:
                 if c.second is not None:
                     self.skip_indent += 1
         self.node(c.second)
-        if self.connection == 1 and self.deferred:
+        if self.deferred:
             self.flush()
         self.connection -= 1
 
