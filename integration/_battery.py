@@ -144,6 +144,35 @@ def checks(token: str, pip_pkg: str | None) -> dict:
     return obs
 
 
+def landlock_checks(token: str) -> dict:
+    import tempfile
+
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+
+    ws = tempfile.mkdtemp(prefix="agb-ll-")
+    home = os.path.expanduser("~")
+    obs: dict = {"ws": ws}
+    sb = SandboxedExecutor(isolation="landlock", mounts={"/workspace": (ws, "rw")})
+    try:
+        obs["report"] = sb.isolation.to_dict()
+
+        def run(script: str) -> dict:
+            r = sb.run(script)
+            return {"out": r.stdout, "err": r.stderr, "code": r.exit_code}
+
+        obs["py42"] = run("echo 'print(6*7)' > a.py && python3 a.py")
+        obs["in_ws"] = sorted(os.listdir(ws))
+        obs["write_out"] = run(f"echo x > /tmp/agb-ll-{token}; echo x > {home}/agb-ll-{token}")
+        obs["written_outside"] = [p for p in (f"/tmp/agb-ll-{token}", f"{home}/agb-ll-{token}")
+                                  if os.path.exists(p)]
+        obs["read_home"] = run(f"ls {home}; cat /etc/shadow")
+        obs["capeff"] = run("grep -E 'CapEff|NoNewPrivs' /proc/self/status")
+    finally:
+        sb.close()
+        shutil.rmtree(ws, ignore_errors=True)
+    return obs
+
+
 def _host_counts() -> dict:
     import glob
     with open("/proc/self/mountinfo") as f:
@@ -176,7 +205,9 @@ def leak(n: int) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "checks":
+    if sys.argv[1] == "landlock":
+        result = landlock_checks(sys.argv[2])
+    elif sys.argv[1] == "checks":
         pkg = sys.argv[sys.argv.index("--pip") + 1] if "--pip" in sys.argv else None
         result = checks(sys.argv[2], pkg)
     else:

@@ -150,3 +150,20 @@ def test_host_site_packages_untouched() -> None:
     d = "/usr/local/lib/python3.11/dist-packages"
     if os.path.isdir(d):
         assert PIP_PACKAGE not in os.listdir(d)
+
+
+@pytest.mark.parametrize("who", IDENTITIES)
+def test_landlock_level_confines_writes_and_reads(request: pytest.FixtureRequest, who: str,
+                                                  token: str) -> None:
+    from agentic_bash.isolation.probe import probe
+
+    if not probe().landlock_abi:
+        pytest.skip("kernel without Landlock")
+    runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
+    o = runner.battery("landlock", token + who)
+    assert "landlock" in o["report"]["enforced"] and "user_namespace" not in o["report"]["enforced"]
+    assert o["py42"]["out"] == "42\n"
+    assert "a.py" in o["in_ws"]  # the workspace is a real host directory at this level
+    assert o["written_outside"] == []
+    assert o["read_home"]["code"] != 0 and o["read_home"]["out"] == ""
+    assert "CapEff:\t0000000000000000" in o["capeff"]["out"]

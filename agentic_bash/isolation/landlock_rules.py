@@ -11,7 +11,7 @@ import os
 import stat
 from typing import Iterable
 
-__all__ = ["apply_landlock", "fs_rights"]
+__all__ = ["apply_landlock", "fs_rights", "host_read_rules"]
 
 _NR_CREATE, _NR_ADD_RULE, _NR_RESTRICT = 444, 445, 446  # asm-generic: same on every arch
 
@@ -66,12 +66,14 @@ def _libc() -> ctypes.CDLL:
 
 
 def apply_landlock(abi: int, read_exec: Iterable[str], writable: Iterable[str],
-                   *, scope: bool = True) -> int:
+                   *, scope: bool = True, list_only: Iterable[str] = ()) -> int:
     """Restrict this thread (and every later thread/child) and return the ABI applied.
 
     Reads and execution are allowed beneath ``read_exec``, everything except creating device
     nodes beneath ``writable``; all other filesystem access is denied. With ABI >= 6 and
     ``scope``, signals and abstract unix sockets cannot reach processes outside the domain.
+    ``list_only`` directories may be listed but their files are readable only through a
+    ``read_exec`` rule.
     Requires no_new_privs (or CAP_SYS_ADMIN). Raises OSError on failure; missing paths are
     skipped (a sandbox without e.g. /lib32 is fine).
     """
@@ -92,7 +94,7 @@ def apply_landlock(abi: int, read_exec: Iterable[str], writable: Iterable[str],
     try:
         read = READ_FILE | READ_DIR | EXECUTE | (IOCTL_DEV if abi >= 5 else 0)
         write = handled & ~(MAKE_CHAR | MAKE_BLOCK)
-        for paths, rights in ((read_exec, read), (writable, write)):
+        for paths, rights in ((list_only, READ_DIR), (read_exec, read), (writable, write)):
             for p in paths:
                 _add(libc, fd, p, rights & handled)
         if libc.syscall(ctypes.c_long(_NR_RESTRICT), ctypes.c_int(fd), ctypes.c_uint32(0)) < 0:
@@ -118,3 +120,32 @@ def _add(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
             raise OSError(e, f"landlock_add_rule {path}: {os.strerror(e)}")
     finally:
         os.close(pfd)
+
+
+# The landlock level shows the host's filesystem: reads are allowed only where programs need
+# them. Security invariant: no /home, /root, host /tmp, /run, /var/log, /srv, /mnt; in /etc
+# every entry except the secrets (root without capabilities still owns /etc/shadow).
+_HOST_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
+              "/var/lib", "/var/cache", "/proc", "/dev", "/sys/devices/system/cpu")
+_ETC_SECRETS = {"shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "sudoers.d",
+                "security", "ssl", "pki", "krb5.keytab", "npmrc", "netrc", "subuid", "subgid",
+                "subuid-", "subgid-", "machine-id", "credstore", "credstore.encrypted",
+                "wireguard", "NetworkManager", "openvpn", "letsencrypt", "docker"}
+
+
+def host_read_rules(cfg: dict) -> tuple[list[str], list[str]]:
+    """(read/execute paths, list-only dirs) for the landlock level."""
+    read = list(_HOST_READ) + list(cfg.get("python_binds", ())) + list(cfg.get("writable", ()))
+    read += [m["source"] for m in cfg.get("mounts") or ()]
+    try:
+        names = os.listdir("/etc")
+    except OSError:
+        names = []
+    read += [f"/etc/{n}" for n in names if n not in _ETC_SECRETS]
+    # certificates without the private keys
+    for d in ("/etc/ssl", "/etc/pki"):
+        try:
+            read += [f"{d}/{n}" for n in os.listdir(d) if n != "private"]
+        except OSError:
+            pass
+    return read, ["/etc"]

@@ -211,8 +211,10 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
             if cfg["level"] == "namespace":
                 landlock_abi = apply_landlock(cfg["landlock_abi"], ["/"], writable_paths(cfg))
             else:
-                landlock_abi = apply_landlock(cfg["landlock_abi"], ["/"],
-                                              list(cfg.get("writable", ())))
+                from .landlock_rules import host_read_rules
+                read, list_only = host_read_rules(cfg)
+                landlock_abi = apply_landlock(cfg["landlock_abi"], read,
+                                              list(cfg.get("writable", ())), list_only=list_only)
         except OSError as e:
             landlock_error = str(e)
     if cfg.get("seccomp"):
