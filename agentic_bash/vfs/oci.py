@@ -601,6 +601,7 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
                 node = fs.upper._get(d, False)
                 node.opaque = True
                 node.wh = None
+                fs._invalidate()
     for rel in sorted(plan.whiteouts, key=_sort_key):
         _rm_tree(fs, join(dest, rel))
     dir_times: list[tuple[str, Member]] = []
@@ -771,7 +772,10 @@ def _import(fileobj: BinaryIO, fs: Any, dest: str, layer: bool, max_entries: int
         try:
             if layer and dest == "/" and isinstance(getattr(fs, "upper", None), MemoryFS):
                 with fs._lock:
-                    _apply_upper(fs.upper, fs, tf, plan)
+                    try:
+                        _apply_upper(fs.upper, fs, tf, plan)
+                    finally:
+                        fs._invalidate()
             elif layer and dest == "/" and isinstance(fs, MemoryFS):
                 with fs._lock:
                     _apply_upper(fs, None, tf, plan)

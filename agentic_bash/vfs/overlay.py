@@ -50,6 +50,7 @@ class OverlayFS:
         self.lowers = list(lowers)
         self._lock = upper._lock
         self._journal: Any = None
+        self._dircache: dict[str, list[int]] = {}  # merged dir path -> layers providing it
         upper._track_via = self  # changes.snapshot_marker(upper) tracks the merged view
 
     # ------------------------------------------------------------------ layers
@@ -62,22 +63,35 @@ class OverlayFS:
             upper._track_via = getattr(self.upper, "_track_via", self)
             self.upper = upper
             self._lock = upper._lock
+            self._dircache = {}
 
     def _upper_dir(self, path: str) -> Any:
         """The upper inode at canonical ``path`` (no symlinks in it), or None."""
-        try:
-            node = self.upper._get(path, False)
-        except OSError:
-            return None
-        return node if node.fmt == S_IFDIR else None
+        node = self.upper._root
+        for c in path.split("/"):
+            if c:
+                node = node.children.get(c)
+                if node is None or node.fmt != S_IFDIR:
+                    return None
+        return node
 
-    def _child(self, parent: str, parent_layers: list[int], name: str) -> tuple[list[int], StatResult | None]:
+    def _invalidate(self) -> None:
+        """Forget cached directory layering (after anything that changes which layers merge)."""
+        self._dircache.clear()
+
+    def _child(self, parent: str, parent_layers: list[int], name: str,
+               pnode: Any = False) -> tuple[list[int], StatResult | None]:
+        """Layers providing ``parent/name`` and the top entry's lstat (None: absent).
+
+        ``pnode`` is the parent's upper inode when the caller has it (None: not in upper).
+        """
         path = join(parent, name)
         layers: list[int] = []
         top: StatResult | None = None
         for idx in parent_layers:
             if idx == 0:
-                pnode = self._upper_dir(parent)
+                if pnode is False:
+                    pnode = self._upper_dir(parent)
                 if pnode is None:
                     continue
                 node = pnode.children.get(name)
@@ -112,9 +126,11 @@ class OverlayFS:
 
     def _resolve(self, path: str, follow: bool = True) -> _Found:
         """Resolve in the merged view; the result's ``st`` is None if only the last part is missing."""
-        stack: list[tuple[str, list[int]]] = [("/", self._root_layers())]
+        up_root = self.upper._root
+        stack: list[tuple[str, list[int], Any]] = [("/", self._root_layers(), up_root)]
         comps = [c for c in reversed(path.split("/")) if c and c != "."]
         hops = 0
+        cache = self._dircache
         while comps:
             c = comps.pop()
             if c == ".":
@@ -123,9 +139,14 @@ class OverlayFS:
                 if len(stack) > 1:
                     stack.pop()
                 continue
-            cur, cur_layers = stack[-1]
-            layers, st = self._child(cur, cur_layers, c)
-            child = join(cur, c)
+            cur, cur_layers, cur_up = stack[-1]
+            child = cur + c if cur == "/" else cur + "/" + c
+            if comps:
+                cached = cache.get(child)
+                if cached is not None:  # a merged directory seen before
+                    stack.append((child, cached, None if cur_up is None else cur_up.children.get(c)))
+                    continue
+            layers, st = self._child(cur, cur_layers, c, cur_up)
             if st is None:
                 if comps:
                     raise _err(errno.ENOENT, path)
@@ -146,10 +167,13 @@ class OverlayFS:
                 return _Found(child, cur, cur_layers, layers, st)
             if fmt != S_IFDIR:
                 raise _err(errno.ENOTDIR, path)
-            stack.append((child, layers))
-        cur, cur_layers = stack[-1]
+            if len(cache) > 100_000:
+                cache.clear()
+            cache[child] = layers
+            stack.append((child, layers, None if cur_up is None else cur_up.children.get(c)))
+        cur, cur_layers, _ = stack[-1]
         if len(stack) > 1:
-            parent, parent_layers = stack[-2]
+            parent, parent_layers, _ = stack[-2]
         else:
             parent, parent_layers = "/", cur_layers
         return _Found(cur, parent, parent_layers, cur_layers, self._layer(cur_layers[0]).stat(cur, False))
@@ -186,6 +210,7 @@ class OverlayFS:
                 d.mtime, d.atime, d.ctime = st.st_mtime, st.st_atime, st.st_ctime
                 pnode.children[name] = d
                 pnode.nlink += 1
+                self._dircache.clear()
             elif node.fmt != S_IFDIR:
                 raise _err(errno.ENOTDIR, path)
             cur = nxt
@@ -248,6 +273,7 @@ class OverlayFS:
             cf = _Found(join(f.path, name), f.path, f.layers, child_layers, st)
             self._copy_up_tree(cf)
         self.upper._get(f.path, False).opaque = True
+        self._dircache.clear()
         f.layers = [0]
 
     def _lower_has(self, f: _Found) -> bool:
@@ -263,6 +289,7 @@ class OverlayFS:
         return False
 
     def _whiteout(self, f: _Found) -> None:
+        self._dircache.clear()
         self._copy_up_dirs(f.parent)
         pnode = self.upper._get(f.parent, False)
         if pnode.wh is None:
@@ -434,6 +461,7 @@ class OverlayFS:
             self.upper.mkdir(f.path, mode)
             if hidden or self._lower_has(f):
                 self.upper._get(f.path, False).opaque = True
+                self._dircache.clear()
 
     def symlink(self, target: str, path: str) -> None:
         with self._lock:
@@ -457,6 +485,8 @@ class OverlayFS:
 
     def _remove(self, f: _Found, is_dir: bool) -> None:
         self._jnote(f.path)
+        if is_dir:
+            self._dircache.clear()
         lower = self._lower_has(f)
         if f.top == 0:
             if is_dir:
@@ -519,6 +549,7 @@ class OverlayFS:
             j = self._journal
             if j is not None:
                 j.note_move(s.path, d.path)
+            self._dircache.clear()
             if s_dir:
                 self._copy_up_tree(s)
             else:
@@ -531,6 +562,7 @@ class OverlayFS:
             elif d.st is not None and d.top == 0 and d.st.is_dir:
                 self.upper._get(d.path, False).wh = None
             self.upper.rename(s.path, d.path)
+            self._dircache.clear()
             if s_dir and (self._lower_has(d) or d.st is not None):
                 self.upper._get(d.path, False).opaque = True
             if src_lower:
