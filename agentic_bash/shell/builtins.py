@@ -96,7 +96,10 @@ def b_echo(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("printf")
 def b_printf(sh: Interpreter, argv: list[str]) -> int:
-    from . import printf as pf
+    try:
+        from . import printf as pf
+    except ImportError:  # pragma: no cover - shell.printf not landed: use the command
+        return sh.run_external(argv)
     args = argv[1:]
     var = None
     while args and args[0].startswith("-") and args[0] != "-":
