@@ -665,11 +665,15 @@ class Lexer:
                 i = j + 1
             elif c == '"':
                 self.pos = i + 1
-                for p in self.read_dq().parts:
-                    if type(p) is Lit:
-                        buf.text(p.text)
-                    else:
-                        buf.part(p)
+                dq = self.read_dq()
+                if unquoted:
+                    buf.part(dq)
+                else:
+                    for p in dq.parts:
+                        if type(p) is Lit:
+                            buf.text(p.text)
+                        else:
+                            buf.part(p)
                 i = self.pos
             elif c == "$":
                 self.pos = i
@@ -816,7 +820,7 @@ class Lexer:
             if src[i] == "/":
                 i += 1
                 self.pos = i
-                parts = self.read_arg_parts("}", in_dq=in_dq, sq_literal=True, open_pos=open_pos)
+                parts = self.read_arg_parts("}", in_dq=in_dq, open_pos=open_pos)
                 arg2 = Word(parts, src[i:self.pos], self.line_at(i))
                 i = self.pos
             self.pos = i + 1
