@@ -847,8 +847,10 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             st.options[opt] = on
             i += 2
             continue
+        takes_o = False
         for c in a[1:]:
             if c == "o":
+                takes_o = True
                 continue
             opt = LETTER_TO_OPTION.get(c)
             if opt is None:
@@ -861,6 +863,16 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 return 2
             st.options[opt] = on
         i += 1
+        if takes_o:
+            if i >= len(args):
+                for k in sorted(SET_OPTIONS):
+                    _out(sh, f"{k:<15}\t{'on' if st.options[k] else 'off'}\n")
+                continue
+            if args[i] not in st.options:
+                sh.error(f"set: {args[i]}: invalid option name")
+                return 2
+            st.options[args[i]] = on
+            i += 1
     return 0
 
 
@@ -1384,7 +1396,7 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
         text = "".join(c for c, _ in rest)
         if n > 1 or True:
             # a single trailing non-whitespace IFS delimiter is dropped when it ends the last field
-            if rest and not rest[-1][1] and rest[-1][0] in ifs and rest[-1][0] not in ws and len(fields) == n - 1 and n > 1:
+            if rest and not rest[-1][1] and rest[-1][0] in ifs and rest[-1][0] not in ws and len(fields) == n - 1:
                 inner = rest[:-1]
                 if not any((not esc and ch in ifs) for ch, esc in inner):
                     text = "".join(c for c, _ in inner)

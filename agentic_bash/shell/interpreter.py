@@ -1676,6 +1676,8 @@ class Interpreter(Expander):
         st.scopes.append({})
         self.funcstack.append((name, self.lineno, getattr(func, "_source_file", None) or self.fn_source))
         saved_line = self.lineno
+        saved_loops = self.loop_depth
+        self.loop_depth = 0
         status = 0
         try:
             body = func.body
@@ -1700,6 +1702,7 @@ class Interpreter(Expander):
             st.env_cache = None
             st.positional = saved_pos
             self.lineno = saved_line
+            self.loop_depth = saved_loops
         return status
 
     # ------------------------------------------------------------------ external commands
