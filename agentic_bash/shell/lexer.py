@@ -27,6 +27,7 @@ _HD_PLAIN = re.compile(r"[^$`\\]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DIGITS = re.compile(r"[0-9]+")
 _EXTGLOB_CHARS = frozenset("@*+?!")
+_FAST_END = frozenset(" \t\n|&;<>)")
 _SPECIAL_PARAMS = frozenset("@*#?-$!0")
 _DQ_ESCAPABLE = frozenset('$`"\\\n')
 _HD_ESCAPABLE = frozenset("$`\\\n")
@@ -224,9 +225,18 @@ class Lexer:
         """Read one unquoted-context word at ``pos`` (blanks already skipped); None at a metachar."""
         src, n = self.src, self.n
         start = self.pos
+        self.sub_span: tuple[int, int] | None = None
+        # fast path: a plain word ending at a blank or an operator
+        m = _PLAIN.match(src, start)
+        if m is not None:
+            end = m.end()
+            if end >= n or src[end] in _FAST_END:
+                text = m.group()
+                if not (assign_ok and "[" in text):
+                    self.pos = end
+                    return Word((Lit(text),), text, bisect_left(self.nl, start) + 1 + self.line_base)
         i = start
         buf = _Buf()
-        self.sub_span: tuple[int, int] | None = None
         if assign_ok:
             m = _NAME.match(src, i)
             if m and m.end() < n and src[m.end()] == "[":

@@ -142,7 +142,9 @@ class Parser(Lexer):
     def peek(self, assign_ok: bool = False) -> Tok:
         tok = self.tok
         if tok is not None:
-            if not (assign_ok and tok.kind == WORD and tok.sub_span is None and not self.tok_assign
+            if not assign_ok or self.tok_assign:
+                return tok
+            if not (tok.kind == WORD and tok.sub_span is None and not self.tok_assign
                     and "[" in tok.val):
                 return tok
             # lexed before we knew it was in assignment position: `a[i + 1]=x` reads differently
