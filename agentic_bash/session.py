@@ -50,7 +50,6 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
                    limits: Limits, strict: bool, prefer_inprocess: bool, info: SystemInfo,
                    commands_allowlist: Any = None, **extra: Any) -> tuple[Any, str]:
     """Pick and build the executor for ``isolation``; returns (executor, level actually used)."""
-    from .commands import load_all
     if isolation in ("namespace", "landlock"):
         try:
             from .executors.sandboxed import SandboxedExecutor
@@ -73,7 +72,8 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         return ex, "none"
     # virtual ("auto" means virtual until the sandboxed level is wired in by the lead)
     from .vfs.layout import build_virtual_fs
-    names = list(load_all()) + ["bash", "sh"]
+    from .executors.inprocess import load_commands
+    names = list(load_commands()) + ["bash", "sh"]
     fs, layer = build_virtual_fs(mounts, names, home=info.home, workdir=workdir, limits=limits)
     try:
         if not fs.exists(workdir):

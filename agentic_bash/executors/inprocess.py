@@ -36,6 +36,24 @@ __all__ = ["InProcessExecutor", "run_nested_shell"]
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
 
 
+def load_commands() -> dict[str, Any]:
+    """The in-process command registry; a command module that fails to import is skipped."""
+    from .. import commands
+    try:
+        return commands.load_all()
+    except Exception:  # noqa: BLE001 - one broken command module must not break the shell
+        import importlib
+        import pkgutil
+        for m in pkgutil.iter_modules(commands.__path__):
+            if m.name.startswith("_") or m.name == "base":
+                continue
+            try:
+                importlib.import_module(f"{commands.__name__}.{m.name}")
+            except Exception:  # noqa: BLE001
+                pass
+        return commands.REGISTRY
+
+
 def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: SystemInfo) -> None:
     sc = st.scopes[0]
     for k, v in env.items():
@@ -68,7 +86,6 @@ class InProcessExecutor:
     def __init__(self, *, fs: Any, native: Any = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", limits: Limits = Limits(), info: SystemInfo = SystemInfo(),
                  prefer_inprocess: bool = False, commands_allowlist: Any = None, layer: Any = None) -> None:
-        from ..commands import load_all
         self.fs = fs
         self.native = native
         self.limits = limits
@@ -76,7 +93,7 @@ class InProcessExecutor:
         self.prefer_inprocess = prefer_inprocess
         self.allowlist = set(commands_allowlist) if commands_allowlist is not None else None
         self.layer = layer
-        self.registry = load_all()
+        self.registry = load_commands()
         self.custom: dict[str, Callable[..., int]] = {}
         self._closed = False
         self._lock = threading.Lock()

@@ -37,6 +37,8 @@ def glob_escape(s: str) -> str:
     return _GLOB_ESC.sub(r"\\\1", s) if s else s
 
 
+_WS_SPLIT: dict[str, re.Pattern[str]] = {}
+
 # chunk kinds inside a field under construction
 _LIT, _QUOTED, _SPLIT = 0, 1, 2
 
@@ -79,6 +81,18 @@ class _Fields:
             self.cur.append((text, _SPLIT))
             return
         ws, nws = self.ifs_ws, self.ifs_nws
+        if not nws:
+            rx = _WS_SPLIT.get(ws)
+            if rx is None:
+                rx = _WS_SPLIT[ws] = re.compile("[" + re.escape(ws) + "]+")
+            cur = self.cur
+            for k, seg in enumerate(rx.split(text)):
+                if k:
+                    self.brk()
+                    cur = self.cur
+                if seg:
+                    cur.append((seg, _SPLIT))
+            return
         i, n = 0, len(text)
         start = 0
         while i < n:
@@ -154,6 +168,18 @@ class Expander:
                     return t
             elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                 return p.text
+            elif tp is N.ArithSub:
+                return str(self.arith_expand(p.expr))
+            elif tp is N.Param and not p.op and not p.prefix and p.index is None:
+                v = self.param_value(p, True)
+                if type(v) is str:
+                    return v
+            elif tp is N.DQ and len(p.parts) == 1:
+                q = p.parts[0]
+                if type(q) is N.Param and not q.op and not q.prefix and q.index is None:
+                    v = self.param_value(q, True)
+                    if type(v) is str:
+                        return v
         fb = _Fields("")
         self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
         fields = fb.finish()

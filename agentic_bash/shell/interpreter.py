@@ -399,6 +399,12 @@ class Interpreter(Expander):
     def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
         """Assign a scalar (to element 0 of an array), honouring attributes and namerefs."""
         st = self.state
+        if scope is None:
+            var = st.find(name)
+            if var is not None and not var.attrs and not append and type(var.value) is not dict \
+                    and not st.options["allexport"]:
+                var.value = value
+                return
         sc, var = st.find_scope(name) if scope is None else (scope, scope.get(name))
         if var is not None and var.attrs & NAMEREF:
             target = st.resolve_ref(name)
@@ -2021,8 +2027,13 @@ class _ArithVars:
     def get(self, name: str, index: str | None) -> str | None:
         sh = self.sh
         if index is None:
-            return sh.special_or_var(name) if not (name.isalpha() or "_" in name or name.isalnum()) \
-                else self._get_plain(name)
+            if name not in DYNAMIC:
+                v = sh.state.find(name)
+                if v is not None and not v.attrs & NAMEREF:
+                    val = v.value
+                    if type(val) is str:
+                        return val
+            return self._get_plain(name)
         rname = sh.state.resolve_ref(name)
         var = sh.lookup_var(rname)
         if var is None or var.value is None:
