@@ -38,21 +38,27 @@ _MODES = {
 }
 
 
+def _nofollow(g: _Gate) -> int:
+    return 0 if g.follow else os.O_NOFOLLOW
+
+
 class _Gate:
     """The result of resolving a path: a directory fd and the final name in it."""
 
-    __slots__ = ("fd", "name", "path")
+    __slots__ = ("fd", "name", "path", "follow")
 
-    def __init__(self, fd: int, name: str, path: str) -> None:
-        self.fd = fd          # O_PATH fd of the parent directory (owned; close it)
+    def __init__(self, fd: int | None, name: str, path: str, follow: bool = False) -> None:
+        self.fd = fd          # O_PATH fd of the parent directory (owned; close it); None: cwd-free absolute name
         self.name = name      # final component, "." when the path is a directory reached by ".."/"/"
         self.path = path      # canonical sandbox path (symlinks resolved as the walk did)
+        self.follow = follow  # whether the operation itself must follow a final symlink
 
     def __enter__(self) -> _Gate:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 class HostFS:
@@ -64,10 +70,14 @@ class HostFS:
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), root)
         self.writable = writable
         self._journal = None
+        # HostFS("/") (host and sandboxed modes) confines nothing, so the kernel resolves paths
+        self._fast = self.root == "/"
 
     # ------------------------------------------------------------------ the gate
     def _gate(self, path: str, follow: bool = True) -> _Gate:
         """Resolve ``path`` inside the root; the only way any method reaches the host."""
+        if self._fast:
+            return _Gate(None, path, path, follow)
         stack = [os.open(self.root, _DIR_FLAGS)]
         names = ["/"]
         comps = [c for c in reversed(path.split("/")) if c and c != "."]
@@ -139,20 +149,20 @@ class HostFS:
     @staticmethod
     def _lstat_in(g: _Gate) -> os.stat_result | None:
         try:
-            return os.stat(g.name, dir_fd=g.fd, follow_symlinks=False)
+            return os.stat(g.name, dir_fd=g.fd, follow_symlinks=g.follow)
         except FileNotFoundError:
             return None
 
     def _jnote(self, path: str) -> None:
         j = self._journal
         if j is not None:
-            j.note(path)
+            j.note(os.path.realpath(path) if self._fast else path)
 
     # ------------------------------------------------------------------ queries
     def stat(self, path: str, follow_symlinks: bool = True) -> StatResult:
         with self._gate(path, follow_symlinks) as g:
             try:
-                return StatResult.from_os(os.stat(g.name, dir_fd=g.fd, follow_symlinks=False))
+                return StatResult.from_os(os.stat(g.name, dir_fd=g.fd, follow_symlinks=g.follow))
             except OSError as e:
                 raise _err(e.errno, path) from None
 
@@ -176,9 +186,9 @@ class HostFS:
     def _open_dir(self, path: str) -> int:
         with self._gate(path, True) as g:
             try:
-                return os.open(g.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=g.fd)
+                return os.open(g.name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | _nofollow(g), dir_fd=g.fd)
             except OSError as e:
-                if e.errno == errno.ELOOP:  # the final component became a symlink after the walk
+                if e.errno == errno.ELOOP and not g.follow:  # final component swapped for a symlink
                     raise _err(errno.ENOTDIR, path) from None
                 raise _err(e.errno, path) from None
 
@@ -224,11 +234,13 @@ class HostFS:
             with self._gate(path, True) as g:
                 if mode & os.W_OK and not self.writable:
                     return False  # like access(2) on a read-only mount: EROFS
-                return os.access(g.name, mode, dir_fd=g.fd, follow_symlinks=False)
+                return os.access(g.name, mode, dir_fd=g.fd, follow_symlinks=g.follow)
         except (OSError, ValueError):
             return False
 
     def real_path(self, path: str) -> str | None:
+        if self._fast:
+            return os.path.realpath(path)
         try:
             with self._gate(path, True) as g:
                 p = g.path
@@ -257,9 +269,9 @@ class HostFS:
             if writes:
                 self._jnote(g.path)
             try:
-                fd = os.open(g.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, perm, dir_fd=g.fd)
+                fd = os.open(g.name, flags | _nofollow(g) | os.O_CLOEXEC | os.O_NONBLOCK, perm, dir_fd=g.fd)
             except OSError as e:
-                if e.errno == errno.ELOOP and not excl:
+                if e.errno == errno.ELOOP and not excl and not g.follow:
                     raise _err(errno.EACCES, path) from None  # final component swapped in a race
                 raise _err(e.errno, path) from None
         try:
@@ -288,7 +300,7 @@ class HostFS:
                 raise _err(errno.EEXIST, path)
             self._ro(path)
         except BaseException:
-            os.close(g.fd)
+            g.__exit__()
             raise
         return g
 
@@ -316,7 +328,7 @@ class HostFS:
             if st is None:
                 raise _err(errno.ENOENT, path)
         except BaseException:
-            os.close(g.fd)
+            g.__exit__()
             raise
         return g, st
 
@@ -381,7 +393,7 @@ class HostFS:
             if _stat.S_ISLNK(st.st_mode):
                 return  # Linux has no lchmod
             if _PROC_FD and _O_PATH:
-                fd = self._call(os.open, path, g.name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=g.fd)
+                fd = self._call(os.open, path, g.name, _O_PATH | _nofollow(g) | os.O_CLOEXEC, dir_fd=g.fd)
                 try:
                     if _stat.S_ISLNK(os.fstat(fd).st_mode):
                         return
@@ -395,11 +407,11 @@ class HostFS:
 
     def chown(self, path: str, uid: int, gid: int, follow_symlinks: bool = True) -> None:
         self._with_final_fd(path, follow_symlinks, lambda g, st: self._call(
-            os.chown, path, g.name, uid, gid, dir_fd=g.fd, follow_symlinks=False))
+            os.chown, path, g.name, uid, gid, dir_fd=g.fd, follow_symlinks=g.follow))
 
     def utime(self, path: str, times: tuple[float, float] | None = None, follow_symlinks: bool = True) -> None:
         self._with_final_fd(path, follow_symlinks, lambda g, st: self._call(
-            os.utime, path, g.name, times, dir_fd=g.fd, follow_symlinks=False))
+            os.utime, path, g.name, times, dir_fd=g.fd, follow_symlinks=g.follow))
 
     def truncate(self, path: str, length: int) -> None:
         if length < 0:
@@ -408,7 +420,7 @@ class HostFS:
         def do(g: _Gate, st: os.stat_result) -> None:
             if _stat.S_ISDIR(st.st_mode):
                 raise _err(errno.EISDIR, path)
-            fd = self._call(os.open, path, g.name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=g.fd)
+            fd = self._call(os.open, path, g.name, os.O_WRONLY | _nofollow(g) | os.O_CLOEXEC, dir_fd=g.fd)
             try:
                 os.ftruncate(fd, length)
             finally:

@@ -288,11 +288,15 @@ def _read_members(f: BinaryIO, max_entries: int, max_bytes: int) -> Iterator[Mem
         f.seek(pos)
 
 
-def _read_data(f: BinaryIO, m: Member) -> bytes:
+def _read_data(f: BinaryIO, m: Member) -> bytearray:
     f.seek(m.offset_data)
-    data = f.read(m.size)
-    if len(data) != m.size:
-        raise SnapshotError(f"truncated archive at {m.name!r}")
+    data = bytearray(m.size)
+    got = f.readinto(data) if m.size else 0  # type: ignore[attr-defined]
+    while got < m.size:  # short reads from raw files and pipes
+        n = f.readinto(memoryview(data)[got:])  # type: ignore[attr-defined]
+        if not n:
+            raise SnapshotError(f"truncated archive at {m.name!r}")
+        got += n
     return data
 
 
@@ -737,7 +741,7 @@ def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan) -> None:
             times(node, m)
         else:
             node = up._new(S_IFREG | (m.mode & 0o7777), m.uid, m.gid)
-            data = bytearray(_read_data(tf, m))
+            data = _read_data(tf, m)
             up._charge(len(data))
             node.data = data
             times(node, m)
@@ -767,7 +771,7 @@ def _import(fileobj: BinaryIO, fs: Any, dest: str, layer: bool, max_entries: int
     tf = _spool(fileobj)
     try:
         plan = _read_plan(tf, layer, max_entries, max_bytes)
-        extras = {name: _read_data(tf, m) for name, m in plan.extras.items()}
+        extras = {name: bytes(_read_data(tf, m)) for name, m in plan.extras.items()}
         _check_target(fs, dest, plan)
         try:
             if layer and dest == "/" and isinstance(getattr(fs, "upper", None), MemoryFS):

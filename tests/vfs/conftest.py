@@ -86,7 +86,27 @@ class RealOS:
         return "/" + os.path.relpath(r, self.root) if r != self.root else "/"
 
 
-BACKENDS = [b for b, mod in [("memory", "memory"), ("host", "host"), ("overlay", "overlay"), ("mount", "mount")]
+class Rebased:
+    """HostFS("/") (the host/sandboxed-mode view) with the test's paths moved below a temp dir."""
+
+    def __init__(self, fs, base: str) -> None:
+        self.fs, self.base = fs, base.rstrip("/")
+
+    def _p(self, path):
+        return self.base + path if path != "/" else self.base
+
+    def __getattr__(self, name):
+        fn = getattr(self.fs, name)
+        if name in ("rename", "link"):
+            return lambda a, b, *r, **k: fn(self._p(a), self._p(b), *r, **k)
+        if name == "symlink":
+            return lambda t, p, *r, **k: fn(t, self._p(p), *r, **k)
+        if name == "realpath":
+            return lambda p: fn(self._p(p))[len(self.base):] or "/"
+        return lambda p, *r, **k: fn(self._p(p), *r, **k)
+
+
+BACKENDS = [b for b, mod in [("memory", "memory"), ("host", "host"), ("hostslash", "host"), ("overlay", "overlay"), ("mount", "mount")]
             if importlib.util.find_spec(f"agentic_bash.vfs.{mod}") is not None]
 
 
@@ -99,6 +119,14 @@ def make_backend(kind: str, tmp_path) -> object:
         d = tmp_path / "hostroot"
         d.mkdir()
         return HostFS(str(d), writable=True)
+    if kind == "hostslash":
+        from agentic_bash.vfs.host import HostFS
+
+        d = tmp_path / "slashroot"
+        d.mkdir()
+        fs = HostFS("/", writable=True)
+        assert fs._fast
+        return Rebased(fs, str(d))
     if kind == "overlay":
         from agentic_bash.vfs.host import HostFS
         from agentic_bash.vfs.overlay import OverlayFS

@@ -172,3 +172,16 @@ def test_owner_permission_bits():
     assert not mem.access("/d/f", os.F_OK)
     mem.chmod("/d", 0o700)
     assert mem.access("/d/f", os.R_OK) and not mem.access("/d/f", os.W_OK)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seq=st.lists(ops, max_size=25))
+def test_hostfs_random_sequences_match_linux(tmp_path_factory, seq):
+    from agentic_bash.vfs.host import HostFS
+
+    real = RealOS(str(tmp_path_factory.mktemp("diffr")))
+    host = HostFS(str(tmp_path_factory.mktemp("diffh")), writable=True)
+    os.umask(0o022)
+    for op in seq:
+        assert apply(host, op) == apply(real, op), op
+    assert tree(host) == tree(real)
