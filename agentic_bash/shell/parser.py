@@ -922,14 +922,19 @@ class Parser(Lexer):
     def parse_cond_cmd(self) -> Command:
         tok = self.advance()
         line = self.line_at(tok.pos)
-        expr = self.cond_or()
-        end = self.peek()
-        if end.kw() != "]]":
-            if end.kind == WORD:
-                raise self.cond_fail("syntax error in conditional expression", end)
-            raise self.cond_fail("syntax error in conditional expression: unexpected token "
-                                 f"`{_token_text(end)}'", end)
-        self.advance()
+        # bash always reads [[ ]] operands with extglob on, whatever `shopt extglob` says
+        saved, self.extglob = self.extglob, True
+        try:
+            expr = self.cond_or()
+            end = self.peek()
+            if end.kw() != "]]":
+                if end.kind == WORD:
+                    raise self.cond_fail("syntax error in conditional expression", end)
+                raise self.cond_fail("syntax error in conditional expression: unexpected token "
+                                     f"`{_token_text(end)}'", end)
+            self.advance()
+        finally:
+            self.extglob = saved
         return self._finish(Cond, expr, line=line)
 
     def cond_fail(self, message: str, tok: Tok) -> ParseError:

@@ -540,3 +540,21 @@ def test_random_shellish_only_raises_parse_error(src):
         parse(src)
     except ParseError:
         pass
+
+
+def test_extglob_always_on_inside_conditional():
+    c = one_ext("[[ a == @(a|b) ]]")
+    assert c.expr.right.parts == (L("@(a|b)"),)
+
+
+def one_ext(src: str) -> n.Command:
+    return parse(src, extglob=False).items[0].cmd
+
+
+def test_command_reader_extglob_switch():
+    r = CommandReader("shopt -s extglob\necho @(a|b)", extglob=False)
+    assert r.next() is not None
+    r.extglob = True  # what the interpreter does after running `shopt -s extglob`
+    assert r.next().items[0].cmd.words[1].text == "@(a|b)"
+    with pytest.raises(ParseError):
+        list(CommandReader("shopt -s extglob; echo @(a|b)", extglob=False))
