@@ -1193,7 +1193,11 @@ class Interpreter(Expander):
             if op == "-o":
                 return bool(self.state.options.get(operand, False))
             from .testexpr import unary_test
-            return unary_test(op, operand, fs=self.cmd_fs(), cwd=self.state.cwd)
+            if op == "-R":
+                v = self.state.find(operand)
+                return v is not None and bool(v.attrs & NAMEREF)
+            return unary_test(op, operand, self.cmd_fs(), self.state.cwd, self.var_is_set,
+                              is_option_set=self.option_is_set, uid=self.info.uid, gid=self.info.gid)
         if t is N.CondBinary:
             op = e.op
             left = self.expand_str(e.left, tilde=True)
@@ -1214,7 +1218,7 @@ class Interpreter(Expander):
             if op == ">":
                 return left > right
             from .testexpr import binary_test
-            return binary_test(op, left, right, fs=self.cmd_fs(), cwd=self.state.cwd)
+            return binary_test(op, left, right, self.cmd_fs(), self.state.cwd)
         raise _CondError("conditional: unknown expression")
 
     def regex_match(self, s: str, pat: str) -> bool:
@@ -1243,6 +1247,9 @@ class Interpreter(Expander):
             return True
         self.state.scopes[0]["BASH_REMATCH"] = Var(groups, ARRAY)
         return True
+
+    def option_is_set(self, name: str) -> bool:
+        return bool(self.state.options.get(name, False))
 
     def var_is_set(self, name: str) -> bool:
         if "[" in name and name.endswith("]"):
