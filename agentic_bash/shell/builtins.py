@@ -556,6 +556,14 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         var.value = {0: var.value}
     if assign is not None:
         sh.set_array(target, assign.array, append=append, var=var)
+    elif value is not None and var.attrs & (ARRAY | ASSOC) and value.startswith("(") and value.endswith(")") \
+            and sub is None:
+        from .parser import decl_assign
+        a2 = decl_assign(N.Word((N.Lit(f"{target}={value}"),), f"{target}={value}"))
+        if a2 is not None and a2.array is not None:
+            sh.set_array(target, a2.array, append=append, var=var)
+        else:
+            var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:
         if sub is not None:
             sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),), sub[1:-1]), value, append=append)
@@ -626,9 +634,7 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
             sh.error("local: can only be used in a function")
             return 1
         for n, v in sorted(sh.state.scopes[-1].items()):
-            if v.value is not None and type(v.value) is str:
-                from .builtins_compat import quote_set
-                _out(sh, f"{n}={quote_set(v.value)}\n")
+            _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     return b_declare_impl(sh, argv, local=True)
 

@@ -757,6 +757,7 @@ class Interpreter(Expander):
     # ================================================================== command substitution etc.
     def command_subst(self, body: N.Script) -> str:
         child = self.fork(cmdsub=True)
+        child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
         cap = Capture(lim)
         child.fds[1] = cap
@@ -992,8 +993,14 @@ class Interpreter(Expander):
             self.loop_depth += 1
             budget = self.budget
             try:
+                xt = self.state.options["xtrace"]
+                wtext = None
                 for it in items:
                     budget.charge_iteration()
+                    if xt:
+                        if wtext is None:
+                            wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
+                        self.xtrace_raw(f"for {cmd.var} in {wtext}")
                     try:
                         self.set_var(cmd.var, it)
                     except VarError as e:
@@ -1143,7 +1150,7 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
             if self.state.options["xtrace"]:
-                self.xtrace(["((", self.expand_dq(cmd.expr), "))"])
+                self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
             try:
                 v = self.arith_word(cmd.expr)
             except ExpansionError as e:
@@ -1182,12 +1189,24 @@ class Interpreter(Expander):
         if t is N.CondOr:
             return self.eval_cond(e.left) or self.eval_cond(e.right)
         if t is N.CondNot:
+            if self.state.options["xtrace"] and type(e.expr) in (N.CondWord, N.CondUnary, N.CondBinary):
+                self._cond_trace_neg = True
             return not self.eval_cond(e.expr)
+        xt = self.state.options["xtrace"]
+        neg = ""
+        if xt and getattr(self, "_cond_trace_neg", False):
+            neg = "! "
+            self._cond_trace_neg = False
         if t is N.CondWord:
-            return self.expand_str(e.word, tilde=True) != ""
+            v = self.expand_str(e.word, tilde=True)
+            if xt:
+                self._cond_trace(neg, ["-n", v])
+            return v != ""
         if t is N.CondUnary:
             op = e.op
             operand = self.expand_str(e.operand, tilde=True)
+            if xt:
+                self._cond_trace(neg, [op, operand])
             if op == "-v":
                 return self.var_is_set(operand)
             if op == "-o":
@@ -1201,6 +1220,9 @@ class Interpreter(Expander):
         if t is N.CondBinary:
             op = e.op
             left = self.expand_str(e.left, tilde=True)
+            if xt:
+                rt = self.expand_pattern(e.right) if op in ("==", "=", "!=", "=~") else self.expand_str(e.right, tilde=True)
+                self._cond_trace(neg, [left, op, rt])
             if op in ("==", "=", "!="):
                 pat = self.expand_pattern(e.right)
                 r = self.fnmatch(left, pat)
@@ -1220,6 +1242,10 @@ class Interpreter(Expander):
             from .testexpr import binary_test
             return binary_test(op, left, right, self.cmd_fs(), self.state.cwd)
         raise _CondError("conditional: unknown expression")
+
+    def _cond_trace(self, neg: str, words: list[str]) -> None:
+        from .builtins_compat import quote_set
+        self.xtrace_raw("[[ " + neg + " ".join(quote_set(w) if w else "''" for w in words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
@@ -1420,15 +1446,29 @@ class Interpreter(Expander):
             ps4 = self.expand_str(parse_word(ps4, dq=True)) if "$" in ps4 or "`" in ps4 else ps4
         except Exception:
             pass
-        depth = ps4[:1] * (self.state.subshell) if False else ""
-        line = ps4 + depth + " ".join(quote_set(a) if a else "''" for a in argv) + "\n"
-        self.write_err(line.encode("utf-8", "surrogateescape"))
+        self.xtrace_raw(" ".join(quote_set(a) if a else "''" for a in argv), ps4)
+
+    def xtrace_raw(self, text: str, ps4: str | None = None) -> None:
+        if ps4 is None:
+            ps4 = self.get_scalar("PS4")
+            if ps4 is None:
+                ps4 = "+ "
+            elif "$" in ps4 or "`" in ps4:
+                try:
+                    from .parser import parse_word
+                    ps4 = self.expand_str(parse_word(ps4, dq=True))
+                except Exception:
+                    pass
+        lead = ps4[:1] * getattr(self, "xtrace_level", 0)
+        self.write_err((lead + ps4 + text + "\n").encode("utf-8", "surrogateescape"))
 
     def exec_simple(self, cmd: N.Simple) -> int:
         self.lineno = cmd.line
         budget = self.budget
         budget.charge_command()
         st = self.state
+        if st.options["noexec"]:
+            return 0
         if "DEBUG" in st.traps and not self.in_trap:
             self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
