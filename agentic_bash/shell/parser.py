@@ -32,7 +32,8 @@ from .nodes import (
 )
 
 __all__ = [
-    "CommandReader", "decl_assign", "parse", "parse_cached", "parse_with_warnings", "parse_word",
+    "CommandReader", "decl_assign", "needs_more_input", "parse", "parse_cached",
+    "parse_with_warnings", "parse_word",
 ]
 
 _EMPTY_WORD = Word((), "", 0)
@@ -1248,6 +1249,20 @@ class CommandReader:
             if s is None:
                 return
             yield s
+
+
+def needs_more_input(source: str) -> bool:
+    """For a REPL: True when ``source`` is an unfinished command that more lines could complete
+    (open quote or compound command, trailing ``&&``/``|``/``\\``, or an open here-doc, which
+    ``bash -c`` would only warn about)."""
+    stripped = source.rstrip("\n")
+    if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+        return True
+    try:
+        _, warnings = parse_with_warnings(source)
+    except ParseError as e:
+        return bool(getattr(e, "incomplete", False))
+    return any(msg.startswith("here-document at line") for _, msg in warnings)
 
 
 @functools.lru_cache(maxsize=4096)

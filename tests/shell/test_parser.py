@@ -558,3 +558,12 @@ def test_command_reader_extglob_switch():
     assert r.next().items[0].cmd.words[1].text == "@(a|b)"
     with pytest.raises(ParseError):
         list(CommandReader("shopt -s extglob; echo @(a|b)", extglob=False))
+
+
+@pytest.mark.parametrize(("src", "more"), [
+    ("echo hi", False), ("if true; then", True), ("cat <<EOF\nabc", True), ("cat <<EOF\nabc\nEOF", False),
+    ("echo a \\", True), ("echo 'a", True), ("a |", True), ("fi", False), ("for x in a; do", True),
+])
+def test_needs_more_input(src, more):
+    from agentic_bash.shell.parser import needs_more_input
+    assert needs_more_input(src) is more
