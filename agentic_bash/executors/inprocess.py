@@ -248,36 +248,18 @@ class InProcessExecutor:
             j.done.wait(left)
 
     def _execute(self, sh: Interpreter, script: str) -> int:
-        try:
-            tree = _parse_cached(script)
-        except ParseError as e:
-            return self._parse_failure(sh, script, e)
-        except RecursionError:
-            sh.write_err(b"bash: maximum nesting depth exceeded\n")
-            return 2
-        return run_toplevel(sh, tree)
-
-    def _parse_failure(self, sh: Interpreter, script: str, e: ParseError) -> int:
-        # bash -c reads and runs complete commands before the one with the error
-        from ..shell.parser import parse
-        lines = script.split("\n")
-        status = 0
-        if e.line > 1:
-            prefix = "\n".join(lines[:e.line - 1])
+        st = sh.state
+        if not st.shopt["expand_aliases"] and "expand_aliases" not in script:
             try:
-                tree = parse(prefix)
-            except (ParseError, RecursionError):
-                tree = None
-            if tree is not None:
-                try:
-                    status = run_toplevel(sh, tree, exit_trap=False)
-                except _Exited as x:
-                    return x.status
-        report_parse_error(sh, e, lines, "-c")
-        st = 2
-        st = sh.run_exit_trap(st)
-        _ = status
-        return st
+                tree = _parse_cached(script)
+            except ParseError:
+                pass  # run the complete lines before the error, as bash -c does
+            except RecursionError:
+                sh.write_err(b"bash: maximum nesting depth exceeded\n")
+                return 2
+            else:
+                return run_toplevel(sh, tree)
+        return run_toplevel(sh, None, source=script, who="-c")
 
     # ------------------------------------------------------------------ dispatch (host API)
     def path_dirs(self, sh: Interpreter) -> list[str]:
@@ -636,26 +618,71 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         sh.write_err((prefix + "`" + src + "'\n").encode("utf-8", "surrogateescape"))
 
 
-def run_toplevel(sh: Interpreter, tree: N.Script, *, exit_trap: bool = True) -> int:
-    """Run a parsed script as ``bash -c`` would: exit ends it, EXIT trap at the end."""
-    try:
+class _LiveAliases(Mapping[str, str]):
+    """The shell's aliases as the parser sees them: empty unless ``shopt -s expand_aliases``."""
+
+    def __init__(self, sh: Interpreter) -> None:
+        self.sh = sh
+
+    def _m(self) -> dict[str, str]:
+        st = self.sh.state
+        return st.aliases if st.shopt["expand_aliases"] else {}
+
+    def __getitem__(self, k: str) -> str:
+        return self._m()[k]
+
+    def get(self, k: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self._m().get(k, default)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._m())
+
+    def __len__(self) -> int:
+        return len(self._m())
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-def]
+    """Top-level command lines of ``source``; a syntax error is reported when reached."""
+    from ..shell.parser import CommandReader
+    reader = CommandReader(source, aliases=_LiveAliases(sh))
+    lines = source.split("\n")
+    while True:
         try:
+            tree = reader.next()
+        except ParseError as e:
+            report_parse_error(sh, e, lines, who)
+            raise ExitShell(2) from None
+        if tree is None:
+            return
+        yield tree
+
+
+def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,
+                 source: str | None = None, who: str = "-c") -> int:
+    """Run a script as ``bash -c`` would: exit ends it, EXIT trap at the end. With ``source``
+    the text is parsed and run one command line at a time (aliases, late syntax errors)."""
+    try:
+        if tree is not None:
             sh.run_script(tree)
-            status = sh.state.last_status
-        except ExitShell as e:
-            status = e.status
-        except ExpansionError as e:
-            sh.error(e.message)
-            status = e.status
-        except (ReturnFn, LoopCtl):
-            status = sh.state.last_status
-        except BrokenPipeError:
-            status = 141
-        except RecursionError:
-            sh.error("maximum nesting depth exceeded")
-            status = 2
-    finally:
-        pass
+        else:
+            for t in _lines(sh, source or "", who):
+                sh.run_script(t)
+        status = sh.state.last_status
+    except ExitShell as e:
+        status = e.status
+    except ExpansionError as e:
+        sh.error(e.message)
+        status = e.status
+    except (ReturnFn, LoopCtl):
+        status = sh.state.last_status
+    except BrokenPipeError:
+        status = 141
+    except RecursionError:
+        sh.error("maximum nesting depth exceeded")
+        status = 2
     if exit_trap:
         status = sh.run_exit_trap(status)
     sh.state.last_status = status
@@ -773,19 +800,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         child.script_name = argv[0] if False else "bash"
         child.fds[0] = NULL
         who = "bash"
-    try:
-        tree = parse(src)
-    except ParseError as e:
-        lines = src.split("\n")
-        if who == "-c":
-            report_parse_error(child, e, lines, "-c")
-        else:
-            report_parse_error(child, e, lines, who)
-        return 2
-    except RecursionError:
-        sh.error("maximum nesting depth exceeded")
-        return 2
-    st_ = run_toplevel(child, tree)
+    st_ = run_toplevel(child, None, source=src, who=who)
     child.close_owned()
     return st_
 
