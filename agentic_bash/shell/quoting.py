@@ -1,0 +1,122 @@
+"""Bash's ways of quoting a value for reuse: printf %q, ${x@Q}, declare -p and set (bash 5.2, C.UTF-8)."""
+
+# Strings are Python str; bytes that are not valid UTF-8 arrive as surrogateescape
+# code points (U+DC80..U+DCFF) and are quoted as the raw byte, as bash does.
+#
+# Bash quirks reproduced here:
+# * Any non-printable character (C0 controls, DEL, C1 controls, unassigned code points,
+#   line/paragraph separators, invalid bytes) switches the whole value to ``$'...'``;
+#   inside it non-printables are octal escapes of each UTF-8 byte (``$'\342\200\250'``).
+# * %q backslash-quotes `` !"$&'()*,;<>?[\]^`{|}`` everywhere, ``#`` at the start and
+#   ``~`` at the start or after ``=``/``:`` (where tilde expansion would happen).
+# * ``${x@Q}`` of a lone ``'`` is ``\'``; empty values are ``''``.
+# * ``set`` prints a value raw unless it contains shell metacharacters (then single quotes).
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["ansic_quote", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set", "quote_single"]
+
+_BACKSLASH_CHARS = frozenset(" \t\n!\"$&'()*,;<>?[\\]^`{|}")
+_SHELL_METAS = frozenset(" \t\n'\"\\|&;()<>!{}*[?]^$`")
+_NONPRINT_CATEGORIES = frozenset(["Cc", "Cn", "Cs", "Zl", "Zp"])
+_ANSIC_NAMED = {"\x1b": "\\E", "\a": "\\a", "\v": "\\v", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                "\t": "\\t", "\\": "\\\\", "'": "\\'"}
+
+
+def is_printable(ch: str) -> bool:
+    """glibc's iswprint in C.UTF-8, for one code point (a surrogateescape byte is not)."""
+    o = ord(ch)
+    if o < 0x80:
+        return 0x20 <= o < 0x7F
+    return unicodedata.category(ch) not in _NONPRINT_CATEGORIES
+
+
+def needs_ansic(s: str) -> bool:
+    """bash's ansic_shouldquote: does ``s`` contain anything non-printable?"""
+    if s.isascii():
+        return not all(0x20 <= ord(c) < 0x7F for c in s)
+    return not all(is_printable(c) for c in s)
+
+
+def _octal_bytes(ch: str) -> str:
+    b = ch.encode("utf-8", "surrogateescape")
+    return "".join(f"\\{x:03o}" for x in b)
+
+
+def ansic_quote(s: str) -> str:
+    """``$'...'`` quoting exactly as bash's ansic_quote."""
+    out = ["$'"]
+    for c in s:
+        named = _ANSIC_NAMED.get(c)
+        if named is not None:
+            out.append(named)
+        elif is_printable(c):
+            out.append(c)
+        else:
+            out.append(_octal_bytes(c))
+    out.append("'")
+    return "".join(out)
+
+
+def quote_q(s: str) -> str:
+    """``printf %q``: ``''`` for empty, ``$'...'`` with control characters, else backslashes."""
+    if s == "":
+        return "''"
+    if needs_ansic(s):
+        return ansic_quote(s)
+    out = []
+    for i, c in enumerate(s):
+        if c in _BACKSLASH_CHARS or (c == "#" and i == 0) or (c == "~" and (i == 0 or s[i - 1] in "=:")):
+            out.append("\\")
+        out.append(c)
+    return "".join(out)
+
+
+def _single_quote(s: str) -> str:
+    if s == "'":
+        return "\\'"
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def quote_single(s: str) -> str:
+    """``${x@Q}``: ``'a b'``, ``$'...'`` when control characters are present."""
+    if s == "":
+        return "''"
+    if needs_ansic(s):
+        return ansic_quote(s)
+    return _single_quote(s)
+
+
+def quote_declare(s: str) -> str:
+    """A scalar value as ``declare -p`` prints it: ``"..."`` escaping ``" \\ $ ` ``, or ``$'...'``."""
+    if needs_ansic(s):
+        return ansic_quote(s)
+    out = ['"']
+    for c in s:
+        if c in '"\\$`':
+            out.append("\\")
+        out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _has_shell_metas(s: str) -> bool:
+    for i, c in enumerate(s):
+        if c in _SHELL_METAS:
+            return True
+        if c == "~" and (i == 0 or s[i - 1] in "=:"):
+            return True
+        if c == "#" and i == 0:
+            return True
+    return False
+
+
+def quote_set(s: str) -> str:
+    """A value as ``set`` prints it: raw, ``'...'`` with shell metacharacters, or ``$'...'``."""
+    if needs_ansic(s):
+        return ansic_quote(s)
+    if _has_shell_metas(s):
+        return _single_quote(s)
+    return s
