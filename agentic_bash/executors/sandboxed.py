@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import select
@@ -84,7 +85,8 @@ def _norm_mounts(mounts: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _python_binds() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _python_binds() -> tuple[str, ...]:
     """Host paths the runner's Python needs, bound read-only at the same paths in the sandbox
     (the caller's venv may live under /tmp, pyenv under a 0700 home)."""
     import sys
@@ -109,7 +111,7 @@ def _python_binds() -> list[str]:
         if any(p == q or p.startswith(q + "/") for q in out):
             continue
         out = [q for q in out if not q.startswith(p + "/")] + [p]
-    return out
+    return tuple(out)
 
 
 def _rmtree(path: str) -> None:
@@ -212,7 +214,7 @@ class SandboxedExecutor:
             "group": getattr(info, "group", None) or getattr(info, "user", None) or "user",
             "landlock_abi": p.landlock_abi if p.applies("landlock") else 0,
             "seccomp": p.applies("seccomp"), "host_ns": host_ns,
-            "python_binds": _python_binds(),
+            "python_binds": list(_python_binds()),
             "env": sandbox_env(env, home=home, unprivileged=unpriv,
                                user=getattr(info, "user", None) or "user"),
             "limits": limits, "info": info, "prefer_inprocess": prefer_inprocess,

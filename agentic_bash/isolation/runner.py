@@ -314,6 +314,19 @@ def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
     return h, r.stdout_bytes + r.stderr_bytes
 
 
+def _stdin_file(data: bytes) -> Any:
+    """The run's stdin as a real file: native commands then share one fd and its offset, as
+    in bash (`sleep 1; cat` leaves the input to cat), and no pump thread is needed."""
+    if not data:
+        return open(os.devnull, "rb", buffering=0)
+    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return os.fdopen(fd, "rb", buffering=0)  # no read-ahead: the offset is shared
+
+
 def _children() -> set[int]:
     """Pids (with start times) of this process's direct children."""
     me = str(os.getpid())
@@ -362,8 +375,9 @@ def serve(sock: socket.socket, executor: Any) -> None:
         def on_output(fd: int, chunk: bytes) -> None:
             send({"ev": "out", "fd": fd}, bytes(chunk))
         before = _children()
+        stdin = _stdin_file(payload if req.get("stdin") else b"")
         try:
-            r = executor.run(req["script"], stdin=payload if req.get("stdin") else None,
+            r = executor.run(req["script"], stdin=stdin,
                              env=req.get("env"), cwd=req.get("cwd"),
                              timeout=req.get("timeout"),
                              on_output=on_output if req.get("stream") else None)
@@ -376,6 +390,8 @@ def serve(sock: socket.socket, executor: Any) -> None:
                 send(_error_header(e))
             except OSError:
                 pass
+        finally:
+            stdin.close()
 
     try:
         while True:
