@@ -9,7 +9,9 @@
 #   ``text`` is the same. ``decl_assign(word)`` returns the parsed ``Assign`` (with
 #   ``array`` elements) for such a word, ``None`` for any other word.
 # * ``${a b}`` and other malformed braces are not a parse error in bash but an expansion
-#   error ("bad substitution"): ``Param(name=<the whole ${…} source>, op='bad')``.
+#   error ("bad substitution"): ``Param(name=<the whole ${…} source>, op='bad')``. An
+#   unexpandable here-doc body (``$(`` never closed) is ``Param(name=<body>, op='bad')`` too:
+#   bash reports it when the command runs (status 1) and goes on.
 # * Here-doc bodies are read at the next newline token; the ``HereDoc`` node is created at
 #   the operator and its ``body`` is filled in then (before ``parse`` returns; nodes are
 #   immutable afterwards).
@@ -27,7 +29,7 @@ from .lexer import Lexer
 from .nodes import (
     AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, CmdSub, Command, Cond,
     CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, DQ, Escaped, For,
-    FuncDef, Group, HereDoc, If, ListItem, Lit, Part, Pipeline, Redir, SQ, Script, Select,
+    FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Part, Pipeline, Redir, SQ, Script, Select,
     Simple, Subshell, While, Word,
 )
 
@@ -284,7 +286,13 @@ class Parser(Lexer):
         else:
             sub = Parser(text, line - 1, self.extglob)
             sub.depth = self.depth
-            body = Word(sub.read_heredoc_parts(), text, line)
+            try:
+                parts = sub.read_heredoc_parts()
+            except ParseError:
+                # bash expands here-doc bodies only when the command runs: a broken `$(`
+                # or `${` fails that command (status 1), not the parse
+                parts = (Param(text, op="bad"),)
+            body = Word(parts, text, line)
             self.warnings.extend(sub.warnings)
         # HereDoc is frozen; its body is known only now (bash reads it at the next newline)
         object.__setattr__(hd, "body", body)
@@ -927,7 +935,11 @@ class Parser(Lexer):
         saved, self.extglob = self.extglob, True
         try:
             expr = self.cond_or()
-            end = self.peek()
+            end = self._cond_skip_nl()
+            if end.kind == EOF or (end.kind == NL and end.pos >= len(self.src)):
+                err = self.fail("unexpected EOF while looking for `]]'", min(end.pos, max(len(self.src) - 1, 0)),
+                                None, True)
+                raise err
             if end.kw() != "]]":
                 if end.kind == WORD:
                     raise self.cond_fail("syntax error in conditional expression", end)
@@ -950,6 +962,19 @@ class Parser(Lexer):
     def _cond_operand_start(self) -> Tok:
         while True:
             tok = self.peek()
+            if tok.kind == NL:
+                self.advance()
+                continue
+            if tok.kind == EOF:
+                err = ParseError("unexpected token `EOF' in conditional command", self.eof_line(), "EOF")
+                err.incomplete = True  # type: ignore[attr-defined]
+                raise err
+            return tok
+
+    def _cond_skip_nl(self) -> Tok:
+        """Newlines are allowed after a complete [[ ]] term (before && || ) ]])."""
+        while True:
+            tok = self.peek()
             if tok.kind == NL and tok.pos < len(self.src):
                 self.advance()
                 continue
@@ -958,7 +983,7 @@ class Parser(Lexer):
     def cond_or(self) -> CondExpr:
         left = self.cond_and()
         while True:
-            tok = self.peek()
+            tok = self._cond_skip_nl()
             if tok.kind == OP and tok.val == "||":
                 self.advance()
                 left = CondOr(left, self.cond_and())
@@ -968,7 +993,7 @@ class Parser(Lexer):
     def cond_and(self) -> CondExpr:
         left = self.cond_not()
         while True:
-            tok = self.peek()
+            tok = self._cond_skip_nl()
             if tok.kind == OP and tok.val == "&&":
                 self.advance()
                 left = CondAnd(left, self.cond_not())
@@ -989,7 +1014,11 @@ class Parser(Lexer):
             if tok.kind == OP and tok.val == "(":
                 self.advance()
                 e = self.cond_or()
-                close = self.peek()
+                close = self._cond_skip_nl()
+                if close.kind == EOF or (close.kind == NL and close.pos >= len(self.src)):
+                    err = self.fail("unexpected token `EOF', expected `)'",
+                                    min(close.pos, max(len(self.src) - 1, 0)), "EOF", True)
+                    raise err
                 if close.kind != OP or close.val != ")":
                     raise self.cond_fail(f"unexpected token `{_token_text(close)}', expected `)'", close)
                 self.advance()

@@ -396,6 +396,10 @@ ERROR_CASES = [
     "echo x\necho $(\n\n\n", "echo x\necho `a\n\n", "[[ a ]] ]]", "|", "echo a;;",
     "case x in a) ;; b) ;; *)", "select", "echo a |& |", "f() { :; } }", "while :; do :; dne",
     "while :; { break; }", "until :; { :; }",
+    "[[ a == b", "[[ a == b ||", "[[ ( a == b", "[[", "[[ a ==", "cat <<", "echo >&", "a && && b",
+    "|| a", "f(){ }", ") (", "for x in a b c\necho", "case x a) ;; esac", 'echo "$(echo "a)"',
+    "echo $((1 + $(echo 2))", "until true do :; done", "time -p |", "echo a & & echo b",
+    "if true; then echo; fi fi", "for ((i=0;i<3;i++)); echo; done", "case x in\na) echo a\nb) echo b;;\nesac",
 ]
 
 
@@ -464,6 +468,8 @@ VALID_CASES = [
     "f() { :; } > out 2>&1", "function f() { :; }", "[[ a =~ (b c) ]]", "[[ a =~ b|c ]]",
     "exec {fd}>&-", "x=`echo \\`echo hi\\``", 'echo "`echo "a b"`"', "for x in a b; { echo; }", "coproc cat", "echo $(( 1 + 2 ) )", "a=1 b[2]=3 env",
     "cat <<EOF\nabc", "echo a\\\n;\\\necho b", "echo !(a) @(b c)", "echo \\",
+    "[[ a == b\n]]", "[[ -f x\n ]]", "[[ ( a == b\n ) ]]", "[[ a == b &&\n c == d\n ]]",
+    "cat <<EOF\na $(echo\nEOF", "cat <<EOF\na ${x\nEOF",
 ]
 
 
@@ -567,3 +573,8 @@ def test_command_reader_extglob_switch():
 def test_needs_more_input(src, more):
     from agentic_bash.shell.parser import needs_more_input
     assert needs_more_input(src) is more
+
+
+def test_broken_heredoc_body_fails_at_run_time():
+    hd = one("cat <<EOF\na $(echo\nEOF").redirs[0].target
+    assert hd.body.parts == (n.Param("a $(echo\n", op="bad"),)
