@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as N
-from .state import ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, Var
+from .state import assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, Var
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
@@ -457,7 +457,7 @@ class Expander:
             val = var.value
             if type(val) is dict:
                 if var.attrs & ASSOC:
-                    return list(val.values()), True, star_all == "*"
+                    return [val[k] for k in assoc_keys(val)], True, star_all == "*"
                 return [val[k] for k in sorted(val)], True, star_all == "*"
             return [val], True, star_all == "*"
         if var is None or var.value is None:
@@ -481,7 +481,7 @@ class Expander:
                 keys: list[str] = []
                 if var is not None and var.value is not None:
                     if type(var.value) is dict:
-                        keys = [str(k) for k in (var.value if var.attrs & ASSOC else sorted(var.value))]
+                        keys = [str(k) for k in (assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value))]
                     else:
                         keys = ["0"]
                 star = p.index.parts[0].text == "*"
@@ -740,7 +740,7 @@ class Expander:
                     "declare -" + (self.attr_letters(var) or "-") + " " + p.name + "=" + self.array_literal(var)
             if var is not None and type(var.value) is dict and multi:
                 items = []
-                keys = var.value if var.attrs & ASSOC else sorted(var.value)
+                keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
                 for k in keys:
                     kq = quoting.quote_declare(str(k)) if var.attrs & ASSOC else str(k)
                     items.append(kq)

@@ -25,7 +25,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, UPPER, ShellState, Var, VarError,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, UPPER, ShellState, Var, VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
@@ -740,7 +740,7 @@ class Interpreter(Expander):
         from .builtins_compat import quote_declare
         val = var.value if type(var.value) is dict else ({} if var.value is None else {0: var.value})
         if var.attrs & ASSOC:
-            items = [f"[{_assoc_key(k)}]={quote_declare(v)}" for k, v in val.items()]
+            items = [f"[{_assoc_key(k)}]={quote_declare(val[k])}" for k in assoc_keys(val)]
             return "(" + " ".join(items) + (" )" if items else ")")
         items = [f"[{k}]={quote_declare(val[k])}" for k in sorted(val)]
         return "(" + " ".join(items) + ")"

@@ -181,3 +181,27 @@ class ShellState:
         out = [c for c in DASH_ORDER if c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c])]
         _ = letters
         return "".join(out) + "c"
+
+
+def _bash_hash(s: str) -> int:
+    """bash's hash_string (FNV-1, 32 bit) over the UTF-8 bytes of a key."""
+    i = 2166136261
+    for c in s.encode("utf-8", "surrogateescape"):
+        i = (i * 16777619) & 0xFFFFFFFF
+        i ^= c
+    return i
+
+
+def assoc_keys(d: dict[str, str]) -> list[str]:
+    """Keys of an associative array in bash's iteration order: by hash bucket (1024 buckets,
+    growing x4 past 2 entries per bucket), newest first within a bucket."""
+    n = len(d)
+    if n < 2:
+        return list(d)
+    nb = 1024
+    while n >= nb * 2:
+        nb *= 4
+    mask = nb - 1
+    keyed = [((_bash_hash(k) & mask), -i, k) for i, k in enumerate(d)]
+    keyed.sort()
+    return [k for _, _, k in keyed]
