@@ -167,3 +167,34 @@ def test_landlock_level_confines_writes_and_reads(request: pytest.FixtureRequest
     assert o["written_outside"] == []
     assert o["read_home"]["code"] != 0 and o["read_home"]["out"] == ""
     assert "CapEff:\t0000000000000000" in o["capeff"]["out"]
+
+
+def test_network_deny_has_only_loopback() -> None:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+    from agentic_bash.isolation.probe import probe
+
+    if not probe().network_namespace:
+        pytest.skip("no network namespaces")
+    with SandboxedExecutor(isolation="namespace", network="deny") as sb:
+        assert "network_namespace" in sb.isolation.enforced
+        r = sb.run("python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); "
+                   "s.listen(); socket.create_connection(s.getsockname()); print('lo')\"; "
+                   "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 3)\"")
+        assert r.stdout == "lo\n"
+        assert r.exit_code != 0  # nothing but loopback
+
+
+def test_strict_and_report_in_process() -> None:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+
+    with SandboxedExecutor(isolation="namespace", strict=True) as sb:
+        assert {"user_namespace", "pid_namespace", "seccomp", "caps_dropped"} <= sb.isolation.enforced
+        assert "enforced" in str(sb.isolation)
+        sb.write_file("/workspace/x.txt", b"data")
+        assert sb.read_file("/workspace/x.txt") == b"data"
+        assert sb.exists("/workspace/x.txt")
+        with pytest.raises(FileNotFoundError):
+            sb.read_file("/workspace/missing")
+        r = sb.run("cat /workspace/x.txt; cd /tmp")
+        assert r.stdout == "data" and r.cwd == "/tmp"
+        assert sb.run("pwd").stdout == "/tmp\n"  # shell state persists between runs

@@ -101,6 +101,8 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sc.sethostname("sandbox")
     except OSError:
         pass
+    if cfg.get("network", "allow") != "allow":
+        _loopback_up()
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -129,6 +131,17 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
             continue
         if p == pid:
             return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _loopback_up() -> None:
+    """A fresh network namespace has only `lo`, and it is down."""
+    import fcntl
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        ifr = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(s, 0x8913, ifr))[1]  # SIOCGIFFLAGS
+        fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 0x1 | 0x40))  # UP|RUNNING
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:

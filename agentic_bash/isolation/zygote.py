@@ -78,6 +78,18 @@ def _warm_interpreter() -> None:
            'cat /tmp/f | tr a-z A-Z >/dev/null; s=$(echo hi); if true; then :; fi; echo "$s" >&2',
            timeout=10)
     ex.close()
+    # ... and the native path over a HostFS (a scratch directory; /bin/true only)
+    from agentic_bash.executors.native import NativeLauncher
+    from agentic_bash.vfs.host import HostFS
+
+    d = tempfile.mkdtemp(prefix="agentic-bash-warm-")
+    try:
+        ex = InProcessExecutor(fs=HostFS(d, writable=True), native=NativeLauncher(pdeathsig=False),
+                               workdir="/")
+        ex.run("/bin/true; echo x > f; /bin/true < f > /dev/null 2>&1", timeout=10)
+        ex.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def main(fd: int) -> int:
