@@ -1884,6 +1884,10 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
     cur = items[-1].num if items else 0
     prev = items[-2].num if len(items) > 1 else 0
     for j in items:
+        if j.done.is_set():
+            # bash -c (no job control) has already reaped finished jobs: not listed
+            jobs.remove(j)
+            continue
         if only_pids:
             _out(sh, f"{j.pid}\n")
             continue
