@@ -123,7 +123,7 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         return 2
     data, status, errors = pf.format(args[0], args[1:])
     for e in errors:
-        sh.error(f"printf: {e}")
+        sh.error(e)
     if var is not None:
         try:
             s = data.decode("utf-8", "surrogateescape")
