@@ -353,9 +353,10 @@ class HostFS:
             self._call(os.unlink, path, g.name, dir_fd=g.fd)
 
     def rename(self, src: str, dst: str) -> None:
-        gs, _ = self._existing_gate(src)
-        with gs:
-            with self._gate(dst, False) as gd:
+        with self._gate(src, False) as gs:
+            with self._gate(dst, False) as gd:  # both parents resolve before ENOENT, as on Linux
+                if self._lstat_in(gs) is None:
+                    raise _err(errno.ENOENT, src, dst)
                 if gs.name == "." or gd.name == ".":
                     raise _err(errno.EBUSY, src, dst)
                 self._ro(src)

@@ -360,11 +360,11 @@ class MemoryFS:
         with self._lock:
             self._jnote(src, move_to=dst)
             sstack, sname, snode = self._walk(src, False)
+            dstack, dname, dnode = self._walk(dst, False)  # both parents resolve before ENOENT
             if snode is None:
                 raise _err(errno.ENOENT, src, dst)
             if sname is None:
                 raise _err(errno.EBUSY, src, dst)
-            dstack, dname, dnode = self._walk(dst, False)
             if dname is None:
                 raise _err(errno.EBUSY, src, dst)
             sparent, dparent = sstack[-1], dstack[-1]

@@ -527,8 +527,10 @@ class OverlayFS:
 
     def rename(self, src: str, dst: str) -> None:
         with self._lock:
-            s = self._existing(src, False)
-            d = self._resolve(dst, False)
+            s = self._resolve(src, False)
+            d = self._resolve(dst, False)  # both parents resolve before ENOENT, as on Linux
+            if s.st is None:
+                raise _err(errno.ENOENT, src, dst)
             if s.path == "/" or d.path == "/":
                 raise _err(errno.EBUSY, src, dst)
             s_dir = s.st.is_dir  # type: ignore[union-attr]

@@ -117,6 +117,8 @@ FIXED = [
     ([("symlink", "l", "/l")], ("unlink", "/l")),
     ([("mkdir", "/d"), ("symlink", "d", "/l")], ("rename", "/l", "/d/l2")),
     ([("mkdir", "/d"), ("write", "/d/f", "wb", b"1")], ("rename", "/d/f", "/d/f/g")),
+    ([("write", "/f", "wb", b"1")], ("rename", "/missing", "/f/x")),
+    ([("write", "/f", "wb", b"1")], ("link", "/missing", "/f/x")),
 ]
 
 

@@ -107,10 +107,10 @@ def test_journal_equals_tree_diff(lower_ops, pre, seq):
     ov = OverlayFS(MemoryFS(check_permissions=False), [lower])
     build(ov, pre)
     seq = [op for op in seq if op[0] != "link"]  # a write via one hard link changes the other name too
-    before = all_states(ov)
+    before = {"/": capture(ov, "/"), **all_states(ov)}
     m = snapshot_marker(ov.upper)
     build(ov, seq)
-    after = all_states(ov)
+    after = {"/": capture(ov, "/"), **all_states(ov)}
     ch = diff(m, ov)
     assert ch.created == sorted(p for p in after if p not in before)
     assert ch.deleted == sorted(p for p in before if p not in after)
