@@ -1,5 +1,23 @@
 """Recursive-descent bash parser producing the frozen AST of ``nodes``."""
 
+# Public API (who raises what):
+#
+# * ``parse(src, extglob=True) -> Script`` and ``parse_with_warnings(src)`` (also returns
+#   ``[(line, message)]``, e.g. bash's here-doc-at-EOF warning) raise ``ParseError(message,
+#   line, token)``; ``message`` is bash's text without the ``bash: -c: line N: `` prefix.
+#   Extra attributes on the raised error: ``incomplete`` (more input could complete it:
+#   REPL continuation), ``source_line`` (set for "near unexpected token" errors: bash echoes
+#   that line as a second message), ``keep_status`` (``[[ ]]`` syntax errors: bash -c
+#   reports them but exits with the current ``$?``, not 2; an empty message prints nothing).
+#   ``ParseError.__reduce__`` keeps only message/line/token across pickling.
+# * ``parse_cached(src)``: process-wide LRU cache of ``parse``.
+# * ``CommandReader(src, extglob=…, aliases=…)``: one top-level command line per ``next()``,
+#   as ``bash -c`` reads (commands before a syntax error run first; ``shopt -s extglob`` and
+#   aliases take effect from the next line). ``extglob``/``aliases`` are settable.
+# * ``parse_word(text, dq=False)``, ``decl_assign(word)``, ``needs_more_input(src)``.
+# * Recursion is bounded (``Lexer.max_depth`` nesting levels, ``RecursionError`` mapped to
+#   ``ParseError``); time is linear in the input.
+#
 # Representation choices the interpreter relies on (beyond the comment block of nodes.py):
 #
 # * ``declare/typeset/local/export/readonly`` arguments of the form ``name=(…)`` /
@@ -27,9 +45,9 @@ from collections.abc import Mapping
 from ..errors import ParseError
 from .lexer import Lexer
 from .nodes import (
-    AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, CmdSub, Command, Cond,
+    AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, Command, Cond,
     CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, DQ, Escaped, For,
-    FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Part, Pipeline, Redir, SQ, Script, Select,
+    FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Pipeline, Redir, SQ, Script, Select,
     Simple, Subshell, While, Word,
 )
 
