@@ -241,6 +241,7 @@ def translate(
             if not sed and j > i and p[i + 1:j].isalpha():
                 raise RegexError("character class syntax is [[:space:]], not [:space:]")
         prev_char: str | None = None  # last single char, a possible range start
+        may_nl = False  # the list can match a newline (matters in buffer mode)
 
         def read_elem(i: int) -> tuple[str | None, str | None, int]:
             """(single char or None, class text or None, next index)."""
@@ -277,6 +278,8 @@ def translate(
             ch, cls, i = read_elem(i)
             if cls is not None:
                 members.append(cls)
+                if cls in ("[:space:]", "[:cntrl:]"):
+                    may_nl = True
                 prev_char = None
                 continue
             assert ch is not None
@@ -290,17 +293,25 @@ def translate(
                 if ord(hi) < ord(lo):
                     raise RegexError("Invalid range end")
                 members.append(_set_lit(lo) + "-" + _set_lit(hi))
+                if lo <= "\n" <= hi:
+                    may_nl = True
                 i = j
                 prev_char = None
                 continue
             members.append(_set_lit(ch))
+            if ch == "\n":
+                may_nl = True
             prev_char = ch
         _ = (start, prev_char)
         body = "".join(members)
         if neg:
             add("[^" + body + nlx + "]")
         else:
-            add("[" + body + "]")
+            if buffer and may_nl:
+                # a class or range may contain the newline, which must not match in buffer mode
+                add("(?:(?!\\n)[" + body + "])")
+            else:
+                add("[" + body + "]")
         return i
 
     def interval(i: int) -> int | None:

@@ -18,6 +18,8 @@ import fnmatch
 import io
 import stat as _stat
 
+import regex
+
 from ._args import OptError, iter_chunks, parse_opts
 from ._regex import (
     RegexError, compile_patterns, from_text, timeout_guard, to_text, utf8_locale,
@@ -118,6 +120,7 @@ LONG = {
 }
 
 CHUNK = 65536
+_BRE_SPECIAL = frozenset(".[]\\*^$+?{}()|")
 
 
 class _Stop(Exception):
@@ -374,14 +377,25 @@ class _Grep:
         pats = tuple(o.patterns)
         # the whole-buffer fast path: cheap when no per-line details are needed
         self.use_buffer = (
-            not o.nul_data and not o.invert and o.mode != "P" and not o.only and not o.byte_offset
-            and not o.context_given and not o.color
+            not o.nul_data and o.mode != "P" and not o.byte_offset and not o.context_given
+            and not o.color
         )
         self.line_rx = compile_patterns(pats, mode=o.mode, icase=o.icase, whole=o.whole,
                                         utf8=self.utf8)
         self.buf_rx = (compile_patterns(pats, mode=o.mode, icase=o.icase, whole=o.whole,
                                         buffer=True, utf8=self.utf8)
                        if self.use_buffer else None)
+        # one match per matching line: lets finditer (one timeout set-up per block) do the
+        # scanning; regex's per-call timeout set-up costs ~8 us, more than a line's search
+        self.line_finder = (regex.compile("(?m:^)[^\n]*?(?:%s)[^\n]*" % self.buf_rx.source,
+                                          self.buf_rx.fast.flags)
+                            if self.buf_rx is not None else None)
+        # plain literal patterns: str.find, no regex engine at all
+        self.literals: list[str] | None = None
+        if self.use_buffer and not o.whole and all("\n" not in p for p in pats) and pats:
+            if o.mode == "F" or all(not any(c in _BRE_SPECIAL for c in p) for p in pats):
+                if not o.icase or all(p.isascii() for p in pats):
+                    self.literals = [p.lower() if o.icase else p for p in pats]
 
     # -- output helpers --------------------------------------------------------------
     def error(self, msg: str) -> None:
@@ -469,50 +483,113 @@ class _Grep:
                     if o.binary_files == "without-match":
                         return 0
             text = to_text(block, utf8)
-            if buf_search is not None and printing:
-                # whole-buffer search: only the matching lines are materialised
-                pos = 0
+            if buf_search is not None:
+                # whole-buffer search: find the matching lines' spans, materialise only
+                # the selected lines (or just count them)
                 n = len(text)
-                base = lineno
-                lnpos = 0
-                with timeout_guard():
-                    while pos < n:
-                        m = buf_search(text, pos, timeout=tm())
-                        if m is None:
-                            break
-                        st = text.rfind("\n", 0, m.start()) + 1
-                        e = text.find("\n", m.end())
-                        e = n if e < 0 else e + 1
-                        line = text[st:e]
+                base = lineno  # lines before this block
+                state = [base, 0]  # [lines before position state[1], position]
+
+                def line_no(pos: int) -> int:
+                    state[0] += text.count("\n", state[1], pos)
+                    state[1] = pos
+                    return state[0] + 1
+
+                def spans():  # noqa: ANN202
+                    lits = self.literals
+                    if lits is not None:
+                        hay = text.lower() if o.icase and text.isascii() else text
+                        if hay is text and o.icase:
+                            hay = None  # non-ASCII text with -i: use the regex
+                        if hay is not None:
+                            pos = 0
+                            find = hay.find
+                            while pos < n:
+                                best = -1
+                                for lit in lits:
+                                    k = find(lit, pos)
+                                    if k >= 0 and (best < 0 or k < best):
+                                        best = k
+                                if best < 0:
+                                    return
+                                st = hay.rfind("\n", 0, best) + 1
+                                e = hay.find("\n", best)
+                                e = n if e < 0 else e + 1
+                                yield st, e
+                                pos = e
+                            return
+                    with timeout_guard():
+                        for m in self.line_finder.finditer(text, timeout=tm()):
+                            st = m.start()
+                            if st >= n:
+                                return  # the empty "line" after the final newline
+                            e = m.end()
+                            yield st, (e + 1 if e < n else n)
+
+                def selected_lines():  # noqa: ANN202
+                    if not o.invert:
+                        yield from spans()
+                        return
+                    prev = 0
+                    for st, e in list(spans()) + [(n, n)]:
+                        q = prev
+                        while q < st:
+                            k = text.find("\n", q, st)
+                            k = st if k < 0 else k + 1
+                            yield q, k
+                            q = k
+                        prev = e
+
+                stop = False
+                if not printing and not listing and maxc is None and not binary:
+                    # -c without -m: count only
+                    if o.invert:
+                        total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+                        hits = sum(1 for _ in spans())
+                        selected += total - hits
+                    else:
+                        selected += sum(1 for _ in spans())
+                    if selected:
+                        self.any_selected = True
+                else:
+                    for st, e in selected_lines():
                         selected += 1
                         self.any_selected = True
-                        if binary:
+                        if listing:
                             self.flush(out)
-                            self.error_binary(display)
                             return selected
-                        if self._bad_utf8(line):
-                            bad_enc = True
-                            pos = e
-                            if maxc is not None and selected >= maxc:
-                                break
-                            continue
-                        if not line.endswith("\n"):
-                            line += "\n"
-                        if plain_prefix:
-                            out.append(from_text(line, utf8))
-                        else:
-                            if o.line_number:
-                                base += text.count("\n", lnpos, st) + 1
-                                lnpos = e
-                            out.append(self.prefix(name, base, 0, b":") + tab + from_text(line, utf8))
+                        if printing:
+                            line = text[st:e]
+                            if binary:
+                                self.flush(out)
+                                self.error_binary(display)
+                                return selected
+                            if self._bad_utf8(line):
+                                bad_enc = True
+                            elif o.only:
+                                if not o.invert:
+                                    body = line[:-1] if line.endswith("\n") else line
+                                    ln = line_no(st) if o.line_number else 0
+                                    with timeout_guard():
+                                        for m in rx_iter(body, timeout=tm()):
+                                            if m.end() > m.start():
+                                                out.append(self.prefix(name, ln, 0, b":") + tab
+                                                           + from_text(m.group(), utf8) + b"\n")
+                            else:
+                                if not line.endswith("\n"):
+                                    line += "\n"
+                                if plain_prefix:
+                                    out.append(from_text(line, utf8))
+                                else:
+                                    ln = line_no(st) if o.line_number else 0
+                                    out.append(self.prefix(name, ln, 0, b":") + tab + from_text(line, utf8))
                         if maxc is not None and selected >= maxc:
-                            done = True
+                            stop = True
                             break
-                        pos = e
                 if o.line_number:
-                    lineno += text.count("\n") + (0 if text.endswith("\n") else 1)
+                    lineno = base + text.count("\n") + (0 if text.endswith("\n") else 1)
                 self.flush(out)
-                if done:
+                if stop:
                     break
                 continue
             lines = text.split(sep_s)
