@@ -8,9 +8,9 @@
 # * Dead branches (``0 && x``, the untaken arm of ``?:``) are evaluated with ``noeval`` set,
 #   as bash does: variables read as 0 and nothing is assigned, division by zero yields 1
 #   silently, but ``2**-1`` still fails (bash's exppower ignores noeval).
-# * Known difference: because bash interleaves evaluation and parsing, side effects and
-#   runtime errors that precede a *syntax* error (``x=1, 1 +`` or ``1/0 + 08``) happen in
-#   bash; we report the syntax error without performing them.
+# * Because bash interleaves evaluation and parsing, side effects and runtime errors that
+#   precede a *syntax* error (``x=1, 1 +``, ``1/0 + 08``) happen first; a parse error
+#   therefore compiles to a function that replays that prefix and then raises.
 
 from __future__ import annotations
 
@@ -46,6 +46,40 @@ class ArithError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class _Abort(Exception):
+    """A parse error plus what bash would already have evaluated when it hit it.
+
+    bash evaluates while parsing, so in ``x=1, 2 +`` the assignment happens before the
+    syntax error and in ``1/0 + 08`` the division fails before the bad constant is read.
+    ``run(ctx, noeval)`` replays that prefix and raises; None means "raise at once".
+    """
+
+    def __init__(self, err: ArithError, run: Callable[[_Ctx, bool], None] | None = None) -> None:
+        super().__init__(err.message)
+        self.err = err
+        self.run = run
+
+    def after(self, pre: Callable[[_Ctx, bool], bool]) -> _Abort:
+        """Evaluate ``pre`` first; it returns the noeval flag for the rest of the prefix."""
+        inner = self.run
+        err = self.err
+
+        def run(ctx: _Ctx, ne: bool) -> None:
+            ne2 = pre(ctx, ne)
+            if inner is not None:
+                inner(ctx, ne2)
+            raise ArithError(err.message)
+        return _Abort(err, run)
+
+
+def _then(fn: Callable[[_Ctx, bool], object]) -> Callable[[_Ctx, bool], bool]:
+    """A prefix step that evaluates ``fn`` and keeps the noeval flag."""
+    def pre(ctx: _Ctx, ne: bool) -> bool:
+        fn(ctx, ne)
+        return ne
+    return pre
 
 
 class ArithVars(Protocol):
@@ -190,8 +224,8 @@ class _Parser:
         tok = self.s[tp:tokend] if tp is not None else ""
         return f'{self.shown if shown is None else shown}: {msg} (error token is "{tok}")'
 
-    def error(self, msg: str, tokpos: int | None = None) -> ArithError:
-        return ArithError(self._msg(msg, tokpos))
+    def error(self, msg: str, tokpos: int | None = None) -> _Abort:
+        return _Abort(ArithError(self._msg(msg, tokpos)))
 
     # --------------------------------------------------------------- tokenizer
 
@@ -244,7 +278,7 @@ class _Parser:
             except ValueError as e:
                 # bash NUL-terminates the token in place, so the expression it prints
                 # ends with the bad constant
-                raise ArithError(self._msg(str(e), i, s[:j].lstrip(" \t"), j)) from None
+                raise _Abort(ArithError(self._msg(str(e), i, s[:j].lstrip(" \t"), j))) from None
             self.type = "NUM"
             self.pos = j
             return
@@ -302,14 +336,18 @@ class _Parser:
         self.advance()
         fn = self.comma()
         if self.type != "EOF":
-            raise self.error("syntax error in expression")
+            raise self.error("syntax error in expression").after(_then(fn))
         return fn
 
     def comma(self) -> _Fn:
         fns = [self.assign()]
         while self.type == ",":
-            self.advance()
-            fns.append(self.assign())
+            try:
+                self.advance()
+                fns.append(self.assign())
+            except _Abort as e:
+                done = list(fns)
+                raise e.after(_then(lambda ctx, ne: [g(ctx, ne) for g in done])) from None
         if len(fns) == 1:
             return fns[0]
 
@@ -326,17 +364,21 @@ class _Parser:
         if self.type not in ("=", "op="):
             return lhs
         if self.last_str is None:
-            raise self.error("attempted assignment to non-variable")
+            raise self.error("attempted assignment to non-variable").after(_then(lhs))
         name, sub, vpos = self.last_str
         op = self.val if self.type == "op=" else None
-        self.advance()
-        rhs = self.assign()
+        read = self._reader(name, sub, vpos)
+        try:
+            self.advance()
+            rhs = self.assign()
+        except _Abort as e:
+            # `x += …` read x when its token was read; `x = …` does not read it
+            raise (e if op is None else e.after(_then(read))) from None
         self.last_str = None
         if op is None:
             return self._plain_assign(name, sub, rhs)
         opfn = _OPS[op]  # type: ignore[index]
         divmsg = self._msg("division by 0") if op in ("/", "%") else ""
-        read = self._reader(name, sub, vpos)
 
         def f(ctx: _Ctx, ne: bool) -> int:
             lv, idx = read(ctx, ne)
@@ -355,16 +397,31 @@ class _Parser:
         c = self.binary(1)
         if self.type != "?":
             return c
-        self.advance()
-        if self.type in ("EOF", ":"):
-            raise self.error("expression expected")
-        a = self.comma()
+
+        def pre_a(ctx: _Ctx, ne: bool) -> bool:
+            return ne or not c(ctx, ne)
+
+        def pre_b(ctx: _Ctx, ne: bool) -> bool:
+            cv = c(ctx, ne)
+            a(ctx, ne or not cv)
+            return ne or bool(cv)
+
+        try:
+            self.advance()
+            if self.type in ("EOF", ":"):
+                raise self.error("expression expected")
+            a = self.comma()
+        except _Abort as e:
+            raise e.after(pre_a) from None
         if self.type != ":":
-            raise self.error("`:' expected for conditional expression")
-        self.advance()
-        if self.type == "EOF":
-            raise self.error("expression expected")
-        b = self.cond()
+            raise self.error("`:' expected for conditional expression").after(pre_b)
+        try:
+            self.advance()
+            if self.type == "EOF":
+                raise self.error("expression expected")
+            b = self.cond()
+        except _Abort as e:
+            raise e.after(pre_b) from None
         self.last_str = None
 
         def f(ctx: _Ctx, ne: bool) -> int:
@@ -386,8 +443,11 @@ class _Parser:
             while _BINPREC.get(self.type or "") == p:
                 op = self.type or ""
                 stp = self.pos  # bash reports division by 0 from just after the operator
-                self.advance()
-                right = self.binary(p + 1)
+                try:
+                    self.advance()
+                    right = self.binary(p + 1)
+                except _Abort as e:
+                    raise e.after(self._chain_prefix(left, items, op)) from None
                 divmsg = ""
                 if op in ("/", "%"):
                     rest = self.s[stp:].lstrip(" \t")
@@ -395,6 +455,19 @@ class _Parser:
                 items.append((op, right, divmsg))
             self.last_str = None
             left = self._chain(left, items)
+
+    def _chain_prefix(self, left: _Fn, items: list[tuple[str, _Fn, str]], op: str) -> Callable[[_Ctx, bool], bool]:
+        """Evaluate a chain's completed operands; noeval for the operand that failed to parse."""
+        done = self._chain(left, items) if items else left
+
+        def pre(ctx: _Ctx, ne: bool) -> bool:
+            v = done(ctx, ne)
+            if op == "&&":
+                return ne or not v
+            if op == "||":
+                return ne or bool(v)
+            return ne
+        return pre
 
     @staticmethod
     def _chain(first: _Fn, items: list[tuple[str, _Fn, str]]) -> _Fn:
@@ -442,8 +515,11 @@ class _Parser:
         base = self.unary()
         if self.type != "**":
             return base
-        self.advance()
-        exp = self.power()
+        try:
+            self.advance()
+            exp = self.power()
+        except _Abort as e:
+            raise e.after(_then(base)) from None
         self.last_str = None
         msg = self._msg("exponent less than 0")
 
@@ -479,10 +555,6 @@ class _Parser:
             self.advance()  # the tokenizer guarantees a name follows
             name, sub = self.val  # type: ignore[misc]
             vpos = self.start
-            self.advance()
-            if self.type in ("++post", "--post"):
-                raise self.error(f"{self.type[:2]}: assignment requires lvalue")
-            self.last_str = None
             read = self._reader(name, sub, vpos)
 
             def f_pre(ctx: _Ctx, ne: bool) -> int:
@@ -491,13 +563,20 @@ class _Parser:
                 if not ne:
                     ctx.vars.set(name, idx, v)
                 return v
+            self.advance()  # a bad token here fails in bash's peek, before the increment
+            if self.type in ("++post", "--post"):
+                raise self.error(f"{self.type[:2]}: assignment requires lvalue").after(_then(f_pre))
+            self.last_str = None
             return f_pre
         if t == "(":
             self.advance()
             g = self.comma()
             if self.type != ")":
-                raise self.error("missing `)'")
-            self.advance()
+                raise self.error("missing `)'").after(_then(g))
+            try:
+                self.advance()
+            except _Abort as e:
+                raise e.after(_then(g)) from None
             self.last_str = None
             return g
         if t == "NUM":
@@ -512,15 +591,18 @@ class _Parser:
             read = self._reader(name, sub, vpos)
             if self.type in ("++post", "--post"):
                 delta = 1 if self.type == "++post" else -1
-                self.type = "NUM"  # bash: curtok = NUM, so `x++ @` is an invalid operator
-                self.advance()
-                self.last_str = None
 
                 def f_post(ctx: _Ctx, ne: bool) -> int:
                     v, idx = read(ctx, ne)
                     if not ne:
                         ctx.vars.set(name, idx, _wrap(v + delta))
                     return v
+                self.type = "NUM"  # bash: curtok = NUM, so `x++ @` is an invalid operator
+                try:
+                    self.advance()
+                except _Abort as e:
+                    raise e.after(_then(f_post)) from None
+                self.last_str = None
                 return f_post
             self.last_str = (name, sub, vpos)
             return lambda ctx, ne: read(ctx, ne)[0]
@@ -579,8 +661,15 @@ def _recursion_msg(expr: str) -> str:
 def _compile(expr: str) -> _Fn | ArithError:
     try:
         return _Parser(expr).parse()
-    except ArithError as e:
-        return e
+    except _Abort as e:
+        if e.run is None:
+            return e.err
+        run = e.run
+
+        def fail(ctx: _Ctx, ne: bool) -> int:
+            run(ctx, ne)
+            raise e.err  # not reached: run raises
+        return fail
     except RecursionError:
         return ArithError(_recursion_msg(expr))
 

@@ -17,6 +17,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]|[@!+](?=\()")
 _NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
 _GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^])")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
 class ExpansionError(Exception):
@@ -234,7 +235,21 @@ class Expander:
 
     def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
         fb = _Fields(self.get_ifs())
+        p0 = w.parts[0] if w.parts else None
+        if type(p0) is N.Lit and "~" in p0.text and "=" in p0.text:
+            m = _ASSIGN_WORD.match(p0.text)
+            if m:
+                # bash expands ~ after the = (and :) of an assignment-looking word
+                t = m.group(0) + self._tilde_assign(p0.text[m.end():], True)
+                if t != p0.text:
+                    fb.lit(m.group(0))
+                    fb.q(t[m.end():])
+                    self._parts_into(w.parts[1:], fb, False)
+                    return self._glob_fields(fb)
         self._parts_into(w.parts, fb, False, tilde_mode=1)
+        return self._glob_fields(fb)
+
+    def _glob_fields(self: Interpreter, fb: _Fields) -> list[str]:
         fields = fb.finish()
         out: list[str] = []
         noglob = self.state.options["noglob"]

@@ -895,7 +895,7 @@ class Interpreter(Expander):
         """errexit and the ERR trap after a command that failed outside a condition."""
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
-            if trap and not self.in_trap:
+            if trap and not self.in_trap and (not self.funcstack or self.state.options["errtrace"]):
                 self.in_trap = True
                 try:
                     self.run_string(trap, trap=True)
