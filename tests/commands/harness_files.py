@@ -30,8 +30,13 @@ class Out:
         return iter((self.stdout, self.stderr, self.status))
 
 
-def make_fs(files: Files | None, cwd: str = "/workspace") -> MemoryFS:
-    fs = MemoryFS()
+FIXED_TIME = 1704164645.0  # 2024-01-02 03:04:05 UTC: ls -l dates stable in both worlds
+ROOT_INFO = SystemInfo(user="root", uid=0, gid=0, group="root", home="/root")
+
+
+def make_fs(files: Files | None, cwd: str = "/workspace", root: bool = False,
+            fixed_time: bool = False) -> MemoryFS:
+    fs = MemoryFS(uid=0, gid=0) if root else MemoryFS()
     for d in ("/workspace", "/home", "/home/user", "/tmp"):
         if not fs.exists(d):
             fs.mkdir(d)
@@ -47,9 +52,56 @@ def make_fs(files: Files | None, cwd: str = "/workspace") -> MemoryFS:
             if not fs.exists(p):
                 fs.mkdir(p)
             continue
+        if name.startswith("@link:"):
+            continue
         with fs.open(p, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
+    if fixed_time:
+        for name in files or {}:
+            p = name if name.startswith("/") else f"{cwd}/{name}"
+            fs.utime(p, (FIXED_TIME, FIXED_TIME))
+        fs.utime(cwd, (FIXED_TIME, FIXED_TIME))
     return fs
+
+
+def snapshot_fs(fs: MemoryFS, root: str = "/workspace") -> dict[str, tuple]:
+    """name -> (kind, mode, content-or-target) for everything under ``root``."""
+    out: dict[str, tuple] = {}
+
+    def walk(p: str, rel: str) -> None:
+        for n in sorted(fs.listdir(p)):
+            cp, cr = f"{p}/{n}", f"{rel}{n}"
+            st = fs.stat(cp, follow_symlinks=False)
+            if st.is_symlink:
+                out[cr] = ("l", fs.readlink(cp))
+            elif st.is_dir:
+                out[cr] = ("d", oct(st.st_mode & 0o7777))
+                walk(cp, cr + "/")
+            else:
+                with fs.open(cp, "rb") as f:
+                    out[cr] = ("f", oct(st.st_mode & 0o7777), f.read())
+    walk(root, "")
+    return out
+
+
+def snapshot_real(root: str) -> dict[str, tuple]:
+    out: dict[str, tuple] = {}
+
+    def walk(p: str, rel: str) -> None:
+        for n in sorted(os.listdir(p)):
+            cp, cr = os.path.join(p, n), f"{rel}{n}"
+            st = os.lstat(cp)
+            import stat as S
+            if S.S_ISLNK(st.st_mode):
+                out[cr] = ("l", os.readlink(cp))
+            elif S.S_ISDIR(st.st_mode):
+                out[cr] = ("d", oct(st.st_mode & 0o7777))
+                walk(cp, cr + "/")
+            else:
+                with open(cp, "rb") as f:
+                    out[cr] = ("f", oct(st.st_mode & 0o7777), f.read())
+    walk(root, "")
+    return out
 
 
 def ours(argv: Sequence[str], files: Files | None = None, stdin: bytes = b"",

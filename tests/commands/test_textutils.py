@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness_files import assert_same
+from harness_files import assert_same
 
 FILES = {
     "a.txt": "apple\nbanana\ncherry\n",
@@ -171,3 +171,87 @@ CASES: list[tuple[list[str], bytes]] = [
 @pytest.mark.parametrize("argv,stdin", CASES, ids=[" ".join(a) for a, _ in CASES])
 def test_text_differential(argv: list[str], stdin: bytes) -> None:
     assert_same(argv, FILES, stdin)
+
+
+SORT_FILES = {
+    "s.txt": "banana 3\napple 10\nCherry 2\napple 2\n\nbanana 3\n  date 1\nélan 5\n",
+    "n.txt": "10\n9\n-1\n1.5\nabc\n0\n-0\n 3\n1e3\n+4\n2K\n1M\n",
+    "csv.txt": "b,2,x\na,10,y\nc,1,z\na,2,w\n",
+    "m.txt": "Mar x\nJan y\nfeb z\nxyz w\nDEC v\n",
+    "v.txt": "file10.txt\nfile2.txt\nfile1.txt\nv1.10\nv1.9\nv1.9a\n.hidden\nfile2.tar.gz\n",
+    "u.txt": "a\na\nb\nA\na\nc\nc\nc\n",
+    "f.txt": "x 1 a\ny 1 a\nz 2 b\nw 2 B\n",
+    "dir": None,
+}
+
+SORT_CASES: list[tuple[list[str], bytes]] = [
+    (["sort", "s.txt"], b""),
+    (["sort", "-r", "s.txt"], b""),
+    (["sort", "-u", "s.txt"], b""),
+    (["sort", "-f", "s.txt"], b""),
+    (["sort", "-b", "s.txt"], b""),
+    (["sort", "-n", "n.txt"], b""),
+    (["sort", "-rn", "n.txt"], b""),
+    (["sort", "-g", "n.txt"], b""),
+    (["sort", "-h", "n.txt"], b""),
+    (["sort", "-un", "n.txt"], b""),
+    (["sort", "-k2", "s.txt"], b""),
+    (["sort", "-k2n", "s.txt"], b""),
+    (["sort", "-k2,2n", "-k1,1r", "s.txt"], b""),
+    (["sort", "-t,", "-k2n", "csv.txt"], b""),
+    (["sort", "-t", ",", "-k2,2", "csv.txt"], b""),
+    (["sort", "-t,", "-k1,1", "-k2,2nr", "csv.txt"], b""),
+    (["sort", "-t,", "-k3", "-r", "csv.txt"], b""),
+    (["sort", "-k1.2", "s.txt"], b""),
+    (["sort", "-k1.2,1.3", "s.txt"], b""),
+    (["sort", "-k2b", "s.txt"], b""),
+    (["sort", "-s", "-k2,2", "f.txt"], b""),
+    (["sort", "-k2,2", "f.txt"], b""),
+    (["sort", "-u", "-k2,2", "f.txt"], b""),
+    (["sort", "-k3f", "-u", "f.txt"], b""),
+    (["sort", "-M", "m.txt"], b""),
+    (["sort", "-V", "v.txt"], b""),
+    (["sort", "-d", "s.txt"], b""),
+    (["sort", "-c", "s.txt"], b""),
+    (["sort", "-C", "s.txt"], b""),
+    (["sort", "-c"], b"a\nb\nb\n"),
+    (["sort", "-cu"], b"a\nb\nb\n"),
+    (["sort", "-z"], b"b\0a\0c"),
+    (["sort"], b"b\na"),
+    (["sort"], b""),
+    (["sort", "nope"], b""),
+    (["sort", "dir"], b""),
+    (["sort", "-k0", "s.txt"], b""),
+    (["sort", "-k1.0", "s.txt"], b""),
+    (["sort", "-kx", "s.txt"], b""),
+    (["sort", "-t", "ab", "s.txt"], b""),
+    (["sort", "-n", "-g", "s.txt"], b""),
+    (["sort", "-Q"], b""),
+    (["sort", "s.txt", "csv.txt"], b""),
+    (["sort", "-m", "u.txt", "csv.txt"], b""),
+    (["uniq", "u.txt"], b""),
+    (["uniq", "-c", "u.txt"], b""),
+    (["uniq", "-d", "u.txt"], b""),
+    (["uniq", "-u", "u.txt"], b""),
+    (["uniq", "-i", "u.txt"], b""),
+    (["uniq", "-ic", "u.txt"], b""),
+    (["uniq", "-D", "u.txt"], b""),
+    (["uniq", "--all-repeated=separate", "u.txt"], b""),
+    (["uniq", "--group", "u.txt"], b""),
+    (["uniq", "--group=both", "u.txt"], b""),
+    (["uniq", "-f1", "f.txt"], b""),
+    (["uniq", "-f", "2", "-c", "f.txt"], b""),
+    (["uniq", "-s", "1", "u.txt"], b""),
+    (["uniq", "-w", "1"], b"ab\nac\nbd\n"),
+    (["uniq", "-c"], b"x\nx\ny"),
+    (["uniq", "nope"], b""),
+    (["uniq", "-f", "x", "u.txt"], b""),
+    (["uniq", "-cD", "u.txt"], b""),
+    (["uniq", "a", "b", "c"], b""),
+    (["uniq", "-z"], b"a\0a\0b\0"),
+]
+
+
+@pytest.mark.parametrize("argv,stdin", SORT_CASES, ids=[" ".join(a) for a, _ in SORT_CASES])
+def test_sort_uniq_differential(argv: list[str], stdin: bytes) -> None:
+    assert_same(argv, SORT_FILES, stdin)
