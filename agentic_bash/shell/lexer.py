@@ -221,11 +221,30 @@ class Lexer:
 
     # ------------------------------------------------------------------ words
 
-    def read_word(self, assign_ok: bool = False) -> Word | None:
-        """Read one unquoted-context word at ``pos`` (blanks already skipped); None at a metachar."""
+    def read_word(self, assign_ok: bool = False, elem: bool = False) -> Word | None:
+        """Read one unquoted-context word at ``pos`` (blanks already skipped); None at a metachar.
+
+        ``assign_ok``: ``name[sub]=`` may hold blanks in ``sub``; ``elem``: so may
+        ``[key]=value`` (an element of ``a=(…)``)."""
         src, n = self.src, self.n
         start = self.pos
         self.sub_span: tuple[int, int] | None = None
+        if elem and start < n and src[start] == "[":
+            close = self._scan_subscript(start)
+            if close is not None and (
+                    (close + 1 < n and src[close + 1] == "=")
+                    or (close + 2 < n and src[close + 1] == "+" and src[close + 2] == "=")):
+                buf = _Buf()
+                buf.text(src[start:close + 1])
+                self.pos = close + 1
+                rest = self.read_word()
+                if rest is not None:
+                    for p in rest.parts:
+                        if type(p) is Lit:
+                            buf.text(p.text)
+                        else:
+                            buf.part(p)
+                return Word(buf.done(), src[start:self.pos], self.line_at(start))
         # fast path: a plain word ending at a blank or an operator
         m = _PLAIN.match(src, start)
         if m is not None:

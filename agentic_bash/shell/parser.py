@@ -652,6 +652,14 @@ class Parser(Lexer):
         self.tok = None
         elems: list[ArrayElem] = []
         while True:
+            if self.tok is None:
+                self.skip_blanks()
+                if self.pos < self.n and self.src[self.pos] == "[":
+                    # `[key with blanks]=value` is one word here, as in bash
+                    word = self.read_word(elem=True)
+                    if word is not None:
+                        elems.append(self._array_elem(word))
+                        continue
             tok = self.peek(assign_ok=False)
             if tok.kind == NL:
                 self.advance()

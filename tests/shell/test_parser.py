@@ -578,3 +578,9 @@ def test_needs_more_input(src, more):
 def test_broken_heredoc_body_fails_at_run_time():
     hd = one("cat <<EOF\na $(echo\nEOF").redirs[0].target
     assert hd.body.parts == (n.Param("a $(echo\n", op="bad"),)
+
+
+def test_array_keys_with_blanks():
+    a = one('a=([b c]=2 ["x y"]+=$z [k]= plain)').assigns[0]
+    assert [(e.key.text if e.key else None, e.value.text, e.append) for e in a.array] == [
+        ("b c", "2", False), ('"x y"', "$z", True), ("k", "", False), (None, "plain", False)]
