@@ -488,11 +488,12 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
-            sh.error(e.message if not e.message.startswith("`") else f"{name}: {e.message}")
+            sh.error(f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(e.message)
-            status = 1
+            sh.error(f"{name}: {e.message}")
+            from .interpreter import ExitShell
+            raise ExitShell(1) from None
     return status
 
 
@@ -943,7 +944,7 @@ def b_exit(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
     if len(argv) > 2:
         sh.error("exit: too many arguments")
-        return 1
+        raise ExitShell(1)
     if len(argv) == 1:
         raise ExitShell(sh.state.last_status)
     try:

@@ -325,7 +325,8 @@ class Expander:
                     fb.lit(t)
             elif tp is N.SQ or tp is N.ANSIC or tp is N.Escaped:
                 if quoted and tp is N.SQ:
-                    fb.q(p.text)
+                    # single quotes inside a double-quoted context are literal characters
+                    fb.q("'" + p.text + "'")
                 else:
                     fb.q(p.text)
             elif tp is N.DQ:
@@ -684,6 +685,8 @@ class Expander:
             length = self.arith_word(p.arg2)
         if multi:
             vals = val
+            if not vals:
+                return []
             if p.name in ("@", "*") and p.index is None:
                 vals = [self.state.arg0] + vals
                 if off < 0:
