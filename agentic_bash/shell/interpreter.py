@@ -2109,7 +2109,7 @@ class _ArithVars:
         if index is None:
             sh.set_var(name, str(value))
         else:
-            sh.assign_element(name, N.Word((N.SQ(index),), index), str(value))
+            sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
 
     def is_assoc(self, name: str) -> bool:
         v = self.sh.state.find(self.sh.state.resolve_ref(name))
