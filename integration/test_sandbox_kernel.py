@@ -198,3 +198,20 @@ def test_strict_and_report_in_process() -> None:
         r = sb.run("cat /workspace/x.txt; cd /tmp")
         assert r.stdout == "data" and r.cwd == "/tmp"
         assert sb.run("pwd").stdout == "/tmp\n"  # shell state persists between runs
+
+
+def test_native_writes_are_tracked(tmp_path) -> None:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+
+    (tmp_path / "existing").write_text("old")
+    (tmp_path / "gone").write_text("x")
+    with SandboxedExecutor(isolation="namespace",
+                           mounts={"/workspace": (str(tmp_path), "cow")}) as sb:
+        r = sb.run("python3 -c 'open(\"n.txt\", \"w\").write(\"x\")'; /bin/rm gone; "
+                   "/bin/sed -i s/old/new/ existing; /usr/bin/touch /tmp/t")
+        assert {"/workspace/n.txt", "/tmp/t"} <= set(r.files_created)
+        assert "/workspace/existing" in r.files_modified
+        assert "/workspace/gone" in r.files_deleted
+        assert sb.run("cat existing").stdout == "new"
+    assert (tmp_path / "existing").read_text() == "old"  # copy-on-write: host untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing", "gone"]

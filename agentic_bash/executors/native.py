@@ -141,6 +141,8 @@ class NativeLauncher:
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
         self._closed = False
+        self.spawned = 0
+        """How many children were started (the sandbox runner's change tracking reads it)."""
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
 
     # -- the child-side setup (runs between fork and exec: ctypes calls only) --------------
@@ -172,6 +174,7 @@ class NativeLauncher:
         """
         if self._closed:
             raise OSError(9, "native launcher is closed")
+        self.spawned += 1
         if self._preexec is None:
             return self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid)
         q = self._spawner()

@@ -8,10 +8,12 @@ from typing import Any
 
 from . import syscalls as sc
 
-__all__ = ["LAYER_PATH", "build_root", "prepare_base", "writable_paths"]
+__all__ = ["LAYER_PATH", "LOWER_PATH", "build_root", "prepare_base", "writable_paths"]
 
 LAYER_PATH = "/.agentic-bash/layer"
 """Where the session layer (upper dirs) is visible, read-only, inside the sandbox."""
+LOWER_PATH = "/.agentic-bash/lower"
+"""Where each overlay's lower directory is visible, read-only, inside the sandbox."""
 
 # Copied into the sanitised /etc. Security invariant: never shadow/gshadow, ssh host keys,
 # ssl/private, sudoers, credentials files (npmrc, netrc, apt auth.conf) or the host's
@@ -178,6 +180,10 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     def R(p: str) -> str:
         return os.path.join(root, p.lstrip("/"))
 
+    def ov(lower: str, name: str, target: str) -> None:
+        upper = _overlay(lower, layer, name, R(target))
+        uppers.append({"target": target, "upper": upper, "lower_src": lower, "name": name})
+
     # system directories
     for d in _SYS_DIRS:
         host = "/" + d
@@ -185,7 +191,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
             os.symlink(os.readlink(host), R(d))
         elif os.path.isdir(host):
             if cow and d == "usr":
-                uppers.append({"target": "/usr", "upper": _overlay(host, layer, "usr", R(d))})
+                ov(host, "usr", "/usr")
             else:
                 _bind(host, R(d))
     etc_lower = os.path.join(base, "etc")
@@ -193,15 +199,14 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     empty = os.path.join(base, "empty")
     opt_lower = "/opt" if os.path.isdir("/opt") else empty
     if cow:
-        uppers.append({"target": "/etc", "upper": _overlay(etc_lower, layer, "etc", R("etc"))})
-        uppers.append({"target": "/opt", "upper": _overlay(opt_lower, layer, "opt", R("opt"))})
-        uppers.append({"target": "/var", "upper": _overlay(var_lower, layer, "var", R("var"))})
+        ov(etc_lower, "etc", "/etc")
+        ov(opt_lower, "opt", "/opt")
+        ov(var_lower, "var", "/var")
         for sub in _VAR_STATE:
             host = "/var/" + sub
             if os.path.isdir(host):
                 name = "var_" + sub.replace("/", "_")
-                uppers.append({"target": "/var/" + sub,
-                               "upper": _overlay(host, layer, name, R("var/" + sub))})
+                ov(host, name, "/var/" + sub)
     else:
         _bind(etc_lower, R("etc"))
         _bind(opt_lower, R("opt"))
@@ -220,8 +225,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     ws_mount = next((m for m in mounts if m["target"].rstrip("/") == ws), None)
     if ws_mount is None or ws_mount.get("mode", "cow") == "cow":
         lower = ws_mount["source"] if ws_mount else empty
-        uppers.append({"target": workdir, "upper": _overlay(lower, layer, "workspace",
-                                                             R(workdir))})
+        ov(lower, "workspace", workdir)
     else:
         _bind(ws_mount["source"], R(workdir), readonly=ws_mount["mode"] == "ro")
     for target, name, mode in ((home, "home", 0o755), ("/tmp", "tmp", 0o1777)):
@@ -235,8 +239,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
             continue
         mode = m.get("mode", "cow")
         if mode == "cow":
-            uppers.append({"target": m["target"],
-                           "upper": _overlay(m["source"], layer, f"mount{i}", R(m["target"]))})
+            ov(m["source"], f"mount{i}", m["target"])
         else:
             _bind(m["source"], R(m["target"]), readonly=mode == "ro")
     # the sandbox user (session's user/uid, mapped onto the caller's uid)
@@ -292,8 +295,13 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
                 sc.mount("tmpfs", p, "tmpfs", sc.MS_RDONLY, "size=0")
             else:
                 sc.mount("/dev/null", p, None, sc.MS_BIND)
-    # the session layer, read-only, for snapshots and change tracking from inside
+    # the session layer and the overlay lowers, read-only, for snapshots and change tracking
+    # from inside (the lowers show nothing the merged view does not)
     _bind(layer, R(LAYER_PATH))
+    for u in uppers:
+        if "lower_src" in u:
+            _bind(u["lower_src"], R(LOWER_PATH + "/" + u["name"]))
+            u["lower"] = LOWER_PATH + "/" + u["name"]
     for d in ("run", "mnt", "srv", "root"):
         _mkdirs(R(d), 0o700 if d == "root" else 0o755)
     # pivot: the old root (the host's) is detached and unreachable afterwards
@@ -308,8 +316,8 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     # nothing may create files at the top of the root
     sc.mount(None, "/", None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID |
              sc.MS_NODEV)
-    return {"uppers": [{"target": u["target"],
-                        "upper": LAYER_PATH + u["upper"][len(layer):]} for u in uppers],
+    return {"uppers": [{"target": u["target"], "upper": LAYER_PATH + u["upper"][len(layer):],
+                        "lower": u.get("lower")} for u in uppers],
             "overlay_mounts": _overlay_mounts()}
 
 

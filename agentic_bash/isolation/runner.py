@@ -247,8 +247,16 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
     observed["t_executor"] = time.monotonic() - t0
+    scanner = None
+    try:
+        from .layerscan import LayerScanner
+        uppers = facts.get("uppers") or ([{"target": workdir, "upper": workdir}]
+                                         if cfg["level"] == "landlock" else [])
+        scanner = LayerScanner(uppers)
+    except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
+        scanner = None
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid()})
-    serve(sock, executor)
+    serve(sock, executor, scanner)
     return 0
 
 
@@ -374,7 +382,17 @@ def _kill_new_children(before: set[int]) -> None:
             time.sleep(0.05)
 
 
-def serve(sock: socket.socket, executor: Any) -> None:
+def _merge_changes(r: Any, native: tuple[set[str], set[str], set[str]]) -> Any:
+    import dataclasses
+
+    c = set(r.files_created) | native[0]
+    m = (set(r.files_modified) | native[1]) - c
+    d = (set(r.files_deleted) | native[2]) - c - m
+    return dataclasses.replace(r, files_created=tuple(sorted(c)),
+                               files_modified=tuple(sorted(m)), files_deleted=tuple(sorted(d)))
+
+
+def serve(sock: socket.socket, executor: Any, scanner: Any = None) -> None:
     """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
     ``interrupt`` is handled while it runs; everything else runs on this thread."""
     send_lock = threading.Lock()
@@ -388,6 +406,8 @@ def serve(sock: socket.socket, executor: Any) -> None:
         def on_output(fd: int, chunk: bytes) -> None:
             send({"ev": "out", "fd": fd}, bytes(chunk))
         before = _children()
+        native = getattr(executor, "native", None)
+        spawned = getattr(native, "spawned", -1)
         stdin = _stdin_file(payload if req.get("stdin") else b"")
         try:
             r = executor.run(req["script"], stdin=stdin,
@@ -396,6 +416,14 @@ def serve(sock: socket.socket, executor: Any) -> None:
                              on_output=on_output if req.get("stream") else None)
             if r.timed_out:
                 _kill_new_children(before)
+            if scanner is not None:
+                try:
+                    if getattr(native, "spawned", -2) != spawned or _children():
+                        r = _merge_changes(r, scanner.changes())
+                    elif r.files_created or r.files_modified or r.files_deleted:
+                        scanner.refresh()  # builtin writes, already in the result
+                except Exception:  # noqa: BLE001
+                    pass
             h, body = result_header(r)
             send(h, body)
         except BaseException as e:  # noqa: BLE001

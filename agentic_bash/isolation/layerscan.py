@@ -1,0 +1,86 @@
+"""Change tracking of native writes: diff scans of the session layer's upper directories."""
+
+# Builtins write through the interpreter's FileSystem, whose journal already reports them;
+# native binaries write behind its back. Everything writable in a sandbox is an upper dir of
+# the session layer, so scanning the uppers before/after a run finds every native change at
+# a cost proportional to the layer (not to the root). Overlay details: a deleted lower entry
+# is a whiteout (char device 0:0) in the upper; a new upper entry over an existing lower one
+# is a copy-up (reported as modified).
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any, Iterable
+
+__all__ = ["LayerScanner"]
+
+State = tuple  # (kind, size, mtime_ns, ino) or ("wh",)
+
+
+def _scan_dir(top: str) -> dict[str, State]:
+    out: dict[str, State] = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            it = os.scandir(os.path.join(top, rel) if rel else top)
+        except OSError:
+            continue
+        with it:
+            for de in it:
+                r = f"{rel}/{de.name}" if rel else de.name
+                try:
+                    st = de.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                m = st.st_mode
+                if stat.S_ISCHR(m) and st.st_rdev == 0:
+                    out[r] = ("wh",)
+                elif stat.S_ISDIR(m):
+                    out[r] = ("d",)
+                    stack.append(r)
+                else:
+                    out[r] = ("l" if stat.S_ISLNK(m) else "f", st.st_size, st.st_mtime_ns,
+                              st.st_ino)
+    return out
+
+
+class LayerScanner:
+    """Keeps the last scan of every upper; ``changes()`` rescans and returns what differs."""
+
+    def __init__(self, uppers: Iterable[dict[str, Any]]) -> None:
+        self.uppers = [u for u in uppers if u.get("upper") and os.path.isdir(u["upper"])]
+        self.state = [_scan_dir(u["upper"]) for u in self.uppers]
+
+    def changes(self) -> tuple[set[str], set[str], set[str]]:
+        created: set[str] = set()
+        modified: set[str] = set()
+        deleted: set[str] = set()
+        for i, u in enumerate(self.uppers):
+            before, after = self.state[i], _scan_dir(u["upper"])
+            self.state[i] = after
+            target = u["target"].rstrip("/")
+            lower = u.get("lower")
+
+            def in_lower(rel: str) -> bool:
+                return bool(lower) and os.path.lexists(os.path.join(lower, rel))
+
+            for rel, st in after.items():
+                old = before.get(rel)
+                if old == st or st == ("d",):
+                    continue
+                path = f"{target}/{rel}"
+                if st == ("wh",):
+                    deleted.add(path)
+                elif old is None or old == ("wh",):
+                    (modified if old is None and in_lower(rel) else created).add(path)
+                else:
+                    modified.add(path)
+            for rel, st in before.items():
+                if rel not in after and st not in (("d",), ("wh",)) and not in_lower(rel):
+                    deleted.add(f"{target}/{rel}")
+        return created, modified, deleted
+
+    def refresh(self) -> None:
+        self.state = [_scan_dir(u["upper"]) for u in self.uppers]
