@@ -83,9 +83,16 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
 class InProcessExecutor:
     """Runs scripts with the in-process interpreter; one persistent shell state per instance."""
 
+    # Each bash function call is ~10 Python frames; max_call_depth=1000 needs headroom.
+    # Python 3.11 runs Python-to-Python calls without C recursion, so this is safe.
+    _RECURSION_LIMIT = 30_000
+
     def __init__(self, *, fs: Any, native: Any = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", limits: Limits = Limits(), info: SystemInfo = SystemInfo(),
                  prefer_inprocess: bool = False, commands_allowlist: Any = None, layer: Any = None) -> None:
+        import sys
+        if sys.getrecursionlimit() < self._RECURSION_LIMIT:
+            sys.setrecursionlimit(self._RECURSION_LIMIT)
         self.fs = fs
         self.native = native
         self.limits = limits
