@@ -484,7 +484,8 @@ class Lexer:
         return buf.done()
 
     def read_arg_parts(self, stops: str, *, in_dq: bool, sq_literal: bool = False,
-                       parens: bool = False, closer: str = "}", open_pos: int = 0) -> tuple[Part, ...]:
+                       parens: bool = False, closer: str = "}", open_pos: int = 0,
+                       slash: bool = False) -> tuple[Part, ...]:
         """Read parts up to (not including) a char of ``stops``: ``${…}`` operands, subscripts, arithmetic.
 
         Blanks are literal. Quotes are honoured; inside double quotes a ``'`` is literal when
@@ -508,7 +509,12 @@ class Lexer:
                 if e == "\n":
                     pass
                 elif in_dq:
-                    buf.text(e if e in _DQ_ESCAPABLE else "\\" + e)
+                    # inside "${x…}" a backslash also quotes the closing brace (and a slash
+                    # in the parts of ${x/p/r})
+                    if e in _DQ_ESCAPABLE or e == closer or (slash and e == "/"):
+                        buf.text(e)
+                    else:
+                        buf.text("\\" + e)
                 else:
                     buf.part(Escaped(e))
                 i += 2
@@ -830,7 +836,8 @@ class Lexer:
         elif c in "-=?+":
             op = c
             i += 1
-        elif c in "#%^,":
+        elif c in "#%^,~":
+            # ~ and ~~ (toggle case) are undocumented bash operators
             op = c
             i += 1
             if i < n and src[i] == c:
@@ -843,13 +850,13 @@ class Lexer:
                 op = "/" + src[i]
                 i += 1
             self.pos = i
-            parts = self.read_arg_parts("/}", in_dq=in_dq, open_pos=open_pos)
+            parts = self.read_arg_parts("/}", in_dq=in_dq, open_pos=open_pos, slash=True)
             arg = Word(parts, src[i:self.pos], self.line_at(i))
             i = self.pos
             if src[i] == "/":
                 i += 1
                 self.pos = i
-                parts = self.read_arg_parts("}", in_dq=in_dq, open_pos=open_pos)
+                parts = self.read_arg_parts("}", in_dq=in_dq, open_pos=open_pos, slash=True)
                 arg2 = Word(parts, src[i:self.pos], self.line_at(i))
                 i = self.pos
             self.pos = i + 1

@@ -584,3 +584,11 @@ def test_array_keys_with_blanks():
     a = one('a=([b c]=2 ["x y"]+=$z [k]= plain)').assigns[0]
     assert [(e.key.text if e.key else None, e.value.text, e.append) for e in a.array] == [
         ("b c", "2", False), ('"x y"', "$z", True), ("k", "", False), (None, "plain", False)]
+
+
+def test_backslash_quotes_closing_brace_in_quoted_operand():
+    (dq,) = one('echo "${x:-a\\}b}"').words[1].parts
+    assert dq.parts[0].arg.parts == (L("a}b"),)
+    (dq,) = one('echo "${x/b/\\/}"').words[1].parts
+    assert dq.parts[0].arg2.parts == (L("/"),)
+    assert params("${x~~} ${x~}")[0].op == "~~"
