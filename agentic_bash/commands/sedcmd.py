@@ -89,6 +89,23 @@ E-mail bug reports to: <bug-sed@gnu.org>.
 """
 
 
+BLOCK_MODE = True  # tests switch it off to compare block mode with the line-by-line engine
+
+
+_ANCHORS = ("(?:^)", "(?m:^)", "(?m:$)", "(?!(?s:.))", "\\A", "\\Z", "\\b", "\\B")
+_mb_cache: dict = {}
+
+
+def _mb_split(rx) -> bool:  # noqa: ANN001
+    """Can this regex match empty inside a multibyte character the way glibc's byte-wise
+    stepping does? Not when it holds anchors or word-boundary assertions."""
+    r = _mb_cache.get(rx)
+    if r is None:
+        r = not any(a in rx.pattern for a in _ANCHORS)
+        _mb_cache[rx] = r
+    return r
+
+
 class SedError(Exception):
     """A script error; ``str`` is the full message after ``sed: ``; ``status`` the exit code."""
 
@@ -187,6 +204,8 @@ class Cmd:
     eflag: bool = False
     wfile: str = ""
     ymap: dict = field(default_factory=dict)
+    bpat: str | None = None  # s: the regex text, for block mode
+    bext: bool = False
     # range state
     active: bool = False
     end_line: int = 0
@@ -700,6 +719,8 @@ class _Compiler:
         cmd.occurrence = cmd.num or 1
         cmd.num = None
         cmd.rx = self.compile_rx(pat, flags)
+        cmd.bpat = pat if cmd.rx is not None else None
+        cmd.bext = self.extended
         cmd.repl, maxg = self.repl(rep)
         if cmd.rx is not None and maxg > cmd.rx.groups:
             raise self.err(f"invalid reference \\{maxg} on `s' command's RHS")
@@ -733,6 +754,9 @@ class _Output:
             self.flush()
 
     def raw(self, data: bytes) -> None:
+        if self.missing and data:
+            self.buf.append(b"\n")
+            self.missing = False
         self.buf.append(data)
         self.size += len(data)
         if self.size > 65536:
@@ -872,10 +896,10 @@ class _Sed:
         self.wout[fn] = o
         return o
 
-    def open_file(self, f: str):  # noqa: ANN201
+    def open_file(self, f: str, raw: bool = False):  # noqa: ANN201
         ctx = self.ctx
         if f == "-" and not self.in_place:
-            return iter_lines(ctx.stdin, sep=self.sep)
+            return ctx.stdin if raw else iter_lines(ctx.stdin, sep=self.sep)
         p = ctx.path(f)
         try:
             st = ctx.fs.stat(p)
@@ -899,7 +923,7 @@ class _Sed:
             self.inplace_mode = st.st_mode & 0o7777
             self.inplace_buf = io.BytesIO()
             self.out = _Output(self.inplace_buf)
-        return self._lines(fh)
+        return fh if raw else self._lines(fh)
 
     def _lines(self, fh):  # noqa: ANN001, ANN202
         with fh:
@@ -950,17 +974,12 @@ class _Sed:
         out = self.out
         for kind, val in self.append:
             if kind == "text":
-                out.raw(b"" if out.missing is False else b"\n")
-                out.missing = False
                 out.raw(from_text(val, self.utf8))  # type: ignore[arg-type]
             elif kind == "R":
                 out.write(val, self.sep)  # type: ignore[arg-type]
             else:
                 data = self.read_rfile(val)  # type: ignore[arg-type]
                 if data:
-                    if out.missing:
-                        out.raw(b"\n")
-                        out.missing = False
                     out.raw(data)
         self.append.clear()
 
@@ -1067,43 +1086,78 @@ class _Sed:
     # -- s ------------------------------------------------------------------------------
     def subst(self, c: Cmd, ps: str) -> tuple[str, bool]:
         rx = self.regex_for(c.rx)
-        search = rx.rx.search
-        n = len(ps)
-        pos = 0
-        count = 0
+        with timeout_guard():
+            return self.sub_core(c, rx.rx.finditer(ps, timeout=self.tm()), ps, False)
+
+    def sub_core(self, c: Cmd, matches, text: str, per_line: bool) -> tuple[str, bool]:  # noqa: ANN001
+        """GNU do_subst over ``matches`` (leftmost-longest, in order). ``per_line``: the text
+        holds many lines (block mode) and counting/first-only restart on each line."""
         out: list[str] = []
         prev_end = 0
-        last_match_end = -1
+        last_end = -1
+        n = len(text)
+        line_end = n if not per_line else -1
+        count = 0
+        line_done = False
         did = False
-        t = self.tm()
-        with timeout_guard():
-            while pos <= n:
-                m = search(ps, pos, timeout=t)
-                if m is None:
-                    break
-                s, e = m.span()
-                if s == e and s == last_match_end:
-                    # GNU: no empty match right after the previous match
-                    if s >= n:
-                        break
-                    pos = s + 1
-                    continue
+        occ = c.occurrence
+        g = c.gflag
+        parts = c.repl
+        simple = parts[0][1] if len(parts) == 1 and parts[0][0] == "lit" else ("" if not parts else None)
+        expand = self.expand
+        utf8 = self.utf8
+        for m in matches:
+            st, e = m.span()
+            if st > line_end:
+                if st >= n and st == e and n and text[n - 1] == "\n":
+                    break  # the empty line after the final newline does not exist
+                line_end = text.find("\n", st)
+                if line_end < 0:
+                    line_end = n
+                count = 0
+                line_done = False
+            if line_done:
+                continue
+            skip_first = st == e and st == last_end  # GNU: no empty match right after a match
+            if not skip_first:
+                last_end = e
                 count += 1
-                if count >= c.occurrence:
-                    out.append(ps[prev_end:s])
-                    out.append(self.expand(c.repl, m))
-                    prev_end = e
-                    did = True
-                    if not c.gflag:
+            rep = None
+            if not skip_first and count >= occ:
+                rep = simple if simple is not None else expand(parts, m)
+                out.append(text[prev_end:st])
+                out.append(rep)
+                prev_end = e
+                did = True
+                if not g:
+                    line_done = True
+                    if not per_line:
                         break
-                last_match_end = e
-                if s == e:
-                    pos = e + 1
-                else:
-                    pos = e
+            if st == e and utf8 and st < n and text[st] >= "\x80" and not line_done \
+                    and not ("\udc80" <= text[st] <= "\udcff") and _mb_split(m.re):
+                # GNU steps over an empty match one *byte* at a time, so the inner bytes of a
+                # multibyte character are match positions too (s/x*/-/g splits an "é")
+                bs = text[st].encode("utf-8")
+                seg = [chr(0xDC00 + bs[0])]
+                hit = False
+                for k in range(1, len(bs)):
+                    count += 1
+                    if count >= occ and not line_done:
+                        seg.append(rep if rep is not None else (simple if simple is not None else expand(parts, m)))
+                        hit = True
+                        if not g:
+                            line_done = True
+                    seg.append(chr(0xDC00 + bs[k]))
+                if hit:
+                    out.append(text[prev_end:st])
+                    out.append("".join(seg))
+                    prev_end = st + 1
+                    did = True
+                    if line_done and not per_line:
+                        break
         if not did:
-            return ps, False
-        out.append(ps[prev_end:])
+            return text, False
+        out.append(text[prev_end:])
         return "".join(out), True
 
     @staticmethod
@@ -1157,7 +1211,82 @@ class _Sed:
         self.out.write("".join(out).encode("latin-1"), b"\n")
 
     # -- the cycle ------------------------------------------------------------------------
+    # -- block mode: scripts made only of unaddressed s commands ------------------------
+    def block_plan(self) -> list | None:
+        """Buffer-mode regexes for each s command when the whole script can run on blocks of
+        lines at once (same result as line by line), else None."""
+        if self.quiet or self.sep != b"\n" or not self.cmds:
+            return None
+        plan = []
+        for c in self.cmds:
+            if c.name != "s" or c.a1 is not None or c.neg or c.pflag or c.wfile or c.eflag:
+                return None
+            if c.rx is None or "M" in c.text or c.bpat is None or "\n" in c.bpat:
+                return None
+            if any(k == "lit" and "\n" in v for k, v in c.repl):
+                return None
+            try:
+                brx = compile_posix(c.bpat, extended=c.bext, icase="I" in c.text, buffer=True,
+                                    utf8=self.utf8, sed=True)
+            except RegexError:
+                return None
+            if brx.source.find("\\n") >= 0 and False:
+                return None
+            plan.append((c, brx.rx))
+        return plan
+
+    def subst_block(self, c: Cmd, rx, text: str) -> str:  # noqa: ANN001
+        with timeout_guard():
+            return self.sub_core(c, rx.finditer(text, timeout=self.tm()), text, True)[0]
+
+    def run_blocks(self, files: list[str], plan: list) -> int:
+        utf8 = self.utf8
+        budget = self.ctx.budget
+        try:
+            for f in files:
+                fh = self.open_file(f, raw=True)
+                if fh is None:
+                    continue
+                carry = b""
+                read = getattr(fh, "read1", None) or fh.read
+                while True:
+                    data = read(1 << 16)
+                    if data:
+                        data = carry + data if carry else data
+                        k = data.rfind(b"\n")
+                        if k < 0:
+                            carry = data
+                            continue
+                        block, carry = data[:k + 1], data[k + 1:]
+                    else:
+                        block, carry = carry, b""
+                        if not block:
+                            break
+                    budget.check()
+                    text = to_text(block, utf8)
+                    for c, rx in plan:
+                        text = self.subst_block(c, rx, text)
+                    b = from_text(text, utf8)
+                    if b.endswith(b"\n"):
+                        self.out.raw(b)
+                    else:
+                        self.out.write(b, None)
+                    if not data:
+                        break
+                if fh is not self.ctx.stdin:
+                    fh.close()
+                if self.in_place:
+                    self.file_done(None)  # type: ignore[arg-type]
+        except SedError:
+            self.finish()
+            raise
+        self.finish()
+        return self.status
+
     def run(self, files: list[str]) -> int:
+        plan = self.block_plan() if BLOCK_MODE else None
+        if plan is not None:
+            return self.run_blocks(files, plan)
         inp = _Input(self, files)
         cmds = self.cmds
         ncmds = len(cmds)
@@ -1266,14 +1395,10 @@ class _Sed:
                     elif name == "a":
                         self.append.append(("text", c.text))
                     elif name == "i":
-                        self.out.raw(b"\n" if self.out.missing else b"")
-                        self.out.missing = False
                         self.out.raw(from_text(c.text, utf8))
                     elif name == "c":
                         # in a range, the text is printed at its end only
                         if c.a2 is None or not c.active or c.neg:
-                            self.out.raw(b"\n" if self.out.missing else b"")
-                            self.out.missing = False
                             self.out.raw(from_text(c.text, utf8))
                         end_autoprint = False
                         break

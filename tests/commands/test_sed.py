@@ -247,3 +247,31 @@ def test_hostile_regex_times_out() -> None:
     with pytest.raises(LimitExceeded):
         ours(["sed", "-E", "s/(a|aa)+$/x/"], None, stdin=b"a" * 60 + b"b\n", timeout=0.5)
     assert time.monotonic() - t < 5
+
+
+BLOCK_SCRIPTS = [
+    "s/a/X/", "s/a/X/g", "s/a/X/2", "s/a/X/2g", "s/a*/-/g", "s/x*/-/g", "s/b*/<&>/2",
+    "s/^a/^/", "s/a$/$/g", "s/\\<./\\u&/g", "s/[^a]/./g", "s/[[:space:]]*$//", "s/\\s\\+/ /g",
+    "s/\\(a\\)\\(b\\)/\\2\\1/g", "s/A/z/Ig", "s/a\\|b/|/g;s/|/+/2", "s/.*/[&]/", "s/$/;/",
+    "s/\\b/|/g", "s/\\B/-/g", "s/^/> /;s/ *$//",
+]
+
+
+@pytest.mark.parametrize("script", BLOCK_SCRIPTS)
+def test_block_mode_matches_line_mode(script: str) -> None:
+    import random
+
+    import agentic_bash.commands.sedcmd as sedcmd
+    rng = random.Random(script)
+    for _ in range(5):
+        lines = ["".join(rng.choice("ab  xé") for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(0, 30))]
+        data = "\n".join(lines) + ("\n" if rng.random() < 0.7 else "")
+        files = {"in": data}
+        fast = ours(["sed", script, "in", "in"], files)
+        sedcmd.BLOCK_MODE = False
+        try:
+            slow = ours(["sed", script, "in", "in"], files)
+        finally:
+            sedcmd.BLOCK_MODE = True
+        assert (fast.stdout, fast.status) == (slow.stdout, slow.status), (script, data)
+    assert_same(["sed", script, "in", "in"], {"in": data})
