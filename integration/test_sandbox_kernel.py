@@ -215,3 +215,22 @@ def test_native_writes_are_tracked(tmp_path) -> None:
         assert sb.run("cat existing").stdout == "new"
     assert (tmp_path / "existing").read_text() == "old"  # copy-on-write: host untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["existing", "gone"]
+
+
+def test_layer_export_and_restore_into_a_new_sandbox() -> None:
+    import io
+    import tarfile
+
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+
+    with SandboxedExecutor(isolation="namespace") as sb:
+        sb.run("echo hi > a.txt; mkdir -p d/e; python3 -c 'open(\"d/e/n\", \"w\").write(\"n\")'; "
+               "ln -s a.txt l; echo t > /tmp/t")
+        data = sb.export_layer(extra_members={".agentic-bash/state.json": b"{}"})
+    names = tarfile.open(fileobj=io.BytesIO(data)).getnames()
+    assert {"workspace/a.txt", "workspace/d/e/n", "workspace/l", "tmp/t",
+            ".agentic-bash/state.json"} <= set(names)
+    assert not any(n in ("workspace", "tmp", "home") for n in names)  # mount points stay out
+    with SandboxedExecutor(isolation="namespace", layer_tar=data) as sb:
+        assert sb.layer_extras == {".agentic-bash/state.json": b"{}"}
+        assert sb.run("cat a.txt d/e/n l /tmp/t").stdout == "hi\nnhi\nt\n"

@@ -159,7 +159,8 @@ class SandboxedExecutor:
                  workdir: str = "/workspace", mounts: Any = None, limits: Limits = Limits(),
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: str = "allow",
-                 plan: Plan | None = None, engine: str = "interpreter") -> None:
+                 plan: Plan | None = None, engine: str = "interpreter",
+                 layer_tar: bytes | None = None) -> None:
         from ..isolation.zygote import get_zygote
 
         self._closed = True
@@ -220,7 +221,7 @@ class SandboxedExecutor:
             "limits": limits, "info": info, "prefer_inprocess": prefer_inprocess,
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
-            "t_host": time.time(),
+            "t_host": time.time(), "layer_tar": layer_tar,
         }
         try:
             self._sock, self.pid = get_zygote().spawn(cfg)
@@ -246,6 +247,10 @@ class SandboxedExecutor:
             self._teardown()
             raise
         self.observed: dict[str, Any] = hdr.get("observed", {})
+        import base64
+        self.layer_extras: dict[str, bytes] = {
+            k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
+        """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.isolation: IsolationReport = verify(p, self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
@@ -382,6 +387,16 @@ class SandboxedExecutor:
 
     def get_state(self) -> dict[str, Any]:
         return self._call("get_state")
+
+    def export_layer(self, fileobj: BinaryIO | None = None, *,
+                     extra_members: dict[str, bytes] | None = None) -> bytes:
+        """The session layer (everything the sandbox wrote, native writes included) as an OCI
+        image-layer tar in ``vfs.oci``'s format; written to ``fileobj`` if given. A new
+        ``SandboxedExecutor(layer_tar=...)`` restores it."""
+        data = self._call("export_layer", extra_members=extra_members)
+        if fileobj is not None:
+            fileobj.write(data)
+        return data
 
     def set_state(self, state: dict[str, Any]) -> None:
         self._call("set_state", state=state)

@@ -13,7 +13,7 @@ import os
 import stat
 from typing import Any, Iterable
 
-__all__ = ["LayerScanner"]
+__all__ = ["LayerScanner", "export_layer_tar"]
 
 State = tuple  # (kind, size, mtime_ns, ino) or ("wh",)
 
@@ -84,3 +84,67 @@ class LayerScanner:
 
     def refresh(self) -> None:
         self.state = [_scan_dir(u["upper"]) for u in self.uppers]
+
+
+def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
+                     extra_members: dict[str, bytes] | None = None) -> None:
+    """Write the session layer as one OCI image-layer tar (the format of ``vfs.oci``):
+    names relative to the sandbox root, ``.wh.<name>`` for whiteouts, ``.wh..wh..opq`` for
+    opaque directories, ``extra_members`` (``.agentic-bash/...``) first."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=fileobj, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for name, data in sorted((extra_members or {}).items()):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            ti.mode = 0o644
+            tf.addfile(ti, io.BytesIO(data))
+        done: set[str] = set()
+
+        def add_dir(arc: str, path: str) -> None:
+            if arc not in done:
+                done.add(arc)
+                tf.add(path, arc, recursive=False)
+
+        def empty(arc: str) -> None:
+            tf.addfile(tarfile.TarInfo(arc))
+
+        for u in sorted((u for u in uppers if u.get("upper") and os.path.isdir(u["upper"])),
+                        key=lambda u: u["target"]):
+            # the mount points themselves (and their parents) are part of every sandbox's
+            # layout, not of the layer: only what is below them is exported
+            target = u["target"].strip("/")
+            for dirpath, dirnames, filenames in os.walk(u["upper"]):
+                dirnames.sort()
+                rel = os.path.relpath(dirpath, u["upper"])
+                arcdir = target if rel == "." else f"{target}/{rel}"
+                for n in dirnames:
+                    p = os.path.join(dirpath, n)
+                    if os.path.islink(p):
+                        tf.add(p, f"{arcdir}/{n}", recursive=False)
+                        continue
+                    add_dir(f"{arcdir}/{n}", p)
+                    if _opaque(p):
+                        empty(f"{arcdir}/{n}/.wh..wh..opq")
+                for n in sorted(filenames):
+                    p = os.path.join(dirpath, n)
+                    try:
+                        st = os.lstat(p)
+                    except OSError:
+                        continue
+                    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+                        empty(f"{arcdir}/.wh.{n}")
+                    elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                        tf.add(p, f"{arcdir}/{n}", recursive=False)
+                    # devices, fifos and sockets are not part of a snapshot
+
+
+def _opaque(path: str) -> bool:
+    for attr in ("user.overlay.opaque", "trusted.overlay.opaque"):
+        try:
+            if os.getxattr(path, attr, follow_symlinks=False) == b"y":
+                return True
+        except OSError:
+            pass
+    return False

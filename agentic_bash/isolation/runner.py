@@ -255,7 +255,18 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
         scanner = LayerScanner(uppers)
     except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
         scanner = None
-    send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid()})
+    extras: dict[str, str] = {}
+    if cfg.get("layer_tar"):
+        import base64
+        import io
+
+        from ..vfs.oci import import_layer
+        got = import_layer(io.BytesIO(cfg["layer_tar"]), executor.fs)
+        extras = {k: base64.b64encode(v).decode() for k, v in got.items()}
+        if scanner is not None:
+            scanner.refresh()
+    send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
+                    "layer_extras": extras})
     serve(sock, executor, scanner)
     return 0
 
@@ -459,6 +470,19 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None) -> None:
                 continue
             if op == "ping":
                 send({"ev": "ok", "value": None})
+                continue
+            if op == "export_layer":
+                try:
+                    import io
+
+                    from .layerscan import export_layer_tar
+                    args = pickle.loads(payload) if payload else {}
+                    buf = io.BytesIO()
+                    export_layer_tar(getattr(scanner, "uppers", ()), buf,
+                                     args.get("extra_members"))
+                    send({"ev": "ok", "bytes": True}, buf.getvalue())
+                except BaseException as e:  # noqa: BLE001
+                    send(_error_header(e))
                 continue
             if op not in _FILE_OPS:
                 send({"ev": "error", "type": "ValueError", "msg": f"unknown op {op!r}"})
