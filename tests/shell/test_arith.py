@@ -72,7 +72,7 @@ _PREFIX = re.compile(r"^(?:/usr/bin/)?bash: line \d+: ", re.M)
 def bash_results(exprs: list[str]) -> list[str]:
     script = [_preamble()]
     for e in exprs:
-        script.append(f"( echo \"=$(( {e}))\" ) 2>&1; echo '@@'")
+        script.append(f"( trap 'echo \"x=$x y=$y z=${{z[*]}}\"' EXIT; echo \"=$(( {e}))\" ) 2>&1; echo '@@'")
     r = subprocess.run([BASH, "-c", "\n".join(script)], capture_output=True, timeout=60,
                        env={"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"})
     assert r.stderr == b"", r.stderr
@@ -82,10 +82,17 @@ def bash_results(exprs: list[str]) -> list[str]:
 
 
 def ours(expr: str) -> str:
+    v = FakeVars()
     try:
-        return f"={evaluate(expr, FakeVars())}"
+        return f"={evaluate(expr, v)}\n" + _state(v)
     except ArithError as e:
-        return e.message
+        # bash aborts the command; the subshell's variables show the side effects so far
+        return e.message + "\n" + _state(v)
+
+
+def _state(v: FakeVars) -> str:
+    z = " ".join(v.arrays["z"][k] for k in sorted(v.arrays["z"], key=int))
+    return f"x={v.scalars.get('x', '')} y={v.scalars.get('y', '')} z={z}"
 
 
 CASES = [
@@ -131,11 +138,14 @@ CASES = [
     "1 + 2 @", "(1) @", "1.5", "1 @ 2", "$", "3 +$", "~", "!", "1,,2", "1 ? 2", "1 ? : 2",
     "1 ? 2 3", "1 ? 2 : ", "x=", "a[", "a[1", "a[1]]", "x [", "1 ( 2 )", "x=5 @", "x++ @",
     "1 ? 2 :3 ", "5 5 ", "1 +\t", "* 3", "= 3", "x=(1/0 + 3)",
+    # bash evaluates while parsing: effects and runtime errors before a syntax error
+    "1/0 + 08", "x=(1/0 + 08)", "x=1, 1 +", "x=1, y=2 @", "x++ @", "++x @", "++x++", "x=5 1", "(x=3) @",
+    "x=2, x ? 3", "x=2, x ? (y=1) 5", "0 ? (x=1) : (y=2) @", "1 ? (x=1) : (y=2) @", "0 && (x=1) @",
+    "1 && (x=1) @", "1 || (x=1) @", "x+=2 @", "x+=2, 1 = 2", "x=3, x**08", "x=1, 1/0 @", "1/0 @",
+    "z[1]++ +", "x = 1 +", "x = y = 2 +", "(x=7) ** @", "2 * 1/0 * 08", "3 - x++ - 08",
+    "0 && 1/0 + 08", "x=9, 0 ? 1 : 08",
 ]
 
-# Known differences: bash evaluates while it parses, so an evaluation error (or side
-# effect) before a later syntax error wins there; we report the syntax error.
-XFAIL = {"1/0 + 08", "x=(1/0 + 08)"}
 
 
 @pytest.fixture(scope="module")
@@ -146,12 +156,6 @@ def bash_table() -> dict[str, str]:
 @pytest.mark.parametrize("expr", CASES)
 def test_against_bash(expr: str, bash_table: dict[str, str]) -> None:
     assert ours(expr) == bash_table[expr]
-
-
-@pytest.mark.parametrize("expr", sorted(XFAIL))
-@pytest.mark.xfail(reason="bash interleaves evaluation and parsing; runtime errors before a syntax error win", strict=False)
-def test_known_differences(expr: str) -> None:
-    assert ours(expr) == bash_results([expr])[0]
 
 
 def test_side_effects_and_protocol() -> None:
@@ -208,7 +212,7 @@ def _expr() -> st.SearchStrategy[str]:
             sub.map(lambda s: f"({s})"),
             st.tuples(sub, sub, sub).map(lambda t: f"{t[0]} ? {t[1]} : {t[2]}"),
             st.tuples(st.sampled_from(["x", "y"]), st.sampled_from(["=", "+=", "*=", "-=", "<<=", "|="]), sub)
-            .map(lambda t: f"({t[0]} {t[1]} ({t[2]}))"),
+            .map(lambda t: f"{t[0]} {t[1]} ({t[2]})"),
         ),
         max_leaves=12,
     )
