@@ -20,6 +20,8 @@ import io
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
+import regex
+
 from ._args import OptError, iter_lines, parse_opts
 from ._regex import PosixRegex, RegexError, compile_posix, from_text, timeout_guard, to_text, utf8_locale
 from .base import CommandContext, command
@@ -182,6 +184,8 @@ class Addr:
     n: int = 0
     step: int = 0
     rx: PosixRegex | None = None  # None with kind 're' = the last regex used
+    bpat: str | None = None  # the regex text (block mode)
+    bflags: str = ""
 
 
 @dataclass
@@ -345,9 +349,7 @@ class _Compiler:
                 rd.unget(f)
                 break
             rx = self.compile_rx(pat, flags)
-            if rx is None and flags:
-                pass
-            return Addr("re", rx=rx)
+            return Addr("re", rx=rx, bpat=pat, bflags=flags)
         if c.isdigit() and c.isascii():
             n = self.number(c)
             if rd.peek() == "~":
@@ -852,7 +854,7 @@ class _Input:
 class _Sed:
     def __init__(self, ctx: CommandContext, cmds: list[Cmd], *, quiet: bool, separate: bool,
                  in_place: bool, suffix: str, null: bool, line_len: int, utf8: bool,
-                 unbuffered: bool, posix: bool, wfiles: list[str]) -> None:
+                 unbuffered: bool, posix: bool, wfiles: list[str], extended_rx: bool = False) -> None:
         self.ctx = ctx
         self.cmds = cmds
         self.quiet = quiet
@@ -864,6 +866,7 @@ class _Sed:
         self.line_len = line_len
         self.utf8 = utf8
         self.posix = posix
+        self.extended_rx = any(c.bext for c in cmds if c.name == "s") or extended_rx
         self.status = 0
         self.stdout = _Output(ctx.stdout, unbuffered)
         self.out = self.stdout
@@ -1213,12 +1216,33 @@ class _Sed:
     # -- the cycle ------------------------------------------------------------------------
     # -- block mode: scripts made only of unaddressed s commands ------------------------
     def block_plan(self) -> list | None:
-        """Buffer-mode regexes for each s command when the whole script can run on blocks of
-        lines at once (same result as line by line), else None."""
-        if self.quiet or self.sep != b"\n" or not self.cmds:
+        """The script as steps over blocks of lines (same result as line by line), or None.
+
+        Eligible: unaddressed ``s`` commands (no p/w/e/M flags, no newline in the pattern or
+        the replacement), ``/re/d`` and ``/re/!d``, and under -n a single ``/re/p``/``/re/!p``."""
+        if self.sep != b"\n" or not self.cmds:
             return None
         plan = []
-        for c in self.cmds:
+        cmds = self.cmds
+        if self.quiet and not (len(cmds) == 1 and cmds[0].name == "p"):
+            return None
+        for c in cmds:
+            if c.name in ("d", "p"):
+                a = c.a1
+                if a is None or c.a2 is not None or a.kind != "re" or a.rx is None or a.bpat is None:
+                    return None
+                if "\n" in a.bpat or "M" in a.bflags:
+                    return None
+                try:
+                    brx = compile_posix(a.bpat, extended=self.extended_rx, icase="I" in a.bflags,
+                                        buffer=True, utf8=self.utf8, sed=True)
+                except RegexError:
+                    return None
+                finder = regex.compile("(?m:^)[^\n]*?(?:%s)[^\n]*" % brx.source, brx.fast.flags)
+                # d drops matching lines (keep the rest); p under -n keeps them
+                keep_matching = (c.name == "p") != c.neg
+                plan.append(("filter", finder, keep_matching))
+                continue
             if c.name != "s" or c.a1 is not None or c.neg or c.pflag or c.wfile or c.eflag:
                 return None
             if c.rx is None or "M" in c.text or c.bpat is None or "\n" in c.bpat:
@@ -1230,10 +1254,28 @@ class _Sed:
                                     utf8=self.utf8, sed=True)
             except RegexError:
                 return None
-            if brx.source.find("\\n") >= 0 and False:
-                return None
-            plan.append((c, brx.rx))
+            plan.append(("s", c, brx.rx))
         return plan
+
+    def filter_block(self, finder, keep_matching: bool, text: str) -> str:  # noqa: ANN001
+        n = len(text)
+        out: list[str] = []
+        prev = 0
+        with timeout_guard():
+            for m in finder.finditer(text, timeout=self.tm()):
+                st = m.start()
+                if st >= n:
+                    break
+                e = m.end()
+                e = e + 1 if e < n else n
+                if keep_matching:
+                    out.append(text[st:e])
+                else:
+                    out.append(text[prev:st])
+                prev = e
+        if not keep_matching:
+            out.append(text[prev:])
+        return "".join(out)
 
     def subst_block(self, c: Cmd, rx, text: str) -> str:  # noqa: ANN001
         with timeout_guard():
@@ -1264,10 +1306,15 @@ class _Sed:
                             break
                     budget.check()
                     text = to_text(block, utf8)
-                    for c, rx in plan:
-                        text = self.subst_block(c, rx, text)
+                    for step in plan:
+                        if step[0] == "s":
+                            text = self.subst_block(step[1], step[2], text)
+                        else:
+                            text = self.filter_block(step[1], step[2], text)
                     b = from_text(text, utf8)
-                    if b.endswith(b"\n"):
+                    if not b:
+                        pass
+                    elif b.endswith(b"\n"):
                         self.out.raw(b)
                     else:
                         self.out.write(b, None)
@@ -1578,7 +1625,7 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
     try:
         s = _Sed(ctx, cmds, quiet=quiet, separate=separate, in_place=in_place, suffix=suffix,
                  null=null, line_len=line_len, utf8=utf8, unbuffered=unbuffered, posix=posix,
-                 wfiles=comp.wfiles)
+                 wfiles=comp.wfiles, extended_rx=extended)
         return s.run(operands)
     except SedError as e:
         ctx.error(str(e))

@@ -275,3 +275,27 @@ def test_block_mode_matches_line_mode(script: str) -> None:
             sedcmd.BLOCK_MODE = True
         assert (fast.stdout, fast.status) == (slow.stdout, slow.status), (script, data)
     assert_same(["sed", script, "in", "in"], {"in": data})
+
+
+@pytest.mark.parametrize("argv", [
+    ["sed", "-n", "/a/p"], ["sed", "-n", "/a/!p"], ["sed", "/a/d"], ["sed", "/a/!d"],
+    ["sed", "s/a/X/;/b/d"], ["sed", "/b/d;s/a/X/g"], ["sed", "-n", "/A/Ip"], ["sed", "/^$/d"],
+    ["sed", "/[[:space:]]/d"], ["sed", "-E", "/a|x/d;s/(b)/[\\1]/"],
+])
+def test_block_filters_match_line_mode(argv: list[str]) -> None:
+    import random
+
+    import agentic_bash.commands.sedcmd as sedcmd
+    rng = random.Random(" ".join(argv))
+    for _ in range(5):
+        lines = ["".join(rng.choice("ab  xé") for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(0, 30))]
+        data = "\n".join(lines) + ("\n" if rng.random() < 0.7 else "")
+        files = {"in": data}
+        fast = ours([*argv, "in"], files)
+        sedcmd.BLOCK_MODE = False
+        try:
+            slow = ours([*argv, "in"], files)
+        finally:
+            sedcmd.BLOCK_MODE = True
+        assert (fast.stdout, fast.status) == (slow.stdout, slow.status), (argv, data)
+    assert_same([*argv, "in"], {"in": data})
