@@ -284,7 +284,8 @@ class Interpreter(Expander):
                 lines.append("0")
             return Var(dict(enumerate(lines)), ARRAY)
         if name == "BASH_COMMAND":
-            return Var(self.current_command)
+            cc = self.current_command
+            return Var(cc if type(cc) is str else " ".join(cc))
         if name == "PIPESTATUS":
             return Var({i: str(s) for i, s in enumerate(self.pipestatus)}, ARRAY)
         if name == "DIRSTACK":
@@ -1464,36 +1465,43 @@ class Interpreter(Expander):
 
     def exec_simple(self, cmd: N.Simple) -> int:
         self.lineno = cmd.line
-        budget = self.budget
-        budget.charge_command()
+        self.budget.charge_command()
         st = self.state
         if st.options["noexec"]:
             return 0
-        if "DEBUG" in st.traps and not self.in_trap:
+        traps = st.traps
+        if traps and "DEBUG" in traps and not self.in_trap:
             self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
-        mark = len(self.procsubs)
+        procsubs = self.procsubs
+        mark = len(procsubs)
         self.cmdsub_status = None
+        words = cmd.words
         try:
             try:
-                if cmd.words and _is_decl(cmd.words[0]):
-                    argv = self._expand_decl(cmd.words)
+                if words:
+                    p0 = words[0].parts
+                    if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
+                        argv = self._expand_decl(words)
+                    else:
+                        argv = self.expand_words(words)
                 else:
-                    argv = self.expand_words(cmd.words) if cmd.words else []
+                    argv = []
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
                     raise ExitShell(e.status) from None
                 return self.set_status(e.status)
-            if argv and st.shopt["expand_aliases"] and argv[0] in st.aliases and cmd.words \
-                    and type(cmd.words[0].parts[0]) is N.Lit and len(cmd.words[0].parts) == 1:
-                return self._run_alias(cmd, argv)
             if not argv:
                 return self._assign_only(cmd)
-            self.current_command = " ".join(argv) if "DEBUG" not in st.traps else self.current_command
+            if st.shopt["expand_aliases"] and argv[0] in st.aliases \
+                    and type(words[0].parts[0]) is N.Lit and len(words[0].parts) == 1:
+                return self._run_alias(cmd, argv)
+            if not traps or "DEBUG" not in traps:
+                self.current_command = argv
             return self._run_argv(cmd, argv)
         finally:
-            if self.procsubs:
+            if procsubs:
                 self.finish_procsubs(mark)
 
     def _expand_decl(self, words: tuple[N.Word, ...]) -> list[str]:
@@ -1649,6 +1657,18 @@ class Interpreter(Expander):
 
         if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
             return self._exec_redirs(cmd.redirs)
+        if temp_scope is None and not cmd.redirs:
+            if func is not None:
+                status = self.call_function(name, func, argv[1:])
+            elif builtin is not None:
+                status = self.run_builtin(builtin, argv)
+            else:
+                status = self.run_external(argv)
+            st.last_arg = argv[-1]
+            st.last_status = status
+            if status:
+                self.after_failure(status)
+            return status
 
         def run() -> int:
             if func is not None:
