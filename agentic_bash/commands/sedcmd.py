@@ -94,6 +94,7 @@ E-mail bug reports to: <bug-sed@gnu.org>.
 BLOCK_MODE = True  # tests switch it off to compare block mode with the line-by-line engine
 
 
+_RX_SPECIAL = frozenset(".[]\\*^$+?{}()|\n")
 _ANCHORS = ("(?:^)", "(?m:^)", "(?m:$)", "(?!(?s:.))", "\\A", "\\Z", "\\b", "\\B")
 _mb_cache: dict = {}
 
@@ -1278,6 +1279,12 @@ class _Sed:
         return "".join(out)
 
     def subst_block(self, c: Cmd, rx, text: str) -> str:  # noqa: ANN001
+        lit = c.bpat
+        if (c.gflag and c.occurrence == 1 and lit and "I" not in c.text
+                and not any(ch in _RX_SPECIAL for ch in lit)
+                and all(k == "lit" for k, _ in c.repl)):
+            # a literal pattern replaced everywhere: str.replace is the same thing
+            return text.replace(lit, "".join(v for _, v in c.repl))
         with timeout_guard():
             return self.sub_core(c, rx.finditer(text, timeout=self.tm()), text, True)[0]
 
