@@ -128,7 +128,7 @@ def _plan_namespace(requested: str, caps: Capabilities, strict: bool, network: s
     return Plan(requested, "namespace", mech, warnings, network=network,
                 session_layer="tmpfs" if caps.tmpfs_user_xattr else "disk",
                 cow_system=caps.real_root, landlock_abi=abi,
-                seccomp_notify=False)
+                seccomp_notify=caps.seccomp_user_notif and mech["seccomp"] == ENFORCED)
 
 
 def _plan_landlock(caps: Capabilities, strict: bool, network: str) -> Plan:
@@ -152,4 +152,5 @@ def _plan_landlock(caps: Capabilities, strict: bool, network: str) -> Plan:
     if abi == 0:
         warnings += ("isolation='landlock' without Landlock: writes are NOT confined to the "
                      "workspace",)
-    return Plan("landlock", "landlock", mech, warnings, network=network, landlock_abi=abi)
+    return Plan("landlock", "landlock", mech, warnings, network=network, landlock_abi=abi,
+                seccomp_notify=caps.seccomp_user_notif and mech["seccomp"] == ENFORCED)

@@ -78,8 +78,12 @@ def verify(p: Plan, observed: Mapping[str, Any]) -> IsolationReport:
             problems.append(m)
     notes = []
     if mech.get("seccomp") == ENFORCED:
-        notes.append("seccomp refusals return EPERM/ENOSYS and are not itemised in "
-                     "Result.violations")
+        if observed.get("seccomp_notify"):
+            notes.append("seccomp refusals are itemised in Result.violations (user "
+                         "notification answered outside the sandboxed process)")
+        else:
+            notes.append("seccomp refusals return EPERM/ENOSYS and are not itemised in "
+                         "Result.violations")
     if p.level == "namespace":
         notes.append(("/usr /etc /opt /var are copy-on-write in the session layer" if p.cow_system
                       else "/usr /etc /opt /var are read-only (not real root); installs go to "

@@ -103,15 +103,18 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         pass
     if cfg.get("network", "allow") != "allow":
         _loopback_up()
+    sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            code = _s3_main(cfg, sock, facts)
+            sup_parent.close()
+            code = _s3_main(cfg, sock, facts, sup_child)
         except BaseException as e:  # noqa: BLE001
             _fatal(sock, "runner", e)
         os._exit(code)
     sock.close()
+    sup_child.close()
     # pid 1 runs no untrusted code, but shares uid with everything in the sandbox: make it
     # unreadable through /proc and give up the namespace's capabilities.
     try:
@@ -120,6 +123,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sc.drop_all_caps()
     except OSError:
         pass
+    _start_supervisor(sup_parent)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     while True:
@@ -144,16 +148,41 @@ def _loopback_up() -> None:
         fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 0x1 | 0x40))  # UP|RUNNING
 
 
+def _start_supervisor(sup: socket.socket) -> None:
+    """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
+    its notifications on a thread; each refusal is reported back over ``sup``."""
+    import json
+
+    from .seccomp_filter import Supervisor, recv_fd
+    fd = recv_fd(sup)
+    if fd is None:
+        sup.close()
+        return
+
+    def report(detail: str) -> None:
+        try:
+            sup.send(json.dumps({"kind": "syscall", "detail": detail}).encode(),
+                     socket.MSG_DONTWAIT)
+        except OSError:
+            pass
+
+    Supervisor(fd, report).start()
+
+
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
     sc.prctl(PR_SET_CHILD_SUBREAPER, 1)
+    sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            code = _s3_main(cfg, sock, {"uppers": [], "overlay_mounts": []})
+            sup_parent.close()
+            code = _s3_main(cfg, sock, {"uppers": [], "overlay_mounts": []}, sup_child)
         except BaseException as e:  # noqa: BLE001
             _fatal(sock, "runner", e)
         os._exit(code)
+    sup_child.close()
+    _start_supervisor(sup_parent)
     code = 0
     while True:
         try:
@@ -200,7 +229,8 @@ def _kill_descendants() -> None:
                 break
 
 
-def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) -> int:
+def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
+             sup: socket.socket | None = None) -> int:
     os.setsid()
     os.umask(0o022)
     workdir = cfg.get("workdir") or "/workspace"
@@ -230,19 +260,42 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
                                               list(cfg.get("writable", ())), list_only=list_only)
         except OSError as e:
             landlock_error = str(e)
+    seccomp_notify = False
     if cfg.get("seccomp"):
-        from .seccomp_filter import apply_seccomp
+        from .seccomp_filter import apply_seccomp, send_fd
         try:
-            apply_seccomp()
+            if cfg.get("seccomp_notify") and sup is not None:
+                try:
+                    listener = apply_seccomp(notify=True)
+                except OSError:
+                    listener = None
+                    apply_seccomp()
+                if listener is not None:
+                    # Security invariant: the listener leaves this process at once; whoever
+                    # holds it decides the outcome of refused calls.
+                    send_fd(sup, listener)
+                    os.close(listener)
+                    seccomp_notify = True
+            else:
+                apply_seccomp()
         except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
             seccomp_error = f"{type(e).__name__}: {e}"
+    if sup is not None and not seccomp_notify:
+        try:
+            sup.send(b"-")
+        except OSError:
+            pass
+        sup.close()
+        sup = None
+    elif sup is not None:
+        sup.setblocking(False)
     t_restricted = time.time()
     observed = observe(cfg.get("host_ns", {}))
     observed["timing"] = {k: round(v, 4) for k, v in (
         ("s1", cfg["t_s1"]), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
         ("restricted", t_restricted))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
-                    seccomp_error=seccomp_error)
+                    seccomp_error=seccomp_error, seccomp_notify=seccomp_notify)
     t0 = time.monotonic()
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
@@ -267,7 +320,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any]) ->
             scanner.refresh()
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
-    serve(sock, executor, scanner)
+    serve(sock, executor, scanner, sup)
     return 0
 
 
@@ -403,7 +456,29 @@ def _merge_changes(r: Any, native: tuple[set[str], set[str], set[str]]) -> Any:
                                files_modified=tuple(sorted(m)), files_deleted=tuple(sorted(d)))
 
 
-def serve(sock: socket.socket, executor: Any, scanner: Any = None) -> None:
+def _drain_violations(sup: socket.socket | None) -> list[tuple[str, str]]:
+    import json
+
+    out: list[tuple[str, str]] = []
+    while sup is not None:
+        try:
+            data = sup.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            break
+        except OSError:
+            break
+        if not data:
+            break
+        try:
+            v = json.loads(data)
+            out.append((str(v["kind"]), str(v["detail"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def serve(sock: socket.socket, executor: Any, scanner: Any = None,
+          sup: socket.socket | None = None) -> None:
     """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
     ``interrupt`` is handled while it runs; everything else runs on this thread."""
     send_lock = threading.Lock()
@@ -427,6 +502,13 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None) -> None:
                              on_output=on_output if req.get("stream") else None)
             if r.timed_out:
                 _kill_new_children(before)
+            refused = _drain_violations(sup)
+            if refused:
+                import dataclasses
+
+                from ..errors import PolicyViolation
+                r = dataclasses.replace(r, violations=tuple(r.violations) + tuple(
+                    PolicyViolation(k, d) for k, d in refused))
             if scanner is not None:
                 try:
                     if getattr(native, "spawned", -2) != spawned or _children():

@@ -1,11 +1,23 @@
 """The default seccomp filter (pyseccomp over libseccomp): refuse what a sandbox never needs."""
 
+# Two flavours of the same rules: ``notify=False`` refuses with errno in the kernel;
+# ``notify=True`` sends each refused call to a user-notification listener, which a
+# supervisor *outside* the filtered process (the runner's parent) answers with the same errno
+# and records as a PolicyViolation for Result.violations (``Supervisor`` below).
+
 from __future__ import annotations
 
+import ctypes
 import errno
-from typing import Iterable
+import os
+import platform
+import socket
+import struct
+import threading
+from typing import Callable, Iterable
 
-__all__ = ["DEFAULT_DENY", "apply_seccomp", "compile_bpf", "load_bpf"]
+__all__ = ["DEFAULT_DENY", "Supervisor", "apply_seccomp", "compile_bpf", "load_bpf",
+           "syscall_names"]
 
 # Refused with EPERM once the sandbox is set up.
 DEFAULT_DENY: tuple[str, ...] = (
@@ -27,34 +39,46 @@ _NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000
              0x40000000, 0x00000080)  # NEWNS NEWCGROUP NEWUTS NEWIPC NEWUSER NEWPID NEWNET NEWTIME
 _AF_PACKET, _AF_VSOCK = 17, 40
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
+_NR_SECCOMP = {"x86_64": 317, "aarch64": 277}.get(platform.machine())
+_FLAG_TSYNC = 1
+_FLAG_NEW_LISTENER = 1 << 3
+
+_CACHE: dict[tuple, bytes] = {}
+_NAMES: dict[int, str] = {}
 
 
-_CACHE: dict[tuple[str, ...], bytes] = {}
+def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False) -> int | None:
+    """Load the filter into this process (all threads unless ``notify``; the listener flag
+    excludes TSYNC, so call it while single-threaded). Requires no_new_privs first. Returns
+    the listener fd with ``notify``. The BPF is compiled once per process (the zygote warms
+    the cache), so a sandbox only pays for one seccomp(2) call."""
+    return load_bpf(compile_bpf(deny, notify=notify), listener=notify)
 
 
-def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY) -> None:
-    """Load the filter into this process and all its threads. Requires no_new_privs first.
-    The BPF program is compiled once per process (the zygote warms the cache, so a sandbox
-    only pays for one seccomp(2) call)."""
-    load_bpf(compile_bpf(deny))
-
-
-def compile_bpf(deny: Iterable[str] = DEFAULT_DENY) -> bytes:
+def compile_bpf(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False) -> bytes:
     """The filter as raw BPF (struct sock_filter[]), compiled by libseccomp and cached."""
-    key = tuple(deny)
+    key = (tuple(deny), notify)
     bpf = _CACHE.get(key)
     if bpf is None:
-        bpf = _CACHE[key] = _compile(key)
+        bpf = _CACHE[key] = _compile(key[0], notify)
     return bpf
 
 
-def load_bpf(bpf: bytes) -> None:
-    import ctypes
-    import os
-    import platform
+def syscall_names(deny: Iterable[str] = DEFAULT_DENY) -> dict[int, str]:
+    """Syscall number -> name for the filtered calls on this architecture (for reports)."""
+    if not _NAMES:
+        import pyseccomp as sc
+        arch = sc.system_arch()
+        for name in tuple(deny) + ("clone", "socket", "ioctl"):
+            try:
+                _NAMES[sc.resolve_syscall(arch, name)] = name
+            except Exception:  # noqa: BLE001
+                pass
+    return _NAMES
 
-    nr = {"x86_64": 317, "aarch64": 277}.get(platform.machine())
-    if nr is None:
+
+def load_bpf(bpf: bytes, *, listener: bool = False) -> int | None:
+    if _NR_SECCOMP is None:
         raise OSError(errno.ENOSYS, "seccomp: unsupported architecture")
 
     class SockFprog(ctypes.Structure):
@@ -64,41 +88,119 @@ def load_bpf(bpf: bytes) -> None:
     prog = SockFprog(len(bpf) // 8, ctypes.addressof(buf))
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    # SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC
-    if libc.syscall(ctypes.c_long(nr), ctypes.c_uint(1), ctypes.c_uint(1),
-                    ctypes.byref(prog)) != 0:
+    flags = _FLAG_NEW_LISTENER if listener else _FLAG_TSYNC
+    r = libc.syscall(ctypes.c_long(_NR_SECCOMP), ctypes.c_uint(1), ctypes.c_uint(flags),
+                     ctypes.byref(prog))  # SECCOMP_SET_MODE_FILTER
+    if r < 0:
         e = ctypes.get_errno()
         raise OSError(e, f"seccomp(SET_MODE_FILTER): {os.strerror(e)}")
+    return int(r) if listener else None
 
 
-def _compile(deny: tuple[str, ...]) -> bytes:
+def _compile(deny: tuple[str, ...], notify: bool) -> bytes:
     import tempfile
 
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ALLOW)
-    skipped: list[str] = []
-    eperm = sc.ERRNO(errno.EPERM)
 
     def rule(action: int, name: str, *args: object) -> None:
         try:
             f.add_rule(action, name, *args)
         except Exception:  # noqa: BLE001 - unknown syscall on this architecture
-            skipped.append(name)
+            pass
+
+    def refuse(e: int) -> int:
+        return sc.NOTIFY if notify else sc.ERRNO(e)
 
     for name in deny:
-        rule(eperm, name)
+        rule(refuse(errno.EPERM), name)
     # clone3 passes its flags in memory seccomp cannot read; glibc falls back to clone(2)
     # only on ENOSYS (EPERM would break pthread_create), and clone's flags are checked below.
+    # Not a violation: every thread creation tries clone3 first.
     rule(sc.ERRNO(errno.ENOSYS), "clone3")
     for flag in _NS_FLAGS:
-        rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+        rule(refuse(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     for fam in (_AF_PACKET, _AF_VSOCK):
-        rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, fam))
+        rule(refuse(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, fam))
     for req in (_TIOCSTI, _TIOCLINUX):
         # the request argument is an int; mask the upper half glibc may leave dirty
-        rule(eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, req))
+        rule(refuse(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, req))
     with tempfile.TemporaryFile() as tf:
         f.export_bpf(tf)
         tf.seek(0)
         return tf.read()
+
+
+# -- the supervisor (runs in the filtered process's parent, which is not filtered) -----------
+_NOTIF = struct.Struct("=QIIiIQ6Q")          # struct seccomp_notif (80 bytes)
+_RESP = struct.Struct("=QqiI")               # struct seccomp_notif_resp (24 bytes)
+_IOC_RECV = 0xC0502100                       # SECCOMP_IOCTL_NOTIF_RECV
+_IOC_SEND = 0xC0182101                       # SECCOMP_IOCTL_NOTIF_SEND
+
+
+class Supervisor:
+    """Answers user notifications with the errno the rule stands for and reports each one
+    (kind ``syscall``) through ``report`` before answering, so the record is in place by the
+    time the refused call returns."""
+
+    def __init__(self, listener: int, report: Callable[[str], None]) -> None:
+        self.fd = listener
+        self.report = report
+        self.names = syscall_names()
+        self.thread = threading.Thread(target=self._loop, name="seccomp-supervisor",
+                                       daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _loop(self) -> None:
+        import fcntl
+
+        buf = bytearray(_NOTIF.size)
+        while True:
+            buf[:] = bytes(_NOTIF.size)
+            try:
+                fcntl.ioctl(self.fd, _IOC_RECV, buf, True)
+            except InterruptedError:
+                continue
+            except OSError as e:
+                if e.errno == errno.ENOENT:  # the caller was killed meanwhile
+                    continue
+                return
+            nid, pid, _flags, nr, _arch, _ip, a0, a1, *_ = _NOTIF.unpack(buf)
+            name = self.names.get(nr, f"syscall {nr}")
+            err = errno.EPERM
+            detail = name
+            if name == "socket":
+                err = errno.EAFNOSUPPORT
+                detail = f"socket(family={a0})"
+            elif name == "clone":
+                detail = f"clone(flags={a0:#x}) with namespace flags"
+            elif name == "ioctl":
+                detail = f"ioctl({a1 & 0xFFFFFFFF:#x})"
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    detail += f" by {f.read().strip()} (pid {pid})"
+            except OSError:
+                detail += f" (pid {pid})"
+            try:
+                self.report(detail + " refused by seccomp")
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                fcntl.ioctl(self.fd, _IOC_SEND, _RESP.pack(nid, 0, -err, 0))
+            except OSError:
+                pass
+
+
+def send_fd(sock: socket.socket, fd: int) -> None:
+    socket.send_fds(sock, [b"L"], [fd])
+
+
+def recv_fd(sock: socket.socket) -> int | None:
+    try:
+        _msg, fds, _f, _a = socket.recv_fds(sock, 16, 1)
+    except OSError:
+        return None
+    return fds[0] if fds else None

@@ -49,8 +49,10 @@ def _preload() -> list[str]:
     except Exception as e:  # noqa: BLE001
         failed.append(f"commands.load_all: {e}")
     try:
-        from .seccomp_filter import compile_bpf
+        from .seccomp_filter import compile_bpf, syscall_names
         compile_bpf()
+        compile_bpf(notify=True)
+        syscall_names()
     except Exception as e:  # noqa: BLE001
         failed.append(f"seccomp: {e}")
     try:

@@ -905,7 +905,7 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
                 return _bad_opt(sh, "shopt", "-" + c, "shopt [-pqsu] [-o] [optname ...]")
     table = st.options if setopt else st.shopt
     if not args:
-        for k in sorted(table):
+        for k in (sorted(table) if setopt else table):
             v = table[k]
             if mode == "s" and not v or mode == "u" and v:
                 continue
@@ -1301,7 +1301,7 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
         if not st.hash:
             _out(sh, "hash: hash table empty\n")
             return 0
-        _out(sh, "hits\tcommand\n" + "".join(f"   1\t{p}\n" for p in st.hash.values()))
+        _out(sh, "hits\tcommand\n" + "".join(f"   0\t{p}\n" for p in st.hash.values()))
         return 0
     if args[0] == "-r":
         st.hash.clear()
@@ -2218,3 +2218,48 @@ def b_compgen(sh: Interpreter, argv: list[str]) -> int:
     for w in matched:
         _out(sh, w + "\n")
     return 0 if matched else 1
+
+
+_ULIMITS = {"c": ("core file size", "(blocks, -c)", "0"), "d": ("data seg size", "(kbytes, -d)", "unlimited"),
+            "e": ("scheduling priority", "(-e)", "0"), "f": ("file size", "(blocks, -f)", "unlimited"),
+            "i": ("pending signals", "(-i)", "63371"), "l": ("max locked memory", "(kbytes, -l)", "8192"),
+            "m": ("max memory size", "(kbytes, -m)", "unlimited"), "n": ("open files", "(-n)", "1024"),
+            "p": ("pipe size", "(512 bytes, -p)", "8"), "q": ("POSIX message queues", "(bytes, -q)", "819200"),
+            "r": ("real-time priority", "(-r)", "0"), "s": ("stack size", "(kbytes, -s)", "8192"),
+            "t": ("cpu time", "(seconds, -t)", "unlimited"), "u": ("max user processes", "(-u)", "63371"),
+            "v": ("virtual memory", "(kbytes, -v)", "unlimited"), "x": ("file locks", "(-x)", "unlimited")}
+
+
+@builtin("ulimit")
+def b_ulimit(sh: Interpreter, argv: list[str]) -> int:
+    """Reports fixed, plausible limits; setting one is accepted and remembered (not enforced)."""
+    lims = sh.state.__dict__.setdefault("ulimits", {})
+    which = "f"
+    show_all = False
+    value = None
+    for a in argv[1:]:
+        if a.startswith("-"):
+            for c in a[1:]:
+                if c == "a":
+                    show_all = True
+                elif c in "HS":
+                    pass
+                elif c in _ULIMITS:
+                    which = c
+                else:
+                    return _bad_opt(sh, "ulimit", "-" + c, "ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]")
+        else:
+            value = a
+    if show_all:
+        for c, (desc, unit, dflt) in sorted(_ULIMITS.items(), key=lambda kv: kv[1][0]):
+            _out(sh, f"{desc + ' ' + unit:<32}{lims.get(c, dflt)}\n" if False else
+                 f"{(desc + ' ' + unit):<33}{lims.get(c, dflt)}\n")
+        return 0
+    if value is not None:
+        if value != "unlimited" and not value.isdigit():
+            sh.error(f"ulimit: {value}: invalid number")
+            return 1
+        lims[which] = value
+        return 0
+    _out(sh, lims.get(which, _ULIMITS[which][2]) + "\n")
+    return 0

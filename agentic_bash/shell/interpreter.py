@@ -938,6 +938,7 @@ class Interpreter(Expander):
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run)
+        self.pipestatus = [st]
         self.after_failure(st)
         return st
 
@@ -1159,6 +1160,7 @@ class Interpreter(Expander):
                 return self.set_status(1)
             return self.set_status(0 if v != 0 else 1)
         st = self.with_redirs(cmd.redirs, run)
+        self.pipestatus = [st]
         self.after_failure(st)
         return st
 
@@ -1180,6 +1182,7 @@ class Interpreter(Expander):
                                        or "value too great" in e.message or "invalid" in e.message else 1)
             return self.set_status(0 if r else 1)
         st = self.with_redirs(cmd.redirs, run)
+        self.pipestatus = [st]
         self.after_failure(st)
         return st
 
@@ -1588,6 +1591,7 @@ class Interpreter(Expander):
                 v = self.get_scalar(a.name) if a.index is None and a.array is None else ""
                 self.xtrace([f"{a.name}{'+' if a.append else ''}={v or ''}"] if a.array is None else [f"{a.name}=(...)"])
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
+        self.pipestatus = [st]
         if cmd.redirs:
             def noop() -> int:
                 return 0
@@ -1666,6 +1670,7 @@ class Interpreter(Expander):
                 status = self.run_external(argv)
             st.last_arg = argv[-1]
             st.last_status = status
+            self.pipestatus = [status]
             if status:
                 self.after_failure(status)
             return status
@@ -1693,6 +1698,7 @@ class Interpreter(Expander):
             status = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
         st.last_arg = argv[-1]
         self.set_status(status)
+        self.pipestatus = [status]
         if status:
             self.after_failure(status)
         return status

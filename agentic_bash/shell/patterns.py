@@ -138,6 +138,7 @@ class _Translator:
         self.pathname = pathname
         self.any = "[^/]" if pathname else "."
         self.groups = 0
+        self.depth = 0
 
     def bracket(self, p: str, i: int) -> tuple[str, int] | None:
         n = len(p)
@@ -209,6 +210,21 @@ class _Translator:
             return f"(?!/)[{body}]", j
         return ("[^" if neg else "[") + body + "]", j
 
+    def _negation(self, alts: str) -> str:
+        # !(p): any text T with T not a full match of p. The lookahead captures the rest of
+        # the subject at T's start; the lookbehind at T's end anchors p's match to start
+        # exactly there.
+        self.groups += 1
+        g = f"neg{self.groups}"
+        return f"(?=(?P<{g}>.*))(?:{self.any}*?)(?<!(?=(?P={g})\\Z)(?:{alts}))"
+
+    def _alts(self, body: str) -> str:
+        self.depth += 1
+        try:
+            return "|".join(self.translate(a) for a in _split_alts(body))
+        finally:
+            self.depth -= 1
+
     def translate(self, p: str) -> str:
         out: list[str] = []
         i = 0
@@ -226,7 +242,7 @@ class _Translator:
             if self.extglob and c in _EXT and i + 1 < n and p[i + 1] == "(":
                 close = _find_close_paren(p, i + 1)
                 if close > 0:
-                    alts = "|".join(self.translate(a) for a in _split_alts(p[i + 2:close]))
+                    alts = self._alts(p[i + 2:close])
                     i = close + 1
                     if c == "?":
                         out.append(f"(?:{alts})?")
@@ -237,17 +253,32 @@ class _Translator:
                     elif c == "@":
                         out.append(f"(?:{alts})")
                     else:
-                        # !(p): any text T with T not a full match of p. The lookahead
-                        # captures the rest of the subject at T's start; the lookbehind at
-                        # T's end anchors p's match to start exactly there.
-                        self.groups += 1
-                        g = f"neg{self.groups}"
-                        out.append(f"(?=(?P<{g}>.*))(?:{self.any}*?)(?<!(?=(?P={g})\\Z)(?:{alts}))")
+                        out.append(self._negation(alts))
                     continue
             if c == "*":
                 i += 1
-                while i < n and p[i] == "*" and not (self.extglob and i + 1 < n and p[i + 1] == "("):
+                q = 0
+                while i < n and p[i] in "*?" and not (self.extglob and i + 1 < n and p[i + 1] == "("):
+                    q += p[i] == "?"
                     i += 1
+                out.append(self.any * q)
+                nxt = p[i] if i + 1 < n and p[i + 1] == "(" and self.extglob else ""
+                close = _find_close_paren(p, i + 1) if nxt and nxt in "!@+" else -1
+                if self.depth == 0 and close > 0:
+                    # bash's gmatch tries what follows a `*` only at positions before the
+                    # end of the string, so `!(..)`, `@(..)`, `+(..)` after a `*` never
+                    # match an empty tail; and reaching `*!(g)rest` at the very end is a
+                    # match exactly when g matches "" or rest does not (sm_loop.c quirk).
+                    out.append(f"{self.any}*?(?={self.any})")
+                    if nxt == "!":
+                        alts = self._alts(p[i + 2:close])
+                        rest = self.translate(p[close + 1:])
+                        body = self._negation(alts) + rest
+                        empty_ok = (regex.fullmatch(f"(?s:{alts})", "") is not None
+                                    or regex.fullmatch(f"(?s:{rest})", "") is None)
+                        out[-1] = f"(?:\\Z|{out[-1]}{body})" if empty_ok else out[-1] + body
+                        return "".join(out)
+                    continue
                 out.append(self.any + "*")
                 continue
             if c == "?":

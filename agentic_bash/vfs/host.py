@@ -269,7 +269,7 @@ class HostFS:
             if writes:
                 self._jnote(g.path)
             try:
-                fd = os.open(g.name, flags | _nofollow(g) | os.O_CLOEXEC | os.O_NONBLOCK, perm, dir_fd=g.fd)
+                fd = os.open(g.name, flags | _nofollow(g) | os.O_CLOEXEC, perm, dir_fd=g.fd)
             except OSError as e:
                 if e.errno == errno.ELOOP and not excl and not g.follow:
                     raise _err(errno.EACCES, path) from None  # final component swapped in a race
@@ -278,7 +278,6 @@ class HostFS:
             st = os.fstat(fd)
             if _stat.S_ISDIR(st.st_mode):
                 raise _err(errno.EISDIR, path)
-            os.set_blocking(fd, True)
             f = io.FileIO(fd, key.replace("x", "w") if excl else key, closefd=True)
         except BaseException:
             os.close(fd)
@@ -315,6 +314,11 @@ class HostFS:
             return fn(*a, **kw)
         except OSError as e:
             raise _err(e.errno, path) from None
+
+    def mkfifo(self, path: str, mode: int = 0o666) -> None:
+        with self._create_gate(path) as g:
+            self._jnote(g.path)
+            self._call(os.mkfifo, path, g.name, mode, dir_fd=g.fd)
 
     def symlink(self, target: str, path: str) -> None:
         with self._create_gate(path) as g:

@@ -42,7 +42,7 @@ def _err(code: int, path: str | None = None, path2: str | None = None) -> OSErro
 
 class _Inode:
     __slots__ = ("ino", "mode", "uid", "gid", "mtime", "atime", "ctime", "nlink",
-                 "data", "children", "target", "dev", "wh", "opaque")
+                 "data", "children", "target", "dev", "wh", "opaque", "pipe")
 
     def __init__(self, mode: int, uid: int, gid: int, now: float) -> None:
         self.ino = next(_INO)
@@ -57,6 +57,7 @@ class _Inode:
         self.dev: str | None = None          # device kind for S_IFCHR: null zero urandom random tty
         self.wh: set[str] | None = None      # overlay whiteouts (names) in this directory
         self.opaque = False                  # overlay: lower layers hidden below this directory
+        self.pipe: _Pipe | None = None       # FIFO state, created on first open
 
     @property
     def fmt(self) -> int:
@@ -79,6 +80,10 @@ class MemoryFS:
         self.max_bytes = max_bytes
         self.max_files = max_files
         self.check_permissions = check_permissions
+        self.wait_hook: Callable[[], None] | None = None
+        """Called every 50 ms while a FIFO open/read/write waits; may raise to cancel (Budget.check)."""
+        self.fifo_timeout = 3600.0
+        """Longest a FIFO operation waits before failing with EINTR (no hook cancelled it)."""
         self.dev = next(_DEV_COUNTER)
         self.bytes_used = 0
         self.files_used = 1
@@ -484,7 +489,7 @@ class MemoryFS:
             self.bytes_used -= old - length
 
     def mkfifo(self, path: str, mode: int = 0o644) -> None:
-        """A FIFO entry (stat/ls see it; opening it reads as an empty file)."""
+        """A named pipe with Linux semantics (blocking opens, EOF after the last writer, EPIPE)."""
         self._mknode(path, S_IFIFO | (mode & 0o7777), None)
 
     def mknod_device(self, path: str, kind: str, mode: int = 0o666) -> None:
@@ -551,7 +556,14 @@ class MemoryFS:
                         self._changed(path)
                     elif writable:
                         self._changed(path)
-            return _MemFile(self, node, path, mode, readable, writable, append)
+            if node.fmt == S_IFIFO:
+                if node.pipe is None:
+                    node.pipe = _Pipe()
+                pipe = node.pipe
+            else:
+                return _MemFile(self, node, path, mode, readable, writable, append)
+        # outside the lock: opening a FIFO waits for the other end
+        return _FifoFile(self, pipe, path, mode, readable, writable)
 
 
 class _MemFile(io.RawIOBase):
@@ -747,3 +759,174 @@ class _MemFile(io.RawIOBase):
 
     def __repr__(self) -> str:
         return f"<MemoryFS file {self.name!r} mode={self.mode!r}>"
+
+
+PIPE_BUF_MAX = 65536  # Linux's default pipe capacity
+
+
+class _Pipe:
+    """The kernel side of a FIFO: a bounded buffer, open counts and wake-ups."""
+
+    __slots__ = ("cond", "buf", "readers", "writers", "r_opens", "w_opens")
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition(threading.Lock())
+        self.buf = bytearray()
+        self.readers = 0
+        self.writers = 0
+        self.r_opens = 0   # generation counters: an end that opened and closed again still wakes us
+        self.w_opens = 0
+
+
+class _FifoFile(io.RawIOBase):
+    """One open end of a MemoryFS FIFO."""
+
+    def __init__(self, fs: MemoryFS, pipe: _Pipe, path: str, mode: str, readable: bool, writable: bool) -> None:
+        self._fs = fs
+        self._p = pipe
+        self._r = readable
+        self._w = writable
+        self.name = path
+        self.mode = mode
+        p = pipe
+        with p.cond:
+            if readable:
+                p.readers += 1
+                p.r_opens += 1
+            if writable:
+                p.writers += 1
+                p.w_opens += 1
+            p.cond.notify_all()
+        try:
+            if readable and not writable:  # O_RDONLY waits for a writer, O_RDWR never waits
+                gen = p.w_opens
+                self._wait(lambda: p.writers > 0 or p.w_opens != gen)
+            elif writable and not readable:
+                gen = p.r_opens
+                self._wait(lambda: p.readers > 0 or p.r_opens != gen)
+        except BaseException:
+            self._release()
+            raise
+
+    def _wait(self, ready: Callable[[], bool]) -> None:
+        fs, p = self._fs, self._p
+        deadline = time.monotonic() + fs.fifo_timeout
+        with p.cond:
+            while not ready():
+                if time.monotonic() >= deadline:
+                    raise _err(errno.EINTR, self.name)
+                p.cond.wait(0.05)
+                hook = fs.wait_hook
+                if hook is not None:
+                    p.cond.release()
+                    try:
+                        hook()
+                    finally:
+                        p.cond.acquire()
+
+    def _release(self) -> None:
+        p = self._p
+        with p.cond:
+            if self._r:
+                p.readers -= 1
+            if self._w:
+                p.writers -= 1
+            if p.readers == 0 and p.writers == 0:
+                p.buf.clear()  # a FIFO's contents do not outlive its last opener
+            p.cond.notify_all()
+
+    def close(self) -> None:
+        if not self.closed:
+            self._release()
+        super().close()
+
+    def readable(self) -> bool:
+        return self._r
+
+    def writable(self) -> bool:
+        return self._w
+
+    def seekable(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("MemoryFS files have no file descriptor")
+
+    def read(self, size: int | None = -1) -> bytes:
+        if not self._r:
+            raise io.UnsupportedOperation("read")
+        p = self._p
+        if size is None or size < 0:
+            chunks = []
+            while True:
+                c = self.read(PIPE_BUF_MAX)
+                if not c:
+                    return b"".join(chunks)
+                chunks.append(c)
+        if size == 0:
+            return b""
+        self._wait(lambda: bool(p.buf) or p.writers == 0)
+        with p.cond:
+            out = bytes(p.buf[:size])
+            del p.buf[:size]
+            p.cond.notify_all()
+            return out
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def readinto(self, b: Any) -> int:
+        mv = memoryview(b).cast("B")
+        data = self.read(len(mv))
+        mv[: len(data)] = data
+        return len(data)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if not self._r:
+            raise io.UnsupportedOperation("read")
+        p = self._p
+        out = bytearray()
+        while size is None or size < 0 or len(out) < size:
+            self._wait(lambda: bool(p.buf) or p.writers == 0)
+            with p.cond:
+                if not p.buf:
+                    break
+                nl = p.buf.find(b"\n")
+                n = len(p.buf) if nl < 0 else nl + 1
+                if size is not None and size >= 0:
+                    n = min(n, size - len(out))
+                out += p.buf[:n]
+                del p.buf[:n]
+                p.cond.notify_all()
+                if nl >= 0 and n == nl + 1:
+                    break
+        return bytes(out)
+
+    def __iter__(self) -> _FifoFile:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def write(self, b: Any) -> int:
+        if not self._w:
+            raise io.UnsupportedOperation("write")
+        p = self._p
+        data = memoryview(b).cast("B")
+        done = 0
+        while done < len(data):
+            self._wait(lambda: len(p.buf) < PIPE_BUF_MAX or p.readers == 0)
+            with p.cond:
+                if p.readers == 0:
+                    raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), self.name)
+                n = min(len(data) - done, PIPE_BUF_MAX - len(p.buf))
+                p.buf += data[done: done + n]
+                done += n
+                p.cond.notify_all()
+        return done
+
+    def flush(self) -> None:
+        pass

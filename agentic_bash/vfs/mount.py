@@ -217,6 +217,17 @@ class MountFS:
         self._jnote(path)
         self._call(path, "unlink", follow=False)
 
+    def mkfifo(self, path: str, mode: int = 0o644) -> None:
+        self._jnote(path)
+        fs, inner, _ = self._at(path, False)
+        mk = getattr(fs, "mkfifo", None)
+        if mk is None:
+            raise _err(errno.EPERM, path)
+        try:
+            mk(inner, mode)
+        except OSError as e:
+            raise _err(e.errno, path) from None
+
     def symlink(self, target: str, path: str) -> None:
         self._jnote(path)
         fs, inner, _ = self._at(path, False)

@@ -417,30 +417,40 @@ class OverlayFS:
                 f = self._existing(path, True)
                 if f.st.is_dir:  # type: ignore[union-attr]
                     raise _err(errno.EISDIR, path)
-                if f.top == 0:
-                    return self.upper.open(f.path, mode)
-                if self.upper.check_permissions and not (f.st.st_mode >> 6) & 4:  # type: ignore[union-attr]
+                if f.top != 0 and self.upper.check_permissions and not (f.st.st_mode >> 6) & 4:  # type: ignore[union-attr]
                     raise _err(errno.EACCES, path)
-                return self._layer(f.top).open(f.path, mode)
-            f = self._resolve(path, "x" not in flags)
-            if f.st is not None:
-                if "x" in flags:
-                    raise _err(errno.EEXIST, path)
-                if f.st.is_dir:
-                    raise _err(errno.EISDIR, path)
-                if not f.st.is_file and not f.st.is_symlink and f.top != 0:
-                    # devices and FIFOs of a lower layer (/dev/null) are used in place, never copied up
-                    return self._layer(f.top).open(f.path, mode, perm)
-                if self.upper.check_permissions and not (f.st.st_mode >> 6) & 2:
-                    raise _err(errno.EACCES, path)
-            elif "r" in flags:
-                raise _err(errno.ENOENT, path)
-            self._jnote(f.path)
-            if f.st is None:
-                self._copy_up_dirs(f.parent)
+                if not _stat.S_ISFIFO(f.st.st_mode):  # type: ignore[union-attr]
+                    return self._layer(f.top).open(f.path, mode)
             else:
-                self._copy_up(f, data="w" not in flags)
-            return self.upper.open(f.path, mode, perm)
+                f = self._resolve(path, "x" not in flags)
+                if f.st is not None:
+                    if "x" in flags:
+                        raise _err(errno.EEXIST, path)
+                    if f.st.is_dir:
+                        raise _err(errno.EISDIR, path)
+                    if not f.st.is_file and not f.st.is_symlink:
+                        pass  # devices and FIFOs are used in place (never copied up), see below
+                    else:
+                        if self.upper.check_permissions and not (f.st.st_mode >> 6) & 2:
+                            raise _err(errno.EACCES, path)
+                        self._jnote(f.path)
+                        self._copy_up(f, data="w" not in flags)
+                        return self.upper.open(f.path, mode, perm)
+                elif "r" in flags:
+                    raise _err(errno.ENOENT, path)
+                else:
+                    self._jnote(f.path)
+                    self._copy_up_dirs(f.parent)
+                    return self.upper.open(f.path, mode, perm)
+        # a FIFO open waits for the other end: never while holding the filesystem lock
+        return self._layer(f.top).open(f.path, mode, perm)
+
+    def mkfifo(self, path: str, mode: int = 0o644) -> None:
+        with self._lock:
+            f = self._creatable(path)
+            self._jnote(f.path)
+            self._copy_up_dirs(f.parent)
+            self.upper.mkfifo(f.path, mode)
 
     # ------------------------------------------------------------------ mutations
     def _creatable(self, path: str) -> _Found:
