@@ -541,6 +541,51 @@ class _Grep:
                         prev = e
 
                 stop = False
+                lits = self.literals
+                if lits is not None and not o.only and (not o.icase or text.isascii()):
+                    # literal patterns: filter the split lines at C speed
+                    lines = text.split("\n")
+                    ends_nl = lines[-1] == ""
+                    if ends_nl:
+                        lines.pop()
+                    hl = [x.lower() for x in lines] if o.icase else lines
+                    if len(lits) == 1:
+                        lit = lits[0]
+                        sel = [i for i, x in enumerate(hl) if (lit in x) != o.invert]
+                    else:
+                        sel = [i for i, x in enumerate(hl) if any(t in x for t in lits) != o.invert]
+                    if maxc is not None and selected + len(sel) >= maxc:
+                        sel = sel[:maxc - selected]
+                        stop = True
+                    if sel:
+                        self.any_selected = True
+                        if listing:
+                            self.flush(out)
+                            return selected + len(sel)
+                    if printing and sel:
+                        if binary:
+                            self.flush(out)
+                            self.error_binary(display)
+                            return selected + 1
+                        last_i = len(lines) - 1
+                        for i in sel:
+                            line = lines[i]
+                            if utf8 and not line.isascii() and self._bad_utf8(line):
+                                bad_enc = True
+                                continue
+                            if plain_prefix:
+                                out.append(from_text(line, utf8) + b"\n")
+                            else:
+                                out.append(self.prefix(name, lineno + i + 1, 0, b":") + tab
+                                           + from_text(line, utf8) + b"\n")
+                        _ = last_i
+                    selected += len(sel)
+                    if o.line_number or True:
+                        lineno += len(lines)
+                    self.flush(out)
+                    if stop:
+                        break
+                    continue
                 if not printing and not listing and maxc is None and not binary:
                     # -c without -m: count only
                     if o.invert:

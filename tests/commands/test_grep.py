@@ -203,8 +203,9 @@ def test_pattern_with_newline() -> None:
 
 def test_large_input_line_numbers() -> None:
     data = "".join(f"line {i} {'hit' if i % 7 == 0 else 'miss'}\n" for i in range(20000))
-    for flags in (["-n"], ["-c"], ["-vn"], ["-nA1"], ["-b"]):
-        assert_same(["grep", *flags, "hit", "big"], {"big": data})
+    for flags in (["-n"], ["-c"], ["-vn"], ["-nA1"], ["-b"], ["-in"], ["-m5", "-n"], ["-vc"], ["-l"], ["-v", "-m3"], ["-on"], ["-E", "-n", "h.t|9 "]):
+        pat = [] if "-E" in flags else ["hit"]
+        assert_same(["grep", *flags, *pat, "big"], {"big": data})
 
 
 def test_streaming_max_count() -> None:
