@@ -779,7 +779,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 2
         src = rest[0]
         child.script_name = rest[1] if len(rest) > 1 else "bash"
-        st.arg0 = rest[1] if len(rest) > 1 else "bash"
+        st.arg0 = rest[1] if len(rest) > 1 else argv[0]
         st.positional = rest[2:]
         child.exec_string = src
         who = "-c"

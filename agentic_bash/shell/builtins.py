@@ -1036,7 +1036,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
 
 
 def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> None:
-    base = sh.fn_source if sh.funcstack else sh.script_name
+    base = sh.funcstack[-1][2] if sh.funcstack else (sh.source_stack[-1] if sh.source_stack else sh.script_name)
     line = sh.lineno + max(e.line, 1) - 1
     sh.write_err(f"{base}: {who}: line {line}: {e.message}\n".encode("utf-8", "surrogateescape"))
     if e.message.startswith("syntax error near"):
@@ -1093,6 +1093,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
         saved_pos = sh.state.positional
         sh.state.positional = argv[2:]
     sh.source_depth += 1
+    sh.source_stack.append(fname)
     saved_line = sh.lineno
     try:
         st = sh.run_script(script)
@@ -1100,6 +1101,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
         st = r.status
     finally:
         sh.source_depth -= 1
+        sh.source_stack.pop()
         sh.lineno = saved_line
         if saved_pos is not None:
             sh.state.positional = saved_pos

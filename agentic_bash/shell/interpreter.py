@@ -188,6 +188,7 @@ class Interpreter(Expander):
         self.last_cmd_argv: list[str] = []
         self._arith_vars = _ArithVars(self)
         self.fn_source = "environment"
+        self.source_stack: list[str] = []
 
     # ================================================================== forking
     def fork(self, *, cmdsub: bool = False) -> Interpreter:
@@ -199,6 +200,7 @@ class Interpreter(Expander):
         child.owned = []
         child.procsubs = []
         child.funcstack = list(self.funcstack)
+        child.source_stack = list(self.source_stack)
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
@@ -211,7 +213,12 @@ class Interpreter(Expander):
 
     # ================================================================== errors
     def err_prefix(self) -> str:
-        name = self.fn_source if self.funcstack and self.script_name == "bash" else self.script_name
+        if self.funcstack:
+            name = self.funcstack[-1][2]
+        elif self.source_stack:
+            name = self.source_stack[-1]
+        else:
+            name = self.script_name
         if self.lineno > 0:
             return f"{name}: line {self.lineno}: "
         return f"{name}: "
@@ -268,11 +275,9 @@ class Interpreter(Expander):
                 names.append("main")
             return Var(dict(enumerate(names)), ARRAY)
         if name == "BASH_SOURCE":
-            if not self.funcstack:
-                if self.script_name != "bash":
-                    return Var({0: self.script_name}, ARRAY)
-                return Var({}, ARRAY)
             srcs = [f[2] for f in reversed(self.funcstack)]
+            if not srcs and self.source_stack:
+                srcs.append(self.source_stack[-1])
             if self.script_name != "bash":
                 srcs.append(self.script_name)
             return Var(dict(enumerate(srcs)), ARRAY)
@@ -1145,6 +1150,11 @@ class Interpreter(Expander):
             self.error(f"{name}: readonly function")
             return self.set_status(1)
         self.state.functions[name] = cmd
+        src = self.source_stack[-1] if self.source_stack else (self.script_name if self.script_name != "bash" else None)
+        if src is not None:
+            self.state.func_sources[name] = src
+        elif name in self.state.func_sources:
+            del self.state.func_sources[name]
         return self.set_status(0)
 
     def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
@@ -1753,7 +1763,7 @@ class Interpreter(Expander):
         saved_pos = st.positional
         st.positional = list(args)
         st.scopes.append({})
-        self.funcstack.append((name, self.lineno, getattr(func, "_source_file", None) or self.fn_source))
+        self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
         saved_line = self.lineno
         saved_loops = self.loop_depth
         self.loop_depth = 0

@@ -177,6 +177,7 @@ class Lexer:
     def fail(self, message: str, pos: int, token: str | None = None, incomplete: bool = False) -> ParseError:
         err = ParseError(message, self.line_at(pos), token)
         err.incomplete = incomplete  # type: ignore[attr-defined]
+        err.status = 2  # type: ignore[attr-defined]
         return err
 
     def fail_eof_matching(self, closer: str, open_pos: int) -> ParseError:
@@ -185,6 +186,7 @@ class Lexer:
     def fail_eof(self) -> ParseError:
         err = ParseError("syntax error: unexpected end of file", self.eof_line(), None)
         err.incomplete = True  # type: ignore[attr-defined]
+        err.status = 2  # type: ignore[attr-defined]
         return err
 
     def enter(self) -> None:

@@ -8,7 +8,9 @@
 #   Extra attributes on the raised error: ``incomplete`` (more input could complete it:
 #   REPL continuation), ``source_line`` (set for "near unexpected token" errors: bash echoes
 #   that line as a second message), ``keep_status`` (``[[ ]]`` syntax errors: bash -c
-#   reports them but exits with the current ``$?``, not 2; an empty message prints nothing).
+#   reports them but exits with the current ``$?``, not 2; an empty message prints nothing),
+#   ``status`` (the exit status ``bash -c`` uses: 2, but 1 for an unclosed ``a=(`` and 127
+#   for a syntax error inside ``$(…)``, as bash 5.2 does).
 #   ``ParseError.__reduce__`` keeps only message/line/token across pickling.
 # * ``parse_cached(src)``: process-wide LRU cache of ``parse``.
 # * ``CommandReader(src, extglob=…, aliases=…)``: one top-level command line per ``next()``,
@@ -329,6 +331,8 @@ class Parser(Lexer):
                 err = self.fail_eof_matching(")", open_pos)
                 err.line = self.eof_line()
                 raise err from None
+            if e.message.startswith("syntax error near"):
+                e.status = 127  # type: ignore[attr-defined]  # sic: bash -c exits 127 here
             raise
         tok = self.peek()
         if tok.kind == EOF:
@@ -336,7 +340,9 @@ class Parser(Lexer):
             err.line = self.eof_line()
             raise err
         if tok.kind != OP or tok.val != ")":
-            raise self.unexpected(tok)
+            err = self.unexpected(tok)
+            err.status = 127  # type: ignore[attr-defined]  # sic: bash -c exits 127 here
+            raise err
         self.tok = None
         self.pos = tok.end
         self.tok = saved_tok
@@ -668,7 +674,9 @@ class Parser(Lexer):
                 self.advance()
                 break
             if tok.kind == EOF:
-                raise self.fail_eof_matching(")", open_pos)
+                err = self.fail_eof_matching(")", open_pos)
+                err.status = 1  # type: ignore[attr-defined]  # sic: bash -c exits 1 here
+                raise err
             if tok.kind not in (WORD, IONUM):
                 raise self.unexpected(tok)
             word = tok.word
@@ -994,6 +1002,7 @@ class Parser(Lexer):
             if tok.kind == EOF:
                 err = ParseError("unexpected token `EOF' in conditional command", self.eof_line(), "EOF")
                 err.incomplete = True  # type: ignore[attr-defined]
+                err.status = 2  # type: ignore[attr-defined]
                 raise err
             return tok
 
@@ -1246,6 +1255,7 @@ def parse_with_warnings(source: str, *, extglob: bool = True) -> tuple[Script, l
     except RecursionError:
         err = ParseError("maximum nesting depth exceeded", p.line_at(p.pos), None)
         err.incomplete = False  # type: ignore[attr-defined]
+        err.status = 2  # type: ignore[attr-defined]
         raise err from None
     return script, p.warnings
 
@@ -1296,6 +1306,7 @@ class CommandReader:
         except RecursionError:
             err = ParseError("maximum nesting depth exceeded", p.line_at(p.pos), None)
             err.incomplete = False  # type: ignore[attr-defined]
+            err.status = 2  # type: ignore[attr-defined]
             raise err from None
 
     def __iter__(self):  # type: ignore[no-untyped-def]

@@ -46,6 +46,7 @@ _CLASSES = {
     "word": "\\w", "ascii": "\\x00-\\x7f",
 }
 _EXT = "?*+@!"
+_STAR_RULE = True
 
 
 def _set_escape(ch: str) -> str:
@@ -264,7 +265,7 @@ class _Translator:
                 out.append(self.any * q)
                 nxt = p[i] if i + 1 < n and p[i + 1] == "(" and self.extglob else ""
                 close = _find_close_paren(p, i + 1) if nxt and nxt in "!@+" else -1
-                if self.depth == 0 and close > 0:
+                if _STAR_RULE and self.depth == 0 and close > 0:
                     # bash's gmatch tries what follows a `*` only at positions before the
                     # end of the string, so `!(..)`, `@(..)`, `+(..)` after a `*` never
                     # match an empty tail; and reaching `*!(g)rest` at the very end is a
@@ -387,41 +388,81 @@ def strip_suffix(s: str, pattern: str, longest: bool, *, extglob: bool = True, n
     return s
 
 
+def _quick_reject_pattern(pattern: str, mode: str, extglob: bool) -> str:
+    """bash's match_upattern first matches ``*pat*`` (``pat*`` for /#, ``*pat`` for /%) against the
+    whole remaining string and gives up when that fails; with the ``*`` quirks this can differ."""
+    star_paren = extglob and pattern.startswith("*(")
+    ends_star = pattern.endswith("*")
+    if pattern.startswith("*") and not star_paren and ends_star:
+        return pattern
+    out = pattern
+    if mode != "prefix" and (not pattern.startswith("*") or star_paren):
+        out = "*" + out
+    if mode != "suffix":
+        if ends_star:
+            # a trailing `*` escaped by an odd number of backslashes needs another `*`
+            k = len(pattern) - 2
+            bs = 0
+            while k >= 0 and pattern[k] == "\\":
+                bs += 1
+                k -= 1
+            if bs % 2:
+                out += "*"
+        else:
+            out += "*"
+    return out
+
+
 def replace(s: str, pattern: str, repl: str, mode: str, *, extglob: bool = True, nocase: bool = False) -> str:
     """``${s/p/r}`` (mode ``first``), ``${s//p/r}`` (``all``), ``${s/#p/r}`` (``prefix``), ``${s/%p/r}`` (``suffix``)."""
+    if mode not in ("first", "all", "prefix", "suffix"):
+        raise ValueError(f"bad replace mode {mode!r}")
     n = len(s)
-    if mode == "prefix":
-        if n == 0 and pattern and not pattern.startswith("*"):
-            return s  # bash's match_pattern_char, as for `first`
-        rx = _compile(pattern, extglob, nocase, False, False)
-        for i in range(n, -1, -1):
-            if rx.fullmatch(s, 0, i):
-                return repl + s[i:]
+    if not pattern:
+        if mode == "prefix":
+            return repl + s
+        if mode == "suffix":
+            return s + repl
         return s
-    if mode == "suffix":
+    if not nocase and not has_magic(pattern, extglob=extglob):
+        lit = unescape(pattern)
+        if mode == "prefix":
+            return repl + s[len(lit):] if s.startswith(lit) else s
+        if mode == "suffix":
+            return s[:n - len(lit)] + repl if s.endswith(lit) else s
+        return s.replace(lit, repl, 1 if mode == "first" else -1)
+    quick = _compile(_quick_reject_pattern(pattern, mode, extglob), extglob, nocase, False, False)
+    star_first = pattern.startswith("*")
+    if mode in ("prefix", "suffix"):
+        if not quick.fullmatch(s):
+            return s
+        if mode == "prefix" and not star_first and (n == 0 or not _first_char_ok(pattern, s[0])):
+            return s  # bash's match_pattern_char
         rx = _compile(pattern, extglob, nocase, False, False)
+        if mode == "prefix":
+            for i in range(n, -1, -1):
+                if rx.fullmatch(s, 0, i):
+                    return repl + s[i:]
+            return s
         for i in range(n + 1):
             if rx.fullmatch(s, i, n):
                 return s[:i] + repl
         return s
-    if mode not in ("first", "all"):
-        raise ValueError(f"bad replace mode {mode!r}")
-    if not pattern:
-        return s
-    if not nocase and not has_magic(pattern, extglob=extglob):
-        lit = unescape(pattern)
-        return s.replace(lit, repl, 1 if mode == "first" else -1)
     rx = _compile(pattern, extglob, nocase, False, True)  # POSIX: leftmost-longest
     if n == 0:
-        # bash's match_pattern_char: only a pattern starting with `*` may match ""
-        return repl if pattern.startswith("*") and rx.fullmatch(s) else s
+        # only a pattern starting with `*` may match "" (bash's match_pattern_char)
+        return repl if star_first and quick.fullmatch(s) and rx.fullmatch(s) else s
     out: list[str] = []
     pos = 0
     while pos < n:
+        if not quick.fullmatch(s, pos):
+            break
         m = rx.search(s, pos)
-        if m is None or m.start() >= n:
+        if m is None or (m.start() >= n and not star_first):
             break
         a, b = m.span()
+        if a >= n:
+            break
         out.append(s[pos:a])
         out.append(repl)
         if b == a:
@@ -432,6 +473,19 @@ def replace(s: str, pattern: str, repl: str, mode: str, *, extglob: bool = True,
             break
     out.append(s[pos:])
     return "".join(out)
+
+
+def _first_char_ok(pattern: str, ch: str) -> bool:
+    """bash's match_pattern_char for a non-empty string (anchored /# replacement)."""
+    c = pattern[0]
+    nxt = pattern[1:2]
+    if c == "\\":
+        return nxt == ch
+    if c in "?*[":
+        return True
+    if c in "+!@":
+        return nxt == "(" or ch == c
+    return ch == c
 
 
 # ------------------------------------------------------------------ pathname expansion

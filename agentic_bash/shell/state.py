@@ -89,6 +89,7 @@ class ShellState:
     def __init__(self) -> None:
         self.scopes: list[dict[str, Var]] = [{}]
         self.functions: dict[str, Any] = {}
+        self.func_sources: dict[str, str] = {}
         self.aliases: dict[str, str] = {}
         self.options: dict[str, bool] = {k: False for k in SET_OPTIONS}
         self.options.update(braceexpand=True, hashall=True, **{"interactive-comments": True})
@@ -112,6 +113,7 @@ class ShellState:
         s.__dict__.update(self.__dict__)
         s.scopes = [{k: v.copy() for k, v in sc.items()} for sc in self.scopes]
         s.functions = dict(self.functions)
+        s.func_sources = dict(self.func_sources)
         s.aliases = dict(self.aliases)
         s.options = dict(self.options)
         s.shopt = dict(self.shopt)
