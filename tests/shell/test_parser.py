@@ -420,21 +420,23 @@ def test_errors_match_bash(src):
         parse(src)
     e = ei.value
     assert (e.message, e.line) == (message, line)
-    assert status == 2
+    assert status == 2 and e.status == 2
     _check_source_line(e, rest)
 
 
-# bash quirks in the exit status: `a=(` at EOF exits 1, an error inside $(…) continues (127)
-STATUS_QUIRK_CASES = ["a=(", "local x=(1", "echo $(if true; then)"]
+# bash quirks in the exit status: `a=(` at EOF exits 1, a syntax error inside $(…) 127
+STATUS_QUIRK_CASES = ["a=(", "local x=(1", "echo $(if true; then)", "echo $(fi)", 'x="$(case)"',
+                      "echo x\na=(1 2"]
 
 
 @pytest.mark.bash
 @pytest.mark.parametrize("src", STATUS_QUIRK_CASES)
-def test_errors_match_bash_message_only(src):
-    _, line, message, rest = _bash_error(src)
+def test_error_status_quirks_match_bash(src):
+    status, line, message, rest = _bash_error(src)
     with pytest.raises(ParseError) as ei:
         parse(src)
     assert (ei.value.message, ei.value.line) == (message, line)
+    assert ei.value.status == status
     _check_source_line(ei.value, rest)
 
 
