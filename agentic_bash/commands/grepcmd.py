@@ -777,7 +777,7 @@ class _Grep:
         base = path.rstrip("/").rsplit("/", 1)[-1]
         return any(fnmatch.fnmatchcase(base, g) for g in self.o.exclude_dir)
 
-    def do_file(self, operand: str, display: str, command_line: bool) -> None:
+    def do_file(self, operand: str, display: str, command_line: bool, st=None) -> None:  # noqa: ANN001
         ctx = self.ctx
         o = self.o
         if operand == "-" and command_line:
@@ -787,7 +787,8 @@ class _Grep:
         p = ctx.path(operand)
         try:
             follow = o.deref or command_line
-            st = ctx.fs.stat(p, follow_symlinks=follow)
+            if st is None:
+                st = ctx.fs.stat(p, follow_symlinks=follow)
         except OSError as e:
             if not command_line and not ctx.fs.exists(p) and ctx.fs.lexists(p):
                 return  # dangling symlink met during recursion: GNU skips it silently
@@ -827,7 +828,7 @@ class _Grep:
                     continue
                 elif self.excluded_file(nm, False):
                     continue
-                self.do_file(cp, child, False)
+                self.do_file(cp, child, False, cst)
             return
         if command_line and (o.include or o.exclude) and self.excluded_file(operand, True):
             return
