@@ -1,0 +1,418 @@
+"""Checksums and encodings: md5sum sha*sum b2sum cksum base64 base32."""
+
+from __future__ import annotations
+
+import base64 as _b64
+import binascii
+import hashlib
+import re
+
+from ._args import OptError, file_error, iter_chunks, open_input, parse_opts, quote, quotef, try_help
+from .base import CommandContext, command
+
+_ALGOS = {"md5sum": "md5", "sha1sum": "sha1", "sha224sum": "sha224", "sha256sum": "sha256",
+          "sha384sum": "sha384", "sha512sum": "sha512", "b2sum": "blake2b"}
+_TAGS = {"md5": "MD5", "sha1": "SHA1", "sha224": "SHA224", "sha256": "SHA256", "sha384": "SHA384",
+         "sha512": "SHA512", "blake2b": "BLAKE2b"}
+
+
+def _new_hash(algo: str, bits: int | None = None):  # noqa: ANN202
+    if algo == "blake2b":
+        return hashlib.blake2b(digest_size=(bits or 512) // 8)
+    return hashlib.new(algo)
+
+
+def _digest_stream(ctx: CommandContext, f, algo: str, bits: int | None) -> str:  # noqa: ANN001
+    h = _new_hash(algo, bits)
+    n = 0
+    for chunk in iter_chunks(f, 1 << 16):
+        h.update(chunk)
+        n += 1
+        if n & 255 == 0:
+            ctx.budget.check()
+    return h.hexdigest()
+
+
+def _escape_name(name: str) -> tuple[str, bool]:
+    if "\\" in name or "\n" in name or "\r" in name:
+        return name.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r"), True
+    return name, False
+
+
+@command(*_ALGOS, usage="md5sum [OPTION]... [FILE]...",
+         help="Print or check MD5 (128-bit) checksums.")
+def digest_sum(ctx: CommandContext, argv: list[str]) -> int:
+    prog = argv[0].rsplit("/", 1)[-1]
+    algo = _ALGOS.get(prog, "md5")
+    spec = "bcl:tzw" if algo == "blake2b" else "bctzw"
+    try:
+        opts, files = parse_opts(ctx, argv, spec, {
+            "binary": "b", "check": "c", "tag": None, "text": "t", "zero": "z", "quiet": None,
+            "status": None, "strict": None, "warn": "w", "ignore-missing": None, "length": "l"},
+            status=1)
+    except OptError as e:
+        return e.status
+    check = tag = binary = zero = quiet = status_only = strict = warn = ignore_missing = False
+    bits = None
+    for k, v in opts:
+        if k == "c":
+            check = True
+        elif k == "tag":
+            tag = True
+        elif k == "b":
+            binary = True
+        elif k == "t":
+            binary = False
+        elif k == "z":
+            zero = True
+        elif k == "quiet":
+            quiet = True
+        elif k == "status":
+            status_only = True
+        elif k == "strict":
+            strict = True
+        elif k == "w":
+            warn = True
+        elif k == "ignore-missing":
+            ignore_missing = True
+        elif k == "l":
+            try:
+                bits = int(v or "")
+            except ValueError:
+                ctx.error(f"invalid length: {quote(ctx, v or '')}")
+                return 1
+            if bits % 8 or not 8 <= bits <= 512:
+                ctx.error(f"invalid length: {quote(ctx, v or '')}")
+                ctx.stderr.write(f"{prog}: length is not a multiple of 8\n".encode() if bits % 8 else b"")
+                return 1
+    if check:
+        return _check(ctx, files or ["-"], algo, bits, quiet, status_only, strict, warn, ignore_missing)
+    status = 0
+    out = []
+    for name in files or ["-"]:
+        try:
+            f = open_input(ctx, name)
+        except OSError as e:
+            file_error(ctx, e, name)
+            status = 1
+            continue
+        try:
+            d = _digest_stream(ctx, f, algo, bits)
+        except IsADirectoryError as e:
+            file_error(ctx, e, name)
+            status = 1
+            continue
+        finally:
+            f.close()
+        shown, esc = _escape_name(name) if not zero else (name, False)
+        bs = "\\" if esc else ""
+        if tag:
+            t = _TAGS[algo] + (f"-{bits}" if algo == "blake2b" and bits and bits != 512 else "")
+            line = f"{bs}{t} ({shown}) = {d}"
+        else:
+            line = f"{bs}{d} {'*' if binary else ' '}{shown}"
+        out.append(line + ("\0" if zero else "\n"))
+        if len(out) > 256:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+            out = []
+    ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+    return status
+
+
+def _check(ctx: CommandContext, lists: list[str], algo: str, bits: int | None, quiet: bool,
+           status_only: bool, strict: bool, warn: bool, ignore_missing: bool) -> int:
+    prog = ctx.name
+    hexlen = ((bits or 512) // 4) if algo == "blake2b" else _new_hash(algo).digest_size * 2
+    tag = _TAGS[algo]
+    line_re = re.compile(r"^(\\?)([0-9a-fA-F]{%d}) [ *](.*)$" % hexlen)
+    tag_re = re.compile(r"^(\\?)%s(?:-\d+)? \((.*)\) = ([0-9a-fA-F]+)$" % re.escape(tag))
+    status = 0
+    for lst in lists:
+        try:
+            f = open_input(ctx, lst)
+        except OSError as e:
+            file_error(ctx, e, lst)
+            status = 1
+            continue
+        try:
+            text = b"".join(iter_chunks(f, 1 << 16)).decode("utf-8", "surrogateescape")
+        except IsADirectoryError as e:
+            file_error(ctx, e, lst)
+            status = 1
+            continue
+        finally:
+            f.close()
+        bad_fmt = failed = unreadable = 0
+        good = 0
+        out: list[str] = []
+        for lineno, line in enumerate(text.split("\n"), 1):
+            if line == "" :
+                continue
+            if line.startswith("#"):
+                continue
+            m = line_re.match(line)
+            if m:
+                esc, want, name = m.group(1), m.group(2), m.group(3)
+            else:
+                m2 = tag_re.match(line)
+                if not m2:
+                    bad_fmt += 1
+                    if warn:
+                        ctx.error(f"{quotef(lst)}: {lineno}: improperly formatted {tag} checksum line")
+                    continue
+                esc, name, want = m2.group(1), m2.group(2), m2.group(3)
+            if esc:
+                name = name.replace("\\n", "\n").replace("\\r", "\r").replace("\\\\", "\\")
+            try:
+                g = open_input(ctx, name)
+            except OSError as e:
+                if ignore_missing and isinstance(e, FileNotFoundError):
+                    continue
+                file_error(ctx, e, name)
+                unreadable += 1
+                if not status_only:
+                    out.append(f"{name}: FAILED open or read\n")
+                continue
+            try:
+                d = _digest_stream(ctx, g, algo, bits)
+            except IsADirectoryError as e:
+                file_error(ctx, e, name)
+                unreadable += 1
+                if not status_only:
+                    out.append(f"{name}: FAILED open or read\n")
+                continue
+            finally:
+                g.close()
+            if d.lower() == want.lower():
+                good += 1
+                if not quiet and not status_only:
+                    out.append(f"{name}: OK\n")
+            else:
+                failed += 1
+                if not status_only:
+                    out.append(f"{name}: FAILED\n")
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+            out = []
+        ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+        if good == 0 and failed == 0 and unreadable == 0:
+            if bad_fmt or True:
+                ctx.error(f"{quotef(lst) if lst != '-' else 'standard input'}: no properly formatted checksum lines found")
+                status = 1
+            continue
+        if not status_only:
+            if bad_fmt:
+                ctx.error(f"WARNING: {bad_fmt} line{'s are' if bad_fmt > 1 else ' is'} improperly formatted")
+            if unreadable:
+                ctx.error(f"WARNING: {unreadable} listed file{'s' if unreadable > 1 else ''} could not be read")
+            if failed:
+                ctx.error(f"WARNING: {failed} computed checksum{'s' if failed > 1 else ''} did NOT match")
+        if failed or unreadable or (strict and bad_fmt):
+            status = 1
+    _ = prog
+    return status
+
+
+# -- cksum (POSIX CRC) ------------------------------------------------------------------------
+
+def _crc_table() -> list[int]:
+    t = []
+    for i in range(256):
+        c = i << 24
+        for _ in range(8):
+            c = ((c << 1) ^ 0x04C11DB7) if c & 0x80000000 else (c << 1)
+        t.append(c & 0xFFFFFFFF)
+    return t
+
+
+_CRC = _crc_table()
+
+
+def posix_crc(data: bytes, crc: int = 0) -> int:
+    for b in data:
+        crc = ((crc << 8) & 0xFFFFFFFF) ^ _CRC[(crc >> 24) ^ b]
+    return crc
+
+
+def _crc_finish(crc: int, length: int) -> int:
+    n = length
+    while n:
+        crc = ((crc << 8) & 0xFFFFFFFF) ^ _CRC[(crc >> 24) ^ (n & 0xFF)]
+        n >>= 8
+    return (~crc) & 0xFFFFFFFF
+
+
+@command("cksum", usage="cksum [OPTION]... [FILE]...", help="Print or verify checksums.\nBy default use the 32 bit CRC algorithm.")
+def cksum(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "a:l:", {
+            "algorithm": "a", "length": "l", "untagged": None, "base64": None, "raw": None,
+            "tag": None, "zero": None, "debug": None, "check": None}, status=1)
+    except OptError as e:
+        return e.status
+    algo = "crc"
+    untagged = False
+    for k, v in opts:
+        if k == "a":
+            if v not in ("sysv", "bsd", "crc", "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "sm3"):
+                ctx.error(f"invalid argument {quote(ctx, v or '')} for '--algorithm'")
+                ctx.stderr.write(b"Valid arguments are:\n  - 'sysv'\n  - 'bsd'\n  - 'crc'\n  - 'md5'\n  - 'sha1'\n  - 'sha224'\n  - 'sha256'\n  - 'sha384'\n  - 'sha512'\n  - 'blake2b'\n  - 'sm3'\n")
+                try_help(ctx)
+                return 1
+            algo = v or "crc"
+        elif k == "untagged":
+            untagged = True
+    status = 0
+    out = []
+    for name in files or ["-"]:
+        try:
+            f = open_input(ctx, name)
+        except IsADirectoryError:
+            if algo == "crc":
+                out.append(f"{_crc_finish(0, 0)} 0 {name}\n")
+            else:
+                ctx.error(f"{quotef(name)}: Is a directory")
+                status = 1
+            continue
+        except OSError as e:
+            file_error(ctx, e, name)
+            status = 1
+            continue
+        try:
+            if algo in ("crc", "sysv", "bsd"):
+                crc = 0
+                length = 0
+                s_sum = 0
+                b_sum = 0
+                for chunk in iter_chunks(f, 1 << 16):
+                    length += len(chunk)
+                    if algo == "crc":
+                        crc = posix_crc(chunk, crc)
+                    elif algo == "sysv":
+                        s_sum += sum(chunk)
+                    else:
+                        for b in chunk:
+                            b_sum = ((b_sum >> 1) + ((b_sum & 1) << 15) + b) & 0xFFFF
+                    ctx.budget.check()
+                label = "" if name == "-" and not files else f" {name}"
+                if algo == "crc":
+                    out.append(f"{_crc_finish(crc, length)} {length}{label}\n")
+                elif algo == "sysv":
+                    r = (s_sum & 0xFFFF) + ((s_sum & 0xFFFFFFFF) >> 16)
+                    r = (r & 0xFFFF) + (r >> 16)
+                    out.append(f"{r} {-(-length // 512)}{label}\n")
+                else:
+                    out.append(f"{b_sum:05d} {-(-length // 1024):5d}{label}\n")
+            else:
+                d = _digest_stream(ctx, f, algo, None)
+                if untagged:
+                    out.append(f"{d}  {name}\n")
+                else:
+                    out.append(f"{_TAGS.get(algo, algo.upper())} ({name}) = {d}\n")
+        finally:
+            f.close()
+    ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+    return status
+
+
+# -- base64 / base32 --------------------------------------------------------------------------
+
+def _wrap(s: bytes, w: int) -> bytes:
+    if w == 0:
+        return s
+    return b"".join(s[i:i + w] + b"\n" for i in range(0, len(s), w))
+
+
+def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "diw:", {
+            "decode": "d", "ignore-garbage": "i", "wrap": "w"}, status=1)
+    except OptError as e:
+        return e.status
+    decode = garbage = False
+    wrap = 76
+    for k, v in opts:
+        if k == "d":
+            decode = True
+        elif k == "i":
+            garbage = True
+        elif k == "w":
+            try:
+                wrap = int(v or "")
+                if wrap < 0:
+                    raise ValueError
+            except ValueError:
+                ctx.error(f"invalid wrap size: {quote(ctx, v or '')}")
+                return 1
+    if len(files) > 1:
+        ctx.error(f"extra operand {quote(ctx, files[1])}")
+        try_help(ctx)
+        return 1
+    name = files[0] if files else "-"
+    try:
+        f = open_input(ctx, name)
+    except OSError as e:
+        file_error(ctx, e, name)
+        return 1
+    try:
+        data = b"".join(iter_chunks(f, 1 << 16))
+    except IsADirectoryError as e:
+        file_error(ctx, e, name)
+        return 1
+    finally:
+        f.close()
+    if not decode:
+        enc = _b64.b64encode(data) if kind == "64" else _b64.b32encode(data)
+        ctx.stdout.write(_wrap(enc, wrap))
+        return 0
+    alphabet = rb"A-Za-z0-9+/=" if kind == "64" else rb"A-Z2-7="
+    if garbage:
+        clean = re.sub(rb"[^" + alphabet + rb"]", b"", data)
+    else:
+        clean = re.sub(rb"\n", b"", data)
+    ok = True
+    out = b""
+    try:
+        if kind == "64":
+            bad = re.search(rb"[^" + alphabet + rb"]", clean)
+            body = clean
+            if bad:
+                ok = False
+                body = clean[: bad.start()]
+            # decode as far as valid, like GNU (which writes the good prefix)
+            usable = len(body) // 4 * 4
+            out = _b64.b64decode(body[:usable], validate=False) if usable else b""
+            rest = body[usable:]
+            if rest:
+                try:
+                    out += _b64.b64decode(rest + b"=" * (-len(rest) % 4))
+                except (binascii.Error, ValueError):
+                    pass
+                ok = False if not bad and len(rest) % 4 else ok
+                if not bad and len(rest) % 4:
+                    ok = False
+            if b"=" in body[:usable].rstrip(b"="):
+                ok = False
+        else:
+            bad = re.search(rb"[^" + alphabet + rb"]", clean)
+            body = clean if not bad else clean[: bad.start()]
+            usable = len(body) // 8 * 8
+            out = _b64.b32decode(body[:usable]) if usable else b""
+            if bad or len(body) % 8:
+                ok = False
+    except (binascii.Error, ValueError):
+        ok = False
+    ctx.stdout.write(out)
+    if not ok:
+        ctx.error("invalid input")
+        return 1
+    return 0
+
+
+@command("base64", usage="base64 [OPTION]... [FILE]", help="Base64 encode or decode FILE, or standard input, to standard output.")
+def base64_cmd(ctx: CommandContext, argv: list[str]) -> int:
+    return _basenc(ctx, argv, "64")
+
+
+@command("base32", usage="base32 [OPTION]... [FILE]", help="Base32 encode or decode FILE, or standard input, to standard output.")
+def base32_cmd(ctx: CommandContext, argv: list[str]) -> int:
+    return _basenc(ctx, argv, "32")

@@ -1,0 +1,559 @@
+"""Byte dumpers: GNU od, xxd (vim), hexdump (util-linux) and strings (binutils)."""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from ._args import OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
+from .base import CommandContext, command
+
+_WIDTH = {  # (kind, size) -> field width
+    ("o", 1): 3, ("o", 2): 6, ("o", 4): 11, ("o", 8): 22,
+    ("x", 1): 2, ("x", 2): 4, ("x", 4): 8, ("x", 8): 16,
+    ("u", 1): 3, ("u", 2): 5, ("u", 4): 10, ("u", 8): 20,
+    ("d", 1): 4, ("d", 2): 6, ("d", 4): 11, ("d", 8): 20,
+    ("f", 4): 15, ("f", 8): 24, ("f", 16): 24,
+    ("c", 1): 3, ("a", 1): 3,
+}
+_NAMES = ["nul", "soh", "stx", "etx", "eot", "enq", "ack", "bel", "bs", "ht", "nl", "vt", "ff",
+          "cr", "so", "si", "dle", "dc1", "dc2", "dc3", "dc4", "nak", "syn", "etb", "can", "em",
+          "sub", "esc", "fs", "gs", "rs", "us", "sp"]
+_C_ESC = {0: "\\0", 7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r"}
+
+
+@dataclass
+class _Spec:
+    kind: str
+    size: int
+    z: bool = False
+    width: int = 0
+    pad: int = 0
+
+
+class _OdError(Exception):
+    pass
+
+
+def _parse_type(ctx: CommandContext, s: str) -> list[_Spec]:
+    out: list[_Spec] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        i += 1
+        if c in "ac":
+            size = 1
+        elif c in "doux":
+            size = 4
+            m = re.match(r"\d+|[CSIL]", s[i:])
+            if m:
+                t = m.group(0)
+                i += len(t)
+                size = {"C": 1, "S": 2, "I": 4, "L": 8}.get(t) or int(t)
+                if size not in (1, 2, 4, 8):
+                    raise _OdError(f"invalid type string {quote(ctx, s)};\nthis system doesn't provide a {size}-byte integral type")
+        elif c == "f":
+            size = 8
+            m = re.match(r"\d+|[FDL]", s[i:])
+            if m:
+                t = m.group(0)
+                i += len(t)
+                size = {"F": 4, "D": 8, "L": 16}.get(t) or int(t)
+                if size not in (4, 8, 16):
+                    raise _OdError(f"invalid type string {quote(ctx, s)};\nthis system doesn't provide a {size}-byte floating point type")
+        else:
+            raise _OdError(f"invalid character '{c}' in type string {quote(ctx, s)}")
+        sp = _Spec(c, size)
+        if i < len(s) and s[i] == "z":
+            sp.z = True
+            i += 1
+        sp.width = _WIDTH[(c, size if c != "f" or size != 16 else 16)]
+        out.append(sp)
+    return out
+
+
+def _shortest_float(v: float, single: bool) -> str:
+    if v != v:
+        return "nan" if not str(v).startswith("-") else "-nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    for p in range(1, 18):
+        s = "%.*g" % (p, v)
+        if single:
+            if struct.unpack("<f", struct.pack("<f", float(s)))[0] == v:
+                return s
+        elif float(s) == v:
+            return s
+    return "%.17g" % v
+
+
+def _fmt_field(sp: _Spec, chunk: bytes) -> str:
+    k, n = sp.kind, sp.size
+    if k == "c":
+        b = chunk[0]
+        if b in _C_ESC:
+            return _C_ESC[b]
+        if 32 <= b < 127:
+            return chr(b)
+        return "%03o" % b
+    if k == "a":
+        b = chunk[0] & 0x7F
+        if b <= 32:
+            return _NAMES[b]
+        if b == 127:
+            return "del"
+        return chr(b)
+    if k == "f":
+        if n == 4:
+            return _shortest_float(struct.unpack("<f", chunk)[0], True)
+        if n == 8:
+            return _shortest_float(struct.unpack("<d", chunk)[0], False)
+        return _shortest_float(struct.unpack("<d", chunk[:8])[0], False)
+    v = int.from_bytes(chunk, "little", signed=(k == "d"))
+    if k == "o":
+        return "%0*o" % (sp.width, v)
+    if k == "x":
+        return "%0*x" % (n * 2, v)
+    return str(v)
+
+
+def _addr(radix: str, n: int) -> str:
+    if radix == "o":
+        return "%07o" % n
+    if radix == "d":
+        return "%07d" % n
+    if radix == "x":
+        return "%06x" % n
+    return ""
+
+
+@command("od", usage="od [OPTION]... [FILE]...\n  or:  od [-abcdfilosx]... [FILE] [[+]OFFSET[.][b]]\n  or:  od --traditional [OPTION]... [FILE] [[+]OFFSET[.][b] [+][LABEL][.][b]]",
+         help="Write an unambiguous representation, octal bytes by default,\nof FILE to standard output.")
+def od(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "A:j:N:S:t:vw::abcdfhilosxDeFHLOX", {
+            "address-radix": "A", "skip-bytes": "j", "read-bytes": "N", "strings": "S",
+            "format": "t", "output-duplicates": "v", "width": "w", "endian": "endian:",
+            "traditional": None}, status=1)
+    except OptError as e:
+        return e.status
+    from .textutils import parse_size
+    radix = "o"
+    skip = 0
+    limit: int | None = None
+    specs: list[_Spec] = []
+    dup = False
+    width = 16
+    try:
+        for k, v in opts:
+            if k == "A":
+                if v not in ("o", "d", "x", "n"):
+                    ctx.error(f"invalid output address radix '{v}'; it must be one character from [doxn]")
+                    return 1
+                radix = v
+            elif k in "jN":
+                r = parse_size(v or "") if not (v or "").lower().startswith("0x") else ("", int(v or "0", 16))
+                if r is None:
+                    ctx.error(f"invalid {'-j' if k == 'j' else '-N'} argument {quote(ctx, v or '')}")
+                    return 1
+                if k == "j":
+                    skip = r[1]
+                else:
+                    limit = r[1]
+            elif k == "t":
+                specs.extend(_parse_type(ctx, v or ""))
+            elif k == "v":
+                dup = True
+            elif k == "w":
+                width = int(v) if v else 32
+            elif k in "abcdfilosxDeFHLOX" and len(k) == 1:
+                t = {"a": "a", "b": "o1", "c": "c", "d": "u2", "f": "fF", "i": "dI", "l": "dL",
+                     "o": "o2", "s": "d2", "x": "x2", "h": "x2", "D": "u4", "e": "fD", "F": "fD",
+                     "H": "x4", "L": "dL", "O": "o4", "X": "x4"}[k]
+                specs.extend(_parse_type(ctx, t))
+    except _OdError as e:
+        ctx.error(str(e))
+        return 1
+    if not specs:
+        specs = _parse_type(ctx, "o2")
+    # column layout like GNU: every spec's block gets the widest block's width
+    wpb = 0
+    for sp in specs:
+        fields = width // sp.size
+        wpb = max(wpb, (sp.width + 1) * fields)
+    for sp in specs:
+        sp.pad = wpb - (sp.width + 1) * (width // sp.size)
+    data = bytearray()
+    status = 0
+    opened = 0
+    for name in files or ["-"]:
+        try:
+            f = open_input(ctx, name)
+        except OSError as e:
+            file_error(ctx, e, name)
+            status = 1
+            continue
+        opened += 1
+        try:
+            for chunk in iter_chunks(f, 1 << 16):
+                data += chunk
+                if limit is not None and len(data) >= skip + limit:
+                    break
+        except IsADirectoryError as e:
+            file_error(ctx, e, name)
+            status = 1
+        finally:
+            f.close()
+        if len(data) > (1 << 28):
+            ctx.budget.check()
+    if not opened:
+        return status
+    if skip > len(data):
+        ctx.error("cannot skip past end of combined input")
+        return 1
+    buf = bytes(data[skip:]) if limit is None else bytes(data[skip:skip + limit])
+    out: list[str] = []
+    prev = None
+    starred = False
+    pos = 0
+    n = len(buf)
+    lead = " " * len(_addr(radix, 0))
+    while pos < n:
+        block = buf[pos:pos + width]
+        if not dup and prev is not None and block == prev and len(block) == width:
+            if not starred:
+                out.append("*\n")
+                starred = True
+            pos += width
+            continue
+        starred = False
+        prev = block
+        for si, sp in enumerate(specs):
+            line = [_addr(radix, skip + pos) if si == 0 else lead]
+            nf = width // sp.size
+            present = -(-len(block) // sp.size)
+            padded = block + bytes(present * sp.size - len(block))
+            pad_rem = sp.pad
+            for i in range(nf, nf - present, -1):
+                idx = nf - i
+                nxt = sp.pad * (i - 1) // nf
+                w = pad_rem - nxt + sp.width
+                pad_rem = nxt
+                line.append(" " + _fmt_field(sp, padded[idx * sp.size:(idx + 1) * sp.size]).rjust(w))
+            if sp.z:
+                blank = (width - len(block)) // sp.size
+                line.append(" " * (blank * (sp.width + 1)))
+                line.append("  >" + "".join(chr(b) if 32 <= b < 127 else "." for b in block) + "<")
+            out.append("".join(line) + "\n")
+        pos += width
+        if len(out) > 4096:
+            ctx.stdout.write("".join(out).encode("latin-1", "replace"))
+            out = []
+            ctx.budget.check()
+    if radix != "n":
+        out.append(_addr(radix, skip + n) + "\n")
+    ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+    return status
+
+
+# -- xxd ------------------------------------------------------------------------------------
+
+@command("xxd", usage="xxd [options] [infile [outfile]]", help="make a hexdump or do the reverse.")
+def xxd(ctx: CommandContext, argv: list[str]) -> int:
+    # xxd takes single-dash long-ish options (-cols, -len); normalise the common ones
+    alias = {"-ps": "-p", "-postscript": "-p", "-plain": "-p", "-revert": "-r", "-cols": "-c",
+             "-len": "-l", "-seek": "-s", "-groupsize": "-g", "-include": "-i", "-bits": "-b",
+             "-upper": "-u", "-u": "-u"}
+    args = [argv[0]] + [alias.get(a, a) for a in argv[1:]]
+    try:
+        opts, ops = parse_opts(ctx, args, "bc:eg:il:o:prs:uvEC", {}, status=1)
+    except OptError:
+        return 1
+    plain = rev = inc = upper = bits = little = False
+    cols = None
+    group = None
+    length = None
+    seek = 0
+    for k, v in opts:
+        if k == "p":
+            plain = True
+        elif k == "r":
+            rev = True
+        elif k == "i":
+            inc = True
+        elif k == "u":
+            upper = True
+        elif k == "b":
+            bits = True
+        elif k == "e":
+            little = True
+        elif k == "c":
+            cols = int(v or "0", 0)
+        elif k == "g":
+            group = int(v or "0", 0)
+        elif k == "l":
+            length = int(v or "0", 0)
+        elif k == "s":
+            vv = (v or "0").lstrip("+")
+            seek = int(vv, 0) if vv else 0
+        elif k == "v":
+            ctx.stdout.write(b"xxd 2022-01-14 by Juergen Weigert et al.\n")
+            return 0
+    inp = ops[0] if ops else "-"
+    try:
+        f = open_input(ctx, inp)
+    except OSError as e:
+        ctx.error(f"{inp}: {e.strerror or 'No such file or directory'}")
+        return 2
+    try:
+        data = b"".join(iter_chunks(f, 1 << 16))
+    except IsADirectoryError:
+        ctx.error(f"{inp}: Is a directory")
+        return 2
+    finally:
+        f.close()
+    out = ctx.stdout
+    if len(ops) > 1:
+        out = ctx.fs.open(ctx.path(ops[1]), "wb")
+    try:
+        if rev:
+            if plain:
+                hexs = re.sub(rb"[^0-9a-fA-F]", b"", data)
+                if len(hexs) % 2:
+                    hexs = hexs[:-1]
+                out.write(bytes.fromhex(hexs.decode()))
+            else:
+                res = bytearray()
+                for line in data.split(b"\n"):
+                    m = re.match(rb"^\s*([0-9a-fA-F]+):?\s*((?:[0-9a-fA-F]{2}\s?)+)", line)
+                    if not m:
+                        continue
+                    off = int(m.group(1), 16)
+                    hx = re.sub(rb"\s", b"", m.group(2).split(b"  ")[0])
+                    chunk = bytes.fromhex(hx[: len(hx) // 2 * 2].decode())
+                    if len(res) < off:
+                        res += bytes(off - len(res))
+                    res[off:off + len(chunk)] = chunk
+                out.write(bytes(res))
+            return 0
+        if seek < 0:
+            seek = max(len(data) + seek, 0)
+        buf = data[seek:]
+        if length is not None:
+            buf = buf[:length]
+        hx = (lambda b: b.hex().upper()) if upper else (lambda b: b.hex())
+        if plain:
+            c = cols or 30
+            lines = [hx(buf[i:i + c]) for i in range(0, len(buf), c)]
+            out.write("".join(x + "\n" for x in lines).encode())
+            return 0
+        if inc:
+            name = re.sub(r"[^0-9A-Za-z]", "_", inp) if inp != "-" else None
+            c = cols or 12
+            items = [("0x%02X" if upper else "0x%02x") % b for b in buf]
+            body = ",\n".join("  " + ", ".join(items[i:i + c]) for i in range(0, len(items), c))
+            if name:
+                if name[0].isdigit():
+                    name = "__" + name
+                txt = f"unsigned char {name}[] = {{\n{body}\n}};\nunsigned int {name}_len = {len(buf)};\n"
+            else:
+                txt = body + "\n" if body else ""
+            out.write(txt.encode())
+            return 0
+        c = cols or (6 if bits else 16)
+        g = group if group is not None else (1 if bits else (4 if little else 2))
+        res_lines = []
+        per_hex = 8 if bits else 2
+        full_width = None
+        for i in range(0, len(buf), c):
+            chunk = buf[i:i + c]
+            groups = []
+            for j in range(0, len(chunk), g or c):
+                gb = chunk[j:j + (g or c)]
+                if bits:
+                    groups.append("".join(format(b, "08b") for b in gb))
+                elif little:
+                    groups.append(hx(gb[::-1]))
+                else:
+                    groups.append(hx(gb))
+            hexpart = " ".join(groups)
+            if full_width is None:
+                ng = -(-c // (g or c))
+                full_width = c * per_hex + ng - 1
+            asc = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+            res_lines.append(f"{seek + i:08x}: {hexpart.ljust(full_width)}  {asc}\n")
+            if len(res_lines) > 4096:
+                out.write("".join(res_lines).encode())
+                res_lines = []
+                ctx.budget.check()
+        out.write("".join(res_lines).encode())
+        return 0
+    finally:
+        if out is not ctx.stdout:
+            out.close()
+
+
+# -- hexdump --------------------------------------------------------------------------------
+
+@command("hexdump", "hd", usage="hexdump [options] <file>...", help="Display file contents in hexadecimal, decimal, octal, or ascii.")
+def hexdump(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "bcCdn:os:vxe:f:L::", {
+            "one-byte-octal": "b", "one-byte-char": "c", "canonical": "C",
+            "two-bytes-decimal": "d", "length": "n", "two-bytes-octal": "o", "skip": "s",
+            "no-squeezing": "v", "two-bytes-hex": "x", "format": "e", "format-file": "f",
+            "color": "L"}, status=1)
+    except OptError as e:
+        return e.status
+    canon = argv[0] == "hd"
+    mode = None
+    length = None
+    skip = 0
+    dup = False
+    for k, v in opts:
+        if k == "C":
+            canon = True
+        elif k in "bcdox":
+            mode = k
+        elif k == "n":
+            length = int(v or "0", 0)
+        elif k == "s":
+            skip = int(v or "0", 0)
+        elif k == "v":
+            dup = True
+    data = bytearray()
+    status = 0
+    for name in ops or ["-"]:
+        try:
+            f = open_input(ctx, name)
+        except OSError as e:
+            ctx.stderr.write(f"hexdump: {name}: {e.strerror or 'No such file or directory'}\n".encode())
+            status = 1
+            continue
+        try:
+            for chunk in iter_chunks(f, 1 << 16):
+                data += chunk
+        except IsADirectoryError:
+            ctx.stderr.write(f"hexdump: {name}: Is a directory\n".encode())
+            status = 1
+        finally:
+            f.close()
+    if status and not data:
+        ctx.stderr.write(b"hexdump: all input file arguments failed\n")
+        return 1
+    buf = bytes(data[skip:])
+    if length is not None:
+        buf = buf[:length]
+    out: list[str] = []
+    prev = None
+    starred = False
+    n = len(buf)
+    for pos in range(0, n, 16):
+        block = buf[pos:pos + 16]
+        if not dup and prev is not None and block == prev and len(block) == 16:
+            if not starred:
+                out.append("*\n")
+                starred = True
+            continue
+        starred = False
+        prev = block
+        off = skip + pos
+        if canon:
+            hx = " ".join("%02x" % b for b in block[:8])
+            if len(block) > 8:
+                hx += "  " + " ".join("%02x" % b for b in block[8:])
+            asc = "".join(chr(b) if 32 <= b < 127 else "." for b in block)
+            out.append(f"{off:08x}  {hx.ljust(49)} |{asc}|\n")
+        elif mode == "c":
+            cells = []
+            for b in block:
+                s = _C_ESC.get(b) or (chr(b) if 32 <= b < 127 else "%03o" % b)
+                cells.append(s.rjust(4))
+            out.append(f"{off:07x}" + "".join(cells).ljust(64) + "\n")
+        elif mode == "b":
+            out.append(f"{off:07x}" + "".join(" %03o" % b for b in block).ljust(64) + "\n")
+        else:
+            padded = block + (b"\0" if len(block) % 2 else b"")
+            words = [int.from_bytes(padded[i:i + 2], "little") for i in range(0, len(padded), 2)]
+            if mode == "d":
+                cells = "".join("   %05d" % w for w in words)
+                out.append(f"{off:07x}" + cells.ljust(64) + "\n")
+            elif mode == "o":
+                cells = "".join("  %06o" % w for w in words)
+                out.append(f"{off:07x}" + cells.ljust(64) + "\n")
+            else:
+                cells = "".join(" %04x" % w for w in words)
+                out.append(f"{off:07x}" + cells.ljust(40) + "\n")
+    if n:
+        out.append((f"{skip + n:08x}" if canon else f"{skip + n:07x}") + "\n")
+    ctx.stdout.write("".join(out).encode())
+    return status
+
+
+# -- strings --------------------------------------------------------------------------------
+
+@command("strings", usage="strings [option(s)] [file(s)]", help="Display printable strings in [file(s)] (stdin by default)")
+def strings(ctx: CommandContext, argv: list[str]) -> int:
+    args = [argv[0]]
+    for a in argv[1:]:
+        args.append(("-n" + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    try:
+        opts, ops = parse_opts(ctx, args, "adfn:t:owe:s:", {
+            "all": "a", "data": "d", "print-file-name": "f", "bytes": "n", "radix": "t",
+            "encoding": "e", "output-separator": "s"}, status=1)
+    except OptError as e:
+        return e.status
+    minlen = 4
+    radix = None
+    show_name = False
+    osep = b"\n"
+    for k, v in opts:
+        if k == "n":
+            try:
+                minlen = int(v or "")
+                if minlen < 1:
+                    raise ValueError
+            except ValueError:
+                ctx.stderr.write(f"strings: invalid minimum string length {v}\n".encode())
+                return 1
+        elif k == "t":
+            radix = v
+        elif k == "o":
+            radix = "o"
+        elif k == "f":
+            show_name = True
+        elif k == "s":
+            osep = (v or "").encode()
+    pat = re.compile(rb"[\x20-\x7e\t]{%d,}" % minlen)
+    status = 0
+    for name in ops or ["-"]:
+        try:
+            f = open_input(ctx, name)
+        except OSError as e:
+            ctx.stderr.write(f"strings: '{name}': No such file\n".encode() if e.errno == 2 else
+                             f"strings: {name}: {e.strerror}\n".encode())
+            status = 1
+            continue
+        try:
+            data = b"".join(iter_chunks(f, 1 << 16))
+        except IsADirectoryError:
+            ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
+            status = 1
+            continue
+        finally:
+            f.close()
+        out = []
+        for m in pat.finditer(data):
+            pre = b""
+            if show_name:
+                pre += (name if name != "-" else "{standard input}").encode() + b": "
+            if radix:
+                fmtc = {"o": "%7o ", "d": "%7d ", "x": "%7x "}.get(radix, "%7d ")
+                pre += (fmtc % m.start()).encode()
+            out.append(pre + m.group(0) + osep)
+        ctx.stdout.write(b"".join(out))
+    return status
+
+
+_ = try_help
