@@ -234,3 +234,21 @@ def test_layer_export_and_restore_into_a_new_sandbox() -> None:
     with SandboxedExecutor(isolation="namespace", layer_tar=data) as sb:
         assert sb.layer_extras == {".agentic-bash/state.json": b"{}"}
         assert sb.run("cat a.txt d/e/n l /tmp/t").stdout == "hi\nnhi\nt\n"
+
+
+def test_seccomp_refusals_are_itemised() -> None:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+    from agentic_bash.isolation.probe import probe
+
+    caps = probe()
+    if not (caps.seccomp_user_notif and caps.seccomp_library):
+        pytest.skip("no seccomp user notification here")
+    with SandboxedExecutor(isolation="namespace") as sb:
+        assert "itemised in Result.violations" in str(sb.isolation)
+        r = sb.run("unshare -r true; python3 -c 'import socket; socket.socket(40, 1)'; echo done")
+        assert r.stdout == "done\n"
+        details = [v.detail for v in r.violations]
+        assert any(d.startswith("unshare by unshare") for d in details), details
+        assert any(d.startswith("socket(family=40)") for d in details), details
+        assert all(v.kind == "syscall" for v in r.violations)
+        assert sb.run("echo clean").violations == ()
