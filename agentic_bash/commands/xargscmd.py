@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import io
 
-from ._args import OptError, parse_opts
+from ._args import OptError, iter_lines, parse_opts
 from .base import CommandContext, command
 
 USAGE = "xargs [OPTION]... COMMAND [INITIAL-ARGS]..."
@@ -129,6 +129,7 @@ def _items_default(data: bytes, eof: str | None, ctx: CommandContext, lines_mode
         # not, which is GNU -L's "trailing blank continues the line"
         ends_line = i >= n or data[i] == 10
         if eofb is not None and not quoted and bytes(cur) == eofb:
+            yield ("\0EOF", False)
             return
         yield (bytes(cur), ends_line)
 
@@ -230,51 +231,58 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
         return f.status
     cmd = rest or ["echo"]
 
-    # -- read input ---------------------------------------------------------------------
+    # -- read input (streamed: commands run as soon as a batch is complete) --------------
     if argfile is not None:
         try:
-            with ctx.fs.open(ctx.path(argfile), "rb") as fh:
-                data = fh.read()
+            src = ctx.fs.open(ctx.path(argfile), "rb")
         except OSError as e:
             from ._regex import utf8_locale
             q = f"\u2018{argfile}\u2019" if utf8_locale(ctx.env) else f"'{argfile}'"
             ctx.error(f"Cannot open input file {q}: {e.strerror}")
             return 1
-        child_stdin = io.BytesIO(b"")
     else:
-        data = ctx.stdin.read()
-        child_stdin = io.BytesIO(b"")  # GNU gives children /dev/null when input is stdin
-    bad_quote: str | None = None
-    units: list[list[bytes]] = []  # each unit: items of one input "line" (for -L/-I)
-    if null or delim is not None:
-        sep = b"\0" if null else delim.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
-        parts = data.split(sep)
-        if parts and parts[-1] == b"":
-            parts.pop()
-        if replace is not None or max_lines is not None:
-            units = [[p] for p in parts]
-        else:
-            units = [[p] for p in parts]
-    elif replace is not None:
-        for line in data.split(b"\n"):
-            s = line.lstrip(b" \t")
-            if eof is not None and s == eof.encode():
-                break
-            if s:
-                units.append([s])
-    else:
+        src = ctx.stdin
+    child_stdin = io.BytesIO(b"")  # GNU gives children /dev/null when input is stdin
+    bad_quote: list[str] = []
+
+    def units_iter():  # noqa: ANN202
+        """Units of input: the items of one logical line (-L/-I) or single items."""
+        if null or delim is not None:
+            sep = b"\0" if null else delim.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
+            for part in iter_lines(src, sep=sep):
+                if part.endswith(sep):
+                    part = part[:-len(sep)]
+                yield [part]
+            return
+        eofb = eof.encode("utf-8", "surrogateescape") if eof is not None else None
+        if replace is not None:
+            for line in iter_lines(src):
+                s_ = line.rstrip(b"\n").lstrip(b" \t")
+                if eofb is not None and s_ == eofb:
+                    return
+                if s_:
+                    yield [s_]
+            return
         cur: list[bytes] = []
-        lines_mode = max_lines is not None
-        for item, ends in _items_default(data, eof, ctx, lines_mode):
-            if item == "\0ERR":
-                bad_quote = ends  # type: ignore[assignment]
-                break
-            cur.append(item)  # type: ignore[arg-type]
-            if ends:
-                units.append(cur)
-                cur = []
+        for line in iter_lines(src):
+            for item, ends in _items_default(line, eof, ctx, max_lines is not None):
+                if item == "\0ERR":
+                    if cur:
+                        yield cur
+                    bad_quote.append(ends)  # type: ignore[arg-type]
+                    return
+                if item == "\0EOF":
+                    if cur:
+                        yield cur
+                    return
+                cur.append(item)  # type: ignore[arg-type]
+                if ends:
+                    yield cur
+                    cur = []
         if cur:
-            units.append(cur)
+            yield cur
+
+    units = units_iter()
 
     # -- run ----------------------------------------------------------------------------
     status = 0
@@ -370,12 +378,12 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                     res = flush()
                     if res is not None:
                         return res
-        if batch or (not ran and not no_empty and not units):
+        if batch or (not ran and not no_empty):
             if not (no_empty and not batch):
                 res = flush()
                 if res is not None:
                     return res
-    if bad_quote is not None:
-        ctx.error(f"unmatched {bad_quote} quote; by default quotes are special to xargs unless you use the -0 option")
+    if bad_quote:
+        ctx.error(f"unmatched {bad_quote[0]} quote; by default quotes are special to xargs unless you use the -0 option")
         return 1
     return status

@@ -55,3 +55,34 @@ def test_xargs_differential(argv: list[str], stdin: bytes) -> None:
 def test_xargs_arg_file() -> None:
     assert_same(["xargs", "-a", "list", "echo"], {"list": "x y\nz\n"})
     assert_same(["xargs", "-a", "nope", "echo"], None)
+
+
+def test_xargs_streams_input() -> None:
+    """xargs must not slurp an endless stdin: the first failing batch ends it."""
+    import io
+    from dataclasses import replace
+
+    from agentic_bash.commands import load_all
+    from agentic_bash.commands.base import CommandContext
+    from agentic_bash.limits import Budget, Limits
+
+    from harness_search import _exec_factory, make_fs
+
+    class Endless:
+        def __init__(self) -> None:
+            self.n = 0
+
+        def read(self, size: int = -1) -> bytes:
+            self.n += 1
+            if self.n > 100:
+                raise AssertionError("xargs read the whole stream")
+            return b"a b\n" * 100
+
+    reg = load_all()
+    err = io.BytesIO()
+    ctx = CommandContext(fs=make_fs(None), cwd="/workspace", env={"LANG": "C.UTF-8"},
+                         stdin=Endless(), stdout=io.BytesIO(), stderr=err,  # type: ignore[arg-type]
+                         budget=Budget(Limits()), name="xargs")
+    ctx = replace(ctx, exec=_exec_factory(ctx))
+    assert reg["xargs"].fn(ctx, ["xargs", "-n1", "nosuchcmd"]) == 127
+    assert err.getvalue() == b"xargs: nosuchcmd: No such file or directory\n"
