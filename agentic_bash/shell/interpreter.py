@@ -1030,8 +1030,11 @@ class Interpreter(Expander):
     def exec_arith_for(self, cmd: N.ArithFor) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
+            xt = self.state.options["xtrace"]
             try:
                 if cmd.init is not None:
+                    if xt:
+                        self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
             except ExpansionError as e:
                 self.error(e.message)
@@ -1043,6 +1046,8 @@ class Interpreter(Expander):
                 while True:
                     budget.charge_iteration()
                     try:
+                        if xt:
+                            self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
@@ -1060,6 +1065,8 @@ class Interpreter(Expander):
                             break
                     if cmd.step is not None:
                         try:
+                            if xt:
+                                self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
                         except ExpansionError as e:
                             self.error(e.message)
@@ -1114,6 +1121,8 @@ class Interpreter(Expander):
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             w = self.expand_str(cmd.word, tilde=True)
+            if self.state.options["xtrace"]:
+                self.xtrace_raw(f"case {_xq(w)} in")
             arms = cmd.arms
             i = 0
             st = 0
@@ -1258,8 +1267,7 @@ class Interpreter(Expander):
         raise _CondError("conditional: unknown expression")
 
     def _cond_trace(self, neg: str, words: list[str]) -> None:
-        from .builtins_compat import quote_set
-        self.xtrace_raw("[[ " + neg + " ".join(quote_set(w) if w else "''" for w in words) + " ]]")
+        self.xtrace_raw("[[ " + neg + " ".join(_xq(w) for w in words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
@@ -1451,7 +1459,7 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        from .builtins_compat import quote_set
+        quote_set = _xq
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
             ps4 = "+ "
@@ -1598,8 +1606,7 @@ class Interpreter(Expander):
                     raise ExitShell(e.status) from None
                 return self.set_status(e.status)
             if xt:
-                v = self.get_scalar(a.name) if a.index is None and a.array is None else ""
-                self.xtrace([f"{a.name}{'+' if a.append else ''}={v or ''}"] if a.array is None else [f"{a.name}=(...)"])
+                self._trace_assign(a)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
         if cmd.redirs:
@@ -1613,6 +1620,25 @@ class Interpreter(Expander):
             self.after_failure(st)
         return st
 
+    def _trace_assign(self, a: N.Assign) -> None:
+        op = "+=" if a.append else "="
+        sub = f"[{self._word_src(a.index)}]" if a.index is not None else ""
+        if a.array is not None:
+            vals = []
+            for el in a.array:
+                try:
+                    v = " ".join(_xq(x) for x in self.expand_words([el.value]))
+                except ExpansionError:
+                    v = ""
+                vals.append(f"[{self._word_src(el.key)}]={v}" if el.key is not None else v)
+            self.xtrace_raw(f"{a.name}{op}(" + " ".join(vals) + ")")
+            return
+        try:
+            v = self.expand_str(a.value, assign=True) if a.value is not None else ""
+        except ExpansionError:
+            v = ""
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v)}")
+
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
         name = argv[0]
@@ -1623,9 +1649,12 @@ class Interpreter(Expander):
                     pre.append(f"{a.name}={self.expand_str(a.value, assign=True) if a.value is not None else ''}")
                 except Exception:
                     pass
-            if pre:
-                self.xtrace(pre) if False else None
             self.xtrace(argv)
+            if name in ("export", "readonly") and func is None if False else name in ("export", "readonly"):
+                for a in argv[1:]:
+                    if "=" in a and _DECL_ASSIGN_RE.match(a):
+                        k, _, v = a.partition("=")
+                        self.xtrace_raw(f"{k}={_xq(v)}")
         func = st.functions.get(name)
         builtin = None
         if func is None:
@@ -2062,6 +2091,18 @@ _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 def _is_decl(w: N.Word) -> bool:
     p = w.parts
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
+
+
+_XT_SAFE = re.compile(r"[A-Za-z0-9_./:=@%^+,-]+\Z")
+
+
+def _xq(w: str) -> str:
+    """Quote one word the way ``set -x`` prints it (single quotes, raw control characters)."""
+    if not w:
+        return "''"
+    if _XT_SAFE.match(w):
+        return w
+    return "'" + w.replace("'", "'\\''") + "'"
 
 
 def _close(f: Any) -> None:

@@ -215,6 +215,9 @@ class ListItem:
 
     cmd: Command
     background: bool = False
+    # Added by the parser (optional, printing only): the command ended with a newline rather
+    # than `;`; bash keeps those newlines when it prints a `$( … )` body (declare -f).
+    newline: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +337,9 @@ class CondWord:
     """A lone word in ``[[ w ]]`` (true when non-empty)."""
 
     word: Word
+    # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
+    # this term in the source; `declare -f` prints them back.
+    paren: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +348,9 @@ class CondUnary:
 
     op: str
     operand: Word
+    # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
+    # this term in the source; `declare -f` prints them back.
+    paren: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,23 +364,35 @@ class CondBinary:
     op: str
     left: Word
     right: Word
+    # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
+    # this term in the source; `declare -f` prints them back.
+    paren: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class CondNot:
     expr: CondExpr
+    # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
+    # this term in the source; `declare -f` prints them back.
+    paren: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class CondAnd:
     left: CondExpr
     right: CondExpr
+    # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
+    # this term in the source; `declare -f` prints them back.
+    paren: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class CondOr:
     left: CondExpr
     right: CondExpr
+    # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
+    # this term in the source; `declare -f` prints them back.
+    paren: int = 0
 
 
 CondExpr = Union[CondWord, CondUnary, CondBinary, CondNot, CondAnd, CondOr]

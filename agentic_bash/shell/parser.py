@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import replace
 from collections.abc import Mapping
 
 from ..errors import ParseError
@@ -394,7 +395,7 @@ class Parser(Lexer):
                     break
             elif tok.kind == NL:
                 self.advance()
-                items.append(ListItem(cmd))
+                items.append(ListItem(cmd, False, True))
                 break
             elif tok.kind == EOF:
                 items.append(ListItem(cmd))
@@ -423,7 +424,7 @@ class Parser(Lexer):
                 items.append(ListItem(cmd, tok.val == "&"))
                 self.skip_newlines()
             elif tok.kind == NL:
-                items.append(ListItem(cmd))
+                items.append(ListItem(cmd, False, True))
                 self.skip_newlines()
             else:
                 items.append(ListItem(cmd))
@@ -1057,7 +1058,7 @@ class Parser(Lexer):
                 if close.kind != OP or close.val != ")":
                     raise self.cond_fail(f"unexpected token `{_token_text(close)}', expected `)'", close)
                 self.advance()
-                return e
+                return replace(e, paren=e.paren + 1)
             if tok.kw() == "]]":
                 # bash prints nothing for `[[ ]]` and keeps $?
                 raise self.cond_fail("", tok)

@@ -4,9 +4,9 @@
 # indentation, `f () ` and `{ ` with trailing blanks, every command of a loop/if body ended
 # by `;`, `|&` shown as `2>&1 |`, `elif` shown as a nested `if` inside `else`, here-doc
 # bodies printed after the line holding their operator, comments and line continuations
-# dropped, `$'…'` shown single-quoted, lone `[[ word ]]` operands shown as `-n word`.
-# Known differences: redundant parentheses inside `[[ ]]` are not kept (the AST has no
-# node for them; needed ones are re-inserted by precedence) and `coproc` is a plain command.
+# dropped, `$'…'` shown single-quoted, lone `[[ word ]]` operands shown as `-n word`,
+# newlines kept inside `$( … )`. Known differences:
+# `coproc` is a plain command.
 
 from __future__ import annotations
 
@@ -265,7 +265,8 @@ def _list_tree(s: Script) -> object:
         return None
     node: object = items[0].cmd
     for prev, item in zip(items, items[1:]):
-        node = _Conn(node, "&" if prev.background else ";", item.cmd)
+        op = "&" if prev.background else ("\n" if prev.newline else ";")
+        node = _Conn(node, op, item.cmd)
     if items[-1].background:
         node = _Conn(node, "&", None)
     return node
@@ -441,18 +442,23 @@ class _Printer:
             self.flush(" " + op + " ")
             if c.second is not None:
                 self.skip_indent += 1
-        else:  # ;
+        else:  # ; or newline; inside $( … ) bash keeps the newlines
+            nl = op == "\n" and self.comsub and not self.in_function
+            was_newline = nl and not self.deferred and not self.was_heredoc
             if not self.deferred:
                 if not self.was_heredoc:
-                    self.w(";")
+                    self.w("\n" if nl else ";")
                 else:
                     self.was_heredoc = False
             else:
                 self.flush("" if self.in_function else ";")
             if self.in_function:
                 self.w("\n")
+            elif nl and not was_newline:
+                self.w("\n")
             else:
-                self.w(" ")
+                if not nl:
+                    self.w(" ")
                 if c.second is not None:
                     self.skip_indent += 1
         self.node(c.second)
@@ -577,6 +583,13 @@ class _Printer:
 
 
 def _cond(e: CondExpr, parent: str = "") -> str:
+    s = _cond_bare(e, parent)
+    for _ in range(e.paren):
+        s = "( " + s + " )"
+    return s
+
+
+def _cond_bare(e: CondExpr, parent: str = "") -> str:
     t = type(e)
     if t is CondWord:
         return "-n " + format_word(e.word)  # type: ignore[union-attr]
@@ -587,23 +600,23 @@ def _cond(e: CondExpr, parent: str = "") -> str:
     if t is CondNot:
         inner = e.expr  # type: ignore[union-attr]
         s = _cond(inner, "!")
-        if type(inner) in (CondAnd, CondOr):
+        if type(inner) in (CondAnd, CondOr) and not inner.paren:
             s = "( " + s + " )"
         return "! " + s
     if t is CondAnd:
         left, right = e.left, e.right  # type: ignore[union-attr]
         ls = _cond(left, "&&")
         rs = _cond(right, "&&")
-        if type(left) is CondOr:
+        if type(left) is CondOr and not left.paren:
             ls = "( " + ls + " )"
-        if type(right) in (CondOr, CondAnd):
+        if type(right) in (CondOr, CondAnd) and not right.paren:
             rs = "( " + rs + " )"
         return ls + " && " + rs
     if t is CondOr:
         left, right = e.left, e.right  # type: ignore[union-attr]
         ls = _cond(left, "||")
         rs = _cond(right, "||")
-        if type(right) is CondOr:
+        if type(right) is CondOr and not right.paren:
             rs = "( " + rs + " )"
         return ls + " || " + rs
     raise TypeError(f"not a conditional expression: {e!r}")
