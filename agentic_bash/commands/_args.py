@@ -392,3 +392,55 @@ def file_error(ctx: CommandContext, exc: OSError, name: str) -> None:
     from .base import strerror
 
     ctx.error(f"{quotef(name)}: {strerror(exc)}")
+
+
+# -- stdio-like output buffering ------------------------------------------------------------
+
+class OutBuf:
+    """Block-buffers a command's stdout like glibc stdio does for a pipe or file (4 KiB).
+
+    GNU tools print errors unbuffered while their stdout sits in the stdio buffer, so in
+    ``cmd a nope b 2>&1`` the error comes first; buffering reproduces that and also turns
+    per-line writes into few pipe writes.
+    """
+
+    __slots__ = ("_raw", "_parts", "_n", "_limit")
+
+    def __init__(self, raw: BinaryIO, limit: int = 4096) -> None:
+        self._raw = raw
+        self._parts: list[bytes] = []
+        self._n = 0
+        self._limit = limit
+
+    def write(self, b: bytes) -> int:
+        self._parts.append(b)
+        self._n += len(b)
+        if self._n >= self._limit:
+            self.flush()
+        return len(b)
+
+    def flush(self) -> None:
+        if self._parts:
+            data = b"".join(self._parts)
+            self._parts = []
+            self._n = 0
+            self._raw.write(data)
+
+    def writable(self) -> bool:
+        return True
+
+
+def stdio(fn):  # noqa: ANN001, ANN201
+    """Decorator: run the command with a stdio-buffered stdout, flushed when it returns."""
+    import dataclasses
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx: CommandContext, argv: list[str]) -> int:
+        buf = OutBuf(ctx.stdout)
+        try:
+            return fn(dataclasses.replace(ctx, stdout=buf), argv)
+        finally:
+            buf.flush()
+
+    return wrapper

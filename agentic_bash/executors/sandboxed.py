@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -114,6 +115,63 @@ def _python_binds() -> tuple[str, ...]:
     return tuple(out)
 
 
+def _stdlib_binds() -> tuple[str, ...]:
+    """With a base rootfs the host's /usr is not the sandbox's: bind the runner's stdlib."""
+    import sysconfig
+
+    out = []
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+            try:
+                p = os.path.realpath(sysconfig.get_paths(vars=scheme_vars)[key])
+            except (KeyError, OSError):
+                continue
+            if os.path.isdir(p) and p not in out:
+                out.append(p)
+    dyn = os.path.join(sysconfig.get_paths()["stdlib"], "lib-dynload")
+    if os.path.isdir(dyn) and os.path.realpath(dyn) not in out:
+        out.append(os.path.realpath(dyn))
+    return tuple(out)
+
+
+def _base_rootfs(base: Any) -> str:
+    """``Sandbox(base=DIR|TAR)``: a directory is used in place; a tar (optionally compressed)
+    is extracted once, with vfs.oci's refusals (no absolute names, .., devices, links out),
+    into ~/.cache/agentic-bash/rootfs/<sha256> and reused."""
+    import hashlib
+
+    path = os.path.realpath(os.fspath(base))
+    if os.path.isdir(path):
+        return path
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"base rootfs not found: {path}")
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                         "agentic-bash", "rootfs")
+    dest = os.path.join(cache, h.hexdigest())
+    if os.path.isdir(dest):
+        return dest
+    os.makedirs(cache, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".extract-", dir=cache)
+    try:
+        from ..vfs.host import HostFS
+        from ..vfs.oci import import_tar
+        with open(path, "rb") as f:
+            import_tar(f, HostFS(tmp, writable=True), "/")
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, dest)
+        except OSError:  # another process won the race
+            _rmtree(tmp)
+    except BaseException:
+        _rmtree(tmp)
+        raise
+    return dest
+
+
 def _rmtree(path: str) -> None:
     def onerror(fn, p, exc):  # noqa: ANN001 - overlay work dirs are created mode 000
         try:
@@ -169,8 +227,7 @@ class SandboxedExecutor:
         self._send_lock = threading.Lock()
         self._session_dir: str | None = None
         self._pidfd: int | None = None
-        if base is not None:
-            raise NotImplementedError("Sandbox(base=DIR|TAR) rootfs is not implemented yet")
+        base_root = _base_rootfs(base) if base is not None else ""
         level = level or isolation or "namespace"
         p = plan or make_plan(level, probe(), strict=strict, network=network)
         if not p.sandboxed:
@@ -216,7 +273,8 @@ class SandboxedExecutor:
             "landlock_abi": p.landlock_abi if p.applies("landlock") else 0,
             "seccomp": p.applies("seccomp"), "seccomp_notify": p.seccomp_notify,
             "host_ns": host_ns,
-            "python_binds": list(_python_binds()),
+            "python_binds": list(_python_binds()) + (list(_stdlib_binds()) if base_root else []),
+            "base_root": base_root,
             "env": sandbox_env(env, home=home, unprivileged=unpriv,
                                user=getattr(info, "user", None) or "user"),
             "limits": limits, "info": info, "prefer_inprocess": prefer_inprocess,

@@ -184,25 +184,40 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         upper = _overlay(lower, layer, name, R(target))
         uppers.append({"target": target, "upper": upper, "lower_src": lower, "name": name})
 
-    # system directories
+    # system directories: the host's, or those of a base rootfs (Sandbox(base=DIR|TAR))
+    image = cfg.get("base_root") or ""
+    src_root = image or "/"
+    empty = os.path.join(base, "empty")
     for d in _SYS_DIRS:
-        host = "/" + d
+        host = os.path.join(src_root, d)
         if os.path.islink(host):
             os.symlink(os.readlink(host), R(d))
         elif os.path.isdir(host):
-            if cow and d == "usr":
+            if (cow or image) and d == "usr":
+                # with an image, /usr is an overlay even unprivileged: the host Python's
+                # stdlib needs mount points in it (Landlock still keeps it read-only)
                 ov(host, "usr", "/usr")
             else:
                 _bind(host, R(d))
-    etc_lower = os.path.join(base, "etc")
-    var_lower = os.path.join(base, "var")
-    empty = os.path.join(base, "empty")
-    opt_lower = "/opt" if os.path.isdir("/opt") else empty
-    if cow:
+    if image:
+        # an image's own /etc and /var are its state (no host secrets in them)
+        etc_lower = os.path.join(image, "etc") if os.path.isdir(os.path.join(image, "etc")) \
+            else os.path.join(base, "etc")
+        var_lower = os.path.join(image, "var") if os.path.isdir(os.path.join(image, "var")) \
+            else empty
+        opt_lower = os.path.join(image, "opt") if os.path.isdir(os.path.join(image, "opt")) \
+            else empty
+        var_state: tuple[str, ...] = ()
+    else:
+        etc_lower = os.path.join(base, "etc")
+        var_lower = os.path.join(base, "var")
+        opt_lower = "/opt" if os.path.isdir("/opt") else empty
+        var_state = _VAR_STATE
+    if cow or image:
         ov(etc_lower, "etc", "/etc")
         ov(opt_lower, "opt", "/opt")
         ov(var_lower, "var", "/var")
-        for sub in _VAR_STATE:
+        for sub in var_state:
             host = "/var/" + sub
             if os.path.isdir(host):
                 name = "var_" + sub.replace("/", "_")
@@ -211,12 +226,14 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         _bind(etc_lower, R("etc"))
         _bind(opt_lower, R("opt"))
         _bind(var_lower, R("var"))
-        for sub in _VAR_STATE:
+        for sub in var_state:
             if os.path.isdir("/var/" + sub):
                 _bind("/var/" + sub, R("var/" + sub))
+    if not cow:
         vt = os.path.join(layer, "var_tmp")
         _mkdirs(vt, 0o1777)
-        _bind(vt, R("var/tmp"), readonly=False)
+        if os.path.isdir(R("var/tmp")):
+            _bind(vt, R("var/tmp"), readonly=False)
     # session directories: /workspace (lower: empty or the mount), $HOME, /tmp
     workdir = cfg.get("workdir") or "/workspace"
     home = cfg.get("home") or "/home/user"
@@ -258,7 +275,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         _bind(os.path.join(ident, name), R("etc/" + name))
     # the interpreter's own Python and package, read-only at the same paths
     for p in cfg.get("python_binds", ()):
-        if os.path.exists(p) and not os.path.exists(R(p)):
+        if os.path.exists(p) and (image or not os.path.exists(R(p))):
             _bind(p, R(p))
     # /dev: minimal
     dev = R("dev")

@@ -1575,13 +1575,13 @@ class Interpreter(Expander):
             return self.with_redirs(cmd.redirs, lambda: self.run_script(script))
         return self.run_script(script)
 
-    def do_assign(self, a: N.Assign, *, scope: dict | None = None) -> None:
+    def do_assign(self, a: N.Assign, *, scope: dict | None = None) -> str | None:
         """Perform one assignment (raises VarError / ExpansionError)."""
         if a.array is not None:
             if a.index is not None:
                 raise VarError(f"{a.name}[{self._word_src(a.index)}]: cannot assign list to array member")
             self.set_array(a.name, a.array, append=a.append)
-            return
+            return None
         value = self.expand_str(a.value, assign=True) if a.value is not None else ""
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
@@ -1590,23 +1590,23 @@ class Interpreter(Expander):
             self.assign_element(a.name, a.index, value, append=a.append)
         else:
             self.set_var(a.name, value, append=a.append, scope=scope)
+        return value
 
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
             try:
-                self.do_assign(a)
+                v = self.do_assign(a)
             except VarError as e:
                 self.error(e.message)
-                if self.is_subshell or True:
-                    raise ExitShell(1) from None
+                raise ExitShell(1) from None
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
                     raise ExitShell(e.status) from None
                 return self.set_status(e.status)
             if xt:
-                self._trace_assign(a)
+                self._trace_assign(a, v)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
         if cmd.redirs:
@@ -1620,24 +1620,21 @@ class Interpreter(Expander):
             self.after_failure(st)
         return st
 
-    def _trace_assign(self, a: N.Assign) -> None:
+    def _trace_assign(self, a: N.Assign, v: str | None) -> None:
         op = "+=" if a.append else "="
         sub = f"[{self._word_src(a.index)}]" if a.index is not None else ""
         if a.array is not None:
-            vals = []
-            for el in a.array:
-                try:
-                    v = " ".join(_xq(x) for x in self.expand_words([el.value]))
-                except ExpansionError:
-                    v = ""
-                vals.append(f"[{self._word_src(el.key)}]={v}" if el.key is not None else v)
+            # the values as assigned (no second expansion: it could have side effects)
+            var = self.state.find(self.state.resolve_ref(a.name))
+            vals: list[str] = []
+            if var is not None and type(var.value) is dict:
+                keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
+                vals = [_xq(var.value[k]) for k in keys]
+                if var.attrs & ASSOC:
+                    vals = [f"[{k}]={_xq(var.value[k])}" for k in keys]
             self.xtrace_raw(f"{a.name}{op}(" + " ".join(vals) + ")")
             return
-        try:
-            v = self.expand_str(a.value, assign=True) if a.value is not None else ""
-        except ExpansionError:
-            v = ""
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v)}")
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}")
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state

@@ -46,7 +46,7 @@ _CLASSES = {
     "word": "\\w", "ascii": "\\x00-\\x7f",
 }
 _EXT = "?*+@!"
-_STAR_RULE = True
+_STAR_RULE = False
 
 
 def _set_escape(ch: str) -> str:

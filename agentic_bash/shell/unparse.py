@@ -5,8 +5,8 @@
 # by `;`, `|&` shown as `2>&1 |`, `elif` shown as a nested `if` inside `else`, here-doc
 # bodies printed after the line holding their operator, comments and line continuations
 # dropped, `$'…'` shown single-quoted, lone `[[ word ]]` operands shown as `-n word`,
-# newlines kept inside `$( … )`. Known differences:
-# `coproc` is a plain command.
+# newlines kept inside `$( … )`. Known differences: `coproc` is a plain command, and an
+# explicit `1<>` keeps its fd (bash prints `<>`, which would mean fd 0 when read back).
 
 from __future__ import annotations
 

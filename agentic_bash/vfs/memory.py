@@ -805,7 +805,7 @@ class _FifoFile(io.RawIOBase):
                 gen = p.r_opens
                 self._wait(lambda: p.readers > 0 or p.r_opens != gen)
         except BaseException:
-            self._release()
+            self.close()  # releases our end exactly once (__del__ closes again: a no-op)
             raise
 
     def _wait(self, ready: Callable[[], bool]) -> None:
