@@ -252,3 +252,33 @@ def test_seccomp_refusals_are_itemised() -> None:
         assert any(d.startswith("socket(family=40)") for d in details), details
         assert all(v.kind == "syscall" for v in r.violations)
         assert sb.run("echo clean").violations == ()
+
+
+@pytest.mark.parametrize("as_tar", [False, True])
+def test_base_rootfs_dir_or_tar(tmp_path, monkeypatch, as_tar: bool) -> None:
+    import shutil
+    import tarfile
+
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+
+    bb = shutil.which("busybox")
+    if not bb:
+        pytest.skip("needs a static busybox (apt-get install busybox-static)")
+    img = tmp_path / "img"
+    (img / "bin").mkdir(parents=True)
+    (img / "etc").mkdir()
+    shutil.copy(bb, img / "bin" / "busybox")
+    for c in ("sh", "ls", "cat", "id"):
+        (img / "bin" / c).symlink_to("busybox")
+    (img / "etc" / "image-release").write_text("tiny\n")
+    base = str(img)
+    if as_tar:
+        base = str(tmp_path / "img.tar")
+        with tarfile.open(base, "w") as tf:
+            tf.add(img, ".")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with SandboxedExecutor(isolation="namespace", base=base) as sb:
+        r = sb.run("cat /etc/image-release; ls /bin; echo hi > f; cat f")
+        assert r.stdout.startswith("tiny\nbusybox\n") and r.stdout.endswith("hi\n"), r
+        assert sb.run("ls /usr/bin/python3").exit_code != 0  # the host's /usr is not there
+    assert not (img / "f").exists()

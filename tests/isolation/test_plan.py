@@ -90,6 +90,8 @@ def test_every_combination(level: str, network: str) -> None:
                 assert all(v == DISABLED for v in p.mechanisms.values())
             if network == "allow":
                 assert p.mechanisms["network_namespace"] == DISABLED
+            if p.seccomp_notify:  # refusals itemised only where the kernel can notify
+                assert caps.seccomp_user_notif and p.applies("seccomp")
 
 
 def test_auto_never_picks_landlock_or_none() -> None:
