@@ -225,3 +225,24 @@ def test_exists_never_raises(fs):
     assert not fs.exists("/t/f/x")
     assert not fs.lexists("/t/f/x")
     assert fs.exists("/") and fs.stat("/").is_dir
+
+
+def test_fifo(fs):
+    import threading
+
+    fs.mkfifo("/t/p", 0o644)
+    assert stat.S_ISFIFO(fs.stat("/t/p").st_mode)
+    got = []
+
+    def reader():
+        with fs.open("/t/p", "rb") as f:
+            got.append(f.read())
+
+    t = threading.Thread(target=reader)
+    t.start()
+    with fs.open("/t/p", "wb") as f:  # blocks until the reader has opened
+        f.write(b"one\n")
+        f.write(b"two\n")
+    t.join(10)
+    assert got == [b"one\ntwo\n"]
+    assert errno_of(fs.mkfifo, "/t/p") == errno.EEXIST
