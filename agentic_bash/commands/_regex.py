@@ -134,9 +134,10 @@ def _sed_escape(p: str, i: int) -> tuple[str, int] | None:
 
 
 class _Frame:
-    __slots__ = ("alts", "items", "group")
+    __slots__ = ("alts", "items", "group", "zw")
 
     def __init__(self, group: int) -> None:
+        self.zw = True  # only zero-width items since the start, "(" or "|" (dfa's laststart)
         self.alts: list[str] = []
         self.items: list[list] = []  # [atom_text, quantifiable, (min,max)|None]
         self.group = group
@@ -203,18 +204,29 @@ def translate(
         return not stack[-1].items
 
     def add(atom: str, quantifiable: bool = True) -> None:
-        stack[-1].items.append([atom, quantifiable, None])
+        fr = stack[-1]
+        fr.items.append([atom, quantifiable, None])
+        if quantifiable:
+            fr.zw = False
 
     def quantify(q: tuple[int, int | None], sym: str) -> None:
         items = stack[-1].items
+        if extended and stack[-1].zw:
+            # dfa: only zero-width things since the start, "(" or "|" -> a warning
+            warnings.append(f"{sym} at start of expression")
+            if sym == "{...}":
+                stack[-1].zw = False  # dfa's interval lexer clears laststart
         if not items or not items[-1][1]:
             if extended:
-                # glibc/dfa with RE_CONTEXT_INDEP_OPS: an operator with nothing before it is dropped
                 if not items:
-                    warnings.append(f"{sym} at start of expression")
+                    return  # repeats the empty string: dropped
+                # dfa applies the operator to the anchor itself ("a^?" = "a" then maybe "^")
+                items[-1][0] = "(?:" + items[-1][0] + ")"
+                items[-1][1] = True
+                items[-1][2] = None
+            else:
+                add(_lit(sym[0]) if sym != "{...}" else "\\{")
                 return
-            add(_lit(sym[0]) if sym != "{...}" else "\\{")
-            return
         last = items[-1]
         if last[2] is None:
             last[2] = q
@@ -389,6 +401,7 @@ def translate(
                 fr = stack[-1]
                 fr.alts.append(fr.flush())
                 fr.items = []
+                fr.zw = True
             elif not extended and d in "+?":
                 quantify((1, None) if d == "+" else (0, 1), d)
             elif not extended and d == "{":
@@ -492,6 +505,7 @@ def translate(
             fr = stack[-1]
             fr.alts.append(fr.flush())
             fr.items = []
+            fr.zw = True
         else:
             add(_lit(c))
     if len(stack) > 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
-from ._args import OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command
 
 CHUNK = 1 << 16
@@ -82,6 +82,7 @@ def _complement(r: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 @command("cut", usage="cut OPTION... [FILE]...",
          help="Print selected parts of lines from each FILE to standard output.")
+@stdio
 def cut(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "b:c:d:f:nsz", {
@@ -314,6 +315,7 @@ def _tr_show(c: str) -> str:
 
 @command("tr", usage="tr [OPTION]... STRING1 [STRING2]",
          help="Translate, squeeze, and/or delete characters from standard input,\nwriting to standard output.")
+@stdio
 def tr(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "cCdst", {
@@ -442,6 +444,7 @@ def _paste_delims(s: str) -> list[bytes]:
 
 @command("paste", usage="paste [OPTION]... [FILE]...",
          help="Write lines consisting of the sequentially corresponding lines from\neach FILE, separated by TABs, to standard output.")
+@stdio
 def paste(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "d:sz", {
@@ -551,6 +554,7 @@ def _read_lines_list(ctx: CommandContext, name: str, sep: bytes) -> list[bytes] 
 
 
 @command("comm", usage="comm [OPTION]... FILE1 FILE2", help="Compare sorted files FILE1 and FILE2 line by line.")
+@stdio
 def comm(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "123z", {
@@ -666,6 +670,7 @@ def _join_fields(line: bytes, tab: bytes | None) -> list[bytes]:
 
 @command("join", usage="join [OPTION]... FILE1 FILE2",
          help="For each pair of input lines with identical join fields, write a line to\nstandard output.")
+@stdio
 def join(ctx: CommandContext, argv: list[str]) -> int:
     # -j1 N / -j2 N obsolete forms
     try:
@@ -852,6 +857,7 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
 # -- nl -------------------------------------------------------------------------------------
 
 @command("nl", usage="nl [OPTION]... [FILE]...", help="Write each FILE to standard output, with line numbers added.")
+@stdio
 def nl(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "b:d:f:h:i:l:n:ps:v:w:", {
@@ -969,6 +975,7 @@ def nl(ctx: CommandContext, argv: list[str]) -> int:
 # -- fold / expand / unexpand -------------------------------------------------------------
 
 @command("fold", usage="fold [OPTION]... [FILE]...", help="Wrap input lines in each FILE, writing to standard output.")
+@stdio
 def fold(ctx: CommandContext, argv: list[str]) -> int:
     args = [argv[0]]
     for a in argv[1:]:
@@ -1093,6 +1100,7 @@ def _next_stop(col: int, stops: list[int], every: int | None) -> int:
 
 
 @command("expand", usage="expand [OPTION]... [FILE]...", help="Convert tabs in each FILE to spaces, writing to standard output.")
+@stdio
 def expand(ctx: CommandContext, argv: list[str]) -> int:
     args = [argv[0]]
     for a in argv[1:]:
@@ -1143,6 +1151,7 @@ def expand(ctx: CommandContext, argv: list[str]) -> int:
 
 
 @command("unexpand", usage="unexpand [OPTION]... [FILE]...", help="Convert blanks in each FILE to tabs, writing to standard output.")
+@stdio
 def unexpand(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "at:", {"all": "a", "first-only": None, "tabs": "t"}, status=1)

@@ -9,7 +9,7 @@ import secrets
 import stat as S
 import time
 
-from ._args import OptError, parse_opts, quote, quoteaf, quotef, try_help
+from ._args import stdio, OptError, parse_opts, quote, quoteaf, quotef, try_help
 from .base import CommandContext, command, strerror
 from ..vfs.base import StatResult
 
@@ -164,6 +164,7 @@ def parse_mode(spec: str, base: int, umask: int, is_dir: bool = False) -> int | 
 
 @command("mkdir", usage="mkdir [OPTION]... DIRECTORY...",
          help="Create the DIRECTORY(ies), if they do not already exist.")
+@stdio
 def mkdir(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "m:pvZ", {
@@ -240,6 +241,7 @@ def _mkdir_p(ctx: CommandContext, name: str, p: str, mode: int, verbose: bool) -
 
 @command("rmdir", usage="rmdir [OPTION]... DIRECTORY...",
          help="Remove the DIRECTORY(ies), if they are empty.")
+@stdio
 def rmdir(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "pv", {
@@ -373,6 +375,7 @@ def _parse_touch_t(s: str) -> float | None:
 
 @command("touch", usage="touch [OPTION]... FILE...",
          help="Update the access and modification times of each FILE to the current time.")
+@stdio
 def touch(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "acd:fhmr:t:", {
@@ -544,6 +547,7 @@ class _Rm:
 
 
 @command("rm", usage="rm [OPTION]... [FILE]...", help="Remove (unlink) the FILE(s).")
+@stdio
 def rm(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "dfiIrRv", {
@@ -804,6 +808,7 @@ def _join_target(d: str, src: str) -> str:
 
 @command("cp", usage="cp [OPTION]... [-T] SOURCE DEST\n  or:  cp [OPTION]... SOURCE... DIRECTORY\n  or:  cp [OPTION]... -t DIRECTORY SOURCE...",
          help="Copy SOURCE to DEST, or multiple SOURCE(s) to DIRECTORY.")
+@stdio
 def cp(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "abdfHilLnpPrRsS:t:Tuvx", {
@@ -880,6 +885,7 @@ def cp(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("mv", usage="mv [OPTION]... [-T] SOURCE DEST\n  or:  mv [OPTION]... SOURCE... DIRECTORY\n  or:  mv [OPTION]... -t DIRECTORY SOURCE...",
          help="Rename SOURCE to DEST, or move SOURCE(s) to DIRECTORY.")
+@stdio
 def mv(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "bfinS:t:Tuv", {
@@ -972,6 +978,7 @@ def _relpath(target: str, start_dir: str) -> str:
 
 @command("ln", usage="ln [OPTION]... [-T] TARGET LINK_NAME\n  or:  ln [OPTION]... TARGET\n  or:  ln [OPTION]... TARGET... DIRECTORY\n  or:  ln [OPTION]... -t DIRECTORY TARGET...",
          help="Create a link to TARGET with the name LINK_NAME.")
+@stdio
 def ln(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "bdfFiLnPrsS:t:Tv", {
@@ -1101,6 +1108,7 @@ def _rwx(mode: int) -> str:
 
 @command("chmod", usage="chmod [OPTION]... MODE[,MODE]... FILE...\n  or:  chmod [OPTION]... OCTAL-MODE FILE...\n  or:  chmod [OPTION]... --reference=RFILE FILE...",
          help="Change the mode of each FILE to MODE.")
+@stdio
 def chmod(ctx: CommandContext, argv: list[str]) -> int:
     # "-w", "-x", "-rwx" are modes, not options (GNU special-cases them too)
     args = argv[1:]
@@ -1316,11 +1324,13 @@ def _chown_common(ctx: CommandContext, argv: list[str], is_chgrp: bool) -> int:
 
 @command("chown", usage="chown [OPTION]... [OWNER][:[GROUP]] FILE...",
          help="Change the owner and/or group of each FILE to OWNER and/or GROUP.")
+@stdio
 def chown(ctx: CommandContext, argv: list[str]) -> int:
     return _chown_common(ctx, argv, False)
 
 
 @command("chgrp", usage="chgrp [OPTION]... GROUP FILE...", help="Change the group of each FILE to GROUP.")
+@stdio
 def chgrp(ctx: CommandContext, argv: list[str]) -> int:
     return _chown_common(ctx, argv, True)
 
@@ -1329,6 +1339,7 @@ def chgrp(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("truncate", usage="truncate OPTION... FILE...",
          help="Shrink or extend the size of each FILE to the specified size")
+@stdio
 def truncate(ctx: CommandContext, argv: list[str]) -> int:
     from .textutils import parse_size
     try:
@@ -1447,6 +1458,7 @@ def canonicalize(ctx: CommandContext, path: str, mode: str, resolve_links: bool 
 
 @command("readlink", usage="readlink [OPTION]... FILE...",
          help="Print value of a symbolic link or canonical file name")
+@stdio
 def readlink(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "efmnqsvz", {
@@ -1490,6 +1502,7 @@ def readlink(ctx: CommandContext, argv: list[str]) -> int:
 
 
 @command("realpath", usage="realpath [OPTION]... FILE...", help="Print the resolved absolute file name;")
+@stdio
 def realpath(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "eELmPqsz", {
@@ -1548,6 +1561,7 @@ def realpath(ctx: CommandContext, argv: list[str]) -> int:
 
 
 @command("pwd", usage="pwd [OPTION]...", help="Print the full filename of the current working directory.")
+@stdio
 def pwd(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, _ops = parse_opts(ctx, argv, "LP", {"logical": "L", "physical": "P"}, status=1)
@@ -1579,6 +1593,7 @@ _TMPCHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 @command("mktemp", usage="mktemp [OPTION]... [TEMPLATE]",
          help="Create a temporary file or directory, safely, and print its name.")
+@stdio
 def mktemp(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "dp:qtu", {
@@ -1675,6 +1690,7 @@ def mktemp(ctx: CommandContext, argv: list[str]) -> int:
 
 
 @command("mkfifo", usage="mkfifo [OPTION]... NAME...", help="Create named pipes (FIFOs) with the given NAMEs.")
+@stdio
 def mkfifo(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "m:Z", {"mode": "m", "context": "context::"}, status=1)
@@ -1704,6 +1720,7 @@ def mkfifo(ctx: CommandContext, argv: list[str]) -> int:
 
 
 @command("sync", usage="sync [OPTION] [FILE]...", help="Synchronize cached writes to persistent storage")
+@stdio
 def sync(ctx: CommandContext, argv: list[str]) -> int:
     try:
         parse_opts(ctx, argv, "df", {"data": "d", "file-system": "f"}, status=1)
@@ -1714,6 +1731,7 @@ def sync(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("install", usage="install [OPTION]... [-T] SOURCE DEST\n  or:  install [OPTION]... SOURCE... DIRECTORY\n  or:  install [OPTION]... -t DIRECTORY SOURCE...\n  or:  install [OPTION]... -d DIRECTORY...",
          help="Copy SOURCE to DEST or multiple SOURCE(s) to the existing DIRECTORY.")
+@stdio
 def install(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "bcCdDg:m:o:pst:TvS:Z", {

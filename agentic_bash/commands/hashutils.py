@@ -7,7 +7,7 @@ import binascii
 import hashlib
 import re
 
-from ._args import OptError, file_error, iter_chunks, open_input, parse_opts, quote, quotef, try_help
+from ._args import stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command
 
 _ALGOS = {"md5sum": "md5", "sha1sum": "sha1", "sha224sum": "sha224", "sha256sum": "sha256",
@@ -41,6 +41,7 @@ def _escape_name(name: str) -> tuple[str, bool]:
 
 @command(*_ALGOS, usage="md5sum [OPTION]... [FILE]...",
          help="Print or check MD5 (128-bit) checksums.")
+@stdio
 def digest_sum(ctx: CommandContext, argv: list[str]) -> int:
     prog = argv[0].rsplit("/", 1)[-1]
     algo = _ALGOS.get(prog, "md5")
@@ -242,6 +243,7 @@ def _crc_finish(crc: int, length: int) -> int:
 
 
 @command("cksum", usage="cksum [OPTION]... [FILE]...", help="Print or verify checksums.\nBy default use the 32 bit CRC algorithm.")
+@stdio
 def cksum(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "a:l:", {
@@ -409,10 +411,12 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
 
 
 @command("base64", usage="base64 [OPTION]... [FILE]", help="Base64 encode or decode FILE, or standard input, to standard output.")
+@stdio
 def base64_cmd(ctx: CommandContext, argv: list[str]) -> int:
     return _basenc(ctx, argv, "64")
 
 
 @command("base32", usage="base32 [OPTION]... [FILE]", help="Base32 encode or decode FILE, or standard input, to standard output.")
+@stdio
 def base32_cmd(ctx: CommandContext, argv: list[str]) -> int:
     return _basenc(ctx, argv, "32")

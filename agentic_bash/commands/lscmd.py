@@ -6,7 +6,7 @@ import stat as S
 import time
 from dataclasses import dataclass
 
-from ._args import OptError, parse_opts, quote, quoteaf, quotef, try_help
+from ._args import stdio, OptError, parse_opts, quote, quoteaf, quotef, try_help
 from .base import CommandContext, command, strerror
 from .fileutils import _gname, _lstat, _perm_str, _stat, _uname
 from ..vfs.base import StatResult
@@ -390,6 +390,7 @@ def _columns(names: list[str], width: int, across: bool) -> str:
 
 @command("ls", "dir", "vdir", usage="ls [OPTION]... [FILE]...",
          help="List information about the FILEs (the current directory by default).")
+@stdio
 def ls(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "aAbBcCdfFgGhHiklLmnNopqQrRsStuUvw:xX1Z", {
@@ -691,6 +692,7 @@ def _stat_format(ctx: CommandContext, fmt: str, name: str, p: str, st: StatResul
 
 
 @command("stat", usage="stat [OPTION]... FILE...", help="Display file or file system status.")
+@stdio
 def stat_cmd(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "c:fLt", {
@@ -751,6 +753,7 @@ def stat_cmd(ctx: CommandContext, argv: list[str]) -> int:
 # -- du -------------------------------------------------------------------------------------
 
 @command("du", usage="du [OPTION]... [FILE]...", help="Summarize device usage of the set of FILEs, recursively for directories.")
+@stdio
 def du(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "0abcd:hHklLmsSxB:", {
@@ -881,6 +884,7 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
 # -- df -------------------------------------------------------------------------------------
 
 @command("df", usage="df [OPTION]... [FILE]...", help="Show information about the file system on which each FILE resides,\nor all file systems by default.")
+@stdio
 def df(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "ahHiklPTt:x:B:", {
@@ -947,6 +951,7 @@ def df(ctx: CommandContext, argv: list[str]) -> int:
 # -- tree -----------------------------------------------------------------------------------
 
 @command("tree", usage="tree [-adfiLIP] [--noreport] [<directory list>]", help="List contents of directories in a tree-like format.")
+@stdio
 def tree(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "adfiL:I:P:Fsph", {
@@ -1178,6 +1183,7 @@ def _line_term(data: bytes) -> str:
 
 
 @command("file", usage="file [-bchiLNprsvz0] [--mime-type] [-f namefile] file ...", help="Determine type of FILEs.")
+@stdio
 def file_cmd(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "bhiLf:", {

@@ -6,7 +6,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from ._args import OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
+from ._args import stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
 from .base import CommandContext, command
 
 _WIDTH = {  # (kind, size) -> field width
@@ -130,6 +130,7 @@ def _addr(radix: str, n: int) -> str:
 
 @command("od", usage="od [OPTION]... [FILE]...\n  or:  od [-abcdfilosx]... [FILE] [[+]OFFSET[.][b]]\n  or:  od --traditional [OPTION]... [FILE] [[+]OFFSET[.][b] [+][LABEL][.][b]]",
          help="Write an unambiguous representation, octal bytes by default,\nof FILE to standard output.")
+@stdio
 def od(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "A:j:N:S:t:vw::abcdfhilosxDeFHLOX", {
@@ -260,6 +261,7 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
 # -- xxd ------------------------------------------------------------------------------------
 
 @command("xxd", usage="xxd [options] [infile [outfile]]", help="make a hexdump or do the reverse.")
+@stdio
 def xxd(ctx: CommandContext, argv: list[str]) -> int:
     # xxd takes single-dash long-ish options (-cols, -len); normalise the common ones
     alias = {"-ps": "-p", "-postscript": "-p", "-plain": "-p", "-revert": "-r", "-cols": "-c",
@@ -397,6 +399,7 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
 # -- hexdump --------------------------------------------------------------------------------
 
 @command("hexdump", "hd", usage="hexdump [options] <file>...", help="Display file contents in hexadecimal, decimal, octal, or ascii.")
+@stdio
 def hexdump(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "bcCdn:os:vxe:f:L::", {
@@ -494,6 +497,7 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
 # -- strings --------------------------------------------------------------------------------
 
 @command("strings", usage="strings [option(s)] [file(s)]", help="Display printable strings in [file(s)] (stdin by default)")
+@stdio
 def strings(ctx: CommandContext, argv: list[str]) -> int:
     args = [argv[0]]
     for a in argv[1:]:

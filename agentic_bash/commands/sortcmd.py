@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from ._args import OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command, strerror
 
 _BLANK = b" \t"
@@ -418,6 +418,7 @@ class _Abort(Exception):
 
 @command("sort", usage="sort [OPTION]... [FILE]...\n  or:  sort [OPTION]... --files0-from=F",
          help="Write sorted concatenation of all FILE(s) to standard output.")
+@stdio
 def sort(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "bcCdfghik:mMno:rRsS:t:T:uVzy", {
@@ -553,6 +554,15 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
         return 0
     if merged:
         pass
+    elif (len(keys) == 1 and keys[0].numeric and keys[0].sword == 0 and keys[0].schar == 0
+          and keys[0].eword is None and not (keys[0].general or keys[0].human or keys[0].fold
+                                             or keys[0].dictionary or keys[0].nonprint
+                                             or keys[0].skipsblanks)):
+        # the common `sort -n` / `sort -rn`: one numeric key over the whole line
+        rev = keys[0].reverse
+        if last_resort:
+            lines.sort(reverse=g.reverse)
+        lines.sort(key=lambda ln: int(ln) if ln.isdigit() else _num(ln), reverse=rev)
     elif not keys and not g.reverse:
         lines.sort()
     elif len(keys) == 1 and keys[0] == Key(reverse=True) and g.reverse:
@@ -588,6 +598,7 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("uniq", usage="uniq [OPTION]... [INPUT [OUTPUT]]",
          help="Filter adjacent matching lines from INPUT (or standard input),\nwriting to OUTPUT (or standard output).")
+@stdio
 def uniq(ctx: CommandContext, argv: list[str]) -> int:
     # obsolete -N (skip fields) and +N (skip chars)
     fixed = [argv[0]]
@@ -680,8 +691,12 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
             return 1
         out = out_f
 
+    simple_key = not (skip_f or skip_c or check_w is not None or icase)
+
     def keyof(line: bytes) -> bytes:
         s = line[:-1] if line.endswith(sep) else line
+        if simple_key:
+            return s
         i = 0
         n = len(s)
         for _ in range(skip_f):

@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Iterator
 
 from ._args import (
+    stdio,
     OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quotef,
     try_help,
 )
@@ -217,6 +218,7 @@ def _header(ctx: CommandContext, name: str, first: bool) -> None:
 
 @command("head", usage="head [OPTION]... [FILE]...",
          help="Print the first 10 lines of each FILE to standard output.")
+@stdio
 def head(ctx: CommandContext, argv: list[str]) -> int:
     argv = _legacy_num(argv, "n")
     try:
@@ -335,6 +337,7 @@ def _head_lines(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool, sep
 
 @command("tail", usage="tail [OPTION]... [FILE]...",
          help="Print the last 10 lines of each FILE to standard output.")
+@stdio
 def tail(ctx: CommandContext, argv: list[str]) -> int:
     if len(argv) > 1 and re.match(r"^\+\d+[cl]?$", argv[1]) and "POSIXLY_CORRECT" not in ctx.env:
         a = argv[1]
@@ -439,15 +442,59 @@ def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from
         for _ in iter_chunks(f, CHUNK):
             pass
         return
-    from collections import deque
-    q: deque[bytes] = deque(maxlen=count)
+    data = _tail_seekable(f, count, sep)
+    if data is not None:
+        out.write(data)
+        return
+    # keep only as many trailing chunks as hold ``count`` separators (plus a partial line)
+    chunks: list[bytes] = []
+    held = 0
     n = 0
-    for line in iter_lines(f, CHUNK, sep):
-        q.append(line)
+    for chunk in iter_chunks(f, CHUNK):
+        chunks.append(chunk)
+        held += chunk.count(sep)
+        while len(chunks) > 1 and held - chunks[0].count(sep) > count:
+            held -= chunks[0].count(sep)
+            chunks.pop(0)
         n += 1
-        if n & 8191 == 0:
+        if n & 63 == 0:
             ctx.budget.check()
-    out.write(b"".join(q))
+    out.write(_last_lines(b"".join(chunks), count, sep))
+
+
+def _last_lines(data: bytes, count: int, sep: bytes) -> bytes:
+    end = len(data)
+    if data.endswith(sep):
+        end -= 1
+    pos = end
+    for _ in range(count):
+        k = data.rfind(sep, 0, pos)
+        if k < 0:
+            return data
+        pos = k
+    return data[pos + 1:]
+
+
+def _tail_seekable(f: BinaryIO, count: int, sep: bytes) -> bytes | None:
+    """Read a seekable regular file backwards until ``count`` lines are found."""
+    try:
+        if not f.seekable():
+            return None
+        start = f.tell()
+        end = f.seek(0, 2)
+    except (OSError, ValueError, AttributeError):
+        return None
+    pos = end
+    buf = b""
+    while pos > start:
+        step = min(CHUNK, pos - start)
+        pos -= step
+        f.seek(pos)
+        buf = f.read(step) + buf
+        need = count + (1 if buf.endswith(sep) else 0)
+        if buf.count(sep) >= need + 1 - (0 if pos > start else 1) and buf.count(sep) > count:
+            break
+    return _last_lines(buf, count, sep)
 
 
 # -- wc -------------------------------------------------------------------------------------
@@ -572,6 +619,7 @@ def _maxlen_feed(c: _WcCounts, text: str) -> str:
 @command("wc", usage="wc [OPTION]... [FILE]...",
          help="Print newline, word, and byte counts for each FILE, and a total line if\n"
               "more than one FILE is specified.")
+@stdio
 def wc(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "clLmw", {
@@ -734,6 +782,7 @@ def tee(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("tac", usage="tac [OPTION]... [FILE]...",
          help="Write each FILE to standard output, last line first.")
+@stdio
 def tac(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "brs:", {
@@ -801,6 +850,7 @@ def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
 
 
 @command("rev", usage="rev [options] [file ...]", help="Reverse lines characterwise.")
+@stdio
 def rev(ctx: CommandContext, argv: list[str]) -> int:
     try:
         _, files = parse_opts(ctx, argv, "V0", {}, status=1)
@@ -826,6 +876,7 @@ def rev(ctx: CommandContext, argv: list[str]) -> int:
 # -- yes / echo ----------------------------------------------------------------------------
 
 @command("yes", usage="yes [STRING]...", help="Repeatedly output a line with all specified STRING(s), or 'y'.")
+@stdio
 def yes(ctx: CommandContext, argv: list[str]) -> int:
     try:
         _, ops = parse_opts(ctx, argv, "+", {}, status=1)
@@ -888,6 +939,7 @@ def echo_escapes(s: bytes) -> tuple[bytes, bool]:
 
 @command("echo", usage="echo [SHORT-OPTION]... [STRING]...",
          help="Echo the STRING(s) to standard output.")
+@stdio
 def echo(ctx: CommandContext, argv: list[str]) -> int:
     args = argv[1:]
     posix = "POSIXLY_CORRECT" in ctx.env
@@ -935,6 +987,7 @@ def echo(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("printf", usage="printf FORMAT [ARGUMENT]...",
          help="Print ARGUMENT(s) according to FORMAT, or execute according to OPTION:")
+@stdio
 def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
     args = argv[1:]
     if len(args) == 1 and args[0] in ("--help", "--version"):
@@ -961,6 +1014,7 @@ def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("seq", usage="seq [OPTION]... LAST\n  or:  seq [OPTION]... FIRST LAST\n  or:  seq [OPTION]... FIRST INCREMENT LAST",
          help="Print numbers from FIRST to LAST, in steps of INCREMENT.")
+@stdio
 def seq(ctx: CommandContext, argv: list[str]) -> int:
     # negative numbers are operands, not options: stop option parsing at them (GNU does too)
     args = argv[1:]
@@ -1054,25 +1108,21 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
         a, s, b = int(first), int(step), int(last)
         if (s > 0 and a > b) or (s < 0 and a < b):
             return 0
-        # fast path: integers, batched
-        cur = a
-        batch: list[str] = []
-        n = 0
-        while (s > 0 and cur <= b) or (s < 0 and cur >= b):
-            batch.append(str(cur))
-            cur += s
-            n += 1
-            if len(batch) >= 4096:
-                out.write(sep.join(batch).encode() + sepb)
-                batch = []
-                ctx.budget.check()
-        if batch:
-            out.write(sep.join(batch).encode())
-            out.write(b"\n")
-        else:
-            # the last separator is replaced by a newline
-            pass
-        return 0 if True else n
+        # fast path: integers, batched through range()
+        stop = b + (1 if s > 0 else -1)
+        first_batch = True
+        step_n = 65536 * s
+        for lo in range(a, stop, step_n):
+            hi = lo + step_n
+            hi = min(hi, stop) if s > 0 else max(hi, stop)
+            text = sep.join(map(str, range(lo, hi, s)))
+            if not first_batch:
+                out.write(sepb)
+            out.write(text.encode())
+            first_batch = False
+            ctx.budget.check()
+        out.write(b"\n")
+        return 0
     prec = max(frac(sfirst), frac(sstep))
     if len(nums) == 1:
         prec = 0
@@ -1174,6 +1224,7 @@ def _basename(p: str, suffix: str | None) -> str:
 
 @command("basename", usage="basename NAME [SUFFIX]\n  or:  basename OPTION... NAME...",
          help="Print NAME with any leading directory components removed.")
+@stdio
 def basename(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "as:z", {"multiple": "a", "suffix": "s", "zero": "z"}, status=1)
@@ -1221,6 +1272,7 @@ def _dirname(p: str) -> str:
 @command("dirname", usage="dirname [OPTION] NAME...",
          help="Output each NAME with its last non-slash component and trailing slashes\n"
               "removed; if NAME contains no /'s, output '.' (meaning the current directory).")
+@stdio
 def dirname(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, ops = parse_opts(ctx, argv, "z", {"zero": "z"}, status=1)

@@ -1609,6 +1609,7 @@ class Interpreter(Expander):
                 self._trace_assign(a, v)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
+        self.state.last_arg = ""
         if cmd.redirs:
             def noop() -> int:
                 return 0

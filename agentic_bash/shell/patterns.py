@@ -46,7 +46,7 @@ _CLASSES = {
     "word": "\\w", "ascii": "\\x00-\\x7f",
 }
 _EXT = "?*+@!"
-_STAR_RULE = False
+_STAR_RULE = True
 
 
 def _set_escape(ch: str) -> str:
@@ -268,16 +268,13 @@ class _Translator:
                 if _STAR_RULE and self.depth == 0 and close > 0:
                     # bash's gmatch tries what follows a `*` only at positions before the
                     # end of the string, so `!(..)`, `@(..)`, `+(..)` after a `*` never
-                    # match an empty tail; and reaching `*!(g)rest` at the very end is a
-                    # match exactly when g matches "" or rest does not (sm_loop.c quirk).
+                    # match an empty tail; but reaching `*!(..)` at the very end of the
+                    # string matches whatever follows (sm_loop.c quirks).
                     out.append(f"{self.any}*?(?={self.any})")
                     if nxt == "!":
                         alts = self._alts(p[i + 2:close])
                         rest = self.translate(p[close + 1:])
-                        body = self._negation(alts) + rest
-                        empty_ok = (regex.fullmatch(f"(?s:{alts})", "") is not None
-                                    or regex.fullmatch(f"(?s:{rest})", "") is None)
-                        out[-1] = f"(?:\\Z|{out[-1]}{body})" if empty_ok else out[-1] + body
+                        out[-1] = f"(?:\\Z|{out[-1]}{self._negation(alts)}{rest})"
                         return "".join(out)
                     continue
                 out.append(self.any + "*")
