@@ -310,7 +310,9 @@ def _add_extras(tw: _TarWriter, extras: dict[str, bytes] | None) -> None:
 
 def export_layer(overlay: Any, fileobj: BinaryIO, *, extra_members: dict[str, bytes] | None = None) -> None:
     """Write the upper layer of ``overlay`` (OverlayFS or a bare MemoryFS) as an OCI layer tar."""
-    upper: MemoryFS = overlay.upper if hasattr(overlay, "upper") else overlay
+    upper = _upper_of(overlay)
+    if upper is None:
+        raise TypeError(f"export_layer needs an OverlayFS, MountFS over one, or MemoryFS, not {overlay!r}")
     tw = _TarWriter(fileobj)
     _add_extras(tw, extra_members)
     with upper._lock:
@@ -321,6 +323,16 @@ def export_layer(overlay: Any, fileobj: BinaryIO, *, extra_members: dict[str, by
             tw.add(WH + n, REGTYPE)
         _export_dir(tw, root, "", {})
     tw.close()
+
+
+def _upper_of(fs: Any) -> MemoryFS | None:
+    """The session layer behind ``fs``: OverlayFS.upper, MountFS.root.upper, LayerInfo.upper."""
+    if isinstance(fs, MemoryFS):
+        return fs
+    for cand in (getattr(fs, "upper", None), getattr(getattr(fs, "root", None), "upper", None)):
+        if isinstance(cand, MemoryFS):
+            return cand
+    return None
 
 
 def _export_dir(tw: _TarWriter, node: Any, prefix: str, seen: dict[int, str]) -> None:
@@ -766,6 +778,50 @@ def _finish(fs: Any, p: str, m: Member, owners: bool) -> None:
         pass
 
 
+def _apply_mounted(fs: Any, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
+    """A layer onto MountFS(OverlayFS, mounts): the overlay part fast, "rw" mounts through them.
+
+    Anything that would land in a read-only mount is refused up front, naming the paths.
+    """
+    overlay = fs.root
+    base, mounted = _Plan(), _Plan()
+
+    def part(rel: str) -> _Plan:
+        # lexical routing is exact here: _check_target refused symlinked parents already
+        _, _, point = fs._route("/" + rel if rel else "/")
+        if point == "/":
+            return base
+        if not getattr(fs.mounts[point], "writable", False):
+            blocked.append("/" + rel)
+        return mounted
+
+    blocked: list[str] = []
+    for rel in plan.opaque:
+        part(rel).opaque.append(rel)
+    for rel in plan.whiteouts:
+        part(rel).whiteouts.append(rel)
+    for rel, m in plan.entries.items():
+        p = part(rel)
+        p.entries[rel] = m
+        p.declared[rel] = plan.declared[rel]
+    if blocked:
+        shown = ", ".join(sorted(blocked)[:10]) + (" ..." if len(blocked) > 10 else "")
+        raise SnapshotError(f"snapshot entries fall in read-only mounts: {shown}")
+    for rel, m in mounted.entries.items():
+        if m.islnk() and m.linkname not in mounted.entries:
+            raise SnapshotError(f"hard link {rel!r} crosses a mount point")
+    for rel, m in base.entries.items():
+        if m.islnk() and m.linkname not in base.entries:
+            raise SnapshotError(f"hard link {rel!r} crosses a mount point")
+    with overlay._lock:
+        try:
+            _apply_upper(overlay.upper, overlay, tf, base)
+        finally:
+            overlay._invalidate()
+    if mounted.entries or mounted.whiteouts or mounted.opaque:
+        _apply(fs, "/", tf, mounted, owners=False)
+
+
 def _import(fileobj: BinaryIO, fs: Any, dest: str, layer: bool, max_entries: int, max_bytes: int,
             owners: bool) -> dict[str, bytes]:
     tf = _spool(fileobj)
@@ -783,6 +839,9 @@ def _import(fileobj: BinaryIO, fs: Any, dest: str, layer: bool, max_entries: int
             elif layer and dest == "/" and isinstance(fs, MemoryFS):
                 with fs._lock:
                     _apply_upper(fs, None, tf, plan)
+            elif layer and dest == "/" and isinstance(getattr(getattr(fs, "root", None), "upper", None), MemoryFS) \
+                    and hasattr(fs, "_route"):
+                _apply_mounted(fs, tf, plan, owners)
             else:
                 _apply(fs, dest, tf, plan, owners)
         except OSError as e:

@@ -229,3 +229,29 @@ def test_apply_sequence_semantics():
     write(dst, "/d/y", b"upper")
     import_layer(io.BytesIO(data), dst)
     assert sorted(dst.listdir("/d")) == ["y"]
+
+
+def test_restore_through_mounts(tmp_path):
+    ro = tmp_path / "ro"
+    rw = tmp_path / "rw"
+    ro.mkdir()
+    rw.mkdir()
+    (ro / "f").write_bytes(b"ro")
+    layout = {"/data": (str(ro), "ro"), "/out": (str(rw), "rw")}
+    fs, info = build_virtual_fs(layout, [])
+    write(fs, "/workspace/a", b"A")
+    data = exported(fs)  # MountFS is accepted; only the session layer is exported
+    assert tarfile.open(fileobj=io.BytesIO(data)).getnames() == ["workspace", "workspace/a"]
+    fresh, finfo = build_virtual_fs(layout, [])
+    import_layer(io.BytesIO(data), fresh)
+    with fresh.open("/workspace/a") as f:
+        assert f.read() == b"A"
+    # entries for an rw mount go to the host dir; a read-only mount refuses, naming paths, writing nothing
+    import_layer(io.BytesIO(_tar((_ti("out/x"), b"X"), (_ti("workspace/new/deep/y"), b"Y"))), fresh)
+    assert (rw / "x").read_bytes() == b"X"
+    with fresh.open("/workspace/new/deep/y") as f:
+        assert f.read() == b"Y"
+    before = tree(fresh)
+    with pytest.raises(SnapshotError, match="/data/g"):
+        import_layer(io.BytesIO(_tar((_ti("workspace/b"), b"B"), (_ti("data/g"), b"G"))), fresh)
+    assert tree(fresh) == before and sorted(os.listdir(ro)) == ["f"]
