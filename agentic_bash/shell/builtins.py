@@ -1668,6 +1668,21 @@ SIGNALS = {
 SIGNUM = {v: k for k, v in SIGNALS.items()}
 
 
+def _signal_table() -> str:
+    """``kill -l`` / ``trap -l`` exactly as bash prints it on Linux (with real-time signals)."""
+    names = [(n, "SIG" + SIGNUM[n]) for n in sorted(SIGNUM)]
+    for n in range(34, 65):
+        k = n - 34
+        names.append((n, "SIGRTMIN" if k == 0 else f"SIGRTMIN+{k}" if n <= 49 else
+                      ("SIGRTMAX" if n == 64 else f"SIGRTMAX-{64 - n}")))
+    items = [f"{n:2d}) {nm}" for n, nm in names]
+    lines = []
+    for i in range(0, len(items), 5):
+        row = items[i:i + 5]
+        lines.append("\t".join(row) + ("\t" if len(row) < 5 else ""))
+    return "\n".join(lines) + "\n"
+
+
 def _sig_name(s: str) -> str | None:
     u = s.upper()
     if u.startswith("SIG"):
@@ -1699,7 +1714,7 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
                 _out(sh, f"trap -- {quote_single(traps[k])} {nm}\n")
         return 0
     if args[0] == "-l":
-        _out(sh, " ".join(f"{n}) SIG{SIGNUM[n]}" for n in sorted(SIGNUM)) + "\n")
+        _out(sh, _signal_table())
         return 0
     if len(args) == 1:
         action = "-"
@@ -1750,9 +1765,7 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
                         return 1
                     _out(sh, f"{SIGNALS[nm]}\n")
             return 0
-        items = [f"{n:2d}) SIG{SIGNUM[n]}" for n in sorted(SIGNUM)]
-        lines = ["\t".join(items[i:i + 5]) for i in range(0, len(items), 5)]
-        _out(sh, "\n".join(lines) + "\n")
+        _out(sh, _signal_table())
         return 0
     if args[0] in ("-s", "-n"):
         if len(args) < 2:

@@ -237,6 +237,7 @@ class Runtime:
         self.exit_code = 0
         self.no_more_files = False
         self.nerr = 0
+        self.rec_fs: object = " "
         self._skey_fs: object = None
         self._skey_para: object = None
         self._sfn = None
@@ -266,6 +267,7 @@ class Runtime:
     def set_record(self, s: str) -> None:
         self.rec = StrNum(s)
         self.flds = None
+        self.rec_fs = self.FS
 
     def split_fields(self, s: str, fs: object, para: bool = True) -> list[str]:
         if s == "":
@@ -300,16 +302,16 @@ class Runtime:
         return out
 
     def _split(self) -> list:
-        fs = self.FS
+        # POSIX: a record splits with the FS in force when it was read, not a later one
+        fs = self.rec_fs
         if fs is not self._skey_fs or (self.RS == "") is not self._skey_para:
-            self._make_splitter()
+            self._make_splitter(fs)
         f = list(map(StrNum, self._sfn(self.rec)))  # type: ignore[misc]
         self.flds = f
         self.nf = len(f)
         return f
 
-    def _make_splitter(self) -> None:
-        fs = self.FS
+    def _make_splitter(self, fs: object) -> None:
         para = self.RS == ""
         self._skey_fs = fs
         self._skey_para = para
@@ -352,6 +354,7 @@ class Runtime:
         if i == 0:
             self.rec = StrNum(self.tostr(v))
             self.flds = None
+            self.rec_fs = self.FS
             return v
         if i < 0:
             raise AwkError(f"negative field index ${i}")
@@ -1237,6 +1240,7 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
                                 break
                         R.rec = StrNum(rec)
                         R.flds = None
+                        R.rec_fs = R.FS
                         if has_items:
                             try:
                                 main()  # type: ignore[operator]
