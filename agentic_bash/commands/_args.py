@@ -444,3 +444,24 @@ def stdio(fn):  # noqa: ANN001, ANN201
             buf.flush()
 
     return wrapper
+
+
+def iter_line_blocks(stream: BinaryIO, sep: bytes = b"\n", chunk: int = 1 << 18
+                     ) -> Iterator[tuple[list[bytes], bool]]:
+    """Yield ``(lines, unterminated)`` batches: complete lines without their separator.
+
+    The last batch may be ``([partial], True)`` for input not ending in ``sep``. Batching
+    lets commands work on lists (comprehensions, ``groupby``) instead of line by line.
+    """
+    buf = b""
+    for data in iter_chunks(stream, chunk):
+        if buf:
+            data = buf + data
+        k = data.rfind(sep)
+        if k < 0:
+            buf = data
+            continue
+        yield data[:k].split(sep), False
+        buf = data[k + 1:]
+    if buf:
+        yield [buf], True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
-from ._args import stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command
 
 CHUNK = 1 << 16
@@ -144,43 +144,54 @@ def cut(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
-            buf: list[bytes] = []
-            n = 0
-            for line in iter_lines(f, CHUNK, sep):
-                n += 1
-                if n & 4095 == 0:
-                    ctx.budget.check()
-                    out.write(b"".join(buf))
-                    buf = []
-                body = line[:-1] if line.endswith(sep) else line
-                if mode == "f":
-                    if delim not in body:
-                        if not only:
-                            buf.append(body + sep)
-                        continue
-                    fields = body.split(delim) if maxhi > 64 or True else body.split(delim, maxhi)
-                    sel = []
-                    nf = len(fields)
-                    for lo, hi in ranges:
-                        if lo > nf:
-                            break
-                        sel.extend(fields[lo - 1:min(hi, nf)])
-                    buf.append(od.join(sel) + sep)  # type: ignore[union-attr]
-                else:
-                    pieces = []
-                    nb = len(body)
-                    for lo, hi in ranges:
-                        if lo > nb:
-                            break
-                        pieces.append(body[lo - 1:min(hi, nb)])
-                    buf.append((od.join(pieces) if od is not None else b"".join(pieces)) + sep)
-            out.write(b"".join(buf))
+            for lines, _partial in iter_line_blocks(f, sep):
+                ctx.budget.check()
+                out.write(_cut_lines(lines, mode, ranges, delim, od, only, sep))
         except IsADirectoryError as e:
             file_error(ctx, e, name)
             status = 1
         finally:
             f.close()
     return status
+
+
+def _cut_lines(lines: list[bytes], mode: str, ranges: list[tuple[int, int]], delim: bytes,
+               od: bytes | None, only: bool, sep: bytes) -> bytes:
+    res: list[bytes] = []
+    if mode == "f":
+        single = len(ranges) == 1
+        lo0, hi0 = ranges[0] if ranges else (1, 0)
+        for body in lines:
+            if delim not in body:
+                if not only:
+                    res.append(body)
+                continue
+            fields = body.split(delim)
+            if single:
+                res.append(od.join(fields[lo0 - 1:hi0]))  # type: ignore[union-attr]
+                continue
+            sel: list[bytes] = []
+            nf = len(fields)
+            for lo, hi in ranges:
+                if lo > nf:
+                    break
+                sel.extend(fields[lo - 1:min(hi, nf)])
+            res.append(od.join(sel))  # type: ignore[union-attr]
+    elif len(ranges) == 1:
+        lo0, hi0 = ranges[0]
+        res = [body[lo0 - 1:hi0] for body in lines]
+    else:
+        for body in lines:
+            pieces = []
+            nb = len(body)
+            for lo, hi in ranges:
+                if lo > nb:
+                    break
+                pieces.append(body[lo - 1:min(hi, nb)])
+            res.append(od.join(pieces) if od is not None else b"".join(pieces))
+    if not res:
+        return b""
+    return sep.join(res) + sep
 
 
 # -- tr -------------------------------------------------------------------------------------

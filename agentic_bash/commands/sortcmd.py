@@ -731,6 +731,13 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
         else:
             out.write(line)
 
+    if simple_key and all_rep is None and group is None:
+        try:
+            return _uniq_fast(ctx, f, out, sep, count, repeated, unique_only, inp)
+        finally:
+            f.close()
+            if out_f is not None:
+                out_f.close()
     try:
         cur: list[bytes] = []
         cur_key = None
@@ -766,6 +773,48 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
         f.close()
         if out_f is not None:
             out_f.close()
+    return 0
+
+
+def _uniq_fast(ctx: CommandContext, f, out, sep: bytes, count: bool, repeated: bool,  # noqa: ANN001
+               unique_only: bool, name: str) -> int:
+    """uniq without field/char skipping: whole lines compared, processed in batches."""
+    from itertools import groupby
+
+    from ._args import iter_line_blocks
+    cur: bytes | None = None
+    n = 0
+
+    def fmt(line: bytes, k: int) -> bytes | None:
+        if repeated and k < 2:
+            return None
+        if unique_only and k > 1:
+            return None
+        return (b"%7d " % k + line + sep) if count else line + sep
+
+    try:
+        for lines, _partial in iter_line_blocks(f, sep):
+            ctx.budget.check()
+            res: list[bytes] = []
+            for line, grp in groupby(lines):
+                k = sum(1 for _ in grp)
+                if cur is not None:
+                    if line == cur:
+                        n += k
+                        continue
+                    r = fmt(cur, n)
+                    if r is not None:
+                        res.append(r)
+                cur, n = line, k
+            if res:
+                out.write(b"".join(res))
+    except IsADirectoryError as e:
+        file_error(ctx, e, name)
+        return 1
+    if cur is not None:
+        r = fmt(cur, n)
+        if r is not None:
+            out.write(r)
     return 0
 
 

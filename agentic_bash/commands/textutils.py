@@ -503,6 +503,7 @@ _WS = " \t\n\v\f\r\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u
 _WS_SPLIT = re.compile("[" + re.escape(_WS) + "]")
 _B_WS_SPLIT = re.compile(rb"[ \t\n\v\f\r]")
 _B_PRINT = re.compile(rb"[\x21-\x7e]")
+_B_ODD = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f-\xff]")
 _NONPRINT_ONLY = re.compile(r"^[\x00-\x20\x7f-\x9f\udc80-\udcff\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]*$")
 
 
@@ -577,9 +578,23 @@ def _wc_stream(ctx: CommandContext, f: BinaryIO, want_words: bool, want_chars: b
             if want_chars:
                 c.chars += len(chunk) if dec is not None else len(chunk)
             if want_words:
-                parts_b = _B_WS_SPLIT.split(chunk)
-                pr = [_B_PRINT.search(p) is not None for p in parts_b]
-                in_word = _count_words(c, parts_b, pr, in_word)
+                if _B_ODD.search(chunk) is None:
+                    # only printable ASCII and whitespace: bytes.split() is exact
+                    toks = chunk.split()
+                    nt = len(toks)
+                    if nt:
+                        starts_in = chunk[0] not in b" \t\n\v\f\r"
+                        ends_in = chunk[-1] not in b" \t\n\v\f\r"
+                        c.words += nt - (1 if (in_word and starts_in) else 0) - (1 if ends_in else 0)
+                        in_word = ends_in
+                    else:
+                        if in_word:
+                            c.words += 1
+                        in_word = False
+                else:
+                    parts_b = _B_WS_SPLIT.split(chunk)
+                    pr = [_B_PRINT.search(p) is not None for p in parts_b]
+                    in_word = _count_words(c, parts_b, pr, in_word)
             if want_len:
                 if text_ascii is None:
                     # C locale: bytes >= 0x80 are non-printable, width 0

@@ -1947,7 +1947,7 @@ def b_suspend(sh: Interpreter, argv: list[str]) -> int:
 @builtin("getopts")
 def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     if len(argv) < 3:
-        sh.error("getopts: usage: getopts optstring name [arg ...]")
+        sh.write_err(b"getopts: usage: getopts optstring name [arg ...]\n")
         return 2
     optstring, name = argv[1], argv[2]
     args = argv[3:] if len(argv) > 3 else list(sh.state.positional)

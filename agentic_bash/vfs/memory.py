@@ -580,7 +580,9 @@ class _MemFile(io.RawIOBase):
         self._dev = node.dev if node.fmt == S_IFCHR else ("null" if node.fmt != S_IFREG else None)
         self.name = path
         self.mode = mode
-        self.on_write: Callable[[str], None] | None = None
+        # (filesystem, path) whose change journal a write notes: set by the outermost layer
+        # that opened us, so a file opened in an earlier run (exec 3>f) is still tracked
+        self.track: tuple[Any, str] | None = (fs, path)
 
     # -- capabilities
     def readable(self) -> bool:
@@ -690,6 +692,11 @@ class _MemFile(io.RawIOBase):
             return len(memoryview(b))
         fs = self._fs
         with fs._lock:
+            t = self.track
+            if t is not None:
+                j = t[0]._journal
+                if j is not None:
+                    j.note(t[1])
             node = self._node
             data = node.data
             mv = memoryview(b).cast("B")
@@ -705,9 +712,6 @@ class _MemFile(io.RawIOBase):
             self._pos = end
             node.mtime = node.ctime = time.time()
             fs.generation += 1
-            cb = self.on_write
-            if cb is not None:
-                cb(self.name)
             return n
 
     def writelines(self, lines: Any) -> None:

@@ -195,9 +195,12 @@ class MountFS:
         if writing and self._journal is not None:
             self._journal.note(p)
         try:
-            return fs.open(inner, mode, perm)
+            f = fs.open(inner, mode, perm)
         except OSError as e:
             raise _err(e.errno, path) from None
+        if writing and hasattr(f, "track"):
+            f.track = (self, p)
+        return f
 
     def mkdir(self, path: str, mode: int = 0o755) -> None:
         self._jnote(path)

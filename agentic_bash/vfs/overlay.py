@@ -42,6 +42,12 @@ class _Found:
         return self.layers[0]
 
 
+def _tracked(f: Any, fs: Any, path: str) -> Any:
+    if hasattr(f, "track"):
+        f.track = (fs, path)
+    return f
+
+
 class OverlayFS:
     """Merged view of ``upper`` (index 0) over ``lowers`` (indices 1..n, top first)."""
 
@@ -435,13 +441,13 @@ class OverlayFS:
                             raise _err(errno.EACCES, path)
                         self._jnote(f.path)
                         self._copy_up(f, data="w" not in flags)
-                        return self.upper.open(f.path, mode, perm)
+                        return _tracked(self.upper.open(f.path, mode, perm), self, f.path)
                 elif "r" in flags:
                     raise _err(errno.ENOENT, path)
                 else:
                     self._jnote(f.path)
                     self._copy_up_dirs(f.parent)
-                    return self.upper.open(f.path, mode, perm)
+                    return _tracked(self.upper.open(f.path, mode, perm), self, f.path)
         # a FIFO open waits for the other end: never while holding the filesystem lock
         return self._layer(f.top).open(f.path, mode, perm)
 
