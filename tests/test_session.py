@@ -259,3 +259,11 @@ def test_random_scripts_never_raise_or_hang(script):
         r = sb.run(script, timeout=1.0)
         assert time.monotonic() - t < 2.0
         assert isinstance(r.exit_code, int) and 0 <= r.exit_code <= 255
+
+
+def test_background_output_after_run_returns(sb):
+    r = sb.run("(sleep 0.6; echo late) & echo now")
+    assert r.stdout == "now\n"
+    assert r.duration < 0.55
+    time.sleep(0.9)
+    assert sb.run("echo next").stdout == "late\nnext\n"

@@ -105,6 +105,7 @@ class InProcessExecutor:
         self._closed = False
         self._lock = threading.Lock()
         self._budget: Budget | None = None
+        self._late: tuple[Capture, Capture] | None = None
         self.shell = Interpreter(fs, info=info, host=self)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
@@ -159,6 +160,14 @@ class InProcessExecutor:
         sh.budget = budget
         out = Capture(limits.max_output_bytes, on_output, 1)
         err = Capture(limits.max_output_bytes, on_output, 2)
+        late = self._late
+        if late is not None:
+            # output background jobs wrote after the previous run returned
+            lo, le = late[0].take(), late[1].take()
+            if lo:
+                out.write(lo)
+            if le:
+                err.write(le)
         if stdin is None:
             inp: Any = io.BytesIO(b"")
         elif isinstance(stdin, (bytes, bytearray, memoryview)):
@@ -239,6 +248,11 @@ class InProcessExecutor:
                 pass
         so = out.getvalue()
         se = err.getvalue()
+        if sh.jobs is not None and any(not j.done.is_set() for j in list(sh.jobs.jobs.values())):
+            if self._late is None:
+                lim = limits.max_output_bytes
+                self._late = (Capture(lim), Capture(lim))
+            out.forward, err.forward = self._late
         return Result(stdout_bytes=so, stderr_bytes=se, exit_code=status,
                       duration=time.monotonic() - t0, timed_out=timed_out,
                       truncated=out.truncated or err.truncated, cwd=st.cwd,

@@ -16,7 +16,7 @@ MARKER = "\n[agentic-bash: output truncated after {n} bytes]\n"
 class Capture:
     """Collects one output stream of a run, bounded by ``limit`` bytes (then cut visibly)."""
 
-    __slots__ = ("buf", "limit", "truncated", "lock", "on_output", "fd", "closed", "total")
+    __slots__ = ("buf", "limit", "truncated", "lock", "on_output", "fd", "closed", "total", "forward")
 
     def __init__(self, limit: int | None = None, on_output: Callable[[int, bytes], None] | None = None, fd: int = 1) -> None:
         self.buf = bytearray()
@@ -27,8 +27,13 @@ class Capture:
         self.fd = fd
         self.closed = False
         self.total = 0
+        self.forward: Capture | None = None
 
     def write(self, data: bytes) -> int:
+        fw = self.forward
+        if fw is not None:
+            # the run that owned this stream is over: a background job's late output
+            return fw.write(data)
         n = len(data)
         with self.lock:
             self.total += n
@@ -58,6 +63,14 @@ class Capture:
 
     def readable(self) -> bool:
         return False
+
+    def take(self) -> bytes:
+        """Return and clear the collected bytes."""
+        with self.lock:
+            data = bytes(self.buf)
+            self.buf.clear()
+            self.truncated = False
+        return data
 
     def getvalue(self) -> bytes:
         with self.lock:
