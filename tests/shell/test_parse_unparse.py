@@ -194,10 +194,16 @@ def test_round_trip(name):
     assert format_function(again) == text
 
 
-@pytest.mark.xfail(reason="the AST keeps no node for redundant parentheses in [[ ]]", strict=False)
-def test_cond_parens_kept():
-    f = parse("f() { [[ ( a == b ) ]]; }").items[0].cmd
-    assert "[[ ( a == b ) ]]" in format_function(f)
+@pytest.mark.bash
+@pytest.mark.parametrize("src", [
+    "f() { [[ ( a == b ) && ! ( -f x || -d y ) ]]; [[ ( ( a ) ) || b && ( c || d ) ]]; }",
+    "f() { x=$(a\nb); y=$(a; b\nc &\nd); z=$(cat <<EOF\nhi\nEOF\necho x); }",
+    "f() { local v=$(\n  ls\n  ); }",
+])
+def test_layout_details_match_bash(src):
+    r = subprocess.run([BASH, "-c", 'eval "$1"; declare -f f', "bash", src], capture_output=True,
+                       text=True, timeout=20)
+    assert format_function(parse(src).items[0].cmd) == r.stdout.rstrip("\n")
 
 
 def test_rw_redirection_fd_1_kept():
