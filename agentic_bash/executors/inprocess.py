@@ -205,6 +205,8 @@ class InProcessExecutor:
         try:
             status = self._execute(sh, script)
         except LimitExceeded as e:
+            # like timeout(1) killing the process group: jobs of this run die with it
+            self._cancel_jobs()
             if e.limit in ("timeout",):
                 timed_out = True
                 status = 124
@@ -257,6 +259,15 @@ class InProcessExecutor:
                       duration=time.monotonic() - t0, timed_out=timed_out,
                       truncated=out.truncated or err.truncated, cwd=st.cwd,
                       files_created=files[0], files_modified=files[1], files_deleted=files[2])
+
+    def _cancel_jobs(self) -> None:
+        jobs = self.shell.jobs
+        if jobs is None:
+            return
+        for j in list(jobs.jobs.values()):
+            if not j.done.is_set() and j.child is not None:
+                j.killed = True
+                j.child.budget.cancel("killed")
 
     def _settle_jobs(self, t0: float, budget: Budget) -> None:
         jobs = self.shell.jobs
