@@ -1363,15 +1363,12 @@ class Interpreter(Expander):
         return st
 
     def report_time(self, real: float, posix: bool) -> None:
-        tf = self.get_scalar("TIMEFORMAT")
         if posix:
-            msg = f"real {real:.2f}\nuser 0.00\nsys 0.00\n"
-        elif tf is not None:
-            msg = tf.replace("%3lR", _fmt_lr(real)).replace("%R", f"{real:.3f}").replace("%3R", f"{real:.3f}") \
-                .replace("%U", "0.000").replace("%S", "0.000").replace("%P", "0.00") + "\n"
+            fmt = "real %2R\nuser %2U\nsys %2S"
         else:
-            msg = f"\nreal\t{_fmt_lr(real)}\nuser\t0m0.000s\nsys\t0m0.000s\n"
-        self.write_err(msg.encode())
+            tf = self.get_scalar("TIMEFORMAT")
+            fmt = tf if tf is not None else "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS"
+        self.write_err((_timeformat(fmt, real) + "\n").encode())
 
     def run_pipeline(self, cmd: N.Pipeline) -> int:
         cmds = cmd.cmds
@@ -2108,6 +2105,51 @@ def _close(f: Any) -> None:
         f.close()
     except Exception:
         pass
+
+
+def _timeformat(fmt: str, real: float) -> str:
+    """bash's TIMEFORMAT: %[p][l]R|U|S, %P, %%; user/sys are reported as 0 in-process."""
+    out = []
+    i = 0
+    n = len(fmt)
+    while i < n:
+        c = fmt[i]
+        if c != "%" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        i += 1
+        if fmt[i] == "%":
+            out.append("%")
+            i += 1
+            continue
+        prec = 3
+        if fmt[i].isdigit():
+            prec = min(int(fmt[i]), 3)
+            i += 1
+        long = False
+        if i < n and fmt[i] == "l":
+            long = True
+            i += 1
+        if i >= n:
+            out.append("%")
+            break
+        k = fmt[i]
+        i += 1
+        if k == "P":
+            out.append(f"{0.0:.2f}")
+            continue
+        if k not in "RUS":
+            out.append("%" + k)
+            continue
+        v = real if k == "R" else 0.0
+        if long:
+            m = int(v // 60)
+            sec = v - 60 * m
+            out.append(f"{m}m{sec:.{prec}f}s")
+        else:
+            out.append(f"{v:.{prec}f}")
+    return "".join(out)
 
 
 def _fmt_lr(t: float) -> str:
