@@ -132,7 +132,9 @@ class Parser(Lexer):
         if value is None:
             return False
         pos = tok.pos
-        if any(pos < end and name == tok.val for end, name in self.alias_guard):
+        # guards of expansions already read past no longer apply
+        self.alias_guard = [g for g in self.alias_guard if g[0] > pos]
+        if any(name == tok.val for _, name in self.alias_guard):
             return False  # an alias is not expanded inside its own expansion
         if len(self.alias_guard) > 100:
             return False

@@ -594,3 +594,13 @@ def test_backslash_quotes_closing_brace_in_quoted_operand():
     (dq,) = one('echo "${x/b/\\/}"').words[1].parts
     assert dq.parts[0].arg2.parts == (L("/"),)
     assert params("${x~~} ${x~}")[0].op == "~~"
+
+
+def test_aliases():
+    al = {"ll": "ls -l ", "ls": "ls --color", "x": "echo x;", "q": "if true; then echo", "a": "b", "b": "a"}
+    got = [[[w.text for w in i.cmd.words] if isinstance(i.cmd, n.Simple) else type(i.cmd).__name__
+             for i in s.items] for s in CommandReader("ll x\nx y\nq; fi\nv=1 ll\na z\n" + "ls\n" * 200,
+                                                       aliases=al)]
+    assert got[:5] == [[["ls", "--color", "-l", "echo", "x"]], [["echo", "x"], ["y"]], ["If"],
+                       [["ls", "--color", "-l"]], [["a", "z"]]]
+    assert all(g == [["ls", "--color"]] for g in got[5:]) and len(got) == 205
