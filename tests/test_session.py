@@ -267,3 +267,18 @@ def test_background_output_after_run_returns(sb):
     assert r.duration < 0.55
     time.sleep(0.9)
     assert sb.run("echo next").stdout == "late\nnext\n"
+
+
+def test_host_mode_runs_native_binaries(tmp_path):
+    import shutil as _sh
+
+    if not _sh.which("tr"):
+        pytest.skip("no tr on this host")
+    with pytest.warns(RuntimeWarning):
+        sb = Sandbox(isolation="none", workdir=str(tmp_path))
+    with sb:
+        r = sb.run("echo abc | tr a-z A-Z; echo x > f.txt; cat < f.txt | wc -c; pwd")
+        assert r.stdout == f"ABC\n2\n{tmp_path}\n"
+        assert (tmp_path / "f.txt").read_text() == "x\n"
+        r = sb.run("sleep 5", timeout=0.3)
+        assert r.timed_out

@@ -840,6 +840,8 @@ class _Grep:
             self.error(f"{display}: {e.strerror}")
             self.status_err = True
             return
+        if self.fname_mode == "auto":
+            self.with_filename = not command_line
         with fh:
             sel = self.search_stream(fh, display)
         self.report(display, sel)
@@ -869,8 +871,10 @@ def grep(ctx: CommandContext, argv: list[str]) -> int:
             g.implicit_dot = True
         else:
             files = ["-"]
-    g.with_filename = o.with_filename if o.with_filename is not None else (
-        len(files) > 1 or o.directories == "recurse")
+    # grep 3.8: with one operand and -r, names are printed only for files found by recursion
+    g.fname_mode = o.with_filename if o.with_filename is not None else (
+        True if len(files) > 1 else ("auto" if o.directories == "recurse" else False))
+    g.with_filename = g.fname_mode is True
     try:
         for f in files:
             if g.implicit_dot:

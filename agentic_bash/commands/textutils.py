@@ -585,7 +585,8 @@ def _wc_stream(ctx: CommandContext, f: BinaryIO, want_words: bool, want_chars: b
                     if nt:
                         starts_in = chunk[0] not in b" \t\n\v\f\r"
                         ends_in = chunk[-1] not in b" \t\n\v\f\r"
-                        c.words += nt - (1 if (in_word and starts_in) else 0) - (1 if ends_in else 0)
+                        # a pending word (in_word) either merges with the first token or ends
+                        c.words += nt + (1 if (in_word and not starts_in) else 0) - (1 if ends_in else 0)
                         in_word = ends_in
                     else:
                         if in_word:

@@ -851,8 +851,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             return fd
         inner = s._s if isinstance(s, _KeepOpen) else s
         fileno = getattr(inner, "fileno", None)
-        if fileno is not None and not isinstance(inner, io.BytesIO) and \
-                (write or not isinstance(inner, io.BufferedReader) or not inner.peek(1)[:0]):
+        # A pipe's read end is handed over as is (bytes the shell already buffered from it
+        # would be lost; bash has the same issue with builtins that read ahead).
+        if fileno is not None and not isinstance(inner, io.BytesIO):
             try:
                 return fileno()
             except (OSError, ValueError, io.UnsupportedOperation):

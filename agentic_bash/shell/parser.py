@@ -1334,9 +1334,19 @@ def needs_more_input(source: str) -> bool:
     return any(msg.startswith("here-document at line") for _, msg in warnings)
 
 
-@functools.lru_cache(maxsize=4096)
+_CACHE_MAX_SOURCE = 64 * 1024
+
+
 def parse_cached(source: str) -> Script:
-    """``parse`` with a process-wide cache (the AST is immutable, so sharing is safe)."""
+    """``parse`` with a process-wide cache (the AST is immutable, so sharing is safe); big
+    sources are parsed afresh so the cache cannot pin gigabytes of trees."""
+    if len(source) > _CACHE_MAX_SOURCE:
+        return parse(source)
+    return _parse_cached(source)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_cached(source: str) -> Script:
     return parse(source)
 
 

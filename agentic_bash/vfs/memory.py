@@ -582,7 +582,8 @@ class _MemFile(io.RawIOBase):
         self.mode = mode
         # (filesystem, path) whose change journal a write notes: set by the outermost layer
         # that opened us, so a file opened in an earlier run (exec 3>f) is still tracked
-        self.track: tuple[Any, str] | None = (fs, path)
+        self.track: tuple[Any, str, bool] | None = (fs, path, True)  # True: path may hold symlinks
+        self._noted: Any = None
 
     # -- capabilities
     def readable(self) -> bool:
@@ -695,8 +696,9 @@ class _MemFile(io.RawIOBase):
             t = self.track
             if t is not None:
                 j = t[0]._journal
-                if j is not None:
-                    j.note(t[1])
+                if j is not None and self._noted is not j:
+                    self._noted = j
+                    j.note(t[0].realpath(t[1]) if t[2] else t[1])
             node = self._node
             data = node.data
             mv = memoryview(b).cast("B")

@@ -199,7 +199,7 @@ class MountFS:
         except OSError as e:
             raise _err(e.errno, path) from None
         if writing and hasattr(f, "track"):
-            f.track = (self, p)
+            f.track = (self, p, False)
         return f
 
     def mkdir(self, path: str, mode: int = 0o755) -> None:

@@ -44,7 +44,7 @@ class _Found:
 
 def _tracked(f: Any, fs: Any, path: str) -> Any:
     if hasattr(f, "track"):
-        f.track = (fs, path)
+        f.track = (fs, path, False)
     return f
 
 

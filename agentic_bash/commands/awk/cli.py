@@ -131,16 +131,17 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                         return 2
                 err(f"line {e.line}: syntax error at or near {near}")
             elif str(e).startswith("runaway"):
-                err(f"line {e.line}: {e}: {near} ...")
+                err(f"line {e.line}: {e} {near} ...")
             else:
-                line = e.line or (src.count("\n") + 1)
+                # mawk reports these once the whole program is read: at its last line
+                line = e.line or (src.count("\n") + (0 if src.endswith("\n") else 1))
                 err(f"line {line}: {e}")
             return 2
         except RecursionError:
             err("line 1: program too deeply nested")
             return 2
         except AwkError as e:
-            err(str(e))
+            err(f"line 1: {e}")
             return 2
         if len(_cache) > 64:
             _cache.clear()

@@ -1096,6 +1096,9 @@ class Program:
         self.pysrc, self.consts, self.globals, self.arrays = compile_program(self.ast, mawk)
         self.code = compile(self.pysrc, "<awk>", "exec")
         self.mawk = mawk
+        for c in self.consts.values():  # regex literals fail at compile time, like mawk
+            if isinstance(c, tuple) and c[:1] == ("rx",):
+                compile_awk(c[1], mawk)  # type: ignore[arg-type]
 
 
 def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],

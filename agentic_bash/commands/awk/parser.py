@@ -105,11 +105,11 @@ def tokenize(src: str) -> list[tuple[str, object, int]]:
                     j += 2
                     continue
                 if src[j] == "\n":
-                    raise AwkSyntaxError("runaway string constant", line, src[i:j][:10])
+                    raise AwkSyntaxError("runaway string constant", line, src[i:j][:11])
                 buf.append(src[j])
                 j += 1
             if j >= n:
-                raise AwkSyntaxError("runaway string constant", line, src[i:j][:10])
+                raise AwkSyntaxError("runaway string constant", line, src[i:j][:11])
             toks.append(("STRING", unescape("".join(buf)), line))
             i = j + 1
             last = "STRING"

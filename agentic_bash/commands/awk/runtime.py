@@ -294,7 +294,15 @@ def compile_awk(src: str, mawk: bool = True):  # noqa: ANN201
     try:
         pr = compile_posix(awk_regex_source(src, mawk), extended=True, utf8=False, dotall=True)
     except RegexError as e:
-        raise AwkError(f"regular expression compile failed ({e})\n{src}") from e
+        msg = str(e)
+        # mawk's wording for the common cases
+        if "Unmatched ( " in msg:
+            msg = "missing ')'"
+        elif "Unmatched [" in msg:
+            msg = "bad class -- [], [^] or ["
+        elif "Unmatched )" in msg:
+            msg = "missing '('"
+        raise AwkError(f"regular expression compile failed ({msg})\n{src}") from e
     if len(_rxcache) > 2000:
         _rxcache.clear()
     _rxcache[key] = pr
