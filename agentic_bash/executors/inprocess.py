@@ -178,6 +178,10 @@ class InProcessExecutor:
             inp = stdin
         sh.fds = {0: inp, 1: out, 2: err}
         sh.exec_string = script
+        hist = sh.state.history
+        hist.append(script)
+        if len(hist) > 1000:
+            del hist[:-1000]
         sh.lineno = 0
         sh.funcstack = []
         sh.pipestatus = []

@@ -2191,6 +2191,8 @@ def b_history(sh: Interpreter, argv: list[str]) -> int:
     if len(argv) > 1 and argv[1] == "-c":
         sh.state.history.clear()
         return 0
+    if not sh.state.options["history"]:
+        return 0  # bash -c keeps no history
     for i, h in enumerate(sh.state.history, 1):
         _out(sh, f"{i:5d}  {h}\n")
     return 0
