@@ -134,7 +134,7 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                 err(f"line {e.line}: {e} {near} ...")
             else:
                 # mawk reports these once the whole program is read: at its last line
-                line = e.line or (src.count("\n") + (0 if src.endswith("\n") else 1))
+                line = e.line or ((src if src.endswith("\n") else src + "\n").count("\n") + 1)
                 err(f"line {line}: {e}")
             return 2
         except RecursionError:
