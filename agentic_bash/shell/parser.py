@@ -46,7 +46,7 @@ from dataclasses import replace
 from collections.abc import Mapping
 
 from ..errors import ParseError
-from .lexer import Lexer
+from .lexer import Lexer, _Buf
 from .nodes import (
     AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, Command, Cond,
     CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, DQ, Escaped, For,
@@ -1111,7 +1111,6 @@ class Parser(Lexer):
         self.skip_blanks()
         src, n = self.src, self.n
         start = i = self.pos
-        from .lexer import _Buf  # local: private helper shared with the lexer
         buf = _Buf()
         depth = 0
         while i < n:
