@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from typing import Iterator
 
 import pytest
 
@@ -31,17 +32,20 @@ def _can_run(python: str, code: str, env: dict[str, str]) -> bool:
 
 
 @pytest.fixture(scope="session")
-def as_root() -> Runner:
+def as_root() -> Iterator[Runner]:
     if os.geteuid() != 0:
         pytest.skip("not running as root")
+    # a private TMPDIR: the leak check counts session dirs, and xdist workers run in parallel
+    tmp = tempfile.mkdtemp(prefix="agentic-bash-it-root-")
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "HOME": os.path.expanduser("~"), "LANG": "C.UTF-8",
+           "HOME": os.path.expanduser("~"), "LANG": "C.UTF-8", "TMPDIR": tmp,
            "PYTHONPATH": os.path.dirname(HERE)}
-    return Runner("root", [], sys.executable, env, "/")
+    yield Runner("root", [], sys.executable, env, "/")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def as_user(tmp_path_factory: pytest.TempPathFactory) -> Runner:
+def as_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runner]:
     """An unprivileged user created for this test run, with a world-readable copy of the
     package; the interpreter is this venv's Python if that user can execute it, else
     /usr/bin/python3 with the needed site-packages copied next to the package."""
@@ -57,8 +61,11 @@ def as_user(tmp_path_factory: pytest.TempPathFactory) -> Runner:
     pkg = os.path.dirname(os.path.abspath(agentic_bash.__file__))
     shutil.copytree(pkg, os.path.join(d, "agentic_bash"),
                     ignore=shutil.ignore_patterns("__pycache__"))
+    tmp = os.path.join(d, "tmp")
+    os.mkdir(tmp)
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "HOME": home, "LANG": "C.UTF-8", "PYTHONPATH": d, "USER": TEST_USER}
+           "HOME": home, "LANG": "C.UTF-8", "PYTHONPATH": d, "USER": TEST_USER,
+           "TMPDIR": tmp}
     python = sys.executable
     if not _can_run(python, "import pyseccomp, regex", env):
         python = "/usr/bin/python3"
@@ -76,6 +83,7 @@ def as_user(tmp_path_factory: pytest.TempPathFactory) -> Runner:
             os.chmod(os.path.join(root, x), 0o755)
         for x in files:
             os.chmod(os.path.join(root, x), 0o644)
+    os.chmod(tmp, 0o1777)
     if not _can_run(python, "import agentic_bash.executors.sandboxed", env):
         shutil.rmtree(d, ignore_errors=True)
         pytest.skip(f"{TEST_USER} cannot import the package with {python}")
