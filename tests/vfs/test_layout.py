@@ -179,3 +179,14 @@ def test_change_tracking_through_layout(hostdir):
     assert ch.created == ["/workspace/new"]
     assert ch.modified == ["/usr/bin/cat", "/workspace/src/main.py"]
     assert ch.deleted == ["/workspace/README"]
+
+
+def test_write_through_a_file_opened_in_an_earlier_run_is_tracked():
+    fs, info = build_virtual_fs(None, [])
+    write(fs, "/etc/keep", b"x")
+    f = fs.open("/etc/keep", "ab")  # e.g. exec 3>>/etc/keep in an earlier run
+    f.write(b"1")
+    m = snapshot_marker(info.upper)
+    f.write(b"2")
+    f.close()
+    assert diff(m, fs).modified == ["/etc/keep"]
