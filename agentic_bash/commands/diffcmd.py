@@ -1228,6 +1228,51 @@ def _parse_unified(text: bytes) -> list[dict]:
     return patches
 
 
+def _parse_normal(text: bytes) -> list[dict]:
+    """A normal-format diff ("2c2", "3a4,5", "4,5d3") as one patch with context-free hunks."""
+    import re as _re
+    lines = _split_nl(text)
+    hunks = []
+    i = 0
+    n = len(lines)
+    cmd = _re.compile(rb"(\d+)(?:,(\d+))?([acd])(\d+)(?:,(\d+))?\n?$")
+    while i < n:
+        m = cmd.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        a1 = int(m.group(1))
+        a2 = int(m.group(2) or m.group(1))
+        op = m.group(3)
+        b1 = int(m.group(4))
+        b2 = int(m.group(5) or m.group(4))
+        i += 1
+        body = []
+        while i < n and lines[i].startswith((b"< ", b"> ", b"---", b"\\")):
+            ln = lines[i]
+            if ln.startswith(b"\\"):
+                if body:
+                    body[-1] = (body[-1][0], body[-1][1].rstrip(b"\n"))
+            elif ln.startswith(b"< "):
+                body.append((b"-", ln[2:]))
+            elif ln.startswith(b"> "):
+                body.append((b"+", ln[2:]))
+            i += 1
+        ol = 0 if op == b"a" else a2 - a1 + 1
+        nl = 0 if op == b"d" else b2 - b1 + 1
+        hunks.append((a1, ol, b1, nl, body))
+    return [{"old": b"", "new": b"", "hunks": hunks}] if hunks else []
+
+
+def _best_name(ctx: CommandContext, cands: list[str], cwd: str) -> str:
+    """GNU patch: among names that exist, fewest path components, then the shortest
+    basename, then the shortest name."""
+    from ..vfs.paths import normalize
+    existing = [c for c in cands if ctx.fs.exists(normalize(c, cwd))]
+    pool = existing or cands
+    return min(pool, key=lambda c: (c.count("/"), len(c.rsplit("/", 1)[-1]), len(c)))
+
+
 def _strip(name: bytes, p: int | None) -> str:
     s = name.decode("utf-8", "surrogateescape")
     if p is None:
@@ -1318,6 +1363,8 @@ def patch(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"Can't open patch file {inp} : {e.strerror}" if False else f"{inp}: {e.strerror}")
         return 2
     patches = _parse_unified(data)
+    if not patches and target is not None:
+        patches = _parse_normal(data)
     if not patches:
         ctx.stderr.write(b"patch: **** Only garbage was found in the patch input.\n")
         return 2
@@ -1335,12 +1382,7 @@ def patch(ctx: CommandContext, argv: list[str]) -> int:
                 if nm == b"/dev/null":
                     continue
                 cands.append(_strip(nm, strip))
-            name = cands[0] if cands else _strip(new_name, strip)
-            # GNU prefers an existing file among old/new
-            for c in cands:
-                if ctx.fs.exists(normalize(c, cwd)):
-                    name = c
-                    break
+            name = _best_name(ctx, cands, cwd) if cands else _strip(new_name, strip)
         path = normalize(name, cwd)
         creating = old_name == b"/dev/null" if not reverse else new_name == b"/dev/null"
         deleting = new_name == b"/dev/null" if not reverse else old_name == b"/dev/null"
@@ -1371,6 +1413,12 @@ def patch(ctx: CommandContext, argv: list[str]) -> int:
                     out.write(b"Apply anyway? [n] \n")
                     out.write(f"Skipping patch.\n{len(results)} out of {len(results)} hunk{'s' if len(results) != 1 else ''} ignored -- saving rejects to file {name}.rej\n".encode())
                 status = 1
+                if not dry:
+                    try:
+                        with ctx.fs.open(path + ".rej", "wb") as fh:
+                            fh.write(_reject_text(pt, [r[0] for r in results]))
+                    except OSError:
+                        pass
                 continue
         if failed and forward:
             r2, res2 = _apply(lines, pt["hunks"], True)

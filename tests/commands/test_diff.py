@@ -152,6 +152,11 @@ PATCH = "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -9,2 +9,3 @@\n i\n j\
     (["patch", "-p1"], "--- x/a\n+++ y/a\n@@ -2 +2 @@\n-b\n+BB\n"),
     (["patch", "-s", "a"], PATCH),
     (["patch", "a"], "--- a\n+++ a\n@@ -4,3 +4,3 @@\n c\n-d\n+D\n e\n"),
+    (["patch", "a"], "2c2\n< b\n---\n> BB\n9a10,11\n> x\n> y\n"),
+    (["patch", "a"], "3,4d2\n< c\n< d\n"),
+    (["patch", "-p0"], "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"),
+    (["patch", "-p0"], "--- p.diff\n+++ a\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"),
+    (["patch", "b"], PATCH),
 ])
 def test_patch(argv: list[str], stdin: str) -> None:
     files = {"a": A, "b": B, "p.diff": PATCH}
