@@ -604,3 +604,17 @@ def test_aliases():
     assert got[:5] == [[["ls", "--color", "-l", "echo", "x"]], [["echo", "x"], ["y"]], ["If"],
                        [["ls", "--color", "-l"]], [["a", "z"]]]
     assert all(g == [["ls", "--color"]] for g in got[5:]) and len(got) == 205
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SHELLISH)
+def test_command_reader_agrees_with_parse(src):
+    try:
+        whole = parse(src)
+    except ParseError as e:
+        with pytest.raises(ParseError) as ei:
+            list(CommandReader(src))
+        assert (ei.value.message, ei.value.line) == (e.message, e.line)
+        return
+    items = [i for s in CommandReader(src) for i in s.items]
+    assert tuple(items) == whole.items
