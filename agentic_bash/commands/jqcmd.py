@@ -455,6 +455,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         ctx.budget.check()
         try:
             for v in prog.input_value(inp.value):
+                ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
                 last = v
                 if opts["seq"]:
                     out.write(b"\x1e")

@@ -348,7 +348,8 @@ class CodeGen:
 
     def x_concat(self, e: tuple) -> tuple[str, str]:
         parts = [self.str_(p) for p in e[1]]
-        return "(" + " + ".join(parts) + ")", "s"
+        # _cc bounds the result (max_variable_bytes): `while (1) s = s s` must not eat memory
+        return "_cc(" + " + ".join(parts) + ")", "s"
 
     def x_binop(self, e: tuple) -> tuple[str, str]:
         return self.arith(e[1], self.num(e[2]), self.num(e[3])), "n"

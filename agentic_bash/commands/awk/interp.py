@@ -1150,11 +1150,18 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
         if counter[0] & 1023 == 0:
             budget.check()
 
+    maxbytes = budget.limits.max_variable_bytes
+
+    def _cc(s: str) -> str:
+        if maxbytes is not None and len(s) > maxbytes:
+            raise LimitExceeded("max_variable_bytes", f"awk: string longer than {maxbytes} bytes")
+        return s
+
     def _dynrx(s: str):  # noqa: ANN202
         return compile_awk(s, prog.mawk)
 
     def _sprintf(fmt: str, args: list, fname: str = "sprintf") -> str:
-        return sprintf(fmt, args, _str, fname)
+        return _cc(sprintf(fmt, args, _str, fname, maxbytes))
 
     def _toupper(s: str) -> str:
         return s.encode("latin-1", "replace").upper().decode("latin-1")
@@ -1179,7 +1186,7 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
         "_lt": _cmpf(_op.lt), "_le": _cmpf(_op.le), "_eq": _cmpf(_op.eq), "_ne": _cmpf(_op.ne),
         "_gt": _cmpf(_op.gt), "_ge": _cmpf(_op.ge), "_charge": _charge, "_dynrx": _dynrx,
         "_sprintf": _sprintf, "_toupper": _toupper, "_tolower": _tolower, "_int": _int, "_key": _str,
-        "_aget": _aget, "_aset": _aset, "_aop": _aop, "_apost": _apost, "_first": _first,
+        "_cc": _cc, "_aget": _aget, "_aset": _aset, "_aop": _aop, "_apost": _apost, "_first": _first,
         "_div": _div, "_mod": _mod, "_pow": _pow, "_substr": _substr, "_sub": _sub, "_gensub": _gensub,
         "_trunc": _trunc, "_m_sqrt": _m_sqrt, "_m_exp": _m_exp, "_m_log": _m_log, "_m_sin": _m_sin,
         "_m_cos": _m_cos, "_atan2": math.atan2,

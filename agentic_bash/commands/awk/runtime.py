@@ -114,7 +114,8 @@ def _c_int(v: float) -> int:
     return int(v)
 
 
-def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf") -> str:  # noqa: ANN001
+def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: ANN001
+            maxwidth: int | None = None) -> str:
     out: list[str] = []
     pos = 0
     ai = 0
@@ -155,6 +156,9 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf") -> str:  # 
             raise AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
         a = args[ai]
         ai += 1
+        if maxwidth is not None and ((width and int(width) > maxwidth) or (prec and int(prec) > maxwidth)):
+            from ...errors import LimitExceeded
+            raise LimitExceeded("max_variable_bytes", f"awk: printf width larger than {maxwidth}")
         spec = "%" + flags + (width or "") + ("." + prec if prec is not None else "")
         if c in "di":
             v = to_num(a)
