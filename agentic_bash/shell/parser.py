@@ -32,6 +32,8 @@
 #   error ("bad substitution"): ``Param(name=<the whole ${…} source>, op='bad')``. An
 #   unexpandable here-doc body (``$(`` never closed) is ``Param(name=<body>, op='bad')`` too:
 #   bash reports it when the command runs (status 1) and goes on.
+# * A backtick substitution whose text does not parse becomes ``builtin eval '<text>'``
+#   (bash parses backticks only when they run: the error then fails that substitution).
 # * Here-doc bodies are read at the next newline token; the ``HereDoc`` node is created at
 #   the operator and its ``body`` is filled in then (before ``parse`` returns; nodes are
 #   immutable afterwards).
@@ -354,7 +356,15 @@ class Parser(Lexer):
     def parse_backtick_body(self, text: str, line: int) -> Script:
         sub = Parser(text, line - 1, self.extglob)
         sub.depth = self.depth
-        script = sub.parse_script()
+        try:
+            script = sub.parse_script()
+        except ParseError:
+            # bash parses `…` only when it runs: a syntax error inside fails that
+            # substitution (status 2, message on stderr), not the script. `builtin eval`
+            # of the text reproduces that at run time.
+            words = (Word((Lit("builtin"),), "builtin", line), Word((Lit("eval"),), "eval", line),
+                     Word((SQ(text),), "'" + text.replace("'", "'\\''") + "'", line))
+            return Script((ListItem(Simple((), words, (), line)),), line)
         self.warnings.extend(sub.warnings)
         return script
 
