@@ -1,0 +1,1004 @@
+"""Less common text tools: shuf numfmt iconv split csplit fmt column."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import unicodedata
+
+from ._args import (
+    OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf,
+    stdio, try_help,
+)
+from .base import CommandContext, command, strerror
+
+
+def _read(ctx: CommandContext, name: str) -> bytes | None:
+    try:
+        f = open_input(ctx, name)
+    except OSError as e:
+        file_error(ctx, e, name)
+        return None
+    try:
+        return b"".join(iter_chunks(f, 1 << 16))
+    except IsADirectoryError as e:
+        file_error(ctx, e, name)
+        return None
+    finally:
+        f.close()
+
+
+# -- shuf -----------------------------------------------------------------------------------
+
+@command("shuf", usage="shuf [OPTION]... [FILE]\n  or:  shuf -e [OPTION]... [ARG]...\n  or:  shuf -i LO-HI [OPTION]...",
+         help="Write a random permutation of the input lines to standard output.")
+@stdio
+def shuf(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "ei:n:o:rz", {
+            "echo": "e", "input-range": "i", "head-count": "n", "output": "o",
+            "random-source": "random-source:", "repeat": "r", "zero-terminated": "z"}, status=1)
+    except OptError as e:
+        return e.status
+    echo = repeat = False
+    rng_spec = None
+    count: int | None = None
+    out_name = None
+    sep = b"\n"
+    for k, v in opts:
+        if k == "e":
+            echo = True
+        elif k == "i":
+            rng_spec = v
+        elif k == "n":
+            try:
+                c = int(v or "")
+                if c < 0:
+                    raise ValueError
+            except ValueError:
+                ctx.error(f"invalid line count: {quote(ctx, v or '')}")
+                return 1
+            count = c if count is None else min(count, c)
+        elif k == "o":
+            out_name = v
+        elif k == "r":
+            repeat = True
+        elif k == "z":
+            sep = b"\0"
+    r = random.Random(int.from_bytes(__import__("os").urandom(16), "big"))
+    if rng_spec is not None:
+        if echo:
+            ctx.error("cannot combine -e and -i options")
+            try_help(ctx)
+            return 1
+        m = re.fullmatch(r"(\d+)-(\d+)", rng_spec)
+        if not m or int(m.group(1)) > int(m.group(2)) + 1:
+            ctx.error(f"invalid input range: {quote(ctx, rng_spec)}")
+            return 1
+        if ops:
+            ctx.error(f"extra operand {quote(ctx, ops[0])}")
+            try_help(ctx)
+            return 1
+        lo, hi = int(m.group(1)), int(m.group(2))
+        items: list[bytes] | range = range(lo, hi + 1)
+    elif echo:
+        items = [a.encode("utf-8", "surrogateescape") for a in ops]
+    else:
+        if len(ops) > 1:
+            ctx.error(f"extra operand {quote(ctx, ops[1])}")
+            try_help(ctx)
+            return 1
+        data = _read(ctx, ops[0] if ops else "-")
+        if data is None:
+            return 1
+        items = data.split(sep)
+        if items and items[-1] == b"":
+            items.pop()
+    out_lines: list[bytes] = []
+    n = len(items)
+    if repeat:
+        if n == 0:
+            if count:
+                ctx.error("no lines to repeat")
+                return 1
+            return 0
+        total = count if count is not None else None
+        k = 0
+        while total is None or k < total:
+            v = items[r.randrange(n)]
+            out_lines.append(str(v).encode() if isinstance(v, int) else v)
+            k += 1
+            if len(out_lines) >= 4096:
+                _emit(ctx, out_name, out_lines, sep)
+                out_lines = []
+                ctx.budget.check()
+        _emit(ctx, out_name, out_lines, sep)
+        return 0
+    want = n if count is None else min(count, n)
+    if isinstance(items, range):
+        pick = r.sample(items, want)
+        out_lines = [str(v).encode() for v in pick]
+    else:
+        idx = r.sample(range(n), want)
+        out_lines = [items[i] for i in idx]
+    return _emit(ctx, out_name, out_lines, sep)
+
+
+def _emit(ctx: CommandContext, out_name: str | None, lines: list[bytes], sep: bytes) -> int:
+    data = b"".join(x + sep for x in lines)
+    if out_name is None:
+        ctx.stdout.write(data)
+        return 0
+    try:
+        with ctx.fs.open(ctx.path(out_name), "ab") as f:
+            f.write(data)
+    except OSError as e:
+        file_error(ctx, e, out_name)
+        return 1
+    return 0
+
+
+# -- numfmt ---------------------------------------------------------------------------------
+
+_SI = "KMGTPEZYRQ"
+
+
+def _numfmt_parse(s: str, frm: str) -> float | None:
+    m = re.fullmatch(r"\s*([+-]?\d+(?:\.\d+)?|[+-]?\.\d+)([KMGTPEZYRQk]?)(i?)\s*", s)
+    if not m:
+        return None
+    v = float(m.group(1))
+    suf, i = m.group(2).upper(), m.group(3)
+    if suf:
+        if frm == "none":
+            return None
+        p = _SI.index(suf) + 1
+        if frm == "si":
+            if i:
+                return None
+            v *= 1000 ** p
+        elif frm in ("iec",):
+            if i:
+                return None
+            v *= 1024 ** p
+        elif frm == "iec-i":
+            if not i:
+                return None
+            v *= 1024 ** p
+        else:  # auto
+            v *= (1024 if i else 1000) ** p
+    return v
+
+
+def _round(v: float, mode: str) -> float:
+    if mode == "up":
+        return math.ceil(v)
+    if mode == "down":
+        return math.floor(v)
+    if mode == "towards-zero":
+        return math.trunc(v)
+    if mode == "nearest":
+        return math.floor(v + 0.5) if v >= 0 else math.ceil(v - 0.5)
+    return math.ceil(v) if v >= 0 else math.floor(v)   # from-zero (default)
+
+
+def _numfmt_to(v: float, to: str, rnd: str, prec: int | None) -> str:
+    if to == "none":
+        r = _round(v, rnd)
+        if prec is not None:
+            return f"{v:.{prec}f}"
+        return str(int(r))
+    base = 1000 if to == "si" else 1024
+    a = abs(v)
+    p = 0
+    while a >= base and p < len(_SI):
+        a /= base
+        p += 1
+    if p == 0:
+        return str(int(_round(v, rnd))) if prec is None else f"{v:.{prec}f}"
+    sign = -1 if v < 0 else 1
+    if prec is None:
+        if a < 10:
+            x = _round(a * 10 * sign, rnd) / 10
+            if abs(x) >= 10:
+                x = _round(a * sign, rnd)
+                body = str(int(x))
+            else:
+                body = f"{x:.1f}"
+        else:
+            x = _round(a * sign, rnd)
+            if abs(x) >= base and p < len(_SI):
+                p += 1
+                body = f"{x / base:.1f}"
+            else:
+                body = str(int(x))
+    else:
+        scale = 10 ** prec
+        body = f"{_round(sign * a * scale, rnd) / scale:.{prec}f}"
+    suf = _SI[p - 1]
+    if to == "si" and suf == "K":
+        suf = "k" if False else "K"
+    return body + suf + ("i" if to == "iec-i" else "")
+
+
+@command("numfmt", usage="numfmt [OPTION]... [NUMBER]...", help="Reformat NUMBER(s), or the numbers from standard input if none are specified.")
+@stdio
+def numfmt(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "d:z", {
+            "from": "from:", "to": "to:", "suffix": "suffix:", "padding": "padding:",
+            "field": "field:", "delimiter": "d", "header": "header::", "round": "round:",
+            "format": "format:", "invalid": "invalid:", "from-unit": "from-unit:",
+            "to-unit": "to-unit:", "grouping": None, "zero-terminated": "z", "debug": None}, status=1)
+    except OptError as e:
+        return e.status
+    frm, to = "none", "none"
+    suffix = ""
+    padding = 0
+    fields = {1}
+    all_fields = False
+    delim: str | None = None
+    header = 0
+    rnd = "from-zero"
+    fmt_prec: int | None = None
+    fmt_pre = fmt_post = ""
+    fmt_width = 0
+    invalid = "abort"
+    from_unit = to_unit = 1
+    for k, v in opts:
+        v = v or ""
+        if k in ("from", "to"):
+            if v not in ("none", "si", "iec", "iec-i", "auto") or (k == "to" and v == "auto"):
+                ctx.error(f"invalid argument {quote(ctx, v)} for '--{k}'")
+                vals = ["none", "auto", "si", "iec", "iec-i"] if k == "from" else ["none", "si", "iec", "iec-i"]
+                ctx.stderr.write(("Valid arguments are:\n" + "".join(f"  - '{x}'\n" for x in vals)).encode())
+                try_help(ctx)
+                return 1
+            if k == "from":
+                frm = v
+            else:
+                to = v
+        elif k == "suffix":
+            suffix = v
+        elif k == "padding":
+            try:
+                padding = int(v)
+            except ValueError:
+                ctx.error(f"invalid padding value {quote(ctx, v)}")
+                return 1
+        elif k == "field":
+            if v == "-":
+                all_fields = True
+                continue
+            fields = set()
+            for part in v.split(","):
+                m = re.fullmatch(r"(\d*)-(\d*)|(\d+)", part)
+                if not m:
+                    ctx.error(f"invalid field value {quote(ctx, part)}")
+                    try_help(ctx)
+                    return 1
+                if m.group(3):
+                    fields.add(int(m.group(3)))
+                else:
+                    lo = int(m.group(1) or 1)
+                    hi = int(m.group(2)) if m.group(2) else 10 ** 6
+                    if not m.group(2):
+                        all_fields = all_fields or lo == 1
+                    fields.update(range(lo, min(hi, 1000) + 1))
+        elif k == "d":
+            delim = v
+        elif k == "header":
+            header = int(v) if v else 1
+        elif k == "round":
+            rnd = v
+        elif k == "format":
+            m = re.fullmatch(r"(.*?)%(-?)(0?)(\d*)(?:\.(\d+))?f(.*)", v)
+            if not m:
+                ctx.error(f"invalid format {quote(ctx, v)}, directive must be %[0]['][-][N][.][N]f")
+                return 1
+            fmt_pre, fmt_post = m.group(1), m.group(6)
+            fmt_width = int(m.group(4) or 0) * (-1 if m.group(2) else 1)
+            fmt_prec = int(m.group(5)) if m.group(5) is not None else None
+        elif k == "invalid":
+            invalid = v
+        elif k == "from-unit":
+            from_unit = int(v)
+        elif k == "to-unit":
+            to_unit = int(v)
+    status = 0
+
+    def conv(tok: str) -> str | None:
+        nonlocal status
+        t = tok
+        if suffix and t.endswith(suffix):
+            t = t[: -len(suffix)]
+        val = _numfmt_parse(t, frm)
+        if val is None:
+            msg = f"invalid number: {quote(ctx, tok.strip())}"
+            if re.fullmatch(r"\s*[+-]?\d+(\.\d+)?[A-Za-z]+\s*", t):
+                m2 = re.search(r"[A-Za-z]", t)
+                if m2 and m2.group(0).upper() not in _SI + "I":
+                    msg = f"invalid suffix in input: {quote(ctx, tok.strip())}"
+                elif frm == "none":
+                    msg = f"rejecting suffix in input: {quote(ctx, tok.strip())} (consider using --from)"
+            if invalid in ("abort", "fail"):
+                ctx.error(msg)
+            elif invalid == "warn":
+                ctx.error(msg)
+            status = 2
+            return None
+        val = val * from_unit / to_unit
+        s = _numfmt_to(val, to, rnd, fmt_prec)
+        s = s + suffix
+        if fmt_width:
+            s = s.rjust(fmt_width) if fmt_width > 0 else s.ljust(-fmt_width)
+        s = fmt_pre + s + fmt_post
+        if padding:
+            s = s.rjust(padding) if padding > 0 else s.ljust(-padding)
+        return s
+
+    def line_conv(line: str) -> str | None:
+        if delim is not None:
+            parts = line.split(delim)
+            for i in range(len(parts)):
+                if all_fields or (i + 1) in fields:
+                    r = conv(parts[i])
+                    if r is None:
+                        if invalid in ("abort",):
+                            return None
+                        continue
+                    parts[i] = r
+            return delim.join(parts)
+        toks = re.findall(r"\s*\S+|\s+$", line) or [line]
+        out = []
+        for i, tok in enumerate(toks):
+            if (all_fields or (i + 1) in fields) and tok.strip():
+                r = conv(tok.strip())
+                if r is None:
+                    if invalid == "abort":
+                        return None
+                    out.append(tok)
+                    continue
+                if len(r) < len(tok) and not padding:
+                    r = r.rjust(len(tok)) if i > 0 or tok[:1].isspace() else r
+                elif i > 0 and not r[:1].isspace():
+                    r = " " + r
+                out.append(r)
+            else:
+                out.append(tok)
+        return "".join(out)
+
+    outl: list[str] = []
+    if ops:
+        for o in ops:
+            r = line_conv(o) if False else conv(o)
+            if r is None:
+                if invalid == "abort":
+                    ctx.stdout.write("".join(x + "\n" for x in outl).encode())
+                    return 2
+                if invalid != "ignore" and invalid != "warn" and invalid != "fail":
+                    return 2
+                outl.append(o)
+                continue
+            outl.append(r)
+        ctx.stdout.write("".join(x + "\n" for x in outl).encode())
+        return status if invalid in ("abort", "fail") else 0
+    n = 0
+    for raw in iter_lines(ctx.stdin):
+        n += 1
+        line = raw.decode("utf-8", "surrogateescape").rstrip("\n")
+        if n <= header:
+            ctx.stdout.write((line + "\n").encode("utf-8", "surrogateescape"))
+            continue
+        r = line_conv(line)
+        if r is None:
+            return 2
+        ctx.stdout.write((r + "\n").encode("utf-8", "surrogateescape"))
+    return status if invalid in ("abort", "fail") else 0
+
+
+# -- iconv ----------------------------------------------------------------------------------
+
+_ENC = {"utf8": "utf-8", "utf-8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1",
+        "iso8859-1": "latin-1", "iso_8859-1": "latin-1", "l1": "latin-1", "ascii": "ascii",
+        "us-ascii": "ascii", "ansi_x3.4-1968": "ascii", "utf-16": "utf-16", "utf16": "utf-16",
+        "utf-16le": "utf-16-le", "utf-16be": "utf-16-be", "utf-32": "utf-32", "utf-32le": "utf-32-le",
+        "utf-32be": "utf-32-be", "cp1252": "cp1252", "windows-1252": "cp1252",
+        "iso-8859-15": "iso8859-15", "latin9": "iso8859-15", "cp437": "cp437", "ucs-2": "utf-16"}
+
+
+def _translit(ch: str) -> str:
+    special = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-",
+               "\u2014": "-", "\u2026": "...", "\u20ac": "EUR", "\u00df": "ss", "\u00e6": "ae",
+               "\u00c6": "AE", "\u0153": "oe", "\u0152": "OE", "\u00a0": " ", "\u00ab": "<<",
+               "\u00bb": ">>", "\u00a9": "(C)", "\u00ae": "(R)", "\u2122": "TM"}
+    if ch in special:
+        return special[ch]
+    d = unicodedata.normalize("NFKD", ch)
+    a = "".join(c for c in d if ord(c) < 128 and not unicodedata.combining(c))
+    return a or "?"
+
+
+@command("iconv", usage="iconv [OPTION...] [FILE...]", help="Convert encoding of given files from one encoding to another.")
+@stdio
+def iconv(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "cf:lo:st:", {
+            "from-code": "f", "to-code": "t", "list": "l", "output": "o", "silent": "s"}, status=1)
+    except OptError as e:
+        return e.status
+    frm = to = "utf-8"
+    frm_raw, to_raw = "UTF-8", "UTF-8"
+    drop = False
+    out_name = None
+    for k, v in opts:
+        if k == "f":
+            frm_raw = v or ""
+        elif k == "t":
+            to_raw = v or ""
+        elif k == "c":
+            drop = True
+        elif k == "o":
+            out_name = v
+        elif k == "l":
+            ctx.stdout.write("".join(f"{x.upper()}//\n" for x in sorted(_ENC)).encode())
+            return 0
+    translit = "//TRANSLIT" in to_raw.upper()
+    if "//IGNORE" in to_raw.upper():
+        drop = True
+    base_from = frm_raw.split("//")[0].lower()
+    base_to = to_raw.split("//")[0].lower()
+    frm = _ENC.get(base_from, "")
+    to = _ENC.get(base_to, "")
+    if not frm or not to:
+        if not frm and not to:
+            ctx.stderr.write(f"iconv: conversions from `{frm_raw}' and to `{to_raw}' are not supported\n".encode())
+        elif not frm:
+            ctx.stderr.write(f"iconv: conversion from `{frm_raw}' is not supported\n".encode())
+        else:
+            ctx.stderr.write(f"iconv: conversion to `{to_raw}' is not supported\n".encode())
+        ctx.stderr.write(b"Try 'iconv --help' or 'iconv --usage' for more information.\n")
+        return 1
+    status = 0
+    outs: list[bytes] = []
+    for name in ops or ["-"]:
+        data = _read(ctx, name)
+        if data is None:
+            status = 1
+            continue
+        try:
+            text = data.decode(frm)
+        except UnicodeDecodeError as e:
+            if drop:
+                text = data.decode(frm, "ignore")
+                status = 1
+            else:
+                outs.append(data[: e.start].decode(frm).encode(to, "replace"))
+                ctx.stdout.write(b"".join(outs))
+                if e.reason == "unexpected end of data":
+                    ctx.stderr.write(b"iconv: incomplete character or shift sequence at end of buffer\n")
+                else:
+                    ctx.stderr.write(f"iconv: illegal input sequence at position {e.start}\n".encode())
+                return 1
+        res = bytearray()
+        pos = 0
+        try:
+            res += text.encode(to)
+        except UnicodeEncodeError:
+            res = bytearray()
+            for ch in text:
+                try:
+                    res += ch.encode(to)
+                except UnicodeEncodeError:
+                    if translit:
+                        res += _translit(ch).encode(to, "replace")
+                    elif drop:
+                        continue
+                    else:
+                        outs.append(bytes(res))
+                        ctx.stdout.write(b"".join(outs))
+                        ctx.stderr.write(f"iconv: cannot convert\n".encode() if False else
+                                         f"iconv: illegal input sequence at position {pos}\n".encode())
+                        return 1
+                pos += len(ch.encode(frm, "surrogatepass"))
+        outs.append(bytes(res))
+    data_out = b"".join(outs)
+    if out_name:
+        try:
+            with ctx.fs.open(ctx.path(out_name), "wb") as f:
+                f.write(data_out)
+        except OSError as e:
+            ctx.stderr.write(f"iconv: cannot open output file: {strerror(e)}\n".encode())
+            return 1
+    else:
+        ctx.stdout.write(data_out)
+    return status
+
+
+# -- split / csplit -------------------------------------------------------------------------
+
+def _suffix(i: int, length: int, numeric: bool, hexa: bool, start: int = 0) -> str | None:
+    i += start
+    if numeric or hexa:
+        s = ("%0*x" if hexa else "%0*d") % (length, i)
+        return s if len(s) <= length else None
+    chars = "abcdefghijklmnopqrstuvwxyz"
+    out = []
+    for _ in range(length):
+        out.append(chars[i % 26])
+        i //= 26
+    if i:
+        return None
+    return "".join(reversed(out))
+
+
+@command("split", usage="split [OPTION]... [FILE [PREFIX]]", help="Output pieces of FILE to PREFIXaa, PREFIXab, ...;\ndefault size is 1000 lines, and default PREFIX is 'x'.")
+@stdio
+def split(ctx: CommandContext, argv: list[str]) -> int:
+    from .textutils import parse_size
+    args = [argv[0]]
+    for a in argv[1:]:
+        args.append(("-l" + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    try:
+        opts, ops = parse_opts(ctx, args, "a:b:C:dl:n:t:ux", {
+            "suffix-length": "a", "bytes": "b", "line-bytes": "C", "numeric-suffixes": "numeric-suffixes::",
+            "hex-suffixes": "hex-suffixes::", "lines": "l", "number": "n", "additional-suffix": "additional-suffix:",
+            "separator": "t", "verbose": None, "elide-empty-files": "e", "filter": "filter:",
+            "unbuffered": "u"}, status=1)
+    except OptError as e:
+        return e.status
+    mode, amount = "l", 1000
+    suf_len = 2
+    suf_len_set = False
+    numeric = hexa = False
+    start = 0
+    add = ""
+    verbose = False
+    sep = b"\n"
+    for k, v in opts:
+        v = v or ""
+        if k == "a":
+            if not v.isdigit():
+                ctx.error(f"invalid suffix length: {quote(ctx, v)}")
+                return 1
+            suf_len, suf_len_set = int(v), True
+        elif k in "blCn" and len(k) == 1:
+            if k == "n":
+                m = re.fullmatch(r"(?:([lr])/)?(\d+)(?:/(\d+))?", v)
+                if not m:
+                    ctx.error(f"invalid number of chunks: {quote(ctx, v)}")
+                    return 1
+                mode, amount = "n", int(m.group(2))
+                continue
+            r = parse_size(v)
+            if r is None or r[1] == 0:
+                what = "lines" if k == "l" else "bytes"
+                ctx.error(f"invalid number of {what}: {quote(ctx, v)}")
+                return 1
+            mode, amount = k, r[1]
+        elif k in ("d", "numeric-suffixes"):
+            numeric = True
+            if v:
+                start = int(v)
+        elif k in ("x", "hex-suffixes"):
+            hexa = True
+            if v:
+                start = int(v, 16) if k == "hex-suffixes" else int(v)
+        elif k == "additional-suffix":
+            if "/" in v:
+                ctx.error(f"invalid suffix {quote(ctx, v)}, contains directory separator")
+                return 1
+            add = v
+        elif k == "verbose":
+            verbose = True
+        elif k == "t":
+            sep = v.encode() if v != "\\0" else b"\0"
+    if len(ops) > 2:
+        ctx.error(f"extra operand {quote(ctx, ops[2])}")
+        try_help(ctx)
+        return 1
+    src = ops[0] if ops else "-"
+    prefix = ops[1] if len(ops) > 1 else "x"
+    data = _read(ctx, src)
+    if data is None:
+        return 1
+    pieces: list[bytes] = []
+    if mode == "l":
+        lines = data.split(sep)
+        tail = lines.pop() if lines else b""
+        lines = [x + sep for x in lines] + ([tail] if tail else [])
+        for i in range(0, len(lines), amount):
+            pieces.append(b"".join(lines[i:i + amount]))
+    elif mode == "b":
+        pieces = [data[i:i + amount] for i in range(0, len(data), amount)]
+    elif mode == "C":
+        cur = b""
+        for line in data.splitlines(keepends=True):
+            while len(line) > amount:
+                if cur:
+                    pieces.append(cur)
+                    cur = b""
+                pieces.append(line[:amount])
+                line = line[amount:]
+            if len(cur) + len(line) > amount:
+                pieces.append(cur)
+                cur = b""
+            cur += line
+        if cur:
+            pieces.append(cur)
+    else:
+        n = amount
+        size = len(data)
+        for i in range(n):
+            pieces.append(data[i * size // n:(i + 1) * size // n])
+    if mode == "n" and not suf_len_set:
+        while (26 if not (numeric or hexa) else (16 if hexa else 10)) ** suf_len < len(pieces):
+            suf_len += 1
+    for i, piece in enumerate(pieces):
+        s = _suffix(i, suf_len, numeric, hexa, start)
+        if s is None:
+            ctx.error("output file suffixes exhausted")
+            return 1
+        name = prefix + s + add
+        try:
+            with ctx.fs.open(ctx.path(name), "wb") as f:
+                f.write(piece)
+        except OSError as e:
+            file_error(ctx, e, name)
+            return 1
+        if verbose:
+            ctx.stdout.write(f"creating file {quoteaf(name)}\n".encode("utf-8", "surrogateescape"))
+    return 0
+
+
+@command("csplit", usage="csplit [OPTION]... FILE PATTERN...", help="Output pieces of FILE separated by PATTERN(s) to files 'xx00', 'xx01', ...,\nand output byte counts of each piece to standard output.")
+@stdio
+def csplit(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "b:f:kn:szq", {
+            "suffix-format": "b", "prefix": "f", "keep-files": "k", "digits": "n",
+            "quiet": "s", "silent": "s", "elide-empty-files": "z", "suppress-matched": None}, status=1)
+    except OptError as e:
+        return e.status
+    prefix = "xx"
+    digits = 2
+    quiet = elide = keep = False
+    sfmt = None
+    suppress = False
+    for k, v in opts:
+        if k == "f":
+            prefix = v or ""
+        elif k == "n":
+            digits = int(v or "2")
+        elif k in "sq":
+            quiet = True
+        elif k == "z":
+            elide = True
+        elif k == "k":
+            keep = True
+        elif k == "b":
+            sfmt = v
+        elif k == "suppress-matched":
+            suppress = True
+    if len(ops) < 2:
+        if not ops:
+            ctx.error("missing operand")
+        else:
+            ctx.error(f"missing operand after {quote(ctx, ops[-1])}")
+        try_help(ctx)
+        return 1
+    data = _read(ctx, ops[0])
+    if data is None:
+        return 1
+    lines = data.splitlines(keepends=True)
+    import regex as _re
+    cuts: list[tuple[int, bool]] = []   # (line index where a new piece starts, skip-piece)
+    pos = 0
+    pieces: list[bytes] = []
+    created: list[str] = []
+
+    def out_name(i: int) -> str:
+        if sfmt:
+            from .printfmt import gnu_printf
+            return prefix + gnu_printf(sfmt, [str(i)])[0].decode()
+        return prefix + "%0*d" % (digits, i)
+
+    specs = ops[1:]
+    i = 0
+    prev_spec = None
+    status = 0
+    while i < len(specs):
+        sp = specs[i]
+        rep = 1
+        if i + 1 < len(specs) and re.fullmatch(r"\{(\d+|\*)\}", specs[i + 1]):
+            r = specs[i + 1][1:-1]
+            rep = 10 ** 9 if r == "*" else int(r) + 1
+            i += 1
+        i += 1
+        for _ in range(rep):
+            m = re.fullmatch(r"([/%])(.*)\1([+-]\d+)?", sp, re.S)
+            if m:
+                skip = m.group(1) == "%"
+                pat = _re.compile(m.group(2).encode("utf-8", "surrogateescape"))
+                off = int(m.group(3) or 0)
+                start = pos + (1 if prev_spec == sp and not skip and pos < len(lines) else 0)
+                found = None
+                for j in range(start, len(lines)):
+                    if pat.search(lines[j].rstrip(b"\n")):
+                        found = j
+                        break
+                if found is None:
+                    if rep >= 10 ** 9:
+                        break
+                    ctx.error(f"{quote(ctx, sp)}: match not found")
+                    status = 1
+                    break
+                cut = found + off
+                if cut < pos or cut > len(lines):
+                    ctx.error(f"{quote(ctx, sp)}: line number out of range")
+                    status = 1
+                    break
+                if skip:
+                    pos = cut
+                else:
+                    pieces.append(b"".join(lines[pos:cut]))
+                    pos = cut
+                    if suppress and pos < len(lines):
+                        pos += 1
+                prev_spec = sp
+            elif sp.isdigit():
+                n = int(sp)
+                cut = n - 1 if prev_spec is None or not prev_spec.isdigit() else n - 1
+                if cut < pos or cut > len(lines):
+                    ctx.error(f"{quote(ctx, sp)}: line number out of range")
+                    status = 1
+                    break
+                pieces.append(b"".join(lines[pos:cut]))
+                pos = cut
+                prev_spec = sp
+            else:
+                ctx.error(f"{quote(ctx, sp)}: invalid pattern")
+                return 1
+        if status:
+            break
+    if status and not keep:
+        pieces.append(b"".join(lines[pos:]))
+        for idx, pc in enumerate(pieces):
+            if not quiet:
+                ctx.stdout.write(f"{len(pc)}\n".encode())
+        return 1
+    pieces.append(b"".join(lines[pos:]))
+    idx = 0
+    for pc in pieces:
+        if elide and not pc:
+            continue
+        name = out_name(idx)
+        idx += 1
+        try:
+            with ctx.fs.open(ctx.path(name), "wb") as f:
+                f.write(pc)
+        except OSError as e:
+            file_error(ctx, e, name)
+            return 1
+        created.append(name)
+        if not quiet:
+            ctx.stdout.write(f"{len(pc)}\n".encode())
+    _ = cuts
+    return 0
+
+
+# -- fmt ------------------------------------------------------------------------------------
+
+@command("fmt", usage="fmt [-WIDTH] [OPTION]... [FILE]...", help="Reformat each paragraph in the FILE(s), writing to standard output.")
+@stdio
+def fmt(ctx: CommandContext, argv: list[str]) -> int:
+    args = [argv[0]]
+    for a in argv[1:]:
+        args.append(("-w" + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    try:
+        opts, ops = parse_opts(ctx, args, "cg:p:stuw:", {
+            "crown-margin": "c", "goal": "g", "prefix": "p", "split-only": "s",
+            "tagged-paragraph": "t", "uniform-spacing": "u", "width": "w"}, status=1)
+    except OptError as e:
+        return e.status
+    width = 75
+    split_only = uniform = False
+    for k, v in opts:
+        if k == "w":
+            try:
+                width = int(v or "")
+            except ValueError:
+                ctx.error(f"invalid width: {quote(ctx, v or '')}")
+                return 1
+        elif k == "s":
+            split_only = True
+        elif k == "u":
+            uniform = True
+    status = 0
+    for name in ops or ["-"]:
+        data = _read(ctx, name)
+        if data is None:
+            status = 1
+            continue
+        text = data.decode("utf-8", "surrogateescape")
+        out: list[str] = []
+        para: list[str] = []
+        indent = ""
+
+        def flush() -> None:
+            nonlocal para
+            if not para:
+                return
+            if split_only:
+                for ln in para:
+                    out.extend(_greedy(ln.split(), width, re.match(r"\s*", ln).group(0)))  # type: ignore[union-attr]
+            else:
+                words = " ".join(para).split()
+                out.extend(_greedy(words, width, indent, uniform))
+            para = []
+
+        for line in text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"):
+            if not line.strip():
+                flush()
+                out.append(line)
+                continue
+            ind = re.match(r"[ \t]*", line).group(0)  # type: ignore[union-attr]
+            if para and ind != indent and not split_only:
+                flush()
+            if not para:
+                indent = ind
+            para.append(line)
+        flush()
+        ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
+    return status
+
+
+def _greedy(words: list[str], width: int, indent: str, uniform: bool = False) -> list[str]:
+    lines: list[str] = []
+    cur = indent
+    has = False
+    goal = width * 93 // 100
+    for w in words:
+        sep = " "
+        if has and cur.endswith((".", "?", "!")) and not uniform:
+            sep = "  "
+        if has and len(cur) + len(sep) + len(w) > goal + (width - goal) * 0 and len(cur) + len(sep) + len(w) > width - 0:
+            lines.append(cur)
+            cur = indent + w
+        elif has and len(cur) + len(sep) + len(w) > goal:
+            lines.append(cur)
+            cur = indent + w
+        else:
+            cur = cur + sep + w if has else cur + w
+        has = True
+    if has:
+        lines.append(cur)
+    return lines
+
+
+# -- column ---------------------------------------------------------------------------------
+
+def _dw(s: str) -> int:
+    w = 0
+    for ch in s:
+        if unicodedata.combining(ch):
+            continue
+        w += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return w
+
+
+@command("column", usage="column [options] [<file>...]", help="Columnate lists.")
+@stdio
+def column(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, ops = parse_opts(ctx, argv, "ts:o:c:xnNR:eJH:l:r:d", {
+            "table": "t", "separator": "s", "output-separator": "o", "output-width": "c",
+            "fillrows": "x", "table-columns": "N", "table-right": "R", "keep-empty-lines": "L",
+            "json": "J", "table-hide": "H", "table-noheadings": "d", "table-name": "n"}, status=1)
+    except OptError as e:
+        return e.status
+    table = across = False
+    seps: str | None = None
+    osep = "  "
+    width = 80
+    right: set[int] = set()
+    keep_empty = False
+    for k, v in opts:
+        if k == "t":
+            table = True
+        elif k == "s":
+            seps = v
+        elif k == "o":
+            osep = v or ""
+        elif k == "c":
+            try:
+                width = int(v or "")
+            except ValueError:
+                ctx.stderr.write(f"column: invalid columns argument: '{v}'\n".encode())
+                return 1
+        elif k == "x":
+            across = True
+        elif k == "R":
+            right = {int(x) for x in (v or "").split(",") if x.isdigit()}
+        elif k == "L":
+            keep_empty = True
+    if "COLUMNS" in ctx.env and not any(k == "c" for k, _ in opts):
+        try:
+            width = int(ctx.env["COLUMNS"])
+        except ValueError:
+            pass
+    text_parts: list[str] = []
+    status = 0
+    for name in ops or ["-"]:
+        data = _read(ctx, name)
+        if data is None:
+            status = 1
+            continue
+        text_parts.append(data.decode("utf-8", "surrogateescape"))
+    text = "".join(text_parts)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out: list[str] = []
+    if table:
+        rows = []
+        for ln in lines:
+            if not ln.strip() and not keep_empty:
+                continue
+            if seps is None:
+                cells = ln.split()
+            else:
+                cells = re.split("[" + re.escape(seps) + "]", ln)
+            rows.append(cells)
+        ncol = max((len(r) for r in rows), default=0)
+        widths = [0] * ncol
+        for r in rows:
+            for i, c in enumerate(r):
+                widths[i] = max(widths[i], _dw(c))
+        for r in rows:
+            cells = []
+            for i, c in enumerate(r):
+                if i == len(r) - 1 and (i + 1) not in right:
+                    cells.append(c)
+                else:
+                    pad = " " * (widths[i] - _dw(c))
+                    cells.append(pad + c if (i + 1) in right else c + pad)
+            out.append(osep.join(cells).rstrip(" ") if seps is None and osep == "  " else osep.join(cells))
+        ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
+        return status
+    items = [ln for ln in lines if ln.strip()]
+    if not items:
+        return status
+    maxw = max(_dw(x) for x in items)
+    colw = (maxw // 8 + 1) * 8
+    cols = max(width // colw, 1)
+    if cols >= len(items) and _dw_total(items, colw) <= width:
+        ctx.stdout.write(("\t".join(items) + "\n").encode("utf-8", "surrogateescape") if False else _fill_line(items, colw).encode("utf-8", "surrogateescape"))
+        return status
+    rows_n = -(-len(items) // cols)
+    for r in range(rows_n):
+        row = []
+        for c in range(cols):
+            i = r * cols + c if across else c * rows_n + r
+            if i < len(items):
+                row.append(items[i])
+        out.append(_fill_line(row, colw).rstrip("\n"))
+    ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
+    return status
+
+
+def _dw_total(items: list[str], colw: int) -> int:
+    return colw * (len(items) - 1) + _dw(items[-1])
+
+
+def _fill_line(items: list[str], colw: int) -> str:
+    parts = []
+    for i, it in enumerate(items):
+        if i < len(items) - 1:
+            w = _dw(it)
+            ntabs = -(-(colw - w) // 8)
+            parts.append(it + "\t" * max(ntabs, 1))
+        else:
+            parts.append(it)
+    return "".join(parts) + "\n"
