@@ -940,7 +940,14 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
                 flags.append(argv[i + 1])
                 i += 1
         i += 1
+    conflict = False
+    styles = {"c": "context", "C": "context", "u": "unified", "U": "unified", "normal": "normal"}
+    seen_style: str | None = None
     for k, v in opts:
+        if k in styles:
+            if seen_style is not None and seen_style != styles[k]:
+                conflict = True
+            seen_style = styles[k]
         if k == "a":
             o.text = True
         elif k == "b":
@@ -1000,11 +1007,12 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
         elif k in ("e", "y", "D", "ngf"):
             ctx.error(f"option -{k} is not supported here" if len(k) == 1 else f"option --{k} is not supported here")
             return 2
+    if conflict:
+        ctx.error("conflicting output style options")
+        ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
+        return 2
     if len(operands) < 2:
-        if not operands:
-            ctx.error("missing operand after 'diff'")
-        else:
-            ctx.error(f"missing operand after '{operands[-1]}'")
+        ctx.error(f"missing operand after '{argv[-1] if len(argv) > 1 else 'diff'}'")
         ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
         return 2
     if len(operands) > 2:
@@ -1052,10 +1060,19 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "s":
             quiet = True
         elif k == "n":
-            limit = _cmp_num(v or "0")
+            limit = _cmp_num(v or "")
+            if limit is None:
+                ctx.error(f"invalid --bytes value '{v}'")
+                ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+                return 2
         elif k == "i":
-            a, _, b = (v or "0").partition(":")
-            skip = [_cmp_num(a), _cmp_num(b or a)]
+            a, _, b = (v or "").partition(":")
+            sk = [_cmp_num(a), _cmp_num(b or a)]
+            if None in sk:
+                ctx.error(f"invalid --ignore-initial value '{v}'")
+                ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+                return 2
+            skip = sk  # type: ignore[assignment]
     if verbose and quiet:
         ctx.error("options -l and -s are incompatible")
         ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
@@ -1071,10 +1088,17 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
     names = [operands[0], operands[1] if len(operands) > 1 else "-"]
     for k in (2, 3):
         if len(operands) > k:
-            skip[k - 2] = _cmp_num(operands[k])
+            sv = _cmp_num(operands[k])
+            if sv is None:
+                ctx.error(f"invalid --ignore-initial value '{operands[k]}'")
+                ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+                return 2
+            skip[k - 2] = sv
     datas = []
     for n in names:
         try:
+            if n == "":
+                raise FileNotFoundError(2, "No such file or directory", n)
             if n == "-":
                 datas.append(ctx.stdin.read())
             else:
@@ -1146,12 +1170,14 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
     return status
 
 
-def _cmp_num(s: str) -> int:
+def _cmp_num(s: str) -> int | None:
     mult = {"": 1, "k": 1024, "K": 1024, "kB": 1000, "M": 1 << 20, "MB": 10**6, "G": 1 << 30, "GB": 10**9}
     i = 0
-    while i < len(s) and s[i].isdigit():
+    while i < len(s) and s[i].isdigit() and s[i].isascii():
         i += 1
-    return int(s[:i] or "0") * mult.get(s[i:], 1)
+    if i == 0 or s[i:] not in mult:
+        return None
+    return int(s[:i]) * mult[s[i:]]
 
 
 def _pchar(c: int) -> str:
@@ -1350,6 +1376,11 @@ def patch(ctx: CommandContext, argv: list[str]) -> int:
             remove_empty = True
         elif k == "b":
             backup = True
+    if len(operands) > 2 or (len(operands) > 1 and inp is not None):
+        extra = operands[2] if len(operands) > 2 else operands[1]
+        ctx.error(f"{extra}: extra operand")
+        ctx.stderr.write(b"patch: Try 'patch --help' for more information.\n")
+        return 2
     if len(operands) > 1 and inp is None:
         inp = operands[1]
     target = operands[0] if operands else None
@@ -1360,12 +1391,16 @@ def patch(ctx: CommandContext, argv: list[str]) -> int:
             with ctx.fs.open(ctx.path(inp), "rb") as fh:
                 data = fh.read()
     except OSError as e:
-        ctx.error(f"Can't open patch file {inp} : {e.strerror}" if False else f"{inp}: {e.strerror}")
+        ctx.stderr.write(f"patch: **** Can't open patch file {inp} : {e.strerror}\n".encode("utf-8", "surrogateescape"))
         return 2
+    if not data.strip():
+        return 0
     patches = _parse_unified(data)
     if not patches and target is not None:
         patches = _parse_normal(data)
     if not patches:
+        if not data.endswith(b"\n"):
+            ctx.stdout.write(b"patch unexpectedly ends in middle of line\n")
         ctx.stderr.write(b"patch: **** Only garbage was found in the patch input.\n")
         return 2
     out = ctx.stdout

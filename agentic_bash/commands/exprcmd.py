@@ -121,7 +121,9 @@ class _Parser:
 
     def need(self, after: str) -> None:
         if self.nomore():
-            raise ExprError(f"syntax error: missing argument after {self.q(after)}")
+            # GNU names the last argument it consumed
+            prev = self.args[self.i - 1] if self.i else after
+            raise ExprError(f"syntax error: missing argument after {self.q(prev)}")
 
     # precedence climbing, mirroring GNU's eval, eval1, ..., eval7
     def e0(self, ev: bool) -> object:  # |

@@ -751,15 +751,17 @@ class _Grep:
             if selected:
                 raise _Stop
             return
+        cname = b"\x1b[35m\x1b[K" + name + b"\x1b[m\x1b[K" if o.color else name
         if o.count:
             if self.with_filename:
-                self.out.write(name + (b"\0" if o.null else b":") + b"%d\n" % selected)
+                sep = b"\0" if o.null else (b"\x1b[36m\x1b[K:\x1b[m\x1b[K" if o.color else b":")
+                self.out.write(cname + sep + b"%d\n" % selected)
             else:
                 self.out.write(b"%d\n" % selected)
         if o.list_files == "l" and selected:
-            self.out.write(name + end)
+            self.out.write(cname + end)
         elif o.list_files == "L" and not selected:
-            self.out.write(name + end)
+            self.out.write(cname + end)
             self.any_listed = True
 
     def excluded_file(self, path: str, command_line: bool) -> bool:
@@ -783,6 +785,10 @@ class _Grep:
         if operand == "-" and command_line:
             sel = self.search_stream(ctx.stdin, o.label)
             self.report(o.label, sel)
+            return
+        if operand == "":
+            self.error(f"{display}: No such file or directory")
+            self.status_err = True
             return
         p = ctx.path(operand)
         try:

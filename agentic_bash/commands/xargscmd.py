@@ -66,6 +66,35 @@ You can report (and track via the Savannah bug tracker) find bugs here:
 BUF = 131072
 
 
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
+
+
+def _shell_quote(a: bytes) -> bytes:
+    """gnulib quotearg's shell-escape style, as xargs -t prints arguments."""
+    if a and all(c in _SAFE for c in a):
+        return a
+    printable = all(32 <= c < 127 or c >= 128 for c in a)
+    if printable and b"'" not in a:
+        return b"'" + a + b"'"
+    if printable and not any(c in a for c in b'"$`\\'):
+        return b'"' + a + b'"'
+    out = bytearray()
+    seg = bytearray()
+    def flush() -> None:
+        if seg:
+            out.extend(b"'" + bytes(seg).replace(b"'", b"'\\''") + b"'")
+            seg.clear()
+    for c in a:
+        if 32 <= c < 127 or c >= 128:
+            seg.append(c)
+        else:
+            flush()
+            esc = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f", 13: b"\\r"}.get(c)
+            out.extend(b"$'" + (esc or b"\\%03o" % c) + b"'")
+    flush()
+    return bytes(out) or b"''"
+
+
 class _Fail(Exception):
     def __init__(self, status: int) -> None:
         super().__init__(status)
@@ -197,6 +226,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                 exit_size = True
             elif k == "L":
                 max_lines = num("L", v)
+                if max_args is not None:
+                    ctx.error("warning: options --max-args and -L are mutually exclusive, ignoring previous --max-args value")
                 max_args = None
                 replace = None
             elif k == "l":
@@ -205,6 +236,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             elif k == "n":
                 max_args = num("n", v)
                 if replace is None:
+                    if max_lines is not None:
+                        ctx.error("warning: options --max-lines and --max-args/-n are mutually exclusive, ignoring previous --max-lines value")
                     max_lines = None
             elif k == "P":
                 num("P", v, 0)
@@ -264,7 +297,11 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                     yield [s_]
             return
         cur: list[bytes] = []
+        warned = False
         for line in iter_lines(src):
+            if not warned and b"\0" in line:
+                warned = True
+                ctx.error("WARNING: a NUL character occurred in the input.  It cannot be passed through in the argument list.  Did you mean to use the --null option?")
             for item, ends in _items_default(line, eof, ctx, max_lines is not None):
                 if item == "\0ERR":
                     if cur:
@@ -295,7 +332,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
         argv_b = args
         sargs = [a.decode("utf-8", "surrogateescape") for a in argv_b]
         if verbose:
-            ctx.stderr.write(b" ".join(argv_b) + (b" ?..." if interactive else b"\n"))
+            ctx.stderr.write(b" ".join(_shell_quote(a) for a in argv_b) + (b" ?..." if interactive else b"\n"))
             if interactive:
                 ans = b""
                 while True:

@@ -283,7 +283,10 @@ class SandboxedExecutor:
             "t_host": time.time(), "layer_tar": layer_tar,
         }
         try:
-            self._sock, self.pid = get_zygote().spawn(cfg)
+            try:
+                self._sock, self.pid = get_zygote().spawn(cfg)
+            except OSError as e:
+                raise SandboxError(f"could not start a sandbox: {e}") from e
             try:
                 self._pidfd = os.pidfd_open(self.pid)
             except OSError:
@@ -375,6 +378,7 @@ class SandboxedExecutor:
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
+            callback_error: BaseException | None = None
             try:
                 while True:
                     wait = None if deadline is None else deadline - time.monotonic()
@@ -394,9 +398,14 @@ class SandboxedExecutor:
                     hdr, payload = msg
                     ev = hdr.get("ev")
                     if ev == "out":
-                        if on_output is not None:
-                            on_output(int(hdr.get("fd", 1)), payload)
+                        if on_output is not None and callback_error is None:
+                            try:
+                                on_output(int(hdr.get("fd", 1)), payload)
+                            except BaseException as e:  # noqa: BLE001 - raised after the result
+                                callback_error = e
                     elif ev == "result":
+                        if callback_error is not None:
+                            raise callback_error
                         return self._result(hdr, payload)
                     elif ev == "error":
                         _raise_remote(hdr)
@@ -510,17 +519,27 @@ class SandboxedExecutor:
         self._closed = True
 
     def close(self) -> None:
-        """End the sandbox: every process in it (background jobs, nohup) dies; idempotent."""
+        """End the sandbox: every process in it (background jobs, nohup) dies; idempotent.
+        A run() in progress on another thread is interrupted first (it returns its result)."""
         with self._send_lock:
             if self._closed and self._session_dir is None:
                 return
-        if not self._dead and not self._closed:
-            try:
-                with self._send_lock:
-                    send_msg(self._sock, {"op": "close"})
-            except OSError:
-                pass
-        self._teardown()
+        self.interrupt()
+        got = self._lock.acquire(timeout=_GRACE + _KILL_AFTER)
+        try:
+            if not got:
+                self._kill()
+            if not self._dead and not self._closed:
+                try:
+                    with self._send_lock:
+                        send_msg(self._sock, {"op": "close"})
+                except OSError:
+                    pass
+            self._closing = True
+            self._teardown()
+        finally:
+            if got:
+                self._lock.release()
 
     def __del__(self) -> None:
         try:

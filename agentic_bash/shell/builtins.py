@@ -549,10 +549,6 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         bit = _FLAG_BITS.get(c)
         if bit is not None and bit not in (ARRAY, ASSOC):
             var.attrs &= ~bit
-    if var.attrs & ARRAY and var.value is None and assign is None and value is None:
-        var.value = {}
-    if var.attrs & ASSOC and var.value is None and assign is None and value is None:
-        var.value = {}
     if var.attrs & ARRAY and type(var.value) is str:
         var.value = {0: var.value}
     if assign is not None:

@@ -532,6 +532,10 @@ class Expander:
         if prefix == "#":
             val, multi, _star = self._base_values(p)
             if multi:
+                if not val and p.index is not None and self.state.options["nounset"]:
+                    var = self.lookup_var(self.state.resolve_ref(name))
+                    if var is None or var.value is None:
+                        raise ExpansionError(f"{name}: unbound variable", 1)
                 return str(len(val))
             if val is None:
                 if self.state.options["nounset"] and name not in ("@", "*"):

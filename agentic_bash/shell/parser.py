@@ -118,6 +118,7 @@ class Parser(Lexer):
         self.tok: Tok | None = None
         self.tok_assign = False
         self.vnl = False
+        self.comsub = 0  # nesting of $( … ) being parsed
         self.aliases: Mapping[str, str] | None = None
         self.alias_guard: list[list] = []  # [end_pos, name] of spliced alias texts
         self.alias_next: int | None = None
@@ -271,21 +272,33 @@ class Parser(Lexer):
         src, n = self.src, self.n
         pending, self.pending = self.pending, []
         i = self.pos
-        for hd, op_line in pending:
+        for k, (hd, op_line) in enumerate(pending):
             delim = hd.delimiter
             lines: list[str] = []
             body_start = i
             found = False
+            cut = False
             while i < n:
                 j = src.find("\n", i)
                 if j < 0:
                     j = n
                 line = src[i:j]
                 check = line.lstrip("\t") if hd.strip_tabs else line
-                i = j + 1 if j < n else n
                 if check == delim:
+                    i = j + 1 if j < n else n
                     found = True
                     break
+                if self.comsub and delim and check.startswith(delim):
+                    # bash: inside $( … ) a line that starts with the delimiter ends the
+                    # here-doc (with the end-of-file warning); the rest of the line is code
+                    self.warnings.append((
+                        self.line_at(i),
+                        f"here-document at line {op_line} delimited by end-of-file (wanted `{delim}')",
+                    ))
+                    i += len(line) - len(check) + len(delim)
+                    found = cut = True
+                    break
+                i = j + 1 if j < n else n
                 lines.append(check)
             if not found:
                 self.warnings.append((
@@ -294,6 +307,9 @@ class Parser(Lexer):
                 ))
             text = "".join(ln + "\n" for ln in lines)
             self._fill_heredoc(hd, text, self.line_at(body_start))
+            if cut:
+                self.pending = pending[k + 1:] + self.pending
+                break
         self.pos = i
 
     def finish_heredocs_at_eof(self) -> None:
@@ -329,6 +345,7 @@ class Parser(Lexer):
         saved_tok = self.tok
         self.tok = None
         line = self.line_at(self.pos)
+        self.comsub += 1
         try:
             items = self.parse_items()
         except ParseError as e:
@@ -339,6 +356,8 @@ class Parser(Lexer):
             if e.message.startswith("syntax error near"):
                 e.status = 127  # type: ignore[attr-defined]  # sic: bash -c exits 127 here
             raise
+        finally:
+            self.comsub -= 1
         tok = self.peek()
         if tok.kind == EOF:
             err = self.fail_eof_matching(")", open_pos)

@@ -5,8 +5,9 @@
 # first calls ``journal.note(path)`` with the resolved path, which records the state the
 # path had *in the merged view* before its first change in the run. ``diff`` compares those
 # prior states with the current ones, so its cost is proportional to what changed (nothing
-# changed: a dict-emptiness check). Known gap: a write through a file object opened in an
-# earlier run (``exec 3>f`` across runs) is noted only when the file object is opened.
+# changed: a dict-emptiness check). A file object remembers the outermost layer that opened
+# it, so its writes are noted even when it was opened in an earlier run (``exec 3>f``).
+# Known gap: a write through one hard link does not report the file's other names.
 
 from __future__ import annotations
 

@@ -202,11 +202,10 @@ class OverlayFS:
         if path == "/":
             return
         up = self.upper
-        parts = path.strip("/").split("/")
+        pnode = up._root
         cur = "/"
-        for name in parts:
+        for name in path.strip("/").split("/"):
             nxt = join(cur, name)
-            pnode = up._get(cur, False)
             node = pnode.children.get(name)
             if node is None:
                 st = self._merged_dir_stat(nxt)
@@ -217,8 +216,10 @@ class OverlayFS:
                 pnode.children[name] = d
                 pnode.nlink += 1
                 self._dircache.clear()
+                node = d
             elif node.fmt != S_IFDIR:
                 raise _err(errno.ENOTDIR, path)
+            pnode = node
             cur = nxt
 
     def _merged_dir_stat(self, path: str) -> StatResult:
