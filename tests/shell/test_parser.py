@@ -626,3 +626,16 @@ def test_broken_backtick_body_fails_at_run_time():
     assert [w.text for w in cs.body.items[0].cmd.words] == ["builtin", "eval", "'fi'"]
     with pytest.raises(ParseError):
         parse("echo `fi")  # an unterminated backtick is still a parse error
+
+
+@pytest.mark.bash
+@pytest.mark.parametrize("tail", ["EOF)", "EOF )", "EOF);echo z", "EOFX)"])
+def test_heredoc_delimiter_prefix_ends_it_inside_command_substitution(tail):
+    src = 'x=$(cat <<EOF\nhi\n' + tail + '\necho "[$x]"'
+    r = subprocess.run([BASH, "-c", "set -n; " + src], capture_output=True, text=True, timeout=10)
+    m = re.match(r"\S*bash: line (\d+): warning: (.*)", r.stderr)
+    s, w = parse_with_warnings(src)
+    assert m and w == [(int(m.group(1)), m.group(2))]
+    body = s.items[0].cmd.assigns[0].value.parts[0].body
+    assert body.items[0].cmd.redirs[0].target.body.text == "hi\n"
+    assert len(body.items) == (2 if tail == "EOFX)" else 1)
