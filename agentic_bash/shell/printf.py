@@ -539,11 +539,14 @@ def _hexfloat(ld: _LD, prec: int | None, alt: bool, upper: bool) -> str:
             shift = 4 * (15 - prec)
             q, rem = frac >> shift, frac & ((1 << shift) - 1)
             half = 1 << (shift - 1)
-            if rem > half or (rem == half and q & 1):
+            odd = (q if prec else first) & 1  # ties go to the even last kept digit
+            if rem > half or (rem == half and odd):
                 q += 1
             if q >> (4 * prec):
                 q = 0
                 first += 1
+                if first == 16:  # glibc renormalises 0x10p+e to 0x1p+(e+4)
+                    first, exp = 1, exp + 4
             rest = f"{q:0{prec}x}" if prec else ""
     s = f"0x{first:x}" + ("." + rest if rest or alt else "") + f"p{'-' if exp < 0 else '+'}{abs(exp)}"
     return s.upper() if upper else s

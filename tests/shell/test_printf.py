@@ -117,3 +117,41 @@ def test_echo_e_against_bash() -> None:
         data, stop = echo_escapes(s)
         assert data == want, s
         assert stop == ("\\c" in s), s
+
+
+def _random_cases(seed: int, count: int) -> list[tuple[str, list[str]]]:
+    import random
+
+    rnd = random.Random(seed)
+
+    def num() -> str:
+        k = rnd.random()
+        if k < 0.3:
+            return repr(rnd.uniform(-1e6, 1e6))
+        if k < 0.5:
+            return f"{rnd.randint(-99999, 99999)}e{rnd.randint(-320, 320)}"
+        if k < 0.6:
+            return f"{rnd.randint(0, 9)}.{rnd.randint(0, 10 ** rnd.randint(1, 25))}"
+        if k < 0.7:
+            return f"0x{rnd.randint(1, 2**40):x}p{rnd.randint(-100, 100)}"
+        if k < 0.8:
+            return f"{rnd.randint(1, 9)}e{rnd.randint(-4960, 4940)}"
+        if k < 0.9:
+            return str(rnd.choice([0.5, 1.5, 2.5, 0.125, 9.5, 99.5, 0.05, 0.15]) * rnd.choice([1, 10, -1]))
+        return str(rnd.randint(-2**64, 2**64))
+
+    cases = []
+    for _ in range(count):
+        conv = rnd.choice("feEgGaAFdiouxXsc")
+        flags = "".join(rnd.sample("-+ #0", rnd.randint(0, 2)))
+        w = rnd.choice(["", str(rnd.randint(1, 30))])
+        p = rnd.choice(["", ".", "." + str(rnd.randint(0, 25))])
+        cases.append((f"%{flags}{w}{p}{conv}|", [num()]))
+    return cases
+
+
+def test_random_conversions_against_bash() -> None:
+    cases = _random_cases(11, 800)
+    want = bash_results(cases)
+    for (fmt, args), w in zip(cases, want):
+        assert pformat(fmt, args) == w, (fmt, args)
