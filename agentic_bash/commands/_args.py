@@ -397,12 +397,7 @@ def file_error(ctx: CommandContext, exc: OSError, name: str) -> None:
 # -- stdio-like output buffering ------------------------------------------------------------
 
 class OutBuf:
-    """Block-buffers a command's stdout like glibc stdio does for a pipe or file (4 KiB).
-
-    GNU tools print errors unbuffered while their stdout sits in the stdio buffer, so in
-    ``cmd a nope b 2>&1`` the error comes first; buffering reproduces that and also turns
-    per-line writes into few pipe writes.
-    """
+    """Block-buffers a command's stdout like glibc stdio does for a pipe or file (4 KiB)."""
 
     __slots__ = ("_raw", "_parts", "_n", "_limit")
 
@@ -430,8 +425,34 @@ class OutBuf:
         return True
 
 
+class _ErrFlushing:
+    """stderr that first flushes the buffered stdout, as glibc's error() does (fflush(stdout))."""
+
+    __slots__ = ("_raw", "_out")
+
+    def __init__(self, raw: BinaryIO, out: OutBuf) -> None:
+        self._raw = raw
+        self._out = out
+
+    def write(self, b: bytes) -> int:
+        self._out.flush()
+        return self._raw.write(b)
+
+    def flush(self) -> None:
+        fl = getattr(self._raw, "flush", None)
+        if fl is not None:
+            fl()
+
+    def writable(self) -> bool:
+        return True
+
+
 def stdio(fn):  # noqa: ANN001, ANN201
-    """Decorator: run the command with a stdio-buffered stdout, flushed when it returns."""
+    """Decorator: run the command with a stdio-buffered stdout, flushed when it returns.
+
+    Writes to stderr flush stdout first (GNU's error() does), so ``cmd a nope 2>&1`` keeps
+    program order while per-line writes still become few pipe writes.
+    """
     import dataclasses
     import functools
 
@@ -439,7 +460,7 @@ def stdio(fn):  # noqa: ANN001, ANN201
     def wrapper(ctx: CommandContext, argv: list[str]) -> int:
         buf = OutBuf(ctx.stdout)
         try:
-            return fn(dataclasses.replace(ctx, stdout=buf), argv)
+            return fn(dataclasses.replace(ctx, stdout=buf, stderr=_ErrFlushing(ctx.stderr, buf)), argv)
         finally:
             buf.flush()
 
