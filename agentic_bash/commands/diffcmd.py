@@ -27,6 +27,23 @@ _WS = __import__("re").compile(rb"[ \t\r\f\v]+")
 OFFSET_MAX = 1 << 62
 
 
+def _parse(ctx: CommandContext, argv: list[str], short: str, long: dict):  # noqa: ANN202
+    """parse_opts, with diffutils' "prog: Try 'prog --help'..." (program name prefixed)."""
+    err = io.BytesIO()
+    try:
+        return parse_opts(dataclasses.replace(ctx, stderr=err), argv, short, long, status=2)
+    finally:
+        msg = err.getvalue().replace(b"\nTry '", b"\n" + ctx.name.encode() + b": Try '")
+        if msg.startswith(b"Try '"):
+            msg = ctx.name.encode() + b": " + msg
+        ctx.stderr.write(msg)
+
+
+def _last_arg(argv: list[str], operands: list[str]) -> str:
+    # GNU getopt permutes operands to the end, so argv[argc - 1] is the last operand if any
+    return operands[-1] if operands else (argv[-1] if len(argv) > 1 else argv[0])
+
+
 # -- the comparison (gnulib diffseq.h + diffutils analyze.c) -------------------------------
 
 class _Ctx:
@@ -736,6 +753,8 @@ class _DiffRun:
     def stat(self, name: str):  # noqa: ANN201
         if name == "-":
             return None
+        if name == "":
+            raise FileNotFoundError(2, "No such file or directory", name)
         return self.ctx.fs.stat(self.ctx.path(name))
 
     def diff_paths(self, n0: str, n1: str, top: bool) -> int:
@@ -907,10 +926,9 @@ DIFF_USAGE = "diff [OPTION]... FILES"
 @command("diff", usage=DIFF_USAGE)
 def diff(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="diff")
-    err = io.BytesIO()
     try:
-        opts, operands = parse_opts(
-            dataclasses.replace(ctx, stderr=err), argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwWx:X:yZ",
+        opts, operands = _parse(
+            ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwWx:X:yZ",
             {"text": "a", "ignore-space-change": "b", "ignore-blank-lines": "B", "context": "C::",
              "minimal": "d", "ed": "e", "ignore-tab-expansion": "E", "speed-large-files": "H",
              "ignore-case": "i", "ignore-matching-lines": "I", "label": "L", "new-file": "N",
@@ -919,11 +937,9 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
              "unified": "U::", "ignore-all-space": "w", "exclude": "x", "exclude-from": "X",
              "ignore-trailing-space": "Z", "strip-trailing-cr": None, "normal": None,
              "color": "color::", "no-dereference": None, "side-by-side": "y",
-             "show-c-function": "p", "new-group-format": "ngf:", "label=": "L"}, status=2)
+             "show-c-function": "p", "new-group-format": "ngf:"})
     except OptError as e:
-        ctx.stderr.write(err.getvalue())
         return e.status
-    ctx.stderr.write(err.getvalue())
     o = _DOpts()
     flags: list[str] = []
     i = 1
@@ -1012,7 +1028,7 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
         ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
         return 2
     if len(operands) < 2:
-        ctx.error(f"missing operand after '{argv[-1] if len(argv) > 1 else 'diff'}'")
+        ctx.error(f"missing operand after '{_last_arg(argv, operands)}'")
         ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
         return 2
     if len(operands) > 2:
@@ -1044,9 +1060,9 @@ def _ctxnum(ctx: CommandContext, v: str | None) -> int:
 def cmp(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="cmp")
     try:
-        opts, operands = parse_opts(ctx, argv, "bi:ln:sv",
-                                    {"print-bytes": "b", "ignore-initial": "i", "verbose": "l",
-                                     "bytes": "n", "quiet": "s", "silent": "s"}, status=2)
+        opts, operands = _parse(ctx, argv, "bi:ln:sv",
+                                {"print-bytes": "b", "ignore-initial": "i", "verbose": "l",
+                                 "bytes": "n", "quiet": "s", "silent": "s"})
     except OptError as e:
         return e.status
     print_bytes = verbose = quiet = False
@@ -1078,11 +1094,7 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
         ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
         return 2
     if not operands:
-        ctx.error("missing operand after 'cmp'")
-        ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
-        return 2
-    if len(operands) > 4:
-        ctx.error(f"extra operand '{operands[4]}'")
+        ctx.error(f"missing operand after '{_last_arg(argv, operands)}'")
         ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
         return 2
     names = [operands[0], operands[1] if len(operands) > 1 else "-"]
@@ -1094,6 +1106,10 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
                 ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
                 return 2
             skip[k - 2] = sv
+    if len(operands) > 4:
+        ctx.error(f"extra operand '{operands[4]}'")
+        ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+        return 2
     datas = []
     for n in names:
         try:
@@ -1343,11 +1359,11 @@ def _apply(lines: list[bytes], hunks: list, reverse: bool) -> tuple[list[bytes],
 def patch(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="patch")
     try:
-        opts, operands = parse_opts(ctx, argv, "p:i:Rd:o:NsfEtub",
+        opts, operands = _parse(ctx, argv, "p:i:Rd:o:NsfEtub",
                                     {"strip": "p", "input": "i", "reverse": "R", "directory": "d",
                                      "output": "o", "forward": "N", "dry-run": None, "quiet": "s",
                                      "silent": "s", "force": "f", "remove-empty-files": "E",
-                                     "batch": "t", "unified": "u", "backup": "b"}, status=2)
+                                     "batch": "t", "unified": "u", "backup": "b"})
     except OptError as e:
         return e.status
     strip: int | None = None

@@ -906,6 +906,8 @@ class _Sed:
             return ctx.stdin if raw else iter_lines(ctx.stdin, sep=self.sep)
         p = ctx.path(f)
         try:
+            if f == "":
+                raise FileNotFoundError(2, "No such file or directory", f)
             st = ctx.fs.stat(p)
             if st.is_dir:
                 if self.in_place:

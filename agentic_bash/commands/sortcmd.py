@@ -177,7 +177,7 @@ def _limfield(line: bytes, k: Key, tab: bytes | None) -> int:
 
 
 _NUM_RE = re.compile(rb"^[ \t]*(-?)(\d*)(?:\.(\d*))?")
-_GEN_RE = re.compile(rb"^[ \t\n\v\f\r]*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)|[+-]?0[xX][0-9a-fA-F]+)", re.I)
+_GEN_RE = re.compile(rb"^[ \t\n\v\f\r]*([+-]?0[xX][0-9a-fA-F]+|[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
 _HUM_RE = re.compile(rb"^[ \t]*(-?)(\d*)(?:\.(\d*))?([KMGTPEZYRQk]?)")
 _MONTHS = {b"JAN": 1, b"FEB": 2, b"MAR": 3, b"APR": 4, b"MAY": 5, b"JUN": 6, b"JUL": 7,
            b"AUG": 8, b"SEP": 9, b"OCT": 10, b"NOV": 11, b"DEC": 12}
@@ -496,17 +496,6 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
             sep = b"\0"
         elif k == "m":
             merge = True
-    # incompatible orderings (GNU checks each key and the global one)
-    for kk in [g, *keys]:
-        flags = [c for c, on in (("M", kk.month), ("V", kk.version), ("g", kk.general),
-                                 ("h", kk.human), ("n", kk.numeric), ("R", kk.random)) if on]
-        order = "ghMnRV"
-        names = sorted(flags, key=lambda c: order.index(c))
-        if len(names) > 1 or (names and (kk.dictionary or kk.nonprint) and names != ["R"]):
-            extra = ("d" if kk.dictionary else "") + ("i" if kk.nonprint else "")
-            all_flags = "".join(sorted(extra + "".join(names), key=lambda c: "dghiMnRV".index(c)))
-            ctx.error(f"options '-{all_flags}' are incompatible")
-            return 2
     for kk in keys:
         if not kk.has_order() and not kk.reverse:
             for attr in ("skipsblanks", "skipeblanks", "numeric", "general", "human", "month",
@@ -519,6 +508,16 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
             setattr(whole, attr, getattr(g, attr))
         whole.skipeblanks = g.skipeblanks
         keys = [whole]
+    # incompatible orderings (GNU checks each key and the global one)
+    # incompatible orderings: GNU checks the keys in force (global options only when inherited)
+    for kk in keys:
+        ignore = kk.dictionary or kk.nonprint
+        if kk.numeric + kk.general + kk.human + kk.month + (kk.version or kk.random or ignore) > 1:
+            flags = "".join(c for c, on in (("d", kk.dictionary), ("f", kk.fold), ("g", kk.general),
+                                            ("h", kk.human), ("i", kk.nonprint), ("M", kk.month),
+                                            ("n", kk.numeric), ("R", kk.random), ("V", kk.version)) if on)
+            ctx.error(f"options '-{flags}' are incompatible")
+            return 2
     names = files or ["-"]
     if check is not None and len(names) > 1:
         ctx.error(f"extra operand {q(names[1])} not allowed with -{'c' if check == 'diagnose' else 'C'}")

@@ -71,7 +71,7 @@ _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 
 def _shell_quote(a: bytes) -> bytes:
     """gnulib quotearg's shell-escape style, as xargs -t prints arguments."""
-    if a and all(c in _SAFE for c in a):
+    if a and all(c in _SAFE or c >= 128 for c in a):
         return a
     printable = all(32 <= c < 127 or c >= 128 for c in a)
     if printable and b"'" not in a:
@@ -157,6 +157,9 @@ def _items_default(data: bytes, eof: str | None, ctx: CommandContext, lines_mode
         # an item right before a newline ends a logical line; one followed by a blank does
         # not, which is GNU -L's "trailing blank continues the line"
         ends_line = i >= n or data[i] == 10
+        k = cur.find(b"\0")
+        if k >= 0:
+            del cur[k:]  # arguments are C strings: a NUL ends them
         if eofb is not None and not quoted and bytes(cur) == eofb:
             yield ("\0EOF", False)
             return

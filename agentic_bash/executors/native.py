@@ -7,6 +7,7 @@ import queue
 import select
 import signal
 import subprocess
+import sys
 import threading
 from typing import Callable, Mapping
 
@@ -131,8 +132,10 @@ class NativeLauncher:
     tests) children simply join the requested group.
     """
 
-    def __init__(self, *, pdeathsig: bool = True, drop_caps: bool = False,
+    def __init__(self, *, pdeathsig: bool | None = None, drop_caps: bool = False,
                  umask: int | None = None) -> None:
+        if pdeathsig is None:  # a Linux feature; elsewhere children are only grouped
+            pdeathsig = sys.platform.startswith("linux")
         self.pdeathsig = pdeathsig
         self.drop_caps = drop_caps
         self.umask = umask

@@ -49,14 +49,17 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 _SECURE_ALL = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-_libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                        ctypes.c_char_p)
-_libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
-_libc.unshare.argtypes = (ctypes.c_int,)
-_libc.sethostname.argtypes = (ctypes.c_char_p, ctypes.c_size_t)
-_libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                        ctypes.c_ulong)
-_libc.syscall.restype = ctypes.c_long
+try:  # Linux-only symbols; elsewhere this module imports but its functions fail
+    _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                            ctypes.c_char_p)
+    _libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
+    _libc.unshare.argtypes = (ctypes.c_int,)
+    _libc.sethostname.argtypes = (ctypes.c_char_p, ctypes.c_size_t)
+    _libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                            ctypes.c_ulong)
+    _libc.syscall.restype = ctypes.c_long
+except AttributeError:
+    pass
 
 _SYS = {"x86_64": {"pivot_root": 155, "capset": 126},
         "aarch64": {"pivot_root": 41, "capset": 91}}.get(platform.machine(), {})

@@ -752,22 +752,26 @@ class Expander:
                     return None
                 if p.index is None or not multi:
                     if type(var.value) is dict and p.index is None:
-                        return self.declare_line(p.name, var)[len("declare "):].split(" ", 1)[1] if False else \
-                            f"declare -{self.attr_letters(var) or '-'} {p.name}={quoting.quote_declare(vals[0])}"
+                        return f"declare -{self.attr_letters(var) or '-'} {p.name}={quoting.quote_single(vals[0])}"
                     flags = self.attr_letters(var)
                     if flags:
-                        return f"declare -{flags} {p.name}={quoting.quote_declare(vals[0])}"
+                        return f"declare -{flags} {p.name}={quoting.quote_single(vals[0])}"
                     return f"{p.name}={quoting.quote_single(vals[0])}"
                 return self.declare_line(p.name, var).split(" ", 2)[2] if False else \
                     "declare -" + (self.attr_letters(var) or "-") + " " + p.name + "=" + self.array_literal(var)
             if var is not None and type(var.value) is dict and multi:
                 items = []
                 keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
+                if letter == "k":
+                    for k in keys:
+                        items.append(str(k))
+                        items.append(var.value[k])
+                    return items
+                from .interpreter import _assoc_key
                 for k in keys:
-                    kq = quoting.quote_declare(str(k)) if var.attrs & ASSOC else str(k)
-                    items.append(kq)
+                    items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
                     items.append(quoting.quote_declare(var.value[k]))
-                return " ".join(items) if letter == "K" else items
+                return " ".join(items)
             return [quoting.quote_declare(v) for v in vals] if letter == "K" else vals
         raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 1)
 

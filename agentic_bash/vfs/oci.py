@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import io
 import gzip
+import os
 import posixpath
 import shutil
 import struct
 import stat as _stat
 import tempfile
 import zlib
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from ..errors import SnapshotError
 from .memory import S_IFDIR, S_IFLNK, S_IFREG, MemoryFS
@@ -33,7 +34,7 @@ from .paths import join
 
 __all__ = [
     "DEFAULT_MAX_BYTES", "DEFAULT_MAX_ENTRIES", "EXTRA_PREFIX", "export_layer", "export_tar",
-    "import_layer", "import_tar",
+    "import_layer", "import_tar", "write_atomic",
 ]
 
 EXTRA_PREFIX = ".agentic-bash/"
@@ -406,9 +407,10 @@ def _export_entry(tw: _TarWriter, fs: Any, p: str, rel: str, st: Any, seen: dict
 
 # ------------------------------------------------------------------------------ import
 class _Plan:
-    __slots__ = ("opaque", "whiteouts", "entries", "extras", "declared")
+    __slots__ = ("opaque", "whiteouts", "entries", "extras", "declared", "skip_devices")
 
-    def __init__(self) -> None:
+    def __init__(self, skip_devices: bool = False) -> None:
+        self.skip_devices = skip_devices
         self.opaque: list[str] = []
         self.whiteouts: list[str] = []
         self.entries: dict[str, Member] = {}
@@ -472,8 +474,9 @@ class _Prepend:
         return self.f.read(n)
 
 
-def _read_plan(fileobj: BinaryIO, layer: bool, max_entries: int, max_bytes: int) -> _Plan:
-    plan = _Plan()
+def _read_plan(fileobj: BinaryIO, layer: bool, max_entries: int, max_bytes: int,
+               skip_devices: bool = False) -> _Plan:
+    plan = _Plan(skip_devices)
     for m in _read_members(fileobj, max_entries, max_bytes):
         _plan_member(plan, m, layer)
     _check_parents(plan)
@@ -504,6 +507,8 @@ def _plan_member(plan: _Plan, m: Member, layer: bool) -> None:
             plan.whiteouts.append(join("/" + parent, target)[1:] if parent else target)
         return
     if m.ischr() or m.isblk():
+        if plan.skip_devices:
+            return
         raise SnapshotError(f"refused device node {raw!r}")
     if m.isfifo():
         return  # FIFOs are not restored
@@ -823,10 +828,10 @@ def _apply_mounted(fs: Any, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
 
 
 def _import(fileobj: BinaryIO, fs: Any, dest: str, layer: bool, max_entries: int, max_bytes: int,
-            owners: bool) -> dict[str, bytes]:
+            owners: bool, skip_devices: bool = False) -> dict[str, bytes]:
     tf = _spool(fileobj)
     try:
-        plan = _read_plan(tf, layer, max_entries, max_bytes)
+        plan = _read_plan(tf, layer, max_entries, max_bytes, skip_devices)
         extras = {name: bytes(_read_data(tf, m)) for name, m in plan.extras.items()}
         _check_target(fs, dest, plan)
         try:
@@ -862,8 +867,12 @@ def import_layer(fileobj: BinaryIO, overlay_or_fs: Any, *, max_entries: int = DE
 
 
 def import_tar(fileobj: BinaryIO, fs: Any, dest: str = "/", *, max_entries: int = DEFAULT_MAX_ENTRIES,
-               max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Extract a plain tar below ``dest`` (upload_tar): the same refusals, no whiteouts, no owners."""
+               max_bytes: int = DEFAULT_MAX_BYTES, skip_devices: bool = False) -> None:
+    """Extract a plain tar below ``dest`` (upload_tar): the same refusals, no whiteouts, no owners.
+
+    ``skip_devices=True`` leaves device nodes out instead of refusing the archive (a rootfs
+    tarball from ``docker export`` carries a few under ``dev/``).
+    """
     try:
         st = fs.stat(dest)
     except FileNotFoundError:
@@ -871,5 +880,24 @@ def import_tar(fileobj: BinaryIO, fs: Any, dest: str = "/", *, max_entries: int 
         st = fs.stat(dest)
     if not st.is_dir:
         raise SnapshotError(f"{dest}: not a directory")
-    _import(fileobj, fs, fs.realpath(dest), False, max_entries, max_bytes, owners=False)
+    _import(fileobj, fs, fs.realpath(dest), False, max_entries, max_bytes, owners=False,
+            skip_devices=skip_devices)
+
+
+def write_atomic(path: str, write: Callable[[BinaryIO], None]) -> None:
+    """Write a host file atomically: ``write(f)`` into a temp file beside it, fsync, rename."""
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 

@@ -46,6 +46,12 @@ def dec(b: bytes) -> str:
     return b.decode("latin-1")
 
 
+class _PStr(str):
+    """A plain string assigned to a field (raw ``str`` items in a field list are unread input)."""
+
+    __slots__ = ()
+
+
 class Reader:
     """Records from a byte stream by RS: one char, "" (paragraphs), or a regex (as gawk)."""
 
@@ -306,7 +312,8 @@ class Runtime:
         fs = self.rec_fs
         if fs is not self._skey_fs or (self.RS == "") is not self._skey_para:
             self._make_splitter(fs)
-        f = list(map(StrNum, self._sfn(self.rec)))  # type: ignore[misc]
+        # raw str items become StrNum lazily, on first access (most fields are never read)
+        f = self._sfn(self.rec)  # type: ignore[misc]
         self.flds = f
         self.nf = len(f)
         return f
@@ -335,7 +342,10 @@ class Runtime:
             if f is None:
                 f = self._split()
             if i <= len(f):
-                return f[i - 1]
+                v = f[i - 1]
+                if type(v) is str:
+                    v = f[i - 1] = StrNum(v)
+                return v
             return UNINIT
         if i == 0:
             return self.rec
@@ -363,7 +373,8 @@ class Runtime:
             f = self._split()
         if i > len(f):
             f.extend([UNINIT] * (i - len(f)))
-        f[i - 1] = v
+        # an assigned plain string must stay a string (never a strnum): mark it
+        f[i - 1] = _PStr(v) if type(v) is str else v
         self.nf = len(f)
         self._rebuild()
         return v
