@@ -1198,8 +1198,8 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
     st = sh.state
     found = False
     if not force_path:
-        if name in st.aliases and st.shopt["expand_aliases"] or name in st.aliases and mode in "tV":
-            if st.shopt["expand_aliases"] or mode != "v":
+        if name in st.aliases and st.shopt["expand_aliases"]:
+            if True:
                 found = True
                 if mode == "t":
                     _out(sh, "alias\n")

@@ -1512,9 +1512,6 @@ class Interpreter(Expander):
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
-            if st.shopt["expand_aliases"] and argv[0] in st.aliases \
-                    and type(words[0].parts[0]) is N.Lit and len(words[0].parts) == 1:
-                return self._run_alias(cmd, argv)
             if not traps or "DEBUG" not in traps:
                 self.current_command = argv
             return self._run_argv(cmd, argv)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import stat as _stat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import regex
 
@@ -414,45 +414,52 @@ def _quick_reject_pattern(pattern: str, mode: str, extglob: bool) -> str:
     return out
 
 
-def replace(s: str, pattern: str, repl: str, mode: str, *, extglob: bool = True, nocase: bool = False) -> str:
-    """``${s/p/r}`` (mode ``first``), ``${s//p/r}`` (``all``), ``${s/#p/r}`` (``prefix``), ``${s/%p/r}`` (``suffix``)."""
+def replace(s: str, pattern: str, repl: str | Callable[[str], str], mode: str, *, extglob: bool = True,
+            nocase: bool = False) -> str:
+    """``${s/p/r}`` (mode ``first``), ``${s//p/r}`` (``all``), ``${s/#p/r}`` (``prefix``), ``${s/%p/r}`` (``suffix``).
+
+    ``repl`` may be a function of the matched text (for patsub_replacement's ``&``).
+    ``nocase`` is bash's nocasematch, which applies to ``${x/p/r}`` but not to ``${x#p}``.
+    """
     if mode not in ("first", "all", "prefix", "suffix"):
         raise ValueError(f"bad replace mode {mode!r}")
+    sub: Callable[[str], str] = repl if callable(repl) else (lambda _m, r=repl: r)  # type: ignore[misc]
     n = len(s)
     if not pattern:
         if mode == "prefix":
-            return repl + s
+            return sub("") + s
         if mode == "suffix":
-            return s + repl
+            return s + sub("")
         return s
     if not nocase and not has_magic(pattern, extglob=extglob):
         lit = unescape(pattern)
         if mode == "prefix":
-            return repl + s[len(lit):] if s.startswith(lit) else s
+            return sub(lit) + s[len(lit):] if s.startswith(lit) else s
         if mode == "suffix":
-            return s[:n - len(lit)] + repl if s.endswith(lit) else s
-        return s.replace(lit, repl, 1 if mode == "first" else -1)
+            return s[:n - len(lit)] + sub(lit) if s.endswith(lit) else s
+        if lit and not callable(repl):
+            return s.replace(lit, repl, 1 if mode == "first" else -1)
     quick = _compile(_quick_reject_pattern(pattern, mode, extglob), extglob, nocase, False, False)
     star_first = pattern.startswith("*")
     if mode in ("prefix", "suffix"):
         if not quick.fullmatch(s):
             return s
-        if mode == "prefix" and not star_first and (n == 0 or not _first_char_ok(pattern, s[0])):
+        if mode == "prefix" and not star_first and (n == 0 or not _first_char_ok(pattern, s[0], nocase)):
             return s  # bash's match_pattern_char
         rx = _compile(pattern, extglob, nocase, False, False)
         if mode == "prefix":
             for i in range(n, -1, -1):
                 if rx.fullmatch(s, 0, i):
-                    return repl + s[i:]
+                    return sub(s[:i]) + s[i:]
             return s
         for i in range(n + 1):
             if rx.fullmatch(s, i, n):
-                return s[:i] + repl
+                return s[:i] + sub(s[i:])
         return s
     rx = _compile(pattern, extglob, nocase, False, True)  # POSIX: leftmost-longest
     if n == 0:
         # only a pattern starting with `*` may match "" (bash's match_pattern_char)
-        return repl if star_first and quick.fullmatch(s) and rx.fullmatch(s) else s
+        return sub("") if star_first and quick.fullmatch(s) and rx.fullmatch(s) else s
     out: list[str] = []
     pos = 0
     while pos < n:
@@ -465,7 +472,7 @@ def replace(s: str, pattern: str, repl: str, mode: str, *, extglob: bool = True,
         if a >= n:
             break
         out.append(s[pos:a])
-        out.append(repl)
+        out.append(sub(s[a:b]))
         if b == a:
             out.append(s[a])
             b = a + 1
@@ -476,10 +483,12 @@ def replace(s: str, pattern: str, repl: str, mode: str, *, extglob: bool = True,
     return "".join(out)
 
 
-def _first_char_ok(pattern: str, ch: str) -> bool:
+def _first_char_ok(pattern: str, ch: str, nocase: bool = False) -> bool:
     """bash's match_pattern_char for a non-empty string (anchored /# replacement)."""
     c = pattern[0]
     nxt = pattern[1:2]
+    if nocase:
+        ch, c, nxt = ch.lower(), c.lower(), nxt.lower()
     if c == "\\":
         return nxt == ch
     if c in "?*[":
