@@ -255,3 +255,21 @@ def test_restore_through_mounts(tmp_path):
     with pytest.raises(SnapshotError, match="/data/g"):
         import_layer(io.BytesIO(_tar((_ti("workspace/b"), b"B"), (_ti("data/g"), b"G"))), fresh)
     assert tree(fresh) == before and sorted(os.listdir(ro)) == ["f"]
+
+
+def test_skip_devices_and_write_atomic(tmp_path):
+    from agentic_bash.vfs.oci import write_atomic
+
+    data = _tar(_ti("dev/console", tarfile.CHRTYPE), (_ti("etc/os-release"), b"x"))
+    fs, _ = build_virtual_fs(None, [])
+    with pytest.raises(SnapshotError):
+        import_tar(io.BytesIO(data), fs, "/srv")
+    import_tar(io.BytesIO(data), fs, "/srv", skip_devices=True)
+    assert fs.exists("/srv/etc/os-release") and not fs.lexists("/srv/dev/console")
+    out = tmp_path / "snap.tar"
+    write_atomic(str(out), lambda f: export_layer(fs, f))
+    assert tarfile.open(out).getnames()
+    with pytest.raises(RuntimeError):
+        write_atomic(str(out), lambda f: (f.write(b"partial"), (_ for _ in ()).throw(RuntimeError()))[0])
+    assert tarfile.open(out).getnames()  # the old file is intact, no temp file left behind
+    assert sorted(os.listdir(tmp_path)) == ["snap.tar"]
