@@ -282,3 +282,18 @@ def test_base_rootfs_dir_or_tar(tmp_path, monkeypatch, as_tar: bool) -> None:
         assert r.stdout.startswith("tiny\nbusybox\n") and r.stdout.endswith("hi\n"), r
         assert sb.run("ls /usr/bin/python3").exit_code != 0  # the host's /usr is not there
     assert not (img / "f").exists()
+
+
+def test_through_the_public_sandbox_api(tmp_path) -> None:
+    from agentic_bash import Sandbox
+
+    (tmp_path / "in.txt").write_text("from host\n")
+    sb = Sandbox(isolation="namespace", mounts={"/workspace": str(tmp_path)})
+    try:
+        r = sb.run("cat in.txt; echo out > out.txt; python3 -c 'print(6*7)'")
+        assert r.stdout == "from host\n42\n", r
+        assert "/workspace/out.txt" in r.files_created
+        assert sb.read_file("out.txt") == b"out\n"
+    finally:
+        sb.close()
+    assert not (tmp_path / "out.txt").exists()  # default mount mode is copy-on-write
