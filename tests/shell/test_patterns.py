@@ -249,3 +249,23 @@ def test_random_extglob_against_bash() -> None:
         if got != w:
             bad.append((p, s, got, w))
     assert len(bad) <= len(pairs) // 200, bad[:5]
+
+
+def test_callable_replacement_is_patsub_ampersand() -> None:
+    cases = [("hello world", "o", "first"), ("hello world", "o", "all"), ("hello", "l*", "first"),
+             ("abc", "?(b)", "all"), ("abc", "a", "prefix"), ("abc", "*c", "suffix"), ("abc", "", "prefix")]
+    ops = {"first": "/", "all": "//", "prefix": "/#", "suffix": "/%"}
+    lines = [f"shopt -s patsub_replacement; p={_q(p)} s={_q(s)}; printf '%s' \"${{s{ops[m]}$p/<&>}}\""
+             for s, p, m in cases]
+    want = run_bash(lines)
+    got = [P.replace(s, p, lambda t: f"<{t}>", m) for s, p, m in cases]
+    assert got == want
+
+
+def test_nocasematch_applies_to_replacement() -> None:
+    cases = [("ABC", "b", "first"), ("ABAB", "a?", "all"), ("Abc", "a", "prefix"), ("abC", "c", "suffix"),
+             ("xAy", "[a]", "all")]
+    ops = {"first": "/", "all": "//", "prefix": "/#", "suffix": "/%"}
+    lines = [f"shopt -s nocasematch; p={_q(p)} s={_q(s)}; printf '%s' \"${{s{ops[m]}$p/-}}\"" for s, p, m in cases]
+    want = run_bash(lines)
+    assert [P.replace(s, p, "-", m, nocase=True) for s, p, m in cases] == want
