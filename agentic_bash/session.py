@@ -93,7 +93,11 @@ def _close_executor(ex: Any) -> None:
 
 
 class Sandbox:
-    """A stateful bash session. Each ``run()`` behaves like ``bash -c`` on the persistent state."""
+    """A stateful bash session. Each ``run()`` behaves like ``bash -c`` on the persistent state.
+
+    Hooks: ``on_output(fd, chunk)`` streams output as it is produced, ``before_run(script)``,
+    ``after_run(result)``, ``on_violation(PolicyViolation)`` for each refused action.
+    """
 
     def __init__(self, isolation: str = "auto", *, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", mounts: Mapping[str, Any] | None = None,
@@ -101,7 +105,10 @@ class Sandbox:
                  commands: Mapping[str, Callable[..., int]] | None = None,
                  prefer_inprocess: bool = False, hostname: str = "sandbox", user: str = "user",
                  commands_allowlist: Any = None,
-                 on_output: Callable[[int, bytes], None] | None = None, **extra: Any) -> None:
+                 on_output: Callable[[int, bytes], None] | None = None,
+                 on_violation: Callable[[Any], None] | None = None,
+                 before_run: Callable[[str], None] | None = None,
+                 after_run: Callable[[Result], None] | None = None, **extra: Any) -> None:
         if isolation not in ISOLATION_LEVELS:
             raise ValueError(f"isolation must be one of {ISOLATION_LEVELS}, not {isolation!r}")
         self.limits = limits if limits is not None else Limits()
@@ -121,6 +128,9 @@ class Sandbox:
             strict=strict, prefer_inprocess=prefer_inprocess, info=self.info,
             commands_allowlist=commands_allowlist, **extra)
         self._on_output = on_output
+        self._on_violation = on_violation
+        self._before_run = before_run
+        self._after_run = after_run
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_executor, self._ex)
         for name, fn in (commands or {}).items():
@@ -133,8 +143,16 @@ class Sandbox:
         self._check()
         if isinstance(stdin, str):
             stdin = stdin.encode("utf-8")
-        return self._ex.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
-                            on_output=self._on_output)
+        if self._before_run is not None:
+            self._before_run(script)
+        r = self._ex.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                         on_output=self._on_output)
+        if self._on_violation is not None:
+            for v in r.violations:
+                self._on_violation(v)
+        if self._after_run is not None:
+            self._after_run(r)
+        return r
 
     def interrupt(self) -> None:
         self._ex.interrupt()

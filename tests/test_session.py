@@ -282,3 +282,14 @@ def test_host_mode_runs_native_binaries(tmp_path):
         assert (tmp_path / "f.txt").read_text() == "x\n"
         r = sb.run("sleep 5", timeout=0.3)
         assert r.timed_out
+
+
+def test_hooks():
+    seen = []
+    with Sandbox(isolation="virtual", on_output=lambda fd, b: seen.append((fd, b)),
+                 before_run=lambda s: seen.append(("before", s)),
+                 after_run=lambda r: seen.append(("after", r.exit_code))) as sb:
+        sb.run("echo out; echo err >&2; exit 4")
+    assert seen[0] == ("before", "echo out; echo err >&2; exit 4")
+    assert (1, b"out\n") in seen and (2, b"err\n") in seen
+    assert seen[-1] == ("after", 4)
