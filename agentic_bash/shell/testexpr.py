@@ -318,6 +318,9 @@ def evaluate(argv: list[str], *, fs: FileSystem, cwd: str, is_var_set: Callable[
     try:
         v = t.run()
         if t.pos < t.argc:
+            extra = argv[t.pos]
+            if extra.startswith("-"):
+                raise TestError(f"syntax error: `{extra}' unexpected")
             raise TestError("too many arguments")
     except TestError as e:
         return 2, f"{name}: {e.message}"

@@ -130,3 +130,18 @@ def test_unary_and_binary_exports() -> None:
         T.binary_test("-lt", "x", "2", fs, "/")
     assert ei.value.message == "x: integer expression expected"
     assert T.unary_test("-o", "errexit", fs, "/", yes, is_option_set=lambda o: o == "errexit")
+
+
+@pytest.mark.parametrize("cmd", ["[", "test"])
+def test_random_argument_lists_against_bash(cmd: str, tree: str) -> None:
+    import random
+
+    rnd = random.Random(5)
+    toks = ["!", "(", ")", "-a", "-o", "-n", "-z", "=", "!=", "-eq", "-lt", "1", "2", "x", "", "-f", "file",
+            "dir", "<", "-t", "]", "-d", "-", "--"]
+    cases = [[rnd.choice(toks) for _ in range(rnd.randint(0, 8))] for _ in range(1200)]
+    want = bash_results(cases, tree, cmd)
+    fs = HostFS("/", writable=True)
+    for args, w in zip(cases, want):
+        got = T.evaluate(args, fs=fs, cwd=tree, is_var_set=lambda n: False, bracket=cmd == "[")
+        assert got == w, (cmd, args)
