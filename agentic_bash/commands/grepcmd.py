@@ -198,6 +198,7 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
         o.mode = "F"
     digits = ""
     last_digit = False
+    matcher_set = argv[0].endswith(("egrep", "fgrep"))
     ctx_default: int | None = None
     after: int | None = None
     before: int | None = None
@@ -209,6 +210,10 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
             continue
         last_digit = False
         if k in "EFGP" and len(k) == 1:
+            if matcher_set and o.mode != k:
+                ctx.error("conflicting matchers specified")
+                raise OptError(2)
+            matcher_set = True
             o.mode = k
         elif k == "e":
             o.patterns.extend((v or "").split("\n"))
@@ -373,6 +378,7 @@ class _Grep:
         self.out = ctx.stdout
         self.status_err = False
         self.any_selected = False
+        self.printed_group = False
         self.sep = b"\0" if o.nul_data else b"\n"
         pats = tuple(o.patterns)
         # the whole-buffer fast path: cheap when no per-line details are needed
@@ -456,10 +462,13 @@ class _Grep:
 
         def emit(ln: int, data: bytes) -> None:
             nonlocal last_printed
-            if context and last_printed and o.group_sep is not None and ln > last_printed + 1:
-                out.append(o.group_sep + b"\n")
+            # the separator also goes between groups of different files
+            if context and o.group_sep is not None and (
+                    (last_printed and ln > last_printed + 1) or (not last_printed and self.printed_group)):
+                out.append((b"\x1b[36m\x1b[K" + o.group_sep + b"\x1b[m\x1b[K" if o.color else o.group_sep) + b"\n")
             out.append(data)
             last_printed = ln
+            self.printed_group = True
 
         while True:
             data = next(chunks, None)

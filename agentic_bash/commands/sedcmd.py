@@ -133,9 +133,11 @@ class _Reader:
         self.text = ""
         self.starts: list[tuple[int, str, str, int]] = []  # (start, kind, name, number)
         ne = 0
+        self.lens: list[int] = []
         for kind, name, body in pieces:  # type: ignore[misc]
             if kind == "e":
                 ne += 1
+                self.lens.append(len(body))
             self.starts.append((len(self.text), kind, name, ne))
             self.text += body + "\n"
         if self.text.endswith("\n"):
@@ -171,7 +173,8 @@ class _Reader:
         if kind == "f":
             line = self.text.count("\n", start, max(pos - 1, start)) + 1
             return f"file {name} line {line}"
-        return f"-e expression #{num}, char {pos - start}"
+        # the newline joining two -e pieces is GNU's end of a piece, not a counted char
+        return f"-e expression #{num}, char {min(pos - start, self.lens[num - 1])}"
 
     def error(self, msg: str) -> SedError:
         return SedError(f"{self.where()}: {msg}")

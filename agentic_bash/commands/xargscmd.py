@@ -66,7 +66,7 @@ You can report (and track via the Savannah bug tracker) find bugs here:
 BUF = 131072
 
 
-_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-{}")
 
 
 def _shell_quote(a: bytes) -> bytes:
@@ -202,6 +202,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             raise _Fail(1)
         return x
 
+    opts_seen_L = False
     try:
         for k, v in opts:
             if k == "0":
@@ -218,6 +219,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             elif k == "e":
                 eof = v or None
             elif k == "I":
+                if max_lines is not None and replace is None and opts_seen_L:
+                    ctx.error("warning: options --max-lines and --replace/-I/-i are mutually exclusive, ignoring previous --max-lines value")
                 replace = v
                 max_lines = 1
                 max_args = None
@@ -228,6 +231,9 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                 max_args = None
                 exit_size = True
             elif k == "L":
+                if replace is not None:
+                    ctx.error("warning: options --replace and -L are mutually exclusive, ignoring previous --replace value")
+                opts_seen_L = True
                 max_lines = num("L", v)
                 if max_args is not None:
                     ctx.error("warning: options --max-args and -L are mutually exclusive, ignoring previous --max-args value")
