@@ -1,8 +1,12 @@
 """Landlock through direct syscalls: read/execute everywhere visible, write only where allowed."""
 
-# The ``landlock`` PyPI package only speaks the filesystem rules of ABI 1-3 and swallows some
-# errnos (it reports a missing path as an unsupported kernel); we need ABI 6 scoping (signals,
-# abstract unix sockets) anyway, so the three syscalls are called directly.
+# Why not the ``landlock`` PyPI package: its ``syscall_errcheck`` decides that a call failed
+# by ``ctypes.get_errno() != 0`` instead of by the return value, and errno is never cleared
+# on success, so a stale errno left by any earlier ctypes call on the thread turns a
+# *successful* landlock syscall into a SyscallError (the workaround with the package is
+# ``ctypes.set_errno(0)`` before every call). It also knows only the filesystem rights of ABI
+# 1-3, and we want ABI 6 scoping (signals, abstract unix sockets). So the three syscalls are
+# called directly here, and a failure is a negative return value.
 
 from __future__ import annotations
 
