@@ -414,6 +414,9 @@ CASES: list[tuple[list[str], str]] = [
     (["BEGIN { s = \"abc\"; print gsub(//, \"-\", s), s }"], ""),
     (["BEGIN { s = \"hello\"; print gsub(/l/, \"L\", s) \":\" s }"], ""),
     (["BEGIN { printf \"%c\", 10 }"], ""),
+    (["{ printf \"%c|%c|%d\\n\", $1, $2, $1; x = $1 + 0; printf \"%c\\n\", x }", "-"], "65 abc\n"),
+    (["{ print $1, $1 + 0, ($1 == 3) }", "-"], "3.0\n"),
+    (["BEGIN { a[2^31] = 1; a[-5] = 1; a[0.5]; n = 0; for (k in a) n++; print n, (2^31 in a), (-5 in a) }"], ""),
     (["BEGIN { printf \"%-+5d|%+.2e\\n\", 3, -12345 }"], ""),
 
 ]

@@ -182,6 +182,8 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
             v = to_num(a)
             out.append((spec + c) % v)
         elif c == "c":
+            if isinstance(a, StrNum) and a is not UNINIT and strnum_value(a) is not None:
+                a = strnum_value(a)  # a numeric-looking input field prints as a char code
             if isinstance(a, str):
                 ch = a[:1] or "\0"
             else:
