@@ -343,6 +343,14 @@ _FOLD = bytes.maketrans(bytes(range(97, 123)), bytes(range(65, 91)))
 
 
 def _key_value(k: Key, s: bytes, salt: bytes):  # noqa: ANN202
+    # GNU translates (-f) and filters (-d/-i) the key text before any comparison, numeric
+    # ones included (so `-fh` reads "1e3" as 1E3)
+    if k.dictionary:
+        s = s.translate(None, _DICT_DEL)
+    if k.nonprint:
+        s = s.translate(None, _NONPRINT_DEL)
+    if k.fold:
+        s = s.translate(_FOLD)
     if k.random:
         return hashlib.md5(salt + s).digest()
     if k.numeric:
@@ -353,13 +361,6 @@ def _key_value(k: Key, s: bytes, salt: bytes):  # noqa: ANN202
         return _hum(s)
     if k.month:
         return _month(s)
-    if k.dictionary or k.nonprint or k.fold:
-        if k.dictionary:
-            s = s.translate(None, _DICT_DEL)
-        if k.nonprint:
-            s = s.translate(None, _NONPRINT_DEL)
-        if k.fold:
-            s = s.translate(_FOLD)
     if k.version:
         return version_key(s)
     return s
