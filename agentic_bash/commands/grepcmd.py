@@ -761,7 +761,7 @@ class _Grep:
                 raise _Stop
             return
         cname = b"\x1b[35m\x1b[K" + name + b"\x1b[m\x1b[K" if o.color else name
-        if o.count:
+        if o.count and not o.list_files:  # -l/-L override -c
             if self.with_filename:
                 sep = b"\0" if o.null else (b"\x1b[36m\x1b[K:\x1b[m\x1b[K" if o.color else b":")
                 self.out.write(cname + sep + b"%d\n" % selected)
@@ -869,7 +869,14 @@ def grep(ctx: CommandContext, argv: list[str]) -> int:
         o, files = _parse(ctx, argv)
     except OptError as e:
         return e.status
-    if o.max_count == 0 and not o.list_files == "L":
+    if not o.patterns:
+        # no pattern at all (-f /dev/null): GNU matches nothing by inverting the empty pattern
+        o.patterns = [""]
+        o.invert = not o.invert
+        o.whole = ""
+    # GNU exits at once when nothing can be selected: -m 0, or -v with only empty patterns
+    if (o.max_count == 0 or (o.invert and not o.whole and all(p == "" for p in o.patterns))) \
+            and o.list_files != "L":
         return 1
     try:
         g = _Grep(ctx, o)

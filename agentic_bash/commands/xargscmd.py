@@ -207,6 +207,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
         for k, v in opts:
             if k == "0":
                 null = True
+                delim = None
             elif k == "a":
                 argfile = v
             elif k == "d":
@@ -214,6 +215,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                 if d is None:
                     return 1
                 delim = d
+                null = False
             elif k == "E":
                 eof = v
             elif k == "e":
@@ -294,7 +296,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             for part in iter_lines(src, sep=sep):
                 if part.endswith(sep):
                     part = part[:-len(sep)]
-                yield [part]
+                k = part.find(b"\0")
+                yield [part[:k] if k >= 0 else part]
             return
         eofb = eof.encode("utf-8", "surrogateescape") if eof is not None else None
         if replace is not None:

@@ -231,7 +231,10 @@ class Expander:
             from .braces import expand_braces
         except ImportError:  # pragma: no cover - helper module missing
             return [w]
-        return expand_braces(w)
+        try:
+            return expand_braces(w)
+        except ValueError as e:  # BraceExpansionTooLarge: bash would run out of memory
+            raise ExpansionError(str(e), 1) from None
 
     def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
         fb = _Fields(self.get_ifs())

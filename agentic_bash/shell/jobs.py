@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitExceeded
+from ..limits import Budget, Limits
 from . import nodes as N
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,17 +87,40 @@ def _text(cmd: N.Command) -> str:
         return "job"
 
 
-def start_job(sh: Interpreter, cmd: N.Command) -> Job:
-    from ..limits import Budget
+class _JobBudget(Budget):
+    """A job's budget: its own deadline (it may outlive its run), but it also ends when the
+    budget it was started under is cancelled (run timeout, interrupt, close, kill)."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, limits: Limits, parent: Budget) -> None:
+        super().__init__(limits)
+        self.parent = parent
+
+    def check(self) -> None:
+        p = self.parent
+        if p._cancelled and not self._cancelled:
+            self.cancel("killed")
+        Budget.check(self)
+
+
+def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
     if sh.jobs is None:
         sh.jobs = JobTable()
     table: JobTable = sh.jobs
+    cap = sh.budget.limits.max_processes or 256
+    running = sum(1 for j in list(table.jobs.values()) if not j.done.is_set())
+    if running >= cap:
+        # what bash says when fork() fails (EAGAIN from RLIMIT_NPROC)
+        sh.error("fork: Resource temporarily unavailable")
+        sh.state.last_status = 254
+        return None
     job = table.add(_text(cmd))
     child = sh.fork()
     # a background job outlives the run that started it: it gets its own budget, but
     # still stops when the session cancels the run's budget (close/interrupt)
     parent_budget = sh.budget
-    child.budget = Budget(parent_budget.limits)
+    child.budget = _JobBudget(parent_budget.limits, parent_budget)
     job.child = child
     sh.state.last_bg_pid = job.pid
     if 0 not in sh.fds or sh.fds.get(0) is None:

@@ -313,7 +313,7 @@ class _Args:
         a = self.args[self.i]
         self.i += 1
         if a[:1] in ("'", '"'):
-            return _LD("num", False, Fraction(self._asciicode(a)))
+            return _round_ld(False, Fraction(self._asciicode(a)))[0]
         v, end, erange = _strtold(a)
         if end < len(a):
             self._invalid(a)
@@ -750,7 +750,9 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
             elif conv == "n":
                 a.getstr()  # %n would assign the byte count to a variable; we cannot from here
             else:
-                errors.append(f"printf: `{conv}': invalid format character")
+                # bash names only the first byte of a multibyte character
+                bad = _enc(conv)[:1].decode("utf-8", "surrogateescape")
+                errors.append(f"printf: `{bad}': invalid format character")
                 return bytes(out), 1, errors
         if not (a.more() and a.i > first):
             break

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import io
+import errno
 import gzip
 import os
 import posixpath
@@ -666,8 +667,12 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
         _finish(fs, p, m, owners)
 
 
-def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan) -> None:
-    """Fast path: write the layer straight into the upper MemoryFS (whiteouts stay whiteouts)."""
+def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan,
+                 owner: tuple[int, int] | None = None) -> None:
+    """Fast path: write the layer straight into the upper MemoryFS (whiteouts stay whiteouts).
+
+    ``owner`` replaces the archive's uid/gid (uploads belong to the sandbox user).
+    """
     files = len(plan.entries)
     size = sum(m.size for m in plan.entries.values() if m.isreg())
     if up.max_files is not None and up.files_used + files > up.max_files:
@@ -720,7 +725,7 @@ def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan) -> None:
         return child
 
     def times(node: Any, m: Member) -> None:
-        node.uid, node.gid = m.uid, m.gid
+        node.uid, node.gid = owner or (m.uid, m.gid)
         node.mtime = node.atime = float(m.mtime)
 
     for rel in sorted(plan.opaque, key=_sort_key):
@@ -753,11 +758,11 @@ def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan) -> None:
             node = created[m.linkname]
             node.nlink += 1
         elif m.issym():
-            node = up._new(S_IFLNK | 0o777, m.uid, m.gid)
+            node = up._new(S_IFLNK | 0o777, *(owner or (m.uid, m.gid)))
             node.target = m.linkname
             times(node, m)
         else:
-            node = up._new(S_IFREG | (m.mode & 0o7777), m.uid, m.gid)
+            node = up._new(S_IFREG | (m.mode & 0o7777), *(owner or (m.uid, m.gid)))
             data = _read_data(tf, m)
             up._charge(len(data))
             node.data = data
@@ -781,6 +786,119 @@ def _finish(fs: Any, p: str, m: Member, owners: bool) -> None:
         fs.utime(p, (m.mtime, m.mtime), follow_symlinks=False)
     except OSError:
         pass
+
+
+def _prefixed(plan: _Plan, prefix: str) -> _Plan:
+    """The plan with every name (and hard-link target) moved below ``prefix``."""
+    out = _Plan(plan.skip_devices)
+    pre = prefix + "/"
+    out.opaque = [pre + o if o else prefix for o in plan.opaque]
+    out.whiteouts = [pre + w for w in plan.whiteouts]
+    for rel, m in plan.entries.items():
+        if m.islnk():
+            m.linkname = pre + m.linkname
+        out.entries[pre + rel] = m
+        out.declared[pre + rel] = plan.declared[rel]
+    return out
+
+
+def _apply_host(fs: Any, dest: str, tf: BinaryIO, plan: _Plan) -> None:
+    """Extract onto a confined HostFS with one directory fd per directory (openat-style).
+
+    Every directory is opened with O_NOFOLLOW|O_DIRECTORY relative to its parent's fd and
+    every entry is created relative to that fd with O_EXCL/O_NOFOLLOW, so nothing is
+    written through a symlink even if one is swapped in while extracting.
+    """
+    for rel in plan.opaque + plan.whiteouts:  # plain tars have none; layers onto HostFS rarely
+        d = join(dest, rel) if rel else dest
+        if rel in plan.opaque:
+            for n in fs.listdir(d) if fs.lexists(d) else ():
+                _rm_tree(fs, join(d, n))
+        else:
+            _rm_tree(fs, d)
+    dflags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    root_fd = fs._open_dir(dest)
+    fds: dict[str, int] = {"": root_fd}
+
+    def dirfd(rel: str) -> int:
+        fd = fds.get(rel)
+        if fd is not None:
+            return fd
+        prel, _, name = rel.rpartition("/")
+        parent = dirfd(prel)
+        try:
+            os.mkdir(name, 0o755, dir_fd=parent)
+        except FileExistsError:
+            pass
+        try:
+            fd = os.open(name, dflags, dir_fd=parent)
+        except OSError as e:
+            if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                raise
+            _unlink_at(parent, name)
+            os.mkdir(name, 0o755, dir_fd=parent)
+            fd = os.open(name, dflags, dir_fd=parent)
+        if len(fds) > 200:  # bound open fds: drop everything but the root
+            for k in [k for k in fds if k]:
+                os.close(fds.pop(k))
+        fds[rel] = fd
+        return fd
+
+    def _unlink_at(parent: int, name: str) -> None:
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        if _stat.S_ISDIR(st.st_mode):
+            sub = os.open(name, dflags, dir_fd=parent)
+            try:
+                for n in os.listdir(sub):
+                    _unlink_at(sub, n)
+            finally:
+                os.close(sub)
+            os.rmdir(name, dir_fd=parent)
+        else:
+            os.unlink(name, dir_fd=parent)
+
+    dir_times: list[tuple[str, Member]] = []
+    try:
+        for rel in sorted(plan.entries, key=_sort_key):
+            m = plan.entries[rel]
+            if m.isdir():
+                fd = dirfd(rel)
+                os.fchmod(fd, m.mode & 0o7777)
+                dir_times.append((rel, m))
+                continue
+            prel, _, name = rel.rpartition("/")
+            parent = dirfd(prel)
+            _unlink_at(parent, name)
+            if m.issym():
+                os.symlink(m.linkname, name, dir_fd=parent)
+                os.utime(name, (m.mtime, m.mtime), dir_fd=parent, follow_symlinks=False)
+            elif m.islnk():
+                lprel, _, lname = m.linkname.rpartition("/")
+                os.link(lname, name, src_dir_fd=dirfd(lprel), dst_dir_fd=dirfd(prel), follow_symlinks=False)
+            else:
+                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             0o600, dir_fd=parent)
+                try:
+                    tf.seek(m.offset_data)
+                    left = m.size
+                    while left:
+                        chunk = tf.read(min(left, _COPY))
+                        if not chunk:
+                            raise SnapshotError(f"truncated archive at {m.name!r}")
+                        os.write(fd, chunk)
+                        left -= len(chunk)
+                    os.fchmod(fd, m.mode & 0o7777)
+                    os.utime(fd, (m.mtime, m.mtime))
+                finally:
+                    os.close(fd)
+        for rel, m in reversed(dir_times):
+            os.utime(dirfd(rel), (m.mtime, m.mtime))
+    finally:
+        for fd in fds.values():
+            os.close(fd)
 
 
 def _apply_mounted(fs: Any, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
@@ -818,9 +936,10 @@ def _apply_mounted(fs: Any, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
     for rel, m in base.entries.items():
         if m.islnk() and m.linkname not in base.entries:
             raise SnapshotError(f"hard link {rel!r} crosses a mount point")
+    up = overlay.upper
     with overlay._lock:
         try:
-            _apply_upper(overlay.upper, overlay, tf, base)
+            _apply_upper(up, overlay, tf, base, None if owners else (up.uid, up.gid))
         finally:
             overlay._invalidate()
     if mounted.entries or mounted.whiteouts or mounted.opaque:
@@ -834,19 +953,24 @@ def _import(fileobj: BinaryIO, fs: Any, dest: str, layer: bool, max_entries: int
         plan = _read_plan(tf, layer, max_entries, max_bytes, skip_devices)
         extras = {name: bytes(_read_data(tf, m)) for name, m in plan.extras.items()}
         _check_target(fs, dest, plan)
+        prefix = dest.strip("/")
+        pplan = _prefixed(plan, prefix) if prefix else plan
         try:
-            if layer and dest == "/" and isinstance(getattr(fs, "upper", None), MemoryFS):
+            if isinstance(fs, MemoryFS):
+                with fs._lock:
+                    _apply_upper(fs, None, tf, pplan, None if owners else (fs.uid, fs.gid))
+            elif isinstance(getattr(fs, "upper", None), MemoryFS) and hasattr(fs, "_invalidate"):
+                up = fs.upper
                 with fs._lock:
                     try:
-                        _apply_upper(fs.upper, fs, tf, plan)
+                        _apply_upper(up, fs, tf, pplan, None if owners else (up.uid, up.gid))
                     finally:
                         fs._invalidate()
-            elif layer and dest == "/" and isinstance(fs, MemoryFS):
-                with fs._lock:
-                    _apply_upper(fs, None, tf, plan)
-            elif layer and dest == "/" and isinstance(getattr(getattr(fs, "root", None), "upper", None), MemoryFS) \
+            elif isinstance(getattr(getattr(fs, "root", None), "upper", None), MemoryFS) \
                     and hasattr(fs, "_route"):
-                _apply_mounted(fs, tf, plan, owners)
+                _apply_mounted(fs, tf, pplan, owners)
+            elif getattr(fs, "_fast", True) is False and hasattr(fs, "_gate"):
+                _apply_host(fs, dest, tf, plan)
             else:
                 _apply(fs, dest, tf, plan, owners)
         except OSError as e:
