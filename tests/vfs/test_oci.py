@@ -273,3 +273,39 @@ def test_skip_devices_and_write_atomic(tmp_path):
         write_atomic(str(out), lambda f: (f.write(b"partial"), (_ for _ in ()).throw(RuntimeError()))[0])
     assert tarfile.open(out).getnames()  # the old file is intact, no temp file left behind
     assert sorted(os.listdir(tmp_path)) == ["snap.tar"]
+
+
+def test_import_tar_onto_confined_hostfs(tmp_path):
+    from agentic_bash.vfs.host import HostFS
+
+    root = tmp_path / "root"
+    (root / "w").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(str(outside), root / "w" / "esc")  # an existing escaping symlink in the target
+    host = HostFS(str(root), writable=True)
+    d = _ti("w/d", tarfile.DIRTYPE, mode=0o750)
+    d.mtime = 1000
+    f = _ti("w/d/f", mode=0o640)
+    f.mtime = 2000
+    data = _tar(d, (f, b"data"), _ti("w/d/l", tarfile.SYMTYPE, "/etc/passwd"),
+                _ti("w/d/h", tarfile.LNKTYPE, "w/d/f"), (_ti("w/esc"), b"replaces the link"))
+    import_tar(io.BytesIO(data), host, "/")
+    assert (root / "w" / "d" / "f").read_bytes() == b"data"
+    assert os.stat(root / "w" / "d" / "f").st_mode & 0o777 == 0o640
+    assert os.stat(root / "w" / "d").st_mode & 0o777 == 0o750
+    assert os.stat(root / "w" / "d").st_mtime == 1000 and os.stat(root / "w" / "d" / "f").st_mtime == 2000
+    assert os.readlink(root / "w" / "d" / "l") == "/etc/passwd"
+    assert os.stat(root / "w" / "d" / "h").st_ino == os.stat(root / "w" / "d" / "f").st_ino
+    assert (root / "w" / "esc").read_bytes() == b"replaces the link" and os.listdir(outside) == []
+    with pytest.raises(SnapshotError):  # a new escaping symlink then a file through it
+        import_tar(io.BytesIO(_tar(_ti("w/x", tarfile.SYMTYPE, str(outside)), (_ti("w/x/f"), b"1"))), host, "/")
+    assert os.listdir(outside) == [] and not (root / "w" / "x").exists()
+
+
+def test_upload_belongs_to_the_sandbox_user():
+    fs, info = build_virtual_fs(None, [])
+    ti = _ti("a.txt")
+    ti.uid = ti.gid = 0
+    import_tar(io.BytesIO(_tar((ti, b"x"))), fs, "/workspace")
+    assert fs.stat("/workspace/a.txt").st_uid == 1000
