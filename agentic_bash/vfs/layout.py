@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import stat as _stat
 import threading
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
@@ -107,6 +108,7 @@ class _Graft:
         self.fs = fs
         self.at = at
         self._dir = StatResult(_stat.S_IFDIR | 0o755, 4096, st_uid=0, st_gid=0)
+        self._dev = 0x7000 + (id(self) & 0xfff)
 
     def _map(self, path: str) -> str | None:
         """Inner path, or None for a synthetic ancestor directory; raises ENOENT elsewhere."""
@@ -121,7 +123,11 @@ class _Graft:
 
     def stat(self, path: str, follow_symlinks: bool = True) -> StatResult:
         inner = self._map(path)
-        return self._dir if inner is None else self.fs.stat(inner, follow_symlinks)
+        if inner is None:
+            # distinct (dev, ino) per synthetic directory: find/cp detect cycles and links by it
+            return StatResult(self._dir.st_mode, 4096, st_ino=zlib.crc32(path.encode()) | 1,
+                              st_dev=self._dev, st_nlink=2, st_uid=0, st_gid=0)
+        return self.fs.stat(inner, follow_symlinks)
 
     def exists(self, path: str) -> bool:
         try:
