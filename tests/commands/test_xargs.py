@@ -38,7 +38,7 @@ CASES = [
     (["xargs", "-s", "5", "echo"], b"aaaaaaaaaa\n"),
     (["xargs", "-s", "12", "echo"], b"aa bb cc dd ee\n"),
     (["xargs", "-x", "-s", "10", "echo"], b"abc\n"),
-    (["xargs", "-P", "2", "-n1", "echo"], b"a b\n"),
+    (["xargs", "-P", "2", "-n2", "echo"], b"a b\n"),  # one batch: GNU runs -P batches in parallel
     (["xargs", "nosuchcmd"], b"a\n"),
     (["xargs", "-n1", "false"], b"a b\n"),
     (["xargs", "true"], b"a b\n"),
