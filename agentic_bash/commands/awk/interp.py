@@ -259,7 +259,10 @@ class Runtime:
         return fmt_num(v, self.CONVFMT)  # type: ignore[arg-type]
 
     def tmo(self) -> float | None:
-        return self.budget.remaining()
+        r = self.budget.remaining()
+        if r is not None and r <= 0.0:
+            self.budget.check()  # raises at the deadline rather than passing timeout=0
+        return r
 
     # -- special variables ---------------------------------------------------------------
     def setv(self, name: str, v: object) -> object:
