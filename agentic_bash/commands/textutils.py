@@ -503,7 +503,8 @@ _WS = " \t\n\v\f\r\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u
 _WS_SPLIT = re.compile("[" + re.escape(_WS) + "]")
 _B_WS_SPLIT = re.compile(rb"[ \t\n\v\f\r]")
 _B_PRINT = re.compile(rb"[\x21-\x7e]")
-_B_ODD = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f-\xff]")
+_B_PLAIN = bytes(range(0x09, 0x0e)) + bytes(range(0x20, 0x7f))
+_B_WORDMAP = bytes(0x20 if c in b" \t\n\v\f\r" else 0x78 for c in range(256))
 _NONPRINT_ONLY = re.compile(r"^[\x00-\x20\x7f-\x9f\udc80-\udcff\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]*$")
 
 
@@ -578,20 +579,12 @@ def _wc_stream(ctx: CommandContext, f: BinaryIO, want_words: bool, want_chars: b
             if want_chars:
                 c.chars += len(chunk) if dec is not None else len(chunk)
             if want_words:
-                if _B_ODD.search(chunk) is None:
-                    # only printable ASCII and whitespace: bytes.split() is exact
-                    toks = chunk.split()
-                    nt = len(toks)
-                    if nt:
-                        starts_in = chunk[0] not in b" \t\n\v\f\r"
-                        ends_in = chunk[-1] not in b" \t\n\v\f\r"
-                        # a pending word (in_word) either merges with the first token or ends
-                        c.words += nt + (1 if (in_word and not starts_in) else 0) - (1 if ends_in else 0)
-                        in_word = ends_in
-                    else:
-                        if in_word:
-                            c.words += 1
-                        in_word = False
+                if not chunk.translate(None, _B_PLAIN):
+                    # only printable ASCII and whitespace: a word is counted where it ends
+                    # ("x " transitions); a pending one at the end of input (like the slow path)
+                    t = chunk.translate(_B_WORDMAP)
+                    c.words += t.count(b"x ") + (1 if in_word and t[0] == 32 else 0)
+                    in_word = t[-1] == 120
                 else:
                     parts_b = _B_WS_SPLIT.split(chunk)
                     pr = [_B_PRINT.search(p) is not None for p in parts_b]

@@ -306,9 +306,6 @@ class InProcessExecutor:
         return [normalize(d or ".", sh.state.cwd) for d in p.split(":")]
 
     def find_path(self, sh: Interpreter, name: str) -> str | None:
-        h = sh.state.hash.get(name)
-        if h:
-            return h
         for d in self.path_dirs(sh):
             cand = d.rstrip("/") + "/" + name
             try:
@@ -349,6 +346,14 @@ class InProcessExecutor:
         if "/" in name:
             return self._run_path(sh, name, argv)
         base = name
+        st = sh.state
+        if name in st.hash:
+            st.hash_hits[name] = st.hash_hits.get(name, 0) + 1
+        elif st.options["hashall"]:
+            p = self.find_path(sh, name)
+            if p is not None:
+                st.hash[name] = p
+                st.hash_hits[name] = 1
         if base in ("bash", "sh"):
             return run_nested_shell(sh, argv)
         spec = self.registry.get(base)

@@ -1293,29 +1293,64 @@ def b_type(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("hash")
 def b_hash(sh: Interpreter, argv: list[str]) -> int:
+    from .state import hash_order
     args = argv[1:]
     st = sh.state
-    if not args:
+    if not st.options["hashall"]:
+        sh.error("hash: hashing disabled")
+        return 1
+    if not args or args == ["-l"]:
         if not st.hash:
             _out(sh, "hash: hash table empty\n")
             return 0
-        _out(sh, "hits\tcommand\n" + "".join(f"   0\t{p}\n" for p in st.hash.values()))
+        names = hash_order(list(st.hash))
+        if args == ["-l"]:
+            _out(sh, "".join(f"builtin hash -p {st.hash[n]} {n}\n" for n in names))
+        else:
+            _out(sh, "hits\tcommand\n" + "".join(f"{st.hash_hits.get(n, 0):4d}\t{st.hash[n]}\n" for n in names))
         return 0
     if args[0] == "-r":
         st.hash.clear()
+        st.hash_hits.clear()
+        return 0
+    if args[0] == "-d":
+        status = 0
+        for a in args[1:]:
+            if a in st.hash:
+                del st.hash[a]
+                st.hash_hits.pop(a, None)
+            else:
+                sh.error(f"hash: {a}: not found")
+                status = 1
+        return status
+    if args[0] == "-t":
+        status = 0
+        many = len(args) > 2
+        for a in args[1:]:
+            if a in st.hash:
+                _out(sh, f"{a}\t{st.hash[a]}\n" if many else f"{st.hash[a]}\n")
+            else:
+                sh.error(f"hash: {a}: not found")
+                status = 1
+        return status
+    if args[0] == "-p" and len(args) >= 3:
+        for a in args[2:]:
+            st.hash[a] = args[1]
+            st.hash_hits[a] = 0
         return 0
     status = 0
     for a in args:
         if a.startswith("-"):
             continue
+        if a in BUILTINS or a in st.functions:
+            continue
         p = _find_path(sh, a)
         if p is None:
-            if a in BUILTINS:
-                continue
             sh.error(f"hash: {a}: not found")
             status = 1
         else:
             st.hash[a] = p
+            st.hash_hits[a] = 0
     return status
 
 

@@ -105,6 +105,7 @@ class ShellState:
         self.last_bg_pid: int | None = None
         self.last_arg = ""
         self.hash: dict[str, str] = {}
+        self.hash_hits: dict[str, int] = {}
         self.env_cache: dict[str, str] | None = None
         self.subshell = 0
 
@@ -121,6 +122,7 @@ class ShellState:
         s.positional = list(self.positional)
         s.dirstack = list(self.dirstack)
         s.hash = dict(self.hash)
+        s.hash_hits = dict(self.hash_hits)
         s.env_cache = self.env_cache
         s.subshell = self.subshell + 1
         return s
@@ -205,5 +207,13 @@ def assoc_keys(d: dict[str, str]) -> list[str]:
         nb *= 4
     mask = nb - 1
     keyed = [((_bash_hash(k) & mask), -i, k) for i, k in enumerate(d)]
+    keyed.sort()
+    return [k for _, _, k in keyed]
+
+
+def hash_order(keys: list[str], buckets: int = 256) -> list[str]:
+    """bash's hashed-command table order (FILENAME_HASH_BUCKETS = 256), newest first per bucket."""
+    mask = buckets - 1
+    keyed = [((_bash_hash(k) & mask), -i, k) for i, k in enumerate(keys)]
     keyed.sort()
     return [k for _, _, k in keyed]
