@@ -220,6 +220,24 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
     pos = 0
     n = len(buf)
     lead = " " * len(_addr(radix, 0))
+    # per spec: the field widths (pad spread like GNU) and, for 1-byte types, a table
+    layouts = []
+    for sp in specs:
+        nf = width // sp.size
+        ws = []
+        pad_rem = sp.pad
+        for i in range(nf, 0, -1):
+            nxt = sp.pad * (i - 1) // nf
+            ws.append(pad_rem - nxt + sp.width)
+            pad_rem = nxt
+        table = None
+        if sp.size == 1:
+            table = [_fmt_field(sp, bytes([b])) for b in range(256)]
+            if len(set(ws)) == 1:
+                table = [" " + t.rjust(ws[0]) for t in table]
+                ws = []
+        layouts.append((sp, nf, ws, table))
+    nlines = 0
     while pos < n:
         block = buf[pos:pos + width]
         if not dup and prev is not None and block == prev and len(block) == width:
@@ -230,26 +248,27 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             continue
         starred = False
         prev = block
-        for si, sp in enumerate(specs):
-            line = [_addr(radix, skip + pos) if si == 0 else lead]
-            nf = width // sp.size
-            present = -(-len(block) // sp.size)
-            padded = block + bytes(present * sp.size - len(block))
-            pad_rem = sp.pad
-            for i in range(nf, nf - present, -1):
-                idx = nf - i
-                nxt = sp.pad * (i - 1) // nf
-                w = pad_rem - nxt + sp.width
-                pad_rem = nxt
-                line.append(" " + _fmt_field(sp, padded[idx * sp.size:(idx + 1) * sp.size]).rjust(w))
+        for si, (sp, nf, ws, table) in enumerate(layouts):
+            head = _addr(radix, skip + pos) if si == 0 else lead
+            if table is not None and not ws:
+                body = "".join([table[b] for b in block])
+            elif table is not None:
+                body = "".join([" " + table[b].rjust(ws[i]) for i, b in enumerate(block)])
+            else:
+                present = -(-len(block) // sp.size)
+                padded = block + bytes(present * sp.size - len(block))
+                body = "".join([" " + _fmt_field(sp, padded[i * sp.size:(i + 1) * sp.size]).rjust(ws[i])
+                                for i in range(present)])
+            line = head + body
             if sp.z:
                 blank = (width - len(block)) // sp.size
-                line.append(" " * (blank * (sp.width + 1)))
-                line.append("  >" + "".join(chr(b) if 32 <= b < 127 else "." for b in block) + "<")
-            out.append("".join(line) + "\n")
+                line += " " * (blank * (sp.width + 1)) + "  >" + "".join(
+                    chr(b) if 32 <= b < 127 else "." for b in block) + "<"
+            out.append(line + "\n")
         pos += width
-        if len(out) > 4096:
-            ctx.stdout.write("".join(out).encode("latin-1", "replace"))
+        nlines += 1
+        if nlines & 4095 == 0:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
             out = []
             ctx.budget.check()
     if radix != "n":

@@ -828,6 +828,15 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
 def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
     if not data:
         return b""
+    if not regex and not before:
+        # common case: records end with ``sep``; the last may lack it and is then glued
+        # to the next record printed, exactly as GNU tac does
+        recs = data.split(sep)
+        last = recs.pop()
+        out = sep.join(reversed(recs))
+        if recs:
+            out += sep
+        return last + out
     if regex:
         import regex as _re
         pat = _re.compile(sep)

@@ -471,6 +471,12 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         return st
     status = 0
     for idx, a in enumerate(args):
+        if a == "-" and local:
+            # local -: the function's shell options are restored when it returns
+            sc = sh.state.scopes[-1]
+            if "-" not in sc:
+                sc["-"] = Var(dict(sh.state.options))
+            continue
         assign = arrays.get(idx)
         m = _ASSIGN_RE.match(a) if assign is None else None
         if assign is not None:
@@ -596,7 +602,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
 def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool = False) -> int:
     st = sh.state
     if only_local:
-        items = dict(st.scopes[-1])
+        items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
     else:
         items = st.visible()
         for dn in ("BASH_LINENO", "BASH_SOURCE", "FUNCNAME"):
@@ -631,7 +637,8 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
             sh.error("local: can only be used in a function")
             return 1
         for n, v in sorted(sh.state.scopes[-1].items()):
-            _out(sh, sh.declare_line(n, v) + "\n")
+            if n != "-":
+                _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     return b_declare_impl(sh, argv, local=True)
 
@@ -962,9 +969,7 @@ def b_return(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ReturnFn
     if not sh.funcstack and not sh.source_depth:
         sh.error("return: can only `return' from a function or sourced script")
-        if len(argv) > 1 and argv[1].lstrip("-").isdigit():
-            return int(argv[1]) & 255
-        return 1
+        return 2
     if len(argv) > 2:
         sh.error("return: too many arguments")
         raise ReturnFn(2)

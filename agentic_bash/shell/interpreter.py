@@ -1808,7 +1808,10 @@ class Interpreter(Expander):
         finally:
             self.funcstack.pop()
             if len(st.scopes) > 1:
-                st.scopes.pop()
+                sc = st.scopes.pop()
+                saved_opts = sc.get("-")
+                if saved_opts is not None and type(saved_opts.value) is dict:
+                    st.options.update(saved_opts.value)
             st.env_cache = None
             st.positional = saved_pos
             self.lineno = saved_line

@@ -156,7 +156,7 @@ class ShellState:
         seen: set[str] = set()
         for sc in reversed(self.scopes):
             for k in sc:
-                if k not in seen:
+                if k not in seen and k != "-":
                     seen.add(k)
                     yield k
 
@@ -164,6 +164,7 @@ class ShellState:
         out: dict[str, Var] = {}
         for sc in self.scopes:
             out.update(sc)
+        out.pop("-", None)  # `local -` bookkeeping, not a variable
         return out
 
     def environ(self) -> dict[str, str]:

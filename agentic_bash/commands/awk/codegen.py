@@ -142,6 +142,12 @@ class CodeGen:
         return self.varname(name)
 
     # -- expressions: gx -> (code, type) with type 'n' number, 's' string, 'a' any -----------
+    def sub(self, subs: list) -> str:
+        """Raw subscript value code: the array decides mawk's int-or-string lookup path from it."""
+        if len(subs) == 1:
+            return self.gx(subs[0])[0]
+        return self.key(subs)
+
     def key(self, subs: list) -> str:
         if len(subs) == 1:
             c, t = self.gx(subs[0])
@@ -191,7 +197,7 @@ class CodeGen:
             neg = "is" if e[1] else "is not"
             return f"({r}.fast.search({s}, timeout=_T()) {neg} None)"
         if k == "in":
-            return f"({self.key(e[1])} in {self.arr(e[2])})"
+            return f"_ain({self.arr(e[2])}, {self.sub(e[1])})"
         c, t = self.gx(e)
         if t == "n":
             return f"({c} != 0.0)"
@@ -259,7 +265,7 @@ class CodeGen:
         return f"R.field({self.field_index(idx)})", "a"
 
     def x_index(self, e: tuple) -> tuple[str, str]:
-        return f"_aget({self.arr(e[1])}, {self.key(e[2])})", "a"
+        return f"_aget({self.arr(e[1])}, {self.sub(e[2])})", "a"
 
     _OPF = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "^=": "^"}
 
@@ -284,7 +290,7 @@ class CodeGen:
             return f"({self.varname(name)} := {value})"
         if k == "field":
             return f"R.setfield({self.field_index(lv[1])}, {value})"
-        return f"_aset({self.arr(lv[1])}, {self.key(lv[2])}, {value})"
+        return f"_aset({self.arr(lv[1])}, {self.sub(lv[2])}, {value})"
 
     def x_assign(self, e: tuple) -> tuple[str, str]:
         op, lv, rhs = e[1], e[2], e[3]
@@ -302,7 +308,7 @@ class CodeGen:
             return self.assign_code(lv, self.arith(a, cur, r)), "n"
         if k == "field":
             return f"R.fop({self.field_index(lv[1])}, {a!r}, {r})", "n"
-        return f"_aop({self.arr(lv[1])}, {self.key(lv[2])}, {a!r}, {r})", "n"
+        return f"_aop({self.arr(lv[1])}, {self.sub(lv[2])}, {a!r}, {r})", "n"
 
     def _opf(self, op: str) -> str:
         return self._OPF[op]
@@ -316,7 +322,7 @@ class CodeGen:
             return self.assign_code(lv, f"({cur} + {d})"), "n"
         if lv[0] == "field":
             return f"R.fop({self.field_index(lv[1])}, '+', {d})", "n"
-        return f"_aop({self.arr(lv[1])}, {self.key(lv[2])}, '+', {d})", "n"
+        return f"_aop({self.arr(lv[1])}, {self.sub(lv[2])}, '+', {d})", "n"
 
     def x_postinc(self, e: tuple) -> tuple[str, str]:
         d = "1.0" if e[1] == "++" else "-1.0"
@@ -328,7 +334,7 @@ class CodeGen:
             return f"_first(({tmp} := {cur}), {self.assign_code(lv, f'({tmp} + {d})')})", "n"
         if lv[0] == "field":
             return f"R.fpost({self.field_index(lv[1])}, {d})", "n"
-        return f"_apost({self.arr(lv[1])}, {self.key(lv[2])}, {d})", "n"
+        return f"_apost({self.arr(lv[1])}, {self.sub(lv[2])}, {d})", "n"
 
     def x_cond(self, e: tuple) -> tuple[str, str]:
         a, ta = self.gx(e[2])
@@ -545,7 +551,7 @@ class CodeGen:
         elif k == "forin":
             var, arrname, body = s[1], s[2], s[3]
             t = self.newtmp()
-            self.emit(ind, f"for {t} in list({self.arr(arrname)}):")
+            self.emit(ind, f"for {t} in _aiter({self.arr(arrname)}):")
             self.emit(ind + 1, "_charge()")
             self.emit(ind + 1, self.assign_code(("var", var), f"StrNum({t})"))
             self.loop_depth += 1
@@ -574,7 +580,7 @@ class CodeGen:
             if s[2] is None:
                 self.emit(ind, f"{a}.clear()")
             else:
-                self.emit(ind, f"{a}.pop({self.key(s[2])}, None)")
+                self.emit(ind, f"_adel({a}, {self.sub(s[2])})")
         else:  # pragma: no cover
             raise AwkSyntaxError(f"unknown statement {k}", 0, k)
 
@@ -665,7 +671,7 @@ class CodeGen:
             self.lines = []
             for p in params:
                 if p in self.func_arrays[fname]:
-                    self.emit(1, f"if l_{p} is UNINIT: l_{p} = {{}}")
+                    self.emit(1, f"if l_{p} is UNINIT: l_{p} = AwkArray()")
             self.block(body[1], 1)
             self.emit(1, "return UNINIT")
             sig = ", ".join(f"l_{p}=UNINIT" for p in params)

@@ -13,6 +13,7 @@ from ...errors import LimitExceeded
 from .._regex import timeout_guard
 from ..base import CommandContext
 from .codegen import compile_program
+from .arrays import AwkArray, int_subscript
 from .runtime import UNINIT, AwkError, StrNum, compile_awk, fmt_num, sprintf, strnum_value, to_num
 
 __all__ = ["Program", "run_program"]
@@ -657,7 +658,6 @@ class Runtime:
 
     # -- builtins needing state ---------------------------------------------------------------
     def split(self, s: str, arr: dict, sep: object) -> float:
-        arr.clear()
         if sep is None:
             parts = self.split_fields(s, self.FS)
         elif isinstance(sep, str):
@@ -673,8 +673,7 @@ class Runtime:
                 parts = self._rx_split(s, compile_awk(sep, self.mawk))
         else:
             parts = [] if s == "" else self._rx_split(s, sep)
-        for i, p in enumerate(parts, 1):
-            arr[str(i)] = StrNum(p)
+        arr.load_split([StrNum(p) for p in parts])
         return float(len(parts))
 
     def _rx_split(self, s: str, pr) -> list[str]:  # noqa: ANN001
@@ -831,31 +830,68 @@ def _key(v: object) -> str:
 _NS_TOSTR = str  # replaced per run (CONVFMT-aware)
 
 
-def _aget(d: dict, k: str) -> object:
+def _akey(d: AwkArray, sub: object, create: bool) -> str | None:
+    if type(sub) is float:
+        i = int_subscript(sub)  # type: ignore[arg-type]
+        if i is not None:
+            return d.ipath(str(i), i, create)
+        return d.spath(_NS_TOSTR(sub), create)
+    if not isinstance(sub, str):
+        raise AwkError("can't use scalar as array")
+    return d.spath(sub, create)
+
+
+def _aget(d: AwkArray, sub: object) -> object:
     try:
-        return d[k]
-    except KeyError:
-        d[k] = UNINIT
-        return UNINIT
-    except TypeError:
+        k = _akey(d, sub, True)
+    except AttributeError:
+        raise AwkError("can't use scalar as array") from None
+    return dict.__getitem__(d, k)
+
+
+def _aset(d: AwkArray, sub: object, v: object) -> object:
+    try:
+        k = _akey(d, sub, True)
+    except AttributeError:
+        raise AwkError("can't use scalar as array") from None
+    dict.__setitem__(d, k, v)
+    return v
+
+
+def _aop(d: AwkArray, sub: object, op: str, r: float) -> float:
+    k = _akey(d, sub, True)
+    v = _ARITH[op](to_num(dict.__getitem__(d, k)), r)
+    dict.__setitem__(d, k, v)
+    return v
+
+
+def _apost(d: AwkArray, sub: object, delta: float) -> float:
+    k = _akey(d, sub, True)
+    cur = to_num(dict.__getitem__(d, k))
+    dict.__setitem__(d, k, cur + delta)
+    return cur
+
+
+def _ain(d: AwkArray, sub: object) -> bool:
+    try:
+        return _akey(d, sub, False) is not None
+    except AttributeError:
         raise AwkError("can't use scalar as array") from None
 
 
-def _aset(d: dict, k: str, v: object) -> object:
-    d[k] = v
-    return v
+def _adel(d: AwkArray, sub: object) -> None:
+    if type(sub) is float:
+        i = int_subscript(sub)  # type: ignore[arg-type]
+        if i is not None:
+            d.delete(str(i), False)
+            return
+        d.delete(_NS_TOSTR(sub), True)
+        return
+    d.delete(sub, True)  # type: ignore[arg-type]
 
 
-def _aop(d: dict, k: str, op: str, r: float) -> float:
-    v = _ARITH[op](to_num(d.get(k, UNINIT)), r)
-    d[k] = v
-    return v
-
-
-def _apost(d: dict, k: str, delta: float) -> float:
-    cur = to_num(d.get(k, UNINIT))
-    d[k] = cur + delta
-    return cur
+def _aiter(d: AwkArray) -> list[str]:
+    return d.loop_keys()
 
 
 def _substr(s: str, m: float, n: float | None = None) -> str:
@@ -1188,19 +1224,21 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
             return 0
         return int(v)
 
-    environ = {}
+    environ = AwkArray()
     for k, v in ctx.env.items():
-        environ[k.encode("utf-8", "surrogateescape").decode("latin-1")] = StrNum(
-            v.encode("utf-8", "surrogateescape").decode("latin-1"))
-    argvd: dict[str, object] = {"0": StrNum(ctx.name or "awk")}
+        _aset(environ, k.encode("utf-8", "surrogateescape").decode("latin-1"), StrNum(
+            v.encode("utf-8", "surrogateescape").decode("latin-1")))
+    argvd = AwkArray()
+    _aset(argvd, 0.0, StrNum(ctx.name or "awk"))
     for i, a in enumerate(argv_operands, 1):
-        argvd[str(i)] = StrNum(a.encode("utf-8", "surrogateescape").decode("latin-1"))
+        _aset(argvd, float(i), StrNum(a.encode("utf-8", "surrogateescape").decode("latin-1")))
     ns.update({
         "R": R, "UNINIT": UNINIT, "StrNum": StrNum, "_str": _str, "_ostr": _ostr, "_bool": _bool, "_num": _num,
         "_lt": _cmpf(_op.lt), "_le": _cmpf(_op.le), "_eq": _cmpf(_op.eq), "_ne": _cmpf(_op.ne),
         "_gt": _cmpf(_op.gt), "_ge": _cmpf(_op.ge), "_charge": _charge, "_dynrx": _dynrx,
         "_sprintf": _sprintf, "_toupper": _toupper, "_tolower": _tolower, "_int": _int, "_key": _str,
-        "_cc": _cc, "_aget": _aget, "_aset": _aset, "_aop": _aop, "_apost": _apost, "_first": _first,
+        "_cc": _cc, "_aget": _aget, "_aset": _aset, "_ain": _ain, "_adel": _adel, "_aiter": _aiter,
+        "AwkArray": AwkArray, "_aop": _aop, "_apost": _apost, "_first": _first,
         "_div": _div, "_mod": _mod, "_pow": _pow, "_substr": _substr, "_sub": _sub, "_gensub": _gensub,
         "_trunc": _trunc, "_m_sqrt": _m_sqrt, "_m_exp": _m_exp, "_m_log": _m_log, "_m_sin": _m_sin,
         "_m_cos": _m_cos, "_atan2": math.atan2,
@@ -1223,7 +1261,7 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
     for g in prog.globals:
         key = "g_" + g
         if key not in ns:
-            ns[key] = {} if g in prog.arrays else UNINIT
+            ns[key] = AwkArray() if g in prog.arrays else UNINIT
     _NS_TOSTR = _str
     _NS_T = R.tmo
     # module-level helpers that need per-run state read these through the module globals
