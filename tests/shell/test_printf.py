@@ -155,3 +155,17 @@ def test_random_conversions_against_bash() -> None:
     want = bash_results(cases)
     for (fmt, args), w in zip(cases, want):
         assert pformat(fmt, args) == w, (fmt, args)
+
+
+def test_random_formats_against_bash() -> None:
+    import random
+
+    rnd = random.Random(3)
+    toks = ["%", "%s", "%d", "%b", "%q", "%c", "%x", "%5", "%-", "%.", "%*", "*", ".", "5", "0", "#", "+", " ",
+            "\\", "\\n", "\\0", "\\x4", "\\u", "a", "%%", "l", "h", ")T", "z", "\\c", "'", '"', "é", "%a", "%g"]
+    args = ["", "a", "1", "-3", "0x1f", "\\t", "\\c", "'A", "x y", "08", "2.5", "é", "*", "%", "1e3"]
+    cases = [("".join(rnd.choice(toks) for _ in range(rnd.randint(1, 6))),
+              [rnd.choice(args) for _ in range(rnd.randint(0, 3))]) for _ in range(1000)]
+    want = bash_results(cases)
+    for (fmt, a), w in zip(cases, want):
+        assert pformat(fmt, a) == w, (fmt, a)
