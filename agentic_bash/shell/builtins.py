@@ -637,8 +637,7 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
             sh.error("local: can only be used in a function")
             return 1
         for n, v in sorted(sh.state.scopes[-1].items()):
-            if n != "-":
-                _out(sh, sh.declare_line(n, v) + "\n")
+            _out(sh, ("local -" if n == "-" else sh.declare_line(n, v)) + "\n")
         return 0
     return b_declare_impl(sh, argv, local=True)
 
