@@ -293,3 +293,13 @@ def test_hooks():
     assert seen[0] == ("before", "echo out; echo err >&2; exit 4")
     assert (1, b"out\n") in seen and (2, b"err\n") in seen
     assert seen[-1] == ("after", 4)
+
+
+def test_commands_allowlist():
+    got = []
+    with Sandbox(isolation="virtual", commands_allowlist=["echo", "cat"], on_violation=got.append) as sb:
+        r = sb.run("echo ok | cat; grep x /dev/null; echo $?")
+        assert r.stdout == "ok\n126\n"
+        assert "grep: command not allowed by policy" in r.stderr
+        assert [v.detail for v in r.violations] == ["grep"]
+        assert got and got[0].kind == "command"

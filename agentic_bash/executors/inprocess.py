@@ -106,6 +106,7 @@ class InProcessExecutor:
         self._lock = threading.Lock()
         self._budget: Budget | None = None
         self._late: tuple[Capture, Capture] | None = None
+        self._violations: list[Any] = []
         self.shell = Interpreter(fs, info=info, host=self)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
@@ -153,6 +154,7 @@ class InProcessExecutor:
     def _run(self, script: str, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
              timeout: float | None, on_output: OutputCallback | None) -> Result:
         t0 = time.monotonic()
+        self._violations = []
         limits = self.limits
         budget = _RunBudget(limits, timeout)
         self._budget = budget
@@ -262,7 +264,8 @@ class InProcessExecutor:
         return Result(stdout_bytes=so, stderr_bytes=se, exit_code=status,
                       duration=time.monotonic() - t0, timed_out=timed_out,
                       truncated=out.truncated or err.truncated, cwd=st.cwd,
-                      files_created=files[0], files_modified=files[1], files_deleted=files[2])
+                      files_created=files[0], files_modified=files[1], files_deleted=files[2],
+                      violations=tuple(self._violations))
 
     def _cancel_jobs(self) -> None:
         jobs = self.shell.jobs
@@ -338,6 +341,8 @@ class InProcessExecutor:
         name = argv[0]
         if self.allowlist is not None and posixpath.basename(name) not in self.allowlist \
                 and name not in self.custom:
+            from ..errors import PolicyViolation
+            self._violations.append(PolicyViolation("command", name))
             sh.error(f"{name}: command not allowed by policy")
             return 126
         fn = self.custom.get(name)

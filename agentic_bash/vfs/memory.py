@@ -115,7 +115,8 @@ class MemoryFS:
     def _changed(self, path: str) -> None:
         self.generation += 1
 
-    def _jnote(self, path: str, follow: bool = False, move_to: str | None = None) -> None:
+    def _jnote(self, path: str, follow: bool = False, move_to: str | None = None,
+               content: bool = False) -> None:
         """Tell the change journal (if any) that ``path`` is about to change."""
         j = self._journal
         if j is None:
@@ -132,6 +133,31 @@ class MemoryFS:
             j.note_move(canon, join(self.realpath(head), tail) if tail else "/")
         else:
             j.note(canon)
+            if content:
+                self._note_links(j, canon)
+
+    def _note_links(self, j: Any, path: str) -> None:
+        """A content change through one hard link changes every name of the file."""
+        try:
+            node = self._get(path, False)
+        except OSError:
+            return
+        if node.nlink > 1 and node.fmt == S_IFREG:
+            for p in self._paths_of(node):
+                j.note(p)
+
+    def _paths_of(self, target: _Inode) -> list[str]:
+        """Every path naming ``target`` (a walk of the tree: only for files with several links)."""
+        out: list[str] = []
+        stack = [("", self._root)]
+        while stack:
+            prefix, node = stack.pop()
+            for n, c in node.children.items():  # type: ignore[union-attr]
+                if c is target:
+                    out.append(prefix + "/" + n)
+                elif c.fmt == S_IFDIR:
+                    stack.append((prefix + "/" + n, c))
+        return out
 
     def _perm(self, node: _Inode, bit: int, path: str) -> None:
         # bit: 4 read, 2 write, 1 search/execute; owner bits only (see module comment)
@@ -465,7 +491,7 @@ class MemoryFS:
 
     def truncate(self, path: str, length: int) -> None:
         with self._lock:
-            self._jnote(path, True)
+            self._jnote(path, True, content=True)
             if length < 0:
                 raise _err(errno.EINVAL, path)
             node = self._get(path, True)
@@ -523,7 +549,7 @@ class MemoryFS:
             raise ValueError(f"invalid mode: {mode!r}")
         with self._lock:
             if self._journal is not None and writable:
-                self._jnote(path, not excl)
+                self._jnote(path, not excl, content=True)
             if excl:
                 # O_CREAT|O_EXCL never follows a final symlink: a dangling one is EEXIST
                 stack, name, node = self._walk(path, False)
@@ -699,6 +725,9 @@ class _MemFile(io.RawIOBase):
                 if j is not None and self._noted is not j:
                     self._noted = j
                     j.note(t[0].realpath(t[1]) if t[2] else t[1])
+                    if self._node.nlink > 1:  # the file's other names change too
+                        for p in fs._paths_of(self._node):
+                            j.note(p)
             node = self._node
             data = node.data
             mv = memoryview(b).cast("B")

@@ -191,10 +191,12 @@ class OverlayFS:
         return f
 
     # ------------------------------------------------------------------ journal
-    def _jnote(self, path: str) -> None:
+    def _jnote(self, path: str, content: bool = False) -> None:
         j = self._journal
         if j is not None:
             j.note(path)
+            if content:  # hard links live only in the upper (copy-up breaks lower ones)
+                self.upper._note_links(j, path)
 
     # ------------------------------------------------------------------ copy-up
     def _copy_up_dirs(self, path: str) -> None:
@@ -440,7 +442,7 @@ class OverlayFS:
                     else:
                         if self.upper.check_permissions and not (f.st.st_mode >> 6) & 2:
                             raise _err(errno.EACCES, path)
-                        self._jnote(f.path)
+                        self._jnote(f.path, content=True)
                         self._copy_up(f, data="w" not in flags)
                         return _tracked(self.upper.open(f.path, mode, perm), self, f.path)
                 elif "r" in flags:
@@ -617,7 +619,7 @@ class OverlayFS:
             f = self._existing(path, True)
             if f.st.is_dir:  # type: ignore[union-attr]
                 raise _err(errno.EISDIR, path)
-            self._jnote(f.path)
+            self._jnote(f.path, content=True)
             self._copy_up(f, data=length > 0)
             self.upper.truncate(f.path, length)
 
