@@ -303,3 +303,18 @@ def test_commands_allowlist():
         assert "grep: command not allowed by policy" in r.stderr
         assert [v.detail for v in r.violations] == ["grep"]
         assert got and got[0].kind == "command"
+
+
+def test_state_roundtrip_json():
+    import json
+
+    with Sandbox(isolation="virtual") as sb:
+        sb.run('cd /tmp; x=1; export E=2; a=(1 "2 3"); declare -A m=([k]=v); f() { echo f $1; }; '
+               'alias ll="ls -l"; set -o pipefail; shopt -s nullglob')
+        state = json.loads(json.dumps(sb.get_state()))
+    with Sandbox(isolation="virtual") as sb2:
+        sb2.set_state(state)
+        r = sb2.run('pwd; echo $x $E ${a[1]} ${m[k]}; f arg; alias; shopt nullglob; printenv E; '
+                    'set -o | grep pipefail')
+        assert r.stdout == ("/tmp\n1 2 2 3 v\nf arg\nalias ll='ls -l'\nnullglob       \ton\n2\n"
+                            "pipefail       \ton\n")
