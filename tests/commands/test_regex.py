@@ -87,7 +87,7 @@ def test_timeout_on_catastrophic_pattern() -> None:
     t = time.monotonic()
     with pytest.raises(TimeoutError):
         rx.fast.search("a" * 60 + "b", timeout=0.3)
-    assert time.monotonic() - t < 5
+    assert time.monotonic() - t < 30  # without the timeout this would run for years
 
 
 @pytest.mark.parametrize("seed", range(3))
