@@ -937,7 +937,7 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
              "unified": "U::", "ignore-all-space": "w", "exclude": "x", "exclude-from": "X",
              "ignore-trailing-space": "Z", "strip-trailing-cr": None, "normal": None,
              "color": "color::", "no-dereference": None, "side-by-side": "y",
-             "show-c-function": "p", "new-group-format": "ngf:"})
+             "show-c-function": "p", "new-group-format": "ngf:", "help": None, "version": "v"})
     except OptError as e:
         return e.status
     o = _DOpts()
@@ -956,6 +956,13 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
                 flags.append(argv[i + 1])
                 i += 1
         i += 1
+    for k, _ in opts:
+        if k == "help":
+            ctx.stdout.write(DIFF_HELP)
+            return 0
+        if k == "v":
+            ctx.stdout.write(DIFF_VERSION)
+            return 0
     conflict = False
     styles = {"c": "context", "C": "context", "u": "unified", "U": "unified", "normal": "normal"}
     seen_style: str | None = None
@@ -1062,9 +1069,16 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, operands = _parse(ctx, argv, "bi:ln:sv",
                                 {"print-bytes": "b", "ignore-initial": "i", "verbose": "l",
-                                 "bytes": "n", "quiet": "s", "silent": "s"})
+                                 "bytes": "n", "quiet": "s", "silent": "s", "help": None, "version": "v"})
     except OptError as e:
         return e.status
+    for k, _ in opts:
+        if k == "help":
+            ctx.stdout.write(CMP_HELP)
+            return 0
+        if k == "v":
+            ctx.stdout.write(CMP_VERSION)
+            return 0
     print_bytes = verbose = quiet = False
     limit: int | None = None
     skip = [0, 0]
@@ -1359,13 +1373,21 @@ def _apply(lines: list[bytes], hunks: list, reverse: bool) -> tuple[list[bytes],
 def patch(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="patch")
     try:
-        opts, operands = _parse(ctx, argv, "p:i:Rd:o:NsfEtub",
+        opts, operands = _parse(ctx, argv, "p:i:Rd:o:NsfEtubv",
                                     {"strip": "p", "input": "i", "reverse": "R", "directory": "d",
                                      "output": "o", "forward": "N", "dry-run": None, "quiet": "s",
                                      "silent": "s", "force": "f", "remove-empty-files": "E",
-                                     "batch": "t", "unified": "u", "backup": "b"})
+                                     "batch": "t", "unified": "u", "backup": "b", "help": None,
+                                     "version": "v"})
     except OptError as e:
         return e.status
+    for k, _ in opts:
+        if k == "help":
+            ctx.stdout.write(PATCH_HELP)
+            return 0
+        if k == "v":
+            ctx.stdout.write(PATCH_VERSION)
+            return 0
     strip: int | None = None
     inp: str | None = None
     reverse = dry = quiet = forward = remove_empty = backup = False
@@ -1547,3 +1569,18 @@ def _reject_text(pt: dict, failed: list[int]) -> bytes:
 
 
 _ = (os, time, BinaryIO)
+
+
+# -- --help / --version texts of the GNU tools on the reference machine --------------------
+
+DIFF_HELP = b"Usage: diff [OPTION]... FILES\nCompare FILES line by line.\n\nMandatory arguments to long options are mandatory for short options too.\n      --normal                  output a normal diff (the default)\n  -q, --brief                   report only when files differ\n  -s, --report-identical-files  report when two files are the same\n  -c, -C NUM, --context[=NUM]   output NUM (default 3) lines of copied context\n  -u, -U NUM, --unified[=NUM]   output NUM (default 3) lines of unified context\n  -e, --ed                      output an ed script\n  -n, --rcs                     output an RCS format diff\n  -y, --side-by-side            output in two columns\n  -W, --width=NUM               output at most NUM (default 130) print columns\n      --left-column             output only the left column of common lines\n      --suppress-common-lines   do not output common lines\n\n  -p, --show-c-function         show which C function each change is in\n  -F, --show-function-line=RE   show the most recent line matching RE\n      --label LABEL             use LABEL instead of file name and timestamp\n                                  (can be repeated)\n\n  -t, --expand-tabs             expand tabs to spaces in output\n  -T, --initial-tab             make tabs line up by prepending a tab\n      --tabsize=NUM             tab stops every NUM (default 8) print columns\n      --suppress-blank-empty    suppress space or tab before empty output lines\n  -l, --paginate                pass output through 'pr' to paginate it\n\n  -r, --recursive                 recursively compare any subdirectories found\n      --no-dereference            don't follow symbolic links\n  -N, --new-file                  treat absent files as empty\n      --unidirectional-new-file   treat absent first files as empty\n      --ignore-file-name-case     ignore case when comparing file names\n      --no-ignore-file-name-case  consider case when comparing file names\n  -x, --exclude=PAT               exclude files that match PAT\n  -X, --exclude-from=FILE         exclude files that match any pattern in FILE\n  -S, --starting-file=FILE        start with FILE when comparing directories\n      --from-file=FILE1           compare FILE1 to all operands;\n                                    FILE1 can be a directory\n      --to-file=FILE2             compare all operands to FILE2;\n                                    FILE2 can be a directory\n\n  -i, --ignore-case               ignore case differences in file contents\n  -E, --ignore-tab-expansion      ignore changes due to tab expansion\n  -Z, --ignore-trailing-space     ignore white space at line end\n  -b, --ignore-space-change       ignore changes in the amount of white space\n  -w, --ignore-all-space          ignore all white space\n  -B, --ignore-blank-lines        ignore changes where lines are all blank\n  -I, --ignore-matching-lines=RE  ignore changes where all lines match RE\n\n  -a, --text                      treat all files as text\n      --strip-trailing-cr         strip trailing carriage return on input\n\n  -D, --ifdef=NAME                output merged file with '#ifdef NAME' diffs\n      --GTYPE-group-format=GFMT   format GTYPE input groups with GFMT\n      --line-format=LFMT          format all input lines with LFMT\n      --LTYPE-line-format=LFMT    format LTYPE input lines with LFMT\n    These format options provide fine-grained control over the output\n      of diff, generalizing -D/--ifdef.\n    LTYPE is 'old', 'new', or 'unchanged'.  GTYPE is LTYPE or 'changed'.\n    GFMT (only) may contain:\n      %<  lines from FILE1\n      %>  lines from FILE2\n      %=  lines common to FILE1 and FILE2\n      %[-][WIDTH][.[PREC]]{doxX}LETTER  printf-style spec for LETTER\n        LETTERs are as follows for new group, lower case for old group:\n          F  first line number\n          L  last line number\n          N  number of lines = L-F+1\n          E  F-1\n          M  L+1\n      %(A=B?T:E)  if A equals B then T else E\n    LFMT (only) may contain:\n      %L  contents of line\n      %l  contents of line, excluding any trailing newline\n      %[-][WIDTH][.[PREC]]{doxX}n  printf-style spec for input line number\n    Both GFMT and LFMT may contain:\n      %%  %\n      %c'C'  the single character C\n      %c'\\OOO'  the character with octal code OOO\n      C    the character C (other characters represent themselves)\n\n  -d, --minimal            try hard to find a smaller set of changes\n      --horizon-lines=NUM  keep NUM lines of the common prefix and suffix\n      --speed-large-files  assume large files and many scattered small changes\n      --color[=WHEN]       color output; WHEN is 'never', 'always', or 'auto';\n                             plain --color means --color='auto'\n      --palette=PALETTE    the colors to use when --color is active; PALETTE is\n                             a colon-separated list of terminfo capabilities\n\n      --help               display this help and exit\n  -v, --version            output version information and exit\n\nFILES are 'FILE1 FILE2' or 'DIR1 DIR2' or 'DIR FILE' or 'FILE DIR'.\nIf --from-file or --to-file is given, there are no restrictions on FILE(s).\nIf a FILE is '-', read standard input.\nExit status is 0 if inputs are the same, 1 if different, 2 if trouble.\n\nReport bugs to: bug-diffutils@gnu.org\nGNU diffutils home page: <https://www.gnu.org/software/diffutils/>\nGeneral help using GNU software: <https://www.gnu.org/gethelp/>\n"
+
+DIFF_VERSION = b'diff (GNU diffutils) 3.8\nCopyright (C) 2021 Free Software Foundation, Inc.\nLicense GPLv3+: GNU GPL version 3 or later <https://gnu.org/licenses/gpl.html>.\nThis is free software: you are free to change and redistribute it.\nThere is NO WARRANTY, to the extent permitted by law.\n\nWritten by Paul Eggert, Mike Haertel, David Hayes,\nRichard Stallman, and Len Tower.\n'
+
+CMP_HELP = b"Usage: cmp [OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]\nCompare two files byte by byte.\n\nThe optional SKIP1 and SKIP2 specify the number of bytes to skip\nat the beginning of each file (zero by default).\n\nMandatory arguments to long options are mandatory for short options too.\n  -b, --print-bytes          print differing bytes\n  -i, --ignore-initial=SKIP         skip first SKIP bytes of both inputs\n  -i, --ignore-initial=SKIP1:SKIP2  skip first SKIP1 bytes of FILE1 and\n                                      first SKIP2 bytes of FILE2\n  -l, --verbose              output byte numbers and differing byte values\n  -n, --bytes=LIMIT          compare at most LIMIT bytes\n  -s, --quiet, --silent      suppress all normal output\n      --help                 display this help and exit\n  -v, --version              output version information and exit\n\nSKIP values may be followed by the following multiplicative suffixes:\nkB 1000, K 1024, MB 1,000,000, M 1,048,576,\nGB 1,000,000,000, G 1,073,741,824, and so on for T, P, E, Z, Y.\n\nIf a FILE is '-' or missing, read standard input.\nExit status is 0 if inputs are the same, 1 if different, 2 if trouble.\n\nReport bugs to: bug-diffutils@gnu.org\nGNU diffutils home page: <https://www.gnu.org/software/diffutils/>\nGeneral help using GNU software: <https://www.gnu.org/gethelp/>\n"
+
+CMP_VERSION = b'cmp (GNU diffutils) 3.8\nCopyright (C) 2021 Free Software Foundation, Inc.\nLicense GPLv3+: GNU GPL version 3 or later <https://gnu.org/licenses/gpl.html>.\nThis is free software: you are free to change and redistribute it.\nThere is NO WARRANTY, to the extent permitted by law.\n\nWritten by Torbj\xc3\xb6rn Granlund and David MacKenzie.\n'
+
+PATCH_HELP = b"Usage: patch [OPTION]... [ORIGFILE [PATCHFILE]]\n\nInput options:\n\n  -p NUM  --strip=NUM  Strip NUM leading components from file names.\n  -F LINES  --fuzz LINES  Set the fuzz factor to LINES for inexact matching.\n  -l  --ignore-whitespace  Ignore white space changes between patch and input.\n\n  -c  --context  Interpret the patch as a context difference.\n  -e  --ed  Interpret the patch as an ed script.\n  -n  --normal  Interpret the patch as a normal difference.\n  -u  --unified  Interpret the patch as a unified difference.\n\n  -N  --forward  Ignore patches that appear to be reversed or already applied.\n  -R  --reverse  Assume patches were created with old and new files swapped.\n\n  -i PATCHFILE  --input=PATCHFILE  Read patch from PATCHFILE instead of stdin.\n\nOutput options:\n\n  -o FILE  --output=FILE  Output patched files to FILE.\n  -r FILE  --reject-file=FILE  Output rejects to FILE.\n\n  -D NAME  --ifdef=NAME  Make merged if-then-else output using NAME.\n  --merge  Merge using conflict markers instead of creating reject files.\n  -E  --remove-empty-files  Remove output files that are empty after patching.\n\n  -Z  --set-utc  Set times of patched files, assuming diff uses UTC (GMT).\n  -T  --set-time  Likewise, assuming local time.\n\n  --quoting-style=WORD   output file names using quoting style WORD.\n    Valid WORDs are: literal, shell, shell-always, c, escape.\n    Default is taken from QUOTING_STYLE env variable, or 'shell' if unset.\n\nBackup and version control options:\n\n  -b  --backup  Back up the original contents of each file.\n  --backup-if-mismatch  Back up if the patch does not match exactly.\n  --no-backup-if-mismatch  Back up mismatches only if otherwise requested.\n\n  -V STYLE  --version-control=STYLE  Use STYLE version control.\n\tSTYLE is either 'simple', 'numbered', or 'existing'.\n  -B PREFIX  --prefix=PREFIX  Prepend PREFIX to backup file names.\n  -Y PREFIX  --basename-prefix=PREFIX  Prepend PREFIX to backup file basenames.\n  -z SUFFIX  --suffix=SUFFIX  Append SUFFIX to backup file names.\n\n  -g NUM  --get=NUM  Get files from RCS etc. if positive; ask if negative.\n\nMiscellaneous options:\n\n  -t  --batch  Ask no questions; skip bad-Prereq patches; assume reversed.\n  -f  --force  Like -t, but ignore bad-Prereq patches, and assume unreversed.\n  -s  --quiet  --silent  Work silently unless an error occurs.\n  --verbose  Output extra information about the work being done.\n  --dry-run  Do not actually change any files; just print what would happen.\n  --posix  Conform to the POSIX standard.\n\n  -d DIR  --directory=DIR  Change the working directory to DIR first.\n  --reject-format=FORMAT  Create 'context' or 'unified' rejects.\n  --binary  Read and write data in binary mode.\n  --read-only=BEHAVIOR  How to handle read-only input files: 'ignore' that they\n                        are read-only, 'warn' (default), or 'fail'.\n\n  -v  --version  Output version info.\n  --help  Output this help.\n\nReport bugs to <bug-patch@gnu.org>.\n"
+
+PATCH_VERSION = b'GNU patch 2.7.6\nCopyright (C) 2003, 2009-2012 Free Software Foundation, Inc.\nCopyright (C) 1988 Larry Wall\n\nLicense GPLv3+: GNU GPL version 3 or later <http://gnu.org/licenses/gpl.html>.\nThis is free software: you are free to change and redistribute it.\nThere is NO WARRANTY, to the extent permitted by law.\n\nWritten by Larry Wall and Paul Eggert\n'

@@ -1005,10 +1005,10 @@ class _Find:
 def find(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="find")
     if len(argv) > 1 and argv[1] in ("--help", "-help"):
-        ctx.stdout.write(f"Usage: {USAGE}\n".encode())
+        ctx.stdout.write(FIND_HELP)
         return 0
     if len(argv) > 1 and argv[1] in ("--version", "-version"):
-        ctx.stdout.write(b"find (GNU findutils) 4.9.0\n")
+        ctx.stdout.write(FIND_VERSION)
         return 0
     f = _Find(ctx)
     try:
@@ -1017,3 +1017,10 @@ def find(ctx: CommandContext, argv: list[str]) -> int:
         f.flush()
         ctx.error(str(e))
         return 1
+
+
+# -- --help / --version texts of the GNU tools on the reference machine --------------------
+
+FIND_HELP = b'Usage: find [-H] [-L] [-P] [-Olevel] [-D debugopts] [path...] [expression]\n\nDefault path is the current directory; default expression is -print.\nExpression may consist of: operators, options, tests, and actions.\n\nOperators (decreasing precedence; -and is implicit where no others are given):\n      ( EXPR )   ! EXPR   -not EXPR   EXPR1 -a EXPR2   EXPR1 -and EXPR2\n      EXPR1 -o EXPR2   EXPR1 -or EXPR2   EXPR1 , EXPR2\n\nPositional options (always true):\n      -daystart -follow -nowarn -regextype -warn\n\nNormal options (always true, specified before other expressions):\n      -depth -files0-from FILE -maxdepth LEVELS -mindepth LEVELS\n       -mount -noleaf -xdev -ignore_readdir_race -noignore_readdir_race\n\nTests (N can be +N or -N or N):\n      -amin N -anewer FILE -atime N -cmin N -cnewer FILE -context CONTEXT\n      -ctime N -empty -false -fstype TYPE -gid N -group NAME -ilname PATTERN\n      -iname PATTERN -inum N -iwholename PATTERN -iregex PATTERN\n      -links N -lname PATTERN -mmin N -mtime N -name PATTERN -newer FILE\n      -nouser -nogroup -path PATTERN -perm [-/]MODE -regex PATTERN\n      -readable -writable -executable\n      -wholename PATTERN -size N[bcwkMG] -true -type [bcdpflsD] -uid N\n      -used N -user NAME -xtype [bcdpfls]\n\nActions:\n      -delete -print0 -printf FORMAT -fprintf FILE FORMAT -print \n      -fprint0 FILE -fprint FILE -ls -fls FILE -prune -quit\n      -exec COMMAND ; -exec COMMAND {} + -ok COMMAND ;\n      -execdir COMMAND ; -execdir COMMAND {} + -okdir COMMAND ;\n\nOther common options:\n      --help                   display this help and exit\n      --version                output version information and exit\n\nValid arguments for -D:\nexec, opt, rates, search, stat, time, tree, all, help\nUse \'-D help\' for a description of the options, or see find(1)\n\nPlease see also the documentation at https://www.gnu.org/software/findutils/.\nYou can report (and track progress on fixing) bugs in the "find"\nprogram via the GNU findutils bug-reporting page at\nhttps://savannah.gnu.org/bugs/?group=findutils or, if\nyou have no web access, by sending email to <bug-findutils@gnu.org>.\n'
+
+FIND_VERSION = b'find (GNU findutils) 4.9.0\nCopyright (C) 2022 Free Software Foundation, Inc.\nLicense GPLv3+: GNU GPL version 3 or later <https://gnu.org/licenses/gpl.html>.\nThis is free software: you are free to change and redistribute it.\nThere is NO WARRANTY, to the extent permitted by law.\n\nWritten by Eric B. Decker, James Youngman, and Kevin Dalley.\nFeatures enabled: D_TYPE O_NOFOLLOW(enabled) LEAF_OPTIMISATION FTS(FTS_CWDFD) CBO(level=2) \n'

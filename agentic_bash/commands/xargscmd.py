@@ -175,7 +175,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                                  "replace": "i", "max-lines": "L", "max-args": "n",
                                  "open-tty": "o", "max-procs": "P", "interactive": "p",
                                  "no-run-if-empty": "r", "max-chars": "s", "verbose": "t",
-                                 "exit": "x", "show-limits": None, "process-slot-var": "process-slot-var:"},
+                                 "exit": "x", "show-limits": None, "process-slot-var": "process-slot-var:",
+                                 "help": None, "version": None},
                                 status=1)
     except OptError as e:
         return e.status
@@ -263,6 +264,12 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                 verbose = True
             elif k == "x":
                 exit_size = True
+            elif k == "help":
+                ctx.stdout.write(XARGS_HELP)
+                return 0
+            elif k == "version":
+                ctx.stdout.write(XARGS_VERSION)
+                return 0
             elif k == "show-limits":
                 ctx.stderr.write(
                     b"Your environment variables take up 0 bytes\n"
@@ -436,3 +443,10 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"unmatched {bad_quote[0]} quote; by default quotes are special to xargs unless you use the -0 option")
         return 1
     return status
+
+
+# -- --help / --version texts of the GNU tools on the reference machine --------------------
+
+XARGS_HELP = b'Usage: xargs [OPTION]... COMMAND [INITIAL-ARGS]...\nRun COMMAND with arguments INITIAL-ARGS and more arguments read from input.\n\nMandatory and optional arguments to long options are also\nmandatory or optional for the corresponding short option.\n  -0, --null                   items are separated by a null, not whitespace;\n                                 disables quote and backslash processing and\n                                 logical EOF processing\n  -a, --arg-file=FILE          read arguments from FILE, not standard input\n  -d, --delimiter=CHARACTER    items in input stream are separated by CHARACTER,\n                                 not by whitespace; disables quote and backslash\n                                 processing and logical EOF processing\n  -E END                       set logical EOF string; if END occurs as a line\n                                 of input, the rest of the input is ignored\n                                 (ignored if -0 or -d was specified)\n  -e, --eof[=END]              equivalent to -E END if END is specified;\n                                 otherwise, there is no end-of-file string\n  -I R                         same as --replace=R\n  -i, --replace[=R]            replace R in INITIAL-ARGS with names read\n                                 from standard input, split at newlines;\n                                 if R is unspecified, assume {}\n  -L, --max-lines=MAX-LINES    use at most MAX-LINES non-blank input lines per\n                                 command line\n  -l[MAX-LINES]                similar to -L but defaults to at most one non-\n                                 blank input line if MAX-LINES is not specified\n  -n, --max-args=MAX-ARGS      use at most MAX-ARGS arguments per command line\n  -o, --open-tty               Reopen stdin as /dev/tty in the child process\n                                 before executing the command; useful to run an\n                                 interactive application.\n  -P, --max-procs=MAX-PROCS    run at most MAX-PROCS processes at a time\n  -p, --interactive            prompt before running commands\n      --process-slot-var=VAR   set environment variable VAR in child processes\n  -r, --no-run-if-empty        if there are no arguments, then do not run COMMAND;\n                                 if this option is not given, COMMAND will be\n                                 run at least once\n  -s, --max-chars=MAX-CHARS    limit length of command line to MAX-CHARS\n      --show-limits            show limits on command-line length\n  -t, --verbose                print commands before executing them\n  -x, --exit                   exit if the size (see -s) is exceeded\n      --help                   display this help and exit\n      --version                output version information and exit\n\nPlease see also the documentation at https://www.gnu.org/software/findutils/.\nYou can report (and track progress on fixing) bugs in the "xargs"\nprogram via the GNU findutils bug-reporting page at\nhttps://savannah.gnu.org/bugs/?group=findutils or, if\nyou have no web access, by sending email to <bug-findutils@gnu.org>.\n'
+
+XARGS_VERSION = b'xargs (GNU findutils) 4.9.0\nCopyright (C) 2022 Free Software Foundation, Inc.\nLicense GPLv3+: GNU GPL version 3 or later <https://gnu.org/licenses/gpl.html>.\nThis is free software: you are free to change and redistribute it.\nThere is NO WARRANTY, to the extent permitted by law.\n\nWritten by Eric B. Decker, James Youngman, and Kevin Dalley.\n'

@@ -86,3 +86,13 @@ def test_xargs_streams_input() -> None:
     ctx = replace(ctx, exec=_exec_factory(ctx))
     assert reg["xargs"].fn(ctx, ["xargs", "-n1", "nosuchcmd"]) == 127
     assert err.getvalue() == b"xargs: nosuchcmd: No such file or directory\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["grep", "--help"], ["grep", "-V"], ["sed", "--help"], ["sed", "--version"], ["xargs", "--help"],
+    ["xargs", "--version"], ["expr", "--help"], ["expr", "--version"], ["diff", "--help"],
+    ["diff", "-v"], ["cmp", "--help"], ["cmp", "--version"], ["patch", "--help"], ["patch", "-v"],
+    ["find", "--help"], ["find", "--version"],
+])
+def test_help_and_version(argv: list[str]) -> None:
+    assert_same(argv)
