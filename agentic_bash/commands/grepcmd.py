@@ -816,8 +816,13 @@ class _Grep:
             if o.directories == "skip":
                 return
             if o.directories == "read":
+                # GNU reads the directory, fails with EISDIR, and still reports it (-c: 0, -L)
                 self.error(f"{display}: Is a directory")
                 self.status_err = True
+                if self.fname_mode == "auto":
+                    self.with_filename = not command_line
+                if not o.quiet:
+                    self.report(display, 0)
                 return
             if command_line and o.exclude_dir and self.excluded_dir(operand) and operand not in (".", "./"):
                 return

@@ -250,3 +250,27 @@ def test_hostile_regex_times_out() -> None:
     with pytest.raises(LimitExceeded):
         ours(["grep", "-E", "(a|aa)+$"], None, stdin=b"a" * 60 + b"b\n", timeout=0.5)
     assert time.monotonic() - t < 30  # without the timeout this would run for years
+
+
+INC_FILES = {"a.py": "x\n", "b.txt": "x\n", "sub/c.py": "x\n", "sub/d.txt": "x\n",
+             "link.py": "->a.py", "sublink": "->sub"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["grep", "-r", "--include=*.py", "x", "b.txt", "a.py"],
+    ["grep", "--include=*.py", "x", "b.txt", "a.py"],
+    ["grep", "-r", "--exclude=*.py", "x", "."],
+    ["grep", "-r", "--exclude=sub", "x", "."],
+    ["grep", "-r", "--exclude-dir=sub", "x", "sub"],
+    ["grep", "-r", "x", "."],
+    ["grep", "-R", "x", "."],
+    ["grep", "-r", "--exclude=./a.py", "x", "./a.py"],
+    ["grep", "-r", "--include=sub", "x", "."],
+    ["grep", "-r", "x", "link.py", "sublink"],
+    ["grep", "-r", "x"],
+    ["grep", "-rh", "x", "sub/"],
+    ["grep", "-c", "x", "sub"],
+    ["grep", "-d", "recurse", "-l", "x", "sub"],
+])
+def test_grep_recursion_filters(argv: list[str]) -> None:
+    assert_same(argv, INC_FILES, sort=True)
