@@ -1365,13 +1365,24 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
     buf = bytearray()
     if stream is None:
         return b"", True
-    if delim == b"\n" and nchars is None and raw and hasattr(stream, "readline"):
-        line = stream.readline()
-        if not line:
-            return b"", True
-        if line.endswith(b"\n"):
-            return line[:-1], False
-        return line, True
+    if delim == b"\n" and nchars is None and hasattr(stream, "readline"):
+        parts: list[bytes] = []
+        while True:
+            line = stream.readline()
+            if not line:
+                return b"".join(parts), True
+            if not line.endswith(b"\n"):
+                parts.append(line)
+                return b"".join(parts), True
+            body = line[:-1]
+            if not raw and body.endswith(b"\\"):
+                # an odd number of trailing backslashes escapes the newline: continue
+                k = len(body) - len(body.rstrip(b"\\"))
+                if k % 2 == 1:
+                    parts.append(body[:-1])
+                    continue
+            parts.append(body)
+            return b"".join(parts), False
     count = 0
     while True:
         if nchars is not None and count >= nchars:
