@@ -882,7 +882,8 @@ class _Find:
         st = e.stat()
         t = {"A": st.st_atime, "T": st.st_mtime, "C": st.st_ctime}[which]
         lt = time.localtime(t)
-        frac = f"{t % 1:.10f}"[2:]
+        # GNU prints nanoseconds and a trailing 0 (ten digits)
+        frac = "%09d0" % (int(round((t % 1) * 1e9)) % 1000000000)
         if k == "+":
             return time.strftime("%a %b %e %H:%M:%S", lt) + f".{frac} " + time.strftime("%Y", lt)
         if k == "@":

@@ -154,3 +154,32 @@ def test_find_ok_reads_answer() -> None:
     assert r.stderr == b"< echo yes src/a.py > ? "
     r = ours(["find", "src", "-name", "a.py", "-ok", "echo", "{}", ";"], FILES, stdin=b"n\n")
     assert r.stdout == b""
+
+
+@pytest.mark.parametrize("expr", [
+    ["-printf", "%p %t|%TY-%Tm-%Td %TH:%TM:%TS|%T@|%Tk\\n"],
+    ["-mtime", "+2"], ["-mtime", "3"], ["-mtime", "-4"], ["-mtime", "-3"], ["-mmin", "+60"],
+    ["-mmin", "-4400"], ["-newer", "old"], ["-not", "-newer", "mid"],
+])
+def test_find_times(expr: list[str]) -> None:
+    """Same mtimes on both sides (utime), so time tests and formats compare exactly."""
+    import subprocess
+    import tempfile
+    import time as _t
+
+    from harness_search import ENV, write_real
+    now = int(_t.time())
+    stamps = {"old": now - 3 * 86400 - 100, "mid": now - 86400 * 3 // 2, "new": now - 30}
+    files = {k: k + "\n" for k in stamps}
+    fs = make_fs(files)
+    for k, t in stamps.items():
+        fs.utime("/workspace/" + k, (t, t))
+    argv = ["find", ".", "-type", "f", *expr]
+    r = ours(argv, fs=fs)
+    with tempfile.TemporaryDirectory() as root:
+        write_real(root, files)
+        for k, t in stamps.items():
+            os.utime(os.path.join(root, k), (t, t))
+        p = subprocess.run(argv, capture_output=True, cwd=root, env=ENV)
+    assert sorted(r.stdout.split(b"\n")) == sorted(p.stdout.split(b"\n")), (r.stdout, p.stdout)
+    assert r.status == p.returncode
