@@ -701,9 +701,9 @@ class Runtime:
             for i in range(0, (m.re.groups if hasattr(m, "re") else 0) + 1):
                 g = m.group(i)
                 if g is not None:
-                    arr[str(i)] = StrNum(g)
-                    arr[f"{i}{self.SUBSEP}start"] = float(m.start(i) + 1)
-                    arr[f"{i}{self.SUBSEP}length"] = float(len(g))
+                    _aset(arr, float(i), StrNum(g))
+                    _aset(arr, f"{i}{self.SUBSEP}start", float(m.start(i) + 1))
+                    _aset(arr, f"{i}{self.SUBSEP}length", float(len(g)))
         return self.RSTART
 
     def rand(self) -> float:
@@ -1105,7 +1105,7 @@ def _asort(src: dict, dst: dict | None, by_index: bool = False) -> float:
     target = src if dst is None else dst
     target.clear()
     for i, v in enumerate(vals, 1):
-        target[str(i)] = StrNum(v) if by_index else v
+        _aset(target, float(i), StrNum(v) if by_index else v)
     return float(len(vals))
 
 
