@@ -185,3 +185,25 @@ def test_patch_roundtrip_with_diff() -> None:
     assert r.status == 0 and r.stdout == b"patching file a\n"
     with fs.open("/workspace/a") as fh:
         assert fh.read() == B.encode()
+
+
+@pytest.mark.parametrize("flags", [["-u"], ["-c"], ["-U0"]])
+def test_diff_headers_exact(flags: list[str]) -> None:
+    import subprocess
+    import tempfile
+
+    from harness_search import ENV, write_real
+    files = {"a": A, "b": B}
+    # (the VFS keeps float mtimes: nanoseconds survive only when a float holds them exactly)
+    stamps = {"a": (1700000000, 250000000), "b": (1700003600, 0)}
+    fs = make_fs(files)
+    for k, (sec, ns) in stamps.items():
+        fs.utime("/workspace/" + k, (sec + ns / 1e9, sec + ns / 1e9))
+    argv = ["diff", *flags, "a", "b"]
+    r = ours(argv, fs=fs)
+    with tempfile.TemporaryDirectory() as root:
+        write_real(root, files)
+        for k, (sec, ns) in stamps.items():
+            os.utime(os.path.join(root, k), ns=(sec * 10**9 + ns, sec * 10**9 + ns))
+        p = subprocess.run(argv, capture_output=True, cwd=root, env=ENV)
+    assert (r.stdout, r.status) == (p.stdout, p.returncode)
