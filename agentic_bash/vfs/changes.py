@@ -7,7 +7,8 @@
 # prior states with the current ones, so its cost is proportional to what changed (nothing
 # changed: a dict-emptiness check). A file object remembers the outermost layer that opened
 # it, so its writes are noted even when it was opened in an earlier run (``exec 3>f``).
-# Known gap: a write through one hard link does not report the file's other names.
+# A content change through one hard link notes every name of the file (a walk of the upper,
+# done only for files with several links).
 
 from __future__ import annotations
 

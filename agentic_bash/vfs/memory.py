@@ -458,7 +458,7 @@ class MemoryFS:
 
     def chmod(self, path: str, mode: int, follow_symlinks: bool = True) -> None:
         with self._lock:
-            self._jnote(path, follow_symlinks)
+            self._jnote(path, follow_symlinks, content=True)
             node = self._get(path, follow_symlinks)
             if node.fmt == S_IFLNK:
                 return  # Linux has no lchmod; the mode of a symlink is always 0777

@@ -192,8 +192,11 @@ class MountFS:
         excl = "x" in mode
         writing = any(c in mode for c in "wax+")
         fs, inner, p = self._at(path, not excl)
-        if writing and self._journal is not None:
-            self._journal.note(p)
+        j = self._journal
+        if writing and j is not None:
+            j.note(p)
+            if fs is self.root and hasattr(getattr(fs, "upper", None), "_note_links"):
+                fs.upper._note_links(j, p)  # the other names of a hard-linked file change too
         try:
             f = fs.open(inner, mode, perm)
         except OSError as e:

@@ -594,7 +594,7 @@ class OverlayFS:
             f = self._existing(path, follow_symlinks)
             if f.st.is_symlink:  # type: ignore[union-attr]
                 return
-            self._jnote(f.path)
+            self._jnote(f.path, content=True)
             self._copy_up(f)
             self.upper.chmod(f.path, mode, False)
 
