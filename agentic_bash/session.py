@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 import warnings
 import weakref
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, BinaryIO, Callable, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from .commands.base import SystemInfo
 from .errors import IsolationUnavailable, SandboxClosed
 from .limits import Limits
 from .result import Result, truncate
+from .fileapi import FileInfo
+from .streaming import StreamEvent
 from .vfs.paths import normalize
 
-__all__ = ["Mount", "Result", "Sandbox", "truncate"]
+__all__ = ["FileInfo", "Mount", "Result", "Sandbox", "StreamEvent", "truncate"]
 
 ISOLATION_LEVELS = ("auto", "virtual", "namespace", "landlock", "none")
 
@@ -48,19 +51,31 @@ def _norm_mounts(mounts: Mapping[str, Any] | None) -> dict[str, tuple[str, str]]
 
 def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts: dict[str, tuple[str, str]],
                    limits: Limits, strict: bool, prefer_inprocess: bool, info: SystemInfo,
-                   commands_allowlist: Any = None, **extra: Any) -> tuple[Any, str]:
-    """Pick and build the executor for ``isolation``; returns (executor, level actually used)."""
-    if isolation in ("namespace", "landlock"):
-        try:
-            from .executors.sandboxed import SandboxedExecutor
-        except ImportError as e:
-            raise IsolationUnavailable(f"isolation={isolation!r} is not available: {e}") from e
-        ex = SandboxedExecutor(isolation=isolation, env=env, workdir=workdir, mounts=mounts,  # type: ignore[call-arg]
-                               limits=limits, strict=strict, prefer_inprocess=prefer_inprocess,
-                               info=info, commands_allowlist=commands_allowlist, **extra)
-        return ex, isolation
+                   commands_allowlist: Any = None, **extra: Any) -> tuple[Any, str, Any]:
+    """Pick and build the executor for ``isolation``; returns (executor, level used, report).
+
+    ``extra`` may carry ``network=``, ``base=`` and ``layer_tar=`` (a snapshot's layer, which
+    only a sandboxed executor takes at construction)."""
+    from .isolation.plan import plan as make_plan
+    from .isolation.probe import probe
+    from .isolation.report import report_from_plan
+    p = make_plan(isolation, probe(), strict=strict, network=extra.pop("network", "allow"))
+    if p.level in ("namespace", "landlock"):
+        from .executors.sandboxed import SandboxedExecutor
+        ex = SandboxedExecutor(plan=p, env=env, workdir=workdir, mounts=mounts, limits=limits,
+                               strict=strict, info=info, prefer_inprocess=prefer_inprocess,
+                               commands_allowlist=commands_allowlist, **extra)
+        return ex, p.level, ex.isolation  # the executor already warned about degradations
+    extra.pop("layer_tar", None)
+    if extra.pop("base", None) is not None:
+        raise IsolationUnavailable(f"base= needs a sandboxed isolation level, not {p.level!r}")
+    if extra:
+        raise TypeError(f"unexpected Sandbox options: {', '.join(sorted(extra))}")
+    for w in p.warnings:
+        warnings.warn(w, RuntimeWarning, stacklevel=3)
+    report = report_from_plan(p)
     from .executors.inprocess import InProcessExecutor
-    if isolation == "none":
+    if p.level == "none":
         from .executors.native import NativeLauncher
         from .vfs.host import HostFS
         warnings.warn("isolation='none': commands run on the host with nothing confined",
@@ -69,8 +84,7 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         ex = InProcessExecutor(fs=fs, native=NativeLauncher(), env=env, workdir=workdir, limits=limits,
                                info=info, prefer_inprocess=prefer_inprocess,
                                commands_allowlist=commands_allowlist)
-        return ex, "none"
-    # virtual ("auto" means virtual until the sandboxed level is wired in by the lead)
+        return ex, "none", report
     from .vfs.layout import build_virtual_fs
     from .executors.inprocess import load_commands
     names = list(load_commands()) + ["bash", "sh"]
@@ -82,7 +96,7 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         pass
     ex = InProcessExecutor(fs=fs, native=None, env=env, workdir=workdir, limits=limits, info=info,
                            prefer_inprocess=True, commands_allowlist=commands_allowlist, layer=layer)
-    return ex, "virtual"
+    return ex, "virtual", report
 
 
 def _close_executor(ex: Any) -> None:
@@ -95,64 +109,129 @@ def _close_executor(ex: Any) -> None:
 class Sandbox:
     """A stateful bash session. Each ``run()`` behaves like ``bash -c`` on the persistent state.
 
-    Hooks: ``on_output(fd, chunk)`` streams output as it is produced, ``before_run(script)``,
-    ``after_run(result)``, ``on_violation(PolicyViolation)`` for each refused action.
+    Hooks: ``on_command(script)`` before each run, ``on_result(result)`` after it,
+    ``on_violation(PolicyViolation)`` for each refused action, ``on_output(fd, chunk)`` for
+    output as it is produced (``before_run``/``after_run`` are older names of the first two).
+    ``commands=[names]`` allowlists the commands a script may invoke by name (a mapping
+    registers custom commands instead); ``transforms=[fn(ast) -> ast]`` rewrite each script's
+    AST before it runs. ``isolation`` is the report of what is actually enforced.
     """
 
     def __init__(self, isolation: str = "auto", *, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", mounts: Mapping[str, Any] | None = None,
                  limits: Limits | None = None, strict: bool = False,
-                 commands: Mapping[str, Callable[..., int]] | None = None,
+                 commands: Iterable[str] | Mapping[str, Callable[..., int]] | None = None,
                  prefer_inprocess: bool = False, hostname: str = "sandbox", user: str = "user",
+                 uid: int | None = None, pid: int = 1, ppid: int = 0,
                  commands_allowlist: Any = None,
+                 transforms: Iterable[Callable[[Any], Any]] = (),
                  on_output: Callable[[int, bytes], None] | None = None,
                  on_violation: Callable[[Any], None] | None = None,
+                 on_command: Callable[[str], None] | None = None,
+                 on_result: Callable[[Result], None] | None = None,
                  before_run: Callable[[str], None] | None = None,
                  after_run: Callable[[Result], None] | None = None, **extra: Any) -> None:
         if isolation not in ISOLATION_LEVELS:
             raise ValueError(f"isolation must be one of {ISOLATION_LEVELS}, not {isolation!r}")
+        self._closed = True
+        snapshot = extra.pop("_snapshot", None)
         self.limits = limits if limits is not None else Limits()
         home = "/root" if user == "root" else f"/home/{user}"
-        uid = 0 if user == "root" else 1000
+        if uid is None:
+            uid = 0 if user == "root" else 1000
         self.info = SystemInfo(hostname=hostname, user=user, uid=uid, gid=uid,
-                               group="root" if uid == 0 else user, home=home)
+                               group="root" if uid == 0 else user, home=home, pid=pid, ppid=ppid)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "USER": user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
         if env:
             base_env.update(env)
+        custom: dict[str, Callable[..., int]] = {}
+        if isinstance(commands, Mapping):
+            custom = dict(commands)   # older form: a mapping registers custom commands
+        elif commands is not None:
+            if isinstance(commands, str):
+                raise TypeError("commands= takes a list of command names, not a string")
+            allowed = set(commands)
+            commands_allowlist = allowed if commands_allowlist is None else allowed | set(commands_allowlist)
         self.workdir = normalize(workdir)
         self._mounts = _norm_mounts(mounts)
-        level = "virtual" if isolation == "auto" else isolation
-        self._ex, self.isolation_level = _make_executor(
-            level, env=base_env, workdir=self.workdir, mounts=self._mounts, limits=self.limits,
+        self.requested_isolation = isolation
+        self.transforms = list(transforms)
+        # everything reset() needs to rebuild the session as the constructor defined it
+        self._options: dict[str, Any] = dict(
+            env=base_env, workdir=self.workdir, mounts=self._mounts, limits=self.limits,
             strict=strict, prefer_inprocess=prefer_inprocess, info=self.info,
             commands_allowlist=commands_allowlist, **extra)
+        opts = dict(self._options)
+        if snapshot is not None:
+            from .snapshot import prepare_for_constructor
+            snapshot = prepare_for_constructor(self, snapshot, opts)
+        self._ex, self.isolation_level, self.isolation = _make_executor(isolation, **opts)
         self._on_output = on_output
         self._on_violation = on_violation
-        self._before_run = before_run
-        self._after_run = after_run
+        self._on_command = on_command or before_run
+        self._on_result = on_result or after_run
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_executor, self._ex)
-        for name, fn in (commands or {}).items():
+        self._custom: dict[str, Callable[..., int]] = {}
+        # what reset() returns an in-process session to (a sandboxed one gets a new process)
+        self._initial_state: dict[str, Any] | None = (
+            None if self.isolation_level in ("namespace", "landlock") else self._ex.get_state())
+        for name, fn in custom.items():
             self.register_command(name, fn)
+        if snapshot is not None:
+            from .snapshot import finish_constructor
+            try:
+                finish_constructor(self, snapshot)
+            except BaseException:
+                self.close()
+                raise
 
     # ------------------------------------------------------------------ running
     def run(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None) -> Result:
+        """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
+        this run only."""
+        return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                         on_output=self._on_output)
+
+    def _run(self, script: str, *, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
+             timeout: float | None, on_output: Callable[[int, bytes], None] | None) -> Result:
         self._check()
         if isinstance(stdin, str):
             stdin = stdin.encode("utf-8")
-        if self._before_run is not None:
-            self._before_run(script)
-        r = self._ex.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
-                         on_output=self._on_output)
+        if self._on_command is not None:
+            self._on_command(script)
+        text = script
+        if self.transforms:
+            from .transforms import apply_transforms
+            text = apply_transforms(script, self.transforms)
+        r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout, on_output=on_output)
         if self._on_violation is not None:
             for v in r.violations:
                 self._on_violation(v)
-        if self._after_run is not None:
-            self._after_run(r)
+        if self._on_result is not None:
+            self._on_result(r)
         return r
+
+    def run_stream(self, script: str, *, on_stdout: Callable[[bytes], None] | None = None,
+                   on_stderr: Callable[[bytes], None] | None = None, **kw: Any) -> Result:
+        """Like ``run()``, delivering output chunks to ``on_stdout``/``on_stderr`` as produced."""
+        def deliver(fd: int, chunk: bytes) -> None:
+            if self._on_output is not None:
+                self._on_output(fd, chunk)
+            cb = on_stdout if fd == 1 else on_stderr
+            if cb is not None:
+                cb(chunk)
+        return self._run(script, stdin=kw.get("stdin"), env=kw.get("env"), cwd=kw.get("cwd"),
+                         timeout=kw.get("timeout"), on_output=deliver)
+
+    def stream(self, script: str, **kw: Any) -> Iterator[StreamEvent]:
+        """``for ev in sb.stream(script)``: ``stdout``/``stderr`` events with ``data`` as output
+        is produced, then one ``result`` event carrying the Result."""
+        from .streaming import stream_events
+        return stream_events(self, script, kw)
 
     def interrupt(self) -> None:
         self._ex.interrupt()
@@ -164,6 +243,7 @@ class Sandbox:
         if reg is None:
             raise NotImplementedError("this isolation level does not support custom commands")
         reg(name, fn)
+        self._custom[name] = fn
 
     # ------------------------------------------------------------------ files
     def _abs(self, path: str) -> str:
@@ -179,9 +259,11 @@ class Sandbox:
         self._check()
         return self._ex.read_file(self._abs(path))
 
-    def list_files(self, path: str = ".") -> list[dict[str, Any]]:
+    def list_files(self, path: str = ".") -> list[FileInfo]:
+        """Entries of the directory ``path`` (or the file itself), sorted by name."""
         self._check()
-        return self._ex.list_files(self._abs(path))
+        from .fileapi import list_files
+        return list_files(self._ex, self._abs(path))
 
     def exists(self, path: str) -> bool:
         self._check()
@@ -190,6 +272,65 @@ class Sandbox:
     def remove(self, path: str, recursive: bool = False) -> None:
         self._check()
         self._ex.remove(self._abs(path), recursive)
+
+    def upload_tar(self, fileobj: BinaryIO | bytes, dest: str = "/workspace") -> None:
+        """Extract a tar (optionally gzipped) below ``dest``; refuses escaping names, writes
+        through symlinks and device nodes with SnapshotError, having written nothing."""
+        self._check()
+        from .fileapi import upload_tar
+        upload_tar(self._ex, fileobj, self._abs(dest))
+
+    def download_tar(self, fileobj: BinaryIO | None = None, path: str = "/workspace") -> bytes:
+        """A tar of ``path`` (names relative to it); written to ``fileobj`` too if given."""
+        self._check()
+        from .fileapi import download_tar
+        return download_tar(self._ex, fileobj, self._abs(path))
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self, fileobj: BinaryIO | str | os.PathLike[str] | None = None, *,
+                 exclude_env: Iterable[str] = ()) -> bytes | None:
+        """The session as an OCI image-layer tar plus ``.agentic-bash/state.json``: returned as
+        bytes, or streamed to ``fileobj``, or written atomically to a path."""
+        self._check()
+        from .snapshot import take_snapshot
+        return take_snapshot(self, fileobj, exclude_env=exclude_env)
+
+    def restore(self, data: bytes | BinaryIO | str | os.PathLike[str], *,
+                max_entries: int | None = None, max_bytes: int | None = None) -> None:
+        """Replace the session's files and shell state by a snapshot's (from any mode). Raises
+        SnapshotError, leaving the session as it was, if the snapshot cannot be honoured;
+        ``max_entries``/``max_bytes`` cap what it may hold (defaults: vfs.oci's)."""
+        self._check()
+        from .snapshot import restore_snapshot
+        restore_snapshot(self, data, max_entries=max_entries, max_bytes=max_bytes)
+
+    @classmethod
+    def from_snapshot(cls, data: bytes | BinaryIO | str | os.PathLike[str], *,
+                      max_entries: int | None = None, max_bytes: int | None = None,
+                      **options: Any) -> Sandbox:
+        """A new Sandbox (``options`` as for the constructor) resumed from a snapshot;
+        ``reset()`` later returns it to the constructor's options, not to the snapshot."""
+        return cls(**options, _snapshot=(data, max_entries, max_bytes))
+
+    def reset(self) -> None:
+        """Drop the session layer and the shell state back to what the constructor defined
+        (virtual mode: O(1); sandboxed: a fresh sandbox process)."""
+        self._check()
+        from .snapshot import reset_session
+        reset_session(self)
+
+    def _swap_executor(self, ex: Any, level: str, report: Any) -> None:
+        """Make ``ex`` the session's executor and close the previous one."""
+        old = self._ex
+        self._finalizer.detach()
+        self._ex, self.isolation_level, self.isolation = ex, level, report
+        self._finalizer = weakref.finalize(self, _close_executor, ex)
+        for name, fn in self._custom.items():
+            reg = getattr(ex, "register_command", None)
+            if reg is not None:
+                reg(name, fn)
+        if old is not ex:
+            _close_executor(old)
 
     # ------------------------------------------------------------------ state
     @property

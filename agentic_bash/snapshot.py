@@ -1,0 +1,376 @@
+"""Session snapshots (OCI layer tar + ``.agentic-bash/state.json``), restore across modes, reset."""
+
+# Format: an OCI image-layer tar of the session layer as vfs.oci (virtual mode) or
+# isolation.layerscan (sandboxed mode) writes it, whose first member is STATE_MEMBER, a JSON
+# document:
+#   {"format": "agentic-bash/snapshot", "version": 1, "created": <epoch s>,
+#    "isolation": level it was taken in, "workdir": ..., "home": ...,
+#    "mounts": {sandbox_path: {"source": host_dir, "mode": "cow"|"ro"|"rw"}},
+#    "writable": [sandbox paths the layer could hold when it was taken],
+#    "excluded_env": [names kept out], "packages": [manifest entries],
+#    "shell": executor.get_state() (cwd, vars with attrs: exported/arrays/assoc/readonly...,
+#             functions as source, options, shopt, traps, aliases, dirstack, history, umask)}
+# Restore invariants: a refused snapshot changes nothing. Hostile names, writes through
+# symlinks, devices, caps and truncation are refused by vfs.oci before anything is written
+# (and, for the sandboxed mode, already here on the host, before a sandbox process exists);
+# entries the target layout cannot hold (e.g. under a read-only /usr) are refused naming
+# the paths. Virtual mode swaps in a fresh upper and swaps the old one back on failure;
+# sandboxed mode builds a new sandbox process from the layer and keeps the old one until
+# the new one is up.
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Iterable
+
+from .errors import SandboxError, SnapshotError
+
+__all__ = ["FORMAT", "STATE_MEMBER", "VERSION", "build_state", "read_snapshot", "reset_session",
+           "restore_snapshot", "take_snapshot"]
+
+FORMAT = "agentic-bash/snapshot"
+VERSION = 1
+STATE_MEMBER = ".agentic-bash/state.json"
+_SANDBOXED = ("namespace", "landlock")
+
+
+# ------------------------------------------------------------------------------ taking
+def build_state(sb: Any, exclude_env: Iterable[str] = ()) -> dict[str, Any]:
+    """The JSON document stored as STATE_MEMBER (see the module comment)."""
+    shell = sb._ex.get_state()
+    excluded = sorted(set(exclude_env))
+    if excluded:
+        drop = set(excluded)
+        shell["vars"] = {k: v for k, v in shell.get("vars", {}).items() if k not in drop}
+    return {
+        "format": FORMAT, "version": VERSION, "created": time.time(),
+        "isolation": sb.isolation_level, "workdir": sb.workdir, "home": sb.info.home,
+        "mounts": {d: {"source": src, "mode": mode} for d, (src, mode) in sb._mounts.items()},
+        "writable": _writable_of(sb),
+        "excluded_env": excluded,
+        "packages": list(shell.pop("packages", None) or ()),
+        "shell": shell,
+    }
+
+
+def _writable_of(sb: Any) -> list[str]:
+    if sb.isolation_level in _SANDBOXED:
+        return sorted({u["target"] for u in getattr(sb._ex, "layer_uppers", ())})
+    return ["/"]
+
+
+def take_snapshot(sb: Any, fileobj: BinaryIO | str | os.PathLike[str] | None, *,
+                  exclude_env: Iterable[str] = ()) -> bytes | None:
+    state = json.dumps(build_state(sb, exclude_env), separators=(",", ":")).encode()
+    extras = {STATE_MEMBER: state}
+    ex = sb._ex
+    level = sb.isolation_level
+    if level == "virtual":
+        from .vfs.oci import export_layer
+
+        overlay = ex.layer.overlay
+
+        def write(f: BinaryIO) -> None:
+            export_layer(overlay, f, extra_members=extras)
+    elif level in _SANDBOXED:
+        def write(f: BinaryIO) -> None:
+            ex.export_layer(f, extra_members=extras)
+    else:
+        raise SnapshotError(f"isolation={level!r} has no session layer to snapshot (the host "
+                            "filesystem is used directly); get_state() holds the shell state")
+    if fileobj is None:
+        buf = io.BytesIO()
+        write(buf)
+        return buf.getvalue()
+    if isinstance(fileobj, (str, os.PathLike)):
+        from .vfs.oci import write_atomic
+        write_atomic(os.fspath(fileobj), write)
+        return None
+    write(fileobj)
+    return None
+
+
+# ------------------------------------------------------------------------------ reading
+@dataclass
+class Loaded:
+    """A snapshot read and checked on the host, not applied yet."""
+
+    data: bytes
+    state: dict[str, Any] | None
+    names: list[tuple[str, str]]   # (absolute path, "d"|"f"|"l"|"wh"|"opq") of every entry
+
+
+def _as_bytes(src: Any) -> bytes:
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        return bytes(src)
+    if isinstance(src, (str, os.PathLike)):
+        try:
+            with open(os.fspath(src), "rb") as f:
+                return f.read()
+        except OSError as e:
+            raise SnapshotError(f"cannot read snapshot {os.fspath(src)}: {e.strerror}") from e
+    if hasattr(src, "read"):
+        return src.read()
+    raise TypeError(f"a snapshot is bytes, a path or a binary file object, not {type(src).__name__}")
+
+
+def _decompress(data: bytes) -> bytes:
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        import zlib
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise SnapshotError(f"corrupt compressed snapshot: {e}") from e
+    return data
+
+
+def parse_state(raw: bytes | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        st = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise SnapshotError(f"{STATE_MEMBER} is not valid JSON: {e}") from e
+    if not isinstance(st, dict) or st.get("format") != FORMAT:
+        raise SnapshotError(f"{STATE_MEMBER} is not an agentic-bash snapshot state")
+    v = st.get("version")
+    if not isinstance(v, int) or v > VERSION:
+        raise SnapshotError(f"snapshot format version {v!r} is newer than this agentic-bash "
+                            f"understands ({VERSION})")
+    if not isinstance(st.get("shell", {}), dict):
+        raise SnapshotError(f"{STATE_MEMBER}: 'shell' is not an object")
+    return st
+
+
+def read_snapshot(src: Any, *, max_entries: int | None = None,
+                  max_bytes: int | None = None) -> Loaded:
+    """Read and validate a snapshot on the host: every refusal of vfs.oci's import (names,
+    symlink parents, devices, caps, truncation) happens here, before anything is written."""
+    from .vfs import oci
+
+    data = _decompress(_as_bytes(src))
+    f = io.BytesIO(data)
+    plan = oci._read_plan(f, True, max_entries or oci.DEFAULT_MAX_ENTRIES,
+                          max_bytes or oci.DEFAULT_MAX_BYTES)
+    raw = None
+    m = plan.extras.get(STATE_MEMBER)
+    if m is not None:
+        raw = bytes(oci._read_data(f, m))
+    names: list[tuple[str, str]] = [("/" + n, plan.declared[n]) for n in plan.entries]
+    names += [("/" + w, "wh") for w in plan.whiteouts]
+    names += [("/" + o if o else "/", "opq") for o in plan.opaque]
+    return Loaded(data, parse_state(raw), names)
+
+
+def _under(path: str, prefix: str) -> bool:
+    return prefix == "/" or path == prefix or path.startswith(prefix.rstrip("/") + "/")
+
+
+def fit_layout(loaded: Loaded, writable: list[str]) -> bytes:
+    """The layer to hand a sandboxed executor whose session layer holds ``writable``: the
+    directories leading to those mount points are the sandbox's layout, not the layer's, and
+    are left out; anything else outside them cannot be honoured -> SnapshotError naming it."""
+    from .vfs import oci
+
+    drop: set[str] = set()
+    blocked: list[str] = []
+    for path, kind in loaded.names:
+        if any(_under(path, w) and path != w.rstrip("/") for w in writable):
+            continue
+        if any(_under(path, w) for w in writable) and kind in ("d", "opq"):
+            if kind == "d":
+                drop.add(path)
+            continue
+        if kind == "d" and any(_under(w, path) for w in writable):
+            drop.add(path)   # an ancestor of a mount point: part of the layout
+            continue
+        blocked.append(path)
+    if blocked:
+        blocked.sort()
+        shown = ", ".join(blocked[:10]) + (f" and {len(blocked) - 10} more" if len(blocked) > 10 else "")
+        raise SnapshotError(f"snapshot entries cannot be restored here (outside the writable "
+                            f"paths {', '.join(sorted(writable))}): {shown}")
+    if not drop:
+        return loaded.data
+    src = io.BytesIO(loaded.data)
+    out = io.BytesIO()
+    tw = oci._TarWriter(out)
+    for m in oci._read_members(src, 1 << 62, 1 << 62):
+        name = oci._clean_name(m.name)
+        if m.isdir() and "/" + name in drop:
+            continue
+        data = oci._read_data(src, m) if m.isreg() and m.size else None
+        tw.add(m.name, m.type if m.type != b"\0" else b"0", m.mode, m.uid, m.gid, m.mtime,
+               m.linkname, data=data)
+    tw.close()
+    return out.getvalue()
+
+
+def _sandbox_writable(sb: Any, level: str, opts: dict[str, Any]) -> list[str]:
+    """The sandbox paths a new sandboxed session's layer holds (isolation/rootfs.py layout)."""
+    ex = getattr(sb, "_ex", None)
+    if ex is not None and getattr(ex, "layer_uppers", None):
+        out = {u["target"] for u in ex.layer_uppers}
+    else:
+        from .isolation.plan import plan as make_plan
+        from .isolation.probe import probe
+        p = make_plan(level, probe())
+        out = {opts["workdir"], opts["info"].home, "/tmp"}
+        if p.cow_system or opts.get("base") is not None:
+            out.update(("/usr", "/etc", "/opt", "/var"))
+        for dest, (_src, mode) in (opts.get("mounts") or {}).items():
+            if mode == "cow":
+                out.add(dest)
+    for dest, (_src, mode) in (opts.get("mounts") or {}).items():
+        if mode == "rw":
+            out.add(dest)
+    out.add("/var/tmp")
+    return sorted(out)
+
+
+# ------------------------------------------------------------------------------ applying
+def _merged_shell(state: dict[str, Any] | None, fresh: dict[str, Any], target_level: str) -> dict[str, Any]:
+    """The shell state to install: the snapshot's; across modes the target's own exported
+    defaults (e.g. the sandboxed mode's PIP_* settings) are kept where the snapshot has none."""
+    if state is None:
+        return fresh
+    shell = dict(state.get("shell") or {})
+    if state.get("isolation") != target_level:
+        vars_ = dict(shell.get("vars") or {})
+        excluded = set(state.get("excluded_env") or ())
+        for k, v in (fresh.get("vars") or {}).items():
+            if k not in vars_ and k not in excluded and int(v.get("attrs", 0)) & 1:
+                vars_[k] = v
+        shell["vars"] = vars_
+    return shell
+
+
+def _set_state(ex: Any, shell: dict[str, Any]) -> None:
+    try:
+        ex.set_state(shell)
+    except SnapshotError:
+        raise
+    except (SandboxError, ValueError, TypeError, KeyError, AttributeError) as e:
+        raise SnapshotError(f"the snapshot's shell state cannot be restored: {e}") from e
+
+
+def _cancel_jobs(ex: Any) -> None:
+    cancel = getattr(ex, "_cancel_jobs", None)
+    if cancel is not None:
+        try:
+            cancel()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _new_sandboxed(sb: Any, layer: bytes | None) -> tuple[Any, str, Any]:
+    from .session import _make_executor
+    opts = dict(sb._options)
+    if layer is not None:
+        opts["layer_tar"] = layer
+    try:
+        return _make_executor(sb.isolation_level, **opts)
+    except SnapshotError:
+        raise
+    except SandboxError as e:
+        if "SnapshotError" in str(e) or "OSError" in str(e):
+            raise SnapshotError(f"the sandbox could not restore the snapshot: {e}") from e
+        raise
+
+
+def _restore_virtual(sb: Any, src: Any, max_entries: int | None, max_bytes: int | None,
+                     fresh: dict[str, Any]) -> None:
+    from .vfs import oci
+
+    ex = sb._ex
+    layer = ex.layer
+    data = _decompress(_as_bytes(src))
+    old_upper = layer.upper
+    old_state = ex.get_state()
+    _cancel_jobs(ex)
+    layer.reset()
+    try:
+        extras = oci.import_layer(io.BytesIO(data), layer.root,
+                                  max_entries=max_entries or oci.DEFAULT_MAX_ENTRIES,
+                                  max_bytes=max_bytes or oci.DEFAULT_MAX_BYTES)
+        state = parse_state(extras.get(STATE_MEMBER))
+        _set_state(ex, _merged_shell(state, fresh, "virtual"))
+    except BaseException:
+        layer.overlay.swap_upper(old_upper)
+        layer.upper = old_upper
+        ex.set_state(old_state)
+        raise
+
+
+def restore_snapshot(sb: Any, src: Any, *, max_entries: int | None = None,
+                     max_bytes: int | None = None) -> None:
+    level = sb.isolation_level
+    if level == "virtual":
+        _restore_virtual(sb, src, max_entries, max_bytes, sb._initial_state)
+        return
+    if level not in _SANDBOXED:
+        raise SnapshotError(f"isolation={level!r} has no session layer to restore into")
+    loaded = read_snapshot(src, max_entries=max_entries, max_bytes=max_bytes)
+    layer = fit_layout(loaded, _sandbox_writable(sb, level, sb._options))
+    ex, lvl, report = _new_sandboxed(sb, layer)
+    try:
+        shell = _merged_shell(loaded.state, ex.get_state(), lvl)
+        _set_state(ex, shell)
+    except BaseException:
+        ex.close()
+        raise
+    sb._swap_executor(ex, lvl, report)
+
+
+def reset_session(sb: Any) -> None:
+    level = sb.isolation_level
+    ex = sb._ex
+    if level in _SANDBOXED:
+        new, lvl, report = _new_sandboxed(sb, None)
+        sb._swap_executor(new, lvl, report)
+        return
+    _cancel_jobs(ex)
+    layer = getattr(ex, "layer", None)
+    if layer is not None:
+        layer.reset()   # O(1): a fresh upper; the lowers are shared and untouched
+    ex.set_state(sb._initial_state)
+
+
+# ------------------------------------------------------------------------------ from_snapshot
+@dataclass
+class _Pending:
+    src: Any
+    loaded: Loaded | None
+    max_entries: int | None
+    max_bytes: int | None
+
+
+def prepare_for_constructor(sb: Any, spec: Any, opts: dict[str, Any]) -> _Pending:
+    """Before the executor exists: a sandboxed target takes the layer at construction."""
+    src, max_entries, max_bytes = spec if isinstance(spec, tuple) else (spec, None, None)
+    from .isolation.plan import plan as make_plan
+    from .isolation.probe import probe
+    p = make_plan(sb.requested_isolation, probe(), strict=opts.get("strict", False),
+                  network=opts.get("network", "allow"))
+    if p.level in _SANDBOXED:
+        loaded = read_snapshot(src, max_entries=max_entries, max_bytes=max_bytes)
+        opts["layer_tar"] = fit_layout(loaded, _sandbox_writable(None, p.level, opts))
+        return _Pending(None, loaded, max_entries, max_bytes)
+    if p.level != "virtual":
+        raise SnapshotError(f"isolation={p.level!r} has no session layer to restore into")
+    return _Pending(src, None, max_entries, max_bytes)
+
+
+def finish_constructor(sb: Any, pending: _Pending) -> None:
+    if pending.loaded is not None:   # sandboxed: the layer is in; install the shell state
+        ex = sb._ex
+        _set_state(ex, _merged_shell(pending.loaded.state, ex.get_state(), sb.isolation_level))
+        return
+    if sb.isolation_level in _SANDBOXED:  # planned virtual, got sandboxed: cannot happen
+        raise SnapshotError("internal: isolation level changed during construction")
+    _restore_virtual(sb, pending.src, pending.max_entries, pending.max_bytes, sb._initial_state)
