@@ -566,6 +566,15 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 except BaseException as e:  # noqa: BLE001
                     send(_error_header(e))
                 continue
+            if op in ("upload_tar", "download_tar"):
+                # Sandbox.upload_tar/download_tar (agentic_bash.fileapi): vfs.oci on our root
+                try:
+                    from ..fileapi import serve_tar_op
+                    args = pickle.loads(payload) if payload else {}
+                    send({"ev": "ok", "bytes": True}, serve_tar_op(executor, op, args))
+                except BaseException as e:  # noqa: BLE001
+                    send(_error_header(e))
+                continue
             if op not in _FILE_OPS:
                 send({"ev": "error", "type": "ValueError", "msg": f"unknown op {op!r}"})
                 continue
