@@ -4,6 +4,11 @@
 # (it came from a quoted part or a backslash escape) is preceded by a backslash. Everything
 # else is pattern syntax: ``* ? [...]`` and, with extglob, ``?( *( +( @( !(`` groups.
 #
+# Matching runs on the ``regex`` module; every matching entry point takes ``timeout=`` (the
+# caller's remaining budget) so a pathological extglob pattern cannot outlive the deadline.
+# Patterns without extglob groups compile ``*`` runs to atomic lazy groups, which keeps
+# ``*a*a*a*b`` linear (leftmost occurrence of fixed-length pieces is always right).
+#
 # Bash quirks reproduced here:
 # * An unterminated ``[`` is a literal ``[`` and scanning resumes after it, so ``[[:alpha:]``
 #   matches the two characters ``[a``. ``]`` first in a bracket (after ``!``/``^``) is
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import stat as _stat
+import time
 from typing import TYPE_CHECKING, Callable
 
 import regex
@@ -144,6 +150,7 @@ class _Translator:
         self.any = "[^/]" if pathname else "."
         self.groups = 0
         self.depth = 0
+        self.atomic = False
 
     def bracket(self, p: str, i: int) -> tuple[str, int] | None:
         n = len(p)
@@ -231,7 +238,7 @@ class _Translator:
             self.depth -= 1
 
     def translate(self, p: str) -> str:
-        out: list[str] = []
+        out: list[object] = []
         i = 0
         n = len(p)
         while i < n:
@@ -279,9 +286,9 @@ class _Translator:
                         alts = self._alts(p[i + 2:close])
                         rest = self.translate(p[close + 1:])
                         out[-1] = f"(?:\\Z|{out[-1]}{self._negation(alts)}{rest})"
-                        return "".join(out)
+                        return self._assemble(out)
                     continue
-                out.append(self.any + "*")
+                out.append(_STAR)
                 continue
             if c == "?":
                 out.append(self.any)
@@ -295,12 +302,67 @@ class _Translator:
                     continue
             out.append(regex.escape(c))
             i += 1
-        return "".join(out)
+        return self._assemble(out)
+
+    def _assemble(self, out: list[object]) -> str:
+        star = self.any + "*"
+        if self.depth or not self.atomic or _STAR not in out:
+            return "".join(star if x is _STAR else x for x in out)  # type: ignore[misc]
+        # Without extglob groups every piece between stars has a fixed length, so taking
+        # the leftmost occurrence of each middle piece is always right: atomic lazy groups
+        # keep `*a*a*a*b` linear instead of exponential, and `*` at the end stays greedy.
+        segs: list[list[str]] = [[]]
+        for x in out:
+            if x is _STAR:
+                segs.append([])
+            else:
+                segs[-1].append(x)  # type: ignore[arg-type]
+        parts = ["".join(segs[0])]
+        for seg in segs[1:-1]:
+            parts.append(f"(?>{self.any}*?{''.join(seg)})" if seg else "")
+        parts.append(star + "".join(segs[-1]))
+        return "".join(parts)
+
+
+_STAR = object()
+
+
+class _Clock:
+    """Remaining time for the regex calls of one operation (``timeout=None``: unlimited)."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, timeout: float | None) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> float | None:
+        if self.deadline is None:
+            return None
+        r = self.deadline - time.monotonic()
+        if r <= 0:
+            raise TimeoutError("pattern matching timed out")
+        return r
+
+
+def _has_ext_group(p: str) -> bool:
+    i = 0
+    n = len(p)
+    while i < n:
+        c = p[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in _EXT and i + 1 < n and p[i + 1] == "(" and _find_close_paren(p, i + 1) > 0:
+            return True
+        i += 1
+    return False
 
 
 def translate(pattern: str, *, extglob: bool = True, nocase: bool = False, pathname: bool = False) -> str:
     """Regex source (``regex`` module) for a whole-string match of ``pattern``."""
-    body = _Translator(extglob, pathname, nocase).translate(pattern)
+    t = _Translator(extglob, pathname, nocase)
+    t.atomic = not (extglob and _has_ext_group(pattern))
+    body = t.translate(pattern)
     return ("(?si)" if nocase else "(?s)") + body
 
 
@@ -315,11 +377,14 @@ def compile(pattern: str, *, extglob: bool = True, nocase: bool = False, pathnam
     return _compile(pattern, extglob, nocase, pathname, False)
 
 
-def fnmatch(pattern: str, s: str, *, extglob: bool = True, nocase: bool = False) -> bool:
-    """``case`` arms and ``[[ s == pattern ]]``: ``*`` and ``?`` match ``/`` and leading dots."""
+def fnmatch(pattern: str, s: str, *, extglob: bool = True, nocase: bool = False, timeout: float | None = None) -> bool:
+    """``case`` arms and ``[[ s == pattern ]]``: ``*`` and ``?`` match ``/`` and leading dots.
+
+    ``timeout`` (seconds) bounds the regex work; TimeoutError when exceeded.
+    """
     if not nocase and not has_magic(pattern, extglob=extglob):
         return unescape(pattern) == s
-    return _compile(pattern, extglob, nocase, False, False).fullmatch(s) is not None
+    return _compile(pattern, extglob, nocase, False, False).fullmatch(s, timeout=timeout) is not None
 
 
 def has_magic(pattern: str, *, extglob: bool = True) -> bool:
@@ -363,28 +428,32 @@ def unescape(pattern: str) -> str:
     return "".join(out)
 
 
-def strip_prefix(s: str, pattern: str, longest: bool, *, extglob: bool = True, nocase: bool = False) -> str:
+def strip_prefix(s: str, pattern: str, longest: bool, *, extglob: bool = True, nocase: bool = False,
+                 timeout: float | None = None) -> str:
     """``${s#pattern}`` (shortest) / ``${s##pattern}`` (longest)."""
     if not nocase and not has_magic(pattern, extglob=extglob):
         lit = unescape(pattern)
         return s[len(lit):] if s.startswith(lit) else s
     rx = _compile(pattern, extglob, nocase, False, False)
+    clock = _Clock(timeout)
     n = len(s)
     for i in (range(n, -1, -1) if longest else range(n + 1)):
-        if rx.fullmatch(s, 0, i):
+        if rx.fullmatch(s, 0, i, timeout=clock.left()):
             return s[i:]
     return s
 
 
-def strip_suffix(s: str, pattern: str, longest: bool, *, extglob: bool = True, nocase: bool = False) -> str:
+def strip_suffix(s: str, pattern: str, longest: bool, *, extglob: bool = True, nocase: bool = False,
+                 timeout: float | None = None) -> str:
     """``${s%pattern}`` (shortest) / ``${s%%pattern}`` (longest)."""
     if not nocase and not has_magic(pattern, extglob=extglob):
         lit = unescape(pattern)
         return s[: len(s) - len(lit)] if lit and s.endswith(lit) else s
     rx = _compile(pattern, extglob, nocase, False, False)
+    clock = _Clock(timeout)
     n = len(s)
     for i in (range(n + 1) if longest else range(n, -1, -1)):
-        if rx.fullmatch(s, i, n):
+        if rx.fullmatch(s, i, n, timeout=clock.left()):
             return s[:i]
     return s
 
@@ -415,7 +484,7 @@ def _quick_reject_pattern(pattern: str, mode: str, extglob: bool) -> str:
 
 
 def replace(s: str, pattern: str, repl: str | Callable[[str], str], mode: str, *, extglob: bool = True,
-            nocase: bool = False) -> str:
+            nocase: bool = False, timeout: float | None = None) -> str:
     """``${s/p/r}`` (mode ``first``), ``${s//p/r}`` (``all``), ``${s/#p/r}`` (``prefix``), ``${s/%p/r}`` (``suffix``).
 
     ``repl`` may be a function of the matched text (for patsub_replacement's ``&``).
@@ -439,33 +508,34 @@ def replace(s: str, pattern: str, repl: str | Callable[[str], str], mode: str, *
             return s[:n - len(lit)] + sub(lit) if s.endswith(lit) else s
         if lit and not callable(repl):
             return s.replace(lit, repl, 1 if mode == "first" else -1)
+    clock = _Clock(timeout)
     quick = _compile(_quick_reject_pattern(pattern, mode, extglob), extglob, nocase, False, False)
     star_first = pattern.startswith("*")
     if mode in ("prefix", "suffix"):
-        if not quick.fullmatch(s):
+        if not quick.fullmatch(s, timeout=clock.left()):
             return s
         if mode == "prefix" and not star_first and (n == 0 or not _first_char_ok(pattern, s[0], nocase)):
             return s  # bash's match_pattern_char
         rx = _compile(pattern, extglob, nocase, False, False)
         if mode == "prefix":
             for i in range(n, -1, -1):
-                if rx.fullmatch(s, 0, i):
+                if rx.fullmatch(s, 0, i, timeout=clock.left()):
                     return sub(s[:i]) + s[i:]
             return s
         for i in range(n + 1):
-            if rx.fullmatch(s, i, n):
+            if rx.fullmatch(s, i, n, timeout=clock.left()):
                 return s[:i] + sub(s[i:])
         return s
     rx = _compile(pattern, extglob, nocase, False, True)  # POSIX: leftmost-longest
     if n == 0:
         # only a pattern starting with `*` may match "" (bash's match_pattern_char)
-        return sub("") if star_first and quick.fullmatch(s) and rx.fullmatch(s) else s
+        return sub("") if star_first and quick.fullmatch(s, timeout=clock.left()) and rx.fullmatch(s) else s
     out: list[str] = []
     pos = 0
     while pos < n:
-        if not quick.fullmatch(s, pos):
+        if not quick.fullmatch(s, pos, timeout=clock.left()):
             break
-        m = rx.search(s, pos)
+        m = rx.search(s, pos, timeout=clock.left())
         if m is None or (m.start() >= n and not star_first):
             break
         a, b = m.span()
@@ -528,8 +598,12 @@ def _fs_join(base: str, name: str) -> str:
 
 
 def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocaseglob: bool = False,
-         globstar: bool = False, extglob: bool = True) -> list[str]:
-    """Pathname expansion of ``pattern``; sorted matches, or ``[]`` when nothing matches."""
+         globstar: bool = False, extglob: bool = True, timeout: float | None = None) -> list[str]:
+    """Pathname expansion of ``pattern``; sorted matches, or ``[]`` when nothing matches.
+
+    ``timeout`` bounds the whole walk (TimeoutError), as a ``**`` over a huge tree may be slow.
+    """
+    clock = _Clock(timeout)
     if not has_magic(pattern, extglob=extglob):
         lit = unescape(pattern)
         return [lit] if lit and fs.lexists(normalize(lit, cwd)) else []
@@ -556,7 +630,7 @@ def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocas
             for comps, path in states:
                 if not last or idx > 0:
                     new.append((comps + selftail if last else comps, path))
-                for rel, full, isdir in _walk(fs, path, dotglob):
+                for rel, full, isdir in _walk(fs, path, dotglob, clock):
                     if last or isdir:
                         new.append((comps + (rel,), full))
         elif not has_magic(comp, extglob=extglob):
@@ -575,7 +649,7 @@ def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocas
                     name = e.name
                     if name in (".", "..") or (name.startswith(".") and not hidden_ok):
                         continue
-                    if not rx.fullmatch(name):
+                    if not rx.fullmatch(name, timeout=clock.left()):
                         continue
                     full = _fs_join(path, name)
                     if not last and not _is_dir(fs, full, e.st_mode):
@@ -593,8 +667,9 @@ def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocas
     return sorted(result, key=lambda t: t.encode("utf-8", "surrogateescape"))
 
 
-def _walk(fs: FileSystem, path: str, dotglob: bool, rel: str = "") -> list[tuple[str, str, bool]]:
+def _walk(fs: FileSystem, path: str, dotglob: bool, clock: _Clock, rel: str = "") -> list[tuple[str, str, bool]]:
     """All entries below ``path`` (relative text, fs path, is_dir); symlinked dirs are not entered."""
+    clock.left()
     out: list[tuple[str, str, bool]] = []
     try:
         entries = list(fs.scandir(path))
@@ -609,5 +684,5 @@ def _walk(fs: FileSystem, path: str, dotglob: bool, rel: str = "") -> list[tuple
         isdir = _is_dir(fs, full, e.st_mode)
         out.append((text, full, isdir))
         if isdir and not _stat.S_ISLNK(e.st_mode):
-            out.extend(_walk(fs, full, dotglob, text + "/"))
+            out.extend(_walk(fs, full, dotglob, clock, text + "/"))
     return out

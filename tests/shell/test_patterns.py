@@ -269,3 +269,25 @@ def test_nocasematch_applies_to_replacement() -> None:
     lines = [f"shopt -s nocasematch; p={_q(p)} s={_q(s)}; printf '%s' \"${{s{ops[m]}$p/-}}\"" for s, p, m in cases]
     want = run_bash(lines)
     assert [P.replace(s, p, "-", m, nocase=True) for s, p, m in cases] == want
+
+
+def test_many_stars_are_linear() -> None:
+    import time as _t
+
+    s = "a" * 5000
+    t0 = _t.monotonic()
+    assert not P.fnmatch("*a*a*a*a*a*a*a*b", s)
+    assert P.strip_prefix(s, "*a*a*b", True) == s
+    assert P.replace(s + "b", "*a*a*b", "x", "all") == "x"
+    assert _t.monotonic() - t0 < 2
+
+
+def test_timeout_is_enforced() -> None:
+    import time as _t
+
+    s = "a" * 20000
+    t0 = _t.monotonic()
+    with pytest.raises(TimeoutError):
+        P.strip_prefix(s, "+(*a)b", True, timeout=0.2)
+    assert _t.monotonic() - t0 < 10
+    assert P.fnmatch("*.c", "x.c", timeout=1.0)
