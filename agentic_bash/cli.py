@@ -147,5 +147,87 @@ def shell(
     raise typer.Exit(code)
 
 
+def _sandbox_from(src: Optional[str], isolation: str, env: list[str], workdir: str, mount: list[str],
+                  timeout: float | None, strict: bool):
+    if src is None:
+        return _make_sandbox(isolation, env, workdir, mount, timeout, strict)
+    from .limits import Limits
+    from .session import Sandbox
+
+    limits = Limits() if timeout is None else Limits(timeout=timeout)
+    return Sandbox.from_snapshot(src, isolation=isolation, env=_parse_env(env), workdir=workdir,
+                                 mounts=_parse_mounts(mount) or None, limits=limits, strict=strict)
+
+
+def _run_and_save(sb, cmd: Optional[str], out: Optional[str], exclude_env: list[str],
+                  as_json: bool) -> int:
+    code = 0
+    if cmd is not None:
+        code = _emit(sb.run(cmd), as_json)
+    if out is not None:
+        sb.snapshot(out, exclude_env=exclude_env)   # atomic: temp file + rename
+    return code
+
+
+ExcludeEnvOpt = typer.Option([], "--exclude-env", help="Variable kept out of the snapshot (repeatable)")
+
+
+@app.command()
+def snapshot(
+    out: str = typer.Option(..., "--out", "-o", help="Snapshot file to write (atomically)"),
+    from_: Optional[str] = typer.Option(None, "--from", help="Start from this snapshot"),
+    cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run before saving"),
+    isolation: str = IsolationOpt,
+    env: list[str] = EnvOpt,
+    workdir: str = WorkdirOpt,
+    mount: list[str] = MountOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    exclude_env: list[str] = ExcludeEnvOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the Result as JSON"),
+    strict: bool = typer.Option(False, "--strict", help="Refuse to start if isolation is degraded"),
+) -> None:
+    """Run --cmd in a sandbox (restored from --from if given) and write its snapshot to --out;
+    the script's exit code becomes ours."""
+    try:
+        with _sandbox_from(from_, isolation, env, workdir, mount, timeout, strict) as sb:
+            code = _run_and_save(sb, cmd, out, exclude_env, as_json)
+    except SandboxError as exc:
+        typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def restore(
+    in_: str = typer.Option(..., "--in", help="Snapshot file to resume"),
+    cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run (else the REPL opens)"),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Save the session here afterwards"),
+    isolation: str = IsolationOpt,
+    env: list[str] = EnvOpt,
+    workdir: str = WorkdirOpt,
+    mount: list[str] = MountOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    exclude_env: list[str] = ExcludeEnvOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the Result as JSON"),
+    strict: bool = typer.Option(False, "--strict", help="Refuse to start if isolation is degraded"),
+    history_file: Optional[str] = typer.Option(None, "--history-file", help="REPL history file"),
+) -> None:
+    """Resume a snapshot: run --cmd (and save to --out), or open the REPL on it."""
+    try:
+        with _sandbox_from(in_, isolation, env, workdir, mount, timeout, strict) as sb:
+            if cmd is None:
+                from .repl import repl
+
+                code = repl(sb, history_file=history_file)
+                if out is not None:
+                    sb.snapshot(out, exclude_env=exclude_env)
+            else:
+                code = _run_and_save(sb, cmd, out, exclude_env, as_json)
+    except SandboxError as exc:
+        typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    raise typer.Exit(code)
+
+
 def main() -> None:
     app(prog_name="agentic-bash")
