@@ -471,7 +471,14 @@ def _itoa(n: int) -> str:
     return str(n) if n.bit_length() < 14000 else str(Decimal(n))
 
 
+# A long double's exact decimal expansion ends within this many digits after the point
+# (2**-16445 has 16445); more requested digits are zeros, so big precisions stay cheap.
+_EXACT_DIGITS = 16500
+
+
 def _fixed(v: Fraction, prec: int, alt: bool) -> str:
+    if prec > _EXACT_DIGITS:
+        return _fixed(v, _EXACT_DIGITS, alt) + "0" * (prec - _EXACT_DIGITS)
     digits = _itoa(round(v * 10**prec))
     if prec == 0:
         return digits + ("." if alt else "")
@@ -501,7 +508,11 @@ def _sci_parts(v: Fraction, prec: int) -> tuple[str, int]:
 
 
 def _sci(v: Fraction, prec: int, alt: bool, upper: bool) -> str:
+    extra = 0
+    if prec > 2 * _EXACT_DIGITS:
+        prec, extra = 2 * _EXACT_DIGITS, prec - 2 * _EXACT_DIGITS
     digits, x = _sci_parts(v, prec)
+    digits += "0" * extra
     mant = digits[0] + ("." + digits[1:] if prec > 0 or alt else "")
     return f"{mant}{'E' if upper else 'e'}{'-' if x < 0 else '+'}{abs(x):02d}"
 
@@ -510,7 +521,7 @@ def _general(v: Fraction, prec: int | None, alt: bool, upper: bool) -> str:
     p = 6 if prec is None else prec
     if p == 0:
         p = 1
-    _, x = _sci_parts(v, p - 1)
+    _, x = _sci_parts(v, min(p, 2 * _EXACT_DIGITS) - 1)
     if p > x >= -4:
         s = _fixed(v, p - 1 - x, alt)
     else:
