@@ -664,11 +664,11 @@ def _compile(expr: str) -> _Fn | ArithError:
     except _Abort as e:
         if e.run is None:
             return e.err
-        run = e.run
+        run, err = e.run, e.err
 
         def fail(ctx: _Ctx, ne: bool) -> int:
             run(ctx, ne)
-            raise e.err  # not reached: run raises
+            raise ArithError(err.message)  # not reached: run raises
         return fail
     except RecursionError:
         return ArithError(_recursion_msg(expr))
