@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Expander", "ExpansionError", "glob_escape"]
 
 _GLOB_CHARS = re.compile(r"[*?\[]|[@!+](?=\()")
+_SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]|[@!+](?=\()")
 _NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
 _GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^])")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
@@ -150,6 +151,27 @@ class Expander:
                 elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                     out.append(p.text)
                     continue
+                elif tp is N.Param and not p.op and not p.prefix and p.index is None \
+                        and p.name not in ("@", "*"):
+                    v = self.param_value(p, False)
+                    if v is None:
+                        continue
+                    if type(v) is str:
+                        if not v:
+                            continue
+                        if not _SPLIT_OR_GLOB.search(v):
+                            ifs = self.get_ifs()
+                            if ifs is None or ifs == " \t\n":
+                                out.append(v)
+                                continue
+                elif tp is N.DQ and len(p.parts) == 1:
+                    q = p.parts[0]
+                    if type(q) is N.Param and not q.op and not q.prefix and q.index is None \
+                            and q.name not in ("@", "*"):
+                        v = self.param_value(q, True)
+                        if type(v) is str:
+                            out.append(v)
+                            continue
             if self.state.options["braceexpand"] and self._has_brace(w):
                 for bw in self._braces(w):
                     out.extend(self._expand_full(bw))
