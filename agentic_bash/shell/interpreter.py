@@ -1888,7 +1888,7 @@ class Interpreter(Expander):
                     raise _Clobber()
             except FileNotFoundError:
                 pass
-        return self.fs.open(p, mode), True
+        return self.fs.open(p, mode, 0o666 & ~self.state.umask), True
 
     def _apply_redir(self, r: N.Redir, fds: dict[int, Any], opened: list[Any]) -> None:
         op = r.op
