@@ -370,6 +370,15 @@ class InProcessExecutor:
                 return self._spawn(sh, path, argv)
         if spec is not None:
             return self._call(sh, spec.fn, argv)
+        handler = sh.state.functions.get("command_not_found_handle")
+        if handler is not None and not getattr(sh, "_in_cnf", False):
+            # bash runs this function (in a subshell) for a command it cannot find
+            child = sh.fork()
+            child._in_cnf = True  # type: ignore[attr-defined]
+            try:
+                return child.call_function("command_not_found_handle", handler, list(argv))
+            except ExitShell as e:
+                return e.status
         sh.error(f"{name}: command not found")
         return 127
 
