@@ -1049,6 +1049,7 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
         return _dt.datetime.fromtimestamp(v, tz)
     toks = re.findall(r"\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?"
                       r"|\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s*[ap]\.?m\.?)?|\d{1,2}/\d{1,2}/\d{2,4}"
+                      r"|\d{4}/\d{1,2}/\d{1,2}|[+-]\d{2}:\d{2}"
                       r"|[+-]?\d+(?:\s*[ap]m)?|[A-Za-z]+\.?|,|\S", s, re.I)
     date: tuple[int, int, int] | None = None
     tod: tuple[int, int, int, int] | None = None
@@ -1062,6 +1063,15 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
 
     def num(t: str) -> bool:
         return bool(re.fullmatch(r"[+-]?\d+", t))
+
+    # "+ 1 day": a lone sign belongs to the number after it
+    merged: list[str] = []
+    for t in toks:
+        if merged and merged[-1] in ("+", "-") and re.fullmatch(r"\d+", t):
+            merged[-1] = merged[-1] + t
+        else:
+            merged.append(t)
+    toks = merged
 
     while i < len(toks):
         t = toks[i]
@@ -1089,6 +1099,17 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             if m.group(5):
                 h = h % 12 + (12 if m.group(5).lower() == "p" else 0)
             tod = (h, int(m.group(2)), int(m.group(3) or 0), int((m.group(4) or "0").ljust(9, "0")[:9]))
+            i += 1
+            continue
+        m = re.fullmatch(r"(\d{4})/(\d{1,2})/(\d{1,2})", t)
+        if m:
+            date = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            i += 1
+            continue
+        m = re.fullmatch(r"([+-])(\d{2}):?(\d{2})", t)
+        if m and tod is not None and not (i + 1 < len(toks) and _unit(toks[i + 1]) is not None):
+            off = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+            zone = _dt.timezone(off if m.group(1) == "+" else -off)
             i += 1
             continue
         m = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{2,4})", t)
