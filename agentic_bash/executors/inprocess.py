@@ -216,10 +216,6 @@ class InProcessExecutor:
             if e.limit in ("timeout",):
                 timed_out = True
                 status = 124
-                try:
-                    err.write(f"bash: line {sh.lineno}: timed out\n".encode() if False else b"")
-                except Exception:
-                    pass
             elif e.limit in ("interrupt", "closed"):
                 status = 130
             else:
@@ -853,7 +849,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         data = stream.read() if stream is not None else b""
         src = data.decode("utf-8", "surrogateescape")
         st.positional = rest
-        child.script_name = argv[0] if False else "bash"
+        child.script_name = "bash"
         child.fds[0] = NULL
         who = "bash"
     st_ = run_toplevel(child, None, source=src, who=who)

@@ -1203,7 +1203,7 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
     found = False
     if not force_path:
         if name in st.aliases and st.shopt["expand_aliases"]:
-            if True:
+            if True:  # aliases only exist for the shell when expand_aliases is on
                 found = True
                 if mode == "t":
                     _out(sh, "alias\n")
@@ -1985,7 +1985,7 @@ def b_fg(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("suspend")
 def b_suspend(sh: Interpreter, argv: list[str]) -> int:
-    sh.error("suspend: cannot suspend a login shell" if False else "suspend: no job control")
+    sh.error("suspend: no job control")
     return 1
 
 
@@ -2315,8 +2315,7 @@ def b_ulimit(sh: Interpreter, argv: list[str]) -> int:
             value = a
     if show_all:
         for c, (desc, unit, dflt) in sorted(_ULIMITS.items(), key=lambda kv: kv[1][0]):
-            _out(sh, f"{desc + ' ' + unit:<32}{lims.get(c, dflt)}\n" if False else
-                 f"{(desc + ' ' + unit):<33}{lims.get(c, dflt)}\n")
+            _out(sh, f"{(desc + ' ' + unit):<33}{lims.get(c, dflt)}\n")
         return 0
     if value is not None:
         if value != "unlimited" and not value.isdigit():

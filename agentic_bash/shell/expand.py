@@ -467,7 +467,7 @@ class Expander:
     def _err_name(self, p: N.Param) -> str:
         if p.index is not None:
             return f"{p.name}[{p.index.text or self._word_src(p.index)}]"
-        return p.name if not p.name.isdigit() else f"${p.name}" if False else p.name
+        return p.name
 
     @staticmethod
     def _word_src(w: N.Word) -> str:
@@ -782,8 +782,7 @@ class Expander:
                     if flags:
                         return f"declare -{flags} {p.name}={quoting.quote_single(vals[0])}"
                     return f"{p.name}={quoting.quote_single(vals[0])}"
-                return self.declare_line(p.name, var).split(" ", 2)[2] if False else \
-                    "declare -" + (self.attr_letters(var) or "-") + " " + p.name + "=" + self.array_literal(var)
+                return f"declare -{self.attr_letters(var) or '-'} {p.name}={self.array_literal(var)}"
             if var is not None and type(var.value) is dict and multi:
                 items = []
                 keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)

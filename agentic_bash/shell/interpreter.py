@@ -1642,7 +1642,7 @@ class Interpreter(Expander):
                 except Exception:
                     pass
             self.xtrace(argv)
-            if name in ("export", "readonly") and func is None if False else name in ("export", "readonly"):
+            if name in ("export", "readonly"):
                 for a in argv[1:]:
                     if "=" in a and _DECL_ASSIGN_RE.match(a):
                         k, _, v = a.partition("=")

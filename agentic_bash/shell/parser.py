@@ -16,6 +16,8 @@
 # * ``CommandReader(src, extglob=…, aliases=…)``: one top-level command line per ``next()``,
 #   as ``bash -c`` reads (commands before a syntax error run first; ``shopt -s extglob`` and
 #   aliases take effect from the next line). ``extglob``/``aliases`` are settable.
+# * ``parse_partial(src) -> (Script, ParseError | None, warnings)``: the command lines that
+#   ``bash -c`` would run before reporting a syntax error further down.
 # * ``parse_word(text, dq=False)``, ``decl_assign(word)``, ``needs_more_input(src)``.
 # * Recursion is bounded (``Lexer.max_depth`` nesting levels, ``RecursionError`` mapped to
 #   ``ParseError``); time is linear in the input.
@@ -58,7 +60,7 @@ from .nodes import (
 
 __all__ = [
     "CommandReader", "decl_assign", "needs_more_input", "parse", "parse_cached",
-    "parse_with_warnings", "parse_word",
+    "parse_partial", "parse_with_warnings", "parse_word",
 ]
 
 _EMPTY_WORD = Word((), "", 0)
@@ -1346,6 +1348,21 @@ class CommandReader:
             if s is None:
                 return
             yield s
+
+
+def parse_partial(source: str, *, extglob: bool = True
+                  ) -> tuple[Script, ParseError | None, list[tuple[int, str]]]:
+    """The complete command lines before the first syntax error, that error (or None) and the
+    warnings: what ``bash -c`` runs before it reports a syntax error on a later line."""
+    reader = CommandReader(source, extglob=extglob)
+    items: list[ListItem] = []
+    err: ParseError | None = None
+    try:
+        for s in reader:
+            items.extend(s.items)
+    except ParseError as e:
+        err = e
+    return Script(tuple(items), 1), err, reader.warnings
 
 
 def needs_more_input(source: str) -> bool:

@@ -21,8 +21,7 @@
 #   least one character is left, but reaching ``*!(..)`` at the end of the string matches
 #   whatever follows (bash's sm_loop.c); ``${x/p/r}`` first checks ``*p*`` (``p*`` for
 #   ``/#``, ``*p`` for ``/%``) against the whole remaining string, as match_upattern does.
-# * Known differences: nested negation ``!(!(a))`` does not work (the lookbehind trick
-#   below cannot nest), and the ``*`` quirk above is not applied inside groups; a random
+# * Known difference: the ``*`` quirk above is not applied inside groups; a random
 #   differential test of deeply nested extglob patterns agrees with bash on > 99.5%.
 # * With nocase(match|glob) bash folds characters but tests ``[[:upper:]]`` and friends on
 #   the original character, so ``[[:upper:]]`` still does not match ``a``.
@@ -151,6 +150,7 @@ class _Translator:
         self.groups = 0
         self.depth = 0
         self.atomic = False
+        self.reverse = False  # inside a lookbehind: the regex engine matches right to left
 
     def bracket(self, p: str, i: int) -> tuple[str, int] | None:
         n = len(p)
@@ -222,12 +222,21 @@ class _Translator:
             return f"(?!/)[{body}]", j
         return ("[^" if neg else "[") + body + "]", j
 
-    def _negation(self, alts: str) -> str:
-        # !(p): any text T with T not a full match of p. The lookahead captures the rest of
-        # the subject at T's start; the lookbehind at T's end anchors p's match to start
-        # exactly there.
+    def _negation(self, body: str) -> str:
+        # !(p): any text T with T not a full match of p. Matching forwards, the lookahead
+        # captures the rest of the subject at T's start and the lookbehind at T's end
+        # anchors p's match to start exactly there. Inside a lookbehind (a nested
+        # negation) the regex runs right to left, so the mirrored form captures the rest at
+        # T's end first and checks p with a lookahead at T's start.
         self.groups += 1
         g = f"neg{self.groups}"
+        self.reverse = not self.reverse
+        try:
+            alts = self._alts(body)
+        finally:
+            self.reverse = not self.reverse
+        if self.reverse:
+            return f"(?!(?:{alts})(?P={g})\\Z)(?:{self.any}*?)(?=(?P<{g}>.*))"
         return f"(?=(?P<{g}>.*))(?:{self.any}*?)(?<!(?=(?P={g})\\Z)(?:{alts}))"
 
     def _alts(self, body: str) -> str:
@@ -254,6 +263,10 @@ class _Translator:
             if self.extglob and c in _EXT and i + 1 < n and p[i + 1] == "(":
                 close = _find_close_paren(p, i + 1)
                 if close > 0:
+                    if c == "!":
+                        out.append(self._negation(p[i + 2:close]))
+                        i = close + 1
+                        continue
                     alts = self._alts(p[i + 2:close])
                     i = close + 1
                     if c == "?":
@@ -262,10 +275,8 @@ class _Translator:
                         out.append(f"(?:{alts})*")
                     elif c == "+":
                         out.append(f"(?:{alts})+")
-                    elif c == "@":
-                        out.append(f"(?:{alts})")
                     else:
-                        out.append(self._negation(alts))
+                        out.append(f"(?:{alts})")
                     continue
             if c == "*":
                 i += 1
@@ -283,9 +294,9 @@ class _Translator:
                     # string matches whatever follows (sm_loop.c quirks).
                     out.append(f"{self.any}*?(?={self.any})")
                     if nxt == "!":
-                        alts = self._alts(p[i + 2:close])
+                        neg = self._negation(p[i + 2:close])
                         rest = self.translate(p[close + 1:])
-                        out[-1] = f"(?:\\Z|{out[-1]}{self._negation(alts)}{rest})"
+                        out[-1] = f"(?:\\Z|{out[-1]}{neg}{rest})"
                         return self._assemble(out)
                     continue
                 out.append(_STAR)
