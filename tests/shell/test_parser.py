@@ -639,3 +639,12 @@ def test_heredoc_delimiter_prefix_ends_it_inside_command_substitution(tail):
     body = s.items[0].cmd.assigns[0].value.parts[0].body
     assert body.items[0].cmd.redirs[0].target.body.text == "hi\n"
     assert len(body.items) == (2 if tail == "EOFX)" else 1)
+
+
+def test_parse_partial_keeps_complete_lines_before_the_error():
+    from agentic_bash.shell.parser import parse_partial
+    s, err, warnings = parse_partial("echo a; echo b\nif true; then\n  echo c\nfi\nfi\necho never")
+    assert [type(i.cmd).__name__ for i in s.items] == ["Simple", "Simple", "If"]
+    assert err is not None and (err.message, err.line) == ("syntax error near unexpected token `fi'", 5)
+    s, err, warnings = parse_partial("cat <<E\nx")
+    assert err is None and len(s.items) == 1 and warnings
