@@ -62,7 +62,6 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
-        "HISTFILE": "/home/user/.bash_history" if info.home == "/home/user" else info.home + "/.bash_history",
     }
     for k, v in defaults.items():
         if k not in sc:
