@@ -230,13 +230,25 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             nxt = sp.pad * (i - 1) // nf
             ws.append(pad_rem - nxt + sp.width)
             pad_rem = nxt
+        # GNU formats each value at its natural width, then right-aligns it in the field's
+        # (possibly wider) share of the line: the extra spaces per field are constant
+        fast = None
         table = None
+        if sp.kind in "doux" and width % sp.size == 0:
+            conv = {"o": f"%0{sp.width}o", "x": f"%0{sp.width}x", "u": f"%{sp.width}d",
+                    "d": f"%{sp.width}d"}[sp.kind]
+            code = {1: "B", 2: "H", 4: "I", 8: "Q"}[sp.size]
+            if sp.kind == "d":
+                code = code.lower()
+            fast = (struct.Struct(f"<{nf}{code}"),
+                    "".join(" " + " " * (w - sp.width) + conv for w in ws))
         if sp.size == 1:
-            table = [_fmt_field(sp, bytes([b])) for b in range(256)]
+            table = [_fmt_field(sp, bytes([b])).rjust(sp.width) for b in range(256)]
             if len(set(ws)) == 1:
-                table = [" " + t.rjust(ws[0]) for t in table]
+                pre = " " + " " * (ws[0] - sp.width)
+                table = [pre + t for t in table]
                 ws = []
-        layouts.append((sp, nf, ws, table))
+        layouts.append((sp, nf, ws, table, fast))
     nlines = 0
     while pos < n:
         block = buf[pos:pos + width]
@@ -248,12 +260,15 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             continue
         starred = False
         prev = block
-        for si, (sp, nf, ws, table) in enumerate(layouts):
+        full = len(block) == width
+        for si, (sp, nf, ws, table, fast) in enumerate(layouts):
             head = _addr(radix, skip + pos) if si == 0 else lead
-            if table is not None and not ws:
-                body = "".join([table[b] for b in block])
+            if fast is not None and full:
+                body = fast[1] % fast[0].unpack_from(buf, pos)
+            elif table is not None and not ws:
+                body = "".join(map(table.__getitem__, block))
             elif table is not None:
-                body = "".join([" " + table[b].rjust(ws[i]) for i, b in enumerate(block)])
+                body = "".join([" " + " " * (ws[i] - sp.width) + table[b] for i, b in enumerate(block)])
             else:
                 present = -(-len(block) // sp.size)
                 padded = block + bytes(present * sp.size - len(block))
