@@ -74,7 +74,7 @@ class HostFS:
         self._fast = self.root == "/"
 
     # ------------------------------------------------------------------ the gate
-    def _gate(self, path: str, follow: bool = True) -> _Gate:
+    def _gate(self, path: str, follow: bool = True, create: bool = False) -> _Gate:
         """Resolve ``path`` inside the root; the only way any method reaches the host."""
         if self._fast:
             return _Gate(None, path, path, follow)
@@ -93,6 +93,8 @@ class HostFS:
                         names.pop()
                     continue
                 top = stack[-1]
+                if create and comps == ["."]:
+                    raise _err(errno.EISDIR, path)  # O_CREAT on "name/" (from a symlink target)
                 last = not comps
                 try:
                     st = os.stat(c, dir_fd=top, follow_symlinks=False)
@@ -256,7 +258,7 @@ class HostFS:
         except KeyError:
             raise ValueError(f"invalid mode: {mode!r}") from None
         excl = "x" in key
-        with self._gate(path, not excl) as g:
+        with self._gate(path, not excl, bool(flags & os.O_CREAT) and not excl) as g:
             if writes and not self.writable:
                 st = self._lstat_in(g)
                 if st is None and not flags & os.O_CREAT:

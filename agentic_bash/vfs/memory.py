@@ -164,7 +164,8 @@ class MemoryFS:
         if self.check_permissions and (node.mode >> 6) & bit != bit:
             raise _err(errno.EACCES, path)
 
-    def _walk(self, path: str, follow: bool = True) -> tuple[list[_Inode], str | None, _Inode | None]:
+    def _walk(self, path: str, follow: bool = True,
+              create: bool = False) -> tuple[list[_Inode], str | None, _Inode | None]:
         """Resolve ``path``: (stack of directory inodes down to the parent, last name, node or None).
 
         ``node`` is None when only the last component is missing. Intermediate symlinks are
@@ -186,6 +187,8 @@ class MemoryFS:
             cur = stack[-1]
             if perm and not (cur.mode >> 6) & 1:
                 raise _err(errno.EACCES, path)
+            if create and comps == ["."]:
+                raise _err(errno.EISDIR, path)  # O_CREAT on "name/" (from a symlink target)
             child = cur.children.get(c)  # type: ignore[union-attr]
             if child is None:
                 if comps:
@@ -556,7 +559,7 @@ class MemoryFS:
                 if node is not None:
                     raise _err(errno.EEXIST, path)
             else:
-                stack, name, node = self._walk(path, True)
+                stack, name, node = self._walk(path, True, create)
             if node is None:
                 if not create:
                     raise _err(errno.ENOENT, path)

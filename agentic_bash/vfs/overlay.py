@@ -130,7 +130,7 @@ class OverlayFS:
             return [0]
         return list(range(len(self.lowers) + 1))
 
-    def _resolve(self, path: str, follow: bool = True) -> _Found:
+    def _resolve(self, path: str, follow: bool = True, create: bool = False) -> _Found:
         """Resolve in the merged view; the result's ``st`` is None if only the last part is missing."""
         up_root = self.upper._root
         stack: list[tuple[str, list[int], Any]] = [("/", self._root_layers(), up_root)]
@@ -146,6 +146,8 @@ class OverlayFS:
                     stack.pop()
                 continue
             cur, cur_layers, cur_up = stack[-1]
+            if create and comps == ["."]:
+                raise _err(errno.EISDIR, path)  # O_CREAT on "name/" (from a symlink target)
             child = cur + c if cur == "/" else cur + "/" + c
             if comps:
                 cached = cache.get(child)
@@ -431,7 +433,7 @@ class OverlayFS:
                 if not _stat.S_ISFIFO(f.st.st_mode):  # type: ignore[union-attr]
                     return self._layer(f.top).open(f.path, mode)
             else:
-                f = self._resolve(path, "x" not in flags)
+                f = self._resolve(path, "x" not in flags, bool(flags & {"w", "a"}))
                 if f.st is not None:
                     if "x" in flags:
                         raise _err(errno.EEXIST, path)

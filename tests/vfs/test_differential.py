@@ -118,6 +118,11 @@ FIXED = [
     ([("mkdir", "/d"), ("symlink", "d", "/l")], ("rename", "/l", "/d/l2")),
     ([("mkdir", "/d"), ("write", "/d/f", "wb", b"1")], ("rename", "/d/f", "/d/f/g")),
     ([("write", "/f", "wb", b"1")], ("rename", "/missing", "/f/x")),
+    ([("symlink", "a/", "/a")], ("write", "/a", "wb", b"")),
+    ([("symlink", "x/", "/b")], ("write", "/b", "ab", b"")),
+    ([("write", "/f", "wb", b"1"), ("symlink", "f/", "/b")], ("write", "/b", "wb", b"")),
+    ([("write", "/f", "wb", b"1"), ("symlink", "f/", "/b")], ("write", "/b", "r+b", b"")),
+    ([("mkdir", "/d"), ("symlink", "d/", "/b")], ("write", "/b", "xb", b"")),
     ([("write", "/f", "wb", b"1")], ("link", "/missing", "/f/x")),
 ]
 
