@@ -15,14 +15,9 @@ PS2 = "> "
 
 def _needs_more(text: str) -> bool:
     """True when ``text`` is an incomplete command (open quote, missing ``fi``, here-doc …)."""
-    from .errors import ParseError
-    from .shell.parser import parse
+    from .shell.parser import needs_more_input
 
-    try:
-        parse(text)
-    except ParseError as exc:
-        return bool(getattr(exc, "incomplete", False))
-    return False
+    return needs_more_input(text + "\n")
 
 
 class _Meta:
