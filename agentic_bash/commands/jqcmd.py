@@ -378,7 +378,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     env = dict(ctx.env)
     run_args = dict(jargs)
     run_args["__agentic_env"] = env
-    prog = _compile("$__agentic_env as $ENV | def env: $ENV; def input_filename: null; " + filter_, run_args)
+    prog = _compile(_PRELUDE + filter_, run_args)
 
     # -- inputs --------------------------------------------------------------------------
     status = 0
@@ -446,7 +446,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
             inputs = inputs[:1]
         src2 = _rewrite_inputs(filter_)
         run_args["__agentic_inputs"] = rest
-        prog = _compile("$__agentic_env as $ENV | def env: $ENV; def input_filename: null; " + src2, run_args)
+        prog = _compile(_PRELUDE + src2, run_args)
 
     ind: int | str = 0 if opts["c"] else indent
     last: Any = _NOTHING
@@ -476,6 +476,15 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
                 obj = json.loads(msg) if msg[:1] in "{[" else None
             except ValueError:
                 obj = None
+            if isinstance(obj, dict) and obj.get("__agentic_halt") is True:
+                if "value" in obj:
+                    hv = obj["value"]
+                    if isinstance(hv, str):
+                        ctx.stderr.write(hv.encode("utf-8", "replace"))
+                    else:
+                        ctx.stderr.write((dump_json(hv, 0) + "\n").encode("utf-8", "replace"))
+                code = obj.get("code", 0)
+                return int(code) if isinstance(code, (int, float)) else 5
             if isinstance(obj, (dict, list)):
                 ctx.stderr.write(f"jq: error (at {where}) (not a string): {dump_json(obj, 0)}\n".encode())
             else:
@@ -490,6 +499,14 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         if last is None or last is False:
             return 1
     return status
+
+
+# $ENV/env come from the sandbox; halt and halt_error (which the binding would drop) become
+# marked errors that the output loop turns into jq's behaviour: stop, print, exit status.
+_PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: null; "
+            "def halt: error({\"__agentic_halt\": true, \"code\": 0}); "
+            "def halt_error($c): error({\"__agentic_halt\": true, \"code\": $c, \"value\": .}); "
+            "def halt_error: halt_error(5); ")
 
 
 class _TooBig(Exception):
