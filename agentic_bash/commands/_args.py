@@ -459,8 +459,13 @@ def stdio(fn):  # noqa: ANN001, ANN201
     @functools.wraps(fn)
     def wrapper(ctx: CommandContext, argv: list[str]) -> int:
         buf = OutBuf(ctx.stdout)
+        c2 = dataclasses.replace(ctx, stdout=buf, stderr=_ErrFlushing(ctx.stderr, buf))
         try:
-            return fn(dataclasses.replace(ctx, stdout=buf, stderr=_ErrFlushing(ctx.stderr, buf)), argv)
+            return fn(c2, argv)
+        except MemoryError:
+            # GNU's xalloc_die(): "memory exhausted", the tool's failure status
+            c2.error("memory exhausted")
+            return 2 if ctx.name in ("sort", "ls", "du") else 1
         finally:
             buf.flush()
 
@@ -486,3 +491,29 @@ def iter_line_blocks(stream: BinaryIO, sep: bytes = b"\n", chunk: int = 1 << 18
         buf = data[k + 1:]
     if buf:
         yield [buf], True
+
+
+MAX_BUFFERED = 256 * 1024 * 1024
+"""Largest input a command that must hold all of it (sort, tac, od, ...) keeps in memory."""
+
+
+def read_bounded(ctx: CommandContext, stream: BinaryIO) -> bytes:
+    """All of ``stream``, checking the run's budget; MemoryError past MAX_BUFFERED bytes.
+
+    GNU tools would spill to temporary files; in a sandbox an endless input (``sort
+    /dev/zero``) must end with "memory exhausted" rather than eat the host's memory.
+    """
+    cap = MAX_BUFFERED
+    lim = getattr(getattr(ctx.budget, "limits", None), "max_fs_bytes", None)
+    if isinstance(lim, int) and lim < cap:
+        cap = max(lim, 1 << 20)
+    parts: list[bytes] = []
+    n = 0
+    for i, chunk in enumerate(iter_chunks(stream, 1 << 16)):
+        n += len(chunk)
+        if n > cap:
+            raise MemoryError("memory exhausted")
+        parts.append(chunk)
+        if i & 15 == 15:
+            ctx.budget.check()
+    return b"".join(parts)

@@ -7,7 +7,7 @@ import binascii
 import hashlib
 import re
 
-from ._args import stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, quotef, try_help
+from ._args import read_bounded, stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command
 
 _ALGOS = {"md5sum": "md5", "sha1sum": "sha1", "sha224sum": "sha224", "sha256sum": "sha256",
@@ -136,7 +136,7 @@ def _check(ctx: CommandContext, lists: list[str], algo: str, bits: int | None, q
             status = 1
             continue
         try:
-            text = b"".join(iter_chunks(f, 1 << 16)).decode("utf-8", "surrogateescape")
+            text = read_bounded(ctx, f).decode("utf-8", "surrogateescape")
         except IsADirectoryError as e:
             file_error(ctx, e, lst)
             status = 1
@@ -356,7 +356,7 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
         file_error(ctx, e, name)
         return 1
     try:
-        data = b"".join(iter_chunks(f, 1 << 16))
+        data = read_bounded(ctx, f)
     except IsADirectoryError as e:
         file_error(ctx, e, name)
         return 1

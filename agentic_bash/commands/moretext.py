@@ -8,6 +8,7 @@ import re
 import unicodedata
 
 from ._args import (
+    read_bounded,
     OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf,
     stdio, try_help,
 )
@@ -21,7 +22,7 @@ def _read(ctx: CommandContext, name: str) -> bytes | None:
         file_error(ctx, e, name)
         return None
     try:
-        return b"".join(iter_chunks(f, 1 << 16))
+        return read_bounded(ctx, f)
     except IsADirectoryError as e:
         file_error(ctx, e, name)
         return None

@@ -6,7 +6,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from ._args import stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
+from ._args import read_bounded, stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
 from .base import CommandContext, command
 
 _WIDTH = {  # (kind, size) -> field width
@@ -197,10 +197,14 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             continue
         opened += 1
         try:
-            for chunk in iter_chunks(f, 1 << 16):
-                data += chunk
-                if limit is not None and len(data) >= skip + limit:
-                    break
+            if limit is not None:
+                for chunk in iter_chunks(f, 1 << 16):
+                    data += chunk
+                    if len(data) >= skip + limit:
+                        break
+                    ctx.budget.check()
+            else:
+                data += read_bounded(ctx, f)
         except IsADirectoryError as e:
             file_error(ctx, e, name)
             status = 1
@@ -343,7 +347,7 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"{inp}: {e.strerror or 'No such file or directory'}")
         return 2
     try:
-        data = b"".join(iter_chunks(f, 1 << 16))
+        data = read_bounded(ctx, f)
     except IsADirectoryError:
         ctx.error(f"{inp}: Is a directory")
         return 2
@@ -469,8 +473,7 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
-            for chunk in iter_chunks(f, 1 << 16):
-                data += chunk
+            data += read_bounded(ctx, f)
         except IsADirectoryError:
             ctx.stderr.write(f"hexdump: {name}: Is a directory\n".encode())
             status = 1
@@ -574,7 +577,7 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
-            data = b"".join(iter_chunks(f, 1 << 16))
+            data = read_bounded(ctx, f)
         except IsADirectoryError:
             ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
             status = 1

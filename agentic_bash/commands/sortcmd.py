@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from ._args import stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import read_bounded, stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command, strerror
 
 _BLANK = b" \t"
@@ -395,7 +395,7 @@ def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: l
             status[0] = 2
             raise _Abort()
         try:
-            data = b"".join(iter_chunks_any(f))
+            data = read_bounded(ctx, f)
         finally:
             f.close()
         if not data:

@@ -8,7 +8,7 @@ from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Iterator
 
 from ._args import (
-    stdio,
+    read_bounded, stdio,
     OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quotef,
     try_help,
 )
@@ -132,8 +132,10 @@ def cat(ctx: CommandContext, argv: list[str]) -> int:
             continue
         try:
             if simple:
-                for chunk in iter_chunks(f, CHUNK):
+                for i, chunk in enumerate(iter_chunks(f, CHUNK)):
                     out.write(chunk)
+                    if i & 63 == 63:
+                        ctx.budget.check()
                 continue
             n_in = 0
             for line in iter_lines(f, CHUNK):
@@ -766,7 +768,9 @@ def tee(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
     try:
         stdout_ok = True
-        for chunk in iter_chunks(ctx.stdin, CHUNK):
+        for i, chunk in enumerate(iter_chunks(ctx.stdin, CHUNK)):
+            if i & 63 == 63:
+                ctx.budget.check()
             if stdout_ok:
                 try:
                     ctx.stdout.write(chunk)
@@ -816,7 +820,7 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
-            data = b"".join(iter_chunks(f, CHUNK))
+            data = read_bounded(ctx, f)
         except IsADirectoryError:
             ctx.error(f"{quotef(name)}: read error: Invalid argument")
             status = 1
