@@ -378,6 +378,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     env = dict(ctx.env)
     run_args = dict(jargs)
     run_args["__agentic_env"] = env
+    run_args["__agentic_fname"] = None
     prog = _compile(_PRELUDE + filter_, run_args)
 
     # -- inputs --------------------------------------------------------------------------
@@ -440,6 +441,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         rest = []
     # `input`/`inputs` read the remaining inputs: the binding has no input callback, so the
     # whole stream is handed over as an array (the program then runs once).
+    src2 = filter_
     if _uses_input(filter_):
         if not opts["n"] and inputs:
             rest = [x.value for x in inputs[1:]]
@@ -454,7 +456,15 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     for inp in inputs:
         ctx.budget.check()
         try:
-            for v in prog.input_value(inp.value):
+            fname = inp.where.rsplit(":", 1)[0] if ":" in inp.where else None
+            if fname in (None, "<stdin>", "<unknown>"):
+                fname = None
+            p_run = prog
+            if fname is not None and not opts["s"]:
+                fargs = dict(run_args)
+                fargs["__agentic_fname"] = fname
+                p_run = _compile(_PRELUDE + (src2 if _uses_input(filter_) else filter_), fargs)
+            for v in p_run.input_value(inp.value):
                 ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
                 last = v
                 if opts["seq"]:
@@ -503,7 +513,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
 
 # $ENV/env come from the sandbox; halt and halt_error (which the binding would drop) become
 # marked errors that the output loop turns into jq's behaviour: stop, print, exit status.
-_PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: null; "
+_PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: $__agentic_fname; "
             "def halt: error({\"__agentic_halt\": true, \"code\": 0}); "
             "def halt_error($c): error({\"__agentic_halt\": true, \"code\": $c, \"value\": .}); "
             "def halt_error: halt_error(5); ")
