@@ -1011,7 +1011,13 @@ def tree(ctx: CommandContext, argv: list[str]) -> int:
                 s += " -> " + ctx.fs.readlink(p)
             except OSError:
                 pass
-        if classify and st is not None:
+            tst = _stat(ctx, p)
+            if classify and tst is not None:
+                if S.S_ISDIR(tst.st_mode):
+                    s += "/"
+                elif S.S_ISREG(tst.st_mode) and tst.st_mode & 0o111:
+                    s += "*"
+        elif classify and st is not None:
             if S.S_ISDIR(st.st_mode):
                 s += "/"
             elif S.S_ISREG(st.st_mode) and st.st_mode & 0o111:
@@ -1060,7 +1066,8 @@ def tree(ctx: CommandContext, argv: list[str]) -> int:
             if isdir:
                 ndirs += 1
                 if not is_link and (max_level is None or level < max_level):
-                    walk(cp, disp, prefix + ("" if no_indent else ("    " if last else "│   ")), level + 1)
+                    # tree 2.x draws the continuation bar with two no-break spaces
+                    walk(cp, disp, prefix + ("" if no_indent else ("    " if last else "\u2502\u00a0\u00a0 ")), level + 1)
             else:
                 nfiles += 1
 
@@ -1072,7 +1079,8 @@ def tree(ctx: CommandContext, argv: list[str]) -> int:
             out.append(f"{d}  [error opening dir]\n")
             status = 2 if st is None else status
             continue
-        out.append(d + "\n")
+        ndirs += 1
+        out.append(label(d, p, st) + "\n")
         walk(p, d, "", 1)
     if not noreport:
         out.append(f"\n{ndirs} director{'y' if ndirs == 1 else 'ies'}" +

@@ -308,3 +308,28 @@ def test_ls_direct(argv: list[str]) -> None:
 
 
 _ = (real, real_script, snapshot_fs, snapshot_real)
+
+
+TREE_SETUP = ("mkdir -p src/sub docs .git && touch src/a.py src/B.py src/sub/x src/10.txt src/9.txt "
+              "docs/readme .hidden run.sh && chmod +x run.sh && ln -s src lnk && ")
+TREE_CASES = ["tree", "tree -a", "tree -L 1", "tree -d", "tree -F", "tree src docs", "tree nope; echo $?",
+              "tree -f src", "tree --noreport -I 'sub|*.py' src", "tree -P '*.py' src", "tree -s src",
+              "tree --dirsfirst", "tree -i src", "tree -a -L 1 -F"]
+
+
+@pytest.mark.skipif(__import__("shutil").which("tree") is None, reason="the real tree program is not installed (apt-get install tree)")
+@pytest.mark.parametrize("script", TREE_CASES)
+def test_tree_against_real(script: str, tmp_path) -> None:
+    import subprocess
+
+    from agentic_bash import Sandbox
+
+    sb = Sandbox(isolation="virtual")
+    try:
+        r = sb.run(TREE_SETUP + script)
+    finally:
+        sb.close()
+    p = subprocess.run(["/usr/bin/bash", "-c", TREE_SETUP + script], capture_output=True, cwd=str(tmp_path),
+                       env=dict(ENV), timeout=20)
+    assert r.stdout_bytes == p.stdout
+    assert r.exit_code == p.returncode
