@@ -46,6 +46,21 @@ def capture(fs: Any, path: str) -> tuple | None:
     return (mode, None)
 
 
+def _differs(fs: Any, path: str, st: Any, before: tuple) -> bool:
+    """Whether ``path`` (lstat ``st``) differs from its captured state, reading only if needed."""
+    if st.st_mode != before[0]:
+        return True
+    old = before[1]
+    if isinstance(old, (bytes, bytearray)):
+        if st.st_size != len(old):
+            return True
+    elif isinstance(old, tuple):  # ("big", ino, size, mtime)
+        if (st.st_ino, st.st_size, st.st_mtime) != old[1:]:
+            return True
+        return False
+    return capture(fs, path) != before
+
+
 class Journal:
     """Prior states of the paths changed since the marker (first change wins)."""
 
@@ -115,13 +130,16 @@ def diff(marker: Marker, fs: Any = None) -> Changes:
     modified: list[str] = []
     deleted: list[str] = []
     for path, before in j.prior.items():
-        after = capture(target, path)
+        try:
+            st = target.stat(path, follow_symlinks=False)
+        except (OSError, ValueError):
+            st = None
         if before is None:
-            if after is not None:
+            if st is not None:
                 created.append(path)
-        elif after is None:
+        elif st is None:
             deleted.append(path)
-        elif before != after:
+        elif _differs(target, path, st, before):
             modified.append(path)
     created.sort()
     modified.sort()
