@@ -45,7 +45,18 @@ def build_state(sb: Any, exclude_env: Iterable[str] = ()) -> dict[str, Any]:
     excluded = sorted(set(exclude_env))
     if excluded:
         drop = set(excluded)
-        shell["vars"] = {k: v for k, v in shell.get("vars", {}).items() if k not in drop}
+        vars_ = shell.get("vars", {})
+        secrets = [v["value"] for k, v in vars_.items()
+                   if k in drop and isinstance(v.get("value"), str) and len(v["value"]) >= 3]
+        shell["vars"] = {k: v for k, v in vars_.items() if k not in drop}
+        if secrets and shell.get("history"):
+            # the command that set a secret is in the history too: keep its value out
+            hist = []
+            for line in shell["history"]:
+                for sec in secrets:
+                    line = line.replace(sec, "[excluded]")
+                hist.append(line)
+            shell["history"] = hist
     return {
         "format": FORMAT, "version": VERSION, "created": time.time(),
         "isolation": sb.isolation_level, "workdir": sb.workdir, "home": sb.info.home,
