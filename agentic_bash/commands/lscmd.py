@@ -808,6 +808,8 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
                 return 1
             max_depth = int(v or "0")
     if summarize:
+        if max_depth == 0:
+            ctx.error("warning: summarizing is the same as using --max-depth=0")
         if max_depth not in (None, 0):
             ctx.error("cannot both summarize and show all entries" if all_files else
                       f"warning: summarizing conflicts with --max-depth={max_depth}")

@@ -174,6 +174,16 @@ SCRIPTS: list[str] = [
     "file empty d a.txt run.sh",
     "file -b a.txt",
     "ln -s a.txt s && file s",
+    # du / df
+    "du d",
+    "du -s d e",
+    "du -a d/sub",
+    "du -sh d b.txt",
+    "du -c d/sub b.txt",
+    "du -s --max-depth=0 d; du -d 0 d",
+    "du nope; echo $?",
+    "du -sb a.txt",
+    "df > /dev/null; echo $?",
     # install
     "install -d x/y && ls -R x",
     "install -m 644 a.txt e/ && stat -c '%a' e/a.txt",
