@@ -199,21 +199,21 @@ def test_plain_tar_round_trip_and_refusals(tmp_path):
 
 
 def test_hundred_thousand_entries_import_in_reasonable_time():
+    from agentic_bash.vfs.oci import _TarWriter
+
     n = 100_000
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
-        for d in range(100):
-            ti = _ti(f"workspace/d{d}", tarfile.DIRTYPE, mode=0o755)
-            tf.addfile(ti)
-        for i in range(n - 100):
-            ti = _ti(f"workspace/d{i % 100}/f{i}")
-            ti.size = 1
-            tf.addfile(ti, io.BytesIO(b"x"))
+    tw = _TarWriter(buf)  # tarfile takes ~10 s to write this many members on a busy CI box
+    for d in range(100):
+        tw.add(f"workspace/d{d}", b"5", 0o755)
+    for i in range(n - 100):
+        tw.add(f"workspace/d{i % 100}/f{i}", b"0", 0o644, data=b"x")
+    tw.close()
     fs, _ = build_virtual_fs(None, [])
     buf.seek(0)
     t = time.perf_counter()
     import_layer(buf, fs)
-    assert time.perf_counter() - t < 30
+    assert time.perf_counter() - t < 60  # ~2 s idle here
     assert len(fs.listdir("/workspace/d7")) == (n - 100) // 100
 
 
