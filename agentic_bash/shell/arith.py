@@ -626,6 +626,23 @@ class _Parser:
         index = self._index(name, sub)
         recmsg = self._msg("expression recursion level exceeded", vpos)
 
+        if sub is None:
+            def read_scalar(ctx: _Ctx, ne: bool) -> tuple[int, str | None]:
+                if ne:
+                    return 0, None
+                value = ctx.vars.get(name, None)
+                if not value:
+                    return 0, None
+                if value.isdigit() and value.isascii() and (value[0] != "0" or len(value) == 1) and len(value) < 19:
+                    return int(value), None
+                if ctx.depth + 1 >= MAX_DEPTH:
+                    raise ArithError(recmsg)
+                try:
+                    return _evaluate(value, ctx.vars, ctx.depth + 1), None
+                except RecursionError:
+                    raise ArithError(recmsg) from None
+            return read_scalar
+
         def read(ctx: _Ctx, ne: bool) -> tuple[int, str | None]:
             if ne:
                 return 0, None
@@ -659,6 +676,8 @@ def _recursion_msg(expr: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _compile(expr: str) -> _Fn | ArithError:
+    if not expr.strip(_WS):
+        return _zero
     try:
         return _Parser(expr).parse()
     except _Abort as e:
@@ -678,11 +697,13 @@ def _is_plain_decimal(s: str) -> bool:
     return s.isdigit() and s.isascii() and (s[0] != "0" or len(s) == 1) and len(s) < 19
 
 
+def _zero(ctx: _Ctx, ne: bool) -> int:
+    return 0
+
+
 def _evaluate(expr: str, vars: ArithVars, depth: int) -> int:
     if _is_plain_decimal(expr):
         return int(expr)
-    if not expr.strip(_WS):
-        return 0
     fn = _compile(expr)
     if isinstance(fn, ArithError):
         raise ArithError(fn.message)
