@@ -367,19 +367,24 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         return 3
     jargs = dict(named)
     jargs["ARGS"] = {"positional": positional, "named": named}
-    try:
-        _compile(filter_, jargs)  # compile errors are reported against the user's own text
-    except ValueError as e:
-        msg = str(e)
-        if not msg.endswith("\n"):
-            msg += "\n"
-        ctx.stderr.write(msg.encode("utf-8", "replace"))
-        return 3
     env = dict(ctx.env)
     run_args = dict(jargs)
     run_args["__agentic_env"] = env
     run_args["__agentic_fname"] = None
-    prog = _compile(_PRELUDE + filter_, run_args)
+    try:
+        prog = _compile(_PRELUDE + filter_, run_args)
+    except ValueError:
+        prog = None
+    if prog is None:
+        try:
+            _compile(filter_, jargs)  # compile errors are reported against the user's own text
+        except ValueError as e:
+            msg = str(e)
+            if not msg.endswith("\n"):
+                msg += "\n"
+            ctx.stderr.write(msg.encode("utf-8", "replace"))
+            return 3
+        prog = _compile(_PRELUDE + filter_, run_args)
 
     # -- inputs --------------------------------------------------------------------------
     status = 0
@@ -543,7 +548,7 @@ def _parse_all(text: str) -> tuple[list[Any], str | None]:
     if not text.strip():
         return vals, None
     try:
-        for v in _jq.compile(".").input_text(text):
+        for v in _compile(".", {}).input_text(text):
             vals.append(v)
     except ValueError as e:
         return vals, str(e)
