@@ -613,6 +613,7 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
         t.join(min(left, 0.05))
     if t.is_alive():
         dead.set()
+        _kill_thread(t)
         if o.has("v"):
             ctx.stderr.write(f"timeout: sending signal {_SIGNALS[signo - 1] if signo else 'EXIT'} "
                              f"to command {_q(ctx, cmd[0])}\n".encode())
@@ -625,6 +626,18 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
             return 124
         raise exc  # type: ignore[misc]
     return int(box.get("st", 0))  # type: ignore[arg-type]
+
+
+class _TimedOut(BaseException):
+    """Raised inside a timed-out child's thread (in-process commands have no pid to signal)."""
+
+
+def _kill_thread(t: threading.Thread) -> None:
+    # Pure-Python loops (awk, bc, shell loops) would otherwise keep running until the run's
+    # own deadline; an asynchronous exception stops them at their next bytecode.
+    import ctypes
+    if t.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(_TimedOut))
 
 
 @command("time", usage="time [-p] [-f FORMAT] COMMAND [ARG]...",

@@ -119,6 +119,13 @@ def test_sleep_and_timeout():
     assert h.run(["timeout", "5", "true"]).status == 0
     assert h.run(["timeout", "5", "false"]).status == 1
     assert h.run(["timeout"]).status == 125
+    # a CPU-bound in-process child is stopped, not left running in the background
+    import threading
+    t = time.monotonic()
+    assert h.run(["timeout", "0.3", "awk", "BEGIN { while (1) ; }"]).status == 124
+    assert time.monotonic() - t < 10
+    time.sleep(0.3)
+    assert not [th for th in threading.enumerate() if th.name == "timeout-child"]
 
 
 def test_time_and_nohup():
