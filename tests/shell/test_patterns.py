@@ -290,3 +290,23 @@ def test_timeout_is_enforced() -> None:
         P.strip_prefix(s, "+(*a)b", True, timeout=0.2)
     assert _t.monotonic() - t0 < 10
     assert P.fnmatch("*.c", "x.c", timeout=1.0)
+
+
+@pytest.mark.parametrize("opts", ["", "dotglob nocaseglob"])
+def test_random_globs_against_bash(opts: str, glob_env: tuple[str, MemoryFS]) -> None:
+    import random
+
+    root, mem = glob_env
+    rnd = random.Random(3)
+    comps = ["*", "?", "a*", "*.*", "[a-c]*", ".*", "c", "d", "*/", "x*", "[!a]*", "@(a|c)", "!(a*)", "*.txt",
+             "e", ".", "l*", "\\*", "..", "x", "+([a-z])"]
+    pats = []
+    while len(pats) < 300:
+        p = "/".join(rnd.choice(comps) for _ in range(rnd.randint(1, 3))).replace("//", "/")
+        if not p.startswith("..") and P.has_magic(p):
+            pats.append(p)
+    prelude = "shopt -s extglob nullglob" + (f"; shopt -s {opts}" if opts else "")
+    want = run_bash([f"printf '%s\\n' {p}" for p in pats], prelude, cwd=root)
+    flags = {o: True for o in opts.split()}
+    for p, w in zip(pats, want):
+        assert P.glob(mem, p, "/t", **flags) == ([] if w == "\n" else w.splitlines()), p
