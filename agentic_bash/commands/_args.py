@@ -265,6 +265,10 @@ def open_input(ctx: CommandContext, operand: str) -> BinaryIO:
         f = ctx.fs.open(p, "rb")
     except OSError as e:
         raise type(e)(e.errno, e.strerror or "", operand) from None
+    if operand.endswith("/") and len(operand) > 1:
+        # "file/" names a directory; the VFS path has lost the slash
+        f.close()
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", operand)
     try:
         st = ctx.fs.stat(p)
         isdir = st.is_dir
@@ -517,3 +521,27 @@ def read_bounded(ctx: CommandContext, stream: BinaryIO) -> bytes:
         if i & 15 == 15:
             ctx.budget.check()
     return b"".join(parts)
+
+
+def argmatch(ctx: CommandContext, value: str | None, option: str, groups: list[list[str]],
+             status: int = 1) -> str | None:
+    """gnulib XARGMATCH: exact name or unambiguous prefix -> the group's first name.
+
+    On failure prints GNU's "invalid/ambiguous argument" block (with the valid choices and the
+    Try line), sets nothing and returns None; the caller returns ``status``.
+    """
+    v = value or ""
+    for g in groups:
+        if v in g:
+            return g[0]
+    hits = {g[0] for g in groups for name in g if name.startswith(v)} if v else set()
+    if len(hits) == 1:
+        return hits.pop()
+    what = "ambiguous" if len(hits) > 1 else "invalid"
+    ctx.error(f"{what} argument {quote(ctx, v)} for {quote(ctx, option)}")
+    lines = ["Valid arguments are:"]
+    for g in groups:
+        lines.append("  - " + ", ".join(quote(ctx, x) for x in g))
+    ctx.stderr.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    try_help(ctx)
+    return None

@@ -907,7 +907,7 @@ def nl(ctx: CommandContext, argv: list[str]) -> int:
                 start = num
             elif k == "w":
                 if num < 1:
-                    ctx.error(f"invalid line number field width: {quote(ctx, v)}")
+                    ctx.error(f"invalid line number field width: {quote(ctx, v)}: Numerical result out of range")
                     return 1
                 width = num
             else:

@@ -1013,7 +1013,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
     if not ops and target_dir is None:
         return _missing(ctx, "missing file operand")
     if len(ops) == 1 and target_dir is None:
-        pairs: list[tuple[str, str]] | int = [(ops[0], _join_target(".", ops[0])[2:] if True else "")]
+        pairs: list[tuple[str, str]] | int = [(ops[0], _join_target(".", ops[0]))]
     else:
         if target_dir is None and not no_target and len(ops) >= 2:
             dest = ops[-1]
@@ -1038,7 +1038,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
         try:
             existing = _lstat(ctx, lp)
             if existing is not None:
-                if not symbolic:
+                if not symbolic and (force or interactive):
                     tst = _stat(ctx, ctx.path(tgt))
                     if _same_file(tst, existing) and not existing.is_symlink:
                         ctx.error(f"{quoteaf(tgt)} and {quoteaf(link)} are the same file")
@@ -1079,7 +1079,10 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
             if symbolic:
                 ctx.error(f"failed to create {kind} {quoteaf(link)}: {strerror(e)}")
             else:
-                ctx.error(f"failed to create {kind} {quoteaf(link)} => {quoteaf(tgt)}: {strerror(e)}")
+                if e.errno == errno.EEXIST:
+                    ctx.error(f"failed to create {kind} {quoteaf(link)}: {strerror(e)}")
+                else:
+                    ctx.error(f"failed to create {kind} {quoteaf(link)} => {quoteaf(tgt)}: {strerror(e)}")
             status = 1
     return status
 
@@ -1371,7 +1374,7 @@ def truncate(ctx: CommandContext, argv: list[str]) -> int:
             op, s = s[0], s[1:]
         r = parse_size(s)
         if r is None or r[0] == "-":
-            ctx.error(f"invalid number: {quote(ctx, size_spec)}")
+            ctx.error(f"Invalid number: {quote(ctx, size_spec)}")
             return 1
         amount = r[1]
     if ref is not None:

@@ -255,10 +255,10 @@ def cksum(ctx: CommandContext, argv: list[str]) -> int:
     untagged = False
     for k, v in opts:
         if k == "a":
-            if v not in ("sysv", "bsd", "crc", "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "sm3"):
-                ctx.error(f"invalid argument {quote(ctx, v or '')} for '--algorithm'")
-                ctx.stderr.write(b"Valid arguments are:\n  - 'sysv'\n  - 'bsd'\n  - 'crc'\n  - 'md5'\n  - 'sha1'\n  - 'sha224'\n  - 'sha256'\n  - 'sha384'\n  - 'sha512'\n  - 'blake2b'\n  - 'sm3'\n")
-                try_help(ctx)
+            from ._args import argmatch
+            v = argmatch(ctx, v, "--algorithm", [[x] for x in ("bsd", "sysv", "crc", "md5", "sha1", "sha224",
+                                                               "sha256", "sha384", "sha512", "blake2b", "sm3")])
+            if v is None:
                 return 1
             algo = v or "crc"
         elif k == "untagged":

@@ -6,7 +6,7 @@ import stat as S
 import time
 from dataclasses import dataclass
 
-from ._args import stdio, OptError, parse_opts, quote, quoteaf, quotef, try_help
+from ._args import argmatch, stdio, OptError, parse_opts, quote, quoteaf, quotef, try_help
 from .base import CommandContext, command, strerror
 from .fileutils import _gname, _lstat, _perm_str, _stat, _uname
 from ..vfs.base import StatResult
@@ -449,8 +449,10 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "f":
             lsr.sort, lsr.all = "none", True
         elif k == "sort":
-            lsr.sort = {"size": "size", "time": "time", "none": "none", "extension": "extension",
-                        "version": "version", "name": "name"}.get(v or "", "name")
+            got = argmatch(ctx, v, "--sort", [["none"], ["time"], ["size"], ["extension"], ["version"], ["width"]])
+            if got is None:
+                return 1
+            lsr.sort = "name" if got == "width" else got
         elif k == "r":
             lsr.reverse = True
         elif k == "F":
@@ -462,7 +464,10 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "file-type":
             lsr.classify = "t"
         elif k == "indicator-style":
-            lsr.classify = {"slash": "p", "classify": "F", "file-type": "t"}.get(v or "", "")
+            got = argmatch(ctx, v, "--indicator-style", [["none"], ["slash"], ["file-type"], ["classify"]])
+            if got is None:
+                return 1
+            lsr.classify = {"slash": "p", "classify": "F", "file-type": "t"}.get(got, "")
         elif k == "1":
             lsr.fmt = "1"
         elif k == "C":
@@ -475,10 +480,12 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
             lsr.fmt = "m"
             lsr.long = False
         elif k == "format":
-            lsr.fmt = {"commas": "m", "across": "x", "horizontal": "x", "vertical": "C",
-                       "single-column": "1"}.get(v or "", "1")
-            if v in ("long", "verbose"):
-                lsr.long = True
+            got = argmatch(ctx, v, "--format", [["verbose", "long"], ["commas"], ["horizontal", "across"],
+                                                 ["vertical"], ["single-column"]])
+            if got is None:
+                return 1
+            lsr.fmt = {"commas": "m", "horizontal": "x", "vertical": "C", "single-column": "1"}.get(got, "1")
+            lsr.long = got == "verbose"
         elif k == "i":
             lsr.inode = True
         elif k == "s":
@@ -492,8 +499,11 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "u":
             lsr.time_kind = "atime"
         elif k == "time":
-            lsr.time_kind = {"atime": "atime", "access": "atime", "use": "atime", "ctime": "ctime",
-                             "status": "ctime"}.get(v or "", "mtime")
+            got = argmatch(ctx, v, "--time", [["atime", "access", "use"], ["ctime", "status"],
+                                               ["birth", "creation"]])
+            if got is None:
+                return 1
+            lsr.time_kind = {"atime": "atime", "ctime": "ctime"}.get(got, "mtime")
         elif k == "full-time":
             lsr.long, lsr.full_time = True, True
         elif k == "time-style":
@@ -502,6 +512,10 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
             lsr.group_dirs = True
         elif k == "zero":
             lsr.zero = True
+        elif k == "color" and v is not None:
+            if argmatch(ctx, v, "--color", [["always", "yes", "force"], ["never", "no", "none"],
+                                             ["auto", "tty", "if-tty"]]) is None:
+                return 1
     if lsr.sort == "time" and lsr.long is False and lsr.time_kind != "mtime":
         pass
     names = ops or ["."]

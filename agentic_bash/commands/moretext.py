@@ -250,16 +250,15 @@ def numfmt(ctx: CommandContext, argv: list[str]) -> int:
     for k, v in opts:
         v = v or ""
         if k in ("from", "to"):
-            if v not in ("none", "si", "iec", "iec-i", "auto") or (k == "to" and v == "auto"):
-                ctx.error(f"invalid argument {quote(ctx, v)} for '--{k}'")
-                vals = ["none", "auto", "si", "iec", "iec-i"] if k == "from" else ["none", "si", "iec", "iec-i"]
-                ctx.stderr.write(("Valid arguments are:\n" + "".join(f"  - '{x}'\n" for x in vals)).encode())
-                try_help(ctx)
+            from ._args import argmatch
+            vals = ["none", "auto", "si", "iec", "iec-i"] if k == "from" else ["none", "si", "iec", "iec-i"]
+            got = argmatch(ctx, v, f"--{k}", [[x] for x in vals])
+            if got is None:
                 return 1
             if k == "from":
-                frm = v
+                frm = got
             else:
-                to = v
+                to = got
         elif k == "suffix":
             suffix = v
         elif k == "padding":
@@ -575,7 +574,8 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
             r = parse_size(v)
             if r is None or r[1] == 0:
                 what = "lines" if k == "l" else "bytes"
-                ctx.error(f"invalid number of {what}: {quote(ctx, v)}")
+                extra = ": Numerical result out of range" if r is not None else ""
+                ctx.error(f"invalid number of {what}: {quote(ctx, v)}{extra}")
                 return 1
             mode, amount = k, r[1]
         elif k in ("d", "numeric-suffixes"):

@@ -156,7 +156,7 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             elif k in "jN":
                 r = parse_size(v or "") if not (v or "").lower().startswith("0x") else ("", int(v or "0", 16))
                 if r is None:
-                    ctx.error(f"invalid {'-j' if k == 'j' else '-N'} argument {quote(ctx, v or '')}")
+                    ctx.error(f"invalid {'-j' if k == 'j' else '-N'} argument '{v}'")
                     return 1
                 if k == "j":
                     skip = r[1]

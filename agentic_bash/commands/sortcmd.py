@@ -452,14 +452,13 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
             if k == "b":
                 g.skipeblanks = True
         elif k == "sort":
-            m = {"general-numeric": "g", "human-numeric": "h", "month": "M", "numeric": "n",
-                 "random": "R", "version": "V"}.get(v or "")
-            if m is None:
-                ctx.error(f"invalid argument {q(v or '')} for '--sort'")
-                ctx.stderr.write(b"Valid arguments are:\n  - 'general-numeric'\n  - 'human-numeric'\n  - 'month'\n  - 'numeric'\n  - 'random'\n  - 'version'\n")
-                try_help(ctx)
-                return 2
-            _apply_flag(g, m, 1)
+            from ._args import argmatch
+            name = argmatch(ctx, v, "--sort", [["general-numeric"], ["human-numeric"], ["month"],
+                                                ["numeric"], ["random"], ["version"]])
+            if name is None:
+                return 1   # argmatch_die exits with EXIT_FAILURE even in sort
+            _apply_flag(g, {"general-numeric": "g", "human-numeric": "h", "month": "M",
+                            "numeric": "n", "random": "R", "version": "V"}[name], 1)
         elif k == "k":
             try:
                 keys.append(parse_key(v or "", q))
@@ -630,19 +629,21 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "D":
             all_rep = "none"
         elif k == "all-repeated":
-            if v not in (None, "none", "prepend", "separate"):
-                ctx.error(f"invalid argument {quote(ctx, v or '')} for '--all-repeated'")
-                ctx.stderr.write(b"Valid arguments are:\n  - 'none'\n  - 'prepend'\n  - 'separate'\n")
-                try_help(ctx)
+            if v is None:
+                all_rep = "none"
+                continue
+            from ._args import argmatch
+            all_rep = argmatch(ctx, v, "--all-repeated", [["none"], ["prepend"], ["separate"]])
+            if all_rep is None:
                 return 1
-            all_rep = v or "none"
         elif k == "group":
-            if v not in (None, "separate", "prepend", "append", "both"):
-                ctx.error(f"invalid argument {quote(ctx, v or '')} for '--group'")
-                ctx.stderr.write(b"Valid arguments are:\n  - 'prepend'\n  - 'append'\n  - 'separate'\n  - 'both'\n")
-                try_help(ctx)
+            if v is None:
+                group = "separate"
+                continue
+            from ._args import argmatch
+            group = argmatch(ctx, v, "--group", [["prepend"], ["append"], ["separate"], ["both"]])
+            if group is None:
                 return 1
-            group = v or "separate"
         elif k == "u":
             unique_only = True
         elif k == "i":

@@ -635,7 +635,7 @@ def wc(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "clLmw", {
             "bytes": "c", "chars": "m", "lines": "l", "words": "w", "max-line-length": "L",
-            "files0-from": "files0-from:", "total": "total:"}, status=1)
+            "files0-from": "files0-from:"}, status=1)
     except OptError as e:
         return e.status
     want = {k for k, _ in opts if k in "clLmw"}
