@@ -284,7 +284,7 @@ def test_many_stars_are_linear() -> None:
 def test_timeout_is_enforced() -> None:
     import time as _t
 
-    s = "a" * 20000
+    s = "a" * 5000
     t0 = _t.monotonic()
     with pytest.raises(TimeoutError):
         P.strip_prefix(s, "+(*a)b", True, timeout=0.2)
