@@ -1282,7 +1282,7 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
                 if ast["begin"]:
                     try:
                         ns["_begin"]()  # type: ignore[operator]
-                    except _Next:
+                    except (_Next, _NextFile):
                         pass
                 if ast["items"] or ast["end"] or ast["beginfile"] or ast["endfile"]:
                     main = ns["_main"]
@@ -1323,20 +1323,23 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
             except _Exit as e:
                 if e.code is not None:
                     status = int(e.code) & 0xFF
-            except _Next:
+            except (_Next, _NextFile):
                 pass
             _ = exited
             R.close_all()
     except AwkError as e:
         try:
-            R.flush_all()
+            R.close_all()  # what was printed to files before the error is kept, as with mawk
         except Exception:  # noqa: BLE001
             pass
         ctx.stderr.write(enc(f"{ctx.name or 'awk'}: run time error: {e}\n"
                              f"\tFILENAME=\"{R.FILENAME}\" FNR={R.tostr(R.FNR)} NR={R.tostr(R.NR)}\n"))
         return 2
     except RecursionError:
-        R.flush_all()
+        try:
+            R.close_all()
+        except Exception:  # noqa: BLE001
+            pass
         ctx.stderr.write(enc(f"{ctx.name or 'awk'}: function call nesting too deep\n"))
         return 2
     if R.nerr and status == 0:
