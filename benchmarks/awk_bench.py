@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import resource
 import subprocess
 import sys
 import time
@@ -37,13 +38,19 @@ def main() -> None:
         ctx = CommandContext(fs=fs, cwd="/w", env={"LANG": "C.UTF-8"}, stdin=io.BytesIO(), stdout=out,
                              stderr=io.BytesIO(), budget=Budget(Limits()), name="awk")
         t = time.perf_counter()
+        c = time.process_time()
         awk(ctx, ["awk", *prog, "data.csv"])
         ours = time.perf_counter() - t
+        ours_cpu = time.process_time() - c
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         real = subprocess.run(["awk", *prog, "/tmp/awk_bench_data.csv"], capture_output=True)
         theirs = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        theirs_cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         same = "same" if real.stdout == out.getvalue() else "DIFFERENT"
-        print(f"{' '.join(prog):45s} ours {ours * 1000:7.1f} ms   awk {theirs * 1000:6.1f} ms   {same}")
+        print(f"{' '.join(prog):45s} ours {ours * 1000:7.1f} ms ({ours_cpu * 1000:5.0f} cpu)   "
+              f"awk {theirs * 1000:6.1f} ms ({theirs_cpu * 1000:4.0f} cpu)   {same}")
 
 
 if __name__ == "__main__":
