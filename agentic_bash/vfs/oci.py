@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import io
 import errno
 import gzip
 import os
@@ -587,6 +586,12 @@ def _sort_key(name: str) -> tuple[str, ...]:
     return tuple(name.split("/"))
 
 
+def _entry_order(plan: _Plan) -> list[str]:
+    """Parents before children; hard links after everything, so their targets exist."""
+    names = sorted(plan.entries, key=_sort_key)
+    return [n for n in names if not plan.entries[n].islnk()] + [n for n in names if plan.entries[n].islnk()]
+
+
 def _rm_tree(fs: Any, path: str) -> None:
     try:
         st = fs.stat(path, follow_symlinks=False)
@@ -627,7 +632,7 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
     for rel in sorted(plan.whiteouts, key=_sort_key):
         _rm_tree(fs, join(dest, rel))
     dir_times: list[tuple[str, Member]] = []
-    for rel in sorted(plan.entries, key=_sort_key):
+    for rel in _entry_order(plan):
         m = plan.entries[rel]
         p = join(dest, rel)
         _ensure_dirs(fs, posixpath.dirname(p))
@@ -744,7 +749,7 @@ def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan,
                 parent.wh = set()
             parent.wh.add(name)
     dir_times: list[tuple[Any, Member]] = []
-    for rel in sorted(plan.entries, key=_sort_key):
+    for rel in _entry_order(plan):
         m = plan.entries[rel]
         if m.isdir():
             node = get_dir(rel)
@@ -862,7 +867,7 @@ def _apply_host(fs: Any, dest: str, tf: BinaryIO, plan: _Plan) -> None:
 
     dir_times: list[tuple[str, Member]] = []
     try:
-        for rel in sorted(plan.entries, key=_sort_key):
+        for rel in _entry_order(plan):
             m = plan.entries[rel]
             if m.isdir():
                 fd = dirfd(rel)

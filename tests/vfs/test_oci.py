@@ -309,3 +309,34 @@ def test_upload_belongs_to_the_sandbox_user():
     ti.uid = ti.gid = 0
     import_tar(io.BytesIO(_tar((ti, b"x"))), fs, "/workspace")
     assert fs.stat("/workspace/a.txt").st_uid == 1000
+
+
+@pytest.mark.parametrize("fmt", ["gnu", "posix", "ustar", "gzip"])
+def test_reads_archives_made_by_gnu_tar(tmp_path, fmt):
+    src = tmp_path / "src"
+    deep = src / ("long-directory-name-" * 6) / "sub"
+    deep.mkdir(parents=True)
+    (deep / ("file-" * 30 + ".txt")).write_bytes(b"deep")
+    (src / "ünï.txt").write_bytes(b"utf8")
+    os.symlink("ünï.txt", src / "link")
+    os.link(src / "ünï.txt", src / "hard")
+    (src / "big.bin").write_bytes(os.urandom(70_000))
+    out = tmp_path / "a.tar"
+    if fmt == "ustar":  # ustar cannot hold the long names: leave them out
+        args = ["tar", "--format=ustar", "-C", str(src), "-cf", str(out), "ünï.txt", "link", "hard", "big.bin"]
+    else:
+        args = ["tar", "-z" if fmt == "gzip" else f"--format={fmt}", "-C", str(src), "-cf", str(out), "."]
+    subprocess.run(args, check=True, capture_output=True)
+    fs, _ = build_virtual_fs(None, [])
+    with open(out, "rb") as f:
+        import_tar(f, fs, "/workspace")
+    for p in ("ünï.txt", "hard"):
+        with fs.open("/workspace/" + p) as f:
+            assert f.read() == b"utf8"
+    assert fs.readlink("/workspace/link") == "ünï.txt"
+    with fs.open("/workspace/big.bin") as f:
+        assert f.read() == (src / "big.bin").read_bytes()
+    if fmt != "ustar":
+        rel = str(deep.relative_to(src))
+        with fs.open(f"/workspace/{rel}/{'file-' * 30}.txt") as f:
+            assert f.read() == b"deep"
