@@ -67,7 +67,8 @@ class HostFS:
     def __init__(self, root: str, writable: bool = False) -> None:
         self.root = os.path.realpath(root)
         if not os.path.isdir(self.root):
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), root)
+            code = errno.ENOTDIR if os.path.exists(self.root) else errno.ENOENT
+            raise OSError(code, os.strerror(code), root)
         self.writable = writable
         self._journal = None
         # HostFS("/") (host and sandboxed modes) confines nothing, so the kernel resolves paths
