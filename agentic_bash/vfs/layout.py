@@ -208,9 +208,18 @@ class LayerInfo:
     max_bytes: int | None = None
     max_files: int | None = None
 
+    wait_hook: Any = None
+    """Called while a FIFO operation waits (e.g. ``Budget.check``, raising to cancel); see set_wait_hook."""
+
+    def set_wait_hook(self, hook: Any) -> None:
+        """Install ``hook`` on the session layer now and after every reset()."""
+        self.wait_hook = hook
+        self.upper.wait_hook = hook
+
     def reset(self) -> None:
         """Drop every change of the session layer: O(1), the lowers are untouched."""
         up = _new_upper(self.max_bytes, self.max_files)
+        up.wait_hook = self.wait_hook
         up._track_via = self.root
         self.overlay.swap_upper(up)
         self.upper = up

@@ -190,3 +190,19 @@ def test_write_through_a_file_opened_in_an_earlier_run_is_tracked():
     f.write(b"2")
     f.close()
     assert diff(m, fs).modified == ["/etc/keep"]
+
+
+def test_wait_hook_survives_reset():
+    fs, info = build_virtual_fs(None, [])
+
+    class Stop(Exception):
+        pass
+
+    def hook():
+        raise Stop
+
+    info.set_wait_hook(hook)
+    info.reset()
+    fs.mkfifo("/tmp/p")
+    with pytest.raises(Stop):
+        fs.open("/tmp/p", "rb")  # no writer: the hook cancels the wait
