@@ -221,12 +221,14 @@ class Expander:
     def expand_pattern(self: Interpreter, word: N.Word) -> str:
         """Expand to a pattern string: quoted characters backslash-escaped, unquoted kept special."""
         parts = word.parts
-        if len(parts) == 1 and type(parts[0]) is N.Lit:
+        if len(parts) == 1 and type(parts[0]) is N.Lit and not parts[0].text.startswith("~"):
             return parts[0].text
         fb = _Fields("")
         self._parts_into(parts, fb, False, nosplit=True, tilde_mode=1)
         out = []
-        for chunks, _q in fb.finish():
+        for i, (chunks, _q) in enumerate(fb.finish()):
+            if i:
+                out.append(" ")  # "${a[@]}" in a pattern: the fields joined by spaces
             for text, kind in chunks:
                 out.append(glob_escape(text) if kind == _QUOTED else text)
         return "".join(out)
@@ -234,9 +236,12 @@ class Expander:
     def expand_regex(self: Interpreter, word: N.Word) -> str:
         """Right side of ``=~``: quoted parts match literally."""
         fb = _Fields("")
-        self._parts_into(word.parts, fb, False, nosplit=True)
+        # bash tilde-expands the regex word too ([[ $HOME =~ ~ ]])
+        self._parts_into(word.parts, fb, False, nosplit=True, tilde_mode=1)
         out = []
-        for chunks, _q in fb.finish():
+        for i, (chunks, _q) in enumerate(fb.finish()):
+            if i:
+                out.append(" ")
             for text, kind in chunks:
                 out.append(re.escape(text) if kind == _QUOTED else text)
         return "".join(out)
