@@ -663,9 +663,15 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         prefix = f"{name}: -c: line {line}: "
     else:
         prefix = f"{who}: line {line}: "
+    if not e.message:
+        return  # bash says nothing for some [[ ]] syntax errors (`[[ ]]`)
     sh.write_err((prefix + e.message + "\n").encode("utf-8", "surrogateescape"))
-    if e.message.startswith("syntax error near") or e.message.startswith("syntax error in"):
+    if getattr(e, "keep_status", False):
+        return  # [[ ]] syntax errors do not echo the source line
+    src = getattr(e, "source_line", None)
+    if src is None and e.message.startswith("syntax error near"):
         src = lines[line - 1] if 0 < line <= len(lines) else ""
+    if src is not None:
         sh.write_err((prefix + "`" + src + "'\n").encode("utf-8", "surrogateescape"))
 
 
@@ -705,7 +711,11 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             tree = reader.next()
         except ParseError as e:
             report_parse_error(sh, e, lines, who)
-            raise ExitShell(2) from None
+            # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
+            # [[ ]] syntax error with the current $? unchanged
+            if getattr(e, "keep_status", False):
+                raise ExitShell(sh.state.last_status) from None
+            raise ExitShell(getattr(e, "status", 2)) from None
         if tree is None:
             return
         yield tree
