@@ -377,11 +377,27 @@ def quotef(name: str) -> str:
     return quoteaf(name, always=False)
 
 
+def _c_escape(s: str) -> str:
+    out = []
+    for c in s:
+        if c == "\\":
+            out.append("\\\\")
+        elif _is_ctl(c):
+            out.append(_esc(c))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def quote_locale(s: str, utf8: bool = True) -> str:
+    """gnulib locale_quoting_style: ‘x’ (UTF-8) or 'x', backslashes and controls C-escaped."""
+    body = _c_escape(s)
+    return f"\u2018{body}\u2019" if utf8 else f"'{body}'"
+
+
 def quote(ctx: CommandContext, s: str) -> str:
     """gnulib quote(): locale quotes, ‘x’ in a UTF-8 locale and 'x' in C/POSIX."""
-    if is_utf8(ctx):
-        return f"\u2018{s}\u2019"
-    return f"'{s}'"
+    return quote_locale(s, is_utf8(ctx))
 
 
 def is_utf8(ctx: CommandContext) -> bool:

@@ -27,7 +27,8 @@ class _State:
 
 
 def _q(s: str) -> str:
-    return f"\u2018{s}\u2019"
+    from ._args import quote_locale
+    return quote_locale(s)
 
 
 def _fmt_escape(fmt: bytes, i: int, out: bytearray, st: _State) -> int:
@@ -126,7 +127,9 @@ def _b_escapes(s: bytes) -> tuple[bytes, bool]:
 _INT_RE = re.compile(r"^\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
 
 
-def _to_int(arg: str, st: _State) -> int:
+def _to_int(arg: str, st: _State, unsigned: bool = False) -> int:
+    if arg == "":
+        return 0
     if arg[:1] in ("'", '"'):
         rest = arg[1:]
         if not rest:
@@ -154,16 +157,23 @@ def _to_int(arg: str, st: _State) -> int:
         v = -v
     if m.end() != len(arg):
         st.warn(f"{_q(arg)}: value not completely converted")
+    if unsigned:
+        if v > 2 ** 64 - 1 or v < -(2 ** 64 - 1):
+            st.warn(f"{_q(arg)}: Numerical result out of range")
+            v = 2 ** 64 - 1
+        return v
     if v > 2 ** 63 - 1 or v < -(2 ** 63):
         st.warn(f"{_q(arg)}: Numerical result out of range")
         v = max(min(v, 2 ** 63 - 1), -(2 ** 63))
     return v
 
 
-_FLOAT_RE = re.compile(r"^\s*[+-]?(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf(?:inity)?|nan|0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][+-]?\d+)?)", re.I)
+_FLOAT_RE = re.compile(r"^\s*[+-]?(0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][+-]?\d+)?|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.I)
 
 
 def _to_float(arg: str, st: _State) -> Decimal:
+    if arg == "":
+        return Decimal(0)
     if arg[:1] in ("'", '"'):
         return Decimal(_to_int(arg, st))
     m = _FLOAT_RE.match(arg)
@@ -199,14 +209,35 @@ def _pad(s: bytes, flags: str, width: int | None) -> bytes:
 
 
 def _fmt_int(conv: str, flags: str, width: int | None, prec: int | None, v: int) -> bytes:
+    """C printf integer conversion (done by hand: Python's %#o/%#x differ from C's)."""
     if conv in "ouxX" and v < 0:
         v &= (1 << 64) - 1
-    spec = "%" + "".join(c for c in flags if c in "-+ #0") + ("" if width is None else str(width)) \
-        + ("" if prec is None else "." + str(prec)) + ("d" if conv in "iu" else conv)
-    try:
-        return (spec % v).encode()
-    except (ValueError, TypeError):
-        return str(v).encode()
+    neg = v < 0
+    a = -v if neg else v
+    digits = {"o": "%o", "x": "%x", "X": "%X"}.get(conv, "%d") % a
+    if prec is not None:
+        if prec == 0 and a == 0:
+            digits = ""
+        digits = digits.rjust(prec, "0")
+    prefix = ""
+    if "#" in flags:
+        if conv == "o" and not digits.startswith("0"):
+            digits = "0" + digits
+        elif conv in "xX" and a != 0:
+            prefix = "0x" if conv == "x" else "0X"
+    sign = ""
+    if conv in "di":
+        sign = "-" if neg else "+" if "+" in flags else " " if " " in flags else ""
+    body = sign + prefix + digits
+    if width is not None and len(body) < abs(width):
+        w = abs(width)
+        if "-" in flags or width < 0:
+            body = body.ljust(w)
+        elif "0" in flags and prec is None:
+            body = sign + prefix + digits.rjust(w - len(sign) - len(prefix), "0")
+        else:
+            body = body.rjust(w)
+    return body.encode()
 
 
 def format_float(spec: str, x: Decimal) -> str:
@@ -220,7 +251,57 @@ def format_float(spec: str, x: Decimal) -> str:
     return spec[: m.start()].replace("%%", "%") + body + spec[m.end():].replace("%%", "%")
 
 
+def _long_double(x: Decimal) -> Decimal:
+    """Round to x87 long double (64-bit mantissa), as GNU printf/seq compute in long double."""
+    if not x.is_finite() or x == 0:
+        return x
+    from fractions import Fraction
+    import decimal
+    f = Fraction(x)
+    neg = f < 0
+    f = abs(f)
+    e = f.numerator.bit_length() - f.denominator.bit_length()
+    if Fraction(2) ** e > f:
+        e -= 1
+    m = round(f * Fraction(2) ** (63 - e))
+    if m.bit_length() > 64:
+        m >>= 1
+        e += 1
+    with decimal.localcontext() as dctx:
+        dctx.prec = 5000
+        v = Decimal(m) * (Decimal(2) ** (e - 63))
+    return -v if neg else v
+
+
+def _hexfloat(x: Decimal, upper: bool) -> str:
+    """glibc %La: 0xH.HHHp±E with the leading digit holding the top 4 mantissa bits."""
+    if x == 0:
+        s = "-0x0p+0" if x.is_signed() else "0x0p+0"
+        return s.upper().replace("0X", "0X") if upper else s
+    from fractions import Fraction
+    f = Fraction(x)
+    neg = f < 0
+    f = abs(f)
+    e = f.numerator.bit_length() - f.denominator.bit_length()
+    if Fraction(2) ** e > f:
+        e -= 1
+    m = round(f * Fraction(2) ** (63 - e))
+    if m.bit_length() > 64:
+        m >>= 1
+        e += 1
+    h = "%016x" % m
+    frac = h[1:].rstrip("0")
+    s = "0x" + h[0] + ("." + frac if frac else "") + "p%+d" % (e - 3)
+    if neg:
+        s = "-" + s
+    return s.upper() if upper else s
+
+
 def _fmt_float(conv: str, flags: str, width: int | None, prec: int | None, x: Decimal) -> bytes:
+    if conv in "aA" and x.is_finite():
+        sgn = "" if x.is_signed() else "+" if "+" in flags else " " if " " in flags else ""
+        return _pad((sgn + _hexfloat(x, conv == "A")).encode(), flags, width)
+    x = _long_double(x)
     if x.is_nan() or x.is_infinite():
         s = "nan" if x.is_nan() else "inf"
         if x.is_signed() and not x.is_nan():
@@ -235,7 +316,10 @@ def _fmt_float(conv: str, flags: str, width: int | None, prec: int | None, x: De
     f = "".join(c for c in flags if c in "-+ #0")
     if conv in "fF":
         p = 6 if prec is None else prec
-        q = x.quantize(Decimal(1).scaleb(-p)) if abs(x.adjusted()) < 4000 else x
+        import decimal
+        with decimal.localcontext() as dctx:
+            dctx.prec = max(60, x.adjusted() + p + 10)
+            q = x.quantize(Decimal(1).scaleb(-p))
         s = f"{q:f}" if p > 0 else f"{q:.0f}"
         if p > 0 and "." not in s:
             s += "." + "0" * p
@@ -322,7 +406,7 @@ def gnu_printf(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int]:
                 arg = args[ai] if ai < nargs else None
                 ai += 1
                 if conv in "diouxX":
-                    v = _to_int(arg, st) if arg is not None else 0
+                    v = _to_int(arg, st, conv in "ouxX") if arg is not None else 0
                     out += _fmt_int(conv, flags, width, prec, v)
                 elif conv in "fFeEgGaA":
                     x = _to_float(arg, st) if arg is not None else Decimal(0)
@@ -343,7 +427,7 @@ def gnu_printf(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int]:
                     if stop_all:
                         raise _StopAll()
                 elif conv == "q":
-                    q = quotef(arg or "") if arg else "''"
+                    q = quotef(arg) if arg else ("''" if arg == "" else "")
                     out += _pad(q.encode("utf-8", "surrogateescape"), flags, width)
             if not used_any:
                 if nargs:

@@ -485,3 +485,22 @@ BIN_CASES: list[tuple[list[str], bytes]] = [
 @pytest.mark.parametrize("argv,stdin", BIN_CASES, ids=[" ".join(a) for a, _ in BIN_CASES])
 def test_binary_differential(argv: list[str], stdin: bytes) -> None:
     assert_same(argv, BIN_FILES, stdin)
+
+
+PRINTF_CASES: list[list[str]] = [
+    ["printf", "%#x|%#o|%#X|%#o\\n", "255", "8", "0", "0"],
+    ["printf", "%X\\n", "99999999999999999999"],
+    ["printf", "%.2f|%.0f|%f\\n", "99999999999999999999", "2.5", "1.5e300"],
+    ["printf", "%a|%A|%a\\n", "1", "0.1", "-1"],
+    ["printf", "%10.3f|%g\\n", "0x1F", "0x10"],
+    ["printf", "%d|%s|%q|\\n", "", "", ""],
+    ["printf", "%q|\\n"],
+    ["printf", "%d\\n", "a\\b"],
+    ["printf", "%+.3d|% 05d|%-+6d|%.0d|\\n", "5", "42", "7", "0"],
+    ["printf", "%5.1e|%G|%#g\\n", "12345", "0.00001", "1"],
+]
+
+
+@pytest.mark.parametrize("argv", PRINTF_CASES, ids=[" ".join(a) for a in PRINTF_CASES])
+def test_printf_command(argv: list[str]) -> None:
+    assert_same(argv, {}, b"")
