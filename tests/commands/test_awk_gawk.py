@@ -51,3 +51,22 @@ def test_gawk_extension(case, tmp_path):
     ours = h.run(["awk", *args], stdin=stdin)
     assert ours.stdout == gnu.stdout
     assert ours.status == gnu.returncode
+
+
+GAWK_NUMBERS = [
+    'BEGIN { print 2^53, 1e20, 2^31, 5000050000, 123456789012 }',
+    'BEGIN { printf "%d %x %u\\n", 2^40, -1, -1 }',
+    'BEGIN { x[2^31] = 1; for (k in x) print k }',
+    'BEGIN { print ("aa" ~ /a{2}/), ("a{2}" ~ /a{2}/) }',
+    '{ s += $1 } END { print s }',
+]
+
+
+@pytest.mark.skipif(GAWK is None, reason="gawk is not installed")
+@pytest.mark.parametrize("prog", GAWK_NUMBERS)
+def test_invoked_as_gawk(prog):
+    stdin = "2000000000\n2000000000\n"
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    gnu = subprocess.run([GAWK, prog], input=stdin.encode(), capture_output=True, env=env)
+    ours = Harness(env=env).run(["gawk", prog], stdin=stdin)
+    assert ours.stdout == gnu.stdout

@@ -30,7 +30,7 @@ Options:
     -W help          show this message and exit.
 """
 
-_cache: dict[str, Program] = {}
+_cache: dict[tuple[str, bool], Program] = {}
 
 
 def _l1(s: str) -> str:
@@ -117,10 +117,12 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             return 2
         src = _l1(rest[0])
         rest = rest[1:]
-    prog = _cache.get(src)
+    # invoked as gawk: gawk's integer output and regex intervals (everything else is mawk's)
+    mawk = name.rsplit("/", 1)[-1] != "gawk"
+    prog = _cache.get((src, mawk))
     if prog is None:
         try:
-            prog = Program(src)
+            prog = Program(src, mawk)
         except AwkSyntaxError as e:
             near = e.near
             if str(e) == "syntax error":
@@ -145,5 +147,5 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             return 2
         if len(_cache) > 64:
             _cache.clear()
-        _cache[src] = prog
+        _cache[(src, mawk)] = prog
     return run_program(prog, ctx, rest, assigns, fs)

@@ -244,6 +244,8 @@ class Runtime:
         self.exit_code = 0
         self.no_more_files = False
         self.nerr = 0
+        # integral numbers print as integers within mawk's int range; gawk: any exact integer
+        self.int_lim = 2147483647.0 if mawk else 1e300
         self.rec_fs: object = " "
         self._skey_fs: object = None
         self._skey_para: object = None
@@ -253,7 +255,7 @@ class Runtime:
     def tostr(self, v: object) -> str:
         if isinstance(v, str):
             return v
-        if -2147483647.0 <= v <= 2147483647.0:  # type: ignore[operator]
+        if -self.int_lim <= v <= self.int_lim:  # type: ignore[operator]
             i = int(v)  # type: ignore[call-overload]
             if i == v:
                 return str(i)
@@ -1159,10 +1161,12 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
     ns: dict[str, object] = {}
     R.ns = ns
 
+    lim = R.int_lim
+
     def _str(v: object) -> str:
         if isinstance(v, str):
             return v
-        if -2147483647.0 <= v <= 2147483647.0:  # type: ignore[operator]
+        if -lim <= v <= lim:  # type: ignore[operator]
             i = int(v)  # type: ignore[call-overload]
             if i == v:
                 return str(i)
@@ -1171,7 +1175,7 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
     def _ostr(v: object) -> str:
         if isinstance(v, str):
             return v
-        if -2147483647.0 <= v <= 2147483647.0:  # type: ignore[operator]
+        if -lim <= v <= lim:  # type: ignore[operator]
             i = int(v)  # type: ignore[call-overload]
             if i == v:
                 return str(i)
@@ -1211,7 +1215,7 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
         return compile_awk(s, prog.mawk)
 
     def _sprintf(fmt: str, args: list, fname: str = "sprintf") -> str:
-        return _cc(sprintf(fmt, args, _str, fname, maxbytes))
+        return _cc(sprintf(fmt, args, _str, fname, maxbytes, prog.mawk))
 
     def _toupper(s: str) -> str:
         return s.encode("latin-1", "replace").upper().decode("latin-1")

@@ -115,7 +115,7 @@ def _c_int(v: float) -> int:
 
 
 def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: ANN001
-            maxwidth: int | None = None) -> str:
+            maxwidth: int | None = None, mawk: bool = True) -> str:
     out: list[str] = []
     pos = 0
     ai = 0
@@ -166,11 +166,12 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
                 out.append((spec + "f") % v if False else _inf_nan(spec, v))
                 continue
             # mawk converts with d_to_I: clamped to [-INT_MAX, INT_MAX]
-            out.append((spec + "d") % max(-2147483647, min(2147483647, _c_int(v))))
+            iv = _c_int(v)
+            out.append((spec + "d") % (max(-2147483647, min(2147483647, iv)) if mawk else iv))
         elif c in "ouxX":
             v = to_num(a)
             # ... and unsigned conversions with d_to_U: clamped to [0, UINT_MAX]
-            iv = max(0, min(4294967295, _c_int(v)))
+            iv = max(0, min(4294967295, _c_int(v))) if mawk else _c_int(v) & 0xFFFFFFFFFFFFFFFF
             if c == "o" and "#" in spec:
                 body = "%o" % iv
                 body = body if body.startswith("0") else "0" + body
