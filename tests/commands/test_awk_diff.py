@@ -279,6 +279,8 @@ CASES: list[tuple[list[str], str]] = [
     (["{ print $1", "words.txt"], ""),
     (["BEGIN { x = 1 +* 2 }"], ""),
     (["{ print }", "nonexistent_file"], ""),
+    (["{ print } END { print \"end\" }", "words.txt", "nonexistent_file"], ""),
+    (["{ print } END { print \"end\" }", "/tmp"], ""),
     (["BEGIN { print 1/0 }"], ""),
     (["BEGIN { getline < \"words.txt\"; print $2, NF, NR }"], ""),
     (["-F:", "-v", "OFS=:", "{ $2 = \"*\"; print }", "passwd"], ""),

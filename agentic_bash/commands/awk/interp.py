@@ -27,6 +27,10 @@ class _NextFile(Exception):
     pass
 
 
+class _Fatal(Exception):
+    """mawk's fatal input errors: message already printed, exit 2 without END."""
+
+
 class _Exit(Exception):
     def __init__(self, code: float | None) -> None:
         super().__init__()
@@ -469,18 +473,16 @@ class Runtime:
                 path = self.ctx.path(a.encode("latin-1").decode("utf-8", "surrogateescape"))
                 st = self.ctx.fs.stat(path)
                 if st.is_dir:
-                    if self.mawk:
-                        self.stdout.flush()
-                        self.ctx.stderr.write(enc(f"{self.ctx.name}: read error ({a}): Is a directory\n"))
-                        self.nerr = 2
-                        continue
+                    self.stdout.flush()
+                    self.ctx.stderr.write(enc(f"{self.ctx.name}: read error (Is a directory)\n"))
+                    raise _Fatal()
                 f = self.ctx.fs.open(path, "rb")
             except OSError as e:
                 self.stdout.flush()
                 self.ctx.stderr.write(enc(f"{self.ctx.name}: cannot open {a} (No such file or directory)\n"
                                           if e.errno == 2 else
                                           f"{self.ctx.name}: cannot open {a} ({e.strerror})\n"))
-                raise _Exit(2.0) from None
+                raise _Fatal() from None
             return self._begin_file(Reader(f, self), a)
 
     def _begin_file(self, r: Reader, name: str) -> Reader:
@@ -1331,6 +1333,12 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
                 pass
             _ = exited
             R.close_all()
+    except _Fatal:
+        try:
+            R.close_all()
+        except Exception:  # noqa: BLE001
+            pass
+        return 2
     except AwkError as e:
         try:
             R.close_all()  # what was printed to files before the error is kept, as with mawk
