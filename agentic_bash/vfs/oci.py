@@ -646,8 +646,7 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
                 st = None
             if st is None:
                 fs.mkdir(p, 0o700)
-            fs.chmod(p, m.mode & 0o7777)
-            dir_times.append((p, m))
+            dir_times.append((p, m))  # its mode is applied last: 0555 must not block its children
             continue
         if st is not None:
             _rm_tree(fs, p)
@@ -669,6 +668,7 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
             fs.chmod(p, m.mode & 0o7777)
         _finish(fs, p, m, owners)
     for p, m in reversed(dir_times):
+        fs.chmod(p, m.mode & 0o7777)
         _finish(fs, p, m, owners)
 
 
@@ -871,8 +871,7 @@ def _apply_host(fs: Any, dest: str, tf: BinaryIO, plan: _Plan) -> None:
             m = plan.entries[rel]
             if m.isdir():
                 fd = dirfd(rel)
-                os.fchmod(fd, m.mode & 0o7777)
-                dir_times.append((rel, m))
+                dir_times.append((rel, m))  # mode applied last: 0555 must not block its children
                 continue
             prel, _, name = rel.rpartition("/")
             parent = dirfd(prel)
@@ -900,7 +899,9 @@ def _apply_host(fs: Any, dest: str, tf: BinaryIO, plan: _Plan) -> None:
                 finally:
                     os.close(fd)
         for rel, m in reversed(dir_times):
-            os.utime(dirfd(rel), (m.mtime, m.mtime))
+            fd = dirfd(rel)
+            os.fchmod(fd, m.mode & 0o7777)
+            os.utime(fd, (m.mtime, m.mtime))
     finally:
         for fd in fds.values():
             os.close(fd)

@@ -340,3 +340,28 @@ def test_reads_archives_made_by_gnu_tar(tmp_path, fmt):
         rel = str(deep.relative_to(src))
         with fs.open(f"/workspace/{rel}/{'file-' * 30}.txt") as f:
             assert f.read() == b"deep"
+
+
+def test_read_only_directories_get_their_mode_after_their_children(tmp_path):
+    from agentic_bash.vfs.host import HostFS
+
+    ro = _ti("w/ro", tarfile.DIRTYPE, mode=0o555)
+    data = _tar(ro, (_ti("w/ro/f"), b"inside"))
+    fs, _ = build_virtual_fs(None, [])
+    fs.mkdir("/workspace/up")
+    import_tar(io.BytesIO(data), fs, "/workspace/up")
+    assert fs.stat("/workspace/up/w/ro").st_mode & 0o777 == 0o555
+    root = tmp_path / "r"
+    root.mkdir()
+    import_tar(io.BytesIO(data), HostFS(str(root), writable=True), "/")
+    assert (root / "w" / "ro" / "f").read_bytes() == b"inside"
+    assert os.stat(root / "w" / "ro").st_mode & 0o777 == 0o555
+    os.chmod(root / "w" / "ro", 0o755)
+    # the generic path (any other FileSystem), with owner permission bits enforced
+    from agentic_bash.vfs.mount import MountFS
+
+    generic = MountFS(MemoryFS(), {})
+    import_tar(io.BytesIO(data), generic, "/")
+    with generic.open("/w/ro/f") as f:
+        assert f.read() == b"inside"
+    assert generic.stat("/w/ro").st_mode & 0o777 == 0o555
