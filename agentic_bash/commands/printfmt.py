@@ -251,6 +251,29 @@ def format_float(spec: str, x: Decimal) -> str:
     return spec[: m.start()].replace("%%", "%") + body + spec[m.end():].replace("%%", "%")
 
 
+def ld_round(f):  # noqa: ANN001, ANN201
+    """Round a Fraction to the nearest x87 long double (64-bit mantissa, ties to even)."""
+    from fractions import Fraction
+    if f == 0:
+        return Fraction(0)
+    neg = f < 0
+    a = -f if neg else f
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    m = round(a * Fraction(2) ** (63 - e))
+    r = Fraction(m) * Fraction(2) ** (e - 63)
+    return -r if neg else r
+
+
+def ld_decimal(f) -> Decimal:  # noqa: ANN001
+    """Exact Decimal of a binary Fraction (power-of-two denominator)."""
+    import decimal
+    with decimal.localcontext() as dctx:
+        dctx.prec = 400
+        return Decimal(f.numerator) / Decimal(f.denominator)
+
+
 def _long_double(x: Decimal) -> Decimal:
     """Round to x87 long double (64-bit mantissa), as GNU printf/seq compute in long double."""
     if not x.is_finite() or x == 0:

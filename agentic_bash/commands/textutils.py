@@ -1159,7 +1159,7 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
 
     if width and fmt is None:
         # equal width: pad with zeros to the widest of FIRST/LAST as printed
-        wid = max(len(fmt_num(first)), len(fmt_num(_seq_last_value(first, step, last))))
+        wid = max(len(fmt_num(first)), len(fmt_num(last)))
 
         def fmt_num2(x: Decimal) -> str:
             s = fmt_num(x)
@@ -1174,11 +1174,27 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
     items: list[str] = []
     k = 0
     cur = first
+    # GNU computes x = first + i*step in long double; emulate its rounding so the values
+    # (and the loop end) match digit for digit
+    from .printfmt import ld_decimal, ld_round
+    finite = first.is_finite() and step.is_finite() and last.is_finite()
+    if finite:
+        from fractions import Fraction
+        fa, fs, fl = ld_round(Fraction(first)), ld_round(Fraction(step)), ld_round(Fraction(last))
+        fcur = fa
+        cur = ld_decimal(fcur)
+        last = ld_decimal(fl)
     while (step > 0 and cur <= last) or (step < 0 and cur >= last):
         items.append(f2(cur))
         k += 1
         if first.is_infinite():
             break
+        if finite:
+            fcur = ld_round(fa + ld_round(k * fs))
+            if (step > 0 and fcur > fl) or (step < 0 and fcur < fl):
+                break
+            cur = ld_decimal(fcur)
+            continue
         cur = first + step * k
         if len(items) >= 4096:
             out.write(sep.join(items).encode("utf-8", "surrogateescape") + sepb)
