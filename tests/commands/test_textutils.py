@@ -504,3 +504,15 @@ PRINTF_CASES: list[list[str]] = [
 @pytest.mark.parametrize("argv", PRINTF_CASES, ids=[" ".join(a) for a in PRINTF_CASES])
 def test_printf_command(argv: list[str]) -> None:
     assert_same(argv, {}, b"")
+
+
+SEQ_CASES: list[list[str]] = [
+    ["seq", "-w", "0.05", "1e1"], ["seq", "-f", "%05.1f", "2.25", "0.1", "7"], ["seq", "0.3", "0.3"],
+    ["seq", "-w", "-0.5", "7", "100"], ["seq", "0.1", "0.1", "1"], ["seq", "1", "0.1", "2"],
+    ["seq", "-s", ",", "-f", "%g", "0", "0.25", "2"], ["seq", "10", "-0.5", "8"], ["seq", "-w", "1", "0.5", "3"],
+]
+
+
+@pytest.mark.parametrize("argv", SEQ_CASES, ids=[" ".join(a) for a in SEQ_CASES])
+def test_seq_floats(argv: list[str]) -> None:
+    assert_same(argv, {}, b"")
