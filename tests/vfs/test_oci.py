@@ -365,3 +365,26 @@ def test_read_only_directories_get_their_mode_after_their_children(tmp_path):
     with generic.open("/w/ro/f") as f:
         assert f.read() == b"inside"
     assert generic.stat("/w/ro").st_mode & 0o777 == 0o555
+
+
+@pytest.mark.parametrize("target", ["overlay", "host"])
+def test_declared_directory_replaces_an_existing_symlink(tmp_path, target):
+    from agentic_bash.vfs.host import HostFS
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if target == "host":
+        root = tmp_path / "r"
+        (root / "workspace").mkdir(parents=True)
+        os.symlink(str(outside), root / "workspace" / "l")
+        fs = HostFS(str(root), writable=True)
+    else:
+        fs, _ = build_virtual_fs(None, [])
+        fs.symlink("/etc", "/workspace/l")
+    data = _tar(_ti("workspace/l", tarfile.DIRTYPE, mode=0o755), (_ti("workspace/l/x"), b"x"))
+    import_tar(io.BytesIO(data), fs, "/")
+    assert fs.stat("/workspace/l", follow_symlinks=False).is_dir
+    assert fs.exists("/workspace/l/x")
+    assert os.listdir(outside) == []
+    if target == "overlay":
+        assert not fs.exists("/etc/x")
