@@ -92,10 +92,15 @@ def download_tar(ex: Any, fileobj: BinaryIO | None, path: str) -> bytes:
 
 
 def serve_tar_op(executor: Any, op: str, args: dict[str, Any]) -> bytes:
-    """Inside the sandbox process: ``upload_tar``/``download_tar`` on the executor's root."""
+    """Inside the sandbox process: ``upload_tar``/``download_tar``/``import_layer`` (a
+    snapshot's OCI layer, validated by vfs.oci before anything is written) on its root."""
     from .vfs.oci import export_tar, import_tar
     if op == "upload_tar":
         import_tar(io.BytesIO(args["data"]), executor.fs, args["dest"])
+        return b""
+    if op == "import_layer":
+        from .vfs.oci import import_layer
+        import_layer(io.BytesIO(args["data"]), executor.fs)
         return b""
     if op == "download_tar":
         buf = io.BytesIO()

@@ -281,17 +281,25 @@ def _cancel_jobs(ex: Any) -> None:
 
 def _new_sandboxed(sb: Any, layer: bytes | None) -> tuple[Any, str, Any]:
     from .session import _make_executor
-    opts = dict(sb._options)
+    ex, level, report = _make_executor(sb.isolation_level, **sb._options)
     if layer is not None:
-        opts["layer_tar"] = layer
+        try:
+            _import_into_sandbox(ex, layer)
+        except BaseException:
+            ex.close()
+            raise
+    return ex, level, report
+
+
+def _import_into_sandbox(ex: Any, layer: bytes) -> None:
+    # over the session channel, not SandboxedExecutor(layer_tar=...): the zygote's spawn
+    # message is size-limited, a snapshot is not
     try:
-        return _make_executor(sb.isolation_level, **opts)
+        ex._call("import_layer", data=layer)
     except SnapshotError:
         raise
-    except SandboxError as e:
-        if "SnapshotError" in str(e) or "OSError" in str(e):
-            raise SnapshotError(f"the sandbox could not restore the snapshot: {e}") from e
-        raise
+    except (SandboxError, OSError) as e:
+        raise SnapshotError(f"the sandbox could not restore the snapshot: {e}") from e
 
 
 def _restore_virtual(sb: Any, src: Any, max_entries: int | None, max_bytes: int | None,
@@ -370,7 +378,7 @@ def prepare_for_constructor(sb: Any, spec: Any, opts: dict[str, Any]) -> _Pendin
                   network=opts.get("network", "allow"))
     if p.level in _SANDBOXED:
         loaded = read_snapshot(src, max_entries=max_entries, max_bytes=max_bytes)
-        opts["layer_tar"] = fit_layout(loaded, _sandbox_writable(None, p.level, opts))
+        loaded.data = fit_layout(loaded, _sandbox_writable(None, p.level, opts))
         return _Pending(None, loaded, max_entries, max_bytes)
     if p.level != "virtual":
         raise SnapshotError(f"isolation={p.level!r} has no session layer to restore into")
@@ -378,8 +386,9 @@ def prepare_for_constructor(sb: Any, spec: Any, opts: dict[str, Any]) -> _Pendin
 
 
 def finish_constructor(sb: Any, pending: _Pending) -> None:
-    if pending.loaded is not None:   # sandboxed: the layer is in; install the shell state
+    if pending.loaded is not None:   # sandboxed: import the layer, install the shell state
         ex = sb._ex
+        _import_into_sandbox(ex, pending.loaded.data)
         _set_state(ex, _merged_shell(pending.loaded.state, ex.get_state(), sb.isolation_level))
         return
     if sb.isolation_level in _SANDBOXED:  # planned virtual, got sandboxed: cannot happen

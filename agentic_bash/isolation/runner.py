@@ -566,12 +566,17 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 except BaseException as e:  # noqa: BLE001
                     send(_error_header(e))
                 continue
-            if op in ("upload_tar", "download_tar"):
-                # Sandbox.upload_tar/download_tar (agentic_bash.fileapi): vfs.oci on our root
+            if op in ("upload_tar", "download_tar", "import_layer"):
+                # Sandbox.upload_tar/download_tar and snapshot restores (agentic_bash.fileapi):
+                # vfs.oci on our root. A layer arrives here rather than in cfg["layer_tar"]
+                # because the zygote's spawn message has a size limit (EMSGSIZE at ~100 MB).
                 try:
                     from ..fileapi import serve_tar_op
                     args = pickle.loads(payload) if payload else {}
-                    send({"ev": "ok", "bytes": True}, serve_tar_op(executor, op, args))
+                    value = serve_tar_op(executor, op, args)
+                    if op == "import_layer" and scanner is not None:
+                        scanner.refresh()  # restored files are the baseline, not changes
+                    send({"ev": "ok", "bytes": True}, value)
                 except BaseException as e:  # noqa: BLE001
                     send(_error_header(e))
                 continue
