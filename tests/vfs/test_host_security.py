@@ -135,14 +135,14 @@ def test_symlink_swapped_in_a_race_never_escapes(jail, tmp_path):
     def flipper():
         nonlocal swaps
         while time.monotonic() < stop:
+            os.rename(root / "d", root / "d.real")
             try:
-                os.rename(root / "d", root / "d.real")
                 os.symlink(str(outside), root / "d")
+                time.sleep(0)
                 os.unlink(root / "d")
-                os.rename(root / "d.real", root / "d")
                 swaps += 1
-            except OSError:
-                pass
+            finally:
+                os.rename(root / "d.real", root / "d")
 
     t = threading.Thread(target=flipper)
     t.start()
