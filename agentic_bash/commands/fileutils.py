@@ -23,6 +23,15 @@ def _lstat(ctx: CommandContext, p: str) -> StatResult | None:
         return None
 
 
+def _why(ctx: CommandContext, p: str, follow: bool = False) -> str:
+    """strerror of the failing (l)stat of ``p``."""
+    try:
+        ctx.fs.stat(p, follow_symlinks=follow)
+    except OSError as e:
+        return strerror(e)
+    return "No such file or directory"
+
+
 def _stat(ctx: CommandContext, p: str) -> StatResult | None:
     try:
         return ctx.fs.stat(p)
@@ -430,6 +439,12 @@ def touch(ctx: CommandContext, argv: list[str]) -> int:
                 continue
             _trailing_slash_check(ctx, name, p)
             exists = ctx.fs.exists(p) if follow else ctx.fs.lexists(p)
+            if not exists and len(name) > 1 and name.endswith("/"):
+                # "dir/" is never created as a file; GNU then fails setting the times
+                if not no_create:
+                    ctx.error(f"setting times of {quoteaf(name)}: No such file or directory")
+                    status = 1
+                continue
             if not exists:
                 if no_create:
                     continue
@@ -604,6 +619,8 @@ def rm(ctx: CommandContext, argv: list[str]) -> int:
         try:
             _trailing_slash_check(ctx, name, p)
         except OSError as e:
+            if force:
+                continue  # -f ignores "nonexistent" files, ENOTDIR included (GNU)
             ctx.error(f"cannot remove {quoteaf(name)}: {strerror(e)}")
             status = 1
             continue
@@ -648,7 +665,7 @@ class _Cp:
         if st is None:
             st2 = _lstat(ctx, src)
             if st2 is None or follow is False:
-                ctx.error(f"cannot stat {quoteaf(sname)}: No such file or directory")
+                ctx.error(f"cannot stat {quoteaf(sname)}: {_why(ctx, src, follow)}")
                 return False
             st = st2
         dst_st = _lstat(ctx, dst)
@@ -801,6 +818,17 @@ def _targets(ctx: CommandContext, ops: list[str], target_dir: str | None, no_tar
     return [(srcs[0], dest)]
 
 
+def _slash_source_bad(ctx: CommandContext, name: str, p: str) -> bool:
+    """``src/`` must resolve to a directory (cp/mv say "cannot stat 'src/'")."""
+    if len(name) > 1 and name.endswith("/"):
+        st = _stat(ctx, p)
+        if st is None or not st.is_dir:
+            why = "No such file or directory" if st is None else "Not a directory"
+            ctx.error(f"cannot stat {quoteaf(name)}: {why}")
+            return True
+    return False
+
+
 def _join_target(d: str, src: str) -> str:
     base = src.rstrip("/").rsplit("/", 1)[-1] or "/"
     return d + base if d.endswith("/") else d + "/" + base
@@ -870,6 +898,9 @@ def cp(ctx: CommandContext, argv: list[str]) -> int:
     status = 0
     for s, d in pairs:
         sp, dp = ctx.path(s), ctx.path(d)
+        if _slash_source_bad(ctx, s, sp):
+            status = 1
+            continue
         if len(d) > 1 and d.endswith("/") and _stat(ctx, dp) is None and not (_stat(ctx, sp) and _stat(ctx, sp).is_dir):
             st = _lstat(ctx, sp)
             if st is None:
@@ -917,9 +948,12 @@ def mv(ctx: CommandContext, argv: list[str]) -> int:
     status = 0
     for s, d in pairs:
         sp, dp = ctx.path(s), ctx.path(d)
+        if _slash_source_bad(ctx, s, sp):
+            status = 1
+            continue
         st = _lstat(ctx, sp)
         if st is None:
-            ctx.error(f"cannot stat {quoteaf(s)}: No such file or directory")
+            ctx.error(f"cannot stat {quoteaf(s)}: {_why(ctx, sp)}")
             status = 1
             continue
         dst_st = _lstat(ctx, dp)
@@ -1036,6 +1070,12 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
     for tgt, link in pairs:
         lp = ctx.path(link)
         try:
+            if symbolic and len(link) > 1 and link.endswith("/") and _stat(ctx, lp) is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", link)
+            if not symbolic and _lstat(ctx, ctx.path(tgt)) is None:
+                ctx.error(f"failed to access {quoteaf(tgt)}: {_why(ctx, ctx.path(tgt))}")
+                status = 1
+                continue
             existing = _lstat(ctx, lp)
             if existing is not None:
                 if not symbolic and (force or interactive):

@@ -184,6 +184,14 @@ SCRIPTS: list[str] = [
     "du nope; echo $?",
     "du -sb a.txt",
     "df > /dev/null; echo $?",
+    # trailing slashes (found by random differential runs)
+    "touch g/; echo $?; ls",
+    "rm -f a.txt/; echo $?; ls a.txt",
+    "cp a.txt/ x; cp nope/ x; echo $?",
+    "mv a.txt/ y; mv nope/ y; echo $?",
+    "ln -s a.txt l/; echo $?",
+    "ln -s loop loop; mv loop/x y; cp loop/x y",
+    "cp -r d/ d2 && ls d2",
     # install
     "install -d x/y && ls -R x",
     "install -m 644 a.txt e/ && stat -c '%a' e/a.txt",
