@@ -487,7 +487,7 @@ class Lexer:
 
     def read_arg_parts(self, stops: str, *, in_dq: bool, sq_literal: bool = False,
                        parens: bool = False, closer: str = "}", open_pos: int = 0,
-                       slash: bool = False) -> tuple[Part, ...]:
+                       slash: bool = False, keep_dq: bool = False) -> tuple[Part, ...]:
         """Read parts up to (not including) a char of ``stops``: ``${…}`` operands, subscripts, arithmetic.
 
         Blanks are literal. Quotes are honoured; inside double quotes a ``'`` is literal when
@@ -529,8 +529,9 @@ class Lexer:
             elif c == '"':
                 self.pos = i + 1
                 dq = self.read_dq()
-                if in_dq:
+                if in_dq and not keep_dq:
                     # nested quotes inside a quoted ${...} operand: same meaning, flatten
+                    # (not in a pattern: bash makes "${v#"?"}" strip a literal ?)
                     for p in dq.parts:
                         if type(p) is Lit:
                             buf.text(p.text)
@@ -541,7 +542,8 @@ class Lexer:
                 i = self.pos
             elif c == "$":
                 self.pos = i
-                self._read_dollar(buf, in_dq)
+                # bash decodes $'...' inside a double-quoted ${x%$'\t'} operand as well
+                self._read_dollar(buf, in_dq and not (i + 1 < n and src[i + 1] == "'" and closer == "}"))
                 i = self.pos
             elif c == "`":
                 self.pos = i
@@ -852,13 +854,13 @@ class Lexer:
                 op = "/" + src[i]
                 i += 1
             self.pos = i
-            parts = self.read_arg_parts("/}", in_dq=in_dq, open_pos=open_pos, slash=True)
+            parts = self.read_arg_parts("/}", in_dq=in_dq, open_pos=open_pos, slash=True, keep_dq=True)
             arg = Word(parts, src[i:self.pos], self.line_at(i))
             i = self.pos
             if src[i] == "/":
                 i += 1
                 self.pos = i
-                parts = self.read_arg_parts("}", in_dq=in_dq, open_pos=open_pos, slash=True)
+                parts = self.read_arg_parts("}", in_dq=in_dq, open_pos=open_pos, slash=True, keep_dq=True)
                 arg2 = Word(parts, src[i:self.pos], self.line_at(i))
                 i = self.pos
             self.pos = i + 1
@@ -870,7 +872,8 @@ class Lexer:
             return self._bad_subst(dollar_pos, in_dq)
         self.pos = i
         sq_literal = op in (":-", "-", ":=", "=", ":?", "?", ":+", "+")
-        parts = self.read_arg_parts("}", in_dq=in_dq, sq_literal=sq_literal, open_pos=open_pos)
+        parts = self.read_arg_parts("}", in_dq=in_dq, sq_literal=sq_literal, open_pos=open_pos,
+                                    keep_dq=op in ("#", "##", "%", "%%", "^", "^^", ",", ",,"))
         arg = Word(parts, src[i:self.pos], self.line_at(i))
         self.pos += 1
         return Param(name, index, prefix, op, arg, arg2)
