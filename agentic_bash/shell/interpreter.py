@@ -705,7 +705,9 @@ class Interpreter(Expander):
             return []
         if sh["failglob"]:
             raise ExpansionError(f"no match: {patterns.unescape(pat)}", 1)
-        return [patterns.unescape(pat)] if "\\" in pat else None
+        # no match: the word stays as it was, backslashes that came from an expansion
+        # included (x='a\*'; echo $x prints a\*), so the caller keeps its own text
+        return None
 
     def prompt_expand(self, s: str) -> str:
         out = []
@@ -911,11 +913,17 @@ class Interpreter(Expander):
                 raise ExitShell(st)
 
     # ------------------------------------------------------------------ compound commands
-    def with_redirs(self, redirs: tuple[N.Redir, ...], fn: Callable[[], int]) -> int:
+    def with_redirs(self, redirs: tuple[N.Redir, ...], fn: Callable[[], int], redir_line: bool = True) -> int:
         if not redirs:
             return fn()
         saved = self.fds
         opened: list[Any] = []
+        # bash reports a failed redirection of a compound command (`done < missing`,
+        # `} > /`) on the redirection's own line
+        saved_line = self.lineno
+        ln = getattr(redirs[0].target, "line", 0) if redir_line else 0
+        if ln:
+            self.lineno = ln
         try:
             self.fds = self.apply_redirs(redirs, dict(saved), opened)
         except RedirError:
@@ -925,6 +933,7 @@ class Interpreter(Expander):
             st = self.set_status(1)
             self.after_failure(st)
             return st
+        self.lineno = saved_line
         try:
             return fn()
         finally:
@@ -1608,7 +1617,7 @@ class Interpreter(Expander):
         if cmd.redirs:
             def noop() -> int:
                 return 0
-            r = self.with_redirs(cmd.redirs, noop)
+            r = self.with_redirs(cmd.redirs, noop, False)
             if r:
                 return self.set_status(r)
         self.set_status(st)
@@ -1718,7 +1727,7 @@ class Interpreter(Expander):
             st.scopes.append(temp_scope)
             st.env_cache = None
             try:
-                status = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
+                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
             finally:
                 # pop our temp scope (it may no longer be on top if a function misbehaved)
                 for i in range(len(st.scopes) - 1, 0, -1):
@@ -1727,7 +1736,7 @@ class Interpreter(Expander):
                         break
                 st.env_cache = None
         else:
-            status = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
+            status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
         st.last_arg = argv[-1]
         self.set_status(status)
         self.pipestatus = [status]
@@ -1794,7 +1803,7 @@ class Interpreter(Expander):
             body = func.body
             try:
                 if type(body) is N.Group:
-                    status = self.with_redirs(body.redirs, lambda: self.run_script(body.body))
+                    status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
                 else:
                     status = self.execute(body)
             except ReturnFn as r:
