@@ -147,8 +147,9 @@ class _Ls:
 
     @staticmethod
     def _ext(name: str) -> bytes:
+        # GNU compares strrchr(name, '.'): the extension keeps its dot ("." has ext ".")
         i = name.rfind(".")
-        return name[i + 1:].encode("utf-8", "surrogateescape") if i > 0 else b""
+        return name[i:].encode("utf-8", "surrogateescape") if i >= 0 else b""
 
     def _time(self, st: StatResult) -> float:
         return {"atime": st.st_atime, "ctime": st.st_ctime}.get(self.time_kind, st.st_mtime)
@@ -211,7 +212,7 @@ class _Ls:
     def write(self, s: str) -> None:
         self.ctx.stdout.write(s.encode("utf-8", "surrogateescape"))
 
-    def print_list(self, ents: list[_Ent], show_total: bool) -> None:
+    def print_list(self, ents: list[_Ent], show_total: bool, width_ents: list[_Ent] | None = None) -> None:
         ctx = self.ctx
         if self.long:
             if show_total:
@@ -228,12 +229,23 @@ class _Ls:
                              self.size_str(st), self.fmt_time(self._time(st))))
             if not rows:
                 return
-            w_ino = max(len(str(r[0].st.st_ino)) for r in rows)
-            w_blk = max(len(self.blocks_str(r[0].st)) for r in rows)
-            w_n = max(len(r[2]) for r in rows)
-            w_o = max(len(r[3]) for r in rows)
-            w_g = max(len(r[4]) for r in rows)
-            w_s = max(len(r[5]) for r in rows)
+            # GNU sizes the columns over every command-line operand it stat'ed, the
+            # directories listed later included (their widths stay in the table)
+            wrows = list(rows)
+            for e in width_ents or []:
+                st = e.st
+                if st is None:
+                    continue
+                wrows.append((e, "", str(st.st_nlink),
+                              str(st.st_uid) if self.numeric else _uname(ctx, st.st_uid),
+                              str(st.st_gid) if self.numeric else _gname(ctx, st.st_gid),
+                              self.size_str(st), ""))
+            w_ino = max(len(str(r[0].st.st_ino)) for r in wrows)
+            w_blk = max(len(self.blocks_str(r[0].st)) for r in wrows)
+            w_n = max(len(r[2]) for r in wrows)
+            w_o = max(len(r[3]) for r in wrows)
+            w_g = max(len(r[4]) for r in wrows)
+            w_s = max(len(r[5]) for r in wrows)
             out = []
             for e, perm, nl, owner, group, size, tm in rows:
                 parts = []
@@ -257,16 +269,19 @@ class _Ls:
             self.write("".join(out))
             return
         names = []
+        w_ino = max((len(str(e.st.st_ino)) for e in ents if e.st), default=0)
+        w_blk = max((len(self.blocks_str(e.st)) for e in ents if e.st), default=0)
         for e in ents:
             pre = ""
             if self.inode:
-                pre += str(e.st.st_ino if e.st else "?") + " "
+                pre += str(e.st.st_ino if e.st else "?").rjust(w_ino) + " "
             if self.size_blocks:
-                pre += (self.blocks_str(e.st) if e.st else "?") + " "
+                pre += (self.blocks_str(e.st) if e.st else "?").rjust(w_blk) + " "
             names.append(pre + e.name + self.indicator(e))
         if self.size_blocks and show_total:
             tot = sum(_blocks(e.st) for e in ents if e.st)
-            self.write(f"total {-(-tot // 2)}\n")
+            kb = -(-tot // 2)
+            self.write(f"total {human(kb * 1024, self.si) if (self.human or self.si) and kb else kb}\n")
         if self.inode or self.size_blocks:
             # right-align the number columns like GNU does in one-per-line mode
             if self.fmt == "1":
@@ -553,7 +568,7 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
     files = lsr.sort_ents(files)
     dirs = lsr.sort_ents(dirs)
     if files:
-        lsr.print_list(files, False)
+        lsr.print_list(files, False, dirs)
         lsr.first_out = False
     multi = len(names) > 1 or lsr.recursive
     for e in dirs:

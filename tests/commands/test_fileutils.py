@@ -274,6 +274,8 @@ LS_CASES = [
     ["ls", "-n"], ["ls", "-g", "dir"], ["ls", "-o", "dir"], ["ls", "-s"], ["ls", "-ls", "dir"],
     ["ls", "-lG", "dir"], ["ls", "--full-time", "a.txt"], ["ls", "-l", "--time-style=long-iso", "a.txt"],
     ["ls", "a.txt/"], ["ls", "dir/"], ["ls", "-Rl", "dir"], ["ls", "-X"],
+    ["ls", "-l", "a.txt", "dir"], ["ls", "-g", "zero", "dir"], ["ls", "-sh"], ["ls", "-s", "-S", "dir"],
+    ["ls", "-aX", "dir"], ["ls", "-shF", "nope", "dir"], ["ls", "--sort=size", "-r"], ["ls", "--format=commas"],
 ]
 
 
