@@ -532,6 +532,12 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             if var is None:
                 var = Var(None)
                 st.scopes[0][target] = var
+    if "n" in on and value is None and assign is None and type(var.value) is str \
+            and not (var.attrs & NAMEREF):
+        cur = var.value
+        if not _NAME_RE.match(cur.split("[", 1)[0]) or cur == target:
+            # bash refuses to turn a variable whose value is not a name into a nameref
+            raise VarError(f"`{cur}': invalid variable name for name reference")
     if var.attrs & READONLY and (value is not None or assign is not None or (on - {"r", "x", "g", "p", "t"}) or "r" in off):
         if value is not None or assign is not None or on - {"r", "x", "g", "t"}:
             raise VarError(f"{target}: readonly variable")
