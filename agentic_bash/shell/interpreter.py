@@ -38,8 +38,19 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
 class ExitShell(BaseException):
-    def __init__(self, status: int) -> None:
+    # discard: an arithmetic expansion error; bash -c abandons only the current top-level
+    # command line and goes on with the next one (a subshell just exits)
+    def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
+        self.discard = discard
+
+
+class AbortLine(ExitShell):
+    """An assignment to a readonly variable (or a bad subscript): like an arithmetic error,
+    bash -c discards the rest of the current top-level command line and goes on."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status, True)
 
 
 class ReturnFn(BaseException):
@@ -636,7 +647,9 @@ class Interpreter(Expander):
         try:
             return _arith_eval(expr, self._arith_vars)
         except _ArithError as e:
-            raise ExpansionError(e.message, 1) from None
+            err = ExpansionError(e.message, 1)
+            err.discard = True  # type: ignore[attr-defined]
+            raise err from None
         except VarError as e:
             raise ExpansionError(e.message, 1) from None
 
@@ -1021,7 +1034,7 @@ class Interpreter(Expander):
                         self.set_var(cmd.var, it)
                     except VarError as e:
                         self.error(e.message)
-                        raise ExitShell(1) from None
+                        raise AbortLine(1) from None
                     try:
                         st = self.run_script(cmd.body)
                     except LoopCtl as lc:
@@ -1518,7 +1531,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status) from None
+                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
@@ -1603,11 +1616,11 @@ class Interpreter(Expander):
                 v = self.do_assign(a)
             except VarError as e:
                 self.error(e.message)
-                raise ExitShell(1) from None
+                raise AbortLine(1) from None
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status) from None
+                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
                 return self.set_status(e.status)
             if xt:
                 self._trace_assign(a, v)
@@ -1672,10 +1685,10 @@ class Interpreter(Expander):
                         self.do_assign(a)
                     except VarError as e:
                         self.error(e.message)
-                        raise ExitShell(1) from None
+                        raise AbortLine(1) from None
                     except ExpansionError as e:
                         self.error(e.message)
-                        raise ExitShell(e.status) from None
+                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
             else:
                 temp_scope = {}
                 ok = True
@@ -1694,7 +1707,7 @@ class Interpreter(Expander):
                     except ExpansionError as e:
                         self.error(e.message)
                         if e.fatal:
-                            raise ExitShell(e.status) from None
+                            raise ExitShell(e.status, getattr(e, "discard", False)) from None
                         ok = False
                 if not ok:
                     return self.set_status(1)
@@ -1862,7 +1875,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal:
-                raise ExitShell(e.status) from None
+                raise ExitShell(e.status, getattr(e, "discard", False)) from None
             raise RedirError() from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
@@ -1912,7 +1925,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise ExitShell(e.status) from None
+                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
@@ -1923,7 +1936,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status) from None
+                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
