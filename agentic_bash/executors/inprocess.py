@@ -721,16 +721,37 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
         yield tree
 
 
+def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
+    """Top-level commands; an arithmetic expansion error (``echo $((1/0)); echo x``)
+    abandons the rest of its command line only, as bash -c does, with ``$?`` 1."""
+    skip = -1
+    for item in items:
+        cmd = item.cmd
+        line = getattr(cmd, "line", 0)
+        if line == skip:
+            continue
+        try:
+            if item.background:
+                sh.run_background(cmd)
+            else:
+                sh.execute(cmd)
+        except ExitShell as e:
+            if not e.discard:
+                raise
+            sh.state.last_status = e.status
+            skip = line or -1
+
+
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,
                  source: str | None = None, who: str = "-c") -> int:
     """Run a script as ``bash -c`` would: exit ends it, EXIT trap at the end. With ``source``
     the text is parsed and run one command line at a time (aliases, late syntax errors)."""
     try:
         if tree is not None:
-            sh.run_script(tree)
+            _run_items(sh, tree.items)
         else:
             for t in _lines(sh, source or "", who):
-                sh.run_script(t)
+                _run_items(sh, t.items)
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
