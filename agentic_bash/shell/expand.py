@@ -32,6 +32,9 @@ class ExpansionError(Exception):
         self.message = message
         self.status = status
         self.fatal = fatal
+        # bash -c: an unbound variable or ${x:?} (127) exits the shell; other expansion
+        # errors (bad substitution, arithmetic, failglob) discard the current command line
+        self.discard = status != 127
 
 
 def glob_escape(s: str) -> str:
@@ -560,6 +563,11 @@ class Expander:
             np = N.Param(rp.name, rp.index, "", op, p.arg, p.arg2)
             return self.param_value(np, quoted, fb)
         if prefix == "#":
+            if op:
+                src = "${#" + name + op + (self._word_src(p.arg) if p.arg is not None else "")
+                if p.arg2 is not None:
+                    src += (":" if op == ":" else "/") + self._word_src(p.arg2)
+                raise ExpansionError(f"{src}}}: bad substitution", 1)
             val, multi, _star = self._base_values(p)
             if multi:
                 if not val and p.index is not None and self.state.options["nounset"]:
