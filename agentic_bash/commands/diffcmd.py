@@ -816,6 +816,21 @@ class _DiffRun:
         return self.compare_files(n0, n1, p0, p1, st0, st1, header)
 
     def diff_dirs(self, n0: str, n1: str) -> int:
+        """Compare two directories; subdirectories via an explicit stack of generators."""
+        stack = [self._dir_gen(n0, n1)]
+        result = None
+        while stack:
+            try:
+                req = stack[-1].send(result)
+            except StopIteration as si:
+                stack.pop()
+                result = si.value
+                continue
+            result = None
+            stack.append(self._dir_gen(*req))
+        return result  # type: ignore[return-value]
+
+    def _dir_gen(self, n0: str, n1: str):  # noqa: ANN202
         ctx = self.ctx
         o = self.o
         fs = ctx.fs
@@ -858,7 +873,7 @@ class _DiffRun:
                         self.out.write(f"Only in {where}: {nm}\n".encode("utf-8", "surrogateescape"))
                         worst = max(worst, 1)
                     continue
-                r = self.diff_dirs(c0, c1)
+                r = yield (c0, c1)
             elif isd0 != isd1 and st0 is not None and st1 is not None:
                 k0 = "directory" if isd0 else _kind(st0)
                 k1 = "directory" if isd1 else _kind(st1)

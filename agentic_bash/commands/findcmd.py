@@ -928,50 +928,61 @@ class _Find:
         return self.ev(node.b, e)  # type: ignore[arg-type]
 
     def visit(self, expr: Node, disp: str, path: str, depth: int, start: str) -> None:
+        """Depth-first walk with an explicit stack (trees may be deeper than Python's stack)."""
         fs = self.ctx.fs
-        self.count = getattr(self, "count", 0) + 1
-        if self.count & 255 == 0:
-            self.ctx.budget.check()
-        follow = self.follow == "L" or (self.follow == "H" and depth == 0)
-        e = _Entry(fs, disp, path, depth, follow, start)
-        try:
-            st = e.stat()
-        except OSError as ex:
-            self.flush()
-            self.ctx.error(f"{self.q(disp)}: {ex.strerror}")
-            self.status = 1
-            return
-        is_dir = _stat.S_ISDIR(st.st_mode)
-        in_range = depth >= self.mindepth
-        if not self.depth_first and in_range:
-            self.ev(expr, e)
-        descend = is_dir and (self.maxdepth is None or depth < self.maxdepth) and not getattr(e, "_prune", False)
-        if descend:
+        # items: (0, disp, path, depth, None) visit | (1, .., entry) post-order evaluation |
+        # (2, .., real) leave a directory (loop detection bookkeeping)
+        stack: list[tuple] = [(0, disp, path, depth, None)]
+        while stack:
+            kind, disp, path, depth, extra = stack.pop()
+            if kind == 1:
+                self.ev(expr, extra)
+                continue
+            if kind == 2:
+                self.ancestors.pop(extra, None)
+                continue
+            self.count = getattr(self, "count", 0) + 1
+            if self.count & 255 == 0:
+                self.ctx.budget.check()
+            follow = self.follow == "L" or (self.follow == "H" and depth == 0)
+            e = _Entry(fs, disp, path, depth, follow, start)
+            try:
+                st = e.stat()
+            except OSError as ex:
+                self.flush()
+                self.ctx.error(f"{self.q(disp)}: {ex.strerror}")
+                self.status = 1
+                continue
+            is_dir = _stat.S_ISDIR(st.st_mode)
+            in_range = depth >= self.mindepth
+            if not self.depth_first and in_range:
+                self.ev(expr, e)
+            if self.depth_first and in_range:
+                stack.append((1, disp, path, depth, e))
+            descend = is_dir and (self.maxdepth is None or depth < self.maxdepth) and not e._prune
+            if not descend:
+                continue
+            # loop protection for -L: a directory that is one of its own ancestors (by inode)
+            real = (st.st_dev, st.st_ino)
             if follow and _stat.S_ISLNK(e.lstat().st_mode):
-                # loop protection for -L: stop when an ancestor is the same directory
-                real = fs.realpath(path)
                 if real in self.ancestors:
                     self.flush()
                     self.ctx.error(f"File system loop detected; {self.q(disp)} is part of the same file system loop as {self.q(self.ancestors[real])}.")
                     self.status = 1
-                    descend = False
-            if descend:
-                try:
-                    names = sorted(fs.listdir(path))
-                except OSError as ex:
-                    self.flush()
-                    self.ctx.error(f"{self.q(disp)}: {ex.strerror}")
-                    self.status = 1
-                    names = []
-                real = fs.realpath(path) if follow or self.follow == "L" else path
-                self.ancestors[real] = disp
-                for nm in names:
-                    cdisp = disp + nm if disp.endswith("/") else disp + "/" + nm
-                    cpath = path + nm if path.endswith("/") else path + "/" + nm
-                    self.visit(expr, cdisp, cpath, depth + 1, start)
-                self.ancestors.pop(real, None)
-        if self.depth_first and in_range:
-            self.ev(expr, e)
+                    continue
+            try:
+                names = sorted(fs.listdir(path))
+            except OSError as ex:
+                self.flush()
+                self.ctx.error(f"{self.q(disp)}: {ex.strerror}")
+                self.status = 1
+                names = []
+            self.ancestors[real] = disp
+            stack.append((2, disp, path, depth, real))
+            for nm in reversed(names):
+                cdisp = disp + nm if disp.endswith("/") else disp + "/" + nm
+                cpath = path + nm if path.endswith("/") else path + "/" + nm
+                stack.append((0, cdisp, cpath, depth + 1, None))
 
     def main(self, argv: list[str]) -> int:
         ctx = self.ctx

@@ -788,7 +788,15 @@ class _Grep:
         base = path.rstrip("/").rsplit("/", 1)[-1]
         return any(fnmatch.fnmatchcase(base, g) for g in self.o.exclude_dir)
 
-    def do_file(self, operand: str, display: str, command_line: bool, st=None) -> None:  # noqa: ANN001
+    def walk(self, operand: str, display: str) -> None:
+        """One operand, depth-first with an explicit stack (trees may be deeper than Python's)."""
+        stack = [(operand, display, True, None)]
+        while stack:
+            children = self.do_file(*stack.pop())
+            if children:
+                stack.extend(reversed(children))
+
+    def do_file(self, operand: str, display: str, command_line: bool, st=None):  # noqa: ANN001, ANN201
         ctx = self.ctx
         o = self.o
         if operand == "-" and command_line:
@@ -832,6 +840,7 @@ class _Grep:
                 self.error(f"{display}: {e.strerror}")
                 self.status_err = True
                 return
+            children = []
             for nm in names:
                 child = nm if display == "" else (display.rstrip("/") + "/" + nm if display != "/" else "/" + nm)
                 if self.implicit_dot and display == ".":
@@ -848,7 +857,8 @@ class _Grep:
                     continue
                 elif self.excluded_file(nm, False):
                     continue
-                self.do_file(cp, child, False, cst)
+                children.append((cp, child, False, cst))
+            return children
             return
         if command_line and (o.include or o.exclude) and self.excluded_file(operand, True):
             return
@@ -905,9 +915,9 @@ def grep(ctx: CommandContext, argv: list[str]) -> int:
     try:
         for f in files:
             if g.implicit_dot:
-                g.do_file(".", ".", True)
+                g.walk(".", ".")
             else:
-                g.do_file(f, f if f != "-" else o.label, True)
+                g.walk(f, f if f != "-" else o.label)
     except _Stop:
         return 0
     except BrokenPipeError:

@@ -183,3 +183,30 @@ def test_find_times(expr: list[str]) -> None:
         p = subprocess.run(argv, capture_output=True, cwd=root, env=ENV)
     assert sorted(r.stdout.split(b"\n")) == sorted(p.stdout.split(b"\n")), (r.stdout, p.stdout)
     assert r.status == p.returncode
+
+
+def test_symlink_loop_with_L() -> None:
+    assert_same(["find", "-L", ".", "-name", "x*"], {"d/x1": "1\n", "d/loop": "->.."}, sort=True)
+
+
+def test_deep_trees_do_not_hit_python_recursion_limit() -> None:
+    import sys as _sys
+    old = _sys.getrecursionlimit()
+    depth = 450
+    fs = make_fs({})
+    p = "/workspace/d"
+    fs.mkdir(p)
+    for _ in range(depth):
+        p += "/d"
+        fs.mkdir(p)
+    with fs.open(p + "/f", "wb") as f:
+        f.write(b"x\n")
+    from agentic_bash.commands import load_all
+    load_all()
+    _sys.setrecursionlimit(400)  # the walks must not need one Python frame per level
+    try:
+        assert ours(["find", ".", "-name", "f"], fs=fs).stdout.endswith(b"/d/f\n")
+        assert ours(["grep", "-rl", "x", "d"], fs=fs).stdout.endswith(b"/d/f\n")
+        assert ours(["diff", "-r", "d", "d"], fs=fs).status == 0
+    finally:
+        _sys.setrecursionlimit(old)
