@@ -651,7 +651,8 @@ class Interpreter(Expander):
             err.discard = True  # type: ignore[attr-defined]
             raise err from None
         except VarError as e:
-            raise ExpansionError(e.message, 1) from None
+            # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
+            raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
     def arith_expand(self, w: N.Word) -> int:
         return self.arith(self.expand_dq(w))
@@ -1197,6 +1198,9 @@ class Interpreter(Expander):
             try:
                 v = self.arith_word(cmd.expr)
             except ExpansionError as e:
+                if e.status == 127 and e.message.endswith(": unbound variable"):
+                    self.error(e.message)
+                    raise ExitShell(127) from None
                 self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
                 return self.set_status(1)
             return self.set_status(0 if v != 0 else 1)
