@@ -2088,6 +2088,10 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
         try:
             v = sh.arith(a)
         except ExpansionError as e:
+            if e.status == 127 and e.message.endswith(": unbound variable"):
+                from .interpreter import ExitShell
+                sh.error(e.message)  # set -u: fatal, as in bash
+                raise ExitShell(127) from None
             sh.error(f"let: {e.message}")
             return 1
     return 0 if v != 0 else 1
