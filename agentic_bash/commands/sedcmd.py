@@ -417,7 +417,7 @@ class _Compiler:
                 d = rd.get()
                 if d == "":
                     break
-                out.append(d)
+                out.append(_SIMPLE_ESC.get(d, d))
             else:
                 out.append(c)
             c = rd.get()
@@ -805,6 +805,9 @@ class _Input:
             self.name = f
             if sed.separate:
                 self.line_no = 0
+                for c in sed.cmds:  # line numbers restart, so numeric ranges may start again
+                    if c.a1 is not None and c.a1.kind == "line":
+                        c.done = False
             return True
 
     def _raw_next(self, cross: bool) -> tuple[bytes, bool] | None:
@@ -881,6 +884,7 @@ class _Sed:
         self.inplace_target: str | None = None
         self.inplace_buf: io.BytesIO | None = None
         self.hold = ""
+        self.hchomped = True
         self.tm = ctx.budget.remaining
         for fn in wfiles:
             self.wfile(fn)
@@ -1062,6 +1066,13 @@ class _Sed:
             if self.match1(a2, ps, inp):
                 c.active = False
             return True
+        if a1.kind == "line" and a2.kind in ("line", "plus", "mult", "re", "last"):
+            # GNU: a numeric first address starts the range even when its line was skipped
+            # (consumed by n/N); it can start only once
+            if c.done or ln < a1.n:
+                return False
+            c.done = True
+            return self._start_range(c, a2, ln, ps, inp)
         if a1.kind == "zero":
             if c.done:
                 return False
@@ -1073,6 +1084,9 @@ class _Sed:
             return True
         if not self.match1(a1, ps, inp):
             return False
+        return self._start_range(c, a2, ln, ps, inp)
+
+    def _start_range(self, c: Cmd, a2: Addr, ln: int, ps: str, inp: _Input) -> bool:
         k = a2.kind
         if k == "line":
             if a2.n > ln:
@@ -1430,16 +1444,23 @@ class _Sed:
                         ps = ps + "\n" + to_text(raw, utf8)
                     elif name == "y":
                         ps = ps.translate(c.ymap)
+                    # GNU keeps "ended with a newline" with each buffer: it travels with g/h/x
+                    # and G/H take the source's flag (the hold space starts with one)
                     elif name == "g":
                         ps = self.hold
+                        chomped = self.hchomped
                     elif name == "G":
                         ps = ps + "\n" + self.hold
+                        chomped = self.hchomped
                     elif name == "h":
                         self.hold = ps
+                        self.hchomped = chomped
                     elif name == "H":
                         self.hold = self.hold + "\n" + ps
+                        self.hchomped = chomped
                     elif name == "x":
                         ps, self.hold = self.hold, ps
+                        chomped, self.hchomped = self.hchomped, chomped
                     elif name == "b":
                         pc = c.target
                     elif name == "t":
@@ -1489,7 +1510,10 @@ class _Sed:
                         self.emit_ps(ps if k < 0 else ps[:k], True, self.wfile(c.fname))
                     elif name == "P":
                         k = ps.find("\n")
-                        self.out.write(from_text(ps if k < 0 else ps[:k], utf8), b"\n")
+                        if k < 0:
+                            self.emit_ps(ps, chomped)
+                        else:
+                            self.out.write(from_text(ps[:k], utf8), b"\n")
                     elif name == "e":
                         if c.text:
                             self.out.flush()
