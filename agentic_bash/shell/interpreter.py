@@ -1015,6 +1015,10 @@ class Interpreter(Expander):
     def exec_for(self, cmd: N.For) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
+            if not _NAME_RE.match(cmd.var):
+                # bash checks the name when the loop runs: `for 1 in a` fails with status 1
+                self.error(f"`{cmd.var}': not a valid identifier")
+                return self.set_status(1)
             if cmd.words is None:
                 items = list(self.state.positional)
             else:
