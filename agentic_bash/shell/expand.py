@@ -738,7 +738,17 @@ class Expander:
                     if off is None:
                         return []
             else:
-                if off < 0:
+                var = self.lookup_var(self.state.resolve_ref(p.name)) if p.name and not p.prefix else None
+                d = var.value if var is not None else None
+                if type(d) is dict and d and not var.attrs & ASSOC and len(d) != max(d) + 1:
+                    # a sparse indexed array: the offset is an index, not a position
+                    keys = sorted(d)
+                    start = off if off >= 0 else keys[-1] + 1 + off
+                    if start < 0:
+                        return []
+                    vals = [d[k] for k in keys if k >= start]
+                    off = 0
+                elif off < 0:
                     off = len(vals) + off
                     if off < 0:
                         return []
