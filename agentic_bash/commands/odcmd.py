@@ -185,44 +185,45 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
         wpb = max(wpb, (sp.width + 1) * fields)
     for sp in specs:
         sp.pad = wpb - (sp.width + 1) * (width // sp.size)
-    data = bytearray()
     status = 0
     opened = 0
-    for name in files or ["-"]:
-        try:
-            f = open_input(ctx, name)
-        except OSError as e:
-            file_error(ctx, e, name)
-            status = 1
-            continue
-        opened += 1
-        try:
-            if limit is not None:
+    left_skip = skip
+
+    def stream():  # noqa: ANN202 - bytes after -j/-N, across all inputs, as they arrive
+        nonlocal status, opened, left_skip
+        remaining = limit
+        for name in files or ["-"]:
+            try:
+                f = open_input(ctx, name)
+            except OSError as e:
+                file_error(ctx, e, name)
+                status = 1
+                continue
+            opened += 1
+            try:
                 for chunk in iter_chunks(f, 1 << 16):
-                    data += chunk
-                    if len(data) >= skip + limit:
-                        break
-                    ctx.budget.check()
-            else:
-                data += read_bounded(ctx, f)
-        except IsADirectoryError as e:
-            file_error(ctx, e, name)
-            status = 1
-        finally:
-            f.close()
-        if len(data) > (1 << 28):
-            ctx.budget.check()
-    if not opened:
-        return status
-    if skip > len(data):
-        ctx.error("cannot skip past end of combined input")
-        return 1
-    buf = bytes(data[skip:]) if limit is None else bytes(data[skip:skip + limit])
+                    if left_skip:
+                        if len(chunk) <= left_skip:
+                            left_skip -= len(chunk)
+                            continue
+                        chunk = chunk[left_skip:]
+                        left_skip = 0
+                    if remaining is not None:
+                        chunk = chunk[:remaining]
+                        remaining -= len(chunk)
+                    if chunk:
+                        yield chunk
+                    if remaining == 0:
+                        return
+            except IsADirectoryError as e:
+                file_error(ctx, e, name)
+                status = 1
+            finally:
+                f.close()
+
     out: list[str] = []
     prev = None
     starred = False
-    pos = 0
-    n = len(buf)
     lead = " " * len(_addr(radix, 0))
     # per spec: the field widths (pad spread like GNU) and, for 1-byte types, a table
     layouts = []
@@ -254,19 +255,28 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
                 ws = []
         layouts.append((sp, nf, ws, table, fast))
     nlines = 0
-    while pos < n:
+
+    def emit(buf: bytes, base: int) -> None:
+        nonlocal prev, starred, nlines, out
+        pos = 0
+        n = len(buf)
+        while pos < n:
+            emit_block(buf, pos, base)
+            pos += width
+
+    def emit_block(buf: bytes, pos: int, base: int) -> None:
+        nonlocal prev, starred, nlines, out
         block = buf[pos:pos + width]
         if not dup and prev is not None and block == prev and len(block) == width:
             if not starred:
                 out.append("*\n")
                 starred = True
-            pos += width
-            continue
+            return
         starred = False
         prev = block
         full = len(block) == width
         for si, (sp, nf, ws, table, fast) in enumerate(layouts):
-            head = _addr(radix, skip + pos) if si == 0 else lead
+            head = _addr(radix, skip + base + pos) if si == 0 else lead
             if fast is not None and full:
                 body = fast[1] % fast[0].unpack_from(buf, pos)
             elif table is not None and not ws:
@@ -284,12 +294,30 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
                 line += " " * (blank * (sp.width + 1)) + "  >" + "".join(
                     chr(b) if 32 <= b < 127 else "." for b in block) + "<"
             out.append(line + "\n")
-        pos += width
         nlines += 1
         if nlines & 4095 == 0:
             ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
             out = []
             ctx.budget.check()
+
+    pending = b""
+    done = 0
+    for chunk in stream():
+        pending += chunk
+        k = len(pending) // width * width
+        if k:
+            emit(pending[:k], done)
+            done += k
+            pending = pending[k:]
+        ctx.budget.check()
+    if not opened:
+        return status
+    if left_skip:
+        ctx.error("cannot skip past end of combined input")
+        return 1
+    if pending:
+        emit(pending, done)
+    n = done + len(pending)
     if radix != "n":
         out.append(_addr(radix, skip + n) + "\n")
     ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
