@@ -360,7 +360,7 @@ class Interpreter(Expander):
                 w = parse_word("${" + target + "}")
                 p = w.parts[0]
                 if type(p) is N.Param:
-                    r = self.param_value(p, True)
+                    r = self.param_value(p, False)  # unquoted: None when unset
                     return r if type(r) is str else None
             except Exception:
                 return None
@@ -1332,6 +1332,27 @@ class Interpreter(Expander):
 
     def var_is_set(self, name: str) -> bool:
         if "[" in name and name.endswith("]"):
+            base, _, sub = name[:-1].partition("[")
+            if _NAME_RE.match(base) and sub not in ("@", "*"):
+                # -v a[k]: is that element set (an unset element is not "", it is unset)
+                v = self.lookup_var(self.state.resolve_ref(base))
+                if v is None or v.value is None:
+                    return False
+                val = v.value
+                if type(val) is not dict:
+                    try:
+                        return self.arith(sub) in (0, -1)
+                    except ExpansionError:
+                        return False
+                if v.attrs & ASSOC:
+                    return sub in val
+                try:
+                    i = self.arith(sub)
+                except ExpansionError:
+                    return False
+                if i < 0:
+                    i += (max(val) + 1) if val else 0
+                return i in val
             try:
                 return self.get_scalar_ref(name) is not None
             except ExpansionError:
