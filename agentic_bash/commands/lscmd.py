@@ -1130,6 +1130,8 @@ def _tree_key(name: str):  # noqa: ANN202
 def _magic(data: bytes, size: int) -> str:
     if size == 0:
         return "empty"
+    if size == 1:
+        return "very short file (no magic)"
     if data.startswith(b"\x7fELF"):
         bits = "64-bit" if data[4:5] == b"\x02" else "32-bit"
         endian = "LSB" if data[5:6] == b"\x01" else "MSB"
@@ -1139,6 +1141,16 @@ def _magic(data: bytes, size: int) -> str:
     if data.startswith(b"\x1f\x8b"):
         return "gzip compressed data"
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        if len(data) >= 29:
+            w = int.from_bytes(data[16:20], "big")
+            h = int.from_bytes(data[20:24], "big")
+            depth, ctype, inter = data[24], data[25], data[28]
+            kind = {0: "grayscale", 2: "/color RGB", 3: " colormap", 4: " gray+alpha",
+                    6: "/color RGBA"}.get(ctype, "")
+            sep = "" if kind.startswith("/") else " "
+            kind = kind.lstrip(" ")
+            return (f"PNG image data, {w} x {h}, {depth}-bit{sep}{kind}, "
+                    f"{'interlaced' if inter else 'non-interlaced'}")
         if len(data) >= 24:
             w = int.from_bytes(data[16:20], "big")
             h = int.from_bytes(data[20:24], "big")
@@ -1258,13 +1270,14 @@ def file_cmd(ctx: CommandContext, argv: list[str]) -> int:
         st = _stat(ctx, p) if follow else _lstat(ctx, p)
         if st is None:
             desc = f"cannot open `{name}' (No such file or directory)"
-            mt = "cannot open"
+            mt = desc
         elif S.S_ISLNK(st.st_mode):
             try:
                 t = ctx.fs.readlink(p)
             except OSError:
                 t = "?"
-            desc = f"symbolic link to {t}"
+            broken = _stat(ctx, p) is None
+            desc = f"{'broken ' if broken else ''}symbolic link to {t}"
             mt = "inode/symlink"
         elif S.S_ISDIR(st.st_mode):
             desc, mt = "directory", "inode/directory"
@@ -1278,7 +1291,7 @@ def file_cmd(ctx: CommandContext, argv: list[str]) -> int:
                     data = f.read(1 << 16)
             except OSError as e:
                 desc = f"cannot open `{name}' ({strerror(e)})"
-                mt = "cannot open"
+                mt = desc
             else:
                 desc = _magic(data, st.st_size)
                 mt = _mime_of(desc)
