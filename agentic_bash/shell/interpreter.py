@@ -1352,6 +1352,9 @@ class Interpreter(Expander):
                     return False
                 if i < 0:
                     i += (max(val) + 1) if val else 0
+                    if i < 0:
+                        self.error(f"{base}: bad array subscript")
+                        return False
                 return i in val
             try:
                 return self.get_scalar_ref(name) is not None
