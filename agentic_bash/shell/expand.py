@@ -18,6 +18,7 @@ _SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]|[@!+](?=\()")
 _NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
 _GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^])")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-])\Z", re.S)
 _ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
@@ -35,6 +36,11 @@ class ExpansionError(Exception):
         # bash -c: an unbound variable or ${x:?} (127) exits the shell; other expansion
         # errors (bad substitution, arithmetic, failglob) discard the current command line
         self.discard = status != 127
+
+
+def _expr_text(w: N.Word | None, value: int) -> str:
+    """The source text bash quotes in substring errors (`` -3`` keeps its blank)."""
+    return w.text if w is not None and w.text else str(value)
 
 
 def glob_escape(s: str) -> str:
@@ -552,6 +558,8 @@ class Expander:
             tn = target
             if tn == "":
                 raise ExpansionError(f"{name}: invalid indirect expansion", 1)
+            if not _INDIRECT_OK.match(tn):
+                raise ExpansionError(f"{tn}: invalid variable name", 1)
             try:
                 from .parser import parse_word
                 ref = parse_word("${" + tn + "}")
@@ -564,7 +572,8 @@ class Expander:
             return self.param_value(np, quoted, fb)
         if prefix == "#":
             if op:
-                src = "${#" + name + op + (self._word_src(p.arg) if p.arg is not None else "")
+                idx = f"[{self._word_src(p.index)}]" if p.index is not None else ""
+                src = "${#" + name + idx + op + (self._word_src(p.arg) if p.arg is not None else "")
                 if p.arg2 is not None:
                     src += (":" if op == ":" else "/") + self._word_src(p.arg2)
                 raise ExpansionError(f"{src}}}: bad substitution", 1)
@@ -661,7 +670,7 @@ class Expander:
             vals = self._substring(p, val, multi)
             if not multi:
                 return vals
-        elif op in ("^", "^^", ",", ",,"):
+        elif op in ("^", "^^", ",", ",,", "~", "~~"):
             pat = self.expand_pattern(p.arg) if p.arg is not None else ""
             vals = [self.case_mod(v, op, pat) for v in vals]
         elif op == "@":
@@ -754,7 +763,7 @@ class Expander:
                         return []
             if length is not None:
                 if length < 0:
-                    raise ExpansionError(f"{length}: substring expression < 0", 1)
+                    raise ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
                 return vals[off:off + length]
             return vals[off:]
         s = val
@@ -770,7 +779,7 @@ class Expander:
         if length < 0:
             end = n + length
             if end < off:
-                raise ExpansionError(f"{length}: substring expression < 0", 1)
+                raise ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
             return s[off:end]
         return s[off:off + length]
 
