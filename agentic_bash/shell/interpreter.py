@@ -691,6 +691,11 @@ class Interpreter(Expander):
             return v
         up = op[0] == "^"
         allc = len(op) == 2
+        if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
+            if not pat or pat == "?":
+                return v.swapcase() if allc else v[0].swapcase() + v[1:]
+            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False) else c
+                           for i, c in enumerate(v))
         if not pat or pat == "?":
             if allc:
                 return v.upper() if up else v.lower()
@@ -1727,8 +1732,11 @@ class Interpreter(Expander):
                 for a in cmd.assigns:
                     try:
                         if a.array is not None:
-                            continue
-                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                            # bash passes `B=(b b) cmd` to the command as the text "(b b)"
+                            value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
+                                                   + el.value.text for el in a.array) + ")"
+                        else:
+                            value = self.expand_str(a.value, assign=True) if a.value is not None else ""
                         existing = self.state.find(a.name)
                         if existing is not None and existing.attrs & READONLY:
                             self.error(f"{a.name}: readonly variable")
