@@ -145,9 +145,16 @@ def checks(token: str, pip_pkg: str | None) -> dict:
         obs["nohup_after_close"] = _zygote_descendants("sleep", "sleep 100")
         obs["left_after_close"] = _zygote_descendants()
     finally:
-        os.unlink(key)
+        # Parallel workers share ~/.ssh: remove only our key, and the dir only when empty.
+        try:
+            os.unlink(key)
+        except FileNotFoundError:
+            pass
         if made_ssh:
-            shutil.rmtree(ssh, ignore_errors=True)
+            try:
+                os.rmdir(ssh)
+            except OSError:
+                pass
     return obs
 
 
