@@ -1132,7 +1132,7 @@ class _Sed:
         for m in matches:
             st, e = m.span()
             if st > line_end:
-                if st >= n and st == e and n and text[n - 1] == "\n":
+                if st >= n and st == e and (n == 0 or text[n - 1] == "\n"):
                     break  # the empty line after the final newline does not exist
                 line_end = text.find("\n", st)
                 if line_end < 0:
@@ -1414,6 +1414,7 @@ class _Sed:
                             end_autoprint = False
                             break
                         ps = ps[k + 1:]
+                        # GNU restarts even with nothing left: "G;D" loops until the deadline
                         restart = True
                         end_autoprint = False
                         break
@@ -1490,6 +1491,11 @@ class _Sed:
                         if not quiet:
                             self.emit_ps(ps, chomped)
                         self.dump_append()
+                        # GNU's q completes a last line that lacked its newline (Q does not)
+                        if self.out.missing:
+                            self.out.raw(b"")
+                            self.out.buf.append(b"\n")
+                            self.out.missing = False
                         raise _Quit(c.num or 0)
                     elif name == "Q":
                         raise _Quit(c.num or 0)
