@@ -1510,6 +1510,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                 elif c in "nN":
                     try:
                         nchars = int(val)
+                        if nchars < 0:
+                            raise ValueError
                     except ValueError:
                         sh.error(f"read: {val}: invalid number")
                         return 1
@@ -1521,6 +1523,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                 elif c == "u":
                     try:
                         fd = int(val)
+                        if fd < 0:
+                            raise ValueError
                     except ValueError:
                         sh.error(f"read: {val}: invalid file descriptor specification")
                         return 1
@@ -1549,7 +1553,11 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         sh.write_err(prompt.encode())
     if timeout == 0:
         return 0
-    data, eof = _read_record(sh, stream, delim, nchars, exact, raw)
+    try:
+        data, eof = _read_record(sh, stream, delim, nchars, exact, raw)
+    except OSError as e:
+        sh.error(f"read: read error: {fd}: {os.strerror(e.errno or 5)}")
+        return 1
     lim = sh.budget.limits.max_variable_bytes
     if lim is not None and len(data) > lim:
         data = data[:lim]
@@ -1996,6 +2004,13 @@ def b_suspend(sh: Interpreter, argv: list[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- misc
+def _getopts_name_check(sh: Interpreter, name: str) -> int:
+    if _NAME_RE.match(name):
+        return 0
+    sh.error(f"getopts: `{name}': not a valid identifier")
+    return 1
+
+
 @builtin("getopts")
 def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     if len(argv) < 3:
@@ -2020,18 +2035,23 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
         sh.getopts_state = (ind, p)
         sh.set_var("OPTIND", str(ind))
 
+    valid = bool(_NAME_RE.match(name))
+    if not valid:
+        set_name = lambda v: None  # noqa: E731 - bash still moves OPTIND/OPTARG
+    else:
+        set_name = lambda v: sh.set_var(name, v)  # noqa: E731
     if optind > len(args):
-        sh.set_var(name, "?")
-        finish(optind, 0)
+        set_name("?")
+        finish(len(args) + 1, 0)
         return 1
     arg = args[optind - 1]
     if pos == 0:
         if arg == "--":
-            sh.set_var(name, "?")
+            set_name("?")
             finish(optind + 1, 0)
             return 1
         if not arg.startswith("-") or arg == "-":
-            sh.set_var(name, "?")
+            set_name("?")
             finish(optind, 0)
             return 1
         pos = 1
@@ -2044,7 +2064,7 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
         else:
             sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
             sh.unset_var("OPTARG")
-        sh.set_var(name, "?")
+        set_name("?")
         if pos >= len(arg):
             finish(optind + 1, 0)
         else:
@@ -2059,23 +2079,23 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
             finish(optind + 2, 0)
         else:
             if silent:
-                sh.set_var(name, ":")
+                set_name(":")
                 sh.set_var("OPTARG", c)
             else:
                 sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())
-                sh.set_var(name, "?")
+                set_name("?")
                 sh.unset_var("OPTARG")
             finish(optind + 1, 0)
             return 0
-        sh.set_var(name, c)
-        return 0
+        set_name(c)
+        return _getopts_name_check(sh, name)
     sh.unset_var("OPTARG")
-    sh.set_var(name, c)
+    set_name(c)
     if pos >= len(arg):
         finish(optind + 1, 0)
     else:
         finish(optind, pos)
-    return 0
+    return _getopts_name_check(sh, name)
 
 
 @builtin("let")
