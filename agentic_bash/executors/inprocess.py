@@ -334,12 +334,13 @@ class InProcessExecutor:
 
     def run_command(self, sh: Interpreter, argv: list[str]) -> int:
         name = argv[0]
-        if self.allowlist is not None and posixpath.basename(name) not in self.allowlist \
-                and name not in self.custom:
+        # The allowlist names every command a script may invoke (in-process, custom and
+        # native alike); anything else is "not found" (127), as issue 4 specifies.
+        if self.allowlist is not None and posixpath.basename(name) not in self.allowlist:
             from ..errors import PolicyViolation
             self._violations.append(PolicyViolation("command", name))
             sh.error(f"{name}: command not allowed by policy")
-            return 126
+            return 127
         fn = self.custom.get(name)
         if fn is not None:
             return self._call(sh, fn, argv, custom=True)
