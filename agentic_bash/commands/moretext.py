@@ -790,6 +790,112 @@ def csplit(ctx: CommandContext, argv: list[str]) -> int:
 
 
 # -- fmt ------------------------------------------------------------------------------------
+# GNU fmt's best-fit line breaking (fmt.c: fmt_paragraph/line_cost/base_cost), transcribed.
+
+def _equiv(n: int) -> int:
+    return n * n
+
+
+_LINE_COST = _equiv(70)
+_SENTENCE_BONUS = _equiv(50)
+_NOBREAK_COST = _equiv(600)
+_PAREN_BONUS = _equiv(40)
+_PUNCT_BONUS = _equiv(40)
+
+
+class _W:
+    __slots__ = ("text", "length", "space", "paren", "punct", "period", "final",
+                 "best_cost", "next_break", "line_length")
+
+    def __init__(self, text: str, space: int, final: bool) -> None:
+        self.text = text
+        self.length = len(text)
+        self.space = space
+        self.paren = text[:1] in "([`'\""
+        last = text.rstrip(")]'\"")[-1:] or text[-1:]
+        self.punct = bool(text) and not text[-1].isalnum()
+        self.period = last in ".?!"
+        self.final = final
+        self.best_cost = 0
+        self.next_break = 0
+        self.line_length = 0
+
+
+def _fmt_paragraph(words: list[_W], width: int, goal: int, first_indent: int, other_indent: int,
+                   last_line_length: int = 0) -> list[list[_W]]:
+    n = len(words)
+    sentinel = _W("", 0, False)
+    sentinel.length = width
+    ws = words + [sentinel]
+
+    def line_cost(nxt: int, ln: int) -> int:
+        if nxt == n:
+            return 0
+        d = goal - ln
+        cost = _equiv(d * 10)
+        if ws[nxt].next_break != n:
+            d = ln - ws[nxt].line_length
+            cost += _equiv(d * 10) // 2
+        return cost
+
+    def base_cost(i: int) -> int:
+        cost = _LINE_COST
+        if i > 0:
+            prev = ws[i - 1]
+            if prev.period:
+                cost += -_SENTENCE_BONUS if prev.final else _NOBREAK_COST
+            elif prev.punct:
+                cost -= _PUNCT_BONUS
+            elif i > 1 and ws[i - 2].final:
+                cost += _equiv(200 // (prev.length + 2))
+        if ws[i].paren:
+            cost -= _PAREN_BONUS
+        elif ws[i].final:
+            cost += _equiv(150 // (ws[i].length + 2))
+        return cost
+
+    ws[n].best_cost = 0
+    for start in range(n - 1, -1, -1):
+        best = None
+        ln = (first_indent if start == 0 else other_indent) + ws[start].length
+        w = start
+        while True:
+            w += 1
+            wcost = line_cost(w, ln) + ws[w].best_cost
+            if start == 0 and last_line_length > 0:
+                wcost += _equiv((ln - last_line_length) * 10) // 2
+            if best is None or wcost < best:
+                best = wcost
+                ws[start].next_break = w
+                ws[start].line_length = ln
+            if w == n:
+                break
+            ln += ws[w - 1].space + ws[w].length
+            if ln >= width:
+                break
+        ws[start].best_cost = (best or 0) + base_cost(start)
+    lines = []
+    i = 0
+    while i < n:
+        j = ws[i].next_break
+        lines.append(ws[i:j])
+        i = j
+    return lines
+
+
+def _put_space(parts: list[str], col: int, n: int, tabs: bool) -> int:
+    target = col + n
+    if tabs:
+        tab_target = target // 8 * 8
+        if col + 1 < tab_target:
+            while col < tab_target:
+                parts.append("\t")
+                col = (col // 8 + 1) * 8
+    if target > col:
+        parts.append(" " * (target - col))
+        col = target
+    return col
+
 
 @command("fmt", usage="fmt [-WIDTH] [OPTION]... [FILE]...", help="Reformat each paragraph in the FILE(s), writing to standard output.")
 @stdio
@@ -804,6 +910,7 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     width = 75
+    goal = None
     split_only = uniform = False
     for k, v in opts:
         if k == "w":
@@ -812,10 +919,18 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
             except ValueError:
                 ctx.error(f"invalid width: {quote(ctx, v or '')}")
                 return 1
+        elif k == "g":
+            try:
+                goal = int(v or "")
+            except ValueError:
+                ctx.error(f"invalid width: {quote(ctx, v or '')}")
+                return 1
         elif k == "s":
             split_only = True
         elif k == "u":
             uniform = True
+    if goal is None:
+        goal = width * (2 * (100 - 7) + 1) // 200
     status = 0
     for name in ops or ["-"]:
         data = _read(ctx, name)
@@ -823,59 +938,57 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         text = data.decode("utf-8", "surrogateescape")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
         out: list[str] = []
-        para: list[str] = []
-        indent = ""
-
-        def flush() -> None:
-            nonlocal para
-            if not para:
-                return
-            if split_only:
-                for ln in para:
-                    out.extend(_greedy(ln.split(), width, re.match(r"\s*", ln).group(0)))  # type: ignore[union-attr]
-            else:
-                words = " ".join(para).split()
-                out.extend(_greedy(words, width, indent, uniform))
-            para = []
-
-        for line in text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"):
+        tabs = False  # GNU fmt writes tabs (where they fit) once it has read one
+        last_len = 0
+        i = 0
+        while i < len(lines):
+            line = lines[i].expandtabs(8)
             if not line.strip():
-                flush()
-                out.append(line)
+                out.append("")
+                last_len = 0
+                i += 1
                 continue
-            ind = re.match(r"[ \t]*", line).group(0)  # type: ignore[union-attr]
-            if para and ind != indent and not split_only:
-                flush()
-            if not para:
-                indent = ind
-            para.append(line)
-        flush()
+            ind = len(line) - len(line.lstrip(" "))
+            para = [line]
+            i += 1
+            if not split_only:
+                while i < len(lines):
+                    nxt = lines[i].expandtabs(8)
+                    if not nxt.strip() or len(nxt) - len(nxt.lstrip(" ")) != ind:
+                        break
+                    para.append(nxt)
+                    i += 1
+            words: list[_W] = []
+            tabs = tabs or any("\t" in lines[x] for x in range(i - len(para), i))
+            for li, pl in enumerate(para):
+                toks = re.findall(r"(\S+)(\s*)", pl)
+                for ti, (wd, sp) in enumerate(toks):
+                    last_in_line = ti == len(toks) - 1
+                    # only the very end of input makes a word "final" without a period
+                    at_eof = last_in_line and li == len(para) - 1 and i >= len(lines)
+                    nsp = len(sp)
+                    w = _W(wd, nsp, False)
+                    w.final = at_eof or (w.period and (last_in_line or nsp > 1))
+                    if last_in_line or uniform:
+                        w.space = 2 if w.final else 1
+                    words.append(w)
+            for ln_words in _fmt_paragraph(words, width, goal, ind, ind, last_len):
+                col = 0
+                parts = []
+                col = _put_space(parts, col, ind, tabs)
+                for k2, w in enumerate(ln_words):
+                    parts.append(w.text)
+                    col += w.length
+                    if k2 < len(ln_words) - 1:
+                        col = _put_space(parts, col, w.space, tabs)
+                out.append("".join(parts))
+                last_len = col
         ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
     return status
-
-
-def _greedy(words: list[str], width: int, indent: str, uniform: bool = False) -> list[str]:
-    lines: list[str] = []
-    cur = indent
-    has = False
-    goal = width * 93 // 100
-    for w in words:
-        sep = " "
-        if has and cur.endswith((".", "?", "!")) and not uniform:
-            sep = "  "
-        if has and len(cur) + len(sep) + len(w) > goal + (width - goal) * 0 and len(cur) + len(sep) + len(w) > width - 0:
-            lines.append(cur)
-            cur = indent + w
-        elif has and len(cur) + len(sep) + len(w) > goal:
-            lines.append(cur)
-            cur = indent + w
-        else:
-            cur = cur + sep + w if has else cur + w
-        has = True
-    if has:
-        lines.append(cur)
-    return lines
 
 
 # -- column ---------------------------------------------------------------------------------
