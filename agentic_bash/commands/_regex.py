@@ -279,6 +279,9 @@ def translate(
                     return p[i + 1], None, i + 2
             return c, None, i + 1
 
+        if i >= n:
+            # glibc: the pattern ends right after "[" or "[^" (grep 'a[')
+            raise RegexError("Invalid regular expression")
         while True:
             if i >= n:
                 raise RegexError("Unmatched [, [^, [:, [., or [=")
