@@ -803,60 +803,94 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
             jf = y[f2] if f2 < len(y) else (empty or b"")
             out.append(osep.join([jf] + [v for i, v in enumerate(y) if i != f2]) + sep)
 
+    # GNU join_input: a line is order-checked when it is read, once unpairable lines were
+    # seen (always with --check-order, where the first disorder is fatal)
     i = j = 0
     if header and A and B:
         emit(A[0], B[0])
         i = j = 1
+    base = [i, j]
     disorder = False
     warned = [False, False]
+    seen = False
 
-    def chk(L: list[list[bytes]], idx: int, n: int, which: int, raw: list[bytes]) -> None:
+    class _Fatal(Exception):
+        pass
+
+    def read(L: list[list[bytes]], idx: int, n: int, which: int, raw: list[bytes]) -> bool:
+        """Line ``idx`` of file ``which`` is read: check it; False at end of file."""
         nonlocal disorder
-        if check is False or warned[which] or idx == 0 or (header and idx == 1):
-            return
+        if idx >= len(L):
+            return False
+        if check is False or warned[which] or idx <= base[which] or not (check or seen):
+            return True
         if key(L[idx - 1], n) > key(L[idx], n):
-            warned[which] = True
-            disorder = True
             ctx.stdout.write(b"".join(out))
             out.clear()
             ctx.stderr.write(f"join: {ops[which]}:{idx + 1}: is not sorted: ".encode("utf-8", "surrogateescape") + raw[idx] + b"\n")
+            if check:
+                raise _Fatal()
+            warned[which] = True
+            disorder = True
+        return True
 
-    while i < len(A) and j < len(B):
-        ka, kb = key(A[i], f1), key(B[j], f2)
-        if ka < kb:
-            chk(A, i, f1, 0, a)
-            if 1 in unp or 1 in only:
-                emit(A[i], None)
-            i += 1
-        elif ka > kb:
-            chk(B, j, f2, 1, b)
-            if 2 in unp or 2 in only:
-                emit(None, B[j])
-            j += 1
-        else:
-            chk(A, i, f1, 0, a)
-            chk(B, j, f2, 1, b)
-            i2 = i
-            while i2 < len(A) and key(A[i2], f1) == ka:
+    pr1 = 1 in unp or 1 in only
+    pr2 = 2 in unp or 2 in only
+    try:
+        while i < len(A) and j < len(B):
+            ka, kb = key(A[i], f1), key(B[j], f2)
+            if ka < kb:
+                if pr1:
+                    emit(A[i], None)
+                i += 1
+                read(A, i, f1, 0, a)
+                seen = True
+                continue
+            if ka > kb:
+                if pr2:
+                    emit(None, B[j])
+                j += 1
+                read(B, j, f2, 1, b)
+                seen = True
+                continue
+            i2 = i + 1
+            while read(A, i2, f1, 0, a) and key(A[i2], f1) == ka:
                 i2 += 1
-            j2 = j
-            while j2 < len(B) and key(B[j2], f2) == kb:
+            j2 = j + 1
+            while read(B, j2, f2, 1, b) and key(B[j2], f2) == kb:
                 j2 += 1
             if not only:
                 for x in A[i:i2]:
                     for y in B[j:j2]:
                         emit(x, y)
             i, j = i2, j2
-    while i < len(A):
-        chk(A, i, f1, 0, a)
-        if 1 in unp or 1 in only:
-            emit(A[i], None)
-        i += 1
-    while j < len(B):
-        chk(B, j, f2, 1, b)
-        if 2 in unp or 2 in only:
-            emit(None, B[j])
-        j += 1
+        checktail = check is not False and not (warned[0] and warned[1])
+        if (pr1 or checktail) and i < len(A):
+            if pr1:
+                emit(A[i], None)
+            if j < len(B):
+                seen = True
+            i += 1
+            while read(A, i, f1, 0, a):
+                if pr1:
+                    emit(A[i], None)
+                if warned[0] and not pr1:
+                    break
+                i += 1
+        if (pr2 or checktail) and j < len(B):
+            if pr2:
+                emit(None, B[j])
+            if i < len(A):
+                seen = True
+            j += 1
+            while read(B, j, f2, 1, b):
+                if pr2:
+                    emit(None, B[j])
+                if warned[1] and not pr2:
+                    break
+                j += 1
+    except _Fatal:
+        return 1
     ctx.stdout.write(b"".join(out))
     _ = (na, nb)
     if disorder:

@@ -516,3 +516,22 @@ SEQ_CASES: list[list[str]] = [
 @pytest.mark.parametrize("argv", SEQ_CASES, ids=[" ".join(a) for a in SEQ_CASES])
 def test_seq_floats(argv: list[str]) -> None:
     assert_same(argv, {}, b"")
+
+
+JOIN_FILES = {
+    "s1": "a v1\nb v2\nc v3\n", "s2": "a w1\nc w3\nd w4\n", "u1": "e v4 x\ne v3\n",
+    "u2": "a v9\n1 v2\n10 v2 x\nd v2 x\n", "u3": "b v9\nc v7\ne v4\nb v8\n1 v9\n", "empty": "",
+    "p1": "a v9\na v6 x\nb v6 x\n", "p2": "a v8 x\n2 v9 x\nc v5\n10 v2\n", "q1": "d v8 x\n1 v8\n1 v9\n10 v9\n",
+    "q2": "c v9\nd v7\n",
+}
+JOIN_CASES = [
+    ["join", "s1", "s2"], ["join", "-v1", "u1", "u2"], ["join", "-o", "auto", "-a2", "-e", "-", "u3", "empty"],
+    ["join", "-o", "1.2,2.2", "p1", "p2"], ["join", "--check-order", "q1", "q2"],
+    ["join", "-e", "NA", "-a1", "-o", "0,1.2,2.2", "u3", "empty"], ["join", "-a1", "-a2", "p1", "p2"],
+    ["join", "--nocheck-order", "p1", "p2"], ["join", "--header", "s1", "s2"],
+]
+
+
+@pytest.mark.parametrize("argv", JOIN_CASES, ids=[" ".join(a) for a in JOIN_CASES])
+def test_join_order_checks(argv: list[str]) -> None:
+    assert_same(argv, JOIN_FILES, b"")
