@@ -120,6 +120,7 @@ LONG = {
 }
 
 CHUNK = 65536
+_CTX = b"\0ctx"  # a context line under -o: counts for separators, prints nothing
 _BRE_SPECIAL = frozenset(".[]\\*^$+?{}()|")
 
 
@@ -410,6 +411,17 @@ class _Grep:
 
     def prefix(self, name: bytes | None, lineno: int, offset: int, sep: bytes) -> bytes:
         o = self.o
+        if o.color:
+            # GNU's default GREP_COLORS: fn=35 ln=32 bn=32 se=36
+            sepc = b"\x1b[36m\x1b[K" + sep + b"\x1b[m\x1b[K"
+            s = b""
+            if name is not None:
+                s += b"\x1b[35m\x1b[K" + name + b"\x1b[m\x1b[K" + (b"\0" if o.null else sepc)
+            if o.line_number:
+                s += b"\x1b[32m\x1b[K%d\x1b[m\x1b[K" % lineno + sepc
+            if o.byte_offset:
+                s += b"\x1b[32m\x1b[K%d\x1b[m\x1b[K" % offset + sepc
+            return s
         parts = []
         if name is not None:
             parts.append(name + (b"\0" if o.null else sep))
@@ -466,7 +478,8 @@ class _Grep:
             if context and o.group_sep is not None and (
                     (last_printed and ln > last_printed + 1) or (not last_printed and self.printed_group)):
                 out.append((b"\x1b[36m\x1b[K" + o.group_sep + b"\x1b[m\x1b[K" if o.color else o.group_sep) + b"\n")
-            out.append(data)
+            if data is not None and not (o.only and data is _CTX):
+                out.append(data)
             last_printed = ln
             self.printed_group = True
 
@@ -491,6 +504,9 @@ class _Grep:
                     binary = True
                     if o.binary_files == "without-match":
                         return 0
+            if binary:
+                # GNU's nul_zapper: in a binary file a NUL ends a line for matching purposes
+                block = block.replace(b"\0", b"\n")
             text = to_text(block, utf8)
             if buf_search is not None:
                 # whole-buffer search: find the matching lines' spans, materialise only
@@ -662,7 +678,7 @@ class _Grep:
                     if after_left <= 0 or not printing:
                         break
                     after_left -= 1
-                    emit(lineno, self.prefix(name, lineno, offset, b"-") + tab + raw + sep)
+                    emit(lineno, _CTX if o.only else self.prefix(name, lineno, offset, b"-") + tab + raw + sep)
                 elif is_sel:
                     selected += 1
                     self.any_selected = True
@@ -677,7 +693,8 @@ class _Grep:
                         bad_enc = True  # GNU skips the line and reports at the end
                     elif printing:
                         for bl, bo, braw in before_buf:
-                            emit(bl, self.prefix(name, bl, bo, b"-") + tab + braw + sep)
+                            # -o prints no context lines, but they still decide the "--"
+                            emit(bl, _CTX if o.only else self.prefix(name, bl, bo, b"-") + tab + braw + sep)
                         before_buf.clear()
                         if o.only:
                             if not o.invert:
@@ -686,8 +703,10 @@ class _Grep:
                                         if m.end() == m.start():
                                             continue
                                         mo = offset + len(from_text(line[:m.start()], utf8)) if o.byte_offset else 0
-                                        emit(lineno, self.prefix(name, lineno, mo, b":") + tab
-                                             + from_text(m.group(), utf8) + sep)
+                                        mt = from_text(m.group(), utf8)
+                                        if o.color:
+                                            mt = b"\x1b[01;31m\x1b[K" + mt + b"\x1b[m\x1b[K"
+                                        emit(lineno, self.prefix(name, lineno, mo, b":") + tab + mt + sep)
                         elif o.color and not o.invert:
                             emit(lineno, self.color_prefix(name, lineno, offset) + self.colorize(line, t) + sep)
                         else:
@@ -700,7 +719,7 @@ class _Grep:
                 elif printing:
                     if after_left > 0:
                         after_left -= 1
-                        emit(lineno, self.prefix(name, lineno, offset, b"-") + tab + raw + sep)
+                        emit(lineno, _CTX if o.only else self.prefix(name, lineno, offset, b"-") + tab + raw + sep)
                     elif o.before:
                         before_buf.append((lineno, offset, raw))
                         if len(before_buf) > o.before:

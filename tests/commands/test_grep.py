@@ -108,6 +108,13 @@ CASES = [
     ["grep", "--color=always", "-n", "fo*", "t.txt", "ctx"],
     ["grep", "--label=LBL", "-H", "x", "-"],
     ["grep", "-z", "b", "t.txt"],
+    ["grep", "-o", "-C1", "a", "ctx"],
+    ["grep", "-on", "-A1", "x", "ctx"],
+    ["grep", "-c", "a*", "bin"],
+    ["grep", "b$", "bin", "t.txt"],
+    ["grep", "-v", "abc", "bin"],
+    ["grep", "--color=always", "-o", "-n", "o*", "t.txt", "ctx"],
+    ["grep", "--color=always", "-n", "-A1", "foo", "t.txt"],
     # errors and usage
     ["grep"],
     ["grep", "-k", "x"],
