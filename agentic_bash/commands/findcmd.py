@@ -840,7 +840,7 @@ class _Find:
         if d == "M":
             return _mode_string(e.stat().st_mode)
         if d == "y":
-            return _type_char(e.lstat().st_mode)
+            return _type_char(e.stat().st_mode)  # under -L the type of what the link points to
         if d == "Y":
             try:
                 return _type_char(e.fs.stat(e.path).st_mode)
