@@ -673,6 +673,7 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
         operands += [ln for ln in data.decode("utf-8", "surrogateescape").splitlines() if ln]
     if archive is None:
         archive = ctx.env.get("TAPE", "-")
+    piped = comp not in ("", "auto")  # -z/-j/-J: GNU reads through a (child) decompressor
     if comp == "auto":
         comp = ""
         for suf, k in ((".tar.gz", "gz"), (".tgz", "gz"), (".tar.bz2", "bz2"), (".tbz2", "bz2"),
@@ -685,6 +686,14 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
     if mode == "c":
         return _tar_create(ctx, archive, comp, operands, base, verbose, excludes, absolute, no_recursion, err,
                            usage)
+    if piped and archive != "-" and not ctx.fs.exists(ctx.path(archive)):
+        # the missing archive is reported by the decompressing child, then by tar itself
+        msg = f"{archive}: Cannot open: No such file or directory"
+        ctx.stderr.write(f"tar (child): {msg}\ntar (child): Error is not recoverable: exiting now\n"
+                         .encode("utf-8", "surrogateescape"))
+        err("Child returned status 2")
+        err("Error is not recoverable: exiting now")
+        return 2
     return _tar_read(ctx, mode, archive, comp, operands, base, verbose, excludes, strip, to_stdout, keep_old,
                      preserve, touch, err)
 

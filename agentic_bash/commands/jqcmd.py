@@ -379,7 +379,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         try:
             _compile(filter_, jargs)  # compile errors are reported against the user's own text
         except ValueError as e:
-            msg = str(e)
+            msg = _compile_err_16(str(e), filter_)
             if not msg.endswith("\n"):
                 msg += "\n"
             ctx.stderr.write(msg.encode("utf-8", "replace"))
@@ -435,7 +435,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
             where = f"{name}:{text.count(chr(10))}"
             inputs.extend(_Input(v, where) for v in vals)
             if perr:
-                parse_error = perr
+                parse_error = _parse_err_16(perr, text)
                 break
         if opts["s"]:
             inputs = [_Input([x.value for x in inputs], inputs[-1].where if inputs else "<unknown>")]
@@ -529,6 +529,45 @@ class _TooBig(Exception):
 
 
 _NOTHING = object()
+
+
+_COMPILE_ERR_RE = re.compile(r"jq: error: (.*?) at <top-level>, line (\d+), column (\d+):\n(?:    .*\n)?(?: *\^+\n?)?")
+
+
+def _compile_err_16(msg: str, src: str) -> str:
+    """libjq 1.7's compile error in jq 1.6's shape: "$end", the shell-quoting hint, and the
+    offending line followed by as many spaces as the error's column (1.6 prints no caret)."""
+    lines = src.split("\n")
+
+    def one(m: re.Match[str]) -> str:
+        text, line, col = m.group(1), int(m.group(2)), int(m.group(3))
+        if text.startswith("syntax error"):
+            text = text.replace("end of file", "$end") + " (Unix shell quoting issues?)"
+        ln = lines[line - 1] if 0 < line <= len(lines) else ""
+        return f"jq: error: {text} at <top-level>, line {line}:\n{ln}{' ' * max(col - 1, 0)}\n"
+
+    return _COMPILE_ERR_RE.sub(one, msg)
+
+
+_PARSE_POS_RE = re.compile(r"^parse error: Invalid (?:numeric )?literal at line (\d+), column (\d+)$")
+
+
+def _parse_err_16(msg: str, text: str) -> str:
+    """jq 1.6 says "Invalid literal" for a bad token starting with t/f/n (not three long and
+    n-initial: that one tried "nan" and then a number) and "Invalid numeric literal" otherwise."""
+    m = _PARSE_POS_RE.match(msg)
+    if not m:
+        return msg
+    line, col = int(m.group(1)), int(m.group(2))
+    rows = text.split("\n")
+    off = sum(len(r) + 1 for r in rows[:line - 1]) + col - 1  # the delimiter that ended the token
+    tok = re.search(r"[A-Za-z0-9.+\-]+$", text[:max(off, 0)])
+    if not tok:
+        return msg
+    t = tok.group(0)
+    lit = t[0] in "tf" or (t[0] == "n" and len(t) != 3)
+    kind = "Invalid literal" if lit else "Invalid numeric literal"
+    return f"parse error: {kind} at line {line}, column {col}"
 
 
 def _err_text(msg: str) -> str:
