@@ -12,7 +12,8 @@
 #   ``status`` (the exit status ``bash -c`` uses: 2, but 1 for an unclosed ``a=(`` and 127
 #   for a syntax error inside ``$(…)``, as bash 5.2 does).
 #   ``ParseError.__reduce__`` keeps only message/line/token across pickling.
-# * ``parse_cached(src)``: process-wide LRU cache of ``parse``.
+# * ``parse_cached(src)``: process-wide LRU cache of ``parse``; ``parse_cached_with_warnings(src,
+#   extglob=…)`` likewise for ``parse_with_warnings`` (warnings as a tuple).
 # * ``CommandReader(src, extglob=…, aliases=…)``: one top-level command line per ``next()``,
 #   as ``bash -c`` reads (commands before a syntax error run first; ``shopt -s extglob`` and
 #   aliases take effect from the next line). ``extglob``/``aliases`` are settable.
@@ -1393,6 +1394,21 @@ def parse_cached(source: str) -> Script:
 @functools.lru_cache(maxsize=4096)
 def _parse_cached(source: str) -> Script:
     return parse(source)
+
+
+def parse_cached_with_warnings(source: str, *, extglob: bool = True
+                               ) -> tuple[Script, tuple[tuple[int, str], ...]]:
+    """``parse_with_warnings`` with the process-wide cache (keyed on ``extglob`` too)."""
+    if len(source) > _CACHE_MAX_SOURCE:
+        tree, warns = parse_with_warnings(source, extglob=extglob)
+        return tree, tuple(warns)
+    return _parse_cached_w(source, extglob)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_cached_w(source: str, extglob: bool) -> tuple[Script, tuple[tuple[int, str], ...]]:
+    tree, warns = parse_with_warnings(source, extglob=extglob)
+    return tree, tuple(warns)
 
 
 @functools.lru_cache(maxsize=1024)
