@@ -25,7 +25,8 @@ from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture
 from ..vfs.paths import normalize
 from .base import OutputCallback
-from ..shell.parser import parse as _parse, parse_cached as _parse_cached
+from ..shell.parser import parse as _parse
+from ..shell.parser import parse_cached_with_warnings as _parse_cached_w
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
 except ImportError:  # pragma: no cover
@@ -284,16 +285,18 @@ class InProcessExecutor:
 
     def _execute(self, sh: Interpreter, script: str) -> int:
         st = sh.state
-        if not st.shopt["expand_aliases"] and "expand_aliases" not in script:
+        if not st.shopt["expand_aliases"] and "expand_aliases" not in script and "extglob" not in script:
             try:
-                tree = _parse_cached(script)
+                tree, warns = _parse_cached_w(script, extglob=bool(st.shopt.get("extglob")))
             except ParseError:
                 pass  # run the complete lines before the error, as bash -c does
             except RecursionError:
                 sh.write_err(b"bash: maximum nesting depth exceeded\n")
                 return 2
             else:
-                return run_toplevel(sh, tree)
+                if not warns:
+                    return run_toplevel(sh, tree)
+        # line by line: aliases and extglob apply from the next line, warnings in order
         return run_toplevel(sh, None, source=script, who="-c")
 
     # ------------------------------------------------------------------ dispatch (host API)
@@ -705,9 +708,11 @@ class _LiveAliases(Mapping[str, str]):
 def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-def]
     """Top-level command lines of ``source``; a syntax error is reported when reached."""
     from ..shell.parser import CommandReader
-    reader = CommandReader(source, aliases=_LiveAliases(sh))
+    reader = CommandReader(source, extglob=bool(sh.state.shopt.get("extglob")), aliases=_LiveAliases(sh))
     lines = source.split("\n")
     while True:
+        # `shopt -s extglob` takes effect from the next command line, as in bash
+        reader.extglob = bool(sh.state.shopt.get("extglob"))
         try:
             tree = reader.next()
         except ParseError as e:
@@ -717,6 +722,11 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             if getattr(e, "keep_status", False):
                 raise ExitShell(sh.state.last_status) from None
             raise ExitShell(getattr(e, "status", 2)) from None
+        if reader.warnings:  # here-document delimited by end-of-file
+            prefix = sh.script_name if who == "-c" else who
+            for ln, msg in reader.warnings:
+                sh.write_err(f"{prefix}: line {ln}: warning: {msg}\n".encode("utf-8", "surrogateescape"))
+            reader.warnings.clear()
         if tree is None:
             return
         yield tree
