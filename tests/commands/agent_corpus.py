@@ -1,0 +1,764 @@
+"""Agent-style command lines over a small project tree, for real-vs-virtual fidelity checks."""
+
+from __future__ import annotations
+
+# Fixed modification times (UTC seconds) so ls -l, find -newer and stat agree on both sides.
+T0 = 1700000000          # 2023-11-14 22:13:20 UTC: every file by default
+T_LATE = T0 + 7200       # files "edited later" (find -newer, ls -t)
+
+CORE_PY = '''"""Core logic for the inventory service."""
+
+import json
+import os
+
+from .utils import slugify, parse_size
+
+DEFAULT_LIMIT = 50
+
+
+class Inventory:
+    """Keeps items in memory."""
+
+    def __init__(self, path):
+        self.path = path
+        self.items = {}
+        # TODO: load lazily instead of at construction
+        self.load()
+
+    def load(self):
+        if not os.path.exists(self.path):
+            return
+        with open(self.path) as fh:
+            self.items = json.load(fh)
+
+    def add(self, name, qty=1):
+        key = slugify(name)
+        self.items[key] = self.items.get(key, 0) + qty  # FIXME: negative qty
+        return key
+
+    def total(self):
+        return sum(self.items.values())
+
+    def biggest(self, limit=DEFAULT_LIMIT):
+        # TODO(ana): make limit configurable
+        ranked = sorted(self.items.items(), key=lambda kv: -kv[1])
+        return ranked[:limit]
+'''
+
+UTILS_PY = '''"""Small helpers."""
+
+import re
+
+_SIZE = re.compile(r"^(\\d+)([kmg]?)$")
+
+
+def slugify(text):
+    text = text.strip().lower()
+    return re.sub(r"[^a-z0-9]+", "-", text).strip("-")
+
+
+def parse_size(value):
+    m = _SIZE.match(value.lower())
+    if not m:
+        raise ValueError("bad size: %s" % value)
+    num, unit = m.groups()
+    mult = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[unit]
+    return int(num) * mult
+
+
+def chunks(seq, n):
+    # FIXME: handles n <= 0 badly
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]
+'''
+
+CLI_PY = '''"""Command line entry point."""
+
+import argparse
+import sys
+
+from .core import Inventory
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="inv")
+    parser.add_argument("--db", default="inventory.json")
+    parser.add_argument("item", nargs="?")
+    args = parser.parse_args(argv)
+    inv = Inventory(args.db)
+    if args.item:
+        inv.add(args.item)
+    print(inv.total())
+    # TODO: exit codes for errors
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+INIT_PY = '''"""Inventory package."""
+
+__version__ = "0.3.1"
+'''
+
+TEST_CORE = '''from myapp.core import Inventory
+
+
+def test_add(tmp_path):
+    inv = Inventory(str(tmp_path / "db.json"))
+    assert inv.add("Blue Widget") == "blue-widget"
+    assert inv.total() == 1
+
+
+def test_biggest(tmp_path):
+    inv = Inventory(str(tmp_path / "db.json"))
+    inv.add("a", 3)
+    inv.add("b", 5)
+    assert inv.biggest(1) == [("b", 5)]
+'''
+
+PACKAGE_JSON = '''{
+  "name": "inventory-web",
+  "version": "1.4.0",
+  "private": true,
+  "scripts": {
+    "build": "vite build",
+    "test": "vitest run",
+    "lint": "eslint src"
+  },
+  "dependencies": {
+    "react": "^18.2.0",
+    "react-dom": "^18.2.0",
+    "axios": "^1.6.2",
+    "lodash": "4.17.21"
+  },
+  "devDependencies": {
+    "vite": "^5.0.0",
+    "vitest": "^1.0.4",
+    "eslint": "^8.55.0"
+  },
+  "deps": [
+    {"name": "react", "size": 120, "license": "MIT"},
+    {"name": "axios", "size": 45, "license": "MIT"},
+    {"name": "lodash", "size": 530, "license": "MIT"},
+    {"name": "left-pad", "size": 2, "license": "WTFPL"}
+  ]
+}
+'''
+
+CONFIG_JSON = '''{"service": {"name": "inventory", "port": 8080, "debug": false},
+ "database": {"host": "db.internal", "port": 5432, "pool": {"min": 2, "max": 10}},
+ "features": ["search", "export", "audit"],
+ "owners": [{"name": "ana", "email": "ana@example.com", "active": true},
+            {"name": "bo", "email": "bo@example.com", "active": false},
+            {"name": "cy", "email": null, "active": true}],
+ "timeout": 2.5}
+'''
+
+DATA_CSV = '''id,name,score,city
+1,alice,82,Lisbon
+2,bob,67,Porto
+3,carol,91,Lisbon
+4,dave,55,Braga
+5,erin,78,Porto
+6,frank,91,Faro
+7,grace,60,Lisbon
+8,heidi,73,Braga
+'''
+
+APP_LOG = '''2024-03-01 08:00:01 INFO  server started on :8080
+2024-03-01 08:00:02 DEBUG loading config from /etc/inv.json
+2024-03-01 08:01:15 WARN  slow query (1203 ms): SELECT * FROM items
+2024-03-01 08:02:40 INFO  GET /items 200 12ms
+2024-03-01 08:02:41 INFO  GET /items/7 404 3ms
+2024-03-01 08:05:09 ERROR database timeout after 2.5s
+2024-03-01 08:05:10 INFO  retrying connection
+2024-03-01 08:05:12 ERROR database timeout after 2.5s
+2024-03-01 09:15:00 WARN  disk usage at 91%
+2024-03-01 09:30:27 INFO  POST /items 201 40ms
+2024-03-01 10:00:00 INFO  shutdown requested
+'''
+
+README = '''# Inventory
+
+A tiny inventory service used to exercise command line tools.
+
+## Install
+
+    pip install -e .
+
+## Usage
+
+Run `inv --db inventory.json widget` to add a widget.
+
+## Notes
+
+- TODO: document the web front end
+- The log lives in logs/app.log.
+'''
+
+GUIDE_MD = '''# Guide
+
+start
+step one: configure
+step two: run
+end
+
+Appendix: nothing here.
+'''
+
+RELEASE_NOTES = '''v0.3.1 fixed slugify for unicode
+v0.3.0 added biggest()
+v0.2.0 first public release
+'''
+
+MAKEFILE = '''.PHONY: test lint
+
+test:
+\tpytest -q tests
+
+lint:
+\tflake8 src
+'''
+
+FRUITS_A = "apple\nbanana\ncherry\ndate\nfig\n"
+FRUITS_B = "banana\ncherry\nelderberry\nfig\ngrape\n"
+NAMES_TXT = "1 alice\n2 bob\n3 carol\n4 dave\n"
+AGES_TXT = "1 34\n2 27\n4 45\n5 19\n"
+WORDS = "the cat sat on the mat\nthe dog ate the cat food\na bird on a wire\n"
+OLD_CFG = "host=localhost\nport=8080\nmode=dev\nretries=3\n"
+NEW_CFG = "host=localhost\nport=9090\nmode=prod\nretries=3\nverbose=1\n"
+UNICODE = "café\nnaïve résumé\nstraße\n日本語\n"
+
+BINARY = bytes(range(0, 256, 7)) + b"\x00\x00PNG\r\n\x1a\n" + b"tail"
+
+FILES: dict[str, bytes] = {
+    "README.md": README.encode(),
+    "package.json": PACKAGE_JSON.encode(),
+    "config.json": CONFIG_JSON.encode(),
+    "data.csv": DATA_CSV.encode(),
+    "Makefile": MAKEFILE.encode(),
+    ".gitignore": b"__pycache__/\n*.pyc\nbuild/\n",
+    "logs/app.log": APP_LOG.encode(),
+    "src/myapp/__init__.py": INIT_PY.encode(),
+    "src/myapp/core.py": CORE_PY.encode(),
+    "src/myapp/utils.py": UTILS_PY.encode(),
+    "src/myapp/cli.py": CLI_PY.encode(),
+    "tests/test_core.py": TEST_CORE.encode(),
+    "docs/guide.md": GUIDE_MD.encode(),
+    "docs/release notes.txt": RELEASE_NOTES.encode(),
+    "assets/logo.bin": BINARY,
+    "txt/fruits_a.txt": FRUITS_A.encode(),
+    "txt/fruits_b.txt": FRUITS_B.encode(),
+    "txt/names.txt": NAMES_TXT.encode(),
+    "txt/ages.txt": AGES_TXT.encode(),
+    "txt/words.txt": WORDS.encode(),
+    "txt/unicode.txt": UNICODE.encode(),
+    "conf/old.cfg": OLD_CFG.encode(),
+    "conf/new.cfg": NEW_CFG.encode(),
+}
+
+DIRS = ["src", "src/myapp", "tests", "docs", "assets", "logs", "txt", "conf", "empty"]
+
+SYMLINKS: dict[str, str] = {"docs/readme-link.md": "../README.md"}
+
+# Files whose mtime is T_LATE instead of T0.
+LATE = {"src/myapp/cli.py", "logs/app.log"}
+
+# The command lines.  Each runs in a fresh copy of the tree, cwd = tree root.
+COMMANDS: list[str] = r"""
+grep -rn TODO src | cut -d: -f1 | sort -u
+grep -rn TODO src | sort
+grep -rn FIXME . | sort
+grep -rl TODO . | sort
+grep -rc TODO src | sort
+grep -c def src/myapp/core.py
+grep -n 'def ' src/myapp/*.py
+grep -rn --include='*.py' 'import' . | sort
+grep -rw self src/myapp/core.py | head -3
+grep -E 'ERROR|WARN' logs/app.log
+grep -v INFO logs/app.log | wc -l
+grep -o '[0-9]\+ms' logs/app.log
+grep -oE '[0-9]{2}:[0-9]{2}:[0-9]{2}' logs/app.log | head -4
+grep -i 'todo' README.md
+grep -A1 'class Inventory' src/myapp/core.py
+grep -B2 -n 'return key' src/myapp/core.py
+grep -C1 ERROR logs/app.log
+grep -m2 INFO logs/app.log
+grep -q ERROR logs/app.log && echo found
+grep -q NOPE logs/app.log || echo missing
+grep -L TODO src/myapp/*.py
+grep -h def src/myapp/utils.py src/myapp/cli.py
+grep -x 'start' docs/guide.md
+grep -F '2.5s' logs/app.log
+grep -e alice -e bob data.csv
+grep -w 'on' txt/words.txt
+grep '^v0' 'docs/release notes.txt'
+grep -n '' txt/fruits_a.txt
+grep nothing-here README.md; echo "rc=$?"
+grep TODO missing.txt; echo "rc=$?"
+grep -s TODO missing.txt; echo "rc=$?"
+grep '[' README.md; echo "rc=$?"
+grep -E '(' README.md; echo "rc=$?"
+grep --bogus x README.md; echo "rc=$?"
+grep -r TODO --exclude-dir=tests . | sort
+grep -rn 'def \w\+(self' src | sort | head -5
+grep -P '\d{3} \d+ms' logs/app.log
+grep PNG assets/logo.bin
+grep -c '' assets/logo.bin
+grep -a -c tail assets/logo.bin
+grep -rl '__version__' --include=*.py .
+grep -n -i 'error' logs/app.log | cut -d: -f1 | paste -sd,
+grep -oh 'TODO[^:]*' -r src | sort | uniq -c
+find . -name '*.py' | sort
+find . -name '*.py' | xargs wc -l | sort -n
+find . -type d | sort
+find . -type f -name '*.json' | sort
+find . -type f -newer data.csv | sort
+find . -type l
+find . -maxdepth 1 -type f | sort
+find src -name '*.py' -exec grep -l TODO {} \; | sort
+find src -name '*.py' -exec wc -l {} + | sort -n
+find . -empty | sort
+find . -path ./src -prune -o -name '*.py' -print
+find . -name '*.md' -o -name '*.txt' | sort
+find . -iname 'MAKEFILE'
+find . -type f -size +1k | sort
+find . -type f -size -100c | sort
+find docs -type f -print0 | xargs -0 wc -c | sort -n
+find . -name '*.py' -newer src/myapp/core.py
+find src -type f | wc -l
+find . -not -path '*/src/*' -type f -name '*.py'
+find . -name '*.cfg' -printf '%f %s\n' | sort
+find . -type f -name '*.py' -printf '%d %p\n' | sort
+find missing-dir -name x; echo "rc=$?"
+find . -maxdepth 2 -mindepth 2 -type d | sort
+find src -name __init__.py -delete; find src -name '*.py' | sort
+find . -regex '.*/t[a-z]*\.txt' | sort
+find . -name 'release*'
+find . -type f -mmin -1 | sort
+find . -perm -u+x -type f | sort
+find . -type f | sed 's|^\./||' | sort | head -5
+find . -name "*.py" | xargs grep -c def | sort
+find . -name '*.py' | xargs -n1 basename | sort
+find . -name '*.json' | xargs -I{} sh -c 'echo {}: $(wc -c < {})' | sort
+find . -name '*.txt' -print0 | sort -z | xargs -0 ls
+ls
+ls -1
+ls -a
+ls -A
+ls src/myapp
+ls -R src
+ls -F
+ls -p docs
+ls -d */
+ls *.json
+ls -S txt
+ls -t src/myapp
+ls -r txt
+ls -lgG src/myapp
+ls -lgG docs
+ls -lgGh assets
+ls -1 --color=never txt | head -3
+ls missing; echo "rc=$?"
+ls -la src/myapp | tail -n +2 | awk '{print $1, $5, $NF}'
+ls -l docs/readme-link.md | awk '{print $1, $NF, $(NF-1), $(NF-2)}'
+wc -l *.json *.csv
+wc -l src/myapp/*.py
+wc -w txt/words.txt
+wc -c assets/logo.bin
+wc -m txt/unicode.txt
+wc txt/words.txt
+wc -L README.md
+cat txt/words.txt | wc -l
+wc -l < data.csv
+wc nothere; echo "rc=$?"
+head -n 5 logs/app.log
+head -3 data.csv
+head -c 20 README.md
+head -n -8 logs/app.log
+tail -n 3 logs/app.log
+tail -n +2 data.csv
+tail -c 10 README.md
+tail -1 data.csv
+head -2 txt/fruits_a.txt txt/fruits_b.txt
+cut -d, -f2 data.csv
+cut -d, -f2,3 data.csv | tail -n +2
+cut -d, -f1 --complement data.csv | head -3
+cut -c1-10 logs/app.log | head -3
+cut -d' ' -f3 logs/app.log | sort | uniq -c
+cut -f1 -d= conf/old.cfg
+cut -d: -f2 README.md
+cut -b 3-5 txt/unicode.txt
+tr a-z A-Z < txt/fruits_a.txt
+tr -d '\n' < txt/fruits_a.txt
+tr -s ' ' < logs/app.log | head -2
+tr ',' '\t' < data.csv | head -2
+tr -cd '[:alpha:]\n' < txt/words.txt
+tr '[:lower:]' '[:upper:]' <<< 'hello world'
+echo 'a-b-c' | tr - _
+tr -c 'a-z\n' '.' < txt/words.txt
+tr -d '[:digit:]' < data.csv | head -3
+sort txt/fruits_b.txt txt/fruits_a.txt
+sort -r txt/fruits_a.txt
+sort -t, -k3 -n data.csv
+sort -t, -k3,3nr -k2,2 data.csv | head -4
+sort -t, -k4,4 -s data.csv
+sort -u txt/words.txt
+sort -n txt/ages.txt -k2
+cut -d, -f4 data.csv | tail -n +2 | sort | uniq -c | sort -rn
+cat txt/words.txt | tr ' ' '\n' | sort | uniq -c | sort -rn | head -3
+tr ' ' '\n' < txt/words.txt | sort | uniq -d
+tr ' ' '\n' < txt/words.txt | sort | uniq -u
+sort -c txt/fruits_a.txt && echo sorted
+sort -c txt/words.txt; echo "rc=$?"
+sort -k2 txt/names.txt -r
+sort -h <<< $'10K\n2M\n512\n1G'
+sort -V <<< $'v1.10\nv1.2\nv1.9'
+sort --bogus; echo "rc=$?"
+uniq -c <(sort txt/fruits_a.txt txt/fruits_b.txt)
+sort txt/fruits_a.txt txt/fruits_b.txt | uniq -d
+sed -n '/start/,/end/p' docs/guide.md
+sed 's/old/new/' <<< 'old gold'
+sed -i 's/8080/9000/' conf/old.cfg && cat conf/old.cfg
+sed -i.bak 's/dev/test/' conf/old.cfg && cat conf/old.cfg conf/old.cfg.bak
+sed -n '2,4p' data.csv
+sed '1d' data.csv
+sed '/^$/d' README.md
+sed -n '$p' logs/app.log
+sed 's/,/;/g' data.csv | head -3
+sed -E 's/([0-9]+),([a-z]+)/\2=\1/' data.csv
+sed 's/^/> /' txt/fruits_a.txt
+sed '3q' logs/app.log
+sed -n '/ERROR/=' logs/app.log
+sed 'y/abc/xyz/' txt/fruits_a.txt
+sed -e 's/a/A/' -e 's/e/E/g' txt/fruits_a.txt
+sed '2i\inserted line' txt/fruits_a.txt
+sed '2a appended' txt/fruits_a.txt
+sed 's/TODO/DONE/w /dev/stdout' src/myapp/cli.py | grep DONE
+sed -n 's/.*version": "\(.*\)".*/\1/p' package.json
+sed 's/[' README.md; echo "rc=$?"
+sed -n l txt/unicode.txt
+sed = txt/fruits_b.txt | paste - -
+sed '$!N;s/\n/ /' txt/fruits_a.txt
+sed nothere.txt; echo "rc=$?"
+sed 's/x/y/' nothere.txt; echo "rc=$?"
+awk -F, '{s+=$3} END {print s}' data.csv
+awk -F, 'NR>1 {print $2}' data.csv
+awk 'NR>1 {print $2}' txt/names.txt
+awk -F, 'NR>1 && $3>75 {print $2, $3}' data.csv
+awk -F, 'NR>1 {c[$4]++} END {for (k in c) print k, c[k]}' data.csv | sort
+awk '{print NF}' txt/words.txt
+awk '{print $NF}' logs/app.log | head -3
+awk '/ERROR/ {n++} END {print n+0}' logs/app.log
+awk -F, -v OFS='|' '{$1=$1; print}' data.csv | head -3
+awk 'length > 40' logs/app.log | wc -l
+awk '{printf "%-8s|%5.1f\n", $2, $1*1.5}' txt/names.txt
+awk -F, 'NR==1{next} {sum[$4]+=$3; n[$4]++} END {for (c in sum) printf "%s %.2f\n", c, sum[c]/n[c]}' data.csv | sort
+awk 'BEGIN {print 2^10, 7%3, int(9.7)}'
+awk '{print toupper(substr($0,1,1)) substr($0,2)}' txt/fruits_a.txt
+awk -F= '{print $2}' conf/new.cfg
+awk 'NR==FNR {a[$1]=$2; next} $1 in a {print $2, a[$1]}' txt/names.txt txt/ages.txt
+awk '{gsub(/the/, "THE"); print}' txt/words.txt
+awk 'END {print NR}' logs/app.log
+awk -F'[ :]' '{print $2":"$3}' logs/app.log | sort -u | head -3
+awk '{ $2 = ""; print }' txt/names.txt
+awk 'BEGIN { split("a:b:c", p, ":"); print p[3], length(p) }'
+awk '{print > "out_" $1 ".txt"} END {close("out_1.txt")}' txt/names.txt && cat out_1.txt out_4.txt
+awk 'BEGIN { x = sprintf("%05d", 42); print x }'
+awk '/start/,/end/' docs/guide.md
+awk '{ print length($0) }' txt/unicode.txt
+awk 'BEGIN { printf "%s\n" }'; echo "rc=$?"
+awk '{print $1' data.csv; echo "rc=$?"
+awk -F, '$3 == 91' data.csv
+awk '{a[NR]=$0} END {for (i=NR; i>0; i--) print a[i]}' txt/fruits_a.txt
+jq -r '.deps[] | .name' package.json
+jq '.dependencies | keys' package.json
+jq -r '.dependencies | to_entries[] | "\(.key)@\(.value)"' package.json
+jq '.deps | map(.size) | add' package.json
+jq -c '.deps[] | select(.size > 100)' package.json
+jq '.scripts.build' package.json
+jq -r '.version' package.json
+jq '.service.port' config.json
+jq -r '.features | join(",")' config.json
+jq '.owners[] | select(.active) | .name' config.json
+jq -c '.database.pool' config.json
+jq '.owners | length' config.json
+jq -r '.owners[] | [.name, (.email // "none")] | @tsv' config.json
+jq -r '.owners[] | [.name, .active] | @csv' config.json
+jq '.database.pool.max += 5 | .database.pool' config.json
+jq -S '.service' config.json
+jq '.timeout * 2' config.json
+jq 'keys' config.json
+jq '[.deps[] | .license] | unique' package.json
+jq '.deps | sort_by(-.size) | .[0].name' package.json
+jq -n '[1,2,3] | map(. * 10)'
+jq -n --arg who ana '{user: $who}'
+jq '.missing.field' config.json
+jq '.features[1:]' config.json
+jq 'has("timeout")' config.json
+jq -e '.service.debug' config.json; echo "rc=$?"
+jq . nothere.json; echo "rc=$?"
+jq '.[' config.json; echo "rc=$?"
+jq -r '.deps | group_by(.license) | map("\(.[0].license): \(length)") | .[]' package.json
+echo '{"a":1,"b":[1,2]}' | jq -c .
+jq -r 'paths(scalars) | map(tostring) | join(".")' config.json | head -5
+tar czf x.tgz src && tar tzf x.tgz | sort
+tar cf docs.tar docs && tar tf docs.tar | sort
+tar czf s.tgz src/myapp/utils.py && mkdir out && tar xzf s.tgz -C out && find out -type f
+tar cf - txt | tar tf - | sort
+tar czf a.tgz -C txt fruits_a.txt && tar xzOf a.tgz fruits_a.txt
+tar xzf nothere.tgz; echo "rc=$?"
+mkdir -p build/out && cp data.csv build/out/ && ls build/out
+cp -r src src2 && find src2 -type f | sort
+mv txt/words.txt txt/w.txt && ls txt
+rm txt/names.txt && ls txt
+rm nothere; echo "rc=$?"
+rm -f nothere; echo "rc=$?"
+rmdir src; echo "rc=$?"
+rm -r empty && ls -d empty; echo "rc=$?"
+mkdir src; echo "rc=$?"
+touch new.txt && ls new.txt
+cp nothere x; echo "rc=$?"
+ln -s data.csv d.csv && readlink d.csv && head -1 d.csv
+cat -n txt/fruits_a.txt
+cat -A conf/old.cfg
+cat txt/fruits_a.txt txt/fruits_b.txt | sort | uniq | wc -l
+cat nothere; echo "rc=$?"
+cat docs/readme-link.md | head -1
+cat "docs/release notes.txt"
+cat docs/release\ notes.txt | wc -l
+nl txt/fruits_a.txt
+nl -ba README.md | head -5
+tac txt/fruits_a.txt
+rev txt/fruits_a.txt
+seq 5
+seq 2 2 10
+seq -s, 1 5
+seq -w 8 11
+seq 1 0.5 3
+expr 3 + 4
+expr 10 / 3
+expr length hello
+expr 5 \> 3
+expr 1 / 0; echo "rc=$?"
+expr substr abcdef 2 3
+expr index hello l
+expr match abc123 '[a-z]*'
+printf '%s\n' a b c
+printf '%5s|%-5s|\n' ab cd
+printf '%d %x %o\n' 255 255 255
+printf '%.3f\n' 3.14159
+printf '%s=%s\n' k1 v1 k2 v2
+printf '%b' 'a\tb\n'
+printf '%q\n' 'it is'
+printf '%05.1f\n' 3.14159
+printf 'x%sy\n'
+date -d @0 -u
+date -u -d @1700000000 +%Y-%m-%d
+date -u -d '2024-03-01 08:00:00' +%s
+date -u -d @86400 '+%A %B %d %j'
+for f in src/myapp/*.py; do basename "$f" .py; done
+for f in src/myapp/*.py; do dirname "$f"; done | uniq
+basename /a/b/c.txt
+dirname /a/b/c.txt
+basename -s .py src/myapp/core.py src/myapp/cli.py
+stat -c '%n %s' data.csv config.json
+stat -c '%a %F' src data.csv
+stat -c '%Y %n' logs/app.log
+stat --format='%s' assets/logo.bin
+stat nothere; echo "rc=$?"
+stat -c '%F %N' docs/readme-link.md
+du -sh src
+du -s txt
+du -a docs | sort -k2
+du -sh assets/logo.bin
+md5sum data.csv
+md5sum txt/*.txt
+sha256sum config.json
+sha1sum README.md | cut -c1-12
+md5sum data.csv > sums && md5sum -c sums
+base64 txt/fruits_a.txt
+base64 txt/fruits_a.txt | base64 -d
+echo 'aGVsbG8K' | base64 -d
+base64 -w 20 README.md | head -3
+od -c txt/fruits_a.txt
+od -An -tx1 assets/logo.bin | head -2
+od -c assets/logo.bin | tail -3
+xxd assets/logo.bin | head -3
+xxd -p txt/fruits_a.txt
+head -c 16 assets/logo.bin | xxd
+paste txt/names.txt txt/ages.txt
+paste -d, txt/fruits_a.txt txt/fruits_b.txt
+paste -s txt/fruits_a.txt
+comm txt/fruits_a.txt txt/fruits_b.txt
+comm -12 txt/fruits_a.txt txt/fruits_b.txt
+comm -3 txt/fruits_a.txt txt/fruits_b.txt
+join txt/names.txt txt/ages.txt
+join -a1 txt/names.txt txt/ages.txt
+join -v2 txt/names.txt txt/ages.txt
+column -t -s, data.csv
+column -t conf/new.cfg
+column -t -s= conf/new.cfg
+diff -u conf/old.cfg conf/new.cfg
+diff conf/old.cfg conf/new.cfg; echo "rc=$?"
+diff -q conf/old.cfg conf/new.cfg; echo "rc=$?"
+diff txt/fruits_a.txt txt/fruits_a.txt && echo same
+diff -u txt/fruits_a.txt txt/fruits_b.txt
+diff nothere conf/new.cfg; echo "rc=$?"
+diff <(sort txt/fruits_b.txt) txt/fruits_b.txt && echo same
+diff -r src src; echo "rc=$?"
+xargs -I{} echo 'item: {}' < txt/fruits_a.txt
+cat txt/fruits_a.txt | xargs
+cat txt/fruits_a.txt | xargs -n2
+cat txt/fruits_a.txt | xargs -n1 echo got
+echo 'a b c' | xargs -n1 | sort -r
+printf 'x\0y\0' | xargs -0 echo
+ls txt | xargs -I% sh -c 'wc -l < txt/%'
+echo | xargs -r echo nothing; echo "rc=$?"
+cut -d, -f1 data.csv | tail -n +2 | xargs -n4
+fold -w 20 README.md | head -4
+fmt -w 30 txt/words.txt
+expand Makefile | cat -A
+split -l 3 data.csv part_ && ls part_* && cat part_ab
+csplit -s docs/guide.md /step/ && ls xx*
+tee copy.txt < txt/fruits_a.txt > /dev/null && cat copy.txt
+echo hello | tee -a txt/fruits_a.txt && tail -2 txt/fruits_a.txt
+yes | head -3
+yes no | head -n 2
+echo $((3 * 7)) $(( 10 % 4 ))
+echo "files: $(ls src/myapp | wc -l)"
+x=$(grep -c TODO src/myapp/core.py); echo "count=$x"
+test -f data.csv && echo file
+test -d src && echo dir
+[ -s empty ] || echo notsizedfile
+[ -L docs/readme-link.md ] && echo link
+[ -x Makefile ] || echo notexec
+realpath --relative-to=. docs/readme-link.md
+readlink docs/readme-link.md
+file assets/logo.bin data.csv
+cmp txt/fruits_a.txt txt/fruits_b.txt; echo "rc=$?"
+cmp -s data.csv data.csv && echo same
+env -i A=1 printenv A
+true | false; echo "rc=$?"
+echo start; nosuchcommand; echo "rc=$?"
+cd src && pwd | sed 's|.*/||' && ls
+cd nothere; echo "rc=$?"
+export N=5; seq $N | paste -sd+ | bc
+echo '2^10 + 1' | bc
+echo 'scale=3; 10/3' | bc
+echo '1.5 * 4' | bc -l
+numfmt --to=iec 1048576 2>/dev/null || echo no-numfmt
+shuf -i 1-5 -n 5 | sort -n
+sort -R txt/fruits_a.txt | sort
+which ls >/dev/null && echo has-ls
+grep -rn TODO src --include=*.py | awk -F: '{print $1 ":" $2}' | sort -t: -k1,1 -k2,2n
+grep -c . data.csv logs/app.log
+grep -rhoE '\b[A-Z]{4,}\b' src | sort | uniq -c | sort -rn
+sed -n '/^## /p' README.md | sed 's/## //'
+awk -F, 'NR>1' data.csv | sort -t, -k3nr | head -3 | cut -d, -f2
+jq -r '.deps[] | "\(.name)\t\(.size)"' package.json | sort -k2n | column -t
+find . -name '*.py' -print0 | xargs -0 grep -l 'import re' | sort
+find . -type f \( -name '*.md' -o -name '*.json' \) | sort | xargs wc -c
+tail -n +2 data.csv | cut -d, -f3 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+grep -E '^[0-9-]+ [0-9:]+ (ERROR|WARN)' logs/app.log | awk '{print $3}' | sort | uniq -c
+cat logs/app.log | awk '{print $4, $5}' | grep '^/items' | sort | uniq -c
+head -n 1 data.csv | tr , '\n' | nl
+printf '%s\n' "$(date -u -d @0 +%Y)" done
+cat <<'EOF2' | wc -l
+one
+two
+EOF2
+""".strip("\n").split("\n")
+
+
+def _join_heredocs(lines: list[str]) -> list[str]:
+    """Glue a here-document's body back onto the line that opened it."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if "<<'EOF2'" in line:
+            j = i + 1
+            while lines[j] != "EOF2":
+                j += 1
+            out.append("\n".join(lines[i:j + 1]))
+            i = j + 1
+            continue
+        out.append(line)
+        i += 1
+    return out
+
+
+COMMANDS = _join_heredocs(COMMANDS)
+
+
+# --------------------------------------------------------------------------- running
+REAL_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "dumb", "TZ": "UTC"}
+
+
+def materialise(root: str) -> None:
+    """Write the tree under the real directory ``root`` with the fixed mtimes."""
+    import os
+
+    for d in DIRS:
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    for rel, data in FILES.items():
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+    for rel, target in SYMLINKS.items():
+        os.symlink(target, os.path.join(root, rel))
+    for rel in list(FILES) + DIRS + [""]:
+        t = T_LATE if rel in LATE else T0
+        os.utime(os.path.join(root, rel) if rel else root, (t, t))
+    for rel in SYMLINKS:
+        os.utime(os.path.join(root, rel), (T0, T0), follow_symlinks=False)
+
+
+def materialise_sandbox(sb) -> None:  # noqa: ANN001 - agentic_bash Sandbox
+    """Write the same tree into the sandbox's /workspace through write_file (plus the VFS for
+    symlinks and mtimes, which write_file cannot express)."""
+    fs = sb._ex.fs
+    for d in DIRS:
+        if not fs.exists("/workspace/" + d):
+            fs.mkdir("/workspace/" + d)
+    for rel, data in FILES.items():
+        sb.write_file(rel, data)
+    for rel, target in SYMLINKS.items():
+        fs.symlink(target, "/workspace/" + rel)
+    for rel in list(FILES) + DIRS + [""]:
+        t = T_LATE if rel in LATE else T0
+        fs.utime("/workspace/" + rel if rel else "/workspace", (t, t))
+    for rel in SYMLINKS:
+        fs.utime("/workspace/" + rel, (T0, T0), follow_symlinks=False)
+
+
+def run_real(cmd: str, timeout: float = 20) -> tuple[bytes, bytes, int]:
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="agentcorpus") as base:
+        import os
+
+        root = os.path.join(base, "workspace")
+        os.mkdir(root)
+        materialise(root)
+        env = dict(REAL_ENV, HOME="/home/user", USER="user", PWD=root)
+        p = subprocess.run(["bash", "-c", cmd], executable="/usr/bin/bash", cwd=root, env=env, capture_output=True, timeout=timeout)
+        rootb = root.encode()
+        return p.stdout.replace(rootb, b"/workspace"), p.stderr.replace(rootb, b"/workspace"), p.returncode
+
+
+def run_virtual(cmd: str) -> tuple[bytes, bytes, int]:
+    from agentic_bash import Sandbox
+
+    sb = Sandbox(isolation="virtual")
+    try:
+        materialise_sandbox(sb)
+        r = sb.run(cmd)
+        return r.stdout_bytes, r.stderr_bytes, r.exit_code
+    finally:
+        sb.close()
