@@ -41,6 +41,12 @@ class Limits:
     """Native processes alive at once (sandboxed modes; RLIMIT_NPROC / pids controller)."""
     max_memory_bytes: int | None = None
     """Memory of the sandbox process tree (sandboxed modes); None = no cap beyond the host's."""
+    max_jobs: int | None = 256
+    """Background jobs (``cmd &``) alive at once in a session, nested ``bash`` included (each is
+    a thread in-process). Past it ``&`` fails with bash's ``fork: Resource temporarily
+    unavailable`` (EAGAIN), status 254; a background job that hits it is treated as a fork
+    bomb and its whole job tree is killed. Jobs started by a job share the first job's
+    deadline, so a self-spawning tree ends at most ``timeout`` after it began."""
 
     @classmethod
     def normal(cls) -> Limits:
@@ -52,7 +58,7 @@ class Limits:
             timeout=30.0, max_commands=1_000_000, max_loop_iterations=1_000_000,
             max_call_depth=200, max_output_bytes=1 * MiB, max_variable_bytes=4 * MiB,
             max_fs_bytes=256 * MiB, max_file_count=100_000, max_processes=64,
-            max_memory_bytes=1024 * MiB,
+            max_memory_bytes=1024 * MiB, max_jobs=32,
         )
 
     def with_(self, **changes: object) -> Limits:

@@ -786,9 +786,27 @@ class Interpreter(Expander):
         child = self.fork(cmdsub=True)
         child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
-        cap = Capture(lim)
+        cap = _SubstCapture(lim)
         child.fds[1] = cap
-        status = child.run_subshell_script(body)
+        items = body.items
+        c = items[0].cmd if len(items) == 1 and not items[0].background else None
+        if (type(c) is N.Simple and not c.words and not c.assigns and len(c.redirs) == 1
+                and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0)):
+            # $(< file): the file's contents, like $(cat file) without running cat
+            def copy() -> int:
+                src = child.fds.get(0)
+                while src is not None:
+                    chunk = src.read(65536)
+                    if not chunk:
+                        break
+                    cap.write(chunk)
+                return 0
+            try:
+                status = child.with_redirs(c.redirs, copy)
+            except ExitShell as e:
+                status = e.status
+        else:
+            status = child.run_subshell_script(body)
         self.state.last_status = status
         self.cmdsub_status = status
         data = bytes(cap.buf)
@@ -1841,6 +1859,10 @@ class Interpreter(Expander):
     def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
         st = self.state
         lim = self.budget.limits.max_call_depth
+        fv = st.scopes[0].get("FUNCNEST")
+        if fv is not None and type(fv.value) is str and fv.value.isdigit() and int(fv.value) > 0:
+            # FUNCNEST (bash; global only here): a positive value lowers the limit
+            lim = int(fv.value) if lim is None else min(lim, int(fv.value))
         if lim is not None and len(self.funcstack) >= lim:
             self.error(f"{name}: maximum function nesting level exceeded ({lim})")
             raise ExitShell(1)
@@ -2241,6 +2263,21 @@ def _compile_ere(pat: str, nocase: bool) -> Any:
             _ERE_CACHE.clear()
         _ERE_CACHE[key] = rx
     return rx
+
+
+class _SubstCapture(Capture):
+    """Output of a command substitution. Past ``max_variable_bytes`` the writer is stopped
+    and the run fails (LimitExceeded), as bash dies of xmalloc: `x=$(yes)` must not keep
+    the CPU busy (and drop bytes) until the deadline."""
+
+    __slots__ = ()
+
+    def write(self, data: bytes) -> int:
+        n = Capture.write(self, data)
+        if self.truncated:
+            raise LimitExceeded("max_variable_bytes",
+                                f"command substitution: output exceeds max_variable_bytes ({self.limit} bytes)")
+        return n
 
 
 class _ArithVars:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitExceeded
@@ -91,36 +92,86 @@ class _JobBudget(Budget):
     """A job's budget: its own deadline (it may outlive its run), but it also ends when the
     budget it was started under is cancelled (run timeout, interrupt, close, kill)."""
 
-    __slots__ = ("parent",)
+    __slots__ = ("parent", "root", "host")
 
-    def __init__(self, limits: Limits, parent: Budget) -> None:
+    def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
         super().__init__(limits)
         self.parent = parent
+        self.host = host
+        if isinstance(parent, _JobBudget):
+            # security: a job started by a job is charged to the first job's deadline, so a
+            # self-spawning tree (fork bomb) ends at most `timeout` after it began instead of
+            # renewing its deadline every generation
+            self.root: _JobBudget = parent.root
+            rd = self.root.deadline
+            if rd is not None and (self.deadline is None or rd < self.deadline):
+                self.deadline = rd
+        else:
+            self.root = self
 
     def check(self) -> None:
-        p = self.parent
-        if p._cancelled and not self._cancelled:
-            self.cancel("killed")
+        if not self._cancelled:
+            r = self.root
+            # the parent job may be finished (never checks again): look at the root and at
+            # the run that started the root too; close() of the session ends every job
+            if (self.parent._cancelled or r._cancelled or r.parent._cancelled
+                    or getattr(self.host, "_closed", False)):
+                self.cancel("killed")
         Budget.check(self)
+
+    def sleep(self, seconds: float) -> None:
+        # wake every 50 ms: a cancelled parent/root or a closed session sets no event of ours
+        end = time.monotonic() + seconds
+        while True:
+            self.check()
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self._event.wait(min(left, 0.05))
+
+
+_reg_lock = threading.Lock()
+
+
+def _live_jobs(sh: Interpreter, table: JobTable) -> set[Job]:
+    """Live background jobs of the whole session (nested ``bash`` shares the host)."""
+    host = sh.host
+    reg = getattr(host, "_live_jobs", None)
+    if reg is None:
+        reg = set()
+        try:
+            host._live_jobs = reg  # type: ignore[union-attr]
+        except AttributeError:  # no host (unit tests) or a slotted one: per table
+            reg = table.__dict__.setdefault("_live", set())
+    return reg
 
 
 def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
     if sh.jobs is None:
         sh.jobs = JobTable()
     table: JobTable = sh.jobs
-    cap = sh.budget.limits.max_processes or 256
-    running = sum(1 for j in list(table.jobs.values()) if not j.done.is_set())
-    if running >= cap:
+    cap = sh.budget.limits.max_jobs
+    live = _live_jobs(sh, table)
+    with _reg_lock:
+        full = cap is not None and len(live) >= cap
+    if full:
         # what bash says when fork() fails (EAGAIN from RLIMIT_NPROC)
         sh.error("fork: Resource temporarily unavailable")
         sh.state.last_status = 254
+        if isinstance(sh.budget, _JobBudget):
+            # security: a background job that runs into the cap is a fork bomb
+            # (`:(){ :|:& };:`): kill its whole job tree now rather than let it hold the
+            # cap (and the CPU) until its deadline, failing every later `&` of the session
+            sh.budget.root.cancel("killed")
         return None
     job = table.add(_text(cmd))
     child = sh.fork()
     # a background job outlives the run that started it: it gets its own budget, but
     # still stops when the session cancels the run's budget (close/interrupt)
     parent_budget = sh.budget
-    child.budget = _JobBudget(parent_budget.limits, parent_budget)
+    child.budget = _JobBudget(parent_budget.limits, parent_budget, sh.host)
+    with _reg_lock:
+        live.add(job)
     job.child = child
     sh.state.last_bg_pid = job.pid
     if 0 not in sh.fds or sh.fds.get(0) is None:
@@ -142,6 +193,8 @@ def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
             if job.killed and st in (0, 124):
                 st = 143
             job.status = st
+            with _reg_lock:
+                live.discard(job)
             job.done.set()
 
     t = threading.Thread(target=target, daemon=True)
