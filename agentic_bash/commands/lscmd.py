@@ -90,6 +90,7 @@ class _Ls:
         self.all = self.almost = self.long = self.recursive = self.dirs = False
         self.human = self.si = False
         self.sort = "name"
+        self.width = 80  # -w N: the line width for -C/-x/-m
         self.reverse = False
         self.classify = ""   # "", "F", "p"
         self.fmt = "1"
@@ -287,9 +288,9 @@ class _Ls:
             if self.fmt == "1":
                 pass
         if self.fmt == "m":
-            self.write(_commas(names))
+            self.write(_commas(names, self.width))
         elif self.fmt in ("C", "x"):
-            self.write(_columns(names, 80, self.fmt == "x"))
+            self.write(_columns(names, self.width, self.fmt == "x"))
         else:
             end = "\0" if self.zero else "\n"
             self.write("".join(n + end for n in names))
@@ -388,15 +389,15 @@ def _columns(names: list[str], width: int, across: bool) -> str:
                 break
             target = sum(w + 2 for w in colw[:c])
             if line:
-                # GNU pads with tabs where a tab reaches the next column start
+                # GNU's indent(): a tab only when to/8 > (from+1)/8, so a tab never
+                # advances just one column
                 while pos < target:
-                    nxt = (pos // 8 + 1) * 8
-                    if nxt <= target:
+                    if target // 8 > (pos + 1) // 8:
                         line += "\t"
-                        pos = nxt
+                        pos += 8 - pos % 8
                     else:
-                        line += " " * (target - pos)
-                        pos = target
+                        line += " "
+                        pos += 1
             line += names[i]
             pos += lens[i]
         out.append(line + "\n")
@@ -483,6 +484,8 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
             if got is None:
                 return 1
             lsr.classify = {"slash": "p", "classify": "F", "file-type": "t"}.get(got, "")
+        elif k == "w" and v is not None and v.isdigit():
+            lsr.width = int(v) or 10 ** 9  # GNU: -w 0 means no limit
         elif k == "1":
             lsr.fmt = "1"
         elif k == "C":
