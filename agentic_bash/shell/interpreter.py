@@ -2011,6 +2011,12 @@ class Interpreter(Expander):
                 self.error(e.message)
                 raise RedirError() from None
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
+            if t == "-" and r.fd_var is not None:
+                # exec {v}>&- closes the descriptor whose number is in $v
+                v = self.get_scalar(r.fd_var)
+                if v is not None and v.isdigit():
+                    fds.pop(int(v), None)
+                return
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
             if t == "-":
@@ -2023,7 +2029,8 @@ class Interpreter(Expander):
                 src = int(t)
                 s = fds.get(src)
                 if s is None:
-                    self.error(f"{t}: Bad file descriptor")
+                    # bash names the word as written (`>&$fd` -> "$fd: Bad file descriptor")
+                    self.error(f"{getattr(tw, 'text', '') or t}: Bad file descriptor")
                     raise RedirError()
                 fds[fd] = s
                 if move:
@@ -2034,11 +2041,17 @@ class Interpreter(Expander):
             if op == ">&" and r.fd is None:
                 op = "&>"
                 path = t
+            elif op == ">&":
+                op = ">"  # N>&file: a file, as bash (not an fd number)
+                path = t
             else:
                 self.error(f"{t}: ambiguous redirect")
                 raise RedirError()
         else:
             path = self._redir_path(r)
+        if path == "":
+            self.error(": No such file or directory")
+            raise RedirError()
         mode = {"<": "rb", ">": "wb", ">|": "wb", ">>": "ab", "<>": "r+b", "&>": "wb", "&>>": "ab"}[op]
         if op == ">|":
             mode = "wb!"
