@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ..base import CommandContext
 from .interp import Program, run_program
 from .parser import AwkSyntaxError, unescape
@@ -107,8 +109,12 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                 else:
                     with ctx.fs.open(ctx.path(pf), "rb") as f:
                         texts.append(f.read())
-            except OSError:
-                err(f"couldn't open file {pf}" if False else f"couldn't open file {pf}")
+            except OSError as e:
+                # mawk (this machine's awk): "awk: cannot open F (No such file or directory)"
+                if e.errno == 21:  # EISDIR: mawk opens it, then fails to read
+                    err("read error (Is a directory)")
+                else:
+                    err(f"cannot open {pf} ({os.strerror(e.errno or 2)})")
                 return 2
         src = "\n".join(t.decode("latin-1") for t in texts)
     else:
