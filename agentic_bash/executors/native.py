@@ -252,15 +252,27 @@ def _signal_resetter() -> Callable[[], None]:
     import ctypes
     import ctypes.util
 
+    import platform
+
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     libc.signal.restype = ctypes.c_void_p
     libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
     sigs = _RESET_SIGNALS
     empty = (ctypes.c_ulong * 16)()  # sigset_t is 1024 bits in glibc
+    # glibc's signal() refuses the real-time signals it reserves (32, 33), yet an ignored
+    # one survives execve like any other: reset every signal with the raw rt_sigaction
+    # syscall. A zeroed kernel sigaction is SIG_DFL with no flags and an empty mask on
+    # both the x86_64 and the generic (aarch64) layouts.
+    nr = {"x86_64": 13, "aarch64": 134}.get(platform.machine())
+    zero_action = (ctypes.c_ulong * 8)()
+    others = tuple(n for n in range(1, 65) if n not in (signal.SIGKILL, signal.SIGSTOP))
 
     def reset() -> None:
         for s in sigs:
             libc.signal(int(s), None)  # SIG_DFL == 0
+        if nr is not None:
+            for n in others:
+                libc.syscall(nr, n, ctypes.byref(zero_action), None, 8)
         libc.sigprocmask(2, ctypes.byref(empty), None)  # SIG_SETMASK
 
     return reset
