@@ -6,7 +6,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import ParseError
+from ..errors import LimitExceeded, ParseError
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
@@ -1365,6 +1365,23 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- read & mapfile
+def _long_line(sh: Interpreter, stream: Any, first: bytes, parts: list[bytes]) -> bytes:
+    """The rest of a line longer than one chunk. Security: a line without end
+    (`yes | tr -d '\\n' | read x`) is bounded by max_variable_bytes and the deadline
+    instead of growing in memory until the host runs out."""
+    lim = sh.budget.limits.max_variable_bytes
+    have = sum(len(p) for p in parts)
+    buf = bytearray(first)
+    while True:
+        if lim is not None and have + len(buf) > lim:
+            raise LimitExceeded("max_variable_bytes", f"read: line exceeds max_variable_bytes ({lim} bytes)")
+        sh.budget.check()
+        chunk = stream.readline(65536)
+        buf += chunk
+        if not chunk or chunk.endswith(b"\n"):
+            return bytes(buf)
+
+
 def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int | None,
                  exact: bool, raw: bool) -> tuple[bytes, bool]:
     """Read one record; returns (data, eof_hit). Backslash-newline continues unless raw."""
@@ -1374,7 +1391,9 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
     if delim == b"\n" and nchars is None and hasattr(stream, "readline"):
         parts: list[bytes] = []
         while True:
-            line = stream.readline()
+            line = stream.readline(65536)
+            if len(line) == 65536 and not line.endswith(b"\n"):
+                line = _long_line(sh, stream, line, parts)
             if not line:
                 return b"".join(parts), True
             if not line.endswith(b"\n"):
@@ -1409,6 +1428,12 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             return bytes(buf), False
         buf += c
         count += 1
+        if not count & 0xFFFF:
+            # security: an endless record (`read -d '' x < /dev/zero`-like) stays bounded
+            lim = sh.budget.limits.max_variable_bytes
+            if lim is not None and len(buf) > lim:
+                raise LimitExceeded("max_variable_bytes", f"read: input exceeds max_variable_bytes ({lim} bytes)")
+            sh.budget.check()
 
 
 def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
