@@ -631,7 +631,7 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
                 fs._invalidate()
     for rel in sorted(plan.whiteouts, key=_sort_key):
         _rm_tree(fs, join(dest, rel))
-    dir_times: list[tuple[str, Member]] = []
+    dir_times: list[tuple[str, Member, bool]] = []
     for rel in _entry_order(plan):
         m = plan.entries[rel]
         p = join(dest, rel)
@@ -644,9 +644,10 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
             if st is not None and not st.is_dir:
                 fs.unlink(p)
                 st = None
+            existed = st is not None
             if st is None:
                 fs.mkdir(p, 0o700)
-            dir_times.append((p, m))  # its mode is applied last: 0555 must not block its children
+            dir_times.append((p, m, existed))  # mode applied last: 0555 must not block its children
             continue
         if st is not None:
             _rm_tree(fs, p)
@@ -667,8 +668,16 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
                     left -= len(chunk)
             fs.chmod(p, m.mode & 0o7777)
         _finish(fs, p, m, owners)
-    for p, m in reversed(dir_times):
-        fs.chmod(p, m.mode & 0o7777)
+    for p, m, existed in reversed(dir_times):
+        try:
+            fs.chmod(p, m.mode & 0o7777)
+        except OSError as e:
+            # A directory that already exists as a read-only mount point (e.g. the sandbox's
+            # bind of the interpreter's own package under /tmp) keeps its attributes; nothing
+            # was written into it, so the restore of its contents is still exact.
+            if not (existed and e.errno == errno.EROFS):
+                raise
+            continue
         _finish(fs, p, m, owners)
 
 
