@@ -1021,6 +1021,7 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ExitShell
     from .parser import parse_cached
     src = " ".join(a for a in argv[1:])
     if not src.strip():
@@ -1036,9 +1037,38 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         if lim is not None and sh.call_depth > lim * 4:
             sh.error("eval: maximum eval nesting level exceeded")
             return 1
-        return sh.run_script(script)
+        try:
+            return sh.run_script(script)
+        except ExitShell as e:
+            if not e.discard:
+                raise
+            # eval is where bash stops discarding: $((1/0)) in eval fails the eval (status 1)
+            sh.state.last_status = e.status
+            return e.status
     finally:
         sh.call_depth -= 1
+
+
+def _run_discarding(sh: Interpreter, script: Any) -> int:
+    """Run a sourced file: an error that discards a command line (``$((1/0))``, a readonly
+    assignment) abandons that line of the file only, as bash's parse_and_execute does."""
+    from .interpreter import ExitShell
+    skip = -1
+    for item in script.items:
+        line = getattr(item.cmd, "line", 0)
+        if line == skip:
+            continue
+        try:
+            if item.background:
+                sh.run_background(item.cmd)
+            else:
+                sh.execute(item.cmd)
+        except ExitShell as e:
+            if not e.discard:
+                raise
+            sh.state.last_status = e.status
+            skip = line or -1
+    return sh.state.last_status
 
 
 def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> None:
@@ -1102,7 +1132,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
     sh.source_stack.append(fname)
     saved_line = sh.lineno
     try:
-        st = sh.run_script(script)
+        st = _run_discarding(sh, script)
     except ReturnFn as r:
         st = r.status
     finally:
