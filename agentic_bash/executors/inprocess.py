@@ -20,7 +20,7 @@ from ..limits import Budget, Limits
 from ..result import Result
 from ..shell import nodes as N
 from ..shell.expand import ExpansionError
-from ..shell.interpreter import CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture
 from ..vfs.paths import normalize
@@ -750,6 +750,9 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
             if not e.discard:
                 raise
             sh.state.last_status = e.status
+            if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
+                # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
+                raise ExitShell(e.status) from None
             skip = line or -1
 
 
