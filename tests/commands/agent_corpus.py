@@ -672,6 +672,470 @@ two
 EOF2
 """.strip("\n").split("\n")
 
+# Second round: more options, shell glue around the tools, smaller coreutils.
+COMMANDS += r"""
+ls -la | wc -l
+ls -l | head -1
+ls -ltr src/myapp | awk '{print $NF}'
+ls -1 src/myapp/*.py | xargs -n1 wc -l
+ls -al docs | awk 'NR>1 {print $1, $NF}'
+ls --group-directories-first
+ls -lSr txt | awk '{print $5, $9}'
+ls -m txt
+ls -x src/myapp
+ls -C
+ls -1a | head -5
+ls -i data.csv | wc -w
+ls "docs/release notes.txt"
+ls -b docs
+ls -Q docs
+ls src/*/
+find . -name '*.py' -exec basename {} \; | sort
+find . -type f -name '*.py' | xargs grep -n 'TODO\|FIXME' | sort
+find . -type f -not -name '*.py' -not -path './.git*' | sort | head -20
+find . -name "*.log" -exec tail -1 {} \;
+find . -type d -empty
+find src tests -name 'test_*.py'
+find . -name '*.py' -size -1k | sort
+find . -newer README.md -type f | sort
+find . ! -newer data.csv -type f | sort | head -3
+find . -type f -printf '%s %p\n' | sort -rn | head -3
+find . -type f -printf '%TY-%Tm-%Td %p\n' | sort | head -3
+find . -type f -name '*.json' -exec jq -r '.name // empty' {} \;
+find . -maxdepth 1 -name '.*'
+find . -type f | grep -v '/\.' | wc -l
+find . -name '*.csv' -o -name '*.log' | xargs ls -1
+find . -type f -links 1 | wc -l
+find . -name "*.py" -mtime -1
+find . -name "*.py" -mtime +30 | sort
+find src -depth -type d
+find . -samefile README.md
+find . -xtype l
+find . -lname '*README*'
+find . -name '*.txt' -size +0 | sort
+grep -rn "TODO" --include="*.py" . | wc -l
+grep -rI TODO . | sort
+grep -rn -e TODO -e FIXME src | sort -t: -k1,1 -k2,2n
+grep -rnw 'Inventory' . | sort
+grep --color=never -n Inventory src/myapp/cli.py
+grep -n --color=always TODO src/myapp/cli.py | cat -v
+grep -c ERROR logs/app.log logs/app.log
+grep -ri 'todo\|fixme' --include='*.py' -l . | sort
+grep -E '^\s+def ' src/myapp/core.py
+grep -P '^\s+def (?!_)' src/myapp/core.py
+grep -o '"[a-z-]*": "\^' package.json
+grep -Po '"version": "\K[^"]+' package.json
+grep -E -o '\b[0-9]{3}\b' logs/app.log | sort | uniq -c
+grep -n '' README.md | tail -2
+grep -vn '^$' README.md | head -3
+grep '\.py$' <(find . -type f) | sort
+grep -f txt/fruits_a.txt txt/fruits_b.txt
+grep -vxFf txt/fruits_a.txt txt/fruits_b.txt
+grep -ric error logs
+grep -b ERROR logs/app.log
+grep -n -A2 -B1 'def add' src/myapp/core.py
+grep -T -n def src/myapp/utils.py
+grep -Z -l TODO src/myapp/*.py | tr '\0' '\n'
+grep -r --exclude='*.py' TODO . | sort
+grep -rn TODO src --null | cut -d '' -f1 | sort -u
+grep -E 'a{2,}' txt/words.txt; echo $?
+grep -e '-v' README.md; echo $?
+grep -- -e README.md; echo $?
+grep -c '^[0-9]' data.csv
+grep -w -c the txt/words.txt
+grep -ow the txt/words.txt | wc -l
+grep 'caf' txt/unicode.txt
+grep -i 'STRASSE\|straße' txt/unicode.txt
+grep -o . txt/unicode.txt | head -5
+grep -r pattern /nonexistent; echo $?
+grep -rn TODO src/myapp/core.py src/nothere.py; echo $?
+grep -rn --max-count=1 TODO src | sort
+grep -l import src/myapp/*.py | xargs -n1 basename
+sed -n '1~2p' txt/fruits_a.txt
+sed -n '2,$p' txt/fruits_b.txt
+sed '0,/INFO/s//LOG/' logs/app.log | head -2
+sed -r 's/(\w+)=(\w+)/\2 <- \1/' conf/new.cfg
+sed -n '/^def /,/^$/p' src/myapp/utils.py
+sed '/TODO/s/^/#/' src/myapp/cli.py | grep '#'
+sed 's/\s\+$//' Makefile | cat -A
+sed -e :a -e '$!N;s/\n/,/;ta' txt/fruits_a.txt
+sed 's/\(.*\)/"\1"/' txt/fruits_a.txt
+sed 's/a/A/2' txt/words.txt
+sed 's/the/THE/gI' txt/words.txt
+sed -n 'p;n' txt/fruits_a.txt
+sed '1!G;h;$!d' txt/fruits_a.txt
+sed -i '/^mode/d' conf/new.cfg && cat conf/new.cfg
+sed -i -e '1i # header' -e '$a # footer' conf/old.cfg && cat conf/old.cfg
+sed -i 's/"version": ".*"/"version": "2.0.0"/' package.json && grep version package.json
+sed -s -n '$p' txt/fruits_a.txt txt/fruits_b.txt
+sed -z 's/\n/ /g' txt/fruits_a.txt
+sed 's/x/y/;s/[/z/' txt/fruits_a.txt; echo $?
+sed -n '/apple/{n;p}' txt/fruits_a.txt
+sed 'N;P;D' txt/fruits_a.txt
+sed '$d' txt/fruits_a.txt
+sed 's#/#|#g' .gitignore
+sed 's/\bthe\b/a/g' txt/words.txt
+sed 's/[[:space:]]\+/ /g' logs/app.log | head -2
+sed 'c\changed' txt/fruits_a.txt | head -2
+sed -n 'l 20' README.md | head -3
+awk '{print FILENAME ":" FNR}' txt/fruits_a.txt txt/fruits_b.txt | tail -2
+awk -F, 'NR==1 {for (i=1;i<=NF;i++) print i, $i}' data.csv
+awk 'BEGIN {OFS="\t"} {print $1, $2}' txt/names.txt
+awk '{s += length($0)} END {print s / NR}' txt/fruits_a.txt
+awk -F, '{printf "%s,%s\n", $2, $3 * 2}' data.csv | tail -3
+awk 'BEGIN{while ((getline line < "txt/fruits_a.txt") > 0) n++; print n}'
+awk '{ print $0 | "sort -r" }' txt/fruits_a.txt
+awk 'BEGIN { "date -u -d @0 +%Y" | getline y; print y }'
+awk -v n=3 'NR <= n' logs/app.log
+awk '$3 == "ERROR" {print $1, $2}' logs/app.log
+awk '{ sub(/:[0-9]+$/, "", $2); print $2 }' logs/app.log | uniq -c
+awk 'NF {print $1}' README.md | sort | uniq -c | sort -rn | head -3
+awk '{print substr($0, index($0, $3))}' logs/app.log | head -2
+awk -F'"' '/"name"/ {print $4}' package.json
+awk 'BEGIN { printf "%d%%\n", 0.456 * 100 }'
+awk 'BEGIN { print length("héllo") }'
+awk '{ printf "%5.2f\n", $2 / 3 }' txt/ages.txt
+awk 'BEGIN { print substr("hello", 2, 3), index("hello", "l"), match("foobar", /o+/), RSTART, RLENGTH }'
+awk -F, 'NR > 1 { if ($3 > max) { max = $3; who = $2 } } END { print who, max }' data.csv
+awk 'BEGIN { x["a"]=1; delete x["a"]; print length(x) }'
+awk '{ $0 = tolower($0); print }' README.md | head -2
+awk 'BEGIN { printf "%c%c\n", 72, "i" }'
+awk '{ n = split($0, w, " "); print n, w[n] }' txt/words.txt
+awk 'BEGIN { print 1e6, 1000000, 0.1 + 0.2, 100/3 }'
+awk 'BEGIN { print int(-3.7), -7 % 3 }'
+awk 'BEGIN { CONVFMT="%.2g"; x = 3.14159; y = x ""; print y }'
+awk -f nothere.awk; echo $?
+awk 'BEGIN { getline; print "got " $0 }' < txt/fruits_a.txt
+awk 'NR % 2 == 0' logs/app.log | wc -l
+awk '{ lines[NR] = $0 } END { print lines[1]; print lines[NR] }' data.csv
+jq '.' config.json | head -5
+jq -c '.owners[]' config.json
+jq -r '.owners[].email' config.json
+jq -r '.owners[] | select(.email != null) | .email' config.json
+jq '[.owners[] | select(.active)] | length' config.json
+jq 'to_entries | map(.key)' config.json
+jq '.deps | map({(.name): .size}) | add' package.json
+jq -r '.dependencies | keys[]' package.json
+jq -r '.devDependencies | to_entries | sort_by(.key) | .[] | .key + " " + .value' package.json
+jq '.scripts | length' package.json
+jq --arg n react '.deps[] | select(.name == $n) | .size' package.json
+jq --argjson m 100 '[.deps[] | select(.size > $m) | .name]' package.json
+jq -r '@base64 "\(.name)"' package.json
+jq -r '.name | ascii_upcase' package.json
+jq '.version | split(".") | map(tonumber)' package.json
+jq 'del(.deps)' package.json | jq -c 'keys'
+jq '.service += {"tls": true}' config.json | jq -c .service
+jq -r '.features[] | select(startswith("e"))' config.json
+jq 'any(.owners[]; .name == "bo")' config.json
+jq '[.deps[].size] | min, max' package.json
+jq -r '.deps[] | "\(.name): \(.size)kb"' package.json
+jq '.timeout | floor' config.json
+jq 'walk(if type == "boolean" then not else . end) | .service' config.json
+jq -s 'length' package.json config.json
+jq -n 'now | type'
+jq -r 'input_filename' package.json
+jq '.deps[0] | keys_unsorted' package.json
+jq -c 'path(..)' config.json | head -4
+jq -r '.owners | map(.name) | @sh' config.json
+jq '.database | .. | numbers' config.json
+jq -e '.nope' config.json; echo $?
+jq 'error("boom")' config.json; echo $?
+jq '.a.b.c = 1' <<< '{}'
+jq -c 'to_entries' <<< '{"b":2,"a":1}'
+jq --tab . <<< '{"a":[1,2]}'
+jq --indent 1 . <<< '{"a":[1,2]}'
+jq -j '.features[]' config.json; echo
+jq -r '.[]' <<< '[1,"a",null,true]'
+jq '.[] | numbers' <<< '[1,"a",null,2.5]'
+jq 'limit(2; .[])' <<< '[5,6,7]'
+jq 'reduce .[] as $x (0; . + $x)' <<< '[1,2,3,4]'
+jq '1 / 3' <<< null
+jq '10000000000000000000' <<< null
+jq '.[] | tostring' <<< '[1, "x", {"a":1}]'
+jq 'ltrimstr("v")' <<< '"v1.2"'
+jq 'test("^a.c$")' <<< '"abc"'
+jq 'sub("b"; "B")' <<< '"abcb"'
+jq -r 'gsub("\\s+"; "_")' <<< '"a  b   c"'
+jq 'splits(", *")' <<< '"a, b,c"'
+jq '@uri' <<< '"a b&c"'
+jq 'tojson' <<< '{"a":1}'
+jq 'fromjson' <<< '"{\"a\":1}"'
+jq 'group_by(.k) | map(length)' <<< '[{"k":1},{"k":2},{"k":1}]'
+jq 'unique_by(length)' <<< '["a","bb","c"]'
+jq 'flatten' <<< '[1,[2,[3]]]'
+jq 'range(3)' <<< null
+jq '[range(0;10;3)]' -c <<< null
+jq 'indices(1)' -c <<< '[1,2,1]'
+jq 'env | type' <<< null
+jq '$ENV | has("PATH")' <<< null
+jq 'ascii' <<< 65; echo $?
+jq '.[] as [$a, $b] | $a + $b' <<< '[[1,2],[3,4]]'
+jq 'if . > 2 then "big" elif . > 1 then "mid" else "small" end' <<< 2
+jq 'try error("x") catch .' <<< null
+jq '.a?' <<< '[1]'
+jq '.[-1]' <<< '[1,2,3]'
+jq 'input' <<< '1 2'
+jq -n '[inputs]' -c <<< '1 2 3'
+jq --slurp -c 'map(. * 2)' <<< '1 2 3'
+jq -R 'length' txt/fruits_a.txt
+jq -Rs 'split("\n")' -c txt/fruits_a.txt
+jq -r '.owners[] | "\(.name)\t\(.active)"' config.json | column -t
+jq '.' assets/logo.bin; echo $?
+for f in *.json; do echo "$f: $(jq -r '.name // "n/a"' "$f")"; done
+while IFS=, read -r id name score city; do echo "$name lives in $city"; done < data.csv | tail -n +2
+while read -r line; do echo "${#line}"; done < txt/fruits_a.txt
+cat data.csv | while IFS=, read -r a b c d; do [ "$c" -gt 80 ] 2>/dev/null && echo "$b"; done
+count=0; for f in src/myapp/*.py; do count=$((count + $(wc -l < "$f"))); done; echo $count
+for d in */; do echo "${d%/}: $(find "$d" -type f | wc -l)"; done
+files=(src/myapp/*.py); echo "${#files[@]} ${files[0]##*/}"
+name=core.py; echo "${name%.py} ${name#*.} ${name^^}"
+v=$(jq -r .version package.json); echo "v${v//./_}"
+if grep -q TODO README.md; then echo has-todo; else echo clean; fi
+[[ -f data.csv && -d src ]] && echo both
+case "$(head -1 data.csv)" in id,*) echo csv-header;; *) echo other;; esac
+set -- $(wc -l < data.csv); echo "lines=$1"
+printf '%s\n' src/myapp/*.py | while read -r f; do grep -c def "$f"; done
+{ echo header; tail -n +2 data.csv | sort -t, -k3n; } | head -4
+(cd src/myapp && ls *.py | wc -l)
+echo "a,b,c" | IFS=, read -r x y z; echo "[$x]"
+mapfile -t lines < txt/fruits_a.txt; echo "${lines[2]} ${#lines[@]}"
+readarray -t arr < <(cut -d, -f2 data.csv); echo "${arr[@]:1:3}"
+declare -A m; m[a]=1; m[b]=2; for k in "${!m[@]}"; do echo "$k=${m[$k]}"; done | sort
+echo $(( $(wc -l < data.csv) - 1 ))
+diff <(cut -d, -f2 data.csv | sort) <(cut -d, -f2 data.csv) >/dev/null && echo sorted || echo unsorted
+test -e nothere || echo "no such file"
+ls nothere 2>&1 | head -1
+cat nothere 2>/dev/null || echo "failed with $?"
+grep -q x nothere 2>&1; echo $?
+echo hello > out.txt && cat out.txt && rm out.txt && ls out.txt 2>&1
+echo one >> txt/fruits_a.txt; tail -n 1 txt/fruits_a.txt
+touch -d '2020-01-01 00:00' old.txt && stat -c '%y' old.txt
+touch -t 202001011200 t.txt && ls -l --time-style=+%Y%m%d t.txt | awk '{print $6}'
+mkdir -p a/b/c && touch a/b/c/d.txt && find a | sort
+cp -v data.csv backup.csv
+mv -v data.csv moved.csv
+rm -v txt/ages.txt
+mkdir -v newdir
+ln -sf ../README.md docs/link2 && ls -l docs/link2 | awk '{print $NF}'
+chmod +x Makefile && ls -l Makefile | cut -c1-10
+chmod 600 data.csv && stat -c %a data.csv
+install -m 755 Makefile bin_make && stat -c '%a %s' bin_make
+cp -p data.csv keep.csv && stat -c %Y keep.csv
+head -n 2 txt/*.txt
+tail -n 1 txt/fruits_a.txt txt/fruits_b.txt
+tail -q -n1 txt/fruits_a.txt txt/fruits_b.txt
+head -c -5 txt/fruits_a.txt
+wc -l txt/*.txt
+wc -c txt/*.txt | sort -n | head -2
+wc -lwc README.md data.csv
+cut -d, -f3 data.csv | tail -n +2 | paste -sd+ | bc
+cut -d ',' -f 2- data.csv | head -2
+cut -c 1-4,10- txt/fruits_a.txt
+cut -d, -f5 data.csv | head -2
+cut -f2 txt/names.txt
+cut -s -d' ' -f2 txt/names.txt
+cut -d, -f2 --output-delimiter=' | ' data.csv | head -2
+cut; echo $?
+cut -f0 data.csv; echo $?
+sort -k2,2 -t' ' txt/ages.txt
+sort -nk2 txt/ages.txt
+sort -t, -k4,4 -k3,3nr data.csv
+sort -f <<< $'b\nA\na\nB'
+sort <<< $'b\nA\na\nB'
+sort -b -k2 <<< $'x  b\ny a'
+sort -z < /dev/null | wc -c
+sort -o sorted.txt txt/fruits_b.txt && cat sorted.txt
+sort -m txt/fruits_a.txt txt/fruits_b.txt
+sort -n <<< $'10\n9\n-1\n1.5\nabc'
+sort -g <<< $'1e3\n2\n0x10'
+sort -M <<< $'Mar\nJan\nFeb'
+sort nothere; echo $?
+uniq -c txt/fruits_a.txt
+uniq -i <<< $'a\nA\nb'
+uniq -f1 <<< $'1 a\n2 a\n3 b'
+sort txt/words.txt | uniq -c | sort -k1,1nr -k2
+tr -s '\n' < README.md | wc -l
+tr 'a-y' 'b-z' <<< 'hal'
+tr -d 'aeiou' < txt/fruits_a.txt
+tr '\n' ' ' < txt/fruits_a.txt; echo
+tr -s '[:space:]' '\n' < txt/words.txt | sort -u | wc -l
+tr; echo $?
+tr 'abc' < txt/fruits_a.txt; echo $?
+printf '%-10s %5d\n' alice 82 bob 7
+printf '%s\n' "$(cat txt/fruits_a.txt | head -2)"
+printf '%03d\n' 7 42
+printf '%x\n' 'A' 2>&1
+printf '%d\n' abc; echo $?
+printf '%.2s\n' hello
+printf '%*d|\n' 6 42
+printf '\x41\101\n'
+printf '%e\n' 12345.678
+printf '%g %g\n' 0.0001 123456789
+printf "%s %s\n" a
+printf '%c' hello; echo
+echo -e 'a\tb'
+echo -n 'no newline'; echo
+echo 'single $HOME' "double $HOME"
+date -u -d @1700000000
+date -u -d '@1700000000' '+%F %T %Z'
+date -u -d '2024-02-29 +1 day' +%F
+date -u -d '2024-01-31 +1 month' +%F
+date -u -d 'yesterday' +%Y > /dev/null && echo ok
+date -d @0 -u +%s
+date -u -d @3600 +%H:%M
+date -d 'not a date'; echo $?
+date -u +%Y -d @2000000000
+date -u -d '2024-03-01T08:00:00Z' +%s
+date -u -r data.csv +%F
+diff -c conf/old.cfg conf/new.cfg
+diff --brief txt/fruits_a.txt txt/fruits_b.txt
+diff -y -W 40 txt/fruits_a.txt txt/fruits_b.txt
+diff -i <(echo ABC) <(echo abc) && echo same
+diff -w <(echo 'a  b') <(echo 'a b') && echo same
+diff -u /dev/null txt/fruits_a.txt | tail -n +3
+diff -ru conf txt | head -5
+diff -N conf/old.cfg nothere; echo $?
+diff -U1 conf/old.cfg conf/new.cfg | tail -n +3
+diff --label a --label b -u conf/old.cfg conf/new.cfg
+xargs -a txt/fruits_a.txt echo
+xargs -n2 -P1 echo < txt/fruits_b.txt
+echo 'a b' | xargs -I X echo "[X]"
+find txt -name '*.txt' | sort | xargs cat | wc -l
+printf '%s\n' 1 2 3 | xargs -L1 echo n
+echo 1 2 3 | xargs -t echo 2>&1
+echo x | xargs false; echo $?
+echo x | xargs nothere-cmd; echo $?
+seq 10 | xargs -n3 | tail -1
+seq 3 | xargs -I{} mkdir dir{} && ls -d dir*
+seq 0 3 10
+seq 5 -1 1 | tr '\n' ' '; echo
+seq -f 'item%02g' 3
+seq 1.5 3
+seq 10 | head -n 3 | tac
+seq 100 | tail -n 2
+seq 1000 | grep -c 7
+expr "$(wc -l < data.csv)" - 1
+expr abc : 'a\(.\)'
+expr 2 \* 3 + 1
+expr 0 \& 1; echo $?
+expr '' \| b
+basename "docs/release notes.txt" .txt
+dirname docs/guide.md src
+basename -a a/b c/d
+readlink -f docs/readme-link.md
+readlink -f nothere
+pwd -P
+stat -c '%s %n' txt/* | sort -n
+stat -c '%F' docs/readme-link.md empty assets/logo.bin
+stat -L -c '%s' docs/readme-link.md
+stat -c '%A %h %s' data.csv
+stat -t data.csv | cut -d' ' -f2
+du -b data.csv
+du -ch txt/*.txt | tail -1
+du --max-depth=1 . | sort -k2
+du -s --apparent-size src
+du -sh * | sort -h | tail -3
+md5sum < data.csv
+md5sum -c <(echo 'bad  data.csv'); echo $?
+sha256sum txt/fruits_a.txt | awk '{print $1}' | cut -c1-16
+cksum data.csv
+base64 -w0 txt/fruits_a.txt; echo
+echo -n 'hi' | base64
+echo 'not base64!' | base64 -d; echo $?
+od -t x1 -N 8 assets/logo.bin
+od -A x -t x1z txt/fruits_a.txt | head -2
+od -c -w8 txt/fruits_a.txt | head -3
+od -An -c README.md | head -1
+hexdump -C txt/fruits_a.txt | head -2
+xxd -l 16 README.md
+xxd -r -p <<< '68690a'
+xxd -c 8 txt/fruits_a.txt | head -2
+xxd -i txt/fruits_a.txt | head -3
+nl -w2 -s') ' txt/fruits_a.txt
+nl -v0 txt/fruits_b.txt
+tac data.csv | head -2
+rev <<< 'hello world'
+paste -d' ' txt/names.txt txt/ages.txt | awk '{print $2, $4}'
+paste - - < txt/fruits_a.txt
+paste -sd' ' txt/fruits_b.txt
+join -t' ' -1 1 -2 1 txt/names.txt txt/ages.txt
+join -o 1.2,2.2 txt/names.txt txt/ages.txt
+join -e NA -a1 -o 1.2,2.2 txt/names.txt txt/ages.txt
+comm -23 txt/fruits_a.txt txt/fruits_b.txt
+comm -13 <(sort txt/fruits_a.txt) <(sort txt/fruits_b.txt)
+comm txt/words.txt txt/fruits_a.txt; echo $?
+column -t -s, -o ' | ' data.csv | head -3
+column -c 40 txt/fruits_a.txt
+printf 'a b c\nlong-x y z\n' | column -t
+column -t -N ID,NAME,SCORE,CITY -s, data.csv | head -2
+column -J -s, -N a,b,c,d data.csv | head -4
+fold -w 10 -s txt/words.txt
+fmt -w 20 README.md | head -5
+pr -t -2 txt/fruits_a.txt
+expand -t 4 Makefile
+unexpand -a <<< '        x'
+head -n1 data.csv | tr ',' '\n' | wc -l
+yes abc | head -c 10; echo
+timeout 5 sleep 0 && echo done
+sleep 0.1 && echo slept
+true && echo yes || echo no
+false; echo $?
+! grep -q zzz data.csv && echo absent
+command -v jq >/dev/null && echo jq-here
+type cd
+type -t grep
+nosuch-tool --version; echo $?
+./nothere.sh; echo $?
+bash -c 'exit 3'; echo $?
+sh -c 'echo $0' 
+env | grep -c '^PATH='
+umask
+printenv LANG
+hostname >/dev/null && echo host
+whoami >/dev/null && echo who
+id -u >/dev/null && echo id
+uname
+uname -s
+nproc >/dev/null && echo cpus
+sum data.csv
+tsort <<< 'a b b c'
+factor 84
+numfmt --to=si 1500000
+factor 1 0 12 abc; echo $?
+echo 100 | factor
+factor 84 97 1000001
+factor -- -5; echo $?
+sum data.csv; printf abc | sum; sum -s data.csv; sum nothere; echo $?
+printf 'a b\nb c\nx y' | tsort; printf 'a b\nb a' | tsort; echo $?
+tsort <<< 'a b b c'
+unlink; echo $?; unlink nothere; echo $?; unlink data.csv && ls data.csv; echo $?
+link a; echo $?; link data.csv hl.csv && stat -c %h data.csv
+nice echo hi; nice -n 5 echo x; nice -n; echo $?; nice
+stdbuf -oL echo y; stdbuf -o0 grep -c a data.csv
+dd if=data.csv of=/dev/null status=none; echo $?
+printf 'hello world' | dd bs=5 count=1 2>/dev/null; echo
+printf 'hello' | dd status=noxfer; echo
+dd if=nothere; echo $?
+printf 'abcdef' | dd bs=1 skip=2 count=3 status=none; echo
+printf 'abc' | dd conv=ucase status=none; echo
+dd bogus=1; echo $?
+dd if=data.csv of=copy.csv bs=1k status=none && cmp data.csv copy.csv && echo same
+dd if=/dev/zero of=zero.bin bs=1024 count=4 status=none && stat -c %s zero.bin
+printf 'XY' | dd of=data.csv conv=notrunc status=none && head -1 data.csv
+dd if=data.csv bs=10 count=2 status=none | wc -c
+link nothere x; echo $?
+dd if=data.csv of=nodir/x status=none; echo $?
+ls -C
+ls -C src/myapp txt
+ls -x
+ls -C -w 40
+ls -Cw 30 txt
+ls -F -C
+ls -m -w 30 txt
+ls -x -w 50 src/myapp
+ls -mw40
+""".strip("\n").split("\n")
+
 
 def _join_heredocs(lines: list[str]) -> list[str]:
     """Glue a here-document's body back onto the line that opened it."""
@@ -691,7 +1155,7 @@ def _join_heredocs(lines: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = _join_heredocs(COMMANDS)
+COMMANDS = list(dict.fromkeys(_join_heredocs(COMMANDS)))
 
 
 # --------------------------------------------------------------------------- running

@@ -1,0 +1,356 @@
+"""Smaller coreutils agents reach for: factor, sum, tsort, unlink, link, nice, stdbuf, dd."""
+
+from __future__ import annotations
+
+import time
+
+from ._args import open_input
+from .base import CommandContext, command, strerror
+from .sysutils import _q
+
+
+def _qf(s: str) -> str:
+    """GNU's quoteaf() for file names: always ASCII single quotes."""
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def _w(ctx: CommandContext, s: str) -> None:
+    ctx.stdout.write(s.encode("utf-8", "surrogateescape"))
+
+
+def _try(ctx: CommandContext) -> None:
+    ctx.stderr.write(f"Try '{ctx.name or 'cmd'} --help' for more information.\n".encode())
+
+
+def _factors(n: int, ctx: CommandContext) -> list[int]:
+    out = []
+    for p in (2, 3):
+        while n % p == 0:
+            out.append(p)
+            n //= p
+    f, step = 5, 2
+    while f * f <= n:
+        while n % f == 0:
+            out.append(f)
+            n //= f
+        f += step
+        step = 6 - step
+        if f & 0xFFFF == 1:
+            ctx.budget.check()
+    if n > 1:
+        out.append(n)
+    return out
+
+
+@command("factor", usage="factor [NUMBER]...", help="Print the prime factors of each NUMBER.")
+def factor(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+    if args and args[0] == "--":
+        args = args[1:]
+    status = 0
+
+    def one(tok: str) -> None:
+        nonlocal status
+        t = tok.strip(" \t")
+        if t.startswith("+"):
+            t = t[1:]
+        if not t.isdigit() or not t.isascii():
+            ctx.stderr.write(f"factor: {_q(ctx, tok)} is not a valid positive integer\n".encode())
+            status = 1
+            return
+        n = int(t)
+        _w(ctx, f"{n}:" + "".join(f" {p}" for p in (_factors(n, ctx) if n > 1 else [])) + "\n")
+
+    if args:
+        for a in args:
+            one(a)
+    else:
+        for line in ctx.stdin:
+            for tok in line.decode("utf-8", "surrogateescape").split():
+                one(tok)
+    return status
+
+
+@command("sum", usage="sum [-rs] [FILE]...", help="Checksum and count the blocks in a file.")
+def sum_(ctx: CommandContext, argv: list[str]) -> int:
+    sysv = False
+    files = []
+    for a in argv[1:]:
+        if a == "-s" or a == "--sysv":
+            sysv = True
+        elif a == "-r":
+            sysv = False
+        else:
+            files.append(a)
+    status = 0
+    for fn in files or ["-"]:
+        try:
+            with open_input(ctx, fn) as f:
+                data = f.read()
+        except OSError as e:
+            ctx.stderr.write(f"sum: {fn}: {strerror(e)}\n".encode("utf-8", "surrogateescape"))
+            status = 1
+            continue
+        name = "" if fn == "-" and not files else f" {fn}"
+        if sysv:
+            s = sum(data) & 0xFFFFFFFF
+            r = (s & 0xFFFF) + (s >> 16)
+            r = (r & 0xFFFF) + (r >> 16)
+            _w(ctx, f"{r} {-(-len(data) // 512)}{name}\n")
+        else:
+            ck = 0
+            for b in data:
+                ck = (ck >> 1) + ((ck & 1) << 15)
+                ck = (ck + b) & 0xFFFF
+            _w(ctx, f"{ck:05d} {-(-len(data) // 1024):5d}{name}\n")
+    return status
+
+
+@command("tsort", usage="tsort [FILE]", help="Topological sort of the pairs in FILE.")
+def tsort(ctx: CommandContext, argv: list[str]) -> int:
+    args = [a for a in argv[1:] if a != "--"]
+    fn = args[0] if args else "-"
+    try:
+        with open_input(ctx, fn) as f:
+            toks = f.read().decode("utf-8", "surrogateescape").split()
+    except OSError as e:
+        ctx.stderr.write(f"tsort: {fn}: {strerror(e)}\n".encode("utf-8", "surrogateescape"))
+        return 1
+    if len(toks) % 2:
+        ctx.stderr.write(f"tsort: {fn}: input contains an odd number of tokens\n".encode())
+        return 1
+    order: list[str] = []
+    succ: dict[str, list[str]] = {}
+    indeg: dict[str, int] = {}
+    for i in range(0, len(toks), 2):
+        a, b = toks[i], toks[i + 1]
+        for x in (a, b):
+            if x not in indeg:
+                indeg[x] = 0
+                succ[x] = []
+                order.append(x)
+        if a != b:
+            succ[a].append(b)
+            indeg[b] += 1
+    # GNU walks its tree of names; for the usual small inputs, insertion order with a queue
+    # matches it.
+    queue = [x for x in order if indeg[x] == 0]
+    done = 0
+    while queue:
+        x = queue.pop(0)
+        _w(ctx, x + "\n")
+        done += 1
+        for y in succ[x]:
+            indeg[y] -= 1
+            if indeg[y] == 0:
+                queue.append(y)
+    if done < len(order):
+        ctx.stderr.write(f"tsort: {fn}: input contains a loop:\n".encode())
+        for x in order:
+            if indeg[x] > 0:
+                ctx.stderr.write(f"tsort: {x}\n".encode())
+                _w(ctx, x + "\n")
+        return 1
+    return 0
+
+
+@command("unlink", usage="unlink FILE", help="Call the unlink function to remove FILE.")
+def unlink(ctx: CommandContext, argv: list[str]) -> int:
+    args = [a for a in argv[1:] if a != "--"]
+    if not args:
+        ctx.stderr.write(b"unlink: missing operand\n")
+        _try(ctx)
+        return 1
+    if len(args) > 1:
+        ctx.stderr.write(f"unlink: extra operand {_q(ctx, args[1])}\n".encode())
+        _try(ctx)
+        return 1
+    try:
+        ctx.fs.unlink(ctx.path(args[0]))
+    except OSError as e:
+        ctx.stderr.write(f"unlink: cannot unlink {_qf(args[0])}: {strerror(e)}\n".encode())
+        return 1
+    return 0
+
+
+@command("link", usage="link FILE1 FILE2", help="Create a hard link FILE2 to FILE1.")
+def link(ctx: CommandContext, argv: list[str]) -> int:
+    args = [a for a in argv[1:] if a != "--"]
+    if len(args) < 2:
+        msg = "missing operand" if not args else f"missing operand after {_q(ctx, args[0])}"
+        ctx.stderr.write(f"link: {msg}\n".encode())
+        _try(ctx)
+        return 1
+    if len(args) > 2:
+        ctx.stderr.write(f"link: extra operand {_q(ctx, args[2])}\n".encode())
+        _try(ctx)
+        return 1
+    try:
+        ctx.fs.link(ctx.path(args[0]), ctx.path(args[1]))
+    except OSError as e:
+        ctx.stderr.write(f"link: cannot create link {_qf(args[1])} to {_qf(args[0])}: "
+                         f"{strerror(e)}\n".encode())
+        return 1
+    return 0
+
+
+def _run(ctx: CommandContext, argv: list[str]) -> int:
+    if ctx.exec is None:
+        ctx.stderr.write(f"{ctx.name}: cannot run commands here\n".encode())
+        return 126
+    return ctx.exec(argv, stdin=ctx.stdin, stdout=ctx.stdout, stderr=ctx.stderr)
+
+
+@command("nice", usage="nice [-n N] [COMMAND [ARG]...]", help="Run COMMAND (the niceness is not changed here).")
+def nice(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if a in ("-n", "--adjustment"):
+            if i + 1 >= len(args):
+                ctx.stderr.write(b"nice: option requires an argument -- 'n'\n")
+                _try(ctx)
+                return 125
+            i += 2
+        elif a.startswith(("-n", "--adjustment=")) or (a[:1] == "-" and a[1:].lstrip("-").isdigit()):
+            i += 1
+        else:
+            break
+    rest = args[i:]
+    if not rest:
+        _w(ctx, "0\n")
+        return 0
+    return _run(ctx, rest)
+
+
+@command("stdbuf", usage="stdbuf OPTION... COMMAND", help="Run COMMAND (buffering is already per call here).")
+def stdbuf(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in ("-i", "-o", "-e") else 1
+    if i < len(args) and args[i] == "--":
+        i += 1
+    if i >= len(args):
+        ctx.stderr.write(b"stdbuf: missing operand\n")
+        _try(ctx)
+        return 125
+    return _run(ctx, args[i:])
+
+
+_SUFFIX = {"c": 1, "w": 2, "b": 512, "k": 1024, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "kB": 1000,
+           "KB": 1000, "MB": 1000 ** 2, "GB": 1000 ** 3, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3}
+
+
+def _dd_num(s: str) -> int | None:
+    total = 1
+    for part in s.split("x"):
+        j = len(part)
+        while j and not part[j - 1].isdigit():
+            j -= 1
+        num, suf = part[:j], part[j:]
+        if not num.isdigit() or (suf and suf not in _SUFFIX):
+            return None
+        total *= int(num) * (_SUFFIX[suf] if suf else 1)
+    return total
+
+
+def _human(n: float, base: int) -> str:
+    units = ["kB", "MB", "GB", "TB"] if base == 1000 else ["KiB", "MiB", "GiB", "TiB"]
+    for u in units:
+        n /= base
+        if n < base or u == units[-1]:
+            return f"{n:.1f} {u}" if n < 10 else f"{n:.0f} {u}"
+    return ""
+
+
+@command("dd", usage="dd [OPERAND]...", help="Copy a file, converting and formatting according to the operands.")
+def dd(ctx: CommandContext, argv: list[str]) -> int:
+    ops: dict[str, str] = {}
+    for a in argv[1:]:
+        k, eq, v = a.partition("=")
+        if not eq or k not in ("if", "of", "bs", "ibs", "obs", "count", "skip", "seek", "status", "conv",
+                               "iflag", "oflag", "cbs"):
+            ctx.stderr.write(f"dd: unrecognized operand {_q(ctx, a)}\n".encode("utf-8", "surrogateescape"))
+            _try(ctx)
+            return 1
+        ops[k] = v
+    nums: dict[str, int] = {}
+    for k in ("bs", "ibs", "obs", "count", "skip", "seek"):
+        if k in ops:
+            n = _dd_num(ops[k])
+            if n is None or (k in ("bs", "ibs", "obs") and n == 0):
+                ctx.stderr.write(f"dd: invalid number: {_q(ctx, ops[k])}\n".encode())
+                return 1
+            nums[k] = n
+    ibs = nums.get("bs", nums.get("ibs", 512))
+    obs = nums.get("bs", nums.get("obs", 512))
+    convs = set(filter(None, ops.get("conv", "").split(",")))
+    start = time.monotonic()
+    try:
+        src = open_input(ctx, ops["if"]) if "if" in ops else ctx.stdin
+    except OSError as e:
+        ctx.stderr.write(f"dd: failed to open {_qf(ops['if'])}: {strerror(e)}\n".encode())
+        return 1
+    full = part = 0
+    chunks: list[bytes] = []
+    skip = nums.get("skip", 0)
+    count = nums.get("count")
+    with src:
+        for _ in range(skip):
+            if not src.read(ibs):
+                break
+        while count is None or full + part < count:
+            blk = src.read(ibs)
+            if not blk:
+                break
+            ctx.budget.check()
+            if len(blk) == ibs:
+                full += 1
+            else:
+                part += 1
+            chunks.append(blk)
+    data = b"".join(chunks)
+    if "ucase" in convs:
+        data = data.upper()
+    if "lcase" in convs:
+        data = data.lower()
+    try:
+        if "of" in ops:
+            path = ctx.path(ops["of"])
+            seek = nums.get("seek", 0) * obs
+            old = b""
+            if ctx.fs.exists(path) and ("notrunc" in convs or seek):
+                with ctx.fs.open(path, "rb") as f:
+                    old = f.read()
+            if "notrunc" in convs:
+                new = old[:seek].ljust(seek, b"\0") + data + old[seek + len(data):]
+            else:
+                new = old[:seek].ljust(seek, b"\0") + data
+            with ctx.fs.open(path, "wb") as f:
+                f.write(new)
+        else:
+            ctx.stdout.write(data)
+    except OSError as e:
+        ctx.stderr.write(f"dd: failed to open {_qf(ops.get('of', '-'))}: {strerror(e)}\n".encode())
+        return 1
+    status = ops.get("status", "")
+    if status not in ("none", "noxfer"):
+        ofull, opart = divmod(len(data), obs)
+        err = f"{full}+{part} records in\n{ofull}+{1 if opart else 0} records out\n"
+        n = len(data)
+        el = max(time.monotonic() - start, 1e-6)
+        rate = n / el
+        size = f"{n} bytes" if n < 1000 else f"{n} bytes ({_human(n, 1000)}, {_human(n, 1024)})"
+        if n == 1:
+            size = "1 byte"
+        err += f"{size} copied, {el:.6g} s, {_human(rate, 1000) if rate >= 1000 else f'{rate:.0f} B'}/s\n"
+        ctx.stderr.write(err.encode())
+    elif status == "noxfer":
+        ofull, opart = divmod(len(data), obs)
+        ctx.stderr.write(f"{full}+{part} records in\n{ofull}+{1 if opart else 0} records out\n".encode())
+    return 0
