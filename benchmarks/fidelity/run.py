@@ -8,6 +8,19 @@ separated by ``#### name`` header lines; the category is the file name.  Lines s
 Usage: .venv/bin/python benchmarks/fidelity/run.py [--corpus DIR] [--spec] [-k SUBSTR] [-j N]
 Writes the report (pass rate overall and per category, then failures with diffs) to
 /tmp/fidelity/report.txt (``--out``).
+
+Each case runs in a fresh temp dir under ``/usr/bin/bash -c`` (argv[0] ``bash``, the minimal
+environment of tests/spec/table.py) and in a fresh ``Sandbox(isolation="virtual")``; stdout,
+stderr and the exit status are compared byte for byte, nothing normalised.  Cases using
+``argv.py`` get a shell-function version of it prepended (in both shells).
+
+Skip rules (SKIP_RULES below; things a sandbox legitimately differs on): real pids (``$$``,
+``$!``, BASHPID, PPID, ps/kill/jobs/disown), /proc, /dev/fd, /sys and /dev/tty, host users and
+ids (UID, EUID, GROUPS, HOSTNAME, HOSTTYPE, MACHTYPE, OSTYPE, ~user, id, whoami, /etc/passwd),
+time (SECONDS, EPOCH*, RANDOM, SRANDOM, date, time, times, %(...)T), host files and tools
+(python, perl, stty, ulimit, nested sh/bash -c, $SH/$TMP/$REPO_ROOT of the Oils runner),
+interactive features (history, fc, bind, complete*, set -i/-m) and host shell state
+(BASH_VERSION, BASH_VERSINFO, $BASH, $0, SHLVL, umask).  A bash run that times out is skipped.
 """
 
 from __future__ import annotations
@@ -169,7 +182,10 @@ def main() -> None:
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
-    print("\n".join(lines[: 4 + len(per)]))
+    try:
+        print("\n".join(lines[: 4 + len(per)]))
+    except BrokenPipeError:
+        pass
 
 
 if __name__ == "__main__":
