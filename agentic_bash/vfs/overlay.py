@@ -133,10 +133,25 @@ class OverlayFS:
     def _resolve(self, path: str, follow: bool = True, create: bool = False) -> _Found:
         """Resolve in the merged view; the result's ``st`` is None if only the last part is missing."""
         up_root = self.upper._root
-        stack: list[tuple[str, list[int], Any]] = [("/", self._root_layers(), up_root)]
+        # entries: (path or None, layers, upper inode, name); a None path was left unbuilt by
+        # the upper-only fast path below and is built on demand (keeps deep paths O(depth))
+        stack: list[tuple[str | None, list[int], Any, str]] = [("/", self._root_layers(), up_root, "")]
         comps = [c for c in reversed(path.split("/")) if c and c != "."]
         hops = 0
         cache = self._dircache
+
+        def at(i: int) -> str:
+            e = stack[i]
+            if e[0] is not None:
+                return e[0]
+            j = i
+            while stack[j][0] is None:
+                j -= 1
+            base = stack[j][0]
+            p = ("" if base == "/" else base) + "/" + "/".join([stack[k][3] for k in range(j + 1, i + 1)])
+            stack[i] = (p, e[1], e[2], e[3])
+            return p
+
         while comps:
             c = comps.pop()
             if c == ".":
@@ -145,14 +160,31 @@ class OverlayFS:
                 if len(stack) > 1:
                     stack.pop()
                 continue
-            cur, cur_layers, cur_up = stack[-1]
+            _, cur_layers, cur_up, _n = stack[-1]
             if create and comps == ["."]:
                 raise _err(errno.EISDIR, path)  # O_CREAT on "name/" (from a symlink target)
+            if comps and cur_up is not None and cur_layers == [0]:
+                # upper-only directory: its children come from the upper alone (what _child
+                # would find), so descend through inodes without building path strings
+                node = cur_up.children.get(c)
+                if node is not None and node.mode & S_IFMT == S_IFDIR:
+                    stack.append((None, [0], node, c))
+                    while len(comps) > 1:  # the rest of an upper-only run, in one tight loop
+                        c = comps[-1]
+                        if c == "..":
+                            break
+                        node = node.children.get(c)
+                        if node is None or node.mode & S_IFMT != S_IFDIR:
+                            break
+                        comps.pop()
+                        stack.append((None, [0], node, c))
+                    continue
+            cur = at(len(stack) - 1)
             child = cur + c if cur == "/" else cur + "/" + c
             if comps:
                 cached = cache.get(child)
                 if cached is not None:  # a merged directory seen before
-                    stack.append((child, cached, None if cur_up is None else cur_up.children.get(c)))
+                    stack.append((child, cached, None if cur_up is None else cur_up.children.get(c), c))
                     continue
             layers, st = self._child(cur, cur_layers, c, cur_up)
             if st is None:
@@ -178,13 +210,20 @@ class OverlayFS:
             if len(cache) > 100_000:
                 cache.clear()
             cache[child] = layers
-            stack.append((child, layers, None if cur_up is None else cur_up.children.get(c)))
-        cur, cur_layers, _ = stack[-1]
-        if len(stack) > 1:
-            parent, parent_layers, _ = stack[-2]
+            stack.append((child, layers, None if cur_up is None else cur_up.children.get(c), c))
+        cur_layers = stack[-1][1]
+        fast = stack[-1][0] is None  # reached through upper-only inodes
+        cur = at(len(stack) - 1)
+        if len(stack) > 1:  # every entry is its predecessor's child: the parent is a prefix
+            parent = cur[:len(cur) - len(stack[-1][3]) - 1] or "/"
+            parent_layers = stack[-2][1]
         else:
             parent, parent_layers = "/", cur_layers
-        return _Found(cur, parent, parent_layers, cur_layers, self._layer(cur_layers[0]).stat(cur, False))
+        if fast and not self.upper.check_permissions:
+            st = self.upper._stat_of(stack[-1][2], self.upper.dev)  # what upper.stat(cur) walks to
+        else:
+            st = self._layer(cur_layers[0]).stat(cur, False)
+        return _Found(cur, parent, parent_layers, cur_layers, st)
 
     def _existing(self, path: str, follow: bool = True) -> _Found:
         f = self._resolve(path, follow)
@@ -207,11 +246,11 @@ class OverlayFS:
             return
         up = self.upper
         pnode = up._root
-        cur = "/"
-        for name in path.strip("/").split("/"):
-            nxt = join(cur, name)
+        names = path.strip("/").split("/")
+        for i, name in enumerate(names):
             node = pnode.children.get(name)
             if node is None:
+                nxt = "/" + "/".join(names[:i + 1])  # built only when needed (deep paths)
                 st = self._merged_dir_stat(nxt)
                 d = up._new(S_IFDIR | _stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
                 d.children = {}
@@ -224,7 +263,6 @@ class OverlayFS:
             elif node.fmt != S_IFDIR:
                 raise _err(errno.ENOTDIR, path)
             pnode = node
-            cur = nxt
 
     def _merged_dir_stat(self, path: str) -> StatResult:
         for lower in self.lowers:
@@ -475,7 +513,9 @@ class OverlayFS:
     def mkdir(self, path: str, mode: int = 0o755) -> None:
         with self._lock:
             f = self._creatable(path)
-            self._jnote(f.path)
+            j = self._journal
+            if j is not None and f.path not in j.prior:
+                j.prior[f.path] = None  # known absent (what capture() would find): no second walk
             self._copy_up_dirs(f.parent)
             pnode = self.upper._get(f.parent, False)
             hidden = bool(pnode.wh and split(f.path)[1] in pnode.wh)
