@@ -228,10 +228,14 @@ def _mkdir_p(ctx: CommandContext, name: str, p: str, mode: int, verbose: bool) -
     # walk the components as typed so -v prints them like GNU ('p', 'p/q')
     comps = [c for c in name.split("/") if c]
     prefix = "/" if name.startswith("/") else ""
+    created = False
     for idx, c in enumerate(comps):
         prefix = (prefix + c) if prefix in ("", "/") else (prefix + "/" + c)
         q = ctx.path(prefix)
-        s2 = _stat(ctx, q)
+        # nothing exists inside a directory we just created: skip the stat (deep trees)
+        if c == "..":
+            created = False
+        s2 = None if created and c != "." else _stat(ctx, q)
         if s2 is not None:
             if not s2.is_dir:
                 if idx < len(comps) - 1:
@@ -242,6 +246,7 @@ def _mkdir_p(ctx: CommandContext, name: str, p: str, mode: int, verbose: bool) -
         last = idx == len(comps) - 1
         # intermediate directories get u+wx on top of the umask default (GNU)
         ctx.fs.mkdir(q, mode if last else (0o777 & ~ctx.umask) | 0o300)
+        created = True
         if last:
             ctx.fs.chmod(q, mode)
         if verbose:
