@@ -377,6 +377,7 @@ class _Grep:
         self.o = o
         self.utf8 = utf8_locale(ctx.env)
         self.out = ctx.stdout
+        self.num_width = 0  # -T: width of line numbers / byte offsets
         self.status_err = False
         self.any_selected = False
         self.printed_group = False
@@ -423,12 +424,13 @@ class _Grep:
                 s += b"\x1b[32m\x1b[K%d\x1b[m\x1b[K" % offset + sepc
             return s
         parts = []
+        w = self.num_width if o.initial_tab else 0
         if name is not None:
             parts.append(name + (b"\0" if o.null else sep))
         if o.line_number:
-            parts.append(b"%d" % lineno + sep)
+            parts.append(b"%*d" % (w, lineno) + sep)
         if o.byte_offset:
-            parts.append(b"%d" % offset + sep)
+            parts.append(b"%*d" % (w, offset) + sep)
         return b"".join(parts)
 
     def _bad_utf8(self, text: str) -> bool:
@@ -446,6 +448,15 @@ class _Grep:
         o = self.o
         ctx = self.ctx
         utf8 = self.utf8
+        if o.initial_tab:
+            # grep 3.8 -T pads numbers to the digit count of the input's size (19 for a pipe)
+            self.num_width = 19
+            try:
+                pos = stream.tell()
+                self.num_width = len(str(stream.seek(0, 2)))
+                stream.seek(pos)
+            except (OSError, AttributeError, ValueError):
+                pass
         name = display.encode("utf-8", "surrogateescape") if self.with_filename else None
         listing = bool(o.list_files or o.quiet)
         printing = not (listing or o.count)
