@@ -493,6 +493,14 @@ class _Find:
                 raise FindError(f"{self.q(ref)}: {e.strerror}") from None
             attr = {"n": "st_mtime", "a": "st_atime", "c": "st_ctime"}[t[1]]
             return Node("pred", name=t, fn=lambda e: getattr(e.stat(), attr) > rst.st_mtime)
+        if t == "-samefile":
+            ref = self.arg(t)
+            try:
+                rst = ctx.fs.stat(ctx.path(ref), follow_symlinks=self.follow == "L")
+            except OSError as e:
+                raise FindError(f"{self.q(ref)}: {e.strerror}") from None
+            key = (rst.st_dev, rst.st_ino)
+            return Node("pred", name=t, fn=lambda e: (e.stat().st_dev, e.stat().st_ino) == key)
         if t == "-empty":
             def fe(e: _Entry) -> bool:
                 st = e.stat()
