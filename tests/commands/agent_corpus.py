@@ -1136,6 +1136,159 @@ ls -x -w 50 src/myapp
 ls -mw40
 """.strip("\n").split("\n")
 
+# Third round: formats (wc/ls/du/stat/date), UTF-8 text, awk numbers, regex corners.
+COMMANDS += r"""
+wc < data.csv
+wc -l - < data.csv
+cat data.csv | wc -c
+wc -l txt/fruits_a.txt - < data.csv
+wc -m txt/unicode.txt README.md
+ls -l docs/readme-link.md | cut -d' ' -f1,5-
+ls -s txt
+ls -sh assets
+du docs
+du -a src | sort -k2
+du -h --max-depth=0 src
+stat -c '%y' data.csv
+stat -c '%x|%z' data.csv | cut -c1-19
+stat -c '%b %B %o' data.csv
+stat -f -c %T . >/dev/null && echo fs
+date -u -d @1700000000 '+%a %b %e %H:%M:%S %Z %Y'
+date -u -d @1700000000 -R
+date -u -d @1700000000 -I
+date -u -d @1700000000 --iso-8601=seconds
+date -u -d @1700000000 '+%s %N' | cut -c1-10
+date -u -d @1700000000 '+%U %V %W %u %w %C %y %G'
+date -u -d '2024-03-01 08:00:01' '+%p %I %l %k'
+date -u -d 'tomorrow' > /dev/null; echo $?
+TZ=America/New_York date -d @0
+TZ=Asia/Tokyo date -d @0 +%H
+date -u -d '1 hour ago' >/dev/null && echo ok
+printf '%-8s|\n' café naïve
+printf '%5.1f%%\n' 45.678
+cut -c1-3 txt/unicode.txt
+cut -b1-3 txt/unicode.txt | od -c | head -3
+tr 'é' 'e' < txt/unicode.txt
+tr '[:lower:]' '[:upper:]' < txt/unicode.txt
+sed 's/./X/' txt/unicode.txt
+sed 's/é/E/g' txt/unicode.txt
+grep -o '..$' txt/unicode.txt
+grep -c 'ß' txt/unicode.txt
+awk '{print length($0)}' txt/unicode.txt
+awk '{print toupper($0)}' txt/unicode.txt
+awk '{print substr($0,1,3)}' txt/unicode.txt
+rev txt/unicode.txt
+sort txt/unicode.txt
+sort -f <<< $'b\nB\na\nA'
+sort <<< $'a b\na  a\nab'
+sort -t: -k2 <<< $'x:10\ny:9\nz:100'
+sort -k1.2 <<< $'ab\nba\ncc'
+sort -u -t, -k4,4 data.csv
+sort -rn -k3 -t, data.csv | head -3
+wc -L txt/unicode.txt
+fold -w 4 txt/unicode.txt
+awk 'BEGIN { print 0.1 + 0.2; print 1/3; print 2^53; print 2^53 + 1; print 1e16; print 123456789012 }'
+awk 'BEGIN { print -0; print 1e300*1e300; print log(-1) }'
+awk 'BEGIN { printf "%d\n", "3abc"; printf "%s\n", 1e5; print 100000 * 10 }'
+awk 'BEGIN { x = "10"; y = "9"; print (x < y), (x+0 < y+0) }'
+awk '{ print ($1 < $2) }' <<< '10 9'
+awk 'BEGIN { printf "%5s|%-5s|%.1s\n", "ab", "cd", "xyz" }'
+awk 'BEGIN { printf "%i %o %X %e %G\n", 42, 8, 255, 1234.5, 0.00001 }'
+awk 'BEGIN { OFMT = "%.2f"; print 3.14159, 10 }'
+awk '{ $3 = "X" } 1' txt/names.txt
+awk 'BEGIN { FS = "," } { print NF }' data.csv | uniq -c
+awk -F'\t' '{ print $1 }' <<< $'a\tb'
+awk 'BEGIN { RS = "" } { print NR ": " $1 }' README.md
+awk -v RS=',' 'END { print NR }' <<< 'a,b,c'
+awk '{ print; next; print "never" }' txt/fruits_a.txt | head -2
+awk 'BEGIN { while (i < 3) { i++; if (i == 2) continue; print i } }'
+awk 'function f(x) { return x * 2 } BEGIN { print f(21) }'
+awk 'BEGIN { a = "x"; a = a a a; print a; print length() }' < /dev/null
+awk '{ print NR, NF, $NF }' <<< $'a b c\n\nd'
+awk 'BEGIN { srand(1); x = rand(); print (x >= 0 && x < 1) }'
+awk 'BEGIN { print substr("hello", 0), substr("hello", -1, 3), substr("hello", 4, 100) }'
+awk 'BEGIN { s = "a.b.c"; gsub(".", "-", s); print s }'
+awk 'BEGIN { s = "a.b.c"; gsub(/\./, "-", s); print s }'
+awk 'BEGIN { s = "hello"; sub(/l+/, "[&]", s); print s }'
+awk 'BEGIN { printf("%s %s\n", "a", "b") }'
+awk '/^#/ { next } NF' README.md | head -3
+awk '$1 ~ /^[0-9]+$/ { s += $1 } END { print s }' txt/names.txt
+awk '!seen[$0]++' txt/words.txt
+awk 'BEGIN { print index("abc", ""), length("") }'
+awk -F: '{ print $1 }' /etc/passwd | head -1
+grep -E '^(a|b)' txt/fruits_a.txt
+grep -E 'an{2}' txt/fruits_a.txt; echo $?
+grep 'a\{2\}' txt/fruits_a.txt; echo $?
+grep -E 'a+n' txt/fruits_a.txt
+grep 'a\+n' txt/fruits_a.txt
+grep 'x*' txt/fruits_a.txt | wc -l
+grep -o 'a*' txt/fruits_a.txt | head -3
+grep -ow 'a' txt/words.txt | wc -l
+grep -E '\<c' txt/words.txt
+grep '\bc' txt/words.txt
+grep -E '[[:upper:]]' logs/app.log | wc -l
+grep -e '' -c README.md
+grep -n '^' txt/fruits_a.txt | head -2
+grep -v -e apple -e fig txt/fruits_a.txt
+grep -i -w 'THE' txt/words.txt
+grep -x -E 'a.*' txt/fruits_a.txt
+grep -E '(ERROR|WARN).*[0-9]+' -o logs/app.log
+grep -rn 'def' src --include='*.py' -h | wc -l
+grep -n -o 'self\.[a-z]*' src/myapp/core.py | sort -u -t: -k2 | head -4
+grep -E "timeout after [0-9.]+s" logs/app.log | uniq -c
+grep -P '(?<=GET )/\S+' -o logs/app.log
+grep -P '\d+(?=ms)' -o logs/app.log
+grep -m1 -n 'def' src/myapp/*.py
+grep -A1 -m1 'def' src/myapp/utils.py
+grep -c -v '^\s*$' src/myapp/core.py
+sed -n '/class/,$p' src/myapp/core.py | head -3
+sed 's/^[ \t]*//' src/myapp/core.py | grep -c '^def'
+sed -E 's/^([^,]*),([^,]*)/\2,\1/' data.csv | head -2
+sed 's/\(^\|,\)\([a-z]\)/\1\u\2/g' data.csv | head -3
+sed -E 's/(.)(.)/\2\1/' txt/fruits_a.txt
+sed 's/.*/\U&/' txt/fruits_b.txt
+sed 's/\w\+/[&]/2' txt/words.txt
+sed -n '/alice/,+2p' data.csv
+sed -n '3,/Porto/p' data.csv
+sed '2,4!d' data.csv
+sed -n '$=' data.csv
+sed 's/$/\r/' txt/fruits_a.txt | od -c | head -2
+sed ':a;s/^\(\s*\)\t/\1  /;ta' Makefile
+sed 'n;d' txt/fruits_a.txt
+sed '/^$/N;/\n$/D' README.md | wc -l
+sed "s/'/\"/g" <<< "it's"
+sed 's/a\|e/_/g' txt/fruits_a.txt
+sed -E 's/a|e/_/g' txt/fruits_a.txt
+sed 's/[aeiou]//2g' txt/fruits_a.txt
+sed -n '/^## Install/,/^## /{/^## /!p}' README.md
+sed '1~3d' logs/app.log | wc -l
+sed -e '/start/,/end/{/start/n;/end/!d}' docs/guide.md
+sed 's%/items%/api/items%' logs/app.log | grep -c api
+sed 'w copy.txt' txt/fruits_a.txt > /dev/null && cat copy.txt
+sed -i '' txt/fruits_a.txt; echo $?
+sed -n 'x;p' txt/fruits_a.txt
+sed '=' txt/fruits_a.txt | sed 'N;s/\n/\t/'
+""".strip("\n").split("\n")
+
+COMMANDS += r"""
+grep -T -n def src/myapp/utils.py
+grep -T a txt/fruits_a.txt txt/fruits_b.txt
+grep -Tnb a txt/fruits_a.txt
+grep -Tn 1 <(seq 12)
+grep -Tn 5 - < data.csv
+seq 12 | grep -Tn 1
+grep -Tc a txt/fruits_a.txt
+grep -Tn -A1 apple txt/fruits_a.txt
+grep -rTn TODO src | sort
+""".strip("\n").split("\n")
+
+COMMANDS += r"""
+ln data.csv hard.csv && find . -samefile data.csv | sort
+find -L . -samefile README.md | sort
+find . -samefile nothere; echo $?
+find . -samefile; echo $?
+""".strip("\n").split("\n")
+
 
 def _join_heredocs(lines: list[str]) -> list[str]:
     """Glue a here-document's body back onto the line that opened it."""
