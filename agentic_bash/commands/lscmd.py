@@ -91,6 +91,7 @@ class _Ls:
         self.human = self.si = False
         self.sort = "name"
         self.width = 80  # -w N: the line width for -C/-x/-m
+        self.qstyle = "literal"  # -Q / -b / -N / --quoting-style (output is never a tty here)
         self.reverse = False
         self.classify = ""   # "", "F", "p"
         self.fmt = "1"
@@ -259,9 +260,9 @@ class _Ls:
                     parts.append(owner.ljust(w_o) + " ")
                 if not self.no_group:
                     parts.append(group.ljust(w_g) + " ")
-                parts.append(f"{size.rjust(w_s)} {tm} {e.name}")
+                parts.append(f"{size.rjust(w_s)} {tm} {_quote_name(e.name, self.qstyle)}")
                 if e.target is not None:
-                    parts.append(" -> " + e.target)
+                    parts.append(" -> " + _quote_name(e.target, self.qstyle))
                     if self.classify == "F" and e.tst is not None:
                         parts.append(_Ls.indicator(self._lin(), _Ent(e.target, "", e.tst)))
                 else:
@@ -278,7 +279,7 @@ class _Ls:
                 pre += str(e.st.st_ino if e.st else "?").rjust(w_ino) + " "
             if self.size_blocks:
                 pre += (self.blocks_str(e.st) if e.st else "?").rjust(w_blk) + " "
-            names.append(pre + e.name + self.indicator(e))
+            names.append(pre + _quote_name(e.name, self.qstyle) + self.indicator(e))
         if self.size_blocks and show_total:
             tot = sum(_blocks(e.st) for e in ents if e.st)
             kb = -(-tot // 2)
@@ -312,7 +313,7 @@ class _Ls:
         if header:
             if not self.first_out:
                 self.write("\n")
-            self.write(f"{name}:\n")
+            self.write(f"{_quote_name(name, self.qstyle)}:\n")
         self.first_out = False
         ents = []
         if self.all:
@@ -340,6 +341,41 @@ class _Ls:
                     continue
                 sub = (name.rstrip("/") + "/" + e.name) if name != "/" else "/" + e.name
                 self.list_dir(sub, e.path, True)
+
+
+_C_ESC = {"\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+          "\t": "\\t", "\v": "\\v"}
+
+
+def _quote_name(name: str, style: str) -> str:
+    """A file name in GNU ls's quoting styles (c, escape, shell, shell-always; literal as is)."""
+    if style == "literal":
+        return name
+    if style in ("c", "escape", "c-maybe"):
+        out = []
+        for ch in name:
+            if ch in _C_ESC:
+                out.append(_C_ESC[ch])
+            elif ch == '"' and style != "escape":
+                out.append('\\"')
+            elif ch == " " and style == "escape":
+                out.append("\\ ")
+            elif ord(ch) < 0x20 or ord(ch) == 0x7F or 0xDC80 <= ord(ch) <= 0xDCFF:
+                b = ch.encode("utf-8", "surrogateescape")
+                out.append("".join(f"\\{x:03o}" for x in b))
+            else:
+                out.append(ch)
+        text = "".join(out)
+        if style == "c" or (style == "c-maybe" and text != name):
+            return f'"{text}"'
+        return text
+    # shell styles
+    safe = name and all(c.isalnum() or c in "%+,-./:=@_^" or ord(c) > 127 for c in name)
+    if safe and not style.endswith("always"):
+        return name
+    if "'" in name and '"' not in name and not any(c in name for c in "$`\\!"):
+        return f'"{name}"'
+    return "'" + name.replace("'", "'\\''") + "'"
 
 
 def _commas(names: list[str], width: int = 80) -> str:
@@ -486,6 +522,11 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
             lsr.classify = {"slash": "p", "classify": "F", "file-type": "t"}.get(got, "")
         elif k == "w" and v is not None and v.isdigit():
             lsr.width = int(v) or 10 ** 9  # GNU: -w 0 means no limit
+        elif k in ("Q", "b", "N"):
+            lsr.qstyle = {"Q": "c", "b": "escape", "N": "literal"}[k]
+        elif k == "quoting-style" and v in ("literal", "shell", "shell-always", "shell-escape",
+                                            "shell-escape-always", "c", "c-maybe", "escape"):
+            lsr.qstyle = v
         elif k == "1":
             lsr.fmt = "1"
         elif k == "C":
