@@ -1289,6 +1289,17 @@ find . -samefile nothere; echo $?
 find . -samefile; echo $?
 """.strip("\n").split("\n")
 
+COMMANDS += r"""
+touch 'a b' "it's" $'tab\tx' $'nl\ny' 'back\sl' 'q"x' && ls -Q
+touch 'a b' "it's" $'tab\tx' 'back\sl' 'q"x' && ls -b
+touch 'a b' "it's" 'back\sl' 'q"x' && ls --quoting-style=shell
+touch 'a b' "it's" && ls --quoting-style=shell-always txt . | head -5
+ls -lgGQ docs
+ls -N docs
+ls -Qm txt
+ls -QC -w 50 txt
+""".strip("\n").split("\n")
+
 
 def _join_heredocs(lines: list[str]) -> list[str]:
     """Glue a here-document's body back onto the line that opened it."""

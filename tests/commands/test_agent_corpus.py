@@ -14,8 +14,6 @@ import agent_corpus  # noqa: E402
 # Known differences, each with the reason (strict=False: a fix elsewhere turns them green).
 KNOWN: dict[str, str] = {
     "file assets/logo.bin data.csv": "file(1) 5.44 calls comma-separated text 'CSV text'; ours says ASCII text",
-    "ls -b docs": "ls -b (C escapes, '\\ ' for spaces) is parsed but not applied",
-    "ls -Q docs": "ls -Q (double-quoted names) is parsed but not applied",
     "jq '.' assets/logo.bin; echo $?": "jq 1.6 reads a leading 0 from binary input; libjq 1.7 reports another column",
     "diff -y -W 40 txt/fruits_a.txt txt/fruits_b.txt": "diff -y (side by side) is not implemented",
     "column -t -N ID,NAME,SCORE,CITY -s, data.csv | head -2": "column -N (column names) is not implemented",
