@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import io
 import os
 import queue
 import select
@@ -9,9 +11,14 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+import weakref
 from typing import Callable, Mapping
 
-__all__ = ["NativeLauncher", "NativeProcess"]
+__all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate"]
+
+GRACE = 0.15
+"""Seconds between SIGTERM and SIGKILL when a run's (or the session's) processes are ended."""
 
 # Signals whose disposition survives execve when ignored (SIG_IGN); a child must start with
 # defaults, e.g. `yes | head -1` relies on SIGPIPE killing `yes`.
@@ -39,7 +46,7 @@ def _status(returncode: int) -> int:
 class NativeProcess:
     """One launched binary. ``wait`` returns bash-style status; ``kill_group`` signals its group."""
 
-    __slots__ = ("_popen", "pid", "pgid", "_pidfd", "_status", "_lock")
+    __slots__ = ("_popen", "pid", "pgid", "_pidfd", "_status", "_lock", "_owner")
 
     def __init__(self, popen: subprocess.Popen, pgid: int) -> None:
         self._popen = popen
@@ -47,6 +54,7 @@ class NativeProcess:
         self.pgid: int = pgid
         self._status: int | None = None
         self._lock = threading.Lock()
+        self._owner: NativeLauncher | None = None
         try:
             self._pidfd: int | None = os.pidfd_open(popen.pid)
         except (OSError, AttributeError):
@@ -79,6 +87,8 @@ class NativeProcess:
             if self._pidfd is not None:
                 os.close(self._pidfd)
                 self._pidfd = None
+            if self._owner is not None:
+                self._owner._reaped(self)
             return self._status
 
     @property
@@ -146,6 +156,10 @@ class NativeLauncher:
         self._closed = False
         self.spawned = 0
         """How many children were started (the sandbox runner's change tracking reads it)."""
+        self.live: set[NativeProcess] = set()
+        """Children not yet reaped; ``kill_all`` ends their process groups (``close()`` of a
+        host-mode session: `nohup cmd &` must not outlive it)."""
+        self._live_lock = threading.Lock()
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
 
     # -- the child-side setup (runs between fork and exec: ctypes calls only) --------------
@@ -179,14 +193,29 @@ class NativeLauncher:
             raise OSError(9, "native launcher is closed")
         self.spawned += 1
         if self._preexec is None:
-            return self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid)
-        q = self._spawner()
-        reply: queue.SimpleQueue = queue.SimpleQueue()
-        q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid)))
-        ok, value = reply.get()
-        if ok:
-            return value
-        raise value
+            proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid)
+        else:
+            q = self._spawner()
+            reply: queue.SimpleQueue = queue.SimpleQueue()
+            q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid)))
+            ok, value = reply.get()
+            if not ok:
+                raise value
+            proc = value
+        with self._live_lock:
+            self.live.add(proc)
+        proc._owner = self
+        return proc
+
+    def _reaped(self, proc: NativeProcess) -> None:
+        with self._live_lock:
+            self.live.discard(proc)
+
+    def kill_all(self, grace: float = GRACE) -> None:
+        """SIGTERM every live child's process group, ``grace`` seconds, then SIGKILL."""
+        with self._live_lock:
+            procs = list(self.live)
+        terminate(procs, grace)
 
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
                stdin: int, stdout: int, stderr: int, pgid: int | None) -> NativeProcess:
@@ -244,6 +273,130 @@ class NativeLauncher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def terminate(procs: list[NativeProcess], grace: float = GRACE) -> None:
+    """End the process groups of ``procs``: SIGTERM, up to ``grace`` seconds for them to exit
+    (returns as soon as all have), then SIGKILL to whatever is left in those groups.
+
+    Security invariant: SIGKILL goes to the *group* even when its leader exited, so children a
+    program left behind in its group (`nohup sh -c 'sleep 100'`) die too."""
+    procs = [p for p in procs if p is not None]
+    if not procs:
+        return
+    for p in procs:
+        p.kill_group(signal.SIGTERM)
+    end = time.monotonic() + grace
+    for p in procs:
+        p.wait(max(0.0, end - time.monotonic()))
+    for p in procs:
+        try:
+            os.killpg(p.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            p.kill(signal.SIGKILL)
+    for p in procs:
+        p.wait(1.0)
+
+
+def stdin_handoff(stream: object) -> tuple[int, Callable[[], None]] | None:
+    """A real fd that gives a native child exactly the bytes of ``stream`` not yet consumed,
+    and a function to call once the child is done (it moves ``stream`` past what the child
+    read). None when the stream cannot be handed over; the caller then pumps it.
+
+    bash semantics: builtins and children share one offset, so with stdin "1\\n2\\n"
+    `read a; cat` gives a=1 and cat prints 2. Never ``peek()`` a blocking buffered stream
+    here: that would pull input into our buffer before the child could read it."""
+    if isinstance(stream, io.BytesIO):
+        fd = _memfd_of(stream)
+        if fd is None:
+            return None
+        os.lseek(fd, stream.tell(), os.SEEK_SET)
+
+        def sync_bytesio() -> None:
+            try:
+                stream.seek(os.lseek(fd, 0, os.SEEK_CUR))
+            except (OSError, ValueError):
+                pass
+        return fd, sync_bytesio
+    fileno = getattr(stream, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        fd = fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if not isinstance(stream, io.BufferedIOBase) or not hasattr(stream, "peek"):
+        return fd, _noop  # unbuffered: the fd's offset is the stream's
+    try:
+        seekable = stream.seekable()
+    except (OSError, ValueError):
+        seekable = False
+    if seekable:
+        try:
+            os.lseek(fd, stream.tell(), os.SEEK_SET)  # undo the read-ahead
+        except (OSError, ValueError):
+            return None
+
+        def sync_file() -> None:
+            try:
+                stream.seek(os.lseek(fd, 0, os.SEEK_CUR))  # also drops the stale buffer
+            except (OSError, ValueError):
+                pass
+        return fd, sync_file
+    # A pipe behind a buffer: bytes already buffered must reach the child first, so those
+    # (rare) cases are pumped. Looking costs no input: with O_NONBLOCK an empty buffer's
+    # peek returns b"" at once; it may buffer what is already in the pipe, which the pump
+    # then delivers in order.
+    try:
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        try:
+            buffered = stream.peek(0)  # type: ignore[attr-defined]
+        except BlockingIOError:
+            buffered = b""
+        finally:
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+    except (OSError, ValueError):
+        return None
+    return None if buffered else (fd, _noop)
+
+
+def _noop() -> None:
+    pass
+
+
+_MEMFD_ATTR = "_agentic_bash_memfd"
+
+
+def _memfd_of(stream: io.BytesIO) -> int | None:
+    """A memfd holding ``stream``'s bytes, made once per stream (closed with it); children
+    then read it like a file with a shared offset, and no pump thread is needed."""
+    try:
+        with stream.getbuffer() as mv:
+            size = mv.nbytes
+            cached = getattr(stream, _MEMFD_ATTR, None)
+            if cached is not None and cached[1] == size:
+                return cached[0]
+            fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+            view = mv
+            while view:
+                view = view[os.write(fd, view):]
+    except (OSError, AttributeError, ValueError, BufferError):
+        return None
+    try:
+        setattr(stream, _MEMFD_ATTR, (fd, size))
+    except AttributeError:
+        os.close(fd)
+        return None
+    weakref.finalize(stream, _close_quietly, fd)
+    return fd
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _signal_resetter() -> Callable[[], None]:
