@@ -20,7 +20,8 @@ _pids = itertools.count(1000)
 
 
 class Job:
-    __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed")
+    __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
+                 "native", "pid_ready")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -32,6 +33,8 @@ class Job:
         self.child: Any = None
         self.reported = False
         self.killed = False
+        self.native: Any = None  # the real process `$!` names (a native job's last stage)
+        self.pid_ready = threading.Event()  # set once ``pid`` is final (or the job ended)
 
 
 class JobTable:
@@ -173,6 +176,7 @@ def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
     with _reg_lock:
         live.add(job)
     job.child = child
+    child._bg_job = job  # type: ignore[attr-defined]  # the host records a native job's real pid
     sh.state.last_bg_pid = job.pid
     if 0 not in sh.fds or sh.fds.get(0) is None:
         pass
@@ -195,9 +199,20 @@ def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
             job.status = st
             with _reg_lock:
                 live.discard(job)
+            job.pid_ready.set()
             job.done.set()
 
+    # A job that is (a pipeline ending in) a native command: `$!` is its real pid, known
+    # once the process exists. Any other job keeps its synthetic pid (nothing may claim it).
+    probe = getattr(sh.host, "native_job", None)
+    native = probe is not None and probe(sh, cmd)
+    if not native:
+        job.pid_ready.set()
     t = threading.Thread(target=target, daemon=True)
     job.thread = t
     t.start()
+    if native:
+        rem = sh.budget.remaining()
+        job.pid_ready.wait(2.0 if rem is None else min(2.0, rem))
+        sh.state.last_bg_pid = job.pid
     return job
