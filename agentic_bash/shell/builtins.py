@@ -1930,6 +1930,14 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if job is None:
             sh.error(f"kill: ({pid}) - No such process")
             return 1
+        nat = getattr(job, "native", None)
+        if nat is not None and nat.pid == pid and nat.poll() is None and sig in SIGNALS:
+            # `$!` of a native job is a real process: it gets the real signal (and may trap it)
+            try:
+                os.kill(pid, SIGNALS[sig])
+            except OSError:
+                pass
+            return 0
     else:
         sh.error(f"kill: {target}: arguments must be process or job IDs")
         return 1
