@@ -22,9 +22,10 @@ from ..shell import nodes as N
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
-from ..shell.streams import NULL, Capture
+from ..shell.streams import NULL, Capture, PipeWriter
 from ..vfs.paths import normalize
 from .base import OutputCallback
+from .native import stdin_handoff, terminate
 from ..shell.parser import parse as _parse
 from ..shell.parser import parse_cached_with_warnings as _parse_cached_w
 try:
@@ -142,6 +143,11 @@ class InProcessExecutor:
             for j in list(jobs.jobs.values()):
                 if j.child is not None:
                     j.child.budget.cancel("closed")
+        kill_all = getattr(self.native, "kill_all", None)
+        if kill_all is not None:
+            # security: background (`nohup cmd &`) children and their process groups end
+            # now, not when a job thread next polls its budget (the caller may exit first)
+            kill_all()
 
     def run(self, script: str, *, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
@@ -273,15 +279,45 @@ class InProcessExecutor:
                 j.child.budget.cancel("killed")
 
     def _settle_jobs(self, t0: float, budget: Budget) -> None:
+        # run() returns when the foreground finishes (issue 2): no waiting for background
+        # jobs here, only a thread switch so one that is about to finish (`echo hi &`) can;
+        # later output is kept for the next run (``_late``).
         jobs = self.shell.jobs
         if jobs is None or not jobs.jobs:
             return
-        end = time.monotonic() + 0.25
-        for j in list(jobs.jobs.values()):
-            left = end - time.monotonic()
-            if left <= 0:
-                break
-            j.done.wait(left)
+        if any(not j.done.is_set() for j in list(jobs.jobs.values())):
+            time.sleep(0)
+
+    def native_job(self, sh: Interpreter, cmd: N.Command) -> bool:
+        """Whether background job ``cmd`` is (a pipeline ending in) a simple command that
+        will run as a native process (start_job then waits for it so `$!` is its pid)."""
+        if self.native is None:
+            return False
+        while isinstance(cmd, N.Pipeline):
+            if not cmd.cmds or cmd.negated or cmd.timed:
+                return False
+            cmd = cmd.cmds[-1]
+        if not isinstance(cmd, N.Simple) or not cmd.words:
+            return False
+        parts = cmd.words[0].parts
+        if len(parts) != 1 or not isinstance(parts[0], N.Lit):
+            return False
+        name = parts[0].text
+        if not name or any(c in name for c in "*?[{~=$`\\"):
+            return False
+        st = sh.state
+        if name in st.functions or name in self.custom or name in ("bash", "sh"):
+            return False
+        from ..shell.builtins import BUILTINS
+        if name in getattr(st, "aliases", ()) or name in BUILTINS:
+            return False
+        if self.allowlist is not None and posixpath.basename(name) not in self.allowlist:
+            return False
+        if "/" in name:
+            return not self._is_placeholder(normalize(name, st.cwd))
+        if name in self.registry and self.prefer_inprocess:
+            return False
+        return self.find_path(sh, name) is not None
 
     def _execute(self, sh: Interpreter, script: str) -> int:
         st = sh.state
@@ -905,6 +941,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
     pumps: list[threading.Thread] = []
     close_after: list[int] = []
+    after_child: list[Callable[[], None]] = []
 
     def fd_for(n: int, write: bool) -> int:
         s = sh.fds.get(n)
@@ -913,10 +950,14 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             close_after.append(fd)
             return fd
         inner = s._s if isinstance(s, _KeepOpen) else s
+        if not write:
+            # stdin: the child gets exactly the bytes earlier builtins left (shared offset)
+            h = stdin_handoff(inner)
+            if h is not None:
+                after_child.append(h[1])
+                return h[0]
         fileno = getattr(inner, "fileno", None)
-        # A pipe's read end is handed over as is (bytes the shell already buffered from it
-        # would be lost; bash has the same issue with builtins that read ahead).
-        if fileno is not None and not isinstance(inner, io.BytesIO):
+        if write and fileno is not None and not isinstance(inner, io.BytesIO):
             try:
                 return fileno()
             except (OSError, ValueError, io.UnsupportedOperation):
@@ -977,18 +1018,30 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             os.close(fd)
         except OSError:
             pass
+    job = getattr(sh, "_bg_job", None)
+    if job is not None and not job.pid_ready.is_set() and not isinstance(sh.fds.get(1), PipeWriter):
+        # `$!` of a background job is its real pid (a pipeline's: the last stage's)
+        job.native = proc
+        if sh.jobs is not None:
+            sh.jobs.by_pid[proc.pid] = job
+        job.pid = proc.pid
+        job.pid_ready.set()
+    budget = sh.budget
     try:
         while True:
-            rc = proc.wait(0.05)
+            left = budget.remaining()
+            rc = proc.wait(0.05 if left is None else max(0.001, min(0.05, left)))
             if rc is not None:
                 break
             try:
-                sh.budget.check()
+                budget.check()
             except LimitExceeded:
-                proc.kill_group(9)
-                proc.wait(1)
+                # like timeout(1): SIGTERM, a short grace, then SIGKILL to the group
+                terminate([proc])
                 raise
     finally:
+        for fn in after_child:
+            fn()
         for t in pumps:
             t.join(2)
     return rc
