@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import errno as _errno
+import importlib
 import os
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Mapping, Protocol
@@ -104,7 +105,62 @@ class CommandSpec:
     help: str = ""
 
 
-REGISTRY: dict[str, CommandSpec] = {}
+class _Registry(dict):
+    """name -> CommandSpec. Names in ``lazy`` (name -> module) import their module on first use;
+    iterating or sizing the registry imports every command module first (``everything``)."""
+
+    lazy: dict[str, str] = {}
+    everything: Callable[[], None] | None = None
+
+    def _load(self, name: str) -> bool:
+        mod = self.lazy.get(name)
+        if mod is None:
+            return False
+        try:
+            importlib.import_module(mod)
+        except Exception:  # noqa: BLE001 - one broken command module must not break the shell
+            return False
+        return dict.__contains__(self, name)
+
+    def __missing__(self, name: str) -> CommandSpec:
+        if self._load(name):
+            return dict.__getitem__(self, name)
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or (type(name) is str and self._load(name))
+
+    def get(self, name: str, default: CommandSpec | None = None) -> CommandSpec | None:  # type: ignore[override]
+        if dict.__contains__(self, name) or self._load(name):
+            return dict.__getitem__(self, name)
+        return default
+
+    def _all(self) -> None:
+        if self.everything is not None:
+            self.everything()
+
+    def __iter__(self):  # noqa: ANN204
+        self._all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._all()
+        return dict.__len__(self)
+
+    def keys(self):  # noqa: ANN201
+        self._all()
+        return dict.keys(self)
+
+    def values(self):  # noqa: ANN201
+        self._all()
+        return dict.values(self)
+
+    def items(self):  # noqa: ANN201
+        self._all()
+        return dict.items(self)
+
+
+REGISTRY: dict[str, CommandSpec] = _Registry()
 
 
 def command(*names: str, usage: str = "", help: str = "") -> Callable[[CommandFn], CommandFn]:

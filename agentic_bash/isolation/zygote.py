@@ -45,7 +45,7 @@ def _preload() -> list[str]:
             failed.append(f"{name}: {e}")
     try:
         from agentic_bash.commands import load_all
-        load_all()
+        load_all(eager=True)  # the zygote forks sandboxes: import every command once
     except Exception as e:  # noqa: BLE001
         failed.append(f"commands.load_all: {e}")
     try:
