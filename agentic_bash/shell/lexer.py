@@ -618,6 +618,21 @@ class Lexer:
         elif c in _SPECIAL_PARAMS or c.isdigit():
             buf.part(Param(c, short=True))
             self.pos = i + 2
+        elif c == "\\" and src.startswith("\\\n", i + 1):
+            # a line continuation right after `$` joins (`$\<newline>?` is `$?`)
+            j = i + 1
+            while src.startswith("\\\n", j):
+                j += 2
+            m = _NAME.match(src, j)
+            if j < n and (src[j] in _SPECIAL_PARAMS or src[j].isdigit()):
+                buf.part(Param(src[j], short=True))
+                self.pos = j + 1
+            elif m:
+                buf.part(Param(m.group(), short=True))
+                self.pos = m.end()
+            else:
+                buf.text("$")
+                self.pos = j
         else:
             m = _NAME.match(src, i + 1)
             if m:
