@@ -163,6 +163,8 @@ class CmdFS:
 class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
+    argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
+
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
         from ..commands.base import SystemInfo
@@ -308,7 +310,14 @@ class Interpreter(Expander):
             return Var(dict(enumerate([self.tilde_short(st.cwd)] + st.dirstack)), ARRAY)
         if name in ("BASH_ARGC", "BASH_ARGV", "GROUPS"):
             v = st.find(name)
-            return v if v is not None else Var({}, ARRAY)
+            if v is not None or name == "GROUPS":
+                return v if v is not None else Var({}, ARRAY)
+            frames = self.argv_frames if self.funcstack else (tuple(st.positional),)
+            if name == "BASH_ARGV":
+                vals = [a for f in reversed(frames) for a in reversed(f)]
+            else:
+                vals = [str(len(f)) for f in reversed(frames)]
+            return Var(dict(enumerate(vals)), ARRAY)
         if name == "BASH_EXECUTION_STRING":
             return Var(self.exec_string)
         if name == "SHELLOPTS":
@@ -1868,6 +1877,14 @@ class Interpreter(Expander):
             raise ExitShell(1)
         saved_pos = st.positional
         st.positional = list(args)
+        saved_argv = self.argv_frames
+        if not self.funcstack:
+            # BASH_ARGV/BASH_ARGC (bash): the bottom frame is the shell's own positional
+            # parameters; a call made in extdebug mode pushes its arguments.  Immutable tuples,
+            # so a subshell's copy never pops its parent's frames.
+            self.argv_frames = (tuple(saved_pos),)
+        if st.shopt.get("extdebug"):
+            self.argv_frames += (tuple(args),)
         st.scopes.append({})
         self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
         saved_line = self.lineno
@@ -1892,6 +1909,7 @@ class Interpreter(Expander):
                     self.in_trap = False
         finally:
             self.funcstack.pop()
+            self.argv_frames = saved_argv
             if len(st.scopes) > 1:
                 sc = st.scopes.pop()
                 saved_opts = sc.get("-")

@@ -48,7 +48,7 @@ def run_bash(files: dict[str, bytes], driver: str) -> tuple[bytes, bytes, int]:
             with open(os.path.join(d, n), "wb") as f:
                 f.write(data)
         try:
-            p = subprocess.run([BASH, "-c", driver], cwd=d, env=ENV, capture_output=True,
+            p = subprocess.run(["bash", "-c", driver], executable=BASH, cwd=d, env=ENV, capture_output=True,
                                stdin=subprocess.DEVNULL, timeout=20)
         except subprocess.TimeoutExpired:
             return b"", b"<timeout>", -1
