@@ -339,7 +339,11 @@ def stdin_handoff(stream: object) -> tuple[int, Callable[[], None]] | None:
 
         def sync_file() -> None:
             try:
-                stream.seek(os.lseek(fd, 0, os.SEEK_CUR))  # also drops the stale buffer
+                pos = os.lseek(fd, 0, os.SEEK_CUR)
+                # a seek to the end always drops the buffer (and the cached raw offset, which
+                # the child moved); a plain seek into the old buffer would reuse stale bytes
+                stream.seek(0, os.SEEK_END)
+                stream.seek(pos)
             except (OSError, ValueError):
                 pass
         return fd, sync_file
