@@ -660,9 +660,11 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
                 usage(f"invalid option -- '{c}'")
     if not mode:
         usage("You must specify one of the '-Acdtrux', '--delete' or '--test-label' options")
-    if mode not in ("c", "x", "t"):
-        err(f"this sandbox's tar supports only -c, -x and -t")
+    if mode not in ("c", "x", "t", "r", "u"):
+        err(f"this sandbox's tar supports only -c, -r, -u, -x and -t")
         raise _TarError(2)
+    if mode in ("r", "u") and comp and comp != "auto":
+        usage("Cannot update compressed archives")
     for ff in files_from:
         try:
             data = ctx.stdin.read() if ff == "-" else _read_path(ctx, ff)
@@ -683,6 +685,9 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
                 comp = k
                 break
     base = ctx.path(chdir) if chdir else ctx.cwd
+    if mode in ("c", "r", "u"):
+        return _tar_create(ctx, archive, "" if mode != "c" else comp, operands, base, verbose, excludes, absolute,
+                           no_recursion, err, usage, append=mode if mode != "c" else "")
     if mode == "c":
         return _tar_create(ctx, archive, comp, operands, base, verbose, excludes, absolute, no_recursion, err,
                            usage)
@@ -717,11 +722,28 @@ def _excluded(name: str, excludes: list[str]) -> bool:
     return False
 
 
-def _tar_create(ctx, archive, comp, operands, base, verbose, excludes, absolute, no_recursion, err, usage):  # noqa: ANN001, ANN202, E501
-    if not operands:
+def _tar_create(ctx, archive, comp, operands, base, verbose, excludes, absolute, no_recursion, err, usage,  # noqa: ANN001, ANN202, E501
+                append=""):
+    if not operands and not append:
         usage("Cowardly refusing to create an empty archive")
-    buf = io.BytesIO()
-    tf = tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT)
+    old = b""
+    if append and archive != "-":
+        # -r/-u: the members go after the existing ones (-u appends too, as GNU does for newer files)
+        try:
+            old = _read_path(ctx, archive)
+        except OSError:
+            old = b""
+    buf = io.BytesIO(old)
+    newer_in_archive: dict[str, int] = {}
+    if old:
+        buf.seek(0)
+        tf = tarfile.open(fileobj=buf, mode="a", format=tarfile.GNU_FORMAT)
+        if append == "u":
+            for m in tf.getmembers():
+                newer_in_archive[m.name.rstrip("/")] = max(newer_in_archive.get(m.name.rstrip("/"), 0),
+                                                           int(m.mtime))
+    else:
+        tf = tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT)
     status = 0
     warned: set[str] = set()
     vout = ctx.stdout if archive != "-" else ctx.stderr
@@ -738,6 +760,9 @@ def _tar_create(ctx, archive, comp, operands, base, verbose, excludes, absolute,
             err(f"{arcname}: Cannot stat: {strerror(e)}")
             status = 2
             return
+        if arcname in newer_in_archive and int(st.st_mtime) <= newer_in_archive[arcname] \
+                and not _stat.S_ISDIR(st.st_mode):
+            return  # -u: the archived copy is not older
         ti = tarfile.TarInfo(arcname)
         ti.mode = st.st_mode & 0o7777
         ti.mtime = int(st.st_mtime)
@@ -1117,6 +1142,11 @@ def unzip(ctx: CommandContext, argv: list[str]) -> int:
     exdir: str | None = None
     operands: list[str] = []
     args = argv[1:]
+    names_only = False
+    if args and args[0] in ("-Z1", "-Z") and (args[0] == "-Z1" or args[1:2] == ["-1"]):
+        # zipinfo -1: member names only, one per line
+        names_only = list_ = quiet = True
+        args = args[1:] if args[0] == "-Z1" else args[2:]
     i = 0
     while i < len(args):
         a = args[i]
@@ -1183,6 +1213,10 @@ def unzip(ctx: CommandContext, argv: list[str]) -> int:
         infos = [zi for zi in infos if any(fnmatch.fnmatchcase(zi.filename, m) for m in members)]
     tz = _tz(ctx)
     _ = tz
+    if names_only:
+        for zi in infos:
+            ctx.stdout.write(zi.filename.encode("utf-8", "surrogateescape") + b"\n")
+        return 0
     if list_:
         out = ctx.stdout
         if not quiet:
