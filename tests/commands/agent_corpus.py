@@ -1300,6 +1300,96 @@ ls -Qm txt
 ls -QC -w 50 txt
 """.strip("\n").split("\n")
 
+# Fourth round: archives and compressors, shell glue (fds, loops, expansions, tests).
+COMMANDS += r"""
+exec 3>out.txt; echo via-fd >&3; exec 3>&-; cat out.txt
+echo a > f1; echo b >> f1; cat f1
+: > empty.txt; wc -c empty.txt
+echo x | tee f2 f3 >/dev/null; cat f2 f3
+cat < nothere; echo $?
+echo $'a\nb' | while read l; do echo "[$l]"; done
+export FOO=bar; bash -c 'echo $FOO'
+env FOO=1 sh -c 'echo $FOO'
+let x=2*3; echo $x
+echo -e "col1\tcol2\nv1\tv2" | column -t
+[[ "abc123" =~ ^[a-z]+([0-9]+)$ ]] && echo "${BASH_REMATCH[1]}"
+[ 1 -eq ]; echo $?
+[ a == b ]; echo $?
+declare -i n=3+4; echo $n
+echo "$(( $(date -u -d @86400 +%s) / 3600 ))"
+xargs < txt/fruits_a.txt -n 10 echo
+find . -name '*.md' -exec sh -c 'wc -l < "$1"' _ {} \; | sort -n
+grep -l TODO $(find src -name '*.py') | sort
+wc -l $(find . -name '*.cfg') | tail -1
+for f in $(ls txt); do echo "$f"; done | head -3
+ls txt | while read -r f; do echo "${f%.txt}"; done
+find . -name '*.json' | while read -r f; do jq -c 'keys' "$f"; done | sort
+cd docs && cat "release notes.txt" | head -1; cd ..; pwd
+pushd src >/dev/null && pwd && popd >/dev/null && pwd
+zip -qr z.zip src && unzip -Z1 z.zip | sort
+zip -qr z.zip src; echo $?; ls z.zip
+tar cf a.tar txt && tar rf a.tar data.csv && tar tf a.tar | sort
+zip -qr z.zip src && unzip -Z1 z.zip | sort
+zip -q z.zip data.csv README.md && unzip -Z -1 z.zip
+tar cf a.tar txt && tar rf a.tar data.csv && tar tf a.tar | sort
+tar rf new.tar README.md && tar tf new.tar
+tar cf a.tar txt/ages.txt && tar uf a.tar txt/ages.txt data.csv && tar tf a.tar
+tar czf a.tgz txt && tar rzf a.tgz data.csv; echo $?
+tar cf a.tar docs && tar -rvf a.tar Makefile && tar tvf a.tar | wc -l
+tar -czvf src.tgz src | sort
+tar -cvf d.tar docs txt/ages.txt | sort
+tar czf s.tgz src && mkdir x && tar -xzvf s.tgz -C x | sort
+tar czf s.tgz src && tar xzf s.tgz --strip-components=1 -C /tmp 2>&1 | head -1; mkdir y && tar xzf s.tgz --strip-components=2 -C y && ls y
+tar cf a.tar txt && tar rf a.tar data.csv && tar tf a.tar | sort
+tar cf a.tar --exclude='*.py' src && tar tf a.tar | sort
+tar czf - src | tar tzf - | wc -l
+tar cjf b.tbz docs && tar tjf b.tbz | sort
+tar cJf b.txz docs && tar tJf b.txz | sort
+tar caf auto.tar.gz docs && file auto.tar.gz | cut -d, -f1
+tar tf data.csv; echo $?
+tar; echo $?
+tar cf empty.tar; echo $?
+tar czf t.tgz nothere; echo $?
+gzip -k data.csv && ls data.csv* && gzip -l data.csv.gz | tail -1 | awk '{print $2, $4}'
+gzip -c data.csv | gunzip | head -2
+gzip data.csv && ls data.csv* && zcat data.csv.gz | wc -l
+gzip -d nothere.gz; echo $?
+gzip -9 -c README.md | wc -c | awk '{print ($1 > 0)}'
+echo hello | gzip | gzip -d
+bzip2 -c data.csv | bunzip2 | tail -1
+xz -c data.csv | xz -d | head -1
+zip -q z.zip data.csv README.md && unzip -l z.zip | tail -1
+zip -qr z.zip src && unzip -Z1 z.zip | sort
+zip -q z.zip data.csv && mkdir u && unzip -q z.zip -d u && ls u
+set -e; false; echo notreached
+set -o pipefail; false | true; echo $?
+cat data.csv | head -1; echo "${PIPESTATUS[@]}"
+ls nothere 2>&1 >/dev/null | wc -l
+{ echo out; echo err >&2; } 2>&1 | sort
+echo "$(echo inner) outer"
+x=5; (( x > 3 )) && echo big
+echo $((0x1F)) $((2**10)) $((7/2)) $((-7%3))
+a=(one two three); echo "${a[-1]} ${#a[@]} ${a[*]:1}"
+s="Hello World"; echo "${s,,} ${s// /_} ${s:6} ${#s}"
+f=path/to/file.tar.gz; echo "${f##*/} ${f%%.*} ${f%.*} ${f#*.}"
+echo {1..5} {a..c} {01..03}
+echo file{A,B}.txt
+for i in $(seq 3); do printf '%d,' $i; done; echo
+i=0; while [ $i -lt 3 ]; do i=$((i+1)); done; echo $i
+until false; do echo once; break; done
+f() { echo "args: $# $1"; return 3; }; f a b; echo $?
+trap 'echo bye' EXIT; echo hi
+printf -v out '%05d' 42; echo $out
+read -r a b <<< 'x y z'; echo "$b"
+echo "${UNSET:-default} ${UNSET:=set} $UNSET"
+echo ${#PATH} > /dev/null && echo ok
+shopt -s nullglob; echo *.nothing
+shopt -s globstar; echo src/**/*.py
+echo src/*/c*.py
+ls *.{json,csv}
+echo [a-d]*
+""".strip("\n").split("\n")
+
 
 def _join_heredocs(lines: list[str]) -> list[str]:
     """Glue a here-document's body back onto the line that opened it."""
