@@ -548,7 +548,7 @@ class _WcCounts:
 
 
 def _wc_stream(ctx: CommandContext, f: BinaryIO, want_words: bool, want_chars: bool,
-               want_len: bool, utf8: bool) -> _WcCounts:
+               want_len: bool, utf8: bool, want_lines: bool = True) -> _WcCounts:
     c = _WcCounts()
     in_word = False
     dec = codecs.getincrementaldecoder("utf-8")("surrogateescape") if utf8 else None
@@ -560,7 +560,8 @@ def _wc_stream(ctx: CommandContext, f: BinaryIO, want_words: bool, want_chars: b
         if n & 63 == 0:
             ctx.budget.check()
         c.bytes += len(chunk)
-        c.lines += chunk.count(b"\n")
+        if want_lines:  # `wc -c` alone need not scan the bytes
+            c.lines += chunk.count(b"\n")
         if not (want_words or want_chars or want_len):
             continue
         if dec is not None and not chunk.isascii():
@@ -693,7 +694,7 @@ def wc(ctx: CommandContext, argv: list[str]) -> int:
             continue
         try:
             try:
-                counts = _wc_stream(ctx, f, "w" in want, "m" in want, "L" in want, utf8)
+                counts = _wc_stream(ctx, f, "w" in want, "m" in want, "L" in want, utf8, "l" in want)
             except IsADirectoryError as e:
                 file_error(ctx, e, nm or "-")
                 status = 1
