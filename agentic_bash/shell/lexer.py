@@ -258,6 +258,9 @@ class Lexer:
                     return Word((Lit(text),), text, bisect_left(self.nl, start) + 1 + self.line_base)
         i = start
         buf = _Buf()
+        # kept local until the word ends: a `$(…)` in the value re-enters read_word, which
+        # would reset self.sub_span and turn `a[i]=$(cmd)` into a command word
+        sub_span: tuple[int, int] | None = None
         if assign_ok:
             m = _NAME.match(src, i)
             if m and m.end() < n and src[m.end()] == "[":
@@ -266,7 +269,7 @@ class Lexer:
                     (close + 1 < n and src[close + 1] == "=")
                     or (close + 2 < n and src[close + 1] == "+" and src[close + 2] == "=")
                 ):
-                    self.sub_span = (m.end() + 1, close)
+                    sub_span = (m.end() + 1, close)
                     buf.text(src[i:close + 1])
                     i = close + 1
         plain = _PLAIN.match
@@ -323,6 +326,7 @@ class Lexer:
             else:
                 break
         self.pos = i
+        self.sub_span = sub_span
         if i == start:
             return None
         return Word(buf.done(), src[start:i], self.line_at(start))
