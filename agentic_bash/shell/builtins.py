@@ -1931,6 +1931,10 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             sh.error(f"kill: ({pid}) - No such process")
             return 1
         nat = getattr(job, "native", None)
+        if nat is not None and jobs.jobs.get(job.num) is not job:
+            # reaped by `wait`: the pid is no longer ours (bash: ESRCH)
+            sh.error(f"kill: ({pid}) - No such process")
+            return 1
         if nat is not None and nat.pid == pid and nat.poll() is None and sig in SIGNALS:
             # `$!` of a native job is a real process: it gets the real signal (and may trap it)
             try:
