@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -1006,7 +1007,7 @@ def _dw(s: str) -> int:
 @stdio
 def column(ctx: CommandContext, argv: list[str]) -> int:
     try:
-        opts, ops = parse_opts(ctx, argv, "ts:o:c:xnNR:eJH:l:r:d", {
+        opts, ops = parse_opts(ctx, argv, "ts:o:c:xn:N:R:eJH:l:r:d", {
             "table": "t", "separator": "s", "output-separator": "o", "output-width": "c",
             "fillrows": "x", "table-columns": "N", "table-right": "R", "keep-empty-lines": "L",
             "json": "J", "table-hide": "H", "table-noheadings": "d", "table-name": "n"}, status=1)
@@ -1018,8 +1019,17 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
     width = 80
     right: set[int] = set()
     keep_empty = False
+    headers: list[str] | None = None  # -N a,b,c
+    as_json = False
+    tname = "table"
     for k, v in opts:
-        if k == "t":
+        if k == "N":
+            headers = (v or "").split(",")
+        elif k == "J":
+            as_json = table = True
+        elif k == "n":
+            tname = v or "table"
+        elif k == "t":
             table = True
         elif k == "s":
             seps = v
@@ -1065,6 +1075,27 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
             else:
                 cells = re.split("[" + re.escape(seps) + "]", ln)
             rows.append(cells)
+        if as_json:
+            if headers is None:
+                ctx.stderr.write(b"column: option --table-columns required for --json\n")
+                return 1
+            recs = []
+            for r in rows:
+                fields = []
+                for i, h in enumerate(headers):
+                    c = r[i] if i < len(r) else ""
+                    val = "null" if c == "" else json.dumps(c, ensure_ascii=False)
+                    fields.append(f"         {json.dumps(h, ensure_ascii=False)}: {val}")
+                recs.append("{\n" + ",\n".join(fields) + "\n      }")
+            body = "      " + ",".join(recs) + "\n" if recs else ""
+            doc = "{\n   " + json.dumps(tname) + ": [\n" + body + "   ]\n}\n"
+            ctx.stdout.write(doc.encode("utf-8", "surrogateescape"))
+            return status
+        if headers is not None:
+            # -N: a header row first; every row is as wide as the widest (missing cells empty)
+            rows.insert(0, headers)
+            n = max(len(r) for r in rows)
+            rows = [r + [""] * (n - len(r)) for r in rows]
         ncol = max((len(r) for r in rows), default=0)
         widths = [0] * ncol
         for r in rows:
@@ -1078,7 +1109,8 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
                 else:
                     pad = " " * (widths[i] - _dw(c))
                     cells.append(pad + c if (i + 1) in right else c + pad)
-            out.append(osep.join(cells).rstrip(" ") if seps is None and osep == "  " else osep.join(cells))
+            out.append(osep.join(cells).rstrip(" ") if seps is None and osep == "  " and headers is None
+                       else osep.join(cells))
         ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
         return status
     items = [ln for ln in lines if ln.strip()]
