@@ -1390,6 +1390,17 @@ ls *.{json,csv}
 echo [a-d]*
 """.strip("\n").split("\n")
 
+COMMANDS += r"""
+printf 'id,name\n1,al ice\n2,"b"\n3,\n' | column -J -s, -N a,b
+printf 'id,name\n1,al ice\n2,"b"\n3,\n' | column -t -s, -N A,B
+printf 'id,name\n' | column -J -s, -N a,b -n mytab
+column -J -s, data.csv; echo $?
+printf '1,x,y\n' | column -t -s, -N a,b
+printf '1\n' | column -t -s, -N a,b,c
+printf '1\n' | column -J -s, -N a,b,c
+column -t -N A,B conf/new.cfg
+""".strip("\n").split("\n")
+
 
 def _join_heredocs(lines: list[str]) -> list[str]:
     """Glue a here-document's body back onto the line that opened it."""
