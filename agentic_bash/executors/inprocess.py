@@ -1019,8 +1019,11 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         except OSError:
             pass
     job = getattr(sh, "_bg_job", None)
-    if job is not None and not job.pid_ready.is_set() and not isinstance(sh.fds.get(1), PipeWriter):
-        # `$!` of a background job is its real pid (a pipeline's: the last stage's)
+    out = sh.fds.get(1)
+    if job is not None and not job.pid_ready.is_set() and (
+            not isinstance(out, PipeWriter) or out is getattr(job.child, "fds", {}).get(1)):
+        # `$!` of a background job is its real pid (a pipeline's: the last stage's, the one
+        # not writing into a pipe the job itself made)
         job.native = proc
         if sh.jobs is not None:
             sh.jobs.by_pid[proc.pid] = job

@@ -71,6 +71,15 @@ def test_pipeline_bang_is_the_last_stage(sb) -> None:
     assert not _alive(pid)
 
 
+def test_job_started_inside_a_pipeline_stage_gets_its_pid_at_once(sb) -> None:
+    t = time.monotonic()
+    r = sb.run("{ sleep 68 & echo $!; } | head -n1")
+    assert time.monotonic() - t < 1.5  # no waiting for a pid that never comes
+    pid = int(r.stdout)
+    assert _cmdline(pid) == "sleep 68"
+    sb.run(f"kill {pid}")
+
+
 def test_non_native_jobs_keep_a_synthetic_pid(sb) -> None:
     r = sb.run("f() { :; }; f & a=$!; { :; } & b=$!; wait; echo $a $b")
     a, b = r.stdout.split()
