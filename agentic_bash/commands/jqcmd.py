@@ -507,7 +507,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
             status = 5
     if parse_error is not None:
         ctx.stderr.write(f"{parse_error}\n".encode())
-        return 4  # (jq 1.6 exits 4 after an input parse error)
+        return 2 if status == 2 else 4  # (jq 1.6 exits 4 after an input parse error, 2 if a file was missing)
     if opts["e"] and status == 0 and inputs and not (len(inputs) == 1 and inputs[0].where == "<none>"):
         if last is _NOTHING:
             return 4

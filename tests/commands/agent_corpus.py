@@ -1476,7 +1476,8 @@ def run_real(cmd: str, timeout: float = 20) -> tuple[bytes, bytes, int]:
         os.mkdir(root)
         materialise(root)
         env = dict(REAL_ENV, HOME="/home/user", USER="user", PWD=root)
-        p = subprocess.run(["bash", "-c", cmd], executable="/usr/bin/bash", cwd=root, env=env, capture_output=True, timeout=timeout)
+        p = subprocess.run(["bash", "-c", cmd], executable="/usr/bin/bash", cwd=root, env=env, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=timeout)
         rootb = root.encode()
         return p.stdout.replace(rootb, b"/workspace"), p.stderr.replace(rootb, b"/workspace"), p.returncode
 

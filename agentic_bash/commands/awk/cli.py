@@ -29,7 +29,14 @@ Options:
     abbreviated:
 
     -W version       show version information and exit.
+    -W dump          show assembler-like listing of program and exit.
     -W help          show this message and exit.
+    -W interactive   set unbuffered output, line-buffered input.
+    -W exec file     use file as program as well as last option.
+    -W random=number set initial random seed.
+    -W sprintf=number adjust size of sprintf buffer.
+    -W posix_space   do not consider "\\n" a space.
+    -W usage         show this message and exit.
 """
 
 _cache: dict[tuple[str, bool], Program] = {}
@@ -72,8 +79,7 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             else:
                 i += 1
                 if i >= len(args):
-                    err(f"option requires an argument -- {opt}")
-                    ctx.stderr.write(_USAGE.encode())
+                    err(f"option -{opt} lacks argument")  # mawk's wording, no usage text
                     return 2
                 val = args[i]
             if opt == "F":
@@ -119,8 +125,10 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
         src = "\n".join(t.decode("latin-1") for t in texts)
     else:
         if not rest:
-            ctx.stderr.write(_USAGE.encode())
-            return 2
+            # mawk: usage (and status 0) only for a bare "awk"; with options, silently 0
+            if not args:
+                ctx.stderr.write(_USAGE.encode())
+            return 0
         src = _l1(rest[0])
         rest = rest[1:]
     # invoked as gawk: gawk's integer output and regex intervals (everything else is mawk's)
