@@ -434,7 +434,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                     res = flush()
                     if res is not None:
                         return res
-        if batch or (not ran and not no_empty):
+        # an unmatched quote before any argument: GNU never runs the command
+        if batch or (not ran and not no_empty and not bad_quote):
             if not (no_empty and not batch):
                 res = flush()
                 if res is not None:
