@@ -1401,6 +1401,103 @@ printf '1\n' | column -J -s, -N a,b,c
 column -t -N A,B conf/new.cfg
 """.strip("\n").split("\n")
 
+# Fifth round: error paths agents hit (missing operands, bad options, missing files).
+COMMANDS += r"""
+head -n abc data.csv; echo $?
+tail -n x data.csv; echo $?
+cut -f data.csv; echo $?
+sort -k 0 data.csv; echo $?
+seq a; echo $?
+wc -x data.csv; echo $?
+ls -z; echo $?
+cp data.csv; echo $?
+mv data.csv; echo $?
+mkdir src; echo $?
+rm src; echo $?
+rmdir nothere; echo $?
+grep; echo $?
+sed; echo $?
+awk; echo $?
+xargs echo <<< "it's"; echo $?
+find . -name; echo $?
+find . -bogus; echo $?
+tar; echo $?
+jq; echo $?
+diff data.csv; echo $?
+head nothere data.csv; echo $?
+cat src; echo $?
+grep -r TODO nothere src/myapp/cli.py; echo $?
+sort -t, -k5 data.csv | head -2
+uniq nothere; echo $?
+tr -d; echo $?
+touch nodir/x; echo $?
+ln -s data.csv data.csv; echo $?
+cp -r src src; echo $?
+mv src src/inner; echo $?
+chmod 999 data.csv; echo $?
+chmod u+x nothere; echo $?
+date -d garbage; echo $?
+expr; echo $?
+expr 1 +; echo $?
+printf; echo $?
+echo $((1/0)); echo $?
+basename; echo $?
+dirname; echo $?
+stat; echo $?
+du nothere; echo $?
+md5sum nothere; echo $?
+base64 nothere; echo $?
+wc -l nothere data.csv; echo $?
+nl nothere; echo $?
+paste nothere; echo $?
+join txt/names.txt; echo $?
+comm txt/fruits_a.txt; echo $?
+od nothere; echo $?
+xxd nothere; echo $?
+seq 1 0 5 | head -2; echo $?
+sed -i 's/a/b/' nothere; echo $?
+sed -n '1p;' -e 'x' data.csv; echo $?
+sed 's/a/b/q' data.csv; echo $?
+sed -e 'p' -e '{' data.csv; echo $?
+awk '{print $1' data.csv; echo $?
+awk 'BEGIN { x = 1 / 0 }'; echo $?
+awk -F data.csv; echo $?
+jq -r . nothere.json data.csv; echo $?
+jq --arg x; echo $?
+grep -E 'a{1,2' data.csv; echo $?
+find . -newer nothere; echo $?
+find . -type z; echo $?
+find . -maxdepth x; echo $?
+xargs -n 0 echo < /dev/null; echo $?
+sort -n -k2,2x data.csv; echo $?
+cut -d, -f2-1 data.csv; echo $?
+cut -c0 data.csv; echo $?
+head -c; echo $?
+cd src/myapp/cli.py; echo $?
+source nothere.sh; echo $?
+. ; echo $?
+export 1x=2; echo $?
+unset -v; echo $?
+readonly r=1; r=2; echo $?
+local x=1; echo $?
+shift 5; echo $?
+return; echo $?
+break; echo $?
+awk; echo $?
+awk -F data.csv; echo $?
+awk -v x=1; echo $?
+awk --; echo $?
+awk -f; echo $?
+awk -v; echo $?
+jq -r . nothere.json data.csv; echo $?
+jq . nothere.json config.json | head -1; echo $?
+xargs echo <<< "it's"; echo $?
+printf 'a b\nit'"'"'s\nc\n' | xargs echo; echo $?
+printf 'a b c d\nit'"'"'s\n' | xargs -n2 echo; echo $?
+echo '"abc' | xargs -n1 echo; echo $?
+echo | xargs echo x; echo $?
+""".strip("\n").split("\n")
+
 
 def _join_heredocs(lines: list[str]) -> list[str]:
     """Glue a here-document's body back onto the line that opened it."""
