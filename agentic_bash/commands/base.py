@@ -107,7 +107,7 @@ class CommandSpec:
 
 class _Registry(dict):
     """name -> CommandSpec. Names in ``lazy`` (name -> module) import their module on first use;
-    iterating or sizing the registry imports every command module first (``everything``)."""
+    names are listed from the table, ``values()``/``items()`` import every module first."""
 
     lazy: dict[str, str] = {}
     everything: Callable[[], None] | None = None
@@ -139,17 +139,20 @@ class _Registry(dict):
         if self.everything is not None:
             self.everything()
 
+    def _names(self) -> dict[str, None]:
+        # names come from the table without importing (the layout lists them at start-up)
+        names = dict.fromkeys(dict.keys(self))
+        names.update(dict.fromkeys(self.lazy))
+        return names
+
     def __iter__(self):  # noqa: ANN204
-        self._all()
-        return dict.__iter__(self)
+        return iter(self._names())
 
     def __len__(self) -> int:
-        self._all()
-        return dict.__len__(self)
+        return len(self._names())
 
     def keys(self):  # noqa: ANN201
-        self._all()
-        return dict.keys(self)
+        return self._names().keys()
 
     def values(self):  # noqa: ANN201
         self._all()
