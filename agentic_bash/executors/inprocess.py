@@ -101,6 +101,10 @@ class InProcessExecutor:
         self.prefer_inprocess = prefer_inprocess
         self.allowlist = set(commands_allowlist) if commands_allowlist is not None else None
         self.layer = layer
+        if layer is not None and hasattr(layer, "set_wait_hook"):
+            # security: a FIFO open/read/write with no peer (`mkfifo p; cat p`) waits in
+            # the filesystem; without this hook it outlived the run's deadline (up to 1 h)
+            layer.set_wait_hook(self._fifo_wait)
         self.registry = load_commands()
         self.custom: dict[str, Callable[..., int]] = {}
         self._closed = False
@@ -127,6 +131,15 @@ class InProcessExecutor:
 
     def register_command(self, name: str, fn: Callable[..., int]) -> None:
         self.custom[name] = fn
+
+    def _fifo_wait(self) -> None:
+        # the waiting thread's own budget is not known here: the current run's (timeout,
+        # interrupt) or, between runs (a background job), the session's close
+        b = self._budget
+        if b is not None:
+            b.check()
+        elif self._closed:
+            raise LimitExceeded("closed", "closed")
 
     def interrupt(self) -> None:
         b = self._budget

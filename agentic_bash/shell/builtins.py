@@ -515,7 +515,9 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         var = sc.get(target)
         if var is None:
             outer = st.find(target)
-            if outer is not None and outer.attrs & READONLY and False:
+            glob = st.scopes[0].get(target) if len(st.scopes) > 1 else None
+            if glob is not None and glob.attrs & READONLY:
+                # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
             var = Var(None)
             if st.shopt.get("localvar_inherit") and outer is not None:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import errno as _errno
+import functools
 import io
 import os
 import random
@@ -916,20 +917,23 @@ class Interpreter(Expander):
                 pass
         self.owned = []
 
-    def run_string(self, src: str, *, trap: bool = False, name: str | None = None) -> int:
+    def run_string(self, src: str, *, trap: bool = False, name: str | None = None,
+                   first_line: int = 0) -> int:
         try:
-            script = _parse_cached(src)
+            script = _parse_cached(src) if first_line <= 1 else _parse_at_line(src, first_line)
         except ParseError as e:
             self.error(e.message)
             self.state.last_status = 2
             return 2
         saved = self.state.last_status
         saved_ps = self.pipestatus
+        saved_cmd = self.current_command
         self.run_script(script)
         st = self.state.last_status
         if trap:
             self.state.last_status = saved
             self.pipestatus = saved_ps
+            self.current_command = saved_cmd  # a trap's own commands never become BASH_COMMAND
         return st
 
     def execute(self, cmd: N.Command) -> int:
@@ -952,7 +956,8 @@ class Interpreter(Expander):
             if trap and not self.in_trap and (not self.funcstack or self.state.options["errtrace"]):
                 self.in_trap = True
                 try:
-                    self.run_string(trap, trap=True)
+                    # bash numbers an ERR trap's lines from the failing command's line
+                    self.run_string(trap, trap=True, first_line=self.lineno)
                 finally:
                     self.in_trap = False
             if self.state.options["errexit"]:
@@ -1143,20 +1148,27 @@ class Interpreter(Expander):
                 return self.set_status(0)
             st = 0
             self.loop_depth += 1
+            menu = True
             try:
                 while True:
                     self.budget.charge_iteration()
-                    lines = "".join(f"{i + 1}) {it}\n" for i, it in enumerate(items))
-                    self.write_err(lines.encode())
+                    if menu:
+                        # bash lists the items first and again only after an empty reply
+                        lines = "".join(f"{i + 1}) {it}\n" for i, it in enumerate(items))
+                        self.write_err(lines.encode())
+                        menu = False
                     ps3 = self.get_scalar("PS3")
                     self.write_err((ps3 if ps3 is not None else "#? ").encode())
                     line = self.read_line(self.fds.get(0))
                     if line is None:
-                        self.write_err(b"\n")
+                        # at end of input bash ends the line on stdout and the loop fails
+                        self.write_out(b"\n")
+                        st = 1
                         break
                     reply = line.rstrip("\n")
                     self.set_var("REPLY", reply)
                     if reply == "":
+                        menu = True
                         continue
                     try:
                         n = int(reply.strip())
@@ -1169,6 +1181,7 @@ class Interpreter(Expander):
                         if lc.n > 1:
                             lc.n -= 1
                             raise
+                        st = 0  # `break`/`continue` succeed
                         if lc.kind == "break":
                             break
             finally:
@@ -1891,6 +1904,7 @@ class Interpreter(Expander):
         saved_loops = self.loop_depth
         self.loop_depth = 0
         status = 0
+        ret_before = st.traps.get("RETURN") if st.traps else None
         try:
             body = func.body
             try:
@@ -1901,10 +1915,12 @@ class Interpreter(Expander):
             except ReturnFn as r:
                 status = r.status
             trap = st.traps.get("RETURN")
-            if trap and not self.in_trap:
+            # functions do not inherit a RETURN trap (bash): it fires for the function that set
+            # it, or for every function under set -T; its lines count from the definition's line
+            if trap and not self.in_trap and (trap is not ret_before or st.options["functrace"]):
                 self.in_trap = True
                 try:
-                    self.run_string(trap, trap=True)
+                    self.run_string(trap, trap=True, first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
@@ -2381,5 +2397,15 @@ _HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
 }
 
 _ = (_Fields, _field_text, glob_escape, Capture, ASSOC, EXPORT, NAMEREF)
+
+@functools.lru_cache(maxsize=256)
+def _parse_at_line(src: str, first_line: int) -> N.Script:
+    """A trap string parsed with its first line numbered ``first_line`` (LINENO, error lines)."""
+    from .parser import Parser
+    try:
+        return Parser(src, first_line - 1).parse_script()
+    except RecursionError:
+        return _parse_cached(src)  # raises the bash-style nesting error
+
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily
