@@ -25,7 +25,7 @@ from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture, PipeWriter
 from ..vfs.paths import normalize
 from .base import OutputCallback
-from .native import stdin_handoff, terminate
+from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
 from ..shell.parser import parse_cached_with_warnings as _parse_cached_w
 try:
@@ -955,6 +955,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     pumps: list[threading.Thread] = []
     close_after: list[int] = []
     after_child: list[Callable[[], None]] = []
+    outs: dict[int, Any] = {}  # read end -> the shell stream the child's output goes to
+    out_pipes: dict[int, int] = {}  # read end -> write end
 
     def fd_for(n: int, write: bool) -> int:
         s = sh.fds.get(n)
@@ -975,25 +977,18 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 return fileno()
             except (OSError, ValueError, io.UnsupportedOperation):
                 pass
-        r, w = os.pipe()
         if write:
-            def pump_out() -> None:
-                try:
-                    while True:
-                        chunk = os.read(r, 65536)
-                        if not chunk:
-                            break
-                        try:
-                            inner.write(chunk)
-                        except (BrokenPipeError, OSError):
-                            break
-                finally:
-                    os.close(r)
-            t = threading.Thread(target=pump_out, daemon=True)
+            # copied on this thread by wait_collecting; `2>&1` into one stream shares a pipe,
+            # so the child's writes keep their order
+            for r0, w0 in out_pipes.items():
+                if outs[r0] is inner:
+                    return w0
+            r, w = os.pipe()
+            outs[r] = inner
+            out_pipes[r] = w
             close_after.append(w)
-            t.start()
-            pumps.append(t)
             return w
+        r, w = os.pipe()
 
         def pump_in() -> None:
             try:
@@ -1019,7 +1014,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None)
     except OSError as e:
-        for fd in close_after:
+        for fd in close_after + list(outs):
             try:
                 os.close(fd)
             except OSError:
@@ -1044,17 +1039,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         job.pid_ready.set()
     budget = sh.budget
     try:
-        while True:
-            left = budget.remaining()
-            rc = proc.wait(0.05 if left is None else max(0.001, min(0.05, left)))
-            if rc is not None:
-                break
-            try:
-                budget.check()
-            except LimitExceeded:
-                # like timeout(1): SIGTERM, a short grace, then SIGKILL to the group
-                terminate([proc])
-                raise
+        # budget.check() raising (timeout, kill, close) ends the child like timeout(1):
+        # SIGTERM, a short grace, then SIGKILL to its group
+        rc = wait_collecting(proc, outs, budget.check, budget.remaining)
     finally:
         for fn in after_child:
             fn()

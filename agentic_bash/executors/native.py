@@ -13,9 +13,9 @@ import sys
 import threading
 import time
 import weakref
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
-__all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate"]
+__all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate", "wait_collecting"]
 
 GRACE = 0.15
 """Seconds between SIGTERM and SIGKILL when a run's (or the session's) processes are ended."""
@@ -296,6 +296,96 @@ def terminate(procs: list[NativeProcess], grace: float = GRACE) -> None:
             p.kill(signal.SIGKILL)
     for p in procs:
         p.wait(1.0)
+
+
+def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[], None],
+                    remaining: Callable[[], float | None]) -> int:
+    """Wait for ``proc`` while copying its output pipes (``{read_fd: writer}``) on this thread.
+
+    No pump threads: starting two of them cost more than the fork/exec itself. ``check()``
+    runs at least every 50 ms (and at the deadline ``remaining()`` reports); when it raises,
+    the child's group gets SIGTERM, a grace, SIGKILL (``terminate``), and the error goes on.
+    A pipe still open once the child has exited (a background grandchild holds it) is handed
+    to a daemon thread, so the caller returns when its child does. Every read fd is closed.
+    """
+    pidfd = proc._pidfd
+    rc: int | None = None
+    try:
+        while True:
+            left = remaining()
+            tmo = 0.05 if left is None else max(0.001, min(0.05, left))
+            if outs:
+                waitset = list(outs) + ([pidfd] if pidfd is not None else [])
+                try:
+                    ready, _, _ = select.select(waitset, [], [], tmo)
+                except (OSError, ValueError):
+                    ready = []
+                for r in ready:
+                    if r != pidfd:
+                        _copy_once(r, outs)
+                if pidfd is None or pidfd in ready:
+                    rc = proc.poll()
+            else:
+                rc = proc.wait(tmo)
+            if rc is not None:
+                break
+            try:
+                check()
+            except BaseException:
+                terminate([proc])
+                raise
+        # the child is gone: take what is already buffered; a pipe kept open by a grandchild
+        # continues on a thread
+        for _ in range(256):
+            if not outs:
+                break
+            try:
+                ready, _, _ = select.select(list(outs), [], [], 0)
+            except (OSError, ValueError):
+                break
+            if not ready:
+                break
+            for r in ready:
+                _copy_once(r, outs)
+        for r, w in list(outs.items()):
+            del outs[r]
+            threading.Thread(target=_pump_rest, args=(r, w), daemon=True).start()
+        return rc
+    finally:
+        for r in list(outs):
+            _close_quietly(r)
+        outs.clear()
+
+
+def _copy_once(r: int, outs: dict[int, Any]) -> None:
+    try:
+        chunk = os.read(r, 65536)
+    except OSError:
+        chunk = b""
+    if chunk:
+        try:
+            outs[r].write(chunk)
+            return
+        except (BrokenPipeError, OSError):
+            pass  # the reader went away: the child gets EPIPE/SIGPIPE on its next write
+    del outs[r]
+    _close_quietly(r)
+
+
+def _pump_rest(r: int, w: Any) -> None:
+    try:
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            try:
+                w.write(chunk)
+            except (BrokenPipeError, OSError):
+                break
+    except OSError:
+        pass
+    finally:
+        _close_quietly(r)
 
 
 def stdin_handoff(stream: object) -> tuple[int, Callable[[], None]] | None:
