@@ -134,8 +134,17 @@ def real(argv: list[str], stdin: bytes | str = b"", cwd: str | None = None, env:
     e = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
     if env:
         e.update(env)
-    p = subprocess.run(argv, input=stdin.encode() if isinstance(stdin, str) else stdin, capture_output=True,
-                       cwd=cwd, env=e, timeout=timeout)
+    # Without a cwd the tool runs in a scratch dir: `print n > 0` in awk writes a file "0".
+    import shutil
+    import tempfile
+
+    scratch = None if cwd is not None else tempfile.mkdtemp(prefix="awk-real-")
+    try:
+        p = subprocess.run(argv, input=stdin.encode() if isinstance(stdin, str) else stdin,
+                           capture_output=True, cwd=cwd or scratch, env=e, timeout=timeout)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
     return Out(p.stdout, p.stderr, p.returncode)
 
 
