@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import sys
 
 import pytest
@@ -37,5 +38,6 @@ PROGS = [
 def test_for_in_order_matches_mawk(case):
     prog, stdin = case
     args = prog.split(" ", 1) if prog.startswith("-F") else [prog]
-    real = subprocess.run([MAWK, *args], input=stdin.encode(), capture_output=True).stdout
+    with tempfile.TemporaryDirectory() as scratch:  # `print n > 0` writes a file named 0
+        real = subprocess.run([MAWK, *args], input=stdin.encode(), capture_output=True, cwd=scratch).stdout
     assert Harness().run(["awk", *args], stdin=stdin).stdout == real
