@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import io
+import errno
 import os
 import posixpath
 import stat as _stat
@@ -509,6 +510,13 @@ class InProcessExecutor:
         except RecursionError:
             sh.error(f"{argv[0]}: maximum recursion depth exceeded")
             return 2
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
+                return 2
+            # a full session layer (max_fs_bytes): `head -c 2G /dev/zero > f`, as coreutils says it
+            sh.error(f"{argv[0]}: write error: {os.strerror(e.errno)}")
+            return 1
         except Exception as e:  # noqa: BLE001 - a buggy command is a failed command, not a crash
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
