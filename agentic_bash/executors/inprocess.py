@@ -910,6 +910,12 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         if v.attrs & EXPORT and type(v.value) is str:
             st.scopes[0][k] = Var(v.value, EXPORT)
     _init_state(st, {}, sh.state.cwd, sh.info)
+    exported = [n for n in getattr(sh.state, "exported_funcs", ()) if n in sh.state.functions]
+    if exported:
+        # functions marked with export -f reach the child, as bash passes them in its environment
+        for n in exported:
+            st.functions[n] = sh.state.functions[n]
+        st.exported_funcs = frozenset(exported)  # type: ignore[attr-defined]
     try:
         lvl = int(sh.get_scalar("SHLVL") or "1") + 1
     except ValueError:

@@ -662,7 +662,21 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     if "f" in on:
-        return 0
+        # export -f: child shells (bash -c, bash script) get these functions; kept as an
+        # immutable set so a subshell's state copy never changes its parent's
+        st = sh.state
+        names = set(getattr(st, "exported_funcs", ()))
+        status = 0
+        for a in args:
+            if a not in st.functions:
+                sh.error(f"export: {a}: not a function")
+                status = 1
+            elif "n" in on:
+                names.discard(a)
+            else:
+                names.add(a)
+        st.exported_funcs = frozenset(names)  # type: ignore[attr-defined]
+        return status
     flags = {"x"} if "n" not in on else set()
     offs = {"x"} if "n" in on else set()
     status = 0
@@ -1771,7 +1785,14 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         for k, ln in enumerate(lines):
             var.value[origin + k] = ln  # type: ignore[union-attr,index]
     if callback:
-        _ = quantum
+        # -C callback every -c quantum lines, given the element's index and its text (run
+        # after the whole read here; bash interleaves it with the assignments)
+        from .quoting import quote_single
+        base = origin or 0
+        q = quantum if quantum > 0 else 5000
+        for k, ln in enumerate(lines):
+            if (k + 1) % q == 0:
+                sh.run_string(f"{callback} {base + k} {quote_single(ln)}")
     return 0
 
 
