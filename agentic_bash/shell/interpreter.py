@@ -765,12 +765,25 @@ class Interpreter(Expander):
                     out.append("\\")
                 elif d in "[]":
                     pass
+                elif d == "e":
+                    out.append("\x1b")
+                elif d == "a":
+                    out.append("\x07")
                 else:
                     out.append("\\" + d)
                 continue
             out.append(c)
             i += 1
-        return "".join(out)
+        res = "".join(out)
+        if self.state.shopt.get("promptvars") and ("$" in res or "`" in res):
+            # promptvars (on by default): the decoded prompt then undergoes parameter, command
+            # and arithmetic expansion as if double-quoted
+            from .parser import parse_word
+            try:
+                res = self.expand_str(parse_word(res, dq=True))
+            except ParseError:
+                pass
+        return res
 
     # ================================================================== declare -p helpers
     def array_literal(self, var: Var) -> str:
@@ -1995,8 +2008,8 @@ class Interpreter(Expander):
                 if s is None:
                     raise OSError(_errno.EBADF, "Bad file descriptor")
                 return s, False
-            if rest == "zero" and "r" in mode:
-                return io.BytesIO(b"\0" * 65536), True
+            # `< /dev/zero` is the filesystem's endless device (a 64 KiB BytesIO here made
+            # `tr -d x < /dev/zero | head -c 100000` stop at 65536 bytes)
             if rest in ("tty",):
                 raise OSError(_errno.ENXIO, "No such device or address")
         p = normalize(path, self.state.cwd)
