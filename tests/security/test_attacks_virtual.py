@@ -418,3 +418,10 @@ def test_filling_the_session_layer_is_a_write_error() -> None:
         assert a.run("rm big; echo hi > small; cat small").stdout == "hi\n"
     finally:
         a.close()
+
+
+def test_redirect_from_dev_zero_is_endless_and_bounded(atk: Attack) -> None:
+    assert atk.run("cat < /dev/zero | head -c 100000 | wc -c").stdout == "100000\n"
+    r = atk.run("while read x; do :; done < /dev/zero")  # one endless NUL line
+    assert r.exit_code == 1 and "max_variable_bytes" in r.stderr or r.timed_out
+    atk.still_ok()
