@@ -826,9 +826,12 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
+        if status == 127 and who != "-c" and isinstance(e.__context__, ExpansionError):
+            # an unbound variable or ${x:?} ends a script file with 1 (bash -c: 127)
+            status = 1
     except ExpansionError as e:
         sh.error(e.message)
-        status = e.status
+        status = 1 if e.status == 127 and who != "-c" else e.status
     except (ReturnFn, LoopCtl):
         status = sh.state.last_status
     except BrokenPipeError:
