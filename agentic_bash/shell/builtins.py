@@ -787,7 +787,13 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                         status = 1
                         continue
                     if i < 0:
-                        i = (max(var.value) + 1 if var.value else 0) + i
+                        j = (max(var.value) + 1 if var.value else 0) + i
+                        if j < 0:
+                            # bash: a negative index before the first element is an error
+                            sh.error(f"unset: [{sub}]: bad array subscript")
+                            status = 1
+                            continue
+                        i = j
                     var.value.pop(i, None)
             elif sub in ("0",):
                 sh.unset_var(rn)
