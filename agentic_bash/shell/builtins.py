@@ -1052,7 +1052,8 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         script = parse_cached(src)
     except ParseError as e:
         _report_parse_error(sh, e, src, "eval")
-        return 2
+        # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
+        return 1 if getattr(e, "status", 2) == 1 else 2
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     try:
