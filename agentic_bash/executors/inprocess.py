@@ -293,14 +293,25 @@ class InProcessExecutor:
                 j.child.budget.cancel("killed")
 
     def _settle_jobs(self, t0: float, budget: Budget) -> None:
-        # run() returns when the foreground finishes (issue 2): no waiting for background
-        # jobs here, only a thread switch so one that is about to finish (`echo hi &`) can;
-        # later output is kept for the next run (``_late``).
+        # run() returns when the foreground finishes (issue 2); later output is kept for the
+        # next run (``_late``). Jobs of earlier runs and jobs that are a native process are
+        # never waited for. Only in-process jobs this run started get a bounded moment, so a
+        # quick one (`echo hi &`) or a self-limiting tree (a fork bomb hitting max_jobs) ends
+        # inside this run and its output lands in this result.
         jobs = self.shell.jobs
         if jobs is None or not jobs.jobs:
             return
-        if any(not j.done.is_set() for j in list(jobs.jobs.values())):
-            time.sleep(0)
+        mine = [j for j in list(jobs.jobs.values()) if not j.done.is_set() and j.native is None
+                and getattr(getattr(j.child, "budget", None), "parent", None) is budget]
+        if not mine:
+            time.sleep(0)  # a thread switch: a job about to finish can
+            return
+        end = time.monotonic() + 0.25
+        for j in mine:
+            left = end - time.monotonic()
+            if left <= 0 or j.native is not None:
+                break
+            j.done.wait(left)
 
     def native_job(self, sh: Interpreter, cmd: N.Command) -> bool:
         """Whether background job ``cmd`` is (a pipeline ending in) a simple command that
