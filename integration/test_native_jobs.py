@@ -73,11 +73,13 @@ def battery(mode: str, token: str) -> dict:
                "def h(*a):\n open('termed','w').write('x'); sys.exit(0)\n"
                "signal.signal(signal.SIGTERM, h)\ntime.sleep(30)\n")
     ignorer = "import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(30)\n"
-    run(f"cat > h.py <<'EOF'\n{handler}EOF\ncat > i.py <<'EOF'\n{ignorer}EOF")
-    obs["timeout_handler"] = run("python3 h.py", timeout=1.0)
+    # unique names: in host mode `ps` sees the other identities' batteries too
+    h, i = f"h{n}.py", f"i{n}.py"
+    run(f"cat > {h} <<'EOF'\n{handler}EOF\ncat > {i} <<'EOF'\n{ignorer}EOF")
+    obs["timeout_handler"] = run(f"python3 {h}", timeout=1.0)
     obs["termed"] = run("cat termed")["out"]
-    obs["timeout_ignorer"] = run("python3 i.py", timeout=0.5)
-    obs["after_timeout"] = run("ps -eo args | grep -c '^python3 [hi].py' || true; echo ok")
+    obs["timeout_ignorer"] = run(f"python3 {i}", timeout=0.5)
+    obs["after_timeout"] = run(f"ps -eo args | grep -c '^python3 [hi]{n}.py' || true; echo ok")
     # 5. nohup and other background children die with close()
     r = run(f"nohup sleep {n + 4} >/dev/null 2>&1 & nohup sh -c 'sleep {n + 5}; :' "
             ">/dev/null 2>&1 & sleep 0.3; echo started")
