@@ -3,7 +3,7 @@
 # Real `$!` of native background jobs, kill/wait on it, stdin offsets shared with builtins,
 # SIGTERM-grace-SIGKILL on timeout, no settle delay while jobs live, and background children
 # dying with close(): in the namespace sandbox and in host mode ("none"). This file is also the
-# battery: `python test_native_jobs.py battery MODE TOKEN` prints JSON observations, which the
+# battery: `python test_native_jobs_kernel.py battery MODE TOKEN` prints JSON observations, which the
 # tests below collect as each identity (same pattern as _battery.py).
 
 from __future__ import annotations
