@@ -103,9 +103,12 @@ def _timed(sb, script: str) -> float:
 
 
 def test_late_background_output_reaches_a_later_run(sb) -> None:
-    sb.run("(sleep 0.2; /bin/echo late) &")
-    time.sleep(0.6)
-    assert "late" in sb.run("wait; true").stdout
+    # The job outlives the run's short settle window (0.25 s), so its output is kept for the
+    # next run; under heavy load it may still land in the first run, never in neither or both.
+    first = sb.run("(sleep 1; /bin/echo late) &").stdout
+    time.sleep(1.5)
+    later = sb.run("wait; true").stdout
+    assert (first + later).count("late") == 1, (first, later)
 
 
 # -- stdin: a native child sees exactly what builtins left ---------------------------------------
