@@ -62,5 +62,5 @@ def test_hundred_thousand_lines_is_fast():
     t = time.monotonic()
     r = h.run(["awk", "-F,", "{s+=$3} END {print s}", "d.csv"])
     assert r.status == 0
-    assert r.out == "650000\n" or float(r.out) > 0
+    assert r.out == "649982\n"  # mawk and gawk both print this
     assert time.monotonic() - t < 10  # loose: ~0.5 s on an idle machine
