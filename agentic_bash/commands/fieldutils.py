@@ -564,6 +564,23 @@ def _read_lines_list(ctx: CommandContext, name: str, sep: bytes) -> list[bytes] 
         f.close()
 
 
+def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes) -> tuple[list[bytes], list[bytes]] | int:
+    """Check the FILE1 FILE2 operands of comm/join and read both; an exit status on error."""
+    if len(ops) < 2:
+        if not ops:
+            return _usage(ctx, "missing operand")
+        return _usage(ctx, f"missing operand after {quote(ctx, ops[-1])}")
+    if len(ops) > 2:
+        return _usage(ctx, f"extra operand {quote(ctx, ops[2])}")
+    a = _read_lines_list(ctx, ops[0], sep)
+    if a is None:
+        return 1
+    b = _read_lines_list(ctx, ops[1], sep)
+    if b is None:
+        return 1
+    return a, b
+
+
 @command("comm", usage="comm [OPTION]... FILE1 FILE2", help="Compare sorted files FILE1 and FILE2 line by line.")
 @stdio
 def comm(ctx: CommandContext, argv: list[str]) -> int:
@@ -593,18 +610,10 @@ def comm(ctx: CommandContext, argv: list[str]) -> int:
             total = True
         elif k == "z":
             sep = b"\0"
-    if len(ops) < 2:
-        if not ops:
-            return _usage(ctx, "missing operand")
-        return _usage(ctx, f"missing operand after {quote(ctx, ops[-1])}")
-    if len(ops) > 2:
-        return _usage(ctx, f"extra operand {quote(ctx, ops[2])}")
-    a = _read_lines_list(ctx, ops[0], sep)
-    if a is None:
-        return 1
-    b = _read_lines_list(ctx, ops[1], sep)
-    if b is None:
-        return 1
+    pair = _read_two_files(ctx, ops, sep)
+    if isinstance(pair, int):
+        return pair
+    a, b = pair
     out: list[bytes] = []
     i = j = 0
     counts = [0, 0, 0]
@@ -750,18 +759,10 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
             header = True
         elif k == "z":
             sep = b"\0"
-    if len(ops) < 2:
-        if not ops:
-            return _usage(ctx, "missing operand")
-        return _usage(ctx, f"missing operand after {quote(ctx, ops[-1])}")
-    if len(ops) > 2:
-        return _usage(ctx, f"extra operand {quote(ctx, ops[2])}")
-    a = _read_lines_list(ctx, ops[0], sep)
-    if a is None:
-        return 1
-    b = _read_lines_list(ctx, ops[1], sep)
-    if b is None:
-        return 1
+    pair = _read_two_files(ctx, ops, sep)
+    if isinstance(pair, int):
+        return pair
+    a, b = pair
     osep = tab if tab is not None else b" "
     A = [_join_fields(x, tab) for x in a]
     B = [_join_fields(x, tab) for x in b]
