@@ -298,24 +298,8 @@ class Lexer:
                 else:
                     buf.part(Escaped(src[i + 1]))
                     i += 2
-            elif c == "'":
-                j = src.find("'", i + 1)
-                if j < 0:
-                    raise self.fail_eof_matching("'", i)
-                buf.part(SQ(src[i + 1:j]))
-                i = j + 1
-            elif c == '"':
-                self.pos = i + 1
-                buf.part(self.read_dq())
-                i = self.pos
-            elif c == "$":
-                self.pos = i
-                self._read_dollar(buf, False)
-                i = self.pos
-            elif c == "`":
-                self.pos = i
-                buf.part(self._read_backtick(False))
-                i = self.pos
+            elif c in "'\"$`":
+                i = self._read_quote_or_sub(buf, c, i)
             elif (c == "<" or c == ">") and i + 1 < n and src[i + 1] == "(":
                 self.pos = i + 2
                 self.enter()
@@ -330,6 +314,26 @@ class Lexer:
         if i == start:
             return None
         return Word(buf.done(), src[start:i], self.line_at(start))
+
+    def _read_quote_or_sub(self, buf: _Buf, c: str, i: int) -> int:
+        """Read the ``'…'``, ``"…"``, ``$…`` or backtick part starting at ``i`` (``c`` is
+        ``src[i]``, one of ``'"$```) into ``buf``; return the index after it."""
+        if c == "'":
+            j = self.src.find("'", i + 1)
+            if j < 0:
+                raise self.fail_eof_matching("'", i)
+            buf.part(SQ(self.src[i + 1:j]))
+            return j + 1
+        if c == '"':
+            self.pos = i + 1
+            buf.part(self.read_dq())
+        elif c == "$":
+            self.pos = i
+            self._read_dollar(buf, False)
+        else:
+            self.pos = i
+            buf.part(self._read_backtick(False))
+        return self.pos
 
     def _scan_subscript(self, i: int) -> int | None:
         """Index of the ``]`` matching the ``[`` at ``i`` (quotes skipped), or None."""
@@ -387,24 +391,8 @@ class Lexer:
                 if i + 1 < n and src[i + 1] != "\n":
                     buf.part(Escaped(src[i + 1]))
                 i += 2
-            elif c == "'":
-                j = src.find("'", i + 1)
-                if j < 0:
-                    raise self.fail_eof_matching("'", i)
-                buf.part(SQ(src[i + 1:j]))
-                i = j + 1
-            elif c == '"':
-                self.pos = i + 1
-                buf.part(self.read_dq())
-                i = self.pos
-            elif c == "$":
-                self.pos = i
-                self._read_dollar(buf, False)
-                i = self.pos
-            elif c == "`":
-                self.pos = i
-                buf.part(self._read_backtick(False))
-                i = self.pos
+            elif c in "'\"$`":
+                i = self._read_quote_or_sub(buf, c, i)
             else:
                 buf.text(c)
                 i += 1

@@ -1169,24 +1169,8 @@ class Parser(Lexer):
                 else:
                     buf.text(c)
                     i += 1
-            elif c == "'":
-                j = src.find("'", i + 1)
-                if j < 0:
-                    raise self.fail_eof_matching("'", i)
-                buf.part(SQ(src[i + 1:j]))
-                i = j + 1
-            elif c == '"':
-                self.pos = i + 1
-                buf.part(self.read_dq())
-                i = self.pos
-            elif c == "$":
-                self.pos = i
-                self._read_dollar(buf, False)
-                i = self.pos
-            elif c == "`":
-                self.pos = i
-                buf.part(self._read_backtick(False))
-                i = self.pos
+            elif c in "'\"$`":
+                i = self._read_quote_or_sub(buf, c, i)
             else:
                 buf.text(c)
                 i += 1
