@@ -249,7 +249,17 @@ def head(ctx: CommandContext, argv: list[str]) -> int:
             sep = b"\0"
     files = files or ["-"]
     show = verbose if verbose is not None else len(files) > 1
-    out = ctx.stdout
+
+    def body(f: BinaryIO) -> None:
+        if by_bytes:
+            _head_bytes(ctx, f, count, all_but)
+        else:
+            _head_lines(ctx, f, count, all_but, sep)
+    return _each_headed(ctx, files, show, body)
+
+
+def _each_headed(ctx: CommandContext, files: list[str], show: bool, body) -> int:
+    """head/tail: open each FILE, print its ==> header when `show`, run `body` on it; the exit status."""
     status = 0
     first = True
     for name in files:
@@ -270,16 +280,12 @@ def head(ctx: CommandContext, argv: list[str]) -> int:
             if show:
                 _header(ctx, name, first)
             first = False
-            if by_bytes:
-                _head_bytes(ctx, f, count, all_but)
-            else:
-                _head_lines(ctx, f, count, all_but, sep)
+            body(f)
         except IsADirectoryError:
             ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
             status = 1
         finally:
             f.close()
-    _ = out
     return status
 
 
@@ -378,33 +384,8 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             sep = b"\0"
     files = files or ["-"]
     show = verbose if verbose is not None else len(files) > 1
-    status = 0
-    first = True
-    for name in files:
-        try:
-            f = open_input(ctx, name)
-        except IsADirectoryError:
-            if show:
-                _header(ctx, name, first)
-            first = False
-            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
-            status = 1
-            continue
-        except OSError as e:
-            ctx.error(f"cannot open {quoteaf_(name)} for reading: {_se(e)}")
-            status = 1
-            continue
-        try:
-            if show:
-                _header(ctx, name, first)
-            first = False
-            _tail_one(ctx, f, count, by_bytes, from_start, sep)
-        except IsADirectoryError:
-            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
-            status = 1
-        finally:
-            f.close()
-    return status
+    return _each_headed(ctx, files, show,
+                        lambda f: _tail_one(ctx, f, count, by_bytes, from_start, sep))
 
 
 def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from_start: bool,
