@@ -1037,6 +1037,17 @@ class Interpreter(Expander):
             return self.set_status(0)
         return self.with_redirs(cmd.redirs, run)
 
+    def _loop_pass(self, body: N.Script) -> tuple[int, bool]:
+        """Run a while/until/for loop body once: its status, and whether a ``break`` ends the
+        loop. ``break N``/``continue N`` with N > 1 go on to the enclosing loop."""
+        try:
+            return self.run_script(body), False
+        except LoopCtl as lc:
+            if lc.n > 1:
+                lc.n -= 1
+                raise
+            return self.state.last_status, lc.kind == "break"
+
     def exec_while(self, cmd: N.While) -> int:
         def run() -> int:
             st = 0
@@ -1048,15 +1059,9 @@ class Interpreter(Expander):
                     c = self.cond_run(cmd.cond)
                     if (c == 0) == cmd.until:
                         break
-                    try:
-                        st = self.run_script(cmd.body)
-                    except LoopCtl as lc:
-                        st = self.state.last_status
-                        if lc.n > 1:
-                            lc.n -= 1
-                            raise
-                        if lc.kind == "break":
-                            break
+                    st, brk = self._loop_pass(cmd.body)
+                    if brk:
+                        break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1090,15 +1095,9 @@ class Interpreter(Expander):
                     except VarError as e:
                         self.error(e.message)
                         raise AbortLine(1) from None
-                    try:
-                        st = self.run_script(cmd.body)
-                    except LoopCtl as lc:
-                        st = self.state.last_status
-                        if lc.n > 1:
-                            lc.n -= 1
-                            raise
-                        if lc.kind == "break":
-                            break
+                    st, brk = self._loop_pass(cmd.body)
+                    if brk:
+                        break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1131,15 +1130,9 @@ class Interpreter(Expander):
                         self.error(e.message)
                         st = 1
                         break
-                    try:
-                        st = self.run_script(cmd.body)
-                    except LoopCtl as lc:
-                        st = self.state.last_status
-                        if lc.n > 1:
-                            lc.n -= 1
-                            raise
-                        if lc.kind == "break":
-                            break
+                    st, brk = self._loop_pass(cmd.body)
+                    if brk:
+                        break
                     if cmd.step is not None:
                         try:
                             if xt:
