@@ -9,10 +9,10 @@ from typing import BinaryIO, Iterator
 
 from ._args import (
     read_bounded, stdio,
-    OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quotef,
+    OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef,
     try_help,
 )
-from .base import CommandContext, command
+from .base import CommandContext, command, strerror
 
 CHUNK = 65536
 
@@ -36,7 +36,7 @@ def _inputs(ctx: CommandContext, operands: list[str], open_fmt: str | None = Non
             continue
         except OSError as e:
             if open_fmt:
-                ctx.error(open_fmt.format(quoteaf_(name)) + ": " + _se(e))
+                ctx.error(open_fmt.format(quoteaf(name)) + ": " + strerror(e))
             else:
                 file_error(ctx, e, name)
             yield name, None
@@ -269,11 +269,11 @@ def _each_headed(ctx: CommandContext, files: list[str], show: bool, body) -> int
             if show:
                 _header(ctx, name, first)
             first = False
-            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
+            ctx.error(f"error reading {quoteaf(name)}: Is a directory")
             status = 1
             continue
         except OSError as e:
-            ctx.error(f"cannot open {quoteaf_(name)} for reading: {_se(e)}")
+            ctx.error(f"cannot open {quoteaf(name)} for reading: {strerror(e)}")
             status = 1
             continue
         try:
@@ -282,21 +282,11 @@ def _each_headed(ctx: CommandContext, files: list[str], show: bool, body) -> int
             first = False
             body(f)
         except IsADirectoryError:
-            ctx.error(f"error reading {quoteaf_(name)}: Is a directory")
+            ctx.error(f"error reading {quoteaf(name)}: Is a directory")
             status = 1
         finally:
             f.close()
     return status
-
-
-def _se(e: OSError) -> str:
-    from .base import strerror
-    return strerror(e)
-
-
-def quoteaf_(name: str) -> str:
-    from ._args import quoteaf
-    return quoteaf(name)
 
 
 def _head_bytes(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool) -> None:
@@ -1221,11 +1211,6 @@ def _check_seq_fmt(fmt: str) -> str | None:
     if convs[0] not in "eEfFgGaA" or not convs[0]:
         return f"format %Q has unknown %{convs[0]} directive" if convs[0] else "format %Q ends in %"
     return None
-
-
-def quote_af(s: str) -> str:
-    from ._args import quoteaf
-    return quoteaf(s)
 
 
 # -- basename / dirname ---------------------------------------------------------------------
