@@ -38,9 +38,13 @@ class Limits:
     max_file_count: int | None = 1_000_000
     """Entries the session layer of a virtual filesystem may hold."""
     max_processes: int | None = 256
-    """Native processes alive at once (sandboxed modes; RLIMIT_NPROC / pids controller)."""
+    """Native processes the interpreter has started and not yet reaped (namespace, landlock and
+    none modes); one more fails like bash's fork, EAGAIN, status 254. Their own descendants are
+    not counted (that needs a pids cgroup, not applied yet)."""
     max_memory_bytes: int | None = None
-    """Memory of the sandbox process tree (sandboxed modes); None = no cap beyond the host's."""
+    """Address space (RLIMIT_AS) of each native process, inherited by its children (namespace,
+    landlock and none modes); None = no cap beyond the host's. A per-process cap, not a cgroup
+    cap on the whole tree; the in-process interpreter itself is bounded by the other fields."""
     max_jobs: int | None = 256
     """Background jobs (``cmd &``) alive at once in a session, nested ``bash`` included (each is
     a thread in-process). Past it ``&`` fails with bash's ``fork: Resource temporarily

@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-import io
 import errno
+import io
 import os
 import posixpath
 import stat as _stat
@@ -97,6 +97,10 @@ class InProcessExecutor:
             sys.setrecursionlimit(self._RECURSION_LIMIT)
         self.fs = fs
         self.native = native
+        if native is not None:
+            # every native child passes the launcher: it enforces the process and memory caps
+            native.max_live = limits.max_processes
+            native.max_memory = limits.max_memory_bytes
         self.limits = limits
         self.info = info
         self.prefer_inprocess = prefer_inprocess
@@ -1047,6 +1051,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(fd)
             except OSError:
                 pass
+        if e.errno == errno.EAGAIN:  # Limits.max_processes: like bash's failed fork
+            sh.error(f"fork: {os.strerror(e.errno)}")
+            return 254
         sh.error(f"{argv[0]}: {os.strerror(e.errno or 2)}")
         return 126 if e.errno == 13 else 127
     for fd in close_after:

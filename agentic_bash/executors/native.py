@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import io
 import os
 import queue
 import select
+import resource
 import signal
 import subprocess
 import sys
@@ -160,6 +162,10 @@ class NativeLauncher:
         """Children not yet reaped; ``kill_all`` ends their process groups (``close()`` of a
         host-mode session: `nohup cmd &` must not outlive it)."""
         self._live_lock = threading.Lock()
+        self.max_live: int | None = None
+        """Live children allowed at once (``Limits.max_processes``); past it spawn is EAGAIN."""
+        self.max_memory: int | None = None
+        """RLIMIT_AS of each child (``Limits.max_memory_bytes``); None = inherit."""
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
 
     # -- the child-side setup (runs between fork and exec: ctypes calls only) --------------
@@ -171,6 +177,7 @@ class NativeLauncher:
         libc_signal_reset = _signal_resetter()
 
         def preexec() -> None:
+            _apply_rlimits(self.max_memory)
             if pdeathsig:
                 sc.set_pdeathsig(signal.SIGKILL)
                 if os.getppid() != parent:  # parent died before prctl: die now
@@ -191,6 +198,8 @@ class NativeLauncher:
         """
         if self._closed:
             raise OSError(9, "native launcher is closed")
+        if self.max_live is not None and len(self.live) >= self.max_live:
+            raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
         self.spawned += 1
         if self._preexec is None:
             proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid)
@@ -219,9 +228,13 @@ class NativeLauncher:
 
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
                stdin: int, stdout: int, stderr: int, pgid: int | None) -> NativeProcess:
+        preexec = self._preexec
+        if preexec is None and self.max_memory is not None:
+            limit = self.max_memory
+            preexec = lambda: _apply_rlimits(limit)  # noqa: E731 - the fast path has no preexec
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
                         stdout=stdout, stderr=stderr, close_fds=True, restore_signals=True,
-                        preexec_fn=self._preexec)
+                        preexec_fn=preexec)
         if self.umask is not None:
             kw["umask"] = self.umask
         if self._setsid_each:
@@ -491,6 +504,12 @@ def _close_quietly(fd: int) -> None:
         os.close(fd)
     except OSError:
         pass
+
+
+def _apply_rlimits(max_memory: int | None) -> None:
+    """In the child before exec: cap its address space (inherited by its own children)."""
+    if max_memory is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
 
 
 def _signal_resetter() -> Callable[[], None]:

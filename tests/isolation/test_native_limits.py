@@ -1,0 +1,34 @@
+"""Limits.max_processes and max_memory_bytes are applied to native children (host mode here)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import pytest
+
+from agentic_bash import Limits, Sandbox
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux rlimits")
+
+
+def _host(tmp_path, **limits) -> Sandbox:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # isolation='none' warns loudly
+        return Sandbox(isolation="none", workdir=str(tmp_path), limits=Limits(**limits))
+
+
+def test_max_processes_refuses_one_more_native_child(tmp_path):
+    with _host(tmp_path, max_processes=2) as sb:
+        r = sb.run("/bin/sleep 5 & /bin/sleep 5 & /bin/true; echo st=$?; kill %1 %2; wait")
+        assert "st=254" in r.stdout, r
+        assert "fork: Resource temporarily unavailable" in r.stderr, r
+        assert sb.run("/bin/true; echo st=$?").stdout == "st=0\n"
+
+
+def test_max_memory_caps_each_native_process(tmp_path):
+    grab = "python3 -c 'bytearray(512 * 1024 * 1024)' 2>/dev/null; echo st=$?"
+    with _host(tmp_path, max_memory_bytes=256 * 1024 * 1024) as sb:
+        assert sb.run(grab).stdout != "st=0\n"
+    with _host(tmp_path) as sb:
+        assert sb.run(grab).stdout == "st=0\n"
