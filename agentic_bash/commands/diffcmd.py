@@ -938,6 +938,13 @@ def _crange(a: int, b: int) -> str:
 DIFF_USAGE = "diff [OPTION]... FILES"
 
 
+def _diff_usage(ctx: CommandContext, msg: str) -> int:
+    """diff's usage error: ``diff: msg``, the prefixed Try-help line, status 2."""
+    ctx.error(msg)
+    ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
+    return 2
+
+
 @command("diff", usage=DIFF_USAGE)
 def diff(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="diff")
@@ -1046,17 +1053,11 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
             ctx.error(f"option -{k} is not supported here" if len(k) == 1 else f"option --{k} is not supported here")
             return 2
     if conflict:
-        ctx.error("conflicting output style options")
-        ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
-        return 2
+        return _diff_usage(ctx, "conflicting output style options")
     if len(operands) < 2:
-        ctx.error(f"missing operand after '{_last_arg(argv, operands)}'")
-        ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
-        return 2
+        return _diff_usage(ctx, f"missing operand after '{_last_arg(argv, operands)}'")
     if len(operands) > 2:
-        ctx.error(f"extra operand '{operands[2]}'")
-        ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
-        return 2
+        return _diff_usage(ctx, f"extra operand '{operands[2]}'")
     run = _DiffRun(ctx, o, flags)
     r = run.diff_paths(operands[0], operands[1], True)
     return max(r, run.status) if run.status == 2 else r
