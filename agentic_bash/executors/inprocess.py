@@ -246,7 +246,7 @@ class InProcessExecutor:
                 status = 1
                 err.write(f"agentic-bash: {e}\n".encode())
         except BaseException as e:  # noqa: BLE001 - nothing may escape run()
-            if isinstance(e, (KeyboardInterrupt, SystemExit)) and not isinstance(e, SystemExit):
+            if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
                 raise
             status = 2
             err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
