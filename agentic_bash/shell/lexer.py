@@ -327,12 +327,17 @@ class Lexer:
         if c == '"':
             self.pos = i + 1
             buf.part(self.read_dq())
-        elif c == "$":
-            self.pos = i
-            self._read_dollar(buf, False)
+            return self.pos
+        return self._read_sub(buf, c, i, False)
+
+    def _read_sub(self, buf: _Buf, c: str, i: int, in_dq: bool) -> int:
+        """Read the ``$…`` (``c`` is ``$``) or backtick substitution at ``i`` into ``buf``;
+        return the index after it."""
+        self.pos = i
+        if c == "$":
+            self._read_dollar(buf, in_dq)
         else:
-            self.pos = i
-            buf.part(self._read_backtick(False))
+            buf.part(self._read_backtick(in_dq))
         return self.pos
 
     def _scan_subscript(self, i: int) -> int | None:
@@ -427,14 +432,8 @@ class Lexer:
                 else:
                     buf.text("\\" + e)
                 i += 2
-            elif c == "$":
-                self.pos = i
-                self._read_dollar(buf, True)
-                i = self.pos
-            else:  # backtick
-                self.pos = i
-                buf.part(self._read_backtick(True))
-                i = self.pos
+            else:  # $ or backtick
+                i = self._read_sub(buf, c, i, True)
         self.pos = i
         return DQ(buf.done())
 
@@ -466,14 +465,8 @@ class Lexer:
                 else:
                     buf.text("\\" + e)
                 i += 2
-            elif c == "$":
-                self.pos = i
-                self._read_dollar(buf, True)
-                i = self.pos
-            else:
-                self.pos = i
-                buf.part(self._read_backtick(True))
-                i = self.pos
+            else:  # $ or backtick
+                i = self._read_sub(buf, c, i, True)
         self.pos = i
         return buf.done()
 
@@ -721,14 +714,8 @@ class Lexer:
                         else:
                             buf.part(p)
                 i = self.pos
-            elif c == "$":
-                self.pos = i
-                self._read_dollar(buf, True)
-                i = self.pos
-            elif c == "`":
-                self.pos = i
-                buf.part(self._read_backtick(True))
-                i = self.pos
+            elif c == "$" or c == "`":
+                i = self._read_sub(buf, c, i, True)
             else:
                 j = i + 1
                 while j < n and src[j] not in "\\'\"$`":
