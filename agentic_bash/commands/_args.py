@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import io
+import re
 from typing import BinaryIO, Iterator, Mapping
 
 from .base import REGISTRY, CommandContext
@@ -64,6 +65,14 @@ class OptHelp(OptError):
 
 def prog_name(ctx: CommandContext, argv: list[str] | None = None) -> str:
     return ctx.name or (argv[0] if argv else "")
+
+
+def obsolete_num_option(argv: list[str], letter: str) -> list[str]:
+    """argv with each obsolete ``-NUM`` argument rewritten as ``-<letter>NUM`` (fmt -72, fold -40)."""
+    args = [argv[0]]
+    for a in argv[1:]:
+        args.append(("-" + letter + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    return args
 
 
 def try_help(ctx: CommandContext, name: str | None = None) -> None:

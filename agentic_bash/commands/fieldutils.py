@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
-from ._args import stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command
 
 CHUNK = 1 << 16
@@ -1023,9 +1023,7 @@ def nl(ctx: CommandContext, argv: list[str]) -> int:
 @command("fold", usage="fold [OPTION]... [FILE]...", help="Wrap input lines in each FILE, writing to standard output.")
 @stdio
 def fold(ctx: CommandContext, argv: list[str]) -> int:
-    args = [argv[0]]
-    for a in argv[1:]:
-        args.append(("-w" + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    args = obsolete_num_option(argv, "w")
     try:
         opts, files = parse_opts(ctx, args, "bsw:", {"bytes": "b", "spaces": "s", "width": "w"}, status=1)
     except OptError as e:

@@ -9,7 +9,7 @@ import re
 import unicodedata
 
 from ._args import (
-    read_bounded,
+    obsolete_num_option, read_bounded,
     OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf,
     stdio, try_help,
 )
@@ -538,9 +538,7 @@ def _suffix(i: int, length: int, numeric: bool, hexa: bool, start: int = 0) -> s
 @stdio
 def split(ctx: CommandContext, argv: list[str]) -> int:
     from .textutils import parse_size
-    args = [argv[0]]
-    for a in argv[1:]:
-        args.append(("-l" + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    args = obsolete_num_option(argv, "l")
     try:
         opts, ops = parse_opts(ctx, args, "a:b:C:dl:n:t:ux", {
             "suffix-length": "a", "bytes": "b", "line-bytes": "C", "numeric-suffixes": "numeric-suffixes::",
@@ -901,9 +899,7 @@ def _put_space(parts: list[str], col: int, n: int, tabs: bool) -> int:
 @command("fmt", usage="fmt [-WIDTH] [OPTION]... [FILE]...", help="Reformat each paragraph in the FILE(s), writing to standard output.")
 @stdio
 def fmt(ctx: CommandContext, argv: list[str]) -> int:
-    args = [argv[0]]
-    for a in argv[1:]:
-        args.append(("-w" + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    args = obsolete_num_option(argv, "w")
     try:
         opts, ops = parse_opts(ctx, args, "cg:p:stuw:", {
             "crown-margin": "c", "goal": "g", "prefix": "p", "split-only": "s",

@@ -6,7 +6,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from ._args import read_bounded, stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
+from ._args import obsolete_num_option, read_bounded, stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
 from .base import CommandContext, command
 
 _WIDTH = {  # (kind, size) -> field width
@@ -564,9 +564,7 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
 @command("strings", usage="strings [option(s)] [file(s)]", help="Display printable strings in [file(s)] (stdin by default)")
 @stdio
 def strings(ctx: CommandContext, argv: list[str]) -> int:
-    args = [argv[0]]
-    for a in argv[1:]:
-        args.append(("-n" + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+    args = obsolete_num_option(argv, "n")
     try:
         opts, ops = parse_opts(ctx, args, "adfn:t:owe:s:", {
             "all": "a", "data": "d", "print-file-name": "f", "bytes": "n", "radix": "t",
