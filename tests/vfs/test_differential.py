@@ -150,16 +150,49 @@ def test_realpath_matches_linux(tmp_path):
         assert mem.realpath(p) == real.realpath(p), p
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root bypasses permission bits")
-def test_permission_errnos_match_linux(tmp_path):  # pragma: no cover - only as non-root
-    real = RealOS(str(tmp_path))
+def _permission_case(root):
+    real = RealOS(root)
     mem = MemoryFS()
     for fs in (real, mem):
         fs.mkdir("/d")
         with fs.open("/d/f", "wb") as f:
             f.write(b"x")
         fs.chmod("/d/f", 0)
-    assert apply(mem, ("read", "/d/f")) == apply(real, ("read", "/d/f"))
+    return apply(mem, ("read", "/d/f")), apply(real, ("read", "/d/f"))
+
+
+def test_permission_errnos_match_linux(tmp_path):
+    if os.geteuid() != 0:
+        ours, linux = _permission_case(str(tmp_path))
+    else:  # root bypasses permission bits: compare as nobody in a forked child
+        import ast
+        import shutil
+        import tempfile
+
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            try:
+                os.close(r)
+                os.setgroups([])
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(65534, 65534, 65534)
+                d = tempfile.mkdtemp()
+                try:
+                    os.write(w, repr(_permission_case(d)).encode())
+                finally:
+                    os.chmod(os.path.join(d, "d", "f"), 0o600)
+                    shutil.rmtree(d)
+            finally:
+                os._exit(0)
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        os.waitpid(pid, 0)
+        assert data, "child running as nobody reported nothing"
+        ours, linux = ast.literal_eval(data.decode())
+    assert linux == ("errno", "EACCES")
+    assert ours == linux
 
 
 def test_owner_permission_bits():
