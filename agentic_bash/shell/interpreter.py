@@ -721,9 +721,21 @@ class Interpreter(Expander):
         """Expand a glob pattern; None means "keep the word as is"."""
         patterns = _patterns
         sh = self.state.shopt
+        # Assigning a non-empty GLOBIGNORE turns dotglob on for good (until GLOBIGNORE is
+        # unset), and the list always hides . and ..; bash does it on assignment, we on use.
+        ignore = self.get_scalar("GLOBIGNORE")
+        if ignore:
+            sh["dotglob"] = True
+            self.state.globignore_dotglob = True
+        elif ignore is None and getattr(self.state, "globignore_dotglob", False):
+            sh["dotglob"] = False
+            self.state.globignore_dotglob = False
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
-                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True)
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
+                                skipdots=sh["globskipdots"])
+            if ignore and res:
+                res = patterns.globignore(res, ignore, extglob=sh["extglob"], nocase=sh["nocaseglob"])
         except LimitExceeded:
             raise
         except Exception:
