@@ -721,9 +721,21 @@ class Interpreter(Expander):
         """Expand a glob pattern; None means "keep the word as is"."""
         patterns = _patterns
         sh = self.state.shopt
+        # Assigning a non-empty GLOBIGNORE turns dotglob on for good (until GLOBIGNORE is
+        # unset), and the list always hides . and ..; bash does it on assignment, we on use.
+        ignore = self.get_scalar("GLOBIGNORE")
+        if ignore:
+            sh["dotglob"] = True
+            self.state.globignore_dotglob = True
+        elif ignore is None and getattr(self.state, "globignore_dotglob", False):
+            sh["dotglob"] = False
+            self.state.globignore_dotglob = False
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
-                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True)
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
+                                skipdots=sh["globskipdots"])
+            if ignore and res:
+                res = patterns.globignore(res, ignore, extglob=sh["extglob"], nocase=sh["nocaseglob"])
         except LimitExceeded:
             raise
         except Exception:
@@ -1200,7 +1212,8 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
-                self.xtrace_raw(f"case {_xq(w)} in")
+                # bash traces the case word as written, not expanded
+                self.xtrace_raw(f"case {cmd.word.text or self._word_src(cmd.word)} in")
             arms = cmd.arms
             i = 0
             st = 0
@@ -1562,28 +1575,35 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        quote_set = _xq
+        self.xtrace_raw(" ".join(_xq(a) for a in argv))
+
+    def ps4(self) -> str:
+        """$PS4 expanded for one trace line (kept as is, after an error message, if it is bad)."""
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
-            ps4 = "+ "
+            return ""
+        if "$" not in ps4 and "`" not in ps4:
+            return ps4
+        # bash turns xtrace off while it expands PS4, so a $(...) in it is not traced
+        opts = self.state.options
+        opts["xtrace"] = False
         try:
             from .parser import parse_word
-            ps4 = self.expand_str(parse_word(ps4, dq=True)) if "$" in ps4 or "`" in ps4 else ps4
-        except Exception:
-            pass
-        self.xtrace_raw(" ".join(quote_set(a) if a else "''" for a in argv), ps4)
+            try:
+                w = parse_word(ps4, dq=True)
+            except Exception:
+                self.error(f"{ps4}: bad substitution")
+                return ps4
+            try:
+                return self.expand_str(w)
+            except Exception:
+                return ps4
+        finally:
+            opts["xtrace"] = True
 
     def xtrace_raw(self, text: str, ps4: str | None = None) -> None:
         if ps4 is None:
-            ps4 = self.get_scalar("PS4")
-            if ps4 is None:
-                ps4 = "+ "
-            elif "$" in ps4 or "`" in ps4:
-                try:
-                    from .parser import parse_word
-                    ps4 = self.expand_str(parse_word(ps4, dq=True))
-                except Exception:
-                    pass
+            ps4 = self.ps4()
         lead = ps4[:1] * getattr(self, "xtrace_level", 0)
         self.write_err((lead + ps4 + text + "\n").encode("utf-8", "surrogateescape"))
 
@@ -1695,6 +1715,8 @@ class Interpreter(Expander):
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
+            # the trace line's PS4 sees the variables as they were before this assignment
+            ps4 = self.ps4() if xt else None
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -1706,7 +1728,7 @@ class Interpreter(Expander):
                     raise ExitShell(e.status, getattr(e, "discard", False)) from None
                 return self.set_status(e.status)
             if xt:
-                self._trace_assign(a, v)
+                self._trace_assign(a, v, ps4)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
         self.state.last_arg = ""
@@ -1721,21 +1743,21 @@ class Interpreter(Expander):
             self.after_failure(st)
         return st
 
-    def _trace_assign(self, a: N.Assign, v: str | None) -> None:
+    def _trace_assign(self, a: N.Assign, v: str | None, ps4: str | None = None) -> None:
         op = "+=" if a.append else "="
         sub = f"[{self._word_src(a.index)}]" if a.index is not None else ""
         if a.array is not None:
-            # the values as assigned (no second expansion: it could have side effects)
-            var = self.state.find(self.state.resolve_ref(a.name))
-            vals: list[str] = []
-            if var is not None and type(var.value) is dict:
-                keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
-                vals = [_xq(var.value[k]) for k in keys]
-                if var.attrs & ASSOC:
-                    vals = [f"[{k}]={_xq(var.value[k])}" for k in keys]
-            self.xtrace_raw(f"{a.name}{op}(" + " ".join(vals) + ")")
+            # bash prints a compound assignment's words as written, unexpanded
+            elems = []
+            for e in a.array:
+                val = e.value.text if e.value.text or not e.value.parts else self._word_src(e.value)
+                if e.key is not None:
+                    elems.append(f"[{e.key.text or self._word_src(e.key)}]{'+=' if e.append else '='}{val}")
+                else:
+                    elems.append(val)
+            self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}")
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}", ps4)
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
@@ -2226,16 +2248,10 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
-_XT_SAFE = re.compile(r"[A-Za-z0-9_./:=@%^+,-]+\Z")
-
-
 def _xq(w: str) -> str:
-    """Quote one word the way ``set -x`` prints it (single quotes, raw control characters)."""
-    if not w:
-        return "''"
-    if _XT_SAFE.match(w):
-        return w
-    return "'" + w.replace("'", "'\\''") + "'"
+    """Quote one word the way ``set -x`` prints it."""
+    from .quoting import quote_xtrace
+    return quote_xtrace(w)
 
 
 def _close(f: Any) -> None:
