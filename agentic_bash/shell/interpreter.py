@@ -60,9 +60,10 @@ class ReturnFn(BaseException):
 
 
 class LoopCtl(BaseException):
-    def __init__(self, kind: str, n: int) -> None:
+    def __init__(self, kind: str, n: int, status: int = 0) -> None:
         self.kind = kind
         self.n = n
+        self.status = status
 
 
 class RedirError(Exception):
@@ -195,6 +196,7 @@ class Interpreter(Expander):
         self.bashpid = self.pid
         self.is_subshell = False
         self.in_trap = False
+        self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
         self.procsubs: list[Any] = []
@@ -218,8 +220,20 @@ class Interpreter(Expander):
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
-        child.state.traps = {k: v for k, v in self.state.traps.items() if v == ""}
-        child.parent_traps = dict(self.state.traps)  # type: ignore[attr-defined]
+        traps = self.state.traps
+        child.state.traps = {k: v for k, v in traps.items() if v == ""}
+        if traps:
+            opts = self.state.options
+            # set -E / set -T: subshells and command substitutions keep ERR / DEBUG and RETURN
+            if opts["errtrace"] and "ERR" in traps:
+                child.state.traps["ERR"] = traps["ERR"]
+            if opts["functrace"]:
+                for k in ("DEBUG", "RETURN"):
+                    if k in traps:
+                        child.state.traps[k] = traps[k]
+        child.parent_traps = dict(traps)  # type: ignore[attr-defined]
+        if cmdsub:
+            child.loop_depth = 0
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
             child.state.options = dict(child.state.options)
             child.state.options["errexit"] = False
@@ -426,6 +440,9 @@ class Interpreter(Expander):
     def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
         """Assign a scalar (to element 0 of an array), honouring attributes and namerefs."""
         st = self.state
+        if name == "OPTIND":
+            # bash: any assignment to OPTIND restarts getopts within its current word
+            self.getopts_state = (0, 0)
         if scope is None:
             var = st.find(name)
             if var is not None and not var.attrs and not append and type(var.value) is not dict \
@@ -913,8 +930,9 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 st = e.status
-            except (LoopCtl, ReturnFn):
-                st = self.state.last_status
+            except (LoopCtl, ReturnFn) as e:
+                # `(return 4)` in a function ends the subshell with that status
+                st = e.status
             st = self.run_exit_trap(st)
         except BrokenPipeError:
             st = 141
@@ -976,9 +994,13 @@ class Interpreter(Expander):
 
     def after_failure(self, st: int) -> None:
         """errexit and the ERR trap after a command that failed outside a condition."""
+        fresh = self.fresh_err_trap
+        if fresh is not None:
+            self.fresh_err_trap = None
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
-            if trap and not self.in_trap and (not self.funcstack or self.state.options["errtrace"]):
+            # a function call fires only an ERR trap that was set before it (bash)
+            if trap and not self.in_trap and trap is not fresh:
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
@@ -1025,6 +1047,7 @@ class Interpreter(Expander):
 
         def run() -> int:
             child = self.fork()
+            child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run)
@@ -1058,7 +1081,8 @@ class Interpreter(Expander):
             if lc.n > 1:
                 lc.n -= 1
                 raise
-            return self.state.last_status, lc.kind == "break"
+            # the loop's status is that of `break`/`continue` itself
+            return lc.status, lc.kind == "break"
 
     def exec_while(self, cmd: N.While) -> int:
         def run() -> int:
@@ -1762,19 +1786,7 @@ class Interpreter(Expander):
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
         name = argv[0]
-        if st.options["xtrace"]:
-            pre = []
-            for a in cmd.assigns:
-                try:
-                    pre.append(f"{a.name}={self.expand_str(a.value, assign=True) if a.value is not None else ''}")
-                except Exception:
-                    pass
-            self.xtrace(argv)
-            if name in ("export", "readonly"):
-                for a in argv[1:]:
-                    if "=" in a and _DECL_ASSIGN_RE.match(a):
-                        k, _, v = a.partition("=")
-                        self.xtrace_raw(f"{k}={_xq(v)}")
+        xt = st.options["xtrace"]
         func = st.functions.get(name)
         builtin = None
         if func is None:
@@ -1783,42 +1795,41 @@ class Interpreter(Expander):
                 builtin = None
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
-            special = builtin is not None and name in SPECIAL_BUILTINS and func is None
-            if special:
-                for a in cmd.assigns:
-                    try:
-                        self.do_assign(a)
-                    except VarError as e:
-                        self.error(e.message)
-                        raise AbortLine(1) from None
-                    except ExpansionError as e:
-                        self.error(e.message)
+            # bash (not in posix mode) keeps prefix assignments temporary even before special
+            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing
+            temp_scope = {}
+            ok = True
+            for a in cmd.assigns:
+                try:
+                    if a.array is not None:
+                        # bash passes `B=(b b) cmd` to the command as the text "(b b)"
+                        value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
+                                               + el.value.text for el in a.array) + ")"
+                    else:
+                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                    if xt:
+                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(value)}")
+                    existing = self.state.find(a.name)
+                    if existing is not None and existing.attrs & READONLY:
+                        self.error(f"{a.name}: readonly variable")
+                        continue
+                    if a.append and existing is not None and type(existing.value) is str:
+                        value = existing.value + value
+                    temp_scope[a.name] = Var(value, EXPORT)
+                except ExpansionError as e:
+                    self.error(e.message)
+                    if e.fatal:
                         raise ExitShell(e.status, getattr(e, "discard", False)) from None
-            else:
-                temp_scope = {}
-                ok = True
-                for a in cmd.assigns:
-                    try:
-                        if a.array is not None:
-                            # bash passes `B=(b b) cmd` to the command as the text "(b b)"
-                            value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
-                                                   + el.value.text for el in a.array) + ")"
-                        else:
-                            value = self.expand_str(a.value, assign=True) if a.value is not None else ""
-                        existing = self.state.find(a.name)
-                        if existing is not None and existing.attrs & READONLY:
-                            self.error(f"{a.name}: readonly variable")
-                            continue
-                        if a.append and existing is not None and type(existing.value) is str:
-                            value = existing.value + value
-                        temp_scope[a.name] = Var(value, EXPORT)
-                    except ExpansionError as e:
-                        self.error(e.message)
-                        if e.fatal:
-                            raise ExitShell(e.status, getattr(e, "discard", False)) from None
-                        ok = False
-                if not ok:
-                    return self.set_status(1)
+                    ok = False
+            if not ok:
+                return self.set_status(1)
+        if xt:
+            self.xtrace(argv)
+            if name in ("export", "readonly"):
+                for a in argv[1:]:
+                    if "=" in a and _DECL_ASSIGN_RE.match(a):
+                        k, _, v = a.partition("=")
+                        self.xtrace_raw(f"{k}={_xq(v)}")
         self.last_cmd_argv = argv
 
         if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
@@ -1856,6 +1867,8 @@ class Interpreter(Expander):
                         del st.scopes[i]
                         break
                 st.env_cache = None
+            if func is None and name in ("export", "readonly"):
+                self._keep_declared_temps(temp_scope, argv)
         else:
             status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
         st.last_arg = argv[-1]
@@ -1864,6 +1877,24 @@ class Interpreter(Expander):
         if status:
             self.after_failure(status)
         return status
+
+    def _keep_declared_temps(self, temp_scope: dict[str, Var], argv: list[str]) -> None:
+        """bash: `x=1 export x` (or readonly) makes the temporary x a shell variable."""
+        st = self.state
+        for a in argv[1:]:
+            if a.startswith("-"):
+                continue
+            n = a.partition("=")[0].partition("+")[0]
+            tv = temp_scope.get(n)
+            if tv is None:
+                continue
+            var = st.find(n)
+            if var is None:
+                st.scopes[0][n] = tv
+            else:
+                var.value = tv.value
+                var.attrs |= tv.attrs
+        st.env_cache = None
 
     def _exec_redirs(self, redirs: tuple[N.Redir, ...]) -> int:
         """``exec`` with only redirections: they stay in effect for the rest of the shell."""
@@ -1933,6 +1964,11 @@ class Interpreter(Expander):
         self.loop_depth = 0
         status = 0
         ret_before = st.traps.get("RETURN") if st.traps else None
+        err_before = st.traps.get("ERR") if st.traps else None
+        if err_before is not None and not st.options["errtrace"]:
+            # without set -E a function does not see the caller's ERR trap (bash saves it
+            # and puts it back on return); one the function sets itself does fire
+            del st.traps["ERR"]
         try:
             body = func.body
             try:
@@ -1963,6 +1999,11 @@ class Interpreter(Expander):
             st.positional = saved_pos
             self.lineno = saved_line
             self.loop_depth = saved_loops
+            if err_before is None:
+                if status and st.traps:
+                    self.fresh_err_trap = st.traps.get("ERR")
+            elif not st.options["errtrace"] and "ERR" not in st.traps:
+                st.traps["ERR"] = err_before
         return status
 
     # ------------------------------------------------------------------ external commands
