@@ -2206,9 +2206,9 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
             v = sh.arith(a)
         except ExpansionError as e:
             if e.status == 127 and e.message.endswith(": unbound variable"):
-                from .interpreter import ExitShell
+                from .interpreter import expansion_exit
                 sh.error(e.message)  # set -u: fatal, as in bash
-                raise ExitShell(127) from None
+                raise expansion_exit(e) from None
             sh.error(f"let: {e.message}")
             return 1
     return 0 if v != 0 else 1

@@ -41,9 +41,22 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 class ExitShell(BaseException):
     # discard: an arithmetic expansion error; bash -c abandons only the current top-level
     # command line and goes on with the next one (a subshell just exits)
+    # eof: a fatal expansion error (set -u, ${x:?}): bash jumps to the top level with
+    # FORCE_EOF, which bash -c (and a forked simple command) turns into 127 while a subshell
+    # running a compound command or $( ) exits with 1
+    eof = False
+
     def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
         self.discard = discard
+
+
+def expansion_exit(e: ExpansionError) -> ExitShell:
+    """The ExitShell for a fatal expansion error."""
+    x = ExitShell(e.status, getattr(e, "discard", False))
+    if e.status == 127:
+        x.eof = True
+    return x
 
 
 class AbortLine(ExitShell):
@@ -890,17 +903,21 @@ class Interpreter(Expander):
                 self.execute(item.cmd)
         return self.state.last_status
 
-    def run_subshell_script(self, body: N.Script) -> int:
-        """Run ``body`` as a subshell (this interpreter is already a fork)."""
+    def run_subshell_script(self, body: N.Script, forked_simple: bool = False) -> int:
+        """Run ``body`` as a subshell (this interpreter is already a fork).
+
+        ``forked_simple``: a simple command forked as a pipeline stage or background job,
+        where bash's fatal expansion errors keep the top level's 127.
+        """
         try:
             try:
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = e.status
+                st = 1 if e.eof and not forked_simple else e.status
             except ExpansionError as e:
                 self.error(e.message)
-                st = e.status
+                st = 1 if e.status == 127 and not forked_simple else e.status
             except (LoopCtl, ReturnFn):
                 st = self.state.last_status
             st = self.run_exit_trap(st)
@@ -917,7 +934,8 @@ class Interpreter(Expander):
             try:
                 self.run_string(trap, trap=True)
             except ExitShell as e:
-                return e.status
+                # a fatal expansion error in the trap keeps the status the shell was exiting with
+                return st if e.eof or e.discard else e.status
             except (LoopCtl, ReturnFn):
                 pass
         return st
@@ -1255,7 +1273,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 if e.status == 127 and e.message.endswith(": unbound variable"):
                     self.error(e.message)
-                    raise ExitShell(127) from None
+                    raise expansion_exit(e) from None
                 self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
                 return self.set_status(1)
             return self.set_status(0 if v != 0 else 1)
@@ -1537,7 +1555,7 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
-            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)))
+            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), type(cmd) is N.Simple)
         except LimitExceeded as e:
             errors[i] = e
             results[i] = 124
@@ -1614,7 +1632,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
@@ -1703,7 +1721,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if xt:
                 self._trace_assign(a, v)
@@ -1771,7 +1789,7 @@ class Interpreter(Expander):
                         raise AbortLine(1) from None
                     except ExpansionError as e:
                         self.error(e.message)
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                        raise expansion_exit(e) from None
             else:
                 temp_scope = {}
                 ok = True
@@ -1793,7 +1811,7 @@ class Interpreter(Expander):
                     except ExpansionError as e:
                         self.error(e.message)
                         if e.fatal:
-                            raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                            raise expansion_exit(e) from None
                         ok = False
                 if not ok:
                     return self.set_status(1)
@@ -1977,7 +1995,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal:
-                raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                raise expansion_exit(e) from None
             raise RedirError() from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
@@ -2027,7 +2045,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                        raise expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
@@ -2038,7 +2056,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
