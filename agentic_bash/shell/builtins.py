@@ -1106,12 +1106,33 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
 
 @builtin("source", ".")
 def b_source(sh: Interpreter, argv: list[str]) -> int:
-    from .interpreter import ReturnFn
-    from .parser import parse
+    if len(argv) > 1 and argv[1] == "--":
+        argv = argv[:1] + argv[2:]
+    elif len(argv) > 1 and argv[1].startswith("-") and argv[1] != "-":
+        sh.error(f"{argv[0]}: {argv[1][:2]}: invalid option")
+        sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
+        return 2
     if len(argv) < 2:
         sh.error(f"{argv[0]}: filename argument required")
         sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
         return 2
+    st = _source_file(sh, argv)
+    # bash runs the RETURN trap once the file was looked for (found or not; also after
+    # `return`, with $? still the status before it), if one is set here: inside a function
+    # only under set -T or when the function set it itself
+    trap = sh.state.traps.get("RETURN") if sh.state.traps else None
+    if trap and not sh.in_trap:
+        sh.in_trap = True
+        try:
+            sh.run_string(trap, trap=True)
+        finally:
+            sh.in_trap = False
+    return st
+
+
+def _source_file(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ReturnFn
+    from .parser import parse
     fname = argv[1]
     path = None
     if "/" in fname:
@@ -1132,7 +1153,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
         with sh.cmd_fs().open(path, "rb") as f:
             data = f.read()
     except IsADirectoryError:
-        sh.error(f"{fname}: is a directory")
+        sh.error(f"{argv[0]}: {fname}: is a directory")
         return 1
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
@@ -1142,6 +1163,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
         script = parse(src)
     except ParseError as e:
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
+        sh.state.last_status = 257  # what bash's RETURN trap sees after a syntax error
         return 2
     lim = sh.budget.limits.max_call_depth
     if lim is not None and sh.source_depth >= lim:
@@ -1851,7 +1873,9 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
         args = args[1:]
     if not args or args[0] == "-p":
         names = [_sig_name(a) for a in args[1:]] if args else []
-        traps = st.traps if (not sh.is_subshell or st.traps) else getattr(sh, "parent_traps", {})
+        traps = st.traps
+        if sh.is_subshell and traps == getattr(sh, "fork_traps", traps):
+            traps = getattr(sh, "parent_traps", traps)  # an untouched subshell lists the parent's
         order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
         for k in order:
             if k in traps and (not names or k in names):

@@ -179,6 +179,10 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # a simple command forked as a pipeline stage or background job: its own failure is the
+    # child's exit status, never an ERR trap in the child
+    forked_simple = False
+
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
         from ..commands.base import SystemInfo
@@ -231,8 +235,20 @@ class Interpreter(Expander):
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
-        child.state.traps = {k: v for k, v in self.state.traps.items() if v == ""}
-        child.parent_traps = dict(self.state.traps)  # type: ignore[attr-defined]
+        traps = self.state.traps
+        if traps:
+            # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
+            # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
+            opts = self.state.options
+            keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
+                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
+            child.state.traps = keep
+            child.fork_traps = dict(keep)  # type: ignore[attr-defined]
+        else:
+            child.state.traps = {}
+            child.fork_traps = {}  # type: ignore[attr-defined]
+        child.parent_traps = dict(traps)  # type: ignore[attr-defined]
+        child.forked_simple = False
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
             child.state.options = dict(child.state.options)
             child.state.options["errexit"] = False
@@ -984,7 +1000,8 @@ class Interpreter(Expander):
         """errexit and the ERR trap after a command that failed outside a condition."""
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
-            if trap and not self.in_trap and (not self.funcstack or self.state.options["errtrace"]):
+            if (trap and not self.in_trap and (not self.funcstack or self.state.options["errtrace"])
+                    and not (self.forked_simple and not self.funcstack)):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
@@ -1555,7 +1572,9 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
-            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), type(cmd) is N.Simple)
+            if type(cmd) is N.Simple:
+                child.forked_simple = True
+            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
         except LimitExceeded as e:
             errors[i] = e
             results[i] = 124
@@ -1928,7 +1947,12 @@ class Interpreter(Expander):
         saved_loops = self.loop_depth
         self.loop_depth = 0
         status = 0
-        ret_before = st.traps.get("RETURN") if st.traps else None
+        # a function without set -T runs with the RETURN trap reset (bash): it fires for the
+        # function only when set inside it, and the caller's trap comes back afterwards
+        # unless the function left one of its own
+        saved_ret = None
+        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
+            saved_ret = st.traps.pop("RETURN")
         try:
             body = func.body
             try:
@@ -1939,15 +1963,16 @@ class Interpreter(Expander):
             except ReturnFn as r:
                 status = r.status
             trap = st.traps.get("RETURN")
-            # functions do not inherit a RETURN trap (bash): it fires for the function that set
-            # it, or for every function under set -T; its lines count from the definition's line
-            if trap and not self.in_trap and (trap is not ret_before or st.options["functrace"]):
+            # the trap's lines count from the definition's line
+            if trap and not self.in_trap:
                 self.in_trap = True
                 try:
                     self.run_string(trap, trap=True, first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
+            if saved_ret is not None and "RETURN" not in st.traps:
+                st.traps["RETURN"] = saved_ret
             self.funcstack.pop()
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
