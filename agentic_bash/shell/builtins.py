@@ -491,6 +491,29 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(f"{name}: `{a}': not a valid identifier")
             status = 1
             continue
+        if "n" in on and value is not None and assign is None:
+            if value == "":
+                sh.error(f"{name}: `': not a valid identifier")
+                status = 1
+                continue
+            if not _NAME_RE.match(value.split("[", 1)[0]):
+                sh.error(f"{name}: `{value}': invalid variable name for name reference")
+                status = 1
+                continue
+            if value == vname and not sh.funcstack:
+                sh.error(f"{name}: {vname}: nameref variable self references not allowed")
+                status = 1
+                continue
+            if value == vname and sh.funcstack:
+                # a function may declare a self reference (bash warns twice: the check and
+                # the lookup while binding; the reference then resolves in the global scope)
+                sh.error(f"{name}: warning: {vname}: circular name reference")
+                sh.error(f"warning: {vname}: circular name reference")
+            ex = sh.state.scopes[-1].get(vname) if local else sh.state.find(vname)
+            if ex is not None and ex.attrs & (ARRAY | ASSOC) and not ex.attrs & NAMEREF:
+                sh.error(f"{name}: {vname}: reference variable cannot be an array")
+                status = 1
+                continue
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
@@ -581,7 +604,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         elif var.attrs & NAMEREF and "n" in on:
             if value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
-            if value == vname:
+            if value == vname and not sh.funcstack:
                 raise VarError(f"{vname}: nameref variable self references not allowed")
             var.value = value
         elif type(var.value) is dict:
@@ -758,6 +781,10 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
         if mode == "f":
             sh.state.functions.pop(a, None)
             continue
+        if mode != "n" and "[" not in a:
+            rn = sh.state.resolve_ref(a)
+            if "[" in rn and rn.endswith("]"):
+                a = rn  # a nameref to an array element: unset the element
         if "[" in a and a.endswith("]"):
             nm, _, sub = a.partition("[")
             sub = sub[:-1]

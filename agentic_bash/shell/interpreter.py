@@ -189,6 +189,7 @@ class Interpreter(Expander):
         from ..limits import Limits
         self.fs = fs
         self.state = state if state is not None else ShellState()
+        self.state.on_circular = self._circular_ref
         self.budget = budget if budget is not None else Budget(Limits())
         self.info = info if info is not None else SystemInfo()
         self.host = host  # the executor: external command lookup and spawning
@@ -227,6 +228,7 @@ class Interpreter(Expander):
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
         child.state = self.state.fork()
+        child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
         child.owned = []
         child.procsubs = []
@@ -265,6 +267,9 @@ class Interpreter(Expander):
         if self.lineno > 0:
             return f"{name}: line {self.lineno}: "
         return f"{name}: "
+
+    def _circular_ref(self, name: str) -> None:
+        self.error(f"warning: {name}: circular name reference")
 
     def error(self, msg: str) -> None:
         self.write_err((self.err_prefix() + msg + "\n").encode("utf-8", "surrogateescape"))
@@ -464,6 +469,8 @@ class Interpreter(Expander):
         sc, var = st.find_scope(name) if scope is None else (scope, scope.get(name))
         if var is not None and var.attrs & NAMEREF:
             target = st.resolve_ref(name)
+            if not target:
+                raise AbortLine(1)  # a circular reference: bash warns and drops the command line
             if target != name:
                 if "[" in target:
                     nm, _, sub = target.partition("[")
@@ -657,7 +664,7 @@ class Interpreter(Expander):
     def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
         st = self.state
         if follow_ref:
-            name = st.resolve_ref(name)
+            name = st.resolve_ref(name) or name  # circular: the nameref itself goes
         for i in range(len(st.scopes) - 1, -1, -1):
             sc = st.scopes[i]
             v = sc.get(name)
@@ -1119,17 +1126,30 @@ class Interpreter(Expander):
             try:
                 xt = self.state.options["xtrace"]
                 wtext = None
+                ref = self.state.find(cmd.var)
+                if ref is not None and not ref.attrs & NAMEREF:
+                    ref = None
                 for it in items:
                     budget.charge_iteration()
                     if xt:
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
                         self.xtrace_raw(f"for {cmd.var} in {wtext}")
-                    try:
-                        self.set_var(cmd.var, it)
-                    except VarError as e:
-                        self.error(e.message)
-                        raise AbortLine(1) from None
+                    if ref is not None:
+                        # a nameref control variable is pointed at each word in turn (bash)
+                        if not _NAME_RE.match(it.split("[", 1)[0]) or ("[" in it and not it.endswith("]")):
+                            self.error(f"`{it}': not a valid identifier")
+                            return self.set_status(1)
+                        if ref.attrs & READONLY:
+                            self.error(f"{cmd.var}: readonly variable")
+                            return self.set_status(1)
+                        ref.value = it
+                    else:
+                        try:
+                            self.set_var(cmd.var, it)
+                        except VarError as e:
+                            self.error(e.message)
+                            raise AbortLine(1) from None
                     st, brk = self._loop_pass(cmd.body)
                     if brk:
                         break
