@@ -626,6 +626,7 @@ class InProcessExecutor:
         st.history = list(state.get("history", []))
         st.umask = int(state.get("umask", 0o022))
         st.last_status = int(state.get("last_status", 0))
+        st.on_circular = self.shell._circular_ref
         self.shell.state = st
 
 

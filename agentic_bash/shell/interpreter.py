@@ -41,9 +41,22 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 class ExitShell(BaseException):
     # discard: an arithmetic expansion error; bash -c abandons only the current top-level
     # command line and goes on with the next one (a subshell just exits)
+    # eof: a fatal expansion error (set -u, ${x:?}): bash jumps to the top level with
+    # FORCE_EOF, which bash -c (and a forked simple command) turns into 127 while a subshell
+    # running a compound command or $( ) exits with 1
+    eof = False
+
     def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
         self.discard = discard
+
+
+def expansion_exit(e: ExpansionError) -> ExitShell:
+    """The ExitShell for a fatal expansion error."""
+    x = ExitShell(e.status, getattr(e, "discard", False))
+    if e.status == 127:
+        x.eof = True
+    return x
 
 
 class AbortLine(ExitShell):
@@ -167,12 +180,17 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # a simple command forked as a pipeline stage or background job: its own failure is the
+    # child's exit status, never an ERR trap in the child
+    forked_simple = False
+
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
         from ..commands.base import SystemInfo
         from ..limits import Limits
         self.fs = fs
         self.state = state if state is not None else ShellState()
+        self.state.on_circular = self._circular_ref
         self.budget = budget if budget is not None else Budget(Limits())
         self.info = info if info is not None else SystemInfo()
         self.host = host  # the executor: external command lookup and spawning
@@ -212,6 +230,7 @@ class Interpreter(Expander):
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
         child.state = self.state.fork()
+        child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
         child.owned = []
         child.procsubs = []
@@ -221,17 +240,19 @@ class Interpreter(Expander):
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
         traps = self.state.traps
-        child.state.traps = {k: v for k, v in traps.items() if v == ""}
         if traps:
+            # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
+            # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
             opts = self.state.options
-            # set -E / set -T: subshells and command substitutions keep ERR / DEBUG and RETURN
-            if opts["errtrace"] and "ERR" in traps:
-                child.state.traps["ERR"] = traps["ERR"]
-            if opts["functrace"]:
-                for k in ("DEBUG", "RETURN"):
-                    if k in traps:
-                        child.state.traps[k] = traps[k]
+            keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
+                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
+            child.state.traps = keep
+            child.fork_traps = dict(keep)  # type: ignore[attr-defined]
+        else:
+            child.state.traps = {}
+            child.fork_traps = {}  # type: ignore[attr-defined]
         child.parent_traps = dict(traps)  # type: ignore[attr-defined]
+        child.forked_simple = False
         if cmdsub:
             child.loop_depth = 0
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
@@ -250,6 +271,9 @@ class Interpreter(Expander):
         if self.lineno > 0:
             return f"{name}: line {self.lineno}: "
         return f"{name}: "
+
+    def _circular_ref(self, name: str) -> None:
+        self.error(f"warning: {name}: circular name reference")
 
     def error(self, msg: str) -> None:
         self.write_err((self.err_prefix() + msg + "\n").encode("utf-8", "surrogateescape"))
@@ -452,6 +476,8 @@ class Interpreter(Expander):
         sc, var = st.find_scope(name) if scope is None else (scope, scope.get(name))
         if var is not None and var.attrs & NAMEREF:
             target = st.resolve_ref(name)
+            if not target:
+                raise AbortLine(1)  # a circular reference: bash warns and drops the command line
             if target != name:
                 if "[" in target:
                     nm, _, sub = target.partition("[")
@@ -645,7 +671,7 @@ class Interpreter(Expander):
     def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
         st = self.state
         if follow_ref:
-            name = st.resolve_ref(name)
+            name = st.resolve_ref(name) or name  # circular: the nameref itself goes
         for i in range(len(st.scopes) - 1, -1, -1):
             sc = st.scopes[i]
             v = sc.get(name)
@@ -919,17 +945,21 @@ class Interpreter(Expander):
                 self.execute(item.cmd)
         return self.state.last_status
 
-    def run_subshell_script(self, body: N.Script) -> int:
-        """Run ``body`` as a subshell (this interpreter is already a fork)."""
+    def run_subshell_script(self, body: N.Script, forked_simple: bool = False) -> int:
+        """Run ``body`` as a subshell (this interpreter is already a fork).
+
+        ``forked_simple``: a simple command forked as a pipeline stage or background job,
+        where bash's fatal expansion errors keep the top level's 127.
+        """
         try:
             try:
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = e.status
+                st = 1 if e.eof and not forked_simple else e.status
             except ExpansionError as e:
                 self.error(e.message)
-                st = e.status
+                st = 1 if e.status == 127 and not forked_simple else e.status
             except (LoopCtl, ReturnFn) as e:
                 # `(return 4)` in a function ends the subshell with that status
                 st = e.status
@@ -947,7 +977,8 @@ class Interpreter(Expander):
             try:
                 self.run_string(trap, trap=True)
             except ExitShell as e:
-                return e.status
+                # a fatal expansion error in the trap keeps the status the shell was exiting with
+                return st if e.eof or e.discard else e.status
             except (LoopCtl, ReturnFn):
                 pass
         return st
@@ -999,8 +1030,10 @@ class Interpreter(Expander):
             self.fresh_err_trap = None
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
-            # a function call fires only an ERR trap that was set before it (bash)
-            if trap and not self.in_trap and trap is not fresh:
+            # a function call fires only an ERR trap that was set before it (bash); a forked
+            # simple command's child never runs it
+            if (trap and not self.in_trap and trap is not fresh
+                    and not (self.forked_simple and not self.funcstack)):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
@@ -1120,17 +1153,30 @@ class Interpreter(Expander):
             try:
                 xt = self.state.options["xtrace"]
                 wtext = None
+                ref = self.state.find(cmd.var)
+                if ref is not None and not ref.attrs & NAMEREF:
+                    ref = None
                 for it in items:
                     budget.charge_iteration()
                     if xt:
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
                         self.xtrace_raw(f"for {cmd.var} in {wtext}")
-                    try:
-                        self.set_var(cmd.var, it)
-                    except VarError as e:
-                        self.error(e.message)
-                        raise AbortLine(1) from None
+                    if ref is not None:
+                        # a nameref control variable is pointed at each word in turn (bash)
+                        if not _NAME_RE.match(it.split("[", 1)[0]) or ("[" in it and not it.endswith("]")):
+                            self.error(f"`{it}': not a valid identifier")
+                            return self.set_status(1)
+                        if ref.attrs & READONLY:
+                            self.error(f"{cmd.var}: readonly variable")
+                            return self.set_status(1)
+                        ref.value = it
+                    else:
+                        try:
+                            self.set_var(cmd.var, it)
+                        except VarError as e:
+                            self.error(e.message)
+                            raise AbortLine(1) from None
                     st, brk = self._loop_pass(cmd.body)
                     if brk:
                         break
@@ -1292,7 +1338,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 if e.status == 127 and e.message.endswith(": unbound variable"):
                     self.error(e.message)
-                    raise ExitShell(127) from None
+                    raise expansion_exit(e) from None
                 self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
                 return self.set_status(1)
             return self.set_status(0 if v != 0 else 1)
@@ -1574,7 +1620,9 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
-            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)))
+            if type(cmd) is N.Simple:
+                child.forked_simple = True
+            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
         except LimitExceeded as e:
             errors[i] = e
             results[i] = 124
@@ -1658,7 +1706,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
@@ -1749,7 +1797,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if xt:
                 self._trace_assign(a, v, ps4)
@@ -1819,7 +1867,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                        raise expansion_exit(e) from None
                     ok = False
             if not ok:
                 return self.set_status(1)
@@ -1963,12 +2011,17 @@ class Interpreter(Expander):
         saved_loops = self.loop_depth
         self.loop_depth = 0
         status = 0
-        ret_before = st.traps.get("RETURN") if st.traps else None
         err_before = st.traps.get("ERR") if st.traps else None
         if err_before is not None and not st.options["errtrace"]:
             # without set -E a function does not see the caller's ERR trap (bash saves it
             # and puts it back on return); one the function sets itself does fire
             del st.traps["ERR"]
+        # a function without set -T runs with the RETURN trap reset (bash): it fires for the
+        # function only when set inside it, and the caller's trap comes back afterwards
+        # unless the function left one of its own
+        saved_ret = None
+        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
+            saved_ret = st.traps.pop("RETURN")
         try:
             body = func.body
             try:
@@ -1979,15 +2032,16 @@ class Interpreter(Expander):
             except ReturnFn as r:
                 status = r.status
             trap = st.traps.get("RETURN")
-            # functions do not inherit a RETURN trap (bash): it fires for the function that set
-            # it, or for every function under set -T; its lines count from the definition's line
-            if trap and not self.in_trap and (trap is not ret_before or st.options["functrace"]):
+            # the trap's lines count from the definition's line
+            if trap and not self.in_trap:
                 self.in_trap = True
                 try:
                     self.run_string(trap, trap=True, first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
+            if saved_ret is not None and "RETURN" not in st.traps:
+                st.traps["RETURN"] = saved_ret
             self.funcstack.pop()
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
@@ -2040,7 +2094,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal:
-                raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                raise expansion_exit(e) from None
             raise RedirError() from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
@@ -2090,7 +2144,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                        raise expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
@@ -2101,7 +2155,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
