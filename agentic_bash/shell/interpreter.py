@@ -30,7 +30,7 @@ from .state import (
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
-from .arith import ArithError as _ArithError, evaluate as _arith_eval
+from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
@@ -201,6 +201,7 @@ class Interpreter(Expander):
         self.getopts_state: tuple[int, int] = (1, 0)
         self.last_cmd_argv: list[str] = []
         self._arith_vars = _ArithVars(self)
+        self._arith_ctx = _arith_context(self._arith_vars)
         self.fn_source = "environment"
         self.source_stack: list[str] = []
 
@@ -218,6 +219,7 @@ class Interpreter(Expander):
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
+        child._arith_ctx = _arith_context(child._arith_vars)
         child.state.traps = {k: v for k, v in self.state.traps.items() if v == ""}
         child.parent_traps = dict(self.state.traps)  # type: ignore[attr-defined]
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
@@ -655,7 +657,7 @@ class Interpreter(Expander):
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
-            return _arith_eval(expr, self._arith_vars)
+            return _arith_eval_in(expr, self._arith_ctx)
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -665,10 +667,12 @@ class Interpreter(Expander):
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
     def arith_expand(self, w: N.Word) -> int:
+        parts = w.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return self.arith(parts[0].text)
         return self.arith(self.expand_dq(w))
 
-    def arith_word(self, w: N.Word) -> int:
-        return self.arith(self.expand_dq(w))
+    arith_word = arith_expand
 
     # ================================================================== pattern helpers
     def pat_opts(self) -> dict[str, bool]:
@@ -884,10 +888,13 @@ class Interpreter(Expander):
     # ================================================================== running
     def run_script(self, script: N.Script) -> int:
         for item in script.items:
+            c = item.cmd
             if item.background:
-                self.run_background(item.cmd)
+                self.run_background(c)
+            elif type(c) is N.Simple:
+                self.exec_simple(c)
             else:
-                self.execute(item.cmd)
+                self.execute(c)
         return self.state.last_status
 
     def run_subshell_script(self, body: N.Script) -> int:
@@ -1041,7 +1048,15 @@ class Interpreter(Expander):
         """Run a while/until/for loop body once: its status, and whether a ``break`` ends the
         loop. ``break N``/``continue N`` with N > 1 go on to the enclosing loop."""
         try:
-            return self.run_script(body), False
+            for item in body.items:
+                c = item.cmd
+                if item.background:
+                    self.run_background(c)
+                elif type(c) is N.Simple:
+                    self.exec_simple(c)
+                else:
+                    self.execute(c)
+            return self.state.last_status, False
         except LoopCtl as lc:
             if lc.n > 1:
                 lc.n -= 1
@@ -1084,17 +1099,25 @@ class Interpreter(Expander):
             try:
                 xt = self.state.options["xtrace"]
                 wtext = None
+                name = cmd.var
+                state = self.state
+                opts = state.options
                 for it in items:
                     budget.charge_iteration()
                     if xt:
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
                         self.xtrace_raw(f"for {cmd.var} in {wtext}")
-                    try:
-                        self.set_var(cmd.var, it)
-                    except VarError as e:
-                        self.error(e.message)
-                        raise AbortLine(1) from None
+                    # set_var's fast path, inlined: a plain variable takes the value as is
+                    v = state.find(name)
+                    if v is not None and not v.attrs and type(v.value) is not dict and not opts["allexport"]:
+                        v.value = it
+                    else:
+                        try:
+                            self.set_var(name, it)
+                        except VarError as e:
+                            self.error(e.message)
+                            raise AbortLine(1) from None
                     st, brk = self._loop_pass(cmd.body)
                     if brk:
                         break
@@ -1682,12 +1705,21 @@ class Interpreter(Expander):
                 raise VarError(f"{a.name}[{self._word_src(a.index)}]: cannot assign list to array member")
             self.set_array(a.name, a.array, append=a.append)
             return None
-        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+        w = a.value
+        value = self.expand_str(w, assign=True) if w is not None else ""
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
         if a.index is not None:
             self.assign_element(a.name, a.index, value, append=a.append)
+        elif scope is None and not a.append:
+            st = self.state
+            var = st.find(a.name)
+            # set_var's fast path, inlined: a plain variable takes the value as is
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                self.set_var(a.name, value)
         else:
             self.set_var(a.name, value, append=a.append, scope=scope)
         return value
@@ -2345,7 +2377,10 @@ class _ArithVars:
         sh = self.sh
         if index is None:
             if name not in DYNAMIC:
-                v = sh.state.find(name)
+                scopes = sh.state.scopes
+                v = scopes[-1].get(name)
+                if v is None and len(scopes) > 1:
+                    v = sh.state.find(name)
                 if v is not None and not v.attrs & NAMEREF:
                     val = v.value
                     if type(val) is str:
