@@ -30,7 +30,7 @@ from .state import (
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
-from .arith import ArithError as _ArithError, evaluate as _arith_eval
+from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
@@ -221,6 +221,7 @@ class Interpreter(Expander):
         self.getopts_state: tuple[int, int] = (1, 0)
         self.last_cmd_argv: list[str] = []
         self._arith_vars = _ArithVars(self)
+        self._arith_ctx = _arith_context(self._arith_vars)
         self.fn_source = "environment"
         self.source_stack: list[str] = []
 
@@ -255,6 +256,7 @@ class Interpreter(Expander):
         child.forked_simple = False
         if cmdsub:
             child.loop_depth = 0
+        child._arith_ctx = _arith_context(child._arith_vars)
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
             child.state.options = dict(child.state.options)
             child.state.options["errexit"] = False
@@ -698,7 +700,7 @@ class Interpreter(Expander):
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
-            return _arith_eval(expr, self._arith_vars)
+            return _arith_eval_in(expr, self._arith_ctx)
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -708,10 +710,12 @@ class Interpreter(Expander):
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
     def arith_expand(self, w: N.Word) -> int:
+        parts = w.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return self.arith(parts[0].text)
         return self.arith(self.expand_dq(w))
 
-    def arith_word(self, w: N.Word) -> int:
-        return self.arith(self.expand_dq(w))
+    arith_word = arith_expand
 
     # ================================================================== pattern helpers
     def pat_opts(self) -> dict[str, bool]:
@@ -939,10 +943,13 @@ class Interpreter(Expander):
     # ================================================================== running
     def run_script(self, script: N.Script) -> int:
         for item in script.items:
+            c = item.cmd
             if item.background:
-                self.run_background(item.cmd)
+                self.run_background(c)
+            elif type(c) is N.Simple:
+                self.exec_simple(c)
             else:
-                self.execute(item.cmd)
+                self.execute(c)
         return self.state.last_status
 
     def run_subshell_script(self, body: N.Script, forked_simple: bool = False) -> int:
@@ -1109,7 +1116,15 @@ class Interpreter(Expander):
         """Run a while/until/for loop body once: its status, and whether a ``break`` ends the
         loop. ``break N``/``continue N`` with N > 1 go on to the enclosing loop."""
         try:
-            return self.run_script(body), False
+            for item in body.items:
+                c = item.cmd
+                if item.background:
+                    self.run_background(c)
+                elif type(c) is N.Simple:
+                    self.exec_simple(c)
+                else:
+                    self.execute(c)
+            return self.state.last_status, False
         except LoopCtl as lc:
             if lc.n > 1:
                 lc.n -= 1
@@ -1156,6 +1171,9 @@ class Interpreter(Expander):
                 ref = self.state.find(cmd.var)
                 if ref is not None and not ref.attrs & NAMEREF:
                     ref = None
+                name = cmd.var
+                state = self.state
+                opts = state.options
                 for it in items:
                     budget.charge_iteration()
                     if xt:
@@ -1172,11 +1190,16 @@ class Interpreter(Expander):
                             return self.set_status(1)
                         ref.value = it
                     else:
-                        try:
-                            self.set_var(cmd.var, it)
-                        except VarError as e:
-                            self.error(e.message)
-                            raise AbortLine(1) from None
+                        # set_var's fast path, inlined: a plain variable takes the value as is
+                        v = state.find(name)
+                        if v is not None and not v.attrs and type(v.value) is not dict and not opts["allexport"]:
+                            v.value = it
+                        else:
+                            try:
+                                self.set_var(name, it)
+                            except VarError as e:
+                                self.error(e.message)
+                                raise AbortLine(1) from None
                     st, brk = self._loop_pass(cmd.body)
                     if brk:
                         break
@@ -1774,12 +1797,21 @@ class Interpreter(Expander):
                 raise VarError(f"{a.name}[{self._word_src(a.index)}]: cannot assign list to array member")
             self.set_array(a.name, a.array, append=a.append)
             return None
-        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+        w = a.value
+        value = self.expand_str(w, assign=True) if w is not None else ""
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
         if a.index is not None:
             self.assign_element(a.name, a.index, value, append=a.append)
+        elif scope is None and not a.append:
+            st = self.state
+            var = st.find(a.name)
+            # set_var's fast path, inlined: a plain variable takes the value as is
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                self.set_var(a.name, value)
         else:
             self.set_var(a.name, value, append=a.append, scope=scope)
         return value
@@ -2456,7 +2488,10 @@ class _ArithVars:
         sh = self.sh
         if index is None:
             if name not in DYNAMIC:
-                v = sh.state.find(name)
+                scopes = sh.state.scopes
+                v = scopes[-1].get(name)
+                if v is None and len(scopes) > 1:
+                    v = sh.state.find(name)
                 if v is not None and not v.attrs & NAMEREF:
                     val = v.value
                     if type(val) is str:
