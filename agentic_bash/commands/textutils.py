@@ -9,7 +9,7 @@ from typing import BinaryIO, Iterator
 
 from ._args import (
     read_bounded, stdio,
-    OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef,
+    OptError, file_error, is_output_file, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef,
     try_help,
 )
 from .base import CommandContext, command, strerror
@@ -128,6 +128,10 @@ def cat(ctx: CommandContext, argv: list[str]) -> int:
     at_bol = True  # GNU keeps line state across files (a file without final newline continues)
     for name, f in _inputs(ctx, files):
         if f is None:
+            status = 1
+            continue
+        if is_output_file(ctx, f):
+            ctx.error(f"{quotef(name)}: input file is output file")
             status = 1
             continue
         try:
