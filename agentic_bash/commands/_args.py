@@ -487,6 +487,26 @@ class _ErrFlushing:
         return True
 
 
+def read_files0(ctx: CommandContext, spec: str, open_fmt: str = "cannot open {} for reading: {}",
+                 shell_quote: bool = True) -> list[str] | None:
+    """The names listed in ``--files0-from=F`` (NUL-terminated, the last terminator optional;
+    F ``-`` is stdin), or None after printing the tool's open error (``open_fmt``)."""
+    try:
+        if spec == "-":
+            data = read_all(ctx.stdin)
+        else:
+            with ctx.fs.open(ctx.path(spec), "rb") as f:
+                data = f.read()
+    except OSError as e:
+        from .base import strerror
+        ctx.error(open_fmt.format(quoteaf(spec) if shell_quote else quotef(spec), strerror(e)))
+        return None
+    names = data.split(b"\0")
+    if names[-1] == b"":
+        names.pop()
+    return [n.decode("utf-8", "surrogateescape") for n in names]
+
+
 def _file_identity(f: Any) -> tuple[Any, int] | None:
     ident = getattr(f, "identity", None)
     if ident is not None:
