@@ -95,6 +95,10 @@ SCRIPTS = [
     "grep a notes.txt >> notes.txt; echo $?; grep -r b . >> notes.txt; echo $?; grep a < notes.txt >> notes.txt; echo $?",
     "grep -c a notes.txt >> notes.txt; grep -l a notes.txt >> notes.txt; grep -m1 a notes.txt >> notes.txt; cat notes.txt",
     "grep -s x notes.txt > notes.txt; echo $?",
+    # ls -I/--ignore, --hide (void under -a/-A), -B: fnmatch with FNM_PERIOD, operands exempt
+    "touch .h.txt x~ .y~; ls -1 -I '*.txt'; ls --hide='*.txt'; ls -A --hide='*.txt'",
+    "touch .h.txt x~ .y~; ls -a -I '*.txt'; ls -a -I '.*'; ls -B -a; ls -a --ignore='*'",
+    "ls -1 -I '*.txt' words.txt; ls -R -I 'u*' src; ls -I '[nw]*' --hide='R*'",
 ]
 
 
