@@ -1176,6 +1176,10 @@ class Interpreter(Expander):
                 opts = state.options
                 for it in items:
                     budget.charge_iteration()
+                    if state.traps:
+                        self.lineno = cmd.line or self.lineno
+                        self._debug_compound(lambda: f"for {cmd.var} in " + (
+                            " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
                     if xt:
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
@@ -1214,6 +1218,7 @@ class Interpreter(Expander):
             xt = self.state.options["xtrace"]
             try:
                 if cmd.init is not None:
+                    self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
@@ -1227,6 +1232,9 @@ class Interpreter(Expander):
                 while True:
                     budget.charge_iteration()
                     try:
+                        if cmd.cond is not None:
+                            self.lineno = cmd.line or self.lineno
+                            self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
@@ -1240,6 +1248,8 @@ class Interpreter(Expander):
                         break
                     if cmd.step is not None:
                         try:
+                            self.lineno = cmd.line or self.lineno
+                            self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
@@ -1261,6 +1271,8 @@ class Interpreter(Expander):
             self.loop_depth += 1
             menu = True
             try:
+                self._debug_compound(lambda: f"select {cmd.var} in " + (
+                    " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
                 while True:
                     self.budget.charge_iteration()
                     if menu:
@@ -1303,6 +1315,7 @@ class Interpreter(Expander):
     def exec_case(self, cmd: N.Case) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
+            self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
                 # bash traces the case word as written, not expanded
@@ -1354,6 +1367,7 @@ class Interpreter(Expander):
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
+            self._debug_compound(lambda: f"(({cmd.expr.text}))")
             if self.state.options["xtrace"]:
                 self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
             try:
@@ -1374,6 +1388,9 @@ class Interpreter(Expander):
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
+            if self.state.traps:
+                from .unparse import format_command
+                self._debug_compound(lambda: format_command(cmd))
             try:
                 r = self.eval_cond(cmd.expr)
             except _CondError as e:
@@ -1562,6 +1579,8 @@ class Interpreter(Expander):
                 st = 0
             else:
                 st = self.run_pipeline(cmd)
+                # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
+                self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
         finally:
             if cmd.negated:
                 self.errexit_off -= 1
@@ -1590,7 +1609,14 @@ class Interpreter(Expander):
         errors: list[BaseException | None] = [None] * n
         threads = []
         stderr_too = cmd.stderr_too
+        traps = self.state.traps
+        debug = bool(traps) and "DEBUG" in traps and not self.in_trap
         for i in range(n - 1):
+            if debug and type(cmds[i]) is N.Simple:
+                # bash runs the DEBUG trap for a simple pipeline stage in the parent, before
+                # the fork (the stage itself does not inherit the trap)
+                self.lineno = cmds[i].line or self.lineno  # type: ignore[union-attr]
+                self._debug_compound(lambda c=cmds[i]: _cmd_text(c))  # type: ignore[misc]
             child = self.fork()
             if i > 0:
                 child.fds[0] = pipes[i - 1].reader
@@ -1617,6 +1643,9 @@ class Interpreter(Expander):
                     self.fds = saved
                     pipes[-1].reader.close()
             else:
+                if debug and type(last) is N.Simple:
+                    self.lineno = last.line or self.lineno  # type: ignore[union-attr]
+                    self._debug_compound(lambda: _cmd_text(last))  # type: ignore[arg-type]
                 child = self.fork()
                 child.fds[0] = pipes[-1].reader
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
@@ -1769,10 +1798,19 @@ class Interpreter(Expander):
         self.decl_arrays = {i - nopt: v for i, v in arrays.items()}
         return argv
 
+    def _debug_compound(self, text: Callable[[], str]) -> None:
+        """bash runs the DEBUG trap before for/select/case headers, each for iteration,
+        [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
+        traps = self.state.traps
+        if traps and "DEBUG" in traps and not self.in_trap:
+            self.current_command = text()
+            self._run_debug_trap()
+
     def _run_debug_trap(self) -> None:
         self.in_trap = True
         try:
-            self.run_string(self.state.traps["DEBUG"], trap=True)
+            # like ERR, the trap text is numbered from the line of the command it precedes
+            self.run_string(self.state.traps["DEBUG"], trap=True, first_line=self.lineno)
         finally:
             self.in_trap = False
 
@@ -2054,9 +2092,17 @@ class Interpreter(Expander):
         saved_ret = None
         if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
             saved_ret = st.traps.pop("RETURN")
+        saved_dbg = None
+        if st.traps and "DEBUG" in st.traps and not st.options["functrace"]:
+            saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         try:
             body = func.body
             try:
+                if saved_dbg is None and st.traps and "DEBUG" in st.traps and not self.in_trap:
+                    # set -T: once more on entry, at the definition's line, BASH_COMMAND
+                    # still the call
+                    self.lineno = func.line or self.lineno
+                    self._run_debug_trap()
                 if type(body) is N.Group:
                     status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
                 else:
@@ -2074,6 +2120,8 @@ class Interpreter(Expander):
         finally:
             if saved_ret is not None and "RETURN" not in st.traps:
                 st.traps["RETURN"] = saved_ret
+            if saved_dbg is not None and "DEBUG" not in st.traps:
+                st.traps["DEBUG"] = saved_dbg
             self.funcstack.pop()
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
