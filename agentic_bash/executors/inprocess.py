@@ -13,7 +13,7 @@ import posixpath
 import stat as _stat
 import threading
 import time
-from typing import Any, BinaryIO, Callable, Mapping
+from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed
@@ -374,28 +374,43 @@ class InProcessExecutor:
             return []
         return [normalize(d or ".", sh.state.cwd) for d in p.split(":")]
 
-    def find_path(self, sh: Interpreter, name: str) -> str | None:
-        for d in self.path_dirs(sh):
-            cand = d.rstrip("/") + "/" + name
+    def _path_candidates(self, sh: Interpreter, name: str, path: str | None) -> Iterator[tuple[str, Any]]:
+        """(path as bash spells it, stat) of each regular file ``name`` in the PATH entries:
+        an entry keeps its own spelling (``bin`` gives ``bin/name``, an empty one ``./name``)."""
+        if path is None:
+            path = sh.get_scalar("PATH")
+            if path is None:
+                return
+        cwd = sh.state.cwd
+        stat = self.fs.stat
+        for d in path.split(":"):
+            if not d:
+                d = "."
+            elif d.endswith("/"):
+                d = d[:-1]
+            cand = d + "/" + name
             try:
-                s = self.fs.stat(cand)
+                s = stat(normalize(cand, cwd))
             except OSError:
                 continue
-            if s.is_file and s.st_mode & 0o111:
-                return cand
-        if self.native is None and (name in self.registry or name in self.custom):
-            return None if name in self.custom else None
-        return None
+            if s.is_file:
+                yield cand, s
 
-    def find_all_paths(self, sh: Interpreter, name: str) -> list[str]:
-        out = []
-        for d in self.path_dirs(sh):
-            cand = d.rstrip("/") + "/" + name
-            try:
-                s = self.fs.stat(cand)
-            except OSError:
-                continue
-            if s.is_file and s.st_mode & 0o111 and cand not in out:
+    def find_path(self, sh: Interpreter, name: str, path: str | None = None) -> str | None:
+        """The file bash would run for ``name``: the first executable one on PATH, else the
+        first non-executable one (running it then fails with "Permission denied")."""
+        fallback = None
+        for cand, s in self._path_candidates(sh, name, path):
+            if s.st_mode & 0o111:
+                return cand
+            if fallback is None:
+                fallback = cand
+        return fallback
+
+    def find_all_paths(self, sh: Interpreter, name: str, path: str | None = None) -> list[str]:
+        out: list[str] = []
+        for cand, s in self._path_candidates(sh, name, path):
+            if s.st_mode & 0o111 and cand not in out:
                 out.append(cand)
         return out
 
@@ -417,24 +432,30 @@ class InProcessExecutor:
             return self._call(sh, fn, argv, custom=True)
         if "/" in name:
             return self._run_path(sh, name, argv)
-        base = name
         st = sh.state
-        if name in st.hash:
+        path = st.hash.get(name) if st.hash else None
+        if path is not None:
+            st.sync_hash(sh.get_scalar("PATH"))
+            path = st.hash.get(name)
+        if path is not None:
             st.hash_hits[name] = st.hash_hits.get(name, 0) + 1
-        elif st.options["hashall"]:
-            p = self.find_path(sh, name)
-            if p is not None:
-                st.hash[name] = p
-                st.hash_hits[name] = 1
-        if base in ("bash", "sh"):
-            return run_nested_shell(sh, argv)
-        spec = self.registry.get(base)
-        if spec is not None and (self.prefer_inprocess or self.native is None):
-            return self._call(sh, spec.fn, argv)
-        if self.native is not None:
+        else:
             path = self.find_path(sh, name)
-            if path is not None:
-                return self._spawn(sh, path, argv)
+            if path is not None and st.options["hashall"]:
+                st.sync_hash(sh.get_scalar("PATH"))
+                st.hash[name] = path
+                st.hash_hits[name] = 1
+        if name in ("bash", "sh"):
+            return run_nested_shell(sh, argv)
+        spec = self.registry.get(name)
+        if spec is not None and (self.prefer_inprocess or self.native is None):
+            if path is None or posixpath.dirname(normalize(path, st.cwd)) in _BIN_DIRS:
+                return self._call(sh, spec.fn, argv)
+        if path is not None:
+            if self.native is not None and not self.prefer_inprocess:
+                return self._spawn(sh, normalize(path, st.cwd), argv)
+            # a file of the user's on PATH (a script, or one shadowing a command of ours)
+            return self._run_path(sh, path, argv)
         if spec is not None:
             return self._call(sh, spec.fn, argv)
         handler = sh.state.functions.get("command_not_found_handle")
@@ -454,6 +475,9 @@ class InProcessExecutor:
         try:
             s = self.fs.stat(p)
         except OSError:
+            if any(len(c.encode("utf-8", "surrogateescape")) > 255 for c in p.split("/")):
+                sh.error(f"{name}: File name too long")  # execve's ENAMETOOLONG
+                return 126
             sh.error(f"{name}: No such file or directory")
             return 127
         if s.is_dir:

@@ -1272,10 +1272,14 @@ def _dispatch_no_func(sh: Interpreter, args: list[str]) -> int:
     return sh.run_external(args)
 
 
+_STD_PATH = "/bin:/usr/bin"  # `getconf PATH`: what command -p searches
+
+
 @builtin("command")
 def b_command(sh: Interpreter, argv: list[str]) -> int:
     args = argv[1:]
     mode = ""
+    std: str | None = None
     while args and args[0].startswith("-") and len(args[0]) > 1:
         a = args.pop(0)
         if a == "--":
@@ -1284,7 +1288,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
             if c in "vV":
                 mode = c
             elif c == "p":
-                pass
+                std = _STD_PATH
             else:
                 return _bad_opt(sh, "command", "-" + c, "command [-pVv] command [arg ...]")
     if not args:
@@ -1293,13 +1297,22 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         # bash: -v/-V fail only when no name at all was found
         found = False
         for name in args:
-            r = _describe(sh, name, "v" if mode == "v" else "V", no_funcs=False)
+            r = _describe(sh, name, "v" if mode == "v" else "V", no_funcs=False,
+                          abspath=mode == "V", path=std)
             if r:
                 if mode == "V":
                     sh.error(f"command: {name}: not found")
             else:
                 found = True
         return 0 if found else 1
+    if std is not None and "/" not in args[0] and sh.host is not None and (
+            args[0] not in BUILTINS or args[0] in sh.disabled_builtins()):
+        # command -p: the utility from the standard PATH, whatever PATH says
+        p = sh.host.find_path(sh, args[0], std)
+        if p is None:
+            sh.error(f"{args[0]}: command not found")
+            return 127
+        return sh.run_external([p] + args[1:])
     return _dispatch_no_func(sh, args)
 
 
@@ -1314,7 +1327,7 @@ def b_builtin(sh: Interpreter, argv: list[str]) -> int:
     return sh.run_builtin(fn, argv[1:])
 
 
-def _find_path(sh: Interpreter, name: str) -> str | None:
+def _find_path(sh: Interpreter, name: str, path: str | None = None) -> str | None:
     if "/" in name:
         p = normalize(name, sh.state.cwd)
         try:
@@ -1326,12 +1339,13 @@ def _find_path(sh: Interpreter, name: str) -> str | None:
         return None
     host = sh.host
     if host is not None:
-        return host.find_path(sh, name)
+        return host.find_path(sh, name, path)
     return None
 
 
 def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all_: bool = False,
-              path_only: bool = False, force_path: bool = False) -> int:
+              path_only: bool = False, force_path: bool = False, abspath: bool = False,
+              path: str | None = None) -> int:
     """type/command -v/-V; returns 0 if found."""
     st = sh.state
     found = False
@@ -1379,7 +1393,24 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
                 _out(sh, f"{name} is a shell builtin\n")
             if not all_:
                 return 0
-    paths = [_find_path(sh, name)] if not all_ else (sh.host.find_all_paths(sh, name) if sh.host else [])
+    if not all_ and path is None and "/" not in name:
+        st.sync_hash(sh.get_scalar("PATH"))
+        hashed = st.hash.get(name)
+        if hashed is not None:
+            # bash shows a relative hashed path from "./"
+            if not hashed.startswith(("/", "./")):
+                hashed = "./" + hashed
+            if mode == "t":
+                _out(sh, "file\n")
+            elif mode in ("v", "p"):
+                _out(sh, hashed + "\n")
+            elif mode == "V":
+                _out(sh, f"{name} is hashed ({hashed})\n")
+            return 0
+    if all_:
+        paths = sh.host.find_all_paths(sh, name, path) if sh.host else []
+    else:
+        paths = [_find_path(sh, name, path)]
     for p in paths:
         if p is None:
             continue
@@ -1389,10 +1420,10 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
         elif mode in ("v", "p"):
             _out(sh, p + "\n")
         elif mode == "V":
-            if name in st.hash and not all_:
-                _out(sh, f"{name} is hashed ({p})\n")
-            else:
-                _out(sh, f"{name} is {p}\n")
+            if abspath and not p.startswith("/"):
+                # command -V: a relative PATH entry is shown from the current directory
+                p = st.cwd.rstrip("/") + "/" + (p[2:] if p.startswith("./") else p)
+            _out(sh, f"{name} is {p}\n")
     return 0 if found else 1
 
 
@@ -1434,6 +1465,7 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
     from .state import hash_order
     args = argv[1:]
     st = sh.state
+    st.sync_hash(sh.get_scalar("PATH"))
     if not st.options["hashall"]:
         sh.error("hash: hashing disabled")
         return 1
@@ -1466,7 +1498,10 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
         many = len(args) > 2
         for a in args[1:]:
             if a in st.hash:
-                _out(sh, f"{a}\t{st.hash[a]}\n" if many else f"{st.hash[a]}\n")
+                hp = st.hash[a]
+                if not hp.startswith(("/", "./")):
+                    hp = "./" + hp
+                _out(sh, f"{a}\t{hp}\n" if many else f"{hp}\n")
             else:
                 sh.error(f"hash: {a}: not found")
                 status = 1

@@ -106,6 +106,7 @@ class ShellState:
         self.last_arg = ""
         self.hash: dict[str, str] = {}
         self.hash_hits: dict[str, int] = {}
+        self.hash_path: str | None = None  # the PATH the hashed paths were found with
         self.env_cache: dict[str, str] | None = None
         self.subshell = 0
 
@@ -126,6 +127,14 @@ class ShellState:
         s.env_cache = self.env_cache
         s.subshell = self.subshell + 1
         return s
+
+    def sync_hash(self, path: str | None) -> None:
+        """bash forgets every hashed command when PATH is assigned: drop the table when
+        PATH is no longer the value it was filled with."""
+        if self.hash and path != self.hash_path:
+            self.hash.clear()
+            self.hash_hits.clear()
+        self.hash_path = path
 
     # -- raw lookup ----------------------------------------------------------------------
     def find(self, name: str) -> Var | None:
