@@ -2326,40 +2326,76 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
     return 0 if v != 0 else 1
 
 
+def _opts(sh: Interpreter, name: str, args: list[str], letters: str, usage: str
+          ) -> tuple[set[str], list[str]] | int:
+    """bash's internal_getopt for flag-only builtins: leading ``-xy`` words (``--`` ends
+    them, a lone ``-`` is an operand); an unknown letter is a usage error (status 2)."""
+    flags: set[str] = set()
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if len(a) < 2 or a[0] != "-":
+            break
+        for c in a[1:]:
+            if c not in letters:
+                return _bad_opt(sh, name, "-" + c, usage)
+            flags.add(c)
+        i += 1
+    return flags, args[i:]
+
+
+_ALIAS_BAD = frozenset(" \t\n()<>;&|\"'\\`$/")
+
+
+def _alias_line(name: str, value: str) -> str:
+    from .builtins_compat import quote_single
+    return f"alias {'-- ' if name.startswith('-') else ''}{name}={quote_single(value)}\n"
+
+
 @builtin("alias")
 def b_alias(sh: Interpreter, argv: list[str]) -> int:
-    from .builtins_compat import quote_single
-    args = argv[1:]
-    if args and args[0] == "-p":
-        args = args[1:]
+    r = _opts(sh, "alias", argv[1:], "p", "alias [-p] [name[=value] ... ]")
+    if type(r) is int:
+        return r
+    flags, args = r  # type: ignore[misc]
+    aliases = sh.state.aliases
+    if not args or "p" in flags:
+        _out(sh, "".join(_alias_line(k, aliases[k]) for k in sorted(aliases)))
         if not args:
-            for k in sorted(sh.state.aliases):
-                _out(sh, f"alias {k}={quote_single(sh.state.aliases[k])}\n")
             return 0
-    if not args:
-        for k in sorted(sh.state.aliases):
-            _out(sh, f"alias {k}={quote_single(sh.state.aliases[k])}\n")
-        return 0
     status = 0
     for a in args:
-        if "=" in a:
-            k, _, v = a.partition("=")
-            sh.state.aliases[k] = v
-        else:
-            if a in sh.state.aliases:
-                _out(sh, f"alias {a}={quote_single(sh.state.aliases[a])}\n")
-            else:
-                sh.error(f"alias: {a}: not found")
+        k, eq, v = a.partition("=")
+        if eq and k:
+            if any(c in _ALIAS_BAD for c in k):
+                sh.error(f"alias: `{k}': invalid alias name")
                 status = 1
+            else:
+                aliases[k] = v
+        elif a in aliases:
+            _out(sh, _alias_line(a, aliases[a]))
+        else:
+            sh.error(f"alias: {a}: not found")
+            status = 1
     return status
 
 
 @builtin("unalias")
 def b_unalias(sh: Interpreter, argv: list[str]) -> int:
-    args = argv[1:]
-    if args and args[0] == "-a":
+    usage = "unalias [-a] name [name ...]"
+    r = _opts(sh, "unalias", argv[1:], "a", usage)
+    if type(r) is int:
+        return r
+    flags, args = r  # type: ignore[misc]
+    if "a" in flags:
         sh.state.aliases.clear()
         return 0
+    if not args:
+        sh.write_err(f"unalias: usage: {usage}\n".encode())
+        return 2
     status = 0
     for a in args:
         if a in sh.state.aliases:
