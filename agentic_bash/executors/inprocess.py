@@ -22,6 +22,7 @@ from ..result import Result, make_result
 from ..shell import nodes as N
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.builtins import LiveAliases
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture, PipeWriter
 from ..vfs.paths import normalize
@@ -779,36 +780,10 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         sh.write_err((prefix + "`" + src + "'\n").encode("utf-8", "surrogateescape"))
 
 
-class _LiveAliases(Mapping[str, str]):
-    """The shell's aliases as the parser sees them: empty unless ``shopt -s expand_aliases``."""
-
-    def __init__(self, sh: Interpreter) -> None:
-        self.sh = sh
-
-    def _m(self) -> dict[str, str]:
-        st = self.sh.state
-        return st.aliases if st.shopt["expand_aliases"] else {}
-
-    def __getitem__(self, k: str) -> str:
-        return self._m()[k]
-
-    def get(self, k: str, default: Any = None) -> Any:  # type: ignore[override]
-        return self._m().get(k, default)
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(self._m())
-
-    def __len__(self) -> int:
-        return len(self._m())
-
-    def __bool__(self) -> bool:
-        return True
-
-
 def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-def]
     """Top-level command lines of ``source``; a syntax error is reported when reached."""
     from ..shell.parser import CommandReader
-    reader = CommandReader(source, extglob=bool(sh.state.shopt.get("extglob")), aliases=_LiveAliases(sh))
+    reader = CommandReader(source, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
     lines = source.split("\n")
     while True:
         # `shopt -s extglob` takes effect from the next command line, as in bash

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
@@ -1081,19 +1082,71 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
     return _loopctl(sh, argv, "continue")
 
 
+class LiveAliases(Mapping[str, str]):
+    """The shell's aliases as the parser sees them: empty unless ``shopt -s expand_aliases``."""
+
+    def __init__(self, sh: Interpreter) -> None:
+        self.sh = sh
+
+    def _m(self) -> dict[str, str]:
+        st = self.sh.state
+        return st.aliases if st.shopt["expand_aliases"] else {}
+
+    def __getitem__(self, k: str) -> str:
+        return self._m()[k]
+
+    def get(self, k: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self._m().get(k, default)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._m())
+
+    def __len__(self) -> int:
+        return len(self._m())
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _by_lines(sh: Interpreter, src: str) -> bool:
+    """Whether eval/source must parse ``src`` one command line at a time, as bash's
+    parse_and_execute does: aliases defined or used in it (an ``alias`` takes effect from
+    the next line)."""
+    st = sh.state
+    return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases))
+
+
+def _command_lines(sh: Interpreter, src: str) -> Iterator[Any]:
+    """The command lines of ``src`` as parsed when reached (with the aliases of that moment);
+    a syntax error is raised (ParseError) after the lines before it have run."""
+    from .parser import CommandReader
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
+    while True:
+        reader.extglob = bool(sh.state.shopt.get("extglob"))
+        tree = reader.next()
+        if tree is None:
+            return
+        yield tree
+
+
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
     from .parser import parse_cached
-    src = " ".join(a for a in argv[1:])
+    args = argv[1:]
+    if args and args[0].startswith("-") and args[0] != "-":
+        if args[0] != "--":
+            return _bad_opt(sh, "eval", args[0][:2], "eval [arg ...]")
+        args = args[1:]
+    src = " ".join(args)
     if not src.strip():
         return 0
-    try:
-        script = parse_cached(src)
-    except ParseError as e:
-        _report_parse_error(sh, e, src, "eval")
-        # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
-        return 1 if getattr(e, "status", 2) == 1 else 2
+    script: Any = None
+    if not _by_lines(sh, src):
+        try:
+            script = parse_cached(src)
+        except ParseError:
+            pass  # run the lines before the error first, as bash does
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
@@ -1104,7 +1157,17 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
             sh.error("eval: maximum eval nesting level exceeded")
             return 1
         try:
-            return sh.run_script(script)
+            if script is not None:
+                return sh.run_script(script)
+            status = 0
+            try:
+                for tree in _command_lines(sh, src):
+                    status = sh.run_script(tree)
+            except ParseError as e:
+                _report_parse_error(sh, e, src, "eval")
+                # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
+                return sh.set_status(1 if getattr(e, "status", 2) == 1 else 2)
+            return status
         except ExitShell as e:
             if not e.discard:
                 raise
@@ -1203,9 +1266,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
         return 1
     src = data.decode("utf-8", "surrogateescape")
-    try:
-        script = parse(src)
-    except ParseError as e:
+
+    def syntax_error(e: ParseError) -> int:
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
         if e.message.startswith("syntax error near"):
             lines = src.split("\n")
@@ -1213,6 +1275,15 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             sh.write_err(f"{fname}: line {e.line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
         sh.state.last_status = 257  # what bash's RETURN trap sees after a syntax error
         return 2
+
+    script: Any = None
+    if not _by_lines(sh, src):
+        try:
+            script = parse(src)
+        except ParseError as e:
+            if e.line <= 1:
+                return syntax_error(e)
+            # the lines before the error run first, as bash does
     lim = sh.budget.limits.max_call_depth
     if lim is not None and sh.source_depth >= lim:
         sh.error(f"{fname}: maximum source nesting level exceeded")
@@ -1227,7 +1298,15 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
     try:
-        st = _run_discarding(sh, script)
+        if script is not None:
+            st = _run_discarding(sh, script)
+        else:
+            st = 0
+            try:
+                for tree in _command_lines(sh, src):
+                    st = _run_discarding(sh, tree)
+            except ParseError as e:
+                st = syntax_error(e)
     except ReturnFn as r:
         st = r.status
     finally:
