@@ -401,7 +401,7 @@ class InProcessExecutor:
 
     def can_run(self, sh: Interpreter, name: str) -> bool:
         return name in self.custom or name in self.registry or name in ("bash", "sh") or \
-            (self.native is not None and self.find_path(sh, name) is not None)
+            self.find_path(sh, name) is not None
 
     def run_command(self, sh: Interpreter, argv: list[str]) -> int:
         name = argv[0]
@@ -437,6 +437,12 @@ class InProcessExecutor:
                 return self._spawn(sh, path, argv)
         if spec is not None:
             return self._call(sh, spec.fn, argv)
+        if self.native is None:
+            # a script file in $PATH (a project's bin/, bats' libexec): run like bash would,
+            # $0 being the path found
+            path = self.find_path(sh, name)
+            if path is not None:
+                return self._run_path(sh, path, argv)
         handler = sh.state.functions.get("command_not_found_handle")
         if handler is not None and not getattr(sh, "_in_cnf", False):
             # bash runs this function (in a subshell) for a command it cannot find
@@ -972,6 +978,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         child.fn_source = child.script_name
         st.arg0 = script_name or rest[0]
         st.positional = rest[1:]
+        st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
         who = child.script_name
     else:
         stream = sh.fds.get(0)
@@ -980,6 +987,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         st.positional = rest
         child.script_name = "bash"
         child.fds[0] = NULL
+        st.dash_mode = "s"  # type: ignore[attr-defined]
         who = "bash"
     st_ = run_toplevel(child, None, source=src, who=who)
     child.close_owned()

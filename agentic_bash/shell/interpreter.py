@@ -214,6 +214,8 @@ class Interpreter(Expander):
         self.bashpid = self.pid
         self.is_subshell = False
         self.in_trap = False
+        self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
+        self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
         self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
@@ -1009,7 +1011,14 @@ class Interpreter(Expander):
         saved = self.state.last_status
         saved_ps = self.pipestatus
         saved_cmd = self.current_command
-        self.run_script(script)
+        if trap:
+            self.trap_level += 1
+            try:
+                self.run_script(script)
+            finally:
+                self.trap_level -= 1
+        else:
+            self.run_script(script)
         st = self.state.last_status
         if trap:
             self.state.last_status = saved
@@ -1610,7 +1619,7 @@ class Interpreter(Expander):
         threads = []
         stderr_too = cmd.stderr_too
         traps = self.state.traps
-        debug = bool(traps) and "DEBUG" in traps and not self.in_trap
+        debug = bool(traps) and "DEBUG" in traps and not self.in_debug
         for i in range(n - 1):
             if debug and type(cmds[i]) is N.Simple:
                 # bash runs the DEBUG trap for a simple pipeline stage in the parent, before
@@ -1738,8 +1747,9 @@ class Interpreter(Expander):
         if st.options["noexec"]:
             return 0
         traps = st.traps
-        if traps and "DEBUG" in traps and not self.in_trap:
-            self.current_command = _cmd_text(cmd)
+        if traps and "DEBUG" in traps and not self.in_debug:
+            if not self.trap_level:
+                self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
         procsubs = self.procsubs
         mark = len(procsubs)
@@ -1762,7 +1772,7 @@ class Interpreter(Expander):
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
-            if not traps or "DEBUG" not in traps:
+            if not self.trap_level and (not traps or "DEBUG" not in traps):
                 self.current_command = argv
             return self._run_argv(cmd, argv)
         finally:
@@ -1802,17 +1812,18 @@ class Interpreter(Expander):
         """bash runs the DEBUG trap before for/select/case headers, each for iteration,
         [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
         traps = self.state.traps
-        if traps and "DEBUG" in traps and not self.in_trap:
-            self.current_command = text()
+        if traps and "DEBUG" in traps and not self.in_debug:
+            if not self.trap_level:
+                self.current_command = text()
             self._run_debug_trap()
 
     def _run_debug_trap(self) -> None:
-        self.in_trap = True
+        self.in_debug = True
         try:
             # like ERR, the trap text is numbered from the line of the command it precedes
             self.run_string(self.state.traps["DEBUG"], trap=True, first_line=self.lineno)
         finally:
-            self.in_trap = False
+            self.in_debug = False
 
     def _run_alias(self, cmd: N.Simple, argv: list[str]) -> int:
         from .parser import parse
@@ -2098,7 +2109,7 @@ class Interpreter(Expander):
         try:
             body = func.body
             try:
-                if saved_dbg is None and st.traps and "DEBUG" in st.traps and not self.in_trap:
+                if saved_dbg is None and st.traps and "DEBUG" in st.traps and not self.in_debug:
                     # set -T: once more on entry, at the definition's line, BASH_COMMAND
                     # still the call
                     self.lineno = func.line or self.lineno

@@ -199,7 +199,8 @@ class ShellState:
         letters = {LETTER_TO_OPTION[c] for c in DASH_ORDER if c in LETTER_TO_OPTION}
         out = [c for c in DASH_ORDER if c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c])]
         _ = letters
-        return "".join(out) + "c"
+        # the mode letter: c for `bash -c` (every run), s when reading stdin, none for a file
+        return "".join(out) + getattr(self, "dash_mode", "c")
 
 
 def _bash_hash(s: str) -> int:
