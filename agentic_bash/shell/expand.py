@@ -57,12 +57,13 @@ _LIT, _QUOTED, _SPLIT = 0, 1, 2
 class _Fields:
     """Accumulates the fields of one word: text chunks tagged with how they were quoted."""
 
-    __slots__ = ("fields", "cur", "quoted", "ifs", "ifs_ws", "ifs_nws")
+    __slots__ = ("fields", "cur", "quoted", "ifs", "ifs_ws", "ifs_nws", "assign")
 
     def __init__(self, ifs: str | None) -> None:
         self.fields: list[tuple[list[tuple[str, int]], bool]] = []
         self.cur: list[tuple[str, int]] = []
         self.quoted = False
+        self.assign = False  # an assignment value: ${x-~:~} operands tilde-expand after ':' too
         if ifs is None:
             ifs = " \t\n"
         self.ifs = ifs
@@ -213,6 +214,7 @@ class Expander:
                     if type(v) is str:
                         return v
         fb = _Fields("")
+        fb.assign = assign
         self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
         fields = fb.finish()
         return " ".join(_field_text(f[0]) for f in fields) if len(fields) != 1 else _field_text(fields[0][0])
@@ -318,7 +320,11 @@ class Expander:
     def _tilde_one(self: Interpreter, s: str) -> str:
         if not s.startswith("~"):
             return s
+        # the tilde prefix ends at the first '/' or ':' (bash's tilde suffixes), in any word
         slash = s.find("/")
+        colon = s.find(":")
+        if colon >= 0 and (slash < 0 or colon < slash):
+            slash = colon
         user = s[1:] if slash < 0 else s[1:slash]
         rest = "" if slash < 0 else s[slash:]
         if user == "":
@@ -468,6 +474,12 @@ class Expander:
             s = " ".join(vals)
             if s:
                 fb.cur.append((s, _SPLIT))
+            return None
+        ifs = fb.ifs
+        if ifs and ifs[0] in fb.ifs_nws and len(vals) > 1:
+            # bash joins the words with IFS's first character and splits again: with a
+            # non-blank separator an empty word still makes a field (IFS=x; set -- a '' b)
+            fb.split(ifs[0].join(vals))
             return None
         for i, v in enumerate(vals):
             if i:
@@ -699,14 +711,16 @@ class Expander:
         if quoted:
             self._parts_into(w.parts, fb, True)
             return None
+        first = True
         for part in w.parts:
             if type(part) is N.Lit:
                 t = part.text
-                if t.startswith("~"):
-                    t = self._tilde_one(t)
+                if "~" in t:
+                    t = self._tilde_assign(t, first) if fb.assign else (self._tilde_one(t) if first else t)
                 fb.split(t)
             else:
                 self._parts_into((part,), fb, False)
+            first = False
         return None
 
     def _repl_word(self: Interpreter, w: N.Word | None) -> tuple[str, bool]:
@@ -793,11 +807,11 @@ class Expander:
         if letter == "P":
             return [self.prompt_expand(v) for v in vals]
         if letter == "U":
-            return [v.upper() for v in vals]
+            return [_upper(v) for v in vals]
         if letter == "L":
-            return [v.lower() for v in vals]
+            return [_lower(v) for v in vals]
         if letter == "u":
-            return [v[:1].upper() + v[1:] for v in vals]
+            return [_upper(v[:1]) + v[1:] for v in vals]
         if letter == "a":
             var = self.lookup_var(self.state.resolve_ref(p.name)) if _NAME_RE.match(p.name) else None
             flags = self.attr_letters(var) if var is not None else ""
@@ -828,7 +842,8 @@ class Expander:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
                     items.append(quoting.quote_declare(var.value[k]))
                 return " ".join(items)
-            return [quoting.quote_declare(v) for v in vals] if letter == "K" else vals
+            # a scalar (or one element) is quoted as by @Q, for K and k alike
+            return [quoting.quote_single(v) for v in vals]
         raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 1)
 
     @staticmethod
@@ -854,3 +869,19 @@ class Expander:
         if a & EXPORT:
             out += "x"
         return out
+
+
+def _upper(s: str) -> str:
+    """towupper per character: a character whose upper case is longer (ß -> SS) stays."""
+    u = s.upper()
+    if len(u) == len(s):
+        return u
+    return "".join(c if len(c.upper()) != 1 else c.upper() for c in s)
+
+
+def _lower(s: str) -> str:
+    """towlower per character (İ lowers to two code points in Python, to itself here)."""
+    lo = s.lower()
+    if len(lo) == len(s):
+        return lo
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in s)

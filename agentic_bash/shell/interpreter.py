@@ -706,14 +706,16 @@ class Interpreter(Expander):
                 return v.swapcase() if allc else v[0].swapcase() + v[1:]
             return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False) else c
                            for i, c in enumerate(v))
+        from .expand import _lower, _upper  # towupper/towlower: one character stays one
+        conv = _upper if up else _lower
         if not pat or pat == "?":
             if allc:
-                return v.upper() if up else v.lower()
-            return (v[0].upper() if up else v[0].lower()) + v[1:]
+                return conv(v)
+            return conv(v[0]) + v[1:]
         out = []
         for i, c in enumerate(v):
             if (allc or i == 0) and self.fnmatch(c, pat, nocase=False):
-                c = c.upper() if up else c.lower()
+                c = conv(c)
             out.append(c)
         return "".join(out)
 
@@ -1660,8 +1662,12 @@ class Interpreter(Expander):
                 argv.append(w.text)
                 continue
             p0 = w.parts[0] if w.parts else None
-            if type(p0) is N.Lit and _DECL_ASSIGN_RE.match(p0.text):
-                argv.append(self.expand_str(w, assign=True))
+            m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
+            if m:
+                # the value tilde-expands after the first '=' as in a real assignment
+                k = m.end()
+                rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
+                argv.append(p0.text[:k] + self.expand_str(rest, assign=True))
             else:
                 argv.extend(self.expand_words([w]))
         # indices relative to the builtin's argument list, after its options
