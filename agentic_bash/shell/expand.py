@@ -250,11 +250,43 @@ class Expander:
         # bash tilde-expands the regex word too ([[ $HOME =~ ~ ]])
         self._parts_into(word.parts, fb, False, nosplit=True, tilde_mode=1)
         out = []
+        # Quoted text is escaped, except inside a bracket expression, where a backslash
+        # is literal in an ERE (bash: [[ - =~ ["a-z"] ]] is the range a-z, not 3 chars).
+        br = 0  # 0 outside a bracket, 1 just after '[' or '[^', 2 inside
         for i, (chunks, _q) in enumerate(fb.finish()):
             if i:
                 out.append(" ")
             for text, kind in chunks:
-                out.append(re.escape(text) if kind == _QUOTED else text)
+                if kind == _QUOTED:
+                    if br:
+                        out.append(text)
+                        br = 2
+                    else:
+                        out.append(re.escape(text))
+                    continue
+                j = 0
+                n = len(text)
+                while j < n:
+                    c = text[j]
+                    if br == 0:
+                        if c == "\\":
+                            j += 2
+                            continue
+                        if c == "[":
+                            br = 1
+                            if j + 1 < n and text[j + 1] == "^":
+                                j += 1
+                    elif c == "[" and j + 1 < n and text[j + 1] in ":.=":
+                        close = text.find(text[j + 1] + "]", j + 2)
+                        j = close + 2 if close >= 0 else n
+                        br = 2
+                        continue
+                    elif c == "]" and br == 2:
+                        br = 0
+                    else:
+                        br = 2
+                    j += 1
+                out.append(text)
         return "".join(out)
 
     # ------------------------------------------------------------------ internals
@@ -542,7 +574,8 @@ class Expander:
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":
-            if p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
+            # ${!a[@]} lists keys; with an operator after it (${!a[@]:-x}) it is indirection
+            if not op and p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
                     and p.index.parts[0].text in ("@", "*"):
                 var = self.lookup_var(self.state.resolve_ref(name))
                 keys: list[str] = []
@@ -562,14 +595,19 @@ class Expander:
             if var is not None and var.attrs & NAMEREF and p.index is None and op == "":
                 return var.value if var.value is not None else ""
             target = self._base_values(N.Param(name, p.index))[0]
-            if target is None or type(target) is list:
+            if var is None and (target is None or target == []) and _NAME_RE.match(name):
+                # bash 5.2: indirection through a variable that does not exist is an error
+                src = name if p.index is None else f"{name}[{p.index.text or self._word_src(p.index)}]"
+                raise ExpansionError(f"{src}: invalid indirect expansion", 1)
+            if type(target) is list:
+                target = " ".join(target) if target else None
+            if target is None:
                 if self.state.options["nounset"]:
                     raise ExpansionError(f"{name}: unbound variable", 127)
-                target = ""
                 return "" if op == "" else self._apply_op(p, None, False, False, quoted, fb, name)
             tn = target
             if tn == "":
-                raise ExpansionError(f"{name}: invalid indirect expansion", 1)
+                raise ExpansionError(": invalid variable name", 1)
             if not _INDIRECT_OK.match(tn):
                 raise ExpansionError(f"{tn}: invalid variable name", 1)
             try:
@@ -581,7 +619,15 @@ class Expander:
             except Exception:
                 raise ExpansionError(f"{tn}: invalid variable name", 1) from None
             np = N.Param(rp.name, rp.index, "", op, p.arg, p.arg2)
-            return self.param_value(np, quoted, fb)
+            try:
+                return self.param_value(np, quoted, fb)
+            except ExpansionError as e:
+                # ${!w:?msg} and set -u name the reference: "!w: msg"
+                for nm in (tn, rp.name):
+                    if e.message.startswith(nm + ": ") and (op in ("?", ":?") or e.status == 127):
+                        e.message = f"!{name}" + e.message[len(nm):]
+                        break
+                raise
         if prefix == "#":
             if op:
                 idx = f"[{self._word_src(p.index)}]" if p.index is not None else ""

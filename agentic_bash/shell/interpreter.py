@@ -665,7 +665,11 @@ class Interpreter(Expander):
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
     def arith_expand(self, w: N.Word) -> int:
-        return self.arith(self.expand_dq(w))
+        try:
+            return self.arith(self.expand_dq(w))
+        except ExpansionError as e:
+            e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
+            raise
 
     def arith_word(self, w: N.Word) -> int:
         return self.arith(self.expand_dq(w))
@@ -1127,7 +1131,7 @@ class Interpreter(Expander):
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
             except ExpansionError as e:
-                self.error(e.message)
+                _arith_for_err(self, e)
                 return self.set_status(1)
             st = 0
             self.loop_depth += 1
@@ -1141,7 +1145,7 @@ class Interpreter(Expander):
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
-                        self.error(e.message)
+                        _arith_for_err(self, e)
                         st = 1
                         break
                     st, brk = self._loop_pass(cmd.body)
@@ -1153,7 +1157,7 @@ class Interpreter(Expander):
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
                         except ExpansionError as e:
-                            self.error(e.message)
+                            _arith_for_err(self, e)
                             st = 1
                             break
             finally:
@@ -1292,6 +1296,10 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 if e.fatal and "unbound" in e.message:
                     raise
+                if getattr(e, "subst", False):
+                    # a $((...)) in a [[ word fails like in any command word
+                    self.error(e.message)
+                    raise ExitShell(e.status, e.discard) from None
                 self.error(f"[[: {e.message}" if "syntax error" in e.message or "expression" in e.message
                            or "division" in e.message or "value too great" in e.message or "invalid" in e.message else e.message)
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
@@ -2254,6 +2262,18 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
+def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
+    """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
+    sh.error(_arith_for_msg(e.message))
+    if e.status == 127 and e.message.endswith(": unbound variable"):
+        raise ExitShell(127)
+
+
+def _arith_for_msg(msg: str) -> str:
+    """bash prefixes for (( )) expression errors with "((: ", not unbound variables."""
+    return msg if msg.endswith("unbound variable") or msg.startswith("((") else "((: " + msg
+
+
 def _xq(w: str) -> str:
     """Quote one word the way ``set -x`` prints it."""
     from .quoting import quote_xtrace
@@ -2324,10 +2344,70 @@ def _cmd_text(cmd: N.Simple) -> str:
 _ERE_CACHE: dict[tuple[str, bool], Any] = {}
 
 
+_ERE_INTERVAL = re.compile(r"\{(\d*)(,\d*)?\}")
+
+
+def _ere_bad_repeat(pat: str) -> bool:
+    """glibc regcomp (REG_EXTENDED) rejects a repetition with nothing to repeat (``*a``,
+    ``(+``, ``a|?``) and a ``{`` that does not start a valid interval (``{``, ``a{1``,
+    ``{}``); GNU grep's engine accepts them as literals, bash's =~ returns 2."""
+    n = len(pat)
+    i = 0
+    atom = False
+    while i < n:
+        c = pat[i]
+        if c == "\\":
+            i += 2
+            atom = True
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and pat[j] == "^":
+                j += 1
+            if j < n and pat[j] == "]":
+                j += 1
+            while j < n and pat[j] != "]":
+                if pat[j] == "[" and j + 1 < n and pat[j + 1] in ":.=":
+                    close = pat.find(pat[j + 1] + "]", j + 2)
+                    if close < 0:
+                        break
+                    j = close + 2
+                    continue
+                j += 1
+            i = j + 1
+            atom = True
+            continue
+        if c in "*+?":
+            if not atom:
+                return True
+        elif c == "{":
+            if not atom:
+                return True
+            m = _ERE_INTERVAL.match(pat, i)
+            if m is None or (m.group(1) == "" and not m.group(2)):
+                return True
+            i = m.end()
+            continue
+        elif c in "(|":
+            atom = False
+            i += 1
+            continue
+        elif c == "^":
+            atom = False
+            i += 1
+            continue
+        else:
+            atom = True
+        i += 1
+    return False
+
+
 def _compile_ere(pat: str, nocase: bool) -> Any:
     key = (pat, nocase)
     rx = _ERE_CACHE.get(key)
     if rx is None:
+        if _ere_bad_repeat(pat):
+            raise ValueError("invalid repetition")
         try:
             from ..commands._regex import compile_ere  # type: ignore[attr-defined]
             rx = compile_ere(pat, icase=nocase)
