@@ -129,7 +129,7 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
             s = data.decode("utf-8", "surrogateescape")
             if "[" in var and var.endswith("]"):
                 nm, _, sub = var.partition("[")
-                sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), s)
+                sh.assign_element(nm, sh.sub_word(sub[:-1]), s)
             else:
                 if not _NAME_RE.match(var):
                     sh.error(f"printf: `{var}': not a valid identifier")
@@ -763,6 +763,12 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
             sub = sub[:-1]
             if not _NAME_RE.match(nm):
                 sh.error(f"unset: `{a}': not a valid identifier")
+                status = 1
+                continue
+            try:
+                sub = sh.expand_subscript(sub)
+            except ExpansionError as e:
+                sh.error(e.message)
                 status = 1
                 continue
             rn = sh.state.resolve_ref(nm)
@@ -1688,7 +1694,7 @@ def _unescape_read(s: str) -> str:
 def _assign_read(sh: Interpreter, name: str, value: str) -> None:
     if "[" in name and name.endswith("]"):
         nm, _, sub = name.partition("[")
-        sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), value)
+        sh.assign_element(nm, sh.sub_word(sub[:-1]), value)
     else:
         sh.set_var(name, value)
 

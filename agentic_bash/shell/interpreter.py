@@ -664,6 +664,28 @@ class Interpreter(Expander):
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
+    def expand_subscript(self, sub: str) -> str:
+        """A subscript that arrives as text (unset 'a[$k]', printf -v, test -v, a variable's
+        value in arithmetic): bash expands it (quote removal, $x, $(cmd)) before use."""
+        if not any(c in sub for c in "$`'\"\\"):
+            return sub
+        from .parser import parse_word
+        try:
+            w = parse_word(sub)
+        except Exception:
+            return sub
+        return self.expand_str(w)
+
+    def sub_word(self, sub: str) -> N.Word:
+        """The subscript text as a word to expand like a written ``a[sub]=`` subscript."""
+        if not any(c in sub for c in "$`'\"\\"):
+            return N.Word((N.Lit(sub),), sub)
+        from .parser import parse_word
+        try:
+            return parse_word(sub)
+        except Exception:
+            return N.Word((N.Lit(sub),), sub)
+
     def arith_expand(self, w: N.Word) -> int:
         try:
             return self.arith(self.expand_dq(w))
@@ -1408,6 +1430,7 @@ class Interpreter(Expander):
         if "[" in name and name.endswith("]"):
             base, _, sub = name[:-1].partition("[")
             if _NAME_RE.match(base) and sub not in ("@", "*"):
+                sub = self.expand_subscript(sub)
                 # -v a[k]: is that element set (an unset element is not "", it is unset)
                 v = self.lookup_var(self.state.resolve_ref(base))
                 if v is None or v.value is None:
@@ -2482,6 +2505,9 @@ class _ArithVars:
             sh.set_var(name, str(value))
         else:
             sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
+
+    def expand_sub(self, sub: str) -> str:
+        return self.sh.expand_subscript(sub)
 
     def is_assoc(self, name: str) -> bool:
         v = self.sh.state.find(self.sh.state.resolve_ref(name))
