@@ -209,7 +209,8 @@ class InProcessExecutor:
         if len(hist) > 1000:
             del hist[:-1000]
         sh.lineno = 0
-        sh.funcstack = []
+        if sh.funcstack:
+            sh.funcstack = []
         sh.pipestatus = []
         sh.loop_depth = 0
         sh.errexit_off = 0
@@ -269,12 +270,14 @@ class InProcessExecutor:
         st.last_status = status
         created = modified = deleted = ()
         if marker is not None:
-            try:
-                ch = _diff(marker)
-                if ch:
+            if marker.journal.prior:
+                try:
+                    ch = _diff(marker)
                     created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
-            except Exception:
-                pass
+                except Exception:
+                    pass
+            elif getattr(marker.fs, "_journal", None) is marker.journal:
+                marker.fs._journal = None  # nothing changed: stop recording (what diff() does)
         so = out.getvalue()
         se = err.getvalue()
         if sh.jobs is not None and any(not j.done.is_set() for j in list(sh.jobs.jobs.values())):
@@ -623,6 +626,7 @@ class InProcessExecutor:
         st.history = list(state.get("history", []))
         st.umask = int(state.get("umask", 0o022))
         st.last_status = int(state.get("last_status", 0))
+        st.on_circular = self.shell._circular_ref
         self.shell.state = st
 
 
