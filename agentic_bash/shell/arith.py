@@ -25,7 +25,7 @@ _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1
 MAX_DEPTH = 1024  # bash's MAX_EXPR_RECURSION_LEVEL
 
-_WS = " \t\n\r"
+_WS = " \t\n"  # \r is not blank to bash arithmetic: x=$'5\r'; $((x)) fails
 _ARITHOPS = frozenset("=><+-*/%!()~^&|?:,")
 # tokens after which an unknown character means "operand expected" (bash: _is_arithop /
 # _is_multiop on the current token); after a number, name or `)` it is an invalid operator.

@@ -16,7 +16,7 @@ __all__ = ["Expander", "ExpansionError", "glob_escape"]
 _GLOB_CHARS = re.compile(r"[*?\[]|[@!+](?=\()")
 _SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]|[@!+](?=\()")
 _NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
-_GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^])")
+_GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^-])")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-])\Z", re.S)
 _ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")

@@ -940,9 +940,26 @@ class Interpreter(Expander):
             mine = pipe.writer
             theirs = pipe.reader
 
+        items = p.body.items
+        c = items[0].cmd if len(items) == 1 and not items[0].background else None
+        cat = (p.direction == "<" and type(c) is N.Simple and not c.words and not c.assigns
+               and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
+
         def target() -> None:
             try:
-                child.run_subshell_script(p.body)
+                if cat:
+                    # <(< file) is the file's contents, as $(< file) is (bash)
+                    def copy() -> int:
+                        src = child.fds.get(0)
+                        while src is not None:
+                            chunk = src.read(65536)
+                            if not chunk:
+                                break
+                            theirs.write(chunk)
+                        return 0
+                    child.with_redirs(c.redirs, copy)
+                else:
+                    child.run_subshell_script(p.body)
             except BaseException:
                 pass
             finally:
@@ -1367,6 +1384,10 @@ class Interpreter(Expander):
 
     def exec_funcdef(self, cmd: N.FuncDef) -> int:
         name = cmd.name
+        if any(c in name for c in "$`'\"\\"):
+            self.lineno = cmd.line + cmd.source.count("\n")  # bash: the definition's last line
+            self.error(f"`{name}': not a valid identifier")
+            return self.set_status(1)
         if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
             self.error(f"{name}: readonly function")
             return self.set_status(1)
