@@ -619,43 +619,74 @@ class Interpreter(Expander):
         else:
             d = {}
         if is_assoc:
-            # bash: a=(k1 v1 k2 v2) in an assoc array pairs keys and values
-            pending: str | None = None
-            for el in elems:
-                if el.key is not None:
-                    k = self.expand_str(el.key)
-                    v = self.expand_str(el.value, assign=True)
-                    if el.append:
-                        v = d.get(k, "") + v
-                    d[k] = self._coerce(var, v)
-                else:
-                    for w in self.expand_words([el.value]):
+            if elems and elems[0].key is None:
+                # bash 5.1+: a=(k1 v1 k2 v2) pairs keys and values when the first word is
+                # not [k]=v (a later [k]=v word is then a key like any other)
+                pending: str | None = None
+                for el in elems:
+                    words = self.expand_words([el.value]) if el.key is None else [self._elem_text(el)]
+                    for w in words:
                         if pending is None:
                             pending = w
                         else:
                             d[pending] = self._coerce(var, w)
                             pending = None
-            if pending is not None:
-                d[pending] = ""
+                if pending is not None:
+                    d[pending] = ""
+            else:
+                for el in elems:
+                    if el.key is None:
+                        for w in self.expand_words([el.value]):
+                            self.error(f"{rname}: {w}: must use subscript when assigning associative array")
+                        continue
+                    k = self.expand_str(el.key)
+                    # bash 5.2 does no tilde expansion in an associative array's values
+                    v = self.expand_str(el.value)
+                    if el.append and append:
+                        v = d.get(k, "") + v
+                    d[k] = self._coerce(var, v)
         else:
-            nxt = (max(d) + 1) if d else 0
+            # bash expands all the values first (with the old array), then evaluates each
+            # subscript in turn, seeing the elements assigned before it; a [k]=v word that
+            # brace-expands becomes plain words
+            items: list[tuple[N.Word | None, list[str], bool]] = []
             for el in elems:
                 if el.key is not None:
-                    i = self.arith(self.expand_dq(el.key))
+                    vt = el.value.text
+                    if ("," in vt or ".." in vt) and self._has_brace(el.value):
+                        from .parser import parse_word
+                        ws = self.expand_words([parse_word(self._elem_text(el))])
+                        if len(ws) != 1:
+                            items.append((None, ws, False))
+                            continue
+                    items.append((el.key, [self.expand_str(el.value, assign=True)], el.append))
+                else:
+                    items.append((None, self.expand_words([el.value]), False))
+            var.value = d
+            nxt = (max(d) + 1) if d else 0
+            for key, vals, app in items:
+                if key is not None:
+                    i = self.arith(self.expand_dq(key))
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
-                    v = self.expand_str(el.value, assign=True)
-                    if el.append:
+                    v = vals[0]
+                    if app:
                         v = d.get(i, "") + v
                     d[i] = self._coerce(var, v)
                     nxt = i + 1
                 else:
-                    for w in self.expand_words([el.value]):
+                    for w in vals:
                         d[nxt] = self._coerce(var, w)
                         nxt += 1
         var.value = d
         if var.attrs & EXPORT:
             st.env_cache = None
+
+    @staticmethod
+    def _elem_text(el: N.ArrayElem) -> str:
+        """The source text of a ``[k]=v`` element."""
+        key = el.key.text if el.key is not None else ""
+        return f"[{key}]{'+=' if el.append else '='}{el.value.text}"
 
     def set_array_values(self, name: str, vals: list[str]) -> None:
         st = self.state
