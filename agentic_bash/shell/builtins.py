@@ -589,13 +589,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
     if var.attrs & ARRAY and type(var.value) is str:
         var.value = {0: var.value}
     if assign is not None:
-        sh.set_array(target, assign.array, append=append, var=var)
+        sh.set_array(target, assign.array, append=append, var=var, decl=True)
     elif value is not None and var.attrs & (ARRAY | ASSOC) and value.startswith("(") and value.endswith(")") \
             and sub is None:
         from .parser import decl_assign
         a2 = decl_assign(N.Word((N.Lit(f"{target}={value}"),), f"{target}={value}"))
         if a2 is not None and a2.array is not None:
-            sh.set_array(target, a2.array, append=append, var=var)
+            sh.set_array(target, a2.array, append=append, var=var, decl=True)
         else:
             var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:

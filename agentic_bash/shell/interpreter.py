@@ -595,7 +595,8 @@ class Interpreter(Expander):
         d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
 
     def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
-                  assoc: bool | None = None, local: bool = False, var: Var | None = None) -> None:
+                  assoc: bool | None = None, local: bool = False, var: Var | None = None,
+                  decl: bool = False) -> None:
         st = self.state
         if var is None:
             rname = st.resolve_ref(name)
@@ -636,8 +637,10 @@ class Interpreter(Expander):
             else:
                 for el in elems:
                     if el.key is None:
-                        for w in self.expand_words([el.value]):
-                            self.error(f"{rname}: {w}: must use subscript when assigning associative array")
+                        # bash names the word as written; declare quotes it once more
+                        t = el.value.text
+                        self.error(f"{rname}: {_single_quote(t) if decl else t}: "
+                                   "must use subscript when assigning associative array")
                         continue
                     k = self.expand_str(el.key)
                     # bash 5.2 does no tilde expansion in an associative array's values
@@ -2462,6 +2465,11 @@ _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 def _is_decl(w: N.Word) -> bool:
     p = w.parts
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
+
+
+def _single_quote(t: str) -> str:
+    from .quoting import quote_single
+    return quote_single(t)
 
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
