@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import os
 import re
 from typing import TYPE_CHECKING, Any, Callable
@@ -1094,12 +1096,15 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
     src = " ".join(a for a in argv[1:])
     if not src.strip():
         return 0
+    st = sh.state
     try:
         script = parse_cached(src)
-    except ParseError as e:
-        _report_parse_error(sh, e, src, "eval")
-        # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
-        return 1 if getattr(e, "status", 2) == 1 else 2
+    except ParseError:
+        script = None
+    if script is None or st.shopt["expand_aliases"]:
+        # bash parses an eval string one command line at a time: the lines before a syntax
+        # error run, and an alias defined on one line is used on the next
+        return _eval_lines(sh, src)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
@@ -1117,6 +1122,63 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
             # eval is where bash stops discarding: $((1/0)) in eval fails the eval (status 1)
             sh.state.last_status = e.status
             return e.status
+    finally:
+        sh.call_depth -= 1
+        sh.xtrace_level = level
+
+
+class _AliasView(Mapping[str, str]):
+    """The shell's aliases as the parser sees them (live; empty without expand_aliases)."""
+
+    def __init__(self, sh: Interpreter) -> None:
+        self.sh = sh
+
+    def _m(self) -> dict[str, str]:
+        st = self.sh.state
+        return st.aliases if st.shopt["expand_aliases"] else {}
+
+    def __getitem__(self, k: str) -> str:
+        return self._m()[k]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._m())
+
+    def __len__(self) -> int:
+        return len(self._m())
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _eval_lines(sh: Interpreter, src: str) -> int:
+    from .interpreter import ExitShell
+    from .parser import CommandReader
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh))
+    lim = sh.budget.limits.max_call_depth
+    sh.call_depth += 1
+    level = getattr(sh, "xtrace_level", 0)
+    sh.xtrace_level = level + 1
+    status = 0
+    try:
+        if lim is not None and sh.call_depth > lim * 4:
+            sh.error("eval: maximum eval nesting level exceeded")
+            return 1
+        while True:
+            reader.extglob = bool(sh.state.shopt.get("extglob"))
+            try:
+                tree = reader.next()
+            except ParseError as e:
+                _report_parse_error(sh, e, src, "eval")
+                return 1 if getattr(e, "status", 2) == 1 else 2
+            if tree is None:
+                return status
+            try:
+                status = sh.run_script(tree)
+            except ExitShell as e:
+                if not e.discard:
+                    raise
+                sh.state.last_status = e.status
+                return e.status
     finally:
         sh.call_depth -= 1
         sh.xtrace_level = level

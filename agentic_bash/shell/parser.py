@@ -612,7 +612,8 @@ class Parser(Lexer):
                     if a is not None:
                         assigns.append(a)
                         continue
-                    if assigns and self.aliases and self.maybe_alias(tok):
+                    # the command word after assignments or redirections (`>f al x`)
+                    if (assigns or redirs) and self.aliases and self.maybe_alias(tok):
                         continue
                     self.advance()
                     words.append(word)
