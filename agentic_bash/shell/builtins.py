@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import os
 import re
 from typing import TYPE_CHECKING, Any, Callable
@@ -129,7 +131,7 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
             s = data.decode("utf-8", "surrogateescape")
             if "[" in var and var.endswith("]"):
                 nm, _, sub = var.partition("[")
-                sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), s)
+                sh.assign_element(nm, sh.sub_word(sub[:-1]), s)
             else:
                 if not _NAME_RE.match(var):
                     sh.error(f"printf: `{var}': not a valid identifier")
@@ -589,13 +591,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
     if var.attrs & ARRAY and type(var.value) is str:
         var.value = {0: var.value}
     if assign is not None:
-        sh.set_array(target, assign.array, append=append, var=var)
+        sh.set_array(target, assign.array, append=append, var=var, decl=True)
     elif value is not None and var.attrs & (ARRAY | ASSOC) and value.startswith("(") and value.endswith(")") \
             and sub is None:
         from .parser import decl_assign
         a2 = decl_assign(N.Word((N.Lit(f"{target}={value}"),), f"{target}={value}"))
         if a2 is not None and a2.array is not None:
-            sh.set_array(target, a2.array, append=append, var=var)
+            sh.set_array(target, a2.array, append=append, var=var, decl=True)
         else:
             var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:
@@ -792,6 +794,12 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 if mode == "v":
                     sh.error(f"unset: `{a}': not a valid identifier")
                     status = 1
+                continue
+            try:
+                sub = sh.expand_subscript(sub)
+            except ExpansionError as e:
+                sh.error(e.message)
+                status = 1
                 continue
             rn = sh.state.resolve_ref(nm)
             var = sh.state.find(rn)
@@ -1088,12 +1096,15 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
     src = " ".join(a for a in argv[1:])
     if not src.strip():
         return 0
+    st = sh.state
     try:
         script = parse_cached(src)
-    except ParseError as e:
-        _report_parse_error(sh, e, src, "eval")
-        # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
-        return 1 if getattr(e, "status", 2) == 1 else 2
+    except ParseError:
+        script = None
+    if script is None or st.shopt["expand_aliases"]:
+        # bash parses an eval string one command line at a time: the lines before a syntax
+        # error run, and an alias defined on one line is used on the next
+        return _eval_lines(sh, src)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
@@ -1111,6 +1122,63 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
             # eval is where bash stops discarding: $((1/0)) in eval fails the eval (status 1)
             sh.state.last_status = e.status
             return e.status
+    finally:
+        sh.call_depth -= 1
+        sh.xtrace_level = level
+
+
+class _AliasView(Mapping[str, str]):
+    """The shell's aliases as the parser sees them (live; empty without expand_aliases)."""
+
+    def __init__(self, sh: Interpreter) -> None:
+        self.sh = sh
+
+    def _m(self) -> dict[str, str]:
+        st = self.sh.state
+        return st.aliases if st.shopt["expand_aliases"] else {}
+
+    def __getitem__(self, k: str) -> str:
+        return self._m()[k]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._m())
+
+    def __len__(self) -> int:
+        return len(self._m())
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _eval_lines(sh: Interpreter, src: str) -> int:
+    from .interpreter import ExitShell
+    from .parser import CommandReader
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh))
+    lim = sh.budget.limits.max_call_depth
+    sh.call_depth += 1
+    level = getattr(sh, "xtrace_level", 0)
+    sh.xtrace_level = level + 1
+    status = 0
+    try:
+        if lim is not None and sh.call_depth > lim * 4:
+            sh.error("eval: maximum eval nesting level exceeded")
+            return 1
+        while True:
+            reader.extglob = bool(sh.state.shopt.get("extglob"))
+            try:
+                tree = reader.next()
+            except ParseError as e:
+                _report_parse_error(sh, e, src, "eval")
+                return 1 if getattr(e, "status", 2) == 1 else 2
+            if tree is None:
+                return status
+            try:
+                status = sh.run_script(tree)
+            except ExitShell as e:
+                if not e.discard:
+                    raise
+                sh.state.last_status = e.status
+                return e.status
     finally:
         sh.call_depth -= 1
         sh.xtrace_level = level
@@ -1763,7 +1831,7 @@ def _unescape_read(s: str) -> str:
 def _assign_read(sh: Interpreter, name: str, value: str) -> None:
     if "[" in name and name.endswith("]"):
         nm, _, sub = name.partition("[")
-        sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), value)
+        sh.assign_element(nm, sh.sub_word(sub[:-1]), value)
     else:
         sh.set_var(name, value)
 

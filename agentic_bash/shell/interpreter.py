@@ -597,7 +597,8 @@ class Interpreter(Expander):
         d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
 
     def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
-                  assoc: bool | None = None, local: bool = False, var: Var | None = None) -> None:
+                  assoc: bool | None = None, local: bool = False, var: Var | None = None,
+                  decl: bool = False) -> None:
         st = self.state
         if var is None:
             rname = st.resolve_ref(name)
@@ -621,43 +622,76 @@ class Interpreter(Expander):
         else:
             d = {}
         if is_assoc:
-            # bash: a=(k1 v1 k2 v2) in an assoc array pairs keys and values
-            pending: str | None = None
-            for el in elems:
-                if el.key is not None:
-                    k = self.expand_str(el.key)
-                    v = self.expand_str(el.value, assign=True)
-                    if el.append:
-                        v = d.get(k, "") + v
-                    d[k] = self._coerce(var, v)
-                else:
-                    for w in self.expand_words([el.value]):
+            if elems and elems[0].key is None:
+                # bash 5.1+: a=(k1 v1 k2 v2) pairs keys and values when the first word is
+                # not [k]=v (a later [k]=v word is then a key like any other)
+                pending: str | None = None
+                for el in elems:
+                    words = self.expand_words([el.value]) if el.key is None else [self._elem_text(el)]
+                    for w in words:
                         if pending is None:
                             pending = w
                         else:
                             d[pending] = self._coerce(var, w)
                             pending = None
-            if pending is not None:
-                d[pending] = ""
+                if pending is not None:
+                    d[pending] = ""
+            else:
+                for el in elems:
+                    if el.key is None:
+                        # bash names the word as written; declare quotes it once more
+                        t = el.value.text
+                        self.error(f"{rname}: {_single_quote(t) if decl else t}: "
+                                   "must use subscript when assigning associative array")
+                        continue
+                    k = self.expand_str(el.key)
+                    # bash 5.2 does no tilde expansion in an associative array's values
+                    v = self.expand_str(el.value)
+                    if el.append and append:
+                        v = d.get(k, "") + v
+                    d[k] = self._coerce(var, v)
         else:
-            nxt = (max(d) + 1) if d else 0
+            # bash expands all the values first (with the old array), then evaluates each
+            # subscript in turn, seeing the elements assigned before it; a [k]=v word that
+            # brace-expands becomes plain words
+            items: list[tuple[N.Word | None, list[str], bool]] = []
             for el in elems:
                 if el.key is not None:
-                    i = self.arith(self.expand_dq(el.key))
+                    vt = el.value.text
+                    if ("," in vt or ".." in vt) and self._has_brace(el.value):
+                        from .parser import parse_word
+                        ws = self.expand_words([parse_word(self._elem_text(el))])
+                        if len(ws) != 1:
+                            items.append((None, ws, False))
+                            continue
+                    items.append((el.key, [self.expand_str(el.value, assign=True)], el.append))
+                else:
+                    items.append((None, self.expand_words([el.value]), False))
+            var.value = d
+            nxt = (max(d) + 1) if d else 0
+            for key, vals, app in items:
+                if key is not None:
+                    i = self.arith(self.expand_dq(key))
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
-                    v = self.expand_str(el.value, assign=True)
-                    if el.append:
+                    v = vals[0]
+                    if app:
                         v = d.get(i, "") + v
                     d[i] = self._coerce(var, v)
                     nxt = i + 1
                 else:
-                    for w in self.expand_words([el.value]):
+                    for w in vals:
                         d[nxt] = self._coerce(var, w)
                         nxt += 1
         var.value = d
         if var.attrs & EXPORT:
             st.env_cache = None
+
+    @staticmethod
+    def _elem_text(el: N.ArrayElem) -> str:
+        """The source text of a ``[k]=v`` element."""
+        key = el.key.text if el.key is not None else ""
+        return f"[{key}]{'+=' if el.append else '='}{el.value.text}"
 
     def set_array_values(self, name: str, vals: list[str]) -> None:
         st = self.state
@@ -711,11 +745,37 @@ class Interpreter(Expander):
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
+    def expand_subscript(self, sub: str) -> str:
+        """A subscript that arrives as text (unset 'a[$k]', printf -v, test -v, a variable's
+        value in arithmetic): bash expands it (quote removal, $x, $(cmd)) before use."""
+        if not any(c in sub for c in "$`'\"\\"):
+            return sub
+        from .parser import parse_word
+        try:
+            w = parse_word(sub)
+        except Exception:
+            return sub
+        return self.expand_str(w)
+
+    def sub_word(self, sub: str) -> N.Word:
+        """The subscript text as a word to expand like a written ``a[sub]=`` subscript."""
+        if not any(c in sub for c in "$`'\"\\"):
+            return N.Word((N.Lit(sub),), sub)
+        from .parser import parse_word
+        try:
+            return parse_word(sub)
+        except Exception:
+            return N.Word((N.Lit(sub),), sub)
+
     def arith_expand(self, w: N.Word) -> int:
         parts = w.parts
-        if len(parts) == 1 and type(parts[0]) is N.Lit:
-            return self.arith(parts[0].text)
-        return self.arith(self.expand_dq(w))
+        try:
+            if len(parts) == 1 and type(parts[0]) is N.Lit:
+                return self.arith(parts[0].text)
+            return self.arith(self.expand_dq(w))
+        except ExpansionError as e:
+            e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
+            raise
 
     arith_word = arith_expand
 
@@ -755,14 +815,16 @@ class Interpreter(Expander):
                 return v.swapcase() if allc else v[0].swapcase() + v[1:]
             return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False) else c
                            for i, c in enumerate(v))
+        from .expand import _lower, _upper  # towupper/towlower: one character stays one
+        conv = _upper if up else _lower
         if not pat or pat == "?":
             if allc:
-                return v.upper() if up else v.lower()
-            return (v[0].upper() if up else v[0].lower()) + v[1:]
+                return conv(v)
+            return conv(v[0]) + v[1:]
         out = []
         for i, c in enumerate(v):
             if (allc or i == 0) and self.fnmatch(c, pat, nocase=False):
-                c = c.upper() if up else c.lower()
+                c = conv(c)
             out.append(c)
         return "".join(out)
 
@@ -914,9 +976,26 @@ class Interpreter(Expander):
             mine = pipe.writer
             theirs = pipe.reader
 
+        items = p.body.items
+        c = items[0].cmd if len(items) == 1 and not items[0].background else None
+        cat = (p.direction == "<" and type(c) is N.Simple and not c.words and not c.assigns
+               and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
+
         def target() -> None:
             try:
-                child.run_subshell_script(p.body)
+                if cat:
+                    # <(< file) is the file's contents, as $(< file) is (bash)
+                    def copy() -> int:
+                        src = child.fds.get(0)
+                        while src is not None:
+                            chunk = src.read(65536)
+                            if not chunk:
+                                break
+                            theirs.write(chunk)
+                        return 0
+                    child.with_redirs(c.redirs, copy)
+                else:
+                    child.run_subshell_script(p.body)
             except BaseException:
                 pass
             finally:
@@ -1232,7 +1311,7 @@ class Interpreter(Expander):
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
             except ExpansionError as e:
-                self.error(e.message)
+                _arith_for_err(self, e)
                 return self.set_status(1)
             st = 0
             self.loop_depth += 1
@@ -1249,7 +1328,7 @@ class Interpreter(Expander):
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
-                        self.error(e.message)
+                        _arith_for_err(self, e)
                         st = 1
                         break
                     st, brk = self._loop_pass(cmd.body)
@@ -1263,7 +1342,7 @@ class Interpreter(Expander):
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
                         except ExpansionError as e:
-                            self.error(e.message)
+                            _arith_for_err(self, e)
                             st = 1
                             break
             finally:
@@ -1361,6 +1440,10 @@ class Interpreter(Expander):
 
     def exec_funcdef(self, cmd: N.FuncDef) -> int:
         name = cmd.name
+        if any(c in name for c in "$`'\"\\"):
+            self.lineno = cmd.line + cmd.source.count("\n")  # bash: the definition's last line
+            self.error(f"`{name}': not a valid identifier")
+            return self.set_status(1)
         if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
             self.error(f"{name}: readonly function")
             return self.set_status(1)
@@ -1409,6 +1492,10 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 if e.fatal and "unbound" in e.message:
                     raise
+                if getattr(e, "subst", False):
+                    # a $((...)) in a [[ word fails like in any command word
+                    self.error(e.message)
+                    raise ExitShell(e.status, e.discard) from None
                 self.error(f"[[: {e.message}" if "syntax error" in e.message or "expression" in e.message
                            or "division" in e.message or "value too great" in e.message or "invalid" in e.message else e.message)
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
@@ -1517,6 +1604,7 @@ class Interpreter(Expander):
         if "[" in name and name.endswith("]"):
             base, _, sub = name[:-1].partition("[")
             if _NAME_RE.match(base) and sub not in ("@", "*"):
+                sub = self.expand_subscript(sub)
                 # -v a[k]: is that element set (an unset element is not "", it is unset)
                 v = self.lookup_var(self.state.resolve_ref(base))
                 if v is None or v.value is None:
@@ -1794,8 +1882,12 @@ class Interpreter(Expander):
                 argv.append(w.text)
                 continue
             p0 = w.parts[0] if w.parts else None
-            if type(p0) is N.Lit and _DECL_ASSIGN_RE.match(p0.text):
-                argv.append(self.expand_str(w, assign=True))
+            m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
+            if m:
+                # the value tilde-expands after the first '=' as in a real assignment
+                k = m.end()
+                rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
+                argv.append(p0.text[:k] + self.expand_str(rest, assign=True))
             else:
                 argv.extend(self.expand_words([w]))
         # indices relative to the builtin's argument list, after its options
@@ -2434,6 +2526,23 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
+def _single_quote(t: str) -> str:
+    from .quoting import quote_single
+    return quote_single(t)
+
+
+def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
+    """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
+    sh.error(_arith_for_msg(e.message))
+    if e.status == 127 and e.message.endswith(": unbound variable"):
+        raise ExitShell(127)
+
+
+def _arith_for_msg(msg: str) -> str:
+    """bash prefixes for (( )) expression errors with "((: ", not unbound variables."""
+    return msg if msg.endswith("unbound variable") or msg.startswith("((") else "((: " + msg
+
+
 def _xq(w: str) -> str:
     """Quote one word the way ``set -x`` prints it."""
     from .quoting import quote_xtrace
@@ -2504,10 +2613,70 @@ def _cmd_text(cmd: N.Simple) -> str:
 _ERE_CACHE: dict[tuple[str, bool], Any] = {}
 
 
+_ERE_INTERVAL = re.compile(r"\{(\d*)(,\d*)?\}")
+
+
+def _ere_bad_repeat(pat: str) -> bool:
+    """glibc regcomp (REG_EXTENDED) rejects a repetition with nothing to repeat (``*a``,
+    ``(+``, ``a|?``) and a ``{`` that does not start a valid interval (``{``, ``a{1``,
+    ``{}``); GNU grep's engine accepts them as literals, bash's =~ returns 2."""
+    n = len(pat)
+    i = 0
+    atom = False
+    while i < n:
+        c = pat[i]
+        if c == "\\":
+            i += 2
+            atom = True
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and pat[j] == "^":
+                j += 1
+            if j < n and pat[j] == "]":
+                j += 1
+            while j < n and pat[j] != "]":
+                if pat[j] == "[" and j + 1 < n and pat[j + 1] in ":.=":
+                    close = pat.find(pat[j + 1] + "]", j + 2)
+                    if close < 0:
+                        break
+                    j = close + 2
+                    continue
+                j += 1
+            i = j + 1
+            atom = True
+            continue
+        if c in "*+?":
+            if not atom:
+                return True
+        elif c == "{":
+            if not atom:
+                return True
+            m = _ERE_INTERVAL.match(pat, i)
+            if m is None or (m.group(1) == "" and not m.group(2)):
+                return True
+            i = m.end()
+            continue
+        elif c in "(|":
+            atom = False
+            i += 1
+            continue
+        elif c == "^":
+            atom = False
+            i += 1
+            continue
+        else:
+            atom = True
+        i += 1
+    return False
+
+
 def _compile_ere(pat: str, nocase: bool) -> Any:
     key = (pat, nocase)
     rx = _ERE_CACHE.get(key)
     if rx is None:
+        if _ere_bad_repeat(pat):
+            raise ValueError("invalid repetition")
         try:
             from ..commands._regex import compile_ere  # type: ignore[attr-defined]
             rx = compile_ere(pat, icase=nocase)
@@ -2585,6 +2754,9 @@ class _ArithVars:
             sh.set_var(name, str(value))
         else:
             sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
+
+    def expand_sub(self, sub: str) -> str:
+        return self.sh.expand_subscript(sub)
 
     def is_assoc(self, name: str) -> bool:
         v = self.sh.state.find(self.sh.state.resolve_ref(name))
