@@ -46,6 +46,14 @@ class ExitShell(BaseException):
         self.discard = discard
 
 
+def _expansion_exit(e: ExpansionError) -> ExitShell:
+    """The ExitShell for a fatal expansion error (``${x:?}``, ``set -u``): 127 ends bash -c,
+    but a subshell it ends exits with 1 (see run_subshell_script)."""
+    x = ExitShell(e.status, getattr(e, "discard", False))
+    x.expansion = True  # type: ignore[attr-defined]
+    return x
+
+
 class AbortLine(ExitShell):
     """An assignment to a readonly variable (or a bad subscript): like an arithmetic error,
     bash -c discards the rest of the current top-level command line and goes on."""
@@ -914,10 +922,10 @@ class Interpreter(Expander):
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = e.status
+                st = 1 if getattr(e, "expansion", False) and e.status == 127 else e.status
             except ExpansionError as e:
                 self.error(e.message)
-                st = e.status
+                st = 1 if e.status == 127 else e.status
             except (LoopCtl, ReturnFn) as e:
                 # `(return 4)` in a function ends the subshell with that status
                 st = e.status
@@ -933,7 +941,7 @@ class Interpreter(Expander):
         if trap:
             self.state.last_status = st
             try:
-                self.run_string(trap, trap=True)
+                self.run_string(trap, trap="exit")
             except ExitShell as e:
                 return e.status
             except (LoopCtl, ReturnFn):
@@ -948,13 +956,25 @@ class Interpreter(Expander):
                 pass
         self.owned = []
 
-    def run_string(self, src: str, *, trap: bool = False, name: str | None = None,
+    def run_string(self, src: str, *, trap: bool | str = False, name: str | None = None,
                    first_line: int = 0) -> int:
+        """Run ``src`` here. ``trap`` is True for a trap's action, or the name bash gives it
+        in syntax errors ("exit", "error", "return", "debug": ``bash: exit trap: line 1:``)."""
         try:
             script = _parse_cached(src) if first_line <= 1 else _parse_at_line(src, first_line)
         except ParseError as e:
+            if type(trap) is str:
+                base = self.err_prefix().split(":", 1)[0]
+                ln = max(e.line, 1)
+                self.write_err(f"{base}: {trap} trap: line {ln}: {e.message}\n".encode("utf-8", "surrogateescape"))
+                if e.message.startswith("syntax error near"):
+                    lines = src.split("\n")
+                    text = lines[ln - 1] if ln <= len(lines) else src
+                    self.write_err(f"{base}: {trap} trap: line {ln}: `{text}'\n".encode("utf-8", "surrogateescape"))
+                return 2
             self.error(e.message)
-            self.state.last_status = 2
+            if not trap:
+                self.state.last_status = 2
             return 2
         saved = self.state.last_status
         saved_ps = self.pipestatus
@@ -992,7 +1012,7 @@ class Interpreter(Expander):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
-                    self.run_string(trap, trap=True, first_line=self.lineno)
+                    self.run_string(trap, trap="error", first_line=self.lineno)
                 finally:
                     self.in_trap = False
             if self.state.options["errexit"]:
@@ -1638,7 +1658,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise _expansion_exit(e) from None
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
@@ -1681,7 +1701,7 @@ class Interpreter(Expander):
     def _run_debug_trap(self) -> None:
         self.in_trap = True
         try:
-            self.run_string(self.state.traps["DEBUG"], trap=True)
+            self.run_string(self.state.traps["DEBUG"], trap="debug")
         finally:
             self.in_trap = False
 
@@ -1727,7 +1747,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise _expansion_exit(e) from None
                 return self.set_status(e.status)
             if xt:
                 self._trace_assign(a, v)
@@ -1797,7 +1817,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                        raise _expansion_exit(e) from None
                     ok = False
             if not ok:
                 return self.set_status(1)
@@ -1914,6 +1934,13 @@ class Interpreter(Expander):
         except VarError as e:
             self.error(e.message)
             return 1
+        except ExpansionError as e:
+            # an arithmetic error assigning through `read`/`printf -v` to an integer
+            # variable is reported under the builtin's name
+            if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
+                e.message = f"{argv[0]}: {e.message}"
+                e.named = True  # type: ignore[attr-defined]
+            raise
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
         st = self.state
@@ -1962,7 +1989,7 @@ class Interpreter(Expander):
             if trap and not self.in_trap and (trap is not ret_before or st.options["functrace"]):
                 self.in_trap = True
                 try:
-                    self.run_string(trap, trap=True, first_line=func.line or self.lineno)
+                    self.run_string(trap, trap="return", first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
@@ -2018,7 +2045,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal:
-                raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                raise _expansion_exit(e) from None
             raise RedirError() from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
@@ -2068,7 +2095,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                        raise _expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
@@ -2079,7 +2106,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise _expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
