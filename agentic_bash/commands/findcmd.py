@@ -833,7 +833,9 @@ class _Find:
                 return t[start:] + ("/" if t != disp else "")
             if start:
                 return disp[:start - 1]
-            return disp[:disp.rfind("/")] if "/" in disp else "."  # `d/` -> d, `d//` -> d/
+            # GNU quirk: a one-character name with trailing slashes keeps all but the last
+            # slash (`d/` -> d, `d//` -> d/); longer names give "."
+            return disp[:disp.rfind("/")] if len(t) == 1 and "/" in disp else "."
         if d == "P":
             st = e.start
             if disp == st:
