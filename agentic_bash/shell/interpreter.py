@@ -1043,7 +1043,20 @@ class Interpreter(Expander):
         try:
             return fn()
         finally:
+            cur = self.fds
             self.fds = saved
+            for r in redirs:
+                if r.fd_var is not None and r.target != "-":
+                    # bash leaves a {var}> descriptor open after the command
+                    v = self.get_scalar(r.fd_var)
+                    if v is not None and v.isdigit() and int(v) in cur:
+                        if self.fds is saved:
+                            self.fds = saved = dict(saved)
+                        f = cur[int(v)]
+                        saved[int(v)] = f
+                        if f in opened:
+                            opened.remove(f)
+                            self.owned.append(f)
             for f in opened:
                 _close(f)
 
@@ -2098,6 +2111,9 @@ class Interpreter(Expander):
                         raise _expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
             return
         if op == "<<<":
@@ -2109,6 +2125,9 @@ class Interpreter(Expander):
                     raise _expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
             return
         if op in (">&", "<&"):
@@ -2144,16 +2163,17 @@ class Interpreter(Expander):
                 if move:
                     fds.pop(src, None)
                 if r.fd_var is not None:
-                    self.set_var(r.fd_var, str(fd))
+                    self._set_fd_var(r.fd_var, fd)
                 return
-            if op == ">&" and r.fd is None:
+            if op == ">&" and r.fd is None and r.fd_var is None:
                 op = "&>"
                 path = t
-            elif op == ">&":
-                op = ">"  # N>&file: a file, as bash (not an fd number)
+            elif op == ">&" and r.fd == 1:
+                op = ">"  # 1>&file: stdout to a file, as bash
                 path = t
             else:
-                self.error(f"{t}: ambiguous redirect")
+                # bash: `2>&file`, `{v}>&file` and `<&file` are not redirections to a file
+                self.error(f"{r.fd_var if r.fd_var is not None else t}: ambiguous redirect")
                 raise RedirError()
         else:
             path = self._redir_path(r)
@@ -2190,8 +2210,16 @@ class Interpreter(Expander):
         fd = r.fd if r.fd is not None else (0 if op in ("<", "<>") else 1)
         if r.fd_var is not None:
             fd = self._alloc_fd(fds)
-            self.set_var(r.fd_var, str(fd))
+            self._set_fd_var(r.fd_var, fd)
         fds[fd] = f
+
+    def _set_fd_var(self, name: str, fd: int) -> None:
+        try:
+            self.set_var(name, str(fd))
+        except VarError as e:
+            self.error(e.message)
+            self.error(f"{name}: cannot assign fd to variable")
+            raise RedirError() from None
 
     def _open_force(self, path: str) -> Any:
         nc = self.state.options["noclobber"]
