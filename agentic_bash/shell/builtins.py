@@ -458,14 +458,21 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
+    arrays = sh.__dict__.pop("decl_arrays", None) or {}
     if local and not sh.funcstack:
+        # bash has already made the compound assignments (`local a=(1 2)` at top level
+        # sets a global a) when the builtin refuses to run
+        for assign in arrays.values():
+            try:
+                _declare_one(sh, assign.name, None, assign.append, None, assign, on - {"g"}, off, False)
+            except VarError:
+                pass
         sh.error("local: can only be used in a function")
         return 1
     if local and "g" in on:
         local = False  # `local -g` declares a global, as `declare -g` does
     if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
         local = True
-    arrays = sh.__dict__.pop("decl_arrays", None) or {}
     if "f" in on or "F" in on:
         if "p" in on or not args or True:
             if not args:
@@ -1094,13 +1101,18 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
     from .parser import parse_cached
+    who = "eval"
+    if argv[1:2] == ["\0cmdsub"]:
+        # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
+        who = "command substitution"
+        argv = argv[1:]
     src = " ".join(a for a in argv[1:])
     if not src.strip():
         return 0
     try:
         script = parse_cached(src)
     except ParseError as e:
-        _report_parse_error(sh, e, src, "eval")
+        _report_parse_error(sh, e, src, who)
         # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
         return 1 if getattr(e, "status", 2) == 1 else 2
     lim = sh.budget.limits.max_call_depth

@@ -280,6 +280,11 @@ class Interpreter(Expander):
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC:
+            if name == "LINENO":
+                # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
+                v = self.state.find(name)
+                if v is not None:
+                    return v
             v = self._dynamic(name)
             if v is not None:
                 return v
@@ -673,8 +678,8 @@ class Interpreter(Expander):
                 if v.attrs & EXPORT:
                     st.env_cache = None
                 return 0
-        if name == "SECONDS" or name == "RANDOM":
-            pass
+        if name == "LINENO":
+            st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
         return 0
 
     # ================================================================== arithmetic
@@ -900,6 +905,10 @@ class Interpreter(Expander):
             fd, stream, t, direction = self.procsubs.pop()
             if self.fds.get(fd) is stream:
                 del self.fds[fd]
+            if any(v is stream for v in self.fds.values()):
+                # `exec 4< <(cmd)` keeps the pipe: the shell owns it from now on
+                self.owned.append(stream)
+                continue
             stream.close()
             if direction == ">":
                 t.join(5)
