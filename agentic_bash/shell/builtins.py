@@ -522,6 +522,29 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(f"{name}: `{a}': not a valid identifier")
             status = 1
             continue
+        if "n" in on and value is not None and assign is None:
+            if value == "":
+                sh.error(f"{name}: `': not a valid identifier")
+                status = 1
+                continue
+            if not _NAME_RE.match(value.split("[", 1)[0]):
+                sh.error(f"{name}: `{value}': invalid variable name for name reference")
+                status = 1
+                continue
+            if value == vname and not sh.funcstack:
+                sh.error(f"{name}: {vname}: nameref variable self references not allowed")
+                status = 1
+                continue
+            if value == vname and sh.funcstack:
+                # a function may declare a self reference (bash warns twice: the check and
+                # the lookup while binding; the reference then resolves in the global scope)
+                sh.error(f"{name}: warning: {vname}: circular name reference")
+                sh.error(f"warning: {vname}: circular name reference")
+            ex = sh.state.scopes[-1].get(vname) if local else sh.state.find(vname)
+            if ex is not None and ex.attrs & (ARRAY | ASSOC) and not ex.attrs & NAMEREF:
+                sh.error(f"{name}: {vname}: reference variable cannot be an array")
+                status = 1
+                continue
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
@@ -624,7 +647,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         elif var.attrs & NAMEREF and "n" in on:
             if value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
-            if value == vname:
+            if value == vname and not sh.funcstack:
                 raise VarError(f"{vname}: nameref variable self references not allowed")
             var.value = value
         elif type(var.value) is dict:
@@ -801,6 +824,10 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
         if mode == "f":
             sh.state.functions.pop(a, None)
             continue
+        if mode != "n" and "[" not in a:
+            rn = sh.state.resolve_ref(a)
+            if "[" in rn and rn.endswith("]"):
+                a = rn  # a nameref to an array element: unset the element
         if "[" in a and a.endswith("]"):
             nm, _, sub = a.partition("[")
             sub = sub[:-1]
@@ -1171,12 +1198,33 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
 
 @builtin("source", ".")
 def b_source(sh: Interpreter, argv: list[str]) -> int:
-    from .interpreter import ReturnFn
-    from .parser import parse
+    if len(argv) > 1 and argv[1] == "--":
+        argv = argv[:1] + argv[2:]
+    elif len(argv) > 1 and argv[1].startswith("-") and argv[1] != "-":
+        sh.error(f"{argv[0]}: {argv[1][:2]}: invalid option")
+        sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
+        return 2
     if len(argv) < 2:
         sh.error(f"{argv[0]}: filename argument required")
         sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
         return 2
+    st = _source_file(sh, argv)
+    # bash runs the RETURN trap once the file was looked for (found or not; also after
+    # `return`, with $? still the status before it), if one is set here: inside a function
+    # only under set -T or when the function set it itself
+    trap = sh.state.traps.get("RETURN") if sh.state.traps else None
+    if trap and not sh.in_trap:
+        sh.in_trap = True
+        try:
+            sh.run_string(trap, trap=True)
+        finally:
+            sh.in_trap = False
+    return st
+
+
+def _source_file(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ReturnFn
+    from .parser import parse
     fname = argv[1]
     path = None
     if "/" in fname:
@@ -1211,6 +1259,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
             lines = src.split("\n")
             ln = lines[e.line - 1] if 0 < e.line <= len(lines) else src
             sh.write_err(f"{fname}: line {e.line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
+        sh.state.last_status = 257  # what bash's RETURN trap sees after a syntax error
         return 2
     lim = sh.budget.limits.max_call_depth
     if lim is not None and sh.source_depth >= lim:
@@ -1932,7 +1981,9 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
         args = args[1:]
     if not args or args[0] == "-p":
         names = [_sig_name(a) for a in args[1:]] if args else []
-        traps = st.traps if (not sh.is_subshell or st.traps) else getattr(sh, "parent_traps", {})
+        traps = st.traps
+        if sh.is_subshell and traps == getattr(sh, "fork_traps", traps):
+            traps = getattr(sh, "parent_traps", traps)  # an untouched subshell lists the parent's
         order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
         for k in order:
             if k in traps and (not names or k in names):
@@ -2287,9 +2338,9 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
             v = sh.arith(a)
         except ExpansionError as e:
             if e.status == 127 and e.message.endswith(": unbound variable"):
-                from .interpreter import ExitShell
+                from .interpreter import expansion_exit
                 sh.error(e.message)  # set -u: fatal, as in bash
-                raise ExitShell(127) from None
+                raise expansion_exit(e) from None
             sh.error(f"let: {e.message}")
             return 1
     return 0 if v != 0 else 1

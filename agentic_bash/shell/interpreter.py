@@ -30,7 +30,7 @@ from .state import (
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
-from .arith import ArithError as _ArithError, evaluate as _arith_eval
+from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
@@ -41,16 +41,21 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 class ExitShell(BaseException):
     # discard: an arithmetic expansion error; bash -c abandons only the current top-level
     # command line and goes on with the next one (a subshell just exits)
+    # eof: a fatal expansion error (set -u, ${x:?}): bash jumps to the top level with
+    # FORCE_EOF, which bash -c (and a forked simple command) turns into 127 while a subshell
+    # running a compound command or $( ) exits with 1
+    eof = False
+
     def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
         self.discard = discard
 
 
-def _expansion_exit(e: ExpansionError) -> ExitShell:
-    """The ExitShell for a fatal expansion error (``${x:?}``, ``set -u``): 127 ends bash -c,
-    but a subshell it ends exits with 1 (see run_subshell_script)."""
+def expansion_exit(e: ExpansionError) -> ExitShell:
+    """The ExitShell for a fatal expansion error."""
     x = ExitShell(e.status, getattr(e, "discard", False))
-    x.expansion = True  # type: ignore[attr-defined]
+    if e.status == 127:
+        x.eof = True
     return x
 
 
@@ -175,12 +180,17 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # a simple command forked as a pipeline stage or background job: its own failure is the
+    # child's exit status, never an ERR trap in the child
+    forked_simple = False
+
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
         from ..commands.base import SystemInfo
         from ..limits import Limits
         self.fs = fs
         self.state = state if state is not None else ShellState()
+        self.state.on_circular = self._circular_ref
         self.budget = budget if budget is not None else Budget(Limits())
         self.info = info if info is not None else SystemInfo()
         self.host = host  # the executor: external command lookup and spawning
@@ -211,6 +221,7 @@ class Interpreter(Expander):
         self.getopts_state: tuple[int, int] = (1, 0)
         self.last_cmd_argv: list[str] = []
         self._arith_vars = _ArithVars(self)
+        self._arith_ctx = _arith_context(self._arith_vars)
         self.fn_source = "environment"
         self.source_stack: list[str] = []
 
@@ -220,6 +231,7 @@ class Interpreter(Expander):
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
         child.state = self.state.fork()
+        child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
         child.owned = []
         child.procsubs = []
@@ -229,19 +241,22 @@ class Interpreter(Expander):
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
         traps = self.state.traps
-        child.state.traps = {k: v for k, v in traps.items() if v == ""}
         if traps:
+            # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
+            # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
             opts = self.state.options
-            # set -E / set -T: subshells and command substitutions keep ERR / DEBUG and RETURN
-            if opts["errtrace"] and "ERR" in traps:
-                child.state.traps["ERR"] = traps["ERR"]
-            if opts["functrace"]:
-                for k in ("DEBUG", "RETURN"):
-                    if k in traps:
-                        child.state.traps[k] = traps[k]
+            keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
+                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
+            child.state.traps = keep
+            child.fork_traps = dict(keep)  # type: ignore[attr-defined]
+        else:
+            child.state.traps = {}
+            child.fork_traps = {}  # type: ignore[attr-defined]
         child.parent_traps = dict(traps)  # type: ignore[attr-defined]
+        child.forked_simple = False
         if cmdsub:
             child.loop_depth = 0
+        child._arith_ctx = _arith_context(child._arith_vars)
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
             child.state.options = dict(child.state.options)
             child.state.options["errexit"] = False
@@ -258,6 +273,9 @@ class Interpreter(Expander):
         if self.lineno > 0:
             return f"{name}: line {self.lineno}: "
         return f"{name}: "
+
+    def _circular_ref(self, name: str) -> None:
+        self.error(f"warning: {name}: circular name reference")
 
     def error(self, msg: str) -> None:
         self.write_err((self.err_prefix() + msg + "\n").encode("utf-8", "surrogateescape"))
@@ -465,6 +483,8 @@ class Interpreter(Expander):
         sc, var = st.find_scope(name) if scope is None else (scope, scope.get(name))
         if var is not None and var.attrs & NAMEREF:
             target = st.resolve_ref(name)
+            if not target:
+                raise AbortLine(1)  # a circular reference: bash warns and drops the command line
             if target != name:
                 if "[" in target:
                     nm, _, sub = target.partition("[")
@@ -658,7 +678,7 @@ class Interpreter(Expander):
     def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
         st = self.state
         if follow_ref:
-            name = st.resolve_ref(name)
+            name = st.resolve_ref(name) or name  # circular: the nameref itself goes
         for i in range(len(st.scopes) - 1, -1, -1):
             sc = st.scopes[i]
             v = sc.get(name)
@@ -685,7 +705,7 @@ class Interpreter(Expander):
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
-            return _arith_eval(expr, self._arith_vars)
+            return _arith_eval_in(expr, self._arith_ctx)
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -695,10 +715,12 @@ class Interpreter(Expander):
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
     def arith_expand(self, w: N.Word) -> int:
+        parts = w.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return self.arith(parts[0].text)
         return self.arith(self.expand_dq(w))
 
-    def arith_word(self, w: N.Word) -> int:
-        return self.arith(self.expand_dq(w))
+    arith_word = arith_expand
 
     # ================================================================== pattern helpers
     def pat_opts(self) -> dict[str, bool]:
@@ -751,9 +773,21 @@ class Interpreter(Expander):
         """Expand a glob pattern; None means "keep the word as is"."""
         patterns = _patterns
         sh = self.state.shopt
+        # Assigning a non-empty GLOBIGNORE turns dotglob on for good (until GLOBIGNORE is
+        # unset), and the list always hides . and ..; bash does it on assignment, we on use.
+        ignore = self.get_scalar("GLOBIGNORE")
+        if ignore:
+            sh["dotglob"] = True
+            self.state.globignore_dotglob = True
+        elif ignore is None and getattr(self.state, "globignore_dotglob", False):
+            sh["dotglob"] = False
+            self.state.globignore_dotglob = False
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
-                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True)
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
+                                skipdots=sh["globskipdots"])
+            if ignore and res:
+                res = patterns.globignore(res, ignore, extglob=sh["extglob"], nocase=sh["nocaseglob"])
         except LimitExceeded:
             raise
         except Exception:
@@ -918,23 +952,30 @@ class Interpreter(Expander):
     # ================================================================== running
     def run_script(self, script: N.Script) -> int:
         for item in script.items:
+            c = item.cmd
             if item.background:
-                self.run_background(item.cmd)
+                self.run_background(c)
+            elif type(c) is N.Simple:
+                self.exec_simple(c)
             else:
-                self.execute(item.cmd)
+                self.execute(c)
         return self.state.last_status
 
-    def run_subshell_script(self, body: N.Script) -> int:
-        """Run ``body`` as a subshell (this interpreter is already a fork)."""
+    def run_subshell_script(self, body: N.Script, forked_simple: bool = False) -> int:
+        """Run ``body`` as a subshell (this interpreter is already a fork).
+
+        ``forked_simple``: a simple command forked as a pipeline stage or background job,
+        where bash's fatal expansion errors keep the top level's 127.
+        """
         try:
             try:
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = 1 if getattr(e, "expansion", False) and e.status == 127 else e.status
+                st = 1 if e.eof and not forked_simple else e.status
             except ExpansionError as e:
                 self.error(e.message)
-                st = 1 if e.status == 127 else e.status
+                st = 1 if e.status == 127 and not forked_simple else e.status
             except (LoopCtl, ReturnFn) as e:
                 # `(return 4)` in a function ends the subshell with that status
                 st = e.status
@@ -952,7 +993,8 @@ class Interpreter(Expander):
             try:
                 self.run_string(trap, trap="exit")
             except ExitShell as e:
-                return e.status
+                # a fatal expansion error in the trap keeps the status the shell was exiting with
+                return st if e.eof or e.discard else e.status
             except (LoopCtl, ReturnFn):
                 pass
         return st
@@ -1016,8 +1058,10 @@ class Interpreter(Expander):
             self.fresh_err_trap = None
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
-            # a function call fires only an ERR trap that was set before it (bash)
-            if trap and not self.in_trap and trap is not fresh:
+            # a function call fires only an ERR trap that was set before it (bash); a forked
+            # simple command's child never runs it
+            if (trap and not self.in_trap and trap is not fresh
+                    and not (self.forked_simple and not self.funcstack)):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
@@ -1106,7 +1150,15 @@ class Interpreter(Expander):
         """Run a while/until/for loop body once: its status, and whether a ``break`` ends the
         loop. ``break N``/``continue N`` with N > 1 go on to the enclosing loop."""
         try:
-            return self.run_script(body), False
+            for item in body.items:
+                c = item.cmd
+                if item.background:
+                    self.run_background(c)
+                elif type(c) is N.Simple:
+                    self.exec_simple(c)
+                else:
+                    self.execute(c)
+            return self.state.last_status, False
         except LoopCtl as lc:
             if lc.n > 1:
                 lc.n -= 1
@@ -1150,17 +1202,38 @@ class Interpreter(Expander):
             try:
                 xt = self.state.options["xtrace"]
                 wtext = None
+                ref = self.state.find(cmd.var)
+                if ref is not None and not ref.attrs & NAMEREF:
+                    ref = None
+                name = cmd.var
+                state = self.state
+                opts = state.options
                 for it in items:
                     budget.charge_iteration()
                     if xt:
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
                         self.xtrace_raw(f"for {cmd.var} in {wtext}")
-                    try:
-                        self.set_var(cmd.var, it)
-                    except VarError as e:
-                        self.error(e.message)
-                        raise AbortLine(1) from None
+                    if ref is not None:
+                        # a nameref control variable is pointed at each word in turn (bash)
+                        if not _NAME_RE.match(it.split("[", 1)[0]) or ("[" in it and not it.endswith("]")):
+                            self.error(f"`{it}': not a valid identifier")
+                            return self.set_status(1)
+                        if ref.attrs & READONLY:
+                            self.error(f"{cmd.var}: readonly variable")
+                            return self.set_status(1)
+                        ref.value = it
+                    else:
+                        # set_var's fast path, inlined: a plain variable takes the value as is
+                        v = state.find(name)
+                        if v is not None and not v.attrs and type(v.value) is not dict and not opts["allexport"]:
+                            v.value = it
+                        else:
+                            try:
+                                self.set_var(name, it)
+                            except VarError as e:
+                                self.error(e.message)
+                                raise AbortLine(1) from None
                     st, brk = self._loop_pass(cmd.body)
                     if brk:
                         break
@@ -1266,7 +1339,8 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
-                self.xtrace_raw(f"case {_xq(w)} in")
+                # bash traces the case word as written, not expanded
+                self.xtrace_raw(f"case {cmd.word.text or self._word_src(cmd.word)} in")
             arms = cmd.arms
             i = 0
             st = 0
@@ -1321,7 +1395,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 if e.status == 127 and e.message.endswith(": unbound variable"):
                     self.error(e.message)
-                    raise ExitShell(127) from None
+                    raise expansion_exit(e) from None
                 self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
                 return self.set_status(1)
             return self.set_status(0 if v != 0 else 1)
@@ -1603,7 +1677,9 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
-            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)))
+            if type(cmd) is N.Simple:
+                child.forked_simple = True
+            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
         except LimitExceeded as e:
             errors[i] = e
             results[i] = 124
@@ -1628,28 +1704,35 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        quote_set = _xq
+        self.xtrace_raw(" ".join(_xq(a) for a in argv))
+
+    def ps4(self) -> str:
+        """$PS4 expanded for one trace line (kept as is, after an error message, if it is bad)."""
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
-            ps4 = "+ "
+            return ""
+        if "$" not in ps4 and "`" not in ps4:
+            return ps4
+        # bash turns xtrace off while it expands PS4, so a $(...) in it is not traced
+        opts = self.state.options
+        opts["xtrace"] = False
         try:
             from .parser import parse_word
-            ps4 = self.expand_str(parse_word(ps4, dq=True)) if "$" in ps4 or "`" in ps4 else ps4
-        except Exception:
-            pass
-        self.xtrace_raw(" ".join(quote_set(a) if a else "''" for a in argv), ps4)
+            try:
+                w = parse_word(ps4, dq=True)
+            except Exception:
+                self.error(f"{ps4}: bad substitution")
+                return ps4
+            try:
+                return self.expand_str(w)
+            except Exception:
+                return ps4
+        finally:
+            opts["xtrace"] = True
 
     def xtrace_raw(self, text: str, ps4: str | None = None) -> None:
         if ps4 is None:
-            ps4 = self.get_scalar("PS4")
-            if ps4 is None:
-                ps4 = "+ "
-            elif "$" in ps4 or "`" in ps4:
-                try:
-                    from .parser import parse_word
-                    ps4 = self.expand_str(parse_word(ps4, dq=True))
-                except Exception:
-                    pass
+            ps4 = self.ps4()
         lead = ps4[:1] * getattr(self, "xtrace_level", 0)
         self.write_err((lead + ps4 + text + "\n").encode("utf-8", "surrogateescape"))
 
@@ -1680,7 +1763,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise _expansion_exit(e) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
@@ -1748,12 +1831,21 @@ class Interpreter(Expander):
                 raise VarError(f"{a.name}[{self._word_src(a.index)}]: cannot assign list to array member")
             self.set_array(a.name, a.array, append=a.append)
             return None
-        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+        w = a.value
+        value = self.expand_str(w, assign=True) if w is not None else ""
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
         if a.index is not None:
             self.assign_element(a.name, a.index, value, append=a.append)
+        elif scope is None and not a.append:
+            st = self.state
+            var = st.find(a.name)
+            # set_var's fast path, inlined: a plain variable takes the value as is
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                self.set_var(a.name, value)
         else:
             self.set_var(a.name, value, append=a.append, scope=scope)
         return value
@@ -1761,6 +1853,8 @@ class Interpreter(Expander):
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
+            # the trace line's PS4 sees the variables as they were before this assignment
+            ps4 = self.ps4() if xt else None
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -1769,10 +1863,10 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise _expansion_exit(e) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if xt:
-                self._trace_assign(a, v)
+                self._trace_assign(a, v, ps4)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
         self.state.last_arg = ""
@@ -1787,21 +1881,21 @@ class Interpreter(Expander):
             self.after_failure(st)
         return st
 
-    def _trace_assign(self, a: N.Assign, v: str | None) -> None:
+    def _trace_assign(self, a: N.Assign, v: str | None, ps4: str | None = None) -> None:
         op = "+=" if a.append else "="
         sub = f"[{self._word_src(a.index)}]" if a.index is not None else ""
         if a.array is not None:
-            # the values as assigned (no second expansion: it could have side effects)
-            var = self.state.find(self.state.resolve_ref(a.name))
-            vals: list[str] = []
-            if var is not None and type(var.value) is dict:
-                keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
-                vals = [_xq(var.value[k]) for k in keys]
-                if var.attrs & ASSOC:
-                    vals = [f"[{k}]={_xq(var.value[k])}" for k in keys]
-            self.xtrace_raw(f"{a.name}{op}(" + " ".join(vals) + ")")
+            # bash prints a compound assignment's words as written, unexpanded
+            elems = []
+            for e in a.array:
+                val = e.value.text if e.value.text or not e.value.parts else self._word_src(e.value)
+                if e.key is not None:
+                    elems.append(f"[{e.key.text or self._word_src(e.key)}]{'+=' if e.append else '='}{val}")
+                else:
+                    elems.append(val)
+            self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}")
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}", ps4)
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
@@ -1839,7 +1933,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise _expansion_exit(e) from None
+                        raise expansion_exit(e) from None
                     ok = False
             if not ok:
                 return self.set_status(1)
@@ -1990,12 +2084,17 @@ class Interpreter(Expander):
         saved_loops = self.loop_depth
         self.loop_depth = 0
         status = 0
-        ret_before = st.traps.get("RETURN") if st.traps else None
         err_before = st.traps.get("ERR") if st.traps else None
         if err_before is not None and not st.options["errtrace"]:
             # without set -E a function does not see the caller's ERR trap (bash saves it
             # and puts it back on return); one the function sets itself does fire
             del st.traps["ERR"]
+        # a function without set -T runs with the RETURN trap reset (bash): it fires for the
+        # function only when set inside it, and the caller's trap comes back afterwards
+        # unless the function left one of its own
+        saved_ret = None
+        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
+            saved_ret = st.traps.pop("RETURN")
         try:
             body = func.body
             try:
@@ -2006,15 +2105,16 @@ class Interpreter(Expander):
             except ReturnFn as r:
                 status = r.status
             trap = st.traps.get("RETURN")
-            # functions do not inherit a RETURN trap (bash): it fires for the function that set
-            # it, or for every function under set -T; its lines count from the definition's line
-            if trap and not self.in_trap and (trap is not ret_before or st.options["functrace"]):
+            # the trap's lines count from the definition's line
+            if trap and not self.in_trap:
                 self.in_trap = True
                 try:
                     self.run_string(trap, trap="return", first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
+            if saved_ret is not None and "RETURN" not in st.traps:
+                st.traps["RETURN"] = saved_ret
             self.funcstack.pop()
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
@@ -2067,7 +2167,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal:
-                raise _expansion_exit(e) from None
+                raise expansion_exit(e) from None
             raise RedirError() from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
@@ -2117,7 +2217,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise _expansion_exit(e) from None
+                        raise expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:
@@ -2131,7 +2231,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise _expansion_exit(e) from None
+                    raise expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:
@@ -2331,16 +2431,10 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
-_XT_SAFE = re.compile(r"[A-Za-z0-9_./:=@%^+,-]+\Z")
-
-
 def _xq(w: str) -> str:
-    """Quote one word the way ``set -x`` prints it (single quotes, raw control characters)."""
-    if not w:
-        return "''"
-    if _XT_SAFE.match(w):
-        return w
-    return "'" + w.replace("'", "'\\''") + "'"
+    """Quote one word the way ``set -x`` prints it."""
+    from .quoting import quote_xtrace
+    return quote_xtrace(w)
 
 
 def _close(f: Any) -> None:
@@ -2450,7 +2544,10 @@ class _ArithVars:
         sh = self.sh
         if index is None:
             if name not in DYNAMIC:
-                v = sh.state.find(name)
+                scopes = sh.state.scopes
+                v = scopes[-1].get(name)
+                if v is None and len(scopes) > 1:
+                    v = sh.state.find(name)
                 if v is not None and not v.attrs & NAMEREF:
                     val = v.value
                     if type(val) is str:
