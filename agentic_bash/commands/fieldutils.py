@@ -997,8 +997,8 @@ def nl(ctx: CommandContext, argv: list[str]) -> int:
                 body = line[:-1] if line.endswith(b"\n") else line
                 if body in (delim * 3, delim * 2, delim):
                     section = {3: "h", 2: "b", 1: "f"}[len(body) // len(delim)]
-                    if renumber and section == "h":
-                        num = start
+                    if renumber:
+                        num = start  # GNU: every section delimiter starts a new page (not -p)
                     out.write(b"\n")
                     continue
                 if numbered(body):
@@ -1160,7 +1160,7 @@ def _next_stop(col: int, stops: list[int], every: int | None) -> int:
 def expand(ctx: CommandContext, argv: list[str]) -> int:
     args = [argv[0]]
     for a in argv[1:]:
-        args.append(("-t" + a[1:]) if re.fullmatch(r"-\d+(,\d+)*", a) else a)
+        args.append(("-t" + a[1:].rstrip(",")) if re.fullmatch(r"-\d+(,\d+)*,?", a) else a)
     try:
         opts, files = parse_opts(ctx, args, "it:", {"initial": "i", "tabs": "t"}, status=1)
     except OptError as e:
@@ -1209,12 +1209,20 @@ def expand(ctx: CommandContext, argv: list[str]) -> int:
 @command("unexpand", usage="unexpand [OPTION]... [FILE]...", help="Convert blanks in each FILE to tabs, writing to standard output.")
 @stdio
 def unexpand(ctx: CommandContext, argv: list[str]) -> int:
+    # the obsolete `-2,6` form sets tab stops without -t's implied -a
+    args = [argv[0]]
+    old_specs: list[str] = []
+    for a in argv[1:]:
+        if re.fullmatch(r"-\d+(,\d+)*,?", a):
+            old_specs.append(a[1:].rstrip(","))
+        else:
+            args.append(a)
     try:
-        opts, files = parse_opts(ctx, argv, "at:", {"all": "a", "first-only": None, "tabs": "t"}, status=1)
+        opts, files = parse_opts(ctx, args, "at:", {"all": "a", "first-only": None, "tabs": "t"}, status=1)
     except OptError as e:
         return e.status
     all_ = False
-    tspecs = []
+    tspecs = list(old_specs)
     for k, v in opts:
         if k == "a":
             all_ = True
@@ -1305,7 +1313,10 @@ def _unexpand_line(line: bytes, stops: list[int], every: int | None, all_: bool)
         out.append(c)
         if c == 10:
             convert, col, one_blank_before_stop, prev_blank = True, 0, False, True
-    out += pending
+    if pending:  # end of input: flushed like before any other character
+        if len(pending) > 1 and one_blank_before_stop:
+            pending[0] = 9
+        out += pending
     return bytes(out)
 
 
