@@ -437,6 +437,20 @@ class InProcessExecutor:
                 return self._spawn(sh, path, argv)
         if spec is not None:
             return self._call(sh, spec.fn, argv)
+        if self.native is None:
+            # virtual mode: an executable script the user put on $PATH runs like `./script`
+            path = self.find_path(sh, name)
+            if path is not None:
+                return self._run_path(sh, path, argv)
+            for d in self.path_dirs(sh):
+                cand = d.rstrip("/") + "/" + name
+                try:
+                    if self.fs.stat(cand).is_file:
+                        # bash: a match without execute permission is "Permission denied"
+                        sh.error(f"{cand}: Permission denied")
+                        return 126
+                except OSError:
+                    continue
         handler = sh.state.functions.get("command_not_found_handle")
         if handler is not None and not getattr(sh, "_in_cnf", False):
             # bash runs this function (in a subshell) for a command it cannot find
