@@ -997,8 +997,8 @@ def nl(ctx: CommandContext, argv: list[str]) -> int:
                 body = line[:-1] if line.endswith(b"\n") else line
                 if body in (delim * 3, delim * 2, delim):
                     section = {3: "h", 2: "b", 1: "f"}[len(body) // len(delim)]
-                    if renumber and section == "h":
-                        num = start
+                    if renumber:
+                        num = start  # GNU: every section delimiter starts a new page (not -p)
                     out.write(b"\n")
                     continue
                 if numbered(body):
@@ -1106,14 +1106,24 @@ def _fold_line(s: bytes, width: int, by_bytes: bool, spaces: bool) -> bytes:
 
 
 def _parse_tabs(ctx: CommandContext, specs: list[str]) -> tuple[list[int], int | None] | None:
+    # GNU: after the explicit stops, "+N" repeats every N columns from the last stop and
+    # "/N" stops at every multiple of N (kept as -N here); a lone "/" or "+" applies to the
+    # number that follows it
     stops: list[int] = []
     extra = None
+    pending = ""
     for spec in specs:
         for item in re.split(r"[,\s]+", spec):
             if not item:
                 continue
+            if pending and item.isdigit():
+                item = pending + item
+            pending = ""
+            if item in ("/", "+"):
+                pending = item
+                continue
             if item[0] in "/+" and item[1:].isdigit():
-                extra = int(item[1:])
+                extra = int(item[1:]) if item[0] == "+" else -int(item[1:])
                 continue
             if not item.isdigit():
                 ctx.error(f"tab size contains invalid character(s): {quote(ctx, item)}")
@@ -1135,6 +1145,8 @@ def _next_stop(col: int, stops: list[int], every: int | None) -> int:
     for s in stops:
         if s > col:
             return s
+    if every is not None and every < 0:
+        return (col // -every + 1) * -every
     if every:
         if stops:
             base = stops[-1]
@@ -1148,7 +1160,7 @@ def _next_stop(col: int, stops: list[int], every: int | None) -> int:
 def expand(ctx: CommandContext, argv: list[str]) -> int:
     args = [argv[0]]
     for a in argv[1:]:
-        args.append(("-t" + a[1:]) if re.fullmatch(r"-\d+(,\d+)*", a) else a)
+        args.append(("-t" + a[1:].rstrip(",")) if re.fullmatch(r"-\d+(,\d+)*,?", a) else a)
     try:
         opts, files = parse_opts(ctx, args, "it:", {"initial": "i", "tabs": "t"}, status=1)
     except OptError as e:
@@ -1197,12 +1209,20 @@ def expand(ctx: CommandContext, argv: list[str]) -> int:
 @command("unexpand", usage="unexpand [OPTION]... [FILE]...", help="Convert blanks in each FILE to tabs, writing to standard output.")
 @stdio
 def unexpand(ctx: CommandContext, argv: list[str]) -> int:
+    # the obsolete `-2,6` form sets tab stops without -t's implied -a
+    args = [argv[0]]
+    old_specs: list[str] = []
+    for a in argv[1:]:
+        if re.fullmatch(r"-\d+(,\d+)*,?", a):
+            old_specs.append(a[1:].rstrip(","))
+        else:
+            args.append(a)
     try:
-        opts, files = parse_opts(ctx, argv, "at:", {"all": "a", "first-only": None, "tabs": "t"}, status=1)
+        opts, files = parse_opts(ctx, args, "at:", {"all": "a", "first-only": None, "tabs": "t"}, status=1)
     except OptError as e:
         return e.status
     all_ = False
-    tspecs = []
+    tspecs = list(old_specs)
     for k, v in opts:
         if k == "a":
             all_ = True
@@ -1229,52 +1249,74 @@ def unexpand(ctx: CommandContext, argv: list[str]) -> int:
     return status
 
 
+def _tab_after(col: int, stops: list[int], every: int | None) -> int | None:
+    """GNU get_next_tab_column: the next stop after ``col``, None past the last one."""
+    if not stops and every and every > 0:
+        return col + (every - col % every)
+    for t in stops:
+        if col < t:
+            return t
+    if every is not None and every < 0:
+        return col + (-every - col % -every)
+    if every:
+        end = stops[-1] if stops else 0
+        return col + (every - (col - end) % every)
+    return None
+
+
 def _unexpand_line(line: bytes, stops: list[int], every: int | None, all_: bool) -> bytes:
+    """One line through GNU unexpand's loop (coreutils unexpand.c), blanks to tabs."""
     out = bytearray()
+    convert = True
     col = 0
-    pend = bytearray()   # pending blanks
-    pend_start = 0
-    leading = True
+    one_blank_before_stop = False
+    prev_blank = True
+    pending = bytearray()
     for c in line:
-        if c in (32, 9) and (leading or all_):
-            if not pend:
-                pend_start = col
-            pend.append(c)
-            if c == 9:
-                col = _next_stop(col, stops, every)
+        if convert:
+            blank = c in (32, 9)
+            if blank:
+                nxt = _tab_after(col, stops, every)
+                if nxt is None:
+                    convert = False
+                else:
+                    if c == 9:
+                        col = nxt
+                        if pending:
+                            pending[0] = 9
+                    else:
+                        col += 1
+                        if not (prev_blank and col == nxt):
+                            # not yet known whether the pending blanks become tabs
+                            if col == nxt:
+                                one_blank_before_stop = True
+                            pending.append(c)
+                            prev_blank = True
+                            continue
+                        c = 9  # the pending blanks become a tab
+                        if pending:
+                            pending[0] = 9
+                    # drop the pending blanks unless one blank sat just before the last stop
+                    pending = pending[:1] if one_blank_before_stop and pending else bytearray()
+            elif c == 8:
+                col -= 1 if col else 0
             else:
                 col += 1
-            nxt = _next_stop(pend_start, stops, every)
-            # a run reaching a tab stop becomes one tab
-            while pend and col >= nxt and nxt > pend_start:
-                if col == nxt or True:
-                    if len(pend) > 1 or pend[0] == 9 or (col - pend_start) > 1:
-                        out.append(9)
-                    else:
-                        out += pend
-                    pend = bytearray()
-                    pend_start = col
-                    if col != nxt:
-                        pend_start = nxt
-                        out += b" " * (col - nxt)
-                break
-            continue
-        if pend:
-            out += pend
-            pend = bytearray()
-        if c != 10:
-            leading = leading and c in (32, 9)
-            if c not in (32, 9):
-                leading = False
+            if pending:
+                if len(pending) > 1 and one_blank_before_stop:
+                    pending[0] = 9
+                out += pending
+                pending = bytearray()
+                one_blank_before_stop = False
+            prev_blank = blank
+            convert = convert and (all_ or blank)
         out.append(c)
-        if c == 8:
-            col = max(col - 1, 0)
-        elif c == 10:
-            col = 0
-            leading = True
-        else:
-            col += 1
-    out += pend
+        if c == 10:
+            convert, col, one_blank_before_stop, prev_blank = True, 0, False, True
+    if pending:  # end of input: flushed like before any other character
+        if len(pending) > 1 and one_blank_before_stop:
+            pending[0] = 9
+        out += pending
     return bytes(out)
 
 

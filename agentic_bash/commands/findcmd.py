@@ -822,16 +822,20 @@ class _Find:
             return "%"
         if d == "p":
             return disp
-        if d == "f":
-            if disp == "/":
-                return "/"
-            return disp.rstrip("/").rsplit("/", 1)[-1]
-        if d == "h":
-            s = disp.rstrip("/")
-            if "/" not in s:
-                return "."
-            h = s.rsplit("/", 1)[0]
-            return h if h else "/" if False else h
+        if d in "fh":
+            # GNU: %f is the last component (one trailing slash kept), %h what precedes it
+            # less one slash; a start point of only slashes is %f "/" and %h "" or "/"
+            t = disp.rstrip("/")
+            if not t:
+                return "/" if d == "f" else ("" if disp == "/" else "/")
+            start = t.rfind("/") + 1
+            if d == "f":
+                return t[start:] + ("/" if t != disp else "")
+            if start:
+                return disp[:start - 1]
+            # GNU quirk: a one-character name with trailing slashes keeps all but the last
+            # slash (`d/` -> d, `d//` -> d/); longer names give "."
+            return disp[:disp.rfind("/")] if len(t) == 1 and "/" in disp else "."
         if d == "P":
             st = e.start
             if disp == st:

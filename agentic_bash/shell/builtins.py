@@ -167,6 +167,28 @@ def b_test(sh: Interpreter, argv: list[str]) -> int:
 def _chdir(sh: Interpreter, target: str, *, physical: bool = False) -> str | None:
     """Change directory; returns an error message or None."""
     st = sh.state
+    if ".." in target.split("/"):
+        # bash's canonicalization checks that what precedes each `..` is a directory:
+        # `cd /nonexistent/..` fails instead of landing in /
+        base = target if target.startswith("/") else st.cwd.rstrip("/") + "/" + target
+        comps: list[str] = []
+        for c in base.split("/"):
+            if c in ("", "."):
+                continue
+            if c != "..":
+                comps.append(c)
+                continue
+            try:
+                if not sh.fs.stat("/" + "/".join(comps)).is_dir:
+                    return f"{target}: Not a directory"
+            except FileNotFoundError:
+                return f"{target}: No such file or directory"
+            except NotADirectoryError:
+                return f"{target}: Not a directory"
+            except OSError:
+                pass
+            if comps:
+                comps.pop()
     path = normalize(target, st.cwd)
     try:
         s = sh.fs.stat(path)
@@ -438,12 +460,21 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
+    arrays = sh.__dict__.pop("decl_arrays", None) or {}
     if local and not sh.funcstack:
+        # bash has already made the compound assignments (`local a=(1 2)` at top level
+        # sets a global a) when the builtin refuses to run
+        for assign in arrays.values():
+            try:
+                _declare_one(sh, assign.name, None, assign.append, None, assign, on - {"g"}, off, False)
+            except VarError:
+                pass
         sh.error("local: can only be used in a function")
         return 1
+    if local and "g" in on:
+        local = False  # `local -g` declares a global, as `declare -g` does
     if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
         local = True
-    arrays = sh.__dict__.pop("decl_arrays", None) or {}
     if "f" in on or "F" in on:
         if "p" in on or not args or True:
             if not args:
@@ -519,6 +550,12 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
+            if assign is not None and "cannot convert" in e.message:
+                # with a compound value bash reports it as an assignment error and
+                # abandons the rest of the command line
+                from .interpreter import AbortLine
+                sh.error(e.message)
+                raise AbortLine(1) from None
             sh.error(f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
@@ -547,6 +584,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var = Var(None)
             if st.shopt.get("localvar_inherit") and outer is not None:
                 var = outer.copy()
+            elif outer is not None and outer.attrs & EXPORT:
+                var.attrs = EXPORT  # a local of an exported name is exported too (bash)
             sc[target] = var
     else:
         if "g" in on and len(st.scopes) > 1:
@@ -584,6 +623,10 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.attrs &= ~UPPER
         if bit != READONLY:
             var.attrs |= bit
+    if "l" in on and "u" in on:
+        var.attrs &= ~(LOWER | UPPER)  # bash: -l and -u together cancel out
+    if var.attrs & ASSOC and type(var.value) is str:
+        var.value = {"0": var.value}
     for c in off:
         bit = _FLAG_BITS.get(c)
         if bit is not None and bit not in (ARRAY, ASSOC):
@@ -625,10 +668,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         var.value = str(sh.arith(var.value))
     if "r" in on:
         var.attrs |= READONLY
-    if var.attrs & UPPER and type(var.value) is str:
-        var.value = var.value.upper()
-    if var.attrs & LOWER and type(var.value) is str:
-        var.value = var.value.lower()
+    if value is not None and st.options["allexport"] and type(var.value) is str:
+        var.attrs |= EXPORT
     st.env_cache = None
 
 
@@ -741,7 +782,9 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
         return 0
     status = 0
     arrays = sh.__dict__.pop("decl_arrays", None) or {}
-    flags = {"r"} | (on & {"a", "A"})
+    # bash: -a/-A shape only an array value given here; `readonly -a x` is a plain readonly
+    aflags = {"r"} | (on & {"a", "A"})
+    flags = {"r"}
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
@@ -754,7 +797,7 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
                 continue
             if idx in arrays:
                 assign = arrays[idx]
-                _declare_one(sh, assign.name, None, assign.append, None, assign, flags, set(), False)
+                _declare_one(sh, assign.name, None, assign.append, None, assign, aflags, set(), False)
             elif m:
                 _declare_one(sh, vname, m.group(2), m.group(3) == "+", m.group(4), None, flags, set(), False)
             else:
@@ -1093,6 +1136,11 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
     from .parser import parse_cached
+    who = "eval"
+    if argv[1:2] == ["\0cmdsub"]:
+        # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
+        who = "command substitution"
+        argv = argv[1:]
     src = " ".join(a for a in argv[1:])
     if not src.strip():
         return 0
@@ -1762,10 +1810,9 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         i += 1
     names = args[i:]
     _ = silent
-    for n in names:
-        if not _NAME_RE.match(n.split("[")[0]):
-            sh.error(f"read: `{n}': not a valid identifier")
-            return 1
+    if array is not None and not _NAME_RE.match(array):
+        sh.error(f"read: `{array}': not a valid identifier")
+        return 1
     stream = sh.fds.get(fd)
     if stream is None:
         sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
@@ -1787,9 +1834,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         # nothing read: variables are still assigned empty (bash sets them)
         if array is not None:
             sh.set_array_values(array, [])
-        else:
-            for n in (names or ["REPLY"]):
-                _assign_read(sh, n, "")
+        elif _assign_read_names(sh, names or ["REPLY"], []):
+            return 1
         return 1
     ifs = sh.get_ifs()
     if array is not None:
@@ -1805,14 +1851,23 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
             s = _unescape_read(s)
         _assign_read(sh, "REPLY", s)
     elif exact:
-        _assign_read(sh, names[0], s)
-        for n in names[1:]:
-            _assign_read(sh, n, "")
+        if _assign_read_names(sh, names, [s]):
+            return 1
     else:
-        vals = _split_read(s, len(names), ifs, raw)
-        for k, n in enumerate(names):
-            _assign_read(sh, n, vals[k] if k < len(vals) else "")
+        if _assign_read_names(sh, names, _split_read(s, len(names), ifs, raw)):
+            return 1
     return 1 if eof else 0
+
+
+def _assign_read_names(sh: Interpreter, names: list[str], vals: list[str]) -> bool:
+    """Assign ``vals`` to ``names`` in order; bash stops (status 1) at the first word that
+    is no variable name, after assigning the names before it."""
+    for k, n in enumerate(names):
+        if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")):
+            sh.error(f"read: `{n}': not a valid identifier")
+            return True
+        _assign_read(sh, n, vals[k] if k < len(vals) else "")
+    return False
 
 
 def _unescape_read(s: str) -> str:

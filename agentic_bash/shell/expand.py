@@ -958,18 +958,19 @@ class Expander:
             out += "A"
         if a & INTEGER:
             out += "i"
-        if a & LOWER:
-            out += "l"
         if a & NAMEREF:
             out += "n"
         if a & READONLY:
             out += "r"
         if a & TRACE:
             out += "t"
-        if a & UPPER:
-            out += "u"
         if a & EXPORT:
             out += "x"
+        # bash's var_attribute_string puts the case attributes last
+        if a & LOWER:
+            out += "l"
+        if a & UPPER:
+            out += "u"
         return out
 
 

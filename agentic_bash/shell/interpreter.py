@@ -300,6 +300,11 @@ class Interpreter(Expander):
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC:
+            if name == "LINENO":
+                # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
+                v = self.state.find(name)
+                if v is not None:
+                    return v
             v = self._dynamic(name)
             if v is not None:
                 return v
@@ -729,8 +734,8 @@ class Interpreter(Expander):
                 if v.attrs & EXPORT:
                     st.env_cache = None
                 return 0
-        if name == "SECONDS" or name == "RANDOM":
-            pass
+        if name == "LINENO":
+            st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
         return 0
 
     # ================================================================== arithmetic
@@ -1015,6 +1020,10 @@ class Interpreter(Expander):
             fd, stream, t, direction = self.procsubs.pop()
             if self.fds.get(fd) is stream:
                 del self.fds[fd]
+            if any(v is stream for v in self.fds.values()):
+                # `exec 4< <(cmd)` keeps the pipe: the shell owns it from now on
+                self.owned.append(stream)
+                continue
             stream.close()
             if direction == ">":
                 t.join(5)
@@ -1063,7 +1072,7 @@ class Interpreter(Expander):
         if trap:
             self.state.last_status = st
             try:
-                self.run_string(trap, trap=True)
+                self.run_string(trap, trap="exit")
             except ExitShell as e:
                 # a fatal expansion error in the trap keeps the status the shell was exiting with
                 return st if e.eof or e.discard else e.status
@@ -1079,13 +1088,25 @@ class Interpreter(Expander):
                 pass
         self.owned = []
 
-    def run_string(self, src: str, *, trap: bool = False, name: str | None = None,
+    def run_string(self, src: str, *, trap: bool | str = False, name: str | None = None,
                    first_line: int = 0) -> int:
+        """Run ``src`` here. ``trap`` is True for a trap's action, or the name bash gives it
+        in syntax errors ("exit", "error", "return", "debug": ``bash: exit trap: line 1:``)."""
         try:
             script = _parse_cached(src) if first_line <= 1 else _parse_at_line(src, first_line)
         except ParseError as e:
+            if type(trap) is str:
+                base = self.err_prefix().split(":", 1)[0]
+                ln = max(e.line, 1)
+                self.write_err(f"{base}: {trap} trap: line {ln}: {e.message}\n".encode("utf-8", "surrogateescape"))
+                if e.message.startswith("syntax error near"):
+                    lines = src.split("\n")
+                    text = lines[ln - 1] if ln <= len(lines) else src
+                    self.write_err(f"{base}: {trap} trap: line {ln}: `{text}'\n".encode("utf-8", "surrogateescape"))
+                return 2
             self.error(e.message)
-            self.state.last_status = 2
+            if not trap:
+                self.state.last_status = 2
             return 2
         saved = self.state.last_status
         saved_ps = self.pipestatus
@@ -1132,7 +1153,7 @@ class Interpreter(Expander):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
-                    self.run_string(trap, trap=True, first_line=self.lineno)
+                    self.run_string(trap, trap="error", first_line=self.lineno)
                 finally:
                     self.in_trap = False
             if self.state.options["errexit"]:
@@ -1163,7 +1184,20 @@ class Interpreter(Expander):
         try:
             return fn()
         finally:
+            cur = self.fds
             self.fds = saved
+            for r in redirs:
+                if r.fd_var is not None and r.target != "-":
+                    # bash leaves a {var}> descriptor open after the command
+                    v = self.get_scalar(r.fd_var)
+                    if v is not None and v.isdigit() and int(v) in cur:
+                        if self.fds is saved:
+                            self.fds = saved = dict(saved)
+                        f = cur[int(v)]
+                        saved[int(v)] = f
+                        if f in opened:
+                            opened.remove(f)
+                            self.owned.append(f)
             for f in opened:
                 _close(f)
 
@@ -1913,7 +1947,7 @@ class Interpreter(Expander):
         self.in_debug = True
         try:
             # like ERR, the trap text is numbered from the line of the command it precedes
-            self.run_string(self.state.traps["DEBUG"], trap=True, first_line=self.lineno)
+            self.run_string(self.state.traps["DEBUG"], trap="debug", first_line=self.lineno)
         finally:
             self.in_debug = False
 
@@ -2157,6 +2191,13 @@ class Interpreter(Expander):
         except VarError as e:
             self.error(e.message)
             return 1
+        except ExpansionError as e:
+            # an arithmetic error assigning through `read`/`printf -v` to an integer
+            # variable is reported under the builtin's name
+            if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
+                e.message = f"{argv[0]}: {e.message}"
+                e.named = True  # type: ignore[attr-defined]
+            raise
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
         st = self.state
@@ -2217,7 +2258,7 @@ class Interpreter(Expander):
             if trap and not self.in_trap:
                 self.in_trap = True
                 try:
-                    self.run_string(trap, trap=True, first_line=func.line or self.lineno)
+                    self.run_string(trap, trap="return", first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
@@ -2330,6 +2371,9 @@ class Interpreter(Expander):
                         raise expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
             return
         if op == "<<<":
@@ -2341,6 +2385,9 @@ class Interpreter(Expander):
                     raise expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
             return
         if op in (">&", "<&"):
@@ -2376,16 +2423,17 @@ class Interpreter(Expander):
                 if move:
                     fds.pop(src, None)
                 if r.fd_var is not None:
-                    self.set_var(r.fd_var, str(fd))
+                    self._set_fd_var(r.fd_var, fd)
                 return
-            if op == ">&" and r.fd is None:
+            if op == ">&" and r.fd is None and r.fd_var is None:
                 op = "&>"
                 path = t
-            elif op == ">&":
-                op = ">"  # N>&file: a file, as bash (not an fd number)
+            elif op == ">&" and r.fd == 1:
+                op = ">"  # 1>&file: stdout to a file, as bash
                 path = t
             else:
-                self.error(f"{t}: ambiguous redirect")
+                # bash: `2>&file`, `{v}>&file` and `<&file` are not redirections to a file
+                self.error(f"{r.fd_var if r.fd_var is not None else t}: ambiguous redirect")
                 raise RedirError()
         else:
             path = self._redir_path(r)
@@ -2422,8 +2470,16 @@ class Interpreter(Expander):
         fd = r.fd if r.fd is not None else (0 if op in ("<", "<>") else 1)
         if r.fd_var is not None:
             fd = self._alloc_fd(fds)
-            self.set_var(r.fd_var, str(fd))
+            self._set_fd_var(r.fd_var, fd)
         fds[fd] = f
+
+    def _set_fd_var(self, name: str, fd: int) -> None:
+        try:
+            self.set_var(name, str(fd))
+        except VarError as e:
+            self.error(e.message)
+            self.error(f"{name}: cannot assign fd to variable")
+            raise RedirError() from None
 
     def _open_force(self, path: str) -> Any:
         nc = self.state.options["noclobber"]

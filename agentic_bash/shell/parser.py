@@ -384,7 +384,9 @@ class Parser(Lexer):
             # bash parses `…` only when it runs: a syntax error inside fails that
             # substitution (status 2, message on stderr), not the script. `builtin eval`
             # of the text reproduces that at run time.
+            # (the NUL word tells eval to report errors as "command substitution")
             words = (Word((Lit("builtin"),), "builtin", line), Word((Lit("eval"),), "eval", line),
+                     Word((Lit("\0cmdsub"),), "", line),
                      Word((SQ(text),), "'" + text.replace("'", "'\\''") + "'", line))
             return Script((ListItem(Simple((), words, (), line)),), line)
         self.warnings.extend(sub.warnings)
