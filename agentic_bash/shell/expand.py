@@ -605,6 +605,8 @@ class Expander:
                 if self.state.options["nounset"] and name not in ("@", "*"):
                     raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
                 return "0"
+            if not val.isascii() and self.byte_locale():
+                return str(len(val.encode("utf-8", "surrogateescape")))
             return str(len(val))
         val, multi, star = self._base_values(p)
         if op:
@@ -803,6 +805,12 @@ class Expander:
                 return vals[off:off + length]
             return vals[off:]
         s = val
+        if not s.isascii() and self.byte_locale():
+            from .interpreter import byte_view, char_view
+            return char_view(self._slice(p, byte_view(s), off, length))
+        return self._slice(p, s, off, length)
+
+    def _slice(self, p: N.Param, s: str, off: int, length: int | None) -> str:
         n = len(s)
         if off < 0:
             off = n + off
@@ -819,8 +827,14 @@ class Expander:
             return s[off:end]
         return s[off:off + length]
 
-    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str) -> Any:
+    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str,
+                   viewed: bool = False) -> Any:
         from . import builtins_compat as quoting
+        if letter in "QAKULu" and not viewed and not all(v.isascii() for v in vals) and self.byte_locale():
+            # the C locale: non-ASCII bytes are unprintable and have no case
+            from .interpreter import byte_view, char_view
+            r = self._transform(p, [byte_view(v) for v in vals], multi, letter, True)
+            return [char_view(x) for x in r] if letter in "ULu" else r
         if letter == "Q":
             return [quoting.quote_single(v) for v in vals]
         if letter == "E":
@@ -862,7 +876,7 @@ class Expander:
                 from .interpreter import _assoc_key
                 for k in keys:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
-                    items.append(quoting.quote_declare(var.value[k]))
+                    items.append(quoting.quote_declare(self.qv(var.value[k])))
                 return " ".join(items)
             return [quoting.quote_declare(v) for v in vals] if letter == "K" else vals
         raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 1)

@@ -38,6 +38,18 @@ __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
+def byte_view(s: str) -> str:
+    """``s`` as the C locale sees it: one code point per byte (non-ASCII bytes become
+    surrogateescape code points, which no pattern class, case mapping or quoting treats
+    as a printable letter)."""
+    return s.encode("utf-8", "surrogateescape").decode("ascii", "surrogateescape")
+
+
+def char_view(s: str) -> str:
+    """The inverse of :func:`byte_view`: valid UTF-8 sequences become characters again."""
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+
+
 class ExitShell(BaseException):
     # discard: an arithmetic expansion error; bash -c abandons only the current top-level
     # command line and goes on with the next one (a subshell just exits)
@@ -711,19 +723,49 @@ class Interpreter(Expander):
         sh = self.state.shopt
         return {"extglob": True, "nocase": sh["nocasematch"]}
 
+    def byte_locale(self) -> bool:
+        """Does LC_ALL / LC_CTYPE / LANG select the C locale, where bash counts, slices and
+        matches bytes?  (Unset means C; only C, POSIX and the C.UTF-8 family exist here.)"""
+        find = self.state.find
+        for n in ("LC_ALL", "LC_CTYPE", "LANG"):
+            v = find(n)
+            if v is not None:
+                val = v.value
+                if type(val) is str and val:
+                    return val == "C" or val == "POSIX"
+        return True
+
+    def qv(self, s: str) -> str:
+        """``s`` as bash's quoting sees it: in the C locale every non-ASCII byte is
+        unprintable, so it comes out as ``$'\\303\\251'``."""
+        return s if s.isascii() or not self.byte_locale() else byte_view(s)
+
     def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
         patterns = _patterns
         if nocase is None:
             nocase = self.state.shopt["nocasematch"]
+        if not (s.isascii() and pat.isascii()) and self.byte_locale():
+            s, pat = byte_view(s), byte_view(pat)
         return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
+        patterns = _patterns
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_strip(byte_view(v), byte_view(pat), op))
+        return self._pat_strip(v, pat, op)
+
+    def _pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
         if op in ("#", "##"):
             return patterns.strip_prefix(v, pat, longest=(op == "##"))
         return patterns.strip_suffix(v, pat, longest=(op == "%%"))
 
     def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_replace(byte_view(v), byte_view(pat), (byte_view(repl[0]), repl[1]), op))
+        return self._pat_replace(v, pat, repl, op)
+
+    def _pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
         patterns = _patterns
         mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
         text, amp = repl
@@ -735,6 +777,11 @@ class Interpreter(Expander):
     def case_mod(self, v: str, op: str, pat: str) -> str:
         if not v:
             return v
+        if not v.isascii() and self.byte_locale():
+            return char_view(self._case_mod(byte_view(v), op, pat))
+        return self._case_mod(v, op, pat)
+
+    def _case_mod(self, v: str, op: str, pat: str) -> str:
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
@@ -826,9 +873,9 @@ class Interpreter(Expander):
         from .builtins_compat import quote_declare
         val = var.value if type(var.value) is dict else ({} if var.value is None else {0: var.value})
         if var.attrs & ASSOC:
-            items = [f"[{_assoc_key(k)}]={quote_declare(val[k])}" for k in assoc_keys(val)]
+            items = [f"[{_assoc_key(k)}]={quote_declare(self.qv(val[k]))}" for k in assoc_keys(val)]
             return "(" + " ".join(items) + (" )" if items else ")")
-        items = [f"[{k}]={quote_declare(val[k])}" for k in sorted(val)]
+        items = [f"[{k}]={quote_declare(self.qv(val[k]))}" for k in sorted(val)]
         return "(" + " ".join(items) + ")"
 
     def declare_line(self, name: str, var: Var) -> str:
@@ -838,7 +885,7 @@ class Interpreter(Expander):
             return f"declare -{flags} {name}"
         if type(var.value) is dict or var.attrs & (ARRAY | ASSOC):
             return f"declare -{flags} {name}={self.array_literal(var)}"
-        return f"declare -{flags} {name}={quote_declare(var.value)}"
+        return f"declare -{flags} {name}={quote_declare(self.qv(var.value))}"
 
     # ================================================================== command substitution etc.
     def command_subst(self, body: N.Script) -> str:
@@ -1408,6 +1455,9 @@ class Interpreter(Expander):
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
+        cview = not (s.isascii() and pat.isascii()) and self.byte_locale()
+        if cview:
+            s, pat = byte_view(s), byte_view(pat)
         try:
             rx = _compile_ere(pat, self.state.shopt["nocasematch"])
         except Exception:
@@ -1427,6 +1477,8 @@ class Interpreter(Expander):
         for i in range(1, (rx.groups or 0) + 1):
             g = m.group(i)
             groups[i] = g if g is not None else ""
+        if cview:
+            groups = {k: char_view(g) for k, g in groups.items()}
         var = self.state.find("BASH_REMATCH")
         if var is not None and var.attrs & READONLY:
             return True
@@ -1628,7 +1680,8 @@ class Interpreter(Expander):
             ps4 = self.expand_str(parse_word(ps4, dq=True)) if "$" in ps4 or "`" in ps4 else ps4
         except Exception:
             pass
-        self.xtrace_raw(" ".join(quote_set(a) if a else "''" for a in argv), ps4)
+        qv = self.qv
+        self.xtrace_raw(" ".join(quote_set(qv(a)) if a else "''" for a in argv), ps4)
 
     def xtrace_raw(self, text: str, ps4: str | None = None) -> None:
         if ps4 is None:
@@ -1752,6 +1805,11 @@ class Interpreter(Expander):
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
+            if xt and a.array is not None:
+                # bash traces a compound assignment before expanding it, as written
+                elems = [(f"[{self._word_src(e.key)}]{'+=' if e.append else '='}" if e.key is not None else "")
+                         + e.value.text for e in a.array]
+                self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}(" + " ".join(elems) + ")")
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -1762,7 +1820,7 @@ class Interpreter(Expander):
                 if e.fatal:
                     raise expansion_exit(e) from None
                 return self.set_status(e.status)
-            if xt:
+            if xt and a.array is None:
                 self._trace_assign(a, v)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
@@ -1787,12 +1845,12 @@ class Interpreter(Expander):
             vals: list[str] = []
             if var is not None and type(var.value) is dict:
                 keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
-                vals = [_xq(var.value[k]) for k in keys]
+                vals = [_xq(self.qv(var.value[k])) for k in keys]
                 if var.attrs & ASSOC:
-                    vals = [f"[{k}]={_xq(var.value[k])}" for k in keys]
+                    vals = [f"[{k}]={_xq(self.qv(var.value[k]))}" for k in keys]
             self.xtrace_raw(f"{a.name}{op}(" + " ".join(vals) + ")")
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}")
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}")
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
@@ -2289,16 +2347,23 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
-_XT_SAFE = re.compile(r"[A-Za-z0-9_./:=@%^+,-]+\Z")
+_XT_SAFE = re.compile(r"[A-Za-z0-9_./:=@%+,-]+\Z")
 
 
 def _xq(w: str) -> str:
-    """Quote one word the way ``set -x`` prints it (single quotes, raw control characters)."""
+    """Quote one word the way ``set -x`` prints it (bash's xtrace_print_word_list: single
+    quotes when it holds shell metacharacters, else ``$'...'`` when it holds unprintable
+    characters, else raw)."""
     if not w:
         return "''"
     if _XT_SAFE.match(w):
         return w
-    return "'" + w.replace("'", "'\\''") + "'"
+    from .quoting import _has_shell_metas, ansic_quote, needs_ansic
+    if _has_shell_metas(w):
+        return "'" + w.replace("'", "'\\''") + "'"
+    if needs_ansic(w):
+        return ansic_quote(w)
+    return w
 
 
 def _close(f: Any) -> None:
