@@ -793,8 +793,9 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
             nm, _, sub = a.partition("[")
             sub = sub[:-1]
             if not _NAME_RE.match(nm):
-                sh.error(f"unset: `{a}': not a valid identifier")
-                status = 1
+                if mode == "v":
+                    sh.error(f"unset: `{a}': not a valid identifier")
+                    status = 1
                 continue
             rn = sh.state.resolve_ref(nm)
             var = sh.state.find(rn)
@@ -830,10 +831,18 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 sh.unset_var(rn)
             continue
         if not _NAME_RE.match(a):
-            sh.error(f"unset: `{a}': not a valid identifier")
-            status = 1
+            # bash: only -v insists on an identifier; otherwise the word names no variable
+            # and (being no function either) there is nothing to unset
+            if mode == "v":
+                sh.error(f"unset: `{a}': not a valid identifier")
+                status = 1
             continue
         if mode == "n":
+            v = sh.state.find(a)
+            if v is not None and v.attrs & READONLY:
+                sh.error(f"unset: {a}: cannot unset: readonly variable")
+                status = 1
+                continue
             sh.unset_var(a, follow_ref=False)
             continue
         v = sh.state.find(a)
@@ -917,20 +926,17 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             i += 2
             continue
         takes_o = False
+        # bash checks the whole cluster first: `set -ez` changes nothing (and so cannot exit)
+        for c in a[1:]:
+            if c != "o" and c not in LETTER_TO_OPTION:
+                sh.error(f"set: {a[0]}{c}: invalid option")
+                sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n")
+                return 2
         for c in a[1:]:
             if c == "o":
                 takes_o = True
                 continue
-            opt = LETTER_TO_OPTION.get(c)
-            if opt is None:
-                if c in "ic":
-                    sh.error(f"set: {a[0]}{c}: invalid option")
-                    sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [arg ...]\n")
-                    return 2
-                sh.error(f"set: {a[0]}{c}: invalid option")
-                sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [arg ...]\n")
-                return 2
-            st.options[opt] = on
+            st.options[LETTER_TO_OPTION[c]] = on
         i += 1
         if takes_o:
             if i >= len(args):
@@ -955,6 +961,9 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
         a = args.pop(0)
         for c in a[1:]:
             if c in "su":
+                if mode and mode != c:
+                    sh.error("shopt: cannot set and unset shell options simultaneously")
+                    return 1
                 mode = c
             elif c == "q":
                 quiet = True
@@ -980,7 +989,9 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
     for a in args:
         if a not in table:
             sh.error(f"shopt: {a}: invalid shell option name" if not setopt else f"shopt: {a}: invalid option name")
-            status = 1
+            # bash quirk: `shopt -so bogus` reports the name but still succeeds
+            if not (setopt and mode):
+                status = 1
             continue
         if mode == "s":
             table[a] = True
@@ -993,7 +1004,7 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
             if quiet:
                 continue
             if printable:
-                _out(sh, f"shopt {'-s' if v else '-u'} {a}\n")
+                _out(sh, f"set {'-o' if v else '+o'} {a}\n" if setopt else f"shopt {'-s' if v else '-u'} {a}\n")
             else:
                 _out(sh, f"{a:<15}\t{'on' if v else 'off'}\n")
     return status
@@ -1048,11 +1059,13 @@ def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
         try:
             n = int(argv[1])
         except ValueError:
-            sh.error(f"{kind}: {argv[1]}: numeric argument required")
-            n = 1
             if not sh.loop_depth:
-                return 1
-            raise LoopCtl("break", 1) from None
+                sh.error(f"{kind}: only meaningful in a `for', `while', or `until' loop")
+                return 0
+            # inside a loop bash treats this as fatal: the shell exits with 128
+            from .interpreter import ExitShell
+            sh.error(f"{kind}: {argv[1]}: numeric argument required")
+            raise ExitShell(128) from None
         if n < 1:
             sh.error(f"{kind}: {argv[1]}: loop count out of range")
             return 1
@@ -1087,6 +1100,9 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         return 1 if getattr(e, "status", 2) == 1 else 2
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
+    # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
+    level = getattr(sh, "xtrace_level", 0)
+    sh.xtrace_level = level + 1
     try:
         if lim is not None and sh.call_depth > lim * 4:
             sh.error("eval: maximum eval nesting level exceeded")
@@ -1101,6 +1117,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
             return e.status
     finally:
         sh.call_depth -= 1
+        sh.xtrace_level = level
 
 
 def _run_discarding(sh: Interpreter, script: Any) -> int:
@@ -1194,6 +1211,10 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         script = parse(src)
     except ParseError as e:
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
+        if e.message.startswith("syntax error near"):
+            lines = src.split("\n")
+            ln = lines[e.line - 1] if 0 < e.line <= len(lines) else src
+            sh.write_err(f"{fname}: line {e.line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
         sh.state.last_status = 257  # what bash's RETURN trap sees after a syntax error
         return 2
     lim = sh.budget.limits.max_call_depth
@@ -1207,11 +1228,14 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     sh.source_depth += 1
     sh.source_stack.append(fname)
     saved_line = sh.lineno
+    level = getattr(sh, "xtrace_level", 0)
+    sh.xtrace_level = level + 1
     try:
         st = _run_discarding(sh, script)
     except ReturnFn as r:
         st = r.status
     finally:
+        sh.xtrace_level = level
         sh.source_depth -= 1
         sh.source_stack.pop()
         sh.lineno = saved_line
@@ -1270,14 +1294,16 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         return 0
     if mode:
-        status = 0
+        # bash: -v/-V fail only when no name at all was found
+        found = False
         for name in args:
             r = _describe(sh, name, "v" if mode == "v" else "V", no_funcs=False)
             if r:
-                status = 1
                 if mode == "V":
                     sh.error(f"command: {name}: not found")
-        return status
+            else:
+                found = True
+        return 0 if found else 1
     return _dispatch_no_func(sh, args)
 
 
@@ -2184,8 +2210,8 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
         optind = 1
 
     def finish(ind: int, p: int) -> None:
-        sh.getopts_state = (ind, p)
         sh.set_var("OPTIND", str(ind))
+        sh.getopts_state = (ind, p)
 
     valid = bool(_NAME_RE.match(name))
     if not valid:

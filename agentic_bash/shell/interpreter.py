@@ -85,9 +85,10 @@ class ReturnFn(BaseException):
 
 
 class LoopCtl(BaseException):
-    def __init__(self, kind: str, n: int) -> None:
+    def __init__(self, kind: str, n: int, status: int = 0) -> None:
         self.kind = kind
         self.n = n
+        self.status = status
 
 
 class RedirError(Exception):
@@ -225,6 +226,7 @@ class Interpreter(Expander):
         self.bashpid = self.pid
         self.is_subshell = False
         self.in_trap = False
+        self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
         self.procsubs: list[Any] = []
@@ -250,19 +252,21 @@ class Interpreter(Expander):
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
         traps = self.state.traps
+        child.state.traps = {k: v for k, v in traps.items() if v == ""}
         if traps:
-            # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
-            # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
             opts = self.state.options
-            keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
-                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
-            child.state.traps = keep
-            child.fork_traps = dict(keep)  # type: ignore[attr-defined]
-        else:
-            child.state.traps = {}
-            child.fork_traps = {}  # type: ignore[attr-defined]
+            # set -E / set -T: subshells and command substitutions keep ERR / DEBUG and RETURN
+            if opts["errtrace"] and "ERR" in traps:
+                child.state.traps["ERR"] = traps["ERR"]
+            if opts["functrace"]:
+                for k in ("DEBUG", "RETURN"):
+                    if k in traps:
+                        child.state.traps[k] = traps[k]
+        child.fork_traps = dict(child.state.traps)  # type: ignore[attr-defined]
         child.parent_traps = dict(traps)  # type: ignore[attr-defined]
         child.forked_simple = False
+        if cmdsub:
+            child.loop_depth = 0
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
             child.state.options = dict(child.state.options)
             child.state.options["errexit"] = False
@@ -472,6 +476,9 @@ class Interpreter(Expander):
     def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
         """Assign a scalar (to element 0 of an array), honouring attributes and namerefs."""
         st = self.state
+        if name == "OPTIND":
+            # bash: any assignment to OPTIND restarts getopts within its current word
+            self.getopts_state = (0, 0)
         if scope is None:
             var = st.find(name)
             if var is not None and not var.attrs and not append and type(var.value) is not dict \
@@ -804,9 +811,21 @@ class Interpreter(Expander):
         """Expand a glob pattern; None means "keep the word as is"."""
         patterns = _patterns
         sh = self.state.shopt
+        # Assigning a non-empty GLOBIGNORE turns dotglob on for good (until GLOBIGNORE is
+        # unset), and the list always hides . and ..; bash does it on assignment, we on use.
+        ignore = self.get_scalar("GLOBIGNORE")
+        if ignore:
+            sh["dotglob"] = True
+            self.state.globignore_dotglob = True
+        elif ignore is None and getattr(self.state, "globignore_dotglob", False):
+            sh["dotglob"] = False
+            self.state.globignore_dotglob = False
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
-                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True)
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
+                                skipdots=sh["globskipdots"])
+            if ignore and res:
+                res = patterns.globignore(res, ignore, extglob=sh["extglob"], nocase=sh["nocaseglob"])
         except LimitExceeded:
             raise
         except Exception:
@@ -988,8 +1007,9 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 st = 1 if e.status == 127 and not forked_simple else e.status
-            except (LoopCtl, ReturnFn):
-                st = self.state.last_status
+            except (LoopCtl, ReturnFn) as e:
+                # `(return 4)` in a function ends the subshell with that status
+                st = e.status
             st = self.run_exit_trap(st)
         except BrokenPipeError:
             st = 141
@@ -1052,9 +1072,14 @@ class Interpreter(Expander):
 
     def after_failure(self, st: int) -> None:
         """errexit and the ERR trap after a command that failed outside a condition."""
+        fresh = self.fresh_err_trap
+        if fresh is not None:
+            self.fresh_err_trap = None
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
-            if (trap and not self.in_trap and (not self.funcstack or self.state.options["errtrace"])
+            # a function call fires only an ERR trap that was set before it (bash); a forked
+            # simple command's own failure is the child's status, never a trap in the child
+            if (trap and not self.in_trap and trap is not fresh
                     and not (self.forked_simple and not self.funcstack)):
                 self.in_trap = True
                 try:
@@ -1102,6 +1127,7 @@ class Interpreter(Expander):
 
         def run() -> int:
             child = self.fork()
+            child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run)
@@ -1135,7 +1161,8 @@ class Interpreter(Expander):
             if lc.n > 1:
                 lc.n -= 1
                 raise
-            return self.state.last_status, lc.kind == "break"
+            # the loop's status is that of `break`/`continue` itself
+            return lc.status, lc.kind == "break"
 
     def exec_while(self, cmd: N.While) -> int:
         def run() -> int:
@@ -1302,7 +1329,8 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
-                self.xtrace_raw(f"case {_xq(w)} in")
+                # bash traces the case word as written, not expanded
+                self.xtrace_raw(f"case {cmd.word.text or self._word_src(cmd.word)} in")
             arms = cmd.arms
             i = 0
             st = 0
@@ -1671,29 +1699,36 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        quote_set = _xq
+        qv = self.qv
+        self.xtrace_raw(" ".join(_xq(qv(a)) for a in argv))
+
+    def ps4(self) -> str:
+        """$PS4 expanded for one trace line (kept as is, after an error message, if it is bad)."""
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
-            ps4 = "+ "
+            return ""
+        if "$" not in ps4 and "`" not in ps4:
+            return ps4
+        # bash turns xtrace off while it expands PS4, so a $(...) in it is not traced
+        opts = self.state.options
+        opts["xtrace"] = False
         try:
             from .parser import parse_word
-            ps4 = self.expand_str(parse_word(ps4, dq=True)) if "$" in ps4 or "`" in ps4 else ps4
-        except Exception:
-            pass
-        qv = self.qv
-        self.xtrace_raw(" ".join(quote_set(qv(a)) if a else "''" for a in argv), ps4)
+            try:
+                w = parse_word(ps4, dq=True)
+            except Exception:
+                self.error(f"{ps4}: bad substitution")
+                return ps4
+            try:
+                return self.expand_str(w)
+            except Exception:
+                return ps4
+        finally:
+            opts["xtrace"] = True
 
     def xtrace_raw(self, text: str, ps4: str | None = None) -> None:
         if ps4 is None:
-            ps4 = self.get_scalar("PS4")
-            if ps4 is None:
-                ps4 = "+ "
-            elif "$" in ps4 or "`" in ps4:
-                try:
-                    from .parser import parse_word
-                    ps4 = self.expand_str(parse_word(ps4, dq=True))
-                except Exception:
-                    pass
+            ps4 = self.ps4()
         lead = ps4[:1] * getattr(self, "xtrace_level", 0)
         self.write_err((lead + ps4 + text + "\n").encode("utf-8", "surrogateescape"))
 
@@ -1805,11 +1840,11 @@ class Interpreter(Expander):
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
+            # the trace line's PS4 sees the variables as they were before this assignment
+            ps4 = self.ps4() if xt else None
             if xt and a.array is not None:
-                # bash traces a compound assignment before expanding it, as written
-                elems = [(f"[{self._word_src(e.key)}]{'+=' if e.append else '='}" if e.key is not None else "")
-                         + e.value.text for e in a.array]
-                self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}(" + " ".join(elems) + ")")
+                # bash traces a compound assignment as written, before expanding it
+                self._trace_assign(a, None, ps4)
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -1821,7 +1856,7 @@ class Interpreter(Expander):
                     raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if xt and a.array is None:
-                self._trace_assign(a, v)
+                self._trace_assign(a, v, ps4)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
         self.state.last_arg = ""
@@ -1836,38 +1871,26 @@ class Interpreter(Expander):
             self.after_failure(st)
         return st
 
-    def _trace_assign(self, a: N.Assign, v: str | None) -> None:
+    def _trace_assign(self, a: N.Assign, v: str | None, ps4: str | None = None) -> None:
         op = "+=" if a.append else "="
         sub = f"[{self._word_src(a.index)}]" if a.index is not None else ""
         if a.array is not None:
-            # the values as assigned (no second expansion: it could have side effects)
-            var = self.state.find(self.state.resolve_ref(a.name))
-            vals: list[str] = []
-            if var is not None and type(var.value) is dict:
-                keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
-                vals = [_xq(self.qv(var.value[k])) for k in keys]
-                if var.attrs & ASSOC:
-                    vals = [f"[{k}]={_xq(self.qv(var.value[k]))}" for k in keys]
-            self.xtrace_raw(f"{a.name}{op}(" + " ".join(vals) + ")")
+            # bash prints a compound assignment's words as written, unexpanded
+            elems = []
+            for e in a.array:
+                val = e.value.text if e.value.text or not e.value.parts else self._word_src(e.value)
+                if e.key is not None:
+                    elems.append(f"[{e.key.text or self._word_src(e.key)}]{'+=' if e.append else '='}{val}")
+                else:
+                    elems.append(val)
+            self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}")
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
         name = argv[0]
-        if st.options["xtrace"]:
-            pre = []
-            for a in cmd.assigns:
-                try:
-                    pre.append(f"{a.name}={self.expand_str(a.value, assign=True) if a.value is not None else ''}")
-                except Exception:
-                    pass
-            self.xtrace(argv)
-            if name in ("export", "readonly"):
-                for a in argv[1:]:
-                    if "=" in a and _DECL_ASSIGN_RE.match(a):
-                        k, _, v = a.partition("=")
-                        self.xtrace_raw(f"{k}={_xq(v)}")
+        xt = st.options["xtrace"]
         func = st.functions.get(name)
         builtin = None
         if func is None:
@@ -1876,42 +1899,41 @@ class Interpreter(Expander):
                 builtin = None
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
-            special = builtin is not None and name in SPECIAL_BUILTINS and func is None
-            if special:
-                for a in cmd.assigns:
-                    try:
-                        self.do_assign(a)
-                    except VarError as e:
-                        self.error(e.message)
-                        raise AbortLine(1) from None
-                    except ExpansionError as e:
-                        self.error(e.message)
+            # bash (not in posix mode) keeps prefix assignments temporary even before special
+            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing
+            temp_scope = {}
+            ok = True
+            for a in cmd.assigns:
+                try:
+                    if a.array is not None:
+                        # bash passes `B=(b b) cmd` to the command as the text "(b b)"
+                        value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
+                                               + el.value.text for el in a.array) + ")"
+                    else:
+                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                    if xt:
+                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
+                    existing = self.state.find(a.name)
+                    if existing is not None and existing.attrs & READONLY:
+                        self.error(f"{a.name}: readonly variable")
+                        continue
+                    if a.append and existing is not None and type(existing.value) is str:
+                        value = existing.value + value
+                    temp_scope[a.name] = Var(value, EXPORT)
+                except ExpansionError as e:
+                    self.error(e.message)
+                    if e.fatal:
                         raise expansion_exit(e) from None
-            else:
-                temp_scope = {}
-                ok = True
-                for a in cmd.assigns:
-                    try:
-                        if a.array is not None:
-                            # bash passes `B=(b b) cmd` to the command as the text "(b b)"
-                            value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
-                                                   + el.value.text for el in a.array) + ")"
-                        else:
-                            value = self.expand_str(a.value, assign=True) if a.value is not None else ""
-                        existing = self.state.find(a.name)
-                        if existing is not None and existing.attrs & READONLY:
-                            self.error(f"{a.name}: readonly variable")
-                            continue
-                        if a.append and existing is not None and type(existing.value) is str:
-                            value = existing.value + value
-                        temp_scope[a.name] = Var(value, EXPORT)
-                    except ExpansionError as e:
-                        self.error(e.message)
-                        if e.fatal:
-                            raise expansion_exit(e) from None
-                        ok = False
-                if not ok:
-                    return self.set_status(1)
+                    ok = False
+            if not ok:
+                return self.set_status(1)
+        if xt:
+            self.xtrace(argv)
+            if name in ("export", "readonly"):
+                for a in argv[1:]:
+                    if "=" in a and _DECL_ASSIGN_RE.match(a):
+                        k, _, v = a.partition("=")
+                        self.xtrace_raw(f"{k}={_xq(v)}")
         self.last_cmd_argv = argv
 
         if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
@@ -1949,6 +1971,8 @@ class Interpreter(Expander):
                         del st.scopes[i]
                         break
                 st.env_cache = None
+            if func is None and name in ("export", "readonly"):
+                self._keep_declared_temps(temp_scope, argv)
         else:
             status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
         st.last_arg = argv[-1]
@@ -1957,6 +1981,24 @@ class Interpreter(Expander):
         if status:
             self.after_failure(status)
         return status
+
+    def _keep_declared_temps(self, temp_scope: dict[str, Var], argv: list[str]) -> None:
+        """bash: `x=1 export x` (or readonly) makes the temporary x a shell variable."""
+        st = self.state
+        for a in argv[1:]:
+            if a.startswith("-"):
+                continue
+            n = a.partition("=")[0].partition("+")[0]
+            tv = temp_scope.get(n)
+            if tv is None:
+                continue
+            var = st.find(n)
+            if var is None:
+                st.scopes[0][n] = tv
+            else:
+                var.value = tv.value
+                var.attrs |= tv.attrs
+        st.env_cache = None
 
     def _exec_redirs(self, redirs: tuple[N.Redir, ...]) -> int:
         """``exec`` with only redirections: they stay in effect for the rest of the shell."""
@@ -2031,6 +2073,11 @@ class Interpreter(Expander):
         saved_ret = None
         if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
             saved_ret = st.traps.pop("RETURN")
+        err_before = st.traps.get("ERR") if st.traps else None
+        if err_before is not None and not st.options["errtrace"]:
+            # without set -E a function does not see the caller's ERR trap (bash saves it
+            # and puts it back on return); one the function sets itself does fire
+            del st.traps["ERR"]
         try:
             body = func.body
             try:
@@ -2062,6 +2109,11 @@ class Interpreter(Expander):
             st.positional = saved_pos
             self.lineno = saved_line
             self.loop_depth = saved_loops
+            if err_before is None:
+                if status and st.traps:
+                    self.fresh_err_trap = st.traps.get("ERR")
+            elif not st.options["errtrace"] and "ERR" not in st.traps:
+                st.traps["ERR"] = err_before
         return status
 
     # ------------------------------------------------------------------ external commands
@@ -2347,23 +2399,10 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
-_XT_SAFE = re.compile(r"[A-Za-z0-9_./:=@%+,-]+\Z")
-
-
 def _xq(w: str) -> str:
-    """Quote one word the way ``set -x`` prints it (bash's xtrace_print_word_list: single
-    quotes when it holds shell metacharacters, else ``$'...'`` when it holds unprintable
-    characters, else raw)."""
-    if not w:
-        return "''"
-    if _XT_SAFE.match(w):
-        return w
-    from .quoting import _has_shell_metas, ansic_quote, needs_ansic
-    if _has_shell_metas(w):
-        return "'" + w.replace("'", "'\\''") + "'"
-    if needs_ansic(w):
-        return ansic_quote(w)
-    return w
+    """Quote one word the way ``set -x`` prints it."""
+    from .quoting import quote_xtrace
+    return quote_xtrace(w)
 
 
 def _close(f: Any) -> None:
