@@ -22,6 +22,16 @@ _INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-
 _ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
+def _star_param(p: N.Param) -> bool:
+    """Is ``p`` a ``*`` form ($*, ${a[*]}, ${!a[*]}, ${!prefix*}) rather than an ``@`` one?"""
+    if p.index is not None:
+        ip = p.index.parts
+        return len(ip) == 1 and type(ip[0]) is N.Lit and ip[0].text == "*"
+    if p.prefix == "!":
+        return p.op == "*"
+    return p.name == "*"
+
+
 class ExpansionError(Exception):
     """An expansion error (bad substitution, ``${x:?}``, unbound variable): message and exit status.
 
@@ -465,9 +475,20 @@ class Expander:
                 fb.q(v)
             return None
         if nosplit:
-            s = " ".join(vals)
+            # x=${a[*]}: joined with IFS's first character, like "${a[*]}"; x=${a[@]}: spaces
+            sep = " "
+            if _star_param(p):
+                ifs = self.get_ifs()
+                sep = " " if ifs is None else ifs[:1]
+            s = sep.join(vals)
             if s:
                 fb.cur.append((s, _SPLIT))
+            return None
+        if p.prefix == "!" and vals and (p.op == "*" or p.index is not None) and _star_param(p) \
+                and self.get_ifs() == "":
+            # bash joins unquoted ${!prefix*} (with IFS's first character) and ${!a[*]} (with a
+            # space) before splitting, so a null IFS leaves one word
+            fb.split(("" if p.index is None else " ").join(vals))
             return None
         for i, v in enumerate(vals):
             if i:
