@@ -192,6 +192,10 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
+    # and pipeline stages, though not out of command substitutions)
+    coproc_fds: dict[int, Any] = {}
+
     # a simple command forked as a pipeline stage or background job: its own failure is the
     # child's exit status, never an ERR trap in the child
     forked_simple = False
@@ -244,6 +248,10 @@ class Interpreter(Expander):
         child.state = self.state.fork()
         child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
+        if self.coproc_fds and not cmdsub:
+            for fd, end in self.coproc_fds.items():
+                if child.fds.get(fd) is end:
+                    del child.fds[fd]
         child.owned = []
         child.procsubs = []
         child.funcstack = list(self.funcstack)
@@ -1121,6 +1129,40 @@ class Interpreter(Expander):
 
     def exec_group(self, cmd: N.Group) -> int:
         return self.with_redirs(cmd.redirs, lambda: self.run_script(cmd.body))
+
+    def exec_coproc(self, cmd: N.Coproc) -> int:
+        """``coproc``: a background job whose stdin/stdout are pipes to this shell, whose
+        ends (read, write) are ``NAME[0]``/``NAME[1]``; its pid is ``NAME_PID`` and ``$!``."""
+        from .jobs import start_job
+        self.lineno = cmd.line or self.lineno
+        name = cmd.name
+        old = self.state.find(name)
+        if old is not None and old.attrs & READONLY:
+            self.error(f"{name}: readonly variable")
+            return self.set_status(1)
+        to_child = Pipe()
+        from_child = Pipe()
+        job = start_job(self, cmd.body, {0: to_child.reader, 1: from_child.writer}, shown=cmd)
+        if job is None:
+            to_child.close()
+            from_child.close()
+            return self.state.last_status
+        # bash puts the read end on 63 and the write end on 60 (the highest free below)
+        rfd = 63
+        while rfd in self.fds:
+            rfd -= 1
+        wfd = 60
+        while wfd in self.fds or wfd == rfd:
+            wfd -= 1
+        self.fds[rfd] = from_child.reader
+        self.fds[wfd] = to_child.writer
+        # owned: `exec {NAME[1]}>&-` closes the write end (the coprocess sees end of input),
+        # and the end of the run closes both, as bash's exit would
+        self.owned.extend((from_child.reader, to_child.writer))
+        self.coproc_fds = {**self.coproc_fds, rfd: from_child.reader, wfd: to_child.writer}
+        self.state.scopes[0][name] = Var({0: str(rfd), 1: str(wfd)}, ARRAY)
+        self.state.scopes[0][name + "_PID"] = Var(str(job.pid))
+        return self.set_status(0)
 
     def exec_subshell(self, cmd: N.Subshell) -> int:
         self.lineno = cmd.line or self.lineno
@@ -2226,7 +2268,7 @@ class Interpreter(Expander):
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
             if t == "-" and r.fd_var is not None:
                 # exec {v}>&- closes the descriptor whose number is in $v
-                v = self.get_scalar(r.fd_var)
+                v = self.get_scalar_ref(r.fd_var)
                 if v is not None and v.isdigit():
                     fds.pop(int(v), None)
                 return
@@ -2249,7 +2291,7 @@ class Interpreter(Expander):
                 if move:
                     fds.pop(src, None)
                 if r.fd_var is not None:
-                    self.set_var(r.fd_var, str(fd))
+                    self._set_fd_var(r.fd_var, fd)
                 return
             if op == ">&" and r.fd is None:
                 op = "&>"
@@ -2295,8 +2337,16 @@ class Interpreter(Expander):
         fd = r.fd if r.fd is not None else (0 if op in ("<", "<>") else 1)
         if r.fd_var is not None:
             fd = self._alloc_fd(fds)
-            self.set_var(r.fd_var, str(fd))
+            self._set_fd_var(r.fd_var, fd)
         fds[fd] = f
+
+    def _set_fd_var(self, name: str, fd: int) -> None:
+        """``{v}>file`` stores the descriptor number in ``v`` (or an element, ``{a[1]}``)."""
+        if name.endswith("]"):
+            base, _, sub = name.partition("[")
+            self.assign_element(base, N.Word((N.Lit(sub[:-1]),), sub[:-1]), str(fd))
+        else:
+            self.set_var(name, str(fd))
 
     def _open_force(self, path: str) -> Any:
         nc = self.state.options["noclobber"]
@@ -2557,6 +2607,7 @@ _HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
     N.Pipeline: Interpreter.exec_pipeline,
     N.AndOr: Interpreter.exec_andor,
     N.Subshell: Interpreter.exec_subshell,
+    N.Coproc: Interpreter.exec_coproc,
     N.Group: Interpreter.exec_group,
     N.If: Interpreter.exec_if,
     N.While: Interpreter.exec_while,
