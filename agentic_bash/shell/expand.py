@@ -661,7 +661,7 @@ class Expander:
 
     def _unbound_name(self, p: N.Param) -> str:
         if p.name.isdigit() and p.index is None:
-            return "$" + p.name
+            return "$" + p.name if p.short else p.name  # `$1` vs `${1}`
         if p.index is not None:
             return f"{p.name}[{self._word_src(p.index)}]"
         return p.name
