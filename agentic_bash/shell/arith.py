@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 from typing import Callable, Protocol
 
-__all__ = ["ArithError", "ArithVars", "evaluate", "parse_int_constant"]
+__all__ = ["ArithError", "ArithVars", "context", "evaluate", "evaluate_in", "parse_int_constant"]
 
 _MASK = (1 << 64) - 1
 _SIGN = 1 << 63
 _INT_MIN = -(1 << 63)
+_INT_MAX = (1 << 63) - 1
 MAX_DEPTH = 1024  # bash's MAX_EXPR_RECURSION_LEVEL
 
 _WS = " \t\n\r"
@@ -496,6 +497,23 @@ class _Parser:
                         v = 1 if g(ctx, ne) else 0
                 return v
             return f_and
+        if len(items) == 1 and not items[0][2]:
+            op, g, _m = items[0]
+            if op == "+":
+                def f_add(ctx: _Ctx, ne: bool) -> int:
+                    v = first(ctx, ne) + g(ctx, ne)
+                    return v if _INT_MIN <= v <= _INT_MAX else _wrap(v)
+                return f_add
+            if op == "-":
+                def f_sub(ctx: _Ctx, ne: bool) -> int:
+                    v = first(ctx, ne) - g(ctx, ne)
+                    return v if _INT_MIN <= v <= _INT_MAX else _wrap(v)
+                return f_sub
+            opfn1 = _OPS[op]
+
+            def f_one(ctx: _Ctx, ne: bool) -> int:
+                return opfn1(first(ctx, ne), g(ctx, ne))
+            return f_one
         steps = [(_OPS[op], g, msg) for op, g, msg in items]
 
         def f(ctx: _Ctx, ne: bool) -> int:
@@ -605,6 +623,8 @@ class _Parser:
                 self.last_str = None
                 return f_post
             self.last_str = (name, sub, vpos)
+            if sub is None:
+                return self._value_reader(name, vpos)
             return lambda ctx, ne: read(ctx, ne)[0]
         raise self.error("syntax error: operand expected")
 
@@ -658,6 +678,26 @@ class _Parser:
                 raise ArithError(recmsg) from None
         return read
 
+    def _value_reader(self, name: str, vpos: int) -> _Fn:
+        """``x`` as an operand: read_scalar without the index, returning the int itself."""
+        recmsg = self._msg("expression recursion level exceeded", vpos)
+
+        def read_value(ctx: _Ctx, ne: bool) -> int:
+            if ne:
+                return 0
+            value = ctx.vars.get(name, None)
+            if not value:
+                return 0
+            if value.isdigit() and value.isascii() and (value[0] != "0" or len(value) == 1) and len(value) < 19:
+                return int(value)
+            if ctx.depth + 1 >= MAX_DEPTH:
+                raise ArithError(recmsg)
+            try:
+                return _evaluate(value, ctx.vars, ctx.depth + 1)
+            except RecursionError:
+                raise ArithError(recmsg) from None
+        return read_value
+
     def _plain_assign(self, name: str, sub: str | None, rhs: _Fn) -> _Fn:
         index = self._index(name, sub)
 
@@ -708,6 +748,24 @@ def _evaluate(expr: str, vars: ArithVars, depth: int) -> int:
     if isinstance(fn, ArithError):
         raise ArithError(fn.message)
     return fn(_Ctx(vars, depth), False)
+
+
+def context(vars: ArithVars) -> _Ctx:
+    """A top-level evaluation context for ``evaluate_in`` (reusable: it is never mutated)."""
+    return _Ctx(vars, 0)
+
+
+def evaluate_in(expr: str, ctx: _Ctx) -> int:
+    """``evaluate`` with a context made once by ``context(vars)``."""
+    try:
+        if expr.isdigit() and expr.isascii() and (expr[0] != "0" or len(expr) == 1) and len(expr) < 19:
+            return int(expr)
+        fn = _compile(expr)
+        if type(fn) is ArithError:
+            raise ArithError(fn.message)
+        return fn(ctx, False)  # type: ignore[operator]
+    except RecursionError:
+        raise ArithError(_recursion_msg(expr)) from None
 
 
 def evaluate(expr: str, vars: ArithVars) -> int:

@@ -59,6 +59,7 @@ def glob_escape(s: str) -> str:
 
 
 _WS_SPLIT: dict[str, re.Pattern[str]] = {}
+_DEFAULT_WS = re.compile("[ \t\n]+")
 
 # chunk kinds inside a field under construction
 _LIT, _QUOTED, _SPLIT = 0, 1, 2
@@ -176,13 +177,14 @@ class Expander:
                     if v is None:
                         continue
                     if type(v) is str:
-                        if not v:
-                            continue
-                        if not _SPLIT_OR_GLOB.search(v):
-                            ifs = self.get_ifs()
-                            if ifs is None or ifs == " \t\n":
-                                out.append(v)
-                                continue
+                        if v:
+                            self._split_glob_into(v, out)
+                        continue
+                elif tp is N.CmdSub:
+                    v = self.command_subst(p.body)
+                    if v:
+                        self._split_glob_into(v, out)
+                    continue
                 elif tp is N.DQ and len(p.parts) == 1:
                     q = p.parts[0]
                     if type(q) is N.Param and not q.op and not q.prefix and q.index is None \
@@ -297,6 +299,34 @@ class Expander:
                     return self._glob_fields(fb)
         self._parts_into(w.parts, fb, False, tilde_mode=1)
         return self._glob_fields(fb)
+
+    def _split_glob_into(self: Interpreter, v: str, out: list[str]) -> None:
+        """Split and glob ``v``, the whole of an unquoted word (``$x``, ``$(cmd)``), onto ``out``."""
+        ifs = self.get_ifs()
+        if ifs is not None and ifs != " \t\n":
+            fb = _Fields(ifs)
+            fb.split(v)
+            out.extend(self._glob_fields(fb))
+            return
+        if not _SPLIT_OR_GLOB.search(v):
+            out.append(v)
+            return
+        fields = _DEFAULT_WS.split(v)
+        if not fields[0]:
+            del fields[0]
+        if fields and not fields[-1]:
+            fields.pop()
+        if self.state.options["noglob"] or not _GLOB_CHARS.search(v):
+            out.extend(fields)
+            return
+        glob = self.glob
+        for f in fields:
+            if _GLOB_CHARS.search(f):
+                res = glob(f)
+                if res is not None:
+                    out.extend(res)
+                    continue
+            out.append(f)
 
     def _glob_fields(self: Interpreter, fb: _Fields) -> list[str]:
         fields = fb.finish()

@@ -30,7 +30,7 @@ from .state import (
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
-from .arith import ArithError as _ArithError, evaluate as _arith_eval
+from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
@@ -237,6 +237,7 @@ class Interpreter(Expander):
         self.getopts_state: tuple[int, int] = (1, 0)
         self.last_cmd_argv: list[str] = []
         self._arith_vars = _ArithVars(self)
+        self._arith_ctx = _arith_context(self._arith_vars)
         self.fn_source = "environment"
         self.source_stack: list[str] = []
 
@@ -260,21 +261,22 @@ class Interpreter(Expander):
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
         traps = self.state.traps
-        child.state.traps = {k: v for k, v in traps.items() if v == ""}
         if traps:
+            # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
+            # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
             opts = self.state.options
-            # set -E / set -T: subshells and command substitutions keep ERR / DEBUG and RETURN
-            if opts["errtrace"] and "ERR" in traps:
-                child.state.traps["ERR"] = traps["ERR"]
-            if opts["functrace"]:
-                for k in ("DEBUG", "RETURN"):
-                    if k in traps:
-                        child.state.traps[k] = traps[k]
-        child.fork_traps = dict(child.state.traps)  # type: ignore[attr-defined]
+            keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
+                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
+            child.state.traps = keep
+            child.fork_traps = dict(keep)  # type: ignore[attr-defined]
+        else:
+            child.state.traps = {}
+            child.fork_traps = {}  # type: ignore[attr-defined]
         child.parent_traps = dict(traps)  # type: ignore[attr-defined]
         child.forked_simple = False
         if cmdsub:
             child.loop_depth = 0
+        child._arith_ctx = _arith_context(child._arith_vars)
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
             child.state.options = dict(child.state.options)
             child.state.options["errexit"] = False
@@ -718,7 +720,7 @@ class Interpreter(Expander):
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
-            return _arith_eval(expr, self._arith_vars)
+            return _arith_eval_in(expr, self._arith_ctx)
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -728,10 +730,12 @@ class Interpreter(Expander):
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
     def arith_expand(self, w: N.Word) -> int:
+        parts = w.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return self.arith(parts[0].text)
         return self.arith(self.expand_dq(w))
 
-    def arith_word(self, w: N.Word) -> int:
-        return self.arith(self.expand_dq(w))
+    arith_word = arith_expand
 
     # ================================================================== pattern helpers
     def pat_opts(self) -> dict[str, bool]:
@@ -994,10 +998,13 @@ class Interpreter(Expander):
     # ================================================================== running
     def run_script(self, script: N.Script) -> int:
         for item in script.items:
+            c = item.cmd
             if item.background:
-                self.run_background(item.cmd)
+                self.run_background(c)
+            elif type(c) is N.Simple:
+                self.exec_simple(c)
             else:
-                self.execute(item.cmd)
+                self.execute(c)
         return self.state.last_status
 
     def run_subshell_script(self, body: N.Script, forked_simple: bool = False) -> int:
@@ -1086,7 +1093,7 @@ class Interpreter(Expander):
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
             # a function call fires only an ERR trap that was set before it (bash); a forked
-            # simple command's own failure is the child's status, never a trap in the child
+            # simple command's child never runs it
             if (trap and not self.in_trap and trap is not fresh
                     and not (self.forked_simple and not self.funcstack)):
                 self.in_trap = True
@@ -1198,7 +1205,15 @@ class Interpreter(Expander):
         """Run a while/until/for loop body once: its status, and whether a ``break`` ends the
         loop. ``break N``/``continue N`` with N > 1 go on to the enclosing loop."""
         try:
-            return self.run_script(body), False
+            for item in body.items:
+                c = item.cmd
+                if item.background:
+                    self.run_background(c)
+                elif type(c) is N.Simple:
+                    self.exec_simple(c)
+                else:
+                    self.execute(c)
+            return self.state.last_status, False
         except LoopCtl as lc:
             if lc.n > 1:
                 lc.n -= 1
@@ -1245,8 +1260,15 @@ class Interpreter(Expander):
                 ref = self.state.find(cmd.var)
                 if ref is not None and not ref.attrs & NAMEREF:
                     ref = None
+                name = cmd.var
+                state = self.state
+                opts = state.options
                 for it in items:
                     budget.charge_iteration()
+                    if state.traps:
+                        self.lineno = cmd.line or self.lineno
+                        self._debug_compound(lambda: f"for {cmd.var} in " + (
+                            " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
                     if xt:
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
@@ -1261,11 +1283,16 @@ class Interpreter(Expander):
                             return self.set_status(1)
                         ref.value = it
                     else:
-                        try:
-                            self.set_var(cmd.var, it)
-                        except VarError as e:
-                            self.error(e.message)
-                            raise AbortLine(1) from None
+                        # set_var's fast path, inlined: a plain variable takes the value as is
+                        v = state.find(name)
+                        if v is not None and not v.attrs and type(v.value) is not dict and not opts["allexport"]:
+                            v.value = it
+                        else:
+                            try:
+                                self.set_var(name, it)
+                            except VarError as e:
+                                self.error(e.message)
+                                raise AbortLine(1) from None
                     st, brk = self._loop_pass(cmd.body)
                     if brk:
                         break
@@ -1280,6 +1307,7 @@ class Interpreter(Expander):
             xt = self.state.options["xtrace"]
             try:
                 if cmd.init is not None:
+                    self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
@@ -1293,6 +1321,9 @@ class Interpreter(Expander):
                 while True:
                     budget.charge_iteration()
                     try:
+                        if cmd.cond is not None:
+                            self.lineno = cmd.line or self.lineno
+                            self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
@@ -1306,6 +1337,8 @@ class Interpreter(Expander):
                         break
                     if cmd.step is not None:
                         try:
+                            self.lineno = cmd.line or self.lineno
+                            self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
@@ -1327,6 +1360,8 @@ class Interpreter(Expander):
             self.loop_depth += 1
             menu = True
             try:
+                self._debug_compound(lambda: f"select {cmd.var} in " + (
+                    " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
                 while True:
                     self.budget.charge_iteration()
                     if menu:
@@ -1369,6 +1404,7 @@ class Interpreter(Expander):
     def exec_case(self, cmd: N.Case) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
+            self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
                 # bash traces the case word as written, not expanded
@@ -1420,6 +1456,7 @@ class Interpreter(Expander):
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
+            self._debug_compound(lambda: f"(({cmd.expr.text}))")
             if self.state.options["xtrace"]:
                 self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
             try:
@@ -1440,6 +1477,9 @@ class Interpreter(Expander):
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
+            if self.state.traps:
+                from .unparse import format_command
+                self._debug_compound(lambda: format_command(cmd))
             try:
                 r = self.eval_cond(cmd.expr)
             except _CondError as e:
@@ -1633,6 +1673,8 @@ class Interpreter(Expander):
                 st = 0
             else:
                 st = self.run_pipeline(cmd)
+                # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
+                self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
         finally:
             if cmd.negated:
                 self.errexit_off -= 1
@@ -1661,7 +1703,14 @@ class Interpreter(Expander):
         errors: list[BaseException | None] = [None] * n
         threads = []
         stderr_too = cmd.stderr_too
+        traps = self.state.traps
+        debug = bool(traps) and "DEBUG" in traps and not self.in_trap
         for i in range(n - 1):
+            if debug and type(cmds[i]) is N.Simple:
+                # bash runs the DEBUG trap for a simple pipeline stage in the parent, before
+                # the fork (the stage itself does not inherit the trap)
+                self.lineno = cmds[i].line or self.lineno  # type: ignore[union-attr]
+                self._debug_compound(lambda c=cmds[i]: _cmd_text(c))  # type: ignore[misc]
             child = self.fork()
             if i > 0:
                 child.fds[0] = pipes[i - 1].reader
@@ -1688,6 +1737,9 @@ class Interpreter(Expander):
                     self.fds = saved
                     pipes[-1].reader.close()
             else:
+                if debug and type(last) is N.Simple:
+                    self.lineno = last.line or self.lineno  # type: ignore[union-attr]
+                    self._debug_compound(lambda: _cmd_text(last))  # type: ignore[arg-type]
                 child = self.fork()
                 child.fds[0] = pipes[-1].reader
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
@@ -1841,10 +1893,19 @@ class Interpreter(Expander):
         self.decl_arrays = {i - nopt: v for i, v in arrays.items()}
         return argv
 
+    def _debug_compound(self, text: Callable[[], str]) -> None:
+        """bash runs the DEBUG trap before for/select/case headers, each for iteration,
+        [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
+        traps = self.state.traps
+        if traps and "DEBUG" in traps and not self.in_trap:
+            self.current_command = text()
+            self._run_debug_trap()
+
     def _run_debug_trap(self) -> None:
         self.in_trap = True
         try:
-            self.run_string(self.state.traps["DEBUG"], trap=True)
+            # like ERR, the trap text is numbered from the line of the command it precedes
+            self.run_string(self.state.traps["DEBUG"], trap=True, first_line=self.lineno)
         finally:
             self.in_trap = False
 
@@ -1869,12 +1930,21 @@ class Interpreter(Expander):
                 raise VarError(f"{a.name}[{self._word_src(a.index)}]: cannot assign list to array member")
             self.set_array(a.name, a.array, append=a.append)
             return None
-        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+        w = a.value
+        value = self.expand_str(w, assign=True) if w is not None else ""
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
         if a.index is not None:
             self.assign_element(a.name, a.index, value, append=a.append)
+        elif scope is None and not a.append:
+            st = self.state
+            var = st.find(a.name)
+            # set_var's fast path, inlined: a plain variable takes the value as is
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                self.set_var(a.name, value)
         else:
             self.set_var(a.name, value, append=a.append, scope=scope)
         return value
@@ -2109,20 +2179,28 @@ class Interpreter(Expander):
         saved_loops = self.loop_depth
         self.loop_depth = 0
         status = 0
+        err_before = st.traps.get("ERR") if st.traps else None
+        if err_before is not None and not st.options["errtrace"]:
+            # without set -E a function does not see the caller's ERR trap (bash saves it
+            # and puts it back on return); one the function sets itself does fire
+            del st.traps["ERR"]
         # a function without set -T runs with the RETURN trap reset (bash): it fires for the
         # function only when set inside it, and the caller's trap comes back afterwards
         # unless the function left one of its own
         saved_ret = None
         if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
             saved_ret = st.traps.pop("RETURN")
-        err_before = st.traps.get("ERR") if st.traps else None
-        if err_before is not None and not st.options["errtrace"]:
-            # without set -E a function does not see the caller's ERR trap (bash saves it
-            # and puts it back on return); one the function sets itself does fire
-            del st.traps["ERR"]
+        saved_dbg = None
+        if st.traps and "DEBUG" in st.traps and not st.options["functrace"]:
+            saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         try:
             body = func.body
             try:
+                if saved_dbg is None and st.traps and "DEBUG" in st.traps and not self.in_trap:
+                    # set -T: once more on entry, at the definition's line, BASH_COMMAND
+                    # still the call
+                    self.lineno = func.line or self.lineno
+                    self._run_debug_trap()
                 if type(body) is N.Group:
                     status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
                 else:
@@ -2140,6 +2218,8 @@ class Interpreter(Expander):
         finally:
             if saved_ret is not None and "RETURN" not in st.traps:
                 st.traps["RETURN"] = saved_ret
+            if saved_dbg is not None and "DEBUG" not in st.traps:
+                st.traps["DEBUG"] = saved_dbg
             self.funcstack.pop()
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
@@ -2562,7 +2642,10 @@ class _ArithVars:
         sh = self.sh
         if index is None:
             if name not in DYNAMIC:
-                v = sh.state.find(name)
+                scopes = sh.state.scopes
+                v = scopes[-1].get(name)
+                if v is None and len(scopes) > 1:
+                    v = sh.state.find(name)
                 if v is not None and not v.attrs & NAMEREF:
                     val = v.value
                     if type(val) is str:

@@ -129,8 +129,12 @@ class ShellState:
 
     # -- raw lookup ----------------------------------------------------------------------
     def find(self, name: str) -> Var | None:
-        for sc in reversed(self.scopes):
-            v = sc.get(name)
+        scopes = self.scopes
+        v = scopes[-1].get(name)
+        if v is not None or len(scopes) == 1:
+            return v
+        for i in range(len(scopes) - 2, -1, -1):
+            v = scopes[i].get(name)
             if v is not None:
                 return v
         return None
