@@ -38,6 +38,9 @@ __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
+_UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
+
+
 def byte_view(s: str) -> str:
     """``s`` as the C locale sees it: one code point per byte (non-ASCII bytes become
     surrogateescape code points, which no pattern class, case mapping or quoting treats
@@ -744,14 +747,22 @@ class Interpreter(Expander):
 
     def byte_locale(self) -> bool:
         """Does LC_ALL / LC_CTYPE / LANG select the C locale, where bash counts, slices and
-        matches bytes?  (Unset means C; only C, POSIX and the C.UTF-8 family exist here.)"""
+        matches bytes?  Unset means C; only C, POSIX and the C.UTF-8 family exist here, and
+        naming any other locale leaves the previous one in effect (bash's setlocale fails)."""
         find = self.state.find
         for n in ("LC_ALL", "LC_CTYPE", "LANG"):
             v = find(n)
             if v is not None:
                 val = v.value
                 if type(val) is str and val:
-                    return val == "C" or val == "POSIX"
+                    if val == "C" or val == "POSIX":
+                        self.state.ctype_bytes = True
+                        return True
+                    if val in _UTF8_LOCALES:
+                        self.state.ctype_bytes = False
+                        return False
+                    return self.state.ctype_bytes
+        self.state.ctype_bytes = True
         return True
 
     def qv(self, s: str) -> str:
