@@ -95,8 +95,11 @@ def decode_ansic(body: str) -> str:
             if value == 0:
                 break
             if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
-                # bash prints invalid code points back as the escape text
-                out.append(body[i - 2:j])
+                # bash encodes any value below 2**31 UTF-8 style (surrogates, > U+10FFFF)
+                # and drops larger ones; the bytes are invalid UTF-8, kept as raw bytes
+                from .printf import _utf8
+                if value < 0x80000000:
+                    out.extend(_byte_char(b) for b in _utf8(value))
             else:
                 out.append(chr(value))
             i = j
