@@ -22,6 +22,7 @@ from ..result import Result, make_result
 from ..shell import nodes as N
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.builtins import SIGNALS
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture, PipeWriter
 from ..vfs.paths import normalize
@@ -644,6 +645,17 @@ class InProcessExecutor:
         self.shell.state = st
 
 
+def _ignored_signals(sh: Interpreter) -> tuple[int, ...]:
+    """Signals a native child starts with ignored, as under bash: those the script ignores
+    (``trap '' INT``), plus SIGINT and SIGQUIT for an asynchronous command (``cmd &``; bash -c
+    has no job control)."""
+    traps = sh.state.traps
+    ign = [SIGNALS[k] for k, v in traps.items() if v == "" and k in SIGNALS] if traps else []
+    if getattr(sh, "_bg_job", None) is not None:
+        ign += [2, 3]
+    return tuple(sorted(set(ign)))
+
+
 _EVENT_LOCK = threading.Lock()
 
 
@@ -1071,7 +1083,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
-                               stdin=fin, stdout=fout, stderr=ferr, pgid=None)
+                               stdin=fin, stdout=fout, stderr=ferr, pgid=None,
+                               ignore=_ignored_signals(sh))
     except OSError as e:
         for fd in close_after + list(outs):
             try:

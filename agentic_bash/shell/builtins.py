@@ -123,6 +123,10 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
         return 2
+    if not all(a.isascii() for a in args) and sh.byte_locale():
+        # the C locale: %q quotes each non-ASCII byte, '\xc3 is 195
+        from .interpreter import byte_view
+        args = [byte_view(a) for a in args]
     data, status, errors = pf.format(args[0], args[1:])
     for e in errors:
         sh.error(e)
@@ -934,7 +938,7 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             if type(v.value) is dict:
                 out.append(f"{n}={sh.array_literal(v)}")
             else:
-                out.append(f"{n}={quote_set(v.value)}")
+                out.append(f"{n}={quote_set(sh.qv(v.value))}")
         if out:
             _out(sh, "\n".join(out) + "\n")
         from .unparse import format_function

@@ -22,6 +22,16 @@ _INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-
 _ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
+def _star_param(p: N.Param) -> bool:
+    """Is ``p`` a ``*`` form ($*, ${a[*]}, ${!a[*]}, ${!prefix*}) rather than an ``@`` one?"""
+    if p.index is not None:
+        ip = p.index.parts
+        return len(ip) == 1 and type(ip[0]) is N.Lit and ip[0].text == "*"
+    if p.prefix == "!":
+        return p.op == "*"
+    return p.name == "*"
+
+
 class ExpansionError(Exception):
     """An expansion error (bad substitution, ``${x:?}``, unbound variable): message and exit status.
 
@@ -533,9 +543,20 @@ class Expander:
                 fb.q(v)
             return None
         if nosplit:
-            s = " ".join(vals)
+            # x=${a[*]}: joined with IFS's first character, like "${a[*]}"; x=${a[@]}: spaces
+            sep = " "
+            if _star_param(p):
+                ifs = self.get_ifs()
+                sep = " " if ifs is None else ifs[:1]
+            s = sep.join(vals)
             if s:
                 fb.cur.append((s, _SPLIT))
+            return None
+        if p.prefix == "!" and vals and (p.op == "*" or p.index is not None) and _star_param(p) \
+                and self.get_ifs() == "":
+            # bash joins unquoted ${!prefix*} (with IFS's first character) and ${!a[*]} (with a
+            # space) before splitting, so a null IFS leaves one word
+            fb.split(("" if p.index is None else " ").join(vals))
             return None
         ifs = fb.ifs
         if ifs and ifs[0] in fb.ifs_nws and len(vals) > 1:
@@ -683,6 +704,8 @@ class Expander:
                 if self.state.options["nounset"] and name not in ("@", "*"):
                     raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
                 return "0"
+            if not val.isascii() and self.byte_locale():
+                return str(len(val.encode("utf-8", "surrogateescape")))
             return str(len(val))
         val, multi, star = self._base_values(p)
         if op:
@@ -716,7 +739,7 @@ class Expander:
 
     def _unbound_name(self, p: N.Param) -> str:
         if p.name.isdigit() and p.index is None:
-            return "$" + p.name
+            return "$" + p.name if p.short else p.name  # `$1` vs `${1}`
         if p.index is not None:
             return f"{p.name}[{self._word_src(p.index)}]"
         return p.name
@@ -883,6 +906,12 @@ class Expander:
                 return vals[off:off + length]
             return vals[off:]
         s = val
+        if not s.isascii() and self.byte_locale():
+            from .interpreter import byte_view, char_view
+            return char_view(self._slice(p, byte_view(s), off, length))
+        return self._slice(p, s, off, length)
+
+    def _slice(self, p: N.Param, s: str, off: int, length: int | None) -> str:
         n = len(s)
         if off < 0:
             off = n + off
@@ -899,8 +928,14 @@ class Expander:
             return s[off:end]
         return s[off:off + length]
 
-    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str) -> Any:
+    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str,
+                   viewed: bool = False) -> Any:
         from . import builtins_compat as quoting
+        if letter in "QAKULu" and not viewed and not all(v.isascii() for v in vals) and self.byte_locale():
+            # the C locale: non-ASCII bytes are unprintable and have no case
+            from .interpreter import byte_view, char_view
+            r = self._transform(p, [byte_view(v) for v in vals], multi, letter, True)
+            return [char_view(x) for x in r] if letter in "ULu" else r
         if letter == "Q":
             return [quoting.quote_single(v) for v in vals]
         if letter == "E":
@@ -942,7 +977,7 @@ class Expander:
                 from .interpreter import _assoc_key
                 for k in keys:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
-                    items.append(quoting.quote_declare(var.value[k]))
+                    items.append(quoting.quote_declare(self.qv(var.value[k])))
                 return " ".join(items)
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]

@@ -38,6 +38,21 @@ __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
+_UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
+
+
+def byte_view(s: str) -> str:
+    """``s`` as the C locale sees it: one code point per byte (non-ASCII bytes become
+    surrogateescape code points, which no pattern class, case mapping or quoting treats
+    as a printable letter)."""
+    return s.encode("utf-8", "surrogateescape").decode("ascii", "surrogateescape")
+
+
+def char_view(s: str) -> str:
+    """The inverse of :func:`byte_view`: valid UTF-8 sequences become characters again."""
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+
+
 class ExitShell(BaseException):
     # discard: an arithmetic expansion error; bash -c abandons only the current top-level
     # command line and goes on with the next one (a subshell just exits)
@@ -180,6 +195,10 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
+    # and pipeline stages, though not out of command substitutions)
+    coproc_fds: dict[int, Any] = {}
+
     # a simple command forked as a pipeline stage or background job: its own failure is the
     # child's exit status, never an ERR trap in the child
     forked_simple = False
@@ -235,6 +254,10 @@ class Interpreter(Expander):
         child.state = self.state.fork()
         child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
+        if self.coproc_fds and not cmdsub:
+            for fd, end in self.coproc_fds.items():
+                if child.fds.get(fd) is end:
+                    del child.fds[fd]
         child.owned = []
         child.procsubs = []
         child.funcstack = list(self.funcstack)
@@ -789,19 +812,57 @@ class Interpreter(Expander):
         sh = self.state.shopt
         return {"extglob": True, "nocase": sh["nocasematch"]}
 
+    def byte_locale(self) -> bool:
+        """Does LC_ALL / LC_CTYPE / LANG select the C locale, where bash counts, slices and
+        matches bytes?  Unset means C; only C, POSIX and the C.UTF-8 family exist here, and
+        naming any other locale leaves the previous one in effect (bash's setlocale fails)."""
+        find = self.state.find
+        for n in ("LC_ALL", "LC_CTYPE", "LANG"):
+            v = find(n)
+            if v is not None:
+                val = v.value
+                if type(val) is str and val:
+                    if val == "C" or val == "POSIX":
+                        self.state.ctype_bytes = True
+                        return True
+                    if val in _UTF8_LOCALES:
+                        self.state.ctype_bytes = False
+                        return False
+                    return self.state.ctype_bytes
+        self.state.ctype_bytes = True
+        return True
+
+    def qv(self, s: str) -> str:
+        """``s`` as bash's quoting sees it: in the C locale every non-ASCII byte is
+        unprintable, so it comes out as ``$'\\303\\251'``."""
+        return s if s.isascii() or not self.byte_locale() else byte_view(s)
+
     def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
         patterns = _patterns
         if nocase is None:
             nocase = self.state.shopt["nocasematch"]
+        if not (s.isascii() and pat.isascii()) and self.byte_locale():
+            s, pat = byte_view(s), byte_view(pat)
         return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
+        patterns = _patterns
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_strip(byte_view(v), byte_view(pat), op))
+        return self._pat_strip(v, pat, op)
+
+    def _pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
         if op in ("#", "##"):
             return patterns.strip_prefix(v, pat, longest=(op == "##"))
         return patterns.strip_suffix(v, pat, longest=(op == "%%"))
 
     def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_replace(byte_view(v), byte_view(pat), (byte_view(repl[0]), repl[1]), op))
+        return self._pat_replace(v, pat, repl, op)
+
+    def _pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
         patterns = _patterns
         mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
         text, amp = repl
@@ -813,6 +874,11 @@ class Interpreter(Expander):
     def case_mod(self, v: str, op: str, pat: str) -> str:
         if not v:
             return v
+        if not v.isascii() and self.byte_locale():
+            return char_view(self._case_mod(byte_view(v), op, pat))
+        return self._case_mod(v, op, pat)
+
+    def _case_mod(self, v: str, op: str, pat: str) -> str:
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
@@ -918,9 +984,9 @@ class Interpreter(Expander):
         from .builtins_compat import quote_declare
         val = var.value if type(var.value) is dict else ({} if var.value is None else {0: var.value})
         if var.attrs & ASSOC:
-            items = [f"[{_assoc_key(k)}]={quote_declare(val[k])}" for k in assoc_keys(val)]
+            items = [f"[{_assoc_key(k)}]={quote_declare(self.qv(val[k]))}" for k in assoc_keys(val)]
             return "(" + " ".join(items) + (" )" if items else ")")
-        items = [f"[{k}]={quote_declare(val[k])}" for k in sorted(val)]
+        items = [f"[{k}]={quote_declare(self.qv(val[k]))}" for k in sorted(val)]
         return "(" + " ".join(items) + ")"
 
     def declare_line(self, name: str, var: Var) -> str:
@@ -930,7 +996,7 @@ class Interpreter(Expander):
             return f"declare -{flags} {name}"
         if type(var.value) is dict or var.attrs & (ARRAY | ASSOC):
             return f"declare -{flags} {name}={self.array_literal(var)}"
-        return f"declare -{flags} {name}={quote_declare(var.value)}"
+        return f"declare -{flags} {name}={quote_declare(self.qv(var.value))}"
 
     # ================================================================== command substitution etc.
     def command_subst(self, body: N.Script) -> str:
@@ -1203,6 +1269,40 @@ class Interpreter(Expander):
 
     def exec_group(self, cmd: N.Group) -> int:
         return self.with_redirs(cmd.redirs, lambda: self.run_script(cmd.body))
+
+    def exec_coproc(self, cmd: N.Coproc) -> int:
+        """``coproc``: a background job whose stdin/stdout are pipes to this shell, whose
+        ends (read, write) are ``NAME[0]``/``NAME[1]``; its pid is ``NAME_PID`` and ``$!``."""
+        from .jobs import start_job
+        self.lineno = cmd.line or self.lineno
+        name = cmd.name
+        old = self.state.find(name)
+        if old is not None and old.attrs & READONLY:
+            self.error(f"{name}: readonly variable")
+            return self.set_status(1)
+        to_child = Pipe()
+        from_child = Pipe()
+        job = start_job(self, cmd.body, {0: to_child.reader, 1: from_child.writer}, shown=cmd)
+        if job is None:
+            to_child.close()
+            from_child.close()
+            return self.state.last_status
+        # bash puts the read end on 63 and the write end on 60 (the highest free below)
+        rfd = 63
+        while rfd in self.fds:
+            rfd -= 1
+        wfd = 60
+        while wfd in self.fds or wfd == rfd:
+            wfd -= 1
+        self.fds[rfd] = from_child.reader
+        self.fds[wfd] = to_child.writer
+        # owned: `exec {NAME[1]}>&-` closes the write end (the coprocess sees end of input),
+        # and the end of the run closes both, as bash's exit would
+        self.owned.extend((from_child.reader, to_child.writer))
+        self.coproc_fds = {**self.coproc_fds, rfd: from_child.reader, wfd: to_child.writer}
+        self.state.scopes[0][name] = Var({0: str(rfd), 1: str(wfd)}, ARRAY)
+        self.state.scopes[0][name + "_PID"] = Var(str(job.pid))
+        return self.set_status(0)
 
     def exec_subshell(self, cmd: N.Subshell) -> int:
         self.lineno = cmd.line or self.lineno
@@ -1606,6 +1706,9 @@ class Interpreter(Expander):
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
+        cview = not (s.isascii() and pat.isascii()) and self.byte_locale()
+        if cview:
+            s, pat = byte_view(s), byte_view(pat)
         try:
             rx = _compile_ere(pat, self.state.shopt["nocasematch"])
         except Exception:
@@ -1625,6 +1728,8 @@ class Interpreter(Expander):
         for i in range(1, (rx.groups or 0) + 1):
             g = m.group(i)
             groups[i] = g if g is not None else ""
+        if cview:
+            groups = {k: char_view(g) for k, g in groups.items()}
         var = self.state.find("BASH_REMATCH")
         if var is not None and var.attrs & READONLY:
             return True
@@ -1830,7 +1935,8 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        self.xtrace_raw(" ".join(_xq(a) for a in argv))
+        qv = self.qv
+        self.xtrace_raw(" ".join(_xq(qv(a)) for a in argv))
 
     def ps4(self) -> str:
         """$PS4 expanded for one trace line (kept as is, after an error message, if it is bad)."""
@@ -1996,6 +2102,9 @@ class Interpreter(Expander):
         for a in cmd.assigns:
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
+            if xt and a.array is not None:
+                # bash traces a compound assignment as written, before expanding it
+                self._trace_assign(a, None, ps4)
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -2006,7 +2115,7 @@ class Interpreter(Expander):
                 if e.fatal:
                     raise expansion_exit(e) from None
                 return self.set_status(e.status)
-            if xt:
+            if xt and a.array is None:
                 self._trace_assign(a, v, ps4)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
@@ -2036,7 +2145,7 @@ class Interpreter(Expander):
                     elems.append(val)
             self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}", ps4)
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
@@ -2063,7 +2172,7 @@ class Interpreter(Expander):
                     else:
                         value = self.expand_str(a.value, assign=True) if a.value is not None else ""
                     if xt:
-                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(value)}")
+                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
                     existing = self.state.find(a.name)
                     if existing is not None and existing.attrs & READONLY:
                         self.error(f"{a.name}: readonly variable")
@@ -2400,7 +2509,7 @@ class Interpreter(Expander):
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
             if t == "-" and r.fd_var is not None:
                 # exec {v}>&- closes the descriptor whose number is in $v
-                v = self.get_scalar(r.fd_var)
+                v = self.get_scalar_ref(r.fd_var)
                 if v is not None and v.isdigit():
                     fds.pop(int(v), None)
                 return
@@ -2474,8 +2583,13 @@ class Interpreter(Expander):
         fds[fd] = f
 
     def _set_fd_var(self, name: str, fd: int) -> None:
+        """``{v}>file`` stores the descriptor number in ``v`` (or an element, ``{a[1]}``)."""
         try:
-            self.set_var(name, str(fd))
+            if name.endswith("]"):
+                base, _, sub = name.partition("[")
+                self.assign_element(base, N.Word((N.Lit(sub[:-1]),), sub[:-1]), str(fd))
+            else:
+                self.set_var(name, str(fd))
         except VarError as e:
             self.error(e.message)
             self.error(f"{name}: cannot assign fd to variable")
@@ -2823,6 +2937,7 @@ _HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
     N.Pipeline: Interpreter.exec_pipeline,
     N.AndOr: Interpreter.exec_andor,
     N.Subshell: Interpreter.exec_subshell,
+    N.Coproc: Interpreter.exec_coproc,
     N.Group: Interpreter.exec_group,
     N.If: Interpreter.exec_if,
     N.While: Interpreter.exec_while,

@@ -146,6 +146,10 @@ class ShellState:
                 return sc, v
         return None, None
 
+    # the character type locale last in effect is C (bytes): naming a locale that does not
+    # exist keeps it (Interpreter.byte_locale)
+    ctype_bytes = False
+
     # called with the nameref's name when resolving runs into a loop (the interpreter warns)
     on_circular: Any = None
 
