@@ -31,6 +31,7 @@ from .state import (
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
+from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
@@ -657,7 +658,14 @@ class Interpreter(Expander):
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
+            fn = _arith_fns.get(expr)
+            if fn is not None:
+                return fn(self._arith_ctx, False)
             return _arith_eval_in(expr, self._arith_ctx)
+        except RecursionError:
+            err = ExpansionError(_arith_recursion_msg(expr), 1)
+            err.discard = True  # type: ignore[attr-defined]
+            raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -1102,6 +1110,8 @@ class Interpreter(Expander):
                 name = cmd.var
                 state = self.state
                 opts = state.options
+                body = cmd.body.items
+                simple = N.Simple
                 for it in items:
                     budget.charge_iteration()
                     if xt:
@@ -1118,9 +1128,24 @@ class Interpreter(Expander):
                         except VarError as e:
                             self.error(e.message)
                             raise AbortLine(1) from None
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    # _loop_pass, inlined
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        st = state.last_status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1624,16 +1649,65 @@ class Interpreter(Expander):
         mark = len(procsubs)
         self.cmdsub_status = None
         words = cmd.words
+        plan = _PLANS.get(id(cmd))
+        if plan is None or plan[0] is not cmd:
+            plan = _simple_plan(cmd)
+        kind = plan[1]
+        if kind == _P_ARGV:
+            argv = list(plan[2])
+            if not traps or "DEBUG" not in traps:
+                self.current_command = argv
+            try:
+                return self._run_argv(cmd, argv)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
+        if kind and not st.options["xtrace"]:
+            # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
+            if kind == _P_LIT:
+                value = plan[3]
+            else:
+                try:
+                    if kind == _P_ARITH:
+                        value = str(self.arith(plan[3]))
+                    else:
+                        value = self.param_value(plan[3], True)
+                        if type(value) is not str:
+                            value = self.expand_str(cmd.assigns[0].value, assign=True)  # type: ignore[arg-type]
+                except ExpansionError as err:
+                    self.error(err.message)
+                    if err.fatal:
+                        raise ExitShell(err.status, getattr(err, "discard", False)) from None
+                    return self.set_status(err.status)
+            lim = self.budget.limits.max_variable_bytes
+            if lim is not None and len(value) > lim:
+                raise LimitExceeded("max_variable_bytes", f"variable {plan[2]} too large")
+            var = st.find(plan[2])
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                try:
+                    self.set_var(plan[2], value)
+                except VarError as err:
+                    self.error(err.message)
+                    raise AbortLine(1) from None
+            self.pipestatus = [0]
+            st.last_arg = ""
+            st.last_status = 0
+            return 0
+        if not words:
+            try:
+                return self._assign_only(cmd)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
         try:
             try:
-                if words:
-                    p0 = words[0].parts
-                    if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
-                        argv = self._expand_decl(words)
-                    else:
-                        argv = self.expand_words(words)
+                p0 = words[0].parts
+                if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
+                    argv = self._expand_decl(words)
                 else:
-                    argv = []
+                    argv = self.expand_words(words)
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
@@ -1706,7 +1780,18 @@ class Interpreter(Expander):
             self.set_array(a.name, a.array, append=a.append)
             return None
         w = a.value
-        value = self.expand_str(w, assign=True) if w is not None else ""
+        if w is None:
+            value = ""
+        else:
+            p = w.parts
+            if len(p) == 1 and type(p[0]) is N.ArithSub:
+                e = p[0].expr.parts  # type: ignore[union-attr]
+                if len(e) == 1 and type(e[0]) is N.Lit:
+                    value = str(self.arith(e[0].text))  # type: ignore[union-attr]
+                else:
+                    value = str(self.arith_expand(p[0].expr))  # type: ignore[union-attr]
+            else:
+                value = self.expand_str(w, assign=True)
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
@@ -1725,8 +1810,11 @@ class Interpreter(Expander):
         return value
 
     def _assign_only(self, cmd: N.Simple) -> int:
-        xt = self.state.options["xtrace"]
-        for a in cmd.assigns:
+        state = self.state
+        opts = state.options
+        assigns = cmd.assigns
+        xt = opts["xtrace"]
+        for a in assigns:
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -2325,6 +2413,51 @@ def _timeformat(fmt: str, real: float) -> str:
 def _fmt_lr(t: float) -> str:
     m = int(t // 60)
     return f"{m}m{t - 60 * m:.3f}s"
+
+
+# Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
+# its own): what exec_simple can do without the general expansion machinery.
+_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
+_PLANS: dict[int, tuple[Any, ...]] = {}
+_STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
+
+
+def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
+    plan: tuple[Any, ...] = (cmd, _P_GENERAL)
+    if not cmd.redirs:
+        if not cmd.words and len(cmd.assigns) == 1:
+            a = cmd.assigns[0]
+            w = a.value
+            if w is not None and a.array is None and a.index is None and not a.append \
+                    and len(w.parts) == 1:
+                p = w.parts[0]
+                tp = type(p)
+                if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
+                    plan = (cmd, _P_LIT, a.name, p.text)  # type: ignore[union-attr]
+                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
+                    plan = (cmd, _P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
+                elif tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
+                    plan = (cmd, _P_PARAM, a.name, p)
+        elif cmd.words and not cmd.assigns:
+            argv = []
+            for w in cmd.words:
+                if len(w.parts) != 1:
+                    break
+                p = w.parts[0]
+                tp = type(p)
+                if tp is N.Lit and _STATIC_WORD.match(p.text):  # type: ignore[union-attr]
+                    argv.append(p.text)  # type: ignore[union-attr]
+                elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
+                    argv.append(p.text)  # type: ignore[union-attr]
+                else:
+                    break
+            else:
+                if argv[0] not in _DECL_NAMES:
+                    plan = (cmd, _P_ARGV, tuple(argv))
+    if len(_PLANS) >= 20000:
+        _PLANS.clear()
+    _PLANS[id(cmd)] = plan
+    return plan
 
 
 def _cmd_text(cmd: N.Simple) -> str:
