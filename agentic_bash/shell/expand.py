@@ -208,12 +208,17 @@ class Expander:
                 v = self.param_value(p, True)
                 if type(v) is str:
                     return v
+            elif tp is N.CmdSub:
+                return self.command_subst(p.body)
             elif tp is N.DQ and len(p.parts) == 1:
                 q = p.parts[0]
-                if type(q) is N.Param and not q.op and not q.prefix and q.index is None:
+                tq = type(q)
+                if tq is N.Param and not q.op and not q.prefix and q.index is None:
                     v = self.param_value(q, True)
                     if type(v) is str:
                         return v
+                elif tq is N.CmdSub:
+                    return self.command_subst(q.body)
         fb = _Fields("")
         self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
         fields = fb.finish()

@@ -207,11 +207,12 @@ class Interpreter(Expander):
         self.source_stack: list[str] = []
 
     # ================================================================== forking
-    def fork(self, *, cmdsub: bool = False) -> Interpreter:
-        """A subshell: copied state, same fs/budget/host, copied fd table."""
+    def fork(self, *, cmdsub: bool = False, lazy: bool = False) -> Interpreter:
+        """A subshell: copied state, same fs/budget/host, copied fd table. ``lazy``: a
+        subshell this shell waits for (see ShellState.fork)."""
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
-        child.state = self.state.fork()
+        child.state = self.state.fork(lazy)
         child.fds = dict(self.fds)
         child.owned = []
         child.procsubs = []
@@ -224,8 +225,7 @@ class Interpreter(Expander):
         child.state.traps = {k: v for k, v in self.state.traps.items() if v == ""}
         child.parent_traps = dict(self.state.traps)  # type: ignore[attr-defined]
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
-            child.state.options = dict(child.state.options)
-            child.state.options["errexit"] = False
+            child.state.options["errexit"] = False  # a copy (ShellState.fork)
         return child
 
     # ================================================================== errors
@@ -818,7 +818,7 @@ class Interpreter(Expander):
 
     # ================================================================== command substitution etc.
     def command_subst(self, body: N.Script) -> str:
-        child = self.fork(cmdsub=True)
+        child = self.fork(cmdsub=True, lazy=True)
         child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
         cap = _SubstCapture(lim)
@@ -1027,7 +1027,7 @@ class Interpreter(Expander):
         self.lineno = cmd.line or self.lineno
 
         def run() -> int:
-            child = self.fork()
+            child = self.fork(lazy=True)
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run)
