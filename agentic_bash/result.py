@@ -62,6 +62,39 @@ class Result:
         }
 
 
+class _ResultBuilder:
+    """Same slot layout as Result, without the frozen ``__setattr__``: ``make_result`` fills
+    one with plain stores and then turns it into a Result (``__class__`` assignment between
+    layout-identical classes). A frozen dataclass pays an ``object.__setattr__`` call per field,
+    about 1 µs a run, a fifth of the cost of ``run("echo hi")``."""
+
+    __slots__ = Result.__slots__  # type: ignore[attr-defined]
+
+
+def make_result(stdout_bytes: bytes, stderr_bytes: bytes, exit_code: int, duration: float,
+                timed_out: bool, truncated: bool, cwd: str, files_created: tuple[str, ...],
+                files_modified: tuple[str, ...], files_deleted: tuple[str, ...],
+                violations: tuple[PolicyViolation, ...]) -> Result:
+    """``Result(...)`` with those fields (the others at their defaults), built fast."""
+    r: Any = _ResultBuilder()
+    r.stdout_bytes = stdout_bytes
+    r.stderr_bytes = stderr_bytes
+    r.exit_code = exit_code
+    r.duration = duration
+    r.timed_out = timed_out
+    r.truncated = truncated
+    r.cwd = cwd
+    r.files_created = files_created
+    r.files_modified = files_modified
+    r.files_deleted = files_deleted
+    r.cpu_time = 0.0
+    r.peak_memory = 0
+    r.violations = violations
+    r.extra = {}
+    r.__class__ = Result
+    return r
+
+
 def truncate(text: str, head: int = 8192, tail: int = 8192) -> str:
     """Keep the first ``head`` and last ``tail`` bytes (UTF-8) with a marker between."""
     data = text.encode("utf-8", "surrogateescape")

@@ -59,7 +59,10 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     from .isolation.plan import plan as make_plan
     from .isolation.probe import probe
     from .isolation.report import report_from_plan
-    p = make_plan(isolation, probe(), strict=strict, network=extra.pop("network", "allow"))
+    # virtual and none plan without the kernel: the probe (a namespace child, ~0.1 s) is
+    # only paid by the levels that use what it finds
+    caps = None if isolation in ("virtual", "none") else probe()
+    p = make_plan(isolation, caps, strict=strict, network=extra.pop("network", "allow"))  # type: ignore[arg-type]
     if p.level in ("namespace", "landlock"):
         from .executors.sandboxed import SandboxedExecutor
         ex = SandboxedExecutor(plan=p, env=env, workdir=workdir, mounts=mounts, limits=limits,

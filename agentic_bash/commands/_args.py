@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import errno
 import io
+import os
 import re
-from typing import BinaryIO, Iterator, Mapping
+import stat
+from typing import Any, BinaryIO, Iterator, Mapping
 
 from .base import REGISTRY, CommandContext
 
@@ -253,6 +255,12 @@ class _NoClose(io.RawIOBase):
         b[: len(data)] = data
         return len(data)
 
+    def identity(self) -> tuple[Any, int] | None:
+        return _file_identity(self._raw)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
     def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
         return self._raw.readline(-1 if size is None else size)
 
@@ -450,6 +458,9 @@ class OutBuf:
             self._n = 0
             self._raw.write(data)
 
+    def identity(self) -> tuple[Any, int] | None:
+        return _file_identity(self._raw)
+
     def writable(self) -> bool:
         return True
 
@@ -474,6 +485,55 @@ class _ErrFlushing:
 
     def writable(self) -> bool:
         return True
+
+
+def read_files0(ctx: CommandContext, spec: str, open_fmt: str = "cannot open {} for reading: {}",
+                 shell_quote: bool = True) -> list[str] | None:
+    """The names listed in ``--files0-from=F`` (NUL-terminated, the last terminator optional;
+    F ``-`` is stdin), or None after printing the tool's open error (``open_fmt``)."""
+    try:
+        if spec == "-":
+            data = read_all(ctx.stdin)
+        else:
+            with ctx.fs.open(ctx.path(spec), "rb") as f:
+                data = f.read()
+    except OSError as e:
+        from .base import strerror
+        ctx.error(open_fmt.format(quoteaf(spec) if shell_quote else quotef(spec), strerror(e)))
+        return None
+    names = data.split(b"\0")
+    if names[-1] == b"":
+        names.pop()
+    return [n.decode("utf-8", "surrogateescape") for n in names]
+
+
+def _file_identity(f: Any) -> tuple[Any, int] | None:
+    ident = getattr(f, "identity", None)
+    if ident is not None:
+        return ident()
+    try:
+        st = os.fstat(f.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
+    return ((st.st_dev, st.st_ino), st.st_size) if stat.S_ISREG(st.st_mode) else None
+
+
+def is_output_file(ctx: CommandContext, f: BinaryIO, unread_only: bool = True) -> bool:
+    """GNU's "input file is output file" test: ``f`` is the regular file stdout writes to and
+    (cat; ``unread_only``) still has bytes past its read position, as ``cat f >> f`` would
+    chase its own output; grep refuses the same file even when empty."""
+    out = _file_identity(ctx.stdout)
+    if out is None:
+        return False
+    inp = _file_identity(f)
+    if inp is None or inp[0] != out[0]:
+        return False
+    if not unread_only:
+        return True
+    try:
+        return f.tell() < inp[1]
+    except (OSError, ValueError):
+        return False
 
 
 def stdio(fn):  # noqa: ANN001, ANN201

@@ -20,7 +20,7 @@ import stat as _stat
 
 import regex
 
-from ._args import OptError, iter_chunks, parse_opts
+from ._args import OptError, is_output_file, iter_chunks, parse_opts
 from ._regex import (
     RegexError, compile_patterns, from_text, timeout_guard, to_text, utf8_locale,
 )
@@ -830,6 +830,8 @@ class _Grep:
         ctx = self.ctx
         o = self.o
         if operand == "-" and command_line:
+            if self.is_output(ctx.stdin, o.label):
+                return
             sel = self.search_stream(ctx.stdin, o.label)
             self.report(o.label, sel)
             return
@@ -903,8 +905,21 @@ class _Grep:
         if self.fname_mode == "auto":
             self.with_filename = not command_line
         with fh:
+            if self.is_output(fh, display):
+                return
             sel = self.search_stream(fh, display)
         self.report(display, sel)
+
+    def is_output(self, fh, display: str) -> bool:  # noqa: ANN001
+        """GNU refuses to read the file its output goes to, unless it prints no lines (-c/-l/-L/-q/-m1)."""
+        o = self.o
+        if o.quiet or o.count or o.list_files or (o.max_count is not None and o.max_count <= 1):
+            return False
+        if not is_output_file(self.ctx, fh, unread_only=False):
+            return False
+        self.error(f"{display}: input file is also the output")
+        self.status_err = True
+        return True
 
 
 @command("grep", "egrep", "fgrep", usage=USAGE, help=HELP)

@@ -164,11 +164,12 @@ def dump_json(v: Any, indent: int | str = 2, sort_keys: bool = False, ascii_only
 
 
 class _Input:
-    __slots__ = ("value", "where")
+    __slots__ = ("fname", "value", "where")
 
-    def __init__(self, value: Any, where: str) -> None:
+    def __init__(self, value: Any, where: str, fname: str | None = None) -> None:
         self.value = value
         self.where = where
+        self.fname = fname  # what input_filename reports (jq names stdin "<stdin>")
 
 
 _cache: dict[tuple, Any] = {}
@@ -402,7 +403,13 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     else:
         for fn in files:
             try:
-                data = read_file(fn)
+                if fn == "-":  # stdin among the files; a second "-" finds it drained
+                    data = ctx.stdin.read(limit + 1) if limit is not None else ctx.stdin.read()
+                    if limit is not None and len(data) > limit:
+                        raise _TooBig(fn)
+                    fn = "<stdin>"
+                else:
+                    data = read_file(fn)
             except _TooBig:
                 ctx.stderr.write(f"jq: error: {fn}: input larger than the sandbox limit ({limit} bytes)\n"
                                  .encode())
@@ -420,25 +427,27 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     if opts["R"]:
         if opts["s"]:
             text = "".join(d.decode("utf-8", "replace") for _, d in sources)
-            inputs.append(_Input(text, sources[-1][0] if sources else "<stdin>"))
+            name = sources[-1][0] if sources else "<stdin>"
+            inputs.append(_Input(text, name, name))
         else:
             for name, d in sources:
                 lines = d.decode("utf-8", "replace").split("\n")
                 if lines and lines[-1] == "":
                     lines.pop()
                 for ln in lines:
-                    inputs.append(_Input(ln, name))
+                    inputs.append(_Input(ln, name, name))
     else:
         for name, d in sources:
             text = d.decode("utf-8", "replace")
             vals, perr = _parse_all(text)
             where = f"{name}:{text.count(chr(10))}"
-            inputs.extend(_Input(v, where) for v in vals)
+            inputs.extend(_Input(v, where, name) for v in vals)
             if perr:
                 parse_error = _parse_err_16(perr, text)
                 break
         if opts["s"]:
-            inputs = [_Input([x.value for x in inputs], inputs[-1].where if inputs else "<unknown>")]
+            last_name = sources[-1][0] if sources else None
+            inputs = [_Input([x.value for x in inputs], inputs[-1].where if inputs else "<unknown>", last_name)]
     if opts["n"]:
         rest = [x.value for x in inputs]
         inputs = [_Input(None, "<unknown>")]
@@ -458,17 +467,19 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     ind: int | str = 0 if opts["c"] else indent
     last: Any = _NOTHING
     out = ctx.stdout
+    by_fname: dict[str, Any] = {}
+    wants_fname = "input_filename" in filter_
     for inp in inputs:
         ctx.budget.check()
         try:
-            fname = inp.where.rsplit(":", 1)[0] if ":" in inp.where else None
-            if fname in (None, "<stdin>", "<unknown>"):
-                fname = None
             p_run = prog
-            if fname is not None and not opts["s"]:
-                fargs = dict(run_args)
-                fargs["__agentic_fname"] = fname
-                p_run = _compile(_PRELUDE + (src2 if _uses_input(filter_) else filter_), fargs)
+            fname = inp.fname
+            if wants_fname and fname is not None:
+                p_run = by_fname.get(fname)
+                if p_run is None:
+                    fargs = dict(run_args)
+                    fargs["__agentic_fname"] = fname
+                    p_run = by_fname[fname] = _compile(_PRELUDE + src2, fargs)
             for v in p_run.input_value(inp.value):
                 ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
                 last = v

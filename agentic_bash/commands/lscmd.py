@@ -5,10 +5,12 @@ from __future__ import annotations
 import stat as S
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ._args import argmatch, stdio, OptError, parse_opts, quote, quoteaf, quotef, try_help
 from .base import CommandContext, command, strerror
 from .fileutils import _gname, _lstat, _perm_str, _stat, _uname
+from .findcmd import glob_to_regex
 from ..vfs.base import StatResult
 
 SIX_MONTHS = 31556952 // 2
@@ -88,6 +90,8 @@ class _Ls:
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx
         self.all = self.almost = self.long = self.recursive = self.dirs = False
+        self.ignore: list[tuple[str, Any]] = []  # -I/--ignore, -B: (pattern, compiled)
+        self.hide: list[tuple[str, Any]] = []  # --hide: void under -a/-A
         self.human = self.si = False
         self.sort = "name"
         self.width = 80  # -w N: the line width for -C/-x/-m
@@ -108,6 +112,16 @@ class _Ls:
         self.time_kind = "mtime"
 
     # ---------------------------------------------------------------- helpers
+    def ignored(self, name: str) -> bool:
+        """GNU's file_ignored(): fnmatch with FNM_PERIOD (a leading dot is matched only by a dot)."""
+        pats = self.ignore if (self.all or self.almost) else self.ignore + self.hide
+        for pat, rx in pats:
+            if name.startswith(".") and not (pat.startswith(".") or pat.startswith("\\.")):
+                continue
+            if rx.fullmatch(name):
+                return True
+        return False
+
     def stat_ent(self, name: str, path: str, follow: bool) -> _Ent | None:
         ctx = self.ctx
         st = _stat(ctx, path) if follow else _lstat(ctx, path)
@@ -318,12 +332,16 @@ class _Ls:
         ents = []
         if self.all:
             for dot in (".", ".."):
+                if self.ignored(dot):
+                    continue
                 p = path if dot == "." else (path.rsplit("/", 1)[0] or "/")
                 st = _lstat(ctx, p)
                 if st is not None:
                     ents.append(_Ent(dot, p, st))
         for n in names:
             if n.startswith(".") and not (self.all or self.almost):
+                continue
+            if (self.ignore or self.hide) and self.ignored(n):
                 continue
             p = path.rstrip("/") + "/" + n
             e = self.stat_ent(n, p, self.deref == "L")
@@ -445,7 +463,7 @@ def _columns(names: list[str], width: int, across: bool) -> str:
 @stdio
 def ls(ctx: CommandContext, argv: list[str]) -> int:
     try:
-        opts, ops = parse_opts(ctx, argv, "aAbBcCdfFgGhHiklLmnNopqQrRsStuUvw:xX1Z", {
+        opts, ops = parse_opts(ctx, argv, "aAbBcCdfFgGhHiI:klLmnNopqQrRsStuUvw:xX1Z", {
             "all": "a", "almost-all": "A", "escape": "b", "ignore-backups": "B", "directory": "d",
             "classify": "classify::", "file-type": None, "human-readable": "h", "si": None,
             "dereference-command-line": "H", "inode": "i", "kibibytes": "k", "dereference": "L",
@@ -545,6 +563,9 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
                 return 1
             lsr.fmt = {"commas": "m", "horizontal": "x", "vertical": "C", "single-column": "1"}.get(got, "1")
             lsr.long = got == "verbose"
+        elif k in ("I", "ignore", "hide", "B"):
+            pats = ["*~", ".*~"] if k == "B" else [v or ""]
+            (lsr.hide if k == "hide" else lsr.ignore).extend((p, glob_to_regex(p)) for p in pats)
         elif k == "i":
             lsr.inode = True
         elif k == "s":

@@ -1088,11 +1088,11 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
             ctx.stdout.write(doc.encode("utf-8", "surrogateescape"))
             return status
         if headers is not None:
-            # -N: a header row first; every row is as wide as the widest (missing cells empty)
             rows.insert(0, headers)
-            n = max(len(r) for r in rows)
-            rows = [r + [""] * (n - len(r)) for r in rows]
+        # util-linux 2.38 fills a short row with empty cells up to the widest row, each padded
+        # like any other cell ("d e\nf" -> "f" + 5 spaces under a 3-column table)
         ncol = max((len(r) for r in rows), default=0)
+        rows = [r + [""] * (ncol - len(r)) for r in rows]
         widths = [0] * ncol
         for r in rows:
             for i, c in enumerate(r):
@@ -1105,8 +1105,7 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
                 else:
                     pad = " " * (widths[i] - _dw(c))
                     cells.append(pad + c if (i + 1) in right else c + pad)
-            out.append(osep.join(cells).rstrip(" ") if seps is None and osep == "  " and headers is None
-                       else osep.join(cells))
+            out.append(osep.join(cells))
         ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
         return status
     items = [ln for ln in lines if ln.strip()]

@@ -986,10 +986,16 @@ class _Sed:
             return
         out = self.out
         for kind, val in self.append:
+            if kind == "R":
+                out.write(val, self.sep)  # type: ignore[arg-type]
+                continue
+            # GNU completes a last line lacking its newline before a/r output, even an empty
+            # text (`$a\`) or an empty/missing r file
+            if out.missing:
+                out.buf.append(b"\n")
+                out.missing = False
             if kind == "text":
                 out.raw(from_text(val, self.utf8))  # type: ignore[arg-type]
-            elif kind == "R":
-                out.write(val, self.sep)  # type: ignore[arg-type]
             else:
                 data = self.read_rfile(val)  # type: ignore[arg-type]
                 if data:
@@ -1003,6 +1009,8 @@ class _Sed:
         try:
             with ctx.fs.open(ctx.path(fn), "rb") as fh:
                 return fh.read()
+        except IsADirectoryError:
+            raise SedError(f"read error on {fn}: Is a directory", 4) from None
         except OSError:
             return b""
 
@@ -1015,6 +1023,8 @@ class _Sed:
                     it = iter_lines(ctx.stdin)
                 else:
                     it = iter_lines(ctx.fs.open(ctx.path(fn), "rb"))
+            except IsADirectoryError:
+                raise SedError(f"read error on {fn}: Is a directory", 4) from None
             except OSError:
                 it = iter(())
             self.rfiles[fn] = it

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from ._args import read_bounded, stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import read_bounded, stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quoteaf, quotef, read_files0, try_help
 from .base import CommandContext, command, strerror
 
 _BLANK = b" \t"
@@ -518,10 +518,31 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
                                             ("n", kk.numeric), ("R", kk.random), ("V", kk.version)) if on)
             ctx.error(f"options '-{flags}' are incompatible")
             return 2
+    files0 = next((v for k, v in opts if k == "files0-from"), None)
+    if files0 is not None:
+        if files:
+            ctx.error(f"extra operand {quoteaf(files[0])}")
+            ctx.stderr.write(b"file operands cannot be combined with --files0-from\n")
+            try_help(ctx)
+            return 2
+        listed = read_files0(ctx, files0, "open failed: {}: {}", shell_quote=False)
+        if listed is None:
+            return 2
+        if not listed:
+            ctx.error(f"no input from {quoteaf(files0)}")
+            return 2
+        for i, nm in enumerate(listed):  # GNU vets every name before reading any
+            if nm == "-" and files0 == "-":
+                ctx.error("when reading file names from stdin, no file name of '-' allowed")
+                return 2
+            if nm == "":
+                ctx.error(f"{quotef(files0)}:{i + 1}: invalid zero-length file name")
+                return 2
+        files = listed
     names = files or ["-"]
     if check is not None and len(names) > 1:
-        ctx.error(f"extra operand {q(names[1])} not allowed with -{'c' if check == 'diagnose' else 'C'}")
-        try_help(ctx)
+        # GNU: quoteaf (shell quoting, ASCII quotes) and no "Try --help" line
+        ctx.error(f"extra operand {quoteaf(names[1])} not allowed with -{'c' if check == 'diagnose' else 'C'}")
         return 2
     status = [0]
     try:

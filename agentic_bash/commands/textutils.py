@@ -9,7 +9,7 @@ from typing import BinaryIO, Iterator
 
 from ._args import (
     read_bounded, stdio,
-    OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef,
+    OptError, file_error, is_output_file, iter_chunks, iter_lines, open_input, read_files0, parse_opts, quote, quoteaf, quotef,
     try_help,
 )
 from .base import CommandContext, command, strerror
@@ -128,6 +128,10 @@ def cat(ctx: CommandContext, argv: list[str]) -> int:
     at_bol = True  # GNU keeps line state across files (a file without final newline continues)
     for name, f in _inputs(ctx, files):
         if f is None:
+            status = 1
+            continue
+        if is_output_file(ctx, f):
+            ctx.error(f"{quotef(name)}: input file is output file")
             status = 1
             continue
         try:
@@ -623,13 +627,28 @@ def wc(ctx: CommandContext, argv: list[str]) -> int:
     if not want:
         want = {"l", "w", "c"}
     utf8 = _utf8(ctx)
-    names = files or [None]
+    files0 = next((v for k, v in opts if k == "files0-from"), None)
+    names: list[str | None]
+    if files0 is not None:
+        if files:
+            ctx.error(f"extra operand {quoteaf(files[0])}")
+            ctx.stderr.write(b"file operands cannot be combined with --files0-from\n")
+            try_help(ctx)
+            return 1
+        listed = read_files0(ctx, files0)
+        if listed is None:
+            return 1
+        names = list(listed)
+    else:
+        names = files or [None]
     results: list[tuple[str | None, _WcCounts | None]] = []
     status = 0
     # width: GNU sums st_size of regular files; any non-regular input forces a minimum of 7
     ncounts = len(want)
     width = 1
-    if not (len(names) == 1 and ncounts == 1):
+    if files0 == "-":
+        pass  # GNU streams names read from stdin: nothing to size the columns by
+    elif not (len(names) == 1 and ncounts == 1):
         reg_total, minw = 0, 1
         for nm in names:
             try:
@@ -649,8 +668,17 @@ def wc(ctx: CommandContext, argv: list[str]) -> int:
                 continue  # GNU skips inputs it cannot stat
         width = max(len(str(reg_total)), minw)
     tot = _WcCounts()
-    for nm in names:
+    for i, nm in enumerate(names):
         label = nm
+        if files0 is not None:
+            if nm == "-" and files0 == "-":
+                ctx.error("when reading file names from stdin, no file name of '-' allowed")
+                status = 1
+                continue
+            if nm == "":
+                ctx.error(f"{quotef(files0)}:{i + 1}: invalid zero-length file name")
+                status = 1
+                continue
         try:
             f = open_input(ctx, "-" if nm is None else nm)
         except IsADirectoryError as e:

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO, Callable, Mapping
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed
 from ..limits import Budget, Limits
-from ..result import Result
+from ..result import Result, make_result
 from ..shell import nodes as N
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
@@ -209,7 +209,8 @@ class InProcessExecutor:
         if len(hist) > 1000:
             del hist[:-1000]
         sh.lineno = 0
-        sh.funcstack = []
+        if sh.funcstack:
+            sh.funcstack = []
         sh.pipestatus = []
         sh.loop_depth = 0
         sh.errexit_off = 0
@@ -267,13 +268,16 @@ class InProcessExecutor:
         if sh.jobs is not None:
             self._settle_jobs(t0, budget)
         st.last_status = status
-        files = ((), (), ())
+        created = modified = deleted = ()
         if marker is not None:
-            try:
-                ch = _diff(marker)
-                files = (tuple(ch.created), tuple(ch.modified), tuple(ch.deleted))
-            except Exception:
-                pass
+            if marker.journal.prior:
+                try:
+                    ch = _diff(marker)
+                    created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
+                except Exception:
+                    pass
+            elif getattr(marker.fs, "_journal", None) is marker.journal:
+                marker.fs._journal = None  # nothing changed: stop recording (what diff() does)
         so = out.getvalue()
         se = err.getvalue()
         if sh.jobs is not None and any(not j.done.is_set() for j in list(sh.jobs.jobs.values())):
@@ -281,11 +285,10 @@ class InProcessExecutor:
                 lim = limits.max_output_bytes
                 self._late = (Capture(lim), Capture(lim))
             out.forward, err.forward = self._late
-        return Result(stdout_bytes=so, stderr_bytes=se, exit_code=status,
-                      duration=time.monotonic() - t0, timed_out=timed_out,
-                      truncated=out.truncated or err.truncated, cwd=st.cwd,
-                      files_created=files[0], files_modified=files[1], files_deleted=files[2],
-                      violations=tuple(self._violations))
+        viol = self._violations
+        return make_result(so, se, status, time.monotonic() - t0, timed_out,
+                           out.truncated or err.truncated, st.cwd, created, modified, deleted,
+                           tuple(viol) if viol else ())
 
     def _cancel_jobs(self) -> None:
         jobs = self.shell.jobs
@@ -623,6 +626,7 @@ class InProcessExecutor:
         st.history = list(state.get("history", []))
         st.umask = int(state.get("umask", 0o022))
         st.last_status = int(state.get("last_status", 0))
+        st.on_circular = self.shell._circular_ref
         self.shell.state = st
 
 

@@ -18,13 +18,17 @@ from __future__ import annotations
 
 from typing import Union
 
-from agentic_bash.shell.nodes import Lit, Part, Word
+import re
+
+from agentic_bash.shell.nodes import Lit, Param, Part, Word
 
 __all__ = ["BraceExpansionTooLarge", "MAX_WORDS", "expand_braces"]
 
 MAX_WORDS = 1_000_000  # bash has no limit; an agent sandbox must not exhaust memory
 
 _Item = Union[str, Part]
+_IDENT_START = re.compile(r"[A-Za-z_]")
+_IDENT_CHAR = re.compile(r"[A-Za-z0-9_]+")
 _INT_MAX = 2**31 - 1
 _INTMAX = 2**63 - 1
 
@@ -46,7 +50,29 @@ def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
     results = _expand(items, limit)
     if len(results) == 1 and results[0] == items:
         return [word]
-    return [Word(_rebuild(r), word.text, word.line) for r in results]
+    return [Word(_rejoin(_rebuild(r)), word.text, word.line) for r in results]
+
+
+def _rejoin(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """bash expands braces on the word's text before parameters: ``$a{1,2}`` is ``$a1 $a2``
+    and ``{$a,b}_c`` is ``$a_c b_c``, so a short ``$name`` now followed by name characters
+    takes them into its name."""
+    out: list[Part] | None = None
+    for i, p in enumerate(parts):
+        if (type(p) is Lit and i and type(parts[i - 1]) is Param and parts[i - 1].short
+                and _IDENT_START.match(parts[i - 1].name) and _IDENT_CHAR.match(p.text)):
+            if out is None:
+                out = list(parts[:i])
+            m = _IDENT_CHAR.match(p.text)
+            assert m is not None
+            prev = out[-1]
+            assert type(prev) is Param
+            out[-1] = Param(prev.name + m.group(0), short=True)
+            if m.end() < len(p.text):
+                out.append(Lit(p.text[m.end():]))
+        elif out is not None:
+            out.append(p)
+    return parts if out is None else tuple(out)
 
 
 def _rebuild(items: list[_Item]) -> tuple[Part, ...]:

@@ -491,6 +491,29 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(f"{name}: `{a}': not a valid identifier")
             status = 1
             continue
+        if "n" in on and value is not None and assign is None:
+            if value == "":
+                sh.error(f"{name}: `': not a valid identifier")
+                status = 1
+                continue
+            if not _NAME_RE.match(value.split("[", 1)[0]):
+                sh.error(f"{name}: `{value}': invalid variable name for name reference")
+                status = 1
+                continue
+            if value == vname and not sh.funcstack:
+                sh.error(f"{name}: {vname}: nameref variable self references not allowed")
+                status = 1
+                continue
+            if value == vname and sh.funcstack:
+                # a function may declare a self reference (bash warns twice: the check and
+                # the lookup while binding; the reference then resolves in the global scope)
+                sh.error(f"{name}: warning: {vname}: circular name reference")
+                sh.error(f"warning: {vname}: circular name reference")
+            ex = sh.state.scopes[-1].get(vname) if local else sh.state.find(vname)
+            if ex is not None and ex.attrs & (ARRAY | ASSOC) and not ex.attrs & NAMEREF:
+                sh.error(f"{name}: {vname}: reference variable cannot be an array")
+                status = 1
+                continue
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
@@ -581,7 +604,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         elif var.attrs & NAMEREF and "n" in on:
             if value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
-            if value == vname:
+            if value == vname and not sh.funcstack:
                 raise VarError(f"{vname}: nameref variable self references not allowed")
             var.value = value
         elif type(var.value) is dict:
@@ -758,12 +781,17 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
         if mode == "f":
             sh.state.functions.pop(a, None)
             continue
+        if mode != "n" and "[" not in a:
+            rn = sh.state.resolve_ref(a)
+            if "[" in rn and rn.endswith("]"):
+                a = rn  # a nameref to an array element: unset the element
         if "[" in a and a.endswith("]"):
             nm, _, sub = a.partition("[")
             sub = sub[:-1]
             if not _NAME_RE.match(nm):
-                sh.error(f"unset: `{a}': not a valid identifier")
-                status = 1
+                if mode == "v":
+                    sh.error(f"unset: `{a}': not a valid identifier")
+                    status = 1
                 continue
             rn = sh.state.resolve_ref(nm)
             var = sh.state.find(rn)
@@ -799,10 +827,18 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 sh.unset_var(rn)
             continue
         if not _NAME_RE.match(a):
-            sh.error(f"unset: `{a}': not a valid identifier")
-            status = 1
+            # bash: only -v insists on an identifier; otherwise the word names no variable
+            # and (being no function either) there is nothing to unset
+            if mode == "v":
+                sh.error(f"unset: `{a}': not a valid identifier")
+                status = 1
             continue
         if mode == "n":
+            v = sh.state.find(a)
+            if v is not None and v.attrs & READONLY:
+                sh.error(f"unset: {a}: cannot unset: readonly variable")
+                status = 1
+                continue
             sh.unset_var(a, follow_ref=False)
             continue
         v = sh.state.find(a)
@@ -886,20 +922,17 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             i += 2
             continue
         takes_o = False
+        # bash checks the whole cluster first: `set -ez` changes nothing (and so cannot exit)
+        for c in a[1:]:
+            if c != "o" and c not in LETTER_TO_OPTION:
+                sh.error(f"set: {a[0]}{c}: invalid option")
+                sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n")
+                return 2
         for c in a[1:]:
             if c == "o":
                 takes_o = True
                 continue
-            opt = LETTER_TO_OPTION.get(c)
-            if opt is None:
-                if c in "ic":
-                    sh.error(f"set: {a[0]}{c}: invalid option")
-                    sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [arg ...]\n")
-                    return 2
-                sh.error(f"set: {a[0]}{c}: invalid option")
-                sh.write_err(b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [arg ...]\n")
-                return 2
-            st.options[opt] = on
+            st.options[LETTER_TO_OPTION[c]] = on
         i += 1
         if takes_o:
             if i >= len(args):
@@ -924,6 +957,9 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
         a = args.pop(0)
         for c in a[1:]:
             if c in "su":
+                if mode and mode != c:
+                    sh.error("shopt: cannot set and unset shell options simultaneously")
+                    return 1
                 mode = c
             elif c == "q":
                 quiet = True
@@ -949,7 +985,9 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
     for a in args:
         if a not in table:
             sh.error(f"shopt: {a}: invalid shell option name" if not setopt else f"shopt: {a}: invalid option name")
-            status = 1
+            # bash quirk: `shopt -so bogus` reports the name but still succeeds
+            if not (setopt and mode):
+                status = 1
             continue
         if mode == "s":
             table[a] = True
@@ -962,7 +1000,7 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
             if quiet:
                 continue
             if printable:
-                _out(sh, f"shopt {'-s' if v else '-u'} {a}\n")
+                _out(sh, f"set {'-o' if v else '+o'} {a}\n" if setopt else f"shopt {'-s' if v else '-u'} {a}\n")
             else:
                 _out(sh, f"{a:<15}\t{'on' if v else 'off'}\n")
     return status
@@ -1017,11 +1055,13 @@ def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
         try:
             n = int(argv[1])
         except ValueError:
-            sh.error(f"{kind}: {argv[1]}: numeric argument required")
-            n = 1
             if not sh.loop_depth:
-                return 1
-            raise LoopCtl("break", 1) from None
+                sh.error(f"{kind}: only meaningful in a `for', `while', or `until' loop")
+                return 0
+            # inside a loop bash treats this as fatal: the shell exits with 128
+            from .interpreter import ExitShell
+            sh.error(f"{kind}: {argv[1]}: numeric argument required")
+            raise ExitShell(128) from None
         if n < 1:
             sh.error(f"{kind}: {argv[1]}: loop count out of range")
             return 1
@@ -1056,6 +1096,9 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         return 1 if getattr(e, "status", 2) == 1 else 2
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
+    # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
+    level = getattr(sh, "xtrace_level", 0)
+    sh.xtrace_level = level + 1
     try:
         if lim is not None and sh.call_depth > lim * 4:
             sh.error("eval: maximum eval nesting level exceeded")
@@ -1070,6 +1113,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
             return e.status
     finally:
         sh.call_depth -= 1
+        sh.xtrace_level = level
 
 
 def _run_discarding(sh: Interpreter, script: Any) -> int:
@@ -1106,12 +1150,33 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
 
 @builtin("source", ".")
 def b_source(sh: Interpreter, argv: list[str]) -> int:
-    from .interpreter import ReturnFn
-    from .parser import parse
+    if len(argv) > 1 and argv[1] == "--":
+        argv = argv[:1] + argv[2:]
+    elif len(argv) > 1 and argv[1].startswith("-") and argv[1] != "-":
+        sh.error(f"{argv[0]}: {argv[1][:2]}: invalid option")
+        sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
+        return 2
     if len(argv) < 2:
         sh.error(f"{argv[0]}: filename argument required")
         sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
         return 2
+    st = _source_file(sh, argv)
+    # bash runs the RETURN trap once the file was looked for (found or not; also after
+    # `return`, with $? still the status before it), if one is set here: inside a function
+    # only under set -T or when the function set it itself
+    trap = sh.state.traps.get("RETURN") if sh.state.traps else None
+    if trap and not sh.in_trap:
+        sh.in_trap = True
+        try:
+            sh.run_string(trap, trap=True)
+        finally:
+            sh.in_trap = False
+    return st
+
+
+def _source_file(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ReturnFn
+    from .parser import parse
     fname = argv[1]
     path = None
     if "/" in fname:
@@ -1132,7 +1197,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
         with sh.cmd_fs().open(path, "rb") as f:
             data = f.read()
     except IsADirectoryError:
-        sh.error(f"{fname}: is a directory")
+        sh.error(f"{argv[0]}: {fname}: is a directory")
         return 1
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
@@ -1142,6 +1207,11 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
         script = parse(src)
     except ParseError as e:
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
+        if e.message.startswith("syntax error near"):
+            lines = src.split("\n")
+            ln = lines[e.line - 1] if 0 < e.line <= len(lines) else src
+            sh.write_err(f"{fname}: line {e.line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
+        sh.state.last_status = 257  # what bash's RETURN trap sees after a syntax error
         return 2
     lim = sh.budget.limits.max_call_depth
     if lim is not None and sh.source_depth >= lim:
@@ -1154,11 +1224,14 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
     sh.source_depth += 1
     sh.source_stack.append(fname)
     saved_line = sh.lineno
+    level = getattr(sh, "xtrace_level", 0)
+    sh.xtrace_level = level + 1
     try:
         st = _run_discarding(sh, script)
     except ReturnFn as r:
         st = r.status
     finally:
+        sh.xtrace_level = level
         sh.source_depth -= 1
         sh.source_stack.pop()
         sh.lineno = saved_line
@@ -1217,14 +1290,16 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         return 0
     if mode:
-        status = 0
+        # bash: -v/-V fail only when no name at all was found
+        found = False
         for name in args:
             r = _describe(sh, name, "v" if mode == "v" else "V", no_funcs=False)
             if r:
-                status = 1
                 if mode == "V":
                     sh.error(f"command: {name}: not found")
-        return status
+            else:
+                found = True
+        return 0 if found else 1
     return _dispatch_no_func(sh, args)
 
 
@@ -1851,7 +1926,9 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
         args = args[1:]
     if not args or args[0] == "-p":
         names = [_sig_name(a) for a in args[1:]] if args else []
-        traps = st.traps if (not sh.is_subshell or st.traps) else getattr(sh, "parent_traps", {})
+        traps = st.traps
+        if sh.is_subshell and traps == getattr(sh, "fork_traps", traps):
+            traps = getattr(sh, "parent_traps", traps)  # an untouched subshell lists the parent's
         order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
         for k in order:
             if k in traps and (not names or k in names):
@@ -2129,8 +2206,8 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
         optind = 1
 
     def finish(ind: int, p: int) -> None:
-        sh.getopts_state = (ind, p)
         sh.set_var("OPTIND", str(ind))
+        sh.getopts_state = (ind, p)
 
     valid = bool(_NAME_RE.match(name))
     if not valid:
@@ -2206,9 +2283,9 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
             v = sh.arith(a)
         except ExpansionError as e:
             if e.status == 127 and e.message.endswith(": unbound variable"):
-                from .interpreter import ExitShell
+                from .interpreter import expansion_exit
                 sh.error(e.message)  # set -u: fatal, as in bash
-                raise ExitShell(127) from None
+                raise expansion_exit(e) from None
             sh.error(f"let: {e.message}")
             return 1
     return 0 if v != 0 else 1

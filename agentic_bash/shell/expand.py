@@ -580,19 +580,36 @@ class Expander:
                 names = sorted(n for n in self.state.all_names() if n.startswith(name)
                                and self.lookup_var(n) is not None)
                 return self._finish_multi(names, op == "*", quoted)
-            # indirection
-            var = self.state.find(name) if _NAME_RE.match(name) else None
-            if var is not None and var.attrs & NAMEREF and p.index is None and op == "":
-                return var.value if var.value is not None else ""
+            # indirection (bash's parameter_brace_expand_indir)
+            idx_src = f"[{self._word_src(p.index)}]" if p.index is not None else ""
+            if p.index is None and _NAME_RE.match(name):
+                var = self.state.find(name)
+                hops = 0
+                while var is not None and var.attrs & NAMEREF and hops < 10 and type(var.value) is str:
+                    nxt = self.state.find(var.value) if _NAME_RE.match(var.value) else None
+                    if nxt is None or not nxt.attrs & NAMEREF:
+                        break
+                    var = nxt
+                    hops += 1
+                if var is not None and var.attrs & NAMEREF:
+                    # ${!ref}: the name a nameref points to, the operator applied to that name
+                    if not var.value:
+                        raise ExpansionError(f"{name}: invalid indirect expansion", 1)
+                    return self._apply_op(p, var.value, False, False, quoted, fb, name) if op else var.value
+                if var is None and self.lookup_var(name) is None:
+                    raise ExpansionError(f"{name}: invalid indirect expansion", 1)
             target = self._base_values(N.Param(name, p.index))[0]
+            if target is None and p.index is not None:
+                if self.lookup_var(self.state.resolve_ref(name)) is None:
+                    raise ExpansionError(f"{name}{idx_src}: invalid indirect expansion", 1)
+            shown = "!" + name + idx_src
             if target is None or type(target) is list:
-                if self.state.options["nounset"]:
-                    raise ExpansionError(f"{name}: unbound variable", 127)
-                target = ""
-                return "" if op == "" else self._apply_op(p, None, False, False, quoted, fb, name)
+                if not op:
+                    if self.state.options["nounset"]:
+                        raise ExpansionError(f"{shown}: unbound variable", 127)
+                    return None if not quoted else ""
+                return self._indirect_op(p, None, quoted, fb, shown, shown)
             tn = target
-            if tn == "":
-                raise ExpansionError(f"{name}: invalid indirect expansion", 1)
             if not _INDIRECT_OK.match(tn):
                 raise ExpansionError(f"{tn}: invalid variable name", 1)
             try:
@@ -604,7 +621,7 @@ class Expander:
             except Exception:
                 raise ExpansionError(f"{tn}: invalid variable name", 1) from None
             np = N.Param(rp.name, rp.index, "", op, p.arg, p.arg2)
-            return self.param_value(np, quoted, fb)
+            return self._indirect_op(np, np, quoted, fb, shown, rp.name)
         if prefix == "#":
             if op:
                 idx = f"[{self._word_src(p.index)}]" if p.index is not None else ""
@@ -634,6 +651,25 @@ class Expander:
         if multi:
             return self._finish_multi(val, star, quoted)
         return val
+
+    def _indirect_op(self: Interpreter, p: N.Param, target: N.Param | None, quoted: bool,
+                     fb: _Fields | None, shown: str, name: str) -> Any:
+        """The operator of ``${!name...}`` applied to the target (``target`` None: unset);
+        bash names the expansion ``!name`` in unbound and ``${!x:?}`` messages."""
+        try:
+            if target is None:
+                return self._apply_op(p, None, False, False, quoted, fb, name)
+            return self.param_value(target, quoted, fb)
+        except ExpansionError as e:
+            if e.status == 127:
+                head, sep, rest = e.message.partition(": ")
+                if sep and head in (name, "$" + name, self._unbound_name(p)):
+                    e.message = f"{shown}: {rest}"
+                    e.args = (e.message,)
+            elif e.message.startswith(f"${name}: cannot assign in this way"):
+                e.message = f"{name}: invalid variable name"
+                e.args = (e.message,)
+            raise
 
     def _unbound_name(self, p: N.Param) -> str:
         if p.name.isdigit() and p.index is None:

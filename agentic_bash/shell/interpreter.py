@@ -42,9 +42,22 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 class ExitShell(BaseException):
     # discard: an arithmetic expansion error; bash -c abandons only the current top-level
     # command line and goes on with the next one (a subshell just exits)
+    # eof: a fatal expansion error (set -u, ${x:?}): bash jumps to the top level with
+    # FORCE_EOF, which bash -c (and a forked simple command) turns into 127 while a subshell
+    # running a compound command or $( ) exits with 1
+    eof = False
+
     def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
         self.discard = discard
+
+
+def expansion_exit(e: ExpansionError) -> ExitShell:
+    """The ExitShell for a fatal expansion error."""
+    x = ExitShell(e.status, getattr(e, "discard", False))
+    if e.status == 127:
+        x.eof = True
+    return x
 
 
 class AbortLine(ExitShell):
@@ -61,9 +74,10 @@ class ReturnFn(BaseException):
 
 
 class LoopCtl(BaseException):
-    def __init__(self, kind: str, n: int) -> None:
+    def __init__(self, kind: str, n: int, status: int = 0) -> None:
         self.kind = kind
         self.n = n
+        self.status = status
 
 
 class RedirError(Exception):
@@ -167,12 +181,17 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # a simple command forked as a pipeline stage or background job: its own failure is the
+    # child's exit status, never an ERR trap in the child
+    forked_simple = False
+
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
         from ..commands.base import SystemInfo
         from ..limits import Limits
         self.fs = fs
         self.state = state if state is not None else ShellState()
+        self.state.on_circular = self._circular_ref
         self.budget = budget if budget is not None else Budget(Limits())
         self.info = info if info is not None else SystemInfo()
         self.host = host  # the executor: external command lookup and spawning
@@ -196,6 +215,7 @@ class Interpreter(Expander):
         self.bashpid = self.pid
         self.is_subshell = False
         self.in_trap = False
+        self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
         self.procsubs: list[Any] = []
@@ -213,6 +233,7 @@ class Interpreter(Expander):
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
         child.state = self.state.fork(lazy)
+        child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
         child.owned = []
         child.procsubs = []
@@ -221,9 +242,23 @@ class Interpreter(Expander):
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
+        traps = self.state.traps
+        if traps:
+            # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
+            # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
+            opts = self.state.options
+            keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
+                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
+            child.state.traps = keep
+            child.fork_traps = dict(keep)  # type: ignore[attr-defined]
+        else:
+            child.state.traps = {}
+            child.fork_traps = {}  # type: ignore[attr-defined]
+        child.parent_traps = dict(traps)  # type: ignore[attr-defined]
+        child.forked_simple = False
+        if cmdsub:
+            child.loop_depth = 0
         child._arith_ctx = _arith_context(child._arith_vars)
-        child.state.traps = {k: v for k, v in self.state.traps.items() if v == ""}
-        child.parent_traps = dict(self.state.traps)  # type: ignore[attr-defined]
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
             child.state.options["errexit"] = False  # a copy (ShellState.fork)
         return child
@@ -239,6 +274,9 @@ class Interpreter(Expander):
         if self.lineno > 0:
             return f"{name}: line {self.lineno}: "
         return f"{name}: "
+
+    def _circular_ref(self, name: str) -> None:
+        self.error(f"warning: {name}: circular name reference")
 
     def error(self, msg: str) -> None:
         self.write_err((self.err_prefix() + msg + "\n").encode("utf-8", "surrogateescape"))
@@ -429,6 +467,9 @@ class Interpreter(Expander):
     def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
         """Assign a scalar (to element 0 of an array), honouring attributes and namerefs."""
         st = self.state
+        if name == "OPTIND":
+            # bash: any assignment to OPTIND restarts getopts within its current word
+            self.getopts_state = (0, 0)
         if scope is None:
             var = st.find(name)
             if var is not None and not var.attrs and not append and type(var.value) is not dict \
@@ -438,6 +479,8 @@ class Interpreter(Expander):
         sc, var = st.find_scope(name) if scope is None else (scope, scope.get(name))
         if var is not None and var.attrs & NAMEREF:
             target = st.resolve_ref(name)
+            if not target:
+                raise AbortLine(1)  # a circular reference: bash warns and drops the command line
             if target != name:
                 if "[" in target:
                     nm, _, sub = target.partition("[")
@@ -631,7 +674,7 @@ class Interpreter(Expander):
     def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
         st = self.state
         if follow_ref:
-            name = st.resolve_ref(name)
+            name = st.resolve_ref(name) or name  # circular: the nameref itself goes
         for i in range(len(st.scopes) - 1, -1, -1):
             sc = st.scopes[i]
             v = sc.get(name)
@@ -733,9 +776,21 @@ class Interpreter(Expander):
         """Expand a glob pattern; None means "keep the word as is"."""
         patterns = _patterns
         sh = self.state.shopt
+        # Assigning a non-empty GLOBIGNORE turns dotglob on for good (until GLOBIGNORE is
+        # unset), and the list always hides . and ..; bash does it on assignment, we on use.
+        ignore = self.get_scalar("GLOBIGNORE")
+        if ignore:
+            sh["dotglob"] = True
+            self.state.globignore_dotglob = True
+        elif ignore is None and getattr(self.state, "globignore_dotglob", False):
+            sh["dotglob"] = False
+            self.state.globignore_dotglob = False
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
-                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True)
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
+                                skipdots=sh["globskipdots"])
+            if ignore and res:
+                res = patterns.globignore(res, ignore, extglob=sh["extglob"], nocase=sh["nocaseglob"])
         except LimitExceeded:
             raise
         except Exception:
@@ -905,19 +960,24 @@ class Interpreter(Expander):
                 self.execute(c)
         return self.state.last_status
 
-    def run_subshell_script(self, body: N.Script) -> int:
-        """Run ``body`` as a subshell (this interpreter is already a fork)."""
+    def run_subshell_script(self, body: N.Script, forked_simple: bool = False) -> int:
+        """Run ``body`` as a subshell (this interpreter is already a fork).
+
+        ``forked_simple``: a simple command forked as a pipeline stage or background job,
+        where bash's fatal expansion errors keep the top level's 127.
+        """
         try:
             try:
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = e.status
+                st = 1 if e.eof and not forked_simple else e.status
             except ExpansionError as e:
                 self.error(e.message)
+                st = 1 if e.status == 127 and not forked_simple else e.status
+            except (LoopCtl, ReturnFn) as e:
+                # `(return 4)` in a function ends the subshell with that status
                 st = e.status
-            except (LoopCtl, ReturnFn):
-                st = self.state.last_status
             st = self.run_exit_trap(st)
         except BrokenPipeError:
             st = 141
@@ -932,7 +992,8 @@ class Interpreter(Expander):
             try:
                 self.run_string(trap, trap=True)
             except ExitShell as e:
-                return e.status
+                # a fatal expansion error in the trap keeps the status the shell was exiting with
+                return st if e.eof or e.discard else e.status
             except (LoopCtl, ReturnFn):
                 pass
         return st
@@ -979,9 +1040,15 @@ class Interpreter(Expander):
 
     def after_failure(self, st: int) -> None:
         """errexit and the ERR trap after a command that failed outside a condition."""
+        fresh = self.fresh_err_trap
+        if fresh is not None:
+            self.fresh_err_trap = None
         if st != 0 and not self.errexit_off:
             trap = self.state.traps.get("ERR")
-            if trap and not self.in_trap and (not self.funcstack or self.state.options["errtrace"]):
+            # a function call fires only an ERR trap that was set before it (bash); a forked
+            # simple command's child never runs it
+            if (trap and not self.in_trap and trap is not fresh
+                    and not (self.forked_simple and not self.funcstack)):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
@@ -1028,6 +1095,7 @@ class Interpreter(Expander):
 
         def run() -> int:
             child = self.fork(lazy=True)
+            child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run)
@@ -1069,7 +1137,8 @@ class Interpreter(Expander):
             if lc.n > 1:
                 lc.n -= 1
                 raise
-            return self.state.last_status, lc.kind == "break"
+            # the loop's status is that of `break`/`continue` itself
+            return lc.status, lc.kind == "break"
 
     def exec_while(self, cmd: N.While) -> int:
         def run() -> int:
@@ -1107,6 +1176,9 @@ class Interpreter(Expander):
             try:
                 xt = self.state.options["xtrace"]
                 wtext = None
+                ref = self.state.find(cmd.var)
+                if ref is not None and not ref.attrs & NAMEREF:
+                    ref = None
                 name = cmd.var
                 state = self.state
                 opts = state.options
@@ -1118,16 +1190,26 @@ class Interpreter(Expander):
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
                         self.xtrace_raw(f"for {cmd.var} in {wtext}")
-                    # set_var's fast path, inlined: a plain variable takes the value as is
-                    v = state.find(name)
-                    if v is not None and not v.attrs and type(v.value) is not dict and not opts["allexport"]:
-                        v.value = it
+                    if ref is not None:
+                        # a nameref control variable is pointed at each word in turn (bash)
+                        if not _NAME_RE.match(it.split("[", 1)[0]) or ("[" in it and not it.endswith("]")):
+                            self.error(f"`{it}': not a valid identifier")
+                            return self.set_status(1)
+                        if ref.attrs & READONLY:
+                            self.error(f"{cmd.var}: readonly variable")
+                            return self.set_status(1)
+                        ref.value = it
                     else:
-                        try:
-                            self.set_var(name, it)
-                        except VarError as e:
-                            self.error(e.message)
-                            raise AbortLine(1) from None
+                        # set_var's fast path, inlined: a plain variable takes the value as is
+                        v = state.find(name)
+                        if v is not None and not v.attrs and type(v.value) is not dict and not opts["allexport"]:
+                            v.value = it
+                        else:
+                            try:
+                                self.set_var(name, it)
+                            except VarError as e:
+                                self.error(e.message)
+                                raise AbortLine(1) from None
                     # _loop_pass, inlined
                     try:
                         for item in body:
@@ -1143,7 +1225,8 @@ class Interpreter(Expander):
                         if lc.n > 1:
                             lc.n -= 1
                             raise
-                        st = state.last_status
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
                         if lc.kind == "break":
                             break
             finally:
@@ -1248,7 +1331,8 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
-                self.xtrace_raw(f"case {_xq(w)} in")
+                # bash traces the case word as written, not expanded
+                self.xtrace_raw(f"case {cmd.word.text or self._word_src(cmd.word)} in")
             arms = cmd.arms
             i = 0
             st = 0
@@ -1303,7 +1387,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 if e.status == 127 and e.message.endswith(": unbound variable"):
                     self.error(e.message)
-                    raise ExitShell(127) from None
+                    raise expansion_exit(e) from None
                 self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
                 return self.set_status(1)
             return self.set_status(0 if v != 0 else 1)
@@ -1585,7 +1669,9 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
-            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)))
+            if type(cmd) is N.Simple:
+                child.forked_simple = True
+            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
         except LimitExceeded as e:
             errors[i] = e
             results[i] = 124
@@ -1610,28 +1696,35 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        quote_set = _xq
+        self.xtrace_raw(" ".join(_xq(a) for a in argv))
+
+    def ps4(self) -> str:
+        """$PS4 expanded for one trace line (kept as is, after an error message, if it is bad)."""
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
-            ps4 = "+ "
+            return ""
+        if "$" not in ps4 and "`" not in ps4:
+            return ps4
+        # bash turns xtrace off while it expands PS4, so a $(...) in it is not traced
+        opts = self.state.options
+        opts["xtrace"] = False
         try:
             from .parser import parse_word
-            ps4 = self.expand_str(parse_word(ps4, dq=True)) if "$" in ps4 or "`" in ps4 else ps4
-        except Exception:
-            pass
-        self.xtrace_raw(" ".join(quote_set(a) if a else "''" for a in argv), ps4)
+            try:
+                w = parse_word(ps4, dq=True)
+            except Exception:
+                self.error(f"{ps4}: bad substitution")
+                return ps4
+            try:
+                return self.expand_str(w)
+            except Exception:
+                return ps4
+        finally:
+            opts["xtrace"] = True
 
     def xtrace_raw(self, text: str, ps4: str | None = None) -> None:
         if ps4 is None:
-            ps4 = self.get_scalar("PS4")
-            if ps4 is None:
-                ps4 = "+ "
-            elif "$" in ps4 or "`" in ps4:
-                try:
-                    from .parser import parse_word
-                    ps4 = self.expand_str(parse_word(ps4, dq=True))
-                except Exception:
-                    pass
+            ps4 = self.ps4()
         lead = ps4[:1] * getattr(self, "xtrace_level", 0)
         self.write_err((lead + ps4 + text + "\n").encode("utf-8", "surrogateescape"))
 
@@ -1677,7 +1770,7 @@ class Interpreter(Expander):
                 except ExpansionError as err:
                     self.error(err.message)
                     if err.fatal:
-                        raise ExitShell(err.status, getattr(err, "discard", False)) from None
+                        raise expansion_exit(err) from None
                     return self.set_status(err.status)
             lim = self.budget.limits.max_variable_bytes
             if lim is not None and len(value) > lim:
@@ -1711,7 +1804,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
@@ -1810,11 +1903,10 @@ class Interpreter(Expander):
         return value
 
     def _assign_only(self, cmd: N.Simple) -> int:
-        state = self.state
-        opts = state.options
-        assigns = cmd.assigns
-        xt = opts["xtrace"]
-        for a in assigns:
+        xt = self.state.options["xtrace"]
+        for a in cmd.assigns:
+            # the trace line's PS4 sees the variables as they were before this assignment
+            ps4 = self.ps4() if xt else None
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -1823,10 +1915,10 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 return self.set_status(e.status)
             if xt:
-                self._trace_assign(a, v)
+                self._trace_assign(a, v, ps4)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
         self.state.last_arg = ""
@@ -1841,38 +1933,26 @@ class Interpreter(Expander):
             self.after_failure(st)
         return st
 
-    def _trace_assign(self, a: N.Assign, v: str | None) -> None:
+    def _trace_assign(self, a: N.Assign, v: str | None, ps4: str | None = None) -> None:
         op = "+=" if a.append else "="
         sub = f"[{self._word_src(a.index)}]" if a.index is not None else ""
         if a.array is not None:
-            # the values as assigned (no second expansion: it could have side effects)
-            var = self.state.find(self.state.resolve_ref(a.name))
-            vals: list[str] = []
-            if var is not None and type(var.value) is dict:
-                keys = assoc_keys(var.value) if var.attrs & ASSOC else sorted(var.value)
-                vals = [_xq(var.value[k]) for k in keys]
-                if var.attrs & ASSOC:
-                    vals = [f"[{k}]={_xq(var.value[k])}" for k in keys]
-            self.xtrace_raw(f"{a.name}{op}(" + " ".join(vals) + ")")
+            # bash prints a compound assignment's words as written, unexpanded
+            elems = []
+            for e in a.array:
+                val = e.value.text if e.value.text or not e.value.parts else self._word_src(e.value)
+                if e.key is not None:
+                    elems.append(f"[{e.key.text or self._word_src(e.key)}]{'+=' if e.append else '='}{val}")
+                else:
+                    elems.append(val)
+            self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}")
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}", ps4)
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
         name = argv[0]
-        if st.options["xtrace"]:
-            pre = []
-            for a in cmd.assigns:
-                try:
-                    pre.append(f"{a.name}={self.expand_str(a.value, assign=True) if a.value is not None else ''}")
-                except Exception:
-                    pass
-            self.xtrace(argv)
-            if name in ("export", "readonly"):
-                for a in argv[1:]:
-                    if "=" in a and _DECL_ASSIGN_RE.match(a):
-                        k, _, v = a.partition("=")
-                        self.xtrace_raw(f"{k}={_xq(v)}")
+        xt = st.options["xtrace"]
         func = st.functions.get(name)
         builtin = None
         if func is None:
@@ -1881,42 +1961,41 @@ class Interpreter(Expander):
                 builtin = None
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
-            special = builtin is not None and name in SPECIAL_BUILTINS and func is None
-            if special:
-                for a in cmd.assigns:
-                    try:
-                        self.do_assign(a)
-                    except VarError as e:
-                        self.error(e.message)
-                        raise AbortLine(1) from None
-                    except ExpansionError as e:
-                        self.error(e.message)
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
-            else:
-                temp_scope = {}
-                ok = True
-                for a in cmd.assigns:
-                    try:
-                        if a.array is not None:
-                            # bash passes `B=(b b) cmd` to the command as the text "(b b)"
-                            value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
-                                                   + el.value.text for el in a.array) + ")"
-                        else:
-                            value = self.expand_str(a.value, assign=True) if a.value is not None else ""
-                        existing = self.state.find(a.name)
-                        if existing is not None and existing.attrs & READONLY:
-                            self.error(f"{a.name}: readonly variable")
-                            continue
-                        if a.append and existing is not None and type(existing.value) is str:
-                            value = existing.value + value
-                        temp_scope[a.name] = Var(value, EXPORT)
-                    except ExpansionError as e:
-                        self.error(e.message)
-                        if e.fatal:
-                            raise ExitShell(e.status, getattr(e, "discard", False)) from None
-                        ok = False
-                if not ok:
-                    return self.set_status(1)
+            # bash (not in posix mode) keeps prefix assignments temporary even before special
+            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing
+            temp_scope = {}
+            ok = True
+            for a in cmd.assigns:
+                try:
+                    if a.array is not None:
+                        # bash passes `B=(b b) cmd` to the command as the text "(b b)"
+                        value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
+                                               + el.value.text for el in a.array) + ")"
+                    else:
+                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                    if xt:
+                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(value)}")
+                    existing = self.state.find(a.name)
+                    if existing is not None and existing.attrs & READONLY:
+                        self.error(f"{a.name}: readonly variable")
+                        continue
+                    if a.append and existing is not None and type(existing.value) is str:
+                        value = existing.value + value
+                    temp_scope[a.name] = Var(value, EXPORT)
+                except ExpansionError as e:
+                    self.error(e.message)
+                    if e.fatal:
+                        raise expansion_exit(e) from None
+                    ok = False
+            if not ok:
+                return self.set_status(1)
+        if xt:
+            self.xtrace(argv)
+            if name in ("export", "readonly"):
+                for a in argv[1:]:
+                    if "=" in a and _DECL_ASSIGN_RE.match(a):
+                        k, _, v = a.partition("=")
+                        self.xtrace_raw(f"{k}={_xq(v)}")
         self.last_cmd_argv = argv
 
         if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
@@ -1954,6 +2033,8 @@ class Interpreter(Expander):
                         del st.scopes[i]
                         break
                 st.env_cache = None
+            if func is None and name in ("export", "readonly"):
+                self._keep_declared_temps(temp_scope, argv)
         else:
             status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
         st.last_arg = argv[-1]
@@ -1962,6 +2043,24 @@ class Interpreter(Expander):
         if status:
             self.after_failure(status)
         return status
+
+    def _keep_declared_temps(self, temp_scope: dict[str, Var], argv: list[str]) -> None:
+        """bash: `x=1 export x` (or readonly) makes the temporary x a shell variable."""
+        st = self.state
+        for a in argv[1:]:
+            if a.startswith("-"):
+                continue
+            n = a.partition("=")[0].partition("+")[0]
+            tv = temp_scope.get(n)
+            if tv is None:
+                continue
+            var = st.find(n)
+            if var is None:
+                st.scopes[0][n] = tv
+            else:
+                var.value = tv.value
+                var.attrs |= tv.attrs
+        st.env_cache = None
 
     def _exec_redirs(self, redirs: tuple[N.Redir, ...]) -> int:
         """``exec`` with only redirections: they stay in effect for the rest of the shell."""
@@ -2030,7 +2129,17 @@ class Interpreter(Expander):
         saved_loops = self.loop_depth
         self.loop_depth = 0
         status = 0
-        ret_before = st.traps.get("RETURN") if st.traps else None
+        err_before = st.traps.get("ERR") if st.traps else None
+        if err_before is not None and not st.options["errtrace"]:
+            # without set -E a function does not see the caller's ERR trap (bash saves it
+            # and puts it back on return); one the function sets itself does fire
+            del st.traps["ERR"]
+        # a function without set -T runs with the RETURN trap reset (bash): it fires for the
+        # function only when set inside it, and the caller's trap comes back afterwards
+        # unless the function left one of its own
+        saved_ret = None
+        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
+            saved_ret = st.traps.pop("RETURN")
         try:
             body = func.body
             try:
@@ -2041,15 +2150,16 @@ class Interpreter(Expander):
             except ReturnFn as r:
                 status = r.status
             trap = st.traps.get("RETURN")
-            # functions do not inherit a RETURN trap (bash): it fires for the function that set
-            # it, or for every function under set -T; its lines count from the definition's line
-            if trap and not self.in_trap and (trap is not ret_before or st.options["functrace"]):
+            # the trap's lines count from the definition's line
+            if trap and not self.in_trap:
                 self.in_trap = True
                 try:
                     self.run_string(trap, trap=True, first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
+            if saved_ret is not None and "RETURN" not in st.traps:
+                st.traps["RETURN"] = saved_ret
             self.funcstack.pop()
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
@@ -2061,6 +2171,11 @@ class Interpreter(Expander):
             st.positional = saved_pos
             self.lineno = saved_line
             self.loop_depth = saved_loops
+            if err_before is None:
+                if status and st.traps:
+                    self.fresh_err_trap = st.traps.get("ERR")
+            elif not st.options["errtrace"] and "ERR" not in st.traps:
+                st.traps["ERR"] = err_before
         return status
 
     # ------------------------------------------------------------------ external commands
@@ -2097,7 +2212,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal:
-                raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                raise expansion_exit(e) from None
             raise RedirError() from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
@@ -2147,7 +2262,7 @@ class Interpreter(Expander):
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
-                        raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                        raise expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
@@ -2158,7 +2273,7 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
-                    raise ExitShell(e.status, getattr(e, "discard", False)) from None
+                    raise expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
@@ -2346,16 +2461,10 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
-_XT_SAFE = re.compile(r"[A-Za-z0-9_./:=@%^+,-]+\Z")
-
-
 def _xq(w: str) -> str:
-    """Quote one word the way ``set -x`` prints it (single quotes, raw control characters)."""
-    if not w:
-        return "''"
-    if _XT_SAFE.match(w):
-        return w
-    return "'" + w.replace("'", "'\\''") + "'"
+    """Quote one word the way ``set -x`` prints it."""
+    from .quoting import quote_xtrace
+    return quote_xtrace(w)
 
 
 def _close(f: Any) -> None:

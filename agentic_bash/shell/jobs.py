@@ -188,7 +188,9 @@ def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
             from .streams import NullStream
             if not getattr(sh, "_job_keep_stdin", False):
                 child.fds[0] = NullStream()
-            st = child.run_subshell_script(N.Script((N.ListItem(cmd),)))
+            if type(cmd) is N.Simple:
+                child.forked_simple = True
+            st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
         except LimitExceeded:
             st = 124 if not job.killed else 143
         except BaseException:  # noqa: BLE001

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from agentic_bash.vfs.base import FileSystem
 
 __all__ = [
-    "compile", "fnmatch", "glob", "has_magic", "replace", "strip_prefix", "strip_suffix",
+    "compile", "fnmatch", "glob", "globignore", "has_magic", "replace", "strip_prefix", "strip_suffix",
     "translate", "unescape",
 ]
 
@@ -611,10 +611,13 @@ def _fs_join(base: str, name: str) -> str:
 
 
 def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocaseglob: bool = False,
-         globstar: bool = False, extglob: bool = True, timeout: float | None = None) -> list[str]:
+         globstar: bool = False, extglob: bool = True, timeout: float | None = None,
+         skipdots: bool = True) -> list[str]:
     """Pathname expansion of ``pattern``; sorted matches, or ``[]`` when nothing matches.
 
     ``timeout`` bounds the whole walk (TimeoutError), as a ``**`` over a huge tree may be slow.
+    ``skipdots=False`` (``shopt -u globskipdots``) lets a component with a literal leading
+    dot match ``.`` and ``..``.
     """
     clock = _Clock(timeout)
     if not has_magic(pattern, extglob=extglob):
@@ -659,11 +662,16 @@ def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocas
         else:
             rx = _compile(comp, extglob, nocaseglob, True, False)
             hidden_ok = dotglob or _allows_hidden(comp)
+            dots = not skipdots and _allows_hidden(comp)
             for comps, path in states:
                 try:
                     entries = list(fs.scandir(path))
                 except OSError:
                     continue
+                if dots:
+                    for name in (".", ".."):
+                        if rx.fullmatch(name, timeout=clock.left()):
+                            new.append((comps + (name,), normalize(name, path)))
                 for e in entries:
                     name = e.name
                     if name in (".", "..") or (name.startswith(".") and not hidden_ok):
@@ -684,6 +692,52 @@ def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocas
         if text and fs.lexists(path):
             result.add(text)
     return sorted(result, key=lambda t: t.encode("utf-8", "surrogateescape"))
+
+
+def _split_colons(spec: str) -> list[str]:
+    """Split a GLOBIGNORE value at colons outside brackets, extglob groups and backslashes."""
+    out = []
+    start = j = 0
+    n = len(spec)
+    while j < n:
+        c = spec[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            end = _bracket_end(spec, j)
+            if end > 0:
+                j = end
+                continue
+        elif c in _EXT and j + 1 < n and spec[j + 1] == "(":
+            close = _find_close_paren(spec, j + 1)
+            if close > 0:
+                j = close + 1
+                continue
+        elif c == ":":
+            out.append(spec[start:j])
+            start = j + 1
+        j += 1
+    out.append(spec[start:])
+    return out
+
+
+def globignore(paths: list[str], spec: str, *, extglob: bool = True, nocase: bool = False) -> list[str]:
+    """Drop the ``paths`` that GLOBIGNORE's colon-separated ``spec`` rejects.
+
+    bash (pathexp.c) matches each whole result with FNM_PATHNAME (``*`` stops at ``/``, no
+    special leading dot) and always drops results whose last component is ``.`` or ``..``.
+    """
+    pats = [_compile(p, extglob, nocase, True, False) for p in _split_colons(spec) if p]
+    out = []
+    for path in paths:
+        base = path.rstrip("/").rsplit("/", 1)[-1] if "/" in path.rstrip("/") else path
+        if base in (".", ".."):
+            continue
+        if any(rx.fullmatch(path) for rx in pats):
+            continue
+        out.append(path)
+    return out
 
 
 def _walk(fs: FileSystem, path: str, dotglob: bool, clock: _Clock, rel: str = "") -> list[tuple[str, str, bool, bool]]:

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["ansic_quote", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set", "quote_single"]
+__all__ = [
+    "ansic_quote", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set", "quote_single",
+    "quote_xtrace",
+]
 
 _BACKSLASH_CHARS = frozenset(" \t\n!\"$&'()*,;<>?[\\]^`{|}")
 _SHELL_METAS = frozenset(" \t\n'\"\\|&;()<>!{}*[?]^$`")
@@ -119,4 +122,16 @@ def quote_set(s: str) -> str:
         return ansic_quote(s)
     if _has_shell_metas(s):
         return _single_quote(s)
+    return s
+
+
+def quote_xtrace(s: str) -> str:
+    """A word as ``set -x`` prints it: single quotes when it has shell metacharacters (even
+    if it also has control characters), else ``$'...'`` when something is non-printable."""
+    if s == "":
+        return "''"
+    if _has_shell_metas(s):
+        return _single_quote(s)
+    if needs_ansic(s):
+        return ansic_quote(s)
     return s

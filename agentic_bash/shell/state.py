@@ -168,13 +168,23 @@ class ShellState:
                 return sc, v
         return None, None
 
+    # called with the nameref's name when resolving runs into a loop (the interpreter warns)
+    on_circular: Any = None
+
     def resolve_ref(self, name: str, depth: int = 0) -> str:
-        """Follow namerefs to the final variable name (may include a subscript)."""
+        """Follow namerefs to the final variable name (may include a subscript); ``""`` when
+        the chain comes back to a name already passed (bash: "circular name reference")."""
+        orig = name
         while depth < 10:
             v = self.find(name)
             if v is None or not (v.attrs & NAMEREF) or not isinstance(v.value, str) or not v.value:
                 return name
-            name = v.value
+            nxt = v.value
+            if nxt == orig or nxt == name:
+                if self.on_circular is not None:
+                    self.on_circular(orig)
+                return ""
+            name = nxt
             depth += 1
         return name
 

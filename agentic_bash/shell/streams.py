@@ -24,13 +24,16 @@ MARKER = "\n[agentic-bash: output truncated after {n} bytes]\n"
 class Capture:
     """Collects one output stream of a run, bounded by ``limit`` bytes (then cut visibly)."""
 
-    __slots__ = ("buf", "limit", "truncated", "lock", "on_output", "fd", "closed", "total", "forward")
+    __slots__ = ("buf", "limit", "truncated", "on_output", "fd", "closed", "total", "forward")
+
+    # one lock for every Capture: it is held only for a few bytearray operations (never
+    # while calling out), and a run makes two Captures, so a lock each cost more than sharing
+    lock = threading.Lock()
 
     def __init__(self, limit: int | None = None, on_output: Callable[[int, bytes], None] | None = None, fd: int = 1) -> None:
         self.buf = bytearray()
         self.limit = limit
         self.truncated = False
-        self.lock = threading.Lock()
         self.on_output = on_output
         self.fd = fd
         self.closed = False
@@ -43,21 +46,24 @@ class Capture:
             # the run that owned this stream is over: a background job's late output
             return fw.write(data)
         n = len(data)
+        cut = None
         with self.lock:
             self.total += n
+            buf = self.buf
             lim = self.limit
-            if lim is not None and len(self.buf) + n > lim:
-                if not self.truncated:
-                    room = lim - len(self.buf)
-                    if room > 0:
-                        self.buf += data[:room]
-                    self.truncated = True
-                    if self.on_output is not None:
-                        self.on_output(self.fd, bytes(data[:max(room, 0)]))
-                return n
-            self.buf += data
-        if self.on_output is not None:
-            self.on_output(self.fd, bytes(data))
+            if lim is not None and len(buf) + n > lim:
+                if self.truncated:
+                    return n
+                room = lim - len(buf)
+                if room > 0:
+                    buf += data[:room]
+                self.truncated = True
+                cut = bytes(data[:max(room, 0)])
+            else:
+                buf += data
+        cb = self.on_output
+        if cb is not None:
+            cb(self.fd, bytes(data) if cut is None else cut)
         return n
 
     def flush(self) -> None:

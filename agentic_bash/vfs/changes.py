@@ -99,10 +99,15 @@ class Changes:
         return bool(self.created or self.modified or self.deleted)
 
 
-@dataclass(frozen=True, slots=True)
 class Marker:
-    fs: Any
-    journal: Journal
+    """Where recording started: the tracked view and its journal (a plain class: one is made
+    per ``run()``)."""
+
+    __slots__ = ("fs", "journal")
+
+    def __init__(self, fs: Any, journal: Journal) -> None:
+        self.fs = fs
+        self.journal = journal
 
 
 def _tracking_target(fs: Any) -> Any:

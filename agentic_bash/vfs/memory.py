@@ -795,6 +795,13 @@ class _MemFile(io.RawIOBase):
             raise ValueError("I/O operation on closed file.")
         return self._pos
 
+    def identity(self) -> tuple[int, int] | None:
+        """(inode id, size) of a regular file, None for a device: the fstat() a command may compare."""
+        if self._dev is not None:
+            return None
+        with self._fs._lock:
+            return id(self._node), len(self._node.data)  # type: ignore[arg-type]
+
     def __repr__(self) -> str:
         return f"<MemoryFS file {self.name!r} mode={self.mode!r}>"
 

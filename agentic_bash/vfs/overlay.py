@@ -132,6 +132,18 @@ class OverlayFS:
 
     def _resolve(self, path: str, follow: bool = True, create: bool = False) -> _Found:
         """Resolve in the merged view; the result's ``st`` is None if only the last part is missing."""
+        # fast path: the parent is a merged directory resolved before (in the cache, which
+        # only holds canonical, symlink-free directory paths) and the last part is a plain
+        # name; this is exactly the last iteration of the loop below
+        parent, _, name = path.rpartition("/")
+        if name and name != "." and name != "..":
+            players = self._dircache.get(parent) if parent else self._root_layers()
+            if players is not None:
+                layers, st = self._child(parent or "/", players, name)
+                if st is None:
+                    return _Found(path, parent or "/", players, [], None)
+                if not (follow and st.st_mode & S_IFMT == S_IFLNK):
+                    return _Found(path, parent or "/", players, layers, st)
         up_root = self.upper._root
         # entries: (path or None, layers, upper inode, name); a None path was left unbuilt by
         # the upper-only fast path below and is built on demand (keeps deep paths O(depth))

@@ -186,6 +186,13 @@ CASES = [
     ["sed", "q 5 x", "f1"],
     ["sed", "s//x/", "f1"],
     ["sed", "-i"],
+    # a/r complete a last line without newline, even with nothing to add; R does not
+    ["sed", "$a\\", "noeol"],
+    ["sed", "1a\\", "noeol"],
+    ["sed", "$r nonexist", "noeol"],
+    ["sed", "$r dir", "noeol"],
+    ["sed", "$R f1", "noeol"],
+    ["sed", "-n", "a\\", "noeol"],
 ]
 
 

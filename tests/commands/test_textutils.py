@@ -20,6 +20,14 @@ FILES = {
 }
 
 CASES: list[tuple[list[str], bytes]] = [
+    # wc --files0-from (names from stdin give no column width; a regular list file does)
+    (["wc", "--files0-from=-"], b"a.txt\0nonl.txt\0"),
+    (["wc", "-l", "--files0-from=-"], b"a.txt\0\0nope\0-\0b.txt"),
+    (["wc", "--files0-from=-"], b"a.txt"),
+    (["wc", "--files0-from=-"], b""),
+    (["wc", "--files0-from=nope"], b""),
+    (["wc", "--files0-from=-", "a.txt"], b"a.txt\0"),
+    (["wc", "-c", "--files0-from=empty.txt"], b""),
     # cat
     (["cat", "a.txt"], b""),
     (["cat", "a.txt", "-", "nonl.txt"], b"stdin\n"),
@@ -215,6 +223,15 @@ SORT_CASES: list[tuple[list[str], bytes]] = [
     (["sort", "-c", "s.txt"], b""),
     (["sort", "-C", "s.txt"], b""),
     (["sort", "-c"], b"a\nb\nb\n"),
+    (["sort", "-c", "s.txt", "b c"], b""),
+    (["sort", "--check=quiet", "s.txt", "s.txt"], b""),
+    # --files0-from: NUL-separated names (the last terminator optional), vetted like GNU
+    (["sort", "--files0-from=-"], b"s.txt\0s.txt"),
+    (["sort", "--files0-from=-"], b"s.txt\0\0s.txt\0"),
+    (["sort", "--files0-from=-"], b"-\0"),
+    (["sort", "--files0-from=-"], b""),
+    (["sort", "--files0-from=nonexist"], b""),
+    (["sort", "--files0-from=-", "s.txt"], b"s.txt\0"),
     (["sort", "-cu"], b"a\nb\nb\n"),
     (["sort", "-z"], b"b\0a\0c"),
     (["sort"], b"b\na"),

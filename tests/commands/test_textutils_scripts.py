@@ -85,6 +85,20 @@ SCRIPTS = [
     "find src -name '*.py' | sort | xargs wc -l",
     "sort words.txt | uniq -c | sort -nr | head -n 2",
     "echo '3 1 2' | tr ' ' '\\n' | sort -n | tail -1",
+    # a file that is also the output: cat refuses it when bytes are left to read, grep always
+    # (unless it prints no lines); neither may chase its own output
+    "cat notes.txt >> notes.txt; echo $?; cat notes.txt",
+    "cat notes.txt > notes.txt; echo $?; wc -c notes.txt",
+    "cat - words.txt < words.txt >> words.txt; echo $?; wc -l words.txt",
+    "{ read x; cat; } < notes.txt >> notes.txt; cat notes.txt",
+    "cat -n notes.txt 1<> notes.txt; echo $?",
+    "grep a notes.txt >> notes.txt; echo $?; grep -r b . >> notes.txt; echo $?; grep a < notes.txt >> notes.txt; echo $?",
+    "grep -c a notes.txt >> notes.txt; grep -l a notes.txt >> notes.txt; grep -m1 a notes.txt >> notes.txt; cat notes.txt",
+    "grep -s x notes.txt > notes.txt; echo $?",
+    # ls -I/--ignore, --hide (void under -a/-A), -B: fnmatch with FNM_PERIOD, operands exempt
+    "touch .h.txt x~ .y~; ls -1 -I '*.txt'; ls --hide='*.txt'; ls -A --hide='*.txt'",
+    "touch .h.txt x~ .y~; ls -a -I '*.txt'; ls -a -I '.*'; ls -B -a; ls -a --ignore='*'",
+    "ls -1 -I '*.txt' words.txt; ls -R -I 'u*' src; ls -I '[nw]*' --hide='R*'",
 ]
 
 
