@@ -1145,15 +1145,47 @@ class Interpreter(Expander):
             st = 0
             self.loop_depth += 1
             budget = self.budget
+            state = self.state
+            cond = cmd.cond.items
+            body = cmd.body.items
+            until = cmd.until
+            simple = N.Simple
             try:
                 while True:
                     budget.charge_iteration()
-                    c = self.cond_run(cmd.cond)
-                    if (c == 0) == cmd.until:
+                    # cond_run and _loop_pass, inlined
+                    self.errexit_off += 1
+                    try:
+                        for item in cond:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                    finally:
+                        self.errexit_off -= 1
+                    if (state.last_status == 0) == until:
                         break
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1377,23 +1409,29 @@ class Interpreter(Expander):
         return self.set_status(0)
 
     def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
-        def run() -> int:
-            self.lineno = cmd.line or self.lineno
-            self.budget.charge_command()
-            if self.state.options["xtrace"]:
-                self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
-            try:
-                v = self.arith_word(cmd.expr)
-            except ExpansionError as e:
-                if e.status == 127 and e.message.endswith(": unbound variable"):
-                    self.error(e.message)
-                    raise expansion_exit(e) from None
-                self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
-                return self.set_status(1)
-            return self.set_status(0 if v != 0 else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        if cmd.redirs:
+            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd))
+        else:
+            st = self._arith_cmd(cmd)
         self.pipestatus = [st]
         self.after_failure(st)
+        return st
+
+    def _arith_cmd(self, cmd: N.ArithCmd) -> int:
+        self.lineno = cmd.line or self.lineno
+        self.budget.charge_command()
+        if self.state.options["xtrace"]:
+            self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
+        try:
+            v = self.arith_expand(cmd.expr)
+        except ExpansionError as e:
+            if e.status == 127 and e.message.endswith(": unbound variable"):
+                self.error(e.message)
+                raise expansion_exit(e) from None
+            self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+            return self.set_status(1)
+        st = 0 if v != 0 else 1
+        self.state.last_status = st
         return st
 
     def exec_cond(self, cmd: N.Cond) -> int:
@@ -1414,7 +1452,7 @@ class Interpreter(Expander):
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
                                        or "value too great" in e.message or "invalid" in e.message else 1)
             return self.set_status(0 if r else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        st = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
         self.pipestatus = [st]
         self.after_failure(st)
         return st
