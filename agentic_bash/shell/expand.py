@@ -22,6 +22,19 @@ _INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-
 _ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
+_PLAIN_NAME: dict[str, bool] = {}
+
+
+def _plain_name(name: str) -> bool:
+    """Whether ``$name`` is just the variable's value (not positional, special or dynamic)."""
+    from .interpreter import DYNAMIC
+    plain = bool(_NAME_RE.match(name)) and name != "_" and name not in DYNAMIC
+    if len(_PLAIN_NAME) >= 4096:
+        _PLAIN_NAME.clear()
+    _PLAIN_NAME[name] = plain
+    return plain
+
+
 class ExpansionError(Exception):
     """An expansion error (bad substitution, ``${x:?}``, unbound variable): message and exit status.
 
@@ -297,8 +310,9 @@ class Expander:
 
     def _split_glob_into(self: Interpreter, v: str, out: list[str]) -> None:
         """Split and glob ``v``, the whole of an unquoted word (``$x``, ``$(cmd)``), onto ``out``."""
-        ifs = self.get_ifs()
-        if ifs is not None and ifs != " \t\n":
+        iv = self.state.find("IFS")
+        ifs = None if iv is None else iv.value
+        if ifs is not None and ifs != " \t\n" and (ifs := self.get_ifs()) is not None and ifs != " \t\n":
             fb = _Fields(ifs)
             fb.split(v)
             out.extend(self._glob_fields(fb))
@@ -562,6 +576,17 @@ class Expander:
         prefix = p.prefix
         op = p.op
         name = p.name
+        if not op and not prefix and p.index is None:
+            # $name of an ordinary variable holding a string: special_or_var's answer, directly
+            plain = _PLAIN_NAME.get(name)
+            if plain is None:
+                plain = _plain_name(name)
+            if plain:
+                var = self.state.find(name)
+                if var is not None and not var.attrs & NAMEREF:
+                    val = var.value
+                    if type(val) is str:
+                        return val
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":

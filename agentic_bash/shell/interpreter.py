@@ -2583,7 +2583,10 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     plan = (cmd, _P_LIT, a.name, p.text)  # type: ignore[union-attr]
                 elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
                     plan = (cmd, _P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
-                elif tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
+                elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
+                    p = p.parts[0]  # type: ignore[union-attr]
+                    tp = type(p)
+                if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
                     plan = (cmd, _P_PARAM, a.name, p)
         elif cmd.words and not cmd.assigns:
             argv = []
