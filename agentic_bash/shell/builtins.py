@@ -65,6 +65,10 @@ def b_false(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("echo")
 def b_echo(sh: Interpreter, argv: list[str]) -> int:
+    if (len(argv) < 2 or argv[1][:1] != "-") and not sh.state.shopt["xpg_echo"]:
+        # no option, no escapes: the words and a newline
+        sh.write_out(((argv[1] if len(argv) == 2 else " ".join(argv[1:])) + "\n").encode("utf-8", "surrogateescape"))
+        return 0
     args = argv[1:]
     nl = True
     esc = sh.state.shopt["xpg_echo"]

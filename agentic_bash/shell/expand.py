@@ -32,6 +32,19 @@ def _star_param(p: N.Param) -> bool:
     return p.name == "*"
 
 
+_PLAIN_NAME: dict[str, bool] = {}
+
+
+def _plain_name(name: str) -> bool:
+    """Whether ``$name`` is just the variable's value (not positional, special or dynamic)."""
+    from .interpreter import DYNAMIC
+    plain = bool(_NAME_RE.match(name)) and name != "_" and name not in DYNAMIC
+    if len(_PLAIN_NAME) >= 4096:
+        _PLAIN_NAME.clear()
+    _PLAIN_NAME[name] = plain
+    return plain
+
+
 class ExpansionError(Exception):
     """An expansion error (bad substitution, ``${x:?}``, unbound variable): message and exit status.
 
@@ -219,12 +232,17 @@ class Expander:
                 v = self.param_value(p, True)
                 if type(v) is str:
                     return v
+            elif tp is N.CmdSub:
+                return self.command_subst(p.body)
             elif tp is N.DQ and len(p.parts) == 1:
                 q = p.parts[0]
-                if type(q) is N.Param and not q.op and not q.prefix and q.index is None:
+                tq = type(q)
+                if tq is N.Param and not q.op and not q.prefix and q.index is None:
                     v = self.param_value(q, True)
                     if type(v) is str:
                         return v
+                elif tq is N.CmdSub:
+                    return self.command_subst(q.body)
         fb = _Fields("")
         fb.assign = assign
         self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
@@ -336,8 +354,9 @@ class Expander:
 
     def _split_glob_into(self: Interpreter, v: str, out: list[str]) -> None:
         """Split and glob ``v``, the whole of an unquoted word (``$x``, ``$(cmd)``), onto ``out``."""
-        ifs = self.get_ifs()
-        if ifs is not None and ifs != " \t\n":
+        iv = self.state.find("IFS")
+        ifs = None if iv is None else iv.value
+        if ifs is not None and ifs != " \t\n" and (ifs := self.get_ifs()) is not None and ifs != " \t\n":
             fb = _Fields(ifs)
             fb.split(v)
             out.extend(self._glob_fields(fb))
@@ -622,6 +641,17 @@ class Expander:
         prefix = p.prefix
         op = p.op
         name = p.name
+        if not op and not prefix and p.index is None:
+            # $name of an ordinary variable holding a string: special_or_var's answer, directly
+            plain = _PLAIN_NAME.get(name)
+            if plain is None:
+                plain = _plain_name(name)
+            if plain:
+                var = self.state.find(name)
+                if var is not None and not var.attrs & NAMEREF:
+                    val = var.value
+                    if type(val) is str:
+                        return val
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":

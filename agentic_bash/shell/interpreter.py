@@ -31,6 +31,7 @@ from .state import (
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
+from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
@@ -247,11 +248,12 @@ class Interpreter(Expander):
         self.source_stack: list[str] = []
 
     # ================================================================== forking
-    def fork(self, *, cmdsub: bool = False) -> Interpreter:
-        """A subshell: copied state, same fs/budget/host, copied fd table."""
+    def fork(self, *, cmdsub: bool = False, lazy: bool = False) -> Interpreter:
+        """A subshell: copied state, same fs/budget/host, copied fd table. ``lazy``: a
+        subshell this shell waits for (see ShellState.fork)."""
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
-        child.state = self.state.fork()
+        child.state = self.state.fork(lazy)
         child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
         if self.coproc_fds and not cmdsub:
@@ -283,8 +285,7 @@ class Interpreter(Expander):
             child.loop_depth = 0
         child._arith_ctx = _arith_context(child._arith_vars)
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
-            child.state.options = dict(child.state.options)
-            child.state.options["errexit"] = False
+            child.state.options["errexit"] = False  # a copy (ShellState.fork)
         return child
 
     # ================================================================== errors
@@ -764,7 +765,14 @@ class Interpreter(Expander):
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
+            fn = _arith_fns.get(expr)
+            if fn is not None:
+                return fn(self._arith_ctx, False)
             return _arith_eval_in(expr, self._arith_ctx)
+        except RecursionError:
+            err = ExpansionError(_arith_recursion_msg(expr), 1)
+            err.discard = True  # type: ignore[attr-defined]
+            raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -1000,7 +1008,7 @@ class Interpreter(Expander):
 
     # ================================================================== command substitution etc.
     def command_subst(self, body: N.Script) -> str:
-        child = self.fork(cmdsub=True)
+        child = self.fork(cmdsub=True, lazy=True)
         child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
         cap = _SubstCapture(lim)
@@ -1308,7 +1316,7 @@ class Interpreter(Expander):
         self.lineno = cmd.line or self.lineno
 
         def run() -> int:
-            child = self.fork()
+            child = self.fork(lazy=True)
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
@@ -1359,15 +1367,47 @@ class Interpreter(Expander):
             st = 0
             self.loop_depth += 1
             budget = self.budget
+            state = self.state
+            cond = cmd.cond.items
+            body = cmd.body.items
+            until = cmd.until
+            simple = N.Simple
             try:
                 while True:
                     budget.charge_iteration()
-                    c = self.cond_run(cmd.cond)
-                    if (c == 0) == cmd.until:
+                    # cond_run and _loop_pass, inlined
+                    self.errexit_off += 1
+                    try:
+                        for item in cond:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                    finally:
+                        self.errexit_off -= 1
+                    if (state.last_status == 0) == until:
                         break
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1396,6 +1436,8 @@ class Interpreter(Expander):
                 name = cmd.var
                 state = self.state
                 opts = state.options
+                body = cmd.body.items
+                simple = N.Simple
                 for it in items:
                     budget.charge_iteration()
                     if state.traps:
@@ -1426,9 +1468,25 @@ class Interpreter(Expander):
                             except VarError as e:
                                 self.error(e.message)
                                 raise AbortLine(1) from None
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    # _loop_pass, inlined
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1590,24 +1648,31 @@ class Interpreter(Expander):
         return self.set_status(0)
 
     def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
-        def run() -> int:
-            self.lineno = cmd.line or self.lineno
-            self.budget.charge_command()
-            self._debug_compound(lambda: f"(({cmd.expr.text}))")
-            if self.state.options["xtrace"]:
-                self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
-            try:
-                v = self.arith_word(cmd.expr)
-            except ExpansionError as e:
-                if e.status == 127 and e.message.endswith(": unbound variable"):
-                    self.error(e.message)
-                    raise expansion_exit(e) from None
-                self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
-                return self.set_status(1)
-            return self.set_status(0 if v != 0 else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        if cmd.redirs:
+            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd))
+        else:
+            st = self._arith_cmd(cmd)
         self.pipestatus = [st]
         self.after_failure(st)
+        return st
+
+    def _arith_cmd(self, cmd: N.ArithCmd) -> int:
+        self.lineno = cmd.line or self.lineno
+        self.budget.charge_command()
+        if self.state.traps:
+            self._debug_compound(lambda: f"(({cmd.expr.text}))")
+        if self.state.options["xtrace"]:
+            self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
+        try:
+            v = self.arith_expand(cmd.expr)
+        except ExpansionError as e:
+            if e.status == 127 and e.message.endswith(": unbound variable"):
+                self.error(e.message)
+                raise expansion_exit(e) from None
+            self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+            return self.set_status(1)
+        st = 0 if v != 0 else 1
+        self.state.last_status = st
         return st
 
     def exec_cond(self, cmd: N.Cond) -> int:
@@ -1635,7 +1700,7 @@ class Interpreter(Expander):
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
                                        or "value too great" in e.message or "invalid" in e.message else 1)
             return self.set_status(0 if r else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        st = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
         self.pipestatus = [st]
         self.after_failure(st)
         return st
@@ -1983,16 +2048,65 @@ class Interpreter(Expander):
         mark = len(procsubs)
         self.cmdsub_status = None
         words = cmd.words
+        plan = _PLANS.get(id(cmd))
+        if plan is None or plan[0] is not cmd:
+            plan = _simple_plan(cmd)
+        kind = plan[1]
+        if kind == _P_ARGV:
+            argv = list(plan[2])
+            if not traps or "DEBUG" not in traps:
+                self.current_command = argv
+            try:
+                return self._run_argv(cmd, argv)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
+        if kind and not st.options["xtrace"]:
+            # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
+            if kind == _P_LIT:
+                value = plan[3]
+            else:
+                try:
+                    if kind == _P_ARITH:
+                        value = str(self.arith(plan[3]))
+                    else:
+                        value = self.param_value(plan[3], True)
+                        if type(value) is not str:
+                            value = self.expand_str(cmd.assigns[0].value, assign=True)  # type: ignore[arg-type]
+                except ExpansionError as err:
+                    self.error(err.message)
+                    if err.fatal:
+                        raise expansion_exit(err) from None
+                    return self.set_status(err.status)
+            lim = self.budget.limits.max_variable_bytes
+            if lim is not None and len(value) > lim:
+                raise LimitExceeded("max_variable_bytes", f"variable {plan[2]} too large")
+            var = st.find(plan[2])
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                try:
+                    self.set_var(plan[2], value)
+                except VarError as err:
+                    self.error(err.message)
+                    raise AbortLine(1) from None
+            self.pipestatus = [0]
+            st.last_arg = ""
+            st.last_status = 0
+            return 0
+        if not words:
+            try:
+                return self._assign_only(cmd)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
         try:
             try:
-                if words:
-                    p0 = words[0].parts
-                    if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
-                        argv = self._expand_decl(words)
-                    else:
-                        argv = self.expand_words(words)
+                p0 = words[0].parts
+                if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
+                    argv = self._expand_decl(words)
                 else:
-                    argv = []
+                    argv = self.expand_words(words)
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
@@ -2079,7 +2193,18 @@ class Interpreter(Expander):
             self.set_array(a.name, a.array, append=a.append)
             return None
         w = a.value
-        value = self.expand_str(w, assign=True) if w is not None else ""
+        if w is None:
+            value = ""
+        else:
+            p = w.parts
+            if len(p) == 1 and type(p[0]) is N.ArithSub:
+                e = p[0].expr.parts  # type: ignore[union-attr]
+                if len(e) == 1 and type(e[0]) is N.Lit:
+                    value = str(self.arith(e[0].text))  # type: ignore[union-attr]
+                else:
+                    value = str(self.arith_expand(p[0].expr))  # type: ignore[union-attr]
+            else:
+                value = self.expand_str(w, assign=True)
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
@@ -2774,6 +2899,54 @@ def _timeformat(fmt: str, real: float) -> str:
 def _fmt_lr(t: float) -> str:
     m = int(t // 60)
     return f"{m}m{t - 60 * m:.3f}s"
+
+
+# Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
+# its own): what exec_simple can do without the general expansion machinery.
+_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
+_PLANS: dict[int, tuple[Any, ...]] = {}
+_STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
+
+
+def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
+    plan: tuple[Any, ...] = (cmd, _P_GENERAL)
+    if not cmd.redirs:
+        if not cmd.words and len(cmd.assigns) == 1:
+            a = cmd.assigns[0]
+            w = a.value
+            if w is not None and a.array is None and a.index is None and not a.append \
+                    and len(w.parts) == 1:
+                p = w.parts[0]
+                tp = type(p)
+                if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
+                    plan = (cmd, _P_LIT, a.name, p.text)  # type: ignore[union-attr]
+                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
+                    plan = (cmd, _P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
+                elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
+                    p = p.parts[0]  # type: ignore[union-attr]
+                    tp = type(p)
+                if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
+                    plan = (cmd, _P_PARAM, a.name, p)
+        elif cmd.words and not cmd.assigns:
+            argv = []
+            for w in cmd.words:
+                if len(w.parts) != 1:
+                    break
+                p = w.parts[0]
+                tp = type(p)
+                if tp is N.Lit and _STATIC_WORD.match(p.text):  # type: ignore[union-attr]
+                    argv.append(p.text)  # type: ignore[union-attr]
+                elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
+                    argv.append(p.text)  # type: ignore[union-attr]
+                else:
+                    break
+            else:
+                if argv[0] not in _DECL_NAMES:
+                    plan = (cmd, _P_ARGV, tuple(argv))
+    if len(_PLANS) >= 20000:
+        _PLANS.clear()
+    _PLANS[id(cmd)] = plan
+    return plan
 
 
 def _cmd_text(cmd: N.Simple) -> str:
