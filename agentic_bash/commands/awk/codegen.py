@@ -614,7 +614,11 @@ class CodeGen:
                     parts.append(c if t == "s" else f"_ostr({c})")
                 data = " + R.OFS + ".join(parts) + " + R.ORS"
         else:
-            data = f"_sprintf({self.str_(args[0])}, [{', '.join(self.gx(a)[0] for a in args[1:])}], 'printf')"
+            # mawk writes what it formatted before a missing argument, then dies: _printf
+            fa = f"{self.str_(args[0])}, [{', '.join(self.gx(a)[0] for a in args[1:])}]"
+            dest = "_w" if redir is None else f"R.output({redir[0]!r}, {self.str_(redir[1])}).write"
+            self.emit(ind, f"_printf({dest}, {fa})")
+            return
         if redir is None:
             self.emit(ind, f"_w({data})")
         else:
