@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import stat as _stat
 import time
 from typing import Callable
@@ -22,6 +21,7 @@ from typing import Callable
 import regex
 
 from ._regex import RegexError, compile_posix, timeout_guard, utf8_locale
+from ._args import run_command
 from .base import CommandContext, command
 
 USAGE = "find [-H] [-L] [-P] [-Olevel] [-D debugopts] [path...] [expression]"
@@ -696,19 +696,8 @@ class _Find:
             return False
 
     def run(self, argv: list[str], cwd: str | None = None) -> int:
-        ex = self.ctx.exec
         self.flush()
-        if ex is None:
-            self.ctx.error(f"{self.q(argv[0])}: No such file or directory")
-            return 127
-        err = io.BytesIO()
-        st = ex(argv, cwd=cwd, stderr=err)
-        data = err.getvalue()
-        if st == 127 and data.endswith(b"command not found\n"):
-            self.ctx.error(f"{self.q(argv[0])}: No such file or directory")
-            return 127
-        self.ctx.stderr.write(data)
-        return st
+        return run_command(self.ctx, argv, "find", lambda n, why: f"{self.q(n)}: {why}", cwd=cwd)
 
     def exec_one(self, t: str, cmd: list[str], e: _Entry) -> bool:
         if t in ("-execdir", "-okdir"):

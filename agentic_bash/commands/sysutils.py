@@ -11,6 +11,7 @@ import threading
 import time as _time
 from typing import Callable
 
+from ._args import quoteaf, run_command
 from .base import CommandContext, command
 
 try:  # zoneinfo needs tzdata; fall back to UTC when a zone is unknown
@@ -385,13 +386,20 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
 
 def _run(ctx: CommandContext, argv: list[str], *, env=None, cwd=None, who: str,
          stdin=None, stdout=None, stderr=None) -> int:
-    if ctx.exec is None:
-        ctx.error(f"{_q(ctx, argv[0])}: No such file or directory")
-        return 127
-    return ctx.exec(argv, stdin=stdin if stdin is not None else ctx.stdin,
-                    stdout=stdout if stdout is not None else ctx.stdout,
-                    stderr=stderr if stderr is not None else ctx.stderr,
-                    env=env, cwd=cwd)
+    # GNU's words when execvp() fails: env "‘x’: ...", timeout/nohup "failed to run command ..."
+    if who == "env":
+        def msg(n: str, why: str) -> str:
+            return f"{_q(ctx, n)}: {why}"
+    elif who == "nohup":
+        def msg(n: str, why: str) -> str:
+            return f"failed to run command {quoteaf(n)}: {why}"
+    elif who == "time":
+        def msg(n: str, why: str) -> str:
+            return f"cannot run {n}: {why}"
+    else:
+        def msg(n: str, why: str) -> str:
+            return f"failed to run command {_q(ctx, n)}: {why}"
+    return run_command(ctx, argv, who, msg, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
 
 
 @command("printenv", usage="printenv [-0] [VARIABLE]...", help="Print all or part of the environment.")
