@@ -18,11 +18,12 @@ CHUNK = 65536
 
 
 def _inputs(ctx: CommandContext, operands: list[str], open_fmt: str | None = None,
-            dir_ok: bool = False) -> Iterator[tuple[str, BinaryIO | None]]:
+            dir_ok: bool = False, plain: bool = False) -> Iterator[tuple[str, BinaryIO | None]]:
     """(name, stream) per operand; stream None after printing GNU's error for it.
 
-    ``open_fmt`` like ``"failed to open {} for reading"`` (quoted with quoteaf) replaces the
-    plain ``name: error`` form; ``dir_ok`` yields directories (the caller reports the read error).
+    ``open_fmt`` like ``"failed to open {} for reading"`` (quoted with quoteaf, or as typed when
+    ``plain``) replaces the ``name: error`` form; ``dir_ok`` yields directories (the caller
+    reports the read error).
     """
     for name in operands or ["-"]:
         try:
@@ -36,7 +37,7 @@ def _inputs(ctx: CommandContext, operands: list[str], open_fmt: str | None = Non
             continue
         except OSError as e:
             if open_fmt:
-                ctx.error(open_fmt.format(quoteaf(name)) + ": " + strerror(e))
+                ctx.error(open_fmt.format(name if plain else quoteaf(name)) + ": " + strerror(e))
             else:
                 file_error(ctx, e, name)
             yield name, None
@@ -880,8 +881,13 @@ def rev(ctx: CommandContext, argv: list[str]) -> int:
         return e.status
     status = 0
     utf8 = _utf8(ctx)
-    for name, f in _inputs(ctx, files):
+    # util-linux words: "cannot open F: error"; a directory fails on read as "F: 0: ..."
+    for name, f in _inputs(ctx, files, open_fmt="cannot open {}", dir_ok=True, plain=True):
         if f is None:
+            status = 1
+            continue
+        if isinstance(f, _DirStream):
+            ctx.error(f"{name}: 0: Is a directory")
             status = 1
             continue
         for line in iter_lines(f, CHUNK):

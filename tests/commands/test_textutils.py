@@ -28,6 +28,8 @@ CASES: list[tuple[list[str], bytes]] = [
     (["wc", "--files0-from=nope"], b""),
     (["wc", "--files0-from=-", "a.txt"], b"a.txt\0"),
     (["wc", "-c", "--files0-from=empty.txt"], b""),
+    # rev (util-linux words)
+    (["rev", "nope", "a.txt", "dir", "a b.txt"], b""),
     # cat
     (["cat", "a.txt"], b""),
     (["cat", "a.txt", "-", "nonl.txt"], b"stdin\n"),
