@@ -278,11 +278,22 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                 out.extend(_CLASSES[name])
                 i += 1 + m.end()
                 continue
-            if i + 3 < n and toks[i + 1][0] in "ce" and toks[i + 2] == ("c", ord("=")) and toks[i + 3] == ("c", ord("=")) \
-                    and i + 4 < n and toks[i + 4] == ("c", ord("]")):
-                out.append(toks[i + 1][1])
-                i += 5
-                continue
+            if toks[i + 1] == ("c", ord("=")):
+                # [=c=]: an equivalence class (in the C/UTF-8 locales, the character itself)
+                k = next((k for k in range(i + 2, n - 1)
+                          if toks[k] == ("c", ord("=")) and toks[k + 1] == ("c", ord("]"))), None)
+                if k is not None:
+                    body = bytes(t[1] for t in toks[i + 2:k])
+                    if not body:
+                        raise _TrError("missing equivalence class character '[==]'")
+                    if k - (i + 2) != 1:
+                        raise _TrError(f"{body.decode('utf-8', 'surrogateescape')}: equivalence class "
+                                       "operand must be a single character")
+                    if is_set2 and set1_len is not None:
+                        raise _TrError("[=c=] expressions may not appear in string2 when translating")
+                    out.append(toks[i + 2][1])
+                    i = k + 2
+                    continue
             if i + 2 < n and toks[i + 2] == ("c", ord("*")):
                 j = i + 3
                 digits = b""
@@ -290,12 +301,12 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                     digits += bytes([toks[j][1]])
                     j += 1
                 if j < n and toks[j] == ("c", ord("]")):
-                    if not is_set2:
-                        raise _TrError("the [c*] repeat construct may not appear in string1")
                     ch = toks[i + 1][1]
                     if digits and int(digits.decode(), 8 if digits.startswith(b"0") else 10) > 0:
                         cnt = int(digits.decode(), 8 if digits.startswith(b"0") else 10)
-                        out.extend([ch] * cnt)
+                        out.extend([ch] * cnt)  # [c*n] is allowed in string1 too; only [c*] is not
+                    elif not is_set2:
+                        raise _TrError("the [c*] repeat construct may not appear in string1")
                     else:
                         if fill_at is not None:
                             raise _TrError("only one [c*] repeat construct may appear in string2")
