@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
-from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef, try_help
 from .base import CommandContext, command
 
 CHUNK = 1 << 16
@@ -575,14 +575,17 @@ def _read_lines_list(ctx: CommandContext, name: str, sep: bytes) -> list[bytes] 
         f.close()
 
 
-def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes) -> tuple[list[bytes], list[bytes]] | int:
+def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes, shell_quote_extra: bool = False
+                    ) -> tuple[list[bytes], list[bytes]] | int:
     """Check the FILE1 FILE2 operands of comm/join and read both; an exit status on error."""
     if len(ops) < 2:
         if not ops:
             return _usage(ctx, "missing operand")
         return _usage(ctx, f"missing operand after {quote(ctx, ops[-1])}")
     if len(ops) > 2:
-        return _usage(ctx, f"extra operand {quote(ctx, ops[2])}")
+        # join quotes its extra operand with quoteaf ('c'), comm with quote (‘c’)
+        extra = quoteaf(ops[2]) if shell_quote_extra else quote(ctx, ops[2])
+        return _usage(ctx, f"extra operand {extra}")
     a = _read_lines_list(ctx, ops[0], sep)
     if a is None:
         return 1
@@ -693,9 +696,15 @@ def comm(ctx: CommandContext, argv: list[str]) -> int:
     return 0
 
 
+_JOIN_BLANKS = re.compile(rb"[ \t\n]+")
+
+
 def _join_fields(line: bytes, tab: bytes | None) -> list[bytes]:
     if tab is None:
-        return line.split()
+        # GNU xfields(): runs of blanks (newline too: -z records) separate fields, leading ones
+        # are skipped, trailing ones end in one empty field ("1 a " -> 1, a, "")
+        line = line.lstrip(b" \t\n")
+        return _JOIN_BLANKS.split(line) if line else []
     return line.split(tab)
 
 
@@ -770,7 +779,7 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
             header = True
         elif k == "z":
             sep = b"\0"
-    pair = _read_two_files(ctx, ops, sep)
+    pair = _read_two_files(ctx, ops, sep, shell_quote_extra=True)
     if isinstance(pair, int):
         return pair
     a, b = pair
@@ -802,18 +811,25 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
                     src = x if fno == 1 else y
                     v = src[idx] if src is not None and idx < len(src) else (empty if empty is not None else b"")
                 vals.append(v)
+            if empty is not None:  # GNU prfield(): an empty field prints as -e's text too
+                vals = [v or empty for v in vals]
             out.append(osep.join(vals) + sep)
             return
         if x is not None and y is not None:
             jf = x[f1] if f1 < len(x) else b""
             rest = [v for i, v in enumerate(x) if i != f1] + [v for i, v in enumerate(y) if i != f2]
-            out.append(osep.join([jf] + rest) + sep)
+            vals = [jf] + rest
         elif x is not None:
             jf = x[f1] if f1 < len(x) else (empty or b"")
-            out.append(osep.join([jf] + [v for i, v in enumerate(x) if i != f1]) + sep)
+            vals = [jf] + [v for i, v in enumerate(x) if i != f1]
         elif y is not None:
             jf = y[f2] if f2 < len(y) else (empty or b"")
-            out.append(osep.join([jf] + [v for i, v in enumerate(y) if i != f2]) + sep)
+            vals = [jf] + [v for i, v in enumerate(y) if i != f2]
+        else:
+            return
+        if empty is not None:
+            vals = [v or empty for v in vals]
+        out.append(osep.join(vals) + sep)
 
     # GNU join_input: a line is order-checked when it is read, once unpairable lines were
     # seen (always with --check-order, where the first disorder is fatal)
