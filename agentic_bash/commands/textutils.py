@@ -356,6 +356,7 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     count, by_bytes, from_start, verbose = 10, False, False, None
+    follow: str | None = None
     sep = b"\n"
     for k, v in opts:
         if k in "cn":
@@ -368,9 +369,7 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             from_start = r[0] == "+"
             count = r[1]
         elif k in ("f", "F", "follow"):
-            ctx.error("following files (-f/-F) is not supported in the sandbox: "
-                      "output would never end; use 'tail -n N FILE' instead")
-            return 1
+            follow = "F" if k == "F" or follow == "F" else "f"
         elif k == "q":
             verbose = False
         elif k == "v":
@@ -379,8 +378,39 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             sep = b"\0"
     files = files or ["-"]
     show = verbose if verbose is not None else len(files) > 1
+    if follow is not None:
+        st = _tail_follow(ctx, files, follow, show, lambda f: _tail_one(ctx, f, count, by_bytes, from_start, sep))
+        if st is not None:
+            return st
     return _each_headed(ctx, files, show,
                         lambda f: _tail_one(ctx, f, count, by_bytes, from_start, sep))
+
+
+def _tail_follow(ctx: CommandContext, files: list[str], mode: str, show: bool, body) -> int | None:  # noqa: ANN001
+    """tail -f/-F: None when following changes nothing (GNU ignores -f on a pipe), else the status.
+
+    Following a readable file never ends, so the sandbox refuses it; when no file can be
+    followed (missing, or a directory under -f) GNU gives up at once, and so do we.
+    """
+    if files == ["-"] and _stdin_regular_size(ctx) is None:
+        return None
+    if mode == "f" and "-" not in files:
+        kinds = []
+        for name in files:
+            try:
+                kinds.append("dir" if ctx.fs.stat(ctx.path(name)).is_dir else "file")
+            except OSError:
+                kinds.append("missing")
+        if "file" not in kinds:
+            for name, kind in zip(files, kinds):
+                st = _each_headed(ctx, [name], show, body)
+                if kind == "dir" and st:
+                    ctx.error(f"{name}: cannot follow end of this type of file; giving up on this name")
+            ctx.error("no files remaining")
+            return 1
+    ctx.error("following files (-f/-F) is not supported in the sandbox: "
+              "output would never end; use 'tail -n N FILE' instead")
+    return 1
 
 
 def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from_start: bool,

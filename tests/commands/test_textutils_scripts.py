@@ -99,6 +99,9 @@ SCRIPTS = [
     "touch .h.txt x~ .y~; ls -1 -I '*.txt'; ls --hide='*.txt'; ls -A --hide='*.txt'",
     "touch .h.txt x~ .y~; ls -a -I '*.txt'; ls -a -I '.*'; ls -B -a; ls -a --ignore='*'",
     "ls -1 -I '*.txt' words.txt; ls -R -I 'u*' src; ls -I '[nw]*' --hide='R*'",
+    # tail -f: ignored on a pipe; no followable file means GNU gives up at once
+    "seq 3 | tail -f -n1; echo $?; seq 3 | tail -f -; echo $?",
+    "tail -f nope1 nope2; echo $?; tail -f src; echo $?; tail -fn1 nope; echo $?",
 ]
 
 
