@@ -353,23 +353,40 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     if o.error:
         return _try(ctx, "env", 125)
     rest = list(o.args)
+    verbose = o.has("v")
+
+    def say(msg: str) -> None:  # --debug/-v: GNU's trace on stderr
+        if verbose:
+            ctx.stderr.write((msg + "\n").encode("utf-8", "surrogateescape"))
+
+    s = o.last("S")
+    if s is not None:
+        split = s.split()
+        say(f"split -S:  {_q(ctx, s)}")
+        for i, w in enumerate(split):
+            say(f"{' into:' if i == 0 else '     &'}    {_q(ctx, w)}")
+        rest = split + rest
     newenv: dict[str, str] = {} if o.has("i") else dict(ctx.env)
     if rest[:1] == ["-"]:
         newenv = {}
         rest = rest[1:]
+    if o.has("i") or not newenv and ctx.env:
+        say("cleaning environ")
     for k, v in o.opts:
         if k == "u" and v is not None:
             if "=" in v or not v:
                 ctx.error(f"cannot unset {_q(ctx, v)}: Invalid argument")
                 return 125
+            say(f"unset:    {v}")
             newenv.pop(v, None)
-    while rest and "=" in rest[0] and not rest[0].startswith("="):
-        k, _, v = rest.pop(0).partition("=")
+    while rest and "=" in rest[0]:
+        a = rest.pop(0)
+        say(f"setenv:   {a}")
+        k, _, v = a.partition("=")
         newenv[k] = v
-    s = o.last("S")
-    if s is not None:
-        rest = s.split() + rest
     cwd = o.last("C")
+    if cwd is not None and rest:
+        say(f"chdir:    {quoteaf(cwd)}")
     if not rest:
         if cwd is not None:
             ctx.error("must specify command with --chdir (-C)")
@@ -381,6 +398,9 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     if o.has("0"):
         ctx.error("cannot specify --null (-0) with command")
         return _try(ctx, "env", 125)
+    say(f"executing: {rest[0]}")
+    for i, w in enumerate(rest):
+        say(f"   arg[{i}]= {_q(ctx, w)}")
     return _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
 
 
