@@ -348,6 +348,9 @@ CASES: list[tuple[list[str], str]] = [
     (["END { print FILENAME, NR, FNR }", "j1.txt", "j2.txt"], ""),
     (["{ print FILENAME }", "-"], "x\n"),
     (["{ print \"[\" FILENAME \"]\" }"], "x\n"),
+    # an undefined function is reported past the last line (newlines + 2)
+    (["BEGIN { x = nosuch(1) }\n\n"], ""),
+    (["BEGIN { print 1 }\nEND { x = nosuch(a) }\n"], ""),
     (["BEGIN { printf \"[%s]\", FILENAME } END { print \"[\" FILENAME \"]\" }"], ""),
     # printf short of arguments: mawk writes the text before the bare conversion, then dies
     (["BEGIN { printf(\"%s %s\\n\", \"a\") }"], ""),

@@ -71,7 +71,8 @@ class CodeGen:
                     ch |= mark(node[2], ctx, fname)
                 elif k == "forin":
                     ch |= mark(node[2], ctx, fname)
-                elif k == "builtin" and node[1] in ("split", "asort", "asorti") and len(node[2]) >= 2:
+                elif k == "builtin" and len(node[2]) >= (2 if node[1] == "split" else 1) \
+                        and node[1] in ("split", "asort", "asorti"):
                     for a in node[2][1:2] if node[1] == "split" else node[2][:2]:
                         if a[0] == "var":
                             ch |= mark(a[1], ctx, fname)
