@@ -539,7 +539,12 @@ _PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: $__agen
             "else null end) as $__v | if ($__v | type) == \"number\" then $__v else error(\"\\(type) "
             "(\\(tojson | if length > 14 then .[0:11] + \"...\" else . end)) cannot be parsed as a number\") "
             "end end; "
-            "def leaf_paths: paths(scalars); ")
+            "def leaf_paths: paths(scalars); "
+            # 1.6's ltrimstr/rtrimstr hand back anything that is not a string pair unchanged
+            "def ltrimstr($x): if type == \"string\" and ($x | type) == \"string\" and startswith($x) "
+            "then .[($x | length):] else . end; "
+            "def rtrimstr($x): if type == \"string\" and ($x | type) == \"string\" and endswith($x) "
+            "and ($x | length) > 0 then .[:length - ($x | length)] else . end; ")
 
 
 class _TooBig(Exception):

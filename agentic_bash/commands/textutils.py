@@ -342,12 +342,23 @@ def _head_lines(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool, sep
          help="Print the last 10 lines of each FILE to standard output.")
 @stdio
 def tail(ctx: CommandContext, argv: list[str]) -> int:
-    if len(argv) > 1 and re.match(r"^\+\d+[cl]?$", argv[1]) and "POSIXLY_CORRECT" not in ctx.env:
+    # GNU's parse_obsolete_option: "-N"/"+N" only as the sole option before at most one file
+    obsolete_ok = len(argv) == 2 or (len(argv) == 3 and not (argv[2].startswith("-") and argv[2] != "-")) \
+        or (len(argv) in (3, 4) and argv[2] == "--")
+    if obsolete_ok and re.match(r"^\+\d+[cl]?$", argv[1]) and "POSIXLY_CORRECT" not in ctx.env:
         a = argv[1]
         unit = "c" if a.endswith("c") else "n"
         argv = [argv[0], f"-{unit}", "+" + a[1:].rstrip("cl"), *argv[2:]]
-    else:
+    elif obsolete_ok:
         argv = _legacy_num(argv, "n")
+    else:
+        for a in argv[1:]:
+            if a == "--":
+                break
+            m = re.match(r"^-(\d)", a)
+            if m:  # getopt meets a digit option outside the obsolete form
+                ctx.error(f"option used in invalid context -- {m.group(1)}")
+                return 1
     try:
         opts, files = parse_opts(ctx, argv, "c:n:fFqvzs:", {
             "bytes": "c", "lines": "n", "follow": "follow::", "quiet": "q", "silent": "q",

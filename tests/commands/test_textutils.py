@@ -28,6 +28,14 @@ CASES: list[tuple[list[str], bytes]] = [
     (["wc", "--files0-from=nope"], b""),
     (["wc", "--files0-from=-", "a.txt"], b"a.txt\0"),
     (["wc", "-c", "--files0-from=empty.txt"], b""),
+    # tail's obsolete -N/+N: only as the sole option before at most one file
+    (["tail", "-1", "a.txt", "nums.txt"], b""),
+    (["tail", "+1", "a.txt", "nums.txt"], b""),
+    (["tail", "-2l", "a.txt"], b""),
+    (["tail", "-c2", "-1", "a.txt"], b""),
+    (["tail", "-1", "--", "a.txt"], b""),
+    (["tail", "-1", "-"], b"x\ny\n"),
+    (["tail", "--", "-1"], b""),
     # rev (util-linux words)
     (["rev", "nope", "a.txt", "dir", "a b.txt"], b""),
     # cat
