@@ -102,6 +102,12 @@ SCRIPTS = [
     # tail -f: ignored on a pipe; no followable file means GNU gives up at once
     "seq 3 | tail -f -n1; echo $?; seq 3 | tail -f -; echo $?",
     "tail -f nope1 nope2; echo $?; tail -f src; echo $?; tail -fn1 nope; echo $?",
+    # tar: member patterns need --wildcards (GNU warns otherwise); -C is checked first
+    "tar -cf x.tar src notes.txt; tar -tf x.tar 'src/*.py' 'n?tes.txt' nope; echo $?",
+    "tar -cf x.tar src notes.txt; tar -tf x.tar --wildcards 'src/*.py' | sort; tar -tf x.tar --no-wildcards 'n*'; echo $?",
+    "tar -cf x.tar notes.txt; tar -xf x.tar -C nope; echo $?; tar -cf y.tar -C notes.txt x; echo $?",
+    # diff: one directory against itself is silent
+    "diff src src; echo $?; diff -qs src ./src/; echo $?; diff -s notes.txt notes.txt",
 ]
 
 
