@@ -1085,7 +1085,13 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
     from .parser import parse_cached
-    src = " ".join(a for a in argv[1:])
+    args = argv[1:]
+    # eval takes no options but honours `--`; any other -x word is an invalid option
+    if args and args[0][:1] == "-" and len(args[0]) > 1:
+        if args[0] != "--":
+            return _bad_opt(sh, "eval", args[0][:2], "eval [arg ...]")
+        args = args[1:]
+    src = " ".join(args)
     if not src.strip():
         return 0
     try:
