@@ -635,9 +635,7 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
     if only_local:
         items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
     else:
-        items = st.visible()
-        for dn in ("BASH_LINENO", "BASH_SOURCE", "FUNCNAME"):
-            pass
+        items = sh.listed_vars()
     bits = 0
     for c in flags:
         bits |= _FLAG_BITS.get(c, 0)
@@ -680,7 +678,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args or "p" in on:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
@@ -733,7 +731,7 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & READONLY:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
@@ -877,7 +875,7 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         from .builtins_compat import quote_set
         out = []
-        for n, v in sorted(st.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.value is None:
                 continue
             if type(v.value) is dict:
