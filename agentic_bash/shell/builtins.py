@@ -686,9 +686,7 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
     if only_local:
         items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
     else:
-        items = st.visible()
-        for dn in ("BASH_LINENO", "BASH_SOURCE", "FUNCNAME"):
-            pass
+        items = sh.listed_vars()
     bits = 0
     for c in flags:
         bits |= _FLAG_BITS.get(c, 0)
@@ -731,7 +729,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args or "p" in on:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
@@ -784,7 +782,7 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & READONLY:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
@@ -936,7 +934,7 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         from .builtins_compat import quote_set
         out = []
-        for n, v in sorted(st.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.value is None:
                 continue
             if type(v.value) is dict:
@@ -1149,7 +1147,13 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
         who = "command substitution"
         argv = argv[1:]
-    src = " ".join(a for a in argv[1:])
+    args = argv[1:]
+    # eval takes no options but honours `--`; any other -x word is an invalid option
+    if who == "eval" and args and args[0][:1] == "-" and len(args[0]) > 1:
+        if args[0] != "--":
+            return _bad_opt(sh, "eval", args[0][:2], "eval [arg ...]")
+        args = args[1:]
+    src = " ".join(args)
     if not src.strip():
         return 0
     st = sh.state

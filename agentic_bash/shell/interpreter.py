@@ -997,6 +997,17 @@ class Interpreter(Expander):
         items = [f"[{k}]={quote_declare(self.qv(val[k]))}" for k in sorted(val)]
         return "(" + " ".join(items) + ")"
 
+    def listed_vars(self) -> dict[str, Var]:
+        """The variables `set`, `declare -p`, `readonly` and `export` list: the visible ones
+        plus the dynamic ones bash lists with a value (BASH_EXECUTION_STRING, SHELLOPTS, ...)."""
+        items = self.state.visible()
+        for n in _LISTED_DYNAMIC:
+            if n not in items:
+                v = self._dynamic(n)
+                if v is not None:
+                    items[n] = v
+        return items
+
     def declare_line(self, name: str, var: Var) -> str:
         from .builtins_compat import quote_declare
         flags = self.attr_letters(var) or "-"
@@ -2812,6 +2823,10 @@ def _assoc_key(k: str) -> str:
     return quote_declare(k)
 
 
+# dynamic variables bash's listings show with a value (BASH_ARGC/BASH_ARGV are filled only
+# under extdebug, BASH_ALIASES/BASH_CMDS not kept here)
+_LISTED_DYNAMIC = ("BASHOPTS", "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE",
+                   "FUNCNAME", "GROUPS", "SHELLOPTS")
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 
