@@ -10,6 +10,7 @@ import errno
 import io
 import os
 import posixpath
+import re
 import stat as _stat
 import threading
 import time
@@ -37,6 +38,8 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["InProcessExecutor", "run_nested_shell"]
 
+# a script that may turn on set -v runs line by line (each line is echoed as read)
+_VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
 
 
@@ -354,7 +357,8 @@ class InProcessExecutor:
 
     def _execute(self, sh: Interpreter, script: str) -> int:
         st = sh.state
-        if not st.shopt["expand_aliases"] and "expand_aliases" not in script and "extglob" not in script:
+        if not st.shopt["expand_aliases"] and "expand_aliases" not in script and "extglob" not in script \
+                and not st.options["verbose"] and not _VERBOSE_ON.search(script):
             try:
                 tree, warns = _parse_cached_w(script, extglob=bool(st.shopt.get("extglob")))
             except ParseError:
@@ -799,6 +803,7 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
     while True:
         # `shopt -s extglob` takes effect from the next command line, as in bash
         reader.extglob = bool(sh.state.shopt.get("extglob"))
+        start = reader.consumed[1]
         try:
             tree = reader.next()
         except ParseError as e:
@@ -815,6 +820,12 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             reader.warnings.clear()
         if tree is None:
             return
+        if sh.state.options["verbose"]:
+            # set -v: each command line is echoed as it is read, blank lines before it too
+            text, end = reader.consumed
+            text = text[start:end]
+            if text:
+                sh.write_err((text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape"))
         yield tree
 
 

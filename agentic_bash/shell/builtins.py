@@ -1008,9 +1008,13 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             st.positional = args[i + 1:]
             return 0
         if a == "-":
+            # the old `set -`: xtrace and verbose off, then the rest (if any) are the arguments
             st.options["xtrace"] = st.options["verbose"] = False
             st.positional = args[i + 1:] if i + 1 < len(args) else st.positional
             return 0
+        if a == "+":
+            i += 1  # a lone + changes nothing (bash: an empty flag cluster)
+            continue
         if a[:1] not in "-+" or len(a) < 2:
             st.positional = args[i:]
             return 0
