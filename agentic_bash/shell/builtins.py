@@ -962,6 +962,12 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("shift")
 def b_shift(sh: Interpreter, argv: list[str]) -> int:
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
+    if len(argv) > 2:
+        from .interpreter import ExitShell
+        sh.error("shift: too many arguments")
+        raise ExitShell(1)  # bash -c gives up on the whole script here
     n = 1
     if len(argv) > 1:
         try:
@@ -1165,6 +1171,12 @@ def b_return(sh: Interpreter, argv: list[str]) -> int:
 
 def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
     from .interpreter import LoopCtl
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
+    if len(argv) > 2:
+        from .interpreter import ExitShell
+        sh.error(f"{kind}: too many arguments")
+        raise ExitShell(1)  # as for shift: bash -c gives up on the whole script
     n = 1
     if len(argv) > 1:
         try:
@@ -1544,6 +1556,8 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("builtin")
 def b_builtin(sh: Interpreter, argv: list[str]) -> int:
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
     if len(argv) < 2:
         return 0
     fn = BUILTINS.get(argv[1])
