@@ -1040,6 +1040,8 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"set: {opt}: invalid option name")
                 return 2
             st.options[opt] = on
+            if on and opt in ("emacs", "vi"):
+                st.options["vi" if opt == "emacs" else "emacs"] = False  # one editing mode
             i += 2
             continue
         takes_o = False
