@@ -1519,7 +1519,8 @@ class Interpreter(Expander):
             op = e.op
             left = self.expand_str(e.left, tilde=True)
             if xt:
-                rt = self.expand_pattern(e.right) if op in ("==", "=", "!=", "=~") else self.expand_str(e.right, tilde=True)
+                rt = (self.pattern_trace(e.right) if op in ("==", "=", "!=") else
+                      self.expand_str(e.right, tilde=True))
                 self._cond_trace(neg, [left, op, rt])
             if op in ("==", "=", "!="):
                 pat = self.expand_pattern(e.right)
@@ -1542,7 +1543,8 @@ class Interpreter(Expander):
         raise _CondError("conditional: unknown expression")
 
     def _cond_trace(self, neg: str, words: list[str]) -> None:
-        self.xtrace_raw("[[ " + neg + " ".join(_xq(w) for w in words) + " ]]")
+        # bash prints [[ operands raw (patterns with their quoted characters escaped)
+        self.xtrace_raw("[[ " + neg + " ".join(words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
