@@ -514,7 +514,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     for idx, a in enumerate(args):
         if a == "-" and local:
             # local -: the function's shell options are restored when it returns
-            sc = sh.state.scopes[-1]
+            sc = sh.local_scope()
             if "-" not in sc:
                 sc["-"] = Var(dict(sh.state.options))
             continue
@@ -550,7 +550,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 # the lookup while binding; the reference then resolves in the global scope)
                 sh.error(f"{name}: warning: {vname}: circular name reference")
                 sh.error(f"warning: {vname}: circular name reference")
-            ex = sh.state.scopes[-1].get(vname) if local else sh.state.find(vname)
+            ex = sh.local_scope().get(vname) if local else sh.state.find(vname)
             if ex is not None and ex.attrs & (ARRAY | ASSOC) and not ex.attrs & NAMEREF:
                 sh.error(f"{name}: {vname}: reference variable cannot be an array")
                 status = 1
@@ -581,7 +581,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
     else:
         target = vname
     if local:
-        sc = st.scopes[-1]
+        sc = sh.local_scope()
         var = sc.get(target)
         if var is None:
             outer = st.find(target)
@@ -592,6 +592,9 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var = Var(None)
             if st.shopt.get("localvar_inherit") and outer is not None:
                 var = outer.copy()
+            elif outer is not None and st.scopes[-1] is not sc and outer is st.scopes[-1].get(target):
+                # `x=tmp local x`: the new local starts with the prefix binding's value
+                var = Var(outer.value, outer.attrs & EXPORT)
             elif outer is not None and outer.attrs & EXPORT:
                 var.attrs = EXPORT  # a local of an exported name is exported too (bash)
             sc[target] = var

@@ -274,6 +274,18 @@ class Expander:
                 out.append(glob_escape(text) if kind == _QUOTED else text)
         return "".join(out)
 
+    def pattern_trace(self: Interpreter, word: N.Word) -> str:
+        """A [[ pattern as set -x shows it: every quoted character backslash-escaped."""
+        fb = _Fields("")
+        self._parts_into(word.parts, fb, False, nosplit=True, tilde_mode=1)
+        out = []
+        for i, (chunks, _q) in enumerate(fb.finish()):
+            if i:
+                out.append(" ")
+            for text, kind in chunks:
+                out.append("".join("\\" + c for c in text) if kind == _QUOTED else text)
+        return "".join(out)
+
     def expand_regex(self: Interpreter, word: N.Word) -> str:
         """Right side of ``=~``: quoted parts match literally."""
         fb = _Fields("")

@@ -554,11 +554,20 @@ class Interpreter(Expander):
                 var.attrs |= EXPORT
             st.env_cache = None
 
+    def local_scope(self) -> dict[str, Var]:
+        """The scope ``local`` writes to: the innermost one that is not a command's prefix
+        bindings (``tmp= local x=1`` makes x local to the function)."""
+        scopes = self.state.scopes
+        k = len(scopes) - 1
+        while k > 1 and type(scopes[k]) is _TempScope:
+            k -= 1
+        return scopes[k]
+
     def declare_var(self, name: str, *, local: bool = False) -> Var:
         """Find or create the variable ``name`` (in the function scope when ``local``)."""
         st = self.state
         if local and len(st.scopes) > 1:
-            sc = st.scopes[-1]
+            sc = self.local_scope()
             v = sc.get(name)
             if v is None:
                 v = Var(None)
@@ -1755,7 +1764,8 @@ class Interpreter(Expander):
             op = e.op
             left = self.expand_str(e.left, tilde=True)
             if xt:
-                rt = self.expand_pattern(e.right) if op in ("==", "=", "!=", "=~") else self.expand_str(e.right, tilde=True)
+                rt = (self.pattern_trace(e.right) if op in ("==", "=", "!=") else
+                      self.expand_str(e.right, tilde=True))
                 self._cond_trace(neg, [left, op, rt])
             if op in ("==", "=", "!="):
                 pat = self.expand_pattern(e.right)
@@ -1778,7 +1788,8 @@ class Interpreter(Expander):
         raise _CondError("conditional: unknown expression")
 
     def _cond_trace(self, neg: str, words: list[str]) -> None:
-        self.xtrace_raw("[[ " + neg + " ".join(_xq(w) for w in words) + " ]]")
+        # bash prints [[ operands raw (patterns with their quoted characters escaped)
+        self.xtrace_raw("[[ " + neg + " ".join(words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
@@ -2297,30 +2308,18 @@ class Interpreter(Expander):
         if cmd.assigns:
             # bash (not in posix mode) keeps prefix assignments temporary even before special
             # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing
-            temp_scope = {}
+            temp_scope = _TempScope()
             ok = True
-            for a in cmd.assigns:
-                try:
-                    if a.array is not None:
-                        # bash passes `B=(b b) cmd` to the command as the text "(b b)"
-                        value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
-                                               + el.value.text for el in a.array) + ")"
-                    else:
-                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
-                    if xt:
-                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
-                    existing = self.state.find(a.name)
-                    if existing is not None and existing.attrs & READONLY:
-                        self.error(f"{a.name}: readonly variable")
-                        continue
-                    if a.append and existing is not None and type(existing.value) is str:
-                        value = existing.value + value
-                    temp_scope[a.name] = Var(value, EXPORT)
-                except ExpansionError as e:
-                    self.error(e.message)
-                    if e.fatal:
-                        raise expansion_exit(e) from None
-                    ok = False
+            # each value sees the bindings before it (FOO=1 BAR=$FOO cmd)
+            st.scopes.append(temp_scope)
+            try:
+                ok = self._prefix_bindings(cmd, temp_scope, xt)
+            finally:
+                for i in range(len(st.scopes) - 1, 0, -1):
+                    if st.scopes[i] is temp_scope:
+                        del st.scopes[i]
+                        break
+                st.env_cache = None
             if not ok:
                 return self.set_status(1)
         if xt:
@@ -2377,6 +2376,37 @@ class Interpreter(Expander):
         if status:
             self.after_failure(status)
         return status
+
+    def _prefix_bindings(self, cmd: N.Simple, temp_scope: dict[str, Var], xt: bool) -> bool:
+        """Evaluate a command's prefix assignments into ``temp_scope`` (already a scope)."""
+        ok = True
+        for a in cmd.assigns:
+            if a.index is not None:
+                # bash: no subscripts in a command's prefix bindings
+                self.error(f"`{a.name}[{a.index.text or self._word_src(a.index)}]': not a valid identifier")
+                continue
+            try:
+                if a.array is not None:
+                    # bash passes `B=(b b) cmd` to the command as the text "(b b)"
+                    value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
+                                           + el.value.text for el in a.array) + ")"
+                else:
+                    value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                if xt:
+                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
+                existing = self.state.find(a.name)
+                if existing is not None and existing.attrs & READONLY:
+                    self.error(f"{a.name}: readonly variable")
+                    continue
+                if a.append and existing is not None and type(existing.value) is str:
+                    value = existing.value + value
+                temp_scope[a.name] = Var(value, EXPORT)
+            except ExpansionError as e:
+                self.error(e.message)
+                if e.fatal:
+                    raise expansion_exit(e) from None
+                ok = False
+        return ok
 
     def _keep_declared_temps(self, temp_scope: dict[str, Var], argv: list[str]) -> None:
         """bash: `x=1 export x` (or readonly) makes the temporary x a shell variable."""
@@ -2834,6 +2864,10 @@ _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 def _is_decl(w: N.Word) -> bool:
     p = w.parts
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
+
+
+class _TempScope(dict):  # type: ignore[type-arg]
+    """The scope of a command's prefix bindings (``x=1 cmd``); ``local`` skips it."""
 
 
 def _single_quote(t: str) -> str:
