@@ -198,7 +198,11 @@ def _run(ctx: CommandContext, argv: list[str]) -> int:
     if ctx.exec is None:
         ctx.stderr.write(f"{ctx.name}: cannot run commands here\n".encode())
         return 126
-    return ctx.exec(argv, stdin=ctx.stdin, stdout=ctx.stdout, stderr=ctx.stderr)
+    if ctx.name == "nice":
+        missing = f"nice: {_q(ctx, argv[0])}: No such file or directory"
+    else:
+        missing = f"{ctx.name}: failed to run command {_q(ctx, argv[0])}: No such file or directory"
+    return ctx.exec(argv, stdin=ctx.stdin, stdout=ctx.stdout, stderr=ctx.stderr, missing=missing)
 
 
 @command("nice", usage="nice [-n N] [COMMAND [ARG]...]", help="Run COMMAND (the niceness is not changed here).")

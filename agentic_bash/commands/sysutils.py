@@ -388,10 +388,19 @@ def _run(ctx: CommandContext, argv: list[str], *, env=None, cwd=None, who: str,
     if ctx.exec is None:
         ctx.error(f"{_q(ctx, argv[0])}: No such file or directory")
         return 127
+    # each GNU tool words a command it cannot find its own way
+    if who == "env":
+        missing = f"env: {_q(ctx, argv[0])}: No such file or directory"
+    elif who == "nohup":
+        missing = f"nohup: failed to run command '{argv[0]}': No such file or directory"
+    elif who == "timeout":
+        missing = f"timeout: failed to run command {_q(ctx, argv[0])}: No such file or directory"
+    else:
+        missing = None
     return ctx.exec(argv, stdin=stdin if stdin is not None else ctx.stdin,
                     stdout=stdout if stdout is not None else ctx.stdout,
                     stderr=stderr if stderr is not None else ctx.stderr,
-                    env=env, cwd=cwd)
+                    env=env, cwd=cwd, missing=missing)
 
 
 @command("printenv", usage="printenv [-0] [VARIABLE]...", help="Print all or part of the environment.")
@@ -575,9 +584,7 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
     if o.error:
         return _try(ctx, "timeout", 125)
     if len(o.args) < 2:
-        if len(o.args) == 1:
-            ctx.error("missing operand")
-        return _try(ctx, "timeout", 125)
+        return _try(ctx, "timeout", 125)  # GNU's usage(): only the "Try" line
     d = _duration(o.args[0])
     if d is None:
         ctx.error(f"invalid time interval {_q(ctx, o.args[0])}")

@@ -707,7 +707,8 @@ class _Exec:
         self.sh = sh
 
     def __call__(self, argv: list[str], *, stdin: Any = None, stdout: Any = None, stderr: Any = None,
-                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> int:
+                 env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 missing: str | None = None) -> int:
         from ..shell.builtins import BUILTINS
         child = self.sh.fork()
         if stdin is not None:
@@ -733,7 +734,16 @@ class _Exec:
             fn = BUILTINS.get(argv[0])
             if fn is not None:
                 return child.run_builtin(fn, list(argv))
-            return self.ex.run_command(child, list(argv))
+            name = argv[0]
+            ex = self.ex
+            if missing is not None and "/" not in name and name not in ex.custom \
+                    and name not in ex.registry and name not in ("bash", "sh") \
+                    and ex.find_path(child, name) is None:
+                err = child.fds.get(2)
+                if err is not None:
+                    err.write((missing + "\n").encode("utf-8", "surrogateescape"))
+                return 127
+            return ex.run_command(child, list(argv))
         except ExitShell as e:
             return e.status
         except (ReturnFn, LoopCtl):
