@@ -1126,7 +1126,6 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
-    from .interpreter import ExitShell
     from .parser import parse_cached
     who = "eval"
     if argv[1:2] == ["\0cmdsub"]:
@@ -1136,12 +1135,37 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
     src = " ".join(a for a in argv[1:])
     if not src.strip():
         return 0
+    st = sh.state
+    if st.aliases and st.shopt["expand_aliases"]:
+        # eval parses its text when it runs: aliases defined by then apply (line by line)
+        return _eval_with_aliases(sh, src, who)
     try:
         script = parse_cached(src)
     except ParseError as e:
         _report_parse_error(sh, e, src, who)
         # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
         return 1 if getattr(e, "status", 2) == 1 else 2
+    return _run_eval(sh, script)
+
+
+def _eval_with_aliases(sh: Interpreter, src: str, who: str) -> int:
+    from .parser import CommandReader
+    st = sh.state
+    reader = CommandReader(src, extglob=bool(st.shopt.get("extglob")), aliases=st.aliases)
+    status = 0
+    while True:
+        try:
+            tree = reader.next()
+        except ParseError as e:
+            _report_parse_error(sh, e, src, who)
+            return 1 if getattr(e, "status", 2) == 1 else 2
+        if tree is None:
+            return status
+        status = _run_eval(sh, tree)
+
+
+def _run_eval(sh: Interpreter, script: Any) -> int:
+    from .interpreter import ExitShell
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
