@@ -1136,7 +1136,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
     if not src.strip():
         return 0
     st = sh.state
-    if st.aliases and st.shopt["expand_aliases"]:
+    if st.shopt["expand_aliases"]:
         # eval parses its text when it runs: aliases defined by then apply (line by line)
         return _eval_with_aliases(sh, src, who)
     try:
