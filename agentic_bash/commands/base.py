@@ -35,11 +35,8 @@ class Exec(Protocol):
     def __call__(
         self, argv: list[str], *, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
         stderr: BinaryIO | None = None, env: Mapping[str, str] | None = None,
-        cwd: str | None = None, missing: str | None = None,
-    ) -> int:
-        """``missing``: the line (the calling tool's own words) to print, with status 127,
-        when ``argv[0]`` names no command; by default the shell's "command not found"."""
-        ...
+        cwd: str | None = None,
+    ) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
-from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef, try_help
 from .base import CommandContext, command
 
 CHUNK = 1 << 16
@@ -278,11 +278,22 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                 out.extend(_CLASSES[name])
                 i += 1 + m.end()
                 continue
-            if i + 3 < n and toks[i + 1][0] in "ce" and toks[i + 2] == ("c", ord("=")) and toks[i + 3] == ("c", ord("=")) \
-                    and i + 4 < n and toks[i + 4] == ("c", ord("]")):
-                out.append(toks[i + 1][1])
-                i += 5
-                continue
+            if toks[i + 1] == ("c", ord("=")):
+                # [=c=]: an equivalence class (in the C/UTF-8 locales, the character itself)
+                k = next((k for k in range(i + 2, n - 1)
+                          if toks[k] == ("c", ord("=")) and toks[k + 1] == ("c", ord("]"))), None)
+                if k is not None:
+                    body = bytes(t[1] for t in toks[i + 2:k])
+                    if not body:
+                        raise _TrError("missing equivalence class character '[==]'")
+                    if k - (i + 2) != 1:
+                        raise _TrError(f"{body.decode('utf-8', 'surrogateescape')}: equivalence class "
+                                       "operand must be a single character")
+                    if is_set2 and set1_len is not None:
+                        raise _TrError("[=c=] expressions may not appear in string2 when translating")
+                    out.append(toks[i + 2][1])
+                    i = k + 2
+                    continue
             if i + 2 < n and toks[i + 2] == ("c", ord("*")):
                 j = i + 3
                 digits = b""
@@ -290,12 +301,12 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                     digits += bytes([toks[j][1]])
                     j += 1
                 if j < n and toks[j] == ("c", ord("]")):
-                    if not is_set2:
-                        raise _TrError("the [c*] repeat construct may not appear in string1")
                     ch = toks[i + 1][1]
                     if digits and int(digits.decode(), 8 if digits.startswith(b"0") else 10) > 0:
                         cnt = int(digits.decode(), 8 if digits.startswith(b"0") else 10)
-                        out.extend([ch] * cnt)
+                        out.extend([ch] * cnt)  # [c*n] is allowed in string1 too; only [c*] is not
+                    elif not is_set2:
+                        raise _TrError("the [c*] repeat construct may not appear in string1")
                     else:
                         if fill_at is not None:
                             raise _TrError("only one [c*] repeat construct may appear in string2")
@@ -564,14 +575,17 @@ def _read_lines_list(ctx: CommandContext, name: str, sep: bytes) -> list[bytes] 
         f.close()
 
 
-def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes) -> tuple[list[bytes], list[bytes]] | int:
+def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes, shell_quote_extra: bool = False
+                    ) -> tuple[list[bytes], list[bytes]] | int:
     """Check the FILE1 FILE2 operands of comm/join and read both; an exit status on error."""
     if len(ops) < 2:
         if not ops:
             return _usage(ctx, "missing operand")
         return _usage(ctx, f"missing operand after {quote(ctx, ops[-1])}")
     if len(ops) > 2:
-        return _usage(ctx, f"extra operand {quote(ctx, ops[2])}")
+        # join quotes its extra operand with quoteaf ('c'), comm with quote (‘c’)
+        extra = quoteaf(ops[2]) if shell_quote_extra else quote(ctx, ops[2])
+        return _usage(ctx, f"extra operand {extra}")
     a = _read_lines_list(ctx, ops[0], sep)
     if a is None:
         return 1
@@ -682,9 +696,15 @@ def comm(ctx: CommandContext, argv: list[str]) -> int:
     return 0
 
 
+_JOIN_BLANKS = re.compile(rb"[ \t\n]+")
+
+
 def _join_fields(line: bytes, tab: bytes | None) -> list[bytes]:
     if tab is None:
-        return line.split()
+        # GNU xfields(): runs of blanks (newline too: -z records) separate fields, leading ones
+        # are skipped, trailing ones end in one empty field ("1 a " -> 1, a, "")
+        line = line.lstrip(b" \t\n")
+        return _JOIN_BLANKS.split(line) if line else []
     return line.split(tab)
 
 
@@ -759,7 +779,7 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
             header = True
         elif k == "z":
             sep = b"\0"
-    pair = _read_two_files(ctx, ops, sep)
+    pair = _read_two_files(ctx, ops, sep, shell_quote_extra=True)
     if isinstance(pair, int):
         return pair
     a, b = pair
@@ -791,18 +811,25 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
                     src = x if fno == 1 else y
                     v = src[idx] if src is not None and idx < len(src) else (empty if empty is not None else b"")
                 vals.append(v)
+            if empty is not None:  # GNU prfield(): an empty field prints as -e's text too
+                vals = [v or empty for v in vals]
             out.append(osep.join(vals) + sep)
             return
         if x is not None and y is not None:
             jf = x[f1] if f1 < len(x) else b""
             rest = [v for i, v in enumerate(x) if i != f1] + [v for i, v in enumerate(y) if i != f2]
-            out.append(osep.join([jf] + rest) + sep)
+            vals = [jf] + rest
         elif x is not None:
             jf = x[f1] if f1 < len(x) else (empty or b"")
-            out.append(osep.join([jf] + [v for i, v in enumerate(x) if i != f1]) + sep)
+            vals = [jf] + [v for i, v in enumerate(x) if i != f1]
         elif y is not None:
             jf = y[f2] if f2 < len(y) else (empty or b"")
-            out.append(osep.join([jf] + [v for i, v in enumerate(y) if i != f2]) + sep)
+            vals = [jf] + [v for i, v in enumerate(y) if i != f2]
+        else:
+            return
+        if empty is not None:
+            vals = [v or empty for v in vals]
+        out.append(osep.join(vals) + sep)
 
     # GNU join_input: a line is order-checked when it is read, once unpairable lines were
     # seen (always with --check-order, where the first disorder is fatal)

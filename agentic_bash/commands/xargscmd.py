@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import io
 
-from ._args import OptError, iter_lines, parse_opts
+from ._args import OptError, iter_lines, parse_opts, run_checked
 from .base import CommandContext, command
 
 USAGE = "xargs [OPTION]... COMMAND [INITIAL-ARGS]..."
@@ -427,16 +427,9 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                     ans += ch
                 if not ans.lower().startswith(b"y"):
                     return None
-        if ctx.exec is None:
-            ctx.error(f"{sargs[0]}: No such file or directory")
-            return 127
-        err = io.BytesIO()
-        st = ctx.exec(sargs, stdin=child_stdin, stderr=err)
-        e = err.getvalue()
-        if st == 127 and e.endswith(b"command not found\n"):
-            ctx.error(f"{sargs[0]}: No such file or directory")
-            return 127
-        ctx.stderr.write(e)
+        st, not_run = run_checked(ctx, sargs, "xargs", lambda n, why: f"{n}: {why}", stdin=child_stdin)
+        if not_run:
+            return st
         if st == 126:
             return 126
         if st == 255:

@@ -22,6 +22,7 @@ from ..result import Result, make_result
 from ..shell import nodes as N
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.builtins import SIGNALS
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture, PipeWriter
 from ..vfs.paths import normalize
@@ -401,7 +402,7 @@ class InProcessExecutor:
 
     def can_run(self, sh: Interpreter, name: str) -> bool:
         return name in self.custom or name in self.registry or name in ("bash", "sh") or \
-            (self.native is not None and self.find_path(sh, name) is not None)
+            self.find_path(sh, name) is not None
 
     def run_command(self, sh: Interpreter, argv: list[str]) -> int:
         name = argv[0]
@@ -644,6 +645,17 @@ class InProcessExecutor:
         self.shell.state = st
 
 
+def _ignored_signals(sh: Interpreter) -> tuple[int, ...]:
+    """Signals a native child starts with ignored, as under bash: those the script ignores
+    (``trap '' INT``), plus SIGINT and SIGQUIT for an asynchronous command (``cmd &``; bash -c
+    has no job control)."""
+    traps = sh.state.traps
+    ign = [SIGNALS[k] for k, v in traps.items() if v == "" and k in SIGNALS] if traps else []
+    if getattr(sh, "_bg_job", None) is not None:
+        ign += [2, 3]
+    return tuple(sorted(set(ign)))
+
+
 _EVENT_LOCK = threading.Lock()
 
 
@@ -707,8 +719,7 @@ class _Exec:
         self.sh = sh
 
     def __call__(self, argv: list[str], *, stdin: Any = None, stdout: Any = None, stderr: Any = None,
-                 env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 missing: str | None = None) -> int:
+                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> int:
         from ..shell.builtins import BUILTINS
         child = self.sh.fork()
         if stdin is not None:
@@ -734,16 +745,7 @@ class _Exec:
             fn = BUILTINS.get(argv[0])
             if fn is not None:
                 return child.run_builtin(fn, list(argv))
-            name = argv[0]
-            ex = self.ex
-            if missing is not None and "/" not in name and name not in ex.custom \
-                    and name not in ex.registry and name not in ("bash", "sh") \
-                    and ex.find_path(child, name) is None:
-                err = child.fds.get(2)
-                if err is not None:
-                    err.write((missing + "\n").encode("utf-8", "surrogateescape"))
-                return 127
-            return ex.run_command(child, list(argv))
+            return self.ex.run_command(child, list(argv))
         except ExitShell as e:
             return e.status
         except (ReturnFn, LoopCtl):
@@ -1003,6 +1005,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         child.fn_source = child.script_name
         st.arg0 = script_name or rest[0]
         st.positional = rest[1:]
+        st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
         who = child.script_name
     else:
         stream = sh.fds.get(0)
@@ -1011,6 +1014,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         st.positional = rest
         child.script_name = "bash"
         child.fds[0] = NULL
+        st.dash_mode = "s"  # type: ignore[attr-defined]
         who = "bash"
     st_ = run_toplevel(child, None, source=src, who=who)
     child.close_owned()
@@ -1079,7 +1083,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
-                               stdin=fin, stdout=fout, stderr=ferr, pgid=None)
+                               stdin=fin, stdout=fout, stderr=ferr, pgid=None,
+                               ignore=_ignored_signals(sh))
     except OSError as e:
         for fd in close_after + list(outs):
             try:

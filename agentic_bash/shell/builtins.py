@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import os
 import re
 from typing import TYPE_CHECKING, Any, Callable
@@ -63,6 +65,10 @@ def b_false(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("echo")
 def b_echo(sh: Interpreter, argv: list[str]) -> int:
+    if (len(argv) < 2 or argv[1][:1] != "-") and not sh.state.shopt["xpg_echo"]:
+        # no option, no escapes: the words and a newline
+        sh.write_out(((argv[1] if len(argv) == 2 else " ".join(argv[1:])) + "\n").encode("utf-8", "surrogateescape"))
+        return 0
     args = argv[1:]
     nl = True
     esc = sh.state.shopt["xpg_echo"]
@@ -121,6 +127,10 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
         return 2
+    if not all(a.isascii() for a in args) and sh.byte_locale():
+        # the C locale: %q quotes each non-ASCII byte, '\xc3 is 195
+        from .interpreter import byte_view
+        args = [byte_view(a) for a in args]
     data, status, errors = pf.format(args[0], args[1:])
     for e in errors:
         sh.error(e)
@@ -129,7 +139,7 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
             s = data.decode("utf-8", "surrogateescape")
             if "[" in var and var.endswith("]"):
                 nm, _, sub = var.partition("[")
-                sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), s)
+                sh.assign_element(nm, sh.sub_word(sub[:-1]), s)
             else:
                 if not _NAME_RE.match(var):
                     sh.error(f"printf: `{var}': not a valid identifier")
@@ -632,13 +642,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
     if var.attrs & ARRAY and type(var.value) is str:
         var.value = {0: var.value}
     if assign is not None:
-        sh.set_array(target, assign.array, append=append, var=var)
+        sh.set_array(target, assign.array, append=append, var=var, decl=True)
     elif value is not None and var.attrs & (ARRAY | ASSOC) and value.startswith("(") and value.endswith(")") \
             and sub is None:
         from .parser import decl_assign
         a2 = decl_assign(N.Word((N.Lit(f"{target}={value}"),), f"{target}={value}"))
         if a2 is not None and a2.array is not None:
-            sh.set_array(target, a2.array, append=append, var=var)
+            sh.set_array(target, a2.array, append=append, var=var, decl=True)
         else:
             var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:
@@ -676,9 +686,7 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
     if only_local:
         items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
     else:
-        items = st.visible()
-        for dn in ("BASH_LINENO", "BASH_SOURCE", "FUNCNAME"):
-            pass
+        items = sh.listed_vars()
     bits = 0
     for c in flags:
         bits |= _FLAG_BITS.get(c, 0)
@@ -721,7 +729,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args or "p" in on:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
@@ -774,7 +782,7 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & READONLY:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
@@ -835,6 +843,12 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 if mode == "v":
                     sh.error(f"unset: `{a}': not a valid identifier")
                     status = 1
+                continue
+            try:
+                sub = sh.expand_subscript(sub)
+            except ExpansionError as e:
+                sh.error(e.message)
+                status = 1
                 continue
             rn = sh.state.resolve_ref(nm)
             var = sh.state.find(rn)
@@ -920,13 +934,13 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         from .builtins_compat import quote_set
         out = []
-        for n, v in sorted(st.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.value is None:
                 continue
             if type(v.value) is dict:
                 out.append(f"{n}={sh.array_literal(v)}")
             else:
-                out.append(f"{n}={quote_set(v.value)}")
+                out.append(f"{n}={quote_set(sh.qv(v.value))}")
         if out:
             _out(sh, "\n".join(out) + "\n")
         from .unparse import format_function
@@ -1132,40 +1146,24 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
         who = "command substitution"
         argv = argv[1:]
-    src = " ".join(a for a in argv[1:])
+    args = argv[1:]
+    # eval takes no options but honours `--`; any other -x word is an invalid option
+    if who == "eval" and args and args[0][:1] == "-" and len(args[0]) > 1:
+        if args[0] != "--":
+            return _bad_opt(sh, "eval", args[0][:2], "eval [arg ...]")
+        args = args[1:]
+    src = " ".join(args)
     if not src.strip():
         return 0
     st = sh.state
-    if st.shopt["expand_aliases"]:
-        # eval parses its text when it runs: aliases defined by then apply (line by line)
-        return _eval_with_aliases(sh, src, who)
     try:
         script = parse_cached(src)
-    except ParseError as e:
-        _report_parse_error(sh, e, src, who)
-        # an unclosed `a=(…` fails with 1 in bash, other syntax errors with 2
-        return 1 if getattr(e, "status", 2) == 1 else 2
-    return _run_eval(sh, script)
-
-
-def _eval_with_aliases(sh: Interpreter, src: str, who: str) -> int:
-    from .parser import CommandReader
-    st = sh.state
-    reader = CommandReader(src, extglob=bool(st.shopt.get("extglob")), aliases=st.aliases)
-    status = 0
-    while True:
-        try:
-            tree = reader.next()
-        except ParseError as e:
-            _report_parse_error(sh, e, src, who)
-            return 1 if getattr(e, "status", 2) == 1 else 2
-        if tree is None:
-            return status
-        status = _run_eval(sh, tree)
-
-
-def _run_eval(sh: Interpreter, script: Any) -> int:
-    from .interpreter import ExitShell
+    except ParseError:
+        script = None
+    if script is None or st.shopt["expand_aliases"]:
+        # bash parses an eval string one command line at a time: the lines before a syntax
+        # error run, and an alias defined on one line is used on the next
+        return _eval_lines(sh, src)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
@@ -1183,6 +1181,63 @@ def _run_eval(sh: Interpreter, script: Any) -> int:
             # eval is where bash stops discarding: $((1/0)) in eval fails the eval (status 1)
             sh.state.last_status = e.status
             return e.status
+    finally:
+        sh.call_depth -= 1
+        sh.xtrace_level = level
+
+
+class _AliasView(Mapping[str, str]):
+    """The shell's aliases as the parser sees them (live; empty without expand_aliases)."""
+
+    def __init__(self, sh: Interpreter) -> None:
+        self.sh = sh
+
+    def _m(self) -> dict[str, str]:
+        st = self.sh.state
+        return st.aliases if st.shopt["expand_aliases"] else {}
+
+    def __getitem__(self, k: str) -> str:
+        return self._m()[k]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._m())
+
+    def __len__(self) -> int:
+        return len(self._m())
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _eval_lines(sh: Interpreter, src: str) -> int:
+    from .interpreter import ExitShell
+    from .parser import CommandReader
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh))
+    lim = sh.budget.limits.max_call_depth
+    sh.call_depth += 1
+    level = getattr(sh, "xtrace_level", 0)
+    sh.xtrace_level = level + 1
+    status = 0
+    try:
+        if lim is not None and sh.call_depth > lim * 4:
+            sh.error("eval: maximum eval nesting level exceeded")
+            return 1
+        while True:
+            reader.extglob = bool(sh.state.shopt.get("extglob"))
+            try:
+                tree = reader.next()
+            except ParseError as e:
+                _report_parse_error(sh, e, src, "eval")
+                return 1 if getattr(e, "status", 2) == 1 else 2
+            if tree is None:
+                return status
+            try:
+                status = sh.run_script(tree)
+            except ExitShell as e:
+                if not e.discard:
+                    raise
+                sh.state.last_status = e.status
+                return e.status
     finally:
         sh.call_depth -= 1
         sh.xtrace_level = level
@@ -1842,7 +1897,7 @@ def _unescape_read(s: str) -> str:
 def _assign_read(sh: Interpreter, name: str, value: str) -> None:
     if "[" in name and name.endswith("]"):
         nm, _, sub = name.partition("[")
-        sh.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), value)
+        sh.assign_element(nm, sh.sub_word(sub[:-1]), value)
     else:
         sh.set_var(name, value)
 

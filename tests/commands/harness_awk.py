@@ -86,7 +86,7 @@ class Harness:
                               stdout=stdout, stderr=stderr, budget=budget or Budget(self.limits),
                               info=SystemInfo(), exec=self._exec, name=argv0)
 
-    def _exec(self, argv, *, stdin=None, stdout=None, stderr=None, env=None, cwd=None, missing=None) -> int:
+    def _exec(self, argv, *, stdin=None, stdout=None, stderr=None, env=None, cwd=None) -> int:
         reg = load_all()
         if argv[:2] == ["sh", "-c"] and len(argv) >= 3:
             # Stand-in for the shell until the interpreter exists: a plain command line made
@@ -108,8 +108,7 @@ class Harness:
                 return p.returncode
         spec = reg.get(argv[0])
         if spec is None:
-            msg = missing if missing is not None else f"sh: 1: {argv[0]}: not found"
-            (stderr or io.BytesIO()).write(f"{msg}\n".encode())
+            (stderr or io.BytesIO()).write(f"sh: 1: {argv[0]}: not found\n".encode())
             return 127
         c = self.ctx(argv[0], stdin if stdin is not None else io.BytesIO(b""), stdout or io.BytesIO(),
                      stderr or io.BytesIO(), env=env, cwd=cwd)

@@ -53,7 +53,7 @@ def make_fs(files: Files | None, cwd: str = CWD) -> MemoryFS:
 
 
 def _exec_factory(base: CommandContext):  # noqa: ANN202
-    def run(argv, *, stdin=None, stdout=None, stderr=None, env=None, cwd=None, missing=None):  # noqa: ANN001, ANN202
+    def run(argv, *, stdin=None, stdout=None, stderr=None, env=None, cwd=None):  # noqa: ANN001, ANN202
         spec = REGISTRY.get(argv[0])
         err = stderr or base.stderr
         if spec is None and argv[0] in HOST_FALLBACK:
@@ -63,7 +63,7 @@ def _exec_factory(base: CommandContext):  # noqa: ANN202
             err.write(p.stderr)
             return p.returncode
         if spec is None:
-            err.write(f"{missing if missing is not None else argv[0] + ': command not found'}\n".encode())
+            err.write(f"{argv[0]}: command not found\n".encode())
             return 127
         ctx = replace(base, stdin=stdin or base.stdin, stdout=stdout or base.stdout, stderr=err,
                       env=env if env is not None else base.env, cwd=cwd or base.cwd, name=argv[0])
