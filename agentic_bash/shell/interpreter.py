@@ -593,6 +593,9 @@ class Interpreter(Expander):
         st = self.state
         rname = st.resolve_ref(name)
         var = st.find(rname)
+        if var is not None and var.attrs & NAMEREF or "[" in rname:
+            # ref[i]=v through a nameref to an element (or an unset nameref): bash refuses
+            raise VarError(f"`{rname if '[' in rname else ''}': not a valid identifier")
         if var is None:
             var = Var({}, ARRAY)
             st.scopes[0][rname] = var
@@ -622,9 +625,16 @@ class Interpreter(Expander):
         st = self.state
         if var is None:
             rname = st.resolve_ref(name)
+            if "[" in rname:
+                raise VarError(f"`{rname}': not a valid identifier")
             var = st.find(rname) if not local else None
             if var is None:
                 var = self.declare_var(rname, local=local)
+            elif var.attrs & NAMEREF:
+                # an unset nameref given a list becomes a plain array (bash warns)
+                self.error(f"warning: {rname}: removing nameref attribute")
+                var.attrs &= ~NAMEREF
+                var.value = None
         else:
             rname = name
         if var.attrs & READONLY:
@@ -687,6 +697,9 @@ class Interpreter(Expander):
         if var is None:
             var = Var(None)
             st.scopes[0][rname] = var
+        elif var.attrs & NAMEREF:
+            self.error(f"warning: {rname}: removing nameref attribute")
+            var.attrs &= ~NAMEREF
         if var.attrs & READONLY:
             raise VarError(f"{rname}: readonly variable")
         var.attrs |= ARRAY
