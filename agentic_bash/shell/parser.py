@@ -384,7 +384,9 @@ class Parser(Lexer):
             # bash parses `…` only when it runs: a syntax error inside fails that
             # substitution (status 2, message on stderr), not the script. `builtin eval`
             # of the text reproduces that at run time.
+            # (the NUL word tells eval to report errors as "command substitution")
             words = (Word((Lit("builtin"),), "builtin", line), Word((Lit("eval"),), "eval", line),
+                     Word((Lit("\0cmdsub"),), "", line),
                      Word((SQ(text),), "'" + text.replace("'", "'\\''") + "'", line))
             return Script((ListItem(Simple((), words, (), line)),), line)
         self.warnings.extend(sub.warnings)
@@ -612,7 +614,8 @@ class Parser(Lexer):
                     if a is not None:
                         assigns.append(a)
                         continue
-                    if assigns and self.aliases and self.maybe_alias(tok):
+                    # the command word after assignments or redirections (`>f al x`)
+                    if (assigns or redirs) and self.aliases and self.maybe_alias(tok):
                         continue
                     self.advance()
                     words.append(word)
@@ -753,10 +756,9 @@ class Parser(Lexer):
     def parse_funcdef_parens(self, name_tok: Tok) -> Command:
         self.expect_op("(")
         self.expect_op(")")
-        name = name_tok.val
-        if name_tok.kw() is None:
-            raise self.fail(f"`{name}': not a valid identifier", name_tok.pos, name)
-        return self._func_body(name, name_tok.pos)
+        # a name with an expansion or quotes (`$x-f() {…}`) is refused when the definition
+        # runs (exec_funcdef), not by the parser
+        return self._func_body(name_tok.val, name_tok.pos)
 
     def _func_body(self, name: str, start: int) -> Command:
         self.skip_newlines()
@@ -860,11 +862,14 @@ class Parser(Lexer):
         words: tuple[Word, ...] | None = None
         # `for x do`, `for x; do`, `for x in …; do`, newlines allowed before in/do
         tok = self.peek()
-        if tok.kind == OP and tok.val == ";":
+        semi = tok.kind == OP and tok.val == ";"
+        if semi:
             self.advance()
         self.skip_newlines()
         tok = self.peek()
         if tok.kw() == "in":
+            if semi:  # `for x; in …` is not in bash's grammar (only newlines may come before in)
+                raise self.unexpected(tok)
             self.advance()
             ws: list[Word] = []
             while True:
