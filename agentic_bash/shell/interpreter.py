@@ -2492,11 +2492,13 @@ class Interpreter(Expander):
         # function only when set inside it, and the caller's trap comes back afterwards
         # unless the function left one of its own
         saved_ret = None
-        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
-            saved_ret = st.traps.pop("RETURN")
         saved_dbg = None
-        if st.traps and "DEBUG" in st.traps and not st.options["functrace"]:
-            saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
+        if st.traps and not st.options["functrace"] and name not in st.func_trace:
+            # (declare -ft gives one function the set -T behaviour)
+            if "RETURN" in st.traps:
+                saved_ret = st.traps.pop("RETURN")
+            if "DEBUG" in st.traps:
+                saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         try:
             body = func.body
             try:
