@@ -625,6 +625,17 @@ class Expander:
             if name == "@" or name == "*":
                 return list(self.state.positional), True, name == "*"
             v = self.special_or_var(name)
+            if v is None:
+                ref = self.state.find(name)
+                if ref is not None and ref.attrs & NAMEREF:
+                    t = ref.value
+                    if type(t) is str and t.endswith(("[@]", "[*]")):
+                        # a reference to a[@] expands like "${a[@]}" as $ref, while ${ref}
+                        # (and a[*]) joins the elements into one word (bash)
+                        base, _, sub = t[:-1].partition("[")
+                        vals = self._base_values(N.Param(base, N.Word((N.Lit(sub),), sub)))[0]
+                        if vals or p.short:
+                            return vals, True, sub == "*" or not p.short
             return v, False, False
         # subscripted
         star_all = None

@@ -610,6 +610,9 @@ class Interpreter(Expander):
         st = self.state
         rname = st.resolve_ref(name)
         var = st.find(rname)
+        if var is not None and var.attrs & NAMEREF or "[" in rname:
+            # ref[i]=v through a nameref to an element (or an unset nameref): bash refuses
+            raise VarError(f"`{rname if '[' in rname else ''}': not a valid identifier")
         if var is None:
             var = Var({}, ARRAY)
             st.scopes[0][rname] = var
@@ -640,9 +643,16 @@ class Interpreter(Expander):
         st = self.state
         if var is None:
             rname = st.resolve_ref(name)
+            if "[" in rname:
+                raise VarError(f"`{rname}': not a valid identifier")
             var = st.find(rname) if not local else None
             if var is None:
                 var = self.declare_var(rname, local=local)
+            elif var.attrs & NAMEREF:
+                # an unset nameref given a list becomes a plain array (bash warns)
+                self.error(f"warning: {rname}: removing nameref attribute")
+                var.attrs &= ~NAMEREF
+                var.value = None
         else:
             rname = name
         if var.attrs & READONLY:
@@ -738,6 +748,9 @@ class Interpreter(Expander):
         if var is None:
             var = Var(None)
             st.scopes[0][rname] = var
+        elif var.attrs & NAMEREF:
+            self.error(f"warning: {rname}: removing nameref attribute")
+            var.attrs &= ~NAMEREF
         if var.attrs & READONLY:
             raise VarError(f"{rname}: readonly variable")
         var.attrs |= ARRAY
@@ -2509,11 +2522,13 @@ class Interpreter(Expander):
         # function only when set inside it, and the caller's trap comes back afterwards
         # unless the function left one of its own
         saved_ret = None
-        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
-            saved_ret = st.traps.pop("RETURN")
         saved_dbg = None
-        if st.traps and "DEBUG" in st.traps and not st.options["functrace"]:
-            saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
+        if st.traps and not st.options["functrace"] and name not in st.func_trace:
+            # (declare -ft gives one function the set -T behaviour)
+            if "RETURN" in st.traps:
+                saved_ret = st.traps.pop("RETURN")
+            if "DEBUG" in st.traps:
+                saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         try:
             body = func.body
             try:

@@ -168,6 +168,9 @@ class ShellState:
                 return sc, v
         return None, None
 
+    # functions with the trace attribute (declare -ft): they inherit DEBUG and RETURN traps
+    func_trace: frozenset[str] = frozenset()
+
     # the character type locale last in effect is C (bytes): naming a locale that does not
     # exist keeps it (Interpreter.byte_locale)
     ctype_bytes = False
