@@ -2188,7 +2188,10 @@ class Interpreter(Expander):
             body = func.body
             try:
                 if type(body) is N.Group:
-                    status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    if body.redirs:
+                        status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    else:
+                        status = self.run_script(body.body)
                 else:
                     status = self.execute(body)
             except ReturnFn as r:
@@ -2208,10 +2211,14 @@ class Interpreter(Expander):
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
                 sc = st.scopes.pop()
-                saved_opts = sc.get("-")
-                if saved_opts is not None and type(saved_opts.value) is dict:
-                    st.options.update(saved_opts.value)
-            st.env_cache = None
+                if sc:
+                    saved_opts = sc.get("-")
+                    if saved_opts is not None and type(saved_opts.value) is dict:
+                        st.options.update(saved_opts.value)
+                    st.env_cache = None
+                # else: no locals, the visible variables (and so the environment) are unchanged
+            else:
+                st.env_cache = None
             st.positional = saved_pos
             self.lineno = saved_line
             self.loop_depth = saved_loops
