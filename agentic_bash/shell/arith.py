@@ -25,7 +25,7 @@ _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1
 MAX_DEPTH = 1024  # bash's MAX_EXPR_RECURSION_LEVEL
 
-_WS = " \t\n\r"
+_WS = " \t\n"  # \r is not blank to bash arithmetic: x=$'5\r'; $((x)) fails
 _ARITHOPS = frozenset("=><+-*/%!()~^&|?:,")
 # tokens after which an unknown character means "operand expected" (bash: _is_arithop /
 # _is_multiop on the current token); after a number, name or `)` it is an invalid operator.
@@ -89,6 +89,10 @@ class ArithVars(Protocol):
     def get(self, name: str, index: str | None) -> str | None: ...
     def set(self, name: str, index: str | None, value: int) -> None: ...
     def is_assoc(self, name: str) -> bool: ...
+    def expand_sub(self, sub: str) -> str: ...
+
+
+_SUB_SPECIAL = frozenset("$`'\"\\")
 
 
 def _wrap(v: int) -> int:
@@ -636,10 +640,15 @@ class _Parser:
         if sub in ("@", "*"):
             return lambda ctx: sub
 
+        # bash expands a subscript (quotes, $x, $(cmd)) before using it, also when the
+        # expression came from a variable's value: x='a[$(echo 2)]'; $((x))
+        special = not _SUB_SPECIAL.isdisjoint(sub)
+
         def idx(ctx: _Ctx) -> str | None:
+            s = ctx.vars.expand_sub(sub) if special else sub
             if ctx.vars.is_assoc(name):
-                return sub
-            return str(_evaluate(sub, ctx.vars, ctx.depth + 1))
+                return s
+            return str(_evaluate(s, ctx.vars, ctx.depth + 1))
         return idx
 
     def _reader(self, name: str, sub: str | None, vpos: int) -> Callable[[_Ctx, bool], tuple[int, str | None]]:

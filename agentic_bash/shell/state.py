@@ -168,6 +168,10 @@ class ShellState:
                 return sc, v
         return None, None
 
+    # the character type locale last in effect is C (bytes): naming a locale that does not
+    # exist keeps it (Interpreter.byte_locale)
+    ctype_bytes = False
+
     # called with the nameref's name when resolving runs into a loop (the interpreter warns)
     on_circular: Any = None
 
@@ -221,7 +225,8 @@ class ShellState:
         letters = {LETTER_TO_OPTION[c] for c in DASH_ORDER if c in LETTER_TO_OPTION}
         out = [c for c in DASH_ORDER if c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c])]
         _ = letters
-        return "".join(out) + "c"
+        # the mode letter: c for `bash -c` (every run), s when reading stdin, none for a file
+        return "".join(out) + getattr(self, "dash_mode", "c")
 
 
 def _bash_hash(s: str) -> int:
