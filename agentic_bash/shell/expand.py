@@ -32,13 +32,17 @@ def _star_param(p: N.Param) -> bool:
     return p.name == "*"
 
 
-_PLAIN_NAME: dict[str, bool] = {}
+_PLAIN_NAME: dict[str, int] = {}
 
 
-def _plain_name(name: str) -> bool:
-    """Whether ``$name`` is just the variable's value (not positional, special or dynamic)."""
+def _plain_name(name: str) -> int:
+    """How ``$name`` reads: -1 the variable's value (not special or dynamic), N > 0 the
+    positional parameter N, 0 anything else."""
     from .interpreter import DYNAMIC
-    plain = bool(_NAME_RE.match(name)) and name != "_" and name not in DYNAMIC
+    if name.isdigit() and name.isascii():
+        plain = int(name) if name[0] != "0" else 0
+    else:
+        plain = -1 if _NAME_RE.match(name) and name != "_" and name not in DYNAMIC else 0
     if len(_PLAIN_NAME) >= 4096:
         _PLAIN_NAME.clear()
     _PLAIN_NAME[name] = plain
@@ -669,12 +673,16 @@ class Expander:
             plain = _PLAIN_NAME.get(name)
             if plain is None:
                 plain = _plain_name(name)
-            if plain:
+            if plain < 0:
                 var = self.state.find(name)
                 if var is not None and not var.attrs & NAMEREF:
                     val = var.value
                     if type(val) is str:
                         return val
+            elif plain:
+                pos = self.state.positional
+                if plain <= len(pos):
+                    return pos[plain - 1]
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":

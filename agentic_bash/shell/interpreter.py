@@ -942,6 +942,11 @@ class Interpreter(Expander):
         elif ignore is None and getattr(self.state, "globignore_dotglob", False):
             sh["dotglob"] = False
             self.state.globignore_dotglob = False
+        if not patterns.has_magic(pat, extglob=True):
+            # bash's glob_pattern_p: a `[` without its `]` (`[`, `a[b`) or only escaped
+            # characters (x='a\*'; echo $x) make no pattern: the word stays as it is, and
+            # nullglob/failglob do not apply
+            return None
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
                                 nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
@@ -2079,15 +2084,13 @@ class Interpreter(Expander):
             if not self.trap_level:
                 self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
-        procsubs = self.procsubs
-        mark = len(procsubs)
-        self.cmdsub_status = None
-        words = cmd.words
         plan = _PLANS.get(id(cmd))
         if plan is None or plan[0] is not cmd:
             plan = _simple_plan(cmd)
         kind = plan[1]
+        procsubs = self.procsubs
         if kind == _P_ARGV:
+            mark = len(procsubs)
             argv = list(plan[2])
             if not traps or "DEBUG" not in traps:
                 self.current_command = argv
@@ -2129,6 +2132,9 @@ class Interpreter(Expander):
             st.last_arg = ""
             st.last_status = 0
             return 0
+        mark = len(procsubs)
+        self.cmdsub_status = None
+        words = cmd.words
         if not words:
             try:
                 return self._assign_only(cmd)
@@ -2538,7 +2544,10 @@ class Interpreter(Expander):
                     self.lineno = func.line or self.lineno
                     self._run_debug_trap()
                 if type(body) is N.Group:
-                    status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    if body.redirs:
+                        status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    else:
+                        status = self.run_script(body.body)
                 else:
                     status = self.execute(body)
             except ReturnFn as r:
@@ -2560,10 +2569,14 @@ class Interpreter(Expander):
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
                 sc = st.scopes.pop()
-                saved_opts = sc.get("-")
-                if saved_opts is not None and type(saved_opts.value) is dict:
-                    st.options.update(saved_opts.value)
-            st.env_cache = None
+                if sc:
+                    saved_opts = sc.get("-")
+                    if saved_opts is not None and type(saved_opts.value) is dict:
+                        st.options.update(saved_opts.value)
+                    st.env_cache = None
+                # else: no locals, the visible variables (and so the environment) are unchanged
+            else:
+                st.env_cache = None
             st.positional = saved_pos
             self.lineno = saved_line
             self.loop_depth = saved_loops
@@ -2972,6 +2985,14 @@ _PLANS: dict[int, tuple[Any, ...]] = {}
 _STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
 
 
+def _static_lit(text: str) -> bool:
+    """An unquoted literal word that expands to itself (``[`` and ``]`` are no glob patterns)."""
+    if _STATIC_WORD.match(text):
+        return True
+    return "{" not in text and "~" not in text and "\\" not in text \
+        and not _patterns.has_magic(text, extglob=True)
+
+
 def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
     plan: tuple[Any, ...] = (cmd, _P_GENERAL)
     if not cmd.redirs:
@@ -2998,7 +3019,7 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     break
                 p = w.parts[0]
                 tp = type(p)
-                if tp is N.Lit and _STATIC_WORD.match(p.text):  # type: ignore[union-attr]
+                if tp is N.Lit and _static_lit(p.text):  # type: ignore[union-attr]
                     argv.append(p.text)  # type: ignore[union-attr]
                 elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                     argv.append(p.text)  # type: ignore[union-attr]
