@@ -28,6 +28,16 @@ CASES: list[tuple[list[str], bytes]] = [
     (["wc", "--files0-from=nope"], b""),
     (["wc", "--files0-from=-", "a.txt"], b"a.txt\0"),
     (["wc", "-c", "--files0-from=empty.txt"], b""),
+    # head/tail counts: 9.1's suffixes (no R/Q), kB = 1000, EOVERFLOW past UINTMAX, '-x' shown as x
+    (["head", "-c", "1kB", "nums.txt"], b""),
+    (["head", "-c", "1Q", "nums.txt"], b""),
+    (["head", "-c", "1Y", "nums.txt"], b""),
+    (["head", "-n", "-x", "nums.txt"], b""),
+    (["head", "-c", "99999999999999999999", "nums.txt"], b""),
+    (["tail", "-n", "1Z", "nums.txt"], b""),
+    (["tail", "-n", "18446744073709551615", "a.txt"], b""),
+    (["tail", "-s", "x", "a.txt"], b""),
+    (["tail", "-s", "0.5", "a.txt"], b""),
     # tail's obsolete -N/+N: only as the sole option before at most one file
     (["tail", "-1", "a.txt", "nums.txt"], b""),
     (["tail", "+1", "a.txt", "nums.txt"], b""),
