@@ -245,6 +245,16 @@ SORT_CASES: list[tuple[list[str], bytes]] = [
     (["sort", "-c"], b"a\nb\nb\n"),
     (["sort", "-c", "s.txt", "b c"], b""),
     (["sort", "--check=quiet", "s.txt", "s.txt"], b""),
+    (["sort", "-S", "x", "s.txt"], b""),
+    (["sort", "-S", "10x", "s.txt"], b""),
+    (["sort", "-S", "50%", "s.txt"], b""),
+    (["sort", "--parallel=0", "s.txt"], b""),
+    (["sort", "--parallel=x", "s.txt"], b""),
+    # uniq's obsolete -N/+N is not an option's value ("-s -1" is -s with -1)
+    (["uniq", "-s", "-1", "s.txt"], b""),
+    (["uniq", "-cf", "-1", "s.txt"], b""),
+    (["uniq", "-w", "-2", "s.txt"], b""),
+    (["uniq", "--", "-1"], b""),
     # --files0-from: NUL-separated names (the last terminator optional), vetted like GNU
     (["sort", "--files0-from=-"], b"s.txt\0s.txt"),
     (["sort", "--files0-from=-"], b"s.txt\0\0s.txt\0"),
