@@ -166,6 +166,9 @@ def _items_default(data: bytes, eof: str | None, ctx: CommandContext, lines_mode
         yield (bytes(cur), ends_line)
 
 
+
+_ARG_MAX = 2097152  # sysconf(_SC_ARG_MAX) on Linux with the default 8 MiB stack
+
 @command("xargs", usage=USAGE, help=HELP)
 def xargs(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="xargs")
@@ -199,7 +202,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             raise _Fail(1) from None
         if x < lo:
             ctx.error(f"value {x} for -{opt} option should be >= {lo}")
-            ctx.stderr.write(b"Try 'xargs --help' for more information.\n")
+            if opt != "s":  # GNU's -s check has no --help hint
+                ctx.stderr.write(b"Try 'xargs --help' for more information.\n")
             raise _Fail(1)
         return x
 
@@ -260,6 +264,15 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                 no_empty = True
             elif k == "s":
                 max_chars = num("s", v)
+                # GNU's ceiling: ARG_MAX less the environment (its strings, _=/usr/bin/xargs too)
+                # and 2048 bytes of headroom
+                env_size = sum(len(k) + len(x) + 2 for k, x in ctx.env.items())
+                if "_" not in ctx.env:
+                    env_size += len("_=/usr/bin/xargs") + 1
+                s_max = _ARG_MAX - env_size - 2048
+                if max_chars > s_max:
+                    ctx.error(f"value {max_chars} for -s option should be <= {s_max}")
+                    max_chars = s_max
             elif k == "t":
                 verbose = True
             elif k == "x":
@@ -377,7 +390,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
         return None
 
     if base_len > max_chars:
-        ctx.error("argument line too long")
+        ctx.error("cannot fit single argument within argument list size limit")
         return 1
     ran = False
     if replace is not None:
@@ -387,7 +400,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             item = u[0]
             args = [a.replace(r, item) for a in base]
             if sum(len(a) + 1 for a in args) > max_chars:
-                ctx.error("argument line too long")
+                ctx.error("cannot fit single argument within argument list size limit")
                 return 1
             ran = True
             res = run(args)
@@ -409,7 +422,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             ctx.budget.check()
             for item in u:
                 if blen + len(item) + 1 > max_chars:
-                    if not batch or exit_size:
+                    if not batch:
                         ctx.error("argument line too long")
                         return 1
                     res = flush()
