@@ -2135,6 +2135,8 @@ class Interpreter(Expander):
                     self.set_var(plan[2], value)
                 except VarError as err:
                     self.error(err.message)
+                    if st.options["posix"]:
+                        raise ExitShell(127) from None  # bash's posix mode: fatal, with 127
                     raise AbortLine(1) from None
             self.pipestatus = [0]
             st.last_arg = ""
@@ -2283,6 +2285,8 @@ class Interpreter(Expander):
                 v = self.do_assign(a)
             except VarError as e:
                 self.error(e.message)
+                if self.state.options["posix"]:
+                    raise ExitShell(127) from None  # bash's posix mode: fatal, with 127
                 raise AbortLine(1) from None
             except ExpansionError as e:
                 self.error(e.message)
