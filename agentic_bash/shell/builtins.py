@@ -11,7 +11,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TRACE, UPPER,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TEMPVAR, TRACE, UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -473,7 +473,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     for idx, a in enumerate(args):
         if a == "-" and local:
             # local -: the function's shell options are restored when it returns
-            sc = sh.state.scopes[-1]
+            sc = sh.state.scopes[sh.state.local_index()]
             if "-" not in sc:
                 sc["-"] = Var(dict(sh.state.options))
             continue
@@ -509,7 +509,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 # the lookup while binding; the reference then resolves in the global scope)
                 sh.error(f"{name}: warning: {vname}: circular name reference")
                 sh.error(f"warning: {vname}: circular name reference")
-            ex = sh.state.scopes[-1].get(vname) if local else sh.state.find(vname)
+            ex = sh.state.scopes[sh.state.local_index()].get(vname) if local else sh.state.find(vname)
             if ex is not None and ex.attrs & (ARRAY | ASSOC) and not ex.attrs & NAMEREF:
                 sh.error(f"{name}: {vname}: reference variable cannot be an array")
                 status = 1
@@ -534,16 +534,32 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
     else:
         target = vname
     if local:
-        sc = st.scopes[-1]
+        li = st.local_index()
+        sc = st.scopes[li]
         var = sc.get(target)
-        if var is None:
-            outer = st.find(target)
+        temp = None
+        for i in range(len(st.scopes) - 1, li, -1):
+            temp = st.scopes[i].get(target)
+            if temp is not None:
+                # bash: `v=1 eval 'local v'` makes the eval's own v local in place (it goes
+                # when eval returns); other builtins' v is copied into a new local
+                if st.scopes[i].bltn:  # type: ignore[attr-defined]
+                    var = temp
+                    var.attrs &= ~TEMPVAR
+                break
+        if var is not None and var.attrs & TEMPVAR and temp is None:
+            var.attrs &= ~TEMPVAR  # the function's own prefix assignment becomes its local
+        elif var is None or (temp is not None and var is not temp):
+            outer = temp if temp is not None else st.find(target)
             glob = st.scopes[0].get(target) if len(st.scopes) > 1 else None
             if glob is not None and glob.attrs & READONLY:
                 # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
             var = Var(None)
-            if st.shopt.get("localvar_inherit") and outer is not None:
+            if outer is not None and outer.attrs & TEMPVAR:
+                # a local inherits the value of a prefix assignment's binding (bash)
+                var = Var(outer.value if type(outer.value) is str else None, EXPORT)
+            elif st.shopt.get("localvar_inherit") and outer is not None:
                 var = outer.copy()
             sc[target] = var
     else:
@@ -633,7 +649,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
 def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool = False) -> int:
     st = sh.state
     if only_local:
-        items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
+        items = {k: v for k, v in st.scopes[st.local_index()].items() if k != "-" and not v.attrs & TEMPVAR}
     else:
         items = sh.listed_vars()
     bits = 0
@@ -665,7 +681,9 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
         if not sh.funcstack:
             sh.error("local: can only be used in a function")
             return 1
-        for n, v in sorted(sh.state.scopes[-1].items()):
+        for n, v in sorted(sh.state.scopes[sh.state.local_index()].items()):
+            if v.attrs & TEMPVAR:
+                continue  # the call's prefix assignments are not its locals
             _out(sh, ("local -" if n == "-" else sh.declare_line(n, v)) + "\n")
         return 0
     return b_declare_impl(sh, argv, local=True)

@@ -26,7 +26,8 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, UPPER, ShellState, Var, VarError, assoc_keys,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, TEMPVAR, UPPER, ShellState, TempScope, Var,
+    VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
@@ -527,7 +528,7 @@ class Interpreter(Expander):
         """Find or create the variable ``name`` (in the function scope when ``local``)."""
         st = self.state
         if local and len(st.scopes) > 1:
-            sc = st.scopes[-1]
+            sc = st.scopes[st.local_index()]
             v = sc.get(name)
             if v is None:
                 v = Var(None)
@@ -681,7 +682,12 @@ class Interpreter(Expander):
                 if v.attrs & READONLY:
                     self.error(f"unset: {name}: cannot unset: readonly variable")
                     return 1
-                if i == len(st.scopes) - 1 and i > 0 and self.funcstack:
+                if v.attrs & TEMPVAR:
+                    # a prefix assignment's binding goes, uncovering the one beneath it
+                    del sc[name]
+                    st.env_cache = None
+                    return 0
+                if i >= st.local_index() and i > 0 and self.funcstack:
                     # unsetting a local of the current function leaves it local and unset
                     sc[name] = Var(None, 0)
                     sc[name].attrs = 0
@@ -1925,8 +1931,9 @@ class Interpreter(Expander):
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
             # bash (not in posix mode) keeps prefix assignments temporary even before special
-            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing
-            temp_scope = {}
+            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing.  A function's
+            # become bindings of its own scope (bash merges them into its variable context)
+            temp_scope = {} if func is not None else TempScope(name in _BLTN_ENV)
             ok = True
             for a in cmd.assigns:
                 try:
@@ -1944,7 +1951,7 @@ class Interpreter(Expander):
                         continue
                     if a.append and existing is not None and type(existing.value) is str:
                         value = existing.value + value
-                    temp_scope[a.name] = Var(value, EXPORT)
+                    temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
                 except ExpansionError as e:
                     self.error(e.message)
                     if e.fatal:
@@ -1979,12 +1986,18 @@ class Interpreter(Expander):
 
         def run() -> int:
             if func is not None:
-                return self.call_function(name, func, argv[1:])
+                return self.call_function(name, func, argv[1:], temp_scope)
             if builtin is not None:
                 return self.run_builtin(builtin, argv)
             return self.run_external(argv)
 
-        if temp_scope:
+        if temp_scope and func is not None:
+            st.env_cache = None
+            try:
+                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+            finally:
+                st.env_cache = None
+        elif temp_scope:
             st.scopes.append(temp_scope)
             st.env_cache = None
             try:
@@ -2066,7 +2079,8 @@ class Interpreter(Expander):
             self.error(e.message)
             return 1
 
-    def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
+    def call_function(self, name: str, func: N.FuncDef, args: list[str],
+                      scope: dict[str, Var] | None = None) -> int:
         st = self.state
         lim = self.budget.limits.max_call_depth
         fv = st.scopes[0].get("FUNCNEST")
@@ -2086,7 +2100,7 @@ class Interpreter(Expander):
             self.argv_frames = (tuple(saved_pos),)
         if st.shopt.get("extdebug"):
             self.argv_frames += (tuple(args),)
-        st.scopes.append({})
+        st.scopes.append(scope if scope is not None else {})
         self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
         saved_line = self.lineno
         saved_loops = self.loop_depth
@@ -2429,6 +2443,8 @@ def _assoc_key(k: str) -> str:
 # under extdebug, BASH_ALIASES/BASH_CMDS not kept here)
 _LISTED_DYNAMIC = ("BASHOPTS", "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE",
                    "FUNCNAME", "GROUPS", "SHELLOPTS")
+# builtins whose prefix assignments form bash's "builtin environment" (see TempScope)
+_BLTN_ENV = frozenset({"eval", "source", ".", "unset", "mapfile", "readarray"})
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 

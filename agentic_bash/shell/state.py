@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
-    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "Var", "VarError",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "TEMPVAR", "TempScope", "Var", "VarError",
 ]
 
 EXPORT = 1
@@ -18,6 +18,8 @@ NAMEREF = 32
 LOWER = 64
 UPPER = 128
 TRACE = 256
+# a prefix assignment's binding (`v=1 cmd`): not a letter of declare -p; `local v` adopts it
+TEMPVAR = 512
 
 # declare -p prints attribute letters in this order (bash's ``attributes`` table)
 ATTR_LETTERS = (("a", ARRAY), ("A", ASSOC), ("i", INTEGER), ("l", LOWER), ("n", NAMEREF),
@@ -83,6 +85,24 @@ class Var:
         return f"Var({self.value!r}, {self.attrs})"
 
 
+class TempScope(dict):  # type: ignore[type-arg]
+    """The scope of a builtin's prefix assignments (`v=1 eval ...`): `local` and `declare`
+    skip it and bind in the function's scope.  ``bltn`` marks bash's "builtin environment"
+    (eval, source, unset, mapfile): a `local v` run inside adopts that scope's v in place."""
+
+    __slots__ = ("bltn",)
+
+    def __init__(self, bltn: bool = False) -> None:
+        super().__init__()
+        self.bltn = bltn
+
+    def copy_vars(self) -> TempScope:
+        n = TempScope(self.bltn)
+        for k, v in self.items():
+            n[k] = v.copy()
+        return n
+
+
 class ShellState:
     """Everything ``bash -c`` keeps between commands; copied (``fork``) for subshells."""
 
@@ -112,7 +132,8 @@ class ShellState:
     def fork(self) -> ShellState:
         s = ShellState.__new__(ShellState)
         s.__dict__.update(self.__dict__)
-        s.scopes = [{k: v.copy() for k, v in sc.items()} for sc in self.scopes]
+        s.scopes = [{k: v.copy() for k, v in sc.items()} if type(sc) is dict else sc.copy_vars()
+                    for sc in self.scopes]
         s.functions = dict(self.functions)
         s.func_sources = dict(self.func_sources)
         s.aliases = dict(self.aliases)
@@ -145,6 +166,14 @@ class ShellState:
             if v is not None:
                 return sc, v
         return None, None
+
+    def local_index(self) -> int:
+        """Index of the scope `local` binds in: the top one that is not a TempScope."""
+        scopes = self.scopes
+        i = len(scopes) - 1
+        while i > 0 and type(scopes[i]) is not dict:
+            i -= 1
+        return i
 
     # called with the nameref's name when resolving runs into a loop (the interpreter warns)
     on_circular: Any = None
