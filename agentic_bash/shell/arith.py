@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, Protocol
 
-__all__ = ["ArithError", "ArithVars", "context", "evaluate", "evaluate_in", "parse_int_constant"]
+__all__ = ["ArithError", "ArithVars", "compiled", "context", "evaluate", "evaluate_in", "parse_int_constant"]
 
 _MASK = (1 << 64) - 1
 _SIGN = 1 << 63
@@ -25,7 +25,7 @@ _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1
 MAX_DEPTH = 1024  # bash's MAX_EXPR_RECURSION_LEVEL
 
-_WS = " \t\n\r"
+_WS = " \t\n"  # \r is not blank to bash arithmetic: x=$'5\r'; $((x)) fails
 _ARITHOPS = frozenset("=><+-*/%!()~^&|?:,")
 # tokens after which an unknown character means "operand expected" (bash: _is_arithop /
 # _is_multiop on the current token); after a number, name or `)` it is an invalid operator.
@@ -89,6 +89,10 @@ class ArithVars(Protocol):
     def get(self, name: str, index: str | None) -> str | None: ...
     def set(self, name: str, index: str | None, value: int) -> None: ...
     def is_assoc(self, name: str) -> bool: ...
+    def expand_sub(self, sub: str) -> str: ...
+
+
+_SUB_SPECIAL = frozenset("$`'\"\\")
 
 
 def _wrap(v: int) -> int:
@@ -636,10 +640,15 @@ class _Parser:
         if sub in ("@", "*"):
             return lambda ctx: sub
 
+        # bash expands a subscript (quotes, $x, $(cmd)) before using it, also when the
+        # expression came from a variable's value: x='a[$(echo 2)]'; $((x))
+        special = not _SUB_SPECIAL.isdisjoint(sub)
+
         def idx(ctx: _Ctx) -> str | None:
+            s = ctx.vars.expand_sub(sub) if special else sub
             if ctx.vars.is_assoc(name):
-                return sub
-            return str(_evaluate(sub, ctx.vars, ctx.depth + 1))
+                return s
+            return str(_evaluate(s, ctx.vars, ctx.depth + 1))
         return idx
 
     def _reader(self, name: str, sub: str | None, vpos: int) -> Callable[[_Ctx, bool], tuple[int, str | None]]:
@@ -755,15 +764,37 @@ def context(vars: ArithVars) -> _Ctx:
     return _Ctx(vars, 0)
 
 
+_FNS: dict[str, _Fn] = {}
+
+
+def _raiser(err: ArithError) -> _Fn:
+    def fail(ctx: _Ctx, ne: bool) -> int:
+        raise ArithError(err.message)
+    return fail
+
+
+def compiled(expr: str) -> _Fn | None:
+    """The compiled form of ``expr`` (a function raising ArithError when it does not parse),
+    or None for a plain decimal constant (``int(expr)``), which is not worth caching."""
+    fn = _FNS.get(expr)
+    if fn is None:
+        if expr.isdigit() and expr.isascii() and (expr[0] != "0" or len(expr) == 1) and len(expr) < 19:
+            return None
+        c = _compile(expr)
+        fn = _raiser(c) if type(c) is ArithError else c  # type: ignore[arg-type]
+        if len(_FNS) >= 4096:
+            _FNS.clear()
+        _FNS[expr] = fn  # type: ignore[assignment]
+    return fn
+
+
 def evaluate_in(expr: str, ctx: _Ctx) -> int:
     """``evaluate`` with a context made once by ``context(vars)``."""
     try:
-        if expr.isdigit() and expr.isascii() and (expr[0] != "0" or len(expr) == 1) and len(expr) < 19:
+        fn = _FNS.get(expr) or compiled(expr)
+        if fn is None:
             return int(expr)
-        fn = _compile(expr)
-        if type(fn) is ArithError:
-            raise ArithError(fn.message)
-        return fn(ctx, False)  # type: ignore[operator]
+        return fn(ctx, False)
     except RecursionError:
         raise ArithError(_recursion_msg(expr)) from None
 

@@ -16,10 +16,33 @@ __all__ = ["Expander", "ExpansionError", "glob_escape"]
 _GLOB_CHARS = re.compile(r"[*?\[]|[@!+](?=\()")
 _SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]|[@!+](?=\()")
 _NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
-_GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^])")
+_GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^-])")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-])\Z", re.S)
 _ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
+
+
+def _star_param(p: N.Param) -> bool:
+    """Is ``p`` a ``*`` form ($*, ${a[*]}, ${!a[*]}, ${!prefix*}) rather than an ``@`` one?"""
+    if p.index is not None:
+        ip = p.index.parts
+        return len(ip) == 1 and type(ip[0]) is N.Lit and ip[0].text == "*"
+    if p.prefix == "!":
+        return p.op == "*"
+    return p.name == "*"
+
+
+_PLAIN_NAME: dict[str, bool] = {}
+
+
+def _plain_name(name: str) -> bool:
+    """Whether ``$name`` is just the variable's value (not positional, special or dynamic)."""
+    from .interpreter import DYNAMIC
+    plain = bool(_NAME_RE.match(name)) and name != "_" and name not in DYNAMIC
+    if len(_PLAIN_NAME) >= 4096:
+        _PLAIN_NAME.clear()
+    _PLAIN_NAME[name] = plain
+    return plain
 
 
 class ExpansionError(Exception):
@@ -58,12 +81,13 @@ _LIT, _QUOTED, _SPLIT = 0, 1, 2
 class _Fields:
     """Accumulates the fields of one word: text chunks tagged with how they were quoted."""
 
-    __slots__ = ("fields", "cur", "quoted", "ifs", "ifs_ws", "ifs_nws")
+    __slots__ = ("fields", "cur", "quoted", "ifs", "ifs_ws", "ifs_nws", "assign")
 
     def __init__(self, ifs: str | None) -> None:
         self.fields: list[tuple[list[tuple[str, int]], bool]] = []
         self.cur: list[tuple[str, int]] = []
         self.quoted = False
+        self.assign = False  # an assignment value: ${x-~:~} operands tilde-expand after ':' too
         if ifs is None:
             ifs = " \t\n"
         self.ifs = ifs
@@ -208,13 +232,19 @@ class Expander:
                 v = self.param_value(p, True)
                 if type(v) is str:
                     return v
+            elif tp is N.CmdSub:
+                return self.command_subst(p.body)
             elif tp is N.DQ and len(p.parts) == 1:
                 q = p.parts[0]
-                if type(q) is N.Param and not q.op and not q.prefix and q.index is None:
+                tq = type(q)
+                if tq is N.Param and not q.op and not q.prefix and q.index is None:
                     v = self.param_value(q, True)
                     if type(v) is str:
                         return v
+                elif tq is N.CmdSub:
+                    return self.command_subst(q.body)
         fb = _Fields("")
+        fb.assign = assign
         self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
         fields = fb.finish()
         return " ".join(_field_text(f[0]) for f in fields) if len(fields) != 1 else _field_text(fields[0][0])
@@ -250,11 +280,43 @@ class Expander:
         # bash tilde-expands the regex word too ([[ $HOME =~ ~ ]])
         self._parts_into(word.parts, fb, False, nosplit=True, tilde_mode=1)
         out = []
+        # Quoted text is escaped, except inside a bracket expression, where a backslash
+        # is literal in an ERE (bash: [[ - =~ ["a-z"] ]] is the range a-z, not 3 chars).
+        br = 0  # 0 outside a bracket, 1 just after '[' or '[^', 2 inside
         for i, (chunks, _q) in enumerate(fb.finish()):
             if i:
                 out.append(" ")
             for text, kind in chunks:
-                out.append(re.escape(text) if kind == _QUOTED else text)
+                if kind == _QUOTED:
+                    if br:
+                        out.append(text)
+                        br = 2
+                    else:
+                        out.append(re.escape(text))
+                    continue
+                j = 0
+                n = len(text)
+                while j < n:
+                    c = text[j]
+                    if br == 0:
+                        if c == "\\":
+                            j += 2
+                            continue
+                        if c == "[":
+                            br = 1
+                            if j + 1 < n and text[j + 1] == "^":
+                                j += 1
+                    elif c == "[" and j + 1 < n and text[j + 1] in ":.=":
+                        close = text.find(text[j + 1] + "]", j + 2)
+                        j = close + 2 if close >= 0 else n
+                        br = 2
+                        continue
+                    elif c == "]" and br == 2:
+                        br = 0
+                    else:
+                        br = 2
+                    j += 1
+                out.append(text)
         return "".join(out)
 
     # ------------------------------------------------------------------ internals
@@ -292,8 +354,9 @@ class Expander:
 
     def _split_glob_into(self: Interpreter, v: str, out: list[str]) -> None:
         """Split and glob ``v``, the whole of an unquoted word (``$x``, ``$(cmd)``), onto ``out``."""
-        ifs = self.get_ifs()
-        if ifs is not None and ifs != " \t\n":
+        iv = self.state.find("IFS")
+        ifs = None if iv is None else iv.value
+        if ifs is not None and ifs != " \t\n" and (ifs := self.get_ifs()) is not None and ifs != " \t\n":
             fb = _Fields(ifs)
             fb.split(v)
             out.extend(self._glob_fields(fb))
@@ -348,7 +411,11 @@ class Expander:
     def _tilde_one(self: Interpreter, s: str) -> str:
         if not s.startswith("~"):
             return s
+        # the tilde prefix ends at the first '/' or ':' (bash's tilde suffixes), in any word
         slash = s.find("/")
+        colon = s.find(":")
+        if colon >= 0 and (slash < 0 or colon < slash):
+            slash = colon
         user = s[1:] if slash < 0 else s[1:slash]
         rest = "" if slash < 0 else s[slash:]
         if user == "":
@@ -495,9 +562,29 @@ class Expander:
                 fb.q(v)
             return None
         if nosplit:
-            s = " ".join(vals)
+            # x=${a[*]}: joined with IFS's first character, like "${a[*]}"; x=${a[@]}: spaces
+            sep = " "
+            if _star_param(p):
+                ifs = self.get_ifs()
+                sep = " " if ifs is None else ifs[:1]
+                if not sep and fb.assign == 2 and (p.index is None) != (p.prefix == "!"):
+                    # a declaration builtin's `v=$*` under a null IFS joins with spaces (bash)
+                    sep = " "
+            s = sep.join(vals)
             if s:
                 fb.cur.append((s, _SPLIT))
+            return None
+        if p.prefix == "!" and vals and (p.op == "*" or p.index is not None) and _star_param(p) \
+                and self.get_ifs() == "":
+            # bash joins unquoted ${!prefix*} (with IFS's first character) and ${!a[*]} (with a
+            # space) before splitting, so a null IFS leaves one word
+            fb.split(("" if p.index is None else " ").join(vals))
+            return None
+        ifs = fb.ifs
+        if ifs and ifs[0] in fb.ifs_nws and len(vals) > 1:
+            # bash joins the words with IFS's first character and splits again: with a
+            # non-blank separator an empty word still makes a field (IFS=x; set -- a '' b)
+            fb.split(ifs[0].join(vals))
             return None
         for i, v in enumerate(vals):
             if i:
@@ -557,10 +644,22 @@ class Expander:
         prefix = p.prefix
         op = p.op
         name = p.name
+        if not op and not prefix and p.index is None:
+            # $name of an ordinary variable holding a string: special_or_var's answer, directly
+            plain = _PLAIN_NAME.get(name)
+            if plain is None:
+                plain = _plain_name(name)
+            if plain:
+                var = self.state.find(name)
+                if var is not None and not var.attrs & NAMEREF:
+                    val = var.value
+                    if type(val) is str:
+                        return val
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":
-            if p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
+            # ${!a[@]} lists keys; with an operator after it (${!a[@]:-x}) it is indirection
+            if not op and p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
                     and p.index.parts[0].text in ("@", "*"):
                 var = self.lookup_var(self.state.resolve_ref(name))
                 keys: list[str] = []
@@ -594,11 +693,14 @@ class Expander:
                 if var is None and self.lookup_var(name) is None:
                     raise ExpansionError(f"{name}: invalid indirect expansion", 1)
             target = self._base_values(N.Param(name, p.index))[0]
-            if target is None and p.index is not None:
+            if (target is None or target == []) and p.index is not None:
                 if self.lookup_var(self.state.resolve_ref(name)) is None:
                     raise ExpansionError(f"{name}{idx_src}: invalid indirect expansion", 1)
             shown = "!" + name + idx_src
-            if target is None or type(target) is list:
+            if type(target) is list:
+                # ${!a[@]-x}: the words of a[@], joined, name the target
+                target = " ".join(target) if target else None
+            if target is None:
                 if not op:
                     if self.state.options["nounset"]:
                         raise ExpansionError(f"{shown}: unbound variable", 127)
@@ -635,6 +737,8 @@ class Expander:
                 if self.state.options["nounset"] and name not in ("@", "*"):
                     raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
                 return "0"
+            if not val.isascii() and self.byte_locale():
+                return str(len(val.encode("utf-8", "surrogateescape")))
             return str(len(val))
         val, multi, star = self._base_values(p)
         if op:
@@ -668,7 +772,7 @@ class Expander:
 
     def _unbound_name(self, p: N.Param) -> str:
         if p.name.isdigit() and p.index is None:
-            return "$" + p.name
+            return "$" + p.name if p.short else p.name  # `$1` vs `${1}`
         if p.index is not None:
             return f"{p.name}[{self._word_src(p.index)}]"
         return p.name
@@ -765,14 +869,16 @@ class Expander:
         if quoted:
             self._parts_into(w.parts, fb, True)
             return None
+        first = True
         for part in w.parts:
             if type(part) is N.Lit:
                 t = part.text
-                if t.startswith("~"):
-                    t = self._tilde_one(t)
+                if "~" in t:
+                    t = self._tilde_assign(t, first) if fb.assign else (self._tilde_one(t) if first else t)
                 fb.split(t)
             else:
                 self._parts_into((part,), fb, False)
+            first = False
         return None
 
     def _repl_word(self: Interpreter, w: N.Word | None) -> tuple[str, bool]:
@@ -833,6 +939,12 @@ class Expander:
                 return vals[off:off + length]
             return vals[off:]
         s = val
+        if not s.isascii() and self.byte_locale():
+            from .interpreter import byte_view, char_view
+            return char_view(self._slice(p, byte_view(s), off, length))
+        return self._slice(p, s, off, length)
+
+    def _slice(self, p: N.Param, s: str, off: int, length: int | None) -> str:
         n = len(s)
         if off < 0:
             off = n + off
@@ -849,8 +961,14 @@ class Expander:
             return s[off:end]
         return s[off:off + length]
 
-    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str) -> Any:
+    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str,
+                   viewed: bool = False) -> Any:
         from . import builtins_compat as quoting
+        if letter in "QAKULu" and not viewed and not all(v.isascii() for v in vals) and self.byte_locale():
+            # the C locale: non-ASCII bytes are unprintable and have no case
+            from .interpreter import byte_view, char_view
+            r = self._transform(p, [byte_view(v) for v in vals], multi, letter, True)
+            return [char_view(x) for x in r] if letter in "ULu" else r
         if letter == "Q":
             return [quoting.quote_single(v) for v in vals]
         if letter == "E":
@@ -859,11 +977,11 @@ class Expander:
         if letter == "P":
             return [self.prompt_expand(v) for v in vals]
         if letter == "U":
-            return [v.upper() for v in vals]
+            return [_upper(v) for v in vals]
         if letter == "L":
-            return [v.lower() for v in vals]
+            return [_lower(v) for v in vals]
         if letter == "u":
-            return [v[:1].upper() + v[1:] for v in vals]
+            return [_upper(v[:1]) + v[1:] for v in vals]
         if letter == "a":
             var = self.lookup_var(self.state.resolve_ref(p.name)) if _NAME_RE.match(p.name) else None
             flags = self.attr_letters(var) if var is not None else ""
@@ -892,9 +1010,10 @@ class Expander:
                 from .interpreter import _assoc_key
                 for k in keys:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
-                    items.append(quoting.quote_declare(var.value[k]))
+                    items.append(quoting.quote_declare(self.qv(var.value[k])))
                 return " ".join(items)
-            return [quoting.quote_declare(v) for v in vals] if letter == "K" else vals
+            # a scalar (or one element) is quoted as by @Q, for K and k alike
+            return [quoting.quote_single(v) for v in vals]
         raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 1)
 
     @staticmethod
@@ -907,16 +1026,33 @@ class Expander:
             out += "A"
         if a & INTEGER:
             out += "i"
-        if a & LOWER:
-            out += "l"
         if a & NAMEREF:
             out += "n"
         if a & READONLY:
             out += "r"
         if a & TRACE:
             out += "t"
-        if a & UPPER:
-            out += "u"
         if a & EXPORT:
             out += "x"
+        # bash's var_attribute_string puts the case attributes last
+        if a & LOWER:
+            out += "l"
+        if a & UPPER:
+            out += "u"
         return out
+
+
+def _upper(s: str) -> str:
+    """towupper per character: a character whose upper case is longer (ß -> SS) stays."""
+    u = s.upper()
+    if len(u) == len(s):
+        return u
+    return "".join(c if len(c.upper()) != 1 else c.upper() for c in s)
+
+
+def _lower(s: str) -> str:
+    """towlower per character (İ lowers to two code points in Python, to itself here)."""
+    lo = s.lower()
+    if len(lo) == len(s):
+        return lo
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in s)

@@ -32,11 +32,27 @@ from .state import (
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
+from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+
+
+_UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
+
+
+def byte_view(s: str) -> str:
+    """``s`` as the C locale sees it: one code point per byte (non-ASCII bytes become
+    surrogateescape code points, which no pattern class, case mapping or quoting treats
+    as a printable letter)."""
+    return s.encode("utf-8", "surrogateescape").decode("ascii", "surrogateescape")
+
+
+def char_view(s: str) -> str:
+    """The inverse of :func:`byte_view`: valid UTF-8 sequences become characters again."""
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
 
 
 class ExitShell(BaseException):
@@ -181,6 +197,10 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
+    # and pipeline stages, though not out of command substitutions)
+    coproc_fds: dict[int, Any] = {}
+
     # a simple command forked as a pipeline stage or background job: its own failure is the
     # child's exit status, never an ERR trap in the child
     forked_simple = False
@@ -215,6 +235,8 @@ class Interpreter(Expander):
         self.bashpid = self.pid
         self.is_subshell = False
         self.in_trap = False
+        self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
+        self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
         self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
@@ -227,13 +249,18 @@ class Interpreter(Expander):
         self.source_stack: list[str] = []
 
     # ================================================================== forking
-    def fork(self, *, cmdsub: bool = False) -> Interpreter:
-        """A subshell: copied state, same fs/budget/host, copied fd table."""
+    def fork(self, *, cmdsub: bool = False, lazy: bool = False) -> Interpreter:
+        """A subshell: copied state, same fs/budget/host, copied fd table. ``lazy``: a
+        subshell this shell waits for (see ShellState.fork)."""
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
-        child.state = self.state.fork()
+        child.state = self.state.fork(lazy)
         child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
+        if self.coproc_fds and not cmdsub:
+            for fd, end in self.coproc_fds.items():
+                if child.fds.get(fd) is end:
+                    del child.fds[fd]
         child.owned = []
         child.procsubs = []
         child.funcstack = list(self.funcstack)
@@ -259,8 +286,7 @@ class Interpreter(Expander):
             child.loop_depth = 0
         child._arith_ctx = _arith_context(child._arith_vars)
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
-            child.state.options = dict(child.state.options)
-            child.state.options["errexit"] = False
+            child.state.options["errexit"] = False  # a copy (ShellState.fork)
         return child
 
     # ================================================================== errors
@@ -299,6 +325,11 @@ class Interpreter(Expander):
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC:
+            if name == "LINENO":
+                # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
+                v = self.state.find(name)
+                if v is not None:
+                    return v
             v = self._dynamic(name)
             if v is not None:
                 return v
@@ -596,7 +627,8 @@ class Interpreter(Expander):
         d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
 
     def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
-                  assoc: bool | None = None, local: bool = False, var: Var | None = None) -> None:
+                  assoc: bool | None = None, local: bool = False, var: Var | None = None,
+                  decl: bool = False) -> None:
         st = self.state
         if var is None:
             rname = st.resolve_ref(name)
@@ -620,43 +652,76 @@ class Interpreter(Expander):
         else:
             d = {}
         if is_assoc:
-            # bash: a=(k1 v1 k2 v2) in an assoc array pairs keys and values
-            pending: str | None = None
-            for el in elems:
-                if el.key is not None:
-                    k = self.expand_str(el.key)
-                    v = self.expand_str(el.value, assign=True)
-                    if el.append:
-                        v = d.get(k, "") + v
-                    d[k] = self._coerce(var, v)
-                else:
-                    for w in self.expand_words([el.value]):
+            if elems and elems[0].key is None:
+                # bash 5.1+: a=(k1 v1 k2 v2) pairs keys and values when the first word is
+                # not [k]=v (a later [k]=v word is then a key like any other)
+                pending: str | None = None
+                for el in elems:
+                    words = self.expand_words([el.value]) if el.key is None else [self._elem_text(el)]
+                    for w in words:
                         if pending is None:
                             pending = w
                         else:
                             d[pending] = self._coerce(var, w)
                             pending = None
-            if pending is not None:
-                d[pending] = ""
+                if pending is not None:
+                    d[pending] = ""
+            else:
+                for el in elems:
+                    if el.key is None:
+                        # bash names the word as written; declare quotes it once more
+                        t = el.value.text
+                        self.error(f"{rname}: {_single_quote(t) if decl else t}: "
+                                   "must use subscript when assigning associative array")
+                        continue
+                    k = self.expand_str(el.key)
+                    # bash 5.2 does no tilde expansion in an associative array's values
+                    v = self.expand_str(el.value)
+                    if el.append and append:
+                        v = d.get(k, "") + v
+                    d[k] = self._coerce(var, v)
         else:
-            nxt = (max(d) + 1) if d else 0
+            # bash expands all the values first (with the old array), then evaluates each
+            # subscript in turn, seeing the elements assigned before it; a [k]=v word that
+            # brace-expands becomes plain words
+            items: list[tuple[N.Word | None, list[str], bool]] = []
             for el in elems:
                 if el.key is not None:
-                    i = self.arith(self.expand_dq(el.key))
+                    vt = el.value.text
+                    if ("," in vt or ".." in vt) and self._has_brace(el.value):
+                        from .parser import parse_word
+                        ws = self.expand_words([parse_word(self._elem_text(el))])
+                        if len(ws) != 1:
+                            items.append((None, ws, False))
+                            continue
+                    items.append((el.key, [self.expand_str(el.value, assign=True)], el.append))
+                else:
+                    items.append((None, self.expand_words([el.value]), False))
+            var.value = d
+            nxt = (max(d) + 1) if d else 0
+            for key, vals, app in items:
+                if key is not None:
+                    i = self.arith(self.expand_dq(key))
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
-                    v = self.expand_str(el.value, assign=True)
-                    if el.append:
+                    v = vals[0]
+                    if app:
                         v = d.get(i, "") + v
                     d[i] = self._coerce(var, v)
                     nxt = i + 1
                 else:
-                    for w in self.expand_words([el.value]):
+                    for w in vals:
                         d[nxt] = self._coerce(var, w)
                         nxt += 1
         var.value = d
         if var.attrs & EXPORT:
             st.env_cache = None
+
+    @staticmethod
+    def _elem_text(el: N.ArrayElem) -> str:
+        """The source text of a ``[k]=v`` element."""
+        key = el.key.text if el.key is not None else ""
+        return f"[{key}]{'+=' if el.append else '='}{el.value.text}"
 
     def set_array_values(self, name: str, vals: list[str]) -> None:
         st = self.state
@@ -699,14 +764,21 @@ class Interpreter(Expander):
                 if v.attrs & EXPORT:
                     st.env_cache = None
                 return 0
-        if name == "SECONDS" or name == "RANDOM":
-            pass
+        if name == "LINENO":
+            st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
         return 0
 
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
+            fn = _arith_fns.get(expr)
+            if fn is not None:
+                return fn(self._arith_ctx, False)
             return _arith_eval_in(expr, self._arith_ctx)
+        except RecursionError:
+            err = ExpansionError(_arith_recursion_msg(expr), 1)
+            err.discard = True  # type: ignore[attr-defined]
+            raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -715,11 +787,37 @@ class Interpreter(Expander):
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
             raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
+    def expand_subscript(self, sub: str) -> str:
+        """A subscript that arrives as text (unset 'a[$k]', printf -v, test -v, a variable's
+        value in arithmetic): bash expands it (quote removal, $x, $(cmd)) before use."""
+        if not any(c in sub for c in "$`'\"\\"):
+            return sub
+        from .parser import parse_word
+        try:
+            w = parse_word(sub)
+        except Exception:
+            return sub
+        return self.expand_str(w)
+
+    def sub_word(self, sub: str) -> N.Word:
+        """The subscript text as a word to expand like a written ``a[sub]=`` subscript."""
+        if not any(c in sub for c in "$`'\"\\"):
+            return N.Word((N.Lit(sub),), sub)
+        from .parser import parse_word
+        try:
+            return parse_word(sub)
+        except Exception:
+            return N.Word((N.Lit(sub),), sub)
+
     def arith_expand(self, w: N.Word) -> int:
         parts = w.parts
-        if len(parts) == 1 and type(parts[0]) is N.Lit:
-            return self.arith(parts[0].text)
-        return self.arith(self.expand_dq(w))
+        try:
+            if len(parts) == 1 and type(parts[0]) is N.Lit:
+                return self.arith(parts[0].text)
+            return self.arith(self.expand_dq(w))
+        except ExpansionError as e:
+            e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
+            raise
 
     arith_word = arith_expand
 
@@ -728,19 +826,57 @@ class Interpreter(Expander):
         sh = self.state.shopt
         return {"extglob": True, "nocase": sh["nocasematch"]}
 
+    def byte_locale(self) -> bool:
+        """Does LC_ALL / LC_CTYPE / LANG select the C locale, where bash counts, slices and
+        matches bytes?  Unset means C; only C, POSIX and the C.UTF-8 family exist here, and
+        naming any other locale leaves the previous one in effect (bash's setlocale fails)."""
+        find = self.state.find
+        for n in ("LC_ALL", "LC_CTYPE", "LANG"):
+            v = find(n)
+            if v is not None:
+                val = v.value
+                if type(val) is str and val:
+                    if val == "C" or val == "POSIX":
+                        self.state.ctype_bytes = True
+                        return True
+                    if val in _UTF8_LOCALES:
+                        self.state.ctype_bytes = False
+                        return False
+                    return self.state.ctype_bytes
+        self.state.ctype_bytes = True
+        return True
+
+    def qv(self, s: str) -> str:
+        """``s`` as bash's quoting sees it: in the C locale every non-ASCII byte is
+        unprintable, so it comes out as ``$'\\303\\251'``."""
+        return s if s.isascii() or not self.byte_locale() else byte_view(s)
+
     def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
         patterns = _patterns
         if nocase is None:
             nocase = self.state.shopt["nocasematch"]
+        if not (s.isascii() and pat.isascii()) and self.byte_locale():
+            s, pat = byte_view(s), byte_view(pat)
         return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
+        patterns = _patterns
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_strip(byte_view(v), byte_view(pat), op))
+        return self._pat_strip(v, pat, op)
+
+    def _pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
         if op in ("#", "##"):
             return patterns.strip_prefix(v, pat, longest=(op == "##"))
         return patterns.strip_suffix(v, pat, longest=(op == "%%"))
 
     def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_replace(byte_view(v), byte_view(pat), (byte_view(repl[0]), repl[1]), op))
+        return self._pat_replace(v, pat, repl, op)
+
+    def _pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
         patterns = _patterns
         mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
         text, amp = repl
@@ -752,6 +888,11 @@ class Interpreter(Expander):
     def case_mod(self, v: str, op: str, pat: str) -> str:
         if not v:
             return v
+        if not v.isascii() and self.byte_locale():
+            return char_view(self._case_mod(byte_view(v), op, pat))
+        return self._case_mod(v, op, pat)
+
+    def _case_mod(self, v: str, op: str, pat: str) -> str:
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
@@ -759,14 +900,16 @@ class Interpreter(Expander):
                 return v.swapcase() if allc else v[0].swapcase() + v[1:]
             return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False) else c
                            for i, c in enumerate(v))
+        from .expand import _lower, _upper  # towupper/towlower: one character stays one
+        conv = _upper if up else _lower
         if not pat or pat == "?":
             if allc:
-                return v.upper() if up else v.lower()
-            return (v[0].upper() if up else v[0].lower()) + v[1:]
+                return conv(v)
+            return conv(v[0]) + v[1:]
         out = []
         for i, c in enumerate(v):
             if (allc or i == 0) and self.fnmatch(c, pat, nocase=False):
-                c = c.upper() if up else c.lower()
+                c = conv(c)
             out.append(c)
         return "".join(out)
 
@@ -855,9 +998,9 @@ class Interpreter(Expander):
         from .builtins_compat import quote_declare
         val = var.value if type(var.value) is dict else ({} if var.value is None else {0: var.value})
         if var.attrs & ASSOC:
-            items = [f"[{_assoc_key(k)}]={quote_declare(val[k])}" for k in assoc_keys(val)]
+            items = [f"[{_assoc_key(k)}]={quote_declare(self.qv(val[k]))}" for k in assoc_keys(val)]
             return "(" + " ".join(items) + (" )" if items else ")")
-        items = [f"[{k}]={quote_declare(val[k])}" for k in sorted(val)]
+        items = [f"[{k}]={quote_declare(self.qv(val[k]))}" for k in sorted(val)]
         return "(" + " ".join(items) + ")"
 
     def listed_vars(self) -> dict[str, Var]:
@@ -878,11 +1021,11 @@ class Interpreter(Expander):
             return f"declare -{flags} {name}"
         if type(var.value) is dict or var.attrs & (ARRAY | ASSOC):
             return f"declare -{flags} {name}={self.array_literal(var)}"
-        return f"declare -{flags} {name}={quote_declare(var.value)}"
+        return f"declare -{flags} {name}={quote_declare(self.qv(var.value))}"
 
     # ================================================================== command substitution etc.
     def command_subst(self, body: N.Script) -> str:
-        child = self.fork(cmdsub=True)
+        child = self.fork(cmdsub=True, lazy=True)
         child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
         cap = _SubstCapture(lim)
@@ -929,9 +1072,26 @@ class Interpreter(Expander):
             mine = pipe.writer
             theirs = pipe.reader
 
+        items = p.body.items
+        c = items[0].cmd if len(items) == 1 and not items[0].background else None
+        cat = (p.direction == "<" and type(c) is N.Simple and not c.words and not c.assigns
+               and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
+
         def target() -> None:
             try:
-                child.run_subshell_script(p.body)
+                if cat:
+                    # <(< file) is the file's contents, as $(< file) is (bash)
+                    def copy() -> int:
+                        src = child.fds.get(0)
+                        while src is not None:
+                            chunk = src.read(65536)
+                            if not chunk:
+                                break
+                            theirs.write(chunk)
+                        return 0
+                    child.with_redirs(c.redirs, copy)
+                else:
+                    child.run_subshell_script(p.body)
             except BaseException:
                 pass
             finally:
@@ -951,6 +1111,10 @@ class Interpreter(Expander):
             fd, stream, t, direction = self.procsubs.pop()
             if self.fds.get(fd) is stream:
                 del self.fds[fd]
+            if any(v is stream for v in self.fds.values()):
+                # `exec 4< <(cmd)` keeps the pipe: the shell owns it from now on
+                self.owned.append(stream)
+                continue
             stream.close()
             if direction == ">":
                 t.join(5)
@@ -999,7 +1163,7 @@ class Interpreter(Expander):
         if trap:
             self.state.last_status = st
             try:
-                self.run_string(trap, trap=True)
+                self.run_string(trap, trap="exit")
             except ExitShell as e:
                 # a fatal expansion error in the trap keeps the status the shell was exiting with
                 return st if e.eof or e.discard else e.status
@@ -1015,18 +1179,37 @@ class Interpreter(Expander):
                 pass
         self.owned = []
 
-    def run_string(self, src: str, *, trap: bool = False, name: str | None = None,
+    def run_string(self, src: str, *, trap: bool | str = False, name: str | None = None,
                    first_line: int = 0) -> int:
+        """Run ``src`` here. ``trap`` is True for a trap's action, or the name bash gives it
+        in syntax errors ("exit", "error", "return", "debug": ``bash: exit trap: line 1:``)."""
         try:
             script = _parse_cached(src) if first_line <= 1 else _parse_at_line(src, first_line)
         except ParseError as e:
+            if type(trap) is str:
+                base = self.err_prefix().split(":", 1)[0]
+                ln = max(e.line, 1)
+                self.write_err(f"{base}: {trap} trap: line {ln}: {e.message}\n".encode("utf-8", "surrogateescape"))
+                if e.message.startswith("syntax error near"):
+                    lines = src.split("\n")
+                    text = lines[ln - 1] if ln <= len(lines) else src
+                    self.write_err(f"{base}: {trap} trap: line {ln}: `{text}'\n".encode("utf-8", "surrogateescape"))
+                return 2
             self.error(e.message)
-            self.state.last_status = 2
+            if not trap:
+                self.state.last_status = 2
             return 2
         saved = self.state.last_status
         saved_ps = self.pipestatus
         saved_cmd = self.current_command
-        self.run_script(script)
+        if trap:
+            self.trap_level += 1
+            try:
+                self.run_script(script)
+            finally:
+                self.trap_level -= 1
+        else:
+            self.run_script(script)
         st = self.state.last_status
         if trap:
             self.state.last_status = saved
@@ -1061,7 +1244,7 @@ class Interpreter(Expander):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
-                    self.run_string(trap, trap=True, first_line=self.lineno)
+                    self.run_string(trap, trap="error", first_line=self.lineno)
                 finally:
                     self.in_trap = False
             if self.state.options["errexit"]:
@@ -1092,18 +1275,65 @@ class Interpreter(Expander):
         try:
             return fn()
         finally:
+            cur = self.fds
             self.fds = saved
+            for r in redirs:
+                if r.fd_var is not None and r.target != "-":
+                    # bash leaves a {var}> descriptor open after the command
+                    v = self.get_scalar(r.fd_var)
+                    if v is not None and v.isdigit() and int(v) in cur:
+                        if self.fds is saved:
+                            self.fds = saved = dict(saved)
+                        f = cur[int(v)]
+                        saved[int(v)] = f
+                        if f in opened:
+                            opened.remove(f)
+                            self.owned.append(f)
             for f in opened:
                 _close(f)
 
     def exec_group(self, cmd: N.Group) -> int:
         return self.with_redirs(cmd.redirs, lambda: self.run_script(cmd.body))
 
+    def exec_coproc(self, cmd: N.Coproc) -> int:
+        """``coproc``: a background job whose stdin/stdout are pipes to this shell, whose
+        ends (read, write) are ``NAME[0]``/``NAME[1]``; its pid is ``NAME_PID`` and ``$!``."""
+        from .jobs import start_job
+        self.lineno = cmd.line or self.lineno
+        name = cmd.name
+        old = self.state.find(name)
+        if old is not None and old.attrs & READONLY:
+            self.error(f"{name}: readonly variable")
+            return self.set_status(1)
+        to_child = Pipe()
+        from_child = Pipe()
+        job = start_job(self, cmd.body, {0: to_child.reader, 1: from_child.writer}, shown=cmd)
+        if job is None:
+            to_child.close()
+            from_child.close()
+            return self.state.last_status
+        # bash puts the read end on 63 and the write end on 60 (the highest free below)
+        rfd = 63
+        while rfd in self.fds:
+            rfd -= 1
+        wfd = 60
+        while wfd in self.fds or wfd == rfd:
+            wfd -= 1
+        self.fds[rfd] = from_child.reader
+        self.fds[wfd] = to_child.writer
+        # owned: `exec {NAME[1]}>&-` closes the write end (the coprocess sees end of input),
+        # and the end of the run closes both, as bash's exit would
+        self.owned.extend((from_child.reader, to_child.writer))
+        self.coproc_fds = {**self.coproc_fds, rfd: from_child.reader, wfd: to_child.writer}
+        self.state.scopes[0][name] = Var({0: str(rfd), 1: str(wfd)}, ARRAY)
+        self.state.scopes[0][name + "_PID"] = Var(str(job.pid))
+        return self.set_status(0)
+
     def exec_subshell(self, cmd: N.Subshell) -> int:
         self.lineno = cmd.line or self.lineno
 
         def run() -> int:
-            child = self.fork()
+            child = self.fork(lazy=True)
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
@@ -1154,15 +1384,47 @@ class Interpreter(Expander):
             st = 0
             self.loop_depth += 1
             budget = self.budget
+            state = self.state
+            cond = cmd.cond.items
+            body = cmd.body.items
+            until = cmd.until
+            simple = N.Simple
             try:
                 while True:
                     budget.charge_iteration()
-                    c = self.cond_run(cmd.cond)
-                    if (c == 0) == cmd.until:
+                    # cond_run and _loop_pass, inlined
+                    self.errexit_off += 1
+                    try:
+                        for item in cond:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                    finally:
+                        self.errexit_off -= 1
+                    if (state.last_status == 0) == until:
                         break
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1191,6 +1453,8 @@ class Interpreter(Expander):
                 name = cmd.var
                 state = self.state
                 opts = state.options
+                body = cmd.body.items
+                simple = N.Simple
                 for it in items:
                     budget.charge_iteration()
                     if state.traps:
@@ -1221,9 +1485,25 @@ class Interpreter(Expander):
                             except VarError as e:
                                 self.error(e.message)
                                 raise AbortLine(1) from None
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    # _loop_pass, inlined
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1240,7 +1520,7 @@ class Interpreter(Expander):
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
             except ExpansionError as e:
-                self.error(e.message)
+                _arith_for_err(self, e)
                 return self.set_status(1)
             st = 0
             self.loop_depth += 1
@@ -1257,7 +1537,7 @@ class Interpreter(Expander):
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
-                        self.error(e.message)
+                        _arith_for_err(self, e)
                         st = 1
                         break
                     st, brk = self._loop_pass(cmd.body)
@@ -1271,7 +1551,7 @@ class Interpreter(Expander):
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
                         except ExpansionError as e:
-                            self.error(e.message)
+                            _arith_for_err(self, e)
                             st = 1
                             break
             finally:
@@ -1369,6 +1649,10 @@ class Interpreter(Expander):
 
     def exec_funcdef(self, cmd: N.FuncDef) -> int:
         name = cmd.name
+        if any(c in name for c in "$`'\"\\"):
+            self.lineno = cmd.line + cmd.source.count("\n")  # bash: the definition's last line
+            self.error(f"`{name}': not a valid identifier")
+            return self.set_status(1)
         if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
             self.error(f"{name}: readonly function")
             return self.set_status(1)
@@ -1381,24 +1665,31 @@ class Interpreter(Expander):
         return self.set_status(0)
 
     def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
-        def run() -> int:
-            self.lineno = cmd.line or self.lineno
-            self.budget.charge_command()
-            self._debug_compound(lambda: f"(({cmd.expr.text}))")
-            if self.state.options["xtrace"]:
-                self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
-            try:
-                v = self.arith_word(cmd.expr)
-            except ExpansionError as e:
-                if e.status == 127 and e.message.endswith(": unbound variable"):
-                    self.error(e.message)
-                    raise expansion_exit(e) from None
-                self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
-                return self.set_status(1)
-            return self.set_status(0 if v != 0 else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        if cmd.redirs:
+            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd))
+        else:
+            st = self._arith_cmd(cmd)
         self.pipestatus = [st]
         self.after_failure(st)
+        return st
+
+    def _arith_cmd(self, cmd: N.ArithCmd) -> int:
+        self.lineno = cmd.line or self.lineno
+        self.budget.charge_command()
+        if self.state.traps:
+            self._debug_compound(lambda: f"(({cmd.expr.text}))")
+        if self.state.options["xtrace"]:
+            self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
+        try:
+            v = self.arith_expand(cmd.expr)
+        except ExpansionError as e:
+            if e.status == 127 and e.message.endswith(": unbound variable"):
+                self.error(e.message)
+                raise expansion_exit(e) from None
+            self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+            return self.set_status(1)
+        st = 0 if v != 0 else 1
+        self.state.last_status = st
         return st
 
     def exec_cond(self, cmd: N.Cond) -> int:
@@ -1417,12 +1708,16 @@ class Interpreter(Expander):
             except ExpansionError as e:
                 if e.fatal and "unbound" in e.message:
                     raise
+                if getattr(e, "subst", False):
+                    # a $((...)) in a [[ word fails like in any command word
+                    self.error(e.message)
+                    raise ExitShell(e.status, e.discard) from None
                 self.error(f"[[: {e.message}" if "syntax error" in e.message or "expression" in e.message
                            or "division" in e.message or "value too great" in e.message or "invalid" in e.message else e.message)
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
                                        or "value too great" in e.message or "invalid" in e.message else 1)
             return self.set_status(0 if r else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        st = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
         self.pipestatus = [st]
         self.after_failure(st)
         return st
@@ -1493,6 +1788,9 @@ class Interpreter(Expander):
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
+        cview = not (s.isascii() and pat.isascii()) and self.byte_locale()
+        if cview:
+            s, pat = byte_view(s), byte_view(pat)
         try:
             rx = _compile_ere(pat, self.state.shopt["nocasematch"])
         except Exception:
@@ -1512,6 +1810,8 @@ class Interpreter(Expander):
         for i in range(1, (rx.groups or 0) + 1):
             g = m.group(i)
             groups[i] = g if g is not None else ""
+        if cview:
+            groups = {k: char_view(g) for k, g in groups.items()}
         var = self.state.find("BASH_REMATCH")
         if var is not None and var.attrs & READONLY:
             return True
@@ -1525,6 +1825,7 @@ class Interpreter(Expander):
         if "[" in name and name.endswith("]"):
             base, _, sub = name[:-1].partition("[")
             if _NAME_RE.match(base) and sub not in ("@", "*"):
+                sub = self.expand_subscript(sub)
                 # -v a[k]: is that element set (an unset element is not "", it is unset)
                 v = self.lookup_var(self.state.resolve_ref(base))
                 if v is None or v.value is None:
@@ -1627,7 +1928,7 @@ class Interpreter(Expander):
         threads = []
         stderr_too = cmd.stderr_too
         traps = self.state.traps
-        debug = bool(traps) and "DEBUG" in traps and not self.in_trap
+        debug = bool(traps) and "DEBUG" in traps and not self.in_debug
         for i in range(n - 1):
             if debug and type(cmds[i]) is N.Simple:
                 # bash runs the DEBUG trap for a simple pipeline stage in the parent, before
@@ -1716,7 +2017,8 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        self.xtrace_raw(" ".join(_xq(a) for a in argv))
+        qv = self.qv
+        self.xtrace_raw(" ".join(_xq(qv(a)) for a in argv))
 
     def ps4(self) -> str:
         """$PS4 expanded for one trace line (kept as is, after an error message, if it is bad)."""
@@ -1755,23 +2057,73 @@ class Interpreter(Expander):
         if st.options["noexec"]:
             return 0
         traps = st.traps
-        if traps and "DEBUG" in traps and not self.in_trap:
-            self.current_command = _cmd_text(cmd)
+        if traps and "DEBUG" in traps and not self.in_debug:
+            if not self.trap_level:
+                self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
         procsubs = self.procsubs
         mark = len(procsubs)
         self.cmdsub_status = None
         words = cmd.words
+        plan = _PLANS.get(id(cmd))
+        if plan is None or plan[0] is not cmd:
+            plan = _simple_plan(cmd)
+        kind = plan[1]
+        if kind == _P_ARGV:
+            argv = list(plan[2])
+            if not traps or "DEBUG" not in traps:
+                self.current_command = argv
+            try:
+                return self._run_argv(cmd, argv)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
+        if kind and not st.options["xtrace"]:
+            # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
+            if kind == _P_LIT:
+                value = plan[3]
+            else:
+                try:
+                    if kind == _P_ARITH:
+                        value = str(self.arith(plan[3]))
+                    else:
+                        value = self.param_value(plan[3], True)
+                        if type(value) is not str:
+                            value = self.expand_str(cmd.assigns[0].value, assign=True)  # type: ignore[arg-type]
+                except ExpansionError as err:
+                    self.error(err.message)
+                    if err.fatal:
+                        raise expansion_exit(err) from None
+                    return self.set_status(err.status)
+            lim = self.budget.limits.max_variable_bytes
+            if lim is not None and len(value) > lim:
+                raise LimitExceeded("max_variable_bytes", f"variable {plan[2]} too large")
+            var = st.find(plan[2])
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                try:
+                    self.set_var(plan[2], value)
+                except VarError as err:
+                    self.error(err.message)
+                    raise AbortLine(1) from None
+            self.pipestatus = [0]
+            st.last_arg = ""
+            st.last_status = 0
+            return 0
+        if not words:
+            try:
+                return self._assign_only(cmd)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
         try:
             try:
-                if words:
-                    p0 = words[0].parts
-                    if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
-                        argv = self._expand_decl(words)
-                    else:
-                        argv = self.expand_words(words)
+                p0 = words[0].parts
+                if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
+                    argv = self._expand_decl(words)
                 else:
-                    argv = []
+                    argv = self.expand_words(words)
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
@@ -1779,7 +2131,7 @@ class Interpreter(Expander):
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
-            if not traps or "DEBUG" not in traps:
+            if not self.trap_level and (not traps or "DEBUG" not in traps):
                 self.current_command = argv
             return self._run_argv(cmd, argv)
         finally:
@@ -1801,8 +2153,12 @@ class Interpreter(Expander):
                 argv.append(w.text)
                 continue
             p0 = w.parts[0] if w.parts else None
-            if type(p0) is N.Lit and _DECL_ASSIGN_RE.match(p0.text):
-                argv.append(self.expand_str(w, assign=True))
+            m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
+            if m:
+                # the value tilde-expands after the first '=' as in a real assignment
+                k = m.end()
+                rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
+                argv.append(p0.text[:k] + self.expand_str(rest, assign=2))  # type: ignore[arg-type]
             else:
                 argv.extend(self.expand_words([w]))
         # indices relative to the builtin's argument list, after its options
@@ -1819,17 +2175,18 @@ class Interpreter(Expander):
         """bash runs the DEBUG trap before for/select/case headers, each for iteration,
         [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
         traps = self.state.traps
-        if traps and "DEBUG" in traps and not self.in_trap:
-            self.current_command = text()
+        if traps and "DEBUG" in traps and not self.in_debug:
+            if not self.trap_level:
+                self.current_command = text()
             self._run_debug_trap()
 
     def _run_debug_trap(self) -> None:
-        self.in_trap = True
+        self.in_debug = True
         try:
             # like ERR, the trap text is numbered from the line of the command it precedes
-            self.run_string(self.state.traps["DEBUG"], trap=True, first_line=self.lineno)
+            self.run_string(self.state.traps["DEBUG"], trap="debug", first_line=self.lineno)
         finally:
-            self.in_trap = False
+            self.in_debug = False
 
     def _run_alias(self, cmd: N.Simple, argv: list[str]) -> int:
         from .parser import parse
@@ -1853,7 +2210,18 @@ class Interpreter(Expander):
             self.set_array(a.name, a.array, append=a.append)
             return None
         w = a.value
-        value = self.expand_str(w, assign=True) if w is not None else ""
+        if w is None:
+            value = ""
+        else:
+            p = w.parts
+            if len(p) == 1 and type(p[0]) is N.ArithSub:
+                e = p[0].expr.parts  # type: ignore[union-attr]
+                if len(e) == 1 and type(e[0]) is N.Lit:
+                    value = str(self.arith(e[0].text))  # type: ignore[union-attr]
+                else:
+                    value = str(self.arith_expand(p[0].expr))  # type: ignore[union-attr]
+            else:
+                value = self.expand_str(w, assign=True)
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
@@ -1876,6 +2244,9 @@ class Interpreter(Expander):
         for a in cmd.assigns:
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
+            if xt and a.array is not None:
+                # bash traces a compound assignment as written, before expanding it
+                self._trace_assign(a, None, ps4)
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -1886,7 +2257,7 @@ class Interpreter(Expander):
                 if e.fatal:
                     raise expansion_exit(e) from None
                 return self.set_status(e.status)
-            if xt:
+            if xt and a.array is None:
                 self._trace_assign(a, v, ps4)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
@@ -1916,7 +2287,7 @@ class Interpreter(Expander):
                     elems.append(val)
             self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}", ps4)
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
@@ -1944,7 +2315,7 @@ class Interpreter(Expander):
                     else:
                         value = self.expand_str(a.value, assign=True) if a.value is not None else ""
                     if xt:
-                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(value)}")
+                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
                     existing = self.state.find(a.name)
                     if existing is not None and existing.attrs & READONLY:
                         self.error(f"{a.name}: readonly variable")
@@ -2078,6 +2449,13 @@ class Interpreter(Expander):
         except VarError as e:
             self.error(e.message)
             return 1
+        except ExpansionError as e:
+            # an arithmetic error assigning through `read`/`printf -v` to an integer
+            # variable is reported under the builtin's name
+            if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
+                e.message = f"{argv[0]}: {e.message}"
+                e.named = True  # type: ignore[attr-defined]
+            raise
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str],
                       scope: dict[str, Var] | None = None) -> int:
@@ -2123,7 +2501,7 @@ class Interpreter(Expander):
         try:
             body = func.body
             try:
-                if saved_dbg is None and st.traps and "DEBUG" in st.traps and not self.in_trap:
+                if saved_dbg is None and st.traps and "DEBUG" in st.traps and not self.in_debug:
                     # set -T: once more on entry, at the definition's line, BASH_COMMAND
                     # still the call
                     self.lineno = func.line or self.lineno
@@ -2139,7 +2517,7 @@ class Interpreter(Expander):
             if trap and not self.in_trap:
                 self.in_trap = True
                 try:
-                    self.run_string(trap, trap=True, first_line=func.line or self.lineno)
+                    self.run_string(trap, trap="return", first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
@@ -2252,6 +2630,9 @@ class Interpreter(Expander):
                         raise expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
             return
         if op == "<<<":
@@ -2263,6 +2644,9 @@ class Interpreter(Expander):
                     raise expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
             return
         if op in (">&", "<&"):
@@ -2275,7 +2659,7 @@ class Interpreter(Expander):
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
             if t == "-" and r.fd_var is not None:
                 # exec {v}>&- closes the descriptor whose number is in $v
-                v = self.get_scalar(r.fd_var)
+                v = self.get_scalar_ref(r.fd_var)
                 if v is not None and v.isdigit():
                     fds.pop(int(v), None)
                 return
@@ -2298,16 +2682,17 @@ class Interpreter(Expander):
                 if move:
                     fds.pop(src, None)
                 if r.fd_var is not None:
-                    self.set_var(r.fd_var, str(fd))
+                    self._set_fd_var(r.fd_var, fd)
                 return
-            if op == ">&" and r.fd is None:
+            if op == ">&" and r.fd is None and r.fd_var is None:
                 op = "&>"
                 path = t
-            elif op == ">&":
-                op = ">"  # N>&file: a file, as bash (not an fd number)
+            elif op == ">&" and r.fd == 1:
+                op = ">"  # 1>&file: stdout to a file, as bash
                 path = t
             else:
-                self.error(f"{t}: ambiguous redirect")
+                # bash: `2>&file`, `{v}>&file` and `<&file` are not redirections to a file
+                self.error(f"{r.fd_var if r.fd_var is not None else t}: ambiguous redirect")
                 raise RedirError()
         else:
             path = self._redir_path(r)
@@ -2344,8 +2729,21 @@ class Interpreter(Expander):
         fd = r.fd if r.fd is not None else (0 if op in ("<", "<>") else 1)
         if r.fd_var is not None:
             fd = self._alloc_fd(fds)
-            self.set_var(r.fd_var, str(fd))
+            self._set_fd_var(r.fd_var, fd)
         fds[fd] = f
+
+    def _set_fd_var(self, name: str, fd: int) -> None:
+        """``{v}>file`` stores the descriptor number in ``v`` (or an element, ``{a[1]}``)."""
+        try:
+            if name.endswith("]"):
+                base, _, sub = name.partition("[")
+                self.assign_element(base, N.Word((N.Lit(sub[:-1]),), sub[:-1]), str(fd))
+            else:
+                self.set_var(name, str(fd))
+        except VarError as e:
+            self.error(e.message)
+            self.error(f"{name}: cannot assign fd to variable")
+            raise RedirError() from None
 
     def _open_force(self, path: str) -> Any:
         nc = self.state.options["noclobber"]
@@ -2454,6 +2852,23 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
+def _single_quote(t: str) -> str:
+    from .quoting import quote_single
+    return quote_single(t)
+
+
+def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
+    """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
+    sh.error(_arith_for_msg(e.message))
+    if e.status == 127 and e.message.endswith(": unbound variable"):
+        raise ExitShell(127)
+
+
+def _arith_for_msg(msg: str) -> str:
+    """bash prefixes for (( )) expression errors with "((: ", not unbound variables."""
+    return msg if msg.endswith("unbound variable") or msg.startswith("((") else "((: " + msg
+
+
 def _xq(w: str) -> str:
     """Quote one word the way ``set -x`` prints it."""
     from .quoting import quote_xtrace
@@ -2517,6 +2932,54 @@ def _fmt_lr(t: float) -> str:
     return f"{m}m{t - 60 * m:.3f}s"
 
 
+# Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
+# its own): what exec_simple can do without the general expansion machinery.
+_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
+_PLANS: dict[int, tuple[Any, ...]] = {}
+_STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
+
+
+def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
+    plan: tuple[Any, ...] = (cmd, _P_GENERAL)
+    if not cmd.redirs:
+        if not cmd.words and len(cmd.assigns) == 1:
+            a = cmd.assigns[0]
+            w = a.value
+            if w is not None and a.array is None and a.index is None and not a.append \
+                    and len(w.parts) == 1:
+                p = w.parts[0]
+                tp = type(p)
+                if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
+                    plan = (cmd, _P_LIT, a.name, p.text)  # type: ignore[union-attr]
+                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
+                    plan = (cmd, _P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
+                elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
+                    p = p.parts[0]  # type: ignore[union-attr]
+                    tp = type(p)
+                if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
+                    plan = (cmd, _P_PARAM, a.name, p)
+        elif cmd.words and not cmd.assigns:
+            argv = []
+            for w in cmd.words:
+                if len(w.parts) != 1:
+                    break
+                p = w.parts[0]
+                tp = type(p)
+                if tp is N.Lit and _STATIC_WORD.match(p.text):  # type: ignore[union-attr]
+                    argv.append(p.text)  # type: ignore[union-attr]
+                elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
+                    argv.append(p.text)  # type: ignore[union-attr]
+                else:
+                    break
+            else:
+                if argv[0] not in _DECL_NAMES:
+                    plan = (cmd, _P_ARGV, tuple(argv))
+    if len(_PLANS) >= 20000:
+        _PLANS.clear()
+    _PLANS[id(cmd)] = plan
+    return plan
+
+
 def _cmd_text(cmd: N.Simple) -> str:
     return " ".join([f"{a.name}={a.value.text if a.value else ''}" for a in cmd.assigns] + [w.text for w in cmd.words])
 
@@ -2524,10 +2987,70 @@ def _cmd_text(cmd: N.Simple) -> str:
 _ERE_CACHE: dict[tuple[str, bool], Any] = {}
 
 
+_ERE_INTERVAL = re.compile(r"\{(\d*)(,\d*)?\}")
+
+
+def _ere_bad_repeat(pat: str) -> bool:
+    """glibc regcomp (REG_EXTENDED) rejects a repetition with nothing to repeat (``*a``,
+    ``(+``, ``a|?``) and a ``{`` that does not start a valid interval (``{``, ``a{1``,
+    ``{}``); GNU grep's engine accepts them as literals, bash's =~ returns 2."""
+    n = len(pat)
+    i = 0
+    atom = False
+    while i < n:
+        c = pat[i]
+        if c == "\\":
+            i += 2
+            atom = True
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and pat[j] == "^":
+                j += 1
+            if j < n and pat[j] == "]":
+                j += 1
+            while j < n and pat[j] != "]":
+                if pat[j] == "[" and j + 1 < n and pat[j + 1] in ":.=":
+                    close = pat.find(pat[j + 1] + "]", j + 2)
+                    if close < 0:
+                        break
+                    j = close + 2
+                    continue
+                j += 1
+            i = j + 1
+            atom = True
+            continue
+        if c in "*+?":
+            if not atom:
+                return True
+        elif c == "{":
+            if not atom:
+                return True
+            m = _ERE_INTERVAL.match(pat, i)
+            if m is None or (m.group(1) == "" and not m.group(2)):
+                return True
+            i = m.end()
+            continue
+        elif c in "(|":
+            atom = False
+            i += 1
+            continue
+        elif c == "^":
+            atom = False
+            i += 1
+            continue
+        else:
+            atom = True
+        i += 1
+    return False
+
+
 def _compile_ere(pat: str, nocase: bool) -> Any:
     key = (pat, nocase)
     rx = _ERE_CACHE.get(key)
     if rx is None:
+        if _ere_bad_repeat(pat):
+            raise ValueError("invalid repetition")
         try:
             from ..commands._regex import compile_ere  # type: ignore[attr-defined]
             rx = compile_ere(pat, icase=nocase)
@@ -2606,6 +3129,9 @@ class _ArithVars:
         else:
             sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
 
+    def expand_sub(self, sub: str) -> str:
+        return self.sh.expand_subscript(sub)
+
     def is_assoc(self, name: str) -> bool:
         v = self.sh.state.find(self.sh.state.resolve_ref(name))
         return v is not None and bool(v.attrs & ASSOC)
@@ -2615,6 +3141,7 @@ _HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
     N.Pipeline: Interpreter.exec_pipeline,
     N.AndOr: Interpreter.exec_andor,
     N.Subshell: Interpreter.exec_subshell,
+    N.Coproc: Interpreter.exec_coproc,
     N.Group: Interpreter.exec_group,
     N.If: Interpreter.exec_if,
     N.While: Interpreter.exec_while,

@@ -51,6 +51,7 @@ def decode_ansic(body: str) -> str:
     if "\\" not in body:
         return body
     out: list[str] = []
+    raw = False  # byte escapes were written: valid UTF-8 sequences among them become characters
     i, n = 0, len(body)
     while i < n:
         c = body[i]
@@ -71,6 +72,7 @@ def decode_ansic(body: str) -> str:
             if value & 0xFF == 0:
                 break
             out.append(_byte_char(value))
+            raw = True
         elif e == "x":
             j = i
             while j < n and j < i + 2 and body[j] in _HEX:
@@ -83,6 +85,7 @@ def decode_ansic(body: str) -> str:
             if value == 0:
                 break
             out.append(_byte_char(value))
+            raw = True
         elif e in "uU":
             width = 4 if e == "u" else 8
             j = i
@@ -95,8 +98,10 @@ def decode_ansic(body: str) -> str:
             if value == 0:
                 break
             if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
-                # bash prints invalid code points back as the escape text
-                out.append(body[i - 2:j])
+                # bash writes surrogates and values past U+10FFFF with the old (up to
+                # six byte) UTF-8 scheme, and nothing at all from 0x80000000 on
+                out.append(_utf8_extended(value))
+                raw = True
             else:
                 out.append(chr(value))
             i = j
@@ -114,7 +119,27 @@ def decode_ansic(body: str) -> str:
             out.append(chr(value))
         else:
             out.append("\\" + e)
-    return "".join(out)
+    res = "".join(out)
+    if raw:
+        # $'\xce\xbc' is the two bytes of U+03BC, which bash then reads as that one character
+        res = res.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+    return res
+
+
+def _utf8_extended(value: int) -> str:
+    if value >= 0x80000000:
+        return ""
+    if value < 0x10000:
+        nbytes = 3
+    elif value < 0x200000:
+        nbytes = 4
+    elif value < 0x4000000:
+        nbytes = 5
+    else:
+        nbytes = 6
+    tail = [0x80 | ((value >> (6 * k)) & 0x3F) for k in range(nbytes - 1)][::-1]
+    lead = ((0xFF << (8 - nbytes)) & 0xFF) | (value >> (6 * (nbytes - 1)))
+    return "".join(_byte_char(b) for b in [lead, *tail])
 
 
 class _Buf:
@@ -714,6 +739,24 @@ class Lexer:
                         else:
                             buf.part(p)
                 i = self.pos
+            elif c == "$" and not unquoted and i + 1 < n and src[i + 1] == '"':
+                # $"..." in arithmetic is its (untranslated) contents, quotes removed
+                self.pos = i + 2
+                for p in self.read_dq().parts:
+                    if type(p) is Lit:
+                        buf.text(p.text)
+                    else:
+                        buf.part(p)
+                i = self.pos
+            elif c == "$" and not unquoted and i + 1 < n and src[i + 1] == "'":
+                # $'...' decodes, then stays single-quoted (bash: $(( $'5' )) is an error on '5')
+                j = i + 2
+                while j < n and src[j] != "'":
+                    j += 2 if src[j] == "\\" else 1
+                if j >= n:
+                    raise self.fail_eof_matching("'", i + 1)
+                buf.part(SQ(decode_ansic(src[i + 2:j])))
+                i = j + 1
             elif c == "$" or c == "`":
                 i = self._read_sub(buf, c, i, True)
             else:

@@ -129,11 +129,22 @@ class ShellState:
         self.env_cache: dict[str, str] | None = None
         self.subshell = 0
 
-    def fork(self) -> ShellState:
+    def fork(self, lazy: bool = False) -> ShellState:
+        """A copy for a subshell. ``lazy``: the variables are copied on the copy's first use
+        of ``scopes``; only for a subshell that runs while this shell waits for it (``$(…)``,
+        ``( … )``), since until then it sees this shell's variables as they are."""
         s = ShellState.__new__(ShellState)
-        s.__dict__.update(self.__dict__)
-        s.scopes = [{k: v.copy() for k, v in sc.items()} if type(sc) is dict else sc.copy_vars()
-                    for sc in self.scopes]
+        d = s.__dict__
+        d.update(self.__dict__)
+        if lazy:
+            src = self.__dict__.get("scopes")
+            if src is not None:
+                del d["scopes"]
+                d["_scopes_src"] = src
+            # else: self is lazy and unused itself; d already has its _scopes_src
+        else:
+            d.pop("_scopes_src", None)
+            s.scopes = _copy_scopes(self.scopes)
         s.functions = dict(self.functions)
         s.func_sources = dict(self.func_sources)
         s.aliases = dict(self.aliases)
@@ -147,6 +158,16 @@ class ShellState:
         s.env_cache = self.env_cache
         s.subshell = self.subshell + 1
         return s
+
+    def __getattr__(self, name: str) -> Any:
+        # only for attributes missing from __dict__: the scopes of a lazy fork, on first use
+        if name == "scopes":
+            d = self.__dict__
+            src = d.pop("_scopes_src", None)
+            if src is not None:
+                sc = d["scopes"] = _copy_scopes(src)
+                return sc
+        raise AttributeError(name)
 
     # -- raw lookup ----------------------------------------------------------------------
     def find(self, name: str) -> Var | None:
@@ -174,6 +195,10 @@ class ShellState:
         while i > 0 and type(scopes[i]) is not dict:
             i -= 1
         return i
+
+    # the character type locale last in effect is C (bytes): naming a locale that does not
+    # exist keeps it (Interpreter.byte_locale)
+    ctype_bytes = False
 
     # called with the nameref's name when resolving runs into a loop (the interpreter warns)
     on_circular: Any = None
@@ -228,7 +253,13 @@ class ShellState:
         letters = {LETTER_TO_OPTION[c] for c in DASH_ORDER if c in LETTER_TO_OPTION}
         out = [c for c in DASH_ORDER if c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c])]
         _ = letters
-        return "".join(out) + "c"
+        # the mode letter: c for `bash -c` (every run), s when reading stdin, none for a file
+        return "".join(out) + getattr(self, "dash_mode", "c")
+
+
+def _copy_scopes(scopes: list[dict[str, Var]]) -> list[dict[str, Var]]:
+    return [{k: v.copy() for k, v in sc.items()} if type(sc) is dict else sc.copy_vars()  # type: ignore[attr-defined]
+            for sc in scopes]
 
 
 def _bash_hash(s: str) -> int:
