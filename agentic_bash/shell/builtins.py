@@ -1182,7 +1182,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
     if script is None or st.shopt["expand_aliases"]:
         # bash parses an eval string one command line at a time: the lines before a syntax
         # error run, and an alias defined on one line is used on the next
-        return _eval_lines(sh, src)
+        return _eval_lines(sh, src, who)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
@@ -1228,7 +1228,7 @@ class _AliasView(Mapping[str, str]):
         return True
 
 
-def _eval_lines(sh: Interpreter, src: str) -> int:
+def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     from .interpreter import ExitShell
     from .parser import CommandReader
     reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh))
@@ -1246,7 +1246,7 @@ def _eval_lines(sh: Interpreter, src: str) -> int:
             try:
                 tree = reader.next()
             except ParseError as e:
-                _report_parse_error(sh, e, src, "eval")
+                _report_parse_error(sh, e, src, who)
                 return 1 if getattr(e, "status", 2) == 1 else 2
             if tree is None:
                 return status
