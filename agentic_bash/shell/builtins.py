@@ -1159,7 +1159,7 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
-    from .parser import parse_cached
+    from .parser import parse_cached_at
     who = "eval"
     if argv[1:2] == ["\0cmdsub"]:
         # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
@@ -1176,7 +1176,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         return 0
     st = sh.state
     try:
-        script = parse_cached(src)
+        script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
     if script is None or st.shopt["expand_aliases"]:
@@ -1231,7 +1231,9 @@ class _AliasView(Mapping[str, str]):
 def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     from .interpreter import ExitShell
     from .parser import CommandReader
-    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh))
+    base = max(sh.lineno - 1, 0)  # lines count from the eval command's (bash)
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh),
+                           line_base=base)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     level = getattr(sh, "xtrace_level", 0)
@@ -1246,6 +1248,8 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             try:
                 tree = reader.next()
             except ParseError as e:
+                e.line -= base
+                sh.lineno = base + 1
                 _report_parse_error(sh, e, src, who)
                 return 1 if getattr(e, "status", 2) == 1 else 2
             if tree is None:
