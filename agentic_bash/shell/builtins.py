@@ -567,7 +567,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(f"{name}: {e.message}")
+            sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
             from .interpreter import ExitShell
             raise ExitShell(1) from None
     return status
@@ -774,8 +774,9 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
-        if not _NAME_RE.match(vname) or (not m and "=" in a):
-            sh.error(f"export: `{a}': not a valid identifier")
+        if not _NAME_RE.match(vname) or (not m and "=" in a) or (m and m.group(2) is not None
+                                                               and idx not in arrays):
+            sh.error(f"export: `{vname + (m.group(2) or '') if m else a}': not a valid identifier")
             status = 1
             continue
         try:
@@ -812,8 +813,9 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
-        if not _NAME_RE.match(vname):
-            sh.error(f"readonly: `{a}': not a valid identifier")
+        if not _NAME_RE.match(vname) or (m and m.group(2) is not None and idx not in arrays):
+            # an element (`readonly a[1]=x`) is no identifier to readonly or export (bash)
+            sh.error(f"readonly: `{vname + (m.group(2) or '') if m else a}': not a valid identifier")
             status = 1
             continue
         try:

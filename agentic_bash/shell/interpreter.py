@@ -612,7 +612,14 @@ class Interpreter(Expander):
             if type(var.value) is not dict:
                 var.value = {}
         else:
-            i = self.arith(self.expand_dq(idx))
+            try:
+                i = self.arith(self.expand_dq(idx))
+            except ExpansionError as e:
+                # a bad subscript in an assignment ends the shell (bash), where a bad $(( ))
+                # only abandons the command line; builtins report it without their name
+                e.discard = False  # type: ignore[attr-defined]
+                e.subscript = True  # type: ignore[attr-defined]
+                raise
             if type(var.value) is not dict:
                 var.value = {} if var.value is None else {0: var.value}
                 var.attrs |= ARRAY
@@ -2306,28 +2313,14 @@ class Interpreter(Expander):
             # become bindings of its own scope (bash merges them into its variable context)
             temp_scope = {} if func is not None else TempScope(name in _BLTN_ENV)
             ok = True
-            for a in cmd.assigns:
-                try:
-                    if a.array is not None:
-                        # bash passes `B=(b b) cmd` to the command as the text "(b b)"
-                        value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
-                                               + el.value.text for el in a.array) + ")"
-                    else:
-                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
-                    if xt:
-                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
-                    existing = self.state.find(a.name)
-                    if existing is not None and existing.attrs & READONLY:
-                        self.error(f"{a.name}: readonly variable")
-                        continue
-                    if a.append and existing is not None and type(existing.value) is str:
-                        value = existing.value + value
-                    temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
-                except ExpansionError as e:
-                    self.error(e.message)
-                    if e.fatal:
-                        raise expansion_exit(e) from None
-                    ok = False
+            # each value sees the bindings before it: `A=1 B=$A cmd` gives B=1
+            st.scopes.append(temp_scope)
+            try:
+                ok = self._temp_assigns(cmd.assigns, temp_scope, xt)
+            finally:
+                if st.scopes[-1] is temp_scope:
+                    st.scopes.pop()
+                st.env_cache = None
             if not ok:
                 return self.set_status(1)
         if xt:
@@ -2390,6 +2383,38 @@ class Interpreter(Expander):
         if status:
             self.after_failure(status)
         return status
+
+    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
+        """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
+        expansion error."""
+        ok = True
+        for a in assigns:
+            if a.index is not None:
+                # an array element cannot be put in a command's environment (bash)
+                self.error(f"`{a.name}[{self._word_src(a.index)}]': not a valid identifier")
+                continue
+            try:
+                if a.array is not None:
+                    # bash passes `B=(b b) cmd` to the command as the text "(b b)"
+                    value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
+                                           + el.value.text for el in a.array) + ")"
+                else:
+                    value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                if xt:
+                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
+                existing = self.state.find(a.name)
+                if existing is not None and existing.attrs & READONLY:
+                    self.error(f"{a.name}: readonly variable")
+                    continue
+                if a.append and existing is not None and type(existing.value) is str:
+                    value = existing.value + value
+                temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
+            except ExpansionError as e:
+                self.error(e.message)
+                if e.fatal:
+                    raise expansion_exit(e) from None
+                ok = False
+        return ok
 
     def _keep_declared_temps(self, temp_scope: dict[str, Var], argv: list[str]) -> None:
         """bash: `x=1 export x` (or readonly) makes the temporary x a shell variable."""

@@ -668,6 +668,10 @@ class Parser(Lexer):
                 self.n = saved_n
             index = Word(iparts, src[s:e], self.line_at(s))
             self.pos = value_start
+            if value_start < self.n and src[value_start] == "(":
+                # `a[i]=(…)` parses; running it fails ("cannot assign list to array member")
+                elems = self.parse_array_elems()
+                return Assign(name, None, index, elems, append, line)
             if value_start < self.n and src[value_start] not in " \t\n|&;()<>":
                 vword = self.read_word()
                 value = vword if vword is not None else Word((), "", line)
