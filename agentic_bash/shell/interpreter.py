@@ -554,6 +554,9 @@ class Interpreter(Expander):
             if self.state.options["allexport"]:
                 var.attrs |= EXPORT
             st.env_cache = None
+            if name == "PATH" and st.hash:
+                st.hash.clear()  # bash forgets hashed commands on any PATH assignment
+                st.hash_hits.clear()
 
     def declare_var(self, name: str, *, local: bool = False) -> Var:
         """Find or create the variable ``name`` (in the function scope when ``local``)."""
