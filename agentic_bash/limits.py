@@ -69,6 +69,9 @@ class Limits:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
+_monotonic = time.monotonic
+
+
 class Budget:
     """The live counters of one run, shared by every thread of it (pipeline stages, jobs).
 
@@ -100,18 +103,22 @@ class Budget:
             raise LimitExceeded("timeout", "timed out")
 
     def charge_command(self) -> None:
-        self.commands += 1
+        n = self.commands = self.commands + 1
         m = self.limits.max_commands
-        if m is not None and self.commands > m:
+        if m is not None and n > m:
             raise LimitExceeded("max_commands", f"too many commands (limit {m})")
-        self.check()
+        d = self.deadline
+        if self._cancelled or (d is not None and _monotonic() >= d):
+            self.check()  # raises
 
     def charge_iteration(self) -> None:
-        self.iterations += 1
+        n = self.iterations = self.iterations + 1
         m = self.limits.max_loop_iterations
-        if m is not None and self.iterations > m:
+        if m is not None and n > m:
             raise LimitExceeded("max_loop_iterations", f"too many loop iterations (limit {m})")
-        self.check()
+        d = self.deadline
+        if self._cancelled or (d is not None and _monotonic() >= d):
+            self.check()  # raises
 
     # -- time ---------------------------------------------------------------------------
     def remaining(self) -> float | None:

@@ -30,7 +30,7 @@ import io
 import os
 import re
 import stat
-from typing import Any, BinaryIO, Iterator, Mapping
+from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from .base import REGISTRY, CommandContext
 
@@ -485,6 +485,77 @@ class _ErrFlushing:
 
     def writable(self) -> bool:
         return True
+
+
+# The shell's own "could not run it" line: a wrapper (env, nice, timeout, ...) reports it in its
+# words instead, as the real one's failed execvp() would.
+_NOT_RUN = re.compile(rb"(?:[^\n:]*: (?:line \d+: )?)?(.*): (command not found|No such file or directory"
+                      rb"|Permission denied|Is a directory)\n\Z", re.S)
+
+
+class _HoldNotRun:
+    """Stderr pass-through that holds back a first write shaped like the shell's not-run line."""
+
+    __slots__ = ("_raw", "_name", "held", "_started")
+
+    def __init__(self, raw: BinaryIO, name: str) -> None:
+        self._raw = raw
+        self._name = name.encode("utf-8", "surrogateescape")
+        self.held: bytes | None = None
+        self._started = False
+
+    def write(self, b: bytes) -> int:
+        if not self._started:
+            self._started = True
+            m = _NOT_RUN.match(b)
+            if m is not None and m.group(1) == self._name:
+                self.held = bytes(b)
+                return len(b)
+        elif self.held is not None:
+            self._raw.write(self.held)
+            self.held = None
+        return self._raw.write(b)
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def run_command(ctx: CommandContext, argv: list[str], who: str, msg: Callable[[str, str], str], *,
+                stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+                stderr: BinaryIO | None = None, env: Mapping[str, str] | None = None,
+                cwd: str | None = None) -> int:
+    """Runs ``argv`` through ``ctx.exec``. If it cannot be run, prints ``who: msg(name, reason)``
+    (GNU's execvp() report) instead of the shell's line and returns 127 (not found) or 126."""
+    return run_checked(ctx, argv, who, msg, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd)[0]
+
+
+def run_checked(ctx: CommandContext, argv: list[str], who: str, msg: Callable[[str, str], str], *,
+                stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+                stderr: BinaryIO | None = None, env: Mapping[str, str] | None = None,
+                cwd: str | None = None) -> tuple[int, bool]:
+    """``run_command`` that also says whether the command could not be run at all."""
+    err = stderr if stderr is not None else ctx.stderr
+    if ctx.exec is None:
+        err.write(f"{who}: {msg(argv[0], 'No such file or directory')}\n".encode("utf-8", "surrogateescape"))
+        return 127, True
+    hold = _HoldNotRun(err, argv[0])
+    st = ctx.exec(argv, stdin=stdin if stdin is not None else ctx.stdin,
+                  stdout=stdout if stdout is not None else ctx.stdout, stderr=hold,  # type: ignore[arg-type]
+                  env=env, cwd=cwd)
+    held = hold.held
+    if held is not None:
+        m = _NOT_RUN.match(held)
+        if st in (126, 127) and m is not None:
+            why = m.group(2).decode()
+            why = {"command not found": "No such file or directory",
+                   "Is a directory": "Permission denied"}.get(why, why)
+            err.write(f"{who}: {msg(argv[0], why)}\n".encode("utf-8", "surrogateescape"))
+            return st, True
+        err.write(held)
+    return st, False
 
 
 def read_files0(ctx: CommandContext, spec: str, open_fmt: str = "cannot open {} for reading: {}",

@@ -486,7 +486,7 @@ _TAR_LONG = {"create": "c", "extract": "x", "get": "x", "list": "t", "file": "f:
              "preserve-permissions": "p", "same-permissions": "p", "keep-old-files": "k",
              "overwrite": "overwrite", "no-same-owner": "", "same-owner": "", "numeric-owner": "",
              "totals": "", "absolute-names": "P", "no-recursion": "norec", "files-from": "T:",
-             "help": "help", "version": "version", "wildcards": "", "anchored": "", "no-anchored": "",
+             "help": "help", "version": "version", "wildcards": "wild", "no-wildcards": "nowild", "anchored": "", "no-anchored": "",
              "sort": "sort:", "owner": "owner:", "group": "group:", "mode": "mode:", "mtime": "mtime:",
              "append": "r", "update": "u", "delete": "delete", "format": "format:", "verify": "W",
              "touch": "m", "dereference": "h", "one-file-system": "", "warning": "warning:"}
@@ -528,6 +528,7 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
     preserve = False
     files_from: list[str] = []
     no_recursion = False
+    wildcards: bool | None = None  # --wildcards / --no-wildcards (None: neither, GNU warns)
     touch = False
     operands: list[str] = []
 
@@ -608,6 +609,8 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
                 preserve = True
             elif t == "norec":
                 no_recursion = True
+            elif t in ("wild", "nowild"):
+                wildcards = t == "wild"
             elif t == "m":
                 touch = True
             elif t == "a":
@@ -685,6 +688,16 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
                 comp = k
                 break
     base = ctx.path(chdir) if chdir else ctx.cwd
+    if chdir:
+        try:
+            cst = ctx.fs.stat(base)
+            why = None if cst.is_dir else "Not a directory"
+        except OSError as e:
+            why = strerror(e)
+        if why is not None:  # GNU's chdir happens before any member is touched
+            err(f"{chdir}: Cannot open: {why}")
+            err("Error is not recoverable: exiting now")
+            return 2
     if mode in ("c", "r", "u"):
         return _tar_create(ctx, archive, "" if mode != "c" else comp, operands, base, verbose, excludes, absolute,
                            no_recursion, err, usage, append=mode if mode != "c" else "")
@@ -700,7 +713,7 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
         err("Error is not recoverable: exiting now")
         return 2
     return _tar_read(ctx, mode, archive, comp, operands, base, verbose, excludes, strip, to_stdout, keep_old,
-                     preserve, touch, err)
+                     preserve, touch, err, wildcards)
 
 
 def _read_path(ctx: CommandContext, p: str) -> bytes:
@@ -865,7 +878,7 @@ def _verbose_line(ctx: CommandContext, ti: tarfile.TarInfo) -> str:
 
 
 def _tar_read(ctx, mode, archive, comp, operands, base, verbose, excludes, strip, to_stdout, keep_old, preserve,  # noqa: ANN001, ANN202, E501
-              touch, err):
+              touch, err, wildcards=None):
     try:
         raw = _read_all(ctx, ctx.stdin) if archive == "-" else _read_path(ctx, archive)
     except OSError as e:
@@ -906,7 +919,8 @@ def _tar_read(ctx, mode, archive, comp, operands, base, verbose, excludes, strip
         if wanted:
             hit = None
             for w in wanted:
-                if name == w or name.startswith(w + "/"):
+                if name == w or name.startswith(w + "/") or (
+                        wildcards and any(c in w for c in "*?[") and fnmatch.fnmatchcase(name, w)):
                     hit = w
                     break
             if hit is None:
@@ -1013,6 +1027,9 @@ def _tar_read(ctx, mode, archive, comp, operands, base, verbose, excludes, strip
             pass
     for w, found in wanted.items():
         if not found:
+            if wildcards is None and any(c in w for c in "*?["):
+                err("Pattern matching characters used in file names")
+                err("Use --wildcards to enable pattern matching, or --no-wildcards to suppress this warning")
             err(f"{w}: Not found in archive")
             status = 2
     if status:

@@ -791,6 +791,8 @@ class _DiffRun:
             base = n0.rstrip("/").rsplit("/", 1)[-1]
             return self.diff_paths(n0, n1.rstrip("/") + "/" + base, True)
         if d0 and d1:
+            if (st0.st_dev, st0.st_ino) == (st1.st_dev, st1.st_ino):  # type: ignore[union-attr]
+                return 0  # GNU: one physical directory is identical to itself, silently
             return self.diff_dirs(n0, n1)
         if (d0 or d1) and not top:
             k0 = "directory" if d0 else "regular file" if not miss0 else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
-from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quotef, try_help
+from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef, try_help
 from .base import CommandContext, command
 
 CHUNK = 1 << 16
@@ -278,11 +278,22 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                 out.extend(_CLASSES[name])
                 i += 1 + m.end()
                 continue
-            if i + 3 < n and toks[i + 1][0] in "ce" and toks[i + 2] == ("c", ord("=")) and toks[i + 3] == ("c", ord("=")) \
-                    and i + 4 < n and toks[i + 4] == ("c", ord("]")):
-                out.append(toks[i + 1][1])
-                i += 5
-                continue
+            if toks[i + 1] == ("c", ord("=")):
+                # [=c=]: an equivalence class (in the C/UTF-8 locales, the character itself)
+                k = next((k for k in range(i + 2, n - 1)
+                          if toks[k] == ("c", ord("=")) and toks[k + 1] == ("c", ord("]"))), None)
+                if k is not None:
+                    body = bytes(t[1] for t in toks[i + 2:k])
+                    if not body:
+                        raise _TrError("missing equivalence class character '[==]'")
+                    if k - (i + 2) != 1:
+                        raise _TrError(f"{body.decode('utf-8', 'surrogateescape')}: equivalence class "
+                                       "operand must be a single character")
+                    if is_set2 and set1_len is not None:
+                        raise _TrError("[=c=] expressions may not appear in string2 when translating")
+                    out.append(toks[i + 2][1])
+                    i = k + 2
+                    continue
             if i + 2 < n and toks[i + 2] == ("c", ord("*")):
                 j = i + 3
                 digits = b""
@@ -290,12 +301,12 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                     digits += bytes([toks[j][1]])
                     j += 1
                 if j < n and toks[j] == ("c", ord("]")):
-                    if not is_set2:
-                        raise _TrError("the [c*] repeat construct may not appear in string1")
                     ch = toks[i + 1][1]
                     if digits and int(digits.decode(), 8 if digits.startswith(b"0") else 10) > 0:
                         cnt = int(digits.decode(), 8 if digits.startswith(b"0") else 10)
-                        out.extend([ch] * cnt)
+                        out.extend([ch] * cnt)  # [c*n] is allowed in string1 too; only [c*] is not
+                    elif not is_set2:
+                        raise _TrError("the [c*] repeat construct may not appear in string1")
                     else:
                         if fill_at is not None:
                             raise _TrError("only one [c*] repeat construct may appear in string2")
@@ -564,14 +575,17 @@ def _read_lines_list(ctx: CommandContext, name: str, sep: bytes) -> list[bytes] 
         f.close()
 
 
-def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes) -> tuple[list[bytes], list[bytes]] | int:
+def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes, shell_quote_extra: bool = False
+                    ) -> tuple[list[bytes], list[bytes]] | int:
     """Check the FILE1 FILE2 operands of comm/join and read both; an exit status on error."""
     if len(ops) < 2:
         if not ops:
             return _usage(ctx, "missing operand")
         return _usage(ctx, f"missing operand after {quote(ctx, ops[-1])}")
     if len(ops) > 2:
-        return _usage(ctx, f"extra operand {quote(ctx, ops[2])}")
+        # join quotes its extra operand with quoteaf ('c'), comm with quote (‘c’)
+        extra = quoteaf(ops[2]) if shell_quote_extra else quote(ctx, ops[2])
+        return _usage(ctx, f"extra operand {extra}")
     a = _read_lines_list(ctx, ops[0], sep)
     if a is None:
         return 1
@@ -682,9 +696,15 @@ def comm(ctx: CommandContext, argv: list[str]) -> int:
     return 0
 
 
+_JOIN_BLANKS = re.compile(rb"[ \t\n]+")
+
+
 def _join_fields(line: bytes, tab: bytes | None) -> list[bytes]:
     if tab is None:
-        return line.split()
+        # GNU xfields(): runs of blanks (newline too: -z records) separate fields, leading ones
+        # are skipped, trailing ones end in one empty field ("1 a " -> 1, a, "")
+        line = line.lstrip(b" \t\n")
+        return _JOIN_BLANKS.split(line) if line else []
     return line.split(tab)
 
 
@@ -759,7 +779,7 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
             header = True
         elif k == "z":
             sep = b"\0"
-    pair = _read_two_files(ctx, ops, sep)
+    pair = _read_two_files(ctx, ops, sep, shell_quote_extra=True)
     if isinstance(pair, int):
         return pair
     a, b = pair
@@ -791,18 +811,25 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
                     src = x if fno == 1 else y
                     v = src[idx] if src is not None and idx < len(src) else (empty if empty is not None else b"")
                 vals.append(v)
+            if empty is not None:  # GNU prfield(): an empty field prints as -e's text too
+                vals = [v or empty for v in vals]
             out.append(osep.join(vals) + sep)
             return
         if x is not None and y is not None:
             jf = x[f1] if f1 < len(x) else b""
             rest = [v for i, v in enumerate(x) if i != f1] + [v for i, v in enumerate(y) if i != f2]
-            out.append(osep.join([jf] + rest) + sep)
+            vals = [jf] + rest
         elif x is not None:
             jf = x[f1] if f1 < len(x) else (empty or b"")
-            out.append(osep.join([jf] + [v for i, v in enumerate(x) if i != f1]) + sep)
+            vals = [jf] + [v for i, v in enumerate(x) if i != f1]
         elif y is not None:
             jf = y[f2] if f2 < len(y) else (empty or b"")
-            out.append(osep.join([jf] + [v for i, v in enumerate(y) if i != f2]) + sep)
+            vals = [jf] + [v for i, v in enumerate(y) if i != f2]
+        else:
+            return
+        if empty is not None:
+            vals = [v or empty for v in vals]
+        out.append(osep.join(vals) + sep)
 
     # GNU join_input: a line is order-checked when it is read, once unpairable lines were
     # seen (always with --check-order, where the first disorder is fatal)
@@ -997,8 +1024,8 @@ def nl(ctx: CommandContext, argv: list[str]) -> int:
                 body = line[:-1] if line.endswith(b"\n") else line
                 if body in (delim * 3, delim * 2, delim):
                     section = {3: "h", 2: "b", 1: "f"}[len(body) // len(delim)]
-                    if renumber and section == "h":
-                        num = start
+                    if renumber:
+                        num = start  # GNU: every section delimiter starts a new page (not -p)
                     out.write(b"\n")
                     continue
                 if numbered(body):
@@ -1106,14 +1133,24 @@ def _fold_line(s: bytes, width: int, by_bytes: bool, spaces: bool) -> bytes:
 
 
 def _parse_tabs(ctx: CommandContext, specs: list[str]) -> tuple[list[int], int | None] | None:
+    # GNU: after the explicit stops, "+N" repeats every N columns from the last stop and
+    # "/N" stops at every multiple of N (kept as -N here); a lone "/" or "+" applies to the
+    # number that follows it
     stops: list[int] = []
     extra = None
+    pending = ""
     for spec in specs:
         for item in re.split(r"[,\s]+", spec):
             if not item:
                 continue
+            if pending and item.isdigit():
+                item = pending + item
+            pending = ""
+            if item in ("/", "+"):
+                pending = item
+                continue
             if item[0] in "/+" and item[1:].isdigit():
-                extra = int(item[1:])
+                extra = int(item[1:]) if item[0] == "+" else -int(item[1:])
                 continue
             if not item.isdigit():
                 ctx.error(f"tab size contains invalid character(s): {quote(ctx, item)}")
@@ -1135,6 +1172,8 @@ def _next_stop(col: int, stops: list[int], every: int | None) -> int:
     for s in stops:
         if s > col:
             return s
+    if every is not None and every < 0:
+        return (col // -every + 1) * -every
     if every:
         if stops:
             base = stops[-1]
@@ -1148,7 +1187,7 @@ def _next_stop(col: int, stops: list[int], every: int | None) -> int:
 def expand(ctx: CommandContext, argv: list[str]) -> int:
     args = [argv[0]]
     for a in argv[1:]:
-        args.append(("-t" + a[1:]) if re.fullmatch(r"-\d+(,\d+)*", a) else a)
+        args.append(("-t" + a[1:].rstrip(",")) if re.fullmatch(r"-\d+(,\d+)*,?", a) else a)
     try:
         opts, files = parse_opts(ctx, args, "it:", {"initial": "i", "tabs": "t"}, status=1)
     except OptError as e:
@@ -1197,12 +1236,20 @@ def expand(ctx: CommandContext, argv: list[str]) -> int:
 @command("unexpand", usage="unexpand [OPTION]... [FILE]...", help="Convert blanks in each FILE to tabs, writing to standard output.")
 @stdio
 def unexpand(ctx: CommandContext, argv: list[str]) -> int:
+    # the obsolete `-2,6` form sets tab stops without -t's implied -a
+    args = [argv[0]]
+    old_specs: list[str] = []
+    for a in argv[1:]:
+        if re.fullmatch(r"-\d+(,\d+)*,?", a):
+            old_specs.append(a[1:].rstrip(","))
+        else:
+            args.append(a)
     try:
-        opts, files = parse_opts(ctx, argv, "at:", {"all": "a", "first-only": None, "tabs": "t"}, status=1)
+        opts, files = parse_opts(ctx, args, "at:", {"all": "a", "first-only": None, "tabs": "t"}, status=1)
     except OptError as e:
         return e.status
     all_ = False
-    tspecs = []
+    tspecs = list(old_specs)
     for k, v in opts:
         if k == "a":
             all_ = True
@@ -1229,52 +1276,74 @@ def unexpand(ctx: CommandContext, argv: list[str]) -> int:
     return status
 
 
+def _tab_after(col: int, stops: list[int], every: int | None) -> int | None:
+    """GNU get_next_tab_column: the next stop after ``col``, None past the last one."""
+    if not stops and every and every > 0:
+        return col + (every - col % every)
+    for t in stops:
+        if col < t:
+            return t
+    if every is not None and every < 0:
+        return col + (-every - col % -every)
+    if every:
+        end = stops[-1] if stops else 0
+        return col + (every - (col - end) % every)
+    return None
+
+
 def _unexpand_line(line: bytes, stops: list[int], every: int | None, all_: bool) -> bytes:
+    """One line through GNU unexpand's loop (coreutils unexpand.c), blanks to tabs."""
     out = bytearray()
+    convert = True
     col = 0
-    pend = bytearray()   # pending blanks
-    pend_start = 0
-    leading = True
+    one_blank_before_stop = False
+    prev_blank = True
+    pending = bytearray()
     for c in line:
-        if c in (32, 9) and (leading or all_):
-            if not pend:
-                pend_start = col
-            pend.append(c)
-            if c == 9:
-                col = _next_stop(col, stops, every)
+        if convert:
+            blank = c in (32, 9)
+            if blank:
+                nxt = _tab_after(col, stops, every)
+                if nxt is None:
+                    convert = False
+                else:
+                    if c == 9:
+                        col = nxt
+                        if pending:
+                            pending[0] = 9
+                    else:
+                        col += 1
+                        if not (prev_blank and col == nxt):
+                            # not yet known whether the pending blanks become tabs
+                            if col == nxt:
+                                one_blank_before_stop = True
+                            pending.append(c)
+                            prev_blank = True
+                            continue
+                        c = 9  # the pending blanks become a tab
+                        if pending:
+                            pending[0] = 9
+                    # drop the pending blanks unless one blank sat just before the last stop
+                    pending = pending[:1] if one_blank_before_stop and pending else bytearray()
+            elif c == 8:
+                col -= 1 if col else 0
             else:
                 col += 1
-            nxt = _next_stop(pend_start, stops, every)
-            # a run reaching a tab stop becomes one tab
-            while pend and col >= nxt and nxt > pend_start:
-                if col == nxt or True:
-                    if len(pend) > 1 or pend[0] == 9 or (col - pend_start) > 1:
-                        out.append(9)
-                    else:
-                        out += pend
-                    pend = bytearray()
-                    pend_start = col
-                    if col != nxt:
-                        pend_start = nxt
-                        out += b" " * (col - nxt)
-                break
-            continue
-        if pend:
-            out += pend
-            pend = bytearray()
-        if c != 10:
-            leading = leading and c in (32, 9)
-            if c not in (32, 9):
-                leading = False
+            if pending:
+                if len(pending) > 1 and one_blank_before_stop:
+                    pending[0] = 9
+                out += pending
+                pending = bytearray()
+                one_blank_before_stop = False
+            prev_blank = blank
+            convert = convert and (all_ or blank)
         out.append(c)
-        if c == 8:
-            col = max(col - 1, 0)
-        elif c == 10:
-            col = 0
-            leading = True
-        else:
-            col += 1
-    out += pend
+        if c == 10:
+            convert, col, one_blank_before_stop, prev_blank = True, 0, False, True
+    if pending:  # end of input: flushed like before any other character
+        if len(pending) > 1 and one_blank_before_stop:
+            pending[0] = 9
+        out += pending
     return bytes(out)
 
 

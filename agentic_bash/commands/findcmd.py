@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import stat as _stat
 import time
 from typing import Callable
@@ -22,6 +21,7 @@ from typing import Callable
 import regex
 
 from ._regex import RegexError, compile_posix, timeout_guard, utf8_locale
+from ._args import run_command
 from .base import CommandContext, command
 
 USAGE = "find [-H] [-L] [-P] [-Olevel] [-D debugopts] [path...] [expression]"
@@ -493,6 +493,31 @@ class _Find:
                 raise FindError(f"{self.q(ref)}: {e.strerror}") from None
             attr = {"n": "st_mtime", "a": "st_atime", "c": "st_ctime"}[t[1]]
             return Node("pred", name=t, fn=lambda e: getattr(e.stat(), attr) > rst.st_mtime)
+        if t.startswith("-newer") and len(t) == 8:
+            # -newerXY: X (a, B, c, m) of the file against Y of the reference file, or Y = t:
+            # the argument is a date string
+            x, y = t[6], t[7]
+            if x not in "aBcm" or y not in "aBcmt":
+                raise FindError(f"invalid predicate `{t}'")
+            if "B" in (x, y):
+                raise FindError("This system does not provide a way to find the birth time of a file.\n"
+                                f"find: invalid predicate `{t}'")
+            if self.pos >= len(self.toks):
+                raise FindError(f"The {self.q(t)} test needs an argument")
+            ref = self.arg(t)
+            if y == "t":
+                from .fileutils import parse_date
+                when = parse_date(ref)
+                if when is None:
+                    raise FindError(f"I cannot figure out how to interpret {self.q(ref)} as a date or time")
+            else:
+                try:
+                    rst = ctx.fs.stat(ctx.path(ref))
+                except OSError as e:
+                    raise FindError(f"{self.q(ref)}: {e.strerror}") from None
+                when = getattr(rst, {"a": "st_atime", "c": "st_ctime", "m": "st_mtime"}[y])
+            attr = {"a": "st_atime", "c": "st_ctime", "m": "st_mtime"}[x]
+            return Node("pred", name=t, fn=lambda e: getattr(e.stat(), attr) > when)
         if t == "-samefile":
             ref = self.arg(t)
             try:
@@ -696,19 +721,8 @@ class _Find:
             return False
 
     def run(self, argv: list[str], cwd: str | None = None) -> int:
-        ex = self.ctx.exec
         self.flush()
-        if ex is None:
-            self.ctx.error(f"{self.q(argv[0])}: No such file or directory")
-            return 127
-        err = io.BytesIO()
-        st = ex(argv, cwd=cwd, stderr=err)
-        data = err.getvalue()
-        if st == 127 and data.endswith(b"command not found\n"):
-            self.ctx.error(f"{self.q(argv[0])}: No such file or directory")
-            return 127
-        self.ctx.stderr.write(data)
-        return st
+        return run_command(self.ctx, argv, "find", lambda n, why: f"{self.q(n)}: {why}", cwd=cwd)
 
     def exec_one(self, t: str, cmd: list[str], e: _Entry) -> bool:
         if t in ("-execdir", "-okdir"):
@@ -721,7 +735,7 @@ class _Find:
             d = None
         if t in ("-ok", "-okdir"):
             self.flush()
-            self.ctx.stderr.write(self.enc(f"< {' '.join(argv)} > ? "))
+            self.ctx.stderr.write(self.enc(f"< {cmd[0]} ... {e.disp} > ? "))
             ans = b""
             while True:
                 ch = self.ctx.stdin.read(1)
@@ -822,16 +836,20 @@ class _Find:
             return "%"
         if d == "p":
             return disp
-        if d == "f":
-            if disp == "/":
-                return "/"
-            return disp.rstrip("/").rsplit("/", 1)[-1]
-        if d == "h":
-            s = disp.rstrip("/")
-            if "/" not in s:
-                return "."
-            h = s.rsplit("/", 1)[0]
-            return h if h else "/" if False else h
+        if d in "fh":
+            # GNU: %f is the last component (one trailing slash kept), %h what precedes it
+            # less one slash; a start point of only slashes is %f "/" and %h "" or "/"
+            t = disp.rstrip("/")
+            if not t:
+                return "/" if d == "f" else ("" if disp == "/" else "/")
+            start = t.rfind("/") + 1
+            if d == "f":
+                return t[start:] + ("/" if t != disp else "")
+            if start:
+                return disp[:start - 1]
+            # GNU quirk: a one-character name with trailing slashes keeps all but the last
+            # slash (`d/` -> d, `d//` -> d/); longer names give "."
+            return disp[:disp.rfind("/")] if len(t) == 1 and "/" in disp else "."
         if d == "P":
             st = e.start
             if disp == st:

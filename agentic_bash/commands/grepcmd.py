@@ -818,6 +818,20 @@ class _Grep:
         base = path.rstrip("/").rsplit("/", 1)[-1]
         return any(fnmatch.fnmatchcase(base, g) for g in self.o.exclude_dir)
 
+    def excluded_operand_dir(self, operand: str) -> bool:
+        """A directory named on the command line: GNU matches the name as typed ("sub/" is not
+        "sub") or any part after a slash ("../gx" is "gx"); the implicit "." never."""
+        for g in self.o.exclude_dir:
+            pat = g.rstrip("/") or g
+            if fnmatch.fnmatchcase(operand, pat):
+                return True
+            i = operand.find("/")
+            while i >= 0:
+                if fnmatch.fnmatchcase(operand[i + 1:], pat):
+                    return True
+                i = operand.find("/", i + 1)
+        return False
+
     def walk(self, operand: str, display: str) -> None:
         """One operand, depth-first with an explicit stack (trees may be deeper than Python's)."""
         stack = [(operand, display, True, None)]
@@ -864,7 +878,7 @@ class _Grep:
                 if not o.quiet:
                     self.report(display, 0)
                 return
-            if command_line and o.exclude_dir and self.excluded_dir(operand) and operand not in (".", "./"):
+            if command_line and o.exclude_dir and not self.implicit_dot and self.excluded_operand_dir(operand):
                 return
             try:
                 names = sorted(ctx.fs.listdir(p))

@@ -532,7 +532,19 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
 _PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: $__agentic_fname; "
             "def halt: error({\"__agentic_halt\": true, \"code\": 0}); "
             "def halt_error($c): error({\"__agentic_halt\": true, \"code\": $c, \"value\": .}); "
-            "def halt_error: halt_error(5); ")
+            "def halt_error: halt_error(5); "
+            # jq 1.6's tonumber parses the string as JSON: its parser's messages, and type_error's
+            # 14-byte dump of anything that is not a number
+            "def tonumber: if type == \"number\" then . else (if type == \"string\" then fromjson "
+            "else null end) as $__v | if ($__v | type) == \"number\" then $__v else error(\"\\(type) "
+            "(\\(tojson | if length > 14 then .[0:11] + \"...\" else . end)) cannot be parsed as a number\") "
+            "end end; "
+            "def leaf_paths: paths(scalars); "
+            # 1.6's ltrimstr/rtrimstr hand back anything that is not a string pair unchanged
+            "def ltrimstr($x): if type == \"string\" and ($x | type) == \"string\" and startswith($x) "
+            "then .[($x | length):] else . end; "
+            "def rtrimstr($x): if type == \"string\" and ($x | type) == \"string\" and endswith($x) "
+            "and ($x | length) > 0 then .[:length - ($x | length)] else . end; ")
 
 
 class _TooBig(Exception):
@@ -586,10 +598,13 @@ def _err_text(msg: str) -> str:
     if msg.startswith("jq: error"):
         msg = msg.split(":", 2)[-1].strip()
     msg = _IDX_RE.sub(r'with string "\1"', msg)
+    # 1.7 appends the offending key ("with number (0)"); 1.6 names only its kind
+    msg = _IDX_KIND_RE.sub(r"\1", msg)
     return msg
 
 
 _IDX_RE = re.compile(r'with string \("((?:[^"\\]|\\.)*)"\)')
+_IDX_KIND_RE = re.compile(r"^(Cannot index \w+ with (?:number|array|object|boolean|null)) \(.*\)$", re.S)
 
 
 def _parse_all(text: str) -> tuple[list[Any], str | None]:

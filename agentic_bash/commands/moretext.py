@@ -1003,21 +1003,34 @@ def _dw(s: str) -> int:
 @stdio
 def column(ctx: CommandContext, argv: list[str]) -> int:
     try:
-        opts, ops = parse_opts(ctx, argv, "ts:o:c:xn:N:R:eJH:l:r:d", {
+        opts, ops = parse_opts(ctx, argv, "ts:o:c:xn:N:R:eJH:l:r:dO:T:E:W:Li:p:", {
             "table": "t", "separator": "s", "output-separator": "o", "output-width": "c",
             "fillrows": "x", "table-columns": "N", "table-right": "R", "keep-empty-lines": "L",
-            "json": "J", "table-hide": "H", "table-noheadings": "d", "table-name": "n"}, status=1)
+            "json": "J", "table-hide": "H", "table-noheadings": "d", "table-name": "n",
+            "table-order": "O", "table-columns-limit": "l", "table-truncate": "T",
+            "table-noextreme": "E", "table-wrap": "W", "table-header-repeat": "e", "tree": "r",
+            "tree-id": "i", "tree-parent": "p"}, status=1)
     except OptError as e:
         return e.status
     table = across = False
     seps: str | None = None
     osep = "  "
     width = 80
-    right: set[int] = set()
+    right_spec = ""
+    hide_spec = ""
+    order_spec = ""
+    limit = 0
+    no_head = False
     keep_empty = False
     headers: list[str] | None = None  # -N a,b,c
     as_json = False
     tname = "table"
+    if any(k in "nNRHTEWO" for k, _ in opts) and not any(k in "tJ" for k, _ in opts):
+        ctx.error("option --table required for all --table-*")
+        return 1
+    if any(k in "rip" for k, _ in opts):
+        ctx.error("options --tree-id and --tree-parent are required for tree formatting")
+        return 1
     for k, v in opts:
         if k == "N":
             headers = (v or "").split(",")
@@ -1040,7 +1053,19 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "x":
             across = True
         elif k == "R":
-            right = {int(x) for x in (v or "").split(",") if x.isdigit()}
+            right_spec = v or ""
+        elif k == "H":
+            hide_spec = v or ""
+        elif k == "O":
+            order_spec = v or ""
+        elif k == "l":
+            try:
+                limit = int(v or "")
+            except ValueError:
+                ctx.error(f"invalid columns limit argument: '{v}'")
+                return 1
+        elif k == "d":
+            no_head = True
         elif k == "L":
             keep_empty = True
     if "COLUMNS" in ctx.env and not any(k == "c" for k, _ in opts):
@@ -1063,13 +1088,25 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
     out: list[str] = []
     if table:
         rows = []
+        # -l N: at most N columns, the last keeps the rest of the line as it was
+        maxsplit = limit - 1 if limit > 0 else 0
         for ln in lines:
             if not ln.strip() and not keep_empty:
                 continue
-            if seps is None:
-                cells = ln.split()
+            if limit == 1:
+                cells = [ln.strip() if seps is None else ln]
+            elif seps is None:
+                if maxsplit:
+                    # the last column starts one blank after the previous cell (util-linux)
+                    m = re.match(r"\s*" + r"(\S+)\s+" * maxsplit, ln)
+                    if m is not None:
+                        cells = list(m.groups()) + [ln[m.end(maxsplit) + 1:]]
+                    else:
+                        cells = ln.split()
+                else:
+                    cells = ln.split()
             else:
-                cells = re.split("[" + re.escape(seps) + "]", ln)
+                cells = re.split("[" + re.escape(seps) + "]", ln, maxsplit=maxsplit)
             rows.append(cells)
         if as_json:
             if headers is None:
@@ -1087,12 +1124,38 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
             doc = "{\n   " + json.dumps(tname) + ": [\n" + body + "   ]\n}\n"
             ctx.stdout.write(doc.encode("utf-8", "surrogateescape"))
             return status
-        if headers is not None:
+        if headers is not None and not no_head:
             rows.insert(0, headers)
         # util-linux 2.38 fills a short row with empty cells up to the widest row, each padded
         # like any other cell ("d e\nf" -> "f" + 5 spaces under a 3-column table)
-        ncol = max((len(r) for r in rows), default=0)
+        ncol = max([len(r) for r in rows] + [len(headers or [])])
         rows = [r + [""] * (ncol - len(r)) for r in rows]
+
+        def colset(spec: str) -> list[int] | None:
+            """1-based column numbers or -N names; None after util-linux's error."""
+            got = []
+            for item in spec.split(","):
+                if item.isdigit():
+                    got.append(int(item))
+                elif headers is not None and item in headers:
+                    got.append(headers.index(item) + 1)
+                elif item:
+                    ctx.error(f"undefined column name '{item}'")
+                    return None
+            return got
+
+        picked = [colset(x) for x in (right_spec, hide_spec, order_spec)]
+        if any(p is None for p in picked):
+            return 1
+        right = set(picked[0] or [])
+        hidden = set(picked[1] or [])
+        order = [c for c in (picked[2] or []) if 1 <= c <= ncol]
+        order += [c for c in range(1, ncol + 1) if c not in order]
+        keep = [c - 1 for c in order if c not in hidden]
+        if keep != list(range(ncol)):
+            rows = [[r[i] for i in keep] for r in rows]
+            right = {keep.index(c - 1) + 1 for c in right if c - 1 in keep}
+            ncol = len(keep)
         widths = [0] * ncol
         for r in rows:
             for i, c in enumerate(r):

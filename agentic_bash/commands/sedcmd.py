@@ -714,12 +714,8 @@ class _Compiler:
                 rd.unget(c)
                 break
             elif c in (" ", "\t"):
-                # whitespace may precede the end of the command
-                c2 = self.skip_ws()
-                rd.unget(c2)
-                if c2 in ("", "\n", ";", "}", "#"):
-                    continue
-                raise self.err("unknown option to `s'")
+                # GNU sed skips blanks among the flags (`s/a/b/I g`) and before the end
+                continue
             else:
                 raise self.err("unknown option to `s'")
         cmd.occurrence = cmd.num or 1
@@ -1508,6 +1504,7 @@ class _Sed:
                             self.out.missing = False
                         raise _Quit(c.num or 0)
                     elif name == "Q":
+                        self.append.clear()  # Q drops text queued by a/r/R too
                         raise _Quit(c.num or 0)
                     elif name == "z":
                         ps = ""

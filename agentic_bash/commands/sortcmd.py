@@ -733,7 +733,7 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
     def emit_group(lines: list[bytes], first_group: bool) -> None:
         n = len(lines)
         if group is not None:
-            if group in ("prepend", "both") or (group == "separate" and not first_group):
+            if group in ("prepend", "both") or (group in ("separate", "append") and not first_group):
                 out.write(sep)
             out.write(b"".join(_term(x, sep) for x in lines))
             return

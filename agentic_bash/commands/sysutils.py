@@ -11,6 +11,7 @@ import threading
 import time as _time
 from typing import Callable
 
+from ._args import quoteaf, run_command
 from .base import CommandContext, command
 
 try:  # zoneinfo needs tzdata; fall back to UTC when a zone is unknown
@@ -352,23 +353,40 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     if o.error:
         return _try(ctx, "env", 125)
     rest = list(o.args)
+    verbose = o.has("v")
+
+    def say(msg: str) -> None:  # --debug/-v: GNU's trace on stderr
+        if verbose:
+            ctx.stderr.write((msg + "\n").encode("utf-8", "surrogateescape"))
+
+    s = o.last("S")
+    if s is not None:
+        split = s.split()
+        say(f"split -S:  {_q(ctx, s)}")
+        for i, w in enumerate(split):
+            say(f"{' into:' if i == 0 else '     &'}    {_q(ctx, w)}")
+        rest = split + rest
     newenv: dict[str, str] = {} if o.has("i") else dict(ctx.env)
     if rest[:1] == ["-"]:
         newenv = {}
         rest = rest[1:]
+    if o.has("i") or not newenv and ctx.env:
+        say("cleaning environ")
     for k, v in o.opts:
         if k == "u" and v is not None:
             if "=" in v or not v:
                 ctx.error(f"cannot unset {_q(ctx, v)}: Invalid argument")
                 return 125
+            say(f"unset:    {v}")
             newenv.pop(v, None)
-    while rest and "=" in rest[0] and not rest[0].startswith("="):
-        k, _, v = rest.pop(0).partition("=")
+    while rest and "=" in rest[0]:
+        a = rest.pop(0)
+        say(f"setenv:   {a}")
+        k, _, v = a.partition("=")
         newenv[k] = v
-    s = o.last("S")
-    if s is not None:
-        rest = s.split() + rest
     cwd = o.last("C")
+    if cwd is not None and rest:
+        say(f"chdir:    {quoteaf(cwd)}")
     if not rest:
         if cwd is not None:
             ctx.error("must specify command with --chdir (-C)")
@@ -380,18 +398,28 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     if o.has("0"):
         ctx.error("cannot specify --null (-0) with command")
         return _try(ctx, "env", 125)
+    say(f"executing: {rest[0]}")
+    for i, w in enumerate(rest):
+        say(f"   arg[{i}]= {_q(ctx, w)}")
     return _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
 
 
 def _run(ctx: CommandContext, argv: list[str], *, env=None, cwd=None, who: str,
          stdin=None, stdout=None, stderr=None) -> int:
-    if ctx.exec is None:
-        ctx.error(f"{_q(ctx, argv[0])}: No such file or directory")
-        return 127
-    return ctx.exec(argv, stdin=stdin if stdin is not None else ctx.stdin,
-                    stdout=stdout if stdout is not None else ctx.stdout,
-                    stderr=stderr if stderr is not None else ctx.stderr,
-                    env=env, cwd=cwd)
+    # GNU's words when execvp() fails: env "‘x’: ...", timeout/nohup "failed to run command ..."
+    if who == "env":
+        def msg(n: str, why: str) -> str:
+            return f"{_q(ctx, n)}: {why}"
+    elif who == "nohup":
+        def msg(n: str, why: str) -> str:
+            return f"failed to run command {quoteaf(n)}: {why}"
+    elif who == "time":
+        def msg(n: str, why: str) -> str:
+            return f"cannot run {n}: {why}"
+    else:
+        def msg(n: str, why: str) -> str:
+            return f"failed to run command {_q(ctx, n)}: {why}"
+    return run_command(ctx, argv, who, msg, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
 
 
 @command("printenv", usage="printenv [-0] [VARIABLE]...", help="Print all or part of the environment.")

@@ -18,11 +18,12 @@ CHUNK = 65536
 
 
 def _inputs(ctx: CommandContext, operands: list[str], open_fmt: str | None = None,
-            dir_ok: bool = False) -> Iterator[tuple[str, BinaryIO | None]]:
+            dir_ok: bool = False, plain: bool = False) -> Iterator[tuple[str, BinaryIO | None]]:
     """(name, stream) per operand; stream None after printing GNU's error for it.
 
-    ``open_fmt`` like ``"failed to open {} for reading"`` (quoted with quoteaf) replaces the
-    plain ``name: error`` form; ``dir_ok`` yields directories (the caller reports the read error).
+    ``open_fmt`` like ``"failed to open {} for reading"`` (quoted with quoteaf, or as typed when
+    ``plain``) replaces the ``name: error`` form; ``dir_ok`` yields directories (the caller
+    reports the read error).
     """
     for name in operands or ["-"]:
         try:
@@ -36,7 +37,7 @@ def _inputs(ctx: CommandContext, operands: list[str], open_fmt: str | None = Non
             continue
         except OSError as e:
             if open_fmt:
-                ctx.error(open_fmt.format(quoteaf(name)) + ": " + strerror(e))
+                ctx.error(open_fmt.format(name if plain else quoteaf(name)) + ": " + strerror(e))
             else:
                 file_error(ctx, e, name)
             yield name, None
@@ -341,12 +342,23 @@ def _head_lines(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool, sep
          help="Print the last 10 lines of each FILE to standard output.")
 @stdio
 def tail(ctx: CommandContext, argv: list[str]) -> int:
-    if len(argv) > 1 and re.match(r"^\+\d+[cl]?$", argv[1]) and "POSIXLY_CORRECT" not in ctx.env:
+    # GNU's parse_obsolete_option: "-N"/"+N" only as the sole option before at most one file
+    obsolete_ok = len(argv) == 2 or (len(argv) == 3 and not (argv[2].startswith("-") and argv[2] != "-")) \
+        or (len(argv) in (3, 4) and argv[2] == "--")
+    if obsolete_ok and re.match(r"^\+\d+[cl]?$", argv[1]) and "POSIXLY_CORRECT" not in ctx.env:
         a = argv[1]
         unit = "c" if a.endswith("c") else "n"
         argv = [argv[0], f"-{unit}", "+" + a[1:].rstrip("cl"), *argv[2:]]
-    else:
+    elif obsolete_ok:
         argv = _legacy_num(argv, "n")
+    else:
+        for a in argv[1:]:
+            if a == "--":
+                break
+            m = re.match(r"^-(\d)", a)
+            if m:  # getopt meets a digit option outside the obsolete form
+                ctx.error(f"option used in invalid context -- {m.group(1)}")
+                return 1
     try:
         opts, files = parse_opts(ctx, argv, "c:n:fFqvzs:", {
             "bytes": "c", "lines": "n", "follow": "follow::", "quiet": "q", "silent": "q",
@@ -355,6 +367,7 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     count, by_bytes, from_start, verbose = 10, False, False, None
+    follow: str | None = None
     sep = b"\n"
     for k, v in opts:
         if k in "cn":
@@ -367,9 +380,7 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             from_start = r[0] == "+"
             count = r[1]
         elif k in ("f", "F", "follow"):
-            ctx.error("following files (-f/-F) is not supported in the sandbox: "
-                      "output would never end; use 'tail -n N FILE' instead")
-            return 1
+            follow = "F" if k == "F" or follow == "F" else "f"
         elif k == "q":
             verbose = False
         elif k == "v":
@@ -378,8 +389,39 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             sep = b"\0"
     files = files or ["-"]
     show = verbose if verbose is not None else len(files) > 1
+    if follow is not None:
+        st = _tail_follow(ctx, files, follow, show, lambda f: _tail_one(ctx, f, count, by_bytes, from_start, sep))
+        if st is not None:
+            return st
     return _each_headed(ctx, files, show,
                         lambda f: _tail_one(ctx, f, count, by_bytes, from_start, sep))
+
+
+def _tail_follow(ctx: CommandContext, files: list[str], mode: str, show: bool, body) -> int | None:  # noqa: ANN001
+    """tail -f/-F: None when following changes nothing (GNU ignores -f on a pipe), else the status.
+
+    Following a readable file never ends, so the sandbox refuses it; when no file can be
+    followed (missing, or a directory under -f) GNU gives up at once, and so do we.
+    """
+    if files == ["-"] and _stdin_regular_size(ctx) is None:
+        return None
+    if mode == "f" and "-" not in files:
+        kinds = []
+        for name in files:
+            try:
+                kinds.append("dir" if ctx.fs.stat(ctx.path(name)).is_dir else "file")
+            except OSError:
+                kinds.append("missing")
+        if "file" not in kinds:
+            for name, kind in zip(files, kinds):
+                st = _each_headed(ctx, [name], show, body)
+                if kind == "dir" and st:
+                    ctx.error(f"{name}: cannot follow end of this type of file; giving up on this name")
+            ctx.error("no files remaining")
+            return 1
+    ctx.error("following files (-f/-F) is not supported in the sandbox: "
+              "output would never end; use 'tail -n N FILE' instead")
+    return 1
 
 
 def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from_start: bool,
@@ -880,8 +922,13 @@ def rev(ctx: CommandContext, argv: list[str]) -> int:
         return e.status
     status = 0
     utf8 = _utf8(ctx)
-    for name, f in _inputs(ctx, files):
+    # util-linux words: "cannot open F: error"; a directory fails on read as "F: 0: ..."
+    for name, f in _inputs(ctx, files, open_fmt="cannot open {}", dir_ok=True, plain=True):
         if f is None:
+            status = 1
+            continue
+        if isinstance(f, _DirStream):
+            ctx.error(f"{name}: 0: Is a directory")
             status = 1
             continue
         for line in iter_lines(f, CHUNK):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import io
 
-from ._args import OptError, iter_lines, parse_opts
+from ._args import OptError, iter_lines, parse_opts, run_checked
 from .base import CommandContext, command
 
 USAGE = "xargs [OPTION]... COMMAND [INITIAL-ARGS]..."
@@ -108,62 +108,108 @@ def _unescape_delim(ctx: CommandContext, d: str) -> str | None:
         simple = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "0": "\0"}
         if len(d) == 2 and d[1] in simple:
             return simple[d[1]]
-        try:
-            if d[1] == "x":
-                return chr(int(d[2:], 16))
-            if d[1] in "01234567":
-                return chr(int(d[1:], 8))
-        except ValueError:
-            pass
+        if d[1] == "x" or d[1] in "01234567":
+            # GNU reads the number with strtoul: blanks, a sign and (base 16) 0x may lead,
+            # and no digits at all is 0 (`-d '\x'` splits at NULs)
+            v = _strtoul(d[2:] if d[1] == "x" else d[1:], 16 if d[1] == "x" else 8)
+            if v is not None and 0 <= v < 256:
+                return chr(v)
     ctx.error(f"invalid input delimiter specification {d}: the delimiter must be either a single character or an escape sequence starting with \\.")
     return None
 
 
-def _items_default(data: bytes, eof: str | None, ctx: CommandContext, lines_mode: bool):  # noqa: ANN202
-    """Yield (item, ends_line) from xargs' default quoting syntax; raises _Fail on a bad quote."""
-    i = 0
-    n = len(data)
-    eofb = eof.encode() if eof else None
-    while i < n:
-        # skip blanks
-        while i < n and data[i] in b" \t\n":
-            i += 1
-        if i >= n:
-            return
-        cur = bytearray()
-        quoted = False
+def _strtoul(t: str, base: int) -> int | None:
+    """C strtoul on the whole of ``t`` (None when characters are left over)."""
+    t = t.lstrip(" \t\n\v\f\r")
+    neg = t[:1] == "-"
+    if t[:1] in "+-" and t:
+        t = t[1:]
+    if base == 16 and t[:2].lower() == "0x" and len(t) > 2:
+        t = t[2:]
+    digits = "0123456789abcdef"[:base]
+    k = 0
+    while k < len(t) and t[k].lower() in digits:
+        k += 1
+    if k < len(t):
+        return None
+    v = int(t, base) if t else 0
+    return (-v) % 256 if neg else v
+
+
+_BLANKS = b" \t"
+
+
+def _tokens(lines, eof: str | None):  # noqa: ANN001, ANN202
+    """GNU xargs' default input syntax over a stream of lines: yields (item, ends_line),
+    ("\0EOF", False) at the logical end-of-file word, or ("\0ERR", kind) for a quote left
+    open. A backslash quotes any byte, newline included; quotes do not span lines; an item
+    ends a logical line (-L) only at a newline not preceded by a blank; at the end of input
+    an empty item (``""``, a lone quote or backslash) is dropped."""
+    eofb = eof.encode("utf-8", "surrogateescape") if eof else None
+    cur = bytearray()
+    in_word = quoted = False
+    state = 0  # 0 normal, 1 in quote, 2 after backslash
+    q = 0
+    prev = 10
+    first = True  # first item of its line (the only place an end-of-file word counts at EOF)
+    for line in lines:
+        n = len(line)
+        i = 0
         while i < n:
-            c = data[i]
-            if c in b" \t\n":
-                break
-            if c in b"'\"":
-                q = c
-                j = data.find(bytes([q]), i + 1)
-                nl = data.find(b"\n", i + 1)
-                if j < 0 or (nl >= 0 and nl < j):
-                    kind = "single" if q == 39 else "double"
-                    yield ("\0ERR", kind)
+            c = line[i]
+            if state == 2:
+                cur.append(c)
+                state = 0
+            elif state == 1:
+                if c == 10:
+                    yield ("\0ERR", "single" if q == 39 else "double")
                     return
-                cur += data[i + 1:j]
-                quoted = True
-                i = j + 1
+                if c == q:
+                    state = 0
+                else:
+                    cur.append(c)
+            elif c in b" \t\n":
+                if in_word:
+                    item = bytes(cur)
+                    k = item.find(b"\0")
+                    if k >= 0:
+                        item = item[:k]  # arguments are C strings: a NUL ends them
+                    if eofb is not None and not quoted and item == eofb:
+                        yield ("\0EOF", False)
+                        return
+                    yield (item, c == 10 and prev not in _BLANKS)
+                    cur = bytearray()
+                    in_word = quoted = False
+                    first = False
+                if c == 10:
+                    first = True
+            elif c == 39 or c == 34:
+                state, q, in_word, quoted = 1, c, True, True
+            elif c == 92:
+                state, in_word = 2, True
+            else:
+                j = i + 1
+                while j < n and line[j] not in b" \t\n'\"\\":
+                    j += 1
+                cur += line[i:j]
+                in_word = True
+                i = j
+                prev = line[j - 1]
                 continue
-            if c == 92 and i + 1 < n:
-                cur.append(data[i + 1])
-                i += 2
-                continue
-            cur.append(c)
+            prev = c
             i += 1
-        # an item right before a newline ends a logical line; one followed by a blank does
-        # not, which is GNU -L's "trailing blank continues the line"
-        ends_line = i >= n or data[i] == 10
-        k = cur.find(b"\0")
+    if state == 1 and cur:
+        yield ("\0ERR", "single" if q == 39 else "double")
+        return
+    if cur:
+        item = bytes(cur)
+        k = item.find(b"\0")
         if k >= 0:
-            del cur[k:]  # arguments are C strings: a NUL ends them
-        if eofb is not None and not quoted and bytes(cur) == eofb:
+            item = item[:k]
+        if eofb is not None and first and not quoted and item == eofb:
             yield ("\0EOF", False)
             return
-        yield (bytes(cur), ends_line)
+        yield (item, True)
 
 
 @command("xargs", usage=USAGE, help=HELP)
@@ -172,7 +218,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, rest = parse_opts(ctx, ["xargs", *argv[1:]], "+0a:d:E:e::I:i::L:l::n:oP:prs:tx",
                                 {"null": "0", "arg-file": "a", "delimiter": "d", "eof": "e",
-                                 "replace": "i", "max-lines": "L", "max-args": "n",
+                                 "replace": "i", "max-lines": "l", "max-args": "n",
                                  "open-tty": "o", "max-procs": "P", "interactive": "p",
                                  "no-run-if-empty": "r", "max-chars": "s", "verbose": "t",
                                  "exit": "x", "show-limits": None, "process-slot-var": "process-slot-var:",
@@ -203,7 +249,9 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             raise _Fail(1)
         return x
 
-    opts_seen_L = False
+    # GNU: -I/-i, -L/-l and -n exclude each other; a later one wins with a warning naming
+    # the earlier (only an explicit -L/-l counts as "max-lines": -I sets one line itself)
+    lines_set = False
     try:
         for k, v in opts:
             if k == "0":
@@ -221,36 +269,42 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                 eof = v
             elif k == "e":
                 eof = v or None
-            elif k == "I":
-                if max_lines is not None and replace is None and opts_seen_L:
-                    ctx.error("warning: options --max-lines and --replace/-I/-i are mutually exclusive, ignoring previous --max-lines value")
-                replace = v
-                max_lines = 1
-                max_args = None
-                exit_size = True
-            elif k == "i":
-                replace = v or "{}"
-                max_lines = 1
-                max_args = None
-                exit_size = True
-            elif k == "L":
-                if replace is not None:
-                    ctx.error("warning: options --replace and -L are mutually exclusive, ignoring previous --replace value")
-                opts_seen_L = True
-                max_lines = num("L", v)
+            elif k in ("I", "i"):
                 if max_args is not None:
-                    ctx.error("warning: options --max-args and -L are mutually exclusive, ignoring previous --max-args value")
+                    ctx.error("warning: options --max-args and --replace/-I/-i are mutually exclusive, ignoring previous --max-args value")
+                if lines_set:
+                    ctx.error("warning: options --max-lines and --replace/-I/-i are mutually exclusive, ignoring previous --max-lines value")
+                replace = v if k == "I" else (v or "{}")
+                max_lines = 1
+                lines_set = False
                 max_args = None
-                replace = None
-            elif k == "l":
-                max_lines = num("l", v) if v else 1
+                exit_size = True
+            elif k in ("L", "l"):
+                if replace is not None:
+                    which = "-L" if k == "L" else "--max-lines/-l"
+                    ctx.error(f"warning: options --replace and {which} are mutually exclusive, ignoring previous --replace value")
+                    replace = None
+                    exit_size = False
+                if max_args is not None:
+                    which = "-L" if k == "L" else "--max-lines/-l"
+                    ctx.error(f"warning: options --max-args and {which} are mutually exclusive, ignoring previous --max-args value")
+                max_lines = num(k, v) if (v or k == "L") else 1
+                lines_set = True
                 max_args = None
             elif k == "n":
-                max_args = num("n", v)
-                if replace is None:
-                    if max_lines is not None:
-                        ctx.error("warning: options --max-lines and --max-args/-n are mutually exclusive, ignoring previous --max-lines value")
+                n_ = num("n", v)
+                if replace is not None:
+                    if n_ == 1:
+                        continue  # -I already runs one item at a time: -n1 changes nothing
+                    ctx.error("warning: options --replace and --max-args/-n are mutually exclusive, ignoring previous --replace value")
+                    replace = None
+                    exit_size = False
                     max_lines = None
+                if lines_set:
+                    ctx.error("warning: options --max-lines and --max-args/-n are mutually exclusive, ignoring previous --max-lines value")
+                    max_lines = None
+                    lines_set = False
+                max_args = n_
             elif k == "P":
                 num("P", v, 0)
             elif k == "p":
@@ -281,11 +335,17 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
     except _Fail as f:
         return f.status
     cmd = rest or ["echo"]
+    if eof is not None and (null or delim is not None):
+        ctx.error("warning: the -E option has no effect if -0 or -d is used.\n")
 
     # -- read input (streamed: commands run as soon as a batch is complete) --------------
+    if argfile == "-":
+        argfile = None  # `-a -` reads standard input
     if argfile is not None:
         try:
             src = ctx.fs.open(ctx.path(argfile), "rb")
+        except IsADirectoryError:
+            src = io.BytesIO(b"")  # GNU reads a directory as empty input
         except OSError as e:
             from ._regex import utf8_locale
             q = f"\u2018{argfile}\u2019" if utf8_locale(ctx.env) else f"'{argfile}'"
@@ -317,11 +377,17 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             return
         cur: list[bytes] = []
         warned = False
-        for line in iter_lines(src):
-            if not warned and b"\0" in line:
-                warned = True
-                ctx.error("WARNING: a NUL character occurred in the input.  It cannot be passed through in the argument list.  Did you mean to use the --null option?")
-            for item, ends in _items_default(line, eof, ctx, max_lines is not None):
+
+        def lines():  # noqa: ANN202
+            nonlocal warned
+            for line in iter_lines(src):
+                if not warned and b"\0" in line:
+                    warned = True
+                    ctx.error("WARNING: a NUL character occurred in the input.  It cannot be passed through in the argument list.  Did you mean to use the --null option?")
+                yield line
+
+        if True:
+            for item, ends in _tokens(lines(), eof):
                 if item == "\0ERR":
                     if cur:
                         yield cur
@@ -361,16 +427,9 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                     ans += ch
                 if not ans.lower().startswith(b"y"):
                     return None
-        if ctx.exec is None:
-            ctx.error(f"{sargs[0]}: No such file or directory")
-            return 127
-        err = io.BytesIO()
-        st = ctx.exec(sargs, stdin=child_stdin, stderr=err)
-        e = err.getvalue()
-        if st == 127 and e.endswith(b"command not found\n"):
-            ctx.error(f"{sargs[0]}: No such file or directory")
-            return 127
-        ctx.stderr.write(e)
+        st, not_run = run_checked(ctx, sargs, "xargs", lambda n, why: f"{n}: {why}", stdin=child_stdin)
+        if not_run:
+            return st
         if st == 126:
             return 126
         if st == 255:
@@ -383,8 +442,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             status = 123
         return None
 
-    if base_len > max_chars:
-        ctx.error("argument line too long")
+    if base_len > max_chars and replace is None:
+        ctx.error("cannot fit single argument within argument list size limit")
         return 1
     ran = False
     if replace is not None:
@@ -392,10 +451,23 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
         for u in units:
             ctx.budget.check()
             item = u[0]
-            args = [a.replace(r, item) for a in base]
-            if sum(len(a) + 1 for a in args) > max_chars:
+            # GNU's three limits: the input line, each argument after replacement, the whole
+            if len(item) + 1 > max_chars:
                 ctx.error("argument line too long")
                 return 1
+            args = []
+            total = 0
+            for k_, a0 in enumerate(base):
+                a = a0.replace(r, item)
+                if r in a0 and len(a) >= max_chars:
+                    ctx.error("command too long")
+                    return 1
+                total += len(a) + 1
+                if total > max_chars:
+                    ctx.error("cannot fit single argument within argument list size limit" if k_ == 0
+                              else "argument list too long")
+                    return 1
+                args.append(a)
             ran = True
             res = run(args)
             if res is not None:
@@ -416,7 +488,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             ctx.budget.check()
             for item in u:
                 if blen + len(item) + 1 > max_chars:
-                    if not batch or exit_size:
+                    if not batch:
                         ctx.error("argument line too long")
                         return 1
                     res = flush()

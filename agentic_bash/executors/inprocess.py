@@ -22,6 +22,7 @@ from ..result import Result, make_result
 from ..shell import nodes as N
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.builtins import SIGNALS
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture, PipeWriter
 from ..vfs.paths import normalize
@@ -401,7 +402,7 @@ class InProcessExecutor:
 
     def can_run(self, sh: Interpreter, name: str) -> bool:
         return name in self.custom or name in self.registry or name in ("bash", "sh") or \
-            (self.native is not None and self.find_path(sh, name) is not None)
+            self.find_path(sh, name) is not None
 
     def run_command(self, sh: Interpreter, argv: list[str]) -> int:
         name = argv[0]
@@ -437,6 +438,20 @@ class InProcessExecutor:
                 return self._spawn(sh, path, argv)
         if spec is not None:
             return self._call(sh, spec.fn, argv)
+        if self.native is None:
+            # virtual mode: an executable script the user put on $PATH runs like `./script`
+            path = self.find_path(sh, name)
+            if path is not None:
+                return self._run_path(sh, path, argv)
+            for d in self.path_dirs(sh):
+                cand = d.rstrip("/") + "/" + name
+                try:
+                    if self.fs.stat(cand).is_file:
+                        # bash: a match without execute permission is "Permission denied"
+                        sh.error(f"{cand}: Permission denied")
+                        return 126
+                except OSError:
+                    continue
         handler = sh.state.functions.get("command_not_found_handle")
         if handler is not None and not getattr(sh, "_in_cnf", False):
             # bash runs this function (in a subshell) for a command it cannot find
@@ -630,6 +645,17 @@ class InProcessExecutor:
         self.shell.state = st
 
 
+def _ignored_signals(sh: Interpreter) -> tuple[int, ...]:
+    """Signals a native child starts with ignored, as under bash: those the script ignores
+    (``trap '' INT``), plus SIGINT and SIGQUIT for an asynchronous command (``cmd &``; bash -c
+    has no job control)."""
+    traps = sh.state.traps
+    ign = [SIGNALS[k] for k, v in traps.items() if v == "" and k in SIGNALS] if traps else []
+    if getattr(sh, "_bg_job", None) is not None:
+        ign += [2, 3]
+    return tuple(sorted(set(ign)))
+
+
 _EVENT_LOCK = threading.Lock()
 
 
@@ -811,12 +837,19 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
 def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
     """Top-level commands; an arithmetic expansion error (``echo $((1/0)); echo x``)
     abandons the rest of its command line only, as bash -c does, with ``$?`` 1."""
-    skip = -1
+    # bash reads a command line at a time: `for …\ndone; echo x` is one line, so an error
+    # inside the loop also drops `echo x`. An item ended by a newline ends such a line.
+    skip = False
+    prev: N.ListItem | None = None
     for item in items:
         cmd = item.cmd
-        line = getattr(cmd, "line", 0)
-        if line == skip:
-            continue
+        if skip:
+            if prev is not None and not (prev.newline or (prev.background and getattr(cmd, "line", 0)
+                                                            > getattr(prev.cmd, "line", 0))):
+                prev = item
+                continue
+            skip = False
+        prev = item
         try:
             if item.background:
                 sh.run_background(cmd)
@@ -829,7 +862,7 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
             if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
                 # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
                 raise ExitShell(e.status) from None
-            skip = line or -1
+            skip = True
 
 
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,
@@ -972,6 +1005,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         child.fn_source = child.script_name
         st.arg0 = script_name or rest[0]
         st.positional = rest[1:]
+        st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
         who = child.script_name
     else:
         stream = sh.fds.get(0)
@@ -980,6 +1014,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         st.positional = rest
         child.script_name = "bash"
         child.fds[0] = NULL
+        st.dash_mode = "s"  # type: ignore[attr-defined]
         who = "bash"
     st_ = run_toplevel(child, None, source=src, who=who)
     child.close_owned()
@@ -1048,7 +1083,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
-                               stdin=fin, stdout=fout, stderr=ferr, pgid=None)
+                               stdin=fin, stdout=fout, stderr=ferr, pgid=None,
+                               ignore=_ignored_signals(sh))
     except OSError as e:
         for fd in close_after + list(outs):
             try:

@@ -190,11 +190,14 @@ class NativeLauncher:
 
     # -- spawning -----------------------------------------------------------------------
     def spawn(self, argv: list[str], *, executable: str, env: Mapping[str, str], cwd: str,
-              stdin: int, stdout: int, stderr: int, pgid: int | None = None) -> NativeProcess:
+              stdin: int, stdout: int, stderr: int, pgid: int | None = None,
+              ignore: tuple[int, ...] = ()) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
 
         ``pgid`` None: the child leads a new process group; otherwise it joins ``pgid``
-        (falling back to a new group if that group is already gone).
+        (falling back to a new group if that group is already gone). ``ignore``: signals the
+        child starts with ignored (bash: ``trap '' SIG`` is inherited across exec, and an
+        asynchronous command ignores SIGINT and SIGQUIT).
         """
         if self._closed:
             raise OSError(9, "native launcher is closed")
@@ -202,11 +205,11 @@ class NativeLauncher:
             raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
         self.spawned += 1
         if self._preexec is None:
-            proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid)
+            proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore)
         else:
             q = self._spawner()
             reply: queue.SimpleQueue = queue.SimpleQueue()
-            q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid)))
+            q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore)))
             ok, value = reply.get()
             if not ok:
                 raise value
@@ -227,11 +230,21 @@ class NativeLauncher:
         terminate(procs, grace)
 
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
-               stdin: int, stdout: int, stderr: int, pgid: int | None) -> NativeProcess:
+               stdin: int, stdout: int, stderr: int, pgid: int | None,
+               ignore: tuple[int, ...] = ()) -> NativeProcess:
         preexec = self._preexec
         if preexec is None and self.max_memory is not None:
             limit = self.max_memory
             preexec = lambda: _apply_rlimits(limit)  # noqa: E731 - the fast path has no preexec
+        if ignore:
+            # after the reset (restore_signals and the preexec's own): SIG_IGN survives execve
+            base = preexec
+            set_ignored = self._ignorer()
+
+            def preexec() -> None:
+                if base is not None:
+                    base()
+                set_ignored(ignore)
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
                         stdout=stdout, stderr=stderr, close_fds=True, restore_signals=True,
                         preexec_fn=preexec)
@@ -250,6 +263,14 @@ class NativeLauncher:
                 pass
         p = subprocess.Popen(list(argv), process_group=0, **kw)
         return NativeProcess(p, p.pid)
+
+    _ignore_fn: Callable[[tuple[int, ...]], None] | None = None
+
+    def _ignorer(self) -> Callable[[tuple[int, ...]], None]:
+        fn = self._ignore_fn
+        if fn is None:
+            fn = self._ignore_fn = _signal_ignorer()
+        return fn
 
     def _spawner(self) -> queue.SimpleQueue:
         with self._thread_lock:
@@ -510,6 +531,22 @@ def _apply_rlimits(max_memory: int | None) -> None:
     """In the child before exec: cap its address space (inherited by its own children)."""
     if max_memory is not None:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
+
+
+def _signal_ignorer() -> Callable[[tuple[int, ...]], None]:
+    """A function that sets SIG_IGN for some signals via libc (safe between fork and exec)."""
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.signal.restype = ctypes.c_void_p
+    libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
+
+    def ignore(sigs: tuple[int, ...]) -> None:
+        for s in sigs:
+            libc.signal(int(s), 1)  # SIG_IGN == 1
+
+    return ignore
 
 
 def _signal_resetter() -> Callable[[], None]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, Protocol
 
-__all__ = ["ArithError", "ArithVars", "context", "evaluate", "evaluate_in", "parse_int_constant"]
+__all__ = ["ArithError", "ArithVars", "compiled", "context", "evaluate", "evaluate_in", "parse_int_constant"]
 
 _MASK = (1 << 64) - 1
 _SIGN = 1 << 63
@@ -764,15 +764,37 @@ def context(vars: ArithVars) -> _Ctx:
     return _Ctx(vars, 0)
 
 
+_FNS: dict[str, _Fn] = {}
+
+
+def _raiser(err: ArithError) -> _Fn:
+    def fail(ctx: _Ctx, ne: bool) -> int:
+        raise ArithError(err.message)
+    return fail
+
+
+def compiled(expr: str) -> _Fn | None:
+    """The compiled form of ``expr`` (a function raising ArithError when it does not parse),
+    or None for a plain decimal constant (``int(expr)``), which is not worth caching."""
+    fn = _FNS.get(expr)
+    if fn is None:
+        if expr.isdigit() and expr.isascii() and (expr[0] != "0" or len(expr) == 1) and len(expr) < 19:
+            return None
+        c = _compile(expr)
+        fn = _raiser(c) if type(c) is ArithError else c  # type: ignore[arg-type]
+        if len(_FNS) >= 4096:
+            _FNS.clear()
+        _FNS[expr] = fn  # type: ignore[assignment]
+    return fn
+
+
 def evaluate_in(expr: str, ctx: _Ctx) -> int:
     """``evaluate`` with a context made once by ``context(vars)``."""
     try:
-        if expr.isdigit() and expr.isascii() and (expr[0] != "0" or len(expr) == 1) and len(expr) < 19:
+        fn = _FNS.get(expr) or compiled(expr)
+        if fn is None:
             return int(expr)
-        fn = _compile(expr)
-        if type(fn) is ArithError:
-            raise ArithError(fn.message)
-        return fn(ctx, False)  # type: ignore[operator]
+        return fn(ctx, False)
     except RecursionError:
         raise ArithError(_recursion_msg(expr)) from None
 

@@ -65,6 +65,10 @@ def b_false(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("echo")
 def b_echo(sh: Interpreter, argv: list[str]) -> int:
+    if (len(argv) < 2 or argv[1][:1] != "-") and not sh.state.shopt["xpg_echo"]:
+        # no option, no escapes: the words and a newline
+        sh.write_out(((argv[1] if len(argv) == 2 else " ".join(argv[1:])) + "\n").encode("utf-8", "surrogateescape"))
+        return 0
     args = argv[1:]
     nl = True
     esc = sh.state.shopt["xpg_echo"]
@@ -123,6 +127,10 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
         return 2
+    if not all(a.isascii() for a in args) and sh.byte_locale():
+        # the C locale: %q quotes each non-ASCII byte, '\xc3 is 195
+        from .interpreter import byte_view
+        args = [byte_view(a) for a in args]
     data, status, errors = pf.format(args[0], args[1:])
     for e in errors:
         sh.error(e)
@@ -167,6 +175,28 @@ def b_test(sh: Interpreter, argv: list[str]) -> int:
 def _chdir(sh: Interpreter, target: str, *, physical: bool = False) -> str | None:
     """Change directory; returns an error message or None."""
     st = sh.state
+    if ".." in target.split("/"):
+        # bash's canonicalization checks that what precedes each `..` is a directory:
+        # `cd /nonexistent/..` fails instead of landing in /
+        base = target if target.startswith("/") else st.cwd.rstrip("/") + "/" + target
+        comps: list[str] = []
+        for c in base.split("/"):
+            if c in ("", "."):
+                continue
+            if c != "..":
+                comps.append(c)
+                continue
+            try:
+                if not sh.fs.stat("/" + "/".join(comps)).is_dir:
+                    return f"{target}: Not a directory"
+            except FileNotFoundError:
+                return f"{target}: No such file or directory"
+            except NotADirectoryError:
+                return f"{target}: Not a directory"
+            except OSError:
+                pass
+            if comps:
+                comps.pop()
     path = normalize(target, st.cwd)
     try:
         s = sh.fs.stat(path)
@@ -438,12 +468,21 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
+    arrays = sh.__dict__.pop("decl_arrays", None) or {}
     if local and not sh.funcstack:
+        # bash has already made the compound assignments (`local a=(1 2)` at top level
+        # sets a global a) when the builtin refuses to run
+        for assign in arrays.values():
+            try:
+                _declare_one(sh, assign.name, None, assign.append, None, assign, on - {"g"}, off, False)
+            except VarError:
+                pass
         sh.error("local: can only be used in a function")
         return 1
+    if local and "g" in on:
+        local = False  # `local -g` declares a global, as `declare -g` does
     if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
         local = True
-    arrays = sh.__dict__.pop("decl_arrays", None) or {}
     if "f" in on or "F" in on:
         if "p" in on or not args or True:
             if not args:
@@ -519,6 +558,12 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
+            if assign is not None and "cannot convert" in e.message:
+                # with a compound value bash reports it as an assignment error and
+                # abandons the rest of the command line
+                from .interpreter import AbortLine
+                sh.error(e.message)
+                raise AbortLine(1) from None
             sh.error(f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
@@ -550,6 +595,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             elif outer is not None and st.scopes[-1] is not sc and outer is st.scopes[-1].get(target):
                 # `x=tmp local x`: the new local starts with the prefix binding's value
                 var = Var(outer.value)
+            elif outer is not None and outer.attrs & EXPORT:
+                var.attrs = EXPORT  # a local of an exported name is exported too (bash)
             sc[target] = var
     else:
         if "g" in on and len(st.scopes) > 1:
@@ -587,6 +634,10 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.attrs &= ~UPPER
         if bit != READONLY:
             var.attrs |= bit
+    if "l" in on and "u" in on:
+        var.attrs &= ~(LOWER | UPPER)  # bash: -l and -u together cancel out
+    if var.attrs & ASSOC and type(var.value) is str:
+        var.value = {"0": var.value}
     for c in off:
         bit = _FLAG_BITS.get(c)
         if bit is not None and bit not in (ARRAY, ASSOC):
@@ -628,10 +679,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         var.value = str(sh.arith(var.value))
     if "r" in on:
         var.attrs |= READONLY
-    if var.attrs & UPPER and type(var.value) is str:
-        var.value = var.value.upper()
-    if var.attrs & LOWER and type(var.value) is str:
-        var.value = var.value.lower()
+    if value is not None and st.options["allexport"] and type(var.value) is str:
+        var.attrs |= EXPORT
     st.env_cache = None
 
 
@@ -640,9 +689,7 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
     if only_local:
         items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
     else:
-        items = st.visible()
-        for dn in ("BASH_LINENO", "BASH_SOURCE", "FUNCNAME"):
-            pass
+        items = sh.listed_vars()
     bits = 0
     for c in flags:
         bits |= _FLAG_BITS.get(c, 0)
@@ -685,7 +732,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args or "p" in on:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
@@ -738,13 +785,15 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args:
-        for n, v in sorted(sh.state.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & READONLY:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     status = 0
     arrays = sh.__dict__.pop("decl_arrays", None) or {}
-    flags = {"r"} | (on & {"a", "A"})
+    # bash: -a/-A shape only an array value given here; `readonly -a x` is a plain readonly
+    aflags = {"r"} | (on & {"a", "A"})
+    flags = {"r"}
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
@@ -757,7 +806,7 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
                 continue
             if idx in arrays:
                 assign = arrays[idx]
-                _declare_one(sh, assign.name, None, assign.append, None, assign, flags, set(), False)
+                _declare_one(sh, assign.name, None, assign.append, None, assign, aflags, set(), False)
             elif m:
                 _declare_one(sh, vname, m.group(2), m.group(3) == "+", m.group(4), None, flags, set(), False)
             else:
@@ -888,13 +937,13 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         from .builtins_compat import quote_set
         out = []
-        for n, v in sorted(st.visible().items()):
+        for n, v in sorted(sh.listed_vars().items()):
             if v.value is None:
                 continue
             if type(v.value) is dict:
                 out.append(f"{n}={sh.array_literal(v)}")
             else:
-                out.append(f"{n}={quote_set(v.value)}")
+                out.append(f"{n}={quote_set(sh.qv(v.value))}")
         if out:
             _out(sh, "\n".join(out) + "\n")
         from .unparse import format_function
@@ -1096,7 +1145,18 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
     from .parser import parse_cached
-    src = " ".join(a for a in argv[1:])
+    who = "eval"
+    if argv[1:2] == ["\0cmdsub"]:
+        # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
+        who = "command substitution"
+        argv = argv[1:]
+    args = argv[1:]
+    # eval takes no options but honours `--`; any other -x word is an invalid option
+    if who == "eval" and args and args[0][:1] == "-" and len(args[0]) > 1:
+        if args[0] != "--":
+            return _bad_opt(sh, "eval", args[0][:2], "eval [arg ...]")
+        args = args[1:]
+    src = " ".join(args)
     if not src.strip():
         return 0
     st = sh.state
@@ -1107,7 +1167,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
     if script is None or st.shopt["expand_aliases"]:
         # bash parses an eval string one command line at a time: the lines before a syntax
         # error run, and an alias defined on one line is used on the next
-        return _eval_lines(sh, src)
+        return _eval_lines(sh, src, who)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
@@ -1153,7 +1213,7 @@ class _AliasView(Mapping[str, str]):
         return True
 
 
-def _eval_lines(sh: Interpreter, src: str) -> int:
+def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     from .interpreter import ExitShell
     from .parser import CommandReader
     reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh))
@@ -1171,7 +1231,7 @@ def _eval_lines(sh: Interpreter, src: str) -> int:
             try:
                 tree = reader.next()
             except ParseError as e:
-                _report_parse_error(sh, e, src, "eval")
+                _report_parse_error(sh, e, src, who)
                 return 1 if getattr(e, "status", 2) == 1 else 2
             if tree is None:
                 return status
@@ -1765,10 +1825,9 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         i += 1
     names = args[i:]
     _ = silent
-    for n in names:
-        if not _NAME_RE.match(n.split("[")[0]):
-            sh.error(f"read: `{n}': not a valid identifier")
-            return 1
+    if array is not None and not _NAME_RE.match(array):
+        sh.error(f"read: `{array}': not a valid identifier")
+        return 1
     stream = sh.fds.get(fd)
     if stream is None:
         sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
@@ -1790,9 +1849,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         # nothing read: variables are still assigned empty (bash sets them)
         if array is not None:
             sh.set_array_values(array, [])
-        else:
-            for n in (names or ["REPLY"]):
-                _assign_read(sh, n, "")
+        elif _assign_read_names(sh, names or ["REPLY"], []):
+            return 1
         return 1
     ifs = sh.get_ifs()
     if array is not None:
@@ -1808,14 +1866,23 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
             s = _unescape_read(s)
         _assign_read(sh, "REPLY", s)
     elif exact:
-        _assign_read(sh, names[0], s)
-        for n in names[1:]:
-            _assign_read(sh, n, "")
+        if _assign_read_names(sh, names, [s]):
+            return 1
     else:
-        vals = _split_read(s, len(names), ifs, raw)
-        for k, n in enumerate(names):
-            _assign_read(sh, n, vals[k] if k < len(vals) else "")
+        if _assign_read_names(sh, names, _split_read(s, len(names), ifs, raw)):
+            return 1
     return 1 if eof else 0
+
+
+def _assign_read_names(sh: Interpreter, names: list[str], vals: list[str]) -> bool:
+    """Assign ``vals`` to ``names`` in order; bash stops (status 1) at the first word that
+    is no variable name, after assigning the names before it."""
+    for k, n in enumerate(names):
+        if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")):
+            sh.error(f"read: `{n}': not a valid identifier")
+            return True
+        _assign_read(sh, n, vals[k] if k < len(vals) else "")
+    return False
 
 
 def _unescape_read(s: str) -> str:

@@ -22,6 +22,29 @@ _INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-
 _ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
+def _star_param(p: N.Param) -> bool:
+    """Is ``p`` a ``*`` form ($*, ${a[*]}, ${!a[*]}, ${!prefix*}) rather than an ``@`` one?"""
+    if p.index is not None:
+        ip = p.index.parts
+        return len(ip) == 1 and type(ip[0]) is N.Lit and ip[0].text == "*"
+    if p.prefix == "!":
+        return p.op == "*"
+    return p.name == "*"
+
+
+_PLAIN_NAME: dict[str, bool] = {}
+
+
+def _plain_name(name: str) -> bool:
+    """Whether ``$name`` is just the variable's value (not positional, special or dynamic)."""
+    from .interpreter import DYNAMIC
+    plain = bool(_NAME_RE.match(name)) and name != "_" and name not in DYNAMIC
+    if len(_PLAIN_NAME) >= 4096:
+        _PLAIN_NAME.clear()
+    _PLAIN_NAME[name] = plain
+    return plain
+
+
 class ExpansionError(Exception):
     """An expansion error (bad substitution, ``${x:?}``, unbound variable): message and exit status.
 
@@ -209,12 +232,17 @@ class Expander:
                 v = self.param_value(p, True)
                 if type(v) is str:
                     return v
+            elif tp is N.CmdSub:
+                return self.command_subst(p.body)
             elif tp is N.DQ and len(p.parts) == 1:
                 q = p.parts[0]
-                if type(q) is N.Param and not q.op and not q.prefix and q.index is None:
+                tq = type(q)
+                if tq is N.Param and not q.op and not q.prefix and q.index is None:
                     v = self.param_value(q, True)
                     if type(v) is str:
                         return v
+                elif tq is N.CmdSub:
+                    return self.command_subst(q.body)
         fb = _Fields("")
         fb.assign = assign
         self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
@@ -338,8 +366,9 @@ class Expander:
 
     def _split_glob_into(self: Interpreter, v: str, out: list[str]) -> None:
         """Split and glob ``v``, the whole of an unquoted word (``$x``, ``$(cmd)``), onto ``out``."""
-        ifs = self.get_ifs()
-        if ifs is not None and ifs != " \t\n":
+        iv = self.state.find("IFS")
+        ifs = None if iv is None else iv.value
+        if ifs is not None and ifs != " \t\n" and (ifs := self.get_ifs()) is not None and ifs != " \t\n":
             fb = _Fields(ifs)
             fb.split(v)
             out.extend(self._glob_fields(fb))
@@ -545,9 +574,20 @@ class Expander:
                 fb.q(v)
             return None
         if nosplit:
-            s = " ".join(vals)
+            # x=${a[*]}: joined with IFS's first character, like "${a[*]}"; x=${a[@]}: spaces
+            sep = " "
+            if _star_param(p):
+                ifs = self.get_ifs()
+                sep = " " if ifs is None else ifs[:1]
+            s = sep.join(vals)
             if s:
                 fb.cur.append((s, _SPLIT))
+            return None
+        if p.prefix == "!" and vals and (p.op == "*" or p.index is not None) and _star_param(p) \
+                and self.get_ifs() == "":
+            # bash joins unquoted ${!prefix*} (with IFS's first character) and ${!a[*]} (with a
+            # space) before splitting, so a null IFS leaves one word
+            fb.split(("" if p.index is None else " ").join(vals))
             return None
         ifs = fb.ifs
         if ifs and ifs[0] in fb.ifs_nws and len(vals) > 1:
@@ -613,6 +653,17 @@ class Expander:
         prefix = p.prefix
         op = p.op
         name = p.name
+        if not op and not prefix and p.index is None:
+            # $name of an ordinary variable holding a string: special_or_var's answer, directly
+            plain = _PLAIN_NAME.get(name)
+            if plain is None:
+                plain = _plain_name(name)
+            if plain:
+                var = self.state.find(name)
+                if var is not None and not var.attrs & NAMEREF:
+                    val = var.value
+                    if type(val) is str:
+                        return val
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":
@@ -695,6 +746,8 @@ class Expander:
                 if self.state.options["nounset"] and name not in ("@", "*"):
                     raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
                 return "0"
+            if not val.isascii() and self.byte_locale():
+                return str(len(val.encode("utf-8", "surrogateescape")))
             return str(len(val))
         val, multi, star = self._base_values(p)
         if op:
@@ -728,7 +781,7 @@ class Expander:
 
     def _unbound_name(self, p: N.Param) -> str:
         if p.name.isdigit() and p.index is None:
-            return "$" + p.name
+            return "$" + p.name if p.short else p.name  # `$1` vs `${1}`
         if p.index is not None:
             return f"{p.name}[{self._word_src(p.index)}]"
         return p.name
@@ -895,6 +948,12 @@ class Expander:
                 return vals[off:off + length]
             return vals[off:]
         s = val
+        if not s.isascii() and self.byte_locale():
+            from .interpreter import byte_view, char_view
+            return char_view(self._slice(p, byte_view(s), off, length))
+        return self._slice(p, s, off, length)
+
+    def _slice(self, p: N.Param, s: str, off: int, length: int | None) -> str:
         n = len(s)
         if off < 0:
             off = n + off
@@ -911,8 +970,14 @@ class Expander:
             return s[off:end]
         return s[off:off + length]
 
-    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str) -> Any:
+    def _transform(self: Interpreter, p: N.Param, vals: list[str], multi: bool, letter: str,
+                   viewed: bool = False) -> Any:
         from . import builtins_compat as quoting
+        if letter in "QAKULu" and not viewed and not all(v.isascii() for v in vals) and self.byte_locale():
+            # the C locale: non-ASCII bytes are unprintable and have no case
+            from .interpreter import byte_view, char_view
+            r = self._transform(p, [byte_view(v) for v in vals], multi, letter, True)
+            return [char_view(x) for x in r] if letter in "ULu" else r
         if letter == "Q":
             return [quoting.quote_single(v) for v in vals]
         if letter == "E":
@@ -954,7 +1019,7 @@ class Expander:
                 from .interpreter import _assoc_key
                 for k in keys:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
-                    items.append(quoting.quote_declare(var.value[k]))
+                    items.append(quoting.quote_declare(self.qv(var.value[k])))
                 return " ".join(items)
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
@@ -970,18 +1035,19 @@ class Expander:
             out += "A"
         if a & INTEGER:
             out += "i"
-        if a & LOWER:
-            out += "l"
         if a & NAMEREF:
             out += "n"
         if a & READONLY:
             out += "r"
         if a & TRACE:
             out += "t"
-        if a & UPPER:
-            out += "u"
         if a & EXPORT:
             out += "x"
+        # bash's var_attribute_string puts the case attributes last
+        if a & LOWER:
+            out += "l"
+        if a & UPPER:
+            out += "u"
         return out
 
 

@@ -31,11 +31,27 @@ from .state import (
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
+from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+
+
+_UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
+
+
+def byte_view(s: str) -> str:
+    """``s`` as the C locale sees it: one code point per byte (non-ASCII bytes become
+    surrogateescape code points, which no pattern class, case mapping or quoting treats
+    as a printable letter)."""
+    return s.encode("utf-8", "surrogateescape").decode("ascii", "surrogateescape")
+
+
+def char_view(s: str) -> str:
+    """The inverse of :func:`byte_view`: valid UTF-8 sequences become characters again."""
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
 
 
 class ExitShell(BaseException):
@@ -180,6 +196,10 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
 
+    # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
+    # and pipeline stages, though not out of command substitutions)
+    coproc_fds: dict[int, Any] = {}
+
     # a simple command forked as a pipeline stage or background job: its own failure is the
     # child's exit status, never an ERR trap in the child
     forked_simple = False
@@ -214,6 +234,8 @@ class Interpreter(Expander):
         self.bashpid = self.pid
         self.is_subshell = False
         self.in_trap = False
+        self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
+        self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
         self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
@@ -226,13 +248,18 @@ class Interpreter(Expander):
         self.source_stack: list[str] = []
 
     # ================================================================== forking
-    def fork(self, *, cmdsub: bool = False) -> Interpreter:
-        """A subshell: copied state, same fs/budget/host, copied fd table."""
+    def fork(self, *, cmdsub: bool = False, lazy: bool = False) -> Interpreter:
+        """A subshell: copied state, same fs/budget/host, copied fd table. ``lazy``: a
+        subshell this shell waits for (see ShellState.fork)."""
         child = Interpreter.__new__(Interpreter)
         child.__dict__.update(self.__dict__)
-        child.state = self.state.fork()
+        child.state = self.state.fork(lazy)
         child.state.on_circular = child._circular_ref
         child.fds = dict(self.fds)
+        if self.coproc_fds and not cmdsub:
+            for fd, end in self.coproc_fds.items():
+                if child.fds.get(fd) is end:
+                    del child.fds[fd]
         child.owned = []
         child.procsubs = []
         child.funcstack = list(self.funcstack)
@@ -258,8 +285,7 @@ class Interpreter(Expander):
             child.loop_depth = 0
         child._arith_ctx = _arith_context(child._arith_vars)
         if cmdsub and not self.state.shopt.get("inherit_errexit"):
-            child.state.options = dict(child.state.options)
-            child.state.options["errexit"] = False
+            child.state.options["errexit"] = False  # a copy (ShellState.fork)
         return child
 
     # ================================================================== errors
@@ -298,6 +324,11 @@ class Interpreter(Expander):
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC:
+            if name == "LINENO":
+                # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
+                v = self.state.find(name)
+                if v is not None:
+                    return v
             v = self._dynamic(name)
             if v is not None:
                 return v
@@ -736,14 +767,21 @@ class Interpreter(Expander):
                 if v.attrs & EXPORT:
                     st.env_cache = None
                 return 0
-        if name == "SECONDS" or name == "RANDOM":
-            pass
+        if name == "LINENO":
+            st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
         return 0
 
     # ================================================================== arithmetic
     def arith(self, expr: str) -> int:
         try:
+            fn = _arith_fns.get(expr)
+            if fn is not None:
+                return fn(self._arith_ctx, False)
             return _arith_eval_in(expr, self._arith_ctx)
+        except RecursionError:
+            err = ExpansionError(_arith_recursion_msg(expr), 1)
+            err.discard = True  # type: ignore[attr-defined]
+            raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
@@ -791,19 +829,57 @@ class Interpreter(Expander):
         sh = self.state.shopt
         return {"extglob": True, "nocase": sh["nocasematch"]}
 
+    def byte_locale(self) -> bool:
+        """Does LC_ALL / LC_CTYPE / LANG select the C locale, where bash counts, slices and
+        matches bytes?  Unset means C; only C, POSIX and the C.UTF-8 family exist here, and
+        naming any other locale leaves the previous one in effect (bash's setlocale fails)."""
+        find = self.state.find
+        for n in ("LC_ALL", "LC_CTYPE", "LANG"):
+            v = find(n)
+            if v is not None:
+                val = v.value
+                if type(val) is str and val:
+                    if val == "C" or val == "POSIX":
+                        self.state.ctype_bytes = True
+                        return True
+                    if val in _UTF8_LOCALES:
+                        self.state.ctype_bytes = False
+                        return False
+                    return self.state.ctype_bytes
+        self.state.ctype_bytes = True
+        return True
+
+    def qv(self, s: str) -> str:
+        """``s`` as bash's quoting sees it: in the C locale every non-ASCII byte is
+        unprintable, so it comes out as ``$'\\303\\251'``."""
+        return s if s.isascii() or not self.byte_locale() else byte_view(s)
+
     def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
         patterns = _patterns
         if nocase is None:
             nocase = self.state.shopt["nocasematch"]
+        if not (s.isascii() and pat.isascii()) and self.byte_locale():
+            s, pat = byte_view(s), byte_view(pat)
         return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
+        patterns = _patterns
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_strip(byte_view(v), byte_view(pat), op))
+        return self._pat_strip(v, pat, op)
+
+    def _pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
         if op in ("#", "##"):
             return patterns.strip_prefix(v, pat, longest=(op == "##"))
         return patterns.strip_suffix(v, pat, longest=(op == "%%"))
 
     def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
+        if not (v.isascii() and pat.isascii()) and self.byte_locale():
+            return char_view(self._pat_replace(byte_view(v), byte_view(pat), (byte_view(repl[0]), repl[1]), op))
+        return self._pat_replace(v, pat, repl, op)
+
+    def _pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
         patterns = _patterns
         mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
         text, amp = repl
@@ -815,6 +891,11 @@ class Interpreter(Expander):
     def case_mod(self, v: str, op: str, pat: str) -> str:
         if not v:
             return v
+        if not v.isascii() and self.byte_locale():
+            return char_view(self._case_mod(byte_view(v), op, pat))
+        return self._case_mod(v, op, pat)
+
+    def _case_mod(self, v: str, op: str, pat: str) -> str:
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
@@ -920,10 +1001,21 @@ class Interpreter(Expander):
         from .builtins_compat import quote_declare
         val = var.value if type(var.value) is dict else ({} if var.value is None else {0: var.value})
         if var.attrs & ASSOC:
-            items = [f"[{_assoc_key(k)}]={quote_declare(val[k])}" for k in assoc_keys(val)]
+            items = [f"[{_assoc_key(k)}]={quote_declare(self.qv(val[k]))}" for k in assoc_keys(val)]
             return "(" + " ".join(items) + (" )" if items else ")")
-        items = [f"[{k}]={quote_declare(val[k])}" for k in sorted(val)]
+        items = [f"[{k}]={quote_declare(self.qv(val[k]))}" for k in sorted(val)]
         return "(" + " ".join(items) + ")"
+
+    def listed_vars(self) -> dict[str, Var]:
+        """The variables `set`, `declare -p`, `readonly` and `export` list: the visible ones
+        plus the dynamic ones bash lists with a value (BASH_EXECUTION_STRING, SHELLOPTS, ...)."""
+        items = self.state.visible()
+        for n in _LISTED_DYNAMIC:
+            if n not in items:
+                v = self._dynamic(n)
+                if v is not None:
+                    items[n] = v
+        return items
 
     def declare_line(self, name: str, var: Var) -> str:
         from .builtins_compat import quote_declare
@@ -932,11 +1024,11 @@ class Interpreter(Expander):
             return f"declare -{flags} {name}"
         if type(var.value) is dict or var.attrs & (ARRAY | ASSOC):
             return f"declare -{flags} {name}={self.array_literal(var)}"
-        return f"declare -{flags} {name}={quote_declare(var.value)}"
+        return f"declare -{flags} {name}={quote_declare(self.qv(var.value))}"
 
     # ================================================================== command substitution etc.
     def command_subst(self, body: N.Script) -> str:
-        child = self.fork(cmdsub=True)
+        child = self.fork(cmdsub=True, lazy=True)
         child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
         cap = _SubstCapture(lim)
@@ -1022,6 +1114,10 @@ class Interpreter(Expander):
             fd, stream, t, direction = self.procsubs.pop()
             if self.fds.get(fd) is stream:
                 del self.fds[fd]
+            if any(v is stream for v in self.fds.values()):
+                # `exec 4< <(cmd)` keeps the pipe: the shell owns it from now on
+                self.owned.append(stream)
+                continue
             stream.close()
             if direction == ">":
                 t.join(5)
@@ -1070,7 +1166,7 @@ class Interpreter(Expander):
         if trap:
             self.state.last_status = st
             try:
-                self.run_string(trap, trap=True)
+                self.run_string(trap, trap="exit")
             except ExitShell as e:
                 # a fatal expansion error in the trap keeps the status the shell was exiting with
                 return st if e.eof or e.discard else e.status
@@ -1086,18 +1182,37 @@ class Interpreter(Expander):
                 pass
         self.owned = []
 
-    def run_string(self, src: str, *, trap: bool = False, name: str | None = None,
+    def run_string(self, src: str, *, trap: bool | str = False, name: str | None = None,
                    first_line: int = 0) -> int:
+        """Run ``src`` here. ``trap`` is True for a trap's action, or the name bash gives it
+        in syntax errors ("exit", "error", "return", "debug": ``bash: exit trap: line 1:``)."""
         try:
             script = _parse_cached(src) if first_line <= 1 else _parse_at_line(src, first_line)
         except ParseError as e:
+            if type(trap) is str:
+                base = self.err_prefix().split(":", 1)[0]
+                ln = max(e.line, 1)
+                self.write_err(f"{base}: {trap} trap: line {ln}: {e.message}\n".encode("utf-8", "surrogateescape"))
+                if e.message.startswith("syntax error near"):
+                    lines = src.split("\n")
+                    text = lines[ln - 1] if ln <= len(lines) else src
+                    self.write_err(f"{base}: {trap} trap: line {ln}: `{text}'\n".encode("utf-8", "surrogateescape"))
+                return 2
             self.error(e.message)
-            self.state.last_status = 2
+            if not trap:
+                self.state.last_status = 2
             return 2
         saved = self.state.last_status
         saved_ps = self.pipestatus
         saved_cmd = self.current_command
-        self.run_script(script)
+        if trap:
+            self.trap_level += 1
+            try:
+                self.run_script(script)
+            finally:
+                self.trap_level -= 1
+        else:
+            self.run_script(script)
         st = self.state.last_status
         if trap:
             self.state.last_status = saved
@@ -1132,7 +1247,7 @@ class Interpreter(Expander):
                 self.in_trap = True
                 try:
                     # bash numbers an ERR trap's lines from the failing command's line
-                    self.run_string(trap, trap=True, first_line=self.lineno)
+                    self.run_string(trap, trap="error", first_line=self.lineno)
                 finally:
                     self.in_trap = False
             if self.state.options["errexit"]:
@@ -1163,18 +1278,65 @@ class Interpreter(Expander):
         try:
             return fn()
         finally:
+            cur = self.fds
             self.fds = saved
+            for r in redirs:
+                if r.fd_var is not None and r.target != "-":
+                    # bash leaves a {var}> descriptor open after the command
+                    v = self.get_scalar(r.fd_var)
+                    if v is not None and v.isdigit() and int(v) in cur:
+                        if self.fds is saved:
+                            self.fds = saved = dict(saved)
+                        f = cur[int(v)]
+                        saved[int(v)] = f
+                        if f in opened:
+                            opened.remove(f)
+                            self.owned.append(f)
             for f in opened:
                 _close(f)
 
     def exec_group(self, cmd: N.Group) -> int:
         return self.with_redirs(cmd.redirs, lambda: self.run_script(cmd.body))
 
+    def exec_coproc(self, cmd: N.Coproc) -> int:
+        """``coproc``: a background job whose stdin/stdout are pipes to this shell, whose
+        ends (read, write) are ``NAME[0]``/``NAME[1]``; its pid is ``NAME_PID`` and ``$!``."""
+        from .jobs import start_job
+        self.lineno = cmd.line or self.lineno
+        name = cmd.name
+        old = self.state.find(name)
+        if old is not None and old.attrs & READONLY:
+            self.error(f"{name}: readonly variable")
+            return self.set_status(1)
+        to_child = Pipe()
+        from_child = Pipe()
+        job = start_job(self, cmd.body, {0: to_child.reader, 1: from_child.writer}, shown=cmd)
+        if job is None:
+            to_child.close()
+            from_child.close()
+            return self.state.last_status
+        # bash puts the read end on 63 and the write end on 60 (the highest free below)
+        rfd = 63
+        while rfd in self.fds:
+            rfd -= 1
+        wfd = 60
+        while wfd in self.fds or wfd == rfd:
+            wfd -= 1
+        self.fds[rfd] = from_child.reader
+        self.fds[wfd] = to_child.writer
+        # owned: `exec {NAME[1]}>&-` closes the write end (the coprocess sees end of input),
+        # and the end of the run closes both, as bash's exit would
+        self.owned.extend((from_child.reader, to_child.writer))
+        self.coproc_fds = {**self.coproc_fds, rfd: from_child.reader, wfd: to_child.writer}
+        self.state.scopes[0][name] = Var({0: str(rfd), 1: str(wfd)}, ARRAY)
+        self.state.scopes[0][name + "_PID"] = Var(str(job.pid))
+        return self.set_status(0)
+
     def exec_subshell(self, cmd: N.Subshell) -> int:
         self.lineno = cmd.line or self.lineno
 
         def run() -> int:
-            child = self.fork()
+            child = self.fork(lazy=True)
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
@@ -1225,15 +1387,47 @@ class Interpreter(Expander):
             st = 0
             self.loop_depth += 1
             budget = self.budget
+            state = self.state
+            cond = cmd.cond.items
+            body = cmd.body.items
+            until = cmd.until
+            simple = N.Simple
             try:
                 while True:
                     budget.charge_iteration()
-                    c = self.cond_run(cmd.cond)
-                    if (c == 0) == cmd.until:
+                    # cond_run and _loop_pass, inlined
+                    self.errexit_off += 1
+                    try:
+                        for item in cond:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                    finally:
+                        self.errexit_off -= 1
+                    if (state.last_status == 0) == until:
                         break
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1262,8 +1456,14 @@ class Interpreter(Expander):
                 name = cmd.var
                 state = self.state
                 opts = state.options
+                body = cmd.body.items
+                simple = N.Simple
                 for it in items:
                     budget.charge_iteration()
+                    if state.traps:
+                        self.lineno = cmd.line or self.lineno
+                        self._debug_compound(lambda: f"for {cmd.var} in " + (
+                            " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
                     if xt:
                         if wtext is None:
                             wtext = " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'
@@ -1288,9 +1488,25 @@ class Interpreter(Expander):
                             except VarError as e:
                                 self.error(e.message)
                                 raise AbortLine(1) from None
-                    st, brk = self._loop_pass(cmd.body)
-                    if brk:
-                        break
+                    # _loop_pass, inlined
+                    try:
+                        for item in body:
+                            c = item.cmd
+                            if item.background:
+                                self.run_background(c)
+                            elif type(c) is simple:
+                                self.exec_simple(c)
+                            else:
+                                self.execute(c)
+                        st = state.last_status
+                    except LoopCtl as lc:
+                        if lc.n > 1:
+                            lc.n -= 1
+                            raise
+                        # the loop's status is that of `break`/`continue` itself
+                        st = lc.status
+                        if lc.kind == "break":
+                            break
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -1302,6 +1518,7 @@ class Interpreter(Expander):
             xt = self.state.options["xtrace"]
             try:
                 if cmd.init is not None:
+                    self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
@@ -1315,6 +1532,9 @@ class Interpreter(Expander):
                 while True:
                     budget.charge_iteration()
                     try:
+                        if cmd.cond is not None:
+                            self.lineno = cmd.line or self.lineno
+                            self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
@@ -1328,6 +1548,8 @@ class Interpreter(Expander):
                         break
                     if cmd.step is not None:
                         try:
+                            self.lineno = cmd.line or self.lineno
+                            self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
@@ -1349,6 +1571,8 @@ class Interpreter(Expander):
             self.loop_depth += 1
             menu = True
             try:
+                self._debug_compound(lambda: f"select {cmd.var} in " + (
+                    " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
                 while True:
                     self.budget.charge_iteration()
                     if menu:
@@ -1391,6 +1615,7 @@ class Interpreter(Expander):
     def exec_case(self, cmd: N.Case) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
+            self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
                 # bash traces the case word as written, not expanded
@@ -1443,29 +1668,40 @@ class Interpreter(Expander):
         return self.set_status(0)
 
     def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
-        def run() -> int:
-            self.lineno = cmd.line or self.lineno
-            self.budget.charge_command()
-            if self.state.options["xtrace"]:
-                self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
-            try:
-                v = self.arith_word(cmd.expr)
-            except ExpansionError as e:
-                if e.status == 127 and e.message.endswith(": unbound variable"):
-                    self.error(e.message)
-                    raise expansion_exit(e) from None
-                self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
-                return self.set_status(1)
-            return self.set_status(0 if v != 0 else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        if cmd.redirs:
+            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd))
+        else:
+            st = self._arith_cmd(cmd)
         self.pipestatus = [st]
         self.after_failure(st)
+        return st
+
+    def _arith_cmd(self, cmd: N.ArithCmd) -> int:
+        self.lineno = cmd.line or self.lineno
+        self.budget.charge_command()
+        if self.state.traps:
+            self._debug_compound(lambda: f"(({cmd.expr.text}))")
+        if self.state.options["xtrace"]:
+            self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
+        try:
+            v = self.arith_expand(cmd.expr)
+        except ExpansionError as e:
+            if e.status == 127 and e.message.endswith(": unbound variable"):
+                self.error(e.message)
+                raise expansion_exit(e) from None
+            self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+            return self.set_status(1)
+        st = 0 if v != 0 else 1
+        self.state.last_status = st
         return st
 
     def exec_cond(self, cmd: N.Cond) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
+            if self.state.traps:
+                from .unparse import format_command
+                self._debug_compound(lambda: format_command(cmd))
             try:
                 r = self.eval_cond(cmd.expr)
             except _CondError as e:
@@ -1484,7 +1720,7 @@ class Interpreter(Expander):
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
                                        or "value too great" in e.message or "invalid" in e.message else 1)
             return self.set_status(0 if r else 1)
-        st = self.with_redirs(cmd.redirs, run)
+        st = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
         self.pipestatus = [st]
         self.after_failure(st)
         return st
@@ -1557,6 +1793,9 @@ class Interpreter(Expander):
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
+        cview = not (s.isascii() and pat.isascii()) and self.byte_locale()
+        if cview:
+            s, pat = byte_view(s), byte_view(pat)
         try:
             rx = _compile_ere(pat, self.state.shopt["nocasematch"])
         except Exception:
@@ -1576,6 +1815,8 @@ class Interpreter(Expander):
         for i in range(1, (rx.groups or 0) + 1):
             g = m.group(i)
             groups[i] = g if g is not None else ""
+        if cview:
+            groups = {k: char_view(g) for k, g in groups.items()}
         var = self.state.find("BASH_REMATCH")
         if var is not None and var.attrs & READONLY:
             return True
@@ -1661,6 +1902,8 @@ class Interpreter(Expander):
                 st = 0
             else:
                 st = self.run_pipeline(cmd)
+                # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
+                self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
         finally:
             if cmd.negated:
                 self.errexit_off -= 1
@@ -1689,7 +1932,14 @@ class Interpreter(Expander):
         errors: list[BaseException | None] = [None] * n
         threads = []
         stderr_too = cmd.stderr_too
+        traps = self.state.traps
+        debug = bool(traps) and "DEBUG" in traps and not self.in_debug
         for i in range(n - 1):
+            if debug and type(cmds[i]) is N.Simple:
+                # bash runs the DEBUG trap for a simple pipeline stage in the parent, before
+                # the fork (the stage itself does not inherit the trap)
+                self.lineno = cmds[i].line or self.lineno  # type: ignore[union-attr]
+                self._debug_compound(lambda c=cmds[i]: _cmd_text(c))  # type: ignore[misc]
             child = self.fork()
             if i > 0:
                 child.fds[0] = pipes[i - 1].reader
@@ -1716,6 +1966,9 @@ class Interpreter(Expander):
                     self.fds = saved
                     pipes[-1].reader.close()
             else:
+                if debug and type(last) is N.Simple:
+                    self.lineno = last.line or self.lineno  # type: ignore[union-attr]
+                    self._debug_compound(lambda: _cmd_text(last))  # type: ignore[arg-type]
                 child = self.fork()
                 child.fds[0] = pipes[-1].reader
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
@@ -1769,7 +2022,8 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
-        self.xtrace_raw(" ".join(_xq(a) for a in argv))
+        qv = self.qv
+        self.xtrace_raw(" ".join(_xq(qv(a)) for a in argv))
 
     def ps4(self) -> str:
         """$PS4 expanded for one trace line (kept as is, after an error message, if it is bad)."""
@@ -1808,23 +2062,73 @@ class Interpreter(Expander):
         if st.options["noexec"]:
             return 0
         traps = st.traps
-        if traps and "DEBUG" in traps and not self.in_trap:
-            self.current_command = _cmd_text(cmd)
+        if traps and "DEBUG" in traps and not self.in_debug:
+            if not self.trap_level:
+                self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
         procsubs = self.procsubs
         mark = len(procsubs)
         self.cmdsub_status = None
         words = cmd.words
+        plan = _PLANS.get(id(cmd))
+        if plan is None or plan[0] is not cmd:
+            plan = _simple_plan(cmd)
+        kind = plan[1]
+        if kind == _P_ARGV:
+            argv = list(plan[2])
+            if not traps or "DEBUG" not in traps:
+                self.current_command = argv
+            try:
+                return self._run_argv(cmd, argv)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
+        if kind and not st.options["xtrace"]:
+            # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
+            if kind == _P_LIT:
+                value = plan[3]
+            else:
+                try:
+                    if kind == _P_ARITH:
+                        value = str(self.arith(plan[3]))
+                    else:
+                        value = self.param_value(plan[3], True)
+                        if type(value) is not str:
+                            value = self.expand_str(cmd.assigns[0].value, assign=True)  # type: ignore[arg-type]
+                except ExpansionError as err:
+                    self.error(err.message)
+                    if err.fatal:
+                        raise expansion_exit(err) from None
+                    return self.set_status(err.status)
+            lim = self.budget.limits.max_variable_bytes
+            if lim is not None and len(value) > lim:
+                raise LimitExceeded("max_variable_bytes", f"variable {plan[2]} too large")
+            var = st.find(plan[2])
+            if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                var.value = value
+            else:
+                try:
+                    self.set_var(plan[2], value)
+                except VarError as err:
+                    self.error(err.message)
+                    raise AbortLine(1) from None
+            self.pipestatus = [0]
+            st.last_arg = ""
+            st.last_status = 0
+            return 0
+        if not words:
+            try:
+                return self._assign_only(cmd)
+            finally:
+                if procsubs:
+                    self.finish_procsubs(mark)
         try:
             try:
-                if words:
-                    p0 = words[0].parts
-                    if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
-                        argv = self._expand_decl(words)
-                    else:
-                        argv = self.expand_words(words)
+                p0 = words[0].parts
+                if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
+                    argv = self._expand_decl(words)
                 else:
-                    argv = []
+                    argv = self.expand_words(words)
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
@@ -1832,7 +2136,7 @@ class Interpreter(Expander):
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
-            if not traps or "DEBUG" not in traps:
+            if not self.trap_level and (not traps or "DEBUG" not in traps):
                 self.current_command = argv
             return self._run_argv(cmd, argv)
         finally:
@@ -1872,12 +2176,22 @@ class Interpreter(Expander):
         self.decl_arrays = {i - nopt: v for i, v in arrays.items()}
         return argv
 
+    def _debug_compound(self, text: Callable[[], str]) -> None:
+        """bash runs the DEBUG trap before for/select/case headers, each for iteration,
+        [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
+        traps = self.state.traps
+        if traps and "DEBUG" in traps and not self.in_debug:
+            if not self.trap_level:
+                self.current_command = text()
+            self._run_debug_trap()
+
     def _run_debug_trap(self) -> None:
-        self.in_trap = True
+        self.in_debug = True
         try:
-            self.run_string(self.state.traps["DEBUG"], trap=True)
+            # like ERR, the trap text is numbered from the line of the command it precedes
+            self.run_string(self.state.traps["DEBUG"], trap="debug", first_line=self.lineno)
         finally:
-            self.in_trap = False
+            self.in_debug = False
 
     def _run_alias(self, cmd: N.Simple, argv: list[str]) -> int:
         from .parser import parse
@@ -1901,7 +2215,18 @@ class Interpreter(Expander):
             self.set_array(a.name, a.array, append=a.append)
             return None
         w = a.value
-        value = self.expand_str(w, assign=True) if w is not None else ""
+        if w is None:
+            value = ""
+        else:
+            p = w.parts
+            if len(p) == 1 and type(p[0]) is N.ArithSub:
+                e = p[0].expr.parts  # type: ignore[union-attr]
+                if len(e) == 1 and type(e[0]) is N.Lit:
+                    value = str(self.arith(e[0].text))  # type: ignore[union-attr]
+                else:
+                    value = str(self.arith_expand(p[0].expr))  # type: ignore[union-attr]
+            else:
+                value = self.expand_str(w, assign=True)
         lim = self.budget.limits.max_variable_bytes
         if lim is not None and len(value) > lim:
             raise LimitExceeded("max_variable_bytes", f"variable {a.name} too large")
@@ -1924,6 +2249,9 @@ class Interpreter(Expander):
         for a in cmd.assigns:
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
+            if xt and a.array is not None:
+                # bash traces a compound assignment as written, before expanding it
+                self._trace_assign(a, None, ps4)
             try:
                 v = self.do_assign(a)
             except VarError as e:
@@ -1934,7 +2262,7 @@ class Interpreter(Expander):
                 if e.fatal:
                     raise expansion_exit(e) from None
                 return self.set_status(e.status)
-            if xt:
+            if xt and a.array is None:
                 self._trace_assign(a, v, ps4)
         st = self.cmdsub_status if self.cmdsub_status is not None else 0
         self.pipestatus = [st]
@@ -1964,7 +2292,7 @@ class Interpreter(Expander):
                     elems.append(val)
             self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(v or '')}", ps4)
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         st = self.state
@@ -2065,7 +2393,7 @@ class Interpreter(Expander):
                 else:
                     value = self.expand_str(a.value, assign=True) if a.value is not None else ""
                 if xt:
-                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(value)}")
+                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
                 existing = self.state.find(a.name)
                 if existing is not None and existing.attrs & READONLY:
                     self.error(f"{a.name}: readonly variable")
@@ -2138,6 +2466,13 @@ class Interpreter(Expander):
         except VarError as e:
             self.error(e.message)
             return 1
+        except ExpansionError as e:
+            # an arithmetic error assigning through `read`/`printf -v` to an integer
+            # variable is reported under the builtin's name
+            if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
+                e.message = f"{argv[0]}: {e.message}"
+                e.named = True  # type: ignore[attr-defined]
+            raise
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
         st = self.state
@@ -2176,9 +2511,17 @@ class Interpreter(Expander):
         saved_ret = None
         if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
             saved_ret = st.traps.pop("RETURN")
+        saved_dbg = None
+        if st.traps and "DEBUG" in st.traps and not st.options["functrace"]:
+            saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         try:
             body = func.body
             try:
+                if saved_dbg is None and st.traps and "DEBUG" in st.traps and not self.in_debug:
+                    # set -T: once more on entry, at the definition's line, BASH_COMMAND
+                    # still the call
+                    self.lineno = func.line or self.lineno
+                    self._run_debug_trap()
                 if type(body) is N.Group:
                     status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
                 else:
@@ -2190,12 +2533,14 @@ class Interpreter(Expander):
             if trap and not self.in_trap:
                 self.in_trap = True
                 try:
-                    self.run_string(trap, trap=True, first_line=func.line or self.lineno)
+                    self.run_string(trap, trap="return", first_line=func.line or self.lineno)
                 finally:
                     self.in_trap = False
         finally:
             if saved_ret is not None and "RETURN" not in st.traps:
                 st.traps["RETURN"] = saved_ret
+            if saved_dbg is not None and "DEBUG" not in st.traps:
+                st.traps["DEBUG"] = saved_dbg
             self.funcstack.pop()
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
@@ -2301,6 +2646,9 @@ class Interpreter(Expander):
                         raise expansion_exit(e) from None
                     raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
             return
         if op == "<<<":
@@ -2312,6 +2660,9 @@ class Interpreter(Expander):
                     raise expansion_exit(e) from None
                 raise RedirError() from None
             fd = 0 if r.fd is None else r.fd
+            if r.fd_var is not None:
+                fd = self._alloc_fd(fds)
+                self._set_fd_var(r.fd_var, fd)
             fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
             return
         if op in (">&", "<&"):
@@ -2324,7 +2675,7 @@ class Interpreter(Expander):
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
             if t == "-" and r.fd_var is not None:
                 # exec {v}>&- closes the descriptor whose number is in $v
-                v = self.get_scalar(r.fd_var)
+                v = self.get_scalar_ref(r.fd_var)
                 if v is not None and v.isdigit():
                     fds.pop(int(v), None)
                 return
@@ -2347,16 +2698,17 @@ class Interpreter(Expander):
                 if move:
                     fds.pop(src, None)
                 if r.fd_var is not None:
-                    self.set_var(r.fd_var, str(fd))
+                    self._set_fd_var(r.fd_var, fd)
                 return
-            if op == ">&" and r.fd is None:
+            if op == ">&" and r.fd is None and r.fd_var is None:
                 op = "&>"
                 path = t
-            elif op == ">&":
-                op = ">"  # N>&file: a file, as bash (not an fd number)
+            elif op == ">&" and r.fd == 1:
+                op = ">"  # 1>&file: stdout to a file, as bash
                 path = t
             else:
-                self.error(f"{t}: ambiguous redirect")
+                # bash: `2>&file`, `{v}>&file` and `<&file` are not redirections to a file
+                self.error(f"{r.fd_var if r.fd_var is not None else t}: ambiguous redirect")
                 raise RedirError()
         else:
             path = self._redir_path(r)
@@ -2393,8 +2745,21 @@ class Interpreter(Expander):
         fd = r.fd if r.fd is not None else (0 if op in ("<", "<>") else 1)
         if r.fd_var is not None:
             fd = self._alloc_fd(fds)
-            self.set_var(r.fd_var, str(fd))
+            self._set_fd_var(r.fd_var, fd)
         fds[fd] = f
+
+    def _set_fd_var(self, name: str, fd: int) -> None:
+        """``{v}>file`` stores the descriptor number in ``v`` (or an element, ``{a[1]}``)."""
+        try:
+            if name.endswith("]"):
+                base, _, sub = name.partition("[")
+                self.assign_element(base, N.Word((N.Lit(sub[:-1]),), sub[:-1]), str(fd))
+            else:
+                self.set_var(name, str(fd))
+        except VarError as e:
+            self.error(e.message)
+            self.error(f"{name}: cannot assign fd to variable")
+            raise RedirError() from None
 
     def _open_force(self, path: str) -> Any:
         nc = self.state.options["noclobber"]
@@ -2488,6 +2853,10 @@ def _assoc_key(k: str) -> str:
     return quote_declare(k)
 
 
+# dynamic variables bash's listings show with a value (BASH_ARGC/BASH_ARGV are filled only
+# under extdebug, BASH_ALIASES/BASH_CMDS not kept here)
+_LISTED_DYNAMIC = ("BASHOPTS", "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE",
+                   "FUNCNAME", "GROUPS", "SHELLOPTS")
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 
@@ -2579,6 +2948,54 @@ def _timeformat(fmt: str, real: float) -> str:
 def _fmt_lr(t: float) -> str:
     m = int(t // 60)
     return f"{m}m{t - 60 * m:.3f}s"
+
+
+# Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
+# its own): what exec_simple can do without the general expansion machinery.
+_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
+_PLANS: dict[int, tuple[Any, ...]] = {}
+_STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
+
+
+def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
+    plan: tuple[Any, ...] = (cmd, _P_GENERAL)
+    if not cmd.redirs:
+        if not cmd.words and len(cmd.assigns) == 1:
+            a = cmd.assigns[0]
+            w = a.value
+            if w is not None and a.array is None and a.index is None and not a.append \
+                    and len(w.parts) == 1:
+                p = w.parts[0]
+                tp = type(p)
+                if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
+                    plan = (cmd, _P_LIT, a.name, p.text)  # type: ignore[union-attr]
+                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
+                    plan = (cmd, _P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
+                elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
+                    p = p.parts[0]  # type: ignore[union-attr]
+                    tp = type(p)
+                if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
+                    plan = (cmd, _P_PARAM, a.name, p)
+        elif cmd.words and not cmd.assigns:
+            argv = []
+            for w in cmd.words:
+                if len(w.parts) != 1:
+                    break
+                p = w.parts[0]
+                tp = type(p)
+                if tp is N.Lit and _STATIC_WORD.match(p.text):  # type: ignore[union-attr]
+                    argv.append(p.text)  # type: ignore[union-attr]
+                elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
+                    argv.append(p.text)  # type: ignore[union-attr]
+                else:
+                    break
+            else:
+                if argv[0] not in _DECL_NAMES:
+                    plan = (cmd, _P_ARGV, tuple(argv))
+    if len(_PLANS) >= 20000:
+        _PLANS.clear()
+    _PLANS[id(cmd)] = plan
+    return plan
 
 
 def _cmd_text(cmd: N.Simple) -> str:
@@ -2742,6 +3159,7 @@ _HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
     N.Pipeline: Interpreter.exec_pipeline,
     N.AndOr: Interpreter.exec_andor,
     N.Subshell: Interpreter.exec_subshell,
+    N.Coproc: Interpreter.exec_coproc,
     N.Group: Interpreter.exec_group,
     N.If: Interpreter.exec_if,
     N.While: Interpreter.exec_while,

@@ -149,7 +149,11 @@ def _live_jobs(sh: Interpreter, table: JobTable) -> set[Job]:
     return reg
 
 
-def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
+def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None,
+              shown: N.Command | None = None) -> Job | None:
+    """Run ``cmd`` in the background on a forked shell.  ``fds`` replace the child's
+    descriptors (its stdin stays then) and are closed when it ends; ``shown`` is the
+    command ``jobs`` lists instead of ``cmd``."""
     if sh.jobs is None:
         sh.jobs = JobTable()
     table: JobTable = sh.jobs
@@ -167,7 +171,7 @@ def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
             # cap (and the CPU) until its deadline, failing every later `&` of the session
             sh.budget.root.cancel("killed")
         return None
-    job = table.add(_text(cmd))
+    job = table.add(_text(shown if shown is not None else cmd))
     child = sh.fork()
     # a background job outlives the run that started it: it gets its own budget, but
     # still stops when the session cancels the run's budget (close/interrupt)
@@ -186,7 +190,10 @@ def start_job(sh: Interpreter, cmd: N.Command) -> Job | None:
         try:
             child.fds = dict(child.fds)
             from .streams import NullStream
-            if not getattr(sh, "_job_keep_stdin", False):
+            if fds is not None:
+                child.fds.update(fds)
+                child.owned.extend(fds.values())
+            elif not getattr(sh, "_job_keep_stdin", False):
                 child.fds[0] = NullStream()
             if type(cmd) is N.Simple:
                 child.forked_simple = True

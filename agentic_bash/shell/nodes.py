@@ -21,7 +21,7 @@ from typing import Union
 
 __all__ = [
     "ANSIC", "AndOr", "ArithCmd", "ArithFor", "ArithSub", "ArrayElem", "Assign", "Case",
-    "CaseArm", "CmdSub", "Command", "Cond", "CondAnd", "CondBinary", "CondExpr",
+    "CaseArm", "CmdSub", "Command", "Cond", "Coproc", "CondAnd", "CondBinary", "CondExpr",
     "CondNot", "CondOr", "CondUnary", "CondWord", "DQ", "Escaped", "For", "FuncDef",
     "Group", "HereDoc", "If", "Lit", "ListItem", "Param", "Part", "Pipeline", "ProcSub",
     "Redir", "SQ", "Script", "Select", "Simple", "Subshell", "While", "Word",
@@ -236,6 +236,16 @@ class Subshell:
 
 
 @dataclass(frozen=True, slots=True)
+class Coproc:
+    """``coproc [NAME] command``: ``body`` runs asynchronously with its stdin and stdout
+    connected to the shell through ``NAME[1]`` and ``NAME[0]`` (NAME defaults to COPROC)."""
+
+    name: str
+    body: Command
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Group:
     body: Script
     redirs: tuple[Redir, ...] = ()
@@ -409,5 +419,5 @@ class Cond:
 
 Command = Union[
     Simple, Pipeline, AndOr, Subshell, Group, If, While, For, ArithFor, Select, Case,
-    FuncDef, ArithCmd, Cond,
+    FuncDef, ArithCmd, Cond, Coproc,
 ]

@@ -53,7 +53,7 @@ from collections.abc import Mapping
 from ..errors import ParseError
 from .lexer import Lexer, _Buf
 from .nodes import (
-    AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, Command, Cond,
+    AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, Command, Cond, Coproc,
     CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, DQ, Escaped, For,
     FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Pipeline, Redir, SQ, Script, Select,
     Simple, Subshell, While, Word,
@@ -71,7 +71,7 @@ _DECL_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly"}
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DIGITS_RE = re.compile(r"[0-9]+\Z")
-_FD_VAR_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}\Z")
+_FD_VAR_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]+\])?)\}\Z")
 
 _OPS3 = ("<<-", "<<<", "&>>", ";;&")
 _OPS2 = frozenset({"&&", "||", ";;", ";&", "|&", "<<", ">>", "<&", ">&", "<>", ">|", "&>"})
@@ -386,7 +386,9 @@ class Parser(Lexer):
             # bash parses `…` only when it runs: a syntax error inside fails that
             # substitution (status 2, message on stderr), not the script. `builtin eval`
             # of the text reproduces that at run time.
+            # (the NUL word tells eval to report errors as "command substitution")
             words = (Word((Lit("builtin"),), "builtin", line), Word((Lit("eval"),), "eval", line),
+                     Word((Lit("\0cmdsub"),), "", line),
                      Word((SQ(text),), "'" + text.replace("'", "'\\''") + "'", line))
             return Script((ListItem(Simple((), words, (), line)),), line)
         self.warnings.extend(sub.warnings)
@@ -980,6 +982,27 @@ class Parser(Lexer):
                 raise self.unexpected(tok)
         return self._finish(Case, word, tuple(arms), line=line)
 
+    def parse_coproc(self) -> Command:
+        """``coproc [NAME] command``: a NAME only before a compound command (bash's grammar:
+        ``coproc foo bar`` runs the simple command ``foo bar`` as COPROC)."""
+        tok = self.advance()
+        line = self.line_at(tok.pos)
+        name = "COPROC"
+        nxt = self.peek()
+        if nxt.kind == WORD and nxt.kw() is not None and _COPROC_NAME.match(nxt.val) \
+                and nxt.val not in _COMPOUND and nxt.val not in ("!", "time", "coproc"):
+            saved = (self.pos, self.tok, self.tok_assign)
+            self.advance()
+            after = self.peek()
+            kw = after.kw()
+            if (kw is not None and kw in _COMPOUND and kw != "function") or \
+                    (after.kind == OP and after.val == "("):
+                name = nxt.val
+            else:
+                self.pos, self.tok, self.tok_assign = saved
+        body = self.parse_command()
+        return Coproc(name, body, line)
+
     def parse_group(self) -> Command:
         tok = self.advance()
         body = self.parse_body()
@@ -1264,7 +1287,9 @@ _COMPOUND = {
     "function": Parser.parse_function_kw,
     "{": Parser.parse_group,
     "[[": Parser.parse_cond_cmd,
+    "coproc": Parser.parse_coproc,
 }
+_COPROC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # ---------------------------------------------------------------------------- public API

@@ -109,10 +109,22 @@ class ShellState:
         self.env_cache: dict[str, str] | None = None
         self.subshell = 0
 
-    def fork(self) -> ShellState:
+    def fork(self, lazy: bool = False) -> ShellState:
+        """A copy for a subshell. ``lazy``: the variables are copied on the copy's first use
+        of ``scopes``; only for a subshell that runs while this shell waits for it (``$(…)``,
+        ``( … )``), since until then it sees this shell's variables as they are."""
         s = ShellState.__new__(ShellState)
-        s.__dict__.update(self.__dict__)
-        s.scopes = [{k: v.copy() for k, v in sc.items()} for sc in self.scopes]
+        d = s.__dict__
+        d.update(self.__dict__)
+        if lazy:
+            src = self.__dict__.get("scopes")
+            if src is not None:
+                del d["scopes"]
+                d["_scopes_src"] = src
+            # else: self is lazy and unused itself; d already has its _scopes_src
+        else:
+            d.pop("_scopes_src", None)
+            s.scopes = [{k: v.copy() for k, v in sc.items()} for sc in self.scopes]
         s.functions = dict(self.functions)
         s.func_sources = dict(self.func_sources)
         s.aliases = dict(self.aliases)
@@ -126,6 +138,16 @@ class ShellState:
         s.env_cache = self.env_cache
         s.subshell = self.subshell + 1
         return s
+
+    def __getattr__(self, name: str) -> Any:
+        # only for attributes missing from __dict__: the scopes of a lazy fork, on first use
+        if name == "scopes":
+            d = self.__dict__
+            src = d.pop("_scopes_src", None)
+            if src is not None:
+                sc = d["scopes"] = [{k: v.copy() for k, v in s.items()} for s in src]
+                return sc
+        raise AttributeError(name)
 
     # -- raw lookup ----------------------------------------------------------------------
     def find(self, name: str) -> Var | None:
@@ -145,6 +167,10 @@ class ShellState:
             if v is not None:
                 return sc, v
         return None, None
+
+    # the character type locale last in effect is C (bytes): naming a locale that does not
+    # exist keeps it (Interpreter.byte_locale)
+    ctype_bytes = False
 
     # called with the nameref's name when resolving runs into a loop (the interpreter warns)
     on_circular: Any = None
@@ -199,7 +225,8 @@ class ShellState:
         letters = {LETTER_TO_OPTION[c] for c in DASH_ORDER if c in LETTER_TO_OPTION}
         out = [c for c in DASH_ORDER if c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c])]
         _ = letters
-        return "".join(out) + "c"
+        # the mode letter: c for `bash -c` (every run), s when reading stdin, none for a file
+        return "".join(out) + getattr(self, "dash_mode", "c")
 
 
 def _bash_hash(s: str) -> int:

@@ -5,13 +5,13 @@
 # by `;`, `|&` shown as `2>&1 |`, `elif` shown as a nested `if` inside `else`, here-doc
 # bodies printed after the line holding their operator, comments and line continuations
 # dropped, `$'…'` shown single-quoted, lone `[[ word ]]` operands shown as `-n word`,
-# newlines kept inside `$( … )`. Known differences: `coproc` is a plain command, and an
+# newlines kept inside `$( … )`. Known difference: an
 # explicit `1<>` keeps its fd (bash prints `<>`, which would mean fd 0 when read back).
 
 from __future__ import annotations
 
 from .nodes import (
-    ANSIC, DQ, SQ, AndOr, ArithCmd, ArithFor, ArithSub, Assign, Case, CmdSub, Command, Cond,
+    ANSIC, DQ, SQ, AndOr, ArithCmd, ArithFor, ArithSub, Assign, Case, CmdSub, Command, Cond, Coproc,
     CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, Escaped, For,
     FuncDef, Group, HereDoc, If, Lit, Param, Part, Pipeline, ProcSub, Redir, Script, Select,
     Simple, Subshell, While, Word,
@@ -385,6 +385,10 @@ class _Printer:
             return
         if t is FuncDef:
             self.funcdef(cmd)  # type: ignore[arg-type]
+            return
+        if t is Coproc:
+            self.w(f"coproc {cmd.name} ")  # type: ignore[union-attr]
+            self.node_redirs(cmd.body, extra)  # type: ignore[union-attr]
             return
         if t is Group:
             self.group(cmd.body)  # type: ignore[union-attr]

@@ -347,6 +347,16 @@ CASES: list[tuple[list[str], str]] = [
     (["FNR == 1 { print FILENAME }", "j1.txt", "j2.txt"], ""),
     (["END { print FILENAME, NR, FNR }", "j1.txt", "j2.txt"], ""),
     (["{ print FILENAME }", "-"], "x\n"),
+    (["{ print \"[\" FILENAME \"]\" }"], "x\n"),
+    # an undefined function is reported past the last line (newlines + 2)
+    (["BEGIN { x = nosuch(1) }\n\n"], ""),
+    (["BEGIN { print 1 }\nEND { x = nosuch(a) }\n"], ""),
+    (["BEGIN { printf \"[%s]\", FILENAME } END { print \"[\" FILENAME \"]\" }"], ""),
+    # printf short of arguments: mawk writes the text before the bare conversion, then dies
+    (["BEGIN { printf(\"%s %s\\n\", \"a\") }"], ""),
+    (["{ printf \"%s-%s-%s\\n\", $1, $2 }"], "p q\n"),
+    (["BEGIN { printf \"%*d\\n\", 5 }"], ""),
+    (["BEGIN { x = sprintf(\"%s-%s\", 1); print \"no\" }"], ""),
     (["BEGIN { printf \"%s\", \"a\" \"\\n\" }"], ""),
     (["BEGIN { print length(\"\") , length(0), length(0.5) }"], ""),
     (["{ $0 = $0 \" extra\"; print NF }", "-"], "a b\n"),

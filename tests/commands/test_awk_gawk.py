@@ -24,6 +24,7 @@ CASES = [
     ('BEGIN { t = systime(); print (t > 1600000000) }', ""),
     ('BEGIN { print and(12, 10), or(12, 10), xor(12, 10), lshift(1, 4), rshift(256, 2) }', ""),
     ('BEGIN { a[1] = "c"; a[2] = "a"; a[3] = "b"; n = asort(a); for (i = 1; i <= n; i++) printf "%s ", a[i]; print "" }', ""),
+    ('BEGIN { n = asort(a); m = asorti(b); print n, m, length(a) }', ""),
     ('BEGIN { a["z"] = 1; a["x"] = 2; n = asorti(a, b); for (i = 1; i <= n; i++) printf "%s ", b[i]; print "" }', ""),
     ('BEGIN { a[1]; a[2]; print length(a) }', ""),
     ('BEGIN { print strtonum("0x1F"), strtonum("017"), strtonum("12") }', ""),

@@ -99,6 +99,15 @@ SCRIPTS = [
     "touch .h.txt x~ .y~; ls -1 -I '*.txt'; ls --hide='*.txt'; ls -A --hide='*.txt'",
     "touch .h.txt x~ .y~; ls -a -I '*.txt'; ls -a -I '.*'; ls -B -a; ls -a --ignore='*'",
     "ls -1 -I '*.txt' words.txt; ls -R -I 'u*' src; ls -I '[nw]*' --hide='R*'",
+    # tail -f: ignored on a pipe; no followable file means GNU gives up at once
+    "seq 3 | tail -f -n1; echo $?; seq 3 | tail -f -; echo $?",
+    "tail -f nope1 nope2; echo $?; tail -f src; echo $?; tail -fn1 nope; echo $?",
+    # tar: member patterns need --wildcards (GNU warns otherwise); -C is checked first
+    "tar -cf x.tar src notes.txt; tar -tf x.tar 'src/*.py' 'n?tes.txt' nope; echo $?",
+    "tar -cf x.tar src notes.txt; tar -tf x.tar --wildcards 'src/*.py' | sort; tar -tf x.tar --no-wildcards 'n*'; echo $?",
+    "tar -cf x.tar notes.txt; tar -xf x.tar -C nope; echo $?; tar -cf y.tar -C notes.txt x; echo $?",
+    # diff: one directory against itself is silent
+    "diff src src; echo $?; diff -qs src ./src/; echo $?; diff -s notes.txt notes.txt",
 ]
 
 

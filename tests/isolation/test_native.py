@@ -77,3 +77,22 @@ def test_drop_caps() -> None:
         p, out = run(nl, "grep -E 'CapEff|CapBnd' /proc/self/status")
         assert p.wait() == 0
         assert b"CapEff:\t0000000000000000" in out and b"CapBnd:\t0000000000000000" in out
+
+
+@pytest.mark.parametrize("pdeathsig", [True, False])
+def test_ignored_signals_reach_the_child(pdeathsig: bool) -> None:
+    # bash: `trap '' SIG` stays ignored in the programs it runs (SIG_IGN survives execve)
+    with NativeLauncher(pdeathsig=pdeathsig) as nl:
+        r, w = os.pipe()
+        p = nl.spawn(["sh", "-c", "grep SigIgn /proc/self/status"], executable="/bin/sh",
+                     env={"PATH": "/usr/bin:/bin"}, cwd="/", stdin=0, stdout=w, stderr=w,
+                     ignore=(signal.SIGUSR1, signal.SIGHUP))
+        os.close(w)
+        out = b""
+        while chunk := os.read(r, 65536):
+            out += chunk
+        os.close(r)
+        assert p.wait() == 0
+        ign = int(out.split(b"SigIgn:\t")[1].split()[0], 16)
+        assert ign & (1 << (signal.SIGUSR1 - 1)) and ign & (1 << (signal.SIGHUP - 1))
+        assert not ign & (1 << (signal.SIGPIPE - 1))

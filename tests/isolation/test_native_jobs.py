@@ -58,9 +58,10 @@ def test_kill_jobspec_and_real_signal(sb) -> None:
     st, pid = r.stdout.split()
     assert st == "st=143"
     assert not _alive(int(pid))
-    # kill -s NAME PID delivers that signal to the process itself
-    r = sb.run("sleep 63 & p=$!; kill -INT $p; wait $p; echo st=$?")
-    assert r.stdout == "st=130\n", r
+    # kill -s NAME PID delivers that signal to the process itself (not SIGINT: bash -c starts
+    # an asynchronous command with SIGINT and SIGQUIT ignored)
+    r = sb.run("sleep 63 & p=$!; kill -HUP $p; wait $p; echo st=$?")
+    assert r.stdout == "st=129\n", r
 
 
 def test_pipeline_bang_is_the_last_stage(sb) -> None:
@@ -210,3 +211,27 @@ def test_close_kills_nohup_children_and_their_groups(tmp_path) -> None:
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(_alive(p) for p in pids)
+
+
+# -- ignored signals are inherited ----------------------------------------------------------------
+def _ignored(line: str) -> int:
+    return int(line.split("SigIgn:\t")[1].split()[0], 16)
+
+
+def test_trap_ignored_signals_are_inherited_by_native_commands(sb) -> None:
+    r = sb.run("trap '' USR1 HUP; grep SigIgn /proc/self/status; (grep SigIgn /proc/self/status)\n"
+               "trap - USR1; trap 'echo caught' TERM; grep SigIgn /proc/self/status")
+    lines = r.stdout.splitlines()
+    usr1, hup, term = 1 << (signal.SIGUSR1 - 1), 1 << (signal.SIGHUP - 1), 1 << (signal.SIGTERM - 1)
+    assert _ignored(lines[0]) & (usr1 | hup) == usr1 | hup
+    assert _ignored(lines[1]) & (usr1 | hup) == usr1 | hup  # a subshell keeps them
+    assert _ignored(lines[2]) & (usr1 | hup | term) == hup  # reset and caught ones are default
+
+
+def test_background_commands_ignore_sigint_and_sigquit(sb) -> None:
+    # bash -c has no job control: an asynchronous command starts with SIGINT/SIGQUIT ignored
+    r = sb.run("sleep 5 & p=$!; kill -INT $p; sleep 0.3; kill -0 $p && echo alive; kill $p\n"
+               "grep SigIgn /proc/self/status & wait")
+    assert r.stdout.startswith("alive\n")
+    ign = _ignored(r.stdout.splitlines()[1])
+    assert ign & (1 << (signal.SIGINT - 1)) and ign & (1 << (signal.SIGQUIT - 1))

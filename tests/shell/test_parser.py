@@ -623,7 +623,7 @@ def test_command_reader_agrees_with_parse(src):
 def test_broken_backtick_body_fails_at_run_time():
     cs = one("echo `fi`").words[1].parts[0]
     assert cs.backtick
-    assert [w.text for w in cs.body.items[0].cmd.words] == ["builtin", "eval", "'fi'"]
+    assert [w.text for w in cs.body.items[0].cmd.words] == ["builtin", "eval", "", "'fi'"]
     with pytest.raises(ParseError):
         parse("echo `fi")  # an unterminated backtick is still a parse error
 

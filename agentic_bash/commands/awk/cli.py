@@ -149,8 +149,9 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             elif str(e).startswith("runaway"):
                 err(f"line {e.line}: {e} {near} ...")
             else:
-                # mawk reports these once the whole program is read: at its last line
-                line = e.line or ((src if src.endswith("\n") else src + "\n").count("\n") + 1)
+                # mawk reports an undefined function once the whole program is read, past its
+                # last line (newlines + 2); other checks without a line number land there too
+                line = e.line or src.count("\n") + 2
                 err(f"line {line}: {e}")
             return 2
         except RecursionError:

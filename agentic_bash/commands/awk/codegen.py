@@ -71,7 +71,8 @@ class CodeGen:
                     ch |= mark(node[2], ctx, fname)
                 elif k == "forin":
                     ch |= mark(node[2], ctx, fname)
-                elif k == "builtin" and node[1] in ("split", "asort", "asorti") and len(node[2]) >= 2:
+                elif k == "builtin" and len(node[2]) >= (2 if node[1] == "split" else 1) \
+                        and node[1] in ("split", "asort", "asorti"):
                     for a in node[2][1:2] if node[1] == "split" else node[2][:2]:
                         if a[0] == "var":
                             ch |= mark(a[1], ctx, fname)
@@ -614,7 +615,11 @@ class CodeGen:
                     parts.append(c if t == "s" else f"_ostr({c})")
                 data = " + R.OFS + ".join(parts) + " + R.ORS"
         else:
-            data = f"_sprintf({self.str_(args[0])}, [{', '.join(self.gx(a)[0] for a in args[1:])}], 'printf')"
+            # mawk writes what it formatted before a missing argument, then dies: _printf
+            fa = f"{self.str_(args[0])}, [{', '.join(self.gx(a)[0] for a in args[1:])}]"
+            dest = "_w" if redir is None else f"R.output({redir[0]!r}, {self.str_(redir[1])}).write"
+            self.emit(ind, f"_printf({dest}, {fa})")
+            return
         if redir is None:
             self.emit(ind, f"_w({data})")
         else:

@@ -452,7 +452,7 @@ class Runtime:
                 if getattr(self, "_used_file", False):
                     return None
                 self._used_file = True
-                self.FILENAME = ""
+                self.FILENAME = StrNum("-")  # mawk and gawk both name the implicit stdin "-"
                 self.FNR = 0.0
                 return self._begin_file(self._stdin(), "")
             a = argv.get(str(self.argi))  # type: ignore[union-attr]
@@ -1219,6 +1219,15 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
     def _sprintf(fmt: str, args: list, fname: str = "sprintf") -> str:
         return _cc(sprintf(fmt, args, _str, fname, maxbytes, prog.mawk))
 
+    def _printf(write, fmt: str, args: list) -> None:  # noqa: ANN001
+        try:
+            s = _cc(sprintf(fmt, args, _str, "printf", maxbytes, prog.mawk))
+        except AwkError as e:
+            if getattr(e, "partial", ""):
+                write(e.partial)  # type: ignore[attr-defined]
+            raise
+        write(s)
+
     def _toupper(s: str) -> str:
         return s.encode("latin-1", "replace").upper().decode("latin-1")
 
@@ -1242,7 +1251,7 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
         "R": R, "UNINIT": UNINIT, "StrNum": StrNum, "_str": _str, "_ostr": _ostr, "_bool": _bool, "_num": _num,
         "_lt": _cmpf(_op.lt), "_le": _cmpf(_op.le), "_eq": _cmpf(_op.eq), "_ne": _cmpf(_op.ne),
         "_gt": _cmpf(_op.gt), "_ge": _cmpf(_op.ge), "_charge": _charge, "_dynrx": _dynrx,
-        "_sprintf": _sprintf, "_toupper": _toupper, "_tolower": _tolower, "_int": _int, "_key": _str,
+        "_sprintf": _sprintf, "_printf": _printf, "_toupper": _toupper, "_tolower": _tolower, "_int": _int, "_key": _str,
         "_cc": _cc, "_aget": _aget, "_aset": _aset, "_ain": _ain, "_adel": _adel, "_aiter": _aiter,
         "AwkArray": AwkArray, "_aop": _aop, "_apost": _apost, "_first": _first,
         "_div": _div, "_mod": _mod, "_pow": _pow, "_substr": _substr, "_sub": _sub, "_gensub": _gensub,

@@ -114,6 +114,12 @@ def _c_int(v: float) -> int:
     return int(v)
 
 
+def _short_args(fname: str, fmt: str, out: list[str]) -> AwkError:
+    e = AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
+    e.partial = "".join(out)  # type: ignore[attr-defined]  # mawk's printf has written this much
+    return e
+
+
 def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: ANN001
             maxwidth: int | None = None, mawk: bool = True) -> str:
     out: list[str] = []
@@ -139,7 +145,7 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
             continue
         if width == "*":
             if ai >= len(args):
-                raise AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
+                raise _short_args(fname, fmt, out)
             w = int(to_num(args[ai]))
             ai += 1
             if w < 0:
@@ -148,12 +154,12 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
             width = str(w)
         if prec == "*":
             if ai >= len(args):
-                raise AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
+                raise _short_args(fname, fmt, out)
             p = int(to_num(args[ai]))
             ai += 1
             prec = str(p) if p >= 0 else None
         if ai >= len(args):
-            raise AwkError(f"not enough arguments passed to {fname}(\"{fmt}\")")
+            raise _short_args(fname, fmt, out)
         a = args[ai]
         ai += 1
         if maxwidth is not None and ((width and int(width) > maxwidth) or (prec and int(prec) > maxwidth)):
