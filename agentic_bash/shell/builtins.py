@@ -1140,6 +1140,7 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
+    from .interpreter import ExitShell
     from .parser import parse_cached
     who = "eval"
     if argv[1:2] == ["\0cmdsub"]:
