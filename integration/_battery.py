@@ -122,7 +122,14 @@ def checks(token: str, pip_pkg: str | None) -> dict:
         obs["timeout_left"] = _zygote_descendants("sleep", "sleep 10")
         obs["after_timeout"] = run("echo alive")
         obs["bg"] = run("nohup sleep 100 > /dev/null 2>&1 & echo started")
-        obs["nohup_before_close"] = _zygote_descendants("sleep", "sleep 100")
+        # nohup is an in-process command whose job thread spawns the native sleep: give it a
+        # moment on a loaded machine (the run returns once `echo started` ran)
+        deadline = time.monotonic() + 10
+        while True:
+            obs["nohup_before_close"] = _zygote_descendants("sleep", "sleep 100")
+            if obs["nohup_before_close"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         if pip_pkg:
             obs["pip"] = run(f"pip install {pip_pkg}", timeout=240)
             mod = pip_pkg.replace("-", "_")

@@ -13,7 +13,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TRACE, UPPER,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TEMPVAR, TRACE, UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -483,6 +483,17 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         local = False  # `local -g` declares a global, as `declare -g` does
     if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
         local = True
+    if ("f" in on or "F" in on) and args and "p" not in on and (on - {"f", "F"} or off):
+        # declare -ft/-fx/+ft NAME: set function attributes (only the trace one matters here)
+        status = 0
+        for a in args:
+            if a not in sh.state.functions:
+                status = 1
+            elif "t" in on:
+                sh.state.func_trace = sh.state.func_trace | {a}
+            elif "t" in off:
+                sh.state.func_trace = sh.state.func_trace - {a}
+        return status
     if "f" in on or "F" in on:
         if "p" in on or not args or True:
             if not args:
@@ -490,7 +501,12 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             st = 0
             for a in args:
                 if a in sh.state.functions:
-                    if "F" in on:
+                    if "F" in on and sh.state.shopt.get("extdebug"):
+                        # extdebug: the definition's line and file (bash -c's is "environment")
+                        fn = sh.state.functions[a]
+                        src = sh.state.func_sources.get(a) or "environment"
+                        _out(sh, f"{a} {getattr(fn, 'line', 0)} {src}\n")
+                    elif "F" in on:
                         _out(sh, a + "\n")
                     else:
                         _print_functions(sh, [a], False)
@@ -514,7 +530,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     for idx, a in enumerate(args):
         if a == "-" and local:
             # local -: the function's shell options are restored when it returns
-            sc = sh.state.scopes[-1]
+            sc = sh.state.scopes[sh.state.local_index()]
             if "-" not in sc:
                 sc["-"] = Var(dict(sh.state.options))
             continue
@@ -550,7 +566,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 # the lookup while binding; the reference then resolves in the global scope)
                 sh.error(f"{name}: warning: {vname}: circular name reference")
                 sh.error(f"warning: {vname}: circular name reference")
-            ex = sh.state.scopes[-1].get(vname) if local else sh.state.find(vname)
+            ex = sh.state.scopes[sh.state.local_index()].get(vname) if local else sh.state.find(vname)
             if ex is not None and ex.attrs & (ARRAY | ASSOC) and not ex.attrs & NAMEREF:
                 sh.error(f"{name}: {vname}: reference variable cannot be an array")
                 status = 1
@@ -567,7 +583,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(f"{name}: {e.message}")
+            sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
             from .interpreter import ExitShell
             raise ExitShell(1) from None
     return status
@@ -581,17 +597,36 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
     else:
         target = vname
     if local:
-        sc = st.scopes[-1]
+        li = st.local_index()
+        sc = st.scopes[li]
         var = sc.get(target)
-        if var is None:
-            outer = st.find(target)
+        temp = None
+        for i in range(len(st.scopes) - 1, li, -1):
+            temp = st.scopes[i].get(target)
+            if temp is not None:
+                # bash: `v=1 eval 'local v'` makes the eval's own v local in place (it goes
+                # when eval returns); other builtins' v is copied into a new local
+                if st.scopes[i].bltn:  # type: ignore[attr-defined]
+                    var = temp
+                    var.attrs &= ~TEMPVAR
+                break
+        if var is not None and var.attrs & TEMPVAR and temp is None:
+            var.attrs &= ~TEMPVAR  # the function's own prefix assignment becomes its local
+        elif var is None or (temp is not None and var is not temp):
+            outer = temp if temp is not None else st.find(target)
             glob = st.scopes[0].get(target) if len(st.scopes) > 1 else None
             if glob is not None and glob.attrs & READONLY:
                 # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
             var = Var(None)
-            if st.shopt.get("localvar_inherit") and outer is not None:
+            if outer is not None and outer.attrs & TEMPVAR:
+                # a local inherits the value of a prefix assignment's binding (bash)
+                var = Var(outer.value if type(outer.value) is str else None, EXPORT)
+            elif st.shopt.get("localvar_inherit") and outer is not None:
                 var = outer.copy()
+            elif outer is not None and st.scopes[-1] is not sc and outer is st.scopes[-1].get(target):
+                # `x=tmp local x`: the new local starts with the prefix binding's value
+                var = Var(outer.value, outer.attrs & EXPORT)
             elif outer is not None and outer.attrs & EXPORT:
                 var.attrs = EXPORT  # a local of an exported name is exported too (bash)
             sc[target] = var
@@ -684,7 +719,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
 def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool = False) -> int:
     st = sh.state
     if only_local:
-        items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
+        items = {k: v for k, v in st.scopes[st.local_index()].items() if k != "-" and not v.attrs & TEMPVAR}
     else:
         items = sh.listed_vars()
     bits = 0
@@ -716,7 +751,9 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
         if not sh.funcstack:
             sh.error("local: can only be used in a function")
             return 1
-        for n, v in sorted(sh.state.scopes[-1].items()):
+        for n, v in sorted(sh.state.scopes[sh.state.local_index()].items()):
+            if v.attrs & TEMPVAR:
+                continue  # the call's prefix assignments are not its locals
             _out(sh, ("local -" if n == "-" else sh.declare_line(n, v)) + "\n")
         return 0
     return b_declare_impl(sh, argv, local=True)
@@ -756,8 +793,9 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
-        if not _NAME_RE.match(vname) or (not m and "=" in a):
-            sh.error(f"export: `{a}': not a valid identifier")
+        if not _NAME_RE.match(vname) or (not m and "=" in a) or (m and m.group(2) is not None
+                                                               and idx not in arrays):
+            sh.error(f"export: `{vname + (m.group(2) or '') if m else a}': not a valid identifier")
             status = 1
             continue
         try:
@@ -794,8 +832,9 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
-        if not _NAME_RE.match(vname):
-            sh.error(f"readonly: `{a}': not a valid identifier")
+        if not _NAME_RE.match(vname) or (m and m.group(2) is not None and idx not in arrays):
+            # an element (`readonly a[1]=x`) is no identifier to readonly or export (bash)
+            sh.error(f"readonly: `{vname + (m.group(2) or '') if m else a}': not a valid identifier")
             status = 1
             continue
         try:
@@ -1141,7 +1180,7 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
-    from .parser import parse_cached
+    from .parser import parse_cached, parse_cached_at
     who = "eval"
     if argv[1:2] == ["\0cmdsub"]:
         # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
@@ -1158,7 +1197,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         return 0
     st = sh.state
     try:
-        script = parse_cached(src)
+        script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
     if script is None or st.shopt["expand_aliases"]:
@@ -1213,7 +1252,9 @@ class _AliasView(Mapping[str, str]):
 def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     from .interpreter import ExitShell
     from .parser import CommandReader
-    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh))
+    base = max(sh.lineno - 1, 0)  # lines count from the eval command's (bash)
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh),
+                           line_base=base)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     level = getattr(sh, "xtrace_level", 0)
@@ -1228,6 +1269,8 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             try:
                 tree = reader.next()
             except ParseError as e:
+                e.line -= base
+                sh.lineno = base + 1
                 _report_parse_error(sh, e, src, who)
                 return 1 if getattr(e, "status", 2) == 1 else 2
             if tree is None:

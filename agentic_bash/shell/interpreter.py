@@ -26,7 +26,8 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, UPPER, ShellState, Var, VarError, assoc_keys,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, TEMPVAR, UPPER, ShellState, TempScope, Var,
+    VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
@@ -558,7 +559,7 @@ class Interpreter(Expander):
         """Find or create the variable ``name`` (in the function scope when ``local``)."""
         st = self.state
         if local and len(st.scopes) > 1:
-            sc = st.scopes[-1]
+            sc = st.scopes[st.local_index()]
             v = sc.get(name)
             if v is None:
                 v = Var(None)
@@ -601,6 +602,9 @@ class Interpreter(Expander):
         st = self.state
         rname = st.resolve_ref(name)
         var = st.find(rname)
+        if var is not None and var.attrs & NAMEREF or "[" in rname:
+            # ref[i]=v through a nameref to an element (or an unset nameref): bash refuses
+            raise VarError(f"`{rname if '[' in rname else ''}': not a valid identifier")
         if var is None:
             var = Var({}, ARRAY)
             st.scopes[0][rname] = var
@@ -611,7 +615,14 @@ class Interpreter(Expander):
             if type(var.value) is not dict:
                 var.value = {}
         else:
-            i = self.arith(self.expand_dq(idx))
+            try:
+                i = self.arith(self.expand_dq(idx))
+            except ExpansionError as e:
+                # a bad subscript in an assignment ends the shell (bash), where a bad $(( ))
+                # only abandons the command line; builtins report it without their name
+                e.discard = False  # type: ignore[attr-defined]
+                e.subscript = True  # type: ignore[attr-defined]
+                raise
             if type(var.value) is not dict:
                 var.value = {} if var.value is None else {0: var.value}
                 var.attrs |= ARRAY
@@ -631,9 +642,16 @@ class Interpreter(Expander):
         st = self.state
         if var is None:
             rname = st.resolve_ref(name)
+            if "[" in rname:
+                raise VarError(f"`{rname}': not a valid identifier")
             var = st.find(rname) if not local else None
             if var is None:
                 var = self.declare_var(rname, local=local)
+            elif var.attrs & NAMEREF:
+                # an unset nameref given a list becomes a plain array (bash warns)
+                self.error(f"warning: {rname}: removing nameref attribute")
+                var.attrs &= ~NAMEREF
+                var.value = None
         else:
             rname = name
         if var.attrs & READONLY:
@@ -729,6 +747,9 @@ class Interpreter(Expander):
         if var is None:
             var = Var(None)
             st.scopes[0][rname] = var
+        elif var.attrs & NAMEREF:
+            self.error(f"warning: {rname}: removing nameref attribute")
+            var.attrs &= ~NAMEREF
         if var.attrs & READONLY:
             raise VarError(f"{rname}: readonly variable")
         var.attrs |= ARRAY
@@ -746,7 +767,12 @@ class Interpreter(Expander):
                 if v.attrs & READONLY:
                     self.error(f"unset: {name}: cannot unset: readonly variable")
                     return 1
-                if i == len(st.scopes) - 1 and i > 0 and self.funcstack:
+                if v.attrs & TEMPVAR:
+                    # a prefix assignment's binding goes, uncovering the one beneath it
+                    del sc[name]
+                    st.env_cache = None
+                    return 0
+                if i >= st.local_index() and i > 0 and self.funcstack:
                     # unsetting a local of the current function leaves it local and unset
                     sc[name] = Var(None, 0)
                     sc[name].attrs = 0
@@ -920,6 +946,11 @@ class Interpreter(Expander):
         elif ignore is None and getattr(self.state, "globignore_dotglob", False):
             sh["dotglob"] = False
             self.state.globignore_dotglob = False
+        if not patterns.has_magic(pat, extglob=True):
+            # bash's glob_pattern_p: a `[` without its `]` (`[`, `a[b`) or only escaped
+            # characters (x='a\*'; echo $x) make no pattern: the word stays as it is, and
+            # nullglob/failglob do not apply
+            return None
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
                                 nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
@@ -1755,7 +1786,8 @@ class Interpreter(Expander):
             op = e.op
             left = self.expand_str(e.left, tilde=True)
             if xt:
-                rt = self.expand_pattern(e.right) if op in ("==", "=", "!=", "=~") else self.expand_str(e.right, tilde=True)
+                rt = (self.pattern_trace(e.right) if op in ("==", "=", "!=") else
+                      self.expand_str(e.right, tilde=True))
                 self._cond_trace(neg, [left, op, rt])
             if op in ("==", "=", "!="):
                 pat = self.expand_pattern(e.right)
@@ -1778,7 +1810,8 @@ class Interpreter(Expander):
         raise _CondError("conditional: unknown expression")
 
     def _cond_trace(self, neg: str, words: list[str]) -> None:
-        self.xtrace_raw("[[ " + neg + " ".join(_xq(w) for w in words) + " ]]")
+        # bash prints [[ operands raw (patterns with their quoted characters escaped)
+        self.xtrace_raw("[[ " + neg + " ".join(words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
@@ -2055,15 +2088,13 @@ class Interpreter(Expander):
             if not self.trap_level:
                 self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
-        procsubs = self.procsubs
-        mark = len(procsubs)
-        self.cmdsub_status = None
-        words = cmd.words
         plan = _PLANS.get(id(cmd))
         if plan is None or plan[0] is not cmd:
             plan = _simple_plan(cmd)
         kind = plan[1]
+        procsubs = self.procsubs
         if kind == _P_ARGV:
+            mark = len(procsubs)
             argv = list(plan[2])
             if not traps or "DEBUG" not in traps:
                 self.current_command = argv
@@ -2105,6 +2136,9 @@ class Interpreter(Expander):
             st.last_arg = ""
             st.last_status = 0
             return 0
+        mark = len(procsubs)
+        self.cmdsub_status = None
+        words = cmd.words
         if not words:
             try:
                 return self._assign_only(cmd)
@@ -2152,7 +2186,7 @@ class Interpreter(Expander):
                 # the value tilde-expands after the first '=' as in a real assignment
                 k = m.end()
                 rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
-                argv.append(p0.text[:k] + self.expand_str(rest, assign=True))
+                argv.append(p0.text[:k] + self.expand_str(rest, assign=2))  # type: ignore[arg-type]
             else:
                 argv.extend(self.expand_words([w]))
         # indices relative to the builtin's argument list, after its options
@@ -2296,31 +2330,18 @@ class Interpreter(Expander):
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
             # bash (not in posix mode) keeps prefix assignments temporary even before special
-            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing
-            temp_scope = {}
+            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing.  A function's
+            # become bindings of its own scope (bash merges them into its variable context)
+            temp_scope = {} if func is not None else TempScope(name in _BLTN_ENV)
             ok = True
-            for a in cmd.assigns:
-                try:
-                    if a.array is not None:
-                        # bash passes `B=(b b) cmd` to the command as the text "(b b)"
-                        value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
-                                               + el.value.text for el in a.array) + ")"
-                    else:
-                        value = self.expand_str(a.value, assign=True) if a.value is not None else ""
-                    if xt:
-                        self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
-                    existing = self.state.find(a.name)
-                    if existing is not None and existing.attrs & READONLY:
-                        self.error(f"{a.name}: readonly variable")
-                        continue
-                    if a.append and existing is not None and type(existing.value) is str:
-                        value = existing.value + value
-                    temp_scope[a.name] = Var(value, EXPORT)
-                except ExpansionError as e:
-                    self.error(e.message)
-                    if e.fatal:
-                        raise expansion_exit(e) from None
-                    ok = False
+            # each value sees the bindings before it: `A=1 B=$A cmd` gives B=1
+            st.scopes.append(temp_scope)
+            try:
+                ok = self._temp_assigns(cmd.assigns, temp_scope, xt)
+            finally:
+                if st.scopes[-1] is temp_scope:
+                    st.scopes.pop()
+                st.env_cache = None
             if not ok:
                 return self.set_status(1)
         if xt:
@@ -2350,12 +2371,18 @@ class Interpreter(Expander):
 
         def run() -> int:
             if func is not None:
-                return self.call_function(name, func, argv[1:])
+                return self.call_function(name, func, argv[1:], temp_scope)
             if builtin is not None:
                 return self.run_builtin(builtin, argv)
             return self.run_external(argv)
 
-        if temp_scope:
+        if temp_scope and func is not None:
+            st.env_cache = None
+            try:
+                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+            finally:
+                st.env_cache = None
+        elif temp_scope:
             st.scopes.append(temp_scope)
             st.env_cache = None
             try:
@@ -2377,6 +2404,38 @@ class Interpreter(Expander):
         if status:
             self.after_failure(status)
         return status
+
+    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
+        """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
+        expansion error."""
+        ok = True
+        for a in assigns:
+            if a.index is not None:
+                # an array element cannot be put in a command's environment (bash)
+                self.error(f"`{a.name}[{self._word_src(a.index)}]': not a valid identifier")
+                continue
+            try:
+                if a.array is not None:
+                    # bash passes `B=(b b) cmd` to the command as the text "(b b)"
+                    value = "(" + " ".join((f"[{el.key.text}]=" if el.key is not None else "")
+                                           + el.value.text for el in a.array) + ")"
+                else:
+                    value = self.expand_str(a.value, assign=True) if a.value is not None else ""
+                if xt:
+                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
+                existing = self.state.find(a.name)
+                if existing is not None and existing.attrs & READONLY:
+                    self.error(f"{a.name}: readonly variable")
+                    continue
+                if a.append and existing is not None and type(existing.value) is str:
+                    value = existing.value + value
+                temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
+            except ExpansionError as e:
+                self.error(e.message)
+                if e.fatal:
+                    raise expansion_exit(e) from None
+                ok = False
+        return ok
 
     def _keep_declared_temps(self, temp_scope: dict[str, Var], argv: list[str]) -> None:
         """bash: `x=1 export x` (or readonly) makes the temporary x a shell variable."""
@@ -2444,7 +2503,8 @@ class Interpreter(Expander):
                 e.named = True  # type: ignore[attr-defined]
             raise
 
-    def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
+    def call_function(self, name: str, func: N.FuncDef, args: list[str],
+                      scope: dict[str, Var] | None = None) -> int:
         st = self.state
         lim = self.budget.limits.max_call_depth
         fv = st.scopes[0].get("FUNCNEST")
@@ -2464,7 +2524,7 @@ class Interpreter(Expander):
             self.argv_frames = (tuple(saved_pos),)
         if st.shopt.get("extdebug"):
             self.argv_frames += (tuple(args),)
-        st.scopes.append({})
+        st.scopes.append(scope if scope is not None else {})
         self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
         saved_line = self.lineno
         saved_loops = self.loop_depth
@@ -2479,11 +2539,13 @@ class Interpreter(Expander):
         # function only when set inside it, and the caller's trap comes back afterwards
         # unless the function left one of its own
         saved_ret = None
-        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
-            saved_ret = st.traps.pop("RETURN")
         saved_dbg = None
-        if st.traps and "DEBUG" in st.traps and not st.options["functrace"]:
-            saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
+        if st.traps and not st.options["functrace"] and name not in st.func_trace:
+            # (declare -ft gives one function the set -T behaviour)
+            if "RETURN" in st.traps:
+                saved_ret = st.traps.pop("RETURN")
+            if "DEBUG" in st.traps:
+                saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         try:
             body = func.body
             try:
@@ -2493,7 +2555,10 @@ class Interpreter(Expander):
                     self.lineno = func.line or self.lineno
                     self._run_debug_trap()
                 if type(body) is N.Group:
-                    status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    if body.redirs:
+                        status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    else:
+                        status = self.run_script(body.body)
                 else:
                     status = self.execute(body)
             except ReturnFn as r:
@@ -2515,10 +2580,14 @@ class Interpreter(Expander):
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
                 sc = st.scopes.pop()
-                saved_opts = sc.get("-")
-                if saved_opts is not None and type(saved_opts.value) is dict:
-                    st.options.update(saved_opts.value)
-            st.env_cache = None
+                if sc:
+                    saved_opts = sc.get("-")
+                    if saved_opts is not None and type(saved_opts.value) is dict:
+                        st.options.update(saved_opts.value)
+                    st.env_cache = None
+                # else: no locals, the visible variables (and so the environment) are unchanged
+            else:
+                st.env_cache = None
             st.positional = saved_pos
             self.lineno = saved_line
             self.loop_depth = saved_loops
@@ -2827,6 +2896,8 @@ def _assoc_key(k: str) -> str:
 # under extdebug, BASH_ALIASES/BASH_CMDS not kept here)
 _LISTED_DYNAMIC = ("BASHOPTS", "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE",
                    "FUNCNAME", "GROUPS", "SHELLOPTS")
+# builtins whose prefix assignments form bash's "builtin environment" (see TempScope)
+_BLTN_ENV = frozenset({"eval", "source", ".", "unset", "mapfile", "readarray"})
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 
@@ -2923,6 +2994,14 @@ _PLANS: dict[int, tuple[Any, ...]] = {}
 _STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
 
 
+def _static_lit(text: str) -> bool:
+    """An unquoted literal word that expands to itself (``[`` and ``]`` are no glob patterns)."""
+    if _STATIC_WORD.match(text):
+        return True
+    return "{" not in text and "~" not in text and "\\" not in text \
+        and not _patterns.has_magic(text, extglob=True)
+
+
 def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
     plan: tuple[Any, ...] = (cmd, _P_GENERAL)
     if not cmd.redirs:
@@ -2949,7 +3028,7 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     break
                 p = w.parts[0]
                 tp = type(p)
-                if tp is N.Lit and _STATIC_WORD.match(p.text):  # type: ignore[union-attr]
+                if tp is N.Lit and _static_lit(p.text):  # type: ignore[union-attr]
                     argv.append(p.text)  # type: ignore[union-attr]
                 elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                     argv.append(p.text)  # type: ignore[union-attr]
