@@ -878,12 +878,14 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
-        if status == 127 and who != "-c" and isinstance(e.__context__, ExpansionError):
-            # an unbound variable or ${x:?} ends a script file with 1 (bash -c: 127)
+        if status == 127 and (who != "-c" or sh.state.options["errexit"]) and (
+                e.eof or isinstance(e.__context__, ExpansionError)):
+            # an unbound variable or ${x:?} ends a script file with 1 (bash -c: 127, but 1
+            # under set -e)
             status = 1
     except ExpansionError as e:
         sh.error(e.message)
-        status = 1 if e.status == 127 and who != "-c" else e.status
+        status = 1 if e.status == 127 and (who != "-c" or sh.state.options["errexit"]) else e.status
     except (ReturnFn, LoopCtl):
         status = sh.state.last_status
     except BrokenPipeError:
