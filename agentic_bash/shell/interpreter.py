@@ -1172,10 +1172,11 @@ class Interpreter(Expander):
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = 1 if e.eof and not forked_simple else e.status
+                # (set -e: 1 even from a forked simple command)
+                st = 1 if e.eof and (not forked_simple or self.state.options["errexit"]) else e.status
             except ExpansionError as e:
                 self.error(e.message)
-                st = 1 if e.status == 127 and not forked_simple else e.status
+                st = 1 if e.status == 127 and (not forked_simple or self.state.options["errexit"]) else e.status
             except (LoopCtl, ReturnFn) as e:
                 # `(return 4)` in a function ends the subshell with that status
                 st = e.status
