@@ -535,10 +535,10 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
     def err(msg: str) -> None:
         ctx.stderr.write(f"tar: {msg}\n".encode("utf-8", "surrogateescape"))
 
-    def usage(msg: str) -> None:
+    def usage(msg: str, status: int = 2) -> None:
         err(msg)
         ctx.stderr.write(b"Try 'tar --help' or 'tar --usage' for more information.\n")
-        raise _TarError(2)
+        raise _TarError(status)
 
     def set_mode(m: str) -> None:
         nonlocal mode
@@ -563,13 +563,13 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
             if key in _TAR_LONG:
                 cands = [key]
             if len(cands) != 1:
-                usage(f"unrecognized option '{a}'" if not cands else f"option '{a}' is ambiguous")
+                usage(f"unrecognized option '{a}'" if not cands else f"option '{a}' is ambiguous", 64)
             k = cands[0]
             t = _TAR_LONG[k]
             if t.endswith(":"):
                 if not eq:
                     if i >= len(args):
-                        usage(f"option '--{k}' requires an argument")
+                        usage(f"option '--{k}' requires an argument", 64)
                     val = args[i]
                     i += 1
                 t = t[:-1]
@@ -630,7 +630,7 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
                     val = args[i]
                     i += 1
                 else:
-                    usage(f"option requires an argument -- '{c}'")
+                    usage(f"option requires an argument -- '{c}'", 64)
                 if c == "f":
                     archive = val
                 elif c == "C":
@@ -660,7 +660,7 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
             elif c in "hlSwWoBiUMs":
                 pass
             else:
-                usage(f"invalid option -- '{c}'")
+                usage(f"invalid option -- '{c}'", 64)
     if not mode:
         usage("You must specify one of the '-Acdtrux', '--delete' or '--test-label' options")
     if mode not in ("c", "x", "t", "r", "u"):
@@ -672,7 +672,7 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
         try:
             data = ctx.stdin.read() if ff == "-" else _read_path(ctx, ff)
         except OSError as e:
-            err(f"{ff}: Cannot open: {strerror(e)}")
+            err(f"{ff}: Cannot stat: {strerror(e)}")  # GNU stats the -T list first
             err("Error is not recoverable: exiting now")
             raise _TarError(2) from None
         operands += [ln for ln in data.decode("utf-8", "surrogateescape").splitlines() if ln]

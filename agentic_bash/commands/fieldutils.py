@@ -245,6 +245,7 @@ def _tr_unescape(s: bytes) -> list[tuple[str, int]]:
                 i += 2
         elif c == 92:
             out.append(("e", 92))
+            out.append(("warn", 0))  # GNU warns about a lone trailing backslash
             i += 1
         else:
             out.append(("c", c))
@@ -256,6 +257,9 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                ) -> tuple[list[int], list[tuple[str, int, int]]]:
     """Expand a tr SET into a byte list; also return class markers (name, start, len)."""
     toks = _tr_unescape(spec.encode("utf-8", "surrogateescape"))
+    if toks and toks[-1][0] == "warn":
+        toks.pop()
+        ctx.error("warning: an unescaped backslash at end of string is not portable")
     out: list[int] = []
     classes: list[tuple[str, int, int]] = []
     i, n = 0, len(toks)
@@ -395,6 +399,12 @@ def tr(ctx: CommandContext, argv: list[str]) -> int:
         return 1
     table = None
     if translating:
+        # GNU validate(): a [:upper:]/[:lower:] in string2 must face one in string1
+        if not comp:
+            case1 = {st for name, st, _ in cls1 if name in ("upper", "lower")}
+            if any(name in ("upper", "lower") and st not in case1 for name, st, _ in cls2):
+                ctx.error("misaligned [:upper:] and/or [:lower:] construct")
+                return 1
         if trunc:
             set1 = set1[: len(set2)]
         if not set2 and set1:
@@ -402,8 +412,12 @@ def tr(ctx: CommandContext, argv: list[str]) -> int:
             return 1
         # [:lower:] <-> [:upper:] pairs map class to class position by position
         if len(set2) < len(set1):
+            if cls2 and cls2[-1][1] + cls2[-1][2] == len(set2):
+                ctx.error("when translating with string1 longer than string2,\n"
+                          "the latter string must not end with a character class")
+                return 1
             set2 = set2 + [set2[-1]] * (len(set1) - len(set2))
-        if comp and cls2:
+        if comp and cls1 and len(set(set2)) > 1:
             ctx.error("when translating with complemented character classes,\nstring2 must map all characters in the domain to one")
             return 1
         m = list(range(256))
@@ -760,11 +774,17 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
                 if item == "0":
                     fmt.append((0, 0))
                     continue
-                m = re.fullmatch(r"([12])\.(\d+)", item)
-                if not m or int(m.group(2)) == 0:
+                # GNU decode_field_spec: the file number first, then ".N" with N >= 1
+                if item[:1] not in ("0", "1", "2"):
+                    ctx.error(f"invalid file number in field spec: {quote(ctx, item)}")
+                    return 1
+                if item[0] == "0" or item[1:2] != ".":
                     ctx.error(f"invalid field specifier: {quote(ctx, item)}")
                     return 1
-                fmt.append((int(m.group(1)), int(m.group(2)) - 1))
+                if not item[2:].isdigit() or int(item[2:]) == 0:
+                    ctx.error(f"invalid field number: {quote(ctx, item[2:])}")
+                    return 1
+                fmt.append((int(item[0]), int(item[2:]) - 1))
         elif k == "t":
             t = (v or "").encode("utf-8", "surrogateescape")
             if len(t) > 1:

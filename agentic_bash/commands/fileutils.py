@@ -1095,7 +1095,10 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
                 elif not force:
                     raise FileExistsError(errno.EEXIST, "File exists", link)
                 if existing.is_dir:
-                    raise IsADirectoryError(errno.EISDIR, "Is a directory", link)
+                    # GNU refuses before trying: `ln -sfT x dir`
+                    ctx.error(f"{quotef(link)}: cannot overwrite directory")
+                    status = 1
+                    continue
                 ctx.fs.unlink(lp)
             if symbolic:
                 t = tgt

@@ -34,6 +34,10 @@ class FindError(Exception):
     pass
 
 
+_REGEXTYPES = ("findutils-default", "ed", "emacs", "gnu-awk", "grep", "posix-awk", "awk", "posix-basic",
+               "posix-egrep", "egrep", "posix-extended", "posix-minimal-basic", "sed")
+
+
 class _Quit(Exception):
     pass
 
@@ -357,8 +361,8 @@ class _Find:
         if t == "(":
             self.pos += 1
             if self.peek() is None:
-                raise FindError("invalid expression; expected expression after '('" if False else
-                                "invalid expression; I was expecting to find a ')' somewhere but did not see one.")
+                raise FindError("invalid expression; expected to find a ')' but didn't see one. "
+                                "Perhaps you need an extra predicate after '('")
             if self.peek() == ")":
                 raise FindError("invalid expression; empty parentheses are not allowed.")
             e = self.p_comma()
@@ -369,6 +373,32 @@ class _Find:
         if t == ")":
             raise FindError("invalid expression; you have too many ')'")
         return self.p_primary()
+
+    def check_format(self, fmt: str) -> None:
+        """GNU vets a -printf format when parsing: warnings for unknown directives/escapes."""
+        i, n = 0, len(fmt)
+        while i < n:
+            c = fmt[i]
+            if c == "\\" and i + 1 < n:
+                d = fmt[i + 1]
+                if d not in "abcfnrtv\\01234567":
+                    self.ctx.error(f"warning: unrecognized escape `\\{d}'")
+                i += 2
+                continue
+            if c == "%":
+                j = i + 1
+                while j < n and fmt[j] in "-+ #0123456789.":
+                    j += 1
+                if j >= n:
+                    raise FindError("error: % at end of format string")
+                d = fmt[j]
+                if d in "ACT":
+                    j += 1
+                elif d not in "%aAbcCdDfFgGhHiklmMnpPsStTuUyYZ":
+                    self.ctx.error(f"warning: unrecognized format directive `%{d}'")
+                i = j + 1
+                continue
+            i += 1
 
     def arg(self, name: str) -> str:
         if self.pos >= len(self.toks):
@@ -420,18 +450,37 @@ class _Find:
             return Node("pred", name=t, fn=fr)
         if t == "-regextype":
             self.regextype = self.arg(t)
+            if self.regextype not in _REGEXTYPES:
+                q = self.q
+                raise FindError(f"Unknown regular expression type {q(self.regextype)}; valid types are "
+                                + ", ".join(q(x) for x in _REGEXTYPES) + ".")
             return Node("pred", name=t, fn=lambda e: True)
         if t in ("-type", "-xtype"):
             v = self.arg(t)
-            kinds = v.split(",")
-            for k in kinds:
-                if len(k) != 1 or k not in "bcdpflsD":
-                    if not k:
-                        raise FindError(f"Arguments to {t} should contain at least one letter" if False else
-                                        f"Unknown argument to {t}: {v}")
-                    raise FindError(f"Unknown argument to {t}: {k}" if len(k) == 1 else
-                                    f"Must separate multiple arguments to {t} using: ','")
-            ks = set(kinds)
+            if not v:
+                raise FindError(f"Arguments to {t} should contain at least one letter")
+            # GNU parse_type: a letter, then either the end or ',' and another letter
+            ks: set[str] = set()
+            i = 0
+            while i < len(v):
+                k = v[i]
+                if k not in "bcdpflsD":
+                    raise FindError(f"Unknown argument to {t}: {k}")
+                if k in ks:
+                    raise FindError(f"Duplicate file type '{k}' in the argument list to {t}.")
+                if k == "D":
+                    raise FindError(f"{t} D is not supported because Solaris doors are not supported "
+                                    "on the platform find was compiled on.")
+                ks.add(k)
+                i += 1
+                if i == len(v):
+                    break
+                if v[i] != ",":
+                    raise FindError(f"Must separate multiple arguments to {t} using: ','")
+                i += 1
+                if i == len(v):
+                    raise FindError(f"Last file type in list argument to {t} is missing, i.e., list is "
+                                    "ending on: ','")
             xt = t == "-xtype"
 
             def ft(e: _Entry, ks=ks, xt=xt) -> bool:
@@ -446,12 +495,13 @@ class _Find:
             return Node("pred", name=t, fn=ft)
         if t == "-size":
             v = self.arg(t)
+            if not v:
+                raise FindError("invalid null argument to -size")
+            if not v[-1].isdigit() and v[-1] not in "bcwkMG":  # GNU looks at the last character first
+                raise FindError(f"invalid -size type `{v[-1]}'")
             m = regex.fullmatch(r"([+-]?)(\d+)([bcwkMG]?)", v)
             if not m:
-                m2 = regex.fullmatch(r"([+-]?)(\d+)(.*)", v)
-                if m2:
-                    raise FindError(f"invalid -size type `{m2.group(3)[0]}'")
-                raise FindError(f"invalid argument `{v}' to `-size'")
+                raise FindError(f"Invalid argument `{v}' to -size")
             sign, num, unit = m.group(1), int(m.group(2)), m.group(3) or "b"
             mult = {"b": 512, "c": 1, "w": 2, "k": 1024, "M": 1 << 20, "G": 1 << 30}[unit]
 
@@ -629,12 +679,15 @@ class _Find:
             return Node("pred", name=t, fn=lambda e: self.write(self.enc(e.disp) + b"\0") or True)
         if t == "-printf":
             fmt = self.arg(t)
+            self.check_format(fmt)
             return Node("pred", name=t, fn=lambda e, fmt=fmt: self.write(self.printf(fmt, e)) or True)
         if t == "-ls":
             return Node("pred", name=t, fn=lambda e: self.write(self.ls(e)) or True)
         if t in ("-fprint", "-fprint0", "-fprintf", "-fls"):
             fn = self.arg(t)
             fmt = self.arg(t) if t == "-fprintf" else ""
+            if t == "-fprintf":
+                self.check_format(fmt)
             try:
                 fh = ctx.fs.open(ctx.path(fn), "wb")
             except OSError as e:
@@ -805,6 +858,7 @@ class _Find:
                 continue
             mm = regex.match(r"([-+ #0]*)(\d*)(?:\.(\d+))?", fmt[i:])
             flags, width, prec = mm.group(1), mm.group(2), mm.group(3)
+            spec_text = mm.group(0)
             i += mm.end()
             if i >= n:
                 out.append("%")
@@ -817,8 +871,8 @@ class _Find:
                 val = self.timefmt(e, d, k)
             else:
                 val = self.directive(e, d)
-                if val is None:
-                    out.append("%" + d)
+                if val is None:  # an unknown directive is copied as written, flags and all
+                    out.append("%" + spec_text + d)
                     continue
             if width or prec:
                 # GNU formats every directive as a string (%5s-style): the 0 flag is ignored

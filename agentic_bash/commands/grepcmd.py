@@ -292,6 +292,9 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
             o.binary_files = "text"
         elif k == "I":
             o.binary_files = "without-match"
+        elif k == "D" and v not in ("read", "skip"):
+            ctx.error("unknown devices method")  # exact words only, no argmatch
+            raise OptError(2)
         elif k in ("d", "D"):
             valid = ("read", "recurse", "skip") if k == "d" else ("read", "skip")
             cands = [x for x in valid if v and x.startswith(v)]
@@ -305,7 +308,7 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
                     f"grep: {kind} argument \u2018{v}\u2019 for \u2018{name}\u2019\n"
                     f"Valid arguments are:\n{lines}Usage: {USAGE}\n"
                     "Try 'grep --help' for more information.\n".encode())
-                raise OptError(2)
+                raise OptError(1)  # argmatch_die: EXIT_FAILURE
             if k == "d":
                 o.directories = cands[0]
             else:
@@ -355,12 +358,10 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
             elif v in ("never", "no", "none", "auto", "tty", "if-tty"):
                 o.color = False
             else:
-                ctx.stderr.write(f"grep: invalid argument \u2018{v}\u2019 for \u2018--color\u2019\n"
-                                 "Valid arguments are:\n  - \u2018always\u2019, \u2018yes\u2019, \u2018force\u2019\n"
-                                 "  - \u2018never\u2019, \u2018no\u2019, \u2018none\u2019\n"
-                                 "  - \u2018auto\u2019, \u2018tty\u2019, \u2018if-tty\u2019\n"
-                                 f"Usage: {USAGE}\nTry 'grep --help' for more information.\n".encode())
-                raise OptError(2)
+                # grep 3.8 sets show_help for an unknown WHEN: the --help text, status 0
+                from ._args import _print_help
+                _print_help(ctx, "grep")
+                raise OptError(0)
     o.context_given = after is not None or before is not None or ctx_default is not None
     o.after = after if after is not None else (ctx_default or 0)
     o.before = before if before is not None else (ctx_default or 0)

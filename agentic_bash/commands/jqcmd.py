@@ -269,16 +269,12 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
             elif name == "indent":
                 if i >= len(args):
                     return usage_err("--indent takes one parameter")
-                try:
-                    n = int(args[i])
-                except ValueError:
-                    return usage_err("--indent takes a number")
+                m = re.match(r"\s*[+-]?\d+", args[i])  # jq 1.6 reads it with atoi()
+                n = int(m.group()) if m else 0
                 i += 1
-                if n > 7:
-                    return usage_err("Cannot indent more than 7 characters")
-                if n < 0:
-                    return usage_err("Cannot indent less than -1 characters")
-                indent = n
+                if n > 7 or n < -1:
+                    return usage_err("--indent takes a number between -1 and 7")
+                indent = "\t" if n == -1 else n
             elif name in ("arg", "argjson", "slurpfile", "rawfile"):
                 if i + 1 >= len(args):
                     return usage_err(f"--{name} takes two parameters (e.g. --{name} varname "
@@ -291,7 +287,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
                     try:
                         named[k] = json.loads(v)
                     except ValueError:
-                        return usage_err(f"Invalid JSON text passed to --argjson")
+                        return usage_err("invalid JSON text passed to --argjson")
                 else:
                     try:
                         data = read_file(v)

@@ -538,8 +538,11 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
             if got is None:
                 return 1
             lsr.classify = {"slash": "p", "classify": "F", "file-type": "t"}.get(got, "")
-        elif k == "w" and v is not None and v.isdigit():
-            lsr.width = int(v) or 10 ** 9  # GNU: -w 0 means no limit
+        elif k == "w":
+            if not (v or "").isdigit():
+                ctx.error(f"invalid line width: {quote(ctx, v or '')}")
+                return 2
+            lsr.width = int(v or "0") or 10 ** 9  # GNU: -w 0 means no limit
         elif k in ("Q", "b", "N"):
             lsr.qstyle = {"Q": "c", "b": "escape", "N": "literal"}[k]
         elif k == "quoting-style" and v in ("literal", "shell", "shell-always", "shell-escape",
@@ -598,6 +601,14 @@ def ls(ctx: CommandContext, argv: list[str]) -> int:
                 return 1
     if lsr.sort == "time" and lsr.long is False and lsr.time_kind != "mtime":
         pass
+    ts = lsr.time_style
+    if lsr.long and ts is not None and not ts.startswith("+") and ts not in ("full-iso", "long-iso", "iso", "locale"):
+        # GNU checks the style only when a long listing would use it
+        ctx.error(f"invalid argument {quote(ctx, ts)} for {quote(ctx, 'time style')}")
+        ctx.stderr.write(b"Valid arguments are:\n  - [posix-]full-iso\n  - [posix-]long-iso\n  - [posix-]iso\n"
+                         b"  - [posix-]locale\n  - +FORMAT (e.g., +%H:%M) for a 'date'-style format\n")
+        try_help(ctx)
+        return 2
     names = ops or ["."]
     files: list[_Ent] = []
     dirs: list[_Ent] = []

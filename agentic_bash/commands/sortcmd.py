@@ -496,6 +496,22 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
             sep = b"\0"
         elif k == "m":
             merge = True
+        elif k == "S":
+            # GNU xstrtoumax with "kKmMGTPEZYbs%" suffixes; the size itself is ours to ignore
+            m = re.fullmatch(r"(\d+)(.*)", v or "")
+            if m is None:
+                ctx.error(f"invalid -S argument {quoteaf(v or '')}")
+                return 2
+            if m.group(2) not in ("", "b", "k", "K", "m", "M", "g", "G", "t", "T", "P", "E", "Z", "Y", "%"):
+                ctx.error(f"invalid suffix in -S argument {quoteaf(v or '')}")
+                return 2
+        elif k == "parallel":
+            if not (v or "").isdigit():
+                ctx.error(f"invalid --parallel argument {quoteaf(v or '')}")
+                return 2
+            if int(v or "0") == 0:
+                ctx.error("number in parallel must be nonzero")
+                return 2
     for kk in keys:
         if not kk.has_order() and not kk.reverse:
             for attr in ("skipsblanks", "skipeblanks", "numeric", "general", "human", "month",
@@ -622,13 +638,21 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
 def uniq(ctx: CommandContext, argv: list[str]) -> int:
     # obsolete -N (skip fields) and +N (skip chars)
     fixed = [argv[0]]
-    for a in argv[1:]:
-        if re.match(r"^-\d+$", a):
+    takes_arg = False  # the previous word was -f/-s/-w (or its long form) wanting a value
+    for i, a in enumerate(argv[1:]):
+        if takes_arg:
+            fixed.append(a)
+            takes_arg = False
+        elif a == "--":
+            fixed += argv[i + 1:]
+            break
+        elif re.match(r"^-\d+$", a):
             fixed += ["-f", a[1:]]
         elif re.match(r"^\+\d+$", a):
             fixed += ["-s", a[1:]]
         else:
             fixed.append(a)
+            takes_arg = bool(re.fullmatch(r"-[cdDiuz]*[fsw]|--(skip-fields|skip-chars|check-chars)", a))
     try:
         opts, ops = parse_opts(ctx, fixed, "cdDf:is:uw:z", {
             "count": "c", "repeated": "d", "all-repeated": "all-repeated::", "skip-fields": "f",

@@ -367,6 +367,8 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
             say(f"{' into:' if i == 0 else '     &'}    {_q(ctx, w)}")
         rest = split + rest
     newenv: dict[str, str] = {} if o.has("i") else dict(ctx.env)
+    if newenv and _from_shell(ctx) and "_" not in newenv:
+        newenv["_"] = _underscore(ctx, "env")  # bash exports $_ as the command's path
     if rest[:1] == ["-"]:
         newenv = {}
         rest = rest[1:]
@@ -404,6 +406,17 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     return _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
 
 
+def _from_shell(ctx: CommandContext) -> bool:
+    """Was this command started by the shell (not by env/xargs/find with their own env)?"""
+    from ..shell.state import ShellEnv
+    return isinstance(ctx.env, ShellEnv)
+
+
+def _underscore(ctx: CommandContext, name: str) -> str:
+    """``$_`` in a command's environment: bash exports it as the command's path."""
+    return "/usr/bin/" + name
+
+
 def _run(ctx: CommandContext, argv: list[str], *, env=None, cwd=None, who: str,
          stdin=None, stdout=None, stderr=None) -> int:
     # GNU's words when execvp() fails: env "‘x’: ...", timeout/nohup "failed to run command ..."
@@ -428,14 +441,17 @@ def printenv(ctx: CommandContext, argv: list[str]) -> int:
     if o.error:
         return _try(ctx, "printenv", 2)
     end = "\0" if o.has("0") else "\n"
+    env = dict(ctx.env)
+    if _from_shell(ctx) and "_" not in env:
+        env["_"] = _underscore(ctx, "printenv")
     if not o.args:
-        for k, v in ctx.env.items():
+        for k, v in env.items():
             _w(ctx, f"{k}={v}{end}")
         return 0
     st = 0
     for n in o.args:
-        if "=" not in n and n in ctx.env:
-            _w(ctx, ctx.env[n] + end)
+        if "=" not in n and n in env:
+            _w(ctx, env[n] + end)
         else:
             st = 1
     return st
@@ -603,9 +619,7 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
     if o.error:
         return _try(ctx, "timeout", 125)
     if len(o.args) < 2:
-        if len(o.args) == 1:
-            ctx.error("missing operand")
-        return _try(ctx, "timeout", 125)
+        return _try(ctx, "timeout", 125)  # GNU's usage(): only the "Try" line
     d = _duration(o.args[0])
     if d is None:
         ctx.error(f"invalid time interval {_q(ctx, o.args[0])}")

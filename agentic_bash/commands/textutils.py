@@ -179,13 +179,14 @@ def cat(ctx: CommandContext, argv: list[str]) -> int:
 # -- head / tail ----------------------------------------------------------------------------
 
 _MULT = {"b": 512, "k": 1024, "K": 1024, "m": 1024 ** 2, "M": 1024 ** 2, "G": 1024 ** 3,
-         "T": 1024 ** 4, "P": 1024 ** 5, "E": 1024 ** 6, "Z": 1024 ** 7, "Y": 1024 ** 8,
-         "R": 1024 ** 9, "Q": 1024 ** 10}
-_NUM_RE = re.compile(r"^\s*([+-]?)(\d+)([bkKmMGTPEZYRQ]?)(B|iB)?$")
+         "T": 1024 ** 4, "P": 1024 ** 5, "E": 1024 ** 6, "Z": 1024 ** 7, "Y": 1024 ** 8}
+# coreutils 9.1's xstrtoumax knows no R/Q suffixes
+_NUM_RE = re.compile(r"^\s*([+-]?)(\d+)([bkKmMGTPEZY]?)(B|iB)?$")
 BIG = 1 << 63
+_UINTMAX = (1 << 64) - 1
 
 
-def parse_size(s: str) -> tuple[str, int] | None:
+def parse_size(s: str, clamp: bool = True) -> tuple[str, int] | None:
     """GNU xstrtoumax with suffixes: returns (sign, value) or None when invalid."""
     m = _NUM_RE.match(s)
     if not m:
@@ -198,12 +199,22 @@ def parse_size(s: str) -> tuple[str, int] | None:
                 return None
             v *= 512
         elif b == "B":
-            v *= 1000 ** (" kMGTPEZYRQ".index(suf.upper()) if suf.upper() in "KMGTPEZYRQ" else 1)
+            v *= 1000 ** (" KMGTPEZY".index(suf.upper()) if suf.upper() in "KMGTPEZY" else 1)
         else:
             v *= _MULT[suf]
     elif b:
         return None
-    return sign, min(v, BIG)
+    return sign, min(v, BIG) if clamp else v
+
+
+def count_error(ctx: CommandContext, what: str, v: str) -> None:
+    """head/tail's report of a bad -n/-c value: the number after a leading '-', and GNU's
+    EOVERFLOW text for one past UINTMAX_MAX."""
+    shown = v[1:] if v.startswith("-") else v
+    r = parse_size(shown, clamp=False)
+    big = r is not None and r[1] > _UINTMAX
+    ctx.error(f"invalid number of {what}: {quote(ctx, shown)}"
+              + (": Value too large for defined data type" if big else ""))
 
 
 def _legacy_num(argv: list[str], letter: str) -> list[str]:
@@ -239,13 +250,13 @@ def head(ctx: CommandContext, argv: list[str]) -> int:
     for k, v in opts:
         if k in "cn":
             assert v is not None
-            r = parse_size(v)
-            if r is None:
-                ctx.error(f"invalid number of {'bytes' if k == 'c' else 'lines'}: {quote(ctx, v)}")
+            r = parse_size(v, clamp=False)
+            if r is None or r[1] > _UINTMAX:
+                count_error(ctx, "bytes" if k == "c" else "lines", v)
                 return 1
             by_bytes = k == "c"
             all_but = r[0] == "-"
-            count = r[1]
+            count = min(r[1], BIG)
         elif k == "q":
             verbose = False
         elif k == "v":
@@ -372,15 +383,23 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
     for k, v in opts:
         if k in "cn":
             assert v is not None
-            r = parse_size(v)
-            if r is None:
-                ctx.error(f"invalid number of {'bytes' if k == 'c' else 'lines'}: {quote(ctx, v)}")
+            r = parse_size(v, clamp=False)
+            if r is None or r[1] > _UINTMAX:
+                count_error(ctx, "bytes" if k == "c" else "lines", v)
                 return 1
             by_bytes = k == "c"
             from_start = r[0] == "+"
-            count = r[1]
+            count = min(r[1], BIG)
         elif k in ("f", "F", "follow"):
             follow = "F" if k == "F" or follow == "F" else "f"
+        elif k == "s":
+            try:
+                ok = float(v or "x") >= 0 and not (v or "").strip().lower().startswith(("inf", "nan", "+inf"))
+            except ValueError:
+                ok = False
+            if not ok:
+                ctx.error(f"invalid number of seconds: {quote(ctx, v or '')}")
+                return 1
         elif k == "q":
             verbose = False
         elif k == "v":

@@ -245,6 +245,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
             raise _Fail(1) from None
         if x < lo:
             ctx.error(f"value {x} for -{opt} option should be >= {lo}")
+            if opt == "s":  # GNU only warns for -s and goes on with the least size
+                return lo
             ctx.stderr.write(b"Try 'xargs --help' for more information.\n")
             raise _Fail(1)
         return x

@@ -79,6 +79,8 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
     if "SHLVL" not in sc:
         sc["SHLVL"] = Var("1", EXPORT)
     sc["PWD"] = Var(workdir, EXPORT)
+    if "OLDPWD" not in sc:
+        sc["OLDPWD"] = Var(None, EXPORT)  # bash starts with OLDPWD exported but unset
     st.cwd = workdir
     st.env_cache = None
 
@@ -738,7 +740,9 @@ class _Exec:
                     v.attrs &= ~EXPORT
             for k, v in env.items():
                 sc[k] = Var(v, EXPORT)
-            child.state.env_cache = None
+            # exactly this environment, in its order, and a plain dict: a command started by
+            # env/xargs/find is not given bash's $_ (see commands.sysutils._from_shell)
+            child.state.env_cache = dict(env)
         if not argv:
             return 0
         try:

@@ -483,6 +483,17 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         local = False  # `local -g` declares a global, as `declare -g` does
     if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
         local = True
+    if ("f" in on or "F" in on) and args and "p" not in on and (on - {"f", "F"} or off):
+        # declare -ft/-fx/+ft NAME: set function attributes (only the trace one matters here)
+        status = 0
+        for a in args:
+            if a not in sh.state.functions:
+                status = 1
+            elif "t" in on:
+                sh.state.func_trace = sh.state.func_trace | {a}
+            elif "t" in off:
+                sh.state.func_trace = sh.state.func_trace - {a}
+        return status
     if "f" in on or "F" in on:
         if "p" in on or not args or True:
             if not args:
@@ -490,7 +501,12 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             st = 0
             for a in args:
                 if a in sh.state.functions:
-                    if "F" in on:
+                    if "F" in on and sh.state.shopt.get("extdebug"):
+                        # extdebug: the definition's line and file (bash -c's is "environment")
+                        fn = sh.state.functions[a]
+                        src = sh.state.func_sources.get(a) or "environment"
+                        _out(sh, f"{a} {getattr(fn, 'line', 0)} {src}\n")
+                    elif "F" in on:
                         _out(sh, a + "\n")
                     else:
                         _print_functions(sh, [a], False)
@@ -615,6 +631,9 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
                 var = Var(outer.value if type(outer.value) is str else None, EXPORT)
             elif st.shopt.get("localvar_inherit") and outer is not None:
                 var = outer.copy()
+            elif outer is not None and st.scopes[-1] is not sc and outer is st.scopes[-1].get(target):
+                # `x=tmp local x`: the new local starts with the prefix binding's value
+                var = Var(outer.value, outer.attrs & EXPORT)
             elif outer is not None and outer.attrs & EXPORT:
                 var.attrs = EXPORT  # a local of an exported name is exported too (bash)
             sc[target] = var
@@ -1168,7 +1187,7 @@ def b_continue(sh: Interpreter, argv: list[str]) -> int:
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
-    from .parser import parse_cached_at
+    from .parser import parse_cached, parse_cached_at
     who = "eval"
     if argv[1:2] == ["\0cmdsub"]:
         # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)

@@ -32,13 +32,17 @@ def _star_param(p: N.Param) -> bool:
     return p.name == "*"
 
 
-_PLAIN_NAME: dict[str, bool] = {}
+_PLAIN_NAME: dict[str, int] = {}
 
 
-def _plain_name(name: str) -> bool:
-    """Whether ``$name`` is just the variable's value (not positional, special or dynamic)."""
+def _plain_name(name: str) -> int:
+    """How ``$name`` reads: -1 the variable's value (not special or dynamic), N > 0 the
+    positional parameter N, 0 anything else."""
     from .interpreter import DYNAMIC
-    plain = bool(_NAME_RE.match(name)) and name != "_" and name not in DYNAMIC
+    if name.isdigit() and name.isascii():
+        plain = int(name) if name[0] != "0" else 0
+    else:
+        plain = -1 if _NAME_RE.match(name) and name != "_" and name not in DYNAMIC else 0
     if len(_PLAIN_NAME) >= 4096:
         _PLAIN_NAME.clear()
     _PLAIN_NAME[name] = plain
@@ -272,6 +276,18 @@ class Expander:
                 out.append(" ")  # "${a[@]}" in a pattern: the fields joined by spaces
             for text, kind in chunks:
                 out.append(glob_escape(text) if kind == _QUOTED else text)
+        return "".join(out)
+
+    def pattern_trace(self: Interpreter, word: N.Word) -> str:
+        """A [[ pattern as set -x shows it: every quoted character backslash-escaped."""
+        fb = _Fields("")
+        self._parts_into(word.parts, fb, False, nosplit=True, tilde_mode=1)
+        out = []
+        for i, (chunks, _q) in enumerate(fb.finish()):
+            if i:
+                out.append(" ")
+            for text, kind in chunks:
+                out.append("".join("\\" + c for c in text) if kind == _QUOTED else text)
         return "".join(out)
 
     def expand_regex(self: Interpreter, word: N.Word) -> str:
@@ -616,6 +632,17 @@ class Expander:
             if name == "@" or name == "*":
                 return list(self.state.positional), True, name == "*"
             v = self.special_or_var(name)
+            if v is None:
+                ref = self.state.find(name)
+                if ref is not None and ref.attrs & NAMEREF:
+                    t = ref.value
+                    if type(t) is str and t.endswith(("[@]", "[*]")):
+                        # a reference to a[@] expands like "${a[@]}" as $ref, while ${ref}
+                        # (and a[*]) joins the elements into one word (bash)
+                        base, _, sub = t[:-1].partition("[")
+                        vals = self._base_values(N.Param(base, N.Word((N.Lit(sub),), sub)))[0]
+                        if vals or p.short:
+                            return vals, True, sub == "*" or not p.short
             return v, False, False
         # subscripted
         star_all = None
@@ -649,12 +676,16 @@ class Expander:
             plain = _PLAIN_NAME.get(name)
             if plain is None:
                 plain = _plain_name(name)
-            if plain:
+            if plain < 0:
                 var = self.state.find(name)
                 if var is not None and not var.attrs & NAMEREF:
                     val = var.value
                     if type(val) is str:
                         return val
+            elif plain:
+                pos = self.state.positional
+                if plain <= len(pos):
+                    return pos[plain - 1]
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":

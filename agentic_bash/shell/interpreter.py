@@ -604,6 +604,9 @@ class Interpreter(Expander):
         st = self.state
         rname = st.resolve_ref(name)
         var = st.find(rname)
+        if var is not None and var.attrs & NAMEREF or "[" in rname:
+            # ref[i]=v through a nameref to an element (or an unset nameref): bash refuses
+            raise VarError(f"`{rname if '[' in rname else ''}': not a valid identifier")
         if var is None:
             var = Var({}, ARRAY)
             st.scopes[0][rname] = var
@@ -641,9 +644,16 @@ class Interpreter(Expander):
         st = self.state
         if var is None:
             rname = st.resolve_ref(name)
+            if "[" in rname:
+                raise VarError(f"`{rname}': not a valid identifier")
             var = st.find(rname) if not local else None
             if var is None:
                 var = self.declare_var(rname, local=local)
+            elif var.attrs & NAMEREF:
+                # an unset nameref given a list becomes a plain array (bash warns)
+                self.error(f"warning: {rname}: removing nameref attribute")
+                var.attrs &= ~NAMEREF
+                var.value = None
         else:
             rname = name
         if var.attrs & READONLY:
@@ -739,6 +749,9 @@ class Interpreter(Expander):
         if var is None:
             var = Var(None)
             st.scopes[0][rname] = var
+        elif var.attrs & NAMEREF:
+            self.error(f"warning: {rname}: removing nameref attribute")
+            var.attrs &= ~NAMEREF
         if var.attrs & READONLY:
             raise VarError(f"{rname}: readonly variable")
         var.attrs |= ARRAY
@@ -935,6 +948,11 @@ class Interpreter(Expander):
         elif ignore is None and getattr(self.state, "globignore_dotglob", False):
             sh["dotglob"] = False
             self.state.globignore_dotglob = False
+        if not patterns.has_magic(pat, extglob=True):
+            # bash's glob_pattern_p: a `[` without its `]` (`[`, `a[b`) or only escaped
+            # characters (x='a\*'; echo $x) make no pattern: the word stays as it is, and
+            # nullglob/failglob do not apply
+            return None
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
                                 nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
@@ -1773,7 +1791,8 @@ class Interpreter(Expander):
             op = e.op
             left = self.expand_str(e.left, tilde=True)
             if xt:
-                rt = self.expand_pattern(e.right) if op in ("==", "=", "!=", "=~") else self.expand_str(e.right, tilde=True)
+                rt = (self.pattern_trace(e.right) if op in ("==", "=", "!=") else
+                      self.expand_str(e.right, tilde=True))
                 self._cond_trace(neg, [left, op, rt])
             if op in ("==", "=", "!="):
                 pat = self.expand_pattern(e.right)
@@ -1796,7 +1815,8 @@ class Interpreter(Expander):
         raise _CondError("conditional: unknown expression")
 
     def _cond_trace(self, neg: str, words: list[str]) -> None:
-        self.xtrace_raw("[[ " + neg + " ".join(_xq(w) for w in words) + " ]]")
+        # bash prints [[ operands raw (patterns with their quoted characters escaped)
+        self.xtrace_raw("[[ " + neg + " ".join(words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
@@ -2073,15 +2093,13 @@ class Interpreter(Expander):
             if not self.trap_level:
                 self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
-        procsubs = self.procsubs
-        mark = len(procsubs)
-        self.cmdsub_status = None
-        words = cmd.words
         plan = _PLANS.get(id(cmd))
         if plan is None or plan[0] is not cmd:
             plan = _simple_plan(cmd)
         kind = plan[1]
+        procsubs = self.procsubs
         if kind == _P_ARGV:
+            mark = len(procsubs)
             argv = list(plan[2])
             if not traps or "DEBUG" not in traps:
                 self.current_command = argv
@@ -2123,6 +2141,9 @@ class Interpreter(Expander):
             st.last_arg = ""
             st.last_status = 0
             return 0
+        mark = len(procsubs)
+        self.cmdsub_status = None
+        words = cmd.words
         if not words:
             try:
                 return self._assign_only(cmd)
@@ -2523,11 +2544,13 @@ class Interpreter(Expander):
         # function only when set inside it, and the caller's trap comes back afterwards
         # unless the function left one of its own
         saved_ret = None
-        if st.traps and "RETURN" in st.traps and not st.options["functrace"]:
-            saved_ret = st.traps.pop("RETURN")
         saved_dbg = None
-        if st.traps and "DEBUG" in st.traps and not st.options["functrace"]:
-            saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
+        if st.traps and not st.options["functrace"] and name not in st.func_trace:
+            # (declare -ft gives one function the set -T behaviour)
+            if "RETURN" in st.traps:
+                saved_ret = st.traps.pop("RETURN")
+            if "DEBUG" in st.traps:
+                saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         try:
             body = func.body
             try:
@@ -2537,7 +2560,10 @@ class Interpreter(Expander):
                     self.lineno = func.line or self.lineno
                     self._run_debug_trap()
                 if type(body) is N.Group:
-                    status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    if body.redirs:
+                        status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
+                    else:
+                        status = self.run_script(body.body)
                 else:
                     status = self.execute(body)
             except ReturnFn as r:
@@ -2559,10 +2585,14 @@ class Interpreter(Expander):
             self.argv_frames = saved_argv
             if len(st.scopes) > 1:
                 sc = st.scopes.pop()
-                saved_opts = sc.get("-")
-                if saved_opts is not None and type(saved_opts.value) is dict:
-                    st.options.update(saved_opts.value)
-            st.env_cache = None
+                if sc:
+                    saved_opts = sc.get("-")
+                    if saved_opts is not None and type(saved_opts.value) is dict:
+                        st.options.update(saved_opts.value)
+                    st.env_cache = None
+                # else: no locals, the visible variables (and so the environment) are unchanged
+            else:
+                st.env_cache = None
             st.positional = saved_pos
             self.lineno = saved_line
             self.loop_depth = saved_loops
@@ -2969,6 +2999,14 @@ _PLANS: dict[int, tuple[Any, ...]] = {}
 _STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
 
 
+def _static_lit(text: str) -> bool:
+    """An unquoted literal word that expands to itself (``[`` and ``]`` are no glob patterns)."""
+    if _STATIC_WORD.match(text):
+        return True
+    return "{" not in text and "~" not in text and "\\" not in text \
+        and not _patterns.has_magic(text, extglob=True)
+
+
 def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
     plan: tuple[Any, ...] = (cmd, _P_GENERAL)
     if not cmd.redirs:
@@ -2995,7 +3033,7 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     break
                 p = w.parts[0]
                 tp = type(p)
-                if tp is N.Lit and _STATIC_WORD.match(p.text):  # type: ignore[union-attr]
+                if tp is N.Lit and _static_lit(p.text):  # type: ignore[union-attr]
                     argv.append(p.text)  # type: ignore[union-attr]
                 elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                     argv.append(p.text)  # type: ignore[union-attr]

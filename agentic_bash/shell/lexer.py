@@ -312,6 +312,7 @@ class Lexer:
                     self.pos = i
                     self._read_extglob(buf)
                     i = self.pos
+                    src, n = self.src, self.n  # an alias in a $(…) may have changed the text
                     continue
                 break
             if c == "\\":
@@ -325,6 +326,7 @@ class Lexer:
                     i += 2
             elif c in "'\"$`":
                 i = self._read_quote_or_sub(buf, c, i)
+                src, n = self.src, self.n  # an alias in a $(…) may have changed the text
             elif (c == "<" or c == ">") and i + 1 < n and src[i + 1] == "(":
                 self.pos = i + 2
                 self.enter()
@@ -332,6 +334,7 @@ class Lexer:
                 self.depth -= 1
                 buf.part(ProcSub(c, body))
                 i = self.pos
+                src, n = self.src, self.n
             else:
                 break
         self.pos = i
@@ -423,6 +426,7 @@ class Lexer:
                 i += 2
             elif c in "'\"$`":
                 i = self._read_quote_or_sub(buf, c, i)
+                src, n = self.src, self.n
             else:
                 buf.text(c)
                 i += 1
@@ -459,6 +463,7 @@ class Lexer:
                 i += 2
             else:  # $ or backtick
                 i = self._read_sub(buf, c, i, True)
+                src, n = self.src, self.n  # an alias in a $(…) may have changed the text
         self.pos = i
         return DQ(buf.done())
 
@@ -492,6 +497,7 @@ class Lexer:
                 i += 2
             else:  # $ or backtick
                 i = self._read_sub(buf, c, i, True)
+                src, n = self.src, self.n
         self.pos = i
         return buf.done()
 
@@ -550,15 +556,18 @@ class Lexer:
                 else:
                     buf.part(dq)
                 i = self.pos
+                src, n = self.src, self.n
             elif c == "$":
                 self.pos = i
                 # bash decodes $'...' inside a double-quoted ${x%$'\t'} operand as well
                 self._read_dollar(buf, in_dq and not (i + 1 < n and src[i + 1] == "'" and closer == "}"))
                 i = self.pos
+                src, n = self.src, self.n  # an alias in a $(…) may have changed the text
             elif c == "`":
                 self.pos = i
                 buf.part(self._read_backtick(in_dq))
                 i = self.pos
+                src, n = self.src, self.n
             else:
                 if parens:
                     if c == "(":
@@ -739,6 +748,7 @@ class Lexer:
                         else:
                             buf.part(p)
                 i = self.pos
+                src = self.src
             elif c == "$" and not unquoted and i + 1 < n and src[i + 1] == '"':
                 # $"..." in arithmetic is its (untranslated) contents, quotes removed
                 self.pos = i + 2
@@ -759,6 +769,7 @@ class Lexer:
                 i = j + 1
             elif c == "$" or c == "`":
                 i = self._read_sub(buf, c, i, True)
+                src = self.src
             else:
                 j = i + 1
                 while j < n and src[j] not in "\\'\"$`":

@@ -330,6 +330,7 @@ class Parser(Lexer):
         else:
             sub = Parser(text, line - 1, self.extglob)
             sub.depth = self.depth
+            sub.aliases = self.aliases  # $(al) in the body: aliases apply as in other words
             try:
                 parts = sub.read_heredoc_parts()
             except ParseError:
@@ -378,6 +379,7 @@ class Parser(Lexer):
     def parse_backtick_body(self, text: str, line: int) -> Script:
         sub = Parser(text, line - 1, self.extglob)
         sub.depth = self.depth
+        sub.aliases = self.aliases
         try:
             script = sub.parse_script()
         except ParseError:

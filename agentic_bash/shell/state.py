@@ -188,6 +188,9 @@ class ShellState:
                 return sc, v
         return None, None
 
+    # functions with the trace attribute (declare -ft): they inherit DEBUG and RETURN traps
+    func_trace: frozenset[str] = frozenset()
+
     def local_index(self) -> int:
         """Index of the scope `local` binds in: the top one that is not a TempScope."""
         scopes = self.scopes
@@ -236,16 +239,29 @@ class ShellState:
         return out
 
     def environ(self) -> dict[str, str]:
-        """The exported variables as a dict (cached until an exported variable changes)."""
+        """The exported variables as a dict (cached until an exported variable changes), in
+        the order bash builds a child's environment: temporary (``VAR=x cmd``) and
+        function-local variables first, innermost scope first, then the global table in
+        hash-bucket order (1024 buckets, newest first within one), which is what ``env``
+        and ``printenv`` show."""
         env = self.env_cache
         if env is None:
-            env = {}
-            for k, v in self.visible().items():
-                if v.attrs & EXPORT and v.value is not None:
-                    val = v.value
-                    if type(val) is dict:
-                        continue  # bash does not export arrays
-                    env[k] = val
+            env = ShellEnv()
+            scopes = self.scopes
+            seen: set[str] = {"-"}  # `local -` bookkeeping, not a variable
+            for sc in reversed(scopes[1:]):
+                for k, v in sc.items():
+                    if k in seen:
+                        continue
+                    seen.add(k)
+                    if v.attrs & EXPORT and v.value is not None and type(v.value) is not dict:
+                        env[k] = v.value  # bash does not export arrays
+            glob = scopes[0]
+            names = [k for k, v in glob.items() if k not in seen and v.attrs & EXPORT
+                     and v.value is not None and type(v.value) is not dict]
+            order = sorted(range(len(names)), key=lambda i: (_bash_hash(names[i]) & 1023, -i))
+            for i in order:
+                env[names[i]] = glob[names[i]].value  # type: ignore[assignment]
             self.env_cache = env
         return env
 
@@ -255,6 +271,12 @@ class ShellState:
         _ = letters
         # the mode letter: c for `bash -c` (every run), s when reading stdin, none for a file
         return "".join(out) + getattr(self, "dash_mode", "c")
+
+
+class ShellEnv(dict):  # type: ignore[type-arg]
+    """The environment the shell hands a command (commands it starts see ``$_`` too)."""
+
+    __slots__ = ()
 
 
 def _copy_scopes(scopes: list[dict[str, Var]]) -> list[dict[str, Var]]:

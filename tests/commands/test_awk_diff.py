@@ -348,6 +348,17 @@ CASES: list[tuple[list[str], str]] = [
     (["END { print FILENAME, NR, FNR }", "j1.txt", "j2.txt"], ""),
     (["{ print FILENAME }", "-"], "x\n"),
     (["{ print \"[\" FILENAME \"]\" }"], "x\n"),
+    # mawk: next/nextfile only in main rules (not BEGIN, END, functions), return only in functions
+    (["BEGIN { next }"], ""),
+    (["END { nextfile }"], "x\n"),
+    (["function f() { next } { f() }"], "x\n"),
+    (["BEGIN { x = 1\nif (x) {\n  next\n}}"], ""),
+    (["{ return }"], "x\n"),
+    (["{ next } END { print NR }"], "x\ny\n"),
+    # a call with the wrong number of arguments is reported at the call's line
+    (["BEGIN { print substr() }"], ""),
+    (["function f(a) { return }\nBEGIN {\nf(1, 2) }"], ""),
+    (["BEGIN { x = 1\nprint index(\"a\") }"], ""),
     # an undefined function is reported past the last line (newlines + 2)
     (["BEGIN { x = nosuch(1) }\n\n"], ""),
     (["BEGIN { print 1 }\nEND { x = nosuch(a) }\n"], ""),

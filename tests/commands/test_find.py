@@ -27,6 +27,13 @@ FILES = {
 }
 
 CASES = [
+    # GNU's parse-time checks of -type, -size, -regextype, -printf and '('
+    ["find", ".", "-type", "zz"], ["find", ".", "-type", "f,"], ["find", ".", "-type", "ff"],
+    ["find", ".", "-type", ""], ["find", ".", "-type", "f,f"], ["find", ".", "-type", "D"],
+    ["find", ".", "-size", "x"], ["find", ".", "-size", "1x"], ["find", ".", "-size", ""],
+    ["find", ".", "-size", "1.5k"], ["find", ".", "-size", "+-1"],
+    ["find", ".", "-regextype", "bad", "-regex", "x"], ["find", ".", "("],
+    ["find", ".", "-maxdepth", "0", "-printf", "%Q %5Q|%-3j\\q\n"], ["find", ".", "-printf", "%"],
     ["find", ".", "-newermt", "garbage"], ["find", ".", "-newerXt", "x"], ["find", ".", "-newermm"],
     ["find", ".", "-newerBt", "2000-01-01"], ["find", ".", "-newermt", "@0", "-name", "*.py"],
     ["find"],

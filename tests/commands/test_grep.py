@@ -29,6 +29,11 @@ FILES = {
 }
 
 CASES = [
+    # option values: an unknown --color WHEN shows --help (status 0); -d goes through argmatch
+    # (status 1), -D takes exact words only (status 2)
+    ["grep", "--color=bad", "foo", "t.txt"], ["grep", "-d", "bad", "foo", "t.txt"],
+    ["grep", "-d", "re", "foo", "t.txt"], ["grep", "-D", "sk", "foo", "t.txt"],
+    ["grep", "--devices=skip", "foo", "t.txt"],
     ["grep", "foo", "t.txt"],
     ["grep", "-n", "foo", "t.txt"],
     ["grep", "-c", "foo", "t.txt"],

@@ -50,6 +50,8 @@ CASES = [
  (["jq", "-c", "map(try tonumber catch .)"], '["1a", "", "1 2", "[1]", "0x10", " 12 ", "1e1000", true, null, {"a":"bcdefghijklmn"}]\n'),
  (["jq", ".[0]"], '"s"\n'), (["jq", ".[0]"], "{}\n"), (["jq", ".[[1]]"], "{}\n"), (["jq", ".[true]"], "[1]\n"),
  (["jq", "-c", "[leaf_paths]"], '{"a":{"b":1},"c":[2,{"d":null}]}\n'),
+ (["jq", "--indent", "-1", "."], '[1]\n'), (["jq", "--indent", "8", "."], '[1]\n'), (["jq", "--indent", "3x", "."], '[1]\n'),
+ (["jq", "--indent", "x", "."], '[1]\n'), (["jq", "-n", "--argjson", "x", "{", "$x"], ""),
  (["jq", "-c", "map(ltrimstr(\"a\")), map(rtrimstr(\"c\")), map(ltrimstr(1))"], '["abc", 1, null, "a", "cc", ["a"]]\n'),
  (["jq", "-n", '"bye\\n" | halt_error'], ""), (["jq", "-n", "1, halt, 2"], ""), (["jq", "-c", "[., input_filename]", "one.json", "p.json"], ""), (["jq", "-n", '{"a":1} | halt_error(2)'], ""), (["jq", "-n", "0.00001, 0.0001, 1.5e-10, -2.5e+30"], ""),
 ]

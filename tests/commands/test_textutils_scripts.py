@@ -106,6 +106,11 @@ SCRIPTS = [
     "tar -cf x.tar src notes.txt; tar -tf x.tar 'src/*.py' 'n?tes.txt' nope; echo $?",
     "tar -cf x.tar src notes.txt; tar -tf x.tar --wildcards 'src/*.py' | sort; tar -tf x.tar --no-wildcards 'n*'; echo $?",
     "tar -cf x.tar notes.txt; tar -xf x.tar -C nope; echo $?; tar -cf y.tar -C notes.txt x; echo $?",
+    # ls: -w must be a number; a bad --time-style matters only to a long listing
+    "ls -w x; echo $?; ls -w -1; echo $?; ls --time-style=bad words.txt; ls -l --time-style=posix-bad words.txt; echo $?",
+    # tar: getopt's usage errors exit 64, others 2; -T lists are stat'ed first
+    "tar --bogus; echo $?; tar -cf; echo $?; tar -q; echo $?; tar; echo $?; tar -cxf a; echo $?",
+    "tar -cf y.tar -T nope; echo $?",
     # diff: one directory against itself is silent
     "diff src src; echo $?; diff -qs src ./src/; echo $?; diff -s notes.txt notes.txt",
 ]

@@ -37,6 +37,11 @@ CASES = [
     (["xargs", "-n", "x", "echo"], b"a\n"),
     (["xargs", "-s", "5", "echo"], b"aaaaaaaaaa\n"),
     (["xargs", "-s", "12", "echo"], b"aa bb cc dd ee\n"),
+    (["xargs", "-s", "1", "echo"], b"abc\n"),
+    (["xargs", "-s", "4", "echo"], b"abc\n"),
+    (["xargs", "-I{}", "-s", "4", "echo", "{}"], b"abc\n"),
+    (["xargs", "-s", "0", "echo"], b"a\n"),
+    (["xargs", "-x", "-s", "8", "echo"], b"a b\n"),
     (["xargs", "-x", "-s", "10", "echo"], b"abc\n"),
     (["xargs", "-P", "2", "-n2", "echo"], b"a b\n"),  # one batch: GNU runs -P batches in parallel
     (["xargs", "nosuchcmd"], b"a\n"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ..base import CommandContext
 from .interp import Program, run_program
@@ -150,8 +151,15 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                 err(f"line {e.line}: {e} {near} ...")
             else:
                 # mawk reports an undefined function once the whole program is read, past its
-                # last line (newlines + 2); other checks without a line number land there too
-                line = e.line or src.count("\n") + 2
+                # last line (newlines + 2); a bad call at the call's line (our checks run after
+                # parsing: take the first NAME( in the text)
+                line = e.line
+                if not line and "arguments in call to" in str(e) and near:
+                    for m in re.finditer(r"(?<![\w$])" + re.escape(near) + r"\s*\(", src):
+                        if not re.search(r"\bfunc(tion)?\s+$", src[:m.start()]):
+                            line = src[:m.start()].count("\n") + 1
+                            break
+                line = line or src.count("\n") + 2
                 err(f"line {line}: {e}")
             return 2
         except RecursionError:

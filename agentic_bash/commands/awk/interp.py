@@ -1146,7 +1146,7 @@ class Program:
 
     def __init__(self, src: str, mawk: bool = True) -> None:
         from .parser import parse
-        self.ast = parse(src)
+        self.ast = parse(src, mawk)
         self.pysrc, self.consts, self.globals, self.arrays = compile_program(self.ast, mawk)
         self.code = compile(self.pysrc, "<awk>", "exec")
         self.mawk = mawk

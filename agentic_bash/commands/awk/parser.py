@@ -218,6 +218,8 @@ class Parser:
         self.in_print = 0      # >0: '>' and '|' are redirections, not operators
         self.no_in = 0         # >0: 'in' is not an operator (for (x in a) header)
         self.in_func: tuple[str, ...] | None = None
+        self.section = ""  # "BEGIN" or "END" while their action is parsed
+        self.mawk = True
 
     # -- token helpers ---------------------------------------------------------------
     @property
@@ -264,11 +266,15 @@ class Parser:
             if t == "BEGIN":
                 self.pos += 1
                 self.opt_nl()
+                self.section = "BEGIN"
                 begins.append(self.block())
+                self.section = ""
             elif t == "END":
                 self.pos += 1
                 self.opt_nl()
+                self.section = "END"
                 ends.append(self.block())
+                self.section = ""
             elif t == "BEGINFILE":
                 self.pos += 1
                 self.opt_nl()
@@ -430,12 +436,12 @@ class Parser:
         t = self.tok
         if t in ("print", "printf"):
             return self.print_stmt()
-        if t == "next":
+        if t in ("next", "nextfile"):
+            # no next/nextfile in BEGIN or END (mawk: nor in a function body)
+            if self.section or (self.in_func is not None and self.mawk):
+                raise AwkSyntaxError(f"improper use of {t}", self.line())
             self.pos += 1
-            return ("next",)
-        if t == "nextfile":
-            self.pos += 1
-            return ("nextfile",)
+            return (t,)
         if t == "break":
             self.pos += 1
             return ("break",)
@@ -447,6 +453,8 @@ class Parser:
             e = None if self.tok in (";", "NEWLINE", "}", "EOF") else self.expr()
             return ("exit", e)
         if t == "return":
+            if self.in_func is None:
+                raise AwkSyntaxError("return outside function body", self.line())
             self.pos += 1
             e = None if self.tok in (";", "NEWLINE", "}", "EOF") else self.expr()
             return ("return", e)
@@ -795,6 +803,7 @@ class Parser:
         return self.postfix()
 
 
-def parse(src: str) -> dict:
+def parse(src: str, mawk: bool = True) -> dict:
     p = Parser(src)
+    p.mawk = mawk
     return p.program()
