@@ -572,8 +572,15 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             return _print_vars(sh, on - {"p", "g"}, name == "declare" or name == "typeset" or name == "local",
                                only_local=local and name == "local")
         st = 0
+        own = sh.state.scopes[sh.state.local_index()] if name == "local" else None
         for a in args:
-            v = sh.lookup_var(a)
+            if own is not None:
+                # local -p shows only the function's own locals
+                v = own.get(a)
+                if v is not None and v.attrs & TEMPVAR:
+                    v = None
+            else:
+                v = sh.lookup_var(a)
             if v is None:
                 sh.error(f"{name}: {a}: not found")
                 st = 1
@@ -819,7 +826,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
-    if not args or "p" in on:
+    if not args:  # with names, -p prints nothing and exports them (bash 5.2)
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
                 _out(sh, sh.declare_line(n, v) + "\n")

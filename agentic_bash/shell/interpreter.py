@@ -541,6 +541,8 @@ class Interpreter(Expander):
         if var.attrs & READONLY:
             raise VarError(f"{name}: readonly variable")
         old = var.value
+        if old is None and var.attrs & (ARRAY | ASSOC):
+            old = var.value = {}  # `declare -A h; h=x` stores element 0 ("0")
         if type(old) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             prev = old.get(key) if append else None
@@ -1512,8 +1514,11 @@ class Interpreter(Expander):
                             try:
                                 self.set_var(name, it)
                             except VarError as e:
+                                # bash ends the loop with status 1 and goes on after it
                                 self.error(e.message)
-                                raise AbortLine(1) from None
+                                self.set_status(1)
+                                self.after_failure(1)
+                                return 1
                     # _loop_pass, inlined
                     try:
                         for item in body:
