@@ -12,7 +12,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TRACE, UPPER,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TEMPVAR, TRACE, UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -572,8 +572,15 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             return _print_vars(sh, on - {"p", "g"}, name == "declare" or name == "typeset" or name == "local",
                                only_local=local and name == "local")
         st = 0
+        own = sh.state.scopes[sh.state.local_index()] if name == "local" else None
         for a in args:
-            v = sh.lookup_var(a)
+            if own is not None:
+                # local -p shows only the function's own locals
+                v = own.get(a)
+                if v is not None and v.attrs & TEMPVAR:
+                    v = None
+            else:
+                v = sh.lookup_var(a)
             if v is None:
                 sh.error(f"{name}: {a}: not found")
                 st = 1
@@ -584,7 +591,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     for idx, a in enumerate(args):
         if a == "-" and local:
             # local -: the function's shell options are restored when it returns
-            sc = sh.local_scope()
+            sc = sh.state.scopes[sh.state.local_index()]
             if "-" not in sc:
                 sc["-"] = Var(dict(sh.state.options))
             continue
@@ -620,7 +627,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 # the lookup while binding; the reference then resolves in the global scope)
                 sh.error(f"{name}: warning: {vname}: circular name reference")
                 sh.error(f"warning: {vname}: circular name reference")
-            ex = sh.local_scope().get(vname) if local else sh.state.find(vname)
+            ex = sh.state.scopes[sh.state.local_index()].get(vname) if local else sh.state.find(vname)
             if ex is not None and ex.attrs & (ARRAY | ASSOC) and not ex.attrs & NAMEREF:
                 sh.error(f"{name}: {vname}: reference variable cannot be an array")
                 status = 1
@@ -637,7 +644,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(f"{name}: {e.message}")
+            sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
             from .interpreter import ExitShell
             raise ExitShell(1) from None
     return status
@@ -651,16 +658,32 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
     else:
         target = vname
     if local:
-        sc = sh.local_scope()
+        li = st.local_index()
+        sc = st.scopes[li]
         var = sc.get(target)
-        if var is None:
-            outer = st.find(target)
+        temp = None
+        for i in range(len(st.scopes) - 1, li, -1):
+            temp = st.scopes[i].get(target)
+            if temp is not None:
+                # bash: `v=1 eval 'local v'` makes the eval's own v local in place (it goes
+                # when eval returns); other builtins' v is copied into a new local
+                if st.scopes[i].bltn:  # type: ignore[attr-defined]
+                    var = temp
+                    var.attrs &= ~TEMPVAR
+                break
+        if var is not None and var.attrs & TEMPVAR and temp is None:
+            var.attrs &= ~TEMPVAR  # the function's own prefix assignment becomes its local
+        elif var is None or (temp is not None and var is not temp):
+            outer = temp if temp is not None else st.find(target)
             glob = st.scopes[0].get(target) if len(st.scopes) > 1 else None
             if glob is not None and glob.attrs & READONLY:
                 # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
             var = Var(None)
-            if st.shopt.get("localvar_inherit") and outer is not None:
+            if outer is not None and outer.attrs & TEMPVAR:
+                # a local inherits the value of a prefix assignment's binding (bash)
+                var = Var(outer.value if type(outer.value) is str else None, EXPORT)
+            elif st.shopt.get("localvar_inherit") and outer is not None:
                 var = outer.copy()
             elif outer is not None and st.scopes[-1] is not sc and outer is st.scopes[-1].get(target):
                 # `x=tmp local x`: the new local starts with the prefix binding's value
@@ -757,7 +780,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
 def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool = False) -> int:
     st = sh.state
     if only_local:
-        items = {k: v for k, v in st.scopes[-1].items() if k != "-"}
+        items = {k: v for k, v in st.scopes[st.local_index()].items() if k != "-" and not v.attrs & TEMPVAR}
     else:
         items = sh.listed_vars()
     bits = 0
@@ -789,7 +812,9 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
         if not sh.funcstack:
             sh.error("local: can only be used in a function")
             return 1
-        for n, v in sorted(sh.state.scopes[-1].items()):
+        for n, v in sorted(sh.state.scopes[sh.state.local_index()].items()):
+            if v.attrs & TEMPVAR:
+                continue  # the call's prefix assignments are not its locals
             _out(sh, ("local -" if n == "-" else sh.declare_line(n, v)) + "\n")
         return 0
     return b_declare_impl(sh, argv, local=True)
@@ -801,7 +826,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
-    if not args or "p" in on:
+    if not args:  # with names, -p prints nothing and exports them (bash 5.2)
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
                 _out(sh, sh.declare_line(n, v) + "\n")
@@ -829,8 +854,9 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
-        if not _NAME_RE.match(vname) or (not m and "=" in a):
-            sh.error(f"export: `{a}': not a valid identifier")
+        if not _NAME_RE.match(vname) or (not m and "=" in a) or (m and m.group(2) is not None
+                                                               and idx not in arrays):
+            sh.error(f"export: `{vname + (m.group(2) or '') if m else a}': not a valid identifier")
             status = 1
             continue
         try:
@@ -867,8 +893,9 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
-        if not _NAME_RE.match(vname):
-            sh.error(f"readonly: `{a}': not a valid identifier")
+        if not _NAME_RE.match(vname) or (m and m.group(2) is not None and idx not in arrays):
+            # an element (`readonly a[1]=x`) is no identifier to readonly or export (bash)
+            sh.error(f"readonly: `{vname + (m.group(2) or '') if m else a}': not a valid identifier")
             status = 1
             continue
         try:
@@ -1278,7 +1305,8 @@ def _command_lines(sh: Interpreter, src: str) -> Iterator[Any]:
 
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
-    from .parser import parse_cached
+    from .interpreter import ExitShell
+    from .parser import parse_cached, parse_cached_at
     who = "eval"
     if argv[1:2] == ["\0cmdsub"]:
         # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
@@ -1295,7 +1323,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         return 0
     st = sh.state
     try:
-        script = parse_cached(src)
+        script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
     if script is None or st.shopt["expand_aliases"]:
@@ -1327,7 +1355,9 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
 def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     from .interpreter import ExitShell
     from .parser import CommandReader
-    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
+    base = max(sh.lineno - 1, 0)  # lines count from the eval command's (bash)
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh),
+                           line_base=base)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     level = getattr(sh, "xtrace_level", 0)
@@ -1342,6 +1372,8 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             try:
                 tree = reader.next()
             except ParseError as e:
+                e.line -= base
+                sh.lineno = base + 1
                 _report_parse_error(sh, e, src, who)
                 return 1 if getattr(e, "status", 2) == 1 else 2
             if tree is None:

@@ -583,6 +583,9 @@ class Expander:
             if _star_param(p):
                 ifs = self.get_ifs()
                 sep = " " if ifs is None else ifs[:1]
+                if not sep and fb.assign == 2 and (p.index is None) != (p.prefix == "!"):
+                    # a declaration builtin's `v=$*` under a null IFS joins with spaces (bash)
+                    sep = " "
             s = sep.join(vals)
             if s:
                 fb.cur.append((s, _SPLIT))

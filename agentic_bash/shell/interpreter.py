@@ -26,7 +26,8 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, UPPER, ShellState, Var, VarError, assoc_keys,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, TEMPVAR, UPPER, ShellState, TempScope, Var,
+    VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
@@ -540,6 +541,8 @@ class Interpreter(Expander):
         if var.attrs & READONLY:
             raise VarError(f"{name}: readonly variable")
         old = var.value
+        if old is None and var.attrs & (ARRAY | ASSOC):
+            old = var.value = {}  # `declare -A h; h=x` stores element 0 ("0")
         if type(old) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             prev = old.get(key) if append else None
@@ -557,20 +560,11 @@ class Interpreter(Expander):
                 st.hash.clear()  # bash forgets hashed commands on any PATH assignment
                 st.hash_hits.clear()
 
-    def local_scope(self) -> dict[str, Var]:
-        """The scope ``local`` writes to: the innermost one that is not a command's prefix
-        bindings (``tmp= local x=1`` makes x local to the function)."""
-        scopes = self.state.scopes
-        k = len(scopes) - 1
-        while k > 1 and type(scopes[k]) is _TempScope:
-            k -= 1
-        return scopes[k]
-
     def declare_var(self, name: str, *, local: bool = False) -> Var:
         """Find or create the variable ``name`` (in the function scope when ``local``)."""
         st = self.state
         if local and len(st.scopes) > 1:
-            sc = self.local_scope()
+            sc = st.scopes[st.local_index()]
             v = sc.get(name)
             if v is None:
                 v = Var(None)
@@ -626,7 +620,14 @@ class Interpreter(Expander):
             if type(var.value) is not dict:
                 var.value = {}
         else:
-            i = self.arith(self.expand_dq(idx))
+            try:
+                i = self.arith(self.expand_dq(idx))
+            except ExpansionError as e:
+                # a bad subscript in an assignment ends the shell (bash), where a bad $(( ))
+                # only abandons the command line; builtins report it without their name
+                e.discard = False  # type: ignore[attr-defined]
+                e.subscript = True  # type: ignore[attr-defined]
+                raise
             if type(var.value) is not dict:
                 var.value = {} if var.value is None else {0: var.value}
                 var.attrs |= ARRAY
@@ -771,7 +772,12 @@ class Interpreter(Expander):
                 if v.attrs & READONLY:
                     self.error(f"unset: {name}: cannot unset: readonly variable")
                     return 1
-                if i == len(st.scopes) - 1 and i > 0 and self.funcstack:
+                if v.attrs & TEMPVAR:
+                    # a prefix assignment's binding goes, uncovering the one beneath it
+                    del sc[name]
+                    st.env_cache = None
+                    return 0
+                if i >= st.local_index() and i > 0 and self.funcstack:
                     # unsetting a local of the current function leaves it local and unset
                     sc[name] = Var(None, 0)
                     sc[name].attrs = 0
@@ -1168,10 +1174,11 @@ class Interpreter(Expander):
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = 1 if e.eof and not forked_simple else e.status
+                # (set -e: 1 even from a forked simple command)
+                st = 1 if e.eof and (not forked_simple or self.state.options["errexit"]) else e.status
             except ExpansionError as e:
                 self.error(e.message)
-                st = 1 if e.status == 127 and not forked_simple else e.status
+                st = 1 if e.status == 127 and (not forked_simple or self.state.options["errexit"]) else e.status
             except (LoopCtl, ReturnFn) as e:
                 # `(return 4)` in a function ends the subshell with that status
                 st = e.status
@@ -1507,8 +1514,11 @@ class Interpreter(Expander):
                             try:
                                 self.set_var(name, it)
                             except VarError as e:
+                                # bash ends the loop with status 1 and goes on after it
                                 self.error(e.message)
-                                raise AbortLine(1) from None
+                                self.set_status(1)
+                                self.after_failure(1)
+                                return 1
                     # _loop_pass, inlined
                     try:
                         for item in body:
@@ -2192,7 +2202,7 @@ class Interpreter(Expander):
                 # the value tilde-expands after the first '=' as in a real assignment
                 k = m.end()
                 rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
-                argv.append(p0.text[:k] + self.expand_str(rest, assign=True))
+                argv.append(p0.text[:k] + self.expand_str(rest, assign=2))  # type: ignore[arg-type]
             else:
                 argv.extend(self.expand_words([w]))
         # indices relative to the builtin's argument list, after its options
@@ -2340,18 +2350,17 @@ class Interpreter(Expander):
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
             # bash (not in posix mode) keeps prefix assignments temporary even before special
-            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing
-            temp_scope = _TempScope()
+            # builtins: `x=1 eval 'echo $x'; echo $x` prints 1, then nothing.  A function's
+            # become bindings of its own scope (bash merges them into its variable context)
+            temp_scope = {} if func is not None else TempScope(name in _BLTN_ENV)
             ok = True
-            # each value sees the bindings before it (FOO=1 BAR=$FOO cmd)
+            # each value sees the bindings before it: `A=1 B=$A cmd` gives B=1
             st.scopes.append(temp_scope)
             try:
-                ok = self._prefix_bindings(cmd, temp_scope, xt)
+                ok = self._temp_assigns(cmd.assigns, temp_scope, xt)
             finally:
-                for i in range(len(st.scopes) - 1, 0, -1):
-                    if st.scopes[i] is temp_scope:
-                        del st.scopes[i]
-                        break
+                if st.scopes[-1] is temp_scope:
+                    st.scopes.pop()
                 st.env_cache = None
             if not ok:
                 return self.set_status(1)
@@ -2382,12 +2391,18 @@ class Interpreter(Expander):
 
         def run() -> int:
             if func is not None:
-                return self.call_function(name, func, argv[1:])
+                return self.call_function(name, func, argv[1:], temp_scope)
             if builtin is not None:
                 return self.run_builtin(builtin, argv)
             return self.run_external(argv)
 
-        if temp_scope:
+        if temp_scope and func is not None:
+            st.env_cache = None
+            try:
+                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+            finally:
+                st.env_cache = None
+        elif temp_scope:
             st.scopes.append(temp_scope)
             st.env_cache = None
             try:
@@ -2420,13 +2435,14 @@ class Interpreter(Expander):
             self.after_failure(status)
         return status
 
-    def _prefix_bindings(self, cmd: N.Simple, temp_scope: dict[str, Var], xt: bool) -> bool:
-        """Evaluate a command's prefix assignments into ``temp_scope`` (already a scope)."""
+    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
+        """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
+        expansion error."""
         ok = True
-        for a in cmd.assigns:
+        for a in assigns:
             if a.index is not None:
-                # bash: no subscripts in a command's prefix bindings
-                self.error(f"`{a.name}[{a.index.text or self._word_src(a.index)}]': not a valid identifier")
+                # an array element cannot be put in a command's environment (bash)
+                self.error(f"`{a.name}[{self._word_src(a.index)}]': not a valid identifier")
                 continue
             try:
                 if a.array is not None:
@@ -2443,7 +2459,7 @@ class Interpreter(Expander):
                     continue
                 if a.append and existing is not None and type(existing.value) is str:
                     value = existing.value + value
-                temp_scope[a.name] = Var(value, EXPORT)
+                temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
             except ExpansionError as e:
                 self.error(e.message)
                 if e.fatal:
@@ -2517,7 +2533,8 @@ class Interpreter(Expander):
                 e.named = True  # type: ignore[attr-defined]
             raise
 
-    def call_function(self, name: str, func: N.FuncDef, args: list[str]) -> int:
+    def call_function(self, name: str, func: N.FuncDef, args: list[str],
+                      scope: dict[str, Var] | None = None) -> int:
         st = self.state
         lim = self.budget.limits.max_call_depth
         fv = st.scopes[0].get("FUNCNEST")
@@ -2537,7 +2554,7 @@ class Interpreter(Expander):
             self.argv_frames = (tuple(saved_pos),)
         if st.shopt.get("extdebug"):
             self.argv_frames += (tuple(args),)
-        st.scopes.append({})
+        st.scopes.append(scope if scope is not None else {})
         self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
         saved_line = self.lineno
         saved_loops = self.loop_depth
@@ -2909,6 +2926,8 @@ def _assoc_key(k: str) -> str:
 # under extdebug, BASH_ALIASES/BASH_CMDS not kept here)
 _LISTED_DYNAMIC = ("BASHOPTS", "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE",
                    "FUNCNAME", "GROUPS", "SHELLOPTS")
+# builtins whose prefix assignments form bash's "builtin environment" (see TempScope)
+_BLTN_ENV = frozenset({"eval", "source", ".", "unset", "mapfile", "readarray"})
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 
@@ -2916,10 +2935,6 @@ _DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 def _is_decl(w: N.Word) -> bool:
     p = w.parts
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
-
-
-class _TempScope(dict):  # type: ignore[type-arg]
-    """The scope of a command's prefix bindings (``x=1 cmd``); ``local`` skips it."""
 
 
 def _single_quote(t: str) -> str:

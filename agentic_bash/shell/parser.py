@@ -670,6 +670,10 @@ class Parser(Lexer):
                 self.n = saved_n
             index = Word(iparts, src[s:e], self.line_at(s))
             self.pos = value_start
+            if value_start < self.n and src[value_start] == "(":
+                # `a[i]=(…)` parses; running it fails ("cannot assign list to array member")
+                elems = self.parse_array_elems()
+                return Assign(name, None, index, elems, append, line)
             if value_start < self.n and src[value_start] not in " \t\n|&;()<>":
                 vword = self.read_word()
                 value = vword if vword is not None else Word((), "", line)
@@ -1319,8 +1323,8 @@ class CommandReader:
     fails with status 2). Set ``extglob`` between calls when ``shopt`` changes it."""
 
     def __init__(self, source: str, *, extglob: bool = True,
-                 aliases: Mapping[str, str] | None = None) -> None:
-        self._p = Parser(source, 0, extglob)
+                 aliases: Mapping[str, str] | None = None, line_base: int = 0) -> None:
+        self._p = Parser(source, line_base, extglob)
         self._p.aliases = aliases
 
     @property
@@ -1415,6 +1419,31 @@ def parse_cached(source: str) -> Script:
 @functools.lru_cache(maxsize=4096)
 def _parse_cached(source: str) -> Script:
     return parse(source)
+
+
+def parse_cached_at(source: str, line_base: int) -> Script:
+    """``parse_cached`` with the lines numbered from ``line_base + 1`` (eval's text counts
+    from the eval command's line in bash); a ParseError's line is relative to the text."""
+    if line_base <= 0:
+        return parse_cached(source)
+    if len(source) > _CACHE_MAX_SOURCE:
+        return _parse_at(source, line_base)
+    return _parse_cached_at(source, line_base)
+
+
+def _parse_at(source: str, line_base: int) -> Script:
+    try:
+        return Parser(source, line_base).parse_script()
+    except ParseError:
+        parse(source)  # the error with its line counted from the text's start
+        raise
+    except RecursionError:
+        return parse(source)  # raises the bash-style nesting error
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cached_at(source: str, line_base: int) -> Script:
+    return _parse_at(source, line_base)
 
 
 def parse_cached_with_warnings(source: str, *, extglob: bool = True

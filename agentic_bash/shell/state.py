@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
-    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "Var", "VarError",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "TEMPVAR", "TempScope", "Var", "VarError",
 ]
 
 EXPORT = 1
@@ -18,6 +18,8 @@ NAMEREF = 32
 LOWER = 64
 UPPER = 128
 TRACE = 256
+# a prefix assignment's binding (`v=1 cmd`): not a letter of declare -p; `local v` adopts it
+TEMPVAR = 512
 
 # declare -p prints attribute letters in this order (bash's ``attributes`` table)
 ATTR_LETTERS = (("a", ARRAY), ("A", ASSOC), ("i", INTEGER), ("l", LOWER), ("n", NAMEREF),
@@ -83,6 +85,24 @@ class Var:
         return f"Var({self.value!r}, {self.attrs})"
 
 
+class TempScope(dict):  # type: ignore[type-arg]
+    """The scope of a builtin's prefix assignments (`v=1 eval ...`): `local` and `declare`
+    skip it and bind in the function's scope.  ``bltn`` marks bash's "builtin environment"
+    (eval, source, unset, mapfile): a `local v` run inside adopts that scope's v in place."""
+
+    __slots__ = ("bltn",)
+
+    def __init__(self, bltn: bool = False) -> None:
+        super().__init__()
+        self.bltn = bltn
+
+    def copy_vars(self) -> TempScope:
+        n = TempScope(self.bltn)
+        for k, v in self.items():
+            n[k] = v.copy()
+        return n
+
+
 class ShellState:
     """Everything ``bash -c`` keeps between commands; copied (``fork``) for subshells."""
 
@@ -125,7 +145,7 @@ class ShellState:
             # else: self is lazy and unused itself; d already has its _scopes_src
         else:
             d.pop("_scopes_src", None)
-            s.scopes = [{k: v.copy() for k, v in sc.items()} for sc in self.scopes]
+            s.scopes = _copy_scopes(self.scopes)
         s.functions = dict(self.functions)
         s.func_sources = dict(self.func_sources)
         s.aliases = dict(self.aliases)
@@ -154,7 +174,7 @@ class ShellState:
             d = self.__dict__
             src = d.pop("_scopes_src", None)
             if src is not None:
-                sc = d["scopes"] = [{k: v.copy() for k, v in s.items()} for s in src]
+                sc = d["scopes"] = _copy_scopes(src)
                 return sc
         raise AttributeError(name)
 
@@ -179,6 +199,14 @@ class ShellState:
 
     # functions with the trace attribute (declare -ft): they inherit DEBUG and RETURN traps
     func_trace: frozenset[str] = frozenset()
+
+    def local_index(self) -> int:
+        """Index of the scope `local` binds in: the top one that is not a TempScope."""
+        scopes = self.scopes
+        i = len(scopes) - 1
+        while i > 0 and type(scopes[i]) is not dict:
+            i -= 1
+        return i
 
     # the character type locale last in effect is C (bytes): naming a locale that does not
     # exist keeps it (Interpreter.byte_locale)
@@ -258,6 +286,11 @@ class ShellEnv(dict):  # type: ignore[type-arg]
     """The environment the shell hands a command (commands it starts see ``$_`` too)."""
 
     __slots__ = ()
+
+
+def _copy_scopes(scopes: list[dict[str, Var]]) -> list[dict[str, Var]]:
+    return [{k: v.copy() for k, v in sc.items()} if type(sc) is dict else sc.copy_vars()  # type: ignore[attr-defined]
+            for sc in scopes]
 
 
 def _bash_hash(s: str) -> int:
