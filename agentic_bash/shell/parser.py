@@ -171,6 +171,16 @@ class Parser(Lexer):
             self.alias_next = pos + len(value)
         return True
 
+    def alias_after(self, tok: Tok) -> Tok:
+        """``tok`` after alias expansion when it follows an alias whose value ends in a
+        blank (bash checks that next word too, also as a for loop's name, ``in`` and words)."""
+        if self.alias_next is None or tok.kind != WORD or tok.pos < self.alias_next:
+            return tok
+        self.alias_next = None
+        while self.maybe_alias(tok):
+            tok = self.peek()
+        return tok
+
     # ------------------------------------------------------------------ tokens
 
     def peek(self, assign_ok: bool = False) -> Tok:
@@ -865,6 +875,8 @@ class Parser(Lexer):
         line = self.line_at(tok.pos)
         is_select = tok.val == "select"
         nxt = self.peek()
+        if self.alias_next is not None:
+            nxt = self.alias_after(nxt)
         if not is_select and nxt.kind == OP and nxt.val == "(" and self.src.startswith("((", nxt.pos):
             return self.parse_arith_for(nxt, line)
         if nxt.kind != WORD:
@@ -880,6 +892,8 @@ class Parser(Lexer):
             self.advance()
         self.skip_newlines()
         tok = self.peek()
+        if self.alias_next is not None:
+            tok = self.alias_after(tok)
         if tok.kw() == "in":
             if semi:  # `for x; in …` is not in bash's grammar (only newlines may come before in)
                 raise self.unexpected(tok)
@@ -887,6 +901,8 @@ class Parser(Lexer):
             ws: list[Word] = []
             while True:
                 tok = self.peek()
+                if self.alias_next is not None:
+                    tok = self.alias_after(tok)
                 if tok.kind in (WORD, IONUM):
                     self.advance()
                     ws.append(tok.word)  # type: ignore[arg-type]
