@@ -1026,7 +1026,7 @@ def b_shift(sh: Interpreter, argv: list[str]) -> int:
             return 1
     pos = sh.state.positional
     if n > len(pos):
-        if sh.state.shopt.get("shift_verbose"):
+        if sh.state.shopt.get("shift_verbose") or sh.state.options["posix"]:
             sh.error(f"shift: {n}: shift count out of range")
         return 1
     sh.state.positional = pos[n:]

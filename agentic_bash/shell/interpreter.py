@@ -1687,6 +1687,11 @@ class Interpreter(Expander):
             self.lineno = cmd.line + cmd.source.count("\n")  # bash: the definition's last line
             self.error(f"`{name}': not a valid identifier")
             return self.set_status(1)
+        if name in SPECIAL_BUILTINS and self.state.options["posix"]:
+            # POSIX mode: a special builtin cannot become a function; fatal for bash -c
+            self.lineno = cmd.line + cmd.source.count("\n")
+            self.error(f"`{name}': is a special builtin")
+            raise ExitShell(2)
         if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
             self.error(f"{name}: readonly function")
             return self.set_status(1)
@@ -2140,6 +2145,8 @@ class Interpreter(Expander):
                     self.set_var(plan[2], value)
                 except VarError as err:
                     self.error(err.message)
+                    if st.options["posix"]:
+                        raise ExitShell(127) from None  # bash's posix mode: fatal, with 127
                     raise AbortLine(1) from None
             self.pipestatus = [0]
             st.last_arg = ""
@@ -2288,6 +2295,8 @@ class Interpreter(Expander):
                 v = self.do_assign(a)
             except VarError as e:
                 self.error(e.message)
+                if self.state.options["posix"]:
+                    raise ExitShell(127) from None  # bash's posix mode: fatal, with 127
                 raise AbortLine(1) from None
             except ExpansionError as e:
                 self.error(e.message)
@@ -2332,6 +2341,8 @@ class Interpreter(Expander):
         xt = st.options["xtrace"]
         func = st.functions.get(name)
         builtin = None
+        if func is not None and name in SPECIAL_BUILTINS and st.options["posix"]:
+            func = None  # POSIX: special builtins are found before functions
         if func is None:
             builtin = _BUILTINS.get(name)
             if builtin is not None and self.state.__dict__.get("disabled") and name in self.state.disabled:  # type: ignore[attr-defined]
@@ -2405,6 +2416,16 @@ class Interpreter(Expander):
                 st.env_cache = None
             if func is None and name in ("export", "readonly"):
                 self._keep_declared_temps(temp_scope, argv)
+            if builtin is not None and st.options["posix"] and name in SPECIAL_BUILTINS:
+                # POSIX: assignments before a special builtin outlive it (still exported)
+                for n, tv in temp_scope.items():
+                    var = st.find(n)
+                    if var is None:
+                        st.scopes[0][n] = tv
+                    elif not var.attrs & READONLY:
+                        var.value = tv.value
+                        var.attrs |= tv.attrs
+                st.env_cache = None
         else:
             status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
         st.last_arg = argv[-1]

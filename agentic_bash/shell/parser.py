@@ -123,7 +123,7 @@ class Parser(Lexer):
         self.vnl = False
         self.comsub = 0  # nesting of $( … ) being parsed
         self.aliases: Mapping[str, str] | None = None
-        self.alias_guard: list[list] = []  # [end_pos, name] of spliced alias texts
+        self.alias_guard: list[list] = []  # [end_pos, name, start_pos] of spliced alias texts
         self.alias_next: int | None = None
 
     # ------------------------------------------------------------------ aliases
@@ -140,7 +140,7 @@ class Parser(Lexer):
         pos = tok.pos
         # guards of expansions already read past no longer apply
         self.alias_guard = [g for g in self.alias_guard if g[0] > pos]
-        if any(name == tok.val for _, name in self.alias_guard):
+        if any(g[1] == tok.val for g in self.alias_guard):
             return False  # an alias is not expanded inside its own expansion
         if len(self.alias_guard) > 100:
             return False
@@ -149,7 +149,9 @@ class Parser(Lexer):
         for g in self.alias_guard:
             if g[0] > pos:
                 g[0] += delta
-        self.alias_guard.append([pos + len(value), tok.val])
+            if g[2] > pos:
+                g[2] += delta
+        self.alias_guard.append([pos + len(value), tok.val, pos])
         self.src = src[:pos] + value + src[tok.end:]
         self.n = len(self.src)
         # keep line numbers of the original text: newlines inside the value count, as in bash
@@ -168,6 +170,16 @@ class Parser(Lexer):
             # bash: the word after this expansion is checked for an alias too
             self.alias_next = pos + len(value)
         return True
+
+    def alias_after(self, tok: Tok) -> Tok:
+        """``tok`` after alias expansion when it follows an alias whose value ends in a
+        blank (bash checks that next word too, also as a for loop's name, ``in`` and words)."""
+        if self.alias_next is None or tok.kind != WORD or tok.pos < self.alias_next:
+            return tok
+        self.alias_next = None
+        while self.maybe_alias(tok):
+            tok = self.peek()
+        return tok
 
     # ------------------------------------------------------------------ tokens
 
@@ -246,6 +258,11 @@ class Parser(Lexer):
         text = _token_text(tok)
         err = self.fail(f"syntax error near unexpected token `{text}'", tok.pos, text)
         err.source_line = self.source_line(tok.pos)  # type: ignore[attr-defined]
+        for g in self.alias_guard:
+            if g[2] <= tok.pos < g[0]:
+                # bash echoes the alias text it was reading, not the line it came from
+                err.source_line = self.src[g[2]:g[0]]  # type: ignore[attr-defined]
+                break
         return err
 
     def source_line(self, pos: int) -> str:
@@ -858,6 +875,8 @@ class Parser(Lexer):
         line = self.line_at(tok.pos)
         is_select = tok.val == "select"
         nxt = self.peek()
+        if self.alias_next is not None:
+            nxt = self.alias_after(nxt)
         if not is_select and nxt.kind == OP and nxt.val == "(" and self.src.startswith("((", nxt.pos):
             return self.parse_arith_for(nxt, line)
         if nxt.kind != WORD:
@@ -873,6 +892,8 @@ class Parser(Lexer):
             self.advance()
         self.skip_newlines()
         tok = self.peek()
+        if self.alias_next is not None:
+            tok = self.alias_after(tok)
         if tok.kw() == "in":
             if semi:  # `for x; in …` is not in bash's grammar (only newlines may come before in)
                 raise self.unexpected(tok)
@@ -880,6 +901,8 @@ class Parser(Lexer):
             ws: list[Word] = []
             while True:
                 tok = self.peek()
+                if self.alias_next is not None:
+                    tok = self.alias_after(tok)
                 if tok.kind in (WORD, IONUM):
                     self.advance()
                     ws.append(tok.word)  # type: ignore[arg-type]
