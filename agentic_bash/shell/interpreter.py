@@ -3172,6 +3172,8 @@ class _ArithVars:
         if var is None or var.value is None:
             if sh.state.options["nounset"]:
                 raise VarError(f"{name}: unbound variable")
+            if index[:1] == "-" and (var is None or not var.attrs & ASSOC):
+                sh.error(f"{name}: bad array subscript")  # and the value is 0 (bash)
             return None
         val = var.value
         if type(val) is dict:
@@ -3180,8 +3182,14 @@ class _ArithVars:
             i = int(index)
             if i < 0:
                 i = (max(val) + 1 if val else 0) + i
+                if i < 0:
+                    sh.error(f"{name}: bad array subscript")
+                    return None
             return val.get(i)
-        return val if index in ("0", "-1") else None
+        if index[:1] == "-":
+            sh.error(f"{name}: bad array subscript")
+            return None
+        return val if index == "0" else None
 
     def _get_plain(self, name: str) -> str | None:
         sh = self.sh
