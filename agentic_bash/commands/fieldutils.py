@@ -34,11 +34,15 @@ def _parse_list(spec: str, what: str) -> list[tuple[int, int]] | str:
     for part in re.split(r"[,\s]", spec) if spec else [""]:
         if part == "":
             return f"invalid {'field' if what == 'f' else 'byte/character'} range" if False else "__empty__"
+        if part.count("-") > 1 and re.fullmatch(r"[\d-]*", part):
+            # GNU set_fields meets a second '-' inside one range
+            return "invalid field range" if what == "f" else "invalid byte or character range"
         m = re.fullmatch(r"(\d*)(-?)(\d*)", part)
         if not m or (not m.group(1) and not m.group(3) and m.group(2)):
             if part == "-":
                 return "invalid range with no endpoint: -"
-            bad = part
+            # GNU quotes the list from the offending character on
+            bad = part[next((i for i, ch in enumerate(part) if ch not in "0123456789-"), 0):]
             kind = "field value" if what == "f" else "byte/character position"
             return f"invalid {kind} {{q}}" + "\0" + bad
         a, dash, b = m.groups()

@@ -10,10 +10,11 @@ import errno
 import io
 import os
 import posixpath
+import re
 import stat as _stat
 import threading
 import time
-from typing import Any, BinaryIO, Callable, Mapping
+from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed
@@ -22,7 +23,7 @@ from ..result import Result, make_result
 from ..shell import nodes as N
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
-from ..shell.builtins import SIGNALS
+from ..shell.builtins import SIGNALS, LiveAliases
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
 from ..shell.streams import NULL, Capture, PipeWriter
 from ..vfs.paths import normalize
@@ -37,6 +38,8 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["InProcessExecutor", "run_nested_shell"]
 
+# a script that may turn on set -v runs line by line (each line is echoed as read)
+_VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
 
 
@@ -356,7 +359,8 @@ class InProcessExecutor:
 
     def _execute(self, sh: Interpreter, script: str) -> int:
         st = sh.state
-        if not st.shopt["expand_aliases"] and "expand_aliases" not in script and "extglob" not in script:
+        if not st.shopt["expand_aliases"] and "expand_aliases" not in script and "extglob" not in script \
+                and not st.options["verbose"] and not _VERBOSE_ON.search(script):
             try:
                 tree, warns = _parse_cached_w(script, extglob=bool(st.shopt.get("extglob")))
             except ParseError:
@@ -377,28 +381,43 @@ class InProcessExecutor:
             return []
         return [normalize(d or ".", sh.state.cwd) for d in p.split(":")]
 
-    def find_path(self, sh: Interpreter, name: str) -> str | None:
-        for d in self.path_dirs(sh):
-            cand = d.rstrip("/") + "/" + name
+    def _path_candidates(self, sh: Interpreter, name: str, path: str | None) -> Iterator[tuple[str, Any]]:
+        """(path as bash spells it, stat) of each regular file ``name`` in the PATH entries:
+        an entry keeps its own spelling (``bin`` gives ``bin/name``, an empty one ``./name``)."""
+        if path is None:
+            path = sh.get_scalar("PATH")
+            if path is None:
+                return
+        cwd = sh.state.cwd
+        stat = self.fs.stat
+        for d in path.split(":"):
+            if not d:
+                d = "."
+            elif d.endswith("/"):
+                d = d[:-1]
+            cand = d + "/" + name
             try:
-                s = self.fs.stat(cand)
+                s = stat(normalize(cand, cwd))
             except OSError:
                 continue
-            if s.is_file and s.st_mode & 0o111:
-                return cand
-        if self.native is None and (name in self.registry or name in self.custom):
-            return None if name in self.custom else None
-        return None
+            if s.is_file:
+                yield cand, s
 
-    def find_all_paths(self, sh: Interpreter, name: str) -> list[str]:
-        out = []
-        for d in self.path_dirs(sh):
-            cand = d.rstrip("/") + "/" + name
-            try:
-                s = self.fs.stat(cand)
-            except OSError:
-                continue
-            if s.is_file and s.st_mode & 0o111 and cand not in out:
+    def find_path(self, sh: Interpreter, name: str, path: str | None = None) -> str | None:
+        """The file bash would run for ``name``: the first executable one on PATH, else the
+        first non-executable one (running it then fails with "Permission denied")."""
+        fallback = None
+        for cand, s in self._path_candidates(sh, name, path):
+            if s.st_mode & 0o111:
+                return cand
+            if fallback is None:
+                fallback = cand
+        return fallback
+
+    def find_all_paths(self, sh: Interpreter, name: str, path: str | None = None) -> list[str]:
+        out: list[str] = []
+        for cand, s in self._path_candidates(sh, name, path):
+            if s.st_mode & 0o111 and cand not in out:
                 out.append(cand)
         return out
 
@@ -420,40 +439,32 @@ class InProcessExecutor:
             return self._call(sh, fn, argv, custom=True)
         if "/" in name:
             return self._run_path(sh, name, argv)
-        base = name
         st = sh.state
-        if name in st.hash:
+        path = st.hash.get(name) if st.hash else None
+        if path is not None:
+            st.sync_hash(sh.get_scalar("PATH"))
+            path = st.hash.get(name)
+        if path is not None:
             st.hash_hits[name] = st.hash_hits.get(name, 0) + 1
-        elif st.options["hashall"]:
-            p = self.find_path(sh, name)
-            if p is not None:
-                st.hash[name] = p
-                st.hash_hits[name] = 1
-        if base in ("bash", "sh"):
-            return run_nested_shell(sh, argv)
-        spec = self.registry.get(base)
-        if spec is not None and (self.prefer_inprocess or self.native is None):
-            return self._call(sh, spec.fn, argv)
-        if self.native is not None:
+        else:
             path = self.find_path(sh, name)
-            if path is not None:
-                return self._spawn(sh, path, argv)
+            if path is not None and st.options["hashall"]:
+                st.sync_hash(sh.get_scalar("PATH"))
+                st.hash[name] = path
+                st.hash_hits[name] = 1
+        if name in ("bash", "sh"):
+            return run_nested_shell(sh, argv)
+        spec = self.registry.get(name)
+        if spec is not None and (self.prefer_inprocess or self.native is None):
+            if path is None or posixpath.dirname(normalize(path, st.cwd)) in _BIN_DIRS:
+                return self._call(sh, spec.fn, argv)
+        if path is not None:
+            if self.native is not None and not self.prefer_inprocess:
+                return self._spawn(sh, normalize(path, st.cwd), argv)
+            # a file of the user's on PATH (a script, or one shadowing a command of ours)
+            return self._run_path(sh, path, argv)
         if spec is not None:
             return self._call(sh, spec.fn, argv)
-        if self.native is None:
-            # virtual mode: an executable script the user put on $PATH runs like `./script`
-            path = self.find_path(sh, name)
-            if path is not None:
-                return self._run_path(sh, path, argv)
-            for d in self.path_dirs(sh):
-                cand = d.rstrip("/") + "/" + name
-                try:
-                    if self.fs.stat(cand).is_file:
-                        # bash: a match without execute permission is "Permission denied"
-                        sh.error(f"{cand}: Permission denied")
-                        return 126
-                except OSError:
-                    continue
         handler = sh.state.functions.get("command_not_found_handle")
         if handler is not None and not getattr(sh, "_in_cnf", False):
             # bash runs this function (in a subshell) for a command it cannot find
@@ -471,6 +482,9 @@ class InProcessExecutor:
         try:
             s = self.fs.stat(p)
         except OSError:
+            if any(len(c.encode("utf-8", "surrogateescape")) > 255 for c in p.split("/")):
+                sh.error(f"{name}: File name too long")  # execve's ENAMETOOLONG
+                return 126
             sh.error(f"{name}: No such file or directory")
             return 127
         if s.is_dir:
@@ -785,40 +799,15 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         sh.write_err((prefix + "`" + src + "'\n").encode("utf-8", "surrogateescape"))
 
 
-class _LiveAliases(Mapping[str, str]):
-    """The shell's aliases as the parser sees them: empty unless ``shopt -s expand_aliases``."""
-
-    def __init__(self, sh: Interpreter) -> None:
-        self.sh = sh
-
-    def _m(self) -> dict[str, str]:
-        st = self.sh.state
-        return st.aliases if st.shopt["expand_aliases"] else {}
-
-    def __getitem__(self, k: str) -> str:
-        return self._m()[k]
-
-    def get(self, k: str, default: Any = None) -> Any:  # type: ignore[override]
-        return self._m().get(k, default)
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(self._m())
-
-    def __len__(self) -> int:
-        return len(self._m())
-
-    def __bool__(self) -> bool:
-        return True
-
-
 def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-def]
     """Top-level command lines of ``source``; a syntax error is reported when reached."""
     from ..shell.parser import CommandReader
-    reader = CommandReader(source, extglob=bool(sh.state.shopt.get("extglob")), aliases=_LiveAliases(sh))
+    reader = CommandReader(source, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
     lines = source.split("\n")
     while True:
         # `shopt -s extglob` takes effect from the next command line, as in bash
         reader.extglob = bool(sh.state.shopt.get("extglob"))
+        start = reader.consumed[1]
         try:
             tree = reader.next()
         except ParseError as e:
@@ -835,6 +824,12 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             reader.warnings.clear()
         if tree is None:
             return
+        if sh.state.options["verbose"]:
+            # set -v: each command line is echoed as it is read, blank lines before it too
+            text, end = reader.consumed
+            text = text[start:end]
+            if text:
+                sh.write_err((text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape"))
         yield tree
 
 
@@ -882,12 +877,14 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
-        if status == 127 and who != "-c" and isinstance(e.__context__, ExpansionError):
-            # an unbound variable or ${x:?} ends a script file with 1 (bash -c: 127)
+        if status == 127 and (who != "-c" or sh.state.options["errexit"]) \
+                and (isinstance(e.__context__, ExpansionError) or getattr(e, "eof", False)):
+            # an unbound variable or ${x:?} ends a script file, or bash -c under set -e,
+            # with 1 (bash -c without set -e: 127)
             status = 1
     except ExpansionError as e:
         sh.error(e.message)
-        status = 1 if e.status == 127 and who != "-c" else e.status
+        status = 1 if e.status == 127 and (who != "-c" or sh.state.options["errexit"]) else e.status
     except (ReturnFn, LoopCtl):
         status = sh.state.last_status
     except BrokenPipeError:

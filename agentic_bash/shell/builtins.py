@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import os
 import re
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
@@ -311,10 +310,42 @@ def _dirs_list(sh: Interpreter, long: bool = False) -> list[str]:
     return items if long else [sh.tilde_short(d) for d in items]
 
 
+_PUSHD_USAGE = "pushd [-n] [+N | -N | dir]"
+_POPD_USAGE = "popd [-n] [+N | -N]"
+
+
+def _stack_args(sh: Interpreter, name: str, args: list[str], usage: str) -> list[str] | int:
+    """pushd/popd operands without ``-n``/``--``; a ``+x``/``-x`` word that is not an index
+    is an "invalid number" (status 2), as bash checks before touching the stack."""
+    out: list[str] = []
+    rest = False
+    for a in args:
+        if not rest and a == "--":
+            rest = True
+        elif not rest and a == "-n":
+            continue
+        elif not rest and len(a) > 1 and a[0] in "+-" and not a[1:].isdigit():
+            sh.error(f"{name}: {a}: invalid number")
+            sh.write_err(f"{name}: usage: {usage}\n".encode())
+            return 2
+        else:
+            out.append(a)
+    return out
+
+
 @builtin("dirs")
 def b_dirs(sh: Interpreter, argv: list[str]) -> int:
     long = per_line = verbose = False
     for a in argv[1:]:
+        if a == "--":
+            break
+        if a[:1] not in ("-", "+") or len(a) < 2:
+            sh.error(f"dirs: {a}: invalid option")
+            sh.write_err(b"dirs: usage: dirs [-clpv] [+N] [-N]\n")
+            return 2
+    for a in argv[1:]:
+        if a == "--":
+            break
         if a == "-c":
             sh.state.dirstack = []
             return 0
@@ -349,7 +380,13 @@ def b_dirs(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("pushd")
 def b_pushd(sh: Interpreter, argv: list[str]) -> int:
-    args = [a for a in argv[1:] if a != "-n"]
+    r = _stack_args(sh, "pushd", argv[1:], _PUSHD_USAGE)
+    if type(r) is int:
+        return r
+    args: list[str] = r  # type: ignore[assignment]
+    if len(args) > 1:
+        sh.error("pushd: too many arguments")
+        return 1
     st = sh.state
     if not args:
         if not st.dirstack:
@@ -376,10 +413,19 @@ def b_pushd(sh: Interpreter, argv: list[str]) -> int:
         st.dirstack = items[1:]
     else:
         old = st.cwd
+        dash = args[0] == "-"
+        if dash:
+            prev = sh.get_scalar("OLDPWD")
+            if prev is None:
+                sh.error("pushd: OLDPWD not set")
+                return 1
+            args[0] = prev
         err = _chdir(sh, args[0])
         if err:
             sh.error(f"pushd: {err}")
             return 1
+        if dash:
+            _out(sh, st.cwd + "\n")  # `pushd -` is `cd -`, which names the new directory
         st.dirstack.insert(0, old)
     _out(sh, " ".join(_dirs_list(sh)) + "\n")
     return 0
@@ -388,7 +434,15 @@ def b_pushd(sh: Interpreter, argv: list[str]) -> int:
 @builtin("popd")
 def b_popd(sh: Interpreter, argv: list[str]) -> int:
     st = sh.state
-    args = [a for a in argv[1:] if a != "-n"]
+    r = _stack_args(sh, "popd", argv[1:], _POPD_USAGE)
+    if type(r) is int:
+        return r
+    args: list[str] = r  # type: ignore[assignment]
+    for a in args:
+        if not (len(a) > 1 and a[0] in "+-"):
+            sh.error(f"popd: {a}: invalid argument")
+            sh.write_err(f"popd: usage: {_POPD_USAGE}\n".encode())
+            return 2
     if not st.dirstack:
         sh.error("popd: directory stack empty")
         return 1
@@ -954,6 +1008,12 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("shift")
 def b_shift(sh: Interpreter, argv: list[str]) -> int:
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
+    if len(argv) > 2:
+        from .interpreter import ExitShell
+        sh.error("shift: too many arguments")
+        raise ExitShell(1)  # bash -c gives up on the whole script here
     n = 1
     if len(argv) > 1:
         try:
@@ -1000,9 +1060,13 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             st.positional = args[i + 1:]
             return 0
         if a == "-":
+            # the old `set -`: xtrace and verbose off, then the rest (if any) are the arguments
             st.options["xtrace"] = st.options["verbose"] = False
             st.positional = args[i + 1:] if i + 1 < len(args) else st.positional
             return 0
+        if a == "+":
+            i += 1  # a lone + changes nothing (bash: an empty flag cluster)
+            continue
         if a[:1] not in "-+" or len(a) < 2:
             st.positional = args[i:]
             return 0
@@ -1022,6 +1086,8 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"set: {opt}: invalid option name")
                 return 2
             st.options[opt] = on
+            if on and opt in ("emacs", "vi"):
+                st.options["vi" if opt == "emacs" else "emacs"] = False  # one editing mode
             i += 2
             continue
         takes_o = False
@@ -1153,6 +1219,12 @@ def b_return(sh: Interpreter, argv: list[str]) -> int:
 
 def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
     from .interpreter import LoopCtl
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
+    if len(argv) > 2:
+        from .interpreter import ExitShell
+        sh.error(f"{kind}: too many arguments")
+        raise ExitShell(1)  # as for shift: bash -c gives up on the whole script
     n = 1
     if len(argv) > 1:
         try:
@@ -1182,6 +1254,53 @@ def b_break(sh: Interpreter, argv: list[str]) -> int:
 @builtin("continue")
 def b_continue(sh: Interpreter, argv: list[str]) -> int:
     return _loopctl(sh, argv, "continue")
+
+
+class LiveAliases(Mapping[str, str]):
+    """The shell's aliases as the parser sees them: empty unless ``shopt -s expand_aliases``."""
+
+    def __init__(self, sh: Interpreter) -> None:
+        self.sh = sh
+
+    def _m(self) -> dict[str, str]:
+        st = self.sh.state
+        return st.aliases if st.shopt["expand_aliases"] else {}
+
+    def __getitem__(self, k: str) -> str:
+        return self._m()[k]
+
+    def get(self, k: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self._m().get(k, default)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._m())
+
+    def __len__(self) -> int:
+        return len(self._m())
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _by_lines(sh: Interpreter, src: str) -> bool:
+    """Whether eval/source must parse ``src`` one command line at a time, as bash's
+    parse_and_execute does: aliases defined or used in it (an ``alias`` takes effect from
+    the next line)."""
+    st = sh.state
+    return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases))
+
+
+def _command_lines(sh: Interpreter, src: str) -> Iterator[Any]:
+    """The command lines of ``src`` as parsed when reached (with the aliases of that moment);
+    a syntax error is raised (ParseError) after the lines before it have run."""
+    from .parser import CommandReader
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
+    while True:
+        reader.extglob = bool(sh.state.shopt.get("extglob"))
+        tree = reader.next()
+        if tree is None:
+            return
+        yield tree
 
 
 @builtin("eval")
@@ -1233,34 +1352,11 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         sh.xtrace_level = level
 
 
-class _AliasView(Mapping[str, str]):
-    """The shell's aliases as the parser sees them (live; empty without expand_aliases)."""
-
-    def __init__(self, sh: Interpreter) -> None:
-        self.sh = sh
-
-    def _m(self) -> dict[str, str]:
-        st = self.sh.state
-        return st.aliases if st.shopt["expand_aliases"] else {}
-
-    def __getitem__(self, k: str) -> str:
-        return self._m()[k]
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(self._m())
-
-    def __len__(self) -> int:
-        return len(self._m())
-
-    def __bool__(self) -> bool:
-        return True
-
-
 def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     from .interpreter import ExitShell
     from .parser import CommandReader
     base = max(sh.lineno - 1, 0)  # lines count from the eval command's (bash)
-    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=_AliasView(sh),
+    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh),
                            line_base=base)
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
@@ -1381,9 +1477,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
         return 1
     src = data.decode("utf-8", "surrogateescape")
-    try:
-        script = parse(src)
-    except ParseError as e:
+
+    def syntax_error(e: ParseError) -> int:
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
         if e.message.startswith("syntax error near"):
             lines = src.split("\n")
@@ -1391,6 +1486,15 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             sh.write_err(f"{fname}: line {e.line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
         sh.state.last_status = 257  # what bash's RETURN trap sees after a syntax error
         return 2
+
+    script: Any = None
+    if not _by_lines(sh, src):
+        try:
+            script = parse(src)
+        except ParseError as e:
+            if e.line <= 1:
+                return syntax_error(e)
+            # the lines before the error run first, as bash does
     lim = sh.budget.limits.max_call_depth
     if lim is not None and sh.source_depth >= lim:
         sh.error(f"{fname}: maximum source nesting level exceeded")
@@ -1405,7 +1509,15 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
     try:
-        st = _run_discarding(sh, script)
+        if script is not None:
+            st = _run_discarding(sh, script)
+        else:
+            st = 0
+            try:
+                for tree in _command_lines(sh, src):
+                    st = _run_discarding(sh, tree)
+            except ParseError as e:
+                st = syntax_error(e)
     except ReturnFn as r:
         st = r.status
     finally:
@@ -1450,10 +1562,14 @@ def _dispatch_no_func(sh: Interpreter, args: list[str]) -> int:
     return sh.run_external(args)
 
 
+_STD_PATH = "/bin:/usr/bin"  # `getconf PATH`: what command -p searches
+
+
 @builtin("command")
 def b_command(sh: Interpreter, argv: list[str]) -> int:
     args = argv[1:]
     mode = ""
+    std: str | None = None
     while args and args[0].startswith("-") and len(args[0]) > 1:
         a = args.pop(0)
         if a == "--":
@@ -1462,7 +1578,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
             if c in "vV":
                 mode = c
             elif c == "p":
-                pass
+                std = _STD_PATH
             else:
                 return _bad_opt(sh, "command", "-" + c, "command [-pVv] command [arg ...]")
     if not args:
@@ -1471,18 +1587,29 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         # bash: -v/-V fail only when no name at all was found
         found = False
         for name in args:
-            r = _describe(sh, name, "v" if mode == "v" else "V", no_funcs=False)
+            r = _describe(sh, name, "v" if mode == "v" else "V", no_funcs=False,
+                          abspath=mode == "V", path=std)
             if r:
                 if mode == "V":
                     sh.error(f"command: {name}: not found")
             else:
                 found = True
         return 0 if found else 1
+    if std is not None and "/" not in args[0] and sh.host is not None and (
+            args[0] not in BUILTINS or args[0] in sh.disabled_builtins()):
+        # command -p: the utility from the standard PATH, whatever PATH says
+        p = sh.host.find_path(sh, args[0], std)
+        if p is None:
+            sh.error(f"{args[0]}: command not found")
+            return 127
+        return sh.run_external([p] + args[1:])
     return _dispatch_no_func(sh, args)
 
 
 @builtin("builtin")
 def b_builtin(sh: Interpreter, argv: list[str]) -> int:
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
     if len(argv) < 2:
         return 0
     fn = BUILTINS.get(argv[1])
@@ -1492,7 +1619,7 @@ def b_builtin(sh: Interpreter, argv: list[str]) -> int:
     return sh.run_builtin(fn, argv[1:])
 
 
-def _find_path(sh: Interpreter, name: str) -> str | None:
+def _find_path(sh: Interpreter, name: str, path: str | None = None) -> str | None:
     if "/" in name:
         p = normalize(name, sh.state.cwd)
         try:
@@ -1504,12 +1631,13 @@ def _find_path(sh: Interpreter, name: str) -> str | None:
         return None
     host = sh.host
     if host is not None:
-        return host.find_path(sh, name)
+        return host.find_path(sh, name, path)
     return None
 
 
 def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all_: bool = False,
-              path_only: bool = False, force_path: bool = False) -> int:
+              path_only: bool = False, force_path: bool = False, abspath: bool = False,
+              path: str | None = None) -> int:
     """type/command -v/-V; returns 0 if found."""
     st = sh.state
     found = False
@@ -1557,7 +1685,24 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
                 _out(sh, f"{name} is a shell builtin\n")
             if not all_:
                 return 0
-    paths = [_find_path(sh, name)] if not all_ else (sh.host.find_all_paths(sh, name) if sh.host else [])
+    if not all_ and path is None and "/" not in name:
+        st.sync_hash(sh.get_scalar("PATH"))
+        hashed = st.hash.get(name)
+        if hashed is not None:
+            # bash shows a relative hashed path from "./"
+            if not hashed.startswith(("/", "./")):
+                hashed = "./" + hashed
+            if mode == "t":
+                _out(sh, "file\n")
+            elif mode in ("v", "p"):
+                _out(sh, hashed + "\n")
+            elif mode == "V":
+                _out(sh, f"{name} is hashed ({hashed})\n")
+            return 0
+    if all_:
+        paths = sh.host.find_all_paths(sh, name, path) if sh.host else []
+    else:
+        paths = [_find_path(sh, name, path)]
     for p in paths:
         if p is None:
             continue
@@ -1567,10 +1712,10 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
         elif mode in ("v", "p"):
             _out(sh, p + "\n")
         elif mode == "V":
-            if name in st.hash and not all_:
-                _out(sh, f"{name} is hashed ({p})\n")
-            else:
-                _out(sh, f"{name} is {p}\n")
+            if abspath and not p.startswith("/"):
+                # command -V: a relative PATH entry is shown from the current directory
+                p = st.cwd.rstrip("/") + "/" + (p[2:] if p.startswith("./") else p)
+            _out(sh, f"{name} is {p}\n")
     return 0 if found else 1
 
 
@@ -1612,6 +1757,7 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
     from .state import hash_order
     args = argv[1:]
     st = sh.state
+    st.sync_hash(sh.get_scalar("PATH"))
     if not st.options["hashall"]:
         sh.error("hash: hashing disabled")
         return 1
@@ -1644,7 +1790,10 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
         many = len(args) > 2
         for a in args[1:]:
             if a in st.hash:
-                _out(sh, f"{a}\t{st.hash[a]}\n" if many else f"{st.hash[a]}\n")
+                hp = st.hash[a]
+                if not hp.startswith(("/", "./")):
+                    hp = "./" + hp
+                _out(sh, f"{a}\t{hp}\n" if many else f"{hp}\n")
             else:
                 sh.error(f"hash: {a}: not found")
                 status = 1
@@ -2476,40 +2625,76 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
     return 0 if v != 0 else 1
 
 
+def _opts(sh: Interpreter, name: str, args: list[str], letters: str, usage: str
+          ) -> tuple[set[str], list[str]] | int:
+    """bash's internal_getopt for flag-only builtins: leading ``-xy`` words (``--`` ends
+    them, a lone ``-`` is an operand); an unknown letter is a usage error (status 2)."""
+    flags: set[str] = set()
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if len(a) < 2 or a[0] != "-":
+            break
+        for c in a[1:]:
+            if c not in letters:
+                return _bad_opt(sh, name, "-" + c, usage)
+            flags.add(c)
+        i += 1
+    return flags, args[i:]
+
+
+_ALIAS_BAD = frozenset(" \t\n()<>;&|\"'\\`$/")
+
+
+def _alias_line(name: str, value: str) -> str:
+    from .builtins_compat import quote_single
+    return f"alias {'-- ' if name.startswith('-') else ''}{name}={quote_single(value)}\n"
+
+
 @builtin("alias")
 def b_alias(sh: Interpreter, argv: list[str]) -> int:
-    from .builtins_compat import quote_single
-    args = argv[1:]
-    if args and args[0] == "-p":
-        args = args[1:]
+    r = _opts(sh, "alias", argv[1:], "p", "alias [-p] [name[=value] ... ]")
+    if type(r) is int:
+        return r
+    flags, args = r  # type: ignore[misc]
+    aliases = sh.state.aliases
+    if not args or "p" in flags:
+        _out(sh, "".join(_alias_line(k, aliases[k]) for k in sorted(aliases)))
         if not args:
-            for k in sorted(sh.state.aliases):
-                _out(sh, f"alias {k}={quote_single(sh.state.aliases[k])}\n")
             return 0
-    if not args:
-        for k in sorted(sh.state.aliases):
-            _out(sh, f"alias {k}={quote_single(sh.state.aliases[k])}\n")
-        return 0
     status = 0
     for a in args:
-        if "=" in a:
-            k, _, v = a.partition("=")
-            sh.state.aliases[k] = v
-        else:
-            if a in sh.state.aliases:
-                _out(sh, f"alias {a}={quote_single(sh.state.aliases[a])}\n")
-            else:
-                sh.error(f"alias: {a}: not found")
+        k, eq, v = a.partition("=")
+        if eq and k:
+            if any(c in _ALIAS_BAD for c in k):
+                sh.error(f"alias: `{k}': invalid alias name")
                 status = 1
+            else:
+                aliases[k] = v
+        elif a in aliases:
+            _out(sh, _alias_line(a, aliases[a]))
+        else:
+            sh.error(f"alias: {a}: not found")
+            status = 1
     return status
 
 
 @builtin("unalias")
 def b_unalias(sh: Interpreter, argv: list[str]) -> int:
-    args = argv[1:]
-    if args and args[0] == "-a":
+    usage = "unalias [-a] name [name ...]"
+    r = _opts(sh, "unalias", argv[1:], "a", usage)
+    if type(r) is int:
+        return r
+    flags, args = r  # type: ignore[misc]
+    if "a" in flags:
         sh.state.aliases.clear()
         return 0
+    if not args:
+        sh.write_err(f"unalias: usage: {usage}\n".encode())
+        return 2
     status = 0
     for a in args:
         if a in sh.state.aliases:

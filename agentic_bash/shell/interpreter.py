@@ -556,6 +556,9 @@ class Interpreter(Expander):
             if self.state.options["allexport"]:
                 var.attrs |= EXPORT
             st.env_cache = None
+            if name == "PATH" and st.hash:
+                st.hash.clear()  # bash forgets hashed commands on any PATH assignment
+                st.hash_hits.clear()
 
     def declare_var(self, name: str, *, local: bool = False) -> Var:
         """Find or create the variable ``name`` (in the function scope when ``local``)."""
@@ -1171,10 +1174,11 @@ class Interpreter(Expander):
                 self.run_script(body)
                 st = self.state.last_status
             except ExitShell as e:
-                st = 1 if e.eof and not forked_simple else e.status
+                # (set -e: 1 even from a forked simple command)
+                st = 1 if e.eof and (not forked_simple or self.state.options["errexit"]) else e.status
             except ExpansionError as e:
                 self.error(e.message)
-                st = 1 if e.status == 127 and not forked_simple else e.status
+                st = 1 if e.status == 127 and (not forked_simple or self.state.options["errexit"]) else e.status
             except (LoopCtl, ReturnFn) as e:
                 # `(return 4)` in a function ends the subshell with that status
                 st = e.status

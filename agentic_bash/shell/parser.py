@@ -1338,6 +1338,13 @@ class CommandReader:
         self._p.aliases = value
 
     @property
+    def consumed(self) -> tuple[str, int]:
+        """The text being read (aliases spliced in) and how far the lines returned so far
+        reach: what ``set -v`` echoes is the text between two such offsets."""
+        p = self._p
+        return p.src, (p.tok.pos if p.tok is not None else p.pos)
+
+    @property
     def extglob(self) -> bool:
         return self._p.extglob
 

@@ -126,6 +126,7 @@ class ShellState:
         self.last_arg = ""
         self.hash: dict[str, str] = {}
         self.hash_hits: dict[str, int] = {}
+        self.hash_path: str | None = None  # the PATH the hashed paths were found with
         self.env_cache: dict[str, str] | None = None
         self.subshell = 0
 
@@ -158,6 +159,14 @@ class ShellState:
         s.env_cache = self.env_cache
         s.subshell = self.subshell + 1
         return s
+
+    def sync_hash(self, path: str | None) -> None:
+        """bash forgets every hashed command when PATH is assigned: drop the table when
+        PATH is no longer the value it was filled with."""
+        if self.hash and path != self.hash_path:
+            self.hash.clear()
+            self.hash_hits.clear()
+        self.hash_path = path
 
     def __getattr__(self, name: str) -> Any:
         # only for attributes missing from __dict__: the scopes of a lazy fork, on first use

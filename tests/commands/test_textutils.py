@@ -325,6 +325,8 @@ FIELD_FILES = {
 
 FIELD_CASES: list[tuple[list[str], bytes]] = [
     (["cut", "-d,", "-f1", "csv"], b""),
+    (["cut", "-f", "1-2-3", "csv"], b""), (["cut", "-c", "1--2", "csv"], b""), (["cut", "-f", "--", "csv"], b""),
+    (["cut", "-f", "1-x-2", "csv"], b""), (["cut", "-c", "a-b", "csv"], b""), (["cut", "-f", "1-2,x", "csv"], b""),
     (["cut", "-d", ",", "-f", "1,3", "csv"], b""),
     (["cut", "-d,", "-f2-", "csv"], b""),
     (["cut", "-d,", "-f-2", "csv"], b""),
