@@ -960,6 +960,14 @@ class Expander:
                         return []
                     vals = [d[k] for k in keys if k >= start]
                     off = 0
+                elif type(d) is dict and var.attrs & ASSOC:
+                    # bash counts an associative array's offsets from 1 (0 means 1 too); a
+                    # negative one counts back from len + 1
+                    if off < 0:
+                        off = len(vals) + off + 1
+                        if off < 0:
+                            return []
+                    off = max(off - 1, 0)
                 elif off < 0:
                     off = len(vals) + off
                     if off < 0:
