@@ -1022,6 +1022,8 @@ class Expander:
         if letter == "u":
             return [_upper(v[:1]) + v[1:] for v in vals]
         if letter == "a":
+            if p.prefix == "!" and p.index is None:
+                return [""]  # an indirection that named nothing (`${!A@a}`, A[0] unset)
             var = self.lookup_var(self.state.resolve_ref(p.name)) if _NAME_RE.match(p.name) else None
             flags = self.attr_letters(var) if var is not None else ""
             return [flags for _ in vals] if multi else [flags]
