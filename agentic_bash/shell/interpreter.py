@@ -614,7 +614,7 @@ class Interpreter(Expander):
             var = Var({}, ARRAY)
             st.scopes[0][rname] = var
         if var.attrs & READONLY:
-            raise VarError(f"{rname}: readonly variable")
+            raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if var.attrs & ASSOC:
             key: Any = self.expand_str(idx)
             if type(var.value) is not dict:
@@ -660,7 +660,7 @@ class Interpreter(Expander):
         else:
             rname = name
         if var.attrs & READONLY:
-            raise VarError(f"{rname}: readonly variable")
+            raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if assoc:
             var.attrs |= ASSOC
         is_assoc = bool(var.attrs & ASSOC)
