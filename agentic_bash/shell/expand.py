@@ -960,6 +960,14 @@ class Expander:
                         return []
                     vals = [d[k] for k in keys if k >= start]
                     off = 0
+                elif type(d) is dict and var.attrs & ASSOC:
+                    # bash counts an associative array's offsets from 1 (0 means 1 too); a
+                    # negative one counts back from len + 1
+                    if off < 0:
+                        off = len(vals) + off + 1
+                        if off < 0:
+                            return []
+                    off = max(off - 1, 0)
                 elif off < 0:
                     off = len(vals) + off
                     if off < 0:
@@ -1014,6 +1022,8 @@ class Expander:
         if letter == "u":
             return [_upper(v[:1]) + v[1:] for v in vals]
         if letter == "a":
+            if p.prefix == "!" and p.index is None:
+                return [""]  # an indirection that named nothing (`${!A@a}`, A[0] unset)
             var = self.lookup_var(self.state.resolve_ref(p.name)) if _NAME_RE.match(p.name) else None
             flags = self.attr_letters(var) if var is not None else ""
             return [flags for _ in vals] if multi else [flags]

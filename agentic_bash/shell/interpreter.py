@@ -614,7 +614,7 @@ class Interpreter(Expander):
             var = Var({}, ARRAY)
             st.scopes[0][rname] = var
         if var.attrs & READONLY:
-            raise VarError(f"{rname}: readonly variable")
+            raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if var.attrs & ASSOC:
             key: Any = self.expand_str(idx)
             if type(var.value) is not dict:
@@ -660,7 +660,7 @@ class Interpreter(Expander):
         else:
             rname = name
         if var.attrs & READONLY:
-            raise VarError(f"{rname}: readonly variable")
+            raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if assoc:
             var.attrs |= ASSOC
         is_assoc = bool(var.attrs & ASSOC)
@@ -3197,6 +3197,8 @@ class _ArithVars:
         if var is None or var.value is None:
             if sh.state.options["nounset"]:
                 raise VarError(f"{name}: unbound variable")
+            if index[:1] == "-" and (var is None or not var.attrs & ASSOC):
+                sh.error(f"{name}: bad array subscript")  # and the value is 0 (bash)
             return None
         val = var.value
         if type(val) is dict:
@@ -3205,8 +3207,14 @@ class _ArithVars:
             i = int(index)
             if i < 0:
                 i = (max(val) + 1 if val else 0) + i
+                if i < 0:
+                    sh.error(f"{name}: bad array subscript")
+                    return None
             return val.get(i)
-        return val if index in ("0", "-1") else None
+        if index[:1] == "-":
+            sh.error(f"{name}: bad array subscript")
+            return None
+        return val if index == "0" else None
 
     def _get_plain(self, name: str) -> str | None:
         sh = self.sh
