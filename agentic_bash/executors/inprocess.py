@@ -129,6 +129,9 @@ class InProcessExecutor:
         if env:
             base_env.update(env)
         _init_state(self.shell.state, base_env, workdir, info)
+        # `bash -c` started with a clean environment: $_ is the shell's argv[0] until a
+        # command sets it
+        self.shell.state.last_arg = "bash"
         self.shell.start_time = time.monotonic()
 
     # ------------------------------------------------------------------ protocol
