@@ -90,7 +90,8 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         return ex, "none", report
     from .vfs.layout import build_virtual_fs
     from .executors.inprocess import load_commands
-    names = list(load_commands()) + ["bash", "sh"]
+    # test and [ are builtins that coreutils also installs as /usr/bin/test and /usr/bin/[
+    names = list(load_commands()) + ["bash", "sh", "test", "["]
     fs, layer = build_virtual_fs(mounts, names, home=info.home, workdir=workdir, limits=limits)
     try:
         if not fs.exists(workdir):
