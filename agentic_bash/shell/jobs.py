@@ -112,6 +112,17 @@ class _JobBudget(Budget):
         else:
             self.root = self
 
+    # Budget.charge_* only call check() once the budget itself is cancelled or past its
+    # deadline (the run's hot path); a job must also notice its parent, root or session
+    # ending, so it checks on every charge
+    def charge_command(self) -> None:
+        Budget.charge_command(self)
+        self.check()
+
+    def charge_iteration(self) -> None:
+        Budget.charge_iteration(self)
+        self.check()
+
     def check(self) -> None:
         if not self._cancelled:
             r = self.root

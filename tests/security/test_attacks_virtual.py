@@ -427,3 +427,17 @@ def test_redirect_from_dev_zero_is_endless_and_bounded(atk: Attack) -> None:
     r = atk.run("while read x; do :; done < /dev/zero")  # one endless NUL line
     assert r.exit_code == 1 and "max_variable_bytes" in r.stderr or r.timed_out
     atk.still_ok()
+
+
+def test_killing_a_job_ends_the_jobs_it_started() -> None:
+    # the inner busy loop's own deadline is a minute away: only the parent's kill can end it
+    a = Attack(ab.Limits(timeout=60.0))
+    try:
+        threads = threading.active_count()
+        a.run("{ { while :; do :; done; } & wait; } & echo started")
+        assert _settle(lambda: threading.active_count() >= threads + 2, SLACK)
+        a.run("kill %1")
+        assert _settle(lambda: threading.active_count() <= threads, SLACK), threading.enumerate()
+        assert a.run("jobs").stdout == ""
+    finally:
+        a.close()
