@@ -1549,7 +1549,8 @@ class Interpreter(Expander):
             xt = self.state.options["xtrace"]
             try:
                 if cmd.init is not None:
-                    self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
+                    if self.state.traps:  # no closure per iteration unless a trap is set
+                        self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
                     self.arith_word(cmd.init)
@@ -1565,7 +1566,8 @@ class Interpreter(Expander):
                     try:
                         if cmd.cond is not None:
                             self.lineno = cmd.line or self.lineno
-                            self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
+                            if self.state.traps:  # no closure per iteration unless a trap is set
+                                self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
                         if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
@@ -1580,7 +1582,8 @@ class Interpreter(Expander):
                     if cmd.step is not None:
                         try:
                             self.lineno = cmd.line or self.lineno
-                            self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
+                            if self.state.traps:  # no closure per iteration unless a trap is set
+                                self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
                             self.arith_word(cmd.step)
@@ -1602,8 +1605,9 @@ class Interpreter(Expander):
             self.loop_depth += 1
             menu = True
             try:
-                self._debug_compound(lambda: f"select {cmd.var} in " + (
-                    " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
+                if self.state.traps:  # no closure per iteration unless a trap is set
+                    self._debug_compound(lambda: f"select {cmd.var} in " + (
+                        " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
                 while True:
                     self.budget.charge_iteration()
                     if menu:
@@ -1646,7 +1650,8 @@ class Interpreter(Expander):
     def exec_case(self, cmd: N.Case) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
-            self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
+            if self.state.traps:  # no closure per iteration unless a trap is set
+                self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
             w = self.expand_str(cmd.word, tilde=True)
             if self.state.options["xtrace"]:
                 # bash traces the case word as written, not expanded

@@ -268,7 +268,7 @@ class ShellState:
             glob = scopes[0]
             names = [k for k, v in glob.items() if k not in seen and v.attrs & EXPORT
                      and v.value is not None and type(v.value) is not dict]
-            order = sorted(range(len(names)), key=lambda i: (_bash_hash(names[i]) & 1023, -i))
+            order = sorted(range(len(names)), key=lambda i: (_env_bucket(names[i]), -i))
             for i in order:
                 env[names[i]] = glob[names[i]].value  # type: ignore[assignment]
             self.env_cache = env
@@ -291,6 +291,20 @@ class ShellEnv(dict):  # type: ignore[type-arg]
 def _copy_scopes(scopes: list[dict[str, Var]]) -> list[dict[str, Var]]:
     return [{k: v.copy() for k, v in sc.items()} if type(sc) is dict else sc.copy_vars()  # type: ignore[attr-defined]
             for sc in scopes]
+
+
+_BUCKETS: dict[str, int] = {}
+
+
+def _env_bucket(name: str) -> int:
+    """The bucket of ``name`` in bash's 1024-bucket variable table (memoised: the
+    environment is rebuilt after every change to an exported variable)."""
+    b = _BUCKETS.get(name)
+    if b is None:
+        if len(_BUCKETS) > 4096:
+            _BUCKETS.clear()
+        b = _BUCKETS[name] = _bash_hash(name) & 1023
+    return b
 
 
 def _bash_hash(s: str) -> int:
