@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from ._args import open_input, run_command
+from ._args import open_input
 from .base import CommandContext, command, strerror
-from .sysutils import _q
+from .sysutils import _q, _run
 
 
 def _qf(s: str) -> str:
@@ -194,16 +194,6 @@ def link(ctx: CommandContext, argv: list[str]) -> int:
     return 0
 
 
-def _run(ctx: CommandContext, argv: list[str], who: str) -> int:
-    if who == "nice":
-        def msg(n: str, why: str) -> str:
-            return f"{_q(ctx, n)}: {why}"
-    else:
-        def msg(n: str, why: str) -> str:
-            return f"failed to run command {_q(ctx, n)}: {why}"
-    return run_command(ctx, argv, who, msg)
-
-
 @command("nice", usage="nice [-n N] [COMMAND [ARG]...]", help="Run COMMAND (the niceness is not changed here).")
 def nice(ctx: CommandContext, argv: list[str]) -> int:
     args = argv[1:]
@@ -227,7 +217,7 @@ def nice(ctx: CommandContext, argv: list[str]) -> int:
     if not rest:
         _w(ctx, "0\n")
         return 0
-    return _run(ctx, rest, "nice")
+    return _run(ctx, rest, who="nice")
 
 
 @command("stdbuf", usage="stdbuf OPTION... COMMAND", help="Run COMMAND (buffering is already per call here).")
@@ -242,7 +232,7 @@ def stdbuf(ctx: CommandContext, argv: list[str]) -> int:
         ctx.stderr.write(b"stdbuf: missing operand\n")
         _try(ctx)
         return 125
-    return _run(ctx, args[i:], "stdbuf")
+    return _run(ctx, args[i:], who="stdbuf")
 
 
 _SUFFIX = {"c": 1, "w": 2, "b": 512, "k": 1024, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "kB": 1000,

@@ -420,7 +420,7 @@ def _underscore(ctx: CommandContext, name: str) -> str:
 def _run(ctx: CommandContext, argv: list[str], *, env=None, cwd=None, who: str,
          stdin=None, stdout=None, stderr=None) -> int:
     # GNU's words when execvp() fails: env "‘x’: ...", timeout/nohup "failed to run command ..."
-    if who == "env":
+    if who in ("env", "nice"):
         def msg(n: str, why: str) -> str:
             return f"{_q(ctx, n)}: {why}"
     elif who == "nohup":

@@ -1305,8 +1305,7 @@ def _command_lines(sh: Interpreter, src: str) -> Iterator[Any]:
 
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
-    from .interpreter import ExitShell
-    from .parser import parse_cached, parse_cached_at
+    from .parser import parse_cached_at
     who = "eval"
     if argv[1:2] == ["\0cmdsub"]:
         # a `...` substitution the parser could not parse (see Parser.parse_backtick_body)
@@ -1330,6 +1329,13 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         # bash parses an eval string one command line at a time: the lines before a syntax
         # error run, and an alias defined on one line is used on the next
         return _eval_lines(sh, src, who)
+    return _eval_frame(sh, lambda: sh.run_script(script))
+
+
+def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
+    """Run ``body`` as eval does: one more call level (bounded) and PS4 character, and a
+    line-discarding error (``$((1/0))``) ends the eval with its status instead of the line."""
+    from .interpreter import ExitShell
     lim = sh.budget.limits.max_call_depth
     sh.call_depth += 1
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
@@ -1340,7 +1346,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
             sh.error("eval: maximum eval nesting level exceeded")
             return 1
         try:
-            return sh.run_script(script)
+            return body()
         except ExitShell as e:
             if not e.discard:
                 raise
@@ -1353,20 +1359,13 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
 
 
 def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
-    from .interpreter import ExitShell
     from .parser import CommandReader
     base = max(sh.lineno - 1, 0)  # lines count from the eval command's (bash)
     reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh),
                            line_base=base)
-    lim = sh.budget.limits.max_call_depth
-    sh.call_depth += 1
-    level = getattr(sh, "xtrace_level", 0)
-    sh.xtrace_level = level + 1
-    status = 0
-    try:
-        if lim is not None and sh.call_depth > lim * 4:
-            sh.error("eval: maximum eval nesting level exceeded")
-            return 1
+
+    def run() -> int:
+        status = 0
         while True:
             reader.extglob = bool(sh.state.shopt.get("extglob"))
             try:
@@ -1378,16 +1377,8 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
                 return 1 if getattr(e, "status", 2) == 1 else 2
             if tree is None:
                 return status
-            try:
-                status = sh.run_script(tree)
-            except ExitShell as e:
-                if not e.discard:
-                    raise
-                sh.state.last_status = e.status
-                return e.status
-    finally:
-        sh.call_depth -= 1
-        sh.xtrace_level = level
+            status = sh.run_script(tree)
+    return _eval_frame(sh, run)
 
 
 def _run_discarding(sh: Interpreter, script: Any) -> int:
