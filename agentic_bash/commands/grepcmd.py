@@ -720,7 +720,7 @@ class _Grep:
                                             mt = b"\x1b[01;31m\x1b[K" + mt + b"\x1b[m\x1b[K"
                                         emit(lineno, self.prefix(name, lineno, mo, b":") + tab + mt + sep)
                         elif o.color and not o.invert:
-                            emit(lineno, self.color_prefix(name, lineno, offset) + self.colorize(line, t) + sep)
+                            emit(lineno, self.prefix(name, lineno, offset, b":") + self.colorize(line, t) + sep)
                         else:
                             emit(lineno, self.prefix(name, lineno, offset, b":") + tab + raw + sep)
                         after_left = o.after
@@ -746,18 +746,6 @@ class _Grep:
         if bad_enc:
             self.error_binary(display)
         return selected
-
-    def color_prefix(self, name: bytes | None, lineno: int, offset: int) -> bytes:
-        o = self.o
-        s = b""
-        sepc = b"\x1b[36m\x1b[K:\x1b[m\x1b[K"
-        if name is not None:
-            s += b"\x1b[35m\x1b[K" + name + b"\x1b[m\x1b[K" + (b"\0" if o.null else sepc)
-        if o.line_number:
-            s += b"\x1b[32m\x1b[K%d\x1b[m\x1b[K" % lineno + sepc
-        if o.byte_offset:
-            s += b"\x1b[32m\x1b[K%d\x1b[m\x1b[K" % offset + sepc
-        return s
 
     def colorize(self, line: str, t: float | None) -> bytes:
         parts = []
