@@ -80,6 +80,10 @@ class Budget:
     it propagate.
     """
 
+    # wake at least this often while sleeping (None: only on cancel or at the deadline);
+    # a subclass that is ended by something that sets no event of its own sets it
+    _poll: float | None = None
+
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event")
 
     def __init__(self, limits: Limits, timeout: float | None = None) -> None:
@@ -136,7 +140,9 @@ class Budget:
             if left <= 0:
                 return
             r = self.remaining()
-            self._event.wait(left if r is None else min(left, r + 0.001))
+            w = left if r is None else min(left, r + 0.001)
+            poll = self._poll
+            self._event.wait(w if poll is None or w < poll else poll)
 
     def cancel(self, reason: str = "interrupt") -> None:
         """Make every later ``check()`` raise (from any thread): Ctrl-C, ``close()``, timeout watchdog."""

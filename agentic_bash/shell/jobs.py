@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitExceeded
@@ -96,6 +95,7 @@ class _JobBudget(Budget):
     budget it was started under is cancelled (run timeout, interrupt, close, kill)."""
 
     __slots__ = ("parent", "root", "host")
+    _poll = 0.05  # a cancelled parent/root or a closed session sets no event of ours
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
         super().__init__(limits)
@@ -133,15 +133,6 @@ class _JobBudget(Budget):
                 self.cancel("killed")
         Budget.check(self)
 
-    def sleep(self, seconds: float) -> None:
-        # wake every 50 ms: a cancelled parent/root or a closed session sets no event of ours
-        end = time.monotonic() + seconds
-        while True:
-            self.check()
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            self._event.wait(min(left, 0.05))
 
 
 _reg_lock = threading.Lock()
