@@ -1844,7 +1844,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                 return b"".join(parts), True
             if not line.endswith(b"\n"):
                 parts.append(line)
-                return b"".join(parts), True
+                data = b"".join(parts)
+                return data.replace(b"\0", b""), True
             body = line[:-1]
             if not raw and body.endswith(b"\\"):
                 # an odd number of trailing backslashes escapes the newline: continue
@@ -1853,7 +1854,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                     parts.append(body[:-1])
                     continue
             parts.append(body)
-            return b"".join(parts), False
+            data = b"".join(parts)
+            return (data.replace(b"\0", b"") if b"\0" in data else data), False
     count = 0
     while True:
         if nchars is not None and count >= nchars:
@@ -1872,6 +1874,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             continue
         if not exact and delim is not None and c == delim:
             return bytes(buf), False
+        if c == b"\0":
+            continue  # bash drops NUL bytes from what read stores
         buf += c
         count += 1
         if not count & 0xFFFF:
@@ -2178,6 +2182,8 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
             continue
         if strip and rec.endswith(delim):
             rec = rec[:-1]
+        if b"\0" in rec:  # bash stores C strings: an element ends at its first NUL
+            rec = rec[:rec.index(b"\0")]
         lines.append(rec.decode("utf-8", "surrogateescape"))
     var = sh.state.find(name)
     if var is not None and var.attrs & READONLY:
@@ -2603,16 +2609,19 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
         sh.error("let: expression expected")
         return 1
     v = 0
-    for a in argv[1:]:
-        try:
+    sh.in_let = True
+    try:
+        for a in argv[1:]:
             v = sh.arith(a)
-        except ExpansionError as e:
-            if e.status == 127 and e.message.endswith(": unbound variable"):
-                from .interpreter import expansion_exit
-                sh.error(e.message)  # set -u: fatal, as in bash
-                raise expansion_exit(e) from None
-            sh.error(f"let: {e.message}")
-            return 1
+    except ExpansionError as e:
+        if e.status == 127 and e.message.endswith(": unbound variable"):
+            from .interpreter import expansion_exit
+            sh.error(e.message)  # set -u: fatal, as in bash
+            raise expansion_exit(e) from None
+        sh.error(f"let: {e.message}")
+        return 1
+    finally:
+        sh.in_let = False
     return 0 if v != 0 else 1
 
 

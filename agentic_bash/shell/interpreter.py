@@ -196,6 +196,7 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
+    in_let = False      # inside the let builtin (its invalid-identifier errors name it)
 
     # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
     # and pipeline stages, though not out of command substitutions)
@@ -876,13 +877,18 @@ class Interpreter(Expander):
         unprintable, so it comes out as ``$'\\303\\251'``."""
         return s if s.isascii() or not self.byte_locale() else byte_view(s)
 
-    def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
+    def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None, extglob: bool | None = None) -> bool:
+        """Match ``s`` against a shell pattern.  Extended groups need ``shopt -s extglob``
+        (case, ``${x^^p}``) except in ``[[ == ]]``, which bash always matches with them."""
         patterns = _patterns
+        sh = self.state.shopt
         if nocase is None:
-            nocase = self.state.shopt["nocasematch"]
+            nocase = sh["nocasematch"]
+        if extglob is None:
+            extglob = sh["extglob"]
         if not (s.isascii() and pat.isascii()) and self.byte_locale():
             s, pat = byte_view(s), byte_view(pat)
-        return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
+        return patterns.fnmatch(pat, s, extglob=extglob, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
@@ -892,9 +898,10 @@ class Interpreter(Expander):
 
     def _pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
+        eg = self.state.shopt["extglob"]
         if op in ("#", "##"):
-            return patterns.strip_prefix(v, pat, longest=(op == "##"))
-        return patterns.strip_suffix(v, pat, longest=(op == "%%"))
+            return patterns.strip_prefix(v, pat, longest=(op == "##"), extglob=eg)
+        return patterns.strip_suffix(v, pat, longest=(op == "%%"), extglob=eg)
 
     def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
         if not (v.isascii() and pat.isascii()) and self.byte_locale():
@@ -905,10 +912,12 @@ class Interpreter(Expander):
         patterns = _patterns
         mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
         text, amp = repl
+        sh = self.state.shopt
         if not amp:
             text = text.replace("\\&", "&").replace("\\\\", "\\") if "\\" in text else text
-            return patterns.replace(v, pat, text, mode)
-        return _replace_amp(v, pat, _AmpRepl(text), mode, self.state.shopt["nocasematch"])
+            # nocasematch covers ${x/p/r} (not ${x#p}); extended groups need extglob
+            return patterns.replace(v, pat, text, mode, extglob=sh["extglob"], nocase=sh["nocasematch"])
+        return _replace_amp(v, pat, _AmpRepl(text), mode, sh["nocasematch"], sh["extglob"])
 
     def case_mod(self, v: str, op: str, pat: str) -> str:
         if not v:
@@ -923,7 +932,7 @@ class Interpreter(Expander):
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
             if not pat or pat == "?":
                 return v.swapcase() if allc else v[0].swapcase() + v[1:]
-            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False) else c
+            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
                            for i, c in enumerate(v))
         from .expand import _lower, _upper  # towupper/towlower: one character stays one
         conv = _upper if up else _lower
@@ -933,7 +942,7 @@ class Interpreter(Expander):
             return conv(v[0]) + v[1:]
         out = []
         for i, c in enumerate(v):
-            if (allc or i == 0) and self.fnmatch(c, pat, nocase=False):
+            if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True):
                 c = conv(c)
             out.append(c)
         return "".join(out)
@@ -951,14 +960,14 @@ class Interpreter(Expander):
         elif ignore is None and getattr(self.state, "globignore_dotglob", False):
             sh["dotglob"] = False
             self.state.globignore_dotglob = False
-        if not patterns.has_magic(pat, extglob=True):
+        if not patterns.has_magic(pat, extglob=sh["extglob"]):
             # bash's glob_pattern_p: a `[` without its `]` (`[`, `a[b`) or only escaped
             # characters (x='a\*'; echo $x) make no pattern: the word stays as it is, and
             # nullglob/failglob do not apply
             return None
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
-                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=sh["extglob"],
                                 skipdots=sh["globskipdots"])
             if ignore and res:
                 res = patterns.globignore(res, ignore, extglob=sh["extglob"], nocase=sh["nocaseglob"])
@@ -1810,7 +1819,7 @@ class Interpreter(Expander):
                 self._cond_trace(neg, [left, op, rt])
             if op in ("==", "=", "!="):
                 pat = self.expand_pattern(e.right)
-                r = self.fnmatch(left, pat)
+                r = self.fnmatch(left, pat, extglob=True)
                 return r if op != "!=" else not r
             if op == "=~":
                 return self.regex_match(left, self.expand_regex(e.right))
@@ -2880,25 +2889,25 @@ class _AmpRepl:
         return "".join(out)
 
 
-def _replace_amp(s: str, pat: str, repl: Any, mode: str, nocase: bool) -> str:
+def _replace_amp(s: str, pat: str, repl: Any, mode: str, nocase: bool, extglob: bool = True) -> str:
     """``${s/p/r}`` where r uses ``&`` for the matched text (patsub_replacement)."""
     from .patterns import _compile
     n = len(s)
     if mode == "prefix":
-        rx = _compile(pat, True, nocase, False, False)
+        rx = _compile(pat, extglob, nocase, False, False)
         for i in range(n, -1, -1):
             if rx.fullmatch(s, 0, i):
                 return repl(s[:i]) + s[i:]
         return s
     if mode == "suffix":
-        rx = _compile(pat, True, nocase, False, False)
+        rx = _compile(pat, extglob, nocase, False, False)
         for i in range(n + 1):
             if rx.fullmatch(s, i, n):
                 return s[:i] + repl(s[i:])
         return s
     if not pat:
         return s
-    rx = _compile(pat, True, nocase, False, True)
+    rx = _compile(pat, extglob, nocase, False, True)
     if n == 0:
         return repl("") if rx.fullmatch(s) else s
     out: list[str] = []
@@ -3197,6 +3206,10 @@ class _ArithVars:
                     if type(val) is str:
                         return val
             return self._get_plain(name)
+        if not index:
+            sh.error(f"{name}[]: bad array subscript")
+            sh.error(f"{name}[]: bad array subscript")
+            return None
         rname = sh.state.resolve_ref(name)
         var = sh.lookup_var(rname)
         if var is None or var.value is None:
@@ -3232,6 +3245,8 @@ class _ArithVars:
         sh = self.sh
         if index is None:
             sh.set_var(name, str(value))
+        elif not index:
+            sh.error(f"{'let: ' if sh.in_let else ''}`{name}[]': not a valid identifier")
         else:
             sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
 
