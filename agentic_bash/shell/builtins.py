@@ -12,7 +12,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TEMPVAR, TRACE, UPPER,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL, TEMPVAR, TRACE, UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -650,6 +650,9 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     return status
 
 
+_LOCALE_VARS = frozenset(("LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME"))
+
+
 def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, value: str | None,
                  assign: Any, on: set[str], off: set[str], local: bool) -> None:
     st = sh.state
@@ -764,12 +767,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
                 prev = var.value.get(key, "") if append else None
                 var.value[key] = sh._coerce(var, value, prev)
         else:
-            if local or ("g" in on):
-                var.value = sh._coerce(var, value, (var.value or "") if append else None)
-            else:
-                var.value = sh._coerce(var, value, (var.value or "") if append else None)
+            var.value = sh._coerce(var, value, (var.value or "") if append else None)
+            if target in _LOCALE_VARS and type(var.value) is str:
+                sh.locale_check(target, var.value)
     elif var.attrs & INTEGER and "i" in on and type(var.value) is str:
         var.value = str(sh.arith(var.value))
+    if target in _LOCALE_VARS:
+        var.attrs |= SPECIAL  # later plain assignments still reach set_var's setlocale check
     if "r" in on:
         var.attrs |= READONLY
     if value is not None and st.options["allexport"] and type(var.value) is str:

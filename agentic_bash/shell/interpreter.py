@@ -26,7 +26,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, TEMPVAR, UPPER, ShellState, TempScope, Var,
+    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
@@ -41,6 +41,19 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
 _UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
+# the variables bash hands to setlocale() on assignment (LANG's failures are silent)
+_LOCALE_VARS = frozenset(("LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME"))
+
+
+def utf8_locale_name(val: str) -> bool:
+    """Does glibc take ``val`` for the C.UTF-8 locale (the only UTF-8 one here)?  It ignores a
+    ``@modifier`` and compares the codeset lowercased without punctuation."""
+    if val in _UTF8_LOCALES:
+        return True
+    if not val.startswith("C."):
+        return False
+    codeset = val[2:].partition("@")[0]
+    return "".join(c for c in codeset.lower() if c.isalnum()) == "utf8"
 
 
 def byte_view(s: str) -> str:
@@ -502,6 +515,16 @@ class Interpreter(Expander):
         if name == "OPTIND":
             # bash: any assignment to OPTIND restarts getopts within its current word
             self.getopts_state = (0, 0)
+        elif name in _LOCALE_VARS:
+            var = st.find(name) if scope is None else scope.get(name)
+            if var is None:
+                (st.scopes[0] if scope is None else scope)[name] = Var(None, SPECIAL)
+                self.locale_check(name, value)
+            else:
+                var.attrs |= SPECIAL
+                if not var.attrs & READONLY:
+                    new = (self.get_scalar(name) or "") + value if append else value
+                    self.locale_check(name, new.lower() if var.attrs & LOWER else new.upper() if var.attrs & UPPER else new)
         if scope is None:
             var = st.find(name)
             if var is not None and not var.attrs and not append and type(var.value) is not dict \
@@ -852,6 +875,22 @@ class Interpreter(Expander):
         sh = self.state.shopt
         return {"extglob": True, "nocase": sh["nocasematch"]}
 
+    def locale_check(self, name: str, value: str) -> None:
+        """bash calls setlocale() when a locale variable is assigned; a locale this machine
+        lacks draws glibc's warning (an LC_* category only while LC_ALL is unset or empty).
+        Only a category's first failure on a name carries errno's text: glibc caches the miss."""
+        if not value or value in ("C", "POSIX") or utf8_locale_name(value):
+            return
+        if name != "LC_ALL" and self.get_scalar("LC_ALL"):
+            return
+        failed = self.state.locale_failed
+        key = (name, value)
+        tail = "" if key in failed else ": No such file or directory"
+        if type(failed) is frozenset:
+            failed = self.state.locale_failed = set()
+        failed.add(key)
+        self.error(f"warning: setlocale: {name}: cannot change locale ({value}){tail}")
+
     def byte_locale(self) -> bool:
         """Does LC_ALL / LC_CTYPE / LANG select the C locale, where bash counts, slices and
         matches bytes?  Unset means C; only C, POSIX and the C.UTF-8 family exist here, and
@@ -865,7 +904,7 @@ class Interpreter(Expander):
                     if val == "C" or val == "POSIX":
                         self.state.ctype_bytes = True
                         return True
-                    if val in _UTF8_LOCALES:
+                    if val in _UTF8_LOCALES or utf8_locale_name(val):
                         self.state.ctype_bytes = False
                         return False
                     return self.state.ctype_bytes
