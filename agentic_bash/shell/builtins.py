@@ -126,11 +126,13 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
         return 2
+    byte_chars = False
     if not all(a.isascii() for a in args) and sh.byte_locale():
         # the C locale: %q quotes each non-ASCII byte, '\xc3 is 195
         from .interpreter import byte_view
         args = [byte_view(a) for a in args]
-    data, status, errors = pf.format(args[0], args[1:])
+        byte_chars = True
+    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars)
     for e in errors:
         sh.error(e)
     if var is not None:
