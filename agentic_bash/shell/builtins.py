@@ -652,6 +652,8 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     return status
 
 
+# bash's readonly dynamic variables (computed on use, never stored)
+_RO_DYNAMIC = frozenset(("SHELLOPTS", "BASHOPTS"))
 _LOCALE_VARS = frozenset(("LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME"))
 
 
@@ -662,6 +664,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         target = st.resolve_ref(vname) if not local else vname
     else:
         target = vname
+    if target in _RO_DYNAMIC and (local or value is not None or assign is not None):
+        raise VarError(f"{target}: readonly variable")
     if local:
         li = st.local_index()
         sc = st.scopes[li]
@@ -1007,6 +1011,10 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
         v = sh.state.find(a)
         if v is None and mode != "v" and a in sh.state.functions:
             del sh.state.functions[a]
+            continue
+        if v is None and a in _RO_DYNAMIC:
+            sh.error(f"unset: {a}: cannot unset: readonly variable")
+            status = 1
             continue
         status |= sh.unset_var(a)
     return status

@@ -555,6 +555,8 @@ class Interpreter(Expander):
                 return
             if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS"):
                 return
+            if name in ("SHELLOPTS", "BASHOPTS"):
+                raise VarError(f"{name}: readonly variable")
         if var is None:
             if self.state.options["allexport"]:
                 st.scopes[0][name] = Var(value, EXPORT)
@@ -1519,7 +1521,13 @@ class Interpreter(Expander):
             if cmd.words is None:
                 items = list(self.state.positional)
             else:
-                items = self.expand_words(cmd.words)
+                try:
+                    items = self.expand_words(cmd.words)
+                except ExpansionError as e:
+                    # failglob, bad substitution: like a simple command's words, bash drops
+                    # the rest of the command line (${x:?}, set -u: the shell exits)
+                    self.error(e.message)
+                    raise expansion_exit(e) from None
             st = 0
             self.loop_depth += 1
             budget = self.budget
@@ -1646,7 +1654,12 @@ class Interpreter(Expander):
 
     def exec_select(self, cmd: N.Select) -> int:
         def run() -> int:
-            items = list(self.state.positional) if cmd.words is None else self.expand_words(cmd.words)
+            self.lineno = cmd.line or self.lineno
+            try:
+                items = list(self.state.positional) if cmd.words is None else self.expand_words(cmd.words)
+            except ExpansionError as e:
+                self.error(e.message)
+                raise expansion_exit(e) from None
             if not items:
                 return self.set_status(0)
             st = 0
