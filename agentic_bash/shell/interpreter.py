@@ -2803,10 +2803,16 @@ class Interpreter(Expander):
         if op in (">&", "<&"):
             tw = r.target
             try:
-                t = self.expand_str(tw)  # type: ignore[arg-type]
+                # the word is split and globbed like a file name (`>& 1*` may name fd 10);
+                # more or fewer than one field is an ambiguous redirect
+                fields = self.expand_words([tw])  # type: ignore[list-item]
             except ExpansionError as e:
                 self.error(e.message)
                 raise RedirError() from None
+            if len(fields) != 1:
+                self.error(f"{getattr(tw, 'text', '')}: ambiguous redirect")
+                raise RedirError()
+            t = fields[0]
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
             if t == "-" and r.fd_var is not None:
                 # exec {v}>&- closes the descriptor whose number is in $v
