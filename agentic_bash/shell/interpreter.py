@@ -1027,6 +1027,21 @@ class Interpreter(Expander):
         return None
 
     def prompt_expand(self, s: str) -> str:
+        res = self.prompt_decode(s)
+        if self.state.shopt.get("promptvars") and ("$" in res or "`" in res):
+            # promptvars (on by default): the decoded prompt then undergoes parameter, command
+            # and arithmetic expansion as if double-quoted
+            from .parser import parse_word
+            try:
+                res = self.expand_str(parse_word(res, dq=True))
+            except ParseError:
+                pass
+        return res
+
+    def prompt_decode(self, s: str) -> str:
+        """A prompt string's backslash escapes (\\u \\w \\$ ...), before its expansions."""
+        if "\\" not in s:
+            return s
         out = []
         i = 0
         while i < len(s):
@@ -1062,16 +1077,7 @@ class Interpreter(Expander):
                 continue
             out.append(c)
             i += 1
-        res = "".join(out)
-        if self.state.shopt.get("promptvars") and ("$" in res or "`" in res):
-            # promptvars (on by default): the decoded prompt then undergoes parameter, command
-            # and arithmetic expansion as if double-quoted
-            from .parser import parse_word
-            try:
-                res = self.expand_str(parse_word(res, dq=True))
-            except ParseError:
-                pass
-        return res
+        return "".join(out)
 
     # ================================================================== declare -p helpers
     def array_literal(self, var: Var) -> str:
@@ -2132,7 +2138,9 @@ class Interpreter(Expander):
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
             return ""
-        if "$" not in ps4 and "`" not in ps4:
+        if "\\" in ps4:
+            ps4 = self.prompt_decode(ps4)  # a prompt string: \\$ \\u \\w ... first
+        if "$" not in ps4 and "`" not in ps4 or not self.state.shopt.get("promptvars"):
             return ps4
         # bash turns xtrace off while it expands PS4, so a $(...) in it is not traced
         opts = self.state.options
@@ -2146,6 +2154,9 @@ class Interpreter(Expander):
                 return ps4
             try:
                 return self.expand_str(w)
+            except ExpansionError as e:
+                self.error(e.message)  # bash reports it and traces with the unexpanded text
+                return ps4
             except Exception:
                 return ps4
         finally:
