@@ -21,6 +21,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["BUILTINS", "builtin"]
 
+
+def _circular_ref() -> type[BaseException]:
+    """interpreter.CircularRef, looked up only when an exception is being matched."""
+    from .interpreter import CircularRef
+    return CircularRef
+
 BUILTINS: dict[str, Callable[[Interpreter, list[str]], int]] = {}
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
@@ -149,6 +155,8 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         except VarError as e:
             sh.error(e.message)
             return 1
+        except _circular_ref():
+            return 1  # resolving the name already warned
     else:
         sh.write_out(data)
     return status
@@ -2086,7 +2094,10 @@ def _assign_read_names(sh: Interpreter, names: list[str], vals: list[str]) -> bo
         if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")):
             sh.error(f"read: `{n}': not a valid identifier")
             return True
-        _assign_read(sh, n, vals[k] if k < len(vals) else "")
+        try:
+            _assign_read(sh, n, vals[k] if k < len(vals) else "")
+        except _circular_ref():
+            return True  # a circular nameref: warned, and read fails
     return False
 
 

@@ -97,6 +97,11 @@ class AbortLine(ExitShell):
         super().__init__(status, True)
 
 
+class CircularRef(AbortLine):
+    """An assignment through a circular nameref: bash warns and drops the command line, but
+    a builtin assigning a variable (read, printf -v) just fails with status 1."""
+
+
 class ReturnFn(BaseException):
     def __init__(self, status: int) -> None:
         self.status = status
@@ -535,7 +540,7 @@ class Interpreter(Expander):
         if var is not None and var.attrs & NAMEREF:
             target = st.resolve_ref(name)
             if not target:
-                raise AbortLine(1)  # a circular reference: bash warns and drops the command line
+                raise CircularRef(1)  # a circular reference: bash warns and drops the command line
             if target != name:
                 if "[" in target:
                     nm, _, sub = target.partition("[")
