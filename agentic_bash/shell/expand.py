@@ -70,6 +70,14 @@ def _expr_text(w: N.Word | None, value: int) -> str:
     return w.text if w is not None and w.text else str(value)
 
 
+def _substring_error(p: N.Param, length: int) -> ExpansionError:
+    """``${s:1:-5}``: like an error in $((...)), it drops the command line but never ends
+    the shell under set -e (``subst``)."""
+    e = ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
+    e.subst = True  # type: ignore[attr-defined]
+    return e
+
+
 def glob_escape(s: str) -> str:
     """Escape pattern-special characters so ``s`` matches literally."""
     return _GLOB_ESC.sub(r"\\\1", s) if s else s
@@ -933,10 +941,17 @@ class Expander:
         return ("".join(out), amp)
 
     def _substring(self: Interpreter, p: N.Param, val: Any, multi: bool) -> Any:
-        off = self.arith_word(p.arg) if p.arg is not None else 0
-        length = None
-        if p.arg2 is not None:
-            length = self.arith_word(p.arg2)
+        try:
+            off = self.arith_word(p.arg) if p.arg is not None else 0
+            length = None
+            if p.arg2 is not None:
+                length = self.arith_word(p.arg2)
+        except ExpansionError as e:
+            if getattr(e, "arith", False):
+                # bash names the parameter as written: `s: 1/0: division by 0 ...`, `a[@]: ...`
+                sub = p.index.text if p.index is not None else None
+                e.message = f"{p.name}{'' if sub is None else '[' + sub + ']'}: {e.message}"
+            raise
         if multi:
             vals = val
             if not vals:
@@ -974,7 +989,7 @@ class Expander:
                         return []
             if length is not None:
                 if length < 0:
-                    raise ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
+                    raise _substring_error(p, length)
                 return vals[off:off + length]
             return vals[off:]
         s = val
@@ -996,7 +1011,7 @@ class Expander:
         if length < 0:
             end = n + length
             if end < off:
-                raise ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
+                raise _substring_error(p, length)
             return s[off:end]
         return s[off:off + length]
 

@@ -82,8 +82,13 @@ class ExitShell(BaseException):
 
 
 def expansion_exit(e: ExpansionError) -> ExitShell:
-    """The ExitShell for a fatal expansion error."""
-    x = ExitShell(e.status, getattr(e, "discard", False))
+    """The ExitShell for a fatal expansion error.  A discarding one from a parameter
+    expansion or a glob (bad substitution, failglob) is an AbortLine, which set -e turns into
+    an exit; one from $((...)) or a substring's numbers (``subst``) only drops the line."""
+    discard = getattr(e, "discard", False)
+    if discard and not getattr(e, "subst", False) and not getattr(e, "arith", False):
+        return AbortLine(e.status)
+    x = ExitShell(e.status, discard)
     if e.status == 127:
         x.eof = True
     return x
@@ -97,9 +102,13 @@ class AbortLine(ExitShell):
         super().__init__(status, True)
 
 
-class CircularRef(AbortLine):
-    """An assignment through a circular nameref: bash warns and drops the command line, but
-    a builtin assigning a variable (read, printf -v) just fails with status 1."""
+class CircularRef(ExitShell):
+    """An assignment through a circular nameref: bash warns and drops the command line (set
+    -e does not end the shell), but a builtin assigning a variable (read, printf -v) just
+    fails with status 1."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status, True)
 
 
 class ReturnFn(BaseException):
@@ -115,7 +124,12 @@ class LoopCtl(BaseException):
 
 
 class RedirError(Exception):
-    pass
+    """A redirection failed (already reported): the command does not run; ``status`` is $?.
+    ``expansion``: the here-string expansion error behind it, which only a simple command
+    survives (a compound command's or exec's drops the line like a word's)."""
+
+    status = 1
+    expansion: Any = None
 
 
 DYNAMIC = frozenset({
@@ -612,14 +626,27 @@ class Interpreter(Expander):
             k = self.expand_str(idx)
             return k
         text = self.expand_dq(idx)
-        return self.arith(text)
+        try:
+            return self.arith(text)
+        except ExpansionError as e:
+            if getattr(e, "arith", False):
+                e.arith = False  # type: ignore[attr-defined]  # fatal, as in get_element
+                e.discard = False  # type: ignore[attr-defined]
+            raise
 
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
         val = var.value
         if var.attrs & ASSOC:
             key = self.expand_str(idx)
             return val.get(key) if type(val) is dict else (val if key == "0" else None)
-        i = self.arith(self.expand_dq(idx))
+        try:
+            i = self.arith(self.expand_dq(idx))
+        except ExpansionError as e:
+            if getattr(e, "arith", False):
+                # an arithmetic error in a subscript being read ends the shell (bash)
+                e.arith = False  # type: ignore[attr-defined]
+                e.discard = False  # type: ignore[attr-defined]
+            raise
         if type(val) is dict:
             if i < 0:
                 if not val:
@@ -834,10 +861,12 @@ class Interpreter(Expander):
         except RecursionError:
             err = ExpansionError(_arith_recursion_msg(expr), 1)
             err.discard = True  # type: ignore[attr-defined]
+            err.arith = True  # type: ignore[attr-defined]  # an arithmetic error: set -e goes on
             raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
             err.discard = True  # type: ignore[attr-defined]
+            err.arith = True  # type: ignore[attr-defined]
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
@@ -866,16 +895,27 @@ class Interpreter(Expander):
             return N.Word((N.Lit(sub),), sub)
 
     def arith_expand(self, w: N.Word) -> int:
+        """A $((...)) or ((...)) expression: its expansions, then the arithmetic.  An error in
+        the arithmetic only drops the command line (``subst``); a bad substitution in the
+        text is reported with the whole expression as written, and set -e ends the shell."""
         parts = w.parts
         try:
             if len(parts) == 1 and type(parts[0]) is N.Lit:
                 return self.arith(parts[0].text)
             return self.arith(self.expand_dq(w))
         except ExpansionError as e:
-            e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
+            if getattr(e, "arith", False):
+                e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
+            elif e.message.endswith(": bad substitution") and w.text:
+                e.message = f"{w.text}: bad substitution"
             raise
 
-    arith_word = arith_expand
+    def arith_word(self, w: N.Word) -> int:
+        """An arithmetic operand word (a substring's offset or length)."""
+        parts = w.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return self.arith(parts[0].text)
+        return self.arith(self.expand_dq(w))
 
     # ================================================================== pattern helpers
     def pat_opts(self) -> dict[str, bool]:
@@ -1356,11 +1396,13 @@ class Interpreter(Expander):
             self.lineno = ln
         try:
             self.fds = self.apply_redirs(redirs, dict(saved), opened)
-        except RedirError:
+        except RedirError as e:
             self.fds = saved
             for f in opened:
                 _close(f)
-            st = self.set_status(1)
+            if e.expansion is not None and redir_line:
+                raise expansion_exit(e.expansion) from None
+            st = self.set_status(e.status)
             self.after_failure(st)
             return st
         self.lineno = saved_line
@@ -1620,7 +1662,7 @@ class Interpreter(Expander):
                         self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
-                    self.arith_word(cmd.init)
+                    self.arith_expand(cmd.init)
             except ExpansionError as e:
                 _arith_for_err(self, e)
                 return self.set_status(1)
@@ -1637,7 +1679,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
-                        if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
+                        if cmd.cond is not None and self.arith_expand(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
                         _arith_for_err(self, e)
@@ -1653,7 +1695,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
-                            self.arith_word(cmd.step)
+                            self.arith_expand(cmd.step)
                         except ExpansionError as e:
                             _arith_for_err(self, e)
                             st = 1
@@ -1724,7 +1766,11 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             if self.state.traps:  # no closure per iteration unless a trap is set
                 self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
-            w = self.expand_str(cmd.word, tilde=True)
+            try:
+                w = self.expand_str(cmd.word, tilde=True)
+            except ExpansionError as e:
+                self.error(e.message)
+                raise expansion_exit(e) from None
             if self.state.options["xtrace"]:
                 # bash traces the case word as written, not expanded
                 self.xtrace_raw(f"case {cmd.word.text or self._word_src(cmd.word)} in")
@@ -1736,7 +1782,11 @@ class Interpreter(Expander):
                 arm = arms[i]
                 hit = False
                 for pw in arm.patterns:
-                    pat = self.expand_pattern(pw)
+                    try:
+                        pat = self.expand_pattern(pw)
+                    except ExpansionError as e:
+                        self.error(e.message)
+                        raise expansion_exit(e) from None
                     if self.fnmatch(w, pat):
                         hit = True
                         break
@@ -1799,7 +1849,8 @@ class Interpreter(Expander):
         try:
             v = self.arith_expand(cmd.expr)
         except ExpansionError as e:
-            if e.status == 127 and e.message.endswith(": unbound variable"):
+            if e.status == 127 and e.message.endswith(": unbound variable") or not getattr(e, "subst", False):
+                # set -u, or a bad substitution in the text (named with the whole expression)
                 self.error(e.message)
                 raise expansion_exit(e) from None
             self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
@@ -1828,6 +1879,11 @@ class Interpreter(Expander):
                     # a $((...)) in a [[ word fails like in any command word
                     self.error(e.message)
                     raise ExitShell(e.status, e.discard) from None
+                if not getattr(e, "arith", False):
+                    # a bad substitution (or a fatal subscript error) in a word: as in any
+                    # command's words, the line is dropped
+                    self.error(e.message)
+                    raise expansion_exit(e) from None
                 self.error(f"[[: {e.message}" if "syntax error" in e.message or "expression" in e.message
                            or "division" in e.message or "value too great" in e.message or "invalid" in e.message else e.message)
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
@@ -2572,10 +2628,12 @@ class Interpreter(Expander):
         opened: list[Any] = []
         try:
             new = self.apply_redirs(redirs, dict(self.fds), opened)
-        except RedirError:
+        except RedirError as e:
             for f in opened:
                 _close(f)
-            return self.set_status(1)
+            if e.expansion is not None:
+                raise expansion_exit(e.expansion) from None
+            return self.set_status(e.status)
         old = self.fds
         self.fds = new
         still = set(id(v) for v in new.values())
@@ -2806,10 +2864,13 @@ class Interpreter(Expander):
             try:
                 s = self.expand_str(r.target, tilde=True)  # type: ignore[arg-type]
             except ExpansionError as e:
+                # bash expands a here-string apart: any error there (even set -u's or ${x:?})
+                # just fails the command, with 127 for those two
                 self.error(e.message)
-                if e.fatal:
-                    raise expansion_exit(e) from None
-                raise RedirError() from None
+                err = RedirError()
+                err.status = 127 if e.status == 127 else 1
+                err.expansion = e
+                raise err from None
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
@@ -2824,6 +2885,8 @@ class Interpreter(Expander):
                 fields = self.expand_words([tw])  # type: ignore[list-item]
             except ExpansionError as e:
                 self.error(e.message)
+                if e.fatal:
+                    raise expansion_exit(e) from None
                 raise RedirError() from None
             if len(fields) != 1:
                 self.error(f"{getattr(tw, 'text', '')}: ambiguous redirect")
@@ -3032,6 +3095,9 @@ def _single_quote(t: str) -> str:
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
     """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
+    if not getattr(e, "subst", False) and e.status != 127:
+        sh.error(e.message.lstrip())  # a bad substitution in the text: reported as is, drops the line
+        raise expansion_exit(e)
     sh.error(_arith_for_msg(e.message))
     if e.status == 127 and e.message.endswith(": unbound variable"):
         raise ExitShell(127)
