@@ -651,7 +651,8 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 from .interpreter import AbortLine
                 sh.error(e.message)
                 raise AbortLine(1) from None
-            sh.error(f"{name}: {e.message}")
+            # a bad subscript is reported without the builtin's name (bash)
+            sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
             sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")

@@ -671,6 +671,8 @@ class Expander:
             # still evaluate the subscript for side effects/errors
             if var is None or not (var.attrs & ASSOC):
                 self.eval_index(idx, rname, None)
+            elif not self.expand_str(idx):
+                self.error(f"{rname}: bad array subscript")
             return None, False, False
         return self.get_element(rname, var, idx), False, False
 

@@ -638,6 +638,9 @@ class Interpreter(Expander):
         val = var.value
         if var.attrs & ASSOC:
             key = self.expand_str(idx)
+            if not key:
+                self.error(f"{name}: bad array subscript")
+                return None
             return val.get(key) if type(val) is dict else (val if key == "0" else None)
         try:
             i = self.arith(self.expand_dq(idx))
@@ -675,6 +678,9 @@ class Interpreter(Expander):
             raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if var.attrs & ASSOC:
             key: Any = self.expand_str(idx)
+            if not key:
+                # an empty key is no element (bash names the subscript as written)
+                raise VarError(f"{name}[{idx.text}]: bad array subscript")
             if type(var.value) is not dict:
                 var.value = {}
         else:
