@@ -1394,6 +1394,7 @@ class Interpreter(Expander):
             return fn()
         saved = self.fds
         opened: list[Any] = []
+        psmark = len(self.procsubs)
         # bash reports a failed redirection of a compound command (`done < missing`,
         # `} > /`) on the redirection's own line
         saved_line = self.lineno
@@ -1431,6 +1432,10 @@ class Interpreter(Expander):
                             self.owned.append(f)
             for f in opened:
                 _close(f)
+            if len(self.procsubs) > psmark:
+                # `{ ...; } > >(tac)`: the process substitution gets its EOF and finishes
+                # when the command is done
+                self.finish_procsubs(psmark)
 
     def exec_group(self, cmd: N.Group) -> int:
         return self.with_redirs(cmd.redirs, lambda: self.run_script(cmd.body))
