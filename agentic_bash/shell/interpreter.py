@@ -1123,6 +1123,36 @@ class Interpreter(Expander):
                     out.append("\x1b")
                 elif d == "a":
                     out.append("\x07")
+                elif d == "r":
+                    out.append("\r")
+                elif d in "vV":
+                    ver = self.get_scalar("BASH_VERSION") or "5.2.15(1)-release"
+                    full = ver.split("(")[0]
+                    out.append(full if d == "V" else ".".join(full.split(".")[:2]))
+                elif d == "j":
+                    out.append(str(len(getattr(self, "jobs", None) or ())))
+                elif d == "!":
+                    out.append("1")  # the history number: no history in a non-interactive shell
+                elif d == "#":
+                    out.append("0")
+                elif d == "l":
+                    out.append("tty")  # basename of the terminal device; none here
+                elif d in "0123" and i + 1 < len(s) and s[i] in "01234567" and s[i + 1] in "01234567":
+                    out.append(chr(int(d + s[i:i + 2], 8) & 0xFF))
+                    i += 2
+                elif d in "dtT@AD":
+                    fmt = {"d": "%a %b %d", "t": "%H:%M:%S", "T": "%I:%M:%S", "@": "%I:%M %p",
+                           "A": "%H:%M"}.get(d)
+                    if d == "D":
+                        if i < len(s) and s[i] == "{":
+                            j = s.find("}", i + 1)
+                            j = len(s) if j < 0 else j
+                            fmt = s[i + 1:j] or "%X"
+                            i = j + 1
+                        else:
+                            out.append("\\D")
+                            continue
+                    out.append(time.strftime(fmt or "%X", time.localtime()))
                 else:
                     out.append("\\" + d)
                 continue
