@@ -2069,7 +2069,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     ifs = sh.get_ifs()
     if array is not None:
         if exact:
-            vals = [s]
+            vals = [s if raw else _unescape_read(s)]
         else:
             vals = _split_read(s, 1 << 30, ifs, raw)
             if vals and vals[-1] == "":
@@ -2080,7 +2080,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
             s = _unescape_read(s)
         _assign_read(sh, "REPLY", s)
     elif exact:
-        if _assign_read_names(sh, names, [s]):
+        # -N takes the characters as they are, but without -r a backslash still escapes
+        if _assign_read_names(sh, names, [s if raw else _unescape_read(s)]):
             return 1
     else:
         if _assign_read_names(sh, names, _split_read(s, len(names), ifs, raw)):
