@@ -12,7 +12,8 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL, TEMPVAR, TRACE, UPPER,
+    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL, TEMPVAR, TRACE,
+    UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -505,7 +506,7 @@ def _parse_flags(sh: Interpreter, name: str, args: list[str], allowed: str, usag
 
 
 _FLAG_BITS = {"a": ARRAY, "A": ASSOC, "i": INTEGER, "l": LOWER, "u": UPPER, "n": NAMEREF,
-              "r": READONLY, "x": EXPORT, "t": TRACE}
+              "r": READONLY, "x": EXPORT, "t": TRACE, "c": CAPCASE}
 DECL_USAGE = "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
 
 
@@ -527,7 +528,7 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
 
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
-    parsed = _parse_flags(sh, name, argv[1:], "aAfFgiIlnprtux", DECL_USAGE if name != "local" else
+    parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name != "local" else
                           "local [option] name[=value] ...")
     if isinstance(parsed, int):
         return parsed
@@ -739,14 +740,12 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             raise VarError(f"{target}: cannot convert associative to indexed array")
         if bit == ASSOC and var.attrs & ARRAY and type(var.value) is dict:
             raise VarError(f"{target}: cannot convert indexed to associative array")
-        if bit == UPPER:
-            var.attrs &= ~LOWER
-        if bit == LOWER:
-            var.attrs &= ~UPPER
+        if bit in (UPPER, LOWER, CAPCASE):
+            var.attrs &= ~(UPPER | LOWER | CAPCASE)  # one case attribute replaces another
         if bit != READONLY:
             var.attrs |= bit
-    if "l" in on and "u" in on:
-        var.attrs &= ~(LOWER | UPPER)  # bash: -l and -u together cancel out
+    if len(on & {"l", "u", "c"}) > 1:
+        var.attrs &= ~(LOWER | UPPER | CAPCASE)  # bash: two of -l -u -c together cancel out
     if var.attrs & ASSOC and type(var.value) is str:
         var.value = {"0": var.value}
     for c in off:

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as N
-from .state import assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, Var
+from .state import assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, CAPCASE, Var
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
@@ -1097,6 +1097,8 @@ class Expander:
             out += "l"
         if a & UPPER:
             out += "u"
+        if a & CAPCASE:
+            out += "c"
         return out
 
 

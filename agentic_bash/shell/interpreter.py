@@ -26,7 +26,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
+    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
@@ -526,6 +526,9 @@ class Interpreter(Expander):
             value = value.upper()
         elif a & LOWER:
             value = value.lower()
+        elif a & CAPCASE and value:
+            from .expand import _lower, _upper
+            value = _upper(value[0]) + _lower(value[1:])
         return value
 
     def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
@@ -591,9 +594,9 @@ class Interpreter(Expander):
         if type(old) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             prev = old.get(key) if append else None
-            old[key] = self._coerce(var, value, prev if append else None) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
+            old[key] = self._coerce(var, value, prev if append else None) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
         else:
-            if var.attrs & (INTEGER | UPPER | LOWER):
+            if var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
                 var.value = self._coerce(var, value, (old or "") if append else None)
             else:
                 var.value = (old or "") + value if append else value
@@ -703,7 +706,7 @@ class Interpreter(Expander):
             key = i
         d = var.value
         prev = d.get(key, "") if append else None
-        d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
+        d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
 
     def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
                   assoc: bool | None = None, local: bool = False, var: Var | None = None,

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
-    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "SPECIAL", "TEMPVAR", "TempScope", "Var", "VarError",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
 ]
 
 EXPORT = 1
@@ -23,10 +23,12 @@ TEMPVAR = 512
 # assigning the variable has a side effect (LC_ALL & co. call setlocale): not a letter of
 # declare -p; it keeps the variable off the interpreter's inline assignment fast paths
 SPECIAL = 1024
+# declare -c: the first character upper case, the rest lower case (bash's capcase)
+CAPCASE = 2048
 
 # declare -p prints attribute letters in this order (bash's ``attributes`` table)
 ATTR_LETTERS = (("a", ARRAY), ("A", ASSOC), ("i", INTEGER), ("l", LOWER), ("n", NAMEREF),
-                ("r", READONLY), ("t", TRACE), ("u", UPPER), ("x", EXPORT))
+                ("r", READONLY), ("t", TRACE), ("u", UPPER), ("x", EXPORT), ("c", CAPCASE))
 
 # (long name, letter or '') in ``set -o`` listing order
 SET_OPTIONS: dict[str, str] = {
