@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import os
 import posixpath
@@ -21,16 +22,17 @@ from ..errors import LimitExceeded, ParseError, SandboxClosed
 from ..limits import Budget, Limits
 from ..result import Result, make_result
 from ..shell import nodes as N
+from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases
 from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
-from ..shell.streams import NULL, Capture, PipeWriter
+from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
 from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
-from ..shell.parser import parse_cached_with_warnings as _parse_cached_w
+from ..shell.parser import _CACHE_MAX_SOURCE, parse_cached_with_warnings as _parse_cached_w
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
 except ImportError:  # pragma: no cover
@@ -38,8 +40,25 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["InProcessExecutor", "run_nested_shell"]
 
+_monotonic = time.monotonic
 # a script that may turn on set -v runs line by line (each line is echoed as read)
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_script(script: str, extglob: bool) -> N.Script | None:
+    """The tree of ``script`` when it can run parsed whole; None when it must be read a line
+    at a time (it may turn on aliases, extglob or ``set -v`` for its later lines, it has a
+    syntax error, or parsing it warns)."""
+    if "expand_aliases" in script or "extglob" in script or _VERBOSE_ON.search(script):
+        return None
+    try:
+        tree, warns = _parse_cached_w(script, extglob=extglob)
+    except ParseError:
+        return None
+    return None if warns else tree
+
+
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
 
 
@@ -123,6 +142,8 @@ class InProcessExecutor:
         self._budget: Budget | None = None
         self._late: tuple[Capture, Capture] | None = None
         self._violations: list[Any] = []
+        self._idle_marker: Any = None
+        self._no_stdin = InputBytes(b"")
         self.shell = Interpreter(fs, info=info, host=self)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
@@ -179,125 +200,135 @@ class InProcessExecutor:
     def run(self, script: str, *, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+        # the per-call path: every line here is paid by `run("echo hi")` (issue 2's target)
         if self._closed:
             raise SandboxClosed("sandbox is closed")
         with self._lock:
-            return self._run(script, stdin, env, cwd, timeout, on_output)
-
-    def _run(self, script: str, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
-             timeout: float | None, on_output: OutputCallback | None) -> Result:
-        t0 = time.monotonic()
-        self._violations = []
-        limits = self.limits
-        budget = _RunBudget(limits, timeout)
-        self._budget = budget
-        sh = self.shell
-        sh.budget = budget
-        out = Capture(limits.max_output_bytes, on_output, 1)
-        err = Capture(limits.max_output_bytes, on_output, 2)
-        late = self._late
-        if late is not None:
-            # output background jobs wrote after the previous run returned
-            lo, le = late[0].take(), late[1].take()
-            if lo:
-                out.write(lo)
-            if le:
-                err.write(le)
-        if stdin is None:
-            inp: Any = io.BytesIO(b"")
-        elif isinstance(stdin, (bytes, bytearray, memoryview)):
-            inp = io.BytesIO(bytes(stdin))
-        elif isinstance(stdin, str):
-            inp = io.BytesIO(stdin.encode())
-        else:
-            inp = stdin
-        sh.fds = {0: inp, 1: out, 2: err}
-        sh.exec_string = script
-        hist = sh.state.history
-        hist.append(script)
-        if len(hist) > 1000:
-            del hist[:-1000]
-        sh.lineno = 0
-        if sh.funcstack:
-            sh.funcstack = []
-        sh.pipestatus = []
-        sh.loop_depth = 0
-        sh.errexit_off = 0
-        st = sh.state
-        temp_scope = None
-        saved_cwd = None
-        if env:
-            # per-run env: visible to this run only, like VAR=x cmd
-            temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
-            st.scopes.append(temp_scope)
-            st.env_cache = None
-        if cwd is not None:
-            saved_cwd = st.cwd
-            st.cwd = normalize(cwd, st.cwd)
-        marker = None
-        if _snapshot_marker is not None:
-            try:
-                marker = _snapshot_marker(self.fs)
-            except Exception:
-                marker = None
-        timed_out = False
-        status = 0
-        try:
-            status = self._execute(sh, script)
-        except LimitExceeded as e:
-            # like timeout(1) killing the process group: jobs of this run die with it
-            self._cancel_jobs()
-            if e.limit in ("timeout",):
-                timed_out = True
-                status = 124
-            elif e.limit in ("interrupt", "closed"):
-                status = 130
+            t0 = _monotonic()
+            if self._violations:
+                self._violations = []
+            limits = self.limits
+            budget = _RunBudget(limits, timeout, t0)
+            self._budget = budget
+            sh = self.shell
+            sh.budget = budget
+            lim = limits.max_output_bytes
+            out = Capture(lim, on_output, 1)
+            err = Capture(lim, on_output, 2)
+            late = self._late
+            if late is not None:
+                # output background jobs wrote after the previous run returned
+                lo, le = late[0].take(), late[1].take()
+                if lo:
+                    out.write(lo)
+                if le:
+                    err.write(le)
+            if stdin is None:
+                inp: Any = self._no_stdin
+            elif isinstance(stdin, (bytes, bytearray, memoryview)):
+                inp = InputBytes(bytes(stdin))
+            elif isinstance(stdin, str):
+                inp = InputBytes(stdin.encode())
             else:
-                status = 1
-                err.write(f"agentic-bash: {e}\n".encode())
-        except BaseException as e:  # noqa: BLE001 - nothing may escape run()
-            if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
-                raise
-            status = 2
-            err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
-        finally:
-            if temp_scope is not None:
-                for i in range(len(st.scopes) - 1, 0, -1):
-                    if st.scopes[i] is temp_scope:
-                        del st.scopes[i]
-                        break
+                inp = stdin
+            sh.fds = {0: inp, 1: out, 2: err}
+            sh.exec_string = script
+            st = sh.state
+            hist = st.history
+            hist.append(script)
+            if len(hist) > 1000:
+                del hist[:-1000]
+            sh.lineno = 0
+            if sh.funcstack:
+                sh.funcstack = []
+            sh.pipestatus = []
+            sh.loop_depth = 0
+            sh.errexit_off = 0
+            temp_scope = None
+            saved_cwd = None
+            if env:
+                # per-run env: visible to this run only, like VAR=x cmd
+                temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
+                st.scopes.append(temp_scope)
                 st.env_cache = None
-            if saved_cwd is not None:
-                st.cwd = saved_cwd
-            if sh.owned:
-                sh.close_owned()
-            self._budget = None
-        # background jobs started by this run: give them a moment to finish so their
-        # output lands in this result (bash -c's caller sees it too while the pipe is open)
-        if sh.jobs is not None:
-            self._settle_jobs(t0, budget)
-        st.last_status = status
-        created = modified = deleted = ()
-        if marker is not None:
-            if marker.journal.prior:
-                try:
-                    ch = _diff(marker)
-                    created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
-                except Exception:
-                    pass
-            elif getattr(marker.fs, "_journal", None) is marker.journal:
-                marker.fs._journal = None  # nothing changed: stop recording (what diff() does)
-        so = out.getvalue()
-        se = err.getvalue()
-        if sh.jobs is not None and any(not j.done.is_set() for j in list(sh.jobs.jobs.values())):
-            if self._late is None:
-                lim = limits.max_output_bytes
-                self._late = (Capture(lim), Capture(lim))
-            out.forward, err.forward = self._late
-        viol = self._violations
-        return make_result(so, se, status, time.monotonic() - t0, timed_out,
-                           out.truncated or err.truncated, st.cwd, created, modified, deleted,
-                           tuple(viol) if viol else ())
+            if cwd is not None:
+                saved_cwd = st.cwd
+                st.cwd = normalize(cwd, st.cwd)
+            marker = self._start_tracking()
+            timed_out = False
+            try:
+                status = self._execute(sh, script)
+            except LimitExceeded as e:
+                # like timeout(1) killing the process group: jobs of this run die with it
+                self._cancel_jobs()
+                if e.limit in ("timeout",):
+                    timed_out = True
+                    status = 124
+                elif e.limit in ("interrupt", "closed"):
+                    status = 130
+                else:
+                    status = 1
+                    err.write(f"agentic-bash: {e}\n".encode())
+            except BaseException as e:  # noqa: BLE001 - nothing may escape run()
+                if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
+                    raise
+                status = 2
+                err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
+            finally:
+                if temp_scope is not None:
+                    for i in range(len(st.scopes) - 1, 0, -1):
+                        if st.scopes[i] is temp_scope:
+                            del st.scopes[i]
+                            break
+                    st.env_cache = None
+                if saved_cwd is not None:
+                    st.cwd = saved_cwd
+                if sh.owned:
+                    sh.close_owned()
+                self._budget = None
+            jobs = sh.jobs
+            if jobs is not None:
+                # background jobs started by this run: give them a moment to finish so their
+                # output lands in this result (bash -c's caller sees it too while the pipe is open)
+                self._settle_jobs(t0, budget)
+            st.last_status = status
+            created = modified = deleted = ()
+            if marker is not None:
+                if marker.journal.prior:
+                    self._idle_marker = None
+                    try:
+                        ch = _diff(marker)
+                        created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
+                    except Exception:
+                        pass
+                elif marker.fs._journal is marker.journal:
+                    # nothing changed: stop recording (what diff() does); the next run reuses it
+                    marker.fs._journal = None
+            so = out.getvalue()
+            se = err.getvalue()
+            if jobs is not None and jobs.jobs and any(not j.done.is_set() for j in list(jobs.jobs.values())):
+                if self._late is None:
+                    self._late = (Capture(lim), Capture(lim))
+                out.forward, err.forward = self._late
+            viol = self._violations
+            return make_result(so, se, status, _monotonic() - t0, timed_out,
+                               out.truncated or err.truncated, st.cwd, created, modified, deleted,
+                               tuple(viol) if viol else ())
+
+    def _start_tracking(self) -> Any:
+        """Start recording this run's file changes (a Marker), or None without tracking."""
+        if _snapshot_marker is None:
+            return None
+        m = self._idle_marker
+        if m is not None and m.fs is (getattr(self.fs, "_track_via", None) or self.fs):
+            # the previous run changed nothing: its empty journal records this one
+            m.fs._journal = m.journal
+            return m
+        try:
+            m = self._idle_marker = _snapshot_marker(self.fs)
+        except Exception:
+            return None
+        return m
 
     def _cancel_jobs(self) -> None:
         jobs = self.shell.jobs
@@ -362,19 +393,18 @@ class InProcessExecutor:
 
     def _execute(self, sh: Interpreter, script: str) -> int:
         st = sh.state
-        if not st.shopt["expand_aliases"] and "expand_aliases" not in script and "extglob" not in script \
-                and not st.options["verbose"] and not _VERBOSE_ON.search(script):
+        if not st.shopt["expand_aliases"] and not st.options["verbose"]:
             try:
-                tree, warns = _parse_cached_w(script, extglob=bool(st.shopt.get("extglob")))
-            except ParseError:
-                pass  # run the complete lines before the error, as bash -c does
+                tree = (_whole_script(script, st.shopt.get("extglob") is True)
+                        if len(script) <= _CACHE_MAX_SOURCE else
+                        _whole_script.__wrapped__(script, st.shopt.get("extglob") is True))
             except RecursionError:
                 sh.write_err(b"bash: maximum nesting depth exceeded\n")
                 return 2
-            else:
-                if not warns:
-                    return run_toplevel(sh, tree)
-        # line by line: aliases and extglob apply from the next line, warnings in order
+            if tree is not None:
+                return run_toplevel(sh, tree)
+        # line by line: aliases and extglob apply from the next line, warnings in order, and
+        # the complete lines before a syntax error run, as bash -c does
         return run_toplevel(sh, None, source=script, who="-c")
 
     # ------------------------------------------------------------------ dispatch (host API)
@@ -708,10 +738,10 @@ class _RunBudget(Budget):
 
     __slots__ = ("_ev",)
 
-    def __init__(self, limits: Limits, timeout: float | None = None) -> None:  # noqa: D107
+    def __init__(self, limits: Limits, timeout: float | None, now: float) -> None:  # noqa: D107
         self.limits = limits
         t = limits.timeout if timeout is None else timeout
-        self.deadline = None if t is None else time.monotonic() + t
+        self.deadline = None if t is None else now + t
         self.commands = 0
         self.iterations = 0
         self._cancelled = False
@@ -880,6 +910,8 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
         try:
             if item.background:
                 sh.run_background(cmd)
+            elif type(cmd) is Simple:
+                sh.exec_simple(cmd)  # type: ignore[arg-type]
             else:
                 sh.execute(cmd)
         except ExitShell as e:
@@ -920,7 +952,7 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
     except RecursionError:
         sh.error("maximum nesting depth exceeded")
         status = 2
-    if exit_trap:
+    if exit_trap and sh.state.traps:
         status = sh.run_exit_trap(status)
     sh.state.last_status = status
     return status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -66,7 +67,10 @@ def b_false(sh: Interpreter, argv: list[str]) -> int:
 def b_echo(sh: Interpreter, argv: list[str]) -> int:
     if (len(argv) < 2 or argv[1][:1] != "-") and not sh.state.shopt["xpg_echo"]:
         # no option, no escapes: the words and a newline
-        sh.write_out(((argv[1] if len(argv) == 2 else " ".join(argv[1:])) + "\n").encode("utf-8", "surrogateescape"))
+        out = sh.fds.get(1)
+        if out is None:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        out.write(((argv[1] if len(argv) == 2 else " ".join(argv[1:])) + "\n").encode("utf-8", "surrogateescape"))
         return 0
     args = argv[1:]
     nl = True
@@ -2756,10 +2760,7 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
     if args and args[0] == "-n":
         disable = True
         args = args[1:]
-    dis = sh.disabled_builtins()
-    if not hasattr(sh.state, "disabled"):
-        sh.state.disabled = set()  # type: ignore[attr-defined]
-        dis = sh.state.disabled  # type: ignore[attr-defined]
+    dis = set(sh.state.disabled)
     if not args or args[0] in ("-a", "-p"):
         for k in sorted(BUILTINS):
             if k in dis and not disable:
@@ -2775,6 +2776,7 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
             dis.add(a)
         else:
             dis.discard(a)
+    sh.state.disabled = frozenset(dis)
     return status
 
 

@@ -2107,31 +2107,31 @@ class Interpreter(Expander):
             if not self.trap_level:
                 self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
-        plan = _PLANS.get(id(cmd))
-        if plan is None or plan[0] is not cmd:
+        plan = cmd.plan
+        if plan is None:
             plan = _simple_plan(cmd)
-        kind = plan[1]
+        kind = plan[0]
         procsubs = self.procsubs
         if kind == _P_ARGV:
             mark = len(procsubs)
-            argv = list(plan[2])
+            argv = list(plan[1])
             if not traps or "DEBUG" not in traps:
                 self.current_command = argv
             try:
-                return self._run_argv(cmd, argv)
+                return self._run_plain(argv)
             finally:
                 if procsubs:
                     self.finish_procsubs(mark)
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
             if kind == _P_LIT:
-                value = plan[3]
+                value = plan[2]
             else:
                 try:
                     if kind == _P_ARITH:
-                        value = str(self.arith(plan[3]))
+                        value = str(self.arith(plan[2]))
                     else:
-                        value = self.param_value(plan[3], True)
+                        value = self.param_value(plan[2], True)
                         if type(value) is not str:
                             value = self.expand_str(cmd.assigns[0].value, assign=True)  # type: ignore[arg-type]
                 except ExpansionError as err:
@@ -2141,13 +2141,13 @@ class Interpreter(Expander):
                     return self.set_status(err.status)
             lim = self.budget.limits.max_variable_bytes
             if lim is not None and len(value) > lim:
-                raise LimitExceeded("max_variable_bytes", f"variable {plan[2]} too large")
-            var = st.find(plan[2])
+                raise LimitExceeded("max_variable_bytes", f"variable {plan[1]} too large")
+            var = st.find(plan[1])
             if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
                 var.value = value
             else:
                 try:
-                    self.set_var(plan[2], value)
+                    self.set_var(plan[1], value)
                 except VarError as err:
                     self.error(err.message)
                     if st.options["posix"]:
@@ -2340,7 +2340,44 @@ class Interpreter(Expander):
             return
         self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
 
+    def _run_plain(self, argv: list[str]) -> int:
+        """Run expanded ``argv`` of a command with no prefix assignment and no redirection
+        (the common case of ``_run_argv``)."""
+        st = self.state
+        name = argv[0]
+        if st.options["xtrace"]:
+            self._xtrace_argv(argv)
+        self.last_cmd_argv = argv
+        func = st.functions.get(name)
+        if func is not None and not (st.options["posix"] and name in SPECIAL_BUILTINS):
+            status = self.call_function(name, func, argv[1:])
+        else:
+            builtin = _BUILTINS.get(name)
+            if builtin is not None and not (st.disabled and name in st.disabled):
+                try:
+                    status = builtin(self, argv)
+                except (OSError, VarError, ExpansionError) as e:
+                    status = self.builtin_failed(e, argv)
+            else:
+                status = self.run_external(argv)
+        st.last_arg = argv[-1]
+        st.last_status = status
+        self.pipestatus = [status]
+        if status:
+            self.after_failure(status)
+        return status
+
+    def _xtrace_argv(self, argv: list[str]) -> None:
+        self.xtrace(argv)
+        if argv[0] in ("export", "readonly"):
+            for a in argv[1:]:
+                if "=" in a and _DECL_ASSIGN_RE.match(a):
+                    k, _, v = a.partition("=")
+                    self.xtrace_raw(f"{k}={_xq(v)}")
+
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
+        if not cmd.assigns and not cmd.redirs:
+            return self._run_plain(argv)
         st = self.state
         name = argv[0]
         xt = st.options["xtrace"]
@@ -2350,7 +2387,7 @@ class Interpreter(Expander):
             func = None  # POSIX: special builtins are found before functions
         if func is None:
             builtin = _BUILTINS.get(name)
-            if builtin is not None and self.state.__dict__.get("disabled") and name in self.state.disabled:  # type: ignore[attr-defined]
+            if builtin is not None and st.disabled and name in st.disabled:
                 builtin = None
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
@@ -2370,29 +2407,11 @@ class Interpreter(Expander):
             if not ok:
                 return self.set_status(1)
         if xt:
-            self.xtrace(argv)
-            if name in ("export", "readonly"):
-                for a in argv[1:]:
-                    if "=" in a and _DECL_ASSIGN_RE.match(a):
-                        k, _, v = a.partition("=")
-                        self.xtrace_raw(f"{k}={_xq(v)}")
+            self._xtrace_argv(argv)
         self.last_cmd_argv = argv
 
         if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
             return self._exec_redirs(cmd.redirs)
-        if temp_scope is None and not cmd.redirs:
-            if func is not None:
-                status = self.call_function(name, func, argv[1:])
-            elif builtin is not None:
-                status = self.run_builtin(builtin, argv)
-            else:
-                status = self.run_external(argv)
-            st.last_arg = argv[-1]
-            st.last_status = status
-            self.pipestatus = [status]
-            if status:
-                self.after_failure(status)
-            return status
 
         def run() -> int:
             if func is not None:
@@ -2510,33 +2529,37 @@ class Interpreter(Expander):
         _ = old
         return self.set_status(0)
 
-    def disabled_builtins(self) -> set[str]:
-        return getattr(self.state, "disabled", set())
+    def disabled_builtins(self) -> frozenset[str]:
+        return self.state.disabled
 
     def run_builtin(self, fn: Callable[[Interpreter, list[str]], int], argv: list[str]) -> int:
         try:
             return fn(self, argv)
-        except BrokenPipeError:
+        except (OSError, VarError, ExpansionError) as e:
+            return self.builtin_failed(e, argv)
+
+    def builtin_failed(self, e: BaseException, argv: list[str]) -> int:
+        """The status of builtin ``argv`` that raised ``e`` (an OS, variable or expansion
+        error); re-raises what ends more than the builtin."""
+        if isinstance(e, BrokenPipeError):
             # a builtin runs in this shell: SIGPIPE ends the whole (sub)shell, as in bash
             if self.is_subshell:
-                raise
+                raise e
             return 141
-        except OSError as e:
-            if e.errno == _errno.EBADF or e.errno == _errno.ENOSPC or isinstance(e, OSError):
-                msg = os.strerror(e.errno) if e.errno else str(e)
-                self.error(f"{argv[0]}: write error: {msg}")
-                return 1
-            raise
-        except VarError as e:
+        if isinstance(e, OSError):
+            msg = os.strerror(e.errno) if e.errno else str(e)
+            self.error(f"{argv[0]}: write error: {msg}")
+            return 1
+        if isinstance(e, VarError):
             self.error(e.message)
             return 1
-        except ExpansionError as e:
+        if isinstance(e, ExpansionError):
             # an arithmetic error assigning through `read`/`printf -v` to an integer
             # variable is reported under the builtin's name
             if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
                 e.message = f"{argv[0]}: {e.message}"
                 e.named = True  # type: ignore[attr-defined]
-            raise
+        raise e
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str],
                       scope: dict[str, Var] | None = None) -> int:
@@ -3025,7 +3048,6 @@ def _fmt_lr(t: float) -> str:
 # Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
 # its own): what exec_simple can do without the general expansion machinery.
 _P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
-_PLANS: dict[int, tuple[Any, ...]] = {}
 _STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
 
 
@@ -3038,7 +3060,7 @@ def _static_lit(text: str) -> bool:
 
 
 def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
-    plan: tuple[Any, ...] = (cmd, _P_GENERAL)
+    plan: tuple[Any, ...] = (_P_GENERAL,)
     if not cmd.redirs:
         if not cmd.words and len(cmd.assigns) == 1:
             a = cmd.assigns[0]
@@ -3048,14 +3070,14 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                 p = w.parts[0]
                 tp = type(p)
                 if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
-                    plan = (cmd, _P_LIT, a.name, p.text)  # type: ignore[union-attr]
+                    plan = (_P_LIT, a.name, p.text)  # type: ignore[union-attr]
                 elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
-                    plan = (cmd, _P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
+                    plan = (_P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
                 elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
                     p = p.parts[0]  # type: ignore[union-attr]
                     tp = type(p)
                 if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
-                    plan = (cmd, _P_PARAM, a.name, p)
+                    plan = (_P_PARAM, a.name, p)
         elif cmd.words and not cmd.assigns:
             argv = []
             for w in cmd.words:
@@ -3071,10 +3093,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     break
             else:
                 if argv[0] not in _DECL_NAMES:
-                    plan = (cmd, _P_ARGV, tuple(argv))
-    if len(_PLANS) >= 20000:
-        _PLANS.clear()
-    _PLANS[id(cmd)] = plan
+                    plan = (_P_ARGV, tuple(argv))
+    object.__setattr__(cmd, "plan", plan)
     return plan
 
 

@@ -16,8 +16,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Union
+from dataclasses import dataclass, field
+from typing import Any, Union
 
 __all__ = [
     "ANSIC", "AndOr", "ArithCmd", "ArithFor", "ArithSub", "ArrayElem", "Assign", "Case",
@@ -186,6 +186,9 @@ class Simple:
     words: tuple[Word, ...]
     redirs: tuple[Redir, ...] = ()
     line: int = 0
+    # the interpreter's cached execution plan (a pure function of the fields above; set
+    # once with object.__setattr__, never compared, not copied by dataclasses.replace)
+    plan: Any = field(default=None, init=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

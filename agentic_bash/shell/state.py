@@ -106,6 +106,9 @@ class TempScope(dict):  # type: ignore[type-arg]
 class ShellState:
     """Everything ``bash -c`` keeps between commands; copied (``fork``) for subshells."""
 
+    # builtins turned off by `enable -n`; replaced, never mutated, so a subshell's copy is its own
+    disabled: frozenset[str] = frozenset()
+
     def __init__(self) -> None:
         self.scopes: list[dict[str, Var]] = [{}]
         self.functions: dict[str, Any] = {}
