@@ -26,7 +26,7 @@ from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases
-from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
+from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
 from ..vfs.paths import normalize
 from .base import OutputCallback
@@ -41,6 +41,7 @@ except ImportError:  # pragma: no cover
 __all__ = ["InProcessExecutor", "run_nested_shell"]
 
 _monotonic = time.monotonic
+_HISTORY_TRIM = HISTORY_MAX + HISTORY_MAX // 10
 # a script that may turn on set -v runs line by line (each line is echoed as read)
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 
@@ -236,8 +237,8 @@ class InProcessExecutor:
             st = sh.state
             hist = st.history
             hist.append(script)
-            if len(hist) > 1000:
-                del hist[:-1000]
+            if len(hist) > _HISTORY_TRIM:
+                del hist[:-HISTORY_MAX]  # in batches: one memmove per hundred runs
             sh.lineno = 0
             if sh.funcstack:
                 sh.funcstack = []
@@ -254,7 +255,12 @@ class InProcessExecutor:
             if cwd is not None:
                 saved_cwd = st.cwd
                 st.cwd = normalize(cwd, st.cwd)
-            marker = self._start_tracking()
+            marker = self._idle_marker
+            if marker is not None and marker.fs is self.fs:
+                # the previous run changed nothing: its empty journal records this one
+                marker.fs._journal = marker.journal
+            else:
+                marker = self._start_tracking()
             timed_out = False
             try:
                 status = self._execute(sh, script)
@@ -304,8 +310,12 @@ class InProcessExecutor:
                 elif marker.fs._journal is marker.journal:
                     # nothing changed: stop recording (what diff() does); the next run reuses it
                     marker.fs._journal = None
-            so = out.getvalue()
-            se = err.getvalue()
+            so = bytes(out.buf)
+            se = bytes(err.buf)
+            if out.truncated or err.truncated or (lim is not None and len(so) + len(se) > lim):
+                # (a write racing past the limit is cut here; getvalue() marks the cut)
+                so = out.getvalue()
+                se = err.getvalue()
             if jobs is not None and jobs.jobs and any(not j.done.is_set() for j in list(jobs.jobs.values())):
                 if self._late is None:
                     self._late = (Capture(lim), Capture(lim))
@@ -321,7 +331,6 @@ class InProcessExecutor:
             return None
         m = self._idle_marker
         if m is not None and m.fs is (getattr(self.fs, "_track_via", None) or self.fs):
-            # the previous run changed nothing: its empty journal records this one
             m.fs._journal = m.journal
             return m
         try:
@@ -682,7 +691,7 @@ class InProcessExecutor:
             "cwd": st.cwd, "vars": vars_, "positional": list(st.positional),
             "functions": {k: format_function(f) for k, f in st.functions.items()},
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
-            "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": list(st.history),
+            "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
         }
 

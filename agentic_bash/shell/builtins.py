@@ -13,7 +13,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TEMPVAR, TRACE, UPPER,
+    ARRAY, ASSOC, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TEMPVAR, TRACE, UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -2806,7 +2806,7 @@ def b_history(sh: Interpreter, argv: list[str]) -> int:
         return 0
     if not sh.state.options["history"]:
         return 0  # bash -c keeps no history
-    for i, h in enumerate(sh.state.history, 1):
+    for i, h in enumerate(sh.state.history[-HISTORY_MAX:], 1):
         _out(sh, f"{i:5d}  {h}\n")
     return 0
 
