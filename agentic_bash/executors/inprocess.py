@@ -13,6 +13,7 @@ import os
 import posixpath
 import re
 import stat as _stat
+import sys
 import threading
 import time
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
@@ -41,6 +42,10 @@ except ImportError:  # pragma: no cover
 __all__ = ["InProcessExecutor", "run_nested_shell"]
 
 _monotonic = time.monotonic
+_refcount = sys.getrefcount
+# references to a run's budget or capture when only run() (a local) and the shell (sh.budget,
+# sh.fds) hold it, plus getrefcount's own argument
+_OWN_REFS = 3
 _HISTORY_TRIM = HISTORY_MAX + HISTORY_MAX // 10
 # a script that may turn on set -v runs line by line (each line is echoed as read)
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
@@ -144,6 +149,7 @@ class InProcessExecutor:
         self._late: tuple[Capture, Capture] | None = None
         self._violations: list[Any] = []
         self._idle_marker: Any = None
+        self._spare: tuple[Budget, Capture, Capture] | None = None
         self._no_stdin = InputBytes(b"")
         self.shell = Interpreter(fs, info=info, host=self)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
@@ -209,13 +215,24 @@ class InProcessExecutor:
             if self._violations:
                 self._violations = []
             limits = self.limits
-            budget = _RunBudget(limits, timeout, t0)
+            lim = limits.max_output_bytes
+            spare = self._spare
+            if spare is not None:
+                # the previous run's budget and streams, which nothing else holds (see below)
+                self._spare = None
+                budget, out, err = spare
+                spare = None  # the tuple would count as a holder at the end
+                t = limits.timeout if timeout is None else timeout
+                budget.deadline = None if t is None else t0 + t
+                budget.commands = budget.iterations = 0
+                out.on_output = err.on_output = on_output
+            else:
+                budget = _RunBudget(limits, timeout, t0)
+                out = Capture(lim, on_output, 1)
+                err = Capture(lim, on_output, 2)
             self._budget = budget
             sh = self.shell
             sh.budget = budget
-            lim = limits.max_output_bytes
-            out = Capture(lim, on_output, 1)
-            err = Capture(lim, on_output, 2)
             late = self._late
             if late is not None:
                 # output background jobs wrote after the previous run returned
@@ -316,14 +333,23 @@ class InProcessExecutor:
                 # (a write racing past the limit is cut here; getvalue() marks the cut)
                 so = out.getvalue()
                 se = err.getvalue()
+            truncated = out.truncated or err.truncated
             if jobs is not None and jobs.jobs and any(not j.done.is_set() for j in list(jobs.jobs.values())):
                 if self._late is None:
                     self._late = (Capture(lim), Capture(lim))
                 out.forward, err.forward = self._late
+            elif (not truncated and not budget._cancelled and _refcount(out) <= _OWN_REFS
+                    and _refcount(err) <= _OWN_REFS and _refcount(budget) <= _OWN_REFS):
+                # Nothing but this frame and the shell holds them (no job, stray process
+                # substitution or pipeline stage of this run is alive to write or charge
+                # later): the next run resets and reuses them instead of allocating three
+                # objects. A reference elsewhere, however it got there, means fresh ones.
+                out.buf.clear()
+                err.buf.clear()
+                self._spare = (budget, out, err)
             viol = self._violations
-            return make_result(so, se, status, _monotonic() - t0, timed_out,
-                               out.truncated or err.truncated, st.cwd, created, modified, deleted,
-                               tuple(viol) if viol else ())
+            return make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
+                               st.cwd, created, modified, deleted, tuple(viol) if viol else ())
 
     def _start_tracking(self) -> Any:
         """Start recording this run's file changes (a Marker), or None without tracking."""

@@ -2111,17 +2111,13 @@ class Interpreter(Expander):
         if plan is None:
             plan = _simple_plan(cmd)
         kind = plan[0]
-        procsubs = self.procsubs
         if kind == _P_ARGV:
-            mark = len(procsubs)
+            # static words: no process substitution of this command's to finish afterwards
             argv = list(plan[1])
             if not traps or "DEBUG" not in traps:
                 self.current_command = argv
-            try:
-                return self._run_plain(argv)
-            finally:
-                if procsubs:
-                    self.finish_procsubs(mark)
+            return self._run_plain(argv)
+        procsubs = self.procsubs
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
             if kind == _P_LIT:
