@@ -2242,39 +2242,79 @@ def _sig_name(s: str) -> str | None:
     return u if u in SIGNALS else None
 
 
+_TRAP_USAGE = "trap [-lp] [[arg] signal_spec ...]"
+
+
+def _trap_sig(s: str) -> str | None:
+    """bash's decode_signal for trap: a number below 65 or a name (any case, SIG optional
+    for real signals only: ``SIGEXIT`` is not a signal spec)."""
+    if s.isdigit():
+        n = int(s)
+        return "EXIT" if n == 0 else SIGNUM.get(n)
+    u = s.upper()
+    if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
+        return u
+    if u.startswith("SIG"):
+        u = u[3:]
+    return u if u in SIGNALS else None
+
+
 @builtin("trap")
 def b_trap(sh: Interpreter, argv: list[str]) -> int:
-    from .builtins_compat import quote_single
+    from .quoting import _single_quote
     args = argv[1:]
     st = sh.state
-    if args and args[0] == "--":
-        args = args[1:]
-    if not args or args[0] == "-p":
-        names = [_sig_name(a) for a in args[1:]] if args else []
+    display = listing = False
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        a = args.pop(0)
+        if a == "--":
+            break
+        for c in a[1:]:
+            if c == "l":
+                listing = True
+            elif c == "p":
+                display = True
+            else:
+                return _bad_opt(sh, "trap", "-" + c, _TRAP_USAGE)
+    if listing:
+        _out(sh, _signal_table())
+        return 0
+    if display or not args:
         traps = st.traps
         if sh.is_subshell and traps == getattr(sh, "fork_traps", traps):
             traps = getattr(sh, "parent_traps", traps)  # an untouched subshell lists the parent's
-        order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
-        for k in order:
-            if k in traps and (not names or k in names):
+        status = 0
+        if args:
+            keys = []
+            for a in args:
+                name = _trap_sig(a)
+                if name is None:
+                    sh.error(f"trap: {a}: invalid signal specification")
+                    status = 1
+                else:
+                    keys.append(name)
+        else:
+            keys = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
+        for k in keys:
+            if k in traps:
                 nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") else "SIG" + k
-                _out(sh, f"trap -- {quote_single(traps[k])} {nm}\n")
-        return 0
-    if args[0] == "-l":
-        _out(sh, _signal_table())
-        return 0
-    if len(args) == 1:
-        action = "-"
+                # bash prints the handler single-quoted as written, newlines and all
+                _out(sh, f"trap -- {_single_quote(traps[k]) if traps[k] else chr(39) * 2} {nm}\n")
+        return status
+    first = args[0]
+    if first.isdigit() and _trap_sig(first) is not None:
+        action = "-"  # `trap 0 INT`: every word is a signal to reset (old form)
         sigs = args
+    elif first != "-" and len(args) == 1 and _trap_sig(first) is not None:
+        action, sigs = "-", args
+    elif len(args) == 1:
+        sh.write_err(f"trap: usage: {_TRAP_USAGE}\n".encode())
+        return 2
     else:
-        action = args[0]
-        sigs = args[1:]
-        if _sig_name(action) is not None and action.isdigit():
-            sigs = args
-            action = "-"
+        action, sigs = first, args[1:]
     status = 0
     for s in sigs:
-        name = _sig_name(s)
+        name = _trap_sig(s)
         if name is None:
             sh.error(f"trap: {s}: invalid signal specification")
             status = 1

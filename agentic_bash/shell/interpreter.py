@@ -1267,22 +1267,29 @@ class Interpreter(Expander):
         if fresh is not None:
             self.fresh_err_trap = None
         if st != 0 and not self.errexit_off:
-            trap = self.state.traps.get("ERR")
-            # a function call fires only an ERR trap that was set before it (bash); a forked
-            # simple command's child never runs it
-            if (trap and not self.in_trap and trap is not fresh
-                    and not (self.forked_simple and not self.funcstack)):
-                self.in_trap = True
-                try:
-                    # bash numbers an ERR trap's lines from the failing command's line
-                    self.run_string(trap, trap="error", first_line=self.lineno)
-                finally:
-                    self.in_trap = False
+            self.run_err_trap(fresh)
             if self.state.options["errexit"]:
                 raise ExitShell(st)
 
+    def run_err_trap(self, fresh: str | None = None) -> None:
+        trap = self.state.traps.get("ERR")
+        # a function call fires only an ERR trap that was set before it (bash); a forked
+        # simple command's child never runs it
+        if (trap and not self.in_trap and trap is not fresh
+                and not (self.forked_simple and not self.funcstack)):
+            self.in_trap = True
+            try:
+                # bash numbers an ERR trap's lines from the failing command's line
+                self.run_string(trap, trap="error", first_line=self.lineno)
+            finally:
+                self.in_trap = False
+
     # ------------------------------------------------------------------ compound commands
-    def with_redirs(self, redirs: tuple[N.Redir, ...], fn: Callable[[], int], redir_line: bool = True) -> int:
+    def with_redirs(self, redirs: tuple[N.Redir, ...], fn: Callable[[], int], redir_line: bool = True,
+                    report: bool = True) -> int:
+        """Run ``fn`` with ``redirs`` applied. ``redir_line``: a compound command's redirection
+        (errors name the redirection's line, and errexit/ERR run here unless ``report`` is
+        False because the caller runs them)."""
         if not redirs:
             return fn()
         saved = self.fds
@@ -1299,8 +1306,11 @@ class Interpreter(Expander):
             self.fds = saved
             for f in opened:
                 _close(f)
+            # the ERR trap sees the line of the last command bash numbered, not the redirection's
+            self.lineno = saved_line
             st = self.set_status(1)
-            self.after_failure(st)
+            if redir_line and report:
+                self.after_failure(st)
             return st
         self.lineno = saved_line
         try:
@@ -1368,7 +1378,7 @@ class Interpreter(Expander):
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
-        st = self.with_redirs(cmd.redirs, run)
+        st = self.with_redirs(cmd.redirs, run, report=False)
         self.pipestatus = [st]
         self.after_failure(st)
         return st
@@ -1710,7 +1720,7 @@ class Interpreter(Expander):
 
     def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
         if cmd.redirs:
-            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd))
+            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd), report=False)
         else:
             st = self._arith_cmd(cmd)
         self.pipestatus = [st]
@@ -1761,7 +1771,7 @@ class Interpreter(Expander):
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
                                        or "value too great" in e.message or "invalid" in e.message else 1)
             return self.set_status(0 if r else 1)
-        st = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
+        st = self.with_redirs(cmd.redirs, run, report=False) if cmd.redirs else run()
         self.pipestatus = [st]
         self.after_failure(st)
         return st
@@ -1945,6 +1955,15 @@ class Interpreter(Expander):
                 st = self.run_pipeline(cmd)
                 # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
                 self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
+                if st and type(cmds[-1]) is N.Subshell and self.errexit_off == cmd.negated:
+                    # bash waits for a `( … )` last stage as for a lone subshell, whose failure
+                    # runs the ERR trap (and errexit) once before the pipeline's own failure
+                    # does; under set -e a `!` makes bash ignore that stage's status
+                    errexit = self.state.options["errexit"]
+                    if not (errexit and cmd.negated):
+                        self.run_err_trap()
+                        if errexit:
+                            raise ExitShell(st)
         finally:
             if cmd.negated:
                 self.errexit_off -= 1
@@ -2036,8 +2055,22 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
-            if type(cmd) is N.Simple:
+            t = type(cmd)
+            if t is N.Simple:
                 child.forked_simple = True
+            elif t is N.Subshell:
+                # a `( … )` stage is that forked child itself (bash forks once: BASH_SUBSHELL 1)
+                child.lineno = cmd.line or child.lineno  # type: ignore[attr-defined]
+                child.loop_depth = 0
+                body = cmd.body  # type: ignore[attr-defined]
+                if cmd.redirs:
+                    results[i] = child.with_redirs(cmd.redirs, lambda: child.run_subshell_script(body),
+                                                   report=False)
+                    if results[i] and not child.errexit_off:
+                        child.state.last_status = results[i]
+                else:
+                    results[i] = child.run_subshell_script(body)
+                return
             results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
         except LimitExceeded as e:
             errors[i] = e
@@ -2318,7 +2351,9 @@ class Interpreter(Expander):
                 return 0
             r = self.with_redirs(cmd.redirs, noop, False)
             if r:
-                return self.set_status(r)
+                self.set_status(r)
+                self.after_failure(r)
+                return r
         self.set_status(st)
         if st:
             self.after_failure(st)
@@ -2591,6 +2626,8 @@ class Interpreter(Expander):
                     self._run_debug_trap()
                 if type(body) is N.Group:
                     if body.redirs:
+                        # a failing body redirection is reported at the definition's line
+                        self.lineno = func.line or self.lineno
                         status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
                     else:
                         status = self.run_script(body.body)
@@ -2656,8 +2693,15 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ redirections
     def apply_redirs(self, redirs: tuple[N.Redir, ...], fds: dict[int, Any], opened: list[Any]) -> dict[int, Any]:
-        for r in redirs:
-            self._apply_redir(r, fds, opened)
+        # redirections apply left to right: a later one's error message (and its target's
+        # expansions) already see the earlier ones (`2>&1 >/missing` reports on stdout)
+        saved = self.fds
+        self.fds = fds
+        try:
+            for r in redirs:
+                self._apply_redir(r, fds, opened)
+        finally:
+            self.fds = saved
         return fds
 
     def _redir_path(self, r: N.Redir) -> str:
