@@ -1496,6 +1496,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         sh.state.positional = argv[2:]
     sh.source_depth += 1
     sh.source_stack.append(fname)
+    sh.source_calls.append((len(sh.funcstack), sh.lineno))
     saved_line = sh.lineno
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
@@ -1515,6 +1516,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         sh.xtrace_level = level
         sh.source_depth -= 1
         sh.source_stack.pop()
+        sh.source_calls.pop()
         sh.lineno = saved_line
         if saved_pos is not None:
             sh.state.positional = saved_pos
@@ -2767,25 +2769,25 @@ def b_umask(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("caller")
 def b_caller(sh: Interpreter, argv: list[str]) -> int:
-    if not sh.funcstack:
+    # bash reads FUNCNAME / BASH_LINENO / BASH_SOURCE (with their `source` frames, and a
+    # "main" bottom frame only when running a script file)
+    stack = sh.call_frames()
+    if sh.script_name != "bash":
+        stack.append(("main", 0, sh.script_name))
+    if not stack:
         return 1
-    n = 0
-    if len(argv) > 1:
-        try:
-            n = int(argv[1])
-        except ValueError:
-            sh.error(f"caller: {argv[1]}: invalid number")
-            return 2
-    stack = list(reversed(sh.funcstack))
-    if n >= len(stack):
+    if len(argv) == 1:
+        src = stack[1][2] if len(stack) > 1 else "NULL"
+        _out(sh, f"{stack[0][1]} {src}\n")
+        return 0
+    try:
+        n = int(argv[1])
+    except ValueError:
+        sh.error(f"caller: {argv[1]}: invalid number")
+        return 2
+    if n < 0 or n + 1 >= len(stack):
         return 1
-    fname, line, _src = stack[n]
-    caller_name = stack[n + 1][0] if n + 1 < len(stack) else "main"
-    src = stack[n + 1][2] if n + 1 < len(stack) else ("NULL" if sh.script_name == "bash" else sh.script_name)
-    if len(argv) > 1:
-        _out(sh, f"{line} {caller_name} {src}\n")
-    else:
-        _out(sh, f"{line} {src}\n")
+    _out(sh, f"{stack[n][1]} {stack[n + 1][0]} {stack[n + 1][2]}\n")
     return 0
 
 

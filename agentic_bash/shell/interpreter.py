@@ -247,6 +247,8 @@ class Interpreter(Expander):
         self._arith_ctx = _arith_context(self._arith_vars)
         self.fn_source = "environment"
         self.source_stack: list[str] = []
+        # (len(funcstack) when it began, line of the `source` command) per source_stack entry
+        self.source_calls: list[tuple[int, int]] = []
 
     # ================================================================== forking
     def fork(self, *, cmdsub: bool = False, lazy: bool = False) -> Interpreter:
@@ -265,6 +267,7 @@ class Interpreter(Expander):
         child.procsubs = []
         child.funcstack = list(self.funcstack)
         child.source_stack = list(self.source_stack)
+        child.source_calls = list(self.source_calls)
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
@@ -289,12 +292,28 @@ class Interpreter(Expander):
             child.state.options["errexit"] = False  # a copy (ShellState.fork)
         return child
 
+    def call_frames(self) -> list[tuple[str, int, str]]:
+        """The call stack innermost first, as bash's FUNCNAME / BASH_LINENO / BASH_SOURCE
+        see it: (name, line called from, file) per function call and per ``source``
+        (name "source", the file read), without the bottom "main" frame."""
+        fs = self.funcstack
+        if not self.source_calls:
+            return fs[::-1]
+        frames: list[tuple[str, int, str]] = []
+        k = 0
+        for (depth, line), fname in zip(self.source_calls, self.source_stack):
+            frames.extend(fs[k:depth])
+            k = max(k, depth)
+            frames.append(("source", line, fname))
+        frames.extend(fs[k:])
+        return frames[::-1]
+
     # ================================================================== errors
     def err_prefix(self) -> str:
-        if self.funcstack:
+        if self.source_stack and self.source_calls[-1][0] >= len(self.funcstack):
+            name = self.source_stack[-1]  # a file sourced by the innermost function (or top)
+        elif self.funcstack:
             name = self.funcstack[-1][2]
-        elif self.source_stack:
-            name = self.source_stack[-1]
         else:
             name = self.script_name
         if self.lineno > 0:
@@ -355,22 +374,21 @@ class Interpreter(Expander):
             return Var(str(st.subshell))
         if name == "FUNCNAME":
             if not self.funcstack:
-                return None
-            names = [f[0] for f in reversed(self.funcstack)]
+                # bash keeps the `source` frames but shows them only while a function runs
+                return Var(None, ARRAY)  # declared, unset
+            names = [f[0] for f in self.call_frames()]
             if self.script_name != "bash":
                 names.append("main")
             return Var(dict(enumerate(names)), ARRAY)
         if name == "BASH_SOURCE":
-            srcs = [f[2] for f in reversed(self.funcstack)]
-            if not srcs and self.source_stack:
-                srcs.append(self.source_stack[-1])
+            srcs = [f[2] for f in self.call_frames()]
             if self.script_name != "bash":
                 srcs.append(self.script_name)
             return Var(dict(enumerate(srcs)), ARRAY)
         if name == "BASH_LINENO":
-            if not self.funcstack:
+            if not self.funcstack and not self.source_stack:
                 return Var({}, ARRAY)
-            lines = [str(f[1]) for f in reversed(self.funcstack)]
+            lines = [str(f[1]) for f in self.call_frames()]
             if self.script_name != "bash":
                 lines.append("0")
             return Var(dict(enumerate(lines)), ARRAY)
