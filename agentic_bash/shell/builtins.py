@@ -1183,13 +1183,18 @@ def b_exit(sh: Interpreter, argv: list[str]) -> int:
         sh.error("exit: too many arguments")
         raise ExitShell(1)
     if len(argv) == 1:
-        raise ExitShell(sh.state.last_status)
-    try:
-        n = int(argv[1].strip())
-    except ValueError:
-        sh.error(f"exit: {argv[1]}: numeric argument required")
-        raise ExitShell(2) from None
-    raise ExitShell(n & 255)
+        n = sh.state.last_status
+    else:
+        try:
+            n = int(argv[1].strip()) & 255
+        except ValueError:
+            sh.error(f"exit: {argv[1]}: numeric argument required")
+            n = 2
+    if sh.funcstack and sh.state.traps and "EXIT" in sh.state.traps:
+        # bash runs the EXIT trap where `exit` ran: inside the function, with its locals,
+        # positional parameters and FUNCNAME / BASH_LINENO frames
+        n = sh.run_exit_trap(n)
+    raise ExitShell(n)
 
 
 @builtin("logout")

@@ -1216,7 +1216,10 @@ class Interpreter(Expander):
             except ExitShell as e:
                 # a fatal expansion error in the trap keeps the status the shell was exiting with
                 return st if e.eof or e.discard else e.status
-            except (LoopCtl, ReturnFn):
+            except ReturnFn as e:
+                if self.funcstack:
+                    return e.status  # run by `exit` in a function: `return N` sets the status
+            except LoopCtl:
                 pass
         return st
 
