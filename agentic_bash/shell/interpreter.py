@@ -1492,11 +1492,21 @@ class Interpreter(Expander):
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
+    def _frame_line(self) -> int:
+        """The line bash's commands fall back to inside a function: its definition's."""
+        if not self.funcstack:
+            return 0
+        f = self.state.functions.get(self.funcstack[-1][0])
+        return getattr(f, "line", 0) or 0
+
     def exec_for(self, cmd: N.For) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             if not _NAME_RE.match(cmd.var):
-                # bash checks the name when the loop runs: `for 1 in a` fails with status 1
+                # bash checks the name when the loop runs: `for 1 in a` fails with status 1,
+                # before the loop sets the line number (the top level's is where the parser
+                # stopped; a function's, its definition line)
+                self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
                 self.error(f"`{cmd.var}': not a valid identifier")
                 return self.set_status(1)
             if cmd.words is None:
@@ -1629,6 +1639,10 @@ class Interpreter(Expander):
 
     def exec_select(self, cmd: N.Select) -> int:
         def run() -> int:
+            if not _NAME_RE.match(cmd.var):
+                self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
+                self.error(f"`{cmd.var}': not a valid identifier")
+                return self.set_status(1)
             items = list(self.state.positional) if cmd.words is None else self.expand_words(cmd.words)
             if not items:
                 return self.set_status(0)

@@ -280,6 +280,7 @@ class For:
     body: Script
     redirs: tuple[Redir, ...] = ()
     line: int = 0
+    end_line: int = 0  # where the parser finished it: bash names a bad var there
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +302,7 @@ class Select:
     body: Script
     redirs: tuple[Redir, ...] = ()
     line: int = 0
+    end_line: int = 0  # where the parser finished it: bash names a bad var there
 
 
 @dataclass(frozen=True, slots=True)

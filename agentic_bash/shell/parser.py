@@ -620,9 +620,18 @@ class Parser(Lexer):
         words: list[Word] = []
         redirs: list[Redir] = []
         first = self.peek(assign_ok=True)
-        line = self.line_at(first.pos)
+        line = 0
         decl = False
         while True:
+            if not line and (assigns or words or redirs):
+                # bash numbers a simple command when it reduces the first element: an
+                # assignment or redirection at once, a word only after reading the next token
+                # (`echo \<newline> $LINENO` is line 2)
+                if not words:
+                    line = self.line_at(max(self.pos - 1, first.pos))
+                else:
+                    nt = self.peek(assign_ok=not words)
+                    line = self.line_at(nt.end - 1 if nt.end > nt.pos else nt.pos)
             tok = self.peek(assign_ok=not words)
             kind = tok.kind
             if kind == WORD:
@@ -661,7 +670,7 @@ class Parser(Lexer):
                 break
         if not assigns and not words and not redirs:
             raise self.unexpected(self.peek())
-        return Simple(tuple(assigns), tuple(words), tuple(redirs), line)
+        return Simple(tuple(assigns), tuple(words), tuple(redirs), line or self.line_at(first.pos))
 
     def try_assign(self, tok: Tok) -> Assign | None:
         """If ``tok`` is an assignment word, consume it (and a ``(…)`` array) and return it."""
@@ -914,9 +923,9 @@ class Parser(Lexer):
             words = tuple(ws)
             self.skip_newlines()
         body = self._loop_body()
-        if is_select:
-            return self._finish(Select, var, words, body, line=line)
-        return self._finish(For, var, words, body, line=line)
+        redirs = self.parse_redirs()
+        end = self.line_at(max(self.pos - 1, 0))
+        return (Select if is_select else For)(var, words, body, redirs, line, end)
 
     def parse_arith_for(self, tok: Tok, line: int) -> Command:
         start = tok.pos + 2
@@ -1048,7 +1057,8 @@ class Parser(Lexer):
         parts = self.read_arith_region(end, tok.pos)
         expr = Word(parts, self.src[tok.pos + 2:end], self.line_at(tok.pos))
         self.pos = end + 2
-        return self._finish(ArithCmd, expr, line=self.line_at(tok.pos))
+        # bash reads `(( … ))` as one token: the command's line is where it ends
+        return self._finish(ArithCmd, expr, line=self.line_at(end))
 
     # ------------------------------------------------------------------ [[ ]]
 
