@@ -989,7 +989,7 @@ class Interpreter(Expander):
         if sh["nullglob"]:
             return []
         if sh["failglob"]:
-            raise ExpansionError(f"no match: {patterns.unescape(pat)}", 1)
+            raise self.reported_error(f"no match: {patterns.unescape(pat)}")
         # no match: the word stays as it was, backslashes that came from an expansion
         # included (x='a\*'; echo $x prints a\*), so the caller keeps its own text
         return None
@@ -1512,7 +1512,7 @@ class Interpreter(Expander):
             if cmd.words is None:
                 items = list(self.state.positional)
             else:
-                items = self.expand_words(cmd.words)
+                items = self._compound_words(cmd.words)
             st = 0
             self.loop_depth += 1
             budget = self.budget
@@ -1637,13 +1637,24 @@ class Interpreter(Expander):
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
+    def _compound_words(self, words: tuple[N.Word, ...]) -> list[str]:
+        """A compound command's own words (for/select lists): an expansion error there
+        (failglob, arithmetic, ${x:?}) is reported here and ends the command line as in a
+        simple command."""
+        try:
+            return self.expand_words(words)
+        except ExpansionError as e:
+            self.error(e.message)
+            raise expansion_exit(e) from None
+
     def exec_select(self, cmd: N.Select) -> int:
         def run() -> int:
             if not _NAME_RE.match(cmd.var):
                 self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
                 self.error(f"`{cmd.var}': not a valid identifier")
                 return self.set_status(1)
-            items = list(self.state.positional) if cmd.words is None else self.expand_words(cmd.words)
+            self.lineno = cmd.line or self.lineno
+            items = list(self.state.positional) if cmd.words is None else self._compound_words(cmd.words)
             if not items:
                 return self.set_status(0)
             st = 0
@@ -1697,7 +1708,11 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             if self.state.traps:  # no closure per iteration unless a trap is set
                 self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
-            w = self.expand_str(cmd.word, tilde=True)
+            try:
+                w = self.expand_str(cmd.word, tilde=True)
+            except ExpansionError as e:
+                self.error(e.message)
+                raise expansion_exit(e) from None
             if self.state.options["xtrace"]:
                 # bash traces the case word as written, not expanded
                 self.xtrace_raw(f"case {cmd.word.text or self._word_src(cmd.word)} in")
@@ -1709,7 +1724,11 @@ class Interpreter(Expander):
                 arm = arms[i]
                 hit = False
                 for pw in arm.patterns:
-                    pat = self.expand_pattern(pw)
+                    try:
+                        pat = self.expand_pattern(pw)
+                    except ExpansionError as e:
+                        self.error(e.message)
+                        raise expansion_exit(e) from None
                     if self.fnmatch(w, pat):
                         hit = True
                         break
