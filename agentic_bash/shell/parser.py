@@ -1065,8 +1065,7 @@ class Parser(Lexer):
     def parse_cond_cmd(self) -> Command:
         tok = self.advance()
         line = self.line_at(tok.pos)
-        # bash always reads [[ ]] operands with extglob on, whatever `shopt extglob` says
-        saved, self.extglob = self.extglob, True
+        saved = self.extglob
         try:
             expr = self.cond_or()
             end = self._cond_skip_nl()
@@ -1191,7 +1190,17 @@ class Parser(Lexer):
             if op == "=~":
                 right = self.read_regex_word()
             else:
-                rtok = self.peek()
+                if op in ("=", "==", "!="):
+                    # bash reads the pattern after = == != with extglob on, whatever
+                    # `shopt extglob` says (other operands follow the setting: `[[ !(x) ]]`
+                    # is a negated group until extglob is turned on)
+                    saved, self.extglob = self.extglob, True
+                    try:
+                        rtok = self.peek()
+                    finally:
+                        self.extglob = saved
+                else:
+                    rtok = self.peek()
                 if rtok.kind not in (WORD, IONUM) or rtok.kw() == "]]":
                     raise self.cond_fail(
                         f"unexpected argument `{_token_text(rtok)}' to conditional binary operator", rtok)
@@ -1224,7 +1233,7 @@ class Parser(Lexer):
                 depth -= 1
                 buf.text(c)
                 i += 1
-            elif (c == "&" or c == ";") and depth == 0:
+            elif c in "&;<>" and depth == 0:
                 break
             elif c == "\\":
                 if i + 1 < n:
@@ -1242,6 +1251,9 @@ class Parser(Lexer):
         self.pos = i
         if i == start:
             tok = self.peek()
+            if tok.kind == OP:
+                raise self.cond_fail("syntax error in conditional expression: unexpected token "
+                                     f"`{_token_text(tok)}'", tok)
             raise self.cond_fail(
                 f"unexpected argument `{_token_text(tok)}' to conditional binary operator", tok)
         return Word(buf.done(), src[start:i], self.line_at(start))
