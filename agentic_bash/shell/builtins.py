@@ -1472,7 +1472,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
         return 1
-    src = data.decode("utf-8", "surrogateescape")
+    # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
+    src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
 
     def syntax_error(e: ParseError) -> int:
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))

@@ -124,6 +124,7 @@ class Parser(Lexer):
         self.comsub = 0  # nesting of $( … ) being parsed
         self.aliases: Mapping[str, str] | None = None
         self.alias_guard: list[list] = []  # [end_pos, name, start_pos] of spliced alias texts
+        self.splices: list[list] = []  # [start, end, replaced text] of every alias splice
         self.alias_next: int | None = None
 
     # ------------------------------------------------------------------ aliases
@@ -152,16 +153,17 @@ class Parser(Lexer):
             if g[2] > pos:
                 g[2] += delta
         self.alias_guard.append([pos + len(value), tok.val, pos])
+        for sp in self.splices:
+            if sp[0] > pos:
+                sp[0] += delta
+            if sp[1] > pos:
+                sp[1] += delta
+        self.splices.append([pos, pos + len(value), src[pos:tok.end]])
         self.src = src[:pos] + value + src[tok.end:]
         self.n = len(self.src)
-        # keep line numbers of the original text: newlines inside the value count, as in bash
-        nl: list[int] = []
-        find = self.src.find
-        i = find("\n")
-        while i >= 0:
-            nl.append(i)
-            i = find("\n", i + 1)
-        self.nl = nl
+        # line numbers stay those of the input: bash does not count newlines of alias text
+        old_nl = self.nl
+        self.nl = [p for p in old_nl if p < pos] + [p + delta for p in old_nl if p >= tok.end]
         self.tok = None
         self.pos = pos
         if self.alias_next is not None and self.alias_next > pos:
@@ -263,7 +265,34 @@ class Parser(Lexer):
                 # bash echoes the alias text it was reading, not the line it came from
                 err.source_line = self.src[g[2]:g[0]]  # type: ignore[attr-defined]
                 break
+        else:
+            if self.splices:
+                # outside alias text: the input line as written, aliases unexpanded
+                err.source_line = self._input_line(tok.pos)  # type: ignore[attr-defined]
         return err
+
+    def _input_line(self, pos: int) -> str:
+        src = self.src
+        out: list[str] = []
+        k = 0
+        opos = pos
+        outer: list[list] = []
+        for sp in self.splices:  # an alias expanded inside another's text came later
+            if not any(o[0] <= sp[0] and sp[1] <= o[1] for o in outer):
+                outer.append(sp)
+        for start, end, text in sorted(outer):
+            out.append(src[k:start])
+            out.append(text)
+            if end <= pos:
+                opos += len(text) - (end - start)
+            k = end
+        out.append(src[k:])
+        orig = "".join(out)
+        if opos >= len(orig) and opos > 0 and orig[opos - 1] == "\n":
+            opos -= 1
+        a = orig.rfind("\n", 0, opos) + 1 if opos > 0 else 0
+        b = orig.find("\n", opos)
+        return orig[a:b if b >= 0 else len(orig)]
 
     def source_line(self, pos: int) -> str:
         """The physical line holding ``pos`` (bash echoes it after "near unexpected token")."""
@@ -289,9 +318,18 @@ class Parser(Lexer):
     # ------------------------------------------------------------------ here-docs
 
     def read_heredocs(self) -> None:
+        resume = None
+        if self.alias_guard:
+            # a newline inside an alias's text: bash reads the body from the input after
+            # the alias, and the rest of the alias text is parsed once the body is done
+            ends = [g[0] for g in self.alias_guard if g[2] < self.pos <= g[0]]
+            if ends and max(ends) > self.pos:
+                # (from the next input line: the rest of the alias's line stays code)
+                nxt = self.src.find("\n", max(ends))
+                resume, self.pos = self.pos, (nxt + 1 if nxt >= 0 else self.n)
         src, n = self.src, self.n
         pending, self.pending = self.pending, []
-        i = self.pos
+        i = body_from = self.pos
         for k, (hd, op_line) in enumerate(pending):
             delim = hd.delimiter
             lines: list[str] = []
@@ -331,6 +369,15 @@ class Parser(Lexer):
                 self.pending = pending[k + 1:] + self.pending
                 break
         self.pos = i
+        if resume is not None:
+            cut_from = min(body_from, i)
+            self.src = src[:cut_from] + src[i:]
+            self.n = len(self.src)
+            # the body's lines still count for what follows
+            self.nl = ([p for p in self.nl if p < cut_from]
+                       + [cut_from - 1] * sum(1 for p in self.nl if cut_from <= p < i)
+                       + [p - (i - cut_from) for p in self.nl if p >= i])
+            self.pos = resume
 
     def finish_heredocs_at_eof(self) -> None:
         pending, self.pending = self.pending, []
