@@ -2840,10 +2840,14 @@ class Interpreter(Expander):
         if op in (">&", "<&"):
             tw = r.target
             try:
-                t = self.expand_str(tw)  # type: ignore[arg-type]
+                fields = self.expand_words([tw])  # type: ignore[list-item]
             except ExpansionError as e:
                 self.error(e.message)
                 raise RedirError() from None
+            if len(fields) != 1:
+                self.error(f"{tw.text}: ambiguous redirect")  # type: ignore[union-attr]
+                raise RedirError()
+            t = fields[0]
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
             if t == "-" and r.fd_var is not None:
                 # exec {v}>&- closes the descriptor whose number is in $v
