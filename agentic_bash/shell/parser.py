@@ -573,7 +573,7 @@ class Parser(Lexer):
             tok = self.peek()
             kw = tok.kw()
             if tok.kind in (NL, EOF) or (tok.kind == OP and tok.val in (";", "&", ")")):
-                return Pipeline((), negated, (), True, posix, line)
+                return Pipeline((), negated, (), timed, posix, line)
         cmds = [self.parse_command()]
         stderr: list[bool] = []
         while True:
@@ -795,7 +795,13 @@ class Parser(Lexer):
                 err.status = 1  # type: ignore[attr-defined]  # sic: bash -c exits 1 here
                 raise err
             if tok.kind not in (WORD, IONUM):
-                raise self.unexpected(tok)
+                err = self.unexpected(tok)
+                # bash parses a compound assignment on its own: a bad token there discards
+                # the input line (status 1) and the shell reads on from the next line
+                nl = self.src.find("\n", tok.pos)
+                err.resume_pos = nl + 1 if nl >= 0 else self.n  # type: ignore[attr-defined]
+                err.status = 1  # type: ignore[attr-defined]
+                raise err
             word = tok.word
             assert word is not None
             self.advance()
@@ -1450,10 +1456,20 @@ class CommandReader:
         return self._p.warnings
 
     def next(self) -> Script | None:
-        """The next command line, None at the end; raises ``ParseError``."""
+        """The next command line, None at the end; raises ``ParseError``. An error with a
+        ``resume_pos`` (a bad token in a compound assignment) is one bash recovers from:
+        reading goes on from the next line."""
         p = self._p
         try:
             return p.parse_line()
+        except ParseError as e:
+            resume = getattr(e, "resume_pos", None)
+            if resume is not None:
+                p.pos = resume
+                p.tok = None
+                p.pending = []
+                p.depth = 0
+            raise
         except RecursionError:
             err = ParseError("maximum nesting depth exceeded", p.line_at(p.pos), None)
             err.incomplete = False  # type: ignore[attr-defined]
