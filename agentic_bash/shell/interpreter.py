@@ -68,6 +68,14 @@ class ExitShell(BaseException):
         self.discard = discard
 
 
+# $( … ) bodies renumbered for the line they run at: (id(body), line) -> (body, copy)
+_RELOCATED: dict[tuple[int, int], tuple[N.Script, N.Script]] = {}
+
+
+def _line_of_cmd(cmd: N.Command) -> int:
+    return getattr(cmd, "line", 0)
+
+
 def expansion_exit(e: ExpansionError) -> ExitShell:
     """The ExitShell for a fatal expansion error."""
     x = ExitShell(e.status, getattr(e, "discard", False))
@@ -1072,7 +1080,39 @@ class Interpreter(Expander):
         return f"declare -{flags} {name}={quote_declare(self.qv(var.value))}"
 
     # ================================================================== command substitution etc.
+    def relocated(self, body: N.Script) -> N.Script:
+        """``body`` of a ``$( … )`` / ``<( … )`` numbered as bash runs it: from the line of
+        the command being run, one line per newline-separated command line of the body
+        (bash re-reads the text it printed back, so blank lines and comments do not count)."""
+        items = body.items
+        if not items:
+            return body
+        base = self.lineno
+        if _line_of_cmd(items[0].cmd) == base and not any(it.newline for it in items[:-1]):
+            return body  # one line, on the command's own line: nothing moves
+        key = (id(body), base)
+        hit = _RELOCATED.get(key)
+        if hit is not None and hit[0] is body:
+            return hit[1]
+        out = []
+        group = 0
+        delta = base - body.line if body.backtick and body.line else None
+        for it in items:
+            if delta is None:
+                first = _line_of_cmd(it.cmd)
+                delta = base + group - first if first else 0
+            out.append(N.shift_lines(it, delta))
+            if it.newline and not body.backtick:
+                group += 1
+                delta = None
+        new = N.Script(tuple(out), base)  # type: ignore[arg-type]
+        if len(_RELOCATED) > 2048:
+            _RELOCATED.clear()
+        _RELOCATED[key] = (body, new)
+        return new
+
     def command_subst(self, body: N.Script) -> str:
+        body = self.relocated(body)
         child = self.fork(cmdsub=True, lazy=True)
         child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
@@ -1120,7 +1160,8 @@ class Interpreter(Expander):
             mine = pipe.writer
             theirs = pipe.reader
 
-        items = p.body.items
+        body = self.relocated(p.body)
+        items = body.items
         c = items[0].cmd if len(items) == 1 and not items[0].background else None
         cat = (p.direction == "<" and type(c) is N.Simple and not c.words and not c.assigns
                and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
@@ -1139,7 +1180,7 @@ class Interpreter(Expander):
                         return 0
                     child.with_redirs(c.redirs, copy)
                 else:
-                    child.run_subshell_script(p.body)
+                    child.run_subshell_script(body)
             except BaseException:
                 pass
             finally:
@@ -1734,11 +1775,12 @@ class Interpreter(Expander):
                         break
                 if hit:
                     matched_any = True
-                    st = self.run_script(arm.body)
+                    # an empty arm gives 0, not the status left by the case word
+                    st = self.run_script(arm.body) if arm.body.items else 0
                     term = arm.terminator
                     while term == ";&" and i + 1 < len(arms):
                         i += 1
-                        st = self.run_script(arms[i].body)
+                        st = self.run_script(arms[i].body) if arms[i].body.items else 0
                         term = arms[i].terminator
                     if term == ";;&":
                         i += 1

@@ -456,7 +456,7 @@ class Parser(Lexer):
                      Word((SQ(text),), "'" + text.replace("'", "'\\''") + "'", line))
             return Script((ListItem(Simple((), words, (), line)),), line)
         self.warnings.extend(sub.warnings)
-        return script
+        return Script(script.items, line, True)
 
     # ------------------------------------------------------------------ lists
 
@@ -1030,6 +1030,8 @@ class Parser(Lexer):
             raise self.unexpected(wtok)
         self.advance()
         word = wtok.word
+        # bash numbers the case command where its word ends (a multi-line `$( … )`)
+        line = self.line_at(max(wtok.end - 1, wtok.pos))
         self.skip_newlines()
         self.expect_kw("in")
         self.skip_newlines()
