@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
@@ -1295,19 +1295,6 @@ def _by_lines(sh: Interpreter, src: str) -> bool:
     return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases))
 
 
-def _command_lines(sh: Interpreter, src: str) -> Iterator[Any]:
-    """The command lines of ``src`` as parsed when reached (with the aliases of that moment);
-    a syntax error is raised (ParseError) after the lines before it have run."""
-    from .parser import CommandReader
-    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
-    while True:
-        reader.extglob = bool(sh.state.shopt.get("extglob"))
-        tree = reader.next()
-        if tree is None:
-            return
-        yield tree
-
-
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .parser import parse_cached_at
@@ -1330,9 +1317,10 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
-    if script is None or st.shopt["expand_aliases"]:
+    if script is None or st.shopt["expand_aliases"] or "<<" in src:
         # bash parses an eval string one command line at a time: the lines before a syntax
-        # error run, and an alias defined on one line is used on the next
+        # error run, and an alias defined on one line is used on the next (and here-document
+        # warnings come in order)
         return _eval_lines(sh, src, who)
     return _eval_frame(sh, lambda: sh.run_script(script))
 
@@ -1376,14 +1364,32 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             try:
                 tree = reader.next()
             except ParseError as e:
+                _eval_warnings(sh, reader)
                 e.line -= base
-                sh.lineno = base + 1
+                saved_line, sh.lineno = sh.lineno, base + 1
                 _report_parse_error(sh, e, src, who)
+                if getattr(e, "resume_pos", None) is not None:
+                    # a bad compound assignment drops its line; the rest of the text runs
+                    sh.lineno = saved_line
+                    status = sh.state.last_status = 1
+                    continue
                 return 1 if getattr(e, "status", 2) == 1 else 2
+            _eval_warnings(sh, reader)
             if tree is None:
                 return status
             status = sh.run_script(tree)
     return _eval_frame(sh, run)
+
+
+def _eval_warnings(sh: Interpreter, reader: Any) -> None:
+    """Here-document warnings of eval'd text, in bash's top-level form."""
+    if reader.warnings:
+        saved = sh.lineno
+        for ln, msg in reader.warnings:
+            sh.lineno = ln
+            sh.error(f"warning: {msg}")
+        sh.lineno = saved
+        reader.warnings.clear()
 
 
 def _run_discarding(sh: Interpreter, script: Any) -> int:
@@ -1446,7 +1452,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
 
 def _source_file(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ReturnFn
-    from .parser import parse
+    from .parser import CommandReader, parse
     fname = argv[1]
     path = None
     if "/" in fname:
@@ -1485,11 +1491,11 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         return 2
 
     script: Any = None
-    if not _by_lines(sh, src):
+    if not _by_lines(sh, src) and "<<" not in src:
         try:
             script = parse(src)
         except ParseError as e:
-            if e.line <= 1:
+            if e.line <= 1 and getattr(e, "resume_pos", None) is None:
                 return syntax_error(e)
             # the lines before the error run first, as bash does
     lim = sh.budget.limits.max_call_depth
@@ -1511,11 +1517,22 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             st = _run_discarding(sh, script)
         else:
             st = 0
-            try:
-                for tree in _command_lines(sh, src):
-                    st = _run_discarding(sh, tree)
-            except ParseError as e:
-                st = syntax_error(e)
+            reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
+            while True:
+                reader.extglob = bool(sh.state.shopt.get("extglob"))
+                try:
+                    tree = reader.next()
+                except ParseError as e:
+                    _eval_warnings(sh, reader)
+                    st = syntax_error(e)
+                    if getattr(e, "resume_pos", None) is None:
+                        break
+                    st = sh.state.last_status = 1  # a bad compound assignment drops its line
+                    continue
+                _eval_warnings(sh, reader)
+                if tree is None:
+                    break
+                st = _run_discarding(sh, tree)
     except ReturnFn as r:
         st = r.status
     finally:
