@@ -2907,6 +2907,8 @@ class Interpreter(Expander):
                 t = t[:-1]
             if t.isdigit():
                 src = int(t)
+                if src == fd and r.fd_var is None:
+                    return  # `3>&3`, `3>&3-`: bash does nothing, open or not
                 s = fds.get(src)
                 if s is None:
                     # bash names the word as written (`>&$fd` -> "$fd: Bad file descriptor")
