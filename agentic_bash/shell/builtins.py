@@ -1159,6 +1159,10 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
                 status = 1
             continue
         if mode == "s":
+            if a == "extdebug" and not table[a] and sh.argv_base is None:
+                # bash starts BASH_ARGV/BASH_ARGC the first time extdebug comes on, with
+                # the positional parameters of that moment (a function's own, inside one)
+                sh.argv_base = tuple(sh.state.positional)
             table[a] = True
         elif mode == "u":
             table[a] = False

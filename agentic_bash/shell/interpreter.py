@@ -204,6 +204,9 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
+    # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
+    # top-level use); None until then. Function calls never pop it.
+    argv_base: tuple[str, ...] | None = None
 
     # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
     # and pipeline stages, though not out of command substitutions)
@@ -411,7 +414,10 @@ class Interpreter(Expander):
             v = st.find(name)
             if v is not None or name == "GROUPS":
                 return v if v is not None else Var({}, ARRAY)
-            frames = self.argv_frames if self.funcstack else (tuple(st.positional),)
+            if self.argv_base is None and not self.funcstack:
+                # bash fills them on first use at top level (not inside a function)
+                self.argv_base = tuple(st.positional)
+            frames = self.argv_frames if self.argv_base is None else (self.argv_base,) + self.argv_frames
             if name == "BASH_ARGV":
                 vals = [a for f in reversed(frames) for a in reversed(f)]
             else:
@@ -2683,12 +2689,9 @@ class Interpreter(Expander):
         saved_pos = st.positional
         st.positional = list(args)
         saved_argv = self.argv_frames
-        if not self.funcstack:
-            # BASH_ARGV/BASH_ARGC (bash): the bottom frame is the shell's own positional
-            # parameters; a call made in extdebug mode pushes its arguments.  Immutable tuples,
-            # so a subshell's copy never pops its parent's frames.
-            self.argv_frames = (tuple(saved_pos),)
         if st.shopt.get("extdebug"):
+            # BASH_ARGV/BASH_ARGC (bash): a call made in extdebug mode pushes its arguments.
+            # Immutable tuples, so a subshell's copy never pops its parent's frames.
             self.argv_frames += (tuple(args),)
         st.scopes.append(scope if scope is not None else {})
         self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
