@@ -405,6 +405,8 @@ class Interpreter(Expander):
             return Var(dict(enumerate(lines)), ARRAY)
         if name == "BASH_COMMAND":
             cc = self.current_command
+            if callable(cc):
+                cc = self.current_command = cc()
             return Var(cc if type(cc) is str else " ".join(cc))
         if name == "PIPESTATUS":
             return Var({i: str(s) for i, s in enumerate(self.pipestatus)}, ARRAY)
@@ -2359,9 +2361,10 @@ class Interpreter(Expander):
         """bash runs the DEBUG trap before for/select/case headers, each for iteration,
         [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
         traps = self.state.traps
+        if not self.trap_level:
+            # (text made only if BASH_COMMAND is read: an ERR trap may want it)
+            self.current_command = text
         if traps and "DEBUG" in traps and not self.in_debug:
-            if not self.trap_level:
-                self.current_command = text()
             self._run_debug_trap()
 
     def _run_debug_trap(self) -> None:
@@ -2425,6 +2428,8 @@ class Interpreter(Expander):
 
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
+        if self.state.traps and not self.trap_level:
+            self.current_command = lambda: _cmd_text(cmd)  # what an ERR trap shows
         for a in cmd.assigns:
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
