@@ -1058,17 +1058,21 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
         a = args[i]
         if a == "--":
             st.positional = args[i + 1:]
+            sh.set_args += 1
             return 0
         if a == "-":
             # the old `set -`: xtrace and verbose off, then the rest (if any) are the arguments
             st.options["xtrace"] = st.options["verbose"] = False
-            st.positional = args[i + 1:] if i + 1 < len(args) else st.positional
+            if i + 1 < len(args):
+                st.positional = args[i + 1:]
+                sh.set_args += 1
             return 0
         if a == "+":
             i += 1  # a lone + changes nothing (bash: an empty flag cluster)
             continue
         if a[:1] not in "-+" or len(a) < 2:
             st.positional = args[i:]
+            sh.set_args += 1
             return 0
         on = a[0] == "-"
         if a[1:] == "o" or a[1] == "o" and len(a) == 2:
@@ -1510,6 +1514,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     if len(argv) > 2:
         saved_pos = sh.state.positional
         sh.state.positional = argv[2:]
+        set_before = sh.set_args
     sh.source_depth += 1
     sh.source_stack.append(fname)
     sh.source_calls.append((len(sh.funcstack), sh.lineno))
@@ -1545,7 +1550,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         sh.source_stack.pop()
         sh.source_calls.pop()
         sh.lineno = saved_line
-        if saved_pos is not None:
+        # bash restores the caller's $@ unless `set` replaced the file's at top level
+        if saved_pos is not None and (sh.funcstack or sh.set_args == set_before):
             sh.state.positional = saved_pos
     return st
 

@@ -207,6 +207,7 @@ class Interpreter(Expander):
     # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
+    set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
 
     # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
     # and pipeline stages, though not out of command substitutions)
