@@ -1325,7 +1325,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
-    if script is None or st.shopt["expand_aliases"] or "<<" in src:
+    if script is None or st.shopt["expand_aliases"] or "<<" in src or st.options["verbose"]:
         # bash parses an eval string one command line at a time: the lines before a syntax
         # error run, and an alias defined on one line is used on the next (and here-document
         # warnings come in order)
@@ -1369,6 +1369,7 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
         status = 0
         while True:
             reader.extglob = bool(sh.state.shopt.get("extglob"))
+            start = reader.consumed[1]
             try:
                 tree = reader.next()
             except ParseError as e:
@@ -1383,10 +1384,20 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
                     continue
                 return 1 if getattr(e, "status", 2) == 1 else 2
             _eval_warnings(sh, reader)
+            _verbose_echo(sh, reader, start)
             if tree is None:
                 return status
             status = sh.run_script(tree)
     return _eval_frame(sh, run)
+
+
+def _verbose_echo(sh: Interpreter, reader: Any, start: int) -> None:
+    """set -v: the text just read, echoed to stderr as bash's reader does."""
+    if sh.state.options["verbose"]:
+        text, end = reader.consumed
+        text = text[start:end]
+        if text:
+            sh.write_err((text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape"))
 
 
 def _eval_warnings(sh: Interpreter, reader: Any) -> None:
@@ -1499,7 +1510,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         return 2
 
     script: Any = None
-    if not _by_lines(sh, src) and "<<" not in src:
+    if not _by_lines(sh, src) and "<<" not in src and not sh.state.options["verbose"]:
         try:
             script = parse(src)
         except ParseError as e:
@@ -1529,6 +1540,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
             while True:
                 reader.extglob = bool(sh.state.shopt.get("extglob"))
+                start = reader.consumed[1]
                 try:
                     tree = reader.next()
                 except ParseError as e:
@@ -1539,6 +1551,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
                     st = sh.state.last_status = 1  # a bad compound assignment drops its line
                     continue
                 _eval_warnings(sh, reader)
+                _verbose_echo(sh, reader, start)
                 if tree is None:
                     break
                 st = _run_discarding(sh, tree)
