@@ -2826,10 +2826,21 @@ def b_caller(sh: Interpreter, argv: list[str]) -> int:
         src = stack[1][2] if len(stack) > 1 else "NULL"
         _out(sh, f"{stack[0][1]} {src}\n")
         return 0
+    arg = argv[1]
+    if arg.startswith("-") and arg != "-":
+        if arg == "--":
+            if len(argv) == 2:
+                src = stack[1][2] if len(stack) > 1 else "NULL"
+                _out(sh, f"{stack[0][1]} {src}\n")
+                return 0
+            arg = argv[2]
+        else:
+            return _bad_opt(sh, "caller", arg[:2], "caller [expr]")
     try:
-        n = int(argv[1])
+        n = int(arg.strip())
     except ValueError:
-        sh.error(f"caller: {argv[1]}: invalid number")
+        sh.error(f"caller: {arg}: invalid number")
+        sh.write_err(b"caller: usage: caller [expr]\n")
         return 2
     if n < 0 or n + 1 >= len(stack):
         return 1

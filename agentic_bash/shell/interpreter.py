@@ -356,7 +356,7 @@ class Interpreter(Expander):
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC:
-            if name == "LINENO":
+            if name == "LINENO" or name == "FUNCNAME":
                 # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
                 v = self.state.find(name)
                 if v is not None:
@@ -823,9 +823,14 @@ class Interpreter(Expander):
                 del sc[name]
                 if v.attrs & EXPORT:
                     st.env_cache = None
+                if i == 0 and (name == "LINENO" or name == "FUNCNAME"):
+                    sc[name] = Var(None)  # once unset, never special again
                 return 0
-        if name == "LINENO":
+        if name == "LINENO" or name == "FUNCNAME":
             st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
+        elif name == "BASH_SOURCE" or name == "BASH_LINENO":
+            self.error(f"unset: {name}: cannot unset")
+            return 1
         return 0
 
     # ================================================================== arithmetic
