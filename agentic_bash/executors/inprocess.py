@@ -904,7 +904,15 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
         try:
             tree = reader.next()
         except ParseError as e:
+            if reader.warnings:  # a here-document read to the end before the error
+                prefix = sh.script_name if who == "-c" else who
+                for ln, msg in reader.warnings:
+                    sh.write_err(f"{prefix}: line {ln}: warning: {msg}\n".encode("utf-8", "surrogateescape"))
+                reader.warnings.clear()
             report_parse_error(sh, e, lines, who)
+            if getattr(e, "resume_pos", None) is not None:
+                sh.state.last_status = 1  # a bad compound assignment: the line is dropped
+                continue
             # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
             # [[ ]] syntax error with the current $? unchanged
             if getattr(e, "keep_status", False):
