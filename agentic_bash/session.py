@@ -175,6 +175,9 @@ class Sandbox:
         self._on_violation = on_violation
         self._on_command = on_command or before_run
         self._on_result = on_result or after_run
+        # run() goes straight to the executor unless a hook must see the script or result
+        self._hooked = (self._on_command is not None or self._on_violation is not None
+                        or self._on_result is not None)
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_executor, self._ex)
         self._custom: dict[str, Callable[..., int]] = {}
@@ -197,8 +200,13 @@ class Sandbox:
             timeout: float | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
         this run only."""
-        return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
-                         on_output=self._on_output)
+        if self._hooked or self.transforms or isinstance(stdin, str):
+            return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=self._on_output)
+        if self._closed:
+            raise SandboxClosed("sandbox is closed")
+        return self._ex.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                            on_output=self._on_output)
 
     def _run(self, script: str, *, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
              timeout: float | None, on_output: Callable[[int, bytes], None] | None) -> Result:

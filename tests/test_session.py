@@ -323,3 +323,34 @@ def test_state_roundtrip_json():
                     'set -o | grep pipefail')
         assert r.stdout == ("/tmp\n1 2 2 3 v\nf arg\nalias ll='ls -l'\nnullglob       \ton\n2\n"
                             "pipefail       \ton\n")
+
+
+def test_consecutive_runs_keep_their_output_apart():
+    # run() reuses a finished run's streams and budget when nothing else holds them
+    sb = Sandbox(isolation="virtual", limits=Limits(max_output_bytes=10))
+    try:
+        r = sb.run("echo 123456789012345; echo e1 >&2")
+        assert r.truncated and r.stdout.startswith("1234567890")
+        for i in range(3):
+            r = sb.run(f"echo {i}; echo err{i} >&2")
+            assert (r.stdout, r.stderr, r.truncated) == (f"{i}\n", f"err{i}\n", False)
+        # a process substitution still running after its run returned writes later: that
+        # output must not show up in the next run's result
+        r = sb.run(": <(sleep 0.3; echo late >&2); echo x")
+        assert r.stdout == "x\n"
+        time.sleep(0.6)
+        r = sb.run("echo y")
+        assert (r.stdout, r.stderr) == ("y\n", "")
+        r = sb.run("while :; do :; done", timeout=0.2)
+        assert r.timed_out
+        r = sb.run("for i in 1 2 3; do :; done; echo after")
+        assert (r.stdout, r.exit_code, r.timed_out) == ("after\n", 0, False)
+    finally:
+        sb.close()
+
+
+def test_stdin_is_read_only(sb):
+    r = sb.run("echo x >&0; echo $?")
+    assert r.stdout == "1\n" and "Bad file descriptor" in r.stderr
+    r = sb.run("cat; echo y >&0 || echo refused", stdin=b"in\n")
+    assert r.stdout == "in\nrefused\n"

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import os
 import posixpath
 import re
 import stat as _stat
+import sys
 import threading
 import time
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
@@ -21,16 +23,17 @@ from ..errors import LimitExceeded, ParseError, SandboxClosed
 from ..limits import Budget, Limits
 from ..result import Result, make_result
 from ..shell import nodes as N
+from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases
-from ..shell.state import EXPORT, READONLY, INTEGER, ARRAY, ShellState, Var
-from ..shell.streams import NULL, Capture, PipeWriter
+from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
+from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
 from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
-from ..shell.parser import parse_cached_with_warnings as _parse_cached_w
+from ..shell.parser import _CACHE_MAX_SOURCE, parse_cached_with_warnings as _parse_cached_w
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
 except ImportError:  # pragma: no cover
@@ -38,8 +41,30 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["InProcessExecutor", "run_nested_shell"]
 
+_monotonic = time.monotonic
+_refcount = sys.getrefcount
+# references to a run's budget or capture when only run() (a local) and the shell (sh.budget,
+# sh.fds) hold it, plus getrefcount's own argument
+_OWN_REFS = 3
+_HISTORY_TRIM = HISTORY_MAX + HISTORY_MAX // 10
 # a script that may turn on set -v runs line by line (each line is echoed as read)
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_script(script: str, extglob: bool) -> N.Script | None:
+    """The tree of ``script`` when it can run parsed whole; None when it must be read a line
+    at a time (it may turn on aliases, extglob or ``set -v`` for its later lines, it has a
+    syntax error, or parsing it warns)."""
+    if "expand_aliases" in script or "extglob" in script or _VERBOSE_ON.search(script):
+        return None
+    try:
+        tree, warns = _parse_cached_w(script, extglob=extglob)
+    except ParseError:
+        return None
+    return None if warns else tree
+
+
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
 
 
@@ -123,6 +148,9 @@ class InProcessExecutor:
         self._budget: Budget | None = None
         self._late: tuple[Capture, Capture] | None = None
         self._violations: list[Any] = []
+        self._idle_marker: Any = None
+        self._spare: tuple[Budget, Capture, Capture] | None = None
+        self._no_stdin = InputBytes(b"")
         self.shell = Interpreter(fs, info=info, host=self)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
@@ -179,125 +207,163 @@ class InProcessExecutor:
     def run(self, script: str, *, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+        # the per-call path: every line here is paid by `run("echo hi")` (issue 2's target)
         if self._closed:
             raise SandboxClosed("sandbox is closed")
         with self._lock:
-            return self._run(script, stdin, env, cwd, timeout, on_output)
-
-    def _run(self, script: str, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
-             timeout: float | None, on_output: OutputCallback | None) -> Result:
-        t0 = time.monotonic()
-        self._violations = []
-        limits = self.limits
-        budget = _RunBudget(limits, timeout)
-        self._budget = budget
-        sh = self.shell
-        sh.budget = budget
-        out = Capture(limits.max_output_bytes, on_output, 1)
-        err = Capture(limits.max_output_bytes, on_output, 2)
-        late = self._late
-        if late is not None:
-            # output background jobs wrote after the previous run returned
-            lo, le = late[0].take(), late[1].take()
-            if lo:
-                out.write(lo)
-            if le:
-                err.write(le)
-        if stdin is None:
-            inp: Any = io.BytesIO(b"")
-        elif isinstance(stdin, (bytes, bytearray, memoryview)):
-            inp = io.BytesIO(bytes(stdin))
-        elif isinstance(stdin, str):
-            inp = io.BytesIO(stdin.encode())
-        else:
-            inp = stdin
-        sh.fds = {0: inp, 1: out, 2: err}
-        sh.exec_string = script
-        hist = sh.state.history
-        hist.append(script)
-        if len(hist) > 1000:
-            del hist[:-1000]
-        sh.lineno = 0
-        if sh.funcstack:
-            sh.funcstack = []
-        sh.pipestatus = []
-        sh.loop_depth = 0
-        sh.errexit_off = 0
-        st = sh.state
-        temp_scope = None
-        saved_cwd = None
-        if env:
-            # per-run env: visible to this run only, like VAR=x cmd
-            temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
-            st.scopes.append(temp_scope)
-            st.env_cache = None
-        if cwd is not None:
-            saved_cwd = st.cwd
-            st.cwd = normalize(cwd, st.cwd)
-        marker = None
-        if _snapshot_marker is not None:
-            try:
-                marker = _snapshot_marker(self.fs)
-            except Exception:
-                marker = None
-        timed_out = False
-        status = 0
-        try:
-            status = self._execute(sh, script)
-        except LimitExceeded as e:
-            # like timeout(1) killing the process group: jobs of this run die with it
-            self._cancel_jobs()
-            if e.limit in ("timeout",):
-                timed_out = True
-                status = 124
-            elif e.limit in ("interrupt", "closed"):
-                status = 130
+            t0 = _monotonic()
+            if self._violations:
+                self._violations = []
+            limits = self.limits
+            lim = limits.max_output_bytes
+            spare = self._spare
+            if spare is not None:
+                # the previous run's budget and streams, which nothing else holds (see below)
+                self._spare = None
+                budget, out, err = spare
+                spare = None  # the tuple would count as a holder at the end
+                t = limits.timeout if timeout is None else timeout
+                budget.deadline = None if t is None else t0 + t
+                budget.commands = budget.iterations = 0
+                out.on_output = err.on_output = on_output
             else:
-                status = 1
-                err.write(f"agentic-bash: {e}\n".encode())
-        except BaseException as e:  # noqa: BLE001 - nothing may escape run()
-            if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
-                raise
-            status = 2
-            err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
-        finally:
-            if temp_scope is not None:
-                for i in range(len(st.scopes) - 1, 0, -1):
-                    if st.scopes[i] is temp_scope:
-                        del st.scopes[i]
-                        break
+                budget = _RunBudget(limits, timeout, t0)
+                out = Capture(lim, on_output, 1)
+                err = Capture(lim, on_output, 2)
+            self._budget = budget
+            sh = self.shell
+            sh.budget = budget
+            late = self._late
+            if late is not None:
+                # output background jobs wrote after the previous run returned
+                lo, le = late[0].take(), late[1].take()
+                if lo:
+                    out.write(lo)
+                if le:
+                    err.write(le)
+            if stdin is None:
+                inp: Any = self._no_stdin
+            elif isinstance(stdin, (bytes, bytearray, memoryview)):
+                inp = InputBytes(bytes(stdin))
+            elif isinstance(stdin, str):
+                inp = InputBytes(stdin.encode())
+            else:
+                inp = stdin
+            sh.fds = {0: inp, 1: out, 2: err}
+            sh.exec_string = script
+            st = sh.state
+            hist = st.history
+            hist.append(script)
+            if len(hist) > _HISTORY_TRIM:
+                del hist[:-HISTORY_MAX]  # in batches: one memmove per hundred runs
+            sh.lineno = 0
+            if sh.funcstack:
+                sh.funcstack = []
+            sh.pipestatus = []
+            sh.loop_depth = 0
+            sh.errexit_off = 0
+            temp_scope = None
+            saved_cwd = None
+            if env:
+                # per-run env: visible to this run only, like VAR=x cmd
+                temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
+                st.scopes.append(temp_scope)
                 st.env_cache = None
-            if saved_cwd is not None:
-                st.cwd = saved_cwd
-            if sh.owned:
-                sh.close_owned()
-            self._budget = None
-        # background jobs started by this run: give them a moment to finish so their
-        # output lands in this result (bash -c's caller sees it too while the pipe is open)
-        if sh.jobs is not None:
-            self._settle_jobs(t0, budget)
-        st.last_status = status
-        created = modified = deleted = ()
-        if marker is not None:
-            if marker.journal.prior:
-                try:
-                    ch = _diff(marker)
-                    created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
-                except Exception:
-                    pass
-            elif getattr(marker.fs, "_journal", None) is marker.journal:
-                marker.fs._journal = None  # nothing changed: stop recording (what diff() does)
-        so = out.getvalue()
-        se = err.getvalue()
-        if sh.jobs is not None and any(not j.done.is_set() for j in list(sh.jobs.jobs.values())):
-            if self._late is None:
-                lim = limits.max_output_bytes
-                self._late = (Capture(lim), Capture(lim))
-            out.forward, err.forward = self._late
-        viol = self._violations
-        return make_result(so, se, status, time.monotonic() - t0, timed_out,
-                           out.truncated or err.truncated, st.cwd, created, modified, deleted,
-                           tuple(viol) if viol else ())
+            if cwd is not None:
+                saved_cwd = st.cwd
+                st.cwd = normalize(cwd, st.cwd)
+            marker = self._idle_marker
+            if marker is not None and marker.fs is self.fs:
+                # the previous run changed nothing: its empty journal records this one
+                marker.fs._journal = marker.journal
+            else:
+                marker = self._start_tracking()
+            timed_out = False
+            try:
+                status = self._execute(sh, script)
+            except LimitExceeded as e:
+                # like timeout(1) killing the process group: jobs of this run die with it
+                self._cancel_jobs()
+                if e.limit in ("timeout",):
+                    timed_out = True
+                    status = 124
+                elif e.limit in ("interrupt", "closed"):
+                    status = 130
+                else:
+                    status = 1
+                    err.write(f"agentic-bash: {e}\n".encode())
+            except BaseException as e:  # noqa: BLE001 - nothing may escape run()
+                if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
+                    raise
+                status = 2
+                err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
+            finally:
+                if temp_scope is not None:
+                    for i in range(len(st.scopes) - 1, 0, -1):
+                        if st.scopes[i] is temp_scope:
+                            del st.scopes[i]
+                            break
+                    st.env_cache = None
+                if saved_cwd is not None:
+                    st.cwd = saved_cwd
+                if sh.owned:
+                    sh.close_owned()
+                self._budget = None
+            jobs = sh.jobs
+            if jobs is not None:
+                # background jobs started by this run: give them a moment to finish so their
+                # output lands in this result (bash -c's caller sees it too while the pipe is open)
+                self._settle_jobs(t0, budget)
+            st.last_status = status
+            created = modified = deleted = ()
+            if marker is not None:
+                if marker.journal.prior:
+                    self._idle_marker = None
+                    try:
+                        ch = _diff(marker)
+                        created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
+                    except Exception:
+                        pass
+                elif marker.fs._journal is marker.journal:
+                    # nothing changed: stop recording (what diff() does); the next run reuses it
+                    marker.fs._journal = None
+            so = bytes(out.buf)
+            se = bytes(err.buf)
+            if out.truncated or err.truncated or (lim is not None and len(so) + len(se) > lim):
+                # (a write racing past the limit is cut here; getvalue() marks the cut)
+                so = out.getvalue()
+                se = err.getvalue()
+            truncated = out.truncated or err.truncated
+            if jobs is not None and jobs.jobs and any(not j.done.is_set() for j in list(jobs.jobs.values())):
+                if self._late is None:
+                    self._late = (Capture(lim), Capture(lim))
+                out.forward, err.forward = self._late
+            elif (not truncated and not budget._cancelled and _refcount(out) <= _OWN_REFS
+                    and _refcount(err) <= _OWN_REFS and _refcount(budget) <= _OWN_REFS):
+                # Nothing but this frame and the shell holds them (no job, stray process
+                # substitution or pipeline stage of this run is alive to write or charge
+                # later): the next run resets and reuses them instead of allocating three
+                # objects. A reference elsewhere, however it got there, means fresh ones.
+                out.buf.clear()
+                err.buf.clear()
+                self._spare = (budget, out, err)
+            viol = self._violations
+            return make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
+                               st.cwd, created, modified, deleted, tuple(viol) if viol else ())
+
+    def _start_tracking(self) -> Any:
+        """Start recording this run's file changes (a Marker), or None without tracking."""
+        if _snapshot_marker is None:
+            return None
+        m = self._idle_marker
+        if m is not None and m.fs is (getattr(self.fs, "_track_via", None) or self.fs):
+            m.fs._journal = m.journal
+            return m
+        try:
+            m = self._idle_marker = _snapshot_marker(self.fs)
+        except Exception:
+            return None
+        return m
 
     def _cancel_jobs(self) -> None:
         jobs = self.shell.jobs
@@ -362,19 +428,18 @@ class InProcessExecutor:
 
     def _execute(self, sh: Interpreter, script: str) -> int:
         st = sh.state
-        if not st.shopt["expand_aliases"] and "expand_aliases" not in script and "extglob" not in script \
-                and not st.options["verbose"] and not _VERBOSE_ON.search(script):
+        if not st.shopt["expand_aliases"] and not st.options["verbose"]:
             try:
-                tree, warns = _parse_cached_w(script, extglob=bool(st.shopt.get("extglob")))
-            except ParseError:
-                pass  # run the complete lines before the error, as bash -c does
+                tree = (_whole_script(script, st.shopt.get("extglob") is True)
+                        if len(script) <= _CACHE_MAX_SOURCE else
+                        _whole_script.__wrapped__(script, st.shopt.get("extglob") is True))
             except RecursionError:
                 sh.write_err(b"bash: maximum nesting depth exceeded\n")
                 return 2
-            else:
-                if not warns:
-                    return run_toplevel(sh, tree)
-        # line by line: aliases and extglob apply from the next line, warnings in order
+            if tree is not None:
+                return run_toplevel(sh, tree)
+        # line by line: aliases and extglob apply from the next line, warnings in order, and
+        # the complete lines before a syntax error run, as bash -c does
         return run_toplevel(sh, None, source=script, who="-c")
 
     # ------------------------------------------------------------------ dispatch (host API)
@@ -652,7 +717,7 @@ class InProcessExecutor:
             "cwd": st.cwd, "vars": vars_, "positional": list(st.positional),
             "functions": {k: format_function(f) for k, f in st.functions.items()},
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
-            "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": list(st.history),
+            "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
         }
 
@@ -708,10 +773,10 @@ class _RunBudget(Budget):
 
     __slots__ = ("_ev",)
 
-    def __init__(self, limits: Limits, timeout: float | None = None) -> None:  # noqa: D107
+    def __init__(self, limits: Limits, timeout: float | None, now: float) -> None:  # noqa: D107
         self.limits = limits
         t = limits.timeout if timeout is None else timeout
-        self.deadline = None if t is None else time.monotonic() + t
+        self.deadline = None if t is None else now + t
         self.commands = 0
         self.iterations = 0
         self._cancelled = False
@@ -839,7 +904,15 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
         try:
             tree = reader.next()
         except ParseError as e:
+            if reader.warnings:  # a here-document read to the end before the error
+                prefix = sh.script_name if who == "-c" else who
+                for ln, msg in reader.warnings:
+                    sh.write_err(f"{prefix}: line {ln}: warning: {msg}\n".encode("utf-8", "surrogateescape"))
+                reader.warnings.clear()
             report_parse_error(sh, e, lines, who)
+            if getattr(e, "resume_pos", None) is not None:
+                sh.state.last_status = 1  # a bad compound assignment: the line is dropped
+                continue
             # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
             # [[ ]] syntax error with the current $? unchanged
             if getattr(e, "keep_status", False):
@@ -880,6 +953,8 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
         try:
             if item.background:
                 sh.run_background(cmd)
+            elif type(cmd) is Simple:
+                sh.exec_simple(cmd)  # type: ignore[arg-type]
             else:
                 sh.execute(cmd)
         except ExitShell as e:
@@ -920,7 +995,7 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
     except RecursionError:
         sh.error("maximum nesting depth exceeded")
         status = 2
-    if exit_trap:
+    if exit_trap and sh.state.traps:
         status = sh.run_exit_trap(status)
     sh.state.last_status = status
     return status

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
@@ -12,8 +13,8 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL, TEMPVAR, TRACE,
-    UPPER,
+    ARRAY, ASSOC, CAPCASE, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL,
+    TEMPVAR, TRACE, UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -73,7 +74,10 @@ def b_false(sh: Interpreter, argv: list[str]) -> int:
 def b_echo(sh: Interpreter, argv: list[str]) -> int:
     if (len(argv) < 2 or argv[1][:1] != "-") and not sh.state.shopt["xpg_echo"]:
         # no option, no escapes: the words and a newline
-        sh.write_out(((argv[1] if len(argv) == 2 else " ".join(argv[1:])) + "\n").encode("utf-8", "surrogateescape"))
+        out = sh.fds.get(1)
+        if out is None:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        out.write(((argv[1] if len(argv) == 2 else " ".join(argv[1:])) + "\n").encode("utf-8", "surrogateescape"))
         return 0
     args = argv[1:]
     nl = True
@@ -1080,17 +1084,21 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
         a = args[i]
         if a == "--":
             st.positional = args[i + 1:]
+            sh.set_args += 1
             return 0
         if a == "-":
             # the old `set -`: xtrace and verbose off, then the rest (if any) are the arguments
             st.options["xtrace"] = st.options["verbose"] = False
-            st.positional = args[i + 1:] if i + 1 < len(args) else st.positional
+            if i + 1 < len(args):
+                st.positional = args[i + 1:]
+                sh.set_args += 1
             return 0
         if a == "+":
             i += 1  # a lone + changes nothing (bash: an empty flag cluster)
             continue
         if a[:1] not in "-+" or len(a) < 2:
             st.positional = args[i:]
+            sh.set_args += 1
             return 0
         on = a[0] == "-"
         if a[1:] == "o" or a[1] == "o" and len(a) == 2:
@@ -1181,6 +1189,10 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
                 status = 1
             continue
         if mode == "s":
+            if a == "extdebug" and not table[a] and sh.argv_base is None:
+                # bash starts BASH_ARGV/BASH_ARGC the first time extdebug comes on, with
+                # the positional parameters of that moment (a function's own, inside one)
+                sh.argv_base = tuple(sh.state.positional)
             table[a] = True
         elif mode == "u":
             table[a] = False
@@ -1205,13 +1217,18 @@ def b_exit(sh: Interpreter, argv: list[str]) -> int:
         sh.error("exit: too many arguments")
         raise ExitShell(1)
     if len(argv) == 1:
-        raise ExitShell(sh.state.last_status)
-    try:
-        n = int(argv[1].strip())
-    except ValueError:
-        sh.error(f"exit: {argv[1]}: numeric argument required")
-        raise ExitShell(2) from None
-    raise ExitShell(n & 255)
+        n = sh.state.last_status
+    else:
+        try:
+            n = int(argv[1].strip()) & 255
+        except ValueError:
+            sh.error(f"exit: {argv[1]}: numeric argument required")
+            n = 2
+    if sh.funcstack and sh.state.traps and "EXIT" in sh.state.traps:
+        # bash runs the EXIT trap where `exit` ran: inside the function, with its locals,
+        # positional parameters and FUNCNAME / BASH_LINENO frames
+        n = sh.run_exit_trap(n)
+    raise ExitShell(n)
 
 
 @builtin("logout")
@@ -1312,19 +1329,6 @@ def _by_lines(sh: Interpreter, src: str) -> bool:
     return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases))
 
 
-def _command_lines(sh: Interpreter, src: str) -> Iterator[Any]:
-    """The command lines of ``src`` as parsed when reached (with the aliases of that moment);
-    a syntax error is raised (ParseError) after the lines before it have run."""
-    from .parser import CommandReader
-    reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
-    while True:
-        reader.extglob = bool(sh.state.shopt.get("extglob"))
-        tree = reader.next()
-        if tree is None:
-            return
-        yield tree
-
-
 @builtin("eval")
 def b_eval(sh: Interpreter, argv: list[str]) -> int:
     from .parser import parse_cached_at
@@ -1347,9 +1351,10 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
-    if script is None or st.shopt["expand_aliases"]:
+    if script is None or st.shopt["expand_aliases"] or "<<" in src or st.options["verbose"]:
         # bash parses an eval string one command line at a time: the lines before a syntax
-        # error run, and an alias defined on one line is used on the next
+        # error run, and an alias defined on one line is used on the next (and here-document
+        # warnings come in order)
         return _eval_lines(sh, src, who)
     return _eval_frame(sh, lambda: sh.run_script(script))
 
@@ -1390,17 +1395,46 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
         status = 0
         while True:
             reader.extglob = bool(sh.state.shopt.get("extglob"))
+            start = reader.consumed[1]
             try:
                 tree = reader.next()
             except ParseError as e:
+                _eval_warnings(sh, reader)
                 e.line -= base
-                sh.lineno = base + 1
+                saved_line, sh.lineno = sh.lineno, base + 1
                 _report_parse_error(sh, e, src, who)
+                if getattr(e, "resume_pos", None) is not None:
+                    # a bad compound assignment drops its line; the rest of the text runs
+                    sh.lineno = saved_line
+                    status = sh.state.last_status = 1
+                    continue
                 return 1 if getattr(e, "status", 2) == 1 else 2
+            _eval_warnings(sh, reader)
+            _verbose_echo(sh, reader, start)
             if tree is None:
                 return status
             status = sh.run_script(tree)
     return _eval_frame(sh, run)
+
+
+def _verbose_echo(sh: Interpreter, reader: Any, start: int) -> None:
+    """set -v: the text just read, echoed to stderr as bash's reader does."""
+    if sh.state.options["verbose"]:
+        text, end = reader.consumed
+        text = text[start:end]
+        if text:
+            sh.write_err((text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape"))
+
+
+def _eval_warnings(sh: Interpreter, reader: Any) -> None:
+    """Here-document warnings of eval'd text, in bash's top-level form."""
+    if reader.warnings:
+        saved = sh.lineno
+        for ln, msg in reader.warnings:
+            sh.lineno = ln
+            sh.error(f"warning: {msg}")
+        sh.lineno = saved
+        reader.warnings.clear()
 
 
 def _run_discarding(sh: Interpreter, script: Any) -> int:
@@ -1463,7 +1497,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
 
 def _source_file(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ReturnFn
-    from .parser import parse
+    from .parser import CommandReader, parse
     fname = argv[1]
     path = None
     if "/" in fname:
@@ -1489,7 +1523,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
         return 1
-    src = data.decode("utf-8", "surrogateescape")
+    # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
+    src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
 
     def syntax_error(e: ParseError) -> int:
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
@@ -1501,11 +1536,11 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         return 2
 
     script: Any = None
-    if not _by_lines(sh, src):
+    if not _by_lines(sh, src) and "<<" not in src and not sh.state.options["verbose"]:
         try:
             script = parse(src)
         except ParseError as e:
-            if e.line <= 1:
+            if e.line <= 1 and getattr(e, "resume_pos", None) is None:
                 return syntax_error(e)
             # the lines before the error run first, as bash does
     lim = sh.budget.limits.max_call_depth
@@ -1516,8 +1551,10 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     if len(argv) > 2:
         saved_pos = sh.state.positional
         sh.state.positional = argv[2:]
+        set_before = sh.set_args
     sh.source_depth += 1
     sh.source_stack.append(fname)
+    sh.source_calls.append((len(sh.funcstack), sh.lineno))
     saved_line = sh.lineno
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
@@ -1526,19 +1563,34 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             st = _run_discarding(sh, script)
         else:
             st = 0
-            try:
-                for tree in _command_lines(sh, src):
-                    st = _run_discarding(sh, tree)
-            except ParseError as e:
-                st = syntax_error(e)
+            reader = CommandReader(src, extglob=bool(sh.state.shopt.get("extglob")), aliases=LiveAliases(sh))
+            while True:
+                reader.extglob = bool(sh.state.shopt.get("extglob"))
+                start = reader.consumed[1]
+                try:
+                    tree = reader.next()
+                except ParseError as e:
+                    _eval_warnings(sh, reader)
+                    st = syntax_error(e)
+                    if getattr(e, "resume_pos", None) is None:
+                        break
+                    st = sh.state.last_status = 1  # a bad compound assignment drops its line
+                    continue
+                _eval_warnings(sh, reader)
+                _verbose_echo(sh, reader, start)
+                if tree is None:
+                    break
+                st = _run_discarding(sh, tree)
     except ReturnFn as r:
         st = r.status
     finally:
         sh.xtrace_level = level
         sh.source_depth -= 1
         sh.source_stack.pop()
+        sh.source_calls.pop()
         sh.lineno = saved_line
-        if saved_pos is not None:
+        # bash restores the caller's $@ unless `set` replaced the file's at top level
+        if saved_pos is not None and (sh.funcstack or sh.set_args == set_before):
             sh.state.positional = saved_pos
     return st
 
@@ -2274,39 +2326,79 @@ def _sig_name(s: str) -> str | None:
     return u if u in SIGNALS else None
 
 
+_TRAP_USAGE = "trap [-lp] [[arg] signal_spec ...]"
+
+
+def _trap_sig(s: str) -> str | None:
+    """bash's decode_signal for trap: a number below 65 or a name (any case, SIG optional
+    for real signals only: ``SIGEXIT`` is not a signal spec)."""
+    if s.isdigit():
+        n = int(s)
+        return "EXIT" if n == 0 else SIGNUM.get(n)
+    u = s.upper()
+    if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
+        return u
+    if u.startswith("SIG"):
+        u = u[3:]
+    return u if u in SIGNALS else None
+
+
 @builtin("trap")
 def b_trap(sh: Interpreter, argv: list[str]) -> int:
-    from .builtins_compat import quote_single
+    from .quoting import _single_quote
     args = argv[1:]
     st = sh.state
-    if args and args[0] == "--":
-        args = args[1:]
-    if not args or args[0] == "-p":
-        names = [_sig_name(a) for a in args[1:]] if args else []
+    display = listing = False
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        a = args.pop(0)
+        if a == "--":
+            break
+        for c in a[1:]:
+            if c == "l":
+                listing = True
+            elif c == "p":
+                display = True
+            else:
+                return _bad_opt(sh, "trap", "-" + c, _TRAP_USAGE)
+    if listing:
+        _out(sh, _signal_table())
+        return 0
+    if display or not args:
         traps = st.traps
         if sh.is_subshell and traps == getattr(sh, "fork_traps", traps):
             traps = getattr(sh, "parent_traps", traps)  # an untouched subshell lists the parent's
-        order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
-        for k in order:
-            if k in traps and (not names or k in names):
+        status = 0
+        if args:
+            keys = []
+            for a in args:
+                name = _trap_sig(a)
+                if name is None:
+                    sh.error(f"trap: {a}: invalid signal specification")
+                    status = 1
+                else:
+                    keys.append(name)
+        else:
+            keys = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
+        for k in keys:
+            if k in traps:
                 nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") else "SIG" + k
-                _out(sh, f"trap -- {quote_single(traps[k])} {nm}\n")
-        return 0
-    if args[0] == "-l":
-        _out(sh, _signal_table())
-        return 0
-    if len(args) == 1:
-        action = "-"
+                # bash prints the handler single-quoted as written, newlines and all
+                _out(sh, f"trap -- {_single_quote(traps[k]) if traps[k] else chr(39) * 2} {nm}\n")
+        return status
+    first = args[0]
+    if first.isdigit() and _trap_sig(first) is not None:
+        action = "-"  # `trap 0 INT`: every word is a signal to reset (old form)
         sigs = args
+    elif first != "-" and len(args) == 1 and _trap_sig(first) is not None:
+        action, sigs = "-", args
+    elif len(args) == 1:
+        sh.write_err(f"trap: usage: {_TRAP_USAGE}\n".encode())
+        return 2
     else:
-        action = args[0]
-        sigs = args[1:]
-        if _sig_name(action) is not None and action.isdigit():
-            sigs = args
-            action = "-"
+        action, sigs = first, args[1:]
     status = 0
     for s in sigs:
-        name = _sig_name(s)
+        name = _trap_sig(s)
         if name is None:
             sh.error(f"trap: {s}: invalid signal specification")
             status = 1
@@ -2762,25 +2854,36 @@ def b_umask(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("caller")
 def b_caller(sh: Interpreter, argv: list[str]) -> int:
-    if not sh.funcstack:
+    # bash reads FUNCNAME / BASH_LINENO / BASH_SOURCE (with their `source` frames, and a
+    # "main" bottom frame only when running a script file)
+    stack = sh.call_frames()
+    if sh.script_name != "bash":
+        stack.append(("main", 0, sh.script_name))
+    if not stack:
         return 1
-    n = 0
-    if len(argv) > 1:
-        try:
-            n = int(argv[1])
-        except ValueError:
-            sh.error(f"caller: {argv[1]}: invalid number")
-            return 2
-    stack = list(reversed(sh.funcstack))
-    if n >= len(stack):
+    if len(argv) == 1:
+        src = stack[1][2] if len(stack) > 1 else "NULL"
+        _out(sh, f"{stack[0][1]} {src}\n")
+        return 0
+    arg = argv[1]
+    if arg.startswith("-") and arg != "-":
+        if arg == "--":
+            if len(argv) == 2:
+                src = stack[1][2] if len(stack) > 1 else "NULL"
+                _out(sh, f"{stack[0][1]} {src}\n")
+                return 0
+            arg = argv[2]
+        else:
+            return _bad_opt(sh, "caller", arg[:2], "caller [expr]")
+    try:
+        n = int(arg.strip())
+    except ValueError:
+        sh.error(f"caller: {arg}: invalid number")
+        sh.write_err(b"caller: usage: caller [expr]\n")
+        return 2
+    if n < 0 or n + 1 >= len(stack):
         return 1
-    fname, line, _src = stack[n]
-    caller_name = stack[n + 1][0] if n + 1 < len(stack) else "main"
-    src = stack[n + 1][2] if n + 1 < len(stack) else ("NULL" if sh.script_name == "bash" else sh.script_name)
-    if len(argv) > 1:
-        _out(sh, f"{line} {caller_name} {src}\n")
-    else:
-        _out(sh, f"{line} {src}\n")
+    _out(sh, f"{stack[n][1]} {stack[n + 1][0]} {stack[n + 1][2]}\n")
     return 0
 
 
@@ -2791,10 +2894,7 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
     if args and args[0] == "-n":
         disable = True
         args = args[1:]
-    dis = sh.disabled_builtins()
-    if not hasattr(sh.state, "disabled"):
-        sh.state.disabled = set()  # type: ignore[attr-defined]
-        dis = sh.state.disabled  # type: ignore[attr-defined]
+    dis = set(sh.state.disabled)
     if not args or args[0] in ("-a", "-p"):
         for k in sorted(BUILTINS):
             if k in dis and not disable:
@@ -2810,6 +2910,7 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
             dis.add(a)
         else:
             dis.discard(a)
+    sh.state.disabled = frozenset(dis)
     return status
 
 
@@ -2839,7 +2940,7 @@ def b_history(sh: Interpreter, argv: list[str]) -> int:
         return 0
     if not sh.state.options["history"]:
         return 0  # bash -c keeps no history
-    for i, h in enumerate(sh.state.history, 1):
+    for i, h in enumerate(sh.state.history[-HISTORY_MAX:], 1):
         _out(sh, f"{i:5d}  {h}\n")
     return 0
 

@@ -181,6 +181,14 @@ class Expander:
     """Mixin of ``Interpreter``: all word expansion. ``self`` is the interpreter."""
 
     # ------------------------------------------------------------------ public entry points
+    def reported_error(self: Interpreter, message: str) -> ExpansionError:
+        """An error bash reports with report_error (bad substitution, failglob's no match):
+        it ends the current command line, and the shell itself under set -e."""
+        e = ExpansionError(message, 1)
+        if self.state.options["errexit"]:
+            e.discard = False
+        return e
+
     def expand_words(self: Interpreter, words: tuple[N.Word, ...] | list[N.Word]) -> list[str]:
         """Full expansion of command words (brace, tilde, params, split, glob)."""
         out: list[str] = []
@@ -697,7 +705,7 @@ class Expander:
                 if plain <= len(pos):
                     return pos[plain - 1]
         if op == "bad":
-            raise ExpansionError(f"{name}: bad substitution", 1)
+            raise self.reported_error(f"{name}: bad substitution")
         if prefix == "!":
             # ${!a[@]} lists keys; with an operator after it (${!a[@]:-x}) it is indirection
             if not op and p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
@@ -766,7 +774,7 @@ class Expander:
                 src = "${#" + name + idx + op + (self._word_src(p.arg) if p.arg is not None else "")
                 if p.arg2 is not None:
                     src += (":" if op == ":" else "/") + self._word_src(p.arg2)
-                raise ExpansionError(f"{src}}}: bad substitution", 1)
+                raise self.reported_error(f"{src}}}: bad substitution")
             val, multi, _star = self._base_values(p)
             if multi:
                 if not val and p.index is not None and self.state.options["nounset"]:
@@ -892,7 +900,7 @@ class Expander:
             if letter in ("A", "K", "k", "a") and type(vals) is str:
                 return vals
         else:
-            raise ExpansionError(f"${{{self._src_of(p)}}}: bad substitution", 1)
+            raise self.reported_error(f"${{{self._src_of(p)}}}: bad substitution")
         if multi:
             return self._finish_multi(vals, star, quoted)
         return vals[0]
@@ -1072,7 +1080,7 @@ class Expander:
                 return " ".join(items)
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
-        raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 1)
+        raise self.reported_error(f"${{{p.name}@{letter}}}: bad substitution")
 
     @staticmethod
     def attr_letters(var: Var) -> str:

@@ -81,6 +81,14 @@ class ExitShell(BaseException):
         self.discard = discard
 
 
+# $( … ) bodies renumbered for the line they run at: (id(body), line) -> (body, copy)
+_RELOCATED: dict[tuple[int, int], tuple[N.Script, N.Script]] = {}
+
+
+def _line_of_cmd(cmd: N.Command) -> int:
+    return getattr(cmd, "line", 0)
+
+
 def expansion_exit(e: ExpansionError) -> ExitShell:
     """The ExitShell for a fatal expansion error.  A discarding one from a parameter
     expansion or a glob (bad substitution, failglob) is an AbortLine, which set -e turns into
@@ -229,6 +237,10 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
     in_let = False      # inside the let builtin (its invalid-identifier errors name it)
+    # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
+    # top-level use); None until then. Function calls never pop it.
+    argv_base: tuple[str, ...] | None = None
+    set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
 
     # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
     # and pipeline stages, though not out of command substitutions)
@@ -280,6 +292,8 @@ class Interpreter(Expander):
         self._arith_ctx = _arith_context(self._arith_vars)
         self.fn_source = "environment"
         self.source_stack: list[str] = []
+        # (len(funcstack) when it began, line of the `source` command) per source_stack entry
+        self.source_calls: list[tuple[int, int]] = []
 
     # ================================================================== forking
     def fork(self, *, cmdsub: bool = False, lazy: bool = False) -> Interpreter:
@@ -298,6 +312,7 @@ class Interpreter(Expander):
         child.procsubs = []
         child.funcstack = list(self.funcstack)
         child.source_stack = list(self.source_stack)
+        child.source_calls = list(self.source_calls)
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
         child._arith_vars = _ArithVars(child)
@@ -322,12 +337,28 @@ class Interpreter(Expander):
             child.state.options["errexit"] = False  # a copy (ShellState.fork)
         return child
 
+    def call_frames(self) -> list[tuple[str, int, str]]:
+        """The call stack innermost first, as bash's FUNCNAME / BASH_LINENO / BASH_SOURCE
+        see it: (name, line called from, file) per function call and per ``source``
+        (name "source", the file read), without the bottom "main" frame."""
+        fs = self.funcstack
+        if not self.source_calls:
+            return fs[::-1]
+        frames: list[tuple[str, int, str]] = []
+        k = 0
+        for (depth, line), fname in zip(self.source_calls, self.source_stack):
+            frames.extend(fs[k:depth])
+            k = max(k, depth)
+            frames.append(("source", line, fname))
+        frames.extend(fs[k:])
+        return frames[::-1]
+
     # ================================================================== errors
     def err_prefix(self) -> str:
-        if self.funcstack:
+        if self.source_stack and self.source_calls[-1][0] >= len(self.funcstack):
+            name = self.source_stack[-1]  # a file sourced by the innermost function (or top)
+        elif self.funcstack:
             name = self.funcstack[-1][2]
-        elif self.source_stack:
-            name = self.source_stack[-1]
         else:
             name = self.script_name
         if self.lineno > 0:
@@ -358,7 +389,7 @@ class Interpreter(Expander):
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC:
-            if name == "LINENO":
+            if name == "LINENO" or name == "FUNCNAME":
                 # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
                 v = self.state.find(name)
                 if v is not None:
@@ -388,27 +419,28 @@ class Interpreter(Expander):
             return Var(str(st.subshell))
         if name == "FUNCNAME":
             if not self.funcstack:
-                return None
-            names = [f[0] for f in reversed(self.funcstack)]
+                # bash keeps the `source` frames but shows them only while a function runs
+                return Var(None, ARRAY)  # declared, unset
+            names = [f[0] for f in self.call_frames()]
             if self.script_name != "bash":
                 names.append("main")
             return Var(dict(enumerate(names)), ARRAY)
         if name == "BASH_SOURCE":
-            srcs = [f[2] for f in reversed(self.funcstack)]
-            if not srcs and self.source_stack:
-                srcs.append(self.source_stack[-1])
+            srcs = [f[2] for f in self.call_frames()]
             if self.script_name != "bash":
                 srcs.append(self.script_name)
             return Var(dict(enumerate(srcs)), ARRAY)
         if name == "BASH_LINENO":
-            if not self.funcstack:
+            if not self.funcstack and not self.source_stack:
                 return Var({}, ARRAY)
-            lines = [str(f[1]) for f in reversed(self.funcstack)]
+            lines = [str(f[1]) for f in self.call_frames()]
             if self.script_name != "bash":
                 lines.append("0")
             return Var(dict(enumerate(lines)), ARRAY)
         if name == "BASH_COMMAND":
             cc = self.current_command
+            if callable(cc):
+                cc = self.current_command = cc()
             return Var(cc if type(cc) is str else " ".join(cc))
         if name == "PIPESTATUS":
             return Var({i: str(s) for i, s in enumerate(self.pipestatus)}, ARRAY)
@@ -418,7 +450,10 @@ class Interpreter(Expander):
             v = st.find(name)
             if v is not None or name == "GROUPS":
                 return v if v is not None else Var({}, ARRAY)
-            frames = self.argv_frames if self.funcstack else (tuple(st.positional),)
+            if self.argv_base is None and not self.funcstack:
+                # bash fills them on first use at top level (not inside a function)
+                self.argv_base = tuple(st.positional)
+            frames = self.argv_frames if self.argv_base is None else (self.argv_base,) + self.argv_frames
             if name == "BASH_ARGV":
                 vals = [a for f in reversed(frames) for a in reversed(f)]
             else:
@@ -855,9 +890,14 @@ class Interpreter(Expander):
                 del sc[name]
                 if v.attrs & EXPORT:
                     st.env_cache = None
+                if i == 0 and (name == "LINENO" or name == "FUNCNAME"):
+                    sc[name] = Var(None)  # once unset, never special again
                 return 0
-        if name == "LINENO":
+        if name == "LINENO" or name == "FUNCNAME":
             st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
+        elif name == "BASH_SOURCE" or name == "BASH_LINENO":
+            self.error(f"unset: {name}: cannot unset")
+            return 1
         return 0
 
     # ================================================================== arithmetic
@@ -1075,7 +1115,7 @@ class Interpreter(Expander):
         if sh["nullglob"]:
             return []
         if sh["failglob"]:
-            raise ExpansionError(f"no match: {patterns.unescape(pat)}", 1)
+            raise self.reported_error(f"no match: {patterns.unescape(pat)}")
         # no match: the word stays as it was, backslashes that came from an expansion
         # included (x='a\*'; echo $x prints a\*), so the caller keeps its own text
         return None
@@ -1194,7 +1234,39 @@ class Interpreter(Expander):
         return f"declare -{flags} {name}={quote_declare(self.qv(var.value))}"
 
     # ================================================================== command substitution etc.
+    def relocated(self, body: N.Script) -> N.Script:
+        """``body`` of a ``$( … )`` / ``<( … )`` numbered as bash runs it: from the line of
+        the command being run, one line per newline-separated command line of the body
+        (bash re-reads the text it printed back, so blank lines and comments do not count)."""
+        items = body.items
+        if not items:
+            return body
+        base = self.lineno
+        if _line_of_cmd(items[0].cmd) == base and not any(it.newline for it in items[:-1]):
+            return body  # one line, on the command's own line: nothing moves
+        key = (id(body), base)
+        hit = _RELOCATED.get(key)
+        if hit is not None and hit[0] is body:
+            return hit[1]
+        out = []
+        group = 0
+        delta = base - body.line if body.backtick and body.line else None
+        for it in items:
+            if delta is None:
+                first = _line_of_cmd(it.cmd)
+                delta = base + group - first if first else 0
+            out.append(N.shift_lines(it, delta))
+            if it.newline and not body.backtick:
+                group += 1
+                delta = None
+        new = N.Script(tuple(out), base)  # type: ignore[arg-type]
+        if len(_RELOCATED) > 2048:
+            _RELOCATED.clear()
+        _RELOCATED[key] = (body, new)
+        return new
+
     def command_subst(self, body: N.Script) -> str:
+        body = self.relocated(body)
         child = self.fork(cmdsub=True, lazy=True)
         child.xtrace_level = getattr(self, "xtrace_level", 0) + 1
         lim = self.budget.limits.max_variable_bytes
@@ -1242,7 +1314,8 @@ class Interpreter(Expander):
             mine = pipe.writer
             theirs = pipe.reader
 
-        items = p.body.items
+        body = self.relocated(p.body)
+        items = body.items
         c = items[0].cmd if len(items) == 1 and not items[0].background else None
         cat = (p.direction == "<" and type(c) is N.Simple and not c.words and not c.assigns
                and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
@@ -1261,7 +1334,7 @@ class Interpreter(Expander):
                         return 0
                     child.with_redirs(c.redirs, copy)
                 else:
-                    child.run_subshell_script(p.body)
+                    child.run_subshell_script(body)
             except BaseException:
                 pass
             finally:
@@ -1338,7 +1411,10 @@ class Interpreter(Expander):
             except ExitShell as e:
                 # a fatal expansion error in the trap keeps the status the shell was exiting with
                 return st if e.eof or e.discard else e.status
-            except (LoopCtl, ReturnFn):
+            except ReturnFn as e:
+                if self.funcstack:
+                    return e.status  # run by `exit` in a function: `return N` sets the status
+            except LoopCtl:
                 pass
         return st
 
@@ -1407,22 +1483,29 @@ class Interpreter(Expander):
         if fresh is not None:
             self.fresh_err_trap = None
         if st != 0 and not self.errexit_off:
-            trap = self.state.traps.get("ERR")
-            # a function call fires only an ERR trap that was set before it (bash); a forked
-            # simple command's child never runs it
-            if (trap and not self.in_trap and trap is not fresh
-                    and not (self.forked_simple and not self.funcstack)):
-                self.in_trap = True
-                try:
-                    # bash numbers an ERR trap's lines from the failing command's line
-                    self.run_string(trap, trap="error", first_line=self.lineno)
-                finally:
-                    self.in_trap = False
+            self.run_err_trap(fresh)
             if self.state.options["errexit"]:
                 raise ExitShell(st)
 
+    def run_err_trap(self, fresh: str | None = None) -> None:
+        trap = self.state.traps.get("ERR")
+        # a function call fires only an ERR trap that was set before it (bash); a forked
+        # simple command's child never runs it
+        if (trap and not self.in_trap and trap is not fresh
+                and not (self.forked_simple and not self.funcstack)):
+            self.in_trap = True
+            try:
+                # bash numbers an ERR trap's lines from the failing command's line
+                self.run_string(trap, trap="error", first_line=self.lineno)
+            finally:
+                self.in_trap = False
+
     # ------------------------------------------------------------------ compound commands
-    def with_redirs(self, redirs: tuple[N.Redir, ...], fn: Callable[[], int], redir_line: bool = True) -> int:
+    def with_redirs(self, redirs: tuple[N.Redir, ...], fn: Callable[[], int], redir_line: bool = True,
+                    report: bool = True) -> int:
+        """Run ``fn`` with ``redirs`` applied. ``redir_line``: a compound command's redirection
+        (errors name the redirection's line, and errexit/ERR run here unless ``report`` is
+        False because the caller runs them)."""
         if not redirs:
             return fn()
         saved = self.fds
@@ -1442,8 +1525,11 @@ class Interpreter(Expander):
                 _close(f)
             if e.expansion is not None and redir_line:
                 raise expansion_exit(e.expansion) from None
+            # the ERR trap sees the line of the last command bash numbered, not the redirection's
+            self.lineno = saved_line
             st = self.set_status(e.status)
-            self.after_failure(st)
+            if redir_line and report:
+                self.after_failure(st)
             return st
         self.lineno = saved_line
         try:
@@ -1515,7 +1601,7 @@ class Interpreter(Expander):
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             return self.set_status(st)
-        st = self.with_redirs(cmd.redirs, run)
+        st = self.with_redirs(cmd.redirs, run, report=False)
         self.pipestatus = [st]
         self.after_failure(st)
         return st
@@ -1608,23 +1694,27 @@ class Interpreter(Expander):
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
+    def _frame_line(self) -> int:
+        """The line bash's commands fall back to inside a function: its definition's."""
+        if not self.funcstack:
+            return 0
+        f = self.state.functions.get(self.funcstack[-1][0])
+        return getattr(f, "line", 0) or 0
+
     def exec_for(self, cmd: N.For) -> int:
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             if not _NAME_RE.match(cmd.var):
-                # bash checks the name when the loop runs: `for 1 in a` fails with status 1
+                # bash checks the name when the loop runs: `for 1 in a` fails with status 1,
+                # before the loop sets the line number (the top level's is where the parser
+                # stopped; a function's, its definition line)
+                self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
                 self.error(f"`{cmd.var}': not a valid identifier")
                 return self.set_status(1)
             if cmd.words is None:
                 items = list(self.state.positional)
             else:
-                try:
-                    items = self.expand_words(cmd.words)
-                except ExpansionError as e:
-                    # failglob, bad substitution: like a simple command's words, bash drops
-                    # the rest of the command line (${x:?}, set -u: the shell exits)
-                    self.error(e.message)
-                    raise expansion_exit(e) from None
+                items = self._compound_words(cmd.words)
             st = 0
             self.loop_depth += 1
             budget = self.budget
@@ -1749,14 +1839,24 @@ class Interpreter(Expander):
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
+    def _compound_words(self, words: tuple[N.Word, ...]) -> list[str]:
+        """A compound command's own words (for/select lists): an expansion error there
+        (failglob, arithmetic, ${x:?}) is reported here and ends the command line as in a
+        simple command."""
+        try:
+            return self.expand_words(words)
+        except ExpansionError as e:
+            self.error(e.message)
+            raise expansion_exit(e) from None
+
     def exec_select(self, cmd: N.Select) -> int:
         def run() -> int:
+            if not _NAME_RE.match(cmd.var):
+                self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
+                self.error(f"`{cmd.var}': not a valid identifier")
+                return self.set_status(1)
             self.lineno = cmd.line or self.lineno
-            try:
-                items = list(self.state.positional) if cmd.words is None else self.expand_words(cmd.words)
-            except ExpansionError as e:
-                self.error(e.message)
-                raise expansion_exit(e) from None
+            items = list(self.state.positional) if cmd.words is None else self._compound_words(cmd.words)
             if not items:
                 return self.set_status(0)
             st = 0
@@ -1836,11 +1936,12 @@ class Interpreter(Expander):
                         break
                 if hit:
                     matched_any = True
-                    st = self.run_script(arm.body)
+                    # an empty arm gives 0, not the status left by the case word
+                    st = self.run_script(arm.body) if arm.body.items else 0
                     term = arm.terminator
                     while term == ";&" and i + 1 < len(arms):
                         i += 1
-                        st = self.run_script(arms[i].body)
+                        st = self.run_script(arms[i].body) if arms[i].body.items else 0
                         term = arms[i].terminator
                     if term == ";;&":
                         i += 1
@@ -1876,7 +1977,7 @@ class Interpreter(Expander):
 
     def exec_arith_cmd(self, cmd: N.ArithCmd) -> int:
         if cmd.redirs:
-            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd))
+            st = self.with_redirs(cmd.redirs, lambda: self._arith_cmd(cmd), report=False)
         else:
             st = self._arith_cmd(cmd)
         self.pipestatus = [st]
@@ -1933,7 +2034,7 @@ class Interpreter(Expander):
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
                                        or "value too great" in e.message or "invalid" in e.message else 1)
             return self.set_status(0 if r else 1)
-        st = self.with_redirs(cmd.redirs, run) if cmd.redirs else run()
+        st = self.with_redirs(cmd.redirs, run, report=False) if cmd.redirs else run()
         self.pipestatus = [st]
         self.after_failure(st)
         return st
@@ -2117,6 +2218,15 @@ class Interpreter(Expander):
                 st = self.run_pipeline(cmd)
                 # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
                 self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
+                if st and type(cmds[-1]) is N.Subshell and self.errexit_off == cmd.negated:
+                    # bash waits for a `( … )` last stage as for a lone subshell, whose failure
+                    # runs the ERR trap (and errexit) once before the pipeline's own failure
+                    # does; under set -e a `!` makes bash ignore that stage's status
+                    errexit = self.state.options["errexit"]
+                    if not (errexit and cmd.negated):
+                        self.run_err_trap()
+                        if errexit:
+                            raise ExitShell(st)
         finally:
             if cmd.negated:
                 self.errexit_off -= 1
@@ -2208,8 +2318,22 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
-            if type(cmd) is N.Simple:
+            t = type(cmd)
+            if t is N.Simple:
                 child.forked_simple = True
+            elif t is N.Subshell:
+                # a `( … )` stage is that forked child itself (bash forks once: BASH_SUBSHELL 1)
+                child.lineno = cmd.line or child.lineno  # type: ignore[attr-defined]
+                child.loop_depth = 0
+                body = cmd.body  # type: ignore[attr-defined]
+                if cmd.redirs:
+                    results[i] = child.with_redirs(cmd.redirs, lambda: child.run_subshell_script(body),
+                                                   report=False)
+                    if results[i] and not child.errexit_off:
+                        child.state.last_status = results[i]
+                else:
+                    results[i] = child.run_subshell_script(body)
+                return
             results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
         except LimitExceeded as e:
             errors[i] = e
@@ -2284,31 +2408,27 @@ class Interpreter(Expander):
             if not self.trap_level:
                 self.current_command = _cmd_text(cmd)
             self._run_debug_trap()
-        plan = _PLANS.get(id(cmd))
-        if plan is None or plan[0] is not cmd:
+        plan = cmd.plan
+        if plan is None:
             plan = _simple_plan(cmd)
-        kind = plan[1]
-        procsubs = self.procsubs
+        kind = plan[0]
         if kind == _P_ARGV:
-            mark = len(procsubs)
-            argv = list(plan[2])
+            # static words: no process substitution of this command's to finish afterwards
+            argv = list(plan[1])
             if not traps or "DEBUG" not in traps:
                 self.current_command = argv
-            try:
-                return self._run_argv(cmd, argv)
-            finally:
-                if procsubs:
-                    self.finish_procsubs(mark)
+            return self._run_plain(argv)
+        procsubs = self.procsubs
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
             if kind == _P_LIT:
-                value = plan[3]
+                value = plan[2]
             else:
                 try:
                     if kind == _P_ARITH:
-                        value = str(self.arith(plan[3]))
+                        value = str(self.arith(plan[2]))
                     else:
-                        value = self.param_value(plan[3], True)
+                        value = self.param_value(plan[2], True)
                         if type(value) is not str:
                             value = self.expand_str(cmd.assigns[0].value, assign=True)  # type: ignore[arg-type]
                 except ExpansionError as err:
@@ -2318,13 +2438,13 @@ class Interpreter(Expander):
                     return self.set_status(err.status)
             lim = self.budget.limits.max_variable_bytes
             if lim is not None and len(value) > lim:
-                raise LimitExceeded("max_variable_bytes", f"variable {plan[2]} too large")
-            var = st.find(plan[2])
+                raise LimitExceeded("max_variable_bytes", f"variable {plan[1]} too large")
+            var = st.find(plan[1])
             if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
                 var.value = value
             else:
                 try:
-                    self.set_var(plan[2], value)
+                    self.set_var(plan[1], value)
                 except VarError as err:
                     self.error(err.message)
                     if st.options["posix"]:
@@ -2401,9 +2521,10 @@ class Interpreter(Expander):
         """bash runs the DEBUG trap before for/select/case headers, each for iteration,
         [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
         traps = self.state.traps
+        if not self.trap_level:
+            # (text made only if BASH_COMMAND is read: an ERR trap may want it)
+            self.current_command = text
         if traps and "DEBUG" in traps and not self.in_debug:
-            if not self.trap_level:
-                self.current_command = text()
             self._run_debug_trap()
 
     def _run_debug_trap(self) -> None:
@@ -2467,6 +2588,8 @@ class Interpreter(Expander):
 
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
+        if self.state.traps and not self.trap_level:
+            self.current_command = lambda: _cmd_text(cmd)  # what an ERR trap shows
         for a in cmd.assigns:
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
@@ -2495,7 +2618,9 @@ class Interpreter(Expander):
                 return 0
             r = self.with_redirs(cmd.redirs, noop, False)
             if r:
-                return self.set_status(r)
+                self.set_status(r)
+                self.after_failure(r)
+                return r
         self.set_status(st)
         if st:
             self.after_failure(st)
@@ -2517,7 +2642,44 @@ class Interpreter(Expander):
             return
         self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
 
+    def _run_plain(self, argv: list[str]) -> int:
+        """Run expanded ``argv`` of a command with no prefix assignment and no redirection
+        (the common case of ``_run_argv``)."""
+        st = self.state
+        name = argv[0]
+        if st.options["xtrace"]:
+            self._xtrace_argv(argv)
+        self.last_cmd_argv = argv
+        func = st.functions.get(name)
+        if func is not None and not (st.options["posix"] and name in SPECIAL_BUILTINS):
+            status = self.call_function(name, func, argv[1:])
+        else:
+            builtin = _BUILTINS.get(name)
+            if builtin is not None and not (st.disabled and name in st.disabled):
+                try:
+                    status = builtin(self, argv)
+                except (OSError, VarError, ExpansionError) as e:
+                    status = self.builtin_failed(e, argv)
+            else:
+                status = self.run_external(argv)
+        st.last_arg = argv[-1]
+        st.last_status = status
+        self.pipestatus = [status]
+        if status:
+            self.after_failure(status)
+        return status
+
+    def _xtrace_argv(self, argv: list[str]) -> None:
+        self.xtrace(argv)
+        if argv[0] in ("export", "readonly"):
+            for a in argv[1:]:
+                if "=" in a and _DECL_ASSIGN_RE.match(a):
+                    k, _, v = a.partition("=")
+                    self.xtrace_raw(f"{k}={_xq(v)}")
+
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
+        if not cmd.assigns and not cmd.redirs:
+            return self._run_plain(argv)
         st = self.state
         name = argv[0]
         xt = st.options["xtrace"]
@@ -2527,7 +2689,7 @@ class Interpreter(Expander):
             func = None  # POSIX: special builtins are found before functions
         if func is None:
             builtin = _BUILTINS.get(name)
-            if builtin is not None and self.state.__dict__.get("disabled") and name in self.state.disabled:  # type: ignore[attr-defined]
+            if builtin is not None and st.disabled and name in st.disabled:
                 builtin = None
         temp_scope: dict[str, Var] | None = None
         if cmd.assigns:
@@ -2547,29 +2709,11 @@ class Interpreter(Expander):
             if not ok:
                 return self.set_status(1)
         if xt:
-            self.xtrace(argv)
-            if name in ("export", "readonly"):
-                for a in argv[1:]:
-                    if "=" in a and _DECL_ASSIGN_RE.match(a):
-                        k, _, v = a.partition("=")
-                        self.xtrace_raw(f"{k}={_xq(v)}")
+            self._xtrace_argv(argv)
         self.last_cmd_argv = argv
 
         if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
             return self._exec_redirs(cmd.redirs)
-        if temp_scope is None and not cmd.redirs:
-            if func is not None:
-                status = self.call_function(name, func, argv[1:])
-            elif builtin is not None:
-                status = self.run_builtin(builtin, argv)
-            else:
-                status = self.run_external(argv)
-            st.last_arg = argv[-1]
-            st.last_status = status
-            self.pipestatus = [status]
-            if status:
-                self.after_failure(status)
-            return status
 
         def run() -> int:
             if func is not None:
@@ -2689,33 +2833,37 @@ class Interpreter(Expander):
         _ = old
         return self.set_status(0)
 
-    def disabled_builtins(self) -> set[str]:
-        return getattr(self.state, "disabled", set())
+    def disabled_builtins(self) -> frozenset[str]:
+        return self.state.disabled
 
     def run_builtin(self, fn: Callable[[Interpreter, list[str]], int], argv: list[str]) -> int:
         try:
             return fn(self, argv)
-        except BrokenPipeError:
+        except (OSError, VarError, ExpansionError) as e:
+            return self.builtin_failed(e, argv)
+
+    def builtin_failed(self, e: BaseException, argv: list[str]) -> int:
+        """The status of builtin ``argv`` that raised ``e`` (an OS, variable or expansion
+        error); re-raises what ends more than the builtin."""
+        if isinstance(e, BrokenPipeError):
             # a builtin runs in this shell: SIGPIPE ends the whole (sub)shell, as in bash
             if self.is_subshell:
-                raise
+                raise e
             return 141
-        except OSError as e:
-            if e.errno == _errno.EBADF or e.errno == _errno.ENOSPC or isinstance(e, OSError):
-                msg = os.strerror(e.errno) if e.errno else str(e)
-                self.error(f"{argv[0]}: write error: {msg}")
-                return 1
-            raise
-        except VarError as e:
+        if isinstance(e, OSError):
+            msg = os.strerror(e.errno) if e.errno else str(e)
+            self.error(f"{argv[0]}: write error: {msg}")
+            return 1
+        if isinstance(e, VarError):
             self.error(e.message)
             return 1
-        except ExpansionError as e:
+        if isinstance(e, ExpansionError):
             # an arithmetic error assigning through `read`/`printf -v` to an integer
             # variable is reported under the builtin's name
             if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
                 e.message = f"{argv[0]}: {e.message}"
                 e.named = True  # type: ignore[attr-defined]
-            raise
+        raise e
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str],
                       scope: dict[str, Var] | None = None) -> int:
@@ -2731,12 +2879,9 @@ class Interpreter(Expander):
         saved_pos = st.positional
         st.positional = list(args)
         saved_argv = self.argv_frames
-        if not self.funcstack:
-            # BASH_ARGV/BASH_ARGC (bash): the bottom frame is the shell's own positional
-            # parameters; a call made in extdebug mode pushes its arguments.  Immutable tuples,
-            # so a subshell's copy never pops its parent's frames.
-            self.argv_frames = (tuple(saved_pos),)
         if st.shopt.get("extdebug"):
+            # BASH_ARGV/BASH_ARGC (bash): a call made in extdebug mode pushes its arguments.
+            # Immutable tuples, so a subshell's copy never pops its parent's frames.
             self.argv_frames += (tuple(args),)
         st.scopes.append(scope if scope is not None else {})
         self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
@@ -2770,6 +2915,8 @@ class Interpreter(Expander):
                     self._run_debug_trap()
                 if type(body) is N.Group:
                     if body.redirs:
+                        # a failing body redirection is reported at the definition's line
+                        self.lineno = func.line or self.lineno
                         status = self.with_redirs(body.redirs, lambda: self.run_script(body.body), False)
                     else:
                         status = self.run_script(body.body)
@@ -2835,8 +2982,15 @@ class Interpreter(Expander):
 
     # ------------------------------------------------------------------ redirections
     def apply_redirs(self, redirs: tuple[N.Redir, ...], fds: dict[int, Any], opened: list[Any]) -> dict[int, Any]:
-        for r in redirs:
-            self._apply_redir(r, fds, opened)
+        # redirections apply left to right: a later one's error message (and its target's
+        # expansions) already see the earlier ones (`2>&1 >/missing` reports on stdout)
+        saved = self.fds
+        self.fds = fds
+        try:
+            for r in redirs:
+                self._apply_redir(r, fds, opened)
+        finally:
+            self.fds = saved
         return fds
 
     def _redir_path(self, r: N.Redir) -> str:
@@ -2924,8 +3078,6 @@ class Interpreter(Expander):
         if op in (">&", "<&"):
             tw = r.target
             try:
-                # the word is split and globbed like a file name (`>& 1*` may name fd 10);
-                # more or fewer than one field is an ambiguous redirect
                 fields = self.expand_words([tw])  # type: ignore[list-item]
             except ExpansionError as e:
                 self.error(e.message)
@@ -2933,7 +3085,7 @@ class Interpreter(Expander):
                     raise expansion_exit(e) from None
                 raise RedirError() from None
             if len(fields) != 1:
-                self.error(f"{getattr(tw, 'text', '')}: ambiguous redirect")
+                self.error(f"{tw.text}: ambiguous redirect")  # type: ignore[union-attr]
                 raise RedirError()
             t = fields[0]
             fd = r.fd if r.fd is not None else (1 if op == ">&" else 0)
@@ -2953,6 +3105,8 @@ class Interpreter(Expander):
                 t = t[:-1]
             if t.isdigit():
                 src = int(t)
+                if src == fd and r.fd_var is None:
+                    return  # `3>&3`, `3>&3-`: bash does nothing, open or not
                 s = fds.get(src)
                 if s is None:
                     # bash names the word as written (`>&$fd` -> "$fd: Bad file descriptor")
@@ -3218,7 +3372,6 @@ def _fmt_lr(t: float) -> str:
 # Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
 # its own): what exec_simple can do without the general expansion machinery.
 _P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
-_PLANS: dict[int, tuple[Any, ...]] = {}
 _STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
 
 
@@ -3231,7 +3384,7 @@ def _static_lit(text: str) -> bool:
 
 
 def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
-    plan: tuple[Any, ...] = (cmd, _P_GENERAL)
+    plan: tuple[Any, ...] = (_P_GENERAL,)
     if not cmd.redirs:
         if not cmd.words and len(cmd.assigns) == 1:
             a = cmd.assigns[0]
@@ -3241,14 +3394,14 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                 p = w.parts[0]
                 tp = type(p)
                 if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
-                    plan = (cmd, _P_LIT, a.name, p.text)  # type: ignore[union-attr]
+                    plan = (_P_LIT, a.name, p.text)  # type: ignore[union-attr]
                 elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
-                    plan = (cmd, _P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
+                    plan = (_P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
                 elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
                     p = p.parts[0]  # type: ignore[union-attr]
                     tp = type(p)
                 if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
-                    plan = (cmd, _P_PARAM, a.name, p)
+                    plan = (_P_PARAM, a.name, p)
         elif cmd.words and not cmd.assigns:
             argv = []
             for w in cmd.words:
@@ -3264,10 +3417,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     break
             else:
                 if argv[0] not in _DECL_NAMES:
-                    plan = (cmd, _P_ARGV, tuple(argv))
-    if len(_PLANS) >= 20000:
-        _PLANS.clear()
-    _PLANS[id(cmd)] = plan
+                    plan = (_P_ARGV, tuple(argv))
+    object.__setattr__(cmd, "plan", plan)
     return plan
 
 

@@ -196,7 +196,8 @@ class Lexer:
 
     def eof_line(self) -> int:
         # bash -c reports end-of-file errors on the line after the last one
-        n = len(self.nl) + (0 if self.src.endswith("\n") else 1)
+        nl = self.nl
+        n = len(nl) + (0 if nl and nl[-1] == len(self.src) - 1 else 1)
         return n + 1 + self.line_base
 
     def fail(self, message: str, pos: int, token: str | None = None, incomplete: bool = False) -> ParseError:

@@ -16,8 +16,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Union
+from dataclasses import dataclass, field
+from typing import Any, Union
 
 __all__ = [
     "ANSIC", "AndOr", "ArithCmd", "ArithFor", "ArithSub", "ArrayElem", "Assign", "Case",
@@ -186,6 +186,9 @@ class Simple:
     words: tuple[Word, ...]
     redirs: tuple[Redir, ...] = ()
     line: int = 0
+    # the interpreter's cached execution plan (a pure function of the fields above; set
+    # once with object.__setattr__, never compared, not copied by dataclasses.replace)
+    plan: Any = field(default=None, init=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +229,9 @@ class Script:
 
     items: tuple[ListItem, ...]
     line: int = 0
+    # a `…` body: bash runs its text as written, lines counted from its first line (a
+    # `$( … )` body is printed back first: one line per command line)
+    backtick: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +286,7 @@ class For:
     body: Script
     redirs: tuple[Redir, ...] = ()
     line: int = 0
+    end_line: int = 0  # where the parser finished it: bash names a bad var there
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +308,7 @@ class Select:
     body: Script
     redirs: tuple[Redir, ...] = ()
     line: int = 0
+    end_line: int = 0  # where the parser finished it: bash names a bad var there
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,3 +429,37 @@ Command = Union[
     Simple, Pipeline, AndOr, Subshell, Group, If, While, For, ArithFor, Select, Case,
     FuncDef, ArithCmd, Cond, Coproc,
 ]
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def shift_lines(node: object, delta: int) -> object:
+    """A copy of ``node`` with every non-zero ``line`` / ``end_line`` moved by ``delta``
+    (bash numbers the commands of a ``$( … )`` from the line of the command running it)."""
+    if delta == 0:
+        return node
+    t = type(node)
+    if t is tuple:
+        return tuple(shift_lines(x, delta) for x in node)  # type: ignore[attr-defined]
+    names = _FIELDS.get(t)
+    if names is None:
+        if not hasattr(t, "__dataclass_fields__"):
+            return node
+        names = _FIELDS[t] = tuple(t.__dataclass_fields__)  # type: ignore[attr-defined]
+    changes = {}
+    for name in names:
+        v = getattr(node, name)
+        if name in ("line", "end_line"):
+            if v:
+                changes[name] = v + delta
+        elif type(v) is tuple or hasattr(type(v), "__dataclass_fields__"):
+            nv = shift_lines(v, delta)
+            if nv is not v:
+                changes[name] = nv
+    if not changes:
+        return node
+    new = object.__new__(t)
+    for name in names:
+        object.__setattr__(new, name, changes.get(name, getattr(node, name)))
+    return new

@@ -124,6 +124,7 @@ class Parser(Lexer):
         self.comsub = 0  # nesting of $( … ) being parsed
         self.aliases: Mapping[str, str] | None = None
         self.alias_guard: list[list] = []  # [end_pos, name, start_pos] of spliced alias texts
+        self.splices: list[list] = []  # [start, end, replaced text] of every alias splice
         self.alias_next: int | None = None
 
     # ------------------------------------------------------------------ aliases
@@ -152,16 +153,17 @@ class Parser(Lexer):
             if g[2] > pos:
                 g[2] += delta
         self.alias_guard.append([pos + len(value), tok.val, pos])
+        for sp in self.splices:
+            if sp[0] > pos:
+                sp[0] += delta
+            if sp[1] > pos:
+                sp[1] += delta
+        self.splices.append([pos, pos + len(value), src[pos:tok.end]])
         self.src = src[:pos] + value + src[tok.end:]
         self.n = len(self.src)
-        # keep line numbers of the original text: newlines inside the value count, as in bash
-        nl: list[int] = []
-        find = self.src.find
-        i = find("\n")
-        while i >= 0:
-            nl.append(i)
-            i = find("\n", i + 1)
-        self.nl = nl
+        # line numbers stay those of the input: bash does not count newlines of alias text
+        old_nl = self.nl
+        self.nl = [p for p in old_nl if p < pos] + [p + delta for p in old_nl if p >= tok.end]
         self.tok = None
         self.pos = pos
         if self.alias_next is not None and self.alias_next > pos:
@@ -263,7 +265,34 @@ class Parser(Lexer):
                 # bash echoes the alias text it was reading, not the line it came from
                 err.source_line = self.src[g[2]:g[0]]  # type: ignore[attr-defined]
                 break
+        else:
+            if self.splices:
+                # outside alias text: the input line as written, aliases unexpanded
+                err.source_line = self._input_line(tok.pos)  # type: ignore[attr-defined]
         return err
+
+    def _input_line(self, pos: int) -> str:
+        src = self.src
+        out: list[str] = []
+        k = 0
+        opos = pos
+        outer: list[list] = []
+        for sp in self.splices:  # an alias expanded inside another's text came later
+            if not any(o[0] <= sp[0] and sp[1] <= o[1] for o in outer):
+                outer.append(sp)
+        for start, end, text in sorted(outer):
+            out.append(src[k:start])
+            out.append(text)
+            if end <= pos:
+                opos += len(text) - (end - start)
+            k = end
+        out.append(src[k:])
+        orig = "".join(out)
+        if opos >= len(orig) and opos > 0 and orig[opos - 1] == "\n":
+            opos -= 1
+        a = orig.rfind("\n", 0, opos) + 1 if opos > 0 else 0
+        b = orig.find("\n", opos)
+        return orig[a:b if b >= 0 else len(orig)]
 
     def source_line(self, pos: int) -> str:
         """The physical line holding ``pos`` (bash echoes it after "near unexpected token")."""
@@ -289,9 +318,18 @@ class Parser(Lexer):
     # ------------------------------------------------------------------ here-docs
 
     def read_heredocs(self) -> None:
+        resume = None
+        if self.alias_guard:
+            # a newline inside an alias's text: bash reads the body from the input after
+            # the alias, and the rest of the alias text is parsed once the body is done
+            ends = [g[0] for g in self.alias_guard if g[2] < self.pos <= g[0]]
+            if ends and max(ends) > self.pos:
+                # (from the next input line: the rest of the alias's line stays code)
+                nxt = self.src.find("\n", max(ends))
+                resume, self.pos = self.pos, (nxt + 1 if nxt >= 0 else self.n)
         src, n = self.src, self.n
         pending, self.pending = self.pending, []
-        i = self.pos
+        i = body_from = self.pos
         for k, (hd, op_line) in enumerate(pending):
             delim = hd.delimiter
             lines: list[str] = []
@@ -331,6 +369,15 @@ class Parser(Lexer):
                 self.pending = pending[k + 1:] + self.pending
                 break
         self.pos = i
+        if resume is not None:
+            cut_from = min(body_from, i)
+            self.src = src[:cut_from] + src[i:]
+            self.n = len(self.src)
+            # the body's lines still count for what follows
+            self.nl = ([p for p in self.nl if p < cut_from]
+                       + [cut_from - 1] * sum(1 for p in self.nl if cut_from <= p < i)
+                       + [p - (i - cut_from) for p in self.nl if p >= i])
+            self.pos = resume
 
     def finish_heredocs_at_eof(self) -> None:
         pending, self.pending = self.pending, []
@@ -409,7 +456,7 @@ class Parser(Lexer):
                      Word((SQ(text),), "'" + text.replace("'", "'\\''") + "'", line))
             return Script((ListItem(Simple((), words, (), line)),), line)
         self.warnings.extend(sub.warnings)
-        return script
+        return Script(script.items, line, True)
 
     # ------------------------------------------------------------------ lists
 
@@ -526,7 +573,7 @@ class Parser(Lexer):
             tok = self.peek()
             kw = tok.kw()
             if tok.kind in (NL, EOF) or (tok.kind == OP and tok.val in (";", "&", ")")):
-                return Pipeline((), negated, (), True, posix, line)
+                return Pipeline((), negated, (), timed, posix, line)
         cmds = [self.parse_command()]
         stderr: list[bool] = []
         while True:
@@ -620,9 +667,18 @@ class Parser(Lexer):
         words: list[Word] = []
         redirs: list[Redir] = []
         first = self.peek(assign_ok=True)
-        line = self.line_at(first.pos)
+        line = 0
         decl = False
         while True:
+            if not line and (assigns or words or redirs):
+                # bash numbers a simple command when it reduces the first element: an
+                # assignment or redirection at once, a word only after reading the next token
+                # (`echo \<newline> $LINENO` is line 2)
+                if not words:
+                    line = self.line_at(max(self.pos - 1, first.pos))
+                else:
+                    nt = self.peek(assign_ok=not words)
+                    line = self.line_at(nt.end - 1 if nt.end > nt.pos else nt.pos)
             tok = self.peek(assign_ok=not words)
             kind = tok.kind
             if kind == WORD:
@@ -661,7 +717,7 @@ class Parser(Lexer):
                 break
         if not assigns and not words and not redirs:
             raise self.unexpected(self.peek())
-        return Simple(tuple(assigns), tuple(words), tuple(redirs), line)
+        return Simple(tuple(assigns), tuple(words), tuple(redirs), line or self.line_at(first.pos))
 
     def try_assign(self, tok: Tok) -> Assign | None:
         """If ``tok`` is an assignment word, consume it (and a ``(…)`` array) and return it."""
@@ -739,7 +795,13 @@ class Parser(Lexer):
                 err.status = 1  # type: ignore[attr-defined]  # sic: bash -c exits 1 here
                 raise err
             if tok.kind not in (WORD, IONUM):
-                raise self.unexpected(tok)
+                err = self.unexpected(tok)
+                # bash parses a compound assignment on its own: a bad token there discards
+                # the input line (status 1) and the shell reads on from the next line
+                nl = self.src.find("\n", tok.pos)
+                err.resume_pos = nl + 1 if nl >= 0 else self.n  # type: ignore[attr-defined]
+                err.status = 1  # type: ignore[attr-defined]
+                raise err
             word = tok.word
             assert word is not None
             self.advance()
@@ -914,9 +976,9 @@ class Parser(Lexer):
             words = tuple(ws)
             self.skip_newlines()
         body = self._loop_body()
-        if is_select:
-            return self._finish(Select, var, words, body, line=line)
-        return self._finish(For, var, words, body, line=line)
+        redirs = self.parse_redirs()
+        end = self.line_at(max(self.pos - 1, 0))
+        return (Select if is_select else For)(var, words, body, redirs, line, end)
 
     def parse_arith_for(self, tok: Tok, line: int) -> Command:
         start = tok.pos + 2
@@ -968,6 +1030,8 @@ class Parser(Lexer):
             raise self.unexpected(wtok)
         self.advance()
         word = wtok.word
+        # bash numbers the case command where its word ends (a multi-line `$( … )`)
+        line = self.line_at(max(wtok.end - 1, wtok.pos))
         self.skip_newlines()
         self.expect_kw("in")
         self.skip_newlines()
@@ -1048,15 +1112,15 @@ class Parser(Lexer):
         parts = self.read_arith_region(end, tok.pos)
         expr = Word(parts, self.src[tok.pos + 2:end], self.line_at(tok.pos))
         self.pos = end + 2
-        return self._finish(ArithCmd, expr, line=self.line_at(tok.pos))
+        # bash reads `(( … ))` as one token: the command's line is where it ends
+        return self._finish(ArithCmd, expr, line=self.line_at(end))
 
     # ------------------------------------------------------------------ [[ ]]
 
     def parse_cond_cmd(self) -> Command:
         tok = self.advance()
         line = self.line_at(tok.pos)
-        # bash always reads [[ ]] operands with extglob on, whatever `shopt extglob` says
-        saved, self.extglob = self.extglob, True
+        saved = self.extglob
         try:
             expr = self.cond_or()
             end = self._cond_skip_nl()
@@ -1181,7 +1245,17 @@ class Parser(Lexer):
             if op == "=~":
                 right = self.read_regex_word()
             else:
-                rtok = self.peek()
+                if op in ("=", "==", "!="):
+                    # bash reads the pattern after = == != with extglob on, whatever
+                    # `shopt extglob` says (other operands follow the setting: `[[ !(x) ]]`
+                    # is a negated group until extglob is turned on)
+                    saved, self.extglob = self.extglob, True
+                    try:
+                        rtok = self.peek()
+                    finally:
+                        self.extglob = saved
+                else:
+                    rtok = self.peek()
                 if rtok.kind not in (WORD, IONUM) or rtok.kw() == "]]":
                     raise self.cond_fail(
                         f"unexpected argument `{_token_text(rtok)}' to conditional binary operator", rtok)
@@ -1214,7 +1288,7 @@ class Parser(Lexer):
                 depth -= 1
                 buf.text(c)
                 i += 1
-            elif (c == "&" or c == ";") and depth == 0:
+            elif c in "&;<>" and depth == 0:
                 break
             elif c == "\\":
                 if i + 1 < n:
@@ -1232,6 +1306,9 @@ class Parser(Lexer):
         self.pos = i
         if i == start:
             tok = self.peek()
+            if tok.kind == OP:
+                raise self.cond_fail("syntax error in conditional expression: unexpected token "
+                                     f"`{_token_text(tok)}'", tok)
             raise self.cond_fail(
                 f"unexpected argument `{_token_text(tok)}' to conditional binary operator", tok)
         return Word(buf.done(), src[start:i], self.line_at(start))
@@ -1381,10 +1458,20 @@ class CommandReader:
         return self._p.warnings
 
     def next(self) -> Script | None:
-        """The next command line, None at the end; raises ``ParseError``."""
+        """The next command line, None at the end; raises ``ParseError``. An error with a
+        ``resume_pos`` (a bad token in a compound assignment) is one bash recovers from:
+        reading goes on from the next line."""
         p = self._p
         try:
             return p.parse_line()
+        except ParseError as e:
+            resume = getattr(e, "resume_pos", None)
+            if resume is not None:
+                p.pos = resume
+                p.tok = None
+                p.pending = []
+                p.depth = 0
+            raise
         except RecursionError:
             err = ParseError("maximum nesting depth exceeded", p.line_at(p.pos), None)
             err.incomplete = False  # type: ignore[attr-defined]

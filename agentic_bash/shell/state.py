@@ -108,8 +108,16 @@ class TempScope(dict):  # type: ignore[type-arg]
         return n
 
 
+HISTORY_MAX = 1000
+"""Run scripts a session remembers (``history``, snapshots); the list itself is trimmed in
+batches and may briefly hold up to a tenth more."""
+
+
 class ShellState:
     """Everything ``bash -c`` keeps between commands; copied (``fork``) for subshells."""
+
+    # builtins turned off by `enable -n`; replaced, never mutated, so a subshell's copy is its own
+    disabled: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         self.scopes: list[dict[str, Var]] = [{}]

@@ -16,7 +16,7 @@ except ImportError:  # pragma: no cover - non-POSIX
     _F_SETPIPE_SZ = 0
 from typing import Callable
 
-__all__ = ["Capture", "NullStream", "Pipe", "PipeReader", "PipeWriter", "BytesReader"]
+__all__ = ["BytesReader", "Capture", "InputBytes", "NullStream", "Pipe", "PipeReader", "PipeWriter"]
 
 MARKER = "\n[agentic-bash: output truncated after {n} bytes]\n"
 
@@ -24,7 +24,9 @@ MARKER = "\n[agentic-bash: output truncated after {n} bytes]\n"
 class Capture:
     """Collects one output stream of a run, bounded by ``limit`` bytes (then cut visibly)."""
 
-    __slots__ = ("buf", "limit", "truncated", "on_output", "fd", "closed", "total", "forward")
+    __slots__ = ("buf", "limit", "truncated", "on_output", "fd", "forward")
+
+    closed = False
 
     # one lock for every Capture: it is held only for a few bytearray operations (never
     # while calling out), and a run makes two Captures, so a lock each cost more than sharing
@@ -36,34 +38,39 @@ class Capture:
         self.truncated = False
         self.on_output = on_output
         self.fd = fd
-        self.closed = False
-        self.total = 0
         self.forward: Capture | None = None
 
     def write(self, data: bytes) -> int:
         fw = self.forward
         if fw is not None:
             # the run that owned this stream is over: a background job's late output
-            return fw.write(data)
+            return fw._append_locked(data)
         n = len(data)
-        cut = None
-        with self.lock:
-            self.total += n
-            buf = self.buf
-            lim = self.limit
-            if lim is not None and len(buf) + n > lim:
-                if self.truncated:
-                    return n
-                room = lim - len(buf)
-                if room > 0:
-                    buf += data[:room]
-                self.truncated = True
-                cut = bytes(data[:max(room, 0)])
-            else:
-                buf += data
+        buf = self.buf
+        lim = self.limit
+        if lim is not None and len(buf) + n > lim:
+            return self._write_past(data, n)
+        # one bytearray append is atomic under the GIL; a writer racing past the limit here
+        # overshoots by at most its own chunk, and getvalue() cuts that visibly
+        buf += data
         cb = self.on_output
         if cb is not None:
-            cb(self.fd, bytes(data) if cut is None else cut)
+            cb(self.fd, bytes(data))
+        return n
+
+    def _write_past(self, data: bytes, n: int) -> int:
+        with self.lock:
+            if self.truncated:
+                return n
+            buf = self.buf
+            room = self.limit - len(buf)  # type: ignore[operator]
+            if room > 0:
+                buf += data[:room]
+            self.truncated = True
+            cut = bytes(data[:max(room, 0)])
+        cb = self.on_output
+        if cb is not None:
+            cb(self.fd, cut)
         return n
 
     def flush(self) -> None:
@@ -78,6 +85,20 @@ class Capture:
     def readable(self) -> bool:
         return False
 
+    def _append_locked(self, data: bytes) -> int:
+        # late output is appended under the lock so take() never loses a chunk
+        n = len(data)
+        with self.lock:
+            if not self.truncated:
+                buf = self.buf
+                lim = self.limit
+                if lim is not None and len(buf) + n > lim:
+                    buf += data[:max(lim - len(buf), 0)]
+                    self.truncated = True
+                else:
+                    buf += data
+        return n
+
     def take(self) -> bytes:
         """Return and clear the collected bytes."""
         with self.lock:
@@ -87,10 +108,13 @@ class Capture:
         return data
 
     def getvalue(self) -> bytes:
-        with self.lock:
-            data = bytes(self.buf)
+        data = bytes(self.buf)
+        lim = self.limit
+        if lim is not None and len(data) > lim:
+            data = data[:lim]
+            self.truncated = True
         if self.truncated:
-            data += MARKER.format(n=self.limit).encode()
+            data += MARKER.format(n=lim).encode()
         return data
 
     def __enter__(self) -> Capture:
@@ -150,6 +174,24 @@ NULL = NullStream()
 
 def BytesReader(data: bytes) -> io.BytesIO:
     return io.BytesIO(data)
+
+
+class InputBytes(io.BytesIO):
+    """A run's stdin given as bytes: readable only, like the read end of a pipe, so
+    ``echo x >&0`` fails with EBADF as in bash. ``close()`` is a no-op: one empty instance
+    serves every run that has no stdin."""
+
+    def write(self, data: object) -> int:
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    def writelines(self, lines: object) -> None:
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    def writable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
 
 
 class PipeWriter:
