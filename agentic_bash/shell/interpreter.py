@@ -1697,7 +1697,7 @@ class Interpreter(Expander):
             self.lineno = cmd.line + cmd.source.count("\n")
             self.error(f"`{name}': is a special builtin")
             raise ExitShell(2)
-        if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
+        if name in self.state.func_readonly:
             self.error(f"{name}: readonly function")
             return self.set_status(1)
         self.state.functions[name] = cmd
@@ -1730,7 +1730,7 @@ class Interpreter(Expander):
             if e.status == 127 and e.message.endswith(": unbound variable"):
                 self.error(e.message)
                 raise expansion_exit(e) from None
-            self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+            self.error(_arith_for_msg(e.message))
             return self.set_status(1)
         st = 0 if v != 0 else 1
         self.state.last_status = st
@@ -2955,8 +2955,10 @@ def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
 
 
 def _arith_for_msg(msg: str) -> str:
-    """bash prefixes for (( )) expression errors with "((: ", not unbound variables."""
-    return msg if msg.endswith("unbound variable") or msg.startswith("((") else "((: " + msg
+    """bash prefixes (( )) expression errors with "((: ", not unbound or readonly variables
+    (those are reported where the variable is read or assigned)."""
+    return msg if msg.endswith(("unbound variable", ": readonly variable")) or msg.startswith("((") \
+        else "((: " + msg
 
 
 def _xq(w: str) -> str:
