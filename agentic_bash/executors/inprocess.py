@@ -88,6 +88,19 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
     st.env_cache = None
 
 
+# How a tool reports a failed write to its standard output: (message, exit status).
+_WRITE_ERRORS: dict[str, tuple[str, int]] = {
+    "sed": ("{0}: couldn't flush stdout: {1}", 4),
+    "awk": ("{0}: close failed on file /dev/stdout ({1})", 2),
+    "gawk": ("{0}: close failed on file /dev/stdout ({1})", 2),
+    "grep": ("{0}: write error: {1}", 2), "egrep": ("{0}: write error: {1}", 2),
+    "fgrep": ("{0}: write error: {1}", 2), "ls": ("{0}: write error: {1}", 2),
+    "dir": ("{0}: write error: {1}", 2), "vdir": ("{0}: write error: {1}", 2),
+    "wc": ("{0}: write error", 1),
+    "sort": ("{0}: fflush failed: 'standard output': {1}\n{0}: write error", 2),
+}
+
+
 class InProcessExecutor:
     """Runs scripts with the in-process interpreter; one persistent shell state per instance."""
 
@@ -591,9 +604,11 @@ class InProcessExecutor:
             if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
                 sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
                 return 2
-            # a full session layer (max_fs_bytes): `head -c 2G /dev/zero > f`, as coreutils says it
-            sh.error(f"{argv[0]}: write error: {os.strerror(e.errno)}")
-            return 1
+            # a full output (/dev/full, or a full session layer: `head -c 2G /dev/zero > f`):
+            # each tool's own words and status, without the shell's prefix
+            msg, st = _WRITE_ERRORS.get(posixpath.basename(argv[0]), ("{0}: write error: {1}", 1))
+            ctx.stderr.write((msg.format(argv[0], os.strerror(e.errno)) + "\n").encode())
+            return st
         except Exception as e:  # noqa: BLE001 - a buggy command is a failed command, not a crash
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
@@ -788,8 +803,11 @@ class _Exec:
         if not argv:
             return 0
         try:
+            # env/xargs/find exec a program, so a tool that exists as one (echo, printf,
+            # true, pwd, ...) runs as that, with its own messages; a shell-only builtin is
+            # still run as a builtin
             fn = BUILTINS.get(argv[0])
-            if fn is not None:
+            if fn is not None and argv[0] not in self.ex.registry:
                 return child.run_builtin(fn, list(argv))
             return self.ex.run_command(child, list(argv))
         except ExitShell as e:
