@@ -352,16 +352,16 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
     name = files[0] if files else "-"
     try:
         f = open_input(ctx, name)
+        try:
+            data = read_bounded(ctx, f)
+        finally:
+            f.close()
+    except IsADirectoryError:
+        ctx.error("read error: Is a directory")  # GNU basenc names no file here
+        return 1
     except OSError as e:
         file_error(ctx, e, name)
         return 1
-    try:
-        data = read_bounded(ctx, f)
-    except IsADirectoryError as e:
-        file_error(ctx, e, name)
-        return 1
-    finally:
-        f.close()
     if not decode:
         enc = _b64.b64encode(data) if kind == "64" else _b64.b32encode(data)
         ctx.stdout.write(_wrap(enc, wrap))

@@ -198,6 +198,11 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             except OSError as e:
                 file_error(ctx, e, name)
                 status = 1
+                if isinstance(e, IsADirectoryError):
+                    # GNU opens a directory and fails reading it: it still counts as input
+                    # (the final offset is printed) and a pending -j skip is not reported
+                    opened += 1
+                    left_skip = 0
                 continue
             opened += 1
             try:
@@ -371,6 +376,9 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
     inp = ops[0] if ops else "-"
     try:
         f = open_input(ctx, inp)
+    except IsADirectoryError:
+        ctx.error("Is a directory")  # xxd names no file here
+        return 2
     except OSError as e:
         ctx.error(f"{inp}: {e.strerror or 'No such file or directory'}")
         return 2
@@ -597,6 +605,10 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
     for name in ops or ["-"]:
         try:
             f = open_input(ctx, name)
+        except IsADirectoryError:
+            ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
+            status = 1
+            continue
         except OSError as e:
             ctx.stderr.write(f"strings: '{name}': No such file\n".encode() if e.errno == 2 else
                              f"strings: {name}: {e.strerror}\n".encode())

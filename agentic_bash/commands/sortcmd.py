@@ -723,6 +723,15 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
     inp = ops[0] if ops else "-"
     try:
         f = open_input(ctx, inp)
+    except IsADirectoryError:
+        # GNU opens both files, then fails on the first read
+        if len(ops) == 2 and ops[1] != "-":
+            try:
+                ctx.fs.open(ctx.path(ops[1]), "wb").close()
+            except OSError:
+                pass
+        ctx.error(f"error reading {quoteaf(inp)}")
+        return 1
     except OSError as e:
         file_error(ctx, e, inp)
         return 1

@@ -11,7 +11,7 @@ import threading
 import time as _time
 from typing import Callable
 
-from ._args import quoteaf, run_command
+from ._args import OptError, parse_opts, quoteaf, run_command
 from .base import CommandContext, command
 
 try:  # zoneinfo needs tzdata; fall back to UTC when a zone is unknown
@@ -526,9 +526,10 @@ def _duration(s: str) -> float | None:
 
 @command("sleep", usage="sleep NUMBER[SUFFIX]...", help="Pause for NUMBER seconds (s, m, h, d suffixes).")
 def sleep(ctx: CommandContext, argv: list[str]) -> int:
-    args = argv[1:]
-    if args[:1] == ["--"]:
-        args = args[1:]
+    try:
+        _, args = parse_opts(ctx, argv, "", {}, status=1)  # no options: `sleep -1` is one
+    except OptError as e:
+        return e.status
     if not args:
         ctx.error("missing operand")
         return _try(ctx, "sleep", 1)
@@ -537,9 +538,6 @@ def sleep(ctx: CommandContext, argv: list[str]) -> int:
     for a in args:
         d = _duration(a)
         if d is None:
-            if a.startswith("-") and len(a) > 1 and not a[1:2].isdigit():
-                ctx.stderr.write(f"sleep: invalid option -- '{a[1]}'\n".encode())
-                return _try(ctx, "sleep", 1)
             ctx.error(f"invalid time interval {_q(ctx, a)}")
             bad = True
             continue

@@ -221,10 +221,10 @@ def _legacy_num(argv: list[str], letter: str) -> list[str]:
     """``head -5`` / ``tail -5`` / ``tail +5`` -> ``-n 5`` (obsolete syntax GNU still accepts)."""
     if len(argv) > 1:
         a = argv[1]
-        m = re.match(r"^-(\d+)([cbkmlqv]*)$", a)
+        m = re.match(r"^-(\d+)([cbkmlqvzf]*)$", a)
         if m:
             unit = "c" if "c" in m.group(2) else letter
-            rest = [f"-{x}" for x in m.group(2) if x in "qv"]
+            rest = [f"-{x}" for x in m.group(2) if x in "qvzf"]
             return [argv[0], f"-{unit}", m.group(1), *rest, *argv[2:]]
     return argv
 
@@ -238,6 +238,11 @@ def _header(ctx: CommandContext, name: str, first: bool) -> None:
          help="Print the first 10 lines of each FILE to standard output.")
 @stdio
 def head(ctx: CommandContext, argv: list[str]) -> int:
+    m = re.match(r"-\d+([cbkmlqvz]*)(.?)", argv[1]) if len(argv) > 1 else None
+    if m and m.group(2):
+        ctx.stderr.write(f"head: invalid trailing option -- {m.group(2)}\n".encode("utf-8", "surrogateescape"))
+        try_help(ctx)
+        return 1
     argv = _legacy_num(argv, "n")
     try:
         opts, files = parse_opts(ctx, argv, "c:n:qvz", {
@@ -360,9 +365,12 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
         a = argv[1]
         unit = "c" if a.endswith("c") else "n"
         argv = [argv[0], f"-{unit}", "+" + a[1:].rstrip("cl"), *argv[2:]]
-    elif obsolete_ok:
+    elif obsolete_ok and re.match(r"^-\d+[bcl]?f?$", argv[1]):
         argv = _legacy_num(argv, "n")
-    else:
+    elif obsolete_ok and re.match(r"^-\d", argv[1]):
+        ctx.error(f"option used in invalid context -- {argv[1][1]}")
+        return 1
+    elif not obsolete_ok:
         for a in argv[1:]:
             if a == "--":
                 break
@@ -868,13 +876,15 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
     for k, v in opts:
         if k == "s":
             sep = (v or "").encode("utf-8", "surrogateescape")
-            if not sep:
-                ctx.error("separator cannot be empty")
-                return 1
         elif k == "b":
             before = True
         elif k == "r":
             regex = True
+    if not sep:
+        if regex:
+            ctx.error("separator cannot be empty")
+            return 1
+        sep = b"\0"  # GNU: the empty string's terminating NUL is the separator
     status = 0
     for name, f in _inputs(ctx, files, "failed to open {} for reading", dir_ok=True):
         if f is None:
