@@ -221,7 +221,7 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
                     if remaining == 0:
                         return
             except IsADirectoryError as e:
-                file_error(ctx, e, name)
+                file_error(ctx, e, "standard input" if name == "-" else name)
                 status = 1
             finally:
                 f.close()
@@ -385,7 +385,7 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
     try:
         data = read_bounded(ctx, f)
     except IsADirectoryError:
-        ctx.error(f"{inp}: Is a directory")
+        ctx.error("Is a directory" if inp == "-" else f"{inp}: Is a directory")
         return 2
     finally:
         f.close()
@@ -617,9 +617,10 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
         try:
             data = read_bounded(ctx, f)
         except IsADirectoryError:
-            ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
-            status = 1
-            continue
+            if name != "-":
+                ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
+                status = 1
+            continue  # (a `< dir` stdin reads as empty input)
         finally:
             f.close()
         out = []

@@ -815,8 +815,8 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
                     emit_group(cur, emitted == 0)
                     emitted += printed
                 cur, cur_key = [line], kk
-        except IsADirectoryError as e:
-            file_error(ctx, e, inp)
+        except IsADirectoryError:
+            ctx.error(f"error reading {quoteaf(inp)}")  # (stdin redirected from a directory)
             return 1
         if cur:
             emit_group(cur, emitted == 0)
@@ -863,8 +863,8 @@ def _uniq_fast(ctx: CommandContext, f, out, sep: bytes, count: bool, repeated: b
                 cur, n = line, k
             if res:
                 out.write(b"".join(res))
-    except IsADirectoryError as e:
-        file_error(ctx, e, name)
+    except IsADirectoryError:
+        ctx.error(f"error reading {quoteaf(name)}")
         return 1
     if cur is not None:
         r = fmt(cur, n)

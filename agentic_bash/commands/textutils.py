@@ -303,7 +303,8 @@ def _each_headed(ctx: CommandContext, files: list[str], show: bool, body) -> int
             first = False
             body(f)
         except IsADirectoryError:
-            ctx.error(f"error reading {quoteaf(name)}: Is a directory")
+            # (a `< dir` stdin fails only when read; GNU calls it "standard input")
+            ctx.error(f"error reading {quoteaf('standard input' if name == '-' else name)}: Is a directory")
             status = 1
         finally:
             f.close()
@@ -764,7 +765,7 @@ def wc(ctx: CommandContext, argv: list[str]) -> int:
             try:
                 counts = _wc_stream(ctx, f, "w" in want, "m" in want, "L" in want, utf8, "l" in want)
             except IsADirectoryError as e:
-                file_error(ctx, e, nm or "-")
+                file_error(ctx, e, nm or "standard input")
                 status = 1
                 counts = _WcCounts()
         finally:
@@ -893,7 +894,7 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
         try:
             data = read_bounded(ctx, f)
         except IsADirectoryError:
-            ctx.error(f"{quotef(name)}: read error: Invalid argument")
+            ctx.error(f"{quotef('standard input' if name == '-' else name)}: read error: Invalid argument")
             status = 1
             continue
         ctx.stdout.write(_tac_bytes(data, sep, before, regex))

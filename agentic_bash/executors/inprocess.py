@@ -88,6 +88,19 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
     st.env_cache = None
 
 
+# How a tool reports that its standard input is a directory: (message, exit status).
+_READ_ERRORS: dict[str, tuple[str, int]] = {
+    "grep": ("{0}: (standard input): Is a directory", 2),
+    "egrep": ("{0}: (standard input): Is a directory", 2),
+    "fgrep": ("{0}: (standard input): Is a directory", 2),
+    "sort": ("{0}: read failed: -: Is a directory", 2),
+    "tr": ("{0}: read error: Is a directory", 1), "tee": ("{0}: read error: Is a directory", 1),
+    "sed": ("{0}: read error on stdin: Is a directory", 4),
+    "awk": ("{0}: read error (Is a directory)", 2), "gawk": ("{0}: read error (Is a directory)", 2),
+    "rev": ("{0}: stdin: 0: Is a directory", 1), "uniq": ("{0}: error reading '-'", 1),
+    "bc": ("(standard_in) 1: read() in flex scanner failed", 1),
+}
+
 # How a tool reports a failed write to its standard output: (message, exit status).
 _WRITE_ERRORS: dict[str, tuple[str, int]] = {
     "sed": ("{0}: couldn't flush stdout: {1}", 4),
@@ -600,6 +613,12 @@ class InProcessExecutor:
         except RecursionError:
             sh.error(f"{argv[0]}: maximum recursion depth exceeded")
             return 2
+        except IsADirectoryError:
+            # a read error the tool did not report itself: stdin redirected from a
+            # directory (`sort < dir`); each tool's words and status
+            msg, st = _READ_ERRORS.get(posixpath.basename(argv[0]), ("{0}: -: Is a directory", 1))
+            ctx.stderr.write((msg.format(argv[0]) + "\n").encode())
+            return st
         except OSError as e:
             if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
                 sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
@@ -1056,7 +1075,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         who = child.script_name
     else:
         stream = sh.fds.get(0)
-        data = stream.read() if stream is not None else b""
+        try:
+            data = stream.read() if stream is not None else b""
+        except IsADirectoryError:
+            sh.write_err(f"{argv[0]}: error reading input file: Is a directory\n".encode())
+            return 2
         src = data.decode("utf-8", "surrogateescape")
         st.positional = rest
         child.script_name = "bash"

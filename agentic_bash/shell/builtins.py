@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["BUILTINS", "builtin"]
 
 BUILTINS: dict[str, Callable[[Interpreter, list[str]], int]] = {}
+NULL_INPUT = io.BytesIO(b"")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
 
@@ -664,7 +666,8 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 from .interpreter import AbortLine
                 sh.error(e.message)
                 raise AbortLine(1) from None
-            sh.error(f"{name}: {e.message}")
+            # (a bad subscript is reported without the builtin's name)
+            sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
             sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
@@ -773,7 +776,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:
         if sub is not None:
-            sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),), sub[1:-1]), value, append=append)
+            sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),) if sub != "[]" else (), sub[1:-1]),
+                              value, append=append)
         elif var.attrs & NAMEREF and "n" in on:
             if value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
@@ -2101,7 +2105,7 @@ def _assign_read_names(sh: Interpreter, names: list[str], vals: list[str]) -> bo
     """Assign ``vals`` to ``names`` in order; bash stops (status 1) at the first word that
     is no variable name, after assigning the names before it."""
     for k, n in enumerate(names):
-        if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")):
+        if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")) or n.endswith("[]"):
             sh.error(f"read: `{n}': not a valid identifier")
             return True
         _assign_read(sh, n, vals[k] if k < len(vals) else "")
@@ -2178,6 +2182,8 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
     if stream is None:
         sh.error(f"{argv[0]}: {fd}: invalid file descriptor: Bad file descriptor")
         return 1
+    if type(stream).__name__ == "DirInput":
+        stream = NULL_INPUT  # bash's mapfile takes a read error for the end of its input
     lines: list[str] = []
     n = 0
     while True:
@@ -2549,6 +2555,20 @@ def _getopts_name_check(sh: Interpreter, name: str) -> int:
 
 @builtin("getopts")
 def b_getopts(sh: Interpreter, argv: list[str]) -> int:
+    bad: list[bool] = []
+    st = _getopts(sh, argv, bad)
+    return 2 if bad else st  # bash: the name could not be assigned (a readonly variable)
+
+
+def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
+    def bind(var: str, v: str, name_var: bool = False) -> None:
+        try:
+            sh.set_var(var, v)
+        except VarError as e:
+            sh.error(e.message)
+            if name_var:
+                bad.append(True)
+
     r = _getopt(sh, "getopts", argv[1:], "", "getopts optstring name [arg ...]")
     if type(r) is int:
         return r
@@ -2583,7 +2603,7 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     if not valid:
         set_name = lambda v: None  # noqa: E731 - bash still moves OPTIND/OPTARG
     else:
-        set_name = lambda v: sh.set_var(name, v)  # noqa: E731
+        set_name = lambda v: bind(name, v, True)  # noqa: E731
     if optind > len(args):
         set_name("?")
         finish(len(args) + 1, 0)
@@ -2604,7 +2624,7 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     idx = optstring.find(c) if c != ":" else -1
     if idx < 0:
         if silent:
-            sh.set_var("OPTARG", c)
+            bind("OPTARG", c)
         else:
             if not quiet:
                 sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
@@ -2617,15 +2637,15 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
         return 0
     if idx + 1 < len(optstring) and optstring[idx + 1] == ":":
         if pos < len(arg):
-            sh.set_var("OPTARG", arg[pos:])
+            bind("OPTARG", arg[pos:])
             finish(optind + 1, 0)
         elif optind < len(args):
-            sh.set_var("OPTARG", args[optind])
+            bind("OPTARG", args[optind])
             finish(optind + 2, 0)
         else:
             if silent:
                 set_name(":")
-                sh.set_var("OPTARG", c)
+                bind("OPTARG", c)
             else:
                 if not quiet:
                     sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())

@@ -853,6 +853,8 @@ class Expander:
                 msg = "parameter null or not set" if op == ":?" else "parameter not set"
             raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() else name}: {msg}", 127)
         if val is None:
+            if op == ":" and p.arg2 is None and p.arg is not None and not p.arg.parts:
+                return self._substring(p, val, multi)  # ${x:} is a bad substitution, set or not
             if self.state.options["nounset"]:
                 raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
             if op == "@" and p.arg is not None and self._word_src(p.arg) in ("a",):
@@ -933,10 +935,21 @@ class Expander:
         return ("".join(out), amp)
 
     def _substring(self: Interpreter, p: N.Param, val: Any, multi: bool) -> Any:
-        off = self.arith_word(p.arg) if p.arg is not None else 0
-        length = None
-        if p.arg2 is not None:
-            length = self.arith_word(p.arg2)
+        try:
+            if p.arg2 is None and p.arg is not None and not p.arg.parts:
+                raise ExpansionError("", 1)  # ${x:} (an empty offset, and no length)
+            off = self.arith_word(p.arg) if p.arg is not None else 0
+            length = None
+            if p.arg2 is not None:
+                length = self.arith_word(p.arg2)
+        except ExpansionError as e:
+            # bash names the parameter in front of an offset/length error
+            nm = p.name if p.index is None else f"{p.name}[{self._word_src(p.index)}]"
+            if not e.message:
+                e.message = f"${{{nm}:}}: bad substitution"
+            elif e.status != 127 and not getattr(e, "subscript", False):
+                e.message = f"{nm}: {e.message}"
+            raise
         if multi:
             vals = val
             if not vals:
@@ -1055,7 +1068,7 @@ class Expander:
                 return " ".join(items)
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
-        raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 1)
+        raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 127)  # bash -c exits 127 here
 
     @staticmethod
     def attr_letters(var: Var) -> str:

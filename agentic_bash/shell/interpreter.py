@@ -100,6 +100,40 @@ class RedirError(Exception):
     pass
 
 
+class DirInput:
+    """``< dir``: opening a directory for reading succeeds (as open(2) does); every read
+    fails with EISDIR, which the reading command reports (``cat: -: Is a directory``)."""
+
+    __slots__ = ()
+    closed = False
+
+    def _fail(self, *a: Any) -> Any:
+        raise IsADirectoryError(_errno.EISDIR, "Is a directory")
+
+    read = read1 = readline = readlines = readinto = _fail
+
+    def __iter__(self) -> Any:
+        return self._fail()
+
+    def write(self, data: bytes) -> int:
+        raise OSError(_errno.EBADF, "Bad file descriptor")
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+
 DYNAMIC = frozenset({
     "LINENO", "RANDOM", "SECONDS", "BASHPID", "EPOCHSECONDS", "EPOCHREALTIME", "SRANDOM",
     "BASH_SUBSHELL", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "PIPESTATUS",
@@ -604,6 +638,8 @@ class Interpreter(Expander):
         return None
 
     def assign_element(self, name: str, idx: N.Word, value: str, append: bool = False, local: bool = False) -> None:
+        if not idx.parts:
+            raise VarError(f"{name}[]: bad array subscript")  # `a[]=v` (a blank subscript is 0)
         st = self.state
         rname = st.resolve_ref(name)
         var = st.find(rname)
@@ -1067,6 +1103,8 @@ class Interpreter(Expander):
             # $(< file): the file's contents, like $(cat file) without running cat
             def copy() -> int:
                 src = child.fds.get(0)
+                if type(src) is DirInput:
+                    return 0  # bash reads a directory as empty here, silently
                 while src is not None:
                     chunk = src.read(65536)
                     if not chunk:
@@ -1113,6 +1151,8 @@ class Interpreter(Expander):
                     # <(< file) is the file's contents, as $(< file) is (bash)
                     def copy() -> int:
                         src = child.fds.get(0)
+                        if type(src) is DirInput:
+                            return 0
                         while src is not None:
                             chunk = src.read(65536)
                             if not chunk:
@@ -1598,6 +1638,10 @@ class Interpreter(Expander):
 
     def exec_select(self, cmd: N.Select) -> int:
         def run() -> int:
+            if not _NAME_RE.match(cmd.var):
+                self.lineno = cmd.line or self.lineno
+                self.error(f"`{cmd.var}': not a valid identifier")  # as for `for`
+                return self.set_status(1)
             items = list(self.state.positional) if cmd.words is None else self.expand_words(cmd.words)
             if not items:
                 return self.set_status(0)
@@ -2804,8 +2848,10 @@ class Interpreter(Expander):
             self.error(f"{path}: cannot overwrite existing file")
             raise RedirError() from None
         except IsADirectoryError:
-            self.error(f"{path}: Is a directory")
-            raise RedirError() from None
+            if mode != "rb":
+                self.error(f"{path}: Is a directory")
+                raise RedirError() from None
+            f, own = DirInput(), False
         except OSError as e:
             msg = os.strerror(e.errno) if e.errno else str(e)
             self.error(f"{path}: {msg}")
