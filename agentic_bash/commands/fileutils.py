@@ -1064,7 +1064,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
             if st is not None and st.is_dir:
                 pairs = [(s, _join_target(dest, s)) for s in ops[:-1]]
             elif len(ops) > 2:
-                ctx.error(f"target {quoteaf(dest)} is not a directory")
+                ctx.error(f"target {quoteaf(dest)}: {'No such file or directory' if st is None else 'Not a directory'}")
                 return 1
             else:
                 pairs = [(ops[0], dest)]

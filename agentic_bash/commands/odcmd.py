@@ -154,9 +154,16 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
                     return 1
                 radix = v
             elif k in "jN":
-                r = parse_size(v or "") if not (v or "").lower().startswith("0x") else ("", int(v or "0", 16))
+                r = parse_size(v or "", clamp=False) if not (v or "").lower().startswith("0x") \
+                    else ("", int(v or "0", 16))
+                if r is not None and r[1] >= 1 << 64:
+                    ctx.error(f"{'-j' if k == 'j' else '-N'} argument '{v}' too large")
+                    return 1
                 if r is None:
-                    ctx.error(f"invalid {'-j' if k == 'j' else '-N'} argument '{v}'")
+                    # xstrtoumax: a number with a bad suffix is told apart from no number
+                    bad_suffix = re.match(r"\s*\+?\d", v or "") is not None
+                    ctx.error(f"invalid {'suffix in ' if bad_suffix else ''}{'-j' if k == 'j' else '-N'} "
+                              f"argument '{v}'")
                     return 1
                 if k == "j":
                     skip = r[1]
@@ -337,7 +344,7 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
     # xxd takes single-dash long-ish options (-cols, -len); normalise the common ones
     alias = {"-ps": "-p", "-postscript": "-p", "-plain": "-p", "-revert": "-r", "-cols": "-c",
              "-len": "-l", "-seek": "-s", "-groupsize": "-g", "-include": "-i", "-bits": "-b",
-             "-upper": "-u", "-u": "-u"}
+             "-upper": "-u", "-u": "-u", "-version": "-v", "--version": "-v"}
     args = [argv[0]] + [alias.get(a, a) for a in argv[1:]]
     try:
         opts, ops = parse_opts(ctx, args, "bc:eg:il:o:prs:uvEC", {}, status=1)
@@ -371,7 +378,7 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
             vv = (v or "0").lstrip("+")
             seek = int(vv, 0) if vv else 0
         elif k == "v":
-            ctx.stdout.write(b"xxd 2022-01-14 by Juergen Weigert et al.\n")
+            ctx.stderr.write(b"xxd 2022-01-14 by Juergen Weigert et al.\n")  # (on stderr, as xxd)
             return 0
     inp = ops[0] if ops else "-"
     try:

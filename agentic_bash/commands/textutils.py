@@ -1130,7 +1130,7 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
         if a == "--":
             fixed.extend(args[i:])
             break
-        if re.match(r"^-[w]*[fs]$", a) or a in ("--format", "--separator") and i < len(args):
+        if (re.match(r"^-[w]*[fs]$", a) or a in ("--format", "--separator")) and i < len(args):
             fixed.append(args[i])
             i += 1
     try:
