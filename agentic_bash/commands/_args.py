@@ -186,6 +186,9 @@ def parse_opts(
                 if not cands:
                     raise fail(f"unrecognized option '{a}'")
                 if len({longs[c] for c in cands}) > 1:
+                    from ._longorder import LONG_ORDER
+                    order = LONG_ORDER.get(name.rsplit("/", 1)[-1], ())
+                    cands.sort(key=lambda c: order.index(c) if c in order else len(order))
                     poss = " ".join(f"'--{c}'" for c in cands)
                     raise fail(f"option '--{lname}' is ambiguous; possibilities: {poss}")
                 full = cands[0]
