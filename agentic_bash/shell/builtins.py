@@ -262,9 +262,11 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
     print_dir = False
     if not args:
         home = sh.get_scalar("HOME")
-        if not home:
+        if home is None:
             sh.error("cd: HOME not set")
             return 1
+        if not home:
+            return 0  # an empty HOME: nothing to do, as `cd ""`
         target = home
     else:
         target = args[0]
@@ -407,6 +409,14 @@ def b_pushd(sh: Interpreter, argv: list[str]) -> int:
         sh.error("pushd: too many arguments")
         return 1
     st = sh.state
+    no_cd = "-n" in argv[1:argv.index("--") if "--" in argv else len(argv)]
+    if no_cd and not (args and args[0][:1] in "+-" and args[0][1:].isdigit()):
+        # -n: the directory goes under the top of the stack, no cd (and no check)
+        if not args:
+            return 0
+        st.dirstack.insert(0, args[0])
+        _out(sh, " ".join(_dirs_list(sh)) + "\n")
+        return 0
     if not args:
         if not st.dirstack:
             sh.error("pushd: no other directory")
@@ -854,6 +864,14 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
+    if not args and "f" in on:
+        # export -f alone lists the exported functions
+        from .unparse import format_function
+        st = sh.state
+        for n in sorted(getattr(st, "exported_funcs", ())):
+            if n in st.functions:
+                _out(sh, f"{format_function(st.functions[n])}\ndeclare -fx {n}\n")
+        return 0
     if not args:  # with names, -p prints nothing and exports them (bash 5.2)
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
@@ -1012,9 +1030,9 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                     try:
                         i = sh.arith(sub)
                     except ExpansionError as e:
-                        sh.error(e.message)
-                        status = 1
-                        continue
+                        e.discard = False  # type: ignore[attr-defined]  # bash -c gives up here
+                        e.subscript = True  # type: ignore[attr-defined]
+                        raise
                     if i < 0:
                         j = (max(var.value) + 1 if var.value else 0) + i
                         if j < 0:
@@ -1189,6 +1207,8 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
         for k in (sorted(table) if setopt else table):
             v = table[k]
             if mode == "s" and not v or mode == "u" and v:
+                continue
+            if quiet:
                 continue
             if printable or (mode and False):
                 _out(sh, f"{'set' if setopt else 'shopt'} {'-s' if v else '-u'} {k}\n" if not setopt
@@ -2040,9 +2060,10 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                         sh.error(f"read: {val}: invalid file descriptor specification")
                         return 1
                 elif c == "t":
-                    try:
-                        timeout = float(val)
-                    except ValueError:
+                    # bash's uconvert: [sign]digits[.digits], never negative ("" is 0)
+                    m = re.fullmatch(r"[ \t\n]*([-+]?)([0-9]*(?:\.[0-9]*)?)", val)
+                    timeout = float(m.group(2)) if m and m.group(2).strip(".") else 0.0 if m else -1.0
+                    if m is None or m.group(1) == "-" and timeout > 0:
                         sh.error(f"read: {val}: invalid timeout specification")
                         return 1
                 break
@@ -2680,8 +2701,13 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
                 from .interpreter import expansion_exit
                 sh.error(e.message)  # set -u: fatal, as in bash
                 raise expansion_exit(e) from None
-            # a readonly assignment is reported without the builtin's name, as in bash
-            sh.error(e.message if e.message.endswith(": readonly variable") else f"let: {e.message}")
+            # a readonly assignment and a subscript error are reported without the
+            # builtin's name, as in bash; the latter ends the shell
+            sub = getattr(e, "subscript", False)
+            sh.error(e.message if sub or e.message.endswith(": readonly variable") else f"let: {e.message}")
+            if sub:
+                from .interpreter import expansion_exit
+                raise expansion_exit(e) from None
             return 1
     return 0 if v != 0 else 1
 

@@ -689,6 +689,12 @@ class Expander:
         if op == "bad":
             raise ExpansionError(f"{name}: bad substitution", 1)
         if prefix == "!":
+            if name in ("$", "!") and p.index is None:
+                # bash refuses indirection through $$ and $! (${!$}, ${!!:-x})
+                src = "${!" + name + p.op + (self._word_src(p.arg) if p.arg is not None else "")
+                if p.arg2 is not None:
+                    src += (":" if p.op == ":" else "/") + self._word_src(p.arg2)
+                raise ExpansionError(f"{src}}}: bad substitution", 1)
             # ${!a[@]} lists keys; with an operator after it (${!a[@]:-x}) it is indirection
             if not op and p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
                     and p.index.parts[0].text in ("@", "*"):
@@ -840,6 +846,10 @@ class Expander:
             if base == "=":
                 if name in ("@", "*") or name.isdigit() or not _NAME_RE.match(name):
                     raise ExpansionError(f"${name}: cannot assign in this way", 1)
+                if p.index is not None and self._word_src(p.index) in ("@", "*"):
+                    v = self.state.find(self.state.resolve_ref(name))
+                    if v is None or not v.attrs & ASSOC:
+                        raise ExpansionError(f"{name}[{self._word_src(p.index)}]: bad array subscript", 1)
                 s = self.expand_str(p.arg, assign=True) if p.arg is not None else ""
                 if p.index is not None:
                     self.assign_element(name, p.index, s)
@@ -851,7 +861,8 @@ class Expander:
                 msg = self.expand_str(p.arg)
             else:
                 msg = "parameter null or not set" if op == ":?" else "parameter not set"
-            raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() else name}: {msg}", 127)
+            raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() or p.index is not None else name}: {msg}",
+                                 127)
         if val is None:
             if op == ":" and p.arg2 is None and p.arg is not None and not p.arg.parts:
                 return self._substring(p, val, multi)  # ${x:} is a bad substitution, set or not

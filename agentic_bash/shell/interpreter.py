@@ -31,6 +31,7 @@ from .state import (
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
+from .arith import SubscriptError as _SubscriptError
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
@@ -615,14 +616,24 @@ class Interpreter(Expander):
             k = self.expand_str(idx)
             return k
         text = self.expand_dq(idx)
-        return self.arith(text)
+        try:
+            return self.arith(text)
+        except ExpansionError as e:
+            e.discard = False  # type: ignore[attr-defined]  # fatal, as for a set array
+            e.subscript = True  # type: ignore[attr-defined]
+            raise
 
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
         val = var.value
         if var.attrs & ASSOC:
             key = self.expand_str(idx)
             return val.get(key) if type(val) is dict else (val if key == "0" else None)
-        i = self.arith(self.expand_dq(idx))
+        try:
+            i = self.arith(self.expand_dq(idx))
+        except ExpansionError as e:
+            e.discard = False  # type: ignore[attr-defined]  # fatal, as in an assignment
+            e.subscript = True  # type: ignore[attr-defined]
+            raise
         if type(val) is dict:
             if i < 0:
                 if not val:
@@ -759,7 +770,12 @@ class Interpreter(Expander):
             nxt = (max(d) + 1) if d else 0
             for key, vals, app in items:
                 if key is not None:
-                    i = self.arith(self.expand_dq(key))
+                    try:
+                        i = self.arith(self.expand_dq(key))
+                    except ExpansionError as e:
+                        e.discard = False  # type: ignore[attr-defined]  # ends the shell (bash)
+                        e.subscript = True  # type: ignore[attr-defined]
+                        raise
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
                     v = vals[0]
@@ -842,7 +858,12 @@ class Interpreter(Expander):
             raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
-            err.discard = True  # type: ignore[attr-defined]
+            if type(e) is _SubscriptError:
+                # an error in an array subscript ends bash -c, reported without a prefix
+                err.discard = False  # type: ignore[attr-defined]
+                err.subscript = True  # type: ignore[attr-defined]
+            else:
+                err.discard = True  # type: ignore[attr-defined]
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
@@ -1774,7 +1795,9 @@ class Interpreter(Expander):
             if e.status == 127 and e.message.endswith(": unbound variable"):
                 self.error(e.message)
                 raise expansion_exit(e) from None
-            self.error(_arith_for_msg(e.message))
+            self.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
+            if getattr(e, "subscript", False):
+                raise expansion_exit(e) from None
             return self.set_status(1)
         st = 0 if v != 0 else 1
         self.state.last_status = st
@@ -2995,16 +3018,18 @@ def _single_quote(t: str) -> str:
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
     """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
-    sh.error(_arith_for_msg(e.message))
+    sh.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
     if e.status == 127 and e.message.endswith(": unbound variable"):
         raise ExitShell(127)
+    if getattr(e, "subscript", False):
+        raise expansion_exit(e)
 
 
-def _arith_for_msg(msg: str) -> str:
+def _arith_for_msg(msg: str, subscript: bool = False) -> str:
     """bash prefixes (( )) expression errors with "((: ", not unbound or readonly variables
-    (those are reported where the variable is read or assigned)."""
-    return msg if msg.endswith(("unbound variable", ": readonly variable")) or msg.startswith("((") \
-        else "((: " + msg
+    (those are reported where the variable is read or assigned) nor subscript errors."""
+    return msg if subscript or msg.endswith(("unbound variable", ": readonly variable")) \
+        or msg.startswith("((") else "((: " + msg
 
 
 def _xq(w: str) -> str:
