@@ -415,6 +415,18 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             verbose = True
         elif k == "z":
             sep = b"\0"
+        elif k == "pid" and not re.fullmatch(r"\s*\+?\d+", v or ""):
+            ctx.error(f"invalid PID: {quote(ctx, v or '')}")
+            return 1
+    keys = {k for k, _ in opts}
+    if follow is None:
+        # GNU's warnings for options that only matter when following
+        if "retry" in keys:
+            ctx.error("warning: --retry ignored; --retry is useful only when following")
+        if "pid" in keys:
+            ctx.error("warning: PID ignored; --pid=PID is useful only when following")
+    elif follow == "f" and "retry" in keys:
+        ctx.error("warning: --retry only effective for the initial open")
     files = files or ["-"]
     show = verbose if verbose is not None else len(files) > 1
     if follow is not None:

@@ -839,8 +839,8 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
 
 @builtin("declare", "typeset")
 def b_declare(sh: Interpreter, argv: list[str]) -> int:
-    if len(argv) == 1:
-        return b_set(sh, ["set"])
+    if len(argv) == 1 or all(a in ("--", "-g") for a in argv[1:]):
+        return b_set(sh, ["set"])  # no attributes and no names: `set`'s listing
     return b_declare_impl(sh, argv)
 
 
