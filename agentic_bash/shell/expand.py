@@ -697,6 +697,12 @@ class Expander:
         if op == "bad":
             raise self.reported_error(f"{name}: bad substitution")
         if prefix == "!":
+            if name in ("$", "!") and p.index is None:
+                # bash refuses indirection through $$ and $! (${!$}, ${!!:-x})
+                src = "${!" + name + p.op + (self._word_src(p.arg) if p.arg is not None else "")
+                if p.arg2 is not None:
+                    src += (":" if p.op == ":" else "/") + self._word_src(p.arg2)
+                raise ExpansionError(f"{src}}}: bad substitution", 1)
             # ${!a[@]} lists keys; with an operator after it (${!a[@]:-x}) it is indirection
             if not op and p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
                     and p.index.parts[0].text in ("@", "*"):
@@ -848,6 +854,10 @@ class Expander:
             if base == "=":
                 if name in ("@", "*") or name.isdigit() or not _NAME_RE.match(name):
                     raise ExpansionError(f"${name}: cannot assign in this way", 1)
+                if p.index is not None and self._word_src(p.index) in ("@", "*"):
+                    v = self.state.find(self.state.resolve_ref(name))
+                    if v is None or not v.attrs & ASSOC:
+                        raise ExpansionError(f"{name}[{self._word_src(p.index)}]: bad array subscript", 1)
                 s = self.expand_str(p.arg, assign=True) if p.arg is not None else ""
                 if p.index is not None:
                     self.assign_element(name, p.index, s)
@@ -859,8 +869,11 @@ class Expander:
                 msg = self.expand_str(p.arg)
             else:
                 msg = "parameter null or not set" if op == ":?" else "parameter not set"
-            raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() else name}: {msg}", 127)
+            raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() or p.index is not None else name}: {msg}",
+                                 127)
         if val is None:
+            if op == ":" and p.arg2 is None and p.arg is not None and not p.arg.parts:
+                return self._substring(p, val, multi)  # ${x:} is a bad substitution, set or not
             if self.state.options["nounset"]:
                 raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
             if op == "@" and p.arg is not None and self._word_src(p.arg) in ("a",):
@@ -941,10 +954,21 @@ class Expander:
         return ("".join(out), amp)
 
     def _substring(self: Interpreter, p: N.Param, val: Any, multi: bool) -> Any:
-        off = self.arith_word(p.arg) if p.arg is not None else 0
-        length = None
-        if p.arg2 is not None:
-            length = self.arith_word(p.arg2)
+        try:
+            if p.arg2 is None and p.arg is not None and not p.arg.parts:
+                raise ExpansionError("", 1)  # ${x:} (an empty offset, and no length)
+            off = self.arith_word(p.arg) if p.arg is not None else 0
+            length = None
+            if p.arg2 is not None:
+                length = self.arith_word(p.arg2)
+        except ExpansionError as e:
+            # bash names the parameter in front of an offset/length error
+            nm = p.name if p.index is None else f"{p.name}[{self._word_src(p.index)}]"
+            if not e.message:
+                e.message = f"${{{nm}:}}: bad substitution"
+            elif e.status != 127 and not getattr(e, "subscript", False):
+                e.message = f"{nm}: {e.message}"
+            raise
         if multi:
             vals = val
             if not vals:
@@ -1063,7 +1087,7 @@ class Expander:
                 return " ".join(items)
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
-        raise self.reported_error(f"${{{p.name}@{letter}}}: bad substitution")
+        raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 127)  # bash -c exits 127 here
 
     @staticmethod
     def attr_letters(var: Var) -> str:

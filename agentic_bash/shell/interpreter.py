@@ -31,6 +31,7 @@ from .state import (
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
+from .arith import SubscriptError as _SubscriptError
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
@@ -106,6 +107,40 @@ class LoopCtl(BaseException):
 
 class RedirError(Exception):
     pass
+
+
+class DirInput:
+    """``< dir``: opening a directory for reading succeeds (as open(2) does); every read
+    fails with EISDIR, which the reading command reports (``cat: -: Is a directory``)."""
+
+    __slots__ = ()
+    closed = False
+
+    def _fail(self, *a: Any) -> Any:
+        raise IsADirectoryError(_errno.EISDIR, "Is a directory")
+
+    read = read1 = readline = readlines = readinto = _fail
+
+    def __iter__(self) -> Any:
+        return self._fail()
+
+    def write(self, data: bytes) -> int:
+        raise OSError(_errno.EBADF, "Bad file descriptor")
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
 
 
 DYNAMIC = frozenset({
@@ -616,14 +651,24 @@ class Interpreter(Expander):
             k = self.expand_str(idx)
             return k
         text = self.expand_dq(idx)
-        return self.arith(text)
+        try:
+            return self.arith(text)
+        except ExpansionError as e:
+            e.discard = False  # type: ignore[attr-defined]  # fatal, as for a set array
+            e.subscript = True  # type: ignore[attr-defined]
+            raise
 
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
         val = var.value
         if var.attrs & ASSOC:
             key = self.expand_str(idx)
             return val.get(key) if type(val) is dict else (val if key == "0" else None)
-        i = self.arith(self.expand_dq(idx))
+        try:
+            i = self.arith(self.expand_dq(idx))
+        except ExpansionError as e:
+            e.discard = False  # type: ignore[attr-defined]  # fatal, as in an assignment
+            e.subscript = True  # type: ignore[attr-defined]
+            raise
         if type(val) is dict:
             if i < 0:
                 if not val:
@@ -639,6 +684,8 @@ class Interpreter(Expander):
         return None
 
     def assign_element(self, name: str, idx: N.Word, value: str, append: bool = False, local: bool = False) -> None:
+        if not idx.parts:
+            raise VarError(f"{name}[]: bad array subscript")  # `a[]=v` (a blank subscript is 0)
         st = self.state
         rname = st.resolve_ref(name)
         var = st.find(rname)
@@ -758,7 +805,12 @@ class Interpreter(Expander):
             nxt = (max(d) + 1) if d else 0
             for key, vals, app in items:
                 if key is not None:
-                    i = self.arith(self.expand_dq(key))
+                    try:
+                        i = self.arith(self.expand_dq(key))
+                    except ExpansionError as e:
+                        e.discard = False  # type: ignore[attr-defined]  # ends the shell (bash)
+                        e.subscript = True  # type: ignore[attr-defined]
+                        raise
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
                     v = vals[0]
@@ -846,7 +898,12 @@ class Interpreter(Expander):
             raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
-            err.discard = True  # type: ignore[attr-defined]
+            if type(e) is _SubscriptError:
+                # an error in an array subscript ends bash -c, reported without a prefix
+                err.discard = False  # type: ignore[attr-defined]
+                err.subscript = True  # type: ignore[attr-defined]
+            else:
+                err.discard = True  # type: ignore[attr-defined]
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
@@ -1139,6 +1196,8 @@ class Interpreter(Expander):
             # $(< file): the file's contents, like $(cat file) without running cat
             def copy() -> int:
                 src = child.fds.get(0)
+                if type(src) is DirInput:
+                    return 0  # bash reads a directory as empty here, silently
                 while src is not None:
                     chunk = src.read(65536)
                     if not chunk:
@@ -1186,6 +1245,8 @@ class Interpreter(Expander):
                     # <(< file) is the file's contents, as $(< file) is (bash)
                     def copy() -> int:
                         src = child.fds.get(0)
+                        if type(src) is DirInput:
+                            return 0
                         while src is not None:
                             chunk = src.read(65536)
                             if not chunk:
@@ -1817,7 +1878,7 @@ class Interpreter(Expander):
             self.lineno = cmd.line + cmd.source.count("\n")
             self.error(f"`{name}': is a special builtin")
             raise ExitShell(2)
-        if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
+        if name in self.state.func_readonly:
             self.error(f"{name}: readonly function")
             return self.set_status(1)
         self.state.functions[name] = cmd
@@ -1850,7 +1911,9 @@ class Interpreter(Expander):
             if e.status == 127 and e.message.endswith(": unbound variable"):
                 self.error(e.message)
                 raise expansion_exit(e) from None
-            self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+            self.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
+            if getattr(e, "subscript", False):
+                raise expansion_exit(e) from None
             return self.set_status(1)
         st = 0 if v != 0 else 1
         self.state.last_status = st
@@ -2983,8 +3046,10 @@ class Interpreter(Expander):
             self.error(f"{path}: cannot overwrite existing file")
             raise RedirError() from None
         except IsADirectoryError:
-            self.error(f"{path}: Is a directory")
-            raise RedirError() from None
+            if mode != "rb":
+                self.error(f"{path}: Is a directory")
+                raise RedirError() from None
+            f, own = DirInput(), False
         except OSError as e:
             msg = os.strerror(e.errno) if e.errno else str(e)
             self.error(f"{path}: {msg}")
@@ -3128,14 +3193,18 @@ def _single_quote(t: str) -> str:
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
     """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
-    sh.error(_arith_for_msg(e.message))
+    sh.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
     if e.status == 127 and e.message.endswith(": unbound variable"):
         raise ExitShell(127)
+    if getattr(e, "subscript", False):
+        raise expansion_exit(e)
 
 
-def _arith_for_msg(msg: str) -> str:
-    """bash prefixes for (( )) expression errors with "((: ", not unbound variables."""
-    return msg if msg.endswith("unbound variable") or msg.startswith("((") else "((: " + msg
+def _arith_for_msg(msg: str, subscript: bool = False) -> str:
+    """bash prefixes (( )) expression errors with "((: ", not unbound or readonly variables
+    (those are reported where the variable is read or assigned) nor subscript errors."""
+    return msg if subscript or msg.endswith(("unbound variable", ": readonly variable")) \
+        or msg.startswith("((") else "((: " + msg
 
 
 def _xq(w: str) -> str:
