@@ -46,7 +46,12 @@ VERSIONS = {
     "xargs": "xargs (GNU findutils) 4.9.0", "diff": "diff (GNU diffutils) 3.8",
     "cmp": "cmp (GNU diffutils) 3.8", "tar": "tar (GNU tar) 1.34",
     "gzip": "gzip 1.12", "column": "column from util-linux 2.38.1",
-    "hexdump": "hexdump from util-linux 2.38.1",
+    "hexdump": "hexdump from util-linux 2.38.1", "hd": "hd from util-linux 2.38.1",
+    "rev": "rev from util-linux 2.38.1", "xz": "xz (XZ Utils) 5.4.1",
+    "unxz": "unxz (XZ Utils) 5.4.1", "xzcat": "xzcat (XZ Utils) 5.4.1",
+    "strings": "GNU strings (GNU Binutils for Debian) 2.40", "file": "file-5.44",
+    "iconv": "iconv (Debian GLIBC 2.36-9+deb12u14) 2.36",
+    "getconf": "getconf (Debian GLIBC 2.36-9+deb12u14) 2.36",
 }
 
 
@@ -73,7 +78,8 @@ def obsolete_num_option(argv: list[str], letter: str) -> list[str]:
     """argv with each obsolete ``-NUM`` argument rewritten as ``-<letter>NUM`` (fmt -72, fold -40)."""
     args = [argv[0]]
     for a in argv[1:]:
-        args.append(("-" + letter + a[1:]) if re.fullmatch(r"-\d+", a) else a)
+        # (not the value of a preceding -<letter>: `fold -w -1` is a bad width, not -w1)
+        args.append(("-" + letter + a[1:]) if re.fullmatch(r"-\d+", a) and args[-1] != "-" + letter else a)
     return args
 
 
@@ -180,6 +186,9 @@ def parse_opts(
                 if not cands:
                     raise fail(f"unrecognized option '{a}'")
                 if len({longs[c] for c in cands}) > 1:
+                    from ._longorder import LONG_ORDER
+                    order = LONG_ORDER.get(name.rsplit("/", 1)[-1], ())
+                    cands.sort(key=lambda c: order.index(c) if c in order else len(order))
                     poss = " ".join(f"'--{c}'" for c in cands)
                     raise fail(f"option '--{lname}' is ambiguous; possibilities: {poss}")
                 full = cands[0]

@@ -182,6 +182,13 @@ def _compress(kind: str, data: bytes, level: int | None = None) -> bytes:
 # --------------------------------------------------------------------------- gzip family
 
 _SUFFIX = {"gz": ".gz", "bz2": ".bz2", "xz": ".xz"}
+_VERSION_LINE = {
+    "gzip": "gzip 1.12", "gunzip": "gunzip (gzip) 1.12", "zcat": "zcat (gzip) 1.12",
+    "bzip2": "bzip2, a block-sorting file compressor.  Version 1.0.8, 13-Jul-2019.",
+    "bunzip2": "bzip2, a block-sorting file compressor.  Version 1.0.8, 13-Jul-2019.",
+    "bzcat": "bzip2, a block-sorting file compressor.  Version 1.0.8, 13-Jul-2019.",
+    "xz": "xz (XZ Utils) 5.4.1", "unxz": "xz (XZ Utils) 5.4.1", "xzcat": "xz (XZ Utils) 5.4.1",
+}
 _PROG = {"gz": "gzip", "bz2": "bzip2", "xz": "xz"}
 
 
@@ -216,7 +223,8 @@ def _compressor(ctx: CommandContext, argv: list[str], kind: str, mode: str) -> i
                 ctx.stdout.write(f"Usage: {name} [OPTION]... [FILE]...\n".encode())
                 return 0
             if key == "version":
-                ctx.stdout.write(f"{prog} (agentic-bash)\n".encode())
+                ctx.stdout.write((_VERSION_LINE.get(name.rsplit("/", 1)[-1]) or f"{prog} (agentic-bash)")
+                                 .encode() + b"\n")
                 return 0
             c = longmap.get(key)
             if c is None:

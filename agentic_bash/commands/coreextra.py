@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ._args import open_input
+from ._args import OptError, open_input, parse_opts, quote, try_help
 from .base import CommandContext, command, strerror
 from .sysutils import _q, _run
 
@@ -108,11 +108,20 @@ def sum_(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("tsort", usage="tsort [FILE]", help="Topological sort of the pairs in FILE.")
 def tsort(ctx: CommandContext, argv: list[str]) -> int:
-    args = [a for a in argv[1:] if a != "--"]
+    try:
+        _, args = parse_opts(ctx, argv, "", {}, status=1)
+    except OptError as e:
+        return e.status
+    if len(args) > 1:
+        ctx.error(f"extra operand {quote(ctx, args[1])}")
+        try_help(ctx)
+        return 1
     fn = args[0] if args else "-"
     try:
         with open_input(ctx, fn) as f:
             toks = f.read().decode("utf-8", "surrogateescape").split()
+    except IsADirectoryError:
+        toks = []  # GNU tsort reads a directory as empty input
     except OSError as e:
         ctx.stderr.write(f"tsort: {fn}: {strerror(e)}\n".encode("utf-8", "surrogateescape"))
         return 1

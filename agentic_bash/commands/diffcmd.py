@@ -768,6 +768,11 @@ class _DiffRun:
             if top or not o.new_file:
                 if not (o.new_file or o.unidirectional_new_file) or not top:
                     self.err(f"{n0}: {e.strerror}")
+                    if top:  # GNU checks both operands before giving up
+                        try:
+                            self.stat(n1)
+                        except OSError as e1:
+                            self.err(f"{n1}: {e1.strerror}")
                     return 2
             miss0 = True
         try:
@@ -779,6 +784,7 @@ class _DiffRun:
             miss1 = True
         if miss0 and miss1:
             self.err(f"{n0}: No such file or directory")
+            self.err(f"{n1}: No such file or directory")
             return 2
         if miss0 and o.unidirectional_new_file is False and not o.new_file:
             return 2

@@ -56,9 +56,7 @@ def _parse_list(spec: str, what: str) -> list[tuple[int, int]] | str:
         hi = int(b) if b else INF
         if a and int(a) == 0:
             return "fields are numbered from 1" if what == "f" else "byte/character positions are numbered from 1"
-        if b and int(b) == 0 and not a:
-            return "fields are numbered from 1" if what == "f" else "byte/character positions are numbered from 1"
-        if lo > hi:
+        if lo > hi:  # (`-0` too: 1-0 is decreasing in coreutils 9.1)
             return "invalid decreasing range"
         ranges.append((lo, hi))
     ranges.sort()
@@ -239,6 +237,8 @@ def _tr_unescape(s: bytes) -> list[tuple[str, int]]:
                 while j < n and j < i + 4 and 48 <= s[j] <= 55:
                     nv = v * 8 + s[j] - 48
                     if nv > 255:
+                        # GNU warns and takes the first two digits
+                        out.append(("warnoct", s[i + 1:i + 4]))  # type: ignore[arg-type]
                         break
                     v = nv
                     j += 1
@@ -261,6 +261,11 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                ) -> tuple[list[int], list[tuple[str, int, int]]]:
     """Expand a tr SET into a byte list; also return class markers (name, start, len)."""
     toks = _tr_unescape(spec.encode("utf-8", "surrogateescape"))
+    for t in [t for t in toks if t[0] == "warnoct"]:
+        d = t[1].decode()  # type: ignore[attr-defined]
+        ctx.error(f"warning: the ambiguous octal escape \\{d} is being\n\tinterpreted as the 2-byte "
+                  f"sequence \\0{d[:2]}, {d[2]}")
+        toks.remove(t)
     if toks and toks[-1][0] == "warn":
         toks.pop()
         ctx.error("warning: an unescaped backslash at end of string is not portable")
@@ -303,6 +308,12 @@ def _tr_expand(ctx: CommandContext, spec: str, is_set2: bool, set1_len: int | No
                     i = k + 2
                     continue
             if i + 2 < n and toks[i + 2] == ("c", ord("*")):
+                close = next((k for k in range(i + 3, n) if toks[k] == ("c", ord("]"))), None)
+                if close is not None:
+                    cnt_txt = bytes(t[1] for t in toks[i + 3:close])
+                    if cnt_txt and (not cnt_txt.isdigit() or cnt_txt.startswith(b"0") and re.search(rb"[89]", cnt_txt)):
+                        raise _TrError(f"invalid repeat count {quote(ctx, cnt_txt.decode('utf-8', 'surrogateescape'))} "
+                                       "in [c*n] construct")
                 j = i + 3
                 digits = b""
                 while j < n and toks[j][0] == "c" and 48 <= toks[j][1] <= 57:
@@ -604,6 +615,12 @@ def _read_two_files(ctx: CommandContext, ops: list[str], sep: bytes, shell_quote
         # join quotes its extra operand with quoteaf ('c'), comm with quote (‘c’)
         extra = quoteaf(ops[2]) if shell_quote_extra else quote(ctx, ops[2])
         return _usage(ctx, f"extra operand {extra}")
+    if ops[0] == "-" and ops[1] == "-":
+        # the second read of stdin fails: join says so itself (with a stale errno), comm
+        # meets a closed stdin
+        ctx.error("both files cannot be standard input: No such file or directory" if shell_quote_extra
+                  else "-: Bad file descriptor")
+        return 1
     a = _read_lines_list(ctx, ops[0], sep)
     if a is None:
         return 1
@@ -762,7 +779,7 @@ def join(ctx: CommandContext, argv: list[str]) -> int:
                 f1 = f2 = n
         elif k in "av":
             if v not in ("1", "2"):
-                ctx.error(f"invalid file number: {quote(ctx, v or '')}")
+                ctx.error(f"invalid field number: {quote(ctx, v or '')}")  # (sic, coreutils 9.1)
                 return 1
             (unp if k == "a" else only).add(int(v))
         elif k == "e":
@@ -997,10 +1014,14 @@ def nl(ctx: CommandContext, argv: list[str]) -> int:
                     return 1
                 width = num
             else:
+                if num < 1:
+                    ctx.error(f"invalid line number of blank lines: {quote(ctx, v)}: Numerical result out of range")
+                    return 1
                 join_blank = num
         elif k == "n":
             if v not in ("ln", "rn", "rz"):
                 ctx.error(f"invalid line numbering format: {quote(ctx, v)}")
+                try_help(ctx)
                 return 1
             fmtn = v
         elif k == "s":
@@ -1089,10 +1110,12 @@ def fold(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "w":
             try:
                 width = int(v or "")
-                if width < 1:
+                if width < 1 or width >= 1 << 64:
                     raise ValueError
             except ValueError:
                 extra = ": Numerical result out of range" if (v or "").strip("+0") == "" and v else ""
+                if re.fullmatch(r"\+?\d+", v or "") and int(v or "0") >= 1 << 64:
+                    extra = ": Value too large for defined data type"
                 ctx.error(f"invalid number of columns: {quote(ctx, v or '')}{extra}")
                 return 1
     status = 0

@@ -287,7 +287,8 @@ def rmdir(ctx: CommandContext, argv: list[str]) -> int:
             except OSError as e:
                 if ignore and e.errno in (errno.ENOTEMPTY, errno.EEXIST):
                     break
-                ctx.error(f"failed to remove {quoteaf(t)}: {strerror(e)}")
+                # GNU names a parent (-p) "directory" in the message
+                ctx.error(f"failed to remove {'directory ' if t is not name else ''}{quoteaf(t)}: {strerror(e)}")
                 status = 1
                 break
     return status
@@ -1063,7 +1064,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
             if st is not None and st.is_dir:
                 pairs = [(s, _join_target(dest, s)) for s in ops[:-1]]
             elif len(ops) > 2:
-                ctx.error(f"target {quoteaf(dest)} is not a directory")
+                ctx.error(f"target {quoteaf(dest)}: {'No such file or directory' if st is None else 'Not a directory'}")
                 return 1
             else:
                 pairs = [(ops[0], dest)]
@@ -1765,7 +1766,7 @@ def mkfifo(ctx: CommandContext, argv: list[str]) -> int:
                 raise OSError(errno.ENOTSUP, "Operation not supported", name)
             mk(ctx.path(name), mode)
         except OSError as e:
-            ctx.error(f"cannot create fifo {quote(ctx, name)}: {strerror(e)}")
+            ctx.error(f"cannot create fifo {quoteaf(name)}: {strerror(e)}")
             status = 1
     return status
 

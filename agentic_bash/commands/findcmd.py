@@ -310,8 +310,23 @@ class _Find:
             t = self.toks[self.pos]
             if t == ")":
                 raise FindError("invalid expression; you have too many ')'")
-            raise FindError(f"paths must precede expression: `{t}'")
+            raise self._precede(t)
         return paths, node, self.has_action
+
+    def _precede(self, t: str) -> FindError:
+        """"paths must precede expression", with GNU's hint when the word names an existing
+        file (likely a glob the shell expanded after the last predicate)."""
+        msg = f"paths must precede expression: `{t}'"
+        last = next((x for x in reversed(self.toks[:self.pos])
+                     if x.startswith("-") and len(x) > 1 or x in ("(", ")", "!", ",")), None)
+        if last is not None:
+            try:
+                self.ctx.fs.stat(self.ctx.path(t))
+            except OSError:
+                pass
+            else:
+                msg += f"\nfind: possible unquoted pattern after predicate `{last}'?"
+        return FindError(msg)
 
     def peek(self) -> str | None:
         return self.toks[self.pos] if self.pos < len(self.toks) else None
@@ -735,7 +750,7 @@ class _Find:
             return Node("pred", name=t, fn=lambda e, cmd=cmd, t=t: self.exec_one(t, cmd, e))
         if t.startswith("-"):
             raise FindError(f"unknown predicate `{t}'")
-        raise FindError(f"paths must precede expression: `{t}'")
+        raise self._precede(t)
 
     def numarg(self, t: str, v: str) -> int:
         body = v[1:] if v[:1] in "+-" else v

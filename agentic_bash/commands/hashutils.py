@@ -54,6 +54,7 @@ def digest_sum(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     check = tag = binary = zero = quiet = status_only = strict = warn = ignore_missing = False
+    mode_given = False
     bits = None
     for k, v in opts:
         if k == "c":
@@ -61,19 +62,17 @@ def digest_sum(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "tag":
             tag = True
         elif k == "b":
-            binary = True
+            binary = mode_given = True
         elif k == "t":
             binary = False
+            mode_given = True
         elif k == "z":
             zero = True
-        elif k == "quiet":
-            quiet = True
-        elif k == "status":
-            status_only = True
+        elif k in ("quiet", "status", "w"):
+            # (GNU: the last of --quiet/--status/--warn wins)
+            quiet, status_only, warn = k == "quiet", k == "status", k == "w"
         elif k == "strict":
             strict = True
-        elif k == "w":
-            warn = True
         elif k == "ignore-missing":
             ignore_missing = True
         elif k == "l":
@@ -86,6 +85,20 @@ def digest_sum(ctx: CommandContext, argv: list[str]) -> int:
                 ctx.error(f"invalid length: {quote(ctx, v or '')}")
                 ctx.stderr.write(f"{prog}: length is not a multiple of 8\n".encode() if bits % 8 else b"")
                 return 1
+    usage = ("the --zero option is not supported when verifying checksums" if zero and check else
+             "the --tag option is meaningless when verifying checksums" if tag and check else
+             "the --binary and --text options are meaningless when verifying checksums"
+             if mode_given and check else "")
+    if not usage and not check:
+        for flag, on in (("ignore-missing", ignore_missing), ("status", status_only), ("warn", warn),
+                         ("quiet", quiet), ("strict", strict)):
+            if on:
+                usage = f"the --{flag} option is meaningful only when verifying checksums"
+                break
+    if usage:
+        ctx.error(usage)
+        try_help(ctx)
+        return 1
     if check:
         return _check(ctx, files or ["-"], algo, bits, quiet, status_only, strict, warn, ignore_missing)
     status = 0
@@ -196,9 +209,12 @@ def _check(ctx: CommandContext, lists: list[str], algo: str, bits: int | None, q
             out = []
         ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
         if good == 0 and failed == 0 and unreadable == 0:
-            if bad_fmt or True:
-                ctx.error(f"{quotef(lst) if lst != '-' else 'standard input'}: no properly formatted checksum lines found")
-                status = 1
+            shown = quotef(lst if lst != "-" else "standard input")
+            if bad_fmt or not ignore_missing or not text.strip():
+                ctx.error(f"{shown}: no properly formatted checksum lines found")
+            else:
+                ctx.error(f"{shown}: no file was verified")  # --ignore-missing skipped them all
+            status = 1
             continue
         if not status_only:
             if bad_fmt:
@@ -352,16 +368,16 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
     name = files[0] if files else "-"
     try:
         f = open_input(ctx, name)
+        try:
+            data = read_bounded(ctx, f)
+        finally:
+            f.close()
+    except IsADirectoryError:
+        ctx.error("read error: Is a directory")  # GNU basenc names no file here
+        return 1
     except OSError as e:
         file_error(ctx, e, name)
         return 1
-    try:
-        data = read_bounded(ctx, f)
-    except IsADirectoryError as e:
-        file_error(ctx, e, name)
-        return 1
-    finally:
-        f.close()
     if not decode:
         enc = _b64.b64encode(data) if kind == "64" else _b64.b32encode(data)
         ctx.stdout.write(_wrap(enc, wrap))
@@ -375,32 +391,20 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
     out = b""
     try:
         if kind == "64":
-            bad = re.search(rb"[^" + alphabet + rb"]", clean)
-            body = clean
-            if bad:
-                ok = False
-                body = clean[: bad.start()]
-            # decode as far as valid, like GNU (which writes the good prefix)
-            usable = len(body) // 4 * 4
-            out = _b64.b64decode(body[:usable], validate=False) if usable else b""
-            rest = body[usable:]
-            if rest:
-                try:
-                    out += _b64.b64decode(rest + b"=" * (-len(rest) % 4))
-                except (binascii.Error, ValueError):
-                    pass
-                ok = False if not bad and len(rest) % 4 else ok
-                if not bad and len(rest) % 4:
-                    ok = False
-            if b"=" in body[:usable].rstrip(b"="):
-                ok = False
+            out, ok = _b64_quanta(clean)
         else:
-            bad = re.search(rb"[^" + alphabet + rb"]", clean)
-            body = clean if not bad else clean[: bad.start()]
-            usable = len(body) // 8 * 8
-            out = _b64.b32decode(body[:usable]) if usable else b""
-            if bad or len(body) % 8:
-                ok = False
+            # 8-character quanta, each possibly padded (GNU goes on after a padded one)
+            parts = []
+            ok = True
+            for i in range(0, len(clean), 8):
+                q = clean[i:i + 8]
+                body = q.rstrip(b"=")
+                if len(q) < 8 or len(body) not in (2, 4, 5, 7, 8) or b"=" in body \
+                        or re.search(rb"[^A-Z2-7]", body):
+                    ok = False
+                    break
+                parts.append(_b64.b32decode(q))
+            out = b"".join(parts)
     except (binascii.Error, ValueError):
         ok = False
     ctx.stdout.write(out)
@@ -408,6 +412,38 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
         ctx.error("invalid input")
         return 1
     return 0
+
+
+_B64 = {c: i for i, c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
+
+
+def _b64_quanta(data: bytes) -> tuple[bytes, bool]:
+    """GNU's base64 decoder: 4-character quanta, each complete (``xx==``, ``xxx=`` or
+    ``xxxx``); padding may end any quantum. On a bad one, what it decoded so far is kept."""
+    out = bytearray()
+    A = _B64
+    for i in range(0, len(data), 4):
+        q = data[i:i + 4]
+        if len(q) < 2 or q[0] not in A or q[1] not in A:
+            return bytes(out), False
+        out.append((A[q[0]] << 2 | A[q[1]] >> 4) & 0xFF)
+        if len(q) == 2:
+            return bytes(out), False
+        if q[2] == 61:  # '='
+            if len(q) < 4 or q[3] != 61:
+                return bytes(out), False
+            continue
+        if q[2] not in A:
+            return bytes(out), False
+        out.append((A[q[1]] << 4 | A[q[2]] >> 2) & 0xFF)
+        if len(q) == 3:
+            return bytes(out), False
+        if q[3] == 61:
+            continue
+        if q[3] not in A:
+            return bytes(out), False
+        out.append((A[q[2]] << 6 | A[q[3]]) & 0xFF)
+    return bytes(out), True
 
 
 @command("base64", usage="base64 [OPTION]... [FILE]", help="Base64 encode or decode FILE, or standard input, to standard output.")

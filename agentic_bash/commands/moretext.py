@@ -600,8 +600,17 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
         return 1
     src = ops[0] if ops else "-"
     prefix = ops[1] if len(ops) > 1 else "x"
-    data = _read(ctx, src)
-    if data is None:
+    try:
+        f = open_input(ctx, src)
+        try:
+            data = read_bounded(ctx, f)
+        finally:
+            f.close()
+    except IsADirectoryError as e:
+        file_error(ctx, e, src)  # opened, then failed reading
+        return 1
+    except OSError as e:
+        ctx.error(f"cannot open {quoteaf(src)} for reading: {strerror(e)}")
         return 1
     pieces: list[bytes] = []
     if mode == "l":

@@ -154,9 +154,16 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
                     return 1
                 radix = v
             elif k in "jN":
-                r = parse_size(v or "") if not (v or "").lower().startswith("0x") else ("", int(v or "0", 16))
+                r = parse_size(v or "", clamp=False) if not (v or "").lower().startswith("0x") \
+                    else ("", int(v or "0", 16))
+                if r is not None and r[1] >= 1 << 64:
+                    ctx.error(f"{'-j' if k == 'j' else '-N'} argument '{v}' too large")
+                    return 1
                 if r is None:
-                    ctx.error(f"invalid {'-j' if k == 'j' else '-N'} argument '{v}'")
+                    # xstrtoumax: a number with a bad suffix is told apart from no number
+                    bad_suffix = re.match(r"\s*\+?\d", v or "") is not None
+                    ctx.error(f"invalid {'suffix in ' if bad_suffix else ''}{'-j' if k == 'j' else '-N'} "
+                              f"argument '{v}'")
                     return 1
                 if k == "j":
                     skip = r[1]
@@ -198,6 +205,11 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             except OSError as e:
                 file_error(ctx, e, name)
                 status = 1
+                if isinstance(e, IsADirectoryError):
+                    # GNU opens a directory and fails reading it: it still counts as input
+                    # (the final offset is printed) and a pending -j skip is not reported
+                    opened += 1
+                    left_skip = 0
                 continue
             opened += 1
             try:
@@ -216,7 +228,7 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
                     if remaining == 0:
                         return
             except IsADirectoryError as e:
-                file_error(ctx, e, name)
+                file_error(ctx, e, "standard input" if name == "-" else name)
                 status = 1
             finally:
                 f.close()
@@ -332,7 +344,7 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
     # xxd takes single-dash long-ish options (-cols, -len); normalise the common ones
     alias = {"-ps": "-p", "-postscript": "-p", "-plain": "-p", "-revert": "-r", "-cols": "-c",
              "-len": "-l", "-seek": "-s", "-groupsize": "-g", "-include": "-i", "-bits": "-b",
-             "-upper": "-u", "-u": "-u"}
+             "-upper": "-u", "-u": "-u", "-version": "-v", "--version": "-v"}
     args = [argv[0]] + [alias.get(a, a) for a in argv[1:]]
     try:
         opts, ops = parse_opts(ctx, args, "bc:eg:il:o:prs:uvEC", {}, status=1)
@@ -366,18 +378,21 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
             vv = (v or "0").lstrip("+")
             seek = int(vv, 0) if vv else 0
         elif k == "v":
-            ctx.stdout.write(b"xxd 2022-01-14 by Juergen Weigert et al.\n")
+            ctx.stderr.write(b"xxd 2022-01-14 by Juergen Weigert et al.\n")  # (on stderr, as xxd)
             return 0
     inp = ops[0] if ops else "-"
     try:
         f = open_input(ctx, inp)
+    except IsADirectoryError:
+        ctx.error("Is a directory")  # xxd names no file here
+        return 2
     except OSError as e:
         ctx.error(f"{inp}: {e.strerror or 'No such file or directory'}")
         return 2
     try:
         data = read_bounded(ctx, f)
     except IsADirectoryError:
-        ctx.error(f"{inp}: Is a directory")
+        ctx.error("Is a directory" if inp == "-" else f"{inp}: Is a directory")
         return 2
     finally:
         f.close()
@@ -597,6 +612,10 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
     for name in ops or ["-"]:
         try:
             f = open_input(ctx, name)
+        except IsADirectoryError:
+            ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
+            status = 1
+            continue
         except OSError as e:
             ctx.stderr.write(f"strings: '{name}': No such file\n".encode() if e.errno == 2 else
                              f"strings: {name}: {e.strerror}\n".encode())
@@ -605,9 +624,10 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
         try:
             data = read_bounded(ctx, f)
         except IsADirectoryError:
-            ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
-            status = 1
-            continue
+            if name != "-":
+                ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())
+                status = 1
+            continue  # (a `< dir` stdin reads as empty input)
         finally:
             f.close()
         out = []

@@ -465,12 +465,21 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
             except KeyError_ as e:
                 ctx.error(str(e))
                 return 2
-        elif k == "c":
-            check = "diagnose"
-        elif k == "C":
-            check = "quiet"
-        elif k == "check":
-            check = "quiet" if v in ("quiet", "silent") else "diagnose"
+        elif k in ("c", "C", "check"):
+            new = "quiet" if k == "C" or k == "check" and v in ("quiet", "silent") else "diagnose"
+            if check is not None and check != new:
+                ctx.error("options '-cC' are incompatible")
+                return 2
+            check = new
+        elif k == "batch-size":
+            m = re.fullmatch(r"(\d+)(.*)", v or "")
+            if m is None or m.group(2):
+                ctx.error(f"invalid {'suffix in ' if m else ''}--batch-size argument {quoteaf(v or '')}")
+                return 2
+            if int(m.group(1)) < 2:
+                ctx.error(f"invalid --batch-size argument {q(v or '')}")
+                ctx.error(f"minimum --batch-size argument is {q('2')}")
+                return 2
         elif k == "u":
             unique = True
         elif k == "s":
@@ -559,6 +568,9 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
     if check is not None and len(names) > 1:
         # GNU: quoteaf (shell quoting, ASCII quotes) and no "Try --help" line
         ctx.error(f"extra operand {quoteaf(names[1])} not allowed with -{'c' if check == 'diagnose' else 'C'}")
+        return 2
+    if check is not None and out_file is not None:
+        ctx.error(f"options '-{'c' if check == 'diagnose' else 'C'}o' are incompatible")
         return 2
     status = [0]
     try:
@@ -723,6 +735,15 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
     inp = ops[0] if ops else "-"
     try:
         f = open_input(ctx, inp)
+    except IsADirectoryError:
+        # GNU opens both files, then fails on the first read
+        if len(ops) == 2 and ops[1] != "-":
+            try:
+                ctx.fs.open(ctx.path(ops[1]), "wb").close()
+            except OSError:
+                pass
+        ctx.error(f"error reading {quoteaf(inp)}")
+        return 1
     except OSError as e:
         file_error(ctx, e, inp)
         return 1
@@ -806,8 +827,8 @@ def uniq(ctx: CommandContext, argv: list[str]) -> int:
                     emit_group(cur, emitted == 0)
                     emitted += printed
                 cur, cur_key = [line], kk
-        except IsADirectoryError as e:
-            file_error(ctx, e, inp)
+        except IsADirectoryError:
+            ctx.error(f"error reading {quoteaf(inp)}")  # (stdin redirected from a directory)
             return 1
         if cur:
             emit_group(cur, emitted == 0)
@@ -854,8 +875,8 @@ def _uniq_fast(ctx: CommandContext, f, out, sep: bytes, count: bool, repeated: b
                 cur, n = line, k
             if res:
                 out.write(b"".join(res))
-    except IsADirectoryError as e:
-        file_error(ctx, e, name)
+    except IsADirectoryError:
+        ctx.error(f"error reading {quoteaf(name)}")
         return 1
     if cur is not None:
         r = fmt(cur, n)

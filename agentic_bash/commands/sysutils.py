@@ -11,7 +11,7 @@ import threading
 import time as _time
 from typing import Callable
 
-from ._args import quoteaf, run_command
+from ._args import OptError, parse_opts, quoteaf, run_command
 from .base import CommandContext, command
 
 try:  # zoneinfo needs tzdata; fall back to UTC when a zone is unknown
@@ -46,13 +46,36 @@ def _try(ctx: CommandContext, name: str, status: int) -> int:
 
 
 class _Opts:
-    """Tiny getopt for these tools: ``spec`` letters, ``:`` after one that takes a value."""
+    """getopt for these tools: ``spec`` letters, ``:`` after one that takes a value, ``?``
+    after one with an optional (attached) value; ``longs`` maps a long name to a letter or
+    key with the same suffixes.  GNU tools (``gnu=True``) go through parse_opts (glibc's
+    messages, --help/--version); the others keep this tool-neutral parser."""
 
     def __init__(self, ctx: CommandContext, argv: list[str], spec: str, longs: dict[str, str] | None = None,
-                 stop_at_operand: bool = True, status: int = 1) -> None:
+                 stop_at_operand: bool = True, status: int = 1, gnu: bool = True) -> None:
         self.opts: list[tuple[str, str | None]] = []
         self.args: list[str] = []
         self.error = False
+        self.status: int | None = None  # set when parse_opts already reported (or --help)
+        self._ctx = ctx
+        self._name = argv[0]
+        if gnu:
+            short = spec.replace("?", "::")
+            if stop_at_operand and not short.startswith("+"):
+                short = "+" + short
+            glongs: dict[str, str | None] = {}
+            for k, t in (longs or {}).items():
+                base = t.rstrip(":?")
+                if len(base) == 1 and base in spec:
+                    glongs[k] = base
+                else:
+                    glongs[k] = base + ("::" if t.endswith("?") else ":" if t.endswith(":") else "")
+            try:
+                self.opts, self.args = parse_opts(ctx, argv, short, glongs, status=status)
+            except OptError as e:
+                self.error = True
+                self.status = e.status
+            return
         name = argv[0]
         longs = longs or {}
         i = 1
@@ -124,6 +147,12 @@ class _Opts:
             self.args.append(a)
             i += 1
 
+    def fail(self, status: int) -> int:
+        """The exit status for a parse error, with GNU's "Try" line unless already printed."""
+        if self.status is not None:
+            return 0 if self.status == 0 else status  # (0: --help/--version was printed)
+        return _try(self._ctx, self._name, status)
+
     def has(self, k: str) -> bool:
         return any(o == k for o, _ in self.opts)
 
@@ -181,7 +210,7 @@ def arch(ctx: CommandContext, argv: list[str]) -> int:
 def tty(ctx: CommandContext, argv: list[str]) -> int:
     o = _Opts(ctx, argv, "s", {"silent": "s", "quiet": "s"}, status=2)
     if o.error:
-        return _try(ctx, "tty", 2)
+        return o.fail(2)
     if not o.has("s"):
         _w(ctx, "not a tty\n")
     return 1
@@ -208,7 +237,7 @@ def id_(ctx: CommandContext, argv: list[str]) -> int:
     o = _Opts(ctx, argv, "ugGnrz", {"user": "u", "group": "g", "groups": "G", "name": "n", "real": "r",
                                       "zero": "z"}, stop_at_operand=False)
     if o.error:
-        return _try(ctx, "id", 1)
+        return o.fail(1)
     i = ctx.info
     if o.args:
         if o.args[0] not in (i.user, str(i.uid)):
@@ -235,10 +264,10 @@ def id_(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("hostname", usage="hostname [-s|-f|-d|-i|-I]", help="Print the sandbox's host name.")
 def hostname(ctx: CommandContext, argv: list[str]) -> int:
-    o = _Opts(ctx, argv, "sfdiIAaby", {"short": "s", "fqdn": "f", "long": "f", "domain": "d",
+    o = _Opts(ctx, argv, "sfdiIAaby", gnu=False, longs={"short": "s", "fqdn": "f", "long": "f", "domain": "d",
                                          "ip-address": "i", "all-ip-addresses": "I"})
     if o.error:
-        return _try(ctx, "hostname", 1)
+        return o.fail(1)
     h = ctx.info.hostname
     if o.args:
         ctx.error("you must be root to change the host name")
@@ -258,12 +287,13 @@ def hostname(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("uname", usage="uname [OPTION]...", help="Print system information.")
 def uname(ctx: CommandContext, argv: list[str]) -> int:
-    o = _Opts(ctx, argv, "asnrvmpio", {"all": "a", "kernel-name": "s", "nodename": "n",
-                                         "kernel-release": "r", "kernel-version": "v", "machine": "m",
+    o = _Opts(ctx, argv, "asnrvmpio", {"all": "a", "kernel-name": "s", "sysname": "s", "nodename": "n",
+                                         "kernel-release": "r", "release": "r", "kernel-version": "v",
+                                         "machine": "m",
                                          "processor": "p", "hardware-platform": "i",
                                          "operating-system": "o"}, stop_at_operand=False)
     if o.error:
-        return _try(ctx, "uname", 1)
+        return o.fail(1)
     if o.args:
         ctx.error(f"extra operand {_q(ctx, o.args[0])}")
         return _try(ctx, "uname", 1)
@@ -289,7 +319,7 @@ def uname(ctx: CommandContext, argv: list[str]) -> int:
 def nproc(ctx: CommandContext, argv: list[str]) -> int:
     o = _Opts(ctx, argv, "", {"all": "all", "ignore": "ignore:"}, stop_at_operand=False)
     if o.error:
-        return _try(ctx, "nproc", 1)
+        return o.fail(1)
     if o.args:
         ctx.error(f"extra operand {_q(ctx, o.args[0])}")
         return _try(ctx, "nproc", 1)
@@ -351,7 +381,7 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     o = _Opts(ctx, argv, "+iu:0C:S:v", {"ignore-environment": "i", "unset": "u:", "null": "0",
                                           "chdir": "C:", "split-string": "S:", "debug": "v"})
     if o.error:
-        return _try(ctx, "env", 125)
+        return o.fail(125)
     rest = list(o.args)
     verbose = o.has("v")
 
@@ -439,7 +469,7 @@ def _run(ctx: CommandContext, argv: list[str], *, env=None, cwd=None, who: str,
 def printenv(ctx: CommandContext, argv: list[str]) -> int:
     o = _Opts(ctx, argv, "0", {"null": "0"}, stop_at_operand=False)
     if o.error:
-        return _try(ctx, "printenv", 2)
+        return o.fail(2)
     end = "\0" if o.has("0") else "\n"
     env = dict(ctx.env)
     if _from_shell(ctx) and "_" not in env:
@@ -526,9 +556,10 @@ def _duration(s: str) -> float | None:
 
 @command("sleep", usage="sleep NUMBER[SUFFIX]...", help="Pause for NUMBER seconds (s, m, h, d suffixes).")
 def sleep(ctx: CommandContext, argv: list[str]) -> int:
-    args = argv[1:]
-    if args[:1] == ["--"]:
-        args = args[1:]
+    try:
+        _, args = parse_opts(ctx, argv, "", {}, status=1)  # no options: `sleep -1` is one
+    except OptError as e:
+        return e.status
     if not args:
         ctx.error("missing operand")
         return _try(ctx, "sleep", 1)
@@ -537,9 +568,6 @@ def sleep(ctx: CommandContext, argv: list[str]) -> int:
     for a in args:
         d = _duration(a)
         if d is None:
-            if a.startswith("-") and len(a) > 1 and not a[1:2].isdigit():
-                ctx.stderr.write(f"sleep: invalid option -- '{a[1]}'\n".encode())
-                return _try(ctx, "sleep", 1)
             ctx.error(f"invalid time interval {_q(ctx, a)}")
             bad = True
             continue
@@ -617,7 +645,7 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
     o = _Opts(ctx, argv, "+s:k:v", {"signal": "s:", "kill-after": "k:", "preserve-status": "preserve-status",
                                       "foreground": "foreground", "verbose": "v"})
     if o.error:
-        return _try(ctx, "timeout", 125)
+        return o.fail(125)
     if len(o.args) < 2:
         return _try(ctx, "timeout", 125)  # GNU's usage(): only the "Try" line
     d = _duration(o.args[0])
@@ -685,7 +713,7 @@ def _kill_thread(t: threading.Thread) -> None:
 @command("time", usage="time [-p] [-f FORMAT] COMMAND [ARG]...",
          help="Run a command and report its resource use (GNU time's format).")
 def time_(ctx: CommandContext, argv: list[str]) -> int:
-    o = _Opts(ctx, argv, "+pf:o:avqV", {"portability": "p", "format": "f:", "output": "o:", "append": "a",
+    o = _Opts(ctx, argv, "+pf:o:avqV", gnu=False, longs={"portability": "p", "format": "f:", "output": "o:", "append": "a",
                                           "verbose": "v", "quiet": "q", "version": "V"})
     if o.error:
         ctx.stderr.write(b"Usage: time [-apvV] [-f format] [-o file] [--append] [--verbose]\n"
@@ -1352,7 +1380,7 @@ def date(ctx: CommandContext, argv: list[str]) -> int:
               stop_at_operand=False)
     # -I takes an optional attached argument: re-scan for -Ixxx forms the tiny getopt split.
     if o.error:
-        return _try(ctx, "date", 1)
+        return o.fail(1)
     opts: list[tuple[str, str | None]] = []
     for k, v in o.opts:
         opts.append((k, v))

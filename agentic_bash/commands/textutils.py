@@ -221,10 +221,10 @@ def _legacy_num(argv: list[str], letter: str) -> list[str]:
     """``head -5`` / ``tail -5`` / ``tail +5`` -> ``-n 5`` (obsolete syntax GNU still accepts)."""
     if len(argv) > 1:
         a = argv[1]
-        m = re.match(r"^-(\d+)([cbkmlqv]*)$", a)
+        m = re.match(r"^-(\d+)([cbkmlqvzf]*)$", a)
         if m:
             unit = "c" if "c" in m.group(2) else letter
-            rest = [f"-{x}" for x in m.group(2) if x in "qv"]
+            rest = [f"-{x}" for x in m.group(2) if x in "qvzf"]
             return [argv[0], f"-{unit}", m.group(1), *rest, *argv[2:]]
     return argv
 
@@ -238,6 +238,11 @@ def _header(ctx: CommandContext, name: str, first: bool) -> None:
          help="Print the first 10 lines of each FILE to standard output.")
 @stdio
 def head(ctx: CommandContext, argv: list[str]) -> int:
+    m = re.match(r"-\d+([cbkmlqvz]*)(.?)", argv[1]) if len(argv) > 1 else None
+    if m and m.group(2):
+        ctx.stderr.write(f"head: invalid trailing option -- {m.group(2)}\n".encode("utf-8", "surrogateescape"))
+        try_help(ctx)
+        return 1
     argv = _legacy_num(argv, "n")
     try:
         opts, files = parse_opts(ctx, argv, "c:n:qvz", {
@@ -298,7 +303,8 @@ def _each_headed(ctx: CommandContext, files: list[str], show: bool, body) -> int
             first = False
             body(f)
         except IsADirectoryError:
-            ctx.error(f"error reading {quoteaf(name)}: Is a directory")
+            # (a `< dir` stdin fails only when read; GNU calls it "standard input")
+            ctx.error(f"error reading {quoteaf('standard input' if name == '-' else name)}: Is a directory")
             status = 1
         finally:
             f.close()
@@ -360,9 +366,12 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
         a = argv[1]
         unit = "c" if a.endswith("c") else "n"
         argv = [argv[0], f"-{unit}", "+" + a[1:].rstrip("cl"), *argv[2:]]
-    elif obsolete_ok:
+    elif obsolete_ok and re.match(r"^-\d+[bcl]?f?$", argv[1]):
         argv = _legacy_num(argv, "n")
-    else:
+    elif obsolete_ok and re.match(r"^-\d", argv[1]):
+        ctx.error(f"option used in invalid context -- {argv[1][1]}")
+        return 1
+    elif not obsolete_ok:
         for a in argv[1:]:
             if a == "--":
                 break
@@ -406,6 +415,18 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             verbose = True
         elif k == "z":
             sep = b"\0"
+        elif k == "pid" and not re.fullmatch(r"\s*\+?\d+", v or ""):
+            ctx.error(f"invalid PID: {quote(ctx, v or '')}")
+            return 1
+    keys = {k for k, _ in opts}
+    if follow is None:
+        # GNU's warnings for options that only matter when following
+        if "retry" in keys:
+            ctx.error("warning: --retry ignored; --retry is useful only when following")
+        if "pid" in keys:
+            ctx.error("warning: PID ignored; --pid=PID is useful only when following")
+    elif follow == "f" and "retry" in keys:
+        ctx.error("warning: --retry only effective for the initial open")
     files = files or ["-"]
     show = verbose if verbose is not None else len(files) > 1
     if follow is not None:
@@ -756,7 +777,7 @@ def wc(ctx: CommandContext, argv: list[str]) -> int:
             try:
                 counts = _wc_stream(ctx, f, "w" in want, "m" in want, "L" in want, utf8, "l" in want)
             except IsADirectoryError as e:
-                file_error(ctx, e, nm or "-")
+                file_error(ctx, e, nm or "standard input")
                 status = 1
                 counts = _WcCounts()
         finally:
@@ -868,13 +889,15 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
     for k, v in opts:
         if k == "s":
             sep = (v or "").encode("utf-8", "surrogateescape")
-            if not sep:
-                ctx.error("separator cannot be empty")
-                return 1
         elif k == "b":
             before = True
         elif k == "r":
             regex = True
+    if not sep:
+        if regex:
+            ctx.error("separator cannot be empty")
+            return 1
+        sep = b"\0"  # GNU: the empty string's terminating NUL is the separator
     status = 0
     for name, f in _inputs(ctx, files, "failed to open {} for reading", dir_ok=True):
         if f is None:
@@ -883,7 +906,7 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
         try:
             data = read_bounded(ctx, f)
         except IsADirectoryError:
-            ctx.error(f"{quotef(name)}: read error: Invalid argument")
+            ctx.error(f"{quotef('standard input' if name == '-' else name)}: read error: Invalid argument")
             status = 1
             continue
         ctx.stdout.write(_tac_bytes(data, sep, before, regex))
@@ -1119,7 +1142,7 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
         if a == "--":
             fixed.extend(args[i:])
             break
-        if re.match(r"^-[w]*[fs]$", a) or a in ("--format", "--separator") and i < len(args):
+        if (re.match(r"^-[w]*[fs]$", a) or a in ("--format", "--separator")) and i < len(args):
             fixed.append(args[i])
             i += 1
     try:

@@ -114,7 +114,7 @@ def _unescape_delim(ctx: CommandContext, d: str) -> str | None:
             v = _strtoul(d[2:] if d[1] == "x" else d[1:], 16 if d[1] == "x" else 8)
             if v is not None and 0 <= v < 256:
                 return chr(v)
-    ctx.error(f"invalid input delimiter specification {d}: the delimiter must be either a single character or an escape sequence starting with \\.")
+    ctx.error(f"Invalid input delimiter specification {d}: the delimiter must be either a single character or an escape sequence starting with \\.")
     return None
 
 

@@ -113,6 +113,32 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
     st.env_cache = None
 
 
+# How a tool reports that its standard input is a directory: (message, exit status).
+_READ_ERRORS: dict[str, tuple[str, int]] = {
+    "grep": ("{0}: (standard input): Is a directory", 2),
+    "egrep": ("{0}: (standard input): Is a directory", 2),
+    "fgrep": ("{0}: (standard input): Is a directory", 2),
+    "sort": ("{0}: read failed: -: Is a directory", 2),
+    "tr": ("{0}: read error: Is a directory", 1), "tee": ("{0}: read error: Is a directory", 1),
+    "sed": ("{0}: read error on stdin: Is a directory", 4),
+    "awk": ("{0}: read error (Is a directory)", 2), "gawk": ("{0}: read error (Is a directory)", 2),
+    "rev": ("{0}: stdin: 0: Is a directory", 1), "uniq": ("{0}: error reading '-'", 1),
+    "bc": ("(standard_in) 1: read() in flex scanner failed", 1),
+}
+
+# How a tool reports a failed write to its standard output: (message, exit status).
+_WRITE_ERRORS: dict[str, tuple[str, int]] = {
+    "sed": ("{0}: couldn't flush stdout: {1}", 4),
+    "awk": ("{0}: close failed on file /dev/stdout ({1})", 2),
+    "gawk": ("{0}: close failed on file /dev/stdout ({1})", 2),
+    "grep": ("{0}: write error: {1}", 2), "egrep": ("{0}: write error: {1}", 2),
+    "fgrep": ("{0}: write error: {1}", 2), "ls": ("{0}: write error: {1}", 2),
+    "dir": ("{0}: write error: {1}", 2), "vdir": ("{0}: write error: {1}", 2),
+    "wc": ("{0}: write error", 1),
+    "sort": ("{0}: fflush failed: 'standard output': {1}\n{0}: write error", 2),
+}
+
+
 class InProcessExecutor:
     """Runs scripts with the in-process interpreter; one persistent shell state per instance."""
 
@@ -652,13 +678,21 @@ class InProcessExecutor:
         except RecursionError:
             sh.error(f"{argv[0]}: maximum recursion depth exceeded")
             return 2
+        except IsADirectoryError:
+            # a read error the tool did not report itself: stdin redirected from a
+            # directory (`sort < dir`); each tool's words and status
+            msg, st = _READ_ERRORS.get(posixpath.basename(argv[0]), ("{0}: -: Is a directory", 1))
+            ctx.stderr.write((msg.format(argv[0]) + "\n").encode())
+            return st
         except OSError as e:
             if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
                 sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
                 return 2
-            # a full session layer (max_fs_bytes): `head -c 2G /dev/zero > f`, as coreutils says it
-            sh.error(f"{argv[0]}: write error: {os.strerror(e.errno)}")
-            return 1
+            # a full output (/dev/full, or a full session layer: `head -c 2G /dev/zero > f`):
+            # each tool's own words and status, without the shell's prefix
+            msg, st = _WRITE_ERRORS.get(posixpath.basename(argv[0]), ("{0}: write error: {1}", 1))
+            ctx.stderr.write((msg.format(argv[0], os.strerror(e.errno)) + "\n").encode())
+            return st
         except Exception as e:  # noqa: BLE001 - a buggy command is a failed command, not a crash
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
@@ -853,8 +887,11 @@ class _Exec:
         if not argv:
             return 0
         try:
+            # env/xargs/find exec a program, so a tool that exists as one (echo, printf,
+            # true, pwd, ...) runs as that, with its own messages; a shell-only builtin is
+            # still run as a builtin
             fn = BUILTINS.get(argv[0])
-            if fn is not None:
+            if fn is not None and argv[0] not in self.ex.registry:
                 return child.run_builtin(fn, list(argv))
             return self.ex.run_command(child, list(argv))
         except ExitShell as e:
@@ -1113,7 +1150,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         who = child.script_name
     else:
         stream = sh.fds.get(0)
-        data = stream.read() if stream is not None else b""
+        try:
+            data = stream.read() if stream is not None else b""
+        except IsADirectoryError:
+            sh.write_err(f"{argv[0]}: error reading input file: Is a directory\n".encode())
+            return 2
         src = data.decode("utf-8", "surrogateescape")
         st.positional = rest
         child.script_name = "bash"

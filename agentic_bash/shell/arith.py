@@ -49,6 +49,10 @@ class ArithError(Exception):
         self.message = message
 
 
+class SubscriptError(ArithError):
+    """An error inside an array subscript: bash -c gives up on the whole script for it."""
+
+
 class _Abort(Exception):
     """A parse error plus what bash would already have evaluated when it hit it.
 
@@ -653,7 +657,12 @@ class _Parser:
             s = ctx.vars.expand_sub(sub) if special else sub
             if ctx.vars.is_assoc(name):
                 return s
-            return str(_evaluate(s, ctx.vars, ctx.depth + 1))
+            try:
+                return str(_evaluate(s, ctx.vars, ctx.depth + 1))
+            except SubscriptError:
+                raise
+            except ArithError as e:
+                raise SubscriptError(e.message) from None
         return idx
 
     def _reader(self, name: str, sub: str | None, vpos: int) -> Callable[[_Ctx, bool], tuple[int, str | None]]:

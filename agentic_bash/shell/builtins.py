@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 from collections.abc import Mapping
@@ -30,6 +31,7 @@ def _circular_ref() -> type[BaseException]:
     return CircularRef
 
 BUILTINS: dict[str, Callable[[Interpreter, list[str]], int]] = {}
+NULL_INPUT = io.BytesIO(b"")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
 
@@ -51,6 +53,19 @@ def _out(sh: Interpreter, s: str) -> None:
 def _usage_err(sh: Interpreter, name: str, msg: str, status: int = 2) -> int:
     sh.error(f"{name}: {msg}")
     return status
+
+
+_LEGAL_NUM_RE = re.compile(r"[ \t\n]*([-+]?[0-9]+)[ \t\n]*\Z")
+
+
+def legal_number(s: str) -> int | None:
+    """bash's legal_number: an intmax_t, surrounding blanks allowed; None if not one (or if
+    it overflows)."""
+    m = _LEGAL_NUM_RE.match(s)
+    if m is None:
+        return None
+    n = int(m.group(1))
+    return n if -(1 << 63) <= n < (1 << 63) else None
 
 
 def _bad_opt(sh: Interpreter, name: str, opt: str, usage: str) -> int:
@@ -252,8 +267,8 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
                 physical = True
             elif c == "L":
                 physical = False
-            elif c in "e@":
-                pass
+            elif c == "e":
+                pass  # (-@ needs O_XATTR, which Linux bash lacks: an invalid option there)
             else:
                 return _bad_opt(sh, "cd", "-" + c, "cd [-L|[-P [-e]] [-@]] [dir]")
     if len(args) > 1:
@@ -262,9 +277,11 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
     print_dir = False
     if not args:
         home = sh.get_scalar("HOME")
-        if not home:
+        if home is None:
             sh.error("cd: HOME not set")
             return 1
+        if not home:
+            return 0  # an empty HOME: nothing to do, as `cd ""`
         target = home
     else:
         target = args[0]
@@ -302,14 +319,15 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("pwd")
 def b_pwd(sh: Interpreter, argv: list[str]) -> int:
+    r = _opts(sh, "pwd", argv[1:], "LP", "pwd [-LP]")
+    if type(r) is int:
+        return r
     phys = False
     for a in argv[1:]:
-        if a == "-P":
-            phys = True
-        elif a == "-L":
-            phys = False
-        elif a.startswith("-"):
-            return _bad_opt(sh, "pwd", a[:2], "pwd [-LP]")
+        if a == "--" or a[:1] != "-":
+            break
+        for c in a[1:]:
+            phys = c == "P"
     cwd = sh.state.cwd
     if phys:
         try:
@@ -354,8 +372,10 @@ def b_dirs(sh: Interpreter, argv: list[str]) -> int:
     for a in argv[1:]:
         if a == "--":
             break
-        if a[:1] not in ("-", "+") or len(a) < 2:
-            sh.error(f"dirs: {a}: invalid option")
+        if a[:1] not in ("-", "+") or len(a) < 2 or not (
+                a[1:].isdigit() or a[0] == "-" and set(a[1:]) <= set("clpv")):
+            # bash: any word that is not all option letters must be a stack index
+            sh.error(f"dirs: {a}: invalid {'option' if a[:1] not in ('-', '+') else 'number'}")
             sh.write_err(b"dirs: usage: dirs [-clpv] [+N] [-N]\n")
             return 2
     for a in argv[1:]:
@@ -379,7 +399,8 @@ def b_dirs(sh: Interpreter, argv: list[str]) -> int:
             n = int(a[1:])
             idx = n if a[0] == "+" else len(items) - 1 - n
             if not 0 <= idx < len(items):
-                sh.error(f"dirs: {a[1:]}: directory stack index out of range")
+                sh.error(f"dirs: {a[1:]}: directory stack index out of range" if sh.state.dirstack
+                         else "dirs: directory stack empty")
                 return 1
             _out(sh, items[idx] + "\n")
             return 0
@@ -403,6 +424,14 @@ def b_pushd(sh: Interpreter, argv: list[str]) -> int:
         sh.error("pushd: too many arguments")
         return 1
     st = sh.state
+    no_cd = "-n" in argv[1:argv.index("--") if "--" in argv else len(argv)]
+    if no_cd and not (args and args[0][:1] in "+-" and args[0][1:].isdigit()):
+        # -n: the directory goes under the top of the stack, no cd (and no check)
+        if not args:
+            return 0
+        st.dirstack.insert(0, args[0])
+        _out(sh, " ".join(_dirs_list(sh)) + "\n")
+        return 0
     if not args:
         if not st.dirstack:
             sh.error("pushd: no other directory")
@@ -418,7 +447,8 @@ def b_pushd(sh: Interpreter, argv: list[str]) -> int:
         n = int(args[0][1:])
         k = n if args[0][0] == "+" else len(items) - 1 - n
         if not 0 <= k < len(items):
-            sh.error(f"pushd: {args[0][1:]}: directory stack index out of range")
+            sh.error(f"pushd: {args[0]}: directory stack index out of range" if st.dirstack
+                     else "pushd: directory stack empty")
             return 1
         items = items[k:] + items[:k]
         err = _chdir(sh, items[0])
@@ -466,7 +496,7 @@ def b_popd(sh: Interpreter, argv: list[str]) -> int:
         n = int(args[0][1:])
         k = n if args[0][0] == "+" else len(items) - 1 - n
         if not 0 <= k < len(items):
-            sh.error(f"popd: {args[0][1:]}: directory stack index out of range")
+            sh.error(f"popd: {args[0]}: directory stack index out of range")
             return 1
         if k == 0:
             err = _chdir(sh, st.dirstack[0])
@@ -511,6 +541,8 @@ def _parse_flags(sh: Interpreter, name: str, args: list[str], allowed: str, usag
 
 _FLAG_BITS = {"a": ARRAY, "A": ASSOC, "i": INTEGER, "l": LOWER, "u": UPPER, "n": NAMEREF,
               "r": READONLY, "x": EXPORT, "t": TRACE, "c": CAPCASE}
+_TYPESET_USAGE = ("typeset [-aAfFgiIlnrtux] name[=value] ... or typeset -p [-aAfFilnrtux] "
+                  "[name ...]")
 DECL_USAGE = "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
 
 
@@ -532,8 +564,8 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
 
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
-    parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name != "local" else
-                          "local [option] name[=value] ...")
+    parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name == "declare" else
+                          "local [option] name[=value] ..." if name == "local" else _TYPESET_USAGE)
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
@@ -558,7 +590,10 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         for a in args:
             if a not in sh.state.functions:
                 status = 1
-            elif "t" in on:
+                continue
+            if "r" in on:
+                sh.state.func_readonly = sh.state.func_readonly | {a}
+            if "t" in on:
                 sh.state.func_trace = sh.state.func_trace | {a}
             elif "t" in off:
                 sh.state.func_trace = sh.state.func_trace - {a}
@@ -656,7 +691,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 from .interpreter import AbortLine
                 sh.error(e.message)
                 raise AbortLine(1) from None
-            # a bad subscript is reported without the builtin's name (bash)
+            # (a bad subscript is reported without the builtin's name)
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
@@ -732,17 +767,18 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             # bash refuses to turn a variable whose value is not a name into a nameref
             raise VarError(f"`{cur}': invalid variable name for name reference")
     if var.attrs & READONLY and (value is not None or assign is not None or (on - {"r", "x", "g", "p", "t"}) or "r" in off):
-        if value is not None or assign is not None or on - {"r", "x", "g", "t"}:
+        if value is not None or assign is not None or "n" in on:
+            # (other attributes may still be added to a readonly variable)
             raise VarError(f"{target}: readonly variable")
         if "r" in off:
             raise VarError(f"{target}: readonly variable")
-    for c in on:
+    for c in sorted(on):  # -A before -a: with both, bash makes an assoc and fails on -a
         bit = _FLAG_BITS.get(c)
         if bit is None:
             continue
         if bit == ARRAY and var.attrs & ASSOC:
             raise VarError(f"{target}: cannot convert associative to indexed array")
-        if bit == ASSOC and var.attrs & ARRAY and type(var.value) is dict:
+        if bit == ASSOC and var.attrs & ARRAY:
             raise VarError(f"{target}: cannot convert indexed to associative array")
         if bit in (UPPER, LOWER, CAPCASE):
             var.attrs &= ~(UPPER | LOWER | CAPCASE)  # one case attribute replaces another
@@ -770,7 +806,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:
         if sub is not None:
-            sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),), sub[1:-1]), value, append=append)
+            sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),) if sub != "[]" else (), sub[1:-1]),
+                              value, append=append)
         elif var.attrs & NAMEREF and "n" in on:
             if value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
@@ -823,8 +860,8 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
 
 @builtin("declare", "typeset")
 def b_declare(sh: Interpreter, argv: list[str]) -> int:
-    if len(argv) == 1:
-        return b_set(sh, ["set"])
+    if len(argv) == 1 or all(a in ("--", "-g") for a in argv[1:]):
+        return b_set(sh, ["set"])  # no attributes and no names: `set`'s listing
     return b_declare_impl(sh, argv)
 
 
@@ -848,6 +885,14 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
+    if not args and "f" in on:
+        # export -f alone lists the exported functions
+        from .unparse import format_function
+        st = sh.state
+        for n in sorted(getattr(st, "exported_funcs", ())):
+            if n in st.functions:
+                _out(sh, f"{format_function(st.functions[n])}\ndeclare -fx {n}\n")
+        return 0
     if not args:  # with names, -p prints nothing and exports them (bash 5.2)
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & EXPORT:
@@ -922,6 +967,11 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
             continue
         try:
             if "f" in on:
+                if vname not in sh.state.functions:
+                    sh.error(f"readonly: {vname}: not a function")
+                    status = 1
+                else:
+                    sh.state.func_readonly = sh.state.func_readonly | {vname}
                 continue
             if idx in arrays:
                 assign = arrays[idx]
@@ -940,19 +990,30 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
 def b_unset(sh: Interpreter, argv: list[str]) -> int:
     args = argv[1:]
     mode = ""
+    fv: set[str] = set()
     while args and args[0].startswith("-") and len(args[0]) > 1:
         a = args.pop(0)
         if a == "--":
             break
         for c in a[1:]:
             if c in "fvn":
+                fv.add(c)
                 mode = c
             else:
                 return _bad_opt(sh, "unset", "-" + c, "unset [-f] [-v] [-n] [name ...]")
+    if "f" in fv and "v" in fv:
+        sh.error("unset: cannot simultaneously unset a function and a variable")
+        return 1
+    if "f" in fv:
+        mode = "f"
     status = 0
     for a in args:
-        if mode == "f":
-            sh.state.functions.pop(a, None)
+        if mode == "f" or (mode == "" and a in sh.state.functions and sh.state.find(a) is None):
+            if a in sh.state.func_readonly:
+                sh.error(f"unset: {a}: cannot unset: readonly function")
+                status = 1
+            else:
+                sh.state.functions.pop(a, None)
             continue
         if mode != "n" and "[" not in a:
             rn = sh.state.resolve_ref(a)
@@ -990,9 +1051,9 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                     try:
                         i = sh.arith(sub)
                     except ExpansionError as e:
-                        sh.error(e.message)
-                        status = 1
-                        continue
+                        e.discard = False  # type: ignore[attr-defined]  # bash -c gives up here
+                        e.subscript = True  # type: ignore[attr-defined]
+                        raise
                     if i < 0:
                         j = (max(var.value) + 1 if var.value else 0) + i
                         if j < 0:
@@ -1036,20 +1097,20 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
 def b_shift(sh: Interpreter, argv: list[str]) -> int:
     if argv[1:2] == ["--"]:
         argv = argv[:1] + argv[2:]
+    n = 1
+    if len(argv) > 1:
+        k = legal_number(argv[1])
+        if k is None:
+            sh.error(f"shift: {argv[1]}: numeric argument required")
+            return 1
+        n = k
     if len(argv) > 2:
         from .interpreter import ExitShell
         sh.error("shift: too many arguments")
         raise ExitShell(1)  # bash -c gives up on the whole script here
-    n = 1
-    if len(argv) > 1:
-        try:
-            n = int(argv[1])
-        except ValueError:
-            sh.error(f"shift: {argv[1]}: numeric argument required")
-            return 1
-        if n < 0:
-            sh.error(f"shift: {argv[1]}: shift count out of range")
-            return 1
+    if n < 0:
+        sh.error(f"shift: {argv[1]}: shift count out of range")
+        return 1
     pos = sh.state.positional
     if n > len(pos):
         if sh.state.shopt.get("shift_verbose") or sh.state.options["posix"]:
@@ -1154,6 +1215,8 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
     args = argv[1:]
     while args and args[0].startswith("-") and len(args[0]) > 1:
         a = args.pop(0)
+        if a == "--":
+            break
         for c in a[1:]:
             if c in "su":
                 if mode and mode != c:
@@ -1173,6 +1236,8 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
         for k in (sorted(table) if setopt else table):
             v = table[k]
             if mode == "s" and not v or mode == "u" and v:
+                continue
+            if quiet:
                 continue
             if printable or (mode and False):
                 _out(sh, f"{'set' if setopt else 'shopt'} {'-s' if v else '-u'} {k}\n" if not setopt
@@ -1213,22 +1278,29 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
 @builtin("exit")
 def b_exit(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
-    if len(argv) > 2:
-        sh.error("exit: too many arguments")
-        raise ExitShell(1)
-    if len(argv) == 1:
-        n = sh.state.last_status
-    else:
-        try:
-            n = int(argv[1].strip()) & 255
-        except ValueError:
-            sh.error(f"exit: {argv[1]}: numeric argument required")
-            n = 2
+    n = _exit_status(sh, "exit", argv)
     if sh.funcstack and sh.state.traps and "EXIT" in sh.state.traps:
         # bash runs the EXIT trap where `exit` ran: inside the function, with its locals,
         # positional parameters and FUNCNAME / BASH_LINENO frames
         n = sh.run_exit_trap(n)
     raise ExitShell(n)
+
+
+def _exit_status(sh: Interpreter, name: str, argv: list[str]) -> int:
+    """bash's get_exitstat for exit/return: ``--`` skipped, no operand = ``$?``, a
+    non-number is status 2, and a second operand abandons the whole script (status 1)."""
+    args = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+    if not args:
+        return sh.state.last_status
+    n = legal_number(args[0])
+    if n is None:
+        sh.error(f"{name}: {args[0]}: numeric argument required")
+        return 2
+    if len(args) > 1:
+        from .interpreter import ExitShell
+        sh.error(f"{name}: too many arguments")
+        raise ExitShell(1)
+    return n & 255
 
 
 @builtin("logout")
@@ -1243,45 +1315,31 @@ def b_return(sh: Interpreter, argv: list[str]) -> int:
     if not sh.funcstack and not sh.source_depth:
         sh.error("return: can only `return' from a function or sourced script")
         return 2
-    if len(argv) > 2:
-        sh.error("return: too many arguments")
-        raise ReturnFn(2)
-    if len(argv) == 1:
-        raise ReturnFn(sh.state.last_status)
-    try:
-        n = int(argv[1].strip())
-    except ValueError:
-        sh.error(f"return: {argv[1]}: numeric argument required")
-        raise ReturnFn(2) from None
-    raise ReturnFn(n & 255)
+    raise ReturnFn(_exit_status(sh, "return", argv))
 
 
 def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
-    from .interpreter import LoopCtl
-    if argv[1:2] == ["--"]:
-        argv = argv[:1] + argv[2:]
-    if len(argv) > 2:
-        from .interpreter import ExitShell
-        sh.error(f"{kind}: too many arguments")
-        raise ExitShell(1)  # as for shift: bash -c gives up on the whole script
-    n = 1
-    if len(argv) > 1:
-        try:
-            n = int(argv[1])
-        except ValueError:
-            if not sh.loop_depth:
-                sh.error(f"{kind}: only meaningful in a `for', `while', or `until' loop")
-                return 0
-            # inside a loop bash treats this as fatal: the shell exits with 128
-            from .interpreter import ExitShell
-            sh.error(f"{kind}: {argv[1]}: numeric argument required")
-            raise ExitShell(128) from None
-        if n < 1:
-            sh.error(f"{kind}: {argv[1]}: loop count out of range")
-            return 1
+    from .interpreter import ExitShell, LoopCtl
     if not sh.loop_depth:
         sh.error(f"{kind}: only meaningful in a `for', `while', or `until' loop")
         return 0
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
+    n = 1
+    if len(argv) > 1:
+        k = legal_number(argv[1])
+        if k is None:
+            # bash treats this as fatal: the shell exits with 128
+            sh.error(f"{kind}: {argv[1]}: numeric argument required")
+            raise ExitShell(128)
+        n = k
+    if len(argv) > 2:
+        sh.error(f"{kind}: too many arguments")
+        raise ExitShell(1)  # as for shift: bash -c gives up on the whole script
+    if n < 1:
+        # bash leaves every enclosing loop, with status 1
+        sh.error(f"{kind}: {argv[1]}: loop count out of range")
+        raise LoopCtl("break", sh.loop_depth, 1)
     raise LoopCtl(kind, min(n, sh.loop_depth))
 
 
@@ -1598,18 +1656,11 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
 @builtin("exec")
 def b_exec(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
-    args = argv[1:]
-    while args and args[0].startswith("-") and args[0] != "-":
-        a = args.pop(0)
-        if a == "--":
-            break
-        if a in ("-c", "-l"):
-            continue
-        if a == "-a":
-            if args:
-                args.pop(0)
-            continue
-        return _bad_opt(sh, "exec", a, "exec [-cl] [-a name] [command [argument ...]] [redirection ...]")
+    r = _getopt(sh, "exec", argv[1:], "cla:",
+                "exec [-cl] [-a name] [command [argument ...]] [redirection ...]")
+    if type(r) is int:
+        return r
+    args = r[1]  # type: ignore[index]
     if not args:
         return 0
     fn = BUILTINS.get(args[0])
@@ -1673,8 +1724,10 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("builtin")
 def b_builtin(sh: Interpreter, argv: list[str]) -> int:
-    if argv[1:2] == ["--"]:
-        argv = argv[:1] + argv[2:]
+    r = _getopt(sh, "builtin", argv[1:], "", "builtin [shell-builtin [arg ...]]")
+    if type(r) is int:
+        return r
+    argv = argv[:1] + r[1]  # type: ignore[index]
     if len(argv) < 2:
         return 0
     fn = BUILTINS.get(argv[1])
@@ -1820,67 +1873,73 @@ def b_type(sh: Interpreter, argv: list[str]) -> int:
 @builtin("hash")
 def b_hash(sh: Interpreter, argv: list[str]) -> int:
     from .state import hash_order
-    args = argv[1:]
+    r = _getopt(sh, "hash", argv[1:], "dlp:rt", "hash [-lr] [-p pathname] [-dt] [name ...]")
+    if type(r) is int:
+        return r
+    opts, args = r  # type: ignore[misc]
+    flags = {f for f, _ in opts}
+    pathname = next((v for f, v in reversed(opts) if f == "p"), None)
     st = sh.state
     st.sync_hash(sh.get_scalar("PATH"))
     if not st.options["hashall"]:
         sh.error("hash: hashing disabled")
         return 1
-    if not args or args == ["-l"]:
+    if not args and flags & {"d", "t"}:
+        sh.error(f"hash: {'-d' if 'd' in flags else '-t'}: option requires an argument")
+        return 1
+    if not args and "r" not in flags:
         if not st.hash:
-            _out(sh, "hash: hash table empty\n")
+            if "l" not in flags:  # bash 5.2 keeps `hash -l` quiet
+                _out(sh, "hash: hash table empty\n")
             return 0
         names = hash_order(list(st.hash))
-        if args == ["-l"]:
+        if "l" in flags:
             _out(sh, "".join(f"builtin hash -p {st.hash[n]} {n}\n" for n in names))
         else:
             _out(sh, "hits\tcommand\n" + "".join(f"{st.hash_hits.get(n, 0):4d}\t{st.hash[n]}\n" for n in names))
         return 0
-    if args[0] == "-r":
+    if "r" in flags:
         st.hash.clear()
         st.hash_hits.clear()
-        return 0
-    if args[0] == "-d":
-        status = 0
-        for a in args[1:]:
-            if a in st.hash:
-                del st.hash[a]
-                st.hash_hits.pop(a, None)
-            else:
-                sh.error(f"hash: {a}: not found")
-                status = 1
-        return status
-    if args[0] == "-t":
-        status = 0
-        many = len(args) > 2
-        for a in args[1:]:
+    status = 0
+    if "t" in flags:
+        many = len(args) > 1
+        for a in args:
             if a in st.hash:
                 hp = st.hash[a]
                 if not hp.startswith(("/", "./")):
                     hp = "./" + hp
-                _out(sh, f"{a}\t{hp}\n" if many else f"{hp}\n")
+                if "l" in flags:
+                    _out(sh, f"builtin hash -p {hp} {a}\n")
+                else:
+                    _out(sh, f"{a}\t{hp}\n" if many else f"{hp}\n")
             else:
                 sh.error(f"hash: {a}: not found")
                 status = 1
         return status
-    if args[0] == "-p" and len(args) >= 3:
-        for a in args[2:]:
-            st.hash[a] = args[1]
-            st.hash_hits[a] = 0
-        return 0
-    status = 0
     for a in args:
-        if a.startswith("-"):
+        if "/" in a:
             continue
-        if a in BUILTINS or a in st.functions:
-            continue
-        p = _find_path(sh, a)
-        if p is None:
-            sh.error(f"hash: {a}: not found")
-            status = 1
-        else:
-            st.hash[a] = p
+        if pathname is not None:
+            st.hash[a] = pathname
             st.hash_hits[a] = 0
+        elif "d" in flags:
+            if a in st.hash:
+                del st.hash[a]
+                st.hash_hits.pop(a, None)
+            elif st.hash:  # bash: no table yet, nothing to complain about
+                sh.error(f"hash: {a}: not found")
+                status = 1
+        elif a in BUILTINS or a in st.functions:
+            continue
+        else:
+            p = _find_path(sh, a)
+            if p is None:
+                sh.error(f"hash: {a}: not found")
+                status = 1
+            else:
+                st.hash[a] = p
+                st.hash_hits[a] = 0
     return status
 
 
@@ -2078,9 +2137,10 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                         sh.error(f"read: {val}: invalid file descriptor specification")
                         return 1
                 elif c == "t":
-                    try:
-                        timeout = float(val)
-                    except ValueError:
+                    # bash's uconvert: [sign]digits[.digits], never negative ("" is 0)
+                    m = re.fullmatch(r"[ \t\n]*([-+]?)([0-9]*(?:\.[0-9]*)?)", val)
+                    timeout = float(m.group(2)) if m and m.group(2).strip(".") else 0.0 if m else -1.0
+                    if m is None or m.group(1) == "-" and timeout > 0:
                         sh.error(f"read: {val}: invalid timeout specification")
                         return 1
                 break
@@ -2144,7 +2204,7 @@ def _assign_read_names(sh: Interpreter, names: list[str], vals: list[str]) -> bo
     """Assign ``vals`` to ``names`` in order; bash stops (status 1) at the first word that
     is no variable name, after assigning the names before it."""
     for k, n in enumerate(names):
-        if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")):
+        if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")) or n.endswith("[]"):
             sh.error(f"read: `{n}': not a valid identifier")
             return True
         try:
@@ -2186,56 +2246,46 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
     fd = 0
     callback = None
     quantum = 5000
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if not a.startswith("-") or a == "-":
-            break
-        if a == "--":
-            i += 1
-            break
-        c = a[1:2]
+    r = _getopt(sh, argv[0], args, "d:n:O:s:tu:C:c:", f"{argv[0]} [-d delim] [-n count] [-O origin] "
+                "[-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]")
+    if type(r) is int:
+        return r
+    for c, val in r[0]:  # type: ignore[index]
         if c == "t":
             strip = True
-            if len(a) > 2:
-                args[i] = "-" + a[2:]
-                continue
-            i += 1
-            continue
-        if c in "dnsOuCc":
-            val = a[2:]
-            if not val:
-                i += 1
-                if i >= len(args):
-                    sh.error(f"{argv[0]}: -{c}: option requires an argument")
-                    return 2
-                val = args[i]
-            try:
-                if c == "d":
-                    delim = val[:1].encode() if val else b"\0"
-                elif c == "n":
-                    count = int(val)
-                elif c == "s":
-                    skip = int(val)
-                elif c == "O":
-                    origin = int(val)
-                elif c == "u":
-                    fd = int(val)
-                elif c == "C":
-                    callback = val
-                elif c == "c":
-                    quantum = int(val)
-            except ValueError:
-                sh.error(f"{argv[0]}: {val}: invalid number")
+        elif c == "d":
+            delim = val[:1].encode() if val else b"\0"  # type: ignore[index,union-attr]
+        elif c == "C":
+            callback = val
+        else:
+            k = legal_number(val)  # type: ignore[arg-type]
+            what = {"n": "line count", "s": "line count", "O": "array origin",
+                    "u": "file descriptor specification", "c": "callback quantum"}[c]
+            if k is None or k < 0 or c == "c" and k == 0:
+                sh.error(f"{argv[0]}: {val}: invalid {what}")
                 return 1
-            i += 1
-            continue
-        return _bad_opt(sh, argv[0], a[:2], f"{argv[0]} [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]")
+            if c == "n":
+                count = k
+            elif c == "s":
+                skip = k
+            elif c == "O":
+                origin = k
+            elif c == "u":
+                fd = k
+            else:
+                quantum = k
+    args = r[1]  # type: ignore[index]
+    i = 0
+    if args and not _NAME_RE.match(args[0]):
+        sh.error(f"{argv[0]}: `{args[0]}': not a valid identifier")
+        return 1
     name = args[i] if i < len(args) else "MAPFILE"
     stream = sh.fds.get(fd)
     if stream is None:
         sh.error(f"{argv[0]}: {fd}: invalid file descriptor: Bad file descriptor")
         return 1
+    if type(stream).__name__ == "DirInput":
+        stream = NULL_INPUT  # bash's mapfile takes a read error for the end of its input
     lines: list[str] = []
     n = 0
     while True:
@@ -2265,7 +2315,7 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         lines.append(rec.decode("utf-8", "surrogateescape"))
     var = sh.state.find(name)
     if var is not None and var.attrs & READONLY:
-        sh.error(f"{argv[0]}: {name}: readonly variable")
+        sh.error(f"{name}: readonly variable")
         return 1
     if origin is None:
         sh.set_array_values(name, lines)
@@ -2517,18 +2567,15 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
 
 @builtin("wait")
 def b_wait(sh: Interpreter, argv: list[str]) -> int:
-    args = argv[1:]
-    any_ = False
-    while args and args[0].startswith("-"):
-        a = args.pop(0)
-        if a == "-n":
-            any_ = True
-        elif a == "-f":
-            pass
-        elif a == "--":
-            break
-        else:
-            return _bad_opt(sh, "wait", a, "wait [-fn] [-p var] [id ...]")
+    r = _getopt(sh, "wait", argv[1:], "fnp:", "wait [-fn] [-p var] [id ...]")
+    if type(r) is int:
+        return r
+    any_ = "n" in {f for f, _ in r[0]}  # type: ignore[index]
+    args = r[1]  # type: ignore[index]
+    for a in args:
+        if not a.isdigit() and not a.startswith("%"):
+            sh.error(f"wait: `{a}': not a pid or valid job spec")
+            return 1
     jobs = sh.jobs
     if jobs is None:
         if args:
@@ -2636,12 +2683,34 @@ def _getopts_name_check(sh: Interpreter, name: str) -> int:
 
 @builtin("getopts")
 def b_getopts(sh: Interpreter, argv: list[str]) -> int:
+    bad: list[bool] = []
+    st = _getopts(sh, argv, bad)
+    return 2 if bad else st  # bash: the name could not be assigned (a readonly variable)
+
+
+def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
+    def bind(var: str, v: str, name_var: bool = False) -> None:
+        try:
+            sh.set_var(var, v)
+        except VarError as e:
+            sh.error(e.message)
+            if name_var:
+                bad.append(True)
+
+    r = _getopt(sh, "getopts", argv[1:], "", "getopts optstring name [arg ...]")
+    if type(r) is int:
+        return r
+    argv = argv[:1] + r[1]  # type: ignore[index]
     if len(argv) < 3:
         sh.write_err(b"getopts: usage: getopts optstring name [arg ...]\n")
         return 2
     optstring, name = argv[1], argv[2]
     args = argv[3:] if len(argv) > 3 else list(sh.state.positional)
     silent = optstring.startswith(":")
+    opterr = sh.get_scalar("OPTERR")
+    # bash (sv_opterr): a non-empty OPTERR whose atoi() is 0 silences the messages
+    m = re.match(r"[ \t\n]*[-+]?[0-9]+", opterr) if opterr else None
+    quiet = bool(opterr) and (m is None or int(m.group()) == 0)
     if silent:
         optstring = optstring[1:]
     try:
@@ -2662,7 +2731,7 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     if not valid:
         set_name = lambda v: None  # noqa: E731 - bash still moves OPTIND/OPTARG
     else:
-        set_name = lambda v: sh.set_var(name, v)  # noqa: E731
+        set_name = lambda v: bind(name, v, True)  # noqa: E731
     if optind > len(args):
         set_name("?")
         finish(len(args) + 1, 0)
@@ -2683,9 +2752,10 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     idx = optstring.find(c) if c != ":" else -1
     if idx < 0:
         if silent:
-            sh.set_var("OPTARG", c)
+            bind("OPTARG", c)
         else:
-            sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
+            if not quiet:
+                sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
             sh.unset_var("OPTARG")
         set_name("?")
         if pos >= len(arg):
@@ -2695,17 +2765,18 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
         return 0
     if idx + 1 < len(optstring) and optstring[idx + 1] == ":":
         if pos < len(arg):
-            sh.set_var("OPTARG", arg[pos:])
+            bind("OPTARG", arg[pos:])
             finish(optind + 1, 0)
         elif optind < len(args):
-            sh.set_var("OPTARG", args[optind])
+            bind("OPTARG", args[optind])
             finish(optind + 2, 0)
         else:
             if silent:
                 set_name(":")
-                sh.set_var("OPTARG", c)
+                bind("OPTARG", c)
             else:
-                sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())
+                if not quiet:
+                    sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())
                 set_name("?")
                 sh.unset_var("OPTARG")
             finish(optind + 1, 0)
@@ -2723,6 +2794,8 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("let")
 def b_let(sh: Interpreter, argv: list[str]) -> int:
+    if argv[1:2] == ["--"]:
+        argv = argv[:1] + argv[2:]
     if len(argv) < 2:
         sh.error("let: expression expected")
         return 1
@@ -2736,7 +2809,13 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
             from .interpreter import expansion_exit
             sh.error(e.message)  # set -u: fatal, as in bash
             raise expansion_exit(e) from None
-        sh.error(f"let: {e.message}")
+        # a readonly assignment and a subscript error are reported without the
+        # builtin's name, as in bash; the latter ends the shell
+        sub = getattr(e, "subscript", False)
+        sh.error(e.message if sub or e.message.endswith(": readonly variable") else f"let: {e.message}")
+        if sub:
+            from .interpreter import expansion_exit
+            raise expansion_exit(e) from None
         return 1
     finally:
         sh.in_let = False
@@ -2762,6 +2841,44 @@ def _opts(sh: Interpreter, name: str, args: list[str], letters: str, usage: str
             flags.add(c)
         i += 1
     return flags, args[i:]
+
+
+def _getopt(sh: Interpreter, name: str, args: list[str], spec: str, usage: str
+            ) -> tuple[list[tuple[str, str | None]], list[str]] | int:
+    """bash's internal_getopt: ``spec`` is getopt letters (``a:`` takes an argument, attached
+    or the next word); ``--`` ends the options, ``-`` or a non-dash word is the first operand.
+    An unknown letter or a missing argument prints bash's message and the usage line
+    (status 2).  Returns ``([(letter, arg-or-None)], operands)``."""
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if len(a) < 2 or a[0] != "-":
+            break
+        i += 1
+        j = 1
+        while j < len(a):
+            c = a[j]
+            k = spec.find(c) if c != ":" else -1
+            if k < 0:
+                return _bad_opt(sh, name, "-" + c, usage)
+            if spec[k + 1:k + 2] == ":":
+                if j + 1 < len(a):
+                    out.append((c, a[j + 1:]))
+                elif i < len(args):
+                    out.append((c, args[i]))
+                    i += 1
+                else:
+                    sh.error(f"{name}: -{c}: option requires an argument")
+                    sh.write_err(f"{name}: usage: {usage}\n".encode())
+                    return 2
+                break
+            out.append((c, None))
+            j += 1
+    return out, args[i:]
 
 
 _ALIAS_BAD = frozenset(" \t\n()<>;&|\"'\\`$/")
@@ -2889,11 +3006,14 @@ def b_caller(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("enable")
 def b_enable(sh: Interpreter, argv: list[str]) -> int:
-    args = argv[1:]
-    disable = False
-    if args and args[0] == "-n":
-        disable = True
-        args = args[1:]
+    r = _getopt(sh, "enable", argv[1:], "adnpsf:", "enable [-a] [-dnps] [-f filename] [name ...]")
+    if type(r) is int:
+        return r
+    flags = {f for f, _ in r[0]}  # type: ignore[index]
+    args = r[1]  # type: ignore[index]
+    disable = "n" in flags
+    if flags & {"a", "p"}:
+        args = ["-p"] + args
     dis = set(sh.state.disabled)
     if not args or args[0] in ("-a", "-p"):
         for k in sorted(BUILTINS):
@@ -2916,6 +3036,10 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("help")
 def b_help(sh: Interpreter, argv: list[str]) -> int:
+    r = _getopt(sh, "help", argv[1:], "dms", "help [-dms] [pattern ...]")
+    if type(r) is int:
+        return r
+    argv = argv[:1] + r[1]  # type: ignore[index]
     if len(argv) > 1:
         for a in argv[1:]:
             if a not in BUILTINS and a not in KEYWORDS:

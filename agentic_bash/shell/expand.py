@@ -707,6 +707,12 @@ class Expander:
         if op == "bad":
             raise self.reported_error(f"{name}: bad substitution")
         if prefix == "!":
+            if name in ("$", "!") and p.index is None:
+                # bash refuses indirection through $$ and $! (${!$}, ${!!:-x})
+                src = "${!" + name + p.op + (self._word_src(p.arg) if p.arg is not None else "")
+                if p.arg2 is not None:
+                    src += (":" if p.op == ":" else "/") + self._word_src(p.arg2)
+                raise ExpansionError(f"{src}}}: bad substitution", 1)
             # ${!a[@]} lists keys; with an operator after it (${!a[@]:-x}) it is indirection
             if not op and p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
                     and p.index.parts[0].text in ("@", "*"):
@@ -858,6 +864,10 @@ class Expander:
             if base == "=":
                 if name in ("@", "*") or name.isdigit() or not _NAME_RE.match(name):
                     raise ExpansionError(f"${name}: cannot assign in this way", 1)
+                if p.index is not None and self._word_src(p.index) in ("@", "*"):
+                    v = self.state.find(self.state.resolve_ref(name))
+                    if v is None or not v.attrs & ASSOC:
+                        raise ExpansionError(f"{name}[{self._word_src(p.index)}]: bad array subscript", 1)
                 s = self.expand_str(p.arg, assign=True) if p.arg is not None else ""
                 if p.index is not None:
                     self.assign_element(name, p.index, s)
@@ -869,8 +879,11 @@ class Expander:
                 msg = self.expand_str(p.arg)
             else:
                 msg = "parameter null or not set" if op == ":?" else "parameter not set"
-            raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() else name}: {msg}", 127)
+            raise ExpansionError(f"{self._unbound_name(p) if name.isdigit() or p.index is not None else name}: {msg}",
+                                 127)
         if val is None:
+            if op == ":" and p.arg2 is None and p.arg is not None and not p.arg.parts:
+                return self._substring(p, val, multi)  # ${x:} is a bad substitution, set or not
             if self.state.options["nounset"]:
                 raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
             if op == "@" and p.arg is not None and self._word_src(p.arg) in ("a",):
@@ -952,15 +965,20 @@ class Expander:
 
     def _substring(self: Interpreter, p: N.Param, val: Any, multi: bool) -> Any:
         try:
+            if p.arg2 is None and p.arg is not None and not p.arg.parts:
+                raise ExpansionError("", 1)  # ${x:} (an empty offset, and no length)
             off = self.arith_word(p.arg) if p.arg is not None else 0
             length = None
             if p.arg2 is not None:
                 length = self.arith_word(p.arg2)
         except ExpansionError as e:
-            if getattr(e, "arith", False):
-                # bash names the parameter as written: `s: 1/0: division by 0 ...`, `a[@]: ...`
-                sub = p.index.text if p.index is not None else None
-                e.message = f"{p.name}{'' if sub is None else '[' + sub + ']'}: {e.message}"
+            # bash names the parameter in front of an arithmetic offset/length error (not
+            # a bad substitution inside it, nor a subscript error)
+            nm = p.name if p.index is None else f"{p.name}[{self._word_src(p.index)}]"
+            if not e.message:
+                e.message = f"${{{nm}:}}: bad substitution"
+            elif getattr(e, "arith", False):
+                e.message = f"{nm}: {e.message}"
             raise
         if multi:
             vals = val
@@ -1080,7 +1098,7 @@ class Expander:
                 return " ".join(items)
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
-        raise self.reported_error(f"${{{p.name}@{letter}}}: bad substitution")
+        raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 127)  # bash -c exits 127 here
 
     @staticmethod
     def attr_letters(var: Var) -> str:

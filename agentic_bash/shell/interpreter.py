@@ -31,6 +31,7 @@ from .state import (
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import patterns as _patterns
+from .arith import SubscriptError as _SubscriptError
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
 from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
@@ -138,6 +139,40 @@ class RedirError(Exception):
 
     status = 1
     expansion: Any = None
+
+
+class DirInput:
+    """``< dir``: opening a directory for reading succeeds (as open(2) does); every read
+    fails with EISDIR, which the reading command reports (``cat: -: Is a directory``)."""
+
+    __slots__ = ()
+    closed = False
+
+    def _fail(self, *a: Any) -> Any:
+        raise IsADirectoryError(_errno.EISDIR, "Is a directory")
+
+    read = read1 = readline = readlines = readinto = _fail
+
+    def __iter__(self) -> Any:
+        return self._fail()
+
+    def write(self, data: bytes) -> int:
+        raise OSError(_errno.EBADF, "Bad file descriptor")
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
 
 
 DYNAMIC = frozenset({
@@ -667,9 +702,9 @@ class Interpreter(Expander):
         try:
             return self.arith(text)
         except ExpansionError as e:
-            if getattr(e, "arith", False):
-                e.arith = False  # type: ignore[attr-defined]  # fatal, as in get_element
-                e.discard = False  # type: ignore[attr-defined]
+            e.discard = False  # type: ignore[attr-defined]  # fatal, as for a set array
+            e.subscript = True  # type: ignore[attr-defined]
+            e.arith = False  # type: ignore[attr-defined]
             raise
 
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
@@ -680,13 +715,13 @@ class Interpreter(Expander):
                 self.error(f"{name}: bad array subscript")
                 return None
             return val.get(key) if type(val) is dict else (val if key == "0" else None)
+        text = self.expand_dq(idx)  # a bad substitution here only drops the line
         try:
-            i = self.arith(self.expand_dq(idx))
+            i = self.arith(text)
         except ExpansionError as e:
-            if getattr(e, "arith", False):
-                # an arithmetic error in a subscript being read ends the shell (bash)
-                e.arith = False  # type: ignore[attr-defined]
-                e.discard = False  # type: ignore[attr-defined]
+            e.discard = False  # type: ignore[attr-defined]  # fatal, as in an assignment
+            e.subscript = True  # type: ignore[attr-defined]
+            e.arith = False  # type: ignore[attr-defined]
             raise
         if type(val) is dict:
             if i < 0:
@@ -703,6 +738,8 @@ class Interpreter(Expander):
         return None
 
     def assign_element(self, name: str, idx: N.Word, value: str, append: bool = False, local: bool = False) -> None:
+        if not idx.parts:
+            raise VarError(f"{name}[]: bad array subscript")  # `a[]=v` (a blank subscript is 0)
         st = self.state
         rname = st.resolve_ref(name)
         var = st.find(rname)
@@ -825,7 +862,12 @@ class Interpreter(Expander):
             nxt = (max(d) + 1) if d else 0
             for key, vals, app in items:
                 if key is not None:
-                    i = self.arith(self.expand_dq(key))
+                    try:
+                        i = self.arith(self.expand_dq(key))
+                    except ExpansionError as e:
+                        e.discard = False  # type: ignore[attr-defined]  # ends the shell (bash)
+                        e.subscript = True  # type: ignore[attr-defined]
+                        raise
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
                     v = vals[0]
@@ -914,12 +956,21 @@ class Interpreter(Expander):
             raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
-            err.discard = True  # type: ignore[attr-defined]
-            err.arith = True  # type: ignore[attr-defined]
+            if type(e) is _SubscriptError:
+                # an error in an array subscript ends bash -c, reported without a prefix
+                err.discard = False  # type: ignore[attr-defined]
+                err.subscript = True  # type: ignore[attr-defined]
+            else:
+                err.discard = True  # type: ignore[attr-defined]
+                err.arith = True  # type: ignore[attr-defined]  # an arithmetic error: set -e goes on
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
-            raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
+            unbound = e.message.endswith(": unbound variable")
+            err = ExpansionError(e.message, 127 if unbound else 1)
+            if not unbound:
+                err.arith = True  # type: ignore[attr-defined]  # a readonly variable: like 1/0
+            raise err from None
 
     def expand_subscript(self, sub: str) -> str:
         """A subscript that arrives as text (unset 'a[$k]', printf -v, test -v, a variable's
@@ -1279,6 +1330,8 @@ class Interpreter(Expander):
             # $(< file): the file's contents, like $(cat file) without running cat
             def copy() -> int:
                 src = child.fds.get(0)
+                if type(src) is DirInput:
+                    return 0  # bash reads a directory as empty here, silently
                 while src is not None:
                     chunk = src.read(65536)
                     if not chunk:
@@ -1326,6 +1379,8 @@ class Interpreter(Expander):
                     # <(< file) is the file's contents, as $(< file) is (bash)
                     def copy() -> int:
                         src = child.fds.get(0)
+                        if type(src) is DirInput:
+                            return 0
                         while src is not None:
                             chunk = src.read(65536)
                             if not chunk:
@@ -1964,7 +2019,7 @@ class Interpreter(Expander):
             self.lineno = cmd.line + cmd.source.count("\n")
             self.error(f"`{name}': is a special builtin")
             raise ExitShell(2)
-        if name in self.state.functions and getattr(self.state.functions[name], "_readonly", False):
+        if name in self.state.func_readonly:
             self.error(f"{name}: readonly function")
             return self.set_status(1)
         self.state.functions[name] = cmd
@@ -1998,7 +2053,9 @@ class Interpreter(Expander):
                 # set -u, or a bad substitution in the text (named with the whole expression)
                 self.error(e.message)
                 raise expansion_exit(e) from None
-            self.error(f"((: {e.message}" if not e.message.startswith("((") else e.message)
+            self.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
+            if getattr(e, "subscript", False):
+                raise expansion_exit(e) from None
             return self.set_status(1)
         st = 0 if v != 0 else 1
         self.state.last_status = st
@@ -3148,8 +3205,10 @@ class Interpreter(Expander):
             self.error(f"{path}: cannot overwrite existing file")
             raise RedirError() from None
         except IsADirectoryError:
-            self.error(f"{path}: Is a directory")
-            raise RedirError() from None
+            if mode != "rb":
+                self.error(f"{path}: Is a directory")
+                raise RedirError() from None
+            f, own = DirInput(), False
         except OSError as e:
             msg = os.strerror(e.errno) if e.errno else str(e)
             self.error(f"{path}: {msg}")
@@ -3293,17 +3352,21 @@ def _single_quote(t: str) -> str:
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
     """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
-    if not getattr(e, "subst", False) and e.status != 127:
+    if not getattr(e, "subst", False) and not getattr(e, "subscript", False) and e.status != 127:
         sh.error(e.message.lstrip())  # a bad substitution in the text: reported as is, drops the line
         raise expansion_exit(e)
-    sh.error(_arith_for_msg(e.message))
+    sh.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
     if e.status == 127 and e.message.endswith(": unbound variable"):
         raise ExitShell(127)
+    if getattr(e, "subscript", False):
+        raise expansion_exit(e)
 
 
-def _arith_for_msg(msg: str) -> str:
-    """bash prefixes for (( )) expression errors with "((: ", not unbound variables."""
-    return msg if msg.endswith("unbound variable") or msg.startswith("((") else "((: " + msg
+def _arith_for_msg(msg: str, subscript: bool = False) -> str:
+    """bash prefixes (( )) expression errors with "((: ", not unbound or readonly variables
+    (those are reported where the variable is read or assigned) nor subscript errors."""
+    return msg if subscript or msg.endswith(("unbound variable", ": readonly variable")) \
+        or msg.startswith("((") else "((: " + msg
 
 
 def _xq(w: str) -> str:

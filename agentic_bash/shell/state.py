@@ -212,6 +212,8 @@ class ShellState:
 
     # functions with the trace attribute (declare -ft): they inherit DEBUG and RETURN traps
     func_trace: frozenset[str] = frozenset()
+    # readonly functions (readonly -f, declare -fr): cannot be redefined or unset
+    func_readonly: frozenset[str] = frozenset()
 
     def local_index(self) -> int:
         """Index of the scope `local` binds in: the top one that is not a TempScope."""

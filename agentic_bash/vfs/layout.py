@@ -69,7 +69,7 @@ def _build_base(commands: tuple[str, ...], home: str, workdir: str) -> MemoryFS:
     for name, body in _ETC.items():
         with fs.open("/etc/" + name, "wb") as f:
             f.write(body % {b"home": home.encode()} if b"%(" in body else body)
-    for name, kind in (("null", "null"), ("zero", "zero"), ("full", "zero"), ("random", "random"),
+    for name, kind in (("null", "null"), ("zero", "zero"), ("full", "full"), ("random", "random"),
                        ("urandom", "urandom"), ("tty", "tty"), ("stdin", "tty"), ("stdout", "tty"),
                        ("stderr", "tty")):
         fs.mknod_device("/dev/" + name, kind)

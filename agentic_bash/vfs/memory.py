@@ -522,7 +522,8 @@ class MemoryFS:
         self._mknode(path, S_IFIFO | (mode & 0o7777), None)
 
     def mknod_device(self, path: str, kind: str, mode: int = 0o666) -> None:
-        """A character device handled in memory: ``null``, ``zero``, ``urandom``, ``random``, ``tty``."""
+        """A character device handled in memory: ``null``, ``zero``, ``full`` (reads zeros,
+        writes fail with ENOSPC), ``urandom``, ``random``, ``tty``."""
         self._mknode(path, S_IFCHR | (mode & 0o7777), kind)
 
     def _mknode(self, path: str, mode: int, dev: str | None) -> None:
@@ -663,7 +664,7 @@ class _MemFile(io.RawIOBase):
 
     def _dev_read(self, size: int) -> bytes:
         dev = self._dev
-        if dev == "zero":
+        if dev == "zero" or dev == "full":
             return bytes(65536 if size < 0 else size)
         if dev in ("urandom", "random"):
             return os.urandom(65536 if size < 0 else size)
@@ -719,6 +720,8 @@ class _MemFile(io.RawIOBase):
     def write(self, b: Any) -> int:
         self._check(False)
         if self._dev is not None:
+            if self._dev == "full":
+                raise OSError(errno.ENOSPC, "No space left on device")
             return len(memoryview(b))
         fs = self._fs
         with fs._lock:

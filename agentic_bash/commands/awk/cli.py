@@ -40,6 +40,11 @@ Options:
     -W usage         show this message and exit.
 """
 
+_VERSION = ("mawk 1.3.4 20200120\nCopyright 2008-2019,2020, Thomas E. Dickey\n"
+            "Copyright 1991-1996,2014, Michael D. Brennan\n\n")
+_LIMITS = ("random-funcs:       srandom/random\nregex-funcs:        internal\ncompiled limits:\n"
+           "sprintf buffer      8192\nmaximum-integer     2147483647\n")
+
 _cache: dict[tuple[str, bool], Program] = {}
 
 
@@ -66,12 +71,18 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             break
         if not a.startswith("-") or a == "-":
             break
-        if a in ("--version", "-V") or a.startswith("-Wv") or (a == "-W" and args[i + 1:i + 2]
-                                                                and args[i + 1].startswith("v")):
-            ctx.stdout.write(b"mawk 1.3.4 20200120 (agentic-bash awk)\n")
+        gawk = name.rsplit("/", 1)[-1] == "gawk"  # mawk (this machine's awk) has no --version
+        wopt = a[2:] if a.startswith("-W") and len(a) > 2 else (args[i + 1] if a == "-W" and i + 1 < len(args)
+                                                               else "")
+        if (gawk and a in ("--version", "-V")) or (a.startswith("-W") and wopt.startswith("v")):
+            ctx.stdout.write(_VERSION.encode())
+            ctx.stderr.write(_LIMITS.encode())
             return 0
-        if a in ("--help", "-h") or a.startswith("-Wh") or a.startswith("-Wu"):
+        if gawk and a in ("--help", "-h"):
             ctx.stdout.write(_USAGE.encode())
+            return 0
+        if a.startswith("-W") and wopt[:1] in ("h", "u"):
+            ctx.stderr.write(_USAGE.encode())  # mawk writes its usage to stderr
             return 0
         opt = a[1]
         if opt in "Ffv":
@@ -90,7 +101,7 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             elif opt == "f":
                 progfiles.append(val)
             else:
-                if "=" not in val:
+                if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", val):
                     err(f"improper assignment: -v {val}")
                     return 2
                 k, _, v = val.partition("=")
@@ -104,7 +115,6 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             i += 1
             continue
         err(f"not an option: {a}")
-        ctx.stderr.write(_USAGE.encode())
         return 2
     rest = args[i:]
     if progfiles:

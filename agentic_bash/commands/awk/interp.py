@@ -582,7 +582,9 @@ class Runtime:
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
                                      "ab" if kind == ">>" else "wb")
             except OSError as e:
-                raise AwkError(f"cannot open \"{name}\" for output ({e.strerror})") from None
+                err = AwkError(f"cannot open \"{name}\" for output ({e.strerror})")
+                err.plain = True  # type: ignore[attr-defined]  # mawk: no "run time error" here
+                raise err from None
             o = _Out(f, "file")
         self.outs[key] = o
         return o
@@ -1353,6 +1355,9 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
             R.close_all()  # what was printed to files before the error is kept, as with mawk
         except Exception:  # noqa: BLE001
             pass
+        if getattr(e, "plain", False):
+            ctx.stderr.write(enc(f"{ctx.name or 'awk'}: {e}\n"))
+            return 2
         ctx.stderr.write(enc(f"{ctx.name or 'awk'}: run time error: {e}\n"
                              f"\tFILENAME=\"{R.FILENAME}\" FNR={R.tostr(R.FNR)} NR={R.tostr(R.NR)}\n"))
         return 2

@@ -313,7 +313,10 @@ class Parser:
         self.eat("(")
         params: list[str] = []
         while self.tok != ")":
-            params.append(str(self.eat("NAME")))
+            pname = str(self.eat("NAME"))
+            if pname in params:
+                raise AwkSyntaxError(f"{pname} is duplicated in argument list", self.line(), pname)
+            params.append(pname)
             if self.tok == ",":
                 self.pos += 1
                 self.opt_nl()

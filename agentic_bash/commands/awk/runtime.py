@@ -125,6 +125,7 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
     out: list[str] = []
     pos = 0
     ai = 0
+    nconv = 0
     n = len(fmt)
     tostr = conv or (lambda x: x if isinstance(x, str) else fmt_num(x, "%.6g"))
     while pos < n:
@@ -134,7 +135,13 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
             break
         out.append(fmt[pos:j])
         m = _FMT_RE.match(fmt, j)
-        if m is None:
+        if m is None or (mawk and m.group(5) not in "%cdiouxXeEfFgGs"):
+            if mawk:
+                # mawk: every % wants an argument, and a conversion it does not know is fatal
+                if ai >= len(args):
+                    raise _short_args(fname, fmt, out)
+                nconv += 1
+                raise AwkError(f"improper conversion(number {nconv}) in {fname}(\"{fmt}\")")
             out.append(fmt[j:j + 2] if j + 1 < n else "%")
             pos = j + 2 if j + 1 < n else n
             continue
@@ -143,6 +150,7 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
         if c == "%":
             out.append("%")
             continue
+        nconv += 1
         if width == "*":
             if ai >= len(args):
                 raise _short_args(fname, fmt, out)
