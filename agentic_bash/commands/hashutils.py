@@ -456,3 +456,44 @@ def base64_cmd(ctx: CommandContext, argv: list[str]) -> int:
 @stdio
 def base32_cmd(ctx: CommandContext, argv: list[str]) -> int:
     return _basenc(ctx, argv, "32")
+
+
+@command("shasum", usage="shasum [OPTION]... [FILE]...",
+         help="Print or check SHA checksums (-a 1, 224, 256, 384 or 512; the sha*sum tools).")
+def shasum(ctx: CommandContext, argv: list[str]) -> int:
+    """Perl's shasum as the matching sha*sum: ``-a N`` picks the algorithm (default 1); the
+    other options (-b -c -t -z -w --tag --status --quiet --strict) mean what they mean there."""
+    algo = "1"
+    rest: list[str] = []
+    args = argv[1:]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            rest.extend(args[i:])
+            break
+        val = None
+        if a in ("-a", "--algorithm"):
+            if i + 1 >= len(args):
+                ctx.stderr.write(b"Option a requires an argument\nType shasum -h for help\n")
+                return 1
+            val = args[i + 1]
+            i += 2
+        elif a.startswith("-a") and not a.startswith("--"):
+            val = a[2:]
+            i += 1
+        elif a.startswith("--algorithm="):
+            val = a.partition("=")[2]
+            i += 1
+        else:
+            rest.append(a)
+            i += 1
+            continue
+        if not val.isdigit():
+            ctx.stderr.write(f'Value "{val}" invalid for option a (number expected)\nType shasum -h for help\n'.encode())
+            return 1
+        algo = val
+    if algo not in ("1", "224", "256", "384", "512"):
+        ctx.stderr.write(b"shasum: Unrecognized algorithm\nType shasum -h for help\n")
+        return 1
+    return digest_sum(ctx, [f"sha{algo}sum"] + rest)

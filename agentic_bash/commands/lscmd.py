@@ -327,7 +327,9 @@ class _Ls:
         if header:
             if not self.first_out:
                 self.write("\n")
-            self.write(f"{_quote_name(name, self.qstyle)}:\n")
+            # GNU ls quotes a directory header in the shell and c styles but leaves it
+            # unescaped under -b (escape)
+            self.write(f"{name if self.qstyle == 'escape' else _quote_name(name, self.qstyle)}:\n")
         self.first_out = False
         ents = []
         if self.all:
@@ -388,7 +390,11 @@ def _quote_name(name: str, style: str) -> str:
             return f'"{text}"'
         return text
     # shell styles
-    safe = name and all(c.isalnum() or c in "%+,-./:=@_^" or ord(c) > 127 for c in name)
+    # gnulib quotearg: `=` and `^` are shell specials, `#` and `~` only at the start, `{` and
+    # `}` only as the whole name
+    safe = name and all(c.isalnum() or c in "%+,-./:@_" or ord(c) > 127
+                        or (c in "#~" and i > 0) or (c in "{}" and len(name) > 1)
+                        for i, c in enumerate(name))
     if safe and not style.endswith("always"):
         return name
     if "'" in name and '"' not in name and not any(c in name for c in "$`\\!"):

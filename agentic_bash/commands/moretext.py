@@ -982,6 +982,9 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
                     if last_in_line or uniform:
                         w.space = 2 if w.final else 1
                     words.append(w)
+            if words:
+                # GNU get_paragraph: the paragraph's last word counts as a sentence end
+                words[-1].period = words[-1].final = True
             for ln_words in _fmt_paragraph(words, width, goal, ind, ind, last_len):
                 col = 0
                 parts = []

@@ -417,7 +417,27 @@ class _Compiler:
                 d = rd.get()
                 if d == "":
                     break
-                out.append(_SIMPLE_ESC.get(d, d))
+                if d == "c":
+                    # GNU's \cX (control-X), \dNNN, \oNNN and \xHH work in the text too
+                    x = rd.get()
+                    if x in ("", "\n"):
+                        out.append(d)
+                        c = x
+                        continue
+                    out.append(chr(ord(x.upper()) ^ 0x40))
+                elif d in "dox":
+                    base, digits, maxlen = {"d": (10, "0123456789", 3), "o": (8, "01234567", 3),
+                                            "x": (16, "0123456789abcdefABCDEF", 2)}[d]
+                    num = ""
+                    x = rd.get()
+                    while x != "" and x in digits and len(num) < maxlen:
+                        num += x
+                        x = rd.get()
+                    out.append(chr(int(num, base) & 0xFF) if num else d)
+                    c = x
+                    continue
+                else:
+                    out.append(_SIMPLE_ESC.get(d, d))
             else:
                 out.append(c)
             c = rd.get()

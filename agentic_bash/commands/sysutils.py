@@ -1486,3 +1486,93 @@ def _read(ctx: CommandContext, fn: str) -> bytes:
 
 
 _unused: Callable[..., object] = io.BytesIO
+
+
+_FLOCK_USAGE = "flock [options] <file>|<directory> <command> [<argument>...]"
+
+
+@command("flock", usage=_FLOCK_USAGE, help="Manage a file lock while running a command (a sandbox has no "
+         "competing process, so every lock is granted at once).")
+def flock(ctx: CommandContext, argv: list[str]) -> int:
+    """util-linux flock: options (getopt, stopping at the first operand), then an fd number,
+    or a lock file (created if missing) and a command, ``-c`` taking a shell command line."""
+    args = argv[1:]
+    with_arg = {"w": "wait", "E": "conflict-exit-code"}
+    longs = {"shared": "s", "exclusive": "x", "unlock": "u", "nonblock": "n", "nb": "n",
+             "close": "o", "no-fork": "F", "verbose": "", "wait": "w", "timeout": "w",
+             "conflict-exit-code": "E"}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if a.startswith("--") and len(a) > 2:
+            name, eq, _ = a[2:].partition("=")
+            hits = [n for n in longs if n.startswith(name)]
+            if name in longs:
+                hits = [name]
+            if len(hits) != 1:
+                ctx.error(f"unrecognized option '{a}'" if not hits else f"option '{a}' is ambiguous")
+                return _try(ctx, "flock", 64)
+            if longs[hits[0]] in with_arg and not eq:
+                i += 1
+                if i >= len(args):
+                    ctx.error(f"option '--{hits[0]}' requires an argument")
+                    return _try(ctx, "flock", 64)
+            i += 1
+            continue
+        if a.startswith("-") and len(a) > 1:
+            k = 1
+            while k < len(a):
+                c = a[k]
+                if c in "sxeunoF":
+                    k += 1
+                    continue
+                if c in with_arg:
+                    if k + 1 == len(a):
+                        i += 1
+                        if i >= len(args):
+                            ctx.error(f"option requires an argument -- '{c}'")
+                            return _try(ctx, "flock", 64)
+                    break
+                ctx.error(f"invalid option -- '{c}'")
+                return _try(ctx, "flock", 64)
+            i += 1
+            continue
+        break
+    ops = args[i:]
+    if not ops:
+        ctx.error("not enough arguments")
+        return _try(ctx, "flock", 64)
+    if len(ops) == 1:
+        if not ops[0].isdigit():
+            ctx.error(f"bad file descriptor: '{ops[0]}'")
+            return 64
+        return 0  # the lock on an open descriptor is always granted here
+    target = ops[0]
+    if ops[1] in ("-c", "--command"):
+        if len(ops) != 3:
+            ctx.error(f"{ops[1]} requires exactly one command argument")
+            return _try(ctx, "flock", 64)
+        cmd = ["sh", "-c", ops[2]]
+    else:
+        cmd = ops[1:]
+    p = ctx.path(target)
+    try:
+        if not ctx.fs.exists(p):
+            with ctx.fs.open(p, "ab"):
+                pass
+    except OSError as e:
+        ctx.error(f"cannot open lock file {target}: {e.strerror or 'No such file or directory'}")
+        return 66 if e.errno == 2 else 73
+    return _run_flock(ctx, cmd)
+
+
+def _run_flock(ctx: CommandContext, cmd: list[str]) -> int:
+    """Run the command; one that cannot run (missing, not executable) is EX_UNAVAILABLE (69)."""
+    from ._args import run_checked
+    st, not_run = run_checked(ctx, cmd, "flock", lambda n, why: f"failed to execute {n}: {why}")
+    if not_run:
+        return 69
+    return st

@@ -648,6 +648,11 @@ class _Parser:
         # expression came from a variable's value: x='a[$(echo 2)]'; $((x))
         special = not _SUB_SPECIAL.isdisjoint(sub)
 
+        if sub == "":
+            # `a[]` reads as 0 (bash reports the bad subscript twice) and is no lvalue; the
+            # adapter's get/set report it, given the empty index
+            return lambda ctx: ""
+
         def idx(ctx: _Ctx) -> str | None:
             s = ctx.vars.expand_sub(sub) if special else sub
             if ctx.vars.is_assoc(name):

@@ -20,7 +20,7 @@ from typing import Union
 
 import re
 
-from agentic_bash.shell.nodes import Lit, Param, Part, Word
+from agentic_bash.shell.nodes import SQ, Lit, Param, Part, Word
 
 __all__ = ["BraceExpansionTooLarge", "MAX_WORDS", "expand_braces"]
 
@@ -143,7 +143,8 @@ def _expand(items: list[_Item], limit: int) -> list[list[_Item]]:
     if not any(isinstance(c, str) and c == "," for c in amble):
         seq = _seqterm(amble)
         if seq is not None:
-            tack: list[list[_Item]] = [list(s) for s in seq]
+            # "" stands for a generated `\`: gone after quote removal, but still a word
+            tack: list[list[_Item]] = [list(s) if s else [SQ("")] for s in seq]
         elif close + 1 < n:
             tack = [items[i:close + 1]]
         else:
@@ -279,7 +280,8 @@ def _mkseq(start: int, end: int, incr: int, kind: str, width: int) -> list[str] 
         elif kind == "zint":
             out.append(f"{n:0{width}d}")
         else:
-            out.append(chr(n))
+            # bash's quote removal later takes a generated lone backslash away ({Z..a})
+            out.append(chr(n) if n != 92 else "")
         n += incr
         if (incr < 0 and n < end) or (incr > 0 and n > end):
             break

@@ -14,7 +14,8 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
 from .state import (
-    ARRAY, ASSOC, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, TEMPVAR, TRACE, UPPER,
+    ARRAY, ASSOC, CAPCASE, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL,
+    TEMPVAR, TRACE, UPPER,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -22,6 +23,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
 
 __all__ = ["BUILTINS", "builtin"]
+
+
+def _circular_ref() -> type[BaseException]:
+    """interpreter.CircularRef, looked up only when an exception is being matched."""
+    from .interpreter import CircularRef
+    return CircularRef
 
 BUILTINS: dict[str, Callable[[Interpreter, list[str]], int]] = {}
 NULL_INPUT = io.BytesIO(b"")
@@ -145,11 +152,13 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
     if not args:
         sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
         return 2
+    byte_chars = False
     if not all(a.isascii() for a in args) and sh.byte_locale():
         # the C locale: %q quotes each non-ASCII byte, '\xc3 is 195
         from .interpreter import byte_view
         args = [byte_view(a) for a in args]
-    data, status, errors = pf.format(args[0], args[1:])
+        byte_chars = True
+    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars)
     for e in errors:
         sh.error(e)
     if var is not None:
@@ -166,6 +175,8 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         except VarError as e:
             sh.error(e.message)
             return 1
+        except _circular_ref():
+            return 1  # resolving the name already warned
     else:
         sh.write_out(data)
     return status
@@ -529,7 +540,7 @@ def _parse_flags(sh: Interpreter, name: str, args: list[str], allowed: str, usag
 
 
 _FLAG_BITS = {"a": ARRAY, "A": ASSOC, "i": INTEGER, "l": LOWER, "u": UPPER, "n": NAMEREF,
-              "r": READONLY, "x": EXPORT, "t": TRACE}
+              "r": READONLY, "x": EXPORT, "t": TRACE, "c": CAPCASE}
 _TYPESET_USAGE = ("typeset [-aAfFgiIlnrtux] name[=value] ... or typeset -p [-aAfFilnrtux] "
                   "[name ...]")
 DECL_USAGE = "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
@@ -553,7 +564,7 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
 
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
-    parsed = _parse_flags(sh, name, argv[1:], "aAfFgiIlnprtux", DECL_USAGE if name == "declare" else
+    parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name == "declare" else
                           "local [option] name[=value] ..." if name == "local" else _TYPESET_USAGE)
     if isinstance(parsed, int):
         return parsed
@@ -690,6 +701,11 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     return status
 
 
+# bash's readonly dynamic variables (computed on use, never stored)
+_RO_DYNAMIC = frozenset(("SHELLOPTS", "BASHOPTS"))
+_LOCALE_VARS = frozenset(("LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME"))
+
+
 def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, value: str | None,
                  assign: Any, on: set[str], off: set[str], local: bool) -> None:
     st = sh.state
@@ -697,6 +713,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         target = st.resolve_ref(vname) if not local else vname
     else:
         target = vname
+    if target in _RO_DYNAMIC and (local or value is not None or assign is not None):
+        raise VarError(f"{target}: readonly variable")
     if local:
         li = st.local_index()
         sc = st.scopes[li]
@@ -762,14 +780,12 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             raise VarError(f"{target}: cannot convert associative to indexed array")
         if bit == ASSOC and var.attrs & ARRAY:
             raise VarError(f"{target}: cannot convert indexed to associative array")
-        if bit == UPPER:
-            var.attrs &= ~LOWER
-        if bit == LOWER:
-            var.attrs &= ~UPPER
+        if bit in (UPPER, LOWER, CAPCASE):
+            var.attrs &= ~(UPPER | LOWER | CAPCASE)  # one case attribute replaces another
         if bit != READONLY:
             var.attrs |= bit
-    if "l" in on and "u" in on:
-        var.attrs &= ~(LOWER | UPPER)  # bash: -l and -u together cancel out
+    if len(on & {"l", "u", "c"}) > 1:
+        var.attrs &= ~(LOWER | UPPER | CAPCASE)  # bash: two of -l -u -c together cancel out
     if var.attrs & ASSOC and type(var.value) is str:
         var.value = {"0": var.value}
     for c in off:
@@ -806,12 +822,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
                 prev = var.value.get(key, "") if append else None
                 var.value[key] = sh._coerce(var, value, prev)
         else:
-            if local or ("g" in on):
-                var.value = sh._coerce(var, value, (var.value or "") if append else None)
-            else:
-                var.value = sh._coerce(var, value, (var.value or "") if append else None)
+            var.value = sh._coerce(var, value, (var.value or "") if append else None)
+            if target in _LOCALE_VARS and type(var.value) is str:
+                sh.locale_check(target, var.value)
     elif var.attrs & INTEGER and "i" in on and type(var.value) is str:
         var.value = str(sh.arith(var.value))
+    if target in _LOCALE_VARS:
+        var.attrs |= SPECIAL  # later plain assignments still reach set_var's setlocale check
     if "r" in on:
         var.attrs |= READONLY
     if value is not None and st.options["allexport"] and type(var.value) is str:
@@ -1067,6 +1084,10 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
         v = sh.state.find(a)
         if v is None and mode != "v" and a in sh.state.functions:
             del sh.state.functions[a]
+            continue
+        if v is None and a in _RO_DYNAMIC:
+            sh.error(f"unset: {a}: cannot unset: readonly variable")
+            status = 1
             continue
         status |= sh.unset_var(a)
     return status
@@ -1956,7 +1977,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                 return b"".join(parts), True
             if not line.endswith(b"\n"):
                 parts.append(line)
-                return b"".join(parts), True
+                data = b"".join(parts)
+                return data.replace(b"\0", b""), True
             body = line[:-1]
             if not raw and body.endswith(b"\\"):
                 # an odd number of trailing backslashes escapes the newline: continue
@@ -1965,7 +1987,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                     parts.append(body[:-1])
                     continue
             parts.append(body)
-            return b"".join(parts), False
+            data = b"".join(parts)
+            return (data.replace(b"\0", b"") if b"\0" in data else data), False
     count = 0
     while True:
         if nchars is not None and count >= nchars:
@@ -1984,6 +2007,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             continue
         if not exact and delim is not None and c == delim:
             return bytes(buf), False
+        if c == b"\0":
+            continue  # bash drops NUL bytes from what read stores
         buf += c
         count += 1
         if not count & 0xFFFF:
@@ -2155,7 +2180,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     ifs = sh.get_ifs()
     if array is not None:
         if exact:
-            vals = [s]
+            vals = [s if raw else _unescape_read(s)]
         else:
             vals = _split_read(s, 1 << 30, ifs, raw)
             if vals and vals[-1] == "":
@@ -2166,7 +2191,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
             s = _unescape_read(s)
         _assign_read(sh, "REPLY", s)
     elif exact:
-        if _assign_read_names(sh, names, [s]):
+        # -N takes the characters as they are, but without -r a backslash still escapes
+        if _assign_read_names(sh, names, [s if raw else _unescape_read(s)]):
             return 1
     else:
         if _assign_read_names(sh, names, _split_read(s, len(names), ifs, raw)):
@@ -2181,7 +2207,10 @@ def _assign_read_names(sh: Interpreter, names: list[str], vals: list[str]) -> bo
         if not _NAME_RE.match(n.split("[")[0]) or ("[" in n and not n.endswith("]")) or n.endswith("[]"):
             sh.error(f"read: `{n}': not a valid identifier")
             return True
-        _assign_read(sh, n, vals[k] if k < len(vals) else "")
+        try:
+            _assign_read(sh, n, vals[k] if k < len(vals) else "")
+        except _circular_ref():
+            return True  # a circular nameref: warned, and read fails
     return False
 
 
@@ -2281,6 +2310,8 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
             continue
         if strip and rec.endswith(delim):
             rec = rec[:-1]
+        if b"\0" in rec:  # bash stores C strings: an element ends at its first NUL
+            rec = rec[:rec.index(b"\0")]
         lines.append(rec.decode("utf-8", "surrogateescape"))
     var = sh.state.find(name)
     if var is not None and var.attrs & READONLY:
@@ -2769,22 +2800,26 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
         sh.error("let: expression expected")
         return 1
     v = 0
-    for a in argv[1:]:
-        try:
-            v = sh.arith(a)
-        except ExpansionError as e:
-            if e.status == 127 and e.message.endswith(": unbound variable"):
-                from .interpreter import expansion_exit
-                sh.error(e.message)  # set -u: fatal, as in bash
-                raise expansion_exit(e) from None
-            # a readonly assignment and a subscript error are reported without the
-            # builtin's name, as in bash; the latter ends the shell
-            sub = getattr(e, "subscript", False)
-            sh.error(e.message if sub or e.message.endswith(": readonly variable") else f"let: {e.message}")
-            if sub:
-                from .interpreter import expansion_exit
-                raise expansion_exit(e) from None
-            return 1
+    sh.in_let = True
+    try:
+        for a in argv[1:]:
+            try:
+                v = sh.arith(a)
+            except ExpansionError as e:
+                if e.status == 127 and e.message.endswith(": unbound variable"):
+                    from .interpreter import expansion_exit
+                    sh.error(e.message)  # set -u: fatal, as in bash
+                    raise expansion_exit(e) from None
+                # a readonly assignment and a subscript error are reported without the
+                # builtin's name, as in bash; the latter ends the shell
+                sub = getattr(e, "subscript", False)
+                sh.error(e.message if sub or e.message.endswith(": readonly variable") else f"let: {e.message}")
+                if sub:
+                    from .interpreter import expansion_exit
+                    raise expansion_exit(e) from None
+                return 1
+    finally:
+        sh.in_let = False
     return 0 if v != 0 else 1
 
 

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as N
-from .state import assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, Var
+from .state import assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, CAPCASE, Var
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
@@ -68,6 +68,14 @@ class ExpansionError(Exception):
 def _expr_text(w: N.Word | None, value: int) -> str:
     """The source text bash quotes in substring errors (`` -3`` keeps its blank)."""
     return w.text if w is not None and w.text else str(value)
+
+
+def _substring_error(p: N.Param, length: int) -> ExpansionError:
+    """``${s:1:-5}``: like an error in $((...)), it drops the command line but never ends
+    the shell under set -e (``subst``)."""
+    e = ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
+    e.subst = True  # type: ignore[attr-defined]
+    return e
 
 
 def glob_escape(s: str) -> str:
@@ -671,6 +679,8 @@ class Expander:
             # still evaluate the subscript for side effects/errors
             if var is None or not (var.attrs & ASSOC):
                 self.eval_index(idx, rname, None)
+            elif not self.expand_str(idx):
+                self.error(f"{rname}: bad array subscript")
             return None, False, False
         return self.get_element(rname, var, idx), False, False
 
@@ -963,7 +973,7 @@ class Expander:
                 length = self.arith_word(p.arg2)
         except ExpansionError as e:
             # bash names the parameter in front of an offset/length error
-            nm = p.name if p.index is None else f"{p.name}[{self._word_src(p.index)}]"
+            nm = p.name if p.index is None else f"{p.name}[{p.index.text}]"  # as written
             if not e.message:
                 e.message = f"${{{nm}:}}: bad substitution"
             elif e.status != 127 and not getattr(e, "subscript", False):
@@ -1006,7 +1016,7 @@ class Expander:
                         return []
             if length is not None:
                 if length < 0:
-                    raise ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
+                    raise _substring_error(p, length)
                 return vals[off:off + length]
             return vals[off:]
         s = val
@@ -1028,7 +1038,7 @@ class Expander:
         if length < 0:
             end = n + length
             if end < off:
-                raise ExpansionError(f"{_expr_text(p.arg2, length)}: substring expression < 0", 1)
+                raise _substring_error(p, length)
             return s[off:end]
         return s[off:off + length]
 
@@ -1112,6 +1122,8 @@ class Expander:
             out += "l"
         if a & UPPER:
             out += "u"
+        if a & CAPCASE:
+            out += "c"
         return out
 
 

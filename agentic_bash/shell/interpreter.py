@@ -26,7 +26,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
 from .state import (
-    ARRAY, ASSOC, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, TEMPVAR, UPPER, ShellState, TempScope, Var,
+    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
@@ -42,6 +42,19 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
 _UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
+# the variables bash hands to setlocale() on assignment (LANG's failures are silent)
+_LOCALE_VARS = frozenset(("LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME"))
+
+
+def utf8_locale_name(val: str) -> bool:
+    """Does glibc take ``val`` for the C.UTF-8 locale (the only UTF-8 one here)?  It ignores a
+    ``@modifier`` and compares the codeset lowercased without punctuation."""
+    if val in _UTF8_LOCALES:
+        return True
+    if not val.startswith("C."):
+        return False
+    codeset = val[2:].partition("@")[0]
+    return "".join(c for c in codeset.lower() if c.isalnum()) == "utf8"
 
 
 def byte_view(s: str) -> str:
@@ -78,8 +91,13 @@ def _line_of_cmd(cmd: N.Command) -> int:
 
 
 def expansion_exit(e: ExpansionError) -> ExitShell:
-    """The ExitShell for a fatal expansion error."""
-    x = ExitShell(e.status, getattr(e, "discard", False))
+    """The ExitShell for a fatal expansion error.  A discarding one from a parameter
+    expansion or a glob (bad substitution, failglob) is an AbortLine, which set -e turns into
+    an exit; one from $((...)) or a substring's numbers (``subst``) only drops the line."""
+    discard = getattr(e, "discard", False)
+    if discard and not getattr(e, "subst", False) and not getattr(e, "arith", False):
+        return AbortLine(e.status)
+    x = ExitShell(e.status, discard)
     if e.status == 127:
         x.eof = True
     return x
@@ -88,6 +106,15 @@ def expansion_exit(e: ExpansionError) -> ExitShell:
 class AbortLine(ExitShell):
     """An assignment to a readonly variable (or a bad subscript): like an arithmetic error,
     bash -c discards the rest of the current top-level command line and goes on."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status, True)
+
+
+class CircularRef(ExitShell):
+    """An assignment through a circular nameref: bash warns and drops the command line (set
+    -e does not end the shell), but a builtin assigning a variable (read, printf -v) just
+    fails with status 1."""
 
     def __init__(self, status: int) -> None:
         super().__init__(status, True)
@@ -106,7 +133,12 @@ class LoopCtl(BaseException):
 
 
 class RedirError(Exception):
-    pass
+    """A redirection failed (already reported): the command does not run; ``status`` is $?.
+    ``expansion``: the here-string expansion error behind it, which only a simple command
+    survives (a compound command's or exec's drops the line like a word's)."""
+
+    status = 1
+    expansion: Any = None
 
 
 class DirInput:
@@ -239,6 +271,7 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
+    in_let = False      # inside the let builtin (its invalid-identifier errors name it)
     # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
@@ -563,6 +596,9 @@ class Interpreter(Expander):
             value = value.upper()
         elif a & LOWER:
             value = value.lower()
+        elif a & CAPCASE and value:
+            from .expand import _lower, _upper
+            value = _upper(value[0]) + _lower(value[1:])
         return value
 
     def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
@@ -571,6 +607,16 @@ class Interpreter(Expander):
         if name == "OPTIND":
             # bash: any assignment to OPTIND restarts getopts within its current word
             self.getopts_state = (0, 0)
+        elif name in _LOCALE_VARS:
+            var = st.find(name) if scope is None else scope.get(name)
+            if var is None:
+                (st.scopes[0] if scope is None else scope)[name] = Var(None, SPECIAL)
+                self.locale_check(name, value)
+            else:
+                var.attrs |= SPECIAL
+                if not var.attrs & READONLY:
+                    new = (self.get_scalar(name) or "") + value if append else value
+                    self.locale_check(name, new.lower() if var.attrs & LOWER else new.upper() if var.attrs & UPPER else new)
         if scope is None:
             var = st.find(name)
             if var is not None and not var.attrs and not append and type(var.value) is not dict \
@@ -581,7 +627,7 @@ class Interpreter(Expander):
         if var is not None and var.attrs & NAMEREF:
             target = st.resolve_ref(name)
             if not target:
-                raise AbortLine(1)  # a circular reference: bash warns and drops the command line
+                raise CircularRef(1)  # a circular reference: bash warns and drops the command line
             if target != name:
                 if "[" in target:
                     nm, _, sub = target.partition("[")
@@ -601,6 +647,8 @@ class Interpreter(Expander):
                 return
             if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS"):
                 return
+            if name in ("SHELLOPTS", "BASHOPTS"):
+                raise VarError(f"{name}: readonly variable")
         if var is None:
             if self.state.options["allexport"]:
                 st.scopes[0][name] = Var(value, EXPORT)
@@ -616,9 +664,9 @@ class Interpreter(Expander):
         if type(old) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             prev = old.get(key) if append else None
-            old[key] = self._coerce(var, value, prev if append else None) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
+            old[key] = self._coerce(var, value, prev if append else None) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
         else:
-            if var.attrs & (INTEGER | UPPER | LOWER):
+            if var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
                 var.value = self._coerce(var, value, (old or "") if append else None)
             else:
                 var.value = (old or "") + value if append else value
@@ -656,18 +704,23 @@ class Interpreter(Expander):
         except ExpansionError as e:
             e.discard = False  # type: ignore[attr-defined]  # fatal, as for a set array
             e.subscript = True  # type: ignore[attr-defined]
+            e.arith = False  # type: ignore[attr-defined]  # not one that only drops the line
             raise
 
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
         val = var.value
         if var.attrs & ASSOC:
             key = self.expand_str(idx)
+            if not key:
+                self.error(f"{name}: bad array subscript")
+                return None
             return val.get(key) if type(val) is dict else (val if key == "0" else None)
         try:
             i = self.arith(self.expand_dq(idx))
         except ExpansionError as e:
             e.discard = False  # type: ignore[attr-defined]  # fatal, as in an assignment
             e.subscript = True  # type: ignore[attr-defined]
+            e.arith = False  # type: ignore[attr-defined]  # not one that only drops the line
             raise
         if type(val) is dict:
             if i < 0:
@@ -699,6 +752,9 @@ class Interpreter(Expander):
             raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if var.attrs & ASSOC:
             key: Any = self.expand_str(idx)
+            if not key:
+                # an empty key is no element (bash names the subscript as written)
+                raise VarError(f"{name}[{idx.text}]: bad array subscript")
             if type(var.value) is not dict:
                 var.value = {}
         else:
@@ -721,7 +777,7 @@ class Interpreter(Expander):
             key = i
         d = var.value
         prev = d.get(key, "") if append else None
-        d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER)) else value
+        d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
 
     def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
                   assoc: bool | None = None, local: bool = False, var: Var | None = None,
@@ -895,6 +951,7 @@ class Interpreter(Expander):
         except RecursionError:
             err = ExpansionError(_arith_recursion_msg(expr), 1)
             err.discard = True  # type: ignore[attr-defined]
+            err.arith = True  # type: ignore[attr-defined]  # an arithmetic error: set -e goes on
             raise err from None
         except _ArithError as e:
             err = ExpansionError(e.message, 1)
@@ -904,6 +961,7 @@ class Interpreter(Expander):
                 err.subscript = True  # type: ignore[attr-defined]
             else:
                 err.discard = True  # type: ignore[attr-defined]
+                err.arith = True  # type: ignore[attr-defined]
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
@@ -932,21 +990,48 @@ class Interpreter(Expander):
             return N.Word((N.Lit(sub),), sub)
 
     def arith_expand(self, w: N.Word) -> int:
+        """A $((...)) or ((...)) expression: its expansions, then the arithmetic.  An error in
+        the arithmetic only drops the command line (``subst``); a bad substitution in the
+        text is reported with the whole expression as written, and set -e ends the shell."""
         parts = w.parts
         try:
             if len(parts) == 1 and type(parts[0]) is N.Lit:
                 return self.arith(parts[0].text)
             return self.arith(self.expand_dq(w))
         except ExpansionError as e:
-            e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
+            if getattr(e, "arith", False):
+                e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
+            elif e.message.endswith(": bad substitution") and w.text:
+                e.message = f"{w.text}: bad substitution"
             raise
 
-    arith_word = arith_expand
+    def arith_word(self, w: N.Word) -> int:
+        """An arithmetic operand word (a substring's offset or length)."""
+        parts = w.parts
+        if len(parts) == 1 and type(parts[0]) is N.Lit:
+            return self.arith(parts[0].text)
+        return self.arith(self.expand_dq(w))
 
     # ================================================================== pattern helpers
     def pat_opts(self) -> dict[str, bool]:
         sh = self.state.shopt
         return {"extglob": True, "nocase": sh["nocasematch"]}
+
+    def locale_check(self, name: str, value: str) -> None:
+        """bash calls setlocale() when a locale variable is assigned; a locale this machine
+        lacks draws glibc's warning (an LC_* category only while LC_ALL is unset or empty).
+        Only a category's first failure on a name carries errno's text: glibc caches the miss."""
+        if not value or value in ("C", "POSIX") or utf8_locale_name(value):
+            return
+        if name != "LC_ALL" and self.get_scalar("LC_ALL"):
+            return
+        failed = self.state.locale_failed
+        key = (name, value)
+        tail = "" if key in failed else ": No such file or directory"
+        if type(failed) is frozenset:
+            failed = self.state.locale_failed = set()
+        failed.add(key)
+        self.error(f"warning: setlocale: {name}: cannot change locale ({value}){tail}")
 
     def byte_locale(self) -> bool:
         """Does LC_ALL / LC_CTYPE / LANG select the C locale, where bash counts, slices and
@@ -961,7 +1046,7 @@ class Interpreter(Expander):
                     if val == "C" or val == "POSIX":
                         self.state.ctype_bytes = True
                         return True
-                    if val in _UTF8_LOCALES:
+                    if val in _UTF8_LOCALES or utf8_locale_name(val):
                         self.state.ctype_bytes = False
                         return False
                     return self.state.ctype_bytes
@@ -973,13 +1058,18 @@ class Interpreter(Expander):
         unprintable, so it comes out as ``$'\\303\\251'``."""
         return s if s.isascii() or not self.byte_locale() else byte_view(s)
 
-    def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None) -> bool:
+    def fnmatch(self, s: str, pat: str, *, nocase: bool | None = None, extglob: bool | None = None) -> bool:
+        """Match ``s`` against a shell pattern.  Extended groups need ``shopt -s extglob``
+        (case, ``${x^^p}``) except in ``[[ == ]]``, which bash always matches with them."""
         patterns = _patterns
+        sh = self.state.shopt
         if nocase is None:
-            nocase = self.state.shopt["nocasematch"]
+            nocase = sh["nocasematch"]
+        if extglob is None:
+            extglob = sh["extglob"]
         if not (s.isascii() and pat.isascii()) and self.byte_locale():
             s, pat = byte_view(s), byte_view(pat)
-        return patterns.fnmatch(pat, s, extglob=True, nocase=nocase)
+        return patterns.fnmatch(pat, s, extglob=extglob, nocase=nocase)
 
     def pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
@@ -989,9 +1079,10 @@ class Interpreter(Expander):
 
     def _pat_strip(self, v: str, pat: str, op: str) -> str:
         patterns = _patterns
+        eg = self.state.shopt["extglob"]
         if op in ("#", "##"):
-            return patterns.strip_prefix(v, pat, longest=(op == "##"))
-        return patterns.strip_suffix(v, pat, longest=(op == "%%"))
+            return patterns.strip_prefix(v, pat, longest=(op == "##"), extglob=eg)
+        return patterns.strip_suffix(v, pat, longest=(op == "%%"), extglob=eg)
 
     def pat_replace(self, v: str, pat: str, repl: tuple[str, bool], op: str) -> str:
         if not (v.isascii() and pat.isascii()) and self.byte_locale():
@@ -1002,10 +1093,12 @@ class Interpreter(Expander):
         patterns = _patterns
         mode = {"/": "first", "//": "all", "/#": "prefix", "/%": "suffix"}[op]
         text, amp = repl
+        sh = self.state.shopt
         if not amp:
             text = text.replace("\\&", "&").replace("\\\\", "\\") if "\\" in text else text
-            return patterns.replace(v, pat, text, mode)
-        return _replace_amp(v, pat, _AmpRepl(text), mode, self.state.shopt["nocasematch"])
+            # nocasematch covers ${x/p/r} (not ${x#p}); extended groups need extglob
+            return patterns.replace(v, pat, text, mode, extglob=sh["extglob"], nocase=sh["nocasematch"])
+        return _replace_amp(v, pat, _AmpRepl(text), mode, sh["nocasematch"], sh["extglob"])
 
     def case_mod(self, v: str, op: str, pat: str) -> str:
         if not v:
@@ -1020,7 +1113,7 @@ class Interpreter(Expander):
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
             if not pat or pat == "?":
                 return v.swapcase() if allc else v[0].swapcase() + v[1:]
-            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False) else c
+            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
                            for i, c in enumerate(v))
         from .expand import _lower, _upper  # towupper/towlower: one character stays one
         conv = _upper if up else _lower
@@ -1030,7 +1123,7 @@ class Interpreter(Expander):
             return conv(v[0]) + v[1:]
         out = []
         for i, c in enumerate(v):
-            if (allc or i == 0) and self.fnmatch(c, pat, nocase=False):
+            if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True):
                 c = conv(c)
             out.append(c)
         return "".join(out)
@@ -1048,14 +1141,14 @@ class Interpreter(Expander):
         elif ignore is None and getattr(self.state, "globignore_dotglob", False):
             sh["dotglob"] = False
             self.state.globignore_dotglob = False
-        if not patterns.has_magic(pat, extglob=True):
+        if not patterns.has_magic(pat, extglob=sh["extglob"]):
             # bash's glob_pattern_p: a `[` without its `]` (`[`, `a[b`) or only escaped
             # characters (x='a\*'; echo $x) make no pattern: the word stays as it is, and
             # nullglob/failglob do not apply
             return None
         try:
             res = patterns.glob(self.fs, pat, self.state.cwd, dotglob=sh["dotglob"],
-                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=True,
+                                nocaseglob=sh["nocaseglob"], globstar=sh["globstar"], extglob=sh["extglob"],
                                 skipdots=sh["globskipdots"])
             if ignore and res:
                 res = patterns.globignore(res, ignore, extglob=sh["extglob"], nocase=sh["nocaseglob"])
@@ -1074,6 +1167,21 @@ class Interpreter(Expander):
         return None
 
     def prompt_expand(self, s: str) -> str:
+        res = self.prompt_decode(s)
+        if self.state.shopt.get("promptvars") and ("$" in res or "`" in res):
+            # promptvars (on by default): the decoded prompt then undergoes parameter, command
+            # and arithmetic expansion as if double-quoted
+            from .parser import parse_word
+            try:
+                res = self.expand_str(parse_word(res, dq=True))
+            except ParseError:
+                pass
+        return res
+
+    def prompt_decode(self, s: str) -> str:
+        """A prompt string's backslash escapes (\\u \\w \\$ ...), before its expansions."""
+        if "\\" not in s:
+            return s
         out = []
         i = 0
         while i < len(s):
@@ -1104,21 +1212,42 @@ class Interpreter(Expander):
                     out.append("\x1b")
                 elif d == "a":
                     out.append("\x07")
+                elif d == "r":
+                    out.append("\r")
+                elif d in "vV":
+                    ver = self.get_scalar("BASH_VERSION") or "5.2.15(1)-release"
+                    full = ver.split("(")[0]
+                    out.append(full if d == "V" else ".".join(full.split(".")[:2]))
+                elif d == "j":
+                    out.append(str(len(getattr(self, "jobs", None) or ())))
+                elif d == "!":
+                    out.append("1")  # the history number: no history in a non-interactive shell
+                elif d == "#":
+                    out.append("0")
+                elif d == "l":
+                    out.append("tty")  # basename of the terminal device; none here
+                elif d in "0123" and i + 1 < len(s) and s[i] in "01234567" and s[i + 1] in "01234567":
+                    out.append(chr(int(d + s[i:i + 2], 8) & 0xFF))
+                    i += 2
+                elif d in "dtT@AD":
+                    fmt = {"d": "%a %b %d", "t": "%H:%M:%S", "T": "%I:%M:%S", "@": "%I:%M %p",
+                           "A": "%H:%M"}.get(d)
+                    if d == "D":
+                        if i < len(s) and s[i] == "{":
+                            j = s.find("}", i + 1)
+                            j = len(s) if j < 0 else j
+                            fmt = s[i + 1:j] or "%X"
+                            i = j + 1
+                        else:
+                            out.append("\\D")
+                            continue
+                    out.append(time.strftime(fmt or "%X", time.localtime()))
                 else:
                     out.append("\\" + d)
                 continue
             out.append(c)
             i += 1
-        res = "".join(out)
-        if self.state.shopt.get("promptvars") and ("$" in res or "`" in res):
-            # promptvars (on by default): the decoded prompt then undergoes parameter, command
-            # and arithmetic expansion as if double-quoted
-            from .parser import parse_word
-            try:
-                res = self.expand_str(parse_word(res, dq=True))
-            except ParseError:
-                pass
-        return res
+        return "".join(out)
 
     # ================================================================== declare -p helpers
     def array_literal(self, var: Var) -> str:
@@ -1431,6 +1560,7 @@ class Interpreter(Expander):
             return fn()
         saved = self.fds
         opened: list[Any] = []
+        psmark = len(self.procsubs)
         # bash reports a failed redirection of a compound command (`done < missing`,
         # `} > /`) on the redirection's own line
         saved_line = self.lineno
@@ -1439,13 +1569,15 @@ class Interpreter(Expander):
             self.lineno = ln
         try:
             self.fds = self.apply_redirs(redirs, dict(saved), opened)
-        except RedirError:
+        except RedirError as e:
             self.fds = saved
             for f in opened:
                 _close(f)
+            if e.expansion is not None and redir_line:
+                raise expansion_exit(e.expansion) from None
             # the ERR trap sees the line of the last command bash numbered, not the redirection's
             self.lineno = saved_line
-            st = self.set_status(1)
+            st = self.set_status(e.status)
             if redir_line and report:
                 self.after_failure(st)
             return st
@@ -1469,6 +1601,10 @@ class Interpreter(Expander):
                             self.owned.append(f)
             for f in opened:
                 _close(f)
+            if len(self.procsubs) > psmark:
+                # `{ ...; } > >(tac)`: the process substitution gets its EOF and finishes
+                # when the command is done
+                self.finish_procsubs(psmark)
 
     def exec_group(self, cmd: N.Group) -> int:
         return self.with_redirs(cmd.redirs, lambda: self.run_script(cmd.body))
@@ -1710,7 +1846,7 @@ class Interpreter(Expander):
                         self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
-                    self.arith_word(cmd.init)
+                    self.arith_expand(cmd.init)
             except ExpansionError as e:
                 _arith_for_err(self, e)
                 return self.set_status(1)
@@ -1727,7 +1863,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
-                        if cmd.cond is not None and self.arith_word(cmd.cond) == 0:
+                        if cmd.cond is not None and self.arith_expand(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
                         _arith_for_err(self, e)
@@ -1743,7 +1879,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
-                            self.arith_word(cmd.step)
+                            self.arith_expand(cmd.step)
                         except ExpansionError as e:
                             _arith_for_err(self, e)
                             st = 1
@@ -1908,7 +2044,9 @@ class Interpreter(Expander):
         try:
             v = self.arith_expand(cmd.expr)
         except ExpansionError as e:
-            if e.status == 127 and e.message.endswith(": unbound variable"):
+            if e.status == 127 and e.message.endswith(": unbound variable") or not (
+                    getattr(e, "subst", False) or e.message.endswith(": readonly variable")):
+                # set -u, or a bad substitution in the text (named with the whole expression)
                 self.error(e.message)
                 raise expansion_exit(e) from None
             self.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
@@ -1939,6 +2077,11 @@ class Interpreter(Expander):
                     # a $((...)) in a [[ word fails like in any command word
                     self.error(e.message)
                     raise ExitShell(e.status, e.discard) from None
+                if not getattr(e, "arith", False):
+                    # a bad substitution (or a fatal subscript error) in a word: as in any
+                    # command's words, the line is dropped
+                    self.error(e.message)
+                    raise expansion_exit(e) from None
                 self.error(f"[[: {e.message}" if "syntax error" in e.message or "expression" in e.message
                            or "division" in e.message or "value too great" in e.message or "invalid" in e.message else e.message)
                 return self.set_status(1 if "syntax" in e.message or "division" in e.message
@@ -1993,7 +2136,7 @@ class Interpreter(Expander):
                 self._cond_trace(neg, [left, op, rt])
             if op in ("==", "=", "!="):
                 pat = self.expand_pattern(e.right)
-                r = self.fnmatch(left, pat)
+                r = self.fnmatch(left, pat, extglob=True)
                 return r if op != "!=" else not r
             if op == "=~":
                 return self.regex_match(left, self.expand_regex(e.right))
@@ -2277,7 +2420,9 @@ class Interpreter(Expander):
         ps4 = self.get_scalar("PS4")
         if ps4 is None:
             return ""
-        if "$" not in ps4 and "`" not in ps4:
+        if "\\" in ps4:
+            ps4 = self.prompt_decode(ps4)  # a prompt string: \\$ \\u \\w ... first
+        if "$" not in ps4 and "`" not in ps4 or not self.state.shopt.get("promptvars"):
             return ps4
         # bash turns xtrace off while it expands PS4, so a $(...) in it is not traced
         opts = self.state.options
@@ -2291,6 +2436,9 @@ class Interpreter(Expander):
                 return ps4
             try:
                 return self.expand_str(w)
+            except ExpansionError as e:
+                self.error(e.message)  # bash reports it and traces with the unexpanded text
+                return ps4
             except Exception:
                 return ps4
         finally:
@@ -2721,10 +2869,12 @@ class Interpreter(Expander):
         opened: list[Any] = []
         try:
             new = self.apply_redirs(redirs, dict(self.fds), opened)
-        except RedirError:
+        except RedirError as e:
             for f in opened:
                 _close(f)
-            return self.set_status(1)
+            if e.expansion is not None:
+                raise expansion_exit(e.expansion) from None
+            return self.set_status(e.status)
         old = self.fds
         self.fds = new
         still = set(id(v) for v in new.values())
@@ -2965,10 +3115,13 @@ class Interpreter(Expander):
             try:
                 s = self.expand_str(r.target, tilde=True)  # type: ignore[arg-type]
             except ExpansionError as e:
+                # bash expands a here-string apart: any error there (even set -u's or ${x:?})
+                # just fails the command, with 127 for those two
                 self.error(e.message)
-                if e.fatal:
-                    raise expansion_exit(e) from None
-                raise RedirError() from None
+                err = RedirError()
+                err.status = 127 if e.status == 127 else 1
+                err.expansion = e
+                raise err from None
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
@@ -2981,6 +3134,8 @@ class Interpreter(Expander):
                 fields = self.expand_words([tw])  # type: ignore[list-item]
             except ExpansionError as e:
                 self.error(e.message)
+                if e.fatal:
+                    raise expansion_exit(e) from None
                 raise RedirError() from None
             if len(fields) != 1:
                 self.error(f"{tw.text}: ambiguous redirect")  # type: ignore[union-attr]
@@ -3124,25 +3279,25 @@ class _AmpRepl:
         return "".join(out)
 
 
-def _replace_amp(s: str, pat: str, repl: Any, mode: str, nocase: bool) -> str:
+def _replace_amp(s: str, pat: str, repl: Any, mode: str, nocase: bool, extglob: bool = True) -> str:
     """``${s/p/r}`` where r uses ``&`` for the matched text (patsub_replacement)."""
     from .patterns import _compile
     n = len(s)
     if mode == "prefix":
-        rx = _compile(pat, True, nocase, False, False)
+        rx = _compile(pat, extglob, nocase, False, False)
         for i in range(n, -1, -1):
             if rx.fullmatch(s, 0, i):
                 return repl(s[:i]) + s[i:]
         return s
     if mode == "suffix":
-        rx = _compile(pat, True, nocase, False, False)
+        rx = _compile(pat, extglob, nocase, False, False)
         for i in range(n + 1):
             if rx.fullmatch(s, i, n):
                 return s[:i] + repl(s[i:])
         return s
     if not pat:
         return s
-    rx = _compile(pat, True, nocase, False, True)
+    rx = _compile(pat, extglob, nocase, False, True)
     if n == 0:
         return repl("") if rx.fullmatch(s) else s
     out: list[str] = []
@@ -3193,7 +3348,12 @@ def _single_quote(t: str) -> str:
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
     """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
-    sh.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
+    sub = getattr(e, "subscript", False)
+    if not sub and not getattr(e, "subst", False) and e.status != 127 \
+            and not e.message.endswith(": readonly variable"):
+        sh.error(e.message.lstrip())  # a bad substitution in the text: reported as is, drops the line
+        raise expansion_exit(e)
+    sh.error(_arith_for_msg(e.message, sub))
     if e.status == 127 and e.message.endswith(": unbound variable"):
         raise ExitShell(127)
     if getattr(e, "subscript", False):
@@ -3442,6 +3602,10 @@ class _ArithVars:
                     if type(val) is str:
                         return val
             return self._get_plain(name)
+        if not index:
+            sh.error(f"{name}[]: bad array subscript")
+            sh.error(f"{name}[]: bad array subscript")
+            return None
         rname = sh.state.resolve_ref(name)
         var = sh.lookup_var(rname)
         if var is None or var.value is None:
@@ -3477,6 +3641,8 @@ class _ArithVars:
         sh = self.sh
         if index is None:
             sh.set_var(name, str(value))
+        elif not index:
+            sh.error(f"{'let: ' if sh.in_let else ''}`{name}[]': not a valid identifier")
         else:
             sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
 

@@ -224,12 +224,31 @@ def _strto(s: str) -> tuple[int, int, bool]:
     return (-v if neg else v), k, True
 
 
+def _glibc_mbchar(b: bytes) -> int:
+    """The code glibc's UTF-8 mbrtowc gives the sequence starting ``b``: it also takes the
+    old 4- to 6-byte forms up to 0x7FFFFFFF (Python rejects those past U+10FFFF), but not
+    overlong forms or surrogates; anything else is its first byte."""
+    c = b[0]
+    if c < 0xC2 or c > 0xFD:
+        return c
+    n = 1 if c < 0xE0 else 2 if c < 0xF0 else 3 if c < 0xF8 else 4 if c < 0xFC else 5
+    if len(b) <= n or any(not 0x80 <= x <= 0xBF for x in b[1:n + 1]):
+        return c
+    v = c & (0x3F >> n)
+    for x in b[1:n + 1]:
+        v = (v << 6) | (x & 0x3F)
+    if v < (0x80, 0x800, 0x10000, 0x200000, 0x4000000)[n - 1] or 0xD800 <= v <= 0xDFFF:
+        return c
+    return v
+
+
 class _Args:
     def __init__(self, args: list[str], errors: list[str]) -> None:
         self.args = args
         self.i = 0
         self.errors = errors
         self.conversion_error = False
+        self.byte_chars = False
 
     def more(self) -> bool:
         return self.i < len(self.args)
@@ -251,7 +270,14 @@ class _Args:
             return 0
         ch = a[1]
         o = ord(ch)
-        return o - 0xDC00 if 0xDC80 <= o <= 0xDCFF else o
+        if 0xDC80 <= o <= 0xDCFF:
+            if self.byte_chars:
+                return o - 0xDC00
+            try:
+                return _glibc_mbchar(a[1:8].encode("utf-8", "surrogateescape"))
+            except UnicodeEncodeError:
+                return o - 0xDC00
+        return o
 
     def _invalid(self, a: str) -> None:
         if a[:1] == "0" and a[1:2].isdigit():
@@ -631,11 +657,14 @@ def _fmt_float(ld: _LD, conv: str, flags: str, width: int, prec: int | None) -> 
 
 
 def format(fmt: str, args: list[str], *, now: float | None = None, start_time: float | None = None,  # noqa: A001
-           localtime: Callable[[float], _time.struct_time] | None = None) -> tuple[bytes, int, list[str]]:
-    """Run ``printf fmt args...``: (stdout bytes, exit status, error messages without ``bash: ``)."""
+           localtime: Callable[[float], _time.struct_time] | None = None,
+           byte_chars: bool = False) -> tuple[bytes, int, list[str]]:
+    """Run ``printf fmt args...``: (stdout bytes, exit status, error messages without ``bash: ``).
+    ``byte_chars``: the C locale, where ``'c`` gives a byte's value, never a multibyte character's."""
     errors: list[str] = []
     out = bytearray()
     a = _Args(args, errors)
+    a.byte_chars = byte_chars
     n = len(fmt)
     while True:
         first = a.i

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
-    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "TEMPVAR", "TempScope", "Var", "VarError",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
 ]
 
 EXPORT = 1
@@ -20,10 +20,15 @@ UPPER = 128
 TRACE = 256
 # a prefix assignment's binding (`v=1 cmd`): not a letter of declare -p; `local v` adopts it
 TEMPVAR = 512
+# assigning the variable has a side effect (LC_ALL & co. call setlocale): not a letter of
+# declare -p; it keeps the variable off the interpreter's inline assignment fast paths
+SPECIAL = 1024
+# declare -c: the first character upper case, the rest lower case (bash's capcase)
+CAPCASE = 2048
 
 # declare -p prints attribute letters in this order (bash's ``attributes`` table)
 ATTR_LETTERS = (("a", ARRAY), ("A", ASSOC), ("i", INTEGER), ("l", LOWER), ("n", NAMEREF),
-                ("r", READONLY), ("t", TRACE), ("u", UPPER), ("x", EXPORT))
+                ("r", READONLY), ("t", TRACE), ("u", UPPER), ("x", EXPORT), ("c", CAPCASE))
 
 # (long name, letter or '') in ``set -o`` listing order
 SET_OPTIONS: dict[str, str] = {
@@ -221,6 +226,8 @@ class ShellState:
     # the character type locale last in effect is C (bytes): naming a locale that does not
     # exist keeps it (Interpreter.byte_locale)
     ctype_bytes = False
+    # locale names setlocale() already failed on (a set once one fails)
+    locale_failed: Any = frozenset()
 
     # called with the nameref's name when resolving runs into a loop (the interpreter warns)
     on_circular: Any = None
