@@ -2803,20 +2803,21 @@ def b_let(sh: Interpreter, argv: list[str]) -> int:
     sh.in_let = True
     try:
         for a in argv[1:]:
-            v = sh.arith(a)
-    except ExpansionError as e:
-        if e.status == 127 and e.message.endswith(": unbound variable"):
-            from .interpreter import expansion_exit
-            sh.error(e.message)  # set -u: fatal, as in bash
-            raise expansion_exit(e) from None
-        # a readonly assignment and a subscript error are reported without the
-        # builtin's name, as in bash; the latter ends the shell
-        sub = getattr(e, "subscript", False)
-        sh.error(e.message if sub or e.message.endswith(": readonly variable") else f"let: {e.message}")
-        if sub:
-            from .interpreter import expansion_exit
-            raise expansion_exit(e) from None
-        return 1
+            try:
+                v = sh.arith(a)
+            except ExpansionError as e:
+                if e.status == 127 and e.message.endswith(": unbound variable"):
+                    from .interpreter import expansion_exit
+                    sh.error(e.message)  # set -u: fatal, as in bash
+                    raise expansion_exit(e) from None
+                # a readonly assignment and a subscript error are reported without the
+                # builtin's name, as in bash; the latter ends the shell
+                sub = getattr(e, "subscript", False)
+                sh.error(e.message if sub or e.message.endswith(": readonly variable") else f"let: {e.message}")
+                if sub:
+                    from .interpreter import expansion_exit
+                    raise expansion_exit(e) from None
+                return 1
     finally:
         sh.in_let = False
     return 0 if v != 0 else 1

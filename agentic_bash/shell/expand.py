@@ -972,9 +972,8 @@ class Expander:
             if p.arg2 is not None:
                 length = self.arith_word(p.arg2)
         except ExpansionError as e:
-            # bash names the parameter in front of an arithmetic offset/length error (not
-            # a bad substitution inside it, nor a subscript error)
-            nm = p.name if p.index is None else f"{p.name}[{self._word_src(p.index)}]"
+            # bash names the parameter in front of an offset/length error
+            nm = p.name if p.index is None else f"{p.name}[{p.index.text}]"  # as written
             if not e.message:
                 e.message = f"${{{nm}:}}: bad substitution"
             elif getattr(e, "arith", False):

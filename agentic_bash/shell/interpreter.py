@@ -704,7 +704,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             e.discard = False  # type: ignore[attr-defined]  # fatal, as for a set array
             e.subscript = True  # type: ignore[attr-defined]
-            e.arith = False  # type: ignore[attr-defined]
+            e.arith = False  # type: ignore[attr-defined]  # not one that only drops the line
             raise
 
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
@@ -721,7 +721,7 @@ class Interpreter(Expander):
         except ExpansionError as e:
             e.discard = False  # type: ignore[attr-defined]  # fatal, as in an assignment
             e.subscript = True  # type: ignore[attr-defined]
-            e.arith = False  # type: ignore[attr-defined]
+            e.arith = False  # type: ignore[attr-defined]  # not one that only drops the line
             raise
         if type(val) is dict:
             if i < 0:
@@ -962,15 +962,11 @@ class Interpreter(Expander):
                 err.subscript = True  # type: ignore[attr-defined]
             else:
                 err.discard = True  # type: ignore[attr-defined]
-                err.arith = True  # type: ignore[attr-defined]  # an arithmetic error: set -e goes on
+                err.arith = True  # type: ignore[attr-defined]
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
-            unbound = e.message.endswith(": unbound variable")
-            err = ExpansionError(e.message, 127 if unbound else 1)
-            if not unbound:
-                err.arith = True  # type: ignore[attr-defined]  # a readonly variable: like 1/0
-            raise err from None
+            raise ExpansionError(e.message, 127 if e.message.endswith(": unbound variable") else 1) from None
 
     def expand_subscript(self, sub: str) -> str:
         """A subscript that arrives as text (unset 'a[$k]', printf -v, test -v, a variable's
@@ -2049,7 +2045,8 @@ class Interpreter(Expander):
         try:
             v = self.arith_expand(cmd.expr)
         except ExpansionError as e:
-            if e.status == 127 and e.message.endswith(": unbound variable") or not getattr(e, "subst", False):
+            if e.status == 127 and e.message.endswith(": unbound variable") or not (
+                    getattr(e, "subst", False) or e.message.endswith(": readonly variable")):
                 # set -u, or a bad substitution in the text (named with the whole expression)
                 self.error(e.message)
                 raise expansion_exit(e) from None
@@ -3352,10 +3349,12 @@ def _single_quote(t: str) -> str:
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
     """Report a for (( )) expression error; set -u's unbound variable ends the shell."""
-    if not getattr(e, "subst", False) and not getattr(e, "subscript", False) and e.status != 127:
+    sub = getattr(e, "subscript", False)
+    if not sub and not getattr(e, "subst", False) and e.status != 127 \
+            and not e.message.endswith(": readonly variable"):
         sh.error(e.message.lstrip())  # a bad substitution in the text: reported as is, drops the line
         raise expansion_exit(e)
-    sh.error(_arith_for_msg(e.message, getattr(e, "subscript", False)))
+    sh.error(_arith_for_msg(e.message, sub))
     if e.status == 127 and e.message.endswith(": unbound variable"):
         raise ExitShell(127)
     if getattr(e, "subscript", False):
