@@ -2520,8 +2520,10 @@ class Interpreter(Expander):
         try:
             try:
                 p0 = words[0].parts
+                decl_last = None
                 if len(p0) == 1 and type(p0[0]) is N.Lit and p0[0].text in _DECL_NAMES:
                     argv = self._expand_decl(words)
+                    decl_last = self.decl_last
                 else:
                     argv = self.expand_words(words)
             except ExpansionError as e:
@@ -2533,7 +2535,11 @@ class Interpreter(Expander):
                 return self._assign_only(cmd)
             if not self.trap_level and (not traps or "DEBUG" not in traps):
                 self.current_command = argv
-            return self._run_argv(cmd, argv)
+            if decl_last is None:
+                return self._run_argv(cmd, argv)
+            status = self._run_argv(cmd, argv)
+            st.last_arg = decl_last
+            return status
         finally:
             if procsubs:
                 self.finish_procsubs(mark)
@@ -2546,10 +2552,7 @@ class Interpreter(Expander):
         for w in words[1:]:
             a = decl_assign(w)
             if a is not None:
-                idx = len(argv) - 1
-                for k in range(len(argv) - 1):
-                    pass
-                arrays[idx] = a
+                arrays[len(argv) - 1] = a
                 argv.append(w.text)
                 continue
             p0 = w.parts[0] if w.parts else None
@@ -2569,6 +2572,10 @@ class Interpreter(Expander):
             else:
                 break
         self.decl_arrays = {i - nopt: v for i, v in arrays.items()}
+        # bash's $_ after `declare a=(1 2)` is the name: a compound assignment's word is not
+        # kept as an argument
+        last = arrays.get(len(argv) - 2)
+        self.decl_last = last.name if last is not None else None
         return argv
 
     def _debug_compound(self, text: Callable[[], str]) -> None:
@@ -2766,7 +2773,7 @@ class Interpreter(Expander):
             self._xtrace_argv(argv)
         self.last_cmd_argv = argv
 
-        if name == "exec" and len(argv) == 1 and func is None and cmd.redirs:
+        if name == "exec" and (len(argv) == 1 or argv[1:] == ["--"]) and func is None and cmd.redirs:
             return self._exec_redirs(cmd.redirs)
 
         def run() -> int:
@@ -2839,6 +2846,8 @@ class Interpreter(Expander):
                     continue
                 if a.append and existing is not None and type(existing.value) is str:
                     value = existing.value + value
+                if a.name in _LOCALE_VARS:
+                    self.locale_check(a.name, value)
                 temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
             except ExpansionError as e:
                 self.error(e.message)
@@ -3357,6 +3366,8 @@ def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
     sh.error(_arith_for_msg(e.message, sub))
     if e.status == 127 and e.message.endswith(": unbound variable"):
         raise ExitShell(127)
+    if e.message.endswith(": readonly variable") and sh.state.options["errexit"]:
+        raise ExitShell(1)  # bash: set -e ends the shell here (an arithmetic error does not)
     if getattr(e, "subscript", False):
         raise expansion_exit(e)
 
