@@ -1817,7 +1817,7 @@ def install(ctx: CommandContext, argv: list[str]) -> int:
             mode = m
     if dirs:
         if not ops:
-            return _missing(ctx)
+            return _missing(ctx, "missing file operand")
         status = 0
         for name in ops:
             try:

@@ -903,7 +903,7 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
             from .textutils import parse_size
             r = parse_size(v or "")
             if r is None or r[1] == 0:
-                ctx.error(f"invalid -B argument {quote(ctx, v or '')}")
+                ctx.error(f"invalid -B argument {quoteaf(v or '')}")  # (xstrtol_fatal: ASCII quotes)
                 return 1
             unit = r[1]
         elif k == "d":
