@@ -2924,15 +2924,36 @@ def b_help(sh: Interpreter, argv: list[str]) -> int:
     r = _getopt(sh, "help", argv[1:], "dms", "help [-dms] [pattern ...]")
     if type(r) is int:
         return r
-    argv = argv[:1] + r[1]  # type: ignore[index]
-    if len(argv) > 1:
-        for a in argv[1:]:
-            if a not in BUILTINS and a not in KEYWORDS:
-                sh.error(f"help: no help topics match `{a}'.  Try `help help' or `man -k {a}' or `info {a}'.")
-                return 1
-            _out(sh, f"{a}: {a} [args]\n    Shell builtin (agentic-bash).\n")
+    from fnmatch import fnmatchcase
+
+    from .helptopics import HELP_TOPICS
+    flags = {f for f, _ in r[0]}  # type: ignore[index]
+    pats = r[1]  # type: ignore[index]
+    if not pats:
+        _out(sh, "agentic-bash, a bash 5.2 compatible shell. Builtins:\n" + " ".join(sorted(BUILTINS)) + "\n")
         return 0
-    _out(sh, "agentic-bash, a bash 5.2 compatible shell. Builtins:\n" + " ".join(sorted(BUILTINS)) + "\n")
+    found = False
+    for pat in pats:
+        glob = "*" in pat or "?" in pat or re.search(r"\[.*\]", pat) is not None
+        hits = [t for t in HELP_TOPICS if t[0] == pat] or \
+            [t for t in HELP_TOPICS if (fnmatchcase(t[0], pat) if glob else t[0].startswith(pat))]
+        if not hits:
+            continue
+        found = True
+        if glob:
+            _out(sh, f"Shell commands matching keyword `{pat}'\n\n")
+        for name, syn, desc in hits:
+            if "d" in flags:
+                _out(sh, f"{name} - {desc}\n")
+            elif "s" in flags:
+                _out(sh, f"{name}: {syn}\n")
+            else:
+                # (the long text is not kept: the synopsis and the one-line description)
+                _out(sh, f"{name}: {syn}\n    {desc}\n")
+    if not found:  # bash names the last pattern
+        pat = pats[-1]
+        sh.error(f"help: no help topics match `{pat}'.  Try `help help' or `man -k {pat}' or `info {pat}'.")
+        return 1
     return 0
 
 
