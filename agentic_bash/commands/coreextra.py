@@ -292,6 +292,17 @@ def _human(n: float, base: int) -> str:
     return ""
 
 
+_DD_FLAGS = frozenset("append direct directory dsync sync fullblock nonblock noatime nocache noctty "
+                      "nofollow count_bytes skip_bytes seek_bytes".split())
+_DD_SYMBOLS = {
+    "conv": ("conversion", frozenset("ascii ebcdic ibm block unblock lcase ucase sparse swab sync excl "
+                                     "nocreat notrunc noerror fdatasync fsync".split())),
+    "status": ("status level", frozenset(("none", "noxfer", "progress"))),
+    "iflag": ("input flag", _DD_FLAGS),
+    "oflag": ("output flag", _DD_FLAGS),
+}
+
+
 @command("dd", usage="dd [OPERAND]...", help="Copy a file, converting and formatting according to the operands.")
 def dd(ctx: CommandContext, argv: list[str]) -> int:
     ops: dict[str, str] = {}
@@ -303,6 +314,14 @@ def dd(ctx: CommandContext, argv: list[str]) -> int:
             _try(ctx)
             return 1
         ops[k] = v
+        # GNU checks each symbolic list as it parses the operand
+        allowed = _DD_SYMBOLS.get(k)
+        if allowed is not None:
+            for w in v.split(","):
+                if w not in allowed[1]:
+                    ctx.stderr.write(f"dd: invalid {allowed[0]}: {_q(ctx, w)}\n".encode("utf-8", "surrogateescape"))
+                    _try(ctx)
+                    return 1
     nums: dict[str, int] = {}
     for k in ("bs", "ibs", "obs", "count", "skip", "seek"):
         if k in ops:

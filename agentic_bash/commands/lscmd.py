@@ -827,7 +827,10 @@ def stat_cmd(ctx: CommandContext, argv: list[str]) -> int:
         try:
             st = ctx.fs.stat(p, follow_symlinks=follow)
         except OSError as e:
-            ctx.error(f"cannot statx {quoteaf(name)}: {strerror(e)}")
+            if any(k == "f" for k, _ in opts):
+                ctx.error(f"cannot read file system information for {quoteaf(name)}: {strerror(e)}")
+            else:
+                ctx.error(f"cannot statx {quoteaf(name)}: {strerror(e)}")
             status = 1
             continue
         if fmt is not None:
