@@ -2267,16 +2267,21 @@ SIGNUM = {v: k for k, v in SIGNALS.items()}
 def _signal_table() -> str:
     """``kill -l`` / ``trap -l`` exactly as bash prints it on Linux (with real-time signals)."""
     names = [(n, "SIG" + SIGNUM[n]) for n in sorted(SIGNUM)]
-    for n in range(34, 65):
-        k = n - 34
-        names.append((n, "SIGRTMIN" if k == 0 else f"SIGRTMIN+{k}" if n <= 49 else
-                      ("SIGRTMAX" if n == 64 else f"SIGRTMAX-{64 - n}")))
+    names += [(n, "SIG" + _rt_name(n)) for n in range(34, 65)]
     items = [f"{n:2d}) {nm}" for n, nm in names]
     lines = []
     for i in range(0, len(items), 5):
         row = items[i:i + 5]
         lines.append("\t".join(row) + ("\t" if len(row) < 5 else ""))
     return "\n".join(lines) + "\n"
+
+
+def _rt_name(n: int) -> str:
+    """Linux's name for real-time signal ``n`` (34..64), as bash prints it."""
+    return "RTMIN" if n == 34 else f"RTMIN+{n - 34}" if n <= 49 else ("RTMAX" if n == 64 else f"RTMAX-{64 - n}")
+
+
+_RT_NAMES = {_rt_name(n): n for n in range(34, 65)}
 
 
 def _sig_name(s: str) -> str | None:
@@ -2289,8 +2294,13 @@ def _sig_name(s: str) -> str | None:
         n = int(s)
         if n == 0:
             return "EXIT"
-        return SIGNUM.get(n)
-    return u if u in SIGNALS else None
+        return SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
+    if u in SIGNALS or u in _RT_NAMES:
+        return u
+    m = re.fullmatch(r"RTMIN\+([0-9]+)", u)  # bash computes these (RTMIN+16 is RTMAX-14); RTMAX-k
+    if m and int(m.group(1)) <= 30:         # only by name, up to RTMAX-14
+        return _rt_name(34 + int(m.group(1)))
+    return None
 
 
 _TRAP_USAGE = "trap [-lp] [[arg] signal_spec ...]"
@@ -2320,7 +2330,7 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
         traps = st.traps
         if sh.is_subshell and traps == getattr(sh, "fork_traps", traps):
             traps = getattr(sh, "parent_traps", traps)  # an untouched subshell lists the parent's
-        order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
+        order = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + list(_RT_NAMES) + ["DEBUG", "ERR", "RETURN"]
         for k in order:
             if k in traps and (not args or k in names):
                 nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") else "SIG" + k
@@ -2367,17 +2377,17 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
                     n = int(a)
                     if n > 128:
                         n -= 128
-                    nm = SIGNUM.get(n)
+                    nm = SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
                     if nm is None:
                         sh.error(f"kill: {a}: invalid signal specification")
                         return 1
                     _out(sh, nm + "\n")
                 else:
                     nm = _sig_name(a)
-                    if nm is None or nm not in SIGNALS:
+                    if nm is None or nm not in SIGNALS and nm not in _RT_NAMES:
                         sh.error(f"kill: {a}: invalid signal specification")
                         return 1
-                    _out(sh, f"{SIGNALS[nm]}\n")
+                    _out(sh, f"{SIGNALS.get(nm) or _RT_NAMES[nm]}\n")
             return 0
         _out(sh, _signal_table())
         return 0
