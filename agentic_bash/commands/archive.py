@@ -196,6 +196,8 @@ def _compressor(ctx: CommandContext, argv: list[str], kind: str, mode: str) -> i
     """gzip/bzip2/xz and their -d/-c aliases. ``mode`` is 'c' (compress), 'd' or 'cat'."""
     prog = _PROG[kind]
     name = argv[0]
+    if kind == "gz" and name.rsplit("/", 1)[-1] in ("gunzip", "zcat"):
+        name = "gzip"  # gunzip and zcat are scripts running gzip, which reports as itself
     to_stdout = mode == "cat"
     decompress = mode in ("d", "cat")
     keep = force = list_ = test = quiet = verbose = False
@@ -301,9 +303,9 @@ def _compressor(ctx: CommandContext, argv: list[str], kind: str, mode: str) -> i
             ctx.stderr.write(f"{name}: {msg}\n".encode("utf-8", "surrogateescape"))
         status = max(status, st)
 
-    def fail(msg: str) -> None:
+    def fail(msg: str, bare: bool = False) -> None:
         nonlocal status
-        ctx.stderr.write(f"{name}: {msg}\n".encode("utf-8", "surrogateescape"))
+        ctx.stderr.write((msg if bare else f"{name}: {msg}").encode("utf-8", "surrogateescape") + b"\n")
         status = max(status, 1)
 
     for fn in files:
@@ -315,6 +317,22 @@ def _compressor(ctx: CommandContext, argv: list[str], kind: str, mode: str) -> i
             src_path = ctx.path(fn)
             try:
                 st = ctx.fs.stat(src_path)
+            except FileNotFoundError as e:
+                if kind == "gz" and decompress and not fn.endswith(suffix):
+                    # gzip -d tries NAME.gz when NAME is missing
+                    fn2 = fn + suffix
+                    try:
+                        st = ctx.fs.stat(ctx.path(fn2))
+                        fn, src_path = fn2, ctx.path(fn2)
+                    except OSError:
+                        fail(f"{fn2}: {strerror(e)}")
+                        continue
+                elif kind == "bz2":
+                    fail(f"Can't open input file {fn}: {strerror(e)}.")
+                    continue
+                else:
+                    fail(f"{fn}: {strerror(e)}")
+                    continue
             except OSError as e:
                 if kind == "bz2":
                     fail(f"Can't open input file {fn}: {strerror(e)}.")
@@ -368,7 +386,7 @@ def _compressor(ctx: CommandContext, argv: list[str], kind: str, mode: str) -> i
                     out = b""
             except ValueError:
                 if kind == "gz":
-                    fail(f"{'stdin' if fn == '-' else fn}: not in gzip format")
+                    fail(f"\n{name}: {'stdin' if fn == '-' else fn}: not in gzip format", bare=True)
                 elif kind == "bz2":
                     fail(f"Data integrity error when decompressing.\n\tInput file = "
                          f"{'(stdin)' if fn == '-' else fn}, output file = (stdout)" if False else

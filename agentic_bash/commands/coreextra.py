@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from ._args import OptError, open_input, parse_opts, quote, try_help
@@ -44,9 +45,10 @@ def _factors(n: int, ctx: CommandContext) -> list[int]:
 
 @command("factor", usage="factor [NUMBER]...", help="Print the prime factors of each NUMBER.")
 def factor(ctx: CommandContext, argv: list[str]) -> int:
-    args = argv[1:]
-    if args and args[0] == "--":
-        args = args[1:]
+    try:
+        _, args = parse_opts(ctx, argv, "", {}, status=1)  # 9.1's factor has no options: -1 is one
+    except OptError as e:
+        return e.status
     status = 0
 
     def one(tok: str) -> None:
@@ -203,10 +205,11 @@ def link(ctx: CommandContext, argv: list[str]) -> int:
     return 0
 
 
-@command("nice", usage="nice [-n N] [COMMAND [ARG]...]", help="Run COMMAND (the niceness is not changed here).")
+@command("nice", usage="nice [OPTION] [COMMAND [ARG]...]", help="Run COMMAND (the niceness is not changed here).")
 def nice(ctx: CommandContext, argv: list[str]) -> int:
     args = argv[1:]
     i = 0
+    adj: str | None = None
     while i < len(args):
         a = args[i]
         if a == "--":
@@ -217,13 +220,32 @@ def nice(ctx: CommandContext, argv: list[str]) -> int:
                 ctx.stderr.write(b"nice: option requires an argument -- 'n'\n")
                 _try(ctx)
                 return 125
+            adj = args[i + 1]
             i += 2
         elif a.startswith(("-n", "--adjustment=")) or (a[:1] == "-" and a[1:].lstrip("-").isdigit()):
+            adj = a.split("=", 1)[1] if a.startswith("--") else a[2:] if a.startswith("-n") else a[1:]
             i += 1
+        elif a in ("--help", "--version"):
+            try:
+                parse_opts(ctx, [argv[0], a], "", {})
+            except OptError as e:
+                return e.status
+        elif a.startswith("-") and a != "-":
+            ctx.stderr.write(f"nice: invalid option -- '{a[1]}'\n".encode("utf-8", "surrogateescape")
+                             if not a.startswith("--") else f"nice: unrecognized option '{a}'\n".encode())
+            _try(ctx)
+            return 125
         else:
             break
+    if adj is not None and not re.fullmatch(r"[ \t]*[-+]?\d+", adj):
+        ctx.error(f"invalid adjustment {quote(ctx, adj)}")
+        return 125
     rest = args[i:]
     if not rest:
+        if adj is not None:
+            ctx.error("a command must be given with an adjustment")
+            _try(ctx)
+            return 125
         _w(ctx, "0\n")
         return 0
     return _run(ctx, rest, who="nice")
@@ -270,6 +292,17 @@ def _human(n: float, base: int) -> str:
     return ""
 
 
+_DD_FLAGS = frozenset("append direct directory dsync sync fullblock nonblock noatime nocache noctty "
+                      "nofollow count_bytes skip_bytes seek_bytes".split())
+_DD_SYMBOLS = {
+    "conv": ("conversion", frozenset("ascii ebcdic ibm block unblock lcase ucase sparse swab sync excl "
+                                     "nocreat notrunc noerror fdatasync fsync".split())),
+    "status": ("status level", frozenset(("none", "noxfer", "progress"))),
+    "iflag": ("input flag", _DD_FLAGS),
+    "oflag": ("output flag", _DD_FLAGS),
+}
+
+
 @command("dd", usage="dd [OPERAND]...", help="Copy a file, converting and formatting according to the operands.")
 def dd(ctx: CommandContext, argv: list[str]) -> int:
     ops: dict[str, str] = {}
@@ -281,6 +314,14 @@ def dd(ctx: CommandContext, argv: list[str]) -> int:
             _try(ctx)
             return 1
         ops[k] = v
+        # GNU checks each symbolic list as it parses the operand
+        allowed = _DD_SYMBOLS.get(k)
+        if allowed is not None:
+            for w in v.split(","):
+                if w not in allowed[1]:
+                    ctx.stderr.write(f"dd: invalid {allowed[0]}: {_q(ctx, w)}\n".encode("utf-8", "surrogateescape"))
+                    _try(ctx)
+                    return 1
     nums: dict[str, int] = {}
     for k in ("bs", "ibs", "obs", "count", "skip", "seek"):
         if k in ops:

@@ -1158,12 +1158,14 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
             else:
                 p = ctx.path(n)
                 if ctx.fs.stat(p).is_dir:
-                    ctx.error(f"{n}: Is a directory")
+                    if not quiet:
+                        ctx.error(f"{n}: Is a directory")
                     return 2
                 with ctx.fs.open(p, "rb") as fh:
                     datas.append(fh.read())
         except OSError as e:
-            ctx.error(f"{n}: {e.strerror}")
+            if not quiet:  # -s: only the status tells
+                ctx.error(f"{n}: {e.strerror}")
             return 2
     a = datas[0][skip[0]:]
     b = datas[1][skip[1]:]

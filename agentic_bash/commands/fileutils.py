@@ -1693,10 +1693,11 @@ def mktemp(ctx: CommandContext, argv: list[str]) -> int:
             i -= 1
         # GNU: the X's must be the last run in the final component
         base, sfx = template[:i], template[i:]
-        if "/" in sfx:
-            base, sfx = template, ""
     else:
         base, sfx = template[: -len(suffix)] if suffix else template, suffix
+    if "/" in sfx:
+        ctx.error(f"invalid suffix {quote(ctx, sfx)}, contains directory separator")
+        return 1
     nx = len(base) - len(base.rstrip("X"))
     if nx < 3:
         ctx.error(f"too few X's in template {quote(ctx, template)}")
@@ -1817,7 +1818,7 @@ def install(ctx: CommandContext, argv: list[str]) -> int:
             mode = m
     if dirs:
         if not ops:
-            return _missing(ctx)
+            return _missing(ctx, "missing file operand")
         status = 0
         for name in ops:
             try:

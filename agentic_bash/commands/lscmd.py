@@ -833,7 +833,10 @@ def stat_cmd(ctx: CommandContext, argv: list[str]) -> int:
         try:
             st = ctx.fs.stat(p, follow_symlinks=follow)
         except OSError as e:
-            ctx.error(f"cannot statx {quoteaf(name)}: {strerror(e)}")
+            if any(k == "f" for k, _ in opts):
+                ctx.error(f"cannot read file system information for {quoteaf(name)}: {strerror(e)}")
+            else:
+                ctx.error(f"cannot statx {quoteaf(name)}: {strerror(e)}")
             status = 1
             continue
         if fmt is not None:
@@ -909,7 +912,7 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
             from .textutils import parse_size
             r = parse_size(v or "")
             if r is None or r[1] == 0:
-                ctx.error(f"invalid -B argument {quote(ctx, v or '')}")
+                ctx.error(f"invalid -B argument {quoteaf(v or '')}")  # (xstrtol_fatal: ASCII quotes)
                 return 1
             unit = r[1]
         elif k == "d":

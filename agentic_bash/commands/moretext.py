@@ -16,19 +16,28 @@ from ._args import (
 from .base import CommandContext, command, strerror
 
 
-def _read(ctx: CommandContext, name: str) -> bytes | None:
+def _read(ctx: CommandContext, name: str, open_fmt: str | None = None, dir_msg: str | None = None
+          ) -> bytes | None:
+    """The whole input ``name``; None after reporting an error (``open_fmt``: the tool's
+    "cannot open {q} for reading: {err}" wording, ``dir_msg``: its read error for a directory)."""
     try:
         f = open_input(ctx, name)
-    except OSError as e:
-        file_error(ctx, e, name)
-        return None
-    try:
-        return read_bounded(ctx, f)
+        try:
+            return read_bounded(ctx, f)
+        finally:
+            f.close()
     except IsADirectoryError as e:
-        file_error(ctx, e, name)
+        if dir_msg is not None:
+            ctx.error(dir_msg)
+        else:
+            file_error(ctx, e, name)
         return None
-    finally:
-        f.close()
+    except OSError as e:
+        if open_fmt is not None:
+            ctx.error(open_fmt.format(q=quoteaf(name), name=name, err=strerror(e)))
+        else:
+            file_error(ctx, e, name)
+        return None
 
 
 # -- shuf -----------------------------------------------------------------------------------
@@ -464,7 +473,7 @@ def iconv(ctx: CommandContext, argv: list[str]) -> int:
     status = 0
     outs: list[bytes] = []
     for name in ops or ["-"]:
-        data = _read(ctx, name)
+        data = _read(ctx, name, "cannot open input file `{name}': {err}")
         if data is None:
             status = 1
             continue
@@ -697,7 +706,7 @@ def csplit(ctx: CommandContext, argv: list[str]) -> int:
             ctx.error(f"missing operand after {quote(ctx, ops[-1])}")
         try_help(ctx)
         return 1
-    data = _read(ctx, ops[0])
+    data = _read(ctx, ops[0], "cannot open {q} for reading: {err}", "read error: Is a directory")
     if data is None:
         return 1
     lines = data.splitlines(keepends=True)
@@ -939,7 +948,7 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
         goal = width * (2 * (100 - 7) + 1) // 200
     status = 0
     for name in ops or ["-"]:
-        data = _read(ctx, name)
+        data = _read(ctx, name, "cannot open {q} for reading: {err}", "read error")
         if data is None:
             status = 1
             continue

@@ -12,7 +12,7 @@ import time as _time
 from typing import Callable
 
 from ._args import OptError, parse_opts, quoteaf, run_command
-from .base import CommandContext, command
+from .base import CommandContext, command, strerror
 
 try:  # zoneinfo needs tzdata; fall back to UTC when a zone is unknown
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -391,7 +391,14 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
 
     s = o.last("S")
     if s is not None:
-        split = s.split()
+        try:
+            split = _split_s(s)
+        except ValueError as e:
+            ctx.error(str(e))
+            return 125
+        if split is None:
+            ctx.error("no terminating quote in -S string")
+            return 125
         say(f"split -S:  {_q(ctx, s)}")
         for i, w in enumerate(split):
             say(f"{' into:' if i == 0 else '     &'}    {_q(ctx, w)}")
@@ -419,6 +426,14 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     cwd = o.last("C")
     if cwd is not None and rest:
         say(f"chdir:    {quoteaf(cwd)}")
+        try:
+            isdir = ctx.fs.stat(ctx.path(cwd)).is_dir
+            err = "Not a directory"
+        except OSError as e:
+            isdir, err = False, strerror(e)
+        if not isdir:
+            ctx.error(f"cannot change directory to {quoteaf(cwd)}: {err}")
+            return 125
     if not rest:
         if cwd is not None:
             ctx.error("must specify command with --chdir (-C)")
@@ -434,6 +449,56 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     for i, w in enumerate(rest):
         say(f"   arg[{i}]= {_q(ctx, w)}")
     return _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
+
+
+def _split_s(s: str) -> list[str] | None:
+    """env -S: split at blanks, honouring '...', "..." and backslash escapes; None when a
+    quote is left open."""
+    out: list[str] = []
+    cur: list[str] = []
+    have = False
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c in " \t\n":
+            if have:
+                out.append("".join(cur))
+                cur, have = [], False
+            i += 1
+        elif c == "'":
+            j = s.find("'", i + 1)
+            if j < 0:
+                return None
+            cur.append(s[i + 1:j])
+            have = True
+            i = j + 1
+        elif c == '"':
+            j = i + 1
+            while j < n and s[j] != '"':
+                if s[j] == "\\" and j + 1 < n:
+                    j += 1
+                    cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(s[j], s[j]))
+                else:
+                    cur.append(s[j])
+                j += 1
+            if j >= n:
+                return None
+            have = True
+            i = j + 1
+        elif c == "\\" and i + 1 < n:
+            nxt = s[i + 1]
+            if nxt not in "tnrfv_\\\"'#$c":
+                raise ValueError(f"invalid sequence '\\{nxt}' in -S")
+            cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(nxt, nxt))
+            have = True
+            i += 2
+        else:
+            cur.append(c)
+            have = True
+            i += 1
+    if have:
+        out.append("".join(cur))
+    return out
 
 
 def _from_shell(ctx: CommandContext) -> bool:
@@ -648,15 +713,20 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
         return o.fail(125)
     if len(o.args) < 2:
         return _try(ctx, "timeout", 125)  # GNU's usage(): only the "Try" line
+    # (GNU checks the options as it meets them: -k, -s, then the duration)
+    for k, v in o.opts:
+        if k == "k" and _duration(v or "") is None:
+            ctx.error(f"invalid time interval {_q(ctx, v or '')}")
+            return _try(ctx, "timeout", 125)
+        if k == "s" and _signum(v or "") is None:
+            ctx.error(f"{_q(ctx, v or '')}: invalid signal")
+            return _try(ctx, "timeout", 125)
     d = _duration(o.args[0])
     if d is None:
         ctx.error(f"invalid time interval {_q(ctx, o.args[0])}")
         return _try(ctx, "timeout", 125)
     sig = o.last("s") or "TERM"
     signo = _signum(sig)
-    if signo is None:
-        ctx.error(f"{sig}: invalid signal")
-        return _try(ctx, "timeout", 125)
     cmd = o.args[1:]
     if d == 0:
         return _run(ctx, cmd, who="timeout")

@@ -1199,7 +1199,7 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
             ctx.error(err.replace("%Q", quote(ctx, fmt)))
             return 1
     if any(x.is_nan() for x in (first, step, last)):
-        ctx.error(f"invalid {'not-a-number'} argument: {quote(ctx, ops[[x.is_nan() for x in nums].index(True)])}")
+        ctx.error(f"invalid {quote(ctx, 'not-a-number')} argument: {quote(ctx, ops[[x.is_nan() for x in nums].index(True)])}")
         try_help(ctx)
         return 1
     # precision: max fractional digits of FIRST and INCREMENT (and LAST only for -w width)

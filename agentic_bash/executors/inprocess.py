@@ -1136,9 +1136,17 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             with CmdFS(sh.fs, sh.fds).open(path, "rb") as f:
                 data = f.read()
         except IsADirectoryError:
-            sh.write_err(f"{argv[0]}: {rest[0]}: Is a directory\n".encode())
+            # bash has already made the operand its $0 when the read fails; dash (sh)
+            # reads a directory as an empty script
+            if posixpath.basename(argv[0]) == "sh":
+                return 0
+            sh.write_err(f"{rest[0]}: {rest[0]}: Is a directory\n".encode())
             return 126
         except OSError as e:
+            if posixpath.basename(argv[0]) == "sh":  # dash's wording and status
+                sh.write_err(f"{argv[0]}: 0: cannot open {rest[0]}: "
+                             f"{'No such file' if e.errno == errno.ENOENT else os.strerror(e.errno or 2)}\n".encode())
+                return 2
             sh.write_err(f"{argv[0]}: {rest[0]}: {os.strerror(e.errno or 2)}\n".encode())
             return 127
         src = data.decode("utf-8", "surrogateescape")

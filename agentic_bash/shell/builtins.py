@@ -2350,16 +2350,21 @@ SIGNUM = {v: k for k, v in SIGNALS.items()}
 def _signal_table() -> str:
     """``kill -l`` / ``trap -l`` exactly as bash prints it on Linux (with real-time signals)."""
     names = [(n, "SIG" + SIGNUM[n]) for n in sorted(SIGNUM)]
-    for n in range(34, 65):
-        k = n - 34
-        names.append((n, "SIGRTMIN" if k == 0 else f"SIGRTMIN+{k}" if n <= 49 else
-                      ("SIGRTMAX" if n == 64 else f"SIGRTMAX-{64 - n}")))
+    names += [(n, "SIG" + _rt_name(n)) for n in range(34, 65)]
     items = [f"{n:2d}) {nm}" for n, nm in names]
     lines = []
     for i in range(0, len(items), 5):
         row = items[i:i + 5]
         lines.append("\t".join(row) + ("\t" if len(row) < 5 else ""))
     return "\n".join(lines) + "\n"
+
+
+def _rt_name(n: int) -> str:
+    """Linux's name for real-time signal ``n`` (34..64), as bash prints it."""
+    return "RTMIN" if n == 34 else f"RTMIN+{n - 34}" if n <= 49 else ("RTMAX" if n == 64 else f"RTMAX-{64 - n}")
+
+
+_RT_NAMES = {_rt_name(n): n for n in range(34, 65)}
 
 
 def _sig_name(s: str) -> str | None:
@@ -2372,8 +2377,13 @@ def _sig_name(s: str) -> str | None:
         n = int(s)
         if n == 0:
             return "EXIT"
-        return SIGNUM.get(n)
-    return u if u in SIGNALS else None
+        return SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
+    if u in SIGNALS or u in _RT_NAMES:
+        return u
+    m = re.fullmatch(r"RTMIN\+([0-9]+)", u)  # bash computes these (RTMIN+16 is RTMAX-14); RTMAX-k
+    if m and int(m.group(1)) <= 30:         # only by name, up to RTMAX-14
+        return _rt_name(34 + int(m.group(1)))
+    return None
 
 
 _TRAP_USAGE = "trap [-lp] [[arg] signal_spec ...]"
@@ -2384,13 +2394,15 @@ def _trap_sig(s: str) -> str | None:
     for real signals only: ``SIGEXIT`` is not a signal spec)."""
     if s.isdigit():
         n = int(s)
-        return "EXIT" if n == 0 else SIGNUM.get(n)
+        return "EXIT" if n == 0 else SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
     u = s.upper()
     if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
         return u
     if u.startswith("SIG"):
         u = u[3:]
-    return u if u in SIGNALS else None
+    if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
+        return None
+    return _sig_name(u)  # real signals, real-time ones (RTMIN+k, RTMAX-k) included
 
 
 @builtin("trap")
@@ -2428,7 +2440,7 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
                 else:
                     keys.append(name)
         else:
-            keys = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
+            keys = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + list(_RT_NAMES) + ["DEBUG", "ERR", "RETURN"]
         for k in keys:
             if k in traps:
                 nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") else "SIG" + k
@@ -2474,17 +2486,17 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
                     n = int(a)
                     if n > 128:
                         n -= 128
-                    nm = SIGNUM.get(n)
+                    nm = SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
                     if nm is None:
                         sh.error(f"kill: {a}: invalid signal specification")
                         return 1
                     _out(sh, nm + "\n")
                 else:
                     nm = _sig_name(a)
-                    if nm is None or nm not in SIGNALS:
+                    if nm is None or nm not in SIGNALS and nm not in _RT_NAMES:
                         sh.error(f"kill: {a}: invalid signal specification")
                         return 1
-                    _out(sh, f"{SIGNALS[nm]}\n")
+                    _out(sh, f"{SIGNALS.get(nm) or _RT_NAMES[nm]}\n")
             return 0
         _out(sh, _signal_table())
         return 0
@@ -3040,15 +3052,36 @@ def b_help(sh: Interpreter, argv: list[str]) -> int:
     r = _getopt(sh, "help", argv[1:], "dms", "help [-dms] [pattern ...]")
     if type(r) is int:
         return r
-    argv = argv[:1] + r[1]  # type: ignore[index]
-    if len(argv) > 1:
-        for a in argv[1:]:
-            if a not in BUILTINS and a not in KEYWORDS:
-                sh.error(f"help: no help topics match `{a}'.  Try `help help' or `man -k {a}' or `info {a}'.")
-                return 1
-            _out(sh, f"{a}: {a} [args]\n    Shell builtin (agentic-bash).\n")
+    from fnmatch import fnmatchcase
+
+    from .helptopics import HELP_TOPICS
+    flags = {f for f, _ in r[0]}  # type: ignore[index]
+    pats = r[1]  # type: ignore[index]
+    if not pats:
+        _out(sh, "agentic-bash, a bash 5.2 compatible shell. Builtins:\n" + " ".join(sorted(BUILTINS)) + "\n")
         return 0
-    _out(sh, "agentic-bash, a bash 5.2 compatible shell. Builtins:\n" + " ".join(sorted(BUILTINS)) + "\n")
+    found = False
+    for pat in pats:
+        glob = "*" in pat or "?" in pat or re.search(r"\[.*\]", pat) is not None
+        hits = [t for t in HELP_TOPICS if t[0] == pat] or \
+            [t for t in HELP_TOPICS if (fnmatchcase(t[0], pat) if glob else t[0].startswith(pat))]
+        if not hits:
+            continue
+        found = True
+        if glob:
+            _out(sh, f"Shell commands matching keyword `{pat}'\n\n")
+        for name, syn, desc in hits:
+            if "d" in flags:
+                _out(sh, f"{name} - {desc}\n")
+            elif "s" in flags:
+                _out(sh, f"{name}: {syn}\n")
+            else:
+                # (the long text is not kept: the synopsis and the one-line description)
+                _out(sh, f"{name}: {syn}\n    {desc}\n")
+    if not found:  # bash names the last pattern
+        pat = pats[-1]
+        sh.error(f"help: no help topics match `{pat}'.  Try `help help' or `man -k {pat}' or `info {pat}'.")
+        return 1
     return 0
 
 

@@ -176,13 +176,14 @@ def test_compressors_interop(prog, ext, dec, tmp_path):
 def test_gzip_messages():
     h = Harness({"h.txt": "x\n", "g.txt.gz": b""})
     r = h.run(["gunzip", "nope.gz"])
-    assert (r.err, r.status) == ("gunzip: nope.gz: No such file or directory\n", 1)
+    # gunzip is a script running gzip: the messages come from gzip (as on this machine)
+    assert (r.err, r.status) == ("gzip: nope.gz: No such file or directory\n", 1)
     r = h.run(["gunzip", "h.txt"])
-    assert (r.err, r.status) == ("gunzip: h.txt: unknown suffix -- ignored\n", 2)
+    assert (r.err, r.status) == ("gzip: h.txt: unknown suffix -- ignored\n", 2)
     r = h.run(["gzip", "g.txt.gz"])
     assert r.err == "gzip: g.txt.gz already has .gz suffix -- unchanged\n"
     r = h.run(["gunzip"], stdin=b"notgz\n")
-    assert (r.err, r.status) == ("gunzip: stdin: not in gzip format\n", 1)
+    assert (r.err, r.status) == ("\ngzip: stdin: not in gzip format\n", 1)
     r = h.run(["bzip2", "nope"])
     assert (r.err, r.status) == ("bzip2: Can't open input file nope: No such file or directory.\n", 1)
     r = h.run(["xz", "nope"])
