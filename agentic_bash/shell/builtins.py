@@ -1334,7 +1334,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         # error run, and an alias defined on one line is used on the next (and here-document
         # warnings come in order)
         return _eval_lines(sh, src, who)
-    return _eval_frame(sh, lambda: sh.run_script(script))
+    return _eval_frame(sh, lambda: _run_discarding(sh, script))
 
 
 def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
@@ -1391,7 +1391,7 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             _verbose_echo(sh, reader, start)
             if tree is None:
                 return status
-            status = sh.run_script(tree)
+            status = _run_discarding(sh, tree)
     return _eval_frame(sh, run)
 
 
@@ -1418,11 +1418,12 @@ def _eval_warnings(sh: Interpreter, reader: Any) -> None:
 def _run_discarding(sh: Interpreter, script: Any) -> int:
     """Run a sourced file: an error that discards a command line (``$((1/0))``, a readonly
     assignment) abandons that line of the file only, as bash's parse_and_execute does."""
-    from .interpreter import ExitShell
-    skip = -1
+    from .interpreter import AbortLine, ExitShell
+    skip = False
     for item in script.items:
-        line = getattr(item.cmd, "line", 0)
-        if line == skip:
+        if skip:
+            # the rest of the failed command line goes (an item ended by a newline ends it)
+            skip = not item.newline
             continue
         try:
             if item.background:
@@ -1432,8 +1433,10 @@ def _run_discarding(sh: Interpreter, script: Any) -> int:
         except ExitShell as e:
             if not e.discard:
                 raise
+            if isinstance(e, AbortLine) and sh.state.options["errexit"]:
+                raise ExitShell(e.status) from None  # set -e: a failed readonly assignment ends the shell
             sh.state.last_status = e.status
-            skip = line or -1
+            skip = not item.newline
     return sh.state.last_status
 
 

@@ -445,7 +445,7 @@ class Parser(Lexer):
         sub.depth = self.depth
         sub.aliases = self.aliases
         try:
-            script = sub.parse_script()
+            script = sub.parse_script(top=False)
         except ParseError:
             # bash parses `…` only when it runs: a syntax error inside fails that
             # substitution (status 2, message on stderr), not the script. `builtin eval`
@@ -460,8 +460,8 @@ class Parser(Lexer):
 
     # ------------------------------------------------------------------ lists
 
-    def parse_script(self) -> Script:
-        items = self.parse_items()
+    def parse_script(self, top: bool = True) -> Script:
+        items = self.parse_items(top)
         tok = self.peek()
         if tok.kind != EOF:
             raise self.unexpected(tok)
@@ -488,8 +488,8 @@ class Parser(Lexer):
             tok = self.peek()
             if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
                 self.advance()
-                items.append(ListItem(cmd, tok.val == "&"))
                 nxt = self.peek(True)
+                items.append(ListItem(cmd, tok.val == "&", nxt.kind == NL))
                 if nxt.kind == NL:
                     self.advance()
                     break
@@ -506,8 +506,11 @@ class Parser(Lexer):
                 raise self.unexpected(tok)
         return Script(tuple(items), line)
 
-    def parse_items(self) -> list[ListItem]:
-        """A compound list; stops before a closing keyword/operator or EOF."""
+    def parse_items(self, top: bool = False) -> list[ListItem]:
+        """A compound list; stops before a closing keyword/operator or EOF. ``top``: a
+        script's top level, where an item ended by ``;`` or ``&`` and then a newline also
+        counts as ending its line (bash drops the rest of a line after an expansion error;
+        nested lists keep ``newline`` for printing only)."""
         items: list[ListItem] = []
         self.skip_newlines()
         while True:
@@ -523,7 +526,7 @@ class Parser(Lexer):
             tok = self.peek()
             if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
                 self.advance()
-                items.append(ListItem(cmd, tok.val == "&"))
+                items.append(ListItem(cmd, tok.val == "&", top and self.peek().kind == NL))
                 self.skip_newlines()
             elif tok.kind == NL:
                 items.append(ListItem(cmd, False, True))
