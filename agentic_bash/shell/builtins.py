@@ -2300,18 +2300,30 @@ def _sig_name(s: str) -> str | None:
 _TRAP_USAGE = "trap [-lp] [[arg] signal_spec ...]"
 
 
+def _rt_name(n: int) -> str:
+    """Linux real-time signal n (32..64) as bash names it: 32 and 33 have no name."""
+    if n < 34:
+        return str(n)
+    return "RTMIN" if n == 34 else f"RTMIN+{n - 34}" if n <= 49 else "RTMAX" if n == 64 else f"RTMAX-{64 - n}"
+
+
+_RT_NUM = {_rt_name(n): n for n in range(34, 65)}
+
+
 def _trap_sig(s: str) -> str | None:
     """bash's decode_signal for trap: a number below 65 or a name (any case, SIG optional
     for real signals only: ``SIGEXIT`` is not a signal spec)."""
     if s.isdigit():
         n = int(s)
-        return "EXIT" if n == 0 else SIGNUM.get(n)
+        if n == 0:
+            return "EXIT"
+        return SIGNUM.get(n) or (_rt_name(n) if 32 <= n <= 64 else None)
     u = s.upper()
     if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
         return u
     if u.startswith("SIG"):
         u = u[3:]
-    return u if u in SIGNALS else None
+    return u if u in SIGNALS or u in _RT_NUM else None
 
 
 @builtin("trap")
@@ -2349,10 +2361,11 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
                 else:
                     keys.append(name)
         else:
-            keys = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + ["DEBUG", "ERR", "RETURN"]
+            keys = (["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + [_rt_name(n) for n in range(32, 65)]
+                    + ["DEBUG", "ERR", "RETURN"])
         for k in keys:
             if k in traps:
-                nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") else "SIG" + k
+                nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") or k.isdigit() else "SIG" + k
                 # bash prints the handler single-quoted as written, newlines and all
                 _out(sh, f"trap -- {_single_quote(traps[k]) if traps[k] else chr(39) * 2} {nm}\n")
         return status
@@ -2443,6 +2456,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
     elif target.lstrip("-").isdigit():
         pid = int(target)
         if pid in (sh.pid, sh.bashpid, 0, -1) or pid == sh.pid:
+            if sig == "EXIT":
+                return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
             if trap is not None:
                 if trap:
