@@ -1110,13 +1110,13 @@ class Interpreter(Expander):
             return hit[1]
         out = []
         group = 0
-        delta = base - body.line if body.backtick and body.line else None
+        delta = base - body.line if body.raw and body.line else None
         for it in items:
             if delta is None:
                 first = _line_of_cmd(it.cmd)
                 delta = base + group - first if first else 0
             out.append(N.shift_lines(it, delta))
-            if it.newline and not body.backtick:
+            if it.newline and not body.raw:
                 group += 1
                 delta = None
         new = N.Script(tuple(out), base)  # type: ignore[arg-type]

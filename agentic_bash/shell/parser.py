@@ -125,6 +125,7 @@ class Parser(Lexer):
         self.aliases: Mapping[str, str] | None = None
         self.alias_guard: list[list] = []  # [end_pos, name, start_pos] of spliced alias texts
         self.splices: list[list] = []  # [start, end, replaced text] of every alias splice
+        self.raw_subs = False  # here-document body: substitutions keep their lines as written
         self.alias_next: int | None = None
 
     # ------------------------------------------------------------------ aliases
@@ -394,6 +395,7 @@ class Parser(Lexer):
         else:
             sub = Parser(text, line - 1, self.extglob)
             sub.depth = self.depth
+            sub.raw_subs = True  # bash parses a body's $( … ) only when it expands it
             sub.aliases = self.aliases  # $(al) in the body: aliases apply as in other words
             try:
                 parts = sub.read_heredoc_parts()
@@ -438,7 +440,7 @@ class Parser(Lexer):
         self.tok = None
         self.pos = tok.end
         self.tok = saved_tok
-        return Script(tuple(items), line)
+        return Script(tuple(items), line, self.raw_subs)
 
     def parse_backtick_body(self, text: str, line: int) -> Script:
         sub = Parser(text, line - 1, self.extglob)
