@@ -2223,7 +2223,18 @@ class Interpreter(Expander):
             from .parser import parse_word
             try:
                 w = parse_word(ps4, dq=True)
-            except Exception:
+            except Exception as e:
+                cut = ps4.rfind("$(")
+                if getattr(e, "message", "") == "unexpected EOF while looking for matching `)'" and cut >= 0:
+                    # an unclosed $( fails as a command substitution (bash numbers it two
+                    # lines on) and expands to nothing: the text before it stays
+                    base = self.err_prefix().split(":", 1)[0]
+                    self.write_err(f"{base}: command substitution: line {self.lineno + 2}: {e.message}\n"
+                                   .encode("utf-8", "surrogateescape"))
+                    try:
+                        return self.expand_str(parse_word(ps4[:cut], dq=True))
+                    except Exception:
+                        return ps4[:cut]
                 self.error(f"{ps4}: bad substitution")
                 return ps4
             try:
