@@ -2232,9 +2232,18 @@ class Interpreter(Expander):
                     self.write_err(f"{base}: command substitution: line {self.lineno + 2}: {e.message}\n"
                                    .encode("utf-8", "surrogateescape"))
                     try:
-                        return self.expand_str(parse_word(ps4[:cut], dq=True))
+                        head = self.expand_str(parse_word(ps4[:cut], dq=True))
                     except Exception:
-                        return ps4[:cut]
+                        head = ps4[:cut]
+                    # (and bash still runs the text, less its last character)
+                    body = ps4[cut + 2:-1]
+                    if body.strip():
+                        try:
+                            from .parser import parse
+                            head += self.command_subst(parse(body))
+                        except Exception:
+                            pass
+                    return head
                 self.error(f"{ps4}: bad substitution")
                 return ps4
             try:
