@@ -1414,7 +1414,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         # error run, and an alias defined on one line is used on the next (and here-document
         # warnings come in order)
         return _eval_lines(sh, src, who)
-    return _eval_frame(sh, lambda: sh.run_script(script))
+    return _eval_frame(sh, lambda: _run_discarding(sh, script))
 
 
 def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
@@ -1471,7 +1471,7 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             _verbose_echo(sh, reader, start)
             if tree is None:
                 return status
-            status = sh.run_script(tree)
+            status = _run_discarding(sh, tree)
     return _eval_frame(sh, run)
 
 
@@ -1498,11 +1498,12 @@ def _eval_warnings(sh: Interpreter, reader: Any) -> None:
 def _run_discarding(sh: Interpreter, script: Any) -> int:
     """Run a sourced file: an error that discards a command line (``$((1/0))``, a readonly
     assignment) abandons that line of the file only, as bash's parse_and_execute does."""
-    from .interpreter import ExitShell
-    skip = -1
+    from .interpreter import AbortLine, ExitShell
+    skip = False
     for item in script.items:
-        line = getattr(item.cmd, "line", 0)
-        if line == skip:
+        if skip:
+            # the rest of the failed command line goes (an item ended by a newline ends it)
+            skip = not item.newline
             continue
         try:
             if item.background:
@@ -1512,8 +1513,10 @@ def _run_discarding(sh: Interpreter, script: Any) -> int:
         except ExitShell as e:
             if not e.discard:
                 raise
+            if isinstance(e, AbortLine) and sh.state.options["errexit"]:
+                raise ExitShell(e.status) from None  # set -e: a failed readonly assignment ends the shell
             sh.state.last_status = e.status
-            skip = line or -1
+            skip = not item.newline
     return sh.state.last_status
 
 
@@ -2359,9 +2362,13 @@ def _signal_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+
+
 def _rt_name(n: int) -> str:
-    """Linux's name for real-time signal ``n`` (34..64), as bash prints it."""
-    return "RTMIN" if n == 34 else f"RTMIN+{n - 34}" if n <= 49 else ("RTMAX" if n == 64 else f"RTMAX-{64 - n}")
+    """Linux real-time signal n (32..64) as bash names it: 32 and 33 have no name."""
+    if n < 34:
+        return str(n)
+    return "RTMIN" if n == 34 else f"RTMIN+{n - 34}" if n <= 49 else "RTMAX" if n == 64 else f"RTMAX-{64 - n}"
 
 
 _RT_NAMES = {_rt_name(n): n for n in range(34, 65)}
@@ -2394,15 +2401,15 @@ def _trap_sig(s: str) -> str | None:
     for real signals only: ``SIGEXIT`` is not a signal spec)."""
     if s.isdigit():
         n = int(s)
-        return "EXIT" if n == 0 else SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
+        if n == 0:
+            return "EXIT"
+        return SIGNUM.get(n) or (_rt_name(n) if 32 <= n <= 64 else None)
     u = s.upper()
     if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
         return u
     if u.startswith("SIG"):
         u = u[3:]
-    if u in ("EXIT", "ERR", "DEBUG", "RETURN"):
-        return None
-    return _sig_name(u)  # real signals, real-time ones (RTMIN+k, RTMAX-k) included
+    return u if u in SIGNALS or u in _RT_NAMES else None
 
 
 @builtin("trap")
@@ -2440,10 +2447,11 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
                 else:
                     keys.append(name)
         else:
-            keys = ["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + list(_RT_NAMES) + ["DEBUG", "ERR", "RETURN"]
+            keys = (["EXIT"] + [SIGNUM[i] for i in sorted(SIGNUM)] + [_rt_name(n) for n in range(32, 65)]
+                    + ["DEBUG", "ERR", "RETURN"])
         for k in keys:
             if k in traps:
-                nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") else "SIG" + k
+                nm = k if k in ("EXIT", "DEBUG", "ERR", "RETURN") or k.isdigit() else "SIG" + k
                 # bash prints the handler single-quoted as written, newlines and all
                 _out(sh, f"trap -- {_single_quote(traps[k]) if traps[k] else chr(39) * 2} {nm}\n")
         return status
@@ -2534,6 +2542,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
     elif target.lstrip("-").isdigit():
         pid = int(target)
         if pid in (sh.pid, sh.bashpid, 0, -1) or pid == sh.pid:
+            if sig == "EXIT":
+                return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
             if trap is not None:
                 if trap:

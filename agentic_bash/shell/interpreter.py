@@ -1297,13 +1297,13 @@ class Interpreter(Expander):
             return hit[1]
         out = []
         group = 0
-        delta = base - body.line if body.backtick and body.line else None
+        delta = base - body.line if body.raw and body.line else None
         for it in items:
             if delta is None:
                 first = _line_of_cmd(it.cmd)
                 delta = base + group - first if first else 0
             out.append(N.shift_lines(it, delta))
-            if it.newline and not body.backtick:
+            if it.newline and not body.raw:
                 group += 1
                 delta = None
         new = N.Script(tuple(out), base)  # type: ignore[arg-type]
@@ -2432,7 +2432,27 @@ class Interpreter(Expander):
             from .parser import parse_word
             try:
                 w = parse_word(ps4, dq=True)
-            except Exception:
+            except Exception as e:
+                cut = ps4.rfind("$(")
+                if getattr(e, "message", "") == "unexpected EOF while looking for matching `)'" and cut >= 0:
+                    # an unclosed $( fails as a command substitution (bash numbers it two
+                    # lines on) and expands to nothing: the text before it stays
+                    base = self.err_prefix().split(":", 1)[0]
+                    self.write_err(f"{base}: command substitution: line {self.lineno + 2}: {e.message}\n"
+                                   .encode("utf-8", "surrogateescape"))
+                    try:
+                        head = self.expand_str(parse_word(ps4[:cut], dq=True))
+                    except Exception:
+                        head = ps4[:cut]
+                    # (and bash still runs the text, less its last character)
+                    body = ps4[cut + 2:-1]
+                    if body.strip():
+                        try:
+                            from .parser import parse
+                            head += self.command_subst(parse(body))
+                        except Exception:
+                            pass
+                    return head
                 self.error(f"{ps4}: bad substitution")
                 return ps4
             try:

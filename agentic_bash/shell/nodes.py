@@ -229,9 +229,10 @@ class Script:
 
     items: tuple[ListItem, ...]
     line: int = 0
-    # a `…` body: bash runs its text as written, lines counted from its first line (a
-    # `$( … )` body is printed back first: one line per command line)
-    backtick: bool = False
+    # a `…` body (or any substitution in a here-document): bash runs its text as written,
+    # lines counted from its first line (a `$( … )` body is printed back first: one line
+    # per command line)
+    raw: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,6 +125,7 @@ class Parser(Lexer):
         self.aliases: Mapping[str, str] | None = None
         self.alias_guard: list[list] = []  # [end_pos, name, start_pos] of spliced alias texts
         self.splices: list[list] = []  # [start, end, replaced text] of every alias splice
+        self.raw_subs = False  # here-document body: substitutions keep their lines as written
         self.alias_next: int | None = None
 
     # ------------------------------------------------------------------ aliases
@@ -394,6 +395,7 @@ class Parser(Lexer):
         else:
             sub = Parser(text, line - 1, self.extglob)
             sub.depth = self.depth
+            sub.raw_subs = True  # bash parses a body's $( … ) only when it expands it
             sub.aliases = self.aliases  # $(al) in the body: aliases apply as in other words
             try:
                 parts = sub.read_heredoc_parts()
@@ -438,14 +440,14 @@ class Parser(Lexer):
         self.tok = None
         self.pos = tok.end
         self.tok = saved_tok
-        return Script(tuple(items), line)
+        return Script(tuple(items), line, self.raw_subs)
 
     def parse_backtick_body(self, text: str, line: int) -> Script:
         sub = Parser(text, line - 1, self.extglob)
         sub.depth = self.depth
         sub.aliases = self.aliases
         try:
-            script = sub.parse_script()
+            script = sub.parse_script(top=False)
         except ParseError:
             # bash parses `…` only when it runs: a syntax error inside fails that
             # substitution (status 2, message on stderr), not the script. `builtin eval`
@@ -460,8 +462,8 @@ class Parser(Lexer):
 
     # ------------------------------------------------------------------ lists
 
-    def parse_script(self) -> Script:
-        items = self.parse_items()
+    def parse_script(self, top: bool = True) -> Script:
+        items = self.parse_items(top)
         tok = self.peek()
         if tok.kind != EOF:
             raise self.unexpected(tok)
@@ -488,8 +490,8 @@ class Parser(Lexer):
             tok = self.peek()
             if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
                 self.advance()
-                items.append(ListItem(cmd, tok.val == "&"))
                 nxt = self.peek(True)
+                items.append(ListItem(cmd, tok.val == "&", nxt.kind == NL))
                 if nxt.kind == NL:
                     self.advance()
                     break
@@ -506,8 +508,11 @@ class Parser(Lexer):
                 raise self.unexpected(tok)
         return Script(tuple(items), line)
 
-    def parse_items(self) -> list[ListItem]:
-        """A compound list; stops before a closing keyword/operator or EOF."""
+    def parse_items(self, top: bool = False) -> list[ListItem]:
+        """A compound list; stops before a closing keyword/operator or EOF. ``top``: a
+        script's top level, where an item ended by ``;`` or ``&`` and then a newline also
+        counts as ending its line (bash drops the rest of a line after an expansion error;
+        nested lists keep ``newline`` for printing only)."""
         items: list[ListItem] = []
         self.skip_newlines()
         while True:
@@ -523,7 +528,7 @@ class Parser(Lexer):
             tok = self.peek()
             if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
                 self.advance()
-                items.append(ListItem(cmd, tok.val == "&"))
+                items.append(ListItem(cmd, tok.val == "&", top and self.peek().kind == NL))
                 self.skip_newlines()
             elif tok.kind == NL:
                 items.append(ListItem(cmd, False, True))
