@@ -276,6 +276,9 @@ class Interpreter(Expander):
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
     set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
+    # bash -c: after an expansion error abandons a command line, bash's line counter goes on
+    # from the failing command's line: later top-level commands are numbered this much off
+    line_shift = 0
 
     # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
     # and pipeline stages, though not out of command substitutions)
