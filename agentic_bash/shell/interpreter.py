@@ -2490,11 +2490,14 @@ class Interpreter(Expander):
             plan = _simple_plan(cmd)
         kind = plan[0]
         if kind == _P_ARGV:
-            # static words: no process substitution of this command's to finish afterwards
-            argv = list(plan[1])
-            if not traps or "DEBUG" not in traps:
-                self.current_command = argv
-            return self._run_plain(argv)
+            if plan[2] and st.options["keyword"]:
+                kind = _P_GENERAL  # (set -k moves some words into the environment)
+            else:
+                # static words: no process substitution of this command's to finish afterwards
+                argv = list(plan[1])
+                if not traps or "DEBUG" not in traps:
+                    self.current_command = argv
+                return self._run_plain(argv)
         procsubs = self.procsubs
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
@@ -2534,6 +2537,9 @@ class Interpreter(Expander):
         mark = len(procsubs)
         self.cmdsub_status = None
         words = cmd.words
+        if len(words) > 1 and st.options["keyword"]:
+            cmd = _keyword_assigns(cmd, st.shopt["extglob"])
+            words = cmd.words
         if not words:
             try:
                 return self._assign_only(cmd)
@@ -3513,9 +3519,32 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     break
             else:
                 if argv[0] not in _DECL_NAMES:
-                    plan = (_P_ARGV, tuple(argv))
+                    # (the flag: a later word would be an assignment under `set -k`)
+                    plan = (_P_ARGV, tuple(argv), any(_ASSIGN_WORD.match(a) for a in argv[1:]))
     object.__setattr__(cmd, "plan", plan)
     return plan
+
+
+_ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+
+
+def _keyword_assigns(cmd: N.Simple, extglob: bool) -> N.Simple:
+    """`set -k`: words after the command name that are assignments (an unquoted ``NAME=``
+    start) go to the command's environment like prefix assignments."""
+    from .parser import _decl_assign
+    assigns = list(cmd.assigns)
+    words = [cmd.words[0]]
+    for w in cmd.words[1:]:
+        p0 = w.parts[0] if w.parts else None
+        a = (_decl_assign(w.text, w.line, extglob)
+             if type(p0) is N.Lit and _ASSIGN_WORD.match(p0.text) else None)  # type: ignore[union-attr]
+        if a is None:
+            words.append(w)
+        else:
+            assigns.append(a)
+    if len(words) == len(cmd.words):
+        return cmd
+    return N.Simple(tuple(assigns), tuple(words), cmd.redirs, cmd.line)
 
 
 def _cmd_text(cmd: N.Simple) -> str:
