@@ -360,7 +360,8 @@ class Interpreter(Expander):
             # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
             opts = self.state.options
             keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
-                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
+                    or ((k == "RETURN" or k == "DEBUG")
+                        and (opts["functrace"] or self.state.shopt["extdebug"]))}
             child.state.traps = keep
             child.fork_traps = dict(keep)  # type: ignore[attr-defined]
         else:
@@ -2484,7 +2485,8 @@ class Interpreter(Expander):
         if traps and "DEBUG" in traps and not self.in_debug:
             if not self.trap_level:
                 self.current_command = _cmd_text(cmd)
-            self._run_debug_trap()
+            if self._run_debug_trap() and st.shopt["extdebug"]:
+                return self.set_status(0)  # extdebug: a failing DEBUG trap skips the command
         plan = cmd.plan
         if plan is None:
             plan = _simple_plan(cmd)
@@ -2617,11 +2619,12 @@ class Interpreter(Expander):
         if traps and "DEBUG" in traps and not self.in_debug:
             self._run_debug_trap()
 
-    def _run_debug_trap(self) -> None:
+    def _run_debug_trap(self) -> int:
+        """Run the DEBUG trap; its status (non-zero skips the command under extdebug)."""
         self.in_debug = True
         try:
             # like ERR, the trap text is numbered from the line of the command it precedes
-            self.run_string(self.state.traps["DEBUG"], trap="debug", first_line=self.lineno)
+            return self.run_string(self.state.traps["DEBUG"], trap="debug", first_line=self.lineno)
         finally:
             self.in_debug = False
 
@@ -2991,8 +2994,9 @@ class Interpreter(Expander):
         # unless the function left one of its own
         saved_ret = None
         saved_dbg = None
-        if st.traps and not st.options["functrace"] and name not in st.func_trace:
-            # (declare -ft gives one function the set -T behaviour)
+        if st.traps and not st.options["functrace"] and name not in st.func_trace \
+                and not st.shopt["extdebug"]:
+            # (declare -ft gives one function the set -T behaviour; extdebug implies it)
             if "RETURN" in st.traps:
                 saved_ret = st.traps.pop("RETURN")
             if "DEBUG" in st.traps:
