@@ -276,6 +276,8 @@ class Interpreter(Expander):
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
     set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
+    # applying an external command's redirections (their expansion errors fail only it)
+    redir_external = False
     # bash -c: after an expansion error abandons a command line, bash's line counter goes on
     # from the failing command's line: later top-level commands are numbered this much off
     line_shift = 0
@@ -2815,17 +2817,33 @@ class Interpreter(Expander):
                 return self.run_builtin(builtin, argv)
             return self.run_external(argv)
 
+        def redirected() -> int:
+            if not cmd.redirs:
+                return run()
+            if func is not None or builtin is not None:
+                return self.with_redirs(cmd.redirs, run, False)
+            # bash expands an external command's redirections in the forked child: an
+            # expansion error there (even set -u's) fails that command only, with its status
+            def run_external() -> int:
+                self.redir_external = False
+                return run()
+            self.redir_external = True
+            try:
+                return self.with_redirs(cmd.redirs, run_external, False)
+            finally:
+                self.redir_external = False
+
         if temp_scope and func is not None:
             st.env_cache = None
             try:
-                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+                status = redirected()
             finally:
                 st.env_cache = None
         elif temp_scope:
             st.scopes.append(temp_scope)
             st.env_cache = None
             try:
-                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+                status = redirected()
             finally:
                 # pop our temp scope (it may no longer be on top if a function misbehaved)
                 for i in range(len(st.scopes) - 1, 0, -1):
@@ -2846,7 +2864,7 @@ class Interpreter(Expander):
                         var.attrs |= tv.attrs
                 st.env_cache = None
         else:
-            status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+            status = redirected()
         st.last_arg = argv[-1]
         self.set_status(status)
         self.pipestatus = [status]
@@ -3095,9 +3113,11 @@ class Interpreter(Expander):
             fields = self.expand_words([w])  # type: ignore[list-item]
         except ExpansionError as e:
             self.error(e.message)
-            if e.fatal:
+            if e.fatal and not self.redir_external:
                 raise expansion_exit(e) from None
-            raise RedirError() from None
+            err = RedirError()
+            err.status = e.status if e.fatal else 1
+            raise err from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
             raise RedirError()
