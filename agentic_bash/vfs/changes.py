@@ -134,10 +134,24 @@ def diff(marker: Marker, fs: Any = None) -> Changes:
     created: list[str] = []
     modified: list[str] = []
     deleted: list[str] = []
+    # parent directory -> whether it exists: once a path is found missing, its parent is
+    # looked up once, and the other paths under a missing parent (the files of a removed
+    # tree) are missing without a lookup each
+    parents: dict[str, bool] = {}
     for path, before in j.prior.items():
-        try:
-            st = target.stat(path, follow_symlinks=False)
-        except (OSError, ValueError):
+        parent = path.rpartition("/")[0]
+        if parents.get(parent, True):
+            try:
+                st = target.stat(path, follow_symlinks=False)
+            except (OSError, ValueError):
+                st = None
+                if parent and parent not in parents:
+                    try:
+                        target.stat(parent, follow_symlinks=False)
+                        parents[parent] = True
+                    except (OSError, ValueError):
+                        parents[parent] = False
+        else:
             st = None
         if before is None:
             if st is not None:

@@ -16,7 +16,8 @@ import stat as _stat
 from typing import Any, BinaryIO, Iterator, Sequence
 
 from .base import DirEntry, FileSystem, StatResult
-from .memory import MAXSYMLINKS, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, MemoryFS, _err
+from .changes import CONTENT_COMPARE_LIMIT
+from .memory import _OPEN_FLAGS, MAXSYMLINKS, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, MemoryFS, _err
 from .paths import join, realpath_with, split
 
 __all__ = ["OverlayFS"]
@@ -57,6 +58,9 @@ class OverlayFS:
         self._lock = upper._lock
         self._journal: Any = None
         self._dircache: dict[str, list[int]] = {}  # merged dir path -> layers providing it
+        # upper-only directory path -> its upper inode, every directory down to it searchable
+        # (see _upper_parent); emptied with _dircache by _invalidate and by chmod of a directory
+        self._upcache: dict[str, Any] = {}
         upper._track_via = self  # changes.snapshot_marker(upper) tracks the merged view
 
     # ------------------------------------------------------------------ layers
@@ -70,6 +74,7 @@ class OverlayFS:
             self.upper = upper
             self._lock = upper._lock
             self._dircache = {}
+            self._upcache = {}
 
     def _upper_dir(self, path: str) -> Any:
         """The upper inode at canonical ``path`` (no symlinks in it), or None."""
@@ -77,13 +82,70 @@ class OverlayFS:
         for c in path.split("/"):
             if c:
                 node = node.children.get(c)
-                if node is None or node.fmt != S_IFDIR:
+                if node is None or node.mode & S_IFMT != S_IFDIR:
                     return None
         return node
 
+    def _upper_parent(self, path: str) -> tuple[Any, str] | None:
+        """(upper inode of the parent, last name) when ``path``'s parent is a directory cached
+        as provided by the upper alone and every directory down to it is searchable; else None.
+
+        Then the merged entry is exactly the upper's entry: the fast paths of open, stat and
+        unlink use it instead of a merged resolution plus a second walk of the upper. The
+        search (x) checks are the ones MemoryFS._walk makes, so no error can differ; a
+        caller that finds anything unusual (a symlink, a missing entry it would have to
+        report) falls back to the general code.
+        """
+        parent, _, name = path.rpartition("/")
+        pnode = self._upcache.get(parent)
+        if pnode is None:
+            pnode = self._upper_dir_searchable(parent)
+            if pnode is None:
+                return None
+        if not name or name == "." or name == "..":
+            return None
+        return pnode, name
+
+    def _upper_dir_searchable(self, parent: str) -> Any:
+        """_upper_parent's lookup of ``parent`` (and its cache fill)."""
+        if not parent or self._dircache.get(parent) != [0]:
+            return None
+        node = self.upper._root
+        ok = True
+        for c in parent[1:].split("/"):
+            if not node.mode & 0o100:
+                ok = False
+            node = node.children.get(c)
+            if node is None or node.mode & S_IFMT != S_IFDIR:
+                return None
+        if not node.mode & 0o100:
+            ok = False
+        if ok:
+            if len(self._upcache) > 10_000:
+                self._upcache.clear()
+            self._upcache[parent] = node
+            return node
+        return None if self.upper.check_permissions else node
+
+    def _upper_state(self, node: Any) -> tuple:
+        """changes.capture() of the upper entry ``node`` reached through searchable directories
+        (what a read through this view finds), without resolving its path again."""
+        mode = node.mode
+        fmt = mode & S_IFMT
+        if fmt == S_IFREG:
+            data = node.data
+            if len(data) <= CONTENT_COMPARE_LIMIT and (mode & 0o400 or not self.upper.check_permissions):
+                return (mode, bytes(data))
+            return (mode, ("big", node.ino, len(data), node.mtime))
+        if fmt == S_IFLNK:
+            return (mode, node.target or "")
+        return (mode, None)
+
     def _invalidate(self) -> None:
-        """Forget cached directory layering (after anything that changes which layers merge)."""
+        """Forget cached directory layering (after anything that changes which layers merge,
+        which upper inode a directory path names, or whether a directory is searchable)."""
         self._dircache.clear()
+        self._upcache.clear()
 
     def _child(self, parent: str, parent_layers: list[int], name: str,
                pnode: Any = False) -> tuple[list[int], StatResult | None]:
@@ -104,7 +166,7 @@ class OverlayFS:
                 if node is not None:
                     top = self.upper._stat_of(node, self.upper.dev)
                     layers.append(0)
-                    if node.fmt != S_IFDIR or node.opaque:
+                    if node.mode & S_IFMT != S_IFDIR or node.opaque:
                         return layers, top
                     continue
                 if pnode.wh and name in pnode.wh:
@@ -270,9 +332,9 @@ class OverlayFS:
                 d.mtime, d.atime, d.ctime = st.st_mtime, st.st_atime, st.st_ctime
                 pnode.children[name] = d
                 pnode.nlink += 1
-                self._dircache.clear()
+                self._invalidate()
                 node = d
-            elif node.fmt != S_IFDIR:
+            elif node.mode & S_IFMT != S_IFDIR:
                 raise _err(errno.ENOTDIR, path)
             pnode = node
 
@@ -334,7 +396,7 @@ class OverlayFS:
             cf = _Found(join(f.path, name), f.path, f.layers, child_layers, st)
             self._copy_up_tree(cf)
         self.upper._get(f.path, False).opaque = True
-        self._dircache.clear()
+        self._invalidate()
         f.layers = [0]
 
     def _lower_has(self, f: _Found) -> bool:
@@ -350,7 +412,7 @@ class OverlayFS:
         return False
 
     def _whiteout(self, f: _Found) -> None:
-        self._dircache.clear()
+        self._invalidate()
         self._copy_up_dirs(f.parent)
         pnode = self.upper._get(f.parent, False)
         if pnode.wh is None:
@@ -360,6 +422,13 @@ class OverlayFS:
     # ------------------------------------------------------------------ queries
     def stat(self, path: str, follow_symlinks: bool = True) -> StatResult:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                node = u[0].children.get(u[1])
+                if node is None:
+                    raise _err(errno.ENOENT, path)
+                if not follow_symlinks or node.mode & S_IFMT != S_IFLNK:
+                    return self.upper._stat_of(node, self.upper.dev)
             return self._existing(path, follow_symlinks).st  # type: ignore[return-value]
 
     def lstat(self, path: str) -> StatResult:
@@ -471,6 +540,46 @@ class OverlayFS:
 
     # ------------------------------------------------------------------ open
     def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> BinaryIO:
+        fl = _OPEN_FLAGS.get(mode)
+        with self._lock:
+            if fl is not None and not fl[4]:  # not O_EXCL
+                u = self._upper_parent(path)
+                if u is not None:
+                    f = self._open_upper(u[0], u[1], path, mode, perm, fl)
+                    if f is not None:
+                        return f
+        return self._open(path, mode, perm)
+
+    def _open_upper(self, pnode: Any, name: str, path: str, mode: str, perm: int,
+                    fl: tuple[bool, ...]) -> Any:
+        """open() of ``name`` in the upper-only directory ``pnode`` (see _upper_parent):
+        a missing or regular file; None for anything else (the general path handles it)."""
+        up = self.upper
+        node = pnode.children.get(name)
+        if not fl[1]:  # read-only
+            if node is None or node.mode & S_IFMT != S_IFREG:
+                return None
+            return up._open_node(node, path, mode, fl)
+        j = self._journal
+        if node is None:
+            if not fl[2]:  # r+ of a missing file
+                return None
+            if j is not None and path not in j.prior:
+                j.prior[path] = None  # known absent (what capture() would find)
+            return up._create_file(pnode, name, path, mode, perm, fl, (self, path, False), j)
+        if node.mode & S_IFMT != S_IFREG:
+            return None
+        if up.check_permissions and not node.mode & 0o200:
+            raise _err(errno.EACCES, path)
+        if j is not None:
+            if path not in j.prior:
+                j.prior[path] = self._upper_state(node)
+            if node.nlink > 1:  # hard links live only in the upper (copy-up breaks lower ones)
+                for p in up._paths_of(node):
+                    j.note(p)
+        return up._open_node(node, path, mode, fl, (self, path, False), j)
+
+    def _open(self, path: str, mode: str, perm: int) -> BinaryIO:
         flags = set(mode) - {"b", "t"}
         writing = bool(flags & {"w", "a", "x", "+"})
         with self._lock:
@@ -534,7 +643,7 @@ class OverlayFS:
             self.upper.mkdir(f.path, mode)
             if hidden or self._lower_has(f):
                 self.upper._get(f.path, False).opaque = True
-                self._dircache.clear()
+                self._invalidate()
 
     def symlink(self, target: str, path: str) -> None:
         with self._lock:
@@ -559,7 +668,7 @@ class OverlayFS:
     def _remove(self, f: _Found, is_dir: bool) -> None:
         self._jnote(f.path)
         if is_dir:
-            self._dircache.clear()
+            self._invalidate()
         lower = self._lower_has(f)
         if f.top == 0:
             if is_dir:
@@ -571,6 +680,19 @@ class OverlayFS:
 
     def unlink(self, path: str) -> None:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                pnode, name = u
+                node = pnode.children.get(name)
+                if node is not None and node.mode & S_IFMT != S_IFDIR:
+                    # the general path below with parent_layers == [0]: no whiteout needed
+                    if self.upper.check_permissions and pnode.mode & 0o300 != 0o300:
+                        raise _err(errno.EACCES, path)
+                    j = self._journal
+                    if j is not None and path not in j.prior:
+                        j.prior[path] = self._upper_state(node)
+                    self.upper._unlink_node(pnode, name, node)
+                    return
             f = self._existing(path, False)
             if f.st.is_dir:  # type: ignore[union-attr]
                 raise _err(errno.EISDIR, path)
@@ -624,7 +746,7 @@ class OverlayFS:
             j = self._journal
             if j is not None:
                 j.note_move(s.path, d.path)
-            self._dircache.clear()
+            self._invalidate()
             if s_dir:
                 self._copy_up_tree(s)
             else:
@@ -637,7 +759,7 @@ class OverlayFS:
             elif d.st is not None and d.top == 0 and d.st.is_dir:
                 self.upper._get(d.path, False).wh = None
             self.upper.rename(s.path, d.path)
-            self._dircache.clear()
+            self._invalidate()
             if s_dir and (self._lower_has(d) or d.st is not None):
                 self.upper._get(d.path, False).opaque = True
             if src_lower:
@@ -648,6 +770,8 @@ class OverlayFS:
             f = self._existing(path, follow_symlinks)
             if f.st.is_symlink:  # type: ignore[union-attr]
                 return
+            if f.st.is_dir:  # type: ignore[union-attr]
+                self._upcache.clear()  # its search bit may change
             self._jnote(f.path, content=True)
             self._copy_up(f)
             self.upper.chmod(f.path, mode, False)
@@ -690,6 +814,6 @@ class OverlayFS:
                 for n in sorted(node.wh or ()):
                     out.append((join(path, n), False))
                 for n, c in node.children.items():
-                    if c.fmt == S_IFDIR:
+                    if c.mode & S_IFMT == S_IFDIR:
                         stack.append((join(path, n), c))
             return iter(out)
