@@ -140,19 +140,17 @@ def diff(marker: Marker, fs: Any = None) -> Changes:
     parents: dict[str, bool] = {}
     for path, before in j.prior.items():
         parent = path.rpartition("/")[0]
-        if parents.get(parent, True):
+        st: Any = None
+        if not parents.get(parent, True):
+            pass
+        elif before is None:
+            st = True if target.lexists(path) else None  # only existence matters
+        else:
             try:
                 st = target.stat(path, follow_symlinks=False)
             except (OSError, ValueError):
-                st = None
                 if parent and parent not in parents:
-                    try:
-                        target.stat(parent, follow_symlinks=False)
-                        parents[parent] = True
-                    except (OSError, ValueError):
-                        parents[parent] = False
-        else:
-            st = None
+                    parents[parent] = target.lexists(parent)
         if before is None:
             if st is not None:
                 created.append(path)

@@ -86,33 +86,51 @@ class OverlayFS:
                     return None
         return node
 
-    def _upper_parent(self, path: str) -> tuple[Any, str] | None:
-        """(upper inode of the parent, last name) when ``path``'s parent is a directory cached
-        as provided by the upper alone and every directory down to it is searchable; else None.
+    def _upper_parent(self, path: str) -> tuple[Any, tuple[Any, ...], str] | None:
+        """(upper inode of the parent, inodes of the parent in the lower layers that merge
+        with it, last name) when ``path``'s parent is a merged directory present in the
+        upper, every directory down to it searchable, and its lower layers (if any) plain
+        MemoryFS trees without permission checks (the base tree); else None.
 
-        Then the merged entry is exactly the upper's entry: the fast paths of open, stat and
-        unlink use it instead of a merged resolution plus a second walk of the upper. The
-        search (x) checks are the ones MemoryFS._walk makes, so no error can differ; a
-        caller that finds anything unusual (a symlink, a missing entry it would have to
-        report) falls back to the general code.
+        Then the merged entry is the upper's entry if there is one (only a directory merges
+        with lower ones), else absent unless a lower directory names it: the fast paths of
+        open, stat and unlink use the inodes instead of a merged resolution plus a second
+        walk of the upper. The search (x) checks are the ones MemoryFS._walk makes, so no
+        error can differ; a caller that finds anything unusual (a symlink, a directory, a
+        lower entry, a missing entry it would have to report) falls back to the general code.
         """
         parent, _, name = path.rpartition("/")
-        pnode = self._upcache.get(parent)
-        if pnode is None:
-            pnode = self._upper_dir_searchable(parent)
-            if pnode is None:
+        hit = self._upcache.get(parent)
+        if hit is None:
+            hit = self._upper_dir_searchable(parent)
+            if hit is None:
                 return None
         if not name or name == "." or name == "..":
             return None
-        return pnode, name
+        return hit[0], hit[1], name
 
-    def _upper_dir_searchable(self, parent: str) -> Any:
+    def _upper_dir_searchable(self, parent: str) -> tuple[Any, tuple[Any, ...]] | None:
         """_upper_parent's lookup of ``parent`` (and its cache fill)."""
-        if not parent or self._dircache.get(parent) != [0]:
+        layers = self._dircache.get(parent)
+        if not parent or layers is None or layers[0] != 0:
             return None
+        comps = parent[1:].split("/")
+        ldirs = []
+        for idx in layers[1:]:
+            # a lower in the layers of a merged directory has every prefix of it as a real
+            # directory (_child merges directories only), so a walk of names finds it
+            lower = self.lowers[idx - 1]
+            if not isinstance(lower, MemoryFS) or lower.check_permissions:
+                return None
+            d = lower._root
+            for c in comps:
+                d = d.children.get(c)
+                if d is None or d.mode & S_IFMT != S_IFDIR:
+                    return None
+            ldirs.append(d)
         node = self.upper._root
         ok = True
-        for c in parent[1:].split("/"):
+        for c in comps:
             if not node.mode & 0o100:
                 ok = False
             node = node.children.get(c)
@@ -120,12 +138,24 @@ class OverlayFS:
                 return None
         if not node.mode & 0o100:
             ok = False
+        if not ok and self.upper.check_permissions:
+            return None
+        hit = (node, tuple(ldirs))
         if ok:
             if len(self._upcache) > 10_000:
                 self._upcache.clear()
-            self._upcache[parent] = node
-            return node
-        return None if self.upper.check_permissions else node
+            self._upcache[parent] = hit
+        return hit
+
+    @staticmethod
+    def _lower_names(pnode: Any, ldirs: tuple[Any, ...], name: str) -> bool:
+        """Whether a lower layer shows ``name`` in the merged directory (no upper entry)."""
+        if not ldirs or (pnode.wh and name in pnode.wh):
+            return False
+        for d in ldirs:
+            if name in d.children:
+                return True
+        return False
 
     def _upper_state(self, node: Any) -> tuple:
         """changes.capture() of the upper entry ``node`` reached through searchable directories
@@ -424,10 +454,13 @@ class OverlayFS:
         with self._lock:
             u = self._upper_parent(path)
             if u is not None:
-                node = u[0].children.get(u[1])
+                pnode, ldirs, name = u
+                node = pnode.children.get(name)
                 if node is None:
-                    raise _err(errno.ENOENT, path)
-                if not follow_symlinks or node.mode & S_IFMT != S_IFLNK:
+                    if not self._lower_names(pnode, ldirs, name):
+                        raise _err(errno.ENOENT, path)
+                elif not follow_symlinks or node.mode & S_IFMT != S_IFLNK:
+                    # the top entry (a directory merged with lower ones included)
                     return self.upper._stat_of(node, self.upper.dev)
             return self._existing(path, follow_symlinks).st  # type: ignore[return-value]
 
@@ -437,6 +470,14 @@ class OverlayFS:
     def exists(self, path: str) -> bool:
         try:
             with self._lock:
+                u = self._upper_parent(path)
+                if u is not None:
+                    node = u[0].children.get(u[2])
+                    if node is None:
+                        if not self._lower_names(*u):
+                            return False
+                    elif node.mode & S_IFMT != S_IFLNK:
+                        return True
                 return self._resolve(path, True).st is not None
         except (OSError, ValueError):
             return False
@@ -444,6 +485,9 @@ class OverlayFS:
     def lexists(self, path: str) -> bool:
         try:
             with self._lock:
+                u = self._upper_parent(path)
+                if u is not None:
+                    return u[2] in u[0].children or self._lower_names(*u)
                 return self._resolve(path, False).st is not None
         except (OSError, ValueError):
             return False
@@ -490,8 +534,9 @@ class OverlayFS:
             if len(f.layers) == 1:
                 return self._layer(f.top).scandir(f.path)
             out = []
+            pnode = self._upper_dir(f.path) if f.layers[0] == 0 else None
             for name in self._names(f):
-                _, st = self._child(f.path, f.layers, name)
+                _, st = self._child(f.path, f.layers, name, pnode)
                 if st is not None:
                     out.append(DirEntry(name, st.st_mode))
             return iter(out)
@@ -545,15 +590,15 @@ class OverlayFS:
             if fl is not None and not fl[4]:  # not O_EXCL
                 u = self._upper_parent(path)
                 if u is not None:
-                    f = self._open_upper(u[0], u[1], path, mode, perm, fl)
+                    f = self._open_upper(u[0], u[1], u[2], path, mode, perm, fl)
                     if f is not None:
                         return f
         return self._open(path, mode, perm)
 
-    def _open_upper(self, pnode: Any, name: str, path: str, mode: str, perm: int,
-                    fl: tuple[bool, ...]) -> Any:
-        """open() of ``name`` in the upper-only directory ``pnode`` (see _upper_parent):
-        a missing or regular file; None for anything else (the general path handles it)."""
+    def _open_upper(self, pnode: Any, ldirs: tuple[Any, ...], name: str, path: str, mode: str,
+                    perm: int, fl: tuple[bool, ...]) -> Any:
+        """open() of ``name`` in the merged directory ``pnode`` (see _upper_parent): an upper
+        regular file or a missing one; None for anything else (the general path handles it)."""
         up = self.upper
         node = pnode.children.get(name)
         if not fl[1]:  # read-only
@@ -562,7 +607,7 @@ class OverlayFS:
             return up._open_node(node, path, mode, fl)
         j = self._journal
         if node is None:
-            if not fl[2]:  # r+ of a missing file
+            if not fl[2] or self._lower_names(pnode, ldirs, name):  # r+ of a missing file; copy-up
                 return None
             if j is not None and path not in j.prior:
                 j.prior[path] = None  # known absent (what capture() would find)
@@ -682,10 +727,11 @@ class OverlayFS:
         with self._lock:
             u = self._upper_parent(path)
             if u is not None:
-                pnode, name = u
+                pnode, ldirs, name = u
                 node = pnode.children.get(name)
-                if node is not None and node.mode & S_IFMT != S_IFDIR:
-                    # the general path below with parent_layers == [0]: no whiteout needed
+                if node is not None and node.mode & S_IFMT != S_IFDIR and not (
+                        ldirs and any(name in d.children for d in ldirs)):
+                    # the general path below when no lower has the name: no whiteout needed
                     if self.upper.check_permissions and pnode.mode & 0o300 != 0o300:
                         raise _err(errno.EACCES, path)
                     j = self._journal
