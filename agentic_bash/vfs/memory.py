@@ -30,6 +30,7 @@ S_IFIFO = _stat.S_IFIFO
 S_IFMT = 0o170000
 
 MAXSYMLINKS = 40  # Linux's limit on symlink hops in one lookup
+_time = time.time
 _DEV_COUNTER = itertools.count(0x100)
 _INO = itertools.count(2)
 
@@ -98,7 +99,7 @@ class MemoryFS:
         if self.max_files is not None and self.files_used >= self.max_files:
             raise _err(errno.EDQUOT)
         self.files_used += 1
-        return _Inode(mode, self.uid if uid is None else uid, self.gid if gid is None else gid, time.time())
+        return _Inode(mode, self.uid if uid is None else uid, self.gid if gid is None else gid, _time())
 
     def _charge(self, delta: int, path: str | None = None) -> None:
         if delta > 0 and self.max_bytes is not None and self.bytes_used + delta > self.max_bytes:
@@ -575,10 +576,14 @@ class MemoryFS:
     def _create_file(self, parent: _Inode, name: str, path: str, mode: str, perm: int,
                      flags: tuple[bool, ...], track: Any = True, noted: Any = None) -> _MemFile:
         """open() of a missing ``name`` in directory ``parent`` (already searched): O_CREAT."""
-        self._perm(parent, 3, path)
+        if self.check_permissions and parent.mode & 0o300 != 0o300:
+            raise _err(errno.EACCES, path)
         node = self._new(S_IFREG | (perm & 0o7777))
         node.data = bytearray()
-        self._link_in(parent, name, node)
+        parent.children[name] = node  # type: ignore[index]
+        if parent.wh and name in parent.wh:
+            parent.wh.discard(name)
+        parent.mtime = parent.ctime = node.mtime  # one instant, as Linux stamps both
         self.generation += 1
         return _MemFile(self, node, path, mode, flags[0], flags[1], flags[5], track, noted)
 
@@ -635,6 +640,10 @@ for _m in ("rb", "wb", "ab", "r+b", "w+b", "a+b", "xb", "r", "w", "a"):
 
 class _MemFile(io.RawIOBase):
     """A binary file object on a MemoryFS inode; reads and writes go straight to the inode."""
+
+    # slots: an io.RawIOBase instance stores dict attributes slowly (one is made per open)
+    __slots__ = ("_fs", "_node", "_pos", "_r", "_w", "_append", "_dev", "name", "mode",
+                 "track", "_noted")
 
     def __init__(self, fs: MemoryFS, node: _Inode, path: str, mode: str,
                  readable: bool, writable: bool, append: bool, track: Any = True,
@@ -785,12 +794,15 @@ class _MemFile(io.RawIOBase):
             pos = size if self._append else self._pos
             end = pos + n
             if end > size:
-                fs._charge(end - size, self.name)
+                if fs.max_bytes is not None:
+                    fs._charge(end - size, self.name)
+                else:
+                    fs.bytes_used += end - size
                 if pos > size:
                     data.extend(bytes(pos - size))  # type: ignore[union-attr]
             data[pos:end] = b  # type: ignore[index]
             self._pos = end
-            node.mtime = node.ctime = time.time()
+            node.mtime = node.ctime = _time()
             fs.generation += 1
             return n
 
