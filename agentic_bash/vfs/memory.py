@@ -342,12 +342,17 @@ class MemoryFS:
             if node is not None:
                 raise _err(errno.EEXIST, path)
             self._perm(parent, 3, path)
-            d = self._new(S_IFDIR | (mode & 0o7777))
-            d.children = {}
-            d.nlink = 2
-            self._link_in(parent, name, d)
-            parent.nlink += 1
-            self._changed(path)
+            self._mkdir_in(parent, name, mode)  # type: ignore[arg-type]
+
+    def _mkdir_in(self, parent: _Inode, name: str, mode: int) -> _Inode:
+        """mkdir() of the missing ``name`` in ``parent`` (checks done); the new inode."""
+        d = self._new(S_IFDIR | (mode & 0o7777))
+        d.children = {}
+        d.nlink = 2
+        self._link_in(parent, name, d)
+        parent.nlink += 1
+        self.generation += 1
+        return d
 
     def _link_in(self, parent: _Inode, name: str, node: _Inode) -> None:
         parent.children[name] = node  # type: ignore[index]
@@ -369,11 +374,15 @@ class MemoryFS:
                 raise _err(errno.ENOTEMPTY, path)
             parent = stack[-1]
             self._perm(parent, 3, path)
-            del parent.children[name]  # type: ignore[union-attr]
-            parent.nlink -= 1
-            parent.mtime = parent.ctime = time.time()
-            self._drop(node)
-            self._changed(path)
+            self._rmdir_node(parent, name, node)
+
+    def _rmdir_node(self, parent: _Inode, name: str, node: _Inode) -> None:
+        """rmdir() of the empty directory ``node``, entry ``name`` of ``parent`` (checks done)."""
+        del parent.children[name]  # type: ignore[union-attr]
+        parent.nlink -= 1
+        parent.mtime = parent.ctime = time.time()
+        self._drop(node)
+        self.generation += 1
 
     def unlink(self, path: str) -> None:
         with self._lock:

@@ -521,8 +521,25 @@ class OverlayFS:
             raise _err(errno.EACCES, path)
         return f
 
+    def _upper_only_dir(self, path: str) -> Any:
+        """The upper inode of ``path`` when it is a directory of the upper alone in a cached
+        parent (see _upper_parent) and readable, so its names are its children; else None."""
+        u = self._upper_parent(path)
+        if u is None:
+            return None
+        pnode, ldirs, name = u
+        node = pnode.children.get(name)
+        if node is None or node.mode & S_IFMT != S_IFDIR or any(name in d.children for d in ldirs):
+            return None
+        if self.upper.check_permissions and not node.mode & 0o400:
+            raise _err(errno.EACCES, path)
+        return node
+
     def listdir(self, path: str) -> list[str]:
         with self._lock:
+            node = self._upper_only_dir(path)
+            if node is not None:
+                return list(node.children)
             f = self._dir(path)
             if len(f.layers) == 1:
                 return self._layer(f.top).listdir(f.path)
@@ -530,6 +547,9 @@ class OverlayFS:
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
         with self._lock:
+            node = self._upper_only_dir(path)
+            if node is not None:
+                return iter([DirEntry(n, c.mode) for n, c in node.children.items()])
             f = self._dir(path)
             if len(f.layers) == 1:
                 return self._layer(f.top).scandir(f.path)
@@ -678,6 +698,27 @@ class OverlayFS:
 
     def mkdir(self, path: str, mode: int = 0o755) -> None:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                pnode, ldirs, name = u
+                if name in pnode.children:
+                    raise _err(errno.EEXIST, path)
+                if not (pnode.wh and name in pnode.wh) and not any(name in d.children for d in ldirs):
+                    # no lower entry, shown or whited out: a plain upper directory (the
+                    # general path below without the opaque flag), layered [0] like its
+                    # parent's upper-only children, cached so a deep mkdir -p stays linear
+                    if self.upper.check_permissions and pnode.mode & 0o300 != 0o300:
+                        raise _err(errno.EACCES, path)
+                    j = self._journal
+                    if j is not None and path not in j.prior:
+                        j.prior[path] = None
+                    d = self.upper._mkdir_in(pnode, name, mode)
+                    if len(self._dircache) > 100_000:
+                        self._dircache.clear()
+                    self._dircache[path] = [0]
+                    if d.mode & 0o100 and path.rpartition("/")[0] in self._upcache:
+                        self._upcache[path] = (d, ())
+                    return
             f = self._creatable(path)
             j = self._journal
             if j is not None and f.path not in j.prior:
@@ -753,6 +794,26 @@ class OverlayFS:
 
     def rmdir(self, path: str) -> None:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                pnode, ldirs, name = u
+                node = pnode.children.get(name)
+                if node is not None and node.mode & S_IFMT == S_IFDIR and not any(
+                        name in d.children for d in ldirs):
+                    # an upper-only directory: the general path below without a whiteout;
+                    # only its own cache entries go (nothing is cached below an empty one)
+                    if node.children:
+                        raise _err(errno.ENOTEMPTY, path)
+                    if self.upper.check_permissions and pnode.mode & 0o300 != 0o300:
+                        raise _err(errno.EACCES, path)
+                    node.wh = None
+                    j = self._journal
+                    if j is not None and path not in j.prior:
+                        j.prior[path] = (node.mode, None)  # capture() of a directory
+                    self._dircache.pop(path, None)
+                    self._upcache.pop(path, None)
+                    self.upper._rmdir_node(pnode, name, node)
+                    return
             f = self._existing(path, False)
             if f.path == "/":
                 raise _err(errno.EBUSY, path)
@@ -816,8 +877,8 @@ class OverlayFS:
             f = self._existing(path, follow_symlinks)
             if f.st.is_symlink:  # type: ignore[union-attr]
                 return
-            if f.st.is_dir:  # type: ignore[union-attr]
-                self._upcache.clear()  # its search bit may change
+            if f.st.is_dir and (mode ^ f.st.st_mode) & 0o100:  # type: ignore[union-attr]
+                self._upcache.clear()  # its search bit changes
             self._jnote(f.path, content=True)
             self._copy_up(f)
             self.upper.chmod(f.path, mode, False)

@@ -94,3 +94,19 @@ def test_lower_names_in_merged_directory():
         assert _tree(fast) == _tree(slow), op
     assert diff(mf) == diff(ms)
     assert fast._upcache  # the fast paths were taken
+
+
+def test_deep_tree_and_search_permission_through_the_shell():
+    from agentic_bash import Sandbox
+
+    with Sandbox(isolation="virtual") as sb:
+        r = sb.run("mkdir -p /tmp/" + "/".join(["d"] * 300) + "; echo hi > /tmp/d/f")
+        assert r.exit_code == 0 and len(r.files_created) == 301
+        r = sb.run("rm -rf /tmp/d; ls /tmp/d")
+        assert len(r.files_deleted) == 301 and "No such file" in r.stderr
+        r = sb.run("mkdir -p /tmp/q/r; echo x > /tmp/q/r/f; chmod 600 /tmp/q; echo y > /tmp/q/r/g;"
+                   " rm /tmp/q/r/f; mkdir /tmp/q/r/s; chmod 700 /tmp/q; echo z >> /tmp/q/r/f;"
+                   " cat /tmp/q/r/f; ls /tmp/q/r")
+        assert r.stdout == "x\nz\nf\n"
+        assert r.stderr.count("Permission denied") == 3
+        assert list(r.files_created) == ["/tmp/q", "/tmp/q/r", "/tmp/q/r/f"]
