@@ -3249,9 +3249,7 @@ class Interpreter(Expander):
         if path == "":
             self.error(": No such file or directory")
             raise RedirError()
-        mode = {"<": "rb", ">": "wb", ">|": "wb", ">>": "ab", "<>": "r+b", "&>": "wb", "&>>": "ab"}[op]
-        if op == ">|":
-            mode = "wb!"
+        mode = _REDIR_MODES[op]
         try:
             try:
                 f, own = self.open_file(path, "wb" if mode == "wb!" else mode) if mode != "wb!" else self._open_force(path)
@@ -3311,6 +3309,10 @@ class Interpreter(Expander):
         while fd in fds:
             fd += 1
         return fd
+
+
+# open() mode of each file redirection; "wb!" is `>|` (writes even under noclobber)
+_REDIR_MODES = {"<": "rb", ">": "wb", ">|": "wb!", ">>": "ab", "<>": "r+b", "&>": "wb", "&>>": "ab"}
 
 
 class _Clobber(Exception):

@@ -134,11 +134,23 @@ def diff(marker: Marker, fs: Any = None) -> Changes:
     created: list[str] = []
     modified: list[str] = []
     deleted: list[str] = []
+    # parent directory -> whether it exists: once a path is found missing, its parent is
+    # looked up once, and the other paths under a missing parent (the files of a removed
+    # tree) are missing without a lookup each
+    parents: dict[str, bool] = {}
     for path, before in j.prior.items():
-        try:
-            st = target.stat(path, follow_symlinks=False)
-        except (OSError, ValueError):
-            st = None
+        parent = path.rpartition("/")[0]
+        st: Any = None
+        if not parents.get(parent, True):
+            pass
+        elif before is None:
+            st = True if target.lexists(path) else None  # only existence matters
+        else:
+            try:
+                st = target.stat(path, follow_symlinks=False)
+            except (OSError, ValueError):
+                if parent and parent not in parents:
+                    parents[parent] = target.lexists(parent)
         if before is None:
             if st is not None:
                 created.append(path)

@@ -30,6 +30,7 @@ S_IFIFO = _stat.S_IFIFO
 S_IFMT = 0o170000
 
 MAXSYMLINKS = 40  # Linux's limit on symlink hops in one lookup
+_time = time.time
 _DEV_COUNTER = itertools.count(0x100)
 _INO = itertools.count(2)
 
@@ -98,7 +99,7 @@ class MemoryFS:
         if self.max_files is not None and self.files_used >= self.max_files:
             raise _err(errno.EDQUOT)
         self.files_used += 1
-        return _Inode(mode, self.uid if uid is None else uid, self.gid if gid is None else gid, time.time())
+        return _Inode(mode, self.uid if uid is None else uid, self.gid if gid is None else gid, _time())
 
     def _charge(self, delta: int, path: str | None = None) -> None:
         if delta > 0 and self.max_bytes is not None and self.bytes_used + delta > self.max_bytes:
@@ -107,7 +108,7 @@ class MemoryFS:
 
     def _drop(self, node: _Inode) -> None:
         node.nlink -= 1
-        if node.fmt == S_IFDIR or node.nlink <= 0:
+        if node.mode & S_IFMT == S_IFDIR or node.nlink <= 0:
             self.files_used -= 1
             if node.data is not None:
                 self.bytes_used -= len(node.data)
@@ -142,7 +143,7 @@ class MemoryFS:
             node = self._get(path, False)
         except OSError:
             return
-        if node.nlink > 1 and node.fmt == S_IFREG:
+        if node.nlink > 1 and node.mode & S_IFMT == S_IFREG:
             for p in self._paths_of(node):
                 j.note(p)
 
@@ -155,7 +156,7 @@ class MemoryFS:
             for n, c in node.children.items():  # type: ignore[union-attr]
                 if c is target:
                     out.append(prefix + "/" + n)
-                elif c.fmt == S_IFDIR:
+                elif c.mode & S_IFMT == S_IFDIR:
                     stack.append((prefix + "/" + n, c))
         return out
 
@@ -285,7 +286,7 @@ class MemoryFS:
 
     def _dir(self, path: str) -> _Inode:
         node = self._get(path, True)
-        if node.fmt != S_IFDIR:
+        if node.mode & S_IFMT != S_IFDIR:
             raise _err(errno.ENOTDIR, path)
         self._perm(node, 4, path)
         return node
@@ -302,7 +303,7 @@ class MemoryFS:
     def readlink(self, path: str) -> str:
         with self._lock:
             node = self._get(path, False)
-            if node.fmt != S_IFLNK:
+            if node.mode & S_IFMT != S_IFLNK:
                 raise _err(errno.EINVAL, path)
             return node.target or ""
 
@@ -341,12 +342,17 @@ class MemoryFS:
             if node is not None:
                 raise _err(errno.EEXIST, path)
             self._perm(parent, 3, path)
-            d = self._new(S_IFDIR | (mode & 0o7777))
-            d.children = {}
-            d.nlink = 2
-            self._link_in(parent, name, d)
-            parent.nlink += 1
-            self._changed(path)
+            self._mkdir_in(parent, name, mode)  # type: ignore[arg-type]
+
+    def _mkdir_in(self, parent: _Inode, name: str, mode: int) -> _Inode:
+        """mkdir() of the missing ``name`` in ``parent`` (checks done); the new inode."""
+        d = self._new(S_IFDIR | (mode & 0o7777))
+        d.children = {}
+        d.nlink = 2
+        self._link_in(parent, name, d)
+        parent.nlink += 1
+        self.generation += 1
+        return d
 
     def _link_in(self, parent: _Inode, name: str, node: _Inode) -> None:
         parent.children[name] = node  # type: ignore[index]
@@ -362,17 +368,21 @@ class MemoryFS:
                 raise _err(errno.ENOENT, path)
             if name is None:
                 raise _err(errno.EBUSY, path)
-            if node.fmt != S_IFDIR:
+            if node.mode & S_IFMT != S_IFDIR:
                 raise _err(errno.ENOTDIR, path)
             if node.children:
                 raise _err(errno.ENOTEMPTY, path)
             parent = stack[-1]
             self._perm(parent, 3, path)
-            del parent.children[name]  # type: ignore[union-attr]
-            parent.nlink -= 1
-            parent.mtime = parent.ctime = time.time()
-            self._drop(node)
-            self._changed(path)
+            self._rmdir_node(parent, name, node)
+
+    def _rmdir_node(self, parent: _Inode, name: str, node: _Inode) -> None:
+        """rmdir() of the empty directory ``node``, entry ``name`` of ``parent`` (checks done)."""
+        del parent.children[name]  # type: ignore[union-attr]
+        parent.nlink -= 1
+        parent.mtime = parent.ctime = time.time()
+        self._drop(node)
+        self.generation += 1
 
     def unlink(self, path: str) -> None:
         with self._lock:
@@ -380,15 +390,18 @@ class MemoryFS:
             stack, name, node = self._walk(path, False)
             if node is None:
                 raise _err(errno.ENOENT, path)
-            if node.fmt == S_IFDIR:
+            if node.mode & S_IFMT == S_IFDIR:
                 raise _err(errno.EISDIR, path)
             parent = stack[-1]
             self._perm(parent, 3, path)
-            del parent.children[name]  # type: ignore[union-attr]
-            parent.mtime = parent.ctime = time.time()
-            node.ctime = parent.mtime
-            self._drop(node)
-            self._changed(path)
+            self._unlink_node(parent, name, node)  # type: ignore[arg-type]
+
+    def _unlink_node(self, parent: _Inode, name: str, node: _Inode) -> None:
+        """unlink() of the non-directory ``node``, entry ``name`` of ``parent`` (checks done)."""
+        del parent.children[name]  # type: ignore[union-attr]
+        parent.mtime = parent.ctime = node.ctime = time.time()
+        self._drop(node)
+        self.generation += 1
 
     def rename(self, src: str, dst: str) -> None:
         with self._lock:
@@ -402,17 +415,17 @@ class MemoryFS:
             if dname is None:
                 raise _err(errno.EBUSY, src, dst)
             sparent, dparent = sstack[-1], dstack[-1]
-            if snode.fmt == S_IFDIR and (snode in dstack):
+            if snode.mode & S_IFMT == S_IFDIR and (snode in dstack):
                 raise _err(errno.EINVAL, src, dst)
             if dnode is snode:
                 return  # same file (also hard links to one inode): rename does nothing
             if dnode is not None:
-                if snode.fmt == S_IFDIR:
-                    if dnode.fmt != S_IFDIR:
+                if snode.mode & S_IFMT == S_IFDIR:
+                    if dnode.mode & S_IFMT != S_IFDIR:
                         raise _err(errno.ENOTDIR, src, dst)
                     if dnode.children:
                         raise _err(errno.ENOTEMPTY, src, dst)
-                elif dnode.fmt == S_IFDIR:
+                elif dnode.mode & S_IFMT == S_IFDIR:
                     raise _err(errno.EISDIR, src, dst)
             self._perm(sparent, 3, src)
             self._perm(dparent, 3, dst)
@@ -420,11 +433,11 @@ class MemoryFS:
             del sparent.children[sname]  # type: ignore[union-attr]
             if dnode is not None:
                 del dparent.children[dname]  # type: ignore[union-attr]
-                if dnode.fmt == S_IFDIR:
+                if dnode.mode & S_IFMT == S_IFDIR:
                     dparent.nlink -= 1
                 self._drop(dnode)
             self._link_in(dparent, dname, snode)
-            if snode.fmt == S_IFDIR:
+            if snode.mode & S_IFMT == S_IFDIR:
                 sparent.nlink -= 1
                 dparent.nlink += 1
             sparent.mtime = sparent.ctime = now
@@ -451,7 +464,7 @@ class MemoryFS:
             parent, name, dnode = self._parent_for_create(dst)
             if dnode is not None:
                 raise _err(errno.EEXIST, src, dst)
-            if snode.fmt == S_IFDIR:
+            if snode.mode & S_IFMT == S_IFDIR:
                 raise _err(errno.EPERM, src, dst)
             self._perm(parent, 3, dst)
             snode.nlink += 1
@@ -463,7 +476,7 @@ class MemoryFS:
         with self._lock:
             self._jnote(path, follow_symlinks, content=True)
             node = self._get(path, follow_symlinks)
-            if node.fmt == S_IFLNK:
+            if node.mode & S_IFMT == S_IFLNK:
                 return  # Linux has no lchmod; the mode of a symlink is always 0777
             node.mode = node.fmt | (mode & 0o7777)
             node.ctime = time.time()
@@ -498,9 +511,9 @@ class MemoryFS:
             if length < 0:
                 raise _err(errno.EINVAL, path)
             node = self._get(path, True)
-            if node.fmt == S_IFDIR:
+            if node.mode & S_IFMT == S_IFDIR:
                 raise _err(errno.EISDIR, path)
-            if node.fmt != S_IFREG:
+            if node.mode & S_IFMT != S_IFREG:
                 return
             self._perm(node, 2, path)
             self._resize(node, length, path)
@@ -539,20 +552,11 @@ class MemoryFS:
 
     # ------------------------------------------------------------------ open
     def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> _MemFile:
-        flags = set(mode) - {"b", "t"}
-        plus = "+" in flags
-        if "r" in flags:
-            readable, writable, create, trunc, excl, append = True, plus, False, False, False, False
-        elif "w" in flags:
-            readable, writable, create, trunc, excl, append = plus, True, True, True, False, False
-        elif "a" in flags:
-            readable, writable, create, trunc, excl, append = plus, True, True, False, False, True
-        elif "x" in flags:
-            readable, writable, create, trunc, excl, append = plus, True, True, False, True, False
-        else:
-            raise ValueError(f"invalid mode: {mode!r}")
+        flags = _open_flags(mode)
+        readable, writable, create, trunc, excl, append = flags
         with self._lock:
-            if self._journal is not None and writable:
+            noted = self._journal if writable else None
+            if noted is not None:  # noted here, so the file's first write need not
                 self._jnote(path, not excl, content=True)
             if excl:
                 # O_CREAT|O_EXCL never follows a final symlink: a dangling one is EEXIST
@@ -564,56 +568,111 @@ class MemoryFS:
             if node is None:
                 if not create:
                     raise _err(errno.ENOENT, path)
-                parent = stack[-1]
-                self._perm(parent, 3, path)
-                node = self._new(S_IFREG | (perm & 0o7777))
-                node.data = bytearray()
-                self._link_in(parent, name, node)  # type: ignore[arg-type]
-                self._changed(path)
-            else:
-                fmt = node.fmt
-                if fmt == S_IFDIR:
-                    raise _err(errno.EISDIR, path)
-                if readable:
-                    self._perm(node, 4, path)
-                if writable:
-                    self._perm(node, 2, path)
-                if fmt == S_IFREG:
-                    if trunc:  # O_TRUNC stamps mtime even on an empty file, like Linux
-                        self.bytes_used -= len(node.data)  # type: ignore[arg-type]
-                        node.data = bytearray()
-                        node.mtime = node.ctime = time.time()
-                        self._changed(path)
-                    elif writable:
-                        self._changed(path)
-            if node.fmt == S_IFIFO:
-                if node.pipe is None:
-                    node.pipe = _Pipe()
-                pipe = node.pipe
-            else:
-                return _MemFile(self, node, path, mode, readable, writable, append)
+                return self._create_file(stack[-1], name, path, mode, perm, flags,  # type: ignore[arg-type]
+                                         True, noted)
+            if node.mode & S_IFMT != S_IFIFO:
+                return self._open_node(node, path, mode, flags, True, noted)
+            if readable:
+                self._perm(node, 4, path)
+            if writable:
+                self._perm(node, 2, path)
+            if node.pipe is None:
+                node.pipe = _Pipe()
+            pipe = node.pipe
         # outside the lock: opening a FIFO waits for the other end
         return _FifoFile(self, pipe, path, mode, readable, writable)
+
+    def _create_file(self, parent: _Inode, name: str, path: str, mode: str, perm: int,
+                     flags: tuple[bool, ...], track: Any = True, noted: Any = None) -> _MemFile:
+        """open() of a missing ``name`` in directory ``parent`` (already searched): O_CREAT."""
+        if self.check_permissions and parent.mode & 0o300 != 0o300:
+            raise _err(errno.EACCES, path)
+        node = self._new(S_IFREG | (perm & 0o7777))
+        node.data = bytearray()
+        parent.children[name] = node  # type: ignore[index]
+        if parent.wh and name in parent.wh:
+            parent.wh.discard(name)
+        parent.mtime = parent.ctime = node.mtime  # one instant, as Linux stamps both
+        self.generation += 1
+        return _MemFile(self, node, path, mode, flags[0], flags[1], flags[5], track, noted)
+
+    def _open_node(self, node: _Inode, path: str, mode: str, flags: tuple[bool, ...],
+                   track: Any = True, noted: Any = None) -> _MemFile:
+        """open() of the existing non-FIFO ``node`` (its directories already searched)."""
+        readable, writable, _, trunc, _, append = flags
+        fmt = node.mode & S_IFMT
+        if fmt == S_IFDIR:
+            raise _err(errno.EISDIR, path)
+        if readable:
+            self._perm(node, 4, path)
+        if writable:
+            self._perm(node, 2, path)
+        if fmt == S_IFREG:
+            if trunc:  # O_TRUNC stamps mtime even on an empty file, like Linux
+                self.bytes_used -= len(node.data)  # type: ignore[arg-type]
+                node.data = bytearray()
+                node.mtime = node.ctime = time.time()
+                self.generation += 1
+            elif writable:
+                self.generation += 1
+        return _MemFile(self, node, path, mode, readable, writable, append, track, noted)
+
+
+_OPEN_FLAGS: dict[str, tuple[bool, bool, bool, bool, bool, bool]] = {}
+
+
+def _open_flags(mode: str) -> tuple[bool, bool, bool, bool, bool, bool]:
+    """(readable, writable, create, trunc, excl, append) of an open() mode string."""
+    r = _OPEN_FLAGS.get(mode)
+    if r is not None:
+        return r
+    flags = set(mode) - {"b", "t"}
+    plus = "+" in flags
+    if "r" in flags:
+        r = (True, plus, False, False, False, False)
+    elif "w" in flags:
+        r = (plus, True, True, True, False, False)
+    elif "a" in flags:
+        r = (plus, True, True, False, False, True)
+    elif "x" in flags:
+        r = (plus, True, True, False, True, False)
+    else:
+        raise ValueError(f"invalid mode: {mode!r}")
+    if len(_OPEN_FLAGS) < 256:
+        _OPEN_FLAGS[mode] = r
+    return r
+
+
+for _m in ("rb", "wb", "ab", "r+b", "w+b", "a+b", "xb", "r", "w", "a"):
+    _open_flags(_m)
 
 
 class _MemFile(io.RawIOBase):
     """A binary file object on a MemoryFS inode; reads and writes go straight to the inode."""
 
+    # slots: an io.RawIOBase instance stores dict attributes slowly (one is made per open)
+    __slots__ = ("_fs", "_node", "_pos", "_r", "_w", "_append", "_dev", "name", "mode",
+                 "track", "_noted")
+
     def __init__(self, fs: MemoryFS, node: _Inode, path: str, mode: str,
-                 readable: bool, writable: bool, append: bool) -> None:
+                 readable: bool, writable: bool, append: bool, track: Any = True,
+                 noted: Any = None) -> None:
         self._fs = fs
         self._node = node
         self._pos = 0
         self._r = readable
         self._w = writable
         self._append = append
-        self._dev = node.dev if node.fmt == S_IFCHR else ("null" if node.fmt != S_IFREG else None)
+        fmt = node.mode & S_IFMT
+        self._dev = None if fmt == S_IFREG else (node.dev if fmt == S_IFCHR else "null")
         self.name = path
         self.mode = mode
         # (filesystem, path) whose change journal a write notes: set by the outermost layer
-        # that opened us, so a file opened in an earlier run (exec 3>f) is still tracked
-        self.track: tuple[Any, str, bool] | None = (fs, path, True)  # True: path may hold symlinks
-        self._noted: Any = None
+        # that opened us, so a file opened in an earlier run (exec 3>f) is still tracked.
+        # ``track=True`` is (fs, path, True): True, the path may hold symlinks.
+        self.track: tuple[Any, str, bool] | None = (fs, path, True) if track is True else track
+        # the journal that already holds this file's prior state (the opener noted it)
+        self._noted: Any = noted
 
     # -- capabilities
     def readable(self) -> bool:
@@ -718,7 +777,8 @@ class _MemFile(io.RawIOBase):
 
     # -- writing
     def write(self, b: Any) -> int:
-        self._check(False)
+        if self.closed or not self._w:
+            self._check(False)
         if self._dev is not None:
             if self._dev == "full":
                 raise OSError(errno.ENOSPC, "No space left on device")
@@ -736,18 +796,22 @@ class _MemFile(io.RawIOBase):
                             j.note(p)
             node = self._node
             data = node.data
-            mv = memoryview(b).cast("B")
-            n = len(mv)
-            pos = len(data) if self._append else self._pos  # type: ignore[arg-type]
+            if type(b) is not bytes:
+                b = memoryview(b).cast("B")
+            n = len(b)
+            size = len(data)  # type: ignore[arg-type]
+            pos = size if self._append else self._pos
             end = pos + n
-            grow = end - len(data)  # type: ignore[arg-type]
-            if grow > 0:
-                fs._charge(grow, self.name)
-                if pos > len(data):  # type: ignore[arg-type]
-                    data.extend(bytes(pos - len(data)))  # type: ignore[union-attr,arg-type]
-            data[pos:end] = mv  # type: ignore[index]
+            if end > size:
+                if fs.max_bytes is not None:
+                    fs._charge(end - size, self.name)
+                else:
+                    fs.bytes_used += end - size
+                if pos > size:
+                    data.extend(bytes(pos - size))  # type: ignore[union-attr]
+            data[pos:end] = b  # type: ignore[index]
             self._pos = end
-            node.mtime = node.ctime = time.time()
+            node.mtime = node.ctime = _time()
             fs.generation += 1
             return n
 

@@ -16,7 +16,8 @@ import stat as _stat
 from typing import Any, BinaryIO, Iterator, Sequence
 
 from .base import DirEntry, FileSystem, StatResult
-from .memory import MAXSYMLINKS, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, MemoryFS, _err
+from .changes import CONTENT_COMPARE_LIMIT
+from .memory import _OPEN_FLAGS, MAXSYMLINKS, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, MemoryFS, _err
 from .paths import join, realpath_with, split
 
 __all__ = ["OverlayFS"]
@@ -57,6 +58,9 @@ class OverlayFS:
         self._lock = upper._lock
         self._journal: Any = None
         self._dircache: dict[str, list[int]] = {}  # merged dir path -> layers providing it
+        # upper-only directory path -> its upper inode, every directory down to it searchable
+        # (see _upper_parent); emptied with _dircache by _invalidate and by chmod of a directory
+        self._upcache: dict[str, Any] = {}
         upper._track_via = self  # changes.snapshot_marker(upper) tracks the merged view
 
     # ------------------------------------------------------------------ layers
@@ -70,6 +74,7 @@ class OverlayFS:
             self.upper = upper
             self._lock = upper._lock
             self._dircache = {}
+            self._upcache = {}
 
     def _upper_dir(self, path: str) -> Any:
         """The upper inode at canonical ``path`` (no symlinks in it), or None."""
@@ -77,13 +82,100 @@ class OverlayFS:
         for c in path.split("/"):
             if c:
                 node = node.children.get(c)
-                if node is None or node.fmt != S_IFDIR:
+                if node is None or node.mode & S_IFMT != S_IFDIR:
                     return None
         return node
 
+    def _upper_parent(self, path: str) -> tuple[Any, tuple[Any, ...], str] | None:
+        """(upper inode of the parent, inodes of the parent in the lower layers that merge
+        with it, last name) when ``path``'s parent is a merged directory present in the
+        upper, every directory down to it searchable, and its lower layers (if any) plain
+        MemoryFS trees without permission checks (the base tree); else None.
+
+        Then the merged entry is the upper's entry if there is one (only a directory merges
+        with lower ones), else absent unless a lower directory names it: the fast paths of
+        open, stat and unlink use the inodes instead of a merged resolution plus a second
+        walk of the upper. The search (x) checks are the ones MemoryFS._walk makes, so no
+        error can differ; a caller that finds anything unusual (a symlink, a directory, a
+        lower entry, a missing entry it would have to report) falls back to the general code.
+        """
+        parent, _, name = path.rpartition("/")
+        hit = self._upcache.get(parent)
+        if hit is None:
+            hit = self._upper_dir_searchable(parent)
+            if hit is None:
+                return None
+        if not name or name == "." or name == "..":
+            return None
+        return hit[0], hit[1], name
+
+    def _upper_dir_searchable(self, parent: str) -> tuple[Any, tuple[Any, ...]] | None:
+        """_upper_parent's lookup of ``parent`` (and its cache fill)."""
+        layers = self._dircache.get(parent)
+        if not parent or layers is None or layers[0] != 0:
+            return None
+        comps = parent[1:].split("/")
+        ldirs = []
+        for idx in layers[1:]:
+            # a lower in the layers of a merged directory has every prefix of it as a real
+            # directory (_child merges directories only), so a walk of names finds it
+            lower = self.lowers[idx - 1]
+            if not isinstance(lower, MemoryFS) or lower.check_permissions:
+                return None
+            d = lower._root
+            for c in comps:
+                d = d.children.get(c)
+                if d is None or d.mode & S_IFMT != S_IFDIR:
+                    return None
+            ldirs.append(d)
+        node = self.upper._root
+        ok = True
+        for c in comps:
+            if not node.mode & 0o100:
+                ok = False
+            node = node.children.get(c)
+            if node is None or node.mode & S_IFMT != S_IFDIR:
+                return None
+        if not node.mode & 0o100:
+            ok = False
+        if not ok and self.upper.check_permissions:
+            return None
+        hit = (node, tuple(ldirs))
+        if ok:
+            if len(self._upcache) > 10_000:
+                self._upcache.clear()
+            self._upcache[parent] = hit
+        return hit
+
+    @staticmethod
+    def _lower_names(pnode: Any, ldirs: tuple[Any, ...], name: str) -> bool:
+        """Whether a lower layer shows ``name`` in the merged directory (no upper entry)."""
+        if not ldirs or (pnode.wh and name in pnode.wh):
+            return False
+        for d in ldirs:
+            if name in d.children:
+                return True
+        return False
+
+    def _upper_state(self, node: Any) -> tuple:
+        """changes.capture() of the upper entry ``node`` reached through searchable directories
+        (what a read through this view finds), without resolving its path again."""
+        mode = node.mode
+        fmt = mode & S_IFMT
+        if fmt == S_IFREG:
+            data = node.data
+            if len(data) <= CONTENT_COMPARE_LIMIT and (mode & 0o400 or not self.upper.check_permissions):
+                return (mode, bytes(data))
+            return (mode, ("big", node.ino, len(data), node.mtime))
+        if fmt == S_IFLNK:
+            return (mode, node.target or "")
+        return (mode, None)
+
     def _invalidate(self) -> None:
-        """Forget cached directory layering (after anything that changes which layers merge)."""
+        """Forget cached directory layering (after anything that changes which layers merge,
+        which upper inode a directory path names, or whether a directory is searchable)."""
         self._dircache.clear()
+        self._upcache.clear()
 
     def _child(self, parent: str, parent_layers: list[int], name: str,
                pnode: Any = False) -> tuple[list[int], StatResult | None]:
@@ -104,7 +196,7 @@ class OverlayFS:
                 if node is not None:
                     top = self.upper._stat_of(node, self.upper.dev)
                     layers.append(0)
-                    if node.fmt != S_IFDIR or node.opaque:
+                    if node.mode & S_IFMT != S_IFDIR or node.opaque:
                         return layers, top
                     continue
                 if pnode.wh and name in pnode.wh:
@@ -270,9 +362,9 @@ class OverlayFS:
                 d.mtime, d.atime, d.ctime = st.st_mtime, st.st_atime, st.st_ctime
                 pnode.children[name] = d
                 pnode.nlink += 1
-                self._dircache.clear()
+                self._invalidate()
                 node = d
-            elif node.fmt != S_IFDIR:
+            elif node.mode & S_IFMT != S_IFDIR:
                 raise _err(errno.ENOTDIR, path)
             pnode = node
 
@@ -334,7 +426,7 @@ class OverlayFS:
             cf = _Found(join(f.path, name), f.path, f.layers, child_layers, st)
             self._copy_up_tree(cf)
         self.upper._get(f.path, False).opaque = True
-        self._dircache.clear()
+        self._invalidate()
         f.layers = [0]
 
     def _lower_has(self, f: _Found) -> bool:
@@ -350,7 +442,7 @@ class OverlayFS:
         return False
 
     def _whiteout(self, f: _Found) -> None:
-        self._dircache.clear()
+        self._invalidate()
         self._copy_up_dirs(f.parent)
         pnode = self.upper._get(f.parent, False)
         if pnode.wh is None:
@@ -360,6 +452,16 @@ class OverlayFS:
     # ------------------------------------------------------------------ queries
     def stat(self, path: str, follow_symlinks: bool = True) -> StatResult:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                pnode, ldirs, name = u
+                node = pnode.children.get(name)
+                if node is None:
+                    if not self._lower_names(pnode, ldirs, name):
+                        raise _err(errno.ENOENT, path)
+                elif not follow_symlinks or node.mode & S_IFMT != S_IFLNK:
+                    # the top entry (a directory merged with lower ones included)
+                    return self.upper._stat_of(node, self.upper.dev)
             return self._existing(path, follow_symlinks).st  # type: ignore[return-value]
 
     def lstat(self, path: str) -> StatResult:
@@ -368,6 +470,14 @@ class OverlayFS:
     def exists(self, path: str) -> bool:
         try:
             with self._lock:
+                u = self._upper_parent(path)
+                if u is not None:
+                    node = u[0].children.get(u[2])
+                    if node is None:
+                        if not self._lower_names(*u):
+                            return False
+                    elif node.mode & S_IFMT != S_IFLNK:
+                        return True
                 return self._resolve(path, True).st is not None
         except (OSError, ValueError):
             return False
@@ -375,6 +485,9 @@ class OverlayFS:
     def lexists(self, path: str) -> bool:
         try:
             with self._lock:
+                u = self._upper_parent(path)
+                if u is not None:
+                    return u[2] in u[0].children or self._lower_names(*u)
                 return self._resolve(path, False).st is not None
         except (OSError, ValueError):
             return False
@@ -408,8 +521,25 @@ class OverlayFS:
             raise _err(errno.EACCES, path)
         return f
 
+    def _upper_only_dir(self, path: str) -> Any:
+        """The upper inode of ``path`` when it is a directory of the upper alone in a cached
+        parent (see _upper_parent) and readable, so its names are its children; else None."""
+        u = self._upper_parent(path)
+        if u is None:
+            return None
+        pnode, ldirs, name = u
+        node = pnode.children.get(name)
+        if node is None or node.mode & S_IFMT != S_IFDIR or any(name in d.children for d in ldirs):
+            return None
+        if self.upper.check_permissions and not node.mode & 0o400:
+            raise _err(errno.EACCES, path)
+        return node
+
     def listdir(self, path: str) -> list[str]:
         with self._lock:
+            node = self._upper_only_dir(path)
+            if node is not None:
+                return list(node.children)
             f = self._dir(path)
             if len(f.layers) == 1:
                 return self._layer(f.top).listdir(f.path)
@@ -417,12 +547,16 @@ class OverlayFS:
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
         with self._lock:
+            node = self._upper_only_dir(path)
+            if node is not None:
+                return iter([DirEntry(n, c.mode) for n, c in node.children.items()])
             f = self._dir(path)
             if len(f.layers) == 1:
                 return self._layer(f.top).scandir(f.path)
             out = []
+            pnode = self._upper_dir(f.path) if f.layers[0] == 0 else None
             for name in self._names(f):
-                _, st = self._child(f.path, f.layers, name)
+                _, st = self._child(f.path, f.layers, name, pnode)
                 if st is not None:
                     out.append(DirEntry(name, st.st_mode))
             return iter(out)
@@ -471,6 +605,46 @@ class OverlayFS:
 
     # ------------------------------------------------------------------ open
     def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> BinaryIO:
+        fl = _OPEN_FLAGS.get(mode)
+        with self._lock:
+            if fl is not None and not fl[4]:  # not O_EXCL
+                u = self._upper_parent(path)
+                if u is not None:
+                    f = self._open_upper(u[0], u[1], u[2], path, mode, perm, fl)
+                    if f is not None:
+                        return f
+        return self._open(path, mode, perm)
+
+    def _open_upper(self, pnode: Any, ldirs: tuple[Any, ...], name: str, path: str, mode: str,
+                    perm: int, fl: tuple[bool, ...]) -> Any:
+        """open() of ``name`` in the merged directory ``pnode`` (see _upper_parent): an upper
+        regular file or a missing one; None for anything else (the general path handles it)."""
+        up = self.upper
+        node = pnode.children.get(name)
+        if not fl[1]:  # read-only
+            if node is None or node.mode & S_IFMT != S_IFREG:
+                return None
+            return up._open_node(node, path, mode, fl)
+        j = self._journal
+        if node is None:
+            if not fl[2] or self._lower_names(pnode, ldirs, name):  # r+ of a missing file; copy-up
+                return None
+            if j is not None and path not in j.prior:
+                j.prior[path] = None  # known absent (what capture() would find)
+            return up._create_file(pnode, name, path, mode, perm, fl, (self, path, False), j)
+        if node.mode & S_IFMT != S_IFREG:
+            return None
+        if up.check_permissions and not node.mode & 0o200:
+            raise _err(errno.EACCES, path)
+        if j is not None:
+            if path not in j.prior:
+                j.prior[path] = self._upper_state(node)
+            if node.nlink > 1:  # hard links live only in the upper (copy-up breaks lower ones)
+                for p in up._paths_of(node):
+                    j.note(p)
+        return up._open_node(node, path, mode, fl, (self, path, False), j)
+
+    def _open(self, path: str, mode: str, perm: int) -> BinaryIO:
         flags = set(mode) - {"b", "t"}
         writing = bool(flags & {"w", "a", "x", "+"})
         with self._lock:
@@ -524,6 +698,27 @@ class OverlayFS:
 
     def mkdir(self, path: str, mode: int = 0o755) -> None:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                pnode, ldirs, name = u
+                if name in pnode.children:
+                    raise _err(errno.EEXIST, path)
+                if not (pnode.wh and name in pnode.wh) and not any(name in d.children for d in ldirs):
+                    # no lower entry, shown or whited out: a plain upper directory (the
+                    # general path below without the opaque flag), layered [0] like its
+                    # parent's upper-only children, cached so a deep mkdir -p stays linear
+                    if self.upper.check_permissions and pnode.mode & 0o300 != 0o300:
+                        raise _err(errno.EACCES, path)
+                    j = self._journal
+                    if j is not None and path not in j.prior:
+                        j.prior[path] = None
+                    d = self.upper._mkdir_in(pnode, name, mode)
+                    if len(self._dircache) > 100_000:
+                        self._dircache.clear()
+                    self._dircache[path] = [0]
+                    if d.mode & 0o100 and path.rpartition("/")[0] in self._upcache:
+                        self._upcache[path] = (d, ())
+                    return
             f = self._creatable(path)
             j = self._journal
             if j is not None and f.path not in j.prior:
@@ -534,7 +729,7 @@ class OverlayFS:
             self.upper.mkdir(f.path, mode)
             if hidden or self._lower_has(f):
                 self.upper._get(f.path, False).opaque = True
-                self._dircache.clear()
+                self._invalidate()
 
     def symlink(self, target: str, path: str) -> None:
         with self._lock:
@@ -559,7 +754,7 @@ class OverlayFS:
     def _remove(self, f: _Found, is_dir: bool) -> None:
         self._jnote(f.path)
         if is_dir:
-            self._dircache.clear()
+            self._invalidate()
         lower = self._lower_has(f)
         if f.top == 0:
             if is_dir:
@@ -571,6 +766,20 @@ class OverlayFS:
 
     def unlink(self, path: str) -> None:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                pnode, ldirs, name = u
+                node = pnode.children.get(name)
+                if node is not None and node.mode & S_IFMT != S_IFDIR and not (
+                        ldirs and any(name in d.children for d in ldirs)):
+                    # the general path below when no lower has the name: no whiteout needed
+                    if self.upper.check_permissions and pnode.mode & 0o300 != 0o300:
+                        raise _err(errno.EACCES, path)
+                    j = self._journal
+                    if j is not None and path not in j.prior:
+                        j.prior[path] = self._upper_state(node)
+                    self.upper._unlink_node(pnode, name, node)
+                    return
             f = self._existing(path, False)
             if f.st.is_dir:  # type: ignore[union-attr]
                 raise _err(errno.EISDIR, path)
@@ -585,6 +794,26 @@ class OverlayFS:
 
     def rmdir(self, path: str) -> None:
         with self._lock:
+            u = self._upper_parent(path)
+            if u is not None:
+                pnode, ldirs, name = u
+                node = pnode.children.get(name)
+                if node is not None and node.mode & S_IFMT == S_IFDIR and not any(
+                        name in d.children for d in ldirs):
+                    # an upper-only directory: the general path below without a whiteout;
+                    # only its own cache entries go (nothing is cached below an empty one)
+                    if node.children:
+                        raise _err(errno.ENOTEMPTY, path)
+                    if self.upper.check_permissions and pnode.mode & 0o300 != 0o300:
+                        raise _err(errno.EACCES, path)
+                    node.wh = None
+                    j = self._journal
+                    if j is not None and path not in j.prior:
+                        j.prior[path] = (node.mode, None)  # capture() of a directory
+                    self._dircache.pop(path, None)
+                    self._upcache.pop(path, None)
+                    self.upper._rmdir_node(pnode, name, node)
+                    return
             f = self._existing(path, False)
             if f.path == "/":
                 raise _err(errno.EBUSY, path)
@@ -624,7 +853,7 @@ class OverlayFS:
             j = self._journal
             if j is not None:
                 j.note_move(s.path, d.path)
-            self._dircache.clear()
+            self._invalidate()
             if s_dir:
                 self._copy_up_tree(s)
             else:
@@ -637,7 +866,7 @@ class OverlayFS:
             elif d.st is not None and d.top == 0 and d.st.is_dir:
                 self.upper._get(d.path, False).wh = None
             self.upper.rename(s.path, d.path)
-            self._dircache.clear()
+            self._invalidate()
             if s_dir and (self._lower_has(d) or d.st is not None):
                 self.upper._get(d.path, False).opaque = True
             if src_lower:
@@ -648,6 +877,8 @@ class OverlayFS:
             f = self._existing(path, follow_symlinks)
             if f.st.is_symlink:  # type: ignore[union-attr]
                 return
+            if f.st.is_dir and (mode ^ f.st.st_mode) & 0o100:  # type: ignore[union-attr]
+                self._upcache.clear()  # its search bit changes
             self._jnote(f.path, content=True)
             self._copy_up(f)
             self.upper.chmod(f.path, mode, False)
@@ -690,6 +921,6 @@ class OverlayFS:
                 for n in sorted(node.wh or ()):
                     out.append((join(path, n), False))
                 for n, c in node.children.items():
-                    if c.fmt == S_IFDIR:
+                    if c.mode & S_IFMT == S_IFDIR:
                         stack.append((join(path, n), c))
             return iter(out)

@@ -17,6 +17,8 @@ def normalize(path: str, cwd: str = "/") -> str:
     """
     if not path.startswith("/"):
         path = cwd.rstrip("/") + "/" + path
+    if "//" not in path and "/." not in path and path[-1] != "/":
+        return path  # no empty, "." or ".." component and no trailing "/": already normal
     p = posixpath.normpath(path)
     if p.startswith("//"):
         p = "/" + p.lstrip("/")
