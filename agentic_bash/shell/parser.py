@@ -113,6 +113,21 @@ def _token_text(tok: Tok) -> str:
     return tok.val
 
 
+_ANSIC_QUOTE = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                "\t": "\\t", "\v": "\\v", "\x1b": "\\E", "'": "\\'", "\\": "\\\\"}
+
+
+def _shown_token(text: str) -> str:
+    """A token as bash's syntax error shows it: ``$'…'`` when it holds control characters."""
+    if not any(c < " " or c == "\x7f" for c in text):
+        return text
+    out = []
+    for c in text:
+        q = _ANSIC_QUOTE.get(c)
+        out.append(q if q is not None else "\\%03o" % ord(c) if c < " " or c == "\x7f" else c)
+    return "$'" + "".join(out) + "'"
+
+
 class Parser(Lexer):
     """One parse of one source string."""
 
@@ -129,6 +144,20 @@ class Parser(Lexer):
         self.alias_next: int | None = None
 
     # ------------------------------------------------------------------ aliases
+
+    def shifted(self, i: int, k: int) -> None:
+        for g in self.alias_guard:
+            if g[0] > i:
+                g[0] -= k
+            if g[2] > i:
+                g[2] -= k
+        for sp in self.splices:
+            if sp[0] > i:
+                sp[0] -= k
+            if sp[1] > i:
+                sp[1] -= k
+        if self.alias_next is not None and self.alias_next > i:
+            self.alias_next -= k
 
     def maybe_alias(self, tok: Tok) -> bool:
         """Expand an alias at ``tok`` (a command word) by splicing its value into the source,
@@ -162,6 +191,8 @@ class Parser(Lexer):
         self.splices.append([pos, pos + len(value), src[pos:tok.end]])
         self.src = src[:pos] + value + src[tok.end:]
         self.n = len(self.src)
+        if "\\\n" in value:
+            self.has_conts = True
         # line numbers stay those of the input: bash does not count newlines of alias text
         old_nl = self.nl
         self.nl = [p for p in old_nl if p < pos] + [p + delta for p in old_nl if p >= tok.end]
@@ -208,6 +239,13 @@ class Parser(Lexer):
                 tok = Tok(EOF, "", i, i)
         else:
             c = src[i]
+            if self.has_conts and c in "|&;()<>":
+                # `&\<newline>&` is `&&`: bash joins the lines before tokenising
+                if self._op_continues(src, i + 1):
+                    src = self.join_lines(i + 1)
+                if src[i:i + 2] in ("<<", ";;", "&>") and self._op_continues(src, i + 2):
+                    src = self.join_lines(i + 2)
+                n = self.n
             if c == "\n":
                 tok = Tok(NL, "\n", i, i + 1)
             elif c in "|&;()<>" and not ((c == "<" or c == ">") and i + 1 < n and src[i + 1] == "("):
@@ -223,6 +261,7 @@ class Parser(Lexer):
                 if word is None:  # defensive: cannot happen, metachars are handled above
                     raise self.fail(f"syntax error near unexpected token `{c}'", i, c)
                 end = self.pos
+                src, n = self.src, self.n  # the word may have joined continued lines
                 tok = Tok(WORD, word.text, i, end, word)
                 tok.sub_span = self.sub_span
                 if end < n and src[end] in "<>":
@@ -237,6 +276,16 @@ class Parser(Lexer):
         self.pos = i
         self.tok = tok
         return tok
+
+    @staticmethod
+    def _op_continues(src: str, i: int) -> bool:
+        """Line continuations at ``i`` followed by a character that may extend an operator."""
+        if not src.startswith("\\\n", i):
+            return False
+        i += 2
+        while src.startswith("\\\n", i):
+            i += 2
+        return i < len(src) and src[i] in "|&;<>()-"
 
     def advance(self) -> Tok:
         tok = self.tok if self.tok is not None else self.peek()
@@ -259,8 +308,11 @@ class Parser(Lexer):
                 self.finish_heredocs_at_eof()
             return self.fail_eof()
         text = _token_text(tok)
-        err = self.fail(f"syntax error near unexpected token `{text}'", tok.pos, text)
-        err.source_line = self.source_line(tok.pos)  # type: ignore[attr-defined]
+        # bash reports the line where the token ends (it may span a continuation or a
+        # newline inside quotes) and echoes that physical line
+        at = tok.end - 1 if tok.end > tok.pos + 1 else tok.pos
+        err = self.fail(f"syntax error near unexpected token `{_shown_token(text)}'", at, text)
+        err.source_line = self.source_line(at)  # type: ignore[attr-defined]
         for g in self.alias_guard:
             if g[2] <= tok.pos < g[0]:
                 # bash echoes the alias text it was reading, not the line it came from
@@ -298,6 +350,10 @@ class Parser(Lexer):
     def source_line(self, pos: int) -> str:
         """The physical line holding ``pos`` (bash echoes it after "near unexpected token")."""
         src = self.src
+        if self.cuts:
+            # as written: put the removed line continuations back
+            pos += sum(k for c, k in self.cuts if c <= pos)
+            src = self.raw_text(0, self.n)
         if pos >= len(src) and pos > 0 and src[pos - 1] == "\n":
             pos -= 1
         start = src.rfind("\n", 0, pos) + 1 if pos > 0 else 0
@@ -342,8 +398,21 @@ class Parser(Lexer):
                 if j < 0:
                     j = n
                 line = src[i:j]
+                joined = None
+                if not hd.quoted and self.has_conts:
+                    # an unquoted body is read with line continuations removed: a line
+                    # ending in an odd run of backslashes goes on with the next one (and
+                    # `E\<newline>OF` ends the body when the delimiter is EOF)
+                    while j < n and line.endswith("\\") and (len(line) - len(line.rstrip("\\"))) % 2:
+                        j = src.find("\n", j + 1)
+                        if j < 0:
+                            j = n
+                        line = src[i:j]
+                    if "\n" in line:
+                        joined = line.replace("\\\n", "")
+                        joined = joined.lstrip("\t") if hd.strip_tabs else joined
                 check = line.lstrip("\t") if hd.strip_tabs else line
-                if check == delim:
+                if (check if joined is None else joined) == delim:
                     i = j + 1 if j < n else n
                     found = True
                     break
