@@ -659,7 +659,7 @@ class Lexer:
             buf.part(self._read_braced(in_dq, i))
             self.depth -= 1
         elif c == "(":
-            if src.startswith("\\\n", i + 2):
+            if self.has_conts and src.startswith("\\\n", i + 2):
                 src = self.join_lines(i + 2)
                 n = self.n
             if i + 2 < n and src[i + 2] == "(":
@@ -713,7 +713,7 @@ class Lexer:
             m = _NAME.match(src, i + 1)
             if m:
                 end = m.end()
-                while src.startswith("\\\n", end):
+                while self.has_conts and src.startswith("\\\n", end):
                     # `$HO\<newline>ME` is $HOME
                     j = end + 2
                     while src.startswith("\\\n", j):

@@ -188,6 +188,9 @@ class Parser(Lexer):
                 sp[0] += delta
             if sp[1] > pos:
                 sp[1] += delta
+        for c in self.cuts:
+            if c[0] > pos:
+                c[0] += delta
         self.splices.append([pos, pos + len(value), src[pos:tok.end]])
         self.src = src[:pos] + value + src[tok.end:]
         self.n = len(self.src)
@@ -239,7 +242,7 @@ class Parser(Lexer):
                 tok = Tok(EOF, "", i, i)
         else:
             c = src[i]
-            if self.has_conts and c in "|&;()<>":
+            if c in "|&;()<>" and self.has_conts:
                 # `&\<newline>&` is `&&`: bash joins the lines before tokenising
                 if self._op_continues(src, i + 1):
                     src = self.join_lines(i + 1)
@@ -1500,6 +1503,8 @@ class CommandReader:
                  aliases: Mapping[str, str] | None = None, line_base: int = 0) -> None:
         self._p = Parser(source, line_base, extglob)
         self._p.aliases = aliases
+        self._raw_src: str | None = None
+        self._raw = ""
 
     @property
     def aliases(self) -> Mapping[str, str] | None:
@@ -1516,7 +1521,14 @@ class CommandReader:
         """The text being read (aliases spliced in) and how far the lines returned so far
         reach: what ``set -v`` echoes is the text between two such offsets."""
         p = self._p
-        return p.src, (p.tok.pos if p.tok is not None else p.pos)
+        off = p.tok.pos if p.tok is not None else p.pos
+        if not p.cuts:
+            return p.src, off
+        # line continuations the lexer removed are echoed as written
+        if self._raw_src is not p.src:
+            self._raw_src = p.src
+            self._raw = p.raw_text(0, p.n)
+        return self._raw, off + sum(k for c, k in p.cuts if c <= off)
 
     @property
     def extglob(self) -> bool:
