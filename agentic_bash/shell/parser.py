@@ -735,7 +735,8 @@ class Parser(Lexer):
         if op == "<<" or op == "<<-":
             delim, quoted = _heredoc_delimiter(word)
             hd = HereDoc(_EMPTY_WORD, quoted, op == "<<-", delim)
-            self.pending.append((hd, line))
+            # bash numbers the here-doc by the line its delimiter word ends on
+            self.pending.append((hd, self.line_at(target_tok.end - 1)))
             return Redir(op, hd, fd, fd_var, line)
         return Redir(op, word, fd, fd_var, line)
 
@@ -1447,6 +1448,9 @@ def _heredoc_delimiter(word: Word) -> tuple[str, bool]:
         elif c == '"':
             j = i + 1
             while j < n and raw[j] != '"':
+                if raw[j] == "\\" and raw.startswith("\n", j + 1):
+                    j += 2  # a line continuation
+                    continue
                 if raw[j] == "\\" and j + 1 < n and raw[j + 1] in '$`"\\':
                     j += 1
                 out.append(raw[j])
