@@ -750,6 +750,11 @@ class Lexer:
                     return i if src[i + 1] == ")" else None
                 depth -= 1
             elif c == "\\":
+                if src.startswith("\n", i + 1):
+                    # joined, so that the body's text reads as bash saw it (`declare -f`)
+                    src = self.join_lines(i)
+                    n = self.n
+                    continue
                 i += 1
             elif c == "'":
                 j = src.find("'", i + 1)

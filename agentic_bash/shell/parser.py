@@ -71,6 +71,8 @@ _DECL_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly"}
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DIGITS_RE = re.compile(r"[0-9]+\Z")
+# a backslash-newline not itself escaped by a backslash (group 1: the escaped pairs before it)
+_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _FD_VAR_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]+\])?)\}\Z")
 
 _OPS3 = ("<<-", "<<<", "&>>", ";;&")
@@ -475,6 +477,9 @@ class Parser(Lexer):
                 # bash expands here-doc bodies only when the command runs: a broken `$(`
                 # or `${` fails that command (status 1), not the parse
                 parts = (Param(text, op="bad"),)
+            if "\\\n" in text:
+                # the body as bash keeps it (`declare -f` prints it): continuations removed
+                text = _CONTINUATION.sub(r"\1", text)
             body = Word(parts, text, line)
             self.warnings.extend(sub.warnings)
         # HereDoc is frozen; its body is known only now (bash reads it at the next newline)
