@@ -215,8 +215,25 @@ class Lexer:
     def fail_eof_matching(self, closer: str, open_pos: int) -> ParseError:
         return self.fail(f"unexpected EOF while looking for matching `{closer}'", open_pos, None, True)
 
+    def ends_continued(self, attached: bool) -> bool:
+        """The text ends with a line continuation (``attached``: right after a word)."""
+        src = self.src
+        lone = not src.endswith("\n")
+        if not lone:
+            src = src[:-1]
+        if not src.endswith("\\") or not (len(src) - len(src.rstrip("\\"))) % 2:
+            return False
+        if lone:
+            return True  # `bash -c` text ending in a lone backslash: that is a word
+        k = len(src) - 1
+        while k >= 2 and src.startswith("\\\n", k - 2):
+            k -= 2
+        return not attached or (k > 0 and src[k - 1] not in " \t\n|&;<>()")
+
     def fail_eof(self) -> ParseError:
-        err = ParseError("syntax error: unexpected end of file", self.eof_line(), None)
+        # a continuation that ends a word at the end of the text: bash reads one more line
+        line = self.eof_line() + self.ends_continued(True)
+        err = ParseError("syntax error: unexpected end of file", line, None)
         err.incomplete = True  # type: ignore[attr-defined]
         err.status = 2  # type: ignore[attr-defined]
         return err

@@ -316,8 +316,13 @@ class Parser(Lexer):
         # bash reports the line where the token ends (it may span a continuation or a
         # newline inside quotes) and echoes that physical line
         at = tok.end - 1 if tok.end > tok.pos + 1 else tok.pos
-        err = self.fail(f"syntax error near unexpected token `{_shown_token(text)}'", at, text)
-        err.source_line = self.source_line(at)  # type: ignore[attr-defined]
+        src = self.src
+        j = tok.end
+        while src.startswith("\\\n", j):
+            j += 2  # bash read the continuations after the token (looking for its end)
+        err = self.fail(f"syntax error near unexpected token `{_shown_token(text)}'", max(at, j), text)
+        err.source_line = self.source_line(at) if j == tok.end else (  # type: ignore[attr-defined]
+            self.source_line(j) if j < self.n else "")
         for g in self.alias_guard:
             if g[2] <= tok.pos < g[0]:
                 # bash echoes the alias text it was reading, not the line it came from
@@ -435,7 +440,7 @@ class Parser(Lexer):
                 lines.append(check)
             if not found:
                 self.warnings.append((
-                    self.eof_line() - 1,
+                    self.eof_line() - 1 + (not hd.quoted and self.ends_continued(False)),
                     f"here-document at line {op_line} delimited by end-of-file (wanted `{delim}')",
                 ))
             text = "".join(ln + "\n" for ln in lines)
