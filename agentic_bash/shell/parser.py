@@ -318,9 +318,11 @@ class Parser(Lexer):
         at = tok.end - 1 if tok.end > tok.pos + 1 else tok.pos
         src = self.src
         j = tok.end
-        while src.startswith("\\\n", j):
-            j += 2  # bash read the continuations after the token (looking for its end)
-        err = self.fail(f"syntax error near unexpected token `{_shown_token(text)}'", max(at, j), text)
+        if tok.kind != NL:
+            while src.startswith("\\\n", j):
+                j += 2  # bash read the continuations after the token (looking for its end)
+        err = self.fail(f"syntax error near unexpected token `{_shown_token(text)}'",
+                        at if j == tok.end else j, text)
         err.source_line = self.source_line(at) if j == tok.end else (  # type: ignore[attr-defined]
             self.source_line(j) if j < self.n else "")
         for g in self.alias_guard:
