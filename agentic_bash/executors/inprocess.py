@@ -978,8 +978,10 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
     # inside the loop also drops `echo x`. An item ended by a newline ends such a line.
     skip = False
     prev: N.ListItem | None = None
-    for item in items:
+    for k, item in enumerate(items):
         cmd = item.cmd
+        if sh.line_shift:
+            cmd = N.shift_lines(cmd, sh.line_shift)  # type: ignore[assignment]
         if skip:
             if prev is not None and not (prev.newline or (prev.background and getattr(cmd, "line", 0)
                                                             > getattr(prev.cmd, "line", 0))):
@@ -1002,12 +1004,18 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
                 # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
                 raise ExitShell(e.status) from None
             skip = True
+            # bash does not get back to the line where it stopped reading this command line:
+            # its counter stays at the failing command's, and later lines count from there
+            end = next((it.end_line for it in items[k:] if it.newline), 0)
+            if end:
+                sh.line_shift += sh.lineno - (end + sh.line_shift)
 
 
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,
                  source: str | None = None, who: str = "-c") -> int:
     """Run a script as ``bash -c`` would: exit ends it, EXIT trap at the end. With ``source``
     the text is parsed and run one command line at a time (aliases, late syntax errors)."""
+    sh.line_shift = 0
     try:
         if tree is not None:
             _run_items(sh, tree.items)

@@ -276,6 +276,11 @@ class Interpreter(Expander):
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
     set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
+    # applying an external command's redirections (their expansion errors fail only it)
+    redir_external = False
+    # bash -c: after an expansion error abandons a command line, bash's line counter goes on
+    # from the failing command's line: later top-level commands are numbered this much off
+    line_shift = 0
 
     # descriptor -> pipe end of this shell's coprocesses (bash keeps them out of subshells
     # and pipeline stages, though not out of command substitutions)
@@ -357,7 +362,8 @@ class Interpreter(Expander):
             # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
             opts = self.state.options
             keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
-                    or ((k == "RETURN" or k == "DEBUG") and opts["functrace"])}
+                    or ((k == "RETURN" or k == "DEBUG")
+                        and (opts["functrace"] or self.state.shopt["extdebug"]))}
             child.state.traps = keep
             child.fork_traps = dict(keep)  # type: ignore[attr-defined]
         else:
@@ -2481,17 +2487,21 @@ class Interpreter(Expander):
         if traps and "DEBUG" in traps and not self.in_debug:
             if not self.trap_level:
                 self.current_command = _cmd_text(cmd)
-            self._run_debug_trap()
+            if self._run_debug_trap() and st.shopt["extdebug"]:
+                return self.set_status(0)  # extdebug: a failing DEBUG trap skips the command
         plan = cmd.plan
         if plan is None:
             plan = _simple_plan(cmd)
         kind = plan[0]
         if kind == _P_ARGV:
-            # static words: no process substitution of this command's to finish afterwards
-            argv = list(plan[1])
-            if not traps or "DEBUG" not in traps:
-                self.current_command = argv
-            return self._run_plain(argv)
+            if plan[2] and st.options["keyword"]:
+                kind = _P_GENERAL  # (set -k moves some words into the environment)
+            else:
+                # static words: no process substitution of this command's to finish afterwards
+                argv = list(plan[1])
+                if not traps or "DEBUG" not in traps:
+                    self.current_command = argv
+                return self._run_plain(argv)
         procsubs = self.procsubs
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
@@ -2531,6 +2541,9 @@ class Interpreter(Expander):
         mark = len(procsubs)
         self.cmdsub_status = None
         words = cmd.words
+        if len(words) > 1 and st.options["keyword"]:
+            cmd = _keyword_assigns(cmd, st.shopt["extglob"])
+            words = cmd.words
         if not words:
             try:
                 return self._assign_only(cmd)
@@ -2608,11 +2621,12 @@ class Interpreter(Expander):
         if traps and "DEBUG" in traps and not self.in_debug:
             self._run_debug_trap()
 
-    def _run_debug_trap(self) -> None:
+    def _run_debug_trap(self) -> int:
+        """Run the DEBUG trap; its status (non-zero skips the command under extdebug)."""
         self.in_debug = True
         try:
             # like ERR, the trap text is numbered from the line of the command it precedes
-            self.run_string(self.state.traps["DEBUG"], trap="debug", first_line=self.lineno)
+            return self.run_string(self.state.traps["DEBUG"], trap="debug", first_line=self.lineno)
         finally:
             self.in_debug = False
 
@@ -2803,17 +2817,33 @@ class Interpreter(Expander):
                 return self.run_builtin(builtin, argv)
             return self.run_external(argv)
 
+        def redirected() -> int:
+            if not cmd.redirs:
+                return run()
+            if func is not None or builtin is not None:
+                return self.with_redirs(cmd.redirs, run, False)
+            # bash expands an external command's redirections in the forked child: an
+            # expansion error there (even set -u's) fails that command only, with its status
+            def run_external() -> int:
+                self.redir_external = False
+                return run()
+            self.redir_external = True
+            try:
+                return self.with_redirs(cmd.redirs, run_external, False)
+            finally:
+                self.redir_external = False
+
         if temp_scope and func is not None:
             st.env_cache = None
             try:
-                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+                status = redirected()
             finally:
                 st.env_cache = None
         elif temp_scope:
             st.scopes.append(temp_scope)
             st.env_cache = None
             try:
-                status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+                status = redirected()
             finally:
                 # pop our temp scope (it may no longer be on top if a function misbehaved)
                 for i in range(len(st.scopes) - 1, 0, -1):
@@ -2834,7 +2864,7 @@ class Interpreter(Expander):
                         var.attrs |= tv.attrs
                 st.env_cache = None
         else:
-            status = self.with_redirs(cmd.redirs, run, False) if cmd.redirs else run()
+            status = redirected()
         st.last_arg = argv[-1]
         self.set_status(status)
         self.pipestatus = [status]
@@ -2982,8 +3012,9 @@ class Interpreter(Expander):
         # unless the function left one of its own
         saved_ret = None
         saved_dbg = None
-        if st.traps and not st.options["functrace"] and name not in st.func_trace:
-            # (declare -ft gives one function the set -T behaviour)
+        if st.traps and not st.options["functrace"] and name not in st.func_trace \
+                and not st.shopt["extdebug"]:
+            # (declare -ft gives one function the set -T behaviour; extdebug implies it)
             if "RETURN" in st.traps:
                 saved_ret = st.traps.pop("RETURN")
             if "DEBUG" in st.traps:
@@ -3082,9 +3113,11 @@ class Interpreter(Expander):
             fields = self.expand_words([w])  # type: ignore[list-item]
         except ExpansionError as e:
             self.error(e.message)
-            if e.fatal:
+            if e.fatal and not self.redir_external:
                 raise expansion_exit(e) from None
-            raise RedirError() from None
+            err = RedirError()
+            err.status = e.status if e.fatal else 1
+            raise err from None
         if len(fields) != 1:
             self.error(f"{w.text}: ambiguous redirect")  # type: ignore[union-attr]
             raise RedirError()
@@ -3510,9 +3543,32 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     break
             else:
                 if argv[0] not in _DECL_NAMES:
-                    plan = (_P_ARGV, tuple(argv))
+                    # (the flag: a later word would be an assignment under `set -k`)
+                    plan = (_P_ARGV, tuple(argv), any(_ASSIGN_WORD.match(a) for a in argv[1:]))
     object.__setattr__(cmd, "plan", plan)
     return plan
+
+
+_ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+
+
+def _keyword_assigns(cmd: N.Simple, extglob: bool) -> N.Simple:
+    """`set -k`: words after the command name that are assignments (an unquoted ``NAME=``
+    start) go to the command's environment like prefix assignments."""
+    from .parser import _decl_assign
+    assigns = list(cmd.assigns)
+    words = [cmd.words[0]]
+    for w in cmd.words[1:]:
+        p0 = w.parts[0] if w.parts else None
+        a = (_decl_assign(w.text, w.line, extglob)
+             if type(p0) is N.Lit and _ASSIGN_WORD.match(p0.text) else None)  # type: ignore[union-attr]
+        if a is None:
+            words.append(w)
+        else:
+            assigns.append(a)
+    if len(words) == len(cmd.words):
+        return cmd
+    return N.Simple(tuple(assigns), tuple(words), cmd.redirs, cmd.line)
 
 
 def _cmd_text(cmd: N.Simple) -> str:

@@ -221,6 +221,9 @@ class ListItem:
     # Added by the parser (optional, printing only): the command ended with a newline rather
     # than `;`; bash keeps those newlines when it prints a `$( … )` body (declare -f).
     newline: bool = False
+    # top level only: the line where the command line this item ends stops being read (its
+    # newline, or the end of the here-documents read after it); 0 when it ends no line
+    end_line: int = 0
 
 
 @dataclass(frozen=True, slots=True)

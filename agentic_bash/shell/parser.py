@@ -575,15 +575,16 @@ class Parser(Lexer):
             if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
                 self.advance()
                 nxt = self.peek(True)
-                items.append(ListItem(cmd, tok.val == "&", nxt.kind == NL))
                 if nxt.kind == NL:
                     self.advance()
+                    items.append(ListItem(cmd, tok.val == "&", True, self.line_at(max(self.pos - 1, 0))))
                     break
+                items.append(ListItem(cmd, tok.val == "&"))
                 if nxt.kind == EOF:
                     break
             elif tok.kind == NL:
                 self.advance()
-                items.append(ListItem(cmd, False, True))
+                items.append(ListItem(cmd, False, True, self.line_at(max(self.pos - 1, 0))))
                 break
             elif tok.kind == EOF:
                 items.append(ListItem(cmd))
@@ -612,10 +613,18 @@ class Parser(Lexer):
             tok = self.peek()
             if tok.kind == OP and (tok.val == ";" or tok.val == "&"):
                 self.advance()
-                items.append(ListItem(cmd, tok.val == "&", top and self.peek().kind == NL))
+                if top and self.peek().kind == NL:
+                    self.advance()  # (reads the line's here-documents)
+                    items.append(ListItem(cmd, tok.val == "&", True, self.line_at(max(self.pos - 1, 0))))
+                else:
+                    items.append(ListItem(cmd, tok.val == "&"))
                 self.skip_newlines()
             elif tok.kind == NL:
-                items.append(ListItem(cmd, False, True))
+                if top:
+                    self.advance()
+                    items.append(ListItem(cmd, False, True, self.line_at(max(self.pos - 1, 0))))
+                else:
+                    items.append(ListItem(cmd, False, True))
                 self.skip_newlines()
             else:
                 items.append(ListItem(cmd))
