@@ -4,7 +4,10 @@
 # word is read in. Everything here works on one source string with an index; nested
 # constructs (``$(...)``) recurse into the parser on the same string, so line numbers stay
 # physical source lines. Runs of ordinary characters are taken with one regex match, never a
-# regex per character.
+# regex per character. Line continuations: bash drops ``\<newline>`` before tokenising; we
+# step over them between words and at a word's end, and elsewhere (inside a ``$name``, a
+# ``${…}`` head, an operator, a keyword) splice them out of the source (``join_lines``), so
+# the common text pays nothing and line numbers stay physical.
 
 from __future__ import annotations
 
