@@ -1232,6 +1232,9 @@ class Parser(Lexer):
                     raise self.cond_fail("syntax error in conditional expression", end)
                 raise self.cond_fail("syntax error in conditional expression: unexpected token "
                                      f"`{_token_text(end)}'", end)
+            # bash numbers `[[ … ]]` (LINENO inside, traps, xtrace, errors) by the line of
+            # its `]]`, wherever it began
+            line = self.line_at(end.pos)
             self.advance()
         finally:
             self.extglob = saved
