@@ -750,10 +750,11 @@ class Lexer:
                 buf.text("$")
                 self.pos = i + 1
 
-    def scan_arith(self, i: int) -> int | None:
+    def scan_arith(self, i: int, join_close: bool = True) -> int | None:
         """For ``((`` / ``$((`` whose body starts at ``i``: index of the closing ``))``, None
         when the parentheses close as ``) )`` (then it is a nested subshell / command
-        substitution), -1 at end of input."""
+        substitution), -1 at end of input; -2 for a ``)\\<newline>`` when not ``join_close``
+        (bash's ``((`` command reads the character after its first ``)`` without joining)."""
         src, n = self.src, self.n
         depth = 0
         while i < n:
@@ -763,6 +764,8 @@ class Lexer:
             elif c == ")":
                 if depth == 0:
                     if src.startswith("\\\n", i + 1):
+                        if not join_close:
+                            return -2
                         src = self.join_lines(i + 1)
                         n = self.n
                     if i + 1 >= n:

@@ -711,9 +711,17 @@ class Parser(Lexer):
             if kind == OP:
                 if tok.val == "(":
                     if self.src.startswith("((", tok.pos):
-                        end = self.scan_arith(tok.pos + 2)
+                        end = self.scan_arith(tok.pos + 2, join_close=False)
                         if end == -1:
                             raise self.fail_eof_matching(")", tok.pos)
+                        if end == -2:
+                            # `(( … )\<newline>)`: bash fails on an empty token there
+                            j = self.src.find("\\\n", tok.pos + 2)
+                            while self.src.startswith("\\\n", j):
+                                j += 2
+                            err = self.fail("syntax error near unexpected token `'", j, "")
+                            err.source_line = self.source_line(j) if j < self.n else ""  # type: ignore[attr-defined]
+                            raise err
                         if end is not None:
                             return self.parse_arith_cmd(tok, end)
                     return self.parse_subshell()
