@@ -4,7 +4,10 @@
 # word is read in. Everything here works on one source string with an index; nested
 # constructs (``$(...)``) recurse into the parser on the same string, so line numbers stay
 # physical source lines. Runs of ordinary characters are taken with one regex match, never a
-# regex per character.
+# regex per character. Line continuations: bash drops ``\<newline>`` before tokenising; we
+# step over them between words and at a word's end, and elsewhere (inside a ``$name``, a
+# ``${…}`` head, an operator, a keyword) splice them out of the source (``join_lines``), so
+# the common text pays nothing and line numbers stay physical.
 
 from __future__ import annotations
 
@@ -28,6 +31,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DIGITS = re.compile(r"[0-9]+")
 _EXTGLOB_CHARS = frozenset("@*+?!")
 _FAST_END = frozenset(" \t\n|&;<>)")
+# characters of a ``${…}`` before its operand: prefix, name, operator
+_BRACE_HEAD = frozenset("_#!@*?$-:=+%^,~/")
 _SPECIAL_PARAMS = frozenset("@*#?-$!0")
 _DQ_ESCAPABLE = frozenset('$`"\\\n')
 _HD_ESCAPABLE = frozenset("$`\\\n")
@@ -185,6 +190,10 @@ class Lexer:
             nl.append(i)
             i = find("\n", i + 1)
         self.nl = nl
+        self.has_conts = "\\\n" in src
+        # positions (current source) where line continuations were removed, with how many
+        # characters: ``set -v`` echoes the text as written
+        self.cuts: list[list[int]] = []
         self.pending: list[tuple[HereDoc, int]] = []
         self.warnings: list[tuple[int, str]] = []
         self.depth = 0
@@ -209,8 +218,25 @@ class Lexer:
     def fail_eof_matching(self, closer: str, open_pos: int) -> ParseError:
         return self.fail(f"unexpected EOF while looking for matching `{closer}'", open_pos, None, True)
 
+    def ends_continued(self, attached: bool) -> bool:
+        """The text ends with a line continuation (``attached``: right after a word)."""
+        src = self.src
+        lone = not src.endswith("\n")
+        if not lone:
+            src = src[:-1]
+        if not src.endswith("\\") or not (len(src) - len(src.rstrip("\\"))) % 2:
+            return False
+        if lone:
+            return True  # `bash -c` text ending in a lone backslash: that is a word
+        k = len(src) - 1
+        while k >= 2 and src.startswith("\\\n", k - 2):
+            k -= 2
+        return not attached or (k > 0 and src[k - 1] not in " \t\n|&;<>()")
+
     def fail_eof(self) -> ParseError:
-        err = ParseError("syntax error: unexpected end of file", self.eof_line(), None)
+        # a continuation that ends a word at the end of the text: bash reads one more line
+        line = self.eof_line() + self.ends_continued(True)
+        err = ParseError("syntax error: unexpected end of file", line, None)
         err.incomplete = True  # type: ignore[attr-defined]
         err.status = 2  # type: ignore[attr-defined]
         return err
@@ -227,6 +253,56 @@ class Lexer:
 
     def parse_backtick_body(self, text: str, line: int) -> Script:  # pragma: no cover
         raise NotImplementedError
+
+    # ------------------------------------------------------------------ line continuations
+
+    def join_lines(self, i: int) -> str:
+        """Remove the line continuations (backslash-newline pairs) starting at ``i`` from the
+        source and return the new source.
+
+        bash's input reader drops ``\\<newline>`` before tokenising (except inside single
+        quotes, comments and quoted here-documents), so a continuation may fall inside a
+        ``$name``, an operator or a keyword. The lexer calls this only where it meets one in
+        such a spot (plain words and blanks just step over them); line numbers stay
+        physical: the removed newlines still count for everything after them."""
+        src = self.src
+        j = i
+        while src.startswith("\\\n", j):
+            j += 2
+        k = j - i
+        if not k:
+            return src
+        self.src = src = src[:i] + src[j:]
+        self.n = len(src)
+        nl = self.nl
+        a = bisect_left(nl, i)
+        cnt = k // 2
+        nl[a:] = [i - 1] * cnt + [p - k for p in nl[a + cnt:]]
+        for c in self.cuts:
+            if c[0] > i:
+                c[0] -= k
+        self.cuts.append([i, k])
+        self.shifted(i, k)
+        return src
+
+    def shifted(self, i: int, k: int) -> None:
+        """Hook: ``k`` characters were removed at ``i`` (the parser moves its saved positions)."""
+
+    def raw_text(self, a: int, b: int) -> str:
+        """The source from ``a`` to ``b`` with removed line continuations put back."""
+        text = self.src[a:b]
+        if self.cuts:
+            cuts = sorted(c for c in self.cuts if a <= c[0] <= b)
+            if cuts:
+                out: list[str] = []
+                k = a
+                for pos, w in cuts:
+                    out.append(self.src[k:pos])
+                    out.append("\\\n" * (w // 2))
+                    k = pos
+                out.append(self.src[k:b])
+                text = "".join(out)
+        return text
 
     # ------------------------------------------------------------------ blanks and comments
 
@@ -321,7 +397,14 @@ class Lexer:
                     buf.text("\\")
                     i += 1
                 elif src[i + 1] == "\n":
-                    i += 2
+                    j = i + 2
+                    while src.startswith("\\\n", j):
+                        j += 2
+                    if j >= n or src[j] in " \t\n":
+                        break  # the word ends here; skip_blanks steps over the rest
+                    # inside the word: bash joins the lines before reading (`whi\<nl>le`)
+                    src = self.join_lines(i)
+                    n = self.n
                 else:
                     buf.part(Escaped(src[i + 1]))
                     i += 2
@@ -596,8 +679,12 @@ class Lexer:
             buf.part(self._read_braced(in_dq, i))
             self.depth -= 1
         elif c == "(":
+            if self.has_conts and src.startswith("\\\n", i + 2):
+                src = self.join_lines(i + 2)
+                n = self.n
             if i + 2 < n and src[i + 2] == "(":
                 end = self.scan_arith(i + 3)
+                src, n = self.src, self.n  # `)\<newline>)` closes it: joined
                 if end == -1:
                     raise self.fail_eof_matching(")", i + 1)
                 if end is not None:
@@ -639,33 +726,35 @@ class Lexer:
             buf.part(Param(c, short=True))
             self.pos = i + 2
         elif c == "\\" and src.startswith("\\\n", i + 1):
-            # a line continuation right after `$` joins (`$\<newline>?` is `$?`)
-            j = i + 1
-            while src.startswith("\\\n", j):
-                j += 2
-            m = _NAME.match(src, j)
-            if j < n and (src[j] in _SPECIAL_PARAMS or src[j].isdigit()):
-                buf.part(Param(src[j], short=True))
-                self.pos = j + 1
-            elif m:
-                buf.part(Param(m.group(), short=True))
-                self.pos = m.end()
-            else:
-                buf.text("$")
-                self.pos = j
+            # a line continuation right after `$` joins (`$\<newline>?` is `$?`, `$\<nl>{x}`)
+            self.join_lines(i + 1)
+            self._read_dollar(buf, in_dq)
         else:
             m = _NAME.match(src, i + 1)
             if m:
-                buf.part(Param(m.group(), short=True))
-                self.pos = m.end()
+                end = m.end()
+                while self.has_conts and src.startswith("\\\n", end):
+                    # `$HO\<newline>ME` is $HOME
+                    j = end + 2
+                    while src.startswith("\\\n", j):
+                        j += 2
+                    if j >= n or not (src[j].isalnum() or src[j] == "_"):
+                        break
+                    src = self.join_lines(end)
+                    n = self.n
+                    m = _NAME.match(src, i + 1)
+                    end = m.end()  # type: ignore[union-attr]
+                buf.part(Param(m.group(), short=True))  # type: ignore[union-attr]
+                self.pos = end
             else:
                 buf.text("$")
                 self.pos = i + 1
 
-    def scan_arith(self, i: int) -> int | None:
+    def scan_arith(self, i: int, join_close: bool = True) -> int | None:
         """For ``((`` / ``$((`` whose body starts at ``i``: index of the closing ``))``, None
         when the parentheses close as ``) )`` (then it is a nested subshell / command
-        substitution), -1 at end of input."""
+        substitution), -1 at end of input; -2 for a ``)\\<newline>`` when not ``join_close``
+        (bash's ``((`` command reads the character after its first ``)`` without joining)."""
         src, n = self.src, self.n
         depth = 0
         while i < n:
@@ -674,11 +763,21 @@ class Lexer:
                 depth += 1
             elif c == ")":
                 if depth == 0:
+                    if src.startswith("\\\n", i + 1):
+                        if not join_close:
+                            return -2
+                        src = self.join_lines(i + 1)
+                        n = self.n
                     if i + 1 >= n:
                         return -1
                     return i if src[i + 1] == ")" else None
                 depth -= 1
             elif c == "\\":
+                if src.startswith("\n", i + 1):
+                    # joined, so that the body's text reads as bash saw it (`declare -f`)
+                    src = self.join_lines(i)
+                    n = self.n
+                    continue
                 i += 1
             elif c == "'":
                 j = src.find("'", i + 1)
@@ -811,6 +910,8 @@ class Lexer:
     # ------------------------------------------------------------------ ${...}
 
     def _read_braced(self, in_dq: bool, dollar_pos: int) -> Param:
+        if self.has_conts:
+            self._join_braced_head(self.pos)
         src, n = self.src, self.n
         i = self.pos
         open_pos = dollar_pos + 1
@@ -926,6 +1027,28 @@ class Lexer:
         arg = Word(parts, src[i:self.pos], self.line_at(i))
         self.pos += 1
         return Param(name, index, prefix, op, arg, arg2)
+
+    def _join_braced_head(self, i: int) -> None:
+        """Join the line continuations in the name and operator of a ``${…}`` at ``i``
+        (``${x\\<newline>:-d}``); the operand's reader steps over its own."""
+        src = self.src
+        n = self.n
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                if not src.startswith("\\\n", i):
+                    return
+                src = self.join_lines(i)
+                n = self.n
+            elif c == "[":
+                close = self._scan_subscript(i)
+                if close is None:
+                    return
+                i = close + 1
+            elif c in _BRACE_HEAD or c.isalnum():
+                i += 1
+            else:
+                return
 
     def _bad_subst(self, dollar_pos: int, in_dq: bool) -> Param:
         """``${a b}``: bash fails at expansion time ("bad substitution"), not at parse time.

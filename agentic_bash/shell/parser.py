@@ -71,6 +71,8 @@ _DECL_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly"}
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DIGITS_RE = re.compile(r"[0-9]+\Z")
+# a backslash-newline not itself escaped by a backslash (group 1: the escaped pairs before it)
+_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _FD_VAR_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]+\])?)\}\Z")
 
 _OPS3 = ("<<-", "<<<", "&>>", ";;&")
@@ -113,6 +115,21 @@ def _token_text(tok: Tok) -> str:
     return tok.val
 
 
+_ANSIC_QUOTE = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                "\t": "\\t", "\v": "\\v", "\x1b": "\\E", "'": "\\'", "\\": "\\\\"}
+
+
+def _shown_token(text: str) -> str:
+    """A token as bash's syntax error shows it: ``$'…'`` when it holds control characters."""
+    if not any(c < " " or c == "\x7f" for c in text):
+        return text
+    out = []
+    for c in text:
+        q = _ANSIC_QUOTE.get(c)
+        out.append(q if q is not None else "\\%03o" % ord(c) if c < " " or c == "\x7f" else c)
+    return "$'" + "".join(out) + "'"
+
+
 class Parser(Lexer):
     """One parse of one source string."""
 
@@ -129,6 +146,20 @@ class Parser(Lexer):
         self.alias_next: int | None = None
 
     # ------------------------------------------------------------------ aliases
+
+    def shifted(self, i: int, k: int) -> None:
+        for g in self.alias_guard:
+            if g[0] > i:
+                g[0] -= k
+            if g[2] > i:
+                g[2] -= k
+        for sp in self.splices:
+            if sp[0] > i:
+                sp[0] -= k
+            if sp[1] > i:
+                sp[1] -= k
+        if self.alias_next is not None and self.alias_next > i:
+            self.alias_next -= k
 
     def maybe_alias(self, tok: Tok) -> bool:
         """Expand an alias at ``tok`` (a command word) by splicing its value into the source,
@@ -159,9 +190,14 @@ class Parser(Lexer):
                 sp[0] += delta
             if sp[1] > pos:
                 sp[1] += delta
+        for c in self.cuts:
+            if c[0] > pos:
+                c[0] += delta
         self.splices.append([pos, pos + len(value), src[pos:tok.end]])
         self.src = src[:pos] + value + src[tok.end:]
         self.n = len(self.src)
+        if "\\\n" in value:
+            self.has_conts = True
         # line numbers stay those of the input: bash does not count newlines of alias text
         old_nl = self.nl
         self.nl = [p for p in old_nl if p < pos] + [p + delta for p in old_nl if p >= tok.end]
@@ -208,6 +244,13 @@ class Parser(Lexer):
                 tok = Tok(EOF, "", i, i)
         else:
             c = src[i]
+            if c in "|&;()<>" and self.has_conts:
+                # `&\<newline>&` is `&&`: bash joins the lines before tokenising
+                if self._op_continues(src, i + 1):
+                    src = self.join_lines(i + 1)
+                if src[i:i + 2] in ("<<", ";;", "&>") and self._op_continues(src, i + 2):
+                    src = self.join_lines(i + 2)
+                n = self.n
             if c == "\n":
                 tok = Tok(NL, "\n", i, i + 1)
             elif c in "|&;()<>" and not ((c == "<" or c == ">") and i + 1 < n and src[i + 1] == "("):
@@ -223,6 +266,7 @@ class Parser(Lexer):
                 if word is None:  # defensive: cannot happen, metachars are handled above
                     raise self.fail(f"syntax error near unexpected token `{c}'", i, c)
                 end = self.pos
+                src, n = self.src, self.n  # the word may have joined continued lines
                 tok = Tok(WORD, word.text, i, end, word)
                 tok.sub_span = self.sub_span
                 if end < n and src[end] in "<>":
@@ -237,6 +281,16 @@ class Parser(Lexer):
         self.pos = i
         self.tok = tok
         return tok
+
+    @staticmethod
+    def _op_continues(src: str, i: int) -> bool:
+        """Line continuations at ``i`` followed by a character that may extend an operator."""
+        if not src.startswith("\\\n", i):
+            return False
+        i += 2
+        while src.startswith("\\\n", i):
+            i += 2
+        return i < len(src) and src[i] in "|&;<>()-"
 
     def advance(self) -> Tok:
         tok = self.tok if self.tok is not None else self.peek()
@@ -259,8 +313,18 @@ class Parser(Lexer):
                 self.finish_heredocs_at_eof()
             return self.fail_eof()
         text = _token_text(tok)
-        err = self.fail(f"syntax error near unexpected token `{text}'", tok.pos, text)
-        err.source_line = self.source_line(tok.pos)  # type: ignore[attr-defined]
+        # bash reports the line where the token ends (it may span a continuation or a
+        # newline inside quotes) and echoes that physical line
+        at = tok.end - 1 if tok.end > tok.pos + 1 else tok.pos
+        src = self.src
+        j = tok.end
+        if tok.kind != NL:
+            while src.startswith("\\\n", j):
+                j += 2  # bash read the continuations after the token (looking for its end)
+        err = self.fail(f"syntax error near unexpected token `{_shown_token(text)}'",
+                        at if j == tok.end else j, text)
+        err.source_line = self.source_line(at) if j == tok.end else (  # type: ignore[attr-defined]
+            self.source_line(j) if j < self.n else "")
         for g in self.alias_guard:
             if g[2] <= tok.pos < g[0]:
                 # bash echoes the alias text it was reading, not the line it came from
@@ -298,6 +362,10 @@ class Parser(Lexer):
     def source_line(self, pos: int) -> str:
         """The physical line holding ``pos`` (bash echoes it after "near unexpected token")."""
         src = self.src
+        if self.cuts:
+            # as written: put the removed line continuations back
+            pos += sum(k for c, k in self.cuts if c <= pos)
+            src = self.raw_text(0, self.n)
         if pos >= len(src) and pos > 0 and src[pos - 1] == "\n":
             pos -= 1
         start = src.rfind("\n", 0, pos) + 1 if pos > 0 else 0
@@ -342,8 +410,21 @@ class Parser(Lexer):
                 if j < 0:
                     j = n
                 line = src[i:j]
+                joined = None
+                if not hd.quoted and self.has_conts:
+                    # an unquoted body is read with line continuations removed: a line
+                    # ending in an odd run of backslashes goes on with the next one (and
+                    # `E\<newline>OF` ends the body when the delimiter is EOF)
+                    while j < n and line.endswith("\\") and (len(line) - len(line.rstrip("\\"))) % 2:
+                        j = src.find("\n", j + 1)
+                        if j < 0:
+                            j = n
+                        line = src[i:j]
+                    if "\n" in line:
+                        joined = line.replace("\\\n", "")
+                        joined = joined.lstrip("\t") if hd.strip_tabs else joined
                 check = line.lstrip("\t") if hd.strip_tabs else line
-                if check == delim:
+                if (check if joined is None else joined) == delim:
                     i = j + 1 if j < n else n
                     found = True
                     break
@@ -361,7 +442,7 @@ class Parser(Lexer):
                 lines.append(check)
             if not found:
                 self.warnings.append((
-                    self.eof_line() - 1,
+                    self.eof_line() - 1 + (not hd.quoted and self.ends_continued(False)),
                     f"here-document at line {op_line} delimited by end-of-file (wanted `{delim}')",
                 ))
             text = "".join(ln + "\n" for ln in lines)
@@ -403,6 +484,9 @@ class Parser(Lexer):
                 # bash expands here-doc bodies only when the command runs: a broken `$(`
                 # or `${` fails that command (status 1), not the parse
                 parts = (Param(text, op="bad"),)
+            if "\\\n" in text:
+                # the body as bash keeps it (`declare -f` prints it): continuations removed
+                text = _CONTINUATION.sub(r"\1", text)
             body = Word(parts, text, line)
             self.warnings.extend(sub.warnings)
         # HereDoc is frozen; its body is known only now (bash reads it at the next newline)
@@ -627,9 +711,17 @@ class Parser(Lexer):
             if kind == OP:
                 if tok.val == "(":
                     if self.src.startswith("((", tok.pos):
-                        end = self.scan_arith(tok.pos + 2)
+                        end = self.scan_arith(tok.pos + 2, join_close=False)
                         if end == -1:
                             raise self.fail_eof_matching(")", tok.pos)
+                        if end == -2:
+                            # `(( … )\<newline>)`: bash fails on an empty token there
+                            j = self.src.find("\\\n", tok.pos + 2)
+                            while self.src.startswith("\\\n", j):
+                                j += 2
+                            err = self.fail("syntax error near unexpected token `'", j, "")
+                            err.source_line = self.source_line(j) if j < self.n else ""  # type: ignore[attr-defined]
+                            raise err
                         if end is not None:
                             return self.parse_arith_cmd(tok, end)
                     return self.parse_subshell()
@@ -672,7 +764,8 @@ class Parser(Lexer):
         if op == "<<" or op == "<<-":
             delim, quoted = _heredoc_delimiter(word)
             hd = HereDoc(_EMPTY_WORD, quoted, op == "<<-", delim)
-            self.pending.append((hd, line))
+            # bash numbers the here-doc by the line its delimiter word ends on
+            self.pending.append((hd, self.line_at(target_tok.end - 1)))
             return Redir(op, hd, fd, fd_var, line)
         return Redir(op, word, fd, fd_var, line)
 
@@ -1147,6 +1240,9 @@ class Parser(Lexer):
                     raise self.cond_fail("syntax error in conditional expression", end)
                 raise self.cond_fail("syntax error in conditional expression: unexpected token "
                                      f"`{_token_text(end)}'", end)
+            # bash numbers `[[ … ]]` (LINENO inside, traps, xtrace, errors) by the line of
+            # its `]]`, wherever it began
+            line = self.line_at(end.pos)
             self.advance()
         finally:
             self.extglob = saved
@@ -1384,6 +1480,9 @@ def _heredoc_delimiter(word: Word) -> tuple[str, bool]:
         elif c == '"':
             j = i + 1
             while j < n and raw[j] != '"':
+                if raw[j] == "\\" and raw.startswith("\n", j + 1):
+                    j += 2  # a line continuation
+                    continue
                 if raw[j] == "\\" and j + 1 < n and raw[j + 1] in '$`"\\':
                     j += 1
                 out.append(raw[j])
@@ -1440,6 +1539,8 @@ class CommandReader:
                  aliases: Mapping[str, str] | None = None, line_base: int = 0) -> None:
         self._p = Parser(source, line_base, extglob)
         self._p.aliases = aliases
+        self._raw_src: str | None = None
+        self._raw = ""
 
     @property
     def aliases(self) -> Mapping[str, str] | None:
@@ -1456,7 +1557,14 @@ class CommandReader:
         """The text being read (aliases spliced in) and how far the lines returned so far
         reach: what ``set -v`` echoes is the text between two such offsets."""
         p = self._p
-        return p.src, (p.tok.pos if p.tok is not None else p.pos)
+        off = p.tok.pos if p.tok is not None else p.pos
+        if not p.cuts:
+            return p.src, off
+        # line continuations the lexer removed are echoed as written
+        if self._raw_src is not p.src:
+            self._raw_src = p.src
+            self._raw = p.raw_text(0, p.n)
+        return self._raw, off + sum(k for c, k in p.cuts if c <= off)
 
     @property
     def extglob(self) -> bool:

@@ -648,3 +648,35 @@ def test_parse_partial_keeps_complete_lines_before_the_error():
     assert err is not None and (err.message, err.line) == ("syntax error near unexpected token `fi'", 5)
     s, err, warnings = parse_partial("cat <<E\nx")
     assert err is None and len(s.items) == 1 and warnings
+
+
+# ----------------------------------------------------------------------------- line continuations
+
+def test_continuations_are_joined_where_bash_joins_them():
+    cmd = one("echo $HO\\\nME ${x\\\n:-d} a\\\nb")
+    assert cmd.words[1].parts == (n.Param("HOME", short=True),)
+    assert cmd.words[2].parts[0].op == ":-"
+    assert cmd.words[3].text == "ab"
+    assert isinstance(one("true &\\\n& false"), n.AndOr)
+    assert isinstance(one("whi\\\nle false; do :; done"), n.While)
+
+
+def test_continuations_keep_physical_line_numbers():
+    s = parse("echo $HO\\\nME\necho x\\\ny &\\\n& echo $LINE\\\nNO\necho z")
+    # (a simple command is numbered after the token that follows its first word, as in bash)
+    assert len(s.items) == 3 and s.items[0].cmd.line == 2
+    assert s.items[-1].cmd.words[0].line == 7
+
+
+def test_single_quotes_and_comments_keep_continuations():
+    assert one("echo 'a\\\nb'").words[1].parts == (n.SQ("a\\\nb"),)
+    s = parse("echo a # c \\\necho b")
+    assert len(s.items) == 2
+
+
+def test_reader_echoes_continued_text_as_written():
+    r = CommandReader("echo a\\\nb; true &\\\n& echo c\necho d\n")
+    start = r.consumed[1]
+    r.next()
+    text, end = r.consumed
+    assert text[start:end].startswith("echo a\\\nb; true &\\\n& echo c")
