@@ -60,7 +60,9 @@ def _whole_script(script: str, extglob: bool) -> N.Script | None:
         return None
     try:
         tree, warns = _parse_cached_w(script, extglob=extglob)
-    except ParseError:
+    except ParseError as e:
+        if getattr(e, "hopeless", False):
+            raise
         return None
     return None if warns else tree
 
@@ -461,6 +463,9 @@ class InProcessExecutor:
                         _whole_script.__wrapped__(script, st.shopt.get("extglob") is True))
             except RecursionError:
                 sh.write_err(b"bash: maximum nesting depth exceeded\n")
+                return 2
+            except ParseError as e:  # input no reader can take in bounded time
+                sh.write_err(f"bash: line {e.line}: {e.message}\n".encode("utf-8", "replace"))
                 return 2
             if tree is not None:
                 return run_toplevel(sh, tree)

@@ -147,6 +147,11 @@ def _utf8_extended(value: int) -> str:
     return "".join(_byte_char(b) for b in [lead, *tail])
 
 
+
+_JOIN_BUDGET = 1_500_000_000
+"""Work join_lines may do while parsing one text: characters copied plus 20 per line
+number moved (a few seconds at most)."""
+
 class _Buf:
     """Collects parts, merging adjacent literal text."""
 
@@ -272,16 +277,26 @@ class Lexer:
         k = j - i
         if not k:
             return src
+        # each join copies the text: bound the total, or hostile input (thousands of
+        # continuations inside words of a large script) would parse in quadratic time
+        self.join_cost = cost = getattr(self, "join_cost", 0) + len(src) + 20 * (len(self.nl) - bisect_left(self.nl, i))
+        if cost > _JOIN_BUDGET:
+            err = self.fail("too many line continuations inside words", i)
+            err.hopeless = True  # type: ignore[attr-defined]  # reading it line by line would not help
+            raise err
         self.src = src = src[:i] + src[j:]
         self.n = len(src)
         nl = self.nl
         a = bisect_left(nl, i)
         cnt = k // 2
         nl[a:] = [i - 1] * cnt + [p - k for p in nl[a + cnt:]]
-        for c in self.cuts:
-            if c[0] > i:
-                c[0] -= k
+        for c in reversed(self.cuts):  # (kept in position order: joins come as the text is read)
+            if c[0] <= i:
+                break
+            c[0] -= k
         self.cuts.append([i, k])
+        if len(self.cuts) > 1 and self.cuts[-2][0] > i:
+            self.cuts.sort()
         self.shifted(i, k)
         return src
 

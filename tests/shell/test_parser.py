@@ -680,3 +680,18 @@ def test_reader_echoes_continued_text_as_written():
     r.next()
     text, end = r.consumed
     assert text[start:end].startswith("echo a\\\nb; true &\\\n& echo c")
+
+
+def test_many_continuations_inside_words_stay_bounded():
+    # each continuation inside a word is cut out of the text; thousands of them in a large
+    # script must end in bounded time (an error past the work budget), not hang the host
+    import time
+
+    from agentic_bash import Sandbox
+    with Sandbox(isolation="virtual") as sb:
+        r = sb.run("ec\\\nho a\n" * 500)
+        assert (r.exit_code, r.stdout) == (0, "a\n" * 500)
+        t = time.monotonic()
+        r = sb.run("ec\\\nho a\n" * 40000)
+        assert time.monotonic() - t < 60
+        assert r.exit_code == 2 and "too many line continuations" in r.stderr
