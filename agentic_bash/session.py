@@ -200,11 +200,10 @@ class Sandbox:
             timeout: float | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
         this run only."""
-        if self._hooked or self.transforms or isinstance(stdin, str):
+        if self._hooked or self.transforms or (stdin is not None and isinstance(stdin, str)):
             return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
                              on_output=self._on_output)
-        if self._closed:
-            raise SandboxClosed("sandbox is closed")
+        # (a closed sandbox's executor is closed too: its run() raises SandboxClosed)
         return self._ex.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
                             on_output=self._on_output)
 

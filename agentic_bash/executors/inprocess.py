@@ -357,11 +357,12 @@ class InProcessExecutor:
                     marker.fs._journal = None
             so = bytes(out.buf)
             se = bytes(err.buf)
-            if out.truncated or err.truncated or (lim is not None and len(so) + len(se) > lim):
+            truncated = out.truncated or err.truncated
+            if truncated or (lim is not None and len(so) + len(se) > lim):
                 # (a write racing past the limit is cut here; getvalue() marks the cut)
                 so = out.getvalue()
                 se = err.getvalue()
-            truncated = out.truncated or err.truncated
+                truncated = out.truncated or err.truncated
             if jobs is not None and jobs.jobs and any(not j.done.is_set() for j in list(jobs.jobs.values())):
                 if self._late is None:
                     self._late = (Capture(lim), Capture(lim))
