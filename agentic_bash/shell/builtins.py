@@ -2415,20 +2415,14 @@ def _trap_sig(s: str) -> str | None:
 @builtin("trap")
 def b_trap(sh: Interpreter, argv: list[str]) -> int:
     from .quoting import _single_quote
-    args = argv[1:]
+    r = _getopt(sh, "trap", argv[1:], "lp", _TRAP_USAGE)
+    if type(r) is int:
+        return r
+    letters = {f for f, _ in r[0]}  # type: ignore[index]
+    args = r[1]  # type: ignore[index]
     st = sh.state
-    display = listing = False
-    while args and args[0].startswith("-") and len(args[0]) > 1:
-        a = args.pop(0)
-        if a == "--":
-            break
-        for c in a[1:]:
-            if c == "l":
-                listing = True
-            elif c == "p":
-                display = True
-            else:
-                return _bad_opt(sh, "trap", "-" + c, _TRAP_USAGE)
+    listing = "l" in letters
+    display = "p" in letters
     if listing:
         _out(sh, _signal_table())
         return 0
