@@ -574,7 +574,7 @@ class InProcessExecutor:
                 return child.call_function("command_not_found_handle", handler, list(argv))
             except ExitShell as e:
                 return e.status
-        sh.error(f"{name}: command not found")
+        sh.error(f"{name}: not found" if sh.dash else f"{name}: command not found")
         return 127
 
     def _run_path(self, sh: Interpreter, name: str, argv: list[str]) -> int:
@@ -1111,6 +1111,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     rest = args[i:]
     child = Interpreter(sh.fs, budget=sh.budget, info=sh.info, host=sh.host)
     child.nest_depth = depth + 1  # type: ignore[attr-defined]
+    dash = posixpath.basename(argv[0]) == "sh"
+    if dash:
+        # /bin/sh is dash here: its echo interprets escapes, and its errors read "sh: 1: …"
+        child.dash = True
+        child.state.shopt["xpg_echo"] = True
     child.fds = dict(sh.fds)
     child.jobs = None
     st = child.state
@@ -1139,7 +1144,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             sh.error(f"-c: option requires an argument")
             return 2
         src = rest[0]
-        child.script_name = rest[1] if len(rest) > 1 else "bash"
+        child.script_name = rest[1] if len(rest) > 1 else ("sh" if dash else "bash")
         st.arg0 = rest[1] if len(rest) > 1 else argv[0]
         st.positional = rest[2:]
         child.exec_string = src
@@ -1179,7 +1184,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 2
         src = data.decode("utf-8", "surrogateescape")
         st.positional = rest
-        child.script_name = "bash"
+        child.script_name = "sh" if dash else "bash"
         child.fds[0] = NULL
         st.dash_mode = "s"  # type: ignore[attr-defined]
         who = "bash"

@@ -98,19 +98,25 @@ def b_echo(sh: Interpreter, argv: list[str]) -> int:
     nl = True
     esc = sh.state.shopt["xpg_echo"]
     i = 0
-    while i < len(args):
-        a = args[i]
-        if len(a) > 1 and a[0] == "-" and all(c in "neE" for c in a[1:]):
-            for c in a[1:]:
-                if c == "n":
-                    nl = False
-                elif c == "e":
-                    esc = True
-                else:
-                    esc = False
-            i += 1
-        else:
-            break
+    if sh.dash:
+        # dash's echo: only a first -n is an option, and escapes are always interpreted
+        if args[:1] == ["-n"]:
+            nl = False
+            i = 1
+    else:
+        while i < len(args):
+            a = args[i]
+            if len(a) > 1 and a[0] == "-" and all(c in "neE" for c in a[1:]):
+                for c in a[1:]:
+                    if c == "n":
+                        nl = False
+                    elif c == "e":
+                        esc = True
+                    else:
+                        esc = False
+                i += 1
+            else:
+                break
     s = " ".join(args[i:])
     if esc:
         from .printf import echo_escapes

@@ -278,6 +278,8 @@ class Interpreter(Expander):
     set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
     # applying an external command's redirections (their expansion errors fail only it)
     redir_external = False
+    # `sh` here is dash: its echo, "not found" wording and "sh: LINE: " error prefix
+    dash = False
     # bash -c: after an expansion error abandons a command line, bash's line counter goes on
     # from the failing command's line: later top-level commands are numbered this much off
     line_shift = 0
@@ -402,6 +404,8 @@ class Interpreter(Expander):
             name = self.funcstack[-1][2]
         else:
             name = self.script_name
+        if self.dash:
+            return f"{name}: {self.lineno}: "
         if self.lineno > 0:
             return f"{name}: line {self.lineno}: "
         return f"{name}: "
@@ -3082,7 +3086,7 @@ class Interpreter(Expander):
 
     def run_external(self, argv: list[str], *, use_path: bool = True) -> int:
         if self.host is None:
-            self.error(f"{argv[0]}: command not found")
+            self.error(f"{argv[0]}: not found" if self.dash else f"{argv[0]}: command not found")
             return 127
         return self.host.run_command(self, argv)
 
