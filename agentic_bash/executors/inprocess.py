@@ -984,7 +984,7 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
     # inside the loop also drops `echo x`. An item ended by a newline ends such a line.
     skip = False
     prev: N.ListItem | None = None
-    for k, item in enumerate(items):
+    for item in items:
         cmd = item.cmd
         if sh.line_shift:
             cmd = N.shift_lines(cmd, sh.line_shift)  # type: ignore[assignment]
@@ -1012,6 +1012,7 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
             skip = True
             # bash does not get back to the line where it stopped reading this command line:
             # its counter stays at the failing command's, and later lines count from there
+            k = next(i for i, it in enumerate(items) if it is item)  # (only on this error path)
             end = next((it.end_line for it in items[k:] if it.newline), 0)
             if end:
                 sh.line_shift += sh.lineno - (end + sh.line_shift)

@@ -2821,33 +2821,18 @@ class Interpreter(Expander):
                 return self.run_builtin(builtin, argv)
             return self.run_external(argv)
 
-        def redirected() -> int:
-            if not cmd.redirs:
-                return run()
-            if func is not None or builtin is not None:
-                return self.with_redirs(cmd.redirs, run, False)
-            # bash expands an external command's redirections in the forked child: an
-            # expansion error there (even set -u's) fails that command only, with its status
-            def run_external() -> int:
-                self.redir_external = False
-                return run()
-            self.redir_external = True
-            try:
-                return self.with_redirs(cmd.redirs, run_external, False)
-            finally:
-                self.redir_external = False
-
+        external = func is None and builtin is None
         if temp_scope and func is not None:
             st.env_cache = None
             try:
-                status = redirected()
+                status = self._run_redirected(cmd.redirs, run, external)
             finally:
                 st.env_cache = None
         elif temp_scope:
             st.scopes.append(temp_scope)
             st.env_cache = None
             try:
-                status = redirected()
+                status = self._run_redirected(cmd.redirs, run, external)
             finally:
                 # pop our temp scope (it may no longer be on top if a function misbehaved)
                 for i in range(len(st.scopes) - 1, 0, -1):
@@ -2868,13 +2853,31 @@ class Interpreter(Expander):
                         var.attrs |= tv.attrs
                 st.env_cache = None
         else:
-            status = redirected()
+            status = self._run_redirected(cmd.redirs, run, external)
         st.last_arg = argv[-1]
         self.set_status(status)
         self.pipestatus = [status]
         if status:
             self.after_failure(status)
         return status
+
+    def _run_redirected(self, redirs: tuple[N.Redir, ...], run: Callable[[], int], external: bool) -> int:
+        """A simple command's ``run`` with its redirections applied. bash expands an external
+        command's redirections in the forked child: an expansion error there (even set -u's)
+        fails that command only, with its status (``redir_external`` tells _redir_path)."""
+        if not redirs:
+            return run()
+        if not external:
+            return self.with_redirs(redirs, run, False)
+
+        def run_external() -> int:
+            self.redir_external = False
+            return run()
+        self.redir_external = True
+        try:
+            return self.with_redirs(redirs, run_external, False)
+        finally:
+            self.redir_external = False
 
     def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
         """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal

@@ -199,6 +199,7 @@ class Lexer:
         # positions (current source) where line continuations were removed, with how many
         # characters: ``set -v`` echoes the text as written
         self.cuts: list[list[int]] = []
+        self.join_cost = 0  # work done by join_lines (bounded by _JOIN_BUDGET)
         self.pending: list[tuple[HereDoc, int]] = []
         self.warnings: list[tuple[int, str]] = []
         self.depth = 0
@@ -279,7 +280,7 @@ class Lexer:
             return src
         # each join copies the text: bound the total, or hostile input (thousands of
         # continuations inside words of a large script) would parse in quadratic time
-        self.join_cost = cost = getattr(self, "join_cost", 0) + len(src) + 20 * (len(self.nl) - bisect_left(self.nl, i))
+        self.join_cost = cost = self.join_cost + len(src) + 20 * (len(self.nl) - bisect_left(self.nl, i))
         if cost > _JOIN_BUDGET:
             err = self.fail("too many line continuations inside words", i)
             err.hopeless = True  # type: ignore[attr-defined]  # reading it line by line would not help
