@@ -26,14 +26,14 @@ from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
-from ..shell.builtins import SIGNALS, LiveAliases
+from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
 from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
-from ..shell.parser import _CACHE_MAX_SOURCE, parse_cached_with_warnings as _parse_cached_w
+from ..shell.parser import _CACHE_MAX_SOURCE, parse_with_warnings as _parse_w
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
 except ImportError:  # pragma: no cover
@@ -59,7 +59,7 @@ def _whole_script(script: str, extglob: bool) -> N.Script | None:
     if "expand_aliases" in script or "extglob" in script or _VERBOSE_ON.search(script):
         return None
     try:
-        tree, warns = _parse_cached_w(script, extglob=extglob)
+        tree, warns = _parse_w(script, extglob=extglob)  # (this function is the cache)
     except ParseError as e:
         if getattr(e, "hopeless", False):
             raise
@@ -475,12 +475,6 @@ class InProcessExecutor:
         return run_toplevel(sh, None, source=script, who="-c")
 
     # ------------------------------------------------------------------ dispatch (host API)
-    def path_dirs(self, sh: Interpreter) -> list[str]:
-        p = sh.get_scalar("PATH")
-        if p is None:
-            return []
-        return [normalize(d or ".", sh.state.cwd) for d in p.split(":")]
-
     def _path_candidates(self, sh: Interpreter, name: str, path: str | None) -> Iterator[tuple[str, Any]]:
         """(path as bash spells it, stat) of each regular file ``name`` in the PATH entries:
         an entry keeps its own spelling (``bin`` gives ``bin/name``, an empty one ``./name``)."""
@@ -947,11 +941,7 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
         try:
             tree = reader.next()
         except ParseError as e:
-            if reader.warnings:  # a here-document read to the end before the error
-                prefix = sh.script_name if who == "-c" else who
-                for ln, msg in reader.warnings:
-                    sh.write_err(f"{prefix}: line {ln}: warning: {msg}\n".encode("utf-8", "surrogateescape"))
-                reader.warnings.clear()
+            _reader_warnings(sh, reader, who)  # a here-document read to the end before the error
             report_parse_error(sh, e, lines, who)
             if getattr(e, "resume_pos", None) is not None:
                 sh.state.last_status = 1  # a bad compound assignment: the line is dropped
@@ -961,20 +951,20 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             if getattr(e, "keep_status", False):
                 raise ExitShell(sh.state.last_status) from None
             raise ExitShell(getattr(e, "status", 2)) from None
-        if reader.warnings:  # here-document delimited by end-of-file
-            prefix = sh.script_name if who == "-c" else who
-            for ln, msg in reader.warnings:
-                sh.write_err(f"{prefix}: line {ln}: warning: {msg}\n".encode("utf-8", "surrogateescape"))
-            reader.warnings.clear()
+        _reader_warnings(sh, reader, who)  # here-document delimited by end-of-file
         if tree is None:
             return
-        if sh.state.options["verbose"]:
-            # set -v: each command line is echoed as it is read, blank lines before it too
-            text, end = reader.consumed
-            text = text[start:end]
-            if text:
-                sh.write_err((text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape"))
+        _verbose_echo(sh, reader, start)  # set -v: each command line as read, blank lines too
         yield tree
+
+
+def _reader_warnings(sh: Interpreter, reader: Any, who: str) -> None:
+    """Print (and clear) the reader's here-document warnings under the script's name."""
+    if reader.warnings:
+        prefix = sh.script_name if who == "-c" else who
+        for ln, msg in reader.warnings:
+            sh.write_err(f"{prefix}: line {ln}: warning: {msg}\n".encode("utf-8", "surrogateescape"))
+        reader.warnings.clear()
 
 
 def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:

@@ -712,7 +712,7 @@ class _Parser:
             if not value:
                 return 0
             if value.isdigit() and value.isascii() and (value[0] != "0" or len(value) == 1) and len(value) < 19:
-                return int(value)
+                return int(value)  # (_is_plain_decimal inlined: this runs for every variable read)
             if ctx.depth + 1 >= MAX_DEPTH:
                 raise ArithError(recmsg)
             try:
@@ -792,7 +792,7 @@ def compiled(expr: str) -> _Fn | None:
     or None for a plain decimal constant (``int(expr)``), which is not worth caching."""
     fn = _FNS.get(expr)
     if fn is None:
-        if expr.isdigit() and expr.isascii() and (expr[0] != "0" or len(expr) == 1) and len(expr) < 19:
+        if _is_plain_decimal(expr):
             return None
         c = _compile(expr)
         fn = _raiser(c) if type(c) is ArithError else c  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ from ..errors import LimitExceeded, ParseError
 from ..limits import Budget
 from ..vfs.paths import normalize
 from . import nodes as N
-from .expand import Expander, ExpansionError, _Fields, _field_text, glob_escape
+from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, assoc_keys,
@@ -329,7 +329,6 @@ class Interpreter(Expander):
         self.source_depth = 0
         self.procsubs: list[Any] = []
         self.getopts_state: tuple[int, int] = (1, 0)
-        self.last_cmd_argv: list[str] = []
         self._arith_vars = _ArithVars(self)
         self._arith_ctx = _arith_context(self._arith_vars)
         self.fn_source = "environment"
@@ -607,7 +606,6 @@ class Interpreter(Expander):
         elif a & LOWER:
             value = value.lower()
         elif a & CAPCASE and value:
-            from .expand import _lower, _upper
             value = _upper(value[0]) + _lower(value[1:])
         return value
 
@@ -1126,8 +1124,7 @@ class Interpreter(Expander):
                 return v.swapcase() if allc else v[0].swapcase() + v[1:]
             return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
                            for i, c in enumerate(v))
-        from .expand import _lower, _upper  # towupper/towlower: one character stays one
-        conv = _upper if up else _lower
+        conv = _upper if up else _lower  # towupper/towlower: one character stays one
         if not pat or pat == "?":
             if allc:
                 return conv(v)
@@ -2748,7 +2745,6 @@ class Interpreter(Expander):
         name = argv[0]
         if st.options["xtrace"]:
             self._xtrace_argv(argv)
-        self.last_cmd_argv = argv
         func = st.functions.get(name)
         if func is not None and not (st.options["posix"] and name in SPECIAL_BUILTINS):
             status = self.call_function(name, func, argv[1:])
@@ -2809,7 +2805,6 @@ class Interpreter(Expander):
                 return self.set_status(1)
         if xt:
             self._xtrace_argv(argv)
-        self.last_cmd_argv = argv
 
         if name == "exec" and (len(argv) == 1 or argv[1:] == ["--"]) and func is None and cmd.redirs:
             return self._exec_redirs(cmd.redirs)

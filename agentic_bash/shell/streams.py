@@ -55,7 +55,21 @@ class Capture:
         buf += data
         cb = self.on_output
         if cb is not None:
+            if lim is not None and len(buf) > lim:
+                return self._raced_past(data, n)  # the stream callback gets no byte past it
             cb(self.fd, bytes(data))
+        return n
+
+    def _raced_past(self, data: bytes, n: int) -> int:
+        with self.lock:
+            buf = self.buf
+            over = len(buf) - self.limit  # type: ignore[operator]
+            if over > 0:
+                del buf[self.limit:]
+                self.truncated = True
+            keep = n - over if over < n else 0
+        if keep > 0:
+            self.on_output(self.fd, bytes(data[:keep]))  # type: ignore[misc]
         return n
 
     def _write_past(self, data: bytes, n: int) -> int:

@@ -222,13 +222,16 @@ class OverlayFS:
             return [0]
         return list(range(len(self.lowers) + 1))
 
+    # the cached-parent shortcut of _resolve (a switch for tests that compare it with the loop)
+    _cached_resolve = True
+
     def _resolve(self, path: str, follow: bool = True, create: bool = False) -> _Found:
         """Resolve in the merged view; the result's ``st`` is None if only the last part is missing."""
         # fast path: the parent is a merged directory resolved before (in the cache, which
         # only holds canonical, symlink-free directory paths) and the last part is a plain
         # name; this is exactly the last iteration of the loop below
         parent, _, name = path.rpartition("/")
-        if name and name != "." and name != "..":
+        if name and name != "." and name != ".." and self._cached_resolve:
             players = self._dircache.get(parent) if parent else self._root_layers()
             if players is not None:
                 layers, st = self._child(parent or "/", players, name)

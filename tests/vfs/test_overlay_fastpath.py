@@ -16,6 +16,8 @@ from .test_overlay_props import build, build_ops, tree
 class _General(OverlayFS):
     """The same overlay with every fast path off."""
 
+    _cached_resolve = False
+
     def _upper_parent(self, path):  # noqa: ANN001, ANN202
         return None
 
