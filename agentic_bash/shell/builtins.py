@@ -325,15 +325,11 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("pwd")
 def b_pwd(sh: Interpreter, argv: list[str]) -> int:
-    r = _opts(sh, "pwd", argv[1:], "LP", "pwd [-LP]")
+    r = _getopt(sh, "pwd", argv[1:], "LP", "pwd [-LP]")
     if type(r) is int:
         return r
-    phys = False
-    for a in argv[1:]:
-        if a == "--" or a[:1] != "-":
-            break
-        for c in a[1:]:
-            phys = c == "P"
+    flags = r[0]  # type: ignore[index]
+    phys = bool(flags) and flags[-1][0] == "P"  # the last of -L/-P wins
     cwd = sh.state.cwd
     if phys:
         try:
@@ -1101,21 +1097,13 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("shift")
 def b_shift(sh: Interpreter, argv: list[str]) -> int:
-    if argv[1:2] == ["--"]:
-        argv = argv[:1] + argv[2:]
-    n = 1
-    if len(argv) > 1:
-        k = legal_number(argv[1])
-        if k is None:
-            sh.error(f"shift: {argv[1]}: numeric argument required")
+    text, n = _numeric_operand(sh, "shift", argv)
+    if n is None:
+        if text is not None:
             return 1
-        n = k
-    if len(argv) > 2:
-        from .interpreter import ExitShell
-        sh.error("shift: too many arguments")
-        raise ExitShell(1)  # bash -c gives up on the whole script here
+        n = 1
     if n < 0:
-        sh.error(f"shift: {argv[1]}: shift count out of range")
+        sh.error(f"shift: {text}: shift count out of range")
         return 1
     pos = sh.state.positional
     if n > len(pos):
@@ -1295,18 +1283,29 @@ def b_exit(sh: Interpreter, argv: list[str]) -> int:
 def _exit_status(sh: Interpreter, name: str, argv: list[str]) -> int:
     """bash's get_exitstat for exit/return: ``--`` skipped, no operand = ``$?``, a
     non-number is status 2, and a second operand abandons the whole script (status 1)."""
+    text, n = _numeric_operand(sh, name, argv)
+    if n is None:
+        return sh.state.last_status if text is None else 2
+    return n & 255
+
+
+def _numeric_operand(sh: Interpreter, name: str, argv: list[str]) -> tuple[str | None, int | None]:
+    """bash's get_numeric_arg for exit/return/shift/break/continue: the operand after an
+    optional ``--`` as (text, number); (None, None) without one; (text, None) when it is no
+    number ("numeric argument required" reported). A second operand abandons the whole
+    script, as in bash -c."""
     args = argv[2:] if argv[1:2] == ["--"] else argv[1:]
     if not args:
-        return sh.state.last_status
+        return None, None
     n = legal_number(args[0])
     if n is None:
         sh.error(f"{name}: {args[0]}: numeric argument required")
-        return 2
+        return args[0], None
     if len(args) > 1:
         from .interpreter import ExitShell
         sh.error(f"{name}: too many arguments")
         raise ExitShell(1)
-    return n & 255
+    return args[0], n
 
 
 @builtin("logout")
@@ -1329,22 +1328,14 @@ def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
     if not sh.loop_depth:
         sh.error(f"{kind}: only meaningful in a `for', `while', or `until' loop")
         return 0
-    if argv[1:2] == ["--"]:
-        argv = argv[:1] + argv[2:]
-    n = 1
-    if len(argv) > 1:
-        k = legal_number(argv[1])
-        if k is None:
-            # bash treats this as fatal: the shell exits with 128
-            sh.error(f"{kind}: {argv[1]}: numeric argument required")
-            raise ExitShell(128)
-        n = k
-    if len(argv) > 2:
-        sh.error(f"{kind}: too many arguments")
-        raise ExitShell(1)  # as for shift: bash -c gives up on the whole script
+    text, n = _numeric_operand(sh, kind, argv)
+    if n is None:
+        if text is not None:
+            raise ExitShell(128)  # bash treats a non-number as fatal: the shell exits with 128
+        n = 1
     if n < 1:
         # bash leaves every enclosing loop, with status 1
-        sh.error(f"{kind}: {argv[1]}: loop count out of range")
+        sh.error(f"{kind}: {text}: loop count out of range")
         raise LoopCtl("break", sh.loop_depth, 1)
     raise LoopCtl(kind, min(n, sh.loop_depth))
 
@@ -1538,12 +1529,10 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
 
 @builtin("source", ".")
 def b_source(sh: Interpreter, argv: list[str]) -> int:
-    if len(argv) > 1 and argv[1] == "--":
-        argv = argv[:1] + argv[2:]
-    elif len(argv) > 1 and argv[1].startswith("-") and argv[1] != "-":
-        sh.error(f"{argv[0]}: {argv[1][:2]}: invalid option")
-        sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
-        return 2
+    r = _getopt(sh, argv[0], argv[1:], "", f"{argv[0]} filename [arguments]")
+    if type(r) is int:
+        return r
+    argv = argv[:1] + r[1]  # type: ignore[index]
     if len(argv) < 2:
         sh.error(f"{argv[0]}: filename argument required")
         sh.write_err(f"{argv[0]}: usage: {argv[0]} filename [arguments]\n".encode())
@@ -3001,20 +2990,15 @@ def b_caller(sh: Interpreter, argv: list[str]) -> int:
         stack.append(("main", 0, sh.script_name))
     if not stack:
         return 1
-    if len(argv) == 1:
+    r = _getopt(sh, "caller", argv[1:], "", "caller [expr]")
+    if type(r) is int:
+        return r
+    args = r[1]  # type: ignore[index]
+    if not args:
         src = stack[1][2] if len(stack) > 1 else "NULL"
         _out(sh, f"{stack[0][1]} {src}\n")
         return 0
-    arg = argv[1]
-    if arg.startswith("-") and arg != "-":
-        if arg == "--":
-            if len(argv) == 2:
-                src = stack[1][2] if len(stack) > 1 else "NULL"
-                _out(sh, f"{stack[0][1]} {src}\n")
-                return 0
-            arg = argv[2]
-        else:
-            return _bad_opt(sh, "caller", arg[:2], "caller [expr]")
+    arg = args[0]
     try:
         n = int(arg.strip())
     except ValueError:
