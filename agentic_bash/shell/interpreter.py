@@ -602,9 +602,9 @@ class Interpreter(Expander):
         elif append_to is not None:
             value = append_to + value
         if a & UPPER:
-            value = value.upper()
+            value = _upper(value)  # towupper per character, as bash: ß stays ß
         elif a & LOWER:
-            value = value.lower()
+            value = _lower(value)
         elif a & CAPCASE and value:
             value = _upper(value[0]) + _lower(value[1:])
         return value
