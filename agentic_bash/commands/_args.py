@@ -189,6 +189,9 @@ def parse_opts(
                     from ._longorder import LONG_ORDER
                     order = LONG_ORDER.get(name.rsplit("/", 1)[-1], ())
                     cands.sort(key=lambda c: order.index(c) if c in order else len(order))
+                    # glibc lists the first match and those that differ from it (an alias
+                    # of the first, like flock's --nb for --nonblocking, is left out)
+                    cands = cands[:1] + [c for c in cands[1:] if longs[c] != longs[cands[0]]]
                     poss = " ".join(f"'--{c}'" for c in cands)
                     raise fail(f"option '--{lname}' is ambiguous; possibilities: {poss}")
                 full = cands[0]

@@ -1566,52 +1566,13 @@ _FLOCK_USAGE = "flock [options] <file>|<directory> <command> [<argument>...]"
 def flock(ctx: CommandContext, argv: list[str]) -> int:
     """util-linux flock: options (getopt, stopping at the first operand), then an fd number,
     or a lock file (created if missing) and a command, ``-c`` taking a shell command line."""
-    args = argv[1:]
-    with_arg = {"w": "wait", "E": "conflict-exit-code"}
-    longs = {"shared": "s", "exclusive": "x", "unlock": "u", "nonblock": "n", "nb": "n",
-             "close": "o", "no-fork": "F", "verbose": "", "wait": "w", "timeout": "w",
-             "conflict-exit-code": "E"}
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            i += 1
-            break
-        if a.startswith("--") and len(a) > 2:
-            name, eq, _ = a[2:].partition("=")
-            hits = [n for n in longs if n.startswith(name)]
-            if name in longs:
-                hits = [name]
-            if len(hits) != 1:
-                ctx.error(f"unrecognized option '{a}'" if not hits else f"option '{a}' is ambiguous")
-                return _try(ctx, "flock", 64)
-            if longs[hits[0]] in with_arg and not eq:
-                i += 1
-                if i >= len(args):
-                    ctx.error(f"option '--{hits[0]}' requires an argument")
-                    return _try(ctx, "flock", 64)
-            i += 1
-            continue
-        if a.startswith("-") and len(a) > 1:
-            k = 1
-            while k < len(a):
-                c = a[k]
-                if c in "sxeunoF":
-                    k += 1
-                    continue
-                if c in with_arg:
-                    if k + 1 == len(a):
-                        i += 1
-                        if i >= len(args):
-                            ctx.error(f"option requires an argument -- '{c}'")
-                            return _try(ctx, "flock", 64)
-                    break
-                ctx.error(f"invalid option -- '{c}'")
-                return _try(ctx, "flock", 64)
-            i += 1
-            continue
-        break
-    ops = args[i:]
+    o = _Opts(ctx, argv, "sxeunoFw:E:", {
+        "shared": "s", "exclusive": "x", "unlock": "u", "nonblocking": "n", "nb": "n", "close": "o",
+        "no-fork": "F", "verbose": "verbose", "timeout": "w", "wait": "w", "conflict-exit-code": "E"},
+        status=64)
+    if o.error:
+        return o.fail(64)
+    ops = o.args
     if not ops:
         ctx.error("not enough arguments")
         return _try(ctx, "flock", 64)
