@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import errno
-import functools
 import io
 import os
 import posixpath
@@ -51,20 +50,38 @@ _HISTORY_TRIM = HISTORY_MAX + HISTORY_MAX // 10
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 
 
-@functools.lru_cache(maxsize=4096)
 def _whole_script(script: str, extglob: bool) -> N.Script | None:
     """The tree of ``script`` when it can run parsed whole; None when it must be read a line
     at a time (it may turn on aliases, extglob or ``set -v`` for its later lines, it has a
-    syntax error, or parsing it warns)."""
+    syntax error, or parsing it warns). Scripts up to _CACHE_MAX_SOURCE characters are
+    remembered in _TREES (both answers)."""
     if "expand_aliases" in script or "extglob" in script or _VERBOSE_ON.search(script):
-        return None
-    try:
-        tree, warns = _parse_w(script, extglob=extglob)  # (this function is the cache)
-    except ParseError as e:
-        if getattr(e, "hopeless", False):
-            raise
-        return None
-    return None if warns else tree
+        tree = None
+    else:
+        try:
+            tree, warns = _parse_w(script, extglob=extglob)
+        except ParseError as e:
+            if getattr(e, "hopeless", False):
+                raise
+            tree = warns = None
+        if warns:
+            tree = None
+    if len(script) <= _CACHE_MAX_SOURCE:
+        cache = _TREES[extglob]
+        if len(cache) >= _TREES_MAX:
+            try:  # first in, first out (insertion order); another thread may race us here
+                del cache[next(iter(cache))]
+            except (KeyError, RuntimeError, StopIteration):
+                pass
+        cache[script] = tree
+    return tree
+
+
+# run()'s parse cache, one dict per extglob setting: script text -> _whole_script's answer
+# (a plain dict lookup is half the cost of an lru_cache call on the per-call path)
+_TREES: tuple[dict[str, N.Script | None], dict[str, N.Script | None]] = ({}, {})
+_TREES_MAX = 4096
+_MISS: Any = object()
 
 
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
@@ -314,10 +331,10 @@ class InProcessExecutor:
             try:
                 if st.shopt["expand_aliases"] or st.options["verbose"]:
                     tree = None
-                elif len(script) <= _CACHE_MAX_SOURCE:
-                    tree = _whole_script(script, st.shopt["extglob"] is True)
                 else:
-                    tree = _whole_script.__wrapped__(script, st.shopt["extglob"] is True)
+                    tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
+                    if tree is _MISS:
+                        tree = _whole_script(script, st.shopt["extglob"] is True)
                 if tree is not None:
                     status = run_toplevel(sh, tree)
                 else:
@@ -1000,6 +1017,17 @@ def _reader_warnings(sh: Interpreter, reader: Any, who: str) -> None:
         reader.warnings.clear()
 
 
+def _line_abandoned(sh: Interpreter, e: ExitShell) -> None:
+    """A top-level command raised ExitShell: re-raise it unless it only abandons the rest of
+    its command line (an arithmetic expansion error, a failed readonly assignment)."""
+    if not e.discard:
+        raise e
+    sh.state.last_status = e.status
+    if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
+        # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
+        raise ExitShell(e.status) from None
+
+
 def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
     """Top-level commands; an arithmetic expansion error (``echo $((1/0)); echo x``)
     abandons the rest of its command line only, as bash -c does, with ``$?`` 1."""
@@ -1026,12 +1054,7 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
             else:
                 sh.execute(cmd)
         except ExitShell as e:
-            if not e.discard:
-                raise
-            sh.state.last_status = e.status
-            if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
-                # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
-                raise ExitShell(e.status) from None
+            _line_abandoned(sh, e)
             skip = True
             # bash does not get back to the line where it stopped reading this command line:
             # its counter stays at the failing command's, and later lines count from there
@@ -1048,7 +1071,15 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
     sh.line_shift = 0
     try:
         if tree is not None:
-            _run_items(sh, tree.items)
+            items = tree.items
+            if len(items) == 1 and type(items[0].cmd) is Simple and not items[0].background:
+                # one simple command (the per-call path): _run_items without its loop
+                try:
+                    sh.exec_simple(items[0].cmd)  # type: ignore[arg-type]
+                except ExitShell as e:
+                    _line_abandoned(sh, e)
+            else:
+                _run_items(sh, items)
         else:
             for t in _lines(sh, source or "", who):
                 _run_items(sh, t.items)
