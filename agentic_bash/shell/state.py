@@ -113,14 +113,34 @@ HISTORY_MAX = 1000
 batches and may briefly hold up to a tenth more."""
 
 
+class _ForkScopes:
+    """``ShellState.scopes`` of a lazy fork: copied from the parent's on first use, then an
+    ordinary instance attribute (a non-data descriptor, like functools.cached_property).
+
+    Not ``__getattr__``: a class that defines it gets no specialised attribute loads from
+    CPython (3.11), which made every ``state.options``/``state.traps`` read a generic lookup."""
+
+    def __get__(self, st: Any, owner: Any = None) -> Any:
+        if st is None:
+            return self
+        d = st.__dict__
+        src = d.pop("_scopes_src", None)
+        if src is None:
+            raise AttributeError("scopes")
+        sc = d["scopes"] = _copy_scopes(src)
+        return sc
+
+
 class ShellState:
     """Everything ``bash -c`` keeps between commands; copied (``fork``) for subshells."""
 
-    # builtins turned off by `enable -n`; replaced, never mutated, so a subshell's copy is its own
-    disabled: frozenset[str] = frozenset()
+    scopes = _ForkScopes()
 
     def __init__(self) -> None:
-        self.scopes: list[dict[str, Var]] = [{}]
+        self.scopes: list[dict[str, Var]] = [{}]  # type: ignore[misc]
+        # builtins turned off by `enable -n`; replaced, never mutated, so a subshell's copy
+        # is its own
+        self.disabled: frozenset[str] = frozenset()
         self.functions: dict[str, Any] = {}
         self.func_sources: dict[str, str] = {}
         self.aliases: dict[str, str] = {}
@@ -180,16 +200,6 @@ class ShellState:
             self.hash.clear()
             self.hash_hits.clear()
         self.hash_path = path
-
-    def __getattr__(self, name: str) -> Any:
-        # only for attributes missing from __dict__: the scopes of a lazy fork, on first use
-        if name == "scopes":
-            d = self.__dict__
-            src = d.pop("_scopes_src", None)
-            if src is not None:
-                sc = d["scopes"] = _copy_scopes(src)
-                return sc
-        raise AttributeError(name)
 
     # -- raw lookup ----------------------------------------------------------------------
     def find(self, name: str) -> Var | None:
