@@ -86,13 +86,14 @@ class Budget:
     _poll: float | None = None
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
-                 "cmd_cap")
+                 "cmd_cap", "iter_cap")
 
     def __init__(self, limits: Limits, timeout: float | None = None) -> None:
         self.limits = limits
         # the interpreter's inlined charge: past this count it calls over_command(), which
         # raises at max_commands (a subclass sets -1 to be asked on every command)
         self.cmd_cap = sys.maxsize if limits.max_commands is None else limits.max_commands
+        self.iter_cap = sys.maxsize if limits.max_loop_iterations is None else limits.max_loop_iterations
         t = limits.timeout if timeout is None else timeout
         self.deadline: float | None = None if t is None else time.monotonic() + t
         self.commands = 0
@@ -119,6 +120,13 @@ class Budget:
         d = self.deadline
         if self._cancelled or (d is not None and _monotonic() >= d):
             self.check()  # raises
+
+    def over_iteration(self) -> None:
+        """The rest of charge_iteration once ``iterations`` is counted (see over_command)."""
+        m = self.limits.max_loop_iterations
+        if m is not None and self.iterations > m:
+            raise LimitExceeded("max_loop_iterations", f"too many loop iterations (limit {m})")
+        self.check()
 
     def over_command(self) -> None:
         """The rest of charge_command once ``commands`` is counted: the interpreter's hot path

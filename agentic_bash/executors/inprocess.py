@@ -859,6 +859,7 @@ class _RunBudget(Budget):
     def __init__(self, limits: Limits, timeout: float | None, now: float) -> None:  # noqa: D107
         self.limits = limits
         self.cmd_cap = sys.maxsize if limits.max_commands is None else limits.max_commands
+        self.iter_cap = sys.maxsize if limits.max_loop_iterations is None else limits.max_loop_iterations
         t = limits.timeout if timeout is None else timeout
         self.deadline = None if t is None else now + t
         self.commands = 0

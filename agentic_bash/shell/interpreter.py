@@ -1715,7 +1715,10 @@ class Interpreter(Expander):
             simple = N.Simple
             try:
                 while True:
-                    budget.charge_iteration()
+                    n = budget.iterations = budget.iterations + 1  # charge_iteration(), inlined
+                    if n > budget.iter_cap or budget._cancelled or (
+                            (d := budget.deadline) is not None and _monotonic() >= d):
+                        budget.over_iteration()
                     # cond_run and _loop_pass, inlined
                     self.errexit_off += 1
                     try:
@@ -1790,7 +1793,10 @@ class Interpreter(Expander):
                 body = cmd.body.items
                 simple = N.Simple
                 for it in items:
-                    budget.charge_iteration()
+                    n = budget.iterations = budget.iterations + 1  # charge_iteration(), inlined
+                    if n > budget.iter_cap or budget._cancelled or (
+                            (d := budget.deadline) is not None and _monotonic() >= d):
+                        budget.over_iteration()
                     if state.traps:
                         self.lineno = cmd.line or self.lineno
                         self._debug_compound(lambda: f"for {cmd.var} in " + (
@@ -1865,7 +1871,10 @@ class Interpreter(Expander):
             budget = self.budget
             try:
                 while True:
-                    budget.charge_iteration()
+                    n = budget.iterations = budget.iterations + 1  # charge_iteration(), inlined
+                    if n > budget.iter_cap or budget._cancelled or (
+                            (d := budget.deadline) is not None and _monotonic() >= d):
+                        budget.over_iteration()
                     try:
                         if cmd.cond is not None:
                             self.lineno = cmd.line or self.lineno

@@ -99,7 +99,7 @@ class _JobBudget(Budget):
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
         super().__init__(limits)
-        self.cmd_cap = -1  # the interpreter asks over_command() on every command
+        self.cmd_cap = self.iter_cap = -1  # the interpreter asks over_*() on every charge
         self.parent = parent
         self.host = host
         if isinstance(parent, _JobBudget):
