@@ -307,11 +307,60 @@ def awk_regex_source(src: str, mawk: bool = True) -> str:
 _rxcache: dict[tuple[str, bool], object] = {}
 
 
+def _mawk_operand_error(src: str) -> str | None:
+    """mawk's parse errors that Python's engine accepts: an empty alternative or group, or a
+    repetition with nothing to repeat (``a|``, ``()``, ``*a``, ``^*``)."""
+    need = True  # at the start, after ( and after |
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if c == "\\":
+            i += 2
+            need = False
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and src[j] == "^":
+                j += 1
+            if j < n and src[j] == "]":
+                j += 1
+            while j < n and src[j] != "]":
+                if src[j] == "[" and j + 1 < n and src[j + 1] in ":.=":
+                    k = src.find(src[j + 1] + "]", j + 2)  # [:class:] [.x.] [=x=]
+                    if k > 0:
+                        j = k + 2
+                        continue
+                j += 1
+            i = j + 1
+            need = False
+            continue
+        if c in "|)":
+            if need:
+                return "missing operand"
+            need = c == "|"
+        elif c == "(":
+            need = True
+        elif c in "*+?":
+            if need:
+                return "missing operand"
+        elif c == "^" and i == 0 and i + 1 < n and src[i + 1] in "*+":
+            return "syntax error ^* or ^+"
+        else:
+            need = False
+        i += 1
+    if need and n and src[-1] == "|":
+        return "missing operand"
+    return None
+
+
 def compile_awk(src: str, mawk: bool = True):  # noqa: ANN201
     key = (src, mawk)
     r = _rxcache.get(key)
     if r is not None:
         return r
+    bad = _mawk_operand_error(src) if mawk and ("|" in src or "(" in src or src[:1] in ("*", "+", "?", "^")) else None
+    if bad:
+        raise AwkError(f"regular expression compile failed ({bad})\n{src}")
     try:
         pr = compile_posix(awk_regex_source(src, mawk), extended=True, utf8=False, dotall=True)
     except RegexError as e:
