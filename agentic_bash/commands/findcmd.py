@@ -959,10 +959,10 @@ class _Find:
             return e.stat().st_nlink
         if d == "i":
             return e.stat().st_ino
-        if d == "k":
-            return (e.stat().st_size + 1023) // 1024 if not _stat.S_ISDIR(e.stat().st_mode) else 4
-        if d == "b":
-            return (e.stat().st_size + 511) // 512
+        if d in "kb":
+            from .lscmd import _blocks  # the 4 KiB allocation that stat, ls -s and du report
+            b = _blocks(e.stat())
+            return (b + 1) // 2 if d == "k" else b
         if d in "atc":
             return self.timefmt(e, d.upper(), "+")
         if d == "D":

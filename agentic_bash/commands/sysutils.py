@@ -757,7 +757,8 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
         if o.has("v"):
             ctx.stderr.write(f"timeout: sending signal {_SIGNALS[signo - 1] if signo else 'EXIT'} "
                              f"to command {_q(ctx, cmd[0])}\n".encode())
-        if o.has("preserve-status"):
+        if o.has("preserve-status") or signo == 9:
+            # SIGKILL also reaches timeout itself (it signals its process group): 137
             return 128 + (signo or 0)
         return 124
     if "exc" in box:

@@ -350,7 +350,7 @@ class Parser:
         body = self.block()
         self.in_func = None
         if name in self.funcs:
-            raise AwkSyntaxError(f"function {name} redefined", self.line(), name)
+            raise AwkSyntaxError(f"redefinition of {name}", self.line(), name)
         self.funcs[name] = (name, tuple(params), body)
 
     def block(self) -> tuple:
