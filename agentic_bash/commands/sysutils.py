@@ -1195,6 +1195,11 @@ def _unit(w: str) -> int | str | None:
 def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None:
     """The common part of GNU date -d: ISO forms, @epoch, month names, relative items."""
     s = s.strip()
+    mtz = re.match(r'TZ="([^"]*)"\s*', s)
+    inline_tz: _dt.tzinfo | None = None
+    if mtz:  # GNU: a leading TZ="zone" interprets the rest in that zone
+        inline_tz = _tz_from(mtz.group(1))
+        s = s[mtz.end():]
     if s.startswith("@"):
         try:
             v = float(s[1:])
@@ -1227,9 +1232,27 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             merged.append(t)
     toks = merged
 
+    after_time = -1  # index just past a time-of-day token
     while i < len(toks):
         t = toks[i]
         tl = t.lower().rstrip(".")
+        if i == after_time and zone is None:
+            # GNU's grammar: HH:MM[:SS] followed by a signed number is a zone offset
+            # ("10:00 +2 hours" is 10:00 at UTC+2, then one hour later)
+            mz = re.fullmatch(r"([+-])(\d{1,4})(?::(\d{2}))?", t)
+            if mz:
+                d = mz.group(2)
+                if mz.group(3) is not None:
+                    hh, mm = int(d), int(mz.group(3))
+                elif len(d) <= 2:
+                    hh, mm = int(d), 0
+                else:
+                    hh, mm = divmod(int(d), 100)
+                if hh <= 24 and mm < 60:
+                    off = _dt.timedelta(hours=hh, minutes=mm)
+                    zone = _dt.timezone(off if mz.group(1) == "+" else -off)
+                    i += 1
+                    continue
         m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
                          r"(Z|[+-]\d{2}:?\d{2})?", t, re.I)
         if m:
@@ -1237,6 +1260,7 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             if m.group(4):
                 ns = int((m.group(7) or "0").ljust(9, "0")[:9])
                 tod = (int(m.group(4)), int(m.group(5)), int(m.group(6) or 0), ns)
+                after_time = i + 1
             if m.group(8):
                 z = m.group(8)
                 if z.upper() == "Z":
@@ -1254,6 +1278,8 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
                 h = h % 12 + (12 if m.group(5).lower() == "p" else 0)
             tod = (h, int(m.group(2)), int(m.group(3) or 0), int((m.group(4) or "0").ljust(9, "0")[:9]))
             i += 1
+            if not m.group(5):
+                after_time = i
             continue
         m = re.fullmatch(r"(\d{4})/(\d{1,2})/(\d{1,2})", t)
         if m:
@@ -1399,7 +1425,7 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
                 rel_s += amt * int(u)
             continue
         return None
-    base_tz = zone or tz
+    base_tz = zone or inline_tz or tz
     cur = now.astimezone(base_tz)
     try:
         if date is not None:
@@ -1413,7 +1439,7 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             base = cur.replace(hour=0, minute=0, second=0, microsecond=0)
         else:
             base = cur
-        if wday is not None:
+        if wday is not None and date is None:  # GNU ignores a day of week next to a date
             target, k = wday
             delta = (target - base.weekday()) % 7
             if k == 1 and delta == 0:
@@ -1469,11 +1495,11 @@ def date(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error("cannot set date: Operation not permitted")
         return 1
     fmt = None
+    if len(o.args) > 1:
+        ctx.error(f"extra operand {_q(ctx, o.args[1])}")
+        return _try(ctx, "date", 1)
     for a in o.args:
         if a.startswith("+"):
-            if fmt is not None:
-                ctx.error(f"multiple output formats specified")
-                return 1
             fmt = a[1:]
         else:
             fixed.append(a)
