@@ -557,6 +557,7 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     mode, amount = "l", 1000
+    n_kind, n_only = "", 0
     suf_len = 2
     suf_len_set = False
     numeric = hexa = False
@@ -577,7 +578,14 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
                 if not m:
                     ctx.error(f"invalid number of chunks: {quote(ctx, v)}")
                     return 1
-                mode, amount = "n", int(m.group(2))
+                mode, amount = "n", int(m.group(3) or m.group(2))
+                n_kind, n_only = m.group(1) or "", int(m.group(2)) if m.group(3) else 0
+                if amount == 0 or n_only > amount or (m.group(3) and n_only == 0):
+                    ctx.error(f"invalid chunk number: {quote(ctx, m.group(2))}: Numerical result out of range"
+                              if amount else
+                              f"invalid number of chunks: {quote(ctx, m.group(3) or m.group(2))}: "
+                              "Numerical result out of range")
+                    return 1
                 continue
             r = parse_size(v)
             if r is None or r[1] == 0:
@@ -645,11 +653,37 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
             cur += line
         if cur:
             pieces.append(cur)
+    elif n_kind == "r":
+        lines = data.split(sep)
+        tail = lines.pop() if lines else b""
+        lines = [x + sep for x in lines] + ([tail] if tail else [])
+        pieces = [b"".join(lines[i::amount]) for i in range(amount)]
+    elif n_kind == "l":
+        # GNU: chunk k ends at the end of the line holding byte k*(size/N)-1; the last takes
+        # the rest, and a chunk whose end was passed already is empty
+        size, n = len(data), amount
+        step = size // n
+        pos = 0
+        for k in range(1, n + 1):
+            if k == n:
+                end = size
+            else:
+                want = k * step - 1
+                if want < pos:
+                    end = pos
+                else:
+                    nl = data.find(sep, want)
+                    end = size if nl < 0 else nl + 1
+            pieces.append(data[pos:end])
+            pos = end
     else:
         n = amount
         size = len(data)
         for i in range(n):
             pieces.append(data[i * size // n:(i + 1) * size // n])
+    if n_only:
+        ctx.stdout.write(pieces[n_only - 1])
+        return 0
     if mode == "n" and not suf_len_set:
         while (26 if not (numeric or hexa) else (16 if hexa else 10)) ** suf_len < len(pieces):
             suf_len += 1
@@ -803,7 +837,7 @@ def csplit(ctx: CommandContext, argv: list[str]) -> int:
         if not quiet:
             ctx.stdout.write(f"{len(pc)}\n".encode())
     _ = cuts
-    return 0
+    return 1 if status else 0  # -k keeps the files, the failure still counts
 
 
 # -- fmt ------------------------------------------------------------------------------------

@@ -913,6 +913,37 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
     return status
 
 
+def _emacs_regex(p: bytes) -> bytes:
+    """tac's GNU regex syntax (Emacs-like: \\( \\) \\| group and alternate, + ? * repeat,
+    ( ) | { } literal) as a Python bytes pattern."""
+    out = bytearray()
+    i, n = 0, len(p)
+    while i < n:
+        c = p[i:i + 1]
+        if c == b"\\" and i + 1 < n:
+            d = p[i + 1:i + 2]
+            out += d if d in (b"(", b")", b"|") else (b"\\" + d if d.isalnum() and d in b"wWbB" else re.escape(d))
+            i += 2
+            continue
+        if c == b"[":
+            j = i + 1
+            if j < n and p[j:j + 1] == b"^":
+                j += 1
+            if j < n and p[j:j + 1] == b"]":
+                j += 1
+            while j < n and p[j:j + 1] != b"]":
+                j += 1
+            body = p[i + 1:j].replace(b"\\", b"\\\\").replace(b"[", b"\\[")
+            if body.startswith(b"\\["):
+                body = body  # a literal [ first in the set
+            out += b"[" + body + b"]"
+            i = j + 1
+            continue
+        out += re.escape(c) if c in b"(){}|" else c
+        i += 1
+    return bytes(out)
+
+
 def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
     if not data:
         return b""
@@ -927,8 +958,22 @@ def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
         return last + out
     if regex:
         import regex as _re
-        pat = _re.compile(sep)
-        seps = [(m.start(), m.end()) for m in pat.finditer(data) if m.end() > m.start()]
+        try:
+            pat = _re.compile(_emacs_regex(sep))
+        except _re.error:
+            pat = _re.compile(_re.escape(sep))
+        # GNU tac searches backwards: the separator is the match at the rightmost start
+        # before the previous one, and cannot reach past it ("22" is two separators "2")
+        seps = []
+        limit = len(data)
+        s = limit - 1
+        while s >= 0:
+            m = pat.match(data, s, limit)
+            if m is not None and m.end() > s:
+                seps.append((s, m.end()))
+                limit = s
+            s -= 1
+        seps.reverse()
     else:
         seps = []
         i = data.find(sep)
