@@ -29,7 +29,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "sha256sum", "sha384sum", "sha512sum", "shasum"),
     "jqcmd": ("jq",),
     "lscmd": ("df", "dir", "du", "file", "ls", "stat", "tree", "vdir"),
-    "moretext": ("column", "csplit", "fmt", "iconv", "numfmt", "shuf", "split"),
+    "moretext": ("column", "csplit", "fmt", "iconv", "numfmt", "pr", "shuf", "split"),
     "odcmd": ("hd", "hexdump", "od", "strings", "xxd"),
     "sedcmd": ("sed",),
     "sortcmd": ("sort", "uniq"),
