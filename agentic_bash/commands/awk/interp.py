@@ -292,8 +292,8 @@ class Runtime:
                 return s.split()
             return _AWK_WS.findall(s)
         fs = fs if isinstance(fs, str) else self.tostr(fs)
-        if para and self.RS == "" and fs != " " and fs != "\n":
-            # paragraph mode: newline always separates fields too
+        if para and self.RS == "" and fs != " " and fs != "\n" and not self.mawk:
+            # paragraph mode: newline always separates fields too (POSIX, gawk; not mawk)
             parts: list[str] = []
             for line in s.split("\n"):
                 parts.extend(self.split_fields(line, fs, False) if line != "" else [""])
@@ -355,7 +355,8 @@ class Runtime:
                 if type(v) is str:
                     v = f[i - 1] = StrNum(v)
                 return v
-            return UNINIT
+            # mawk: a field past NF is an empty string, not an uninitialized value ($3 == 0 is false)
+            return _NO_FIELD if self.mawk else UNINIT
         if i == 0:
             return self.rec
         raise AwkError(f"negative field index ${i}")
@@ -472,12 +473,11 @@ class Runtime:
                 path = self.ctx.path(a.encode("latin-1").decode("utf-8", "surrogateescape"))
                 st = self.ctx.fs.stat(path)
                 if st.is_dir:
-                    self.stdout.flush()
+                    # the message goes out before what stdout still buffers (flushed at exit)
                     self.ctx.stderr.write(enc(f"{self.ctx.name}: read error (Is a directory)\n"))
                     raise _Fatal()
                 f = self.ctx.fs.open(path, "rb")
             except OSError as e:
-                self.stdout.flush()
                 self.ctx.stderr.write(enc(f"{self.ctx.name}: cannot open {a} (No such file or directory)\n"
                                           if e.errno == 2 else
                                           f"{self.ctx.name}: cannot open {a} ({e.strerror})\n"))
@@ -524,6 +524,10 @@ class Runtime:
             try:
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
                                      "rb")
+            except IsADirectoryError:
+                # mawk opens a directory, then its first read fails: fatal
+                self.ctx.stderr.write(enc(f"{self.ctx.name}: read error (Is a directory)\n"))
+                raise _Fatal() from None
             except OSError:
                 return None
             r = Reader(f, self)
@@ -1162,6 +1166,9 @@ class Program:
         for c in self.consts.values():  # regex literals fail at compile time, like mawk
             if isinstance(c, tuple) and c[:1] == ("rx",):
                 compile_awk(c[1], mawk)  # type: ignore[arg-type]
+
+
+_NO_FIELD = StrNum("")
 
 
 class _GlibcRandom:
