@@ -372,9 +372,17 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"option used in invalid context -- {argv[1][1]}")
         return 1
     elif not obsolete_ok:
+        skip = False
         for a in argv[1:]:
+            if skip:  # the argument of -n/-c/-s ("tail -n -2")
+                skip = False
+                continue
             if a == "--":
                 break
+            if a in ("--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats") \
+                    or re.fullmatch(r"-[fFqvz]*[ncs]", a):
+                skip = True
+                continue
             m = re.match(r"^-(\d)", a)
             if m:  # getopt meets a digit option outside the obsolete form
                 ctx.error(f"option used in invalid context -- {m.group(1)}")
@@ -558,7 +566,10 @@ def _tail_seekable(f: BinaryIO, count: int, sep: bytes) -> bytes | None:
 
 # -- wc -------------------------------------------------------------------------------------
 
-_WS = " \t\n\v\f\r\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
+# word separators of GNU wc 9.1 in C.UTF-8: glibc's iswspace (no U+2028/U+2029 there) plus
+# wc's iswnbspace (U+00A0, U+2007, U+202F, U+2060)
+_WS = (" \t\n\v\f\r\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u200a\u205f\u3000"
+       "\u00a0\u2007\u202f\u2060")
 _WS_SPLIT = re.compile("[" + re.escape(_WS) + "]")
 _B_WS_SPLIT = re.compile(rb"[ \t\n\v\f\r]")
 _B_PRINT = re.compile(rb"[\x21-\x7e]")
