@@ -596,6 +596,10 @@ def compile_patterns(
         flags |= regex.ASCII
     if mode == "P" and buffer:
         flags |= regex.MULTILINE
+    if mode == "P" and not icase:
+        # grep 3.8 runs PCRE2 without UCP: \w \d \s \b and POSIX classes are ASCII-only
+        # (with -i the Unicode mode is kept for PCRE2's UTF case folding)
+        flags |= regex.ASCII
     try:
         rx = regex.compile(src, flags | regex.POSIX) if mode != "P" else regex.compile(src, flags)
         fast = regex.compile(src, flags)

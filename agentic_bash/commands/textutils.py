@@ -1158,10 +1158,8 @@ def echo(ctx: CommandContext, argv: list[str]) -> int:
 def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
     args = argv[1:]
     if len(args) == 1 and args[0] in ("--help", "--version"):
-        if args[0] == "--help":
-            ctx.stdout.write(b"Usage: printf FORMAT [ARGUMENT]...\n  or:  printf OPTION\n")
-        else:
-            ctx.stdout.write(b"printf (GNU coreutils) 9.1\n")
+        from ._gnuhelp import HELP, VERSION
+        ctx.stdout.write((HELP if args[0] == "--help" else VERSION)["printf"])
         return 0
     if args and args[0] == "--":
         args = args[1:]
@@ -1169,11 +1167,16 @@ def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error("missing operand")
         try_help(ctx)
         return 1
-    from .printfmt import gnu_printf
-    out, err, status = gnu_printf(args[0], args[1:])
-    ctx.stdout.write(out)
-    if err:
-        ctx.stderr.write(err)
+    from .printfmt import gnu_printf_ordered
+    out, _err, status, marks = gnu_printf_ordered(args[0], args[1:])
+    # coreutils printf's stdout is block-buffered and error() flushes it before each message
+    pos = 0
+    for at, msg in marks:
+        if at > pos:
+            ctx.stdout.write(out[pos:at])
+            pos = at
+        ctx.stderr.write(msg)
+    ctx.stdout.write(out[pos:])
     return status
 
 
