@@ -107,12 +107,16 @@ def digest_sum(ctx: CommandContext, argv: list[str]) -> int:
         try:
             f = open_input(ctx, name)
         except OSError as e:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # error() flushes stdout
+            out = []
             file_error(ctx, e, name)
             status = 1
             continue
         try:
             d = _digest_stream(ctx, f, algo, bits)
         except IsADirectoryError as e:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # error() flushes stdout
+            out = []
             file_error(ctx, e, name)
             status = 1
             continue
@@ -288,10 +292,14 @@ def cksum(ctx: CommandContext, argv: list[str]) -> int:
             if algo == "crc":
                 out.append(f"{_crc_finish(0, 0)} 0 {name}\n")
             else:
+                ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+                out = []
                 ctx.error(f"{quotef(name)}: Is a directory")
                 status = 1
             continue
         except OSError as e:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # error() flushes stdout
+            out = []
             file_error(ctx, e, name)
             status = 1
             continue

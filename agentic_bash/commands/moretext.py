@@ -1606,6 +1606,8 @@ def pr(ctx: CommandContext, argv: list[str]) -> int:
             line_no = first_line
             title = header if header is not None else ("" if name == "-" else name)
             emit_pages(paginate(ls_), title, date_text(name) if extremities else "")
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # before any error
+            out.clear()
     ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
     _ = (quiet, page_width_set, width_set)
     return status

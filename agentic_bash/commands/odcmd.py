@@ -391,6 +391,9 @@ def _od_strings(ctx: CommandContext, files: list[str], radix: str, skip: int, li
 
 # -- xxd ------------------------------------------------------------------------------------
 
+_XXD_USAGE = b'Usage:\n       xxd [options] [infile [outfile]]\n    or\n       xxd -r [-s [-]offset] [-c cols] [-ps] [infile [outfile]]\nOptions:\n    -a          toggle autoskip: A single \'*\' replaces nul-lines. Default off.\n    -b          binary digit dump (incompatible with -ps,-i,-r). Default hex.\n    -C          capitalize variable names in C include file style (-i).\n    -c cols     format <cols> octets per line. Default 16 (-i: 12, -ps: 30).\n    -E          show characters in EBCDIC. Default ASCII.\n    -e          little-endian dump (incompatible with -ps,-i,-r).\n    -g bytes    number of octets per group in normal output. Default 2 (-e: 4).\n    -h          print this summary.\n    -i          output in C include file style.\n    -l len      stop after <len> octets.\n    -n name     set the variable name used in C include output (-i).\n    -o off      add <off> to the displayed file position.\n    -ps         output in postscript plain hexdump style.\n    -r          reverse operation: convert (or patch) hexdump into binary.\n    -r -s off   revert with <off> added to file positions found in hexdump.\n    -d          show offset in decimal instead of hex.\n    -s [+][-]seek  start at <seek> bytes abs. (or +: rel.) infile offset.\n    -u          use upper case hex letters.\n    -v          show version: "xxd 2022-01-14 by Juergen Weigert et al.".\n'
+
+
 @command("xxd", usage="xxd [options] [infile [outfile]]", help="make a hexdump or do the reverse.")
 @stdio
 def xxd(ctx: CommandContext, argv: list[str]) -> int:
@@ -399,9 +402,17 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
              "-len": "-l", "-seek": "-s", "-groupsize": "-g", "-include": "-i", "-bits": "-b",
              "-upper": "-u", "-u": "-u", "-version": "-v", "--version": "-v"}
     args = [argv[0]] + [alias.get(a, a) for a in argv[1:]]
+    import dataclasses
+    import io
     try:
-        opts, ops = parse_opts(ctx, args, "bc:eg:il:o:prs:uvEC", {}, status=1)
+        # xxd answers any bad option (and -h) with its usage text on stderr
+        opts, ops = parse_opts(dataclasses.replace(ctx, stderr=io.BytesIO()), args, "bc:eg:hil:o:prs:uvEC", {},
+                               status=1)
     except OptError:
+        ctx.stderr.write(_XXD_USAGE)
+        return 1
+    if len(ops) > 2 or any(k == "h" for k, _ in opts):
+        ctx.stderr.write(_XXD_USAGE)
         return 1
     plain = rev = inc = upper = bits = little = False
     cols = None

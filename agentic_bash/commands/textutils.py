@@ -910,17 +910,21 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
             return 1
         sep = b"\0"  # GNU: the empty string's terminating NUL is the separator
     status = 0
-    for name, f in _inputs(ctx, files, "failed to open {} for reading", dir_ok=True):
-        if f is None:
-            status = 1
-            continue
-        try:
-            data = read_bounded(ctx, f)
-        except IsADirectoryError:
-            ctx.error(f"{quotef('standard input' if name == '-' else name)}: read error: Invalid argument")
-            status = 1
-            continue
-        ctx.stdout.write(_tac_bytes(data, sep, before, regex))
+    out = _BlockOut(ctx.stdout, 8192)  # tac's own output buffer (WRITESIZE), unflushed by errors
+    try:
+        for name, f in _inputs(ctx, files, "failed to open {} for reading", dir_ok=True):
+            if f is None:
+                status = 1
+                continue
+            try:
+                data = read_bounded(ctx, f)
+            except IsADirectoryError:
+                ctx.error(f"{quotef('standard input' if name == '-' else name)}: read error: Invalid argument")
+                status = 1
+                continue
+            out.write(_tac_bytes(data, sep, before, regex))
+    finally:
+        out.close()
     return status
 
 
@@ -1011,6 +1015,28 @@ def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
     return b"".join(recs)
 
 
+class _BlockOut:
+    """Output held back in whole blocks, like a full stdio (or tac's own) buffer: a
+    diagnostic written meanwhile reaches stderr before the data still held."""
+
+    __slots__ = ("stream", "size", "buf")
+
+    def __init__(self, stream: BinaryIO, size: int) -> None:
+        self.stream, self.size, self.buf = stream, size, bytearray()
+
+    def write(self, b: bytes) -> None:
+        self.buf += b
+        if len(self.buf) >= self.size:
+            k = len(self.buf) // self.size * self.size
+            self.stream.write(bytes(self.buf[:k]))
+            del self.buf[:k]
+
+    def close(self) -> None:
+        if self.buf:
+            self.stream.write(bytes(self.buf))
+            self.buf.clear()
+
+
 @command("rev", usage="rev [options] [file ...]", help="Reverse lines characterwise.")
 @stdio
 def rev(ctx: CommandContext, argv: list[str]) -> int:
@@ -1020,6 +1046,16 @@ def rev(ctx: CommandContext, argv: list[str]) -> int:
         return e.status
     status = 0
     utf8 = _utf8(ctx)
+    out = _BlockOut(ctx.stdout, 4096)  # util-linux warn() does not flush stdout
+    try:
+        status = _rev_files(ctx, files, utf8, out)
+    finally:
+        out.close()
+    return status
+
+
+def _rev_files(ctx: CommandContext, files: list[str], utf8: bool, out: _BlockOut) -> int:
+    status = 0
     # util-linux words: "cannot open F: error"; a directory fails on read as "F: 0: ..."
     for name, f in _inputs(ctx, files, open_fmt="cannot open {}", dir_ok=True, plain=True):
         if f is None:
@@ -1036,7 +1072,7 @@ def rev(ctx: CommandContext, argv: list[str]) -> int:
                 r = body.decode("utf-8", "surrogateescape")[::-1].encode("utf-8", "surrogateescape")
             else:
                 r = body[::-1]
-            ctx.stdout.write(r + (b"\n" if nl else b""))
+            out.write(r + (b"\n" if nl else b""))
     return status
 
 
