@@ -1391,11 +1391,17 @@ class _Sed:
                     fh.close()
                 if self.in_place:
                     self.file_done(None)  # type: ignore[arg-type]
-        except SedError:
-            self.finish()
+        except SedError as e:
+            self._fatal(e)
             raise
         self.finish()
         return self.status
+
+    def _fatal(self, e: "SedError") -> None:
+        # GNU's panic() writes its message, then exit() flushes what stdout still buffers
+        self.ctx.error(str(e))
+        e.printed = True  # type: ignore[attr-defined]
+        self.finish()
 
     def run(self, files: list[str]) -> int:
         plan = self.block_plan() if BLOCK_MODE else None
@@ -1584,8 +1590,8 @@ class _Sed:
             if inp.it is not None or self.in_place:
                 inp._open_next() if False else None
                 self.file_done(inp)
-        except SedError:
-            self.finish()
+        except SedError as e:
+            self._fatal(e)
             raise
         except _Quit as q:
             self.dump_append()
@@ -1719,7 +1725,8 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
         s.follow_symlinks = follow
         return s.run(operands)
     except SedError as e:
-        ctx.error(str(e))
+        if not getattr(e, "printed", False):
+            ctx.error(str(e))
         return e.status if e.status != 1 else 4
 
 
