@@ -1031,6 +1031,18 @@ def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
             break
         conv = fmt[j]
         j += 1
+        if conv in "EO" and j < n and fmt[j] in "cCdeHImMSuUVwWxXyYgGjklnNpPrRtTzZsaAbBhDFq":
+            conv = fmt[j]  # the E and O modifiers change nothing in the C locale
+            j += 1
+        if conv == "N":
+            # %N: nanoseconds; a width keeps that many digits (more are zeros), "-" all nine
+            digs = f"{nanos:09d}"
+            if width and "-" not in flag:
+                w = int(width)
+                digs = digs[:w] if w <= 9 else digs + "0" * (w - 9)
+            out.append(digs)
+            i = j
+            continue
         val, kind = _directive(conv, d, nanos, colons, flag)
         if val is None:
             out.append(fmt[i:j])
@@ -1038,13 +1050,12 @@ def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
             continue
         up = "^" in flag
         if "#" in flag:
-            if conv in "aAbBhp":
+            if conv in "aAbBh":
                 up = True
-            elif conv in "Z":
+            elif conv in "Zp":  # "#" swaps the case: these are upper case already
                 val = val.lower()
-            elif conv == "P":
-                pass
-        if up:
+                up = False
+        if up and conv != "P":  # glibc leaves %P lower case even with ^
             val = val.upper()
         pad = "0" if kind == "0" else (" " if kind == "_" else "")
         for f in flag:
@@ -1077,7 +1088,7 @@ def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
                     val = sign + digits.rjust(w - len(sign), "0")
                 else:
                     val = (sign + digits).rjust(w, " ")
-        elif width:
+        elif width and pad != "-":
             pc = "0" if pad == "0" else " "
             val = val.rjust(int(width), pc)
         out.append(val)
@@ -1192,6 +1203,25 @@ def _unit(w: str) -> int | str | None:
     return _UNITS.get(w)
 
 
+# gnulib parse-datetime's zone abbreviations (minutes east of UTC); the second group are
+# daylight names, one hour ahead of their base
+_ZONE_ABBR = {"GMT": 0, "UT": 0, "UTC": 0, "WET": 0, "ART": -180, "BRT": -180, "NST": -210, "AST": -240,
+              "CLT": -240, "EST": -300, "CST": -360, "MST": -420, "PST": -480, "AKST": -540, "HST": -600,
+              "HAST": -600, "SST": -720, "WAT": 60, "CET": 60, "MET": 60, "MEZ": 60, "EET": 120, "CAT": 120,
+              "SAST": 120, "EAT": 180, "MSK": 180, "IST": 330, "SGT": 480, "KST": 540, "JST": 540,
+              "GST": 600, "NZST": 720,
+              "WEST": 60, "BST": 60, "BRST": -120, "NDT": -150, "ADT": -180, "CLST": -180, "EDT": -240,
+              "CDT": -300, "MDT": -360, "PDT": -420, "AKDT": -480, "HADT": -540, "CEST": 120, "MEST": 120,
+              "MESZ": 120, "EEST": 180, "MSD": 240, "NZDT": 780}
+
+
+def _yy(y: str) -> str:
+    """A two-digit year as parse-datetime reads it: 69-99 are 19xx, 00-68 are 20xx."""
+    if len(y) == 2:
+        return str(int(y) + (1900 if int(y) >= 69 else 2000))
+    return y
+
+
 def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None:
     """The common part of GNU date -d: ISO forms, @epoch, month names, relative items."""
     s = s.strip()
@@ -1200,12 +1230,27 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
     if mtz:  # GNU: a leading TZ="zone" interprets the rest in that zone
         inline_tz = _tz_from(mtz.group(1))
         s = s[mtz.end():]
+    if s == "":
+        s = "today 00:00"  # GNU: an empty date is the start of today
+    # 5-Mar-2023, Mar-5-2023 (dashes between a month name and numbers)
+    s = re.sub(r"\b(\d{1,2})-([A-Za-z]{3,9})-(\d{4}|\d{2})\b", lambda m: f"{m[1]} {m[2]} {_yy(m[3])}", s)
+    s = re.sub(r"\b([A-Za-z]{3,9})-(\d{1,2})-(\d{4}|\d{2})\b", lambda m: f"{m[1]} {m[2]} {_yy(m[3])}", s)
     if s.startswith("@"):
-        try:
-            v = float(s[1:])
-        except ValueError:
+        from decimal import Decimal, InvalidOperation
+        if not re.fullmatch(r"\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)\s*", s[1:]):
             return None
-        return _dt.datetime.fromtimestamp(v, tz)
+        try:
+            v = Decimal(s[1:].strip().replace(",", "."))
+            if not v.is_finite():
+                return None
+        except InvalidOperation:
+            return None
+        sec = int(v.to_integral_value(rounding="ROUND_FLOOR"))
+        micro = int((v - sec) * 1000000)  # truncated, like GNU's nanosecond parse
+        try:
+            return _dt.datetime.fromtimestamp(sec, tz) + _dt.timedelta(microseconds=micro)
+        except (OverflowError, OSError, ValueError):
+            return None
     toks = re.findall(r"\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?"
                       r"|\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s*[ap]\.?m\.?)?|\d{1,2}/\d{1,2}/\d{2,4}"
                       r"|\d{4}/\d{1,2}/\d{1,2}|[+-]\d{2}:\d{2}"
@@ -1248,11 +1293,12 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
                     hh, mm = int(d), 0
                 else:
                     hh, mm = divmod(int(d), 100)
-                if hh <= 24 and mm < 60:
-                    off = _dt.timedelta(hours=hh, minutes=mm)
-                    zone = _dt.timezone(off if mz.group(1) == "+" else -off)
-                    i += 1
-                    continue
+                if hh * 60 + mm > 24 * 60 or mm >= 60:
+                    return None  # parse-datetime: a zone offset beyond a day is an error
+                off = _dt.timedelta(hours=hh, minutes=mm)
+                zone = _dt.timezone(off if mz.group(1) == "+" else -off)
+                i += 1
+                continue
         m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
                          r"(Z|[+-]\d{2}:?\d{2})?", t, re.I)
         if m:
@@ -1320,8 +1366,23 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             rel_s += 86400
             i += 1
             continue
-        if tl in ("utc", "gmt", "z"):
-            zone = _dt.timezone.utc
+        if (tl in ("utc", "gmt", "z") or t.upper() in _ZONE_ABBR) and t.isalpha():
+            mins = _ZONE_ABBR.get(t.upper(), 0)
+            i += 1
+            # "UTC+2", "GMT-0330": a signed number right after a zone name shifts it
+            if i < len(toks) and re.fullmatch(r"[+-]\d{1,4}", toks[i]) and not (
+                    i + 1 < len(toks) and _unit(toks[i + 1]) is not None):
+                d = toks[i][1:]
+                hh, mm = (int(d), 0) if len(d) <= 2 else divmod(int(d), 100)
+                if hh * 60 + mm > 24 * 60 or mm >= 60:
+                    return None
+                mins += (hh * 60 + mm) * (1 if toks[i][0] == "+" else -1)
+                i += 1
+            zone = _dt.timezone(_dt.timedelta(minutes=mins)) if mins else _dt.timezone.utc
+            continue
+        if tl in ("am", "pm", "a.m", "p.m") and tod is not None and tod[0] <= 12:
+            h = tod[0] % 12 + (12 if tl[0] == "p" else 0)
+            tod = (h,) + tod[1:]
             i += 1
             continue
         if tl in ("ago",):
@@ -1370,8 +1431,8 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
                 day = int(t)
                 y = now.year
                 i += 2
-                if i < len(toks) and re.fullmatch(r"\d{4}", toks[i]):
-                    y = int(toks[i])
+                if i < len(toks) and re.fullmatch(r"\d{4}|\d{2}", toks[i]):
+                    y = int(_yy(toks[i]))
                     i += 1
                 date = (y, mon, day)
                 continue
@@ -1541,7 +1602,11 @@ def date(ctx: CommandContext, argv: list[str]) -> int:
         if p is None:
             ctx.error(f"invalid date {_q(ctx, dstr)}")
             return 1
-        dates.append((p, p.microsecond * 1000 if (dstr.strip() and dstr.strip().lower() != "now") else nanos))
+        ns = p.microsecond * 1000
+        mf = re.search(r"(?:\d:\d\d|^\s*@\d+)[.,](\d+)", dstr)
+        if mf:
+            ns = int(mf.group(1).ljust(9, "0")[:9])  # the datetime keeps microseconds only
+        dates.append((p, ns if (dstr.strip() and dstr.strip().lower() != "now") else nanos))
     else:
         dates.append((now, nanos))
     if iso is not None:

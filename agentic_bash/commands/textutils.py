@@ -1322,6 +1322,8 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
             hi = lo + step_n
             hi = min(hi, stop) if s > 0 else max(hi, stop)
             text = sep.join(map(str, range(lo, hi, s)))
+            if first_batch and a == 0 and first.is_signed():
+                text = "-" + text  # "seq -0 1": GNU prints its long double -0 as "-0"
             if not first_batch:
                 out.write(sepb)
             out.write(text.encode())
@@ -1370,12 +1372,24 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
         last = ld_decimal(fl)
     while (step > 0 and cur <= last) or (step < 0 and cur >= last):
         items.append(f2(cur))
+        if k == 0 and first.is_zero() and first.is_signed() and fmt is None and items[0][:1] != "-":
+            items[0] = "-" + items[0]  # a long double -0 prints its sign
         k += 1
         if first.is_infinite():
             break
         if finite:
             fcur = ld_round(fa + ld_round(k * fs))
             if (step > 0 and fcur > fl) or (step < 0 and fcur < fl):
+                # GNU: one past the end still prints if it prints as a number equal to LAST
+                # and unlike the previous one ("seq 0.1 0.2 0.9" ends with 0.9)
+                if fmt is None and items:
+                    xs = f2(ld_decimal(fcur))
+                    try:
+                        same = ld_round(Fraction(Decimal(xs))) == fl
+                    except ArithmeticError:
+                        same = False
+                    if same and xs != items[-1]:
+                        items.append(xs)
                 break
             cur = ld_decimal(fcur)
             continue
