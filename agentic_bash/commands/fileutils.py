@@ -447,6 +447,11 @@ def touch(ctx: CommandContext, argv: list[str]) -> int:
                 ctx.error(f"failed to get attributes of {quoteaf(v or '')}: {strerror(e)}")
                 return 1
             when = (st.st_atime, st.st_mtime)
+    keys = {k for k, _ in opts}
+    if "t" in keys and keys & {"d", "r"}:
+        ctx.error("cannot specify times from more than one source")
+        try_help(ctx)
+        return 1
     if not ops:
         return _missing(ctx, "missing file operand")
     status = 0
@@ -615,9 +620,9 @@ def rm(ctx: CommandContext, argv: list[str]) -> int:
             return 0
         return _missing(ctx)
     if interactive == "once" and (recursive or len(ops) > 3):
-        what = "recursively " if recursive else ""
+        what = " recursively" if recursive else ""
         n = len(ops)
-        if not _ask(ctx, f"remove {n} argument{'s' if n > 1 else ''} {what}? ".replace("  ", " ")):
+        if not _ask(ctx, f"remove {n} argument{'s' if n > 1 else ''}{what}? "):
             return 0
     r = _Rm(ctx, force, recursive, dir_ok, interactive, verbose)
     status = 0
@@ -1144,6 +1149,9 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
     if relative and not symbolic:
         ctx.error("cannot do --relative without --symbolic")
         return 1
+    backup = _backup_opts(ctx, opts)
+    if isinstance(backup, int):
+        return backup
     if not ops and target_dir is None:
         return _missing(ctx, "missing file operand")
     if len(ops) == 1 and target_dir is None:
@@ -1169,6 +1177,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
     status = 0
     for tgt, link in pairs:
         lp = ctx.path(link)
+        shown = quoteaf(link)  # -v names the backup too: 'b~' ~ 'b' -> 'a'
         try:
             if symbolic and len(link) > 1 and link.endswith("/") and _stat(ctx, lp) is None:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", link)
@@ -1187,14 +1196,20 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
                 if interactive:
                     if not _ask(ctx, f"replace {quoteaf(link)}? "):
                         continue
-                elif not force:
+                elif not force and backup is None:
                     raise FileExistsError(errno.EEXIST, "File exists", link)
-                if existing.is_dir:
+                if backup is not None and not existing.is_dir:
+                    b = _make_backup(ctx, link, lp, backup)
+                    if b is not None:
+                        shown = f"{quoteaf(b)} ~ {quoteaf(link)}"
+                        existing = None
+                if existing is not None and existing.is_dir:
                     # GNU refuses before trying: `ln -sfT x dir`
                     ctx.error(f"{quotef(link)}: cannot overwrite directory")
                     status = 1
                     continue
-                ctx.fs.unlink(lp)
+                if existing is not None:
+                    ctx.fs.unlink(lp)
             if symbolic:
                 t = tgt
                 if relative:
@@ -1202,7 +1217,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
                                  ctx.fs.realpath(posixpath.dirname(lp)))
                 ctx.fs.symlink(t, lp)
                 if verbose:
-                    ctx.stdout.write(f"{quoteaf(link)} -> {quoteaf(t)}\n".encode("utf-8", "surrogateescape"))
+                    ctx.stdout.write(f"{shown} -> {quoteaf(t)}\n".encode("utf-8", "surrogateescape"))
             else:
                 tp = ctx.path(tgt)
                 tst = _lstat(ctx, tp)
@@ -1216,7 +1231,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
                     continue
                 ctx.fs.link(tp, lp)
                 if verbose:
-                    ctx.stdout.write(f"{quoteaf(link)} => {quoteaf(tgt)}\n".encode("utf-8", "surrogateescape"))
+                    ctx.stdout.write(f"{shown} => {quoteaf(tgt)}\n".encode("utf-8", "surrogateescape"))
         except OSError as e:
             kind = "symbolic link" if symbolic else "hard link"
             if symbolic:
@@ -1658,11 +1673,15 @@ def realpath(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     mode = "f"
-    quiet = strip = False
+    quiet = strip = logical = False
     end = "\n"
     rel_to = rel_base = None
     for k, v in opts:
-        if k in "em":
+        if k == "L":
+            logical = True
+        elif k == "P":
+            logical = False
+        elif k in "em":
             mode = k
         elif k == "E":
             mode = "f"
@@ -1692,7 +1711,8 @@ def realpath(ctx: CommandContext, argv: list[str]) -> int:
                 if mode == "e" and not ctx.fs.lexists(r):
                     raise FileNotFoundError(errno.ENOENT, "", name)
             else:
-                r = canonicalize(ctx, name, mode)
+                # -L: ".." cancels the name before it, before any symlink is resolved
+                r = canonicalize(ctx, posixpath.normpath(ctx.path(name)) if logical else name, mode)
         except OSError as e:
             if not quiet:
                 ctx.error(f"{quotef(name)}: {strerror(e)}")

@@ -379,7 +379,10 @@ def getconf(ctx: CommandContext, argv: list[str]) -> int:
 def env(ctx: CommandContext, argv: list[str]) -> int:
     # GNU env stops option parsing at the first NAME=VALUE or command word.
     o = _Opts(ctx, argv, "+iu:0C:S:v", {"ignore-environment": "i", "unset": "u:", "null": "0",
-                                          "chdir": "C:", "split-string": "S:", "debug": "v"})
+                                          "chdir": "C:", "split-string": "S:", "debug": "v",
+                                          # signal dispositions: accepted, nothing to change in-process
+                                          "ignore-signal": "ignore-signal?", "default-signal": "default-signal?",
+                                          "block-signal": "block-signal?", "list-signal-handling": "lsh"})
     if o.error:
         return o.fail(125)
     rest = list(o.args)
@@ -392,7 +395,7 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     s = o.last("S")
     if s is not None:
         try:
-            split = _split_s(s)
+            split = _split_s(s, ctx.env)
         except ValueError as e:
             ctx.error(str(e))
             return 125
@@ -451,9 +454,17 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     return _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
 
 
-def _split_s(s: str) -> list[str] | None:
-    """env -S: split at blanks, honouring '...', "..." and backslash escapes; None when a
-    quote is left open."""
+def _split_s(s: str, env: dict[str, str] | None = None) -> list[str] | None:
+    """env -S: split at blanks, honouring '...', "..." and backslash escapes and expanding
+    ${NAME} outside single quotes; None when a quote is left open."""
+    env = env or {}
+
+    def var(i: int) -> tuple[str, int]:
+        m = re.match(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", s[i:])
+        if m is None:
+            raise ValueError(f"only ${{VARNAME}} expansion is supported, error at: {s[i:]}")
+        return env.get(m.group(1), ""), i + m.end()
+
     out: list[str] = []
     cur: list[str] = []
     have = False
@@ -475,6 +486,10 @@ def _split_s(s: str) -> list[str] | None:
         elif c == '"':
             j = i + 1
             while j < n and s[j] != '"':
+                if s[j] == "$":
+                    v, j = var(j)
+                    cur.append(v)
+                    continue
                 if s[j] == "\\" and j + 1 < n:
                     j += 1
                     cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(s[j], s[j]))
@@ -492,6 +507,10 @@ def _split_s(s: str) -> list[str] | None:
             cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(nxt, nxt))
             have = True
             i += 2
+        elif c == "$":
+            v, i = var(i)
+            cur.append(v)
+            have = True
         else:
             cur.append(c)
             have = True
@@ -606,14 +625,19 @@ def which(ctx: CommandContext, argv: list[str]) -> int:
 
 # --------------------------------------------------------------------------- durations
 
+_STRTOD = re.compile(r"\s*\+?(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][-+]?\d+)?"
+                     r"|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)([smhd]?)")
+
+
 def _duration(s: str) -> float | None:
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]+)?)([smhd]?)", s)
-    if not m or m.group(1) in ("", "."):
-        if s.strip().lower() in ("inf", "infinity"):
-            return float("inf")
+    """sleep/timeout operands: a non-negative strtod number (hex and inf too) and one
+    optional s/m/h/d suffix, nothing else."""
+    m = _STRTOD.fullmatch(s)
+    if not m:
         return None
+    t = m.group(1)
     try:
-        v = float(m.group(1))
+        v = float.fromhex(t) if t[:2] in ("0x", "0X") else float(t)
     except ValueError:
         return None
     return v * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
