@@ -520,6 +520,8 @@ class Runtime:
             r = self._stdin()
         elif name == "/dev/null":
             r = Reader(io.BytesIO(b""), self)
+        elif name == "":
+            return None  # open("") fails (ENOENT): getline returns -1
         else:
             try:
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
@@ -583,6 +585,8 @@ class Runtime:
             o = _Out(io.BytesIO(), "null")
         else:
             try:
+                if name == "":
+                    raise FileNotFoundError(2, "No such file or directory")
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
                                      "ab" if kind == ">>" else "wb")
             except OSError as e:
