@@ -25,7 +25,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "mv", "pwd", "readlink", "realpath", "rm", "rmdir", "sync", "touch", "truncate"),
     "findcmd": ("find",),
     "grepcmd": ("egrep", "fgrep", "grep"),
-    "hashutils": ("b2sum", "base32", "base64", "cksum", "md5sum", "sha1sum", "sha224sum",
+    "hashutils": ("b2sum", "base32", "base64", "basenc", "cksum", "md5sum", "sha1sum", "sha224sum",
         "sha256sum", "sha384sum", "sha512sum", "shasum"),
     "jqcmd": ("jq",),
     "lscmd": ("df", "dir", "du", "file", "ls", "stat", "tree", "vdir"),
