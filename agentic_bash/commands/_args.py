@@ -116,6 +116,11 @@ def _parse_short_spec(spec: str) -> tuple[dict[str, int], bool]:
 
 
 def _print_help(ctx: CommandContext, name: str) -> None:
+    from ._gnuhelp import HELP  # the reference machine's own text, where it is coreutils
+    text_b = HELP.get(name.rsplit("/", 1)[-1])
+    if text_b is not None:
+        ctx.stdout.write(text_b)
+        return
     spec = REGISTRY.get(ctx.name) or REGISTRY.get(name)
     text = ""
     if spec is not None:
@@ -130,6 +135,10 @@ def _print_help(ctx: CommandContext, name: str) -> None:
 
 def _print_version(ctx: CommandContext, name: str) -> None:
     base = name.rsplit("/", 1)[-1]
+    from ._gnuhelp import VERSION
+    if base in VERSION:
+        ctx.stdout.write(VERSION[base])
+        return
     line = VERSIONS.get(base, f"{base} (GNU coreutils) 9.1")
     ctx.stdout.write((line + "\n").encode())
 

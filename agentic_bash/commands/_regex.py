@@ -183,7 +183,7 @@ def _combine(q1: tuple[int, int | None], q2: tuple[int, int | None]) -> tuple[in
 
 def translate(
     pattern: str, *, extended: bool, sed: bool = False, multiline: bool = False,
-    buffer: bool = False, dotall: bool = False, group_offset: int = 0,
+    buffer: bool = False, dotall: bool = False, group_offset: int = 0, utf8: bool = False,
 ) -> tuple[str, int, tuple[str, ...]]:
     """POSIX ``pattern`` -> (regex-module pattern, number of groups, warnings)."""
     p = pattern
@@ -198,6 +198,11 @@ def translate(
     dollar = "(?m:$)" if ml else "(?!(?s:.))"
     nlx = "\\n" if buffer else ""
     dot = "(?s:.)" if dotall and not buffer else "."
+    # In a UTF-8 locale an invalid byte (a lone surrogate after surrogateescape) is no
+    # character: glibc's "." and "[^...]" do not match it.
+    bad = "\\udc80-\\udcff" if utf8 else ""
+    if bad:
+        dot = "[^" + bad + "]" if dotall and not buffer else "[^\\n" + bad + "]"
 
     def at_start() -> bool:
         # start of the expression, after "(" or "|": where BRE's * and ^ are special/literal
@@ -320,7 +325,7 @@ def translate(
         _ = (start, prev_char)
         body = "".join(members)
         if neg:
-            add("[^" + body + nlx + "]")
+            add("[^" + body + nlx + bad + "]")
         else:
             if buffer and may_nl:
                 # a class or range may contain the newline, which must not match in buffer mode
@@ -527,7 +532,7 @@ def compile_posix(
     if isinstance(pattern, bytes):
         pattern = to_text(pattern, utf8)
     src, ngroups, warns = translate(
-        pattern, extended=extended, sed=sed, multiline=multiline, buffer=buffer, dotall=dotall
+        pattern, extended=extended, sed=sed, multiline=multiline, buffer=buffer, dotall=dotall, utf8=utf8
     )
     flags = regex.VERSION0
     if icase:
@@ -574,7 +579,7 @@ def compile_patterns(
             except (OverflowError, RecursionError) as exc:
                 raise RegexError("regular expression is too large") from exc
         else:
-            src, ng, w = translate(pat, extended=(mode == "E"), buffer=buffer, group_offset=total)
+            src, ng, w = translate(pat, extended=(mode == "E"), buffer=buffer, group_offset=total, utf8=utf8)
             total += ng
             warns.extend(w)
         parts.append(src)
@@ -591,6 +596,10 @@ def compile_patterns(
         flags |= regex.ASCII
     if mode == "P" and buffer:
         flags |= regex.MULTILINE
+    if mode == "P" and not icase:
+        # grep 3.8 runs PCRE2 without UCP: \w \d \s \b and POSIX classes are ASCII-only
+        # (with -i the Unicode mode is kept for PCRE2's UTF case folding)
+        flags |= regex.ASCII
     try:
         rx = regex.compile(src, flags | regex.POSIX) if mode != "P" else regex.compile(src, flags)
         fast = regex.compile(src, flags)

@@ -146,22 +146,28 @@ def tsort(ctx: CommandContext, argv: list[str]) -> int:
     # GNU walks its tree of names; for the usual small inputs, insertion order with a queue
     # matches it.
     queue = [x for x in order if indeg[x] == 0]
+    out: list[str] = []  # stdout is block-buffered (see the loop report below)
     done = 0
     while queue:
         x = queue.pop(0)
-        _w(ctx, x + "\n")
+        out.append(x + "\n")
         done += 1
         for y in succ[x]:
             indeg[y] -= 1
             if indeg[y] == 0:
                 queue.append(y)
     if done < len(order):
+        # GNU reports through error(), which flushes what stdout holds first
+        _w(ctx, "".join(out))
+        out = []
         ctx.stderr.write(f"tsort: {fn}: input contains a loop:\n".encode())
         for x in order:
             if indeg[x] > 0:
                 ctx.stderr.write(f"tsort: {x}\n".encode())
-                _w(ctx, x + "\n")
+                out.append(x + "\n")
+        _w(ctx, "".join(out))
         return 1
+    _w(ctx, "".join(out))
     return 0
 
 

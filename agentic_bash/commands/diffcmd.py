@@ -503,6 +503,9 @@ class _DOpts:
     ignore_matching: list = dataclasses.field(default_factory=list)
     no_dereference: bool = False
     brief_dirs: bool = True
+    width: int = 130
+    left_column: bool = False
+    suppress_common: bool = False
 
 
 class _DiffRun:
@@ -576,7 +579,7 @@ class _DiffRun:
             self.err(f"{e.filename or name0}: {e.strerror}")
             return 2
         assert d0 is not None and d1 is not None
-        if d0 == d1 and (p0 is not None) == (p1 is not None):
+        if d0 == d1 and (p0 is not None) == (p1 is not None) and o.style != "side":
             if o.report_identical:
                 self.out.write(f"Files {name0} and {name1} are identical\n".encode("utf-8", "surrogateescape"))
             return 0
@@ -604,6 +607,11 @@ class _DiffRun:
         horizon = o.context if o.style in ("unified", "context") else 0
         script = compute_changes(k0, k1, lines0, lines1, horizon=horizon, minimal=o.minimal,
                                  budget=self.ctx.budget, speed_large_files=o.speed_large)
+        if not script and o.style == "side":
+            self.print_side(script, [], lines0, lines1)
+            if o.report_identical:
+                self.out.write(f"Files {name0} and {name1} are identical\n".encode("utf-8", "surrogateescape"))
+            return 0
         if not script:
             if o.report_identical:
                 self.out.write(f"Files {name0} and {name1} are identical\n".encode("utf-8", "surrogateescape"))
@@ -619,6 +627,10 @@ class _DiffRun:
             self.out.write(header.encode("utf-8", "surrogateescape"))
         if o.style == "normal":
             self.print_normal(script, ignore, lines0, lines1)
+        elif o.style == "side":
+            self.print_side(script, ignore, lines0, lines1)
+        elif o.style == "ed":
+            self.print_ed(script, ignore, lines1)
         else:
             self.print_context(script, ignore, lines0, lines1, name0, name1, st0, st1)
         return 1
@@ -663,6 +675,127 @@ class _DiffRun:
                 self.out.write(b"---\n")
             for x in lines1[l1:l1 + il]:
                 self.line_out(b"> ", x)
+
+    def print_ed(self, script, ignore, lines1) -> None:  # noqa: ANN001
+        """-e: an ed script, last hunk first."""
+        for (l0, l1, dl, il), ign in reversed(list(zip(script, ignore))):
+            if ign:
+                continue
+            r0 = _range(l0 + 1, l0 + dl) if dl else str(l0)
+            op = "c" if dl and il else ("d" if dl else "a")
+            self.out.write(f"{r0}{op}\n".encode())
+            if il:
+                for x in lines1[l1:l1 + il]:
+                    self.out.write(x if x.endswith(b"\n") else x + b"\n")
+                self.out.write(b".\n")
+
+    def print_side(self, script, ignore, lines0, lines1) -> None:  # noqa: ANN001
+        """-y: GNU diff's side.c columns (tab stops of 8, gutter in the middle)."""
+        o = self.o
+        w = o.width
+        t = 1 if o.expand_tabs else 8
+        off = (w + t + 3) // (2 * t) * t
+        hw = max(0, min(off - 3, w - off))
+        c2o = off if hw else w
+        out: list[bytes] = []
+
+        def tab_to(col: int, to: int) -> int:
+            if not o.expand_tabs:
+                tab = col + 8 - col % 8
+                while tab <= to:
+                    out.append(b"\t")
+                    col = tab
+                    tab += 8
+            if col < to:
+                out.append(b" " * (to - col))
+            return to
+
+        def half(line: bytes, indent: int) -> int:
+            inp = outp = 0
+            text = line.decode("utf-8", "surrogateescape") if self.utf8 else line.decode("latin-1")
+            enc = (lambda c: c.encode("utf-8", "surrogateescape")) if self.utf8 else (lambda c: c.encode("latin-1"))
+            for ch in text:
+                if ch == "\n":
+                    break
+                if ch == "\t":
+                    spaces = 8 - inp % 8
+                    if inp == outp:
+                        stop = outp + spaces
+                        if o.expand_tabs:
+                            stop = min(stop, hw)
+                            out.append(b" " * max(0, stop - outp))
+                            outp = max(outp, stop)
+                        elif stop < hw:
+                            outp = stop
+                            out.append(b"\t")
+                    inp += spaces
+                elif ch == "\r":
+                    out.append(b"\r")
+                    tab_to(0, indent)
+                    inp = outp = 0
+                elif ch == "\b":
+                    if inp and inp - 1 < hw:
+                        inp -= 1
+                        if outp <= inp:
+                            out.append(b" " * (inp - outp))
+                            outp = inp
+                        else:
+                            outp = inp
+                            out.append(b"\b")
+                else:
+                    if inp < hw:
+                        out.append(enc(ch))
+                        outp = inp + 1
+                    inp += 1
+            return outp
+
+        def one(left: bytes | None, sep: str, right: bytes | None) -> None:
+            col = 0
+            nl = False
+            if left is not None:
+                nl = left.endswith(b"\n")
+                col = half(left, 0)
+            if sep != " ":
+                col = tab_to(col, (hw + c2o - 1) // 2) + 1
+                if sep == "|" and right is not None and nl != right.endswith(b"\n"):
+                    sep = "/" if nl else "\\"
+                out.append(sep.encode())
+            if right is not None:
+                nl = nl or right.endswith(b"\n")
+                if right[:1] != b"\n":
+                    col = tab_to(col, c2o)
+                    half(right, col)
+            if nl:
+                out.append(b"\n")
+
+        def common(a: int, b: int, j: int) -> None:
+            if o.suppress_common:
+                return
+            for k in range(a, b):
+                if o.left_column:
+                    one(lines0[k], "(", None)
+                else:
+                    one(lines0[k], " ", lines1[j + k - a])
+
+        p0 = p1 = 0
+        for (l0, l1, dl, il), ign in zip(script, ignore):
+            common(p0, l0, p1)
+            if ign:
+                common(l0, l0 + dl, l1) if dl == il else None
+            else:
+                n = min(dl, il)
+                for k in range(n):
+                    one(lines0[l0 + k], "|", lines1[l1 + k])
+                for k in range(n, il):
+                    one(None, ">", lines1[l1 + k])
+                for k in range(n, dl):
+                    one(lines0[l0 + k], "<", None)
+            p0, p1 = l0 + dl, l1 + il
+            if len(out) > 4096:
+                self.out.write(b"".join(out))
+                out.clear()
+        common(p0, len(lines0), p1)
+        self.out.write(b"".join(out))
 
     def header_line(self, mark: str, name: str, st, label: str | None) -> bytes:  # noqa: ANN001
         if label is not None:
@@ -958,7 +1091,7 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="diff")
     try:
         opts, operands = _parse(
-            ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwWx:X:yZ",
+            ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
             {"text": "a", "ignore-space-change": "b", "ignore-blank-lines": "B", "context": "C::",
              "minimal": "d", "ed": "e", "ignore-tab-expansion": "E", "speed-large-files": "H",
              "ignore-case": "i", "ignore-matching-lines": "I", "label": "L", "new-file": "N",
@@ -967,7 +1100,8 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
              "unified": "U::", "ignore-all-space": "w", "exclude": "x", "exclude-from": "X",
              "ignore-trailing-space": "Z", "strip-trailing-cr": None, "normal": None,
              "color": "color::", "no-dereference": None, "side-by-side": "y",
-             "show-c-function": "p", "new-group-format": "ngf:", "help": None, "version": "v"})
+             "show-c-function": "p", "new-group-format": "ngf:", "help": None, "version": "v",
+             "width": "W", "left-column": None, "suppress-common-lines": None})
     except OptError as e:
         return e.status
     o = _DOpts()
@@ -980,7 +1114,7 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
             break
         if a.startswith("-") and a != "-":
             flags.append(a)
-            if (a in ("-C", "-U", "-L", "-I", "-x", "-X", "-F", "-D", "-S")
+            if (a in ("-C", "-U", "-L", "-I", "-x", "-X", "-F", "-D", "-S", "-W")
                     or a in ("--label", "--exclude", "--exclude-from", "--ignore-matching-lines",
                              "--show-function-line", "--starting-file")) and i + 1 < len(argv):
                 flags.append(argv[i + 1])
@@ -994,7 +1128,8 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
             ctx.stdout.write(DIFF_VERSION)
             return 0
     conflict = False
-    styles = {"c": "context", "C": "context", "u": "unified", "U": "unified", "normal": "normal"}
+    styles = {"c": "context", "C": "context", "u": "unified", "U": "unified", "normal": "normal",
+              "e": "ed", "y": "side"}
     seen_style: str | None = None
     for k, v in opts:
         if k in styles:
@@ -1057,7 +1192,20 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
             o.strip_cr = True
         elif k == "normal":
             o.style = "normal"
-        elif k in ("e", "y", "D", "ngf"):
+        elif k in ("e", "y"):
+            o.style = styles[k]
+        elif k == "W":
+            try:
+                o.width = int(v or "")
+                if o.width <= 0:
+                    raise ValueError
+            except ValueError:
+                return _diff_usage(ctx, f"invalid width '{v}'")
+        elif k == "left-column":
+            o.left_column = True
+        elif k == "suppress-common-lines":
+            o.suppress_common = True
+        elif k in ("D", "ngf"):
             ctx.error(f"option -{k} is not supported here" if len(k) == 1 else f"option --{k} is not supported here")
             return 2
     if conflict:

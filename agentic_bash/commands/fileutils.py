@@ -138,6 +138,18 @@ def parse_mode(spec: str, base: int, umask: int, is_dir: bool = False) -> int | 
             i += 1
             value = 0
             src = None
+            if i < len(clause) and clause[i] in "01234567":
+                # gnulib: an octal number after the operator ("-022", "=644"), no who-list,
+                # ends the clause and affects all bits regardless of the umask
+                j = i
+                while j < len(clause) and clause[j] in "01234567":
+                    j += 1
+                if who or j != len(clause) or int(clause[i:j], 8) > 0o7777:
+                    return None
+                value = int(clause[i:j], 8)
+                i = j
+                mode = mode | value if op == "+" else mode & ~value if op == "-" else value
+                continue
             while i < len(clause) and clause[i] in "rwxXstugo":
                 c = clause[i]
                 if c in "ugo":
@@ -435,6 +447,11 @@ def touch(ctx: CommandContext, argv: list[str]) -> int:
                 ctx.error(f"failed to get attributes of {quoteaf(v or '')}: {strerror(e)}")
                 return 1
             when = (st.st_atime, st.st_mtime)
+    keys = {k for k, _ in opts}
+    if "t" in keys and keys & {"d", "r"}:
+        ctx.error("cannot specify times from more than one source")
+        try_help(ctx)
+        return 1
     if not ops:
         return _missing(ctx, "missing file operand")
     status = 0
@@ -603,9 +620,9 @@ def rm(ctx: CommandContext, argv: list[str]) -> int:
             return 0
         return _missing(ctx)
     if interactive == "once" and (recursive or len(ops) > 3):
-        what = "recursively " if recursive else ""
+        what = " recursively" if recursive else ""
         n = len(ops)
-        if not _ask(ctx, f"remove {n} argument{'s' if n > 1 else ''} {what}? ".replace("  ", " ")):
+        if not _ask(ctx, f"remove {n} argument{'s' if n > 1 else ''}{what}? "):
             return 0
     r = _Rm(ctx, force, recursive, dir_ok, interactive, verbose)
     status = 0
@@ -647,6 +664,65 @@ def _copy_data(ctx: CommandContext, src: str, dst: str, perm: int) -> None:
                 fo.write(chunk)
 
 
+_BACKUP_TYPES = {"none": "none", "off": "none", "simple": "simple", "never": "simple",
+                 "existing": "existing", "nil": "existing", "numbered": "numbered", "t": "numbered"}
+
+
+def _backup_opts(ctx: CommandContext, opts: list[tuple[str, str | None]]) -> tuple[str, str] | None | int:
+    """GNU's -b / --backup[=CONTROL] / -S SUFFIX: (type, suffix), None without backups, or an
+    exit status after a bad CONTROL."""
+    make, control, suffix = False, None, None
+    for k, v in opts:
+        if k == "b":
+            make, control = True, None
+        elif k == "backup":
+            make, control = True, v
+        elif k == "S":
+            make, suffix = True, v or ""
+    if not make:
+        return None
+    name = control or ctx.env.get("VERSION_CONTROL") or "existing"
+    matches = [t for t in _BACKUP_TYPES if t.startswith(name)]
+    kinds = {_BACKUP_TYPES[t] for t in matches}
+    if name in _BACKUP_TYPES:
+        kinds = {_BACKUP_TYPES[name]}
+    if len(kinds) != 1:
+        what = "ambiguous" if kinds else "invalid"
+        ctx.error(f"{what} argument {quote(ctx, name)} for {quote(ctx, 'backup type')}")
+        ctx.stderr.write("Valid arguments are:\n  - ‘none’, ‘off’\n  - ‘simple’, ‘never’\n"
+                         "  - ‘existing’, ‘nil’\n  - ‘numbered’, ‘t’\n".encode())
+        try_help(ctx)
+        return 1
+    if suffix is None:
+        suffix = ctx.env.get("SIMPLE_BACKUP_SUFFIX") or "~"
+    return kinds.pop(), suffix
+
+
+def _make_backup(ctx: CommandContext, dname: str, dst: str, backup: tuple[str, str]) -> str | None:
+    """Renames an existing ``dst`` to its backup name; returns that name as the user spelled
+    ``dname`` (for -v), or None for --backup=none."""
+    kind, suffix = backup
+    if kind == "none":
+        return None
+    if kind in ("numbered", "existing"):
+        d, base = posixpath.split(dst)
+        top = 0
+        try:
+            for n in ctx.fs.listdir(d or "/"):
+                if n.startswith(base + ".~") and n.endswith("~") and n[len(base) + 2:-1].isdigit():
+                    top = max(top, int(n[len(base) + 2:-1]))
+        except OSError:
+            pass
+        if kind == "numbered" or top:
+            ext = f".~{top + 1}~"
+        else:
+            ext = suffix
+    else:
+        ext = suffix
+    ctx.fs.rename(dst, dst + ext)
+    return dname + ext
+
+
 def _same_file(a: StatResult | None, b: StatResult | None) -> bool:
     return a is not None and b is not None and a.st_ino == b.st_ino and a.st_dev == b.st_dev and a.st_ino != 0
 
@@ -660,6 +736,8 @@ class _Cp:
         self.no_clobber, self.interactive, self.verbose = no_clobber, interactive, verbose
         self.force, self.update, self.link, self.symlink = force, update, link, symlink
         self.count = 0
+        self.backup: tuple[str, str] | None = None
+        self.backed_up: str | None = None
 
     def copy(self, sname: str, src: str, dname: str, dst: str, top: bool) -> bool:
         ctx = self.ctx
@@ -729,6 +807,14 @@ class _Cp:
                 return True
             if self.update and dst_st.st_mtime >= st.st_mtime:
                 return True
+            if self.backup is not None:
+                try:
+                    self.backed_up = _make_backup(ctx, dname, dst, self.backup)
+                except OSError as e:
+                    ctx.error(f"cannot backup {quoteaf(dname)}: {strerror(e)}")
+                    return False
+                if self.backed_up is not None:
+                    dst_st = None
         try:
             if self.symlink:
                 if dst_st is not None:
@@ -784,7 +870,9 @@ class _Cp:
         return True
 
     def _v(self, s: str, d: str) -> None:
-        self.ctx.stdout.write(f"{quoteaf(s)} -> {quoteaf(d)}\n".encode("utf-8", "surrogateescape"))
+        b, self.backed_up = self.backed_up, None
+        extra = f" (backup: {quoteaf(b)})" if b is not None else ""
+        self.ctx.stdout.write(f"{quoteaf(s)} -> {quoteaf(d)}{extra}\n".encode("utf-8", "surrogateescape"))
 
 
 def _targets(ctx: CommandContext, ops: list[str], target_dir: str | None, no_target_dir: bool,
@@ -893,12 +981,16 @@ def cp(ctx: CommandContext, argv: list[str]) -> int:
             symlink = True
     if not deref:
         deref = "P" if recursive else "L"
+    backup = _backup_opts(ctx, opts)
+    if isinstance(backup, int):
+        return backup
     pairs = _targets(ctx, ops, target_dir, no_target)
     if isinstance(pairs, int):
         return pairs
     c = _Cp(ctx, recursive=recursive, deref=deref if deref != "P" or recursive else "P",
             preserve=preserve, no_clobber=no_clobber, interactive=interactive, verbose=verbose,
             force=force, update=update, link=link, symlink=symlink)
+    c.backup = backup
     if deref == "P" and not recursive:
         c.deref = "P"
     status = 0
@@ -948,11 +1040,15 @@ def mv(ctx: CommandContext, argv: list[str]) -> int:
             target_dir = v
         elif k == "T":
             no_target = True
+    backup = _backup_opts(ctx, opts)
+    if isinstance(backup, int):
+        return backup
     pairs = _targets(ctx, ops, target_dir, no_target)
     if isinstance(pairs, int):
         return pairs
     status = 0
     for s, d in pairs:
+        backed_up = None
         sp, dp = ctx.path(s), ctx.path(d)
         if _slash_source_bad(ctx, s, sp):
             status = 1
@@ -987,6 +1083,8 @@ def mv(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
+            if backup is not None and dst_st is not None:
+                backed_up = _make_backup(ctx, d, dp, backup)
             try:
                 ctx.fs.rename(sp, dp)
             except OSError as e:
@@ -1008,7 +1106,8 @@ def mv(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         if verbose:
-            ctx.stdout.write(f"renamed {quoteaf(s)} -> {quoteaf(d)}\n".encode("utf-8", "surrogateescape"))
+            extra = f" (backup: {quoteaf(backed_up)})" if backed_up is not None else ""
+            ctx.stdout.write(f"renamed {quoteaf(s)} -> {quoteaf(d)}{extra}\n".encode("utf-8", "surrogateescape"))
     return status
 
 
@@ -1050,6 +1149,9 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
     if relative and not symbolic:
         ctx.error("cannot do --relative without --symbolic")
         return 1
+    backup = _backup_opts(ctx, opts)
+    if isinstance(backup, int):
+        return backup
     if not ops and target_dir is None:
         return _missing(ctx, "missing file operand")
     if len(ops) == 1 and target_dir is None:
@@ -1075,6 +1177,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
     status = 0
     for tgt, link in pairs:
         lp = ctx.path(link)
+        shown = quoteaf(link)  # -v names the backup too: 'b~' ~ 'b' -> 'a'
         try:
             if symbolic and len(link) > 1 and link.endswith("/") and _stat(ctx, lp) is None:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", link)
@@ -1093,14 +1196,20 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
                 if interactive:
                     if not _ask(ctx, f"replace {quoteaf(link)}? "):
                         continue
-                elif not force:
+                elif not force and backup is None:
                     raise FileExistsError(errno.EEXIST, "File exists", link)
-                if existing.is_dir:
+                if backup is not None and not existing.is_dir:
+                    b = _make_backup(ctx, link, lp, backup)
+                    if b is not None:
+                        shown = f"{quoteaf(b)} ~ {quoteaf(link)}"
+                        existing = None
+                if existing is not None and existing.is_dir:
                     # GNU refuses before trying: `ln -sfT x dir`
                     ctx.error(f"{quotef(link)}: cannot overwrite directory")
                     status = 1
                     continue
-                ctx.fs.unlink(lp)
+                if existing is not None:
+                    ctx.fs.unlink(lp)
             if symbolic:
                 t = tgt
                 if relative:
@@ -1108,7 +1217,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
                                  ctx.fs.realpath(posixpath.dirname(lp)))
                 ctx.fs.symlink(t, lp)
                 if verbose:
-                    ctx.stdout.write(f"{quoteaf(link)} -> {quoteaf(t)}\n".encode("utf-8", "surrogateescape"))
+                    ctx.stdout.write(f"{shown} -> {quoteaf(t)}\n".encode("utf-8", "surrogateescape"))
             else:
                 tp = ctx.path(tgt)
                 tst = _lstat(ctx, tp)
@@ -1122,7 +1231,7 @@ def ln(ctx: CommandContext, argv: list[str]) -> int:
                     continue
                 ctx.fs.link(tp, lp)
                 if verbose:
-                    ctx.stdout.write(f"{quoteaf(link)} => {quoteaf(tgt)}\n".encode("utf-8", "surrogateescape"))
+                    ctx.stdout.write(f"{shown} => {quoteaf(tgt)}\n".encode("utf-8", "surrogateescape"))
         except OSError as e:
             kind = "symbolic link" if symbolic else "hard link"
             if symbolic:
@@ -1167,7 +1276,7 @@ def chmod(ctx: CommandContext, argv: list[str]) -> int:
     mode_arg = None
     rest: list[str] = []
     for i, a in enumerate(args):
-        if mode_arg is None and len(a) > 1 and a[0] == "-" and all(c in "rwxXst" for c in a[1:]) and a != "--":
+        if mode_arg is None and len(a) > 1 and a[0] == "-" and all(c in "rwxXstugoa,+=01234567" for c in a[1:]) and a != "--":
             mode_arg = a
             continue
         rest.append(a)
@@ -1564,11 +1673,15 @@ def realpath(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     mode = "f"
-    quiet = strip = False
+    quiet = strip = logical = False
     end = "\n"
     rel_to = rel_base = None
     for k, v in opts:
-        if k in "em":
+        if k == "L":
+            logical = True
+        elif k == "P":
+            logical = False
+        elif k in "em":
             mode = k
         elif k == "E":
             mode = "f"
@@ -1598,7 +1711,8 @@ def realpath(ctx: CommandContext, argv: list[str]) -> int:
                 if mode == "e" and not ctx.fs.lexists(r):
                     raise FileNotFoundError(errno.ENOENT, "", name)
             else:
-                r = canonicalize(ctx, name, mode)
+                # -L: ".." cancels the name before it, before any symlink is resolved
+                r = canonicalize(ctx, posixpath.normpath(ctx.path(name)) if logical else name, mode)
         except OSError as e:
             if not quiet:
                 ctx.error(f"{quotef(name)}: {strerror(e)}")

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno as _errno
 import stat as _stat
 import time
 from typing import Callable
@@ -170,7 +171,9 @@ class _Entry:
             if self.follow:
                 try:
                     self._st = self.fs.stat(self.path, follow_symlinks=True)
-                except OSError:
+                except OSError as ex:
+                    if ex.errno == _errno.ELOOP:
+                        raise  # reported: "Too many levels of symbolic links"
                     self._st = self.lstat()  # a dangling link is seen as the link itself
             else:
                 self._st = self.lstat()
@@ -262,6 +265,7 @@ class _Find:
         self.maxdepth: int | None = None
         self.mindepth = 0
         self.depth_first = False
+        self.explicit_depth = self.has_delete = self.has_prune = False
         self.now = time.time()
         self.daystart = False
         self.regextype = "emacs"
@@ -671,7 +675,7 @@ class _Find:
                 self.mindepth = int(v)
             return Node("pred", name=t, fn=lambda e: True)
         if t in ("-depth", "-d"):
-            self.depth_first = True
+            self.depth_first = self.explicit_depth = True
             return Node("pred", name=t, fn=lambda e: True)
         if t in ("-xdev", "-mount", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race",
                  "-warn", "-nowarn", "-follow"):
@@ -683,6 +687,7 @@ class _Find:
             self.now = time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, 0, 0, 0, 0, 0, -1)) + 86400
             return Node("pred", name=t, fn=lambda e: True)
         if t == "-prune":
+            self.has_prune = True
             return Node("pred", name=t, fn=self.prune)
         if t == "-quit":
             def fq(e: _Entry) -> bool:
@@ -719,7 +724,7 @@ class _Find:
                 return True
             return Node("pred", name=t, fn=fw)
         if t == "-delete":
-            self.depth_first = True
+            self.depth_first = self.has_delete = True
             return Node("pred", name=t, fn=self.delete)
         if t in ("-exec", "-execdir", "-ok", "-okdir"):
             cmd: list[str] = []
@@ -959,10 +964,10 @@ class _Find:
             return e.stat().st_nlink
         if d == "i":
             return e.stat().st_ino
-        if d == "k":
-            return (e.stat().st_size + 1023) // 1024 if not _stat.S_ISDIR(e.stat().st_mode) else 4
-        if d == "b":
-            return (e.stat().st_size + 511) // 512
+        if d in "kb":
+            from .lscmd import _blocks  # the 4 KiB allocation that stat, ls -s and du report
+            b = _blocks(e.stat())
+            return (b + 1) // 2 if d == "k" else b
         if d in "atc":
             return self.timefmt(e, d.upper(), "+")
         if d == "D":
@@ -1082,6 +1087,11 @@ class _Find:
     def main(self, argv: list[str]) -> int:
         ctx = self.ctx
         paths, expr, has_action = self.parse(argv[1:])
+        if self.has_delete and self.has_prune and not self.explicit_depth:
+            ctx.error("The -delete action automatically turns on -depth, but -prune does nothing when "
+                      "-depth is in effect.  If you want to carry on anyway, just explicitly use the "
+                      "-depth option.")
+            return 1
         print_node = Node("pred", name="-print", fn=lambda e: self.write(self.enc(e.disp) + b"\n") or True)
         if expr is None:
             expr = print_node

@@ -646,7 +646,9 @@ class _Grep:
                                 self.flush(out)
                                 self.error_binary(display)
                                 return selected
-                            if self._bad_utf8(line):
+                            # -o prints the matches of a line with an encoding error (they
+                            # cannot hold the bad byte: "." and "[^...]" do not match it)
+                            if not o.only and self._bad_utf8(line):
                                 bad_enc = True
                             elif o.only:
                                 if not o.invert:
@@ -697,7 +699,7 @@ class _Grep:
                     if listing:
                         self.flush(out)
                         return selected
-                    if printing and (binary or self._bad_utf8(line)):
+                    if printing and (binary or (not o.only and self._bad_utf8(line))):
                         if binary:
                             self.flush(out)
                             self.error_binary(display)

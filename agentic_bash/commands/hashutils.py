@@ -107,12 +107,16 @@ def digest_sum(ctx: CommandContext, argv: list[str]) -> int:
         try:
             f = open_input(ctx, name)
         except OSError as e:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # error() flushes stdout
+            out = []
             file_error(ctx, e, name)
             status = 1
             continue
         try:
             d = _digest_stream(ctx, f, algo, bits)
         except IsADirectoryError as e:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # error() flushes stdout
+            out = []
             file_error(ctx, e, name)
             status = 1
             continue
@@ -288,10 +292,14 @@ def cksum(ctx: CommandContext, argv: list[str]) -> int:
             if algo == "crc":
                 out.append(f"{_crc_finish(0, 0)} 0 {name}\n")
             else:
+                ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+                out = []
                 ctx.error(f"{quotef(name)}: Is a directory")
                 status = 1
             continue
         except OSError as e:
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # error() flushes stdout
+            out = []
             file_error(ctx, e, name)
             status = 1
             continue
@@ -497,3 +505,145 @@ def shasum(ctx: CommandContext, argv: list[str]) -> int:
         ctx.stderr.write(b"shasum: Unrecognized algorithm\nType shasum -h for help\n")
         return 1
     return digest_sum(ctx, [f"sha{algo}sum"] + rest)
+
+
+# -- basenc ---------------------------------------------------------------------------------
+
+_Z85 = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_BASENC_KINDS = ("base64", "base64url", "base32", "base32hex", "base16", "base2msbf", "base2lsbf", "z85")
+
+
+def _basenc_encode(kind: str, data: bytes) -> bytes | None:
+    if kind == "base64":
+        return _b64.b64encode(data)
+    if kind == "base64url":
+        return _b64.urlsafe_b64encode(data)
+    if kind == "base32":
+        return _b64.b32encode(data)
+    if kind == "base32hex":
+        return _b64.b32hexencode(data)
+    if kind == "base16":
+        return data.hex().upper().encode()
+    if kind in ("base2msbf", "base2lsbf"):
+        bits = "".join(f"{b:08b}" for b in data)
+        if kind == "base2lsbf":
+            bits = "".join(bits[i:i + 8][::-1] for i in range(0, len(bits), 8))
+        return bits.encode()
+    if len(data) % 4:
+        return None  # z85 takes whole 4-byte groups
+    out = bytearray()
+    for i in range(0, len(data), 4):
+        v = int.from_bytes(data[i:i + 4], "big")
+        chunk = []
+        for _ in range(5):
+            v, r = divmod(v, 85)
+            chunk.append(_Z85[r])
+        out += bytes(reversed(chunk))
+    return bytes(out)
+
+
+def _basenc_decode(kind: str, data: bytes) -> bytes | None:
+    try:
+        if kind in ("base64", "base64url"):
+            if kind == "base64url":
+                if re.search(rb"[+/]", data):
+                    return None
+                data = data.translate(bytes.maketrans(b"-_", b"+/"))
+            out, ok = _b64_quanta(data)
+            return out if ok else None
+        if kind in ("base32", "base32hex"):
+            if kind == "base32hex":
+                data = data.translate(bytes.maketrans(b"0123456789ABCDEFGHIJKLMNOPQRSTUV",
+                                                      b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
+            return _b64.b32decode(data) if len(data) % 8 == 0 else None
+        if kind == "base16":
+            return bytes.fromhex(data.decode("ascii")) if re.fullmatch(rb"(?:[0-9A-Fa-f]{2})*", data) else None
+        if kind in ("base2msbf", "base2lsbf"):
+            if len(data) % 8 or re.search(rb"[^01]", data):
+                return None
+            groups = [data[i:i + 8] for i in range(0, len(data), 8)]
+            if kind == "base2lsbf":
+                groups = [g[::-1] for g in groups]
+            return bytes(int(g, 2) for g in groups)
+        if len(data) % 5:
+            return None
+        out = bytearray()
+        for i in range(0, len(data), 5):
+            v = 0
+            for c in data[i:i + 5]:
+                k = _Z85.find(bytes([c]))
+                if k < 0:
+                    return None
+                v = v * 85 + k
+            if v >= 1 << 32:
+                return None
+            out += v.to_bytes(4, "big")
+        return bytes(out)
+    except (binascii.Error, ValueError):
+        return None
+
+
+@command("basenc", usage="basenc [OPTION]... [FILE]", help="basenc encode or decode FILE, or standard input, to standard output.")
+@stdio
+def basenc(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "diw:", {
+            "decode": "d", "ignore-garbage": "i", "wrap": "w", **{k: None for k in _BASENC_KINDS}}, status=1)
+    except OptError as e:
+        return e.status
+    kind = None
+    decode = garbage = False
+    wrap = 76
+    for k, v in opts:
+        if k in _BASENC_KINDS:
+            kind = k  # the last encoding named wins
+        elif k == "d":
+            decode = True
+        elif k == "i":
+            garbage = True
+        elif k == "w":
+            try:
+                wrap = int(v or "")
+                if wrap < 0:
+                    raise ValueError
+            except ValueError:
+                ctx.error(f"invalid wrap size: {quote(ctx, v or '')}")
+                return 1
+    if kind is None:
+        ctx.error("missing encoding type")
+        try_help(ctx)
+        return 1
+    if len(files) > 1:
+        ctx.error(f"extra operand {quote(ctx, files[1])}")
+        try_help(ctx)
+        return 1
+    name = files[0] if files else "-"
+    try:
+        f = open_input(ctx, name)
+        try:
+            data = read_bounded(ctx, f)
+        finally:
+            f.close()
+    except IsADirectoryError:
+        ctx.error("read error: Is a directory")
+        return 1
+    except OSError as e:
+        file_error(ctx, e, name)
+        return 1
+    if not decode:
+        enc = _basenc_encode(kind, data)
+        if enc is None:
+            ctx.error("invalid input (length must be multiple of 4 characters)")
+            return 1
+        ctx.stdout.write(_wrap(enc, wrap))
+        return 0
+    alphabet = {"base64": rb"A-Za-z0-9+/=", "base64url": rb"A-Za-z0-9\-_=", "base32": rb"A-Z2-7=",
+                "base32hex": rb"0-9A-V=", "base16": rb"0-9A-Fa-f", "base2msbf": rb"01", "base2lsbf": rb"01",
+                "z85": re.escape(_Z85)}[kind]
+    clean = re.sub(rb"[^" + alphabet + rb"]", b"", data) if garbage else data.replace(b"\n", b"")
+    out = _basenc_decode(kind, clean)
+    if out is None:
+        ctx.error("invalid input")
+        return 1
+    ctx.stdout.write(out)
+    return 0

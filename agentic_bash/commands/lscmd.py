@@ -939,6 +939,10 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
     status = 0
     out: list[str] = []
 
+    def _flush() -> None:
+        ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+        out.clear()
+
     def size_of(st: StatResult) -> int:
         if apparent:
             return st.st_size if not S.S_ISDIR(st.st_mode) or True else 0
@@ -955,6 +959,7 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
         nonlocal status
         st = _lstat(ctx, p)
         if st is None:
+            _flush()  # du's error() flushes what stdout holds first
             ctx.error(f"cannot access {quoteaf(name)}: No such file or directory")
             status = 1
             return 0
@@ -969,6 +974,7 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
             try:
                 kids = sorted(ctx.fs.listdir(p))
             except OSError as e:
+                _flush()
                 ctx.error(f"cannot read directory {quoteaf(name)}: {strerror(e)}")
                 status = 1
                 kids = []

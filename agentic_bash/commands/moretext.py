@@ -557,6 +557,7 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
     except OptError as e:
         return e.status
     mode, amount = "l", 1000
+    n_kind, n_only = "", 0
     suf_len = 2
     suf_len_set = False
     numeric = hexa = False
@@ -577,7 +578,14 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
                 if not m:
                     ctx.error(f"invalid number of chunks: {quote(ctx, v)}")
                     return 1
-                mode, amount = "n", int(m.group(2))
+                mode, amount = "n", int(m.group(3) or m.group(2))
+                n_kind, n_only = m.group(1) or "", int(m.group(2)) if m.group(3) else 0
+                if amount == 0 or n_only > amount or (m.group(3) and n_only == 0):
+                    ctx.error(f"invalid chunk number: {quote(ctx, m.group(2))}: Numerical result out of range"
+                              if amount else
+                              f"invalid number of chunks: {quote(ctx, m.group(3) or m.group(2))}: "
+                              "Numerical result out of range")
+                    return 1
                 continue
             r = parse_size(v)
             if r is None or r[1] == 0:
@@ -645,11 +653,37 @@ def split(ctx: CommandContext, argv: list[str]) -> int:
             cur += line
         if cur:
             pieces.append(cur)
+    elif n_kind == "r":
+        lines = data.split(sep)
+        tail = lines.pop() if lines else b""
+        lines = [x + sep for x in lines] + ([tail] if tail else [])
+        pieces = [b"".join(lines[i::amount]) for i in range(amount)]
+    elif n_kind == "l":
+        # GNU: chunk k ends at the end of the line holding byte k*(size/N)-1; the last takes
+        # the rest, and a chunk whose end was passed already is empty
+        size, n = len(data), amount
+        step = size // n
+        pos = 0
+        for k in range(1, n + 1):
+            if k == n:
+                end = size
+            else:
+                want = k * step - 1
+                if want < pos:
+                    end = pos
+                else:
+                    nl = data.find(sep, want)
+                    end = size if nl < 0 else nl + 1
+            pieces.append(data[pos:end])
+            pos = end
     else:
         n = amount
         size = len(data)
         for i in range(n):
             pieces.append(data[i * size // n:(i + 1) * size // n])
+    if n_only:
+        ctx.stdout.write(pieces[n_only - 1])
+        return 0
     if mode == "n" and not suf_len_set:
         while (26 if not (numeric or hexa) else (16 if hexa else 10)) ** suf_len < len(pieces):
             suf_len += 1
@@ -803,7 +837,7 @@ def csplit(ctx: CommandContext, argv: list[str]) -> int:
         if not quiet:
             ctx.stdout.write(f"{len(pc)}\n".encode())
     _ = cuts
-    return 0
+    return 1 if status else 0  # -k keeps the files, the failure still counts
 
 
 # -- fmt ------------------------------------------------------------------------------------
@@ -1227,3 +1261,353 @@ def _fill_line(items: list[str], colw: int) -> str:
         else:
             parts.append(it)
     return "".join(parts) + "\n"
+
+
+# -- pr -------------------------------------------------------------------------------------
+# GNU pr (coreutils 9): pages of -l lines (66) with a 5-line header and a 5-line trailer
+# unless -t/-T; -COLUMN columns filled down (balanced on the last page) or across (-a), -m
+# files side by side.  Multi-column output is "tabified": runs of blanks (padding and
+# separators alike) become tabs where they cross a stop, as pr.c's print_white_space does.
+
+_PR_OBSOLETE = re.compile(r"-(\d+)(.*)")
+
+
+def _pr_tabify(s: str, keep_trailing: bool = False) -> str:
+    """pr.c print_white_space: blank runs of two or more reach tab stops with tabs; trailing
+    blanks are not printed (but -m pads a column whose file has ended)."""
+    out: list[str] = []
+    pos = 0
+    i, n = 0, len(s)
+    while i < n:
+        j = i
+        while j < n and s[j] == " ":
+            j += 1
+        if j > i:
+            if j == n and not keep_trailing:
+                break
+            goal = pos + (j - i)
+            while goal - pos > 1 and (pos // 8 + 1) * 8 <= goal:
+                out.append("\t")
+                pos = (pos // 8 + 1) * 8
+            out.append(" " * (goal - pos))
+            pos = goal
+            i = j
+            continue
+        out.append(s[i])
+        pos += 1
+        i += 1
+    return "".join(out)
+
+
+@command("pr", usage="pr [OPTION]... [FILE]...", help="Paginate or columnate FILE(s) for printing.")
+@stdio
+def pr(ctx: CommandContext, argv: list[str]) -> int:
+    columns = 1
+    first_page, last_page = 1, None
+    args = [argv[0]]
+    for a in argv[1:]:
+        m = _PR_OBSOLETE.fullmatch(a)
+        if m and a != "--":
+            columns = int(m.group(1))
+            if m.group(2):
+                args.append("-" + m.group(2))
+            continue
+        m = re.fullmatch(r"\+(\d+)(?::(\d+))?", a)
+        if m:
+            first_page = int(m.group(1))
+            last_page = int(m.group(2)) if m.group(2) else None
+            continue
+        args.append(a)
+    try:
+        opts, files = parse_opts(ctx, args, "D:FJN:S::TW:abcde::fh:i::l:mn::o:rs::tvw:", {
+            "pages": "pages:", "columns": "columns:", "across": "a", "show-control-chars": "c",
+            "double-space": "d", "date-format": "D", "expand-tabs": "e", "form-feed": "F",
+            "header": "h", "output-tabs": "i", "join-lines": "J", "length": "l", "merge": "m",
+            "number-lines": "n", "first-line-number": "N", "indent": "o", "no-file-warnings": "r",
+            "separator": "s", "sep-string": "S", "omit-header": "t", "omit-pagination": "T",
+            "show-nonprinting": "v", "width": "w", "page-width": "W"}, status=1)
+    except OptError as e:
+        return e.status
+    across = double = formfeed = join = merge = omit = omit_pag = quiet = False
+    header: str | None = None
+    date_fmt = "%Y-%m-%d %H:%M"
+    length, width, margin = 66, 72, 0
+    number: tuple[str, int] | None = None
+    first_line = 1
+    sep_char: str | None = None   # -s
+    sep_string: str | None = None  # -S
+    width_set = page_width_set = False
+    for k, v in opts:
+        if k == "a":
+            across = True
+        elif k == "d":
+            double = True
+        elif k == "D":
+            date_fmt = v or ""
+        elif k in ("F", "f"):
+            formfeed = True
+        elif k == "h":
+            header = v or ""
+        elif k == "J":
+            join = True
+        elif k in ("l", "w", "W", "o", "N", "columns"):
+            try:
+                val = int(v or "")
+                if val < (0 if k in ("o", "N") else 1):
+                    raise ValueError
+            except ValueError:
+                what = {"l": "page length", "w": "line width", "W": "line width", "o": "left margin",
+                        "N": "starting line number", "columns": "number of columns"}[k]
+                ctx.error(f"{'invalid' if k != 'N' else 'invalid'} {what} argument: {quote(ctx, v or '')}"
+                          if k != "columns" else f"invalid number of columns: {quote(ctx, v or '')}")
+                return 1
+            if k == "l":
+                length = val
+            elif k in ("w", "W"):
+                width = val
+                width_set = width_set or k == "w"
+                page_width_set = page_width_set or k == "W"
+            elif k == "o":
+                margin = val
+            elif k == "N":
+                first_line = val
+            else:
+                columns = val
+        elif k == "m":
+            merge = True
+        elif k == "n":
+            nsep, digits = "\t", 5
+            if v:
+                if not v[0].isdigit():
+                    nsep, v = v[0], v[1:]
+                if v:
+                    digits = int(v) if v.isdigit() else 5
+            number = (nsep, digits)
+        elif k == "pages":
+            m = re.fullmatch(r"(\d+)(?::(\d+))?", v or "")
+            if not m:
+                ctx.error(f"invalid page range {quote(ctx, v or '')}")
+                return 1
+            first_page, last_page = int(m.group(1)), int(m.group(2)) if m.group(2) else None
+        elif k == "r":
+            quiet = True
+        elif k == "s":
+            sep_char = v[0] if v else "\t"
+        elif k == "S":
+            sep_string = v if v is not None else ""
+        elif k == "t":
+            omit = True
+        elif k == "T":
+            omit = omit_pag = True
+    if merge and columns > 1:
+        ctx.error("cannot specify number of columns when printing in parallel")
+        return 1
+    if merge and across:
+        ctx.error("cannot specify both printing across and printing in parallel")
+        return 1
+    names = files or ["-"]
+    if merge and len(names) > 1:
+        columns = len(names)
+    multi = columns > 1
+    # the column separator and whether columns are padded to their width
+    pad = True
+    if sep_string is not None:
+        sep = sep_string
+    elif sep_char is not None:
+        sep, pad = sep_char, False
+    elif join:
+        sep, pad = "\t", False
+    else:
+        sep = " "
+    if join:
+        pad = False
+    extremities = not omit
+    body = length - 10 if extremities else length
+    if body <= 0:
+        extremities, body = False, length
+    if double:
+        body = max(1, body // 2)
+    num_width = (number[1] + (8 - number[1] % 8 if number[0] == "\t" else 1)) if number else 0
+    used_by_number = num_width if (number and merge) else 0
+    col_width = (width - used_by_number - (columns - 1) * len(sep)) // columns if multi else width
+    if col_width < 1:
+        ctx.error("page width too narrow")
+        return 1
+    status = 0
+    out: list[str] = []
+    line_no = first_line
+
+    def fmt_num() -> str:
+        nonlocal line_no
+        s = str(line_no)[-number[1]:].rjust(number[1]) + number[0]  # type: ignore[index]
+        line_no += 1
+        return s
+
+    def cell(text: str) -> str:
+        if multi:
+            text = text.expandtabs(8) if sep != "\t" or pad else text
+            if number:
+                text = fmt_num().expandtabs(8) + text
+            if not join:
+                text = text[:col_width]
+        elif number:
+            text = fmt_num() + text
+        return text
+
+    def render_row(cells: list[str | None]) -> str:
+        if not multi:
+            return " " * margin + (cells[0] or "")
+        last = len(cells) - 1 if merge else max((i for i, c in enumerate(cells) if c is not None), default=-1)
+        if last < 0:
+            return " " * margin
+        parts = []
+        for i in range(last + 1):
+            c = cells[i] or ""
+            if i < last:
+                parts.append(c.ljust(col_width) + sep if pad else c + sep)
+            else:
+                parts.append(c)
+        line = " " * margin + "".join(parts)
+        return _pr_tabify(line, merge) if (pad or " " in sep) and not join else line
+
+    def date_text(name: str) -> str:
+        import datetime as _dtm
+
+        from .sysutils import _zone, format_date
+        tz = _zone(ctx, False)
+        ts = None
+        if name != "-" and not merge:
+            try:
+                ts = ctx.fs.stat(ctx.path(name)).st_mtime
+            except OSError:
+                ts = None
+        if ts is None:
+            import time as _time
+            ts = _time.time()
+        return format_date(date_fmt, _dtm.datetime.fromtimestamp(ts, tz))
+
+    ff_ends: set[int] = set()  # pages (by index) that a form feed in the input ended
+
+    def emit_pages(rows_by_page: list[list[str]], title: str, dtext: str) -> None:
+        for pno, rows in enumerate(rows_by_page, 1):
+            if pno < first_page or (last_page is not None and pno > last_page):
+                continue
+            if extremities:
+                page_text = f"Page {pno}"
+                avail = max(0, width - len(dtext) - len(title) - len(page_text))
+                lhs = avail >> 1
+                out.append("\n\n" + " " * margin + dtext + " " * max(1, lhs) + title
+                           + " " * max(1, avail - lhs) + page_text + "\n\n\n")
+            for r in rows:
+                out.append(r + "\n")
+                if double:
+                    out.append("\n")
+            if extremities:
+                if formfeed:
+                    out.append("\f")
+                else:
+                    used = len(rows) * (2 if double else 1)
+                    out.append("\n" * (body * (2 if double else 1) - used + 5))
+            elif pno - 1 in ff_ends or (formfeed and pno < len(rows_by_page)):
+                out.append("\f")
+
+    def paginate(lines: list[str]) -> list[list[str]]:
+        """Rows of each page from the input lines (a form feed starts a new page)."""
+        pages: list[list[str]] = []
+        groups: list[list[str]] = [[]]
+        for ln in lines:
+            if "\f" in ln and not omit_pag:
+                segs = ln.split("\f")
+                if segs[0]:
+                    groups[-1].append(segs[0])
+                for sg in segs[1:]:
+                    groups.append([])
+                    if sg:
+                        groups[-1].append(sg)
+            else:
+                groups[-1].append(ln.replace("\f", ""))
+        if len(groups) > 1 and not groups[-1]:
+            groups.pop()
+            trailing_ff = True
+        else:
+            trailing_ff = False
+        per_page = body * columns
+        ff_ends.clear()
+        for gi, g in enumerate(groups):
+            if gi:
+                ff_ends.add(len(pages) - 1)
+            chunks = [g[i:i + per_page] for i in range(0, len(g), per_page)] or [[]]
+            for ch in chunks:
+                rows: list[str] = []
+                if not multi:
+                    rows = [render_row([cell(x)]) for x in ch]
+                elif across:
+                    for i in range(0, len(ch), columns):
+                        rows.append(render_row([cell(x) for x in ch[i:i + columns]]))
+                else:
+                    if len(ch) == per_page:
+                        sizes = [body] * columns
+                    else:  # balance the last page: the first columns take the remainder
+                        q, r = divmod(len(ch), columns)
+                        sizes = [q + (1 if i < r else 0) for i in range(columns)]
+                    cols, pos = [], 0
+                    for sz in sizes:
+                        cols.append([cell(x) for x in ch[pos:pos + sz]])
+                        pos += sz
+                    nrows = max(sizes) if sizes else 0
+                    for i in range(nrows):
+                        rows.append(render_row([c[i] if i < len(c) else None for c in cols]))
+                pages.append(rows)
+        if trailing_ff and pages:
+            ff_ends.add(len(pages) - 1)
+        return pages
+
+    def read_lines(name: str) -> list[str] | None:
+        data = _read(ctx, name)
+        if data is None:
+            return None
+        text = data.decode("utf-8", "surrogateescape")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return lines
+
+    if merge:
+        contents = []
+        dashes = [i for i, nm in enumerate(names) if nm == "-"]
+        shared: list[str] | None = None
+        for idx, name in enumerate(names):
+            if name == "-" and len(dashes) > 1:
+                # several "-" operands take turns reading lines from the one standard input
+                if shared is None:
+                    shared = read_lines("-") or []
+                ls_ = shared[dashes.index(idx)::len(dashes)]
+            else:
+                ls_ = read_lines(name)
+            if ls_ is None:
+                status = 1
+                continue
+            contents.append(ls_)
+        columns = len(contents) or 1
+        multi = columns > 1
+        nrows = max((len(c) for c in contents), default=0)
+        rows_all = []
+        for i in range(nrows):
+            cells = [cell(c[i]) if i < len(c) else "" for c in contents]
+            rows_all.append(render_row(cells))
+        pages = [rows_all[i:i + body] for i in range(0, len(rows_all), body)] or [[]]
+        emit_pages(pages, header if header is not None else "", date_text("-"))
+    else:
+        for name in names:
+            ls_ = read_lines(name)
+            if ls_ is None:
+                status = 1
+                continue
+            line_no = first_line
+            title = header if header is not None else ("" if name == "-" else name)
+            emit_pages(paginate(ls_), title, date_text(name) if extremities else "")
+            ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # before any error
+            out.clear()
+    ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))
+    _ = (quiet, page_width_set, width_set)
+    return status

@@ -134,7 +134,7 @@ def _addr(radix: str, n: int) -> str:
 def od(ctx: CommandContext, argv: list[str]) -> int:
     try:
         opts, files = parse_opts(ctx, argv, "A:j:N:S:t:vw::abcdfhilosxDeFHLOX", {
-            "address-radix": "A", "skip-bytes": "j", "read-bytes": "N", "strings": "S",
+            "address-radix": "A", "skip-bytes": "j", "read-bytes": "N", "strings": "strings::",
             "format": "t", "output-duplicates": "v", "width": "w", "endian": "endian:",
             "traditional": None}, status=1)
     except OptError as e:
@@ -146,8 +146,26 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
     specs: list[_Spec] = []
     dup = False
     width = 16
+    big = False
+    strings_min: int | None = None
     try:
         for k, v in opts:
+            if k == "endian":
+                m = [e for e in ("little", "big") if e.startswith(v or "\0")]
+                if len(m) != 1:
+                    ctx.error(f"invalid argument {quote(ctx, v or '')} for {quote(ctx, '--endian')}")
+                    ctx.stderr.write("Valid arguments are:\n  - ‘little’\n  - ‘big’\n".encode())
+                    try_help(ctx)
+                    return 1
+                big = m[0] == "big"
+                continue
+            if k in ("S", "strings"):
+                r = parse_size(v or "3", clamp=False)
+                if r is None:
+                    ctx.error(f"invalid -S argument '{v or ''}'")
+                    return 1
+                strings_min = r[1]
+                continue
             if k == "A":
                 if v not in ("o", "d", "x", "n"):
                     ctx.error(f"invalid output address radix '{v}'; it must be one character from [doxn]")
@@ -183,6 +201,11 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
     except _OdError as e:
         ctx.error(str(e))
         return 1
+    if strings_min is not None:
+        if specs:
+            ctx.error("no type may be specified when dumping strings")
+            return 1
+        return _od_strings(ctx, files, radix, skip, limit, strings_min)
     if not specs:
         specs = _parse_type(ctx, "o2")
     # column layout like GNU: every spec's block gets the widest block's width
@@ -257,7 +280,7 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             code = {1: "B", 2: "H", 4: "I", 8: "Q"}[sp.size]
             if sp.kind == "d":
                 code = code.lower()
-            fast = (struct.Struct(f"<{nf}{code}"),
+            fast = (struct.Struct(f"{'>' if big else '<'}{nf}{code}"),
                     "".join(" " + " " * (w - sp.width) + conv for w in ws))
         if sp.size == 1:
             table = [_fmt_field(sp, bytes([b])).rjust(sp.width) for b in range(256)]
@@ -298,6 +321,8 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             else:
                 present = -(-len(block) // sp.size)
                 padded = block + bytes(present * sp.size - len(block))
+                if big and sp.size > 1:
+                    padded = b"".join(padded[i:i + sp.size][::-1] for i in range(0, len(padded), sp.size))
                 body = "".join([" " + _fmt_field(sp, padded[i * sp.size:(i + 1) * sp.size]).rjust(ws[i])
                                 for i in range(present)])
             line = head + body
@@ -336,7 +361,38 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
     return status
 
 
+def _od_strings(ctx: CommandContext, files: list[str], radix: str, skip: int, limit: int | None,
+                minlen: int) -> int:
+    """od -S N: NUL-terminated runs of at least N printable ASCII bytes, at their offsets."""
+    status = 0
+    chunks = []
+    for name in files or ["-"]:
+        try:
+            with open_input(ctx, name) as f:
+                chunks.append(read_bounded(ctx, f))
+        except OSError as e:
+            file_error(ctx, e, name)
+            status = 1
+    data = b"".join(chunks)
+    if skip > len(data):
+        ctx.error("cannot skip past end of combined input")
+        return 1
+    end = len(data) if limit is None else min(len(data), skip + limit)
+    out = []
+    for m in re.finditer(rb"[\x20-\x7e]*\x00", data[:end]):
+        body = m.group()[:-1]
+        if len(body) >= minlen and m.start() >= skip:
+            out.append(_addr(radix, m.start()) + (" " if radix != "n" else "") + body.decode("ascii") + "\n")
+        elif len(body) >= minlen and m.end() - 1 - skip >= minlen:
+            out.append(_addr(radix, skip) + (" " if radix != "n" else "") + body[skip - m.start():].decode("ascii") + "\n")
+    ctx.stdout.write("".join(out).encode())
+    return status
+
+
 # -- xxd ------------------------------------------------------------------------------------
+
+_XXD_USAGE = b'Usage:\n       xxd [options] [infile [outfile]]\n    or\n       xxd -r [-s [-]offset] [-c cols] [-ps] [infile [outfile]]\nOptions:\n    -a          toggle autoskip: A single \'*\' replaces nul-lines. Default off.\n    -b          binary digit dump (incompatible with -ps,-i,-r). Default hex.\n    -C          capitalize variable names in C include file style (-i).\n    -c cols     format <cols> octets per line. Default 16 (-i: 12, -ps: 30).\n    -E          show characters in EBCDIC. Default ASCII.\n    -e          little-endian dump (incompatible with -ps,-i,-r).\n    -g bytes    number of octets per group in normal output. Default 2 (-e: 4).\n    -h          print this summary.\n    -i          output in C include file style.\n    -l len      stop after <len> octets.\n    -n name     set the variable name used in C include output (-i).\n    -o off      add <off> to the displayed file position.\n    -ps         output in postscript plain hexdump style.\n    -r          reverse operation: convert (or patch) hexdump into binary.\n    -r -s off   revert with <off> added to file positions found in hexdump.\n    -d          show offset in decimal instead of hex.\n    -s [+][-]seek  start at <seek> bytes abs. (or +: rel.) infile offset.\n    -u          use upper case hex letters.\n    -v          show version: "xxd 2022-01-14 by Juergen Weigert et al.".\n'
+
 
 @command("xxd", usage="xxd [options] [infile [outfile]]", help="make a hexdump or do the reverse.")
 @stdio
@@ -346,9 +402,17 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
              "-len": "-l", "-seek": "-s", "-groupsize": "-g", "-include": "-i", "-bits": "-b",
              "-upper": "-u", "-u": "-u", "-version": "-v", "--version": "-v"}
     args = [argv[0]] + [alias.get(a, a) for a in argv[1:]]
+    import dataclasses
+    import io
     try:
-        opts, ops = parse_opts(ctx, args, "bc:eg:il:o:prs:uvEC", {}, status=1)
+        # xxd answers any bad option (and -h) with its usage text on stderr
+        opts, ops = parse_opts(dataclasses.replace(ctx, stderr=io.BytesIO()), args, "bc:eg:hil:o:prs:uvEC", {},
+                               status=1)
     except OptError:
+        ctx.stderr.write(_XXD_USAGE)
+        return 1
+    if len(ops) > 2 or any(k == "h" for k, _ in opts):
+        ctx.stderr.write(_XXD_USAGE)
         return 1
     plain = rev = inc = upper = bits = little = False
     cols = None

@@ -17,13 +17,20 @@ _HEX = b"0123456789abcdefABCDEF"
 
 
 class _State:
-    def __init__(self) -> None:
+    def __init__(self, out: bytearray | None = None) -> None:
         self.err: list[bytes] = []
         self.status = 0
+        self.out = out
+        # (stdout bytes produced before it, message): gnulib's error() flushes stdout first
+        self.marks: list[tuple[int, bytes]] = []
 
     def warn(self, msg: str) -> None:
-        self.err.append(f"printf: {msg}\n".encode("utf-8", "surrogateescape"))
+        self.note(f"printf: {msg}\n".encode("utf-8", "surrogateescape"))
         self.status = 1
+
+    def note(self, b: bytes) -> None:
+        self.err.append(b)
+        self.marks.append((len(self.out) if self.out is not None else 0, b))
 
 
 def _q(s: str) -> str:
@@ -366,9 +373,14 @@ def _fmt_float(conv: str, flags: str, width: int | None, prec: int | None, x: De
 
 def gnu_printf(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int]:
     """Run printf(1): returns (stdout bytes, stderr bytes, status)."""
+    return gnu_printf_ordered(fmt_s, args)[:3]  # type: ignore[return-value]
+
+
+def gnu_printf_ordered(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int, list[tuple[int, bytes]]]:
+    """gnu_printf plus where each diagnostic falls in the output (for interleaving)."""
     fmt = fmt_s.encode("utf-8", "surrogateescape")
-    st = _State()
     out = bytearray()
+    st = _State(out)
     ai = 0
     nargs = len(args)
     try:
@@ -454,13 +466,13 @@ def gnu_printf(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int]:
                     out += _pad(q.encode("utf-8", "surrogateescape"), flags, width)
             if not used_any:
                 if nargs:
-                    st.err.append(("printf: warning: ignoring excess arguments, starting with "
-                                   f"{_q(args[0])}\n").encode("utf-8", "surrogateescape"))
+                    st.note(("printf: warning: ignoring excess arguments, starting with "
+                             f"{_q(args[0])}\n").encode("utf-8", "surrogateescape"))
                 break
             if ai >= nargs:
                 break
     except _StopAll:
         pass
     except _Stop:
-        return bytes(out), b"".join(st.err), 1
-    return bytes(out), b"".join(st.err), st.status
+        return bytes(out), b"".join(st.err), 1, st.marks
+    return bytes(out), b"".join(st.err), st.status, st.marks

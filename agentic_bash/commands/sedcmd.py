@@ -948,11 +948,26 @@ class _Sed:
             self.status = 2
             return None
         if self.in_place:
+            if getattr(self, "follow_symlinks", False):
+                p = self._resolve_links(p)  # edit the link's target, keep the link
             self.inplace_target = p
             self.inplace_mode = st.st_mode & 0o7777
             self.inplace_buf = io.BytesIO()
             self.out = _Output(self.inplace_buf)
         return fh if raw else self._lines(fh)
+
+    def _resolve_links(self, p: str) -> str:
+        import posixpath
+        fs = self.ctx.fs
+        for _ in range(40):
+            try:
+                if not fs.stat(p, follow_symlinks=False).is_symlink:
+                    return p
+                t = fs.readlink(p)
+            except OSError:
+                return p
+            p = posixpath.normpath(t if t.startswith("/") else posixpath.join(posixpath.dirname(p), t))
+        return p
 
     def _lines(self, fh):  # noqa: ANN001, ANN202
         with fh:
@@ -1376,11 +1391,17 @@ class _Sed:
                     fh.close()
                 if self.in_place:
                     self.file_done(None)  # type: ignore[arg-type]
-        except SedError:
-            self.finish()
+        except SedError as e:
+            self._fatal(e)
             raise
         self.finish()
         return self.status
+
+    def _fatal(self, e: "SedError") -> None:
+        # GNU's panic() writes its message, then exit() flushes what stdout still buffers
+        self.ctx.error(str(e))
+        e.printed = True  # type: ignore[attr-defined]
+        self.finish()
 
     def run(self, files: list[str]) -> int:
         plan = self.block_plan() if BLOCK_MODE else None
@@ -1392,6 +1413,7 @@ class _Sed:
         quiet = self.quiet
         utf8 = self.utf8
         budget = self.ctx.budget
+        dl = self.sep.decode()  # -z: N, G, H join and D, P, W split at NUL (GNU's buffer_delimiter)
         try:
             r = inp.next()
             cycles = 0
@@ -1435,7 +1457,7 @@ class _Sed:
                         end_autoprint = False
                         break
                     elif name == "D":
-                        k = ps.find("\n")
+                        k = ps.find(dl)
                         if k < 0:
                             end_autoprint = False
                             break
@@ -1458,6 +1480,7 @@ class _Sed:
                             break
                         raw, chomped = r
                         ps = to_text(raw, utf8)
+                        tflag = False  # GNU's read_pattern_space resets the t flag
                     elif name == "N":
                         if inp.is_last() or (self.separate and inp.at_file_end()):
                             if self.posix:
@@ -1468,7 +1491,8 @@ class _Sed:
                         if r is None:
                             break
                         raw, chomped = r
-                        ps = ps + "\n" + to_text(raw, utf8)
+                        ps = ps + dl + to_text(raw, utf8)
+                        tflag = False
                     elif name == "y":
                         ps = ps.translate(c.ymap)
                     # GNU keeps "ended with a newline" with each buffer: it travels with g/h/x
@@ -1477,13 +1501,13 @@ class _Sed:
                         ps = self.hold
                         chomped = self.hchomped
                     elif name == "G":
-                        ps = ps + "\n" + self.hold
+                        ps = ps + dl + self.hold
                         chomped = self.hchomped
                     elif name == "h":
                         self.hold = ps
                         self.hchomped = chomped
                     elif name == "H":
-                        self.hold = self.hold + "\n" + ps
+                        self.hold = self.hold + dl + ps
                         self.hchomped = chomped
                     elif name == "x":
                         ps, self.hold = self.hold, ps
@@ -1539,14 +1563,14 @@ class _Sed:
                     elif name == "w":
                         self.emit_ps(ps, True, self.wfile(c.fname))
                     elif name == "W":
-                        k = ps.find("\n")
+                        k = ps.find(dl)
                         self.emit_ps(ps if k < 0 else ps[:k], True, self.wfile(c.fname))
                     elif name == "P":
-                        k = ps.find("\n")
+                        k = ps.find(dl)
                         if k < 0:
                             self.emit_ps(ps, chomped)
                         else:
-                            self.out.write(from_text(ps[:k], utf8), b"\n")
+                            self.out.write(from_text(ps[:k], utf8), self.sep)
                     elif name == "e":
                         if c.text:
                             self.out.flush()
@@ -1566,8 +1590,8 @@ class _Sed:
             if inp.it is not None or self.in_place:
                 inp._open_next() if False else None
                 self.file_done(inp)
-        except SedError:
-            self.finish()
+        except SedError as e:
+            self._fatal(e)
             raise
         except _Quit as q:
             self.dump_append()
@@ -1620,6 +1644,7 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
         return 1
     quiet = separate = in_place = extended = unbuffered = null = posix = sandbox = False
     suffix = ""
+    follow = False
     line_len = 70
     pieces: list[tuple[str, str, str]] = []
     for k, v in opts:
@@ -1663,6 +1688,8 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
             posix = True
         elif k == "sandbox":
             sandbox = True
+        elif k == "follow-symlinks":
+            follow = True
         elif k == "V":
             ctx.stdout.write(VERSION)
             return 0
@@ -1695,9 +1722,11 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
         s = _Sed(ctx, cmds, quiet=quiet, separate=separate, in_place=in_place, suffix=suffix,
                  null=null, line_len=line_len, utf8=utf8, unbuffered=unbuffered, posix=posix,
                  wfiles=comp.wfiles, extended_rx=extended)
+        s.follow_symlinks = follow
         return s.run(operands)
     except SedError as e:
-        ctx.error(str(e))
+        if not getattr(e, "printed", False):
+            ctx.error(str(e))
         return e.status if e.status != 1 else 4
 
 

@@ -417,10 +417,41 @@ class _Abort(Exception):
     pass
 
 
+_OBS_START = re.compile(r"\+(\d+)(?:\.(\d+))?([bdfgiMhnRrV]*)")
+_OBS_END = re.compile(r"-(\d+)(?:\.(\d+))?([bdfgiMhnRrV]*)")
+
+
+def _obsolete_keys(argv: list[str]) -> list[str]:
+    """GNU sort's obsolete ``+POS1 [-POS2]`` keys (0-based fields) as ``-k`` options:
+    ``+1 -2`` is ``-k2,2``, ``+0.1`` is ``-k1.2``, ``-1.3`` ends at ``2.3``."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return out + argv[i:]
+        m = _OBS_START.fullmatch(a)
+        if m is None or (out and out[-1] in ("-k", "-o", "-t", "-S", "-T")):
+            out.append(a)
+            i += 1
+            continue
+        spec = f"{int(m.group(1)) + 1}" + (f".{int(m.group(2)) + 1}" if m.group(2) else "") + m.group(3)
+        e = _OBS_END.fullmatch(argv[i + 1]) if i + 1 < len(argv) else None
+        if e is not None:
+            ew, ec = int(e.group(1)), int(e.group(2) or 0)
+            spec += "," + (f"{ew + 1}.{ec}" if ec else f"{ew}") + e.group(3)
+            i += 1
+        out += ["-k", spec]
+        i += 1
+    return out
+
+
 @command("sort", usage="sort [OPTION]... [FILE]...\n  or:  sort [OPTION]... --files0-from=F",
          help="Write sorted concatenation of all FILE(s) to standard output.")
 @stdio
 def sort(ctx: CommandContext, argv: list[str]) -> int:
+    if any(a[:1] == "+" for a in argv):
+        argv = _obsolete_keys(argv)
     try:
         opts, files = parse_opts(ctx, argv, "bcCdfghik:mMno:rRsS:t:T:uVzy", {
             "ignore-leading-blanks": "b", "check": "check::", "dictionary-order": "d",

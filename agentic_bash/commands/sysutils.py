@@ -379,7 +379,10 @@ def getconf(ctx: CommandContext, argv: list[str]) -> int:
 def env(ctx: CommandContext, argv: list[str]) -> int:
     # GNU env stops option parsing at the first NAME=VALUE or command word.
     o = _Opts(ctx, argv, "+iu:0C:S:v", {"ignore-environment": "i", "unset": "u:", "null": "0",
-                                          "chdir": "C:", "split-string": "S:", "debug": "v"})
+                                          "chdir": "C:", "split-string": "S:", "debug": "v",
+                                          # signal dispositions: accepted, nothing to change in-process
+                                          "ignore-signal": "ignore-signal?", "default-signal": "default-signal?",
+                                          "block-signal": "block-signal?", "list-signal-handling": "lsh"})
     if o.error:
         return o.fail(125)
     rest = list(o.args)
@@ -392,7 +395,7 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     s = o.last("S")
     if s is not None:
         try:
-            split = _split_s(s)
+            split = _split_s(s, ctx.env)
         except ValueError as e:
             ctx.error(str(e))
             return 125
@@ -451,9 +454,17 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     return _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
 
 
-def _split_s(s: str) -> list[str] | None:
-    """env -S: split at blanks, honouring '...', "..." and backslash escapes; None when a
-    quote is left open."""
+def _split_s(s: str, env: dict[str, str] | None = None) -> list[str] | None:
+    """env -S: split at blanks, honouring '...', "..." and backslash escapes and expanding
+    ${NAME} outside single quotes; None when a quote is left open."""
+    env = env or {}
+
+    def var(i: int) -> tuple[str, int]:
+        m = re.match(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", s[i:])
+        if m is None:
+            raise ValueError(f"only ${{VARNAME}} expansion is supported, error at: {s[i:]}")
+        return env.get(m.group(1), ""), i + m.end()
+
     out: list[str] = []
     cur: list[str] = []
     have = False
@@ -475,6 +486,10 @@ def _split_s(s: str) -> list[str] | None:
         elif c == '"':
             j = i + 1
             while j < n and s[j] != '"':
+                if s[j] == "$":
+                    v, j = var(j)
+                    cur.append(v)
+                    continue
                 if s[j] == "\\" and j + 1 < n:
                     j += 1
                     cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(s[j], s[j]))
@@ -492,6 +507,10 @@ def _split_s(s: str) -> list[str] | None:
             cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(nxt, nxt))
             have = True
             i += 2
+        elif c == "$":
+            v, i = var(i)
+            cur.append(v)
+            have = True
         else:
             cur.append(c)
             have = True
@@ -606,14 +625,19 @@ def which(ctx: CommandContext, argv: list[str]) -> int:
 
 # --------------------------------------------------------------------------- durations
 
+_STRTOD = re.compile(r"\s*\+?(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][-+]?\d+)?"
+                     r"|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)([smhd]?)")
+
+
 def _duration(s: str) -> float | None:
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]+)?)([smhd]?)", s)
-    if not m or m.group(1) in ("", "."):
-        if s.strip().lower() in ("inf", "infinity"):
-            return float("inf")
+    """sleep/timeout operands: a non-negative strtod number (hex and inf too) and one
+    optional s/m/h/d suffix, nothing else."""
+    m = _STRTOD.fullmatch(s)
+    if not m:
         return None
+    t = m.group(1)
     try:
-        v = float(m.group(1))
+        v = float.fromhex(t) if t[:2] in ("0x", "0X") else float(t)
     except ValueError:
         return None
     return v * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
@@ -757,7 +781,8 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
         if o.has("v"):
             ctx.stderr.write(f"timeout: sending signal {_SIGNALS[signo - 1] if signo else 'EXIT'} "
                              f"to command {_q(ctx, cmd[0])}\n".encode())
-        if o.has("preserve-status"):
+        if o.has("preserve-status") or signo == 9:
+            # SIGKILL also reaches timeout itself (it signals its process group): 137
             return 128 + (signo or 0)
         return 124
     if "exc" in box:
@@ -1030,6 +1055,18 @@ def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
             break
         conv = fmt[j]
         j += 1
+        if conv in "EO" and j < n and fmt[j] in "cCdeHImMSuUVwWxXyYgGjklnNpPrRtTzZsaAbBhDFq":
+            conv = fmt[j]  # the E and O modifiers change nothing in the C locale
+            j += 1
+        if conv == "N":
+            # %N: nanoseconds; a width keeps that many digits (more are zeros), "-" all nine
+            digs = f"{nanos:09d}"
+            if width and "-" not in flag:
+                w = int(width)
+                digs = digs[:w] if w <= 9 else digs + "0" * (w - 9)
+            out.append(digs)
+            i = j
+            continue
         val, kind = _directive(conv, d, nanos, colons, flag)
         if val is None:
             out.append(fmt[i:j])
@@ -1037,13 +1074,12 @@ def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
             continue
         up = "^" in flag
         if "#" in flag:
-            if conv in "aAbBhp":
+            if conv in "aAbBh":
                 up = True
-            elif conv in "Z":
+            elif conv in "Zp":  # "#" swaps the case: these are upper case already
                 val = val.lower()
-            elif conv == "P":
-                pass
-        if up:
+                up = False
+        if up and conv != "P":  # glibc leaves %P lower case even with ^
             val = val.upper()
         pad = "0" if kind == "0" else (" " if kind == "_" else "")
         for f in flag:
@@ -1076,7 +1112,7 @@ def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
                     val = sign + digits.rjust(w - len(sign), "0")
                 else:
                     val = (sign + digits).rjust(w, " ")
-        elif width:
+        elif width and pad != "-":
             pc = "0" if pad == "0" else " "
             val = val.rjust(int(width), pc)
         out.append(val)
@@ -1191,15 +1227,54 @@ def _unit(w: str) -> int | str | None:
     return _UNITS.get(w)
 
 
+# gnulib parse-datetime's zone abbreviations (minutes east of UTC); the second group are
+# daylight names, one hour ahead of their base
+_ZONE_ABBR = {"GMT": 0, "UT": 0, "UTC": 0, "WET": 0, "ART": -180, "BRT": -180, "NST": -210, "AST": -240,
+              "CLT": -240, "EST": -300, "CST": -360, "MST": -420, "PST": -480, "AKST": -540, "HST": -600,
+              "HAST": -600, "SST": -720, "WAT": 60, "CET": 60, "MET": 60, "MEZ": 60, "EET": 120, "CAT": 120,
+              "SAST": 120, "EAT": 180, "MSK": 180, "IST": 330, "SGT": 480, "KST": 540, "JST": 540,
+              "GST": 600, "NZST": 720,
+              "WEST": 60, "BST": 60, "BRST": -120, "NDT": -150, "ADT": -180, "CLST": -180, "EDT": -240,
+              "CDT": -300, "MDT": -360, "PDT": -420, "AKDT": -480, "HADT": -540, "CEST": 120, "MEST": 120,
+              "MESZ": 120, "EEST": 180, "MSD": 240, "NZDT": 780}
+
+
+def _yy(y: str) -> str:
+    """A two-digit year as parse-datetime reads it: 69-99 are 19xx, 00-68 are 20xx."""
+    if len(y) == 2:
+        return str(int(y) + (1900 if int(y) >= 69 else 2000))
+    return y
+
+
 def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None:
     """The common part of GNU date -d: ISO forms, @epoch, month names, relative items."""
     s = s.strip()
+    mtz = re.match(r'TZ="([^"]*)"\s*', s)
+    inline_tz: _dt.tzinfo | None = None
+    if mtz:  # GNU: a leading TZ="zone" interprets the rest in that zone
+        inline_tz = _tz_from(mtz.group(1))
+        s = s[mtz.end():]
+    if s == "":
+        s = "today 00:00"  # GNU: an empty date is the start of today
+    # 5-Mar-2023, Mar-5-2023 (dashes between a month name and numbers)
+    s = re.sub(r"\b(\d{1,2})-([A-Za-z]{3,9})-(\d{4}|\d{2})\b", lambda m: f"{m[1]} {m[2]} {_yy(m[3])}", s)
+    s = re.sub(r"\b([A-Za-z]{3,9})-(\d{1,2})-(\d{4}|\d{2})\b", lambda m: f"{m[1]} {m[2]} {_yy(m[3])}", s)
     if s.startswith("@"):
-        try:
-            v = float(s[1:])
-        except ValueError:
+        from decimal import Decimal, InvalidOperation
+        if not re.fullmatch(r"\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)\s*", s[1:]):
             return None
-        return _dt.datetime.fromtimestamp(v, tz)
+        try:
+            v = Decimal(s[1:].strip().replace(",", "."))
+            if not v.is_finite():
+                return None
+        except InvalidOperation:
+            return None
+        sec = int(v.to_integral_value(rounding="ROUND_FLOOR"))
+        micro = int((v - sec) * 1000000)  # truncated, like GNU's nanosecond parse
+        try:
+            return _dt.datetime.fromtimestamp(sec, tz) + _dt.timedelta(microseconds=micro)
+        except (OverflowError, OSError, ValueError):
+            return None
     toks = re.findall(r"\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?"
                       r"|\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s*[ap]\.?m\.?)?|\d{1,2}/\d{1,2}/\d{2,4}"
                       r"|\d{4}/\d{1,2}/\d{1,2}|[+-]\d{2}:\d{2}"
@@ -1226,9 +1301,28 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             merged.append(t)
     toks = merged
 
+    after_time = -1  # index just past a time-of-day token
     while i < len(toks):
         t = toks[i]
         tl = t.lower().rstrip(".")
+        if i == after_time and zone is None:
+            # GNU's grammar: HH:MM[:SS] followed by a signed number is a zone offset
+            # ("10:00 +2 hours" is 10:00 at UTC+2, then one hour later)
+            mz = re.fullmatch(r"([+-])(\d{1,4})(?::(\d{2}))?", t)
+            if mz:
+                d = mz.group(2)
+                if mz.group(3) is not None:
+                    hh, mm = int(d), int(mz.group(3))
+                elif len(d) <= 2:
+                    hh, mm = int(d), 0
+                else:
+                    hh, mm = divmod(int(d), 100)
+                if hh * 60 + mm > 24 * 60 or mm >= 60:
+                    return None  # parse-datetime: a zone offset beyond a day is an error
+                off = _dt.timedelta(hours=hh, minutes=mm)
+                zone = _dt.timezone(off if mz.group(1) == "+" else -off)
+                i += 1
+                continue
         m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
                          r"(Z|[+-]\d{2}:?\d{2})?", t, re.I)
         if m:
@@ -1236,6 +1330,7 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             if m.group(4):
                 ns = int((m.group(7) or "0").ljust(9, "0")[:9])
                 tod = (int(m.group(4)), int(m.group(5)), int(m.group(6) or 0), ns)
+                after_time = i + 1
             if m.group(8):
                 z = m.group(8)
                 if z.upper() == "Z":
@@ -1253,6 +1348,8 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
                 h = h % 12 + (12 if m.group(5).lower() == "p" else 0)
             tod = (h, int(m.group(2)), int(m.group(3) or 0), int((m.group(4) or "0").ljust(9, "0")[:9]))
             i += 1
+            if not m.group(5):
+                after_time = i
             continue
         m = re.fullmatch(r"(\d{4})/(\d{1,2})/(\d{1,2})", t)
         if m:
@@ -1293,8 +1390,23 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             rel_s += 86400
             i += 1
             continue
-        if tl in ("utc", "gmt", "z"):
-            zone = _dt.timezone.utc
+        if (tl in ("utc", "gmt", "z") or t.upper() in _ZONE_ABBR) and t.isalpha():
+            mins = _ZONE_ABBR.get(t.upper(), 0)
+            i += 1
+            # "UTC+2", "GMT-0330": a signed number right after a zone name shifts it
+            if i < len(toks) and re.fullmatch(r"[+-]\d{1,4}", toks[i]) and not (
+                    i + 1 < len(toks) and _unit(toks[i + 1]) is not None):
+                d = toks[i][1:]
+                hh, mm = (int(d), 0) if len(d) <= 2 else divmod(int(d), 100)
+                if hh * 60 + mm > 24 * 60 or mm >= 60:
+                    return None
+                mins += (hh * 60 + mm) * (1 if toks[i][0] == "+" else -1)
+                i += 1
+            zone = _dt.timezone(_dt.timedelta(minutes=mins)) if mins else _dt.timezone.utc
+            continue
+        if tl in ("am", "pm", "a.m", "p.m") and tod is not None and tod[0] <= 12:
+            h = tod[0] % 12 + (12 if tl[0] == "p" else 0)
+            tod = (h,) + tod[1:]
             i += 1
             continue
         if tl in ("ago",):
@@ -1343,8 +1455,8 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
                 day = int(t)
                 y = now.year
                 i += 2
-                if i < len(toks) and re.fullmatch(r"\d{4}", toks[i]):
-                    y = int(toks[i])
+                if i < len(toks) and re.fullmatch(r"\d{4}|\d{2}", toks[i]):
+                    y = int(_yy(toks[i]))
                     i += 1
                 date = (y, mon, day)
                 continue
@@ -1398,7 +1510,7 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
                 rel_s += amt * int(u)
             continue
         return None
-    base_tz = zone or tz
+    base_tz = zone or inline_tz or tz
     cur = now.astimezone(base_tz)
     try:
         if date is not None:
@@ -1412,7 +1524,7 @@ def parse_date(s: str, now: _dt.datetime, tz: _dt.tzinfo) -> _dt.datetime | None
             base = cur.replace(hour=0, minute=0, second=0, microsecond=0)
         else:
             base = cur
-        if wday is not None:
+        if wday is not None and date is None:  # GNU ignores a day of week next to a date
             target, k = wday
             delta = (target - base.weekday()) % 7
             if k == 1 and delta == 0:
@@ -1468,11 +1580,11 @@ def date(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error("cannot set date: Operation not permitted")
         return 1
     fmt = None
+    if len(o.args) > 1:
+        ctx.error(f"extra operand {_q(ctx, o.args[1])}")
+        return _try(ctx, "date", 1)
     for a in o.args:
         if a.startswith("+"):
-            if fmt is not None:
-                ctx.error(f"multiple output formats specified")
-                return 1
             fmt = a[1:]
         else:
             fixed.append(a)
@@ -1514,7 +1626,11 @@ def date(ctx: CommandContext, argv: list[str]) -> int:
         if p is None:
             ctx.error(f"invalid date {_q(ctx, dstr)}")
             return 1
-        dates.append((p, p.microsecond * 1000 if (dstr.strip() and dstr.strip().lower() != "now") else nanos))
+        ns = p.microsecond * 1000
+        mf = re.search(r"(?:\d:\d\d|^\s*@\d+)[.,](\d+)", dstr)
+        if mf:
+            ns = int(mf.group(1).ljust(9, "0")[:9])  # the datetime keeps microseconds only
+        dates.append((p, ns if (dstr.strip() and dstr.strip().lower() != "now") else nanos))
     else:
         dates.append((now, nanos))
     if iso is not None:

@@ -372,9 +372,17 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"option used in invalid context -- {argv[1][1]}")
         return 1
     elif not obsolete_ok:
+        skip = False
         for a in argv[1:]:
+            if skip:  # the argument of -n/-c/-s ("tail -n -2")
+                skip = False
+                continue
             if a == "--":
                 break
+            if a in ("--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats") \
+                    or re.fullmatch(r"-[fFqvz]*[ncs]", a):
+                skip = True
+                continue
             m = re.match(r"^-(\d)", a)
             if m:  # getopt meets a digit option outside the obsolete form
                 ctx.error(f"option used in invalid context -- {m.group(1)}")
@@ -558,7 +566,10 @@ def _tail_seekable(f: BinaryIO, count: int, sep: bytes) -> bytes | None:
 
 # -- wc -------------------------------------------------------------------------------------
 
-_WS = " \t\n\v\f\r\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
+# word separators of GNU wc 9.1 in C.UTF-8: glibc's iswspace (no U+2028/U+2029 there) plus
+# wc's iswnbspace (U+00A0, U+2007, U+202F, U+2060)
+_WS = (" \t\n\v\f\r\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u200a\u205f\u3000"
+       "\u00a0\u2007\u202f\u2060")
 _WS_SPLIT = re.compile("[" + re.escape(_WS) + "]")
 _B_WS_SPLIT = re.compile(rb"[ \t\n\v\f\r]")
 _B_PRINT = re.compile(rb"[\x21-\x7e]")
@@ -899,18 +910,53 @@ def tac(ctx: CommandContext, argv: list[str]) -> int:
             return 1
         sep = b"\0"  # GNU: the empty string's terminating NUL is the separator
     status = 0
-    for name, f in _inputs(ctx, files, "failed to open {} for reading", dir_ok=True):
-        if f is None:
-            status = 1
-            continue
-        try:
-            data = read_bounded(ctx, f)
-        except IsADirectoryError:
-            ctx.error(f"{quotef('standard input' if name == '-' else name)}: read error: Invalid argument")
-            status = 1
-            continue
-        ctx.stdout.write(_tac_bytes(data, sep, before, regex))
+    out = _BlockOut(ctx.stdout, 8192)  # tac's own output buffer (WRITESIZE), unflushed by errors
+    try:
+        for name, f in _inputs(ctx, files, "failed to open {} for reading", dir_ok=True):
+            if f is None:
+                status = 1
+                continue
+            try:
+                data = read_bounded(ctx, f)
+            except IsADirectoryError:
+                ctx.error(f"{quotef('standard input' if name == '-' else name)}: read error: Invalid argument")
+                status = 1
+                continue
+            out.write(_tac_bytes(data, sep, before, regex))
+    finally:
+        out.close()
     return status
+
+
+def _emacs_regex(p: bytes) -> bytes:
+    """tac's GNU regex syntax (Emacs-like: \\( \\) \\| group and alternate, + ? * repeat,
+    ( ) | { } literal) as a Python bytes pattern."""
+    out = bytearray()
+    i, n = 0, len(p)
+    while i < n:
+        c = p[i:i + 1]
+        if c == b"\\" and i + 1 < n:
+            d = p[i + 1:i + 2]
+            out += d if d in (b"(", b")", b"|") else (b"\\" + d if d.isalnum() and d in b"wWbB" else re.escape(d))
+            i += 2
+            continue
+        if c == b"[":
+            j = i + 1
+            if j < n and p[j:j + 1] == b"^":
+                j += 1
+            if j < n and p[j:j + 1] == b"]":
+                j += 1
+            while j < n and p[j:j + 1] != b"]":
+                j += 1
+            body = p[i + 1:j].replace(b"\\", b"\\\\").replace(b"[", b"\\[")
+            if body.startswith(b"\\["):
+                body = body  # a literal [ first in the set
+            out += b"[" + body + b"]"
+            i = j + 1
+            continue
+        out += re.escape(c) if c in b"(){}|" else c
+        i += 1
+    return bytes(out)
 
 
 def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
@@ -927,8 +973,22 @@ def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
         return last + out
     if regex:
         import regex as _re
-        pat = _re.compile(sep)
-        seps = [(m.start(), m.end()) for m in pat.finditer(data) if m.end() > m.start()]
+        try:
+            pat = _re.compile(_emacs_regex(sep))
+        except _re.error:
+            pat = _re.compile(_re.escape(sep))
+        # GNU tac searches backwards: the separator is the match at the rightmost start
+        # before the previous one, and cannot reach past it ("22" is two separators "2")
+        seps = []
+        limit = len(data)
+        s = limit - 1
+        while s >= 0:
+            m = pat.match(data, s, limit)
+            if m is not None and m.end() > s:
+                seps.append((s, m.end()))
+                limit = s
+            s -= 1
+        seps.reverse()
     else:
         seps = []
         i = data.find(sep)
@@ -955,6 +1015,28 @@ def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
     return b"".join(recs)
 
 
+class _BlockOut:
+    """Output held back in whole blocks, like a full stdio (or tac's own) buffer: a
+    diagnostic written meanwhile reaches stderr before the data still held."""
+
+    __slots__ = ("stream", "size", "buf")
+
+    def __init__(self, stream: BinaryIO, size: int) -> None:
+        self.stream, self.size, self.buf = stream, size, bytearray()
+
+    def write(self, b: bytes) -> None:
+        self.buf += b
+        if len(self.buf) >= self.size:
+            k = len(self.buf) // self.size * self.size
+            self.stream.write(bytes(self.buf[:k]))
+            del self.buf[:k]
+
+    def close(self) -> None:
+        if self.buf:
+            self.stream.write(bytes(self.buf))
+            self.buf.clear()
+
+
 @command("rev", usage="rev [options] [file ...]", help="Reverse lines characterwise.")
 @stdio
 def rev(ctx: CommandContext, argv: list[str]) -> int:
@@ -964,6 +1046,16 @@ def rev(ctx: CommandContext, argv: list[str]) -> int:
         return e.status
     status = 0
     utf8 = _utf8(ctx)
+    out = _BlockOut(ctx.stdout, 4096)  # util-linux warn() does not flush stdout
+    try:
+        status = _rev_files(ctx, files, utf8, out)
+    finally:
+        out.close()
+    return status
+
+
+def _rev_files(ctx: CommandContext, files: list[str], utf8: bool, out: _BlockOut) -> int:
+    status = 0
     # util-linux words: "cannot open F: error"; a directory fails on read as "F: 0: ..."
     for name, f in _inputs(ctx, files, open_fmt="cannot open {}", dir_ok=True, plain=True):
         if f is None:
@@ -980,7 +1072,7 @@ def rev(ctx: CommandContext, argv: list[str]) -> int:
                 r = body.decode("utf-8", "surrogateescape")[::-1].encode("utf-8", "surrogateescape")
             else:
                 r = body[::-1]
-            ctx.stdout.write(r + (b"\n" if nl else b""))
+            out.write(r + (b"\n" if nl else b""))
     return status
 
 
@@ -1102,10 +1194,8 @@ def echo(ctx: CommandContext, argv: list[str]) -> int:
 def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
     args = argv[1:]
     if len(args) == 1 and args[0] in ("--help", "--version"):
-        if args[0] == "--help":
-            ctx.stdout.write(b"Usage: printf FORMAT [ARGUMENT]...\n  or:  printf OPTION\n")
-        else:
-            ctx.stdout.write(b"printf (GNU coreutils) 9.1\n")
+        from ._gnuhelp import HELP, VERSION
+        ctx.stdout.write((HELP if args[0] == "--help" else VERSION)["printf"])
         return 0
     if args and args[0] == "--":
         args = args[1:]
@@ -1113,11 +1203,16 @@ def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error("missing operand")
         try_help(ctx)
         return 1
-    from .printfmt import gnu_printf
-    out, err, status = gnu_printf(args[0], args[1:])
-    ctx.stdout.write(out)
-    if err:
-        ctx.stderr.write(err)
+    from .printfmt import gnu_printf_ordered
+    out, _err, status, marks = gnu_printf_ordered(args[0], args[1:])
+    # coreutils printf's stdout is block-buffered and error() flushes it before each message
+    pos = 0
+    for at, msg in marks:
+        if at > pos:
+            ctx.stdout.write(out[pos:at])
+            pos = at
+        ctx.stderr.write(msg)
+    ctx.stdout.write(out[pos:])
     return status
 
 
@@ -1227,6 +1322,8 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
             hi = lo + step_n
             hi = min(hi, stop) if s > 0 else max(hi, stop)
             text = sep.join(map(str, range(lo, hi, s)))
+            if first_batch and a == 0 and first.is_signed():
+                text = "-" + text  # "seq -0 1": GNU prints its long double -0 as "-0"
             if not first_batch:
                 out.write(sepb)
             out.write(text.encode())
@@ -1275,12 +1372,24 @@ def seq(ctx: CommandContext, argv: list[str]) -> int:
         last = ld_decimal(fl)
     while (step > 0 and cur <= last) or (step < 0 and cur >= last):
         items.append(f2(cur))
+        if k == 0 and first.is_zero() and first.is_signed() and fmt is None and items[0][:1] != "-":
+            items[0] = "-" + items[0]  # a long double -0 prints its sign
         k += 1
         if first.is_infinite():
             break
         if finite:
             fcur = ld_round(fa + ld_round(k * fs))
             if (step > 0 and fcur > fl) or (step < 0 and fcur < fl):
+                # GNU: one past the end still prints if it prints as a number equal to LAST
+                # and unlike the previous one ("seq 0.1 0.2 0.9" ends with 0.9)
+                if fmt is None and items:
+                    xs = f2(ld_decimal(fcur))
+                    try:
+                        same = ld_round(Fraction(Decimal(xs))) == fl
+                    except ArithmeticError:
+                        same = False
+                    if same and xs != items[-1]:
+                        items.append(xs)
                 break
             cur = ld_decimal(fcur)
             continue

@@ -148,7 +148,13 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
     if prog is None:
         try:
             prog = Program(src, mawk)
+            if prog.extra:
+                for line, msg in prog.extra:
+                    err(f"line {line}: {msg}")
+                return 2
         except AwkSyntaxError as e:
+            for line, msg in getattr(e, "extra", ()):
+                err(f"line {line}: {msg}")
             near = e.near
             if str(e) == "syntax error":
                 if near == "end of file":

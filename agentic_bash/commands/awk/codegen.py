@@ -34,6 +34,8 @@ class CodeGen:
         self.nrx = 0
         self.tmp = 0
         self.mawk = mawk
+        # RT is gawk's; in mawk it is an ordinary variable
+        self.special = SPECIAL - {"RT"} if mawk else SPECIAL
         self.loop_depth = 0
         self._analyse()
 
@@ -138,7 +140,7 @@ class CodeGen:
         return f"g_{name}"
 
     def arr(self, name: str) -> str:
-        if name in SPECIAL:
+        if name in self.special:
             raise AwkSyntaxError(f"can't use {name} as an array", 0, name)
         return self.varname(name)
 
@@ -175,6 +177,8 @@ class CodeGen:
             return self.rx(e[1])
         if e[0] == "group" and e[1][0] == "regex":
             return self.rx(e[1][1])
+        if e[0] == "str" and self.mawk:
+            return self.rx(e[1])  # mawk compiles a string constant regex with the program
         return f"_dynrx({self.str_(e)})"
 
     def cond(self, e: tuple) -> str:
@@ -246,7 +250,7 @@ class CodeGen:
 
     def x_var(self, e: tuple) -> tuple[str, str]:
         name = e[1]
-        if name in SPECIAL:
+        if name in self.special:
             if name == "NF":
                 return "R.getnf()", "n"
             return f"R.{name}", ("n" if name in NUMERIC_SPECIAL else "a")
@@ -284,7 +288,7 @@ class CodeGen:
         k = lv[0]
         if k == "var":
             name = lv[1]
-            if name in SPECIAL:
+            if name in self.special:
                 if name == "NF":
                     return f"R.setnf({value})"
                 return f"R.setv({name!r}, {value})"
@@ -297,7 +301,7 @@ class CodeGen:
         op, lv, rhs = e[1], e[2], e[3]
         if op == "=":
             c, t = self.gx(rhs)
-            if lv[0] == "var" and lv[1] not in SPECIAL and self.is_array(lv[1]):
+            if lv[0] == "var" and lv[1] not in self.special and self.is_array(lv[1]):
                 raise AwkSyntaxError(f"can't assign to {lv[1]}; it's an array name.", 0, lv[1])
             return self.assign_code(lv, c), t
         a = self._opf(op)
@@ -376,7 +380,7 @@ class CodeGen:
             raise AwkSyntaxError(f"too many arguments in call to {name}", 0, name)
         codes = []
         for i, a in enumerate(args):
-            if a[0] == "var" and a[1] not in SPECIAL and self.is_array(a[1]):
+            if a[0] == "var" and a[1] not in self.special and self.is_array(a[1]):
                 codes.append(self.arr(a[1]))
             elif params[i] in self.func_arrays[name] and a[0] == "var":
                 codes.append(self.arr(a[1]))
@@ -406,7 +410,7 @@ class CodeGen:
             if n == 0:
                 return "float(len(R.rec))", "n"
             a = args[0]
-            if a[0] == "var" and a[1] not in SPECIAL and self.is_array(a[1]):
+            if a[0] == "var" and a[1] not in self.special and self.is_array(a[1]):
                 return f"float(len({self.arr(a[1])}))", "n"
             return f"float(len({self.str_(a)}))", "n"
         if name == "substr":
@@ -485,7 +489,7 @@ class CodeGen:
             return f"_strtonum({self.gx(args[0])[0]})", "n"
         if name == "typeof" and n == 1:
             a = args[0]
-            if a[0] == "var" and a[1] not in SPECIAL and self.is_array(a[1]):
+            if a[0] == "var" and a[1] not in self.special and self.is_array(a[1]):
                 return "'array'", "s"
             return f"_typeof({self.gx(a)[0]})", "s"
         if name == "isarray" and n == 1:
@@ -587,12 +591,12 @@ class CodeGen:
 
     def expr_stmt(self, e: tuple, ind: int) -> None:
         k = e[0]
-        if k in ("preinc", "postinc") and e[2][0] == "var" and e[2][1] not in SPECIAL:
+        if k in ("preinc", "postinc") and e[2][0] == "var" and e[2][1] not in self.special:
             v = self.varname(e[2][1])
             d = "+ 1.0" if e[1] == "++" else "- 1.0"
             self.emit(ind, f"{v} = _num({v}) {d}")
             return
-        if k == "assign" and e[2][0] == "var" and e[2][1] not in SPECIAL:
+        if k == "assign" and e[2][0] == "var" and e[2][1] not in self.special:
             if e[1] == "=" and self.is_array(e[2][1]):
                 raise AwkSyntaxError(f"can't assign to {e[2][1]}; it's an array name.", 0, e[2][1])
             v = self.varname(e[2][1])

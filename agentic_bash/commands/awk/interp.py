@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import random
 import re
 import time as _time
 from typing import BinaryIO
@@ -192,7 +191,7 @@ class _Out:
     def write(self, s: str) -> None:
         self.parts.append(s)
         self.size += len(s)
-        if self.size > 32768:
+        if self.size > 32768 or self.kind == "stderr":  # stderr is unbuffered
             self.flush()
 
     def flush(self) -> None:
@@ -241,7 +240,7 @@ class Runtime:
         self.stdin_reader: Reader | None = None
         self.argi = 1
         self.ns: dict[str, object] = {}
-        self.rng = random.Random(0)
+        self.rng = _GlibcRandom(int(_time.time()) ^ id(self))
         self.seed = 0.0
         self.budget = ctx.budget
         self.max_record = ctx.budget.limits.max_variable_bytes
@@ -293,8 +292,8 @@ class Runtime:
                 return s.split()
             return _AWK_WS.findall(s)
         fs = fs if isinstance(fs, str) else self.tostr(fs)
-        if para and self.RS == "" and fs != " " and fs != "\n":
-            # paragraph mode: newline always separates fields too
+        if para and self.RS == "" and fs != " " and fs != "\n" and not self.mawk:
+            # paragraph mode: newline always separates fields too (POSIX, gawk; not mawk)
             parts: list[str] = []
             for line in s.split("\n"):
                 parts.extend(self.split_fields(line, fs, False) if line != "" else [""])
@@ -356,7 +355,8 @@ class Runtime:
                 if type(v) is str:
                     v = f[i - 1] = StrNum(v)
                 return v
-            return UNINIT
+            # mawk: a field past NF is an empty string, not an uninitialized value ($3 == 0 is false)
+            return _NO_FIELD if self.mawk else UNINIT
         if i == 0:
             return self.rec
         raise AwkError(f"negative field index ${i}")
@@ -473,12 +473,11 @@ class Runtime:
                 path = self.ctx.path(a.encode("latin-1").decode("utf-8", "surrogateescape"))
                 st = self.ctx.fs.stat(path)
                 if st.is_dir:
-                    self.stdout.flush()
+                    # the message goes out before what stdout still buffers (flushed at exit)
                     self.ctx.stderr.write(enc(f"{self.ctx.name}: read error (Is a directory)\n"))
                     raise _Fatal()
                 f = self.ctx.fs.open(path, "rb")
             except OSError as e:
-                self.stdout.flush()
                 self.ctx.stderr.write(enc(f"{self.ctx.name}: cannot open {a} (No such file or directory)\n"
                                           if e.errno == 2 else
                                           f"{self.ctx.name}: cannot open {a} ({e.strerror})\n"))
@@ -521,10 +520,16 @@ class Runtime:
             r = self._stdin()
         elif name == "/dev/null":
             r = Reader(io.BytesIO(b""), self)
+        elif name == "":
+            return None  # open("") fails (ENOENT): getline returns -1
         else:
             try:
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
                                      "rb")
+            except IsADirectoryError:
+                # mawk opens a directory, then its first read fails: fatal
+                self.ctx.stderr.write(enc(f"{self.ctx.name}: read error (Is a directory)\n"))
+                raise _Fatal() from None
             except OSError:
                 return None
             r = Reader(f, self)
@@ -570,6 +575,7 @@ class Runtime:
         if o is not None:
             return o
         if kind == "|":
+            self.flush_all()  # mawk flushes all output before it forks the command
             o = _Out(io.BytesIO(), "pipe", name)
         elif name in ("/dev/stdout", "-"):
             o = self.stdout
@@ -579,6 +585,8 @@ class Runtime:
             o = _Out(io.BytesIO(), "null")
         else:
             try:
+                if name == "":
+                    raise FileNotFoundError(2, "No such file or directory")
                 f = self.ctx.fs.open(self.ctx.path(name.encode("latin-1").decode("utf-8", "surrogateescape")),
                                      "ab" if kind == ">>" else "wb")
             except OSError as e:
@@ -602,7 +610,6 @@ class Runtime:
         o.flush()
         if o.kind == "pipe":
             data = o.stream.getvalue()  # type: ignore[attr-defined]
-            self.stdout.flush()
             return self._exec(o.cmd, stdin=io.BytesIO(data))
         if o.kind == "file":
             try:
@@ -651,10 +658,13 @@ class Runtime:
                 o.flush()
 
     def close_all(self) -> None:
-        self.stdout.flush()
+        # mawk's exit closes its output pipes (waiting for the commands) before stdio flushes
+        # what is still buffered for stdout
         for name in list(self.outs):
-            o = self.outs.pop(name)
-            self._close_out(o)
+            if self.outs[name].kind == "pipe":
+                self._close_out(self.outs.pop(name))
+        for name in list(self.outs):
+            self._close_out(self.outs.pop(name))
         self.stdout.flush()
 
     def system(self, cmd: str) -> float:
@@ -713,12 +723,16 @@ class Runtime:
         return self.RSTART
 
     def rand(self) -> float:
-        return self.rng.random()
+        # mawk here is built with srandom/random: rand() is random() / RAND_MAX
+        return self.rng.next() / 2147483647.0
 
     def srand(self, seed: float | None) -> float:
         prev = self.seed
         self.seed = float(int(_time.time())) if seed is None else seed
-        self.rng.seed(self.seed)
+        s = self.seed
+        # mawk's d_to_I: truncate, clamp to [-INT_MAX, INT_MAX]; NaN seeds as 0
+        n = 0 if s != s else int(max(-2147483647.0, min(2147483647.0, s)))
+        self.rng = _GlibcRandom(n)
         return prev
 
     def strftime(self, fmt: object = None, ts: object = None, utc: object = None) -> str:
@@ -1149,12 +1163,48 @@ class Program:
     def __init__(self, src: str, mawk: bool = True) -> None:
         from .parser import parse
         self.ast = parse(src, mawk)
+        self.extra: list[tuple[int, str]] = self.ast["extra"]
         self.pysrc, self.consts, self.globals, self.arrays = compile_program(self.ast, mawk)
         self.code = compile(self.pysrc, "<awk>", "exec")
         self.mawk = mawk
         for c in self.consts.values():  # regex literals fail at compile time, like mawk
             if isinstance(c, tuple) and c[:1] == ("rx",):
                 compile_awk(c[1], mawk)  # type: ignore[arg-type]
+
+
+_NO_FIELD = StrNum("")
+
+
+class _GlibcRandom:
+    """glibc's random() (TYPE_3 additive feedback) after srandom(seed), so seeded rand() matches mawk."""
+
+    __slots__ = ("r", "i", "j")
+
+    def __init__(self, seed: int) -> None:
+        seed &= 0xFFFFFFFF
+        if seed == 0:
+            seed = 1
+        word = seed - (1 << 32) if seed >= 1 << 31 else seed  # int32_t
+        r = [word]
+        for _ in range(30):
+            hi = int(word / 127773)  # C division truncates toward zero
+            lo = word - hi * 127773
+            word = 16807 * lo - 2836 * hi
+            if word < 0:
+                word += 2147483647
+            r.append(word)
+        self.r = [x & 0xFFFFFFFF for x in r]
+        self.i, self.j = 3, 0  # front and rear pointers of glibc's state table (SEP_3 = 3)
+        for _ in range(310):
+            self.next()
+
+    def next(self) -> int:
+        r = self.r
+        v = (r[self.i] + r[self.j]) & 0xFFFFFFFF
+        r[self.i] = v
+        self.i = (self.i + 1) % 31
+        self.j = (self.j + 1) % 31
+        return v >> 1
 
 
 def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
@@ -1351,15 +1401,16 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
             pass
         return 2
     except AwkError as e:
-        try:
-            R.close_all()  # what was printed to files before the error is kept, as with mawk
-        except Exception:  # noqa: BLE001
-            pass
+        # the message goes out first; what mawk still buffers for stdout and files follows at exit
         if getattr(e, "plain", False):
             ctx.stderr.write(enc(f"{ctx.name or 'awk'}: {e}\n"))
-            return 2
-        ctx.stderr.write(enc(f"{ctx.name or 'awk'}: run time error: {e}\n"
-                             f"\tFILENAME=\"{R.FILENAME}\" FNR={R.tostr(R.FNR)} NR={R.tostr(R.NR)}\n"))
+        else:
+            ctx.stderr.write(enc(f"{ctx.name or 'awk'}: run time error: {e}\n"
+                                 f"\tFILENAME=\"{R.FILENAME}\" FNR={R.tostr(R.FNR)} NR={R.tostr(R.NR)}\n"))
+        try:
+            R.close_all()
+        except Exception:  # noqa: BLE001
+            pass
         return 2
     except RecursionError:
         try:

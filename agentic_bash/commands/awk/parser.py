@@ -69,7 +69,7 @@ def unescape(s: str) -> str:
     return "".join(out)
 
 
-def tokenize(src: str) -> list[tuple[str, object, int]]:
+def tokenize(src: str, mawk: bool = True) -> list[tuple[str, object, int]]:
     toks: list[tuple[str, object, int]] = []
     i, n, line = 0, len(src), 1
     last = ""
@@ -162,14 +162,17 @@ def tokenize(src: str) -> list[tuple[str, object, int]]:
             m = _NUM_RE.match(src, i)
             assert m
             t = m.group(0)
-            if t[:2] in ("0x", "0X"):
-                # mawk reads 0x1A as 0 followed by the name x1A; gawk as hex. Follow mawk? No:
-                # both agree on decimal; hex literals are rare; use gawk's hex value.
-                val = float(int(t, 16))
+            if t[:2] in ("0x", "0X") and mawk:
+                # mawk (this machine's awk) reads 0x1A as the number 0 then the name x1A
+                t = "0"
+                m = None
+                val = 0.0
+            elif t[:2] in ("0x", "0X"):
+                val = float(int(t, 16))  # gawk: a hex constant
             else:
                 val = float(t)
             toks.append(("NUMBER", val, line))
-            i = m.end()
+            i = m.end() if m else i + 1
             last = "NUMBER"
             continue
         m = _NAME_RE.match(src, i)
@@ -211,8 +214,22 @@ def tokenize(src: str) -> list[tuple[str, object, int]]:
 
 
 class Parser:
-    def __init__(self, src: str) -> None:
-        self.toks = tokenize(src)
+    def __init__(self, src: str, mawk: bool = True) -> None:
+        toks = tokenize(src, mawk)
+        # mawk's scanner reports a ')' with no '(' open ("extra ')'"), drops it and goes on
+        self.extra: list[tuple[int, str]] = []
+        depth = 0
+        kept = []
+        for t in toks:
+            if t[0] == "(":
+                depth += 1
+            elif t[0] == ")":
+                if depth == 0:
+                    self.extra.append((t[2], "extra ')'"))
+                    continue
+                depth -= 1
+            kept.append(t)
+        self.toks = kept
         self.pos = 0
         self.funcs: dict[str, tuple] = {}
         self.in_print = 0      # >0: '>' and '|' are redirections, not operators
@@ -239,6 +256,11 @@ class Parser:
     def err(self) -> AwkSyntaxError:
         t = self.toks[self.pos]
         near = "end of file" if t[0] == "EOF" else ("end of line" if t[0] == "NEWLINE" else str(t[1]))
+        if t[0] in (";", "}", "NEWLINE"):
+            # mawk: an error at a statement end while parentheses are open is a missing ')'
+            depth = sum(1 if k[0] == "(" else -1 for k in self.toks[:self.pos] if k[0] in "()")
+            if depth > 0:
+                return AwkSyntaxError(f"missing ) near {near}", t[2])
         return AwkSyntaxError("syntax error", t[2], near)
 
     def eat(self, kind: str) -> object:
@@ -328,7 +350,7 @@ class Parser:
         body = self.block()
         self.in_func = None
         if name in self.funcs:
-            raise AwkSyntaxError(f"function {name} redefined", self.line(), name)
+            raise AwkSyntaxError(f"redefinition of {name}", self.line(), name)
         self.funcs[name] = (name, tuple(params), body)
 
     def block(self) -> tuple:
@@ -807,6 +829,12 @@ class Parser:
 
 
 def parse(src: str, mawk: bool = True) -> dict:
-    p = Parser(src)
+    p = Parser(src, mawk)
     p.mawk = mawk
-    return p.program()
+    try:
+        prog = p.program()
+    except AwkSyntaxError as e:
+        e.extra = p.extra  # type: ignore[attr-defined]
+        raise
+    prog["extra"] = p.extra
+    return prog

@@ -31,7 +31,7 @@ class Uninit(StrNum):
 UNINIT = Uninit("")
 
 # strtod-like leading number (mawk converts with strtod: hex, inf and nan included)
-_LEAD = re.compile(r"[ \t\n\r\f\v]*([-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_LEAD = re.compile(r"[ \t\n\r\f\v]*([-+]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
                    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]))")
 # a strnum "looks numeric" only as a whole decimal number with optional blanks
 # (mawk also takes 0x10 -- hex spelled with decimal digits only -- as numeric)
@@ -57,7 +57,7 @@ def to_num(v: object) -> float:
         t = m.group(1)
         try:
             if "x" in t or "X" in t:
-                r = float(int(t, 16))
+                r = float.fromhex(t)  # strtod's hex forms, 0x1.8p1 included
             else:
                 r = float(t)
         except ValueError:
@@ -176,6 +176,10 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
         spec = "%" + flags + (width or "") + ("." + prec if prec is not None else "")
         if c in "di":
             v = to_num(a)
+            if mawk and (v != v or v in (math.inf, -math.inf)):
+                # mawk's d_to_I: >= INT_MAX clamps high, anything not > -INT_MAX (NaN too) low
+                out.append((spec + "d") % (2147483647 if v >= 2147483647 else -2147483647))
+                continue
             if v != v or v in (math.inf, -math.inf):
                 out.append((spec + "f") % v if False else _inf_nan(spec, v))
                 continue
@@ -184,8 +188,11 @@ def sprintf(fmt: str, args: list, conv=None, fname: str = "sprintf",  # noqa: AN
             out.append((spec + "d") % (max(-2147483647, min(2147483647, iv)) if mawk else iv))
         elif c in "ouxX":
             v = to_num(a)
-            # ... and unsigned conversions with d_to_U: clamped to [0, UINT_MAX]
-            iv = max(0, min(4294967295, _c_int(v))) if mawk else _c_int(v) & 0xFFFFFFFFFFFFFFFF
+            # ... and unsigned conversions with d_to_U: clamped to [0, UINT_MAX] (NaN: 0)
+            if mawk and (v != v or v in (math.inf, -math.inf)):
+                iv = 4294967295 if v == math.inf else 0
+            else:
+                iv = max(0, min(4294967295, _c_int(v))) if mawk else _c_int(v) & 0xFFFFFFFFFFFFFFFF
             if c == "o" and "#" in spec:
                 body = "%o" % iv
                 body = body if body.startswith("0") else "0" + body
@@ -307,11 +314,60 @@ def awk_regex_source(src: str, mawk: bool = True) -> str:
 _rxcache: dict[tuple[str, bool], object] = {}
 
 
+def _mawk_operand_error(src: str) -> str | None:
+    """mawk's parse errors that Python's engine accepts: an empty alternative or group, or a
+    repetition with nothing to repeat (``a|``, ``()``, ``*a``, ``^*``)."""
+    need = True  # at the start, after ( and after |
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if c == "\\":
+            i += 2
+            need = False
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and src[j] == "^":
+                j += 1
+            if j < n and src[j] == "]":
+                j += 1
+            while j < n and src[j] != "]":
+                if src[j] == "[" and j + 1 < n and src[j + 1] in ":.=":
+                    k = src.find(src[j + 1] + "]", j + 2)  # [:class:] [.x.] [=x=]
+                    if k > 0:
+                        j = k + 2
+                        continue
+                j += 1
+            i = j + 1
+            need = False
+            continue
+        if c in "|)":
+            if need:
+                return "missing operand"
+            need = c == "|"
+        elif c == "(":
+            need = True
+        elif c in "*+?":
+            if need:
+                return "missing operand"
+        elif c == "^" and i == 0 and i + 1 < n and src[i + 1] in "*+":
+            return "syntax error ^* or ^+"
+        else:
+            need = False
+        i += 1
+    if need and n and src[-1] == "|":
+        return "missing operand"
+    return None
+
+
 def compile_awk(src: str, mawk: bool = True):  # noqa: ANN201
     key = (src, mawk)
     r = _rxcache.get(key)
     if r is not None:
         return r
+    bad = _mawk_operand_error(src) if mawk and ("|" in src or "(" in src or src[:1] in ("*", "+", "?", "^")) else None
+    if bad:
+        raise AwkError(f"regular expression compile failed ({bad})\n{src}")
     try:
         pr = compile_posix(awk_regex_source(src, mawk), extended=True, utf8=False, dotall=True)
     except RegexError as e:
