@@ -1,0 +1,620 @@
+"""Helpers shell scripts lean on: util-linux ``getopt``, ncurses ``tput`` and gettext's ``envsubst``."""
+
+from __future__ import annotations
+
+import re
+
+from .base import CommandContext, command
+
+
+def _out(ctx: CommandContext, s: str) -> None:
+    ctx.stdout.write(s.encode("utf-8", "surrogateescape"))
+
+
+def _err(ctx: CommandContext, s: str) -> None:
+    ctx.stderr.write(s.encode("utf-8", "surrogateescape"))
+
+
+# -- getopt --------------------------------------------------------------------------------
+
+
+class _Getopt:
+    """glibc getopt_long over ``args`` that, unlike parse_opts, reports every bad option and goes on.
+
+    ``spec`` is a getopt(3) optstring (a leading ``+`` stops at the first operand, ``-`` returns
+    operands in place, a following ``:`` silences the messages); ``longs`` maps a long name to
+    0/1/2 (no, required, optional argument).  ``run`` yields ``(kind, name, value)`` events:
+    ``("short", c, arg)``, ``("long", name, arg)``, ``("operand", None, word)``, and sets ``failed``.
+    """
+
+    def __init__(self, spec: str, longs: dict[str, int], prog: str, *, alternative: bool = False,
+                 quiet: bool = False, posix: bool = False) -> None:
+        self.mode = ""
+        if spec[:1] in "+-" and spec:
+            self.mode, spec = spec[0], spec[1:]
+        if posix and not self.mode:
+            self.mode = "+"
+        if spec.startswith(":"):
+            quiet, spec = True, spec[1:]
+        self.shorts: dict[str, int] = {}
+        i = 0
+        while i < len(spec):
+            c = spec[i]
+            i += 1
+            kind = 0
+            if spec[i:i + 2] == "::":
+                kind, i = 2, i + 2
+            elif spec[i:i + 1] == ":":
+                kind, i = 1, i + 1
+            self.shorts[c] = kind
+        self.longs = longs
+        self.prog = prog
+        self.alternative = alternative
+        self.quiet = quiet
+        self.failed = False
+        self.messages: list[str] = []
+
+    def _fail(self, msg: str) -> None:
+        self.failed = True
+        if not self.quiet:
+            self.messages.append(f"{self.prog}: {msg}\n")
+
+    def _long(self, body: str, prefix: str, args: list[str], i: int, events: list) -> tuple[int, bool]:
+        """Match ``body`` (after the dashes); returns (next index, matched-or-reported)."""
+        name, eq, val = body.partition("=")
+        if name in self.longs:
+            full = name
+        else:
+            cands = [k for k in self.longs if k.startswith(name)] if name else []
+            if not cands:
+                return i, False
+            if len(cands) > 1:
+                poss = " ".join(f"'{prefix}{c}'" for c in cands)
+                self._fail(f"option '{prefix}{body}' is ambiguous; possibilities: {poss}")
+                return i, True
+            full = cands[0]
+        kind = self.longs[full]
+        value: str | None = None
+        if eq:
+            if kind == 0:
+                self._fail(f"option '{prefix}{full}' doesn't allow an argument")
+                return i, True
+            value = val
+        elif kind == 1:
+            if i >= len(args):
+                self._fail(f"option '{prefix}{full}' requires an argument")
+                return i, True
+            value = args[i]
+            i += 1
+        events.append(("long", full, value))
+        return i, True
+
+    def run(self, args: list[str]) -> tuple[list[tuple[str, str | None, str | None]], list[str]]:
+        events: list[tuple[str, str | None, str | None]] = []
+        operands: list[str] = []
+        i, n = 0, len(args)
+        while i < n:
+            a = args[i]
+            i += 1
+            if a == "--":
+                operands.extend(args[i:])
+                break
+            if a.startswith("--"):
+                i, ok = self._long(a[2:], "--", args, i, events)
+                if not ok:
+                    self._fail(f"unrecognized option '{a}'")
+                continue
+            if a.startswith("-") and a != "-":
+                # -a (alternative): "-word" is a long option first, unless it is one known short
+                if self.alternative and (len(a) > 2 or a[1] not in self.shorts):
+                    i, ok = self._long(a[1:], "-", args, i, events)
+                    if ok:
+                        continue
+                    if a[1] not in self.shorts:
+                        self._fail(f"unrecognized option '{a}'")
+                        continue
+                j = 1
+                while j < len(a):
+                    c = a[j]
+                    j += 1
+                    kind = self.shorts.get(c)
+                    if kind is None or c in ":;":
+                        self._fail(f"invalid option -- '{c}'")
+                        continue
+                    if kind == 0:
+                        events.append(("short", c, None))
+                        continue
+                    rest = a[j:]
+                    if rest:
+                        events.append(("short", c, rest))
+                    elif kind == 2:
+                        events.append(("short", c, None))
+                    elif i < n:
+                        events.append(("short", c, args[i]))
+                        i += 1
+                    else:
+                        self._fail(f"option requires an argument -- '{c}'")
+                    break
+                continue
+            if self.mode == "-":
+                events.append(("operand", None, a))
+                continue
+            operands.append(a)
+            if self.mode == "+":
+                operands.extend(args[i:])
+                break
+        return events, operands
+
+
+_GETOPT_HELP = """
+Usage:
+ getopt <optstring> <parameters>
+ getopt [options] [--] <optstring> <parameters>
+ getopt [options] -o|--options <optstring> [options] [--] <parameters>
+
+Parse command options.
+
+Options:
+ -a, --alternative             allow long options starting with single -
+ -l, --longoptions <longopts>  the long options to be recognized
+ -n, --name <progname>         the name under which errors are reported
+ -o, --options <optstring>     the short options to be recognized
+ -q, --quiet                   disable error reporting by getopt(3)
+ -Q, --quiet-output            no normal output
+ -s, --shell <shell>           set quoting conventions to those of <shell>
+ -T, --test                    test for getopt(1) version
+ -u, --unquoted                do not quote the output
+
+ -h, --help                    display this help
+ -V, --version                 display version
+
+For more details see getopt(1).
+"""
+
+_GETOPT_OWN_LONGS = {"alternative": 0, "help": 0, "longoptions": 1, "name": 1, "options": 1,
+                     "quiet": 0, "quiet-output": 0, "shell": 1, "test": 0, "unquoted": 0,
+                     "version": 0}
+_GETOPT_OWN_SHORT = {"a": "alternative", "h": "help", "l": "longoptions", "n": "name",
+                     "o": "options", "q": "quiet", "Q": "quiet-output", "s": "shell", "T": "test",
+                     "u": "unquoted", "V": "version"}
+
+
+def _getopt_quote(s: str, shell: str) -> str:
+    # util-linux: sh/bash close the quote around a ' ('\''); tcsh/csh also escape ! and newline
+    body = s.replace("'", "'\\''")
+    if shell in ("tcsh", "csh"):
+        body = body.replace("!", "'\\!'").replace("\n", "\\n")
+    return f"'{body}'"
+
+
+@command("getopt", usage="getopt [options] [--] optstring parameters",
+         help="Parse command options (util-linux getopt(1)) and print them normalised and quoted.")
+def getopt_cmd(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+
+    def usage_fail(msg: str) -> int:
+        _err(ctx, f"getopt: {msg}\nTry 'getopt --help' for more information.\n")
+        return 2
+
+    if not args:
+        return usage_fail("missing optstring argument")
+    quote, shell, alternative, quiet, quiet_out = True, "bash", False, False, False
+    prog = "getopt"
+    optstring: str | None = None
+    longs: dict[str, int] = {}
+    if not args[0].startswith("-") or "GETOPT_COMPATIBLE" in ctx.env:
+        # the first form, `getopt optstring parameters`: old getopt(1), output unquoted
+        quote = False
+        optstring, params = args[0], args[1:]
+    else:
+        own = _Getopt("+ao:l:n:qQs:TuhV", _GETOPT_OWN_LONGS, "getopt")
+        events, rest = own.run(args)
+        if own.failed:
+            return usage_fail(own.messages[0][len("getopt: "):].rstrip("\n"))
+        for kind, name, value in events:
+            key = _GETOPT_OWN_SHORT.get(name or "", name) if kind == "short" else name
+            if key == "alternative":
+                alternative = True
+            elif key == "help":
+                _out(ctx, _GETOPT_HELP)
+                return 0
+            elif key == "version":
+                _out(ctx, "getopt from util-linux 2.38.1\n")
+                return 0
+            elif key == "longoptions":
+                for spec in re.split(r"[,\s]+", value or ""):
+                    if spec:
+                        kind_ = 2 if spec.endswith("::") else 1 if spec.endswith(":") else 0
+                        longs[spec.rstrip(":")] = kind_
+            elif key == "name":
+                prog = value or ""
+            elif key == "options":
+                optstring = value or ""
+            elif key == "quiet":
+                quiet = True
+            elif key == "quiet-output":
+                quiet_out = True
+            elif key == "shell":
+                if value not in ("sh", "bash", "csh", "tcsh"):
+                    return usage_fail("unknown shell after -s or --shell argument")
+                shell = value
+            elif key == "test":
+                return 4
+            elif key == "unquoted":
+                quote = False
+        params = rest
+        if optstring is None:
+            if not params:
+                return usage_fail("missing optstring argument")
+            optstring, params = params[0], params[1:]
+    parser = _Getopt(optstring, longs, prog, alternative=alternative, quiet=quiet,
+                     posix="POSIXLY_CORRECT" in ctx.env)
+    events, operands = parser.run(params)
+    for m in parser.messages:
+        _err(ctx, m)
+    if quiet_out:
+        return 1 if parser.failed else 0
+
+    def q(s: str) -> str:
+        return _getopt_quote(s, shell) if quote else s
+
+    parts: list[str] = []
+    for kind, name, value in events:
+        if kind == "operand":
+            parts.append(" " + q(value or ""))
+            continue
+        takes = parser.shorts.get(name or "", 0) if kind == "short" else longs.get(name or "", 0)
+        parts.append(f" -{name}" if kind == "short" else f" --{name}")
+        if takes:
+            parts.append(" " + q(value or ""))
+    parts.append(" --")
+    parts.extend(" " + q(o) for o in operands)
+    _out(ctx, "".join(parts) + "\n")
+    return 1 if parser.failed else 0
+
+
+# -- envsubst ------------------------------------------------------------------------------
+
+_ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+_ENVSUBST_HELP = """Usage: envsubst [OPTION] [SHELL-FORMAT]
+
+Substitutes the values of environment variables.
+
+Operation mode:
+  -v, --variables             output the variables occurring in SHELL-FORMAT
+
+Informative output:
+  -h, --help                  display this help and exit
+  -V, --version               output version information and exit
+
+In normal operation mode, standard input is copied to standard output,
+with references to environment variables of the form $VARIABLE or ${VARIABLE}
+being replaced with the corresponding values.  If a SHELL-FORMAT is given,
+only those environment variables that are referenced in SHELL-FORMAT are
+substituted; otherwise all environment variables references occurring in
+standard input are substituted.
+
+When --variables is used, standard input is ignored, and the output consists
+of the environment variables that are referenced in SHELL-FORMAT, one per line.
+
+Report bugs in the bug tracker at <https://savannah.gnu.org/projects/gettext>
+or by email to <bug-gettext@gnu.org>.
+"""
+
+
+@command("envsubst", usage="envsubst [OPTION] [SHELL-FORMAT]",
+         help="Copy stdin to stdout with $VAR and ${VAR} replaced by exported variables.")
+def envsubst(ctx: CommandContext, argv: list[str]) -> int:
+    variables = False
+    operands: list[str] = []
+    args = argv[1:]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a == "--":
+            operands.extend(args[i:])
+            break
+        if a in ("-v", "--variables") or (a.startswith("--v") and "--variables".startswith(a)):
+            variables = True
+        elif a == "-h" or (a.startswith("--h") and "--help".startswith(a)):
+            _out(ctx, _ENVSUBST_HELP)
+            return 0
+        elif a == "-V" or (a.startswith("--ve") and "--version".startswith(a)):
+            _out(ctx, "envsubst (GNU gettext-runtime) 0.21\n")
+            return 0
+        elif a.startswith("--"):
+            _err(ctx, f"envsubst: unrecognized option '{a}'\nTry 'envsubst --help' for more information.\n")
+            return 1
+        elif a.startswith("-") and a != "-":
+            bad = next((c for c in a[1:] if c not in "vhV"), None)
+            if bad is not None:
+                _err(ctx, f"envsubst: invalid option -- '{bad}'\nTry 'envsubst --help' for more information.\n")
+                return 1
+            if "h" in a:
+                _out(ctx, _ENVSUBST_HELP)
+                return 0
+            if "V" in a:
+                _out(ctx, "envsubst (GNU gettext-runtime) 0.21\n")
+                return 0
+            variables = True
+        else:
+            operands.append(a)
+    if len(operands) > 1:
+        _err(ctx, "envsubst: too many arguments\n")
+        return 1
+    if variables:
+        if not operands:
+            _err(ctx, "envsubst: missing arguments\n")
+            return 1
+        # every reference, repeats included, in order
+        _out(ctx, "".join((m.group(1) or m.group(2)) + "\n" for m in _ENV_REF.finditer(operands[0])))
+        return 0
+    allowed: set[str] | None = None
+    if operands:
+        allowed = {m.group(1) or m.group(2) for m in _ENV_REF.finditer(operands[0])}
+    data = ctx.stdin.read().decode("utf-8", "surrogateescape")
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if allowed is not None and name not in allowed:
+            return m.group(0)
+        return ctx.env.get(name, "")
+
+    _out(ctx, _ENV_REF.sub(sub, data))
+    return 0
+
+
+# -- tput ----------------------------------------------------------------------------------
+
+
+def _tparm(cap: str, params: list[int | str]) -> str:
+    """Evaluate a terminfo parameterised string (the % language of terminfo(5))."""
+    p: list[int | str] = list(params) + [0] * (9 - len(params))
+    stack: list[int | str] = []
+    dyn: dict[str, int | str] = {}
+    out: list[str] = []
+
+    def pop_int() -> int:
+        v = stack.pop() if stack else 0
+        if isinstance(v, int):
+            return v
+        try:
+            return int(v)
+        except ValueError:
+            return 0
+
+    def skip(i: int, stop_at_else: bool) -> int:
+        # skip to the matching %e (if wanted) or %; at this nesting level
+        depth = 0
+        while i < len(cap):
+            if cap[i] == "%" and i + 1 < len(cap):
+                c = cap[i + 1]
+                i += 2
+                if c == "?":
+                    depth += 1
+                elif c == ";":
+                    if depth == 0:
+                        return i
+                    depth -= 1
+                elif c == "e" and depth == 0 and stop_at_else:
+                    return i
+                continue
+            i += 1
+        return i
+
+    i = 0
+    while i < len(cap):
+        ch = cap[i]
+        if ch != "%":
+            out.append(ch)
+            i += 1
+            continue
+        i += 1
+        if i >= len(cap):
+            break
+        c = cap[i]
+        i += 1
+        if c == "%":
+            out.append("%")
+        elif c == "p" and i < len(cap):
+            stack.append(p[int(cap[i]) - 1] if cap[i].isdigit() and cap[i] != "0" else 0)
+            i += 1
+        elif c == "P" and i < len(cap):
+            dyn[cap[i]] = stack.pop() if stack else 0
+            i += 1
+        elif c == "g" and i < len(cap):
+            stack.append(dyn.get(cap[i], 0))
+            i += 1
+        elif c == "'" and i + 1 < len(cap):
+            stack.append(ord(cap[i]))
+            i += 2
+        elif c == "{":
+            j = cap.find("}", i)
+            j = len(cap) if j < 0 else j
+            try:
+                stack.append(int(cap[i:j]))
+            except ValueError:
+                stack.append(0)
+            i = j + 1
+        elif c == "l":
+            v = stack.pop() if stack else ""
+            stack.append(len(str(v)))
+        elif c in "+-*/m&|^=<>AO":
+            b, a = pop_int(), pop_int()
+            r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                 "/": lambda: int(a / b) if b else 0, "m": lambda: a - b * int(a / b) if b else 0,
+                 "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
+                 "=": lambda: int(a == b), "<": lambda: int(a < b), ">": lambda: int(a > b),
+                 "A": lambda: int(bool(a) and bool(b)), "O": lambda: int(bool(a) or bool(b))}[c]()
+            stack.append(r)
+        elif c == "!":
+            stack.append(int(not pop_int()))
+        elif c == "~":
+            stack.append(~pop_int())
+        elif c == "i":
+            for k in (0, 1):
+                if isinstance(p[k], int):
+                    p[k] = p[k] + 1  # type: ignore[operator]
+        elif c == "?":
+            pass
+        elif c == "t":
+            if not pop_int():
+                i = skip(i, True)
+        elif c == "e":
+            i = skip(i, False)
+        elif c == ";":
+            pass
+        elif c == "c":
+            out.append(chr(pop_int() & 0xFF))
+        elif c == "s":
+            out.append(str(stack.pop() if stack else ""))
+        else:
+            # %[[:]flags][width[.precision]][doxXs]
+            m = re.match(r":?([-+# ]*)(\d*)(?:\.(\d+))?([doxXs])", cap[i - 1:])
+            if not m:
+                continue
+            i += m.end() - 1
+            flags, width, prec, conv = m.groups()
+            fmt = "%" + flags + width + ("." + prec if prec else "") + conv
+            if conv == "s":
+                out.append(fmt % str(stack.pop() if stack else ""))
+            else:
+                out.append(fmt % pop_int())
+    return "".join(out)
+
+
+_PADDING = re.compile(r"\$<[\d.]+[*/]*>")
+
+_TPUT_USAGE = """Usage: tput [options] [command]
+
+Options:
+  -S <<       read commands from standard input
+  -T TERM     use this instead of $TERM
+  -V          print curses-version
+  -x          do not try to clear scrollback
+
+Commands:
+  clear       clear the screen
+  init        initialize the terminal
+  reset       reinitialize the terminal
+  capname     unlike clear/init/reset, print value for capability "capname"
+"""
+
+def _nparams(text: str) -> int:
+    return max((int(d) for d in re.findall(r"%p([1-9])", text)), default=0)
+
+
+def _tput_one(ctx: CommandContext, entry: tuple, words: list[str], scrollback: bool = True) -> tuple[int, int]:
+    """Print one capability; returns (status, words used).  A status stops the command line."""
+    longname, bools, nums, strs = entry
+    cap = words[0]
+    if cap == "clear" and "clear" in strs:
+        # tput's clear also clears the scrollback (the E3 extension) unless -x
+        _out(ctx, _PADDING.sub("", strs["clear"] + (strs.get("E3", "") if scrollback else "")))
+        return 0, 1
+    if cap == "longname":
+        _out(ctx, longname)
+        return 0, 1
+    if cap in ("init", "reset"):
+        # these set terminal modes first; a sandbox has no terminal
+        _err(ctx, "tput: terminal attributes: No such device or address\n\n")
+        return 10, 1
+    if cap in ("lines", "cols"):
+        env = ctx.env.get("LINES" if cap == "lines" else "COLUMNS", "")
+        if env.isdigit() and int(env) > 0:
+            _out(ctx, f"{int(env)}\n")
+        else:
+            _out(ctx, f"{nums.get(cap, 24 if cap == 'lines' else 80)}\n")
+        return 0, 1
+    if cap in nums:
+        _out(ctx, f"{nums[cap]}\n")
+        return 0, 1
+    if cap in bools:
+        return 0, 1
+    if cap in strs:
+        text = strs[cap]
+        want = _nparams(text)
+        given = words[1:1 + want]
+        if given:
+            params: list[int | str] = []
+            for w in given:
+                try:
+                    params.append(int(w, 0))
+                except ValueError:
+                    params.append(w)
+            text = _tparm(text, params)
+        _out(ctx, _PADDING.sub("", text))
+        return 0, 1 + len(given)
+    from ._terminfo import TERMINFO
+    if cap == "clear":
+        return 2, 1
+    if any(cap in e[2] for e in TERMINFO.values()):
+        # a numeric capability this terminal lacks prints -1
+        _out(ctx, "-1\n")
+        return 0, 1
+    if any(cap in e[1] or cap in e[3] for e in TERMINFO.values()):
+        return 1, 1
+    _err(ctx, f"tput: unknown terminfo capability '{cap}'\n")
+    return 4, 1
+
+
+@command("tput", usage="tput [-T term] [-S] [-V] [-x] capname [params...]",
+         help="Print terminal capabilities from a built-in terminfo table (xterm, screen, tmux, linux, vt100, dumb, ...).")
+def tput(ctx: CommandContext, argv: list[str]) -> int:
+    from ._terminfo import TERMINFO
+
+    args = argv[1:]
+    term: str | None = None
+    from_stdin = False
+    scrollback = True
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        a = args.pop(0)
+        if a == "--":
+            break
+        if a.startswith("-T"):
+            if len(a) > 2:
+                term = a[2:]
+            elif args:
+                term = args.pop(0)
+            else:
+                _err(ctx, "tput: option requires an argument -- 'T'\n" + _TPUT_USAGE)
+                return 2
+        elif a == "-S":
+            from_stdin = True
+        elif a == "-V":
+            _out(ctx, "ncurses 6.4.20221231\n")
+            return 0
+        elif a == "-x":
+            scrollback = False
+        else:
+            _err(ctx, f"tput: invalid option -- '{a[1]}'\n" + _TPUT_USAGE)
+            return 2
+    if term is None:
+        term = ctx.env.get("TERM", "")
+    if not term:
+        _err(ctx, "tput: No value for $TERM and no -T specified\n")
+        return 2
+    entry = TERMINFO.get(term)
+    if entry is None:
+        _err(ctx, f'tput: unknown terminal "{term}"\n')
+        return 3
+    if from_stdin:
+        for line in ctx.stdin.read().decode("utf-8", "surrogateescape").splitlines():
+            words = line.split()
+            status = _tput_one(ctx, entry, words, scrollback)[0] if words else 0
+            if status:
+                return status
+        return 0
+    if not args:
+        _err(ctx, _TPUT_USAGE)
+        return 2
+    # ncurses 6 takes several capabilities on one line, each with the parameters it uses;
+    # the first that fails ends the line with its status
+    while args:
+        status, used = _tput_one(ctx, entry, args, scrollback)
+        if status:
+            return status
+        args = args[used:]
+    return 0
