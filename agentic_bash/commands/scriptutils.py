@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+import stat
 
-from .base import CommandContext, command
+from .base import CommandContext, command, strerror
 
 
 def _out(ctx: CommandContext, s: str) -> None:
@@ -617,4 +618,124 @@ def tput(ctx: CommandContext, argv: list[str]) -> int:
         if status:
             return status
         args = args[used:]
+    return 0
+
+
+# -- pagers, stty, locale: what they do with no terminal -----------------------------------
+
+
+def _is_dir(ctx: CommandContext, p: str) -> bool:
+    try:
+        return stat.S_ISDIR(ctx.fs.stat(p).st_mode)
+    except OSError:
+        return False
+
+
+def _read_file(ctx: CommandContext, name: str) -> bytes:
+    with ctx.fs.open(ctx.path(name), "rb") as f:
+        return f.read()
+
+
+@command("less", usage="less [options] [file...]",
+         help="With no terminal (always, here) less copies its files to stdout like cat.")
+def less(ctx: CommandContext, argv: list[str]) -> int:
+    files = [a for a in argv[1:] if not (a.startswith("-") or a.startswith("+")) or a == "-"]
+    if not files:
+        ctx.stdout.write(ctx.stdin.read())
+        return 0
+    for name in files:
+        if name == "-":
+            ctx.stdout.write(ctx.stdin.read())
+            continue
+        p = ctx.path(name)
+        # less reports a bad file on stdout and still exits 0 when it is not paging
+        if _is_dir(ctx, p):
+            _out(ctx, f"{name} is a directory\n")
+            continue
+        try:
+            ctx.stdout.write(_read_file(ctx, name))
+        except OSError as e:
+            _out(ctx, f"{name}: {strerror(e)}\n")
+    return 0
+
+
+@command("more", usage="more [options] [file...]",
+         help="With no terminal more prints each file under a ':::' header, like util-linux more.")
+def more(ctx: CommandContext, argv: list[str]) -> int:
+    files = [a for a in argv[1:] if not (a.startswith("-") or a.startswith("+"))]
+    if not files:
+        ctx.stdout.write(ctx.stdin.read())
+        return 0
+    bar = "::::::::::::::"
+    for name in files:
+        p = ctx.path(name)
+        if _is_dir(ctx, p):
+            _out(ctx, f"\n*** {name}: directory ***\n\n")
+            continue
+        try:
+            data = _read_file(ctx, name)
+        except OSError as e:
+            _err(ctx, f"more: cannot open {name}: {strerror(e)}\n")
+            continue
+        _out(ctx, f"{bar}\n{name}\n{bar}\n")
+        ctx.stdout.write(data)
+    return 0
+
+
+@command("stty", usage="stty [-F device] [-a|-g] [setting...]",
+         help="Terminal line settings; a sandbox's stdin is never a terminal.")
+def stty(ctx: CommandContext, argv: list[str]) -> int:
+    if argv[1:2] == ["--version"]:
+        _out(ctx, "stty (GNU coreutils) 9.1\n")
+        return 0
+    _err(ctx, "stty: 'standard input': Inappropriate ioctl for device\n")
+    return 1
+
+
+_LC_CATEGORIES = ("LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
+                  "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT",
+                  "LC_IDENTIFICATION")
+_LOCALES = ("C", "C.utf8", "POSIX")
+
+
+@command("locale", usage="locale [-a | -m | NAME...]",
+         help="Report the locale settings from LANG/LC_* (the sandbox has C, C.utf8 and POSIX).")
+def locale(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+    env = ctx.env
+    if args in (["-a"], ["--all-locales"]):
+        _out(ctx, "".join(n + "\n" for n in _LOCALES))
+        return 0
+    for a in args:
+        if a.startswith("-") and a not in ("-a", "--all-locales"):
+            _err(ctx, f"locale: invalid option -- '{a[1:2]}'\n"
+                      "Try `locale --help' or `locale --usage' for more information.\n")
+            return 64
+    lc_all = env.get("LC_ALL", "")
+    lang = env.get("LANG", "")
+
+    def effective(cat: str) -> str:
+        return lc_all or env.get(cat, "") or lang or "POSIX"
+
+    if args:
+        status = 0
+        for a in args:
+            if a == "charmap":
+                eff = effective("LC_CTYPE").lower()
+                _out(ctx, "UTF-8\n" if "utf-8" in eff or "utf8" in eff else "ANSI_X3.4-1968\n")
+            elif a in _LC_CATEGORIES:
+                continue
+            else:
+                _err(ctx, f'locale: unknown name "{a}"\n')
+                status = 1
+        return status
+    lines = [f"LANG={lang}", f"LANGUAGE={env.get('LANGUAGE', '')}"]
+    for cat in _LC_CATEGORIES:
+        # glibc quotes a value it derived, and prints one set explicitly as it is
+        if not lc_all and env.get(cat):
+            lines.append(f"{cat}={env[cat]}")
+        else:
+            lines.append(f'{cat}="{effective(cat)}"')
+    lines.append(f"LC_ALL={lc_all}")
+    _out(ctx, "\n".join(lines) + "\n")
     return 0
