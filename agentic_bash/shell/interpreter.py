@@ -267,6 +267,32 @@ class CmdFS:
         return getattr(self._fs, name)
 
 
+
+class _BashRandom:
+    """bash 5.2's $RANDOM: the Park-Miller minimal standard generator with its high and low
+    halves xor-ed (compat level > 50), never the same value twice in a row; seeding with
+    ``RANDOM=n`` makes the sequence bash's own."""
+
+    __slots__ = ("last", "seed")
+
+    def __init__(self) -> None:
+        self.seed = random.getrandbits(31)
+        self.last = 0
+
+    def reseed(self, n: int) -> None:
+        self.seed = n & 0xFFFFFFFF  # bash keeps the seed in an unsigned 32-bit word
+        self.last = 0
+
+    def next(self) -> int:
+        while True:
+            h, l = divmod(self.seed or 123459876, 127773)  # a zero seed cannot be used
+            t = 16807 * l - 2836 * h
+            self.seed = t + 0x7FFFFFFF if t < 0 else t
+            rv = ((self.seed >> 16) ^ (self.seed & 0xFFFF)) & 0x7FFF
+            if rv != self.last:
+                self.last = rv
+                return rv
+
 class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
@@ -317,7 +343,7 @@ class Interpreter(Expander):
         self.jobs: Any = None
         self.start_time = time.monotonic()
         self.seconds_base = 0
-        self.rng = random.Random()
+        self.rng = _BashRandom()
         self.pid = getattr(self.info, "pid", 1) or 1
         self.bashpid = self.pid
         self.is_subshell = False
@@ -356,6 +382,7 @@ class Interpreter(Expander):
         child.source_calls = list(self.source_calls)
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
+        child.rng = _BashRandom()  # bash reseeds $RANDOM in a subshell; the parent's sequence goes on
         child._arith_vars = _ArithVars(child)
         traps = self.state.traps
         if traps:
@@ -448,7 +475,7 @@ class Interpreter(Expander):
         if name == "LINENO":
             return Var(str(self.lineno))
         if name == "RANDOM":
-            return Var(str(self.rng.randrange(32768)), INTEGER)
+            return Var(str(self.rng.next()), INTEGER)
         if name == "SRANDOM":
             return Var(str(random.getrandbits(32)))
         if name == "SECONDS":
@@ -651,7 +678,11 @@ class Interpreter(Expander):
                 self.start_time = time.monotonic()
                 return
             if name == "RANDOM":
-                self.rng.seed(value)
+                # RANDOM has the integer attribute: the value is evaluated, then seeds
+                try:
+                    self.rng.reseed(self.arith(value))
+                except ExpansionError:
+                    pass
                 return
             if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS"):
                 return
