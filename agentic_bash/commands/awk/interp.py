@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import random
 import re
 import time as _time
 from typing import BinaryIO
@@ -18,6 +17,39 @@ from .runtime import UNINIT, AwkError, StrNum, compile_awk, fmt_num, sprintf, st
 
 __all__ = ["Program", "run_program"]
 
+
+
+class _GlibcRandom:
+    """glibc's random()/srandom() (the TYPE_3 additive feedback generator), which mawk uses."""
+
+    __slots__ = ("f", "r", "st")
+
+    def __init__(self, seed: int) -> None:
+        self.srandom(seed)
+
+    def srandom(self, seed: int) -> None:
+        seed &= 0xFFFFFFFF
+        word = seed or 1
+        if word >= 1 << 31:
+            word -= 1 << 32  # glibc keeps the state in int32_t
+        st = [word]
+        for _ in range(30):
+            hi = int(word / 127773)  # C division truncates toward zero
+            word = 16807 * (word - hi * 127773) - 2836 * hi
+            if word < 0:
+                word += 2147483647
+            st.append(word)
+        self.st = [x & 0xFFFFFFFF for x in st]
+        self.f, self.r = 3, 0
+        for _ in range(310):  # srandom discards the first 10 * 31 outputs
+            self.random()
+
+    def random(self) -> int:
+        st = self.st
+        v = st[self.f] = (st[self.f] + st[self.r]) & 0xFFFFFFFF
+        self.f = (self.f + 1) % 31
+        self.r = (self.r + 1) % 31
+        return v >> 1
 
 class _Next(Exception):
     pass
@@ -241,8 +273,8 @@ class Runtime:
         self.stdin_reader: Reader | None = None
         self.argi = 1
         self.ns: dict[str, object] = {}
-        self.rng = random.Random(0)
-        self.seed = 0.0
+        self.seed = float(int(_time.time()))
+        self.rng = _GlibcRandom(int(self.seed))
         self.budget = ctx.budget
         self.max_record = ctx.budget.limits.max_variable_bytes
         self.exit_code = 0
@@ -713,12 +745,16 @@ class Runtime:
         return self.RSTART
 
     def rand(self) -> float:
-        return self.rng.random()
+        # mawk here is built on srandom/random: random() / RAND_MAX
+        return self.rng.random() / 2147483647
 
     def srand(self, seed: float | None) -> float:
         prev = self.seed
         self.seed = float(int(_time.time())) if seed is None else seed
-        self.rng.seed(self.seed)
+        # the seed goes through mawk's d_to_I: truncated and clamped to a C int
+        n = self.seed
+        n = 2147483647 if n != n or n >= 2147483647 else -2147483647 if n <= -2147483647 else int(n)
+        self.rng.srandom(n)
         return prev
 
     def strftime(self, fmt: object = None, ts: object = None, utc: object = None) -> str:
