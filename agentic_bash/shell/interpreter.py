@@ -350,6 +350,7 @@ class Interpreter(Expander):
         self.in_trap = False
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
+        self.trap_command: Any = ""  # BASH_COMMAND as the outermost running trap found it
         self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
@@ -509,10 +510,17 @@ class Interpreter(Expander):
                 lines.append("0")
             return Var(dict(enumerate(lines)), ARRAY)
         if name == "BASH_COMMAND":
+            if self.trap_level:
+                # bash never updates BASH_COMMAND for a trap's own commands
+                cc = self.trap_command
+                if callable(cc):
+                    cc = self.trap_command = cc()
+                return Var(cc if type(cc) is str else _cmd_text(cc) if type(cc) is N.Simple else " ".join(cc))
             cc = self.current_command
             if callable(cc):
                 cc = self.current_command = cc()
-            return Var(cc if type(cc) is str else " ".join(cc))
+            # (a Simple node, kept as it is and rendered only when read, shows as written)
+            return Var(cc if type(cc) is str else _cmd_text(cc) if type(cc) is N.Simple else " ".join(cc))
         if name == "PIPESTATUS":
             return Var({i: str(s) for i, s in enumerate(self.pipestatus)}, ARRAY)
         if name == "DIRSTACK":
@@ -1539,6 +1547,8 @@ class Interpreter(Expander):
         saved_ps = self.pipestatus
         saved_cmd = self.current_command
         if trap:
+            if not self.trap_level:
+                self.trap_command = saved_cmd  # what BASH_COMMAND shows while the trap runs
             self.trap_level += 1
             try:
                 self.run_script(script)
@@ -3607,7 +3617,33 @@ def _keyword_assigns(cmd: N.Simple, extglob: bool) -> N.Simple:
 
 
 def _cmd_text(cmd: N.Simple) -> str:
-    return " ".join([f"{a.name}={a.value.text if a.value else ''}" for a in cmd.assigns] + [w.text for w in cmd.words])
+    """The command as BASH_COMMAND shows it: words as written, then the redirections the way
+    bash's print_cmd spells them (``2> /dev/null``, ``1>&2``, here-document bodies last)."""
+    text = " ".join([f"{a.name}={a.value.text if a.value else ''}" for a in cmd.assigns] + [w.text for w in cmd.words])
+    if not cmd.redirs:
+        return text
+    parts = [text] if text else []
+    bodies = []
+    for r in cmd.redirs:
+        op, fd, tgt = r.op, r.fd, r.target
+        lead = "{" + r.fd_var + "}" if r.fd_var else ""
+        if type(tgt) is N.HereDoc:
+            parts.append(f"{lead}{'' if fd is None else fd}{op}" + (f"'{tgt.delimiter}'" if tgt.quoted else tgt.delimiter))
+            bodies.append(tgt.body.text + tgt.delimiter + "\n")
+            continue
+        word = tgt.text
+        if op in ("<&", ">&"):
+            n = fd if fd is not None else (0 if op == "<&" else 1)
+            parts.append(f"{lead or n}>&-" if word == "-" else f"{lead or n}{op}{word}")
+        elif op == "<>":
+            parts.append(f"{lead or (0 if fd is None else fd)}<> {word}")
+        elif op in ("&>", "&>>", "<<<"):
+            parts.append(f"{op} {word}")
+        else:
+            default = 0 if op == "<" else 1
+            parts.append(f"{lead}{'' if fd is None or fd == default else fd}{op} {word}")
+    out = " ".join(parts)
+    return out + "\n" + "".join(bodies) if bodies else out
 
 
 _ERE_CACHE: dict[tuple[str, bool], Any] = {}
