@@ -2633,13 +2633,27 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
 @builtin("jobs")
 def b_jobs(sh: Interpreter, argv: list[str]) -> int:
     jobs = sh.jobs
-    if jobs is None:
-        return 0
-    only_pids = "-p" in argv[1:]
-    long = "-l" in argv[1:]
-    items = sorted(jobs.jobs.values(), key=lambda j: j.num)
+    opts = [a for a in argv[1:] if a.startswith("-") and len(a) > 1]
+    specs = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
+    only_pids = "-p" in opts
+    long = "-l" in opts
+    items = sorted(jobs.jobs.values(), key=lambda j: j.num) if jobs is not None else []
     cur = items[-1].num if items else 0
     prev = items[-2].num if len(items) > 1 else 0
+    status = 0
+    if specs:
+        # jobspec operands list just those jobs; an unknown one is an error
+        wanted = []
+        for a in specs:
+            j = jobs.find(a) if jobs is not None else None
+            if j is None:
+                sh.error(f"jobs: {a}: no such job")
+                status = 1
+            elif j not in wanted:
+                wanted.append(j)
+        items = wanted
+    elif jobs is None:
+        return 0
     for j in items:
         if j.done.is_set():
             # bash -c (no job control) has already reaped finished jobs: not listed
@@ -2659,7 +2673,7 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
         _out(sh, f"[{j.num}]{mark}  {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
         if j.done.is_set():
             jobs.remove(j)
-    return 0
+    return status
 
 
 @builtin("disown")
