@@ -2642,19 +2642,20 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
     prev = items[-2].num if len(items) > 1 else 0
     status = 0
     if specs:
-        # jobspec operands list just those jobs; an unknown one is an error
-        wanted = []
+        # jobspec operands list just those jobs, in order; an unknown one is an error
+        wanted: list[Any] = []
         for a in specs:
             j = jobs.find(a) if jobs is not None else None
             if j is None:
-                sh.error(f"jobs: {a}: no such job")
                 status = 1
-            elif j not in wanted:
-                wanted.append(j)
+            wanted.append(j if j is not None else a)
         items = wanted
     elif jobs is None:
         return 0
     for j in items:
+        if type(j) is str:
+            sh.error(f"jobs: {j}: no such job")
+            continue
         if j.done.is_set():
             # bash -c (no job control) has already reaped finished jobs: not listed
             jobs.remove(j)
