@@ -739,3 +739,87 @@ def locale(ctx: CommandContext, argv: list[str]) -> int:
     lines.append(f"LC_ALL={lc_all}")
     _out(ctx, "\n".join(lines) + "\n")
     return 0
+
+
+# -- pathchk, logger -----------------------------------------------------------------------
+
+_PORTABLE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-/")
+
+
+def _pathchk_one(ctx: CommandContext, name: str, basic: bool, extra: bool) -> bool:
+    from ._args import quote, quoteaf, quotef
+    if extra:
+        for comp in name.split("/"):
+            if comp.startswith("-"):
+                ctx.error(f"leading '-' in a component of file name {quoteaf(name)}")
+                return False
+    if (basic or extra) and not name:
+        ctx.error("empty file name")
+        return False
+    exists = False
+    if basic:
+        bad = next((c for c in name if c not in _PORTABLE), None)
+        if bad is not None:
+            ctx.error(f"nonportable character {quote(ctx, bad)} in file name {quoteaf(name)}")
+            return False
+    else:
+        too_long = len(name.encode("utf-8", "surrogateescape")) >= 4096 or any(
+            len(c.encode("utf-8", "surrogateescape")) > 255 for c in name.split("/"))
+        try:
+            if too_long:
+                raise OSError(36, "File name too long")
+            if not name:
+                raise OSError(2, "No such file or directory")  # lstat("") fails
+            ctx.fs.stat(ctx.path(name), follow_symlinks=False)
+            exists = True
+        except OSError as e:
+            if e.errno != 2 or not name:
+                ctx.error(f"{quotef(name)}: {strerror(e)}")
+                return False
+    if basic and len(name.encode("utf-8", "surrogateescape")) >= 256:
+        ctx.error(f"limit 255 exceeded by length {len(name.encode('utf-8', 'surrogateescape'))} of file name {quoteaf(name)}")
+        return False
+    if basic or not exists:
+        limit = 14 if basic else 255
+        for comp in name.split("/"):
+            n = len(comp.encode("utf-8", "surrogateescape"))
+            if n > limit:
+                ctx.error(f"limit {limit} exceeded by length {n} of file name component {quote(ctx, comp)}")
+                return False
+    return True
+
+
+@command("pathchk", usage="pathchk [OPTION]... NAME...",
+         help="Diagnose invalid or non-portable file names.")
+def pathchk(ctx: CommandContext, argv: list[str]) -> int:
+    from ._args import OptError, parse_opts
+    try:
+        opts, names = parse_opts(ctx, argv, "pP", {"portability": None}, status=1)
+    except OptError as e:
+        return e.status
+    keys = {k for k, _ in opts}
+    basic = "p" in keys or "portability" in keys
+    extra = "P" in keys or "portability" in keys
+    if not names:
+        ctx.error("missing operand")
+        ctx.stderr.write(b"Try 'pathchk --help' for more information.\n")
+        return 1
+    ok = True
+    for n in names:
+        ok = _pathchk_one(ctx, n, basic, extra) and ok
+    return 0 if ok else 1
+
+
+@command("logger", usage="logger [options] [message]",
+         help="Log to the system log; a sandbox has no syslog socket, so messages go nowhere.")
+def logger(ctx: CommandContext, argv: list[str]) -> int:
+    # util-linux logger: without a syslog socket a plain call still succeeds silently; with
+    # -s (also copy to stderr) it reports the missing socket and fails
+    if any(a == "-s" or a == "--stderr" or (a.startswith("-") and not a.startswith("--") and "s" in a[1:]
+                                           and not any(c in a[1:] for c in "tpfnPu"))
+           for a in argv[1:]):
+        _err(ctx, "logger: socket /dev/log: No such file or directory\n")
+        return 1
+    if "-" in argv[1:] or not [a for a in argv[1:] if not a.startswith("-")]:
+        ctx.stdin.read()
+    return 0
