@@ -823,3 +823,240 @@ def logger(ctx: CommandContext, argv: list[str]) -> int:
     if "-" in argv[1:] or not [a for a in argv[1:] if not a.startswith("-")]:
         ctx.stdin.read()
     return 0
+
+
+# -- pr ------------------------------------------------------------------------------------
+
+
+def _pr_white(out: list[str], pos: int, goal: int) -> int:
+    """GNU pr's print_white_space: tabs while one fits and more than one column is left, then spaces."""
+    while goal - pos > 1 and (pos // 8 + 1) * 8 <= goal:
+        out.append("\t")
+        pos = (pos // 8 + 1) * 8
+    if goal > pos:
+        out.append(" " * (goal - pos))
+    return max(pos, goal)
+
+
+def _pr_width(s: str, pos: int = 0) -> int:
+    for ch in s:
+        pos = (pos // 8 + 1) * 8 if ch == "\t" else pos + 1
+    return pos
+
+
+def _pr_trunc(s: str, width: int) -> str:
+    pos = 0
+    for i, ch in enumerate(s):
+        nxt = (pos // 8 + 1) * 8 if ch == "\t" else pos + 1
+        if nxt > width:
+            return s[:i]
+        pos = nxt
+    return s
+
+
+def _pr_row(cells: list[str | None], cpc: int, sep: str, pad: bool, offset: int) -> str:
+    """One output line of a multi-column page; None marks a column with no line here."""
+    while cells and cells[-1] is None:
+        cells.pop()
+    out = [" " * offset] if offset else []
+    pos = offset
+    for k, cell in enumerate(cells):
+        text = cell or ""
+        last = k == len(cells) - 1
+        if not pad:
+            out.append(text)
+            if not last:
+                out.append(sep)
+            continue
+        text = _pr_trunc(text, cpc)
+        out.append(text)
+        pos = _pr_width(text, pos)
+        if last:
+            break
+        start = offset + k * (cpc + len(sep))
+        if sep == " ":
+            pos = _pr_white(out, pos, start + cpc + 1)
+        else:
+            pos = _pr_white(out, pos, start + cpc)
+            out.append(sep)
+            pos += len(sep)
+    return "".join(out)
+
+
+@command("pr", usage="pr [OPTION]... [FILE]...",
+         help="Paginate or columnate FILE(s) for printing (headers, -COLUMN, -a, -m, -s/-S, -t, -w, -l, -d, -o, -n).")
+def pr(ctx: CommandContext, argv: list[str]) -> int:
+    import datetime as _dt
+    import time as _time
+
+    from ._args import quote
+    columns, across, merge, omit, double = 1, False, False, False, False
+    width, page_len, offset = 72, 66, 0
+    sep: str | None = None
+    sep_is_s = join = False
+    number: tuple[str, int] | None = None
+    header: str | None = None
+    files: list[str] = []
+    args = argv[1:]
+    i = 0
+
+    def bad(msg: str) -> int:
+        ctx.error(msg)
+        ctx.stderr.write(b"Try 'pr --help' for more information.\n")
+        return 1
+
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a == "--":
+            files += args[i:]
+            break
+        if not a.startswith("-") or a == "-":
+            files.append(a)
+            continue
+        if a[1:].isdigit():
+            columns = int(a[1:])
+            if columns < 1:
+                ctx.error(f"invalid number of columns: {quote(ctx, a[1:])}: Numerical result out of range")
+                return 1
+            continue
+        j = 1
+        while j < len(a):
+            c = a[j]
+            j += 1
+            rest = a[j:]
+            if c in "tT":
+                omit = True
+            elif c == "a":
+                across = True
+            elif c == "m":
+                merge = True
+            elif c == "d":
+                double = True
+            elif c == "J":
+                join = True
+            elif c == "s":
+                sep, sep_is_s = (rest[:1] or "\t"), True
+                j = len(a)
+            elif c == "S":
+                sep, j = rest, len(a)
+            elif c == "n":
+                m = re.match(r"([^\d]?)(\d*)", rest)
+                number = ((m.group(1) or "\t") if m else "\t", int(m.group(2)) if m and m.group(2) else 5)
+                j = len(a)
+            elif c in "wWlohN" and c != "N":
+                val = rest if rest else (args[i] if i < len(args) else None)
+                if val is None:
+                    return bad(f"option requires an argument -- '{c}'")
+                if not rest:
+                    i += 1
+                j = len(a)
+                if c == "h":
+                    header = val
+                    continue
+                try:
+                    n = int(val)
+                except ValueError:
+                    return bad(f"invalid {'page width' if c in 'wW' else 'line count' if c == 'l' else 'margin'}: {quote(ctx, val)}")
+                if c in "wW":
+                    width = n
+                elif c == "l":
+                    page_len = n
+                else:
+                    offset = n
+            elif c.isdigit():
+                columns = int(a[j - 1:]) if a[j - 1:].isdigit() else columns
+                j = len(a)
+            else:
+                return bad(f"invalid option -- '{c}'")
+    if not files:
+        files = ["-"]
+    texts: list[tuple[str, list[str]]] = []
+    status = 0
+    for name in files:
+        try:
+            data = ctx.stdin.read() if name == "-" else _read_file(ctx, name)
+        except OSError as e:
+            ctx.error(f"{name}: {strerror(e)}")
+            status = 1
+            continue
+        lines = data.decode("utf-8", "surrogateescape").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        texts.append((name, lines))
+    ncols = len(texts) if merge else columns
+    multi = ncols > 1
+    pad = multi and not join and not sep_is_s
+    if sep is None:
+        sep = " " if pad else "\t"
+    cpc = (width - (ncols - 1) * len(sep)) // ncols if multi else width
+    if multi and cpc < 1:
+        ctx.error("page width too narrow")
+        return 1
+    body_len = page_len if omit or page_len <= 10 else page_len - 10
+    with_headers = not omit and page_len > 10
+    rows_per_page = max(1, body_len // 2 if double else body_len)
+    out: list[str] = []
+    seq = 0
+
+    def emit_page(rows: list[str], name: str, page: int) -> None:
+        if with_headers:
+            when = _dt.datetime.fromtimestamp(
+                _time.time() if name == "-" else ctx.fs.stat(ctx.path(name)).st_mtime)
+            date = when.strftime("%Y-%m-%d %H:%M")
+            title = header if header is not None else ("" if name == "-" else name)
+            pg = f"Page {page}"
+            free = width - len(date) - len(title) - len(pg)
+            lhs = max(1, free // 2)
+            rhs = max(1, free - lhs)
+            out.extend(["", "", date + " " * lhs + title + " " * rhs + pg, "", ""])
+        for r in rows:
+            out.append(r)
+            if double:
+                out.append("")
+        if with_headers:
+            used = len(rows) * (2 if double else 1)
+            out.extend([""] * (body_len - used + 5))
+
+    def numbered(text: str) -> str:
+        nonlocal seq
+        if number is None:
+            return text
+        seq += 1
+        return f"{seq:>{number[1]}}"[-number[1]:] + number[0] + text
+
+    if merge:
+        n = max((len(t[1]) for t in texts), default=0)
+        rows = [_pr_row([t[1][k] if k < len(t[1]) else None for t in texts], cpc, sep, pad, offset)
+                for k in range(n)]
+        for p in range(0, n, rows_per_page):
+            emit_page(rows[p:p + rows_per_page], "-", p // rows_per_page + 1)
+    else:
+        for name, lines in texts:
+            page = 0
+            k = 0
+            while k < len(lines):
+                page += 1
+                chunk = lines[k:k + rows_per_page * ncols]
+                k += len(chunk)
+                if not multi:
+                    rows = [" " * offset + numbered(x) for x in chunk]
+                elif across:
+                    rows = [_pr_row([numbered(x) for x in chunk[r:r + ncols]], cpc, sep, pad, offset)
+                            for r in range(0, len(chunk), ncols)]
+                else:
+                    if len(chunk) == rows_per_page * ncols:
+                        sizes = [rows_per_page] * ncols
+                    else:
+                        base, extra = divmod(len(chunk), ncols)
+                        sizes = [base + (1 if c < extra else 0) for c in range(ncols)]
+                    cols, at = [], 0
+                    for sz in sizes:
+                        cols.append([numbered(x) for x in chunk[at:at + sz]])
+                        at += sz
+                    nrows = max(sizes) if sizes else 0
+                    rows = [_pr_row([cols[c][r] if r < len(cols[c]) else None for c in range(ncols)],
+                                    cpc, sep, pad, offset) for r in range(nrows)]
+                emit_page(rows, name, page)
+    ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
+    return status
