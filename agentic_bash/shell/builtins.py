@@ -1248,9 +1248,12 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
                 status = 1
             continue
         if mode == "s":
-            if a == "extdebug" and not table[a] and sh.argv_base is None:
+            if a == "extdebug" and not table[a] and sh.argv_base is None \
+                    and not (table.get("compat44") and sh.funcstack):
                 # bash starts BASH_ARGV/BASH_ARGC the first time extdebug comes on, with
-                # the positional parameters of that moment (a function's own, inside one)
+                # the positional parameters of that moment (a function's own, inside one);
+                # under compat44 a function turning it on starts none (only later calls'
+                # frames show: pure-bash-bible's reverse_array relies on it)
                 sh.argv_base = tuple(sh.state.positional)
             table[a] = True
         elif mode == "u":
