@@ -1094,7 +1094,8 @@ class Expander:
                 for k in keys:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
                     items.append(quoting.quote_declare(self.qv(var.value[k])))
-                return " ".join(items)
+                # bash writes an associative array's pairs each followed by a space
+                return " ".join(items) + (" " if var.attrs & ASSOC and items else "")
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
         raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 127)  # bash -c exits 127 here
