@@ -165,8 +165,20 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         args = [byte_view(a) for a in args]
         byte_chars = True
     data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars)
-    for e in errors:
-        sh.error(e)
+    if var is None and errors:
+        # bash's stdout is line-buffered: an error comes after the complete lines formatted
+        # before it (what shows under 2>&1), the rest of a partial line after the error
+        pos = 0
+        for e, at in zip(errors, getattr(errors, "at", [0] * len(errors))):
+            cut = data.rfind(b"\n", pos, at) + 1
+            if cut > pos:
+                sh.write_out(data[pos:cut])
+                pos = cut
+            sh.error(e)
+        data = data[pos:]
+    else:
+        for e in errors:
+            sh.error(e)
     if var is not None:
         try:
             s = data.decode("utf-8", "surrogateescape")
