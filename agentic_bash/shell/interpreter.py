@@ -2517,7 +2517,16 @@ class Interpreter(Expander):
         if ps4 is None:
             ps4 = self.ps4()
         lead = ps4[:1] * getattr(self, "xtrace_level", 0)
-        self.write_err((lead + ps4 + text + "\n").encode("utf-8", "surrogateescape"))
+        line = (lead + ps4 + text + "\n").encode("utf-8", "surrogateescape")
+        fdv = self.get_scalar("BASH_XTRACEFD")
+        if fdv and fdv.isdigit() and int(fdv) in self.fds:
+            # set -x writes to the fd BASH_XTRACEFD names, when that fd is open
+            try:
+                self.fds[int(fdv)].write(line)
+            except (OSError, ValueError, AttributeError):
+                pass
+            return
+        self.write_err(line)
 
     def exec_simple(self, cmd: N.Simple) -> int:
         self.lineno = cmd.line
