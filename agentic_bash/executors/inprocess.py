@@ -875,6 +875,11 @@ class _Exec:
             child.state.cwd = normalize(cwd, child.state.cwd)
         if env is not None:
             # the given mapping is the complete environment of the command
+            if getattr(child.state, "exported_funcs", None) and \
+                    any(k not in env for k in self.sh.state.environ()):
+                # exported functions travel in the environment (BASH_FUNC_name%%): one that
+                # was cleared (env -i) carries none
+                child.state.exported_funcs = frozenset()  # type: ignore[attr-defined]
             sc = child.state.scopes[0]
             for k, v in list(sc.items()):
                 if v.attrs & EXPORT and k not in env:
