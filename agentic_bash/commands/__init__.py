@@ -31,7 +31,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "lscmd": ("df", "dir", "du", "file", "ls", "stat", "tree", "vdir"),
     "moretext": ("column", "csplit", "fmt", "iconv", "numfmt", "shuf", "split"),
     "odcmd": ("hd", "hexdump", "od", "strings", "xxd"),
-    "scriptutils": ("envsubst", "getopt", "less", "locale", "logger", "more", "pathchk", "pr", "stty", "tput"),
+    "scriptutils": ("clear", "dircolors", "envsubst", "getopt", "less", "locale", "logger", "more", "pathchk", "pr", "stty", "tput"),
     "sedcmd": ("sed",),
     "sortcmd": ("sort", "uniq"),
     "sysutils": ("arch", "date", "env", "false", "flock", "getconf", "groups", "hostname", "id", "kill",

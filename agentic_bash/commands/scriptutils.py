@@ -1060,3 +1060,76 @@ def pr(ctx: CommandContext, argv: list[str]) -> int:
                 emit_page(rows, name, page)
     ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
     return status
+
+
+# -- clear, dircolors ----------------------------------------------------------------------
+
+
+@command("clear", usage="clear [-T TERM] [-V] [-x]", help="Clear the screen (the terminfo clear string, plus E3 unless -x).")
+def clear(ctx: CommandContext, argv: list[str]) -> int:
+    from ._terminfo import TERMINFO
+
+    term = ctx.env.get("TERM")
+    scrollback = True
+    args = argv[1:]
+    while args:
+        a = args.pop(0)
+        if a == "-V":
+            _out(ctx, "ncurses 6.4.20221231\n")
+            return 0
+        if a == "-x":
+            scrollback = False
+        elif a.startswith("-T"):
+            term = a[2:] or (args.pop(0) if args else "")
+        else:
+            _err(ctx, f"clear: invalid option -- '{a.lstrip('-')[:1]}'\nUsage: clear [options]\n")
+            return 2
+    if not term:
+        _err(ctx, "TERM environment variable not set.\n")
+        return 1
+    entry = TERMINFO.get(term)
+    if entry is None:
+        _err(ctx, f"'{term}': unknown terminal type.\n")
+        return 1
+    strs = entry[3]
+    if "clear" not in strs:
+        return 1
+    _out(ctx, _PADDING.sub("", strs["clear"] + (strs.get("E3", "") if scrollback else "")))
+    return 0
+
+
+# coreutils 9.1's default database: the colours, and the TERM globs they apply to
+_LS_COLORS = 'rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01:cd=40;33;01:or=40;31;01:mi=00:su=37;41:sg=30;43:ca=00:tw=30;42:ow=34;42:st=37;44:ex=01;32:*.tar=01;31:*.tgz=01;31:*.arc=01;31:*.arj=01;31:*.taz=01;31:*.lha=01;31:*.lz4=01;31:*.lzh=01;31:*.lzma=01;31:*.tlz=01;31:*.txz=01;31:*.tzo=01;31:*.t7z=01;31:*.zip=01;31:*.z=01;31:*.dz=01;31:*.gz=01;31:*.lrz=01;31:*.lz=01;31:*.lzo=01;31:*.xz=01;31:*.zst=01;31:*.tzst=01;31:*.bz2=01;31:*.bz=01;31:*.tbz=01;31:*.tbz2=01;31:*.tz=01;31:*.deb=01;31:*.rpm=01;31:*.jar=01;31:*.war=01;31:*.ear=01;31:*.sar=01;31:*.rar=01;31:*.alz=01;31:*.ace=01;31:*.zoo=01;31:*.cpio=01;31:*.7z=01;31:*.rz=01;31:*.cab=01;31:*.wim=01;31:*.swm=01;31:*.dwm=01;31:*.esd=01;31:*.avif=01;35:*.jpg=01;35:*.jpeg=01;35:*.mjpg=01;35:*.mjpeg=01;35:*.gif=01;35:*.bmp=01;35:*.pbm=01;35:*.pgm=01;35:*.ppm=01;35:*.tga=01;35:*.xbm=01;35:*.xpm=01;35:*.tif=01;35:*.tiff=01;35:*.png=01;35:*.svg=01;35:*.svgz=01;35:*.mng=01;35:*.pcx=01;35:*.mov=01;35:*.mpg=01;35:*.mpeg=01;35:*.m2v=01;35:*.mkv=01;35:*.webm=01;35:*.webp=01;35:*.ogm=01;35:*.mp4=01;35:*.m4v=01;35:*.mp4v=01;35:*.vob=01;35:*.qt=01;35:*.nuv=01;35:*.wmv=01;35:*.asf=01;35:*.rm=01;35:*.rmvb=01;35:*.flc=01;35:*.avi=01;35:*.fli=01;35:*.flv=01;35:*.gl=01;35:*.dl=01;35:*.xcf=01;35:*.xwd=01;35:*.yuv=01;35:*.cgm=01;35:*.emf=01;35:*.ogv=01;35:*.ogx=01;35:*.aac=00;36:*.au=00;36:*.flac=00;36:*.m4a=00;36:*.mid=00;36:*.midi=00;36:*.mka=00;36:*.mp3=00;36:*.mpc=00;36:*.ogg=00;36:*.ra=00;36:*.wav=00;36:*.oga=00;36:*.opus=00;36:*.spx=00;36:*.xspf=00;36:*~=00;90:*#=00;90:*.bak=00;90:*.old=00;90:*.orig=00;90:*.part=00;90:*.rej=00;90:*.swp=00;90:*.tmp=00;90:*.dpkg-dist=00;90:*.dpkg-old=00;90:*.ucf-dist=00;90:*.ucf-new=00;90:*.ucf-old=00;90:*.rpmnew=00;90:*.rpmorig=00;90:*.rpmsave=00;90:'
+_DIRCOLORS_TERMS = ("Eterm", "ansi", "*color*", "con[0-9]*x[0-9]*", "cons25", "console", "cygwin",
+                    "*direct*", "dtterm", "gnome", "hurd", "jfbterm", "konsole", "kterm", "linux",
+                    "linux-c", "mlterm", "putty", "rxvt*", "screen*", "st", "terminator", "tmux*",
+                    "vt100", "xterm*")
+
+
+@command("dircolors", usage="dircolors [OPTION]... [FILE]", help="Output commands to set the LS_COLORS environment variable.")
+def dircolors(ctx: CommandContext, argv: list[str]) -> int:
+    import fnmatch
+
+    from ._args import OptError, parse_opts
+    try:
+        opts, ops = parse_opts(ctx, argv, "bcp", {"sh": "b", "bourne-shell": "b", "csh": "c",
+                                                  "c-shell": "c", "print-database": "p"}, status=1)
+    except OptError as e:
+        return e.status
+    keys = [k for k, _ in opts]
+    if "p" in keys:
+        ctx.error("--print-database is not supported here")
+        return 1
+    if ops:
+        ctx.error(f"extra operand {ops[0]!r}" if len(ops) > 1 else f"{ops[0]}: No such file or directory")
+        return 1
+    shell = ctx.env.get("SHELL", "")
+    if "b" not in keys and "c" not in keys and not shell:
+        ctx.error("no SHELL environment variable, and no shell type option given")
+        return 1
+    csh = "c" in keys or ("b" not in keys and shell.rsplit("/", 1)[-1] in ("csh", "tcsh"))
+    term = ctx.env.get("TERM", "")
+    colour = bool(ctx.env.get("COLORTERM")) or any(fnmatch.fnmatchcase(term, g) for g in _DIRCOLORS_TERMS)
+    value = _LS_COLORS if colour else ""
+    _out(ctx, f"setenv LS_COLORS '{value}'\n" if csh else f"LS_COLORS='{value}';\nexport LS_COLORS\n")
+    return 0
