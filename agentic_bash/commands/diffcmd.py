@@ -503,6 +503,10 @@ class _DOpts:
     ignore_matching: list = dataclasses.field(default_factory=list)
     no_dereference: bool = False
     brief_dirs: bool = True
+    width: int = 130
+    left_column: bool = False
+    suppress_common: bool = False
+    tabsize: int = 8
 
 
 class _DiffRun:
@@ -576,7 +580,7 @@ class _DiffRun:
             self.err(f"{e.filename or name0}: {e.strerror}")
             return 2
         assert d0 is not None and d1 is not None
-        if d0 == d1 and (p0 is not None) == (p1 is not None):
+        if d0 == d1 and (p0 is not None) == (p1 is not None) and o.style != "side":
             if o.report_identical:
                 self.out.write(f"Files {name0} and {name1} are identical\n".encode("utf-8", "surrogateescape"))
             return 0
@@ -604,6 +608,14 @@ class _DiffRun:
         horizon = o.context if o.style in ("unified", "context") else 0
         script = compute_changes(k0, k1, lines0, lines1, horizon=horizon, minimal=o.minimal,
                                  budget=self.ctx.budget, speed_large_files=o.speed_large)
+        if o.style == "side":
+            # side by side lists the common lines too, identical files included
+            if header is not None and script:
+                self.out.write(header.encode("utf-8", "surrogateescape"))
+            self.print_side(script, lines0, lines1)
+            if not script and o.report_identical:
+                self.out.write(f"Files {name0} and {name1} are identical\n".encode("utf-8", "surrogateescape"))
+            return 1 if script else 0
         if not script:
             if o.report_identical:
                 self.out.write(f"Files {name0} and {name1} are identical\n".encode("utf-8", "surrogateescape"))
@@ -663,6 +675,116 @@ class _DiffRun:
                 self.out.write(b"---\n")
             for x in lines1[l1:l1 + il]:
                 self.line_out(b"> ", x)
+
+    # -- side by side (GNU side.c) --------------------------------------------------------
+    def print_side(self, script, lines0, lines1) -> None:  # noqa: ANN001
+        o = self.o
+        t = 1 if o.expand_tabs else o.tabsize
+        off = (o.width + t + 3) // (2 * t) * t
+        hw = max(0, min(off - 3, o.width - off))
+        c2o = off if hw else o.width
+        out: list[str] = []
+
+        def tab_from_to(frm: int, to: int) -> int:
+            if not o.expand_tabs:
+                tab = frm + o.tabsize - frm % o.tabsize
+                while tab <= to:
+                    out.append("\t")
+                    frm = tab
+                    tab += o.tabsize
+            if to > frm:
+                out.append(" " * (to - frm))
+            return to
+
+        def half(line: bytes, indent: int, bound: int) -> int:
+            text = line.decode("utf-8", "surrogateescape")
+            inp = outp = 0
+            for ch in text:
+                if ch == "\n":
+                    break
+                if ch == "\t":
+                    spaces = o.tabsize - inp % o.tabsize
+                    if inp == outp:
+                        stop = outp + spaces
+                        if o.expand_tabs:
+                            stop = min(stop, bound)
+                            out.append(" " * max(0, stop - outp))
+                            outp = max(outp, stop)
+                        elif stop < bound:
+                            outp = stop
+                            out.append("\t")
+                    inp += spaces
+                elif ch == "\r":
+                    out.append(ch)
+                    tab_from_to(0, indent)
+                    inp = outp = 0
+                elif ch == "\b":
+                    if inp != 0:
+                        inp -= 1
+                        if inp < bound:
+                            if outp <= inp:
+                                out.append(" " * (inp - outp))
+                                outp = inp
+                            else:
+                                outp = inp
+                                out.append(ch)
+                elif ch in "\f\v" or (ord(ch) < 32 or ord(ch) == 127):
+                    if inp < bound:
+                        out.append(ch)
+                else:
+                    inp += 1
+                    if inp <= bound:
+                        outp = inp
+                        out.append(ch)
+            return outp
+
+        def one(left: bytes | None, sep: str, right: bytes | None) -> None:
+            col = 0
+            nl = False
+            if left is not None:
+                nl = nl or left.endswith(b"\n")
+                col = half(left, 0, hw)
+            if sep != " ":
+                col = tab_from_to(col, (hw + c2o - 1) // 2) + 1
+                if sep == "|" and right is not None and nl != right.endswith(b"\n"):
+                    sep = "/" if nl else "\\"
+                out.append(sep)
+            if right is not None:
+                nl = nl or right.endswith(b"\n")
+                if right[:1] != b"\n":
+                    col = tab_from_to(col, c2o)
+                    half(right, col, hw)
+            if nl:
+                out.append("\n")
+
+        def common(i0: int, lim0: int, i1: int, lim1: int) -> None:
+            if o.suppress_common:
+                return
+            if not o.left_column:
+                while i0 < lim0 and i1 < lim1:
+                    one(lines0[i0], " ", lines1[i1])
+                    i0 += 1
+                    i1 += 1
+                while i1 < lim1:
+                    one(None, ")", lines1[i1])
+                    i1 += 1
+            while i0 < lim0:
+                one(lines0[i0], "(", None)
+                i0 += 1
+
+        n0 = n1 = 0
+        for l0, l1, dl, il in script:
+            common(n0, l0, n1, l1)
+            k = min(dl, il)
+            for x in range(k):
+                one(lines0[l0 + x], "|", lines1[l1 + x])
+            for x in range(k, il):
+                one(None, ">", lines1[l1 + x])
+            for x in range(k, dl):
+                one(lines0[l0 + x], "<", None)
+            n0, n1 = l0 + dl, l1 + il
+        common(n0, len(lines0), n1, len(lines1))
+        self.out.write("".join(out).encode("utf-8", "surrogateescape"))
 
     def header_line(self, mark: str, name: str, st, label: str | None) -> bytes:  # noqa: ANN001
         if label is not None:
@@ -958,7 +1080,7 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
     ctx = dataclasses.replace(ctx, name="diff")
     try:
         opts, operands = _parse(
-            ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwWx:X:yZ",
+            ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
             {"text": "a", "ignore-space-change": "b", "ignore-blank-lines": "B", "context": "C::",
              "minimal": "d", "ed": "e", "ignore-tab-expansion": "E", "speed-large-files": "H",
              "ignore-case": "i", "ignore-matching-lines": "I", "label": "L", "new-file": "N",
@@ -966,7 +1088,8 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
              "report-identical-files": "s", "expand-tabs": "t", "initial-tab": "T",
              "unified": "U::", "ignore-all-space": "w", "exclude": "x", "exclude-from": "X",
              "ignore-trailing-space": "Z", "strip-trailing-cr": None, "normal": None,
-             "color": "color::", "no-dereference": None, "side-by-side": "y",
+             "color": "color::", "no-dereference": None, "side-by-side": "y", "width": "W",
+             "left-column": None, "suppress-common-lines": None, "tabsize": "tabsize:",
              "show-c-function": "p", "new-group-format": "ngf:", "help": None, "version": "v"})
     except OptError as e:
         return e.status
@@ -994,7 +1117,7 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
             ctx.stdout.write(DIFF_VERSION)
             return 0
     conflict = False
-    styles = {"c": "context", "C": "context", "u": "unified", "U": "unified", "normal": "normal"}
+    styles = {"c": "context", "C": "context", "u": "unified", "U": "unified", "normal": "normal", "y": "side"}
     seen_style: str | None = None
     for k, v in opts:
         if k in styles:
@@ -1057,7 +1180,27 @@ def diff(ctx: CommandContext, argv: list[str]) -> int:
             o.strip_cr = True
         elif k == "normal":
             o.style = "normal"
-        elif k in ("e", "y", "D", "ngf"):
+        elif k == "y":
+            o.style = "side"
+        elif k == "W":
+            try:
+                o.width = int(v or "")
+                if o.width <= 0:
+                    raise ValueError
+            except ValueError:
+                return _diff_usage(ctx, f"invalid width '{v}'")
+        elif k == "left-column":
+            o.left_column = True
+        elif k == "suppress-common-lines":
+            o.suppress_common = True
+        elif k == "tabsize":
+            try:
+                o.tabsize = int(v or "")
+                if o.tabsize <= 0:
+                    raise ValueError
+            except ValueError:
+                return _diff_usage(ctx, f"invalid tabsize '{v}'")
+        elif k in ("e", "D", "ngf"):
             ctx.error(f"option -{k} is not supported here" if len(k) == 1 else f"option --{k} is not supported here")
             return 2
     if conflict:
