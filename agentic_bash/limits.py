@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -84,10 +85,14 @@ class Budget:
     # a subclass that is ended by something that sets no event of its own sets it
     _poll: float | None = None
 
-    __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event")
+    __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
+                 "cmd_cap")
 
     def __init__(self, limits: Limits, timeout: float | None = None) -> None:
         self.limits = limits
+        # the interpreter's inlined charge: past this count it calls over_command(), which
+        # raises at max_commands (a subclass sets -1 to be asked on every command)
+        self.cmd_cap = sys.maxsize if limits.max_commands is None else limits.max_commands
         t = limits.timeout if timeout is None else timeout
         self.deadline: float | None = None if t is None else time.monotonic() + t
         self.commands = 0
@@ -114,6 +119,14 @@ class Budget:
         d = self.deadline
         if self._cancelled or (d is not None and _monotonic() >= d):
             self.check()  # raises
+
+    def over_command(self) -> None:
+        """The rest of charge_command once ``commands`` is counted: the interpreter's hot path
+        inlines the count and calls this past ``cmd_cap``, when cancelled or at the deadline."""
+        m = self.limits.max_commands
+        if m is not None and self.commands > m:
+            raise LimitExceeded("max_commands", f"too many commands (limit {m})")
+        self.check()
 
     def charge_iteration(self) -> None:
         n = self.iterations = self.iterations + 1

@@ -160,7 +160,7 @@ class Sandbox:
         self.workdir = normalize(workdir)
         self._mounts = _norm_mounts(mounts)
         self.requested_isolation = isolation
-        self.transforms = list(transforms)
+        self._transforms: tuple[Callable[[Any], Any], ...] = tuple(transforms)
         # everything reset() needs to rebuild the session as the constructor defined it
         self._options: dict[str, Any] = dict(
             env=base_env, workdir=self.workdir, mounts=self._mounts, limits=self.limits,
@@ -180,6 +180,7 @@ class Sandbox:
                         or self._on_result is not None)
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_executor, self._ex)
+        self._route()
         self._custom: dict[str, Callable[..., int]] = {}
         # what reset() returns an in-process session to (a sandboxed one gets a new process)
         self._initial_state: dict[str, Any] | None = (
@@ -200,12 +201,33 @@ class Sandbox:
             timeout: float | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
         this run only."""
-        if self._hooked or self.transforms or (stdin is not None and isinstance(stdin, str)):
-            return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
-                             on_output=self._on_output)
-        # (a closed sandbox's executor is closed too: its run() raises SandboxClosed)
-        return self._ex.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
-                            on_output=self._on_output)
+        # (without hooks or transforms an in-process session's ``run`` is the executor's own:
+        # see _route)
+        return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                         on_output=self._on_output)
+
+    @property
+    def transforms(self) -> tuple[Callable[[Any], Any], ...]:
+        """The AST transforms applied to each script, in order (assign a new sequence to
+        change them)."""
+        return self._transforms
+
+    @transforms.setter
+    def transforms(self, fns: Iterable[Callable[[Any], Any]]) -> None:
+        self._transforms = tuple(fns)
+        self._route()
+
+    def _route(self) -> None:
+        # The per-call path: with no hook, transform or output callback to serve, an
+        # in-process session's ``run`` is its executor's bound ``run`` (it takes the same
+        # arguments, str stdin included, and raises SandboxClosed once closed), which saves
+        # a Python frame on every call.
+        from .executors.inprocess import InProcessExecutor
+        if (self._hooked or self._transforms or self._on_output is not None
+                or type(self._ex) is not InProcessExecutor):
+            self.__dict__.pop("run", None)
+        else:
+            self.run = self._ex.run  # type: ignore[method-assign]
 
     def _run(self, script: str, *, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
              timeout: float | None, on_output: Callable[[int, bytes], None] | None) -> Result:
@@ -215,9 +237,9 @@ class Sandbox:
         if self._on_command is not None:
             self._on_command(script)
         text = script
-        if self.transforms:
+        if self._transforms:
             from .transforms import apply_transforms
-            text = apply_transforms(script, self.transforms)
+            text = apply_transforms(script, self._transforms)
         r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout, on_output=on_output)
         if self._on_violation is not None:
             for v in r.violations:
@@ -336,6 +358,7 @@ class Sandbox:
         self._finalizer.detach()
         self._ex, self.isolation_level, self.isolation = ex, level, report
         self._finalizer = weakref.finalize(self, _close_executor, ex)
+        self._route()
         for name, fn in self._custom.items():
             reg = getattr(ex, "register_command", None)
             if reg is not None:

@@ -135,3 +135,16 @@ def test_truncate_and_for_llm():
     s = r.for_llm(head=20, tail=20)
     assert s.startswith("exit_code: 3\ncwd: /tmp\nstdout:\n1\n2\n")
     assert "bytes elided" in s and s.rstrip().endswith("stderr:\nboom")
+
+
+def test_transforms_assigned_after_construction_apply_to_the_next_run():
+    with Sandbox(isolation="virtual") as sb:
+        assert sb.run("echo one").stdout == "one\n"
+        names: list[str] = []
+        sb.transforms = [lambda t: names.extend(command_names(t))]
+        assert sb.run("echo two | cat").stdout == "two\n"
+        assert names == ["echo", "cat"]
+        assert isinstance(sb.transforms, tuple)
+        sb.transforms = ()
+        sb.run("true")
+        assert names == ["echo", "cat"]

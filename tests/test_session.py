@@ -354,3 +354,33 @@ def test_stdin_is_read_only(sb):
     assert r.stdout == "1\n" and "Bad file descriptor" in r.stderr
     r = sb.run("cat; echo y >&0 || echo refused", stdin=b"in\n")
     assert r.stdout == "in\nrefused\n"
+
+
+def test_runs_from_two_threads_take_turns():
+    # runs of one session never overlap: each sees its own output and its own $x
+    import threading
+    with Sandbox(isolation="virtual") as sb:
+        results: dict[int, list[str]] = {0: [], 1: []}
+
+        def work(k: int) -> None:
+            for i in range(60):
+                r = sb.run(f"x={k}-{i}; for j in 1 2 3; do :; done; echo $x")
+                results[k].append(r.stdout)
+
+        ts = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        assert not any(t.is_alive() for t in ts)
+        for k in (0, 1):
+            assert results[k] == [f"{k}-{i}\n" for i in range(60)]
+
+
+def test_a_descriptor_opened_by_exec_ends_with_its_run():
+    with Sandbox(isolation="virtual") as sb:
+        r = sb.run("exec 3>/tmp/f; echo hi >&3; cat /tmp/f")
+        assert r.stdout == "hi\n"
+        r = sb.run("echo again >&3")
+        assert r.exit_code == 1 and "3: Bad file descriptor" in r.stderr
+        assert sb.run("echo ok").stdout == "ok\n"

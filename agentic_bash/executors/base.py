@@ -19,10 +19,10 @@ OutputCallback = Callable[[int, bytes], None]
 
 class Executor(Protocol):
     def run(
-        self, script: str, *, stdin: bytes | BinaryIO | None = None,
+        self, script: str, stdin: bytes | BinaryIO | None = None,
         env: Mapping[str, str] | None = None, cwd: str | None = None,
         timeout: float | None = None, on_output: OutputCallback | None = None,
-    ) -> Result: ...
+    ) -> Result: ...                                 # (Sandbox.run passes them by position)
 
     def interrupt(self) -> None: ...                 # cancel the running run() (Ctrl-C)
 

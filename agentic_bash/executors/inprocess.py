@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import errno
-import functools
 import io
 import os
 import posixpath
@@ -51,20 +50,38 @@ _HISTORY_TRIM = HISTORY_MAX + HISTORY_MAX // 10
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 
 
-@functools.lru_cache(maxsize=4096)
 def _whole_script(script: str, extglob: bool) -> N.Script | None:
     """The tree of ``script`` when it can run parsed whole; None when it must be read a line
     at a time (it may turn on aliases, extglob or ``set -v`` for its later lines, it has a
-    syntax error, or parsing it warns)."""
+    syntax error, or parsing it warns). Scripts up to _CACHE_MAX_SOURCE characters are
+    remembered in _TREES (both answers)."""
     if "expand_aliases" in script or "extglob" in script or _VERBOSE_ON.search(script):
-        return None
-    try:
-        tree, warns = _parse_w(script, extglob=extglob)  # (this function is the cache)
-    except ParseError as e:
-        if getattr(e, "hopeless", False):
-            raise
-        return None
-    return None if warns else tree
+        tree = None
+    else:
+        try:
+            tree, warns = _parse_w(script, extglob=extglob)
+        except ParseError as e:
+            if getattr(e, "hopeless", False):
+                raise
+            tree = warns = None
+        if warns:
+            tree = None
+    if len(script) <= _CACHE_MAX_SOURCE:
+        cache = _TREES[extglob]
+        if len(cache) >= _TREES_MAX:
+            try:  # first in, first out (insertion order); another thread may race us here
+                del cache[next(iter(cache))]
+            except (KeyError, RuntimeError, StopIteration):
+                pass
+        cache[script] = tree
+    return tree
+
+
+# run()'s parse cache, one dict per extglob setting: script text -> _whole_script's answer
+# (a plain dict lookup is half the cost of an lru_cache call on the per-call path)
+_TREES: tuple[dict[str, N.Script | None], dict[str, N.Script | None]] = ({}, {})
+_TREES_MAX = 4096
+_MISS: Any = object()
 
 
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
@@ -172,13 +189,15 @@ class InProcessExecutor:
         self.registry = load_commands()
         self.custom: dict[str, Callable[..., int]] = {}
         self._closed = False
-        self._lock = threading.Lock()
+        # one token while no run() is going: run() pops it and puts it back
+        self._turn: list[bool] = [True]
         self._budget: Budget | None = None
         self._late: tuple[Capture, Capture] | None = None
         self._violations: list[Any] = []
         self._idle_marker: Any = None
-        self._spare: tuple[Budget, Capture, Capture] | None = None
+        self._spare: tuple[Budget, Capture, Capture, dict[int, Any]] | None = None
         self._no_stdin = InputBytes(b"")
+        self._timeout = limits.timeout
         self.shell = Interpreter(fs, info=info, host=self)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
@@ -232,43 +251,45 @@ class InProcessExecutor:
             # now, not when a job thread next polls its budget (the caller may exit first)
             kill_all()
 
-    def run(self, script: str, *, stdin: bytes | BinaryIO | None = None,
+    def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
-        # the per-call path: every line here is paid by `run("echo hi")` (issue 2's target)
+        # the per-call path: every line here is paid by `run("echo hi")` (issue 2's target);
+        # Sandbox.run passes the arguments by position (cheaper than by keyword)
         if self._closed:
             raise SandboxClosed("sandbox is closed")
-        with self._lock:
+        turn = self._turn
+        try:
+            turn.pop()  # (atomic under the GIL: a lock costs this path twice as much)
+        except IndexError:
+            self._wait_turn()
+        try:
             t0 = _monotonic()
-            if self._violations:
-                self._violations = []
             limits = self.limits
-            lim = limits.max_output_bytes
             spare = self._spare
             if spare is not None:
                 # the previous run's budget and streams, which nothing else holds (see below)
                 self._spare = None
-                budget, out, err = spare
+                budget, out, err, fds = spare
                 spare = None  # the tuple would count as a holder at the end
-                t = limits.timeout if timeout is None else timeout
-                budget.deadline = None if t is None else t0 + t
+                if timeout is None:
+                    t = self._timeout
+                    budget.deadline = None if t is None else t0 + t
+                else:
+                    budget.deadline = t0 + timeout
                 budget.commands = budget.iterations = 0
-                out.on_output = err.on_output = on_output
+                if on_output is not None or out.on_output is not None:
+                    out.on_output = err.on_output = on_output
             else:
                 budget = _RunBudget(limits, timeout, t0)
-                out = Capture(lim, on_output, 1)
-                err = Capture(lim, on_output, 2)
+                out = Capture(limits.max_output_bytes, on_output, 1)
+                err = Capture(limits.max_output_bytes, on_output, 2)
+                fds = {}
             self._budget = budget
             sh = self.shell
             sh.budget = budget
-            late = self._late
-            if late is not None:
-                # output background jobs wrote after the previous run returned
-                lo, le = late[0].take(), late[1].take()
-                if lo:
-                    out.write(lo)
-                if le:
-                    err.write(le)
+            if self._late is not None or self._violations:
+                self._before_run(out, err)
             if stdin is None:
                 inp: Any = self._no_stdin
             elif isinstance(stdin, (bytes, bytearray, memoryview)):
@@ -277,21 +298,21 @@ class InProcessExecutor:
                 inp = InputBytes(stdin.encode())
             else:
                 inp = stdin
-            sh.fds = {0: inp, 1: out, 2: err}
+            fds[0] = inp
+            fds[1] = out
+            fds[2] = err
+            sh.fds = fds
             sh.exec_string = script
             st = sh.state
             hist = st.history
             hist.append(script)
             if len(hist) > _HISTORY_TRIM:
                 del hist[:-HISTORY_MAX]  # in batches: one memmove per hundred runs
-            sh.lineno = 0
+            sh.lineno = sh.loop_depth = sh.errexit_off = 0
             if sh.funcstack:
                 sh.funcstack = []
             sh.pipestatus = []
-            sh.loop_depth = 0
-            sh.errexit_off = 0
-            temp_scope = None
-            saved_cwd = None
+            temp_scope = saved_cwd = None
             if env:
                 # per-run env: visible to this run only, like VAR=x cmd
                 temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
@@ -308,7 +329,18 @@ class InProcessExecutor:
                 marker = self._start_tracking()
             timed_out = False
             try:
-                status = self._execute(sh, script)
+                if st.shopt["expand_aliases"] or st.options["verbose"]:
+                    tree = None
+                else:
+                    tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
+                    if tree is _MISS:
+                        tree = _whole_script(script, st.shopt["extglob"] is True)
+                if tree is not None:
+                    status = run_toplevel(sh, tree)
+                else:
+                    # line by line: aliases and extglob apply from the next line, warnings in
+                    # order, and the complete lines before a syntax error run, as bash -c does
+                    status = run_toplevel(sh, None, source=script, who="-c")
             except LimitExceeded as e:
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
@@ -320,6 +352,12 @@ class InProcessExecutor:
                 else:
                     status = 1
                     err.write(f"agentic-bash: {e}\n".encode())
+            except RecursionError:
+                sh.write_err(b"bash: maximum nesting depth exceeded\n")
+                status = 2
+            except ParseError as e:  # input no reader can take in bounded time
+                sh.write_err(f"bash: line {e.line}: {e.message}\n".encode("utf-8", "replace"))
+                status = 2
             except BaseException as e:  # noqa: BLE001 - nothing may escape run()
                 if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
                     raise
@@ -356,7 +394,8 @@ class InProcessExecutor:
                     # nothing changed: stop recording (what diff() does); the next run reuses it
                     marker.fs._journal = None
             so = bytes(out.buf)
-            se = bytes(err.buf)
+            se = bytes(err.buf) if err.buf else b""
+            lim = limits.max_output_bytes
             truncated = out.truncated or err.truncated
             if truncated or (lim is not None and len(so) + len(se) > lim):
                 # (a write racing past the limit is cut here; getvalue() marks the cut)
@@ -368,17 +407,46 @@ class InProcessExecutor:
                     self._late = (Capture(lim), Capture(lim))
                 out.forward, err.forward = self._late
             elif (not truncated and not budget._cancelled and _refcount(out) <= _OWN_REFS
-                    and _refcount(err) <= _OWN_REFS and _refcount(budget) <= _OWN_REFS):
+                    and _refcount(err) <= _OWN_REFS and _refcount(budget) <= _OWN_REFS
+                    and sh.fds is fds and len(fds) == 3 and _refcount(fds) <= _OWN_REFS):
                 # Nothing but this frame and the shell holds them (no job, stray process
                 # substitution or pipeline stage of this run is alive to write or charge
-                # later): the next run resets and reuses them instead of allocating three
-                # objects. A reference elsewhere, however it got there, means fresh ones.
+                # later, the fd table is the run's own with no fd opened by exec): the next
+                # run resets and reuses them instead of allocating four objects. A reference
+                # elsewhere, however it got there, means fresh ones.
                 out.buf.clear()
-                err.buf.clear()
-                self._spare = (budget, out, err)
+                if se:
+                    err.buf.clear()
+                self._spare = (budget, out, err, fds)
             viol = self._violations
             return make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
                                st.cwd, created, modified, deleted, tuple(viol) if viol else ())
+        finally:
+            turn.append(True)
+
+    def _wait_turn(self) -> None:
+        """Another thread is inside run() on this executor: wait for it to finish (runs of one
+        session never overlap; the token list is the lock, polled on this rare path)."""
+        while True:
+            try:
+                self._turn.pop()
+                return
+            except IndexError:
+                time.sleep(0.001)
+
+    def _before_run(self, out: Capture, err: Capture) -> None:
+        """What a run inherits from the ones before it: background jobs' late output goes
+        first in its streams; the last run's policy violations are dropped."""
+        if self._violations:
+            self._violations = []
+        late = self._late
+        if late is not None:
+            # output background jobs wrote after the previous run returned
+            lo, le = late[0].take(), late[1].take()
+            if lo:
+                out.write(lo)
+            if le:
+                err.write(le)
 
     def _start_tracking(self) -> Any:
         """Start recording this run's file changes (a Marker), or None without tracking."""
@@ -454,25 +522,6 @@ class InProcessExecutor:
         if name in self.registry and self.prefer_inprocess:
             return False
         return self.find_path(sh, name) is not None
-
-    def _execute(self, sh: Interpreter, script: str) -> int:
-        st = sh.state
-        if not st.shopt["expand_aliases"] and not st.options["verbose"]:
-            try:
-                tree = (_whole_script(script, st.shopt.get("extglob") is True)
-                        if len(script) <= _CACHE_MAX_SOURCE else
-                        _whole_script.__wrapped__(script, st.shopt.get("extglob") is True))
-            except RecursionError:
-                sh.write_err(b"bash: maximum nesting depth exceeded\n")
-                return 2
-            except ParseError as e:  # input no reader can take in bounded time
-                sh.write_err(f"bash: line {e.line}: {e.message}\n".encode("utf-8", "replace"))
-                return 2
-            if tree is not None:
-                return run_toplevel(sh, tree)
-        # line by line: aliases and extglob apply from the next line, warnings in order, and
-        # the complete lines before a syntax error run, as bash -c does
-        return run_toplevel(sh, None, source=script, who="-c")
 
     # ------------------------------------------------------------------ dispatch (host API)
     def _path_candidates(self, sh: Interpreter, name: str, path: str | None) -> Iterator[tuple[str, Any]]:
@@ -816,6 +865,7 @@ class _RunBudget(Budget):
 
     def __init__(self, limits: Limits, timeout: float | None, now: float) -> None:  # noqa: D107
         self.limits = limits
+        self.cmd_cap = sys.maxsize if limits.max_commands is None else limits.max_commands
         t = limits.timeout if timeout is None else timeout
         self.deadline = None if t is None else now + t
         self.commands = 0
@@ -979,6 +1029,17 @@ def _reader_warnings(sh: Interpreter, reader: Any, who: str) -> None:
         reader.warnings.clear()
 
 
+def _line_abandoned(sh: Interpreter, e: ExitShell) -> None:
+    """A top-level command raised ExitShell: re-raise it unless it only abandons the rest of
+    its command line (an arithmetic expansion error, a failed readonly assignment)."""
+    if not e.discard:
+        raise e
+    sh.state.last_status = e.status
+    if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
+        # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
+        raise ExitShell(e.status) from None
+
+
 def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
     """Top-level commands; an arithmetic expansion error (``echo $((1/0)); echo x``)
     abandons the rest of its command line only, as bash -c does, with ``$?`` 1."""
@@ -1005,12 +1066,7 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
             else:
                 sh.execute(cmd)
         except ExitShell as e:
-            if not e.discard:
-                raise
-            sh.state.last_status = e.status
-            if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
-                # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
-                raise ExitShell(e.status) from None
+            _line_abandoned(sh, e)
             skip = True
             # bash does not get back to the line where it stopped reading this command line:
             # its counter stays at the failing command's, and later lines count from there
@@ -1027,7 +1083,15 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
     sh.line_shift = 0
     try:
         if tree is not None:
-            _run_items(sh, tree.items)
+            items = tree.items
+            if len(items) == 1 and type(items[0].cmd) is Simple and not items[0].background:
+                # one simple command (the per-call path): _run_items without its loop
+                try:
+                    sh.exec_simple(items[0].cmd)  # type: ignore[arg-type]
+                except ExitShell as e:
+                    _line_abandoned(sh, e)
+            else:
+                _run_items(sh, items)
         else:
             for t in _lines(sh, source or "", who):
                 _run_items(sh, t.items)

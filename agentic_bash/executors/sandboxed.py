@@ -363,7 +363,7 @@ class SandboxedExecutor:
             return hdr.get("value")
 
     # -- Executor protocol -----------------------------------------------------------------
-    def run(self, script: str, *, stdin: bytes | BinaryIO | None = None,
+    def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
         data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
@@ -592,7 +592,7 @@ class _BashExecutor:
         self._current: Any = None
         self._cancel = threading.Event()
 
-    def run(self, script: str, *, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
+    def run(self, script: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
             cwd: str | None = None, timeout: float | None = None,
             on_output: OutputCallback | None = None) -> Result:
         t0 = time.monotonic()

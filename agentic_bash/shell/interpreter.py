@@ -38,6 +38,8 @@ from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 
+_monotonic = time.monotonic
+
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
@@ -2530,7 +2532,10 @@ class Interpreter(Expander):
 
     def exec_simple(self, cmd: N.Simple) -> int:
         self.lineno = cmd.line
-        self.budget.charge_command()
+        b = self.budget  # charge_command(), inlined
+        n = b.commands = b.commands + 1
+        if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+            b.over_command()
         st = self.state
         if st.options["noexec"]:
             return 0

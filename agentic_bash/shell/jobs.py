@@ -99,6 +99,7 @@ class _JobBudget(Budget):
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
         super().__init__(limits)
+        self.cmd_cap = -1  # the interpreter asks over_command() on every command
         self.parent = parent
         self.host = host
         if isinstance(parent, _JobBudget):
