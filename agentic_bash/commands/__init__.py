@@ -31,6 +31,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "lscmd": ("df", "dir", "du", "file", "ls", "stat", "tree", "vdir"),
     "moretext": ("column", "csplit", "fmt", "iconv", "numfmt", "pr", "shuf", "split"),
     "odcmd": ("hd", "hexdump", "od", "strings", "xxd"),
+    "scriptutils": ("clear", "dircolors", "envsubst", "getopt", "less", "locale", "logger", "more", "pathchk", "stty", "tput"),
     "sedcmd": ("sed",),
     "sortcmd": ("sort", "uniq"),
     "sysutils": ("arch", "date", "env", "false", "flock", "getconf", "groups", "hostname", "id", "kill",

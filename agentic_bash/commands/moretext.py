@@ -898,11 +898,11 @@ def _fmt_paragraph(words: list[_W], width: int, goal: int, first_indent: int, ot
             elif prev.punct:
                 cost -= _PUNCT_BONUS
             elif i > 1 and ws[i - 2].final:
-                cost += _equiv(200 // (prev.length + 2))
+                cost += _equiv(200) // (prev.length + 2)  # WIDOW_COST
         if ws[i].paren:
             cost -= _PAREN_BONUS
         elif ws[i].final:
-            cost += _equiv(150 // (ws[i].length + 2))
+            cost += _equiv(150) // (ws[i].length + 2)  # ORPHAN_COST
         return cost
 
     ws[n].best_cost = 0
@@ -992,13 +992,11 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
             lines.pop()
         out: list[str] = []
         tabs = False  # GNU fmt writes tabs (where they fit) once it has read one
-        last_len = 0
         i = 0
         while i < len(lines):
             line = lines[i].expandtabs(8)
             if not line.strip():
                 out.append("")
-                last_len = 0
                 i += 1
                 continue
             ind = len(line) - len(line.lstrip(" "))
@@ -1028,7 +1026,8 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
             if words:
                 # GNU get_paragraph: the paragraph's last word counts as a sentence end
                 words[-1].period = words[-1].final = True
-            for ln_words in _fmt_paragraph(words, width, goal, ind, ind, last_len):
+            # get_paragraph starts each paragraph with last_line_length = 0
+            for ln_words in _fmt_paragraph(words, width, goal, ind, ind, 0):
                 col = 0
                 parts = []
                 col = _put_space(parts, col, ind, tabs)
@@ -1038,7 +1037,6 @@ def fmt(ctx: CommandContext, argv: list[str]) -> int:
                     if k2 < len(ln_words) - 1:
                         col = _put_space(parts, col, w.space, tabs)
                 out.append("".join(parts))
-                last_len = col
         ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
     return status
 
@@ -1595,7 +1593,8 @@ def pr(ctx: CommandContext, argv: list[str]) -> int:
         for i in range(nrows):
             cells = [cell(c[i]) if i < len(c) else "" for c in contents]
             rows_all.append(render_row(cells))
-        pages = [rows_all[i:i + body] for i in range(0, len(rows_all), body)] or [[]]
+        # (empty input makes no page at all, as in GNU pr)
+        pages = [rows_all[i:i + body] for i in range(0, len(rows_all), body)]
         emit_pages(pages, header if header is not None else "", date_text("-"))
     else:
         for name in names:
@@ -1605,7 +1604,8 @@ def pr(ctx: CommandContext, argv: list[str]) -> int:
                 continue
             line_no = first_line
             title = header if header is not None else ("" if name == "-" else name)
-            emit_pages(paginate(ls_), title, date_text(name) if extremities else "")
+            if ls_:  # (an empty file makes no page at all, as in GNU pr)
+                emit_pages(paginate(ls_), title, date_text(name) if extremities else "")
             ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))  # before any error
             out.clear()
     ctx.stdout.write("".join(out).encode("utf-8", "surrogateescape"))

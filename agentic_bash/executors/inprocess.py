@@ -595,9 +595,16 @@ class InProcessExecutor:
                 st.sync_hash(sh.get_scalar("PATH"))
                 st.hash[name] = path
                 st.hash_hits[name] = 1
-        if name in ("bash", "sh"):
-            return run_nested_shell(sh, argv)
         spec = self.registry.get(name)
+        if path is None and (spec is not None or name in ("bash", "sh")) and not _path_has_bin_dir(sh, st.cwd):
+            # PATH names none of the directories our commands live in (PATH=/nowhere): bash
+            # finds no `ls` (nor `bash`) there either
+            spec = None
+            if not sh.get_scalar("PATH") and sh.state.functions.get("command_not_found_handle") is None:
+                sh.error(f"{name}: No such file or directory")  # an empty PATH searches "."
+                return 127
+        elif name in ("bash", "sh"):
+            return run_nested_shell(sh, argv)
         if spec is not None and (self.prefer_inprocess or self.native is None):
             if path is None or posixpath.dirname(normalize(path, st.cwd)) in _BIN_DIRS:
                 return self._call(sh, spec.fn, argv)
@@ -926,6 +933,11 @@ class _Exec:
             child.state.cwd = normalize(cwd, child.state.cwd)
         if env is not None:
             # the given mapping is the complete environment of the command
+            if getattr(child.state, "exported_funcs", None) and \
+                    any(k not in env for k in self.sh.state.environ()):
+                # exported functions travel in the environment (BASH_FUNC_name%%): one that
+                # was cleared (env -i) carries none
+                child.state.exported_funcs = frozenset()  # type: ignore[attr-defined]
             sc = child.state.scopes[0]
             for k, v in list(sc.items()):
                 if v.attrs & EXPORT and k not in env:
@@ -1108,6 +1120,18 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
     return status
 
 
+
+def _path_has_bin_dir(sh: Interpreter, cwd: str) -> bool:
+    """Whether $PATH lists one of the directories the in-process commands live in."""
+    path = sh.get_scalar("PATH")
+    if path is None:
+        return False
+    for d in path.split(":"):
+        d = normalize(d or ".", cwd)
+        if d in _BIN_DIRS:
+            return True
+    return False
+
 def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | None = None) -> int:
     """``bash``/``sh`` as a command: a child shell with only the exported environment."""
     from ..shell.parser import parse
@@ -1181,6 +1205,9 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         if v.attrs & EXPORT and type(v.value) is str:
             st.scopes[0][k] = Var(v.value, EXPORT)
     _init_state(st, {}, sh.state.cwd, sh.info)
+    if "PATH" not in st.scopes[0]:
+        # bash gives itself a default search path (not exported) when its environment has none
+        st.scopes[0]["PATH"] = Var("/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin:.")
     exported = [n for n in getattr(sh.state, "exported_funcs", ()) if n in sh.state.functions]
     if exported:
         # functions marked with export -f reach the child, as bash passes them in its environment

@@ -165,8 +165,20 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         args = [byte_view(a) for a in args]
         byte_chars = True
     data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars)
-    for e in errors:
-        sh.error(e)
+    if var is None and errors:
+        # bash's stdout is line-buffered: an error comes after the complete lines formatted
+        # before it (what shows under 2>&1), the rest of a partial line after the error
+        pos = 0
+        for e, at in zip(errors, getattr(errors, "at", [0] * len(errors))):
+            cut = data.rfind(b"\n", pos, at) + 1
+            if cut > pos:
+                sh.write_out(data[pos:cut])
+                pos = cut
+            sh.error(e)
+        data = data[pos:]
+    else:
+        for e in errors:
+            sh.error(e)
     if var is not None:
         try:
             s = data.decode("utf-8", "surrogateescape")
@@ -1248,9 +1260,12 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
                 status = 1
             continue
         if mode == "s":
-            if a == "extdebug" and not table[a] and sh.argv_base is None:
+            if a == "extdebug" and not table[a] and sh.argv_base is None \
+                    and not (table.get("compat44") and sh.funcstack):
                 # bash starts BASH_ARGV/BASH_ARGC the first time extdebug comes on, with
-                # the positional parameters of that moment (a function's own, inside one)
+                # the positional parameters of that moment (a function's own, inside one);
+                # under compat44 a function turning it on starts none (only later calls'
+                # frames show: pure-bash-bible's reverse_array relies on it)
                 sh.argv_base = tuple(sh.state.positional)
             table[a] = True
         elif mode == "u":
@@ -2633,14 +2648,29 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
 @builtin("jobs")
 def b_jobs(sh: Interpreter, argv: list[str]) -> int:
     jobs = sh.jobs
-    if jobs is None:
-        return 0
-    only_pids = "-p" in argv[1:]
-    long = "-l" in argv[1:]
-    items = sorted(jobs.jobs.values(), key=lambda j: j.num)
+    opts = [a for a in argv[1:] if a.startswith("-") and len(a) > 1]
+    specs = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
+    only_pids = "-p" in opts
+    long = "-l" in opts
+    items = sorted(jobs.jobs.values(), key=lambda j: j.num) if jobs is not None else []
     cur = items[-1].num if items else 0
     prev = items[-2].num if len(items) > 1 else 0
+    status = 0
+    if specs:
+        # jobspec operands list just those jobs, in order; an unknown one is an error
+        wanted: list[Any] = []
+        for a in specs:
+            j = jobs.find(a) if jobs is not None else None
+            if j is None:
+                status = 1
+            wanted.append(j if j is not None else a)
+        items = wanted
+    elif jobs is None:
+        return 0
     for j in items:
+        if type(j) is str:
+            sh.error(f"jobs: {j}: no such job")
+            continue
         if j.done.is_set():
             # bash -c (no job control) has already reaped finished jobs: not listed
             jobs.remove(j)
@@ -2659,7 +2689,7 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
         _out(sh, f"[{j.num}]{mark}  {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
         if j.done.is_set():
             jobs.remove(j)
-    return 0
+    return status
 
 
 @builtin("disown")
@@ -3097,43 +3127,248 @@ def b_history(sh: Interpreter, argv: list[str]) -> int:
     return 0
 
 
-@builtin("compgen", "complete", "compopt")
-def b_compgen(sh: Interpreter, argv: list[str]) -> int:
-    if argv[0] != "compgen":
-        return 0
-    args = argv[1:]
-    words: list[str] = []
-    prefix = ""
+_COMP_USAGE = ("compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] "
+               "[-C command] [-X filterpat] [-P prefix] [-S suffix] [word]")
+_COMPLETE_USAGE = ("complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] "
+                   "[-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]")
+_COMP_LETTERS = {"a": "alias", "b": "builtin", "c": "command", "d": "directory", "e": "export",
+                 "f": "file", "g": "group", "j": "job", "k": "keyword", "s": "service", "u": "user",
+                 "v": "variable"}
+# bash's action order (gen_action_completions), and how `complete -p` spells each
+_COMP_ACTIONS = ("alias", "arrayvar", "binding", "builtin", "command", "directory", "disabled",
+                 "enabled", "export", "file", "function", "group", "helptopic", "hostname", "job",
+                 "keyword", "running", "service", "setopt", "shopt", "signal", "stopped", "user",
+                 "variable")
+_COMP_OPTIONS = ("bashdefault", "default", "dirnames", "filenames", "noquote", "nosort", "nospace",
+                 "plusdirs")
+_COMP_KEYWORDS = "if then else elif fi case esac for select while until do done in function time { } ! [[ ]] coproc".split()
+
+
+def _comp_files(sh: Interpreter, word: str, dirs_only: bool) -> list[str]:
+    """readline's filename completion of ``word``: entries of its directory starting with its
+    last component (dot files included), directories only for -d."""
+    d, _, base = word.rpartition("/")
+    lookup = d if "/" in word else "."
+    if "/" in word and not d:
+        lookup = "/"
+    path = normalize(lookup, sh.state.cwd)
+    try:
+        names = sorted(sh.fs.listdir(path))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        if not n.startswith(base) or (not base.startswith(".") and n in (".", "..")):
+            continue
+        full = normalize(n, path)
+        if dirs_only:
+            try:
+                if not sh.fs.stat(full).is_dir:
+                    continue
+            except OSError:
+                continue
+        out.append((d + "/" if "/" in word else "") + n)
+    return out
+
+
+def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
+    acts = spec["actions"]
+    out: list[str] = []
+    st = sh.state
+
+    def pre(names: Any) -> list[str]:
+        return [n for n in names if n.startswith(word)]
+
+    for act in _COMP_ACTIONS:
+        if act not in acts:
+            continue
+        if act == "alias":
+            out += pre(sorted(st.aliases))
+        elif act == "arrayvar":
+            out += pre(n for n in sorted(st.all_names()) if (v := st.find(n)) is not None and v.attrs & (ARRAY | ASSOC))
+        elif act in ("builtin", "enabled"):
+            out += pre(sorted(BUILTINS))
+        elif act == "command":
+            out += pre(sorted(st.aliases)) + pre(sorted(BUILTINS)) + pre(sorted(st.functions)) + pre(_COMP_KEYWORDS)
+            seen = set()
+            for d in (sh.get_scalar("PATH") or "").split(":"):
+                try:
+                    names = sorted(sh.fs.listdir(normalize(d or ".", st.cwd)))
+                except OSError:
+                    continue
+                for n in names:
+                    if n.startswith(word) and n not in seen:
+                        seen.add(n)
+                        out.append(n)
+        elif act == "directory":
+            out += _comp_files(sh, word, True)
+        elif act == "export":
+            out += pre(sorted(st.environ()))
+        elif act == "file":
+            out += _comp_files(sh, word, False)
+        elif act == "function":
+            out += pre(sorted(st.functions))
+        elif act == "group":
+            out += pre([getattr(sh.info, "group", "user")])
+        elif act == "user":
+            out += pre([getattr(sh.info, "user", "user")])
+        elif act == "keyword":
+            out += pre(_COMP_KEYWORDS)
+        elif act == "setopt":
+            out += pre(sorted(st.options))
+        elif act == "shopt":
+            out += pre(st.shopt)  # in bash's table order, as shopt lists them
+        elif act == "signal":
+            out += pre(["EXIT"] + ["SIG" + n for n, _ in sorted(SIGNALS.items(), key=lambda kv: kv[1])])
+        elif act == "variable":
+            out += pre(sorted(st.all_names()))
+    if spec.get("G") is not None:
+        out += sh.glob(spec["G"]) or []
+    if spec.get("W") is not None:
+        from .parser import parse
+        try:
+            script = parse("_ " + spec["W"])
+            cmd = script.items[0].cmd if len(script.items) == 1 else None
+            words = cmd.words[1:] if type(cmd) is N.Simple else ()
+            out += pre(sh.expand_words(words))
+        except (ParseError, ExpansionError, AttributeError, IndexError):
+            pass
+    if spec.get("F") is not None:
+        sh.error("compgen: warning: -F option may not work as you expect")
+        if spec["F"] not in st.functions:
+            sh.error(f"completion: function `{spec['F']}' not found")
+    if spec.get("X") is not None:
+        from . import patterns as _pat
+        pat = spec["X"]
+        neg = pat.startswith("!")
+        if neg:
+            pat = pat[1:]
+        ext = st.shopt["extglob"]
+        out = [w for w in out if _pat.fnmatch(pat, w, extglob=ext) == neg]
+    if "plusdirs" in spec["options"]:
+        out += _comp_files(sh, word, True)
+    pfx, sfx = spec.get("P") or "", spec.get("S") or ""
+    return [pfx + w + sfx for w in out]
+
+
+def _comp_parse(sh: Interpreter, name: str, args: list[str], letters: str) -> tuple[dict, list[str]] | int:
+    """Options shared by compgen and complete; returns (spec, operands) or an exit status."""
+    spec: dict[str, Any] = {"actions": [], "options": [], "flags": []}
+    usage = _COMP_USAGE if name == "compgen" else _COMPLETE_USAGE
     i = 0
     while i < len(args):
         a = args[i]
-        if a == "-W" and i + 1 < len(args):
-            words += args[i + 1].split()
-            i += 2
-            continue
-        if a == "-b":
-            words += sorted(BUILTINS)
-        elif a == "-k":
-            words += sorted(KEYWORDS)
-        elif a == "-A" and i + 1 < len(args):
-            kind = args[i + 1]
-            if kind == "function":
-                words += sorted(sh.state.functions)
-            elif kind == "variable":
-                words += sorted(sh.state.all_names())
-            i += 2
-            continue
-        elif a == "-v":
-            words += sorted(sh.state.all_names())
-        elif a == "-a":
-            words += sorted(sh.state.aliases)
-        elif not a.startswith("-"):
-            prefix = a
+        if a == "--":
+            i += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        j = 1
         i += 1
-    matched = [w for w in words if w.startswith(prefix)]
-    for w in matched:
-        _out(sh, w + "\n")
-    return 0 if matched else 1
+        while j < len(a):
+            c = a[j]
+            j += 1
+            if c in _COMP_LETTERS:
+                spec["actions"].append(_COMP_LETTERS[c])
+                continue
+            if c in letters:
+                spec["flags"].append(c)
+                continue
+            if c in "oAGWFCXPS":
+                val = a[j:] if j < len(a) else (args[i] if i < len(args) else None)
+                if val is None:
+                    sh.error(f"{name}: -{c}: option requires an argument")
+                    sh.write_err(f"{name}: usage: {usage}\n".encode())
+                    return 2
+                if j >= len(a):
+                    i += 1
+                j = len(a)
+                if c == "o":
+                    if val not in _COMP_OPTIONS:
+                        sh.error(f"{name}: {val}: invalid option name")
+                        return 2
+                    spec["options"].append(val)
+                elif c == "A":
+                    if val not in _COMP_ACTIONS:
+                        sh.error(f"{name}: {val}: invalid action name")
+                        return 2
+                    spec["actions"].append(val)
+                else:
+                    spec[c] = val
+                continue
+            return _bad_opt(sh, name, "-" + c, usage)
+    return spec, args[i:]
+
+
+def _comp_line(spec: dict, target: str) -> str:
+    parts = ["complete"]
+    for o in _COMP_OPTIONS:
+        if o in spec["options"]:
+            parts.append(f"-o {o}")
+    letters = {v: k for k, v in _COMP_LETTERS.items()}
+    for act in ("alias", "builtin", "command", "directory", "export", "file", "group", "job",
+                "keyword", "service", "user", "variable"):
+        if act in spec["actions"]:
+            parts.append("-" + letters[act])
+    for act in ("arrayvar", "binding", "disabled", "enabled", "function", "helptopic", "hostname",
+                "running", "setopt", "shopt", "signal", "stopped"):
+        if act in spec["actions"]:
+            parts.append(f"-A {act}")
+    for c in "GWPSXC":
+        if spec.get(c) is not None:
+            parts.append(f"-{c} " + "'" + spec[c].replace("'", "'\\''") + "'")
+    if spec.get("F") is not None:
+        parts.append(f"-F {spec['F']}")
+    parts.append(target)
+    return " ".join(parts)
+
+
+@builtin("compgen", "complete", "compopt")
+def b_compgen(sh: Interpreter, argv: list[str]) -> int:
+    name = argv[0]
+    if name == "compopt":
+        # outside a completion function there is nothing to change
+        sh.error("compopt: not currently executing completion function")
+        return 1
+    if name == "compgen":
+        r = _comp_parse(sh, name, argv[1:], "")
+        if isinstance(r, int):
+            return r
+        spec, ops = r
+        word = ops[0] if ops else ""
+        matched = _comp_generate(sh, spec, word)
+        for w in matched:
+            _out(sh, w + "\n")
+        return 0 if matched else 1
+    r = _comp_parse(sh, name, argv[1:], "prDEI")
+    if isinstance(r, int):
+        return r
+    spec, ops = r
+    specs: dict[str, dict] = sh.state.__dict__.setdefault("compspecs", {})
+    flags = spec["flags"]
+    targets = list(ops) + [{"D": "-D", "E": "-E", "I": "-I"}[f] for f in flags if f in "DEI"]
+    if "r" in flags:
+        if not targets:
+            specs.clear()
+            return 0
+        status = 0
+        for t in targets:
+            if specs.pop(t, None) is None:
+                sh.error(f"complete: {t}: no completion specification")
+                status = 1
+        return status
+    if "p" in flags or (not targets and len(argv) == 1):
+        status = 0
+        for t in targets or list(specs):
+            if t in specs:
+                _out(sh, _comp_line(specs[t], t) + "\n")
+            else:
+                sh.error(f"complete: {t}: no completion specification")
+                status = 1
+        return status
+    for t in targets:
+        specs[t] = spec
+    return 0
 
 
 _ULIMITS = {"c": ("core file size", "(blocks, -c)", "0"), "d": ("data seg size", "(kbytes, -d)", "unlimited"),

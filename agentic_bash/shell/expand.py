@@ -661,6 +661,11 @@ class Expander:
                             return vals, True, sub == "*" or not p.short
             return v, False, False
         # subscripted
+        if not idx.parts and not idx.text:
+            # ${a[]}: an empty subscript written as such is a bad substitution (bash), where
+            # one that expands to nothing (${a[$empty]}) is a bad array subscript
+            rest = (p.op + self._word_src(p.arg)) if p.op and p.arg is not None else p.op
+            raise self.reported_error(f"${{{p.prefix}{name}[]{rest}}}: bad substitution")
         star_all = None
         if len(idx.parts) == 1 and type(idx.parts[0]) is N.Lit and idx.parts[0].text in ("@", "*"):
             star_all = idx.parts[0].text
@@ -1094,7 +1099,8 @@ class Expander:
                 for k in keys:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
                     items.append(quoting.quote_declare(self.qv(var.value[k])))
-                return " ".join(items)
+                # bash writes an associative array's pairs each followed by a space
+                return " ".join(items) + (" " if var.attrs & ASSOC and items else "")
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
         raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 127)  # bash -c exits 127 here

@@ -269,6 +269,32 @@ class CmdFS:
         return getattr(self._fs, name)
 
 
+
+class _BashRandom:
+    """bash 5.2's $RANDOM: the Park-Miller minimal standard generator with its high and low
+    halves xor-ed (compat level > 50), never the same value twice in a row; seeding with
+    ``RANDOM=n`` makes the sequence bash's own."""
+
+    __slots__ = ("last", "seed")
+
+    def __init__(self) -> None:
+        self.seed = random.getrandbits(31)
+        self.last = 0
+
+    def reseed(self, n: int) -> None:
+        self.seed = n & 0xFFFFFFFF  # bash keeps the seed in an unsigned 32-bit word
+        self.last = 0
+
+    def next(self) -> int:
+        while True:
+            h, l = divmod(self.seed or 123459876, 127773)  # a zero seed cannot be used
+            t = 16807 * l - 2836 * h
+            self.seed = t + 0x7FFFFFFF if t < 0 else t
+            rv = ((self.seed >> 16) ^ (self.seed & 0xFFFF)) & 0x7FFF
+            if rv != self.last:
+                self.last = rv
+                return rv
+
 class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
@@ -319,13 +345,14 @@ class Interpreter(Expander):
         self.jobs: Any = None
         self.start_time = time.monotonic()
         self.seconds_base = 0
-        self.rng = random.Random()
+        self.rng = _BashRandom()
         self.pid = getattr(self.info, "pid", 1) or 1
         self.bashpid = self.pid
         self.is_subshell = False
         self.in_trap = False
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
+        self.trap_command: Any = ""  # BASH_COMMAND as the outermost running trap found it
         self.fresh_err_trap: str | None = None
         self.call_depth = 0
         self.source_depth = 0
@@ -358,6 +385,7 @@ class Interpreter(Expander):
         child.source_calls = list(self.source_calls)
         child.is_subshell = True
         child.bashpid = self.bashpid + 1 + (id(child) % 1000)
+        child.rng = _BashRandom()  # bash reseeds $RANDOM in a subshell; the parent's sequence goes on
         child._arith_vars = _ArithVars(child)
         traps = self.state.traps
         if traps:
@@ -450,7 +478,7 @@ class Interpreter(Expander):
         if name == "LINENO":
             return Var(str(self.lineno))
         if name == "RANDOM":
-            return Var(str(self.rng.randrange(32768)), INTEGER)
+            return Var(str(self.rng.next()), INTEGER)
         if name == "SRANDOM":
             return Var(str(random.getrandbits(32)))
         if name == "SECONDS":
@@ -484,10 +512,17 @@ class Interpreter(Expander):
                 lines.append("0")
             return Var(dict(enumerate(lines)), ARRAY)
         if name == "BASH_COMMAND":
+            if self.trap_level:
+                # bash never updates BASH_COMMAND for a trap's own commands
+                cc = self.trap_command
+                if callable(cc):
+                    cc = self.trap_command = cc()
+                return Var(cc if type(cc) is str else _cmd_text(cc) if type(cc) is N.Simple else " ".join(cc))
             cc = self.current_command
             if callable(cc):
                 cc = self.current_command = cc()
-            return Var(cc if type(cc) is str else " ".join(cc))
+            # (a Simple node, kept as it is and rendered only when read, shows as written)
+            return Var(cc if type(cc) is str else _cmd_text(cc) if type(cc) is N.Simple else " ".join(cc))
         if name == "PIPESTATUS":
             return Var({i: str(s) for i, s in enumerate(self.pipestatus)}, ARRAY)
         if name == "DIRSTACK":
@@ -653,7 +688,11 @@ class Interpreter(Expander):
                 self.start_time = time.monotonic()
                 return
             if name == "RANDOM":
-                self.rng.seed(value)
+                # RANDOM has the integer attribute: the value is evaluated, then seeds
+                try:
+                    self.rng.reseed(self.arith(value))
+                except ExpansionError:
+                    pass
                 return
             if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS"):
                 return
@@ -1510,6 +1549,8 @@ class Interpreter(Expander):
         saved_ps = self.pipestatus
         saved_cmd = self.current_command
         if trap:
+            if not self.trap_level:
+                self.trap_command = saved_cmd  # what BASH_COMMAND shows while the trap runs
             self.trap_level += 1
             try:
                 self.run_script(script)
@@ -2487,7 +2528,16 @@ class Interpreter(Expander):
         if ps4 is None:
             ps4 = self.ps4()
         lead = ps4[:1] * getattr(self, "xtrace_level", 0)
-        self.write_err((lead + ps4 + text + "\n").encode("utf-8", "surrogateescape"))
+        line = (lead + ps4 + text + "\n").encode("utf-8", "surrogateescape")
+        fdv = self.get_scalar("BASH_XTRACEFD")
+        if fdv and fdv.isdigit() and int(fdv) in self.fds:
+            # set -x writes to the fd BASH_XTRACEFD names, when that fd is open
+            try:
+                self.fds[int(fdv)].write(line)
+            except (OSError, ValueError, AttributeError):
+                pass
+            return
+        self.write_err(line)
 
     def exec_simple(self, cmd: N.Simple) -> int:
         self.lineno = cmd.line
@@ -3590,7 +3640,33 @@ def _keyword_assigns(cmd: N.Simple, extglob: bool) -> N.Simple:
 
 
 def _cmd_text(cmd: N.Simple) -> str:
-    return " ".join([f"{a.name}={a.value.text if a.value else ''}" for a in cmd.assigns] + [w.text for w in cmd.words])
+    """The command as BASH_COMMAND shows it: words as written, then the redirections the way
+    bash's print_cmd spells them (``2> /dev/null``, ``1>&2``, here-document bodies last)."""
+    text = " ".join([f"{a.name}={a.value.text if a.value else ''}" for a in cmd.assigns] + [w.text for w in cmd.words])
+    if not cmd.redirs:
+        return text
+    parts = [text] if text else []
+    bodies = []
+    for r in cmd.redirs:
+        op, fd, tgt = r.op, r.fd, r.target
+        lead = "{" + r.fd_var + "}" if r.fd_var else ""
+        if type(tgt) is N.HereDoc:
+            parts.append(f"{lead}{'' if fd is None else fd}{op}" + (f"'{tgt.delimiter}'" if tgt.quoted else tgt.delimiter))
+            bodies.append(tgt.body.text + tgt.delimiter + "\n")
+            continue
+        word = tgt.text
+        if op in ("<&", ">&"):
+            n = fd if fd is not None else (0 if op == "<&" else 1)
+            parts.append(f"{lead or n}>&-" if word == "-" else f"{lead or n}{op}{word}")
+        elif op == "<>":
+            parts.append(f"{lead or (0 if fd is None else fd)}<> {word}")
+        elif op in ("&>", "&>>", "<<<"):
+            parts.append(f"{op} {word}")
+        else:
+            default = 0 if op == "<" else 1
+            parts.append(f"{lead}{'' if fd is None or fd == default else fd}{op} {word}")
+    out = " ".join(parts)
+    return out + "\n" + "".join(bodies) if bodies else out
 
 
 _ERE_CACHE: dict[tuple[str, bool], Any] = {}

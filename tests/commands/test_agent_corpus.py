@@ -15,8 +15,6 @@ import agent_corpus  # noqa: E402
 KNOWN: dict[str, str] = {
     "file assets/logo.bin data.csv": "file(1) 5.44 calls comma-separated text 'CSV text'; ours says ASCII text",
     "jq '.' assets/logo.bin; echo $?": "jq 1.6 reads a leading 0 from binary input; libjq 1.7 reports another column",
-    "diff -y -W 40 txt/fruits_a.txt txt/fruits_b.txt": "diff -y (side by side) is not implemented",
-    "pr -t -2 txt/fruits_a.txt": "pr is not implemented",
 }
 
 

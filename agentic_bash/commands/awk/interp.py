@@ -18,6 +18,7 @@ from .runtime import UNINIT, AwkError, StrNum, compile_awk, fmt_num, sprintf, st
 __all__ = ["Program", "run_program"]
 
 
+
 class _Next(Exception):
     pass
 
@@ -730,8 +731,9 @@ class Runtime:
         prev = self.seed
         self.seed = float(int(_time.time())) if seed is None else seed
         s = self.seed
-        # mawk's d_to_I: truncate, clamp to [-INT_MAX, INT_MAX]; NaN seeds as 0
-        n = 0 if s != s else int(max(-2147483647.0, min(2147483647.0, s)))
+        # mawk's d_to_I: truncate, clamp to [-INT_MAX, INT_MAX]; NaN fails both of its
+        # comparisons and seeds as -INT_MAX
+        n = -2147483647 if s != s else int(max(-2147483647.0, min(2147483647.0, s)))
         self.rng = _GlibcRandom(n)
         return prev
 
