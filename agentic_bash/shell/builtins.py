@@ -564,6 +564,36 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
     return status
 
 
+# the attributes bash gives a compound word's variable before assigning its list
+_TYPE_FLAGS = frozenset("aAgiluIc")
+
+
+def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> None:
+    """A declaration's compound word (`declare -r a=(1 2)`), met while expanding the command
+    whose words so far are ``argv``: bash assigns it then, before the builtin runs.  The
+    variable gets the type attributes among the options before the word (-aAgiluc; -a/-A
+    for readonly, none for export), then its list (traced as `+ a=('1' '2')`); a failure
+    drops the command line.  The builtin then sees only the name."""
+    name = argv[0]
+    on: set[str] = set()
+    for a in argv[1:]:
+        if a[:1] != "-" or a == "--" or len(a) < 2:
+            break
+        on.update(a[1:])
+    if name == "export" or name == "readonly":
+        on &= {"a", "A"}
+    else:
+        on &= _TYPE_FLAGS
+    # (`local a=(1 2)` at top level sets a global a, then local refuses to run)
+    local = bool(sh.funcstack) and "g" not in on and name != "export" and name != "readonly"
+    try:
+        _declare_one(sh, assign.name, None, assign.append, None, assign, on, set(), local)
+    except VarError as e:
+        from .interpreter import AbortLine
+        sh.error(e.message)
+        raise AbortLine(1) from None
+
+
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
     parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name == "declare" else
@@ -796,6 +826,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.attrs &= ~bit
     if var.attrs & ARRAY and type(var.value) is str:
         var.value = {0: var.value}
+    elif var.attrs & (ARRAY | ASSOC) and var.value is None and value is not None and sub is None:
+        var.value = {}  # `readonly -A x=1` gives x=([0]="1")
     if assign is not None:
         sh.set_array(target, assign.array, append=append, var=var, decl=True)
     elif value is not None and var.attrs & (ARRAY | ASSOC) and value.startswith("(") and value.endswith(")") \
@@ -883,7 +915,7 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("export")
 def b_export(sh: Interpreter, argv: list[str]) -> int:
-    parsed = _parse_flags(sh, "export", argv[1:], "fnp", "export [-fn] [name[=value] ...] or export -p")
+    parsed = _parse_flags(sh, "export", argv[1:], "aAfnp", "export [-fn] [name[=value] ...] or export -p")
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
@@ -896,8 +928,9 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
                 _out(sh, f"{format_function(st.functions[n])}\ndeclare -fx {n}\n")
         return 0
     if not args:  # with names, -p prints nothing and exports them (bash 5.2)
+        want = EXPORT | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
         for n, v in sorted(sh.listed_vars().items()):
-            if v.attrs & EXPORT:
+            if v.attrs & want == want:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     if "f" in on:
@@ -918,6 +951,8 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return status
     flags = {"x"} if "n" not in on else set()
     offs = {"x"} if "n" in on else set()
+    # -a/-A (accepted, undocumented) make a value given here an array, as readonly's do
+    aflags = flags | (on & {"a", "A"})
     status = 0
     arrays = sh.__dict__.pop("decl_arrays", None) or {}
     for idx, a in enumerate(args):
@@ -933,7 +968,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
                 assign = arrays[idx]
                 _declare_one(sh, assign.name, None, assign.append, None, assign, flags, offs, False)
             elif m:
-                _declare_one(sh, m.group(1), m.group(2), m.group(3) == "+", m.group(4), None, flags, offs, False)
+                _declare_one(sh, m.group(1), m.group(2), m.group(3) == "+", m.group(4), None, aflags, offs, False)
             else:
                 _declare_one(sh, vname, None, False, None, None, flags, offs, False)
         except VarError as e:
@@ -950,8 +985,9 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args:
+        want = READONLY | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
         for n, v in sorted(sh.listed_vars().items()):
-            if v.attrs & READONLY:
+            if v.attrs & want == want:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     status = 0
@@ -979,7 +1015,7 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
                 assign = arrays[idx]
                 _declare_one(sh, assign.name, None, assign.append, None, assign, aflags, set(), False)
             elif m:
-                _declare_one(sh, vname, m.group(2), m.group(3) == "+", m.group(4), None, flags, set(), False)
+                _declare_one(sh, vname, m.group(2), m.group(3) == "+", m.group(4), None, aflags, set(), False)
             else:
                 _declare_one(sh, vname, None, False, None, None, flags, set(), False)
         except VarError as e:

@@ -820,6 +820,9 @@ class Interpreter(Expander):
             d = {("0" if is_assoc else 0): old}
         else:
             d = {}
+        # a declaration's compound value is traced expanded, each word single-quoted
+        # (bash expands and requotes it before the builtin runs): `+ a=('1' ['k']='v')`
+        tr: list[str] | None = [] if decl and st.options["xtrace"] else None
         if is_assoc:
             if elems and elems[0].key is None:
                 # bash 5.1+: a=(k1 v1 k2 v2) pairs keys and values when the first word is
@@ -827,6 +830,8 @@ class Interpreter(Expander):
                 pending: str | None = None
                 for el in elems:
                     words = self.expand_words([el.value]) if el.key is None else [self._elem_text(el)]
+                    if tr is not None:
+                        tr.extend(_sh_single_quote(w) for w in words)
                     for w in words:
                         if pending is None:
                             pending = w
@@ -835,17 +840,34 @@ class Interpreter(Expander):
                             pending = None
                 if pending is not None:
                     d[pending] = ""
+                if tr is not None:
+                    self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
             else:
+                pairs = []
                 for el in elems:
+                    if el.key is None:
+                        pairs.append((el, "", ""))
+                        if tr is not None:
+                            tr.append(_sh_single_quote(el.value.text))
+                        continue
+                    # bash 5.2 does no tilde expansion in an associative array's values
+                    pairs.append((el, self.expand_str(el.key), self.expand_str(el.value)))
+                    if tr is not None:
+                        tr.append(f"[{_sh_single_quote(pairs[-1][1])}]{'+=' if el.append else '='}"
+                                  + _sh_single_quote(pairs[-1][2]))
+                if tr is not None:
+                    self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
+                for el, k, v in pairs:
                     if el.key is None:
                         # bash names the word as written; declare quotes it once more
                         t = el.value.text
                         self.error(f"{rname}: {_single_quote(t) if decl else t}: "
                                    "must use subscript when assigning associative array")
                         continue
-                    k = self.expand_str(el.key)
-                    # bash 5.2 does no tilde expansion in an associative array's values
-                    v = self.expand_str(el.value)
+                    if not k:
+                        self.error(("[''" + ("]+=" if el.append else "]=") + _sh_single_quote(v) if decl
+                                    else self._elem_text(el)) + ": bad array subscript")
+                        continue
                     if el.append and append:
                         v = d.get(k, "") + v
                     d[k] = self._coerce(var, v)
@@ -853,7 +875,7 @@ class Interpreter(Expander):
             # bash expands all the values first (with the old array), then evaluates each
             # subscript in turn, seeing the elements assigned before it; a [k]=v word that
             # brace-expands becomes plain words
-            items: list[tuple[N.Word | None, list[str], bool]] = []
+            items: list[tuple[N.Word | str | None, list[str], bool]] = []
             for el in elems:
                 if el.key is not None:
                     vt = el.value.text
@@ -862,16 +884,34 @@ class Interpreter(Expander):
                         ws = self.expand_words([parse_word(self._elem_text(el))])
                         if len(ws) != 1:
                             items.append((None, ws, False))
+                            if tr is not None:
+                                tr.extend(_sh_single_quote(w) for w in ws)
                             continue
+                    if tr is not None:
+                        # (the subscript expands once, here, as bash's requoted word does)
+                        k = self.expand_dq(el.key)
+                        v = self.expand_str(el.value, assign=True)
+                        tr.append(f"[{_sh_single_quote(k)}]{'+=' if el.append else '='}{_sh_single_quote(v)}")
+                        items.append((k, [v], el.append))
+                        continue
                     items.append((el.key, [self.expand_str(el.value, assign=True)], el.append))
                 else:
                     items.append((None, self.expand_words([el.value]), False))
+                    if tr is not None:
+                        tr.extend(_sh_single_quote(w) for w in items[-1][1])
+            if tr is not None:
+                self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
             var.value = d
             nxt = (max(d) + 1) if d else 0
             for key, vals, app in items:
                 if key is not None:
                     try:
-                        i = self.arith(self.expand_dq(key))
+                        kt = key if type(key) is str else self.expand_dq(key)
+                        if not kt:
+                            # bash names the expanded word
+                            self.error(f"[]{'+=' if app else '='}{vals[0]}: bad array subscript")
+                            continue
+                        i = self.arith(kt)
                     except ExpansionError as e:
                         e.discard = False  # type: ignore[attr-defined]  # ends the shell (bash)
                         e.subscript = True  # type: ignore[attr-defined]
@@ -2586,8 +2626,10 @@ class Interpreter(Expander):
         for w in words[1:]:
             a = decl_assign(w)
             if a is not None:
-                arrays[len(argv) - 1] = a
-                argv.append(w.text)
+                # bash makes the assignment now, while it expands the command: the builtin
+                # sees only the name
+                _decl_compound(self, argv, a)
+                argv.append(a.name)
                 continue
             p0 = w.parts[0] if w.parts else None
             m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
@@ -2767,7 +2809,10 @@ class Interpreter(Expander):
     def _xtrace_argv(self, argv: list[str]) -> None:
         self.xtrace(argv)
         if argv[0] in ("export", "readonly"):
+            # (bash traces each name=value it assigns, unless -a/-A make it an array)
             for a in argv[1:]:
+                if a[:1] == "-" and ("a" in a or "A" in a) and "=" not in a:
+                    return
                 if "=" in a and _DECL_ASSIGN_RE.match(a):
                     k, _, v = a.partition("=")
                     self.xtrace_raw(f"{k}={_xq(v)}")
@@ -3411,6 +3456,16 @@ def _is_decl(w: N.Word) -> bool:
 def _single_quote(t: str) -> str:
     from .quoting import quote_single
     return quote_single(t)
+
+
+def _decl_compound(sh: Interpreter, argv: list[str], assign: N.Assign) -> None:
+    from .builtins import decl_compound
+    decl_compound(sh, argv, assign)
+
+
+def _sh_single_quote(t: str) -> str:
+    """bash's sh_single_quote: always '...', an embedded ' as '\\''."""
+    return "'" + t.replace("'", "'\\''") + "'"
 
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
