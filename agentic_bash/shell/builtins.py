@@ -1417,7 +1417,12 @@ def _by_lines(sh: Interpreter, src: str) -> bool:
     parse_and_execute does: aliases defined or used in it (an ``alias`` takes effect from
     the next line)."""
     st = sh.state
-    return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases))
+    return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases)) or \
+        ("set" in src and _SETS_VERBOSE.search(src) is not None)
+
+
+# `set -v` (or -o verbose) in eval'd or sourced text: the lines after it are echoed as read
+_SETS_VERBOSE = re.compile(r"\bset\s[^\n;&|]*(?:-[a-zA-Z]*v|verbose)")
 
 
 @builtin("eval")
@@ -1442,7 +1447,8 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
-    if script is None or st.shopt["expand_aliases"] or "<<" in src or st.options["verbose"]:
+    if script is None or st.shopt["expand_aliases"] or "<<" in src or st.options["verbose"] or \
+            ("set" in src and _SETS_VERBOSE.search(src) is not None):
         # bash parses an eval string one command line at a time: the lines before a syntax
         # error run, and an alias defined on one line is used on the next (and here-document
         # warnings come in order)
@@ -1560,6 +1566,9 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
     if e.message.startswith("syntax error near"):
         lines = src.split("\n")
         ln = lines[e.line - 1] if 0 < e.line <= len(lines) else src
+        sl = getattr(e, "source_line", None)
+        if src.endswith("\\") and sl is not None:
+            ln = sl  # a lone backslash at the end (see Parser.unexpected)
         sh.write_err(f"{base}: {who}: line {line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
 
 

@@ -705,6 +705,9 @@ class Expander:
                 if plain <= len(pos):
                     return pos[plain - 1]
         if op == "bad":
+            if name.startswith("${#@"):
+                # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})
+                raise ExpansionError(f"{name}: bad substitution", 127)
             raise self.reported_error(f"{name}: bad substitution")
         if prefix == "!":
             if name in ("$", "!") and p.index is None:
@@ -780,6 +783,9 @@ class Expander:
                 src = "${#" + name + idx + op + (self._word_src(p.arg) if p.arg is not None else "")
                 if p.arg2 is not None:
                     src += (":" if op == ":" else "/") + self._word_src(p.arg2)
+                if name == "@" and p.index is None:
+                    # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})
+                    raise ExpansionError(f"{src}}}: bad substitution", 127)
                 raise self.reported_error(f"{src}}}: bad substitution")
             val, multi, _star = self._base_values(p)
             if multi:

@@ -325,6 +325,16 @@ class Parser(Lexer):
                         at if j == tok.end else j, text)
         err.source_line = self.source_line(at) if j == tok.end else (  # type: ignore[attr-defined]
             self.source_line(j) if j < self.n else "")
+        if src.endswith("\\") and self.ends_continued(True):
+            # bash -c text ending in a lone backslash: bash's line buffer holds it doubled,
+            # and a token ending there is reported on the next, empty line
+            if tok.end >= self.n:
+                err.line += 1
+                err.token = text + "\\"
+                err.message = f"syntax error near unexpected token `{_shown_token(text + chr(92))}'"
+                err.source_line = ""  # type: ignore[attr-defined]
+            elif "\n" not in src[tok.pos:]:
+                err.source_line += "\\"  # type: ignore[attr-defined]
         for g in self.alias_guard:
             if g[2] <= tok.pos < g[0]:
                 # bash echoes the alias text it was reading, not the line it came from
@@ -786,6 +796,10 @@ class Parser(Lexer):
                 else:
                     nt = self.peek(assign_ok=not words)
                     line = self.line_at(nt.end - 1 if nt.end > nt.pos else nt.pos)
+                    if nt.end >= self.n and self.src.endswith("\\") and self.ends_continued(True):
+                        # bash -c text ending in a lone backslash: reading it counts one more
+                        # line, and reading the end after it another (`\` alone runs at line 3)
+                        line += 1 if nt.end > nt.pos else 2
             tok = self.peek(assign_ok=not words)
             kind = tok.kind
             if kind == WORD:
