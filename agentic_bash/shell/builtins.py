@@ -568,12 +568,13 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
 _TYPE_FLAGS = frozenset("aAgiluIc")
 
 
-def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> None:
+def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> bool:
     """A declaration's compound word (`declare -r a=(1 2)`), met while expanding the command
     whose words so far are ``argv``: bash assigns it then, before the builtin runs.  The
     variable gets the type attributes among the options before the word (-aAgiluc; -a/-A
-    for readonly, none for export), then its list (traced as `+ a=('1' '2')`); a failure
-    drops the command line.  The builtin then sees only the name."""
+    for readonly, none for export), then its list (traced as `+ a=('1' '2')`).  True: the
+    builtin then sees only the name.  A failure drops the command line, except for
+    declare/local/typeset in a function (False: the builtin gets the word and fails too)."""
     name = argv[0]
     on: set[str] = set()
     for a in argv[1:]:
@@ -590,8 +591,13 @@ def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> None:
         _declare_one(sh, assign.name, None, assign.append, None, assign, on, set(), local)
     except VarError as e:
         from .interpreter import AbortLine
-        sh.error(e.message)
+        fr = sh.cmd_frame
+        # (bash names the function, eval or source whose first command this is)
+        sh.error(f"{fr[0]}: {e.message}" if fr is not None and sh.budget.commands == fr[1] + 1 else e.message)
+        if sh.funcstack and name != "export" and name != "readonly":
+            return False  # in a function it is not fatal: the builtin gets the word and fails too
         raise AbortLine(1) from None
+    return True
 
 
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
@@ -717,12 +723,6 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
-            if assign is not None and "cannot convert" in e.message:
-                # with a compound value bash reports it as an assignment error and
-                # abandons the rest of the command line
-                from .interpreter import AbortLine
-                sh.error(e.message)
-                raise AbortLine(1) from None
             # (a bad subscript is reported without the builtin's name)
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
@@ -1465,6 +1465,7 @@ def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
+    frame, sh.cmd_frame = sh.cmd_frame, ("eval", sh.budget.commands)
     try:
         if lim is not None and sh.call_depth > lim * 4:
             sh.error("eval: maximum eval nesting level exceeded")
@@ -1480,6 +1481,7 @@ def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
     finally:
         sh.call_depth -= 1
         sh.xtrace_level = level
+        sh.cmd_frame = frame
 
 
 def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
@@ -1659,6 +1661,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     saved_line = sh.lineno
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
+    frame, sh.cmd_frame = sh.cmd_frame, (argv[0], sh.budget.commands)
     try:
         if script is not None:
             st = _run_discarding(sh, script)
@@ -1686,6 +1689,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         st = r.status
     finally:
         sh.xtrace_level = level
+        sh.cmd_frame = frame
         sh.source_depth -= 1
         sh.source_stack.pop()
         sh.source_calls.pop()
@@ -2180,10 +2184,11 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                         sh.error(f"read: {val}: invalid file descriptor specification")
                         return 1
                 elif c == "t":
-                    # bash's uconvert: [sign]digits[.digits], never negative ("" is 0)
-                    m = re.fullmatch(r"[ \t\n]*([-+]?)([0-9]*(?:\.[0-9]*)?)", val)
-                    timeout = float(m.group(2)) if m and m.group(2).strip(".") else 0.0 if m else -1.0
-                    if m is None or m.group(1) == "-" and timeout > 0:
+                    # bash's uconvert: [sign]digits[.digits] ("" is 0); the sign goes to the
+                    # whole seconds only, so -0.5 is half a second while -1.5 is refused
+                    m = re.fullmatch(r"([-+]?)([0-9]*)(\.[0-9]*)?", val)
+                    timeout = float((m.group(2) or "0") + (m.group(3) or "").ljust(2, "0")) if m else -1.0
+                    if m is None or m.group(1) == "-" and int(m.group(2) or 0) > 0:
                         sh.error(f"read: {val}: invalid timeout specification")
                         return 1
                 break

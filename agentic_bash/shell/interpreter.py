@@ -305,6 +305,10 @@ class Interpreter(Expander):
         self.fds: dict[int, Any] = {0: NULL, 1: NULL, 2: NULL}
         self.lineno = 0
         self.errexit_off = 0      # >0 inside conditions (if/while tests, && || lists, !)
+        self.neg_off = 0          # the errexit_off of a `!` begun without set -e
+        # the function, eval or source running, with budget.commands when it began (bash
+        # names it in an error of its first command's expansion: `eval: a: cannot convert`)
+        self.cmd_frame: tuple[str, int] | None = None
         self.in_cond = 0
         self.funcstack: list[tuple[str, int, str]] = []   # (name, call line, source)
         self.loop_depth = 0
@@ -2307,8 +2311,13 @@ class Interpreter(Expander):
     def exec_pipeline(self, cmd: N.Pipeline) -> int:
         cmds = cmd.cmds
         t0 = time.monotonic() if cmd.timed else 0.0
+        # bash ignores failures inside `! cmd` (for set -e and the ERR trap) only if set -e
+        # is on when it starts (`! f` where f runs `set -e; false` exits); otherwise only
+        # the inverted status itself, which call_function tells from ``neg_off``
         if cmd.negated:
             self.errexit_off += 1
+            neg_saved = self.neg_off
+            self.neg_off = 0 if self.state.options["errexit"] else self.errexit_off
         try:
             if len(cmds) == 1:
                 st = self.execute(cmds[0])
@@ -2331,6 +2340,7 @@ class Interpreter(Expander):
         finally:
             if cmd.negated:
                 self.errexit_off -= 1
+                self.neg_off = neg_saved
         if cmd.negated:
             st = 0 if st else 1
         if cmd.timed:
@@ -2627,9 +2637,12 @@ class Interpreter(Expander):
             a = decl_assign(w)
             if a is not None:
                 # bash makes the assignment now, while it expands the command: the builtin
-                # sees only the name
-                _decl_compound(self, argv, a)
-                argv.append(a.name)
+                # sees only the name (the word, if that failed in a function)
+                if _decl_compound(self, argv, a):
+                    argv.append(a.name)
+                else:
+                    arrays[len(argv) - 1] = a
+                    argv.append(w.text)
                 continue
             p0 = w.parts[0] if w.parts else None
             m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
@@ -3066,6 +3079,11 @@ class Interpreter(Expander):
                 saved_ret = st.traps.pop("RETURN")
             if "DEBUG" in st.traps:
                 saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
+        frame = self.cmd_frame
+        self.cmd_frame = (name, self.budget.commands)
+        off = self.errexit_off
+        if off and off == self.neg_off:
+            self.errexit_off = off - 1  # run by `!` without set -e: not a condition for its body
         try:
             body = func.body
             try:
@@ -3094,6 +3112,8 @@ class Interpreter(Expander):
                 finally:
                     self.in_trap = False
         finally:
+            self.errexit_off = off
+            self.cmd_frame = frame
             if saved_ret is not None and "RETURN" not in st.traps:
                 st.traps["RETURN"] = saved_ret
             if saved_dbg is not None and "DEBUG" not in st.traps:
@@ -3458,9 +3478,9 @@ def _single_quote(t: str) -> str:
     return quote_single(t)
 
 
-def _decl_compound(sh: Interpreter, argv: list[str], assign: N.Assign) -> None:
+def _decl_compound(sh: Interpreter, argv: list[str], assign: N.Assign) -> bool:
     from .builtins import decl_compound
-    decl_compound(sh, argv, assign)
+    return decl_compound(sh, argv, assign)
 
 
 def _sh_single_quote(t: str) -> str:
