@@ -679,7 +679,7 @@ class Expander:
             # still evaluate the subscript for side effects/errors
             if var is None or not (var.attrs & ASSOC):
                 self.eval_index(idx, rname, None)
-            elif not self.expand_str(idx):
+            elif not self.assoc_key(idx):
                 self.error(f"{rname}: bad array subscript")
             return None, False, False
         return self.get_element(rname, var, idx), False, False

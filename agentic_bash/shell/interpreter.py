@@ -706,10 +706,18 @@ class Interpreter(Expander):
             st.scopes[0][name] = v
         return v
 
+    def assoc_key(self, idx: N.Word) -> str:
+        """An associative array's subscript, expanded as an unquoted word is but not split
+        or globbed: a backslash quotes any character (`b[\\]]` is `]`, `b[a\\ b]` is `a b`),
+        where an indexed array's arithmetic keeps it."""
+        if "\\" in idx.text:
+            from .parser import parse_word
+            idx = parse_word(idx.text)
+        return self.expand_str(idx)
+
     def eval_index(self, idx: N.Word, name: str, var: Var | None) -> Any:
         if var is not None and var.attrs & ASSOC:
-            k = self.expand_str(idx)
-            return k
+            return self.assoc_key(idx)
         text = self.expand_dq(idx)
         try:
             return self.arith(text)
@@ -722,7 +730,7 @@ class Interpreter(Expander):
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
         val = var.value
         if var.attrs & ASSOC:
-            key = self.expand_str(idx)
+            key = self.assoc_key(idx)
             if not key:
                 self.error(f"{name}: bad array subscript")
                 return None
@@ -764,7 +772,7 @@ class Interpreter(Expander):
         if var.attrs & READONLY:
             raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if var.attrs & ASSOC:
-            key: Any = self.expand_str(idx)
+            key: Any = self.assoc_key(idx)
             if not key:
                 # an empty key is no element (bash names the subscript as written)
                 raise VarError(f"{name}[{idx.text}]: bad array subscript")
@@ -3452,10 +3460,17 @@ def _replace_amp(s: str, pat: str, repl: Any, mode: str, nocase: bool, extglob: 
 
 
 def _assoc_key(k: str) -> str:
+    """A key as declare -p shows it: double-quoted when bash's sh_contains_shell_metas says
+    so (a ~ only first or after = or :, a # only first), or when it is @ (the all-elements
+    subscript)."""
     from .builtins_compat import quote_declare
-    if k and re.fullmatch(r"[A-Za-z0-9_.,:/+@%-]+", k):
+    if k and k != "@" and not _KEY_METAS.search(k) and not _KEY_TILDE.search(k) and k[0] != "#":
         return k
     return quote_declare(k)
+
+
+_KEY_METAS = re.compile(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`\x00-\x1f\x7f]")
+_KEY_TILDE = re.compile(r"(?:^|[=:])~")
 
 
 # dynamic variables bash's listings show with a value (BASH_ARGC/BASH_ARGV are filled only

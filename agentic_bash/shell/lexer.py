@@ -369,7 +369,8 @@ class Lexer:
         m = _PLAIN.match(src, start)
         if m is not None:
             end = m.end()
-            if end >= n or src[end] in _FAST_END:
+            if end >= n or src[end] in _FAST_END and not (src.startswith("(", end + 1) and src[end] in "<>"):
+                # (`x<(cmd)` is one word: a process substitution joins the text before it)
                 text = m.group()
                 if not (assign_ok and "[" in text):
                     self.pos = end
@@ -614,11 +615,12 @@ class Lexer:
         i = self.pos
         buf = _Buf()
         depth = 0
+        sq_at = -1
         while True:
             if i >= n:
                 raise self.fail_eof_matching(closer, open_pos)
             c = src[i]
-            if c in stops and depth == 0:
+            if c in stops and depth == 0 and sq_at < 0:
                 break
             if c == "\\":
                 if i + 1 >= n:
@@ -636,7 +638,15 @@ class Lexer:
                 else:
                     buf.part(Escaped(e))
                 i += 2
-            elif c == "'" and not (in_dq and sq_literal):
+            elif c == "'" and in_dq and sq_literal:
+                # literal quotes whose text still expands, but they hide a `}` from the
+                # scan for the end (`"${x:-'}'}"` is '}')
+                if sq_at < 0 and src.find("'", i + 1) < 0:
+                    raise self.fail_eof_matching("'", i)
+                sq_at = i if sq_at < 0 else -1
+                buf.text("'")
+                i += 1
+            elif c == "'":
                 j = src.find("'", i + 1)
                 if j < 0:
                     raise self.fail_eof_matching("'", i)

@@ -868,7 +868,8 @@ class Parser(Lexer):
                 # `a[i]=(…)` parses; running it fails ("cannot assign list to array member")
                 elems = self.parse_array_elems()
                 return Assign(name, None, index, elems, append, line)
-            if value_start < self.n and src[value_start] not in " \t\n|&;()<>":
+            if value_start < self.n and (src[value_start] not in " \t\n|&;()<>" or (
+                    src[value_start] in "<>" and src.startswith("(", value_start + 1))):
                 vword = self.read_word()
                 value = vword if vword is not None else Word((), "", line)
             else:
