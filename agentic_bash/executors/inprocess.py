@@ -919,6 +919,9 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         prefix = f"{who}: line {line}: "
     if not e.message:
         return  # bash says nothing for some [[ ]] syntax errors (`[[ ]]`)
+    for ln, msg in getattr(e, "before", ()):
+        # an error bash reported first, on its own line (see Parser.read_regex_word)
+        sh.write_err((prefix.replace(f"line {line}:", f"line {ln}:") + msg + "\n").encode())
     sh.write_err((prefix + e.message + "\n").encode("utf-8", "surrogateescape"))
     if getattr(e, "keep_status", False):
         return  # [[ ]] syntax errors do not echo the source line

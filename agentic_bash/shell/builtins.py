@@ -1418,7 +1418,7 @@ def _by_lines(sh: Interpreter, src: str) -> bool:
     the next line)."""
     st = sh.state
     return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases)) or \
-        ("set" in src and _SETS_VERBOSE.search(src) is not None)
+        ("set" in src and _SETS_VERBOSE.search(src) is not None) or "cond_stale" in st.__dict__
 
 
 # `set -v` (or -o verbose) in eval'd or sourced text: the lines after it are echoed as read
@@ -1448,7 +1448,7 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
     except ParseError:
         script = None
     if script is None or st.shopt["expand_aliases"] or "<<" in src or st.options["verbose"] or \
-            ("set" in src and _SETS_VERBOSE.search(src) is not None):
+            ("set" in src and _SETS_VERBOSE.search(src) is not None) or "cond_stale" in st.__dict__:
         # bash parses an eval string one command line at a time: the lines before a syntax
         # error run, and an alias defined on one line is used on the next (and here-document
         # warnings come in order)
@@ -1499,7 +1499,14 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
                 tree = reader.next()
             except ParseError as e:
                 _eval_warnings(sh, reader)
+                stale = _stale_cond(sh, reader, start)
+                if stale is not None:
+                    # (bash fails at the [[ before it reads on to this error)
+                    _report_parse_error(sh, stale, src, who)
+                    return 2
                 e.line -= base
+                if getattr(e, "before", None):
+                    e.before = tuple((ln - base, m) for ln, m in e.before)  # type: ignore[attr-defined]
                 saved_line, sh.lineno = sh.lineno, base + 1
                 _report_parse_error(sh, e, src, who)
                 if getattr(e, "resume_pos", None) is not None:
@@ -1512,8 +1519,43 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             _verbose_echo(sh, reader, start)
             if tree is None:
                 return status
+            stale = _stale_cond(sh, reader, start)
+            if stale is not None:
+                _report_parse_error(sh, stale, src, who)
+                return 2
             status = _run_discarding(sh, tree)
     return _eval_frame(sh, run)
+
+
+_COND_START = re.compile(r"\[\[[ \t]+(\(|\$'(?:[^'\\]|\\.)*'|[^ \t\n]+)")
+
+
+def _stale_cond(sh: Interpreter, reader: Any, start: int) -> ParseError | None:
+    """bash leaves its parser in a bad state after a [[ ]] syntax error in eval'd or sourced
+    text: the next [[ it parses (in a later eval, source, $( )) fails as a syntax error at
+    its first word.  The error for the command just read, if that is now."""
+    st = sh.state
+    if "cond_stale" not in st.__dict__:
+        return None
+    text, end = reader.consumed
+    m = _COND_START.search(text, start, end)
+    if m is None:
+        return None
+    del st.__dict__["cond_stale"]
+    tok = m.group(1)
+    if tok.startswith("$'"):
+        # bash shows such a word decoded and single-quoted, then $'...'-quoted if need be
+        from .lexer import decode_ansic
+        from .quoting import ansic_quote, needs_ansic
+        tok = "'" + decode_ansic(tok[2:-1]) + "'"
+        if needs_ansic(tok):
+            tok = ansic_quote(tok)
+    return ParseError(f"syntax error near unexpected token `{tok}'", text.count("\n", 0, m.start()) + 1)
+
+
+def _note_cond_error(sh: Interpreter, e: ParseError) -> None:
+    if getattr(e, "cond", False):
+        sh.state.__dict__["cond_stale"] = True
 
 
 def _verbose_echo(sh: Interpreter, reader: Any, start: int) -> None:
@@ -1563,7 +1605,10 @@ def _run_discarding(sh: Interpreter, script: Any) -> int:
 
 def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> None:
     base = sh.funcstack[-1][2] if sh.funcstack else (sh.source_stack[-1] if sh.source_stack else sh.script_name)
+    _note_cond_error(sh, e)
     line = sh.lineno + max(e.line, 1) - 1
+    for ln, msg in getattr(e, "before", ()):
+        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode())
     sh.write_err(f"{base}: {who}: line {line}: {e.message}\n".encode("utf-8", "surrogateescape"))
     if e.message.startswith("syntax error near"):
         lines = src.split("\n")
@@ -1630,6 +1675,9 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
 
     def syntax_error(e: ParseError) -> int:
+        _note_cond_error(sh, e)
+        for ln, msg in getattr(e, "before", ()):
+            sh.write_err(f"{fname}: line {ln}: {msg}\n".encode("utf-8", "surrogateescape"))
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
         if e.message.startswith("syntax error near"):
             lines = src.split("\n")
@@ -1683,6 +1731,10 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
                 _eval_warnings(sh, reader)
                 _verbose_echo(sh, reader, start)
                 if tree is None:
+                    break
+                stale = _stale_cond(sh, reader, start)
+                if stale is not None:
+                    st = syntax_error(stale)
                     break
                 st = _run_discarding(sh, tree)
     except ReturnFn as r:

@@ -1270,6 +1270,7 @@ class Parser(Lexer):
             return self.fail_eof()
         err = self.fail(message, tok.pos, _token_text(tok))
         err.keep_status = tok.pos < len(self.src)  # type: ignore[attr-defined]
+        err.cond = True  # type: ignore[attr-defined]
         return err
 
     def _cond_operand_start(self) -> Tok:
@@ -1399,11 +1400,14 @@ class Parser(Lexer):
         start = i = self.pos
         buf = _Buf()
         depth = 0
+        open_at = 0
         while i < n:
             c = src[i]
             if c in " \t\n" and depth == 0:
                 break
             if c == "(":
+                if not depth:
+                    open_at = i
                 depth += 1
                 buf.text(c)
                 i += 1
@@ -1429,6 +1433,15 @@ class Parser(Lexer):
                 buf.text(c)
                 i += 1
         self.pos = i
+        if depth:
+            # bash reads a regex group to its `)`: at the end of the text it reports that,
+            # then the missing operand (status 2)
+            err = ParseError("unexpected argument to conditional binary operator", self.eof_line())
+            err.status = 2  # type: ignore[attr-defined]
+            err.cond = True  # type: ignore[attr-defined]
+            err.before = ((self.line_at(open_at),  # type: ignore[attr-defined]
+                           "unexpected EOF while looking for matching `)'"),)
+            raise err
         if i == start:
             tok = self.peek()
             if tok.kind == OP:
