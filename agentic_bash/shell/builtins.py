@@ -1766,8 +1766,35 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
     if fn is None and sh.host is not None and "/" not in args[0] and not sh.host.can_run(sh, args[0]):
         sh.error(f"exec: {args[0]}: not found")
         raise ExitShell(127)
+    if "/" in args[0]:
+        st = _exec_path_error(sh, args[0])
+        if st:
+            if sh.state.shopt.get("execfail"):
+                return st
+            raise ExitShell(st)
     st = _dispatch_no_func(sh, args)
     raise ExitShell(st)
+
+
+def _exec_path_error(sh: Interpreter, name: str) -> int:
+    """exec of a path that cannot run: bash names it absolute (the cwd joined on, a leading
+    ./ dropped) and, for a directory or a file without an x bit, says so twice."""
+    path = name
+    if not path.startswith("/"):
+        while path.startswith("./"):
+            path = path[2:]
+        path = sh.state.cwd.rstrip("/") + "/" + path
+    try:
+        s = sh.fs.stat(normalize(name, sh.state.cwd))
+    except OSError:
+        sh.error(f"{path}: No such file or directory")
+        return 127
+    why = "Is a directory" if s.is_dir else "Permission denied" if not s.st_mode & 0o111 else ""
+    if not why:
+        return 0
+    sh.error(f"{path}: {why}")
+    sh.error(f"exec: {path}: cannot execute: {why}")
+    return 126
 
 
 def _dispatch_no_func(sh: Interpreter, args: list[str]) -> int:

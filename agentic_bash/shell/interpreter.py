@@ -1066,6 +1066,18 @@ class Interpreter(Expander):
                 e.message = f"{w.text}: bad substitution"
             raise
 
+    def arith_sub(self, w: N.Word) -> int:
+        """A $((...)) word part.  bash finds its end again when it expands it, reading a
+        ``#`` after a blank as a comment to the end of the line: when that hides the closing
+        ``))`` it is a bad substitution (named here by the $((...)) alone; bash names the
+        whole word, quotes and all)."""
+        t = w.text
+        if "#" in t and _ARITH_COMMENT.search(t):
+            e = self.reported_error(f"bad substitution: no closing `)' in $(({t}))")
+            e.name_word = "arith"  # type: ignore[attr-defined]  # renamed by the word
+            raise e
+        return self.arith_expand(w)
+
     def arith_word(self, w: N.Word) -> int:
         """An arithmetic operand word (a substring's offset or length)."""
         parts = w.parts
@@ -2722,10 +2734,10 @@ class Interpreter(Expander):
             p = w.parts
             if len(p) == 1 and type(p[0]) is N.ArithSub:
                 e = p[0].expr.parts  # type: ignore[union-attr]
-                if len(e) == 1 and type(e[0]) is N.Lit:
+                if len(e) == 1 and type(e[0]) is N.Lit and "#" not in e[0].text:  # type: ignore[union-attr]
                     value = str(self.arith(e[0].text))  # type: ignore[union-attr]
                 else:
-                    value = str(self.arith_expand(p[0].expr))  # type: ignore[union-attr]
+                    value = str(self.arith_sub(p[0].expr))  # type: ignore[union-attr]
             else:
                 value = self.expand_str(w, assign=True)
         lim = self.budget.limits.max_variable_bytes
@@ -3488,6 +3500,9 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
+_ARITH_COMMENT = re.compile(r"[ \t]#[^\n]*\Z")
+
+
 def _single_quote(t: str) -> str:
     from .quoting import quote_single
     return quote_single(t)
@@ -3615,7 +3630,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                 tp = type(p)
                 if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
                     plan = (_P_LIT, a.name, p.text)  # type: ignore[union-attr]
-                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
+                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit \
+                        and "#" not in p.expr.text:  # type: ignore[union-attr]
                     plan = (_P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
                 elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
                     p = p.parts[0]  # type: ignore[union-attr]
@@ -3826,7 +3842,14 @@ class _ArithVars:
         elif not index:
             sh.error(f"{'let: ' if sh.in_let else ''}`{name}[]': not a valid identifier")
         else:
-            sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
+            try:
+                sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
+            except VarError as e:
+                if not e.message.endswith(": bad array subscript"):
+                    raise
+                # (a negative subscript past the start: bash reports it, and the expression
+                # goes on with the value)
+                sh.error(e.message)
 
     def expand_sub(self, sub: str) -> str:
         return self.sh.expand_subscript(sub)

@@ -721,6 +721,19 @@ class Lexer:
                     self.pos = end + 2
                     buf.part(ArithSub(Word(parts, src[i + 3:end], self.line_at(i))))
                     return
+                # not arithmetic after all: bash reads it again as $( ( … ) … ) from a pushed
+                # back string, so running out of text there is reported at the $(( line
+                self.pos = i + 2
+                self.enter()
+                try:
+                    body = self.parse_subscript_script(")", i + 1)
+                except ParseError as e:
+                    if e.message == "unexpected EOF while looking for matching `)'":
+                        e.line = self.line_at(i)
+                    raise
+                self.depth -= 1
+                buf.part(CmdSub(body))
+                return
             self.pos = i + 2
             self.enter()
             body = self.parse_subscript_script(")", i + 1)

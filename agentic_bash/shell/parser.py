@@ -272,7 +272,9 @@ class Parser(Lexer):
                 if end < n and src[end] in "<>":
                     t = word.text
                     if _DIGITS_RE.match(t) and len(word.parts) == 1:
-                        tok.kind = IONUM
+                        # (a number past INT_MAX is no descriptor: bash reads a plain word)
+                        if len(t) < 10 or int(t) <= 2147483647:
+                            tok.kind = IONUM
                     else:
                         m = _FD_VAR_RE.match(t)
                         if m and len(word.parts) == 1:
