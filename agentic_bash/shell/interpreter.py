@@ -272,6 +272,7 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
     in_let = False      # inside the let builtin (its invalid-identifier errors name it)
+    in_dparen = False   # inside (( )) or for (( )) (those errors say `((: `)
     # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
@@ -1076,6 +1077,12 @@ class Interpreter(Expander):
             e = self.reported_error(f"bad substitution: no closing `)' in $(({t}))")
             e.name_word = "arith"  # type: ignore[attr-defined]  # renamed by the word
             raise e
+        if self.in_dparen:
+            self.in_dparen = False  # (a $(( )) inside (( )) is not the (( )) itself)
+            try:
+                return self.arith_expand(w)
+            finally:
+                self.in_dparen = True
         return self.arith_expand(w)
 
     def arith_word(self, w: N.Word) -> int:
@@ -1918,7 +1925,7 @@ class Interpreter(Expander):
                         self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
-                    self.arith_expand(cmd.init)
+                    self._dparen(cmd.init)
             except ExpansionError as e:
                 _arith_for_err(self, e)
                 return self.set_status(1)
@@ -1935,7 +1942,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
-                        if cmd.cond is not None and self.arith_expand(cmd.cond) == 0:
+                        if cmd.cond is not None and self._dparen(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
                         _arith_for_err(self, e)
@@ -1951,7 +1958,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
-                            self.arith_expand(cmd.step)
+                            self._dparen(cmd.step)
                         except ExpansionError as e:
                             _arith_for_err(self, e)
                             st = 1
@@ -2106,6 +2113,14 @@ class Interpreter(Expander):
         self.after_failure(st)
         return st
 
+    def _dparen(self, w: N.Word) -> int:
+        """A for (( )) clause."""
+        self.in_dparen = True
+        try:
+            return self.arith_expand(w)
+        finally:
+            self.in_dparen = False
+
     def _arith_cmd(self, cmd: N.ArithCmd) -> int:
         self.lineno = cmd.line or self.lineno
         self.budget.charge_command()
@@ -2113,9 +2128,12 @@ class Interpreter(Expander):
             self._debug_compound(lambda: f"(({cmd.expr.text}))")
         if self.state.options["xtrace"]:
             self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
+        self.in_dparen = True
         try:
             v = self.arith_expand(cmd.expr)
+            self.in_dparen = False
         except ExpansionError as e:
+            self.in_dparen = False
             if e.status == 127 and e.message.endswith(": unbound variable") or not (
                     getattr(e, "subst", False) or e.message.endswith(": readonly variable")):
                 # set -u, or a bad substitution in the text (named with the whole expression)
@@ -3840,7 +3858,7 @@ class _ArithVars:
         if index is None:
             sh.set_var(name, str(value))
         elif not index:
-            sh.error(f"{'let: ' if sh.in_let else ''}`{name}[]': not a valid identifier")
+            sh.error(f"{'let: ' if sh.in_let else '((: ' if sh.in_dparen else ''}`{name}[]': not a valid identifier")
         else:
             try:
                 sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
