@@ -165,8 +165,17 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         args = [byte_view(a) for a in args]
         byte_chars = True
     data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars)
-    for e in errors:
-        sh.error(e)
+    if errors and var is None:
+        done = 0
+        for e, mark in zip(errors, getattr(errors, "marks", [0] * len(errors))):
+            if mark > done:
+                sh.write_out(data[done:mark])  # (bash's output so far goes first)
+                done = mark
+            sh.error(e)
+        data = data[done:]
+    else:
+        for e in errors:
+            sh.error(e)
     if var is not None:
         try:
             s = data.decode("utf-8", "surrogateescape")

@@ -388,6 +388,8 @@ class Expander:
         try:
             return expand_braces(w)
         except ValueError as e:  # BraceExpansionTooLarge: bash would run out of memory
+            if type(e).__name__ == "UnclosedBackquote":
+                raise self.reported_error(str(e)) from None
             raise ExpansionError(str(e), 1) from None
 
     def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
@@ -923,6 +925,12 @@ class Expander:
             if op == "@" and p.arg is not None and self._word_src(p.arg) in ("a",):
                 pass
             else:
+                if op == "@" and p.arg is not None and self._word_src(p.arg) == "A" and _NAME_RE.match(p.name):
+                    # a declared variable with attributes but no value: `declare -A h`
+                    var = self.lookup_var(self.state.resolve_ref(p.name))
+                    flags = self.attr_letters(var) if var is not None else ""
+                    if flags:
+                        return f"declare -{flags} {p.name}"
                 return None if not quoted else ""
         vals = val if multi else [val]
         if op in ("#", "##", "%", "%%"):
@@ -1133,7 +1141,8 @@ class Expander:
                 for k in keys:
                     items.append(_assoc_key(str(k)) if var.attrs & ASSOC else str(k))
                     items.append(quoting.quote_declare(self.qv(var.value[k])))
-                return " ".join(items)
+                # (an associative array's pairs end with a blank, as in declare -p)
+                return " ".join(items) + (" " if var.attrs & ASSOC and items else "")
             # a scalar (or one element) is quoted as by @Q, for K and k alike
             return [quoting.quote_single(v) for v in vals]
         raise ExpansionError(f"${{{p.name}@{letter}}}: bad substitution", 127)  # bash -c exits 127 here

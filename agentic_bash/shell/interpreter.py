@@ -2394,6 +2394,8 @@ class Interpreter(Expander):
         else:
             tf = self.get_scalar("TIMEFORMAT")
             fmt = tf if tf is not None else "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS"
+            if not fmt:
+                return  # a null TIMEFORMAT: no timing report at all (not even a newline)
         self.write_err((_timeformat(fmt, real) + "\n").encode())
 
     def run_pipeline(self, cmd: N.Pipeline) -> int:

@@ -656,13 +656,27 @@ def _fmt_float(ld: _LD, conv: str, flags: str, width: int, prec: int | None) -> 
 # --------------------------------------------------------------------- the builtin
 
 
+class _Errors(list):  # type: ignore[type-arg]
+    """Error messages, each with how much output came before it (``marks``): bash flushes
+    its output before it reports an error, so with 2>&1 they interleave."""
+
+    def __init__(self, out: bytearray) -> None:
+        super().__init__()
+        self.out = out
+        self.marks: list[int] = []
+
+    def append(self, msg: str) -> None:  # type: ignore[override]
+        self.marks.append(len(self.out))
+        super().append(msg)
+
+
 def format(fmt: str, args: list[str], *, now: float | None = None, start_time: float | None = None,  # noqa: A001
            localtime: Callable[[float], _time.struct_time] | None = None,
            byte_chars: bool = False) -> tuple[bytes, int, list[str]]:
     """Run ``printf fmt args...``: (stdout bytes, exit status, error messages without ``bash: ``).
     ``byte_chars``: the C locale, where ``'c`` gives a byte's value, never a multibyte character's."""
-    errors: list[str] = []
     out = bytearray()
+    errors: list[str] = _Errors(out)
     a = _Args(args, errors)
     a.byte_chars = byte_chars
     n = len(fmt)
