@@ -1024,6 +1024,8 @@ class Interpreter(Expander):
             else:
                 err.discard = True  # type: ignore[attr-defined]
                 err.arith = True  # type: ignore[attr-defined]
+                if self.dash:
+                    _dash_arith_error(err, expr)
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
@@ -1057,10 +1059,18 @@ class Interpreter(Expander):
         text is reported with the whole expression as written, and set -e ends the shell."""
         parts = w.parts
         try:
+            if self.dash and "**" in w.text:
+                # dash has no ** operator
+                e = ExpansionError(f"{w.text.strip()}: syntax error: operand expected", 1)
+                e.arith = True  # type: ignore[attr-defined]
+                raise e
             if len(parts) == 1 and type(parts[0]) is N.Lit:
                 return self.arith(parts[0].text)
             return self.arith(self.expand_dq(w))
         except ExpansionError as e:
+            if self.dash and getattr(e, "arith", False):
+                _dash_arith_error(e, w.text)
+                raise
             if getattr(e, "arith", False):
                 e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
             elif e.message.endswith(": bad substitution") and w.text:
@@ -3526,6 +3536,24 @@ _ARITH_COMMENT = re.compile(r"[ \t]#[^\n]*\Z")
 def _single_quote(t: str) -> str:
     from .quoting import quote_single
     return quote_single(t)
+
+
+_DASH_ARITH = (("division by 0", "division by zero"), ("operand expected", "expecting primary"),
+               ("missing `)'", "expecting ')'"))
+
+
+def _dash_arith_error(e: ExpansionError, expr: str) -> None:
+    """`sh` is dash here: an arithmetic error reads `arithmetic expression: REASON: "EXPR"`
+    and ends the shell with status 2."""
+    if e.message.startswith("arithmetic expression: "):
+        return
+    why = e.message.partition(": ")[2]
+    reason = next((d for b, d in _DASH_ARITH if b in why), "expecting EOF")
+    e.message = f'arithmetic expression: {reason}: "{expr}"'
+    e.status = 2
+    e.discard = False
+    e.arith = False  # type: ignore[attr-defined]
+    e.subst = False  # type: ignore[attr-defined]
 
 
 def _decl_compound(sh: Interpreter, argv: list[str], assign: N.Assign) -> bool:
