@@ -2219,7 +2219,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     exact = False
     prompt = None
     array = None
-    fd = 0
+    fd = -1  # (-1: stdin, no -u)
     timeout = None
     i = 0
     while i < len(args):
@@ -2289,6 +2289,12 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     if array is not None and not _NAME_RE.match(array):
         sh.error(f"read: `{array}': not a valid identifier")
         return 1
+    if fd < 0:
+        fd = 0
+        if sh.fds.get(0) is None:
+            if timeout != 0:  # (read -t 0 just finds nothing to read)
+                sh.error("read: read error: 0: Bad file descriptor")  # a closed stdin (<&-)
+            return 1
     stream = sh.fds.get(fd)
     if stream is None:
         sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
@@ -2379,7 +2385,7 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
     count = 0
     skip = 0
     origin = None
-    fd = 0
+    fd = -1  # (-1: stdin, no -u)
     callback = None
     quantum = 5000
     r = _getopt(sh, argv[0], args, "d:n:O:s:tu:C:c:", f"{argv[0]} [-d delim] [-n count] [-O origin] "
@@ -2416,7 +2422,11 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         sh.error(f"{argv[0]}: `{args[0]}': not a valid identifier")
         return 1
     name = args[i] if i < len(args) else "MAPFILE"
-    stream = sh.fds.get(fd)
+    if fd < 0:
+        fd = 0
+        if sh.fds.get(0) is None:
+            fd = -1  # a closed stdin (<&-): bash's mapfile takes the error for the end
+    stream = sh.fds.get(fd) if fd >= 0 else NULL_INPUT
     if stream is None:
         sh.error(f"{argv[0]}: {fd}: invalid file descriptor: Bad file descriptor")
         return 1
