@@ -897,14 +897,15 @@ class Lexer:
                     else:
                         buf.part(p)
                 i = self.pos
-            elif c == "$" and not unquoted and i + 1 < n and src[i + 1] == "'":
+            elif c == "$" and i + 1 < n and src[i + 1] == "'":
                 # $'...' decodes, then stays single-quoted (bash: $(( $'5' )) is an error on '5')
                 j = i + 2
                 while j < n and src[j] != "'":
                     j += 2 if src[j] == "\\" else 1
                 if j >= n:
                     raise self.fail_eof_matching("'", i + 1)
-                buf.part(SQ(decode_ansic(src[i + 2:j])))
+                body = decode_ansic(src[i + 2:j])
+                buf.part(ANSIC(body) if unquoted else SQ(body))
                 i = j + 1
             elif c == "$" or c == "`":
                 i = self._read_sub(buf, c, i, True)
