@@ -1482,6 +1482,8 @@ def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
         try:
             return body()
         except ExitShell as e:
+            if getattr(e, "errexit", False) and sh.funcstack:
+                e.pop_ctx = True  # type: ignore[attr-defined]  # (see call_function)
             if not e.discard:
                 raise
             # eval is where bash stops discarding: $((1/0)) in eval fails the eval (status 1)
@@ -1653,7 +1655,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
 
 
 def _source_file(sh: Interpreter, argv: list[str]) -> int:
-    from .interpreter import ReturnFn
+    from .interpreter import ExitShell, ReturnFn
     from .parser import CommandReader, parse
     fname = argv[1]
     path = None
@@ -1748,6 +1750,10 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
                 st = _run_discarding(sh, tree)
     except ReturnFn as r:
         st = r.status
+    except ExitShell as e:
+        if getattr(e, "errexit", False) and sh.funcstack:
+            e.pop_ctx = True  # type: ignore[attr-defined]  # (see call_function)
+        raise
     finally:
         sh.xtrace_level = level
         sh.cmd_frame = frame

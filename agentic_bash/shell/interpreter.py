@@ -1624,7 +1624,9 @@ class Interpreter(Expander):
         if st != 0 and not self.errexit_off:
             self.run_err_trap(fresh)
             if self.state.options["errexit"]:
-                raise ExitShell(st)
+                x = ExitShell(st)
+                x.errexit = True  # type: ignore[attr-defined]  # (see _eval_frame)
+                raise x
 
     def run_err_trap(self, fresh: str | None = None) -> None:
         trap = self.state.traps.get("ERR")
@@ -3131,6 +3133,7 @@ class Interpreter(Expander):
                 saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         frame = self.cmd_frame
         self.cmd_frame = (name, self.budget.commands)
+        pop_msg = False
         off = self.errexit_off
         if off and off == self.neg_off:
             self.errexit_off = off - 1  # run by `!` without set -e: not a condition for its body
@@ -3153,6 +3156,9 @@ class Interpreter(Expander):
                     status = self.execute(body)
             except ReturnFn as r:
                 status = r.status
+            except ExitShell as x:
+                pop_msg = getattr(x, "pop_ctx", False)
+                raise
             trap = st.traps.get("RETURN")
             # the trap's lines count from the definition's line
             if trap and not self.in_trap:
@@ -3188,6 +3194,10 @@ class Interpreter(Expander):
                     self.fresh_err_trap = st.traps.get("ERR")
             elif not st.options["errtrace"] and "ERR" not in st.traps:
                 st.traps["ERR"] = err_before
+            if pop_msg:
+                # bash's unwinding after set -e fired in eval'd or sourced text complains
+                # once per function frame it leaves, in the caller's context
+                self.error("pop_var_context: head of shell_variables not a function context")
         return status
 
     # ------------------------------------------------------------------ external commands
