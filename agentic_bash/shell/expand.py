@@ -235,7 +235,9 @@ class Expander:
                         except ExpansionError as e:
                             if getattr(e, "name_word", False):
                                 from .unparse import format_word
-                                _name_word(e, format_word(bw))
+                                if e.name_word is True:  # (a $(( )) keeps its own text here)
+                                    _name_word(e, format_word(N.Word(bw.parts)))
+                                e.name_word = False
                             raise
                 else:
                     out.extend(self._expand_full(w))
