@@ -973,15 +973,48 @@ def _makedirs(fs: Any, path: str) -> None:
         pass
 
 
+_DASH_TOKENS = frozenset("then fi do done esac else elif in ; ;; ;& ;;& & | && || ( ) { } ! |&".split())
+
+
+def _dash_syntax(msg: str) -> str | None:
+    """`sh` is dash here: its wording of a syntax error bash reports as ``msg`` (None: keep)."""
+    if msg.startswith("syntax error near unexpected token `"):
+        tok = msg[len("syntax error near unexpected token `"):-1]
+        if tok == "newline":
+            return "end of file unexpected"
+        return f'"{tok}" unexpected' if tok in _DASH_TOKENS else "word unexpected"
+    if msg.startswith("unexpected EOF while looking for matching `"):
+        closer = msg[-2:-1]
+        if closer in "\"'":
+            return "Unterminated quoted string"
+        if closer == "}":
+            return "Missing '}'"
+        if closer == "`":
+            return "EOF in backquote substitution"
+        return f'end of file unexpected (expecting "{closer}")'
+    if msg == "syntax error: unexpected end of file":
+        return "end of file unexpected"
+    return None
+
+
 def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: str) -> None:
     name = sh.script_name
     line = e.line or 1
+    if sh.dash and who == "-c":
+        d = _dash_syntax(e.message)
+        if d is not None:
+            ln = min(line, max(len(lines), 1))
+            sh.write_err(f"{name}: {ln}: Syntax error: {d}\n".encode("utf-8", "surrogateescape"))
+            return
     if who == "-c":
         prefix = f"{name}: -c: line {line}: "
     else:
         prefix = f"{who}: line {line}: "
     if not e.message:
         return  # bash says nothing for some [[ ]] syntax errors (`[[ ]]`)
+    for ln, msg in getattr(e, "before", ()):
+        # an error bash reported first, on its own line (see Parser.read_regex_word)
+        sh.write_err((prefix.replace(f"line {line}:", f"line {ln}:") + msg + "\n").encode())
     sh.write_err((prefix + e.message + "\n").encode("utf-8", "surrogateescape"))
     if getattr(e, "keep_status", False):
         return  # [[ ]] syntax errors do not echo the source line

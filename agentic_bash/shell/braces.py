@@ -37,6 +37,15 @@ class BraceExpansionTooLarge(ValueError):
     """More than ``MAX_WORDS`` words would be produced."""
 
 
+class UnclosedBackquote(ValueError):
+    """A ``{a..C}``-style range made a backquote with text after it in its word: bash reads
+    that as an unclosed command substitution (a bad substitution)."""
+
+
+# a backquote a character range generated (``{_..a}``): literal at the end of its word
+_GEN_BQ = SQ("`")
+
+
 def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
     """Brace-expand one word; returns ``[word]`` (the same object) when nothing expands."""
     if not any(type(p) is Lit and "{" in p.text for p in word.parts):
@@ -50,6 +59,11 @@ def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
     results = _expand(items, limit)
     if len(results) == 1 and results[0] == items:
         return [word]
+    for r in results:
+        for k, it in enumerate(r):
+            if it is _GEN_BQ and k + 1 < len(r):
+                rest = "".join(x if isinstance(x, str) else getattr(x, "text", "") for x in r[k + 1:])
+                raise UnclosedBackquote(f'bad substitution: no closing "`" in `{rest}')
     return [Word(_rejoin(_rebuild(r)), word.text, word.line) for r in results]
 
 
@@ -144,7 +158,8 @@ def _expand(items: list[_Item], limit: int) -> list[list[_Item]]:
         seq = _seqterm(amble)
         if seq is not None:
             # "" stands for a generated `\`: gone after quote removal, but still a word
-            tack: list[list[_Item]] = [list(s) if s else [SQ("")] for s in seq]
+            tack: list[list[_Item]] = [list(s) if s and s != "`" else [SQ("")] if not s else [_GEN_BQ]
+                                       for s in seq]
         elif close + 1 < n:
             tack = [items[i:close + 1]]
         else:

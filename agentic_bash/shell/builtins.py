@@ -576,6 +576,42 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
     return status
 
 
+# the attributes bash gives a compound word's variable before assigning its list
+_TYPE_FLAGS = frozenset("aAgiluIc")
+
+
+def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> bool:
+    """A declaration's compound word (`declare -r a=(1 2)`), met while expanding the command
+    whose words so far are ``argv``: bash assigns it then, before the builtin runs.  The
+    variable gets the type attributes among the options before the word (-aAgiluc; -a/-A
+    for readonly, none for export), then its list (traced as `+ a=('1' '2')`).  True: the
+    builtin then sees only the name.  A failure drops the command line, except for
+    declare/local/typeset in a function (False: the builtin gets the word and fails too)."""
+    name = argv[0]
+    on: set[str] = set()
+    for a in argv[1:]:
+        if a[:1] != "-" or a == "--" or len(a) < 2:
+            break
+        on.update(a[1:])
+    if name == "export" or name == "readonly":
+        on &= {"a", "A"}
+    else:
+        on &= _TYPE_FLAGS
+    # (`local a=(1 2)` at top level sets a global a, then local refuses to run)
+    local = bool(sh.funcstack) and "g" not in on and name != "export" and name != "readonly"
+    try:
+        _declare_one(sh, assign.name, None, assign.append, None, assign, on, set(), local)
+    except VarError as e:
+        from .interpreter import AbortLine
+        fr = sh.cmd_frame
+        # (bash names the function, eval or source whose first command this is)
+        sh.error(f"{fr[0]}: {e.message}" if fr is not None and sh.budget.commands == fr[1] + 1 else e.message)
+        if sh.funcstack and name != "export" and name != "readonly":
+            return False  # in a function it is not fatal: the builtin gets the word and fails too
+        raise AbortLine(1) from None
+    return True
+
+
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
     parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name == "declare" else
@@ -699,12 +735,6 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         try:
             _declare_one(sh, vname, sub, append, value, assign, on, off, local)
         except VarError as e:
-            if assign is not None and "cannot convert" in e.message:
-                # with a compound value bash reports it as an assignment error and
-                # abandons the rest of the command line
-                from .interpreter import AbortLine
-                sh.error(e.message)
-                raise AbortLine(1) from None
             # (a bad subscript is reported without the builtin's name)
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
@@ -808,6 +838,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.attrs &= ~bit
     if var.attrs & ARRAY and type(var.value) is str:
         var.value = {0: var.value}
+    elif var.attrs & (ARRAY | ASSOC) and var.value is None and value is not None and sub is None:
+        var.value = {}  # `readonly -A x=1` gives x=([0]="1")
     if assign is not None:
         sh.set_array(target, assign.array, append=append, var=var, decl=True)
     elif value is not None and var.attrs & (ARRAY | ASSOC) and value.startswith("(") and value.endswith(")") \
@@ -895,7 +927,7 @@ def b_local(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("export")
 def b_export(sh: Interpreter, argv: list[str]) -> int:
-    parsed = _parse_flags(sh, "export", argv[1:], "fnp", "export [-fn] [name[=value] ...] or export -p")
+    parsed = _parse_flags(sh, "export", argv[1:], "aAfnp", "export [-fn] [name[=value] ...] or export -p")
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
@@ -908,8 +940,9 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
                 _out(sh, f"{format_function(st.functions[n])}\ndeclare -fx {n}\n")
         return 0
     if not args:  # with names, -p prints nothing and exports them (bash 5.2)
+        want = EXPORT | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
         for n, v in sorted(sh.listed_vars().items()):
-            if v.attrs & EXPORT:
+            if v.attrs & want == want:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     if "f" in on:
@@ -930,6 +963,8 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return status
     flags = {"x"} if "n" not in on else set()
     offs = {"x"} if "n" in on else set()
+    # -a/-A (accepted, undocumented) make a value given here an array, as readonly's do
+    aflags = flags | (on & {"a", "A"})
     status = 0
     arrays = sh.__dict__.pop("decl_arrays", None) or {}
     for idx, a in enumerate(args):
@@ -945,7 +980,7 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
                 assign = arrays[idx]
                 _declare_one(sh, assign.name, None, assign.append, None, assign, flags, offs, False)
             elif m:
-                _declare_one(sh, m.group(1), m.group(2), m.group(3) == "+", m.group(4), None, flags, offs, False)
+                _declare_one(sh, m.group(1), m.group(2), m.group(3) == "+", m.group(4), None, aflags, offs, False)
             else:
                 _declare_one(sh, vname, None, False, None, None, flags, offs, False)
         except VarError as e:
@@ -962,8 +997,9 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
         return parsed
     on, off, args = parsed
     if not args:
+        want = READONLY | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
         for n, v in sorted(sh.listed_vars().items()):
-            if v.attrs & READONLY:
+            if v.attrs & want == want:
                 _out(sh, sh.declare_line(n, v) + "\n")
         return 0
     status = 0
@@ -991,7 +1027,7 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
                 assign = arrays[idx]
                 _declare_one(sh, assign.name, None, assign.append, None, assign, aflags, set(), False)
             elif m:
-                _declare_one(sh, vname, m.group(2), m.group(3) == "+", m.group(4), None, flags, set(), False)
+                _declare_one(sh, vname, m.group(2), m.group(3) == "+", m.group(4), None, aflags, set(), False)
             else:
                 _declare_one(sh, vname, None, False, None, None, flags, set(), False)
         except VarError as e:
@@ -1396,7 +1432,12 @@ def _by_lines(sh: Interpreter, src: str) -> bool:
     parse_and_execute does: aliases defined or used in it (an ``alias`` takes effect from
     the next line)."""
     st = sh.state
-    return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases))
+    return "alias" in src or (st.shopt["expand_aliases"] and bool(st.aliases)) or \
+        ("set" in src and _SETS_VERBOSE.search(src) is not None) or "cond_stale" in st.__dict__
+
+
+# `set -v` (or -o verbose) in eval'd or sourced text: the lines after it are echoed as read
+_SETS_VERBOSE = re.compile(r"\bset\s[^\n;&|]*(?:-[a-zA-Z]*v|verbose)")
 
 
 @builtin("eval")
@@ -1421,7 +1462,8 @@ def b_eval(sh: Interpreter, argv: list[str]) -> int:
         script = parse_cached_at(src, sh.lineno - 1)
     except ParseError:
         script = None
-    if script is None or st.shopt["expand_aliases"] or "<<" in src or st.options["verbose"]:
+    if script is None or st.shopt["expand_aliases"] or "<<" in src or st.options["verbose"] or \
+            ("set" in src and _SETS_VERBOSE.search(src) is not None) or "cond_stale" in st.__dict__:
         # bash parses an eval string one command line at a time: the lines before a syntax
         # error run, and an alias defined on one line is used on the next (and here-document
         # warnings come in order)
@@ -1438,6 +1480,7 @@ def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
     # xtrace: commands run by eval (and source) show one more PS4 character, as in bash
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
+    frame, sh.cmd_frame = sh.cmd_frame, ("eval", sh.budget.commands)
     try:
         if lim is not None and sh.call_depth > lim * 4:
             sh.error("eval: maximum eval nesting level exceeded")
@@ -1445,6 +1488,8 @@ def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
         try:
             return body()
         except ExitShell as e:
+            if getattr(e, "errexit", False) and sh.funcstack:
+                e.pop_ctx = True  # type: ignore[attr-defined]  # (see call_function)
             if not e.discard:
                 raise
             # eval is where bash stops discarding: $((1/0)) in eval fails the eval (status 1)
@@ -1453,6 +1498,7 @@ def _eval_frame(sh: Interpreter, body: Callable[[], int]) -> int:
     finally:
         sh.call_depth -= 1
         sh.xtrace_level = level
+        sh.cmd_frame = frame
 
 
 def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
@@ -1470,7 +1516,14 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
                 tree = reader.next()
             except ParseError as e:
                 _eval_warnings(sh, reader)
+                stale = _stale_cond(sh, reader, start)
+                if stale is not None:
+                    # (bash fails at the [[ before it reads on to this error)
+                    _report_parse_error(sh, stale, src, who)
+                    return 2
                 e.line -= base
+                if getattr(e, "before", None):
+                    e.before = tuple((ln - base, m) for ln, m in e.before)  # type: ignore[attr-defined]
                 saved_line, sh.lineno = sh.lineno, base + 1
                 _report_parse_error(sh, e, src, who)
                 if getattr(e, "resume_pos", None) is not None:
@@ -1483,8 +1536,43 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
             _verbose_echo(sh, reader, start)
             if tree is None:
                 return status
+            stale = _stale_cond(sh, reader, start)
+            if stale is not None:
+                _report_parse_error(sh, stale, src, who)
+                return 2
             status = _run_discarding(sh, tree)
     return _eval_frame(sh, run)
+
+
+_COND_START = re.compile(r"\[\[[ \t]+(\(|\$'(?:[^'\\]|\\.)*'|[^ \t\n]+)")
+
+
+def _stale_cond(sh: Interpreter, reader: Any, start: int) -> ParseError | None:
+    """bash leaves its parser in a bad state after a [[ ]] syntax error in eval'd or sourced
+    text: the next [[ it parses (in a later eval, source, $( )) fails as a syntax error at
+    its first word.  The error for the command just read, if that is now."""
+    st = sh.state
+    if "cond_stale" not in st.__dict__:
+        return None
+    text, end = reader.consumed
+    m = _COND_START.search(text, start, end)
+    if m is None:
+        return None
+    del st.__dict__["cond_stale"]
+    tok = m.group(1)
+    if tok.startswith("$'"):
+        # bash shows such a word decoded and single-quoted, then $'...'-quoted if need be
+        from .lexer import decode_ansic
+        from .quoting import ansic_quote, needs_ansic
+        tok = "'" + decode_ansic(tok[2:-1]) + "'"
+        if needs_ansic(tok):
+            tok = ansic_quote(tok)
+    return ParseError(f"syntax error near unexpected token `{tok}'", text.count("\n", 0, m.start()) + 1)
+
+
+def _note_cond_error(sh: Interpreter, e: ParseError) -> None:
+    if getattr(e, "cond", False):
+        sh.state.__dict__["cond_stale"] = True
 
 
 def _verbose_echo(sh: Interpreter, reader: Any, start: int) -> None:
@@ -1534,11 +1622,17 @@ def _run_discarding(sh: Interpreter, script: Any) -> int:
 
 def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> None:
     base = sh.funcstack[-1][2] if sh.funcstack else (sh.source_stack[-1] if sh.source_stack else sh.script_name)
+    _note_cond_error(sh, e)
     line = sh.lineno + max(e.line, 1) - 1
+    for ln, msg in getattr(e, "before", ()):
+        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode())
     sh.write_err(f"{base}: {who}: line {line}: {e.message}\n".encode("utf-8", "surrogateescape"))
     if e.message.startswith("syntax error near"):
         lines = src.split("\n")
         ln = lines[e.line - 1] if 0 < e.line <= len(lines) else src
+        sl = getattr(e, "source_line", None)
+        if src.endswith("\\") and sl is not None:
+            ln = sl  # a lone backslash at the end (see Parser.unexpected)
         sh.write_err(f"{base}: {who}: line {line}: `{ln}'\n".encode("utf-8", "surrogateescape"))
 
 
@@ -1567,7 +1661,7 @@ def b_source(sh: Interpreter, argv: list[str]) -> int:
 
 
 def _source_file(sh: Interpreter, argv: list[str]) -> int:
-    from .interpreter import ReturnFn
+    from .interpreter import ExitShell, ReturnFn
     from .parser import CommandReader, parse
     fname = argv[1]
     path = None
@@ -1598,6 +1692,9 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
 
     def syntax_error(e: ParseError) -> int:
+        _note_cond_error(sh, e)
+        for ln, msg in getattr(e, "before", ()):
+            sh.write_err(f"{fname}: line {ln}: {msg}\n".encode("utf-8", "surrogateescape"))
         sh.write_err(f"{fname}: line {e.line}: {e.message}\n".encode("utf-8", "surrogateescape"))
         if e.message.startswith("syntax error near"):
             lines = src.split("\n")
@@ -1629,6 +1726,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     saved_line = sh.lineno
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
+    frame, sh.cmd_frame = sh.cmd_frame, (argv[0], sh.budget.commands)
     try:
         if script is not None:
             st = _run_discarding(sh, script)
@@ -1651,11 +1749,20 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
                 _verbose_echo(sh, reader, start)
                 if tree is None:
                     break
+                stale = _stale_cond(sh, reader, start)
+                if stale is not None:
+                    st = syntax_error(stale)
+                    break
                 st = _run_discarding(sh, tree)
     except ReturnFn as r:
         st = r.status
+    except ExitShell as e:
+        if getattr(e, "errexit", False) and sh.funcstack:
+            e.pop_ctx = True  # type: ignore[attr-defined]  # (see call_function)
+        raise
     finally:
         sh.xtrace_level = level
+        sh.cmd_frame = frame
         sh.source_depth -= 1
         sh.source_stack.pop()
         sh.source_calls.pop()
@@ -1680,8 +1787,35 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
     if fn is None and sh.host is not None and "/" not in args[0] and not sh.host.can_run(sh, args[0]):
         sh.error(f"exec: {args[0]}: not found")
         raise ExitShell(127)
+    if "/" in args[0]:
+        st = _exec_path_error(sh, args[0])
+        if st:
+            if sh.state.shopt.get("execfail"):
+                return st
+            raise ExitShell(st)
     st = _dispatch_no_func(sh, args)
     raise ExitShell(st)
+
+
+def _exec_path_error(sh: Interpreter, name: str) -> int:
+    """exec of a path that cannot run: bash names it absolute (the cwd joined on, a leading
+    ./ dropped) and, for a directory or a file without an x bit, says so twice."""
+    path = name
+    if not path.startswith("/"):
+        while path.startswith("./"):
+            path = path[2:]
+        path = sh.state.cwd.rstrip("/") + "/" + path
+    try:
+        s = sh.fs.stat(normalize(name, sh.state.cwd))
+    except OSError:
+        sh.error(f"{path}: No such file or directory")
+        return 127
+    why = "Is a directory" if s.is_dir else "Permission denied" if not s.st_mode & 0o111 else ""
+    if not why:
+        return 0
+    sh.error(f"{path}: {why}")
+    sh.error(f"exec: {path}: cannot execute: {why}")
+    return 126
 
 
 def _dispatch_no_func(sh: Interpreter, args: list[str]) -> int:
@@ -2097,7 +2231,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     exact = False
     prompt = None
     array = None
-    fd = 0
+    fd = -1  # (-1: stdin, no -u)
     timeout = None
     i = 0
     while i < len(args):
@@ -2150,10 +2284,11 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                         sh.error(f"read: {val}: invalid file descriptor specification")
                         return 1
                 elif c == "t":
-                    # bash's uconvert: [sign]digits[.digits], never negative ("" is 0)
-                    m = re.fullmatch(r"[ \t\n]*([-+]?)([0-9]*(?:\.[0-9]*)?)", val)
-                    timeout = float(m.group(2)) if m and m.group(2).strip(".") else 0.0 if m else -1.0
-                    if m is None or m.group(1) == "-" and timeout > 0:
+                    # bash's uconvert: [sign]digits[.digits] ("" is 0); the sign goes to the
+                    # whole seconds only, so -0.5 is half a second while -1.5 is refused
+                    m = re.fullmatch(r"([-+]?)([0-9]*)(\.[0-9]*)?", val)
+                    timeout = float((m.group(2) or "0") + (m.group(3) or "").ljust(2, "0")) if m else -1.0
+                    if m is None or m.group(1) == "-" and int(m.group(2) or 0) > 0:
                         sh.error(f"read: {val}: invalid timeout specification")
                         return 1
                 break
@@ -2166,6 +2301,12 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     if array is not None and not _NAME_RE.match(array):
         sh.error(f"read: `{array}': not a valid identifier")
         return 1
+    if fd < 0:
+        fd = 0
+        if sh.fds.get(0) is None:
+            if timeout != 0:  # (read -t 0 just finds nothing to read)
+                sh.error("read: read error: 0: Bad file descriptor")  # a closed stdin (<&-)
+            return 1
     stream = sh.fds.get(fd)
     if stream is None:
         sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
@@ -2256,7 +2397,7 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
     count = 0
     skip = 0
     origin = None
-    fd = 0
+    fd = -1  # (-1: stdin, no -u)
     callback = None
     quantum = 5000
     r = _getopt(sh, argv[0], args, "d:n:O:s:tu:C:c:", f"{argv[0]} [-d delim] [-n count] [-O origin] "
@@ -2293,7 +2434,11 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         sh.error(f"{argv[0]}: `{args[0]}': not a valid identifier")
         return 1
     name = args[i] if i < len(args) else "MAPFILE"
-    stream = sh.fds.get(fd)
+    if fd < 0:
+        fd = 0
+        if sh.fds.get(0) is None:
+            fd = -1  # a closed stdin (<&-): bash's mapfile takes the error for the end
+    stream = sh.fds.get(fd) if fd >= 0 else NULL_INPUT
     if stream is None:
         sh.error(f"{argv[0]}: {fd}: invalid file descriptor: Bad file descriptor")
         return 1

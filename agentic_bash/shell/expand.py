@@ -227,11 +227,23 @@ class Expander:
                         if type(v) is str:
                             out.append(v)
                             continue
-            if self.state.options["braceexpand"] and self._has_brace(w):
-                for bw in self._braces(w):
-                    out.extend(self._expand_full(bw))
-            else:
-                out.extend(self._expand_full(w))
+            try:
+                if self.state.options["braceexpand"] and self._has_brace(w):
+                    for bw in self._braces(w):
+                        try:
+                            out.extend(self._expand_full(bw))
+                        except ExpansionError as e:
+                            if getattr(e, "name_word", False):
+                                from .unparse import format_word
+                                if e.name_word is True:  # (a $(( )) keeps its own text here)
+                                    _name_word(e, format_word(N.Word(bw.parts)))
+                                e.name_word = False
+                            raise
+                else:
+                    out.extend(self._expand_full(w))
+            except ExpansionError as e:
+                _name_word(e, w.text)
+                raise
         return out
 
     def expand_str(self: Interpreter, word: N.Word, *, tilde: bool = False, assign: bool = False) -> str:
@@ -247,7 +259,7 @@ class Expander:
             elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                 return p.text
             elif tp is N.ArithSub:
-                return str(self.arith_expand(p.expr))
+                return str(self.arith_sub(p.expr))
             elif tp is N.Param and not p.op and not p.prefix and p.index is None:
                 v = self.param_value(p, True)
                 if type(v) is str:
@@ -265,7 +277,11 @@ class Expander:
                     return self.command_subst(q.body)
         fb = _Fields("")
         fb.assign = assign
-        self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
+        try:
+            self._parts_into(parts, fb, False, tilde_mode=2 if assign else (1 if tilde else 0), nosplit=True)
+        except ExpansionError as e:
+            _name_word(e, word.text)
+            raise
         fields = fb.finish()
         return " ".join(_field_text(f[0]) for f in fields) if len(fields) != 1 else _field_text(fields[0][0])
 
@@ -275,7 +291,11 @@ class Expander:
         if len(parts) == 1 and type(parts[0]) is N.Lit:
             return parts[0].text
         fb = _Fields("")
-        self._parts_into(parts, fb, True)
+        try:
+            self._parts_into(parts, fb, True)
+        except ExpansionError as e:
+            _name_word(e, word.text)
+            raise
         fields = fb.finish()
         return " ".join(_field_text(f[0]) for f in fields)
 
@@ -285,7 +305,11 @@ class Expander:
         if len(parts) == 1 and type(parts[0]) is N.Lit and not parts[0].text.startswith("~"):
             return parts[0].text
         fb = _Fields("")
-        self._parts_into(parts, fb, False, nosplit=True, tilde_mode=1)
+        try:
+            self._parts_into(parts, fb, False, nosplit=True, tilde_mode=1)
+        except ExpansionError as e:
+            _name_word(e, word.text)
+            raise
         out = []
         for i, (chunks, _q) in enumerate(fb.finish()):
             if i:
@@ -366,6 +390,8 @@ class Expander:
         try:
             return expand_braces(w)
         except ValueError as e:  # BraceExpansionTooLarge: bash would run out of memory
+            if type(e).__name__ == "UnclosedBackquote":
+                raise self.reported_error(str(e)) from None
             raise ExpansionError(str(e), 1) from None
 
     def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
@@ -498,7 +524,13 @@ class Expander:
                 else:
                     fb.q(p.text)
             elif tp is N.DQ:
-                self._dq_into(p, fb)
+                try:
+                    self._dq_into(p, fb)
+                except ExpansionError as e:
+                    if getattr(e, "name_word", False) is True:
+                        from .unparse import format_word
+                        _name_word(e, format_word(N.Word(p.parts)))
+                    raise
             elif tp is N.Param:
                 self._param_into(p, fb, quoted, nosplit)
             elif tp is N.CmdSub:
@@ -510,7 +542,7 @@ class Expander:
                 else:
                     fb.split(out)
             elif tp is N.ArithSub:
-                v = str(self.arith_expand(p.expr))
+                v = str(self.arith_sub(p.expr))
                 if quoted:
                     fb.q(v)
                 elif nosplit:
@@ -554,7 +586,7 @@ class Expander:
                 fb.q(self.command_subst(sp.body))
                 any_real = True
             elif tsp is N.ArithSub:
-                fb.q(str(self.arith_expand(sp.expr)))
+                fb.q(str(self.arith_sub(sp.expr)))
                 any_real = True
             elif tsp is N.SQ or tsp is N.ANSIC or tsp is N.Escaped:
                 fb.q(sp.text)
@@ -684,7 +716,7 @@ class Expander:
             # still evaluate the subscript for side effects/errors
             if var is None or not (var.attrs & ASSOC):
                 self.eval_index(idx, rname, None)
-            elif not self.expand_str(idx):
+            elif not self.assoc_key(idx):
                 self.error(f"{rname}: bad array subscript")
             return None, False, False
         return self.get_element(rname, var, idx), False, False
@@ -710,14 +742,17 @@ class Expander:
                 if plain <= len(pos):
                     return pos[plain - 1]
         if op == "bad":
-            raise self.reported_error(f"{name}: bad substitution")
+            if name.startswith("${#@"):
+                # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})
+                raise _word_named(ExpansionError(f"{name}: bad substitution", 127))
+            raise _word_named(self.reported_error(f"{name}: bad substitution"))
         if prefix == "!":
             if name in ("$", "!") and p.index is None:
                 # bash refuses indirection through $$ and $! (${!$}, ${!!:-x})
                 src = "${!" + name + p.op + (self._word_src(p.arg) if p.arg is not None else "")
                 if p.arg2 is not None:
                     src += (":" if p.op == ":" else "/") + self._word_src(p.arg2)
-                raise ExpansionError(f"{src}}}: bad substitution", 1)
+                raise _word_named(ExpansionError(f"{src}}}: bad substitution", 1))
             # ${!a[@]} lists keys; with an operator after it (${!a[@]:-x}) it is indirection
             if not op and p.index is not None and len(p.index.parts) == 1 and type(p.index.parts[0]) is N.Lit \
                     and p.index.parts[0].text in ("@", "*"):
@@ -785,7 +820,10 @@ class Expander:
                 src = "${#" + name + idx + op + (self._word_src(p.arg) if p.arg is not None else "")
                 if p.arg2 is not None:
                     src += (":" if op == ":" else "/") + self._word_src(p.arg2)
-                raise self.reported_error(f"{src}}}: bad substitution")
+                if name == "@" and p.index is None:
+                    # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})
+                    raise _word_named(ExpansionError(f"{src}}}: bad substitution", 127))
+                raise _word_named(self.reported_error(f"{src}}}: bad substitution"))
             val, multi, _star = self._base_values(p)
             if multi:
                 if not val and p.index is not None and self.state.options["nounset"]:
@@ -894,6 +932,12 @@ class Expander:
             if op == "@" and p.arg is not None and self._word_src(p.arg) in ("a",):
                 pass
             else:
+                if op == "@" and p.arg is not None and self._word_src(p.arg) == "A" and _NAME_RE.match(p.name):
+                    # a declared variable with attributes but no value: `declare -A h`
+                    var = self.lookup_var(self.state.resolve_ref(p.name))
+                    flags = self.attr_letters(var) if var is not None else ""
+                    if flags:
+                        return f"declare -{flags} {p.name}"
                 return None if not quoted else ""
         vals = val if multi else [val]
         if op in ("#", "##", "%", "%%"):
@@ -931,21 +975,26 @@ class Expander:
             return "" if quoted else None
         if fb is None:
             return self.expand_str(w)
-        # The operand expands in the surrounding word: quoted parts stay quoted, unquoted
-        # text is split and globbed like any expansion result when the ${} is unquoted.
-        if quoted:
-            self._parts_into(w.parts, fb, True)
-            return None
-        first = True
-        for part in w.parts:
-            if type(part) is N.Lit:
-                t = part.text
-                if "~" in t:
-                    t = self._tilde_assign(t, first) if fb.assign else (self._tilde_one(t) if first else t)
-                fb.split(t)
-            else:
-                self._parts_into((part,), fb, False)
-            first = False
+        try:
+            # The operand expands in the surrounding word: quoted parts stay quoted, unquoted
+            # text is split and globbed like any expansion result when the ${} is unquoted.
+            if quoted:
+                self._parts_into(w.parts, fb, True)
+                return None
+            first = True
+            for part in w.parts:
+                if type(part) is N.Lit:
+                    t = part.text
+                    if "~" in t:
+                        t = self._tilde_assign(t, first) if fb.assign else (self._tilde_one(t) if first else t)
+                    fb.split(t)
+                else:
+                    self._parts_into((part,), fb, False)
+                first = False
+        except ExpansionError as e:
+            if getattr(e, "name_word", False) is True:
+                _name_word(e, w.text)  # (bash expands the operand as a string of its own)
+            raise
         return None
 
     def _repl_word(self: Interpreter, w: N.Word | None) -> tuple[str, bool]:
@@ -1147,3 +1196,21 @@ def _lower(s: str) -> str:
     if len(lo) == len(s):
         return lo
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in s)
+
+
+def _word_named(e: ExpansionError) -> ExpansionError:
+    """Mark a bad substitution that bash names by the whole text it was expanding."""
+    e.name_word = True  # type: ignore[attr-defined]
+    return e
+
+
+def _name_word(e: ExpansionError, text: str) -> None:
+    """bash reports ${x!}, ${#x:1} and the like as a bad substitution of the whole word (the
+    inside of the double quotes it sits in, the here-document body): `a${x!}b: bad
+    substitution`."""
+    how = getattr(e, "name_word", False)
+    if how and text:
+        e.name_word = False  # type: ignore[attr-defined]
+        # (a $(( )) whose end a comment hides is named by the word with its quotes)
+        e.message = f"bad substitution: no closing `)' in {text}" if how == "arith" else \
+            f"{text}: bad substitution"

@@ -300,6 +300,7 @@ class Interpreter(Expander):
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
     in_let = False      # inside the let builtin (its invalid-identifier errors name it)
+    in_dparen = False   # inside (( )) or for (( )) (those errors say `((: `)
     # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
@@ -333,6 +334,10 @@ class Interpreter(Expander):
         self.fds: dict[int, Any] = {0: NULL, 1: NULL, 2: NULL}
         self.lineno = 0
         self.errexit_off = 0      # >0 inside conditions (if/while tests, && || lists, !)
+        self.neg_off = 0          # the errexit_off of a `!` begun without set -e
+        # the function, eval or source running, with budget.commands when it began (bash
+        # names it in an error of its first command's expansion: `eval: a: cannot convert`)
+        self.cmd_frame: tuple[str, int] | None = None
         self.in_cond = 0
         self.funcstack: list[tuple[str, int, str]] = []   # (name, call line, source)
         self.loop_depth = 0
@@ -743,10 +748,18 @@ class Interpreter(Expander):
             st.scopes[0][name] = v
         return v
 
+    def assoc_key(self, idx: N.Word) -> str:
+        """An associative array's subscript, expanded as an unquoted word is but not split
+        or globbed: a backslash quotes any character (`b[\\]]` is `]`, `b[a\\ b]` is `a b`),
+        where an indexed array's arithmetic keeps it."""
+        if "\\" in idx.text:
+            from .parser import parse_word
+            idx = parse_word(idx.text)
+        return self.expand_str(idx)
+
     def eval_index(self, idx: N.Word, name: str, var: Var | None) -> Any:
         if var is not None and var.attrs & ASSOC:
-            k = self.expand_str(idx)
-            return k
+            return self.assoc_key(idx)
         text = self.expand_dq(idx)
         try:
             return self.arith(text)
@@ -759,7 +772,7 @@ class Interpreter(Expander):
     def get_element(self, name: str, var: Var, idx: N.Word) -> str | None:
         val = var.value
         if var.attrs & ASSOC:
-            key = self.expand_str(idx)
+            key = self.assoc_key(idx)
             if not key:
                 self.error(f"{name}: bad array subscript")
                 return None
@@ -801,7 +814,7 @@ class Interpreter(Expander):
         if var.attrs & READONLY:
             raise VarError(f"{name}: readonly variable")  # a nameref reports its own name
         if var.attrs & ASSOC:
-            key: Any = self.expand_str(idx)
+            key: Any = self.assoc_key(idx)
             if not key:
                 # an empty key is no element (bash names the subscript as written)
                 raise VarError(f"{name}[{idx.text}]: bad array subscript")
@@ -861,6 +874,9 @@ class Interpreter(Expander):
             d = {("0" if is_assoc else 0): old}
         else:
             d = {}
+        # a declaration's compound value is traced expanded, each word single-quoted
+        # (bash expands and requotes it before the builtin runs): `+ a=('1' ['k']='v')`
+        tr: list[str] | None = [] if decl and st.options["xtrace"] else None
         if is_assoc:
             if elems and elems[0].key is None:
                 # bash 5.1+: a=(k1 v1 k2 v2) pairs keys and values when the first word is
@@ -868,6 +884,8 @@ class Interpreter(Expander):
                 pending: str | None = None
                 for el in elems:
                     words = self.expand_words([el.value]) if el.key is None else [self._elem_text(el)]
+                    if tr is not None:
+                        tr.extend(_sh_single_quote(w) for w in words)
                     for w in words:
                         if pending is None:
                             pending = w
@@ -876,17 +894,34 @@ class Interpreter(Expander):
                             pending = None
                 if pending is not None:
                     d[pending] = ""
+                if tr is not None:
+                    self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
             else:
+                pairs = []
                 for el in elems:
+                    if el.key is None:
+                        pairs.append((el, "", ""))
+                        if tr is not None:
+                            tr.append(_sh_single_quote(el.value.text))
+                        continue
+                    # bash 5.2 does no tilde expansion in an associative array's values
+                    pairs.append((el, self.expand_str(el.key), self.expand_str(el.value)))
+                    if tr is not None:
+                        tr.append(f"[{_sh_single_quote(pairs[-1][1])}]{'+=' if el.append else '='}"
+                                  + _sh_single_quote(pairs[-1][2]))
+                if tr is not None:
+                    self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
+                for el, k, v in pairs:
                     if el.key is None:
                         # bash names the word as written; declare quotes it once more
                         t = el.value.text
                         self.error(f"{rname}: {_single_quote(t) if decl else t}: "
                                    "must use subscript when assigning associative array")
                         continue
-                    k = self.expand_str(el.key)
-                    # bash 5.2 does no tilde expansion in an associative array's values
-                    v = self.expand_str(el.value)
+                    if not k:
+                        self.error(("[''" + ("]+=" if el.append else "]=") + _sh_single_quote(v) if decl
+                                    else self._elem_text(el)) + ": bad array subscript")
+                        continue
                     if el.append and append:
                         v = d.get(k, "") + v
                     d[k] = self._coerce(var, v)
@@ -894,7 +929,7 @@ class Interpreter(Expander):
             # bash expands all the values first (with the old array), then evaluates each
             # subscript in turn, seeing the elements assigned before it; a [k]=v word that
             # brace-expands becomes plain words
-            items: list[tuple[N.Word | None, list[str], bool]] = []
+            items: list[tuple[N.Word | str | None, list[str], bool]] = []
             for el in elems:
                 if el.key is not None:
                     vt = el.value.text
@@ -903,16 +938,34 @@ class Interpreter(Expander):
                         ws = self.expand_words([parse_word(self._elem_text(el))])
                         if len(ws) != 1:
                             items.append((None, ws, False))
+                            if tr is not None:
+                                tr.extend(_sh_single_quote(w) for w in ws)
                             continue
+                    if tr is not None:
+                        # (the subscript expands once, here, as bash's requoted word does)
+                        k = self.expand_dq(el.key)
+                        v = self.expand_str(el.value, assign=True)
+                        tr.append(f"[{_sh_single_quote(k)}]{'+=' if el.append else '='}{_sh_single_quote(v)}")
+                        items.append((k, [v], el.append))
+                        continue
                     items.append((el.key, [self.expand_str(el.value, assign=True)], el.append))
                 else:
                     items.append((None, self.expand_words([el.value]), False))
+                    if tr is not None:
+                        tr.extend(_sh_single_quote(w) for w in items[-1][1])
+            if tr is not None:
+                self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
             var.value = d
             nxt = (max(d) + 1) if d else 0
             for key, vals, app in items:
                 if key is not None:
                     try:
-                        i = self.arith(self.expand_dq(key))
+                        kt = key if type(key) is str else self.expand_dq(key)
+                        if not kt:
+                            # bash names the expanded word
+                            self.error(f"[]{'+=' if app else '='}{vals[0]}: bad array subscript")
+                            continue
+                        i = self.arith(kt)
                     except ExpansionError as e:
                         e.discard = False  # type: ignore[attr-defined]  # ends the shell (bash)
                         e.subscript = True  # type: ignore[attr-defined]
@@ -1012,6 +1065,8 @@ class Interpreter(Expander):
             else:
                 err.discard = True  # type: ignore[attr-defined]
                 err.arith = True  # type: ignore[attr-defined]
+                if self.dash:
+                    _dash_arith_error(err, expr)
             raise err from None
         except VarError as e:
             # set -u: an unbound name in arithmetic ends bash -c with 127, in (( )) and let too
@@ -1045,15 +1100,41 @@ class Interpreter(Expander):
         text is reported with the whole expression as written, and set -e ends the shell."""
         parts = w.parts
         try:
+            if self.dash and "**" in w.text:
+                # dash has no ** operator
+                e = ExpansionError(f"{w.text.strip()}: syntax error: operand expected", 1)
+                e.arith = True  # type: ignore[attr-defined]
+                raise e
             if len(parts) == 1 and type(parts[0]) is N.Lit:
                 return self.arith(parts[0].text)
             return self.arith(self.expand_dq(w))
         except ExpansionError as e:
+            if self.dash and getattr(e, "arith", False):
+                _dash_arith_error(e, w.text)
+                raise
             if getattr(e, "arith", False):
                 e.subst = True  # type: ignore[attr-defined]  # a $((...)) word, not a [[ -eq ]] operand
             elif e.message.endswith(": bad substitution") and w.text:
                 e.message = f"{w.text}: bad substitution"
             raise
+
+    def arith_sub(self, w: N.Word) -> int:
+        """A $((...)) word part.  bash finds its end again when it expands it, reading a
+        ``#`` after a blank as a comment to the end of the line: when that hides the closing
+        ``))`` it is a bad substitution (named here by the $((...)) alone; bash names the
+        whole word, quotes and all)."""
+        t = w.text
+        if "#" in t and _ARITH_COMMENT.search(t):
+            e = self.reported_error(f"bad substitution: no closing `)' in $(({t}))")
+            e.name_word = "arith"  # type: ignore[attr-defined]  # renamed by the word
+            raise e
+        if self.in_dparen:
+            self.in_dparen = False  # (a $(( )) inside (( )) is not the (( )) itself)
+            try:
+                return self.arith_expand(w)
+            finally:
+                self.in_dparen = True
+        return self.arith_expand(w)
 
     def arith_word(self, w: N.Word) -> int:
         """An arithmetic operand word (a substring's offset or length)."""
@@ -1586,7 +1667,9 @@ class Interpreter(Expander):
         if st != 0 and not self.errexit_off:
             self.run_err_trap(fresh)
             if self.state.options["errexit"]:
-                raise ExitShell(st)
+                x = ExitShell(st)
+                x.errexit = True  # type: ignore[attr-defined]  # (see _eval_frame)
+                raise x
 
     def run_err_trap(self, fresh: str | None = None) -> None:
         trap = self.state.traps.get("ERR")
@@ -1903,7 +1986,7 @@ class Interpreter(Expander):
                         self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
                         self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
-                    self.arith_expand(cmd.init)
+                    self._dparen(cmd.init)
             except ExpansionError as e:
                 _arith_for_err(self, e)
                 return self.set_status(1)
@@ -1923,7 +2006,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
                             self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
-                        if cmd.cond is not None and self.arith_expand(cmd.cond) == 0:
+                        if cmd.cond is not None and self._dparen(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
                         _arith_for_err(self, e)
@@ -1939,7 +2022,7 @@ class Interpreter(Expander):
                                 self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
                                 self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
-                            self.arith_expand(cmd.step)
+                            self._dparen(cmd.step)
                         except ExpansionError as e:
                             _arith_for_err(self, e)
                             st = 1
@@ -2094,6 +2177,14 @@ class Interpreter(Expander):
         self.after_failure(st)
         return st
 
+    def _dparen(self, w: N.Word) -> int:
+        """A for (( )) clause."""
+        self.in_dparen = True
+        try:
+            return self.arith_expand(w)
+        finally:
+            self.in_dparen = False
+
     def _arith_cmd(self, cmd: N.ArithCmd) -> int:
         self.lineno = cmd.line or self.lineno
         self.budget.charge_command()
@@ -2101,9 +2192,12 @@ class Interpreter(Expander):
             self._debug_compound(lambda: f"(({cmd.expr.text}))")
         if self.state.options["xtrace"]:
             self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
+        self.in_dparen = True
         try:
             v = self.arith_expand(cmd.expr)
+            self.in_dparen = False
         except ExpansionError as e:
+            self.in_dparen = False
             if e.status == 127 and e.message.endswith(": unbound variable") or not (
                     getattr(e, "subst", False) or e.message.endswith(": readonly variable")):
                 # set -u, or a bad substitution in the text (named with the whole expression)
@@ -2319,8 +2413,13 @@ class Interpreter(Expander):
     def exec_pipeline(self, cmd: N.Pipeline) -> int:
         cmds = cmd.cmds
         t0 = time.monotonic() if cmd.timed else 0.0
+        # bash ignores failures inside `! cmd` (for set -e and the ERR trap) only if set -e
+        # is on when it starts (`! f` where f runs `set -e; false` exits); otherwise only
+        # the inverted status itself, which call_function tells from ``neg_off``
         if cmd.negated:
             self.errexit_off += 1
+            neg_saved = self.neg_off
+            self.neg_off = 0 if self.state.options["errexit"] else self.errexit_off
         try:
             if len(cmds) == 1:
                 st = self.execute(cmds[0])
@@ -2343,6 +2442,7 @@ class Interpreter(Expander):
         finally:
             if cmd.negated:
                 self.errexit_off -= 1
+                self.neg_off = neg_saved
         if cmd.negated:
             st = 0 if st else 1
         if cmd.timed:
@@ -2358,6 +2458,8 @@ class Interpreter(Expander):
         else:
             tf = self.get_scalar("TIMEFORMAT")
             fmt = tf if tf is not None else "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS"
+            if not fmt:
+                return  # a null TIMEFORMAT: no timing report at all (not even a newline)
         self.write_err((_timeformat(fmt, real) + "\n").encode())
 
     def run_pipeline(self, cmd: N.Pipeline) -> int:
@@ -2650,8 +2752,13 @@ class Interpreter(Expander):
         for w in words[1:]:
             a = decl_assign(w)
             if a is not None:
-                arrays[len(argv) - 1] = a
-                argv.append(w.text)
+                # bash makes the assignment now, while it expands the command: the builtin
+                # sees only the name (the word, if that failed in a function)
+                if _decl_compound(self, argv, a):
+                    argv.append(a.name)
+                else:
+                    arrays[len(argv) - 1] = a
+                    argv.append(w.text)
                 continue
             p0 = w.parts[0] if w.parts else None
             m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
@@ -2723,10 +2830,10 @@ class Interpreter(Expander):
             p = w.parts
             if len(p) == 1 and type(p[0]) is N.ArithSub:
                 e = p[0].expr.parts  # type: ignore[union-attr]
-                if len(e) == 1 and type(e[0]) is N.Lit:
+                if len(e) == 1 and type(e[0]) is N.Lit and "#" not in e[0].text:  # type: ignore[union-attr]
                     value = str(self.arith(e[0].text))  # type: ignore[union-attr]
                 else:
-                    value = str(self.arith_expand(p[0].expr))  # type: ignore[union-attr]
+                    value = str(self.arith_sub(p[0].expr))  # type: ignore[union-attr]
             else:
                 value = self.expand_str(w, assign=True)
         lim = self.budget.limits.max_variable_bytes
@@ -2831,7 +2938,10 @@ class Interpreter(Expander):
     def _xtrace_argv(self, argv: list[str]) -> None:
         self.xtrace(argv)
         if argv[0] in ("export", "readonly"):
+            # (bash traces each name=value it assigns, unless -a/-A make it an array)
             for a in argv[1:]:
+                if a[:1] == "-" and ("a" in a or "A" in a) and "=" not in a:
+                    return
                 if "=" in a and _DECL_ASSIGN_RE.match(a):
                     k, _, v = a.partition("=")
                     self.xtrace_raw(f"{k}={_xq(v)}")
@@ -3085,6 +3195,12 @@ class Interpreter(Expander):
                 saved_ret = st.traps.pop("RETURN")
             if "DEBUG" in st.traps:
                 saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
+        frame = self.cmd_frame
+        self.cmd_frame = (name, self.budget.commands)
+        pop_msg = False
+        off = self.errexit_off
+        if off and off == self.neg_off:
+            self.errexit_off = off - 1  # run by `!` without set -e: not a condition for its body
         try:
             body = func.body
             try:
@@ -3104,6 +3220,9 @@ class Interpreter(Expander):
                     status = self.execute(body)
             except ReturnFn as r:
                 status = r.status
+            except ExitShell as x:
+                pop_msg = getattr(x, "pop_ctx", False)
+                raise
             trap = st.traps.get("RETURN")
             # the trap's lines count from the definition's line
             if trap and not self.in_trap:
@@ -3113,6 +3232,8 @@ class Interpreter(Expander):
                 finally:
                     self.in_trap = False
         finally:
+            self.errexit_off = off
+            self.cmd_frame = frame
             if saved_ret is not None and "RETURN" not in st.traps:
                 st.traps["RETURN"] = saved_ret
             if saved_dbg is not None and "DEBUG" not in st.traps:
@@ -3137,6 +3258,10 @@ class Interpreter(Expander):
                     self.fresh_err_trap = st.traps.get("ERR")
             elif not st.options["errtrace"] and "ERR" not in st.traps:
                 st.traps["ERR"] = err_before
+            if pop_msg:
+                # bash's unwinding after set -e fired in eval'd or sourced text complains
+                # once per function frame it leaves, in the caller's context
+                self.error("pop_var_context: head of shell_variables not a function context")
         return status
 
     # ------------------------------------------------------------------ external commands
@@ -3451,10 +3576,17 @@ def _replace_amp(s: str, pat: str, repl: Any, mode: str, nocase: bool, extglob: 
 
 
 def _assoc_key(k: str) -> str:
+    """A key as declare -p shows it: double-quoted when bash's sh_contains_shell_metas says
+    so (a ~ only first or after = or :, a # only first), or when it is @ (the all-elements
+    subscript)."""
     from .builtins_compat import quote_declare
-    if k and re.fullmatch(r"[A-Za-z0-9_.,:/+@%-]+", k):
+    if k and k != "@" and not _KEY_METAS.search(k) and not _KEY_TILDE.search(k) and k[0] != "#":
         return k
     return quote_declare(k)
+
+
+_KEY_METAS = re.compile(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`\x00-\x1f\x7f]")
+_KEY_TILDE = re.compile(r"(?:^|[=:])~")
 
 
 # dynamic variables bash's listings show with a value (BASH_ARGC/BASH_ARGV are filled only
@@ -3472,9 +3604,40 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
+_ARITH_COMMENT = re.compile(r"[ \t]#[^\n]*\Z")
+
+
 def _single_quote(t: str) -> str:
     from .quoting import quote_single
     return quote_single(t)
+
+
+_DASH_ARITH = (("division by 0", "division by zero"), ("operand expected", "expecting primary"),
+               ("missing `)'", "expecting ')'"))
+
+
+def _dash_arith_error(e: ExpansionError, expr: str) -> None:
+    """`sh` is dash here: an arithmetic error reads `arithmetic expression: REASON: "EXPR"`
+    and ends the shell with status 2."""
+    if e.message.startswith("arithmetic expression: "):
+        return
+    why = e.message.partition(": ")[2]
+    reason = next((d for b, d in _DASH_ARITH if b in why), "expecting EOF")
+    e.message = f'arithmetic expression: {reason}: "{expr}"'
+    e.status = 2
+    e.discard = False
+    e.arith = False  # type: ignore[attr-defined]
+    e.subst = False  # type: ignore[attr-defined]
+
+
+def _decl_compound(sh: Interpreter, argv: list[str], assign: N.Assign) -> bool:
+    from .builtins import decl_compound
+    return decl_compound(sh, argv, assign)
+
+
+def _sh_single_quote(t: str) -> str:
+    """bash's sh_single_quote: always '...', an embedded ' as '\\''."""
+    return "'" + t.replace("'", "'\\''") + "'"
 
 
 def _arith_for_err(sh: Interpreter, e: ExpansionError) -> None:
@@ -3589,7 +3752,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                 tp = type(p)
                 if (tp is N.Lit and "~" not in p.text) or tp is N.SQ:  # type: ignore[union-attr]
                     plan = (_P_LIT, a.name, p.text)  # type: ignore[union-attr]
-                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit:  # type: ignore[union-attr]
+                elif tp is N.ArithSub and len(p.expr.parts) == 1 and type(p.expr.parts[0]) is N.Lit \
+                        and "#" not in p.expr.text:  # type: ignore[union-attr]
                     plan = (_P_ARITH, a.name, p.expr.parts[0].text)  # type: ignore[union-attr]
                 elif tp is N.DQ and len(p.parts) == 1:  # type: ignore[union-attr]
                     p = p.parts[0]  # type: ignore[union-attr]
@@ -3824,9 +3988,16 @@ class _ArithVars:
         if index is None:
             sh.set_var(name, str(value))
         elif not index:
-            sh.error(f"{'let: ' if sh.in_let else ''}`{name}[]': not a valid identifier")
+            sh.error(f"{'let: ' if sh.in_let else '((: ' if sh.in_dparen else ''}`{name}[]': not a valid identifier")
         else:
-            sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
+            try:
+                sh.assign_element(name, N.Word((N.Lit(index),), index), str(value))
+            except VarError as e:
+                if not e.message.endswith(": bad array subscript"):
+                    raise
+                # (a negative subscript past the start: bash reports it, and the expression
+                # goes on with the value)
+                sh.error(e.message)
 
     def expand_sub(self, sub: str) -> str:
         return self.sh.expand_subscript(sub)

@@ -369,7 +369,8 @@ class Lexer:
         m = _PLAIN.match(src, start)
         if m is not None:
             end = m.end()
-            if end >= n or src[end] in _FAST_END:
+            if end >= n or src[end] in _FAST_END and not (src.startswith("(", end + 1) and src[end] in "<>"):
+                # (`x<(cmd)` is one word: a process substitution joins the text before it)
                 text = m.group()
                 if not (assign_ok and "[" in text):
                     self.pos = end
@@ -614,11 +615,12 @@ class Lexer:
         i = self.pos
         buf = _Buf()
         depth = 0
+        sq_at = -1
         while True:
             if i >= n:
                 raise self.fail_eof_matching(closer, open_pos)
             c = src[i]
-            if c in stops and depth == 0:
+            if c in stops and depth == 0 and sq_at < 0:
                 break
             if c == "\\":
                 if i + 1 >= n:
@@ -636,7 +638,15 @@ class Lexer:
                 else:
                     buf.part(Escaped(e))
                 i += 2
-            elif c == "'" and not (in_dq and sq_literal):
+            elif c == "'" and in_dq and sq_literal:
+                # literal quotes whose text still expands, but they hide a `}` from the
+                # scan for the end (`"${x:-'}'}"` is '}')
+                if sq_at < 0 and src.find("'", i + 1) < 0:
+                    raise self.fail_eof_matching("'", i)
+                sq_at = i if sq_at < 0 else -1
+                buf.text("'")
+                i += 1
+            elif c == "'":
                 j = src.find("'", i + 1)
                 if j < 0:
                     raise self.fail_eof_matching("'", i)
@@ -711,6 +721,19 @@ class Lexer:
                     self.pos = end + 2
                     buf.part(ArithSub(Word(parts, src[i + 3:end], self.line_at(i))))
                     return
+                # not arithmetic after all: bash reads it again as $( ( … ) … ) from a pushed
+                # back string, so running out of text there is reported at the $(( line
+                self.pos = i + 2
+                self.enter()
+                try:
+                    body = self.parse_subscript_script(")", i + 1)
+                except ParseError as e:
+                    if e.message == "unexpected EOF while looking for matching `)'":
+                        e.line = self.line_at(i)
+                    raise
+                self.depth -= 1
+                buf.part(CmdSub(body))
+                return
             self.pos = i + 2
             self.enter()
             body = self.parse_subscript_script(")", i + 1)
@@ -874,14 +897,15 @@ class Lexer:
                     else:
                         buf.part(p)
                 i = self.pos
-            elif c == "$" and not unquoted and i + 1 < n and src[i + 1] == "'":
+            elif c == "$" and i + 1 < n and src[i + 1] == "'":
                 # $'...' decodes, then stays single-quoted (bash: $(( $'5' )) is an error on '5')
                 j = i + 2
                 while j < n and src[j] != "'":
                     j += 2 if src[j] == "\\" else 1
                 if j >= n:
                     raise self.fail_eof_matching("'", i + 1)
-                buf.part(SQ(decode_ansic(src[i + 2:j])))
+                body = decode_ansic(src[i + 2:j])
+                buf.part(ANSIC(body) if unquoted else SQ(body))
                 i = j + 1
             elif c == "$" or c == "`":
                 i = self._read_sub(buf, c, i, True)

@@ -272,7 +272,9 @@ class Parser(Lexer):
                 if end < n and src[end] in "<>":
                     t = word.text
                     if _DIGITS_RE.match(t) and len(word.parts) == 1:
-                        tok.kind = IONUM
+                        # (a number past INT_MAX is no descriptor: bash reads a plain word)
+                        if len(t) < 10 or int(t) <= 2147483647:
+                            tok.kind = IONUM
                     else:
                         m = _FD_VAR_RE.match(t)
                         if m and len(word.parts) == 1:
@@ -325,6 +327,16 @@ class Parser(Lexer):
                         at if j == tok.end else j, text)
         err.source_line = self.source_line(at) if j == tok.end else (  # type: ignore[attr-defined]
             self.source_line(j) if j < self.n else "")
+        if src.endswith("\\") and self.ends_continued(True):
+            # bash -c text ending in a lone backslash: bash's line buffer holds it doubled,
+            # and a token ending there is reported on the next, empty line
+            if tok.end >= self.n:
+                err.line += 1
+                err.token = text + "\\"
+                err.message = f"syntax error near unexpected token `{_shown_token(text + chr(92))}'"
+                err.source_line = ""  # type: ignore[attr-defined]
+            elif "\n" not in src[tok.pos:]:
+                err.source_line += "\\"  # type: ignore[attr-defined]
         for g in self.alias_guard:
             if g[2] <= tok.pos < g[0]:
                 # bash echoes the alias text it was reading, not the line it came from
@@ -786,6 +798,10 @@ class Parser(Lexer):
                 else:
                     nt = self.peek(assign_ok=not words)
                     line = self.line_at(nt.end - 1 if nt.end > nt.pos else nt.pos)
+                    if nt.end >= self.n and self.src.endswith("\\") and self.ends_continued(True):
+                        # bash -c text ending in a lone backslash: reading it counts one more
+                        # line, and reading the end after it another (`\` alone runs at line 3)
+                        line += 1 if nt.end > nt.pos else 2
             tok = self.peek(assign_ok=not words)
             kind = tok.kind
             if kind == WORD:
@@ -854,7 +870,8 @@ class Parser(Lexer):
                 # `a[i]=(…)` parses; running it fails ("cannot assign list to array member")
                 elems = self.parse_array_elems()
                 return Assign(name, None, index, elems, append, line)
-            if value_start < self.n and src[value_start] not in " \t\n|&;()<>":
+            if value_start < self.n and (src[value_start] not in " \t\n|&;()<>" or (
+                    src[value_start] in "<>" and src.startswith("(", value_start + 1))):
                 vword = self.read_word()
                 value = vword if vword is not None else Word((), "", line)
             else:
@@ -1255,6 +1272,7 @@ class Parser(Lexer):
             return self.fail_eof()
         err = self.fail(message, tok.pos, _token_text(tok))
         err.keep_status = tok.pos < len(self.src)  # type: ignore[attr-defined]
+        err.cond = True  # type: ignore[attr-defined]
         return err
 
     def _cond_operand_start(self) -> Tok:
@@ -1384,11 +1402,14 @@ class Parser(Lexer):
         start = i = self.pos
         buf = _Buf()
         depth = 0
+        open_at = 0
         while i < n:
             c = src[i]
             if c in " \t\n" and depth == 0:
                 break
             if c == "(":
+                if not depth:
+                    open_at = i
                 depth += 1
                 buf.text(c)
                 i += 1
@@ -1414,6 +1435,15 @@ class Parser(Lexer):
                 buf.text(c)
                 i += 1
         self.pos = i
+        if depth:
+            # bash reads a regex group to its `)`: at the end of the text it reports that,
+            # then the missing operand (status 2)
+            err = ParseError("unexpected argument to conditional binary operator", self.eof_line())
+            err.status = 2  # type: ignore[attr-defined]
+            err.cond = True  # type: ignore[attr-defined]
+            err.before = ((self.line_at(open_at),  # type: ignore[attr-defined]
+                           "unexpected EOF while looking for matching `)'"),)
+            raise err
         if i == start:
             tok = self.peek()
             if tok.kind == OP:

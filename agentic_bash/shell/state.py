@@ -335,11 +335,12 @@ def _env_bucket(name: str) -> int:
 
 
 def _bash_hash(s: str) -> int:
-    """bash's hash_string (FNV-1, 32 bit) over the UTF-8 bytes of a key."""
+    """bash's hash_string (FNV-1, 32 bit) over the UTF-8 bytes of a key (as signed chars:
+    a byte past 0x7f is sign-extended before the XOR)."""
     i = 2166136261
     for c in s.encode("utf-8", "surrogateescape"):
         i = (i * 16777619) & 0xFFFFFFFF
-        i ^= c
+        i ^= c if c < 128 else c | 0xFFFFFF00
     return i
 
 
