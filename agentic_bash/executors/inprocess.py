@@ -1063,10 +1063,12 @@ def _reader_warnings(sh: Interpreter, reader: Any, who: str) -> None:
         reader.warnings.clear()
 
 
-def _line_abandoned(sh: Interpreter, e: ExitShell) -> None:
+def _line_abandoned(sh: Interpreter, e: ExitShell, script: bool = False) -> None:
     """A top-level command raised ExitShell: re-raise it unless it only abandons the rest of
-    its command line (an arithmetic expansion error, a failed readonly assignment)."""
-    if not e.discard:
+    its command line (an arithmetic expansion error, a failed readonly assignment; and, when
+    bash reads a script file or stdin rather than -c text, an error in an array subscript,
+    which ends ``bash -c`` but only drops the line of a script)."""
+    if not e.discard and not (script and getattr(e, "subscript", False)):
         raise e
     sh.state.last_status = e.status
     if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
@@ -1074,7 +1076,7 @@ def _line_abandoned(sh: Interpreter, e: ExitShell) -> None:
         raise ExitShell(e.status) from None
 
 
-def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
+def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...], script: bool = False) -> None:
     """Top-level commands; an arithmetic expansion error (``echo $((1/0)); echo x``)
     abandons the rest of its command line only, as bash -c does, with ``$?`` 1."""
     # bash reads a command line at a time: `for …\ndone; echo x` is one line, so an error
@@ -1100,7 +1102,7 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...]) -> None:
             else:
                 sh.execute(cmd)
         except ExitShell as e:
-            _line_abandoned(sh, e)
+            _line_abandoned(sh, e, script)
             skip = True
             # bash does not get back to the line where it stopped reading this command line:
             # its counter stays at the failing command's, and later lines count from there
@@ -1128,7 +1130,7 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
                 _run_items(sh, items)
         else:
             for t in _lines(sh, source or "", who):
-                _run_items(sh, t.items)
+                _run_items(sh, t.items, who != "-c")
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status

@@ -78,6 +78,7 @@ class ExitShell(BaseException):
     # FORCE_EOF, which bash -c (and a forked simple command) turns into 127 while a subshell
     # running a compound command or $( ) exits with 1
     eof = False
+    subscript = False
 
     def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
@@ -100,6 +101,7 @@ def expansion_exit(e: ExpansionError) -> ExitShell:
     if discard and not getattr(e, "subst", False) and not getattr(e, "arith", False):
         return AbortLine(e.status)
     x = ExitShell(e.status, discard)
+    x.subscript = getattr(e, "subscript", False)  # (a script file only drops the line)
     if e.status == 127:
         x.eof = True
     return x
@@ -2651,9 +2653,10 @@ class Interpreter(Expander):
         if st.options["noexec"]:
             return 0
         traps = st.traps
+        if not self.trap_level:
+            # BASH_COMMAND: this command as written (rendered when read), set before it expands
+            self.current_command = cmd
         if traps and "DEBUG" in traps and not self.in_debug:
-            if not self.trap_level:
-                self.current_command = _cmd_text(cmd)
             if self._run_debug_trap() and st.shopt["extdebug"]:
                 return self.set_status(0)  # extdebug: a failing DEBUG trap skips the command
         plan = cmd.plan
@@ -2665,10 +2668,7 @@ class Interpreter(Expander):
                 kind = _P_GENERAL  # (set -k moves some words into the environment)
             else:
                 # static words: no process substitution of this command's to finish afterwards
-                argv = list(plan[1])
-                if not traps or "DEBUG" not in traps:
-                    self.current_command = argv
-                return self._run_plain(argv)
+                return self._run_plain(list(plan[1]))
         procsubs = self.procsubs
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
@@ -2733,8 +2733,6 @@ class Interpreter(Expander):
                 return self.set_status(e.status)
             if not argv:
                 return self._assign_only(cmd)
-            if not self.trap_level and (not traps or "DEBUG" not in traps):
-                self.current_command = argv
             if decl_last is None:
                 return self._run_argv(cmd, argv)
             status = self._run_argv(cmd, argv)
@@ -2855,8 +2853,6 @@ class Interpreter(Expander):
 
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
-        if self.state.traps and not self.trap_level:
-            self.current_command = lambda: _cmd_text(cmd)  # what an ERR trap shows
         for a in cmd.assigns:
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
