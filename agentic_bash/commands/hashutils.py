@@ -262,6 +262,27 @@ def _crc_finish(crc: int, length: int) -> int:
     return (~crc) & 0xFFFFFFFF
 
 
+def _read_operand(ctx: CommandContext, files: list[str]) -> bytes | None:
+    """base64/base32/basenc's one input (a file or ``-``), read whole; None after reporting
+    an extra operand or a read error."""
+    if len(files) > 1:
+        ctx.error(f"extra operand {quote(ctx, files[1])}")
+        try_help(ctx)
+        return None
+    name = files[0] if files else "-"
+    try:
+        f = open_input(ctx, name)
+        try:
+            return read_bounded(ctx, f)
+        finally:
+            f.close()
+    except IsADirectoryError:
+        ctx.error("read error: Is a directory")  # GNU basenc names no file here
+    except OSError as e:
+        file_error(ctx, e, name)
+    return None
+
+
 @command("cksum", usage="cksum [OPTION]... [FILE]...", help="Print or verify checksums.\nBy default use the 32 bit CRC algorithm.")
 @stdio
 def cksum(ctx: CommandContext, argv: list[str]) -> int:
@@ -369,22 +390,8 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
             except ValueError:
                 ctx.error(f"invalid wrap size: {quote(ctx, v or '')}")
                 return 1
-    if len(files) > 1:
-        ctx.error(f"extra operand {quote(ctx, files[1])}")
-        try_help(ctx)
-        return 1
-    name = files[0] if files else "-"
-    try:
-        f = open_input(ctx, name)
-        try:
-            data = read_bounded(ctx, f)
-        finally:
-            f.close()
-    except IsADirectoryError:
-        ctx.error("read error: Is a directory")  # GNU basenc names no file here
-        return 1
-    except OSError as e:
-        file_error(ctx, e, name)
+    data = _read_operand(ctx, files)
+    if data is None:
         return 1
     if not decode:
         enc = _b64.b64encode(data) if kind == "64" else _b64.b32encode(data)
@@ -613,22 +620,8 @@ def basenc(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error("missing encoding type")
         try_help(ctx)
         return 1
-    if len(files) > 1:
-        ctx.error(f"extra operand {quote(ctx, files[1])}")
-        try_help(ctx)
-        return 1
-    name = files[0] if files else "-"
-    try:
-        f = open_input(ctx, name)
-        try:
-            data = read_bounded(ctx, f)
-        finally:
-            f.close()
-    except IsADirectoryError:
-        ctx.error("read error: Is a directory")
-        return 1
-    except OSError as e:
-        file_error(ctx, e, name)
+    data = _read_operand(ctx, files)
+    if data is None:
         return 1
     if not decode:
         enc = _basenc_encode(kind, data)
