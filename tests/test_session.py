@@ -384,3 +384,23 @@ def test_a_descriptor_opened_by_exec_ends_with_its_run():
         r = sb.run("echo again >&3")
         assert r.exit_code == 1 and "3: Bad file descriptor" in r.stderr
         assert sb.run("echo ok").stdout == "ok\n"
+
+
+def test_a_run_started_inside_a_run_of_the_same_sandbox_fails_instead_of_hanging():
+    from agentic_bash import SandboxError
+    with Sandbox(isolation="virtual") as sb:
+        seen: list[str] = []
+
+        def nested(ctx, argv):  # noqa: ANN001
+            try:
+                sb.run("echo inner")
+            except SandboxError as e:
+                seen.append(str(e))
+                return 3
+            return 0
+
+        sb.register_command("nested", nested)
+        r = sb.run("nested; echo after $?")
+        assert r.stdout == "after 3\n"
+        assert seen == ["run() called from inside a run of the same sandbox"]
+        assert sb.run("echo ok").stdout == "ok\n"

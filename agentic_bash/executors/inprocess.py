@@ -18,7 +18,7 @@ import time
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo
-from ..errors import LimitExceeded, ParseError, SandboxClosed
+from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits
 from ..result import Result, make_result
 from ..shell import nodes as N
@@ -426,7 +426,15 @@ class InProcessExecutor:
 
     def _wait_turn(self) -> None:
         """Another thread is inside run() on this executor: wait for it to finish (runs of one
-        session never overlap; the token list is the lock, polled on this rare path)."""
+        session never overlap; the token list is the lock, polled on this rare path). A run
+        started from inside a run of this session on the same thread (a custom command
+        calling ``sb.run``) would wait for itself forever: that is an error instead."""
+        f = sys._getframe(2)  # (1 is the run() that is waiting)
+        code = InProcessExecutor.run.__code__
+        while f is not None:
+            if f.f_code is code and f.f_locals.get("self") is self:
+                raise SandboxError("run() called from inside a run of the same sandbox")
+            f = f.f_back
         while True:
             try:
                 self._turn.pop()
