@@ -1542,8 +1542,39 @@ _COPROC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # ---------------------------------------------------------------------------- public API
 
 
+# One line of plain words (`ls -la /tmp`, `git status`, `echo hello 12`): no quoting,
+# expansion, glob, brace, tilde, comment, operator or redirection character anywhere, no
+# `=` in the first word (an assignment) and no reserved or declaration word first. Such a
+# line is a single Simple command of literal words, built here without the parser
+# (tests/shell/test_plain_line.py checks it builds the tree the parser does).
+_PLAIN_LINE = re.compile(r"[ \t]*([A-Za-z0-9_./:,+%@^-]+)((?:[ \t]+[A-Za-z0-9_./:,+%@^=-]+)*)[ \t]*\n?\Z")
+_PLAIN_FIRST_NO = frozenset({
+    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+    "select", "function", "time", "coproc", "in",
+}) | _DECL_BUILTINS
+
+
+def _plain_line(source: str) -> Script | None:
+    m = _PLAIN_LINE.match(source)
+    if m is None:
+        return None
+    first = m.group(1)
+    if first in _PLAIN_FIRST_NO:
+        return None
+    texts = [first]
+    rest = m.group(2)
+    if rest:
+        texts += rest.split()
+    words = tuple([Word((Lit(t),), t, 1) for t in texts])
+    return Script((ListItem(Simple((), words, (), 1), False, True, 1),), 1)
+
+
 def parse_with_warnings(source: str, *, extglob: bool = True) -> tuple[Script, list[tuple[int, str]]]:
     """Parse ``source``; also return bash's warnings as ``(line, message)`` (here-doc at EOF)."""
+    if len(source) < 512:
+        tree = _plain_line(source)
+        if tree is not None:
+            return tree, []
     p = Parser(source, 0, extglob)
     try:
         script = p.parse_script()
