@@ -7,6 +7,10 @@ so before/after numbers come from one run. Ours and bashkit are measured with
 ``time.process_time`` (in-process, threads included); bash with the children's user+sys CPU
 from ``getrusage(RUSAGE_CHILDREN)`` (per call: the warm bash's /proc ticks). Numbers are CPU
 seconds per iteration (median of the samples).
+
+Per-call cases: ``echo_per_call`` repeats one script (the parse cache hits),
+``echo_distinct_per_call`` runs a new ``echo hello N`` each time (what an agent's commands
+cost), ``pipe_per_call`` a two-stage pipeline (a stage thread here, two forks in bash).
 """
 
 from __future__ import annotations
@@ -37,6 +41,13 @@ def _cpu(fn, n: int = 1, reps: int = 3) -> float:
     return statistics.median(samples)
 
 
+def _distinct(run):  # noqa: ANN001, ANN202
+    """A call that runs a script not seen before (`echo hello N`): what an agent's commands
+    cost, where the parse cache cannot help."""
+    count = iter(range(10**9))
+    return lambda: run(f"echo hello {next(count)}")
+
+
 def bench_ours(root: str | None) -> dict[str, float]:
     if root:
         sys.path.insert(0, root)
@@ -46,6 +57,8 @@ def bench_ours(root: str | None) -> dict[str, float]:
     sb = Sandbox(isolation="virtual")
     sb.run("echo warm")
     out["echo_per_call"] = _cpu(lambda: sb.run("echo hello"), 2000)
+    out["echo_distinct_per_call"] = _cpu(_distinct(sb.run), 2000)
+    out["pipe_per_call"] = _cpu(lambda: sb.run("echo hi | cat"), 200)
     assert sb.run(LOOP).stdout == "50005000\n"
     out["loop_10k"] = _cpu(lambda: sb.run(LOOP))
 
@@ -96,17 +109,21 @@ def bench_bash() -> dict[str, float]:
         p = subprocess.Popen(["bash"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tmp)
         assert p.stdin and p.stdout
 
-        def proc_cpu() -> float:
+        def proc_cpu() -> float:  # the warm bash's own CPU plus its waited-for children's
             f = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
-            return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-        n = 2000
-        c0 = proc_cpu()
-        for _ in range(n):
-            p.stdin.write(b"echo hello; echo __END__\n")
-            p.stdin.flush()
-            while p.stdout.readline() != b"__END__\n":
-                pass
-        out["echo_per_call"] = (proc_cpu() - c0) / n
+            return sum(int(x) for x in f[11:15]) / os.sysconf("SC_CLK_TCK")
+
+        def per_call(line: bytes, n: int) -> float:
+            c0 = proc_cpu()
+            for i in range(n):
+                p.stdin.write(line.replace(b"N", str(i).encode()) + b"; echo __END__\n")
+                p.stdin.flush()
+                while p.stdout.readline() != b"__END__\n":
+                    pass
+            return (proc_cpu() - c0) / n
+        out["echo_per_call"] = per_call(b"echo hello", 2000)
+        out["echo_distinct_per_call"] = per_call(b"echo hello N", 2000)
+        out["pipe_per_call"] = per_call(b"echo hi | cat", 200)
         p.stdin.close()
         p.wait()
         out["loop_10k"] = _bash_cpu(LOOP, tmp)
@@ -131,6 +148,8 @@ def bench_bashkit() -> dict[str, float | str]:
     b = fresh()
     b.execute_sync("echo warm")
     out["echo_per_call"] = _cpu(lambda: b.execute_sync("echo hello"), 2000)
+    out["echo_distinct_per_call"] = _cpu(_distinct(b.execute_sync), 2000)
+    out["pipe_per_call"] = _cpu(lambda: b.execute_sync("echo hi | cat"), 200)
     b = fresh()
     assert b.execute_sync(LOOP).stdout == "50005000\n"
     out["loop_10k"] = _cpu(lambda: b.execute_sync(LOOP))
