@@ -711,7 +711,13 @@ class _MemFile(io.RawIOBase):
             if pos >= n:
                 return b""
             end = n if size is None or size < 0 else min(n, pos + size)
-            out = bytes(data[pos:end])  # type: ignore[index]
+            # one copy (slicing the bytearray first made a second one); the view is let go
+            # at once, so the inode's bytearray can grow again
+            mv = memoryview(data)  # type: ignore[arg-type]
+            try:
+                out = mv[pos:end].tobytes()
+            finally:
+                mv.release()
             self._pos = end
             return out
 
