@@ -2320,7 +2320,7 @@ class Interpreter(Expander):
         if cview:
             s, pat = byte_view(s), byte_view(pat)
         try:
-            rx = _compile_ere(pat, self.state.shopt["nocasematch"])
+            rx = _compile_ere(pat, self.state.shopt["nocasematch"], not cview)
         except Exception:
             raise _CondError("") from None
         if rx is None:
@@ -3890,18 +3890,17 @@ def _ere_bad_repeat(pat: str) -> bool:
     return False
 
 
-def _compile_ere(pat: str, nocase: bool) -> Any:
-    key = (pat, nocase)
+def _compile_ere(pat: str, nocase: bool, utf8: bool = True) -> Any:
+    key = (pat, nocase, utf8)
     rx = _ERE_CACHE.get(key)
     if rx is None:
         if _ere_bad_repeat(pat):
             raise ValueError("invalid repetition")
-        try:
-            from ..commands._regex import compile_ere  # type: ignore[attr-defined]
-            rx = compile_ere(pat, icase=nocase)
-        except ImportError:
-            import regex
-            rx = regex.compile(pat, (regex.IGNORECASE if nocase else 0) | regex.POSIX)
+        # glibc's regcomp (REG_EXTENDED) is GNU ERE: \< \> \b \w word operators, a
+        # backslash taken literally inside brackets; the grep translation speaks it
+        # (no lines here: "." matches a newline; the C locale's byte view is one char a byte)
+        from ..commands._regex import compile_posix
+        rx = compile_posix(pat, extended=True, icase=nocase, dotall=True, utf8=utf8).rx
         if len(_ERE_CACHE) > 512:
             _ERE_CACHE.clear()
         _ERE_CACHE[key] = rx

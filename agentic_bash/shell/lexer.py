@@ -631,7 +631,11 @@ class Lexer:
                 elif in_dq:
                     # inside "${x…}" a backslash also quotes the closing brace (and a slash
                     # in the parts of ${x/p/r})
-                    if e in _DQ_ESCAPABLE or e == closer or (slash and e == "/"):
+                    if keep_dq and e in _DQ_ESCAPABLE and e != "\n":
+                        # a pattern operand: the escaped character stays quoted, so "[\\]"
+                        # is a bracket holding a backslash (bash)
+                        buf.part(Escaped(e))
+                    elif e in _DQ_ESCAPABLE or e == closer or (slash and e == "/"):
                         buf.text(e)
                     else:
                         buf.text("\\" + e)
