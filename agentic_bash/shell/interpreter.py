@@ -469,7 +469,8 @@ class Interpreter(Expander):
 
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
-        if name in DYNAMIC:
+        if name in DYNAMIC and (not self.dash or name == "PWD"):
+            # (dash has none of bash's dynamic variables; this one is built without LINENO)
             if name == "LINENO" or name == "FUNCNAME":
                 # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
                 v = self.state.find(name)
@@ -689,7 +690,7 @@ class Interpreter(Expander):
                 sc, var = st.find_scope(name)
             elif value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
-        if name in DYNAMIC and var is None:
+        if name in DYNAMIC and var is None and not self.dash:
             if name == "SECONDS":
                 self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
                 self.start_time = time.monotonic()
