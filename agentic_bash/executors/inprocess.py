@@ -1054,7 +1054,13 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             # [[ ]] syntax error with the current $? unchanged
             if getattr(e, "keep_status", False):
                 raise ExitShell(sh.state.last_status) from None
-            raise ExitShell(getattr(e, "status", 2)) from None
+            status = getattr(e, "status", 2)
+            if status == 2 and sh.state.last_status and not sh.dash \
+                    and e.message.startswith("unexpected EOF while looking for matching"):
+                # the reader ran out of text inside a quote or $(...): bash leaves a failed
+                # command's status as the exit status (it sets 2 only over a 0)
+                status = sh.state.last_status
+            raise ExitShell(status) from None
         _reader_warnings(sh, reader, who)  # here-document delimited by end-of-file
         if tree is None:
             return

@@ -27,6 +27,7 @@ MAX_DEPTH = 1024  # bash's MAX_EXPR_RECURSION_LEVEL
 
 _WS = " \t\n"  # \r is not blank to bash arithmetic: x=$'5\r'; $((x)) fails
 _ARITHOPS = frozenset("=><+-*/%!()~^&|?:,")
+_TOKEN_STARTS = _ARITHOPS
 # tokens after which an unknown character means "operand expected" (bash: _is_arithop /
 # _is_multiop on the current token); after a number, name or `)` it is an invalid operator.
 _OPERAND_EXPECTED_AFTER = frozenset(
@@ -277,6 +278,13 @@ class _Parser:
             self.type = "STR"
             self.val = (name, sub)
             self.pos = j
+            # bash's readtok peeks at the token after a name (is it an assignment?), so a
+            # character that starts no token fails there, named from itself: `2 a.b`
+            k = j
+            while k < n and s[k] in _WS:
+                k += 1
+            if k < n and not (_is_name_start(s[k]) or "0" <= s[k] <= "9") and s[k] not in _TOKEN_STARTS:
+                raise self.error("syntax error: invalid arithmetic operator", k)
             return
         if "0" <= c <= "9":
             j = i + 1

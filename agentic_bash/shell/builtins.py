@@ -6,6 +6,9 @@ import errno
 import io
 import os
 import re
+import select
+import stat
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -2313,8 +2316,11 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         return 1
     if prompt is not None and False:
         sh.write_err(prompt.encode())
+    timed = _timed_input(stream, timeout) if timeout is not None else None
     if timeout == 0:
-        return 0
+        return 0 if timed is None or timed.ready() else 1
+    if timed is not None:
+        stream = timed
     try:
         data, eof = _read_record(sh, stream, delim, nchars, exact, raw)
     except OSError as e:
@@ -2330,7 +2336,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
             sh.set_array_values(array, [])
         elif _assign_read_names(sh, names or ["REPLY"], []):
             return 1
-        return 1
+        return 142 if timed is not None and timed.expired else 1
     ifs = sh.get_ifs()
     if array is not None:
         if exact:
@@ -2351,7 +2357,71 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     else:
         if _assign_read_names(sh, names, _split_read(s, len(names), ifs, raw)):
             return 1
+    if timed is not None and timed.expired:
+        return 142  # 128 + SIGALRM: what bash's timed-out read returns, with the partial input kept
     return 1 if eof else 0
+
+
+class _TimedInput:
+    """A pipe-like input read byte by byte against ``read -t``'s deadline; when it passes,
+    reads return end-of-file and ``expired`` is set."""
+
+    __slots__ = ("stream", "fd", "deadline", "expired")
+
+    def __init__(self, stream: Any, fd: int, timeout: float) -> None:
+        self.stream = stream
+        self.fd = fd
+        self.deadline = time.monotonic() + timeout
+        self.expired = False
+
+    def _poll(self, n: int) -> bytes | None:
+        # non-blocking for one call: buffered bytes come first, then whatever the pipe holds
+        os.set_blocking(self.fd, False)
+        try:
+            return self.stream.read(n)
+        except BlockingIOError:
+            return None
+        finally:
+            os.set_blocking(self.fd, True)
+
+    def read(self, n: int = 1) -> bytes:
+        while True:
+            c = self._poll(n)
+            if c is not None:
+                return c
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                self.expired = True
+                return b""
+            select.select([self.fd], [], [], left)
+
+    def ready(self) -> bool:
+        """read -t 0: is there input (or end-of-file) to read now?"""
+        if select.select([self.fd], [], [], 0)[0]:
+            return True
+        peek = getattr(self.stream, "peek", None)
+        if peek is None:
+            return False
+        os.set_blocking(self.fd, False)
+        try:
+            return bool(peek(1))
+        except BlockingIOError:
+            return False
+        finally:
+            os.set_blocking(self.fd, True)
+
+
+def _timed_input(stream: Any, timeout: float) -> _TimedInput | None:
+    """Wrap an input that can block (a pipe, socket or terminal) for ``read -t``; regular
+    files and in-memory input are never waited on, so they need no deadline."""
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return _TimedInput(stream, fd, timeout)
 
 
 def _assign_read_names(sh: Interpreter, names: list[str], vals: list[str]) -> bool:

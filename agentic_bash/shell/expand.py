@@ -235,7 +235,7 @@ class Expander:
                         except ExpansionError as e:
                             if getattr(e, "name_word", False):
                                 from .unparse import format_word
-                                if e.name_word is True:  # (a $(( )) keeps its own text here)
+                                if e.name_word in (True, "brace"):  # (a $(( )) keeps its own text here)
                                     _name_word(e, format_word(N.Word(bw.parts)))
                                 e.name_word = False
                             raise
@@ -528,8 +528,13 @@ class Expander:
                     self._dq_into(p, fb)
                 except ExpansionError as e:
                     if getattr(e, "name_word", False) is True:
-                        from .unparse import format_word
-                        _name_word(e, format_word(N.Word(p.parts)))
+                        if _UNCLOSED_SUBSCRIPT.match(e.message):
+                            # bash's quoted-string scan skips the subscript looking for `]' and
+                            # runs off the end: named by the whole word, quotes and all
+                            e.name_word = "brace"  # type: ignore[attr-defined]
+                        else:
+                            from .unparse import format_word
+                            _name_word(e, format_word(N.Word(p.parts)))
                     raise
             elif tp is N.Param:
                 self._param_into(p, fb, quoted, nosplit)
@@ -1198,6 +1203,9 @@ def _lower(s: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in s)
 
 
+_UNCLOSED_SUBSCRIPT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\}: bad substitution\Z")
+
+
 def _word_named(e: ExpansionError) -> ExpansionError:
     """Mark a bad substitution that bash names by the whole text it was expanding."""
     e.name_word = True  # type: ignore[attr-defined]
@@ -1213,4 +1221,4 @@ def _name_word(e: ExpansionError, text: str) -> None:
         e.name_word = False  # type: ignore[attr-defined]
         # (a $(( )) whose end a comment hides is named by the word with its quotes)
         e.message = f"bad substitution: no closing `)' in {text}" if how == "arith" else \
-            f"{text}: bad substitution"
+            f"bad substitution: no closing `}}' in {text}" if how == "brace" else f"{text}: bad substitution"

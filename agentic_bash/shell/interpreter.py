@@ -469,7 +469,8 @@ class Interpreter(Expander):
 
     # ================================================================== variables
     def lookup_var(self, name: str) -> Var | None:
-        if name in DYNAMIC:
+        if name in DYNAMIC and (not self.dash or name == "PWD"):
+            # (dash has none of bash's dynamic variables; this one is built without LINENO)
             if name == "LINENO" or name == "FUNCNAME":
                 # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
                 v = self.state.find(name)
@@ -689,7 +690,7 @@ class Interpreter(Expander):
                 sc, var = st.find_scope(name)
             elif value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
-        if name in DYNAMIC and var is None:
+        if name in DYNAMIC and var is None and not self.dash:
             if name == "SECONDS":
                 self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
                 self.start_time = time.monotonic()
@@ -2320,7 +2321,7 @@ class Interpreter(Expander):
         if cview:
             s, pat = byte_view(s), byte_view(pat)
         try:
-            rx = _compile_ere(pat, self.state.shopt["nocasematch"])
+            rx = _compile_ere(pat, self.state.shopt["nocasematch"], not cview)
         except Exception:
             raise _CondError("") from None
         if rx is None:
@@ -3890,18 +3891,17 @@ def _ere_bad_repeat(pat: str) -> bool:
     return False
 
 
-def _compile_ere(pat: str, nocase: bool) -> Any:
-    key = (pat, nocase)
+def _compile_ere(pat: str, nocase: bool, utf8: bool = True) -> Any:
+    key = (pat, nocase, utf8)
     rx = _ERE_CACHE.get(key)
     if rx is None:
         if _ere_bad_repeat(pat):
             raise ValueError("invalid repetition")
-        try:
-            from ..commands._regex import compile_ere  # type: ignore[attr-defined]
-            rx = compile_ere(pat, icase=nocase)
-        except ImportError:
-            import regex
-            rx = regex.compile(pat, (regex.IGNORECASE if nocase else 0) | regex.POSIX)
+        # glibc's regcomp (REG_EXTENDED) is GNU ERE: \< \> \b \w word operators, a
+        # backslash taken literally inside brackets; the grep translation speaks it
+        # (no lines here: "." matches a newline; the C locale's byte view is one char a byte)
+        from ..commands._regex import compile_posix
+        rx = compile_posix(pat, extended=True, icase=nocase, dotall=True, utf8=utf8).rx
         if len(_ERE_CACHE) > 512:
             _ERE_CACHE.clear()
         _ERE_CACHE[key] = rx

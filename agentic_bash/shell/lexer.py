@@ -631,7 +631,11 @@ class Lexer:
                 elif in_dq:
                     # inside "${x…}" a backslash also quotes the closing brace (and a slash
                     # in the parts of ${x/p/r})
-                    if e in _DQ_ESCAPABLE or e == closer or (slash and e == "/"):
+                    if keep_dq and e in _DQ_ESCAPABLE and e != "\n":
+                        # a pattern operand: the escaped character stays quoted, so "[\\]"
+                        # is a bracket holding a backslash (bash)
+                        buf.part(Escaped(e))
+                    elif e in _DQ_ESCAPABLE or e == closer or (slash and e == "/"):
                         buf.text(e)
                     else:
                         buf.text("\\" + e)
@@ -723,6 +727,11 @@ class Lexer:
                     return
                 # not arithmetic after all: bash reads it again as $( ( … ) … ) from a pushed
                 # back string, so running out of text there is reported at the $(( line
+                closer = self._parens_close(i + 2)
+                if closer is not None:
+                    e = self.fail_eof_matching(closer, i + 1)
+                    e.line = self.line_at(i)
+                    raise e
                 self.pos = i + 2
                 self.enter()
                 try:
@@ -788,6 +797,35 @@ class Lexer:
             else:
                 buf.text("$")
                 self.pos = i + 1
+
+    def _parens_close(self, i: int) -> str | None:
+        """None when the ``(`` before ``i`` finds its ``)``, counting parentheses and skipping
+        quotes, else the closer the end of the text came before (bash matches a ``$((`` that
+        is no arithmetic this way before it parses it as a command substitution)."""
+        src, n = self.src, self.n
+        depth = 0
+        while i < n:
+            c = src[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                if depth == 0:
+                    return None
+                depth -= 1
+            elif c == "\\":
+                i += 1
+            elif c == "'":
+                i = src.find("'", i + 1)
+                if i < 0:
+                    return "'"
+            elif c == '"':
+                i += 1
+                while i < n and src[i] != '"':
+                    i += 2 if src[i] == "\\" else 1
+                if i >= n:
+                    return '"'
+            i += 1
+        return ")"
 
     def scan_arith(self, i: int, join_close: bool = True) -> int | None:
         """For ``((`` / ``$((`` whose body starts at ``i``: index of the closing ``))``, None
