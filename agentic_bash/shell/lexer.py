@@ -615,12 +615,20 @@ class Lexer:
         i = self.pos
         buf = _Buf()
         depth = 0
+        quest = 0
         sq_at = -1
         while True:
             if i >= n:
                 raise self.fail_eof_matching(closer, open_pos)
             c = src[i]
             if c in stops and depth == 0 and sq_at < 0:
+                if c == ":" and quest:
+                    # bash's offset scan (skiparith) lets a ':' close a pending '?' of the
+                    # ternary operator: ${s:j?1:0:j}
+                    quest -= 1
+                    buf.text(c)
+                    i += 1
+                    continue
                 break
             if c == "\\":
                 if i + 1 >= n:
@@ -684,6 +692,8 @@ class Lexer:
                         depth += 1
                     elif c == ")":
                         depth -= 1
+                    elif c == "?" and depth == 0:
+                        quest += 1
                 buf.text(c)
                 i += 1
         self.pos = i
