@@ -560,7 +560,24 @@ _TYPESET_USAGE = ("typeset [-aAfFgiIlnrtux] name[=value] ... or typeset -p [-aAf
 DECL_USAGE = "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
 
 
-def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool) -> int:
+def _posix_listed(line: str, cmd: str) -> str:
+    """`declare -Ar a=(...)` as readonly/export -p print it in posix mode: `readonly -A a=(...)`
+    (only the array letters are kept)."""
+    flags, _, rest = line[len("declare -"):].partition(" ")
+    keep = "".join(c for c in flags if c in "aA")
+    return f"{cmd} -{keep} {rest}" if keep else f"{cmd} {rest}"
+
+
+def _func_attrs(sh: Interpreter, n: str) -> str:
+    st = sh.state
+    return (("r" if n in st.func_readonly else "") + ("t" if n in st.func_trace else "")
+            + ("x" if n in getattr(st, "exported_funcs", ()) else ""))
+
+
+def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool,
+                     want: str = "", attr_line: bool = True) -> int:
+    """declare -f/-F listing: a function with attributes is followed (-f) or shown (-F) as
+    `declare -f<rtx> name`; ``want`` (-r/-t/-x given with no names) keeps only those."""
     from .unparse import format_function
     fns = sh.state.functions
     status = 0
@@ -569,10 +586,13 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
         if f is None:
             status = 1
             continue
+        attrs = _func_attrs(sh, n)
+        if want and not all(c in attrs for c in want):
+            continue
         if only_names:
-            _out(sh, f"declare -f {n}\n" if names is None or True else n + "\n")
+            _out(sh, f"declare -f{attrs} {n}\n")
         else:
-            _out(sh, format_function(f) + "\n")
+            _out(sh, format_function(f) + "\n" + (f"declare -f{attrs} {n}\n" if attrs and attr_line else ""))
     return status
 
 
@@ -651,7 +671,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     if "f" in on or "F" in on:
         if "p" in on or not args or True:
             if not args:
-                return _print_functions(sh, None, "F" in on)
+                return _print_functions(sh, None, "F" in on, "".join(c for c in "rtx" if c in on))
             st = 0
             for a in args:
                 if a in sh.state.functions:
@@ -661,9 +681,9 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                         src = sh.state.func_sources.get(a) or "environment"
                         _out(sh, f"{a} {getattr(fn, 'line', 0)} {src}\n")
                     elif "F" in on:
-                        _out(sh, a + "\n")
+                        _out(sh, f"declare -f{_func_attrs(sh, a)} {a}\n" if "p" in on else a + "\n")
                     else:
-                        _print_functions(sh, [a], False)
+                        _print_functions(sh, [a], False, attr_line="p" in on)
                 else:
                     st = 1
             return st
@@ -696,6 +716,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 sc["-"] = Var(dict(sh.state.options))
             continue
         assign = arrays.get(idx)
+        elem_decl = False
         m = _ASSIGN_RE.match(a) if assign is None else None
         if assign is not None:
             vname, sub, append, value = assign.name, None, assign.append, None
@@ -705,6 +726,9 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             vname, sub, append, value = a, None, False, None
             if "[" in a and a.endswith("]") and _NAME_RE.match(a.split("[", 1)[0]):
                 vname = a.split("[", 1)[0]
+                ex = sh.lookup_var(vname)
+                if "A" not in on and (ex is None or not ex.attrs & ASSOC):
+                    elem_decl = True  # `declare -r c[100]` declares an (empty) indexed array
         if not _NAME_RE.match(vname):
             sh.error(f"{name}: `{a}': not a valid identifier")
             status = 1
@@ -732,8 +756,21 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 sh.error(f"{name}: {vname}: reference variable cannot be an array")
                 status = 1
                 continue
+        if off & {"a", "A"}:
+            ex = sh.state.scopes[sh.state.local_index()].get(vname) if local else sh.lookup_var(vname)
+            if ex is not None and ex.attrs & (ARRAY | ASSOC):
+                sh.error(f"{name}: {vname}: cannot destroy array variables in this way")
+                status = 1
+                continue
         try:
-            _declare_one(sh, vname, sub, append, value, assign, on, off, local)
+            if "n" in off and value is not None and assign is None and not local:
+                ex = sh.state.find(vname)
+                if ex is not None and ex.attrs & NAMEREF:
+                    # declare +n ref=v assigns v through the reference first, then ref
+                    # stops being one (keeping the name it held as its value)
+                    _declare_one(sh, vname, sub, append, value, None, on, off - {"n"}, local)
+                    value, sub, append = None, None, False
+            _declare_one(sh, vname, sub, append, value, assign, on | {"a"} if elem_decl else on, off, local)
         except VarError as e:
             # (a bad subscript is reported without the builtin's name)
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
@@ -941,9 +978,11 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return 0
     if not args:  # with names, -p prints nothing and exports them (bash 5.2)
         want = EXPORT | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
+        posix = sh.state.options.get("posix")
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & want == want:
-                _out(sh, sh.declare_line(n, v) + "\n")
+                line = sh.declare_line(n, v)
+                _out(sh, (_posix_listed(line, "export") if posix else line) + "\n")
         return 0
     if "f" in on:
         # export -f: child shells (bash -c, bash script) get these functions; kept as an
@@ -996,11 +1035,20 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
+    if not args and "f" in on:
+        if sh.state.options.get("posix"):
+            for n in sorted(sh.state.func_readonly):
+                if n in sh.state.functions:
+                    _out(sh, f"readonly -f {n}\n")
+            return 0
+        return _print_functions(sh, None, False, "r")
     if not args:
         want = READONLY | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
+        posix = sh.state.options.get("posix")
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & want == want:
-                _out(sh, sh.declare_line(n, v) + "\n")
+                line = sh.declare_line(n, v)
+                _out(sh, (_posix_listed(line, "readonly") if posix else line) + "\n")
         return 0
     status = 0
     arrays = sh.__dict__.pop("decl_arrays", None) or {}
@@ -1090,6 +1138,20 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
             if var.attrs & READONLY:
                 sh.error(f"unset: {rn}: cannot unset: readonly variable")
                 status = 1
+                continue
+            if type(var.value) is not dict:
+                # a scalar is element 0 of itself; any other subscript is an error (bash)
+                try:
+                    zero = sub not in ("@", "*") and sh.arith(sub) == 0
+                except ExpansionError as e:
+                    e.discard = False  # type: ignore[attr-defined]
+                    e.subscript = True  # type: ignore[attr-defined]
+                    raise
+                if zero:
+                    sh.unset_var(rn)
+                else:
+                    sh.error(f"unset: {rn}: not an array variable")
+                    status = 1
                 continue
             if sub in ("@", "*"):
                 sh.unset_var(rn)

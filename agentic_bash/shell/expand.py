@@ -841,6 +841,13 @@ class Expander:
                 return str(len(val))
             if val is None:
                 if self.state.options["nounset"] and name not in ("@", "*"):
+                    if p.index is not None:
+                        # ${#a[i]}: an unset element of a set array is length 0; an unset
+                        # array is named without the subscript (bash, status 1)
+                        var = self.lookup_var(self.state.resolve_ref(name))
+                        if var is not None and type(var.value) is dict:
+                            return "0"
+                        raise ExpansionError(f"{name}: unbound variable", 1)
                     raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
                 return "0"
             if not val.isascii() and self.byte_locale():

@@ -823,6 +823,8 @@ class Interpreter(Expander):
             if type(var.value) is not dict:
                 var.value = {}
         else:
+            if idx.text in ("*", "@"):
+                raise VarError(f"{name}[{idx.text}]: bad array subscript")
             try:
                 i = self.arith(self.expand_dq(idx))
             except ExpansionError as e:
@@ -961,6 +963,10 @@ class Interpreter(Expander):
             nxt = (max(d) + 1) if d else 0
             for key, vals, app in items:
                 if key is not None:
+                    if (key if type(key) is str else key.text) in ("*", "@"):
+                        self.error(f"[{key if type(key) is str else key.text}]{'+=' if app else '='}{vals[0]}: "
+                                   "cannot assign to non-numeric index")
+                        continue
                     try:
                         kt = key if type(key) is str else self.expand_dq(key)
                         if not kt:
@@ -974,6 +980,10 @@ class Interpreter(Expander):
                         raise
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
+                        if i < 0:
+                            kw = key if type(key) is str else key.text
+                            self.error(f"[{kw}]{'+=' if app else '='}{vals[0]}: bad array subscript")
+                            continue
                     v = vals[0]
                     if app:
                         v = d.get(i, "") + v
