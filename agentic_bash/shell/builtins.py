@@ -164,7 +164,14 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         from .interpreter import byte_view
         args = [byte_view(a) for a in args]
         byte_chars = True
-    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars)
+    def assign_n(name: str, count: int) -> str | None:
+        try:
+            sh.set_var(name, str(count))
+        except VarError as e:
+            return e.message
+        return None
+
+    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars, assign_n=assign_n)
     if var is None and errors:
         # bash's stdout is line-buffered: an error comes after the complete lines formatted
         # before it (what shows under 2>&1), the rest of a partial line after the error
@@ -2238,8 +2245,10 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
     i = 0
     while i < len(s):
         c = s[i]
-        if not raw and c == "\\" and i + 1 < len(s):
-            chars.append((s[i + 1], True))
+        if not raw and c == "\\":
+            if i + 1 < len(s):
+                chars.append((s[i + 1], True))
+            # (a backslash ending the input is dropped)
             i += 2
             continue
         chars.append((c, False))
@@ -2271,6 +2280,11 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
         e = len(rest)
         while e > 0 and not rest[e - 1][1] and rest[e - 1][0] in ws:
             e -= 1
+        if any(not esc and ch in ifs for ch, esc in rest[:e]):
+            # bash: once the rest holds an unquoted separator, escaped IFS whitespace at
+            # its end goes too (`read x <<< 'a b\ '` gives "a b", `<<< 'a\ '` keeps "a ")
+            while e > 0 and rest[e - 1][0] in ws:
+                e -= 1
         rest = rest[:e]
         text = "".join(c for c, _ in rest)
         if n > 1 or True:
