@@ -3307,7 +3307,14 @@ class Interpreter(Expander):
     def _redir_path(self, r: N.Redir) -> str:
         w = r.target
         try:
-            fields = self.expand_words([w])  # type: ignore[list-item]
+            if self.state.options.get("posix"):
+                # a non-interactive posix-mode shell neither splits nor globs a
+                # redirection's word (`cat < *.txt` opens a file named *.txt)
+                v = self.expand_str(w, tilde=True)  # type: ignore[arg-type]
+                quoted = any(type(p) in (N.SQ, N.DQ, N.ANSIC, N.Escaped) for p in w.parts)  # type: ignore[union-attr]
+                fields = [v] if v or quoted else []
+            else:
+                fields = self.expand_words([w])  # type: ignore[list-item]
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal and not self.redir_external:
