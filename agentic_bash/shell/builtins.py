@@ -661,13 +661,28 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         local = False  # `local -g` declares a global, as `declare -g` does
     if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
         local = True
+    if ("f" in on or "F" in on) and any("=" in a for a in args):
+        sh.error(f"{name}: cannot use `-f' to make functions")
+        return 1
     if ("f" in on or "F" in on) and args and "p" not in on and (on - {"f", "F"} or off):
         # declare -ft/-fx/+ft NAME: set function attributes (only the trace one matters here)
         status = 0
         for a in args:
+            bad = next((c for c in "aAin" if c in on), "")
+            if bad:
+                sh.error(f"{name}: -{bad}: invalid option")
+                return 1
             if a not in sh.state.functions:
                 status = 1
                 continue
+            if "r" in off and a in sh.state.func_readonly:
+                sh.error(f"{name}: {a}: readonly function")
+                status = 1
+                continue
+            if "x" in on or "x" in off:
+                ex = set(getattr(sh.state, "exported_funcs", ()))
+                ex.add(a) if "x" in on else ex.discard(a)
+                sh.state.exported_funcs = frozenset(ex)  # type: ignore[attr-defined]
             if "r" in on:
                 sh.state.func_readonly = sh.state.func_readonly | {a}
             if "t" in on:
@@ -1146,7 +1161,7 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"unset: {rn}: cannot unset: readonly variable")
                 status = 1
                 continue
-            if type(var.value) is not dict:
+            if type(var.value) is not dict and not var.attrs & (ARRAY | ASSOC):
                 # a scalar is element 0 of itself; any other subscript is an error (bash)
                 try:
                     zero = sub not in ("@", "*") and sh.arith(sub) == 0
@@ -1163,27 +1178,26 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
             if sub in ("@", "*"):
                 sh.unset_var(rn)
                 continue
-            if type(var.value) is dict:
-                if var.attrs & ASSOC:
-                    var.value.pop(sub, None)
-                else:
-                    try:
-                        i = sh.arith(sub)
-                    except ExpansionError as e:
-                        e.discard = False  # type: ignore[attr-defined]  # bash -c gives up here
-                        e.subscript = True  # type: ignore[attr-defined]
-                        raise
-                    if i < 0:
-                        j = (max(var.value) + 1 if var.value else 0) + i
-                        if j < 0:
-                            # bash: a negative index before the first element is an error
-                            sh.error(f"unset: [{sub}]: bad array subscript")
-                            status = 1
-                            continue
-                        i = j
-                    var.value.pop(i, None)
-            elif sub in ("0",):
-                sh.unset_var(rn)
+            # (a declared array with no elements yet has no dict)
+            var_d: dict[Any, str] = var.value if type(var.value) is dict else {}
+            if var.attrs & ASSOC:
+                var_d.pop(sub, None)
+                continue
+            try:
+                i = sh.arith(sub)
+            except ExpansionError as e:
+                e.discard = False  # type: ignore[attr-defined]  # bash -c gives up here
+                e.subscript = True  # type: ignore[attr-defined]
+                raise
+            if i < 0:
+                j = (max(var_d) + 1 if var_d else 0) + i
+                if j < 0:
+                    # bash: a negative index before the first element is an error
+                    sh.error(f"unset: [{sub}]: bad array subscript")
+                    status = 1
+                    continue
+                i = j
+            var_d.pop(i, None)
             continue
         if not _NAME_RE.match(a):
             # bash: only -v insists on an identifier; otherwise the word names no variable
@@ -1747,6 +1761,10 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
                 except OSError:
                     pass
         if path is None:
+            if sh.state.options.get("posix"):
+                # posix mode does not fall back to the current directory
+                sh.error(f"{argv[0]}: {fname}: file not found")
+                raise ExitShell(1)
             path = normalize(fname, sh.state.cwd)
     try:
         with sh.cmd_fs().open(path, "rb") as f:
@@ -1756,6 +1774,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         return 1
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
+        if sh.state.options.get("posix"):
+            raise ExitShell(1) from None  # a special builtin's error ends a posix shell
         return 1
     # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
     src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
@@ -2506,6 +2526,9 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
                 quantum = k
     args = r[1]  # type: ignore[index]
     i = 0
+    if args and not args[0]:
+        sh.error(f"{argv[0]}: empty array variable name")
+        return 2
     if args and not _NAME_RE.match(args[0]):
         sh.error(f"{argv[0]}: `{args[0]}': not a valid identifier")
         return 1

@@ -926,9 +926,7 @@ class Interpreter(Expander):
                         self.error(("[''" + ("]+=" if el.append else "]=") + _sh_single_quote(v) if decl
                                     else self._elem_text(el)) + ": bad array subscript")
                         continue
-                    if el.append and append:
-                        v = d.get(k, "") + v
-                    d[k] = self._coerce(var, v)
+                    d[k] = self._coerce(var, v, d.get(k, "")) if el.append and append else self._coerce(var, v)
         else:
             # bash expands all the values first (with the old array), then evaluates each
             # subscript in turn, seeing the elements assigned before it; a [k]=v word that
@@ -984,10 +982,8 @@ class Interpreter(Expander):
                             kw = key if type(key) is str else key.text
                             self.error(f"[{kw}]{'+=' if app else '='}{vals[0]}: bad array subscript")
                             continue
-                    v = vals[0]
-                    if app:
-                        v = d.get(i, "") + v
-                    d[i] = self._coerce(var, v)
+                    # (an integer array's [i]+=v adds, as the element assignment does)
+                    d[i] = self._coerce(var, vals[0], d.get(i, "")) if app else self._coerce(var, vals[0])
                     nxt = i + 1
                 else:
                     for w in vals:

@@ -974,10 +974,17 @@ class Lexer:
             nxt = src[i + 1]
             if nxt == "}":
                 pass
+            elif c == "!" and nxt == "-":
+                pass  # ${!-word} is $! with a default, never ${!-} indirection
             elif (nxt.isalnum() or nxt == "_" or nxt in "@*#?-$!0") and not (
-                    c == "#" and nxt in "-?" and i + 2 < n and src[i + 2] not in "}"):
+                    c == "#" and i + 2 < n and src[i + 2] != "}" and (
+                        nxt in "-?#" or (nxt == "@" and src[i + 2].isalpha()))):
+                # (${##x} strips x from $#, ${#@Q} quotes $#)
                 prefix = c
                 i += 1
+            elif c == "#" and i + 2 < n and src[i + 2] == "}":
+                # ${#/} ${#%} ${#=} ${#+} ${#^}: the length of a parameter that cannot exist
+                return self._bad_subst(dollar_pos, in_dq)
         # name
         m = _NAME.match(src, i)
         if m:
