@@ -942,7 +942,11 @@ class Lexer:
                 break
             if c == "\\" and i + 1 < n:
                 e = src[i + 1]
-                # inside backticks a backslash quotes only $ ` \ (and " when inside double quotes)
+                # inside backticks a backslash quotes only $ ` \ (and " when inside double
+                # quotes); a backslash-newline is joined away even inside the body's quotes
+                if e == "\n":
+                    i += 2
+                    continue
                 if e in "$`\\" or (in_dq and e == '"'):
                     out.append(e)
                 else:
