@@ -1989,11 +1989,13 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             xt = self.state.options["xtrace"]
             try:
+                if xt and cmd.init is None:
+                    self.xtrace_raw(self._for_trace(None))
                 if cmd.init is not None:
                     if self.state.traps:  # no closure per iteration unless a trap is set
                         self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
-                        self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
+                        self.xtrace_raw(self._for_trace(cmd.init))
                     self._dparen(cmd.init)
             except ExpansionError as e:
                 _arith_for_err(self, e)
@@ -2013,7 +2015,7 @@ class Interpreter(Expander):
                             if self.state.traps:  # no closure per iteration unless a trap is set
                                 self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
-                            self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
+                            self.xtrace_raw(self._for_trace(cmd.cond))
                         if cmd.cond is not None and self._dparen(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
@@ -2029,12 +2031,14 @@ class Interpreter(Expander):
                             if self.state.traps:  # no closure per iteration unless a trap is set
                                 self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
-                                self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
+                                self.xtrace_raw(self._for_trace(cmd.step))
                             self._dparen(cmd.step)
                         except ExpansionError as e:
                             _arith_for_err(self, e)
                             st = 1
                             break
+                    elif xt:
+                        self.xtrace_raw(self._for_trace(None))
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -2786,6 +2790,11 @@ class Interpreter(Expander):
         last = arrays.get(len(argv) - 2)
         self.decl_last = last.name if last is not None else None
         return argv
+
+    def _for_trace(self, w: N.Word | None) -> str:
+        """xtrace of an arith-for expression: leading blanks dropped, an empty one shown as 1."""
+        text = self.expand_dq(w).lstrip(" \t\n") if w is not None else ""
+        return f"(( {text if text.strip() else '1'} ))"
 
     def _debug_compound(self, text: Callable[[], str]) -> None:
         """bash runs the DEBUG trap before for/select/case headers, each for iteration,

@@ -638,8 +638,10 @@ class Lexer:
                     pass
                 elif in_dq:
                     # inside "${x…}" a backslash also quotes the closing brace (and a slash
-                    # in the parts of ${x/p/r})
-                    if e in _DQ_ESCAPABLE or e == closer or (slash and e == "/"):
+                    # in the parts of ${x/p/r}); in a pattern "\\" is a quoted backslash
+                    if e == "\\" and keep_dq:
+                        buf.part(Escaped(e))
+                    elif e in _DQ_ESCAPABLE or e == closer or (slash and e == "/"):
                         buf.text(e)
                     else:
                         buf.text("\\" + e)
