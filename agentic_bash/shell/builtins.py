@@ -167,7 +167,14 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         from .interpreter import byte_view
         args = [byte_view(a) for a in args]
         byte_chars = True
-    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars)
+    def assign_n(name: str, count: int) -> str | None:
+        try:
+            sh.set_var(name, str(count))
+        except VarError as e:
+            return e.message
+        return None
+
+    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars, assign_n=assign_n)
     if var is None and errors:
         # bash's stdout is line-buffered: an error comes after the complete lines formatted
         # before it (what shows under 2>&1), the rest of a partial line after the error
@@ -563,7 +570,24 @@ _TYPESET_USAGE = ("typeset [-aAfFgiIlnrtux] name[=value] ... or typeset -p [-aAf
 DECL_USAGE = "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
 
 
-def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool) -> int:
+def _posix_listed(line: str, cmd: str) -> str:
+    """`declare -Ar a=(...)` as readonly/export -p print it in posix mode: `readonly -A a=(...)`
+    (only the array letters are kept)."""
+    flags, _, rest = line[len("declare -"):].partition(" ")
+    keep = "".join(c for c in flags if c in "aA")
+    return f"{cmd} -{keep} {rest}" if keep else f"{cmd} {rest}"
+
+
+def _func_attrs(sh: Interpreter, n: str) -> str:
+    st = sh.state
+    return (("r" if n in st.func_readonly else "") + ("t" if n in st.func_trace else "")
+            + ("x" if n in getattr(st, "exported_funcs", ()) else ""))
+
+
+def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool,
+                     want: str = "", attr_line: bool = True) -> int:
+    """declare -f/-F listing: a function with attributes is followed (-f) or shown (-F) as
+    `declare -f<rtx> name`; ``want`` (-r/-t/-x given with no names) keeps only those."""
     from .unparse import format_function
     fns = sh.state.functions
     status = 0
@@ -572,10 +596,13 @@ def _print_functions(sh: Interpreter, names: list[str] | None, only_names: bool)
         if f is None:
             status = 1
             continue
+        attrs = _func_attrs(sh, n)
+        if want and not all(c in attrs for c in want):
+            continue
         if only_names:
-            _out(sh, f"declare -f {n}\n" if names is None or True else n + "\n")
+            _out(sh, f"declare -f{attrs} {n}\n")
         else:
-            _out(sh, format_function(f) + "\n")
+            _out(sh, format_function(f) + "\n" + (f"declare -f{attrs} {n}\n" if attrs and attr_line else ""))
     return status
 
 
@@ -637,13 +664,28 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
         local = False  # `local -g` declares a global, as `declare -g` does
     if name in ("declare", "typeset") and sh.funcstack and "g" not in on:
         local = True
+    if ("f" in on or "F" in on) and any("=" in a for a in args):
+        sh.error(f"{name}: cannot use `-f' to make functions")
+        return 1
     if ("f" in on or "F" in on) and args and "p" not in on and (on - {"f", "F"} or off):
         # declare -ft/-fx/+ft NAME: set function attributes (only the trace one matters here)
         status = 0
         for a in args:
+            bad = next((c for c in "aAin" if c in on), "")
+            if bad:
+                sh.error(f"{name}: -{bad}: invalid option")
+                return 1
             if a not in sh.state.functions:
                 status = 1
                 continue
+            if "r" in off and a in sh.state.func_readonly:
+                sh.error(f"{name}: {a}: readonly function")
+                status = 1
+                continue
+            if "x" in on or "x" in off:
+                ex = set(getattr(sh.state, "exported_funcs", ()))
+                ex.add(a) if "x" in on else ex.discard(a)
+                sh.state.exported_funcs = frozenset(ex)  # type: ignore[attr-defined]
             if "r" in on:
                 sh.state.func_readonly = sh.state.func_readonly | {a}
             if "t" in on:
@@ -654,7 +696,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
     if "f" in on or "F" in on:
         if "p" in on or not args or True:
             if not args:
-                return _print_functions(sh, None, "F" in on)
+                return _print_functions(sh, None, "F" in on, "".join(c for c in "rtx" if c in on))
             st = 0
             for a in args:
                 if a in sh.state.functions:
@@ -664,9 +706,9 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                         src = sh.state.func_sources.get(a) or "environment"
                         _out(sh, f"{a} {getattr(fn, 'line', 0)} {src}\n")
                     elif "F" in on:
-                        _out(sh, a + "\n")
+                        _out(sh, f"declare -f{_func_attrs(sh, a)} {a}\n" if "p" in on else a + "\n")
                     else:
-                        _print_functions(sh, [a], False)
+                        _print_functions(sh, [a], False, attr_line="p" in on)
                 else:
                     st = 1
             return st
@@ -699,6 +741,7 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 sc["-"] = Var(dict(sh.state.options))
             continue
         assign = arrays.get(idx)
+        elem_decl = False
         m = _ASSIGN_RE.match(a) if assign is None else None
         if assign is not None:
             vname, sub, append, value = assign.name, None, assign.append, None
@@ -708,6 +751,9 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             vname, sub, append, value = a, None, False, None
             if "[" in a and a.endswith("]") and _NAME_RE.match(a.split("[", 1)[0]):
                 vname = a.split("[", 1)[0]
+                ex = sh.lookup_var(vname)
+                if "A" not in on and (ex is None or not ex.attrs & ASSOC):
+                    elem_decl = True  # `declare -r c[100]` declares an (empty) indexed array
         if not _NAME_RE.match(vname):
             sh.error(f"{name}: `{a}': not a valid identifier")
             status = 1
@@ -735,8 +781,21 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 sh.error(f"{name}: {vname}: reference variable cannot be an array")
                 status = 1
                 continue
+        if off & {"a", "A"}:
+            ex = sh.state.scopes[sh.state.local_index()].get(vname) if local else sh.lookup_var(vname)
+            if ex is not None and ex.attrs & (ARRAY | ASSOC):
+                sh.error(f"{name}: {vname}: cannot destroy array variables in this way")
+                status = 1
+                continue
         try:
-            _declare_one(sh, vname, sub, append, value, assign, on, off, local)
+            if "n" in off and value is not None and assign is None and not local:
+                ex = sh.state.find(vname)
+                if ex is not None and ex.attrs & NAMEREF:
+                    # declare +n ref=v assigns v through the reference first, then ref
+                    # stops being one (keeping the name it held as its value)
+                    _declare_one(sh, vname, sub, append, value, None, on, off - {"n"}, local)
+                    value, sub, append = None, None, False
+            _declare_one(sh, vname, sub, append, value, assign, on | {"a"} if elem_decl else on, off, local)
         except VarError as e:
             # (a bad subscript is reported without the builtin's name)
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
@@ -944,9 +1003,11 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
         return 0
     if not args:  # with names, -p prints nothing and exports them (bash 5.2)
         want = EXPORT | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
+        posix = sh.state.options.get("posix")
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & want == want:
-                _out(sh, sh.declare_line(n, v) + "\n")
+                line = sh.declare_line(n, v)
+                _out(sh, (_posix_listed(line, "export") if posix else line) + "\n")
         return 0
     if "f" in on:
         # export -f: child shells (bash -c, bash script) get these functions; kept as an
@@ -999,11 +1060,20 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
+    if not args and "f" in on:
+        if sh.state.options.get("posix"):
+            for n in sorted(sh.state.func_readonly):
+                if n in sh.state.functions:
+                    _out(sh, f"readonly -f {n}\n")
+            return 0
+        return _print_functions(sh, None, False, "r")
     if not args:
         want = READONLY | (ARRAY if "a" in on else 0) | (ASSOC if "A" in on else 0)
+        posix = sh.state.options.get("posix")
         for n, v in sorted(sh.listed_vars().items()):
             if v.attrs & want == want:
-                _out(sh, sh.declare_line(n, v) + "\n")
+                line = sh.declare_line(n, v)
+                _out(sh, (_posix_listed(line, "readonly") if posix else line) + "\n")
         return 0
     status = 0
     arrays = sh.__dict__.pop("decl_arrays", None) or {}
@@ -1094,30 +1164,43 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"unset: {rn}: cannot unset: readonly variable")
                 status = 1
                 continue
+            if type(var.value) is not dict and not var.attrs & (ARRAY | ASSOC):
+                # a scalar is element 0 of itself; any other subscript is an error (bash)
+                try:
+                    zero = sub not in ("@", "*") and sh.arith(sub) == 0
+                except ExpansionError as e:
+                    e.discard = False  # type: ignore[attr-defined]
+                    e.subscript = True  # type: ignore[attr-defined]
+                    raise
+                if zero:
+                    sh.unset_var(rn)
+                else:
+                    sh.error(f"unset: {rn}: not an array variable")
+                    status = 1
+                continue
             if sub in ("@", "*"):
                 sh.unset_var(rn)
                 continue
-            if type(var.value) is dict:
-                if var.attrs & ASSOC:
-                    var.value.pop(sub, None)
-                else:
-                    try:
-                        i = sh.arith(sub)
-                    except ExpansionError as e:
-                        e.discard = False  # type: ignore[attr-defined]  # bash -c gives up here
-                        e.subscript = True  # type: ignore[attr-defined]
-                        raise
-                    if i < 0:
-                        j = (max(var.value) + 1 if var.value else 0) + i
-                        if j < 0:
-                            # bash: a negative index before the first element is an error
-                            sh.error(f"unset: [{sub}]: bad array subscript")
-                            status = 1
-                            continue
-                        i = j
-                    var.value.pop(i, None)
-            elif sub in ("0",):
-                sh.unset_var(rn)
+            # (a declared array with no elements yet has no dict)
+            var_d: dict[Any, str] = var.value if type(var.value) is dict else {}
+            if var.attrs & ASSOC:
+                var_d.pop(sub, None)
+                continue
+            try:
+                i = sh.arith(sub)
+            except ExpansionError as e:
+                e.discard = False  # type: ignore[attr-defined]  # bash -c gives up here
+                e.subscript = True  # type: ignore[attr-defined]
+                raise
+            if i < 0:
+                j = (max(var_d) + 1 if var_d else 0) + i
+                if j < 0:
+                    # bash: a negative index before the first element is an error
+                    sh.error(f"unset: [{sub}]: bad array subscript")
+                    status = 1
+                    continue
+                i = j
+            var_d.pop(i, None)
             continue
         if not _NAME_RE.match(a):
             # bash: only -v insists on an identifier; otherwise the word names no variable
@@ -1681,6 +1764,10 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
                 except OSError:
                     pass
         if path is None:
+            if sh.state.options.get("posix"):
+                # posix mode does not fall back to the current directory
+                sh.error(f"{argv[0]}: {fname}: file not found")
+                raise ExitShell(1)
             path = normalize(fname, sh.state.cwd)
     try:
         with sh.cmd_fs().open(path, "rb") as f:
@@ -1690,6 +1777,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         return 1
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
+        if sh.state.options.get("posix"):
+            raise ExitShell(1) from None  # a special builtin's error ends a posix shell
         return 1
     # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
     src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
@@ -2179,8 +2268,10 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
     i = 0
     while i < len(s):
         c = s[i]
-        if not raw and c == "\\" and i + 1 < len(s):
-            chars.append((s[i + 1], True))
+        if not raw and c == "\\":
+            if i + 1 < len(s):
+                chars.append((s[i + 1], True))
+            # (a backslash ending the input is dropped)
             i += 2
             continue
         chars.append((c, False))
@@ -2212,6 +2303,11 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
         e = len(rest)
         while e > 0 and not rest[e - 1][1] and rest[e - 1][0] in ws:
             e -= 1
+        if any(not esc and ch in ifs for ch, esc in rest[:e]):
+            # bash: once the rest holds an unquoted separator, escaped IFS whitespace at
+            # its end goes too (`read x <<< 'a b\ '` gives "a b", `<<< 'a\ '` keeps "a ")
+            while e > 0 and rest[e - 1][0] in ws:
+                e -= 1
         rest = rest[:e]
         text = "".join(c for c, _ in rest)
         if n > 1 or True:
@@ -2500,6 +2596,9 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
                 quantum = k
     args = r[1]  # type: ignore[index]
     i = 0
+    if args and not args[0]:
+        sh.error(f"{argv[0]}: empty array variable name")
+        return 2
     if args and not _NAME_RE.match(args[0]):
         sh.error(f"{argv[0]}: `{args[0]}': not a valid identifier")
         return 1

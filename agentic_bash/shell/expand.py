@@ -578,12 +578,16 @@ class Expander:
             fb.q("")
             return
         any_real = False
+        empty_at = False
+        q0, nf, nc = fb.quoted, len(fb.fields), len(fb.cur)
         for sp in parts:
             tsp = type(sp)
             if tsp is N.Param:
                 r = self._param_into(sp, fb, True, False)
                 if r is not False:
                     any_real = True
+                else:
+                    empty_at = True
             elif tsp is N.Lit:
                 fb.q(sp.text)
                 any_real = True
@@ -602,7 +606,11 @@ class Expander:
             else:
                 self._parts_into((sp,), fb, True)
                 any_real = True
-        if any_real:
+        if empty_at and len(fb.fields) == nf and len(fb.cur) == nc:
+            # bash: a quoted segment holding a "$@" with no words that expands to nothing
+            # else either ("$empty$@") leaves no null word behind
+            fb.quoted = q0
+        elif any_real:
             fb.quoted = True
 
     # ------------------------------------------------------------------ parameters
@@ -838,6 +846,13 @@ class Expander:
                 return str(len(val))
             if val is None:
                 if self.state.options["nounset"] and name not in ("@", "*"):
+                    if p.index is not None:
+                        # ${#a[i]}: an unset element of a set array is length 0; an unset
+                        # array is named without the subscript (bash, status 1)
+                        var = self.lookup_var(self.state.resolve_ref(name))
+                        if var is not None and type(var.value) is dict:
+                            return "0"
+                        raise ExpansionError(f"{name}: unbound variable", 1)
                     raise ExpansionError(f"{self._unbound_name(p)}: unbound variable", 127)
                 return "0"
             if not val.isascii() and self.byte_locale():
@@ -954,7 +969,7 @@ class Expander:
             vals = [self.pat_replace(v, pat, repl, op) for v in vals]
         elif op == ":":
             vals = self._substring(p, val, multi)
-            if not multi:
+            if not multi or type(vals) is str:
                 return vals
         elif op in ("^", "^^", ",", ",,", "~", "~~"):
             pat = self.expand_pattern(p.arg) if p.arg is not None else ""
@@ -1053,6 +1068,12 @@ class Expander:
             else:
                 var = self.lookup_var(self.state.resolve_ref(p.name)) if p.name and not p.prefix else None
                 d = var.value if var is not None else None
+                if type(d) is str and p.index is not None:
+                    # bash slices a scalar's ${v[@]:off} as the string $v, not as a
+                    # one-element array (get_var_and_type: VT_VARIABLE)
+                    if not 0 <= (off if off >= 0 else len(d) + off) <= len(d) and not _star_param(p):
+                        return []  # past the end "${v[@]:9}" is no word at all
+                    return self._slice(p, d, off, length)
                 if type(d) is dict and d and not var.attrs & ASSOC and len(d) != max(d) + 1:
                     # a sparse indexed array: the offset is an index, not a position
                     keys = sorted(d)

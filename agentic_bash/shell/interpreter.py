@@ -824,6 +824,8 @@ class Interpreter(Expander):
             if type(var.value) is not dict:
                 var.value = {}
         else:
+            if idx.text in ("*", "@"):
+                raise VarError(f"{name}[{idx.text}]: bad array subscript")
             try:
                 i = self.arith(self.expand_dq(idx))
             except ExpansionError as e:
@@ -925,9 +927,7 @@ class Interpreter(Expander):
                         self.error(("[''" + ("]+=" if el.append else "]=") + _sh_single_quote(v) if decl
                                     else self._elem_text(el)) + ": bad array subscript")
                         continue
-                    if el.append and append:
-                        v = d.get(k, "") + v
-                    d[k] = self._coerce(var, v)
+                    d[k] = self._coerce(var, v, d.get(k, "")) if el.append and append else self._coerce(var, v)
         else:
             # bash expands all the values first (with the old array), then evaluates each
             # subscript in turn, seeing the elements assigned before it; a [k]=v word that
@@ -962,6 +962,10 @@ class Interpreter(Expander):
             nxt = (max(d) + 1) if d else 0
             for key, vals, app in items:
                 if key is not None:
+                    if (key if type(key) is str else key.text) in ("*", "@"):
+                        self.error(f"[{key if type(key) is str else key.text}]{'+=' if app else '='}{vals[0]}: "
+                                   "cannot assign to non-numeric index")
+                        continue
                     try:
                         kt = key if type(key) is str else self.expand_dq(key)
                         if not kt:
@@ -975,10 +979,12 @@ class Interpreter(Expander):
                         raise
                     if i < 0:
                         i = (max(d) + 1 if d else 0) + i
-                    v = vals[0]
-                    if app:
-                        v = d.get(i, "") + v
-                    d[i] = self._coerce(var, v)
+                        if i < 0:
+                            kw = key if type(key) is str else key.text
+                            self.error(f"[{kw}]{'+=' if app else '='}{vals[0]}: bad array subscript")
+                            continue
+                    # (an integer array's [i]+=v adds, as the element assignment does)
+                    d[i] = self._coerce(var, vals[0], d.get(i, "")) if app else self._coerce(var, vals[0])
                     nxt = i + 1
                 else:
                     for w in vals:
@@ -1984,11 +1990,13 @@ class Interpreter(Expander):
             self.lineno = cmd.line or self.lineno
             xt = self.state.options["xtrace"]
             try:
+                if xt and cmd.init is None:
+                    self.xtrace_raw(self._for_trace(None))
                 if cmd.init is not None:
                     if self.state.traps:  # no closure per iteration unless a trap is set
                         self._debug_compound(lambda: f"(({cmd.init.text.lstrip()}))")  # type: ignore[union-attr]
                     if xt:
-                        self.xtrace_raw(f"(( {self.expand_dq(cmd.init)} ))")
+                        self.xtrace_raw(self._for_trace(cmd.init))
                     self._dparen(cmd.init)
             except ExpansionError as e:
                 _arith_for_err(self, e)
@@ -2008,7 +2016,7 @@ class Interpreter(Expander):
                             if self.state.traps:  # no closure per iteration unless a trap is set
                                 self._debug_compound(lambda: f"(({cmd.cond.text.lstrip()}))")  # type: ignore[union-attr]
                         if xt:
-                            self.xtrace_raw(f"(( {self.expand_dq(cmd.cond) if cmd.cond is not None else ''} ))")
+                            self.xtrace_raw(self._for_trace(cmd.cond))
                         if cmd.cond is not None and self._dparen(cmd.cond) == 0:
                             break
                     except ExpansionError as e:
@@ -2024,12 +2032,14 @@ class Interpreter(Expander):
                             if self.state.traps:  # no closure per iteration unless a trap is set
                                 self._debug_compound(lambda: f"(({cmd.step.text.lstrip()}))")  # type: ignore[union-attr]
                             if xt:
-                                self.xtrace_raw(f"(( {self.expand_dq(cmd.step)} ))")
+                                self.xtrace_raw(self._for_trace(cmd.step))
                             self._dparen(cmd.step)
                         except ExpansionError as e:
                             _arith_for_err(self, e)
                             st = 1
                             break
+                    elif xt:
+                        self.xtrace_raw(self._for_trace(None))
             finally:
                 self.loop_depth -= 1
             return self.set_status(st)
@@ -2782,6 +2792,11 @@ class Interpreter(Expander):
         self.decl_last = last.name if last is not None else None
         return argv
 
+    def _for_trace(self, w: N.Word | None) -> str:
+        """xtrace of an arith-for expression: leading blanks dropped, an empty one shown as 1."""
+        text = self.expand_dq(w).lstrip(" \t\n") if w is not None else ""
+        return f"(( {text if text.strip() else '1'} ))"
+
     def _debug_compound(self, text: Callable[[], str]) -> None:
         """bash runs the DEBUG trap before for/select/case headers, each for iteration,
         [[ ]], (( )) and the clauses of for (( )), with BASH_COMMAND their text."""
@@ -3298,7 +3313,14 @@ class Interpreter(Expander):
     def _redir_path(self, r: N.Redir) -> str:
         w = r.target
         try:
-            fields = self.expand_words([w])  # type: ignore[list-item]
+            if self.state.options.get("posix"):
+                # a non-interactive posix-mode shell neither splits nor globs a
+                # redirection's word (`cat < *.txt` opens a file named *.txt)
+                v = self.expand_str(w, tilde=True)  # type: ignore[arg-type]
+                quoted = any(type(p) in (N.SQ, N.DQ, N.ANSIC, N.Escaped) for p in w.parts)  # type: ignore[union-attr]
+                fields = [v] if v or quoted else []
+            else:
+                fields = self.expand_words([w])  # type: ignore[list-item]
         except ExpansionError as e:
             self.error(e.message)
             if e.fatal and not self.redir_external:

@@ -615,12 +615,20 @@ class Lexer:
         i = self.pos
         buf = _Buf()
         depth = 0
+        quest = 0
         sq_at = -1
         while True:
             if i >= n:
                 raise self.fail_eof_matching(closer, open_pos)
             c = src[i]
             if c in stops and depth == 0 and sq_at < 0:
+                if c == ":" and quest:
+                    # bash's offset scan (skiparith) lets a ':' close a pending '?' of the
+                    # ternary operator: ${s:j?1:0:j}
+                    quest -= 1
+                    buf.text(c)
+                    i += 1
+                    continue
                 break
             if c == "\\":
                 if i + 1 >= n:
@@ -688,6 +696,8 @@ class Lexer:
                         depth += 1
                     elif c == ")":
                         depth -= 1
+                    elif c == "?" and depth == 0:
+                        quest += 1
                 buf.text(c)
                 i += 1
         self.pos = i
@@ -970,7 +980,11 @@ class Lexer:
                 break
             if c == "\\" and i + 1 < n:
                 e = src[i + 1]
-                # inside backticks a backslash quotes only $ ` \ (and " when inside double quotes)
+                # inside backticks a backslash quotes only $ ` \ (and " when inside double
+                # quotes); a backslash-newline is joined away even inside the body's quotes
+                if e == "\n":
+                    i += 2
+                    continue
                 if e in "$`\\" or (in_dq and e == '"'):
                     out.append(e)
                 else:
@@ -1002,10 +1016,17 @@ class Lexer:
             nxt = src[i + 1]
             if nxt == "}":
                 pass
+            elif c == "!" and nxt == "-":
+                pass  # ${!-word} is $! with a default, never ${!-} indirection
             elif (nxt.isalnum() or nxt == "_" or nxt in "@*#?-$!0") and not (
-                    c == "#" and nxt in "-?" and i + 2 < n and src[i + 2] not in "}"):
+                    c == "#" and i + 2 < n and src[i + 2] != "}" and (
+                        nxt in "-?#" or (nxt == "@" and src[i + 2].isalpha()))):
+                # (${##x} strips x from $#, ${#@Q} quotes $#)
                 prefix = c
                 i += 1
+            elif c == "#" and i + 2 < n and src[i + 2] == "}":
+                # ${#/} ${#%} ${#=} ${#+} ${#^}: the length of a parameter that cannot exist
+                return self._bad_subst(dollar_pos, in_dq)
         # name
         m = _NAME.match(src, i)
         if m:

@@ -81,6 +81,9 @@ def _find_close_paren(p: str, i: int) -> int:
             if end > 0:
                 j = end
                 continue
+            # bash's glob_patscan: an unclosed `[` runs to the end, so the group never
+            # closes and `*(a|b[)` is no extglob group at all
+            return -1
         if c == "(":
             depth += 1
         elif c == ")":
@@ -131,6 +134,9 @@ def _split_alts(p: str) -> list[str]:
             if end > 0:
                 j = end
                 continue
+            # bash's glob_patscan: an unclosed `[` runs to the end, so the group never
+            # closes and `*(a|b[)` is no extglob group at all
+            return -1
         if c == "(":
             depth += 1
         elif c == ")":
@@ -280,6 +286,10 @@ class _Translator:
                     else:
                         out.append(f"(?:{alts})")
                     continue
+                # gmatch (EXTMATCH): a group that never closes compares the rest of the
+                # pattern with the rest of the string as plain text
+                out.append(regex.escape(p[i:]))
+                break
             if c == "*":
                 i += 1
                 q = 0

@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time as _time
 from decimal import Decimal
 from fractions import Fraction
@@ -46,6 +47,9 @@ _OCT = "01234567"
 _HEX = "0123456789abcdefABCDEF"
 _SIMPLE = {"a": b"\a", "b": b"\b", "e": b"\x1b", "E": b"\x1b", "f": b"\f", "n": b"\n", "r": b"\r",
            "t": b"\t", "v": b"\v"}
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _enc(s: str) -> bytes:
@@ -673,9 +677,12 @@ class _ErrorLog(list):
 
 def format(fmt: str, args: list[str], *, now: float | None = None, start_time: float | None = None,  # noqa: A001
            localtime: Callable[[float], _time.struct_time] | None = None,
-           byte_chars: bool = False) -> tuple[bytes, int, list[str]]:
+           byte_chars: bool = False,
+           assign_n: Callable[[str, int], str | None] | None = None) -> tuple[bytes, int, list[str]]:
     """Run ``printf fmt args...``: (stdout bytes, exit status, error messages without ``bash: ``).
-    ``byte_chars``: the C locale, where ``'c`` gives a byte's value, never a multibyte character's."""
+    ``byte_chars``: the C locale, where ``'c`` gives a byte's value, never a multibyte character's.
+    ``assign_n(name, count)``: stores ``%n``'s count (bytes written in this pass of the format),
+    returning an error message or None."""
     out = bytearray()
     errors = _ErrorLog(out)
     a = _Args(args, errors)
@@ -683,6 +690,7 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
     n = len(fmt)
     while True:
         first = a.i
+        pass_start = len(out)
         i = 0
         while i < n:
             c = fmt[i]
@@ -767,6 +775,16 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
                     if prec is not None:
                         q = q[:prec]
                 out += _pad(q, width, left)
+            elif conv == "n":
+                name = a.getstr()
+                if name:
+                    if not _IDENT.match(name):
+                        errors.append(f"printf: `{name}': not a valid identifier")
+                        return bytes(out), 1, errors
+                    if assign_n is not None:
+                        err = assign_n(name, len(out) - pass_start)
+                        if err:
+                            errors.append(err)
             elif conv in ("d", "i"):
                 out += _fmt_int(a.getintmax(), conv, flags, width, prec)
             elif conv in ("o", "u", "x", "X"):
