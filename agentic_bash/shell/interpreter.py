@@ -2992,7 +2992,7 @@ class Interpreter(Expander):
         if xt:
             self._xtrace_argv(argv)
 
-        if name == "exec" and (len(argv) == 1 or argv[1:] == ["--"]) and func is None and cmd.redirs:
+        if cmd.redirs and func is None and _bare_exec(argv):
             return self._exec_redirs(cmd.redirs)
 
         def run() -> int:
@@ -3757,6 +3757,16 @@ def _static_lit(text: str) -> bool:
         return True
     return "{" not in text and "~" not in text and "\\" not in text \
         and not _patterns.has_magic(text, extglob=True)
+
+
+def _bare_exec(argv: list[str]) -> bool:
+    """``exec`` with only redirections, whose descriptors stay for the rest of the shell; also
+    through ``command`` (``command exec 2>>log``), though not through ``builtin`` (bash)."""
+    if argv[0] == "command":
+        argv = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+        if not argv:
+            return False
+    return argv[0] == "exec" and (len(argv) == 1 or argv[1:] == ["--"])
 
 
 def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
