@@ -201,8 +201,10 @@ class Sandbox:
             timeout: float | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
         this run only."""
-        # (without hooks or transforms an in-process session's ``run`` is the executor's own:
-        # see _route)
+        if self._direct and type(stdin) is not str:
+            # no hook or transform to serve: straight to the executor, arguments by position
+            # (it raises SandboxClosed once closed)
+            return self._ex.run(script, stdin, env, cwd, timeout, self._on_output)
         return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
                          on_output=self._on_output)
 
@@ -218,16 +220,9 @@ class Sandbox:
         self._route()
 
     def _route(self) -> None:
-        # The per-call path: with no hook, transform or output callback to serve, an
-        # in-process session's ``run`` is its executor's bound ``run`` (it takes the same
-        # arguments, str stdin included, and raises SandboxClosed once closed), which saves
-        # a Python frame on every call.
-        from .executors.inprocess import InProcessExecutor
-        if (self._hooked or self._transforms or self._on_output is not None
-                or type(self._ex) is not InProcessExecutor):
-            self.__dict__.pop("run", None)
-        else:
-            self.run = self._ex.run  # type: ignore[method-assign]
+        # (not a bound executor method stored as ``self.run``: `Sandbox().run(...)` would then
+        # hold no reference to the Sandbox, whose finalizer closes the executor mid-call)
+        self._direct = not (self._hooked or self._transforms)
 
     def _run(self, script: str, *, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
              timeout: float | None, on_output: Callable[[int, bytes], None] | None) -> Result:

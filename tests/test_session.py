@@ -404,3 +404,12 @@ def test_a_run_started_inside_a_run_of_the_same_sandbox_fails_instead_of_hanging
         assert r.stdout == "after 3\n"
         assert seen == ["run() called from inside a run of the same sandbox"]
         assert sb.run("echo ok").stdout == "ok\n"
+
+
+def test_a_sandbox_used_only_for_one_chained_call_stays_open_for_it():
+    # the bound method must keep the Sandbox alive: its finalizer closes the executor
+    assert Sandbox(isolation="virtual").run("echo hi").stdout == "hi\n"
+    run = Sandbox(isolation="virtual").run
+    import gc
+    gc.collect()
+    assert run("echo again").stdout == "again\n"

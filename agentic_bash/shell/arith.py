@@ -639,6 +639,10 @@ class _Parser:
                 self.last_str = None
                 return f_post
             self.last_str = (name, sub, vpos)
+            if self.type == "=":
+                # bash does not look up a name that an `=` follows (it is the target): as an
+                # operand of a non-variable's assignment it is 0 (`1 / x = 0` divides by 0)
+                return lambda ctx, ne: 0
             if sub is None:
                 return self._value_reader(name, vpos)
             return lambda ctx, ne: read(ctx, ne)[0]
