@@ -646,7 +646,7 @@ def stdio(fn):  # noqa: ANN001, ANN201
         except MemoryError:
             # GNU's xalloc_die(): "memory exhausted", the tool's failure status
             c2.error("memory exhausted")
-            return 2 if ctx.name in ("sort", "ls", "du") else 1
+            return 2 if ctx.name.rsplit("/", 1)[-1] in ("sort", "ls", "du") else 1
         finally:
             buf.flush()
 

@@ -1088,7 +1088,7 @@ def _diff_usage(ctx: CommandContext, msg: str) -> int:
 
 @command("diff", usage=DIFF_USAGE)
 def diff(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="diff")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/diff") else "diff")  # (run by path: as invoked)
     try:
         opts, operands = _parse(
             ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
@@ -1237,7 +1237,7 @@ def _ctxnum(ctx: CommandContext, v: str | None) -> int:
 
 @command("cmp", usage="cmp [OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]")
 def cmp(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="cmp")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/cmp") else "cmp")  # (run by path: as invoked)
     try:
         opts, operands = _parse(ctx, argv, "bi:ln:sv",
                                 {"print-bytes": "b", "ignore-initial": "i", "verbose": "l",
@@ -1545,7 +1545,7 @@ def _apply(lines: list[bytes], hunks: list, reverse: bool) -> tuple[list[bytes],
 
 @command("patch", usage="patch [OPTION]... [ORIGFILE [PATCHFILE]]")
 def patch(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="patch")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/patch") else "patch")  # (run by path: as invoked)
     try:
         opts, operands = _parse(ctx, argv, "p:i:Rd:o:NsfEtubv",
                                     {"strip": "p", "input": "i", "reverse": "R", "directory": "d",

@@ -1120,7 +1120,7 @@ class _Find:
 
 @command("find", usage=USAGE)
 def find(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="find")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/find") else "find")  # (run by path: as invoked)
     if len(argv) > 1 and argv[1] in ("--help", "-help"):
         ctx.stdout.write(FIND_HELP)
         return 0

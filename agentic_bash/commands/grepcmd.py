@@ -929,7 +929,7 @@ class _Grep:
 
 @command("grep", "egrep", "fgrep", usage=USAGE, help=HELP)
 def grep(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="grep")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/grep") else "grep")  # (run by path: as invoked)
     try:
         o, files = _parse(ctx, argv)
     except OptError as e:

@@ -1625,7 +1625,7 @@ class _Sed:
 
 @command("sed", usage=USAGE, help=HELP)
 def sed(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="sed")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/sed") else "sed")  # (run by path: as invoked)
     err = io.BytesIO()
     try:
         opts, operands = parse_opts(
