@@ -688,9 +688,6 @@ class InProcessExecutor:
             sh.error(f"{name}: Permission denied")
             return 126
         base = posixpath.basename(p)
-        if base in ("test", "[") and posixpath.dirname(p) in _BIN_DIRS and self.native is None \
-                and self._is_placeholder(p):
-            return self._coreutils_test(sh, name, base, argv)
         if posixpath.dirname(p) in _BIN_DIRS and (base in self.registry or base in ("bash", "sh")) \
                 and (self.native is None or self.prefer_inprocess or self._is_placeholder(p)):
             if base in ("bash", "sh"):
@@ -721,28 +718,6 @@ class InProcessExecutor:
             return 126
         # no shebang: bash runs it as a shell script (ENOEXEC fallback)
         return run_nested_shell(sh, ["bash", p] + argv[1:], script_name=name)
-
-    def _coreutils_test(self, sh: Interpreter, name: str, base: str, argv: list[str]) -> int:
-        """/usr/bin/test and /usr/bin/[: the builtin's logic, coreutils' error wording."""
-        import re as _re
-        from ..shell.builtins import BUILTINS
-        saved = sh.fds
-        err = Capture(None)
-        sh.fds = dict(saved)
-        sh.fds[2] = err
-        try:
-            st = sh.run_builtin(BUILTINS[base], [base] + argv[1:])
-        finally:
-            sh.fds = saved
-        for line in err.getvalue().decode("utf-8", "surrogateescape").splitlines():
-            msg = _re.sub(r"^[^:]*: (?:line \d+: )?(?:test|\[): ", "", line)
-            m = _re.match(r"(.*): integer expression expected$", msg)
-            if m:
-                msg = f"invalid integer \u2018{m.group(1)}\u2019"
-            elif msg == "missing `]'":
-                msg = "missing \u2018]\u2019"
-            sh.write_err(f"{name}: {msg}\n".encode("utf-8", "surrogateescape"))
-        return st
 
     def _is_placeholder(self, p: str) -> bool:
         try:
