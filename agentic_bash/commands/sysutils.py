@@ -345,6 +345,16 @@ _GETCONF = {
     "WORD_BIT": "32", "GNU_LIBC_VERSION": "glibc 2.36", "GNU_LIBPTHREAD_VERSION": "NPTL 2.36",
     "_POSIX_VERSION": "200809", "POSIX_VERSION": "200809",
 }
+_NPROC_VARS = frozenset(("_NPROCESSORS_ONLN", "_NPROCESSORS_CONF", "NPROCESSORS_ONLN", "NPROCESSORS_CONF"))
+# pathconf variables (given with a pathname): their values on this machine's filesystems
+_GETCONF_PATH = {
+    "LINK_MAX": "65000", "_POSIX_LINK_MAX": "65000", "MAX_CANON": "255", "_POSIX_MAX_CANON": "255",
+    "MAX_INPUT": "255", "_POSIX_MAX_INPUT": "255", "NAME_MAX": "255", "_POSIX_NAME_MAX": "255",
+    "PATH_MAX": "4096", "_POSIX_PATH_MAX": "4096", "PIPE_BUF": "4096", "_POSIX_PIPE_BUF": "4096",
+    "_POSIX_CHOWN_RESTRICTED": "1", "_POSIX_NO_TRUNC": "1", "_POSIX_VDISABLE": "0",
+    "FILESIZEBITS": "64", "SYMLINK_MAX": "undefined", "POSIX_REC_XFER_ALIGN": "4096",
+    "POSIX_ALLOC_SIZE_MIN": "4096", "POSIX_REC_MIN_XFER_SIZE": "4096",
+}
 
 
 @command("getconf", usage="getconf VARIABLE [PATHNAME]", help="Print configuration values.")
@@ -354,21 +364,34 @@ def getconf(ctx: CommandContext, argv: list[str]) -> int:
              "       getconf -a [pathname]\n")
     if args[:1] == ["-a"]:
         n = str(ctx.info.nproc)
-        for k, v in sorted({**_GETCONF, "_NPROCESSORS_ONLN": n, "_NPROCESSORS_CONF": n}.items()):
+        for k, v in sorted({**_GETCONF, **_GETCONF_PATH, "_NPROCESSORS_ONLN": n, "_NPROCESSORS_CONF": n}.items()):
             _w(ctx, f"{k:<35} {v}\n" if False else f"{k}{' ' * max(1, 35 - len(k))}{v}\n")
         return 0
     if not args or len(args) > 2:
         ctx.stderr.write(usage.encode())
         return 2
     name = args[0]
-    if name in ("_NPROCESSORS_ONLN", "_NPROCESSORS_CONF", "NPROCESSORS_ONLN", "NPROCESSORS_CONF"):
+    pathvar = _GETCONF_PATH.get(name)
+    known = pathvar is not None or name in _GETCONF or name in _NPROC_VARS
+    if not known:
+        ctx.error(f"Unrecognized variable `{name}'")
+        return 2
+    # glibc: a pathconf variable needs the pathname, any other takes none
+    if (pathvar is not None) != (len(args) == 2):
+        ctx.stderr.write(usage.encode())
+        return 2
+    if pathvar is not None:
+        try:
+            ctx.fs.stat(ctx.path(args[1]))
+        except OSError as e:
+            ctx.error(f"pathconf: {args[1]}: {strerror(e)}")
+            return 3
+        _w(ctx, pathvar + "\n")
+        return 0
+    if name in _NPROC_VARS:
         _w(ctx, f"{ctx.info.nproc}\n")
         return 0
-    v = _GETCONF.get(name)
-    if v is None:
-        ctx.stderr.write(f"getconf: Unrecognized variable `{name}'\n".encode())
-        return 1
-    _w(ctx, v + "\n")
+    _w(ctx, _GETCONF[name] + "\n")
     return 0
 
 
