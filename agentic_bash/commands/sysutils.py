@@ -346,6 +346,10 @@ _GETCONF = {
     "_POSIX_VERSION": "200809", "POSIX_VERSION": "200809",
 }
 _NPROC_VARS = frozenset(("_NPROCESSORS_ONLN", "_NPROCESSORS_CONF", "NPROCESSORS_ONLN", "NPROCESSORS_CONF"))
+# the pathconf variables glibc answers by a statfs of the path (the others are constants)
+_GETCONF_STATS = frozenset(("LINK_MAX", "_POSIX_LINK_MAX", "NAME_MAX", "_POSIX_NAME_MAX",
+    "_POSIX_CHOWN_RESTRICTED", "FILESIZEBITS", "POSIX_REC_XFER_ALIGN", "POSIX_ALLOC_SIZE_MIN",
+    "POSIX_REC_MIN_XFER_SIZE"))
 # pathconf variables (given with a pathname): their values on this machine's filesystems
 _GETCONF_PATH = {
     "LINK_MAX": "65000", "_POSIX_LINK_MAX": "65000", "MAX_CANON": "255", "_POSIX_MAX_CANON": "255",
@@ -381,11 +385,12 @@ def getconf(ctx: CommandContext, argv: list[str]) -> int:
         ctx.stderr.write(usage.encode())
         return 2
     if pathvar is not None:
-        try:
-            ctx.fs.stat(ctx.path(args[1]))
-        except OSError as e:
-            ctx.error(f"pathconf: {args[1]}: {strerror(e)}")
-            return 3
+        if name in _GETCONF_STATS:
+            try:
+                ctx.fs.stat(ctx.path(args[1]))
+            except OSError as e:
+                ctx.error(f"pathconf: {args[1]}: {strerror(e)}")
+                return 3
         _w(ctx, pathvar + "\n")
         return 0
     if name in _NPROC_VARS:
