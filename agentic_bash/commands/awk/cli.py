@@ -176,6 +176,8 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                             line = src[:m.start()].count("\n") + 1
                             break
                 line = line or src.count("\n") + 2
+                for other in getattr(e, "others", ()):
+                    err(f"line {line}: function {other} never defined")
                 err(f"line {line}: {e}")
             return 2
         except RecursionError:

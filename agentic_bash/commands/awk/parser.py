@@ -17,6 +17,13 @@ BUILTINS = {"length", "substr", "index", "split", "sub", "gsub", "match", "sprin
             "fflush", "gensub", "strftime", "systime", "mktime", "and", "or", "xor", "lshift", "rshift",
             "compl", "asort", "asorti", "typeof", "isarray", "strtonum"}
 
+# mawk (this machine's awk) knows none of gawk's extension functions or BEGINFILE/ENDFILE:
+# there `gensub(` is a call of an undefined function and BEGINFILE a variable
+_GAWK_ONLY = {"gensub", "and", "or", "xor", "lshift", "rshift", "compl", "asort", "asorti", "typeof",
+              "isarray", "strtonum"}
+MAWK_BUILTINS = BUILTINS - _GAWK_ONLY
+MAWK_KEYWORDS = KEYWORDS - {"BEGINFILE", "ENDFILE"}
+
 
 class AwkSyntaxError(Exception):
     def __init__(self, msg: str, line: int, near: str = "") -> None:
@@ -71,6 +78,7 @@ def unescape(s: str) -> str:
 
 def tokenize(src: str, mawk: bool = True) -> list[tuple[str, object, int]]:
     toks: list[tuple[str, object, int]] = []
+    keywords, builtins = (MAWK_KEYWORDS, MAWK_BUILTINS) if mawk else (KEYWORDS, BUILTINS)
     i, n, line = 0, len(src), 1
     last = ""
     while i < n:
@@ -179,12 +187,12 @@ def tokenize(src: str, mawk: bool = True) -> list[tuple[str, object, int]]:
         if m:
             w = m.group(0)
             i = m.end()
-            if w in KEYWORDS:
+            if w in keywords:
                 if w == "func":
                     w = "function"
                 toks.append((w, w, line))
                 last = w
-            elif w in BUILTINS:
+            elif w in builtins:
                 toks.append(("BUILTIN", w, line))
                 last = "BUILTIN"
             elif i < n and src[i] == "(":
