@@ -711,7 +711,7 @@ def argmatch(ctx: CommandContext, value: str | None, option: str, groups: list[l
     for g in groups:
         if v in g:
             return g[0]
-    hits = {g[0] for g in groups for name in g if name.startswith(v)} if v else set()
+    hits = {g[0] for g in groups for name in g if name.startswith(v)}  # ("" prefixes every name)
     if len(hits) == 1:
         return hits.pop()
     what = "ambiguous" if len(hits) > 1 else "invalid"
