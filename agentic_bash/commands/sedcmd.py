@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
@@ -218,6 +219,18 @@ class Cmd:
     active: bool = False
     end_line: int = 0
     done: bool = False  # a numeric first address that has passed
+
+
+def _verscmp(a: str, b: str) -> int:
+    """strverscmp-like: digit runs compare as numbers, other characters by code."""
+    ta, tb = re.findall(r"\d+|\D", a), re.findall(r"\d+|\D", b)
+    for x, y in zip(ta, tb):
+        if x.isdigit() and y.isdigit():
+            if int(x) != int(y):
+                return 1 if int(x) > int(y) else -1
+        elif x != y:
+            return 1 if x > y else -1
+    return (len(ta) > len(tb)) - (len(ta) < len(tb))
 
 
 _SIMPLE_ESC = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
@@ -613,7 +626,8 @@ class _Compiler:
             elif c == "e":
                 cmd.text = self.read_filename()
             elif c == "v":
-                self.read_label()
+                if _verscmp(self.read_label(), "4.9") > 0:  # this machine's sed is 4.9
+                    raise self.err("expected newer version of sed")
                 self.end_of_cmd()
             elif c == "y":
                 self.compile_y(cmd)
