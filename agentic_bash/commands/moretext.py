@@ -466,13 +466,9 @@ def iconv(ctx: CommandContext, argv: list[str]) -> int:
     frm = _ENC.get(base_from, "")
     to = _ENC.get(base_to, "")
     if not frm or not to:
-        if not frm and not to:
-            ctx.stderr.write(f"iconv: conversions from `{frm_raw}' and to `{to_raw}' are not supported\n".encode())
-        elif not frm:
-            ctx.stderr.write(f"iconv: conversion from `{frm_raw}' is not supported\n".encode())
-        else:
-            ctx.stderr.write(f"iconv: conversion to `{to_raw}' is not supported\n".encode())
-        ctx.stderr.write(b"Try 'iconv --help' or 'iconv --usage' for more information.\n")
+        # this machine's glibc finds no gconv module for an unknown name (ENOENT), which
+        # iconv reports so, not as "conversion from `x' is not supported"
+        ctx.error("failed to start conversion processing: No such file or directory")
         return 1
     status = 0
     outs: list[bytes] = []

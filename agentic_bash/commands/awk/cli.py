@@ -163,6 +163,9 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                         err(f"line {e.line + (0 if src.endswith(chr(10)) else 1)}: missing }} near end of file")
                         return 2
                 err(f"line {e.line}: syntax error at or near {near}")
+            elif str(e) == "unexpected character":  # (mawk's scanner: no "line" here)
+                c = near
+                err(f"{e.line}: unexpected character " + (f"'{c}'" if " " < c < "\x7f" else f"0x{ord(c):02x}"))
             elif str(e).startswith("runaway"):
                 err(f"line {e.line}: {e} {near} ...")
             else:
