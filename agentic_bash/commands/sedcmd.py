@@ -73,6 +73,11 @@ General help using GNU software: <https://www.gnu.org/gethelp/>.
 
 USAGE_TEXT = f"Usage: {USAGE}\n{HELP}".encode()
 
+
+def _usage_text(ctx: CommandContext) -> bytes:
+    """sed's usage names the program as invoked (`Usage: /usr/bin/sed [OPTION]...`)."""
+    return USAGE_TEXT if ctx.name == "sed" else USAGE_TEXT.replace(b"sed", ctx.name.encode(), 1)
+
 VERSION = b"""sed (GNU sed) 4.9
 Packaged by Debian
 Copyright (C) 2022 Free Software Foundation, Inc.
@@ -1654,7 +1659,7 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
         # GNU sed prints its whole usage (not a Try line) on a bad option
         k = msg.find(b"Try '")
         msg = msg[:k] if k >= 0 else msg
-        ctx.stderr.write(msg + USAGE_TEXT)
+        ctx.stderr.write(msg + _usage_text(ctx))
         return 1
     quiet = separate = in_place = extended = unbuffered = null = posix = sandbox = False
     suffix = ""
@@ -1708,11 +1713,11 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
             ctx.stdout.write(VERSION)
             return 0
         elif k == "help":
-            ctx.stdout.write(USAGE_TEXT + b"E-mail bug reports to: <bug-sed@gnu.org>.\n")
+            ctx.stdout.write(_usage_text(ctx) + b"E-mail bug reports to: <bug-sed@gnu.org>.\n")
             return 0
     if not pieces:
         if not operands:
-            ctx.stderr.write(USAGE_TEXT)
+            ctx.stderr.write(_usage_text(ctx))
             return 1
         pieces.append(("e", "", operands.pop(0)))
     # "#n" as the first line of the script means -n
