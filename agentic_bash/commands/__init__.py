@@ -36,7 +36,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "sortcmd": ("sort", "uniq"),
     "sysutils": ("arch", "date", "env", "false", "flock", "getconf", "groups", "hostname", "id", "kill",
         "logname", "nohup", "nproc", "printenv", "ps", "sleep", "time", "timeout", "true", "tty",
-        "uname", "users", "which", "whoami"),
+        "uname", "users", "which", "whoami", "test", "["),
     "textutils": ("basename", "cat", "dirname", "echo", "head", "printf", "rev", "seq", "tac",
         "tail", "tee", "wc", "yes"),
     "xargscmd": ("xargs",),

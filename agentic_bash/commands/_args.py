@@ -646,7 +646,7 @@ def stdio(fn):  # noqa: ANN001, ANN201
         except MemoryError:
             # GNU's xalloc_die(): "memory exhausted", the tool's failure status
             c2.error("memory exhausted")
-            return 2 if ctx.name in ("sort", "ls", "du") else 1
+            return 2 if ctx.name.rsplit("/", 1)[-1] in ("sort", "ls", "du") else 1
         finally:
             buf.flush()
 
@@ -711,7 +711,7 @@ def argmatch(ctx: CommandContext, value: str | None, option: str, groups: list[l
     for g in groups:
         if v in g:
             return g[0]
-    hits = {g[0] for g in groups for name in g if name.startswith(v)} if v else set()
+    hits = {g[0] for g in groups for name in g if name.startswith(v)}  # ("" prefixes every name)
     if len(hits) == 1:
         return hits.pop()
     what = "ambiguous" if len(hits) > 1 else "invalid"

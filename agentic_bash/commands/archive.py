@@ -534,10 +534,11 @@ def _tar(ctx: CommandContext, argv: list[str]) -> int:
         expanded: list[str] = []
         for c in first:
             if c in "fCT":
-                if args:
-                    expanded += ["-" + c, args.pop(0)]
-                else:
-                    expanded.append("-" + c)
+                if not args:
+                    ctx.stderr.write(f"tar: Old option '{c}' requires an argument.\n"
+                                     "Try 'tar --help' or 'tar --usage' for more information.\n".encode())
+                    return 2
+                expanded += ["-" + c, args.pop(0)]
             else:
                 expanded.append("-" + c)
         args = expanded + args

@@ -1082,13 +1082,13 @@ DIFF_USAGE = "diff [OPTION]... FILES"
 def _diff_usage(ctx: CommandContext, msg: str) -> int:
     """diff's usage error: ``diff: msg``, the prefixed Try-help line, status 2."""
     ctx.error(msg)
-    ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
+    ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
     return 2
 
 
 @command("diff", usage=DIFF_USAGE)
 def diff(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="diff")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/diff") else "diff")  # (run by path: as invoked)
     try:
         opts, operands = _parse(
             ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
@@ -1229,7 +1229,7 @@ def _ctxnum(ctx: CommandContext, v: str | None) -> int:
         return n
     except ValueError:
         ctx.error(f"invalid context length '{v}'")
-        ctx.stderr.write(b"diff: Try 'diff --help' for more information.\n")
+        ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
         return -1
 
 
@@ -1237,7 +1237,7 @@ def _ctxnum(ctx: CommandContext, v: str | None) -> int:
 
 @command("cmp", usage="cmp [OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]")
 def cmp(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="cmp")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/cmp") else "cmp")  # (run by path: as invoked)
     try:
         opts, operands = _parse(ctx, argv, "bi:ln:sv",
                                 {"print-bytes": "b", "ignore-initial": "i", "verbose": "l",
@@ -1265,23 +1265,23 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
             limit = _cmp_num(v or "")
             if limit is None:
                 ctx.error(f"invalid --bytes value '{v}'")
-                ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+                ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
                 return 2
         elif k == "i":
             a, _, b = (v or "").partition(":")
             sk = [_cmp_num(a), _cmp_num(b or a)]
             if None in sk:
                 ctx.error(f"invalid --ignore-initial value '{v}'")
-                ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+                ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
                 return 2
             skip = sk  # type: ignore[assignment]
     if verbose and quiet:
         ctx.error("options -l and -s are incompatible")
-        ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+        ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
         return 2
     if not operands:
         ctx.error(f"missing operand after '{_last_arg(argv, operands)}'")
-        ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+        ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
         return 2
     names = [operands[0], operands[1] if len(operands) > 1 else "-"]
     for k in (2, 3):
@@ -1289,12 +1289,12 @@ def cmp(ctx: CommandContext, argv: list[str]) -> int:
             sv = _cmp_num(operands[k])
             if sv is None:
                 ctx.error(f"invalid --ignore-initial value '{operands[k]}'")
-                ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+                ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
                 return 2
             skip[k - 2] = sv
     if len(operands) > 4:
         ctx.error(f"extra operand '{operands[4]}'")
-        ctx.stderr.write(b"cmp: Try 'cmp --help' for more information.\n")
+        ctx.stderr.write(f"{ctx.name}: Try '{ctx.name} --help' for more information.\n".encode())
         return 2
     datas = []
     for n in names:
@@ -1545,7 +1545,7 @@ def _apply(lines: list[bytes], hunks: list, reverse: bool) -> tuple[list[bytes],
 
 @command("patch", usage="patch [OPTION]... [ORIGFILE [PATCHFILE]]")
 def patch(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="patch")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/patch") else "patch")  # (run by path: as invoked)
     try:
         opts, operands = _parse(ctx, argv, "p:i:Rd:o:NsfEtubv",
                                     {"strip": "p", "input": "i", "reverse": "R", "directory": "d",

@@ -288,7 +288,7 @@ class _Parser:
 
 @command("expr", usage=USAGE, help=HELP)
 def expr(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="expr")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/expr") else "expr")  # (run by path: as invoked)
     args = argv[1:]
     if args and args[0] == "--help":
         ctx.stdout.write(EXPR_HELP)

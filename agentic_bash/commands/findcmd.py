@@ -554,6 +554,21 @@ class _Find:
                     return age < num
                 return age == num
             return Node("pred", name=t, fn=fm)
+        if t == "-used":
+            # accessed N days after the last status change
+            v = self.arg(t)
+            m = regex.fullmatch(r"([+-]?)(\d+(?:\.\d*)?)", v)
+            if not m:
+                raise FindError(f"Invalid argument {v} to -used")
+            sign, num = m.group(1), float(m.group(2))
+
+            def fu(e: _Entry) -> bool:
+                # GNU compares the window from the other side: a file read right after its
+                # change (atime == ctime) is `-used 1` and `-used -1`, not `-used 0`
+                st = e.stat()
+                u = (st.st_ctime - st.st_atime) / 86400
+                return u > num if sign == "+" else u < num if sign == "-" else num - 1 <= u < num
+            return Node("pred", name=t, fn=fu)
         if t in ("-newer", "-anewer", "-cnewer"):
             ref = self.arg(t)
             try:
@@ -1120,7 +1135,7 @@ class _Find:
 
 @command("find", usage=USAGE)
 def find(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="find")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/find") else "find")  # (run by path: as invoked)
     if len(argv) > 1 and argv[1] in ("--help", "-help"):
         ctx.stdout.write(FIND_HELP)
         return 0

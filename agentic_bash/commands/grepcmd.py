@@ -187,8 +187,9 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
         msg = err.getvalue()
         if e.status != 0:
             # grep prints its usage line between the diagnostic and the Try line
+            # (both name the program "grep", however it was run)
             k = msg.rfind(b"Try '")
-            msg = msg[:k] + f"Usage: {USAGE}\n".encode() + msg[k:]
+            msg = msg[:k] + f"Usage: {USAGE}\nTry 'grep --help' for more information.\n".encode()
         ctx.stderr.write(msg)
         raise
     ctx.stderr.write(err.getvalue())
@@ -929,7 +930,7 @@ class _Grep:
 
 @command("grep", "egrep", "fgrep", usage=USAGE, help=HELP)
 def grep(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="grep")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/grep") else "grep")  # (run by path: as invoked)
     try:
         o, files = _parse(ctx, argv)
     except OptError as e:

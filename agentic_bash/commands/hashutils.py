@@ -369,16 +369,21 @@ def _wrap(s: bytes, w: int) -> bytes:
     return b"".join(s[i:i + w] + b"\n" for i in range(0, len(s), w))
 
 
-def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
+def _basenc(ctx: CommandContext, argv: list[str], kind: str | None) -> int:
+    """base64, base32 (``kind`` given) and basenc (``kind`` None: an option names it)."""
+    longs: dict[str, str | None] = {"decode": "d", "ignore-garbage": "i", "wrap": "w"}
+    if kind is None:
+        longs.update({k: None for k in _BASENC_KINDS})
     try:
-        opts, files = parse_opts(ctx, argv, "diw:", {
-            "decode": "d", "ignore-garbage": "i", "wrap": "w"}, status=1)
+        opts, files = parse_opts(ctx, argv, "diw:", longs, status=1)
     except OptError as e:
         return e.status
     decode = garbage = False
     wrap = 76
     for k, v in opts:
-        if k == "d":
+        if k in _BASENC_KINDS:
+            kind = k  # the last encoding named wins
+        elif k == "d":
             decode = True
         elif k == "i":
             garbage = True
@@ -390,38 +395,23 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str) -> int:
             except ValueError:
                 ctx.error(f"invalid wrap size: {quote(ctx, v or '')}")
                 return 1
+    if kind is None:
+        ctx.error("missing encoding type")
+        try_help(ctx)
+        return 1
     data = _read_operand(ctx, files)
     if data is None:
         return 1
     if not decode:
-        enc = _b64.b64encode(data) if kind == "64" else _b64.b32encode(data)
+        enc = _basenc_encode(kind, data)
+        if enc is None:
+            ctx.error("invalid input (length must be multiple of 4 characters)")
+            return 1
         ctx.stdout.write(_wrap(enc, wrap))
         return 0
-    alphabet = rb"A-Za-z0-9+/=" if kind == "64" else rb"A-Z2-7="
-    if garbage:
-        clean = re.sub(rb"[^" + alphabet + rb"]", b"", data)
-    else:
-        clean = re.sub(rb"\n", b"", data)
-    ok = True
-    out = b""
-    try:
-        if kind == "64":
-            out, ok = _b64_quanta(clean)
-        else:
-            # 8-character quanta, each possibly padded (GNU goes on after a padded one)
-            parts = []
-            ok = True
-            for i in range(0, len(clean), 8):
-                q = clean[i:i + 8]
-                body = q.rstrip(b"=")
-                if len(q) < 8 or len(body) not in (2, 4, 5, 7, 8) or b"=" in body \
-                        or re.search(rb"[^A-Z2-7]", body):
-                    ok = False
-                    break
-                parts.append(_b64.b32decode(q))
-            out = b"".join(parts)
-    except (binascii.Error, ValueError):
-        ok = False
+    clean = re.sub(rb"[^" + _ALPHABETS[kind] + rb"]", b"", data) if garbage else data.replace(b"\n", b"")
+    out, ok = _basenc_decode(kind, clean)
+    # GNU writes what it decoded before a bad quantum, then the error
     ctx.stdout.write(out)
     if not ok:
         ctx.error("invalid input")
@@ -464,13 +454,13 @@ def _b64_quanta(data: bytes) -> tuple[bytes, bool]:
 @command("base64", usage="base64 [OPTION]... [FILE]", help="Base64 encode or decode FILE, or standard input, to standard output.")
 @stdio
 def base64_cmd(ctx: CommandContext, argv: list[str]) -> int:
-    return _basenc(ctx, argv, "64")
+    return _basenc(ctx, argv, "base64")
 
 
 @command("base32", usage="base32 [OPTION]... [FILE]", help="Base32 encode or decode FILE, or standard input, to standard output.")
 @stdio
 def base32_cmd(ctx: CommandContext, argv: list[str]) -> int:
-    return _basenc(ctx, argv, "32")
+    return _basenc(ctx, argv, "base32")
 
 
 @command("shasum", usage="shasum [OPTION]... [FILE]...",
@@ -549,94 +539,67 @@ def _basenc_encode(kind: str, data: bytes) -> bytes | None:
     return bytes(out)
 
 
-def _basenc_decode(kind: str, data: bytes) -> bytes | None:
-    try:
-        if kind in ("base64", "base64url"):
-            if kind == "base64url":
-                if re.search(rb"[+/]", data):
-                    return None
-                data = data.translate(bytes.maketrans(b"-_", b"+/"))
-            out, ok = _b64_quanta(data)
-            return out if ok else None
-        if kind in ("base32", "base32hex"):
-            if kind == "base32hex":
-                data = data.translate(bytes.maketrans(b"0123456789ABCDEFGHIJKLMNOPQRSTUV",
-                                                      b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
-            return _b64.b32decode(data) if len(data) % 8 == 0 else None
-        if kind == "base16":
-            return bytes.fromhex(data.decode("ascii")) if re.fullmatch(rb"(?:[0-9A-Fa-f]{2})*", data) else None
-        if kind in ("base2msbf", "base2lsbf"):
-            if len(data) % 8 or re.search(rb"[^01]", data):
-                return None
-            groups = [data[i:i + 8] for i in range(0, len(data), 8)]
-            if kind == "base2lsbf":
-                groups = [g[::-1] for g in groups]
-            return bytes(int(g, 2) for g in groups)
-        if len(data) % 5:
-            return None
-        out = bytearray()
-        for i in range(0, len(data), 5):
-            v = 0
-            for c in data[i:i + 5]:
-                k = _Z85.find(bytes([c]))
-                if k < 0:
-                    return None
-                v = v * 85 + k
-            if v >= 1 << 32:
-                return None
-            out += v.to_bytes(4, "big")
-        return bytes(out)
-    except (binascii.Error, ValueError):
-        return None
+_ALPHABETS = {"base64": rb"A-Za-z0-9+/=", "base64url": rb"A-Za-z0-9\-_=", "base32": rb"A-Z2-7=",
+              "base32hex": rb"0-9A-V=", "base16": rb"0-9A-Fa-f", "base2msbf": rb"01", "base2lsbf": rb"01",
+              "z85": re.escape(_Z85)}
+# base32hex read as base32: 0-9A-V map onto A-Z2-7; other bytes stay as they are, so W-Z
+# pass as base32 letters (coreutils 9.1's translation does the same)
+_B32HEX = bytes.maketrans(b"0123456789ABCDEFGHIJKLMNOPQRSTUV", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+
+
+def _b32_quanta(data: bytes) -> tuple[bytes, bool]:
+    """GNU's base32 decoder: 8-character quanta, each possibly padded (it goes on after a
+    padded one); on a bad one, what it decoded so far is kept."""
+    parts = []
+    for i in range(0, len(data), 8):
+        q = data[i:i + 8]
+        body = q.rstrip(b"=")
+        if len(q) < 8 or len(body) not in (2, 4, 5, 7, 8) or b"=" in body or re.search(rb"[^A-Z2-7]", body):
+            return b"".join(parts), False
+        try:
+            parts.append(_b64.b32decode(q))
+        except (binascii.Error, ValueError):
+            return b"".join(parts), False
+    return b"".join(parts), True
+
+
+def _basenc_decode(kind: str, data: bytes) -> tuple[bytes, bool]:
+    """-> (the bytes decoded, whether all the input was valid)."""
+    if kind in ("base64", "base64url"):
+        if kind == "base64url":
+            if re.search(rb"[+/]", data):
+                return b"", False
+            data = data.translate(bytes.maketrans(b"-_", b"+/"))
+        return _b64_quanta(data)
+    if kind in ("base32", "base32hex"):
+        return _b32_quanta(data.translate(_B32HEX) if kind == "base32hex" else data)
+    if kind == "base16":
+        ok = re.fullmatch(rb"(?:[0-9A-Fa-f]{2})*", data) is not None
+        return (bytes.fromhex(data.decode("ascii")) if ok else b""), ok
+    if kind in ("base2msbf", "base2lsbf"):
+        if len(data) % 8 or re.search(rb"[^01]", data):
+            return b"", False
+        groups = [data[i:i + 8] for i in range(0, len(data), 8)]
+        if kind == "base2lsbf":
+            groups = [g[::-1] for g in groups]
+        return bytes(int(g, 2) for g in groups), True
+    if len(data) % 5:
+        return b"", False
+    out = bytearray()
+    for i in range(0, len(data), 5):
+        v = 0
+        for c in data[i:i + 5]:
+            k = _Z85.find(bytes([c]))
+            if k < 0:
+                return b"", False
+            v = v * 85 + k
+        if v >= 1 << 32:
+            return b"", False
+        out += v.to_bytes(4, "big")
+    return bytes(out), True
 
 
 @command("basenc", usage="basenc [OPTION]... [FILE]", help="basenc encode or decode FILE, or standard input, to standard output.")
 @stdio
 def basenc(ctx: CommandContext, argv: list[str]) -> int:
-    try:
-        opts, files = parse_opts(ctx, argv, "diw:", {
-            "decode": "d", "ignore-garbage": "i", "wrap": "w", **{k: None for k in _BASENC_KINDS}}, status=1)
-    except OptError as e:
-        return e.status
-    kind = None
-    decode = garbage = False
-    wrap = 76
-    for k, v in opts:
-        if k in _BASENC_KINDS:
-            kind = k  # the last encoding named wins
-        elif k == "d":
-            decode = True
-        elif k == "i":
-            garbage = True
-        elif k == "w":
-            try:
-                wrap = int(v or "")
-                if wrap < 0:
-                    raise ValueError
-            except ValueError:
-                ctx.error(f"invalid wrap size: {quote(ctx, v or '')}")
-                return 1
-    if kind is None:
-        ctx.error("missing encoding type")
-        try_help(ctx)
-        return 1
-    data = _read_operand(ctx, files)
-    if data is None:
-        return 1
-    if not decode:
-        enc = _basenc_encode(kind, data)
-        if enc is None:
-            ctx.error("invalid input (length must be multiple of 4 characters)")
-            return 1
-        ctx.stdout.write(_wrap(enc, wrap))
-        return 0
-    alphabet = {"base64": rb"A-Za-z0-9+/=", "base64url": rb"A-Za-z0-9\-_=", "base32": rb"A-Z2-7=",
-                "base32hex": rb"0-9A-V=", "base16": rb"0-9A-Fa-f", "base2msbf": rb"01", "base2lsbf": rb"01",
-                "z85": re.escape(_Z85)}[kind]
-    clean = re.sub(rb"[^" + alphabet + rb"]", b"", data) if garbage else data.replace(b"\n", b"")
-    out = _basenc_decode(kind, clean)
-    if out is None:
-        ctx.error("invalid input")
-        return 1
-    ctx.stdout.write(out)
-    return 0
+    return _basenc(ctx, argv, None)

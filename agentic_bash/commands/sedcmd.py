@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
@@ -71,6 +72,11 @@ General help using GNU software: <https://www.gnu.org/gethelp/>.
 """
 
 USAGE_TEXT = f"Usage: {USAGE}\n{HELP}".encode()
+
+
+def _usage_text(ctx: CommandContext) -> bytes:
+    """sed's usage names the program as invoked (`Usage: /usr/bin/sed [OPTION]...`)."""
+    return USAGE_TEXT if ctx.name == "sed" else USAGE_TEXT.replace(b"sed", ctx.name.encode(), 1)
 
 VERSION = b"""sed (GNU sed) 4.9
 Packaged by Debian
@@ -218,6 +224,18 @@ class Cmd:
     active: bool = False
     end_line: int = 0
     done: bool = False  # a numeric first address that has passed
+
+
+def _verscmp(a: str, b: str) -> int:
+    """strverscmp-like: digit runs compare as numbers, other characters by code."""
+    ta, tb = re.findall(r"\d+|\D", a), re.findall(r"\d+|\D", b)
+    for x, y in zip(ta, tb):
+        if x.isdigit() and y.isdigit():
+            if int(x) != int(y):
+                return 1 if int(x) > int(y) else -1
+        elif x != y:
+            return 1 if x > y else -1
+    return (len(ta) > len(tb)) - (len(ta) < len(tb))
 
 
 _SIMPLE_ESC = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
@@ -613,7 +631,8 @@ class _Compiler:
             elif c == "e":
                 cmd.text = self.read_filename()
             elif c == "v":
-                self.read_label()
+                if _verscmp(self.read_label(), "4.9") > 0:  # this machine's sed is 4.9
+                    raise self.err("expected newer version of sed")
                 self.end_of_cmd()
             elif c == "y":
                 self.compile_y(cmd)
@@ -1625,7 +1644,7 @@ class _Sed:
 
 @command("sed", usage=USAGE, help=HELP)
 def sed(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="sed")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/sed") else "sed")  # (run by path: as invoked)
     err = io.BytesIO()
     try:
         opts, operands = parse_opts(
@@ -1640,7 +1659,7 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
         # GNU sed prints its whole usage (not a Try line) on a bad option
         k = msg.find(b"Try '")
         msg = msg[:k] if k >= 0 else msg
-        ctx.stderr.write(msg + USAGE_TEXT)
+        ctx.stderr.write(msg + _usage_text(ctx))
         return 1
     quiet = separate = in_place = extended = unbuffered = null = posix = sandbox = False
     suffix = ""
@@ -1694,11 +1713,11 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
             ctx.stdout.write(VERSION)
             return 0
         elif k == "help":
-            ctx.stdout.write(USAGE_TEXT + b"E-mail bug reports to: <bug-sed@gnu.org>.\n")
+            ctx.stdout.write(_usage_text(ctx) + b"E-mail bug reports to: <bug-sed@gnu.org>.\n")
             return 0
     if not pieces:
         if not operands:
-            ctx.stderr.write(USAGE_TEXT)
+            ctx.stderr.write(_usage_text(ctx))
             return 1
         pieces.append(("e", "", operands.pop(0)))
     # "#n" as the first line of the script means -n

@@ -345,6 +345,20 @@ _GETCONF = {
     "WORD_BIT": "32", "GNU_LIBC_VERSION": "glibc 2.36", "GNU_LIBPTHREAD_VERSION": "NPTL 2.36",
     "_POSIX_VERSION": "200809", "POSIX_VERSION": "200809",
 }
+_NPROC_VARS = frozenset(("_NPROCESSORS_ONLN", "_NPROCESSORS_CONF", "NPROCESSORS_ONLN", "NPROCESSORS_CONF"))
+# the pathconf variables glibc answers by a statfs of the path (the others are constants)
+_GETCONF_STATS = frozenset(("LINK_MAX", "_POSIX_LINK_MAX", "NAME_MAX", "_POSIX_NAME_MAX",
+    "_POSIX_CHOWN_RESTRICTED", "FILESIZEBITS", "POSIX_REC_XFER_ALIGN", "POSIX_ALLOC_SIZE_MIN",
+    "POSIX_REC_MIN_XFER_SIZE"))
+# pathconf variables (given with a pathname): their values on this machine's filesystems
+_GETCONF_PATH = {
+    "LINK_MAX": "65000", "_POSIX_LINK_MAX": "65000", "MAX_CANON": "255", "_POSIX_MAX_CANON": "255",
+    "MAX_INPUT": "255", "_POSIX_MAX_INPUT": "255", "NAME_MAX": "255", "_POSIX_NAME_MAX": "255",
+    "PATH_MAX": "4096", "_POSIX_PATH_MAX": "4096", "PIPE_BUF": "4096", "_POSIX_PIPE_BUF": "4096",
+    "_POSIX_CHOWN_RESTRICTED": "1", "_POSIX_NO_TRUNC": "1", "_POSIX_VDISABLE": "0",
+    "FILESIZEBITS": "64", "SYMLINK_MAX": "undefined", "POSIX_REC_XFER_ALIGN": "4096",
+    "POSIX_ALLOC_SIZE_MIN": "4096", "POSIX_REC_MIN_XFER_SIZE": "4096",
+}
 
 
 @command("getconf", usage="getconf VARIABLE [PATHNAME]", help="Print configuration values.")
@@ -354,21 +368,35 @@ def getconf(ctx: CommandContext, argv: list[str]) -> int:
              "       getconf -a [pathname]\n")
     if args[:1] == ["-a"]:
         n = str(ctx.info.nproc)
-        for k, v in sorted({**_GETCONF, "_NPROCESSORS_ONLN": n, "_NPROCESSORS_CONF": n}.items()):
+        for k, v in sorted({**_GETCONF, **_GETCONF_PATH, "_NPROCESSORS_ONLN": n, "_NPROCESSORS_CONF": n}.items()):
             _w(ctx, f"{k:<35} {v}\n" if False else f"{k}{' ' * max(1, 35 - len(k))}{v}\n")
         return 0
     if not args or len(args) > 2:
         ctx.stderr.write(usage.encode())
         return 2
     name = args[0]
-    if name in ("_NPROCESSORS_ONLN", "_NPROCESSORS_CONF", "NPROCESSORS_ONLN", "NPROCESSORS_CONF"):
+    pathvar = _GETCONF_PATH.get(name)
+    known = pathvar is not None or name in _GETCONF or name in _NPROC_VARS
+    if not known:
+        ctx.error(f"Unrecognized variable `{name}'")
+        return 2
+    # glibc: a pathconf variable needs the pathname, any other takes none
+    if (pathvar is not None) != (len(args) == 2):
+        ctx.stderr.write(usage.encode())
+        return 2
+    if pathvar is not None:
+        if name in _GETCONF_STATS:
+            try:
+                ctx.fs.stat(ctx.path(args[1]))
+            except OSError as e:
+                ctx.error(f"pathconf: {args[1]}: {strerror(e)}")
+                return 3
+        _w(ctx, pathvar + "\n")
+        return 0
+    if name in _NPROC_VARS:
         _w(ctx, f"{ctx.info.nproc}\n")
         return 0
-    v = _GETCONF.get(name)
-    if v is None:
-        ctx.stderr.write(f"getconf: Unrecognized variable `{name}'\n".encode())
-        return 1
-    _w(ctx, v + "\n")
+    _w(ctx, _GETCONF[name] + "\n")
     return 0
 
 
@@ -1723,3 +1751,184 @@ def _run_flock(ctx: CommandContext, cmd: list[str]) -> int:
     if not_run:
         return 69
     return st
+
+
+# coreutils test / [ (test.c): the program env, xargs and find -exec run, whose grammar and
+# messages differ from the shell builtin's (`invalid integer ‘a’`, `missing argument after`).
+_T_UNOPS = frozenset("-e -r -w -x -f -d -s -S -c -b -p -L -h -t -u -g -k -G -O -n -z".split())
+_T_BINOPS = frozenset("= == != -nt -ot -ef -eq -ne -lt -le -gt -ge".split())
+_T_INT = re.compile(r"[ \t]*[-+]?[0-9]+[ \t]*\Z")
+
+
+class _TestSyntax(Exception):
+    pass
+
+
+class _CoreTest:
+    def __init__(self, ctx: CommandContext, args: list[str]) -> None:
+        from ._args import quote
+        self.ctx, self.a, self.pos, self.q = ctx, args, 0, (lambda s: quote(ctx, s))
+
+    def beyond(self) -> None:
+        raise _TestSyntax(f"missing argument after {self.q(self.a[-1])}")
+
+    def advance(self, f: bool) -> None:
+        self.pos += 1
+        if f and self.pos >= len(self.a):
+            self.beyond()
+
+    def integer(self, s: str) -> int:
+        if not _T_INT.match(s):
+            raise _TestSyntax(f"invalid integer {self.q(s)}")
+        return int(s.strip(" \t"))
+
+    def binary(self) -> bool:
+        from ..shell.testexpr import binary_test
+        a, op, b = self.a[self.pos], self.a[self.pos + 1], self.a[self.pos + 2]
+        self.pos += 3
+        if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+            x, y = self.integer(a), self.integer(b)
+            return {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-le": x <= y, "-gt": x > y, "-ge": x >= y}[op]
+        return binary_test(op, a, b, self.ctx.fs, self.ctx.cwd)
+
+    def unary(self) -> bool:
+        from ..shell.testexpr import unary_test
+        op = self.a[self.pos]
+        self.advance(True)
+        operand = self.a[self.pos]
+        self.pos += 1
+        if op == "-t":
+            self.integer(operand)
+            return False
+        return unary_test(op, operand, self.ctx.fs, self.ctx.cwd, lambda n: False)
+
+    def term(self) -> bool:
+        a = self.a
+        if self.pos >= len(a):
+            self.beyond()
+        neg = False
+        while a[self.pos] == "!":
+            neg = not neg
+            self.advance(True)
+        if a[self.pos] == "(":
+            self.advance(True)
+            n = 1
+            while self.pos + n < len(a) and a[self.pos + n] != ")":
+                if n == 4:
+                    n = len(a) - self.pos
+                    break
+                n += 1
+            v = self.posix(n)
+            if self.pos >= len(a):
+                raise _TestSyntax(f"{self.q(')')} expected")
+            if a[self.pos] != ")":
+                raise _TestSyntax(f"{self.q(')')} expected, found {self.q(a[self.pos])}")
+            self.pos += 1
+        elif len(a) - self.pos >= 3 and a[self.pos + 1] in _T_BINOPS:
+            v = self.binary()
+        elif len(a[self.pos]) == 2 and a[self.pos][0] == "-":
+            if a[self.pos] not in _T_UNOPS:
+                raise _TestSyntax(f"{self.q(a[self.pos])}: unary operator expected")
+            v = self.unary()
+        else:
+            v = a[self.pos] != ""
+            self.pos += 1
+        return v != neg
+
+    def and_(self) -> bool:
+        v = True
+        while True:
+            v = self.term() and v
+            if self.pos < len(self.a) and self.a[self.pos] == "-a":
+                self.advance(False)
+                continue
+            return v
+
+    def expr(self) -> bool:
+        if self.pos >= len(self.a):
+            self.beyond()
+        v = False
+        while True:
+            v = self.and_() or v
+            if self.pos < len(self.a) and self.a[self.pos] == "-o":
+                self.advance(False)
+                continue
+            return v
+
+    def one(self) -> bool:
+        v = self.a[self.pos] != ""
+        self.pos += 1
+        return v
+
+    def two(self) -> bool:
+        a, p = self.a, self.pos
+        if a[p] == "!":
+            self.advance(False)
+            return not self.one()
+        if len(a[p]) == 2 and a[p][0] == "-":
+            if a[p] in _T_UNOPS:
+                return self.unary()
+            raise _TestSyntax(f"{self.q(a[p])}: unary operator expected")
+        self.beyond()
+        return False
+
+    def three(self) -> bool:
+        a, p = self.a, self.pos
+        if a[p + 1] in _T_BINOPS:
+            return self.binary()
+        if a[p] == "!":
+            self.advance(True)
+            return not self.two()
+        if a[p] == "(" and a[p + 2] == ")":
+            self.advance(False)
+            v = self.one()
+            self.advance(False)
+            return v
+        if a[p + 1] in ("-a", "-o"):
+            return self.expr()
+        raise _TestSyntax(f"{self.q(a[p + 1])}: binary operator expected")
+
+    def posix(self, n: int) -> bool:
+        a, p = self.a, self.pos
+        if n == 1:
+            return self.one()
+        if n == 2:
+            return self.two()
+        if n == 3:
+            return self.three()
+        if n == 4:
+            if a[p] == "!":
+                self.advance(True)
+                return not self.three()
+            if a[p] == "(" and a[p + 3] == ")":
+                self.advance(False)
+                v = self.two()
+                self.advance(False)
+                return v
+        return self.expr()
+
+
+@command("test", "[", usage="test EXPRESSION", help="Evaluate conditional expression.")
+def coreutils_test(ctx: CommandContext, argv: list[str]) -> int:
+    args = argv[1:]
+    if argv[0].rsplit("/", 1)[-1] == "[":
+        if len(args) == 1 and args[0] in ("--help", "--version"):
+            from ._args import _print_help
+            _print_help(ctx, "[")
+            return 0
+        if not args or args[-1] != "]":
+            from ._args import quote
+            ctx.error(f"missing {quote(ctx, ']')}")
+            return 2
+        args = args[:-1]
+    if not args:
+        return 1
+    t = _CoreTest(ctx, args)
+    try:
+        v = t.posix(len(args))
+        if t.pos != len(args):
+            raise _TestSyntax(f"extra argument {t.q(args[t.pos])}")
+    except _TestSyntax as e:
+        ctx.error(str(e))
+        return 2
+    return 0 if v else 1

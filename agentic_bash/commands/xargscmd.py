@@ -214,7 +214,7 @@ def _tokens(lines, eof: str | None):  # noqa: ANN001, ANN202
 
 @command("xargs", usage=USAGE, help=HELP)
 def xargs(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name="xargs")
+    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/xargs") else "xargs")  # (run by path: as invoked)
     try:
         opts, rest = parse_opts(ctx, ["xargs", *argv[1:]], "+0a:d:E:e::I:i::L:l::n:oP:prs:tx",
                                 {"null": "0", "arg-file": "a", "delimiter": "d", "eof": "e",

@@ -1,4 +1,4 @@
-"""gawk extensions our awk supports, compared with gawk where it is installed."""
+"""gawk extensions our `gawk` supports (`awk` is mawk, without them), compared with gawk where it is installed."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_gawk_extension(case, tmp_path):
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"}
     gnu = subprocess.run([GAWK, *args], input=stdin.encode(), capture_output=True, cwd=str(tmp_path), env=env)
     h = Harness(files, env=env)
-    ours = h.run(["awk", *args], stdin=stdin)
+    ours = h.run(["gawk", *args], stdin=stdin)  # (awk is mawk: no gawk extensions)
     assert ours.stdout == gnu.stdout
     assert ours.status == gnu.returncode
 

@@ -163,6 +163,9 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                         err(f"line {e.line + (0 if src.endswith(chr(10)) else 1)}: missing }} near end of file")
                         return 2
                 err(f"line {e.line}: syntax error at or near {near}")
+            elif str(e) == "unexpected character":  # (mawk's scanner: no "line" here)
+                c = near
+                err(f"{e.line}: unexpected character " + (f"'{c}'" if " " < c < "\x7f" else f"0x{ord(c):02x}"))
             elif str(e).startswith("runaway"):
                 err(f"line {e.line}: {e} {near} ...")
             else:
@@ -176,6 +179,8 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                             line = src[:m.start()].count("\n") + 1
                             break
                 line = line or src.count("\n") + 2
+                for other in getattr(e, "others", ()):
+                    err(f"line {line}: function {other} never defined")
                 err(f"line {line}: {e}")
             return 2
         except RecursionError:

@@ -37,6 +37,7 @@ class CodeGen:
         # RT is gawk's; in mawk it is an ordinary variable
         self.special = SPECIAL - {"RT"} if mawk else SPECIAL
         self.loop_depth = 0
+        self.undefined: list[str] = []
         self._analyse()
 
     # -- array analysis ------------------------------------------------------------------
@@ -374,7 +375,10 @@ class CodeGen:
     def x_call(self, e: tuple) -> tuple[str, str]:
         name, args = e[1], e[2]
         if name not in self.funcs:
-            raise AwkSyntaxError(f"function {name} never defined", 0, name)
+            # mawk reports each call of an undefined function once the program is read
+            # (compile_program)
+            self.undefined.append(name)
+            return "0.0", "n"
         params = self.funcs[name][1]
         if len(args) > len(params):
             raise AwkSyntaxError(f"too many arguments in call to {name}", 0, name)
@@ -700,4 +704,9 @@ def compile_program(prog: dict, mawk: bool = True) -> tuple[str, dict[str, objec
     """-> (python source, constants, global names, global array names)."""
     g = CodeGen(prog, mawk)
     src = g.compile()
+    if g.undefined:
+        # mawk's order: the last call first, the first call last
+        e = AwkSyntaxError(f"function {g.undefined[0]} never defined", 0, g.undefined[0])
+        e.others = g.undefined[:0:-1]  # type: ignore[attr-defined]
+        raise e
     return src, g.consts, g.globals_used, g.global_arrays

@@ -17,6 +17,15 @@ BUILTINS = {"length", "substr", "index", "split", "sub", "gsub", "match", "sprin
             "fflush", "gensub", "strftime", "systime", "mktime", "and", "or", "xor", "lshift", "rshift",
             "compl", "asort", "asorti", "typeof", "isarray", "strtonum"}
 
+# mawk (this machine's awk) knows none of gawk's extension functions or BEGINFILE/ENDFILE:
+# there `gensub(` is a call of an undefined function and BEGINFILE a variable
+_GAWK_ONLY = {"gensub", "and", "or", "xor", "lshift", "rshift", "compl", "asort", "asorti", "typeof",
+              "isarray", "strtonum"}
+MAWK_BUILTINS = BUILTINS - _GAWK_ONLY
+# mawk parses these calls by grammar rules (2 arguments, or 3): another count is a syntax error
+_GRAMMAR_ARGS = {"sub": 3, "gsub": 3, "split": 3, "match": 2}
+MAWK_KEYWORDS = KEYWORDS - {"BEGINFILE", "ENDFILE"}
+
 
 class AwkSyntaxError(Exception):
     def __init__(self, msg: str, line: int, near: str = "") -> None:
@@ -71,6 +80,7 @@ def unescape(s: str) -> str:
 
 def tokenize(src: str, mawk: bool = True) -> list[tuple[str, object, int]]:
     toks: list[tuple[str, object, int]] = []
+    keywords, builtins = (MAWK_KEYWORDS, MAWK_BUILTINS) if mawk else (KEYWORDS, BUILTINS)
     i, n, line = 0, len(src), 1
     last = ""
     while i < n:
@@ -179,12 +189,12 @@ def tokenize(src: str, mawk: bool = True) -> list[tuple[str, object, int]]:
         if m:
             w = m.group(0)
             i = m.end()
-            if w in KEYWORDS:
+            if w in keywords:
                 if w == "func":
                     w = "function"
                 toks.append((w, w, line))
                 last = w
-            elif w in BUILTINS:
+            elif w in builtins:
                 toks.append(("BUILTIN", w, line))
                 last = "BUILTIN"
             elif i < n and src[i] == "(":
@@ -207,7 +217,7 @@ def tokenize(src: str, mawk: bool = True) -> list[tuple[str, object, int]]:
                 last = op2
                 break
         else:
-            raise AwkSyntaxError("syntax error", line, c)
+            raise AwkSyntaxError("unexpected character", line, c)
     toks.append(("NEWLINE", None, line))
     toks.append(("EOF", None, line))
     return toks
@@ -522,9 +532,10 @@ class Parser:
             raise self.err()
         return (kind, args, redir)
 
-    def expr_list(self) -> list:
+    def expr_list(self, most: int = 0) -> list:
+        """Comma-separated expressions; at most ``most`` of them when given."""
         out = [self.expr()]
-        while self.tok == ",":
+        while self.tok == "," and len(out) != most:
             self.pos += 1
             self.opt_nl()
             out.append(self.expr())
@@ -797,7 +808,10 @@ class Parser:
                 try:
                     self.opt_nl()
                     if self.tok != ")":
-                        args = self.expr_list()
+                        args = self.expr_list(_GRAMMAR_ARGS.get(name, 0) if self.mawk else 0)
+                    if self.mawk and name in _GRAMMAR_ARGS and \
+                            (len(args) < 2 or self.tok == ","):
+                        raise self.err()
                     self.opt_nl()
                     self.eat(")")
                 finally:
