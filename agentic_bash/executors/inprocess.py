@@ -1204,14 +1204,18 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
-        if status == 127 and (who != "-c" or sh.state.options["errexit"]) \
-                and (isinstance(e.__context__, ExpansionError) or getattr(e, "eof", False)):
-            # an unbound variable or ${x:?} ends a script file, or bash -c under set -e,
-            # with 1 (bash -c without set -e: 127)
-            status = 1
+        if status == 127 and (isinstance(e.__context__, ExpansionError) or getattr(e, "eof", False)):
+            if sh.dash:
+                status = 2  # dash ends with 2 in every mode
+            elif who != "-c" or sh.state.options["errexit"]:
+                # an unbound variable or ${x:?} ends a script file, or bash -c under set -e,
+                # with 1 (bash -c without set -e: 127)
+                status = 1
     except ExpansionError as e:
         sh.error(e.message)
-        status = 1 if e.status == 127 and (who != "-c" or sh.state.options["errexit"]) else e.status
+        status = e.status
+        if status == 127:
+            status = 2 if sh.dash else 1 if who != "-c" or sh.state.options["errexit"] else 127
     except (ReturnFn, LoopCtl):
         status = sh.state.last_status
     except BrokenPipeError:

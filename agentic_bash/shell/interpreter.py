@@ -450,6 +450,8 @@ class Interpreter(Expander):
         self.error(f"warning: {name}: circular name reference")
 
     def error(self, msg: str) -> None:
+        if self.dash and msg.endswith(": unbound variable"):
+            msg = msg[:-18] + ": parameter not set"  # dash's wording for set -u
         self.write_err((self.err_prefix() + msg + "\n").encode("utf-8", "surrogateescape"))
 
     def write_err(self, data: bytes) -> None:
