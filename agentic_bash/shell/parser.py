@@ -1542,20 +1542,23 @@ _COPROC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # ---------------------------------------------------------------------------- public API
 
 
-# One line of plain words (`ls -la /tmp`, `git status`, `echo hello 12`): no quoting,
-# expansion, glob, brace, tilde, comment, operator or redirection character anywhere, no
-# `=` in the first word (an assignment) and no reserved or declaration word first. Such a
-# line is a single Simple command of literal words, built here without the parser
-# (tests/shell/test_plain_line.py checks it builds the tree the parser does).
-_PLAIN_LINE = re.compile(r"[ \t]*([A-Za-z0-9_./:,+%@^-]+)((?:[ \t]+[A-Za-z0-9_./:,+%@^=-]+)*)[ \t]*\n?\Z")
+# One line of plain-word commands (`ls -la /tmp`, `cd src && make test`, `mkdir d; cd d`):
+# no quoting, expansion, glob, brace, tilde, comment, pipe, background or redirection
+# character anywhere, commands joined only by `;`, `&&` and `||`, no `=` in a command's
+# first word (an assignment) and no reserved or declaration word first. Such a line is
+# built here without the parser (tests/shell/test_plain_line.py checks it builds the
+# parser's tree).
+_PLAIN_CMD = re.compile(r"[ \t]*([A-Za-z0-9_./:,+%@^-]+)((?:[ \t]+[A-Za-z0-9_./:,+%@^=-]+)*)[ \t]*\Z")
+_PLAIN_CHARS = re.compile(r"[A-Za-z0-9_./:,+%@^=;&| \t-]*\n?\Z")
+_PLAIN_ANDOR = re.compile(r"(&&|\|\|)")
 _PLAIN_FIRST_NO = frozenset({
     "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
     "select", "function", "time", "coproc", "in",
 }) | _DECL_BUILTINS
 
 
-def _plain_line(source: str) -> Script | None:
-    m = _PLAIN_LINE.match(source)
+def _plain_simple(text: str) -> Simple | None:
+    m = _PLAIN_CMD.match(text)
     if m is None:
         return None
     first = m.group(1)
@@ -1565,8 +1568,38 @@ def _plain_line(source: str) -> Script | None:
     rest = m.group(2)
     if rest:
         texts += rest.split()
-    words = tuple([Word((Lit(t),), t, 1) for t in texts])
-    return Script((ListItem(Simple((), words, (), 1), False, True, 1),), 1)
+    return Simple((), tuple([Word((Lit(t),), t, 1) for t in texts]), (), 1)
+
+
+def _plain_line(source: str) -> Script | None:
+    if _PLAIN_CHARS.match(source) is None:
+        return None
+    body = source[:-1] if source.endswith("\n") else source
+    segments = body.split(";")
+    if len(segments) > 1 and not segments[-1].strip(" \t"):
+        segments.pop()  # one `;` may end the line
+    items = []
+    for seg in segments:
+        if "&" in seg or "|" in seg:
+            pieces = _PLAIN_ANDOR.split(seg)
+            first = _plain_simple(pieces[0])
+            if first is None:
+                return None
+            rest = []
+            for k in range(1, len(pieces), 2):
+                cmd = _plain_simple(pieces[k + 1])
+                if cmd is None:
+                    return None
+                rest.append((pieces[k], cmd))
+            node: Command = AndOr(first, tuple(rest), 1)
+        else:
+            simple = _plain_simple(seg)
+            if simple is None:
+                return None
+            node = simple
+        items.append(ListItem(node, False, False, 0))
+    items[-1] = ListItem(items[-1].cmd, False, True, 1)
+    return Script(tuple(items), 1)
 
 
 def parse_with_warnings(source: str, *, extglob: bool = True) -> tuple[Script, list[tuple[int, str]]]:

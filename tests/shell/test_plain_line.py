@@ -37,9 +37,30 @@ def test_plain_lines_build_the_parsers_tree(source: str) -> None:
     assert P.parse_with_warnings(source) == (fast, [])
 
 
+_sep = st.sampled_from([";", " ; ", "&&", " && ", " || ", "||", "; ", ";;", "&", "|", " ;; "])
+_cmd = st.lists(_word, min_size=1, max_size=3).map(" ".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_cmd, min_size=1, max_size=5), st.lists(_sep, min_size=4, max_size=4),
+       st.sampled_from(["", ";", " ;", "\n", ";\n", "&&", " &"]))
+def test_plain_lists_build_the_parsers_tree_or_take_the_parser(cmds: list[str], seps: list[str],
+                                                                end: str) -> None:
+    source = cmds[0] + "".join(s + c for s, c in zip(seps, cmds[1:])) + end
+    fast = P._plain_line(source)
+    try:
+        full = _full(source)
+    except P.ParseError:
+        assert fast is None, source  # a syntax error is always left to the parser
+        return
+    if fast is not None:
+        assert fast == full, source
+
+
 def test_lines_with_anything_else_take_the_parser() -> None:
     for s in ["x=1", "echo $x", "echo 'a'", "ls *.py", "echo {a,b}", "cd ~", "echo a # c",
-              "a | b", "a; b", "a && b", "a > f", "2>f a", "time ls", "if", "export A=1",
+              "a | b", "a;; b", ";a", "a &", "a &&", "a > f", "2>f a", "time ls", "if", "export A=1",
+              "a && time b", "a; then", "a |& b", "a; ;",
               "echo a\nb", "echo \\n", "(a)", "echo ã", "", "   ", "echo a\r", "! a",
               "declare -a x", "[ -f x ]", "echo a]"]:
         assert P._plain_line(s) is None, s
