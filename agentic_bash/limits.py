@@ -89,18 +89,23 @@ class Budget:
                  "cmd_cap", "iter_cap")
 
     def __init__(self, limits: Limits, timeout: float | None = None) -> None:
+        self._start(limits, timeout, time.monotonic())
+        self._event = threading.Event()
+
+    def _start(self, limits: Limits, timeout: float | None, now: float) -> None:
+        """The counters of a run that starts at ``now``."""
         self.limits = limits
-        # the interpreter's inlined charge: past this count it calls over_command(), which
-        # raises at max_commands (a subclass sets -1 to be asked on every command)
+        # the charges (and the interpreter's inlined copies of them) call over_*() only past
+        # these counts, when cancelled or at the deadline; a subclass sets -1 to be asked on
+        # every charge
         self.cmd_cap = sys.maxsize if limits.max_commands is None else limits.max_commands
         self.iter_cap = sys.maxsize if limits.max_loop_iterations is None else limits.max_loop_iterations
         t = limits.timeout if timeout is None else timeout
-        self.deadline: float | None = None if t is None else time.monotonic() + t
+        self.deadline: float | None = None if t is None else now + t
         self.commands = 0
         self.iterations = 0
         self._cancelled = False
         self._reason = "timeout"
-        self._event = threading.Event()
 
     # -- checks -------------------------------------------------------------------------
     def check(self) -> None:
@@ -114,12 +119,21 @@ class Budget:
 
     def charge_command(self) -> None:
         n = self.commands = self.commands + 1
+        if n > self.cmd_cap or self._cancelled or ((d := self.deadline) is not None and _monotonic() >= d):
+            self.over_command()
+
+    def charge_iteration(self) -> None:
+        n = self.iterations = self.iterations + 1
+        if n > self.iter_cap or self._cancelled or ((d := self.deadline) is not None and _monotonic() >= d):
+            self.over_iteration()
+
+    def over_command(self) -> None:
+        """The rest of charge_command once ``commands`` is counted (the interpreter's hot
+        path inlines the count and the test above): raise at max_commands, else check()."""
         m = self.limits.max_commands
-        if m is not None and n > m:
+        if m is not None and self.commands > m:
             raise LimitExceeded("max_commands", f"too many commands (limit {m})")
-        d = self.deadline
-        if self._cancelled or (d is not None and _monotonic() >= d):
-            self.check()  # raises
+        self.check()
 
     def over_iteration(self) -> None:
         """The rest of charge_iteration once ``iterations`` is counted (see over_command)."""
@@ -127,23 +141,6 @@ class Budget:
         if m is not None and self.iterations > m:
             raise LimitExceeded("max_loop_iterations", f"too many loop iterations (limit {m})")
         self.check()
-
-    def over_command(self) -> None:
-        """The rest of charge_command once ``commands`` is counted: the interpreter's hot path
-        inlines the count and calls this past ``cmd_cap``, when cancelled or at the deadline."""
-        m = self.limits.max_commands
-        if m is not None and self.commands > m:
-            raise LimitExceeded("max_commands", f"too many commands (limit {m})")
-        self.check()
-
-    def charge_iteration(self) -> None:
-        n = self.iterations = self.iterations + 1
-        m = self.limits.max_loop_iterations
-        if m is not None and n > m:
-            raise LimitExceeded("max_loop_iterations", f"too many loop iterations (limit {m})")
-        d = self.deadline
-        if self._cancelled or (d is not None and _monotonic() >= d):
-            self.check()  # raises
 
     # -- time ---------------------------------------------------------------------------
     def remaining(self) -> float | None:

@@ -353,7 +353,6 @@ class Sandbox:
         self._finalizer.detach()
         self._ex, self.isolation_level, self.isolation = ex, level, report
         self._finalizer = weakref.finalize(self, _close_executor, ex)
-        self._route()
         for name, fn in self._custom.items():
             reg = getattr(ex, "register_command", None)
             if reg is not None:

@@ -241,7 +241,6 @@ class InProcessExecutor:
         self._idle_marker: Any = None
         self._spare: tuple[Budget, Capture, Capture, dict[int, Any]] | None = None
         self._no_stdin = InputBytes(b"")
-        self._timeout = limits.timeout
         self.shell = Interpreter(fs, info=info, host=self)
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
@@ -316,11 +315,8 @@ class InProcessExecutor:
                 self._spare = None
                 budget, out, err, fds = spare
                 spare = None  # the tuple would count as a holder at the end
-                if timeout is None:
-                    t = self._timeout
-                    budget.deadline = None if t is None else t0 + t
-                else:
-                    budget.deadline = t0 + timeout
+                t = limits.timeout if timeout is None else timeout
+                budget.deadline = None if t is None else t0 + t
                 budget.commands = budget.iterations = 0
                 if on_output is not None or out.on_output is not None:
                     out.on_output = err.on_output = on_output
@@ -900,15 +896,7 @@ class _RunBudget(Budget):
     __slots__ = ("_ev",)
 
     def __init__(self, limits: Limits, timeout: float | None, now: float) -> None:  # noqa: D107
-        self.limits = limits
-        self.cmd_cap = sys.maxsize if limits.max_commands is None else limits.max_commands
-        self.iter_cap = sys.maxsize if limits.max_loop_iterations is None else limits.max_loop_iterations
-        t = limits.timeout if timeout is None else timeout
-        self.deadline = None if t is None else now + t
-        self.commands = 0
-        self.iterations = 0
-        self._cancelled = False
-        self._reason = "timeout"
+        self._start(limits, timeout, now)
         self._ev = None
 
     @property  # type: ignore[override]

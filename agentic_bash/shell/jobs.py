@@ -99,7 +99,9 @@ class _JobBudget(Budget):
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
         super().__init__(limits)
-        self.cmd_cap = self.iter_cap = -1  # the interpreter asks over_*() on every charge
+        # a job must also notice its parent, root or session ending, which set no flag of its
+        # own: every charge goes on to over_*() and so to check()
+        self.cmd_cap = self.iter_cap = -1
         self.parent = parent
         self.host = host
         if isinstance(parent, _JobBudget):
@@ -112,17 +114,6 @@ class _JobBudget(Budget):
                 self.deadline = rd
         else:
             self.root = self
-
-    # Budget.charge_* only call check() once the budget itself is cancelled or past its
-    # deadline (the run's hot path); a job must also notice its parent, root or session
-    # ending, so it checks on every charge
-    def charge_command(self) -> None:
-        Budget.charge_command(self)
-        self.check()
-
-    def charge_iteration(self) -> None:
-        Budget.charge_iteration(self)
-        self.check()
 
     def check(self) -> None:
         if not self._cancelled:

@@ -57,6 +57,14 @@ def test_plain_lists_build_the_parsers_tree_or_take_the_parser(cmds: list[str], 
         assert fast == full, source
 
 
+def test_common_plain_lines_take_the_fast_path() -> None:
+    for s in ["ls -la /tmp", "cd src && make test", "mkdir d; cd d\n", "a || b; c && d;",
+              "git commit --amend"]:
+        fast = P._plain_line(s)
+        assert fast is not None, s
+        assert fast == _full(s), s
+
+
 def test_lines_with_anything_else_take_the_parser() -> None:
     for s in ["x=1", "echo $x", "echo 'a'", "ls *.py", "echo {a,b}", "cd ~", "echo a # c",
               "a | b", "a;; b", ";a", "a &", "a &&", "a > f", "2>f a", "time ls", "if", "export A=1",
