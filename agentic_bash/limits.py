@@ -9,9 +9,14 @@ from dataclasses import dataclass, replace
 
 from .errors import LimitExceeded
 
-__all__ = ["Budget", "Limits"]
+__all__ = ["Budget", "Limits", "active_budget", "charge_read", "check_size"]
 
 MiB = 1024 * 1024
+
+# The budget of the run the current thread works for: bound by the shell where a thread
+# starts running script code (a run, a pipeline stage, a job, a process substitution), so
+# code with no command context (a line reader, a device file, a string builder) charges it.
+_bound = threading.local()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +91,14 @@ class Budget:
     _poll: float | None = None
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
-                 "cmd_cap", "iter_cap")
+                 "cmd_cap", "iter_cap", "held", "stages")
+
+    # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
+    # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
+    # HELD_OVERHEAD for the object around it. Past it sort spills to temporary files and the
+    # others refuse, as GNU tools do when malloc fails.
+    HELD_FACTOR = 4
+    HELD_OVERHEAD = 64
 
     def __init__(self, limits: Limits, timeout: float | None = None) -> None:
         self._start(limits, timeout, time.monotonic())
@@ -104,6 +116,8 @@ class Budget:
         self.deadline: float | None = None if t is None else now + t
         self.commands = 0
         self.iterations = 0
+        self.held = 0
+        self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
         self._cancelled = False
         self._reason = "timeout"
 
@@ -142,6 +156,48 @@ class Budget:
             raise LimitExceeded("max_loop_iterations", f"too many loop iterations (limit {m})")
         self.check()
 
+    # -- sizes: every read, every built string, every held buffer ------------------------
+    def charge_read(self, nbytes: int) -> None:
+        """``nbytes`` were just read (a chunk, a line): the deadline and cancel are checked.
+        Readers call it per chunk, so an endless source (``/dev/zero``, ``yes |``) stops at
+        the deadline wherever it is read."""
+        if self._cancelled or self.cmd_cap < 0 or ((d := self.deadline) is not None and _monotonic() >= d):
+            self.check()
+
+    def check_size(self, nbytes: int, what: str) -> None:
+        """One string or buffer of ``nbytes`` is about to be built (a line, a variable, a
+        here-document, printf's output, an expanded word): past ``max_variable_bytes`` the
+        run fails as bash does when malloc fails; the deadline is checked too."""
+        lim = self.limits.max_variable_bytes
+        if lim is not None and nbytes > lim:
+            raise LimitExceeded("max_variable_bytes", f"{what}: exceeds max_variable_bytes ({lim} bytes)")
+        if self._cancelled or ((d := self.deadline) is not None and _monotonic() >= d):
+            self.check()
+
+    def held_cap(self) -> int | None:
+        """Bytes one command may hold in memory (see HELD_FACTOR), None for no cap."""
+        lim = self.limits.max_variable_bytes
+        return None if lim is None else lim * self.HELD_FACTOR
+
+    def stage_cap(self) -> int:
+        """Pipeline stages that may run at once on threads of their own: a stage is a
+        process in bash, so four times ``max_processes`` bounds them (4096 without it; a
+        long pipeline of ``yes`` stages is legitimate, many nested ones are not); past it a
+        pipeline fails like a fork that gets EAGAIN (``f(){ f | f; }; f``)."""
+        m = self.limits.max_processes
+        return 4096 if m is None else 4 * m
+
+    def bind(self) -> Budget | None:
+        """Make this the budget of the calling thread; returns the one it replaces (give it
+        to ``unbind``)."""
+        prior = getattr(_bound, "budget", None)
+        _bound.budget = self
+        return prior
+
+    @staticmethod
+    def unbind(prior: Budget | None) -> None:
+        _bound.budget = prior
+
     # -- time ---------------------------------------------------------------------------
     def remaining(self) -> float | None:
         """Seconds until the deadline (never negative), or None without one."""
@@ -171,3 +227,28 @@ class Budget:
     @property
     def cancelled(self) -> bool:
         return self._cancelled
+
+
+def active_budget() -> Budget | None:
+    """The budget bound to the calling thread (see ``Budget.bind``), or None outside a run."""
+    return getattr(_bound, "budget", None)
+
+
+def charge_read(nbytes: int) -> None:
+    """``Budget.charge_read`` on the calling thread's budget, if any."""
+    b = getattr(_bound, "budget", None)
+    if b is not None:
+        b.charge_read(nbytes)
+
+
+def check_size(nbytes: int, what: str) -> None:
+    """``Budget.check_size`` on the calling thread's budget; outside a run, the default
+    ``max_variable_bytes`` applies, so nothing unbounded is built even then."""
+    b = getattr(_bound, "budget", None)
+    if b is not None:
+        b.check_size(nbytes, what)
+    elif nbytes > _DEFAULT_VAR:
+        raise LimitExceeded("max_variable_bytes", f"{what}: exceeds max_variable_bytes ({_DEFAULT_VAR} bytes)")
+
+
+_DEFAULT_VAR = Limits().max_variable_bytes or sys.maxsize

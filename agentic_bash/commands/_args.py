@@ -32,6 +32,7 @@ import re
 import stat
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
+from ..limits import Budget, charge_read, check_size
 from .base import REGISTRY, CommandContext
 
 __all__ = [
@@ -326,26 +327,44 @@ def _reader(stream: BinaryIO):  # noqa: ANN202
 def iter_lines(stream: BinaryIO, chunk: int = 65536, sep: bytes = b"\n") -> Iterator[bytes]:
     """Yield lines with their separator (the last one may lack it), reading in chunks.
 
-    Uses ``read1`` where available so a pipe's data flows as soon as it is written.
+    Uses ``read1`` where available so a pipe's data flows as soon as it is written. Every
+    chunk is charged to the run's budget (deadline) and a line is at most
+    ``max_variable_bytes`` long (``head -n1 /dev/zero`` ends instead of growing forever).
     """
     read = _reader(stream)
-    buf = b""
+    parts: list[bytes] = []  # an unfinished line, in pieces (joining per chunk was quadratic)
+    plen = 0
     while True:
         data = read(chunk)
         if not data:
             break
-        if buf:
-            data = buf + data
-        start = 0
+        n = len(data)
+        charge_read(n)
+        k = data.find(sep)
+        if k < 0:
+            parts.append(data)
+            plen += n
+            check_size(plen, "input line")
+            continue
+        if parts:
+            parts.append(data[:k + 1])
+            yield b"".join(parts)
+            parts = []
+            plen = 0
+        else:
+            yield data[:k + 1]
+        start = k + 1
         while True:
             k = data.find(sep, start)
             if k < 0:
                 break
             yield data[start:k + 1]
             start = k + 1
-        buf = data[start:]
-    if buf:
-        yield buf
+        if start < n:
+            parts.append(data[start:])
+            plen = n - start
+    if parts:
+        yield b"".join(parts)
 
 
 def iter_chunks(stream: BinaryIO, chunk: int = 65536) -> Iterator[bytes]:
@@ -354,6 +373,7 @@ def iter_chunks(stream: BinaryIO, chunk: int = 65536) -> Iterator[bytes]:
         data = read(chunk)
         if not data:
             return
+        charge_read(len(data))
         yield data
 
 
@@ -660,43 +680,64 @@ def iter_line_blocks(stream: BinaryIO, sep: bytes = b"\n", chunk: int = 1 << 18
     The last batch may be ``([partial], True)`` for input not ending in ``sep``. Batching
     lets commands work on lists (comprehensions, ``groupby``) instead of line by line.
     """
-    buf = b""
+    parts: list[bytes] = []  # an unfinished line, in pieces
+    plen = 0
     for data in iter_chunks(stream, chunk):
-        if buf:
-            data = buf + data
         k = data.rfind(sep)
         if k < 0:
-            buf = data
+            parts.append(data)
+            plen += len(data)
+            check_size(plen, "input line")
             continue
+        if parts:
+            parts.append(data)
+            data = b"".join(parts)
+            k += plen
+            parts = []
         yield data[:k].split(sep), False
-        buf = data[k + 1:]
-    if buf:
-        yield [buf], True
+        rest = data[k + 1:]
+        parts = [rest] if rest else []
+        plen = len(rest)
+    if parts:
+        yield [b"".join(parts)], True
 
 
 MAX_BUFFERED = 256 * 1024 * 1024
 """Largest input a command that must hold all of it (sort, tac, od, ...) keeps in memory."""
 
 
-def read_bounded(ctx: CommandContext, stream: BinaryIO) -> bytes:
-    """All of ``stream``, checking the run's budget; MemoryError past MAX_BUFFERED bytes.
-
-    GNU tools would spill to temporary files; in a sandbox an endless input (``sort
-    /dev/zero``) must end with "memory exhausted" rather than eat the host's memory.
-    """
+def held_cap(ctx: CommandContext) -> int:
+    """What one command may hold in memory: MAX_BUFFERED, or less under a smaller
+    max_variable_bytes (``Budget.held_cap``) or max_fs_bytes."""
     cap = MAX_BUFFERED
-    lim = getattr(getattr(ctx.budget, "limits", None), "max_fs_bytes", None)
+    b = ctx.budget
+    hc = b.held_cap() if hasattr(b, "held_cap") else None
+    if hc is not None and hc < cap:
+        cap = max(hc, 1 << 20)
+    lim = getattr(getattr(b, "limits", None), "max_fs_bytes", None)
     if isinstance(lim, int) and lim < cap:
         cap = max(lim, 1 << 20)
+    return cap
+
+
+def read_bounded(ctx: CommandContext, stream: BinaryIO, sep: bytes | None = b"\n") -> bytes:
+    """All of ``stream``, checking the run's budget; MemoryError past ``held_cap``.
+
+    GNU tools would spill to temporary files; in a sandbox an endless input (``sort
+    /dev/zero``) must end with "memory exhausted" rather than eat the host's memory. The
+    callers split what they read into lines (``sep``), each a Python object: every one is
+    counted with Budget.HELD_OVERHEAD bytes more, so a hundred million short lines are
+    refused before they take gigabytes.
+    """
+    cap = held_cap(ctx)
+    over = Budget.HELD_OVERHEAD if sep else 0
     parts: list[bytes] = []
     n = 0
-    for i, chunk in enumerate(iter_chunks(stream, 1 << 16)):
-        n += len(chunk)
+    for chunk in iter_chunks(stream, 1 << 16):
+        n += len(chunk) + (over * chunk.count(sep) if over else 0)  # type: ignore[arg-type]
         if n > cap:
             raise MemoryError("memory exhausted")
         parts.append(chunk)
-        if i & 15 == 15:
-            ctx.budget.check()
     return b"".join(parts)
 
 

@@ -273,7 +273,7 @@ def _read_operand(ctx: CommandContext, files: list[str]) -> bytes | None:
     try:
         f = open_input(ctx, name)
         try:
-            return read_bounded(ctx, f)
+            return read_bounded(ctx, f, None)
         finally:
             f.close()
     except IsADirectoryError:

@@ -369,7 +369,7 @@ def _od_strings(ctx: CommandContext, files: list[str], radix: str, skip: int, li
     for name in files or ["-"]:
         try:
             with open_input(ctx, name) as f:
-                chunks.append(read_bounded(ctx, f))
+                chunks.append(read_bounded(ctx, f, None))
         except OSError as e:
             file_error(ctx, e, name)
             status = 1
@@ -454,7 +454,7 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"{inp}: {e.strerror or 'No such file or directory'}")
         return 2
     try:
-        data = read_bounded(ctx, f)
+        data = read_bounded(ctx, f, None)
     except IsADirectoryError:
         ctx.error("Is a directory" if inp == "-" else f"{inp}: Is a directory")
         return 2
@@ -580,7 +580,7 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
-            data += read_bounded(ctx, f)
+            data += read_bounded(ctx, f, None)
         except IsADirectoryError:
             ctx.stderr.write(f"hexdump: {name}: Is a directory\n".encode())
             status = 1
@@ -663,6 +663,15 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
             except ValueError:
                 ctx.stderr.write(f"strings: invalid minimum string length {v}\n".encode())
                 return 1
+            # binutils keeps the length in an int: 2**32 is 0 there (an error naming 0);
+            # a larger one than any input can hold just finds nothing
+            n32 = minlen & 0xFFFFFFFF
+            if n32 >= 1 << 31:
+                n32 -= 1 << 32
+            if n32 < 1:
+                ctx.stderr.write(f"strings: invalid minimum string length {n32}\n".encode())
+                return 1
+            minlen = min(n32, 1 << 30)
         elif k == "t":
             radix = v
         elif k == "o":
@@ -686,7 +695,7 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
-            data = read_bounded(ctx, f)
+            data = read_bounded(ctx, f, None)
         except IsADirectoryError:
             if name != "-":
                 ctx.stderr.write(f"strings: Warning: '{name}' is a directory\n".encode())

@@ -8,6 +8,9 @@ import os
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import Any, Callable, Iterator
+
+from ..limits import Budget
 
 from ._args import read_bounded, stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quoteaf, quotef, read_files0, try_help
 from .base import CommandContext, command, strerror
@@ -381,8 +384,18 @@ def make_sort_key(keys: list[Key], tab: bytes | None, last_resort: bool, global_
     return kf
 
 
-def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: list[int]) -> list[bytes]:
+def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: list[int],
+                    spill: Callable[[list[bytes]], None] | None = None) -> list[bytes]:
+    """Every line of ``names`` (without ``sep``). What is held is counted (bytes plus
+    Budget.HELD_OVERHEAD a line); past a quarter of ``held_cap`` the lines so far go to
+    ``spill`` (a sorted run in a temporary file, as GNU sort does), or without it the read
+    fails with "memory exhausted"."""
+    from ._args import held_cap, iter_line_blocks
+    cap = held_cap(ctx)
+    run_cap = cap // 4 if spill is not None else cap
+    over = Budget.HELD_OVERHEAD
     lines: list[bytes] = []
+    held = 0
     for name in names:
         try:
             f = open_input(ctx, name)
@@ -395,17 +408,67 @@ def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: l
             status[0] = 2
             raise _Abort()
         try:
-            data = read_bounded(ctx, f)
+            for block, _partial in iter_line_blocks(f, sep, 1 << 16):
+                lines.extend(block)
+                held += sum(map(len, block)) + over * len(block)
+                if held > run_cap:
+                    if spill is None:
+                        raise MemoryError("memory exhausted")
+                    spill(lines)
+                    lines = []
+                    held = 0
+        except IsADirectoryError:
+            ctx.error(f"read failed: {quotef(name)}: Is a directory")
+            status[0] = 2
+            raise _Abort()
         finally:
             f.close()
-        if not data:
-            continue
-        parts = data.split(sep)
-        if parts[-1] == b"":
-            parts.pop()
-        lines.extend(parts)
-        ctx.budget.check()
     return lines
+
+
+class _Runs:
+    """Sorted runs spilled to temporary files in the session's filesystem (``-T``, else
+    $TMPDIR, else /tmp), merged at the end and removed."""
+
+    def __init__(self, ctx: CommandContext, tmpdir: str, sep: bytes, kf: Callable[[bytes], Any]) -> None:
+        self.ctx = ctx
+        self.dir = tmpdir
+        self.sep = sep
+        self.kf = kf
+        self.paths: list[str] = []
+
+    def spill(self, lines: list[bytes]) -> None:
+        lines.sort(key=self.kf)
+        self.ctx.budget.check()
+        path = self.ctx.path(f"{self.dir.rstrip('/') or ''}/sort{os.urandom(6).hex()}")
+        try:
+            with self.ctx.fs.open(path, "wb") as f:
+                self.paths.append(path)
+                sep = self.sep
+                for k in range(0, len(lines), 1 << 14):
+                    f.write(sep.join(lines[k:k + (1 << 14)]) + sep)
+        except OSError as e:
+            self.ctx.error(f"cannot create temporary file in {quoteaf(self.dir)}: {strerror(e)}")
+            raise _Abort() from None
+
+    def merged(self, last: list[bytes]) -> Iterator[bytes]:
+        import heapq
+        from ._args import iter_lines
+        last.sort(key=self.kf)
+        files = [self.ctx.fs.open(p, "rb") for p in self.paths]
+        try:
+            its = [(ln[:-1] for ln in iter_lines(f, 1 << 16, self.sep)) for f in files]
+            yield from heapq.merge(*its, iter(last), key=self.kf)
+        finally:
+            for f in files:
+                f.close()
+
+    def remove(self) -> None:
+        for p in self.paths:
+            try:
+                self.ctx.fs.unlink(p)
+            except OSError:
+                pass
 
 
 def iter_chunks_any(f):  # noqa: ANN001, ANN201
@@ -604,17 +667,27 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"options '-{'c' if check == 'diagnose' else 'C'}o' are incompatible")
         return 2
     status = [0]
-    try:
-        if merge and check is None:
-            per_file = [_read_all_lines(ctx, [n], sep, status) for n in names]
-            lines = []
-        else:
-            lines = _read_all_lines(ctx, names, sep, status)
-    except _Abort:
-        return status[0]
     salt = os.urandom(16)
     last_resort = not (stable or unique)
     kf = make_sort_key(keys, tab, last_resort, g.reverse, salt)
+    runs = None
+    if not merge and check is None:
+        tmpdir = next((v for k, v in reversed(opts) if k == "T"), None) or ctx.env.get("TMPDIR") or "/tmp"
+        runs = _Runs(ctx, tmpdir, sep, kf)
+    try:
+        try:
+            if merge and check is None:
+                per_file = [_read_all_lines(ctx, [n], sep, status) for n in names]
+                lines = []
+            else:
+                lines = _read_all_lines(ctx, names, sep, status, runs.spill if runs is not None else None)
+            if runs is not None and runs.paths:
+                return _write_merged(ctx, runs.merged(lines), sep, unique, keys, tab, salt, out_file)
+        except _Abort:
+            return status[0]
+    finally:
+        if runs is not None:
+            runs.remove()
     if merge and check is None:
         import heapq
         lines = list(heapq.merge(*per_file, key=kf))
@@ -671,6 +744,45 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
         return 0
     ctx.stdout.write(data)
     return 0
+
+
+def _write_merged(ctx: CommandContext, lines: Iterator[bytes], sep: bytes, unique: bool, keys: list[Key],
+                  tab: bytes | None, salt: bytes, out_file: str | None) -> int:
+    """The output of a sort that spilled: the merged runs, streamed in batches."""
+    ukf = (make_sort_key(keys, tab, False, False, salt) if keys else (lambda x: x)) if unique else None
+    f = None
+    if out_file is not None:
+        try:
+            f = ctx.fs.open(ctx.path(out_file), "wb")
+        except OSError as e:
+            ctx.error(f"open failed: {quotef(out_file)}: {strerror(e)}")
+            return 2
+    out = f if f is not None else ctx.stdout
+    try:
+        batch: list[bytes] = []
+        prev_k: Any = _NONE
+        for ln in lines:
+            if ukf is not None:
+                kv = ukf(ln)
+                if prev_k is not _NONE and kv == prev_k:
+                    continue
+                prev_k = kv
+            batch.append(ln)
+            if len(batch) >= 4096:
+                batch.append(b"")
+                out.write(sep.join(batch))
+                batch = []
+                ctx.budget.check()
+        if batch:
+            batch.append(b"")
+            out.write(sep.join(batch))
+    finally:
+        if f is not None:
+            f.close()
+    return 0
+
+
+_NONE = object()
 
 
 # -- uniq -----------------------------------------------------------------------------------

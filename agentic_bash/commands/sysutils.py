@@ -788,6 +788,7 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
     box: dict[str, object] = {}
 
     def work() -> None:
+        ctx.budget.bind()  # (a thread of its own: nothing to restore)
         try:
             box["st"] = _run(ctx, cmd, who="timeout", stdin=_Guard(ctx.stdin, dead),
                              stdout=_Guard(ctx.stdout, dead), stderr=_Guard(ctx.stderr, dead))

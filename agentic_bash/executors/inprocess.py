@@ -26,6 +26,7 @@ from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
+from ..shell.quoting import from_host
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
 from ..vfs.paths import normalize
@@ -155,6 +156,11 @@ _WRITE_ERRORS: dict[str, tuple[str, int]] = {
     "dir": ("{0}: write error: {1}", 2), "vdir": ("{0}: write error: {1}", 2),
     "wc": ("{0}: write error", 1),
     "sort": ("{0}: fflush failed: 'standard output': {1}\n{0}: write error", 2),
+}
+# ... and when standard output is closed (`cmd >&-`, EBADF), where a tool's words differ
+# (GNU cat and yes fstat() their output first)
+_CLOSED_OUT_ERRORS: dict[str, tuple[str, int]] = {
+    "yes": ("{0}: standard output: {1}", 1), "cat": ("{0}: standard output: {1}", 1),
 }
 
 # Tools whose messages carry a fixed program name, not argv[0] as invoked (`/usr/bin/awk`
@@ -301,6 +307,8 @@ class InProcessExecutor:
         # Sandbox.run passes the arguments by position (cheaper than by keyword)
         if self._closed:
             raise SandboxClosed("sandbox is closed")
+        if not script.isascii():
+            script = from_host(script)  # a lone surrogate: raw bytes, never an encode error
         turn = self._turn
         try:
             turn.pop()  # (atomic under the GIL: a lock costs this path twice as much)
@@ -335,7 +343,7 @@ class InProcessExecutor:
             elif isinstance(stdin, (bytes, bytearray, memoryview)):
                 inp = InputBytes(bytes(stdin))
             elif isinstance(stdin, str):
-                inp = InputBytes(stdin.encode())
+                inp = InputBytes(stdin.encode("utf-8", "surrogatepass"))
             else:
                 inp = stdin
             fds[0] = inp
@@ -349,13 +357,17 @@ class InProcessExecutor:
             if len(hist) > _HISTORY_TRIM:
                 del hist[:-HISTORY_MAX]  # in batches: one memmove per hundred runs
             sh.lineno = sh.loop_depth = sh.errexit_off = 0
+            if st.options["noexec"]:
+                # `set -n` reads the rest of its run without running it (bash -c); a session
+                # is interactive, where bash ignores -n, so it never outlives that run
+                st.options["noexec"] = False
             if sh.funcstack:
                 sh.funcstack = []
             sh.pipestatus = []
             temp_scope = saved_cwd = None
             if env:
                 # per-run env: visible to this run only, like VAR=x cmd
-                temp_scope = {k: Var(v, EXPORT) for k, v in env.items()}
+                temp_scope = {k: Var(from_host(v), EXPORT) for k, v in env.items()}
                 st.scopes.append(temp_scope)
                 st.env_cache = None
             if cwd is not None:
@@ -387,6 +399,8 @@ class InProcessExecutor:
                 if e.limit in ("timeout",):
                     timed_out = True
                     status = 124
+                    if "EXIT" in st.traps:
+                        _exit_trap_at_deadline(sh, budget)
                 elif e.limit in ("interrupt", "closed"):
                     status = 130
                 else:
@@ -754,8 +768,14 @@ class InProcessExecutor:
             return int(st) if st is not None else 0
         except BrokenPipeError:
             return 141
-        except LimitExceeded:
-            raise
+        except LimitExceeded as e:
+            if e.limit != "max_variable_bytes" or custom or getattr(e, "shell", False):
+                raise
+            # a line, a read or a buffer past max_variable_bytes inside a tool (`sed ''
+            # /dev/zero`): the tool fails as GNU's does when malloc fails, the script goes on
+            base = posixpath.basename(argv[0])
+            ctx.stderr.write(f"{argv[0]}: memory exhausted\n".encode("utf-8", "surrogateescape"))
+            return 2 if base in ("sort", "ls", "du", "grep", "egrep", "fgrep", "diff", "cmp") else 1
         except (ExitShell, ReturnFn, LoopCtl):
             raise
         except RecursionError:
@@ -773,12 +793,20 @@ class InProcessExecutor:
             ctx.stderr.write((msg.format(argv[0]) + "\n").encode())
             return st
         except OSError as e:
-            if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-                sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
-                return 2
-            # a full output (/dev/full, or a full session layer: `head -c 2G /dev/zero > f`):
-            # each tool's own words and status, without the shell's prefix
-            msg, st = _WRITE_ERRORS.get(posixpath.basename(argv[0]), ("{0}: write error: {1}", 1))
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EBADF):
+                if e.errno is None:
+                    sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
+                    return 2
+                # an I/O error the tool did not report itself: GNU's words, status 1
+                where = f"{e.filename}: " if e.filename else ""
+                ctx.stderr.write(f"{argv[0]}: {where}{os.strerror(e.errno)}\n".encode("utf-8", "surrogateescape"))
+                return 1
+            # a full output (/dev/full, or a full session layer: `head -c 2G /dev/zero > f`)
+            # or a closed one (`cmd >&-`, EBADF): each tool's own words and status, without
+            # the shell's prefix
+            base = posixpath.basename(argv[0])
+            msg, st = (e.errno == errno.EBADF and _CLOSED_OUT_ERRORS.get(base)
+                       or _WRITE_ERRORS.get(base, ("{0}: write error: {1}", 1)))
             ctx.stderr.write((msg.format(argv[0], os.strerror(e.errno)) + "\n").encode())
             return st
         except Exception as e:  # noqa: BLE001 - a buggy command is a failed command, not a crash
@@ -953,6 +981,8 @@ class _ClosedOut:
     closed = True
 
     def write(self, data: bytes) -> int:
+        if not data:
+            return 0  # (no write(2) happens: `tail >&-` with nothing to print succeeds)
         raise OSError(9, "Bad file descriptor")
 
     def flush(self) -> None:
@@ -1174,6 +1204,35 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
                  source: str | None = None, who: str = "-c") -> int:
     """Run a script as ``bash -c`` would: exit ends it, EXIT trap at the end. With ``source``
     the text is parsed and run one command line at a time (aliases, late syntax errors)."""
+    prior = sh.budget.bind()  # readers and builders with no context charge this run
+    try:
+        return _run_toplevel(sh, tree, exit_trap, source, who)
+    finally:
+        Budget.unbind(prior)
+
+
+EXIT_TRAP_GRACE = 0.05
+"""Seconds an EXIT trap may run after its run's deadline (bash runs it when timeout(1)'s
+SIGTERM arrives); past them it is cut, so the run still returns in time."""
+
+
+def _exit_trap_at_deadline(sh: Interpreter, budget: Budget) -> None:
+    """A run that timed out runs its EXIT trap (as bash killed by SIGTERM does) within
+    EXIT_TRAP_GRACE; without this the trap stayed set and fired at the end of the next run."""
+    budget.deadline = _monotonic() + EXIT_TRAP_GRACE
+    budget._cancelled = False
+    prior = budget.bind()
+    try:
+        sh.run_exit_trap(124)
+    except BaseException:  # noqa: BLE001 - the run already ended with 124
+        sh.state.traps.pop("EXIT", None)
+    finally:
+        Budget.unbind(prior)
+        budget._cancelled = True
+
+
+def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, source: str | None,
+                  who: str) -> int:
     sh.line_shift = 0
     try:
         if tree is not None:

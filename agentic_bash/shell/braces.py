@@ -20,11 +20,16 @@ from typing import Union
 
 import re
 
+from agentic_bash.limits import check_size
 from agentic_bash.shell.nodes import SQ, Lit, Param, Part, Word
 
 __all__ = ["BraceExpansionTooLarge", "MAX_WORDS", "expand_braces"]
 
 MAX_WORDS = 1_000_000  # bash has no limit; an agent sandbox must not exhaust memory
+# bytes a generated word is charged beyond its characters (its list, Word and parts), so
+# that brace expansion counts against max_variable_bytes for the memory it really takes
+_WORD_COST = 32
+_SLICE = 4096  # words built between two checks of the budget
 
 _Item = Union[str, Part]
 _IDENT_START = re.compile(r"[A-Za-z_]")
@@ -64,7 +69,12 @@ def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
             if it is _GEN_BQ and k + 1 < len(r):
                 rest = "".join(x if isinstance(x, str) else getattr(x, "text", "") for x in r[k + 1:])
                 raise UnclosedBackquote(f'bad substitution: no closing "`" in `{rest}')
-    return [Word(_rejoin(_rebuild(r)), word.text, word.line) for r in results]
+    out = []
+    text, line = word.text, word.line
+    for k in range(0, len(results), _SLICE):
+        out.extend([Word(_rejoin(_rebuild(r)), text, line) for r in results[k:k + _SLICE]])
+        check_size(0, "brace expansion")  # (the deadline)
+    return out
 
 
 def _rejoin(parts: tuple[Part, ...]) -> tuple[Part, ...]:
@@ -90,6 +100,11 @@ def _rejoin(parts: tuple[Part, ...]) -> tuple[Part, ...]:
 
 
 def _rebuild(items: list[_Item]) -> tuple[Part, ...]:
+    try:
+        text = "".join(items)  # type: ignore[arg-type]  # (all characters: most words)
+        return (Lit(text),) if text else ()
+    except TypeError:
+        pass
     parts: list[Part] = []
     buf: list[str] = []
     for it in items:
@@ -181,7 +196,18 @@ def _expand(items: list[_Item], limit: int) -> list[list[_Item]]:
         posts = _expand(post, limit)
         if len(result) * len(posts) > limit:
             raise BraceExpansionTooLarge(f"brace expansion: more than {limit} words")
-        result = [r + p for r in result for p in posts]
+        # the product is built in slices, each charged: a big one (1M words) stops at the
+        # deadline and counts against max_variable_bytes like any string the shell builds
+        out: list[list[_Item]] = []
+        size = 0
+        plen = len(preamble) + sum(len(p) for p in posts) // max(len(posts), 1)
+        for r in result:
+            for k in range(0, len(posts), _SLICE):
+                ps = posts[k:k + _SLICE]
+                out.extend([r + p for p in ps])
+                size += len(ps) * (len(r) + plen + _WORD_COST)
+                check_size(size, "brace expansion")
+        result = out
     return result
 
 

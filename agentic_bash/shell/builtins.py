@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
+from ..limits import Budget
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
@@ -174,7 +175,8 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
             return e.message
         return None
 
-    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars, assign_n=assign_n)
+    data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars, assign_n=assign_n,
+                                     flush=sh.write_out if var is None else None)
     if var is None and errors:
         # bash's stdout is line-buffered: an error comes after the complete lines formatted
         # before it (what shows under 2>&1), the rest of a partial line after the error
@@ -2229,12 +2231,19 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             data = b"".join(parts)
             return (data.replace(b"\0", b"") if b"\0" in data else data), False
     count = 0
+    nread = 0
+    budget = sh.budget
     while True:
         if nchars is not None and count >= nchars:
             return bytes(buf), False
         c = stream.read(1)
         if not c:
             return bytes(buf), True
+        nread += 1
+        if not nread & 0x3FFF:
+            # the bytes read, not the ones kept: NULs are dropped, and bash's `read -n 3 x
+            # </dev/zero` never ends; ours ends at the deadline
+            budget.charge_read(0x4000)
         if not raw and c == b"\\":
             c2 = stream.read(1)
             if not c2:
@@ -2615,11 +2624,20 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         stream = NULL_INPUT  # bash's mapfile takes a read error for the end of its input
     lines: list[str] = []
     n = 0
+    budget = sh.budget
+    # security: the array as a whole is bounded like a buffer a command holds
+    # (`mapfile -d '' a </dev/zero` reads one empty element per byte, forever)
+    cap = budget.held_cap()
+    held = 0
+    over = Budget.HELD_OVERHEAD
+    lines_mode = delim == b"\n" and hasattr(stream, "readline")
     while True:
         if count and len(lines) >= count:
             break
-        if delim == b"\n" and hasattr(stream, "readline"):
-            rec = stream.readline()
+        if lines_mode:
+            rec = stream.readline(65536)
+            if len(rec) == 65536 and not rec.endswith(b"\n"):
+                rec = _long_line(sh, stream, rec, [])
         else:
             buf = bytearray()
             while True:
@@ -2629,9 +2647,15 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
                 buf += ch
                 if ch == delim:
                     break
+                if not len(buf) & 0x3FFF:
+                    budget.check_size(len(buf), f"{argv[0]}: line")
             rec = bytes(buf)
         if not rec:
             break
+        held += len(rec) + over
+        if cap is not None and held > cap:
+            raise LimitExceeded("max_variable_bytes", f"{argv[0]}: input exceeds {cap} bytes held in memory")
+        budget.charge_read(len(rec))
         n += 1
         if n <= skip:
             continue

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..limits import check_size
 from . import nodes as N
-from .state import assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, CAPCASE, Var
+from .state import VarError, assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, CAPCASE, Var
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
@@ -90,15 +91,22 @@ _DEFAULT_WS = re.compile("[ \t\n]+")
 _LIT, _QUOTED, _SPLIT = 0, 1, 2
 
 
+_CHECK_CHARS = 1 << 20
+
+
 class _Fields:
     """Accumulates the fields of one word: text chunks tagged with how they were quoted."""
 
-    __slots__ = ("fields", "cur", "quoted", "ifs", "ifs_ws", "ifs_nws", "assign")
+    __slots__ = ("fields", "cur", "quoted", "ifs", "ifs_ws", "ifs_nws", "assign", "size", "next")
 
     def __init__(self, ifs: str | None) -> None:
         self.fields: list[tuple[list[tuple[str, int]], bool]] = []
         self.cur: list[tuple[str, int]] = []
         self.quoted = False
+        # characters gathered so far: one word's expansion (a here-document's body, "$x$x",
+        # "${a[@]}") is bounded by max_variable_bytes, checked every _CHECK_CHARS
+        self.size = 0
+        self.next = _CHECK_CHARS
         self.assign = False  # an assignment value: ${x-~:~} operands tilde-expand after ':' too
         if ifs is None:
             ifs = " \t\n"
@@ -109,11 +117,29 @@ class _Fields:
     def lit(self, text: str) -> None:
         if text:
             self.cur.append((text, _LIT))
+            n = self.size = self.size + len(text)
+            if n >= self.next:
+                self.grown()
 
     def q(self, text: str) -> None:
         self.quoted = True
         if text:
             self.cur.append((text, _QUOTED))
+            n = self.size = self.size + len(text)
+            if n >= self.next:
+                self.grown()
+
+    def unsplit(self, text: str) -> None:
+        """Text of an expansion that is not split (an assignment value, a here-string)."""
+        if text:
+            self.cur.append((text, _SPLIT))
+            n = self.size = self.size + len(text)
+            if n >= self.next:
+                self.grown()
+
+    def grown(self) -> None:
+        check_size(self.size, "expansion")
+        self.next = self.size + _CHECK_CHARS
 
     def brk(self, force: bool = False) -> None:
         if self.cur or self.quoted or force:
@@ -124,6 +150,9 @@ class _Fields:
     def split(self, text: str) -> None:
         if not text:
             return
+        n = self.size = self.size + len(text)
+        if n >= self.next:
+            self.grown()
         ifs = self.ifs
         if not ifs:
             self.cur.append((text, _SPLIT))
@@ -229,7 +258,16 @@ class Expander:
                             continue
             try:
                 if self.state.options["braceexpand"] and self._has_brace(w):
-                    for bw in self._braces(w):
+                    bws = self._braces(w)
+                    budget = self.budget if len(bws) > 4096 else None
+                    for k, bw in enumerate(bws):
+                        if budget is not None and not k & 4095:
+                            budget.charge_read(0)  # (the deadline, in a million-word expansion)
+                        bp = bw.parts
+                        if (len(bp) == 1 and type(bp[0]) is N.Lit and bp[0].text
+                                and not _NEEDS_WORK.search(bp[0].text)):
+                            out.append(bp[0].text)  # a plain word ({1..9}, a{b,c}): as is
+                            continue
                         try:
                             out.extend(self._expand_full(bw))
                         except ExpansionError as e:
@@ -543,7 +581,7 @@ class Expander:
                 if quoted:
                     fb.q(out)
                 elif nosplit:
-                    fb.cur.append((out, _SPLIT)) if out else None
+                    fb.unsplit(out)
                 else:
                     fb.split(out)
             elif tp is N.ArithSub:
@@ -551,7 +589,7 @@ class Expander:
                 if quoted:
                     fb.q(v)
                 elif nosplit:
-                    fb.cur.append((v, _SPLIT))
+                    fb.unsplit(v)
                 else:
                     fb.split(v)
             elif tp is N.ProcSub:
@@ -623,8 +661,7 @@ class Expander:
             if quoted:
                 fb.q(val)
             elif nosplit:
-                if val:
-                    fb.cur.append((val, _SPLIT))
+                fb.unsplit(val)
             else:
                 fb.split(val)
             return None
@@ -647,9 +684,7 @@ class Expander:
                 if not sep and fb.assign == 2 and (p.index is None) != (p.prefix == "!"):
                     # a declaration builtin's `v=$*` under a null IFS joins with spaces (bash)
                     sep = " "
-            s = sep.join(vals)
-            if s:
-                fb.cur.append((s, _SPLIT))
+            fb.unsplit(sep.join(vals))
             return None
         if p.prefix == "!" and vals and (p.op == "*" or p.index is not None) and _star_param(p) \
                 and self.get_ifs() == "":
@@ -728,7 +763,9 @@ class Expander:
         if var is None or var.value is None:
             # still evaluate the subscript for side effects/errors
             if var is None or not (var.attrs & ASSOC):
-                self.eval_index(idx, rname, None)
+                if self.eval_index(idx, rname, None) < 0:
+                    # bash: a negative index into an unset array is reported (and is empty)
+                    self.error(f"{rname}: bad array subscript")
             elif not self.assoc_key(idx):
                 self.error(f"{rname}: bad array subscript")
             return None, False, False
@@ -932,10 +969,15 @@ class Expander:
                     if v is None or not v.attrs & ASSOC:
                         raise ExpansionError(f"{name}[{self._word_src(p.index)}]: bad array subscript", 1)
                 s = self.expand_str(p.arg, assign=True) if p.arg is not None else ""
-                if p.index is not None:
-                    self.assign_element(name, p.index, s)
-                else:
-                    self.set_var(name, s)
+                try:
+                    if p.index is not None:
+                        self.assign_element(name, p.index, s)
+                    else:
+                        self.set_var(name, s)
+                except VarError as e:
+                    # a readonly name or a bad subscript (${A[-1]:=x}, A unset): bash's
+                    # message, and the command line ends as after any fatal expansion error
+                    raise ExpansionError(e.message, 1) from None
                 return self.get_scalar(name) if p.index is None else s
             # ? / :?
             if p.arg is not None and p.arg.parts:

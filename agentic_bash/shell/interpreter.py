@@ -204,7 +204,14 @@ class _KeepOpen:
         pass
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._s, name)
+        try:
+            return getattr(self._s, name)
+        except AttributeError:
+            if name in _READ_OPS or name in _WRITE_OPS:
+                # the other end of a one-way stream (`cat >(true)` reads the pipe's write
+                # end): EBADF, as read(2)/write(2) give on a descriptor opened the other way
+                return _ebadf
+            raise
 
     def __enter__(self) -> Any:
         return self
@@ -213,7 +220,17 @@ class _KeepOpen:
         pass
 
     def __iter__(self):
+        if not hasattr(self._s, "read") and not hasattr(self._s, "__iter__"):
+            _ebadf()
         return iter(self._s)
+
+
+_READ_OPS = frozenset(("read", "read1", "readline", "readlines", "readinto", "readall"))
+_WRITE_OPS = frozenset(("write", "writelines"))
+
+
+def _ebadf(*a: object) -> Any:
+    raise OSError(_errno.EBADF, "Bad file descriptor")
 
 
 class CmdFS:
@@ -253,6 +270,11 @@ class CmdFS:
     def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> Any:
         s = self._special(path)
         if s is not None:
+            inner = s._s if type(s) is _KeepOpen else s
+            if not hasattr(inner, "read" if "r" in mode and "+" not in mode else "write"):
+                # the other end of a one-way stream (`cat >(true)`): EBADF, as bash's read of
+                # a descriptor opened the other way gives, not a crash
+                raise OSError(_errno.EBADF, "Bad file descriptor", path)
             return s
         return self._fs.open(path, mode, perm)
 
@@ -1510,6 +1532,7 @@ class Interpreter(Expander):
                and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
 
         def target() -> None:
+            child.budget.bind()  # (a thread of its own: nothing to restore)
             try:
                 if cat:
                     # <(< file) is the file's contents, as $(< file) is (bash)
@@ -2480,6 +2503,24 @@ class Interpreter(Expander):
     def run_pipeline(self, cmd: N.Pipeline) -> int:
         cmds = cmd.cmds
         n = len(cmds)
+        budget = self.budget
+        with _STAGE_LOCK:
+            full = budget.stages + n - 1 > budget.stage_cap()
+            if not full:
+                budget.stages += n - 1
+        if full:
+            # bash's fork() failing with EAGAIN; the threads a recursive pipeline would start
+            # are bounded like processes
+            self.error("fork: Resource temporarily unavailable")
+            self.pipestatus = [254] * n
+            return 254
+        try:
+            return self._run_pipeline(cmd, cmds, n)
+        finally:
+            with _STAGE_LOCK:
+                budget.stages -= n - 1
+
+    def _run_pipeline(self, cmd: N.Pipeline, cmds: Any, n: int) -> int:
         pipes = [Pipe() for _ in range(n - 1)]
         results: list[int] = [0] * n
         errors: list[BaseException | None] = [None] * n
@@ -2547,6 +2588,7 @@ class Interpreter(Expander):
 
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
+        prior = child.budget.bind()
         try:
             t = type(cmd)
             if t is N.Simple:
@@ -2577,6 +2619,7 @@ class Interpreter(Expander):
             except Exception:
                 pass
         finally:
+            Budget.unbind(prior)
             if w is not None:
                 w.close()
             if r is not None:
@@ -3291,13 +3334,29 @@ class Interpreter(Expander):
             return 127
         return self.host.run_command(self, argv)
 
-    def read_line(self, stream: Any) -> str | None:
+    def read_line(self, stream: Any, fd: int = 0) -> str | None:
+        """One line of input (select's reply), bounded like read's; a read error is reported
+        as bash does (``read error: 0: Is a directory``) and taken for the end of input."""
         if stream is None:
             return None
-        line = stream.readline()
-        if not line:
+        parts = []
+        size = 0
+        try:
+            while True:
+                chunk = stream.readline(65536)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                size += len(chunk)
+                if chunk.endswith(b"\n"):
+                    break
+                self.budget.check_size(size, "read")
+        except OSError as e:
+            self.error(f"read error: {fd}: {os.strerror(e.errno or _errno.EIO)}")
             return None
-        return line.decode("utf-8", "surrogateescape")
+        if not parts:
+            return None
+        return b"".join(parts).decode("utf-8", "surrogateescape")
 
     # ------------------------------------------------------------------ redirections
     def apply_redirs(self, redirs: tuple[N.Redir, ...], fds: dict[int, Any], opened: list[Any]) -> dict[int, Any]:
@@ -3380,6 +3439,7 @@ class Interpreter(Expander):
                     if e.fatal:
                         raise expansion_exit(e) from None
                     raise RedirError() from None
+            self.budget.check_size(len(body), "here-document")
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
@@ -3397,6 +3457,7 @@ class Interpreter(Expander):
                 err.status = 127 if e.status == 127 else 1
                 err.expansion = e
                 raise err from None
+            self.budget.check_size(len(s) + 1, "here-string")
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
@@ -3952,8 +4013,10 @@ class _SubstCapture(Capture):
     def write(self, data: bytes) -> int:
         n = Capture.write(self, data)
         if self.truncated:
-            raise LimitExceeded("max_variable_bytes",
-                                f"command substitution: output exceeds max_variable_bytes ({self.limit} bytes)")
+            e = LimitExceeded("max_variable_bytes",
+                              f"command substitution: output exceeds max_variable_bytes ({self.limit} bytes)")
+            e.shell = True  # type: ignore[attr-defined]  # the shell's own, not the writing tool's
+            raise e
         return n
 
 
@@ -4065,5 +4128,7 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
     except RecursionError:
         return _parse_cached(src)  # raises the bash-style nesting error
 
+
+_STAGE_LOCK = threading.Lock()
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily

@@ -181,6 +181,7 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
 
     def target() -> None:
         st = 1
+        child.budget.bind()  # (a thread of its own: nothing to restore)
         try:
             child.fds = dict(child.fds)
             from .streams import NullStream

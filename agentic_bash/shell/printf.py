@@ -30,11 +30,14 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Callable
 
+from agentic_bash.limits import check_size
 from agentic_bash.shell.quoting import quote_q
 
 __all__ = ["MAX_WIDTH", "echo_escapes", "format"]
 
 MAX_WIDTH = 1 << 24
+FLUSH_BYTES = 1 << 20  # output kept before it is flushed (or checked against max_variable_bytes)
+CHECK_EVERY = 1024  # conversions between deadline checks (a power of two)
 _SHELL_START = _time.time()
 
 _IMAX = 2**63 - 1
@@ -678,21 +681,36 @@ class _ErrorLog(list):
 def format(fmt: str, args: list[str], *, now: float | None = None, start_time: float | None = None,  # noqa: A001
            localtime: Callable[[float], _time.struct_time] | None = None,
            byte_chars: bool = False,
-           assign_n: Callable[[str, int], str | None] | None = None) -> tuple[bytes, int, list[str]]:
+           assign_n: Callable[[str, int], str | None] | None = None,
+           flush: Callable[[bytes], None] | None = None) -> tuple[bytes, int, list[str]]:
     """Run ``printf fmt args...``: (stdout bytes, exit status, error messages without ``bash: ``).
     ``byte_chars``: the C locale, where ``'c`` gives a byte's value, never a multibyte character's.
     ``assign_n(name, count)``: stores ``%n``'s count (bytes written in this pass of the format),
-    returning an error message or None."""
+    returning an error message or None. ``flush(data)``: takes the output so far whenever it
+    passes FLUSH_BYTES (while no error is pending), as a stdio buffer would; without it the
+    output is one string, bounded by max_variable_bytes. Either way the run's deadline is
+    checked as the output grows and every CHECK_EVERY conversions."""
     out = bytearray()
     errors = _ErrorLog(out)
     a = _Args(args, errors)
     a.byte_chars = byte_chars
     n = len(fmt)
+    nxt = FLUSH_BYTES  # output size at which to flush or check next
+    convs = 0
     while True:
         first = a.i
         pass_start = len(out)
         i = 0
         while i < n:
+            if len(out) >= nxt:
+                if flush is not None and not errors:
+                    check_size(0, "printf")  # (the deadline)
+                    flush(bytes(out))
+                    pass_start -= len(out)
+                    out.clear()
+                else:
+                    check_size(len(out), "printf")
+                    nxt = len(out) + FLUSH_BYTES
             c = fmt[i]
             if c == "\\":
                 b, used, _ = _tescape(fmt, i + 1, False, errors)
@@ -712,6 +730,9 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
                 out += b"%"
                 i += 1
                 continue
+            convs += 1
+            if not convs & (CHECK_EVERY - 1):
+                check_size(len(out), "printf")
             fl = i
             while i < n and fmt[i] in "#'-+ 0":
                 i += 1
@@ -829,4 +850,6 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
                 return bytes(out), 1, errors
         if not (a.more() and a.i > first):
             break
+    if len(out) >= nxt and not (flush is not None and not errors):
+        check_size(len(out), "printf")
     return bytes(out), 1 if a.conversion_error else 0, errors

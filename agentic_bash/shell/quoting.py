@@ -14,12 +14,29 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 __all__ = [
-    "ansic_quote", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set", "quote_single",
-    "quote_xtrace",
+    "ansic_quote", "from_host", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set",
+    "quote_single", "quote_xtrace",
 ]
+
+# surrogates other than surrogateescape's U+DC80..U+DCFF (which stand for raw bytes)
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def _as_bytes(m: re.Match[str]) -> str:
+    return m.group().encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")
+
+
+def from_host(s: str) -> str:
+    """Text given by the caller (a script, an env value) as the shell's str: a lone surrogate
+    (``"\ud800"``, no UTF-8 for it) becomes the three raw bytes CESU/WTF-8 give it, which is
+    what bash would receive; surrogateescape's raw bytes stay as they are."""
+    if s.isascii() or _LONE_SURROGATE.search(s) is None:
+        return s
+    return _LONE_SURROGATE.sub(_as_bytes, s)
 
 _BACKSLASH_CHARS = frozenset(" \t\n!\"$&'()*,;<>?[\\]^`{|}")
 _SHELL_METAS = frozenset(" \t\n'\"\\|&;()<>!{}*[?]^$`")

@@ -16,6 +16,8 @@ except ImportError:  # pragma: no cover - non-POSIX
     _F_SETPIPE_SZ = 0
 from typing import Callable
 
+from ..limits import charge_read, check_size
+
 __all__ = ["BytesReader", "Capture", "InputBytes", "NullStream", "Pipe", "PipeReader", "PipeWriter"]
 
 MARKER = "\n[agentic-bash: output truncated after {n} bytes]\n"
@@ -258,11 +260,70 @@ class PipeWriter:
 
 
 class PipeReader(io.BufferedReader):
-    """Read end of an OS pipe with idempotent close (safe to call from any thread)."""
+    """Read end of an OS pipe with idempotent close (safe to call from any thread).
+
+    ``read()`` of everything and ``readline()`` without a size loop here in chunks, charged
+    to the run's budget: BufferedReader's own are one C loop that, on an endless writer
+    (``yes | diff - f``), grows until the host runs out and never sees the deadline."""
 
     def __init__(self, fd: int) -> None:
         super().__init__(io.FileIO(fd, "rb", closefd=True), 65536)
         self._lk = threading.Lock()
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is not None and size >= 0:
+            return super().read(size)
+        parts = []
+        total = 0
+        read1 = super().read1
+        while True:
+            data = read1(65536)
+            if not data:
+                return b"".join(parts)
+            parts.append(data)
+            total += len(data)
+            charge_read(len(data))
+            check_size(total, "read of a pipe")
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if size is not None and size >= 0:
+            return super().readline(size)
+        line = super().readline(65536)
+        if len(line) < 65536 or line.endswith(b"\n"):
+            return line
+        parts = [line]
+        total = len(line)
+        rl = super().readline
+        while True:
+            charge_read(total)
+            check_size(total, "line of a pipe")
+            more = rl(65536)
+            parts.append(more)
+            total += len(more)
+            if len(more) < 65536 or more.endswith(b"\n"):
+                return b"".join(parts)
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        out = []
+        n = 0
+        while True:
+            line = self.readline()
+            if not line:
+                return out
+            out.append(line)
+            n += len(line)
+            if 0 < hint <= n:
+                return out
+            check_size(n, "read of a pipe")
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
 
     def close(self) -> None:
         with self._lk:

@@ -292,7 +292,8 @@ class HostFS:
             if "+" in key:
                 return io.BufferedRandom(f)  # type: ignore[return-value]
             return io.BufferedWriter(f)  # type: ignore[return-value]
-        return f  # type: ignore[return-value]  # FIFOs, devices: unbuffered
+        from .devices import guard_special
+        return guard_special(f, st)  # FIFOs, devices: unbuffered, reads charged to the budget
 
     # ------------------------------------------------------------------ mutations
     def _create_gate(self, path: str) -> _Gate:

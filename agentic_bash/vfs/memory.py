@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
+from ..limits import charge_read, check_size
 from .base import DirEntry, StatResult
 
 __all__ = ["MemoryFS"]
@@ -647,6 +648,10 @@ for _m in ("rb", "wb", "ab", "r+b", "w+b", "a+b", "xb", "r", "w", "a"):
     _open_flags(_m)
 
 
+DEV_CHUNK = 1 << 20  # most bytes one read of an endless device returns
+_ENDLESS = frozenset(("zero", "full", "urandom", "random"))
+
+
 class _MemFile(io.RawIOBase):
     """A binary file object on a MemoryFS inode; reads and writes go straight to the inode."""
 
@@ -727,13 +732,37 @@ class _MemFile(io.RawIOBase):
     def read1(self, size: int = -1) -> bytes:
         return self.read(size)
 
-    def _dev_read(self, size: int) -> bytes:
+    def _dev_read(self, size: int, line: bool = False) -> bytes:
+        """A read of a character device. ``zero``, ``full`` and ``urandom`` never end, as on
+        Linux: a read of everything (or of a line of /dev/zero) goes on, charged to the run's
+        budget, until max_variable_bytes or the deadline stops it; one read returns at most
+        DEV_CHUNK bytes (a short read, which every reader handles)."""
         dev = self._dev
-        if dev == "zero" or dev == "full":
-            return bytes(65536 if size < 0 else size)
-        if dev in ("urandom", "random"):
-            return os.urandom(65536 if size < 0 else size)
-        return b""
+        if dev not in _ENDLESS:
+            return b""
+        rand = dev != "zero" and dev != "full"
+        if size >= 0:
+            n = min(size, DEV_CHUNK)
+            data = os.urandom(n) if rand else bytes(n)
+            if line and rand:
+                k = data.find(b"\n")
+                if k >= 0:
+                    data = data[:k + 1]
+            charge_read(len(data))
+            return data
+        parts = []
+        total = 0
+        while True:
+            data = os.urandom(65536) if rand else bytes(DEV_CHUNK)
+            if line and rand:
+                k = data.find(b"\n")
+                if k >= 0:
+                    parts.append(data[:k + 1])
+                    return b"".join(parts)
+            total += len(data)
+            charge_read(len(data))
+            check_size(total, f"read of {self.name}")
+            parts.append(data)
 
     def readinto(self, b: Any) -> int:
         mv = memoryview(b).cast("B")
@@ -745,7 +774,7 @@ class _MemFile(io.RawIOBase):
     def readline(self, size: int | None = -1) -> bytes:
         self._check(True)
         if self._dev is not None:
-            return self._dev_read(1 if size is None or size < 0 else size) if self._dev != "null" else b""
+            return self._dev_read(-1 if size is None else size, True)
         with self._fs._lock:
             data = self._node.data
             pos = self._pos
@@ -976,11 +1005,15 @@ class _FifoFile(io.RawIOBase):
         p = self._p
         if size is None or size < 0:
             chunks = []
+            total = 0
             while True:
                 c = self.read(PIPE_BUF_MAX)
                 if not c:
                     return b"".join(chunks)
                 chunks.append(c)
+                total += len(c)
+                charge_read(len(c))
+                check_size(total, f"read of {self.name}")
         if size == 0:
             return b""
         self._wait(lambda: bool(p.buf) or p.writers == 0)
@@ -1018,6 +1051,8 @@ class _FifoFile(io.RawIOBase):
                 p.cond.notify_all()
                 if nl >= 0 and n == nl + 1:
                     break
+            charge_read(n)
+            check_size(len(out), f"line of {self.name}")
         return bytes(out)
 
     def __iter__(self) -> _FifoFile:

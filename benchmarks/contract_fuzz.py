@@ -1,0 +1,156 @@
+"""The run contract under generated hostile scripts: hangs, escapes, memory, internal errors, deadline overruns.
+
+Usage: python benchmarks/contract_fuzz.py [-n 2000] [--isolation virtual|namespace] [--timeout 2]
+       [--seed 1] [--per-sandbox 25] [--show 10]
+
+Each script runs in a worker process (one Sandbox per ``--per-sandbox`` scripts, as the
+issue's fuzzer did); the parent kills a worker that does not answer within timeout + 10 s
+(a hang). For every run it records the wall time past the timeout, the worker's peak RSS
+growth (itself plus its children, sampled every 5 ms) and whether ``echo ok`` still works
+afterwards. Prints the counts and the overrun distribution (p50/p90/p99/max) of the runs
+that timed out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "security"))
+import hostile  # noqa: E402
+
+MiB = 1 << 20
+
+
+def _rss_tree(p) -> int:  # noqa: ANN001
+    import psutil
+    total = 0
+    try:
+        total = p.memory_info().rss
+        for c in p.children(recursive=True):
+            try:
+                total += c.memory_info().rss
+            except psutil.Error:
+                pass
+    except psutil.Error:
+        pass
+    return total
+
+
+def _worker(conn, isolation: str, timeout: float) -> None:  # noqa: ANN001
+    import psutil
+
+    from agentic_bash import Sandbox
+    me = psutil.Process()
+    sb = None
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            break
+        fresh, script = msg
+        if fresh or sb is None:
+            if sb is not None:
+                sb.close()
+            sb = Sandbox(isolation=isolation)
+            sb.run("true")
+        base = _rss_tree(me)
+        peak = [base]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.005):
+                peak[0] = max(peak[0], _rss_tree(me))
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        rec = {"script": script}
+        t0 = time.monotonic()
+        try:
+            r = sb.run(script, timeout=timeout)
+            rec.update(code=r.exit_code, timed_out=r.timed_out, internal="internal error" in r.stderr)
+        except BaseException as e:  # noqa: BLE001 - what escaped run() is the finding
+            rec.update(exc=f"{type(e).__name__}: {e}")
+        rec["dt"] = time.monotonic() - t0
+        stop.set()
+        t.join()
+        rec["rss"] = (peak[0] - base) / MiB
+        try:
+            rec["ok"] = sb.run("echo ok", timeout=10).stdout == "ok\n"
+        except BaseException as e:  # noqa: BLE001
+            rec["ok"] = False
+            rec["exc_after"] = f"{type(e).__name__}: {e}"
+            sb = None
+        conn.send(rec)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("--isolation", default="virtual")
+    ap.add_argument("--timeout", type=float, default=2.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--per-sandbox", type=int, default=25)
+    ap.add_argument("--show", type=int, default=10)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    ctx = mp.get_context("spawn")
+    recs: list[dict] = []
+    hangs: list[str] = []
+    proc = conn = None
+    t_start = time.monotonic()
+    for i in range(a.n):
+        s = hostile.script(rng)
+        if proc is None:
+            conn, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, a.isolation, a.timeout), daemon=True)
+            proc.start()
+        conn.send((i % a.per_sandbox == 0, s))
+        if conn.poll(a.timeout + 10 + (30 if i % a.per_sandbox == 0 else 0)):
+            try:
+                recs.append(conn.recv())
+                continue
+            except EOFError:
+                pass
+        hangs.append(s)
+        proc.kill()
+        proc.join()
+        proc = None
+    if proc is not None:
+        conn.send(None)
+        proc.join(10)
+    wall = time.monotonic() - t_start
+
+    over = sorted(r["dt"] - a.timeout for r in recs if r.get("timed_out"))
+    late = [r for r in recs if r["dt"] > a.timeout + 0.5]
+    lying = [r for r in recs if r["dt"] > a.timeout + 0.5 and not r.get("timed_out")]
+    exc = [r for r in recs if "exc" in r or "exc_after" in r]
+    internal = [r for r in recs if r.get("internal")]
+    big = [r for r in recs if r["rss"] > 512]
+    broken = [r for r in recs if not r.get("ok")]
+    bad124 = [r for r in recs if r.get("timed_out") and r.get("code") != 124]
+    print(f"{a.n} scripts, isolation={a.isolation}, timeout={a.timeout}, seed={a.seed}, {wall:.0f} s")
+    print(f"hangs (no answer in timeout+10 s): {len(hangs)}")
+    print(f"exceptions escaping run(): {len(exc)}")
+    print(f"internal errors: {len(internal)}")
+    print(f"RSS growth > 512 MiB: {len(big)}   max RSS growth: {max((r['rss'] for r in recs), default=0):.0f} MiB")
+    print(f"session unusable after: {len(broken)}")
+    print(f"timed out: {len(over)}; timed_out without 124: {len(bad124)}")
+    print(f"past timeout + 0.5 s: {len(late)} (of them not timed_out: {len(lying)})")
+    if over:
+        q = statistics.quantiles(over, n=100) if len(over) > 1 else [over[0]] * 99
+        print(f"overrun of timed-out runs (s): p50 {q[49]:.3f}  p90 {q[89]:.3f}  p99 {q[98]:.3f}  max {over[-1]:.3f}")
+    for title, rows in (("hang", [{"script": s, "dt": float("inf")} for s in hangs]), ("exception", exc),
+                        ("internal", internal), ("rss", big), ("unusable", broken), ("late", late)):
+        for r in sorted(rows, key=lambda r: -r["dt"])[:a.show]:
+            print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M {r.get('exc', '')} {r['script']!r}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
