@@ -392,7 +392,8 @@ def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: l
     fails with "memory exhausted"."""
     from ._args import held_cap, iter_line_blocks
     cap = held_cap(ctx)
-    run_cap = cap // 4 if spill is not None else cap
+    # a run is sorted in one uninterruptible call: small enough to take a fraction of a second
+    run_cap = min(cap // 4, RUN_BYTES) if spill is not None else cap
     over = Budget.HELD_OVERHEAD
     lines: list[bytes] = []
     held = 0
@@ -426,19 +427,25 @@ def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: l
     return lines
 
 
+RUN_BYTES = 16 << 20  # most (counted) bytes of one sorted run before it is spilled
+
+
 class _Runs:
     """Sorted runs spilled to temporary files in the session's filesystem (``-T``, else
     $TMPDIR, else /tmp), merged at the end and removed."""
 
-    def __init__(self, ctx: CommandContext, tmpdir: str, sep: bytes, kf: Callable[[bytes], Any]) -> None:
+    def __init__(self, ctx: CommandContext, tmpdir: str, sep: bytes, kf: Callable[[bytes], Any],
+                 sort: Callable[[list[bytes]], None]) -> None:
         self.ctx = ctx
         self.dir = tmpdir
         self.sep = sep
         self.kf = kf
+        self.sort = sort
+        self.merge_key: Callable[[bytes], Any] | None = kf
         self.paths: list[str] = []
 
     def spill(self, lines: list[bytes]) -> None:
-        lines.sort(key=self.kf)
+        self.sort(lines)
         self.ctx.budget.check()
         path = self.ctx.path(f"{self.dir.rstrip('/') or ''}/sort{os.urandom(6).hex()}")
         try:
@@ -454,11 +461,11 @@ class _Runs:
     def merged(self, last: list[bytes]) -> Iterator[bytes]:
         import heapq
         from ._args import iter_lines
-        last.sort(key=self.kf)
+        self.sort(last)
         files = [self.ctx.fs.open(p, "rb") for p in self.paths]
         try:
             its = [(ln[:-1] for ln in iter_lines(f, 1 << 16, self.sep)) for f in files]
-            yield from heapq.merge(*its, iter(last), key=self.kf)
+            yield from heapq.merge(*its, iter(last), key=self.merge_key)
         finally:
             for f in files:
                 f.close()
@@ -670,10 +677,31 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
     salt = os.urandom(16)
     last_resort = not (stable or unique)
     kf = make_sort_key(keys, tab, last_resort, g.reverse, salt)
+
+    def sort_lines(lines: list[bytes]) -> None:
+        """In kf's order, by the cheapest equivalent way."""
+        if (len(keys) == 1 and keys[0].numeric and keys[0].sword == 0 and keys[0].schar == 0
+                and keys[0].eword is None and not (keys[0].general or keys[0].human or keys[0].fold
+                                                   or keys[0].dictionary or keys[0].nonprint
+                                                   or keys[0].skipsblanks)):
+            # the common `sort -n` / `sort -rn`: one numeric key over the whole line
+            rev = keys[0].reverse
+            if last_resort:
+                lines.sort(reverse=g.reverse)
+            lines.sort(key=lambda ln: int(ln) if ln.isdigit() else _num(ln), reverse=rev)
+        elif not keys and not g.reverse:
+            lines.sort()
+        elif len(keys) == 1 and keys[0] == Key(reverse=True) and g.reverse:
+            lines.sort(reverse=True)
+        else:
+            lines.sort(key=kf)
+
     runs = None
     if not merge and check is None:
         tmpdir = next((v for k, v in reversed(opts) if k == "T"), None) or ctx.env.get("TMPDIR") or "/tmp"
-        runs = _Runs(ctx, tmpdir, sep, kf)
+        runs = _Runs(ctx, tmpdir, sep, kf, sort_lines)
+        if not keys and not g.reverse:
+            runs.merge_key = None  # the plain byte order: no key function per line
     try:
         try:
             if merge and check is None:
@@ -704,23 +732,8 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
                 return 1
             prev = cur
         return 0
-    if merged:
-        pass
-    elif (len(keys) == 1 and keys[0].numeric and keys[0].sword == 0 and keys[0].schar == 0
-          and keys[0].eword is None and not (keys[0].general or keys[0].human or keys[0].fold
-                                             or keys[0].dictionary or keys[0].nonprint
-                                             or keys[0].skipsblanks)):
-        # the common `sort -n` / `sort -rn`: one numeric key over the whole line
-        rev = keys[0].reverse
-        if last_resort:
-            lines.sort(reverse=g.reverse)
-        lines.sort(key=lambda ln: int(ln) if ln.isdigit() else _num(ln), reverse=rev)
-    elif not keys and not g.reverse:
-        lines.sort()
-    elif len(keys) == 1 and keys[0] == Key(reverse=True) and g.reverse:
-        lines.sort(reverse=True)
-    else:
-        lines.sort(key=kf)
+    if not merged:
+        sort_lines(lines)
     if unique:
         ukf = make_sort_key(keys, tab, False, False, salt) if keys else (lambda x: x)
         out_lines = []

@@ -1,0 +1,270 @@
+"""The run contract under hostile scripts (issue 20): bounded time and memory, bash's result, a usable session."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import threading
+import time
+from typing import Callable
+
+import psutil
+import pytest
+
+import agentic_bash as ab
+
+TIMEOUT = 1.0
+SLACK = 1.0          # a run returns within timeout + SLACK (the promise is 50 ms; CI is noisy)
+RSS_BOUND = 512      # MiB of growth (this process and its children) while one repro runs
+MiB = 1 << 20
+
+
+def _namespace_ok() -> tuple[bool, str]:
+    from agentic_bash.isolation.plan import plan
+    from agentic_bash.isolation.probe import probe
+    p = plan("namespace", probe())
+    return p.level == "namespace", "; ".join(p.warnings)
+
+
+MODES = ["virtual", pytest.param("namespace", marks=pytest.mark.skipif(
+    not _namespace_ok()[0], reason="kernel sandbox unavailable"))]
+
+
+def _rss_tree(p: psutil.Process) -> int:
+    total = p.memory_info().rss
+    for c in p.children(recursive=True):
+        try:
+            total += c.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+class Runner:
+    """One sandbox per isolation level, shared by the repros (each leaves it usable)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        # native tools (namespace mode) are bounded by max_memory_bytes, which is unlimited by
+        # default: `yes | diff - f` is GNU diff growing as fast as it can
+        self.sb = ab.Sandbox(isolation=mode, limits=ab.Limits(max_memory_bytes=256 * MiB))
+        self.sb.run("true")
+        self.me = psutil.Process()
+
+    def run(self, script: str, timeout: float = TIMEOUT) -> tuple[ab.Result, float, float]:
+        """The result, its wall time and the peak RSS growth in MiB while it ran."""
+        base = _rss_tree(self.me)
+        peak = [base]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.005):
+                try:
+                    peak[0] = max(peak[0], _rss_tree(self.me))
+                except psutil.Error:
+                    pass
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        t0 = time.monotonic()
+        try:
+            r = self.sb.run(script, timeout=timeout)
+        finally:
+            dt = time.monotonic() - t0
+            stop.set()
+            t.join()
+        return r, dt, (peak[0] - base) / MiB
+
+    def contract(self, script: str, timeout: float = TIMEOUT) -> ab.Result:
+        r, dt, grew = self.run(script, timeout)
+        assert dt < timeout + SLACK, f"{script!r} took {dt:.2f}s"
+        assert grew < RSS_BOUND, f"{script!r} grew RSS by {grew:.0f} MiB"
+        assert "internal error" not in r.stderr, r.stderr
+        if r.timed_out:
+            assert r.exit_code == 124
+        elif dt > timeout + 0.5:
+            pytest.fail(f"{script!r} ran {dt:.2f}s past its timeout without timed_out")
+        ok = self.sb.run("echo ok", timeout=10)
+        assert ok.stdout == "ok\n" and ok.exit_code == 0, ok
+        return r
+
+
+@pytest.fixture(scope="module", params=MODES)
+def runner(request: pytest.FixtureRequest):
+    r = Runner(request.param)
+    yield r
+    r.sb.close()
+
+
+_LIMIT_WORDS = ("max_variable_bytes", "memory exhausted", "fork: Resource temporarily unavailable")
+
+
+def bounded(r: ab.Result) -> None:
+    """Ended at the deadline, or a limit was named on stderr, or it just finished cleanly."""
+    if r.timed_out:
+        return
+    if r.stderr:
+        assert any(w in r.stderr for w in _LIMIT_WORDS), r.stderr
+    else:
+        assert r.exit_code == 0, r
+
+
+def timed_out(r: ab.Result) -> None:
+    assert r.timed_out and r.exit_code == 124, r
+
+
+def fork_bomb(r: ab.Result) -> None:
+    # stages are bounded like processes: bash's EAGAIN, or the deadline
+    assert r.timed_out or "fork: Resource temporarily unavailable" in r.stderr, r
+
+
+def memory_message(tool: str) -> Callable[[ab.Result], None]:
+    """Virtual mode: the tool fails like GNU's when malloc does; a native one may instead
+    stream to the deadline (GNU head -n1 /dev/zero never ends)."""
+    def check(r: ab.Result) -> None:
+        if not r.timed_out and r.exit_code != 0:
+            assert "max_variable_bytes" in r.stderr or "memory exhausted" in r.stderr, r.stderr
+    return check
+
+
+# (script, check): every repro of the issue (timeout 2 there, TIMEOUT here)
+REPROS: list[tuple[str, Callable[[ab.Result], None]]] = [
+    ("read -n 3 x < /dev/zero", timed_out),                # bash never ends either
+    ("read -N 3 x < /dev/zero", timed_out),
+    ("mapfile a < /dev/zero", memory_message("mapfile")),
+    ("mapfile -d '' a < /dev/zero", bounded),
+    ("head -n1 /dev/zero", memory_message("head")),
+    ("rev /dev/zero", memory_message("rev")),
+    ("sed '' /dev/zero", memory_message("sed")),
+    ("grep x /dev/zero", bounded),
+    ("awk 1 /dev/zero", bounded),
+    ("cut -c1 /dev/zero", memory_message("cut")),
+    ("uniq /dev/zero", memory_message("uniq")),
+    ("printf '%16777216s' {1..100} >/dev/null", bounded),
+    ("printf -v x '%16777216s' {1..100}", bounded),
+    ("printf '%.99999999999f' $(seq 300) > /dev/null", bounded),
+    ("x=$(head -c 16777216 /dev/zero | tr '\\0' a); cat <<EOF | wc -c\n" + "$x" * 100 + "\nEOF", bounded),
+    ("x=$(head -c 16777216 /dev/zero | tr '\\0' a); wc -c <<< $x$x$x$x$x", bounded),
+    ("x=$(head -c 16777216 /dev/zero | tr '\\0' a); cat <<EOF | wc -c\n" + "$x" * 5 + "\nEOF", bounded),
+    ("echo {0..9}{0..9}{0..9}{0..9}{0..9}{0..9} >/dev/null", bounded),
+    ("f(){ f | f; }; f", fork_bomb),
+    ("yes | head -c 100000000 | sort | tail -c 4", bounded),
+    ("yes | head -c 100000000 | shuf | tail -c 4", bounded),
+    ("yes | head -c 100000000 | tac | tail -c 4", bounded),
+    ("yes | diff - /etc/passwd", bounded),
+]
+
+
+@pytest.mark.parametrize("script,check", REPROS, ids=[s[:40] for s, _ in REPROS])
+def test_repro_is_bounded(runner: Runner, script: str, check: Callable[[ab.Result], None]) -> None:
+    check(runner.contract(script))
+
+
+def test_here_docs_count_against_max_variable_bytes(runner: Runner) -> None:
+    # y=$x$x$x$x$x is refused: so are a here-document and a here-string of the same text
+    # (16 MiB x 5 = 80 MiB > 64 MiB), and a literal here-document past the limit
+    lim = ab.Limits().max_variable_bytes
+    assert lim is not None and 5 * 16 * MiB > lim
+    pre = "x=$(head -c 16777216 /dev/zero | tr '\\0' a); "
+    for body in ("y=$x$x$x$x$x; echo ${#y}", "wc -c <<< $x$x$x$x$x", "cat <<EOF | wc -c\n$x$x$x$x$x\nEOF"):
+        r = runner.contract(pre + body, timeout=5)
+        assert r.exit_code != 0 and "max_variable_bytes" in r.stderr and "83886081" not in r.stdout, (body, r)
+    r = runner.contract(pre + "wc -c <<< $x$x$x", timeout=5)
+    assert r.stdout.strip() == str(3 * 16 * MiB + 1)
+
+
+def test_literal_here_doc_past_the_limit_is_refused() -> None:
+    with ab.Sandbox(isolation="virtual", limits=ab.Limits(max_variable_bytes=1 * MiB)) as sb:
+        r = sb.run("cat <<EOF | wc -c\n" + "a" * (2 * MiB) + "\nEOF")
+        assert r.exit_code == 1 and "here-document" in r.stderr and r.stdout in ("", "0\n")
+        assert sb.run("cat <<EOF | wc -c\n" + "a" * 1000 + "\nEOF").stdout == "1001\n"
+
+
+def test_sort_spills_and_matches_gnu() -> None:
+    # a small max_variable_bytes makes sort spill sorted runs to /tmp and merge them
+    cmds = ["seq 30000 | sort", "seq 30000 | sort -rn", "(seq 20000; seq 10000) | sort -u -n",
+            "seq 20000 | awk '{print $1%7, $1}' | sort -k1,1n -s"]
+    with ab.Sandbox(isolation="virtual", limits=ab.Limits(max_variable_bytes=128 * 1024)) as sb:
+        for c in cmds:
+            r = sb.run(c + " | md5sum; ls /tmp | wc -l", timeout=60)
+            want = subprocess.run(["bash", "-c", c + " | md5sum; echo 0"], capture_output=True, text=True).stdout
+            assert r.stdout == want and r.exit_code == 0, (c, r.stderr)
+        # it did spill: a temporary directory that does not exist fails as GNU sort's does
+        r = sb.run("seq 30000 | sort -T /nonexistent | tail -1")
+        assert "sort: cannot create temporary file in '/nonexistent': No such file or directory" in r.stderr
+        assert sb.run("seq 3 | sort -T /nonexistent").stdout == "1\n2\n3\n"  # (no spill, no error)
+
+
+def test_set_n_is_scoped_to_its_run(runner: Runner) -> None:
+    r = runner.contract("set -n; echo never")
+    assert r.stdout == "" and r.exit_code == 0
+    r = runner.contract("echo after; set +n; echo again")
+    assert r.stdout == "after\nagain\n"
+
+
+def test_exit_trap_runs_at_the_deadline_and_not_later(runner: Runner) -> None:
+    r = runner.contract("trap 'echo trapped' EXIT; sleep 5")
+    assert r.timed_out and r.stdout == "trapped\n"
+    assert runner.contract("echo next").stdout == "next\n"
+
+
+# -- differential: where bash has an answer, ours is bash's ------------------------------------
+
+_PREFIX = re.compile(r"^(?:bash|agentic-bash|environment)(?:: line \d+)?: ", re.M)
+
+
+def _bash(script: bytes, tmp: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["bash", "-c", script], cwd=tmp, capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
+
+
+# (script, mode): a native tool (namespace mode) gets /dev/null for a closed descriptor,
+# not a closed one, so its write succeeds there
+DIFFERENTIAL = [
+    "tail >&-; echo $?",
+    ("echo hi > f; tail f >&-; echo $?", "virtual"),
+    ("yes >&-; echo $?", "virtual"),
+    "md5sum x >&-; echo $?",
+    ("echo hi > f; md5sum f >&-; echo $?", "virtual"),
+    "strings -n 4294967296 /etc/passwd; echo $?",
+    "echo ${A[-1]:=x}; echo not reached",
+    "A=(1); echo ${A[-3]:=x}; echo not reached",
+    "readonly C; echo ${C:=x}; echo not reached",
+    "echo \"${A[-1]}\" x; echo $?",
+    "select x in a b; do break; done </dev/; echo $?",
+    "echo hi >&-; echo $?",
+]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash to compare with")
+@pytest.mark.parametrize("script", DIFFERENTIAL)
+def test_like_bash(runner: Runner, script: str | tuple[str, str], tmp_path) -> None:
+    if isinstance(script, tuple):
+        script, only = script
+        if runner.mode != only:
+            pytest.skip(f"a native tool's closed stdout is /dev/null ({runner.mode})")
+    runner.sb.run("cd /tmp && rm -rf c20 && mkdir c20 && cd c20; unset A")
+    try:
+        got = runner.contract(script)
+    finally:
+        runner.sb.run("cd /tmp")
+    exp = _bash(script.encode(), str(tmp_path))
+    assert (got.stdout_bytes, got.exit_code) == (exp.stdout, exp.returncode)
+    assert _PREFIX.sub("", got.stderr) == _PREFIX.sub("", exp.stderr.decode())
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash to compare with")
+def test_lone_surrogates_are_the_bytes_bash_would_get(runner: Runner, tmp_path) -> None:
+    # "\ud800" has no UTF-8: it arrives as the three bytes WTF-8 gives it; surrogateescape's
+    # U+DCFF stays the raw byte 0xff
+    for text in ("\ud800", "é\udbff", "\udcff"):
+        script = f"echo {text} | od -An -tx1"
+        got = runner.contract(script)
+        raw = ("echo " + text).encode("utf-8", "surrogatepass") if text != "\udcff" else b"echo \xff"
+        exp = _bash(raw + b" | od -An -tx1", str(tmp_path))
+        assert got.stdout_bytes == exp.stdout and got.exit_code == 0
+
+
+def test_reading_a_pipes_write_end_is_ebadf(runner: Runner) -> None:
+    r = runner.contract("cat >(true); echo $?")
+    if runner.mode == "virtual":  # (bash itself waits forever here: a native cat may too)
+        assert r.stdout == "1\n" and "cat: /dev/fd/63: Bad file descriptor" in r.stderr
