@@ -91,7 +91,7 @@ class Budget:
     _poll: float | None = None
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
-                 "cmd_cap", "iter_cap", "held", "stages")
+                 "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -118,6 +118,8 @@ class Budget:
         self.iterations = 0
         self.held = 0
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
+        self._tids: list[int] = []  # threads bound to this budget (one entry per bind)
+        self._kicked = False  # the watchdog has sent its threads an asynchronous timeout
         self._cancelled = False
         self._reason = "timeout"
 
@@ -189,13 +191,32 @@ class Budget:
 
     def bind(self) -> Budget | None:
         """Make this the budget of the calling thread; returns the one it replaces (give it
-        to ``unbind``)."""
+        to ``unbind``). While bound, the thread is watched: past the deadline plus
+        WATCH_GRACE it gets an asynchronous LimitExceeded('timeout') at its next bytecode,
+        so a Python loop with no check of its own (any command's) still ends in time."""
         prior = getattr(_bound, "budget", None)
         _bound.budget = self
+        self._tids.append(threading.get_ident())
+        _ACTIVE.append(self)
+        if not _watch_started:
+            _start_watch()
         return prior
 
     @staticmethod
     def unbind(prior: Budget | None) -> None:
+        b = getattr(_bound, "budget", None)
+        if b is not None:
+            tid = threading.get_ident()
+            try:
+                b._tids.remove(tid)
+                _ACTIVE.remove(b)
+            except ValueError:
+                pass
+            if b._kicked:
+                # the watchdog may have queued an exception for this thread just now: it
+                # must not land in the caller's code after the run
+                with _WATCH_LOCK:
+                    _set_async_exc(tid, None)
         _bound.budget = prior
 
     # -- time ---------------------------------------------------------------------------
@@ -252,3 +273,74 @@ def check_size(nbytes: int, what: str) -> None:
 
 
 _DEFAULT_VAR = Limits().max_variable_bytes or sys.maxsize
+
+
+# -- the watchdog: a deadline for Python code that never checks one --------------------------
+
+WATCH_GRACE = 0.03
+"""Seconds past a run's deadline before the watchdog interrupts its threads itself."""
+WATCH_POLL = 0.01
+"""How often the watchdog looks while some run is going (0.25 s when none is)."""
+
+_ACTIVE: list[Budget] = []  # one entry per bind of a budget (list ops are atomic under the GIL)
+_WATCH_LOCK = threading.Lock()
+_watch_started = False
+
+
+class _DeadlineKick(LimitExceeded):
+    """Raised asynchronously by the watchdog in a thread past its run's deadline."""
+
+    def __init__(self, limit: str = "timeout", message: str = "timed out") -> None:
+        super().__init__(limit, message)
+
+
+def _set_async_exc(tid: int, exc: type[BaseException] | None) -> None:
+    import ctypes
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None if exc is None else ctypes.py_object(exc))
+
+
+def _watch() -> None:
+    import os
+    me = os.getpid()
+    while True:
+        if not _ACTIVE:
+            time.sleep(0.25)
+            continue
+        time.sleep(WATCH_POLL)
+        now = _monotonic()
+        for b in list(_ACTIVE):
+            d = b.deadline
+            if d is None or now < d + WATCH_GRACE or not b._tids:
+                continue
+            if b._kicked and now < d + WATCH_GRACE + 0.1 * b._kicked:
+                continue  # (kicked already: again every 100 ms while it is still bound)
+            if not b._cancelled:
+                b._cancelled = True
+                b._reason = "timeout"
+            # the order matters (see unbind): flag first, then look and send under the lock
+            b._kicked = int(b._kicked) + 1
+            with _WATCH_LOCK:
+                for tid in set(b._tids):
+                    _set_async_exc(tid, _DeadlineKick)
+        if os.getpid() != me:  # pragma: no cover - (a forked child starts its own)
+            return
+
+
+def _start_watch() -> None:
+    global _watch_started
+    with _WATCH_LOCK:
+        if _watch_started:
+            return
+        _watch_started = True
+    threading.Thread(target=_watch, name="agentic-bash-deadline", daemon=True).start()
+
+
+def _after_fork() -> None:
+    global _watch_started, _WATCH_LOCK
+    _watch_started = False
+    _WATCH_LOCK = threading.Lock()
+    del _ACTIVE[:]
+
+
+if hasattr(__import__("os"), "register_at_fork"):
+    __import__("os").register_at_fork(after_in_child=_after_fork)

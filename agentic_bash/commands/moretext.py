@@ -8,8 +8,9 @@ import random
 import re
 import unicodedata
 
+from ..limits import Budget
 from ._args import (
-    obsolete_num_option, read_bounded,
+    held_cap, obsolete_num_option, read_bounded,
     OptError, file_error, iter_chunks, iter_lines, open_input, parse_opts, quote, quoteaf,
     stdio, try_help,
 )
@@ -1143,7 +1144,9 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
         rows = []
         # -l N: at most N columns, the last keeps the rest of the line as it was
         maxsplit = limit - 1 if limit > 0 else 0
-        for ln in lines:
+        for k, ln in enumerate(lines):
+            if not k & 1023:
+                ctx.budget.check()
             if not ln.strip() and not keep_empty:
                 continue
             if limit == 1:
@@ -1182,7 +1185,15 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
         # util-linux 2.38 fills a short row with empty cells up to the widest row, each padded
         # like any other cell ("d e\nf" -> "f" + 5 spaces under a 3-column table)
         ncol = max([len(r) for r in rows] + [len(headers or [])])
-        rows = [r + [""] * (ncol - len(r)) for r in rows]
+        # security: the padded table is rows x widest row, each cell an object (random input
+        # makes a few thousand lines of hundreds of cells): bounded like any held buffer
+        if len(rows) * ncol * Budget.HELD_OVERHEAD > held_cap(ctx):
+            raise MemoryError("memory exhausted")
+        padded = []
+        for k in range(0, len(rows), 256):
+            padded.extend([r + [""] * (ncol - len(r)) for r in rows[k:k + 256]])
+            ctx.budget.check()
+        rows = padded
 
         def colset(spec: str) -> list[int] | None:
             """1-based column numbers or -N names; None after util-linux's error."""
@@ -1210,10 +1221,16 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
             right = {keep.index(c - 1) + 1 for c in right if c - 1 in keep}
             ncol = len(keep)
         widths = [0] * ncol
-        for r in rows:
+        for k, r in enumerate(rows):
+            if not k & 255:
+                ctx.budget.check()
             for i, c in enumerate(r):
                 widths[i] = max(widths[i], _dw(c))
-        for r in rows:
+        if len(rows) * (sum(widths) + ncol * len(osep)) > held_cap(ctx):
+            raise MemoryError("memory exhausted")  # (the padded output, held before it is written)
+        for k, r in enumerate(rows):
+            if not k & 1023:
+                ctx.budget.check()
             cells = []
             for i, c in enumerate(r):
                 if i == len(r) - 1 and (i + 1) not in right:

@@ -42,6 +42,10 @@ class BraceExpansionTooLarge(ValueError):
     """More than ``MAX_WORDS`` words would be produced."""
 
 
+class _NotPlain(Exception):
+    """The string form of a plain word cannot carry this expansion: use the item form."""
+
+
 class UnclosedBackquote(ValueError):
     """A ``{a..C}``-style range made a backquote with text after it in its word: bash reads
     that as an unclosed command substitution (a bad substitution)."""
@@ -55,6 +59,23 @@ def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
     """Brace-expand one word; returns ``[word]`` (the same object) when nothing expands."""
     if not any(type(p) is Lit and "{" in p.text for p in word.parts):
         return [word]
+    if all(type(p) is Lit for p in word.parts):
+        # plain text (most words): expanded as strings, which the garbage collector does not
+        # track, so a big expansion is built and dropped without collector pauses
+        text = "".join(p.text for p in word.parts)  # type: ignore[union-attr]
+        try:
+            words = _expand(text, limit)  # type: ignore[arg-type]
+        except _NotPlain:
+            pass
+        else:
+            if len(words) == 1 and words[0] == text:
+                return [word]
+            out: list[Word] = []
+            wt, line = word.text, word.line
+            for k in range(0, len(words), _SLICE):
+                out.extend([Word((Lit(w),) if w else (), wt, line) for w in words[k:k + _SLICE]])  # type: ignore[arg-type]
+                check_size(0, "brace expansion")  # (the deadline)
+            return out
     items: list[_Item] = []
     for p in word.parts:
         if type(p) is Lit:
@@ -70,7 +91,7 @@ def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
                 rest = "".join(x if isinstance(x, str) else getattr(x, "text", "") for x in r[k + 1:])
                 raise UnclosedBackquote(f'bad substitution: no closing "`" in `{rest}')
     out = []
-    text, line = word.text, word.line
+    text, line = word.text, word.line  # type: ignore[assignment]
     for k in range(0, len(results), _SLICE):
         out.extend([Word(_rejoin(_rebuild(r)), text, line) for r in results[k:k + _SLICE]])
         check_size(0, "brace expansion")  # (the deadline)
@@ -170,11 +191,18 @@ def _expand(items: list[_Item], limit: int) -> list[list[_Item]]:
     preamble = items[:i]
     amble = items[i + 1:close]
     if not any(isinstance(c, str) and c == "," for c in amble):
-        seq = _seqterm(amble)
-        if seq is not None:
+        seq = _seqterm(amble)  # type: ignore[arg-type]
+        if seq is not None and type(items) is str:
+            if "" in seq or "`" in seq:
+                raise _NotPlain()  # (a generated \ or ` needs the item form)
+            tack = seq  # type: ignore[assignment]
+        elif seq is not None:
             # "" stands for a generated `\`: gone after quote removal, but still a word
-            tack: list[list[_Item]] = [list(s) if s and s != "`" else [SQ("")] if not s else [_GEN_BQ]
-                                       for s in seq]
+            tack: list[list[_Item]] = []
+            for k in range(0, len(seq), _SLICE):
+                tack.extend([list(s) if s and s != "`" else [SQ("")] if not s else [_GEN_BQ]
+                             for s in seq[k:k + _SLICE]])
+                check_size(0, "brace expansion")  # (the deadline)
         elif close + 1 < n:
             tack = [items[i:close + 1]]
         else:
@@ -190,7 +218,13 @@ def _expand(items: list[_Item], limit: int) -> list[list[_Item]]:
             if j >= len(amble):
                 break
             start = j + 1
-    result = [preamble + t for t in tack]
+    if len(tack) <= _SLICE:
+        result = [preamble + t for t in tack]
+    else:
+        result = []
+        for k in range(0, len(tack), _SLICE):
+            result.extend([preamble + t for t in tack[k:k + _SLICE]])
+            check_size(0, "brace expansion")  # (the deadline)
     post = items[close + 1:]
     if post:
         posts = _expand(post, limit)
@@ -326,4 +360,6 @@ def _mkseq(start: int, end: int, incr: int, kind: str, width: int) -> list[str] 
         n += incr
         if (incr < 0 and n < end) or (incr > 0 and n > end):
             break
+        if not len(out) & (_SLICE - 1):
+            check_size(0, "brace expansion")  # (the deadline)
     return out
