@@ -419,5 +419,14 @@ def restore(
     raise typer.Exit(code)
 
 
+# `serve` (helper serve): the subcommand lives in server/command.py
+def _register_serve() -> None:
+    from .server.command import register_serve
+    register_serve(app)
+
+
+_register_serve()
+
+
 def main() -> None:
     app(prog_name="agentic-bash")

@@ -815,6 +815,9 @@ class InProcessExecutor:
     def exists(self, path: str) -> bool:
         return self.fs.exists(path)
 
+    def realpath(self, path: str) -> str:
+        return self.fs.realpath(path)
+
     def remove(self, path: str, recursive: bool = False) -> None:
         s = self.fs.stat(path, follow_symlinks=False)
         if _stat.S_ISDIR(s.st_mode):
