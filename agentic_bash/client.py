@@ -259,6 +259,53 @@ class RemoteSandbox:
     def reset(self) -> None:
         self._raw("POST", self._s("/reset"))
 
+    def interrupt(self) -> None:
+        """Stop the command running in this session (from another thread)."""
+        self._oneshot("POST", self._s("/interrupt"))
+
+    def realpath(self, path: str) -> str:
+        return self._json("GET", self._s("/files/realpath", path=path))["realpath"]
+
+    def get_state(self) -> dict[str, Any]:
+        return self._json("GET", self._s("/state"))
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self._json("PUT", self._s("/state"), state)
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        from types import MappingProxyType
+        return MappingProxyType(self._json("GET", self._s("/env")))
+
+    @property
+    def isolation_level(self) -> str:
+        return self.info.get("isolation", "")
+
+    @property
+    def transforms(self) -> tuple[Callable[[Any], Any], ...]:
+        return ()
+
+    @transforms.setter
+    def transforms(self, fns: Any) -> None:
+        raise NotImplementedError("AST transforms run in the process that parses; set them on the server")
+
+    def register_command(self, name: str, fn: Callable[..., int]) -> None:
+        raise NotImplementedError("custom Python commands run in this process only, not over HTTP")
+
+    def _oneshot(self, method: str, path: str) -> None:
+        # its own connection: the shared one is busy with the run being interrupted
+        cls = http.client.HTTPSConnection if self._u.scheme == "https" else http.client.HTTPConnection
+        conn = cls(self._u.hostname, self._u.port, timeout=30)
+        try:
+            conn.request(method, self._u.path.rstrip("/") + path,
+                         headers={"Authorization": f"Bearer {self._key}"})
+            resp = conn.getresponse()
+            data = resp.read()
+            if resp.status >= 400:
+                raise RemoteError(resp.status, data.decode(errors="replace"))
+        finally:
+            conn.close()
+
     # ------------------------------------------------------------------ state
     @property
     def cwd(self) -> str:

@@ -216,3 +216,28 @@ def _catch(fn):
         return fn()
     except Exception as e:  # noqa: BLE001
         return e
+
+
+def test_remote_sandbox_has_the_methods_of_sandbox(virtual_server):
+    from agentic_bash import Sandbox
+    public = {n for n in dir(Sandbox) if not n.startswith("_")}
+    assert public - set(dir(RemoteSandbox)) == set()
+    with _remote(virtual_server, env={"E": "1"}) as sb:
+        sb.run("f() { echo fn; }; X=5; mkdir -p /workspace/d; ln -s d /workspace/l")
+        assert sb.env["E"] == "1"
+        assert sb.realpath("/workspace/l") == "/workspace/d"
+        st = sb.get_state()
+        assert "f" in json.dumps(st)
+        sb.reset()
+        assert sb.run("f; echo ${X:-none}").stdout == "none\n"
+        sb.set_state(st)
+        assert sb.run("f; echo $X").stdout == "fn\n5\n"
+        holder = {}
+        t = threading.Thread(target=lambda: holder.update(r=sb.run("sleep 30; echo done")))
+        t.start()
+        time.sleep(0.5)
+        RemoteSandbox(virtual_server.url, api_key=KEY, session_id=sb.id).interrupt()
+        t.join(20)
+        assert not t.is_alive() and "done" not in holder["r"].stdout and holder["r"].exit_code != 0
+        with pytest.raises(NotImplementedError):
+            sb.register_command("x", lambda ctx, argv: 0)

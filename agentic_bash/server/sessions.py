@@ -355,6 +355,13 @@ class SessionManager:
             lv.cwd = r.cwd
         return result_json(r, restarted)
 
+    def interrupt(self, sid: str) -> None:
+        """Stop the session's running command (not under its lock: that is held by the run)."""
+        lv = self._live.get(sid)
+        if lv is None:
+            raise ApiError(404 if self.store.get(sid) is None else 410, "no live session")
+        lv.sb.interrupt()
+
     def snapshot(self, sid: str) -> bytes:
         data, _ = self.call(sid, lambda sb: sb.snapshot())
         if self.snap_dir:
@@ -582,6 +589,35 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
         return Response(status_code=204)
 
     @handler
+    async def interrupt(request: Request) -> Response:
+        sid = request.path_params["sid"]
+        await off(lambda: mgr.interrupt(sid))
+        return Response(status_code=204)
+
+    @handler
+    async def state(request: Request) -> Response:
+        sid = request.path_params["sid"]
+        if request.method == "GET":
+            st, _ = await off(lambda: mgr.call(sid, lambda sb: sb.get_state()))
+            return JSONResponse(st)
+        new = await body_json(request)
+        await off(lambda: mgr.call(sid, lambda sb: sb.set_state(new)))
+        return Response(status_code=204)
+
+    @handler
+    async def env(request: Request) -> Response:
+        sid = request.path_params["sid"]
+        e, _ = await off(lambda: mgr.call(sid, lambda sb: dict(sb.env)))
+        return JSONResponse(e)
+
+    @handler
+    async def realpath(request: Request) -> Response:
+        sid = request.path_params["sid"]
+        p = qpath(request)
+        real, _ = await off(lambda: mgr.call(sid, lambda sb: sb.realpath(p)))
+        return JSONResponse({"path": p, "realpath": real})
+
+    @handler
     async def reset(request: Request) -> Response:
         sid = request.path_params["sid"]
         await off(lambda: mgr.call(sid, lambda sb: sb.reset()))
@@ -602,6 +638,10 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
         Route(base + "/snapshot", snapshot, methods=["POST"]),
         Route(base + "/restore", restore, methods=["POST"]),
         Route(base + "/reset", reset, methods=["POST"]),
+        Route(base + "/interrupt", interrupt, methods=["POST"]),
+        Route(base + "/state", state, methods=["GET", "PUT"]),
+        Route(base + "/env", env, methods=["GET"]),
+        Route(base + "/files/realpath", realpath, methods=["GET"]),
     ]
     app = Starlette(routes=routes)
     app.state.manager = mgr
