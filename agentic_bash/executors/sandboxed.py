@@ -298,6 +298,10 @@ class SandboxedExecutor:
                                      f"{_START_TIMEOUT:.0f}s")
             hdr, _ = h
             if hdr.get("ev") == "fatal":
+                if hdr.get("where") in ("setup", "root"):
+                    # the kernel refused what the (possibly cached) probe promised
+                    from ..isolation.probe import invalidate_cache
+                    invalidate_cache()
                 raise SandboxError(f"sandbox setup failed in {hdr.get('where')}: "
                                    f"{hdr.get('type')}: {hdr.get('msg')}\n{hdr.get('trace', '')}")
             if hdr.get("ev") != "ready":
