@@ -48,9 +48,15 @@ def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool,
            "HOME": home, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
            "SHELL": "/bin/bash", "HOSTNAME": "sandbox", **_NONINTERACTIVE}
     if unprivileged:
-        # /usr is read-only here: a plain `pip install X` must go to ~/.local
+        # /usr is read-only here: a plain `pip install X` (and `npm install -g X`) must go to
+        # ~/.local, whose bin dir is then on PATH
         out["PIP_USER"] = "1"
+        out["NPM_CONFIG_PREFIX"] = f"{home}/.local"
+        # npm reads its global npmrc from $PREFIX/etc: keep the system's (CA settings live there)
+        out["NPM_CONFIG_GLOBALCONFIG"] = "/usr/etc/npmrc"
     out.update(env or {})
+    if unprivileged and f"{home}/.local/bin" not in out.get("PATH", "").split(":"):
+        out["PATH"] = f"{home}/.local/bin:" + out.get("PATH", "")
     return out
 
 
@@ -95,13 +101,16 @@ def _python_binds() -> tuple[str, ...]:
     import agentic_bash
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              os.path.dirname(os.path.abspath(agentic_bash.__file__))]
+    import importlib.util
+
     for name in ("pyseccomp", "regex"):
+        # found, not imported: importing pyseccomp runs ldconfig (~20 ms) in the caller
         try:
-            mod = __import__(name)
-        except Exception:  # noqa: BLE001
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
             continue
-        f = getattr(mod, "__file__", None)
-        if f:
+        f = spec.origin if spec is not None else None
+        if f and f not in ("built-in", "frozen"):
             f = os.path.abspath(f)
             paths.append(os.path.dirname(f) if f.endswith("__init__.py") else f)
     out: list[str] = []
@@ -170,6 +179,13 @@ def _base_rootfs(base: Any) -> str:
         _rmtree(tmp)
         raise
     return dest
+
+
+def _packages(entries: Any) -> tuple[Any, ...]:
+    if not entries:
+        return ()
+    from ..packages.manifest import PackageInfo
+    return tuple(PackageInfo.from_json(e) for e in entries)
 
 
 def _rmtree(path: str) -> None:
@@ -298,6 +314,10 @@ class SandboxedExecutor:
                                      f"{_START_TIMEOUT:.0f}s")
             hdr, _ = h
             if hdr.get("ev") == "fatal":
+                if hdr.get("where") in ("setup", "root"):
+                    # the kernel refused what the (possibly cached) probe promised
+                    from ..isolation.probe import invalidate_cache
+                    invalidate_cache()
                 raise SandboxError(f"sandbox setup failed in {hdr.get('where')}: "
                                    f"{hdr.get('type')}: {hdr.get('msg')}\n{hdr.get('trace', '')}")
             if hdr.get("ev") != "ready":
@@ -427,7 +447,8 @@ class SandboxedExecutor:
             files_deleted=tuple(h.get("files_deleted", ())),
             cpu_time=float(h.get("cpu_time", 0.0)), peak_memory=int(h.get("peak_memory", 0)),
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
-            extra=dict(h.get("extra") or {}))
+            extra=dict(h.get("extra") or {}),
+            packages_installed=_packages(h.get("packages_installed")))
 
     def interrupt(self) -> None:
         if self._closed or self._dead:
@@ -483,6 +504,21 @@ class SandboxedExecutor:
     @property
     def alive(self) -> bool:
         return not (self._closed or self._dead)
+
+    def healthy(self) -> bool:
+        """Idle and intact (a pool's check before handing it out, a few microseconds): not
+        closed, S1 has not exited, and the channel is quiet (no EOF, nothing unasked)."""
+        if self._closed or self._dead:
+            return False
+        fds = [self._sock] + ([self._pidfd] if self._pidfd is not None else [])
+        try:
+            r, _, _ = select.select(fds, [], [], 0)
+        except (OSError, ValueError):
+            return False
+        if r:
+            self._dead = True
+            return False
+        return True
 
     # -- teardown ---------------------------------------------------------------------------
     def _kill(self) -> None:
