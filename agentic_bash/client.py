@@ -11,7 +11,7 @@ import json
 import os
 import threading
 import urllib.parse
-from typing import Any, BinaryIO, Callable, Iterator, Mapping
+from typing import Any, AsyncIterator, BinaryIO, Callable, Iterator, Mapping
 
 from .errors import SandboxCrashed, SandboxError, SnapshotError
 from .fileapi import FileInfo
@@ -183,6 +183,27 @@ class RemoteSandbox:
                     event = None
             resp.read()
 
+    async def arun(self, script: str, **kw: Any) -> Result:
+        """``run()`` on a worker thread; cancelling the awaiting task interrupts the run."""
+        import asyncio
+        task = asyncio.ensure_future(asyncio.to_thread(lambda: self.run(script, **kw)))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await asyncio.to_thread(self.interrupt)
+            raise
+
+    async def astream(self, script: str, **kw: Any) -> AsyncIterator[StreamEvent]:
+        """``stream()`` for asyncio: events as the service sends them, then ``result``."""
+        import asyncio
+        it = self.stream(script, **kw)
+        done = object()
+        while True:
+            ev = await asyncio.to_thread(next, it, done)
+            if ev is done:
+                return
+            yield ev
+
     def run_stream(self, script: str, *, on_stdout: Callable[[bytes], None] | None = None,
                    on_stderr: Callable[[bytes], None] | None = None, **kw: Any) -> Result:
         result = None
@@ -276,6 +297,12 @@ class RemoteSandbox:
     def env(self) -> Mapping[str, str]:
         from types import MappingProxyType
         return MappingProxyType(self._json("GET", self._s("/env")))
+
+    @property
+    def packages(self) -> list[Any]:
+        """``[PackageInfo(name, version, manager)]`` the session installed."""
+        from .packages.manifest import PackageInfo
+        return [PackageInfo.from_json(v) for v in self._json("GET", self._s("/packages"))]
 
     @property
     def isolation_level(self) -> str:

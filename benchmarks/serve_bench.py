@@ -86,14 +86,20 @@ def execute_round_trip(isolation: str, n: int) -> dict[str, Any]:
         srv.stop()
 
 
-def sessions_created(isolation: str, count: int, workers: int) -> dict[str, Any]:
+def sessions_created(isolation: str, count: int, workers: int, pool: int = 0) -> dict[str, Any]:
     from agentic_bash.client import RemoteSandbox
     d = tempfile.mkdtemp(prefix="agb-bench-")
     srv = start_server("--sessions", "--db", os.path.join(d, "s.db"), "--api-key", KEY, "-i", isolation,
-                       "--max-sessions", str(count * 3))
+                       "--max-sessions", str(count * 3), "--pool-size", str(pool))
     try:
         out: dict[str, Any] = {}
-        for w in (1, workers):
+        if pool:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:     # let the pool fill before timing
+                if json.loads(srv.get("/")[1])["pool"]["ready"] >= pool:
+                    break
+                time.sleep(0.2)
+        for w in ((workers,) if pool else (1, workers)):
             t = time.perf_counter()
             with ThreadPoolExecutor(w) as ex:
                 sbs = list(ex.map(lambda _: RemoteSandbox(srv.url, api_key=KEY), range(count)))
@@ -122,6 +128,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--sessions", type=int, default=50)
     ap.add_argument("--isolation", nargs="*", default=["virtual", "namespace"])
+    ap.add_argument("--pool", type=int, default=50, help="also time creation from a pool this big")
     a = ap.parse_args()
     res: dict[str, Any] = {"runtime": {}, "sessions": {}}
     for iso in a.isolation:
@@ -136,6 +143,11 @@ def main() -> None:
             if isinstance(v, dict) and "sessions_per_s" in v:
                 print(f"sessions, {iso:9s}: {k}: {v['sessions_per_s']:.1f}/s")
         print(f"sessions, {iso:9s}: exec echo median {s['exec_echo']['median_ms']:.3f} ms")
+        if a.pool:
+            res["sessions"][iso + "+pool"] = s = sessions_created(iso, a.sessions, 8, a.pool)
+            for k, v in s.items():
+                if isinstance(v, dict) and "sessions_per_s" in v:
+                    print(f"sessions, {iso:9s} from a pool of {a.pool}: {k}: {v['sessions_per_s']:.1f}/s")
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(res, indent=2) + "\n")
 

@@ -241,3 +241,39 @@ def test_remote_sandbox_has_the_methods_of_sandbox(virtual_server):
         assert not t.is_alive() and "done" not in holder["r"].stdout and holder["r"].exit_code != 0
         with pytest.raises(NotImplementedError):
             sb.register_command("x", lambda ctx, argv: 0)
+
+
+def test_remote_sandbox_async_and_packages(virtual_server):
+    import asyncio
+
+    async def main():
+        with _remote(virtual_server) as sb:
+            r = await sb.arun("export A=3; echo $((A+1))")
+            assert r.stdout == "4\n"
+            kinds = [ev.kind async for ev in sb.astream("echo x; echo y >&2")]
+            assert kinds[-1] == "result" and {"stdout", "stderr"} <= set(kinds)
+            assert sb.packages == []
+    asyncio.run(main())
+
+
+def test_sessions_come_from_the_pool_when_one_is_configured(tmp_path):
+    srv = start_server("--sessions", "--db", str(tmp_path / "s.db"), "--api-key", KEY, "-i", "virtual",
+                       "--pool-size", "2")
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:      # the filler starts its sandboxes in the background
+            with _remote(srv) as probe:
+                if probe.info.get("pooled"):
+                    break
+            time.sleep(0.2)
+        sbs = [_remote(srv) for _ in range(4)]
+        sbs.append(_remote(srv, env={"OWN": "1"}))          # own options: never from the pool
+        assert any(sb.info["pooled"] for sb in sbs[:4])
+        assert sbs[-1].info["pooled"] is False
+        for i, sb in enumerate(sbs):
+            sb.run(f"echo {i} > /workspace/who")
+        assert [sb.read_file("/workspace/who") for sb in sbs] == [f"{i}\n".encode() for i in range(5)]
+        for sb in sbs:
+            sb.close()
+    finally:
+        srv.stop()

@@ -74,7 +74,7 @@ class SessionManager:
 
     def __init__(self, db: str, *, sandbox_defaults: dict[str, Any] | None = None,
                  default_ttl: float = 1800.0, max_sessions: int = 1000,
-                 reap_interval: float = 30.0, sandbox_cls: Any = None) -> None:
+                 reap_interval: float = 30.0, sandbox_cls: Any = None, pool_size: int = 0) -> None:
         if sandbox_cls is None:
             from ..session import Sandbox as sandbox_cls
         self._cls = sandbox_cls
@@ -94,9 +94,18 @@ class SessionManager:
         self.pool = ThreadPoolExecutor(max_workers=max(8, min(max_sessions, 256)),
                                        thread_name_prefix="agb-session")
         self.reconciled: list[str] = []
+        # sessions created with the server's own options come from a SandboxPool when one
+        # is configured (pool.py): a ready sandbox is a queue pop; the rest are built on demand
+        self.pool_size = pool_size
+        self._sbpool: Any = None
+        self._pooled: set[int] = set()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
+        if self.pool_size > 0:
+            from ..pool import SandboxPool
+            self._sbpool = SandboxPool(min_size=self.pool_size, max_size=self.pool_size + self.max_sessions,
+                                       idle_ttl=None, name="sessions", **self.defaults)
         for row in self.store.orphans(self.instance):
             self.store.set_status(row.id, "crashed", "the server restarted; the sandbox is gone"
                                   + ("; restorable from its last snapshot" if row.snapshot else ""))
@@ -121,12 +130,17 @@ class SessionManager:
             self._close_sb(lv.sb)
             self.store.set_status(sid, "crashed", "the server stopped")
         self.pool.shutdown(wait=False, cancel_futures=True)
+        if self._sbpool is not None:
+            self._sbpool.close()
         self.store.close()
 
-    @staticmethod
-    def _close_sb(sb: Any) -> None:
+    def _close_sb(self, sb: Any) -> None:
         try:
-            sb.close()
+            if id(sb) in self._pooled:
+                self._pooled.discard(id(sb))
+                self._sbpool.release(sb)
+            else:
+                sb.close()
         except Exception as e:  # noqa: BLE001 - a dead sandbox may fail to tidy up
             log.debug("close: %s", e)
 
@@ -235,7 +249,14 @@ class SessionManager:
         kwargs.pop("snapshot", None)
         kwargs.pop("from_session", None)
         try:
-            if snapshot is not None:
+            sb = None
+            if snapshot is None and kwargs == self.defaults and self._sbpool is not None:
+                sb = self._sbpool.try_acquire()
+                if sb is not None:
+                    self._pooled.add(id(sb))
+            if sb is not None:
+                pass
+            elif snapshot is not None:
                 sb = self._cls.from_snapshot(snapshot, **kwargs)
             else:
                 sb = self._cls(**kwargs)
@@ -261,6 +282,7 @@ class SessionManager:
         if lv is not None:
             d["cwd"] = lv.cwd
             d["isolation"] = lv.sb.isolation_level
+            d["pooled"] = id(lv.sb) in self._pooled
         return d
 
     def list(self) -> list[dict[str, Any]]:
@@ -453,7 +475,11 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
         return p
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "sessions": len(mgr._live)})
+        d: dict[str, Any] = {"status": "ok", "sessions": len(mgr._live)}
+        if mgr._sbpool is not None:
+            st = mgr._sbpool.stats()
+            d["pool"] = {"ready": st["ready"], "creating": st["creating"]}
+        return JSONResponse(d)
 
     @handler
     async def create(request: Request) -> Response:
@@ -611,6 +637,12 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
         return JSONResponse(e)
 
     @handler
+    async def packages(request: Request) -> Response:
+        sid = request.path_params["sid"]
+        pk, _ = await off(lambda: mgr.call(sid, lambda sb: [p.to_json() for p in sb.packages]))
+        return JSONResponse(pk)
+
+    @handler
     async def realpath(request: Request) -> Response:
         sid = request.path_params["sid"]
         p = qpath(request)
@@ -641,6 +673,7 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
         Route(base + "/interrupt", interrupt, methods=["POST"]),
         Route(base + "/state", state, methods=["GET", "PUT"]),
         Route(base + "/env", env, methods=["GET"]),
+        Route(base + "/packages", packages, methods=["GET"]),
         Route(base + "/files/realpath", realpath, methods=["GET"]),
     ]
     app = Starlette(routes=routes)
