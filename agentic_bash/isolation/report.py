@@ -52,7 +52,12 @@ def report_from_plan(p: Plan) -> IsolationReport:
     mech = {m: p.mechanisms.get(m, DISABLED) for m in MECHANISMS}
     notes: tuple[str, ...] = ()
     if p.level == "virtual":
-        notes = ("no host process is started; unknown commands exit 127",)
+        notes = ("no host process is started; unknown commands exit 127",
+                 "network: none (no network in virtual mode)" if p.network == "deny" else
+                 f"network: {p.network} — only /dev/tcp and /dev/udp, connected from this "
+                 "process to addresses the policy checked")
+    elif p.level == "none":
+        notes = ("network: the host's (isolation='none' confines nothing)",)
     return IsolationReport(p.level, p.requested, mech, notes, p.warnings)
 
 

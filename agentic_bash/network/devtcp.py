@@ -74,11 +74,14 @@ def _connect_via_proxy(proxy: tuple[str, int], host: str, port: int) -> Any:
         h = f"[{host}]" if ":" in host else host
         s.sendall(f"CONNECT {h}:{port} HTTP/1.1\r\nHost: {h}:{port}\r\n\r\n".encode())
         buf = b""
-        while b"\r\n\r\n" not in buf:
-            chunk = s.recv(4096)
-            if not chunk:
+        while not buf.endswith(b"\r\n\r\n"):
+            # peek, then take only the proxy's reply: what follows is the tunnel's data
+            peek = s.recv(4096, socket.MSG_PEEK)
+            if not peek:
                 raise OSError(errno.ECONNRESET, "Connection reset by peer")
-            buf += chunk
+            end = (buf[-3:] + peek).find(b"\r\n\r\n")
+            take = len(peek) if end < 0 else end + 4 - len(buf[-3:])
+            buf += s.recv(take)
             if len(buf) > 65536:
                 raise OSError(errno.EPROTO, "Protocol error")
         status = buf.split(b" ", 2)[1] if buf.count(b" ") >= 1 else b""

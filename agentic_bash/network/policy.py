@@ -337,7 +337,7 @@ class NetworkPolicy:
         return addrs, ""
 
     def _local(self, addr: str, local_addrs: frozenset[str]) -> str:
-        if self.mode == "host" or addr not in local_addrs:
+        if self.mode == "host" or not self.block_private or addr not in local_addrs:
             return ""
         ip = ipaddress.ip_address(addr)
         if any(r.matches_addr(ip, None) for r in self.allow_rules):

@@ -96,10 +96,11 @@ class Attachment:
         log.info("sandbox %s: refused %s %s: %s", self.label, via, target, reason)
         now = time.monotonic()
         with self._lock:
-            key = (target, reason)
-            if now - self._recent.get(key, -10.0) < 1.0:  # A+AAAA lookups, client retries
-                return
-            self._recent[key] = now
+            if via == "dns":  # one lookup asks for A and AAAA (and retries): one violation
+                key = (target, reason)
+                if now - self._recent.get(key, -10.0) < 1.0:
+                    return
+                self._recent[key] = now
             self._violations.append(PolicyViolation("network", f"{target}: {reason}",
                                                     target=target, reason=reason))
 
@@ -290,12 +291,18 @@ class Attachment:
             except ValueError:
                 is_name = True
             if is_name:
+                first, server_first = await _first_bytes(reader, ur)
+                if server_first:  # the server talks first (no TLS client hello to check)
+                    writer.write(server_first)
+            if is_name and first:
                 try:
-                    first = await asyncio.wait_for(reader.read(5), _IDLE)
-                    if len(first) == 5 and first[0] == 0x16:
-                        need = struct.unpack("!H", first[3:5])[0]
-                        first += await asyncio.wait_for(reader.readexactly(min(need, 16384)),
+                    if len(first) < 5 and first[0] == 0x16:
+                        first += await asyncio.wait_for(reader.readexactly(5 - len(first)),
                                                         _IDLE)
+                    if len(first) >= 5 and first[0] == 0x16:
+                        need = 5 + min(struct.unpack("!H", first[3:5])[0], 16384) - len(first)
+                        if need > 0:
+                            first += await asyncio.wait_for(reader.readexactly(need), _IDLE)
                         sni = _sni(first)
                         if sni is not None and _canon_or_none(sni) != _canon_or_none(host):
                             self.refuse(via, tgt, f"TLS SNI {sni!r} does not match the "
@@ -376,6 +383,31 @@ class _Dns(asyncio.DatagramProtocol):
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+
+
+async def _first_bytes(client: asyncio.StreamReader,
+                       upstream: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """Whichever side of a fresh tunnel speaks first: (client bytes, b"") or (b"", server
+    bytes). A cancelled StreamReader.read leaves the buffered data in place."""
+    c = asyncio.ensure_future(client.read(_CHUNK))
+    u = asyncio.ensure_future(upstream.read(_CHUNK))
+    done, pending = await asyncio.wait({c, u}, timeout=_IDLE,
+                                       return_when=asyncio.FIRST_COMPLETED)
+    for t in pending:
+        t.cancel()
+        try:
+            await t
+        except (asyncio.CancelledError, Exception):  # noqa: BLE001
+            pass
+    if c in done and not c.cancelled() and c.exception() is None:
+        got = c.result()
+        if u in done and not u.cancelled() and u.exception() is None and u.result():
+            # both at once: deliver the server's bytes too (no SNI concern: it spoke)
+            return got, u.result()
+        return got, b""
+    if u in done and not u.cancelled() and u.exception() is None:
+        return b"", u.result()
+    return b"", b""
 
 
 async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
