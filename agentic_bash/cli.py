@@ -229,5 +229,34 @@ def restore(
     raise typer.Exit(code)
 
 
+# ---------------------------------------------------------------- mcp (tools helper, issue 17)
+@app.command()
+def mcp(
+    isolation: str = IsolationOpt,
+    env: list[str] = EnvOpt,
+    workdir: str = WorkdirOpt,
+    mount: list[str] = MountOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    strict: bool = typer.Option(False, "--strict", help="Refuse to start if isolation is degraded"),
+    max_bytes: int = typer.Option(16384, "--max-bytes", min=256,
+                                  help="Budget of one tool answer in bytes (long output keeps its start and end)"),
+) -> None:
+    """Serve the agent tools (bash, read_file, write_file, list_files, edit_file) and the
+    workspace files over MCP on stdin/stdout, on one persistent sandbox session."""
+    from .tools.mcp_server import run_stdio
+    from .tools.render import Renderer
+
+    try:
+        code = run_stdio(lambda: _make_sandbox(isolation, env, workdir, mount, timeout, strict),
+                         renderer=Renderer(max_bytes=max_bytes))
+    except SandboxError as exc:
+        typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    except ImportError as exc:
+        typer.echo(f"agentic-bash: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    raise typer.Exit(code)
+
+
 def main() -> None:
     app(prog_name="agentic-bash")
