@@ -297,6 +297,11 @@ class Sandbox:
         self._check()
         return self._ex.exists(self._abs(path))
 
+    def realpath(self, path: str) -> str:
+        """``path`` with every symlink resolved as the sandbox sees it (missing parts kept)."""
+        self._check()
+        return self._ex.realpath(self._abs(path))
+
     def remove(self, path: str, recursive: bool = False) -> None:
         self._check()
         self._ex.remove(self._abs(path), recursive)

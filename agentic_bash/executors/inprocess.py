@@ -815,6 +815,9 @@ class InProcessExecutor:
     def exists(self, path: str) -> bool:
         return self.fs.exists(path)
 
+    def realpath(self, path: str) -> str:
+        return self.fs.realpath(path)
+
     def remove(self, path: str, recursive: bool = False) -> None:
         s = self.fs.stat(path, follow_symlinks=False)
         if _stat.S_ISDIR(s.st_mode):
@@ -841,6 +844,7 @@ class InProcessExecutor:
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
             "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
+            **({"script_name": self.shell.script_name} if self.shell.script_name != "bash" else {}),
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -873,6 +877,9 @@ class InProcessExecutor:
         st.umask = int(state.get("umask", 0o022))
         st.last_status = int(state.get("last_status", 0))
         st.on_circular = self.shell._circular_ref
+        if isinstance(state.get("script_name"), str):
+            # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
+            self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
         self.shell.state = st
 
 

@@ -450,6 +450,9 @@ class SandboxedExecutor:
     def exists(self, path: str) -> bool:
         return bool(self._call("exists", path=path))
 
+    def realpath(self, path: str) -> str:
+        return str(self._call("realpath", path=path))
+
     def remove(self, path: str, recursive: bool = False) -> None:
         self._call("remove", path=path, recursive=recursive)
 
@@ -671,6 +674,9 @@ class _BashExecutor:
 
     def exists(self, path: str) -> bool:
         return os.path.lexists(path)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
 
     def remove(self, path: str, recursive: bool = False) -> None:
         if os.path.isdir(path) and not os.path.islink(path):

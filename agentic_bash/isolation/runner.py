@@ -359,7 +359,7 @@ def observe(host_ns: dict[str, int]) -> dict[str, Any]:
 
 # -- serving ----------------------------------------------------------------------------------
 _FILE_OPS = ("read_file", "write_file", "list_files", "exists", "remove", "get_state",
-             "set_state", "cwd", "env")
+             "set_state", "cwd", "env", "realpath")
 
 
 def _error_header(e: BaseException) -> dict[str, Any]:
