@@ -367,6 +367,18 @@ class Sandbox:
 
     # ------------------------------------------------------------------ state
     @property
+    def packages(self) -> list[Any]:
+        """``[PackageInfo(name, version, manager)]`` the session installed (pip, npm, apt),
+        observed from what the real installers wrote; travels in snapshots."""
+        self._check()
+        from .packages.manifest import Manifest, PackageInfo
+        m = getattr(self._ex, "packages", None)
+        if isinstance(m, Manifest):
+            return list(m)
+        return sorted((PackageInfo.from_json(e) for e in self._ex.get_state().get("packages") or ()),
+                      key=lambda p: (p.manager, p.name.lower()))
+
+    @property
     def cwd(self) -> str:
         return self._ex.cwd
 
