@@ -222,6 +222,14 @@ def _raise_remote(h: dict[str, Any]) -> None:
     raise SandboxError(f"{t} in the sandbox: {msg}")
 
 
+def _network_cfg(p: Plan, policy: Any) -> dict[str, Any]:
+    """cfg["network"] for the runner: the policy as JSON, plus whether the proxy serves it.
+    A plan that cannot give the sandbox its own namespace runs it on the host's network."""
+    if not p.applies("network_namespace"):
+        return {"mode": "host", "proxy": False}
+    return {**policy.to_dict(), "proxy": p.applies("network_proxy")}
+
+
 class SandboxedExecutor:
     """The Executor protocol over a sandbox process (``level`` ``namespace`` or ``landlock``).
 
@@ -232,7 +240,7 @@ class SandboxedExecutor:
     def __init__(self, *, level: str | None = None, isolation: str | None = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", mounts: Any = None, limits: Limits = Limits(),
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
-                 commands_allowlist: Any = None, base: Any = None, network: str = "allow",
+                 commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
                  layer_tar: bytes | None = None) -> None:
         from ..isolation.zygote import get_zygote
@@ -243,9 +251,12 @@ class SandboxedExecutor:
         self._send_lock = threading.Lock()
         self._session_dir: str | None = None
         self._pidfd: int | None = None
+        self._net: Any = None
+        from ..network.policy import NetworkPolicy
+        policy = NetworkPolicy.coerce(network)
         base_root = _base_rootfs(base) if base is not None else ""
         level = level or isolation or "namespace"
-        p = plan or make_plan(level, probe(), strict=strict, network=network)
+        p = plan or make_plan(level, probe(), strict=strict, network=policy)
         if not p.sandboxed:
             raise IsolationUnavailable("; ".join(p.warnings) or
                                        f"isolation={level!r} does not use a sandbox process")
@@ -278,8 +289,12 @@ class SandboxedExecutor:
                         "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        net_cfg = _network_cfg(p, policy)
+        if net_cfg.get("proxy"):
+            from ..network.inside import proxy_env
+            env = {**proxy_env(), **(env or {})}
         cfg: dict[str, Any] = {
-            "level": p.level, "network": p.network, "session_dir": self._session_dir,
+            "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
             "layer_size": limits.max_fs_bytes, "mounts": mnts, "workdir": wd,
             "writable": writable, "home": home,
@@ -308,7 +323,9 @@ class SandboxedExecutor:
             except OSError:
                 self._pidfd = None
             self._closed = False
-            h = self._recv(_START_TIMEOUT)
+            h = self._attach_network(cfg, policy)
+            if h is None:
+                h = self._recv(_START_TIMEOUT)
             if h is None:
                 raise SandboxCrashed("the sandbox did not start within "
                                      f"{_START_TIMEOUT:.0f}s")
@@ -334,6 +351,7 @@ class SandboxedExecutor:
             k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
+        self.observed["network_proxy"] = self._net is not None
         self.isolation: IsolationReport = verify(p, self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
                    if p.applies(m) and v != "enforced"]
@@ -343,6 +361,42 @@ class SandboxedExecutor:
                 f"{m} ({self.isolation.mechanisms[m]})" for m in missing))
         for w in self.isolation.warnings:
             warnings.warn(w, RuntimeWarning, stacklevel=2)
+
+    def _attach_network(self, cfg: dict[str, Any], policy: Any) -> tuple[dict[str, Any], bytes] | None:
+        """Start-up handshake, network part: the runner's first frame carries the proxy and
+        DNS listeners it made in the sandbox's namespace; they are attached to the shared
+        proxy. Returns the first frame if it was something else (e.g. ``fatal``)."""
+        if not cfg["network"].get("proxy"):
+            return None
+        from ..network.inside import recv_listeners
+        from ..network.proxy import get_proxy
+        hdr, socks = recv_listeners(self._sock, _START_TIMEOUT)
+        if not socks:
+            return (hdr, b"") if hdr else None
+        tcp = [s for s in socks if s.type == socket.SOCK_STREAM]
+        udp = [s for s in socks if s.type == socket.SOCK_DGRAM]
+        try:
+            self._net = get_proxy().attach(policy, tcp=tcp, udp=udp, label=str(self.pid),
+                                           resolver=policy.resolver)
+        except BaseException:
+            for s in socks:
+                s.close()
+            raise
+        return None
+
+    @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """The proxy's log of this sandbox's connections and lookups (newest last)."""
+        return list(self._net.log) if self._net is not None else []
+
+    def _with_network(self, r: Result) -> Result:
+        if self._net is None:
+            return r
+        refused = self._net.drain()
+        if not refused:
+            return r
+        import dataclasses
+        return dataclasses.replace(r, violations=tuple(r.violations) + tuple(refused))
 
     # -- transport --------------------------------------------------------------------------
     def _send(self, header: dict[str, Any], payload: bytes = b"") -> None:
@@ -426,7 +480,7 @@ class SandboxedExecutor:
                     elif ev == "result":
                         if callback_error is not None:
                             raise callback_error
-                        return self._result(hdr, payload)
+                        return self._with_network(self._result(hdr, payload))
                     elif ev == "error":
                         _raise_remote(hdr)
                     else:
@@ -546,6 +600,12 @@ class SandboxedExecutor:
             except OSError:
                 self._kill()
             sock.close()
+        net, self._net = getattr(self, "_net", None), None
+        if net is not None:
+            try:
+                net.close()  # the listeners hold a reference to the sandbox's netns
+            except Exception:  # noqa: BLE001
+                pass
         if self._pidfd is not None:
             if not self._wait_gone(5):
                 self._kill()
@@ -615,7 +675,10 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
         commands_allowlist=cfg.get("commands_allowlist"))
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
-    return InProcessExecutor(**kwargs)
+    ex = InProcessExecutor(**kwargs)
+    from ..network.devtcp import sandbox_opener
+    ex.open_socket = sandbox_opener(cfg.get("network") or {})  # type: ignore[attr-defined]
+    return ex
 
 
 class _BashExecutor:
