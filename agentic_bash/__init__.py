@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation, SandboxClosed,
-    SandboxCrashed, SandboxError, SnapshotError,
+    SandboxCrashed, SandboxError, SnapshotError, Unsupported,
 )
 from .limits import Limits
 
@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "IsolationUnavailable", "LimitExceeded", "Limits", "Mount", "ParseError",
     "PolicyViolation", "Result", "Sandbox", "SandboxClosed", "SandboxCrashed",
-    "SandboxError", "SnapshotError", "parse", "truncate",
+    "SandboxError", "SnapshotError", "Unsupported", "parse", "truncate",
 ]
 
 # Heavier modules load on first use so ``import agentic_bash`` stays cheap.
