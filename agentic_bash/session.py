@@ -333,6 +333,11 @@ class Sandbox:
         self._check()
         return self._ex.exists(self._abs(path))
 
+    def realpath(self, path: str) -> str:
+        """``path`` with every symlink resolved as the sandbox sees it (missing parts kept)."""
+        self._check()
+        return self._ex.realpath(self._abs(path))
+
     def remove(self, path: str, recursive: bool = False) -> None:
         self._check()
         self._ex.remove(self._abs(path), recursive)
@@ -397,6 +402,18 @@ class Sandbox:
             _close_executor(old)
 
     # ------------------------------------------------------------------ state
+    @property
+    def packages(self) -> list[Any]:
+        """``[PackageInfo(name, version, manager)]`` the session installed (pip, npm, apt),
+        observed from what the real installers wrote; travels in snapshots."""
+        self._check()
+        from .packages.manifest import Manifest, PackageInfo
+        m = getattr(self._ex, "packages", None)
+        if isinstance(m, Manifest):
+            return list(m)
+        return sorted((PackageInfo.from_json(e) for e in self._ex.get_state().get("packages") or ()),
+                      key=lambda p: (p.manager, p.name.lower()))
+
     @property
     def cwd(self) -> str:
         return self._ex.cwd

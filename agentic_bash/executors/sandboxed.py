@@ -49,9 +49,15 @@ def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool,
            "HOME": home, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
            "SHELL": "/bin/bash", "HOSTNAME": "sandbox", **_NONINTERACTIVE}
     if unprivileged:
-        # /usr is read-only here: a plain `pip install X` must go to ~/.local
+        # /usr is read-only here: a plain `pip install X` (and `npm install -g X`) must go to
+        # ~/.local, whose bin dir is then on PATH
         out["PIP_USER"] = "1"
+        out["NPM_CONFIG_PREFIX"] = f"{home}/.local"
+        # npm reads its global npmrc from $PREFIX/etc: keep the system's (CA settings live there)
+        out["NPM_CONFIG_GLOBALCONFIG"] = "/usr/etc/npmrc"
     out.update(env or {})
+    if unprivileged and f"{home}/.local/bin" not in out.get("PATH", "").split(":"):
+        out["PATH"] = f"{home}/.local/bin:" + out.get("PATH", "")
     return out
 
 
@@ -171,6 +177,13 @@ def _base_rootfs(base: Any) -> str:
         _rmtree(tmp)
         raise
     return dest
+
+
+def _packages(entries: Any) -> tuple[Any, ...]:
+    if not entries:
+        return ()
+    from ..packages.manifest import PackageInfo
+    return tuple(PackageInfo.from_json(e) for e in entries)
 
 
 def _rmtree(path: str) -> None:
@@ -676,7 +689,8 @@ class SandboxedExecutor:
             files_deleted=tuple(h.get("files_deleted", ())),
             cpu_time=float(h.get("cpu_time", 0.0)), peak_memory=int(h.get("peak_memory", 0)),
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
-            extra=extra, restarted=restarted)
+            extra=extra, restarted=restarted,
+            packages_installed=_packages(h.get("packages_installed")))
 
     def interrupt(self) -> None:
         """Interrupt the run in progress (from another thread or a signal handler); an
@@ -698,6 +712,9 @@ class SandboxedExecutor:
 
     def exists(self, path: str) -> bool:
         return bool(self._call("exists", path=path))
+
+    def realpath(self, path: str) -> str:
+        return str(self._call("realpath", path=path))
 
     def remove(self, path: str, recursive: bool = False) -> None:
         self._call("remove", path=path, recursive=recursive)
@@ -941,6 +958,9 @@ class _BashExecutor:
 
     def exists(self, path: str) -> bool:
         return os.path.lexists(path)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
 
     def remove(self, path: str, recursive: bool = False) -> None:
         if os.path.isdir(path) and not os.path.islink(path):

@@ -380,7 +380,7 @@ def observe(host_ns: dict[str, int]) -> dict[str, Any]:
 
 # -- serving ----------------------------------------------------------------------------------
 _FILE_OPS = ("read_file", "write_file", "list_files", "exists", "remove", "get_state",
-             "set_state", "cwd", "env")
+             "set_state", "cwd", "env", "realpath")
 
 
 def _error_header(e: BaseException) -> dict[str, Any]:
@@ -417,6 +417,8 @@ def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
          "peak_memory": r.peak_memory,
          "violations": [[v.kind, v.detail] for v in r.violations],
          "extra": _jsonable(r.extra), "stdout_len": len(r.stdout_bytes)}
+    if r.packages_installed:
+        h["packages_installed"] = [p.to_json() for p in r.packages_installed]
     return h, r.stdout_bytes + r.stderr_bytes
 
 
@@ -475,6 +477,24 @@ def _merge_changes(r: Any, native: tuple[set[str], set[str], set[str]]) -> Any:
     d = (set(r.files_deleted) | native[2]) - c - m
     return dataclasses.replace(r, files_created=tuple(sorted(c)),
                                files_modified=tuple(sorted(m)), files_deleted=tuple(sorted(d)))
+
+
+def _note_packages(executor: Any, r: Any) -> Any:
+    """The packages this run installed: what the apt shim noted plus pip/npm metadata files
+    the run wrote (read here, inside the sandbox, where they are plain files)."""
+    manifest = getattr(executor, "packages", None)
+    if manifest is None:
+        return r
+    if r.files_created or r.files_modified or r.files_deleted:
+        def read(p: str) -> bytes:
+            with open(p, "rb") as f:
+                return f.read(1 << 20)
+        manifest.observe(r.files_created, r.files_modified, r.files_deleted, read)
+    new = manifest.take_run()
+    if not new:
+        return r
+    import dataclasses
+    return dataclasses.replace(r, packages_installed=new)
 
 
 def _drain_violations(sup: socket.socket | None) -> list[tuple[str, str]]:
@@ -542,6 +562,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                         scanner.refresh()  # builtin writes, already in the result
                 except Exception:  # noqa: BLE001
                     pass
+            r = _note_packages(executor, r)
             h, body = result_header(r)
             h["id"] = rid
             current[0] = None
