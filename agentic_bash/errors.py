@@ -8,14 +8,16 @@ SandboxError
  ├── IsolationUnavailable  ``strict=True`` and a promised mechanism is missing
  ├── SnapshotError         a snapshot/tar cannot be written or restored
  ├── SandboxCrashed        the sandbox process died (the next call starts a new one)
- ├── SandboxClosed         the sandbox was used after ``close()``
+ ├── SandboxClosed         the sandbox was used after ``close()`` (or after its release
+ │                         to the pool it came from)
+ ├── PoolExhausted         ``SandboxPool.acquire`` waited ``timeout`` with all sandboxes in use
  └── Unsupported           the operation is not available at this isolation level
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "IsolationUnavailable", "LimitExceeded", "ParseError", "PolicyViolation",
+    "IsolationUnavailable", "LimitExceeded", "ParseError", "PolicyViolation", "PoolExhausted",
     "SandboxClosed", "SandboxCrashed", "SandboxError", "SnapshotError", "Unsupported",
 ]
 
@@ -76,6 +78,10 @@ class SandboxCrashed(SandboxError):
 
 class SandboxClosed(SandboxError):
     """The sandbox was used after ``close()``."""
+
+
+class PoolExhausted(SandboxError):
+    """Every sandbox of a ``SandboxPool`` stayed in use (``max_size``) for the whole wait."""
 
 
 class Unsupported(SandboxError, NotImplementedError):
