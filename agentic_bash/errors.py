@@ -51,15 +51,23 @@ class LimitExceeded(SandboxError):
 
 
 class PolicyViolation(SandboxError):
-    """An action the policy refused; ``kind`` (e.g. ``syscall``, ``network``, ``command``) and ``detail``."""
+    """An action the policy refused; ``kind`` (e.g. ``syscall``, ``network``, ``command``) and
+    ``detail``; network refusals also carry ``target`` (host:port) and ``reason``."""
 
-    def __init__(self, kind: str, detail: str) -> None:
+    def __init__(self, kind: str, detail: str, *, target: str | None = None,
+                 reason: str | None = None) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+        self.target = target
+        self.reason = reason
 
     def __reduce__(self):
-        return (type(self), (self.kind, self.detail))
+        if self.target is None and self.reason is None:
+            return (type(self), (self.kind, self.detail))
+        import functools
+        return (functools.partial(type(self), target=self.target, reason=self.reason),
+                (self.kind, self.detail))
 
 
 class IsolationUnavailable(SandboxError):

@@ -91,13 +91,15 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     from .isolation.report import report_from_plan
     # virtual and none plan without the kernel: the probe (a namespace child, ~0.1 s) is
     # only paid by the levels that use what it finds
+    from .network import resolve_network
+    network = resolve_network(extra.pop("network", None), isolation)
     caps = None if isolation in ("virtual", "none") else probe()
-    p = make_plan(isolation, caps, strict=strict, network=extra.pop("network", "allow"))  # type: ignore[arg-type]
+    p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
     if p.level in ("namespace", "landlock"):
         from .executors.sandboxed import SandboxedExecutor
         ex = SandboxedExecutor(plan=p, env=env, workdir=workdir, mounts=mounts, limits=limits,
                                strict=strict, info=info, prefer_inprocess=prefer_inprocess,
-                               commands_allowlist=commands_allowlist, **extra)
+                               commands_allowlist=commands_allowlist, network=network, **extra)
         return ex, p.level, ex.isolation  # the executor already warned about degradations
     extra.pop("layer_tar", None)
     if extra.pop("base", None) is not None:
@@ -130,6 +132,12 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         pass
     ex = InProcessExecutor(fs=fs, native=None, env=env, workdir=workdir, limits=limits, info=info,
                            prefer_inprocess=True, commands_allowlist=commands_allowlist, layer=layer)
+    if p.network != "deny":
+        # a policy was given: /dev/tcp connects from this process to addresses it checked
+        from .network.devtcp import host_opener
+        from .network.policy import NetworkPolicy
+        ex.open_socket = host_opener(NetworkPolicy.coerce(network),  # type: ignore[attr-defined]
+                                     lambda v: ex._violations.append(v))
     return ex, "virtual", report
 
 

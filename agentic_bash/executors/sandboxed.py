@@ -223,6 +223,14 @@ def _raise_remote(h: dict[str, Any]) -> None:
     raise SandboxError(f"{t} in the sandbox: {msg}")
 
 
+def _network_cfg(p: Plan, policy: Any) -> dict[str, Any]:
+    """cfg["network"] for the runner: the policy as JSON, plus whether the proxy serves it.
+    A plan that cannot give the sandbox its own namespace runs it on the host's network."""
+    if not p.applies("network_namespace"):
+        return {"mode": "host", "proxy": False}
+    return {**policy.to_dict(), "proxy": p.applies("network_proxy")}
+
+
 class _Undelivered(SandboxCrashed):
     """A request could not be sent: the sandbox was already gone before it."""
 
@@ -237,7 +245,7 @@ class SandboxedExecutor:
     def __init__(self, *, level: str | None = None, isolation: str | None = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", mounts: Any = None, limits: Limits = Limits(),
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
-                 commands_allowlist: Any = None, base: Any = None, network: str = "allow",
+                 commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
                  layer_tar: bytes | None = None) -> None:
         self._closed = True
@@ -249,9 +257,12 @@ class SandboxedExecutor:
         self._init_pidfd: int | None = None
         self._layer_fd: int | None = None
         self._restarting = False
+        self._net: Any = None
+        from ..network.policy import NetworkPolicy
+        policy = NetworkPolicy.coerce(network)
         base_root = _base_rootfs(base) if base is not None else ""
         level = level or isolation or "namespace"
-        p = plan or make_plan(level, probe(), strict=strict, network=network)
+        p = plan or make_plan(level, probe(), strict=strict, network=policy)
         if not p.sandboxed:
             raise IsolationUnavailable("; ".join(p.warnings) or
                                        f"isolation={level!r} does not use a sandbox process")
@@ -284,8 +295,12 @@ class SandboxedExecutor:
                         "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        net_cfg = _network_cfg(p, policy)
+        if net_cfg.get("proxy"):
+            from ..network.inside import proxy_env
+            env = {**proxy_env(), **(env or {})}
         cfg: dict[str, Any] = {
-            "level": p.level, "network": p.network, "session_dir": self._session_dir,
+            "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
             "layer_size": limits.max_fs_bytes, "mounts": mnts, "workdir": wd,
             "writable": writable, "home": home,
@@ -304,6 +319,7 @@ class SandboxedExecutor:
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
         }
+        self._policy = policy
         self._cfg = cfg
         self._next_id = 0
         self._pending: int | None = None   # a request whose reply was abandoned on our side
@@ -317,6 +333,7 @@ class SandboxedExecutor:
             k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
+        self.observed["network_proxy"] = self._net is not None
         self.isolation: IsolationReport = verify(p, self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
                    if p.applies(m) and v != "enforced"]
@@ -356,6 +373,9 @@ class SandboxedExecutor:
                     except (OSError, KeyError, TypeError, ValueError):
                         self._init_pidfd = None
                     continue
+                if ev == "net":
+                    self._attach_listeners(hdr.get("fds") or [])
+                    continue
                 if ev == "layer_fd" and hdr.get("fds"):
                     # the session layer, kept reachable after the sandbox dies (restart)
                     self._set_layer_fd(hdr["fds"][0])
@@ -388,6 +408,43 @@ class SandboxedExecutor:
         if self._layer_fd is not None:
             os.close(self._layer_fd)
         self._layer_fd = fd
+
+    def _attach_listeners(self, fds: list[int]) -> None:
+        """Start-up handshake, network part: the proxy and DNS listeners pid 1 made in the
+        sandbox's namespace (the ``net`` frame) are attached to the shared proxy."""
+        socks = []
+        for fd in fds:
+            os.set_inheritable(fd, False)
+            socks.append(socket.socket(fileno=fd))
+        if not self._cfg["network"].get("proxy"):
+            for s in socks:
+                s.close()
+            return
+        from ..network.proxy import get_proxy
+        tcp = [s for s in socks if s.type == socket.SOCK_STREAM]
+        udp = [s for s in socks if s.type == socket.SOCK_DGRAM]
+        policy = self._policy
+        try:
+            self._net = get_proxy().attach(policy, tcp=tcp, udp=udp, label=str(self.pid),
+                                           resolver=policy.resolver)
+        except BaseException:
+            for s in socks:
+                s.close()
+            raise
+
+    @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """The proxy's log of this sandbox's connections and lookups (newest last)."""
+        return list(self._net.log) if self._net is not None else []
+
+    def _with_network(self, r: Result) -> Result:
+        if self._net is None:
+            return r
+        refused = self._net.drain()
+        if not refused:
+            return r
+        import dataclasses
+        return dataclasses.replace(r, violations=tuple(r.violations) + tuple(refused))
 
     # -- transport --------------------------------------------------------------------------
     def _new_id(self) -> int:
@@ -576,6 +633,12 @@ class SandboxedExecutor:
         if self._layer_fd is not None:
             os.close(self._layer_fd)
             self._layer_fd = None
+        net, self._net = self._net, None
+        if net is not None:
+            try:
+                net.close()
+            except Exception:  # noqa: BLE001
+                pass
         cfg = dict(self._cfg, layer_tar=None, t_host=time.time())
         if self.plan.level == "namespace":
             self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
@@ -596,6 +659,7 @@ class SandboxedExecutor:
         self._cfg = cfg
         self.observed = hdr.get("observed", {})
         self.layer_uppers = list(self.observed.get("uppers", []))
+        self.observed["network_proxy"] = self._net is not None
         self._crash_reason = None
         try:
             if layer:
@@ -661,7 +725,7 @@ class SandboxedExecutor:
                         self._current = None
                         if callback_error is not None:
                             raise callback_error
-                        return self._result(hdr, payload)
+                        return self._with_network(self._result(hdr, payload))
                     elif ev == "error":
                         self._current = None
                         _raise_remote(hdr)
@@ -807,6 +871,12 @@ class SandboxedExecutor:
             except OSError:
                 self._kill()
             sock.close()
+        net, self._net = getattr(self, "_net", None), None
+        if net is not None:
+            try:
+                net.close()  # the listeners hold a reference to the sandbox's netns
+            except Exception:  # noqa: BLE001
+                pass
         if self._pidfd is not None:
             if not self._wait_gone(5):
                 self._kill()
@@ -885,7 +955,10 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
         commands_allowlist=cfg.get("commands_allowlist"))
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
-    return InProcessExecutor(**kwargs)
+    ex = InProcessExecutor(**kwargs)
+    from ..network.devtcp import sandbox_opener
+    ex.open_socket = sandbox_opener(cfg.get("network") or {})  # type: ignore[attr-defined]
+    return ex
 
 
 class _BashExecutor:

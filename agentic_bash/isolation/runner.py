@@ -59,7 +59,7 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
 def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     flags = (sc.CLONE_NEWUSER | sc.CLONE_NEWNS | sc.CLONE_NEWPID | sc.CLONE_NEWUTS |
              sc.CLONE_NEWIPC)
-    if cfg.get("network", "allow") != "allow":
+    if _own_netns(cfg):
         flags |= sc.CLONE_NEWNET
     uid, gid = os.geteuid(), os.getegid()
     sc.unshare(flags)
@@ -106,8 +106,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sc.sethostname("sandbox")
     except OSError:
         pass
-    if cfg.get("network", "allow") != "allow":
+    if _own_netns(cfg):
         _loopback_up()
+        _network_start(cfg, sock)
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
@@ -155,6 +156,18 @@ def _send_layer_fd(sock: socket.socket) -> None:
         send_msg(sock, {"ev": "layer_fd"}, fds=[fd])
     finally:
         os.close(fd)
+
+
+def _own_netns(cfg: dict[str, Any]) -> bool:
+    from ..network.inside import own_netns
+    return own_netns(cfg)
+
+
+def _network_start(cfg: dict[str, Any], sock: socket.socket) -> None:
+    """Network step of S2 (own netns, loopback up, still privileged in it): the proxy and DNS
+    listeners are created here and passed to the host before anything else is sent."""
+    from ..network.inside import send_listeners
+    send_listeners(cfg, sock)
 
 
 def _loopback_up() -> None:
