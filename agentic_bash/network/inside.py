@@ -46,9 +46,9 @@ def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
         tcp.bind(PROXY_ADDR)
         tcp.listen(256)
         udp.bind(DNS_ADDR)
-        h = json.dumps({"ev": "net", "proxy": "%s:%d" % PROXY_ADDR,
-                        "dns": "%s:%d" % DNS_ADDR}).encode()
-        socket.send_fds(sock, [_HDR.pack(len(h), 0) + h], [tcp.fileno(), udp.fileno()])
+        from ..isolation.wire import send_msg
+        send_msg(sock, {"ev": "net", "proxy": "%s:%d" % PROXY_ADDR, "dns": "%s:%d" % DNS_ADDR},
+                 fds=[tcp.fileno(), udp.fileno()])
     finally:
         tcp.close()
         udp.close()
