@@ -205,7 +205,7 @@ def test_a_crashed_session_sandbox_is_a_500_then_resumes(tmp_path):
         t.join(30)
         assert isinstance(holder["e"], SandboxCrashed)
         r = sb.run("echo $KEEP; pwd")
-        assert r.stdout == "7\n/tmp\n" and r.extra.get("restarted") is True
+        assert r.stdout == "7\n/tmp\n" and r.restarted is True and r.extra["restart_reason"]
         sb.close()
     finally:
         srv.stop()

@@ -6,8 +6,9 @@
 # thread closes sessions whose lease ran out (every call extends it) and skips busy ones. On
 # start, rows another server process left "running" are marked crashed (their sandboxes died
 # with it) and stay restorable from their last snapshot (POST /v1/sessions {"from_session"}).
-# A SandboxCrashed during a call is a 500; the session gets a fresh sandbox from its last
-# snapshot (else its options) and the next result says restarted (DESIGN.md decision 10).
+# A SandboxCrashed during a call is a 500; the Sandbox restarts itself on the next call (same
+# files, the shell state of its last snapshot) and that result says restarted (DESIGN.md
+# decision 10); if the restart fails too, the session is rebuilt from its last snapshot file.
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class ApiError(Exception):
 
 
 class _Live:
-    __slots__ = ("sb", "lock", "cwd", "restarted", "kwargs")
+    __slots__ = ("sb", "lock", "cwd", "restarted", "kwargs", "crashed")
 
     def __init__(self, sb: Any, kwargs: dict[str, Any]) -> None:
         self.sb = sb
@@ -53,6 +54,7 @@ class _Live:
         self.cwd = sb.cwd
         self.restarted: str | None = None
         self.kwargs = kwargs
+        self.crashed = False
 
 
 def _b64(data: bytes) -> str:
@@ -61,6 +63,8 @@ def _b64(data: bytes) -> str:
 
 def result_json(r: Any, restarted: str | None = None) -> dict[str, Any]:
     d = r.to_dict()
+    if getattr(r, "restarted", False) and not restarted:
+        restarted = r.extra.get("restart_reason") or "the sandbox process died"
     d["stdout_b64"] = _b64(r.stdout_bytes)
     d["stderr_b64"] = _b64(r.stderr_bytes)
     if restarted:
@@ -338,8 +342,16 @@ class SessionManager:
             try:
                 value = fn(lv.sb)
             except SandboxCrashed as e:
-                self._recover(sid, lv, str(e))
-                raise ApiError(500, f"the sandbox crashed and was restarted: {e}") from None
+                if not lv.crashed:
+                    # the Sandbox restarts itself on its next call (same files, the state of
+                    # its last snapshot); the client hears of this crash as a 500
+                    lv.crashed = True
+                    raise ApiError(500, f"the sandbox crashed; the next call restarts it: {e}") from None
+                self._recover(sid, lv, str(e))     # even the restart failed: rebuild it here
+                if self._live.get(sid) is not lv:
+                    raise ApiError(500, f"the sandbox crashed and could not be restarted: {e}") from None
+                value = fn(lv.sb)
+            lv.crashed = False
             restarted, lv.restarted = lv.restarted, None
             self.store.touch(sid)
             return value, restarted
