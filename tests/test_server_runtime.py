@@ -277,3 +277,17 @@ def test_sigterm_leaves_no_sandbox_process_behind(tmp_path):
         assert alive == []
     finally:
         srv.stop()
+
+
+def test_default_timeout_from_the_flag_or_upstreams_variable(tmp_path):
+    for args, env in ((("-t", "1"), {}), ((), {"SANDBOX_EXEC_TIMEOUT_SECONDS": "1"})):
+        srv = start_server("--base-dir", str(tmp_path), "-i", "virtual", *args, env=env)
+        try:
+            t0 = time.monotonic()
+            st, r = post_json(srv.url + "/execute", {"command": "sleep 20; echo late"})
+            assert st == 200 and r["timed_out"] is True and "late" not in r["stdout"], args
+            assert time.monotonic() - t0 < 15
+            st, r = post_json(srv.url + "/execute", {"command": "sleep 1.5; echo ok", "timeout_seconds": 10})
+            assert r["stdout"] == "ok\n"          # the request's own timeout wins
+        finally:
+            srv.stop()

@@ -44,8 +44,12 @@ def default_base_dir() -> str:
     return os.environ.get("SANDBOX_BASE_DIR", "").strip() or "/app"
 
 
-def default_timeout() -> float:
-    raw = os.environ.get("SANDBOX_EXEC_TIMEOUT_SECONDS", "")
+def default_timeout() -> float | None:
+    """``SANDBOX_EXEC_TIMEOUT_SECONDS`` (upstream's knob; an invalid value means upstream's
+    300), else None: the Sandbox's own ``Limits.timeout`` (``--timeout``) applies."""
+    raw = os.environ.get("SANDBOX_EXEC_TIMEOUT_SECONDS", "").strip()
+    if not raw:
+        return None
     try:
         v = float(raw)
     except ValueError:
@@ -196,8 +200,9 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         elif isinstance(t, bool) or not isinstance(t, (int, float)) or not (math.isfinite(t) and t > 0):
             return _msg(422, "field 'timeout_seconds' must be a positive number")
         command = body["command"]
+        tt = None if t is None else float(t)
         try:
-            out = await run(lambda sb: sb.run(command, timeout=float(t)))
+            out = await run(lambda sb: sb.run(command, timeout=tt))
         except SandboxCrashed as e:
             return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
         except SandboxError as e:
