@@ -72,6 +72,8 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     extra.pop("layer_tar", None)
     if extra.pop("base", None) is not None:
         raise IsolationUnavailable(f"base= needs a sandboxed isolation level, not {p.level!r}")
+    if extra.pop("image", None) is not None:
+        raise IsolationUnavailable(f"image= needs a sandboxed isolation level, not {p.level!r}")
     if extra:
         raise TypeError(f"unexpected Sandbox options: {', '.join(sorted(extra))}")
     for w in p.warnings:

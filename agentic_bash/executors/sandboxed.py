@@ -231,7 +231,7 @@ class SandboxedExecutor:
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: str = "allow",
                  plan: Plan | None = None, engine: str = "interpreter",
-                 layer_tar: bytes | None = None) -> None:
+                 layer_tar: bytes | None = None, image: Any = None) -> None:
         from ..isolation.zygote import get_zygote
 
         self._closed = True
@@ -241,6 +241,12 @@ class SandboxedExecutor:
         self._session_dir: str | None = None
         self._pidfd: int | None = None
         base_root = _base_rootfs(base) if base is not None else ""
+        img = None
+        if image is not None:
+            from ..packages.images import resolve_image
+            img = resolve_image(image)
+        self.image_spec: str | None = (image if isinstance(image, str) else img.root) if img else None
+        """What a snapshot records of ``image=``, so a restore starts from the same image."""
         level = level or isolation or "namespace"
         p = plan or make_plan(level, probe(), strict=strict, network=network)
         if not p.sandboxed:
@@ -294,6 +300,8 @@ class SandboxedExecutor:
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
+            "image_root": img.root if img else "",
+            "packages": [p.to_json() for p in img.packages] if img else [],
         }
         try:
             try:
@@ -593,7 +601,10 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
         commands_allowlist=cfg.get("commands_allowlist"))
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
-    return InProcessExecutor(**kwargs)
+    ex = InProcessExecutor(**kwargs)
+    if cfg.get("packages"):
+        ex.packages.load(cfg["packages"])   # what the image= it starts from installed
+    return ex
 
 
 class _BashExecutor:

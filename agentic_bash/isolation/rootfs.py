@@ -180,8 +180,16 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     def R(p: str) -> str:
         return os.path.join(root, p.lstrip("/"))
 
+    img = cfg.get("image_root") or ""
+
+    def image_lower(target: str) -> str:
+        d = os.path.join(img, target.strip("/")) if img else ""
+        return d if d and os.path.isdir(d) else ""
+
     def ov(lower: str, name: str, target: str) -> None:
-        upper = _overlay(lower, layer, name, R(target))
+        # image=: the image's directory for this target is the top lower (shared, read-only)
+        il = image_lower(target)
+        upper = _overlay(f"{il}:{lower}" if il else lower, layer, name, R(target))
         uppers.append({"target": target, "upper": upper, "lower_src": lower, "name": name})
 
     # system directories: the host's, or those of a base rootfs (Sandbox(base=DIR|TAR))
@@ -193,7 +201,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         if os.path.islink(host):
             os.symlink(os.readlink(host), R(d))
         elif os.path.isdir(host):
-            if (cow or image) and d == "usr":
+            if (cow or image or image_lower("/usr")) and d == "usr":
                 # with an image, /usr is an overlay even unprivileged: the host Python's
                 # stdlib needs mount points in it (Landlock still keeps it read-only)
                 ov(host, "usr", "/usr")
@@ -246,6 +254,9 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     else:
         _bind(ws_mount["source"], R(workdir), readonly=ws_mount["mode"] == "ro")
     for target, name, mode in ((home, "home", 0o755), ("/tmp", "tmp", 0o1777)):
+        if image_lower(target):
+            ov(empty, name, target)
+            continue
         d = os.path.join(layer, name)
         _mkdirs(d)
         os.chmod(d, mode)
