@@ -8,13 +8,15 @@ SandboxError
  ├── IsolationUnavailable  ``strict=True`` and a promised mechanism is missing
  ├── SnapshotError         a snapshot/tar cannot be written or restored
  ├── SandboxCrashed        the sandbox process died
- └── SandboxClosed         the sandbox was used after ``close()``
+ ├── SandboxClosed         the sandbox was used after ``close()`` (or after its release
+ │                         to the pool it came from)
+ └── PoolExhausted         ``SandboxPool.acquire`` waited ``timeout`` with all sandboxes in use
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "IsolationUnavailable", "LimitExceeded", "ParseError", "PolicyViolation",
+    "IsolationUnavailable", "LimitExceeded", "ParseError", "PolicyViolation", "PoolExhausted",
     "SandboxClosed", "SandboxCrashed", "SandboxError", "SnapshotError",
 ]
 
@@ -73,3 +75,7 @@ class SandboxCrashed(SandboxError):
 
 class SandboxClosed(SandboxError):
     """The sandbox was used after ``close()``."""
+
+
+class PoolExhausted(SandboxError):
+    """Every sandbox of a ``SandboxPool`` stayed in use (``max_size``) for the whole wait."""

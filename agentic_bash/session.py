@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import posixpath
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
+from typing import Any, AsyncIterator, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from .commands.base import SystemInfo
 from .errors import IsolationUnavailable, SandboxClosed
@@ -21,6 +22,35 @@ from .vfs.paths import normalize
 __all__ = ["FileInfo", "Mount", "Result", "Sandbox", "StreamEvent", "truncate"]
 
 ISOLATION_LEVELS = ("auto", "virtual", "namespace", "landlock", "none")
+
+
+class _Released:
+    """The executor of a handle given back to its pool: every use raises SandboxClosed."""
+
+    alive = False
+
+    def __getattr__(self, name: str) -> Any:
+        raise SandboxClosed("this sandbox was released to its pool")
+
+    def close(self) -> None:
+        pass
+
+
+_RELEASED = _Released()
+_workers: list[Any] = []
+_workers_lock = threading.Lock()
+
+
+def _async_workers() -> Any:
+    """Threads for arun/astream (not the loop's default executor: its few workers would let
+    a handful of long runs delay every other session's calls). Threads start on demand."""
+    if not _workers:
+        import concurrent.futures
+        with _workers_lock:
+            if not _workers:
+                _workers.append(concurrent.futures.ThreadPoolExecutor(
+                    max_workers=512, thread_name_prefix="agentic-bash-async"))
+    return _workers[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +208,10 @@ class Sandbox:
         self._on_command = on_command or before_run
         self._on_result = on_result or after_run
         # run() goes straight to the executor unless a hook must see the script or result
+        from . import telemetry
+        self._otel = telemetry.active()   # None unless OpenTelemetry is set up
         self._hooked = (self._on_command is not None or self._on_violation is not None
-                        or self._on_result is not None)
+                        or self._on_result is not None or self._otel is not None)
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_executor, self._ex)
         self._route()
@@ -237,7 +269,15 @@ class Sandbox:
         if self._transforms:
             from .transforms import apply_transforms
             text = apply_transforms(script, self._transforms)
-        r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout, on_output=on_output)
+        otel = self._otel
+        if otel is None:
+            r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=on_output)
+        else:
+            with otel.run_span(self.isolation_level) as span:
+                r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                                 on_output=on_output)
+                otel.end_run(span, self.isolation_level, r)
         if self._on_violation is not None:
             for v in r.violations:
                 self._on_violation(v)
@@ -262,6 +302,67 @@ class Sandbox:
         is produced, then one ``result`` event carrying the Result."""
         from .streaming import stream_events
         return stream_events(self, script, kw)
+
+    # ------------------------------------------------------------------ asyncio
+    async def arun(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
+                   env: Mapping[str, str] | None = None, cwd: str | None = None,
+                   timeout: float | None = None) -> Result:
+        """``await sb.arun(script)``: ``run()`` on a worker thread, so the event loop never
+        blocks. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
+        import asyncio
+
+        fut = asyncio.get_running_loop().run_in_executor(
+            _async_workers(), lambda: self.run(script, stdin=stdin, env=env, cwd=cwd,
+                                               timeout=timeout))
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            try:
+                self.interrupt()
+            except Exception:  # noqa: BLE001 - closed meanwhile: nothing left to stop
+                pass
+            raise
+
+    async def astream(self, script: str, **kw: Any) -> AsyncIterator[StreamEvent]:
+        """``async for ev in sb.astream(script)``: ``stream()`` for asyncio; output events
+        as produced, then the ``result`` event. Leaving early interrupts the run."""
+        import asyncio
+
+        self._check()
+        loop = asyncio.get_running_loop()
+        q: asyncio.Queue[Any] = asyncio.Queue()
+        hook = self._on_output
+        done = object()
+
+        def deliver(fd: int, chunk: bytes) -> None:
+            if hook is not None:
+                hook(fd, chunk)
+            loop.call_soon_threadsafe(q.put_nowait,
+                                      StreamEvent("stdout" if fd == 1 else "stderr", bytes(chunk)))
+
+        def work() -> Result:
+            return self._run(script, stdin=kw.get("stdin"), env=kw.get("env"), cwd=kw.get("cwd"),
+                             timeout=kw.get("timeout"), on_output=deliver)
+
+        fut = loop.run_in_executor(_async_workers(), work)
+        fut.add_done_callback(lambda _f: q.put_nowait(done))
+        finished = False
+        try:
+            while True:
+                item = await q.get()
+                if item is done:
+                    break
+                yield item
+            finished = True
+            yield StreamEvent("result", result=fut.result())
+        finally:
+            if not finished:
+                try:
+                    self.interrupt()
+                except Exception:  # noqa: BLE001
+                    pass
+                # the worker still holds the session: wait for it without blocking the loop
+                await asyncio.wait([fut])
 
     def interrupt(self) -> None:
         self._ex.interrupt()
@@ -402,6 +503,15 @@ class Sandbox:
         if self._closed:
             raise SandboxClosed("sandbox is closed")
 
+    def _detach_for_pool(self) -> Any:
+        """Kill this handle at once (every later call raises SandboxClosed) and return its
+        executor for the caller to close; SandboxPool.release ends sandboxes this way."""
+        ex = self._ex
+        self._finalizer.detach()
+        self._ex = _RELEASED
+        self._closed = True
+        return ex
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -414,6 +524,8 @@ class Sandbox:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<Sandbox isolation={self.isolation_level!r} cwd={self.cwd!r}{' closed' if self._closed else ''}>"
+        if self._closed:
+            return f"<Sandbox isolation={self.isolation_level!r} closed>"
+        return f"<Sandbox isolation={self.isolation_level!r} cwd={self.cwd!r}>"
 
     _ = posixpath

@@ -101,13 +101,16 @@ def _python_binds() -> tuple[str, ...]:
     import agentic_bash
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              os.path.dirname(os.path.abspath(agentic_bash.__file__))]
+    import importlib.util
+
     for name in ("pyseccomp", "regex"):
+        # found, not imported: importing pyseccomp runs ldconfig (~20 ms) in the caller
         try:
-            mod = __import__(name)
-        except Exception:  # noqa: BLE001
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
             continue
-        f = getattr(mod, "__file__", None)
-        if f:
+        f = spec.origin if spec is not None else None
+        if f and f not in ("built-in", "frozen"):
             f = os.path.abspath(f)
             paths.append(os.path.dirname(f) if f.endswith("__init__.py") else f)
     out: list[str] = []
@@ -319,6 +322,10 @@ class SandboxedExecutor:
                                      f"{_START_TIMEOUT:.0f}s")
             hdr, _ = h
             if hdr.get("ev") == "fatal":
+                if hdr.get("where") in ("setup", "root"):
+                    # the kernel refused what the (possibly cached) probe promised
+                    from ..isolation.probe import invalidate_cache
+                    invalidate_cache()
                 raise SandboxError(f"sandbox setup failed in {hdr.get('where')}: "
                                    f"{hdr.get('type')}: {hdr.get('msg')}\n{hdr.get('trace', '')}")
             if hdr.get("ev") != "ready":
@@ -505,6 +512,21 @@ class SandboxedExecutor:
     @property
     def alive(self) -> bool:
         return not (self._closed or self._dead)
+
+    def healthy(self) -> bool:
+        """Idle and intact (a pool's check before handing it out, a few microseconds): not
+        closed, S1 has not exited, and the channel is quiet (no EOF, nothing unasked)."""
+        if self._closed or self._dead:
+            return False
+        fds = [self._sock] + ([self._pidfd] if self._pidfd is not None else [])
+        try:
+            r, _, _ = select.select(fds, [], [], 0)
+        except (OSError, ValueError):
+            return False
+        if r:
+            self._dead = True
+            return False
+        return True
 
     # -- teardown ---------------------------------------------------------------------------
     def _kill(self) -> None:
