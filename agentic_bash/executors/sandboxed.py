@@ -284,6 +284,13 @@ class SandboxedExecutor:
                         "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        cache_dir = ""
+        if p.level == "namespace":
+            from ..packages.cache import cache_root
+            try:
+                cache_dir = cache_root()
+            except OSError:
+                cache_dir = ""
         cfg: dict[str, Any] = {
             "level": p.level, "network": p.network, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
@@ -304,6 +311,7 @@ class SandboxedExecutor:
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
             "image_root": img.root if img else "",
+            "cache_dir": cache_dir,
             "packages": [p.to_json() for p in img.packages] if img else [],
         }
         try:

@@ -13,6 +13,7 @@ __all__ = ["LAYER_PATH", "LOWER_PATH", "build_root", "prepare_base", "writable_p
 LAYER_PATH = "/.agentic-bash/layer"
 """Where the session layer (upper dirs) is visible, read-only, inside the sandbox."""
 LOWER_PATH = "/.agentic-bash/lower"
+CACHE_PATH = "/.agentic-bash/cache"
 """Where each overlay's lower directory is visible, read-only, inside the sandbox."""
 
 # Copied into the sanitised /etc. Security invariant: never shadow/gshadow, ssh host keys,
@@ -254,7 +255,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     else:
         _bind(ws_mount["source"], R(workdir), readonly=ws_mount["mode"] == "ro")
     for target, name, mode in ((home, "home", 0o755), ("/tmp", "tmp", 0o1777)):
-        if image_lower(target):
+        if name == "home" and image_lower(target):
             ov(empty, name, target)
             continue
         d = os.path.join(layer, name)
@@ -326,6 +327,10 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     # the session layer and the overlay lowers, read-only, for snapshots and change tracking
     # from inside (the lowers show nothing the merged view does not)
     _bind(layer, R(LAYER_PATH))
+    cache = cfg.get("cache_dir") or ""
+    if cache and os.path.isdir(cache):
+        # the shared download cache, read-only: only the host fills it (packages/cache.py)
+        _bind(cache, R(CACHE_PATH))
     for u in uppers:
         if "lower_src" in u:
             _bind(u["lower_src"], R(LOWER_PATH + "/" + u["name"]))

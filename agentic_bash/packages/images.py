@@ -82,8 +82,10 @@ def _extract_layer(layer: bytes, dest: str) -> dict[str, Any]:
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as w:
         for m in src.getmembers():
             base = os.path.basename(m.name.rstrip("/"))
-            if m.name.lstrip("./").startswith(".agentic-bash") or base.startswith(".wh."):
-                continue
+            top = m.name.lstrip("./").split("/", 1)[0]
+            if top in (".agentic-bash", "tmp") or m.name.lstrip("./").startswith("var/tmp") \
+                    or base.startswith(".wh."):
+                continue  # scratch space is not part of an environment
             w.addfile(m, src.extractfile(m) if m.isfile() else None)
     out.seek(0)
     import_tar(out, fs, "/", skip_devices=True)
