@@ -352,6 +352,7 @@ class SandboxedExecutor:
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
+        self.observed.update(getattr(self, "_net_start", {}))
         self.isolation: IsolationReport = verify(p, self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
                    if p.applies(m) and v != "enforced"]
@@ -373,15 +374,20 @@ class SandboxedExecutor:
         hdr, socks = recv_listeners(self._sock, _START_TIMEOUT)
         if not socks:
             return (hdr, b"") if hdr else None
-        tcp = [s for s in socks if s.type == socket.SOCK_STREAM]
-        udp = [s for s in socks if s.type == socket.SOCK_DGRAM]
         try:
-            self._net = get_proxy().attach(policy, tcp=tcp, udp=udp, label=str(self.pid),
-                                           resolver=policy.resolver)
+            roles = dict(zip(hdr.get("roles") or (), socks))
+            if len(roles) != len(socks) or not {"proxy", "dns"} <= set(roles):
+                raise SandboxError("the sandbox passed unexpected network listeners")
+            self._net = get_proxy().attach(
+                policy, tcp=[roles["proxy"]], udp=[roles["dns"]],
+                transparent=[roles["transparent"]] if "transparent" in roles else [],
+                label=str(self.pid), resolver=policy.resolver)
         except BaseException:
             for s in socks:
                 s.close()
             raise
+        self._net_start = {"transparent": "transparent" in roles,
+                           "transparent_error": str(hdr.get("transparent_error") or "")}
         return None
 
     @property

@@ -9,11 +9,12 @@ import socket
 import struct
 from typing import Any
 
-__all__ = ["DNS_ADDR", "PROXY_ADDR", "own_netns", "proxy_env", "recv_listeners",
-           "send_listeners", "wants_proxy"]
+__all__ = ["DNS_ADDR", "PROXY_ADDR", "TRANSPARENT_ADDR", "own_netns", "prepare_netns",
+           "proxy_env", "recv_listeners", "send_listeners", "wants_proxy"]
 
 PROXY_ADDR = ("127.0.0.1", 3128)
 DNS_ADDR = ("127.0.0.1", 53)
+TRANSPARENT_ADDR = ("127.0.0.1", 3129)
 RESOLV_CONF = "nameserver 127.0.0.1\noptions timeout:2 attempts:1\n"
 _HDR = struct.Struct("!II")  # isolation.wire's framing
 
@@ -30,28 +31,60 @@ def wants_proxy(cfg: dict[str, Any]) -> bool:
     return isinstance(net, dict) and bool(net.get("proxy"))
 
 
-def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
-    """In the sandbox's network namespace (loopback up): create the proxy and DNS listeners
-    and send them to the host over the channel (SCM_RIGHTS), then close them here.
+def prepare_netns(cfg: dict[str, Any]) -> None:
+    """In S1, right after unshare: allow 127.0.0.1 as a NAT target for connections routed
+    over loopback (route_localnet; without it the redirected connection's replies are
+    dropped). Records in cfg whether it worked; the redirect is installed only then."""
+    net = cfg.get("network")
+    if not wants_proxy(cfg) or not net.get("transparent", True):
+        return
+    try:
+        for dev in ("all", "lo"):
+            with open(f"/proc/sys/net/ipv4/conf/{dev}/route_localnet", "w") as f:
+                f.write("1")
+        net["localnet"] = True
+    except OSError as e:
+        net["localnet_error"] = f"route_localnet: {e.strerror or e}"
 
-    Security invariant: no sandbox process keeps these sockets; the port stays bound by the
-    host's copy, so nothing in the sandbox can listen on it in the proxy's place. Binding port
-    53 needs CAP_NET_BIND_SERVICE, which pid 1 still has in its own user namespace."""
+
+def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
+    """In the sandbox's network namespace (loopback up): create the proxy, DNS and
+    transparent listeners, redirect outbound TCP to the last (nftables, when it can), and send
+    them to the host over the channel (SCM_RIGHTS), then close them here.
+
+    Security invariant: no sandbox process keeps these sockets; the ports stay bound by the
+    host's copies, so nothing in the sandbox can listen in the proxy's place. Binding port 53
+    and the nftables rules need capabilities pid 1 still has over its own namespaces."""
     if not wants_proxy(cfg):
         return
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    socks = {"proxy": socket.socket(socket.AF_INET, socket.SOCK_STREAM),
+             "dns": socket.socket(socket.AF_INET, socket.SOCK_DGRAM)}
     try:
-        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        tcp.bind(PROXY_ADDR)
-        tcp.listen(256)
-        udp.bind(DNS_ADDR)
-        h = json.dumps({"ev": "net", "proxy": "%s:%d" % PROXY_ADDR,
-                        "dns": "%s:%d" % DNS_ADDR}).encode()
-        socket.send_fds(sock, [_HDR.pack(len(h), 0) + h], [tcp.fileno(), udp.fileno()])
+        socks["proxy"].setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        socks["proxy"].bind(PROXY_ADDR)
+        socks["proxy"].listen(256)
+        socks["dns"].bind(DNS_ADDR)
+        h: dict[str, Any] = {"ev": "net", "proxy": "%s:%d" % PROXY_ADDR,
+                             "dns": "%s:%d" % DNS_ADDR, "transparent": ""}
+        if cfg["network"].get("localnet_error"):
+            h["transparent_error"] = cfg["network"]["localnet_error"]
+        elif cfg["network"].get("localnet"):
+            from .redirect import install_redirect
+            t = socks["transparent"] = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            t.bind(TRANSPARENT_ADDR)
+            t.listen(256)
+            err = install_redirect(TRANSPARENT_ADDR[1])
+            if err:
+                socks.pop("transparent").close()
+                h["transparent_error"] = err
+            else:
+                h["transparent"] = "%s:%d" % TRANSPARENT_ADDR
+        h["roles"] = list(socks)
+        data = json.dumps(h).encode()
+        socket.send_fds(sock, [_HDR.pack(len(data), 0) + data], [s.fileno() for s in socks.values()])
     finally:
-        tcp.close()
-        udp.close()
+        for s in socks.values():
+            s.close()
 
 
 def recv_listeners(sock: socket.socket, timeout: float) -> tuple[dict[str, Any], list[socket.socket]]:
