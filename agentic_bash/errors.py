@@ -7,17 +7,18 @@ SandboxError
  ├── PolicyViolation       a refused action (also listed in ``Result.violations``)
  ├── IsolationUnavailable  ``strict=True`` and a promised mechanism is missing
  ├── SnapshotError         a snapshot/tar cannot be written or restored
- ├── SandboxCrashed        the sandbox process died
+ ├── SandboxCrashed        the sandbox process died (the next call starts a new one)
  ├── SandboxClosed         the sandbox was used after ``close()`` (or after its release
  │                         to the pool it came from)
- └── PoolExhausted         ``SandboxPool.acquire`` waited ``timeout`` with all sandboxes in use
+ ├── PoolExhausted         ``SandboxPool.acquire`` waited ``timeout`` with all sandboxes in use
+ └── Unsupported           the operation is not available at this isolation level
 """
 
 from __future__ import annotations
 
 __all__ = [
     "IsolationUnavailable", "LimitExceeded", "ParseError", "PolicyViolation", "PoolExhausted",
-    "SandboxClosed", "SandboxCrashed", "SandboxError", "SnapshotError",
+    "SandboxClosed", "SandboxCrashed", "SandboxError", "SnapshotError", "Unsupported",
 ]
 
 
@@ -78,7 +79,9 @@ class SnapshotError(SandboxError):
 
 
 class SandboxCrashed(SandboxError):
-    """The sandbox process died (OOM, SIGKILL); make a new sandbox, e.g. from a snapshot."""
+    """The sandbox process died (OOM, SIGKILL) during this call. The Sandbox stays usable: its
+    next call starts a fresh sandbox process over the same files, and that Result says
+    ``restarted=True``."""
 
 
 class SandboxClosed(SandboxError):
@@ -87,3 +90,8 @@ class SandboxClosed(SandboxError):
 
 class PoolExhausted(SandboxError):
     """Every sandbox of a ``SandboxPool`` stayed in use (``max_size``) for the whole wait."""
+
+
+class Unsupported(SandboxError, NotImplementedError):
+    """The operation exists, but not at this isolation level; the message names the levels
+    that have it."""

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
-import select
 import socket
-import struct
 from typing import Any
 
 __all__ = ["DNS_ADDR", "PROXY_ADDR", "TRANSPARENT_ADDR", "own_netns", "prepare_netns",
-           "proxy_env", "recv_listeners", "send_listeners", "wants_proxy"]
+           "proxy_env", "send_listeners", "wants_proxy"]
 
 PROXY_ADDR = ("127.0.0.1", 3128)
 DNS_ADDR = ("127.0.0.1", 53)
 TRANSPARENT_ADDR = ("127.0.0.1", 3129)
 RESOLV_CONF = "nameserver 127.0.0.1\noptions timeout:2 attempts:1\n"
-_HDR = struct.Struct("!II")  # isolation.wire's framing
 
 
 def own_netns(cfg: dict[str, Any]) -> bool:
@@ -80,62 +75,11 @@ def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
             else:
                 h["transparent"] = "%s:%d" % TRANSPARENT_ADDR
         h["roles"] = list(socks)
-        data = json.dumps(h).encode()
-        socket.send_fds(sock, [_HDR.pack(len(data), 0) + data], [s.fileno() for s in socks.values()])
+        from ..isolation.wire import send_msg
+        send_msg(sock, h, fds=[s.fileno() for s in socks.values()])
     finally:
         for s in socks.values():
             s.close()
-
-
-def recv_listeners(sock: socket.socket, timeout: float) -> tuple[dict[str, Any], list[socket.socket]]:
-    """Host side: the first start-up frame, with the listeners if it is the ``net`` one.
-    Returns (header, sockets); any other header (e.g. ``fatal``) comes back with no sockets
-    for the caller to handle as the first message."""
-    from ..isolation.wire import WireClosed, recv_msg
-
-    r, _, _ = select.select([sock], [], [], timeout)
-    if not r:
-        return {}, []
-    data, fds, _, _ = socket.recv_fds(sock, _HDR.size, 4)
-    for fd in fds:
-        os.set_inheritable(fd, False)
-    socks = [socket.socket(fileno=fd) for fd in fds]
-    try:
-        if not data:
-            raise WireClosed("connection closed")
-        while len(data) < _HDR.size:
-            more = sock.recv(_HDR.size - len(data))
-            if not more:
-                raise WireClosed("connection closed")
-            data += more
-        hl, pl = _HDR.unpack(data)
-        body = b""
-        while len(body) < hl + pl:
-            more = sock.recv(hl + pl - len(body))
-            if not more:
-                raise WireClosed("connection closed")
-            body += more
-        try:
-            header = json.loads(body[:hl])
-        except ValueError as e:
-            raise WireClosed(f"malformed frame: {e}") from e
-        if not isinstance(header, dict):
-            raise WireClosed("malformed frame")
-    except BaseException:
-        for s in socks:
-            s.close()
-        raise
-    if header.get("ev") != "net":
-        for s in socks:
-            s.close()
-        return header, []
-    # Security invariant: only a listening TCP and a UDP socket are accepted from the sandbox
-    for s in socks:
-        if s.family != socket.AF_INET or s.type not in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-            for t in socks:
-                t.close()
-            raise WireClosed("the sandbox passed an unexpected socket")
-    return header, socks
 
 
 def proxy_env(proxy: str = "%s:%d" % PROXY_ADDR) -> dict[str, str]:
