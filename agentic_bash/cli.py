@@ -446,7 +446,7 @@ def mcp(
 # `serve` (helper serve): the subcommand lives in server/command.py
 def _register_serve() -> None:
     from .server.command import register_serve
-    register_serve(app)
+    register_serve(app, sandbox_options, sandbox_kwargs)
 
 
 _register_serve()

@@ -142,3 +142,15 @@ def test_mcp_command_reports_sandbox_errors_on_stderr(tmp_path):
     p = subprocess.run([*CMD, "mcp", "-i", "virtual", "-m", f"/workspace={tmp_path}/absent"],
                        input=b"", capture_output=True, timeout=60)
     assert p.returncode != 0 and p.stdout == b"" and b"absent" in p.stderr
+
+
+def test_mcp_takes_every_shared_sandbox_option():
+    # the shared group (isolation, mounts, env, limits, network, ...) reaches mcp as it grows
+    from typer.testing import CliRunner
+
+    from agentic_bash.cli import SANDBOX_OPTIONS, app
+
+    out = CliRunner().invoke(app, ["mcp", "--help"], terminal_width=200).output
+    for _, _, opt in SANDBOX_OPTIONS:
+        assert opt.param_decls[0] in out
+    assert "--max-bytes" in out
