@@ -11,8 +11,9 @@
 # one), and huge output is cut head+tail with a marker instead of being returned whole.
 #
 # Threads: the event loop never touches the Sandbox; every call runs in a worker thread under
-# one lock, so GET / answers while a command runs. A SandboxCrashed is answered with 500 and
-# the Sandbox is recreated from its options before the lock is released (DESIGN.md decision 10).
+# one lock, so GET / answers while a command runs. A SandboxCrashed is answered with 500; the
+# Sandbox restarts itself on the next call over the same files (DESIGN.md decision 10), and if
+# even that fails the server builds a new one from its options.
 
 from __future__ import annotations
 
@@ -66,6 +67,7 @@ class RuntimeHost:
         self._lock = threading.Lock()
         self._sb: Any = None
         self._restart_reason: str | None = None
+        self._crashed = False     # the last call ended in SandboxCrashed
         self.restarts = 0
 
     def start(self) -> None:
@@ -78,21 +80,27 @@ class RuntimeHost:
         return self._sb
 
     def call(self, fn: Callable[[Any], Any]) -> _Outcome:
-        """``fn(sandbox)`` under the lock. SandboxCrashed propagates after the Sandbox has
-        been replaced; the next call's outcome says it was restarted and why."""
+        """``fn(sandbox)`` under the lock. A SandboxCrashed propagates (the caller answers
+        500); the Sandbox restarts itself on its next call (its Result says so). Only if that
+        restart fails too is the Sandbox replaced from the factory and the call retried once;
+        the outcome then says it was restarted and why."""
         with self._lock:
             if self._sb is None:
                 self._sb = self._factory()
             try:
                 value = fn(self._sb)
             except SandboxCrashed as e:
+                if not self._crashed:
+                    self._crashed = True
+                    raise
                 self._replace(str(e))
-                raise
+                value = fn(self._sb)
+            self._crashed = False
             reason, self._restart_reason = self._restart_reason, None
             return _Outcome(value, reason)
 
     def _replace(self, reason: str) -> None:
-        log.warning("sandbox crashed (%s); starting a new one", reason)
+        log.warning("sandbox could not restart (%s); starting a new one", reason)
         old, self._sb = self._sb, None
         try:
             old.close()
@@ -100,10 +108,7 @@ class RuntimeHost:
             pass
         self.restarts += 1
         self._restart_reason = reason
-        try:
-            self._sb = self._factory()
-        except Exception as e:  # noqa: BLE001 - retried on the next call
-            log.error("could not start a new sandbox: %s", e)
+        self._sb = self._factory()
 
     def close(self) -> None:
         with self._lock:
@@ -157,7 +162,7 @@ def _list(sb: Any, user_path: str) -> list[dict[str, Any]]:
 
 
 def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
-               max_output: int = DEFAULT_MAX_OUTPUT) -> Any:
+               max_output: int = DEFAULT_MAX_OUTPUT, max_body: int = 512 << 20) -> Any:
     """The Starlette app speaking the runtime contract over ``host``."""
     from anyio import to_thread
     from starlette.applications import Starlette
@@ -176,6 +181,9 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         return JSONResponse({"status": "ok", "message": "Sandbox Runtime is active."})
 
     async def execute(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body:
+            return _msg(413, f"the body is larger than the server's limit of {max_body} bytes")
         try:
             body = await request.json()
         except ValueError:
@@ -191,9 +199,11 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         try:
             out = await run(lambda sb: sb.run(command, timeout=float(t)))
         except SandboxCrashed as e:
-            return _msg(500, f"the sandbox crashed and was restarted: {e}")
+            return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
         except SandboxError as e:
             return _msg(500, f"{type(e).__name__}: {e}")
+        except (TypeError, ValueError) as e:     # arguments the Sandbox refused before running
+            return _msg(422, str(e))
         r = out.value
         stdout, stderr = r.stdout, r.stderr
         cut = r.truncated
@@ -205,9 +215,10 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
                                  "timed_out": r.timed_out}
         if cut:
             reply["truncated"] = True
-        if out.restarted:
+        restarted = out.restarted or (r.extra.get("restart_reason") if getattr(r, "restarted", False) else None)
+        if restarted:
             reply["restarted"] = True
-            reply["restart_reason"] = out.restarted
+            reply["restart_reason"] = restarted
         return JSONResponse(reply)
 
     async def file_op(fn: Callable[[Any], Any]) -> Any:
@@ -218,17 +229,22 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         except BadPath as e:
             return _msg(400, str(e))
         except SandboxCrashed as e:
-            return _msg(500, f"the sandbox crashed and was restarted: {e}")
+            return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
 
     async def upload(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body:
+            return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
         try:
-            form = await request.form()
+            form = await request.form(max_part_size=max_body)
         except Exception as e:  # noqa: BLE001 - a malformed multipart body
             return _msg(422, f"could not read the multipart body: {e}")
         f = form.get("file")
         if f is None or isinstance(f, str) or not getattr(f, "filename", None):
             return _msg(422, "a multipart field 'file' with a filename is required")
         name = f.filename
+        if f.size is not None and f.size > max_body:
+            return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
         data = await f.read()
 
         def write(sb: Any) -> Any:

@@ -80,9 +80,22 @@ def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agen
     async def call(fn: Callable[..., Any], *args: Any) -> Any:
         return await anyio.to_thread.run_sync(fn, *args, limiter=lock)
 
+    # hints for clients that ask before running a tool: the readers change nothing; bash may
+    # reach the network (by the session's policy) and delete files
+    hints = {
+        "bash": types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
+        "read_file": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        "list_files": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        "write_file": types.ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                            idempotent_hint=True, open_world_hint=False),
+        "edit_file": types.ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                           idempotent_hint=False, open_world_hint=False),
+    }
+
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[
-            types.Tool(name=s.name, description=s.description, input_schema=s.schema()) for s in SPECS])
+            types.Tool(name=s.name, description=s.description, input_schema=s.schema(),
+                       annotations=hints[s.name]) for s in SPECS])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         text = await call(lambda: handle(sb, params.name, params.arguments or {}, renderer=renderer))
