@@ -90,6 +90,34 @@ def _positive_seconds(value: Optional[float]) -> Optional[float]:
     return value
 
 
+def _network_mode(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ("public", "deny", "host", "allow"):
+        raise typer.BadParameter(f"must be public, deny or host, not {value!r}")
+    return value
+
+
+def _network_rules(value: list[str]) -> list[str]:
+    from .network import parse_rule
+    for rule in value or ():
+        try:
+            parse_rule(rule)
+        except ValueError as e:
+            raise typer.BadParameter(str(e)) from None
+    return value
+
+
+def _network_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    """Sandbox(network=...) from --network and --allow (only when given)."""
+    mode, rules = o.get("network"), list(o.get("allow") or ())
+    if rules:
+        if mode not in (None, "public"):
+            raise typer.BadParameter(f"--allow needs --network public, not {mode!r}",
+                                     param_hint="--allow")
+        from .network import NetworkPolicy
+        return {"network": NetworkPolicy(allow=rules)}
+    return {"network": mode} if mode is not None else {}
+
+
 # ---------------------------------------------------------------- the shared option group
 # One place for every option that shapes the Sandbox: run, shell, snapshot and restore all
 # take them. To add one: append (parameter name, type, typer.Option(...)) here and map it to
@@ -110,6 +138,15 @@ SANDBOX_OPTIONS: list[tuple[str, Any, Any]] = [
     ("timeout", Optional[float], typer.Option(
         None, "--timeout", "-t", callback=_positive_seconds,
         help="Seconds before a run is stopped (exit 124)")),
+    # network (issue #12)
+    ("network", Optional[str], typer.Option(
+        None, "--network", callback=_network_mode,
+        help="public (default: the internet through a filtering proxy, never host or private "
+             "addresses), deny (loopback only) or host (the host's network, unconfined)")),
+    ("allow", list[str], typer.Option(
+        [], "--allow", callback=_network_rules,
+        help="Allowlist RULE: NAME, *.SUFFIX or CIDR, each with an optional :PORT; only "
+             "listed hosts are reachable (repeatable)")),
 ]
 
 
@@ -154,7 +191,8 @@ def sandbox_kwargs(o: dict[str, Any]) -> dict[str, Any]:
         workdir = os.getcwd() if o["isolation"] == "none" else "/workspace"
     return dict(isolation=o["isolation"], env=_parse_env(o.get("env") or []), workdir=workdir,
                 mounts=_parse_mounts(o.get("mount") or []) or None,
-                limits=Limits(**_limits_kwargs(o)), strict=bool(o.get("strict")))
+                limits=Limits(**_limits_kwargs(o)), strict=bool(o.get("strict")),
+                **_network_kwargs(o))
 
 
 def _warn(message: str) -> None:

@@ -334,6 +334,7 @@ class SandboxedExecutor:
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
+        self.observed.update(getattr(self, "_net_start", {}))
         self.isolation: IsolationReport = verify(p, self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
                    if p.applies(m) and v != "enforced"]
@@ -374,7 +375,7 @@ class SandboxedExecutor:
                         self._init_pidfd = None
                     continue
                 if ev == "net":
-                    self._attach_listeners(hdr.get("fds") or [])
+                    self._attach_listeners(hdr)
                     continue
                 if ev == "layer_fd" and hdr.get("fds"):
                     # the session layer, kept reachable after the sandbox dies (restart)
@@ -409,11 +410,12 @@ class SandboxedExecutor:
             os.close(self._layer_fd)
         self._layer_fd = fd
 
-    def _attach_listeners(self, fds: list[int]) -> None:
-        """Start-up handshake, network part: the proxy and DNS listeners pid 1 made in the
-        sandbox's namespace (the ``net`` frame) are attached to the shared proxy."""
+    def _attach_listeners(self, hdr: dict[str, Any]) -> None:
+        """Start-up handshake, network part: the proxy, DNS and transparent listeners pid 1
+        made in the sandbox's namespace (the ``net`` frame, one role per fd) are attached to
+        the shared proxy."""
         socks = []
-        for fd in fds:
+        for fd in hdr.get("fds") or ():
             os.set_inheritable(fd, False)
             socks.append(socket.socket(fileno=fd))
         if not self._cfg["network"].get("proxy"):
@@ -421,16 +423,26 @@ class SandboxedExecutor:
                 s.close()
             return
         from ..network.proxy import get_proxy
-        tcp = [s for s in socks if s.type == socket.SOCK_STREAM]
-        udp = [s for s in socks if s.type == socket.SOCK_DGRAM]
         policy = self._policy
         try:
-            self._net = get_proxy().attach(policy, tcp=tcp, udp=udp, label=str(self.pid),
-                                           resolver=policy.resolver)
+            roles = dict(zip(hdr.get("roles") or (), socks))
+            want = {"proxy": socket.SOCK_STREAM, "dns": socket.SOCK_DGRAM,
+                    "transparent": socket.SOCK_STREAM}
+            # Security invariant: only the listeners asked for, of the expected kinds
+            if len(roles) != len(socks) or not {"proxy", "dns"} <= set(roles) or any(
+                    r not in want or s.family != socket.AF_INET or s.type != want[r]
+                    for r, s in roles.items()):
+                raise SandboxError("the sandbox passed unexpected network listeners")
+            self._net = get_proxy().attach(
+                policy, tcp=[roles["proxy"]], udp=[roles["dns"]],
+                transparent=[roles["transparent"]] if "transparent" in roles else [],
+                label=str(self.pid), resolver=policy.resolver)
         except BaseException:
             for s in socks:
                 s.close()
             raise
+        self._net_start = {"transparent": "transparent" in roles,
+                           "transparent_error": str(hdr.get("transparent_error") or "")}
 
     @property
     def network_log(self) -> list[dict[str, Any]]:
