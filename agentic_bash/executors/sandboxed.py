@@ -22,6 +22,7 @@ from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyVio
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
+from ..isolation.resources import LIMIT_MECHANISMS, ResourceControl
 from ..isolation.wire import WireClosed, recv_msg, send_msg
 from ..limits import Limits
 from ..result import Result
@@ -227,6 +228,7 @@ class SandboxedExecutor:
         self._send_lock = threading.Lock()
         self._session_dir: str | None = None
         self._pidfd: int | None = None
+        self._resources: ResourceControl | None = None
         base_root = _base_rootfs(base) if base is not None else ""
         level = level or isolation or "namespace"
         p = plan or make_plan(level, probe(), strict=strict, network=network)
@@ -235,7 +237,15 @@ class SandboxedExecutor:
                                        f"isolation={level!r} does not use a sandbox process")
         self.plan = p
         self.limits = limits
-        self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        # cgroups are made (and strict refusals raised) before the sandbox exists
+        self._resources = ResourceControl(limits, level=p.level,
+                                          session_layer=p.session_layer or "tmpfs",
+                                          strict=strict, euid=os.geteuid())
+        try:
+            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        except BaseException:
+            self._resources.close()
+            raise
         unpriv = os.geteuid() != 0
         mnts = _norm_mounts(mounts)
         host_ns = {}
@@ -281,6 +291,7 @@ class SandboxedExecutor:
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
+            "resources": self._resources.cfg,
         }
         try:
             try:
@@ -314,9 +325,12 @@ class SandboxedExecutor:
             k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
-        self.isolation: IsolationReport = verify(p, self.observed)
+        self._resources.ready(self.observed)
+        self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
+                                                                 self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
-                   if p.applies(m) and v != "enforced"]
+                   if (p.applies(m) and v != "enforced") or
+                   (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
         if strict and missing:
             self.close()
             raise IsolationUnavailable("planned but not in effect: " + ", ".join(
@@ -374,6 +388,7 @@ class SandboxedExecutor:
             req = {"op": "run", "script": script, "stdin": data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
+            self._resources.begin_run()
             self._send(req, data or b"")
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
@@ -406,7 +421,7 @@ class SandboxedExecutor:
                     elif ev == "result":
                         if callback_error is not None:
                             raise callback_error
-                        return self._result(hdr, payload)
+                        return self._resources.end_run(self._result(hdr, payload))
                     elif ev == "error":
                         _raise_remote(hdr)
                     else:
@@ -427,7 +442,7 @@ class SandboxedExecutor:
             files_deleted=tuple(h.get("files_deleted", ())),
             cpu_time=float(h.get("cpu_time", 0.0)), peak_memory=int(h.get("peak_memory", 0)),
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
-            extra=dict(h.get("extra") or {}))
+            extra=dict(h.get("extra") or {}), limit_exceeded=h.get("limit_exceeded"))
 
     def interrupt(self) -> None:
         if self._closed or self._dead:
@@ -516,6 +531,8 @@ class SandboxedExecutor:
         if self._session_dir:
             _rmtree(self._session_dir)
             self._session_dir = None
+        if self._resources is not None:
+            self._resources.close()  # after S1 is gone: kills stragglers, removes the groups
         self._closed = True
 
     def close(self) -> None:
@@ -563,6 +580,9 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     # The pid namespace (or the landlock level's subreaper) kills children when the runner
     # dies and the runner itself has no capabilities left, so children take the vfork path.
     native = NativeLauncher(pdeathsig=False, drop_caps=False)
+    if cfg.get("workload"):
+        native.confine_workload(**cfg["workload"])
+        cfg["_native"] = native  # the runner's per-run usage reads its refusals
     if cfg.get("engine") == "bash":
         return _BashExecutor(cfg, native)
     try:
