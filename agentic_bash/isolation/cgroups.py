@@ -117,9 +117,10 @@ def detect(proc: str = "/proc") -> CgroupHost:
     v2_dirs, v2_reasons = _v2_usable(d)
     if v2_dirs:
         return CgroupHost(2, v2_dirs, v2_reasons)
-    # keep the v1 reasons when they say more (a v2 mount with no controllers is common)
-    return CgroupHost(0, {}, {c: reasons.get(c) or v2_reasons.get(c, "unavailable")
-                              for c in _V2_WANTED})
+    # both stories where both hierarchies exist (a v2 mount without controllers is common)
+    return CgroupHost(0, {}, {c: "; ".join(r for r in (reasons.get(c), v2_reasons.get(c))
+                                           if r and not r.startswith("no cgroup v1"))
+                              or "unavailable" for c in _V2_WANTED})
 
 
 def _read(path: str) -> str:
@@ -148,7 +149,7 @@ def _v2_usable(d: str) -> tuple[dict[str, str], dict[str, str]]:
         try:
             # fails with EBUSY while our own group holds processes ("no internal processes")
             _write(os.path.join(d, "cgroup.subtree_control"), " ".join("+" + c for c in missing))
-            enabled = set(_read(os.path.join(d, "cgroup.subtree_control")).split())
+            enabled |= set(missing)
         except OSError as e:
             for c in missing:
                 reasons[c] = (f"cgroup v2: cannot enable {c} below {d} ({e.strerror}); run "

@@ -326,9 +326,10 @@ class S3Usage:
                     pass
         if exceeded != getattr(r, "limit_exceeded", None):
             changes["limit_exceeded"] = exceeded
-            if exceeded == "memory":
+            if exceeded in ("memory", "processes"):
                 from ..errors import PolicyViolation
-                changes["violations"] = tuple(r.violations) + (PolicyViolation(
-                    "limit", "memory: the sandbox went over its memory limit; the watchdog "
-                    "killed the largest process"),)
+                detail = ("memory: the sandbox went over its memory limit; the watchdog "
+                          "killed the largest process" if exceeded == "memory" else
+                          "processes: a fork was refused at the process limit")
+                changes["violations"] = tuple(r.violations) + (PolicyViolation("limit", detail),)
         return replace(r, **changes)
