@@ -41,6 +41,11 @@ class Result:
     """The limit that stopped the run, if one did: ``"memory"``, ``"processes"``, ``"disk"``,
     ``"file_size"`` (the sandbox's), or the interpreter's own ``"timeout"``, ``"output"``,
     ``"commands"``, ``"loop_iterations"``, ``"variable_size"``, ``"call_depth"``, ``"jobs"``."""
+    restarted: bool = False
+    """The sandbox process had died (or fallen out of step) and this run started a fresh one
+    over the same files; ``extra["restart_reason"]`` says why (DESIGN.md decision 10)."""
+    packages_installed: tuple[Any, ...] = ()
+    """``PackageInfo(name, version, manager)`` of each package this run installed (pip, npm, apt)."""
 
     @property
     def stdout(self) -> str:
@@ -73,6 +78,9 @@ class Result:
             "cpu_time": self.cpu_time, "peak_memory": self.peak_memory,
             "violations": [{"kind": v.kind, "detail": v.detail} for v in self.violations],
             "limit_exceeded": self.limit_exceeded,
+            "restarted": self.restarted,
+            "packages_installed": [{"name": p.name, "version": p.version, "manager": p.manager}
+                                   for p in self.packages_installed],
         }
 
 
@@ -107,6 +115,8 @@ def make_result(stdout_bytes: bytes, stderr_bytes: bytes, exit_code: int, durati
     r.violations = violations
     r.extra = {}
     r.limit_exceeded = limit_exceeded
+    r.restarted = False
+    r.packages_installed = ()
     r.__class__ = Result
     return r
 

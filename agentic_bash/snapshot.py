@@ -251,6 +251,7 @@ def _merged_shell(state: dict[str, Any] | None, fresh: dict[str, Any], target_le
     if state is None:
         return fresh
     shell = dict(state.get("shell") or {})
+    shell["packages"] = list(state.get("packages") or ())
     if state.get("isolation") != target_level:
         vars_ = dict(shell.get("vars") or {})
         excluded = set(state.get("excluded_env") or ())

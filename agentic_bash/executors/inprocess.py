@@ -33,6 +33,8 @@ from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
+from ..packages.apt import APT_COMMANDS, apt_shim
+from ..packages.manifest import Manifest
 from ..shell.parser import _CACHE_MAX_SOURCE, parse_with_warnings as _parse_w
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
@@ -233,6 +235,8 @@ class InProcessExecutor:
             layer.set_wait_hook(self._fifo_wait)
         self.registry = load_commands()
         self.custom: dict[str, Callable[..., int]] = {}
+        self.packages = Manifest()
+        self._in_shim = False
         self._closed = False
         # one token while no run() is going: run() pops it and puts it back
         self._turn: list[bool] = [True]
@@ -635,6 +639,11 @@ class InProcessExecutor:
         fn = self.custom.get(name)
         if fn is not None:
             return self._call(sh, fn, argv, custom=True)
+        if self.native is not None and not self._in_shim and (
+                name in APT_COMMANDS or ("/" in name and posixpath.basename(name) in APT_COMMANDS)):
+            st = self._package_shim(sh, argv)
+            if st is not None:
+                return st
         if "/" in name:
             return self._run_path(sh, name, argv)
         st = sh.state
@@ -681,6 +690,18 @@ class InProcessExecutor:
                 return e.status
         sh.error(f"{name}: not found" if sh.dash else f"{name}: command not found")
         return 127
+
+    def _package_shim(self, sh: Interpreter, argv: list[str]) -> int | None:
+        """Dispatch's package-shim step: apt without uid 0 (packages/apt.py); None passes on."""
+        name = argv[0]
+        path = name if "/" in name else self.find_path(sh, name)
+        if path is None:
+            return None
+        self._in_shim = True
+        try:
+            return apt_shim(self, sh, _Exec(self, sh), argv, normalize(path, sh.state.cwd))
+        finally:
+            self._in_shim = False
 
     def _run_path(self, sh: Interpreter, name: str, argv: list[str]) -> int:
         p = normalize(name, sh.state.cwd)
@@ -822,6 +843,9 @@ class InProcessExecutor:
     def exists(self, path: str) -> bool:
         return self.fs.exists(path)
 
+    def realpath(self, path: str) -> str:
+        return self.fs.realpath(path)
+
     def remove(self, path: str, recursive: bool = False) -> None:
         s = self.fs.stat(path, follow_symlinks=False)
         if _stat.S_ISDIR(s.st_mode):
@@ -848,6 +872,8 @@ class InProcessExecutor:
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
             "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
+            "packages": self.packages.to_json(),
+            **({"script_name": self.shell.script_name} if self.shell.script_name != "bash" else {}),
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -880,7 +906,11 @@ class InProcessExecutor:
         st.umask = int(state.get("umask", 0o022))
         st.last_status = int(state.get("last_status", 0))
         st.on_circular = self.shell._circular_ref
+        if isinstance(state.get("script_name"), str):
+            # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
+            self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
         self.shell.state = st
+        self.packages.load(state.get("packages") or ())
 
 
 def _ignored_signals(sh: Interpreter) -> tuple[int, ...]:
