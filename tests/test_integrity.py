@@ -282,3 +282,33 @@ def test_register_command_in_sandboxed_levels_says_where_it_works() -> None:
             sb.register_command("hello", lambda ctx, argv: 0)
         assert isinstance(ei.value, SandboxError)
         assert sb.run("echo fine").stdout == "fine\n"
+
+
+# -- output: head and tail, and a run's leftovers stay in that run -----------------------------
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("seq", ["seq", "/usr/bin/seq"])
+def test_truncation_keeps_head_and_tail(level: str, seq: str) -> None:
+    if level == "virtual" and seq.startswith("/usr"):
+        seq = "seq"  # virtual mode has no native binaries; /usr/bin/seq is the builtin there
+    with _make(level, limits=Limits(max_output_bytes=2000)) as sb:
+        r = sb.run(f"{seq} 1 5000; echo rc=$?")
+        assert r.truncated
+        assert r.stdout.startswith("1\n2\n3\n")
+        assert r.stdout.endswith("4999\n5000\nrc=0\n")  # the end of a log is where errors are
+        assert "[agentic-bash: output truncated: " in r.stdout
+        assert len(r.stdout_bytes) <= 2000 + 200
+        r = sb.run(f"{seq} 1 5000 >&2; echo rc=$? >&2")
+        assert r.truncated and r.stderr.endswith("5000\nrc=0\n") and r.stdout == ""
+        r = sb.run("echo small")
+        assert (r.stdout, r.truncated) == ("small\n", False)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_fork_bomb_messages_stay_in_their_run(level: str) -> None:
+    with _make(level, limits=Limits(timeout=10)) as sb:
+        r = sb.run(":(){ :|:& };:")
+        assert "fork: Resource temporarily unavailable" in r.stderr
+        for _ in range(3):
+            r = sb.run("echo next")
+            assert (r.stdout, r.stderr) == ("next\n", "")
+            time.sleep(0.3)

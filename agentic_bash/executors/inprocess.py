@@ -539,17 +539,30 @@ class InProcessExecutor:
         jobs = self.shell.jobs
         if jobs is None or not jobs.jobs:
             return
-        mine = [j for j in list(jobs.jobs.values()) if not j.done.is_set() and j.native is None
-                and getattr(getattr(j.child, "budget", None), "parent", None) is budget]
-        if not mine:
-            time.sleep(0)  # a thread switch: a job about to finish can
-            return
-        end = time.monotonic() + 0.25
-        for j in mine:
-            left = end - time.monotonic()
-            if left <= 0 or j.native is not None:
-                break
-            j.done.wait(left)
+        # the whole job tree this run started counts (jobs started by its jobs, at any
+        # depth, are in the session's live registry): a fork bomb's last words
+        # (`fork: Resource temporarily unavailable`) belong to this run, not the next. A
+        # tree that keeps growing gets up to 2 s: it either stops or hits max_jobs and is
+        # killed; one that does not grow gets the usual 0.25 s.
+        start = time.monotonic()
+        end = start + 0.25
+        most = 0
+        while True:
+            live = list(getattr(self, "_live_jobs", None) or ())
+            mine = [j for j in list(jobs.jobs.values()) + live
+                    if not j.done.is_set() and j.native is None and _started_by(j, budget)]
+            if not mine:
+                if most == 0:
+                    time.sleep(0)  # a thread switch: a job about to finish can
+                return
+            now = time.monotonic()
+            if len(mine) > most:
+                if most:
+                    end = max(end, min(now + 0.25, start + 2.0))
+                most = len(mine)
+            if now >= end:
+                return
+            mine[0].done.wait(min(end - now, 0.02))
 
     def native_job(self, sh: Interpreter, cmd: N.Command) -> bool:
         """Whether background job ``cmd`` is (a pipeline ending in) a simple command that
@@ -1532,3 +1545,14 @@ def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None
     import shlex
     cmd = shlex.join(argv)
     sh.write_err(f"{sh.err_prefix()}{pid:>5} {name:<24}{cmd}\n".encode("utf-8", "surrogateescape"))
+
+
+def _started_by(job: Any, budget: Budget) -> bool:
+    """Whether ``job`` belongs to the job tree the run with ``budget`` started."""
+    b = getattr(getattr(job, "child", None), "budget", None)
+    if b is None:
+        return False
+    if getattr(b, "parent", None) is budget:
+        return True
+    root = getattr(b, "root", None)
+    return root is not None and getattr(root, "parent", None) is budget

@@ -248,7 +248,7 @@ class SandboxedExecutor:
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
-                 layer_tar: bytes | None = None) -> None:
+                 layer_tar: bytes | None = None, image: Any = None) -> None:
         self._closed = True
         self._dead = False
         self._lock = threading.RLock()
@@ -263,6 +263,12 @@ class SandboxedExecutor:
         from ..network.policy import NetworkPolicy
         policy = NetworkPolicy.coerce(network)
         base_root = _base_rootfs(base) if base is not None else ""
+        img = None
+        if image is not None:
+            from ..packages.images import resolve_image
+            img = resolve_image(image)
+        self.image_spec: str | None = (image if isinstance(image, str) else img.root) if img else None
+        """What a snapshot records of ``image=``, so a restore starts from the same image."""
         level = level or isolation or "namespace"
         p = plan or make_plan(level, probe(), strict=strict, network=policy)
         if not p.sandboxed:
@@ -305,6 +311,13 @@ class SandboxedExecutor:
                         "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        cache_dir = ""
+        if p.level == "namespace":
+            from ..packages.cache import cache_root
+            try:
+                cache_dir = cache_root()
+            except OSError:
+                cache_dir = ""
         net_cfg = _network_cfg(p, policy)
         if net_cfg.get("proxy"):
             from ..network.inside import proxy_env
@@ -329,6 +342,9 @@ class SandboxedExecutor:
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
             "resources": self._resources.cfg,
+            "image_root": img.root if img else "",
+            "cache_dir": cache_dir,
+            "packages": [p.to_json() for p in img.packages] if img else [],
         }
         self._policy = policy
         self._cfg = cfg
@@ -345,6 +361,7 @@ class SandboxedExecutor:
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
+        self.observed.update(getattr(self, "_net_start", {}))
         self._resources.ready(self.observed)
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
@@ -388,7 +405,7 @@ class SandboxedExecutor:
                         self._init_pidfd = None
                     continue
                 if ev == "net":
-                    self._attach_listeners(hdr.get("fds") or [])
+                    self._attach_listeners(hdr)
                     continue
                 if ev == "layer_fd" and hdr.get("fds"):
                     # the session layer, kept reachable after the sandbox dies (restart)
@@ -423,11 +440,12 @@ class SandboxedExecutor:
             os.close(self._layer_fd)
         self._layer_fd = fd
 
-    def _attach_listeners(self, fds: list[int]) -> None:
-        """Start-up handshake, network part: the proxy and DNS listeners pid 1 made in the
-        sandbox's namespace (the ``net`` frame) are attached to the shared proxy."""
+    def _attach_listeners(self, hdr: dict[str, Any]) -> None:
+        """Start-up handshake, network part: the proxy, DNS and transparent listeners pid 1
+        made in the sandbox's namespace (the ``net`` frame, one role per fd) are attached to
+        the shared proxy."""
         socks = []
-        for fd in fds:
+        for fd in hdr.get("fds") or ():
             os.set_inheritable(fd, False)
             socks.append(socket.socket(fileno=fd))
         if not self._cfg["network"].get("proxy"):
@@ -435,16 +453,26 @@ class SandboxedExecutor:
                 s.close()
             return
         from ..network.proxy import get_proxy
-        tcp = [s for s in socks if s.type == socket.SOCK_STREAM]
-        udp = [s for s in socks if s.type == socket.SOCK_DGRAM]
         policy = self._policy
         try:
-            self._net = get_proxy().attach(policy, tcp=tcp, udp=udp, label=str(self.pid),
-                                           resolver=policy.resolver)
+            roles = dict(zip(hdr.get("roles") or (), socks))
+            want = {"proxy": socket.SOCK_STREAM, "dns": socket.SOCK_DGRAM,
+                    "transparent": socket.SOCK_STREAM}
+            # Security invariant: only the listeners asked for, of the expected kinds
+            if len(roles) != len(socks) or not {"proxy", "dns"} <= set(roles) or any(
+                    r not in want or s.family != socket.AF_INET or s.type != want[r]
+                    for r, s in roles.items()):
+                raise SandboxError("the sandbox passed unexpected network listeners")
+            self._net = get_proxy().attach(
+                policy, tcp=[roles["proxy"]], udp=[roles["dns"]],
+                transparent=[roles["transparent"]] if "transparent" in roles else [],
+                label=str(self.pid), resolver=policy.resolver)
         except BaseException:
             for s in socks:
                 s.close()
             raise
+        self._net_start = {"transparent": "transparent" in roles,
+                           "transparent_error": str(hdr.get("transparent_error") or "")}
 
     @property
     def network_log(self) -> list[dict[str, Any]]:
@@ -978,6 +1006,8 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
     ex = InProcessExecutor(**kwargs)
+    if cfg.get("packages"):
+        ex.packages.load(cfg["packages"])   # what the image= it starts from installed
     from ..network.devtcp import sandbox_opener
     ex.open_socket = sandbox_opener(cfg.get("network") or {})  # type: ignore[attr-defined]
     return ex

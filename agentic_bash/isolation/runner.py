@@ -71,6 +71,7 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
     _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
+    _network_prepare(cfg)
     cfg["t_unshared"] = time.time()
     pid = os.fork()
     if pid == 0:
@@ -173,6 +174,13 @@ def _send_layer_fd(sock: socket.socket) -> None:
 def _own_netns(cfg: dict[str, Any]) -> bool:
     from ..network.inside import own_netns
     return own_netns(cfg)
+
+
+def _network_prepare(cfg: dict[str, Any]) -> None:
+    """Network step of S1 (just unshared; the host's /proc still reaches the new namespace's
+    sysctls): what the redirect of proxy-unaware tools needs before the root is built."""
+    from ..network.inside import prepare_netns
+    prepare_netns(cfg)
 
 
 def _network_start(cfg: dict[str, Any], sock: socket.socket) -> None:

@@ -162,7 +162,7 @@ def _list(sb: Any, user_path: str) -> list[dict[str, Any]]:
 
 
 def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
-               max_output: int = DEFAULT_MAX_OUTPUT) -> Any:
+               max_output: int = DEFAULT_MAX_OUTPUT, max_body: int = 512 << 20) -> Any:
     """The Starlette app speaking the runtime contract over ``host``."""
     from anyio import to_thread
     from starlette.applications import Starlette
@@ -181,6 +181,9 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         return JSONResponse({"status": "ok", "message": "Sandbox Runtime is active."})
 
     async def execute(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body:
+            return _msg(413, f"the body is larger than the server's limit of {max_body} bytes")
         try:
             body = await request.json()
         except ValueError:
@@ -199,6 +202,8 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
             return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
         except SandboxError as e:
             return _msg(500, f"{type(e).__name__}: {e}")
+        except (TypeError, ValueError) as e:     # arguments the Sandbox refused before running
+            return _msg(422, str(e))
         r = out.value
         stdout, stderr = r.stdout, r.stderr
         cut = r.truncated
@@ -227,14 +232,19 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
             return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
 
     async def upload(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body:
+            return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
         try:
-            form = await request.form()
+            form = await request.form(max_part_size=max_body)
         except Exception as e:  # noqa: BLE001 - a malformed multipart body
             return _msg(422, f"could not read the multipart body: {e}")
         f = form.get("file")
         if f is None or isinstance(f, str) or not getattr(f, "filename", None):
             return _msg(422, "a multipart field 'file' with a filename is required")
         name = f.filename
+        if f.size is not None and f.size > max_body:
+            return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
         data = await f.read()
 
         def write(sb: Any) -> Any:
