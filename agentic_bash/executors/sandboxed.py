@@ -247,7 +247,7 @@ class SandboxedExecutor:
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
-                 layer_tar: bytes | None = None) -> None:
+                 layer_tar: bytes | None = None, image: Any = None) -> None:
         self._closed = True
         self._dead = False
         self._lock = threading.RLock()
@@ -261,6 +261,12 @@ class SandboxedExecutor:
         from ..network.policy import NetworkPolicy
         policy = NetworkPolicy.coerce(network)
         base_root = _base_rootfs(base) if base is not None else ""
+        img = None
+        if image is not None:
+            from ..packages.images import resolve_image
+            img = resolve_image(image)
+        self.image_spec: str | None = (image if isinstance(image, str) else img.root) if img else None
+        """What a snapshot records of ``image=``, so a restore starts from the same image."""
         level = level or isolation or "namespace"
         p = plan or make_plan(level, probe(), strict=strict, network=policy)
         if not p.sandboxed:
@@ -295,6 +301,13 @@ class SandboxedExecutor:
                         "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        cache_dir = ""
+        if p.level == "namespace":
+            from ..packages.cache import cache_root
+            try:
+                cache_dir = cache_root()
+            except OSError:
+                cache_dir = ""
         net_cfg = _network_cfg(p, policy)
         if net_cfg.get("proxy"):
             from ..network.inside import proxy_env
@@ -318,6 +331,9 @@ class SandboxedExecutor:
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
+            "image_root": img.root if img else "",
+            "cache_dir": cache_dir,
+            "packages": [p.to_json() for p in img.packages] if img else [],
         }
         self._policy = policy
         self._cfg = cfg
@@ -969,6 +985,8 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
     ex = InProcessExecutor(**kwargs)
+    if cfg.get("packages"):
+        ex.packages.load(cfg["packages"])   # what the image= it starts from installed
     from ..network.devtcp import sandbox_opener
     ex.open_socket = sandbox_opener(cfg.get("network") or {})  # type: ignore[attr-defined]
     return ex
