@@ -87,6 +87,32 @@ def test_mcp_client_over_stdio(level, tmp_path):
     assert seen["host_listing"] == ["given.txt"]
 
 
+async def _cancel_script() -> dict:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=CMD[0], args=[*CMD[1:], "mcp", "-i", "virtual"])
+    seen: dict = {}
+    with anyio.fail_after(60):
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            await s.call_tool("bash", {"command": "K=kept"})
+            t0 = anyio.current_time()
+            try:   # the client gives up after 1 s and sends notifications/cancelled
+                await s.call_tool("bash", {"command": "sleep 30; touch /workspace/late"}, read_timeout_seconds=1)
+            except mcp.MCPError as exc:
+                seen["timeout"] = exc.message
+            seen["next"] = await s.call_tool("bash", {"command": "echo $K; ls /workspace"})
+            seen["elapsed"] = anyio.current_time() - t0
+    return seen
+
+
+def test_cancelled_call_interrupts_the_command():
+    seen = anyio.run(_cancel_script)
+    assert "timeout" in seen
+    assert _text(seen["next"]) == "exit code: 0\nstdout:\nkept\ncwd: /workspace"   # no 'late' file
+    assert seen["elapsed"] < 20   # not the 30 s the cancelled command asked for
+
+
 NOISY_SERVER = r"""
 import os, sys, warnings
 from agentic_bash import Sandbox
