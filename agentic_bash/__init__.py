@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation, PoolExhausted,
-    SandboxClosed, SandboxCrashed, SandboxError, SnapshotError,
+    SandboxClosed, SandboxCrashed, SandboxError, SnapshotError, Unsupported,
 )
 from .limits import Limits
 
@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "IsolationUnavailable", "LimitExceeded", "Limits", "Mount", "ParseError",
     "PolicyViolation", "PoolExhausted", "Result", "Sandbox", "SandboxClosed", "SandboxCrashed",
-    "SandboxError", "SandboxPool", "SnapshotError", "parse", "truncate",
+    "SandboxError", "SandboxPool", "SnapshotError", "Unsupported", "parse", "truncate",
 ]
 
 # Heavier modules load on first use so ``import agentic_bash`` stays cheap.

@@ -419,10 +419,34 @@ def restore(
     raise typer.Exit(code)
 
 
+# ---------------------------------------------------------------- mcp (tools helper, issue 17)
+@app.command()
+@sandbox_options
+def mcp(
+    max_bytes: int = typer.Option(16384, "--max-bytes", min=256,
+                                  help="Budget of one tool answer in bytes (long output keeps its start and end)"),
+    *, opts: SandboxOptions,
+) -> None:
+    """Serve the agent tools (bash, read_file, write_file, list_files, edit_file) and the
+    workdir's files over MCP on stdin/stdout, on one persistent sandbox session."""
+    from .tools.mcp_server import run_stdio
+    from .tools.render import Renderer
+
+    try:
+        code = run_stdio(lambda: open_sandbox(opts), renderer=Renderer(max_bytes=max_bytes))
+    except SandboxError as exc:
+        typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    except ImportError as exc:
+        typer.echo(f"agentic-bash: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    raise typer.Exit(code)
+
+
 # `serve` (helper serve): the subcommand lives in server/command.py
 def _register_serve() -> None:
     from .server.command import register_serve
-    register_serve(app)
+    register_serve(app, sandbox_options, sandbox_kwargs)
 
 
 _register_serve()

@@ -28,6 +28,9 @@ class Result:
     peak_memory: int = 0
     violations: tuple[PolicyViolation, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    restarted: bool = False
+    """The sandbox process had died (or fallen out of step) and this run started a fresh one
+    over the same files; ``extra["restart_reason"]`` says why (DESIGN.md decision 10)."""
     packages_installed: tuple[Any, ...] = ()
     """``PackageInfo(name, version, manager)`` of each package this run installed (pip, npm, apt)."""
 
@@ -61,6 +64,7 @@ class Result:
             "files_modified": list(self.files_modified), "files_deleted": list(self.files_deleted),
             "cpu_time": self.cpu_time, "peak_memory": self.peak_memory,
             "violations": [{"kind": v.kind, "detail": v.detail} for v in self.violations],
+            "restarted": self.restarted,
             "packages_installed": [{"name": p.name, "version": p.version, "manager": p.manager}
                                    for p in self.packages_installed],
         }
@@ -95,6 +99,7 @@ def make_result(stdout_bytes: bytes, stderr_bytes: bytes, exit_code: int, durati
     r.peak_memory = 0
     r.violations = violations
     r.extra = {}
+    r.restarted = False
     r.packages_installed = ()
     r.__class__ = Result
     return r

@@ -12,16 +12,16 @@ from types import MappingProxyType
 from typing import Any, AsyncIterator, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from .commands.base import SystemInfo
-from .errors import IsolationUnavailable, SandboxClosed
+from .errors import IsolationUnavailable, SandboxClosed, Unsupported
 from .limits import Limits
 from .result import Result, truncate
 from .fileapi import FileInfo
 from .streaming import StreamEvent
+from .validation import (ISOLATION_LEVELS, check_path, check_run_args, check_sandbox_options,
+                         check_write_data)
 from .vfs.paths import normalize
 
 __all__ = ["FileInfo", "Mount", "Result", "Sandbox", "StreamEvent", "truncate"]
-
-ISOLATION_LEVELS = ("auto", "virtual", "namespace", "landlock", "none")
 
 
 class _Released:
@@ -91,13 +91,15 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     from .isolation.report import report_from_plan
     # virtual and none plan without the kernel: the probe (a namespace child, ~0.1 s) is
     # only paid by the levels that use what it finds
+    from .network import resolve_network
+    network = resolve_network(extra.pop("network", None), isolation)
     caps = None if isolation in ("virtual", "none") else probe()
-    p = make_plan(isolation, caps, strict=strict, network=extra.pop("network", "allow"))  # type: ignore[arg-type]
+    p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
     if p.level in ("namespace", "landlock"):
         from .executors.sandboxed import SandboxedExecutor
         ex = SandboxedExecutor(plan=p, env=env, workdir=workdir, mounts=mounts, limits=limits,
                                strict=strict, info=info, prefer_inprocess=prefer_inprocess,
-                               commands_allowlist=commands_allowlist, **extra)
+                               commands_allowlist=commands_allowlist, network=network, **extra)
         return ex, p.level, ex.isolation  # the executor already warned about degradations
     extra.pop("layer_tar", None)
     if extra.pop("base", None) is not None:
@@ -130,6 +132,12 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         pass
     ex = InProcessExecutor(fs=fs, native=None, env=env, workdir=workdir, limits=limits, info=info,
                            prefer_inprocess=True, commands_allowlist=commands_allowlist, layer=layer)
+    if p.network != "deny":
+        # a policy was given: /dev/tcp connects from this process to addresses it checked
+        from .network.devtcp import host_opener
+        from .network.policy import NetworkPolicy
+        ex.open_socket = host_opener(NetworkPolicy.coerce(network),  # type: ignore[attr-defined]
+                                     lambda v: ex._violations.append(v))
     return ex, "virtual", report
 
 
@@ -165,9 +173,17 @@ class Sandbox:
                  on_result: Callable[[Result], None] | None = None,
                  before_run: Callable[[str], None] | None = None,
                  after_run: Callable[[Result], None] | None = None, **extra: Any) -> None:
-        if isolation not in ISOLATION_LEVELS:
-            raise ValueError(f"isolation must be one of {ISOLATION_LEVELS}, not {isolation!r}")
         self._closed = True
+        # every argument is checked before anything is created (no temp dir, no process)
+        checked = check_sandbox_options(dict(
+            isolation=isolation, env=env, workdir=workdir, mounts=mounts, limits=limits,
+            strict=strict, commands=commands, prefer_inprocess=prefer_inprocess,
+            hostname=hostname, user=user, uid=uid, pid=pid, ppid=ppid,
+            commands_allowlist=commands_allowlist, transforms=transforms, on_output=on_output,
+            on_violation=on_violation, on_command=on_command, on_result=on_result,
+            before_run=before_run, after_run=after_run, **extra))
+        env, commands_allowlist = checked["env"], checked["commands_allowlist"]
+        transforms = checked["transforms"]
         snapshot = extra.pop("_snapshot", None)
         self.limits = limits if limits is not None else Limits()
         home = "/root" if user == "root" else f"/home/{user}"
@@ -232,7 +248,10 @@ class Sandbox:
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
-        this run only."""
+        this run only. Bad arguments raise TypeError/ValueError before anything runs."""
+        if (type(script) is not str or env is not None or cwd is not None
+                or timeout is not None or not (stdin is None or type(stdin) is bytes)):
+            stdin, env, cwd, timeout = check_run_args(script, stdin, env, cwd, timeout)
         if self._direct and type(stdin) is not str:
             # no hook or transform to serve: straight to the executor, arguments by position
             # (it raises SandboxClosed once closed)
@@ -286,6 +305,16 @@ class Sandbox:
     def run_stream(self, script: str, *, on_stdout: Callable[[bytes], None] | None = None,
                    on_stderr: Callable[[bytes], None] | None = None, **kw: Any) -> Result:
         """Like ``run()``, delivering output chunks to ``on_stdout``/``on_stderr`` as produced."""
+        unknown = set(kw) - {"stdin", "env", "cwd", "timeout"}
+        if unknown:
+            raise TypeError(f"run_stream() got an unexpected keyword argument "
+                            f"{sorted(unknown)[0]!r}")
+        _, kw["env"], kw["cwd"], kw["timeout"] = check_run_args(
+            script, kw.get("stdin"), kw.get("env"), kw.get("cwd"), kw.get("timeout"))
+        for name, cb in (("on_stdout", on_stdout), ("on_stderr", on_stderr)):
+            if cb is not None and not callable(cb):
+                raise TypeError(f"{name} must be callable, not {type(cb).__name__}")
+
         def deliver(fd: int, chunk: bytes) -> None:
             if self._on_output is not None:
                 self._on_output(fd, chunk)
@@ -366,22 +395,37 @@ class Sandbox:
         self._ex.interrupt()
 
     def register_command(self, name: str, fn: Callable[..., int]) -> None:
-        """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins)."""
+        """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins).
+        The function runs in this process, so only the in-process levels (``virtual``,
+        ``none``) support it; under ``namespace``/``landlock`` this raises ``Unsupported``."""
+        from .validation import _command_name
+        _command_name("name", name)
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, not {type(fn).__name__}")
         self._check()
         reg = getattr(self._ex, "register_command", None)
         if reg is None:
-            raise NotImplementedError("this isolation level does not support custom commands")
+            raise Unsupported(
+                f"register_command: custom Python commands run in the caller's process and are "
+                f"supported with isolation='virtual' or 'none', not {self.isolation_level!r}")
         reg(name, fn)
         self._custom[name] = fn
 
     # ------------------------------------------------------------------ files
     def _abs(self, path: str) -> str:
+        if type(path) is not str:
+            path = check_path("path", path)
+        elif "\0" in path:
+            raise ValueError(f"path must not contain NUL: {path!r}")
         return normalize(path, self.cwd)
 
     def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+        if type(data) is not bytes:
+            data = check_write_data(data)
+        if isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode <= 0o7777:
+            raise (ValueError if isinstance(mode, int) and not isinstance(mode, bool)
+                   else TypeError)(f"mode must be an int permission mode (0o644), not {mode!r}")
         self._check()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
         self._ex.write_file(self._abs(path), data, mode)
 
     def read_file(self, path: str) -> bytes:

@@ -22,9 +22,10 @@ from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyVio
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
-from ..isolation.wire import WireClosed, recv_msg, send_msg
+from ..isolation.wire import Reader, WireClosed, send_msg
 from ..limits import Limits
 from ..result import Result
+from ..validation import check_run_args
 from .base import OutputCallback
 
 __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
@@ -222,6 +223,18 @@ def _raise_remote(h: dict[str, Any]) -> None:
     raise SandboxError(f"{t} in the sandbox: {msg}")
 
 
+def _network_cfg(p: Plan, policy: Any) -> dict[str, Any]:
+    """cfg["network"] for the runner: the policy as JSON, plus whether the proxy serves it.
+    A plan that cannot give the sandbox its own namespace runs it on the host's network."""
+    if not p.applies("network_namespace"):
+        return {"mode": "host", "proxy": False}
+    return {**policy.to_dict(), "proxy": p.applies("network_proxy")}
+
+
+class _Undelivered(SandboxCrashed):
+    """A request could not be sent: the sandbox was already gone before it."""
+
+
 class SandboxedExecutor:
     """The Executor protocol over a sandbox process (``level`` ``namespace`` or ``landlock``).
 
@@ -232,20 +245,24 @@ class SandboxedExecutor:
     def __init__(self, *, level: str | None = None, isolation: str | None = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", mounts: Any = None, limits: Limits = Limits(),
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
-                 commands_allowlist: Any = None, base: Any = None, network: str = "allow",
+                 commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
                  layer_tar: bytes | None = None) -> None:
-        from ..isolation.zygote import get_zygote
-
         self._closed = True
         self._dead = False
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
         self._session_dir: str | None = None
         self._pidfd: int | None = None
+        self._init_pidfd: int | None = None
+        self._layer_fd: int | None = None
+        self._restarting = False
+        self._net: Any = None
+        from ..network.policy import NetworkPolicy
+        policy = NetworkPolicy.coerce(network)
         base_root = _base_rootfs(base) if base is not None else ""
         level = level or isolation or "namespace"
-        p = plan or make_plan(level, probe(), strict=strict, network=network)
+        p = plan or make_plan(level, probe(), strict=strict, network=policy)
         if not p.sandboxed:
             raise IsolationUnavailable("; ".join(p.warnings) or
                                        f"isolation={level!r} does not use a sandbox process")
@@ -278,8 +295,12 @@ class SandboxedExecutor:
                         "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        net_cfg = _network_cfg(p, policy)
+        if net_cfg.get("proxy"):
+            from ..network.inside import proxy_env
+            env = {**proxy_env(), **(env or {})}
         cfg: dict[str, Any] = {
-            "level": p.level, "network": p.network, "session_dir": self._session_dir,
+            "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
             "layer_size": limits.max_fs_bytes, "mounts": mnts, "workdir": wd,
             "writable": writable, "home": home,
@@ -298,42 +319,21 @@ class SandboxedExecutor:
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
         }
-        try:
-            try:
-                self._sock, self.pid = get_zygote().spawn(cfg)
-            except OSError as e:
-                raise SandboxError(f"could not start a sandbox: {e}") from e
-            try:
-                self._pidfd = os.pidfd_open(self.pid)
-            except OSError:
-                self._pidfd = None
-            self._closed = False
-            h = self._recv(_START_TIMEOUT)
-            if h is None:
-                raise SandboxCrashed("the sandbox did not start within "
-                                     f"{_START_TIMEOUT:.0f}s")
-            hdr, _ = h
-            if hdr.get("ev") == "fatal":
-                if hdr.get("where") in ("setup", "root"):
-                    # the kernel refused what the (possibly cached) probe promised
-                    from ..isolation.probe import invalidate_cache
-                    invalidate_cache()
-                raise SandboxError(f"sandbox setup failed in {hdr.get('where')}: "
-                                   f"{hdr.get('type')}: {hdr.get('msg')}\n{hdr.get('trace', '')}")
-            if hdr.get("ev") != "ready":
-                raise SandboxError(f"unexpected first message from the sandbox: {hdr!r}")
-        except WireClosed as e:
-            self._teardown()
-            raise SandboxCrashed(f"the sandbox process died during setup ({e})") from None
-        except BaseException:
-            self._teardown()
-            raise
+        self._policy = policy
+        self._cfg = cfg
+        self._next_id = 0
+        self._pending: int | None = None   # a request whose reply was abandoned on our side
+        self._current: int | None = None   # the run in progress
+        self._restart_reason: str | None = None  # said by the next Result
+        self._last_shell: dict[str, Any] | None = None
+        hdr = self._start(cfg)
         self.observed: dict[str, Any] = hdr.get("observed", {})
         import base64
         self.layer_extras: dict[str, bytes] = {
             k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
+        self.observed["network_proxy"] = self._net is not None
         self.isolation: IsolationReport = verify(p, self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
                    if p.applies(m) and v != "enforced"]
@@ -344,57 +344,350 @@ class SandboxedExecutor:
         for w in self.isolation.warnings:
             warnings.warn(w, RuntimeWarning, stacklevel=2)
 
+    def _start(self, cfg: dict[str, Any]) -> dict[str, Any]:
+        """Spawn the sandbox process and read its start-up messages up to "ready"."""
+        try:
+            from ..isolation.zygote import get_zygote
+            try:
+                self._sock, self.pid = get_zygote().spawn(cfg)
+            except OSError as e:
+                raise SandboxError(f"could not start a sandbox: {e}") from e
+            self._reader = Reader(self._sock, want_fds=True)
+            try:
+                self._pidfd = os.pidfd_open(self.pid)
+            except OSError:
+                self._pidfd = None
+            self._closed = False
+            self._dead = False
+            while True:
+                h = self._reader.recv(_START_TIMEOUT)
+                if h is None:
+                    raise SandboxCrashed("the sandbox did not start within "
+                                         f"{_START_TIMEOUT:.0f}s")
+                hdr, _ = h
+                ev = hdr.get("ev")
+                if ev == "init_pid":
+                    # pid 1 of the sandbox: when it is gone, so is every process in it
+                    try:
+                        self._init_pidfd = os.pidfd_open(int(hdr["pid"]))
+                    except (OSError, KeyError, TypeError, ValueError):
+                        self._init_pidfd = None
+                    continue
+                if ev == "net":
+                    self._attach_listeners(hdr.get("fds") or [])
+                    continue
+                if ev == "layer_fd" and hdr.get("fds"):
+                    # the session layer, kept reachable after the sandbox dies (restart)
+                    self._set_layer_fd(hdr["fds"][0])
+                    for fd in hdr["fds"][1:]:
+                        os.close(fd)
+                    continue
+                for fd in hdr.get("fds") or ():
+                    os.close(fd)  # start-up fds nobody here claims
+                if ev == "fatal":
+                    if hdr.get("where") in ("setup", "root"):
+                        # the kernel refused what the (possibly cached) probe promised
+                        from ..isolation.probe import invalidate_cache
+                        invalidate_cache()
+                    raise SandboxError(f"sandbox setup failed in {hdr.get('where')}: "
+                                       f"{hdr.get('type')}: {hdr.get('msg')}\n"
+                                       f"{hdr.get('trace', '')}")
+                if ev != "ready":
+                    raise SandboxError(f"unexpected first message from the sandbox: {hdr!r}")
+                self._reader.want_fds = False
+                self._reader.close_fds()
+                return hdr
+        except WireClosed as e:
+            self._teardown()
+            raise SandboxCrashed(f"the sandbox process died during setup ({e})") from None
+        except BaseException:
+            self._teardown()
+            raise
+
+    def _set_layer_fd(self, fd: int) -> None:
+        if self._layer_fd is not None:
+            os.close(self._layer_fd)
+        self._layer_fd = fd
+
+    def _attach_listeners(self, fds: list[int]) -> None:
+        """Start-up handshake, network part: the proxy and DNS listeners pid 1 made in the
+        sandbox's namespace (the ``net`` frame) are attached to the shared proxy."""
+        socks = []
+        for fd in fds:
+            os.set_inheritable(fd, False)
+            socks.append(socket.socket(fileno=fd))
+        if not self._cfg["network"].get("proxy"):
+            for s in socks:
+                s.close()
+            return
+        from ..network.proxy import get_proxy
+        tcp = [s for s in socks if s.type == socket.SOCK_STREAM]
+        udp = [s for s in socks if s.type == socket.SOCK_DGRAM]
+        policy = self._policy
+        try:
+            self._net = get_proxy().attach(policy, tcp=tcp, udp=udp, label=str(self.pid),
+                                           resolver=policy.resolver)
+        except BaseException:
+            for s in socks:
+                s.close()
+            raise
+
+    @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """The proxy's log of this sandbox's connections and lookups (newest last)."""
+        return list(self._net.log) if self._net is not None else []
+
+    def _with_network(self, r: Result) -> Result:
+        if self._net is None:
+            return r
+        refused = self._net.drain()
+        if not refused:
+            return r
+        import dataclasses
+        return dataclasses.replace(r, violations=tuple(r.violations) + tuple(refused))
+
     # -- transport --------------------------------------------------------------------------
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
     def _send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         try:
             with self._send_lock:
-                send_msg(self._sock, header, payload)
+                try:
+                    send_msg(self._sock, header, payload)
+                except OSError:
+                    raise
+                except BaseException:
+                    # part of a frame may be out: the sandbox would read garbage after it
+                    self._reader.torn = True
+                    raise
         except OSError as e:
             self._dead = True
-            raise SandboxCrashed(f"the sandbox process is gone ({e})") from None
+            self._crash_reason = "the sandbox process died"
+            raise _Undelivered(f"the sandbox process is gone ({e})") from None
 
-    def _recv(self, timeout: float | None) -> tuple[dict[str, Any], bytes] | None:
-        if timeout is not None:
-            r, _, _ = select.select([self._sock], [], [], max(0.0, timeout))
-            if not r:
-                return None
-        return recv_msg(self._sock)
+    def _deliver(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        """Send a request. If the sandbox turns out to be dead already, the request never
+        reached it (EPIPE: nobody can read it any more), so it goes to a restarted one."""
+        try:
+            self._send(header, payload)
+        except _Undelivered:
+            if self._restarting:
+                raise
+            self._restart()
+            self._send(header, payload)
 
     def _check(self) -> None:
         if self._closed:
             raise SandboxClosed("the sandbox is closed")
+
+    def _ready(self) -> None:
+        """Before a request: the channel is in step (an abandoned reply is drained) and the
+        sandbox process is alive (after a crash, a new one is started over the same files)."""
+        self._check()
+        if not self._dead and self._reader.torn:
+            self._kill()
+            self._crash_reason = "the channel to the sandbox was interrupted mid-message"
+        if not self._dead and self._pending is not None:
+            self._drain()
         if self._dead:
-            raise SandboxCrashed("the sandbox process died; create a new sandbox "
-                                 "(e.g. from the last snapshot)")
+            self._restart()
+
+    def _drain(self) -> None:
+        """Read and drop frames up to the final reply to the abandoned request; a run that
+        does not stop when interrupted gets the sandbox killed (and restarted)."""
+        rid = self._pending
+        deadline = time.monotonic() + _GRACE + _KILL_AFTER
+        nudge = time.monotonic() + 0.5
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    self._kill()
+                    self._crash_reason = ("an abandoned call did not end within "
+                                          f"{_GRACE + _KILL_AFTER:.0f}s of its interrupt")
+                    return
+                msg = self._reader.recv(min(deadline, nudge) - now)
+                if msg is None:
+                    if time.monotonic() >= nudge:
+                        self._send_interrupt(rid)  # it may not have started when asked
+                        nudge = time.monotonic() + 0.5
+                    continue
+                hdr, _ = msg
+                if hdr.get("id") == rid and hdr.get("ev") in ("result", "error", "ok"):
+                    self._pending = None
+                    return
+                if hdr.get("ev") == "fatal":
+                    raise WireClosed("the sandbox reported a fatal error")
+        except WireClosed:
+            self._dead = True
+            self._crash_reason = "the sandbox process died"
+
+    def _abandon(self, rid: int, interrupt: bool) -> None:
+        """A call left before its reply (an exception on our side): remember to drain it."""
+        if self._dead or self._reader.torn:
+            return
+        self._pending = rid
+        if interrupt:
+            self._send_interrupt(rid)
+
+    def _send_interrupt(self, rid: int | None) -> None:
+        try:
+            with self._send_lock:
+                send_msg(self._sock, {"op": "interrupt", "target": rid})
+        except OSError:
+            pass
+
+    def _recv(self, timeout: float | None) -> tuple[dict[str, Any], bytes] | None:
+        return self._reader.recv(timeout)
 
     def _call(self, op: str, **kwargs: Any) -> Any:
         with self._lock:
-            self._check()
-            self._send({"op": op}, pickle.dumps(kwargs) if kwargs else b"")
+            self._ready()
+            return self._call_locked(op, kwargs)
+
+    def _call_locked(self, op: str, kwargs: dict[str, Any]) -> Any:
+        rid = self._new_id()
+        self._deliver({"op": op, "id": rid}, pickle.dumps(kwargs) if kwargs else b"")
+        try:
+            while True:
+                msg = self._reader.recv(None)
+                assert msg is not None
+                hdr, payload = msg
+                if hdr.get("id") != rid:
+                    if hdr.get("ev") == "fatal":
+                        raise WireClosed("the sandbox reported a fatal error")
+                    continue  # a frame of an abandoned call
+                if hdr.get("ev") == "error":
+                    _raise_remote(hdr)
+                if hdr.get("bytes"):
+                    return payload
+                return hdr.get("value")
+        except WireClosed:
+            self._dead = True
+            self._crash_reason = "the sandbox process died"
+            raise SandboxCrashed("the sandbox process died") from None
+        except (SandboxError, OSError, ValueError, TypeError, KeyError, IndexError,
+                NotImplementedError, RuntimeError):
+            raise  # the reply was read: the channel is in step
+        except BaseException:
+            self._abandon(rid, interrupt=False)
+            raise
+
+    # -- restart after a crash (DESIGN.md decision 10) -------------------------------------
+    def _salvage_layer(self) -> bytes | None:
+        """The dead sandbox's session layer as a layer tar, read through the fd its pid 1
+        sent at start-up. Only called once every process of that sandbox is gone, so nothing
+        changes the files while they are read (symlinks are stored, never followed)."""
+        fd = self._layer_fd
+        if fd is None or self.plan.level != "namespace":
+            return None
+        import io
+
+        from ..isolation.layerscan import export_layer_tar
+        from ..isolation.rootfs import LAYER_PATH
+        base = f"/proc/self/fd/{fd}"
+        uppers = [{"target": u["target"], "upper": base + u["upper"][len(LAYER_PATH):]}
+                  for u in self.layer_uppers if u.get("upper", "").startswith(LAYER_PATH)]
+        buf = io.BytesIO()
+        export_layer_tar(uppers, buf)
+        return buf.getvalue()
+
+    def _restart(self) -> None:
+        """Start a fresh sandbox process over the same session files and the shell state of
+        the last snapshot (else the constructor's); the next Result says so."""
+        reason = getattr(self, "_crash_reason", None) or "the sandbox process died"
+        self._restarting = True
+        try:
+            self._restart_locked(reason)
+        finally:
+            self._restarting = False
+
+    def _restart_locked(self, reason: str) -> None:
+        self._kill()
+        self._wait_gone(5)
+        layer = None
+        init = self._init_pidfd
+        if init is not None:
+            # every process of the old sandbox must be gone before its files are read
+            r, _, _ = select.select([init], [], [], 5)
+            os.close(init)
+            self._init_pidfd = None
+            if not r:
+                reason += " (its files could not be recovered: the old sandbox did not end)"
+            else:
+                try:
+                    layer = self._salvage_layer()
+                except OSError as e:
+                    reason += f" (its files could not be recovered: {e})"
+        elif self.plan.level == "namespace":
+            reason += " (its files could not be recovered)"
+        old_dir = self._session_dir
+        sock = getattr(self, "_sock", None)
+        if sock is not None:
+            sock.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        if self._layer_fd is not None:
+            os.close(self._layer_fd)
+            self._layer_fd = None
+        net, self._net = self._net, None
+        if net is not None:
             try:
-                hdr, payload = recv_msg(self._sock)
-            except WireClosed:
-                self._dead = True
-                raise SandboxCrashed("the sandbox process died") from None
-            if hdr.get("ev") == "error":
-                _raise_remote(hdr)
-            if hdr.get("bytes"):
-                return payload
-            return hdr.get("value")
+                net.close()
+            except Exception:  # noqa: BLE001
+                pass
+        cfg = dict(self._cfg, layer_tar=None, t_host=time.time())
+        if self.plan.level == "namespace":
+            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+            cfg["session_dir"] = self._session_dir
+            if old_dir:
+                _rmtree(old_dir)
+        self._pending = None
+        self._current = None
+        try:
+            hdr = self._start(cfg)
+        except BaseException as e:
+            self._closed = False
+            self._dead = True
+            if isinstance(e, SandboxError):
+                raise SandboxCrashed(f"the sandbox process died and could not be restarted: "
+                                     f"{e}") from e
+            raise
+        self._cfg = cfg
+        self.observed = hdr.get("observed", {})
+        self.layer_uppers = list(self.observed.get("uppers", []))
+        self.observed["network_proxy"] = self._net is not None
+        self._crash_reason = None
+        try:
+            if layer:
+                self._call_locked("import_layer", {"data": layer})
+            if self._last_shell is not None:
+                self._call_locked("set_state", {"state": self._last_shell})
+        except SandboxError as e:
+            reason += f" (restoring the session failed: {e})"
+        self._restart_reason = reason
 
     # -- Executor protocol -----------------------------------------------------------------
     def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+        check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
         data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
         if isinstance(data, str):
             data = data.encode()
+        elif data is not None and not isinstance(data, bytes):
+            data = bytes(data)
         with self._lock:
-            self._check()
-            req = {"op": "run", "script": script, "stdin": data is not None,
+            self._ready()
+            rid = self._new_id()
+            req = {"op": "run", "id": rid, "script": script, "stdin": data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
-            self._send(req, data or b"")
+            self._deliver(req, data or b"")
+            self._current = rid
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
@@ -405,17 +698,22 @@ class SandboxedExecutor:
                     if wait is not None and wait <= 0:
                         if not interrupted:
                             # the interpreter should have stopped itself at its deadline
-                            self.interrupt()
+                            self._send_interrupt(rid)
                             interrupted = True
                             deadline = time.monotonic() + _KILL_AFTER
                             continue
                         self._kill()
+                        self._crash_reason = "the sandbox did not stop after a run's timeout"
                         raise SandboxCrashed("the sandbox did not stop after its timeout and "
                                              "was killed")
-                    msg = self._recv(wait)
+                    msg = self._reader.recv(wait)
                     if msg is None:
                         continue
                     hdr, payload = msg
+                    if hdr.get("id") != rid:
+                        if hdr.get("ev") == "fatal":
+                            raise WireClosed("the sandbox reported a fatal error")
+                        continue  # output or reply of an abandoned call: never this run's
                     ev = hdr.get("ev")
                     if ev == "out":
                         if on_output is not None and callback_error is None:
@@ -424,20 +722,35 @@ class SandboxedExecutor:
                             except BaseException as e:  # noqa: BLE001 - raised after the result
                                 callback_error = e
                     elif ev == "result":
+                        self._current = None
                         if callback_error is not None:
                             raise callback_error
-                        return self._result(hdr, payload)
+                        return self._with_network(self._result(hdr, payload))
                     elif ev == "error":
+                        self._current = None
                         _raise_remote(hdr)
                     else:
-                        raise SandboxError(f"unexpected message from the sandbox: {hdr!r}")
+                        self._kill()
+                        self._crash_reason = f"unexpected message from the sandbox: {ev!r}"
+                        raise SandboxCrashed(self._crash_reason)
             except WireClosed:
                 self._dead = True
+                self._crash_reason = "the sandbox process died during run()"
                 raise SandboxCrashed("the sandbox process died during run()") from None
+            except BaseException:
+                if self._current == rid:  # left before the reply (e.g. KeyboardInterrupt)
+                    self._abandon(rid, interrupt=True)
+                raise
+            finally:
+                self._current = None
 
-    @staticmethod
-    def _result(h: dict[str, Any], payload: bytes) -> Result:
+    def _result(self, h: dict[str, Any], payload: bytes) -> Result:
         n = int(h.get("stdout_len", 0))
+        extra = dict(h.get("extra") or {})
+        restarted = self._restart_reason is not None
+        if restarted:
+            extra["restart_reason"] = self._restart_reason
+            self._restart_reason = None
         return Result(
             stdout_bytes=payload[:n], stderr_bytes=payload[n:],
             exit_code=int(h.get("exit_code", 0)), duration=float(h.get("duration", 0.0)),
@@ -447,17 +760,17 @@ class SandboxedExecutor:
             files_deleted=tuple(h.get("files_deleted", ())),
             cpu_time=float(h.get("cpu_time", 0.0)), peak_memory=int(h.get("peak_memory", 0)),
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
-            extra=dict(h.get("extra") or {}),
+            extra=extra, restarted=restarted,
             packages_installed=_packages(h.get("packages_installed")))
 
     def interrupt(self) -> None:
+        """Interrupt the run in progress (from another thread or a signal handler); an
+        interrupt never reaches a later run."""
         if self._closed or self._dead:
             return
-        try:
-            with self._send_lock:
-                send_msg(self._sock, {"op": "interrupt"})
-        except OSError:
-            pass
+        rid = self._current
+        if rid is not None:
+            self._send_interrupt(rid)
 
     def read_file(self, path: str) -> bytes:
         return self._call("read_file", path=path)
@@ -486,12 +799,24 @@ class SandboxedExecutor:
         image-layer tar in ``vfs.oci``'s format; written to ``fileobj`` if given. A new
         ``SandboxedExecutor(layer_tar=...)`` restores it."""
         data = self._call("export_layer", extra_members=extra_members)
+        self._remember_state((extra_members or {}).get(".agentic-bash/state.json"))
         if fileobj is not None:
             fileobj.write(data)
         return data
 
     def set_state(self, state: dict[str, Any]) -> None:
         self._call("set_state", state=state)
+
+    def _remember_state(self, raw: bytes | None) -> None:
+        if raw is None:
+            return
+        import json
+        try:
+            shell = json.loads(raw).get("shell")
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            return
+        if isinstance(shell, dict):
+            self._last_shell = shell
 
     @property
     def cwd(self) -> str:
@@ -546,12 +871,27 @@ class SandboxedExecutor:
             except OSError:
                 self._kill()
             sock.close()
+        net, self._net = getattr(self, "_net", None), None
+        if net is not None:
+            try:
+                net.close()  # the listeners hold a reference to the sandbox's netns
+            except Exception:  # noqa: BLE001
+                pass
         if self._pidfd is not None:
             if not self._wait_gone(5):
                 self._kill()
                 self._wait_gone(5)
             os.close(self._pidfd)
             self._pidfd = None
+        if self._layer_fd is not None:
+            os.close(self._layer_fd)
+            self._layer_fd = None
+        if self._init_pidfd is not None:
+            os.close(self._init_pidfd)
+            self._init_pidfd = None
+        reader = getattr(self, "_reader", None)
+        if reader is not None:
+            reader.close_fds()
         if self._session_dir:
             _rmtree(self._session_dir)
             self._session_dir = None
@@ -615,7 +955,10 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
         commands_allowlist=cfg.get("commands_allowlist"))
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
-    return InProcessExecutor(**kwargs)
+    ex = InProcessExecutor(**kwargs)
+    from ..network.devtcp import sandbox_opener
+    ex.open_socket = sandbox_opener(cfg.get("network") or {})  # type: ignore[attr-defined]
+    return ex
 
 
 class _BashExecutor:

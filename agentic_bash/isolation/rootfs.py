@@ -273,6 +273,12 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         with open(os.path.join(ident, name), "w") as f:
             f.write("\n".join(lines) + "\n")
         _bind(os.path.join(ident, name), R("etc/" + name))
+    # own network namespace: the host's resolvers are unreachable; ask the stub on loopback
+    from ..network.inside import RESOLV_CONF, own_netns
+    if own_netns(cfg) and os.path.exists(R("etc/resolv.conf")):
+        with open(os.path.join(ident, "resolv.conf"), "w") as f:
+            f.write(RESOLV_CONF)
+        _bind(os.path.join(ident, "resolv.conf"), R("etc/resolv.conf"))
     # the interpreter's own Python and package, read-only at the same paths
     for p in cfg.get("python_binds", ()):
         if os.path.exists(p) and (image or not os.path.exists(R(p))):

@@ -59,7 +59,7 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
 def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     flags = (sc.CLONE_NEWUSER | sc.CLONE_NEWNS | sc.CLONE_NEWPID | sc.CLONE_NEWUTS |
              sc.CLONE_NEWIPC)
-    if cfg.get("network", "allow") != "allow":
+    if _own_netns(cfg):
         flags |= sc.CLONE_NEWNET
     uid, gid = os.geteuid(), os.getegid()
     sc.unshare(flags)
@@ -80,6 +80,10 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
             _fatal(sock, "root", e)
         os._exit(code)
     # S1 keeps its copy of the channel open until the whole namespace is gone (see above)
+    try:
+        send_msg(sock, {"ev": "init_pid", "pid": pid})  # for the host: gone = all gone
+    except OSError:
+        pass
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -97,12 +101,14 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     t0 = time.monotonic()
     facts = build_root(cfg)
     facts["t_root"] = time.monotonic() - t0
+    _send_layer_fd(sock)
     try:
         sc.sethostname("sandbox")
     except OSError:
         pass
-    if cfg.get("network", "allow") != "allow":
+    if _own_netns(cfg):
         _loopback_up()
+        _network_start(cfg, sock)
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
@@ -135,6 +141,33 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
             continue
         if p == pid:
             return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _send_layer_fd(sock: socket.socket) -> None:
+    """Give the host an O_PATH fd of the session layer: it keeps the layer's tmpfs alive
+    after this sandbox dies, so a restart can carry the files over (DESIGN.md decision 10).
+    The host reads it only once every process of this sandbox is gone."""
+    from .rootfs import LAYER_PATH
+    try:
+        fd = os.open(LAYER_PATH, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        send_msg(sock, {"ev": "layer_fd"}, fds=[fd])
+    finally:
+        os.close(fd)
+
+
+def _own_netns(cfg: dict[str, Any]) -> bool:
+    from ..network.inside import own_netns
+    return own_netns(cfg)
+
+
+def _network_start(cfg: dict[str, Any], sock: socket.socket) -> None:
+    """Network step of S2 (own netns, loopback up, still privileged in it): the proxy and DNS
+    listeners are created here and passed to the host before anything else is sent."""
+    from ..network.inside import send_listeners
+    send_listeners(cfg, sock)
 
 
 def _loopback_up() -> None:
@@ -177,6 +210,7 @@ def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
         code = 1
         try:
             sup_parent.close()
+            sc.set_pdeathsig(signal.SIGKILL)  # S1 killed from outside: the runner goes too
             code = _s3_main(cfg, sock, {"uppers": [], "overlay_mounts": []}, sup_child)
         except BaseException as e:  # noqa: BLE001
             _fatal(sock, "runner", e)
@@ -500,17 +534,21 @@ def _drain_violations(sup: socket.socket | None) -> list[tuple[str, str]]:
 def serve(sock: socket.socket, executor: Any, scanner: Any = None,
           sup: socket.socket | None = None) -> None:
     """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
-    ``interrupt`` is handled while it runs; everything else runs on this thread."""
+    ``interrupt`` is handled while it runs; everything else runs on this thread. Every reply
+    and every output event carries the id of the request it answers (see wire.py)."""
     send_lock = threading.Lock()
     active: list[threading.Thread] = []
+    current: list[Any] = [None]  # id of the run in progress
 
     def send(h: dict[str, Any], payload: bytes = b"") -> None:
         with send_lock:
             send_msg(sock, h, payload)
 
     def do_run(req: dict[str, Any], payload: bytes) -> None:
+        rid = req.get("id")
+
         def on_output(fd: int, chunk: bytes) -> None:
-            send({"ev": "out", "fd": fd}, bytes(chunk))
+            send({"ev": "out", "fd": fd, "id": rid}, bytes(chunk))
         before = _children()
         native = getattr(executor, "native", None)
         spawned = getattr(native, "spawned", -1)
@@ -539,13 +577,17 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     pass
             r = _note_packages(executor, r)
             h, body = result_header(r)
+            h["id"] = rid
+            current[0] = None
             send(h, body)
         except BaseException as e:  # noqa: BLE001
+            current[0] = None
             try:
-                send(_error_header(e))
+                send({**_error_header(e), "id": rid})
             except OSError:
                 pass
         finally:
+            current[0] = None
             stdin.close()
 
     try:
@@ -555,11 +597,15 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             except WireClosed:
                 break
             op = req.get("op")
+            rid = req.get("id")
             if op == "interrupt":
-                try:
-                    executor.interrupt()
-                except Exception:  # noqa: BLE001
-                    pass
+                # an interrupt meant for a run that has ended must not hit the next one
+                target = req.get("target")
+                if target is None or target == current[0]:
+                    try:
+                        executor.interrupt()
+                    except Exception:  # noqa: BLE001
+                        pass
                 continue
             if op == "close":
                 break
@@ -567,12 +613,13 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 active[0].join()
             active.clear()
             if op == "run":
+                current[0] = rid
                 t = threading.Thread(target=do_run, args=(req, payload), daemon=True)
                 active.append(t)
                 t.start()
                 continue
             if op == "ping":
-                send({"ev": "ok", "value": None})
+                send({"ev": "ok", "value": None, "id": rid})
                 continue
             if op == "export_layer":
                 try:
@@ -583,9 +630,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     buf = io.BytesIO()
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
                                      args.get("extra_members"))
-                    send({"ev": "ok", "bytes": True}, buf.getvalue())
+                    send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
                 except BaseException as e:  # noqa: BLE001
-                    send(_error_header(e))
+                    send({**_error_header(e), "id": rid})
                 continue
             if op in ("upload_tar", "download_tar", "import_layer"):
                 # Sandbox.upload_tar/download_tar and snapshot restores (agentic_bash.fileapi):
@@ -597,25 +644,26 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     value = serve_tar_op(executor, op, args)
                     if op == "import_layer" and scanner is not None:
                         scanner.refresh()  # restored files are the baseline, not changes
-                    send({"ev": "ok", "bytes": True}, value)
+                    send({"ev": "ok", "bytes": True, "id": rid}, value)
                 except BaseException as e:  # noqa: BLE001
-                    send(_error_header(e))
+                    send({**_error_header(e), "id": rid})
                 continue
             if op not in _FILE_OPS:
-                send({"ev": "error", "type": "ValueError", "msg": f"unknown op {op!r}"})
+                send({"ev": "error", "type": "ValueError", "msg": f"unknown op {op!r}",
+                      "id": rid})
                 continue
             try:
                 args = pickle.loads(payload) if payload else {}
                 attr = getattr(executor, op)
                 value = attr(**args) if callable(attr) else attr
                 if isinstance(value, bytes):
-                    send({"ev": "ok", "bytes": True}, value)
+                    send({"ev": "ok", "bytes": True, "id": rid}, value)
                 else:
                     if op == "env":
                         value = dict(value)
-                    send({"ev": "ok", "value": _jsonable(value)})
+                    send({"ev": "ok", "value": _jsonable(value), "id": rid})
             except BaseException as e:  # noqa: BLE001
-                send(_error_header(e))
+                send({**_error_header(e), "id": rid})
     finally:
         try:
             executor.interrupt()
@@ -627,4 +675,3 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             executor.close()
         except Exception:  # noqa: BLE001
             pass
-

@@ -14,7 +14,8 @@ __all__ = ["register_serve"]
 
 def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str, Any]], host: str,
            port: int, base_dir: Optional[str], max_output: int, sessions: bool, db: Optional[str],
-           api_key: Optional[str], ttl: float, max_sessions: int, log_level: str) -> None:
+           api_key: Optional[str], ttl: float, max_sessions: int, pool_size: int,
+           log_level: str) -> None:
     from ..errors import SandboxError
     kwargs = to_kwargs(opts)
     try:
@@ -27,7 +28,8 @@ def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str,
                       file=sys.stderr, flush=True)
             serve_sessions(host=host, port=port, db=db or "agentic-bash-sessions.db", api_key=key,
                            sandbox_kwargs=kwargs, default_ttl=ttl, max_sessions=max_sessions,
-                           reap_interval=min(30.0, max(0.2, ttl / 4)), log_level=log_level)
+                           reap_interval=min(30.0, max(0.2, ttl / 4)), pool_size=pool_size,
+                           log_level=log_level)
         else:
             from .launch import serve_runtime
             from .runtime import default_base_dir
@@ -124,6 +126,9 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
                                   help="--sessions: default idle seconds before a session is reaped"),
         max_sessions: int = typer.Option(1000, "--max-sessions", min=1,
                                          help="--sessions: live sessions at most"),
+        pool_size: int = typer.Option(
+            0, "--pool-size", min=0,
+            help="--sessions: sandboxes kept ready for sessions created with the server's options"),
         log_level: str = typer.Option("warning", "--log-level",
                                       help="debug | info | warning | error"),
     ) -> None:
@@ -131,4 +136,4 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
         /upload, /download, /list, /exists) on one persistent bash session, or with --sessions
         a multi-session API behind a bearer key."""
         _serve(dict(opts or {}), to_kwargs, host, port, base_dir, max_output, sessions, db,
-               api_key, ttl, max_sessions, log_level)
+               api_key, ttl, max_sessions, pool_size, log_level)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
 import socket
 from typing import Any
 
@@ -43,13 +42,12 @@ def serve_runtime(*, host: str, port: int, base_dir: str, sandbox_kwargs: dict[s
 
 def serve_sessions(*, host: str, port: int, db: str, api_key: str, sandbox_kwargs: dict[str, Any],
                    default_ttl: float, max_sessions: int, reap_interval: float,
-                   log_level: str = "warning") -> None:
+                   pool_size: int = 0, log_level: str = "warning") -> None:
     """The multi-session service (``/v1/sessions``), its store in SQLite file ``db``."""
     from .sessions import SessionManager, create_sessions_app
     mgr = SessionManager(db, sandbox_defaults=sandbox_kwargs, default_ttl=default_ttl,
-                         max_sessions=max_sessions, reap_interval=reap_interval)
+                         max_sessions=max_sessions, reap_interval=reap_interval, pool_size=pool_size)
     mgr.start()
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         _uvicorn(create_sessions_app(mgr, api_key=api_key), host, port, log_level)
     finally:

@@ -1,0 +1,284 @@
+"""Session integrity: a call never answers with another call's output, bad arguments fail first, a crash restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+import signal
+import tempfile
+import threading
+import time
+import warnings
+
+import pytest
+
+from agentic_bash import Limits, Sandbox, SandboxCrashed, SandboxError, Unsupported
+
+
+def _sandboxed_levels() -> list[str]:
+    try:
+        from agentic_bash.isolation.plan import plan
+        from agentic_bash.isolation.probe import probe
+        caps = probe()
+    except Exception:  # noqa: BLE001
+        return []
+    out = []
+    for lvl in ("namespace", "landlock"):
+        try:
+            if plan(lvl, caps).level == lvl:
+                out.append(lvl)
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+SANDBOXED = _sandboxed_levels()
+LEVELS = ["virtual", "none"] + SANDBOXED
+
+
+def _make(level: str, **kw) -> Sandbox:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Sandbox(level, **kw)
+
+
+@pytest.fixture(params=LEVELS)
+def sb(request: pytest.FixtureRequest):
+    s = _make(request.param)
+    if request.param == "none":
+        d = tempfile.mkdtemp(prefix="agb-integrity-")
+        s.run(f"cd {d}")
+    yield s
+    s.close()
+
+
+def _sigint_after(delay: float) -> threading.Thread:
+    main = threading.main_thread()
+    assert threading.current_thread() is main
+
+    def fire() -> None:
+        time.sleep(delay)
+        os.kill(os.getpid(), signal.SIGINT)
+    t = threading.Thread(target=fire, daemon=True)
+    t.start()
+    return t
+
+
+BAD_RUN_ARGS = [
+    (dict(timeout="5"), TypeError, "timeout"),
+    (dict(timeout=-1), ValueError, "timeout"),
+    (dict(timeout=float("nan")), ValueError, "timeout"),
+    (dict(timeout=True), TypeError, "timeout"),
+    (dict(stdin=5), TypeError, "stdin"),
+    (dict(env={"A": 1}), TypeError, "env"),
+    (dict(env={"A=B": "1"}), ValueError, "env"),
+    (dict(env=["A"]), TypeError, "env"),
+    (dict(cwd=3), TypeError, "cwd"),
+]
+
+
+@pytest.mark.parametrize("kw,exc,name", BAD_RUN_ARGS, ids=[str(a[0]) for a in BAD_RUN_ARGS])
+def test_bad_run_arguments_fail_before_anything_runs(sb: Sandbox, kw, exc, name) -> None:
+    with pytest.raises(exc, match=name):
+        sb.run("echo ran >> marker; echo hi", **kw)
+    r = sb.run("echo 2")
+    assert (r.stdout, r.exit_code) == ("2\n", 0)
+    assert sb.run("echo 3").stdout == "3\n"  # and stays in step
+    assert sb.run("test -e marker && echo yes || echo no").stdout == "no\n"
+
+
+def test_run_none_is_a_type_error(sb: Sandbox) -> None:
+    with pytest.raises(TypeError, match="script"):
+        sb.run(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="script"):
+        sb.run(b"echo hi")  # type: ignore[arg-type]
+    assert sb.run("echo ok").stdout == "ok\n"
+
+
+def test_keyboard_interrupt_leaves_the_session_in_step(sb: Sandbox) -> None:
+    t = _sigint_after(0.4)
+    with pytest.raises(KeyboardInterrupt):
+        sb.run("sleep 2; echo late")
+        time.sleep(2)  # (if the run swallowed it, make sure it lands here instead)
+    t.join()
+    r = sb.run("echo 1")
+    assert (r.stdout, r.stderr) == ("1\n", "")
+    time.sleep(2)  # past the point where the abandoned run would have printed "late"
+    r = sb.run("echo 2")
+    assert (r.stdout, r.stderr) == ("2\n", "")
+
+
+def test_streamed_output_of_an_abandoned_run_never_reaches_the_next(sb: Sandbox) -> None:
+    seen: list[bytes] = []
+    t = _sigint_after(0.5)
+    with pytest.raises(KeyboardInterrupt):
+        sb.run_stream("for i in 1 2 3 4 5 6 7 8; do echo old$i; sleep 0.15; done",
+                      on_stdout=seen.append)
+        time.sleep(2)
+    t.join()
+    got: list[bytes] = []
+    r = sb.run_stream("echo new; sleep 0.3; echo new2", on_stdout=got.append)
+    assert r.stdout == "new\nnew2\n"
+    assert b"".join(got) == b"new\nnew2\n"
+
+
+def test_a_call_timed_out_on_a_thread_completes_its_own_exchange(sb: Sandbox) -> None:
+    out: dict[str, object] = {}
+
+    def call() -> None:
+        out["r"] = sb.run("sleep 0.5; echo first")
+    t = threading.Thread(target=call)
+    t.start()
+    t.join(0.05)  # the caller gives up waiting; the call goes on
+    r = sb.run("echo second")
+    t.join()
+    assert r.stdout == "second\n"
+    assert out["r"].stdout == "first\n"  # type: ignore[attr-defined]
+
+
+def test_asyncio_cancellation_does_not_shift_results(sb: Sandbox) -> None:
+    async def main() -> str:
+        task = asyncio.ensure_future(asyncio.to_thread(sb.run, "sleep 0.4; echo cancelled"))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        r = await asyncio.to_thread(sb.run, "echo after")
+        return r.stdout
+    assert asyncio.run(main()) == "after\n"
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+def test_a_late_interrupt_never_hits_the_next_run() -> None:
+    with _make(SANDBOXED[0]) as sb:
+        sb.run("true")
+        ex = sb._ex
+        ex._send_interrupt(ex._next_id)  # meant for the run that just ended
+        r = sb.run("sleep 0.3; echo ok")
+        assert (r.stdout, r.exit_code) == ("ok\n", 0)
+
+
+# -- crash recovery (DESIGN.md decision 10) ----------------------------------------------------
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+@pytest.mark.parametrize("level", SANDBOXED)
+def test_killed_sandbox_restarts_with_its_files(level: str) -> None:
+    with _make(level) as sb:
+        sb.run("echo before > f; mkdir -p d && echo deep > d/g; X=live")
+        pid = sb._ex.pid
+        killer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
+        killer.start()
+        t0 = time.monotonic()
+        with pytest.raises(SandboxCrashed):
+            sb.run("sleep 3")
+        assert time.monotonic() - t0 < 2.5
+        r = sb.run("cat f d/g; echo X=$X")
+        assert r.stdout == "before\ndeep\nX=\n", r
+        assert r.restarted is True
+        assert "died" in r.extra["restart_reason"]
+        assert r.to_dict()["restarted"] is True
+        r = sb.run("echo next")
+        assert (r.stdout, r.restarted) == ("next\n", False)
+        assert sb._ex.pid != pid
+
+
+@pytest.mark.skipif("namespace" not in SANDBOXED, reason="namespace level unavailable")
+def test_restart_resumes_the_last_snapshots_shell_state() -> None:
+    with _make("namespace") as sb:
+        sb.run("X=snap; f() { echo fn; }; cd /tmp; echo t > /tmp/t")
+        sb.snapshot()
+        sb.run("X=after; cd /workspace")
+        os.kill(sb._ex.pid, signal.SIGKILL)
+        with pytest.raises(SandboxCrashed):
+            sb.run("sleep 3")
+        r = sb.run("echo $X; f; pwd; cat /tmp/t")
+        assert r.stdout == "snap\nfn\n/tmp\nt\n"
+        assert r.restarted
+
+
+@pytest.mark.skipif("namespace" not in SANDBOXED, reason="namespace level unavailable")
+def test_file_calls_after_a_crash_restart_too() -> None:
+    with _make("namespace") as sb:
+        sb.write_file("a.txt", "A")
+        os.kill(sb._ex.pid, signal.SIGKILL)
+        import select
+        assert select.select([sb._ex._sock], [], [], 5)[0]  # EOF: the sandbox is gone
+        # a call made after the death never reached it: it goes to a restarted sandbox
+        assert sb.read_file("a.txt") == b"A"
+        assert sb.run("true").restarted  # the restart is reported by the next Result
+
+
+# -- API misuse ---------------------------------------------------------------------------------
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setenv("TMPDIR", str(d))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    return d
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("kw,exc,name", [
+    (dict(limits={"timeout": 5}), TypeError, "limits"),
+    (dict(bogus=1), TypeError, "bogus"),
+    (dict(limit=Limits()), TypeError, "did you mean 'limits'"),
+    (dict(env={"A": 1}), TypeError, "env"),
+    (dict(workdir="rel"), ValueError, "workdir"),
+    (dict(mounts={"/data": "/nonexistent-agb"}), ValueError, "mounts"),
+    (dict(mounts={"/data": ("/tmp", "xyz")}), ValueError, "mode"),
+    (dict(strict="yes"), TypeError, "strict"),
+    (dict(commands="ls"), TypeError, "commands"),
+    (dict(on_output=5), TypeError, "on_output"),
+    (dict(transforms=[1]), TypeError, "transforms"),
+])
+def test_bad_constructor_arguments_leave_nothing_behind(private_tmp, level, kw, exc, name) -> None:
+    with pytest.raises(exc, match=name):
+        _make(level, **kw)
+    assert glob.glob(str(private_tmp / "agentic-bash-session-*")) == []
+
+
+def test_bad_isolation_name() -> None:
+    with pytest.raises(ValueError, match="isolation"):
+        Sandbox("nope")
+    with pytest.raises(TypeError, match="isolation"):
+        Sandbox(3)  # type: ignore[arg-type]
+
+
+def test_file_api_misuse(sb: Sandbox) -> None:
+    with pytest.raises(TypeError, match="data"):
+        sb.write_file("a", 5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="data"):
+        sb.write_file("a", None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="mode"):
+        sb.write_file("a", b"x", mode="644")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="path"):
+        sb.read_file(7)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="NUL"):
+        sb.exists("a\0b")
+    assert not sb.exists("a")  # nothing was written by the refused calls
+    sb.write_file("a", bytearray(b"ok"))
+    assert sb.read_file("a") == b"ok"
+
+
+def test_register_command_in_process_levels() -> None:
+    with _make("virtual") as sb:
+        def hello(ctx, argv):  # noqa: ANN001
+            ctx.stdout.write(b"hello " + " ".join(argv[1:]).encode() + b"\n")
+            return 3
+        sb.register_command("hello", hello)
+        r = sb.run("hello a b")
+        assert (r.stdout, r.exit_code) == ("hello a b\n", 3)
+        with pytest.raises(TypeError, match="fn"):
+            sb.register_command("x", 5)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="name"):
+            sb.register_command("a b", hello)
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+def test_register_command_in_sandboxed_levels_says_where_it_works() -> None:
+    with _make(SANDBOXED[0]) as sb:
+        with pytest.raises(Unsupported, match="virtual") as ei:
+            sb.register_command("hello", lambda ctx, argv: 0)
+        assert isinstance(ei.value, SandboxError)
+        assert sb.run("echo fine").stdout == "fine\n"
