@@ -90,6 +90,34 @@ def _positive_seconds(value: Optional[float]) -> Optional[float]:
     return value
 
 
+def _network_mode(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ("public", "deny", "host", "allow"):
+        raise typer.BadParameter(f"must be public, deny or host, not {value!r}")
+    return value
+
+
+def _network_rules(value: list[str]) -> list[str]:
+    from .network import parse_rule
+    for rule in value or ():
+        try:
+            parse_rule(rule)
+        except ValueError as e:
+            raise typer.BadParameter(str(e)) from None
+    return value
+
+
+def _network_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    """Sandbox(network=...) from --network and --allow (only when given)."""
+    mode, rules = o.get("network"), list(o.get("allow") or ())
+    if rules:
+        if mode not in (None, "public"):
+            raise typer.BadParameter(f"--allow needs --network public, not {mode!r}",
+                                     param_hint="--allow")
+        from .network import NetworkPolicy
+        return {"network": NetworkPolicy(allow=rules)}
+    return {"network": mode} if mode is not None else {}
+
+
 # ---------------------------------------------------------------- the shared option group
 # One place for every option that shapes the Sandbox: run, shell, snapshot and restore all
 # take them. To add one: append (parameter name, type, typer.Option(...)) here and map it to
@@ -110,6 +138,17 @@ SANDBOX_OPTIONS: list[tuple[str, Any, Any]] = [
     ("timeout", Optional[float], typer.Option(
         None, "--timeout", "-t", callback=_positive_seconds,
         help="Seconds before a run is stopped (exit 124)")),
+    ("image", Optional[str], typer.Option(
+        None, "--image", help="Start from a named image (agentic-bash image build) or its snapshot tar")),
+    # network (issue #12)
+    ("network", Optional[str], typer.Option(
+        None, "--network", callback=_network_mode,
+        help="public (default: the internet through a filtering proxy, never host or private "
+             "addresses), deny (loopback only) or host (the host's network, unconfined)")),
+    ("allow", list[str], typer.Option(
+        [], "--allow", callback=_network_rules,
+        help="Allowlist RULE: NAME, *.SUFFIX or CIDR, each with an optional :PORT; only "
+             "listed hosts are reachable (repeatable)")),
 ]
 
 
@@ -154,7 +193,8 @@ def sandbox_kwargs(o: dict[str, Any]) -> dict[str, Any]:
         workdir = os.getcwd() if o["isolation"] == "none" else "/workspace"
     return dict(isolation=o["isolation"], env=_parse_env(o.get("env") or []), workdir=workdir,
                 mounts=_parse_mounts(o.get("mount") or []) or None,
-                limits=Limits(**_limits_kwargs(o)), strict=bool(o.get("strict")))
+                limits=Limits(**_limits_kwargs(o)), strict=bool(o.get("strict")),
+                **({"image": o["image"]} if o.get("image") else {}), **_network_kwargs(o))
 
 
 def _warn(message: str) -> None:
@@ -450,6 +490,69 @@ def _register_serve() -> None:
 
 
 _register_serve()
+
+
+image_app = typer.Typer(help="Named images: a session layer built once, shared read-only by many sandboxes.",
+                        no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(image_app, name="image")
+
+
+@image_app.command("build")
+@sandbox_options
+def image_build(
+    name: str = typer.Argument(..., help="Image name ([A-Za-z0-9][A-Za-z0-9._-]*)"),
+    cmd: str = typer.Option(..., "--cmd", "-c", help="Build script, e.g. 'pip install numpy pandas'"),
+    *, opts: SandboxOptions,
+) -> None:
+    """Run --cmd in a fresh sandbox and keep what it wrote as image NAME."""
+    from .packages.images import build_image
+    kw = sandbox_kwargs(opts)
+    timeout = kw["limits"].timeout if opts.get("timeout") is not None else 1800
+    spinner: Any = None
+    if sys.stderr.isatty():
+        from rich.console import Console
+        spinner = Console(stderr=True).status(f"building image {name}: {cmd}")
+        spinner.start()
+    try:
+        img = build_image(name, cmd, timeout=timeout, **kw)
+    except (SandboxError, ValueError) as exc:
+        typer.echo(f"agentic-bash: image build: {exc}", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        if spinner is not None:
+            spinner.stop()
+    pk = ", ".join(f"{p.name}=={p.version} ({p.manager})" for p in img.packages) or "no packages"
+    typer.echo(f"{img.name}: {img.size} bytes, {pk}")
+
+
+@image_app.command("ls")
+def image_ls(as_json: bool = typer.Option(False, "--json", help="One JSON document")) -> None:
+    """List the built images."""
+    import datetime
+    from .packages.images import list_images
+    imgs = list_images()
+    if as_json:
+        typer.echo(json.dumps([{"name": i.name, "size": i.size, "created": i.created,
+                                "packages": [p.to_json() for p in i.packages], "path": i.root}
+                               for i in imgs]))
+        return
+    for i in imgs:
+        when = datetime.datetime.fromtimestamp(i.created).strftime("%Y-%m-%d %H:%M")
+        typer.echo(f"{i.name}\t{i.size}\t{when}\t{len(i.packages)} packages")
+
+
+@image_app.command("rm")
+def image_rm(names: list[str] = typer.Argument(..., help="Images to remove")) -> None:
+    """Remove images (sandboxes already running on one keep it until they close)."""
+    from .packages.images import remove_image
+    code = 0
+    for n in names:
+        try:
+            remove_image(n)
+        except (SandboxError, ValueError) as exc:
+            typer.echo(f"agentic-bash: image rm: {exc}", err=True)
+            code = 1
+    raise typer.Exit(code)
 
 
 def main() -> None:

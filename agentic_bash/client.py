@@ -34,8 +34,8 @@ def _result(d: dict[str, Any]) -> Result:
     from .errors import PolicyViolation
     extra = {}
     if d.get("restarted"):
-        extra = {"restarted": True, "restart_reason": d.get("restart_reason", "")}
-    return Result(
+        extra = {"restart_reason": d.get("restart_reason", "")}
+    return Result(restarted=bool(d.get("restarted")),
         stdout_bytes=base64.b64decode(d["stdout_b64"]) if "stdout_b64" in d else d.get("stdout", "").encode(),
         stderr_bytes=base64.b64decode(d["stderr_b64"]) if "stderr_b64" in d else d.get("stderr", "").encode(),
         exit_code=int(d.get("exit_code", 0)), duration=float(d.get("duration", 0.0)),

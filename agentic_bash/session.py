@@ -104,6 +104,8 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     extra.pop("layer_tar", None)
     if extra.pop("base", None) is not None:
         raise IsolationUnavailable(f"base= needs a sandboxed isolation level, not {p.level!r}")
+    if extra.pop("image", None) is not None:
+        raise IsolationUnavailable(f"image= needs a sandboxed isolation level, not {p.level!r}")
     if extra:
         raise TypeError(f"unexpected Sandbox options: {', '.join(sorted(extra))}")
     for w in p.warnings:
@@ -255,7 +257,10 @@ class Sandbox:
         if self._direct and type(stdin) is not str:
             # no hook or transform to serve: straight to the executor, arguments by position
             # (it raises SandboxClosed once closed)
-            return self._ex.run(script, stdin, env, cwd, timeout, self._on_output)
+            r = self._ex.run(script, stdin, env, cwd, timeout, self._on_output)
+            if r.packages_installed:
+                self._promote(r)
+            return r
         return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
                          on_output=self._on_output)
 
@@ -295,12 +300,23 @@ class Sandbox:
                 r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
                                  on_output=on_output)
                 otel.end_run(span, self.isolation_level, r)
+        if r.packages_installed:
+            self._promote(r)
         if self._on_violation is not None:
             for v in r.violations:
                 self._on_violation(v)
         if self._on_result is not None:
             self._on_result(r)
         return r
+
+    def _promote(self, r: Result) -> None:
+        """Share what this run installed with later sandboxes (packages/cache.py: verified
+        by the host, never taken on the sandbox's word)."""
+        if self.isolation_level != "namespace":
+            return
+        from .packages.apt import archive_dirs
+        from .packages.cache import promote
+        promote(self._ex, r.packages_installed, apt_archives=archive_dirs(self.info.home))
 
     def run_stream(self, script: str, *, on_stdout: Callable[[bytes], None] | None = None,
                    on_stderr: Callable[[bytes], None] | None = None, **kw: Any) -> Result:

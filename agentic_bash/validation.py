@@ -218,6 +218,14 @@ def _any(name: str, v: Any) -> Any:
     return v
 
 
+def _image(name: str, value: Any) -> Any:
+    """A built image's name or directory (str/PathLike) or a snapshot tar's bytes."""
+    if isinstance(value, (str, os.PathLike, bytes, bytearray, memoryview)):
+        return value
+    raise TypeError(f"{name} must be an image name, a directory, a snapshot path or bytes, "
+                    f"not {_tname(value)}")
+
+
 SANDBOX_OPTIONS: dict[str, _Checker] = {
     "isolation": _isolation,
     "env": _env,
@@ -243,6 +251,7 @@ SANDBOX_OPTIONS: dict[str, _Checker] = {
     # keyword-only extras, forwarded to the executor
     "network": _network,
     "base": _opt(check_path),
+    "image": _opt(_image),
     "engine": _engine,
     "_snapshot": _any,   # Sandbox.from_snapshot's private channel
 }

@@ -100,15 +100,33 @@ def main() -> None:
                    "socket.IPPROTO_ICMP); print('raw ok')\"",
             "packet": "python3 -c \"import socket; socket.socket(socket.AF_PACKET, "
                       "socket.SOCK_RAW); print('packet ok')\"",
-            "direct_public": "python3 -c \"import socket; socket.create_connection("
-                             "('198.51.100.1', 80), 3)\" 2>&1 | tail -1",
+            # a proxy-unaware connection to a private address: redirected (nftables) and
+            # refused by the proxy, or unreachable without the redirect; never dialled
+            "direct_private": "env -i python3 -c \"import socket; s=socket.create_connection("
+                              "('10.255.255.1', 80), 3); print(repr(s.recv(10)))\" 2>&1 | tail -1",
+            "direct_udp": "python3 -c \"import socket; s=socket.socket(socket.AF_INET, "
+                          "socket.SOCK_DGRAM); s.sendto(b'x', ('10.255.255.1', 53))\" 2>&1 "
+                          "| tail -1",
             "env": "env | grep -i _proxy | sort",
         }
         for i, a in enumerate(hosts):
             h = f"[{a}]" if ":" in a else a
             checks[f"host_addr{i}"] = (f"curl -sS -m 5 --noproxy '' -x http://127.0.0.1:3128 "
                                        f"http://{h}:{http}/")
+        v4 = [a for a in hosts if ":" not in a]
+        if v4:
+            # the host's own address, with a service bound on it: redirected and refused
+            hsrv = socket.socket()
+            hsrv.bind((v4[0], 0))
+            hsrv.listen(4)
+            threading.Thread(target=_serve_secret, args=(hsrv,), daemon=True).start()
+            out["host_own"] = [v4[0], hsrv.getsockname()[1]]
+            checks["direct_host_own"] = (
+                f"env -i python3 -c \"import socket; s=socket.create_connection(('{v4[0]}', "
+                f"{hsrv.getsockname()[1]}), 3); print(repr(s.recv(100)))\" 2>&1 | tail -1")
         out["default"] = {k: rr(sb.run(v, timeout=30)) for k, v in checks.items()}
+        out["transparent"] = bool(sb.isolation.to_dict() and any(
+            "redirected" in n for n in sb.isolation.notes))
         if pip_pkg:
             out["pip_install"] = rr(sb.run(
                 f"PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --no-cache-dir {pip_pkg} "
@@ -138,6 +156,13 @@ def main() -> None:
             "lo": f"{px} http://lo.x.test:{http}/",
             "getent_meta": "getent hosts meta.x.test; echo rc=$?",
         }.items()}
+    if "host_own" in out:
+        # the redirect's allowed path: an explicit CIDR rule for the host's own address
+        a, port = out["host_own"]
+        with Sandbox(network=NetworkPolicy(allow=[f"{a}/32:{port}"])) as sb:
+            out["redirect_allowed"] = rr(sb.run(
+                f"env -i python3 -c \"import socket; s=socket.create_connection(('{a}', "
+                f"{port}), 3); print(s.recv(100).decode().strip())\" 2>&1 | tail -1", timeout=30))
     if pip_pkg:
         with Sandbox(network=NetworkPolicy(allow=["pypi.org", "files.pythonhosted.org"])) as sb:
             out["pip_download_allow"] = rr(sb.run(
@@ -157,6 +182,13 @@ def main() -> None:
     # cleanup: nothing of the sandboxes stays open in this process
     out["fds_leaked"] = len(os.listdir("/proc/self/fd")) - fds_before
     print("\n@@JSON@@" + json.dumps(out))
+
+
+def _serve_secret(srv: socket.socket) -> None:
+    while True:
+        c, _ = srv.accept()
+        c.sendall(SECRET.encode() + b"\n")
+        c.close()
 
 
 def _host_addrs() -> set[str]:

@@ -5,8 +5,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
+import time
 
-import agentic_bash as ab
+# a private cache and image store per probe (TMPDIR is the test's own)
+os.environ["AGENTIC_BASH_CACHE"] = tempfile.mkdtemp(prefix="abcache-")
+os.environ["AGENTIC_BASH_IMAGES"] = tempfile.mkdtemp(prefix="abimg-")
+
+import agentic_bash as ab  # noqa: E402
 
 
 def main() -> None:
@@ -41,6 +47,45 @@ def main() -> None:
                        "node -e 'console.log(require(\"is-number\")(5))'", timeout=300)
             out["npm"] = [r.stdout, r.stderr, r.exit_code]
             out["installed"] = [p.to_json() for p in r.packages_installed]
+        elif what == "cache":
+            r = sb.run("apt-get install -y sl 2>&1 | grep -c '^Get:'", timeout=300)
+            out["first_gets"] = r.stdout.strip()
+            cache = os.environ["AGENTIC_BASH_CACHE"]
+            out["cached"] = sorted(os.listdir(os.path.join(cache, "apt")))
+            # a hostile sandbox plants a trojan under a real package's archive name and
+            # claims it installed it: the host checks its own index and keeps nothing
+            from agentic_bash.packages.apt import archive_dirs
+            from agentic_bash.packages.cache import promote
+            from agentic_bash.packages.manifest import PackageInfo
+            r = sb.run("apt-cache show --no-all-versions cowsay | sed -n 's/^Version: //p'")
+            ver = r.stdout.strip()
+            d = [a for a in archive_dirs(sb.info.home) if sb.run(f"test -d {a}").exit_code == 0][0]
+            sb.write_file(f"{d}/cowsay_{ver}_all.deb", b"#!/bin/sh\necho pwned\n")
+            out["poison_added"] = promote(sb._ex, [PackageInfo("cowsay", ver, "apt")],
+                                          apt_archives=[d])
+            out["cached_after_poison"] = sorted(os.listdir(os.path.join(cache, "apt")))
+            with ab.Sandbox() as sb2:
+                r = sb2.run("apt-get install -y sl 2>&1 | grep -c '^Get:'; command -v sl", timeout=300)
+                out["second"] = r.stdout
+        elif what == "image":
+            from agentic_bash.packages.images import build_image
+            t = time.monotonic()
+            img = build_image("tc", "pip install -q termcolor && echo from-image > /workspace/marker")
+            out["build_s"] = time.monotonic() - t
+            out["image_packages"] = [p.to_json() for p in img.packages]
+            before = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(img.root) for f in fs)
+            boxes = [ab.Sandbox(image="tc") for _ in range(5)]
+            try:
+                outs = [b.run("python3 -c 'import termcolor; print(\"tc\")'; cat /workspace/marker; "
+                              "echo mine > /workspace/marker").stdout for b in boxes]
+                out["image_runs"] = outs
+                out["image_marker_after"] = boxes[0].run("cat /workspace/marker").stdout
+                out["image_sb_packages"] = [p.to_json() for p in boxes[0].packages]
+            finally:
+                for b in boxes:
+                    b.close()
+            after = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(img.root) for f in fs)
+            out["image_bytes"] = [before, after]
     print("\n@@JSON@@" + json.dumps(out))
 
 

@@ -78,8 +78,19 @@ def test_raw_and_packet_sockets_fail(net: dict) -> None:
     assert d["packet"]["code"] != 0 and "packet ok" not in d["packet"]["out"]
 
 
-def test_tools_that_ignore_the_proxy_get_network_unreachable(net: dict) -> None:
-    assert "Network is unreachable" in net["default"]["direct_public"]["out"]
+def test_tools_that_ignore_the_proxy(net: dict) -> None:
+    d = net["default"]
+    if not net["transparent"]:
+        assert "Network is unreachable" in d["direct_private"]["out"], d["direct_private"]
+        return
+    # nftables in the sandbox's namespace sent them to the proxy, which refused
+    assert "Connection reset by peer" in d["direct_private"]["out"], d["direct_private"]
+    assert any(v[1].startswith("10.255.255.1:80") for v in d["direct_private"]["violations"])
+    assert "Operation not permitted" in d["direct_udp"]["out"], d["direct_udp"]
+    if "host_own" in net:
+        _no_secret(net, d["direct_host_own"])
+        assert d["direct_host_own"]["violations"], d["direct_host_own"]
+        assert net["redirect_allowed"]["out"] == net["secret"] + "\n", net["redirect_allowed"]
 
 
 def test_allowlist(net: dict) -> None:

@@ -87,3 +87,29 @@ def test_npm_install_into_the_workspace(who) -> None:
     out = _probe(who, "npm")
     assert "rc=0" in out["npm"][0] and "true" in out["npm"][0], out["npm"]
     assert any(p[0] == "is-number" and p[2] == "npm" for p in out["installed"])
+
+
+def test_apt_archives_are_shared_after_host_verification(who) -> None:
+    if not _apt_reachable():
+        pytest.skip("no apt-get or no package registry reachable")
+    out = _probe(who, "cache")
+    assert int(out["first_gets"]) >= 1
+    assert any(n.startswith("sl_") and n.endswith(".deb") for n in out["cached"])
+    # the planted archive failed the host's check and never reached the shared cache
+    assert out["poison_added"] == 0
+    assert out["cached_after_poison"] == out["cached"]
+    # the second sandbox downloads nothing and still gets a working sl
+    first, _, rest = out["second"].partition("\n")
+    assert first == "0" and rest.strip().endswith("/sl"), out["second"]
+
+
+def test_image_is_a_shared_lower(who) -> None:
+    if not pypi_reachable():
+        pytest.skip("PyPI not reachable")
+    out = _probe(who, "image")
+    assert any(p[0].lower() == "termcolor" for p in out["image_packages"])
+    assert out["image_runs"] == ["tc\nfrom-image\n"] * 5
+    assert out["image_marker_after"] == "mine\n"          # writes land in the session layer
+    assert any(p[0].lower() == "termcolor" for p in out["image_sb_packages"])
+    before, after = out["image_bytes"]
+    assert before == after                                   # no sandbox wrote into the image

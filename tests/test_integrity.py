@@ -282,3 +282,71 @@ def test_register_command_in_sandboxed_levels_says_where_it_works() -> None:
             sb.register_command("hello", lambda ctx, argv: 0)
         assert isinstance(ei.value, SandboxError)
         assert sb.run("echo fine").stdout == "fine\n"
+
+
+# -- output: head and tail, and a run's leftovers stay in that run -----------------------------
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("seq", ["seq", "/usr/bin/seq"])
+def test_truncation_keeps_head_and_tail(level: str, seq: str) -> None:
+    if level == "virtual" and seq.startswith("/usr"):
+        seq = "seq"  # virtual mode has no native binaries; /usr/bin/seq is the builtin there
+    with _make(level, limits=Limits(max_output_bytes=2000)) as sb:
+        r = sb.run(f"{seq} 1 5000; echo rc=$?")
+        assert r.truncated
+        assert r.stdout.startswith("1\n2\n3\n")
+        assert r.stdout.endswith("4999\n5000\nrc=0\n")  # the end of a log is where errors are
+        assert "[agentic-bash: output truncated: " in r.stdout
+        assert len(r.stdout_bytes) <= 2000 + 200
+        r = sb.run(f"{seq} 1 5000 >&2; echo rc=$? >&2")
+        assert r.truncated and r.stderr.endswith("5000\nrc=0\n") and r.stdout == ""
+        r = sb.run("echo small")
+        assert (r.stdout, r.truncated) == ("small\n", False)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_fork_bomb_messages_stay_in_their_run(level: str) -> None:
+    with _make(level, limits=Limits(timeout=10)) as sb:
+        r = sb.run(":(){ :|:& };:")
+        assert "fork: Resource temporarily unavailable" in r.stderr
+        for _ in range(3):
+            r = sb.run("echo next")
+            assert (r.stdout, r.stderr) == ("next\n", "")
+            time.sleep(0.3)
+
+
+_CTRL_C_CHILD = r"""
+import sys, time
+from agentic_bash import Sandbox
+sb = Sandbox(sys.argv[1])
+sb.run("echo kept > f")
+print("ready", flush=True)
+try:
+    sb.run("sleep 5; echo late")
+    print("not interrupted", flush=True)
+except KeyboardInterrupt:
+    pass
+r = sb.run("cat f; echo after")
+print(repr(r.stdout), r.restarted, flush=True)
+sb.close()
+"""
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+@pytest.mark.parametrize("level", SANDBOXED)
+def test_terminal_ctrl_c_to_the_process_group_spares_the_sandbox(level: str) -> None:
+    """Ctrl-C in a terminal signals the whole foreground process group: the caller gets its
+    KeyboardInterrupt, the sandbox (zygote and sandbox processes) carries on."""
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", _CTRL_C_CHILD, level], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert out.strip() == "'kept\\nafter\\n' False", (out, err[-2000:])
+    assert "Traceback" not in err, err[-2000:]

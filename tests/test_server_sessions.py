@@ -205,7 +205,7 @@ def test_a_crashed_session_sandbox_is_a_500_then_resumes(tmp_path):
         t.join(30)
         assert isinstance(holder["e"], SandboxCrashed)
         r = sb.run("echo $KEEP; pwd")
-        assert r.stdout == "7\n/tmp\n" and r.extra.get("restarted") is True
+        assert r.stdout == "7\n/tmp\n" and r.restarted is True and r.extra["restart_reason"]
         sb.close()
     finally:
         srv.stop()
@@ -275,5 +275,29 @@ def test_sessions_come_from_the_pool_when_one_is_configured(tmp_path):
         assert [sb.read_file("/workspace/who") for sb in sbs] == [f"{i}\n".encode() for i in range(5)]
         for sb in sbs:
             sb.close()
+    finally:
+        srv.stop()
+
+
+def test_sigterm_snapshots_idle_sessions_for_the_next_server(tmp_path):
+    db = str(tmp_path / "s.db")
+    srv = start_server("--sessions", "--db", db, "--api-key", KEY, "-i", "virtual", "--max-body", "4096")
+    try:
+        sb = _remote(srv)
+        sb.run("export KEPT=yes; cd /tmp; echo f > /workspace/f")
+        with pytest.raises(RemoteError) as ei:
+            sb.write_file("/workspace/big", b"x" * 5000)
+        assert ei.value.status == 413
+        sid = sb.id
+    finally:
+        srv.proc.terminate()                 # graceful: uvicorn stops, the manager snapshots
+        srv.proc.wait(timeout=30)
+        srv.stop()
+    srv = start_server("--sessions", "--db", db, "--api-key", KEY, "-i", "virtual")
+    try:
+        row = json.loads(_get(srv, f"/v1/sessions/{sid}")[1])
+        assert row["status"] == "stopped" and row["restorable"] is True
+        with RemoteSandbox.from_session(sid, url=srv.url, api_key=KEY) as again:
+            assert again.run("echo $KEPT; pwd; cat /workspace/f").stdout == "yes\n/tmp\nf\n"
     finally:
         srv.stop()

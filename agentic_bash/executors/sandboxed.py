@@ -22,6 +22,7 @@ from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyVio
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
+from ..isolation.resources import LIMIT_MECHANISMS, ResourceControl
 from ..isolation.wire import Reader, WireClosed, send_msg
 from ..limits import Limits
 from ..result import Result
@@ -247,13 +248,14 @@ class SandboxedExecutor:
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
-                 layer_tar: bytes | None = None) -> None:
+                 layer_tar: bytes | None = None, image: Any = None) -> None:
         self._closed = True
         self._dead = False
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
         self._session_dir: str | None = None
         self._pidfd: int | None = None
+        self._resources: ResourceControl | None = None
         self._init_pidfd: int | None = None
         self._layer_fd: int | None = None
         self._restarting = False
@@ -261,6 +263,12 @@ class SandboxedExecutor:
         from ..network.policy import NetworkPolicy
         policy = NetworkPolicy.coerce(network)
         base_root = _base_rootfs(base) if base is not None else ""
+        img = None
+        if image is not None:
+            from ..packages.images import resolve_image
+            img = resolve_image(image)
+        self.image_spec: str | None = (image if isinstance(image, str) else img.root) if img else None
+        """What a snapshot records of ``image=``, so a restore starts from the same image."""
         level = level or isolation or "namespace"
         p = plan or make_plan(level, probe(), strict=strict, network=policy)
         if not p.sandboxed:
@@ -268,7 +276,15 @@ class SandboxedExecutor:
                                        f"isolation={level!r} does not use a sandbox process")
         self.plan = p
         self.limits = limits
-        self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        # cgroups are made (and strict refusals raised) before the sandbox exists
+        self._resources = ResourceControl(limits, level=p.level,
+                                          session_layer=p.session_layer or "tmpfs",
+                                          strict=strict, euid=os.geteuid())
+        try:
+            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        except BaseException:
+            self._resources.close()
+            raise
         unpriv = os.geteuid() != 0
         mnts = _norm_mounts(mounts)
         host_ns = {}
@@ -295,6 +311,13 @@ class SandboxedExecutor:
                         "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        cache_dir = ""
+        if p.level == "namespace":
+            from ..packages.cache import cache_root
+            try:
+                cache_dir = cache_root()
+            except OSError:
+                cache_dir = ""
         net_cfg = _network_cfg(p, policy)
         if net_cfg.get("proxy"):
             from ..network.inside import proxy_env
@@ -318,6 +341,10 @@ class SandboxedExecutor:
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
+            "resources": self._resources.cfg,
+            "image_root": img.root if img else "",
+            "cache_dir": cache_dir,
+            "packages": [p.to_json() for p in img.packages] if img else [],
         }
         self._policy = policy
         self._cfg = cfg
@@ -334,9 +361,13 @@ class SandboxedExecutor:
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
-        self.isolation: IsolationReport = verify(p, self.observed)
+        self.observed.update(getattr(self, "_net_start", {}))
+        self._resources.ready(self.observed)
+        self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
+                                                                 self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
-                   if p.applies(m) and v != "enforced"]
+                   if (p.applies(m) and v != "enforced") or
+                   (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
         if strict and missing:
             self.close()
             raise IsolationUnavailable("planned but not in effect: " + ", ".join(
@@ -374,7 +405,7 @@ class SandboxedExecutor:
                         self._init_pidfd = None
                     continue
                 if ev == "net":
-                    self._attach_listeners(hdr.get("fds") or [])
+                    self._attach_listeners(hdr)
                     continue
                 if ev == "layer_fd" and hdr.get("fds"):
                     # the session layer, kept reachable after the sandbox dies (restart)
@@ -411,11 +442,12 @@ class SandboxedExecutor:
             os.close(self._layer_fd)
         self._layer_fd = fd
 
-    def _attach_listeners(self, fds: list[int]) -> None:
-        """Start-up handshake, network part: the proxy and DNS listeners pid 1 made in the
-        sandbox's namespace (the ``net`` frame) are attached to the shared proxy."""
+    def _attach_listeners(self, hdr: dict[str, Any]) -> None:
+        """Start-up handshake, network part: the proxy, DNS and transparent listeners pid 1
+        made in the sandbox's namespace (the ``net`` frame, one role per fd) are attached to
+        the shared proxy."""
         socks = []
-        for fd in fds:
+        for fd in hdr.get("fds") or ():
             os.set_inheritable(fd, False)
             socks.append(socket.socket(fileno=fd))
         if not self._cfg["network"].get("proxy"):
@@ -423,16 +455,26 @@ class SandboxedExecutor:
                 s.close()
             return
         from ..network.proxy import get_proxy
-        tcp = [s for s in socks if s.type == socket.SOCK_STREAM]
-        udp = [s for s in socks if s.type == socket.SOCK_DGRAM]
         policy = self._policy
         try:
-            self._net = get_proxy().attach(policy, tcp=tcp, udp=udp, label=str(self.pid),
-                                           resolver=policy.resolver)
+            roles = dict(zip(hdr.get("roles") or (), socks))
+            want = {"proxy": socket.SOCK_STREAM, "dns": socket.SOCK_DGRAM,
+                    "transparent": socket.SOCK_STREAM}
+            # Security invariant: only the listeners asked for, of the expected kinds
+            if len(roles) != len(socks) or not {"proxy", "dns"} <= set(roles) or any(
+                    r not in want or s.family != socket.AF_INET or s.type != want[r]
+                    for r, s in roles.items()):
+                raise SandboxError("the sandbox passed unexpected network listeners")
+            self._net = get_proxy().attach(
+                policy, tcp=[roles["proxy"]], udp=[roles["dns"]],
+                transparent=[roles["transparent"]] if "transparent" in roles else [],
+                label=str(self.pid), resolver=policy.resolver)
         except BaseException:
             for s in socks:
                 s.close()
             raise
+        self._net_start = {"transparent": "transparent" in roles,
+                           "transparent_error": str(hdr.get("transparent_error") or "")}
 
     @property
     def network_log(self) -> list[dict[str, Any]]:
@@ -688,6 +730,7 @@ class SandboxedExecutor:
             req = {"op": "run", "id": rid, "script": script, "stdin": data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
+            self._resources.begin_run()
             self._deliver(req, data or b"")
             self._current = rid
             t = timeout if timeout is not None else self.limits.timeout
@@ -727,7 +770,8 @@ class SandboxedExecutor:
                         self._current = None
                         if callback_error is not None:
                             raise callback_error
-                        return self._with_network(self._result(hdr, payload))
+                        return self._resources.end_run(
+                            self._with_network(self._result(hdr, payload)))
                     elif ev == "error":
                         self._current = None
                         _raise_remote(hdr)
@@ -763,7 +807,8 @@ class SandboxedExecutor:
             cpu_time=float(h.get("cpu_time", 0.0)), peak_memory=int(h.get("peak_memory", 0)),
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
             extra=extra, restarted=restarted,
-            packages_installed=_packages(h.get("packages_installed")))
+            packages_installed=_packages(h.get("packages_installed")),
+            limit_exceeded=h.get("limit_exceeded"))
 
     def interrupt(self) -> None:
         """Interrupt the run in progress (from another thread or a signal handler); an
@@ -897,6 +942,8 @@ class SandboxedExecutor:
         if self._session_dir:
             _rmtree(self._session_dir)
             self._session_dir = None
+        if self._resources is not None:
+            self._resources.close()  # after S1 is gone: kills stragglers, removes the groups
         self._closed = True
 
     def close(self) -> None:
@@ -944,6 +991,9 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     # The pid namespace (or the landlock level's subreaper) kills children when the runner
     # dies and the runner itself has no capabilities left, so children take the vfork path.
     native = NativeLauncher(pdeathsig=False, drop_caps=False)
+    if cfg.get("workload"):
+        native.confine_workload(**cfg["workload"])
+        cfg["_native"] = native  # the runner's per-run usage reads its refusals
     if cfg.get("engine") == "bash":
         return _BashExecutor(cfg, native)
     try:
@@ -958,6 +1008,8 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
     ex = InProcessExecutor(**kwargs)
+    if cfg.get("packages"):
+        ex.packages.load(cfg["packages"])   # what the image= it starts from installed
     from ..network.devtcp import sandbox_opener
     ex.open_socket = sandbox_opener(cfg.get("network") or {})  # type: ignore[attr-defined]
     return ex

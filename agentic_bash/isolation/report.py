@@ -94,14 +94,14 @@ def verify(p: Plan, observed: Mapping[str, Any]) -> IsolationReport:
                       else "/usr /etc /opt /var are read-only (not real root); installs go to "
                            "$HOME or a venv")
                      + f"; session layer on {p.session_layer}")
-    notes.append(_network_note(p.network, mech))
+    notes.append(_network_note(p.network, mech, observed))
     if p.level == "landlock":
         notes.append("host filesystem view (read-only); writes only under the workspace")
     warnings = p.warnings + tuple(f"{m} was planned but is not in effect" for m in problems)
     return IsolationReport(p.level, p.requested, mech, tuple(notes), warnings)
 
 
-def _network_note(mode: str, mech: Mapping[str, str]) -> str:
+def _network_note(mode: str, mech: Mapping[str, str], o: Mapping[str, Any]) -> str:
     if mode == "host":
         return "network: host — shares the host's network stack (host loopback services are reachable)"
     if mech.get("network_namespace") != ENFORCED:
@@ -115,8 +115,13 @@ def _network_note(mode: str, mech: Mapping[str, str]) -> str:
     return (f"network: {mode} — own network namespace; outbound only through the library's "
             f"proxy (HTTP CONNECT, http:// and SOCKS5 at 127.0.0.1:3128, DNS at "
             f"127.0.0.1:53) to {what}; loopback, private, link-local/metadata, CGNAT, ULA, "
-            "multicast and this host's addresses refused; tools that ignore the proxy "
-            "variables get 'Network is unreachable'")
+            "multicast and this host's addresses refused; "
+            + ("TCP of tools that ignore the proxy variables is redirected to it (nftables in "
+               "the sandbox's own namespace, SO_ORIGINAL_DST); other non-loopback traffic is "
+               "refused" if o.get("transparent") else
+               "tools that ignore the proxy variables get 'Network is unreachable'"
+               + (f" (no redirect: {o['transparent_error']})" if o.get("transparent_error")
+                  else "")))
 
 
 def _evidence(m: str, o: Mapping[str, Any]) -> tuple[bool, str]:

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
-import select
 import socket
-import struct
 from typing import Any
 
-__all__ = ["DNS_ADDR", "PROXY_ADDR", "own_netns", "proxy_env", "recv_listeners",
-           "send_listeners", "wants_proxy"]
+__all__ = ["DNS_ADDR", "PROXY_ADDR", "TRANSPARENT_ADDR", "own_netns", "prepare_netns",
+           "proxy_env", "send_listeners", "wants_proxy"]
 
 PROXY_ADDR = ("127.0.0.1", 3128)
 DNS_ADDR = ("127.0.0.1", 53)
+TRANSPARENT_ADDR = ("127.0.0.1", 3129)
 RESOLV_CONF = "nameserver 127.0.0.1\noptions timeout:2 attempts:1\n"
-_HDR = struct.Struct("!II")  # isolation.wire's framing
 
 
 def own_netns(cfg: dict[str, Any]) -> bool:
@@ -30,79 +26,60 @@ def wants_proxy(cfg: dict[str, Any]) -> bool:
     return isinstance(net, dict) and bool(net.get("proxy"))
 
 
-def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
-    """In the sandbox's network namespace (loopback up): create the proxy and DNS listeners
-    and send them to the host over the channel (SCM_RIGHTS), then close them here.
+def prepare_netns(cfg: dict[str, Any]) -> None:
+    """In S1, right after unshare: allow 127.0.0.1 as a NAT target for connections routed
+    over loopback (route_localnet; without it the redirected connection's replies are
+    dropped). Records in cfg whether it worked; the redirect is installed only then."""
+    net = cfg.get("network")
+    if not wants_proxy(cfg) or not net.get("transparent", True):
+        return
+    try:
+        for dev in ("all", "lo"):
+            with open(f"/proc/sys/net/ipv4/conf/{dev}/route_localnet", "w") as f:
+                f.write("1")
+        net["localnet"] = True
+    except OSError as e:
+        net["localnet_error"] = f"route_localnet: {e.strerror or e}"
 
-    Security invariant: no sandbox process keeps these sockets; the port stays bound by the
-    host's copy, so nothing in the sandbox can listen on it in the proxy's place. Binding port
-    53 needs CAP_NET_BIND_SERVICE, which pid 1 still has in its own user namespace."""
+
+def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
+    """In the sandbox's network namespace (loopback up): create the proxy, DNS and
+    transparent listeners, redirect outbound TCP to the last (nftables, when it can), and send
+    them to the host over the channel (SCM_RIGHTS), then close them here.
+
+    Security invariant: no sandbox process keeps these sockets; the ports stay bound by the
+    host's copies, so nothing in the sandbox can listen in the proxy's place. Binding port 53
+    and the nftables rules need capabilities pid 1 still has over its own namespaces."""
     if not wants_proxy(cfg):
         return
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    socks = {"proxy": socket.socket(socket.AF_INET, socket.SOCK_STREAM),
+             "dns": socket.socket(socket.AF_INET, socket.SOCK_DGRAM)}
     try:
-        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        tcp.bind(PROXY_ADDR)
-        tcp.listen(256)
-        udp.bind(DNS_ADDR)
+        socks["proxy"].setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        socks["proxy"].bind(PROXY_ADDR)
+        socks["proxy"].listen(256)
+        socks["dns"].bind(DNS_ADDR)
+        h: dict[str, Any] = {"ev": "net", "proxy": "%s:%d" % PROXY_ADDR,
+                             "dns": "%s:%d" % DNS_ADDR, "transparent": ""}
+        if cfg["network"].get("localnet_error"):
+            h["transparent_error"] = cfg["network"]["localnet_error"]
+        elif cfg["network"].get("localnet"):
+            from .redirect import install_redirect
+            t = socks["transparent"] = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            t.bind(TRANSPARENT_ADDR)
+            t.listen(256)
+            err = install_redirect(TRANSPARENT_ADDR[1])
+            if err:
+                socks.pop("transparent").close()
+                h["transparent_error"] = err
+            else:
+                h["transparent"] = "%s:%d" % TRANSPARENT_ADDR
+        h["roles"] = list(socks)
         from ..isolation.wire import send_msg
-        send_msg(sock, {"ev": "net", "proxy": "%s:%d" % PROXY_ADDR, "dns": "%s:%d" % DNS_ADDR},
-                 fds=[tcp.fileno(), udp.fileno()])
+        send_msg(sock, h, fds=[s.fileno() for s in socks.values()])
     finally:
-        tcp.close()
-        udp.close()
-
-
-def recv_listeners(sock: socket.socket, timeout: float) -> tuple[dict[str, Any], list[socket.socket]]:
-    """Host side: the first start-up frame, with the listeners if it is the ``net`` one.
-    Returns (header, sockets); any other header (e.g. ``fatal``) comes back with no sockets
-    for the caller to handle as the first message."""
-    from ..isolation.wire import WireClosed, recv_msg
-
-    r, _, _ = select.select([sock], [], [], timeout)
-    if not r:
-        return {}, []
-    data, fds, _, _ = socket.recv_fds(sock, _HDR.size, 4)
-    for fd in fds:
-        os.set_inheritable(fd, False)
-    socks = [socket.socket(fileno=fd) for fd in fds]
-    try:
-        if not data:
-            raise WireClosed("connection closed")
-        while len(data) < _HDR.size:
-            more = sock.recv(_HDR.size - len(data))
-            if not more:
-                raise WireClosed("connection closed")
-            data += more
-        hl, pl = _HDR.unpack(data)
-        body = b""
-        while len(body) < hl + pl:
-            more = sock.recv(hl + pl - len(body))
-            if not more:
-                raise WireClosed("connection closed")
-            body += more
-        try:
-            header = json.loads(body[:hl])
-        except ValueError as e:
-            raise WireClosed(f"malformed frame: {e}") from e
-        if not isinstance(header, dict):
-            raise WireClosed("malformed frame")
-    except BaseException:
-        for s in socks:
+        for s in socks.values():
             s.close()
-        raise
-    if header.get("ev") != "net":
-        for s in socks:
-            s.close()
-        return header, []
-    # Security invariant: only a listening TCP and a UDP socket are accepted from the sandbox
-    for s in socks:
-        if s.family != socket.AF_INET or s.type not in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-            for t in socks:
-                t.close()
-            raise WireClosed("the sandbox passed an unexpected socket")
-    return header, socks
 
 
 def proxy_env(proxy: str = "%s:%d" % PROXY_ADDR) -> dict[str, str]:

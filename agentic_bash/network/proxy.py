@@ -39,6 +39,7 @@ _HEAD_LIMIT = 64 * 1024
 _IDLE = 30.0           # seconds a client may take to send its request
 _CONNECT_TIMEOUT = 10.0
 _CHUNK = 256 * 1024
+_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
 
 Resolver = Callable[[str], Iterable[str]]
 
@@ -84,6 +85,7 @@ class Attachment:
         self._lock = threading.Lock()
         self._servers: list[Any] = []
         self._writers: set[asyncio.StreamWriter] = set()
+        self._dns_names: dict[str, collections.deque[str]] = {}
         self.closed = False
 
     # -- bookkeeping (loop thread) -----------------------------------------------------
@@ -156,6 +158,47 @@ class Attachment:
             pass
         except Exception:  # noqa: BLE001 - one bad client never takes the loop down
             log.exception("sandbox %s: proxy connection failed", self.label)
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    async def handle_transparent(self, reader: asyncio.StreamReader,
+                                 writer: asyncio.StreamWriter) -> None:
+        """A connection the sandbox's nftables redirected here: its original destination is
+        an address; the policy judges it by the names this sandbox's DNS stub answered with
+        that address (an allowlist), else as an address."""
+        self._writers.add(writer)
+        try:
+            sock = writer.get_extra_info("socket")
+            raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
+            port = struct.unpack_from("!H", raw, 2)[0]
+            addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
+            tgt = f"{addr}:{port}"
+            why = ""
+            names = [n for n in self._dns_names.get(addr, ())
+                     if not self.policy.check_name(n, port) and self.policy.name_allowed(n, port)]
+            if names:
+                why = self.policy.check_addr(ipaddress.ip_address(addr), port, by_name=True) \
+                    or self.policy._local(addr, self.server.local_addrs) or ""
+                addrs = [] if why else [addr]
+            else:
+                addrs, why = await self.decide(addr, port)
+            if why:
+                self.refuse("redirect", tgt + (f" ({names[0]})" if names else ""), why)
+                # a reset, not a clean close: the tool says "Connection reset by peer"
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                return
+            ur, uw, err = await self._dial(addrs, port)
+            if uw is None:
+                self._record("redirect", tgt, "failed", err)
+                return
+            self._record("redirect", tgt, "allowed", " ".join(names))
+            await self._pipe_both(reader, writer, ur, uw)
+        except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError,
+                ValueError, OSError):
+            pass
+        except Exception:  # noqa: BLE001 - one bad client never takes the loop down
+            log.exception("sandbox %s: redirected connection failed", self.label)
         finally:
             self._writers.discard(writer)
             writer.close()
@@ -358,6 +401,13 @@ class Attachment:
             self.refuse("dns", name.rstrip(".").lower(), why)
             return dns.answer(q, dns.REFUSED)
         self._record("dns", name, "answered", " ".join(addrs))
+        canon = name.rstrip(".").lower()
+        for a in addrs:  # what a redirected connection to this address was looking for
+            self._dns_names.setdefault(a, collections.deque(maxlen=8))
+            if canon not in self._dns_names[a]:
+                self._dns_names[a].append(canon)
+        while len(self._dns_names) > 4096:
+            self._dns_names.pop(next(iter(self._dns_names)))
         return dns.answer(q, dns.NOERROR, addrs)
 
 
@@ -508,15 +558,21 @@ class ProxyServer:
 
     def attach(self, policy: NetworkPolicy, *, tcp: list[socket.socket] = (),  # type: ignore[assignment]
                udp: list[socket.socket] = (), label: str = "",  # type: ignore[assignment]
+               transparent: list[socket.socket] = (),  # type: ignore[assignment]
                resolver: Resolver | Mapping[str, Iterable[str]] | None = None) -> Attachment:
-        """Serve ``tcp`` listeners (HTTP proxy and SOCKS5 on each) and ``udp`` DNS sockets for
-        one sandbox under ``policy``. The sockets are taken over (closed on detach)."""
+        """Serve ``tcp`` listeners (HTTP proxy and SOCKS5 on each), ``udp`` DNS sockets and
+        ``transparent`` listeners (redirected connections) for one sandbox under ``policy``.
+        The sockets are taken over (closed on detach)."""
         att = Attachment(self, policy, label, resolver)
 
         async def go() -> None:
             for s in tcp:
                 s.setblocking(False)
                 att._servers.append(await asyncio.start_server(att.handle, sock=s,
+                                                               limit=_HEAD_LIMIT))
+            for s in transparent:
+                s.setblocking(False)
+                att._servers.append(await asyncio.start_server(att.handle_transparent, sock=s,
                                                                limit=_HEAD_LIMIT))
             for s in udp:
                 s.setblocking(False)

@@ -24,7 +24,9 @@ from typing import Any
 
 from .manifest import PackageInfo
 
-__all__ = ["APT_COMMANDS", "apt_shim"]
+__all__ = ["APT_COMMANDS", "apt_shim", "archive_dirs"]
+
+SHARED_APT = "/.agentic-bash/cache/apt"
 
 APT_COMMANDS = frozenset({"apt-get", "apt", "apt-cache"})
 
@@ -161,7 +163,20 @@ def apt_shim(ex: Any, sh: Any, run: Any, argv: list[str], real: str) -> int | No
                  "-d", "--download-only", "--print-uris") for o in opts):
         st, _, _ = c.run([apt_get, *base, *argv[1:]], capture=False)
         return st
-    return _install(c, ex, lay, apt_get, base, sim, words, quiet=any(o.startswith("-q") for o in opts))
+    return _install(c, ex, lay, apt_get, base, sim, words, quiet=_quiet_level(opts) >= 2)
+
+
+def _quiet_level(opts: list[str]) -> int:
+    """apt's -q count: -q is 1 (progress off), -qq or -q=2 is 2 (only errors)."""
+    n = 0
+    for o in opts:
+        if o in ("--quiet", "-q"):
+            n += 1
+        elif o.startswith("--quiet=") or o.startswith("-q="):
+            n = int(o.split("=", 1)[1]) if o.split("=", 1)[1].isdigit() else n + 1
+        elif o.startswith("-") and not o.startswith("--") and set(o[1:]) <= set("qy"):
+            n += o.count("q")
+    return n
 
 
 def _update(c: _Ctx, lay: dict[str, str], real: str, base: list[str], argv: list[str]) -> int:
@@ -204,6 +219,7 @@ def _install(c: _Ctx, ex: Any, lay: dict[str, str], apt_get: str, base: list[str
     if not plan:
         return 0
     pins = [f"{n}={v}" for n, _, v, _ in plan]
+    _seed_from_cache(lay["archives"], plan)
     st, out, err = c.run([apt_get, *base, *opts, "-y", "--download-only", "install", *pins])
     for line in out.decode("utf-8", "replace").splitlines():
         if line.startswith(("Get:", "Fetched", "Err:", "Ign:")) and not quiet:
@@ -240,6 +256,32 @@ def _install(c: _Ctx, ex: Any, lay: dict[str, str], apt_get: str, base: list[str
     if not lay["system"]:
         _export_prefix(c, lay)
     return 0
+
+
+def _seed_from_cache(archives: str, plan: list[tuple[str, str | None, str, str]]) -> None:
+    """Archives the host verified and shared (packages/cache.py) are copied in first, so apt
+    downloads only what no sandbox has fetched before."""
+    shared = SHARED_APT
+    if not os.path.isdir(shared):
+        return
+    for pkg, _, ver, arch in plan:
+        name = f"{pkg.split(':', 1)[0]}_{ver.replace(':', '%3a')}_{arch or 'all'}.deb"
+        src = posixpath.join(shared, name)
+        dst = posixpath.join(archives, name)
+        if os.path.isfile(src) and not os.path.exists(dst):
+            try:
+                with open(src, "rb") as f, open(dst + ".part", "wb") as g:
+                    while chunk := f.read(1 << 20):
+                        g.write(chunk)
+                os.replace(dst + ".part", dst)
+            except OSError:
+                pass
+
+
+def archive_dirs(home: str) -> list[str]:
+    """Where the shim keeps downloaded archives (system-wide, or below ``home``)."""
+    return ["/var/lib/agentic-bash/apt/cache/archives",
+            posixpath.join(home, ".local/share/agentic-bash/apt/cache/archives")]
 
 
 def _find_deb(archives: str, pkg: str, ver: str) -> str | None:

@@ -15,7 +15,7 @@ __all__ = ["register_serve"]
 def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str, Any]], host: str,
            port: int, base_dir: Optional[str], max_output: int, sessions: bool, db: Optional[str],
            api_key: Optional[str], ttl: float, max_sessions: int, pool_size: int,
-           log_level: str) -> None:
+           max_body: int, log_level: str) -> None:
     from ..errors import SandboxError
     kwargs = to_kwargs(opts)
     try:
@@ -29,13 +29,14 @@ def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str,
             serve_sessions(host=host, port=port, db=db or "agentic-bash-sessions.db", api_key=key,
                            sandbox_kwargs=kwargs, default_ttl=ttl, max_sessions=max_sessions,
                            reap_interval=min(30.0, max(0.2, ttl / 4)), pool_size=pool_size,
-                           log_level=log_level)
+                           max_body=max_body, log_level=log_level)
         else:
             from .launch import serve_runtime
             from .runtime import default_base_dir
             kwargs.pop("workdir", None)   # /app is the initial cwd in the runtime contract
             serve_runtime(host=host, port=port, base_dir=base_dir or default_base_dir(),
-                          sandbox_kwargs=kwargs, max_output=max_output, log_level=log_level)
+                          sandbox_kwargs=kwargs, max_output=max_output, max_body=max_body,
+                          log_level=log_level)
     except SandboxError as exc:
         typer.echo(f"agentic-bash serve: {exc}", err=True)
         raise typer.Exit(125) from None
@@ -117,6 +118,8 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
             help="Host directory shown as /app, the initial cwd (default: $SANDBOX_BASE_DIR or /app)"),
         max_output: int = typer.Option(1 << 20, "--max-output", min=1024,
                                        help="Bytes kept per stream in a reply (head + tail)"),
+        max_body: int = typer.Option(512 << 20, "--max-body", min=1,
+                                     help="Bytes a request body (an upload) may have; larger is 413"),
         sessions: bool = typer.Option(False, "--sessions",
                                       help="Serve the multi-session API (/v1/sessions) instead"),
         db: Optional[str] = typer.Option(None, "--db", help="--sessions: SQLite session store file"),
@@ -136,4 +139,4 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
         /upload, /download, /list, /exists) on one persistent bash session, or with --sessions
         a multi-session API behind a bearer key."""
         _serve(dict(opts or {}), to_kwargs, host, port, base_dir, max_output, sessions, db,
-               api_key, ttl, max_sessions, pool_size, log_level)
+               api_key, ttl, max_sessions, pool_size, max_body, log_level)

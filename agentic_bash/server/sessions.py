@@ -6,8 +6,9 @@
 # thread closes sessions whose lease ran out (every call extends it) and skips busy ones. On
 # start, rows another server process left "running" are marked crashed (their sandboxes died
 # with it) and stay restorable from their last snapshot (POST /v1/sessions {"from_session"}).
-# A SandboxCrashed during a call is a 500; the session gets a fresh sandbox from its last
-# snapshot (else its options) and the next result says restarted (DESIGN.md decision 10).
+# A SandboxCrashed during a call is a 500; the Sandbox restarts itself on the next call (same
+# files, the shell state of its last snapshot) and that result says restarted (DESIGN.md
+# decision 10); if the restart fails too, the session is rebuilt from its last snapshot file.
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class ApiError(Exception):
 
 
 class _Live:
-    __slots__ = ("sb", "lock", "cwd", "restarted", "kwargs")
+    __slots__ = ("sb", "lock", "cwd", "restarted", "kwargs", "crashed")
 
     def __init__(self, sb: Any, kwargs: dict[str, Any]) -> None:
         self.sb = sb
@@ -53,6 +54,7 @@ class _Live:
         self.cwd = sb.cwd
         self.restarted: str | None = None
         self.kwargs = kwargs
+        self.crashed = False
 
 
 def _b64(data: bytes) -> str:
@@ -61,6 +63,8 @@ def _b64(data: bytes) -> str:
 
 def result_json(r: Any, restarted: str | None = None) -> dict[str, Any]:
     d = r.to_dict()
+    if getattr(r, "restarted", False) and not restarted:
+        restarted = r.extra.get("restart_reason") or "the sandbox process died"
     d["stdout_b64"] = _b64(r.stdout_bytes)
     d["stderr_b64"] = _b64(r.stderr_bytes)
     if restarted:
@@ -115,20 +119,39 @@ class SessionManager:
         self._reaper = threading.Thread(target=self._reap_loop, name="agb-reaper", daemon=True)
         self._reaper.start()
 
-    def close(self) -> None:
+    def close(self, snapshot_budget: float = 20.0) -> None:
+        """Stop: each idle live session is snapshotted first (within ``snapshot_budget``
+        seconds in all) and marked ``stopped``, restorable with ``from_session``; the rest
+        are marked ``crashed`` (restorable from an earlier snapshot if they have one)."""
         self._stop.set()
         if self._reaper is not None:
             self._reaper.join(timeout=5)
         with self._live_lock:
             live = list(self._live.items())
             self._live.clear()
+        deadline = time.monotonic() + snapshot_budget
         for sid, lv in live:
-            try:
-                lv.sb.interrupt()
-            except Exception:  # noqa: BLE001
-                pass
+            saved = False
+            if self.snap_dir and lv.lock.acquire(timeout=max(0.0, min(1.0, deadline - time.monotonic()))):
+                try:
+                    if time.monotonic() < deadline:
+                        self._save_snapshot(sid, lv.sb.snapshot())
+                        saved = True
+                except Exception as e:  # noqa: BLE001 - a broken sandbox is closed anyway
+                    log.warning("session %s: no snapshot at shutdown: %s", sid, e)
+                finally:
+                    lv.lock.release()
+            else:
+                try:
+                    lv.sb.interrupt()
+                except Exception:  # noqa: BLE001
+                    pass
             self._close_sb(lv.sb)
-            self.store.set_status(sid, "crashed", "the server stopped")
+            if saved:
+                self.store.set_status(sid, "stopped", "the server stopped; restorable from the "
+                                      "snapshot taken then")
+            else:
+                self.store.set_status(sid, "crashed", "the server stopped while it was busy")
         self.pool.shutdown(wait=False, cancel_futures=True)
         if self._sbpool is not None:
             self._sbpool.close()
@@ -338,8 +361,16 @@ class SessionManager:
             try:
                 value = fn(lv.sb)
             except SandboxCrashed as e:
-                self._recover(sid, lv, str(e))
-                raise ApiError(500, f"the sandbox crashed and was restarted: {e}") from None
+                if not lv.crashed:
+                    # the Sandbox restarts itself on its next call (same files, the state of
+                    # its last snapshot); the client hears of this crash as a 500
+                    lv.crashed = True
+                    raise ApiError(500, f"the sandbox crashed; the next call restarts it: {e}") from None
+                self._recover(sid, lv, str(e))     # even the restart failed: rebuild it here
+                if self._live.get(sid) is not lv:
+                    raise ApiError(500, f"the sandbox crashed and could not be restarted: {e}") from None
+                value = fn(lv.sb)
+            lv.crashed = False
             restarted, lv.restarted = lv.restarted, None
             self.store.touch(sid)
             return value, restarted
@@ -420,7 +451,20 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
+async def read_capped(request: Any, cap: int) -> bytes:
+    """The request body, refused with 413 past ``cap`` bytes (declared or streamed)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cap:
+        raise ApiError(413, f"the body is larger than the server's limit of {cap} bytes")
+    buf = bytearray()
+    async for chunk in request.stream():
+        buf += chunk
+        if len(buf) > cap:
+            raise ApiError(413, f"the body is larger than the server's limit of {cap} bytes")
+    return bytes(buf)
+
+
+def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 512 << 20) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -450,12 +494,12 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
                 return err(400, f"{e.filename or ''}: {e.strerror or e}")
             except SandboxError as e:
                 return err(500, f"{type(e).__name__}: {e}")
-            except ValueError as e:
+            except (TypeError, ValueError) as e:   # arguments the Sandbox refused
                 return err(422, str(e))
         return wrapped
 
     async def body_json(request: Request) -> dict[str, Any]:
-        raw = await request.body()
+        raw = await read_capped(request, max_body)
         if not raw:
             return {}
         try:
@@ -568,7 +612,7 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
             data, _ = await off(lambda: mgr.call(sid, lambda sb: sb.read_file(p)))
             return Response(data, media_type="application/octet-stream")
         if request.method == "PUT":
-            body = await request.body()
+            body = await read_capped(request, max_body)
             mode = int(request.query_params.get("mode", "644"), 8)
             await off(lambda: mgr.call(sid, lambda sb: sb.write_file(p, body, mode)))
             return Response(status_code=204)
@@ -597,7 +641,7 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
         if request.method == "GET":
             data, _ = await off(lambda: mgr.call(sid, lambda sb: sb.download_tar(path=p)))
             return Response(data, media_type="application/x-tar")
-        body = await request.body()
+        body = await read_capped(request, max_body)
         await off(lambda: mgr.call(sid, lambda sb: sb.upload_tar(body, p)))
         return Response(status_code=204)
 
@@ -610,7 +654,7 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str) -> Any:
     @handler
     async def restore(request: Request) -> Response:
         sid = request.path_params["sid"]
-        body = await request.body()
+        body = await read_capped(request, max_body)
         await off(lambda: mgr.call(sid, lambda sb: sb.restore(body)))
         return Response(status_code=204)
 

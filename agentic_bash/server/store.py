@@ -14,7 +14,7 @@ __all__ = ["SessionRow", "SessionStore"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     id            TEXT PRIMARY KEY,
-    status        TEXT NOT NULL,          -- running | expired | deleted | crashed
+    status        TEXT NOT NULL,          -- running | expired | deleted | crashed | stopped
     options       TEXT NOT NULL,          -- JSON: what the client asked for
     ttl           REAL NOT NULL,
     created_at    REAL NOT NULL,

@@ -3955,6 +3955,7 @@ class _SubstCapture(Capture):
     the CPU busy (and drop bytes) until the deadline."""
 
     __slots__ = ()
+    keep_tail = False  # the value is cut and the run fails: no tail to keep
 
     def write(self, data: bytes) -> int:
         n = Capture.write(self, data)

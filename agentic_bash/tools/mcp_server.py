@@ -12,6 +12,7 @@ import mimetypes
 import os
 import posixpath
 import sys
+import threading
 from typing import Any, Callable
 from urllib.parse import quote, unquote, urlparse
 
@@ -64,7 +65,8 @@ def workspace_files(sb: Any, root: str, limit: int = MAX_RESOURCES) -> list[Any]
 def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agentic-bash") -> Any:
     """A low-level ``mcp`` Server whose tools and ``file://`` resources act on ``sb``.
 
-    Calls reach the Sandbox one at a time from a worker thread (it is one shell session)."""
+    Calls reach the Sandbox one at a time from worker threads (it is one shell session); a
+    call the client cancels interrupts the command it was running."""
     _require_mcp()
     import anyio
     import anyio.to_thread
@@ -74,15 +76,40 @@ def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agen
 
     from .. import __version__
 
-    lock = anyio.CapacityLimiter(1)
+    serial = threading.Lock()   # held by the worker thread, even one whose caller gave up
     root = getattr(sb, "workdir", "/workspace")
 
+    def locked(fn: Callable[..., Any], *args: Any) -> Any:
+        with serial:
+            return fn(*args)
+
     async def call(fn: Callable[..., Any], *args: Any) -> Any:
-        return await anyio.to_thread.run_sync(fn, *args, limiter=lock)
+        try:
+            return await anyio.to_thread.run_sync(locked, fn, *args, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # the client cancelled (notifications/cancelled, or its own timeout): stop the run
+            # in progress, as Ctrl-C would, so the session is free for the next call
+            interrupt = getattr(sb, "interrupt", None)
+            if interrupt is not None:
+                interrupt()
+            raise
+
+    # hints for clients that ask before running a tool: the readers change nothing; bash may
+    # reach the network (by the session's policy) and delete files
+    hints = {
+        "bash": types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
+        "read_file": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        "list_files": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        "write_file": types.ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                            idempotent_hint=True, open_world_hint=False),
+        "edit_file": types.ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                           idempotent_hint=False, open_world_hint=False),
+    }
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[
-            types.Tool(name=s.name, description=s.description, input_schema=s.schema()) for s in SPECS])
+            types.Tool(name=s.name, description=s.description, input_schema=s.schema(),
+                       annotations=hints[s.name]) for s in SPECS])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         text = await call(lambda: handle(sb, params.name, params.arguments or {}, renderer=renderer))

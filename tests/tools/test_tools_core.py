@@ -127,10 +127,19 @@ def test_bash_limit_hit_in_words():
     ("edit_file", {"path": "missing", "old": "a", "new": "b"},
      "error: edit_file: /workspace/missing: No such file or directory"),
     ("write_file", {"path": "/tmp", "content": "x"}, "error: write_file: /tmp: Is a directory"),
+    ("write_file", {"path": "a\0b", "content": "x"}, "error: write_file: argument 'path' must not contain a NUL"),
+    ("bash", {"command": "ls", "timeout": 10 ** 400}, "error: bash: argument 'timeout' must be a positive number"),
+    ("bash", '{"command": "ls", "timeout": NaN}', "error: bash: argument 'timeout' must be a positive number"),
+    ("bash", "[" * 100_000, "error: bash: arguments could not be read (RecursionError)"),
 ])
 def test_bad_calls_are_error_strings(sb, name, args, want):
     out = handle(sb, name, args)
     assert isinstance(out, str) and out.startswith(want), out
+
+
+def test_lone_surrogates_in_content_are_written_replaced(sb):
+    assert handle(sb, "write_file", {"path": "s.txt", "content": "a\ud800b"}).startswith("created /workspace/s.txt (3 bytes)")
+    assert sb.read_file("s.txt") == b"a?b"
 
 
 def test_file_tools_roundtrip(sb):

@@ -40,6 +40,7 @@ async def _session_script(level: str, tmp_path: Path) -> dict:
             await s.initialize()
             listed = await s.list_tools()
             seen["tools"] = {t.name: t.input_schema for t in listed.tools}
+            seen["read_only"] = sorted(t.name for t in listed.tools if t.annotations.read_only_hint)
             seen["bash1"] = await s.call_tool("bash", {"command": "cd /tmp && X=41 && f() { echo $((X+1)); }"})
             seen["bash2"] = await s.call_tool("bash", {"command": "f; pwd"})
             seen["write"] = await s.call_tool("write_file", {"path": "/workspace/notes/a.txt", "content": "hé\nlo\n"})
@@ -69,6 +70,7 @@ def test_mcp_client_over_stdio(level, tmp_path):
         pytest.skip("user namespaces are unavailable here")
     seen = anyio.run(_session_script, level, tmp_path)
     assert seen["tools"] == {s["name"]: s["parameters"] for s in schemas()}
+    assert seen["read_only"] == ["list_files", "read_file"]
     assert _text(seen["bash1"]) == "exit code: 0\n(no output)\ncwd: /tmp"
     assert _text(seen["bash2"]) == "exit code: 0\nstdout:\n42\n/tmp\ncwd: /tmp"   # state persisted
     assert _text(seen["write"]) == ("created /workspace/notes/a.txt (7 bytes)\n"
@@ -83,6 +85,32 @@ def test_mcp_client_over_stdio(level, tmp_path):
     assert [c.text for c in seen["res"].contents] == ["hé\nLO\n"]
     assert seen["res_missing"] == "/workspace/missing: No such file or directory"
     assert seen["host_listing"] == ["given.txt"]
+
+
+async def _cancel_script() -> dict:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=CMD[0], args=[*CMD[1:], "mcp", "-i", "virtual"])
+    seen: dict = {}
+    with anyio.fail_after(60):
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            await s.call_tool("bash", {"command": "K=kept"})
+            t0 = anyio.current_time()
+            try:   # the client gives up after 1 s and sends notifications/cancelled
+                await s.call_tool("bash", {"command": "sleep 30; touch /workspace/late"}, read_timeout_seconds=1)
+            except mcp.MCPError as exc:
+                seen["timeout"] = exc.message
+            seen["next"] = await s.call_tool("bash", {"command": "echo $K; ls /workspace"})
+            seen["elapsed"] = anyio.current_time() - t0
+    return seen
+
+
+def test_cancelled_call_interrupts_the_command():
+    seen = anyio.run(_cancel_script)
+    assert "timeout" in seen
+    assert _text(seen["next"]) == "exit code: 0\nstdout:\nkept\ncwd: /workspace"   # no 'late' file
+    assert seen["elapsed"] < 20   # not the 30 s the cancelled command asked for
 
 
 NOISY_SERVER = r"""
@@ -142,3 +170,15 @@ def test_mcp_command_reports_sandbox_errors_on_stderr(tmp_path):
     p = subprocess.run([*CMD, "mcp", "-i", "virtual", "-m", f"/workspace={tmp_path}/absent"],
                        input=b"", capture_output=True, timeout=60)
     assert p.returncode != 0 and p.stdout == b"" and b"absent" in p.stderr
+
+
+def test_mcp_takes_every_shared_sandbox_option():
+    # the shared group (isolation, mounts, env, limits, network, ...) reaches mcp as it grows
+    from typer.testing import CliRunner
+
+    from agentic_bash.cli import SANDBOX_OPTIONS, app
+
+    out = CliRunner().invoke(app, ["mcp", "--help"], terminal_width=200).output
+    for _, _, opt in SANDBOX_OPTIONS:
+        assert opt.param_decls[0] in out
+    assert "--max-bytes" in out

@@ -1,0 +1,189 @@
+"""Network: latency the proxy adds per HTTPS request on loopback, and sandbox creation public vs deny."""
+
+# Run: .venv/bin/python benchmarks/network_bench.py [--n 200] [--sandboxes 20] [--json out.json]
+# Needs the openssl binary (a throw-away self-signed certificate for the loopback origin).
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _stats(xs: list[float]) -> dict[str, float]:
+    xs = sorted(xs)
+    return {"median_ms": round(statistics.median(xs) * 1e3, 3),
+            "p10_ms": round(xs[len(xs) // 10] * 1e3, 3),
+            "p90_ms": round(xs[(len(xs) * 9) // 10] * 1e3, 3), "n": len(xs)}
+
+
+def _origin(certdir: str) -> tuple[int, ssl.SSLContext]:
+    """A TLS origin on 127.0.0.1 answering each request with a tiny HTTP/1.1 response."""
+    cert, key = os.path.join(certdir, "c.pem"), os.path.join(certdir, "k.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "1", "-subj", "/CN=bench.test",
+                    "-addext", "subjectAltName=DNS:bench.test"], check=True, capture_output=True)
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(cert, key)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+
+    def conn(c: socket.socket) -> None:
+        try:
+            with sctx.wrap_socket(c, server_side=True) as s:
+                while True:
+                    buf = b""
+                    while b"\r\n\r\n" not in buf:
+                        d = s.recv(4096)
+                        if not d:
+                            return
+                        buf += d
+                    s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        except (OSError, ssl.SSLError):
+            pass
+
+    def loop() -> None:
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=conn, args=(c,), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+    cctx = ssl.create_default_context(cafile=cert)
+    return srv.getsockname()[1], cctx
+
+
+def _request(s: ssl.SSLSocket) -> None:
+    s.sendall(b"GET / HTTP/1.1\r\nHost: bench.test\r\n\r\n")
+    buf = b""
+    while not buf.endswith(b"ok"):
+        buf += s.recv(4096)
+
+
+def _direct(port: int, ctx: ssl.SSLContext) -> None:
+    with socket.create_connection(("127.0.0.1", port)) as raw:
+        with ctx.wrap_socket(raw, server_hostname="bench.test") as s:
+            _request(s)
+
+
+def _via_proxy(proxy: tuple[str, int], port: int, ctx: ssl.SSLContext) -> None:
+    with socket.create_connection(proxy) as raw:
+        raw.sendall(b"CONNECT bench.test:%d HTTP/1.1\r\nHost: bench.test:%d\r\n\r\n" % (port, port))
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            buf += raw.recv(4096)
+        assert buf.startswith(b"HTTP/1.1 200"), buf
+        with ctx.wrap_socket(raw, server_hostname="bench.test") as s:
+            _request(s)
+
+
+def https_latency(n: int) -> dict:
+    from agentic_bash.network import NetworkPolicy
+    from agentic_bash.network.proxy import get_proxy
+
+    with tempfile.TemporaryDirectory() as d:
+        port, ctx = _origin(d)
+        lst = socket.socket()
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(64)
+        proxy = lst.getsockname()
+        # the name path: resolved (test resolver, on the proxy's worker thread), checked, SNI
+        policy = NetworkPolicy(allow=["bench.test"], block_private=False,
+                               resolver={"bench.test": ["127.0.0.1"]})
+        att = get_proxy().attach(policy, tcp=[lst], resolver=policy.resolver)
+        try:
+            for _ in range(20):  # warm-up
+                _direct(port, ctx)
+                _via_proxy(proxy, port, ctx)
+            direct, via = [], []
+            for _ in range(n):  # interleaved, so load drift hits both alike
+                t = time.perf_counter()
+                _direct(port, ctx)
+                direct.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                _via_proxy(proxy, port, ctx)
+                via.append(time.perf_counter() - t)
+            # one request inside an established tunnel vs on a direct connection
+            with socket.create_connection(("127.0.0.1", port)) as raw, \
+                    ctx.wrap_socket(raw, server_hostname="bench.test") as s:
+                ka_direct = []
+                for _ in range(n):
+                    t = time.perf_counter()
+                    _request(s)
+                    ka_direct.append(time.perf_counter() - t)
+            raw = socket.create_connection(proxy)
+            raw.sendall(b"CONNECT bench.test:%d HTTP/1.1\r\n\r\n" % port)
+            raw.recv(4096)
+            with ctx.wrap_socket(raw, server_hostname="bench.test") as s:
+                ka_via = []
+                for _ in range(n):
+                    t = time.perf_counter()
+                    _request(s)
+                    ka_via.append(time.perf_counter() - t)
+        finally:
+            att.close()
+    d_, v_ = _stats(direct), _stats(via)
+    kd, kv = _stats(ka_direct), _stats(ka_via)
+    return {"new_connection_direct": d_, "new_connection_via_proxy": v_,
+            "added_per_new_https_request_ms": round(v_["median_ms"] - d_["median_ms"], 3),
+            "in_tunnel_direct": kd, "in_tunnel_via_proxy": kv,
+            "added_per_request_in_tunnel_ms": round(kv["median_ms"] - kd["median_ms"], 3)}
+
+
+def creation(n: int) -> dict:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+
+    warnings.simplefilter("ignore")
+    SandboxedExecutor(isolation="namespace", network="deny").close()  # zygote + probe warm
+    SandboxedExecutor(isolation="namespace", network="public").close()  # proxy thread warm
+    from agentic_bash.network.proxy import ProxyServer
+    attach: list[float] = []
+    orig = ProxyServer.attach
+
+    def timed(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        t = time.perf_counter()
+        try:
+            return orig(self, *a, **kw)
+        finally:
+            attach.append(time.perf_counter() - t)
+    ProxyServer.attach = timed  # type: ignore[method-assign]
+    out: dict[str, list[float]] = {"deny": [], "public": [], "host": []}
+    for _ in range(n):
+        for mode in out:
+            t = time.perf_counter()
+            ex = SandboxedExecutor(isolation="namespace", network=mode)
+            out[mode].append(time.perf_counter() - t)
+            ex.close()
+    ProxyServer.attach = orig  # type: ignore[method-assign]
+    st = {k: _stats(v) for k, v in out.items()}
+    return {**st, "public_minus_deny_ms": round(st["public"]["median_ms"] -
+                                                st["deny"]["median_ms"], 3),
+            "proxy_attach": _stats(attach)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--sandboxes", type=int, default=20)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    res = {"https": https_latency(args.n), "creation": creation(args.sandboxes)}
+    print(json.dumps(res, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
