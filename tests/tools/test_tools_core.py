@@ -321,3 +321,19 @@ def test_cut_middle_properties(lines, budget, frac):
             break
     else:
         raise AssertionError(f"shown + dropped != input: {out!r}")
+
+
+def test_restart_after_a_crash_is_said_in_words():
+    import os
+    import signal
+
+    from agentic_bash.isolation.probe import probe
+    caps = probe()
+    if not (caps.user_namespace and caps.overlay_userns):
+        pytest.skip("user namespaces are unavailable here")
+    with Sandbox(isolation="namespace") as s:
+        handle(s, "bash", {"command": "echo kept > /workspace/f; X=lost"})
+        os.kill(s._ex.pid, signal.SIGKILL)   # the sandbox process dies between two calls
+        out = handle(s, "bash", {"command": "cat /workspace/f; echo \"X=$X\""})
+    assert out.startswith("exit code: 0\nthe sandbox process had died and was restarted before this command")
+    assert "stdout:\nkept\nX=\n" in out
