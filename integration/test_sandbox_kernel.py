@@ -145,6 +145,7 @@ def test_no_leaks_after_200_cycles(request: pytest.FixtureRequest, who: str) -> 
     assert a["session_dirs"] == b["session_dirs"], r
     assert a["fds"] <= b["fds"], r
     assert a["threads"] <= b["threads"], r
+    assert a.get("cgroups", 0) == b.get("cgroups", 0) == 0, r  # the limits' groups (#11)
 
 
 def test_host_site_packages_untouched() -> None:

@@ -11,6 +11,7 @@ import io
 import os
 import posixpath
 import re
+import signal
 import stat as _stat
 import sys
 import threading
@@ -20,7 +21,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits
-from ..result import Result, make_result
+from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
@@ -222,7 +223,7 @@ class InProcessExecutor:
         if native is not None:
             # every native child passes the launcher: it enforces the process and memory caps
             native.max_live = limits.max_processes
-            native.max_memory = limits.max_memory_bytes
+            native.max_memory = limits.max_address_space
         self.limits = limits
         self.info = info
         self.prefer_inprocess = prefer_inprocess
@@ -372,6 +373,7 @@ class InProcessExecutor:
             else:
                 marker = self._start_tracking()
             timed_out = False
+            exceeded = None
             try:
                 if st.shopt["expand_aliases"] or st.options["verbose"]:
                     tree = None
@@ -388,6 +390,8 @@ class InProcessExecutor:
             except LimitExceeded as e:
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
+                if e.limit not in ("interrupt", "closed"):
+                    exceeded = LIMIT_NAMES.get(e.limit, e.limit)
                 if e.limit in ("timeout",):
                     timed_out = True
                     status = 124
@@ -463,8 +467,11 @@ class InProcessExecutor:
                     err.buf.clear()
                 self._spare = (budget, out, err, fds)
             viol = self._violations
+            if truncated and exceeded is None:
+                exceeded = "output"
             return make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
-                               st.cwd, created, modified, deleted, tuple(viol) if viol else ())
+                               st.cwd, created, modified, deleted, tuple(viol) if viol else (),
+                               exceeded)
         finally:
             turn.append(True)
 
@@ -1517,7 +1524,27 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
+    if rc > 128 and job is None and not sh.is_subshell:
+        _report_signal(sh, proc.pid, rc - 128, argv)
     return rc
+
+
+def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:
+    """bash's line for a foreground command a signal ended (an OOM kill reads like a real one):
+    `bash: line 1: 4242 Killed                  python3 -c ...`; SIGTERM is a bare
+    `Terminated`; SIGINT and SIGPIPE say nothing."""
+    if sig in (signal.SIGINT, signal.SIGPIPE):
+        return
+    try:
+        name = signal.strsignal(sig) or f"Unknown signal {sig}"
+    except ValueError:
+        name = f"Unknown signal {sig}"
+    if sig == signal.SIGTERM:
+        sh.write_err(f"{name}\n".encode())
+        return
+    import shlex
+    cmd = shlex.join(argv)
+    sh.write_err(f"{sh.err_prefix()}{pid:>5} {name:<24}{cmd}\n".encode("utf-8", "surrogateescape"))
 
 
 def _started_by(job: Any, budget: Budget) -> bool:

@@ -22,6 +22,7 @@ from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyVio
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
+from ..isolation.resources import LIMIT_MECHANISMS, ResourceControl
 from ..isolation.wire import Reader, WireClosed, send_msg
 from ..limits import Limits
 from ..result import Result
@@ -254,6 +255,7 @@ class SandboxedExecutor:
         self._send_lock = threading.Lock()
         self._session_dir: str | None = None
         self._pidfd: int | None = None
+        self._resources: ResourceControl | None = None
         self._init_pidfd: int | None = None
         self._layer_fd: int | None = None
         self._restarting = False
@@ -274,7 +276,15 @@ class SandboxedExecutor:
                                        f"isolation={level!r} does not use a sandbox process")
         self.plan = p
         self.limits = limits
-        self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        # cgroups are made (and strict refusals raised) before the sandbox exists
+        self._resources = ResourceControl(limits, level=p.level,
+                                          session_layer=p.session_layer or "tmpfs",
+                                          strict=strict, euid=os.geteuid())
+        try:
+            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        except BaseException:
+            self._resources.close()
+            raise
         unpriv = os.geteuid() != 0
         mnts = _norm_mounts(mounts)
         host_ns = {}
@@ -331,6 +341,7 @@ class SandboxedExecutor:
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
+            "resources": self._resources.cfg,
             "image_root": img.root if img else "",
             "cache_dir": cache_dir,
             "packages": [p.to_json() for p in img.packages] if img else [],
@@ -351,9 +362,12 @@ class SandboxedExecutor:
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
         self.observed.update(getattr(self, "_net_start", {}))
-        self.isolation: IsolationReport = verify(p, self.observed)
+        self._resources.ready(self.observed)
+        self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
+                                                                 self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
-                   if p.applies(m) and v != "enforced"]
+                   if (p.applies(m) and v != "enforced") or
+                   (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
         if strict and missing:
             self.close()
             raise IsolationUnavailable("planned but not in effect: " + ", ".join(
@@ -714,6 +728,7 @@ class SandboxedExecutor:
             req = {"op": "run", "id": rid, "script": script, "stdin": data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
+            self._resources.begin_run()
             self._deliver(req, data or b"")
             self._current = rid
             t = timeout if timeout is not None else self.limits.timeout
@@ -753,7 +768,8 @@ class SandboxedExecutor:
                         self._current = None
                         if callback_error is not None:
                             raise callback_error
-                        return self._with_network(self._result(hdr, payload))
+                        return self._resources.end_run(
+                            self._with_network(self._result(hdr, payload)))
                     elif ev == "error":
                         self._current = None
                         _raise_remote(hdr)
@@ -789,7 +805,8 @@ class SandboxedExecutor:
             cpu_time=float(h.get("cpu_time", 0.0)), peak_memory=int(h.get("peak_memory", 0)),
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
             extra=extra, restarted=restarted,
-            packages_installed=_packages(h.get("packages_installed")))
+            packages_installed=_packages(h.get("packages_installed")),
+            limit_exceeded=h.get("limit_exceeded"))
 
     def interrupt(self) -> None:
         """Interrupt the run in progress (from another thread or a signal handler); an
@@ -923,6 +940,8 @@ class SandboxedExecutor:
         if self._session_dir:
             _rmtree(self._session_dir)
             self._session_dir = None
+        if self._resources is not None:
+            self._resources.close()  # after S1 is gone: kills stragglers, removes the groups
         self._closed = True
 
     def close(self) -> None:
@@ -970,6 +989,9 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     # The pid namespace (or the landlock level's subreaper) kills children when the runner
     # dies and the runner itself has no capabilities left, so children take the vfork path.
     native = NativeLauncher(pdeathsig=False, drop_caps=False)
+    if cfg.get("workload"):
+        native.confine_workload(**cfg["workload"])
+        cfg["_native"] = native  # the runner's per-run usage reads its refusals
     if cfg.get("engine") == "bash":
         return _BashExecutor(cfg, native)
     try:

@@ -310,8 +310,10 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     except OSError:
         pass
     _mkdirs(os.path.join(dev, "shm"))
+    # Limits.max_fs_bytes bounds /dev/shm too (files there are memory that no process owns)
+    shm_size = cfg.get("layer_size")
     sc.mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
-             "mode=1777")
+             "mode=1777" + (f",size={int(shm_size)}" if shm_size else ""))
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, os.path.join(dev, name))

@@ -48,6 +48,7 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_s1"] = time.time()
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
+        _limits_s1(cfg)
         if cfg["level"] == "namespace":
             return _s1_namespace(cfg, sock)
         return _s1_landlock(cfg, sock)
@@ -133,6 +134,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     _start_supervisor(sup_parent)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
+    if (cfg.get("resources") or {}).get("watchdog"):
+        from .watchdog import s2_wait_with_watchdog
+        return s2_wait_with_watchdog(cfg, pid)
     while True:
         try:
             p, status = os.waitpid(-1, 0)
@@ -142,6 +146,14 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
             continue
         if p == pid:
             return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _limits_s1(cfg: dict[str, Any]) -> None:
+    """Resource limits, in S1 before unshare: join the sandbox's cgroups (everything started
+    after this is inside) and prepare what S2 and S3 need (isolation/watchdog.py)."""
+    if cfg.get("resources"):
+        from .watchdog import s1_join
+        s1_join(cfg)
 
 
 def _send_layer_fd(sock: socket.socket) -> None:
@@ -275,6 +287,10 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
              sup: socket.socket | None = None) -> int:
     os.setsid()
     os.umask(0o022)
+    if cfg.get("resources"):
+        # rlimits and the oom_score_adj file, while this process may still open it
+        from .watchdog import s3_prepare
+        s3_prepare(cfg)
     workdir = cfg.get("workdir") or "/workspace"
     os.chdir(workdir)
     # The zygote was exec'd with a minimal environment; nothing of the host's leaks here.
@@ -337,7 +353,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         ("s1", cfg["t_s1"]), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
         ("restricted", t_restricted))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
-                    seccomp_error=seccomp_error, seccomp_notify=seccomp_notify)
+                    seccomp_error=seccomp_error, seccomp_notify=seccomp_notify,
+                    limits=cfg.get("limits_observed", {}))
     t0 = time.monotonic()
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
@@ -362,7 +379,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
             scanner.refresh()
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
-    serve(sock, executor, scanner, sup)
+    usage = None
+    if cfg.get("resources"):
+        from .watchdog import S3Usage
+        usage = S3Usage(cfg)
+    serve(sock, executor, scanner, sup, usage=usage)
     return 0
 
 
@@ -437,6 +458,7 @@ def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
          "files_deleted": list(r.files_deleted), "cpu_time": r.cpu_time,
          "peak_memory": r.peak_memory,
          "violations": [[v.kind, v.detail] for v in r.violations],
+         "limit_exceeded": getattr(r, "limit_exceeded", None),
          "extra": _jsonable(r.extra), "stdout_len": len(r.stdout_bytes)}
     if r.packages_installed:
         h["packages_installed"] = [p.to_json() for p in r.packages_installed]
@@ -540,7 +562,7 @@ def _drain_violations(sup: socket.socket | None) -> list[tuple[str, str]]:
 
 
 def serve(sock: socket.socket, executor: Any, scanner: Any = None,
-          sup: socket.socket | None = None) -> None:
+          sup: socket.socket | None = None, usage: Any = None) -> None:
     """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
     ``interrupt`` is handled while it runs; everything else runs on this thread. Every reply
     and every output event carries the id of the request it answers (see wire.py)."""
@@ -562,10 +584,15 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         spawned = getattr(native, "spawned", -1)
         stdin = _stdin_file(payload if req.get("stdin") else b"")
         try:
+            if usage is not None:
+                usage.begin()
             r = executor.run(req["script"], stdin=stdin,
                              env=req.get("env"), cwd=req.get("cwd"),
                              timeout=req.get("timeout"),
                              on_output=on_output if req.get("stream") else None)
+            if usage is not None:
+                import dataclasses
+                r = usage.end(r, dataclasses.replace)
             if r.timed_out:
                 _kill_new_children(before)
             refused = _drain_violations(sup)

@@ -218,7 +218,7 @@ def main(fd: int) -> int:
                 os._exit(code)
         os.close(fds[0])
         children.add(pid)
-        ctl.send(json.dumps({"pid": pid}).encode())
+        ctl.send(json.dumps({"pid": pid, "req": cfg.get("req")}).encode())
     return 0
 
 
@@ -277,7 +277,10 @@ class Zygote:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentic_bash.isolation.zygote", str(there.fileno())],
             pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, cwd="/", close_fds=True)
+            stdout=subprocess.DEVNULL, cwd="/", close_fds=True,
+            # its own session: a terminal's Ctrl-C (SIGINT to the foreground process group)
+            # is the caller's to handle and must not kill the zygote and every sandbox with it
+            start_new_session=True)
         there.close()
         self.sock = here
         self.owner = os.getpid()
@@ -298,8 +301,16 @@ class Zygote:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self.lock:
-                socket.send_fds(self.sock, [pickle.dumps(cfg)], [theirs.fileno()])
-                reply = json.loads(self.sock.recv(_MSG_MAX) or b"{}")
+                # a request number the reply echoes: a spawn abandoned on our side (e.g.
+                # KeyboardInterrupt while waiting) leaves its reply behind, never to the next
+                self._req = getattr(self, "_req", 0) + 1
+                req = self._req
+                socket.send_fds(self.sock, [pickle.dumps({**cfg, "req": req})],
+                                [theirs.fileno()])
+                while True:
+                    reply = json.loads(self.sock.recv(_MSG_MAX) or b"{}")
+                    if reply.get("req", req) == req:
+                        break
         except BaseException:
             mine.close()
             raise

@@ -1,0 +1,335 @@
+"""Limits inside the sandbox: S1 joins the cgroups, S2 (pid 1) runs the memory watchdog, S3 sets its rlimits and measures every run."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import socket
+from typing import Any, Callable
+
+__all__ = ["S3Usage", "s1_join", "s2_wait_with_watchdog", "s3_prepare", "sample"]
+
+NPROC_WORKLOAD_HEADROOM = 6
+"""RLIMIT_NPROC counts the runner's own tasks too (S1, S2 and its thread, S3 and its run
+thread): the workload's limit is ``max_processes`` plus this."""
+NPROC_RUNNER_EXTRA = 16
+"""The runner's own RLIMIT_NPROC is this much higher than the workload's, so a full table
+never stops the runner from starting its next run."""
+_FULL = 64 * 1024
+"""A tmpfs with less than this free after a run counts as full (``limit_exceeded == "disk"``)."""
+_TMPFS = ("/.agentic-bash/layer", "/dev/shm")
+
+
+# -- S1: before unshare ------------------------------------------------------------------------
+def s1_join(cfg: dict[str, Any]) -> None:
+    """Move this process (and so the whole sandbox to be) into its cgroups, open the workload
+    groups for the runner, and make the S2 <-> S3 watchdog channel. Errors are recorded for the
+    report, never raised: an unapplied limit is reported as such."""
+    res = cfg.get("resources") or {}
+    seen = cfg.setdefault("limits_observed", {})
+    joined = []
+    me = str(os.getpid())
+    for path in res.get("cgroups", ()):
+        try:
+            with open(path, "w") as f:
+                f.write(me)
+            joined.append(path)
+        except OSError as e:
+            seen["cgroup_error"] = f"joining {path}: {e.strerror}"
+            break
+    seen["cgroups_joined"] = joined
+    fds = []
+    for path in res.get("work_cgroups", ()):
+        try:
+            fds.append(os.open(path, os.O_WRONLY | os.O_CLOEXEC))
+        except OSError as e:
+            seen["cgroup_error"] = f"opening {path}: {e.strerror}"
+    cfg["_work_cgroup_fds"] = fds
+    if res.get("watchdog"):
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        cfg["_watchdog_fds"] = (a.detach(), b.detach())
+
+
+# -- S2: pid 1 ---------------------------------------------------------------------------------
+def _tmpfs_used() -> int:
+    used = 0
+    for p in _TMPFS:
+        try:
+            st = os.statvfs(p)
+            used += (st.f_blocks - st.f_bfree) * st.f_frsize
+        except OSError:
+            pass
+    return used
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _statm_anon(pid: str) -> int | None:
+    """Resident anonymous bytes (resident minus file-backed): cheap, but pages a fork still
+    shares copy-on-write count in full in every process that maps them."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def pss_anon(pid: str | int) -> int | None:
+    """Proportional anonymous bytes from smaps_rollup (shared pages split between sharers);
+    ~15x dearer than statm, and unreadable for a non-dumpable process of someone else."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    pss = None
+    for line in data.splitlines():
+        if line.startswith(b"Pss_Anon:"):
+            return int(line.split()[1]) * 1024
+        if line.startswith(b"Pss:"):
+            pss = int(line.split()[1]) * 1024
+    return pss
+
+
+def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
+           known: dict[int, int] | None = None) -> tuple[int, int, list[tuple[int, int]]]:
+    """(bytes the sandbox holds, processes other than ``exclude``, [(bytes, pid)] of those)
+    from /proc of this pid namespace: anonymous memory of every process plus what the tmpfs
+    mounts hold. The cheap statm sum is an upper bound; only when it passes ``limit`` is it
+    redone with proportional figures (``known``: pid -> bytes for processes whose smaps this
+    one may not read, e.g. the runner's own report)."""
+    tmpfs = _tmpfs_used()
+    try:
+        names = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return tmpfs, 0, []
+    cheap: list[tuple[int, int]] = []
+    for d in names:
+        v = _statm_anon(d)
+        if v is not None:
+            cheap.append((v, int(d)))
+    total = tmpfs + sum(v for v, _ in cheap)
+    if limit is not None and total > limit:
+        known = known or {}
+        precise = []
+        for v, pid in cheap:
+            p = known.get(pid)
+            if p is None:
+                p = pss_anon(pid)
+            precise.append((v if p is None else p, pid))
+        cheap = precise
+        total = tmpfs + sum(v for v, _ in cheap)
+    procs = [(v, pid) for v, pid in cheap if pid not in exclude]
+    return total, len(procs), procs
+
+
+def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
+    """pid 1's reaping loop with the memory watchdog: every ``interval`` seconds, when the
+    sandbox holds more than the limit, SIGKILL the largest workload process (the runner
+    itself only when nothing else is left to kill). S3 asks over the channel for each run's
+    peak, kill count and highest process count. Returns S3's exit status."""
+    wd = cfg["resources"]["watchdog"]
+    limit = int(wd["memory"])
+    interval = float(wd.get("interval", 0.05))
+    max_procs = cfg["resources"].get("max_processes")
+    a, b = cfg.pop("_watchdog_fds")
+    os.close(b)
+    chan = socket.socket(fileno=a)
+    chan.setblocking(False)
+    try:
+        pidfd: int | None = os.pidfd_open(runner)
+    except OSError:
+        pidfd = None
+    import select
+
+    me = os.getpid()
+    known = {me: pss_anon("self") or 0}
+    peak = kills = procs_high = 0
+    while True:
+        while True:
+            try:
+                p, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return 0
+            except InterruptedError:
+                continue
+            if p == 0:
+                break
+            if p == runner:
+                return os.waitstatus_to_exitcode(status) & 0xFF
+        total, n, procs = sample((me, runner), limit, known)
+        if total > limit:
+            victims = sorted(procs, reverse=True) or [(0, runner)]
+            try:
+                os.kill(victims[0][1], signal.SIGKILL)
+                kills += 1
+            except OSError:
+                pass
+        peak = max(peak, total)
+        procs_high = max(procs_high, n)
+        while True:
+            try:
+                msg = chan.recv(64)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break
+            head, _, arg = msg.partition(b" ")
+            if arg.isdigit():
+                known[runner] = int(arg)  # the runner's own proportional size
+            if head == b"begin":
+                peak, kills, procs_high = total, 0, n
+            elif head == b"end":
+                hit = max_procs is not None and procs_high >= max_procs
+                try:
+                    chan.send(json.dumps({"peak": peak, "kills": kills,
+                                          "processes_hit": hit}).encode())
+                except OSError:
+                    pass
+        try:
+            select.select([x for x in (pidfd, chan) if x is not None], [], [], interval)
+        except InterruptedError:
+            pass
+
+
+# -- S3: the runner ----------------------------------------------------------------------------
+def s3_prepare(cfg: dict[str, Any]) -> None:
+    """S3, before it drops privileges and applies Landlock: its rlimits (inherited by every
+    native child), the oom_score_adj file it raises around each spawn, and what the native
+    launcher must do for the workload (``cfg["workload"]``, read by the executor factory).
+    What was applied goes to ``cfg["limits_observed"]`` for the report."""
+    res = cfg.get("resources") or {}
+    seen = cfg.setdefault("limits_observed", {})
+    applied: dict[str, int] = {}
+    for name, value in (res.get("rlimits") or {}).items():
+        rid = getattr(resource, "RLIMIT_" + name, None)
+        if rid is None:
+            continue
+        try:
+            hard = resource.getrlimit(rid)[1]
+            v = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+            resource.setrlimit(rid, (v, v))
+            applied[name] = v
+        except (OSError, ValueError):
+            pass
+    nproc = res.get("nproc")
+    work_nproc = None
+    if nproc is not None:
+        mine = (int(nproc) + NPROC_WORKLOAD_HEADROOM + NPROC_RUNNER_EXTRA
+                + int(res.get("runner_slack") or 0))
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (mine, mine))
+            work_nproc = (int(nproc) + NPROC_WORKLOAD_HEADROOM, mine)
+            applied["NPROC"] = work_nproc[0]
+        except (OSError, ValueError):
+            pass
+    seen["rlimits"] = applied
+    oom_fd = None
+    if res.get("oom_score_adj") is not None:
+        try:
+            oom_fd = os.open("/proc/self/oom_score_adj", os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            oom_fd = None
+    sized = True
+    size = cfg.get("layer_size")
+    if size and cfg.get("level") == "namespace":
+        for p in _TMPFS:
+            try:
+                st = os.statvfs(p)
+                sized = sized and st.f_blocks * st.f_frsize <= int(size) + (1 << 20)
+            except OSError:
+                sized = False
+        seen["tmpfs_sized"] = sized and cfg.get("session_layer") == "tmpfs"
+    seen["watchdog"] = bool(cfg.get("_watchdog_fds"))
+    cfg["workload"] = {"oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
+                       "ignore_sigxfsz": bool(res.get("ignore_sigxfsz")), "nproc": work_nproc,
+                       "cgroup_fds": tuple(cfg.get("_work_cgroup_fds", ()))}
+    fds = cfg.pop("_watchdog_fds", None)
+    if fds:
+        os.close(fds[0])
+        s = socket.socket(fileno=fds[1])
+        s.settimeout(1.0)
+        cfg["_watchdog_chan"] = s
+
+
+class S3Usage:
+    """Per-run figures measured in S3: CPU seconds of the interpreter and every child it
+    reaped, the watchdog's peak and kills, full tmpfs mounts."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.chan: socket.socket | None = cfg.get("_watchdog_chan")
+        self.cpu0 = 0.0
+        self.native = cfg.get("_native")
+        self.refused0 = 0
+        self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
+        if self.chan is not None:
+            try:
+                self.chan.send(b"size %d" % (pss_anon("self") or 0))
+            except OSError:
+                pass
+
+    @staticmethod
+    def _cpu() -> float:
+        s = resource.getrusage(resource.RUSAGE_SELF)
+        c = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+    def begin(self) -> None:
+        self.cpu0 = self._cpu()
+        self.refused0 = getattr(self.native, "refused", 0)
+        if self.chan is not None:
+            try:
+                self._drain()
+                self.chan.send(b"begin %d" % (pss_anon("self") or 0))
+            except OSError:
+                pass
+
+    def _drain(self) -> None:
+        assert self.chan is not None
+        self.chan.setblocking(False)
+        try:
+            while True:
+                self.chan.recv(4096)
+        except (BlockingIOError, InterruptedError, OSError):
+            pass
+        finally:
+            self.chan.settimeout(1.0)
+
+    def end(self, r: Any, replace: Callable[..., Any]) -> Any:
+        changes: dict[str, Any] = {"cpu_time": round(max(0.0, self._cpu() - self.cpu0), 6)}
+        exceeded = getattr(r, "limit_exceeded", None)
+        if self.chan is not None:
+            try:
+                self.chan.send(b"end %d" % (pss_anon("self") or 0))
+                got = json.loads(self.chan.recv(4096))
+                changes["peak_memory"] = int(got.get("peak", 0))
+                if got.get("kills"):
+                    exceeded = "memory"
+                elif got.get("processes_hit") and exceeded in (None, "timeout"):
+                    exceeded = "processes"
+            except (OSError, ValueError):
+                pass
+        if exceeded in (None, "timeout") and getattr(self.native, "refused", 0) > self.refused0:
+            exceeded = "processes"
+        if exceeded is None and self.layer_size:
+            for p in _TMPFS:
+                try:
+                    st = os.statvfs(p)
+                    if st.f_bavail * st.f_frsize < _FULL:
+                        exceeded = "disk"
+                        break
+                except OSError:
+                    pass
+        if exceeded != getattr(r, "limit_exceeded", None):
+            changes["limit_exceeded"] = exceeded
+            if exceeded in ("memory", "processes"):
+                from ..errors import PolicyViolation
+                detail = ("memory: the sandbox went over its memory limit; the watchdog "
+                          "killed the largest process" if exceeded == "memory" else
+                          "processes: a fork was refused at the process limit")
+                changes["violations"] = tuple(r.violations) + (PolicyViolation("limit", detail),)
+        return replace(r, **changes)
