@@ -472,7 +472,8 @@ class SandboxedExecutor:
                 s.close()
             raise
         self._net_start = {"transparent": "transparent" in roles,
-                           "transparent_error": str(hdr.get("transparent_error") or "")}
+                           "transparent_error": str(hdr.get("transparent_error") or ""),
+                           "t_network_ms": hdr.get("t_ms")}
 
     @property
     def network_log(self) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
 from .wire import WireClosed, recv_msg, send_msg
 
