@@ -44,6 +44,7 @@ _CHUNK = 256 * 1024
 # exhaust the caller (its fd limit is often 1024).
 MAX_CONNECTIONS = 256
 MAX_DNS_INFLIGHT = 32
+_DNS_TTL = 30.0  # seconds a name's addresses are reused (as the stub's answers say)
 _SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
 
 Resolver = Callable[[str], Iterable[str]]
@@ -91,6 +92,7 @@ class Attachment:
         self._servers: list[Any] = []
         self._writers: set[asyncio.StreamWriter] = set()
         self._dns_names: dict[str, collections.deque[str]] = {}
+        self._dns_cache: dict[str, tuple[float, list[str]]] = {}
         self._active = 0
         self.dns_inflight = 0
         self.closed = False
@@ -135,19 +137,33 @@ class Attachment:
 
     # -- decisions (loop thread) -------------------------------------------------------
     def _resolve(self, host: str) -> list[str]:
-        if self.resolver is not None:
-            return list(self.resolver(host))
-        return host_resolve(host)
+        addrs = list(self.resolver(host)) if self.resolver is not None else host_resolve(host)
+        if addrs:
+            self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
+            while len(self._dns_cache) > 1024:
+                self._dns_cache.pop(next(iter(self._dns_cache)))
+        return addrs
+
+    def _cached(self, host: str) -> list[str]:
+        hit = self._dns_cache.get(host)
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else []
 
     async def decide(self, host: str, port: int | None) -> tuple[list[str], str]:
-        """Checked addresses for ``host`` (``port`` None: a DNS question), or ([], reason);
-        a name is resolved on a worker thread (getaddrinfo blocks)."""
+        """Checked addresses for ``host`` (``port`` None: a DNS question), or ([], reason).
+        A name is resolved on a worker thread (getaddrinfo blocks), its answer kept for
+        _DNS_TTL seconds; every use of it is checked again."""
         p, local = self.policy, self.server.local_addrs
         try:
             ipaddress.ip_address(host.strip("[]"))
             return p.decide(host, port, self._resolve, local)
         except ValueError:
             pass
+        try:
+            key = canonical_host(host)
+        except ValueError:
+            key = ""
+        if key and self._cached(key):
+            return p.decide(host, port, self._cached, local)
         return await asyncio.get_running_loop().run_in_executor(
             None, p.decide, host, port, self._resolve, local)
 
@@ -155,6 +171,14 @@ class Attachment:
     def _over_limit(self, writer: asyncio.StreamWriter, via: str) -> bool:
         if self._active < MAX_CONNECTIONS:
             self._active += 1
+            # asyncio sets TCP_NODELAY only when sock.proto == IPPROTO_TCP, and sockets
+            # accepted from a socket(AF_INET, SOCK_STREAM) listener have proto 0: without
+            # this every TLS handshake through the proxy waited ~40 ms for a delayed ACK
+            try:
+                writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP,
+                                                           socket.TCP_NODELAY, 1)
+            except (OSError, AttributeError):
+                pass
             return False
         self.refuse(via, "(connection)", f"more than {MAX_CONNECTIONS} connections at once")
         writer.close()
