@@ -135,20 +135,24 @@ def _resolve(sb: Any, user_path: str, base: str = SANDBOX_DIR) -> str:
     return real
 
 
-def _entry_type(sb: Any, info: Any) -> tuple[str, int]:
-    """(file|directory, size) of a listing entry, a symlink reported as its target."""
+def _entry_type(sb: Any, info: Any, listings: dict[str, dict[str, Any]]) -> tuple[str, int]:
+    """(file|directory, size) of a listing entry, a symlink reported as its target
+    (``listings`` caches the directories looked into, so n links cost one listing each)."""
     if info.type == "dir":
         return "directory", info.size
     if info.type != "symlink":
         return "file", info.size
     target = sb.realpath(info.path)
     parent, name = posixpath.split(target)
-    try:
-        for e in sb.list_files(parent or "/"):
-            if e.name == name and e.type != "symlink":
-                return ("directory" if e.type == "dir" else "file"), e.size
-    except OSError:
-        pass
+    parent = parent or "/"
+    if parent not in listings:
+        try:
+            listings[parent] = {e.name: e for e in sb.list_files(parent)}
+        except OSError:
+            listings[parent] = {}
+    e = listings[parent].get(name)
+    if e is not None and e.type != "symlink":
+        return ("directory" if e.type == "dir" else "file"), e.size
     return "file", info.size   # dangling or looping: what os.DirEntry.is_dir() says too
 
 
@@ -158,8 +162,9 @@ def _list(sb: Any, user_path: str, base: str) -> list[dict[str, Any]]:
     if len(entries) == 1 and entries[0].path == real:
         raise NotADirectoryError(real)   # list_files() of a file is the file itself
     out = []
+    listings: dict[str, dict[str, Any]] = {}
     for info in entries:
-        kind, size = _entry_type(sb, info)
+        kind, size = _entry_type(sb, info, listings)
         out.append({"name": info.name, "size": size, "type": kind, "mod_time": info.mtime})
     out.sort(key=lambda e: e["name"])
     return out
