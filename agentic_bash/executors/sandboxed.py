@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import pickle
-import select
 import shutil
 import signal
 import socket
@@ -19,6 +18,7 @@ from typing import Any, BinaryIO, Iterable, Mapping
 
 from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation,
                       SandboxClosed, SandboxCrashed, SandboxError, SnapshotError)
+from ..isolation.fdwait import readable
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
@@ -656,7 +656,7 @@ class SandboxedExecutor:
         init = self._init_pidfd
         if init is not None:
             # every process of the old sandbox must be gone before its files are read
-            r, _, _ = select.select([init], [], [], 5)
+            r = readable([init], 5)
             os.close(init)
             self._init_pidfd = None
             if not r:
@@ -885,7 +885,7 @@ class SandboxedExecutor:
             return False
         fds = [self._sock] + ([self._pidfd] if self._pidfd is not None else [])
         try:
-            r, _, _ = select.select(fds, [], [], 0)
+            r = readable(fds, 0)
         except (OSError, ValueError):
             return False
         if r:
@@ -905,8 +905,7 @@ class SandboxedExecutor:
         """Wait for S1 to exit (it outlives every other sandbox process)."""
         if self._pidfd is None:
             return True
-        r, _, _ = select.select([self._pidfd], [], [], timeout)
-        return bool(r)
+        return bool(readable([self._pidfd], timeout))
 
     def _teardown(self) -> None:
         sock = getattr(self, "_sock", None)
@@ -1056,7 +1055,7 @@ class _BashExecutor:
         timed_out = False
         while fds:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select(list(fds), [], [], wait)
+            ready = readable(list(fds), wait)
             if not ready and not timed_out and (deadline is not None):
                 timed_out = True
                 _stop(p)
