@@ -7,6 +7,7 @@ import os
 import resource
 import signal
 import socket
+import time
 from typing import Any, Callable
 
 __all__ = ["S3Usage", "s1_join", "s2_wait_with_watchdog", "s3_prepare", "sample"]
@@ -265,10 +266,12 @@ class S3Usage:
         self.cpu0 = 0.0
         self.native = cfg.get("_native")
         self.refused0 = 0
+        self._size = 0
+        self._size_at = -10.0
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
         if self.chan is not None:
             try:
-                self.chan.send(b"size %d" % (pss_anon("self") or 0))
+                self.chan.send(b"size %d" % self._own_size())
             except OSError:
                 pass
 
@@ -278,13 +281,22 @@ class S3Usage:
         c = resource.getrusage(resource.RUSAGE_CHILDREN)
         return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
+    def _own_size(self) -> int:
+        """This process's proportional size for the watchdog (which may not read it itself);
+        smaps_rollup costs ~0.2 ms, so at most once a second."""
+        now = time.monotonic()
+        if now - self._size_at > 1.0:
+            self._size = pss_anon("self") or 0
+            self._size_at = now
+        return self._size
+
     def begin(self) -> None:
         self.cpu0 = self._cpu()
         self.refused0 = getattr(self.native, "refused", 0)
         if self.chan is not None:
             try:
                 self._drain()
-                self.chan.send(b"begin %d" % (pss_anon("self") or 0))
+                self.chan.send(b"begin %d" % self._own_size())
             except OSError:
                 pass
 
@@ -304,7 +316,7 @@ class S3Usage:
         exceeded = getattr(r, "limit_exceeded", None)
         if self.chan is not None:
             try:
-                self.chan.send(b"end %d" % (pss_anon("self") or 0))
+                self.chan.send(b"end %d" % self._own_size())
                 got = json.loads(self.chan.recv(4096))
                 changes["peak_memory"] = int(got.get("peak", 0))
                 if got.get("kills"):
@@ -315,7 +327,8 @@ class S3Usage:
                 pass
         if exceeded in (None, "timeout") and getattr(self.native, "refused", 0) > self.refused0:
             exceeded = "processes"
-        if exceeded is None and self.layer_size:
+        if exceeded is None and self.layer_size and (r.exit_code or r.stderr_bytes):
+            # a write that met ENOSPC failed somewhere, and said so or failed the script
             for p in _TMPFS:
                 try:
                     st = os.statvfs(p)
