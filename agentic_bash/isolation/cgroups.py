@@ -138,7 +138,9 @@ def _v2_usable(d: str) -> tuple[dict[str, str], dict[str, str]]:
     ``d/cgroup.subtree_control`` — or enabled here when ``d`` holds no process itself."""
     reasons: dict[str, str] = {}
     if not (os.access(d, os.W_OK | os.X_OK) and os.access(os.path.join(d, "cgroup.procs"), os.W_OK)):
-        return {}, {c: f"cgroup v2: {d} is not delegated to us" for c in _V2_WANTED}
+        hint = (" (a systemd user manager runs here: systemd-run --user --scope -p "
+                "Delegate=yes gives a delegated subtree)" if systemd_user_manager() else "")
+        return {}, {c: f"cgroup v2: {d} is not delegated to us{hint}" for c in _V2_WANTED}
     try:
         avail = set(_read(os.path.join(d, "cgroup.controllers")).split())
         enabled = set(_read(os.path.join(d, "cgroup.subtree_control")).split())
@@ -151,10 +153,10 @@ def _v2_usable(d: str) -> tuple[dict[str, str], dict[str, str]]:
             _write(os.path.join(d, "cgroup.subtree_control"), " ".join("+" + c for c in missing))
             enabled |= set(missing)
         except OSError as e:
+            hint = ("; run under a delegated scope: systemd-run --user --scope -p Delegate=yes"
+                    if systemd_user_manager() else "")
             for c in missing:
-                reasons[c] = (f"cgroup v2: cannot enable {c} below {d} ({e.strerror}); run "
-                              "under a delegated scope, e.g. systemd-run --user --scope -p "
-                              "Delegate=yes")
+                reasons[c] = f"cgroup v2: cannot enable {c} below {d} ({e.strerror}){hint}"
     out = {}
     for c in _V2_WANTED:
         if c in enabled:
