@@ -150,6 +150,7 @@ def creation(n: int) -> dict:
     SandboxedExecutor(isolation="namespace", network="public").close()  # proxy thread warm
     from agentic_bash.network.proxy import ProxyServer
     attach: list[float] = []
+    inside: list[float] = []
     orig = ProxyServer.attach
 
     def timed(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
@@ -165,12 +166,15 @@ def creation(n: int) -> dict:
             t = time.perf_counter()
             ex = SandboxedExecutor(isolation="namespace", network=mode)
             out[mode].append(time.perf_counter() - t)
+            if mode == "public" and ex.observed.get("t_network_ms") is not None:
+                inside.append(ex.observed["t_network_ms"] / 1e3)
             ex.close()
     ProxyServer.attach = orig  # type: ignore[method-assign]
     st = {k: _stats(v) for k, v in out.items()}
     return {**st, "public_minus_deny_ms": round(st["public"]["median_ms"] -
                                                 st["deny"]["median_ms"], 3),
-            "proxy_attach": _stats(attach)}
+            "proxy_attach": _stats(attach),
+            "sandbox_side_network_step": _stats(inside)}
 
 
 def main() -> None:

@@ -141,3 +141,16 @@ def test_container_image_builds():
     r = subprocess.run(args + ["-f", "Containerfile", "-t", "agentic-bash:test", "."], cwd=ROOT,
                        capture_output=True, timeout=1800)
     assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
+
+
+def test_seccomp_profile_follows_our_own_filter():
+    from agentic_bash.isolation.seccomp_filter import DEFAULT_DENY
+    prof = json.loads((DEPLOY / "seccomp" / "agentic-bash.json").read_text())
+    assert prof["defaultAction"] == "SCMP_ACT_ALLOW"
+    (rule,) = prof["syscalls"]
+    assert rule["action"] == "SCMP_ACT_ERRNO" and rule["errnoRet"] == 1
+    setup = {"mount", "umount2", "pivot_root", "unshare", "setns", "fsopen", "fsconfig", "fsmount",
+             "fspick", "move_mount", "open_tree", "mount_setattr"}
+    assert set(rule["names"]) == set(DEFAULT_DENY) - setup      # what the server needs stays open
+    assert {"ptrace", "bpf", "kexec_load", "init_module", "keyctl"} <= set(rule["names"])
+    assert "profiles/agentic-bash.json" in (DEPLOY / "sandbox-template.yaml").read_text()

@@ -312,3 +312,41 @@ def test_fork_bomb_messages_stay_in_their_run(level: str) -> None:
             r = sb.run("echo next")
             assert (r.stdout, r.stderr) == ("next\n", "")
             time.sleep(0.3)
+
+
+_CTRL_C_CHILD = r"""
+import sys, time
+from agentic_bash import Sandbox
+sb = Sandbox(sys.argv[1])
+sb.run("echo kept > f")
+print("ready", flush=True)
+try:
+    sb.run("sleep 5; echo late")
+    print("not interrupted", flush=True)
+except KeyboardInterrupt:
+    pass
+r = sb.run("cat f; echo after")
+print(repr(r.stdout), r.restarted, flush=True)
+sb.close()
+"""
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+@pytest.mark.parametrize("level", SANDBOXED)
+def test_terminal_ctrl_c_to_the_process_group_spares_the_sandbox(level: str) -> None:
+    """Ctrl-C in a terminal signals the whole foreground process group: the caller gets its
+    KeyboardInterrupt, the sandbox (zygote and sandbox processes) carries on."""
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", _CTRL_C_CHILD, level], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert out.strip() == "'kept\\nafter\\n' False", (out, err[-2000:])
+    assert "Traceback" not in err, err[-2000:]

@@ -277,3 +277,31 @@ def test_sigterm_leaves_no_sandbox_process_behind(tmp_path):
         assert alive == []
     finally:
         srv.stop()
+
+
+def test_default_timeout_from_the_flag_or_upstreams_variable(tmp_path):
+    for args, env in ((("-t", "1"), {}), ((), {"SANDBOX_EXEC_TIMEOUT_SECONDS": "1"})):
+        srv = start_server("--base-dir", str(tmp_path), "-i", "virtual", *args, env=env)
+        try:
+            t0 = time.monotonic()
+            st, r = post_json(srv.url + "/execute", {"command": "sleep 20; echo late"})
+            assert st == 200 and r["timed_out"] is True and "late" not in r["stdout"], args
+            assert time.monotonic() - t0 < 15
+            st, r = post_json(srv.url + "/execute", {"command": "sleep 1.5; echo ok", "timeout_seconds": 10})
+            assert r["stdout"] == "ok\n"          # the request's own timeout wins
+        finally:
+            srv.stop()
+
+
+def test_isolation_none_serves_the_base_dir_at_its_own_path(tmp_path):
+    srv = start_server("--base-dir", str(tmp_path), "-i", "none")
+    try:
+        st, r = post_json(srv.url + "/execute", {"command": "pwd; echo made > m.txt"})
+        assert r["stdout"] == f"{os.path.realpath(tmp_path)}\n"
+        assert (tmp_path / "m.txt").read_text() == "made\n"
+        assert requests.get(f"{srv.url}/download/m.txt").content == b"made\n"
+        r = requests.get(f"{srv.url}/exists/{urllib.parse.quote('../../etc/passwd', safe='')}")
+        assert r.status_code == 403
+        assert requests.get(f"{srv.url}/download/etc/passwd").status_code == 404
+    finally:
+        srv.stop()

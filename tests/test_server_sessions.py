@@ -68,6 +68,10 @@ def test_sessions_are_isolated_in_the_default_mode(tmp_path):
             assert a.read_file("/workspace/a.txt") == b"s3cret\n"
             ids = {s["id"] for s in json.loads(_get(srv, "/v1/sessions")[1])["sessions"]}
             assert {a.id, b.id} <= ids
+            c = _remote(srv)
+            c.close()
+            running = {s["id"] for s in json.loads(_get(srv, "/v1/sessions?status=running")[1])["sessions"]}
+            assert {a.id, b.id} <= running and c.id not in running
     finally:
         srv.stop()
 

@@ -416,7 +416,9 @@ class SandboxedExecutor:
                 for fd in hdr.get("fds") or ():
                     os.close(fd)  # start-up fds nobody here claims
                 if ev == "fatal":
-                    if hdr.get("where") in ("setup", "root"):
+                    if hdr.get("where") == "setup" and any(
+                            w in str(hdr.get("msg")) for w in ("unshare", "uid_map", "gid_map",
+                                                                "setgroups")):
                         # the kernel refused what the (possibly cached) probe promised
                         from ..isolation.probe import invalidate_cache
                         invalidate_cache()
@@ -472,7 +474,8 @@ class SandboxedExecutor:
                 s.close()
             raise
         self._net_start = {"transparent": "transparent" in roles,
-                           "transparent_error": str(hdr.get("transparent_error") or "")}
+                           "transparent_error": str(hdr.get("transparent_error") or ""),
+                           "t_network_ms": hdr.get("t_ms")}
 
     @property
     def network_log(self) -> list[dict[str, Any]]:

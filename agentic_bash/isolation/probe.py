@@ -17,6 +17,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -230,27 +231,39 @@ def _cache_key() -> str:
     return h.hexdigest()
 
 
-def _cache_load(path: str, key: str) -> tuple[dict, dict] | None:
+_CACHE_ENTRIES = 8  # one per venv/interpreter of this user (the key covers pyseccomp's path)
+
+
+def _cache_read(path: str) -> dict:
+    """{key: entry} from our own file that nobody else could have written, else {}."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
-        return None
+        return {}
     try:
         st = os.fstat(fd)
-        # trust only our own file that nobody else could have written
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_size > 65536:
-            return None
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_size > 262144:
+            return {}
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = json.loads(f.read())
     except (OSError, ValueError):
-        return None
+        return {}
     finally:
         os.close(fd)
-    if not isinstance(data, dict) or data.get("key") != key:
+    entries = data.get("entries") if isinstance(data, dict) else None
+    return entries if isinstance(entries, dict) else {}
+
+
+def _cache_load(path: str, key: str) -> tuple[dict, dict] | None:
+    entry = _cache_read(path).get(key)
+    if not isinstance(entry, dict):
         return None
-    if not (0 <= time.time() - float(data.get("time", 0)) < _CACHE_TTL):
+    try:
+        if not (0 <= time.time() - float(entry.get("time", 0)) < _CACHE_TTL):
+            return None
+    except (TypeError, ValueError):
         return None
-    res, reasons = data.get("res"), data.get("reasons")
+    res, reasons = entry.get("res"), entry.get("reasons")
     if not isinstance(res, dict) or not isinstance(reasons, dict):
         return None
     return ({str(k): bool(v) for k, v in res.items()},
@@ -259,19 +272,25 @@ def _cache_load(path: str, key: str) -> tuple[dict, dict] | None:
 
 def _cache_store(path: str, key: str, res: dict, reasons: dict) -> None:
     d = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         os.makedirs(d, mode=0o700, exist_ok=True)
         st = os.stat(d)
         if st.st_uid != os.geteuid() or st.st_mode & 0o022:
             return
-        tmp = f"{path}.{os.getpid()}.tmp"
+        now = time.time()
+        entries = {k: v for k, v in _cache_read(path).items()
+                   if isinstance(v, dict) and isinstance(v.get("time"), (int, float))
+                   and 0 <= now - v["time"] < _CACHE_TTL}
+        entries[key] = {"time": now, "res": res, "reasons": reasons}
+        keep = sorted(entries, key=lambda k: entries[k]["time"])[-_CACHE_ENTRIES:]
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as f:
-            json.dump({"key": key, "time": time.time(), "res": res, "reasons": reasons}, f)
+            json.dump({"entries": {k: entries[k] for k in keep}}, f)
         os.replace(tmp, path)
     except (OSError, ValueError):
         try:
-            os.unlink(f"{path}.{os.getpid()}.tmp")
+            os.unlink(tmp)
         except OSError:
             pass
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
+import queue
 import signal
 import socket
 import threading
@@ -21,6 +22,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
 from .wire import WireClosed, recv_msg, send_msg
 
@@ -459,7 +461,7 @@ def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
          "peak_memory": r.peak_memory,
          "violations": [[v.kind, v.detail] for v in r.violations],
          "limit_exceeded": getattr(r, "limit_exceeded", None),
-         "extra": _jsonable(r.extra), "stdout_len": len(r.stdout_bytes)}
+         "extra": _jsonable(r.extra) if r.extra else {}, "stdout_len": len(r.stdout_bytes)}
     if r.packages_installed:
         h["packages_installed"] = [p.to_json() for p in r.packages_installed]
     return h, r.stdout_bytes + r.stderr_bytes
@@ -569,6 +571,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     send_lock = threading.Lock()
     active: list[threading.Thread] = []
     current: list[Any] = [None]  # id of the run in progress
+    # runs go to one long-lived worker thread (a thread started per run cost ~50 us);
+    # ``idle`` is set while no run is in progress
+    runs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    idle = threading.Event()
+    idle.set()
 
     def send(h: dict[str, Any], payload: bytes = b"") -> None:
         with send_lock:
@@ -579,8 +586,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
 
         def on_output(fd: int, chunk: bytes) -> None:
             send({"ev": "out", "fd": fd, "id": rid}, bytes(chunk))
-        before = _children()
         native = getattr(executor, "native", None)
+        # The launcher's own books (every native child is its child), not a /proc scan:
+        # scanning twice per run cost ~140 us, more than the rest of an `echo` round trip.
+        live = getattr(native, "live", None)
+        before = {p.pid for p in tuple(live)} if live is not None else _children()
         spawned = getattr(native, "spawned", -1)
         stdin = _stdin_file(payload if req.get("stdin") else b"")
         try:
@@ -604,7 +614,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     PolicyViolation(k, d) for k, d in refused))
             if scanner is not None:
                 try:
-                    if getattr(native, "spawned", -2) != spawned or _children():
+                    if (getattr(native, "spawned", -2) != spawned
+                            or (live if live is not None else _children())):
                         r = _merge_changes(r, scanner.changes())
                     elif r.files_created or r.files_modified or r.files_deleted:
                         scanner.refresh()  # builtin writes, already in the result
@@ -625,6 +636,16 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             current[0] = None
             stdin.close()
 
+    def worker() -> None:
+        while True:
+            item = runs.get()
+            if item is None:
+                return
+            try:
+                do_run(*item)
+            finally:
+                idle.set()
+
     try:
         while True:
             try:
@@ -644,14 +665,15 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 continue
             if op == "close":
                 break
-            if active and active[0].is_alive():
-                active[0].join()
-            active.clear()
+            idle.wait()
             if op == "run":
                 current[0] = rid
-                t = threading.Thread(target=do_run, args=(req, payload), daemon=True)
-                active.append(t)
-                t.start()
+                idle.clear()
+                if not active:
+                    t = threading.Thread(target=worker, name="runner", daemon=True)
+                    active.append(t)
+                    t.start()
+                runs.put((req, payload))
                 continue
             if op == "ping":
                 send({"ev": "ok", "value": None, "id": rid})
@@ -704,6 +726,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             executor.interrupt()
         except Exception:  # noqa: BLE001
             pass
+        runs.put(None)
         for t in active:
             t.join(timeout=5)
         try:

@@ -38,6 +38,7 @@ _MSG_MAX = 1 << 20
 
 # -- server side (runs in the zygote process) --------------------------------------------------
 def _preload() -> list[str]:
+    """What a sandbox needs from its first command on: imported before the zygote is ready."""
     failed = []
     for name in PRELOAD:
         try:
@@ -45,22 +46,27 @@ def _preload() -> list[str]:
         except Exception as e:  # noqa: BLE001 - optional pieces (pyseccomp) may be absent
             failed.append(f"{name}: {e}")
     try:
-        from agentic_bash.commands import load_all
-        load_all(eager=True)  # the zygote forks sandboxes: import every command once
-    except Exception as e:  # noqa: BLE001
-        failed.append(f"commands.load_all: {e}")
-    try:
         from .seccomp_filter import compile_bpf, syscall_names
         compile_bpf()
         compile_bpf(notify=True)
         syscall_names()
     except Exception as e:  # noqa: BLE001
         failed.append(f"seccomp: {e}")
-    try:
-        _warm_interpreter()
-    except Exception as e:  # noqa: BLE001
-        failed.append(f"warm-up: {e}")
     return failed
+
+
+def _deferred() -> Any:
+    """Steps done while the zygote is idle, after it is ready, one small step between two
+    requests (the first sandbox of a process does not wait for them; one forked before they
+    ran imports what it uses itself): every command module, then a warm-up run."""
+    import pkgutil
+
+    import agentic_bash.commands as cmds
+    for m in pkgutil.iter_modules(cmds.__path__):
+        if not m.name.startswith("_") and m.name != "base":
+            yield lambda name=m.name: importlib.import_module(f"agentic_bash.commands.{name}")
+    yield lambda: cmds.load_all(eager=True)
+    yield _warm_interpreter
 
 
 def _warm_interpreter() -> None:
@@ -169,11 +175,24 @@ def main(fd: int) -> int:
                          "threads": threading.active_count(), "preload_failed": failed,
                          "timing": {"preload": round(t_preload, 4),
                                     "ready": round(time.monotonic() - t0, 4)}}).encode())
+    steps = _deferred()
     while True:
         try:
-            r, _, _ = select.select([ctl, rd], [], [])
+            r, _, _ = select.select([ctl, rd], [], [], None if steps is None else 0)
         except InterruptedError:
             r = [rd]
+        if not r and steps is not None:
+            step = next(steps, None)
+            if step is None:
+                steps = None
+                gc.collect()
+                gc.freeze()
+            else:
+                try:
+                    step()
+                except Exception:  # noqa: BLE001 - a sandbox imports what is missing itself
+                    pass
+            continue
         if rd in r:
             try:
                 while os.read(rd, 512):
@@ -218,7 +237,7 @@ def main(fd: int) -> int:
                 os._exit(code)
         os.close(fds[0])
         children.add(pid)
-        ctl.send(json.dumps({"pid": pid}).encode())
+        ctl.send(json.dumps({"pid": pid, "req": cfg.get("req")}).encode())
     return 0
 
 
@@ -277,7 +296,10 @@ class Zygote:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentic_bash.isolation.zygote", str(there.fileno())],
             pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, cwd="/", close_fds=True)
+            stdout=subprocess.DEVNULL, cwd="/", close_fds=True,
+            # its own session: a terminal's Ctrl-C (SIGINT to the foreground process group)
+            # is the caller's to handle and must not kill the zygote and every sandbox with it
+            start_new_session=True)
         there.close()
         self.sock = here
         self.owner = os.getpid()
@@ -298,8 +320,16 @@ class Zygote:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self.lock:
-                socket.send_fds(self.sock, [pickle.dumps(cfg)], [theirs.fileno()])
-                reply = json.loads(self.sock.recv(_MSG_MAX) or b"{}")
+                # a request number the reply echoes: a spawn abandoned on our side (e.g.
+                # KeyboardInterrupt while waiting) leaves its reply behind, never to the next
+                self._req = getattr(self, "_req", 0) + 1
+                req = self._req
+                socket.send_fds(self.sock, [pickle.dumps({**cfg, "req": req})],
+                                [theirs.fileno()])
+                while True:
+                    reply = json.loads(self.sock.recv(_MSG_MAX) or b"{}")
+                    if reply.get("req", req) == req:
+                        break
         except BaseException:
             mine.close()
             raise

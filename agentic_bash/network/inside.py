@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+
+from .redirect import install_redirect
 from typing import Any
 
 __all__ = ["DNS_ADDR", "PROXY_ADDR", "TRANSPARENT_ADDR", "own_netns", "prepare_netns",
@@ -52,6 +54,8 @@ def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
     and the nftables rules need capabilities pid 1 still has over its own namespaces."""
     if not wants_proxy(cfg):
         return
+    import time
+    t0 = time.perf_counter()
     socks = {"proxy": socket.socket(socket.AF_INET, socket.SOCK_STREAM),
              "dns": socket.socket(socket.AF_INET, socket.SOCK_DGRAM)}
     try:
@@ -64,7 +68,6 @@ def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
         if cfg["network"].get("localnet_error"):
             h["transparent_error"] = cfg["network"]["localnet_error"]
         elif cfg["network"].get("localnet"):
-            from .redirect import install_redirect
             t = socks["transparent"] = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             t.bind(TRANSPARENT_ADDR)
             t.listen(256)
@@ -75,6 +78,7 @@ def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
             else:
                 h["transparent"] = "%s:%d" % TRANSPARENT_ADDR
         h["roles"] = list(socks)
+        h["t_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
         from ..isolation.wire import send_msg
         send_msg(sock, h, fds=[s.fileno() for s in socks.values()])
     finally:

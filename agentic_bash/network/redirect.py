@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import fcntl
 import socket
+from typing import Any
 
 __all__ = ["install_redirect"]
 
@@ -44,12 +45,15 @@ class _RtEntry(ctypes.Structure):
                 ("irtt", ctypes.c_ushort)]
 
 
-def _nft(rules: str) -> str:
-    name = ctypes.util.find_library("nftables") or "libnftables.so.1"
-    try:
-        lib = ctypes.CDLL(name)
-    except OSError as e:
-        return f"libnftables not available ({e}); install the nftables package"
+def _load() -> tuple[Any, str]:
+    try:  # by soname: ctypes.util.find_library runs ldconfig (milliseconds, a fork)
+        lib = ctypes.CDLL("libnftables.so.1")
+    except OSError:
+        name = ctypes.util.find_library("nftables")
+        try:
+            lib = ctypes.CDLL(name or "libnftables.so")
+        except OSError as e:
+            return None, f"libnftables not available ({e}); install the nftables package"
     lib.nft_ctx_new.restype = ctypes.c_void_p
     lib.nft_ctx_new.argtypes = [ctypes.c_uint32]
     lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
@@ -57,6 +61,17 @@ def _nft(rules: str) -> str:
     lib.nft_ctx_buffer_error.argtypes = [ctypes.c_void_p]
     lib.nft_ctx_get_error_buffer.argtypes = [ctypes.c_void_p]
     lib.nft_ctx_get_error_buffer.restype = ctypes.c_char_p
+    return lib, ""
+
+
+# loaded once at import: the zygote preloads this module, so sandboxes fork with it mapped
+_LIB, _LIB_ERROR = _load()
+
+
+def _nft(rules: str) -> str:
+    lib = _LIB
+    if lib is None:
+        return _LIB_ERROR
     ctx = lib.nft_ctx_new(0)
     if not ctx:
         return "nft_ctx_new failed"

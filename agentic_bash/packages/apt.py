@@ -163,7 +163,20 @@ def apt_shim(ex: Any, sh: Any, run: Any, argv: list[str], real: str) -> int | No
                  "-d", "--download-only", "--print-uris") for o in opts):
         st, _, _ = c.run([apt_get, *base, *argv[1:]], capture=False)
         return st
-    return _install(c, ex, lay, apt_get, base, sim, words, quiet=any(o.startswith("-q") for o in opts))
+    return _install(c, ex, lay, apt_get, base, sim, words, quiet=_quiet_level(opts) >= 2)
+
+
+def _quiet_level(opts: list[str]) -> int:
+    """apt's -q count: -q is 1 (progress off), -qq or -q=2 is 2 (only errors)."""
+    n = 0
+    for o in opts:
+        if o in ("--quiet", "-q"):
+            n += 1
+        elif o.startswith("--quiet=") or o.startswith("-q="):
+            n = int(o.split("=", 1)[1]) if o.split("=", 1)[1].isdigit() else n + 1
+        elif o.startswith("-") and not o.startswith("--") and set(o[1:]) <= set("qy"):
+            n += o.count("q")
+    return n
 
 
 def _update(c: _Ctx, lay: dict[str, str], real: str, base: list[str], argv: list[str]) -> int:

@@ -41,10 +41,12 @@ def serve_runtime(*, host: str, port: int, base_dir: str, sandbox_kwargs: dict[s
     """The agent-sandbox runtime contract over one Sandbox (created before listening, so the
     readiness probe passes only once the sandbox is up)."""
     from .runtime import RuntimeHost, create_app, sandbox_factory
-    host_obj = RuntimeHost(sandbox_factory(base_dir, **sandbox_kwargs))
+    make, inside = sandbox_factory(base_dir, **sandbox_kwargs)
+    host_obj = RuntimeHost(make)
     host_obj.start()
     try:
-        _uvicorn(create_app(host_obj, max_output=max_output, max_body=max_body), host, port, log_level)
+        _uvicorn(create_app(host_obj, max_output=max_output, max_body=max_body, sandbox_dir=inside),
+                 host, port, log_level)
     finally:
         host_obj.close()
 

@@ -308,8 +308,8 @@ class SessionManager:
             d["pooled"] = id(lv.sb) in self._pooled
         return d
 
-    def list(self) -> list[dict[str, Any]]:
-        return [self.describe(r.id, r) for r in self.store.list()]
+    def list(self, status: str | None = None) -> list[dict[str, Any]]:
+        return [self.describe(r.id, r) for r in self.store.list(status)]
 
     def delete(self, sid: str) -> None:
         row = self.store.get(sid)
@@ -532,7 +532,8 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
 
     @handler
     async def list_sessions(request: Request) -> Response:
-        return JSONResponse({"sessions": await off(mgr.list)})
+        status = request.query_params.get("status") or None
+        return JSONResponse({"sessions": await off(lambda: mgr.list(status))})
 
     @handler
     async def get_session(request: Request) -> Response:

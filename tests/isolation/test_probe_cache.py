@@ -60,7 +60,8 @@ def test_expired_or_garbage_entries_are_ignored(counted):
     path = P.cache_path()
     with open(path) as f:
         data = json.load(f)
-    data["time"] -= P._CACHE_TTL + 1
+    for entry in data["entries"].values():
+        entry["time"] -= P._CACHE_TTL + 1
     with open(path, "w") as f:
         json.dump(data, f)
     P.probe.cache_clear()
@@ -101,3 +102,12 @@ def test_failed_probe_process_is_not_remembered(tmp_path, monkeypatch):
         assert not os.path.exists(P.cache_path())
     finally:
         P.probe.cache_clear()
+
+
+def test_several_interpreters_share_the_file(counted, monkeypatch):
+    keys = iter(["venv-a", "venv-b", "venv-a", "venv-b"])
+    monkeypatch.setattr(P, "_cache_key", lambda: next(keys))
+    for _ in range(4):
+        P.probe.cache_clear()
+        P.probe()
+    assert len(counted) == 2   # each key measured once, then both served from the file

@@ -321,3 +321,30 @@ def test_cut_middle_properties(lines, budget, frac):
             break
     else:
         raise AssertionError(f"shown + dropped != input: {out!r}")
+
+
+def test_restart_after_a_crash_is_said_in_words():
+    import os
+    import select
+    import signal
+
+    from agentic_bash.isolation.probe import probe
+    caps = probe()
+    if not (caps.user_namespace and caps.overlay_userns):
+        pytest.skip("user namespaces are unavailable here")
+    script = {"command": "cat /workspace/f; echo \"X=$X\""}
+    with Sandbox(isolation="namespace") as s:
+        handle(s, "bash", {"command": "echo kept > /workspace/f; X=lost"})
+        os.kill(s._ex.pid, signal.SIGKILL)   # the sandbox process dies between two calls
+        assert select.select([s._ex._pidfd], [], [], 10)[0]
+        # right after the kill, the dying sandbox may still answer one call, or that call may
+        # be the one that notices the death (and says so); the restart follows at the latest
+        # on the call after
+        outs = [handle(s, "bash", script) for _ in range(3)]
+    restarted = [o for o in outs if "the sandbox process had died and was restarted" in o]
+    assert restarted, outs
+    before = outs[:outs.index(restarted[0])]
+    assert all(o == "exit code: 0\nstdout:\nkept\nX=lost\ncwd: /workspace"
+               or o.startswith("error: bash: the sandbox process died during this call") for o in before), outs
+    assert restarted[0].startswith("exit code: 0\nthe sandbox process had died and was restarted before this command")
+    assert "stdout:\nkept\nX=\n" in restarted[0]   # files kept, shell state from the defaults
