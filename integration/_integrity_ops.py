@@ -164,8 +164,39 @@ def run_sequence(s: Session, ops: list[tuple[str, float]]) -> None:
     s.settle()
 
 
+def crash_check(level: str) -> dict[str, Any]:
+    """Kill the sandbox process during a run: that call raises SandboxCrashed, the next one
+    runs in a fresh sandbox over the same files and says ``restarted``."""
+    from agentic_bash import SandboxCrashed
+    s = Session(level)
+    try:
+        sb = s.sb
+        sb.run("echo before > f")
+        pid = sb._ex.pid
+        killer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
+        killer.start()
+        try:
+            sb.run("sleep 3")
+        except SandboxCrashed:
+            pass
+        else:
+            raise AssertionError("the killed run returned")
+        r = sb.run("cat f")
+        assert (r.stdout, r.restarted) == ("before\n", True), r
+        r = sb.run("echo ok")
+        assert (r.stdout, r.restarted) == ("ok\n", False), r
+        return {"level": sb.isolation_level, "new_pid": sb._ex.pid != pid}
+    finally:
+        s.close()
+
+
 def main() -> int:
-    """``python _integrity_ops.py LEVEL SEEDS LENGTH``: random sequences, JSON summary."""
+    """``python _integrity_ops.py LEVEL SEEDS LENGTH``: random sequences, JSON summary;
+    ``python _integrity_ops.py LEVEL crash``: the crash-recovery check."""
+    if sys.argv[2] == "crash":
+        out = crash_check(sys.argv[1])
+        print("\n@@JSON@@" + json.dumps({**out, "uid": os.getuid()}))
+        return 0
     level, seeds, length = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     done = 0
     s = Session(level)
