@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -29,40 +29,44 @@ def _stats(xs: list[float]) -> dict[str, float]:
             "p90_ms": round(xs[(len(xs) * 9) // 10] * 1e3, 3), "n": len(xs)}
 
 
-def _origin(certdir: str) -> tuple[int, ssl.SSLContext]:
-    """A TLS origin on 127.0.0.1 answering each request with a tiny HTTP/1.1 response."""
+def _origin(certdir: str) -> tuple[int, str, int]:
+    """A TLS origin on 127.0.0.1 in a child process (no GIL shared with the proxy), answering
+    each request with a tiny HTTP/1.1 response. Returns (port, CA file, pid)."""
     cert, key = os.path.join(certdir, "c.pem"), os.path.join(certdir, "k.pem")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
                     "-out", cert, "-days", "1", "-subj", "/CN=bench.test",
                     "-addext", "subjectAltName=DNS:bench.test"], check=True, capture_output=True)
-    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    sctx.load_cert_chain(cert, key)
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(64)
-
-    def conn(c: socket.socket) -> None:
+    pid = os.fork()
+    if pid == 0:
         try:
-            with sctx.wrap_socket(c, server_side=True) as s:
-                while True:
-                    buf = b""
-                    while b"\r\n\r\n" not in buf:
-                        d = s.recv(4096)
-                        if not d:
-                            return
-                        buf += d
-                    s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        except (OSError, ssl.SSLError):
-            pass
-
-    def loop() -> None:
-        while True:
-            c, _ = srv.accept()
-            threading.Thread(target=conn, args=(c,), daemon=True).start()
-    threading.Thread(target=loop, daemon=True).start()
-    cctx = ssl.create_default_context(cafile=cert)
-    return srv.getsockname()[1], cctx
+            sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            sctx.load_cert_chain(cert, key)
+            while True:
+                c, _ = srv.accept()
+                c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                try:
+                    with sctx.wrap_socket(c, server_side=True) as s:
+                        while True:
+                            buf = b""
+                            while b"\r\n\r\n" not in buf:
+                                d = s.recv(4096)
+                                if not d:
+                                    break
+                                buf += d
+                            if not buf:
+                                break
+                            s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                except (OSError, ssl.SSLError):
+                    pass
+        finally:
+            os._exit(0)
+    port = srv.getsockname()[1]
+    srv.close()
+    return port, cert, pid
 
 
 def _request(s: ssl.SSLSocket) -> None:
@@ -72,14 +76,21 @@ def _request(s: ssl.SSLSocket) -> None:
         buf += s.recv(4096)
 
 
+def _conn(addr: tuple[str, int]) -> socket.socket:
+    # no Nagle: small TLS records otherwise wait for a delayed ACK (40 ms) on both paths
+    s = socket.create_connection(addr)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
 def _direct(port: int, ctx: ssl.SSLContext) -> None:
-    with socket.create_connection(("127.0.0.1", port)) as raw:
+    with _conn(("127.0.0.1", port)) as raw:
         with ctx.wrap_socket(raw, server_hostname="bench.test") as s:
             _request(s)
 
 
 def _via_proxy(proxy: tuple[str, int], port: int, ctx: ssl.SSLContext) -> None:
-    with socket.create_connection(proxy) as raw:
+    with _conn(proxy) as raw:
         raw.sendall(b"CONNECT bench.test:%d HTTP/1.1\r\nHost: bench.test:%d\r\n\r\n" % (port, port))
         buf = b""
         while b"\r\n\r\n" not in buf:
@@ -89,53 +100,84 @@ def _via_proxy(proxy: tuple[str, int], port: int, ctx: ssl.SSLContext) -> None:
             _request(s)
 
 
-def https_latency(n: int) -> dict:
-    from agentic_bash.network import NetworkPolicy
-    from agentic_bash.network.proxy import get_proxy
+def _client(n: int, port: int, cafile: str, proxy: tuple[str, int]) -> dict[str, list[float]]:
+    """The measuring client (a child process, as a tool in a sandbox would be)."""
+    ctx = ssl.create_default_context(cafile=cafile)
+    for _ in range(20):  # warm-up
+        _direct(port, ctx)
+        _via_proxy(proxy, port, ctx)
+    out: dict[str, list[float]] = {"direct": [], "via": [], "ka_direct": [], "ka_via": []}
+    for _ in range(n):  # interleaved, so load drift hits both alike
+        t = time.perf_counter()
+        _direct(port, ctx)
+        out["direct"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        _via_proxy(proxy, port, ctx)
+        out["via"].append(time.perf_counter() - t)
+    # one request inside an established tunnel vs on a direct connection
+    with _conn(("127.0.0.1", port)) as raw, \
+            ctx.wrap_socket(raw, server_hostname="bench.test") as s:
+        for _ in range(n):
+            t = time.perf_counter()
+            _request(s)
+            out["ka_direct"].append(time.perf_counter() - t)
+    raw = _conn(proxy)
+    raw.sendall(b"CONNECT bench.test:%d HTTP/1.1\r\n\r\n" % port)
+    raw.recv(4096)
+    with ctx.wrap_socket(raw, server_hostname="bench.test") as s:
+        for _ in range(n):
+            t = time.perf_counter()
+            _request(s)
+            out["ka_via"].append(time.perf_counter() - t)
+    return out
 
+
+def https_latency(n: int) -> dict:
+    """Origin and client are child processes; this process runs only the proxy (as a caller
+    of Sandbox does), so the client measures what a tool in a sandbox would see."""
     with tempfile.TemporaryDirectory() as d:
-        port, ctx = _origin(d)
+        port, cafile, origin_pid = _origin(d)
         lst = socket.socket()
         lst.bind(("127.0.0.1", 0))
         lst.listen(64)
         proxy = lst.getsockname()
+        go_r, go_w = os.pipe()
+        res_r, res_w = os.pipe()
+        child = os.fork()  # before the proxy's thread exists in this process
+        if child == 0:
+            os.close(go_w)
+            os.close(res_r)
+            os.read(go_r, 1)
+            data = json.dumps(_client(n, port, cafile, proxy)).encode()
+            while data:
+                data = data[os.write(res_w, data):]
+            os._exit(0)
+        os.close(go_r)
+        os.close(res_w)
+        from agentic_bash.network import NetworkPolicy
+        from agentic_bash.network.proxy import get_proxy
         # the name path: resolved (test resolver, on the proxy's worker thread), checked, SNI
         policy = NetworkPolicy(allow=["bench.test"], block_private=False,
                                resolver={"bench.test": ["127.0.0.1"]})
         att = get_proxy().attach(policy, tcp=[lst], resolver=policy.resolver)
         try:
-            for _ in range(20):  # warm-up
-                _direct(port, ctx)
-                _via_proxy(proxy, port, ctx)
-            direct, via = [], []
-            for _ in range(n):  # interleaved, so load drift hits both alike
-                t = time.perf_counter()
-                _direct(port, ctx)
-                direct.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                _via_proxy(proxy, port, ctx)
-                via.append(time.perf_counter() - t)
-            # one request inside an established tunnel vs on a direct connection
-            with socket.create_connection(("127.0.0.1", port)) as raw, \
-                    ctx.wrap_socket(raw, server_hostname="bench.test") as s:
-                ka_direct = []
-                for _ in range(n):
-                    t = time.perf_counter()
-                    _request(s)
-                    ka_direct.append(time.perf_counter() - t)
-            raw = socket.create_connection(proxy)
-            raw.sendall(b"CONNECT bench.test:%d HTTP/1.1\r\n\r\n" % port)
-            raw.recv(4096)
-            with ctx.wrap_socket(raw, server_hostname="bench.test") as s:
-                ka_via = []
-                for _ in range(n):
-                    t = time.perf_counter()
-                    _request(s)
-                    ka_via.append(time.perf_counter() - t)
+            os.write(go_w, b"g")
+            os.close(go_w)
+            chunks = []
+            while True:
+                c = os.read(res_r, 1 << 16)
+                if not c:
+                    break
+                chunks.append(c)
+            os.close(res_r)
+            os.waitpid(child, 0)
         finally:
             att.close()
-    d_, v_ = _stats(direct), _stats(via)
-    kd, kv = _stats(ka_direct), _stats(ka_via)
+            os.kill(origin_pid, signal.SIGKILL)
+            os.waitpid(origin_pid, 0)
+    res = json.loads(b"".join(chunks))
+    d_, v_ = _stats(res["direct"]), _stats(res["via"])
+    kd, kv = _stats(res["ka_direct"]), _stats(res["ka_via"])
     return {"new_connection_direct": d_, "new_connection_via_proxy": v_,
             "added_per_new_https_request_ms": round(v_["median_ms"] - d_["median_ms"], 3),
             "in_tunnel_direct": kd, "in_tunnel_via_proxy": kv,

@@ -39,6 +39,12 @@ _HEAD_LIMIT = 64 * 1024
 _IDLE = 30.0           # seconds a client may take to send its request
 _CONNECT_TIMEOUT = 10.0
 _CHUNK = 256 * 1024
+# Per sandbox: each proxied connection costs the caller's process two fds, and every DNS
+# question a worker-thread lookup; beyond these a sandbox is refused rather than allowed to
+# exhaust the caller (its fd limit is often 1024).
+MAX_CONNECTIONS = 256
+MAX_DNS_INFLIGHT = 32
+_DNS_TTL = 30.0  # seconds a name's addresses are reused (as the stub's answers say)
 _SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
 
 Resolver = Callable[[str], Iterable[str]]
@@ -86,6 +92,9 @@ class Attachment:
         self._servers: list[Any] = []
         self._writers: set[asyncio.StreamWriter] = set()
         self._dns_names: dict[str, collections.deque[str]] = {}
+        self._dns_cache: dict[str, tuple[float, list[str]]] = {}
+        self._active = 0
+        self.dns_inflight = 0
         self.closed = False
 
     # -- bookkeeping (loop thread) -----------------------------------------------------
@@ -128,24 +137,56 @@ class Attachment:
 
     # -- decisions (loop thread) -------------------------------------------------------
     def _resolve(self, host: str) -> list[str]:
-        if self.resolver is not None:
-            return list(self.resolver(host))
-        return host_resolve(host)
+        addrs = list(self.resolver(host)) if self.resolver is not None else host_resolve(host)
+        if addrs:
+            self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
+            while len(self._dns_cache) > 1024:
+                self._dns_cache.pop(next(iter(self._dns_cache)))
+        return addrs
+
+    def _cached(self, host: str) -> list[str]:
+        hit = self._dns_cache.get(host)
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else []
 
     async def decide(self, host: str, port: int | None) -> tuple[list[str], str]:
-        """Checked addresses for ``host`` (``port`` None: a DNS question), or ([], reason);
-        a name is resolved on a worker thread (getaddrinfo blocks)."""
+        """Checked addresses for ``host`` (``port`` None: a DNS question), or ([], reason).
+        A name is resolved on a worker thread (getaddrinfo blocks), its answer kept for
+        _DNS_TTL seconds; every use of it is checked again."""
         p, local = self.policy, self.server.local_addrs
         try:
             ipaddress.ip_address(host.strip("[]"))
             return p.decide(host, port, self._resolve, local)
         except ValueError:
             pass
+        try:
+            key = canonical_host(host)
+        except ValueError:
+            key = ""
+        if key and self._cached(key):
+            return p.decide(host, port, self._cached, local)
         return await asyncio.get_running_loop().run_in_executor(
             None, p.decide, host, port, self._resolve, local)
 
     # -- connection handling -----------------------------------------------------------
+    def _over_limit(self, writer: asyncio.StreamWriter, via: str) -> bool:
+        if self._active < MAX_CONNECTIONS:
+            self._active += 1
+            # asyncio sets TCP_NODELAY only when sock.proto == IPPROTO_TCP, and sockets
+            # accepted from a socket(AF_INET, SOCK_STREAM) listener have proto 0: without
+            # this every TLS handshake through the proxy waited ~40 ms for a delayed ACK
+            try:
+                writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP,
+                                                           socket.TCP_NODELAY, 1)
+            except (OSError, AttributeError):
+                pass
+            return False
+        self.refuse(via, "(connection)", f"more than {MAX_CONNECTIONS} connections at once")
+        writer.close()
+        return True
+
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._over_limit(writer, "proxy"):
+            return
         self._writers.add(writer)
         try:
             first = await asyncio.wait_for(reader.readexactly(1), _IDLE)
@@ -159,6 +200,7 @@ class Attachment:
         except Exception:  # noqa: BLE001 - one bad client never takes the loop down
             log.exception("sandbox %s: proxy connection failed", self.label)
         finally:
+            self._active -= 1
             self._writers.discard(writer)
             writer.close()
 
@@ -167,6 +209,8 @@ class Attachment:
         """A connection the sandbox's nftables redirected here: its original destination is
         an address; the policy judges it by the names this sandbox's DNS stub answered with
         that address (an allowlist), else as an address."""
+        if self._over_limit(writer, "redirect"):
+            return
         self._writers.add(writer)
         try:
             sock = writer.get_extra_info("socket")
@@ -200,6 +244,7 @@ class Attachment:
         except Exception:  # noqa: BLE001 - one bad client never takes the loop down
             log.exception("sandbox %s: redirected connection failed", self.label)
         finally:
+            self._active -= 1
             self._writers.discard(writer)
             writer.close()
 
@@ -420,12 +465,18 @@ class _Dns(asyncio.DatagramProtocol):
         self.transport = transport
 
     def datagram_received(self, data: bytes, addr: Any) -> None:
+        if self.att.dns_inflight >= MAX_DNS_INFLIGHT:
+            return  # dropped: the resolver retries
+
         async def go() -> None:
+            self.att.dns_inflight += 1
             try:
                 reply = await self.att.dns_query(data)
             except Exception:  # noqa: BLE001
                 log.exception("sandbox %s: DNS query failed", self.att.label)
                 return
+            finally:
+                self.att.dns_inflight -= 1
             if reply is not None and self.transport is not None:
                 self.transport.sendto(reply, addr)
         asyncio.ensure_future(go())

@@ -52,11 +52,12 @@ def cut_middle(data: bytes | str, budget: int, head_fraction: float = 0.5) -> st
     bytes and lines were dropped between them."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
-    text = _decode(data)
-    if len(text.encode()) <= budget:
-        return text
+    if len(data) <= budget:   # decoding never makes text shorter: only then can it fit whole
+        text = _decode(data)
+        if len(text.encode()) <= budget:
+            return text
     # a replacement character is 3 bytes for 1 invalid input byte: shrink until it fits
-    avail = budget - len(_marker(len(data), data.count(b"\n")))
+    avail = budget - len(_marker(len(data), len(data)))   # digits: an upper bound for both counts
     for _ in range(8):
         if avail <= 0:
             return _decode(data[:max(budget, 0)]).encode()[:max(budget, 0)].decode("utf-8", "ignore")

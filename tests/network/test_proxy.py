@@ -189,3 +189,32 @@ def test_close_releases_the_listener() -> None:
     att.close()
     with pytest.raises(OSError):
         socket.create_connection(addr, timeout=2).close()
+
+
+def test_connections_per_sandbox_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentic_bash.network import proxy
+    monkeypatch.setattr(proxy, "MAX_CONNECTIONS", 3)
+    att, addr, _ = attach(NetworkPolicy())
+    held = []
+    try:
+        for _ in range(3):  # idle clients: each holds a slot until it speaks or times out
+            held.append(socket.create_connection(addr, timeout=5))
+        import time
+        deadline = time.monotonic() + 5
+        while att._active < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with socket.create_connection(addr, timeout=5) as s:
+            assert s.recv(100) == b""  # closed at once
+        assert "connections at once" in att.drain()[0].reason
+    finally:
+        for s in held:
+            s.close()
+        att.close()
+
+
+def test_numeric_host_spellings_are_judged_after_resolving() -> None:
+    from agentic_bash.network.proxy import host_resolve
+    p = NetworkPolicy()
+    for host in ("2130706433", "0x7f.1", "127.1", "localhost."):
+        addrs, why = p.decide(host, 80, host_resolve)
+        assert addrs == [] and "loopback" in why, (host, why)
