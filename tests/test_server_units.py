@@ -111,3 +111,45 @@ def test_session_manager_store_survives_and_reconciles(tmp_path):
         b.close()
         a.pool.shutdown()
         a.store.close()
+
+
+def test_session_manager_caps_live_sessions(tmp_path):
+    mgr = SessionManager(str(tmp_path / "s.db"), sandbox_cls=FakeSandbox, max_sessions=2)
+    mgr.start()
+    try:
+        first = mgr.create({})["id"]
+        mgr.create({})
+        with pytest.raises(ApiError) as ei:
+            mgr.create({})
+        assert ei.value.status == 429
+        mgr.delete(first)
+        assert mgr.create({})["status"] == "running"
+    finally:
+        mgr.close()
+
+
+class SlowFake(FakeSandbox):
+    def __init__(self, **kw):
+        time.sleep(0.3)
+        super().__init__(**kw)
+
+
+def test_concurrent_creates_respect_the_cap(tmp_path):
+    mgr = SessionManager(str(tmp_path / "s.db"), sandbox_cls=SlowFake, max_sessions=2)
+    mgr.start()
+    try:
+        outcomes = []
+
+        def one():
+            try:
+                outcomes.append(mgr.create({})["status"])
+            except ApiError as e:
+                outcomes.append(e.status)
+        ts = [threading.Thread(target=one) for _ in range(5)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(10)
+        assert sorted(map(str, outcomes)) == ["429", "429", "429", "running", "running"]
+    finally:
+        mgr.close()

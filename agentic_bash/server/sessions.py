@@ -93,6 +93,7 @@ class SessionManager:
         self.instance = uuid.uuid4().hex
         self._live: dict[str, _Live] = {}
         self._live_lock = threading.Lock()
+        self._starting = 0
         self._stop = threading.Event()
         self._reaper: threading.Thread | None = None
         self.pool = ThreadPoolExecutor(max_workers=max(8, min(max_sessions, 256)),
@@ -249,9 +250,18 @@ class SessionManager:
         ttl = opts.get("ttl", self.default_ttl)
         if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0:
             raise ApiError(422, "ttl must be a positive number of seconds")
-        with self._live_lock:
-            if len(self._live) >= self.max_sessions:
+        with self._live_lock:     # a slot is reserved while the sandbox starts
+            if len(self._live) + self._starting >= self.max_sessions:
                 raise ApiError(429, f"too many live sessions (at most {self.max_sessions})")
+            self._starting += 1
+        try:
+            return self._create(opts)
+        finally:
+            with self._live_lock:
+                self._starting -= 1
+
+    def _create(self, opts: dict[str, Any]) -> dict[str, Any]:
+        ttl = opts.get("ttl", self.default_ttl)
         snapshot: bytes | None = None
         if opts.get("snapshot") is not None:
             try:
