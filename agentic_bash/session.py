@@ -412,8 +412,10 @@ class Sandbox:
 
     def register_command(self, name: str, fn: Callable[..., int]) -> None:
         """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins).
-        The function runs in this process, so only the in-process levels (``virtual``,
-        ``none``) support it; under ``namespace``/``landlock`` this raises ``Unsupported``."""
+        The function always runs in this process. Under ``namespace``/``landlock`` the
+        sandboxed interpreter calls it over the session channel: ``ctx.stdin``, ``ctx.stdout``
+        and ``ctx.stderr`` are streamed from and to the command's place in the script, and
+        ``ctx.fs`` is unavailable (Unsupported)."""
         from .validation import _command_name
         _command_name("name", name)
         if not callable(fn):
