@@ -79,6 +79,10 @@ def checks() -> dict:
         out["mem64_next"] = _r(sb.run("echo ok"))
         out["mem64_again"] = _r(sb.run("python3 -c 'b = bytearray(300 << 20)'; echo st=$?"))
         out["mem64_small"] = _r(sb.run("python3 -c 'b = bytearray(8 << 20); print(len(b))'"))
+        out["oom_adj"] = _r(sb.run(
+            "cat /proc/self/oom_score_adj; python3 -c 'import os; "
+            "print(open(f\"/proc/{os.getppid()}/oom_score_adj\").read().strip())'; "
+            "cat /proc/1/oom_score_adj"))
     with ab.Sandbox(isolation="namespace") as sb:
         out["default_report"] = dict(sb.isolation.mechanisms)
         t = time.monotonic()

@@ -6,7 +6,6 @@ import functools
 import io
 import os
 import pickle
-import select
 import shutil
 import signal
 import socket
@@ -20,6 +19,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
 from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation,
                       SandboxClosed, SandboxCrashed, SandboxError, SnapshotError)
+from ..isolation.fdwait import readable
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
@@ -658,7 +658,7 @@ class SandboxedExecutor:
         init = self._init_pidfd
         if init is not None:
             # every process of the old sandbox must be gone before its files are read
-            r, _, _ = select.select([init], [], [], 5)
+            r = readable([init], 5)
             if not r:
                 reason += " (its files could not be recovered: the old sandbox did not end)"
             else:
@@ -959,7 +959,7 @@ class SandboxedExecutor:
             return False
         fds = [self._sock] + ([self._pidfd] if self._pidfd is not None else [])
         try:
-            r, _, _ = select.select(fds, [], [], 0)
+            r = readable(fds, 0)
         except (OSError, ValueError):
             return False
         if r:
@@ -979,8 +979,7 @@ class SandboxedExecutor:
         """Wait for S1 to exit (it outlives every other sandbox process)."""
         if self._pidfd is None:
             return True
-        r, _, _ = select.select([self._pidfd], [], [], timeout)
-        return bool(r)
+        return bool(readable([self._pidfd], timeout))
 
     def _teardown(self) -> None:
         sock = getattr(self, "_sock", None)
@@ -1253,7 +1252,7 @@ class _BashExecutor:
         timed_out = False
         while fds:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select(list(fds), [], [], wait)
+            ready = readable(list(fds), wait)
             if not ready and not timed_out and (deadline is not None):
                 timed_out = True
                 _stop(p)
