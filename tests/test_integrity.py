@@ -231,11 +231,19 @@ def private_tmp(tmp_path, monkeypatch):
     (dict(commands="ls"), TypeError, "commands"),
     (dict(on_output=5), TypeError, "on_output"),
     (dict(transforms=[1]), TypeError, "transforms"),
+    (dict(network="bogus"), ValueError, "network"),
+    (dict(network=5), TypeError, "network"),
 ])
 def test_bad_constructor_arguments_leave_nothing_behind(private_tmp, level, kw, exc, name) -> None:
     with pytest.raises(exc, match=name):
         _make(level, **kw)
     assert glob.glob(str(private_tmp / "agentic-bash-session-*")) == []
+
+
+@pytest.mark.parametrize("network", ["public", "deny", "host", "allow",
+                                     {"mode": "allowlist", "allow": ["pypi.org"]}])
+def test_every_network_form_passes_the_checks(network) -> None:
+    _make("virtual", network=network).close()
 
 
 def test_bad_isolation_name() -> None:

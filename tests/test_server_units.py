@@ -153,3 +153,23 @@ def test_concurrent_creates_respect_the_cap(tmp_path):
         assert sorted(map(str, outcomes)) == ["429", "429", "429", "running", "running"]
     finally:
         mgr.close()
+
+
+def test_clients_get_the_host_network_only_if_the_server_has_it(tmp_path):
+    for server_net, allowed in ((None, False), ("public", False), ("host", True)):
+        defaults = {} if server_net is None else {"network": server_net}
+        mgr = SessionManager(str(tmp_path / f"{server_net}.db"), sandbox_cls=FakeSandbox,
+                             sandbox_defaults=defaults)
+        try:
+            for v in ("host", "allow"):
+                if allowed:
+                    assert mgr._kwargs({"network": v})["network"] == v
+                else:
+                    with pytest.raises(ApiError):
+                        mgr._kwargs({"network": v})
+            assert mgr._kwargs({"network": "deny"})["network"] == "deny"
+            pol = mgr._kwargs({"network": {"allow": ["pypi.org", "*.pythonhosted.org"]}})["network"]
+            assert pol.allow == ("pypi.org", "*.pythonhosted.org")
+        finally:
+            mgr.store.close()
+            mgr.pool.shutdown()

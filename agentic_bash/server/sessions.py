@@ -17,7 +17,6 @@ import base64
 import binascii
 import dataclasses
 import hmac
-import inspect
 import json
 import logging
 import os
@@ -241,10 +240,31 @@ class SessionManager:
                 changes[k] = v
             kw["limits"] = dataclasses.replace(base, **changes)
         if opts.get("network") is not None:
-            if "network" not in inspect.signature(self._cls).parameters:
-                raise ApiError(422, "network policies are not available in this build")
-            kw["network"] = opts["network"]
+            kw["network"] = self._network(opts["network"])
         return kw
+
+    def _network(self, v: Any) -> Any:
+        """A client's network choice: "public", "deny", or {"allow": [...], "deny": [...]}
+        (an allowlist). "host" (the host's stack, unconfined) only if it is the server's."""
+        try:
+            from ..network import NetworkPolicy
+        except ImportError:
+            raise ApiError(422, "network policies are not available in this build") from None
+        server = self.defaults.get("network")
+        server_mode = getattr(server, "mode", server)
+        if isinstance(v, str):
+            if v in ("host", "allow") and server_mode not in ("host", "allow"):
+                raise ApiError(422, "network 'host' is not allowed by this server")
+            if v not in ("public", "deny", "host", "allow"):
+                raise ApiError(422, "network must be 'public', 'deny' or {\"allow\": [rules]}")
+            return v
+        if isinstance(v, dict) and set(v) <= {"allow", "deny"} and all(
+                isinstance(x, list) and all(isinstance(r, str) for r in x) for x in v.values()):
+            try:
+                return NetworkPolicy(allow=v.get("allow", ()), deny=v.get("deny", ()))
+            except (TypeError, ValueError) as e:
+                raise ApiError(422, f"network: {e}") from None
+        raise ApiError(422, "network must be 'public', 'deny' or {\"allow\": [rules], \"deny\": [rules]}")
 
     def create(self, opts: dict[str, Any]) -> dict[str, Any]:
         ttl = opts.get("ttl", self.default_ttl)
