@@ -19,8 +19,8 @@ _cache: dict[str, dict] = {}
 MiB = 1 << 20
 
 
-def _run(runner, *args: str) -> dict:
-    p = subprocess.run(runner.prefix + [runner.python, BATTERY, *args], capture_output=True,
+def _run(runner) -> dict:  # noqa: ANN001
+    p = subprocess.run(runner.prefix + [runner.python, BATTERY], capture_output=True,
                        text=True, env=runner.env, cwd=runner.cwd, timeout=500)
     res = _parse(p.stdout)
     assert "error" not in res, res["error"] + p.stderr[-3000:]
@@ -32,7 +32,7 @@ def obs(request: pytest.FixtureRequest) -> dict:
     who = request.param
     if who not in _cache:
         runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-        _cache[who] = _run(runner, "checks")
+        _cache[who] = _run(runner)
     return _cache[who]
 
 
