@@ -8,6 +8,7 @@ import inspect
 import json
 import math
 import os
+import re
 import shlex
 import sys
 import warnings
@@ -118,6 +119,36 @@ def _network_kwargs(o: dict[str, Any]) -> dict[str, Any]:
     return {"network": mode} if mode is not None else {}
 
 
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?", re.I)
+
+
+def parse_size(text: str) -> int:
+    """``256m``, ``1g``, ``1.5G``, ``10MiB``, ``512k`` or plain bytes -> bytes (powers of 1024,
+    as docker --memory does). ValueError for anything else."""
+    m = _SIZE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"not a size: {text!r} (e.g. 512k, 256m, 2g)")
+    n = float(m.group(1)) * 1024 ** "_kmgt".index(m.group(2).lower() or "_")
+    if n < 1:
+        raise ValueError(f"a size must be at least one byte: {text!r}")
+    return int(n)
+
+
+def _size_option(value: Optional[str]) -> Optional[int]:
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+def _cpus_option(value: Optional[float]) -> Optional[float]:
+    if value is not None and not (0.01 <= value <= 1024):
+        raise typer.BadParameter(f"must be between 0.01 and 1024 CPUs, not {value:g}")
+    return value
+
+
 # ---------------------------------------------------------------- the shared option group
 # One place for every option that shapes the Sandbox: run, shell, snapshot and restore all
 # take them. To add one: append (parameter name, type, typer.Option(...)) here and map it to
@@ -149,6 +180,20 @@ SANDBOX_OPTIONS: list[tuple[str, Any, Any]] = [
         [], "--allow", callback=_network_rules,
         help="Allowlist RULE: NAME, *.SUFFIX or CIDR, each with an optional :PORT; only "
              "listed hosts are reachable (repeatable)")),
+    # resource limits of the whole sandbox (issue #11)
+    ("memory", Optional[str], typer.Option(
+        None, "--memory", callback=_size_option,
+        help="Memory of the whole sandbox, e.g. 256m, 2g; past it the workload is killed (137)")),
+    ("cpus", Optional[float], typer.Option(
+        None, "--cpus", callback=_cpus_option, help="CPU share of the whole sandbox, e.g. 0.5")),
+    ("pids", Optional[int], typer.Option(
+        None, "--pids", min=1, help="Processes and threads of the workload alive at once")),
+    ("file_size", Optional[str], typer.Option(
+        None, "--file-size", callback=_size_option,
+        help="Largest file a process may write, e.g. 10m ('File too large' past it)")),
+    ("disk", Optional[str], typer.Option(
+        None, "--disk", callback=_size_option,
+        help="Bytes the session layer, /tmp and /dev/shm may each hold, e.g. 1g (ENOSPC past it)")),
 ]
 
 
@@ -181,6 +226,11 @@ def _limits_kwargs(o: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if o.get("timeout") is not None:
         out["timeout"] = o["timeout"]
+    for opt, field in (("memory", "max_memory_bytes"), ("cpus", "cpu_quota"),
+                       ("pids", "max_processes"), ("file_size", "max_file_bytes"),
+                       ("disk", "max_fs_bytes")):
+        if o.get(opt) is not None:
+            out[field] = o[opt]
     return out
 
 

@@ -49,7 +49,9 @@ class Limits:
     max_variable_bytes: int | None = 64 * MiB
     """Size of one variable value, array element, here-doc or command-substitution result."""
     max_fs_bytes: int | None = 1024 * MiB
-    """Bytes the session layer of a virtual filesystem may hold."""
+    """Bytes the session layer may hold: the virtual filesystem's, or in the namespace level
+    the tmpfs holding the upper layers (``/workspace``, ``$HOME``, ``/tmp``, ...) and,
+    separately, ``/dev/shm``; past it writes fail with ENOSPC. The host's disk is not used."""
     max_file_count: int | None = 1_000_000
     """Entries the session layer of a virtual filesystem may hold."""
     max_processes: int | None = 1024

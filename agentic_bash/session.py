@@ -354,14 +354,21 @@ class Sandbox:
         blocks. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
         import asyncio
 
-        fut = asyncio.get_running_loop().run_in_executor(
-            _async_workers(), lambda: self.run(script, stdin=stdin, env=env, cwd=cwd,
-                                               timeout=timeout))
+        worker: list[int] = []
+
+        def work() -> Result:
+            worker.append(threading.get_ident())
+            return self.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout)
+        fut = asyncio.get_running_loop().run_in_executor(_async_workers(), work)
         try:
             return await fut
         except asyncio.CancelledError:
             try:
-                self.interrupt()
+                mine = getattr(self._ex, "interrupt_thread", None)
+                if mine is None:
+                    self.interrupt()
+                elif worker:  # only this task's own run (not one it was queued behind)
+                    mine(worker[0])
             except Exception:  # noqa: BLE001 - closed meanwhile: nothing left to stop
                 pass
             raise
@@ -412,8 +419,10 @@ class Sandbox:
 
     def register_command(self, name: str, fn: Callable[..., int]) -> None:
         """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins).
-        The function runs in this process, so only the in-process levels (``virtual``,
-        ``none``) support it; under ``namespace``/``landlock`` this raises ``Unsupported``."""
+        The function always runs in this process. Under ``namespace``/``landlock`` the
+        sandboxed interpreter calls it over the session channel: ``ctx.stdin``, ``ctx.stdout``
+        and ``ctx.stderr`` are streamed from and to the command's place in the script, and
+        ``ctx.fs`` is unavailable (Unsupported)."""
         from .validation import _command_name
         _command_name("name", name)
         if not callable(fn):

@@ -203,8 +203,15 @@ def _transforms(name: str, v: Any) -> tuple[Any, ...]:
 
 
 def _network(name: str, v: Any) -> Any:
-    if isinstance(v, str) and v not in ("allow", "deny", "allowlist"):
-        raise ValueError(f"{name} must be 'allow', 'deny' or 'allowlist', not {v!r}")
+    # the network package owns what a policy may be ('public', 'deny', 'host', 'allow',
+    # 'allowlist', a NetworkPolicy or its dict); this only asks it, before anything starts
+    if v is None:
+        return None
+    from .network.policy import NetworkPolicy
+    try:
+        NetworkPolicy.coerce(v)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{name}: {e}") from None
     return v
 
 

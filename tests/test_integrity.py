@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 
-from agentic_bash import Limits, Sandbox, SandboxCrashed, SandboxError, Unsupported
+from agentic_bash import Limits, Sandbox, SandboxCrashed
 
 
 def _sandboxed_levels() -> list[str]:
@@ -231,11 +231,19 @@ def private_tmp(tmp_path, monkeypatch):
     (dict(commands="ls"), TypeError, "commands"),
     (dict(on_output=5), TypeError, "on_output"),
     (dict(transforms=[1]), TypeError, "transforms"),
+    (dict(network="bogus"), ValueError, "network"),
+    (dict(network=5), TypeError, "network"),
 ])
 def test_bad_constructor_arguments_leave_nothing_behind(private_tmp, level, kw, exc, name) -> None:
     with pytest.raises(exc, match=name):
         _make(level, **kw)
     assert glob.glob(str(private_tmp / "agentic-bash-session-*")) == []
+
+
+@pytest.mark.parametrize("network", ["public", "deny", "host", "allow",
+                                     {"mode": "allowlist", "allow": ["pypi.org"]}])
+def test_every_network_form_passes_the_checks(network) -> None:
+    _make("virtual", network=network).close()
 
 
 def test_bad_isolation_name() -> None:
@@ -275,13 +283,76 @@ def test_register_command_in_process_levels() -> None:
             sb.register_command("a b", hello)
 
 
+def _upper(ctx, argv):  # noqa: ANN001
+    for line in ctx.stdin:
+        ctx.stdout.write(line.upper())
+    return 0
+
+
+def _forever(ctx, argv):  # noqa: ANN001
+    while True:
+        ctx.stdout.write(b"y\n")
+
+
+def _boom(ctx, argv):  # noqa: ANN001
+    raise RuntimeError("bad")
+
+
+def _slow(ctx, argv):  # noqa: ANN001
+    ctx.stdout.write(b"slow started\n")
+    ctx.stdout.flush()
+    time.sleep(2)
+    ctx.stdout.write(b"slow finished\n")
+    return 0
+
+
+def _uses_fs(ctx, argv):  # noqa: ANN001
+    ctx.fs.exists("/")
+
+
 @pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
-def test_register_command_in_sandboxed_levels_says_where_it_works() -> None:
-    with _make(SANDBOXED[0]) as sb:
-        with pytest.raises(Unsupported, match="virtual") as ei:
-            sb.register_command("hello", lambda ctx, argv: 0)
-        assert isinstance(ei.value, SandboxError)
-        assert sb.run("echo fine").stdout == "fine\n"
+@pytest.mark.parametrize("level", SANDBOXED)
+def test_register_command_in_sandboxed_levels(level: str) -> None:
+    """The function runs in the host process; the sandboxed interpreter calls it over the
+    channel with its stdin and output streamed."""
+    seen_pid: list[int] = []
+
+    def hello(ctx, argv):  # noqa: ANN001
+        seen_pid.append(os.getpid())
+        ctx.stdout.write(b"hello " + " ".join(argv[1:]).encode() + b"\n")
+        ctx.stderr.write(b"to err\n")
+        return 3
+    with _make(level, commands={"hello": hello}) as sb:
+        for name, fn in (("upper", _upper), ("forever", _forever), ("boom", _boom),
+                         ("slow", _slow), ("usesfs", _uses_fs)):
+            sb.register_command(name, fn)
+        r = sb.run("hello a b; echo rc=$?")
+        assert (r.stdout, r.stderr) == ("hello a b\nrc=3\n", "to err\n")
+        assert seen_pid == [os.getpid()]
+        assert sb.run("seq 1 20000 | upper | tail -2").stdout == "19999\n20000\n"
+        assert sb.run("printf 'a\\nb\\n' | upper | cat -n").stdout == "     1\tA\n     2\tB\n"
+        assert sb.run("forever | head -3; echo done").stdout == "y\ny\ny\ndone\n"
+        assert sb.run('x=$(hello q 2>/dev/null); echo "[$x]"').stdout == "[hello q]\n"
+        r = sb.run("boom; echo rc=$?")
+        assert r.stdout == "rc=2\n" and "boom: internal error: RuntimeError: bad" in r.stderr
+        r = sb.run("usesfs; echo rc=$?")
+        assert r.stdout == "rc=2\n" and "ctx.fs is not available" in r.stderr
+        # Ctrl-C while the host function runs: the session stays in step
+        t = _sigint_after(0.5)
+        with pytest.raises(KeyboardInterrupt):
+            sb.run("slow; echo after-slow")
+            time.sleep(3)
+        t.join()
+        r = sb.run("echo next")
+        assert (r.stdout, r.stderr) == ("next\n", "")
+        # registered commands survive a restart after a crash
+        os.kill(sb._ex.pid, signal.SIGKILL)
+        import select
+        assert select.select([sb._ex._sock], [], [], 5)[0]
+        r = sb.run("hello again")
+        assert (r.stdout, r.exit_code, r.restarted) == ("hello again\n", 3, True)
+        with pytest.raises(TypeError, match="fn"):
+            sb.register_command("x", 5)  # type: ignore[arg-type]
 
 
 # -- output: head and tail, and a run's leftovers stay in that run -----------------------------
@@ -350,3 +421,31 @@ def test_terminal_ctrl_c_to_the_process_group_spares_the_sandbox(level: str) -> 
             p.kill()
     assert out.strip() == "'kept\\nafter\\n' False", (out, err[-2000:])
     assert "Traceback" not in err, err[-2000:]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_cancelling_a_queued_arun_spares_the_run_ahead_of_it(level: str) -> None:
+    with _make(level) as sb:
+        if level == "none":
+            sb.run(f"cd {tempfile.mkdtemp(prefix='agb-integrity-')}")
+
+        async def main() -> tuple[str, int, str]:
+            a = asyncio.ensure_future(sb.arun("sleep 1; echo A"))
+            await asyncio.sleep(0.3)
+            b = asyncio.ensure_future(sb.arun("echo B"))  # waits for A's turn
+            await asyncio.sleep(0.2)
+            b.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await b
+            ra = await a
+            # cancelling a task whose own run is going still interrupts that run
+            c = asyncio.ensure_future(sb.arun("sleep 3; echo C"))
+            await asyncio.sleep(0.4)
+            c.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await c
+            r = await sb.arun("echo next")
+            return ra.stdout, ra.exit_code, r.stdout
+        t0 = time.monotonic()
+        assert asyncio.run(main()) == ("A\n", 0, "next\n")
+        assert time.monotonic() - t0 < 3.5  # C was stopped, not waited for

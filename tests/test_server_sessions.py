@@ -305,3 +305,26 @@ def test_sigterm_snapshots_idle_sessions_for_the_next_server(tmp_path):
             assert again.run("echo $KEPT; pwd; cat /workspace/f").stdout == "yes\n/tmp\nf\n"
     finally:
         srv.stop()
+
+
+def test_a_session_cannot_reach_the_service_or_escape_its_network(tmp_path):
+    # the server's own default is "host" so that the probe has a control that reaches it
+    srv = start_server("--sessions", "--db", str(tmp_path / "s.db"), "--api-key", KEY, "-i", "namespace",
+                       "--network", "host")
+    try:
+        port = srv.url.rsplit(":", 1)[1]
+        probe = (f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached || echo refused")
+        for net, want in ((None, "reached"), ("public", "refused"), ("deny", "refused"),
+                          ({"allow": ["example.invalid"]}, "refused")):
+            try:
+                sb = _remote(srv, **({} if net is None else {"network": net}))
+            except RemoteError as e:
+                pytest.skip(f"namespace isolation unavailable: {e}")
+            with sb:
+                assert sb.run(probe, timeout=20).stdout == want + "\n", net
+        for bad in ("everything", {"allow": "x"}, {"allow": ["a"], "more": []}, 7):
+            st, body = post_json(srv.url + "/v1/sessions", {"network": bad},
+                                 headers={"Authorization": f"Bearer {KEY}"})
+            assert st == 422, (bad, body)
+    finally:
+        srv.stop()

@@ -111,3 +111,65 @@ def test_session_manager_store_survives_and_reconciles(tmp_path):
         b.close()
         a.pool.shutdown()
         a.store.close()
+
+
+def test_session_manager_caps_live_sessions(tmp_path):
+    mgr = SessionManager(str(tmp_path / "s.db"), sandbox_cls=FakeSandbox, max_sessions=2)
+    mgr.start()
+    try:
+        first = mgr.create({})["id"]
+        mgr.create({})
+        with pytest.raises(ApiError) as ei:
+            mgr.create({})
+        assert ei.value.status == 429
+        mgr.delete(first)
+        assert mgr.create({})["status"] == "running"
+    finally:
+        mgr.close()
+
+
+class SlowFake(FakeSandbox):
+    def __init__(self, **kw):
+        time.sleep(0.3)
+        super().__init__(**kw)
+
+
+def test_concurrent_creates_respect_the_cap(tmp_path):
+    mgr = SessionManager(str(tmp_path / "s.db"), sandbox_cls=SlowFake, max_sessions=2)
+    mgr.start()
+    try:
+        outcomes = []
+
+        def one():
+            try:
+                outcomes.append(mgr.create({})["status"])
+            except ApiError as e:
+                outcomes.append(e.status)
+        ts = [threading.Thread(target=one) for _ in range(5)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(10)
+        assert sorted(map(str, outcomes)) == ["429", "429", "429", "running", "running"]
+    finally:
+        mgr.close()
+
+
+def test_clients_get_the_host_network_only_if_the_server_has_it(tmp_path):
+    for server_net, allowed in ((None, False), ("public", False), ("host", True)):
+        defaults = {} if server_net is None else {"network": server_net}
+        mgr = SessionManager(str(tmp_path / f"{server_net}.db"), sandbox_cls=FakeSandbox,
+                             sandbox_defaults=defaults)
+        try:
+            for v in ("host", "allow"):
+                if allowed:
+                    assert mgr._kwargs({"network": v})["network"] == v
+                else:
+                    with pytest.raises(ApiError):
+                        mgr._kwargs({"network": v})
+            assert mgr._kwargs({"network": "deny"})["network"] == "deny"
+            pol = mgr._kwargs({"network": {"allow": ["pypi.org", "*.pythonhosted.org"]}})["network"]
+            assert pol.allow == ("pypi.org", "*.pythonhosted.org")
+        finally:
+            mgr.store.close()
+            mgr.pool.shutdown()

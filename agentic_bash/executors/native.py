@@ -7,7 +7,6 @@ import fcntl
 import io
 import os
 import queue
-import select
 import resource
 import signal
 import subprocess
@@ -16,6 +15,8 @@ import threading
 import time
 import weakref
 from typing import Any, Callable, Mapping
+
+from ..isolation.fdwait import readable
 
 __all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate", "wait_collecting"]
 
@@ -72,7 +73,7 @@ class NativeProcess:
         if timeout is not None and self._pidfd is not None:
             # A pidfd becomes readable when the child exits: no polling loop, no latency.
             try:
-                r, _, _ = select.select([self._pidfd], [], [], max(0.0, timeout))
+                r = readable([self._pidfd], max(0.0, timeout))
             except (OSError, ValueError):
                 r = [True]
             if not r:
@@ -428,7 +429,7 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
             if outs:
                 waitset = list(outs) + ([pidfd] if pidfd is not None else [])
                 try:
-                    ready, _, _ = select.select(waitset, [], [], tmo)
+                    ready = readable(waitset, tmo)
                 except (OSError, ValueError):
                     ready = []
                 for r in ready:
@@ -451,7 +452,7 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
             if not outs:
                 break
             try:
-                ready, _, _ = select.select(list(outs), [], [], 0)
+                ready = readable(list(outs), 0)
             except (OSError, ValueError):
                 break
             if not ready:

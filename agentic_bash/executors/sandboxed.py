@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import functools
+import io
 import os
 import pickle
-import select
 import shutil
 import signal
 import socket
@@ -15,10 +15,11 @@ import tempfile
 import threading
 import time
 import warnings
-from typing import Any, BinaryIO, Iterable, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
 from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation,
                       SandboxClosed, SandboxCrashed, SandboxError, SnapshotError)
+from ..isolation.fdwait import readable
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
@@ -351,8 +352,10 @@ class SandboxedExecutor:
         self._next_id = 0
         self._pending: int | None = None   # a request whose reply was abandoned on our side
         self._current: int | None = None   # the run in progress
+        self._current_thread = 0           # and the thread that started it
         self._restart_reason: str | None = None  # said by the next Result
         self._last_shell: dict[str, Any] | None = None
+        self._custom: dict[str, Any] = {}
         hdr = self._start(cfg)
         self.observed: dict[str, Any] = hdr.get("observed", {})
         import base64
@@ -656,9 +659,7 @@ class SandboxedExecutor:
         init = self._init_pidfd
         if init is not None:
             # every process of the old sandbox must be gone before its files are read
-            r, _, _ = select.select([init], [], [], 5)
-            os.close(init)
-            self._init_pidfd = None
+            r = readable([init], 5)
             if not r:
                 reason += " (its files could not be recovered: the old sandbox did not end)"
             else:
@@ -666,6 +667,8 @@ class SandboxedExecutor:
                     layer = self._salvage_layer()
                 except OSError as e:
                     reason += f" (its files could not be recovered: {e})"
+            os.close(init)
+            self._init_pidfd = None
         elif self.plan.level == "namespace":
             reason += " (its files could not be recovered)"
         old_dir = self._session_dir
@@ -711,6 +714,8 @@ class SandboxedExecutor:
                 self._call_locked("import_layer", {"data": layer})
             if self._last_shell is not None:
                 self._call_locked("set_state", {"state": self._last_shell})
+            for name in self._custom:
+                self._call_locked("register_command", {"name": name})
         except SandboxError as e:
             reason += f" (restoring the session failed: {e})"
         self._restart_reason = reason
@@ -733,13 +738,34 @@ class SandboxedExecutor:
                    "timeout": timeout, "stream": on_output is not None}
             self._resources.begin_run()
             self._deliver(req, data or b"")
+            self._current_thread = threading.get_ident()
             self._current = rid
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
             callback_error: BaseException | None = None
+            pending: tuple[dict[str, Any], bytes] | None = None
+
+            def deliver(fd: int, chunk: bytes) -> None:
+                nonlocal callback_error
+                if on_output is not None and callback_error is None:
+                    try:
+                        on_output(fd, chunk)
+                    except BaseException as e:  # noqa: BLE001 - raised after the result
+                        callback_error = e
             try:
                 while True:
+                    if pending is not None:  # a frame a custom command's call ended on
+                        (hdr, payload), pending = pending, None
+                        ev = hdr.get("ev")
+                        if ev == "result":
+                            self._current = None
+                            if callback_error is not None:
+                                raise callback_error
+                            return self._resources.end_run(
+                                self._with_network(self._result(hdr, payload)))
+                        self._current = None
+                        _raise_remote(hdr)
                     wait = None if deadline is None else deadline - time.monotonic()
                     if wait is not None and wait <= 0:
                         if not interrupted:
@@ -762,11 +788,12 @@ class SandboxedExecutor:
                         continue  # output or reply of an abandoned call: never this run's
                     ev = hdr.get("ev")
                     if ev == "out":
-                        if on_output is not None and callback_error is None:
-                            try:
-                                on_output(int(hdr.get("fd", 1)), payload)
-                            except BaseException as e:  # noqa: BLE001 - raised after the result
-                                callback_error = e
+                        deliver(int(hdr.get("fd", 1)), payload)
+                    elif ev == "call":
+                        # a custom command: the function runs here, its I/O over the channel
+                        pending = self._host_call(hdr, rid, deliver)
+                    elif ev == "call_in" or ev == "call_end":
+                        pass  # of a call that is over
                     elif ev == "result":
                         self._current = None
                         if callback_error is not None:
@@ -790,6 +817,55 @@ class SandboxedExecutor:
                 raise
             finally:
                 self._current = None
+
+    # -- custom commands: the function runs in this process --------------------------------
+    def register_command(self, name: str, fn: Any) -> None:
+        """A custom command ``fn(ctx, argv) -> int`` that the sandboxed interpreter calls over
+        the channel: it runs in this process with ``ctx.stdin``/``stdout``/``stderr`` streamed
+        from and to the command's place in the script; ``ctx.fs`` is not available."""
+        with self._lock:
+            self._ready()
+            self._call_locked("register_command", {"name": name})
+            self._custom[name] = fn
+
+    def _host_call(self, hdr: dict[str, Any], rid: int,
+                   deliver: Callable[[int, bytes], None]) -> tuple[dict[str, Any], bytes] | None:
+        """Run the custom command the sandbox asked for; returns the run's final frame if it
+        arrived while the command was still running (the run was interrupted or timed out)."""
+        cid = hdr.get("call")
+        name = str(hdr.get("name", ""))
+        call = _HostCall(self, rid, cid, deliver)
+        fn = self._custom.get(name)
+        if fn is None:
+            call.write(2, f"{name}: custom command not registered on the host\n".encode())
+            return call.done(127)
+        from ..commands.base import CommandContext
+        from ..limits import Budget
+        # output is buffered like a process's stdio to a pipe, flushed before each read
+        call.outs = [io.BufferedWriter(_CallOut(call, fd), 1 << 16) for fd in (1, 2)]
+        ctx = CommandContext(
+            fs=_NoFS(name), cwd=str(hdr.get("cwd") or ""), env=dict(hdr.get("env") or {}),
+            stdin=io.BufferedReader(_CallStdin(call)), stdout=call.outs[0],
+            stderr=call.outs[1], budget=Budget(self.limits), name=name)
+        try:
+            try:
+                st = fn(ctx, list(hdr.get("argv") or [name]))
+                status = int(st) if st is not None else 0
+            finally:
+                call.flush()
+        except _CallOver:
+            return call.final
+        except BrokenPipeError:
+            status = 141
+        except Exception as e:  # noqa: BLE001 - a buggy command is a failed command
+            if call.final is not None:
+                return call.final
+            try:
+                call.write(2, f"{name}: internal error: {type(e).__name__}: {e}\n".encode())
+            except (_CallOver, BrokenPipeError):
+                return call.final if call.final is not None else call.done(2)
+            status = 2
+        return call.done(status)
 
     def _result(self, h: dict[str, Any], payload: bytes) -> Result:
         n = int(h.get("stdout_len", 0))
@@ -818,6 +894,14 @@ class SandboxedExecutor:
             return
         rid = self._current
         if rid is not None:
+            self._send_interrupt(rid)
+
+    def interrupt_thread(self, thread: int) -> None:
+        """Interrupt the run in progress only if thread ``thread`` started it (a cancelled
+        caller still queued behind another thread's run must not stop that run)."""
+        rid = self._current
+        if rid is not None and self._current_thread == thread and not (self._closed or
+                                                                        self._dead):
             self._send_interrupt(rid)
 
     def read_file(self, path: str) -> bytes:
@@ -885,7 +969,7 @@ class SandboxedExecutor:
             return False
         fds = [self._sock] + ([self._pidfd] if self._pidfd is not None else [])
         try:
-            r, _, _ = select.select(fds, [], [], 0)
+            r = readable(fds, 0)
         except (OSError, ValueError):
             return False
         if r:
@@ -905,8 +989,7 @@ class SandboxedExecutor:
         """Wait for S1 to exit (it outlives every other sandbox process)."""
         if self._pidfd is None:
             return True
-        r, _, _ = select.select([self._pidfd], [], [], timeout)
-        return bool(r)
+        return bool(readable([self._pidfd], timeout))
 
     def _teardown(self) -> None:
         sock = getattr(self, "_sock", None)
@@ -984,6 +1067,129 @@ class SandboxedExecutor:
         self.close()
 
 
+class _CallOver(Exception):
+    """The run a custom command belonged to has ended (interrupted, timed out)."""
+
+
+class _HostCall:
+    """The host end of one custom-command call: output goes out as ``call_out`` frames,
+    input is pulled with ``call_read``; frames of the same run arriving meanwhile (output
+    of other pipeline stages) are delivered as usual."""
+
+    def __init__(self, ex: SandboxedExecutor, rid: int, cid: Any,
+                 deliver: Callable[[int, bytes], None]) -> None:
+        self.ex, self.rid, self.cid, self.deliver = ex, rid, cid, deliver
+        self.final: tuple[dict[str, Any], bytes] | None = None
+        self.ended = False
+        self.outs: list[Any] = []
+
+    def flush(self) -> None:
+        for w in self.outs:
+            try:
+                w.flush()
+            except ValueError:  # closed by the command
+                pass
+
+    def _send(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        if self.final is not None:
+            raise _CallOver()
+        self.ex._send({**header, "target": self.rid, "call": self.cid}, payload)
+
+    def _take(self, hdr: dict[str, Any], payload: bytes) -> tuple[dict[str, Any], bytes] | None:
+        """Handle one frame read while the call runs; returns it if it is the call's input."""
+        if hdr.get("id") != self.rid:
+            if hdr.get("ev") == "fatal":
+                raise WireClosed("the sandbox reported a fatal error")
+            return None
+        ev = hdr.get("ev")
+        if ev == "out":
+            self.deliver(int(hdr.get("fd", 1)), payload)
+        elif ev in ("result", "error"):
+            self.final = (hdr, payload)
+            raise _CallOver()
+        elif hdr.get("call") == self.cid:
+            if ev == "call_end":
+                self.ended = True
+                raise BrokenPipeError(32, "the command's place in the script is gone")
+            if ev == "call_in":
+                return hdr, payload
+        return None
+
+    def poll(self) -> None:
+        """Take whatever frames are already here (without waiting)."""
+        if self.ended:
+            raise BrokenPipeError(32, "the command's place in the script is gone")
+        while True:
+            msg = self.ex._reader.recv(0)
+            if msg is None:
+                return
+            self._take(*msg)
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.poll()
+        if data:
+            self._send({"op": "call_out", "fd": fd}, bytes(data))
+        return len(data)
+
+    def read(self, n: int) -> bytes:
+        if self.ended:
+            return b""
+        self.flush()
+        self._send({"op": "call_read", "n": int(n)})
+        while True:
+            msg = self.ex._reader.recv(None)
+            assert msg is not None
+            got = self._take(*msg)
+            if got is not None:
+                return got[1]
+
+    def done(self, status: int) -> tuple[dict[str, Any], bytes] | None:
+        if self.final is not None:
+            return self.final
+        try:
+            self._send({"op": "call_done", "status": int(status) & 0xFF})
+        except _CallOver:
+            return self.final
+        return None
+
+
+class _CallStdin(io.RawIOBase):
+    def __init__(self, call: _HostCall) -> None:
+        self.call = call
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self.call.read(min(len(b), 1 << 16))
+        b[:len(data)] = data
+        return len(data)
+
+
+class _CallOut(io.RawIOBase):
+    def __init__(self, call: _HostCall, fd: int) -> None:
+        self.call, self.fd = call, fd
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        return self.call.write(self.fd, bytes(b))
+
+
+class _NoFS:
+    """``ctx.fs`` of a custom command called from a sandbox: the files are the sandbox's."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        from ..errors import Unsupported
+        raise Unsupported(f"{self._name}: ctx.fs is not available to a custom command run "
+                          "from a sandboxed level; use ctx.stdin/ctx.stdout (or the "
+                          "Sandbox file API outside the run)")
+
+
 # -- inside the sandbox ------------------------------------------------------------------------
 def make_inner_executor(cfg: dict[str, Any]) -> Any:
     """Runs in the sandbox process (S3): the interpreter over the sandbox's own root."""
@@ -1056,7 +1262,7 @@ class _BashExecutor:
         timed_out = False
         while fds:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select(list(fds), [], [], wait)
+            ready = readable(list(fds), wait)
             if not ready and not timed_out and (deadline is not None):
                 timed_out = True
                 _stop(p)

@@ -138,7 +138,9 @@ def _v2_usable(d: str) -> tuple[dict[str, str], dict[str, str]]:
     ``d/cgroup.subtree_control`` — or enabled here when ``d`` holds no process itself."""
     reasons: dict[str, str] = {}
     if not (os.access(d, os.W_OK | os.X_OK) and os.access(os.path.join(d, "cgroup.procs"), os.W_OK)):
-        return {}, {c: f"cgroup v2: {d} is not delegated to us" for c in _V2_WANTED}
+        hint = (" (a systemd user manager runs here: systemd-run --user --scope -p "
+                "Delegate=yes gives a delegated subtree)" if systemd_user_manager() else "")
+        return {}, {c: f"cgroup v2: {d} is not delegated to us{hint}" for c in _V2_WANTED}
     try:
         avail = set(_read(os.path.join(d, "cgroup.controllers")).split())
         enabled = set(_read(os.path.join(d, "cgroup.subtree_control")).split())
@@ -151,10 +153,10 @@ def _v2_usable(d: str) -> tuple[dict[str, str], dict[str, str]]:
             _write(os.path.join(d, "cgroup.subtree_control"), " ".join("+" + c for c in missing))
             enabled |= set(missing)
         except OSError as e:
+            hint = ("; run under a delegated scope: systemd-run --user --scope -p Delegate=yes"
+                    if systemd_user_manager() else "")
             for c in missing:
-                reasons[c] = (f"cgroup v2: cannot enable {c} below {d} ({e.strerror}); run "
-                              "under a delegated scope, e.g. systemd-run --user --scope -p "
-                              "Delegate=yes")
+                reasons[c] = f"cgroup v2: cannot enable {c} below {d} ({e.strerror}){hint}"
     out = {}
     for c in _V2_WANTED:
         if c in enabled:
@@ -162,6 +164,12 @@ def _v2_usable(d: str) -> tuple[dict[str, str], dict[str, str]]:
         elif c not in reasons:
             reasons[c] = f"cgroup v2: controller {c} not available in {d}"
     return out, reasons
+
+
+def _pread(fd: int, n: int) -> bytes:
+    # lseek + read rather than os.pread: the same on cgroupfs, and pyfakefs knows only these
+    os.lseek(fd, 0, os.SEEK_SET)
+    return os.read(fd, n)
 
 
 def systemd_user_manager() -> bool:
@@ -223,11 +231,12 @@ class SandboxCgroups:
         self.applied: dict[str, str] = {}
         """limit ("memory", "processes", "cpu") -> the value written, as text."""
         self._mem_node: Any = None
+        self._fds: dict[str, int] = {}
+        self._counts: tuple[int, int] | None = None
         self._subdirs: list[str] = []
         self._join: list[str] | None = None
         self.work_procs_files: list[str] = []
         """``cgroup.procs`` of the workload's own groups (native children are moved there)."""
-        self._peak_fd: int | None = None
         self._oom0 = 0
         self._pids0 = 0
         want = {"memory": memory is not None, "pids": pids is not None,
@@ -357,18 +366,24 @@ class SandboxCgroups:
                       | {os.path.join(d, "cgroup.procs") for d in self._subdirs})
 
     # -- per run --------------------------------------------------------------------------
-    def _file(self, controller: str, name: str) -> str | None:
-        d = self.dirs.get(controller)
-        return os.path.join(d, name) if d else None
+    # Opening a cgroup file costs ~50 us, reading an open one ~1 us: the files read on every
+    # run stay open (``_fds``) and the counters' values at the end of a run are the next
+    # run's start.
+    def _fd(self, path: str, flags: int = os.O_RDONLY) -> int | None:
+        fd = self._fds.get(path)
+        if fd is None:
+            try:
+                fd = self._fds[path] = os.open(path, flags | os.O_CLOEXEC)
+            except OSError:
+                return None
+        return fd
 
-    def _counter(self, controller: str, name: str, key: str) -> int:
-        p = self._file(controller, name)
-        return 0 if p is None else self._counter_at(p, key)
-
-    @staticmethod
-    def _counter_at(p: str, key: str) -> int:
+    def _counter_at(self, path: str, key: str) -> int:
+        fd = self._fd(path)
+        if fd is None:
+            return 0
         try:
-            for line in _read(p).splitlines():
+            for line in _pread(fd, 4096).decode().splitlines():
                 k, _, v = line.partition(" ")
                 if k == key:
                     return int(v)
@@ -379,52 +394,54 @@ class SandboxCgroups:
     def _oom_kills(self) -> int:
         if "memory" not in self.applied:
             return 0
-        return self._counter("memory", "memory.oom_control" if self.version == 1
-                             else "memory.events", "oom_kill")
+        return self._counter_at(os.path.join(self.dirs["memory"], "memory.oom_control"
+                                             if self.version == 1 else "memory.events"),
+                                "oom_kill")
 
     def _pids_refusals(self) -> int:
         """Forks refused at pids.max, in the sandbox's group or the workload's below it (each
         counts where its own limit was hit)."""
         if "processes" not in self.applied:
             return 0
-        n = self._counter("pids", "pids.events", "max")
+        n = self._counter_at(os.path.join(self.dirs["pids"], "pids.events"), "max")
         for f in self.work_procs_files:
             n += self._counter_at(os.path.join(os.path.dirname(f), "pids.events"), "max")
         return n
 
+    def _peak_path(self) -> str:
+        return os.path.join(self.dirs["memory"], "memory.max_usage_in_bytes"
+                            if self.version == 1 else "memory.peak")
+
     def begin_run(self) -> None:
         """Reset the peak and remember the counters before a run."""
-        self._oom0 = self._oom_kills()
-        self._pids0 = self._pids_refusals()
+        if self._counts is None:
+            self._counts = (self._oom_kills(), self._pids_refusals())
         if "memory" not in self.applied:
             return
-        try:
-            if self.version == 1:
-                _write(os.path.join(self.dirs["memory"], "memory.max_usage_in_bytes"), 0)
-            else:
-                if self._peak_fd is None:
-                    self._peak_fd = os.open(os.path.join(self.dirs["memory"], "memory.peak"),
-                                            os.O_RDWR | os.O_CLOEXEC)
-                os.write(self._peak_fd, b"r")  # Linux >= 6.12: per-fd reset; older: EINVAL
-        except OSError:
-            pass
+        fd = self._fd(self._peak_path(), os.O_RDWR)
+        if fd is not None:
+            try:
+                # v1: any write resets the peak; v2 (Linux >= 6.12): resets it for this fd
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.write(fd, b"0" if self.version == 1 else b"r")
+            except OSError:
+                pass
 
     def end_run(self) -> dict[str, Any]:
         """``peak_memory`` (bytes, None if unknown), ``oom_killed`` and ``pids_refused`` (counts)
         for the run since ``begin_run``."""
         peak: int | None = None
         if "memory" in self.applied:
+            fd = self._fd(self._peak_path(), os.O_RDWR)
             try:
-                if self.version == 1:
-                    peak = int(_read(os.path.join(self.dirs["memory"], "memory.max_usage_in_bytes")))
-                elif self._peak_fd is not None:
-                    peak = int(os.pread(self._peak_fd, 64, 0))
-                else:
-                    peak = int(_read(os.path.join(self.dirs["memory"], "memory.peak")))
+                peak = int(_pread(fd, 64)) if fd is not None else None
             except (OSError, ValueError):
                 peak = None
-        return {"peak_memory": peak, "oom_killed": self._oom_kills() - self._oom0,
-                "pids_refused": self._pids_refusals() - self._pids0}
+        counts = (self._oom_kills(), self._pids_refusals())
+        before = self._counts or counts
+        self._counts = counts
+        return {"peak_memory": peak, "oom_killed": counts[0] - before[0],
+                "pids_refused": counts[1] - before[1]}
 
     # -- teardown -------------------------------------------------------------------------
     def _procs(self) -> list[int]:
@@ -439,12 +456,12 @@ class SandboxCgroups:
     def close(self, timeout: float = 5.0) -> bool:
         """Kill every process still in the groups, then remove the directories (idempotent).
         True when nothing is left."""
-        if self._peak_fd is not None:
+        for fd in self._fds.values():
             try:
-                os.close(self._peak_fd)
+                os.close(fd)
             except OSError:
                 pass
-            self._peak_fd = None
+        self._fds.clear()
         if not self.dirs:
             return True
         end = time.monotonic() + timeout

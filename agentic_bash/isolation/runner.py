@@ -571,6 +571,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     send_lock = threading.Lock()
     active: list[threading.Thread] = []
     current: list[Any] = [None]  # id of the run in progress
+    calls: dict[int, Any] = {}   # custom-command calls waiting for the host, by call id
     # runs go to one long-lived worker thread (a thread started per run cost ~50 us);
     # ``idle`` is set while no run is in progress
     runs: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -601,8 +602,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                              timeout=req.get("timeout"),
                              on_output=on_output if req.get("stream") else None)
             if usage is not None:
-                import dataclasses
-                r = usage.end(r, dataclasses.replace)
+                usage.ran()
             if r.timed_out:
                 _kill_new_children(before)
             refused = _drain_violations(sup)
@@ -621,6 +621,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                         scanner.refresh()  # builtin writes, already in the result
                 except Exception:  # noqa: BLE001
                     pass
+            if usage is not None:
+                import dataclasses
+                r = usage.end(r, dataclasses.replace)  # after the merge: it sees native writes
             r = _note_packages(executor, r)
             h, body = result_header(r)
             h["id"] = rid
@@ -646,6 +649,43 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             finally:
                 idle.set()
 
+    def host_command(name: str) -> Callable[..., int]:
+        """A custom command whose function lives in the host: called over the channel,
+        stdin pulled by the host (``call_read``), output pushed (``call_out``)."""
+        import queue
+
+        def proxy(ctx: Any, argv: list[str]) -> int:
+            rid = current[0]
+            cid = next(call_ids)
+            q: Any = queue.Queue()
+            calls[cid] = q
+            try:
+                send({"ev": "call", "id": rid, "call": cid, "name": name, "argv": list(argv),
+                      "cwd": ctx.cwd, "env": dict(ctx.env)})
+                while True:
+                    try:
+                        r, data = q.get(timeout=0.05)
+                    except queue.Empty:
+                        ctx.budget.check()  # an interrupt or the deadline ends the wait
+                        continue
+                    op = r.get("op")
+                    if op == "call_read":
+                        chunk = ctx.stdin.read(max(1, min(int(r.get("n", 65536)), 1 << 16)))
+                        send({"ev": "call_in", "id": rid, "call": cid}, chunk or b"")
+                    elif op == "call_out":
+                        try:
+                            (ctx.stderr if r.get("fd") == 2 else ctx.stdout).write(data)
+                        except BrokenPipeError:
+                            send({"ev": "call_end", "id": rid, "call": cid})
+                            return 141
+                    elif op == "call_done":
+                        return int(r.get("status", 0))
+            finally:
+                calls.pop(cid, None)
+        return proxy
+
+    import itertools
+    call_ids = itertools.count(1)
     try:
         while True:
             try:
@@ -654,6 +694,12 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 break
             op = req.get("op")
             rid = req.get("id")
+            if op in ("call_read", "call_out", "call_done"):
+                # the host's side of a custom command the running script called
+                q = calls.get(req.get("call"))
+                if q is not None and req.get("target") == current[0]:
+                    q.put((req, payload))
+                continue
             if op == "interrupt":
                 # an interrupt meant for a run that has ended must not hit the next one
                 target = req.get("target")
@@ -677,6 +723,14 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 continue
             if op == "ping":
                 send({"ev": "ok", "value": None, "id": rid})
+                continue
+            if op == "register_command":
+                try:
+                    args = pickle.loads(payload) if payload else {}
+                    executor.register_command(str(args["name"]), host_command(str(args["name"])))
+                    send({"ev": "ok", "value": None, "id": rid})
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
                 continue
             if op == "export_layer":
                 try:

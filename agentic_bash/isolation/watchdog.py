@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
-import socket
+import time
 from typing import Any, Callable
 
 __all__ = ["S3Usage", "s1_join", "s2_wait_with_watchdog", "s3_prepare", "sample"]
@@ -48,8 +47,32 @@ def s1_join(cfg: dict[str, Any]) -> None:
             seen["cgroup_error"] = f"opening {path}: {e.strerror}"
     cfg["_work_cgroup_fds"] = fds
     if res.get("watchdog"):
-        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-        cfg["_watchdog_fds"] = (a.detach(), b.detach())
+        cfg["_watchdog_page"] = WatchdogPage()
+
+
+class WatchdogPage:
+    """What S2's watchdog and S3 share: one anonymous MAP_SHARED page made by S1 before the
+    fork, so a run's figures cost S3 a few loads and stores — no message, no wake-up of pid 1
+    on the run's path. No other process can reach it (native children exec away from it).
+
+    Fields (int64): ``gen`` (S3: bumped at each run's start), ``seen`` (S2: the gen its last
+    sample belongs to), ``peak`` (S2: highest total since ``seen`` changed), ``last`` (S2: the
+    last total), ``kills`` and ``at_max`` (S2: monotonic counts of kills and of samples with
+    the process limit reached), ``runner`` (S3: its own proportional size)."""
+
+    _FIELDS = ("gen", "seen", "peak", "last", "kills", "at_max", "runner")
+
+    def __init__(self) -> None:
+        import mmap
+        self._m = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+
+    def get(self, name: str) -> int:
+        i = self._FIELDS.index(name) * 8
+        return int.from_bytes(self._m[i:i + 8], "little", signed=True)
+
+    def set(self, name: str, value: int) -> None:
+        i = self._FIELDS.index(name) * 8
+        self._m[i:i + 8] = int(value).to_bytes(8, "little", signed=True)
 
 
 # -- S2: pid 1 ---------------------------------------------------------------------------------
@@ -130,25 +153,21 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
 def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
     """pid 1's reaping loop with the memory watchdog: every ``interval`` seconds, when the
     sandbox holds more than the limit, SIGKILL the largest workload process (the runner
-    itself only when nothing else is left to kill). S3 asks over the channel for each run's
-    peak, kill count and highest process count. Returns S3's exit status."""
+    itself only when nothing else is left to kill). Figures go to the shared page S3 reads
+    after each run. Returns S3's exit status."""
+    import select
+
     wd = cfg["resources"]["watchdog"]
     limit = int(wd["memory"])
     interval = float(wd.get("interval", 0.05))
     max_procs = cfg["resources"].get("max_processes")
-    a, b = cfg.pop("_watchdog_fds")
-    os.close(b)
-    chan = socket.socket(fileno=a)
-    chan.setblocking(False)
+    page: WatchdogPage = cfg["_watchdog_page"]
     try:
         pidfd: int | None = os.pidfd_open(runner)
     except OSError:
         pidfd = None
-    import select
-
     me = os.getpid()
     known = {me: pss_anon("self") or 0}
-    peak = kills = procs_high = 0
     while True:
         while True:
             try:
@@ -161,37 +180,31 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
                 break
             if p == runner:
                 return os.waitstatus_to_exitcode(status) & 0xFF
+        size = page.get("runner")
+        if size > 0:
+            known[runner] = size
         total, n, procs = sample((me, runner), limit, known)
         if total > limit:
             victims = sorted(procs, reverse=True) or [(0, runner)]
+            page.set("kills", page.get("kills") + 1)  # before the kill: S3 reads it after
             try:
                 os.kill(victims[0][1], signal.SIGKILL)
-                kills += 1
             except OSError:
-                pass
-        peak = max(peak, total)
-        procs_high = max(procs_high, n)
-        while True:
-            try:
-                msg = chan.recv(64)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError:
-                break
-            head, _, arg = msg.partition(b" ")
-            if arg.isdigit():
-                known[runner] = int(arg)  # the runner's own proportional size
-            if head == b"begin":
-                peak, kills, procs_high = total, 0, n
-            elif head == b"end":
-                hit = max_procs is not None and procs_high >= max_procs
-                try:
-                    chan.send(json.dumps({"peak": peak, "kills": kills,
-                                          "processes_hit": hit}).encode())
-                except OSError:
-                    pass
+                page.set("kills", page.get("kills") - 1)
+        if max_procs is not None and n >= max_procs:
+            page.set("at_max", page.get("at_max") + 1)
+        gen = page.get("gen")
+        if gen != page.get("seen"):
+            page.set("peak", total)
+            page.set("seen", gen)
+        elif total > page.get("peak"):
+            page.set("peak", total)
+        page.set("last", total)
+        if pidfd is None:
+            time.sleep(interval)
+            continue
         try:
-            select.select([x for x in (pidfd, chan) if x is not None], [], [], interval)
+            select.select([pidfd], [], [], interval)
         except InterruptedError:
             pass
 
@@ -244,33 +257,35 @@ def s3_prepare(cfg: dict[str, Any]) -> None:
             except OSError:
                 sized = False
         seen["tmpfs_sized"] = sized and cfg.get("session_layer") == "tmpfs"
-    seen["watchdog"] = bool(cfg.get("_watchdog_fds"))
+    seen["watchdog"] = cfg.get("_watchdog_page") is not None
     cfg["workload"] = {"oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
                        "ignore_sigxfsz": bool(res.get("ignore_sigxfsz")), "nproc": work_nproc,
                        "cgroup_fds": tuple(cfg.get("_work_cgroup_fds", ()))}
-    fds = cfg.pop("_watchdog_fds", None)
-    if fds:
-        os.close(fds[0])
-        s = socket.socket(fileno=fds[1])
-        s.settimeout(1.0)
-        cfg["_watchdog_chan"] = s
 
 
 class S3Usage:
     """Per-run figures measured in S3: CPU seconds of the interpreter and every child it
-    reaped, the watchdog's peak and kills, full tmpfs mounts."""
+    reaped, the watchdog's peak and kills, refused spawns, full tmpfs mounts."""
 
     def __init__(self, cfg: dict[str, Any]) -> None:
-        self.chan: socket.socket | None = cfg.get("_watchdog_chan")
+        self.page: WatchdogPage | None = cfg.get("_watchdog_page")
         self.cpu0 = 0.0
+        self.cpu1: float | None = None
+        self.file_limit = ((cfg.get("resources") or {}).get("rlimits") or {}).get("FSIZE")
         self.native = cfg.get("_native")
-        self.refused0 = 0
+        self.refused0 = self.kills0 = self.at_max0 = 0
+        self.gen = 0
+        self._size_at = -10.0
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
-        if self.chan is not None:
-            try:
-                self.chan.send(b"size %d" % (pss_anon("self") or 0))
-            except OSError:
-                pass
+        self._own_size()
+
+    def _own_size(self) -> None:
+        """Tell the watchdog this process's proportional size (it may not read it itself);
+        smaps_rollup costs ~0.2 ms, so at most once a second."""
+        now = time.monotonic()
+        if self.page is not None and now - self._size_at > 1.0:
+            self.page.set("runner", pss_anon("self") or 0)
+            self._size_at = now
 
     @staticmethod
     def _cpu() -> float:
@@ -281,41 +296,44 @@ class S3Usage:
     def begin(self) -> None:
         self.cpu0 = self._cpu()
         self.refused0 = getattr(self.native, "refused", 0)
-        if self.chan is not None:
-            try:
-                self._drain()
-                self.chan.send(b"begin %d" % (pss_anon("self") or 0))
-            except OSError:
-                pass
+        page = self.page
+        if page is not None:
+            self._own_size()
+            self.kills0, self.at_max0 = page.get("kills"), page.get("at_max")
+            self.gen = page.get("gen") + 1
+            page.set("gen", self.gen)
 
-    def _drain(self) -> None:
-        assert self.chan is not None
-        self.chan.setblocking(False)
-        try:
-            while True:
-                self.chan.recv(4096)
-        except (BlockingIOError, InterruptedError, OSError):
-            pass
-        finally:
-            self.chan.settimeout(1.0)
+    def ran(self) -> None:
+        """The script is done (what follows is the runner's own bookkeeping)."""
+        self.cpu1 = self._cpu()
 
     def end(self, r: Any, replace: Callable[..., Any]) -> Any:
-        changes: dict[str, Any] = {"cpu_time": round(max(0.0, self._cpu() - self.cpu0), 6)}
+        cpu1 = self.cpu1 if self.cpu1 is not None else self._cpu()
+        self.cpu1 = None
+        changes: dict[str, Any] = {"cpu_time": round(max(0.0, cpu1 - self.cpu0), 6)}
         exceeded = getattr(r, "limit_exceeded", None)
-        if self.chan is not None:
-            try:
-                self.chan.send(b"end %d" % (pss_anon("self") or 0))
-                got = json.loads(self.chan.recv(4096))
-                changes["peak_memory"] = int(got.get("peak", 0))
-                if got.get("kills"):
-                    exceeded = "memory"
-                elif got.get("processes_hit") and exceeded in (None, "timeout"):
-                    exceeded = "processes"
-            except (OSError, ValueError):
-                pass
+        page = self.page
+        if page is not None:
+            # a run shorter than one sample has only the last total to show
+            changes["peak_memory"] = max(page.get("peak") if page.get("seen") == self.gen
+                                         else 0, page.get("last"))
+            if page.get("kills") > self.kills0:
+                exceeded = "memory"
+            elif page.get("at_max") > self.at_max0 and exceeded in (None, "timeout"):
+                exceeded = "processes"
         if exceeded in (None, "timeout") and getattr(self.native, "refused", 0) > self.refused0:
             exceeded = "processes"
+        if exceeded is None and self.file_limit:
+            # a file that reached RLIMIT_FSIZE: some write to it failed with EFBIG
+            for path in (tuple(r.files_created) + tuple(r.files_modified))[:256]:
+                try:
+                    if os.stat(path).st_size >= self.file_limit:
+                        exceeded = "file_size"
+                        break
+                except OSError:
+                    pass
         if exceeded is None and self.layer_size:
+            # a full tmpfs after the run: some write met ENOSPC
             for p in _TMPFS:
                 try:
                     st = os.statvfs(p)

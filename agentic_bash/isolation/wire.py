@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import array
 import json
-import select
 import socket
 import struct
 import time
 from typing import Any
+
+from .fdwait import readable
 
 __all__ = ["MAX_FRAME", "Reader", "WireClosed", "recv_msg", "send_msg"]
 
@@ -154,7 +155,7 @@ class Reader:
                 wait: float | None = max(0.0, deadline - now)
             else:
                 wait = None
-            r, _, _ = select.select([self.sock], [], [], wait)
+            r = readable([self.sock], wait)
             if not r:
                 return None
             self._fill()

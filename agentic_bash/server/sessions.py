@@ -17,7 +17,6 @@ import base64
 import binascii
 import dataclasses
 import hmac
-import inspect
 import json
 import logging
 import os
@@ -93,6 +92,7 @@ class SessionManager:
         self.instance = uuid.uuid4().hex
         self._live: dict[str, _Live] = {}
         self._live_lock = threading.Lock()
+        self._starting = 0
         self._stop = threading.Event()
         self._reaper: threading.Thread | None = None
         self.pool = ThreadPoolExecutor(max_workers=max(8, min(max_sessions, 256)),
@@ -240,18 +240,48 @@ class SessionManager:
                 changes[k] = v
             kw["limits"] = dataclasses.replace(base, **changes)
         if opts.get("network") is not None:
-            if "network" not in inspect.signature(self._cls).parameters:
-                raise ApiError(422, "network policies are not available in this build")
-            kw["network"] = opts["network"]
+            kw["network"] = self._network(opts["network"])
         return kw
+
+    def _network(self, v: Any) -> Any:
+        """A client's network choice: "public", "deny", or {"allow": [...], "deny": [...]}
+        (an allowlist). "host" (the host's stack, unconfined) only if it is the server's."""
+        try:
+            from ..network import NetworkPolicy
+        except ImportError:
+            raise ApiError(422, "network policies are not available in this build") from None
+        server = self.defaults.get("network")
+        server_mode = getattr(server, "mode", server)
+        if isinstance(v, str):
+            if v in ("host", "allow") and server_mode not in ("host", "allow"):
+                raise ApiError(422, "network 'host' is not allowed by this server")
+            if v not in ("public", "deny", "host", "allow"):
+                raise ApiError(422, "network must be 'public', 'deny' or {\"allow\": [rules]}")
+            return v
+        if isinstance(v, dict) and set(v) <= {"allow", "deny"} and all(
+                isinstance(x, list) and all(isinstance(r, str) for r in x) for x in v.values()):
+            try:
+                return NetworkPolicy(allow=v.get("allow", ()), deny=v.get("deny", ()))
+            except (TypeError, ValueError) as e:
+                raise ApiError(422, f"network: {e}") from None
+        raise ApiError(422, "network must be 'public', 'deny' or {\"allow\": [rules], \"deny\": [rules]}")
 
     def create(self, opts: dict[str, Any]) -> dict[str, Any]:
         ttl = opts.get("ttl", self.default_ttl)
         if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0:
             raise ApiError(422, "ttl must be a positive number of seconds")
-        with self._live_lock:
-            if len(self._live) >= self.max_sessions:
+        with self._live_lock:     # a slot is reserved while the sandbox starts
+            if len(self._live) + self._starting >= self.max_sessions:
                 raise ApiError(429, f"too many live sessions (at most {self.max_sessions})")
+            self._starting += 1
+        try:
+            return self._create(opts)
+        finally:
+            with self._live_lock:
+                self._starting -= 1
+
+    def _create(self, opts: dict[str, Any]) -> dict[str, Any]:
+        ttl = opts.get("ttl", self.default_ttl)
         snapshot: bytes | None = None
         if opts.get("snapshot") is not None:
             try:
