@@ -205,6 +205,8 @@ def _transforms(name: str, v: Any) -> tuple[Any, ...]:
 def _network(name: str, v: Any) -> Any:
     # the network package owns what a policy may be ('public', 'deny', 'host', 'allow',
     # 'allowlist', a NetworkPolicy or its dict); this only asks it, before anything starts
+    if v is None:
+        return None
     from .network.policy import NetworkPolicy
     try:
         NetworkPolicy.coerce(v)

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import sys
 import time
 import traceback
 import warnings
@@ -79,6 +78,10 @@ def checks() -> dict:
         out["mem64_next"] = _r(sb.run("echo ok"))
         out["mem64_again"] = _r(sb.run("python3 -c 'b = bytearray(300 << 20)'; echo st=$?"))
         out["mem64_small"] = _r(sb.run("python3 -c 'b = bytearray(8 << 20); print(len(b))'"))
+        out["oom_adj"] = _r(sb.run(
+            "cat /proc/self/oom_score_adj; python3 -c 'import os; "
+            "print(open(f\"/proc/{os.getppid()}/oom_score_adj\").read().strip())'; "
+            "cat /proc/1/oom_score_adj"))
     with ab.Sandbox(isolation="namespace") as sb:
         out["default_report"] = dict(sb.isolation.mechanisms)
         t = time.monotonic()
@@ -147,18 +150,9 @@ def checks() -> dict:
     return out
 
 
-def cycles(n: int) -> dict:
-    for _ in range(n):
-        with ab.Sandbox(isolation="namespace", limits=ab.Limits(max_memory_bytes=256 * MiB,
-                                                                max_processes=64,
-                                                                cpu_quota=1.0)) as sb:
-            sb.run("true")
-    return {"groups": _ours(), "cycles": n}
-
-
 if __name__ == "__main__":
     try:
-        res = checks() if sys.argv[1] == "checks" else cycles(int(sys.argv[2]))
+        res = checks()
     except Exception:  # noqa: BLE001
         res = {"error": traceback.format_exc()}
     print("\n@@JSON@@" + json.dumps(res))

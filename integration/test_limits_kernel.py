@@ -19,8 +19,8 @@ _cache: dict[str, dict] = {}
 MiB = 1 << 20
 
 
-def _run(runner, *args: str) -> dict:
-    p = subprocess.run(runner.prefix + [runner.python, BATTERY, *args], capture_output=True,
+def _run(runner) -> dict:  # noqa: ANN001
+    p = subprocess.run(runner.prefix + [runner.python, BATTERY], capture_output=True,
                        text=True, env=runner.env, cwd=runner.cwd, timeout=500)
     res = _parse(p.stdout)
     assert "error" not in res, res["error"] + p.stderr[-3000:]
@@ -32,7 +32,7 @@ def obs(request: pytest.FixtureRequest) -> dict:
     who = request.param
     if who not in _cache:
         runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-        _cache[who] = _run(runner, "checks")
+        _cache[who] = _run(runner)
     return _cache[who]
 
 
@@ -59,6 +59,9 @@ def test_memory_limit_kills_the_workload_and_the_session_goes_on(obs: dict) -> N
     assert obs["mem64_again"]["out"] == "st=137\n", obs["mem64_again"]
     # a small allocation under the limit is not touched
     assert obs["mem64_small"]["out"] == "8388608\n", obs["mem64_small"]
+    # the OOM killer's choice: native commands +1000, the runner (parent of python3) and
+    # pid 1 unchanged
+    assert obs["oom_adj"]["out"].split() == ["1000", "0", "0"], obs["oom_adj"]
     if obs["uid"] == 0:
         # the cgroup's peak never passes its limit; the watchdog's may, by up to a sample
         assert 32 * MiB < r["peak"] <= 64 * MiB, r
@@ -103,6 +106,7 @@ def test_file_size_limit_gives_file_too_large(obs: dict) -> None:
     r = obs["fsize"]
     assert "File too large" in r["err"], r
     assert int(r["out"].split()[-1]) <= 10 * MiB, r
+    assert r["exceeded"] == "file_size", r
     assert "File too large" in obs["fsize_builtin"]["err"], obs["fsize_builtin"]
 
 

@@ -212,15 +212,16 @@ class ResourceControl:
             if value.startswith("unavailable"):
                 warns.append(f"{name} limit {value}")
         parts = []
-        if "memory" in self.backends:
+        on = {k for k in self.backends if mech[LIMIT_MECHANISMS[k]].startswith("enforced")}
+        if "memory" in on:
             parts.append(f"memory {_fmt_bytes(int(lim.max_memory_bytes))} for the whole sandbox")
-        if "processes" in self.backends:
+        if "processes" in on:
             parts.append(f"{lim.max_processes} processes")
-        if "cpu" in self.backends:
+        if "cpu" in on:
             parts.append(f"{lim.cpu_quota:g} CPU")
-        if "file_size" in self.backends:
+        if "file_size" in on:
             parts.append(f"files up to {_fmt_bytes(int(lim.max_file_bytes))}")
-        if "disk" in self.backends:
+        if "disk" in on:
             parts.append(f"{_fmt_bytes(int(lim.max_fs_bytes))} for the session layer, /tmp "
                          "and /dev/shm each")
         if parts:

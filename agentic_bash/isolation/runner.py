@@ -602,8 +602,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                              timeout=req.get("timeout"),
                              on_output=on_output if req.get("stream") else None)
             if usage is not None:
-                import dataclasses
-                r = usage.end(r, dataclasses.replace)
+                usage.ran()
             if r.timed_out:
                 _kill_new_children(before)
             refused = _drain_violations(sup)
@@ -622,6 +621,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                         scanner.refresh()  # builtin writes, already in the result
                 except Exception:  # noqa: BLE001
                     pass
+            if usage is not None:
+                import dataclasses
+                r = usage.end(r, dataclasses.replace)  # after the merge: it sees native writes
             r = _note_packages(executor, r)
             h, body = result_header(r)
             h["id"] = rid

@@ -270,6 +270,8 @@ class S3Usage:
     def __init__(self, cfg: dict[str, Any]) -> None:
         self.page: WatchdogPage | None = cfg.get("_watchdog_page")
         self.cpu0 = 0.0
+        self.cpu1: float | None = None
+        self.file_limit = ((cfg.get("resources") or {}).get("rlimits") or {}).get("FSIZE")
         self.native = cfg.get("_native")
         self.refused0 = self.kills0 = self.at_max0 = 0
         self.gen = 0
@@ -301,8 +303,14 @@ class S3Usage:
             self.gen = page.get("gen") + 1
             page.set("gen", self.gen)
 
+    def ran(self) -> None:
+        """The script is done (what follows is the runner's own bookkeeping)."""
+        self.cpu1 = self._cpu()
+
     def end(self, r: Any, replace: Callable[..., Any]) -> Any:
-        changes: dict[str, Any] = {"cpu_time": round(max(0.0, self._cpu() - self.cpu0), 6)}
+        cpu1 = self.cpu1 if self.cpu1 is not None else self._cpu()
+        self.cpu1 = None
+        changes: dict[str, Any] = {"cpu_time": round(max(0.0, cpu1 - self.cpu0), 6)}
         exceeded = getattr(r, "limit_exceeded", None)
         page = self.page
         if page is not None:
@@ -315,8 +323,17 @@ class S3Usage:
                 exceeded = "processes"
         if exceeded in (None, "timeout") and getattr(self.native, "refused", 0) > self.refused0:
             exceeded = "processes"
-        if exceeded is None and self.layer_size and (r.exit_code or r.stderr_bytes):
-            # a write that met ENOSPC failed somewhere, and said so or failed the script
+        if exceeded is None and self.file_limit:
+            # a file that reached RLIMIT_FSIZE: some write to it failed with EFBIG
+            for path in (tuple(r.files_created) + tuple(r.files_modified))[:256]:
+                try:
+                    if os.stat(path).st_size >= self.file_limit:
+                        exceeded = "file_size"
+                        break
+                except OSError:
+                    pass
+        if exceeded is None and self.layer_size:
+            # a full tmpfs after the run: some write met ENOSPC
             for p in _TMPFS:
                 try:
                     st = os.statvfs(p)
