@@ -198,9 +198,21 @@ class Sandbox:
     # ------------------------------------------------------------------ running
     def run(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None) -> Result:
+            timeout: float | None = None, tty: bool | Mapping[str, Any] | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
-        this run only."""
+        this run only.
+
+        ``tty=True`` (or ``{"term", "rows", "cols"}``) gives the run a pseudo-terminal as
+        stdin, stdout and stderr, as in an interactive shell: output is merged into
+        ``stdout`` (with the terminal's ``\r\n``), ``stdin`` bytes are typed at it, native
+        programs see a terminal (TERM from ``term``, default $TERM), and
+        ``tty_input()``/``tty_resize()`` reach it while the run goes on."""
+        if tty is not None and tty is not False:
+            from .tty import tty_spec
+            self._check()
+            spec = tty_spec(tty)
+            return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=self._on_output, tty=spec)
         if self._direct and type(stdin) is not str:
             # no hook or transform to serve: straight to the executor, arguments by position
             # (it raises SandboxClosed once closed)
@@ -225,7 +237,8 @@ class Sandbox:
         self._direct = not (self._hooked or self._transforms)
 
     def _run(self, script: str, *, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
-             timeout: float | None, on_output: Callable[[int, bytes], None] | None) -> Result:
+             timeout: float | None, on_output: Callable[[int, bytes], None] | None,
+             tty: dict[str, Any] | None = None) -> Result:
         self._check()
         if isinstance(stdin, str):
             stdin = stdin.encode("utf-8")
@@ -235,7 +248,12 @@ class Sandbox:
         if self._transforms:
             from .transforms import apply_transforms
             text = apply_transforms(script, self._transforms)
-        r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout, on_output=on_output)
+        if tty is not None:
+            r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=on_output, tty=tty)
+        else:
+            r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=on_output)
         if self._on_violation is not None:
             for v in r.violations:
                 self._on_violation(v)
@@ -252,8 +270,14 @@ class Sandbox:
             cb = on_stdout if fd == 1 else on_stderr
             if cb is not None:
                 cb(chunk)
+        tty = kw.get("tty")
+        if tty is not None and tty is not False:
+            from .tty import tty_spec
+            tty = tty_spec(tty)
+        else:
+            tty = None
         return self._run(script, stdin=kw.get("stdin"), env=kw.get("env"), cwd=kw.get("cwd"),
-                         timeout=kw.get("timeout"), on_output=deliver)
+                         timeout=kw.get("timeout"), on_output=deliver, tty=tty)
 
     def stream(self, script: str, **kw: Any) -> Iterator[StreamEvent]:
         """``for ev in sb.stream(script)``: ``stdout``/``stderr`` events with ``data`` as output
@@ -263,6 +287,21 @@ class Sandbox:
 
     def interrupt(self) -> None:
         self._ex.interrupt()
+
+    def tty_input(self, data: bytes | str) -> None:
+        """Type ``data`` at the terminal of the ``run(tty=...)`` going on (from another
+        thread); ignored when there is none."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        fn = getattr(self._ex, "tty_input", None)
+        if fn is not None:
+            fn(bytes(data))
+
+    def tty_resize(self, rows: int, cols: int) -> None:
+        """Set the window size of the ``run(tty=...)`` going on (its program gets SIGWINCH)."""
+        fn = getattr(self._ex, "tty_resize", None)
+        if fn is not None:
+            fn(int(rows), int(cols))
 
     def register_command(self, name: str, fn: Callable[..., int]) -> None:
         """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins)."""

@@ -207,7 +207,10 @@ class Zygote:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentic_bash.isolation.zygote", str(there.fileno())],
             pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, cwd="/", close_fds=True)
+            stdout=subprocess.DEVNULL, cwd="/", close_fds=True,
+            # not in the caller's process group: Ctrl-C at the caller's terminal (a REPL, `run`)
+            # is the caller's to handle, not a KeyboardInterrupt in every sandbox
+            start_new_session=True)
         there.close()
         self.sock = here
         self.owner = os.getpid()
