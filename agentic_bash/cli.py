@@ -8,6 +8,7 @@ import inspect
 import json
 import math
 import os
+import re
 import shlex
 import sys
 import warnings
@@ -90,6 +91,64 @@ def _positive_seconds(value: Optional[float]) -> Optional[float]:
     return value
 
 
+def _network_mode(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ("public", "deny", "host", "allow"):
+        raise typer.BadParameter(f"must be public, deny or host, not {value!r}")
+    return value
+
+
+def _network_rules(value: list[str]) -> list[str]:
+    from .network import parse_rule
+    for rule in value or ():
+        try:
+            parse_rule(rule)
+        except ValueError as e:
+            raise typer.BadParameter(str(e)) from None
+    return value
+
+
+def _network_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    """Sandbox(network=...) from --network and --allow (only when given)."""
+    mode, rules = o.get("network"), list(o.get("allow") or ())
+    if rules:
+        if mode not in (None, "public"):
+            raise typer.BadParameter(f"--allow needs --network public, not {mode!r}",
+                                     param_hint="--allow")
+        from .network import NetworkPolicy
+        return {"network": NetworkPolicy(allow=rules)}
+    return {"network": mode} if mode is not None else {}
+
+
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?", re.I)
+
+
+def parse_size(text: str) -> int:
+    """``256m``, ``1g``, ``1.5G``, ``10MiB``, ``512k`` or plain bytes -> bytes (powers of 1024,
+    as docker --memory does). ValueError for anything else."""
+    m = _SIZE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"not a size: {text!r} (e.g. 512k, 256m, 2g)")
+    n = float(m.group(1)) * 1024 ** "_kmgt".index(m.group(2).lower() or "_")
+    if n < 1:
+        raise ValueError(f"a size must be at least one byte: {text!r}")
+    return int(n)
+
+
+def _size_option(value: Optional[str]) -> Optional[int]:
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+def _cpus_option(value: Optional[float]) -> Optional[float]:
+    if value is not None and not (0.01 <= value <= 1024):
+        raise typer.BadParameter(f"must be between 0.01 and 1024 CPUs, not {value:g}")
+    return value
+
+
 # ---------------------------------------------------------------- the shared option group
 # One place for every option that shapes the Sandbox: run, shell, snapshot and restore all
 # take them. To add one: append (parameter name, type, typer.Option(...)) here and map it to
@@ -110,6 +169,31 @@ SANDBOX_OPTIONS: list[tuple[str, Any, Any]] = [
     ("timeout", Optional[float], typer.Option(
         None, "--timeout", "-t", callback=_positive_seconds,
         help="Seconds before a run is stopped (exit 124)")),
+    ("image", Optional[str], typer.Option(
+        None, "--image", help="Start from a named image (agentic-bash image build) or its snapshot tar")),
+    # network (issue #12)
+    ("network", Optional[str], typer.Option(
+        None, "--network", callback=_network_mode,
+        help="public (default: the internet through a filtering proxy, never host or private "
+             "addresses), deny (loopback only) or host (the host's network, unconfined)")),
+    ("allow", list[str], typer.Option(
+        [], "--allow", callback=_network_rules,
+        help="Allowlist RULE: NAME, *.SUFFIX or CIDR, each with an optional :PORT; only "
+             "listed hosts are reachable (repeatable)")),
+    # resource limits of the whole sandbox (issue #11)
+    ("memory", Optional[str], typer.Option(
+        None, "--memory", callback=_size_option,
+        help="Memory of the whole sandbox, e.g. 256m, 2g; past it the workload is killed (137)")),
+    ("cpus", Optional[float], typer.Option(
+        None, "--cpus", callback=_cpus_option, help="CPU share of the whole sandbox, e.g. 0.5")),
+    ("pids", Optional[int], typer.Option(
+        None, "--pids", min=1, help="Processes and threads of the workload alive at once")),
+    ("file_size", Optional[str], typer.Option(
+        None, "--file-size", callback=_size_option,
+        help="Largest file a process may write, e.g. 10m ('File too large' past it)")),
+    ("disk", Optional[str], typer.Option(
+        None, "--disk", callback=_size_option,
+        help="Bytes the session layer, /tmp and /dev/shm may each hold, e.g. 1g (ENOSPC past it)")),
 ]
 
 
@@ -142,6 +226,11 @@ def _limits_kwargs(o: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if o.get("timeout") is not None:
         out["timeout"] = o["timeout"]
+    for opt, field in (("memory", "max_memory_bytes"), ("cpus", "cpu_quota"),
+                       ("pids", "max_processes"), ("file_size", "max_file_bytes"),
+                       ("disk", "max_fs_bytes")):
+        if o.get(opt) is not None:
+            out[field] = o[opt]
     return out
 
 
@@ -154,7 +243,8 @@ def sandbox_kwargs(o: dict[str, Any]) -> dict[str, Any]:
         workdir = os.getcwd() if o["isolation"] == "none" else "/workspace"
     return dict(isolation=o["isolation"], env=_parse_env(o.get("env") or []), workdir=workdir,
                 mounts=_parse_mounts(o.get("mount") or []) or None,
-                limits=Limits(**_limits_kwargs(o)), strict=bool(o.get("strict")))
+                limits=Limits(**_limits_kwargs(o)), strict=bool(o.get("strict")),
+                **({"image": o["image"]} if o.get("image") else {}), **_network_kwargs(o))
 
 
 def _warn(message: str) -> None:
@@ -419,13 +509,100 @@ def restore(
     raise typer.Exit(code)
 
 
+# ---------------------------------------------------------------- mcp (tools helper, issue 17)
+@app.command()
+@sandbox_options
+def mcp(
+    max_bytes: int = typer.Option(16384, "--max-bytes", min=256,
+                                  help="Budget of one tool answer in bytes (long output keeps its start and end)"),
+    *, opts: SandboxOptions,
+) -> None:
+    """Serve the agent tools (bash, read_file, write_file, list_files, edit_file) and the
+    workdir's files over MCP on stdin/stdout, on one persistent sandbox session."""
+    from .tools.mcp_server import run_stdio
+    from .tools.render import Renderer
+
+    try:
+        code = run_stdio(lambda: open_sandbox(opts), renderer=Renderer(max_bytes=max_bytes))
+    except SandboxError as exc:
+        typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    except ImportError as exc:
+        typer.echo(f"agentic-bash: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    raise typer.Exit(code)
+
+
 # `serve` (helper serve): the subcommand lives in server/command.py
 def _register_serve() -> None:
     from .server.command import register_serve
-    register_serve(app)
+    register_serve(app, sandbox_options, sandbox_kwargs)
 
 
 _register_serve()
+
+
+image_app = typer.Typer(help="Named images: a session layer built once, shared read-only by many sandboxes.",
+                        no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(image_app, name="image")
+
+
+@image_app.command("build")
+@sandbox_options
+def image_build(
+    name: str = typer.Argument(..., help="Image name ([A-Za-z0-9][A-Za-z0-9._-]*)"),
+    cmd: str = typer.Option(..., "--cmd", "-c", help="Build script, e.g. 'pip install numpy pandas'"),
+    *, opts: SandboxOptions,
+) -> None:
+    """Run --cmd in a fresh sandbox and keep what it wrote as image NAME."""
+    from .packages.images import build_image
+    kw = sandbox_kwargs(opts)
+    timeout = kw["limits"].timeout if opts.get("timeout") is not None else 1800
+    spinner: Any = None
+    if sys.stderr.isatty():
+        from rich.console import Console
+        spinner = Console(stderr=True).status(f"building image {name}: {cmd}")
+        spinner.start()
+    try:
+        img = build_image(name, cmd, timeout=timeout, **kw)
+    except (SandboxError, ValueError) as exc:
+        typer.echo(f"agentic-bash: image build: {exc}", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        if spinner is not None:
+            spinner.stop()
+    pk = ", ".join(f"{p.name}=={p.version} ({p.manager})" for p in img.packages) or "no packages"
+    typer.echo(f"{img.name}: {img.size} bytes, {pk}")
+
+
+@image_app.command("ls")
+def image_ls(as_json: bool = typer.Option(False, "--json", help="One JSON document")) -> None:
+    """List the built images."""
+    import datetime
+    from .packages.images import list_images
+    imgs = list_images()
+    if as_json:
+        typer.echo(json.dumps([{"name": i.name, "size": i.size, "created": i.created,
+                                "packages": [p.to_json() for p in i.packages], "path": i.root}
+                               for i in imgs]))
+        return
+    for i in imgs:
+        when = datetime.datetime.fromtimestamp(i.created).strftime("%Y-%m-%d %H:%M")
+        typer.echo(f"{i.name}\t{i.size}\t{when}\t{len(i.packages)} packages")
+
+
+@image_app.command("rm")
+def image_rm(names: list[str] = typer.Argument(..., help="Images to remove")) -> None:
+    """Remove images (sandboxes already running on one keep it until they close)."""
+    from .packages.images import remove_image
+    code = 0
+    for n in names:
+        try:
+            remove_image(n)
+        except (SandboxError, ValueError) as exc:
+            typer.echo(f"agentic-bash: image rm: {exc}", err=True)
+            code = 1
+    raise typer.Exit(code)
 
 
 def main() -> None:

@@ -202,7 +202,9 @@ def _host_counts() -> dict:
             "descendants": len(_zygote_descendants()),
             "session_dirs": len(glob.glob(os.path.join(
                 os.environ.get("TMPDIR", "/tmp"), "agentic-bash-session-*"))),
-            "threads": len(os.listdir("/proc/self/task"))}
+            "threads": len(os.listdir("/proc/self/task")),
+            "cgroups": len(glob.glob(f"/sys/fs/cgroup/**/agentic-bash-{os.getpid()}-*",
+                                     recursive=True))}
 
 
 def leak(n: int) -> dict:

@@ -126,6 +126,12 @@ def test_official_client_files(server, base):
         assert top["data"] == "directory" and top["notes.txt"] == "file"
         assert top["linkdir"] == "directory" and top["linkfile"] == "file"   # symlinks as targets
         assert sb.files.exists("data/made.txt") and not sb.files.exists("data/nope")
+        import io
+        blob = bytes(range(256)) * 4096                      # 1 MiB, every byte value
+        sb.files.write("data/stream.bin", io.BytesIO(blob))  # the SDK's chunked multipart upload
+        assert sb.files.read("data/stream.bin") == blob
+        sink = io.BytesIO()
+        assert sb.files.read_to("data/stream.bin", sink) == len(blob) and sink.getvalue() == blob
         with pytest.raises(Exception) as ei:
             sb.files.read("data/nope")
         assert getattr(ei.value, "status_code", None) == 404
@@ -249,3 +255,59 @@ def test_a_sandbox_crash_is_a_500_then_service_goes_on(server):
     status, r = post_json(server.url + "/execute", {"command": "echo back; pwd"})
     assert status == 200 and r["stdout"] == "back\n/app\n" and r["restarted"] is True
     assert server.get("/")[0] == 200
+
+
+def test_bodies_over_the_limit_are_413(tmp_path):
+    srv = start_server("--base-dir", str(tmp_path), "-i", "virtual", "--max-body", "2048")
+    try:
+        r = requests.post(f"{srv.url}/upload", files={"file": ("big.bin", b"x" * 4096)})
+        assert r.status_code == 413
+        assert not (tmp_path / "big.bin").exists()
+        r = requests.post(f"{srv.url}/upload", files={"file": ("small.bin", b"x" * 100)})
+        assert r.status_code == 200 and (tmp_path / "small.bin").read_bytes() == b"x" * 100
+        r = requests.post(f"{srv.url}/execute", json={"command": "echo " + "y" * 4096})
+        assert r.status_code == 413
+    finally:
+        srv.stop()
+
+
+def test_sigterm_leaves_no_sandbox_process_behind(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    srv = start_server("--base-dir", str(tmp_path))
+    try:
+        post_json(srv.url + "/execute", {"command": "sleep 300 & echo started"})
+        kids = psutil.Process(srv.proc.pid).children(recursive=True)
+        srv.proc.terminate()
+        assert srv.proc.wait(timeout=30) == 128 + 15
+        gone, alive = psutil.wait_procs(kids, timeout=15)
+        assert alive == []
+    finally:
+        srv.stop()
+
+
+def test_default_timeout_from_the_flag_or_upstreams_variable(tmp_path):
+    for args, env in ((("-t", "1"), {}), ((), {"SANDBOX_EXEC_TIMEOUT_SECONDS": "1"})):
+        srv = start_server("--base-dir", str(tmp_path), "-i", "virtual", *args, env=env)
+        try:
+            t0 = time.monotonic()
+            st, r = post_json(srv.url + "/execute", {"command": "sleep 20; echo late"})
+            assert st == 200 and r["timed_out"] is True and "late" not in r["stdout"], args
+            assert time.monotonic() - t0 < 15
+            st, r = post_json(srv.url + "/execute", {"command": "sleep 1.5; echo ok", "timeout_seconds": 10})
+            assert r["stdout"] == "ok\n"          # the request's own timeout wins
+        finally:
+            srv.stop()
+
+
+def test_isolation_none_serves_the_base_dir_at_its_own_path(tmp_path):
+    srv = start_server("--base-dir", str(tmp_path), "-i", "none")
+    try:
+        st, r = post_json(srv.url + "/execute", {"command": "pwd; echo made > m.txt"})
+        assert r["stdout"] == f"{os.path.realpath(tmp_path)}\n"
+        assert (tmp_path / "m.txt").read_text() == "made\n"
+        assert requests.get(f"{srv.url}/download/m.txt").content == b"made\n"
+        r = requests.get(f"{srv.url}/exists/{urllib.parse.quote('../../etc/passwd', safe='')}")
+        assert r.status_code == 403
+        assert requests.get(f"{srv.url}/download/etc/passwd").status_code == 404
+    finally:
+        srv.stop()

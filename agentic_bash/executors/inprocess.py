@@ -11,9 +11,9 @@ import io
 import os
 import posixpath
 import re
+import signal
 import stat as _stat
 import sys
-import signal
 import threading
 import time
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits
-from ..result import Result, make_result
+from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
@@ -33,6 +33,8 @@ from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
+from ..packages.apt import APT_COMMANDS, apt_shim
+from ..packages.manifest import Manifest
 from ..shell.parser import _CACHE_MAX_SOURCE, parse_with_warnings as _parse_w
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
@@ -221,7 +223,7 @@ class InProcessExecutor:
         if native is not None:
             # every native child passes the launcher: it enforces the process and memory caps
             native.max_live = limits.max_processes
-            native.max_memory = limits.max_memory_bytes
+            native.max_memory = limits.max_address_space
         self.limits = limits
         self.info = info
         self.prefer_inprocess = prefer_inprocess
@@ -233,6 +235,8 @@ class InProcessExecutor:
             layer.set_wait_hook(self._fifo_wait)
         self.registry = load_commands()
         self.custom: dict[str, Callable[..., int]] = {}
+        self.packages = Manifest()
+        self._in_shim = False
         self._closed = False
         # one token while no run() is going: run() pops it and puts it back
         self._turn: list[bool] = [True]
@@ -379,6 +383,7 @@ class InProcessExecutor:
             else:
                 marker = self._start_tracking()
             timed_out = False
+            exceeded = None
             try:
                 if st.shopt["expand_aliases"] or st.options["verbose"]:
                     tree = None
@@ -395,6 +400,8 @@ class InProcessExecutor:
             except LimitExceeded as e:
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
+                if e.limit not in ("interrupt", "closed"):
+                    exceeded = LIMIT_NAMES.get(e.limit, e.limit)
                 if e.limit in ("timeout",):
                     timed_out = True
                     status = 124
@@ -470,8 +477,11 @@ class InProcessExecutor:
                     err.buf.clear()
                 self._spare = (budget, out, err, fds)
             viol = self._violations
+            if truncated and exceeded is None:
+                exceeded = "output"
             r = make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
-                            st.cwd, created, modified, deleted, tuple(viol) if viol else ())
+                            st.cwd, created, modified, deleted, tuple(viol) if viol else (),
+                            exceeded)
             if sh.exited:
                 # `exit` (or a fatal error) ended the shell: an interactive one would stop here
                 sh.exited = False
@@ -479,6 +489,23 @@ class InProcessExecutor:
             return r
         finally:
             turn.append(True)
+
+    def interrupt_thread(self, thread: int) -> None:
+        """Interrupt the run in progress only if thread ``thread`` is the one running it, not
+        one queued behind it (``Sandbox.arun`` cancelled while waiting its turn). Looks at
+        that thread's stack, so the per-run path pays nothing for it."""
+        f = sys._current_frames().get(thread)
+        run_code, wait_code = InProcessExecutor.run.__code__, InProcessExecutor._wait_turn.__code__
+        inside = False
+        while f is not None:
+            code = f.f_code
+            if (code is wait_code or code is run_code) and f.f_locals.get("self") is self:
+                if code is wait_code:
+                    return  # still waiting for its turn: the current run is someone else's
+                inside = True
+            f = f.f_back
+        if inside:
+            self.interrupt()
 
     def _run_tty(self, script: str, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
                  timeout: float | None, on_output: OutputCallback | None, tty: Any) -> Result:
@@ -595,17 +622,30 @@ class InProcessExecutor:
         jobs = self.shell.jobs
         if jobs is None or not jobs.jobs:
             return
-        mine = [j for j in list(jobs.jobs.values()) if not j.done.is_set() and j.native is None
-                and getattr(getattr(j.child, "budget", None), "parent", None) is budget]
-        if not mine:
-            time.sleep(0)  # a thread switch: a job about to finish can
-            return
-        end = time.monotonic() + 0.25
-        for j in mine:
-            left = end - time.monotonic()
-            if left <= 0 or j.native is not None:
-                break
-            j.done.wait(left)
+        # the whole job tree this run started counts (jobs started by its jobs, at any
+        # depth, are in the session's live registry): a fork bomb's last words
+        # (`fork: Resource temporarily unavailable`) belong to this run, not the next. A
+        # tree that keeps growing gets up to 2 s: it either stops or hits max_jobs and is
+        # killed; one that does not grow gets the usual 0.25 s.
+        start = time.monotonic()
+        end = start + 0.25
+        most = 0
+        while True:
+            live = list(getattr(self, "_live_jobs", None) or ())
+            mine = [j for j in list(jobs.jobs.values()) + live
+                    if not j.done.is_set() and j.native is None and _started_by(j, budget)]
+            if not mine:
+                if most == 0:
+                    time.sleep(0)  # a thread switch: a job about to finish can
+                return
+            now = time.monotonic()
+            if len(mine) > most:
+                if most:
+                    end = max(end, min(now + 0.25, start + 2.0))
+                most = len(mine)
+            if now >= end:
+                return
+            mine[0].done.wait(min(end - now, 0.02))
 
     def native_job(self, sh: Interpreter, cmd: N.Command) -> bool:
         """Whether background job ``cmd`` is (a pipeline ending in) a simple command that
@@ -695,6 +735,11 @@ class InProcessExecutor:
         fn = self.custom.get(name)
         if fn is not None:
             return self._call(sh, fn, argv, custom=True)
+        if self.native is not None and not self._in_shim and (
+                name in APT_COMMANDS or ("/" in name and posixpath.basename(name) in APT_COMMANDS)):
+            st = self._package_shim(sh, argv)
+            if st is not None:
+                return st
         if "/" in name:
             return self._run_path(sh, name, argv)
         st = sh.state
@@ -741,6 +786,18 @@ class InProcessExecutor:
                 return e.status
         sh.error(f"{name}: not found" if sh.dash else f"{name}: command not found")
         return 127
+
+    def _package_shim(self, sh: Interpreter, argv: list[str]) -> int | None:
+        """Dispatch's package-shim step: apt without uid 0 (packages/apt.py); None passes on."""
+        name = argv[0]
+        path = name if "/" in name else self.find_path(sh, name)
+        if path is None:
+            return None
+        self._in_shim = True
+        try:
+            return apt_shim(self, sh, _Exec(self, sh), argv, normalize(path, sh.state.cwd))
+        finally:
+            self._in_shim = False
 
     def _run_path(self, sh: Interpreter, name: str, argv: list[str]) -> int:
         p = normalize(name, sh.state.cwd)
@@ -911,6 +968,7 @@ class InProcessExecutor:
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
             "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
+            "packages": self.packages.to_json(),
             **({"script_name": self.shell.script_name} if self.shell.script_name != "bash" else {}),
         }
 
@@ -948,6 +1006,7 @@ class InProcessExecutor:
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
         self.shell.state = st
+        self.packages.load(state.get("packages") or ())
 
 
 def _ignored_signals(sh: Interpreter) -> tuple[int, ...]:
@@ -1563,4 +1622,35 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
+    if rc > 128 and job is None and not sh.is_subshell:
+        _report_signal(sh, proc.pid, rc - 128, argv)
     return rc
+
+
+def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:
+    """bash's line for a foreground command a signal ended (an OOM kill reads like a real one):
+    `bash: line 1: 4242 Killed                  python3 -c ...`; SIGTERM is a bare
+    `Terminated`; SIGINT and SIGPIPE say nothing."""
+    if sig in (signal.SIGINT, signal.SIGPIPE):
+        return
+    try:
+        name = signal.strsignal(sig) or f"Unknown signal {sig}"
+    except ValueError:
+        name = f"Unknown signal {sig}"
+    if sig == signal.SIGTERM:
+        sh.write_err(f"{name}\n".encode())
+        return
+    import shlex
+    cmd = shlex.join(argv)
+    sh.write_err(f"{sh.err_prefix()}{pid:>5} {name:<24}{cmd}\n".encode("utf-8", "surrogateescape"))
+
+
+def _started_by(job: Any, budget: Budget) -> bool:
+    """Whether ``job`` belongs to the job tree the run with ``budget`` started."""
+    b = getattr(getattr(job, "child", None), "budget", None)
+    if b is None:
+        return False
+    if getattr(b, "parent", None) is budget:
+        return True
+    root = getattr(b, "root", None)
+    return root is not None and getattr(root, "parent", None) is budget

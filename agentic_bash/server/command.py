@@ -14,7 +14,8 @@ __all__ = ["register_serve"]
 
 def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str, Any]], host: str,
            port: int, base_dir: Optional[str], max_output: int, sessions: bool, db: Optional[str],
-           api_key: Optional[str], ttl: float, max_sessions: int, log_level: str) -> None:
+           api_key: Optional[str], ttl: float, max_sessions: int, pool_size: int,
+           max_body: int, log_level: str) -> None:
     from ..errors import SandboxError
     kwargs = to_kwargs(opts)
     try:
@@ -27,13 +28,20 @@ def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str,
                       file=sys.stderr, flush=True)
             serve_sessions(host=host, port=port, db=db or "agentic-bash-sessions.db", api_key=key,
                            sandbox_kwargs=kwargs, default_ttl=ttl, max_sessions=max_sessions,
-                           reap_interval=min(30.0, max(0.2, ttl / 4)), log_level=log_level)
+                           reap_interval=min(30.0, max(0.2, ttl / 4)), pool_size=pool_size,
+                           max_body=max_body, log_level=log_level)
         else:
             from .launch import serve_runtime
             from .runtime import default_base_dir
             kwargs.pop("workdir", None)   # /app is the initial cwd in the runtime contract
+            if host not in ("127.0.0.1", "::1", "localhost"):
+                # the runtime contract has no authentication (in a cluster, the agent-sandbox
+                # router and NetworkPolicy decide who reaches the pod)
+                print(f"agentic-bash serve: listening on {host} without authentication: whoever "
+                      "reaches this port runs commands in the sandbox", file=sys.stderr, flush=True)
             serve_runtime(host=host, port=port, base_dir=base_dir or default_base_dir(),
-                          sandbox_kwargs=kwargs, max_output=max_output, log_level=log_level)
+                          sandbox_kwargs=kwargs, max_output=max_output, max_body=max_body,
+                          log_level=log_level)
     except SandboxError as exc:
         typer.echo(f"agentic-bash serve: {exc}", err=True)
         raise typer.Exit(125) from None
@@ -115,6 +123,8 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
             help="Host directory shown as /app, the initial cwd (default: $SANDBOX_BASE_DIR or /app)"),
         max_output: int = typer.Option(1 << 20, "--max-output", min=1024,
                                        help="Bytes kept per stream in a reply (head + tail)"),
+        max_body: int = typer.Option(512 << 20, "--max-body", min=1,
+                                     help="Bytes a request body (an upload) may have; larger is 413"),
         sessions: bool = typer.Option(False, "--sessions",
                                       help="Serve the multi-session API (/v1/sessions) instead"),
         db: Optional[str] = typer.Option(None, "--db", help="--sessions: SQLite session store file"),
@@ -124,6 +134,9 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
                                   help="--sessions: default idle seconds before a session is reaped"),
         max_sessions: int = typer.Option(1000, "--max-sessions", min=1,
                                          help="--sessions: live sessions at most"),
+        pool_size: int = typer.Option(
+            0, "--pool-size", min=0,
+            help="--sessions: sandboxes kept ready for sessions created with the server's options"),
         log_level: str = typer.Option("warning", "--log-level",
                                       help="debug | info | warning | error"),
     ) -> None:
@@ -131,4 +144,4 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
         /upload, /download, /list, /exists) on one persistent bash session, or with --sessions
         a multi-session API behind a bearer key."""
         _serve(dict(opts or {}), to_kwargs, host, port, base_dir, max_output, sessions, db,
-               api_key, ttl, max_sessions, log_level)
+               api_key, ttl, max_sessions, pool_size, max_body, log_level)

@@ -25,32 +25,41 @@ def _uvicorn(app: Any, host: str, port: int, log_level: str) -> None:
     config = uvicorn.Config(app, log_level=log_level, access_log=log_level == "debug",
                             timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
+    # uvicorn stops gracefully on SIGTERM and then re-raises it to the handler it found: make
+    # that handler an exception, so the caller's cleanup (closing sandboxes, snapshotting
+    # sessions) runs instead of the process dying on the default action
+    signal.signal(signal.SIGTERM, _terminated)
     server.run(sockets=[sock])
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def serve_runtime(*, host: str, port: int, base_dir: str, sandbox_kwargs: dict[str, Any],
-                  max_output: int, log_level: str = "warning") -> None:
+                  max_output: int, max_body: int = 512 << 20, log_level: str = "warning") -> None:
     """The agent-sandbox runtime contract over one Sandbox (created before listening, so the
     readiness probe passes only once the sandbox is up)."""
     from .runtime import RuntimeHost, create_app, sandbox_factory
-    host_obj = RuntimeHost(sandbox_factory(base_dir, **sandbox_kwargs))
+    make, inside = sandbox_factory(base_dir, **sandbox_kwargs)
+    host_obj = RuntimeHost(make)
     host_obj.start()
     try:
-        _uvicorn(create_app(host_obj, max_output=max_output), host, port, log_level)
+        _uvicorn(create_app(host_obj, max_output=max_output, max_body=max_body, sandbox_dir=inside),
+                 host, port, log_level)
     finally:
         host_obj.close()
 
 
 def serve_sessions(*, host: str, port: int, db: str, api_key: str, sandbox_kwargs: dict[str, Any],
                    default_ttl: float, max_sessions: int, reap_interval: float,
-                   log_level: str = "warning") -> None:
+                   pool_size: int = 0, max_body: int = 512 << 20, log_level: str = "warning") -> None:
     """The multi-session service (``/v1/sessions``), its store in SQLite file ``db``."""
     from .sessions import SessionManager, create_sessions_app
     mgr = SessionManager(db, sandbox_defaults=sandbox_kwargs, default_ttl=default_ttl,
-                         max_sessions=max_sessions, reap_interval=reap_interval)
+                         max_sessions=max_sessions, reap_interval=reap_interval, pool_size=pool_size)
     mgr.start()
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        _uvicorn(create_sessions_app(mgr, api_key=api_key), host, port, log_level)
+        _uvicorn(create_sessions_app(mgr, api_key=api_key, max_body=max_body), host, port, log_level)
     finally:
         mgr.close()

@@ -3356,6 +3356,13 @@ class Interpreter(Expander):
             # `tr -d x < /dev/zero | head -c 100000` stop at 65536 bytes)
             if rest in ("tty",):
                 raise OSError(_errno.ENXIO, "No such device or address")
+            if rest.startswith(("tcp/", "udp/")):
+                # bash's network redirections: the host executor opens them under its
+                # network policy (agentic_bash.network.devtcp); without one, a plain path
+                opener = getattr(self.host, "open_socket", None)
+                f = opener(path) if opener is not None else None
+                if f is not None:
+                    return f, True
         p = normalize(path, self.state.cwd)
         if "w" in mode and self.state.options["noclobber"] and mode == "wb":
             try:
@@ -3948,6 +3955,7 @@ class _SubstCapture(Capture):
     the CPU busy (and drop bytes) until the deadline."""
 
     __slots__ = ()
+    keep_tail = False  # the value is cut and the run fails: no tail to keep
 
     def write(self, data: bytes) -> int:
         n = Capture.write(self, data)

@@ -61,9 +61,16 @@ def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
         if not isinstance(value, kinds) or (prop["type"] != "boolean" and isinstance(value, bool)):
             raise ToolArgumentError(f"{name}: argument {key!r} must be a {prop['type']}, "
                                     f"not {type(value).__name__}")
-        if prop["type"] == "string" and len(value) < prop.get("minLength", 0):
-            raise ToolArgumentError(f"{name}: argument {key!r} must not be empty")
+        if prop["type"] == "string":
+            if len(value) < prop.get("minLength", 0):
+                raise ToolArgumentError(f"{name}: argument {key!r} must not be empty")
+            if key == "path" and "\0" in value:
+                raise ToolArgumentError(f"{name}: argument 'path' must not contain a NUL character")
         if prop["type"] == "number":
+            try:
+                value = float(value)
+            except OverflowError:
+                value = math.inf
             if not math.isfinite(value) or ("exclusiveMinimum" in prop and value <= prop["exclusiveMinimum"]):
                 raise ToolArgumentError(f"{name}: argument {key!r} must be a positive number of seconds")
         out[key] = value
@@ -78,6 +85,8 @@ def handle(sb: Any, name: str, arguments: Any, *, renderer: Renderer | None = No
         args = parse_arguments(name, arguments)
     except ToolArgumentError as exc:
         return f"error: {exc}"
+    except Exception as exc:   # e.g. RecursionError from absurdly nested JSON
+        return f"error: {name}: arguments could not be read ({type(exc).__name__})"
     try:
         return _DISPATCH[name](sb, args, r)
     except _ToolFailure as exc:
@@ -136,11 +145,19 @@ def _read_file(sb: Any, args: dict[str, Any], r: Renderer) -> str:
 def _write_file(sb: Any, args: dict[str, Any], r: Renderer) -> str:
     path = _abs(sb, args["path"])
     existed = sb.exists(path)
-    data = args["content"].encode("utf-8", "surrogateescape")
+    data = _encode(args["content"])
     mode = _mode(sb, path) if existed else 0o644
     sb.write_file(path, data, mode)
     verb = "overwrote" if existed else "created"
     return f"{verb} {path} ({len(data)} bytes)\nfiles {'modified' if existed else 'created'}: {path}"
+
+
+def _encode(text: str) -> bytes:
+    # JSON can carry lone surrogates ("\\ud800"), which UTF-8 cannot encode; they become "?"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
 
 
 def _mode(sb: Any, path: str) -> int:
@@ -198,7 +215,7 @@ def _edit_file(sb: Any, args: dict[str, Any], r: Renderer) -> str:
                            "changed. Include more surrounding text so it matches exactly once")
     at = text.index(old)
     updated = text[:at] + new + text[at + len(old):]
-    sb.write_file(path, updated.encode("utf-8", "surrogateescape"), _mode(sb, path))
+    sb.write_file(path, _encode(updated), _mode(sb, path))
     first = _line_of(text, at)
     body = new[:-1] if new.endswith("\n") else new
     last = first + body.count("\n")

@@ -12,19 +12,29 @@ ALL_PARTS = frozenset({"exit_code", "notes", "stdout", "stderr", "files", "cwd",
 # duration is off by default: the same call must render the same text every time
 DEFAULT_PARTS = ALL_PARTS - {"duration"}
 
+# Result.limit_exceeded names a limit either by its short name (what run() reports) or by the
+# Limits field; both read the same to a model
 _LIMIT_WORDS = {
     "timeout": "the time limit",
-    "max_commands": "the limit on commands per call",
-    "max_loop_iterations": "the limit on loop iterations per call",
-    "max_call_depth": "the limit on function/source/eval nesting",
-    "max_output_bytes": "the limit on output bytes per stream",
-    "max_variable_bytes": "the limit on the size of one variable or here-doc",
-    "max_fs_bytes": "the limit on bytes the session may store",
-    "max_file_count": "the limit on files the session may store",
-    "max_processes": "the limit on processes",
-    "max_memory_bytes": "the memory limit",
-    "max_jobs": "the limit on background jobs",
+    "commands": "the limit on commands per call",
+    "loop_iterations": "the limit on loop iterations per call",
+    "call_depth": "the limit on function/source/eval nesting",
+    "output": "the limit on output bytes per stream",
+    "variable_size": "the limit on the size of one variable or here-doc",
+    "disk": "the limit on what the session may store",
+    "file_size": "the limit on the size of one file",
+    "processes": "the limit on processes",
+    "memory": "the memory limit",
+    "jobs": "the limit on background jobs",
 }
+_LIMIT_WORDS.update({
+    "max_commands": _LIMIT_WORDS["commands"], "max_loop_iterations": _LIMIT_WORDS["loop_iterations"],
+    "max_call_depth": _LIMIT_WORDS["call_depth"], "max_output_bytes": _LIMIT_WORDS["output"],
+    "max_variable_bytes": _LIMIT_WORDS["variable_size"], "max_fs_bytes": _LIMIT_WORDS["disk"],
+    "max_file_count": "the limit on files the session may store",
+    "max_file_bytes": _LIMIT_WORDS["file_size"], "max_processes": _LIMIT_WORDS["processes"],
+    "max_memory_bytes": _LIMIT_WORDS["memory"], "max_jobs": _LIMIT_WORDS["jobs"],
+})
 
 
 def _marker(dropped: int, lines: int) -> bytes:
@@ -42,11 +52,12 @@ def cut_middle(data: bytes | str, budget: int, head_fraction: float = 0.5) -> st
     bytes and lines were dropped between them."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
-    text = _decode(data)
-    if len(text.encode()) <= budget:
-        return text
+    if len(data) <= budget:   # decoding never makes text shorter: only then can it fit whole
+        text = _decode(data)
+        if len(text.encode()) <= budget:
+            return text
     # a replacement character is 3 bytes for 1 invalid input byte: shrink until it fits
-    avail = budget - len(_marker(len(data), data.count(b"\n")))
+    avail = budget - len(_marker(len(data), len(data)))   # digits: an upper bound for both counts
     for _ in range(8):
         if avail <= 0:
             return _decode(data[:max(budget, 0)]).encode()[:max(budget, 0)].decode("utf-8", "ignore")
@@ -60,6 +71,11 @@ def cut_middle(data: bytes | str, budget: int, head_fraction: float = 0.5) -> st
         nl = data.find(b"\n", t_start, len(data) - 1)
         if 0 <= nl and nl - t_start <= tail // 2:
             t_start = nl + 1
+        # never split a UTF-8 character: a half character would decode to U+FFFD
+        while 0 < h_end < len(data) and 0x80 <= data[h_end] < 0xC0:
+            h_end -= 1
+        while t_start < len(data) and 0x80 <= data[t_start] < 0xC0:
+            t_start += 1
         dropped = t_start - h_end
         mark = _marker(dropped, data.count(b"\n", h_end, t_start))
         if data[h_end - 1:h_end] == b"\n":
@@ -129,8 +145,10 @@ class Renderer:
         if limit:
             names = [limit] if isinstance(limit, str) else list(limit)
             for n in names:
+                if (n == "timeout" and result.timed_out) or (n in ("output", "max_output_bytes") and result.truncated):
+                    continue   # said below / above in the words of those flags
                 words = _LIMIT_WORDS.get(str(n), f"the {n} limit")
-                out.append(f"limit hit: the command ran into {words} ({n}) and was stopped")
+                out.append(f"limit hit: the command ran into {words} ({n})")
         if result.truncated:
             out.append("output limit hit: the sandbox kept only part of the output "
                        "(Limits.max_output_bytes); redirect to a file and read it in pieces")

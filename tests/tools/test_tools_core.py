@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -126,10 +127,19 @@ def test_bash_limit_hit_in_words():
     ("edit_file", {"path": "missing", "old": "a", "new": "b"},
      "error: edit_file: /workspace/missing: No such file or directory"),
     ("write_file", {"path": "/tmp", "content": "x"}, "error: write_file: /tmp: Is a directory"),
+    ("write_file", {"path": "a\0b", "content": "x"}, "error: write_file: argument 'path' must not contain a NUL"),
+    ("bash", {"command": "ls", "timeout": 10 ** 400}, "error: bash: argument 'timeout' must be a positive number"),
+    ("bash", '{"command": "ls", "timeout": NaN}', "error: bash: argument 'timeout' must be a positive number"),
+    ("bash", "[" * 100_000, "error: bash: arguments could not be read (RecursionError)"),
 ])
 def test_bad_calls_are_error_strings(sb, name, args, want):
     out = handle(sb, name, args)
     assert isinstance(out, str) and out.startswith(want), out
+
+
+def test_lone_surrogates_in_content_are_written_replaced(sb):
+    assert handle(sb, "write_file", {"path": "s.txt", "content": "a\ud800b"}).startswith("created /workspace/s.txt (3 bytes)")
+    assert sb.read_file("s.txt") == b"a?b"
 
 
 def test_file_tools_roundtrip(sb):
@@ -240,6 +250,17 @@ def test_render_notes_in_words():
         assert words in text
 
 
+@pytest.mark.parametrize("name,words", [("memory", "the memory limit"), ("processes", "the limit on processes"),
+                                        ("disk", "the limit on what the session may store"),
+                                        ("max_jobs", "the limit on background jobs"), ("odd", "the odd limit")])
+def test_limit_names_in_words(name, words):
+    # Result.limit_exceeded (a field, or in extra before that field existed) by short or field name
+    r = Result(exit_code=1, extra={"limit_exceeded": name})
+    assert f"limit hit: the command ran into {words} ({name})" in Renderer().render(r)
+    r = Result(exit_code=124, timed_out=True, extra={"limit_exceeded": "timeout"})
+    assert "limit hit" not in Renderer().render(r) and "timed out" in Renderer().render(r)
+
+
 def test_file_lists_are_capped():
     r = Result(files_created=tuple(f"/w/f{i:05d}" for i in range(5000)), cwd="/w")
     text = Renderer(max_bytes=2000, max_files=10).render(r)
@@ -254,3 +275,76 @@ def test_cut_middle_bounds_any_bytes(data):
         out = cut_middle(data, budget)
         assert len(out.encode()) <= budget
     assert cut_middle(b"short", 100) == "short"
+
+
+# ------------------------------------------------------------------ properties
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
+                     max_leaves=8)
+_args = st.one_of(_json, st.dictionaries(st.sampled_from(["command", "timeout", "path", "content", "old", "new", "x"]),
+                                         _json, max_size=4),
+                  st.text(max_size=30))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(list(TOOL_NAMES) + ["nope"]), args=_args)
+def test_handle_never_raises(sb, name, args):
+    if name == "bash" and isinstance(args, dict) and isinstance(args.get("command"), str):
+        args = {**args, "command": "echo " + json.dumps(args["command"])[:40].replace("`", "").replace("$", "")}
+    out = handle(sb, name, args, renderer=Renderer(max_bytes=512))
+    assert isinstance(out, str) and out and len(out.encode()) <= 512
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.text(alphabet=st.characters(blacklist_characters="\n[", blacklist_categories=("Cs",)),
+                              max_size=40), min_size=1, max_size=400),
+       budget=st.integers(min_value=64, max_value=4000), frac=st.floats(min_value=0.0, max_value=1.0))
+def test_cut_middle_properties(lines, budget, frac):
+    data = ("\n".join(lines) + "\n").encode()
+    out = cut_middle(data, budget, frac)
+    assert len(out.encode()) <= budget
+    if len(data) <= budget:
+        assert out == data.decode()
+        return
+    m = re.search(r"\[\.\.\. (\d+) bytes \((\d+) lines?\) cut here \.\.\.\]\n", out)
+    assert m, out
+    dropped, lines_dropped = int(m.group(1)), int(m.group(2))
+    tail = out[m.end():].encode()
+    before = out[:m.start()].encode()
+    # the newline before the marker is the data's own when its kept head ends with one
+    for head in {before, before[:-1] if before.endswith(b"\n") else before}:
+        gone = data[len(head):len(head) + dropped]
+        if data == head + gone + tail and gone.count(b"\n") == lines_dropped:
+            break
+    else:
+        raise AssertionError(f"shown + dropped != input: {out!r}")
+
+
+def test_restart_after_a_crash_is_said_in_words():
+    import os
+    import select
+    import signal
+
+    from agentic_bash.isolation.probe import probe
+    caps = probe()
+    if not (caps.user_namespace and caps.overlay_userns):
+        pytest.skip("user namespaces are unavailable here")
+    script = {"command": "cat /workspace/f; echo \"X=$X\""}
+    with Sandbox(isolation="namespace") as s:
+        handle(s, "bash", {"command": "echo kept > /workspace/f; X=lost"})
+        os.kill(s._ex.pid, signal.SIGKILL)   # the sandbox process dies between two calls
+        assert select.select([s._ex._pidfd], [], [], 10)[0]
+        # right after the kill, the dying sandbox may still answer one call, or that call may
+        # be the one that notices the death (and says so); the restart follows at the latest
+        # on the call after
+        outs = [handle(s, "bash", script) for _ in range(3)]
+    restarted = [o for o in outs if "the sandbox process had died and was restarted" in o]
+    assert restarted, outs
+    before = outs[:outs.index(restarted[0])]
+    assert all(o == "exit code: 0\nstdout:\nkept\nX=lost\ncwd: /workspace"
+               or o.startswith("error: bash: the sandbox process died during this call") for o in before), outs
+    assert restarted[0].startswith("exit code: 0\nthe sandbox process had died and was restarted before this command")
+    assert "stdout:\nkept\nX=\n" in restarted[0]   # files kept, shell state from the defaults
