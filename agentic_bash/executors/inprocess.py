@@ -827,7 +827,8 @@ class InProcessExecutor:
         except OSError as e:
             sh.error(f"{name}: {os.strerror(e.errno or 13)}")
             return 126
-        if self.native is not None and not self._is_placeholder(p):
+        if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
+            # (the head just read answers _is_placeholder: one open of the binary, not two)
             return self._spawn(sh, p, argv)
         if head.startswith(b"#!"):
             line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
