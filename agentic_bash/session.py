@@ -354,14 +354,21 @@ class Sandbox:
         blocks. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
         import asyncio
 
-        fut = asyncio.get_running_loop().run_in_executor(
-            _async_workers(), lambda: self.run(script, stdin=stdin, env=env, cwd=cwd,
-                                               timeout=timeout))
+        worker: list[int] = []
+
+        def work() -> Result:
+            worker.append(threading.get_ident())
+            return self.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout)
+        fut = asyncio.get_running_loop().run_in_executor(_async_workers(), work)
         try:
             return await fut
         except asyncio.CancelledError:
             try:
-                self.interrupt()
+                mine = getattr(self._ex, "interrupt_thread", None)
+                if mine is None:
+                    self.interrupt()
+                elif worker:  # only this task's own run (not one it was queued behind)
+                    mine(worker[0])
             except Exception:  # noqa: BLE001 - closed meanwhile: nothing left to stop
                 pass
             raise

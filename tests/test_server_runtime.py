@@ -126,6 +126,12 @@ def test_official_client_files(server, base):
         assert top["data"] == "directory" and top["notes.txt"] == "file"
         assert top["linkdir"] == "directory" and top["linkfile"] == "file"   # symlinks as targets
         assert sb.files.exists("data/made.txt") and not sb.files.exists("data/nope")
+        import io
+        blob = bytes(range(256)) * 4096                      # 1 MiB, every byte value
+        sb.files.write("data/stream.bin", io.BytesIO(blob))  # the SDK's chunked multipart upload
+        assert sb.files.read("data/stream.bin") == blob
+        sink = io.BytesIO()
+        assert sb.files.read_to("data/stream.bin", sink) == len(blob) and sink.getvalue() == blob
         with pytest.raises(Exception) as ei:
             sb.files.read("data/nope")
         assert getattr(ei.value, "status_code", None) == 404

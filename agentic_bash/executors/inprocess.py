@@ -475,6 +475,23 @@ class InProcessExecutor:
         finally:
             turn.append(True)
 
+    def interrupt_thread(self, thread: int) -> None:
+        """Interrupt the run in progress only if thread ``thread`` is the one running it, not
+        one queued behind it (``Sandbox.arun`` cancelled while waiting its turn). Looks at
+        that thread's stack, so the per-run path pays nothing for it."""
+        f = sys._current_frames().get(thread)
+        run_code, wait_code = InProcessExecutor.run.__code__, InProcessExecutor._wait_turn.__code__
+        inside = False
+        while f is not None:
+            code = f.f_code
+            if (code is wait_code or code is run_code) and f.f_locals.get("self") is self:
+                if code is wait_code:
+                    return  # still waiting for its turn: the current run is someone else's
+                inside = True
+            f = f.f_back
+        if inside:
+            self.interrupt()
+
     def _wait_turn(self) -> None:
         """Another thread is inside run() on this executor: wait for it to finish (runs of one
         session never overlap; the token list is the lock, polled on this rare path). A run
@@ -744,7 +761,8 @@ class InProcessExecutor:
         except OSError as e:
             sh.error(f"{name}: {os.strerror(e.errno or 13)}")
             return 126
-        if self.native is not None and not self._is_placeholder(p):
+        if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
+            # (the head just read answers _is_placeholder: one open of the binary, not two)
             return self._spawn(sh, p, argv)
         if head.startswith(b"#!"):
             line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()

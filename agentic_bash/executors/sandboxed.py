@@ -355,6 +355,7 @@ class SandboxedExecutor:
         self._next_id = 0
         self._pending: int | None = None   # a request whose reply was abandoned on our side
         self._current: int | None = None   # the run in progress
+        self._current_thread = 0           # and the thread that started it
         self._restart_reason: str | None = None  # said by the next Result
         self._last_shell: dict[str, Any] | None = None
         self._custom: dict[str, Any] = {}
@@ -740,6 +741,7 @@ class SandboxedExecutor:
                    "timeout": timeout, "stream": on_output is not None}
             self._resources.begin_run()
             self._deliver(req, data or b"")
+            self._current_thread = threading.get_ident()
             self._current = rid
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
@@ -895,6 +897,14 @@ class SandboxedExecutor:
             return
         rid = self._current
         if rid is not None:
+            self._send_interrupt(rid)
+
+    def interrupt_thread(self, thread: int) -> None:
+        """Interrupt the run in progress only if thread ``thread`` started it (a cancelled
+        caller still queued behind another thread's run must not stop that run)."""
+        rid = self._current
+        if rid is not None and self._current_thread == thread and not (self._closed or
+                                                                        self._dead):
             self._send_interrupt(rid)
 
     def read_file(self, path: str) -> bytes:

@@ -34,6 +34,11 @@ def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str,
             from .launch import serve_runtime
             from .runtime import default_base_dir
             kwargs.pop("workdir", None)   # /app is the initial cwd in the runtime contract
+            if host not in ("127.0.0.1", "::1", "localhost"):
+                # the runtime contract has no authentication (in a cluster, the agent-sandbox
+                # router and NetworkPolicy decide who reaches the pod)
+                print(f"agentic-bash serve: listening on {host} without authentication: whoever "
+                      "reaches this port runs commands in the sandbox", file=sys.stderr, flush=True)
             serve_runtime(host=host, port=port, base_dir=base_dir or default_base_dir(),
                           sandbox_kwargs=kwargs, max_output=max_output, max_body=max_body,
                           log_level=log_level)
