@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
-    IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation, SandboxClosed,
-    SandboxCrashed, SandboxError, SnapshotError,
+    IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation, PoolExhausted,
+    SandboxClosed, SandboxCrashed, SandboxError, SnapshotError, Unsupported,
 )
 from .limits import Limits
 
@@ -14,13 +14,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "IsolationUnavailable", "LimitExceeded", "Limits", "Mount", "ParseError",
-    "PolicyViolation", "Result", "Sandbox", "SandboxClosed", "SandboxCrashed",
-    "SandboxError", "SnapshotError", "parse", "truncate",
+    "PolicyViolation", "PoolExhausted", "Result", "Sandbox", "SandboxClosed", "SandboxCrashed",
+    "SandboxError", "SandboxPool", "SnapshotError", "Unsupported", "parse", "truncate",
 ]
 
 # Heavier modules load on first use so ``import agentic_bash`` stays cheap.
 _LAZY = {
     "Sandbox": ("session", "Sandbox"),
+    "SandboxPool": ("pool", "SandboxPool"),
     "Mount": ("session", "Mount"),
     "Result": ("session", "Result"),
     "parse": ("shell.parser", "parse"),
@@ -28,6 +29,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .pool import SandboxPool
     from .session import Mount, Result, Sandbox, truncate
     from .shell.parser import parse
 

@@ -2,35 +2,77 @@
 
 from __future__ import annotations
 
+import base64
+import functools
+import inspect
 import json
+import math
+import os
+import re
 import shlex
 import sys
+import warnings
+from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
+import typer.core
 
 from .errors import SandboxError
 
-__all__ = ["app", "main"]
+__all__ = ["SANDBOX_OPTIONS", "app", "main", "open_sandbox", "sandbox_kwargs", "sandbox_options"]
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True,
     help="A stateful, isolated bash for AI agents.",
+    # plain one-line errors (like bash), not rich boxes wrapped at the terminal's width
+    rich_markup_mode=None, pretty_exceptions_enable=False,
 )
 
+EXIT_USAGE = 2       # like bash and click: a usage error
 EXIT_TIMEOUT = 124   # like timeout(1)
 EXIT_SANDBOX = 125   # the sandbox itself failed (not the script)
+LEVELS = ("auto", "virtual", "namespace", "landlock", "none")
+Level = Enum("Level", {v: v for v in LEVELS}, type=str)  # typer validates the choice
+MOUNT_MODES = ("ro", "cow", "rw")
 
 
+# ---------------------------------------------------------------- option parsing helpers
 def _parse_env(items: list[str]) -> dict[str, str]:
     env: dict[str, str] = {}
     for item in items:
-        if "=" not in item:
-            raise typer.BadParameter(f"expected K=V, got {item!r}", param_hint="--env")
-        k, v = item.split("=", 1)
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise typer.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="'--env' / '-e'")
         env[k] = v
     return env
+
+
+def parse_mount(item: str) -> tuple[str, str, str]:
+    """``DEST=SRC[:ro|cow|rw]`` -> (dest, absolute src, mode); BadParameter says what is wrong."""
+    hint = "'--mount' / '-m'"
+    dest, sep, src = item.partition("=")
+    if not sep or not dest or not src:
+        raise typer.BadParameter(f"{item!r}: expected DEST=SRC[:ro|cow|rw]", param_hint=hint)
+    if not dest.startswith("/"):
+        raise typer.BadParameter(f"{item!r}: DEST {dest!r} must be an absolute path inside the sandbox",
+                                 param_hint=hint)
+    mode = "cow"
+    head, colon, tail = src.rpartition(":")
+    if colon and not Path(src).is_dir():
+        # SRC:MODE (a directory whose name holds a colon is taken whole when it exists)
+        if tail not in MOUNT_MODES:
+            raise typer.BadParameter(
+                f"{item!r}: unknown mode {tail!r} (expected one of {', '.join(MOUNT_MODES)})",
+                param_hint=hint)
+        src, mode = head, tail
+    p = Path(src)
+    if not p.exists():
+        raise typer.BadParameter(f"{item!r}: {src}: no such directory", param_hint=hint)
+    if not p.is_dir():
+        raise typer.BadParameter(f"{item!r}: {src}: not a directory", param_hint=hint)
+    return dest, str(p.resolve()), mode
 
 
 def _parse_mounts(items: list[str]) -> dict[str, Any]:
@@ -38,40 +80,267 @@ def _parse_mounts(items: list[str]) -> dict[str, Any]:
 
     mounts: dict[str, Any] = {}
     for item in items:
-        if "=" not in item:
-            raise typer.BadParameter(f"expected DEST=SRC[:ro|cow|rw], got {item!r}", param_hint="--mount")
-        dest, src = item.split("=", 1)
-        mode = "cow"
-        head, sep, tail = src.rpartition(":")
-        if sep and tail in ("ro", "cow", "rw"):
-            src, mode = head, tail
-        if not Path(src).is_dir():
-            raise typer.BadParameter(f"{src}: not a directory", param_hint="--mount")
-        mounts[dest] = Mount(str(Path(src).resolve()), mode=mode)
+        dest, src, mode = parse_mount(item)
+        mounts[dest] = Mount(src, mode=mode)
     return mounts
 
 
-def _make_sandbox(isolation: str, env: list[str], workdir: str, mount: list[str],
-                  timeout: float | None, strict: bool = False):
+def _positive_seconds(value: Optional[float]) -> Optional[float]:
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
+    return value
+
+
+def _network_mode(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ("public", "deny", "host", "allow"):
+        raise typer.BadParameter(f"must be public, deny or host, not {value!r}")
+    return value
+
+
+def _network_rules(value: list[str]) -> list[str]:
+    from .network import parse_rule
+    for rule in value or ():
+        try:
+            parse_rule(rule)
+        except ValueError as e:
+            raise typer.BadParameter(str(e)) from None
+    return value
+
+
+def _network_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    """Sandbox(network=...) from --network and --allow (only when given)."""
+    mode, rules = o.get("network"), list(o.get("allow") or ())
+    if rules:
+        if mode not in (None, "public"):
+            raise typer.BadParameter(f"--allow needs --network public, not {mode!r}",
+                                     param_hint="--allow")
+        from .network import NetworkPolicy
+        return {"network": NetworkPolicy(allow=rules)}
+    return {"network": mode} if mode is not None else {}
+
+
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?", re.I)
+
+
+def parse_size(text: str) -> int:
+    """``256m``, ``1g``, ``1.5G``, ``10MiB``, ``512k`` or plain bytes -> bytes (powers of 1024,
+    as docker --memory does). ValueError for anything else."""
+    m = _SIZE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"not a size: {text!r} (e.g. 512k, 256m, 2g)")
+    n = float(m.group(1)) * 1024 ** "_kmgt".index(m.group(2).lower() or "_")
+    if n < 1:
+        raise ValueError(f"a size must be at least one byte: {text!r}")
+    return int(n)
+
+
+def _size_option(value: Optional[str]) -> Optional[int]:
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+def _cpus_option(value: Optional[float]) -> Optional[float]:
+    if value is not None and not (0.01 <= value <= 1024):
+        raise typer.BadParameter(f"must be between 0.01 and 1024 CPUs, not {value:g}")
+    return value
+
+
+# ---------------------------------------------------------------- the shared option group
+# One place for every option that shapes the Sandbox: run, shell, snapshot and restore all
+# take them. To add one: append (parameter name, type, typer.Option(...)) here and map it to
+# Sandbox keyword arguments in sandbox_kwargs() (Limits fields in _limits_kwargs()).
+SANDBOX_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("isolation", Level, typer.Option(
+        "auto", "--isolation", "-i",
+        help="An explicit level not available here is an error; auto falls back")),
+    ("strict", bool, typer.Option(
+        False, "--strict", help="Refuse to start if any mechanism of the level is missing")),
+    ("env", list[str], typer.Option(
+        [], "--env", "-e", help="NAME=VALUE added to the sandbox environment (repeatable)")),
+    ("workdir", Optional[str], typer.Option(
+        None, "--workdir", "-w",
+        help="Initial working directory (default /workspace; -i none: the current directory)")),
+    ("mount", list[str], typer.Option(
+        [], "--mount", "-m", help="DEST=SRC[:ro|cow|rw] host directory mount (repeatable)")),
+    ("timeout", Optional[float], typer.Option(
+        None, "--timeout", "-t", callback=_positive_seconds,
+        help="Seconds before a run is stopped (exit 124)")),
+    ("image", Optional[str], typer.Option(
+        None, "--image", help="Start from a named image (agentic-bash image build) or its snapshot tar")),
+    # network (issue #12)
+    ("network", Optional[str], typer.Option(
+        None, "--network", callback=_network_mode,
+        help="public (default: the internet through a filtering proxy, never host or private "
+             "addresses), deny (loopback only) or host (the host's network, unconfined)")),
+    ("allow", list[str], typer.Option(
+        [], "--allow", callback=_network_rules,
+        help="Allowlist RULE: NAME, *.SUFFIX or CIDR, each with an optional :PORT; only "
+             "listed hosts are reachable (repeatable)")),
+    # resource limits of the whole sandbox (issue #11)
+    ("memory", Optional[str], typer.Option(
+        None, "--memory", callback=_size_option,
+        help="Memory of the whole sandbox, e.g. 256m, 2g; past it the workload is killed (137)")),
+    ("cpus", Optional[float], typer.Option(
+        None, "--cpus", callback=_cpus_option, help="CPU share of the whole sandbox, e.g. 0.5")),
+    ("pids", Optional[int], typer.Option(
+        None, "--pids", min=1, help="Processes and threads of the workload alive at once")),
+    ("file_size", Optional[str], typer.Option(
+        None, "--file-size", callback=_size_option,
+        help="Largest file a process may write, e.g. 10m ('File too large' past it)")),
+    ("disk", Optional[str], typer.Option(
+        None, "--disk", callback=_size_option,
+        help="Bytes the session layer, /tmp and /dev/shm may each hold, e.g. 1g (ENOSPC past it)")),
+]
+
+
+class SandboxOptions(dict):
+    """The shared options' values, by parameter name."""
+
+
+def sandbox_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command every option of SANDBOX_OPTIONS; it receives them as ``opts``."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "opts"]
+    names = [name for name, _, _ in SANDBOX_OPTIONS]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+              for name, ann, opt in SANDBOX_OPTIONS]
+
+    @functools.wraps(fn)
+    def wrapper(**kw: Any) -> Any:
+        opts = SandboxOptions((n, kw.pop(n)) for n in names)
+        opts.update((k, v.value) for k, v in opts.items() if isinstance(v, Enum))
+        return fn(**kw, opts=opts)
+
+    params = own + shared
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper
+
+
+def _limits_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    """Limits(...) fields from the shared options (only those given)."""
+    out: dict[str, Any] = {}
+    if o.get("timeout") is not None:
+        out["timeout"] = o["timeout"]
+    for opt, field in (("memory", "max_memory_bytes"), ("cpus", "cpu_quota"),
+                       ("pids", "max_processes"), ("file_size", "max_file_bytes"),
+                       ("disk", "max_fs_bytes")):
+        if o.get(opt) is not None:
+            out[field] = o[opt]
+    return out
+
+
+def sandbox_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    """Sandbox(...) keyword arguments from the shared options."""
     from .limits import Limits
+
+    workdir = o.get("workdir")
+    if workdir is None:
+        workdir = os.getcwd() if o["isolation"] == "none" else "/workspace"
+    return dict(isolation=o["isolation"], env=_parse_env(o.get("env") or []), workdir=workdir,
+                mounts=_parse_mounts(o.get("mount") or []) or None,
+                limits=Limits(**_limits_kwargs(o)), strict=bool(o.get("strict")),
+                **({"image": o["image"]} if o.get("image") else {}), **_network_kwargs(o))
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"agentic-bash: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def open_sandbox(o: dict[str, Any], *, snapshot: Optional[str] = None,
+                 extra: Optional[dict[str, Any]] = None) -> Any:
+    """A Sandbox built from the shared options (resumed from ``snapshot`` if given).
+
+    An explicitly requested level that is not available here is an error, as with --strict;
+    only ``-i auto`` falls back. Warnings go to stderr as one line each."""
+    from .errors import IsolationUnavailable
     from .session import Sandbox
 
-    limits = Limits() if timeout is None else Limits(timeout=timeout)
-    return Sandbox(isolation=isolation, env=_parse_env(env), workdir=workdir,
-                   mounts=_parse_mounts(mount) or None, limits=limits, strict=strict)
+    kw = sandbox_kwargs(o)
+    kw.update(extra or {})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if snapshot is None:
+            sb = Sandbox(**kw)
+        else:
+            sb = Sandbox.from_snapshot(snapshot, **kw)
+    wanted = kw["isolation"]
+    if wanted != "auto" and sb.isolation_level != wanted:
+        sb.close()
+        why = "; ".join(str(w.message) for w in caught) or f"it runs as {sb.isolation_level!r}"
+        raise IsolationUnavailable(f"isolation {wanted!r} is not available here ({why}); "
+                                   "use -i auto to fall back")
+    for w in caught:
+        _warn(str(w.message))
+    return sb
 
 
-def _emit(result, as_json: bool) -> int:
+class _Command(typer.core.TyperCommand):
+    """Records the operands given after ``--`` (``run --cmd SCRIPT -- ARGS``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["agentic_bash.after_dashdash"] = (
+            list(args[args.index("--") + 1:]) if "--" in args else None)
+        return super().parse_args(ctx, args)
+
+
+def _usage_error(message: str, param_hint: str | None = None) -> None:
+    raise typer.BadParameter(message, param_hint=param_hint)
+
+
+# ---------------------------------------------------------------- output
+def _json_result(result: Any) -> str:
+    d = result.to_dict()
+    for name in ("stdout", "stderr"):
+        raw = getattr(result, f"{name}_bytes")
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # lossless: the text form keeps U+FFFD for readers, the bytes ride in base64
+            d[f"{name}_b64"] = base64.b64encode(raw).decode("ascii")
+    return json.dumps(d)
+
+
+def _emit(result: Any, as_json: bool, streamed: bool = False) -> int:
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict()) + "\n")
-    else:
+        sys.stdout.write(_json_result(result) + "\n")
+        sys.stdout.flush()
+    elif not streamed:
         sys.stdout.buffer.write(result.stdout_bytes)
         sys.stdout.buffer.flush()
         sys.stderr.buffer.write(result.stderr_bytes)
         sys.stderr.buffer.flush()
     if result.timed_out:
+        sys.stderr.write("agentic-bash: timed out"
+                         + (f" after {result.duration:.3g} s" if result.duration else "") + "\n")
+        sys.stderr.flush()
         return EXIT_TIMEOUT
     return result.exit_code
+
+
+def _live_writer(fd: int, chunk: bytes) -> None:
+    """Output as it is produced, flushed at once so stdout and stderr keep their order."""
+    stream = sys.stdout.buffer if fd == 1 else sys.stderr.buffer
+    try:
+        stream.write(chunk)
+        stream.flush()
+    except BrokenPipeError:
+        pass
+
+
+def _host_stdin() -> Any:
+    """The host's stdin for ``run`` when it is not a terminal (like bash), else None."""
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return None
+        return sys.stdin.buffer
+    except (ValueError, OSError):   # closed
+        return None
 
 
 def _script_with_args(script: str, args: list[str]) -> str:
@@ -81,64 +350,95 @@ def _script_with_args(script: str, args: list[str]) -> str:
     return "set -- " + " ".join(shlex.quote(a) for a in args) + "; " + script
 
 
-IsolationOpt = typer.Option("auto", "--isolation", "-i", help="virtual | namespace | landlock | none | auto")
-EnvOpt = typer.Option([], "--env", "-e", help="K=V added to the sandbox environment (repeatable)")
-WorkdirOpt = typer.Option("/workspace", "--workdir", "-w", help="Initial working directory inside the sandbox")
-MountOpt = typer.Option([], "--mount", "-m", help="DEST=SRC[:ro|cow|rw] host directory mount (repeatable)")
-TimeoutOpt = typer.Option(None, "--timeout", "-t", help="Seconds before the run is stopped (exit 124)")
+def _run_streaming(sb: Any, script: str, as_json: bool, stdin: Any) -> Any:
+    if as_json:
+        return sb.run(script, stdin=stdin)
+    return sb.run_stream(script, stdin=stdin,
+                         on_stdout=lambda c: _live_writer(1, c),
+                         on_stderr=lambda c: _live_writer(2, c))
 
 
-@app.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+# ---------------------------------------------------------------- commands
+JsonOpt = typer.Option(False, "--json", help="Print the Result as JSON (output collected)")
+
+
+@app.command(cls=_Command, context_settings={"allow_interspersed_args": False})
+@sandbox_options
 def run(
+    ctx: typer.Context,
     file: Optional[str] = typer.Argument(None, help="Host script file to run, like `bash FILE`"),
     args: list[str] = typer.Argument(None, help="Arguments for FILE ($1, $2, ...)"),
-    cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script text to run"),
-    isolation: str = IsolationOpt,
-    timeout: Optional[float] = TimeoutOpt,
-    env: list[str] = EnvOpt,
-    workdir: str = WorkdirOpt,
-    mount: list[str] = MountOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print the Result as JSON"),
-    strict: bool = typer.Option(False, "--strict", help="Refuse to start if isolation is degraded"),
+    cmd: Optional[str] = typer.Option(None, "--cmd", "-c",
+                                      help="Script text to run (arguments after --)"),
+    as_json: bool = JsonOpt,
+    *, opts: SandboxOptions,
 ) -> None:
-    """Run a script (--cmd) or a host FILE in a fresh sandbox; its exit code becomes ours."""
+    """Run a script (--cmd) or a host FILE in a fresh sandbox; its exit code becomes ours.
+
+    Output streams as it is produced; stdin is passed through when it is not a terminal.
+    FILE's directory is mounted read-only at the same path, so `source "$(dirname "$0")/x"`
+    works."""
     args = list(args or [])
+    operands = [file, *args] if file is not None else []
     if cmd is None and file is None:
-        typer.echo("agentic-bash run: give --cmd SCRIPT or FILE", err=True)
-        raise typer.Exit(2)
-    if cmd is not None and file is not None:
-        args = [file, *args]   # like `bash -c SCRIPT arg0 arg1`: extra operands are arguments
-    if cmd is None:
+        _usage_error("give --cmd SCRIPT or FILE", "FILE")
+    extra: dict[str, Any] = {}
+    if cmd is not None:
+        after = ctx.meta.get("agentic_bash.after_dashdash")
+        if operands and operands != after:
+            _usage_error(f"--cmd and FILE ({operands[0]!r}) are mutually exclusive "
+                         "(arguments for --cmd go after --)", "'--cmd' / '-c'")
+        script, args = cmd, operands
+        name = None
+    else:
         try:
             script = Path(file).read_bytes().decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
         except OSError as exc:
             typer.echo(f"agentic-bash: {file}: {exc.strerror}", err=True)
             raise typer.Exit(127 if isinstance(exc, FileNotFoundError) else 126) from None
-    else:
-        script = cmd
+        name = file
     try:
-        with _make_sandbox(isolation, env, workdir, mount, timeout, strict) as sb:
-            result = sb.run(_script_with_args(script, args))
+        if name is not None:
+            name, opts = _script_file_setup(name, opts)
+        with open_sandbox(opts, extra=extra) as sb:
+            if name is not None:
+                state = sb.get_state()
+                state["script_name"] = name
+                sb.set_state(state)
+            result = _run_streaming(sb, _script_with_args(script, args), as_json, _host_stdin())
     except SandboxError as exc:
         typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
         raise typer.Exit(EXIT_SANDBOX) from None
-    raise typer.Exit(_emit(result, as_json))
+    raise typer.Exit(_emit(result, as_json, streamed=not as_json))
+
+
+def _script_file_setup(name: str, opts: SandboxOptions) -> tuple[str, SandboxOptions]:
+    """``run FILE``: $0 and BASH_SOURCE become FILE's path; outside -i none its directory is
+    mounted read-only at the same absolute path (and $0 is that path), so sibling files can be
+    sourced with `source "$(dirname "$0")/lib.sh"`."""
+    if opts["isolation"] == "none":
+        return name, opts
+    path = os.path.abspath(name)
+    directory = os.path.dirname(path)
+    o = SandboxOptions(opts)
+    taken = [parse_mount(m)[0] for m in o.get("mount") or []]
+    if not any(directory == t or directory.startswith(t.rstrip("/") + "/") for t in taken):
+        o["mount"] = [*(o.get("mount") or []), f"{directory}={directory}:ro"]
+    return path, o
 
 
 @app.command()
+@sandbox_options
 def shell(
-    isolation: str = IsolationOpt,
-    env: list[str] = EnvOpt,
-    workdir: str = WorkdirOpt,
-    mount: list[str] = MountOpt,
-    timeout: Optional[float] = TimeoutOpt,
-    history_file: Optional[str] = typer.Option(None, "--history-file", help="REPL history (default ~/.agentic_bash_history)"),
+    history_file: Optional[str] = typer.Option(None, "--history-file",
+                                               help="REPL history (default ~/.agentic_bash_history)"),
+    *, opts: SandboxOptions,
 ) -> None:
     """An interactive REPL on one persistent sandbox session."""
     from .repl import repl
 
     try:
-        sb = _make_sandbox(isolation, env, workdir, mount, timeout)
+        sb = open_sandbox(opts)
     except SandboxError as exc:
         typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
         raise typer.Exit(EXIT_SANDBOX) from None
@@ -147,23 +447,11 @@ def shell(
     raise typer.Exit(code)
 
 
-def _sandbox_from(src: Optional[str], isolation: str, env: list[str], workdir: str, mount: list[str],
-                  timeout: float | None, strict: bool):
-    if src is None:
-        return _make_sandbox(isolation, env, workdir, mount, timeout, strict)
-    from .limits import Limits
-    from .session import Sandbox
-
-    limits = Limits() if timeout is None else Limits(timeout=timeout)
-    return Sandbox.from_snapshot(src, isolation=isolation, env=_parse_env(env), workdir=workdir,
-                                 mounts=_parse_mounts(mount) or None, limits=limits, strict=strict)
-
-
-def _run_and_save(sb, cmd: Optional[str], out: Optional[str], exclude_env: list[str],
+def _run_and_save(sb: Any, cmd: Optional[str], out: Optional[str], exclude_env: list[str],
                   as_json: bool) -> int:
     code = 0
     if cmd is not None:
-        code = _emit(sb.run(cmd), as_json)
+        code = _emit(_run_streaming(sb, cmd, as_json, _host_stdin()), as_json, streamed=not as_json)
     if out is not None:
         sb.snapshot(out, exclude_env=exclude_env)   # atomic: temp file + rename
     return code
@@ -173,23 +461,19 @@ ExcludeEnvOpt = typer.Option([], "--exclude-env", help="Variable kept out of the
 
 
 @app.command()
+@sandbox_options
 def snapshot(
     out: str = typer.Option(..., "--out", "-o", help="Snapshot file to write (atomically)"),
     from_: Optional[str] = typer.Option(None, "--from", help="Start from this snapshot"),
     cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run before saving"),
-    isolation: str = IsolationOpt,
-    env: list[str] = EnvOpt,
-    workdir: str = WorkdirOpt,
-    mount: list[str] = MountOpt,
-    timeout: Optional[float] = TimeoutOpt,
     exclude_env: list[str] = ExcludeEnvOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print the Result as JSON"),
-    strict: bool = typer.Option(False, "--strict", help="Refuse to start if isolation is degraded"),
+    as_json: bool = JsonOpt,
+    *, opts: SandboxOptions,
 ) -> None:
     """Run --cmd in a sandbox (restored from --from if given) and write its snapshot to --out;
     the script's exit code becomes ours."""
     try:
-        with _sandbox_from(from_, isolation, env, workdir, mount, timeout, strict) as sb:
+        with open_sandbox(opts, snapshot=from_) as sb:
             code = _run_and_save(sb, cmd, out, exclude_env, as_json)
     except SandboxError as exc:
         typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
@@ -198,23 +482,19 @@ def snapshot(
 
 
 @app.command()
+@sandbox_options
 def restore(
     in_: str = typer.Option(..., "--in", help="Snapshot file to resume"),
     cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run (else the REPL opens)"),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Save the session here afterwards"),
-    isolation: str = IsolationOpt,
-    env: list[str] = EnvOpt,
-    workdir: str = WorkdirOpt,
-    mount: list[str] = MountOpt,
-    timeout: Optional[float] = TimeoutOpt,
     exclude_env: list[str] = ExcludeEnvOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print the Result as JSON"),
-    strict: bool = typer.Option(False, "--strict", help="Refuse to start if isolation is degraded"),
+    as_json: bool = JsonOpt,
     history_file: Optional[str] = typer.Option(None, "--history-file", help="REPL history file"),
+    *, opts: SandboxOptions,
 ) -> None:
     """Resume a snapshot: run --cmd (and save to --out), or open the REPL on it."""
     try:
-        with _sandbox_from(in_, isolation, env, workdir, mount, timeout, strict) as sb:
+        with open_sandbox(opts, snapshot=in_) as sb:
             if cmd is None:
                 from .repl import repl
 
@@ -226,6 +506,102 @@ def restore(
     except SandboxError as exc:
         typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
         raise typer.Exit(EXIT_SANDBOX) from None
+    raise typer.Exit(code)
+
+
+# ---------------------------------------------------------------- mcp (tools helper, issue 17)
+@app.command()
+@sandbox_options
+def mcp(
+    max_bytes: int = typer.Option(16384, "--max-bytes", min=256,
+                                  help="Budget of one tool answer in bytes (long output keeps its start and end)"),
+    *, opts: SandboxOptions,
+) -> None:
+    """Serve the agent tools (bash, read_file, write_file, list_files, edit_file) and the
+    workdir's files over MCP on stdin/stdout, on one persistent sandbox session."""
+    from .tools.mcp_server import run_stdio
+    from .tools.render import Renderer
+
+    try:
+        code = run_stdio(lambda: open_sandbox(opts), renderer=Renderer(max_bytes=max_bytes))
+    except SandboxError as exc:
+        typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    except ImportError as exc:
+        typer.echo(f"agentic-bash: {exc}", err=True)
+        raise typer.Exit(EXIT_SANDBOX) from None
+    raise typer.Exit(code)
+
+
+# `serve` (helper serve): the subcommand lives in server/command.py
+def _register_serve() -> None:
+    from .server.command import register_serve
+    register_serve(app, sandbox_options, sandbox_kwargs)
+
+
+_register_serve()
+
+
+image_app = typer.Typer(help="Named images: a session layer built once, shared read-only by many sandboxes.",
+                        no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(image_app, name="image")
+
+
+@image_app.command("build")
+@sandbox_options
+def image_build(
+    name: str = typer.Argument(..., help="Image name ([A-Za-z0-9][A-Za-z0-9._-]*)"),
+    cmd: str = typer.Option(..., "--cmd", "-c", help="Build script, e.g. 'pip install numpy pandas'"),
+    *, opts: SandboxOptions,
+) -> None:
+    """Run --cmd in a fresh sandbox and keep what it wrote as image NAME."""
+    from .packages.images import build_image
+    kw = sandbox_kwargs(opts)
+    timeout = kw["limits"].timeout if opts.get("timeout") is not None else 1800
+    spinner: Any = None
+    if sys.stderr.isatty():
+        from rich.console import Console
+        spinner = Console(stderr=True).status(f"building image {name}: {cmd}")
+        spinner.start()
+    try:
+        img = build_image(name, cmd, timeout=timeout, **kw)
+    except (SandboxError, ValueError) as exc:
+        typer.echo(f"agentic-bash: image build: {exc}", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        if spinner is not None:
+            spinner.stop()
+    pk = ", ".join(f"{p.name}=={p.version} ({p.manager})" for p in img.packages) or "no packages"
+    typer.echo(f"{img.name}: {img.size} bytes, {pk}")
+
+
+@image_app.command("ls")
+def image_ls(as_json: bool = typer.Option(False, "--json", help="One JSON document")) -> None:
+    """List the built images."""
+    import datetime
+    from .packages.images import list_images
+    imgs = list_images()
+    if as_json:
+        typer.echo(json.dumps([{"name": i.name, "size": i.size, "created": i.created,
+                                "packages": [p.to_json() for p in i.packages], "path": i.root}
+                               for i in imgs]))
+        return
+    for i in imgs:
+        when = datetime.datetime.fromtimestamp(i.created).strftime("%Y-%m-%d %H:%M")
+        typer.echo(f"{i.name}\t{i.size}\t{when}\t{len(i.packages)} packages")
+
+
+@image_app.command("rm")
+def image_rm(names: list[str] = typer.Argument(..., help="Images to remove")) -> None:
+    """Remove images (sandboxes already running on one keep it until they close)."""
+    from .packages.images import remove_image
+    code = 0
+    for n in names:
+        try:
+            remove_image(n)
+        except (SandboxError, ValueError) as exc:
+            typer.echo(f"agentic-bash: image rm: {exc}", err=True)
+            code = 1
     raise typer.Exit(code)
 
 

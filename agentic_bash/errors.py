@@ -7,15 +7,18 @@ SandboxError
  ├── PolicyViolation       a refused action (also listed in ``Result.violations``)
  ├── IsolationUnavailable  ``strict=True`` and a promised mechanism is missing
  ├── SnapshotError         a snapshot/tar cannot be written or restored
- ├── SandboxCrashed        the sandbox process died
- └── SandboxClosed         the sandbox was used after ``close()``
+ ├── SandboxCrashed        the sandbox process died (the next call starts a new one)
+ ├── SandboxClosed         the sandbox was used after ``close()`` (or after its release
+ │                         to the pool it came from)
+ ├── PoolExhausted         ``SandboxPool.acquire`` waited ``timeout`` with all sandboxes in use
+ └── Unsupported           the operation is not available at this isolation level
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "IsolationUnavailable", "LimitExceeded", "ParseError", "PolicyViolation",
-    "SandboxClosed", "SandboxCrashed", "SandboxError", "SnapshotError",
+    "IsolationUnavailable", "LimitExceeded", "ParseError", "PolicyViolation", "PoolExhausted",
+    "SandboxClosed", "SandboxCrashed", "SandboxError", "SnapshotError", "Unsupported",
 ]
 
 
@@ -48,15 +51,23 @@ class LimitExceeded(SandboxError):
 
 
 class PolicyViolation(SandboxError):
-    """An action the policy refused; ``kind`` (e.g. ``syscall``, ``network``, ``command``) and ``detail``."""
+    """An action the policy refused; ``kind`` (e.g. ``syscall``, ``network``, ``command``) and
+    ``detail``; network refusals also carry ``target`` (host:port) and ``reason``."""
 
-    def __init__(self, kind: str, detail: str) -> None:
+    def __init__(self, kind: str, detail: str, *, target: str | None = None,
+                 reason: str | None = None) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+        self.target = target
+        self.reason = reason
 
     def __reduce__(self):
-        return (type(self), (self.kind, self.detail))
+        if self.target is None and self.reason is None:
+            return (type(self), (self.kind, self.detail))
+        import functools
+        return (functools.partial(type(self), target=self.target, reason=self.reason),
+                (self.kind, self.detail))
 
 
 class IsolationUnavailable(SandboxError):
@@ -68,8 +79,19 @@ class SnapshotError(SandboxError):
 
 
 class SandboxCrashed(SandboxError):
-    """The sandbox process died (OOM, SIGKILL); make a new sandbox, e.g. from a snapshot."""
+    """The sandbox process died (OOM, SIGKILL) during this call. The Sandbox stays usable: its
+    next call starts a fresh sandbox process over the same files, and that Result says
+    ``restarted=True``."""
 
 
 class SandboxClosed(SandboxError):
     """The sandbox was used after ``close()``."""
+
+
+class PoolExhausted(SandboxError):
+    """Every sandbox of a ``SandboxPool`` stayed in use (``max_size``) for the whole wait."""
+
+
+class Unsupported(SandboxError, NotImplementedError):
+    """The operation exists, but not at this isolation level; the message names the levels
+    that have it."""

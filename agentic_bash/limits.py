@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -12,6 +13,23 @@ from .errors import LimitExceeded
 __all__ = ["Budget", "Limits", "active_budget", "charge_read", "check_size"]
 
 MiB = 1024 * 1024
+GiB = 1024 * MiB
+
+
+def _default_memory() -> int:
+    """A quarter of the host's RAM, at most 4 GiB (at least 256 MiB)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 4 * GiB
+    return max(256 * MiB, min(4 * GiB, total // 4))
+
+
+_DEFAULT_MEMORY = _default_memory()
+_MIN_MEMORY = 16 * MiB
+"""Below this a sandbox's own processes do not fit (8 MiB: the runner died at start, measured)."""
+_MIN_FILES = 64
+"""The runner is bound by max_open_files too, and needs a few dozen descriptors itself."""
 
 # The budget of the run the current thread works for: bound by the shell where a thread
 # starts running script code (a run, a pipeline stage, a job, a process substitution), so
@@ -40,23 +58,70 @@ class Limits:
     max_variable_bytes: int | None = 64 * MiB
     """Size of one variable value, array element, here-doc or command-substitution result."""
     max_fs_bytes: int | None = 1024 * MiB
-    """Bytes the session layer of a virtual filesystem may hold."""
+    """Bytes the session layer may hold: the virtual filesystem's, or in the namespace level
+    the tmpfs holding the upper layers (``/workspace``, ``$HOME``, ``/tmp``, ...) and,
+    separately, ``/dev/shm`` (at least 1 MiB each there); past it writes fail with ENOSPC.
+    The host's disk is not used."""
     max_file_count: int | None = 1_000_000
     """Entries the session layer of a virtual filesystem may hold."""
-    max_processes: int | None = 256
-    """Native processes the interpreter has started and not yet reaped (namespace, landlock and
-    none modes); one more fails like bash's fork, EAGAIN, status 254. Their own descendants are
-    not counted (that needs a pids cgroup, not applied yet)."""
-    max_memory_bytes: int | None = None
-    """Address space (RLIMIT_AS) of each native process, inherited by its children (namespace,
-    landlock and none modes); None = no cap beyond the host's. A per-process cap, not a cgroup
-    cap on the whole tree; the in-process interpreter itself is bounded by the other fields."""
+    max_processes: int | None = 1024
+    """Processes and threads of the sandbox's workload alive at once, every descendant counted
+    (sandboxed modes: a pids cgroup, or RLIMIT_NPROC in the sandbox's user namespace; the
+    runner's own few tasks get headroom on top). One more fork fails with EAGAIN; the
+    interpreter reports it like bash (``fork: Resource temporarily unavailable``, status 254).
+    In ``none`` mode only the interpreter's direct children are counted."""
+    max_memory_bytes: int | None = _DEFAULT_MEMORY
+    """RAM (and swap, where the kernel accounts it) of the whole sandbox: every process in it,
+    the interpreter included, plus what its tmpfs mounts hold. Past it the workload is killed
+    with SIGKILL (status 137, bash's ``Killed`` line, ``Result.limit_exceeded == "memory"``)
+    and the session goes on. Default: a quarter of the host's RAM, at most 4 GiB. Enforced by a
+    memory cgroup, else by the runner's watchdog (see ``allow_watchdog``)."""
+    cpu_quota: float | None = None
+    """CPU time per wall-clock second for the whole sandbox, as a fraction of one CPU (``0.5``:
+    half a core; ``2.0``: two cores). Needs a cpu cgroup; None = no cap."""
+    max_file_bytes: int | None = None
+    """Largest file any sandbox process may write (RLIMIT_FSIZE); a write past it fails with
+    EFBIG and tools print ``File too large`` (SIGXFSZ is ignored in the sandbox). None = no cap
+    beyond ``max_fs_bytes``."""
+    max_open_files: int | None = None
+    """Open file descriptors per sandbox process (RLIMIT_NOFILE); None = the host's."""
+    max_address_space: int | None = None
+    """Address space (RLIMIT_AS) of each native process, inherited by its children: a
+    per-process cap that makes allocations fail (``MemoryError``, status 1) rather than a kill.
+    None = no per-process cap (``max_memory_bytes`` bounds the whole sandbox)."""
+    allow_watchdog: bool = False
+    """With ``strict=True``, accept the runner's memory watchdog (samples every ~50 ms, then
+    kills the largest process) where no memory cgroup can be had. It is weaker than a cgroup:
+    an allocation faster than one sample can overshoot briefly. Without ``strict`` the
+    watchdog is used anyway and reported as ``enforced by watchdog``."""
     max_jobs: int | None = 256
     """Background jobs (``cmd &``) alive at once in a session, nested ``bash`` included (each is
     a thread in-process). Past it ``&`` fails with bash's ``fork: Resource temporarily
     unavailable`` (EAGAIN), status 254; a background job that hits it is treated as a fork
     bomb and its whole job tree is killed. Jobs started by a job share the first job's
     deadline, so a self-spawning tree ends at most ``timeout`` after it began."""
+
+    def __post_init__(self) -> None:
+        # the whole-sandbox resource fields: a bad value would otherwise surface as an OSError
+        # from a cgroup file, or silently (tmpfs size=0 means no bound at all)
+        for name, low in (("max_memory_bytes", _MIN_MEMORY), ("max_processes", 1),
+                          ("max_file_bytes", 1), ("max_open_files", _MIN_FILES),
+                          ("max_address_space", _MIN_MEMORY), ("max_fs_bytes", 0)):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"Limits.{name} must be an int or None, not {type(v).__name__}")
+            if v < low:
+                raise ValueError(f"Limits.{name} must be at least {low}, not {v}")
+        q = self.cpu_quota
+        if q is not None:
+            if isinstance(q, bool) or not isinstance(q, (int, float)):
+                raise TypeError(f"Limits.cpu_quota must be a number or None, not {type(q).__name__}")
+            if not (0.01 <= q <= 1024):
+                raise ValueError(f"Limits.cpu_quota must be between 0.01 and 1024 CPUs, not {q!r}")
+        if not isinstance(self.allow_watchdog, bool):
+            raise TypeError("Limits.allow_watchdog must be a bool")
 
     @classmethod
     def normal(cls) -> Limits:
@@ -67,8 +132,9 @@ class Limits:
         return cls(
             timeout=30.0, max_commands=1_000_000, max_loop_iterations=1_000_000,
             max_call_depth=200, max_output_bytes=1 * MiB, max_variable_bytes=4 * MiB,
-            max_fs_bytes=256 * MiB, max_file_count=100_000, max_processes=64,
-            max_memory_bytes=1024 * MiB, max_jobs=32,
+            max_fs_bytes=256 * MiB, max_file_count=100_000, max_processes=128,
+            max_memory_bytes=512 * MiB, cpu_quota=1.0, max_file_bytes=64 * MiB,
+            max_open_files=1024, max_jobs=32,
         )
 
     def with_(self, **changes: object) -> Limits:
@@ -237,13 +303,22 @@ class Budget:
             r = self.remaining()
             w = left if r is None else min(left, r + 0.001)
             poll = self._poll
-            self._event.wait(w if poll is None or w < poll else poll)
+            w = w if poll is None or w < poll else poll
+            from .shell import coop as _coop  # (a lower layer: imported when first needed)
+            if _coop.in_stage():
+                # a greenlet pipeline stage (shell/coop.py): the other stages run meanwhile
+                _coop.block(self._is_cancelled, time.monotonic() + w)
+            else:
+                self._event.wait(w)
 
     def cancel(self, reason: str = "interrupt") -> None:
         """Make every later ``check()`` raise (from any thread): Ctrl-C, ``close()``, timeout watchdog."""
         self._reason = reason
         self._cancelled = True
         self._event.set()
+
+    def _is_cancelled(self) -> bool:
+        return self._cancelled
 
     @property
     def cancelled(self) -> bool:

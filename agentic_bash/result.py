@@ -7,7 +7,16 @@ from typing import Any
 
 from .errors import PolicyViolation
 
-__all__ = ["Result", "truncate"]
+__all__ = ["LIMIT_NAMES", "Result", "truncate"]
+
+LIMIT_NAMES: dict[str, str] = {
+    "timeout": "timeout", "max_output_bytes": "output", "max_commands": "commands",
+    "max_loop_iterations": "loop_iterations", "max_variable_bytes": "variable_size",
+    "max_call_depth": "call_depth", "max_jobs": "jobs", "max_fs_bytes": "disk",
+    "max_file_count": "disk", "max_processes": "processes", "max_memory_bytes": "memory",
+    "max_file_bytes": "file_size",
+}
+"""``LimitExceeded.limit`` (a ``Limits`` field) -> ``Result.limit_exceeded``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +37,15 @@ class Result:
     peak_memory: int = 0
     violations: tuple[PolicyViolation, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    limit_exceeded: str | None = None
+    """The limit that stopped the run, if one did: ``"memory"``, ``"processes"``, ``"disk"``,
+    ``"file_size"`` (the sandbox's), or the interpreter's own ``"timeout"``, ``"output"``,
+    ``"commands"``, ``"loop_iterations"``, ``"variable_size"``, ``"call_depth"``, ``"jobs"``."""
+    restarted: bool = False
+    """The sandbox process had died (or fallen out of step) and this run started a fresh one
+    over the same files; ``extra["restart_reason"]`` says why (DESIGN.md decision 10)."""
+    packages_installed: tuple[Any, ...] = ()
+    """``PackageInfo(name, version, manager)`` of each package this run installed (pip, npm, apt)."""
 
     @property
     def stdout(self) -> str:
@@ -59,6 +77,10 @@ class Result:
             "files_modified": list(self.files_modified), "files_deleted": list(self.files_deleted),
             "cpu_time": self.cpu_time, "peak_memory": self.peak_memory,
             "violations": [{"kind": v.kind, "detail": v.detail} for v in self.violations],
+            "limit_exceeded": self.limit_exceeded,
+            "restarted": self.restarted,
+            "packages_installed": [{"name": p.name, "version": p.version, "manager": p.manager}
+                                   for p in self.packages_installed],
         }
 
 
@@ -74,7 +96,8 @@ class _ResultBuilder:
 def make_result(stdout_bytes: bytes, stderr_bytes: bytes, exit_code: int, duration: float,
                 timed_out: bool, truncated: bool, cwd: str, files_created: tuple[str, ...],
                 files_modified: tuple[str, ...], files_deleted: tuple[str, ...],
-                violations: tuple[PolicyViolation, ...]) -> Result:
+                violations: tuple[PolicyViolation, ...],
+                limit_exceeded: str | None = None) -> Result:
     """``Result(...)`` with those fields (the others at their defaults), built fast."""
     r: Any = _ResultBuilder()
     r.stdout_bytes = stdout_bytes
@@ -91,6 +114,9 @@ def make_result(stdout_bytes: bytes, stderr_bytes: bytes, exit_code: int, durati
     r.peak_memory = 0
     r.violations = violations
     r.extra = {}
+    r.limit_exceeded = limit_exceeded
+    r.restarted = False
+    r.packages_installed = ()
     r.__class__ = Result
     return r
 

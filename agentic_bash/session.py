@@ -4,23 +4,53 @@ from __future__ import annotations
 
 import os
 import posixpath
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
+from typing import Any, AsyncIterator, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from .commands.base import SystemInfo
-from .errors import IsolationUnavailable, SandboxClosed
+from .errors import IsolationUnavailable, SandboxClosed, Unsupported
 from .limits import Limits
 from .result import Result, truncate
 from .fileapi import FileInfo
 from .streaming import StreamEvent
+from .validation import (ISOLATION_LEVELS, check_path, check_run_args, check_sandbox_options,
+                         check_write_data)
 from .vfs.paths import normalize
 
 __all__ = ["FileInfo", "Mount", "Result", "Sandbox", "StreamEvent", "truncate"]
 
-ISOLATION_LEVELS = ("auto", "virtual", "namespace", "landlock", "none")
+
+class _Released:
+    """The executor of a handle given back to its pool: every use raises SandboxClosed."""
+
+    alive = False
+
+    def __getattr__(self, name: str) -> Any:
+        raise SandboxClosed("this sandbox was released to its pool")
+
+    def close(self) -> None:
+        pass
+
+
+_RELEASED = _Released()
+_workers: list[Any] = []
+_workers_lock = threading.Lock()
+
+
+def _async_workers() -> Any:
+    """Threads for arun/astream (not the loop's default executor: its few workers would let
+    a handful of long runs delay every other session's calls). Threads start on demand."""
+    if not _workers:
+        import concurrent.futures
+        with _workers_lock:
+            if not _workers:
+                _workers.append(concurrent.futures.ThreadPoolExecutor(
+                    max_workers=512, thread_name_prefix="agentic-bash-async"))
+    return _workers[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +91,21 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     from .isolation.report import report_from_plan
     # virtual and none plan without the kernel: the probe (a namespace child, ~0.1 s) is
     # only paid by the levels that use what it finds
+    from .network import resolve_network
+    network = resolve_network(extra.pop("network", None), isolation)
     caps = None if isolation in ("virtual", "none") else probe()
-    p = make_plan(isolation, caps, strict=strict, network=extra.pop("network", "allow"))  # type: ignore[arg-type]
+    p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
     if p.level in ("namespace", "landlock"):
         from .executors.sandboxed import SandboxedExecutor
         ex = SandboxedExecutor(plan=p, env=env, workdir=workdir, mounts=mounts, limits=limits,
                                strict=strict, info=info, prefer_inprocess=prefer_inprocess,
-                               commands_allowlist=commands_allowlist, **extra)
+                               commands_allowlist=commands_allowlist, network=network, **extra)
         return ex, p.level, ex.isolation  # the executor already warned about degradations
     extra.pop("layer_tar", None)
     if extra.pop("base", None) is not None:
         raise IsolationUnavailable(f"base= needs a sandboxed isolation level, not {p.level!r}")
+    if extra.pop("image", None) is not None:
+        raise IsolationUnavailable(f"image= needs a sandboxed isolation level, not {p.level!r}")
     if extra:
         raise TypeError(f"unexpected Sandbox options: {', '.join(sorted(extra))}")
     for w in p.warnings:
@@ -100,6 +134,12 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         pass
     ex = InProcessExecutor(fs=fs, native=None, env=env, workdir=workdir, limits=limits, info=info,
                            prefer_inprocess=True, commands_allowlist=commands_allowlist, layer=layer)
+    if p.network != "deny":
+        # a policy was given: /dev/tcp connects from this process to addresses it checked
+        from .network.devtcp import host_opener
+        from .network.policy import NetworkPolicy
+        ex.open_socket = host_opener(NetworkPolicy.coerce(network),  # type: ignore[attr-defined]
+                                     lambda v: ex._violations.append(v))
     return ex, "virtual", report
 
 
@@ -135,9 +175,17 @@ class Sandbox:
                  on_result: Callable[[Result], None] | None = None,
                  before_run: Callable[[str], None] | None = None,
                  after_run: Callable[[Result], None] | None = None, **extra: Any) -> None:
-        if isolation not in ISOLATION_LEVELS:
-            raise ValueError(f"isolation must be one of {ISOLATION_LEVELS}, not {isolation!r}")
         self._closed = True
+        # every argument is checked before anything is created (no temp dir, no process)
+        checked = check_sandbox_options(dict(
+            isolation=isolation, env=env, workdir=workdir, mounts=mounts, limits=limits,
+            strict=strict, commands=commands, prefer_inprocess=prefer_inprocess,
+            hostname=hostname, user=user, uid=uid, pid=pid, ppid=ppid,
+            commands_allowlist=commands_allowlist, transforms=transforms, on_output=on_output,
+            on_violation=on_violation, on_command=on_command, on_result=on_result,
+            before_run=before_run, after_run=after_run, **extra))
+        env, commands_allowlist = checked["env"], checked["commands_allowlist"]
+        transforms = checked["transforms"]
         snapshot = extra.pop("_snapshot", None)
         self.limits = limits if limits is not None else Limits()
         home = "/root" if user == "root" else f"/home/{user}"
@@ -176,8 +224,10 @@ class Sandbox:
         self._on_command = on_command or before_run
         self._on_result = on_result or after_run
         # run() goes straight to the executor unless a hook must see the script or result
+        from . import telemetry
+        self._otel = telemetry.active()   # None unless OpenTelemetry is set up
         self._hooked = (self._on_command is not None or self._on_violation is not None
-                        or self._on_result is not None)
+                        or self._on_result is not None or self._otel is not None)
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_executor, self._ex)
         self._route()
@@ -198,13 +248,31 @@ class Sandbox:
     # ------------------------------------------------------------------ running
     def run(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None) -> Result:
+            timeout: float | None = None, tty: bool | Mapping[str, Any] | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
-        this run only."""
+        this run only. Bad arguments raise TypeError/ValueError before anything runs.
+
+        ``tty=True`` (or ``{"term", "rows", "cols"}``) gives the run a pseudo-terminal as
+        stdin, stdout and stderr, as in an interactive shell: output is merged into
+        ``stdout`` (with the terminal's ``\r\n``), ``stdin`` bytes are typed at it, native
+        programs see a terminal (TERM from ``term``, default $TERM), and
+        ``tty_input()``/``tty_resize()`` reach it while the run goes on."""
+        if (type(script) is not str or env is not None or cwd is not None
+                or timeout is not None or not (stdin is None or type(stdin) is bytes)):
+            stdin, env, cwd, timeout = check_run_args(script, stdin, env, cwd, timeout)
+        if tty is not None and tty is not False:
+            from .tty import tty_spec
+            self._check()
+            spec = tty_spec(tty)
+            return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=self._on_output, tty=spec)
         if self._direct and type(stdin) is not str:
             # no hook or transform to serve: straight to the executor, arguments by position
             # (it raises SandboxClosed once closed)
-            return self._ex.run(script, stdin, env, cwd, timeout, self._on_output)
+            r = self._ex.run(script, stdin, env, cwd, timeout, self._on_output)
+            if r.packages_installed:
+                self._promote(r)
+            return r
         return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
                          on_output=self._on_output)
 
@@ -225,7 +293,8 @@ class Sandbox:
         self._direct = not (self._hooked or self._transforms)
 
     def _run(self, script: str, *, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
-             timeout: float | None, on_output: Callable[[int, bytes], None] | None) -> Result:
+             timeout: float | None, on_output: Callable[[int, bytes], None] | None,
+             tty: dict[str, Any] | None = None) -> Result:
         self._check()
         if isinstance(stdin, str):
             stdin = stdin.encode("utf-8")
@@ -235,7 +304,18 @@ class Sandbox:
         if self._transforms:
             from .transforms import apply_transforms
             text = apply_transforms(script, self._transforms)
-        r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout, on_output=on_output)
+        otel = self._otel
+        kw = {"tty": tty} if tty is not None else {}
+        if otel is None:
+            r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=on_output, **kw)
+        else:
+            with otel.run_span(self.isolation_level) as span:
+                r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                                 on_output=on_output, **kw)
+                otel.end_run(span, self.isolation_level, r)
+        if r.packages_installed:
+            self._promote(r)
         if self._on_violation is not None:
             for v in r.violations:
                 self._on_violation(v)
@@ -243,17 +323,42 @@ class Sandbox:
             self._on_result(r)
         return r
 
+    def _promote(self, r: Result) -> None:
+        """Share what this run installed with later sandboxes (packages/cache.py: verified
+        by the host, never taken on the sandbox's word)."""
+        if self.isolation_level != "namespace":
+            return
+        from .packages.apt import archive_dirs
+        from .packages.cache import promote
+        promote(self._ex, r.packages_installed, apt_archives=archive_dirs(self.info.home))
+
     def run_stream(self, script: str, *, on_stdout: Callable[[bytes], None] | None = None,
                    on_stderr: Callable[[bytes], None] | None = None, **kw: Any) -> Result:
         """Like ``run()``, delivering output chunks to ``on_stdout``/``on_stderr`` as produced."""
+        unknown = set(kw) - {"stdin", "env", "cwd", "timeout", "tty"}
+        if unknown:
+            raise TypeError(f"run_stream() got an unexpected keyword argument "
+                            f"{sorted(unknown)[0]!r}")
+        _, kw["env"], kw["cwd"], kw["timeout"] = check_run_args(
+            script, kw.get("stdin"), kw.get("env"), kw.get("cwd"), kw.get("timeout"))
+        for name, cb in (("on_stdout", on_stdout), ("on_stderr", on_stderr)):
+            if cb is not None and not callable(cb):
+                raise TypeError(f"{name} must be callable, not {type(cb).__name__}")
+
         def deliver(fd: int, chunk: bytes) -> None:
             if self._on_output is not None:
                 self._on_output(fd, chunk)
             cb = on_stdout if fd == 1 else on_stderr
             if cb is not None:
                 cb(chunk)
+        tty = kw.get("tty")
+        if tty is not None and tty is not False:
+            from .tty import tty_spec
+            tty = tty_spec(tty)
+        else:
+            tty = None
         return self._run(script, stdin=kw.get("stdin"), env=kw.get("env"), cwd=kw.get("cwd"),
-                         timeout=kw.get("timeout"), on_output=deliver)
+                         timeout=kw.get("timeout"), on_output=deliver, tty=tty)
 
     def stream(self, script: str, **kw: Any) -> Iterator[StreamEvent]:
         """``for ev in sb.stream(script)``: ``stdout``/``stderr`` events with ``data`` as output
@@ -261,26 +366,126 @@ class Sandbox:
         from .streaming import stream_events
         return stream_events(self, script, kw)
 
+    # ------------------------------------------------------------------ asyncio
+    async def arun(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
+                   env: Mapping[str, str] | None = None, cwd: str | None = None,
+                   timeout: float | None = None) -> Result:
+        """``await sb.arun(script)``: ``run()`` on a worker thread, so the event loop never
+        blocks. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
+        import asyncio
+
+        worker: list[int] = []
+
+        def work() -> Result:
+            worker.append(threading.get_ident())
+            return self.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout)
+        fut = asyncio.get_running_loop().run_in_executor(_async_workers(), work)
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            try:
+                mine = getattr(self._ex, "interrupt_thread", None)
+                if mine is None:
+                    self.interrupt()
+                elif worker:  # only this task's own run (not one it was queued behind)
+                    mine(worker[0])
+            except Exception:  # noqa: BLE001 - closed meanwhile: nothing left to stop
+                pass
+            raise
+
+    async def astream(self, script: str, **kw: Any) -> AsyncIterator[StreamEvent]:
+        """``async for ev in sb.astream(script)``: ``stream()`` for asyncio; output events
+        as produced, then the ``result`` event. Leaving early interrupts the run."""
+        import asyncio
+
+        self._check()
+        loop = asyncio.get_running_loop()
+        q: asyncio.Queue[Any] = asyncio.Queue()
+        hook = self._on_output
+        done = object()
+
+        def deliver(fd: int, chunk: bytes) -> None:
+            if hook is not None:
+                hook(fd, chunk)
+            loop.call_soon_threadsafe(q.put_nowait,
+                                      StreamEvent("stdout" if fd == 1 else "stderr", bytes(chunk)))
+
+        def work() -> Result:
+            return self._run(script, stdin=kw.get("stdin"), env=kw.get("env"), cwd=kw.get("cwd"),
+                             timeout=kw.get("timeout"), on_output=deliver)
+
+        fut = loop.run_in_executor(_async_workers(), work)
+        fut.add_done_callback(lambda _f: q.put_nowait(done))
+        finished = False
+        try:
+            while True:
+                item = await q.get()
+                if item is done:
+                    break
+                yield item
+            finished = True
+            yield StreamEvent("result", result=fut.result())
+        finally:
+            if not finished:
+                try:
+                    self.interrupt()
+                except Exception:  # noqa: BLE001
+                    pass
+                # the worker still holds the session: wait for it without blocking the loop
+                await asyncio.wait([fut])
+
     def interrupt(self) -> None:
         self._ex.interrupt()
 
+    def tty_input(self, data: bytes | str) -> None:
+        """Type ``data`` at the terminal of the ``run(tty=...)`` going on (from another
+        thread); ignored when there is none."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        fn = getattr(self._ex, "tty_input", None)
+        if fn is not None:
+            fn(bytes(data))
+
+    def tty_resize(self, rows: int, cols: int) -> None:
+        """Set the window size of the ``run(tty=...)`` going on (its program gets SIGWINCH)."""
+        fn = getattr(self._ex, "tty_resize", None)
+        if fn is not None:
+            fn(int(rows), int(cols))
+
     def register_command(self, name: str, fn: Callable[..., int]) -> None:
-        """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins)."""
+        """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins).
+        The function always runs in this process. Under ``namespace``/``landlock`` the
+        sandboxed interpreter calls it over the session channel: ``ctx.stdin``, ``ctx.stdout``
+        and ``ctx.stderr`` are streamed from and to the command's place in the script, and
+        ``ctx.fs`` is unavailable (Unsupported)."""
+        from .validation import _command_name
+        _command_name("name", name)
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, not {type(fn).__name__}")
         self._check()
         reg = getattr(self._ex, "register_command", None)
         if reg is None:
-            raise NotImplementedError("this isolation level does not support custom commands")
+            raise Unsupported(
+                f"register_command: custom Python commands run in the caller's process and are "
+                f"supported with isolation='virtual' or 'none', not {self.isolation_level!r}")
         reg(name, fn)
         self._custom[name] = fn
 
     # ------------------------------------------------------------------ files
     def _abs(self, path: str) -> str:
+        if type(path) is not str:
+            path = check_path("path", path)
+        elif "\0" in path:
+            raise ValueError(f"path must not contain NUL: {path!r}")
         return normalize(path, self.cwd)
 
     def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+        if type(data) is not bytes:
+            data = check_write_data(data)
+        if isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode <= 0o7777:
+            raise (ValueError if isinstance(mode, int) and not isinstance(mode, bool)
+                   else TypeError)(f"mode must be an int permission mode (0o644), not {mode!r}")
         self._check()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
         self._ex.write_file(self._abs(path), data, mode)
 
     def read_file(self, path: str) -> bytes:
@@ -296,6 +501,11 @@ class Sandbox:
     def exists(self, path: str) -> bool:
         self._check()
         return self._ex.exists(self._abs(path))
+
+    def realpath(self, path: str) -> str:
+        """``path`` with every symlink resolved as the sandbox sees it (missing parts kept)."""
+        self._check()
+        return self._ex.realpath(self._abs(path))
 
     def remove(self, path: str, recursive: bool = False) -> None:
         self._check()
@@ -362,6 +572,18 @@ class Sandbox:
 
     # ------------------------------------------------------------------ state
     @property
+    def packages(self) -> list[Any]:
+        """``[PackageInfo(name, version, manager)]`` the session installed (pip, npm, apt),
+        observed from what the real installers wrote; travels in snapshots."""
+        self._check()
+        from .packages.manifest import Manifest, PackageInfo
+        m = getattr(self._ex, "packages", None)
+        if isinstance(m, Manifest):
+            return list(m)
+        return sorted((PackageInfo.from_json(e) for e in self._ex.get_state().get("packages") or ()),
+                      key=lambda p: (p.manager, p.name.lower()))
+
+    @property
     def cwd(self) -> str:
         return self._ex.cwd
 
@@ -383,6 +605,15 @@ class Sandbox:
         if self._closed:
             raise SandboxClosed("sandbox is closed")
 
+    def _detach_for_pool(self) -> Any:
+        """Kill this handle at once (every later call raises SandboxClosed) and return its
+        executor for the caller to close; SandboxPool.release ends sandboxes this way."""
+        ex = self._ex
+        self._finalizer.detach()
+        self._ex = _RELEASED
+        self._closed = True
+        return ex
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -395,6 +626,8 @@ class Sandbox:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<Sandbox isolation={self.isolation_level!r} cwd={self.cwd!r}{' closed' if self._closed else ''}>"
+        if self._closed:
+            return f"<Sandbox isolation={self.isolation_level!r} closed>"
+        return f"<Sandbox isolation={self.isolation_level!r} cwd={self.cwd!r}>"
 
     _ = posixpath

@@ -63,6 +63,7 @@ def build_state(sb: Any, exclude_env: Iterable[str] = ()) -> dict[str, Any]:
         "mounts": {d: {"source": src, "mode": mode} for d, (src, mode) in sb._mounts.items()},
         "writable": _writable_of(sb),
         "excluded_env": excluded,
+        "image": getattr(sb._ex, "image_spec", None),
         "packages": list(shell.pop("packages", None) or ()),
         "shell": shell,
     }
@@ -251,6 +252,7 @@ def _merged_shell(state: dict[str, Any] | None, fresh: dict[str, Any], target_le
     if state is None:
         return fresh
     shell = dict(state.get("shell") or {})
+    shell["packages"] = list(state.get("packages") or ())
     if state.get("isolation") != target_level:
         vars_ = dict(shell.get("vars") or {})
         excluded = set(state.get("excluded_env") or ())
@@ -378,6 +380,9 @@ def prepare_for_constructor(sb: Any, spec: Any, opts: dict[str, Any]) -> _Pendin
                   network=opts.get("network", "allow"))
     if p.level in _SANDBOXED:
         loaded = read_snapshot(src, max_entries=max_entries, max_bytes=max_bytes)
+        if loaded.state and loaded.state.get("image") and opts.get("image") is None:
+            # the session was started from an image: its files are a lower, not in the layer
+            opts["image"] = sb._options["image"] = loaded.state["image"]
         loaded.data = fit_layout(loaded, _sandbox_writable(None, p.level, opts))
         return _Pending(None, loaded, max_entries, max_bytes)
     if p.level != "virtual":

@@ -143,8 +143,10 @@ def checks(token: str, pip_pkg: str | None) -> dict:
         except Exception as e:  # noqa: BLE001
             obs["crash"] = {"exc": type(e).__name__}
         try:
-            sb.run("echo again")
-            obs["crash_again"] = "no exception"
+            # DESIGN.md decision 10: the next run starts a fresh sandbox process over the
+            # same session layer and says so
+            r = sb.run("echo again")
+            obs["crash_again"] = {"stdout": r.stdout, "restarted": r.restarted}
         except Exception as e:  # noqa: BLE001
             obs["crash_again"] = type(e).__name__
         sb.close()
@@ -202,7 +204,9 @@ def _host_counts() -> dict:
             "descendants": len(_zygote_descendants()),
             "session_dirs": len(glob.glob(os.path.join(
                 os.environ.get("TMPDIR", "/tmp"), "agentic-bash-session-*"))),
-            "threads": len(os.listdir("/proc/self/task"))}
+            "threads": len(os.listdir("/proc/self/task")),
+            "cgroups": len(glob.glob(f"/sys/fs/cgroup/**/agentic-bash-{os.getpid()}-*",
+                                     recursive=True))}
 
 
 def leak(n: int) -> dict:

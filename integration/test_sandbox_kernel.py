@@ -32,13 +32,14 @@ def test_report_lists_what_the_plan_promised(obs: dict) -> None:
     from agentic_bash.isolation.plan import plan
     from agentic_bash.isolation.probe import probe
 
-    p = plan("namespace", probe())
+    p = plan("namespace", probe(), network="public")  # the default network since #12
     rep = obs["report"]
     want = {m for m in p.mechanisms if p.applies(m)}
     assert set(rep["enforced"]) == want, obs["report_str"]
     assert {"user_namespace", "mount_namespace", "pid_namespace", "overlay", "no_new_privs",
             "caps_dropped"} <= set(rep["enforced"])
-    assert rep["mechanisms"]["network_namespace"] == "disabled"  # host network until #net
+    assert rep["mechanisms"]["network_namespace"] == "enforced"
+    assert rep["mechanisms"]["network_proxy"] == "enforced"
 
 
 def test_builtin_written_file_read_by_native_python(obs: dict) -> None:
@@ -119,9 +120,9 @@ def test_nohup_dies_with_close(obs: dict) -> None:
     assert obs["left_after_close"] == []
 
 
-def test_runner_death_raises_sandbox_crashed(obs: dict) -> None:
+def test_runner_death_raises_sandbox_crashed_then_restarts(obs: dict) -> None:
     assert obs["crash"] == {"exc": "SandboxCrashed"}
-    assert obs["crash_again"] == "SandboxCrashed"
+    assert obs["crash_again"] == {"stdout": "again\n", "restarted": True}
 
 
 def test_pip_install_inside_only(obs: dict) -> None:
@@ -144,6 +145,7 @@ def test_no_leaks_after_200_cycles(request: pytest.FixtureRequest, who: str) -> 
     assert a["session_dirs"] == b["session_dirs"], r
     assert a["fds"] <= b["fds"], r
     assert a["threads"] <= b["threads"], r
+    assert a.get("cgroups", 0) == b.get("cgroups", 0) == 0, r  # the limits' groups (#11)
 
 
 def test_host_site_packages_untouched() -> None:

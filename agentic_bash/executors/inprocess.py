@@ -11,6 +11,7 @@ import io
 import os
 import posixpath
 import re
+import signal
 import stat as _stat
 import sys
 import threading
@@ -20,7 +21,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits
-from ..result import Result, make_result
+from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
@@ -29,10 +30,13 @@ from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
+from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
+from ..packages.apt import APT_COMMANDS, apt_shim
+from ..packages.manifest import Manifest
 from ..shell.parser import _CACHE_MAX_SOURCE, parse_with_warnings as _parse_w
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
@@ -223,10 +227,11 @@ class InProcessExecutor:
             sys.setrecursionlimit(self._RECURSION_LIMIT)
         self.fs = fs
         self.native = native
+        self._path_cache: dict[tuple[str, str, str | None], tuple[Any, str | None]] = {}
         if native is not None:
             # every native child passes the launcher: it enforces the process and memory caps
             native.max_live = limits.max_processes
-            native.max_memory = limits.max_memory_bytes
+            native.max_memory = limits.max_address_space
         self.limits = limits
         self.info = info
         self.prefer_inprocess = prefer_inprocess
@@ -238,6 +243,8 @@ class InProcessExecutor:
             layer.set_wait_hook(self._fifo_wait)
         self.registry = load_commands()
         self.custom: dict[str, Callable[..., int]] = {}
+        self.packages = Manifest()
+        self._in_shim = False
         self._closed = False
         # one token while no run() is going: run() pops it and puts it back
         self._turn: list[bool] = [True]
@@ -247,7 +254,10 @@ class InProcessExecutor:
         self._idle_marker: Any = None
         self._spare: tuple[Budget, Capture, Capture, dict[int, Any]] | None = None
         self._no_stdin = InputBytes(b"")
+        self._tty: Any = None  # the PtySession of a run(tty=...) going on
+        self._tty_pending = b""  # keys typed before it started
         self.shell = Interpreter(fs, info=info, host=self)
+        self.shell.exited = False  # set by run_toplevel when the script ran `exit`
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
         if env:
@@ -302,13 +312,16 @@ class InProcessExecutor:
 
     def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+            timeout: float | None = None, on_output: OutputCallback | None = None,
+            tty: Any = None) -> Result:
         # the per-call path: every line here is paid by `run("echo hi")` (issue 2's target);
         # Sandbox.run passes the arguments by position (cheaper than by keyword)
         if self._closed:
             raise SandboxClosed("sandbox is closed")
         if not script.isascii():
             script = from_host(script)  # a lone surrogate: raw bytes, never an encode error
+        if tty is not None:
+            return self._run_tty(script, stdin, env, cwd, timeout, on_output, tty)
         turn = self._turn
         try:
             turn.pop()  # (atomic under the GIL: a lock costs this path twice as much)
@@ -349,6 +362,10 @@ class InProcessExecutor:
             fds[0] = inp
             fds[1] = out
             fds[2] = err
+            if self._tty is not None:
+                fds[1] = fds[2] = self._tty.writer
+                if self._tty.early:   # Ctrl-C typed while this run was starting
+                    budget.cancel("interrupt")
             sh.fds = fds
             sh.exec_string = script
             st = sh.state
@@ -380,6 +397,7 @@ class InProcessExecutor:
             else:
                 marker = self._start_tracking()
             timed_out = False
+            exceeded = None
             try:
                 if st.shopt["expand_aliases"] or st.options["verbose"]:
                     tree = None
@@ -396,6 +414,8 @@ class InProcessExecutor:
             except LimitExceeded as e:
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
+                if e.limit not in ("interrupt", "closed"):
+                    exceeded = LIMIT_NAMES.get(e.limit, e.limit)
                 if e.limit in ("timeout",):
                     timed_out = True
                     status = 124
@@ -473,10 +493,86 @@ class InProcessExecutor:
                     err.buf.clear()
                 self._spare = (budget, out, err, fds)
             viol = self._violations
-            return make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
-                               st.cwd, created, modified, deleted, tuple(viol) if viol else ())
+            if truncated and exceeded is None:
+                exceeded = "output"
+            r = make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
+                            st.cwd, created, modified, deleted, tuple(viol) if viol else (),
+                            exceeded)
+            if sh.exited:
+                # `exit` (or a fatal error) ended the shell: an interactive one would stop here
+                sh.exited = False
+                r.extra["exited"] = True
+            return r
         finally:
             turn.append(True)
+
+    def interrupt_thread(self, thread: int) -> None:
+        """Interrupt the run in progress only if thread ``thread`` is the one running it, not
+        one queued behind it (``Sandbox.arun`` cancelled while waiting its turn). Looks at
+        that thread's stack, so the per-run path pays nothing for it."""
+        f = sys._current_frames().get(thread)
+        run_code, wait_code = InProcessExecutor.run.__code__, InProcessExecutor._wait_turn.__code__
+        inside = False
+        while f is not None:
+            code = f.f_code
+            if (code is wait_code or code is run_code) and f.f_locals.get("self") is self:
+                if code is wait_code:
+                    return  # still waiting for its turn: the current run is someone else's
+                inside = True
+            f = f.f_back
+        if inside:
+            self.interrupt()
+
+    def _run_tty(self, script: str, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
+                 timeout: float | None, on_output: OutputCallback | None, tty: Any) -> Result:
+        """run() with a pseudo-terminal as stdin, stdout and stderr (merged, as on a
+        terminal); ``stdin`` bytes, then keys typed before it started, are typed at it first.
+        See agentic_bash.tty."""
+        from dataclasses import replace
+
+        from ..tty import PtySession, tty_spec
+        spec = tty_spec(tty)
+        if self._tty is not None:
+            raise SandboxError("another run(tty=...) of this session is going on")
+        if stdin is not None and not isinstance(stdin, (bytes, bytearray, memoryview, str)):
+            stdin = stdin.read()
+        def on_interrupt() -> None:
+            # (early first, then the budget: run() reads them in the other order, so one of
+            # the two sees the interrupt however the threads interleave)
+            pty.early = True
+            b = self._budget
+            if b is not None:
+                b.cancel("interrupt")
+        pty = PtySession(spec, on_output, self.limits.max_output_bytes, on_interrupt)
+        self._tty = pty
+        try:
+            pending, self._tty_pending = self._tty_pending, b""
+            if stdin:
+                pty.input(stdin.encode() if isinstance(stdin, str) else bytes(stdin))
+            if pending:
+                pty.input(pending)
+            run_env = dict(env or {})
+            run_env.setdefault("TERM", pty.term)
+            r = self.run(script, pty.reader, run_env, cwd, timeout, None)
+        finally:
+            self._tty = None
+            pty.finish()
+        return replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf),
+                       truncated=r.truncated or pty.truncated)
+
+    def tty_input(self, data: bytes) -> None:
+        """Bytes typed at the terminal of the run(tty=...) going on; typed before one
+        starts, they wait for it (bounded), as typeahead does."""
+        pty = self._tty
+        if pty is not None:
+            pty.input(bytes(data))
+        elif len(self._tty_pending) < 65536:
+            self._tty_pending += bytes(data)[:65536]
+
+    def tty_resize(self, rows: int, cols: int) -> None:
+        pty = self._tty
+        if pty is not None:
+            pty.resize(rows, cols)
 
     def _wait_turn(self) -> None:
         """Another thread is inside run() on this executor: wait for it to finish (runs of one
@@ -542,17 +638,30 @@ class InProcessExecutor:
         jobs = self.shell.jobs
         if jobs is None or not jobs.jobs:
             return
-        mine = [j for j in list(jobs.jobs.values()) if not j.done.is_set() and j.native is None
-                and getattr(getattr(j.child, "budget", None), "parent", None) is budget]
-        if not mine:
-            time.sleep(0)  # a thread switch: a job about to finish can
-            return
-        end = time.monotonic() + 0.25
-        for j in mine:
-            left = end - time.monotonic()
-            if left <= 0 or j.native is not None:
-                break
-            j.done.wait(left)
+        # the whole job tree this run started counts (jobs started by its jobs, at any
+        # depth, are in the session's live registry): a fork bomb's last words
+        # (`fork: Resource temporarily unavailable`) belong to this run, not the next. A
+        # tree that keeps growing gets up to 2 s: it either stops or hits max_jobs and is
+        # killed; one that does not grow gets the usual 0.25 s.
+        start = time.monotonic()
+        end = start + 0.25
+        most = 0
+        while True:
+            live = list(getattr(self, "_live_jobs", None) or ())
+            mine = [j for j in list(jobs.jobs.values()) + live
+                    if not j.done.is_set() and j.native is None and _started_by(j, budget)]
+            if not mine:
+                if most == 0:
+                    time.sleep(0)  # a thread switch: a job about to finish can
+                return
+            now = time.monotonic()
+            if len(mine) > most:
+                if most:
+                    end = max(end, min(now + 0.25, start + 2.0))
+                most = len(mine)
+            if now >= end:
+                return
+            mine[0].done.wait(min(end - now, 0.02))
 
     def native_job(self, sh: Interpreter, cmd: N.Command) -> bool:
         """Whether background job ``cmd`` is (a pipeline ending in) a simple command that
@@ -611,13 +720,56 @@ class InProcessExecutor:
     def find_path(self, sh: Interpreter, name: str, path: str | None = None) -> str | None:
         """The file bash would run for ``name``: the first executable one on PATH, else the
         first non-executable one (running it then fails with "Permission denied")."""
+        if path is None:
+            path = sh.get_scalar("PATH")
+            if path is None:
+                return None
+        gen = self._fs_generation()
+        key = None
+        if gen is not None:
+            # an answer stays good while no layer of the file system changed (a subshell's
+            # lookup then costs no stat; bash's visible hash table is not involved)
+            key = (name, path, sh.state.cwd if ("::" in path or path[:1] != "/" or ":." in path
+                                                or path.endswith(":")) else None)
+            hit = self._path_cache.get(key)
+            if hit is not None and hit[0] == gen:
+                return hit[1]
         fallback = None
+        found = None
         for cand, s in self._path_candidates(sh, name, path):
             if s.st_mode & 0o111:
-                return cand
+                found = cand
+                break
             if fallback is None:
                 fallback = cand
-        return fallback
+        if found is None:
+            found = fallback
+        if key is not None:
+            cache = self._path_cache
+            if len(cache) > 512:
+                cache.clear()
+            cache[key] = (gen, found)
+        return found
+
+    def _fs_generation(self) -> Any:
+        """A value that changes whenever any layer of the file system does, or None when
+        some layer cannot tell (then nothing is cached)."""
+        fs = self.fs
+        up = getattr(fs, "upper", None)
+        if up is None:
+            return getattr(fs, "generation", None) if type(fs) is MemoryFS else None
+        if type(up) is not MemoryFS:
+            return None
+        g = up.generation
+        lows = fs.lowers
+        if not lows:
+            return g
+        out = [g]
+        for lo in lows:
+            if type(lo) is not MemoryFS:
+                return None
+            out.append(lo.generation)
+        return tuple(out)
 
     def find_all_paths(self, sh: Interpreter, name: str, path: str | None = None) -> list[str]:
         out: list[str] = []
@@ -642,6 +794,11 @@ class InProcessExecutor:
         fn = self.custom.get(name)
         if fn is not None:
             return self._call(sh, fn, argv, custom=True)
+        if self.native is not None and not self._in_shim and (
+                name in APT_COMMANDS or ("/" in name and posixpath.basename(name) in APT_COMMANDS)):
+            st = self._package_shim(sh, argv)
+            if st is not None:
+                return st
         if "/" in name:
             return self._run_path(sh, name, argv)
         st = sh.state
@@ -689,6 +846,18 @@ class InProcessExecutor:
         sh.error(f"{name}: not found" if sh.dash else f"{name}: command not found")
         return 127
 
+    def _package_shim(self, sh: Interpreter, argv: list[str]) -> int | None:
+        """Dispatch's package-shim step: apt without uid 0 (packages/apt.py); None passes on."""
+        name = argv[0]
+        path = name if "/" in name else self.find_path(sh, name)
+        if path is None:
+            return None
+        self._in_shim = True
+        try:
+            return apt_shim(self, sh, _Exec(self, sh), argv, normalize(path, sh.state.cwd))
+        finally:
+            self._in_shim = False
+
     def _run_path(self, sh: Interpreter, name: str, argv: list[str]) -> int:
         p = normalize(name, sh.state.cwd)
         try:
@@ -717,7 +886,8 @@ class InProcessExecutor:
         except OSError as e:
             sh.error(f"{name}: {os.strerror(e.errno or 13)}")
             return 126
-        if self.native is not None and not self._is_placeholder(p):
+        if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
+            # (the head just read answers _is_placeholder: one open of the binary, not two)
             return self._spawn(sh, p, argv)
         if head.startswith(b"#!"):
             line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
@@ -843,6 +1013,9 @@ class InProcessExecutor:
     def exists(self, path: str) -> bool:
         return self.fs.exists(path)
 
+    def realpath(self, path: str) -> str:
+        return self.fs.realpath(path)
+
     def remove(self, path: str, recursive: bool = False) -> None:
         s = self.fs.stat(path, follow_symlinks=False)
         if _stat.S_ISDIR(s.st_mode):
@@ -869,6 +1042,8 @@ class InProcessExecutor:
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
             "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
+            "packages": self.packages.to_json(),
+            **({"script_name": self.shell.script_name} if self.shell.script_name != "bash" else {}),
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -901,7 +1076,11 @@ class InProcessExecutor:
         st.umask = int(state.get("umask", 0o022))
         st.last_status = int(state.get("last_status", 0))
         st.on_circular = self.shell._circular_ref
+        if isinstance(state.get("script_name"), str):
+            # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
+            self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
         self.shell.state = st
+        self.packages.load(state.get("packages") or ())
 
 
 def _ignored_signals(sh: Interpreter) -> tuple[int, ...]:
@@ -1251,6 +1430,7 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
+        sh.exited = True  # (read by InProcessExecutor.run: the REPL leaves on `exit`)
         if status == 127 and (isinstance(e.__context__, ExpansionError) or getattr(e, "eof", False)):
             if sh.dash:
                 status = 2  # dash ends with 2 in every mode
@@ -1493,9 +1673,12 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         fin, fout, ferr = fd_for(0, False), fd_for(1, True), fd_for(2, True)
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
+        tty = ex._tty
+        # a run(tty=...): the child writing to the terminal gets it as controlling terminal
+        ctty = tty is not None and fout == tty.slave
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None,
-                               ignore=_ignored_signals(sh))
+                               ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}))
     except OSError as e:
         for fd in close_after + list(outs):
             try:
@@ -1527,10 +1710,52 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     try:
         # budget.check() raising (timeout, kill, close) ends the child like timeout(1):
         # SIGTERM, a short grace, then SIGKILL to its group
-        rc = wait_collecting(proc, outs, budget.check, budget.remaining)
+        if ctty:
+            tty.foreground += 1
+        try:
+            rc = wait_collecting(proc, outs, budget.check, budget.remaining)
+        finally:
+            if ctty:
+                tty.foreground -= 1
+        if ctty and rc == 128 + signal.SIGINT and tty.interrupted:
+            # killed by the interrupt typed at its terminal: the rest of the script stops
+            # too, as in an interactive bash
+            tty.interrupted = False
+            budget.cancel("interrupt")
     finally:
         for fn in after_child:
             fn()
         for t in pumps:
             t.join(2)
+    if rc > 128 and job is None and not sh.is_subshell:
+        _report_signal(sh, proc.pid, rc - 128, argv)
     return rc
+
+
+def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:
+    """bash's line for a foreground command a signal ended (an OOM kill reads like a real one):
+    `bash: line 1: 4242 Killed                  python3 -c ...`; SIGTERM is a bare
+    `Terminated`; SIGINT and SIGPIPE say nothing."""
+    if sig in (signal.SIGINT, signal.SIGPIPE):
+        return
+    try:
+        name = signal.strsignal(sig) or f"Unknown signal {sig}"
+    except ValueError:
+        name = f"Unknown signal {sig}"
+    if sig == signal.SIGTERM:
+        sh.write_err(f"{name}\n".encode())
+        return
+    import shlex
+    cmd = shlex.join(argv)
+    sh.write_err(f"{sh.err_prefix()}{pid:>5} {name:<24}{cmd}\n".encode("utf-8", "surrogateescape"))
+
+
+def _started_by(job: Any, budget: Budget) -> bool:
+    """Whether ``job`` belongs to the job tree the run with ``budget`` started."""
+    b = getattr(getattr(job, "child", None), "budget", None)
+    if b is None:
+        return False
+    if getattr(b, "parent", None) is budget:
+        return True
+    root = getattr(b, "root", None)
+    return root is not None and getattr(root, "parent", None) is budget

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import functools
+import io
 import os
 import pickle
-import select
 import shutil
 import signal
 import socket
@@ -15,16 +15,19 @@ import tempfile
 import threading
 import time
 import warnings
-from typing import Any, BinaryIO, Iterable, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
 from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation,
                       SandboxClosed, SandboxCrashed, SandboxError, SnapshotError)
+from ..isolation.fdwait import readable
 from ..isolation.plan import Plan, plan as make_plan
 from ..isolation.probe import probe
 from ..isolation.report import IsolationReport, verify
-from ..isolation.wire import WireClosed, recv_msg, send_msg
+from ..isolation.resources import LIMIT_MECHANISMS, ResourceControl
+from ..isolation.wire import Reader, WireClosed, send_msg
 from ..limits import Limits
 from ..result import Result
+from ..validation import check_run_args
 from .base import OutputCallback
 
 __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
@@ -48,9 +51,15 @@ def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool,
            "HOME": home, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
            "SHELL": "/bin/bash", "HOSTNAME": "sandbox", **_NONINTERACTIVE}
     if unprivileged:
-        # /usr is read-only here: a plain `pip install X` must go to ~/.local
+        # /usr is read-only here: a plain `pip install X` (and `npm install -g X`) must go to
+        # ~/.local, whose bin dir is then on PATH
         out["PIP_USER"] = "1"
+        out["NPM_CONFIG_PREFIX"] = f"{home}/.local"
+        # npm reads its global npmrc from $PREFIX/etc: keep the system's (CA settings live there)
+        out["NPM_CONFIG_GLOBALCONFIG"] = "/usr/etc/npmrc"
     out.update(env or {})
+    if unprivileged and f"{home}/.local/bin" not in out.get("PATH", "").split(":"):
+        out["PATH"] = f"{home}/.local/bin:" + out.get("PATH", "")
     return out
 
 
@@ -95,13 +104,16 @@ def _python_binds() -> tuple[str, ...]:
     import agentic_bash
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              os.path.dirname(os.path.abspath(agentic_bash.__file__))]
+    import importlib.util
+
     for name in ("pyseccomp", "regex"):
+        # found, not imported: importing pyseccomp runs ldconfig (~20 ms) in the caller
         try:
-            mod = __import__(name)
-        except Exception:  # noqa: BLE001
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
             continue
-        f = getattr(mod, "__file__", None)
-        if f:
+        f = spec.origin if spec is not None else None
+        if f and f not in ("built-in", "frozen"):
             f = os.path.abspath(f)
             paths.append(os.path.dirname(f) if f.endswith("__init__.py") else f)
     out: list[str] = []
@@ -172,6 +184,13 @@ def _base_rootfs(base: Any) -> str:
     return dest
 
 
+def _packages(entries: Any) -> tuple[Any, ...]:
+    if not entries:
+        return ()
+    from ..packages.manifest import PackageInfo
+    return tuple(PackageInfo.from_json(e) for e in entries)
+
+
 def _rmtree(path: str) -> None:
     def onerror(fn, p, exc):  # noqa: ANN001 - overlay work dirs are created mode 000
         try:
@@ -206,6 +225,18 @@ def _raise_remote(h: dict[str, Any]) -> None:
     raise SandboxError(f"{t} in the sandbox: {msg}")
 
 
+def _network_cfg(p: Plan, policy: Any) -> dict[str, Any]:
+    """cfg["network"] for the runner: the policy as JSON, plus whether the proxy serves it.
+    A plan that cannot give the sandbox its own namespace runs it on the host's network."""
+    if not p.applies("network_namespace"):
+        return {"mode": "host", "proxy": False}
+    return {**policy.to_dict(), "proxy": p.applies("network_proxy")}
+
+
+class _Undelivered(SandboxCrashed):
+    """A request could not be sent: the sandbox was already gone before it."""
+
+
 class SandboxedExecutor:
     """The Executor protocol over a sandbox process (``level`` ``namespace`` or ``landlock``).
 
@@ -216,26 +247,45 @@ class SandboxedExecutor:
     def __init__(self, *, level: str | None = None, isolation: str | None = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", mounts: Any = None, limits: Limits = Limits(),
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
-                 commands_allowlist: Any = None, base: Any = None, network: str = "allow",
+                 commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
-                 layer_tar: bytes | None = None) -> None:
-        from ..isolation.zygote import get_zygote
-
+                 layer_tar: bytes | None = None, image: Any = None) -> None:
         self._closed = True
         self._dead = False
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
         self._session_dir: str | None = None
         self._pidfd: int | None = None
+        self._resources: ResourceControl | None = None
+        self._init_pidfd: int | None = None
+        self._layer_fd: int | None = None
+        self._restarting = False
+        self._net: Any = None
+        from ..network.policy import NetworkPolicy
+        policy = NetworkPolicy.coerce(network)
         base_root = _base_rootfs(base) if base is not None else ""
+        img = None
+        if image is not None:
+            from ..packages.images import resolve_image
+            img = resolve_image(image)
+        self.image_spec: str | None = (image if isinstance(image, str) else img.root) if img else None
+        """What a snapshot records of ``image=``, so a restore starts from the same image."""
         level = level or isolation or "namespace"
-        p = plan or make_plan(level, probe(), strict=strict, network=network)
+        p = plan or make_plan(level, probe(), strict=strict, network=policy)
         if not p.sandboxed:
             raise IsolationUnavailable("; ".join(p.warnings) or
                                        f"isolation={level!r} does not use a sandbox process")
         self.plan = p
         self.limits = limits
-        self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        # cgroups are made (and strict refusals raised) before the sandbox exists
+        self._resources = ResourceControl(limits, level=p.level,
+                                          session_layer=p.session_layer or "tmpfs",
+                                          strict=strict, euid=os.geteuid())
+        try:
+            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+        except BaseException:
+            self._resources.close()
+            raise
         unpriv = os.geteuid() != 0
         mnts = _norm_mounts(mounts)
         host_ns = {}
@@ -259,13 +309,27 @@ class SandboxedExecutor:
             home = ws
             wd = ws
             writable = [ws, tmp, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts",
-                        "/dev/shm"]
+                        "/dev/ptmx", "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
+        cache_dir = ""
+        if p.level == "namespace":
+            from ..packages.cache import cache_root
+            try:
+                cache_dir = cache_root()
+            except OSError:
+                cache_dir = ""
+        net_cfg = _network_cfg(p, policy)
+        if net_cfg.get("proxy"):
+            from ..network.inside import proxy_env
+            env = {**proxy_env(), **(env or {})}
         cfg: dict[str, Any] = {
-            "level": p.level, "network": p.network, "session_dir": self._session_dir,
+            "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
-            "layer_size": limits.max_fs_bytes, "mounts": mnts, "workdir": wd,
+            # tmpfs takes size=0 as "no bound"; the layer also holds the sandbox's own
+            # identity files, so it gets at least 1 MiB
+            "layer_size": (None if limits.max_fs_bytes is None else max(1 << 20, limits.max_fs_bytes)),
+            "mounts": mnts, "workdir": wd,
             "writable": writable, "home": home,
             "user": getattr(info, "user", None) or "user",
             "uid": int(getattr(info, "uid", 1000)), "gid": int(getattr(info, "gid", 1000)),
@@ -281,42 +345,35 @@ class SandboxedExecutor:
             "commands_allowlist": commands_allowlist, "engine": engine,
             "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
             "t_host": time.time(), "layer_tar": layer_tar,
+            "resources": self._resources.cfg,
+            "image_root": img.root if img else "",
+            "cache_dir": cache_dir,
+            "packages": [p.to_json() for p in img.packages] if img else [],
         }
-        try:
-            try:
-                self._sock, self.pid = get_zygote().spawn(cfg)
-            except OSError as e:
-                raise SandboxError(f"could not start a sandbox: {e}") from e
-            try:
-                self._pidfd = os.pidfd_open(self.pid)
-            except OSError:
-                self._pidfd = None
-            self._closed = False
-            h = self._recv(_START_TIMEOUT)
-            if h is None:
-                raise SandboxCrashed("the sandbox did not start within "
-                                     f"{_START_TIMEOUT:.0f}s")
-            hdr, _ = h
-            if hdr.get("ev") == "fatal":
-                raise SandboxError(f"sandbox setup failed in {hdr.get('where')}: "
-                                   f"{hdr.get('type')}: {hdr.get('msg')}\n{hdr.get('trace', '')}")
-            if hdr.get("ev") != "ready":
-                raise SandboxError(f"unexpected first message from the sandbox: {hdr!r}")
-        except WireClosed as e:
-            self._teardown()
-            raise SandboxCrashed(f"the sandbox process died during setup ({e})") from None
-        except BaseException:
-            self._teardown()
-            raise
+        self._policy = policy
+        self._cfg = cfg
+        self._next_id = 0
+        self._pending: int | None = None   # a request whose reply was abandoned on our side
+        self._current: int | None = None   # the run in progress
+        self._current_thread = 0           # and the thread that started it
+        self._restart_reason: str | None = None  # said by the next Result
+        self._last_shell: dict[str, Any] | None = None
+        self._custom: dict[str, Any] = {}
+        hdr = self._start(cfg)
         self.observed: dict[str, Any] = hdr.get("observed", {})
         import base64
         self.layer_extras: dict[str, bytes] = {
             k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
         """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
-        self.isolation: IsolationReport = verify(p, self.observed)
+        self.observed["network_proxy"] = self._net is not None
+        self.observed.update(getattr(self, "_net_start", {}))
+        self._resources.ready(self.observed)
+        self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
+                                                                 self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
-                   if p.applies(m) and v != "enforced"]
+                   if (p.applies(m) and v != "enforced") or
+                   (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
         if strict and missing:
             self.close()
             raise IsolationUnavailable("planned but not in effect: " + ", ".join(
@@ -324,100 +381,505 @@ class SandboxedExecutor:
         for w in self.isolation.warnings:
             warnings.warn(w, RuntimeWarning, stacklevel=2)
 
+    def _start(self, cfg: dict[str, Any]) -> dict[str, Any]:
+        """Spawn the sandbox process and read its start-up messages up to "ready"."""
+        try:
+            from ..isolation.zygote import get_zygote
+            try:
+                self._sock, self.pid = get_zygote().spawn(cfg)
+            except OSError as e:
+                raise SandboxError(f"could not start a sandbox: {e}") from e
+            self._reader = Reader(self._sock, want_fds=True)
+            try:
+                self._pidfd = os.pidfd_open(self.pid)
+            except OSError:
+                self._pidfd = None
+            self._closed = False
+            self._dead = False
+            while True:
+                h = self._reader.recv(_START_TIMEOUT)
+                if h is None:
+                    raise SandboxCrashed("the sandbox did not start within "
+                                         f"{_START_TIMEOUT:.0f}s")
+                hdr, _ = h
+                ev = hdr.get("ev")
+                if ev == "init_pid":
+                    # pid 1 of the sandbox: when it is gone, so is every process in it
+                    try:
+                        self._init_pidfd = os.pidfd_open(int(hdr["pid"]))
+                    except (OSError, KeyError, TypeError, ValueError):
+                        self._init_pidfd = None
+                    continue
+                if ev == "net":
+                    self._attach_listeners(hdr)
+                    continue
+                if ev == "layer_fd" and hdr.get("fds"):
+                    # the session layer, kept reachable after the sandbox dies (restart)
+                    self._set_layer_fd(hdr["fds"][0])
+                    for fd in hdr["fds"][1:]:
+                        os.close(fd)
+                    continue
+                for fd in hdr.get("fds") or ():
+                    os.close(fd)  # start-up fds nobody here claims
+                if ev == "fatal":
+                    if hdr.get("where") == "setup" and any(
+                            w in str(hdr.get("msg")) for w in ("unshare", "uid_map", "gid_map",
+                                                                "setgroups")):
+                        # the kernel refused what the (possibly cached) probe promised
+                        from ..isolation.probe import invalidate_cache
+                        invalidate_cache()
+                    raise SandboxError(f"sandbox setup failed in {hdr.get('where')}: "
+                                       f"{hdr.get('type')}: {hdr.get('msg')}\n"
+                                       f"{hdr.get('trace', '')}")
+                if ev != "ready":
+                    raise SandboxError(f"unexpected first message from the sandbox: {hdr!r}")
+                self._reader.want_fds = False
+                self._reader.close_fds()
+                return hdr
+        except WireClosed as e:
+            self._teardown()
+            raise SandboxCrashed(f"the sandbox process died during setup ({e})") from None
+        except BaseException:
+            self._teardown()
+            raise
+
+    def _set_layer_fd(self, fd: int) -> None:
+        if self._layer_fd is not None:
+            os.close(self._layer_fd)
+        self._layer_fd = fd
+
+    def _attach_listeners(self, hdr: dict[str, Any]) -> None:
+        """Start-up handshake, network part: the proxy, DNS and transparent listeners pid 1
+        made in the sandbox's namespace (the ``net`` frame, one role per fd) are attached to
+        the shared proxy."""
+        socks = []
+        for fd in hdr.get("fds") or ():
+            os.set_inheritable(fd, False)
+            socks.append(socket.socket(fileno=fd))
+        if not self._cfg["network"].get("proxy"):
+            for s in socks:
+                s.close()
+            return
+        from ..network.proxy import get_proxy
+        policy = self._policy
+        try:
+            roles = dict(zip(hdr.get("roles") or (), socks))
+            want = {"proxy": socket.SOCK_STREAM, "dns": socket.SOCK_DGRAM,
+                    "transparent": socket.SOCK_STREAM}
+            # Security invariant: only the listeners asked for, of the expected kinds
+            if len(roles) != len(socks) or not {"proxy", "dns"} <= set(roles) or any(
+                    r not in want or s.family != socket.AF_INET or s.type != want[r]
+                    for r, s in roles.items()):
+                raise SandboxError("the sandbox passed unexpected network listeners")
+            self._net = get_proxy().attach(
+                policy, tcp=[roles["proxy"]], udp=[roles["dns"]],
+                transparent=[roles["transparent"]] if "transparent" in roles else [],
+                label=str(self.pid), resolver=policy.resolver)
+        except BaseException:
+            for s in socks:
+                s.close()
+            raise
+        self._net_start = {"transparent": "transparent" in roles,
+                           "transparent_error": str(hdr.get("transparent_error") or ""),
+                           "t_network_ms": hdr.get("t_ms")}
+
+    @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """The proxy's log of this sandbox's connections and lookups (newest last)."""
+        return list(self._net.log) if self._net is not None else []
+
+    def _with_network(self, r: Result) -> Result:
+        if self._net is None:
+            return r
+        refused = self._net.drain()
+        if not refused:
+            return r
+        import dataclasses
+        return dataclasses.replace(r, violations=tuple(r.violations) + tuple(refused))
+
     # -- transport --------------------------------------------------------------------------
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
     def _send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         try:
             with self._send_lock:
-                send_msg(self._sock, header, payload)
+                try:
+                    send_msg(self._sock, header, payload)
+                except OSError:
+                    raise
+                except BaseException:
+                    # part of a frame may be out: the sandbox would read garbage after it
+                    self._reader.torn = True
+                    raise
         except OSError as e:
             self._dead = True
-            raise SandboxCrashed(f"the sandbox process is gone ({e})") from None
+            self._crash_reason = "the sandbox process died"
+            raise _Undelivered(f"the sandbox process is gone ({e})") from None
 
-    def _recv(self, timeout: float | None) -> tuple[dict[str, Any], bytes] | None:
-        if timeout is not None:
-            r, _, _ = select.select([self._sock], [], [], max(0.0, timeout))
-            if not r:
-                return None
-        return recv_msg(self._sock)
+    def _deliver(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        """Send a request. If the sandbox turns out to be dead already, the request never
+        reached it (EPIPE: nobody can read it any more), so it goes to a restarted one."""
+        try:
+            self._send(header, payload)
+        except _Undelivered:
+            if self._restarting:
+                raise
+            self._restart()
+            self._send(header, payload)
 
     def _check(self) -> None:
         if self._closed:
             raise SandboxClosed("the sandbox is closed")
+
+    def _ready(self) -> None:
+        """Before a request: the channel is in step (an abandoned reply is drained) and the
+        sandbox process is alive (after a crash, a new one is started over the same files)."""
+        self._check()
+        if not self._dead and self._reader.torn:
+            self._kill()
+            self._crash_reason = "the channel to the sandbox was interrupted mid-message"
+        if not self._dead and self._pending is not None:
+            self._drain()
         if self._dead:
-            raise SandboxCrashed("the sandbox process died; create a new sandbox "
-                                 "(e.g. from the last snapshot)")
+            self._restart()
+
+    def _drain(self) -> None:
+        """Read and drop frames up to the final reply to the abandoned request; a run that
+        does not stop when interrupted gets the sandbox killed (and restarted)."""
+        rid = self._pending
+        deadline = time.monotonic() + _GRACE + _KILL_AFTER
+        nudge = time.monotonic() + 0.5
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    self._kill()
+                    self._crash_reason = ("an abandoned call did not end within "
+                                          f"{_GRACE + _KILL_AFTER:.0f}s of its interrupt")
+                    return
+                msg = self._reader.recv(min(deadline, nudge) - now)
+                if msg is None:
+                    if time.monotonic() >= nudge:
+                        self._send_interrupt(rid)  # it may not have started when asked
+                        nudge = time.monotonic() + 0.5
+                    continue
+                hdr, _ = msg
+                if hdr.get("id") == rid and hdr.get("ev") in ("result", "error", "ok"):
+                    self._pending = None
+                    return
+                if hdr.get("ev") == "fatal":
+                    raise WireClosed("the sandbox reported a fatal error")
+        except WireClosed:
+            self._dead = True
+            self._crash_reason = "the sandbox process died"
+
+    def _abandon(self, rid: int, interrupt: bool) -> None:
+        """A call left before its reply (an exception on our side): remember to drain it."""
+        if self._dead or self._reader.torn:
+            return
+        self._pending = rid
+        if interrupt:
+            self._send_interrupt(rid)
+
+    def _send_interrupt(self, rid: int | None) -> None:
+        try:
+            with self._send_lock:
+                send_msg(self._sock, {"op": "interrupt", "target": rid})
+        except OSError:
+            pass
+
+    def _recv(self, timeout: float | None) -> tuple[dict[str, Any], bytes] | None:
+        return self._reader.recv(timeout)
 
     def _call(self, op: str, **kwargs: Any) -> Any:
         with self._lock:
-            self._check()
-            self._send({"op": op}, pickle.dumps(kwargs) if kwargs else b"")
+            self._ready()
+            return self._call_locked(op, kwargs)
+
+    def _call_locked(self, op: str, kwargs: dict[str, Any]) -> Any:
+        rid = self._new_id()
+        self._deliver({"op": op, "id": rid}, pickle.dumps(kwargs) if kwargs else b"")
+        try:
+            while True:
+                msg = self._reader.recv(None)
+                assert msg is not None
+                hdr, payload = msg
+                if hdr.get("id") != rid:
+                    if hdr.get("ev") == "fatal":
+                        raise WireClosed("the sandbox reported a fatal error")
+                    continue  # a frame of an abandoned call
+                if hdr.get("ev") == "error":
+                    _raise_remote(hdr)
+                if hdr.get("bytes"):
+                    return payload
+                return hdr.get("value")
+        except WireClosed:
+            self._dead = True
+            self._crash_reason = "the sandbox process died"
+            raise SandboxCrashed("the sandbox process died") from None
+        except (SandboxError, OSError, ValueError, TypeError, KeyError, IndexError,
+                NotImplementedError, RuntimeError):
+            raise  # the reply was read: the channel is in step
+        except BaseException:
+            self._abandon(rid, interrupt=False)
+            raise
+
+    # -- restart after a crash (DESIGN.md decision 10) -------------------------------------
+    def _salvage_layer(self) -> bytes | None:
+        """The dead sandbox's session layer as a layer tar, read through the fd its pid 1
+        sent at start-up. Only called once every process of that sandbox is gone, so nothing
+        changes the files while they are read (symlinks are stored, never followed)."""
+        fd = self._layer_fd
+        if fd is None or self.plan.level != "namespace":
+            return None
+        import io
+
+        from ..isolation.layerscan import export_layer_tar
+        from ..isolation.rootfs import LAYER_PATH
+        base = f"/proc/self/fd/{fd}"
+        uppers = [{"target": u["target"], "upper": base + u["upper"][len(LAYER_PATH):]}
+                  for u in self.layer_uppers if u.get("upper", "").startswith(LAYER_PATH)]
+        buf = io.BytesIO()
+        export_layer_tar(uppers, buf)
+        return buf.getvalue()
+
+    def _restart(self) -> None:
+        """Start a fresh sandbox process over the same session files and the shell state of
+        the last snapshot (else the constructor's); the next Result says so."""
+        reason = getattr(self, "_crash_reason", None) or "the sandbox process died"
+        self._restarting = True
+        try:
+            self._restart_locked(reason)
+        finally:
+            self._restarting = False
+
+    def _restart_locked(self, reason: str) -> None:
+        self._kill()
+        self._wait_gone(5)
+        layer = None
+        init = self._init_pidfd
+        if init is not None:
+            # every process of the old sandbox must be gone before its files are read
+            r = readable([init], 5)
+            if not r:
+                reason += " (its files could not be recovered: the old sandbox did not end)"
+            else:
+                try:
+                    layer = self._salvage_layer()
+                except OSError as e:
+                    reason += f" (its files could not be recovered: {e})"
+            os.close(init)
+            self._init_pidfd = None
+        elif self.plan.level == "namespace":
+            reason += " (its files could not be recovered)"
+        old_dir = self._session_dir
+        sock = getattr(self, "_sock", None)
+        if sock is not None:
+            sock.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        if self._layer_fd is not None:
+            os.close(self._layer_fd)
+            self._layer_fd = None
+        net, self._net = self._net, None
+        if net is not None:
             try:
-                hdr, payload = recv_msg(self._sock)
-            except WireClosed:
-                self._dead = True
-                raise SandboxCrashed("the sandbox process died") from None
-            if hdr.get("ev") == "error":
-                _raise_remote(hdr)
-            if hdr.get("bytes"):
-                return payload
-            return hdr.get("value")
+                net.close()
+            except Exception:  # noqa: BLE001
+                pass
+        cfg = dict(self._cfg, layer_tar=None, t_host=time.time())
+        if self.plan.level == "namespace":
+            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+            cfg["session_dir"] = self._session_dir
+            if old_dir:
+                _rmtree(old_dir)
+        self._pending = None
+        self._current = None
+        try:
+            hdr = self._start(cfg)
+        except BaseException as e:
+            self._closed = False
+            self._dead = True
+            if isinstance(e, SandboxError):
+                raise SandboxCrashed(f"the sandbox process died and could not be restarted: "
+                                     f"{e}") from e
+            raise
+        self._cfg = cfg
+        self.observed = hdr.get("observed", {})
+        self.layer_uppers = list(self.observed.get("uppers", []))
+        self.observed["network_proxy"] = self._net is not None
+        self._crash_reason = None
+        try:
+            if layer:
+                self._call_locked("import_layer", {"data": layer})
+            if self._last_shell is not None:
+                self._call_locked("set_state", {"state": self._last_shell})
+            for name in self._custom:
+                self._call_locked("register_command", {"name": name})
+        except SandboxError as e:
+            reason += f" (restoring the session failed: {e})"
+        self._restart_reason = reason
 
     # -- Executor protocol -----------------------------------------------------------------
     def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+            timeout: float | None = None, on_output: OutputCallback | None = None,
+            tty: Mapping[str, Any] | None = None) -> Result:
+        check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
         data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
         if isinstance(data, str):
             data = data.encode()
+        elif data is not None and not isinstance(data, bytes):
+            data = bytes(data)
         with self._lock:
-            self._check()
-            req = {"op": "run", "script": script, "stdin": data is not None,
+            self._ready()
+            rid = self._new_id()
+            req = {"op": "run", "id": rid, "script": script, "stdin": data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
-            self._send(req, data or b"")
+            if tty is not None:
+                req["tty"] = dict(tty)   # a pty inside the sandbox (agentic_bash.tty)
+            self._resources.begin_run()
+            self._deliver(req, data or b"")
+            self._current_thread = threading.get_ident()
+            self._current = rid
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
             callback_error: BaseException | None = None
+            pending: tuple[dict[str, Any], bytes] | None = None
+
+            def deliver(fd: int, chunk: bytes) -> None:
+                nonlocal callback_error
+                if on_output is not None and callback_error is None:
+                    try:
+                        on_output(fd, chunk)
+                    except BaseException as e:  # noqa: BLE001 - raised after the result
+                        callback_error = e
             try:
                 while True:
+                    if pending is not None:  # a frame a custom command's call ended on
+                        (hdr, payload), pending = pending, None
+                        ev = hdr.get("ev")
+                        if ev == "result":
+                            self._current = None
+                            if callback_error is not None:
+                                raise callback_error
+                            return self._resources.end_run(
+                                self._with_network(self._result(hdr, payload)))
+                        self._current = None
+                        _raise_remote(hdr)
                     wait = None if deadline is None else deadline - time.monotonic()
                     if wait is not None and wait <= 0:
                         if not interrupted:
                             # the interpreter should have stopped itself at its deadline
-                            self.interrupt()
+                            self._send_interrupt(rid)
                             interrupted = True
                             deadline = time.monotonic() + _KILL_AFTER
                             continue
                         self._kill()
+                        self._crash_reason = "the sandbox did not stop after a run's timeout"
                         raise SandboxCrashed("the sandbox did not stop after its timeout and "
                                              "was killed")
-                    msg = self._recv(wait)
+                    msg = self._reader.recv(wait)
                     if msg is None:
                         continue
                     hdr, payload = msg
+                    if hdr.get("id") != rid:
+                        if hdr.get("ev") == "fatal":
+                            raise WireClosed("the sandbox reported a fatal error")
+                        continue  # output or reply of an abandoned call: never this run's
                     ev = hdr.get("ev")
                     if ev == "out":
-                        if on_output is not None and callback_error is None:
-                            try:
-                                on_output(int(hdr.get("fd", 1)), payload)
-                            except BaseException as e:  # noqa: BLE001 - raised after the result
-                                callback_error = e
+                        deliver(int(hdr.get("fd", 1)), payload)
+                    elif ev == "call":
+                        # a custom command: the function runs here, its I/O over the channel
+                        pending = self._host_call(hdr, rid, deliver)
+                    elif ev == "call_in" or ev == "call_end":
+                        pass  # of a call that is over
                     elif ev == "result":
+                        self._current = None
                         if callback_error is not None:
                             raise callback_error
-                        return self._result(hdr, payload)
+                        return self._resources.end_run(
+                            self._with_network(self._result(hdr, payload)))
                     elif ev == "error":
+                        self._current = None
                         _raise_remote(hdr)
                     else:
-                        raise SandboxError(f"unexpected message from the sandbox: {hdr!r}")
+                        self._kill()
+                        self._crash_reason = f"unexpected message from the sandbox: {ev!r}"
+                        raise SandboxCrashed(self._crash_reason)
             except WireClosed:
                 self._dead = True
+                self._crash_reason = "the sandbox process died during run()"
                 raise SandboxCrashed("the sandbox process died during run()") from None
+            except BaseException:
+                if self._current == rid:  # left before the reply (e.g. KeyboardInterrupt)
+                    self._abandon(rid, interrupt=True)
+                raise
+            finally:
+                self._current = None
 
-    @staticmethod
-    def _result(h: dict[str, Any], payload: bytes) -> Result:
+    # -- custom commands: the function runs in this process --------------------------------
+    def register_command(self, name: str, fn: Any) -> None:
+        """A custom command ``fn(ctx, argv) -> int`` that the sandboxed interpreter calls over
+        the channel: it runs in this process with ``ctx.stdin``/``stdout``/``stderr`` streamed
+        from and to the command's place in the script; ``ctx.fs`` is not available."""
+        with self._lock:
+            self._ready()
+            self._call_locked("register_command", {"name": name})
+            self._custom[name] = fn
+
+    def _host_call(self, hdr: dict[str, Any], rid: int,
+                   deliver: Callable[[int, bytes], None]) -> tuple[dict[str, Any], bytes] | None:
+        """Run the custom command the sandbox asked for; returns the run's final frame if it
+        arrived while the command was still running (the run was interrupted or timed out)."""
+        cid = hdr.get("call")
+        name = str(hdr.get("name", ""))
+        call = _HostCall(self, rid, cid, deliver)
+        fn = self._custom.get(name)
+        if fn is None:
+            call.write(2, f"{name}: custom command not registered on the host\n".encode())
+            return call.done(127)
+        from ..commands.base import CommandContext
+        from ..limits import Budget
+        # output is buffered like a process's stdio to a pipe, flushed before each read
+        call.outs = [io.BufferedWriter(_CallOut(call, fd), 1 << 16) for fd in (1, 2)]
+        ctx = CommandContext(
+            fs=_NoFS(name), cwd=str(hdr.get("cwd") or ""), env=dict(hdr.get("env") or {}),
+            stdin=io.BufferedReader(_CallStdin(call)), stdout=call.outs[0],
+            stderr=call.outs[1], budget=Budget(self.limits), name=name)
+        try:
+            try:
+                st = fn(ctx, list(hdr.get("argv") or [name]))
+                status = int(st) if st is not None else 0
+            finally:
+                call.flush()
+        except _CallOver:
+            return call.final
+        except BrokenPipeError:
+            status = 141
+        except Exception as e:  # noqa: BLE001 - a buggy command is a failed command
+            if call.final is not None:
+                return call.final
+            try:
+                call.write(2, f"{name}: internal error: {type(e).__name__}: {e}\n".encode())
+            except (_CallOver, BrokenPipeError):
+                return call.final if call.final is not None else call.done(2)
+            status = 2
+        return call.done(status)
+
+    def _result(self, h: dict[str, Any], payload: bytes) -> Result:
         n = int(h.get("stdout_len", 0))
+        extra = dict(h.get("extra") or {})
+        restarted = self._restart_reason is not None
+        if restarted:
+            extra["restart_reason"] = self._restart_reason
+            self._restart_reason = None
         return Result(
             stdout_bytes=payload[:n], stderr_bytes=payload[n:],
             exit_code=int(h.get("exit_code", 0)), duration=float(h.get("duration", 0.0)),
@@ -427,14 +889,43 @@ class SandboxedExecutor:
             files_deleted=tuple(h.get("files_deleted", ())),
             cpu_time=float(h.get("cpu_time", 0.0)), peak_memory=int(h.get("peak_memory", 0)),
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
-            extra=dict(h.get("extra") or {}))
+            extra=extra, restarted=restarted,
+            packages_installed=_packages(h.get("packages_installed")),
+            limit_exceeded=h.get("limit_exceeded"))
 
     def interrupt(self) -> None:
+        """Interrupt the run in progress (from another thread or a signal handler); an
+        interrupt never reaches a later run."""
+        if self._closed or self._dead:
+            return
+        rid = self._current
+        if rid is not None:
+            self._send_interrupt(rid)
+
+    def interrupt_thread(self, thread: int) -> None:
+        """Interrupt the run in progress only if thread ``thread`` started it (a cancelled
+        caller still queued behind another thread's run must not stop that run)."""
+        rid = self._current
+        if rid is not None and self._current_thread == thread and not (self._closed or
+                                                                        self._dead):
+            self._send_interrupt(rid)
+
+    def tty_input(self, data: bytes) -> None:
+        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt)."""
+        if self._closed or self._dead or not data:
+            return
+        try:
+            with self._send_lock:
+                send_msg(self._sock, {"op": "tty_input"}, bytes(data))
+        except OSError:
+            pass
+
+    def tty_resize(self, rows: int, cols: int) -> None:
         if self._closed or self._dead:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "interrupt"})
+                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols)})
         except OSError:
             pass
 
@@ -450,6 +941,9 @@ class SandboxedExecutor:
     def exists(self, path: str) -> bool:
         return bool(self._call("exists", path=path))
 
+    def realpath(self, path: str) -> str:
+        return str(self._call("realpath", path=path))
+
     def remove(self, path: str, recursive: bool = False) -> None:
         self._call("remove", path=path, recursive=recursive)
 
@@ -462,12 +956,24 @@ class SandboxedExecutor:
         image-layer tar in ``vfs.oci``'s format; written to ``fileobj`` if given. A new
         ``SandboxedExecutor(layer_tar=...)`` restores it."""
         data = self._call("export_layer", extra_members=extra_members)
+        self._remember_state((extra_members or {}).get(".agentic-bash/state.json"))
         if fileobj is not None:
             fileobj.write(data)
         return data
 
     def set_state(self, state: dict[str, Any]) -> None:
         self._call("set_state", state=state)
+
+    def _remember_state(self, raw: bytes | None) -> None:
+        if raw is None:
+            return
+        import json
+        try:
+            shell = json.loads(raw).get("shell")
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            return
+        if isinstance(shell, dict):
+            self._last_shell = shell
 
     @property
     def cwd(self) -> str:
@@ -481,6 +987,21 @@ class SandboxedExecutor:
     def alive(self) -> bool:
         return not (self._closed or self._dead)
 
+    def healthy(self) -> bool:
+        """Idle and intact (a pool's check before handing it out, a few microseconds): not
+        closed, S1 has not exited, and the channel is quiet (no EOF, nothing unasked)."""
+        if self._closed or self._dead:
+            return False
+        fds = [self._sock] + ([self._pidfd] if self._pidfd is not None else [])
+        try:
+            r = readable(fds, 0)
+        except (OSError, ValueError):
+            return False
+        if r:
+            self._dead = True
+            return False
+        return True
+
     # -- teardown ---------------------------------------------------------------------------
     def _kill(self) -> None:
         self._dead = True
@@ -493,8 +1014,7 @@ class SandboxedExecutor:
         """Wait for S1 to exit (it outlives every other sandbox process)."""
         if self._pidfd is None:
             return True
-        r, _, _ = select.select([self._pidfd], [], [], timeout)
-        return bool(r)
+        return bool(readable([self._pidfd], timeout))
 
     def _teardown(self) -> None:
         sock = getattr(self, "_sock", None)
@@ -507,15 +1027,32 @@ class SandboxedExecutor:
             except OSError:
                 self._kill()
             sock.close()
+        net, self._net = getattr(self, "_net", None), None
+        if net is not None:
+            try:
+                net.close()  # the listeners hold a reference to the sandbox's netns
+            except Exception:  # noqa: BLE001
+                pass
         if self._pidfd is not None:
             if not self._wait_gone(5):
                 self._kill()
                 self._wait_gone(5)
             os.close(self._pidfd)
             self._pidfd = None
+        if self._layer_fd is not None:
+            os.close(self._layer_fd)
+            self._layer_fd = None
+        if self._init_pidfd is not None:
+            os.close(self._init_pidfd)
+            self._init_pidfd = None
+        reader = getattr(self, "_reader", None)
+        if reader is not None:
+            reader.close_fds()
         if self._session_dir:
             _rmtree(self._session_dir)
             self._session_dir = None
+        if self._resources is not None:
+            self._resources.close()  # after S1 is gone: kills stragglers, removes the groups
         self._closed = True
 
     def close(self) -> None:
@@ -555,6 +1092,129 @@ class SandboxedExecutor:
         self.close()
 
 
+class _CallOver(Exception):
+    """The run a custom command belonged to has ended (interrupted, timed out)."""
+
+
+class _HostCall:
+    """The host end of one custom-command call: output goes out as ``call_out`` frames,
+    input is pulled with ``call_read``; frames of the same run arriving meanwhile (output
+    of other pipeline stages) are delivered as usual."""
+
+    def __init__(self, ex: SandboxedExecutor, rid: int, cid: Any,
+                 deliver: Callable[[int, bytes], None]) -> None:
+        self.ex, self.rid, self.cid, self.deliver = ex, rid, cid, deliver
+        self.final: tuple[dict[str, Any], bytes] | None = None
+        self.ended = False
+        self.outs: list[Any] = []
+
+    def flush(self) -> None:
+        for w in self.outs:
+            try:
+                w.flush()
+            except ValueError:  # closed by the command
+                pass
+
+    def _send(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        if self.final is not None:
+            raise _CallOver()
+        self.ex._send({**header, "target": self.rid, "call": self.cid}, payload)
+
+    def _take(self, hdr: dict[str, Any], payload: bytes) -> tuple[dict[str, Any], bytes] | None:
+        """Handle one frame read while the call runs; returns it if it is the call's input."""
+        if hdr.get("id") != self.rid:
+            if hdr.get("ev") == "fatal":
+                raise WireClosed("the sandbox reported a fatal error")
+            return None
+        ev = hdr.get("ev")
+        if ev == "out":
+            self.deliver(int(hdr.get("fd", 1)), payload)
+        elif ev in ("result", "error"):
+            self.final = (hdr, payload)
+            raise _CallOver()
+        elif hdr.get("call") == self.cid:
+            if ev == "call_end":
+                self.ended = True
+                raise BrokenPipeError(32, "the command's place in the script is gone")
+            if ev == "call_in":
+                return hdr, payload
+        return None
+
+    def poll(self) -> None:
+        """Take whatever frames are already here (without waiting)."""
+        if self.ended:
+            raise BrokenPipeError(32, "the command's place in the script is gone")
+        while True:
+            msg = self.ex._reader.recv(0)
+            if msg is None:
+                return
+            self._take(*msg)
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.poll()
+        if data:
+            self._send({"op": "call_out", "fd": fd}, bytes(data))
+        return len(data)
+
+    def read(self, n: int) -> bytes:
+        if self.ended:
+            return b""
+        self.flush()
+        self._send({"op": "call_read", "n": int(n)})
+        while True:
+            msg = self.ex._reader.recv(None)
+            assert msg is not None
+            got = self._take(*msg)
+            if got is not None:
+                return got[1]
+
+    def done(self, status: int) -> tuple[dict[str, Any], bytes] | None:
+        if self.final is not None:
+            return self.final
+        try:
+            self._send({"op": "call_done", "status": int(status) & 0xFF})
+        except _CallOver:
+            return self.final
+        return None
+
+
+class _CallStdin(io.RawIOBase):
+    def __init__(self, call: _HostCall) -> None:
+        self.call = call
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self.call.read(min(len(b), 1 << 16))
+        b[:len(data)] = data
+        return len(data)
+
+
+class _CallOut(io.RawIOBase):
+    def __init__(self, call: _HostCall, fd: int) -> None:
+        self.call, self.fd = call, fd
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        return self.call.write(self.fd, bytes(b))
+
+
+class _NoFS:
+    """``ctx.fs`` of a custom command called from a sandbox: the files are the sandbox's."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        from ..errors import Unsupported
+        raise Unsupported(f"{self._name}: ctx.fs is not available to a custom command run "
+                          "from a sandboxed level; use ctx.stdin/ctx.stdout (or the "
+                          "Sandbox file API outside the run)")
+
+
 # -- inside the sandbox ------------------------------------------------------------------------
 def make_inner_executor(cfg: dict[str, Any]) -> Any:
     """Runs in the sandbox process (S3): the interpreter over the sandbox's own root."""
@@ -563,6 +1223,9 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     # The pid namespace (or the landlock level's subreaper) kills children when the runner
     # dies and the runner itself has no capabilities left, so children take the vfork path.
     native = NativeLauncher(pdeathsig=False, drop_caps=False)
+    if cfg.get("workload"):
+        native.confine_workload(**cfg["workload"])
+        cfg["_native"] = native  # the runner's per-run usage reads its refusals
     if cfg.get("engine") == "bash":
         return _BashExecutor(cfg, native)
     try:
@@ -576,7 +1239,12 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
         commands_allowlist=cfg.get("commands_allowlist"))
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
-    return InProcessExecutor(**kwargs)
+    ex = InProcessExecutor(**kwargs)
+    if cfg.get("packages"):
+        ex.packages.load(cfg["packages"])   # what the image= it starts from installed
+    from ..network.devtcp import sandbox_opener
+    ex.open_socket = sandbox_opener(cfg.get("network") or {})  # type: ignore[attr-defined]
+    return ex
 
 
 class _BashExecutor:
@@ -619,7 +1287,7 @@ class _BashExecutor:
         timed_out = False
         while fds:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select(list(fds), [], [], wait)
+            ready = readable(list(fds), wait)
             if not ready and not timed_out and (deadline is not None):
                 timed_out = True
                 _stop(p)
@@ -671,6 +1339,9 @@ class _BashExecutor:
 
     def exists(self, path: str) -> bool:
         return os.path.lexists(path)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
 
     def remove(self, path: str, recursive: bool = False) -> None:
         if os.path.isdir(path) and not os.path.islink(path):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..errors import IsolationUnavailable
 from .probe import Capabilities
@@ -12,7 +12,7 @@ __all__ = ["DISABLED", "ENFORCED", "LEVELS", "MECHANISMS", "Plan", "plan"]
 
 MECHANISMS: tuple[str, ...] = (
     "user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "overlay",
-    "landlock", "seccomp", "no_new_privs", "caps_dropped",
+    "landlock", "seccomp", "no_new_privs", "caps_dropped", "network_proxy",
 )
 LEVELS: tuple[str, ...] = ("auto", "namespace", "landlock", "none", "virtual")
 ENFORCED = "enforced"
@@ -34,7 +34,8 @@ class Plan:
     """Resolved level: ``namespace``, ``landlock``, ``virtual`` or ``none``."""
     mechanisms: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    network: str = "allow"
+    network: str = "host"
+    """Network mode: ``public``, ``allowlist``, ``deny`` or ``host`` (see network.NetworkPolicy)."""
     session_layer: str = ""
     """``tmpfs`` or ``disk`` (tmpfs without user xattrs cannot hold overlay upper dirs)."""
     cow_system: bool = False
@@ -50,13 +51,24 @@ class Plan:
         return self.level in ("namespace", "landlock")
 
 
-def plan(level: str, caps: Capabilities, *, strict: bool = False, network: str = "allow") -> Plan:
+def plan(level: str, caps: Capabilities, *, strict: bool = False, network: Any = "host") -> Plan:
     """Resolve ``level`` against ``caps``. Pure; raises ``IsolationUnavailable`` only when
-    ``strict`` and a mechanism the level promises is missing (or ``level`` is unknown)."""
+    ``strict`` and a mechanism the level promises is missing (or ``level`` is unknown).
+    ``network`` is a mode name or a ``NetworkPolicy`` (``allow`` is ``host``'s old name)."""
+    import dataclasses
+
+    from ..network.policy import NetworkPolicy
     if level not in LEVELS:
         raise ValueError(f"isolation must be one of {', '.join(LEVELS)}; got {level!r}")
-    if network not in ("allow", "deny", "allowlist"):
-        raise ValueError(f"network must be allow, deny or allowlist; got {network!r}")
+    p = _plan(level, caps, strict, NetworkPolicy.coerce(network).mode)
+    if network is None and p.level in ("virtual", "none"):
+        # the default: no network in virtual mode; 'none' is the host's anyway
+        p = dataclasses.replace(p, network="deny" if p.level == "virtual" else "host",
+                                mechanisms={**p.mechanisms, "network_proxy": DISABLED})
+    return p
+
+
+def _plan(level: str, caps: Capabilities, strict: bool, network: str) -> Plan:
     if level == "virtual":
         return Plan(level, "virtual", {m: DISABLED for m in MECHANISMS}, network=network)
     if level == "none":
@@ -90,6 +102,18 @@ def _common(caps: Capabilities, mech: dict[str, str], missing: list[str]) -> int
     return caps.landlock_abi
 
 
+def _plan_proxy(network: str, mech: dict[str, str], missing: list[str]) -> None:
+    """The filtering proxy stands between the sandbox and the internet for ``public`` and
+    ``allowlist``; it needs the sandbox's own network namespace."""
+    if network not in ("public", "allowlist"):
+        mech["network_proxy"] = DISABLED
+    elif mech.get("network_namespace") == ENFORCED:
+        mech["network_proxy"] = ENFORCED
+    else:
+        mech["network_proxy"] = _unavail("needs the sandbox's own network namespace")
+        missing.append("network_proxy")
+
+
 def _plan_namespace(requested: str, caps: Capabilities, strict: bool, network: str) -> Plan:
     mech: dict[str, str] = {}
     missing: list[str] = []
@@ -104,13 +128,14 @@ def _plan_namespace(requested: str, caps: Capabilities, strict: bool, network: s
     else:
         mech["overlay"] = _unavail(caps.reason("overlay_userns"))
         missing.append("overlay")
-    if network == "allow":
+    if network == "host":
         mech["network_namespace"] = DISABLED
     elif caps.network_namespace:
         mech["network_namespace"] = ENFORCED
     else:
         mech["network_namespace"] = _unavail(caps.reason("network_namespace"))
         missing.append("network_namespace")
+    _plan_proxy(network, mech, missing)
     abi = _common(caps, mech, missing)
     if strict and missing:
         raise IsolationUnavailable(
@@ -138,12 +163,13 @@ def _plan_landlock(caps: Capabilities, strict: bool, network: str) -> Plan:
     abi = _common(caps, mech, missing)
     if abi == 0:
         missing.append("landlock")
-    if network == "allow":
+    if network == "host":
         mech["network_namespace"] = DISABLED
     else:
         # Without namespaces the only network confinement is Landlock's TCP rules (ABI >= 4).
         mech["network_namespace"] = _unavail("isolation='landlock' uses no namespaces")
         missing.append("network_namespace")
+    _plan_proxy(network, mech, missing)
     if strict and missing:
         raise IsolationUnavailable(
             "isolation='landlock' (strict) cannot enforce: "

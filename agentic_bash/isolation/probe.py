@@ -1,18 +1,28 @@
 """What this kernel and process can enforce: ``probe() -> Capabilities`` (cached, never raises)."""
 
+# The namespace part of the probe (a fresh interpreter that unshares and mounts: 40-190 ms)
+# is also cached across processes in the user's cache dir, keyed by everything its answer
+# depends on (kernel build, boot, uid/gid, the namespaces this process sits in, the sysctls
+# that gate user namespaces); the cheap parts (Landlock ABI, seccomp, cgroups) are measured
+# live every time. A stale or tampered cache can only make a plan promise too much, which
+# report.verify() then catches at sandbox start (and a failed start drops the cache).
+
 from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import json
 import os
 import platform
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
-__all__ = ["Capabilities", "landlock_abi", "probe"]
+__all__ = ["Capabilities", "cache_path", "invalidate_cache", "landlock_abi", "probe"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +181,156 @@ def _run_ns_child() -> tuple[dict, dict]:
     return data.get("res", {}), data.get("reasons", {})
 
 
+# -- the cross-process cache of the namespace child's answer -------------------------------
+_CACHE_TTL = 24 * 3600.0
+_CACHE_VERSION = 1
+_KEY_FILES = (
+    "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/version",
+    "/proc/sys/user/max_user_namespaces", "/proc/sys/user/max_mnt_namespaces",
+    "/proc/sys/user/max_pid_namespaces", "/proc/sys/user/max_net_namespaces",
+    "/proc/sys/kernel/unprivileged_userns_clone",
+    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+)
+
+
+def cache_path() -> str | None:
+    """Where this user's probe cache lives (None: disabled by AGENTIC_BASH_PROBE_CACHE=0)."""
+    if os.environ.get("AGENTIC_BASH_PROBE_CACHE", "1") in ("0", "", "no", "false"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None
+    return os.path.join(base, "agentic-bash", f"probe-{os.geteuid()}.json")
+
+
+def _cache_key() -> str:
+    h = hashlib.sha256()
+    h.update(f"v{_CACHE_VERSION} {sys.platform} {os.geteuid()} {os.getegid()} "
+             f"{os.getuid()} {os.getgid()}".encode())
+    for f in _KEY_FILES:
+        try:
+            with open(f, "rb") as fh:
+                h.update(f.encode() + b"=" + fh.read())
+        except OSError:
+            h.update(f.encode() + b"=-")
+    try:
+        # the seccomp library answer is cached too (importing it runs ldconfig: ~20 ms)
+        import importlib.util
+        spec = importlib.util.find_spec("pyseccomp")
+        origin = spec.origin if spec is not None and spec.origin else "-"
+        h.update(f"pyseccomp={origin}:{os.stat(origin).st_mtime_ns if origin != '-' else 0}"
+                 .encode())
+    except (ImportError, ValueError, OSError):
+        h.update(b"pyseccomp=?")
+    for ns in ("user", "mnt", "pid", "net"):
+        # another container or user namespace is another machine as far as this goes
+        try:
+            h.update(f"{ns}={os.stat(f'/proc/self/ns/{ns}').st_ino}".encode())
+        except OSError:
+            h.update(f"{ns}=-".encode())
+    return h.hexdigest()
+
+
+_CACHE_ENTRIES = 8  # one per venv/interpreter of this user (the key covers pyseccomp's path)
+
+
+def _cache_read(path: str) -> dict:
+    """{key: entry} from our own file that nobody else could have written, else {}."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return {}
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_size > 262144:
+            return {}
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError):
+        return {}
+    finally:
+        os.close(fd)
+    entries = data.get("entries") if isinstance(data, dict) else None
+    return entries if isinstance(entries, dict) else {}
+
+
+def _cache_load(path: str, key: str) -> tuple[dict, dict] | None:
+    entry = _cache_read(path).get(key)
+    if not isinstance(entry, dict):
+        return None
+    try:
+        if not (0 <= time.time() - float(entry.get("time", 0)) < _CACHE_TTL):
+            return None
+    except (TypeError, ValueError):
+        return None
+    res, reasons = entry.get("res"), entry.get("reasons")
+    if not isinstance(res, dict) or not isinstance(reasons, dict):
+        return None
+    return ({str(k): bool(v) for k, v in res.items()},
+            {str(k): str(v) for k, v in reasons.items()})
+
+
+def _cache_store(path: str, key: str, res: dict, reasons: dict) -> None:
+    d = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        st = os.stat(d)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return
+        now = time.time()
+        entries = {k: v for k, v in _cache_read(path).items()
+                   if isinstance(v, dict) and isinstance(v.get("time"), (int, float))
+                   and 0 <= now - v["time"] < _CACHE_TTL}
+        entries[key] = {"time": now, "res": res, "reasons": reasons}
+        keep = sorted(entries, key=lambda k: entries[k]["time"])[-_CACHE_ENTRIES:]
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump({"entries": {k: entries[k] for k in keep}}, f)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def invalidate_cache() -> None:
+    """Forget the cached namespace probe (this process's and the file): a sandbox failed to
+    start on what it promised. The next probe() measures again."""
+    probe.cache_clear()
+    path = cache_path()
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _ns_facts() -> tuple[dict, dict]:
+    """The namespace child's answer, from the cache when its key still matches."""
+    path = cache_path()
+    key = ""
+    if path:
+        try:
+            key = _cache_key()
+            got = _cache_load(path, key)
+        except Exception:  # noqa: BLE001 - a probe never raises
+            got = None
+        if got is not None:
+            return got
+    res, reasons = _run_ns_child()
+    lib, why = _seccomp_library()
+    res["seccomp_library"] = lib
+    if why:
+        reasons["seccomp_library"] = why
+    # a failure of the probe process itself (timeout, no python) is not a fact to remember
+    if path and key and not any("probe process failed" in r or "probe failed" in r
+                                for r in reasons.values()):
+        _cache_store(path, key, res, reasons)
+    return res, reasons
+
+
 def _seccomp() -> tuple[bool, bool, str]:
     try:
         with open("/proc/self/status") as f:
@@ -235,7 +395,7 @@ def _probe() -> Capabilities:
             "user_namespace", "mount_namespace", "pid_namespace", "network_namespace",
             "overlay_userns", "tmpfs_user_xattr", "landlock", "seccomp", "cgroup")})
     reasons: dict[str, str] = {}
-    res, ns_reasons = _run_ns_child()
+    res, ns_reasons = _ns_facts()
     reasons.update(ns_reasons)
     for dep, needs in (("mount_namespace", "user_namespace"), ("pid_namespace", "user_namespace"),
                        ("network_namespace", "user_namespace"),
@@ -249,9 +409,11 @@ def _probe() -> Capabilities:
     sc, notif, why = _seccomp()
     if why:
         reasons["seccomp"] = why
-    lib, why = _seccomp_library()
-    if not lib:
-        reasons["seccomp_library"] = why
+    lib = bool(res.get("seccomp_library")) if "seccomp_library" in res else None
+    if lib is None:
+        lib, why = _seccomp_library()
+        if not lib:
+            reasons["seccomp_library"] = why
     if sc and not notif:
         reasons["seccomp_user_notif"] = "SECCOMP_RET_USER_NOTIF not available"
     cg, deleg, why = _cgroups()

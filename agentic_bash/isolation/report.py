@@ -52,7 +52,12 @@ def report_from_plan(p: Plan) -> IsolationReport:
     mech = {m: p.mechanisms.get(m, DISABLED) for m in MECHANISMS}
     notes: tuple[str, ...] = ()
     if p.level == "virtual":
-        notes = ("no host process is started; unknown commands exit 127",)
+        notes = ("no host process is started; unknown commands exit 127",
+                 "network: none (no network in virtual mode)" if p.network == "deny" else
+                 f"network: {p.network} — only /dev/tcp and /dev/udp, connected from this "
+                 "process to addresses the policy checked")
+    elif p.level == "none":
+        notes = ("network: the host's (isolation='none' confines nothing)",)
     return IsolationReport(p.level, p.requested, mech, notes, p.warnings)
 
 
@@ -89,15 +94,40 @@ def verify(p: Plan, observed: Mapping[str, Any]) -> IsolationReport:
                       else "/usr /etc /opt /var are read-only (not real root); installs go to "
                            "$HOME or a venv")
                      + f"; session layer on {p.session_layer}")
-    if p.network == "allow":
-        notes.append("network: shares the host network")
+    notes.append(_network_note(p.network, mech, observed))
     if p.level == "landlock":
         notes.append("host filesystem view (read-only); writes only under the workspace")
     warnings = p.warnings + tuple(f"{m} was planned but is not in effect" for m in problems)
     return IsolationReport(p.level, p.requested, mech, tuple(notes), warnings)
 
 
+def _network_note(mode: str, mech: Mapping[str, str], o: Mapping[str, Any]) -> str:
+    if mode == "host":
+        return "network: host — shares the host's network stack (host loopback services are reachable)"
+    if mech.get("network_namespace") != ENFORCED:
+        return f"network: {mode} requested but NOT enforced (no own network namespace)"
+    if mode == "deny":
+        return "network: deny — own network namespace with only loopback"
+    if mech.get("network_proxy") != ENFORCED:
+        return f"network: {mode} — own network namespace, but the proxy is not running: loopback only"
+    what = ("any host whose addresses are public" if mode == "public"
+            else "only the allowlisted hosts/networks")
+    return (f"network: {mode} — own network namespace; outbound only through the library's "
+            f"proxy (HTTP CONNECT, http:// and SOCKS5 at 127.0.0.1:3128, DNS at "
+            f"127.0.0.1:53) to {what}; loopback, private, link-local/metadata, CGNAT, ULA, "
+            "multicast and this host's addresses refused; "
+            + ("TCP of tools that ignore the proxy variables is redirected to it (nftables in "
+               "the sandbox's own namespace, SO_ORIGINAL_DST); other non-loopback traffic is "
+               "refused" if o.get("transparent") else
+               "tools that ignore the proxy variables get 'Network is unreachable'"
+               + (f" (no redirect: {o['transparent_error']})" if o.get("transparent_error")
+                  else "")))
+
+
 def _evidence(m: str, o: Mapping[str, Any]) -> tuple[bool, str]:
+    if m == "network_proxy":
+        ok = bool(o.get("network_proxy"))
+        return ok, "" if ok else "the sandbox's proxy listeners did not arrive"
     if m in ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace"):
         key = {"user_namespace": "user", "mount_namespace": "mnt", "pid_namespace": "pid",
                "network_namespace": "net"}[m]

@@ -13,6 +13,7 @@ __all__ = ["LAYER_PATH", "LOWER_PATH", "build_root", "prepare_base", "writable_p
 LAYER_PATH = "/.agentic-bash/layer"
 """Where the session layer (upper dirs) is visible, read-only, inside the sandbox."""
 LOWER_PATH = "/.agentic-bash/lower"
+CACHE_PATH = "/.agentic-bash/cache"
 """Where each overlay's lower directory is visible, read-only, inside the sandbox."""
 
 # Copied into the sanitised /etc. Security invariant: never shadow/gshadow, ssh host keys,
@@ -180,8 +181,16 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     def R(p: str) -> str:
         return os.path.join(root, p.lstrip("/"))
 
+    img = cfg.get("image_root") or ""
+
+    def image_lower(target: str) -> str:
+        d = os.path.join(img, target.strip("/")) if img else ""
+        return d if d and os.path.isdir(d) else ""
+
     def ov(lower: str, name: str, target: str) -> None:
-        upper = _overlay(lower, layer, name, R(target))
+        # image=: the image's directory for this target is the top lower (shared, read-only)
+        il = image_lower(target)
+        upper = _overlay(f"{il}:{lower}" if il else lower, layer, name, R(target))
         uppers.append({"target": target, "upper": upper, "lower_src": lower, "name": name})
 
     # system directories: the host's, or those of a base rootfs (Sandbox(base=DIR|TAR))
@@ -193,7 +202,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         if os.path.islink(host):
             os.symlink(os.readlink(host), R(d))
         elif os.path.isdir(host):
-            if (cow or image) and d == "usr":
+            if (cow or image or image_lower("/usr")) and d == "usr":
                 # with an image, /usr is an overlay even unprivileged: the host Python's
                 # stdlib needs mount points in it (Landlock still keeps it read-only)
                 ov(host, "usr", "/usr")
@@ -246,6 +255,9 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     else:
         _bind(ws_mount["source"], R(workdir), readonly=ws_mount["mode"] == "ro")
     for target, name, mode in ((home, "home", 0o755), ("/tmp", "tmp", 0o1777)):
+        if name == "home" and image_lower(target):
+            ov(empty, name, target)
+            continue
         d = os.path.join(layer, name)
         _mkdirs(d)
         os.chmod(d, mode)
@@ -273,6 +285,12 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         with open(os.path.join(ident, name), "w") as f:
             f.write("\n".join(lines) + "\n")
         _bind(os.path.join(ident, name), R("etc/" + name))
+    # own network namespace: the host's resolvers are unreachable; ask the stub on loopback
+    from ..network.inside import RESOLV_CONF, own_netns
+    if own_netns(cfg) and os.path.exists(R("etc/resolv.conf")):
+        with open(os.path.join(ident, "resolv.conf"), "w") as f:
+            f.write(RESOLV_CONF)
+        _bind(os.path.join(ident, "resolv.conf"), R("etc/resolv.conf"))
     # the interpreter's own Python and package, read-only at the same paths
     for p in cfg.get("python_binds", ()):
         if os.path.exists(p) and (image or not os.path.exists(R(p))):
@@ -292,8 +310,10 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     except OSError:
         pass
     _mkdirs(os.path.join(dev, "shm"))
+    # Limits.max_fs_bytes bounds /dev/shm too (files there are memory that no process owns)
+    shm_size = cfg.get("layer_size")
     sc.mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
-             "mode=1777")
+             "mode=1777" + (f",size={int(shm_size)}" if shm_size else ""))
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, os.path.join(dev, name))
@@ -315,6 +335,10 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     # the session layer and the overlay lowers, read-only, for snapshots and change tracking
     # from inside (the lowers show nothing the merged view does not)
     _bind(layer, R(LAYER_PATH))
+    cache = cfg.get("cache_dir") or ""
+    if cache and os.path.isdir(cache):
+        # the shared download cache, read-only: only the host fills it (packages/cache.py)
+        _bind(cache, R(CACHE_PATH))
     for u in uppers:
         if "lower_src" in u:
             _bind(u["lower_src"], R(LOWER_PATH + "/" + u["name"]))

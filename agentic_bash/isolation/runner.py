@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
+import queue
 import signal
 import socket
 import threading
@@ -21,6 +22,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
 from .wire import WireClosed, recv_msg, send_msg
 
@@ -48,6 +50,7 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_s1"] = time.time()
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
+        _limits_s1(cfg)
         if cfg["level"] == "namespace":
             return _s1_namespace(cfg, sock)
         return _s1_landlock(cfg, sock)
@@ -59,7 +62,7 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
 def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     flags = (sc.CLONE_NEWUSER | sc.CLONE_NEWNS | sc.CLONE_NEWPID | sc.CLONE_NEWUTS |
              sc.CLONE_NEWIPC)
-    if cfg.get("network", "allow") != "allow":
+    if _own_netns(cfg):
         flags |= sc.CLONE_NEWNET
     uid, gid = os.geteuid(), os.getegid()
     sc.unshare(flags)
@@ -70,6 +73,7 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
     _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
+    _network_prepare(cfg)
     cfg["t_unshared"] = time.time()
     pid = os.fork()
     if pid == 0:
@@ -80,6 +84,10 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
             _fatal(sock, "root", e)
         os._exit(code)
     # S1 keeps its copy of the channel open until the whole namespace is gone (see above)
+    try:
+        send_msg(sock, {"ev": "init_pid", "pid": pid})  # for the host: gone = all gone
+    except OSError:
+        pass
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -97,12 +105,14 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     t0 = time.monotonic()
     facts = build_root(cfg)
     facts["t_root"] = time.monotonic() - t0
+    _send_layer_fd(sock)
     try:
         sc.sethostname("sandbox")
     except OSError:
         pass
-    if cfg.get("network", "allow") != "allow":
+    if _own_netns(cfg):
         _loopback_up()
+        _network_start(cfg, sock)
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
@@ -126,6 +136,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     _start_supervisor(sup_parent)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
+    if (cfg.get("resources") or {}).get("watchdog"):
+        from .watchdog import s2_wait_with_watchdog
+        return s2_wait_with_watchdog(cfg, pid)
     while True:
         try:
             p, status = os.waitpid(-1, 0)
@@ -135,6 +148,48 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
             continue
         if p == pid:
             return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _limits_s1(cfg: dict[str, Any]) -> None:
+    """Resource limits, in S1 before unshare: join the sandbox's cgroups (everything started
+    after this is inside) and prepare what S2 and S3 need (isolation/watchdog.py)."""
+    if cfg.get("resources"):
+        from .watchdog import s1_join
+        s1_join(cfg)
+
+
+def _send_layer_fd(sock: socket.socket) -> None:
+    """Give the host an O_PATH fd of the session layer: it keeps the layer's tmpfs alive
+    after this sandbox dies, so a restart can carry the files over (DESIGN.md decision 10).
+    The host reads it only once every process of this sandbox is gone."""
+    from .rootfs import LAYER_PATH
+    try:
+        fd = os.open(LAYER_PATH, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        send_msg(sock, {"ev": "layer_fd"}, fds=[fd])
+    finally:
+        os.close(fd)
+
+
+def _own_netns(cfg: dict[str, Any]) -> bool:
+    from ..network.inside import own_netns
+    return own_netns(cfg)
+
+
+def _network_prepare(cfg: dict[str, Any]) -> None:
+    """Network step of S1 (just unshared; the host's /proc still reaches the new namespace's
+    sysctls): what the redirect of proxy-unaware tools needs before the root is built."""
+    from ..network.inside import prepare_netns
+    prepare_netns(cfg)
+
+
+def _network_start(cfg: dict[str, Any], sock: socket.socket) -> None:
+    """Network step of S2 (own netns, loopback up, still privileged in it): the proxy and DNS
+    listeners are created here and passed to the host before anything else is sent."""
+    from ..network.inside import send_listeners
+    send_listeners(cfg, sock)
 
 
 def _loopback_up() -> None:
@@ -177,6 +232,7 @@ def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
         code = 1
         try:
             sup_parent.close()
+            sc.set_pdeathsig(signal.SIGKILL)  # S1 killed from outside: the runner goes too
             code = _s3_main(cfg, sock, {"uppers": [], "overlay_mounts": []}, sup_child)
         except BaseException as e:  # noqa: BLE001
             _fatal(sock, "runner", e)
@@ -233,6 +289,10 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
              sup: socket.socket | None = None) -> int:
     os.setsid()
     os.umask(0o022)
+    if cfg.get("resources"):
+        # rlimits and the oom_score_adj file, while this process may still open it
+        from .watchdog import s3_prepare
+        s3_prepare(cfg)
     workdir = cfg.get("workdir") or "/workspace"
     os.chdir(workdir)
     # The zygote was exec'd with a minimal environment; nothing of the host's leaks here.
@@ -295,7 +355,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         ("s1", cfg["t_s1"]), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
         ("restricted", t_restricted))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
-                    seccomp_error=seccomp_error, seccomp_notify=seccomp_notify)
+                    seccomp_error=seccomp_error, seccomp_notify=seccomp_notify,
+                    limits=cfg.get("limits_observed", {}))
     t0 = time.monotonic()
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
@@ -320,7 +381,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
             scanner.refresh()
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
-    serve(sock, executor, scanner, sup)
+    usage = None
+    if cfg.get("resources"):
+        from .watchdog import S3Usage
+        usage = S3Usage(cfg)
+    serve(sock, executor, scanner, sup, usage=usage)
     return 0
 
 
@@ -359,7 +424,7 @@ def observe(host_ns: dict[str, int]) -> dict[str, Any]:
 
 # -- serving ----------------------------------------------------------------------------------
 _FILE_OPS = ("read_file", "write_file", "list_files", "exists", "remove", "get_state",
-             "set_state", "cwd", "env")
+             "set_state", "cwd", "env", "realpath")
 
 
 def _error_header(e: BaseException) -> dict[str, Any]:
@@ -395,7 +460,10 @@ def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
          "files_deleted": list(r.files_deleted), "cpu_time": r.cpu_time,
          "peak_memory": r.peak_memory,
          "violations": [[v.kind, v.detail] for v in r.violations],
-         "extra": _jsonable(r.extra), "stdout_len": len(r.stdout_bytes)}
+         "limit_exceeded": getattr(r, "limit_exceeded", None),
+         "extra": _jsonable(r.extra) if r.extra else {}, "stdout_len": len(r.stdout_bytes)}
+    if r.packages_installed:
+        h["packages_installed"] = [p.to_json() for p in r.packages_installed]
     return h, r.stdout_bytes + r.stderr_bytes
 
 
@@ -456,6 +524,24 @@ def _merge_changes(r: Any, native: tuple[set[str], set[str], set[str]]) -> Any:
                                files_modified=tuple(sorted(m)), files_deleted=tuple(sorted(d)))
 
 
+def _note_packages(executor: Any, r: Any) -> Any:
+    """The packages this run installed: what the apt shim noted plus pip/npm metadata files
+    the run wrote (read here, inside the sandbox, where they are plain files)."""
+    manifest = getattr(executor, "packages", None)
+    if manifest is None:
+        return r
+    if r.files_created or r.files_modified or r.files_deleted:
+        def read(p: str) -> bytes:
+            with open(p, "rb") as f:
+                return f.read(1 << 20)
+        manifest.observe(r.files_created, r.files_modified, r.files_deleted, read)
+    new = manifest.take_run()
+    if not new:
+        return r
+    import dataclasses
+    return dataclasses.replace(r, packages_installed=new)
+
+
 def _drain_violations(sup: socket.socket | None) -> list[tuple[str, str]]:
     import json
 
@@ -478,28 +564,46 @@ def _drain_violations(sup: socket.socket | None) -> list[tuple[str, str]]:
 
 
 def serve(sock: socket.socket, executor: Any, scanner: Any = None,
-          sup: socket.socket | None = None) -> None:
+          sup: socket.socket | None = None, usage: Any = None) -> None:
     """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
-    ``interrupt`` is handled while it runs; everything else runs on this thread."""
+    ``interrupt`` is handled while it runs; everything else runs on this thread. Every reply
+    and every output event carries the id of the request it answers (see wire.py)."""
     send_lock = threading.Lock()
     active: list[threading.Thread] = []
+    current: list[Any] = [None]  # id of the run in progress
+    calls: dict[int, Any] = {}   # custom-command calls waiting for the host, by call id
+    # runs go to one long-lived worker thread (a thread started per run cost ~50 us);
+    # ``idle`` is set while no run is in progress
+    runs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    idle = threading.Event()
+    idle.set()
 
     def send(h: dict[str, Any], payload: bytes = b"") -> None:
         with send_lock:
             send_msg(sock, h, payload)
 
     def do_run(req: dict[str, Any], payload: bytes) -> None:
+        rid = req.get("id")
+
         def on_output(fd: int, chunk: bytes) -> None:
-            send({"ev": "out", "fd": fd}, bytes(chunk))
-        before = _children()
+            send({"ev": "out", "fd": fd, "id": rid}, bytes(chunk))
         native = getattr(executor, "native", None)
+        # The launcher's own books (every native child is its child), not a /proc scan:
+        # scanning twice per run cost ~140 us, more than the rest of an `echo` round trip.
+        live = getattr(native, "live", None)
+        before = {p.pid for p in tuple(live)} if live is not None else _children()
         spawned = getattr(native, "spawned", -1)
         stdin = _stdin_file(payload if req.get("stdin") else b"")
         try:
+            if usage is not None:
+                usage.begin()
+            kw = {"tty": req["tty"]} if req.get("tty") is not None else {}
             r = executor.run(req["script"], stdin=stdin,
                              env=req.get("env"), cwd=req.get("cwd"),
                              timeout=req.get("timeout"),
-                             on_output=on_output if req.get("stream") else None)
+                             on_output=on_output if req.get("stream") else None, **kw)
+            if usage is not None:
+                usage.ran()
             if r.timed_out:
                 _kill_new_children(before)
             refused = _drain_violations(sup)
@@ -511,22 +615,78 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     PolicyViolation(k, d) for k, d in refused))
             if scanner is not None:
                 try:
-                    if getattr(native, "spawned", -2) != spawned or _children():
+                    if (getattr(native, "spawned", -2) != spawned
+                            or (live if live is not None else _children())):
                         r = _merge_changes(r, scanner.changes())
                     elif r.files_created or r.files_modified or r.files_deleted:
                         scanner.refresh()  # builtin writes, already in the result
                 except Exception:  # noqa: BLE001
                     pass
+            if usage is not None:
+                import dataclasses
+                r = usage.end(r, dataclasses.replace)  # after the merge: it sees native writes
+            r = _note_packages(executor, r)
             h, body = result_header(r)
+            h["id"] = rid
+            current[0] = None
             send(h, body)
         except BaseException as e:  # noqa: BLE001
+            current[0] = None
             try:
-                send(_error_header(e))
+                send({**_error_header(e), "id": rid})
             except OSError:
                 pass
         finally:
+            current[0] = None
             stdin.close()
 
+    def worker() -> None:
+        while True:
+            item = runs.get()
+            if item is None:
+                return
+            try:
+                do_run(*item)
+            finally:
+                idle.set()
+
+    def host_command(name: str) -> Callable[..., int]:
+        """A custom command whose function lives in the host: called over the channel,
+        stdin pulled by the host (``call_read``), output pushed (``call_out``)."""
+        import queue
+
+        def proxy(ctx: Any, argv: list[str]) -> int:
+            rid = current[0]
+            cid = next(call_ids)
+            q: Any = queue.Queue()
+            calls[cid] = q
+            try:
+                send({"ev": "call", "id": rid, "call": cid, "name": name, "argv": list(argv),
+                      "cwd": ctx.cwd, "env": dict(ctx.env)})
+                while True:
+                    try:
+                        r, data = q.get(timeout=0.05)
+                    except queue.Empty:
+                        ctx.budget.check()  # an interrupt or the deadline ends the wait
+                        continue
+                    op = r.get("op")
+                    if op == "call_read":
+                        chunk = ctx.stdin.read(max(1, min(int(r.get("n", 65536)), 1 << 16)))
+                        send({"ev": "call_in", "id": rid, "call": cid}, chunk or b"")
+                    elif op == "call_out":
+                        try:
+                            (ctx.stderr if r.get("fd") == 2 else ctx.stdout).write(data)
+                        except BrokenPipeError:
+                            send({"ev": "call_end", "id": rid, "call": cid})
+                            return 141
+                    elif op == "call_done":
+                        return int(r.get("status", 0))
+            finally:
+                calls.pop(cid, None)
+        return proxy
+
+    import itertools
+    call_ids = itertools.count(1)
     try:
         while True:
             try:
@@ -534,24 +694,54 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             except WireClosed:
                 break
             op = req.get("op")
+            rid = req.get("id")
+            if op in ("call_read", "call_out", "call_done"):
+                # the host's side of a custom command the running script called
+                q = calls.get(req.get("call"))
+                if q is not None and req.get("target") == current[0]:
+                    q.put((req, payload))
+                continue
             if op == "interrupt":
+                # an interrupt meant for a run that has ended must not hit the next one
+                target = req.get("target")
+                if target is None or target == current[0]:
+                    try:
+                        executor.interrupt()
+                    except Exception:  # noqa: BLE001
+                        pass
+                continue
+            if op in ("tty_input", "tty_resize"):
+                # keys typed at / the window size of a run(tty=...)'s pty, while it runs
                 try:
-                    executor.interrupt()
+                    if op == "tty_input":
+                        executor.tty_input(payload)
+                    else:
+                        executor.tty_resize(int(req["rows"]), int(req["cols"]))
                 except Exception:  # noqa: BLE001
                     pass
                 continue
             if op == "close":
                 break
-            if active and active[0].is_alive():
-                active[0].join()
-            active.clear()
+            idle.wait()
             if op == "run":
-                t = threading.Thread(target=do_run, args=(req, payload), daemon=True)
-                active.append(t)
-                t.start()
+                current[0] = rid
+                idle.clear()
+                if not active:
+                    t = threading.Thread(target=worker, name="runner", daemon=True)
+                    active.append(t)
+                    t.start()
+                runs.put((req, payload))
                 continue
             if op == "ping":
-                send({"ev": "ok", "value": None})
+                send({"ev": "ok", "value": None, "id": rid})
+                continue
+            if op == "register_command":
+                try:
+                    args = pickle.loads(payload) if payload else {}
+                    executor.register_command(str(args["name"]), host_command(str(args["name"])))
+                    send({"ev": "ok", "value": None, "id": rid})
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
                 continue
             if op == "export_layer":
                 try:
@@ -562,9 +752,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     buf = io.BytesIO()
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
                                      args.get("extra_members"))
-                    send({"ev": "ok", "bytes": True}, buf.getvalue())
+                    send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
                 except BaseException as e:  # noqa: BLE001
-                    send(_error_header(e))
+                    send({**_error_header(e), "id": rid})
                 continue
             if op in ("upload_tar", "download_tar", "import_layer"):
                 # Sandbox.upload_tar/download_tar and snapshot restores (agentic_bash.fileapi):
@@ -576,34 +766,35 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     value = serve_tar_op(executor, op, args)
                     if op == "import_layer" and scanner is not None:
                         scanner.refresh()  # restored files are the baseline, not changes
-                    send({"ev": "ok", "bytes": True}, value)
+                    send({"ev": "ok", "bytes": True, "id": rid}, value)
                 except BaseException as e:  # noqa: BLE001
-                    send(_error_header(e))
+                    send({**_error_header(e), "id": rid})
                 continue
             if op not in _FILE_OPS:
-                send({"ev": "error", "type": "ValueError", "msg": f"unknown op {op!r}"})
+                send({"ev": "error", "type": "ValueError", "msg": f"unknown op {op!r}",
+                      "id": rid})
                 continue
             try:
                 args = pickle.loads(payload) if payload else {}
                 attr = getattr(executor, op)
                 value = attr(**args) if callable(attr) else attr
                 if isinstance(value, bytes):
-                    send({"ev": "ok", "bytes": True}, value)
+                    send({"ev": "ok", "bytes": True, "id": rid}, value)
                 else:
                     if op == "env":
                         value = dict(value)
-                    send({"ev": "ok", "value": _jsonable(value)})
+                    send({"ev": "ok", "value": _jsonable(value), "id": rid})
             except BaseException as e:  # noqa: BLE001
-                send(_error_header(e))
+                send({**_error_header(e), "id": rid})
     finally:
         try:
             executor.interrupt()
         except Exception:  # noqa: BLE001
             pass
+        runs.put(None)
         for t in active:
             t.join(timeout=5)
         try:
             executor.close()
         except Exception:  # noqa: BLE001
             pass
-

@@ -18,15 +18,22 @@ from typing import Callable
 
 from ..limits import charge_read, check_size
 
-__all__ = ["BytesReader", "Capture", "InputBytes", "NullStream", "Pipe", "PipeReader", "PipeWriter"]
+__all__ = ["BoundedReads", "BytesReader", "Capture", "InputBytes", "NullStream", "Pipe", "PipeReader", "PipeWriter"]
 
 MARKER = "\n[agentic-bash: output truncated after {n} bytes]\n"
+TAIL_MARKER = ("\n[agentic-bash: output truncated: {elided} bytes elided; the first {head} "
+               "and the last {tail} bytes are kept]\n")
 
 
 class Capture:
-    """Collects one output stream of a run, bounded by ``limit`` bytes (then cut visibly)."""
+    """Collects one output stream of a run, bounded by ``limit`` bytes. Past it the first
+    half and the last half of the limit are kept (the end of a log is where its errors are),
+    with a visible marker between them; a stream callback only ever gets the first
+    ``limit`` bytes. Subclasses with ``keep_tail = False`` keep the head only."""
 
-    __slots__ = ("buf", "limit", "truncated", "on_output", "fd", "forward")
+    __slots__ = ("buf", "limit", "truncated", "on_output", "fd", "forward", "tail", "elided")
+
+    keep_tail = True
 
     closed = False
 
@@ -41,6 +48,8 @@ class Capture:
         self.on_output = on_output
         self.fd = fd
         self.forward: Capture | None = None
+        self.tail: bytearray | None = None
+        self.elided = 0
 
     def write(self, data: bytes) -> int:
         fw = self.forward
@@ -50,7 +59,7 @@ class Capture:
         n = len(data)
         buf = self.buf
         lim = self.limit
-        if lim is not None and len(buf) + n > lim:
+        if lim is not None and (len(buf) + n > lim or self.truncated):
             return self._write_past(data, n)
         # one bytearray append is atomic under the GIL; a writer racing past the limit here
         # overshoots by at most its own chunk, and getvalue() cuts that visibly
@@ -67,23 +76,54 @@ class Capture:
             buf = self.buf
             over = len(buf) - self.limit  # type: ignore[operator]
             if over > 0:
-                del buf[self.limit:]
-                self.truncated = True
+                self._cut(b"")
             keep = n - over if over < n else 0
         if keep > 0:
             self.on_output(self.fd, bytes(data[:keep]))  # type: ignore[misc]
         return n
 
+    def _cut(self, data: bytes) -> None:
+        """Under the lock: the stream went past the limit; ``buf`` (plus ``data``) becomes
+        head + tail. Later calls only feed the tail."""
+        lim: int = self.limit  # type: ignore[assignment]
+        if not self.keep_tail:
+            if not self.truncated:
+                room = lim - len(self.buf)
+                if room > 0:
+                    self.buf += data[:room]
+                del self.buf[lim:]
+            self.truncated = True
+            return
+        keep = lim // 2
+        head = lim - keep
+        tail = self.tail
+        if tail is None:
+            buf = self.buf
+            if len(buf) < head:
+                take = head - len(buf)
+                buf += data[:take]
+                data = data[take:]
+            tail = self.tail = bytearray()
+            tail += buf[head:]
+            del buf[head:]
+        tail += data
+        over = len(tail) - keep
+        if over > 0 and (over >= keep or over > (1 << 16) or not data):
+            # trimmed in batches: a stream of small writes stays linear
+            del tail[:over]
+            self.elided += over
+        self.truncated = True
+
     def _write_past(self, data: bytes, n: int) -> int:
         with self.lock:
             if self.truncated:
+                if self.keep_tail:
+                    self._cut(data)
                 return n
             buf = self.buf
             room = self.limit - len(buf)  # type: ignore[operator]
-            if room > 0:
-                buf += data[:room]
-            self.truncated = True
             cut = bytes(data[:max(room, 0)])
+            self._cut(data)
         cb = self.on_output
         if cb is not None:
             cb(self.fd, cut)
@@ -105,33 +145,47 @@ class Capture:
         # late output is appended under the lock so take() never loses a chunk
         n = len(data)
         with self.lock:
-            if not self.truncated:
-                buf = self.buf
-                lim = self.limit
-                if lim is not None and len(buf) + n > lim:
-                    buf += data[:max(lim - len(buf), 0)]
-                    self.truncated = True
-                else:
-                    buf += data
+            lim = self.limit
+            if self.truncated:
+                if self.keep_tail:
+                    self._cut(data)
+            elif lim is not None and len(self.buf) + n > lim:
+                self._cut(data)
+            else:
+                self.buf += data
         return n
 
     def take(self) -> bytes:
         """Return and clear the collected bytes."""
         with self.lock:
-            data = bytes(self.buf)
+            data = self._value()
             self.buf.clear()
             self.truncated = False
+            self.tail = None
+            self.elided = 0
         return data
 
-    def getvalue(self) -> bytes:
+    def _value(self) -> bytes:
         data = bytes(self.buf)
         lim = self.limit
         if lim is not None and len(data) > lim:
-            data = data[:lim]
-            self.truncated = True
-        if self.truncated:
-            data += MARKER.format(n=lim).encode()
-        return data
+            self._cut(b"")
+            data = bytes(self.buf)
+        if not self.truncated:
+            return data
+        tail = self.tail
+        if tail is None:
+            return data + MARKER.format(n=lim).encode()
+        over = len(tail) - lim // 2  # type: ignore[operator]
+        if over > 0:
+            del tail[:over]
+            self.elided += over
+        return (data + TAIL_MARKER.format(elided=self.elided, head=len(data),
+                                          tail=len(tail)).encode() + bytes(tail))
+
+    def getvalue(self) -> bytes:
+        with self.lock:
+            return self._value()
 
     def __enter__(self) -> Capture:
         return self
@@ -259,16 +313,11 @@ class PipeWriter:
         pass
 
 
-class PipeReader(io.BufferedReader):
-    """Read end of an OS pipe with idempotent close (safe to call from any thread).
-
-    ``read()`` of everything and ``readline()`` without a size loop here in chunks, charged
-    to the run's budget: BufferedReader's own are one C loop that, on an endless writer
-    (``yes | diff - f``), grows until the host runs out and never sees the deadline."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__(io.FileIO(fd, "rb", closefd=True), 65536)
-        self._lk = threading.Lock()
+class BoundedReads:
+    """Mixin for a BufferedReader over a pipe: ``read()`` of everything and ``readline()``
+    without a size loop here in chunks, charged to the run's budget. BufferedReader's own
+    are one C loop that, on an endless writer (``yes | diff - f``), grows until the host
+    runs out and never sees the deadline."""
 
     def read(self, size: int | None = -1) -> bytes:
         if size is not None and size >= 0:
@@ -324,6 +373,15 @@ class PipeReader(io.BufferedReader):
         if not line:
             raise StopIteration
         return line
+
+
+
+class PipeReader(BoundedReads, io.BufferedReader):
+    """Read end of an OS pipe with idempotent close (safe to call from any thread)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.FileIO(fd, "rb", closefd=True), 65536)
+        self._lk = threading.Lock()
 
     def close(self) -> None:
         with self._lk:

@@ -1,4 +1,4 @@
-"""Limits.max_processes and max_memory_bytes are applied to native children (host mode here)."""
+"""Limits.max_processes and max_address_space are applied to native children (host mode here)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_max_processes_refuses_one_more_native_child(tmp_path):
 
 def test_max_memory_caps_each_native_process(tmp_path):
     grab = "python3 -c 'bytearray(512 * 1024 * 1024)' 2>/dev/null; echo st=$?"
-    with _host(tmp_path, max_memory_bytes=256 * 1024 * 1024) as sb:
+    with _host(tmp_path, max_address_space=256 * 1024 * 1024) as sb:
         assert sb.run(grab).stdout != "st=0\n"
     with _host(tmp_path) as sb:
         assert sb.run(grab).stdout == "st=0\n"

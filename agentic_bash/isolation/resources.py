@@ -1,0 +1,266 @@
+"""Which backend enforces each resource limit of a sandbox (pure planning), and the host side that sets them up, reads usage back per run and cleans up."""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+from typing import Any, Mapping
+
+from ..errors import IsolationUnavailable, PolicyViolation
+from .cgroups import CgroupHost, SandboxCgroups, detect
+
+__all__ = ["LIMIT_MECHANISMS", "ResourceControl", "asked_limits", "plan_resources"]
+
+LIMIT_MECHANISMS: dict[str, str] = {
+    "memory": "memory_limit", "processes": "process_limit", "cpu": "cpu_limit",
+    "file_size": "file_size_limit", "open_files": "open_files_limit", "disk": "disk_limit",
+}
+"""limit -> its key in ``IsolationReport.mechanisms``."""
+
+RUNNER_SLACK = 8
+"""Tasks the runner may add during a run (its run thread, a spawn, a pump) on top of those it
+has when it reports ready; the process limit counts the runner's own tasks plus this."""
+
+WATCHDOG_INTERVAL = 0.05
+
+
+def asked_limits(limits: Any) -> dict[str, Any]:
+    """The OS-level limits ``limits`` asks for: limit name -> value."""
+    out = {"memory": limits.max_memory_bytes, "processes": limits.max_processes,
+           "cpu": limits.cpu_quota, "file_size": limits.max_file_bytes,
+           "open_files": limits.max_open_files, "disk": limits.max_fs_bytes}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _kernel_at_least(release: str, want: tuple[int, int]) -> bool:
+    try:
+        major, minor = release.split(".")[:2]
+        return (int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)) >= want
+    except ValueError:
+        return False
+
+
+def plan_resources(limits: Any, *, level: str, session_layer: str, cg: CgroupHost,
+                   sandbox_uid_is_root: bool, kernel: str) -> dict[str, str]:
+    """Pure: limit name -> ``cgroup-v1`` | ``cgroup-v2`` | ``rlimit`` | ``watchdog`` |
+    ``tmpfs`` | ``unavailable: <reason>``, for every limit ``limits`` asks for.
+
+    ``sandbox_uid_is_root``: the sandbox's processes are kernel uid 0 (a root caller), which
+    RLIMIT_NPROC exempts."""
+    out: dict[str, str] = {}
+    asked = asked_limits(limits)
+    cgv = f"cgroup-v{cg.version}"
+    if "memory" in asked:
+        if cg.usable("memory"):
+            out["memory"] = cgv
+        elif level == "namespace":
+            out["memory"] = "watchdog"
+        else:
+            out["memory"] = "unavailable: " + cg.reasons.get(
+                "memory", "no memory cgroup") + "; the watchdog needs the namespace level"
+    if "processes" in asked:
+        if cg.usable("pids"):
+            out["processes"] = cgv
+        elif level != "namespace":
+            out["processes"] = ("unavailable: " + cg.reasons.get("pids", "no pids cgroup")
+                                + "; without a user namespace RLIMIT_NPROC counts all of "
+                                "the caller's processes")
+        elif sandbox_uid_is_root:
+            out["processes"] = ("unavailable: " + cg.reasons.get("pids", "no pids cgroup")
+                                + "; RLIMIT_NPROC does not apply to uid 0")
+        elif not _kernel_at_least(kernel, (5, 14)):
+            out["processes"] = (f"unavailable: kernel {kernel} counts RLIMIT_NPROC per user, "
+                                "not per user namespace")
+        else:
+            out["processes"] = "rlimit"
+    if "cpu" in asked:
+        out["cpu"] = cgv if cg.usable("cpu") else "unavailable: " + cg.reasons.get(
+            "cpu", "no cpu cgroup")
+    if "file_size" in asked:
+        out["file_size"] = "rlimit"
+    if "open_files" in asked:
+        out["open_files"] = "rlimit"
+    if "disk" in asked:
+        if level == "namespace" and session_layer == "tmpfs":
+            out["disk"] = "tmpfs"
+        elif level == "namespace":
+            out["disk"] = "unavailable: the session layer is on disk (tmpfs here has no user xattrs)"
+        else:
+            out["disk"] = "unavailable: the landlock level writes to a real workspace directory"
+    return out
+
+
+def _job_threads(limits: Any) -> int:
+    """Threads the interpreter may add for background jobs (``Limits.max_jobs``, each with
+    room for a helper thread): they belong to the runner's budget, not the workload's."""
+    return 2 * int(limits.max_jobs or 0)
+
+
+def _refusals(backends: Mapping[str, str], allow_watchdog: bool) -> list[str]:
+    bad = [f"{k} ({v.removeprefix('unavailable: ')})" for k, v in backends.items()
+           if v.startswith("unavailable")]
+    if not allow_watchdog and backends.get("memory") == "watchdog":
+        bad.append("memory (only a watchdog here; pass Limits(allow_watchdog=True) to accept it)")
+    return bad
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
+class ResourceControl:
+    """Host side of one sandbox's limits: plans the backends, makes the cgroups before the
+    sandbox starts (``cfg`` goes into the runner's start-up config), adds the report entries,
+    and turns the run's usage into ``Result`` fields. Raises ``IsolationUnavailable`` with
+    ``strict`` when an asked-for limit cannot be enforced."""
+
+    def __init__(self, limits: Any, *, level: str, session_layer: str, strict: bool,
+                 euid: int, cg: CgroupHost | None = None) -> None:
+        self.limits = limits
+        self.cg_host = cg if cg is not None else detect()
+        self.backends = plan_resources(limits, level=level, session_layer=session_layer,
+                                       cg=self.cg_host, sandbox_uid_is_root=euid == 0,
+                                       kernel=platform.release())
+        if strict:
+            bad = _refusals(self.backends, bool(getattr(limits, "allow_watchdog", False)))
+            if bad:
+                raise IsolationUnavailable("strict: cannot enforce the limits asked for: "
+                                           + "; ".join(bad))
+        self.cgroups: SandboxCgroups | None = None
+        b = self.backends
+        if any(v.startswith("cgroup") for v in b.values()):
+            self.cgroups = SandboxCgroups(
+                self.cg_host,
+                memory=limits.max_memory_bytes if b.get("memory", "").startswith("cgroup") else None,
+                # the runner's own tasks are added once it is up (see ready())
+                pids=limits.max_processes if b.get("processes", "").startswith("cgroup") else None,
+                cpu_quota=limits.cpu_quota if b.get("cpu", "").startswith("cgroup") else None)
+
+    @property
+    def cfg(self) -> dict[str, Any]:
+        """What the runner needs: cgroup.procs files to join, rlimits, the watchdog."""
+        lim = self.limits
+        b = self.backends
+        rl: dict[str, int] = {"CORE": 0}
+        if "file_size" in b:
+            rl["FSIZE"] = int(lim.max_file_bytes)
+        if "open_files" in b:
+            rl["NOFILE"] = int(lim.max_open_files)
+        out: dict[str, Any] = {
+            "cgroups": self.cgroups.procs_files if self.cgroups else [],
+            "work_cgroups": self.cgroups.work_procs_files if self.cgroups else [],
+            "rlimits": rl, "ignore_sigxfsz": "file_size" in b, "oom_score_adj": 1000,
+            "nproc": int(lim.max_processes) if b.get("processes") == "rlimit" else None,
+            "runner_slack": RUNNER_SLACK + _job_threads(lim),
+            "max_processes": lim.max_processes,
+        }
+        if b.get("memory") == "watchdog":
+            out["watchdog"] = {"memory": int(lim.max_memory_bytes),
+                               "interval": WATCHDOG_INTERVAL}
+        return out
+
+    def ready(self, observed: Mapping[str, Any]) -> None:
+        """The runner is up: bound the sandbox's pids group to the workload's budget (its own
+        group holds it to ``max_processes``) plus the runner's tasks as counted now and a few
+        more, so a fork bomb never starves the runner."""
+        cg = self.cgroups
+        if cg is None or "processes" not in cg.applied:
+            return
+        import os
+        d = cg.dirs["pids"]
+        try:
+            with open(os.path.join(d, "pids.current")) as f:
+                runner = int(f.read())
+            with open(os.path.join(d, "pids.max"), "w") as f:
+                f.write(str(int(self.limits.max_processes) + runner + RUNNER_SLACK
+                            + _job_threads(self.limits)))
+        except (OSError, ValueError):
+            pass
+
+    def report(self, report: Any, observed: Mapping[str, Any]) -> Any:
+        """``report`` with one entry per asked limit, verified against what the runner saw."""
+        mech = dict(report.mechanisms)
+        notes = list(report.notes)
+        warns = list(report.warnings)
+        seen = observed.get("limits", {}) or {}
+        joined = set(seen.get("cgroups_joined", ()))
+        lim = self.limits
+        for name, backend in self.backends.items():
+            key = LIMIT_MECHANISMS[name]
+            value = backend
+            if backend.startswith("cgroup"):
+                want = self.cgroups.procs_files if self.cgroups else []
+                if not want or not joined.issuperset(want):
+                    value = f"unavailable: not applied ({seen.get('cgroup_error') or 'the sandbox did not join its cgroup'})"
+            elif backend == "rlimit":
+                rl = seen.get("rlimits", {})
+                res = {"file_size": "FSIZE", "open_files": "NOFILE", "processes": "NPROC"}[name]
+                if res not in rl:
+                    value = "unavailable: not applied (the runner did not set RLIMIT_" + res + ")"
+            elif backend == "watchdog":
+                if not seen.get("watchdog"):
+                    value = "unavailable: not applied (the runner's watchdog did not start)"
+            elif backend == "tmpfs":
+                if not seen.get("tmpfs_sized"):
+                    value = "unavailable: not applied (no size on the session tmpfs)"
+            if not value.startswith("unavailable"):
+                value = f"enforced by {value}"
+            mech[key] = value
+            if value.startswith("unavailable"):
+                warns.append(f"{name} limit {value}")
+        parts = []
+        on = {k for k in self.backends if mech[LIMIT_MECHANISMS[k]].startswith("enforced")}
+        if "memory" in on:
+            parts.append(f"memory {_fmt_bytes(int(lim.max_memory_bytes))} for the whole sandbox")
+        if "processes" in on:
+            parts.append(f"{lim.max_processes} processes")
+        if "cpu" in on:
+            parts.append(f"{lim.cpu_quota:g} CPU")
+        if "file_size" in on:
+            parts.append(f"files up to {_fmt_bytes(int(lim.max_file_bytes))}")
+        if "disk" in on:
+            parts.append(f"{_fmt_bytes(int(lim.max_fs_bytes))} for the session layer, /tmp "
+                         "and /dev/shm each")
+        if parts:
+            notes.append("limits: " + ", ".join(parts))
+        if self.backends.get("memory") == "watchdog" and mech.get("memory_limit", "").startswith("enforced"):
+            notes.append("memory watchdog: the runner samples every "
+                         f"{WATCHDOG_INTERVAL * 1000:.0f} ms and kills the largest process; "
+                         "weaker than a cgroup (a fast allocation can overshoot between samples)")
+        return dataclasses.replace(report, mechanisms=mech, notes=tuple(notes),
+                                   warnings=tuple(warns))
+
+    # -- per run --------------------------------------------------------------------------
+    def begin_run(self) -> None:
+        if self.cgroups is not None:
+            self.cgroups.begin_run()
+
+    def end_run(self, r: Any) -> Any:
+        """The Result with the cgroup's figures: peak memory, and ``limit_exceeded`` when the
+        kernel OOM-killed or refused a fork during the run."""
+        if self.cgroups is None:
+            return r
+        u = self.cgroups.end_run()
+        changes: dict[str, Any] = {}
+        if u["peak_memory"] is not None:
+            changes["peak_memory"] = u["peak_memory"]
+        exceeded = r.limit_exceeded
+        if u["oom_killed"] > 0:
+            exceeded = "memory"
+        elif u["pids_refused"] > 0 and exceeded in (None, "timeout"):
+            exceeded = "processes"
+        if exceeded != r.limit_exceeded:
+            changes["limit_exceeded"] = exceeded
+            if exceeded in ("memory", "processes") and not any(
+                    v.kind == "limit" for v in r.violations):
+                detail = ("memory: out of memory in the sandbox, the largest workload process "
+                          "was killed" if exceeded == "memory" else
+                          "processes: a fork was refused at the process limit")
+                changes["violations"] = tuple(r.violations) + (PolicyViolation("limit", detail),)
+        return dataclasses.replace(r, **changes) if changes else r
+
+    def close(self) -> bool:
+        return self.cgroups.close() if self.cgroups is not None else True

@@ -1,0 +1,355 @@
+"""Limits inside the sandbox: S1 joins the cgroups, S2 (pid 1) runs the memory watchdog, S3 sets its rlimits and measures every run."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import time
+from typing import Any, Callable
+
+__all__ = ["S3Usage", "s1_join", "s2_wait_with_watchdog", "s3_prepare", "sample"]
+
+NPROC_WORKLOAD_HEADROOM = 6
+"""RLIMIT_NPROC counts the runner's own tasks too (S1, S2 and its thread, S3 and its run
+thread): the workload's limit is ``max_processes`` plus this."""
+NPROC_RUNNER_EXTRA = 16
+"""The runner's own RLIMIT_NPROC is this much higher than the workload's, so a full table
+never stops the runner from starting its next run."""
+_FULL = 64 * 1024
+"""A tmpfs with less than this free after a run counts as full (``limit_exceeded == "disk"``)."""
+_TMPFS = ("/.agentic-bash/layer", "/dev/shm")
+
+
+# -- S1: before unshare ------------------------------------------------------------------------
+def s1_join(cfg: dict[str, Any]) -> None:
+    """Move this process (and so the whole sandbox to be) into its cgroups, open the workload
+    groups for the runner, and make the S2 <-> S3 watchdog channel. Errors are recorded for the
+    report, never raised: an unapplied limit is reported as such."""
+    res = cfg.get("resources") or {}
+    seen = cfg.setdefault("limits_observed", {})
+    joined = []
+    me = str(os.getpid())
+    for path in res.get("cgroups", ()):
+        try:
+            with open(path, "w") as f:
+                f.write(me)
+            joined.append(path)
+        except OSError as e:
+            seen["cgroup_error"] = f"joining {path}: {e.strerror}"
+            break
+    seen["cgroups_joined"] = joined
+    fds = []
+    for path in res.get("work_cgroups", ()):
+        try:
+            fds.append(os.open(path, os.O_WRONLY | os.O_CLOEXEC))
+        except OSError as e:
+            seen["cgroup_error"] = f"opening {path}: {e.strerror}"
+    cfg["_work_cgroup_fds"] = fds
+    if res.get("watchdog"):
+        cfg["_watchdog_page"] = WatchdogPage()
+
+
+class WatchdogPage:
+    """What S2's watchdog and S3 share: one anonymous MAP_SHARED page made by S1 before the
+    fork, so a run's figures cost S3 a few loads and stores — no message, no wake-up of pid 1
+    on the run's path. No other process can reach it (native children exec away from it).
+
+    Fields (int64): ``gen`` (S3: bumped at each run's start), ``seen`` (S2: the gen its last
+    sample belongs to), ``peak`` (S2: highest total since ``seen`` changed), ``last`` (S2: the
+    last total), ``kills`` and ``at_max`` (S2: monotonic counts of kills and of samples with
+    the process limit reached), ``runner`` (S3: its own proportional size)."""
+
+    _FIELDS = ("gen", "seen", "peak", "last", "kills", "at_max", "runner")
+
+    def __init__(self) -> None:
+        import mmap
+        self._m = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+
+    def get(self, name: str) -> int:
+        i = self._FIELDS.index(name) * 8
+        return int.from_bytes(self._m[i:i + 8], "little", signed=True)
+
+    def set(self, name: str, value: int) -> None:
+        i = self._FIELDS.index(name) * 8
+        self._m[i:i + 8] = int(value).to_bytes(8, "little", signed=True)
+
+
+# -- S2: pid 1 ---------------------------------------------------------------------------------
+def _tmpfs_used() -> int:
+    used = 0
+    for p in _TMPFS:
+        try:
+            st = os.statvfs(p)
+            used += (st.f_blocks - st.f_bfree) * st.f_frsize
+        except OSError:
+            pass
+    return used
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _statm_anon(pid: str) -> int | None:
+    """Resident anonymous bytes (resident minus file-backed): cheap, but pages a fork still
+    shares copy-on-write count in full in every process that maps them."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def pss_anon(pid: str | int) -> int | None:
+    """Proportional anonymous bytes from smaps_rollup (shared pages split between sharers);
+    ~15x dearer than statm, and unreadable for a non-dumpable process of someone else."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    pss = None
+    for line in data.splitlines():
+        if line.startswith(b"Pss_Anon:"):
+            return int(line.split()[1]) * 1024
+        if line.startswith(b"Pss:"):
+            pss = int(line.split()[1]) * 1024
+    return pss
+
+
+def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
+           known: dict[int, int] | None = None) -> tuple[int, int, list[tuple[int, int]]]:
+    """(bytes the sandbox holds, processes other than ``exclude``, [(bytes, pid)] of those)
+    from /proc of this pid namespace: anonymous memory of every process plus what the tmpfs
+    mounts hold. The cheap statm sum is an upper bound; only when it passes ``limit`` is it
+    redone with proportional figures (``known``: pid -> bytes for processes whose smaps this
+    one may not read, e.g. the runner's own report)."""
+    tmpfs = _tmpfs_used()
+    try:
+        names = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return tmpfs, 0, []
+    cheap: list[tuple[int, int]] = []
+    for d in names:
+        v = _statm_anon(d)
+        if v is not None:
+            cheap.append((v, int(d)))
+    total = tmpfs + sum(v for v, _ in cheap)
+    if limit is not None and total > limit:
+        known = known or {}
+        precise = []
+        for v, pid in cheap:
+            p = known.get(pid)
+            if p is None:
+                p = pss_anon(pid)
+            precise.append((v if p is None else p, pid))
+        cheap = precise
+        total = tmpfs + sum(v for v, _ in cheap)
+    procs = [(v, pid) for v, pid in cheap if pid not in exclude]
+    return total, len(procs), procs
+
+
+def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
+    """pid 1's reaping loop with the memory watchdog: every ``interval`` seconds, when the
+    sandbox holds more than the limit, SIGKILL the largest workload process (the runner
+    itself only when nothing else is left to kill). Figures go to the shared page S3 reads
+    after each run. Returns S3's exit status."""
+    import select
+
+    wd = cfg["resources"]["watchdog"]
+    limit = int(wd["memory"])
+    interval = float(wd.get("interval", 0.05))
+    max_procs = cfg["resources"].get("max_processes")
+    page: WatchdogPage = cfg["_watchdog_page"]
+    try:
+        pidfd: int | None = os.pidfd_open(runner)
+    except OSError:
+        pidfd = None
+    me = os.getpid()
+    known = {me: pss_anon("self") or 0}
+    while True:
+        while True:
+            try:
+                p, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return 0
+            except InterruptedError:
+                continue
+            if p == 0:
+                break
+            if p == runner:
+                return os.waitstatus_to_exitcode(status) & 0xFF
+        size = page.get("runner")
+        if size > 0:
+            known[runner] = size
+        total, n, procs = sample((me, runner), limit, known)
+        if total > limit and (procs or known.get(runner, 0) > limit):
+            # the workload's largest process; the runner itself only when it alone is over
+            # (a limit below the runner's own size would otherwise kill every new sandbox)
+            victims = sorted(procs, reverse=True) or [(0, runner)]
+            page.set("kills", page.get("kills") + 1)  # before the kill: S3 reads it after
+            try:
+                os.kill(victims[0][1], signal.SIGKILL)
+            except OSError:
+                page.set("kills", page.get("kills") - 1)
+        if max_procs is not None and n >= max_procs:
+            page.set("at_max", page.get("at_max") + 1)
+        gen = page.get("gen")
+        if gen != page.get("seen"):
+            page.set("peak", total)
+            page.set("seen", gen)
+        elif total > page.get("peak"):
+            page.set("peak", total)
+        page.set("last", total)
+        if pidfd is None:
+            time.sleep(interval)
+            continue
+        try:
+            select.select([pidfd], [], [], interval)
+        except InterruptedError:
+            pass
+
+
+# -- S3: the runner ----------------------------------------------------------------------------
+def s3_prepare(cfg: dict[str, Any]) -> None:
+    """S3, before it drops privileges and applies Landlock: its rlimits (inherited by every
+    native child), the oom_score_adj file it raises around each spawn, and what the native
+    launcher must do for the workload (``cfg["workload"]``, read by the executor factory).
+    What was applied goes to ``cfg["limits_observed"]`` for the report."""
+    res = cfg.get("resources") or {}
+    seen = cfg.setdefault("limits_observed", {})
+    applied: dict[str, int] = {}
+    for name, value in (res.get("rlimits") or {}).items():
+        rid = getattr(resource, "RLIMIT_" + name, None)
+        if rid is None:
+            continue
+        try:
+            hard = resource.getrlimit(rid)[1]
+            v = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+            resource.setrlimit(rid, (v, v))
+            applied[name] = v
+        except (OSError, ValueError):
+            pass
+    nproc = res.get("nproc")
+    work_nproc = None
+    if nproc is not None:
+        mine = (int(nproc) + NPROC_WORKLOAD_HEADROOM + NPROC_RUNNER_EXTRA
+                + int(res.get("runner_slack") or 0))
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (mine, mine))
+            work_nproc = (int(nproc) + NPROC_WORKLOAD_HEADROOM, mine)
+            applied["NPROC"] = work_nproc[0]
+        except (OSError, ValueError):
+            pass
+    seen["rlimits"] = applied
+    oom_fd = None
+    if res.get("oom_score_adj") is not None:
+        try:
+            oom_fd = os.open("/proc/self/oom_score_adj", os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            oom_fd = None
+    sized = True
+    size = cfg.get("layer_size")
+    if size and cfg.get("level") == "namespace":
+        for p in _TMPFS:
+            try:
+                st = os.statvfs(p)
+                sized = sized and st.f_blocks * st.f_frsize <= int(size) + (1 << 20)
+            except OSError:
+                sized = False
+        seen["tmpfs_sized"] = sized and cfg.get("session_layer") == "tmpfs"
+    seen["watchdog"] = cfg.get("_watchdog_page") is not None
+    cfg["workload"] = {"oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
+                       "ignore_sigxfsz": bool(res.get("ignore_sigxfsz")), "nproc": work_nproc,
+                       "cgroup_fds": tuple(cfg.get("_work_cgroup_fds", ()))}
+
+
+class S3Usage:
+    """Per-run figures measured in S3: CPU seconds of the interpreter and every child it
+    reaped, the watchdog's peak and kills, refused spawns, full tmpfs mounts."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.page: WatchdogPage | None = cfg.get("_watchdog_page")
+        self.cpu0 = 0.0
+        self.cpu1: float | None = None
+        self.file_limit = ((cfg.get("resources") or {}).get("rlimits") or {}).get("FSIZE")
+        self.native = cfg.get("_native")
+        self.refused0 = self.kills0 = self.at_max0 = 0
+        self.gen = 0
+        self._size_at = -10.0
+        self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
+        self._own_size()
+
+    def _own_size(self) -> None:
+        """Tell the watchdog this process's proportional size (it may not read it itself);
+        smaps_rollup costs ~0.2 ms, so at most once a second."""
+        now = time.monotonic()
+        if self.page is not None and now - self._size_at > 1.0:
+            self.page.set("runner", pss_anon("self") or 0)
+            self._size_at = now
+
+    @staticmethod
+    def _cpu() -> float:
+        s = resource.getrusage(resource.RUSAGE_SELF)
+        c = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+    def begin(self) -> None:
+        self.cpu0 = self._cpu()
+        self.refused0 = getattr(self.native, "refused", 0)
+        page = self.page
+        if page is not None:
+            self._own_size()
+            self.kills0, self.at_max0 = page.get("kills"), page.get("at_max")
+            self.gen = page.get("gen") + 1
+            page.set("gen", self.gen)
+
+    def ran(self) -> None:
+        """The script is done (what follows is the runner's own bookkeeping)."""
+        self.cpu1 = self._cpu()
+
+    def end(self, r: Any, replace: Callable[..., Any]) -> Any:
+        cpu1 = self.cpu1 if self.cpu1 is not None else self._cpu()
+        self.cpu1 = None
+        changes: dict[str, Any] = {"cpu_time": round(max(0.0, cpu1 - self.cpu0), 6)}
+        exceeded = getattr(r, "limit_exceeded", None)
+        page = self.page
+        if page is not None:
+            # a run shorter than one sample has only the last total to show
+            changes["peak_memory"] = max(page.get("peak") if page.get("seen") == self.gen
+                                         else 0, page.get("last"))
+            if page.get("kills") > self.kills0:
+                exceeded = "memory"
+            elif page.get("at_max") > self.at_max0 and exceeded in (None, "timeout"):
+                exceeded = "processes"
+        if exceeded in (None, "timeout") and getattr(self.native, "refused", 0) > self.refused0:
+            exceeded = "processes"
+        if exceeded is None and self.file_limit:
+            # a file that reached RLIMIT_FSIZE: some write to it failed with EFBIG
+            for path in (tuple(r.files_created) + tuple(r.files_modified))[:256]:
+                try:
+                    if os.stat(path).st_size >= self.file_limit:
+                        exceeded = "file_size"
+                        break
+                except OSError:
+                    pass
+        if exceeded is None and self.layer_size:
+            # a full tmpfs after the run: some write met ENOSPC
+            for p in _TMPFS:
+                try:
+                    st = os.statvfs(p)
+                    if st.f_bavail * st.f_frsize < _FULL:
+                        exceeded = "disk"
+                        break
+                except OSError:
+                    pass
+        if exceeded != getattr(r, "limit_exceeded", None):
+            changes["limit_exceeded"] = exceeded
+            if exceeded in ("memory", "processes"):
+                from ..errors import PolicyViolation
+                detail = ("memory: the sandbox went over its memory limit; the watchdog "
+                          "killed the largest process" if exceeded == "memory" else
+                          "processes: a fork was refused at the process limit")
+                changes["violations"] = tuple(r.violations) + (PolicyViolation("limit", detail),)
+        return replace(r, **changes)

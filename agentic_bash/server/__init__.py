@@ -1,0 +1,1 @@
+"""HTTP front doors: the agent-sandbox runtime contract and the multi-session service."""

@@ -1,0 +1,346 @@
+"""The agent-sandbox runtime HTTP contract (port 8888) served by one persistent bash Sandbox."""
+
+# Contract (kubernetes-sigs/agent-sandbox examples/python-runtime-sandbox/main.py, which the
+# official k8s-agent-sandbox client speaks): GET / health; POST /execute {command,
+# timeout_seconds?} -> {stdout, stderr, exit_code, timed_out}, 200 even when the command
+# fails; POST /upload (multipart field "file", its filename the destination); GET
+# /download/{p}; GET /list/{p}; GET /exists/{p}; bare /list and /exists. Differences from
+# upstream, on purpose: the command is bash on a persistent session (upstream: shlex.split and
+# no shell, a fresh process each time), timeout_seconds is honoured, a path is percent-decoded
+# once (upstream decodes twice), symlinks are resolved by the sandbox (its view is the only
+# one), and huge output is cut head+tail with a marker instead of being returned whole.
+#
+# Threads: the event loop never touches the Sandbox; every call runs in a worker thread under
+# one lock, so GET / answers while a command runs. A SandboxCrashed is answered with 500; the
+# Sandbox restarts itself on the next call over the same files (DESIGN.md decision 10), and if
+# even that fails the server builds a new one from its options.
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import posixpath
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import quote
+
+from ..errors import SandboxCrashed, SandboxError
+from ..result import truncate
+from .paths import BadPath, Denied, confine, within
+
+__all__ = ["RuntimeHost", "create_app", "default_base_dir"]
+
+log = logging.getLogger("agentic_bash.server")
+
+SANDBOX_DIR = "/app"            # the base dir as the sandbox sees it; also the initial cwd
+DEFAULT_TIMEOUT = 300.0         # upstream's SANDBOX_EXEC_TIMEOUT_SECONDS default
+DEFAULT_MAX_OUTPUT = 1 << 20    # bytes kept per stream in an /execute reply (head + tail)
+
+
+def default_base_dir() -> str:
+    """The host directory shown as /app: ``SANDBOX_BASE_DIR``, else ``/app`` (as upstream)."""
+    return os.environ.get("SANDBOX_BASE_DIR", "").strip() or "/app"
+
+
+def default_timeout() -> float | None:
+    """``SANDBOX_EXEC_TIMEOUT_SECONDS`` (upstream's knob; an invalid value means upstream's
+    300), else None: the Sandbox's own ``Limits.timeout`` (``--timeout``) applies."""
+    raw = os.environ.get("SANDBOX_EXEC_TIMEOUT_SECONDS", "").strip()
+    if not raw:
+        return None
+    try:
+        v = float(raw)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return v if math.isfinite(v) and v > 0 else DEFAULT_TIMEOUT
+
+
+@dataclass
+class _Outcome:
+    value: Any = None
+    restarted: str | None = None
+
+
+class RuntimeHost:
+    """One Sandbox behind a lock; recreated by ``factory`` when its process dies."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._sb: Any = None
+        self._restart_reason: str | None = None
+        self._crashed = False     # the last call ended in SandboxCrashed
+        self.restarts = 0
+
+    def start(self) -> None:
+        with self._lock:
+            if self._sb is None:
+                self._sb = self._factory()
+
+    @property
+    def sandbox(self) -> Any:
+        return self._sb
+
+    def call(self, fn: Callable[[Any], Any]) -> _Outcome:
+        """``fn(sandbox)`` under the lock. A SandboxCrashed propagates (the caller answers
+        500); the Sandbox restarts itself on its next call (its Result says so). Only if that
+        restart fails too is the Sandbox replaced from the factory and the call retried once;
+        the outcome then says it was restarted and why."""
+        with self._lock:
+            if self._sb is None:
+                self._sb = self._factory()
+            try:
+                value = fn(self._sb)
+            except SandboxCrashed as e:
+                if not self._crashed:
+                    self._crashed = True
+                    raise
+                self._replace(str(e))
+                value = fn(self._sb)
+            self._crashed = False
+            reason, self._restart_reason = self._restart_reason, None
+            return _Outcome(value, reason)
+
+    def _replace(self, reason: str) -> None:
+        log.warning("sandbox could not restart (%s); starting a new one", reason)
+        old, self._sb = self._sb, None
+        try:
+            old.close()
+        except Exception:  # noqa: BLE001 - the old process is gone; close() only tidies up
+            pass
+        self.restarts += 1
+        self._restart_reason = reason
+        self._sb = self._factory()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._sb is not None:
+                self._sb.close()
+                self._sb = None
+
+
+def _msg(status: int, message: str) -> Any:
+    from starlette.responses import JSONResponse
+    return JSONResponse({"message": message}, status_code=status)
+
+
+def _resolve(sb: Any, user_path: str, base: str = SANDBOX_DIR) -> str:
+    """The sandbox path for a client path, symlinks resolved; Denied/BadPath otherwise."""
+    full = confine(user_path, base)
+    real = sb.realpath(full)
+    if not within(real, base):
+        raise Denied(user_path)
+    return real
+
+
+def _entry_type(sb: Any, info: Any, listings: dict[str, dict[str, Any]]) -> tuple[str, int]:
+    """(file|directory, size) of a listing entry, a symlink reported as its target
+    (``listings`` caches the directories looked into, so n links cost one listing each)."""
+    if info.type == "dir":
+        return "directory", info.size
+    if info.type != "symlink":
+        return "file", info.size
+    target = sb.realpath(info.path)
+    parent, name = posixpath.split(target)
+    parent = parent or "/"
+    if parent not in listings:
+        try:
+            listings[parent] = {e.name: e for e in sb.list_files(parent)}
+        except OSError:
+            listings[parent] = {}
+    e = listings[parent].get(name)
+    if e is not None and e.type != "symlink":
+        return ("directory" if e.type == "dir" else "file"), e.size
+    return "file", info.size   # dangling or looping: what os.DirEntry.is_dir() says too
+
+
+def _list(sb: Any, user_path: str, base: str) -> list[dict[str, Any]]:
+    real = _resolve(sb, user_path, base)
+    entries = sb.list_files(real)
+    if len(entries) == 1 and entries[0].path == real:
+        raise NotADirectoryError(real)   # list_files() of a file is the file itself
+    out = []
+    listings: dict[str, dict[str, Any]] = {}
+    for info in entries:
+        kind, size = _entry_type(sb, info, listings)
+        out.append({"name": info.name, "size": size, "type": kind, "mod_time": info.mtime})
+    out.sort(key=lambda e: e["name"])
+    return out
+
+
+def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
+               max_output: int = DEFAULT_MAX_OUTPUT, max_body: int = 512 << 20,
+               sandbox_dir: str = SANDBOX_DIR) -> Any:
+    """The Starlette app speaking the runtime contract over ``host``; file paths are
+    confined to ``sandbox_dir`` as the sandbox sees it."""
+    from anyio import to_thread
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    timeout_default = default_timeout_s if default_timeout_s is not None else default_timeout()
+    head = max_output // 2
+    tail = max_output - head
+
+    async def run(fn: Callable[[Any], Any]) -> _Outcome:
+        return await to_thread.run_sync(host.call, fn)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "message": "Sandbox Runtime is active."})
+
+    async def execute(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body:
+            return _msg(413, f"the body is larger than the server's limit of {max_body} bytes")
+        try:
+            body = await request.json()
+        except ValueError:
+            return _msg(422, "the body must be JSON: {\"command\": \"...\"}")
+        if not isinstance(body, dict) or not isinstance(body.get("command"), str):
+            return _msg(422, "field 'command' (a string) is required")
+        t = body.get("timeout_seconds")
+        if t is None:
+            t = timeout_default
+        elif isinstance(t, bool) or not isinstance(t, (int, float)) or not (math.isfinite(t) and t > 0):
+            return _msg(422, "field 'timeout_seconds' must be a positive number")
+        command = body["command"]
+        tt = None if t is None else float(t)
+        try:
+            out = await run(lambda sb: sb.run(command, timeout=tt))
+        except SandboxCrashed as e:
+            return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
+        except SandboxError as e:
+            return _msg(500, f"{type(e).__name__}: {e}")
+        except (TypeError, ValueError) as e:     # arguments the Sandbox refused before running
+            return _msg(422, str(e))
+        r = out.value
+        stdout, stderr = r.stdout, r.stderr
+        cut = r.truncated
+        if len(r.stdout_bytes) > max_output:
+            stdout, cut = truncate(stdout, head, tail), True
+        if len(r.stderr_bytes) > max_output:
+            stderr, cut = truncate(stderr, head, tail), True
+        reply: dict[str, Any] = {"stdout": stdout, "stderr": stderr, "exit_code": r.exit_code,
+                                 "timed_out": r.timed_out}
+        if cut:
+            reply["truncated"] = True
+        restarted = out.restarted or (r.extra.get("restart_reason") if getattr(r, "restarted", False) else None)
+        if restarted:
+            reply["restarted"] = True
+            reply["restart_reason"] = restarted
+        return JSONResponse(reply)
+
+    async def file_op(fn: Callable[[Any], Any]) -> Any:
+        try:
+            return (await run(fn)).value
+        except Denied:
+            return _msg(403, "Access denied")
+        except BadPath as e:
+            return _msg(400, str(e))
+        except SandboxCrashed as e:
+            return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
+
+    async def upload(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body:
+            return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
+        try:
+            form = await request.form(max_part_size=max_body)
+        except Exception as e:  # noqa: BLE001 - a malformed multipart body
+            return _msg(422, f"could not read the multipart body: {e}")
+        f = form.get("file")
+        if f is None or isinstance(f, str) or not getattr(f, "filename", None):
+            return _msg(422, "a multipart field 'file' with a filename is required")
+        name = f.filename
+        if f.size is not None and f.size > max_body:
+            return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
+        data = await f.read()
+
+        def write(sb: Any) -> Any:
+            dest = _resolve(sb, name, sandbox_dir)
+            if dest == sandbox_dir:
+                return _msg(400, "the filename does not name a file")
+            sb.write_file(dest, data)
+            return JSONResponse({"message": f"File '{name}' uploaded successfully."})
+        try:
+            return await file_op(write)
+        except SandboxError as e:
+            return _msg(500, f"File upload failed: {e}")
+        except OSError as e:
+            return _msg(500, f"File upload failed: {e.strerror or e}")
+
+    async def download(request: Request) -> Response:
+        p = request.path_params.get("path", "")
+
+        def read(sb: Any) -> Any:
+            real = _resolve(sb, p, sandbox_dir)
+            try:
+                data = sb.read_file(real)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                return _msg(404, "File not found")
+            fname = posixpath.basename(p) or "download"
+            return Response(data, media_type="application/octet-stream", headers={
+                "content-disposition": f"attachment; filename*=utf-8''{quote(fname)}"})
+        return await file_op(read)
+
+    async def list_dir(request: Request) -> Response:
+        p = request.path_params.get("path", "")
+
+        def listing(sb: Any) -> Any:
+            try:
+                return JSONResponse(_list(sb, p, sandbox_dir))
+            except (FileNotFoundError, NotADirectoryError):
+                return _msg(404, "Path is not a directory")
+            except OSError as e:
+                return _msg(500, f"List files failed: {e.strerror or e}")
+        return await file_op(listing)
+
+    async def exists(request: Request) -> Response:
+        p = request.path_params.get("path", "")
+
+        def check(sb: Any) -> Any:
+            return JSONResponse({"path": p, "exists": bool(sb.exists(_resolve(sb, p, sandbox_dir)))})
+        return await file_op(check)
+
+    routes = [
+        Route("/", health, methods=["GET"]),
+        Route("/execute", execute, methods=["POST"]),
+        Route("/upload", upload, methods=["POST"]),
+        Route("/download/{path:path}", download, methods=["GET"]),
+        Route("/list", list_dir, methods=["GET"]),
+        Route("/list/{path:path}", list_dir, methods=["GET"]),
+        Route("/exists", exists, methods=["GET"]),
+        Route("/exists/{path:path}", exists, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes)
+    app.router.redirect_slashes = False
+    app.state.host = host
+    return app
+
+
+def sandbox_factory(base_dir: str, **sandbox_kwargs: Any) -> tuple[Callable[[], Any], str]:
+    """(a factory of Sandboxes, the base dir as they see it). The host's ``base_dir`` is
+    mounted read-write at /app, their initial cwd; with isolation "none" (the host's own
+    view, no mounts) it is used at its own path instead. The base dir is created if missing
+    (SandboxError if it cannot be)."""
+    from ..session import Sandbox
+    try:
+        os.makedirs(base_dir, exist_ok=True)
+    except OSError as e:
+        raise SandboxError(f"cannot create the base directory {base_dir}: {e.strerror}; set "
+                           "SANDBOX_BASE_DIR or --base-dir to a writable directory") from None
+    real = os.path.realpath(base_dir)
+    mounts = dict(sandbox_kwargs.pop("mounts", None) or {})
+    if sandbox_kwargs.get("isolation") == "none":
+        inside = real
+    else:
+        inside = SANDBOX_DIR
+        mounts[SANDBOX_DIR] = (real, "rw")
+    sandbox_kwargs["workdir"] = inside
+
+    def make() -> Any:
+        return Sandbox(mounts=mounts or None, **sandbox_kwargs)
+    return make, inside

@@ -1,0 +1,93 @@
+"""Installs real packages inside a default Sandbox() and prints what it saw as JSON (run as root or the test user)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+
+# a private cache and image store per probe (TMPDIR is the test's own)
+os.environ["AGENTIC_BASH_CACHE"] = tempfile.mkdtemp(prefix="abcache-")
+os.environ["AGENTIC_BASH_IMAGES"] = tempfile.mkdtemp(prefix="abimg-")
+
+import agentic_bash as ab  # noqa: E402
+
+
+def main() -> None:
+    what = sys.argv[1]
+    out: dict = {"uid": os.getuid()}
+    with ab.Sandbox() as sb:
+        out["level"] = sb.isolation_level
+        if what == "apt":
+            r = sb.run("apt-get install -y sl >/tmp/apt.log 2>&1; echo rc=$?; tail -3 /tmp/apt.log; "
+                       "command -v sl; sl -h >/dev/null 2>&1 </dev/null; echo sl=$?", timeout=300)
+            out["apt"] = [r.stdout, r.stderr, r.exit_code]
+            out["installed"] = [p.to_json() for p in r.packages_installed]
+            r = sb.run("apt-get install -y sl 2>&1 | tail -2", timeout=300)
+            out["again"] = r.stdout
+            out["manifest"] = [p.to_json() for p in sb.packages]
+            snap = sb.snapshot()
+            with ab.Sandbox.from_snapshot(snap) as sb2:
+                r = sb2.run("command -v sl && echo found")
+                out["restored"] = [r.stdout, [p.to_json() for p in sb2.packages]]
+        elif what == "pip":
+            r = sb.run("pip install -q termcolor 2>&1 | tail -3; python3 -c 'import termcolor; print(\"ok\")'",
+                       timeout=300)
+            out["pip"] = [r.stdout, r.stderr, r.exit_code]
+            out["installed"] = [p.to_json() for p in r.packages_installed]
+            snap = sb.snapshot()
+            with ab.Sandbox.from_snapshot(snap) as sb2:
+                r = sb2.run("python3 -c 'import termcolor; print(\"again\")'")
+                out["restored"] = [r.stdout, [p.to_json() for p in sb2.packages]]
+        elif what == "npm":
+            r = sb.run("mkdir -p /workspace/p && cd /workspace/p && npm install --silent --no-audit "
+                       "--no-fund is-number >/dev/null 2>&1; echo rc=$?; "
+                       "node -e 'console.log(require(\"is-number\")(5))'", timeout=300)
+            out["npm"] = [r.stdout, r.stderr, r.exit_code]
+            out["installed"] = [p.to_json() for p in r.packages_installed]
+        elif what == "cache":
+            r = sb.run("apt-get install -y sl 2>&1 | grep -c '^Get:'", timeout=300)
+            out["first_gets"] = r.stdout.strip()
+            cache = os.environ["AGENTIC_BASH_CACHE"]
+            out["cached"] = sorted(os.listdir(os.path.join(cache, "apt")))
+            # a hostile sandbox plants a trojan under a real package's archive name and
+            # claims it installed it: the host checks its own index and keeps nothing
+            from agentic_bash.packages.apt import archive_dirs
+            from agentic_bash.packages.cache import promote
+            from agentic_bash.packages.manifest import PackageInfo
+            r = sb.run("apt-cache show --no-all-versions cowsay | sed -n 's/^Version: //p'")
+            ver = r.stdout.strip()
+            d = [a for a in archive_dirs(sb.info.home) if sb.run(f"test -d {a}").exit_code == 0][0]
+            sb.write_file(f"{d}/cowsay_{ver}_all.deb", b"#!/bin/sh\necho pwned\n")
+            out["poison_added"] = promote(sb._ex, [PackageInfo("cowsay", ver, "apt")],
+                                          apt_archives=[d])
+            out["cached_after_poison"] = sorted(os.listdir(os.path.join(cache, "apt")))
+            with ab.Sandbox() as sb2:
+                r = sb2.run("apt-get install -y sl 2>&1 | grep -c '^Get:'; command -v sl", timeout=300)
+                out["second"] = r.stdout
+        elif what == "image":
+            from agentic_bash.packages.images import build_image
+            t = time.monotonic()
+            img = build_image("tc", "pip install -q termcolor && echo from-image > /workspace/marker")
+            out["build_s"] = time.monotonic() - t
+            out["image_packages"] = [p.to_json() for p in img.packages]
+            before = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(img.root) for f in fs)
+            boxes = [ab.Sandbox(image="tc") for _ in range(5)]
+            try:
+                outs = [b.run("python3 -c 'import termcolor; print(\"tc\")'; cat /workspace/marker; "
+                              "echo mine > /workspace/marker").stdout for b in boxes]
+                out["image_runs"] = outs
+                out["image_marker_after"] = boxes[0].run("cat /workspace/marker").stdout
+                out["image_sb_packages"] = [p.to_json() for p in boxes[0].packages]
+            finally:
+                for b in boxes:
+                    b.close()
+            after = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(img.root) for f in fs)
+            out["image_bytes"] = [before, after]
+    print("\n@@JSON@@" + json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

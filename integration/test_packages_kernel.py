@@ -1,0 +1,115 @@
+"""Real installs from the registries inside a default Sandbox(), as root and as an unprivileged user."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from _support import HERE, _parse, pypi_reachable, sandbox_supported
+
+PROBE = os.path.join(HERE, "_packages_probe.py")
+
+pytestmark = pytest.mark.slow
+
+
+def _host_fingerprint(path: str) -> str:
+    """Names, sizes and mtimes below ``path``: any write on the host changes it."""
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _probe(runner, what: str) -> dict:
+    p = subprocess.run(runner.prefix + [runner.python, PROBE, what], capture_output=True,
+                       text=True, env=runner.env, cwd=runner.cwd, timeout=600)
+    assert p.returncode == 0, f"{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    return _parse(p.stdout)
+
+
+@pytest.fixture(params=["as_root", "as_user"])
+def who(request: pytest.FixtureRequest):
+    ok, why = sandbox_supported()
+    if not ok:
+        pytest.skip(why)
+    return request.getfixturevalue(request.param)
+
+
+def _apt_reachable() -> bool:
+    return shutil.which("apt-get") is not None and pypi_reachable()
+
+
+def test_apt_get_install_runs_by_name_and_leaves_the_host_alone(who) -> None:
+    if not _apt_reachable():
+        pytest.skip("no apt-get or no package registry reachable")
+    before = {p: _host_fingerprint(p) for p in ("/usr/games", "/var/lib/dpkg/info")}
+    status = open("/var/lib/dpkg/status", "rb").read()
+    out = _probe(who, "apt")
+    assert out["level"] == "namespace"
+    stdout, _, _ = out["apt"]
+    assert "rc=0" in stdout, stdout
+    assert "/sl\n" in stdout and "sl=" in stdout, stdout
+    assert ["sl", out["installed"][0][1], "apt"] in out["installed"]
+    assert any(p[0] == "sl" and p[2] == "apt" for p in out["manifest"])
+    assert "already the newest version" in out["again"]
+    assert "found" in out["restored"][0]
+    assert any(p[0] == "sl" for p in out["restored"][1])
+    # the host's /usr and dpkg database are never written
+    assert not os.path.exists("/usr/games/sl")
+    assert open("/var/lib/dpkg/status", "rb").read() == status
+    assert {p: _host_fingerprint(p) for p in before} == before
+
+
+def test_pip_install_then_import_and_snapshot(who) -> None:
+    if not pypi_reachable():
+        pytest.skip("PyPI not reachable")
+    out = _probe(who, "pip")
+    assert "ok" in out["pip"][0], out["pip"]
+    assert any(p[0].lower() == "termcolor" and p[2] == "pip" for p in out["installed"])
+    assert "again" in out["restored"][0]
+    assert any(p[0].lower() == "termcolor" for p in out["restored"][1])
+
+
+def test_npm_install_into_the_workspace(who) -> None:
+    if shutil.which("npm") is None or not pypi_reachable():
+        pytest.skip("no npm or no registry reachable")
+    out = _probe(who, "npm")
+    assert "rc=0" in out["npm"][0] and "true" in out["npm"][0], out["npm"]
+    assert any(p[0] == "is-number" and p[2] == "npm" for p in out["installed"])
+
+
+def test_apt_archives_are_shared_after_host_verification(who) -> None:
+    if not _apt_reachable():
+        pytest.skip("no apt-get or no package registry reachable")
+    out = _probe(who, "cache")
+    assert int(out["first_gets"]) >= 1
+    assert any(n.startswith("sl_") and n.endswith(".deb") for n in out["cached"])
+    # the planted archive failed the host's check and never reached the shared cache
+    assert out["poison_added"] == 0
+    assert out["cached_after_poison"] == out["cached"]
+    # the second sandbox downloads nothing and still gets a working sl
+    first, _, rest = out["second"].partition("\n")
+    assert first == "0" and rest.strip().endswith("/sl"), out["second"]
+
+
+def test_image_is_a_shared_lower(who) -> None:
+    if not pypi_reachable():
+        pytest.skip("PyPI not reachable")
+    out = _probe(who, "image")
+    assert any(p[0].lower() == "termcolor" for p in out["image_packages"])
+    assert out["image_runs"] == ["tc\nfrom-image\n"] * 5
+    assert out["image_marker_after"] == "mine\n"          # writes land in the session layer
+    assert any(p[0].lower() == "termcolor" for p in out["image_sb_packages"])
+    before, after = out["image_bytes"]
+    assert before == after                                   # no sandbox wrote into the image
