@@ -165,6 +165,7 @@ class Budget:
     # others refuse, as GNU tools do when malloc fails.
     HELD_FACTOR = 4
     HELD_OVERHEAD = 64
+    STAGE_THREADS = 128
 
     def __init__(self, limits: Limits, timeout: float | None = None) -> None:
         self._start(limits, timeout, time.monotonic())
@@ -184,8 +185,10 @@ class Budget:
         self.iterations = 0
         self.held = 0
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
-        self._tids: list[int] = []  # threads bound to this budget (one entry per bind)
+        self._tids: list[int] = []  # threads the watchdog watches for this budget (see watch)
         self._kicked = False  # the watchdog has sent its threads an asynchronous timeout
+        if not _watch_started and not WATCH_OFF:
+            _start_watch()  # (with the first budget, not inside a run)
         self._cancelled = False
         self._reason = "timeout"
 
@@ -248,42 +251,45 @@ class Budget:
         return None if lim is None else lim * self.HELD_FACTOR
 
     def stage_cap(self) -> int:
-        """Pipeline stages that may run at once on threads of their own: a stage is a
-        process in bash, so four times ``max_processes`` bounds them (4096 without it; a
-        long pipeline of ``yes`` stages is legitimate, many nested ones are not); past it a
-        pipeline fails like a fork that gets EAGAIN (``f(){ f | f; }; f``)."""
+        """Pipeline stages that may run at once on threads of their own (stages that run as
+        greenlets, shell/coop.py, are not counted): a stage is a process in bash, so
+        ``max_processes`` bounds them, at most STAGE_THREADS (a thousand threads fighting
+        for the GIL took seconds to stop); past it a pipeline fails like a fork that gets
+        EAGAIN (``f(){ f | f; }; f``)."""
         m = self.limits.max_processes
-        return 4096 if m is None else 4 * m
+        return self.STAGE_THREADS if m is None else min(m, self.STAGE_THREADS)
 
     def bind(self) -> Budget | None:
         """Make this the budget of the calling thread; returns the one it replaces (give it
-        to ``unbind``). While bound, the thread is watched: past the deadline plus
-        WATCH_GRACE it gets an asynchronous LimitExceeded('timeout') at its next bytecode,
-        so a Python loop with no check of its own (any command's) still ends in time."""
+        to ``unbind``)."""
         prior = getattr(_bound, "budget", None)
         _bound.budget = self
-        self._tids.append(threading.get_ident())
-        _ACTIVE.append(self)
-        if not _watch_started:
-            _start_watch()
         return prior
 
     @staticmethod
     def unbind(prior: Budget | None) -> None:
-        b = getattr(_bound, "budget", None)
-        if b is not None:
-            tid = threading.get_ident()
-            try:
-                b._tids.remove(tid)
-                _ACTIVE.remove(b)
-            except ValueError:
-                pass
-            if b._kicked:
-                # the watchdog may have queued an exception for this thread just now: it
-                # must not land in the caller's code after the run
-                with _WATCH_LOCK:
-                    _set_async_exc(tid, None)
         _bound.budget = prior
+
+    def watch(self) -> None:
+        """Watch the calling thread (the one running a run's script): past the deadline plus
+        WATCH_GRACE it gets an asynchronous LimitExceeded('timeout') at its next bytecode, so
+        a Python loop with no check of its own (any command's) still ends in time. Pipeline
+        stage and job threads are not watched: the watched thread stops waiting for them."""
+        self._tids.append(threading.get_ident())
+        _ACTIVE.append(self)
+
+    def unwatch(self) -> None:
+        """Stop watching the calling thread; an exception the watchdog queued for it just
+        now is dropped, so it cannot land in the caller's code after the run."""
+        tid = threading.get_ident()
+        try:
+            self._tids.remove(tid)
+            _ACTIVE.remove(self)
+        except ValueError:
+            pass
+        if self._kicked:
+            with _WATCH_LOCK:
+                _set_async_exc(tid, None)
 
     # -- time ---------------------------------------------------------------------------
     def remaining(self) -> float | None:
@@ -357,6 +363,10 @@ WATCH_GRACE = 0.03
 WATCH_POLL = 0.01
 """How often the watchdog looks while some run is going (0.25 s when none is)."""
 
+WATCH_OFF = False
+"""Set by a process that must stay single-threaded (the zygote, which forks sandboxes): no
+watchdog thread there; its forked children start their own."""
+
 _ACTIVE: list[Budget] = []  # one entry per bind of a budget (list ops are atomic under the GIL)
 _WATCH_LOCK = threading.Lock()
 _watch_started = False
@@ -411,8 +421,9 @@ def _start_watch() -> None:
 
 
 def _after_fork() -> None:
-    global _watch_started, _WATCH_LOCK
+    global _watch_started, _WATCH_LOCK, WATCH_OFF
     _watch_started = False
+    WATCH_OFF = False
     _WATCH_LOCK = threading.Lock()
     del _ACTIVE[:]
 

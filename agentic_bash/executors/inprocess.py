@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
-from ..limits import Budget, Limits
+from ..limits import Budget, Limits, _DeadlineKick
 from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
@@ -399,6 +399,7 @@ class InProcessExecutor:
             timed_out = False
             exceeded = None
             try:
+                budget.watch()  # (past the deadline the watchdog interrupts this thread)
                 if st.shopt["expand_aliases"] or st.options["verbose"]:
                     tree = None
                 else:
@@ -435,9 +436,17 @@ class InProcessExecutor:
             except BaseException as e:  # noqa: BLE001 - nothing may escape run()
                 if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
                     raise
-                status = 2
-                err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
+                if budget._cancelled and budget._reason == "timeout":
+                    # broken by the stop itself (the deadline watchdog's exception landed
+                    # in library code): the run timed out
+                    self._cancel_jobs()
+                    timed_out = True
+                    status = 124
+                else:
+                    status = 2
+                    err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
             finally:
+                budget.unwatch()
                 if temp_scope is not None:
                     for i in range(len(st.scopes) - 1, 0, -1):
                         if st.scopes[i] is temp_scope:
@@ -503,6 +512,13 @@ class InProcessExecutor:
                 sh.exited = False
                 r.extra["exited"] = True
             return r
+        except _DeadlineKick:
+            # the watchdog's exception arrived in the instant between the script's end and
+            # unwatch(): the run did time out; what cleanup was skipped is the cwd/env
+            # override of this run only
+            self.shell.budget.unwatch()
+            return make_result(b"", b"", 124, _monotonic() - t0, True, False, self.shell.state.cwd,
+                               (), (), (), ())
         finally:
             turn.append(True)
 
@@ -980,6 +996,8 @@ class InProcessExecutor:
             ctx.stderr.write((msg.format(argv[0], os.strerror(e.errno)) + "\n").encode())
             return st
         except Exception as e:  # noqa: BLE001 - a buggy command is a failed command, not a crash
+            if sh.budget.cancelled:
+                raise LimitExceeded(sh.budget._reason, "timed out") from None  # (see run())
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
 

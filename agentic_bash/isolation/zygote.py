@@ -137,6 +137,8 @@ def _start_base() -> tuple[str, int]:
 
 
 def main(fd: int) -> int:
+    import agentic_bash.limits
+    agentic_bash.limits.WATCH_OFF = True  # no deadline-watchdog thread in the zygote (forks)
     ctl = socket.socket(fileno=fd)
     t0 = time.monotonic()
     base, filler = _start_base()

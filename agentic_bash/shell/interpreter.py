@@ -2728,6 +2728,12 @@ class Interpreter(Expander):
             errors[i] = e
             results[i] = 130
         except BaseException as e:  # noqa: BLE001 - a stage must never kill the run silently
+            if child.budget.cancelled:
+                # anything that breaks once the run is stopped (the deadline watchdog's
+                # exception can land inside threading's own bookkeeping) is that stop
+                errors[i] = LimitExceeded(child.budget._reason, "timed out")
+                results[i] = 124
+                return
             results[i] = 1
             try:
                 child.error(f"internal error: {type(e).__name__}: {e}")
