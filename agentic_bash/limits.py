@@ -241,7 +241,7 @@ class Budget:
         run fails as bash does when malloc fails; the deadline is checked too."""
         lim = self.limits.max_variable_bytes
         if lim is not None and nbytes > lim:
-            raise LimitExceeded("max_variable_bytes", f"{what}: exceeds max_variable_bytes ({lim} bytes)")
+            raise LimitExceeded("max_variable_bytes", f"{what} too large: exceeds max_variable_bytes ({lim} bytes)")
         if self._cancelled or ((d := self.deadline) is not None and _monotonic() >= d):
             self.check()
 
@@ -350,7 +350,7 @@ def check_size(nbytes: int, what: str) -> None:
     if b is not None:
         b.check_size(nbytes, what)
     elif nbytes > _DEFAULT_VAR:
-        raise LimitExceeded("max_variable_bytes", f"{what}: exceeds max_variable_bytes ({_DEFAULT_VAR} bytes)")
+        raise LimitExceeded("max_variable_bytes", f"{what} too large: exceeds max_variable_bytes ({_DEFAULT_VAR} bytes)")
 
 
 _DEFAULT_VAR = Limits().max_variable_bytes or sys.maxsize
