@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import weakref
 from typing import Any, Iterator
@@ -93,7 +94,11 @@ def get() -> Telemetry | None:
 
 
 def active() -> Telemetry | None:
-    """get(), if a provider is configured now; what a new Sandbox or pool instruments with."""
+    """get(), if a provider is configured now; what a new Sandbox or pool instruments with.
+    An application that never imported OpenTelemetry cannot have configured it: then not
+    even the import is paid (~30 ms)."""
+    if "opentelemetry.trace" not in sys.modules and "opentelemetry.metrics" not in sys.modules:
+        return None
     t = get()
     return t if t is not None and t.configured() else None
 

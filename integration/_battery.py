@@ -143,8 +143,10 @@ def checks(token: str, pip_pkg: str | None) -> dict:
         except Exception as e:  # noqa: BLE001
             obs["crash"] = {"exc": type(e).__name__}
         try:
-            sb.run("echo again")
-            obs["crash_again"] = "no exception"
+            # DESIGN.md decision 10: the next run starts a fresh sandbox process over the
+            # same session layer and says so
+            r = sb.run("echo again")
+            obs["crash_again"] = {"stdout": r.stdout, "restarted": r.restarted}
         except Exception as e:  # noqa: BLE001
             obs["crash_again"] = type(e).__name__
         sb.close()

@@ -137,8 +137,9 @@ def main() -> None:
     # an allowlist with a test resolver
     res = {"ok.test": ["127.0.0.1"], "a.x.test": ["127.0.0.1"], "x.test.evil": ["127.0.0.1"],
            "meta.x.test": ["169.254.169.254"], "lo.x.test": ["127.0.0.1"]}
+    seen: list = []
     with Sandbox(network=NetworkPolicy(allow=["ok.test", "*.x.test"], block_private=False,
-                                       resolver=res)) as sb:
+                                       resolver=res), on_violation=seen.append) as sb:
         px = "curl -sS -m 5 --noproxy '' -x http://127.0.0.1:3128"
         out["allow"] = {k: rr(sb.run(v, timeout=30)) for k, v in {
             "listed": f"{px} http://ok.test:{http}/",
@@ -149,6 +150,7 @@ def main() -> None:
             "getent_ok": "getent hosts ok.test",
             "getent_evil": "getent hosts x.test.evil; echo rc=$?",
         }.items()}
+    out["hook"] = [[v.kind, v.target] for v in seen]
     with Sandbox(network=NetworkPolicy(allow=["*.x.test"], resolver=res)) as sb:
         px = "curl -sS -m 5 --noproxy '' -x http://127.0.0.1:3128"
         out["private"] = {k: rr(sb.run(v, timeout=30)) for k, v in {

@@ -105,6 +105,9 @@ def test_allowlist(net: dict) -> None:
         assert "not in the allowlist" in a[k]["violations"][0][2], a[k]
     assert a["getent_ok"]["out"].split() == ["127.0.0.1", "ok.test"]
     assert a["getent_evil"]["out"] == "rc=2\n" and a["getent_evil"]["violations"]
+    # the on_violation hook saw each refusal the results carried
+    assert sorted(map(tuple, net["hook"])) == sorted(
+        (v[0], v[1]) for r in a.values() for v in r["violations"])
 
 
 def test_allowed_name_resolving_to_private_is_refused(net: dict) -> None:

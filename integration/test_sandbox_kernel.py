@@ -120,9 +120,9 @@ def test_nohup_dies_with_close(obs: dict) -> None:
     assert obs["left_after_close"] == []
 
 
-def test_runner_death_raises_sandbox_crashed(obs: dict) -> None:
+def test_runner_death_raises_sandbox_crashed_then_restarts(obs: dict) -> None:
     assert obs["crash"] == {"exc": "SandboxCrashed"}
-    assert obs["crash_again"] == "SandboxCrashed"
+    assert obs["crash_again"] == {"stdout": "again\n", "restarted": True}
 
 
 def test_pip_install_inside_only(obs: dict) -> None:

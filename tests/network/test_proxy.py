@@ -218,3 +218,36 @@ def test_numeric_host_spellings_are_judged_after_resolving() -> None:
     for host in ("2130706433", "0x7f.1", "127.1", "localhost."):
         addrs, why = p.decide(host, 80, host_resolve)
         assert addrs == [] and "loopback" in why, (host, why)
+
+
+def test_userinfo_and_pipelining_do_not_change_the_target(origin: int) -> None:
+    res = {"ok.test": ["127.0.0.1"]}
+    att, addr, _ = attach(NetworkPolicy(allow=["ok.test"], block_private=False, resolver=res))
+    try:
+        # the host is what follows '@'; the userinfo names nothing we connect to
+        out = _ask(addr, b"GET http://ok.test@127.0.0.1:%d/ HTTP/1.1\r\n\r\n" % origin)
+        assert out.startswith(b"HTTP/1.1 403") and b"ORIGIN" not in out
+        # a second, pipelined request naming another host goes down the same (allowed)
+        # connection to the same origin, never to a new destination
+        out = _ask(addr, b"GET http://ok.test:%d/a HTTP/1.1\r\n\r\n"
+                         b"GET http://169.254.169.254/latest HTTP/1.1\r\n\r\n" % origin)
+        assert b"ORIGIN GET /a" in out
+        assert not any("169.254" in (e["target"]) for e in att.log)
+    finally:
+        att.close()
+
+
+def test_malformed_requests_get_400_or_close(origin: int) -> None:
+    att, addr, _ = attach(NetworkPolicy(allow=["127.0.0.1/32"]))
+    try:
+        for req in (b"CONNECT 127.0.0.1:0 HTTP/1.1\r\n\r\n", b"CONNECT nohost HTTP/1.1\r\n\r\n",
+                    b"GET /relative HTTP/1.1\r\n\r\n", b"GET ftp://x/ HTTP/1.1\r\n\r\n",
+                    b"BLAH\r\n\r\n"):
+            assert _ask(addr, req).startswith(b"HTTP/1.1 400"), req
+        assert _ask(addr, b"GET http://x/" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n") == b""
+        # SOCKS5: BIND and UDP ASSOCIATE are refused, no auth method -> 0xff
+        assert _ask(addr, b"\x05\x01\x02") == b"\x05\xff"
+        out = _ask(addr, b"\x05\x01\x00\x05\x02\x00\x01\x7f\x00\x00\x01" + struct.pack("!H", origin))
+        assert out[2:4] == b"\x05\x07"
+    finally:
+        att.close()
