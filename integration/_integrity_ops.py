@@ -20,12 +20,17 @@ import time
 import warnings
 from typing import Any
 
-OPS = ("echo", "stream", "bad", "sigint", "timeout", "thread", "cancel", "callback")
+OPS = ("echo", "stream", "bad", "sigint", "timeout", "thread", "cancel", "callback", "custom")
 _n = itertools.count()
 
 
 def _token(kind: str) -> str:
     return f"{kind}{os.getpid()}x{next(_n)}"
+
+
+def _tok(ctx: Any, argv: list[str]) -> int:
+    ctx.stdout.write(ctx.stdin.read())
+    return 0
 
 
 class Session:
@@ -38,6 +43,7 @@ class Session:
             self.sb = Sandbox(level, limits=Limits(timeout=20))
         if level == "none":
             self.sb.run(f"cd {tempfile.mkdtemp(prefix='agb-prop-')}")
+        self.sb.register_command("tok", _tok)
         self.level = level
         self.threads: list[tuple[threading.Thread, dict[str, Any], str]] = []
         self.log: list[str] = []
@@ -66,6 +72,12 @@ class Session:
     def op_echo(self, x: float) -> None:
         tok = _token("E")
         self.own(self.sb.run(f"echo {tok}"), tok)
+
+    def op_custom(self, x: float) -> None:
+        """A custom command: its function runs in this process (over the channel when the
+        interpreter is in a sandbox), fed through a pipe."""
+        tok = _token("U")
+        self.own(self.sb.run(f"echo {tok} | tok | cat"), tok)
 
     def op_stream(self, x: float) -> None:
         tok = _token("S")

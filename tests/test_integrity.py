@@ -449,3 +449,35 @@ def test_cancelling_a_queued_arun_spares_the_run_ahead_of_it(level: str) -> None
         t0 = time.monotonic()
         assert asyncio.run(main()) == ("A\n", 0, "next\n")
         assert time.monotonic() - t0 < 3.5  # C was stopped, not waited for
+
+
+class _LosesBytesOnce:
+    """A socket whose next recv takes bytes off the wire and then raises KeyboardInterrupt,
+    as a signal landing between the kernel's copy and our bookkeeping would."""
+
+    def __init__(self, sock) -> None:  # noqa: ANN001
+        self.sock, self.armed = sock, True
+
+    def recv(self, n: int) -> bytes:
+        data = self.sock.recv(n)
+        if self.armed and data:
+            self.armed = False
+            raise KeyboardInterrupt
+        return data
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.sock, name)
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+def test_bytes_lost_mid_frame_mean_a_restart_never_a_shifted_result() -> None:
+    with _make(SANDBOXED[0]) as sb:
+        sb.run("echo kept > f")
+        reader = sb._ex._reader
+        reader.sock = _LosesBytesOnce(reader.sock)
+        with pytest.raises(KeyboardInterrupt):
+            sb.run("echo lost")
+        assert reader.torn
+        r = sb.run("echo b; cat f")
+        assert (r.stdout, r.restarted) == ("b\nkept\n", True)
+        assert "mid-message" in r.extra["restart_reason"]

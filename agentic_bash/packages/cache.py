@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import subprocess
-import tempfile
 from typing import Any, Iterable
 
 __all__ = ["SANDBOX_CACHE", "cache_root", "promote"]
@@ -56,20 +55,13 @@ class _Locked:
 
 
 def _put(root: str, sub: str, name: str, data: bytes) -> None:
-    d = os.path.join(root, sub)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".in-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        with _Locked(root):
-            os.replace(tmp, os.path.join(d, name))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from ..vfs.oci import write_atomic
+
+    def write(f: Any) -> None:
+        f.write(data)
+        os.fchmod(f.fileno(), 0o644)
+    with _Locked(root):
+        write_atomic(os.path.join(root, sub, name), write)
 
 
 def _apt_index(name: str, version: str) -> tuple[str, str] | None:
