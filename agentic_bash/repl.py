@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
+import select
+import signal
 import sys
 import threading
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 __all__ = ["repl"]
 
 PS1 = "$ "
 PS2 = "> "
+EXIT_INTERRUPTED = 130
+
+_KEYWORDS = ("if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while",
+             "until", "do", "done", "in", "function", "time", "coproc", "[[", "]]", "{", "}", "!")
+# after these a word is a command name (an operator or a reserved word that starts a list)
+_CMD_START = re.compile(r"(?:^|[;&|(`]|\$\(|\b(?:then|else|elif|do|time|!)\s)\s*$")
+_WORD = re.compile(r"[^\s;&|()<>`'\"]*$")
 
 
 def _needs_more(text: str) -> bool:
@@ -54,62 +64,304 @@ class _Meta:
             self.out.write("%reset  %files  %snapshot FILE  %restore FILE  %help\n")
         else:
             self.out.write(f"unknown meta-command: {line} (try %help)\n")
+        self.out.flush()
         return True
 
 
-def _run_interruptible(sb: Any, script: str) -> Any:
-    """Run in a worker thread so Ctrl-C in the main thread interrupts the command, not the REPL."""
+# ---------------------------------------------------------------- completion
+def _builtin_names() -> set[str]:
+    from .shell.builtins import BUILTINS
+
+    return set(BUILTINS)
+
+
+class _Names:
+    """What the session knows (functions, aliases, variables, $PATH commands), re-read lazily
+    after each command."""
+
+    def __init__(self, sb: Any) -> None:
+        self.sb = sb
+        self._cache: tuple[set[str], set[str]] | None = None
+
+    def invalidate(self) -> None:
+        self._cache = None
+
+    def get(self) -> tuple[set[str], set[str]]:
+        if self._cache is None:
+            commands = _builtin_names() | set(_KEYWORDS)
+            variables: set[str] = set()
+            try:
+                state = self.sb.get_state()
+                commands |= set(state.get("functions") or ()) | set(state.get("aliases") or ())
+                vars_ = state.get("vars") or {}
+                variables = set(vars_)
+                path = (vars_.get("PATH") or {}).get("value") or "/usr/local/bin:/usr/bin:/bin"
+            except Exception:  # noqa: BLE001 - completion never breaks the prompt
+                path = "/usr/local/bin:/usr/bin:/bin"
+            env = {"HOME", "PATH", "PWD", "OLDPWD", "USER", "SHELL", "TERM", "LANG", "RANDOM",
+                   "LINENO", "SECONDS", "BASH_VERSION", "HOSTNAME", "UID", "PPID", "IFS"}
+            variables |= env
+            for d in dict.fromkeys(p for p in str(path).split(":") if p.startswith("/")):
+                try:
+                    for f in self.sb.list_files(d):
+                        if f.type != "dir" and f.mode & 0o111:
+                            commands.add(f.name)
+                except Exception:  # noqa: BLE001
+                    continue
+            self._cache = (commands, variables)
+        return self._cache
+
+
+def _files(sb: Any, word: str) -> Iterable[tuple[str, str]]:
+    """(completion text, display) for file names starting with ``word``."""
+    d, _, base = word.rpartition("/")
+    directory = (d or "/") if word.startswith("/") else (d or ".")
+    try:
+        entries = sb.list_files(directory)
+    except Exception:  # noqa: BLE001
+        return
+    for f in entries:
+        if f.name.startswith(base) and (base.startswith(".") or not f.name.startswith(".")):
+            text = (d + "/" if d or word.startswith("/") else "") + f.name
+            yield (text + "/" if f.type == "dir" else text), f.name + ("/" if f.type == "dir" else "")
+
+
+def completions(sb: Any, names: _Names, text_before: str) -> list[tuple[str, int, str]]:
+    """Completions for the text before the cursor: (replacement, start offset (<= 0), display)."""
+    m = _WORD.search(text_before)
+    word = m.group(0) if m else ""
+    before = text_before[:len(text_before) - len(word)]
+    out: list[tuple[str, int, str]] = []
+    vm = re.search(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)?$", text_before)
+    if vm is not None:
+        part = vm.group(1) or ""
+        brace = text_before[vm.start() + 1:vm.start() + 2] == "{"
+        for v in sorted(names.get()[1]):
+            if v.startswith(part):
+                out.append((v + ("}" if brace else ""), -len(part), "$" + v))
+        return out
+    if _CMD_START.search(before) and "/" not in word:
+        for c in sorted(names.get()[0]):
+            if c.startswith(word):
+                out.append((c, -len(word), c))
+        return out
+    for text, display in sorted(_files(sb, word)):
+        out.append((text, -len(word), display))
+    return out
+
+
+def _make_completer(sb: Any, names: _Names) -> Any:
+    from prompt_toolkit.completion import Completer, Completion
+
+    class ShellCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            for text, start, display in completions(sb, names, document.text_before_cursor):
+                yield Completion(text, start_position=start, display=display)
+
+    return ShellCompleter()
+
+
+# ---------------------------------------------------------------- running one command
+def _write(stream: Any, chunk: bytes) -> None:
+    try:
+        stream.write(chunk)
+        stream.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _terminal_size(fd: int) -> tuple[int, int]:
+    try:
+        sz = os.get_terminal_size(fd)
+        return max(1, sz.lines), max(1, sz.columns)
+    except OSError:
+        return 24, 80
+
+
+def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
+                     interrupted: threading.Event) -> Any:
+    """Run ``script`` with a pseudo-terminal of its own (in the sandbox when there is one),
+    relaying our terminal to it in raw mode: keys (Ctrl-C included) reach the program or the
+    interpreter as on a real terminal, the window size follows ours."""
+    import termios
+    import tty
+
+    rows, cols = _terminal_size(fd_out)
+    spec = {"term": os.environ.get("TERM") or "xterm-256color", "rows": rows, "cols": cols}
+    out = sys.stdout.buffer
+    tail = bytearray(b"\n")
+    box: dict[str, Any] = {}
+
+    def on_stdout(chunk: bytes) -> None:
+        if chunk:
+            tail[:] = chunk[-1:]
+        _write(out, chunk)
+
+    def work() -> None:
+        try:
+            box["result"] = sb.run_stream(script, on_stdout=on_stdout, tty=spec)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
+            box["error"] = exc
+
+    resized = threading.Event()
+    old_winch = signal.signal(signal.SIGWINCH, lambda *_: resized.set())
+    saved = termios.tcgetattr(fd_in)
+    t = threading.Thread(target=work, name="agentic-bash-repl-run", daemon=True)
+    try:
+        tty.setraw(fd_in, termios.TCSANOW)
+        t.start()
+        while t.is_alive():
+            try:
+                ready, _, _ = select.select([fd_in], [], [], 0.05)
+            except InterruptedError:
+                ready = []
+            if interrupted.is_set():
+                interrupted.clear()
+                sb.tty_input(b"\x03")
+            if resized.is_set():
+                resized.clear()
+                sb.tty_resize(*_terminal_size(fd_out))
+            if ready:
+                try:
+                    data = os.read(fd_in, 4096)
+                except OSError:
+                    data = b""
+                if data:
+                    sb.tty_input(data)
+    finally:
+        termios.tcsetattr(fd_in, termios.TCSADRAIN, saved)
+        signal.signal(signal.SIGWINCH, old_winch)
+    while t.is_alive():
+        try:
+            t.join(0.1)
+        except KeyboardInterrupt:
+            sb.interrupt()
+    if tail != b"\n":
+        _write(out, b"\n")   # the prompt starts on a line of its own
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _run_plain(sb: Any, script: str) -> Any:
+    """Run with output streamed as produced; Ctrl-C (SIGINT) interrupts the command."""
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["r"] = sb.run(script)
+            box["result"] = sb.run_stream(script, on_stdout=lambda c: _write(sys.stdout.buffer, c),
+                                          on_stderr=lambda c: _write(sys.stderr.buffer, c))
         except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
-            box["e"] = exc
+            box["error"] = exc
 
-    t = threading.Thread(target=work, daemon=True)
+    t = threading.Thread(target=work, name="agentic-bash-repl-run", daemon=True)
     t.start()
     while t.is_alive():
         try:
             t.join(0.1)
         except KeyboardInterrupt:
-            interrupt = getattr(sb, "interrupt", None)
-            if interrupt is not None:
-                interrupt()
-    if "e" in box:
-        raise box["e"]
-    return box["r"]
+            sb.interrupt()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
-def _report(r: Any, err: TextIO, tty: bool) -> None:
+def _report(r: Any, err: TextIO) -> None:
+    if r.exit_code == 0 and not r.timed_out:
+        return
     status = f"[exit {r.exit_code}{' timed out' if r.timed_out else ''}, {r.duration * 1000:.1f} ms]"
-    err.write(f"\x1b[2m{status}\x1b[0m\n" if tty else status + "\n")
+    err.write(f"\x1b[2m{status}\x1b[0m\n")
     err.flush()
 
 
-def _write_result(r: Any) -> None:
-    sys.stdout.buffer.write(r.stdout_bytes)
-    sys.stdout.flush()
-    sys.stderr.buffer.write(r.stderr_bytes)
-    sys.stderr.flush()
+# ---------------------------------------------------------------- history
+def _seed_history(sb: Any, entries: list[str]) -> None:
+    """Turn the session's history on (as in an interactive bash) with the REPL's saved
+    commands first, so the ``history`` builtin shows them."""
+    try:
+        state = sb.get_state()
+        state.setdefault("options", {})["history"] = True
+        state["history"] = entries + list(state.get("history") or [])
+        sb.set_state(state)
+    except Exception:  # noqa: BLE001 - a REPL without history still works
+        pass
 
 
+def _prompt_session(sb: Any, history_file: str | None, names: _Names,
+                    early_keys: bytearray) -> Any:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    path = history_file or os.path.expanduser("~/.agentic_bash_history")
+    history = FileHistory(path)
+    from .shell.state import HISTORY_MAX
+    _seed_history(sb, list(reversed(list(history.load_history_strings())))[-HISTORY_MAX:])
+    kb = KeyBindings()
+
+    @kb.add("enter")
+    def _(event: Any) -> None:
+        buf = event.current_buffer
+        if buf.complete_state is not None and buf.complete_state.current_completion is not None:
+            buf.apply_completion(buf.complete_state.current_completion)
+            return
+        if _needs_more(buf.text):
+            buf.insert_text("\n")   # a multi-line command stays one history entry
+        else:
+            buf.validate_and_handle()
+
+    from prompt_toolkit.keys import Keys
+
+    @kb.add("c-c")
+    @kb.add(Keys.SIGINT)   # (the terminal is cooked again while the prompt winds down)
+    def _(event: Any) -> None:
+        fut = event.app.future
+        if fut is not None and not fut.done():
+            event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+        else:   # pressed right after Enter: it belongs to the command that starts now
+            early_keys.extend(b"\x03")
+
+    return PromptSession(history=history, completer=_make_completer(sb, names),
+                         complete_while_typing=False, key_bindings=kb, multiline=True,
+                         prompt_continuation=lambda width, line, soft: PS2.rjust(width))
+
+
+# ---------------------------------------------------------------- the loop
 def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = None) -> int:
-    """Read commands until EOF; returns the last exit status."""
+    """Read commands until EOF (Ctrl-D) or ``exit [N]``; returns the exit status."""
     from .errors import SandboxError
 
     stdin = stdin or sys.stdin
-    tty = stdin.isatty() and sys.stdout.isatty()
+    interactive = stdin.isatty() and sys.stdout.isatty()
     meta = _Meta(sb, sys.stdout)
+    names = _Names(sb)
     last = 0
+    cwd = ""
     read_line: Callable[[str], str]
-    if tty:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.history import FileHistory
+    early_keys = bytearray()   # typed after Enter, before the command's terminal exists
+    interrupted = threading.Event()
+    old_int = signal.getsignal(signal.SIGINT)
+    if interactive:
+        try:
+            cwd = sb.cwd
+        except Exception:  # noqa: BLE001
+            cwd = ""
+        from prompt_toolkit.input.typeahead import get_typeahead
+        session = _prompt_session(sb, history_file, names, early_keys)
 
-        path = history_file or os.path.expanduser("~/.agentic_bash_history")
-        session: Any = PromptSession(history=FileHistory(path))
-        read_line = lambda prompt: session.prompt(prompt)  # noqa: E731
+        # A SIGINT outside the prompt (the terminal is cooked for a moment after Enter;
+        # kill -INT) counts as the interrupt character typed at the command's terminal.
+        # prompt() installs its own handler while it reads and puts this one back.
+        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+
+        def read_line(prompt: str) -> str:
+            line = session.prompt(prompt)
+            if interrupted.is_set():
+                interrupted.clear()
+                early_keys.extend(b"\x03")
+            for key in get_typeahead(session.input):
+                early_keys.extend((key.data or "").encode("utf-8", "surrogateescape"))
+            return line
     else:
         def read_line(prompt: str) -> str:
             line = stdin.readline()
@@ -117,31 +369,54 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
                 raise EOFError
             return line.rstrip("\n")
 
-    while True:
-        try:
-            text = read_line(PS1)
-            while _needs_more(text):
-                text += "\n" + read_line(PS2)
-        except EOFError:
-            break
-        except KeyboardInterrupt:
-            continue
-        if not text.strip():
-            continue
-        if text.lstrip().startswith("%"):
+    try:
+        while True:
             try:
-                meta.handle(text.strip())
-            except (SandboxError, OSError) as exc:
-                sys.stderr.write(f"error: {exc}\n")
-            continue
-        try:
-            r = _run_interruptible(sb, text)
-        except SandboxError as exc:
-            sys.stderr.write(f"agentic-bash: sandbox error: {exc}\n")
-            return 125
-        meta.last = r
-        _write_result(r)
-        if tty:
-            _report(r, sys.stderr, tty)
-        last = r.exit_code
+                text = read_line(f"{cwd}{PS1}" if interactive else PS1)
+                if not interactive:
+                    while _needs_more(text):
+                        text += "\n" + read_line(PS2)
+            except EOFError:
+                if interactive:
+                    sys.stderr.write("exit\n")
+                break
+            except KeyboardInterrupt:   # Ctrl-C at the prompt: a fresh line, $? = 130
+                last = EXIT_INTERRUPTED
+                continue
+            if not text.strip():
+                continue
+            if text.lstrip().startswith("%"):
+                try:
+                    meta.handle(text.strip())
+                except (SandboxError, OSError) as exc:
+                    sys.stderr.write(f"error: {exc}\n")
+                names.invalidate()
+                try:
+                    cwd = sb.cwd
+                except Exception:  # noqa: BLE001
+                    pass
+                continue
+            try:
+                if interactive:
+                    if early_keys:
+                        sb.tty_input(bytes(early_keys))   # waits for the command's terminal
+                        early_keys.clear()
+                    r = _run_on_terminal(sb, text, stdin.fileno(), sys.stdout.fileno(), interrupted)
+                else:
+                    r = _run_plain(sb, text)
+            except SandboxError as exc:
+                sys.stderr.write(f"agentic-bash: sandbox error: {exc}\n")
+                return 125
+            names.invalidate()
+            meta.last = r
+            cwd = r.cwd or cwd
+            if interactive:
+                _report(r, sys.stderr)
+            last = r.exit_code
+            if r.extra.get("exited"):
+                break
+    finally:
+        if interactive:
+            signal.signal(signal.SIGINT, old_int)
     return last
+

@@ -248,12 +248,24 @@ class Sandbox:
     # ------------------------------------------------------------------ running
     def run(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None) -> Result:
+            timeout: float | None = None, tty: bool | Mapping[str, Any] | None = None) -> Result:
         """Run ``script`` on the session; ``stdin``, ``env``, ``cwd``, ``timeout`` apply to
-        this run only. Bad arguments raise TypeError/ValueError before anything runs."""
+        this run only. Bad arguments raise TypeError/ValueError before anything runs.
+
+        ``tty=True`` (or ``{"term", "rows", "cols"}``) gives the run a pseudo-terminal as
+        stdin, stdout and stderr, as in an interactive shell: output is merged into
+        ``stdout`` (with the terminal's ``\r\n``), ``stdin`` bytes are typed at it, native
+        programs see a terminal (TERM from ``term``, default $TERM), and
+        ``tty_input()``/``tty_resize()`` reach it while the run goes on."""
         if (type(script) is not str or env is not None or cwd is not None
                 or timeout is not None or not (stdin is None or type(stdin) is bytes)):
             stdin, env, cwd, timeout = check_run_args(script, stdin, env, cwd, timeout)
+        if tty is not None and tty is not False:
+            from .tty import tty_spec
+            self._check()
+            spec = tty_spec(tty)
+            return self._run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
+                             on_output=self._on_output, tty=spec)
         if self._direct and type(stdin) is not str:
             # no hook or transform to serve: straight to the executor, arguments by position
             # (it raises SandboxClosed once closed)
@@ -281,7 +293,8 @@ class Sandbox:
         self._direct = not (self._hooked or self._transforms)
 
     def _run(self, script: str, *, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
-             timeout: float | None, on_output: Callable[[int, bytes], None] | None) -> Result:
+             timeout: float | None, on_output: Callable[[int, bytes], None] | None,
+             tty: dict[str, Any] | None = None) -> Result:
         self._check()
         if isinstance(stdin, str):
             stdin = stdin.encode("utf-8")
@@ -292,13 +305,14 @@ class Sandbox:
             from .transforms import apply_transforms
             text = apply_transforms(script, self._transforms)
         otel = self._otel
+        kw = {"tty": tty} if tty is not None else {}
         if otel is None:
             r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
-                             on_output=on_output)
+                             on_output=on_output, **kw)
         else:
             with otel.run_span(self.isolation_level) as span:
                 r = self._ex.run(text, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
-                                 on_output=on_output)
+                                 on_output=on_output, **kw)
                 otel.end_run(span, self.isolation_level, r)
         if r.packages_installed:
             self._promote(r)
@@ -321,7 +335,7 @@ class Sandbox:
     def run_stream(self, script: str, *, on_stdout: Callable[[bytes], None] | None = None,
                    on_stderr: Callable[[bytes], None] | None = None, **kw: Any) -> Result:
         """Like ``run()``, delivering output chunks to ``on_stdout``/``on_stderr`` as produced."""
-        unknown = set(kw) - {"stdin", "env", "cwd", "timeout"}
+        unknown = set(kw) - {"stdin", "env", "cwd", "timeout", "tty"}
         if unknown:
             raise TypeError(f"run_stream() got an unexpected keyword argument "
                             f"{sorted(unknown)[0]!r}")
@@ -337,8 +351,14 @@ class Sandbox:
             cb = on_stdout if fd == 1 else on_stderr
             if cb is not None:
                 cb(chunk)
+        tty = kw.get("tty")
+        if tty is not None and tty is not False:
+            from .tty import tty_spec
+            tty = tty_spec(tty)
+        else:
+            tty = None
         return self._run(script, stdin=kw.get("stdin"), env=kw.get("env"), cwd=kw.get("cwd"),
-                         timeout=kw.get("timeout"), on_output=deliver)
+                         timeout=kw.get("timeout"), on_output=deliver, tty=tty)
 
     def stream(self, script: str, **kw: Any) -> Iterator[StreamEvent]:
         """``for ev in sb.stream(script)``: ``stdout``/``stderr`` events with ``data`` as output
@@ -416,6 +436,21 @@ class Sandbox:
 
     def interrupt(self) -> None:
         self._ex.interrupt()
+
+    def tty_input(self, data: bytes | str) -> None:
+        """Type ``data`` at the terminal of the ``run(tty=...)`` going on (from another
+        thread); ignored when there is none."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        fn = getattr(self._ex, "tty_input", None)
+        if fn is not None:
+            fn(bytes(data))
+
+    def tty_resize(self, rows: int, cols: int) -> None:
+        """Set the window size of the ``run(tty=...)`` going on (its program gets SIGWINCH)."""
+        fn = getattr(self._ex, "tty_resize", None)
+        if fn is not None:
+            fn(int(rows), int(cols))
 
     def register_command(self, name: str, fn: Callable[..., int]) -> None:
         """Add a custom command ``fn(ctx, argv) -> int`` (found after functions and builtins).

@@ -29,6 +29,7 @@ from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCt
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
+from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
@@ -220,6 +221,7 @@ class InProcessExecutor:
             sys.setrecursionlimit(self._RECURSION_LIMIT)
         self.fs = fs
         self.native = native
+        self._path_cache: dict[tuple[str, str, str | None], tuple[Any, str | None]] = {}
         if native is not None:
             # every native child passes the launcher: it enforces the process and memory caps
             native.max_live = limits.max_processes
@@ -246,7 +248,10 @@ class InProcessExecutor:
         self._idle_marker: Any = None
         self._spare: tuple[Budget, Capture, Capture, dict[int, Any]] | None = None
         self._no_stdin = InputBytes(b"")
+        self._tty: Any = None  # the PtySession of a run(tty=...) going on
+        self._tty_pending = b""  # keys typed before it started
         self.shell = Interpreter(fs, info=info, host=self)
+        self.shell.exited = False  # set by run_toplevel when the script ran `exit`
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
                     "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
         if env:
@@ -301,11 +306,14 @@ class InProcessExecutor:
 
     def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+            timeout: float | None = None, on_output: OutputCallback | None = None,
+            tty: Any = None) -> Result:
         # the per-call path: every line here is paid by `run("echo hi")` (issue 2's target);
         # Sandbox.run passes the arguments by position (cheaper than by keyword)
         if self._closed:
             raise SandboxClosed("sandbox is closed")
+        if tty is not None:
+            return self._run_tty(script, stdin, env, cwd, timeout, on_output, tty)
         turn = self._turn
         try:
             turn.pop()  # (atomic under the GIL: a lock costs this path twice as much)
@@ -346,6 +354,10 @@ class InProcessExecutor:
             fds[0] = inp
             fds[1] = out
             fds[2] = err
+            if self._tty is not None:
+                fds[1] = fds[2] = self._tty.writer
+                if self._tty.early:   # Ctrl-C typed while this run was starting
+                    budget.cancel("interrupt")
             sh.fds = fds
             sh.exec_string = script
             st = sh.state
@@ -469,9 +481,14 @@ class InProcessExecutor:
             viol = self._violations
             if truncated and exceeded is None:
                 exceeded = "output"
-            return make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
-                               st.cwd, created, modified, deleted, tuple(viol) if viol else (),
-                               exceeded)
+            r = make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
+                            st.cwd, created, modified, deleted, tuple(viol) if viol else (),
+                            exceeded)
+            if sh.exited:
+                # `exit` (or a fatal error) ended the shell: an interactive one would stop here
+                sh.exited = False
+                r.extra["exited"] = True
+            return r
         finally:
             turn.append(True)
 
@@ -491,6 +508,57 @@ class InProcessExecutor:
             f = f.f_back
         if inside:
             self.interrupt()
+
+    def _run_tty(self, script: str, stdin: Any, env: Mapping[str, str] | None, cwd: str | None,
+                 timeout: float | None, on_output: OutputCallback | None, tty: Any) -> Result:
+        """run() with a pseudo-terminal as stdin, stdout and stderr (merged, as on a
+        terminal); ``stdin`` bytes, then keys typed before it started, are typed at it first.
+        See agentic_bash.tty."""
+        from dataclasses import replace
+
+        from ..tty import PtySession, tty_spec
+        spec = tty_spec(tty)
+        if self._tty is not None:
+            raise SandboxError("another run(tty=...) of this session is going on")
+        if stdin is not None and not isinstance(stdin, (bytes, bytearray, memoryview, str)):
+            stdin = stdin.read()
+        def on_interrupt() -> None:
+            # (early first, then the budget: run() reads them in the other order, so one of
+            # the two sees the interrupt however the threads interleave)
+            pty.early = True
+            b = self._budget
+            if b is not None:
+                b.cancel("interrupt")
+        pty = PtySession(spec, on_output, self.limits.max_output_bytes, on_interrupt)
+        self._tty = pty
+        try:
+            pending, self._tty_pending = self._tty_pending, b""
+            if stdin:
+                pty.input(stdin.encode() if isinstance(stdin, str) else bytes(stdin))
+            if pending:
+                pty.input(pending)
+            run_env = dict(env or {})
+            run_env.setdefault("TERM", pty.term)
+            r = self.run(script, pty.reader, run_env, cwd, timeout, None)
+        finally:
+            self._tty = None
+            pty.finish()
+        return replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf),
+                       truncated=r.truncated or pty.truncated)
+
+    def tty_input(self, data: bytes) -> None:
+        """Bytes typed at the terminal of the run(tty=...) going on; typed before one
+        starts, they wait for it (bounded), as typeahead does."""
+        pty = self._tty
+        if pty is not None:
+            pty.input(bytes(data))
+        elif len(self._tty_pending) < 65536:
+            self._tty_pending += bytes(data)[:65536]
+
+    def tty_resize(self, rows: int, cols: int) -> None:
+        pty = self._tty
+        if pty is not None:
+            pty.resize(rows, cols)
 
     def _wait_turn(self) -> None:
         """Another thread is inside run() on this executor: wait for it to finish (runs of one
@@ -638,13 +706,56 @@ class InProcessExecutor:
     def find_path(self, sh: Interpreter, name: str, path: str | None = None) -> str | None:
         """The file bash would run for ``name``: the first executable one on PATH, else the
         first non-executable one (running it then fails with "Permission denied")."""
+        if path is None:
+            path = sh.get_scalar("PATH")
+            if path is None:
+                return None
+        gen = self._fs_generation()
+        key = None
+        if gen is not None:
+            # an answer stays good while no layer of the file system changed (a subshell's
+            # lookup then costs no stat; bash's visible hash table is not involved)
+            key = (name, path, sh.state.cwd if ("::" in path or path[:1] != "/" or ":." in path
+                                                or path.endswith(":")) else None)
+            hit = self._path_cache.get(key)
+            if hit is not None and hit[0] == gen:
+                return hit[1]
         fallback = None
+        found = None
         for cand, s in self._path_candidates(sh, name, path):
             if s.st_mode & 0o111:
-                return cand
+                found = cand
+                break
             if fallback is None:
                 fallback = cand
-        return fallback
+        if found is None:
+            found = fallback
+        if key is not None:
+            cache = self._path_cache
+            if len(cache) > 512:
+                cache.clear()
+            cache[key] = (gen, found)
+        return found
+
+    def _fs_generation(self) -> Any:
+        """A value that changes whenever any layer of the file system does, or None when
+        some layer cannot tell (then nothing is cached)."""
+        fs = self.fs
+        up = getattr(fs, "upper", None)
+        if up is None:
+            return getattr(fs, "generation", None) if type(fs) is MemoryFS else None
+        if type(up) is not MemoryFS:
+            return None
+        g = up.generation
+        lows = fs.lowers
+        if not lows:
+            return g
+        out = [g]
+        for lo in lows:
+            if type(lo) is not MemoryFS:
+                return None
+            out.append(lo.generation)
+        return tuple(out)
 
     def find_all_paths(self, sh: Interpreter, name: str, path: str | None = None) -> list[str]:
         out: list[str] = []
@@ -1260,6 +1371,7 @@ def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = Tr
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
+        sh.exited = True  # (read by InProcessExecutor.run: the REPL leaves on `exit`)
         if status == 127 and (isinstance(e.__context__, ExpansionError) or getattr(e, "eof", False)):
             if sh.dash:
                 status = 2  # dash ends with 2 in every mode
@@ -1502,9 +1614,12 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         fin, fout, ferr = fd_for(0, False), fd_for(1, True), fd_for(2, True)
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
+        tty = ex._tty
+        # a run(tty=...): the child writing to the terminal gets it as controlling terminal
+        ctty = tty is not None and fout == tty.slave
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None,
-                               ignore=_ignored_signals(sh))
+                               ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}))
     except OSError as e:
         for fd in close_after + list(outs):
             try:
@@ -1536,7 +1651,18 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     try:
         # budget.check() raising (timeout, kill, close) ends the child like timeout(1):
         # SIGTERM, a short grace, then SIGKILL to its group
-        rc = wait_collecting(proc, outs, budget.check, budget.remaining)
+        if ctty:
+            tty.foreground += 1
+        try:
+            rc = wait_collecting(proc, outs, budget.check, budget.remaining)
+        finally:
+            if ctty:
+                tty.foreground -= 1
+        if ctty and rc == 128 + signal.SIGINT and tty.interrupted:
+            # killed by the interrupt typed at its terminal: the rest of the script stops
+            # too, as in an interactive bash
+            tty.interrupted = False
+            budget.cancel("interrupt")
     finally:
         for fn in after_child:
             fn()

@@ -11,6 +11,7 @@ import resource
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 import weakref
@@ -215,13 +216,14 @@ class NativeLauncher:
     # -- spawning -----------------------------------------------------------------------
     def spawn(self, argv: list[str], *, executable: str, env: Mapping[str, str], cwd: str,
               stdin: int, stdout: int, stderr: int, pgid: int | None = None,
-              ignore: tuple[int, ...] = ()) -> NativeProcess:
+              ignore: tuple[int, ...] = (), ctty: bool = False) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
 
         ``pgid`` None: the child leads a new process group; otherwise it joins ``pgid``
         (falling back to a new group if that group is already gone). ``ignore``: signals the
         child starts with ignored (bash: ``trap '' SIG`` is inherited across exec, and an
-        asynchronous command ignores SIGINT and SIGQUIT).
+        asynchronous command ignores SIGINT and SIGQUIT). ``ctty``: the child leads a new
+        session whose controlling terminal is its stdout (a pty of ``run(tty=...)``).
         """
         if self._closed:
             raise OSError(9, "native launcher is closed")
@@ -233,13 +235,15 @@ class NativeLauncher:
             ignore = tuple(ignore) + self._always_ignore
         if self._workload is not None:
             proc = self._workload.spawn(self._spawn, (argv, executable, env, cwd, stdin, stdout,
-                                                      stderr, pgid, ignore))
+                                                      stderr, pgid, ignore, ctty))
         elif self._preexec is None:
-            proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore)
+            proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
+                               ctty)
         else:
             q = self._spawner()
             reply: queue.SimpleQueue = queue.SimpleQueue()
-            q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore)))
+            q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
+                           ctty)))
             ok, value = reply.get()
             if not ok:
                 raise value
@@ -261,7 +265,7 @@ class NativeLauncher:
 
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
                stdin: int, stdout: int, stderr: int, pgid: int | None,
-               ignore: tuple[int, ...] = ()) -> NativeProcess:
+               ignore: tuple[int, ...] = (), ctty: bool = False) -> NativeProcess:
         preexec = self._preexec
         if preexec is None and self.max_memory is not None:
             limit = self.max_memory
@@ -275,12 +279,22 @@ class NativeLauncher:
                 if base is not None:
                     base()
                 set_ignored(ignore)
+        if ctty:
+            base_tty = preexec
+
+            def preexec() -> None:
+                if base_tty is not None:
+                    base_tty()
+                try:  # after setsid (Popen's start_new_session): fd 1 is the pty's slave
+                    fcntl.ioctl(1, termios.TIOCSCTTY, 0)
+                except OSError:
+                    pass
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
                         stdout=stdout, stderr=stderr, close_fds=True, restore_signals=True,
                         preexec_fn=preexec)
         if self.umask is not None:
             kw["umask"] = self.umask
-        if self._setsid_each:
+        if self._setsid_each or ctty:
             p = subprocess.Popen(list(argv), start_new_session=True, **kw)
             return NativeProcess(p, p.pid)
         if pgid is not None:

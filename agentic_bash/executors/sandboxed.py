@@ -309,7 +309,7 @@ class SandboxedExecutor:
             home = ws
             wd = ws
             writable = [ws, tmp, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts",
-                        "/dev/shm"]
+                        "/dev/ptmx", "/dev/shm"]
             env = {"TMPDIR": tmp, **(env or {})}
         self.workdir = wd
         cache_dir = ""
@@ -326,7 +326,10 @@ class SandboxedExecutor:
         cfg: dict[str, Any] = {
             "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
-            "layer_size": limits.max_fs_bytes, "mounts": mnts, "workdir": wd,
+            # tmpfs takes size=0 as "no bound"; the layer also holds the sandbox's own
+            # identity files, so it gets at least 1 MiB
+            "layer_size": (None if limits.max_fs_bytes is None else max(1 << 20, limits.max_fs_bytes)),
+            "mounts": mnts, "workdir": wd,
             "writable": writable, "home": home,
             "user": getattr(info, "user", None) or "user",
             "uid": int(getattr(info, "uid", 1000)), "gid": int(getattr(info, "gid", 1000)),
@@ -723,7 +726,8 @@ class SandboxedExecutor:
     # -- Executor protocol -----------------------------------------------------------------
     def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None, on_output: OutputCallback | None = None) -> Result:
+            timeout: float | None = None, on_output: OutputCallback | None = None,
+            tty: Mapping[str, Any] | None = None) -> Result:
         check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
         data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
         if isinstance(data, str):
@@ -736,6 +740,8 @@ class SandboxedExecutor:
             req = {"op": "run", "id": rid, "script": script, "stdin": data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
+            if tty is not None:
+                req["tty"] = dict(tty)   # a pty inside the sandbox (agentic_bash.tty)
             self._resources.begin_run()
             self._deliver(req, data or b"")
             self._current_thread = threading.get_ident()
@@ -903,6 +909,25 @@ class SandboxedExecutor:
         if rid is not None and self._current_thread == thread and not (self._closed or
                                                                         self._dead):
             self._send_interrupt(rid)
+
+    def tty_input(self, data: bytes) -> None:
+        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt)."""
+        if self._closed or self._dead or not data:
+            return
+        try:
+            with self._send_lock:
+                send_msg(self._sock, {"op": "tty_input"}, bytes(data))
+        except OSError:
+            pass
+
+    def tty_resize(self, rows: int, cols: int) -> None:
+        if self._closed or self._dead:
+            return
+        try:
+            with self._send_lock:
+                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols)})
+        except OSError:
+            pass
 
     def read_file(self, path: str) -> bytes:
         return self._call("read_file", path=path)

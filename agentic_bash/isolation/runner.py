@@ -597,10 +597,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         try:
             if usage is not None:
                 usage.begin()
+            kw = {"tty": req["tty"]} if req.get("tty") is not None else {}
             r = executor.run(req["script"], stdin=stdin,
                              env=req.get("env"), cwd=req.get("cwd"),
                              timeout=req.get("timeout"),
-                             on_output=on_output if req.get("stream") else None)
+                             on_output=on_output if req.get("stream") else None, **kw)
             if usage is not None:
                 usage.ran()
             if r.timed_out:
@@ -708,6 +709,16 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                         executor.interrupt()
                     except Exception:  # noqa: BLE001
                         pass
+                continue
+            if op in ("tty_input", "tty_resize"):
+                # keys typed at / the window size of a run(tty=...)'s pty, while it runs
+                try:
+                    if op == "tty_input":
+                        executor.tty_input(payload)
+                    else:
+                        executor.tty_resize(int(req["rows"]), int(req["cols"]))
+                except Exception:  # noqa: BLE001
+                    pass
                 continue
             if op == "close":
                 break
