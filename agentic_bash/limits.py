@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .errors import LimitExceeded
+from .shell import coop as _coop
 
 __all__ = ["Budget", "Limits"]
 
@@ -26,6 +27,10 @@ def _default_memory() -> int:
 
 
 _DEFAULT_MEMORY = _default_memory()
+_MIN_MEMORY = 16 * MiB
+"""Below this a sandbox's own processes do not fit (8 MiB: the runner died at start, measured)."""
+_MIN_FILES = 64
+"""The runner is bound by max_open_files too, and needs a few dozen descriptors itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +56,8 @@ class Limits:
     max_fs_bytes: int | None = 1024 * MiB
     """Bytes the session layer may hold: the virtual filesystem's, or in the namespace level
     the tmpfs holding the upper layers (``/workspace``, ``$HOME``, ``/tmp``, ...) and,
-    separately, ``/dev/shm``; past it writes fail with ENOSPC. The host's disk is not used."""
+    separately, ``/dev/shm`` (at least 1 MiB each there); past it writes fail with ENOSPC.
+    The host's disk is not used."""
     max_file_count: int | None = 1_000_000
     """Entries the session layer of a virtual filesystem may hold."""
     max_processes: int | None = 1024
@@ -90,6 +96,28 @@ class Limits:
     unavailable`` (EAGAIN), status 254; a background job that hits it is treated as a fork
     bomb and its whole job tree is killed. Jobs started by a job share the first job's
     deadline, so a self-spawning tree ends at most ``timeout`` after it began."""
+
+    def __post_init__(self) -> None:
+        # the whole-sandbox resource fields: a bad value would otherwise surface as an OSError
+        # from a cgroup file, or silently (tmpfs size=0 means no bound at all)
+        for name, low in (("max_memory_bytes", _MIN_MEMORY), ("max_processes", 1),
+                          ("max_file_bytes", 1), ("max_open_files", _MIN_FILES),
+                          ("max_address_space", _MIN_MEMORY), ("max_fs_bytes", 0)):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"Limits.{name} must be an int or None, not {type(v).__name__}")
+            if v < low:
+                raise ValueError(f"Limits.{name} must be at least {low}, not {v}")
+        q = self.cpu_quota
+        if q is not None:
+            if isinstance(q, bool) or not isinstance(q, (int, float)):
+                raise TypeError(f"Limits.cpu_quota must be a number or None, not {type(q).__name__}")
+            if not (0.01 <= q <= 1024):
+                raise ValueError(f"Limits.cpu_quota must be between 0.01 and 1024 CPUs, not {q!r}")
+        if not isinstance(self.allow_watchdog, bool):
+            raise TypeError("Limits.allow_watchdog must be a bool")
 
     @classmethod
     def normal(cls) -> Limits:
@@ -199,13 +227,21 @@ class Budget:
             r = self.remaining()
             w = left if r is None else min(left, r + 0.001)
             poll = self._poll
-            self._event.wait(w if poll is None or w < poll else poll)
+            w = w if poll is None or w < poll else poll
+            if _coop.in_stage():
+                # a greenlet pipeline stage (shell/coop.py): the other stages run meanwhile
+                _coop.block(self._is_cancelled, time.monotonic() + w)
+            else:
+                self._event.wait(w)
 
     def cancel(self, reason: str = "interrupt") -> None:
         """Make every later ``check()`` raise (from any thread): Ctrl-C, ``close()``, timeout watchdog."""
         self._reason = reason
         self._cancelled = True
         self._event.set()
+
+    def _is_cancelled(self) -> bool:
+        return self._cancelled
 
     @property
     def cancelled(self) -> bool:

@@ -326,7 +326,10 @@ class SandboxedExecutor:
         cfg: dict[str, Any] = {
             "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
-            "layer_size": limits.max_fs_bytes, "mounts": mnts, "workdir": wd,
+            # tmpfs takes size=0 as "no bound"; the layer also holds the sandbox's own
+            # identity files, so it gets at least 1 MiB
+            "layer_size": (None if limits.max_fs_bytes is None else max(1 << 20, limits.max_fs_bytes)),
+            "mounts": mnts, "workdir": wd,
             "writable": writable, "home": home,
             "user": getattr(info, "user", None) or "user",
             "uid": int(getattr(info, "uid", 1000)), "gid": int(getattr(info, "gid", 1000)),

@@ -184,7 +184,9 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         if size > 0:
             known[runner] = size
         total, n, procs = sample((me, runner), limit, known)
-        if total > limit:
+        if total > limit and (procs or known.get(runner, 0) > limit):
+            # the workload's largest process; the runner itself only when it alone is over
+            # (a limit below the runner's own size would otherwise kill every new sandbox)
             victims = sorted(procs, reverse=True) or [(0, runner)]
             page.set("kills", page.get("kills") + 1)  # before the kill: S3 reads it after
             try:
