@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .errors import LimitExceeded
+from .shell import coop as _coop
 
 __all__ = ["Budget", "Limits"]
 
@@ -226,13 +227,21 @@ class Budget:
             r = self.remaining()
             w = left if r is None else min(left, r + 0.001)
             poll = self._poll
-            self._event.wait(w if poll is None or w < poll else poll)
+            w = w if poll is None or w < poll else poll
+            if _coop.in_stage():
+                # a greenlet pipeline stage (shell/coop.py): the other stages run meanwhile
+                _coop.block(self._is_cancelled, time.monotonic() + w)
+            else:
+                self._event.wait(w)
 
     def cancel(self, reason: str = "interrupt") -> None:
         """Make every later ``check()`` raise (from any thread): Ctrl-C, ``close()``, timeout watchdog."""
         self._reason = reason
         self._cancelled = True
         self._event.set()
+
+    def _is_cancelled(self) -> bool:
+        return self._cancelled
 
     @property
     def cancelled(self) -> bool:

@@ -29,6 +29,7 @@ from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCt
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
+from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
 from .native import stdin_handoff, wait_collecting
@@ -220,6 +221,7 @@ class InProcessExecutor:
             sys.setrecursionlimit(self._RECURSION_LIMIT)
         self.fs = fs
         self.native = native
+        self._path_cache: dict[tuple[str, str, str | None], tuple[Any, str | None]] = {}
         if native is not None:
             # every native child passes the launcher: it enforces the process and memory caps
             native.max_live = limits.max_processes
@@ -704,13 +706,56 @@ class InProcessExecutor:
     def find_path(self, sh: Interpreter, name: str, path: str | None = None) -> str | None:
         """The file bash would run for ``name``: the first executable one on PATH, else the
         first non-executable one (running it then fails with "Permission denied")."""
+        if path is None:
+            path = sh.get_scalar("PATH")
+            if path is None:
+                return None
+        gen = self._fs_generation()
+        key = None
+        if gen is not None:
+            # an answer stays good while no layer of the file system changed (a subshell's
+            # lookup then costs no stat; bash's visible hash table is not involved)
+            key = (name, path, sh.state.cwd if ("::" in path or path[:1] != "/" or ":." in path
+                                                or path.endswith(":")) else None)
+            hit = self._path_cache.get(key)
+            if hit is not None and hit[0] == gen:
+                return hit[1]
         fallback = None
+        found = None
         for cand, s in self._path_candidates(sh, name, path):
             if s.st_mode & 0o111:
-                return cand
+                found = cand
+                break
             if fallback is None:
                 fallback = cand
-        return fallback
+        if found is None:
+            found = fallback
+        if key is not None:
+            cache = self._path_cache
+            if len(cache) > 512:
+                cache.clear()
+            cache[key] = (gen, found)
+        return found
+
+    def _fs_generation(self) -> Any:
+        """A value that changes whenever any layer of the file system does, or None when
+        some layer cannot tell (then nothing is cached)."""
+        fs = self.fs
+        up = getattr(fs, "upper", None)
+        if up is None:
+            return getattr(fs, "generation", None) if type(fs) is MemoryFS else None
+        if type(up) is not MemoryFS:
+            return None
+        g = up.generation
+        lows = fs.lowers
+        if not lows:
+            return g
+        out = [g]
+        for lo in lows:
+            if type(lo) is not MemoryFS:
+                return None
+            out.append(lo.generation)
+        return tuple(out)
 
     def find_all_paths(self, sh: Interpreter, name: str, path: str | None = None) -> list[str]:
         out: list[str] = []
@@ -1555,7 +1600,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                     if not chunk:
                         break
                     os.write(w, chunk)
-            except OSError:
+            except (OSError, ValueError):  # the reader exited, or the stream was closed
                 pass
             finally:
                 os.close(w)

@@ -30,6 +30,7 @@ from .state import (
     VarError, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
+from . import coop as _coop
 from . import patterns as _patterns
 from .arith import SubscriptError as _SubscriptError
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
@@ -578,6 +579,21 @@ class Interpreter(Expander):
         return val
 
     def get_scalar(self, name: str) -> str | None:
+        src = self.state.__dict__.get("_scopes_src")
+        if src is not None and name not in DYNAMIC:
+            # a lazy fork that has not copied its variables yet reads its parent's (as they
+            # are: the parent waits), so a stage that only reads PATH copies nothing
+            for sc in reversed(src):
+                v = sc.get(name)
+                if v is not None:
+                    break
+            else:
+                return None
+            if not v.attrs & NAMEREF:
+                val = v.value
+                if type(val) is dict:
+                    return val.get("0") if v.attrs & ASSOC else val.get(0)
+                return val
         v = self.lookup_var(name)
         if v is None:
             return None
@@ -2477,7 +2493,30 @@ class Interpreter(Expander):
                 return  # a null TIMEFORMAT: no timing report at all (not even a newline)
         self.write_err((_timeformat(fmt, real) + "\n").encode())
 
+    def _coop_ok(self, cmd: N.Pipeline) -> bool:
+        """Can this pipeline's stages run as greenlets over in-memory pipes? Only where no
+        stage can be a native process (virtual mode) and, beyond the parser's check of the
+        text (Pipeline.coop), no stage calls a function (whose body the check never saw) or
+        names its command by an expansion."""
+        host = self.host
+        if host is not None and getattr(host, "native", None) is not None:
+            return False
+        funcs = self.state.functions
+        for c in cmd.cmds:
+            if type(c) is N.Simple:
+                ws = c.words
+                if ws:
+                    w = ws[0]
+                    parts = w.parts
+                    if len(parts) != 1 or type(parts[0]) is not N.Lit or (funcs and w.text in funcs):
+                        return False
+            elif funcs:
+                return False
+        return True
+
     def run_pipeline(self, cmd: N.Pipeline) -> int:
+        if cmd.coop and _coop.AVAILABLE and self._coop_ok(cmd):
+            return self._run_pipeline_coop(cmd)
         cmds = cmd.cmds
         n = len(cmds)
         pipes = [Pipe() for _ in range(n - 1)]
@@ -2545,6 +2584,79 @@ class Interpreter(Expander):
             return 0
         return results[-1]
 
+    def _run_pipeline_coop(self, cmd: N.Pipeline) -> int:
+        """run_pipeline with the stages as greenlets (shell/coop.py): same forks, statuses,
+        SIGPIPE and PIPESTATUS; no thread and no descriptor."""
+        cmds = cmd.cmds
+        n = len(cmds)
+        budget = self.budget
+        pipes = [_coop.GPipe(budget) for _ in range(n - 1)]
+        st = self.state
+        if st.env_cache is None and "_scopes_src" not in st.__dict__:
+            st.environ()  # the stages' commands share it (each would build its own)
+        results: list[int] = [0] * n
+        errors: list[BaseException | None] = [None] * n
+        fns: list[Callable[[], None]] = []
+        stderr_too = cmd.stderr_too
+        traps = self.state.traps
+        debug = bool(traps) and "DEBUG" in traps and not self.in_debug
+        lastpipe = self.state.shopt["lastpipe"]
+        stage = self._stage
+        for i in range(n - 1):
+            c = cmds[i]
+            if debug and type(c) is N.Simple:
+                self.lineno = c.line or self.lineno  # type: ignore[union-attr]
+                self._debug_compound(lambda c=c: _cmd_text(c))  # type: ignore[misc]
+            # the stages run while this shell waits (and only the last may be this shell):
+            # a lazy fork copies the variables only if the stage touches them
+            child = self.fork(lazy=not lastpipe)
+            fds = child.fds
+            if i > 0:
+                fds[0] = pipes[i - 1].reader
+            w = pipes[i].writer
+            fds[1] = w
+            if i < len(stderr_too) and stderr_too[i]:
+                fds[2] = w
+            fns.append(functools.partial(stage, child, c, i, results, errors, w,
+                                         pipes[i - 1].reader if i else None))
+        last = cmds[-1]
+        r = pipes[-1].reader
+        if lastpipe:
+            def run_last() -> None:
+                saved = self.fds
+                self.fds = dict(saved)
+                self.fds[0] = r
+                try:
+                    results[-1] = self.execute(last)
+                except BaseException as e:  # noqa: BLE001 - re-raised below, after every stage
+                    errors[-1] = e
+                finally:
+                    self.fds = saved
+                    r.close()
+            fns.append(run_last)
+        else:
+            if debug and type(last) is N.Simple:
+                self.lineno = last.line or self.lineno  # type: ignore[union-attr]
+                self._debug_compound(lambda: _cmd_text(last))  # type: ignore[arg-type]
+            child = self.fork(lazy=True)
+            child.fds[0] = r
+            fns.append(functools.partial(stage, child, last, n - 1, results, errors, None, r))
+        try:
+            _coop.run(fns, budget, pipes)
+        finally:
+            for p in pipes:
+                p.close()
+        for e in errors:
+            if e is not None:
+                raise e
+        self.pipestatus = results
+        if self.state.options["pipefail"]:
+            for s in reversed(results):
+                if s:
+                    return s
+            return 0
+        return results[-1]
+
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         try:
@@ -2570,6 +2682,9 @@ class Interpreter(Expander):
             results[i] = 124
         except BrokenPipeError:
             results[i] = 141
+        except KeyboardInterrupt as e:  # the host's Ctrl-C: re-raised by the pipeline
+            errors[i] = e
+            results[i] = 130
         except BaseException as e:  # noqa: BLE001 - a stage must never kill the run silently
             results[i] = 1
             try:

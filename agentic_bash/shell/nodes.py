@@ -202,6 +202,10 @@ class Pipeline:
     timed: bool = False
     time_posix: bool = False
     line: int = 0
+    # set by the parser when the pipeline's text has nothing that needs real threads or
+    # time (`&`, `<( )`, coproc, timeout, wait, read -t, eval/source/sh): its in-process
+    # stages may run as greenlets over in-memory pipes (shell/coop.py)
+    coop: bool = False
 
 
 @dataclass(frozen=True, slots=True)

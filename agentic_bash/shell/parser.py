@@ -130,6 +130,13 @@ def _shown_token(text: str) -> str:
     return "$'" + "".join(out) + "'"
 
 
+# what keeps a pipeline on threads and OS pipes (Pipeline.coop): anything that starts a
+# thread or waits against the clock inside a stage
+_COOP_HAZARD = re.compile(
+    r"(?<![&|<>])&(?![&>])|[<>]\(|\b(?:coproc|timeout|wait|eval|source|bash|sh)\b"
+    r"|(?:^|[\s;&|({])\.\s|\bread\b[^|;&\n]*\s-[A-Za-z]*t")
+
+
 class Parser(Lexer):
     """One parse of one source string."""
 
@@ -667,7 +674,7 @@ class Parser(Lexer):
         return AndOr(first, tuple(rest), _line_of(first))
 
     def parse_pipeline(self) -> Command:
-        tok = self.peek()
+        tok = tok0 = self.peek()
         line = self.line_at(tok.pos)
         timed = posix = negated = False
         kw = tok.kw()
@@ -698,7 +705,9 @@ class Parser(Lexer):
         if len(cmds) == 1 and not negated and not timed:
             return cmds[0]
         stderr.append(False)
-        return Pipeline(tuple(cmds), negated, tuple(stderr), timed, posix, line)
+        text = self.src[tok0.pos:self.peek().pos]
+        return Pipeline(tuple(cmds), negated, tuple(stderr), timed, posix, line,
+                        _COOP_HAZARD.search(text) is None)
 
     # ------------------------------------------------------------------ commands
 

@@ -1,0 +1,134 @@
+"""Greenlet pipelines (shell/coop.py): same output, statuses and limits as the thread path."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from agentic_bash import Sandbox
+from agentic_bash.shell import coop
+
+pytestmark = pytest.mark.skipif(not coop.AVAILABLE, reason="greenlet not installed")
+
+
+@pytest.fixture
+def sb():
+    s = Sandbox(isolation="virtual")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many pipelines ran as greenlets, and that no thread was started meanwhile."""
+    calls = {"coop": 0, "threads": 0}
+    real_run = coop.run
+    real_start = threading.Thread.start
+
+    def run(*a, **k):
+        calls["coop"] += 1
+        return real_run(*a, **k)
+
+    def start(self, *a, **k):
+        calls["threads"] += 1
+        return real_start(self, *a, **k)
+    monkeypatch.setattr(coop, "run", run)
+    monkeypatch.setattr(threading.Thread, "start", start)
+    return calls
+
+
+CASES = [
+    ("echo hi | cat", "hi\n"),
+    ("printf 'a1\\nb\\na\\n' | grep -c a", "2\n"),
+    ("yes | head -3", "y\ny\ny\n"),
+    ("seq 1 300000 | tail -1", "300000\n"),
+    ("seq 1 100000 | wc -l", "100000\n"),
+    ("false | true; echo ${PIPESTATUS[@]}", "1 0\n"),
+    ("yes | head -1; echo ${PIPESTATUS[@]}", "y\n141 0\n"),
+    ("set -o pipefail; false | true; echo $?", "1\n"),
+    ("! false | false; echo $?", "0\n"),
+    ("echo a | (read x; echo got $x)", "got a\n"),
+    ("x=1; echo $x | { read y; x=2; echo $y $x; }; echo $x", "1 2\n1\n"),
+    ("shopt -s lastpipe; echo 5 | read v; echo $v", "5\n"),
+    ("{ echo a >&2; echo b; } |& cat", "a\nb\n"),
+    ("echo a | cat | cat | cat | wc -c", "2\n"),
+    ("for i in 1 2 3; do echo $i; done | sort -r | head -2", "3\n2\n"),
+    ("{ echo x | cat; echo y; } | tr a-z A-Z", "X\nY\n"),
+    ("head -c 300000 /dev/zero | tr '\\0' a | wc -c", "300000\n"),
+    ("mkfifo /tmp/ff; echo viafifo > /tmp/ff | cat /tmp/ff", "viafifo\n"),
+    ("cat /dev/null | cat; echo $?", "0\n"),
+    ("echo x | exit 3; echo $?", "3\n"),
+]
+
+
+@pytest.mark.parametrize("script,want", CASES)
+def test_same_output_no_thread(sb, counted, script, want):
+    r = sb.run(script, timeout=20)
+    assert r.stdout == want, r.stderr
+    assert counted["coop"] >= 1
+    assert counted["threads"] == 0
+
+
+def test_backpressure_bounds_the_pipe(sb, monkeypatch):
+    """A writer never gets more than CAP (+ one write) ahead of its reader."""
+    seen = []
+    real = coop.GWriter.write
+
+    def write(self, data):
+        n = real(self, data)
+        seen.append(self.p.size)
+        return n
+    monkeypatch.setattr(coop.GWriter, "write", write)
+    r = sb.run("seq 1 200000 | { sleep 0.05; wc -l; }", timeout=20)
+    assert r.stdout == "200000\n"
+    assert seen and max(seen) < coop.CAP + 65536
+
+
+def test_timeout_ends_every_stage(sb):
+    t0 = time.monotonic()
+    r = sb.run("yes | cat > /dev/null", timeout=0.5)
+    assert r.timed_out and r.exit_code == 124
+    r = sb.run("while :; do :; done | cat", timeout=0.5)
+    assert r.timed_out
+    r = sb.run("cat | cat", stdin=b"", timeout=5)
+    assert r.exit_code == 0
+    assert time.monotonic() - t0 < 10
+    assert sb.run("echo ok | cat").stdout == "ok\n"  # the session goes on
+
+
+def test_sleeping_stages_overlap(sb):
+    t0 = time.monotonic()
+    r = sb.run("sleep 0.4 | sleep 0.4 | sleep 0.4; echo done", timeout=10)
+    assert r.stdout == "done\n"
+    assert time.monotonic() - t0 < 1.0  # not 1.2 s: the stages sleep at once, as in bash
+
+
+def test_consumer_sees_writes_as_they_happen(sb):
+    chunks = []
+    r = sb.run_stream("for i in 1 2 3; do echo $i; sleep 0.2; done | cat", timeout=10,
+                      on_stdout=lambda b: chunks.append((time.monotonic(), b)))
+    assert r.stdout == "1\n2\n3\n"
+    assert len(chunks) == 3 and chunks[-1][0] - chunks[0][0] > 0.3
+
+
+def test_hazards_keep_threads(sb, counted):
+    # `read -t` against a slow writer must time out as in bash: threads and OS pipes
+    r = sb.run("{ sleep 0.6; echo x; } | { read -t 0.1 v; echo $?; }", timeout=10)
+    assert r.stdout == "142\n"
+    assert counted["coop"] == 0
+    r = sb.run("f() { cat; }; echo hi | f", timeout=10)
+    assert r.stdout == "hi\n" and counted["coop"] == 0
+
+
+def test_nested_pipeline_in_stage(sb, counted):
+    r = sb.run("seq 1 5000 | { grep 1 | wc -l; } | cat", timeout=20)
+    assert r.stdout.strip() == "2084"  # seq 1 5000 | grep -c 1 in GNU
+    assert counted["threads"] == 0
+
+
+def test_pool_does_not_leak_greenlets(sb):
+    for _ in range(50):
+        sb.run("echo a | cat | cat")
+    assert len(coop._pool.free) <= 32
