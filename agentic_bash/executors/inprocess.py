@@ -1603,7 +1603,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                     if not chunk:
                         break
                     os.write(w, chunk)
-            except OSError:
+            except (OSError, ValueError):  # the reader exited, or the stream was closed
                 pass
             finally:
                 os.close(w)

@@ -45,7 +45,7 @@ _CHUNK = 256 * 1024
 MAX_CONNECTIONS = 256
 MAX_DNS_INFLIGHT = 32
 _DNS_TTL = 30.0  # seconds a name's addresses are reused (as the stub's answers say)
-_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
+_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST is the same number
 
 Resolver = Callable[[str], Iterable[str]]
 
@@ -90,6 +90,7 @@ class Attachment:
         self._recent: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
         self._servers: list[Any] = []
+        self._socks: list[socket.socket] = []
         self._writers: set[asyncio.StreamWriter] = set()
         self._dns_names: dict[str, collections.deque[str]] = {}
         self._dns_cache: dict[str, tuple[float, list[str]]] = {}
@@ -128,10 +129,14 @@ class Attachment:
         self.server.call(self._aclose())
 
     async def _aclose(self) -> None:
+        self.closed = True
         for s in self._servers:
             s.close()
         for w in list(self._writers):
             w.close()
+        for sock in self._socks:  # those no server took over yet
+            sock.close()
+        self._socks.clear()
         self._servers.clear()
         self._writers.clear()
 
@@ -214,10 +219,16 @@ class Attachment:
         self._writers.add(writer)
         try:
             sock = writer.get_extra_info("socket")
-            raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
-            port = struct.unpack_from("!H", raw, 2)[0]
-            addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
-            tgt = f"{addr}:{port}"
+            if sock.family == socket.AF_INET6:  # struct sockaddr_in6
+                raw = sock.getsockopt(socket.IPPROTO_IPV6, _SO_ORIGINAL_DST, 28)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = ipaddress.ip_address(raw[8:24]).compressed
+                tgt = f"[{addr}]:{port}"
+            else:
+                raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
+                tgt = f"{addr}:{port}"
             why = ""
             names = [n for n in self._dns_names.get(addr, ())
                      if not self.policy.check_name(n, port) and self.policy.name_allowed(n, port)]
@@ -615,21 +626,39 @@ class ProxyServer:
         ``transparent`` listeners (redirected connections) for one sandbox under ``policy``.
         The sockets are taken over (closed on detach)."""
         att = Attachment(self, policy, label, resolver)
+        att._socks = [*tcp, *transparent, *udp]
+        for s in att._socks:
+            s.setblocking(False)
 
         async def go() -> None:
-            for s in tcp:
-                s.setblocking(False)
-                att._servers.append(await asyncio.start_server(att.handle, sock=s,
-                                                               limit=_HEAD_LIMIT))
-            for s in transparent:
-                s.setblocking(False)
-                att._servers.append(await asyncio.start_server(att.handle_transparent, sock=s,
-                                                               limit=_HEAD_LIMIT))
-            for s in udp:
-                s.setblocking(False)
-                _, proto = await self.loop.create_datagram_endpoint(lambda: _Dns(att), sock=s)
-                att._servers.append(proto)
-        self.call(go())
+            # Not waited for: connections made meanwhile wait in the listeners' backlogs
+            # (and DNS questions in the socket buffer), so the sandbox starts without a
+            # round trip to this thread. A socket leaves att._socks before a server takes
+            # it: closing it under a server would leave a stale selector entry that a later
+            # socket with the same fd number inherits.
+            try:
+                for kind, s in [*(("tcp", s) for s in tcp),
+                                *(("transparent", s) for s in transparent),
+                                *(("udp", s) for s in udp)]:
+                    if att.closed:
+                        break
+                    att._socks.remove(s)
+                    if kind == "udp":
+                        _, srv = await self.loop.create_datagram_endpoint(lambda: _Dns(att),
+                                                                          sock=s)
+                    else:
+                        srv = await asyncio.start_server(
+                            att.handle if kind == "tcp" else att.handle_transparent, sock=s,
+                            limit=_HEAD_LIMIT)
+                    att._servers.append(srv)
+            except Exception:  # noqa: BLE001
+                if not att.closed:
+                    log.exception("sandbox %s: cannot serve its network listeners", label)
+                s.close()  # taken from att._socks, and no server owns it
+                await att._aclose()
+            if att.closed:
+                await att._aclose()
+        self.loop.call_soon_threadsafe(asyncio.ensure_future, go())
         return att
 
     def alive(self) -> bool:
