@@ -200,7 +200,9 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         size = page.get("runner")
         if size > 0:
             known[runner] = size
+        t0 = time.monotonic()
         total, n, procs = sample((me, runner), limit, known)
+        spent = time.monotonic() - t0
         if total > limit and (procs or known.get(runner, 0) > limit):
             # the workload's largest process; the runner itself only when it alone is over
             # (a limit below the runner's own size would otherwise kill every new sandbox)
@@ -222,11 +224,14 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         elif total > page.get("peak"):
             page.set("peak", total)
         page.set("last", total)
+        # a sample of many processes (smaps of hundreds of forks) may take a while: pid 1
+        # never spends more than a fifth of a CPU on it
+        wait = max(interval, 4 * spent)
         if pidfd is None:
-            time.sleep(interval)
+            time.sleep(wait)
             continue
         try:
-            select.select([pidfd], [], [], interval)
+            select.select([pidfd], [], [], wait)
         except InterruptedError:
             pass
 
