@@ -913,21 +913,25 @@ class SandboxedExecutor:
             self._send_interrupt(rid)
 
     def tty_input(self, data: bytes) -> None:
-        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt)."""
-        if self._closed or self._dead or not data:
+        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt);
+        addressed to that run, so keys typed as it ends never reach the next one."""
+        rid = self._current
+        if self._closed or self._dead or not data or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_input"}, bytes(data))
+                send_msg(self._sock, {"op": "tty_input", "target": rid}, bytes(data))
         except OSError:
             pass
 
     def tty_resize(self, rows: int, cols: int) -> None:
-        if self._closed or self._dead:
+        rid = self._current
+        if self._closed or self._dead or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols)})
+                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols),
+                                      "target": rid})
         except OSError:
             pass
 
