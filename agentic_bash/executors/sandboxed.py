@@ -368,7 +368,6 @@ class SandboxedExecutor:
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
         self.observed.update(getattr(self, "_net_start", {}))
-        self._resources.ready(self.observed)
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
@@ -913,21 +912,25 @@ class SandboxedExecutor:
             self._send_interrupt(rid)
 
     def tty_input(self, data: bytes) -> None:
-        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt)."""
-        if self._closed or self._dead or not data:
+        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt);
+        addressed to that run, so keys typed as it ends never reach the next one."""
+        rid = self._current
+        if self._closed or self._dead or not data or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_input"}, bytes(data))
+                send_msg(self._sock, {"op": "tty_input", "target": rid}, bytes(data))
         except OSError:
             pass
 
     def tty_resize(self, rows: int, cols: int) -> None:
-        if self._closed or self._dead:
+        rid = self._current
+        if self._closed or self._dead or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols)})
+                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols),
+                                      "target": rid})
         except OSError:
             pass
 
