@@ -534,12 +534,17 @@ class Sandbox:
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self, fileobj: BinaryIO | str | os.PathLike[str] | None = None, *,
-                 exclude_env: Iterable[str] = ()) -> bytes | None:
+                 exclude_env: Iterable[str] = (), compression: str | None = None,
+                 parent: Any = None) -> bytes | None:
         """The session as an OCI image-layer tar plus ``.agentic-bash/state.json``: returned as
-        bytes, or streamed to ``fileobj``, or written atomically to a path."""
+        bytes, or streamed to ``fileobj``, or written atomically to a path. ``compression``:
+        None (tar), "gzip" or "zstd" (tar+gzip / tar+zstd; zstd needs the [speed] extra).
+        ``parent``: an earlier snapshot of this session (or its chain ``[full, ...]``): only
+        what changed since goes in, restorable as ``restore([full, ..., this])``."""
         self._check()
         from .snapshot import take_snapshot
-        return take_snapshot(self, fileobj, exclude_env=exclude_env)
+        return take_snapshot(self, fileobj, exclude_env=exclude_env, compression=compression,
+                             parent=parent)
 
     def restore(self, data: bytes | BinaryIO | str | os.PathLike[str], *,
                 max_entries: int | None = None, max_bytes: int | None = None) -> None:

@@ -104,6 +104,8 @@ def main() -> None:
             # refused by the proxy, or unreachable without the redirect; never dialled
             "direct_private": "env -i python3 -c \"import socket; s=socket.create_connection("
                               "('10.255.255.1', 80), 3); print(repr(s.recv(10)))\" 2>&1 | tail -1",
+            "direct_private6": "env -i python3 -c \"import socket; s=socket.create_connection("
+                               "('fd00::5', 80), 3); print(repr(s.recv(10)))\" 2>&1 | tail -1",
             "direct_udp": "python3 -c \"import socket; s=socket.socket(socket.AF_INET, "
                           "socket.SOCK_DGRAM); s.sendto(b'x', ('10.255.255.1', 53))\" 2>&1 "
                           "| tail -1",
@@ -125,8 +127,8 @@ def main() -> None:
                 f"env -i python3 -c \"import socket; s=socket.create_connection(('{v4[0]}', "
                 f"{hsrv.getsockname()[1]}), 3); print(repr(s.recv(100)))\" 2>&1 | tail -1")
         out["default"] = {k: rr(sb.run(v, timeout=30)) for k, v in checks.items()}
-        out["transparent"] = bool(sb.isolation.to_dict() and any(
-            "redirected" in n for n in sb.isolation.notes))
+        out["transparent"] = any("redirected" in n for n in sb.isolation.notes)
+        out["transparent6"] = any("IPv4 and IPv6" in n for n in sb.isolation.notes)
         if pip_pkg:
             out["pip_install"] = rr(sb.run(
                 f"PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --no-cache-dir {pip_pkg} "

@@ -203,3 +203,22 @@ def test_json_collects_instead_of_streaming():
     d = json.loads(p.stdout)   # stdout holds exactly one JSON document
     assert d["stdout"] == "out\n" and d["stderr"] == "err\n"
     assert p.stderr == b""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_sigint_interrupts_the_script_like_bash(level):
+    """Ctrl-C (SIGINT to the CLI) ends the script with 130 and no traceback; the script's
+    later commands do not run."""
+    import signal
+
+    proc = subprocess.Popen([*CLI, "run", "-i", level, "--cmd", "echo go; sleep 30; echo after"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"go\n"   # type: ignore[union-attr]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130
+    assert b"after" not in out and b"Traceback" not in err

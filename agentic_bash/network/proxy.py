@@ -45,7 +45,7 @@ _CHUNK = 256 * 1024
 MAX_CONNECTIONS = 256
 MAX_DNS_INFLIGHT = 32
 _DNS_TTL = 30.0  # seconds a name's addresses are reused (as the stub's answers say)
-_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
+_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST is the same number
 
 Resolver = Callable[[str], Iterable[str]]
 
@@ -219,10 +219,16 @@ class Attachment:
         self._writers.add(writer)
         try:
             sock = writer.get_extra_info("socket")
-            raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
-            port = struct.unpack_from("!H", raw, 2)[0]
-            addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
-            tgt = f"{addr}:{port}"
+            if sock.family == socket.AF_INET6:  # struct sockaddr_in6
+                raw = sock.getsockopt(socket.IPPROTO_IPV6, _SO_ORIGINAL_DST, 28)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = ipaddress.ip_address(raw[8:24]).compressed
+                tgt = f"[{addr}]:{port}"
+            else:
+                raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
+                tgt = f"{addr}:{port}"
             why = ""
             names = [n for n in self._dns_names.get(addr, ())
                      if not self.policy.check_name(n, port) and self.policy.name_allowed(n, port)]
