@@ -553,9 +553,14 @@ class SandboxedExecutor:
         rid = self._pending
         deadline = time.monotonic() + _GRACE + _KILL_AFTER
         nudge = time.monotonic() + 0.5
+        seen = len(self._reader.buf)
         try:
             while True:
                 now = time.monotonic()
+                if len(self._reader.buf) != seen:
+                    # a big reply still coming in (an abandoned export_layer): not stuck
+                    seen = len(self._reader.buf)
+                    deadline = max(deadline, now + _KILL_AFTER)
                 if now >= deadline:
                     self._kill()
                     self._crash_reason = ("an abandoned call did not end within "
