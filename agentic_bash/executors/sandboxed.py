@@ -368,7 +368,6 @@ class SandboxedExecutor:
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
         self.observed.update(getattr(self, "_net_start", {}))
-        self._resources.ready(self.observed)
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()

@@ -31,15 +31,18 @@ table ip agentic_bash {
   }
 }
 """
-# IPv6 needs no route_localnet: a redirect to ::1 over lo gets its replies
-_RULES6 = """
-table ip6 agentic_bash6 {
+# Both families in one inet table (one transaction, ~0.8 ms against ~1.0 for an ip and an
+# ip6 table); IPv6 needs no route_localnet: a redirect to ::1 over lo gets its replies.
+_RULES_INET = """
+table inet agentic_bash {
   chain nat_out {
     type nat hook output priority -100; policy accept;
+    ip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :%(port)d
     ip6 daddr != ::1 meta l4proto tcp redirect to :%(port)d
   }
   chain filter_out {
     type filter hook output priority 0; policy accept;
+    ip daddr != 127.0.0.0/8 meta l4proto != tcp reject
     ip6 daddr != ::1 meta l4proto != tcp reject
   }
 }
@@ -129,8 +132,8 @@ def install_redirect(port: int, *, ipv6: bool = True) -> tuple[str, bool]:
     SO_ORIGINAL_DST) and refuse other non-loopback traffic at once. Returns (why not or "",
     whether IPv6 is redirected too); on an error nothing of the failed family is installed."""
     v6 = ipv6
-    err = _nft((_RULES + (_RULES6 if v6 else "")) % {"port": port})
-    if err and v6:  # e.g. a kernel without IPv6 nat: IPv4 alone, in one transaction again
+    err = _nft((_RULES_INET if v6 else _RULES) % {"port": port})
+    if err and v6:  # e.g. a kernel without inet nat (< 5.2): IPv4 alone
         v6 = False
         err = _nft(_RULES % {"port": port})
     if err:
