@@ -94,6 +94,14 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     from .network import resolve_network
     network = resolve_network(extra.pop("network", None), isolation)
     caps = None if isolation in ("virtual", "none") else probe()
+    if caps is not None and (caps.user_namespace or isolation == "landlock"):
+        # start the zygote now without waiting for it: its preload overlaps with the plan
+        # and the limits and network set-up in the executor
+        try:
+            from .isolation.zygote import get_zygote
+            get_zygote(wait=False)
+        except OSError:
+            pass   # the sandboxed executor reports it
     p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
     if p.level in ("namespace", "landlock"):
         from .executors.sandboxed import SandboxedExecutor

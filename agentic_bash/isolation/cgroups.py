@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["CgroupHost", "SandboxCgroups", "detect", "detect_cached", "parse_mountinfo", "parse_proc_cgroup",
-           "sweep_stale"]
+__all__ = ["CgroupHost", "SandboxCgroups", "detect", "detect_cached", "parse_mountinfo",
+           "parse_proc_cgroup", "sweep_stale", "systemd_user_manager"]
 
 PREFIX = "agentic-bash-"
 _NAME = re.compile(r"^agentic-bash-(\d+)-\d+-[0-9a-f]+$")
