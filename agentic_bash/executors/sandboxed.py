@@ -487,7 +487,8 @@ class SandboxedExecutor:
     @property
     def network_log(self) -> list[dict[str, Any]]:
         """The proxy's log of this sandbox's connections and lookups (newest last)."""
-        return list(self._net.log) if self._net is not None else []
+        # deque.copy() runs without releasing the GIL: the proxy thread may be appending
+        return list(self._net.log.copy()) if self._net is not None else []
 
     def _with_network(self, r: Result) -> Result:
         if self._net is None:
