@@ -481,3 +481,12 @@ def test_bytes_lost_mid_frame_mean_a_restart_never_a_shifted_result() -> None:
         r = sb.run("echo b; cat f")
         assert (r.stdout, r.restarted) == ("b\nkept\n", True)
         assert "mid-message" in r.extra["restart_reason"]
+
+
+@pytest.mark.skipif("namespace" not in SANDBOXED, reason="namespace level unavailable")
+def test_the_layer_fd_the_host_keeps_is_not_inherited() -> None:
+    import fcntl
+    with _make("namespace") as sb:
+        fd = sb._ex._layer_fd
+        assert fd is not None
+        assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC

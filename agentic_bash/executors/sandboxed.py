@@ -426,7 +426,6 @@ class SandboxedExecutor:
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
         self.observed.update(getattr(self, "_net_start", {}))
-        self._resources.ready(self.observed)
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
         missing = [m for m, v in self.isolation.mechanisms.items()
@@ -522,22 +521,24 @@ class SandboxedExecutor:
         policy = self._policy
         try:
             roles = dict(zip(hdr.get("roles") or (), socks))
-            want = {"proxy": socket.SOCK_STREAM, "dns": socket.SOCK_DGRAM,
-                    "transparent": socket.SOCK_STREAM}
+            want = {"proxy": (socket.AF_INET, socket.SOCK_STREAM),
+                    "dns": (socket.AF_INET, socket.SOCK_DGRAM),
+                    "transparent": (socket.AF_INET, socket.SOCK_STREAM),
+                    "transparent6": (socket.AF_INET6, socket.SOCK_STREAM)}
             # Security invariant: only the listeners asked for, of the expected kinds
             if len(roles) != len(socks) or not {"proxy", "dns"} <= set(roles) or any(
-                    r not in want or s.family != socket.AF_INET or s.type != want[r]
-                    for r, s in roles.items()):
+                    want.get(r) != (s.family, s.type) for r, s in roles.items()):
                 raise SandboxError("the sandbox passed unexpected network listeners")
             self._net = get_proxy().attach(
                 policy, tcp=[roles["proxy"]], udp=[roles["dns"]],
-                transparent=[roles["transparent"]] if "transparent" in roles else [],
+                transparent=[roles[r] for r in ("transparent", "transparent6") if r in roles],
                 label=str(self.pid), resolver=policy.resolver)
         except BaseException:
             for s in socks:
                 s.close()
             raise
         self._net_start = {"transparent": "transparent" in roles,
+                           "transparent6": "transparent6" in roles,
                            "transparent_error": str(hdr.get("transparent_error") or ""),
                            "t_network_ms": hdr.get("t_ms")}
 
@@ -609,9 +610,14 @@ class SandboxedExecutor:
         rid = self._pending
         deadline = time.monotonic() + _GRACE + _KILL_AFTER
         nudge = time.monotonic() + 0.5
+        seen = len(self._reader.buf)
         try:
             while True:
                 now = time.monotonic()
+                if len(self._reader.buf) != seen:
+                    # a big reply still coming in (an abandoned export_layer): not stuck
+                    seen = len(self._reader.buf)
+                    deadline = max(deadline, now + _KILL_AFTER)
                 if now >= deadline:
                     self._kill()
                     self._crash_reason = ("an abandoned call did not end within "
@@ -988,21 +994,25 @@ class SandboxedExecutor:
             self._send_interrupt(rid)
 
     def tty_input(self, data: bytes) -> None:
-        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt)."""
-        if self._closed or self._dead or not data:
+        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt);
+        addressed to that run, so keys typed as it ends never reach the next one."""
+        rid = self._current
+        if self._closed or self._dead or not data or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_input"}, bytes(data))
+                send_msg(self._sock, {"op": "tty_input", "target": rid}, bytes(data))
         except OSError:
             pass
 
     def tty_resize(self, rows: int, cols: int) -> None:
-        if self._closed or self._dead:
+        rid = self._current
+        if self._closed or self._dead or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols)})
+                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols),
+                                      "target": rid})
         except OSError:
             pass
 

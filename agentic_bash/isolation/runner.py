@@ -767,7 +767,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     p.put(payload)
                 continue
             if op in ("tty_input", "tty_resize"):
-                # keys typed at / the window size of a run(tty=...)'s pty, while it runs
+                # keys typed at / the window size of a run(tty=...)'s pty, while it runs; like
+                # an interrupt, only for the run it names
+                if req.get("target", current[0]) != current[0]:
+                    continue
                 try:
                     if op == "tty_input":
                         executor.tty_input(payload)
