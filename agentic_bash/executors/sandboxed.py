@@ -6,6 +6,7 @@ import functools
 import io
 import os
 import pickle
+import select
 import shutil
 import signal
 import socket
@@ -236,6 +237,63 @@ def _network_cfg(p: Plan, policy: Any) -> dict[str, Any]:
 
 class _Undelivered(SandboxCrashed):
     """A request could not be sent: the sandbox was already gone before it."""
+
+
+def _streamed_fd(stdin: Any) -> int | None:
+    """The fd of a ``stdin`` that is a pipe, socket or terminal (read while the script runs,
+    never to its end beforehand: it may never end); None for bytes, BytesIO, regular files."""
+    if stdin is None or isinstance(stdin, (bytes, bytearray, memoryview, str, io.BytesIO)):
+        return None
+    fileno = getattr(stdin, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        fd = fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISBLK(mode):
+        return None
+    return fd
+
+
+class _StdinFeeder:
+    """Sends a streamed stdin to the sandbox one chunk at a time: a chunk, then wait for the
+    sandbox's ``stdin_more`` (it has written the chunk into the run's pipe). A thread, since
+    reading the caller's pipe may block; it stops with the run."""
+
+    def __init__(self, ex: SandboxedExecutor, rid: int, fd: int) -> None:
+        self._ex, self._rid, self._fd = ex, rid, fd
+        self._credit = threading.Semaphore(1)
+        self._stopped = False
+        threading.Thread(target=self._run, name="agentic-bash-stdin", daemon=True).start()
+
+    def more(self) -> None:
+        self._credit.release()
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._credit.release()
+
+    def _run(self) -> None:
+        while not self._stopped:
+            if not self._credit.acquire(timeout=0.1):
+                continue
+            while not self._stopped:
+                try:
+                    r, _, _ = select.select([self._fd], [], [], 0.1)
+                except (OSError, ValueError):
+                    r = [self._fd]
+                if r:
+                    break
+            if self._stopped:
+                return
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                chunk = b""
+            if not self._ex._send_stdin(self._rid, chunk) or not chunk:
+                return
 
 
 class SandboxedExecutor:
@@ -488,7 +546,8 @@ class SandboxedExecutor:
     @property
     def network_log(self) -> list[dict[str, Any]]:
         """The proxy's log of this sandbox's connections and lookups (newest last)."""
-        return list(self._net.log) if self._net is not None else []
+        # deque.copy() runs without releasing the GIL: the proxy thread may be appending
+        return list(self._net.log.copy()) if self._net is not None else []
 
     def _with_network(self, r: Result) -> Result:
         if self._net is None:
@@ -754,7 +813,11 @@ class SandboxedExecutor:
             timeout: float | None = None, on_output: OutputCallback | None = None,
             tty: Mapping[str, Any] | None = None) -> Result:
         check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
-        data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
+        feed_fd = _streamed_fd(stdin)
+        if feed_fd is not None:
+            data = None   # a pipe or terminal: streamed while the script runs, as bash reads it
+        else:
+            data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
         if isinstance(data, str):
             data = data.encode()
         elif data is not None and not isinstance(data, bytes):
@@ -762,7 +825,8 @@ class SandboxedExecutor:
         with self._lock:
             self._ready()
             rid = self._new_id()
-            req = {"op": "run", "id": rid, "script": script, "stdin": data is not None,
+            req = {"op": "run", "id": rid, "script": script,
+                   "stdin": "pipe" if feed_fd is not None else data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
             if tty is not None:
@@ -771,6 +835,7 @@ class SandboxedExecutor:
             self._deliver(req, data or b"")
             self._current_thread = threading.get_ident()
             self._current = rid
+            feeder = _StdinFeeder(self, rid, feed_fd) if feed_fd is not None else None
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
@@ -825,6 +890,9 @@ class SandboxedExecutor:
                         pending = self._host_call(hdr, rid, deliver)
                     elif ev == "call_in" or ev == "call_end":
                         pass  # of a call that is over
+                    elif ev == "stdin_more":
+                        if feeder is not None:
+                            feeder.more()
                     elif ev == "result":
                         self._current = None
                         if callback_error is not None:
@@ -848,6 +916,16 @@ class SandboxedExecutor:
                 raise
             finally:
                 self._current = None
+                if feeder is not None:
+                    feeder.stop()
+
+    def _send_stdin(self, rid: int, chunk: bytes) -> bool:
+        try:
+            with self._send_lock:
+                send_msg(self._sock, {"op": "stdin", "target": rid}, chunk)
+            return True
+        except OSError:
+            return False
 
     # -- custom commands: the function runs in this process --------------------------------
     def register_command(self, name: str, fn: Any) -> None:
