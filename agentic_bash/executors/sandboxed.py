@@ -36,6 +36,7 @@ __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
 _GRACE = 2.0            # seconds past the run's timeout before the host interrupts on its own
 _KILL_AFTER = 3.0       # then seconds more before the host kills an unresponsive sandbox
 _START_TIMEOUT = 60.0
+_LAYER_PIECE = 8 << 20  # bytes per frame when a restart carries a layer over
 
 _NONINTERACTIVE = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                    "DEBIAN_FRONTEND": "noninteractive", "PIP_BREAK_SYSTEM_PACKAGES": "1",
@@ -663,9 +664,11 @@ class SandboxedExecutor:
             self._ready()
             return self._call_locked(op, kwargs)
 
-    def _call_locked(self, op: str, kwargs: dict[str, Any]) -> Any:
+    def _call_locked(self, op: str, kwargs: dict[str, Any], payload: bytes | None = None) -> Any:
         rid = self._new_id()
-        self._deliver({"op": op, "id": rid}, pickle.dumps(kwargs) if kwargs else b"")
+        self._deliver({"op": op, "id": rid},
+                      payload if payload is not None else
+                      pickle.dumps(kwargs) if kwargs else b"")
         try:
             while True:
                 msg = self._reader.recv(None)
@@ -692,23 +695,37 @@ class SandboxedExecutor:
             raise
 
     # -- restart after a crash (DESIGN.md decision 10) -------------------------------------
-    def _salvage_layer(self) -> bytes | None:
-        """The dead sandbox's session layer as a layer tar, read through the fd its pid 1
-        sent at start-up. Only called once every process of that sandbox is gone, so nothing
-        changes the files while they are read (symlinks are stored, never followed)."""
+    def _salvage_layer(self) -> Any:
+        """The dead sandbox's session layer as a layer tar in an unnamed temporary file, read
+        through the fd its pid 1 sent at start-up. Only called once every process of that
+        sandbox is gone, so nothing changes the files while they are read (symlinks are
+        stored, never followed)."""
         fd = self._layer_fd
         if fd is None or self.plan.level != "namespace":
             return None
-        import io
-
         from ..isolation.layerscan import export_layer_tar
         from ..isolation.rootfs import LAYER_PATH
         base = f"/proc/self/fd/{fd}"
         uppers = [{"target": u["target"], "upper": base + u["upper"][len(LAYER_PATH):]}
                   for u in self.layer_uppers if u.get("upper", "").startswith(LAYER_PATH)]
-        buf = io.BytesIO()
-        export_layer_tar(uppers, buf)
-        return buf.getvalue()
+        f = tempfile.TemporaryFile(prefix="agentic-bash-salvage-")
+        try:
+            export_layer_tar(uppers, f)
+        except BaseException:
+            f.close()
+            raise
+        return f
+
+    def _import_salvaged(self, f: Any) -> None:
+        """Send the salvaged layer in pieces and import it: memory stays O(piece)."""
+        with f:
+            f.seek(0)
+            while True:
+                chunk = f.read(_LAYER_PIECE)
+                if not chunk:
+                    break
+                self._call_locked("stage_layer", {}, payload=chunk)
+            self._call_locked("import_layer", {})
 
     def _restart(self) -> None:
         """Start a fresh sandbox process over the same session files and the shell state of
@@ -766,6 +783,8 @@ class SandboxedExecutor:
         try:
             hdr = self._start(cfg)
         except BaseException as e:
+            if layer is not None:
+                layer.close()
             self._closed = False
             self._dead = True
             if isinstance(e, SandboxError):
@@ -778,8 +797,8 @@ class SandboxedExecutor:
         self.observed["network_proxy"] = self._net is not None
         self._crash_reason = None
         try:
-            if layer:
-                self._call_locked("import_layer", {"data": layer})
+            if layer is not None:
+                self._import_salvaged(layer)
             if self._last_shell is not None:
                 self._call_locked("set_state", {"state": self._last_shell})
             for name in self._custom:

@@ -614,6 +614,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     active: list[threading.Thread] = []
     current: list[Any] = [None]  # id of the run in progress
     calls: dict[int, Any] = {}   # custom-command calls waiting for the host, by call id
+    staged: list[Any] = [None]   # a layer arriving in pieces (stage_layer)
     stdin_pipes: dict[Any, _StdinPipe] = {}   # runs whose stdin the host streams, by id
     # runs go to one long-lived worker thread (a thread started per run cost ~50 us);
     # ``idle`` is set while no run is in progress
@@ -815,6 +816,31 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
                                      args.get("extra_members"))
                     send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
+                continue
+            if op == "stage_layer":
+                # a layer sent in pieces (a restart carries the dead sandbox's files over this
+                # way, so neither side holds it twice in memory); import_layer(staged=True)
+                # then reads it from here
+                try:
+                    if staged[0] is None:
+                        staged[0] = os.fdopen(os.memfd_create("layer", os.MFD_CLOEXEC), "w+b")
+                    staged[0].write(payload)
+                    send({"ev": "ok", "value": None, "id": rid})
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
+                continue
+            if op == "import_layer" and staged[0] is not None:
+                f, staged[0] = staged[0], None
+                try:
+                    from ..vfs.oci import import_layer
+                    with f:
+                        f.seek(0)
+                        import_layer(f, executor.fs)
+                    if scanner is not None:
+                        scanner.refresh()
+                    send({"ev": "ok", "bytes": True, "id": rid}, b"")
                 except BaseException as e:  # noqa: BLE001
                     send({**_error_header(e), "id": rid})
                 continue
