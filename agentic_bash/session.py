@@ -94,6 +94,14 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     from .network import resolve_network
     network = resolve_network(extra.pop("network", None), isolation)
     caps = None if isolation in ("virtual", "none") else probe()
+    if caps is not None and (caps.user_namespace or isolation == "landlock"):
+        # start the zygote now without waiting for it: its preload overlaps with the plan
+        # and the limits and network set-up in the executor
+        try:
+            from .isolation.zygote import get_zygote
+            get_zygote(wait=False)
+        except OSError:
+            pass   # the sandboxed executor reports it
     p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
     if p.level in ("namespace", "landlock"):
         from .executors.sandboxed import SandboxedExecutor
@@ -587,6 +595,12 @@ class Sandbox:
             return list(m)
         return sorted((PackageInfo.from_json(e) for e in self._ex.get_state().get("packages") or ()),
                       key=lambda p: (p.manager, p.name.lower()))
+
+    @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """What the network proxy did for this sandbox (connections allowed, refused or
+        failed, DNS answers), newest last; empty where no proxy serves it."""
+        return list(getattr(self._ex, "network_log", None) or [])
 
     @property
     def cwd(self) -> str:
