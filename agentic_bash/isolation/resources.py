@@ -154,6 +154,7 @@ class ResourceControl:
         out: dict[str, Any] = {
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "work_cgroups": self.cgroups.work_procs_files if self.cgroups else [],
+            "pids_events": self.cgroups.pids_events_files if self.cgroups else [],
             "rlimits": rl, "ignore_sigxfsz": "file_size" in b, "oom_score_adj": 1000,
             "nproc": int(lim.max_processes) if b.get("processes") == "rlimit" else None,
             "runner_slack": RUNNER_SLACK + _job_threads(lim),
