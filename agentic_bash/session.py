@@ -597,6 +597,12 @@ class Sandbox:
                       key=lambda p: (p.manager, p.name.lower()))
 
     @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """What the network proxy did for this sandbox (connections allowed, refused or
+        failed, DNS answers), newest last; empty where no proxy serves it."""
+        return list(getattr(self._ex, "network_log", None) or [])
+
+    @property
     def cwd(self) -> str:
         return self._ex.cwd
 

@@ -96,6 +96,11 @@ def test_tools_that_ignore_the_proxy(net: dict) -> None:
         _no_secret(net, d["direct_host_own"])
         assert d["direct_host_own"]["violations"], d["direct_host_own"]
         assert net["redirect_allowed"]["out"] == net["secret"] + "\n", net["redirect_allowed"]
+        f = net["sni_fronting"]["violations"]
+        assert f and "TLS SNI 'evil.test'" in f[0][2], net["sni_fronting"]
+        assert not net["sni_listed"]["violations"], net["sni_listed"]
+        # the listed name's client reached the server (a plain-text reply breaks its TLS)
+        assert "SSL" in net["sni_listed"]["out"], net["sni_listed"]
 
 
 def test_allowlist(net: dict) -> None:

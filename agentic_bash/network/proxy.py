@@ -113,6 +113,8 @@ class Attachment:
                 if now - self._recent.get(key, -10.0) < 1.0:
                     return
                 self._recent[key] = now
+                if len(self._recent) > 1024:
+                    self._recent = {k: t for k, t in self._recent.items() if now - t < 1.0}
             self._violations.append(PolicyViolation("network", f"{target}: {reason}",
                                                     target=target, reason=reason))
 
@@ -142,15 +144,18 @@ class Attachment:
 
     # -- decisions (loop thread) -------------------------------------------------------
     def _resolve(self, host: str) -> list[str]:
+        """Runs on worker threads: the cache is shared with the loop thread under a lock."""
         addrs = list(self.resolver(host)) if self.resolver is not None else host_resolve(host)
         if addrs:
-            self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
-            while len(self._dns_cache) > 1024:
-                self._dns_cache.pop(next(iter(self._dns_cache)))
+            with self._lock:
+                self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
+                while len(self._dns_cache) > 1024:
+                    self._dns_cache.pop(next(iter(self._dns_cache)))
         return addrs
 
     def _cached(self, host: str) -> list[str]:
-        hit = self._dns_cache.get(host)
+        with self._lock:
+            hit = self._dns_cache.get(host)
         return hit[1] if hit is not None and hit[0] > time.monotonic() else []
 
     async def decide(self, host: str, port: int | None) -> tuple[list[str], str]:
@@ -247,8 +252,15 @@ class Attachment:
             if uw is None:
                 self._record("redirect", tgt, "failed", err)
                 return
-            self._record("redirect", tgt, "allowed", " ".join(names))
-            await self._pipe_both(reader, writer, ur, uw)
+            sni_ok = None
+            if names and self.policy.mode == "allowlist":
+                # allowed as one of these names: a TLS client must not name another host
+                def sni_ok(sni: str) -> bool:
+                    c = _canon_or_none(sni)
+                    return c is not None and not self.policy.check_name(c, port) and \
+                        self.policy.name_allowed(c, port)
+            await self._tunnel(reader, writer, ur, uw, addr, tgt, "redirect", sni_ok,
+                               " ".join(names))
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError,
                 ValueError, OSError):
             pass
@@ -378,22 +390,25 @@ class Attachment:
         await self._tunnel(reader, writer, ur, uw, host, tgt, "socks5")
 
     async def _tunnel(self, reader: Any, writer: Any, ur: Any, uw: Any, host: str, tgt: str,
-                      via: str) -> None:
-        """Relay a tunnel; for a TLS client naming another host in its SNI than the tunnel's
-        target (domain fronting past the policy), refuse instead."""
+                      via: str, sni_ok: Callable[[str], bool] | None = None,
+                      detail: str = "") -> None:
+        """Relay a tunnel. A TLS client whose SNI names a host ``sni_ok`` refuses (default:
+        any other than the tunnel's target name) is domain fronting past the policy: refused.
+        An address target with no ``sni_ok`` is not checked (the address was)."""
         self._writers.add(uw)
         try:
+            if sni_ok is None:
+                try:
+                    ipaddress.ip_address(host.strip("[]"))
+                except ValueError:
+                    want = _canon_or_none(host)
+                    sni_ok = lambda sni: _canon_or_none(sni) == want  # noqa: E731
             first = b""
-            try:
-                ipaddress.ip_address(host.strip("[]"))
-                is_name = False
-            except ValueError:
-                is_name = True
-            if is_name:
+            if sni_ok is not None:
                 first, server_first = await _first_bytes(reader, ur)
                 if server_first:  # the server talks first (no TLS client hello to check)
                     writer.write(server_first)
-            if is_name and first:
+            if sni_ok is not None and first:
                 try:
                     if len(first) < 5 and first[0] == 0x16:
                         first += await asyncio.wait_for(reader.readexactly(5 - len(first)),
@@ -403,13 +418,13 @@ class Attachment:
                         if need > 0:
                             first += await asyncio.wait_for(reader.readexactly(need), _IDLE)
                         sni = _sni(first)
-                        if sni is not None and _canon_or_none(sni) != _canon_or_none(host):
+                        if sni is not None and not sni_ok(sni):
                             self.refuse(via, tgt, f"TLS SNI {sni!r} does not match the "
                                                   f"tunnel's target {host}")
                             return
                 except (asyncio.TimeoutError, asyncio.IncompleteReadError):
                     return
-            self._record(via, tgt, "allowed")
+            self._record(via, tgt, "allowed", detail)
             if first:
                 uw.write(first)
             await self._pipe_both(reader, writer, ur, uw)
