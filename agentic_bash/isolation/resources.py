@@ -7,7 +7,7 @@ import platform
 from typing import Any, Mapping
 
 from ..errors import IsolationUnavailable, PolicyViolation
-from .cgroups import CgroupHost, SandboxCgroups, detect
+from .cgroups import CgroupHost, SandboxCgroups, detect_cached
 
 __all__ = ["LIMIT_MECHANISMS", "ResourceControl", "asked_limits", "plan_resources"]
 
@@ -18,8 +18,9 @@ LIMIT_MECHANISMS: dict[str, str] = {
 """limit -> its key in ``IsolationReport.mechanisms``."""
 
 RUNNER_SLACK = 8
-"""Tasks the runner may add during a run (its run thread, a spawn, a pump) on top of those it
-has when it reports ready; the process limit counts the runner's own tasks plus this."""
+"""Unprivileged (RLIMIT_NPROC counts every task of the sandbox's user): extra room in the
+runner's own limit for the threads it adds during a run (a spawn, a pump), on top of
+``watchdog.NPROC_*`` and the background jobs' threads."""
 
 WATCHDOG_INTERVAL = 0.05
 
@@ -120,24 +121,33 @@ class ResourceControl:
     def __init__(self, limits: Any, *, level: str, session_layer: str, strict: bool,
                  euid: int, cg: CgroupHost | None = None) -> None:
         self.limits = limits
-        self.cg_host = cg if cg is not None else detect()
-        self.backends = plan_resources(limits, level=level, session_layer=session_layer,
-                                       cg=self.cg_host, sandbox_uid_is_root=euid == 0,
-                                       kernel=platform.release())
-        if strict:
-            bad = _refusals(self.backends, bool(getattr(limits, "allow_watchdog", False)))
-            if bad:
-                raise IsolationUnavailable("strict: cannot enforce the limits asked for: "
-                                           + "; ".join(bad))
+        self.cg_host = cg if cg is not None else detect_cached()
+        plan_args = dict(level=level, session_layer=session_layer,
+                         sandbox_uid_is_root=euid == 0, kernel=platform.release())
+        self.backends = plan_resources(limits, cg=self.cg_host, **plan_args)
         self.cgroups: SandboxCgroups | None = None
         b = self.backends
         if any(v.startswith("cgroup") for v in b.values()):
-            self.cgroups = SandboxCgroups(
-                self.cg_host,
-                memory=limits.max_memory_bytes if b.get("memory", "").startswith("cgroup") else None,
-                # the runner's own tasks are added once it is up (see ready())
-                pids=limits.max_processes if b.get("processes", "").startswith("cgroup") else None,
-                cpu_quota=limits.cpu_quota if b.get("cpu", "").startswith("cgroup") else None)
+            try:
+                self.cgroups = SandboxCgroups(
+                    self.cg_host,
+                    memory=limits.max_memory_bytes if b.get("memory", "").startswith("cgroup") else None,
+                    pids=limits.max_processes if b.get("processes", "").startswith("cgroup") else None,
+                    runner_pids=_job_threads(limits),
+                    cpu_quota=limits.cpu_quota if b.get("cpu", "").startswith("cgroup") else None)
+            except OSError as e:
+                # a group that could not be made (or written) is planned again as if the
+                # hierarchy were not ours: the watchdog and rlimits where they apply
+                why = f"could not make the sandbox's cgroup ({e.strerror or e})"
+                self.backends = plan_resources(
+                    limits, cg=CgroupHost(0, {}, {c: why for c in ("memory", "pids", "cpu")}),
+                    **plan_args)
+        if strict:
+            bad = _refusals(self.backends, bool(getattr(limits, "allow_watchdog", False)))
+            if bad:
+                self.close()
+                raise IsolationUnavailable("strict: cannot enforce the limits asked for: "
+                                           + "; ".join(bad))
 
     @property
     def cfg(self) -> dict[str, Any]:
@@ -152,6 +162,7 @@ class ResourceControl:
         out: dict[str, Any] = {
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "work_cgroups": self.cgroups.work_procs_files if self.cgroups else [],
+            "pids_events": self.cgroups.pids_events_files if self.cgroups else [],
             "rlimits": rl, "ignore_sigxfsz": "file_size" in b, "oom_score_adj": 1000,
             "nproc": int(lim.max_processes) if b.get("processes") == "rlimit" else None,
             "runner_slack": RUNNER_SLACK + _job_threads(lim),
@@ -161,24 +172,6 @@ class ResourceControl:
             out["watchdog"] = {"memory": int(lim.max_memory_bytes),
                                "interval": WATCHDOG_INTERVAL}
         return out
-
-    def ready(self, observed: Mapping[str, Any]) -> None:
-        """The runner is up: bound the sandbox's pids group to the workload's budget (its own
-        group holds it to ``max_processes``) plus the runner's tasks as counted now and a few
-        more, so a fork bomb never starves the runner."""
-        cg = self.cgroups
-        if cg is None or "processes" not in cg.applied:
-            return
-        import os
-        d = cg.dirs["pids"]
-        try:
-            with open(os.path.join(d, "pids.current")) as f:
-                runner = int(f.read())
-            with open(os.path.join(d, "pids.max"), "w") as f:
-                f.write(str(int(self.limits.max_processes) + runner + RUNNER_SLACK
-                            + _job_threads(self.limits)))
-        except (OSError, ValueError):
-            pass
 
     def report(self, report: Any, observed: Mapping[str, Any]) -> Any:
         """``report`` with one entry per asked limit, verified against what the runner saw."""

@@ -45,7 +45,7 @@ _CHUNK = 256 * 1024
 MAX_CONNECTIONS = 256
 MAX_DNS_INFLIGHT = 32
 _DNS_TTL = 30.0  # seconds a name's addresses are reused (as the stub's answers say)
-_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
+_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST is the same number
 
 Resolver = Callable[[str], Iterable[str]]
 
@@ -90,6 +90,7 @@ class Attachment:
         self._recent: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
         self._servers: list[Any] = []
+        self._socks: list[socket.socket] = []
         self._writers: set[asyncio.StreamWriter] = set()
         self._dns_names: dict[str, collections.deque[str]] = {}
         self._dns_cache: dict[str, tuple[float, list[str]]] = {}
@@ -112,6 +113,8 @@ class Attachment:
                 if now - self._recent.get(key, -10.0) < 1.0:
                     return
                 self._recent[key] = now
+                if len(self._recent) > 1024:
+                    self._recent = {k: t for k, t in self._recent.items() if now - t < 1.0}
             self._violations.append(PolicyViolation("network", f"{target}: {reason}",
                                                     target=target, reason=reason))
 
@@ -128,24 +131,31 @@ class Attachment:
         self.server.call(self._aclose())
 
     async def _aclose(self) -> None:
+        self.closed = True
         for s in self._servers:
             s.close()
         for w in list(self._writers):
             w.close()
+        for sock in self._socks:  # those no server took over yet
+            sock.close()
+        self._socks.clear()
         self._servers.clear()
         self._writers.clear()
 
     # -- decisions (loop thread) -------------------------------------------------------
     def _resolve(self, host: str) -> list[str]:
+        """Runs on worker threads: the cache is shared with the loop thread under a lock."""
         addrs = list(self.resolver(host)) if self.resolver is not None else host_resolve(host)
         if addrs:
-            self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
-            while len(self._dns_cache) > 1024:
-                self._dns_cache.pop(next(iter(self._dns_cache)))
+            with self._lock:
+                self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
+                while len(self._dns_cache) > 1024:
+                    self._dns_cache.pop(next(iter(self._dns_cache)))
         return addrs
 
     def _cached(self, host: str) -> list[str]:
-        hit = self._dns_cache.get(host)
+        with self._lock:
+            hit = self._dns_cache.get(host)
         return hit[1] if hit is not None and hit[0] > time.monotonic() else []
 
     async def decide(self, host: str, port: int | None) -> tuple[list[str], str]:
@@ -214,10 +224,16 @@ class Attachment:
         self._writers.add(writer)
         try:
             sock = writer.get_extra_info("socket")
-            raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
-            port = struct.unpack_from("!H", raw, 2)[0]
-            addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
-            tgt = f"{addr}:{port}"
+            if sock.family == socket.AF_INET6:  # struct sockaddr_in6
+                raw = sock.getsockopt(socket.IPPROTO_IPV6, _SO_ORIGINAL_DST, 28)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = ipaddress.ip_address(raw[8:24]).compressed
+                tgt = f"[{addr}]:{port}"
+            else:
+                raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
+                tgt = f"{addr}:{port}"
             why = ""
             names = [n for n in self._dns_names.get(addr, ())
                      if not self.policy.check_name(n, port) and self.policy.name_allowed(n, port)]
@@ -236,8 +252,15 @@ class Attachment:
             if uw is None:
                 self._record("redirect", tgt, "failed", err)
                 return
-            self._record("redirect", tgt, "allowed", " ".join(names))
-            await self._pipe_both(reader, writer, ur, uw)
+            sni_ok = None
+            if names and self.policy.mode == "allowlist":
+                # allowed as one of these names: a TLS client must not name another host
+                def sni_ok(sni: str) -> bool:
+                    c = _canon_or_none(sni)
+                    return c is not None and not self.policy.check_name(c, port) and \
+                        self.policy.name_allowed(c, port)
+            await self._tunnel(reader, writer, ur, uw, addr, tgt, "redirect", sni_ok,
+                               " ".join(names))
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError,
                 ValueError, OSError):
             pass
@@ -367,22 +390,25 @@ class Attachment:
         await self._tunnel(reader, writer, ur, uw, host, tgt, "socks5")
 
     async def _tunnel(self, reader: Any, writer: Any, ur: Any, uw: Any, host: str, tgt: str,
-                      via: str) -> None:
-        """Relay a tunnel; for a TLS client naming another host in its SNI than the tunnel's
-        target (domain fronting past the policy), refuse instead."""
+                      via: str, sni_ok: Callable[[str], bool] | None = None,
+                      detail: str = "") -> None:
+        """Relay a tunnel. A TLS client whose SNI names a host ``sni_ok`` refuses (default:
+        any other than the tunnel's target name) is domain fronting past the policy: refused.
+        An address target with no ``sni_ok`` is not checked (the address was)."""
         self._writers.add(uw)
         try:
+            if sni_ok is None:
+                try:
+                    ipaddress.ip_address(host.strip("[]"))
+                except ValueError:
+                    want = _canon_or_none(host)
+                    sni_ok = lambda sni: _canon_or_none(sni) == want  # noqa: E731
             first = b""
-            try:
-                ipaddress.ip_address(host.strip("[]"))
-                is_name = False
-            except ValueError:
-                is_name = True
-            if is_name:
+            if sni_ok is not None:
                 first, server_first = await _first_bytes(reader, ur)
                 if server_first:  # the server talks first (no TLS client hello to check)
                     writer.write(server_first)
-            if is_name and first:
+            if sni_ok is not None and first:
                 try:
                     if len(first) < 5 and first[0] == 0x16:
                         first += await asyncio.wait_for(reader.readexactly(5 - len(first)),
@@ -392,13 +418,13 @@ class Attachment:
                         if need > 0:
                             first += await asyncio.wait_for(reader.readexactly(need), _IDLE)
                         sni = _sni(first)
-                        if sni is not None and _canon_or_none(sni) != _canon_or_none(host):
+                        if sni is not None and not sni_ok(sni):
                             self.refuse(via, tgt, f"TLS SNI {sni!r} does not match the "
                                                   f"tunnel's target {host}")
                             return
                 except (asyncio.TimeoutError, asyncio.IncompleteReadError):
                     return
-            self._record(via, tgt, "allowed")
+            self._record(via, tgt, "allowed", detail)
             if first:
                 uw.write(first)
             await self._pipe_both(reader, writer, ur, uw)
@@ -615,21 +641,39 @@ class ProxyServer:
         ``transparent`` listeners (redirected connections) for one sandbox under ``policy``.
         The sockets are taken over (closed on detach)."""
         att = Attachment(self, policy, label, resolver)
+        att._socks = [*tcp, *transparent, *udp]
+        for s in att._socks:
+            s.setblocking(False)
 
         async def go() -> None:
-            for s in tcp:
-                s.setblocking(False)
-                att._servers.append(await asyncio.start_server(att.handle, sock=s,
-                                                               limit=_HEAD_LIMIT))
-            for s in transparent:
-                s.setblocking(False)
-                att._servers.append(await asyncio.start_server(att.handle_transparent, sock=s,
-                                                               limit=_HEAD_LIMIT))
-            for s in udp:
-                s.setblocking(False)
-                _, proto = await self.loop.create_datagram_endpoint(lambda: _Dns(att), sock=s)
-                att._servers.append(proto)
-        self.call(go())
+            # Not waited for: connections made meanwhile wait in the listeners' backlogs
+            # (and DNS questions in the socket buffer), so the sandbox starts without a
+            # round trip to this thread. A socket leaves att._socks before a server takes
+            # it: closing it under a server would leave a stale selector entry that a later
+            # socket with the same fd number inherits.
+            try:
+                for kind, s in [*(("tcp", s) for s in tcp),
+                                *(("transparent", s) for s in transparent),
+                                *(("udp", s) for s in udp)]:
+                    if att.closed:
+                        break
+                    att._socks.remove(s)
+                    if kind == "udp":
+                        _, srv = await self.loop.create_datagram_endpoint(lambda: _Dns(att),
+                                                                          sock=s)
+                    else:
+                        srv = await asyncio.start_server(
+                            att.handle if kind == "tcp" else att.handle_transparent, sock=s,
+                            limit=_HEAD_LIMIT)
+                    att._servers.append(srv)
+            except Exception:  # noqa: BLE001
+                if not att.closed:
+                    log.exception("sandbox %s: cannot serve its network listeners", label)
+                s.close()  # taken from att._socks, and no server owns it
+                await att._aclose()
+            if att.closed:
+                await att._aclose()
+        self.loop.call_soon_threadsafe(asyncio.ensure_future, go())
         return att
 
     def alive(self) -> bool:
