@@ -677,6 +677,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     # what this run left behind at the process limit is a fork bomb until
                     # shown otherwise: its process groups go, as after a timeout (jobs of
                     # earlier runs stay)
+                    usage.kill_leftovers()
                     _kill_new_children(before)
             r = _note_packages(executor, r)
             h, body = result_header(r)
