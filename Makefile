@@ -4,7 +4,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: install demo test bench
+.PHONY: install demo test bench bench-all
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,5 +20,10 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -n auto -q -p no:cacheprovider tests integration
 
+# the in-process suites with their tables (peers side by side where installed); ARGS=--quick
 bench: install
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py $(ARGS)
+
+# every suite, the sandboxed ones too (namespaces, cgroups, network, packages, serve)
+bench-all: install
+	$(BIN)/python benchmarks/run.py --all $(ARGS)

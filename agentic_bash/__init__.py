@@ -13,7 +13,7 @@ from .limits import Limits
 __version__ = "0.1.0"
 
 __all__ = [
-    "IsolationUnavailable", "LimitExceeded", "Limits", "Mount", "ParseError",
+    "IsolationUnavailable", "LimitExceeded", "Limits", "Mount", "NetworkPolicy", "ParseError",
     "PolicyViolation", "PoolExhausted", "Result", "Sandbox", "SandboxClosed", "SandboxCrashed",
     "SandboxError", "SandboxPool", "SnapshotError", "Unsupported", "parse", "truncate",
 ]
@@ -23,12 +23,14 @@ _LAZY = {
     "Sandbox": ("session", "Sandbox"),
     "SandboxPool": ("pool", "SandboxPool"),
     "Mount": ("session", "Mount"),
+    "NetworkPolicy": ("network.policy", "NetworkPolicy"),
     "Result": ("session", "Result"),
     "parse": ("shell.parser", "parse"),
     "truncate": ("session", "truncate"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .network.policy import NetworkPolicy
     from .pool import SandboxPool
     from .session import Mount, Result, Sandbox, truncate
     from .shell.parser import parse

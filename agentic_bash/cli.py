@@ -10,7 +10,9 @@ import math
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 import warnings
 from enum import Enum
 from pathlib import Path
@@ -351,11 +353,23 @@ def _script_with_args(script: str, args: list[str]) -> str:
 
 
 def _run_streaming(sb: Any, script: str, as_json: bool, stdin: Any) -> Any:
-    if as_json:
-        return sb.run(script, stdin=stdin)
-    return sb.run_stream(script, stdin=stdin,
-                         on_stdout=lambda c: _live_writer(1, c),
-                         on_stderr=lambda c: _live_writer(2, c))
+    """One run; Ctrl-C (SIGINT) interrupts the script, which then ends with status 130 as
+    under bash, and the sandbox is closed normally."""
+    def on_sigint(signum: int, frame: Any) -> None:
+        # from a thread: the handler may run while this thread holds the channel's lock
+        threading.Thread(target=sb.interrupt, daemon=True).start()
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        if as_json:
+            return sb.run(script, stdin=stdin)
+        return sb.run_stream(script, stdin=stdin,
+                             on_stdout=lambda c: _live_writer(1, c),
+                             on_stderr=lambda c: _live_writer(2, c))
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
 
 
 # ---------------------------------------------------------------- commands

@@ -243,11 +243,13 @@ class SandboxPool:
 
     # ------------------------------------------------------------------ state
     def stats(self) -> dict[str, Any]:
-        """Counts now (ready, leased, creating, closing) and since the start (created,
-        released, discarded, expired, waited, exhausted)."""
+        """Counts now (ready, leased, creating, closing, owed: replacements for released
+        sandboxes not started yet) and since the start (created, released, discarded,
+        expired, waited, exhausted)."""
         with self._cond:
             return {"ready": len(self._ready), "leased": len(self._leased),
                     "creating": self._creating, "closing": self._closing,
+                    "owed": self._refill,
                     "closed": self._closed, **self._counts,
                     "last_error": repr(self._last_error) if self._last_error else None}
 

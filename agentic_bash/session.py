@@ -98,6 +98,14 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
                       workdir)
     allow_ptrace = bool(extra.pop("allow_ptrace", False))
     caps = None if isolation in ("virtual", "none") else probe()
+    if caps is not None and (caps.user_namespace or isolation == "landlock"):
+        # start the zygote now without waiting for it: its preload overlaps with the plan
+        # and the limits and network set-up in the executor
+        try:
+            from .isolation.zygote import get_zygote
+            get_zygote(wait=False)
+        except OSError:
+            pass   # the sandboxed executor reports it
     p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
     if rules and p.level in ("landlock", "none"):
         # Landlock cannot refuse a path below one it allows, and 'none' confines nothing:
@@ -567,12 +575,17 @@ class Sandbox:
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self, fileobj: BinaryIO | str | os.PathLike[str] | None = None, *,
-                 exclude_env: Iterable[str] = ()) -> bytes | None:
+                 exclude_env: Iterable[str] = (), compression: str | None = None,
+                 parent: Any = None) -> bytes | None:
         """The session as an OCI image-layer tar plus ``.agentic-bash/state.json``: returned as
-        bytes, or streamed to ``fileobj``, or written atomically to a path."""
+        bytes, or streamed to ``fileobj``, or written atomically to a path. ``compression``:
+        None (tar), "gzip" or "zstd" (tar+gzip / tar+zstd; zstd needs the [speed] extra).
+        ``parent``: an earlier snapshot of this session (or its chain ``[full, ...]``): only
+        what changed since goes in, restorable as ``restore([full, ..., this])``."""
         self._check()
         from .snapshot import take_snapshot
-        return take_snapshot(self, fileobj, exclude_env=exclude_env)
+        return take_snapshot(self, fileobj, exclude_env=exclude_env, compression=compression,
+                             parent=parent)
 
     def restore(self, data: bytes | BinaryIO | str | os.PathLike[str], *,
                 max_entries: int | None = None, max_bytes: int | None = None) -> None:
@@ -623,6 +636,12 @@ class Sandbox:
             return list(m)
         return sorted((PackageInfo.from_json(e) for e in self._ex.get_state().get("packages") or ()),
                       key=lambda p: (p.manager, p.name.lower()))
+
+    @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """What the network proxy did for this sandbox (connections allowed, refused or
+        failed, DNS answers), newest last; empty where no proxy serves it."""
+        return list(getattr(self._ex, "network_log", None) or [])
 
     @property
     def cwd(self) -> str:

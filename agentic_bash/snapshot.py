@@ -75,10 +75,79 @@ def _writable_of(sb: Any) -> list[str]:
     return ["/"]
 
 
+COMPRESSIONS = (None, "gzip", "zstd")
+# the OCI media type of each form a snapshot layer can take (what the reader accepts)
+MEDIA_TYPES = {None: "application/vnd.oci.image.layer.v1.tar",
+               "gzip": "application/vnd.oci.image.layer.v1.tar+gzip",
+               "zstd": "application/vnd.oci.image.layer.v1.tar+zstd"}
+
+
+def _zstd() -> Any:
+    try:
+        import zstandard
+    except ImportError:
+        raise SnapshotError("zstd snapshots need the 'zstandard' package "
+                            "(pip install 'agentic-bash[speed]'); gzip needs nothing") from None
+    return zstandard
+
+
+def compress(data: bytes, compression: str | None) -> bytes:
+    """A layer tar as ``compression`` (None, "gzip" or "zstd") writes it."""
+    if compression is None:
+        return data
+    if compression == "gzip":
+        import zlib
+        # level 1: a tar of small files is mostly headers and padding, which level 1
+        # already squeezes; higher levels cost several times the time for a few per cent
+        c = zlib.compressobj(1, zlib.DEFLATED, 31)
+        return c.compress(data) + c.flush()
+    if compression == "zstd":
+        return _zstd().ZstdCompressor(level=3).compress(data)
+    raise ValueError(f"compression must be one of None, 'gzip', 'zstd', not {compression!r}")
+
+
 def take_snapshot(sb: Any, fileobj: BinaryIO | str | os.PathLike[str] | None, *,
-                  exclude_env: Iterable[str] = ()) -> bytes | None:
-    state = json.dumps(build_state(sb, exclude_env), separators=(",", ":")).encode()
+                  exclude_env: Iterable[str] = (), compression: str | None = None,
+                  parent: Any = None) -> bytes | None:
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of None, 'gzip', 'zstd', not {compression!r}")
+    if compression == "zstd":
+        _zstd()  # refuse before any work when the package is missing
+    if parent is not None:
+        # the delta is taken against the whole previous state: a chain is flattened; an
+        # incremental snapshot alone does not hold it
+        if isinstance(parent, (list, tuple)):
+            last = _as_bytes(parent[-1]) if parent else b""
+            parent_data = _as_bytes(parent)
+        else:
+            last = parent_data = _as_bytes(parent)
+            if _state_of(_decompress(last)).get("parent"):
+                raise SnapshotError("parent= is an incremental snapshot: pass the chain it "
+                                    "belongs to, [full, ..., parent]")
+    st = build_state(sb, exclude_env)
+    if parent is not None:
+        st["parent"] = _digest(last)
+    state = json.dumps(st, separators=(",", ":")).encode()
     extras = {STATE_MEMBER: state}
+    if compression is not None or parent is not None:
+        buf = io.BytesIO()
+        _take(sb, buf, extras)
+        data = buf.getvalue()
+        if parent is not None:
+            data = _delta(_decompress(parent_data), data)
+        data = compress(data, compression)
+        if fileobj is None:
+            return data
+        if isinstance(fileobj, (str, os.PathLike)):
+            from .vfs.oci import write_atomic
+            write_atomic(os.fspath(fileobj), lambda f: f.write(data))
+            return None
+        fileobj.write(data)
+        return None
+    return _take(sb, fileobj, extras)
+
+
+def _take(sb: Any, fileobj: Any, extras: dict[str, bytes]) -> bytes | None:
     ex = sb._ex
     level = sb.isolation_level
     if level == "virtual":
@@ -116,7 +185,122 @@ class Loaded:
     names: list[tuple[str, str]]   # (absolute path, "d"|"f"|"l"|"wh"|"opq") of every entry
 
 
+def _digest(data: bytes) -> str:
+    import hashlib
+    return "sha256:" + hashlib.sha256(_decompress(data)).hexdigest()
+
+
+def _members(tar: bytes) -> tuple[list[Any], dict[str, Any], dict[str, bytes]]:
+    import tarfile
+    try:
+        tf = tarfile.open(fileobj=io.BytesIO(tar), mode="r:")
+        ms = tf.getmembers()
+        data = {m.name: tf.extractfile(m).read() for m in ms if m.isreg()}  # type: ignore[union-attr]
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise SnapshotError(f"corrupt snapshot layer: {e}") from e
+    return ms, {m.name: m for m in ms}, data
+
+
+def _same(a: Any, b: Any, da: bytes | None, db: bytes | None) -> bool:
+    return (a.type == b.type and a.mode == b.mode and a.mtime == b.mtime and a.uid == b.uid
+            and a.gid == b.gid and a.linkname == b.linkname and da == db
+            and a.pax_headers == b.pax_headers)
+
+
+def _state_of(tar: bytes) -> dict[str, Any]:
+    from .vfs import oci
+    f = io.BytesIO(tar)
+    try:
+        plan = oci._read_plan(f, True, oci.DEFAULT_MAX_ENTRIES, oci.DEFAULT_MAX_BYTES)
+    except Exception as e:  # noqa: BLE001 - vfs.oci's refusals name the problem
+        raise SnapshotError(f"parent= is not a readable snapshot: {e}") from e
+    m = plan.extras.get(STATE_MEMBER)
+    return parse_state(bytes(oci._read_data(f, m))) or {} if m is not None else {}
+
+
+def _delta(parent: bytes, full: bytes) -> bytes:
+    """The layer holding only what changed from ``parent`` to ``full`` (both uncompressed
+    tars): new or changed entries, and an OCI whiteout for each path that went away."""
+    import posixpath
+    import tarfile
+    _, pmap, pdata = _members(parent)
+    cms, cmap, cdata = _members(full)
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for m in cms:
+            old = pmap.get(m.name)
+            if m.name != STATE_MEMBER and old is not None and _same(old, m, pdata.get(m.name), cdata.get(m.name)):
+                continue
+            tf.addfile(m, io.BytesIO(cdata[m.name]) if m.isreg() else None)
+        gone = sorted(n for n in pmap if n not in cmap and n != STATE_MEMBER)
+        covered: list[str] = []
+        for n in gone:
+            if any(n.startswith(c + "/") for c in covered):
+                continue  # a whiteout of the directory takes its contents
+            covered.append(n)
+            d, base = posixpath.split(n)
+            wh = tarfile.TarInfo(posixpath.join(d, ".wh." + base) if d else ".wh." + base)
+            wh.mtime = 0
+            tf.addfile(wh, io.BytesIO(b""))
+    return out.getvalue()
+
+
+def _flatten(chain: list[bytes]) -> bytes:
+    """One layer tar equal to applying ``chain`` (a full snapshot, then incremental ones
+    taken with ``parent=`` the one before) in order; refused when the order is wrong."""
+    import posixpath
+    import tarfile
+    layers = [_decompress(_as_bytes(x)) for x in chain]
+    order: list[str] = []
+    entries: dict[str, tuple[Any, bytes | None]] = {}
+    prev: bytes | None = None
+    for i, tar in enumerate(layers):
+        ms, _, data = _members(tar)
+        if i:
+            st = None
+            for m in ms:
+                if m.name == STATE_MEMBER:
+                    st = parse_state(data.get(m.name))
+            want = (st or {}).get("parent")
+            if want is None:
+                raise SnapshotError(f"snapshot {i} of the chain was not taken with parent= "
+                                    "(only the first may be a full snapshot)")
+            if want != "sha256:" + __import__("hashlib").sha256(prev).hexdigest():  # type: ignore[arg-type]
+                raise SnapshotError(f"snapshot {i} of the chain was taken from another parent "
+                                    "than the one before it")
+        for m in ms:
+            d, base = posixpath.split(m.name)
+            if base == ".wh..wh..opq":
+                for n in [n for n in entries if n.startswith(d + "/")]:
+                    del entries[n]
+                continue
+            if base.startswith(".wh."):
+                gone = posixpath.join(d, base[4:]) if d else base[4:]
+                for n in [n for n in entries if n == gone or n.startswith(gone + "/")]:
+                    del entries[n]
+                continue
+            if m.name not in entries:
+                order.append(m.name)
+            entries[m.name] = (m, data.get(m.name))
+        prev = tar
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        names = [n for n in order if n in entries]
+        if STATE_MEMBER in entries:  # the last state, first (as a full snapshot has it)
+            names.remove(STATE_MEMBER)
+            names.insert(0, STATE_MEMBER)
+        for n in dict.fromkeys(names):
+            m, d = entries[n]
+            m.name = n
+            tf.addfile(m, io.BytesIO(d) if d is not None else None)
+    return out.getvalue()
+
+
 def _as_bytes(src: Any) -> bytes:
+    if isinstance(src, (list, tuple)):
+        if not src:
+            raise SnapshotError("an empty snapshot chain")
+        return src[0] if len(src) == 1 and isinstance(src[0], bytes) else _flatten(list(src))
     if isinstance(src, (bytes, bytearray, memoryview)):
         return bytes(src)
     if isinstance(src, (str, os.PathLike)):
@@ -131,6 +315,13 @@ def _as_bytes(src: Any) -> bytes:
 
 
 def _decompress(data: bytes) -> bytes:
+    if data[:4] == b"\x28\xb5\x2f\xfd":
+        try:
+            return _zstd().ZstdDecompressor().decompress(data, max_output_size=1 << 34)
+        except SnapshotError:
+            raise
+        except Exception as e:  # noqa: BLE001 - zstandard.ZstdError and friends
+            raise SnapshotError(f"corrupt compressed snapshot: {e}") from e
     if data[:2] == b"\x1f\x8b":
         import gzip
         import zlib

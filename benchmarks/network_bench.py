@@ -219,13 +219,40 @@ def creation(n: int) -> dict:
             "sandbox_side_network_step": _stats(inside)}
 
 
+def attach_memory(k: int) -> dict:
+    """Memory of the shared proxy per attached sandbox: k listener pairs attached at once."""
+    from agentic_bash.network import NetworkPolicy
+    from agentic_bash.network.proxy import get_proxy
+
+    def rss_kib() -> int:
+        with open("/proc/self/status") as f:
+            return next(int(ln.split()[1]) for ln in f if ln.startswith("VmRSS:"))
+    proxy = get_proxy()
+    time.sleep(0.2)
+    before = rss_kib()
+    atts = []
+    for _ in range(k):
+        t = socket.socket()
+        t.bind(("127.0.0.1", 0))
+        t.listen(16)
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("127.0.0.1", 0))
+        atts.append(proxy.attach(NetworkPolicy(), tcp=[t], udp=[u]))
+    time.sleep(0.5)
+    after = rss_kib()
+    for a in atts:
+        a.close()
+    return {"sandboxes": k, "rss_per_attachment_kib": round((after - before) / k, 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--sandboxes", type=int, default=20)
     ap.add_argument("--json")
     args = ap.parse_args()
-    res = {"https": https_latency(args.n), "creation": creation(args.sandboxes)}
+    res = {"https": https_latency(args.n), "creation": creation(args.sandboxes),
+           "memory": attach_memory(200)}
     print(json.dumps(res, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n")

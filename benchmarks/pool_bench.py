@@ -130,25 +130,56 @@ def bench_fresh(n: int) -> dict:
     return out
 
 
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds used so far by this process, its reaped children, and the processes
+    ``pids`` with their reaped children (a sandbox's S1, S2, S3: native commands are reaped
+    by S3). Less sensitive to the machine's load than wall time."""
+    import psutil
+
+    t = os.times()
+    total = t.user + t.system + t.children_user + t.children_system
+    for pid in pids:
+        try:
+            c = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        total += c.user + c.system + c.children_user + c.children_system
+    return total
+
+
 def bench_per_call(n: int, **options) -> dict:
+    import psutil
+
     from agentic_bash import Sandbox
 
     sb = Sandbox("namespace", **options)
     try:
+        s1 = sb._ex.pid
+        pids = [s1] + [c.pid for c in psutil.Process(s1).children(recursive=True)]
         for _ in range(50):
             sb.run("echo hi")
             sb.run("/bin/true")
         echo, native, sub = [], [], []
+        cpu = {"echo": 0.0, "native_true": 0.0, "subprocess_run_true": 0.0}
         for _ in range(n // 100):   # interleaved blocks of 100
-            echo += timed(lambda: sb.run("echo hi"), 100)
-            native += timed(lambda: sb.run("/bin/true"), 100)
-            sub += timed(lambda: subprocess.run(["/bin/true"]), 100)
+            for key, fn, out in (("echo", lambda: sb.run("echo hi"), echo),
+                                 ("native_true", lambda: sb.run("/bin/true"), native),
+                                 ("subprocess_run_true",
+                                  lambda: subprocess.run(["/bin/true"]), sub)):
+                c0 = _cpu(pids)
+                out += timed(fn, 100)
+                cpu[key] += _cpu(pids) - c0
     finally:
         sb.close()
     out = {"echo": summary(echo), "native_true": summary(native), "subprocess_run_true":
            summary(sub)}
     out["echo_vs_subprocess"] = statistics.median(echo) / statistics.median(sub)
     out["native_vs_subprocess"] = statistics.median(native) / statistics.median(sub)
+    k = (n // 100) * 100
+    # (the psutil reads themselves are inside each block's CPU: ~1 us per call, all three)
+    out["cpu_us_per_call"] = {key: v / k * 1e6 for key, v in cpu.items()}
+    out["cpu_native_vs_subprocess"] = cpu["native_true"] / cpu["subprocess_run_true"]
+    out["cpu_echo_vs_subprocess"] = cpu["echo"] / cpu["subprocess_run_true"]
     return out
 
 
@@ -284,11 +315,18 @@ def main() -> None:
         lines.append(f"/bin/true per call {p['native_true']['p50_ms']:.3f} ms vs subprocess.run "
                      f"{p['subprocess_run_true']['p50_ms']:.3f} ms: "
                      f"{p['native_vs_subprocess']:.2f}x (<= 1.2x)")
+        c = p["cpu_us_per_call"]
+        lines.append(f"  CPU per call (host + sandbox): echo {c['echo']:.0f} us, /bin/true "
+                     f"{c['native_true']:.0f} us vs subprocess.run "
+                     f"{c['subprocess_run_true']:.0f} us ({p['cpu_native_vs_subprocess']:.2f}x)")
     if "per_call_no_cgroups" in res:
         p = res["per_call_no_cgroups"]
+        c = p["cpu_us_per_call"]
         lines.append(f"  without cgroup limits: echo {p['echo']['p50_ms'] * 1e3:.0f} us "
                      f"({p['echo_vs_subprocess']:.3f}x), /bin/true "
-                     f"{p['native_true']['p50_ms']:.3f} ms ({p['native_vs_subprocess']:.2f}x)")
+                     f"{p['native_true']['p50_ms']:.3f} ms ({p['native_vs_subprocess']:.2f}x); "
+                     f"CPU echo {c['echo']:.0f} us, /bin/true {c['native_true']:.0f} us "
+                     f"({p['cpu_native_vs_subprocess']:.2f}x)")
     if "fresh_process" in res:
         lines.append("  fresh process phases (p50 ms): " + ", ".join(
             f"{k} {v:.0f}" for k, v in res["fresh_process"]["phases_p50_ms"].items()))

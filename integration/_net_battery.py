@@ -104,6 +104,8 @@ def main() -> None:
             # refused by the proxy, or unreachable without the redirect; never dialled
             "direct_private": "env -i python3 -c \"import socket; s=socket.create_connection("
                               "('10.255.255.1', 80), 3); print(repr(s.recv(10)))\" 2>&1 | tail -1",
+            "direct_private6": "env -i python3 -c \"import socket; s=socket.create_connection("
+                               "('fd00::5', 80), 3); print(repr(s.recv(10)))\" 2>&1 | tail -1",
             "direct_udp": "python3 -c \"import socket; s=socket.socket(socket.AF_INET, "
                           "socket.SOCK_DGRAM); s.sendto(b'x', ('10.255.255.1', 53))\" 2>&1 "
                           "| tail -1",
@@ -125,13 +127,13 @@ def main() -> None:
                 f"env -i python3 -c \"import socket; s=socket.create_connection(('{v4[0]}', "
                 f"{hsrv.getsockname()[1]}), 3); print(repr(s.recv(100)))\" 2>&1 | tail -1")
         out["default"] = {k: rr(sb.run(v, timeout=30)) for k, v in checks.items()}
-        out["transparent"] = bool(sb.isolation.to_dict() and any(
-            "redirected" in n for n in sb.isolation.notes))
+        out["transparent"] = any("redirected" in n for n in sb.isolation.notes)
+        out["transparent6"] = any("IPv4 and IPv6" in n for n in sb.isolation.notes)
         if pip_pkg:
             out["pip_install"] = rr(sb.run(
                 f"PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --no-cache-dir {pip_pkg} "
                 f"&& python3 -c 'import {pip_pkg}; print(\"imported\")'", timeout=180))
-            out["pip_log"] = [e for e in sb._ex.network_log if e["via"] != "dns"][-10:]
+            out["pip_log"] = [e for e in sb.network_log if e["via"] != "dns"][-10:]
     # the zygote and the shared proxy are process-wide: count fds once they exist
     fds_before = len(os.listdir("/proc/self/fd"))
     # an allowlist with a test resolver
@@ -165,6 +167,25 @@ def main() -> None:
             out["redirect_allowed"] = rr(sb.run(
                 f"env -i python3 -c \"import socket; s=socket.create_connection(('{a}', "
                 f"{port}), 3); print(s.recv(100).decode().strip())\" 2>&1 | tail -1", timeout=30))
+    if "host_own" in out:
+        # a proxy-unaware TLS client, allowlisted by the name the DNS stub answered: its SNI
+        # must be an allowed name too (domain fronting on a shared address is refused)
+        a = out["host_own"][0]
+        lsn = socket.socket()
+        lsn.bind((a, 0))
+        lsn.listen(8)
+        threading.Thread(target=_reply_after_data, args=(lsn,), daemon=True).start()
+        port = lsn.getsockname()[1]
+        tls = ("env -i python3 -c \"import socket, ssl; s=socket.create_connection(('{a}', "
+               "{p}), 3); c=ssl.create_default_context(); c.check_hostname=False; "
+               "c.verify_mode=ssl.CERT_NONE; c.wrap_socket(s, server_hostname='{sni}')\" 2>&1 "
+               "| tail -1")
+        with Sandbox(network=NetworkPolicy(allow=["ok.test"], block_private=False,
+                                           resolver={"ok.test": [a]})) as sb:
+            sb.run("getent hosts ok.test")
+            out["sni_fronting"] = rr(sb.run(tls.format(a=a, p=port, sni="evil.test"), timeout=30))
+            out["sni_listed"] = rr(sb.run(tls.format(a=a, p=port, sni="ok.test"), timeout=30))
+        lsn.close()  # the test's own server, not counted as a leak
     if pip_pkg:
         with Sandbox(network=NetworkPolicy(allow=["pypi.org", "files.pythonhosted.org"])) as sb:
             out["pip_download_allow"] = rr(sb.run(
@@ -190,6 +211,21 @@ def _serve_secret(srv: socket.socket) -> None:
     while True:
         c, _ = srv.accept()
         c.sendall(SECRET.encode() + b"\n")
+        c.close()
+
+
+def _reply_after_data(srv: socket.socket) -> None:
+    while True:
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            return
+        c.settimeout(5)
+        try:
+            if c.recv(65536):
+                c.sendall(SECRET.encode() + b"\n")
+        except OSError:
+            pass
         c.close()
 
 

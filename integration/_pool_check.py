@@ -98,9 +98,11 @@ def main() -> None:
     while time.monotonic() < end and peak <= 2:
         peak = max(peak, pool.stats()["ready"])
         time.sleep(0.02)
-    while time.monotonic() < end and pool.stats()["ready"] > 2:
+    def settled() -> bool:   # the burst's replacements all started, the surplus gone
+        st = pool.stats()
+        return st["ready"] <= 2 and st["creating"] == 0 and st["owed"] == 0
+    while time.monotonic() < end and not (settled() and time.sleep(0.3) is None and settled()):
         time.sleep(0.05)
-    time.sleep(0.3)
     out["ready_peak"] = peak
     out["stats_after_ttl"] = pool.stats()
 

@@ -87,10 +87,20 @@ def test_tools_that_ignore_the_proxy(net: dict) -> None:
     assert "Connection reset by peer" in d["direct_private"]["out"], d["direct_private"]
     assert any(v[1].startswith("10.255.255.1:80") for v in d["direct_private"]["violations"])
     assert "Operation not permitted" in d["direct_udp"]["out"], d["direct_udp"]
+    if net["transparent6"]:
+        assert "Connection reset by peer" in d["direct_private6"]["out"], d["direct_private6"]
+        assert any(v[1].startswith("[fd00::5]:80") for v in d["direct_private6"]["violations"])
+    else:
+        assert "unreachable" in d["direct_private6"]["out"], d["direct_private6"]
     if "host_own" in net:
         _no_secret(net, d["direct_host_own"])
         assert d["direct_host_own"]["violations"], d["direct_host_own"]
         assert net["redirect_allowed"]["out"] == net["secret"] + "\n", net["redirect_allowed"]
+        f = net["sni_fronting"]["violations"]
+        assert f and "TLS SNI 'evil.test'" in f[0][2], net["sni_fronting"]
+        assert not net["sni_listed"]["violations"], net["sni_listed"]
+        # the listed name's client reached the server (a plain-text reply breaks its TLS)
+        assert "SSL" in net["sni_listed"]["out"], net["sni_listed"]
 
 
 def test_allowlist(net: dict) -> None:

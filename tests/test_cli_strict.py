@@ -203,3 +203,46 @@ def test_json_collects_instead_of_streaming():
     d = json.loads(p.stdout)   # stdout holds exactly one JSON document
     assert d["stdout"] == "out\n" and d["stderr"] == "err\n"
     assert p.stderr == b""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_sigint_interrupts_the_script_like_bash(level):
+    """Ctrl-C (SIGINT to the CLI) ends the script with 130 and no traceback; the script's
+    later commands do not run."""
+    import signal
+
+    proc = subprocess.Popen([*CLI, "run", "-i", level, "--cmd", "echo go; sleep 30; echo after"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"go\n"   # type: ignore[union-attr]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130
+    assert b"after" not in out and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_stdin_that_never_ends_does_not_hold_a_script_that_does_not_read(level):
+    proc = subprocess.Popen([*CLI, "run", "-i", level, "--cmd", "echo x"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        rc = proc.wait(timeout=60)   # our end of its stdin stays open all along
+        out = proc.stdout.read()     # type: ignore[union-attr]
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()           # type: ignore[union-attr]
+    assert (rc, out) == (0, b"x\n")
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_stdin_is_shared_by_builtins_and_commands_and_streams_in_bulk(level):
+    p = cli("run", "-i", level, "--cmd", 'read a; read b; echo "$a $b"; cat',
+            stdin=b"1\n2\n3\n4\n")
+    assert p.stdout == b"1 2\n3\n4\n"
+    big = bytes(range(256)) * 12_000   # 3 MB, every byte value
+    p = cli("run", "-i", level, "--cmd", "od -An -tx1 -v | wc -l; cat > /dev/null", stdin=big)
+    assert p.stdout == b"%d\n" % (len(big) // 16) and p.returncode == 0

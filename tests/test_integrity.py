@@ -481,3 +481,27 @@ def test_bytes_lost_mid_frame_mean_a_restart_never_a_shifted_result() -> None:
         r = sb.run("echo b; cat f")
         assert (r.stdout, r.restarted) == ("b\nkept\n", True)
         assert "mid-message" in r.extra["restart_reason"]
+
+
+@pytest.mark.skipif("namespace" not in SANDBOXED, reason="namespace level unavailable")
+def test_the_layer_fd_the_host_keeps_is_not_inherited() -> None:
+    import fcntl
+    with _make("namespace") as sb:
+        fd = sb._ex._layer_fd
+        assert fd is not None
+        assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+
+
+@pytest.mark.skipif("namespace" not in SANDBOXED, reason="namespace level unavailable")
+def test_restart_carries_a_layer_over_in_pieces(monkeypatch) -> None:
+    import agentic_bash.executors.sandboxed as sbx
+    monkeypatch.setattr(sbx, "_LAYER_PIECE", 4096)  # many frames for a small layer
+    with _make("namespace") as sb:
+        sb.run("head -c 100000 /dev/urandom > r; sha256sum r > r.sum; mkdir -p a/b; "
+               "ln -s ../r a/b/link; rm -f /etc/hostname 2>/dev/null; true")
+        want = sb.run("cat r.sum; readlink a/b/link").stdout
+        os.kill(sb._ex.pid, signal.SIGKILL)
+        with pytest.raises(SandboxCrashed):
+            sb.run("sleep 3")
+        r = sb.run("sha256sum -c r.sum >/dev/null && cat r.sum; readlink a/b/link")
+        assert (r.stdout, r.restarted) == (want, True)

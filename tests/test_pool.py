@@ -146,8 +146,11 @@ def test_idle_ttl_closes_surplus_down_to_min_size():
         # replacements for the burst appear, then the surplus expires (under load the
         # first may expire before the last is ready: count, do not race)
         assert _wait(lambda: pool.stats()["created"] >= 6)
-        assert _wait(lambda: pool.stats()["expired"] >= 3 and pool.stats()["ready"] == 1
-                     and pool.stats()["closing"] == 0, timeout=20)
+        def settled() -> bool:
+            st = pool.stats()
+            return (st["expired"] >= 3 and st["ready"] == 1 and st["closing"] == 0
+                    and st["creating"] == 0 and st["owed"] == 0)
+        assert _wait(settled, timeout=20)
         time.sleep(0.5)
         assert pool.stats()["ready"] == 1    # min_size stays
     finally:

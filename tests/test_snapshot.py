@@ -436,3 +436,48 @@ def test_hundred_thousand_entries_restore():
         assert sb.read_file("/workspace/many/d42/f998") == b"x"
         again = sb.snapshot()
     assert tarfile.open(fileobj=io.BytesIO(again)).getnames().count("workspace/many/d7/f5") == 1
+
+
+# ------------------------------------------------------------------ issue 18: compressed, incremental
+@pytest.mark.parametrize("compression,magic", [("gzip", b"\x1f\x8b"), ("zstd", b"\x28\xb5\x2f\xfd")])
+def test_compressed_snapshots_restore(compression, magic):
+    pytest.importorskip("zstandard") if compression == "zstd" else None
+    with Sandbox(isolation="virtual") as sb:
+        for i in range(200):
+            sb.write_file(f"/workspace/src/f{i}.txt", f"file {i}\n" * 4)
+        sb.run("cd /workspace && v=kept")
+        plain = sb.snapshot()
+        data = sb.snapshot(compression=compression)
+        assert data[:len(magic)] == magic
+        assert len(data) < len(plain) / 10
+        with Sandbox.from_snapshot(data, isolation="virtual") as s2:
+            assert s2.run("cat src/f199.txt | wc -l; echo $v").stdout == "4\nkept\n"
+
+
+def test_compression_is_checked():
+    with Sandbox(isolation="virtual") as sb:
+        with pytest.raises(ValueError):
+            sb.snapshot(compression="lz4")
+
+
+def test_incremental_snapshot_chain():
+    with Sandbox(isolation="virtual") as sb:
+        for i in range(1000):
+            sb.write_file(f"/workspace/src/f{i}.txt", f"file {i}\n" * 4)
+        full = sb.snapshot(compression="gzip")
+        sb.run("echo changed > /workspace/src/f7.txt; rm /workspace/src/f8.txt; "
+               "mkdir /workspace/new && echo n > /workspace/new/a; x=1")
+        inc = sb.snapshot(parent=full, compression="gzip")
+        assert len(inc) < 0.05 * len(full)
+        sb.run("echo later > /workspace/src/f9.txt; rm -r /workspace/new")
+        inc2 = sb.snapshot(parent=[full, inc])
+        with Sandbox.from_snapshot([full, inc], isolation="virtual") as s2:
+            out = s2.run("cat src/f7.txt new/a; ls src | wc -l; echo $x; ls src/f8.txt").stdout
+            assert out == "changed\nn\n999\n1\n"
+            s2.restore([full, inc, inc2])
+            assert s2.run("cat src/f9.txt src/f7.txt; ls new 2>&1 | wc -l").stdout == "later\nchanged\n1\n"
+            assert s2.run("test -e new || echo gone").stdout == "gone\n"
+        with pytest.raises(SnapshotError):
+            sb.snapshot(parent=inc)           # an increment alone is not the previous state
+        with pytest.raises(SnapshotError):
+            Sandbox.from_snapshot([full, inc2], isolation="virtual")  # not its parent

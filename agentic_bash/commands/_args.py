@@ -25,6 +25,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import errno
 import io
 import os
@@ -96,6 +98,7 @@ def usage_error(ctx: CommandContext, msg: str | None, status: int = 1) -> OptErr
     return OptError(status)
 
 
+@functools.lru_cache(maxsize=512)
 def _parse_short_spec(spec: str) -> tuple[dict[str, int], bool]:
     """letter -> 0 (no arg), 1 (required), 2 (optional); and whether permutation is off."""
     posix = False
@@ -113,6 +116,25 @@ def _parse_short_spec(spec: str) -> tuple[dict[str, int], bool]:
             kind, i = 1, i + 1
         out[c] = kind
     return out, posix
+
+
+@functools.lru_cache(maxsize=512)
+def _long_table(short: str, items: tuple[tuple[str, str | None], ...]) -> dict[str, tuple[str, int]]:
+    """parse_opts' long name -> (key, kind) table (cached per option spec: never mutated)."""
+    shorts = _parse_short_spec(short)[0]
+    longs: dict[str, tuple[str, int]] = {}
+    for lname, target in items:
+        if target is None:
+            longs[lname] = (lname, 0)
+        elif len(target) == 1 and target in shorts:
+            longs[lname] = (target, shorts[target])
+        else:
+            t = target
+            kind = 2 if t.endswith("::") else 1 if t.endswith(":") else 0
+            longs[lname] = (t.rstrip(":"), kind)
+    longs.setdefault("help", ("\0help", 0))
+    longs.setdefault("version", ("\0version", 0))
+    return longs
 
 
 def _print_help(ctx: CommandContext, name: str) -> None:
@@ -153,22 +175,11 @@ def parse_opts(
 ) -> tuple[list[tuple[str, str | None]], list[str]]:
     """Parse ``argv[1:]`` like glibc getopt_long; see the module comment for the contract."""
     name = prog_name(ctx, argv)
-    shorts, posix = _parse_short_spec(short)
+    shorts, posix = _parse_short_spec(short)  # (cached: never mutate shorts)
     if "POSIXLY_CORRECT" in ctx.env:
         posix = True
     # long name -> (key, kind)
-    longs: dict[str, tuple[str, int]] = {}
-    for lname, target in (long or {}).items():
-        if target is None:
-            longs[lname] = (lname, 0)
-        elif len(target) == 1 and target in shorts:
-            longs[lname] = (target, shorts[target])
-        else:
-            t = target
-            kind = 2 if t.endswith("::") else 1 if t.endswith(":") else 0
-            longs[lname] = (t.rstrip(":"), kind)
-    longs.setdefault("help", ("\0help", 0))
-    longs.setdefault("version", ("\0version", 0))
+    longs = _long_table(short, tuple(long.items()) if long else ())
 
     def fail(msg: str) -> OptError:
         ctx.stderr.write(f"{name}: {msg}\n".encode("utf-8", "surrogateescape"))

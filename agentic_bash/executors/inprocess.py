@@ -37,6 +37,7 @@ from ..shell.parser import parse as _parse
 from ..packages.apt import APT_COMMANDS, apt_shim
 from ..packages.manifest import Manifest
 from ..shell.parser import _CACHE_MAX_SOURCE, parse_with_warnings as _parse_w
+from ..shell.template import templated as _templated
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
 except ImportError:  # pragma: no cover
@@ -61,6 +62,8 @@ def _whole_script(script: str, extglob: bool) -> N.Script | None:
     remembered in _TREES (both answers)."""
     if "expand_aliases" in script or "extglob" in script or _VERBOSE_ON.search(script):
         tree = None
+    elif (tree := _templated(script, extglob, _parse_w)) is not None:
+        pass  # a new line of a shape parsed before (shell/template.py)
     else:
         try:
             tree, warns = _parse_w(script, extglob=extglob)
@@ -1600,7 +1603,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                     if not chunk:
                         break
                     os.write(w, chunk)
-            except OSError:
+            except (OSError, ValueError):  # the reader exited, or the stream was closed
                 pass
             finally:
                 os.close(w)

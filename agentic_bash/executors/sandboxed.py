@@ -6,6 +6,7 @@ import functools
 import io
 import os
 import pickle
+import select
 import shutil
 import signal
 import socket
@@ -35,6 +36,7 @@ __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
 _GRACE = 2.0            # seconds past the run's timeout before the host interrupts on its own
 _KILL_AFTER = 3.0       # then seconds more before the host kills an unresponsive sandbox
 _START_TIMEOUT = 60.0
+_LAYER_PIECE = 8 << 20  # bytes per frame when a restart carries a layer over
 
 _NONINTERACTIVE = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                    "DEBIAN_FRONTEND": "noninteractive", "PIP_BREAK_SYSTEM_PACKAGES": "1",
@@ -259,6 +261,63 @@ class _Undelivered(SandboxCrashed):
     """A request could not be sent: the sandbox was already gone before it."""
 
 
+def _streamed_fd(stdin: Any) -> int | None:
+    """The fd of a ``stdin`` that is a pipe, socket or terminal (read while the script runs,
+    never to its end beforehand: it may never end); None for bytes, BytesIO, regular files."""
+    if stdin is None or isinstance(stdin, (bytes, bytearray, memoryview, str, io.BytesIO)):
+        return None
+    fileno = getattr(stdin, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        fd = fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISBLK(mode):
+        return None
+    return fd
+
+
+class _StdinFeeder:
+    """Sends a streamed stdin to the sandbox one chunk at a time: a chunk, then wait for the
+    sandbox's ``stdin_more`` (it has written the chunk into the run's pipe). A thread, since
+    reading the caller's pipe may block; it stops with the run."""
+
+    def __init__(self, ex: SandboxedExecutor, rid: int, fd: int) -> None:
+        self._ex, self._rid, self._fd = ex, rid, fd
+        self._credit = threading.Semaphore(1)
+        self._stopped = False
+        threading.Thread(target=self._run, name="agentic-bash-stdin", daemon=True).start()
+
+    def more(self) -> None:
+        self._credit.release()
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._credit.release()
+
+    def _run(self) -> None:
+        while not self._stopped:
+            if not self._credit.acquire(timeout=0.1):
+                continue
+            while not self._stopped:
+                try:
+                    r, _, _ = select.select([self._fd], [], [], 0.1)
+                except (OSError, ValueError):
+                    r = [self._fd]
+                if r:
+                    break
+            if self._stopped:
+                return
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                chunk = b""
+            if not self._ex._send_stdin(self._rid, chunk) or not chunk:
+                return
+
+
 class SandboxedExecutor:
     """The Executor protocol over a sandbox process (``level`` ``namespace`` or ``landlock``).
 
@@ -407,7 +466,6 @@ class SandboxedExecutor:
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
         self.observed.update(getattr(self, "_net_start", {}))
-        self._resources.ready(self.observed)
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
         self.isolation = _protect_report(self.isolation, protect, self.observed, allow_ptrace)
@@ -509,29 +567,32 @@ class SandboxedExecutor:
         policy = self._policy
         try:
             roles = dict(zip(hdr.get("roles") or (), socks))
-            want = {"proxy": socket.SOCK_STREAM, "dns": socket.SOCK_DGRAM,
-                    "transparent": socket.SOCK_STREAM}
+            want = {"proxy": (socket.AF_INET, socket.SOCK_STREAM),
+                    "dns": (socket.AF_INET, socket.SOCK_DGRAM),
+                    "transparent": (socket.AF_INET, socket.SOCK_STREAM),
+                    "transparent6": (socket.AF_INET6, socket.SOCK_STREAM)}
             # Security invariant: only the listeners asked for, of the expected kinds
             if len(roles) != len(socks) or not {"proxy", "dns"} <= set(roles) or any(
-                    r not in want or s.family != socket.AF_INET or s.type != want[r]
-                    for r, s in roles.items()):
+                    want.get(r) != (s.family, s.type) for r, s in roles.items()):
                 raise SandboxError("the sandbox passed unexpected network listeners")
             self._net = get_proxy().attach(
                 policy, tcp=[roles["proxy"]], udp=[roles["dns"]],
-                transparent=[roles["transparent"]] if "transparent" in roles else [],
+                transparent=[roles[r] for r in ("transparent", "transparent6") if r in roles],
                 label=str(self.pid), resolver=policy.resolver)
         except BaseException:
             for s in socks:
                 s.close()
             raise
         self._net_start = {"transparent": "transparent" in roles,
+                           "transparent6": "transparent6" in roles,
                            "transparent_error": str(hdr.get("transparent_error") or ""),
                            "t_network_ms": hdr.get("t_ms")}
 
     @property
     def network_log(self) -> list[dict[str, Any]]:
         """The proxy's log of this sandbox's connections and lookups (newest last)."""
-        return list(self._net.log) if self._net is not None else []
+        # deque.copy() runs without releasing the GIL: the proxy thread may be appending
+        return list(self._net.log.copy()) if self._net is not None else []
 
     def _with_network(self, r: Result) -> Result:
         if self._net is None:
@@ -596,9 +657,14 @@ class SandboxedExecutor:
         rid = self._pending
         deadline = time.monotonic() + _GRACE + _KILL_AFTER
         nudge = time.monotonic() + 0.5
+        seen = len(self._reader.buf)
         try:
             while True:
                 now = time.monotonic()
+                if len(self._reader.buf) != seen:
+                    # a big reply still coming in (an abandoned export_layer): not stuck
+                    seen = len(self._reader.buf)
+                    deadline = max(deadline, now + _KILL_AFTER)
                 if now >= deadline:
                     self._kill()
                     self._crash_reason = ("an abandoned call did not end within "
@@ -643,9 +709,11 @@ class SandboxedExecutor:
             self._ready()
             return self._call_locked(op, kwargs)
 
-    def _call_locked(self, op: str, kwargs: dict[str, Any]) -> Any:
+    def _call_locked(self, op: str, kwargs: dict[str, Any], payload: bytes | None = None) -> Any:
         rid = self._new_id()
-        self._deliver({"op": op, "id": rid}, pickle.dumps(kwargs) if kwargs else b"")
+        self._deliver({"op": op, "id": rid},
+                      payload if payload is not None else
+                      pickle.dumps(kwargs) if kwargs else b"")
         try:
             while True:
                 msg = self._reader.recv(None)
@@ -672,23 +740,37 @@ class SandboxedExecutor:
             raise
 
     # -- restart after a crash (DESIGN.md decision 10) -------------------------------------
-    def _salvage_layer(self) -> bytes | None:
-        """The dead sandbox's session layer as a layer tar, read through the fd its pid 1
-        sent at start-up. Only called once every process of that sandbox is gone, so nothing
-        changes the files while they are read (symlinks are stored, never followed)."""
+    def _salvage_layer(self) -> Any:
+        """The dead sandbox's session layer as a layer tar in an unnamed temporary file, read
+        through the fd its pid 1 sent at start-up. Only called once every process of that
+        sandbox is gone, so nothing changes the files while they are read (symlinks are
+        stored, never followed)."""
         fd = self._layer_fd
         if fd is None or self.plan.level != "namespace":
             return None
-        import io
-
         from ..isolation.layerscan import export_layer_tar
         from ..isolation.rootfs import LAYER_PATH
         base = f"/proc/self/fd/{fd}"
         uppers = [{"target": u["target"], "upper": base + u["upper"][len(LAYER_PATH):]}
                   for u in self.layer_uppers if u.get("upper", "").startswith(LAYER_PATH)]
-        buf = io.BytesIO()
-        export_layer_tar(uppers, buf)
-        return buf.getvalue()
+        f = tempfile.TemporaryFile(prefix="agentic-bash-salvage-")
+        try:
+            export_layer_tar(uppers, f)
+        except BaseException:
+            f.close()
+            raise
+        return f
+
+    def _import_salvaged(self, f: Any) -> None:
+        """Send the salvaged layer in pieces and import it: memory stays O(piece)."""
+        with f:
+            f.seek(0)
+            while True:
+                chunk = f.read(_LAYER_PIECE)
+                if not chunk:
+                    break
+                self._call_locked("stage_layer", {}, payload=chunk)
+            self._call_locked("import_layer", {})
 
     def _restart(self) -> None:
         """Start a fresh sandbox process over the same session files and the shell state of
@@ -746,6 +828,8 @@ class SandboxedExecutor:
         try:
             hdr = self._start(cfg)
         except BaseException as e:
+            if layer is not None:
+                layer.close()
             self._closed = False
             self._dead = True
             if isinstance(e, SandboxError):
@@ -758,8 +842,8 @@ class SandboxedExecutor:
         self.observed["network_proxy"] = self._net is not None
         self._crash_reason = None
         try:
-            if layer:
-                self._call_locked("import_layer", {"data": layer})
+            if layer is not None:
+                self._import_salvaged(layer)
             if self._last_shell is not None:
                 self._call_locked("set_state", {"state": self._last_shell})
             for name in self._custom:
@@ -774,7 +858,11 @@ class SandboxedExecutor:
             timeout: float | None = None, on_output: OutputCallback | None = None,
             tty: Mapping[str, Any] | None = None) -> Result:
         check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
-        data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
+        feed_fd = _streamed_fd(stdin)
+        if feed_fd is not None:
+            data = None   # a pipe or terminal: streamed while the script runs, as bash reads it
+        else:
+            data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
         if isinstance(data, str):
             data = data.encode()
         elif data is not None and not isinstance(data, bytes):
@@ -782,7 +870,8 @@ class SandboxedExecutor:
         with self._lock:
             self._ready()
             rid = self._new_id()
-            req = {"op": "run", "id": rid, "script": script, "stdin": data is not None,
+            req = {"op": "run", "id": rid, "script": script,
+                   "stdin": "pipe" if feed_fd is not None else data is not None,
                    "env": dict(env) if env is not None else None, "cwd": cwd,
                    "timeout": timeout, "stream": on_output is not None}
             if tty is not None:
@@ -791,6 +880,7 @@ class SandboxedExecutor:
             self._deliver(req, data or b"")
             self._current_thread = threading.get_ident()
             self._current = rid
+            feeder = _StdinFeeder(self, rid, feed_fd) if feed_fd is not None else None
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
@@ -845,6 +935,9 @@ class SandboxedExecutor:
                         pending = self._host_call(hdr, rid, deliver)
                     elif ev == "call_in" or ev == "call_end":
                         pass  # of a call that is over
+                    elif ev == "stdin_more":
+                        if feeder is not None:
+                            feeder.more()
                     elif ev == "result":
                         self._current = None
                         if callback_error is not None:
@@ -868,6 +961,16 @@ class SandboxedExecutor:
                 raise
             finally:
                 self._current = None
+                if feeder is not None:
+                    feeder.stop()
+
+    def _send_stdin(self, rid: int, chunk: bytes) -> bool:
+        try:
+            with self._send_lock:
+                send_msg(self._sock, {"op": "stdin", "target": rid}, chunk)
+            return True
+        except OSError:
+            return False
 
     # -- custom commands: the function runs in this process --------------------------------
     def register_command(self, name: str, fn: Any) -> None:
@@ -956,21 +1059,25 @@ class SandboxedExecutor:
             self._send_interrupt(rid)
 
     def tty_input(self, data: bytes) -> None:
-        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt)."""
-        if self._closed or self._dead or not data:
+        """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt);
+        addressed to that run, so keys typed as it ends never reach the next one."""
+        rid = self._current
+        if self._closed or self._dead or not data or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_input"}, bytes(data))
+                send_msg(self._sock, {"op": "tty_input", "target": rid}, bytes(data))
         except OSError:
             pass
 
     def tty_resize(self, rows: int, cols: int) -> None:
-        if self._closed or self._dead:
+        rid = self._current
+        if self._closed or self._dead or rid is None:
             return
         try:
             with self._send_lock:
-                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols)})
+                send_msg(self._sock, {"op": "tty_resize", "rows": int(rows), "cols": int(cols),
+                                      "target": rid})
         except OSError:
             pass
 

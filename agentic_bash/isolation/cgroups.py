@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["CgroupHost", "SandboxCgroups", "detect", "parse_mountinfo", "parse_proc_cgroup",
-           "sweep_stale"]
+__all__ = ["CgroupHost", "SandboxCgroups", "detect", "detect_cached", "parse_mountinfo",
+           "parse_proc_cgroup", "sweep_stale", "systemd_user_manager"]
 
 PREFIX = "agentic-bash-"
 _NAME = re.compile(r"^agentic-bash-(\d+)-\d+-[0-9a-f]+$")
@@ -20,8 +20,9 @@ _V1_WANTED = ("memory", "pids", "cpu")
 _V2_WANTED = ("memory", "pids", "cpu")
 _PERIOD_US = 100_000
 _RUNNER_PIDS = 64
-"""pids.max of the sandbox's group is the workload's plus this until the runner is up
-(``ResourceControl.ready`` then counts its tasks)."""
+"""pids.max of the sandbox's group is the workload's (its own group below) plus this plus
+``runner_pids``: room for the runner's tasks (about 6 measured: S1, S2 and its thread, S3 and
+its run thread) and a few processes a child forks before it is moved to the workload's group."""
 _STALE_AGE = 60.0
 _seq = itertools.count(1)
 _swept: set[str] = set()
@@ -123,6 +124,22 @@ def detect(proc: str = "/proc") -> CgroupHost:
                               or "unavailable" for c in _V2_WANTED})
 
 
+_cached: tuple[int, CgroupHost] | None = None
+
+
+def detect_cached() -> CgroupHost:
+    """``detect()`` once per process (~80 us; even re-reading /proc/self/cgroup to see whether
+    we were moved costs ~45 us). A process moved to another group after its first sandbox
+    keeps making groups below the old one, which is still not the root."""
+    global _cached
+    c = _cached
+    if c is not None and c[0] == os.getpid():
+        return c[1]
+    host = detect()
+    _cached = (os.getpid(), host)
+    return host
+
+
 def _read(path: str) -> str:
     with open(path) as f:
         return f.read()
@@ -222,7 +239,7 @@ class SandboxCgroups:
     (nothing is left behind then)."""
 
     def __init__(self, host: CgroupHost, *, memory: int | None = None, pids: int | None = None,
-                 cpu_quota: float | None = None) -> None:
+                 cpu_quota: float | None = None, runner_pids: int = 0) -> None:
         self.version = host.version
         self.backend = f"cgroup-v{host.version}"
         self.name = f"{PREFIX}{os.getpid()}-{next(_seq)}-{os.urandom(3).hex()}"
@@ -246,16 +263,16 @@ class SandboxCgroups:
             sweep_stale(parent)
         try:
             if host.version == 1:
-                self._make_v1(host, want, memory, pids, cpu_quota)
+                self._make_v1(host, want, memory, pids, cpu_quota, runner_pids)
             elif host.version == 2:
-                self._make_v2(host, want, memory, pids, cpu_quota)
+                self._make_v2(host, want, memory, pids, cpu_quota, runner_pids)
         except BaseException:
             self.close()
             raise
 
     # -- creation ------------------------------------------------------------------------
     def _make_v1(self, host: CgroupHost, want: dict[str, bool], memory: int | None,
-                 pids: int | None, cpu_quota: float | None) -> None:
+                 pids: int | None, cpu_quota: float | None, runner_pids: int) -> None:
         if want["memory"] and host.usable("memory"):
             node = self._cgroupspy_node(host.dirs["memory"], "memory")
             if node is not None:
@@ -278,7 +295,7 @@ class SandboxCgroups:
             # by hand: cgroupspy knows no pids controller. The workload gets a group of its
             # own below the sandbox's, so it can never take the runner's tasks.
             d = self.dirs["pids"] = self._mkdir(host.dirs["pids"])
-            _write(os.path.join(d, "pids.max"), int(pids) + _RUNNER_PIDS)  # type: ignore[arg-type]
+            _write(os.path.join(d, "pids.max"), int(pids) + _RUNNER_PIDS + runner_pids)  # type: ignore[arg-type]
             os.mkdir(os.path.join(d, "work"))
             self._subdirs.append(os.path.join(d, "work"))
             _write(os.path.join(d, "work", "pids.max"), int(pids))  # type: ignore[arg-type]
@@ -323,7 +340,7 @@ class SandboxCgroups:
         return d
 
     def _make_v2(self, host: CgroupHost, want: dict[str, bool], memory: int | None,
-                 pids: int | None, cpu_quota: float | None) -> None:
+                 pids: int | None, cpu_quota: float | None, runner_pids: int) -> None:
         parent = next(iter(host.dirs.values()))
         d = self._mkdir(parent)
         for c in ("memory", "pids", "cpu"):
@@ -343,7 +360,7 @@ class SandboxCgroups:
                     raise
             self.applied["memory"] = str(memory)
         if want["pids"] and host.usable("pids"):
-            _write(os.path.join(d, "pids.max"), int(pids) + _RUNNER_PIDS)  # type: ignore[arg-type]
+            _write(os.path.join(d, "pids.max"), int(pids) + _RUNNER_PIDS + runner_pids)  # type: ignore[arg-type]
             _write(os.path.join(d, "cgroup.subtree_control"), "+pids")
             _write(os.path.join(d, "work", "pids.max"), int(pids))  # type: ignore[arg-type]
             self.work_procs_files.append(os.path.join(d, "work", "cgroup.procs"))

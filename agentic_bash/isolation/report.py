@@ -117,8 +117,9 @@ def _network_note(mode: str, mech: Mapping[str, str], o: Mapping[str, Any]) -> s
             f"127.0.0.1:53) to {what}; loopback, private, link-local/metadata, CGNAT, ULA, "
             "multicast and this host's addresses refused; "
             + ("TCP of tools that ignore the proxy variables is redirected to it (nftables in "
-               "the sandbox's own namespace, SO_ORIGINAL_DST); other non-loopback traffic is "
-               "refused" if o.get("transparent") else
+               "the sandbox's own namespace, SO_ORIGINAL_DST; "
+               + ("IPv4 and IPv6" if o.get("transparent6") else "IPv4 only") +
+               "); other non-loopback traffic is refused" if o.get("transparent") else
                "tools that ignore the proxy variables get 'Network is unreachable'"
                + (f" (no redirect: {o['transparent_error']})" if o.get("transparent_error")
                   else "")))

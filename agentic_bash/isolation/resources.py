@@ -7,7 +7,7 @@ import platform
 from typing import Any, Mapping
 
 from ..errors import IsolationUnavailable, PolicyViolation
-from .cgroups import CgroupHost, SandboxCgroups, detect
+from .cgroups import CgroupHost, SandboxCgroups, detect_cached
 
 __all__ = ["LIMIT_MECHANISMS", "ResourceControl", "asked_limits", "plan_resources"]
 
@@ -18,8 +18,9 @@ LIMIT_MECHANISMS: dict[str, str] = {
 """limit -> its key in ``IsolationReport.mechanisms``."""
 
 RUNNER_SLACK = 8
-"""Tasks the runner may add during a run (its run thread, a spawn, a pump) on top of those it
-has when it reports ready; the process limit counts the runner's own tasks plus this."""
+"""Unprivileged (RLIMIT_NPROC counts every task of the sandbox's user): extra room in the
+runner's own limit for the threads it adds during a run (a spawn, a pump), on top of
+``watchdog.NPROC_*`` and the background jobs' threads."""
 
 WATCHDOG_INTERVAL = 0.05
 
@@ -120,7 +121,7 @@ class ResourceControl:
     def __init__(self, limits: Any, *, level: str, session_layer: str, strict: bool,
                  euid: int, cg: CgroupHost | None = None) -> None:
         self.limits = limits
-        self.cg_host = cg if cg is not None else detect()
+        self.cg_host = cg if cg is not None else detect_cached()
         self.backends = plan_resources(limits, level=level, session_layer=session_layer,
                                        cg=self.cg_host, sandbox_uid_is_root=euid == 0,
                                        kernel=platform.release())
@@ -137,6 +138,7 @@ class ResourceControl:
                 memory=limits.max_memory_bytes if b.get("memory", "").startswith("cgroup") else None,
                 # the runner's own tasks are added once it is up (see ready())
                 pids=limits.max_processes if b.get("processes", "").startswith("cgroup") else None,
+                runner_pids=_job_threads(limits),
                 cpu_quota=limits.cpu_quota if b.get("cpu", "").startswith("cgroup") else None)
 
     @property
@@ -161,24 +163,6 @@ class ResourceControl:
             out["watchdog"] = {"memory": int(lim.max_memory_bytes),
                                "interval": WATCHDOG_INTERVAL}
         return out
-
-    def ready(self, observed: Mapping[str, Any]) -> None:
-        """The runner is up: bound the sandbox's pids group to the workload's budget (its own
-        group holds it to ``max_processes``) plus the runner's tasks as counted now and a few
-        more, so a fork bomb never starves the runner."""
-        cg = self.cgroups
-        if cg is None or "processes" not in cg.applied:
-            return
-        import os
-        d = cg.dirs["pids"]
-        try:
-            with open(os.path.join(d, "pids.current")) as f:
-                runner = int(f.read())
-            with open(os.path.join(d, "pids.max"), "w") as f:
-                f.write(str(int(self.limits.max_processes) + runner + RUNNER_SLACK
-                            + _job_threads(self.limits)))
-        except (OSError, ValueError):
-            pass
 
     def report(self, report: Any, observed: Mapping[str, Any]) -> Any:
         """``report`` with one entry per asked limit, verified against what the runner saw."""

@@ -481,6 +481,48 @@ def _stdin_file(data: bytes) -> Any:
     return os.fdopen(fd, "rb", buffering=0)  # no read-ahead: the offset is shared
 
 
+class _StdinPipe:
+    """A run's stdin streamed from the host (``run(stdin=<a pipe>)``, ``echo x | agentic-bash
+    run``): a real pipe whose write end a thread fills with the host's ``stdin`` frames; after
+    each chunk it asks for the next (``stdin_more``), so the host reads ahead of the script by
+    at most one chunk plus the pipe's buffer, and a script that never reads never waits."""
+
+    def __init__(self, send: Any, rid: Any) -> None:
+        r, w = os.pipe()
+        self.file = os.fdopen(r, "rb", buffering=0)
+        self._w = w
+        self._q: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._send = send
+        self._rid = rid
+        self._t = threading.Thread(target=self._pump, name="stdin", daemon=True)
+        self._t.start()
+
+    def put(self, chunk: bytes) -> None:
+        self._q.put(chunk)
+
+    def _pump(self) -> None:
+        try:
+            while True:
+                chunk = self._q.get()
+                if not chunk:   # EOF from the host, or the run is over
+                    return
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(self._w, view):]
+                self._send({"ev": "stdin_more", "id": self._rid})
+        except OSError:
+            pass
+        finally:
+            try:
+                os.close(self._w)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self._q.put(None)
+        self.file.close()   # a writer blocked on a full pipe gets EPIPE
+
+
 def _children() -> set[int]:
     """Pids (with start times) of this process's direct children."""
     me = str(os.getpid())
@@ -573,6 +615,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     active: list[threading.Thread] = []
     current: list[Any] = [None]  # id of the run in progress
     calls: dict[int, Any] = {}   # custom-command calls waiting for the host, by call id
+    staged: list[Any] = [None]   # a layer arriving in pieces (stage_layer)
+    stdin_pipes: dict[Any, _StdinPipe] = {}   # runs whose stdin the host streams, by id
     # runs go to one long-lived worker thread (a thread started per run cost ~50 us);
     # ``idle`` is set while no run is in progress
     runs: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -594,7 +638,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         live = getattr(native, "live", None)
         before = {p.pid for p in tuple(live)} if live is not None else _children()
         spawned = getattr(native, "spawned", -1)
-        stdin = _stdin_file(payload if req.get("stdin") else b"")
+        pipe = stdin_pipes.get(rid) if req.get("stdin") == "pipe" else None
+        if pipe is not None:
+            stdin = pipe.file
+        else:
+            stdin = _stdin_file(payload if req.get("stdin") else b"")
         try:
             if usage is not None:
                 usage.begin()
@@ -639,6 +687,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 pass
         finally:
             current[0] = None
+            pipe_ = stdin_pipes.pop(rid, None)
+            if pipe_ is not None:
+                pipe_.close()
             stdin.close()
 
     def worker() -> None:
@@ -711,8 +762,17 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     except Exception:  # noqa: BLE001
                         pass
                 continue
+            if op == "stdin":
+                # a chunk of a streamed stdin (empty: end of file); stale ones are dropped
+                p = stdin_pipes.get(req.get("target"))
+                if p is not None:
+                    p.put(payload)
+                continue
             if op in ("tty_input", "tty_resize"):
-                # keys typed at / the window size of a run(tty=...)'s pty, while it runs
+                # keys typed at / the window size of a run(tty=...)'s pty, while it runs; like
+                # an interrupt, only for the run it names
+                if req.get("target", current[0]) != current[0]:
+                    continue
                 try:
                     if op == "tty_input":
                         executor.tty_input(payload)
@@ -726,6 +786,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             idle.wait()
             if op == "run":
                 current[0] = rid
+                if req.get("stdin") == "pipe":
+                    # made here, not on the worker: the first chunk may follow at once
+                    stdin_pipes[rid] = _StdinPipe(send, rid)
                 idle.clear()
                 if not active:
                     t = threading.Thread(target=worker, name="runner", daemon=True)
@@ -754,6 +817,31 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
                                      args.get("extra_members"))
                     send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
+                continue
+            if op == "stage_layer":
+                # a layer sent in pieces (a restart carries the dead sandbox's files over this
+                # way, so neither side holds it twice in memory); import_layer(staged=True)
+                # then reads it from here
+                try:
+                    if staged[0] is None:
+                        staged[0] = os.fdopen(os.memfd_create("layer", os.MFD_CLOEXEC), "w+b")
+                    staged[0].write(payload)
+                    send({"ev": "ok", "value": None, "id": rid})
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
+                continue
+            if op == "import_layer" and staged[0] is not None:
+                f, staged[0] = staged[0], None
+                try:
+                    from ..vfs.oci import import_layer
+                    with f:
+                        f.seek(0)
+                        import_layer(f, executor.fs)
+                    if scanner is not None:
+                        scanner.refresh()
+                    send({"ev": "ok", "bytes": True, "id": rid}, b"")
                 except BaseException as e:  # noqa: BLE001
                     send({**_error_header(e), "id": rid})
                 continue

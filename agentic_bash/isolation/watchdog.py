@@ -8,7 +8,8 @@ import signal
 import time
 from typing import Any, Callable
 
-__all__ = ["S3Usage", "s1_join", "s2_wait_with_watchdog", "s3_prepare", "sample"]
+__all__ = ["S3Usage", "WatchdogPage", "pss_anon", "s1_join", "s2_wait_with_watchdog",
+           "s3_prepare", "sample"]
 
 NPROC_WORKLOAD_HEADROOM = 6
 """RLIMIT_NPROC counts the runner's own tasks too (S1, S2 and its thread, S3 and its run
@@ -150,6 +151,22 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
     return total, len(procs), procs
 
 
+def _threads(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[17])
+    except (OSError, ValueError, IndexError):
+        return 1
+
+
+def _nproc_cap(cfg: dict[str, Any], max_procs: int) -> int:
+    """The task count at which the workload's forks fail: its RLIMIT_NPROC with the runner's
+    headroom, or (pids cgroup) the workload group's own max."""
+    if (cfg.get("resources") or {}).get("nproc") is not None:
+        return max_procs + NPROC_WORKLOAD_HEADROOM
+    return max_procs
+
+
 def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
     """pid 1's reaping loop with the memory watchdog: every ``interval`` seconds, when the
     sandbox holds more than the limit, SIGKILL the largest workload process (the runner
@@ -183,7 +200,9 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         size = page.get("runner")
         if size > 0:
             known[runner] = size
+        t0 = time.monotonic()
         total, n, procs = sample((me, runner), limit, known)
+        spent = time.monotonic() - t0
         if total > limit and (procs or known.get(runner, 0) > limit):
             # the workload's largest process; the runner itself only when it alone is over
             # (a limit below the runner's own size would otherwise kill every new sandbox)
@@ -193,7 +212,10 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
                 os.kill(victims[0][1], signal.SIGKILL)
             except OSError:
                 page.set("kills", page.get("kills") - 1)
-        if max_procs is not None and n >= max_procs:
+        if max_procs is not None and n >= max_procs - 16 and (
+                n + _threads(runner) + _threads(me) + 1 >= _nproc_cap(cfg, max_procs)):
+            # at the cap: the workload plus the runner's own tasks (S1, S2, S3 and their
+            # threads), which RLIMIT_NPROC counts too
             page.set("at_max", page.get("at_max") + 1)
         gen = page.get("gen")
         if gen != page.get("seen"):
@@ -202,11 +224,14 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         elif total > page.get("peak"):
             page.set("peak", total)
         page.set("last", total)
+        # a sample of many processes (smaps of hundreds of forks) may take a while: pid 1
+        # never spends more than a fifth of a CPU on it
+        wait = max(interval, 4 * spent)
         if pidfd is None:
-            time.sleep(interval)
+            time.sleep(wait)
             continue
         try:
-            select.select([pidfd], [], [], interval)
+            select.select([pidfd], [], [], wait)
         except InterruptedError:
             pass
 

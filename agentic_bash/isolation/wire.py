@@ -118,8 +118,11 @@ class Reader:
     def _fill(self) -> None:
         try:
             if self.want_fds:
+                # fds from the sandbox are close-on-exec here: no child of the host inherits
+                # a way into a sandbox's files or network namespace
                 data, anc, _, _ = self.sock.recvmsg(
-                    _CHUNK, socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize))
+                    _CHUNK, socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize),
+                    getattr(socket, "MSG_CMSG_CLOEXEC", 0))
                 for level, kind, raw in anc:
                     if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                         a = array.array("i")

@@ -304,19 +304,45 @@ class Zygote:
         self.sock = here
         self.owner = os.getpid()
         self.lock = threading.Lock()
-        here.settimeout(60)
-        try:
-            hello = json.loads(here.recv(_MSG_MAX))
-        except (OSError, ValueError) as e:
-            self.close()
-            raise OSError(f"sandbox zygote failed to start: {e}") from e
-        here.settimeout(None)
-        self.base: str = hello["base"]
-        self.pid: int = hello["pid"]
-        self.preload_failed: list[str] = hello.get("preload_failed", [])
-        self.timing: dict[str, float] = hello.get("timing", {})
+        self._hello_lock = threading.Lock()
+        self._hello: dict[str, Any] | None = None
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for the zygote's hello (it preloads meanwhile: the caller's own start-up work
+        overlaps with it); raises OSError if it failed to start."""
+        if self._hello is None:
+            with self._hello_lock:
+                if self._hello is None:
+                    self.sock.settimeout(60)
+                    try:
+                        hello = json.loads(self.sock.recv(_MSG_MAX))
+                        if not isinstance(hello, dict) or "base" not in hello:
+                            raise ValueError(f"unexpected hello {hello!r}")
+                    except (OSError, ValueError) as e:
+                        self.close()
+                        raise OSError(f"sandbox zygote failed to start: {e}") from e
+                    self.sock.settimeout(None)
+                    self._hello = hello
+        return self._hello
+
+    @property
+    def base(self) -> str:
+        return str(self.ready()["base"])
+
+    @property
+    def pid(self) -> int:
+        return int(self.ready()["pid"])
+
+    @property
+    def preload_failed(self) -> list[str]:
+        return list(self.ready().get("preload_failed", []))
+
+    @property
+    def timing(self) -> dict[str, float]:
+        return dict(self.ready().get("timing", {}))
 
     def spawn(self, cfg: dict[str, Any]) -> tuple[socket.socket, int]:
+        self.ready()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self.lock:
@@ -359,8 +385,10 @@ _zygote: Zygote | None = None
 _zlock = threading.Lock()
 
 
-def get_zygote() -> Zygote:
-    """The process-wide zygote, started on first use (and again after a fork or its death)."""
+def get_zygote(wait: bool = True) -> Zygote:
+    """The process-wide zygote, started on first use (and again after a fork or its death).
+    ``wait=False`` only starts it (Sandbox() does that first, so the zygote's preload runs
+    while the caller plans, probes and sets up limits and network)."""
     global _zygote
     with _zlock:
         if _zygote is None or not _zygote.alive():
@@ -368,7 +396,10 @@ def get_zygote() -> Zygote:
                 _zygote.close()
             _zygote = Zygote()
             atexit.register(_zygote.close)
-        return _zygote
+        z = _zygote
+    if wait:
+        z.ready()
+    return z
 
 
 if __name__ == "__main__":

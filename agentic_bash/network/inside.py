@@ -71,12 +71,22 @@ def send_listeners(cfg: dict[str, Any], sock: socket.socket) -> None:
             t = socks["transparent"] = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             t.bind(TRANSPARENT_ADDR)
             t.listen(256)
-            err = install_redirect(TRANSPARENT_ADDR[1])
+            try:
+                t6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            except OSError:
+                t6 = None  # no IPv6 in this kernel
+            if t6 is not None:
+                socks["transparent6"] = t6
+                t6.bind(("::1", TRANSPARENT_ADDR[1]))
+                t6.listen(256)
+            err, v6 = install_redirect(TRANSPARENT_ADDR[1], ipv6=t6 is not None)
             if err:
                 socks.pop("transparent").close()
                 h["transparent_error"] = err
             else:
                 h["transparent"] = "%s:%d" % TRANSPARENT_ADDR
+            if not v6 and t6 is not None:
+                socks.pop("transparent6").close()
         h["roles"] = list(socks)
         h["t_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
         from ..isolation.wire import send_msg

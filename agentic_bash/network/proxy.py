@@ -45,7 +45,7 @@ _CHUNK = 256 * 1024
 MAX_CONNECTIONS = 256
 MAX_DNS_INFLIGHT = 32
 _DNS_TTL = 30.0  # seconds a name's addresses are reused (as the stub's answers say)
-_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
+_SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST is the same number
 
 Resolver = Callable[[str], Iterable[str]]
 
@@ -219,10 +219,16 @@ class Attachment:
         self._writers.add(writer)
         try:
             sock = writer.get_extra_info("socket")
-            raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
-            port = struct.unpack_from("!H", raw, 2)[0]
-            addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
-            tgt = f"{addr}:{port}"
+            if sock.family == socket.AF_INET6:  # struct sockaddr_in6
+                raw = sock.getsockopt(socket.IPPROTO_IPV6, _SO_ORIGINAL_DST, 28)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = ipaddress.ip_address(raw[8:24]).compressed
+                tgt = f"[{addr}]:{port}"
+            else:
+                raw = sock.getsockopt(socket.SOL_IP, _SO_ORIGINAL_DST, 16)
+                port = struct.unpack_from("!H", raw, 2)[0]
+                addr = socket.inet_ntop(socket.AF_INET, raw[4:8])
+                tgt = f"{addr}:{port}"
             why = ""
             names = [n for n in self._dns_names.get(addr, ())
                      if not self.policy.check_name(n, port) and self.policy.name_allowed(n, port)]
@@ -241,8 +247,15 @@ class Attachment:
             if uw is None:
                 self._record("redirect", tgt, "failed", err)
                 return
-            self._record("redirect", tgt, "allowed", " ".join(names))
-            await self._pipe_both(reader, writer, ur, uw)
+            sni_ok = None
+            if names and self.policy.mode == "allowlist":
+                # allowed as one of these names: a TLS client must not name another host
+                def sni_ok(sni: str) -> bool:
+                    c = _canon_or_none(sni)
+                    return c is not None and not self.policy.check_name(c, port) and \
+                        self.policy.name_allowed(c, port)
+            await self._tunnel(reader, writer, ur, uw, addr, tgt, "redirect", sni_ok,
+                               " ".join(names))
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError,
                 ValueError, OSError):
             pass
@@ -372,22 +385,25 @@ class Attachment:
         await self._tunnel(reader, writer, ur, uw, host, tgt, "socks5")
 
     async def _tunnel(self, reader: Any, writer: Any, ur: Any, uw: Any, host: str, tgt: str,
-                      via: str) -> None:
-        """Relay a tunnel; for a TLS client naming another host in its SNI than the tunnel's
-        target (domain fronting past the policy), refuse instead."""
+                      via: str, sni_ok: Callable[[str], bool] | None = None,
+                      detail: str = "") -> None:
+        """Relay a tunnel. A TLS client whose SNI names a host ``sni_ok`` refuses (default:
+        any other than the tunnel's target name) is domain fronting past the policy: refused.
+        An address target with no ``sni_ok`` is not checked (the address was)."""
         self._writers.add(uw)
         try:
+            if sni_ok is None:
+                try:
+                    ipaddress.ip_address(host.strip("[]"))
+                except ValueError:
+                    want = _canon_or_none(host)
+                    sni_ok = lambda sni: _canon_or_none(sni) == want  # noqa: E731
             first = b""
-            try:
-                ipaddress.ip_address(host.strip("[]"))
-                is_name = False
-            except ValueError:
-                is_name = True
-            if is_name:
+            if sni_ok is not None:
                 first, server_first = await _first_bytes(reader, ur)
                 if server_first:  # the server talks first (no TLS client hello to check)
                     writer.write(server_first)
-            if is_name and first:
+            if sni_ok is not None and first:
                 try:
                     if len(first) < 5 and first[0] == 0x16:
                         first += await asyncio.wait_for(reader.readexactly(5 - len(first)),
@@ -397,13 +413,13 @@ class Attachment:
                         if need > 0:
                             first += await asyncio.wait_for(reader.readexactly(need), _IDLE)
                         sni = _sni(first)
-                        if sni is not None and _canon_or_none(sni) != _canon_or_none(host):
+                        if sni is not None and not sni_ok(sni):
                             self.refuse(via, tgt, f"TLS SNI {sni!r} does not match the "
                                                   f"tunnel's target {host}")
                             return
                 except (asyncio.TimeoutError, asyncio.IncompleteReadError):
                     return
-            self._record(via, tgt, "allowed")
+            self._record(via, tgt, "allowed", detail)
             if first:
                 uw.write(first)
             await self._pipe_both(reader, writer, ur, uw)

@@ -31,6 +31,22 @@ table ip agentic_bash {
   }
 }
 """
+# Both families in one inet table (one transaction, ~0.8 ms against ~1.0 for an ip and an
+# ip6 table); IPv6 needs no route_localnet: a redirect to ::1 over lo gets its replies.
+_RULES_INET = """
+table inet agentic_bash {
+  chain nat_out {
+    type nat hook output priority -100; policy accept;
+    ip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :%(port)d
+    ip6 daddr != ::1 meta l4proto tcp redirect to :%(port)d
+  }
+  chain filter_out {
+    type filter hook output priority 0; policy accept;
+    ip daddr != 127.0.0.0/8 meta l4proto != tcp reject
+    ip6 daddr != ::1 meta l4proto != tcp reject
+  }
+}
+"""
 
 
 class _SockAddr(ctypes.Structure):
@@ -85,20 +101,50 @@ def _nft(rules: str) -> str:
     return ""
 
 
-def install_redirect(port: int) -> str:
-    """Send every outbound TCP connection to 127.0.0.1:``port`` (the proxy's transparent
-    listener, which reads the original destination with SO_ORIGINAL_DST) and refuse other
-    non-loopback traffic at once. Returns "" on success, else why not (nothing installed)."""
-    err = _nft(_RULES % {"port": port})
+class _In6RtMsg(ctypes.Structure):
+    _fields_ = [("dst", ctypes.c_ubyte * 16), ("src", ctypes.c_ubyte * 16),
+                ("gateway", ctypes.c_ubyte * 16), ("type", ctypes.c_uint32),
+                ("dst_len", ctypes.c_uint16), ("src_len", ctypes.c_uint16),
+                ("metric", ctypes.c_uint32), ("info", ctypes.c_ulong),
+                ("flags", ctypes.c_uint32), ("ifindex", ctypes.c_int)]
+
+
+def _default_route(family: int) -> None:
+    if family == socket.AF_INET:
+        rt = _RtEntry()
+        rt.dst.family = rt.gateway.family = rt.genmask.family = socket.AF_INET
+        rt.flags = _RTF_UP
+        rt.dev = b"lo"
+        data = bytes(rt)
+    else:
+        rt6 = _In6RtMsg()
+        rt6.flags = _RTF_UP
+        rt6.metric = 1
+        rt6.ifindex = socket.if_nametoindex("lo")
+        data = bytes(rt6)
+    with socket.socket(family, socket.SOCK_DGRAM) as s:
+        fcntl.ioctl(s, _SIOCADDRT, data)
+
+
+def install_redirect(port: int, *, ipv6: bool = True) -> tuple[str, bool]:
+    """Send every outbound TCP connection to ``port`` on loopback (127.0.0.1, and ::1 when
+    ``ipv6``: the proxy's transparent listeners, which read the original destination with
+    SO_ORIGINAL_DST) and refuse other non-loopback traffic at once. Returns (why not or "",
+    whether IPv6 is redirected too); on an error nothing of the failed family is installed."""
+    v6 = ipv6
+    err = _nft((_RULES_INET if v6 else _RULES) % {"port": port})
+    if err and v6:  # e.g. a kernel without inet nat (< 5.2): IPv4 alone
+        v6 = False
+        err = _nft(_RULES % {"port": port})
     if err:
-        return err
-    rt = _RtEntry()
-    rt.dst.family = rt.gateway.family = rt.genmask.family = socket.AF_INET
-    rt.flags = _RTF_UP
-    rt.dev = b"lo"
+        return err, False
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            fcntl.ioctl(s, _SIOCADDRT, bytes(rt))
+        _default_route(socket.AF_INET)
     except OSError as e:
-        return f"default route over loopback: {e.strerror or e}"
-    return ""
+        return f"default route over loopback: {e.strerror or e}", False
+    if v6:
+        try:
+            _default_route(socket.AF_INET6)
+        except OSError:
+            v6 = False  # IPv6 connects stay "Network is unreachable"
+    return "", v6

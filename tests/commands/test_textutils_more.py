@@ -118,3 +118,25 @@ def test_shuf_properties() -> None:
     assert r.status == 1 and b"invalid input range" in r.stderr
     r = ours(["shuf", "-n", "0", "-e", "a"])
     assert r.stdout == b"" and r.status == 0
+
+
+def test_sort_plain_key_fast_path_matches_field_cut():
+    """issue 18: `-kN` / `-kN,N` (with or without -t) cut keys with a possessive regex or a
+    split; they must give the bytes _begfield/_limfield give, on lines with odd blanks."""
+    import random
+    from agentic_bash.commands.sortcmd import _begfield, _limfield, _plain_key, parse_key
+    rnd = random.Random(7)
+    alpha = [b"a", b"b", b" ", b"\t", b"x", b",", b"  "]
+    checked = 0
+    for spec in ["1", "2", "3", "1,1", "2,2", "3,3", "4"]:
+        for tab in (None, b",", b" "):
+            k = parse_key(spec, lambda s: s)
+            f = _plain_key(k, tab)
+            if f is None:
+                continue
+            for _ in range(2000):
+                ln = b"".join(rnd.choice(alpha) for _ in range(rnd.randint(0, 10)))
+                b, e = _begfield(ln, k, tab), _limfield(ln, k, tab)
+                assert f(ln) == (ln[b:e] if e > b else b""), (spec, tab, ln)
+                checked += 1
+    assert checked > 30000

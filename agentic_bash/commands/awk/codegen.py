@@ -196,10 +196,19 @@ class CodeGen:
         if k == "group":
             return self.cond(e[1])
         if k == "regex":
+            lit = _literal_rx(e[1])
+            if lit is not None:
+                # a regex of plain characters: a substring test (same answer, no regex engine)
+                self.rx(e[1])  # still compiled with the program (its errors, mawk's checks)
+                return f"({self.const(lit, '_lit')} in R.rec)"
             return f"({self.rx(e[1])}.fast.search(R.rec, timeout=_T()) is not None)"
         if k == "match":
-            r = self.regex_of(e[3])
             s = self.str_(e[2])
+            lit = _literal_rx(e[3][1]) if e[3][0] == "regex" else None
+            if lit is not None:
+                self.rx(e[3][1])
+                return f"({self.const(lit, '_lit')} {'not in' if e[1] else 'in'} {s})"
+            r = self.regex_of(e[3])
             neg = "is" if e[1] else "is not"
             return f"({r}.fast.search({s}, timeout=_T()) {neg} None)"
         if k == "in":
@@ -710,3 +719,11 @@ def compile_program(prog: dict, mawk: bool = True) -> tuple[str, dict[str, objec
         e.others = g.undefined[:0:-1]  # type: ignore[attr-defined]
         raise e
     return src, g.consts, g.globals_used, g.global_arrays
+
+
+def _literal_rx(src: str) -> str | None:
+    """The text a regex of ordinary characters only matches (then ``in`` answers ``~``)."""
+    for c in src:
+        if c in "\\^$.[]|()*+?{}/" or not (" " <= c <= "~"):
+            return None
+    return src

@@ -1,0 +1,158 @@
+"""Parse a new one-liner by shape: its data words become placeholders, the shape is parsed once."""
+
+# Why hand-written: a parse cache keyed by the exact text misses every new line an agent
+# sends, and most of those lines differ from an earlier one only in data words (numbers,
+# file names, quoted strings). Such a word, anywhere the parser never looks at its text,
+# is swapped for a placeholder identifier; the resulting shape is parsed (and remembered)
+# once, and each new line's tree is that shape with the words put back. A word the parser
+# does look at stays in the shape: reserved words, command names, options (`-gt`), words
+# touching a redirection or `=`, the name after `for`/`select`, and any line with a
+# construct whose text is kept or re-read (here-documents, `$( )`, backquotes, `(( ))`,
+# comments, backslashes, function definitions) is not templated at all.
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from . import nodes as N
+
+__all__ = ["templated"]
+
+_PH = "_AgbT"
+_PH_RE = re.compile(_PH + r"(\d+)_")
+_TOKEN = re.compile(r"""'[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\}|\$\{|\$\w|"""
+                    r"""\$?\(\([^()]*\)\)|[A-Za-z0-9_./:%+,@-]+|[ \t]+|\n|.""")
+# single characters that end templating: an escape, a comment, parentheses a token above
+# did not take whole (nested arithmetic), a quote left open
+_STOP = frozenset("\\#'\"`")
+_SIMPLE_DQ = re.compile(r"""^"[^"\\$`!\n]+"$""")
+_PLAIN_START = re.compile(r"[A-Za-z0-9_./:%+,@]")
+_SKIP = ("<<", "$(", "`", "function", "()", "<(", ">(", _PH)
+_KEYWORDS = frozenset("if then else elif fi case esac for select while until do done in function "
+                      "time { } ! [[ ]] coproc".split())
+# words the pipeline check (parser._COOP_HAZARD) or the parser itself reads
+_KEEP = _KEYWORDS | frozenset("timeout wait eval source bash sh read . ..".split())
+# after these the next word starts a command
+_CMD_BEFORE = frozenset(";|&(){}\n") | {"if", "then", "else", "elif", "while", "until", "do", "!", "time"}
+_AFTER_OK = frozenset(" \t\n;|&)")
+_BEFORE_OK = frozenset(" \t\n;|(")
+
+_SHAPES: dict[tuple[str, bool], Any] = {}
+_SHAPES_MAX = 512
+_NONE = object()
+
+
+def _shape(script: str) -> tuple[str, list[str]] | None:
+    toks = _TOKEN.findall(script)
+    out: list[str] = []
+    vals: list[str] = []
+    last = "\n"  # the last token that is not blank
+    prev = "\n"
+    n = len(toks)
+    for i, t in enumerate(toks):
+        c = t[0]
+        if t == "${" or t in _STOP or (t == "(" and i + 1 < n and toks[i + 1][:1] == "("):
+            return None  # nested braces or parentheses, escapes, comments: text that matters
+        if ((c == "'" and len(t) > 2 and t[-1] == "'" and "\n" not in t) or (c == '"' and _SIMPLE_DQ.match(t))
+                or _PLAIN_START.match(c) or c == "-"):
+            nxt = toks[i + 1] if i + 1 < n else "\n"
+            if (prev[-1] in _BEFORE_OK and nxt[0] in _AFTER_OK and c != "-"
+                    and last not in _CMD_BEFORE and last not in ("for", "select")
+                    and "<" not in last and ">" not in last and t not in _KEEP):
+                if c == "'" or c == '"':
+                    out.append(f"{c}{_PH}{len(vals)}_{c}")
+                    vals.append(t[1:-1])
+                else:
+                    out.append(f"{_PH}{len(vals)}_")
+                    vals.append(t)
+                prev = last = t
+                continue
+        out.append(t)
+        prev = t
+        if not (c == " " or c == "\t"):
+            last = t
+    if not vals:
+        return None
+    return "".join(out), vals
+
+
+def _compile(node: Any) -> Callable[[list[str]], Any] | None:
+    """A builder of ``node`` with the placeholders put back, or None when it holds none (the
+    shape's node itself is then shared: nodes are immutable and a Simple's cached plan is
+    a function of its fields)."""
+    t = type(node)
+    if t is str:
+        m = _PH_RE.search(node)
+        if m is None:
+            return None
+        if m.start() == 0 and m.end() == len(node):
+            k = int(m.group(1))
+            return lambda v: v[k]
+        if _PH_RE.search(node, m.end()) is None:
+            pre, k, post = node[:m.start()], int(m.group(1)), node[m.end():]
+            return lambda v: pre + v[k] + post
+        return lambda v: _PH_RE.sub(lambda mm: v[int(mm.group(1))], node)
+    if t is tuple:
+        subs = [(i, f) for i, x in enumerate(node) if (f := _compile(x)) is not None]
+        if not subs:
+            return None
+        items = list(node)
+        if len(items) == 1:
+            f0 = subs[0][1]
+            return lambda v: (f0(v),)
+
+        def tup(v: list[str]) -> tuple[Any, ...]:
+            out = items.copy()
+            for i, f in subs:
+                out[i] = f(v)
+            return tuple(out)
+        return tup
+    names = N._FIELDS.get(t)
+    if names is None:
+        if not hasattr(t, "__dataclass_fields__"):
+            return None
+        names = N._FIELDS[t] = tuple(t.__dataclass_fields__)
+    fields = [f for f in t.__dataclass_fields__.values() if f.init]  # type: ignore[attr-defined]
+    parts = [(getattr(node, f.name), _compile(getattr(node, f.name))) for f in fields]
+    if all(f is None for _, f in parts):
+        return None
+    if len(parts) == 1:
+        g0 = parts[0][1]
+        return lambda v: t(g0(v))
+    if len(parts) == 2:
+        (a0, g0), (a1, g1) = parts
+        return lambda v: t(a0 if g0 is None else g0(v), a1 if g1 is None else g1(v))
+    if len(parts) == 3:
+        (a0, g0), (a1, g1), (a2, g2) = parts
+        return lambda v: t(a0 if g0 is None else g0(v), a1 if g1 is None else g1(v),
+                           a2 if g2 is None else g2(v))
+    return lambda v: t(*[a if g is None else g(v) for a, g in parts])
+
+
+def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script | None:
+    """The tree of ``script`` built from its shape's, or None (then parse it as usual).
+    ``parse`` is parser.parse_with_warnings; a shape that warns or fails is never used."""
+    if len(script) > 400:
+        return None
+    for s in _SKIP:
+        if s in script:
+            return None
+    sh = _shape(script)
+    if sh is None:
+        return None
+    text, vals = sh
+    key = (text, extglob)
+    tree = _SHAPES.get(key)
+    if tree is None:
+        try:
+            shape, warns = parse(text, extglob=extglob)
+        except Exception:  # noqa: BLE001 - the script itself gets the ordinary parse
+            shape, warns = None, True
+        tree = _NONE if warns or shape is None else (_compile(shape) or (lambda v: shape))
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        _SHAPES[key] = tree
+    if tree is _NONE:
+        return None
+    return tree(vals)

@@ -1,0 +1,78 @@
+"""shell/template.py: a tree built from a line's shape equals the tree the parser makes."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from agentic_bash import Sandbox
+from agentic_bash.shell import template as T
+from agentic_bash.shell.parser import parse_with_warnings as parse
+
+HERE = os.path.dirname(__file__)
+
+
+def _corpus() -> list[str]:
+    scripts: list[str] = []
+    for f in sorted(glob.glob(os.path.join(HERE, "..", "spec", "cases", "*.txt"))):
+        cur: list[str] = []
+        with open(f, encoding="utf-8", errors="surrogateescape") as fh:
+            for line in fh:
+                if line.startswith("## "):
+                    if cur:
+                        scripts.append("".join(cur))
+                    cur = []
+                else:
+                    cur.append(line)
+        if cur:
+            scripts.append("".join(cur))
+    return scripts + [ln for s in scripts for ln in s.splitlines() if ln.strip()]
+
+
+EXTRA = [
+    "if [ 5 -gt 3 ]; then echo y; else echo n; fi",
+    "for i in 1 2 3; do echo $i; done",
+    "case x7 in x1) echo one;; *) echo other;; esac",
+    "printf 'a1\\nb\\n' | grep -c a",
+    "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done; echo 9",
+    "echo 'it''s' \"two words\" plain 2>/dev/null",
+    "[[ -f /etc/passwd && abc == a* ]] && echo yes",
+    "cat <<EOF\nx 1\nEOF",
+    "a=(1 2 3); echo ${a[@]: 1: 1} x",
+    "echo 'multi\nline' after",
+    "for 1 in a; do :; done",
+    "echo 1>&2 7 2> err",
+    "ls -la /tmp | head -5 | wc -l",
+]
+
+
+def test_shapes_build_the_parsers_tree():
+    used = 0
+    for s in _corpus() + EXTRA:
+        for eg in (False, True):
+            try:
+                ref, warns = parse(s, extglob=eg)
+            except Exception:  # noqa: BLE001 - an error must not be templated either
+                ref, warns = None, None
+            got = T.templated(s, eg, parse)
+            if got is None:
+                continue
+            used += 1
+            assert ref is not None and not warns, s
+            assert got == ref, s
+    assert used > 2000  # the shapes cover much of the corpus
+
+
+@pytest.mark.parametrize("script,want", [
+    ("for i in 1 2 {n}; do echo $i; done", "1\n2\n{n}\n"),
+    ("if [ {n} -gt 3 ]; then echo big; else echo small; fi", None),
+    ("echo 'x {n}' | tr a-z A-Z", "X {n}\n"),
+])
+def test_new_lines_of_one_shape_run_right(script, want):
+    with Sandbox(isolation="virtual") as sb:
+        for n in (1, 5, 42, 7):
+            r = sb.run(script.replace("{n}", str(n)))
+            exp = want.replace("{n}", str(n)) if want else ("big\n" if n > 3 else "small\n")
+            assert r.stdout == exp
