@@ -359,6 +359,19 @@ class SandboxedExecutor:
                                        f"isolation={level!r} does not use a sandbox process")
         self.plan = p
         self.limits = limits
+        mnts = _norm_mounts(mounts)  # (may refuse: before anything is created)
+        if protect and p.level != "namespace":
+            raise IsolationUnavailable("hide=/read_only= need the 'namespace' level")
+        if protect and protect.hide:
+            # hidden = absent needs an overlay (a whiteout layer); a live rw bind of a host
+            # directory cannot be masked per name, so the combination is refused
+            ws_t = "/" + workdir.strip("/")
+            for m in mnts:
+                t = m["target"]
+                if m["mode"] == "rw" and (t == ws_t or t.startswith(ws_t.rstrip("/") + "/")
+                                          or ws_t.startswith(t.rstrip("/") + "/")):
+                    raise ValueError(f"hide= cannot apply to the rw mount at {t}: use 'cow' "
+                                     f"or 'ro'")
         # cgroups are made (and strict refusals raised) before the sandbox exists
         self._resources = ResourceControl(limits, level=p.level,
                                           session_layer=p.session_layer or "tmpfs",
@@ -369,21 +382,6 @@ class SandboxedExecutor:
             self._resources.close()
             raise
         unpriv = os.geteuid() != 0
-        mnts = _norm_mounts(mounts)
-        if protect and p.level != "namespace":
-            self._resources.close()
-            raise IsolationUnavailable("hide=/read_only= need the 'namespace' level")
-        if protect and protect.hide:
-            # hidden = absent needs an overlay (a whiteout layer); a live rw bind of a host
-            # directory cannot be masked per name, so the combination is refused
-            ws = "/" + workdir.strip("/")
-            for m in mnts:
-                t = m["target"]
-                if m["mode"] == "rw" and (t == ws or t.startswith(ws.rstrip("/") + "/")
-                                          or ws.startswith(t.rstrip("/") + "/")):
-                    self._resources.close()
-                    raise ValueError(f"hide= cannot apply to the rw mount at {t}: use 'cow' "
-                                     f"or 'ro'")
         host_ns = {}
         for key in ("user", "mnt", "pid", "net"):
             try:
