@@ -336,6 +336,7 @@ class SandboxedExecutor:
                                        f"isolation={level!r} does not use a sandbox process")
         self.plan = p
         self.limits = limits
+        mnts = _norm_mounts(mounts)  # (may refuse: before anything is created)
         # cgroups are made (and strict refusals raised) before the sandbox exists
         self._resources = ResourceControl(limits, level=p.level,
                                           session_layer=p.session_layer or "tmpfs",
@@ -346,7 +347,6 @@ class SandboxedExecutor:
             self._resources.close()
             raise
         unpriv = os.geteuid() != 0
-        mnts = _norm_mounts(mounts)
         host_ns = {}
         for key in ("user", "mnt", "pid", "net"):
             try:

@@ -673,6 +673,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if usage is not None:
                 import dataclasses
                 r = usage.end(r, dataclasses.replace)  # after the merge: it sees native writes
+                if r.limit_exceeded == "processes" and not r.timed_out:
+                    # what this run left behind at the process limit is a fork bomb until
+                    # shown otherwise: its process groups go, as after a timeout (jobs of
+                    # earlier runs stay)
+                    _kill_new_children(before)
             r = _note_packages(executor, r)
             h, body = result_header(r)
             h["id"] = rid
