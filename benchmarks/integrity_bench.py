@@ -28,7 +28,7 @@ def main() -> None:
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     from agentic_bash import Sandbox, SandboxCrashed
-    out: dict[str, object] = {"level": a.level}
+    out: dict[str, object] = {"level": a.level, "loadavg_before": os.getloadavg()}
     sb = Sandbox(a.level)
     for _ in range(50):
         sb.run("true")
@@ -74,6 +74,7 @@ def main() -> None:
                 assert r.restarted
             out[label] = _ms(xs)
     sb.close()
+    out["loadavg_after"] = os.getloadavg()
     print(json.dumps(out, indent=1))
     if a.json:
         with open(a.json, "w") as f:

@@ -102,6 +102,11 @@ def checks() -> dict:
     with ab.Sandbox(isolation="namespace", limits=ab.Limits(max_processes=50)) as sb:
         out["fork"] = _r(sb.run(FORK, timeout=60))
         out["fork_next"] = _r(sb.run("echo ok"))
+        # a bomb left running in the background by a run that hit the limit does not outlive it
+        out["bomb_bg"] = _r(sb.run("python3 -c 'import os\nwhile 1:\n  try: os.fork()\n"
+                                   "  except OSError: pass' & sleep 2; echo left", timeout=30))
+        time.sleep(0.5)
+        out["bomb_after"] = _r(sb.run("ls /proc | grep -c '^[0-9]'"))
     with ab.Sandbox(isolation="namespace", limits=ab.Limits(cpu_quota=0.2)) as sb:
         out["cpu_report"] = sb.isolation.mechanisms.get("cpu_limit")
         if sb.isolation.mechanisms.get("cpu_limit", "").startswith("enforced"):

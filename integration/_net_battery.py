@@ -133,7 +133,7 @@ def main() -> None:
             out["pip_install"] = rr(sb.run(
                 f"PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --no-cache-dir {pip_pkg} "
                 f"&& python3 -c 'import {pip_pkg}; print(\"imported\")'", timeout=180))
-            out["pip_log"] = [e for e in sb._ex.network_log if e["via"] != "dns"][-10:]
+            out["pip_log"] = [e for e in sb.network_log if e["via"] != "dns"][-10:]
     # the zygote and the shared proxy are process-wide: count fds once they exist
     fds_before = len(os.listdir("/proc/self/fd"))
     # an allowlist with a test resolver

@@ -92,6 +92,8 @@ def test_process_limit_counts_every_descendant(obs: dict) -> None:
     assert alive <= 60, r
     assert r["exceeded"] == "processes", r
     assert obs["fork_next"]["out"] == "ok\n", obs["fork_next"]
+    assert obs["bomb_bg"]["out"] == "left\n" and obs["bomb_bg"]["exceeded"] == "processes", obs
+    assert int(obs["bomb_after"]["out"]) <= 8, obs["bomb_after"]  # pid 1, the runner, ls, grep
 
 
 def test_cpu_quota_slows_a_busy_loop(obs: dict) -> None:

@@ -53,6 +53,16 @@ def sb(request: pytest.FixtureRequest):
     s.close()
 
 
+@pytest.fixture(scope="module", params=LEVELS)
+def shared_sb(request: pytest.FixtureRequest):
+    """One sandbox per level for the tests that only check refusals (they change nothing)."""
+    s = _make(request.param)
+    if request.param == "none":
+        s.run(f"cd {tempfile.mkdtemp(prefix='agb-integrity-')}")
+    yield s
+    s.close()
+
+
 def _sigint_after(delay: float) -> threading.Thread:
     main = threading.main_thread()
     assert threading.current_thread() is main
@@ -79,7 +89,8 @@ BAD_RUN_ARGS = [
 
 
 @pytest.mark.parametrize("kw,exc,name", BAD_RUN_ARGS, ids=[str(a[0]) for a in BAD_RUN_ARGS])
-def test_bad_run_arguments_fail_before_anything_runs(sb: Sandbox, kw, exc, name) -> None:
+def test_bad_run_arguments_fail_before_anything_runs(shared_sb: Sandbox, kw, exc, name) -> None:
+    sb = shared_sb
     with pytest.raises(exc, match=name):
         sb.run("echo ran >> marker; echo hi", **kw)
     r = sb.run("echo 2")
@@ -88,7 +99,8 @@ def test_bad_run_arguments_fail_before_anything_runs(sb: Sandbox, kw, exc, name)
     assert sb.run("test -e marker && echo yes || echo no").stdout == "no\n"
 
 
-def test_run_none_is_a_type_error(sb: Sandbox) -> None:
+def test_run_none_is_a_type_error(shared_sb: Sandbox) -> None:
+    sb = shared_sb
     with pytest.raises(TypeError, match="script"):
         sb.run(None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="script"):
@@ -490,3 +502,26 @@ def test_the_layer_fd_the_host_keeps_is_not_inherited() -> None:
         fd = sb._ex._layer_fd
         assert fd is not None
         assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+
+
+@pytest.mark.skipif("namespace" not in SANDBOXED, reason="namespace level unavailable")
+def test_restart_carries_a_layer_over_in_pieces(monkeypatch) -> None:
+    import agentic_bash.executors.sandboxed as sbx
+    monkeypatch.setattr(sbx, "_LAYER_PIECE", 4096)  # many frames for a small layer
+    with _make("namespace") as sb:
+        sb.run("head -c 100000 /dev/urandom > r; sha256sum r > r.sum; mkdir -p a/b; "
+               "ln -s ../r a/b/link; rm -f /etc/hostname 2>/dev/null; true")
+        want = sb.run("cat r.sum; readlink a/b/link").stdout
+        os.kill(sb._ex.pid, signal.SIGKILL)
+        with pytest.raises(SandboxCrashed):
+            sb.run("sleep 3")
+        r = sb.run("sha256sum -c r.sum >/dev/null && cat r.sum; readlink a/b/link")
+        assert (r.stdout, r.restarted) == (want, True)
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+def test_executor_refusing_a_mount_leaves_no_session_dir(private_tmp) -> None:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+    with pytest.raises(NotADirectoryError):
+        SandboxedExecutor(level=SANDBOXED[0], mounts={"/data": ("/nonexistent-agb", "ro")})
+    assert glob.glob(str(private_tmp / "agentic-bash-session-*")) == []

@@ -36,6 +36,7 @@ __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
 _GRACE = 2.0            # seconds past the run's timeout before the host interrupts on its own
 _KILL_AFTER = 3.0       # then seconds more before the host kills an unresponsive sandbox
 _START_TIMEOUT = 60.0
+_LAYER_PIECE = 8 << 20  # bytes per frame when a restart carries a layer over
 
 _NONINTERACTIVE = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                    "DEBIAN_FRONTEND": "noninteractive", "PIP_BREAK_SYSTEM_PACKAGES": "1",
@@ -62,6 +63,28 @@ def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool,
     if unprivileged and f"{home}/.local/bin" not in out.get("PATH", "").split(":"):
         out["PATH"] = f"{home}/.local/bin:" + out.get("PATH", "")
     return out
+
+
+def _protect_report(rep: IsolationReport, protect: Any, observed: dict[str, Any],
+                    allow_ptrace: bool) -> IsolationReport:
+    """Add the protected-path and ptrace entries to the verified report."""
+    from dataclasses import replace
+    mech = dict(rep.mechanisms)
+    notes = list(rep.notes)
+    if protect:
+        facts = observed.get("protect")
+        if isinstance(facts, dict):
+            mech["protected_paths"] = "enforced by mounts"
+            notes.append(f"protected paths: {protect.describe()}; at start "
+                         f"{facts.get('hidden', 0)} hidden (overlay whiteouts), "
+                         f"{facts.get('read_only', 0)} read-only (bind mounts); a file created "
+                         f"later under a hidden name by the sandbox itself is its own and visible")
+        else:
+            mech["protected_paths"] = "unavailable: not applied (the runner did not report them)"
+    if mech.get("seccomp") == "enforced":
+        notes.append("ptrace and process_vm_readv/writev: " +
+                     ("allowed (allow_ptrace=True)" if allow_ptrace else "refused (seccomp)"))
+    return replace(rep, mechanisms=mech, notes=tuple(notes))
 
 
 def _norm_mounts(mounts: Any) -> list[dict[str, Any]]:
@@ -307,7 +330,8 @@ class SandboxedExecutor:
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
-                 layer_tar: bytes | None = None, image: Any = None) -> None:
+                 layer_tar: bytes | None = None, image: Any = None, protect: Any = None,
+                 allow_ptrace: bool = False) -> None:
         self._closed = True
         self._dead = False
         self._lock = threading.RLock()
@@ -335,6 +359,19 @@ class SandboxedExecutor:
                                        f"isolation={level!r} does not use a sandbox process")
         self.plan = p
         self.limits = limits
+        mnts = _norm_mounts(mounts)  # (may refuse: before anything is created)
+        if protect and p.level != "namespace":
+            raise IsolationUnavailable("hide=/read_only= need the 'namespace' level")
+        if protect and protect.hide:
+            # hidden = absent needs an overlay (a whiteout layer); a live rw bind of a host
+            # directory cannot be masked per name, so the combination is refused
+            ws_t = "/" + workdir.strip("/")
+            for m in mnts:
+                t = m["target"]
+                if m["mode"] == "rw" and (t == ws_t or t.startswith(ws_t.rstrip("/") + "/")
+                                          or ws_t.startswith(t.rstrip("/") + "/")):
+                    raise ValueError(f"hide= cannot apply to the rw mount at {t}: use 'cow' "
+                                     f"or 'ro'")
         # cgroups are made (and strict refusals raised) before the sandbox exists
         self._resources = ResourceControl(limits, level=p.level,
                                           session_layer=p.session_layer or "tmpfs",
@@ -345,7 +382,6 @@ class SandboxedExecutor:
             self._resources.close()
             raise
         unpriv = os.geteuid() != 0
-        mnts = _norm_mounts(mounts)
         host_ns = {}
         for key in ("user", "mnt", "pid", "net"):
             try:
@@ -407,6 +443,8 @@ class SandboxedExecutor:
             "image_root": img.root if img else "",
             "cache_dir": cache_dir,
             "packages": [p.to_json() for p in img.packages] if img else [],
+            "protect": protect.to_json() if protect else None,
+            "allow_ptrace": bool(allow_ptrace),
         }
         self._policy = policy
         self._cfg = cfg
@@ -428,9 +466,15 @@ class SandboxedExecutor:
         self.observed.update(getattr(self, "_net_start", {}))
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
+        self.isolation = _protect_report(self.isolation, protect, self.observed, allow_ptrace)
         missing = [m for m, v in self.isolation.mechanisms.items()
                    if (p.applies(m) and v != "enforced") or
                    (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
+        if protect and not self.isolation.mechanisms["protected_paths"].startswith("enforced"):
+            # asked-for protected paths that are not in place: never run without them
+            self.close()
+            raise IsolationUnavailable("protected paths: "
+                                       + self.isolation.mechanisms["protected_paths"])
         if strict and missing:
             self.close()
             raise IsolationUnavailable("planned but not in effect: " + ", ".join(
@@ -545,7 +589,8 @@ class SandboxedExecutor:
     @property
     def network_log(self) -> list[dict[str, Any]]:
         """The proxy's log of this sandbox's connections and lookups (newest last)."""
-        return list(self._net.log) if self._net is not None else []
+        # deque.copy() runs without releasing the GIL: the proxy thread may be appending
+        return list(self._net.log.copy()) if self._net is not None else []
 
     def _with_network(self, r: Result) -> Result:
         if self._net is None:
@@ -662,9 +707,11 @@ class SandboxedExecutor:
             self._ready()
             return self._call_locked(op, kwargs)
 
-    def _call_locked(self, op: str, kwargs: dict[str, Any]) -> Any:
+    def _call_locked(self, op: str, kwargs: dict[str, Any], payload: bytes | None = None) -> Any:
         rid = self._new_id()
-        self._deliver({"op": op, "id": rid}, pickle.dumps(kwargs) if kwargs else b"")
+        self._deliver({"op": op, "id": rid},
+                      payload if payload is not None else
+                      pickle.dumps(kwargs) if kwargs else b"")
         try:
             while True:
                 msg = self._reader.recv(None)
@@ -691,23 +738,37 @@ class SandboxedExecutor:
             raise
 
     # -- restart after a crash (DESIGN.md decision 10) -------------------------------------
-    def _salvage_layer(self) -> bytes | None:
-        """The dead sandbox's session layer as a layer tar, read through the fd its pid 1
-        sent at start-up. Only called once every process of that sandbox is gone, so nothing
-        changes the files while they are read (symlinks are stored, never followed)."""
+    def _salvage_layer(self) -> Any:
+        """The dead sandbox's session layer as a layer tar in an unnamed temporary file, read
+        through the fd its pid 1 sent at start-up. Only called once every process of that
+        sandbox is gone, so nothing changes the files while they are read (symlinks are
+        stored, never followed)."""
         fd = self._layer_fd
         if fd is None or self.plan.level != "namespace":
             return None
-        import io
-
         from ..isolation.layerscan import export_layer_tar
         from ..isolation.rootfs import LAYER_PATH
         base = f"/proc/self/fd/{fd}"
         uppers = [{"target": u["target"], "upper": base + u["upper"][len(LAYER_PATH):]}
                   for u in self.layer_uppers if u.get("upper", "").startswith(LAYER_PATH)]
-        buf = io.BytesIO()
-        export_layer_tar(uppers, buf)
-        return buf.getvalue()
+        f = tempfile.TemporaryFile(prefix="agentic-bash-salvage-")
+        try:
+            export_layer_tar(uppers, f)
+        except BaseException:
+            f.close()
+            raise
+        return f
+
+    def _import_salvaged(self, f: Any) -> None:
+        """Send the salvaged layer in pieces and import it: memory stays O(piece)."""
+        with f:
+            f.seek(0)
+            while True:
+                chunk = f.read(_LAYER_PIECE)
+                if not chunk:
+                    break
+                self._call_locked("stage_layer", {}, payload=chunk)
+            self._call_locked("import_layer", {})
 
     def _restart(self) -> None:
         """Start a fresh sandbox process over the same session files and the shell state of
@@ -765,6 +826,8 @@ class SandboxedExecutor:
         try:
             hdr = self._start(cfg)
         except BaseException as e:
+            if layer is not None:
+                layer.close()
             self._closed = False
             self._dead = True
             if isinstance(e, SandboxError):
@@ -777,8 +840,8 @@ class SandboxedExecutor:
         self.observed["network_proxy"] = self._net is not None
         self._crash_reason = None
         try:
-            if layer:
-                self._call_locked("import_layer", {"data": layer})
+            if layer is not None:
+                self._import_salvaged(layer)
             if self._last_shell is not None:
                 self._call_locked("set_state", {"state": self._last_shell})
             for name in self._custom:

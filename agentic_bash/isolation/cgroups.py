@@ -378,6 +378,15 @@ class SandboxCgroups:
             return list(self._join)
         return sorted({os.path.join(d, "cgroup.procs") for d in self.dirs.values()})
 
+    @property
+    def pids_events_files(self) -> list[str]:
+        """``pids.events`` of the sandbox's pids group and of the workload's below it (the
+        runner reads them through descriptors S1 opens, to see its own run's refused forks)."""
+        if "processes" not in self.applied:
+            return []
+        return [os.path.join(self.dirs["pids"], "pids.events")] + [
+            os.path.join(os.path.dirname(f), "pids.events") for f in self.work_procs_files]
+
     def _all_procs_files(self) -> list[str]:
         return sorted({os.path.join(d, "cgroup.procs") for d in self.dirs.values()}
                       | {os.path.join(d, "cgroup.procs") for d in self._subdirs})

@@ -60,7 +60,15 @@ def plan(level: str, caps: Capabilities, *, strict: bool = False, network: Any =
     from ..network.policy import NetworkPolicy
     if level not in LEVELS:
         raise ValueError(f"isolation must be one of {', '.join(LEVELS)}; got {level!r}")
-    p = _plan(level, caps, strict, NetworkPolicy.coerce(network).mode)
+    mode = NetworkPolicy.coerce(network).mode
+    if level == "none" and network is not None and mode != "host":
+        # nothing confines isolation='none': a network policy asked for would be a lie
+        why = f"isolation='none' cannot enforce network={mode!r} (commands use the host's network)"
+        if strict:
+            raise IsolationUnavailable(why)
+        p = _plan(level, caps, strict, mode)
+        return dataclasses.replace(p, warnings=p.warnings + (why,), network="host")
+    p = _plan(level, caps, strict, mode)
     if network is None and p.level in ("virtual", "none"):
         # the default: no network in virtual mode; 'none' is the host's anyway
         p = dataclasses.replace(p, network="deny" if p.level == "virtual" else "host",

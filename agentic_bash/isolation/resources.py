@@ -122,24 +122,32 @@ class ResourceControl:
                  euid: int, cg: CgroupHost | None = None) -> None:
         self.limits = limits
         self.cg_host = cg if cg is not None else detect_cached()
-        self.backends = plan_resources(limits, level=level, session_layer=session_layer,
-                                       cg=self.cg_host, sandbox_uid_is_root=euid == 0,
-                                       kernel=platform.release())
-        if strict:
-            bad = _refusals(self.backends, bool(getattr(limits, "allow_watchdog", False)))
-            if bad:
-                raise IsolationUnavailable("strict: cannot enforce the limits asked for: "
-                                           + "; ".join(bad))
+        plan_args = dict(level=level, session_layer=session_layer,
+                         sandbox_uid_is_root=euid == 0, kernel=platform.release())
+        self.backends = plan_resources(limits, cg=self.cg_host, **plan_args)
         self.cgroups: SandboxCgroups | None = None
         b = self.backends
         if any(v.startswith("cgroup") for v in b.values()):
-            self.cgroups = SandboxCgroups(
-                self.cg_host,
-                memory=limits.max_memory_bytes if b.get("memory", "").startswith("cgroup") else None,
-                # the runner's own tasks are added once it is up (see ready())
-                pids=limits.max_processes if b.get("processes", "").startswith("cgroup") else None,
-                runner_pids=_job_threads(limits),
-                cpu_quota=limits.cpu_quota if b.get("cpu", "").startswith("cgroup") else None)
+            try:
+                self.cgroups = SandboxCgroups(
+                    self.cg_host,
+                    memory=limits.max_memory_bytes if b.get("memory", "").startswith("cgroup") else None,
+                    pids=limits.max_processes if b.get("processes", "").startswith("cgroup") else None,
+                    runner_pids=_job_threads(limits),
+                    cpu_quota=limits.cpu_quota if b.get("cpu", "").startswith("cgroup") else None)
+            except OSError as e:
+                # a group that could not be made (or written) is planned again as if the
+                # hierarchy were not ours: the watchdog and rlimits where they apply
+                why = f"could not make the sandbox's cgroup ({e.strerror or e})"
+                self.backends = plan_resources(
+                    limits, cg=CgroupHost(0, {}, {c: why for c in ("memory", "pids", "cpu")}),
+                    **plan_args)
+        if strict:
+            bad = _refusals(self.backends, bool(getattr(limits, "allow_watchdog", False)))
+            if bad:
+                self.close()
+                raise IsolationUnavailable("strict: cannot enforce the limits asked for: "
+                                           + "; ".join(bad))
 
     @property
     def cfg(self) -> dict[str, Any]:
@@ -154,6 +162,7 @@ class ResourceControl:
         out: dict[str, Any] = {
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "work_cgroups": self.cgroups.work_procs_files if self.cgroups else [],
+            "pids_events": self.cgroups.pids_events_files if self.cgroups else [],
             "rlimits": rl, "ignore_sigxfsz": "file_size" in b, "oom_score_adj": 1000,
             "nproc": int(lim.max_processes) if b.get("processes") == "rlimit" else None,
             "runner_slack": RUNNER_SLACK + _job_threads(lim),

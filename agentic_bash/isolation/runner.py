@@ -322,14 +322,15 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
             landlock_error = str(e)
     seccomp_notify = False
     if cfg.get("seccomp"):
-        from .seccomp_filter import apply_seccomp, send_fd
+        from .seccomp_filter import apply_seccomp, deny_list, send_fd
+        deny = deny_list(allow_ptrace=bool(cfg.get("allow_ptrace")))
         try:
             if cfg.get("seccomp_notify") and sup is not None:
                 try:
-                    listener = apply_seccomp(notify=True)
+                    listener = apply_seccomp(deny, notify=True)
                 except OSError:
                     listener = None
-                    apply_seccomp()
+                    apply_seccomp(deny)
                 if listener is not None:
                     # Security invariant: the listener leaves this process at once; whoever
                     # holds it decides the outcome of refused calls.
@@ -337,7 +338,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
                     os.close(listener)
                     seccomp_notify = True
             else:
-                apply_seccomp()
+                apply_seccomp(deny)
         except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
             seccomp_error = f"{type(e).__name__}: {e}"
     if sup is not None and not seccomp_notify:
@@ -614,6 +615,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     active: list[threading.Thread] = []
     current: list[Any] = [None]  # id of the run in progress
     calls: dict[int, Any] = {}   # custom-command calls waiting for the host, by call id
+    staged: list[Any] = [None]   # a layer arriving in pieces (stage_layer)
     stdin_pipes: dict[Any, _StdinPipe] = {}   # runs whose stdin the host streams, by id
     # runs go to one long-lived worker thread (a thread started per run cost ~50 us);
     # ``idle`` is set while no run is in progress
@@ -672,6 +674,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if usage is not None:
                 import dataclasses
                 r = usage.end(r, dataclasses.replace)  # after the merge: it sees native writes
+                if r.limit_exceeded == "processes" and not r.timed_out:
+                    # what this run left behind at the process limit is a fork bomb until
+                    # shown otherwise: its process groups go, as after a timeout (jobs of
+                    # earlier runs stay)
+                    _kill_new_children(before)
             r = _note_packages(executor, r)
             h, body = result_header(r)
             h["id"] = rid
@@ -816,6 +823,31 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
                                      args.get("extra_members"))
                     send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
+                continue
+            if op == "stage_layer":
+                # a layer sent in pieces (a restart carries the dead sandbox's files over this
+                # way, so neither side holds it twice in memory); import_layer(staged=True)
+                # then reads it from here
+                try:
+                    if staged[0] is None:
+                        staged[0] = os.fdopen(os.memfd_create("layer", os.MFD_CLOEXEC), "w+b")
+                    staged[0].write(payload)
+                    send({"ev": "ok", "value": None, "id": rid})
+                except BaseException as e:  # noqa: BLE001
+                    send({**_error_header(e), "id": rid})
+                continue
+            if op == "import_layer" and staged[0] is not None:
+                f, staged[0] = staged[0], None
+                try:
+                    from ..vfs.oci import import_layer
+                    with f:
+                        f.seek(0)
+                        import_layer(f, executor.fs)
+                    if scanner is not None:
+                        scanner.refresh()
+                    send({"ev": "ok", "bytes": True, "id": rid}, b"")
                 except BaseException as e:  # noqa: BLE001
                     send({**_error_header(e), "id": rid})
                 continue

@@ -47,6 +47,13 @@ def s1_join(cfg: dict[str, Any]) -> None:
         except OSError as e:
             seen["cgroup_error"] = f"opening {path}: {e.strerror}"
     cfg["_work_cgroup_fds"] = fds
+    events = []
+    for path in res.get("pids_events", ()):
+        try:
+            events.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            pass
+    cfg["_pids_events_fds"] = events
     if res.get("watchdog"):
         cfg["_watchdog_page"] = WatchdogPage()
 
@@ -300,7 +307,8 @@ class S3Usage:
         self.cpu1: float | None = None
         self.file_limit = ((cfg.get("resources") or {}).get("rlimits") or {}).get("FSIZE")
         self.native = cfg.get("_native")
-        self.refused0 = self.kills0 = self.at_max0 = 0
+        self.refused0 = self.kills0 = self.at_max0 = self.events0 = 0
+        self.events_fds: list[int] = list(cfg.get("_pids_events_fds") or ())
         self.gen = 0
         self._size_at = -10.0
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
@@ -320,9 +328,24 @@ class S3Usage:
         c = resource.getrusage(resource.RUSAGE_CHILDREN)
         return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
+    def _pids_refused(self) -> int:
+        """Forks the pids cgroups refused so far (their ``pids.events`` ``max`` counters)."""
+        n = 0
+        for fd in self.events_fds:
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+                for line in os.read(fd, 256).split(b"\n"):
+                    if line.startswith(b"max "):
+                        n += int(line[4:])
+            except (OSError, ValueError):
+                pass
+        return n
+
     def begin(self) -> None:
         self.cpu0 = self._cpu()
         self.refused0 = getattr(self.native, "refused", 0)
+        if self.events_fds:
+            self.events0 = self._pids_refused()
         page = self.page
         if page is not None:
             self._own_size()
@@ -348,7 +371,9 @@ class S3Usage:
                 exceeded = "memory"
             elif page.get("at_max") > self.at_max0 and exceeded in (None, "timeout"):
                 exceeded = "processes"
-        if exceeded in (None, "timeout") and getattr(self.native, "refused", 0) > self.refused0:
+        if exceeded in (None, "timeout") and (
+                getattr(self.native, "refused", 0) > self.refused0
+                or (self.events_fds and self._pids_refused() > self.events0)):
             exceeded = "processes"
         if exceeded is None and self.file_limit:
             # a file that reached RLIMIT_FSIZE: some write to it failed with EFBIG

@@ -113,6 +113,8 @@ class Attachment:
                 if now - self._recent.get(key, -10.0) < 1.0:
                     return
                 self._recent[key] = now
+                if len(self._recent) > 1024:
+                    self._recent = {k: t for k, t in self._recent.items() if now - t < 1.0}
             self._violations.append(PolicyViolation("network", f"{target}: {reason}",
                                                     target=target, reason=reason))
 
@@ -142,15 +144,18 @@ class Attachment:
 
     # -- decisions (loop thread) -------------------------------------------------------
     def _resolve(self, host: str) -> list[str]:
+        """Runs on worker threads: the cache is shared with the loop thread under a lock."""
         addrs = list(self.resolver(host)) if self.resolver is not None else host_resolve(host)
         if addrs:
-            self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
-            while len(self._dns_cache) > 1024:
-                self._dns_cache.pop(next(iter(self._dns_cache)))
+            with self._lock:
+                self._dns_cache[host] = (time.monotonic() + _DNS_TTL, addrs)
+                while len(self._dns_cache) > 1024:
+                    self._dns_cache.pop(next(iter(self._dns_cache)))
         return addrs
 
     def _cached(self, host: str) -> list[str]:
-        hit = self._dns_cache.get(host)
+        with self._lock:
+            hit = self._dns_cache.get(host)
         return hit[1] if hit is not None and hit[0] > time.monotonic() else []
 
     async def decide(self, host: str, port: int | None) -> tuple[list[str], str]:

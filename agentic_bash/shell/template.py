@@ -16,6 +16,7 @@ import re
 from typing import Any, Callable
 
 from . import nodes as N
+from .parser import _plain_line
 
 __all__ = ["templated"]
 
@@ -135,6 +136,9 @@ def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script
     ``parse`` is parser.parse_with_warnings; a shape that warns or fails is never used."""
     if len(script) > 400:
         return None
+    plain = _plain_line(script)
+    if plain is not None:
+        return plain  # plain words only: the parser's own fast path builds it for less
     for s in _SKIP:
         if s in script:
             return None

@@ -219,7 +219,9 @@ def _read_members(f: BinaryIO, max_entries: int, max_bytes: int) -> Iterator[Mem
             chk = _number(fields[6])
         except ValueError:
             raise SnapshotError("corrupt archive (bad header checksum)") from None
-        if chk != sum(block) - sum(block[148:156]) + 256:
+        # (zero bytes add nothing: summing only the others is several times faster on a
+        # header, which is mostly NULs)
+        if chk != sum(block.translate(None, b"\0")) - sum(block[148:156]) + 256:
             raise SnapshotError("corrupt archive (bad header checksum)")
         typeflag = fields[7] or b"0"
         try:

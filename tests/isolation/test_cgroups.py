@@ -231,3 +231,18 @@ def test_report_entries_need_evidence_from_the_runner() -> None:
     for k in ("memory_limit", "process_limit", "file_size_limit", "disk_limit"):
         assert rep.mechanisms[k].startswith("unavailable: not applied"), rep.mechanisms
     assert any("memory limit unavailable" in w for w in rep.warnings)
+
+
+def test_a_group_that_cannot_be_made_falls_back_and_strict_refuses(monkeypatch) -> None:  # noqa: ANN001
+    from agentic_bash.isolation import resources
+
+    def boom(*a, **k):  # noqa: ANN002, ANN003
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(resources, "SandboxCgroups", boom)
+    rc = ResourceControl(Limits(), level="namespace", session_layer="tmpfs", strict=False,
+                         euid=0, cg=V1)
+    assert rc.cgroups is None and rc.backends["memory"] == "watchdog"
+    assert "could not make the sandbox's cgroup (Permission denied)" in rc.backends["processes"]
+    with pytest.raises(IsolationUnavailable, match="processes"):
+        ResourceControl(Limits(allow_watchdog=True), level="namespace", session_layer="tmpfs",
+                        strict=True, euid=0, cg=V1)

@@ -42,14 +42,16 @@ def promised(level: str, network: str, caps: Capabilities) -> set[str]:
     if level == "landlock":
         p = {"landlock", "seccomp", "no_new_privs", "caps_dropped"}
         return p | ({"network_namespace"} if network != "allow" else set())
+    if level == "none" and network != "allow":
+        return {"network_namespace"}  # asked for, and nothing at this level can give it
     return set()
 
 
 def supported(m: str, caps: Capabilities, level: str = "namespace") -> bool:
     if not caps.linux:
         return False
-    if level == "landlock" and m == "network_namespace":
-        return False  # no namespaces at this level
+    if level in ("landlock", "none") and m == "network_namespace":
+        return False  # no namespaces at these levels
     return {"user_namespace": caps.user_namespace, "mount_namespace": caps.mount_namespace,
             "pid_namespace": caps.pid_namespace, "network_namespace": caps.network_namespace,
             "overlay": caps.overlay_userns, "landlock": caps.landlock_abi > 0,

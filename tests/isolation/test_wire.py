@@ -34,3 +34,85 @@ def test_garbage_is_a_closed_wire(frame: bytes) -> None:
         recv_msg(b)
     a.close()
     b.close()
+
+
+def test_reader_reassembles_frames_split_anywhere() -> None:
+    import random
+
+    from agentic_bash.isolation.wire import Reader
+    a, b = socket.socketpair()
+    frames = [({"id": i, "ev": "out"}, bytes([i % 256]) * (i * 37)) for i in range(40)]
+    blob = bytearray()
+    for h, p in frames:
+        import json
+        hj = json.dumps(h, separators=(",", ":")).encode()
+        blob += struct.pack("!II", len(hj), len(p)) + hj + p
+    rnd = random.Random(7)
+    r = Reader(b)
+    got = []
+    i = 0
+    while i < len(blob):
+        n = rnd.randint(1, 50)
+        a.sendall(bytes(blob[i:i + n]))
+        i += n
+        while True:
+            f = r.recv(0)
+            if f is None:
+                break
+            got.append(f)
+    assert got == frames
+    assert r.recv(0) is None  # nothing pending: a poll with nothing there consumes nothing
+    a.close()
+    with pytest.raises(WireClosed):
+        r.recv(1)
+    b.close()
+
+
+def test_start_up_fds_go_to_their_frame_and_are_close_on_exec() -> None:
+    import fcntl
+    import os
+
+    from agentic_bash.isolation.wire import Reader
+    a, b = socket.socketpair()
+    r1, w1 = os.pipe()
+    send_msg(a, {"ev": "first"})
+    send_msg(a, {"ev": "with_fd"}, b"x", fds=[r1])
+    send_msg(a, {"ev": "after"})
+    r = Reader(b, want_fds=True)
+    h1, _ = r.recv(5)
+    h2, p2 = r.recv(5)
+    h3, _ = r.recv(5)
+    assert "fds" not in h1 and "fds" not in h3 and p2 == b"x"
+    (fd,) = h2["fds"]
+    assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+    os.write(w1, b"ok")
+    assert os.read(fd, 2) == b"ok"
+    for x in (fd, r1, w1):
+        os.close(x)
+    a.close()
+    b.close()
+
+
+def test_an_exception_while_taking_bytes_marks_the_reader_torn() -> None:
+    from agentic_bash.isolation.wire import Reader
+
+    class Flaky:
+        def __init__(self, s: socket.socket) -> None:
+            self.s = s
+
+        def recv(self, n: int) -> bytes:
+            self.s.recv(n)
+            raise KeyboardInterrupt
+
+        def fileno(self) -> int:
+            return self.s.fileno()
+    a, b = socket.socketpair()
+    send_msg(a, {"id": 1})
+    r = Reader(Flaky(b))  # type: ignore[arg-type]
+    with pytest.raises(KeyboardInterrupt):
+        r.recv(1)
+    assert r.torn
+    with pytest.raises(WireClosed):
+        r.recv(0)
+    a.close()
+    b.close()

@@ -58,3 +58,11 @@ def test_report_needs_evidence_for_the_proxy() -> None:
     r = verify(p, seen)  # listeners never arrived: not claimed
     assert r.mechanisms["network_proxy"].startswith("unavailable")
     assert any("network_proxy" in w for w in r.warnings)
+
+
+def test_none_level_cannot_enforce_a_network_policy() -> None:
+    p = plan("none", None, network="public")
+    assert p.network == "host" and any("cannot enforce network" in w for w in p.warnings)
+    with pytest.raises(IsolationUnavailable, match="network"):
+        plan("none", None, strict=True, network=NetworkPolicy(allow=["x.test"]))
+    assert not plan("none", None, network=None).warnings[1:]  # only the level's own warning
