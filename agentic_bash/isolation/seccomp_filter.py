@@ -16,8 +16,8 @@ import struct
 import threading
 from typing import Callable, Iterable
 
-__all__ = ["DEFAULT_DENY", "Supervisor", "apply_seccomp", "compile_bpf", "load_bpf",
-           "syscall_names"]
+__all__ = ["DEFAULT_DENY", "PTRACE_CALLS", "Supervisor", "apply_seccomp", "compile_bpf",
+           "deny_list", "load_bpf", "syscall_names"]
 
 # Refused with EPERM once the sandbox is set up.
 DEFAULT_DENY: tuple[str, ...] = (
@@ -34,6 +34,17 @@ DEFAULT_DENY: tuple[str, ...] = (
     "iopl", "ioperm", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
     "pidfd_getfd",
 )
+
+PTRACE_CALLS: tuple[str, ...] = ("ptrace", "process_vm_readv", "process_vm_writev")
+"""Lifted by ``Sandbox(allow_ptrace=True)`` (strace, gdb); denied by default."""
+
+
+def deny_list(*, allow_ptrace: bool = False) -> tuple[str, ...]:
+    """The refused syscalls for a sandbox: DEFAULT_DENY, less PTRACE_CALLS when asked."""
+    if not allow_ptrace:
+        return DEFAULT_DENY
+    return tuple(n for n in DEFAULT_DENY if n not in PTRACE_CALLS)
+
 
 _NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
              0x40000000, 0x00000080)  # NEWNS NEWCGROUP NEWUTS NEWIPC NEWUSER NEWPID NEWNET NEWTIME
