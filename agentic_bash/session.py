@@ -465,14 +465,14 @@ class Sandbox:
     def interrupt(self) -> None:
         self._ex.interrupt()
 
-    def tty_input(self, data: bytes | str) -> None:
+    def tty_input(self, data: bytes | str) -> bool:
         """Type ``data`` at the terminal of the ``run(tty=...)`` going on (from another
-        thread); ignored when there is none."""
+        thread). False when no run is going on (nothing is kept for a later run): a caller
+        relaying keys may try again once the run has started."""
         if isinstance(data, str):
             data = data.encode("utf-8")
         fn = getattr(self._ex, "tty_input", None)
-        if fn is not None:
-            fn(bytes(data))
+        return bool(fn(bytes(data))) if fn is not None else False
 
     def tty_resize(self, rows: int, cols: int) -> None:
         """Set the window size of the ``run(tty=...)`` going on (its program gets SIGWINCH)."""

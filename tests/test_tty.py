@@ -183,3 +183,11 @@ def test_no_descriptor_is_left_behind(sb):
     for _ in range(5):
         sb.run("echo x; read y", tty=True, stdin=b"y\n")
     assert len(os.listdir("/proc/self/fd")) <= before
+
+
+@pytest.mark.parametrize("level", ["virtual", _level("namespace")])
+def test_keys_typed_with_no_run_going_on_reach_no_later_run(make, level):
+    sb = make(level)
+    assert sb.tty_input(b"\x03") is False
+    r = sb.run("echo ok", tty=True)
+    assert (r.exit_code, r.stdout_bytes) == (0, b"ok\r\n")

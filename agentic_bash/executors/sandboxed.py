@@ -1056,17 +1056,18 @@ class SandboxedExecutor:
                                                                         self._dead):
             self._send_interrupt(rid)
 
-    def tty_input(self, data: bytes) -> None:
+    def tty_input(self, data: bytes) -> bool:
         """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt);
         addressed to that run, so keys typed as it ends never reach the next one."""
         rid = self._current
         if self._closed or self._dead or not data or rid is None:
-            return
+            return False
         try:
             with self._send_lock:
                 send_msg(self._sock, {"op": "tty_input", "target": rid}, bytes(data))
         except OSError:
-            pass
+            return False
+        return True
 
     def tty_resize(self, rows: int, cols: int) -> None:
         rid = self._current

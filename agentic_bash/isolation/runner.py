@@ -780,7 +780,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     continue
                 try:
                     if op == "tty_input":
-                        executor.tty_input(payload)
+                        # (queued: the run is accepted; its pty may not exist yet)
+                        executor.tty_input(payload, queued=True)
                     else:
                         executor.tty_resize(int(req["rows"]), int(req["cols"]))
                 except Exception:  # noqa: BLE001
