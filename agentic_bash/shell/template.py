@@ -29,7 +29,8 @@ _TOKEN = re.compile(r"""'[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[
 _STOP = frozenset("\\#'\"`")
 _SIMPLE_DQ = re.compile(r"""^"[^"\\$`!\n]+"$""")
 _PLAIN_START = re.compile(r"[A-Za-z0-9_./:%+,@]")
-_SKIP = ("<<", "$(", "`", "function", "()", "<(", ">(", _PH)
+_SKIP = ("<<", "`", "function", "()", "<(", ">(", _PH)
+_CMDSUB = re.compile(r"\$\((?!\()")  # $( … ), not $(( … ))
 _KEYWORDS = frozenset("if then else elif fi case esac for select while until do done in function "
                       "time { } ! [[ ]] coproc".split())
 # words the pipeline check (parser._COOP_HAZARD) or the parser itself reads
@@ -142,6 +143,8 @@ def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script
     for s in _SKIP:
         if s in script:
             return None
+    if "$(" in script and _CMDSUB.search(script):
+        return None
     sh = _shape(script)
     if sh is None:
         return None
