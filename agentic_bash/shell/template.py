@@ -28,7 +28,7 @@ _TOKEN = re.compile(r"""'[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[
 # did not take whole (nested arithmetic), a quote left open
 _STOP = frozenset("\\#'\"`")
 _SIMPLE_DQ = re.compile(r"""^"[^"\\$`!\n]+"$""")
-_PLAIN_START = re.compile(r"[A-Za-z0-9_./:%+,@]")
+_PLAIN_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:%+,@")
 _SKIP = ("<<", "`", "function", "()", "<(", ">(", _PH)
 _CMDSUB = re.compile(r"\$\((?!\()")  # $( … ), not $(( … ))
 _KEYWORDS = frozenset("if then else elif fi case esac for select while until do done in function "
@@ -56,10 +56,10 @@ def _shape(script: str) -> tuple[str, list[str]] | None:
         c = t[0]
         if t == "${" or t in _STOP or (t == "(" and i + 1 < n and toks[i + 1][:1] == "("):
             return None  # nested braces or parentheses, escapes, comments: text that matters
-        if ((c == "'" and len(t) > 2 and t[-1] == "'" and "\n" not in t) or (c == '"' and _SIMPLE_DQ.match(t))
-                or _PLAIN_START.match(c) or c == "-"):
+        if (c in _PLAIN_FIRST or (c == "'" and len(t) > 2 and t[-1] == "'" and "\n" not in t)
+                or (c == '"' and _SIMPLE_DQ.match(t))):
             nxt = toks[i + 1] if i + 1 < n else "\n"
-            if (prev[-1] in _BEFORE_OK and nxt[0] in _AFTER_OK and c != "-"
+            if (prev[-1] in _BEFORE_OK and nxt[0] in _AFTER_OK
                     and last not in _CMD_BEFORE and last not in ("for", "select")
                     and "<" not in last and ">" not in last and t not in _KEEP):
                 if c == "'" or c == '"':
