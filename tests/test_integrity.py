@@ -517,3 +517,11 @@ def test_restart_carries_a_layer_over_in_pieces(monkeypatch) -> None:
             sb.run("sleep 3")
         r = sb.run("sha256sum -c r.sum >/dev/null && cat r.sum; readlink a/b/link")
         assert (r.stdout, r.restarted) == (want, True)
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no sandboxed isolation level here")
+def test_executor_refusing_a_mount_leaves_no_session_dir(private_tmp) -> None:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+    with pytest.raises(NotADirectoryError):
+        SandboxedExecutor(level=SANDBOXED[0], mounts={"/data": ("/nonexistent-agb", "ro")})
+    assert glob.glob(str(private_tmp / "agentic-bash-session-*")) == []
