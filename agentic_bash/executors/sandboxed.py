@@ -1427,6 +1427,8 @@ class _BashExecutor:
             for fd in (r0, w1, w2):
                 os.close(fd)
         self._current = p
+        if stdin is not None and hasattr(stdin, "read"):
+            stdin = stdin.read()   # the runner hands every run's stdin over as a file
         if stdin:
             threading.Thread(target=_feed, args=(w0, stdin), daemon=True).start()
         else:
