@@ -18,7 +18,7 @@ demo: install
 	$(BIN)/agentic-bash run --cmd 'cd /workspace && echo "hello from $$(pwd)" > hi.txt && cat hi.txt | tr a-z A-Z'
 
 test: install
-	$(BIN)/python -m pytest -n auto -q -p no:cacheprovider tests integration
+	$(BIN)/python -m pytest -n auto -q -p no:cacheprovider --durations=25 tests integration
 
 # the in-process suites with their tables (peers side by side where installed); ARGS=--quick
 bench: install

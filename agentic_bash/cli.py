@@ -277,8 +277,14 @@ def open_sandbox(o: dict[str, Any], *, snapshot: Optional[str] = None,
         why = "; ".join(str(w.message) for w in caught) or f"it runs as {sb.isolation_level!r}"
         raise IsolationUnavailable(f"isolation {wanted!r} is not available here ({why}); "
                                    "use -i auto to fall back")
+    seen: set[str] = set()
     for w in caught:
-        _warn(str(w.message))
+        msg = str(w.message)
+        # (the plan and the session both say that -i none confines nothing)
+        key = msg.replace("native commands", "commands")
+        if key not in seen:
+            seen.add(key)
+            _warn(msg)
     return sb
 
 

@@ -157,6 +157,13 @@ class RemoteSandbox:
             timeout: float | None = None) -> Result:
         return _result(self._json("POST", self._s("/exec"), self._exec_body(script, stdin, env, cwd, timeout)))
 
+    def tty_input(self, data: bytes | str) -> None:
+        """As ``Sandbox.tty_input`` with no ``run(tty=...)`` going on: the service runs no
+        pseudo-terminal (``run`` here has no ``tty``), so there is never one to type at."""
+
+    def tty_resize(self, rows: int, cols: int) -> None:
+        """As ``Sandbox.tty_resize`` with no ``run(tty=...)`` going on (see ``tty_input``)."""
+
     def stream(self, script: str, **kw: Any) -> Iterator[StreamEvent]:
         """``stdout``/``stderr`` events as the service sends them (SSE), then ``result``."""
         body = self._exec_body(script, kw.get("stdin"), kw.get("env"), kw.get("cwd"), kw.get("timeout"))
@@ -297,6 +304,11 @@ class RemoteSandbox:
     def env(self) -> Mapping[str, str]:
         from types import MappingProxyType
         return MappingProxyType(self._json("GET", self._s("/env")))
+
+    @property
+    def network_log(self) -> list[dict[str, Any]]:
+        """What the service's network proxy did for this session (see Sandbox.network_log)."""
+        return list(self._json("GET", self._s("/network_log")))
 
     @property
     def packages(self) -> list[Any]:

@@ -179,7 +179,7 @@ def _terminal_size(fd: int) -> tuple[int, int]:
 
 
 def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
-                     interrupted: threading.Event) -> Any:
+                     interrupted: threading.Event, early_keys: bytearray) -> Any:
     """Run ``script`` with a pseudo-terminal of its own (in the sandbox when there is one),
     relaying our terminal to it in raw mode: keys (Ctrl-C included) reach the program or the
     interpreter as on a real terminal, the window size follows ours."""
@@ -197,9 +197,13 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
             tail[:] = chunk[-1:]
         _write(out, chunk)
 
+    # keys typed after Enter, before the run existed, are typed at its terminal first
+    typed = bytes(early_keys) or None
+    early_keys.clear()
+
     def work() -> None:
         try:
-            box["result"] = sb.run_stream(script, on_stdout=on_stdout, tty=spec)
+            box["result"] = sb.run_stream(script, on_stdout=on_stdout, tty=spec, stdin=typed)
         except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
             box["error"] = exc
 
@@ -210,6 +214,7 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
     try:
         tty.setraw(fd_in, termios.TCSANOW)
         t.start()
+        backlog = bytearray()   # keys the run could not take yet (it was starting)
         while t.is_alive():
             try:
                 ready, _, _ = select.select([fd_in], [], [], 0.05)
@@ -217,7 +222,7 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
                 ready = []
             if interrupted.is_set():
                 interrupted.clear()
-                sb.tty_input(b"\x03")
+                backlog.extend(b"\x03")
             if resized.is_set():
                 resized.clear()
                 sb.tty_resize(*_terminal_size(fd_out))
@@ -226,8 +231,9 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
                     data = os.read(fd_in, 4096)
                 except OSError:
                     data = b""
-                if data:
-                    sb.tty_input(data)
+                backlog.extend(data)
+            if backlog and (sb.tty_input(bytes(backlog)) or len(backlog) > 65536):
+                backlog.clear()
     finally:
         termios.tcsetattr(fd_in, termios.TCSADRAIN, saved)
         signal.signal(signal.SIGWINCH, old_winch)
@@ -355,11 +361,17 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
         signal.signal(signal.SIGINT, lambda *_: interrupted.set())
 
         def read_line(prompt: str) -> str:
-            line = session.prompt(prompt)
+            # handle_sigint=False: our handler stays installed all along, so a SIGINT while
+            # the prompt winds down (the terminal is cooked again) is not lost with its loop
+            line = session.prompt(prompt, handle_sigint=False)
             if interrupted.is_set():
                 interrupted.clear()
                 early_keys.extend(b"\x03")
-            for key in get_typeahead(session.input):
+            # keys typed after Enter: kept by prompt-toolkit as typeahead, or still in its
+            # input's buffer (read while the prompt wound down)
+            inp = session.input
+            keys = list(get_typeahead(inp)) + list(inp.read_keys()) + list(inp.flush_keys())
+            for key in keys:
                 early_keys.extend((key.data or "").encode("utf-8", "surrogateescape"))
             return line
     else:
@@ -398,10 +410,8 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
                 continue
             try:
                 if interactive:
-                    if early_keys:
-                        sb.tty_input(bytes(early_keys))   # waits for the command's terminal
-                        early_keys.clear()
-                    r = _run_on_terminal(sb, text, stdin.fileno(), sys.stdout.fileno(), interrupted)
+                    r = _run_on_terminal(sb, text, stdin.fileno(), sys.stdout.fileno(), interrupted,
+                                         early_keys)
                 else:
                     r = _run_plain(sb, text)
             except SandboxError as exc:

@@ -93,6 +93,10 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
     # only paid by the levels that use what it finds
     from .network import resolve_network
     network = resolve_network(extra.pop("network", None), isolation)
+    from .vfs.protect import PathRules
+    rules = PathRules(extra.pop("hide", None) or (), extra.pop("read_only", None) or (),
+                      workdir)
+    allow_ptrace = bool(extra.pop("allow_ptrace", False))
     caps = None if isolation in ("virtual", "none") else probe()
     if caps is not None and (caps.user_namespace or isolation == "landlock"):
         # start the zygote now without waiting for it: its preload overlaps with the plan
@@ -103,11 +107,17 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         except OSError:
             pass   # the sandboxed executor reports it
     p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
+    if rules and p.level in ("landlock", "none"):
+        # Landlock cannot refuse a path below one it allows, and 'none' confines nothing:
+        # a protection that cannot be applied is refused, never silently dropped
+        raise IsolationUnavailable(f"hide=/read_only= need the 'namespace' or 'virtual' "
+                                   f"level; isolation {p.level!r} cannot enforce them")
     if p.level in ("namespace", "landlock"):
         from .executors.sandboxed import SandboxedExecutor
         ex = SandboxedExecutor(plan=p, env=env, workdir=workdir, mounts=mounts, limits=limits,
                                strict=strict, info=info, prefer_inprocess=prefer_inprocess,
-                               commands_allowlist=commands_allowlist, network=network, **extra)
+                               commands_allowlist=commands_allowlist, network=network,
+                               protect=rules, allow_ptrace=allow_ptrace, **extra)
         return ex, p.level, ex.isolation  # the executor already warned about degradations
     extra.pop("layer_tar", None)
     if extra.pop("base", None) is not None:
@@ -140,6 +150,13 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
             fs.mkdir(workdir)
     except OSError:
         pass
+    if rules:
+        from dataclasses import replace
+        from .vfs.protect import ProtectedFS
+        fs = ProtectedFS(fs, rules)
+        report = replace(report, mechanisms={**report.mechanisms,
+                                             "protected_paths": "enforced by the VFS gate"},
+                         notes=report.notes + ("protected paths: " + rules.describe(),))
     ex = InProcessExecutor(fs=fs, native=None, env=env, workdir=workdir, limits=limits, info=info,
                            prefer_inprocess=True, commands_allowlist=commands_allowlist, layer=layer)
     if p.network != "deny":
@@ -214,6 +231,9 @@ class Sandbox:
             allowed = set(commands)
             commands_allowlist = allowed if commands_allowlist is None else allowed | set(commands_allowlist)
         self.workdir = normalize(workdir)
+        from .vfs.protect import PathRules
+        self._rules = PathRules(checked.get("hide") or (), checked.get("read_only") or (),
+                                self.workdir)
         self._mounts = _norm_mounts(mounts)
         self.requested_isolation = isolation
         self._transforms: tuple[Callable[[Any], Any], ...] = tuple(transforms)
@@ -445,14 +465,14 @@ class Sandbox:
     def interrupt(self) -> None:
         self._ex.interrupt()
 
-    def tty_input(self, data: bytes | str) -> None:
+    def tty_input(self, data: bytes | str) -> bool:
         """Type ``data`` at the terminal of the ``run(tty=...)`` going on (from another
-        thread); ignored when there is none."""
+        thread). False when no run is going on (nothing is kept for a later run): a caller
+        relaying keys may try again once the run has started."""
         if isinstance(data, str):
             data = data.encode("utf-8")
         fn = getattr(self._ex, "tty_input", None)
-        if fn is not None:
-            fn(bytes(data))
+        return bool(fn(bytes(data))) if fn is not None else False
 
     def tty_resize(self, rows: int, cols: int) -> None:
         """Set the window size of the ``run(tty=...)`` going on (its program gets SIGWINCH)."""
@@ -494,7 +514,26 @@ class Sandbox:
             raise (ValueError if isinstance(mode, int) and not isinstance(mode, bool)
                    else TypeError)(f"mode must be an int permission mode (0o644), not {mode!r}")
         self._check()
-        self._ex.write_file(self._abs(path), data, mode)
+        p = self._abs(path)
+        self._guard(p)
+        self._ex.write_file(p, data, mode)
+
+    def _guard(self, path: str) -> None:
+        """hide=/read_only= for the host-side file API: a hidden name is never created or
+        removed through it (EACCES), a read-only one never changed (EROFS) — in every mode."""
+        rules = getattr(self, "_rules", None)
+        if not rules:
+            return
+        import errno
+        try:
+            real = self._ex.realpath(path)
+        except Exception:  # noqa: BLE001
+            real = path
+        for p in (path, real):
+            if rules.hidden(p):
+                raise PermissionError(errno.EACCES, "Permission denied (hidden path)", path)
+            if rules.readonly(p):
+                raise OSError(errno.EROFS, "Read-only file system (read_only path)", path)
 
     def read_file(self, path: str) -> bytes:
         self._check()
@@ -517,7 +556,9 @@ class Sandbox:
 
     def remove(self, path: str, recursive: bool = False) -> None:
         self._check()
-        self._ex.remove(self._abs(path), recursive)
+        p = self._abs(path)
+        self._guard(p)
+        self._ex.remove(p, recursive)
 
     def upload_tar(self, fileobj: BinaryIO | bytes, dest: str = "/workspace") -> None:
         """Extract a tar (optionally gzipped) below ``dest``; refuses escaping names, writes

@@ -233,6 +233,29 @@ def _image(name: str, value: Any) -> Any:
                     f"not {_tname(value)}")
 
 
+def _patterns(name: str, v: Any) -> tuple[str, ...]:
+    """Protected-path globs (hide=, read_only=): workspace-relative, ``**`` any depth."""
+    if v is None:
+        return ()
+    if isinstance(v, (str, bytes)) or isinstance(v, Mapping):
+        raise TypeError(f"{name} takes a list of glob patterns, not {_tname(v)}")
+    try:
+        items = list(v)
+    except TypeError:
+        raise TypeError(f"{name} takes a list of glob patterns, not {_tname(v)}") from None
+    for pat in items:
+        if not isinstance(pat, str):
+            raise TypeError(f"{name} entries must be str patterns, not {_tname(pat)}")
+        if not pat.strip("/") or "\0" in pat:
+            raise ValueError(f"{name}: empty pattern or NUL in {pat!r}")
+        if pat.startswith("/"):
+            raise ValueError(f"{name}: patterns are relative to the workspace, not absolute: "
+                             f"{pat!r}")
+        if ".." in pat.split("/"):
+            raise ValueError(f"{name}: '..' is not allowed in a pattern: {pat!r}")
+    return tuple(items)
+
+
 SANDBOX_OPTIONS: dict[str, _Checker] = {
     "isolation": _isolation,
     "env": _env,
@@ -260,6 +283,9 @@ SANDBOX_OPTIONS: dict[str, _Checker] = {
     "base": _opt(check_path),
     "image": _opt(_image),
     "engine": _engine,
+    "hide": _patterns,
+    "read_only": _patterns,
+    "allow_ptrace": _bool,
     "_snapshot": _any,   # Sandbox.from_snapshot's private channel
 }
 """Every keyword ``Sandbox()`` accepts, with its checker. Add new parameters here."""

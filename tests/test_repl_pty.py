@@ -12,6 +12,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 TIMEOUT = 30   # seconds per expected output; generous for a loaded machine
+STARTUP_TIMEOUT = 120
 PROMPT = "/workspace$"
 
 
@@ -47,6 +48,7 @@ class Repl:
         self.c = pexpect.spawn(sys.executable, args, env=env, cwd=str(tmp_path),
                                timeout=TIMEOUT, dimensions=(rows, cols))
         self.log = bytearray()
+        self.started = False
 
     def expect(self, text: str) -> None:
         self.c.expect_exact(text)
@@ -60,6 +62,13 @@ class Repl:
         self.log += self.c.before + self.c.after
 
     def prompt(self) -> None:
+        if not self.started:
+            # start-up (interpreter, zygote, sandbox) on a machine shared with parallel
+            # test runs: the first prompt gets a longer bound than each command's output
+            self.c.expect_exact(self.prompt_text, timeout=STARTUP_TIMEOUT)
+            self.log += self.c.before + self.c.after
+            self.started = True
+            return
         self.expect(self.prompt_text)
 
     def run(self, line: str, then: str) -> None:

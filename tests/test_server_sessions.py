@@ -230,6 +230,8 @@ def test_remote_sandbox_has_the_methods_of_sandbox(virtual_server):
         sb.run("f() { echo fn; }; X=5; mkdir -p /workspace/d; ln -s d /workspace/l")
         assert sb.env["E"] == "1"
         assert sb.realpath("/workspace/l") == "/workspace/d"
+        assert sb.network_log == []           # a virtual session has no proxy: nothing logged
+        sb.tty_input("ignored")               # no run(tty=...) over the service: nothing to type at
         st = sb.get_state()
         assert "f" in json.dumps(st)
         sb.reset()

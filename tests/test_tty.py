@@ -183,3 +183,21 @@ def test_no_descriptor_is_left_behind(sb):
     for _ in range(5):
         sb.run("echo x; read y", tty=True, stdin=b"y\n")
     assert len(os.listdir("/proc/self/fd")) <= before
+
+
+@pytest.mark.parametrize("level", ["virtual", _level("namespace")])
+def test_keys_typed_with_no_run_going_on_reach_no_later_run(make, level):
+    sb = make(level)
+    assert sb.tty_input(b"\x03") is False
+    r = sb.run("echo ok", tty=True)
+    assert (r.exit_code, r.stdout_bytes) == (0, b"ok\r\n")
+
+
+@pytest.mark.parametrize("level", ["virtual", _level("namespace")])
+def test_dash_t_sees_the_terminal(make, level):
+    sb = make(level)
+    s = ('[ -t 0 ] && echo in; [ -t 1 ] && echo out; test -t 2 && echo err; [[ -t 1 ]] && echo dbl; '
+         '[ -t 1 ] > f || echo redirected-not; [ -t 9 ] || echo no9')
+    assert sb.run(s, tty=True).stdout_bytes.split(b"\r\n")[:-1] == [
+        b"in", b"out", b"err", b"dbl", b"redirected-not", b"no9"]
+    assert sb.run(s).stdout_bytes == b"redirected-not\nno9\n"   # no terminal without tty=

@@ -575,18 +575,23 @@ class InProcessExecutor:
             r = self.run(script, pty.reader, run_env, cwd, timeout, None)
         finally:
             self._tty = None
+            self._tty_pending = b""   # never into a later run
             pty.finish()
         return replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf),
                        truncated=r.truncated or pty.truncated)
 
-    def tty_input(self, data: bytes) -> None:
-        """Bytes typed at the terminal of the run(tty=...) going on; typed before one
-        starts, they wait for it (bounded), as typeahead does."""
+    def tty_input(self, data: bytes, queued: bool = False) -> bool:
+        """Bytes typed at the terminal of the run(tty=...) going on; False (dropped) when no
+        run is going on. Typed while a run is starting (``queued``: the sandbox runner has
+        accepted the run they are for), they wait for its terminal (bounded)."""
         pty = self._tty
         if pty is not None:
             pty.input(bytes(data))
-        elif len(self._tty_pending) < 65536:
-            self._tty_pending += bytes(data)[:65536]
+            return True
+        if not (queued or not self._turn) or len(self._tty_pending) >= 65536:
+            return False
+        self._tty_pending += bytes(data)[:65536]
+        return True
 
     def tty_resize(self, rows: int, cols: int) -> None:
         pty = self._tty

@@ -381,6 +381,8 @@ class _WorkloadSetup:
                 pass
         self.nproc = nproc
         self.cgroup_fds = tuple(cgroup_fds)
+        self.started: list[tuple[int, int]] = []
+        """(pid, pgid) of the children started since the runner last cleared it (one run)."""
 
     def spawn(self, fn: Callable[..., NativeProcess], args: tuple) -> NativeProcess:
         fd, nproc = self.oom_fd, self.nproc
@@ -406,6 +408,8 @@ class _WorkloadSetup:
                 os.write(cfd, str(proc.pid).encode())
             except OSError:
                 pass  # already gone
+        if len(self.started) < 4096:
+            self.started.append((proc.pid, proc.pgid))
         return proc
 
 

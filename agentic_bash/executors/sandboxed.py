@@ -65,6 +65,28 @@ def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool,
     return out
 
 
+def _protect_report(rep: IsolationReport, protect: Any, observed: dict[str, Any],
+                    allow_ptrace: bool) -> IsolationReport:
+    """Add the protected-path and ptrace entries to the verified report."""
+    from dataclasses import replace
+    mech = dict(rep.mechanisms)
+    notes = list(rep.notes)
+    if protect:
+        facts = observed.get("protect")
+        if isinstance(facts, dict):
+            mech["protected_paths"] = "enforced by mounts"
+            notes.append(f"protected paths: {protect.describe()}; at start "
+                         f"{facts.get('hidden', 0)} hidden (overlay whiteouts), "
+                         f"{facts.get('read_only', 0)} read-only (bind mounts); a file created "
+                         f"later under a hidden name by the sandbox itself is its own and visible")
+        else:
+            mech["protected_paths"] = "unavailable: not applied (the runner did not report them)"
+    if mech.get("seccomp") == "enforced":
+        notes.append("ptrace and process_vm_readv/writev: " +
+                     ("allowed (allow_ptrace=True)" if allow_ptrace else "refused (seccomp)"))
+    return replace(rep, mechanisms=mech, notes=tuple(notes))
+
+
 def _norm_mounts(mounts: Any) -> list[dict[str, Any]]:
     """Normalise mounts to [{source, target, mode}] with mode ``cow`` (copy-on-write, the
     default), ``ro`` or ``rw`` (writes reach the host directory: explicit opt-in).
@@ -308,7 +330,8 @@ class SandboxedExecutor:
                  strict: bool = False, info: Any = None, prefer_inprocess: bool = False,
                  commands_allowlist: Any = None, base: Any = None, network: Any = "public",
                  plan: Plan | None = None, engine: str = "interpreter",
-                 layer_tar: bytes | None = None, image: Any = None) -> None:
+                 layer_tar: bytes | None = None, image: Any = None, protect: Any = None,
+                 allow_ptrace: bool = False) -> None:
         self._closed = True
         self._dead = False
         self._lock = threading.RLock()
@@ -337,6 +360,18 @@ class SandboxedExecutor:
         self.plan = p
         self.limits = limits
         mnts = _norm_mounts(mounts)  # (may refuse: before anything is created)
+        if protect and p.level != "namespace":
+            raise IsolationUnavailable("hide=/read_only= need the 'namespace' level")
+        if protect and protect.hide:
+            # hidden = absent needs an overlay (a whiteout layer); a live rw bind of a host
+            # directory cannot be masked per name, so the combination is refused
+            ws_t = "/" + workdir.strip("/")
+            for m in mnts:
+                t = m["target"]
+                if m["mode"] == "rw" and (t == ws_t or t.startswith(ws_t.rstrip("/") + "/")
+                                          or ws_t.startswith(t.rstrip("/") + "/")):
+                    raise ValueError(f"hide= cannot apply to the rw mount at {t}: use 'cow' "
+                                     f"or 'ro'")
         # cgroups are made (and strict refusals raised) before the sandbox exists
         self._resources = ResourceControl(limits, level=p.level,
                                           session_layer=p.session_layer or "tmpfs",
@@ -408,6 +443,8 @@ class SandboxedExecutor:
             "image_root": img.root if img else "",
             "cache_dir": cache_dir,
             "packages": [p.to_json() for p in img.packages] if img else [],
+            "protect": protect.to_json() if protect else None,
+            "allow_ptrace": bool(allow_ptrace),
         }
         self._policy = policy
         self._cfg = cfg
@@ -429,9 +466,15 @@ class SandboxedExecutor:
         self.observed.update(getattr(self, "_net_start", {}))
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
+        self.isolation = _protect_report(self.isolation, protect, self.observed, allow_ptrace)
         missing = [m for m, v in self.isolation.mechanisms.items()
                    if (p.applies(m) and v != "enforced") or
                    (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
+        if protect and not self.isolation.mechanisms["protected_paths"].startswith("enforced"):
+            # asked-for protected paths that are not in place: never run without them
+            self.close()
+            raise IsolationUnavailable("protected paths: "
+                                       + self.isolation.mechanisms["protected_paths"])
         if strict and missing:
             self.close()
             raise IsolationUnavailable("planned but not in effect: " + ", ".join(
@@ -1013,17 +1056,18 @@ class SandboxedExecutor:
                                                                         self._dead):
             self._send_interrupt(rid)
 
-    def tty_input(self, data: bytes) -> None:
+    def tty_input(self, data: bytes) -> bool:
         """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt);
         addressed to that run, so keys typed as it ends never reach the next one."""
         rid = self._current
         if self._closed or self._dead or not data or rid is None:
-            return
+            return False
         try:
             with self._send_lock:
                 send_msg(self._sock, {"op": "tty_input", "target": rid}, bytes(data))
         except OSError:
-            pass
+            return False
+        return True
 
     def tty_resize(self, rows: int, cols: int) -> None:
         rid = self._current
@@ -1383,6 +1427,8 @@ class _BashExecutor:
             for fd in (r0, w1, w2):
                 os.close(fd)
         self._current = p
+        if stdin is not None and hasattr(stdin, "read"):
+            stdin = stdin.read()   # the runner hands every run's stdin over as a file
         if stdin:
             threading.Thread(target=_feed, args=(w0, stdin), daemon=True).start()
         else:

@@ -187,11 +187,28 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         d = os.path.join(img, target.strip("/")) if img else ""
         return d if d and os.path.isdir(d) else ""
 
+    rules = None
+    if cfg.get("protect"):
+        from ..vfs.protect import PathRules
+        pr = cfg["protect"]
+        rules = PathRules(tuple(pr.get("hide") or ()), tuple(pr.get("read_only") or ()),
+                          pr.get("workdir") or cfg.get("workdir") or "/workspace")
+    protect_facts = {"hidden": 0, "read_only": 0}
+
     def ov(lower: str, name: str, target: str) -> None:
         # image=: the image's directory for this target is the top lower (shared, read-only)
         il = image_lower(target)
-        upper = _overlay(f"{il}:{lower}" if il else lower, layer, name, R(target))
-        uppers.append({"target": target, "upper": upper, "lower_src": lower, "name": name})
+        # hide=: a layer of whiteouts above the lower makes each hidden entry absent (ENOENT)
+        # for every process, builtins and native alike, whatever path reaches it
+        mask = _hide_mask(rules, lower, target, os.path.join(layer, ".mask", name)) \
+            if rules is not None and rules.hide else ""
+        if mask:
+            protect_facts["hidden"] += mask[1]
+            mask = mask[0]
+        lowers = ":".join(x for x in (il, mask, lower) if x)
+        upper = _overlay(lowers, layer, name, R(target))
+        uppers.append({"target": target, "upper": upper, "lower_src": lower, "name": name,
+                       "mask": mask})
 
     # system directories: the host's, or those of a base rootfs (Sandbox(base=DIR|TAR))
     image = cfg.get("base_root") or ""
@@ -271,6 +288,8 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
             ov(m["source"], f"mount{i}", m["target"])
         else:
             _bind(m["source"], R(m["target"]), readonly=mode == "ro")
+    if rules is not None and rules.read_only:
+        protect_facts["read_only"] = _read_only_binds(rules, R)
     # the sandbox user (session's user/uid, mapped onto the caller's uid)
     ident = os.path.join(layer, ".ident")
     _mkdirs(ident)
@@ -341,7 +360,14 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
         _bind(cache, R(CACHE_PATH))
     for u in uppers:
         if "lower_src" in u:
-            _bind(u["lower_src"], R(LOWER_PATH + "/" + u["name"]))
+            if u.get("mask"):
+                # the lower as the sandbox may see it: masked like the merged view
+                _mkdirs(R(LOWER_PATH + "/" + u["name"]))
+                sc.mount("overlay", R(LOWER_PATH + "/" + u["name"]), "overlay",
+                         sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV,
+                         f"lowerdir={u['mask']}:{u['lower_src']},userxattr")
+            else:
+                _bind(u["lower_src"], R(LOWER_PATH + "/" + u["name"]))
             u["lower"] = LOWER_PATH + "/" + u["name"]
     for d in ("run", "mnt", "srv", "root"):
         _mkdirs(R(d), 0o700 if d == "root" else 0o755)
@@ -359,7 +385,98 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
              sc.MS_NODEV)
     return {"uppers": [{"target": u["target"], "upper": LAYER_PATH + u["upper"][len(layer):],
                         "lower": u.get("lower")} for u in uppers],
-            "overlay_mounts": _overlay_mounts()}
+            "overlay_mounts": _overlay_mounts(),
+            "protect": protect_facts if rules is not None else None}
+
+
+_PROTECT_WALK_MAX = 200_000
+"""Entries a protected-path scan visits before it gives up (the sandbox then fails to start:
+a protection that cannot be applied is never dropped silently)."""
+
+
+def _walk(top: str) -> Any:
+    """(dir, name, is_dir) below ``top`` without following symlinks, bounded."""
+    seen = 0
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > _PROTECT_WALK_MAX:
+                raise OSError(f"protected paths: more than {_PROTECT_WALK_MAX} entries to scan "
+                              f"below {top}")
+            try:
+                isdir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                isdir = False
+            if (yield d, e.name, isdir):
+                continue   # the caller matched it: do not descend
+            if isdir:
+                stack.append(os.path.join(d, e.name))
+
+
+def _hide_mask(rules: Any, lower: str, target: str, mask: str) -> tuple[str, int] | None:
+    """A directory of overlay whiteouts for every entry of ``lower`` (seen at ``target``)
+    that ``rules`` hides; None when nothing matches."""
+    import stat
+    if not os.path.isdir(lower):
+        return None
+    shutil.rmtree(mask, ignore_errors=True)   # a restart over the same layer starts afresh
+    n = 0
+    gen = _walk(lower)
+    try:
+        item = next(gen)
+        while True:
+            d, name, _isdir = item
+            rel = os.path.relpath(os.path.join(d, name), lower)
+            hit = rules.hidden(os.path.join(target, rel))
+            if hit:
+                dst = os.path.join(mask, rel)
+                _mkdirs(os.path.dirname(dst))
+                # a 0/0 character device is an overlay whiteout (allowed without CAP_MKNOD)
+                os.mknod(dst, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+                n += 1
+            item = gen.send(hit)
+    except StopIteration:
+        pass
+    return (mask, n) if n else None
+
+
+def _read_only_binds(rules: Any, R: Any) -> int:
+    """Bind every existing read_only match of the workspace onto itself read-only; each
+    directory between the workspace and a match becomes a mount point too, so renaming an
+    ancestor away (and recreating the path) fails with EBUSY. Returns the count."""
+    ws = R(rules.workdir)
+    found: list[str] = []
+    gen = _walk(ws)
+    try:
+        item = next(gen)
+        while True:
+            d, name, _isdir = item
+            p = os.path.join(d, name)
+            hit = rules.readonly("/" + os.path.relpath(p, R("/")))
+            if hit:
+                found.append(p)
+            item = gen.send(hit)
+    except StopIteration:
+        pass
+    anchored: set[str] = set()
+    for p in sorted(found):
+        anc = os.path.dirname(p)
+        chain = []
+        while anc != ws and anc.startswith(ws + "/"):
+            chain.append(anc)
+            anc = os.path.dirname(anc)
+        for a in reversed(chain):
+            if a not in anchored:
+                anchored.add(a)
+                _bind(a, a, readonly=False, rec=True)
+        _bind(p, p, readonly=True, rec=True)
+    return len(found)
 
 
 def _overlay_mounts() -> list[str]:

@@ -322,14 +322,15 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
             landlock_error = str(e)
     seccomp_notify = False
     if cfg.get("seccomp"):
-        from .seccomp_filter import apply_seccomp, send_fd
+        from .seccomp_filter import apply_seccomp, deny_list, send_fd
+        deny = deny_list(allow_ptrace=bool(cfg.get("allow_ptrace")))
         try:
             if cfg.get("seccomp_notify") and sup is not None:
                 try:
-                    listener = apply_seccomp(notify=True)
+                    listener = apply_seccomp(deny, notify=True)
                 except OSError:
                     listener = None
-                    apply_seccomp()
+                    apply_seccomp(deny)
                 if listener is not None:
                     # Security invariant: the listener leaves this process at once; whoever
                     # holds it decides the outcome of refused calls.
@@ -337,7 +338,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
                     os.close(listener)
                     seccomp_notify = True
             else:
-                apply_seccomp()
+                apply_seccomp(deny)
         except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
             seccomp_error = f"{type(e).__name__}: {e}"
     if sup is not None and not seccomp_notify:
@@ -677,6 +678,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     # what this run left behind at the process limit is a fork bomb until
                     # shown otherwise: its process groups go, as after a timeout (jobs of
                     # earlier runs stay)
+                    usage.kill_leftovers()
                     _kill_new_children(before)
             r = _note_packages(executor, r)
             h, body = result_header(r)
@@ -779,7 +781,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     continue
                 try:
                     if op == "tty_input":
-                        executor.tty_input(payload)
+                        # (queued: the run is accepted; its pty may not exist yet)
+                        executor.tty_input(payload, queued=True)
                     else:
                         executor.tty_resize(int(req["rows"]), int(req["cols"]))
                 except Exception:  # noqa: BLE001

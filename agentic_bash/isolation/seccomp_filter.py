@@ -16,8 +16,8 @@ import struct
 import threading
 from typing import Callable, Iterable
 
-__all__ = ["DEFAULT_DENY", "Supervisor", "apply_seccomp", "compile_bpf", "load_bpf",
-           "syscall_names"]
+__all__ = ["DEFAULT_DENY", "PTRACE_CALLS", "Supervisor", "apply_seccomp", "compile_bpf",
+           "deny_list", "load_bpf", "syscall_names"]
 
 # Refused with EPERM once the sandbox is set up.
 DEFAULT_DENY: tuple[str, ...] = (
@@ -34,6 +34,17 @@ DEFAULT_DENY: tuple[str, ...] = (
     "iopl", "ioperm", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
     "pidfd_getfd",
 )
+
+PTRACE_CALLS: tuple[str, ...] = ("ptrace", "process_vm_readv", "process_vm_writev")
+"""Lifted by ``Sandbox(allow_ptrace=True)`` (strace, gdb); denied by default."""
+
+
+def deny_list(*, allow_ptrace: bool = False) -> tuple[str, ...]:
+    """The refused syscalls for a sandbox: DEFAULT_DENY, less PTRACE_CALLS when asked."""
+    if not allow_ptrace:
+        return DEFAULT_DENY
+    return tuple(n for n in DEFAULT_DENY if n not in PTRACE_CALLS)
+
 
 _NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
              0x40000000, 0x00000080)  # NEWNS NEWCGROUP NEWUTS NEWIPC NEWUSER NEWPID NEWNET NEWTIME
@@ -69,7 +80,8 @@ def syscall_names(deny: Iterable[str] = DEFAULT_DENY) -> dict[int, str]:
     if not _NAMES:
         import pyseccomp as sc
         arch = sc.system_arch()
-        for name in tuple(deny) + ("clone", "socket", "ioctl"):
+        for name in tuple(deny) + ("clone", "socket", "ioctl", "chmod", "fchmod", "fchmodat",
+                                   "fchmodat2", "creat", "mknod", "mknodat", "open", "openat"):
             try:
                 _NAMES[sc.resolve_syscall(arch, name)] = name
             except Exception:  # noqa: BLE001
@@ -123,6 +135,21 @@ def _compile(deny: tuple[str, ...], notify: bool) -> bytes:
         rule(refuse(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     for fam in (_AF_PACKET, _AF_VSOCK):
         rule(refuse(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, fam))
+    # No setuid/setgid file may be made: as real root the sandbox's files are owned by the
+    # host's root, so one left in an rw mount is a setuid-root binary for every host user
+    # (measured: `chmod 4755` on a copy of bash in an rw-mounted dir). Mode arguments are
+    # unsigned int; the mask reads only the bit. open/openat only when they create.
+    for bit in (0o4000, 0o2000):
+        for name, idx in (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2),
+                          ("creat", 1), ("mknod", 1), ("mknodat", 2)):
+            rule(refuse(errno.EPERM), name, sc.Arg(idx, sc.MASKED_EQ, bit, bit))
+        for create in (0o100, 0o20000000):   # O_CREAT, __O_TMPFILE
+            rule(refuse(errno.EPERM), "open", sc.Arg(1, sc.MASKED_EQ, create, create),
+                 sc.Arg(2, sc.MASKED_EQ, bit, bit))
+            rule(refuse(errno.EPERM), "openat", sc.Arg(2, sc.MASKED_EQ, create, create),
+                 sc.Arg(3, sc.MASKED_EQ, bit, bit))
+    # openat2 passes its mode in memory seccomp cannot read; callers fall back on ENOSYS
+    rule(sc.ERRNO(errno.ENOSYS), "openat2")
     for req in (_TIOCSTI, _TIOCLINUX):
         # the request argument is an int; mask the upper half glibc may leave dirty
         rule(refuse(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, req))

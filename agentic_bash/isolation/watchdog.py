@@ -309,6 +309,9 @@ class S3Usage:
         self.native = cfg.get("_native")
         self.refused0 = self.kills0 = self.at_max0 = self.events0 = 0
         self.events_fds: list[int] = list(cfg.get("_pids_events_fds") or ())
+        res = cfg.get("resources") or {}
+        self.nproc = res.get("nproc")  # RLIMIT_NPROC is the process limit (unprivileged)
+
         self.gen = 0
         self._size_at = -10.0
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
@@ -341,9 +344,37 @@ class S3Usage:
                 pass
         return n
 
+    def _started(self) -> list[tuple[int, int]]:
+        w = getattr(self.native, "_workload", None)
+        return w.started if w is not None else []
+
+    def _at_nproc(self) -> bool:
+        """RLIMIT_NPROC has no counter of refusals: after a run that started native
+        processes, count the sandbox's processes (the watchdog's samples may lag far behind a
+        thousand spinning forks) and compare with the limit."""
+        if not self._started():
+            return False
+        try:
+            n = sum(1 for d in os.listdir("/proc") if d.isdigit())
+        except OSError:
+            return False
+        return n >= int(self.nproc) - 2
+
+    def kill_leftovers(self) -> None:
+        """SIGKILL the process groups of every native process this run started: what a run
+        that hit the process limit left behind, orphans re-parented to pid 1 included (they
+        keep their group)."""
+        for pid, pgid in self._started():
+            for fn, target in ((os.killpg, pgid), (os.kill, pid)):
+                try:
+                    fn(target, signal.SIGKILL)
+                except OSError:
+                    pass
+
     def begin(self) -> None:
         self.cpu0 = self._cpu()
         self.refused0 = getattr(self.native, "refused", 0)
+        self._started().clear()
         if self.events_fds:
             self.events0 = self._pids_refused()
         page = self.page
@@ -374,6 +405,8 @@ class S3Usage:
         if exceeded in (None, "timeout") and (
                 getattr(self.native, "refused", 0) > self.refused0
                 or (self.events_fds and self._pids_refused() > self.events0)):
+            exceeded = "processes"
+        if exceeded in (None, "timeout") and self.nproc is not None and self._at_nproc():
             exceeded = "processes"
         if exceeded is None and self.file_limit:
             # a file that reached RLIMIT_FSIZE: some write to it failed with EFBIG

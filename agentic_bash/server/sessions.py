@@ -718,6 +718,12 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
         return JSONResponse(pk)
 
     @handler
+    async def network_log(request: Request) -> Response:
+        sid = request.path_params["sid"]
+        log, _ = await off(lambda: mgr.call(sid, lambda sb: sb.network_log))
+        return JSONResponse(json.loads(json.dumps(log, default=str)))
+
+    @handler
     async def realpath(request: Request) -> Response:
         sid = request.path_params["sid"]
         p = qpath(request)
@@ -749,6 +755,7 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
         Route(base + "/state", state, methods=["GET", "PUT"]),
         Route(base + "/env", env, methods=["GET"]),
         Route(base + "/packages", packages, methods=["GET"]),
+        Route(base + "/network_log", network_log, methods=["GET"]),
         Route(base + "/files/realpath", realpath, methods=["GET"]),
     ]
     app = Starlette(routes=routes)

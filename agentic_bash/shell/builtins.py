@@ -224,7 +224,8 @@ def b_test(sh: Interpreter, argv: list[str]) -> int:
             return 2
         args = args[:-1]
     st, msg = evaluate(args, fs=sh.cmd_fs(), cwd=sh.state.cwd, is_var_set=sh.var_is_set, bracket=bracket,
-                       is_option_set=sh.option_is_set, uid=sh.info.uid, gid=sh.info.gid)
+                       is_option_set=sh.option_is_set, uid=sh.info.uid, gid=sh.info.gid,
+                       isatty=sh.fd_is_tty)
     if msg:
         sh.error(msg)
     return st

@@ -2334,7 +2334,8 @@ class Interpreter(Expander):
                 v = self.state.find(operand)
                 return v is not None and bool(v.attrs & NAMEREF)
             return unary_test(op, operand, self.cmd_fs(), self.state.cwd, self.var_is_set,
-                              is_option_set=self.option_is_set, uid=self.info.uid, gid=self.info.gid)
+                              is_option_set=self.option_is_set, uid=self.info.uid, gid=self.info.gid,
+                              isatty=self.fd_is_tty)
         if t is N.CondBinary:
             op = e.op
             left = self.expand_str(e.left, tilde=True)
@@ -2400,6 +2401,16 @@ class Interpreter(Expander):
 
     def option_is_set(self, name: str) -> bool:
         return bool(self.state.options.get(name, False))
+
+    def fd_is_tty(self, fd: int) -> bool:
+        """``[ -t FD ]``: only a run(tty=...)'s terminal streams say yes (isatty())."""
+        s = self.fds.get(fd)
+        s = getattr(s, "_s", s)   # (_KeepOpen)
+        f = getattr(s, "isatty", None)
+        try:
+            return bool(f is not None and getattr(s, "tty", False) and f())
+        except (OSError, ValueError):
+            return False
 
     def var_is_set(self, name: str) -> bool:
         if "[" in name and name.endswith("]"):

@@ -16,6 +16,7 @@ import re
 from typing import Any, Callable
 
 from . import nodes as N
+from .parser import _plain_line
 
 __all__ = ["templated"]
 
@@ -27,8 +28,9 @@ _TOKEN = re.compile(r"""'[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[
 # did not take whole (nested arithmetic), a quote left open
 _STOP = frozenset("\\#'\"`")
 _SIMPLE_DQ = re.compile(r"""^"[^"\\$`!\n]+"$""")
-_PLAIN_START = re.compile(r"[A-Za-z0-9_./:%+,@]")
-_SKIP = ("<<", "$(", "`", "function", "()", "<(", ">(", _PH)
+_PLAIN_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:%+,@")
+_SKIP = ("<<", "`", "function", "()", "<(", ">(", _PH)
+_CMDSUB = re.compile(r"\$\((?!\()")  # $( … ), not $(( … ))
 _KEYWORDS = frozenset("if then else elif fi case esac for select while until do done in function "
                       "time { } ! [[ ]] coproc".split())
 # words the pipeline check (parser._COOP_HAZARD) or the parser itself reads
@@ -54,10 +56,10 @@ def _shape(script: str) -> tuple[str, list[str]] | None:
         c = t[0]
         if t == "${" or t in _STOP or (t == "(" and i + 1 < n and toks[i + 1][:1] == "("):
             return None  # nested braces or parentheses, escapes, comments: text that matters
-        if ((c == "'" and len(t) > 2 and t[-1] == "'" and "\n" not in t) or (c == '"' and _SIMPLE_DQ.match(t))
-                or _PLAIN_START.match(c) or c == "-"):
+        if (c in _PLAIN_FIRST or (c == "'" and len(t) > 2 and t[-1] == "'" and "\n" not in t)
+                or (c == '"' and _SIMPLE_DQ.match(t))):
             nxt = toks[i + 1] if i + 1 < n else "\n"
-            if (prev[-1] in _BEFORE_OK and nxt[0] in _AFTER_OK and c != "-"
+            if (prev[-1] in _BEFORE_OK and nxt[0] in _AFTER_OK
                     and last not in _CMD_BEFORE and last not in ("for", "select")
                     and "<" not in last and ">" not in last and t not in _KEEP):
                 if c == "'" or c == '"':
@@ -135,9 +137,14 @@ def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script
     ``parse`` is parser.parse_with_warnings; a shape that warns or fails is never used."""
     if len(script) > 400:
         return None
+    plain = _plain_line(script)
+    if plain is not None:
+        return plain  # plain words only: the parser's own fast path builds it for less
     for s in _SKIP:
         if s in script:
             return None
+    if "$(" in script and _CMDSUB.search(script):
+        return None
     sh = _shape(script)
     if sh is None:
         return None

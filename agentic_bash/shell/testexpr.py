@@ -83,8 +83,9 @@ def _lookup(fs: FileSystem, cwd: str, path: str, follow: bool = True) -> StatRes
 
 def unary_test(op: str, operand: str, fs: FileSystem, cwd: str, is_var_set: Callable[[str], bool], *,
                is_option_set: Callable[[str], bool] | None = None, uid: int | None = None,
-               gid: int | None = None) -> bool:
-    """One unary operator (``-f file``, ``-z s`` …); ``-t`` is always false (no terminal)."""
+               gid: int | None = None, isatty: Callable[[int], bool] | None = None) -> bool:
+    """One unary operator (``-f file``, ``-z s`` …); ``-t FD`` asks ``isatty`` (a run with
+    ``tty=`` has a terminal; otherwise there is none)."""
     if op == "-n":
         return operand != ""
     if op == "-z":
@@ -94,7 +95,10 @@ def unary_test(op: str, operand: str, fs: FileSystem, cwd: str, is_var_set: Call
     if op == "-o":
         return bool(is_option_set and is_option_set(operand))
     if op == "-t":
-        return False
+        try:
+            return bool(isatty is not None and isatty(parse_integer(operand)))
+        except TestError:
+            return False
     if op == "-R":
         return False  # namerefs: the interpreter answers this itself
     if op in ("-h", "-L"):
@@ -171,8 +175,9 @@ def binary_test(op: str, a: str, b: str, fs: FileSystem, cwd: str) -> bool:
 class _Test:
     def __init__(self, argv: list[str], fs: FileSystem, cwd: str, is_var_set: Callable[[str], bool],
                  is_option_set: Callable[[str], bool] | None, uid: int | None, gid: int | None,
-                 bracket: bool = False) -> None:
+                 bracket: bool = False, isatty: Callable[[int], bool] | None = None) -> None:
         self.bracket = bracket
+        self.isatty = isatty
         self.argv = argv
         self.argc = len(argv)
         self.pos = 0
@@ -185,7 +190,7 @@ class _Test:
 
     def unary(self, op: str, arg: str) -> bool:
         return unary_test(op, arg, self.fs, self.cwd, self.is_var_set, is_option_set=self.is_option_set,
-                          uid=self.uid, gid=self.gid)
+                          uid=self.uid, gid=self.gid, isatty=self.isatty)
 
     # -- POSIX argument-count rules
 
@@ -297,10 +302,11 @@ class _Test:
                 self.pos += 1
                 if self.pos < self.argc:
                     try:
-                        parse_integer(a[self.pos])
+                        fd = parse_integer(a[self.pos])
                     except TestError:
                         return False
                     self.pos += 1
+                    return bool(self.isatty is not None and self.isatty(fd))
                 return False
             self.pos += 2
             return self.unary(op, a[self.pos - 1])
@@ -311,10 +317,11 @@ class _Test:
 
 def evaluate(argv: list[str], *, fs: FileSystem, cwd: str, is_var_set: Callable[[str], bool], bracket: bool,
              is_option_set: Callable[[str], bool] | None = None, uid: int | None = None,
-             gid: int | None = None) -> tuple[int, str | None]:
+             gid: int | None = None,
+             isatty: Callable[[int], bool] | None = None) -> tuple[int, str | None]:
     """Run ``test``/``[`` on ``argv`` (no command name, no closing ``]``): (status, error or None)."""
     name = "[" if bracket else "test"
-    t = _Test(argv, fs, cwd, is_var_set, is_option_set, uid, gid, bracket)
+    t = _Test(argv, fs, cwd, is_var_set, is_option_set, uid, gid, bracket, isatty)
     try:
         v = t.run()
         if t.pos < t.argc:

@@ -659,7 +659,7 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
             fs.link(join(dest, m.linkname), p)
             continue
         else:
-            with fs.open(p, "xb", m.mode & 0o7777) as out:
+            with fs.open(p, "xb", m.mode & _HOST_MODE) as out:
                 tf.seek(m.offset_data)
                 left = m.size
                 while left:
@@ -668,11 +668,11 @@ def _apply(fs: Any, dest: str, tf: BinaryIO, plan: _Plan, owners: bool) -> None:
                         raise SnapshotError(f"truncated archive at {m.name!r}")
                     out.write(chunk)
                     left -= len(chunk)
-            fs.chmod(p, m.mode & 0o7777)
+            fs.chmod(p, m.mode & _HOST_MODE)
         _finish(fs, p, m, owners)
     for p, m, existed in reversed(dir_times):
         try:
-            fs.chmod(p, m.mode & 0o7777)
+            fs.chmod(p, m.mode & _HOST_MODE)
         except OSError as e:
             # A directory that already exists as a read-only mount point (e.g. the sandbox's
             # bind of the interpreter's own package under /tmp) keeps its attributes; nothing
@@ -792,6 +792,12 @@ def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan,
     up.generation += 1
 
 
+_HOST_MODE = 0o1777
+"""Mode bits an archive may set on a file written through a real filesystem: never setuid or
+setgid (a hostile tar extracted by a root caller would otherwise leave a setuid-root file on
+the host; THREAT_MODEL.md #36)."""
+
+
 def _finish(fs: Any, p: str, m: Member, owners: bool) -> None:
     if owners:
         try:
@@ -905,13 +911,13 @@ def _apply_host(fs: Any, dest: str, tf: BinaryIO, plan: _Plan) -> None:
                             raise SnapshotError(f"truncated archive at {m.name!r}")
                         os.write(fd, chunk)
                         left -= len(chunk)
-                    os.fchmod(fd, m.mode & 0o7777)
+                    os.fchmod(fd, m.mode & _HOST_MODE)
                     os.utime(fd, (m.mtime, m.mtime))
                 finally:
                     os.close(fd)
         for rel, m in reversed(dir_times):
             fd = dirfd(rel)
-            os.fchmod(fd, m.mode & 0o7777)
+            os.fchmod(fd, m.mode & _HOST_MODE)
             os.utime(fd, (m.mtime, m.mtime))
     finally:
         for fd in fds.values():

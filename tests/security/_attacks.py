@@ -600,8 +600,8 @@ def battery(token: str) -> dict:
               "LOWER_UP" in inside_after and "inet 127.0.0.1" in r["out"].split("---")[0],
               "host or sandbox network config changed, or ip could not read it")
         # -- resources ------------------------------------------------------------------
-        r = run("fork_bomb", "python3 -c 'import os\nwhile 1:\n  try: os.fork()\n  except OSError: pass' "
-                             "& sleep 3; kill -9 -1 2>/dev/null; true", timeout=15)
+        r = run("fork_bomb", "python3 -c 'import os, time\nwhile 1:\n  try: os.fork()\n  except OSError: "
+                             "time.sleep(0.2)' & sleep 2; ps -e | wc -l; kill -9 -1 2>/dev/null; true", timeout=15)
         time.sleep(0.3)
         judge("fork_bomb", subprocess.run(["true"]).returncode == 0 and
               sb.run("echo alive", timeout=30).stdout == "alive\n", "host or sandbox unusable")
@@ -716,7 +716,123 @@ def resources(token: str) -> dict:
     return obs
 
 
+HIDE = ["**/.env", "**/*.pem", ".git/config"]
+READ_ONLY = [".git/hooks", ".bashrc"]
+PROTECTED_ATTACKS = {
+    "read": "cat .env sub/deep/.env sub/k.pem .git/config; head -c 99 .env; "
+            "python3 -c 'print(open(\"/workspace/.env\").read())'; "
+            "while read l; do echo $l; done < .env; echo \"$(<.env)\"; source .env; "
+            "cp .env /tmp/x && cat /tmp/x",
+    "list": "ls -la . sub sub/deep .git; echo * .* sub/deep/.*; find . ; "
+            "python3 -c 'import os; print(sorted(os.listdir(\".\")))'; "
+            "grep -r SECRET . ; tar cf - . | tar tvf -",
+    "links": "ln -s .env l1; cat l1; ln -s /workspace/sub/deep/.env l2; cat l2; ln .env h1; "
+             "cat h1; ln -s /workspace/.git l3; cat l3/config; "
+             "python3 -c 'import os; os.link(\"/workspace/.env\", \"/tmp/h2\")'; cat /tmp/h2",
+    "proc": "cat /proc/self/root/workspace/.env; cat /proc/1/root/workspace/.env; "
+            "cat /proc/self/cwd/.env; cd sub/deep && cat ../../.env ./.env; cd /; "
+            "cat /workspace/sub/../.env //workspace///.env /workspace/./sub/./deep/.env",
+    "lower_view": "cat /.agentic-bash/lower/*/.env /.agentic-bash/lower/*/sub/k.pem; "
+                  "grep -r SECRET /.agentic-bash/lower /tmp /home 2>/dev/null",
+    "rename": "mv sub s2; cat s2/deep/.env; ls -a s2/deep; mv .git g2; cat g2/config; "
+              "mv sub/deep/.env /tmp/e; cat /tmp/e; mv sub/k.pem sub/k.txt; cat sub/k.txt",
+    "write_ro": "echo evil > .git/hooks/pre-commit; echo evil >> .bashrc; "
+                "printf evil | dd of=.bashrc conv=notrunc; truncate -s0 .bashrc; "
+                "touch .git/hooks/new; chmod 777 .bashrc .git/hooks/pre-commit; "
+                "python3 -c 'open(\"/workspace/.bashrc\",\"a\").write(\"evil\")'; "
+                "sed -i s/hook/evil/ .git/hooks/pre-commit",
+    "delete_ro": "rm -f .bashrc .git/hooks/pre-commit; rm -rf .git/hooks; mv .bashrc b2; "
+                 "mv .git/hooks h2; mv .git g3; echo evil > x; mv -f x .bashrc; "
+                 "mv -f x .git/hooks/pre-commit; ln -sf /tmp/evil .bashrc; "
+                 "rm -rf .git; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit",
+    "mount_tricks": "umount .bashrc; umount -l .git/hooks; umount /workspace/.env; "
+                    "mount -o remount,rw .git/hooks; unshare -rm sh -c 'umount .bashrc'",
+}
+
+
+def protected(token: str) -> dict:
+    """hide=/read_only= under attack, at the level the default picks and at virtual."""
+    import shutil
+    import tempfile
+    import agentic_bash as ab
+
+    obs: dict[str, Any] = {}
+    src = tempfile.mkdtemp(prefix="agb-prot-")
+    os.chmod(src, 0o755)
+    files = {".env": f"SECRET_ENV_{token}\n", "sub/deep/.env": f"SECRET_DEEP_{token}\n",
+             "sub/k.pem": f"SECRET_PEM_{token}\n", ".git/config": f"SECRET_GIT_{token}\n",
+             ".git/HEAD": "ref: refs/heads/main\n", ".git/hooks/pre-commit": "hook\n",
+             ".bashrc": "rc\n", "readme": "public\n"}
+    for rel, text in files.items():
+        os.makedirs(os.path.join(src, os.path.dirname(rel)), exist_ok=True)
+        with open(os.path.join(src, rel), "w") as f:
+            f.write(text)
+    for root, dirs, fs in os.walk(src):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o755)
+        for x in fs:
+            os.chmod(os.path.join(root, x), 0o644)
+    before = {rel: _sha(os.path.join(src, rel)) for rel in files}
+    try:
+        # virtual's gate is attacked in-process by test_protected_paths.py; "virtual" here
+        # too when AGB_PROTECT_LEVELS says so (the subprocess costs a second sandbox)
+        for level in os.environ.get("AGB_PROTECT_LEVELS", "auto").split(","):
+            sb = ab.Sandbox(level, mounts={"/workspace": src}, hide=HIDE, read_only=READ_ONLY)
+            o: dict[str, Any] = {"report": str(sb.isolation),
+                                 "mech": sb.isolation.mechanisms.get("protected_paths")}
+            try:
+                for name, script in PROTECTED_ATTACKS.items():
+                    print(level, name, file=sys.stderr, flush=True)
+                    r = sb.run("cd /workspace; " + script + "; true", timeout=60)
+                    o[name] = {"out": r.stdout[-4000:], "err": r.stderr[-3000:]}
+                    # each read-only file as the sandbox sees it after the attack
+                    o[name]["ro_inside"] = sb.run(
+                        "cd /workspace; cat .bashrc .git/hooks/pre-commit; ls .git/hooks").stdout
+                o["public"] = sb.run("cat readme .git/HEAD").stdout
+                o["api_read"] = []
+                for rel in (".env", "sub/k.pem", ".git/config"):
+                    try:
+                        o["api_read"].append(sb.read_file("/workspace/" + rel))
+                    except Exception as e:  # noqa: BLE001
+                        o["api_read"].append(type(e).__name__)
+                o["api_write"] = []
+                for rel in (".bashrc", ".git/hooks/pre-commit", ".env", "new.pem"):
+                    try:
+                        sb.write_file("/workspace/" + rel, b"evil")
+                        o["api_write"].append("written")
+                    except Exception as e:  # noqa: BLE001
+                        o["api_write"].append(type(e).__name__)
+                o["after_api"] = sb.run("cat .bashrc .git/hooks/pre-commit").stdout
+            finally:
+                sb.close()
+            obs[level] = o
+        obs["host_unchanged"] = all(_sha(os.path.join(src, rel)) == h
+                                    for rel, h in before.items())
+        obs["token"] = token
+    finally:
+        shutil.rmtree(src, ignore_errors=True)
+    return obs
+
+
+def ptrace_allowed(token: str) -> dict:
+    """Sandbox(allow_ptrace=True): strace works; the default refuses it."""
+    import agentic_bash as ab
+    obs: dict[str, Any] = {}
+    for allow in (False, True):
+        sb = ab.Sandbox(allow_ptrace=allow)
+        try:
+            r = sb.run("strace -f -e trace=openat -o /tmp/st cat /etc/hostname >/dev/null; "
+                       "echo rc=$?; grep -c hostname /tmp/st")
+            obs[str(allow)] = {"out": r.stdout, "err": r.stderr[-2000:],
+                               "violations": [str(v) for v in r.violations],
+                               "notes": list(sb.isolation.notes)}
+        finally:
+            sb.close()
+    return obs
+
+
 if __name__ == "__main__":
-    fn: Callable[[str], dict] = {"battery": battery, "resources": resources}[sys.argv[1]]
+    fn: Callable[[str], dict] = {"battery": battery, "resources": resources,
+                                 "protected": protected, "ptrace": ptrace_allowed}[sys.argv[1]]
     result = fn(sys.argv[2])
     print("\n@@JSON@@" + json.dumps(result, default=str))
