@@ -145,6 +145,10 @@ def main() -> None:
     if over:
         q = statistics.quantiles(over, n=100) if len(over) > 1 else [over[0]] * 99
         print(f"overrun of timed-out runs (s): p50 {q[49]:.3f}  p90 {q[89]:.3f}  p99 {q[98]:.3f}  max {over[-1]:.3f}")
+    for r in sorted(recs, key=lambda r: -r["rss"])[:a.show // 2]:
+        print(f"  top rss: +{r['rss']:.0f}M {r['dt']:.2f}s {r['script']!r}")
+    for r in sorted((r for r in recs if r.get("timed_out")), key=lambda r: -r["dt"])[:a.show // 2]:
+        print(f"  top overrun: {r['dt'] - a.timeout:.3f}s {r['script']!r}")
     for title, rows in (("hang", [{"script": s, "dt": float("inf")} for s in hangs]), ("exception", exc),
                         ("internal", internal), ("rss", big), ("unusable", broken), ("late", late)):
         for r in sorted(rows, key=lambda r: -r["dt"])[:a.show]:
