@@ -2617,12 +2617,20 @@ class Interpreter(Expander):
                 child.fds[0] = pipes[-1].reader
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
         finally:
+            stopped = None
             for t in threads:
                 while t.is_alive():
                     t.join(0.05)
                     if self.budget.cancelled:
                         for p in pipes:
                             p.close()
+                        now = time.monotonic()
+                        if stopped is None:
+                            stopped = now
+                        elif now - stopped > _STAGE_STOP_GRACE:
+                            # a stage stuck in a long uninterruptible step (an eval parsing
+                            # 500 KB) ends at its next check; the run does not wait for it
+                            break
             for p in pipes:
                 p.close()
         for e in errors:
@@ -4270,5 +4278,6 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 
 _STAGE_LOCK = threading.Lock()
+_STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily
