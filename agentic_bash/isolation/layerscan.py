@@ -18,9 +18,18 @@ __all__ = ["LayerScanner", "export_layer_tar"]
 State = tuple  # (kind, size, mtime_ns, ino) or ("wh",)
 
 
-def _scan_dir(top: str) -> dict[str, State]:
+def _entry(st: os.stat_result) -> State:
+    m = st.st_mode
+    if stat.S_ISCHR(m) and st.st_rdev == 0:
+        return ("wh",)
+    if stat.S_ISDIR(m):
+        return ("d",)
+    return ("l" if stat.S_ISLNK(m) else "f", st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _scan_dir(top: str, prefix: str = "") -> dict[str, State]:
     out: dict[str, State] = {}
-    stack = [""]
+    stack = [prefix]
     while stack:
         rel = stack.pop()
         try:
@@ -31,18 +40,12 @@ def _scan_dir(top: str) -> dict[str, State]:
             for de in it:
                 r = f"{rel}/{de.name}" if rel else de.name
                 try:
-                    st = de.stat(follow_symlinks=False)
+                    e = _entry(de.stat(follow_symlinks=False))
                 except OSError:
                     continue
-                m = st.st_mode
-                if stat.S_ISCHR(m) and st.st_rdev == 0:
-                    out[r] = ("wh",)
-                elif stat.S_ISDIR(m):
-                    out[r] = ("d",)
+                out[r] = e
+                if e == ("d",):
                     stack.append(r)
-                else:
-                    out[r] = ("l" if stat.S_ISLNK(m) else "f", st.st_size, st.st_mtime_ns,
-                              st.st_ino)
     return out
 
 
@@ -84,6 +87,38 @@ class LayerScanner:
 
     def refresh(self) -> None:
         self.state = [_scan_dir(u["upper"]) for u in self.uppers]
+
+    def note(self, path: str) -> None:
+        """Absorb a change made between runs through the file API (write_file, remove) at
+        ``path`` (a sandbox path), so the next run does not report it as its own; changes
+        elsewhere (a background process) stay to be reported."""
+        best = -1
+        for i, u in enumerate(self.uppers):
+            t = u["target"].rstrip("/")
+            if path.startswith(t + "/") and (best < 0 or len(t) > len(
+                    self.uppers[best]["target"].rstrip("/"))):
+                best = i
+        if best < 0:
+            return
+        top = self.uppers[best]["upper"]
+        rel = path[len(self.uppers[best]["target"].rstrip("/")) + 1:].strip("/")
+        if not rel:
+            return
+        state = self.state[best]
+        for k in [k for k in state if k == rel or k.startswith(rel + "/")]:
+            del state[k]
+        parts = rel.split("/")
+        for j in range(1, len(parts)):   # directories write_file made on the way
+            p = "/".join(parts[:j])
+            if os.path.isdir(os.path.join(top, p)):
+                state.setdefault(p, ("d",))
+        try:
+            e = _entry(os.lstat(os.path.join(top, rel)))
+        except OSError:
+            return
+        state[rel] = e
+        if e == ("d",):
+            state.update(_scan_dir(top, rel))
 
 
 def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,

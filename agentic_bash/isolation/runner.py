@@ -874,6 +874,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 args = pickle.loads(payload) if payload else {}
                 attr = getattr(executor, op)
                 value = attr(**args) if callable(attr) else attr
+                if scanner is not None and op in ("write_file", "remove") and \
+                        isinstance(args.get("path"), str):
+                    scanner.note(args["path"])  # the file API's change is no run's change
                 if isinstance(value, bytes):
                     send({"ev": "ok", "bytes": True, "id": rid}, value)
                 else:
