@@ -425,15 +425,34 @@ def terminate(procs: list[NativeProcess], grace: float = GRACE) -> None:
     for p in procs:
         p.kill_group(signal.SIGTERM)
     end = time.monotonic() + grace
-    for p in procs:
-        p.wait(max(0.0, end - time.monotonic()))
-    for p in procs:
+    # The deadline watchdog (limits.py) may raise into this thread at any bytecode, again
+    # every 100 ms, while we wait out the grace: the sequence resumes where it was (every
+    # step is idempotent) so SIGKILL is always sent, and the first such exception goes on
+    # afterwards. Without this a SIGTERM-ignoring child outlived its run's timeout.
+    pending: BaseException | None = None
+    killed = False
+    give_up = end + 2.0
+    while True:
         try:
-            os.killpg(p.pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            p.kill(signal.SIGKILL)
-    for p in procs:
-        p.wait(1.0)
+            if not killed:
+                for p in procs:
+                    p.wait(max(0.0, end - time.monotonic()))
+                for p in procs:
+                    try:
+                        os.killpg(p.pgid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        p.kill(signal.SIGKILL)
+                killed = True
+            for p in procs:
+                p.wait(1.0)
+            break
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            if pending is None:
+                pending = e
+            if killed and time.monotonic() > give_up:
+                break
+    if pending is not None:
+        raise pending
 
 
 def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[], None],
