@@ -2633,6 +2633,11 @@ class Interpreter(Expander):
                             break
             for p in pipes:
                 p.close()
+        return self._pipeline_status(results, errors)
+
+    def _pipeline_status(self, results: list[int], errors: list[Any]) -> int:
+        """The end of a pipeline, however its stages ran: a stage's exception goes on,
+        PIPESTATUS is set, the status is the last stage's (pipefail: the last non-zero)."""
         for e in errors:
             if e is not None:
                 raise e
@@ -2706,16 +2711,7 @@ class Interpreter(Expander):
         finally:
             for p in pipes:
                 p.close()
-        for e in errors:
-            if e is not None:
-                raise e
-        self.pipestatus = results
-        if self.state.options["pipefail"]:
-            for s in reversed(results):
-                if s:
-                    return s
-            return 0
-        return results[-1]
+        return self._pipeline_status(results, errors)
 
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
