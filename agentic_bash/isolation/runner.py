@@ -674,10 +674,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if usage is not None:
                 import dataclasses
                 r = usage.end(r, dataclasses.replace)  # after the merge: it sees native writes
-                if r.limit_exceeded == "processes" and not r.timed_out:
+                if r.limit_exceeded == "processes":
                     # what this run left behind at the process limit is a fork bomb until
                     # shown otherwise: its process groups go, as after a timeout (jobs of
-                    # earlier runs stay)
+                    # earlier runs stay), and the reply waits until they are reaped so the
+                    # next run finds the process table as it was
                     usage.kill_leftovers()
                     _kill_new_children(before)
             r = _note_packages(executor, r)

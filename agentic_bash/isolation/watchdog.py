@@ -22,6 +22,32 @@ _FULL = 64 * 1024
 _TMPFS = ("/.agentic-bash/layer", "/dev/shm")
 
 
+def _members(pids: set[int], groups: set[int], me: int) -> list[int]:
+    """Processes in /proc that are one of ``pids`` or in one of ``groups``, except zombies
+    whose parent is ``me`` (reaped when their job is polled)."""
+    out = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for d in names:
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                f2 = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        try:
+            state, ppid, pgrp = f2[0], int(f2[1]), int(f2[2])
+        except (IndexError, ValueError):
+            continue
+        pid = int(d)
+        if (pid in pids or pgrp in groups) and pid != me and not (state == b"Z" and ppid == me):
+            out.append(pid)
+    return out
+
+
 # -- S1: before unshare ------------------------------------------------------------------------
 def s1_join(cfg: dict[str, Any]) -> None:
     """Move this process (and so the whole sandbox to be) into its cgroups, open the workload
@@ -360,16 +386,30 @@ class S3Usage:
             return False
         return n >= int(self.nproc) - 2
 
-    def kill_leftovers(self) -> None:
+    def kill_leftovers(self, wait: float = 5.0) -> int:
         """SIGKILL the process groups of every native process this run started: what a run
         that hit the process limit left behind, orphans re-parented to pid 1 included (they
-        keep their group)."""
-        for pid, pgid in self._started():
-            for fn, target in ((os.killpg, pgid), (os.kill, pid)):
-                try:
-                    fn(target, signal.SIGKILL)
-                except OSError:
-                    pass
+        keep their group). Then wait (at most ``wait`` seconds) until they are reaped: a
+        killed fork bomb still holds its slots in the process table (RLIMIT_NPROC, the pids
+        cgroup) until pid 1 has reaped every member, and the next run must not start before
+        that. The only ones not waited for are this process's own children, which stay
+        zombies until their job is polled. Returns how many were still there at the end."""
+        started = list(self._started())
+        pids = {p for p, _ in started}
+        groups = {g for _, g in started}
+        me = os.getpid()
+        end = time.monotonic() + wait
+        while True:
+            for pid, pgid in started:
+                for fn, target in ((os.killpg, pgid), (os.kill, pid)):
+                    try:
+                        fn(target, signal.SIGKILL)
+                    except OSError:
+                        pass
+            left = _members(pids, groups, me)
+            if not left or time.monotonic() > end:
+                return len(left)
+            time.sleep(0.01)
 
     def begin(self) -> None:
         self.cpu0 = self._cpu()
