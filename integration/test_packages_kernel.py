@@ -103,6 +103,27 @@ def test_apt_archives_are_shared_after_host_verification(who) -> None:
     assert first == "0" and rest.strip().endswith("/sl"), out["second"]
 
 
+def test_pip_downloads_are_shared_through_the_host(who) -> None:
+    if not pypi_reachable():
+        pytest.skip("PyPI not reachable")
+    out = _probe(who, "pipcache")
+    if "Downloading cowsay-6.1" not in out["first"]:
+        pytest.skip(f"cowsay was not downloaded here (a local mirror?): {out['first']!r}")
+    assert "imported" in out["first"], out["first"]
+    assert out["promoted"] is True, out
+    # the host fetched it itself and stored it in both of pip's cache layouts
+    assert any(f.startswith("pip/http/") for f in out["host_files"]), out["host_files"]
+    assert any(f.startswith("pip/http-v2/") and f.endswith(".body") for f in out["host_files"]), out
+    # the second sandbox downloads nothing: pip says so
+    assert "Using cached cowsay-6.1-py3-none-any.whl" in out["second"], out["second"]
+    assert "Downloading" not in out["second"] and "imported" in out["second"], out["second"]
+    assert out["env"] == "/.agentic-bash/pip-cache\n"
+    # what a sandbox writes to its pip cache stays in its own layer
+    assert out["plant"] == "wrote\nshared-refused\n", out["plant"]
+    assert "planted" not in out["third_sees"], out["third_sees"]
+    assert "planted" not in out["host_after"] and "planted2" not in out["host_after"]
+
+
 def test_image_is_a_shared_lower(who) -> None:
     if not pypi_reachable():
         pytest.skip("PyPI not reachable")

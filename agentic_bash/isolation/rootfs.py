@@ -13,8 +13,11 @@ __all__ = ["LAYER_PATH", "LOWER_PATH", "build_root", "prepare_base", "writable_p
 LAYER_PATH = "/.agentic-bash/layer"
 """Where the session layer (upper dirs) is visible, read-only, inside the sandbox."""
 LOWER_PATH = "/.agentic-bash/lower"
-CACHE_PATH = "/.agentic-bash/cache"
 """Where each overlay's lower directory is visible, read-only, inside the sandbox."""
+CACHE_PATH = "/.agentic-bash/cache"
+"""The shared download cache, read-only (packages/cache.py)."""
+PIP_CACHE_PATH = "/.agentic-bash/pip-cache"
+"""pip's cache: the shared one under an overlay whose upper is in the session layer."""
 
 # Copied into the sanitised /etc. Security invariant: never shadow/gshadow, ssh host keys,
 # ssl/private, sudoers, credentials files (npmrc, netrc, apt auth.conf) or the host's
@@ -358,6 +361,10 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     if cache and os.path.isdir(cache):
         # the shared download cache, read-only: only the host fills it (packages/cache.py)
         _bind(cache, R(CACHE_PATH))
+        if os.path.isdir(os.path.join(cache, "pip")):
+            # pip reads the shared entries and writes its own into this sandbox's layer (not
+            # an upper of the session: neither a change of a run nor part of a snapshot)
+            _overlay(os.path.join(cache, "pip"), layer, ".pip-cache", R(PIP_CACHE_PATH))
     for u in uppers:
         if "lower_src" in u:
             if u.get("mask"):
@@ -499,5 +506,7 @@ def writable_paths(cfg: dict[str, Any]) -> list[str]:
     if cfg.get("cow_system"):
         out += ["/" + d for d in _COW]
     out += [m["target"] for m in cfg.get("mounts") or () if m.get("mode", "cow") != "ro"]
+    if cfg.get("cache_dir"):
+        out.append(PIP_CACHE_PATH)
     return list(dict.fromkeys(out))
 
