@@ -257,6 +257,24 @@ def _network_cfg(p: Plan, policy: Any) -> dict[str, Any]:
     return {**policy.to_dict(), "proxy": p.applies("network_proxy")}
 
 
+def _prewarm_proxy() -> None:
+    """The first sandbox of a process imports network/proxy.py (asyncio: 15 ms unloaded,
+    50-250 ms under load) and starts the proxy's thread: done on a thread of its own while
+    this one waits for the zygote and the sandbox, instead of after them
+    (``_attach_listeners`` then finds it started, or waits for it under the proxy's lock)."""
+    mod = sys.modules.get("agentic_bash.network.proxy")
+    if mod is not None and mod._proxy is not None and mod._proxy.alive():
+        return
+
+    def warm() -> None:
+        try:
+            from ..network.proxy import get_proxy
+            get_proxy()
+        except Exception:  # noqa: BLE001 - _attach_listeners tries again and reports
+            pass
+    threading.Thread(target=warm, name="agentic-bash-proxy-start", daemon=True).start()
+
+
 class _Undelivered(SandboxCrashed):
     """A request could not be sent: the sandbox was already gone before it."""
 
@@ -420,6 +438,7 @@ class SandboxedExecutor:
         if net_cfg.get("proxy"):
             from ..network.inside import proxy_env
             env = {**proxy_env(), **(env or {})}
+            _prewarm_proxy()
         cfg: dict[str, Any] = {
             "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,

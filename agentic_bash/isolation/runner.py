@@ -51,6 +51,7 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
         _limits_s1(cfg)
+        cfg["t_joined"] = time.time()
         if cfg["level"] == "namespace":
             return _s1_namespace(cfg, sock)
         return _s1_landlock(cfg, sock)
@@ -66,6 +67,7 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
         flags |= sc.CLONE_NEWNET
     uid, gid = os.geteuid(), os.getegid()
     sc.unshare(flags)
+    cfg["t_unshare"] = time.time()
     # One id only (a process may map just its own euid from inside): the session's uid (1000
     # "user", or 0 for Sandbox(user="root")) is the caller's uid. As real root that makes the
     # root-owned /usr, /etc, ... the sandbox user's own, so copy-up writes work without any
@@ -353,7 +355,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     t_restricted = time.time()
     observed = observe(cfg.get("host_ns", {}))
     observed["timing"] = {k: round(v, 4) for k, v in (
-        ("s1", cfg["t_s1"]), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
+        ("s1", cfg["t_s1"]), ("joined", cfg.get("t_joined", 0)),
+        ("unshare", cfg.get("t_unshare", 0)), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
         ("restricted", t_restricted))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
                     seccomp_error=seccomp_error, seccomp_notify=seccomp_notify,
