@@ -467,6 +467,7 @@ class SandboxedExecutor:
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
         self.observed.update(getattr(self, "_net_start", {}))
+        self._resources.runner_counts(self.observed)
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
         self.isolation = _protect_report(self.isolation, protect, self.observed, allow_ptrace)
@@ -841,6 +842,7 @@ class SandboxedExecutor:
         self.observed = hdr.get("observed", {})
         self.layer_uppers = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
+        self._resources.runner_counts(self.observed)
         self._crash_reason = None
         try:
             if layer is not None:

@@ -387,6 +387,17 @@ class SandboxCgroups:
         return [os.path.join(self.dirs["pids"], "pids.events")] + [
             os.path.join(os.path.dirname(f), "pids.events") for f in self.work_procs_files]
 
+    @property
+    def memory_counter_files(self) -> dict[str, Any]:
+        """The memory group's peak (written to reset it) and OOM-kill counter files, which S1
+        opens for the runner: it reads them around each run, so the host reads nothing."""
+        if "memory" not in self.applied:
+            return {}
+        d = self.dirs["memory"]
+        return {"peak": self._peak_path(), "reset": "0" if self.version == 1 else "r",
+                "oom": os.path.join(d, "memory.oom_control" if self.version == 1
+                                    else "memory.events")}
+
     def _all_procs_files(self) -> list[str]:
         return sorted({os.path.join(d, "cgroup.procs") for d in self.dirs.values()}
                       | {os.path.join(d, "cgroup.procs") for d in self._subdirs})

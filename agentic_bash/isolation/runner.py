@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
-from .wire import WireClosed, recv_msg, send_msg
+from .wire import Reader, WireClosed, send_msg
 
 __all__ = ["observe", "sandbox_main", "serve"]
 
@@ -455,30 +455,60 @@ def _jsonable(x: Any) -> Any:
 
 
 def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
-    h = {"ev": "result", "exit_code": r.exit_code, "duration": r.duration,
-         "timed_out": r.timed_out, "truncated": r.truncated, "cwd": r.cwd,
-         "files_created": list(r.files_created), "files_modified": list(r.files_modified),
-         "files_deleted": list(r.files_deleted), "cpu_time": r.cpu_time,
-         "peak_memory": r.peak_memory,
-         "violations": [[v.kind, v.detail] for v in r.violations],
-         "limit_exceeded": getattr(r, "limit_exceeded", None),
-         "extra": _jsonable(r.extra) if r.extra else {}, "stdout_len": len(r.stdout_bytes)}
+    """A Result as a "result" frame. Fields at their default (no files, no violations,
+    False, None, 0) are left out: the host reads each one with that default."""
+    h: dict[str, Any] = {"ev": "result", "exit_code": r.exit_code, "duration": r.duration,
+                         "cwd": r.cwd, "stdout_len": len(r.stdout_bytes)}
+    if r.timed_out:
+        h["timed_out"] = True
+    if r.truncated:
+        h["truncated"] = True
+    if r.files_created:
+        h["files_created"] = list(r.files_created)
+    if r.files_modified:
+        h["files_modified"] = list(r.files_modified)
+    if r.files_deleted:
+        h["files_deleted"] = list(r.files_deleted)
+    if r.cpu_time:
+        h["cpu_time"] = r.cpu_time
+    if r.peak_memory:
+        h["peak_memory"] = r.peak_memory
+    if r.violations:
+        h["violations"] = [[v.kind, v.detail] for v in r.violations]
+    le = getattr(r, "limit_exceeded", None)
+    if le is not None:
+        h["limit_exceeded"] = le
+    if r.extra:
+        h["extra"] = _jsonable(r.extra)
     if r.packages_installed:
         h["packages_installed"] = [p.to_json() for p in r.packages_installed]
-    return h, r.stdout_bytes + r.stderr_bytes
+    return h, (r.stdout_bytes + r.stderr_bytes if r.stderr_bytes else r.stdout_bytes)
+
+
+_devnull: list[Any] = []   # one /dev/null for every run without stdin (it has no state)
 
 
 def _stdin_file(data: bytes) -> Any:
     """The run's stdin as a real file: native commands then share one fd and its offset, as
-    in bash (`sleep 1; cat` leaves the input to cat), and no pump thread is needed."""
+    in bash (`sleep 1; cat` leaves the input to cat), and no pump thread is needed. Without
+    data it is /dev/null, opened once and kept (see ``_release_stdin``)."""
     if not data:
-        return open(os.devnull, "rb", buffering=0)
+        if _devnull and not _devnull[0].closed:
+            return _devnull[0]
+        f = open(os.devnull, "rb", buffering=0)
+        _devnull[:] = [f]
+        return f
     fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
     os.lseek(fd, 0, os.SEEK_SET)
     return os.fdopen(fd, "rb", buffering=0)  # no read-ahead: the offset is shared
+
+
+def _release_stdin(f: Any) -> None:
+    if not (_devnull and f is _devnull[0]):
+        f.close()
 
 
 class _StdinPipe:
@@ -697,7 +727,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             pipe_ = stdin_pipes.pop(rid, None)
             if pipe_ is not None:
                 pipe_.close()
-            stdin.close()
+            _release_stdin(stdin)
 
     def worker() -> None:
         while True:
@@ -746,10 +776,13 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
 
     import itertools
     call_ids = itertools.count(1)
+    reader = Reader(sock, blocking=True)
     try:
         while True:
             try:
-                req, payload = recv_msg(sock)
+                msg = reader.recv()
+                assert msg is not None
+                req, payload = msg
             except WireClosed:
                 break
             op = req.get("op")

@@ -80,6 +80,22 @@ def s1_join(cfg: dict[str, Any]) -> None:
         except OSError:
             pass
     cfg["_pids_events_fds"] = events
+    seen["pids_events_opened"] = len(events)
+    mem = res.get("memory_counters") or {}
+    if mem:
+        # the memory group's peak (O_RDWR: a write resets it) and its OOM-kill counter, for
+        # S3's per-run figures; neither file can change a limit
+        try:
+            peak = os.open(mem["peak"], os.O_RDWR | os.O_CLOEXEC)
+            try:
+                oom = os.open(mem["oom"], os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                os.close(peak)
+                raise
+            cfg["_memory_fds"] = (peak, oom, str(mem.get("reset", "0")).encode())
+            seen["memory_counters"] = True
+        except OSError:
+            pass
     if res.get("watchdog"):
         cfg["_watchdog_page"] = WatchdogPage()
 
@@ -333,10 +349,13 @@ class S3Usage:
         self.cpu1: float | None = None
         self.file_limit = ((cfg.get("resources") or {}).get("rlimits") or {}).get("FSIZE")
         self.native = cfg.get("_native")
-        self.refused0 = self.kills0 = self.at_max0 = self.events0 = 0
+        self.refused0 = self.kills0 = self.at_max0 = self.events0 = self.spawned0 = 0
         self.events_fds: list[int] = list(cfg.get("_pids_events_fds") or ())
         res = cfg.get("resources") or {}
         self.nproc = res.get("nproc")  # RLIMIT_NPROC is the process limit (unprivileged)
+        # the memory cgroup's peak and OOM-kill counter (S1 opened them; see s1_join)
+        self.mem: tuple[int, int, bytes] | None = cfg.get("_memory_fds")
+        self.oom0 = 0
 
         self.gen = 0
         self._size_at = -10.0
@@ -362,13 +381,22 @@ class S3Usage:
         n = 0
         for fd in self.events_fds:
             try:
-                os.lseek(fd, 0, os.SEEK_SET)
-                for line in os.read(fd, 256).split(b"\n"):
+                for line in os.pread(fd, 256, 0).split(b"\n"):   # one call, not lseek + read
                     if line.startswith(b"max "):
                         n += int(line[4:])
             except (OSError, ValueError):
                 pass
         return n
+
+    def _oom_kills(self) -> int:
+        assert self.mem is not None
+        try:
+            for line in os.pread(self.mem[1], 4096, 0).split(b"\n"):
+                if line.startswith(b"oom_kill "):
+                    return int(line[9:])
+        except (OSError, ValueError):
+            pass
+        return 0
 
     def _started(self) -> list[tuple[int, int]]:
         w = getattr(self.native, "_workload", None)
@@ -414,9 +442,17 @@ class S3Usage:
     def begin(self) -> None:
         self.cpu0 = self._cpu()
         self.refused0 = getattr(self.native, "refused", 0)
+        self.spawned0 = getattr(self.native, "spawned", 0)
         self._started().clear()
         if self.events_fds:
             self.events0 = self._pids_refused()
+        if self.mem is not None:
+            self.oom0 = self._oom_kills()
+            try:
+                # v1: any write resets the peak; v2 (Linux >= 6.12): resets it for this fd
+                os.pwrite(self.mem[0], self.mem[2], 0)
+            except OSError:
+                pass
         page = self.page
         if page is not None:
             self._own_size()
@@ -442,6 +478,14 @@ class S3Usage:
                 exceeded = "memory"
             elif page.get("at_max") > self.at_max0 and exceeded in (None, "timeout"):
                 exceeded = "processes"
+        oom = False
+        if self.mem is not None:
+            try:
+                changes["peak_memory"] = int(os.pread(self.mem[0], 64, 0))
+            except (OSError, ValueError):
+                pass
+            if self._oom_kills() > self.oom0:
+                exceeded, oom = "memory", True
         if exceeded in (None, "timeout") and (
                 getattr(self.native, "refused", 0) > self.refused0
                 or (self.events_fds and self._pids_refused() > self.events0)):
@@ -457,8 +501,11 @@ class S3Usage:
                         break
                 except OSError:
                     pass
-        if exceeded is None and self.layer_size:
-            # a full tmpfs after the run: some write met ENOSPC
+        if exceeded is None and self.layer_size and (
+                r.exit_code != 0 or r.files_created or r.files_modified
+                or getattr(self.native, "spawned", 0) != self.spawned0):
+            # a full tmpfs after a run that wrote (or failed, or ran programs): some write met
+            # ENOSPC. A run that did none of these wrote nothing (two statvfs per run saved)
             for p in _TMPFS:
                 try:
                     st = os.statvfs(p)
@@ -469,10 +516,14 @@ class S3Usage:
                     pass
         if exceeded != getattr(r, "limit_exceeded", None):
             changes["limit_exceeded"] = exceeded
-            if exceeded in ("memory", "processes"):
+            if exceeded in ("memory", "processes") and not (
+                    oom and any(v.kind == "limit" for v in r.violations)):
                 from ..errors import PolicyViolation
-                detail = ("memory: the sandbox went over its memory limit; the watchdog "
-                          "killed the largest process" if exceeded == "memory" else
-                          "processes: a fork was refused at the process limit")
+                detail = ("processes: a fork was refused at the process limit"
+                          if exceeded == "processes" else
+                          "memory: out of memory in the sandbox, the largest workload process "
+                          "was killed" if oom else
+                          "memory: the sandbox went over its memory limit; the watchdog "
+                          "killed the largest process")
                 changes["violations"] = tuple(r.violations) + (PolicyViolation("limit", detail),)
         return replace(r, **changes)
