@@ -84,6 +84,18 @@ def main() -> None:
             t0 = time.perf_counter()
             wait_promotions(300)
             out["pip_host_store_s"] = round(time.perf_counter() - t0, 2)
+    # npm: the same; a tarball fetch shows in npm's http log as "fetch GET 200 ….tgz"
+    if shutil.which("npm"):
+        for label in ("npm_install_cold_s", "npm_install_cached_s"):
+            with ab.Sandbox() as sb:
+                t0 = time.perf_counter()
+                r = sb.run("mkdir -p /workspace/p && cd /workspace/p && npm install is-number@7.0.0 "
+                           "--loglevel http --no-audit --no-fund 2>&1", timeout=300)
+                out[label] = round(time.perf_counter() - t0, 2)
+                out[label + "_tarball_gets"] = sum(
+                    1 for ln in r.stdout.splitlines() if "fetch GET" in ln and ln.split()[5].endswith(".tgz"))
+            if label.endswith("cold_s"):
+                wait_promotions(300)
     shutil.rmtree(work, ignore_errors=True)
     width = max(len(k) for k in out)
     for k, v in out.items():

@@ -94,6 +94,14 @@ def main() -> None:
             with ab.Sandbox() as sb3:
                 out["third_sees"] = sb3.run(f"ls {PIP_CACHE_PATH}").stdout
             out["host_after"] = sorted(os.listdir(os.path.join(cache, "pip")))
+            # npm: the same through npm's content-addressed cache
+            npm = ("mkdir -p /workspace/p && cd /workspace/p && npm install is-number@7.0.0 "
+                   "--loglevel http --no-audit --no-fund 2>&1 | grep -E 'is-number-7.0.0.tgz|added'")
+            if sb.run("command -v npm").exit_code == 0:
+                out["npm_first"] = sb.run(npm, timeout=300).stdout
+                out["npm_promoted"] = wait_promotions(300)
+                with ab.Sandbox() as sb4:
+                    out["npm_second"] = sb4.run(npm, timeout=300).stdout
         elif what == "image":
             from agentic_bash.packages.images import build_image
             t = time.monotonic()
