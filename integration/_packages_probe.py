@@ -18,6 +18,18 @@ import agentic_bash as ab  # noqa: E402
 def main() -> None:
     what = sys.argv[1]
     out: dict = {"uid": os.getuid()}
+    if what == "registries":
+        # an allowlist of the package registries: installs work, anything else is refused
+        with ab.Sandbox(network="registries") as sb:
+            out["level"] = sb.isolation_level
+            r = sb.run("pip install --no-deps cowsay==6.1 2>&1 | tail -1; "
+                       "apt-get install -y sl >/dev/null 2>&1; echo apt=$?; "
+                       "curl -sS -m 10 -o /dev/null https://github.com/ 2>&1; echo curl=$?",
+                       timeout=300)
+            out["run"] = [r.stdout, r.stderr]
+            out["violations"] = [str(v) for v in r.violations]
+        print("\n@@JSON@@" + json.dumps(out))
+        return
     with ab.Sandbox() as sb:
         out["level"] = sb.isolation_level
         if what == "apt":

@@ -132,6 +132,17 @@ def test_pip_and_npm_downloads_are_shared_through_the_host(who) -> None:
         assert "is-number-7.0.0.tgz 0ms (cache hit)" in out["npm_second"], out
 
 
+def test_registries_allowlist_lets_installs_through_and_nothing_else(who) -> None:
+    if not _apt_reachable():
+        pytest.skip("no apt-get or no package registry reachable")
+    out = _probe(who, "registries")
+    stdout, _ = out["run"]
+    assert "Successfully installed cowsay-6.1" in stdout, out
+    assert "apt=0" in stdout, out
+    assert "curl=0" not in stdout, out
+    assert any("github.com" in v and "allowlist" in v for v in out["violations"]), out
+
+
 def test_image_is_a_shared_lower(who) -> None:
     if not pypi_reachable():
         pytest.skip("PyPI not reachable")
