@@ -18,6 +18,18 @@ import agentic_bash as ab  # noqa: E402
 def main() -> None:
     what = sys.argv[1]
     out: dict = {"uid": os.getuid()}
+    if what == "registries":
+        # an allowlist of the package registries: installs work, anything else is refused
+        with ab.Sandbox(network="registries") as sb:
+            out["level"] = sb.isolation_level
+            r = sb.run("pip install --no-deps cowsay==6.1 2>&1 | tail -1; "
+                       "apt-get install -y sl >/dev/null 2>&1; echo apt=$?; "
+                       "curl -sS -m 10 -o /dev/null https://github.com/ 2>&1; echo curl=$?",
+                       timeout=300)
+            out["run"] = [r.stdout, r.stderr]
+            out["violations"] = [str(v) for v in r.violations]
+        print("\n@@JSON@@" + json.dumps(out))
+        return
     with ab.Sandbox() as sb:
         out["level"] = sb.isolation_level
         if what == "apt":
@@ -94,6 +106,14 @@ def main() -> None:
             with ab.Sandbox() as sb3:
                 out["third_sees"] = sb3.run(f"ls {PIP_CACHE_PATH}").stdout
             out["host_after"] = sorted(os.listdir(os.path.join(cache, "pip")))
+            # npm: the same through npm's content-addressed cache
+            npm = ("mkdir -p /workspace/p && cd /workspace/p && npm install is-number@7.0.0 "
+                   "--loglevel http --no-audit --no-fund 2>&1 | grep -E 'is-number-7.0.0.tgz|added'")
+            if sb.run("command -v npm").exit_code == 0:
+                out["npm_first"] = sb.run(npm, timeout=300).stdout
+                out["npm_promoted"] = wait_promotions(300)
+                with ab.Sandbox() as sb4:
+                    out["npm_second"] = sb4.run(npm, timeout=300).stdout
         elif what == "image":
             from agentic_bash.packages.images import build_image
             t = time.monotonic()

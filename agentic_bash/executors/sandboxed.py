@@ -431,9 +431,10 @@ class SandboxedExecutor:
                 cache_dir = cache_root()
             except OSError:
                 cache_dir = ""
-        if cache_dir and "PIP_CACHE_DIR" not in (env or {}):
-            from ..packages.cache import PIP_CACHE_PATH
-            env = {**(env or {}), "PIP_CACHE_DIR": PIP_CACHE_PATH}
+        if cache_dir:
+            from ..packages.cache import NPM_CACHE_PATH, PIP_CACHE_PATH
+            env = {"PIP_CACHE_DIR": PIP_CACHE_PATH, "NPM_CONFIG_CACHE": NPM_CACHE_PATH,
+                   **(env or {})}
         net_cfg = _network_cfg(p, policy)
         if net_cfg.get("proxy"):
             from ..network.inside import proxy_env

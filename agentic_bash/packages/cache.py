@@ -18,8 +18,12 @@
 #   (Asking pip to cache what it downloads is not enough: registries that send no caching
 #   headers, as this machine's does, leave pip's cache empty; and a host wheel offered through
 #   find-links loses pip's tie-break to the index's copy of the same version.)
-# - npm: not shared: its cache is keyed by URL with no digest the host can check without
-#   fetching the tarball itself, and npm prints no "cached" distinction to rely on.
+# - npm: the same, with the host's own ``npm pack NAME@VERSION`` (private npm cache, scripts
+#   off): the tarball is stored where npm's cacache finds a tarball by its sha512 integrity
+#   (``_cacache/content-v2/sha512/<hex>``), computed here from the bytes; npm looks tarballs up
+#   by the integrity its registry metadata gives and cacache re-checks the digest on read.
+#   Sandboxes see it through an overlay at /.agentic-bash/npm-cache (``NPM_CONFIG_CACHE``);
+#   npm's log says "(cache hit)" for the tarball.
 # Writes go to a temp name and are renamed into place under an flock, so concurrent
 # sandboxes and processes never see a partial file.
 
@@ -40,7 +44,7 @@ import time
 from email.utils import formatdate
 from typing import Any, Iterable
 
-__all__ = ["PIP_CACHE_PATH", "SANDBOX_CACHE", "cache_root", "pip_cache_entry", "promote",
+__all__ = ["NPM_CACHE_PATH", "PIP_CACHE_PATH", "SANDBOX_CACHE", "cache_root", "pip_cache_entry", "promote",
            "pypi_url", "wait_promotions"]
 
 SANDBOX_CACHE = "/.agentic-bash/cache"
@@ -48,8 +52,10 @@ SANDBOX_CACHE = "/.agentic-bash/cache"
 PIP_CACHE_PATH = "/.agentic-bash/pip-cache"
 """pip's cache directory inside a sandbox (``PIP_CACHE_DIR``): the shared ``pip`` directory
 under a copy-on-write overlay whose upper is in the sandbox's own layer."""
-PIP_FETCH_TIMEOUT = 300.0
-"""Bound on one host-side ``pip download``."""
+NPM_CACHE_PATH = "/.agentic-bash/npm-cache"
+"""npm's cache directory inside a sandbox (``NPM_CONFIG_CACHE``), the same way over ``npm``."""
+HOST_FETCH_TIMEOUT = 300.0
+"""Bound on one host-side ``pip download`` or ``npm pack``."""
 
 
 
@@ -60,7 +66,7 @@ def cache_root(create: bool = True) -> str:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "agentic-bash")
     if create:
-        for sub in ("", "apt", "pip"):
+        for sub in ("", "apt", "pip", "npm"):
             os.makedirs(os.path.join(d, sub), mode=0o755, exist_ok=True)
     return d
 
@@ -185,6 +191,17 @@ def _put_pip(root: str, url: str, body: bytes) -> None:
         _put_file(p2, new)
 
 
+def _put_npm(root: str, body: bytes) -> str:
+    """Store a package tarball where npm's cacache looks a tarball up by its sha512 integrity
+    (``_cacache/content-v2/sha512/<hex>``); cacache checks that digest again on every read."""
+    h = hashlib.sha512(body).hexdigest()
+    path = os.path.join(root, "npm", "_cacache", "content-v2", "sha512", h[:2], h[2:4], h[4:])
+    with _Locked(root):
+        if not os.path.exists(path):
+            _put_file(path, body)
+    return path
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -203,29 +220,31 @@ def _host_pip() -> list[str]:
     return [sys.executable, "-m", "pip"]
 
 
-class _PipFetcher:
-    """One background thread that downloads on the host what sandboxes installed with pip
-    and writes it into the shared cache. ``wait()`` for tests and benchmarks."""
+class _HostFetcher:
+    """One background thread that downloads on the host, with the host's own tools, what
+    sandboxes installed with pip or npm, and writes it into the shared cache. ``wait()`` for
+    tests and benchmarks."""
 
     def __init__(self) -> None:
-        self.q: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
+        self.q: queue.Queue[tuple[str, str, str, str] | None] = queue.Queue()
         self.pending = 0
         self.cond = threading.Condition()
-        self.seen: set[tuple[str, str, str]] = set()
+        self.seen: set[tuple[str, str, str, str]] = set()
         self.proc: subprocess.Popen[bytes] | None = None
         self.thread: threading.Thread | None = None
         self.pip: list[str] | None = None
+        self.npm: list[str] | None = None
         self.last: dict[str, Any] = {}
 
-    def submit(self, root: str, name: str, version: str) -> None:
-        key = (root, _norm(name), version)
+    def submit(self, root: str, manager: str, name: str, version: str) -> None:
+        key = (root, manager, _norm(name) if manager == "pip" else name, version)
         with self.cond:
             if key in self.seen:
                 return
             self.seen.add(key)
             self.pending += 1
             if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._loop, name="agentic-bash-pip-cache",
+                self.thread = threading.Thread(target=self._loop, name="agentic-bash-cache",
                                                daemon=True)
                 self.thread.start()
         self.q.put(key)
@@ -245,8 +264,20 @@ class _PipFetcher:
             key = self.q.get()
             if key is None:
                 return
+            root, manager, name, version = key
             try:
-                self._fetch(*key)
+                mark = os.path.join(root, manager, ".fetched",
+                                    f"{name}-{version}".replace("/", "%2F"))
+                if not os.path.exists(mark):
+                    tmp = tempfile.mkdtemp(prefix="agentic-bash-fetch-")
+                    try:
+                        fetch = self._fetch_pip if manager == "pip" else self._fetch_npm
+                        n = fetch(root, name, version, tmp)
+                    finally:
+                        shutil.rmtree(tmp, ignore_errors=True)
+                    if n:
+                        _put_file(mark, b"")
+                        self.last = {"stored": n, "package": key[1:]}
             except Exception as e:  # noqa: BLE001 - a cache is an optimisation
                 self.last = {"error": repr(e), "package": key[1:]}
             finally:
@@ -254,46 +285,67 @@ class _PipFetcher:
                     self.pending -= 1
                     self.cond.notify_all()
 
-    def _fetch(self, root: str, name: str, version: str) -> None:
-        mark = os.path.join(root, "pip", ".fetched", f"{name}-{version}")
-        if os.path.exists(mark):
-            return
+    def _run(self, cmd: list[str], tmp: str, env: dict[str, str], key: tuple[str, ...]) -> bytes | None:
+        """Run a host tool (bounded, own session so it can be killed at exit); its stdout, or
+        None (the error kept in ``last``)."""
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, cwd=tmp,
+                                     start_new_session=True)
+        try:
+            out, err = self.proc.communicate(timeout=HOST_FETCH_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise
+        finally:
+            code, self.proc = self.proc.returncode, None
+        if code != 0:
+            self.last = {"error": err.decode("utf-8", "replace")[-500:], "package": key}
+            return None
+        return out
+
+    def _fetch_pip(self, root: str, name: str, version: str, tmp: str) -> int:
         if self.pip is None:
             self.pip = _host_pip()
-        tmp = tempfile.mkdtemp(prefix="agentic-bash-pip-")
-        try:
-            cmd = self.pip + ["download", "--no-deps", "--no-cache-dir", "--no-input",
-                              "--disable-pip-version-check", "-q", "-d", tmp,
-                              f"{name}=={version}"]
-            env = {k: v for k, v in os.environ.items() if k != "PIP_CACHE_DIR"}
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE, env=env, cwd=tmp,
-                                         start_new_session=True)
-            try:
-                _, err = self.proc.communicate(timeout=PIP_FETCH_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.communicate()
-                raise
-            finally:
-                code, self.proc = self.proc.returncode, None
-            if code != 0:
-                self.last = {"error": err.decode("utf-8", "replace")[-500:], "package": (name, version)}
-                return
-            n = 0
-            for fn in sorted(os.listdir(tmp)):
-                parts = fn.split("-")
-                if len(parts) < 2 or _norm(parts[0]) != name:
-                    continue  # only the package asked for (no deps were fetched anyway)
-                with open(os.path.join(tmp, fn), "rb") as f:
+        cmd = self.pip + ["download", "--no-deps", "--no-cache-dir", "--no-input",
+                          "--disable-pip-version-check", "-q", "-d", tmp, f"{name}=={version}"]
+        env = {k: v for k, v in os.environ.items() if k != "PIP_CACHE_DIR"}
+        if self._run(cmd, tmp, env, ("pip", name, version)) is None:
+            return 0
+        n = 0
+        for fn in sorted(os.listdir(tmp)):
+            parts = fn.split("-")
+            if len(parts) < 2 or _norm(parts[0]) != name:
+                continue  # only the package asked for (no deps were fetched anyway)
+            with open(os.path.join(tmp, fn), "rb") as f:
+                body = f.read()
+            _put_pip(root, pypi_url(fn, body), body)
+            n += 1
+        return n
+
+    def _fetch_npm(self, root: str, name: str, version: str, tmp: str) -> int:
+        if self.npm is None:
+            npm = shutil.which("npm")
+            self.npm = [npm] if npm else []
+        if not self.npm:
+            return 0
+        dest = os.path.join(tmp, "out")
+        os.mkdir(dest)
+        # a private npm cache: the host user's own ~/.npm is not touched
+        cmd = self.npm + ["pack", f"{name}@{version}", "--json", "--pack-destination", dest,
+                          "--cache", os.path.join(tmp, "npm-cache"), "--loglevel=error",
+                          "--ignore-scripts", "--no-fund", "--no-audit"]
+        env = {k: v for k, v in os.environ.items() if k.lower() != "npm_config_cache"}
+        if self._run(cmd, tmp, env, ("npm", name, version)) is None:
+            return 0
+        n = 0
+        for fn in os.listdir(dest):
+            if fn.endswith(".tgz"):
+                with open(os.path.join(dest, fn), "rb") as f:
                     body = f.read()
-                _put_pip(root, pypi_url(fn, body), body)
+                _put_npm(root, body)
                 n += 1
-            if n:
-                _put_file(mark, b"")
-            self.last = {"stored": n, "package": (name, version)}
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        return n
 
     def stop(self) -> None:
         p = self.proc
@@ -304,25 +356,31 @@ class _PipFetcher:
                 pass
 
 
-_fetcher = _PipFetcher()
+_fetcher = _HostFetcher()
 atexit.register(_fetcher.stop)
 
 
 def wait_promotions(timeout: float = 300.0) -> bool:
-    """Wait until the host has stored every pip package promoted so far. False on timeout."""
+    """Wait until the host has stored every pip and npm package promoted so far. False on
+    timeout."""
     return _fetcher.wait(timeout)
 
 
-def _promote_pip(pkgs: Iterable[Any], root: str) -> int:
-    try:
-        import msgpack  # noqa: F401
-    except ImportError:
-        return 0  # pip's cache format needs it (the linux extra installs it)
+_NAME = {"pip": re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*"),
+         "npm": re.compile(r"(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*")}
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
+
+
+def _promote_fetched(pkgs: Iterable[Any], root: str, manager: str) -> int:
+    if manager == "pip":
+        try:
+            import msgpack  # noqa: F401
+        except ImportError:
+            return 0  # pip's cache format needs it (the linux extra installs it)
     n = 0
     for p in pkgs:
-        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", p.name) and re.fullmatch(
-                r"[A-Za-z0-9][A-Za-z0-9.+!_-]*", p.version):
-            _fetcher.submit(root, p.name, p.version)
+        if _NAME[manager].fullmatch(p.name) and _VERSION.fullmatch(p.version):
+            _fetcher.submit(root, manager, p.name, p.version)
             n += 1
     return n
 
@@ -330,18 +388,19 @@ def _promote_pip(pkgs: Iterable[Any], root: str) -> int:
 def promote(ex: Any, installed: Iterable[Any], *, apt_archives: Iterable[str] = ()) -> int:
     """After a run that installed ``installed`` (PackageInfo): copy the apt archives it
     downloaded into the shared cache, each verified against the host's index, and queue its
-    pip packages for the host to fetch itself. Returns how many were added or queued; never
+    pip and npm packages for the host to fetch itself. Returns how many were added or queued; never
     raises (a cache is an optimisation)."""
     installed = list(installed)
     apt = [p for p in installed if p.manager == "apt"]
-    pip = [p for p in installed if p.manager == "pip"]
     n = 0
     try:
         root = cache_root()
         if apt:
             n += _promote_apt(ex, apt, root, apt_archives)
-        if pip:
-            n += _promote_pip(pip, root)
+        for manager in ("pip", "npm"):
+            mine = [p for p in installed if p.manager == manager]
+            if mine:
+                n += _promote_fetched(mine, root, manager)
     except Exception:  # noqa: BLE001
         pass
     return n

@@ -104,7 +104,7 @@ def fake_pip(root, tmp_path, monkeypatch):
     pytest.importorskip("msgpack")
     script = tmp_path / "fakepip.py"
     script.write_text(_FAKE_PIP)
-    f = cache._PipFetcher()
+    f = cache._HostFetcher()
     f.pip = [__import__("sys").executable, str(script)]
     monkeypatch.setattr(cache, "_fetcher", f)
     return script
