@@ -262,9 +262,13 @@ def _prewarm_proxy() -> None:
     50-250 ms under load) and starts the proxy's thread: done on a thread of its own while
     this one waits for the zygote and the sandbox, instead of after them
     (``_attach_listeners`` then finds it started, or waits for it under the proxy's lock)."""
-    mod = sys.modules.get("agentic_bash.network.proxy")
-    if mod is not None and mod._proxy is not None and mod._proxy.alive():
-        return
+    # (the module may be half-imported by another thread: no attribute is assumed)
+    running = getattr(sys.modules.get("agentic_bash.network.proxy"), "_proxy", None)
+    try:
+        if running is not None and running.alive():
+            return
+    except Exception:  # noqa: BLE001 - half-made: start it (get_proxy is idempotent)
+        pass
 
     def warm() -> None:
         try:
