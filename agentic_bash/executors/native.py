@@ -231,8 +231,12 @@ class NativeLauncher:
     # -- spawning -----------------------------------------------------------------------
     def spawn(self, argv: list[str], *, executable: str, env: Mapping[str, str], cwd: str,
               stdin: int, stdout: int, stderr: int, pgid: int | None = None,
-              ignore: tuple[int, ...] = (), ctty: bool = False) -> NativeProcess:
+              ignore: tuple[int, ...] = (), ctty: bool = False,
+              fds: Mapping[int, int] | None = None) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
+
+        ``fds``: descriptors above 2 the child gets, ``{number in the child: fd here}`` (each
+        fd here above 2): the shell's ``3>file``, ``<(cmd)`` and the like.
 
         ``pgid`` None: the child leads a new process group; otherwise it joins ``pgid``
         (falling back to a new group if that group is already gone). ``ignore``: signals the
@@ -251,13 +255,13 @@ class NativeLauncher:
         if self._workload is not None:
             proc = self._workload.spawn(
                 self._spawn_on_thread if self._workload.in_group else self._spawn,
-                (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty))
+                (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds))
         elif self._preexec is None:
             proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                               ctty)
+                               ctty, fds)
         else:
             proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
-                                         pgid, ignore, ctty)
+                                         pgid, ignore, ctty, fds)
         with self._live_lock:
             self.live.add(proc)
         proc._owner = self
@@ -275,7 +279,8 @@ class NativeLauncher:
 
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
                stdin: int, stdout: int, stderr: int, pgid: int | None,
-               ignore: tuple[int, ...] = (), ctty: bool = False) -> NativeProcess:
+               ignore: tuple[int, ...] = (), ctty: bool = False,
+               fds: Mapping[int, int] | None = None) -> NativeProcess:
         preexec = self._preexec
         restore = True
         if self._inherited_ignore:
@@ -303,8 +308,20 @@ class NativeLauncher:
                     fcntl.ioctl(1, termios.TIOCSCTTY, 0)
                 except OSError:
                     pass
+        if fds:
+            # Popen can only keep an fd at the number it has here: the extra ones are moved
+            # into place in the child, and every other fd above 2 is marked close-on-exec
+            # (Popen's own close_fds would close the moved ones too)
+            base_fds = preexec
+            moves = tuple(fds.items())
+            _syscall()
+
+            def preexec() -> None:
+                if base_fds is not None:
+                    base_fds()
+                _place_fds(moves)
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
-                        stdout=stdout, stderr=stderr, close_fds=True, restore_signals=restore,
+                        stdout=stdout, stderr=stderr, close_fds=not fds, restore_signals=restore,
                         preexec_fn=preexec)
         if self.umask is not None:
             kw["umask"] = self.umask
@@ -451,6 +468,52 @@ class _WorkloadSetup:
         if len(self.started) < 4096:
             self.started.append((proc.pid, proc.pgid))
         return proc
+
+
+_SYS_CLOSE_RANGE = 436  # the same number on every Linux architecture (generic syscall table)
+_CLOSE_RANGE_CLOEXEC = 1 << 2
+_libc_syscall: Any = None
+
+
+def _syscall() -> Any:
+    # ctypes resolved here, in the parent: a forked child of a threaded process must not load
+    # libraries
+    global _libc_syscall
+    if _libc_syscall is None:
+        import ctypes
+        f = ctypes.CDLL(None, use_errno=True).syscall
+        f.restype = ctypes.c_long
+        _libc_syscall = f
+    return _libc_syscall
+
+
+def _place_fds(moves: tuple[tuple[int, int], ...]) -> None:
+    """In the child (pre-exec): put each ``(target, source)`` at ``target`` and mark every
+    other descriptor above 2 close-on-exec. Sources are first copied above every target, so
+    one move never overwrites another's source. close_range(2) with CLOSE_RANGE_CLOEXEC (Linux
+    5.11) has no Python binding; without it, /proc/self/fd is walked."""
+    top = max(t for t, _ in moves) + 1
+    tmp = [(t, fcntl.fcntl(src, fcntl.F_DUPFD_CLOEXEC, top)) for t, src in moves]
+    for t, src in tmp:
+        os.dup2(src, t)  # inheritable at the target
+    keep = sorted(t for t, _ in moves)
+    lo = 3
+    ok = True
+    for k in keep + [None]:
+        hi = (k - 1) if k is not None else 0xFFFFFFFF
+        if lo <= hi and _libc_syscall(_SYS_CLOSE_RANGE, lo, hi, _CLOSE_RANGE_CLOEXEC) != 0:
+            ok = False
+            break
+        if k is not None:
+            lo = k + 1
+    if not ok:
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd > 2 and fd not in keep:
+                try:
+                    fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+                except OSError:
+                    pass
 
 
 def terminate(procs: list[NativeProcess], grace: float = GRACE) -> None:
