@@ -175,7 +175,8 @@ class NativeLauncher:
 
     def confine_workload(self, *, oom_fd: int | None = None, oom_score_adj: int | None = None,
                          ignore_sigxfsz: bool = False, nproc: tuple[int, int] | None = None,
-                         cgroup_fds: tuple[int, ...] = ()) -> None:
+                         cgroup_fds: tuple[int, ...] = (),
+                         spawner_fds: tuple[int, ...] = ()) -> None:
         """Sandbox runner only: every child from now on starts with ``oom_score_adj`` (so the
         OOM killer picks the workload, never the runner), SIGXFSZ ignored (a write past
         RLIMIT_FSIZE fails with EFBIG, "File too large", instead of killing), RLIMIT_NPROC
@@ -188,8 +189,19 @@ class NativeLauncher:
         (both inherited; an unprivileged process may go back to its own earlier values),
         then lowers the child's hard limit and moves it into the cgroup once it has started.
         A process the child forks in those few microseconds keeps the runner's hard
-        RLIMIT_NPROC and its group, which only the runner's headroom bounds."""
+        RLIMIT_NPROC and its group, which only the runner's headroom bounds.
+
+        ``spawner_fds`` (cgroup v1: open ``tasks`` files of the workload's groups): children
+        are started by one spawner thread that has moved itself into those groups, so each
+        is born there and nothing is moved per spawn (see cgroups.work_tasks_files); if the
+        thread cannot join them, children are moved through ``cgroup_fds`` as above."""
         self._workload = _WorkloadSetup(oom_fd, oom_score_adj, nproc, cgroup_fds)
+        if spawner_fds:
+            self._join_fds = tuple(spawner_fds)
+            self._joined = threading.Event()
+            self._spawner()
+            self._joined.wait(10)
+            self._workload.in_group = self._in_group
         if ignore_sigxfsz and hasattr(signal, "SIGXFSZ"):
             self._always_ignore = (signal.SIGXFSZ,)
             if _inherit_ignored_sigxfsz():
@@ -244,21 +256,16 @@ class NativeLauncher:
         if self._always_ignore:
             ignore = tuple(ignore) + self._always_ignore
         if self._workload is not None:
-            proc = self._workload.spawn(self._spawn, (argv, executable, env, cwd, stdin, stdout,
-                                                      stderr, pgid, ignore, ctty, fds, umask,
-                                                      rlimits))
+            proc = self._workload.spawn(
+                self._spawn_on_thread if self._workload.in_group else self._spawn,
+                (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds,
+                 umask, rlimits))
         elif self._preexec is None:
             proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
                                ctty, fds, umask, rlimits)
         else:
-            q = self._spawner()
-            reply: queue.SimpleQueue = queue.SimpleQueue()
-            q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                           ctty, fds, umask, rlimits)))
-            ok, value = reply.get()
-            if not ok:
-                raise value
-            proc = value
+            proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
+                                         pgid, ignore, ctty, fds, umask, rlimits)
         with self._live_lock:
             self.live.add(proc)
         proc._owner = self
@@ -348,9 +355,22 @@ class NativeLauncher:
         p = subprocess.Popen(list(argv), process_group=0, **kw)
         return NativeProcess(p, p.pid)
 
+    def _spawn_on_thread(self, *args: Any) -> NativeProcess:
+        """``_spawn`` on the spawner thread (pdeathsig, or the workload's cgroup)."""
+        q = self._spawner()
+        reply: queue.SimpleQueue = queue.SimpleQueue()
+        q.put((reply, args))
+        ok, value = reply.get()
+        if not ok:
+            raise value
+        return value
+
     _ignore_fn: Callable[[tuple[int, ...]], None] | None = None
     _always_ignore: tuple[int, ...] = ()
     _inherited_ignore: tuple[int, ...] = ()
+    _join_fds: tuple[int, ...] = ()
+    _joined: threading.Event | None = None
+    _in_group = False
 
     def _ignorer(self) -> Callable[[tuple[int, ...]], None]:
         fn = self._ignore_fn
@@ -368,7 +388,24 @@ class NativeLauncher:
             assert self._queue is not None
             return self._queue
 
+    def _join_group(self) -> None:
+        """On the spawner thread: move this thread alone into the workload's groups ("0" in
+        a v1 ``tasks`` file moves the writing thread, without the global lock)."""
+        ok = True
+        for fd in self._join_fds:
+            try:
+                os.write(fd, b"0")
+            except OSError:
+                ok = False
+        self._in_group = ok
+        if not ok and self._workload is not None:
+            self._workload.in_group = False   # (a restarted thread that could not join)
+        if self._joined is not None:
+            self._joined.set()
+
     def _serve(self, q: queue.SimpleQueue) -> None:
+        if self._join_fds:
+            self._join_group()
         while True:
             item = q.get()
             if item is None:
@@ -414,6 +451,8 @@ class _WorkloadSetup:
                 pass
         self.nproc = nproc
         self.cgroup_fds = tuple(cgroup_fds)
+        self.in_group = False
+        """Children are born in the workload's groups (the spawner thread is in them)."""
         self.started: list[tuple[int, int]] = []
         """(pid, pgid) of the children started since the runner last cleared it (one run)."""
 
@@ -436,11 +475,12 @@ class _WorkloadSetup:
                 resource.prlimit(proc.pid, resource.RLIMIT_NPROC, (nproc[0], nproc[0]))
             except OSError:
                 pass
-        for cfd in self.cgroup_fds:
-            try:
-                os.write(cfd, str(proc.pid).encode())
-            except OSError:
-                pass  # already gone
+        if not self.in_group:
+            for cfd in self.cgroup_fds:
+                try:
+                    os.write(cfd, str(proc.pid).encode())
+                except OSError:
+                    pass  # already gone
         if len(self.started) < 4096:
             self.started.append((proc.pid, proc.pgid))
         return proc

@@ -163,6 +163,7 @@ class ResourceControl:
         out: dict[str, Any] = {
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "work_cgroups": self.cgroups.work_procs_files if self.cgroups else [],
+            "work_tasks": self.cgroups.work_tasks_files if self.cgroups else [],
             "pids_events": self.cgroups.pids_events_files if self.cgroups else [],
             "memory_counters": self.cgroups.memory_counter_files if self.cgroups else {},
             "rlimits": rl, "ignore_sigxfsz": "file_size" in b, "oom_score_adj": 1000,

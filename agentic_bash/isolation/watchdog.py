@@ -90,6 +90,17 @@ def s1_join(cfg: dict[str, Any]) -> None:
         except OSError as e:
             seen["cgroup_error"] = f"opening {path}: {e.strerror}"
     cfg["_work_cgroup_fds"] = fds
+    tasks = []
+    for path in res.get("work_tasks", ()):
+        try:
+            tasks.append(os.open(path, os.O_WRONLY | os.O_CLOEXEC))
+        except OSError as e:
+            seen["cgroup_error"] = f"opening {path}: {e.strerror}"
+    if len(tasks) != len(res.get("work_tasks", ())):
+        for fd in tasks:
+            os.close(fd)
+        tasks = []
+    cfg["_work_tasks_fds"] = tasks
     events = []
     for path in res.get("pids_events", ()):
         try:
@@ -353,7 +364,8 @@ def s3_prepare(cfg: dict[str, Any]) -> None:
     seen["watchdog"] = cfg.get("_watchdog_page") is not None
     cfg["workload"] = {"oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
                        "ignore_sigxfsz": bool(res.get("ignore_sigxfsz")), "nproc": work_nproc,
-                       "cgroup_fds": tuple(cfg.get("_work_cgroup_fds", ()))}
+                       "cgroup_fds": tuple(cfg.get("_work_cgroup_fds", ())),
+                       "spawner_fds": tuple(cfg.get("_work_tasks_fds", ()))}
 
 
 class S3Usage:
