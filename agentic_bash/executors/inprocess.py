@@ -1068,6 +1068,8 @@ class InProcessExecutor:
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
             "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
+            **({"ulimits": {c: list(v) for c, v in st.ulimits.items()}}
+               if getattr(st, "ulimits", None) else {}),
             "packages": self.packages.to_json(),
             **({"script_name": self.shell.script_name} if self.shell.script_name != "bash" else {}),
         }
@@ -1100,6 +1102,11 @@ class InProcessExecutor:
         st.dirstack = list(state.get("dirstack", []))
         st.history = list(state.get("history", []))
         st.umask = int(state.get("umask", 0o022))
+        lims = state.get("ulimits")
+        if isinstance(lims, dict):
+            from ..shell.builtins import _ULIMITS
+            st.ulimits = {c: (int(v[0]), int(v[1])) for c, v in lims.items()  # type: ignore[attr-defined]
+                          if c in _ULIMITS and isinstance(v, (list, tuple)) and len(v) == 2}
         st.last_status = int(state.get("last_status", 0))
         st.on_circular = self.shell._circular_ref
         if isinstance(state.get("script_name"), str):
@@ -1582,6 +1589,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
     st.umask = sh.state.umask
+    if getattr(sh.state, "ulimits", None):
+        st.ulimits = sh.state.ulimits  # type: ignore[attr-defined]
     st.options.update(opts)
     child.start_time = time.monotonic()
     if command is not None:
@@ -1675,6 +1684,22 @@ def _extra_fds(sh: Interpreter, argv: list[str], fd_for: Callable[..., int | Non
     return out
 
 
+def _rlimits(sh: Interpreter) -> dict[str, Any]:
+    """``ulimit`` settings of the shell as ``spawn(rlimits=...)``."""
+    own = getattr(sh.state, "ulimits", None)
+    if not own:
+        return {}
+    import resource
+
+    from ..shell.builtins import _ULIMITS
+    out = []
+    for c, (soft, hard) in own.items():
+        res = getattr(resource, _ULIMITS[c][0], None)
+        if res is not None:
+            out.append((res, soft, hard))
+    return {"rlimits": tuple(out)}
+
+
 def _safe(fn: Callable[[], bool]) -> bool:
     try:
         return bool(fn())
@@ -1756,7 +1781,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None,
                                ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}),
-                               **({"fds": extra} if extra else {}))
+                               **({"fds": extra} if extra else {}), umask=sh.state.umask,
+                               **_rlimits(sh))
     except OSError as e:
         for fd in close_after + list(outs):
             try:

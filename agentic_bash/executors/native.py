@@ -232,11 +232,14 @@ class NativeLauncher:
     def spawn(self, argv: list[str], *, executable: str, env: Mapping[str, str], cwd: str,
               stdin: int, stdout: int, stderr: int, pgid: int | None = None,
               ignore: tuple[int, ...] = (), ctty: bool = False,
-              fds: Mapping[int, int] | None = None) -> NativeProcess:
+              fds: Mapping[int, int] | None = None, umask: int | None = None,
+              rlimits: tuple[tuple[int, int, int], ...] = ()) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
 
         ``fds``: descriptors above 2 the child gets, ``{number in the child: fd here}`` (each
-        fd here above 2): the shell's ``3>file``, ``<(cmd)`` and the like.
+        fd here above 2): the shell's ``3>file``, ``<(cmd)`` and the like. ``umask``: the
+        shell's (else the launcher's). ``rlimits``: ``(resource, soft, hard)`` the shell's
+        ``ulimit`` set, applied after the sandbox's own (they can only lower them).
 
         ``pgid`` None: the child leads a new process group; otherwise it joins ``pgid``
         (falling back to a new group if that group is already gone). ``ignore``: signals the
@@ -255,13 +258,14 @@ class NativeLauncher:
         if self._workload is not None:
             proc = self._workload.spawn(
                 self._spawn_on_thread if self._workload.in_group else self._spawn,
-                (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds))
+                (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds,
+                 umask, rlimits))
         elif self._preexec is None:
             proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                               ctty, fds)
+                               ctty, fds, umask, rlimits)
         else:
             proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
-                                         pgid, ignore, ctty, fds)
+                                         pgid, ignore, ctty, fds, umask, rlimits)
         with self._live_lock:
             self.live.add(proc)
         proc._owner = self
@@ -280,7 +284,8 @@ class NativeLauncher:
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
                stdin: int, stdout: int, stderr: int, pgid: int | None,
                ignore: tuple[int, ...] = (), ctty: bool = False,
-               fds: Mapping[int, int] | None = None) -> NativeProcess:
+               fds: Mapping[int, int] | None = None, umask: int | None = None,
+               rlimits: tuple[tuple[int, int, int], ...] = ()) -> NativeProcess:
         preexec = self._preexec
         restore = True
         if self._inherited_ignore:
@@ -308,6 +313,17 @@ class NativeLauncher:
                     fcntl.ioctl(1, termios.TIOCSCTTY, 0)
                 except OSError:
                     pass
+        if rlimits:
+            base_rl = preexec
+
+            def preexec() -> None:
+                if base_rl is not None:
+                    base_rl()
+                for res, soft, hard in rlimits:
+                    try:
+                        resource.setrlimit(res, (soft, hard))
+                    except (OSError, ValueError):
+                        pass  # above what the sandbox allows: its own limit stays
         if fds:
             # Popen can only keep an fd at the number it has here: the extra ones are moved
             # into place in the child, and every other fd above 2 is marked close-on-exec
@@ -323,8 +339,8 @@ class NativeLauncher:
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
                         stdout=stdout, stderr=stderr, close_fds=not fds, restore_signals=restore,
                         preexec_fn=preexec)
-        if self.umask is not None:
-            kw["umask"] = self.umask
+        if umask is not None or self.umask is not None:
+            kw["umask"] = umask if umask is not None else self.umask
         if self._setsid_each or ctty:
             p = subprocess.Popen(list(argv), start_new_session=True, **kw)
             return NativeProcess(p, p.pid)
