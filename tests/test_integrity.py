@@ -477,6 +477,13 @@ class _LosesBytesOnce:
             raise KeyboardInterrupt
         return data
 
+    def recv_into(self, buf, n: int = 0) -> int:  # noqa: ANN001
+        got = self.sock.recv_into(buf, n)
+        if self.armed and got:
+            self.armed = False
+            raise KeyboardInterrupt
+        return got
+
     def __getattr__(self, name: str):  # noqa: ANN204
         return getattr(self.sock, name)
 
