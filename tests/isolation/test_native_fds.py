@@ -56,6 +56,9 @@ CASES = [
     "ulimit -f 1; head -c 5000 /dev/zero > big; echo rc=$?; stat -c %s big  # stdout only",
     "ulimit -n abc; echo rc=$?; ulimit -p 5; echo rc=$?; ulimit -b; echo rc=$?",
     "ulimit -c 0 -n 100; ulimit -c -n; ulimit -n 64 -c",
+    # NUL bytes: dropped from the script as bash reads it, and never in a native's argv
+    "echo a\x00b; x=c\x00d; echo ${#x}",
+    "printf -v y 'a\\0b'; echo ${#y}; python3 -c 'import sys; print(sys.argv[1:])' \"$y\"",
 ]
 
 
