@@ -157,7 +157,7 @@ class Budget:
     _poll: float | None = None
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
-                 "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked")
+                 "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -184,6 +184,10 @@ class Budget:
         self.commands = 0
         self.iterations = 0
         self.held = 0
+        # bytes added to arrays since one was last measured (see charge_array)
+        self._arr_added = 0
+        cap = self.held_cap()
+        self._arr_step = sys.maxsize if cap is None else max(1 << 16, cap // 8)
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
         self._tids: list[int] = []  # threads the watchdog watches for this budget (see watch)
         self._kicked = False  # the watchdog has sent its threads an asynchronous timeout
@@ -244,6 +248,27 @@ class Budget:
             raise LimitExceeded("max_variable_bytes", f"{what} too large: exceeds max_variable_bytes ({lim} bytes)")
         if self._cancelled or ((d := self.deadline) is not None and _monotonic() >= d):
             self.check()
+
+    def charge_array(self, d: dict, added: int, name: str) -> None:
+        """``added`` bytes were just stored in the array ``d`` (each element's value, an
+        associative key, HELD_OVERHEAD per new element): an array may hold ``held_cap()``
+        bytes, as one command may. The array is measured whenever an eighth of that cap was
+        added to arrays since the last measure, so the cost stays linear; past the cap the
+        run fails as bash does when malloc fails."""
+        n = self._arr_added = self._arr_added + added
+        if n < self._arr_step:
+            return
+        self._arr_added = 0
+        self.check_array(array_bytes(d), name)
+
+    def check_array(self, size: int, name: str) -> None:
+        """An array of ``size`` bytes (see array_bytes) is about to be held."""
+        cap = self.held_cap()
+        if cap is not None and size > cap:
+            raise LimitExceeded("max_variable_bytes",
+                                f"{name}: array too large: {size} bytes exceed the limit of {cap} bytes "
+                                "(4 x max_variable_bytes)")
+        self.check()
 
     def held_cap(self) -> int | None:
         """Bytes one command may hold in memory (see HELD_FACTOR), None for no cap."""
@@ -329,6 +354,17 @@ class Budget:
     @property
     def cancelled(self) -> bool:
         return self._cancelled
+
+
+def array_bytes(d: dict) -> int:
+    """What an array holds by the budget's count: its values, its keys when they are strings
+    (associative), and HELD_OVERHEAD per element."""
+    if not d:
+        return 0
+    n = sum(map(len, d.values())) + Budget.HELD_OVERHEAD * len(d)
+    if type(next(iter(d))) is str:
+        n += sum(map(len, d))
+    return n
 
 
 def active_budget() -> Budget | None:

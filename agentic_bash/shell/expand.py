@@ -263,6 +263,9 @@ class Expander:
                     for k, bw in enumerate(bws):
                         if budget is not None and not k & 4095:
                             budget.charge_read(0)  # (the deadline, in a million-word expansion)
+                        if type(bw) is str:
+                            out.append(bw)  # a plain word ({1..9}, a{b,c}), as braces gave it
+                            continue
                         bp = bw.parts
                         if (len(bp) == 1 and type(bp[0]) is N.Lit and bp[0].text
                                 and not _NEEDS_WORK.search(bp[0].text)):
@@ -426,7 +429,7 @@ class Expander:
         except ImportError:  # pragma: no cover - helper module missing
             return [w]
         try:
-            return expand_braces(w)
+            return expand_braces(w, plain=_NEEDS_WORK)
         except ValueError as e:  # BraceExpansionTooLarge: bash would run out of memory
             if type(e).__name__ == "UnclosedBackquote":
                 raise self.reported_error(str(e)) from None
@@ -874,6 +877,13 @@ class Expander:
                     # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})
                     raise _word_named(ExpansionError(f"{src}}}: bad substitution", 127))
                 raise _word_named(self.reported_error(f"{src}}}: bad substitution"))
+            idx = p.index
+            if idx is not None and len(idx.parts) == 1 and type(idx.parts[0]) is N.Lit \
+                    and idx.parts[0].text in ("@", "*"):
+                # ${#a[@]}: the element count, without listing the elements (O(1), not O(n))
+                var = self.lookup_var(self.state.resolve_ref(name) if _NAME_RE.match(name) else name)
+                if var is not None and type(var.value) is dict and var.value:
+                    return str(len(var.value))
             val, multi, _star = self._base_values(p)
             if multi:
                 if not val and p.index is not None and self.state.options["nounset"]:

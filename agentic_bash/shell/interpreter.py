@@ -27,7 +27,7 @@ from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
-    VarError, assoc_keys,
+    VarError, array_top, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import coop as _coop
@@ -758,6 +758,10 @@ class Interpreter(Expander):
         old = var.value
         if old is None and var.attrs & (ARRAY | ASSOC):
             old = var.value = {}  # `declare -A h; h=x` stores element 0 ("0")
+        if append:
+            prev = old.get("0" if var.attrs & ASSOC else 0) if type(old) is dict else old
+            if prev:
+                self._check_append(name, prev, value)
         if type(old) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             prev = old.get(key) if append else None
@@ -878,14 +882,25 @@ class Interpreter(Expander):
                 var.value = {} if var.value is None else {0: var.value}
                 var.attrs |= ARRAY
             if i < 0:
-                top = max(var.value) + 1 if var.value else 0
+                top = array_top(var, var.value) + 1
                 if top + i < 0:
                     raise VarError(f"{rname}[{self._word_src(idx)}]: bad array subscript")
                 i = top + i
             key = i
         d = var.value
         prev = d.get(key, "") if append else None
+        if prev is None:
+            self.budget.charge_array(d, len(value) + _HELD_OVERHEAD + (len(key) if type(key) is str else 0), rname)
+        else:
+            self._check_append(rname, prev, value)
+            self.budget.charge_array(d, len(value), rname)
         d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
+
+    def _check_append(self, name: str, prev: str, value: str) -> None:
+        """``name+=value``: the joined value is bounded like any assigned one."""
+        lim = self.budget.limits.max_variable_bytes
+        if lim is not None and len(prev) + len(value) > lim:
+            raise LimitExceeded("max_variable_bytes", f"variable {name} too large")
 
     def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
                   assoc: bool | None = None, local: bool = False, var: Var | None = None,
@@ -919,6 +934,7 @@ class Interpreter(Expander):
             d = {("0" if is_assoc else 0): old}
         else:
             d = {}
+        budget = self.budget
         # a declaration's compound value is traced expanded, each word single-quoted
         # (bash expands and requotes it before the builtin runs): `+ a=('1' ['k']='v')`
         tr: list[str] | None = [] if decl and st.options["xtrace"] else None
@@ -937,6 +953,7 @@ class Interpreter(Expander):
                         else:
                             d[pending] = self._coerce(var, w)
                             pending = None
+                    budget.charge_array(d, sum(map(len, words)) + _HELD_OVERHEAD * len(words), rname)
                 if pending is not None:
                     d[pending] = ""
                 if tr is not None:
@@ -967,6 +984,7 @@ class Interpreter(Expander):
                         self.error(("[''" + ("]+=" if el.append else "]=") + _sh_single_quote(v) if decl
                                     else self._elem_text(el)) + ": bad array subscript")
                         continue
+                    budget.charge_array(d, len(k) + len(v) + _HELD_OVERHEAD, rname)
                     d[k] = self._coerce(var, v, d.get(k, "")) if el.append and append else self._coerce(var, v)
         else:
             # bash expands all the values first (with the old array), then evaluates each
@@ -999,7 +1017,7 @@ class Interpreter(Expander):
             if tr is not None:
                 self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
             var.value = d
-            nxt = (max(d) + 1) if d else 0
+            nxt = top = array_top(var, d) + 1
             for key, vals, app in items:
                 if key is not None:
                     if (key if type(key) is str else key.text) in ("*", "@"):
@@ -1018,18 +1036,23 @@ class Interpreter(Expander):
                         e.subscript = True  # type: ignore[attr-defined]
                         raise
                     if i < 0:
-                        i = (max(d) + 1 if d else 0) + i
+                        i = array_top(var, d) + 1 + i
                         if i < 0:
                             kw = key if type(key) is str else key.text
                             self.error(f"[{kw}]{'+=' if app else '='}{vals[0]}: bad array subscript")
                             continue
                     # (an integer array's [i]+=v adds, as the element assignment does)
+                    budget.charge_array(d, len(vals[0]) + _HELD_OVERHEAD, rname)
                     d[i] = self._coerce(var, vals[0], d.get(i, "")) if app else self._coerce(var, vals[0])
                     nxt = i + 1
                 else:
+                    budget.charge_array(d, sum(map(len, vals)) + _HELD_OVERHEAD * len(vals), rname)
                     for w in vals:
                         d[nxt] = self._coerce(var, w)
                         nxt += 1
+                if nxt > top:
+                    top = nxt
+            var.top = (d, len(d), top - 1)
         var.value = d
         if var.attrs & EXPORT:
             st.env_cache = None
@@ -1054,6 +1077,8 @@ class Interpreter(Expander):
             raise VarError(f"{rname}: readonly variable")
         var.attrs |= ARRAY
         var.attrs &= ~ASSOC
+        # (measured before the dict is built: a split line may be millions of words)
+        self.budget.check_array(sum(map(len, vals)) + _HELD_OVERHEAD * len(vals), rname)
         var.value = {i: v for i, v in enumerate(vals)}
 
     def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
@@ -4274,6 +4299,7 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 
 _STAGE_LOCK = threading.Lock()
+_HELD_OVERHEAD = Budget.HELD_OVERHEAD
 _STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily
