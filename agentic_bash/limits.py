@@ -6,7 +6,9 @@ import os
 import sys
 import threading
 import time
+import weakref
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .errors import LimitExceeded
 
@@ -157,7 +159,8 @@ class Budget:
     _poll: float | None = None
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
-                 "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step")
+                 "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step",
+                 "_pipes")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -191,6 +194,7 @@ class Budget:
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
         self._tids: list[int] = []  # threads the watchdog watches for this budget (see watch)
         self._kicked = False  # the watchdog has sent its threads an asynchronous timeout
+        self._pipes: weakref.WeakSet[Any] | None = None  # OS pipes of the run (track_pipe)
         if not _watch_started and not WATCH_OFF:
             _start_watch()  # (with the first budget, not inside a run)
         self._cancelled = False
@@ -204,6 +208,7 @@ class Budget:
         if d is not None and time.monotonic() >= d:
             self._cancelled = True
             self._event.set()
+            self.abort_pipes()
             raise LimitExceeded("timeout", "timed out")
 
     def charge_command(self) -> None:
@@ -347,6 +352,28 @@ class Budget:
         self._reason = reason
         self._cancelled = True
         self._event.set()
+        self.abort_pipes()
+
+    # -- the run's OS pipes ---------------------------------------------------------------
+    def track_pipe(self, pipe: Any) -> None:
+        """``pipe`` (an end of a shell.streams.Pipe, with abort()) was made for this run: when the run stops, a thread
+        blocked reading or writing it must return at once (a pending asynchronous exception
+        is only delivered when a blocking call returns)."""
+        ps = self._pipes
+        if ps is None:
+            ps = self._pipes = weakref.WeakSet()
+        ps.add(pipe)
+
+    def abort_pipes(self) -> None:
+        """Break every pipe of the run (readers see EOF, writers EPIPE); any thread may call it."""
+        ps = self._pipes
+        if not ps:
+            return
+        for p in list(ps):
+            try:
+                p.abort()
+            except Exception:  # noqa: BLE001 - a pipe closed meanwhile
+                pass
 
     def _is_cancelled(self) -> bool:
         return self._cancelled
@@ -443,6 +470,10 @@ def _watch() -> None:
             with _WATCH_LOCK:
                 for tid in set(b._tids):
                     _set_async_exc(tid, _DeadlineKick)
+            if b._kicked == 1:
+                # a thread blocked in a pipe's read()/write() only sees the exception when
+                # the call returns: make it return now
+                b.abort_pipes()
         if os.getpid() != me:  # pragma: no cover - (a forked child starts its own)
             return
 

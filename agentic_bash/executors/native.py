@@ -219,7 +219,8 @@ class NativeLauncher:
     # -- spawning -----------------------------------------------------------------------
     def spawn(self, argv: list[str], *, executable: str, env: Mapping[str, str], cwd: str,
               stdin: int, stdout: int, stderr: int, pgid: int | None = None,
-              ignore: tuple[int, ...] = (), ctty: bool = False) -> NativeProcess:
+              ignore: tuple[int, ...] = (), ctty: bool = False,
+              closed: tuple[int, ...] = ()) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
 
         ``pgid`` None: the child leads a new process group; otherwise it joins ``pgid``
@@ -227,6 +228,8 @@ class NativeLauncher:
         child starts with ignored (bash: ``trap '' SIG`` is inherited across exec, and an
         asynchronous command ignores SIGINT and SIGQUIT). ``ctty``: the child leads a new
         session whose controlling terminal is its stdout (a pty of ``run(tty=...)``).
+        ``closed``: descriptors among 0-2 the child starts with closed (bash's ``>&-``; the
+        stdin/stdout/stderr given for them are placeholders).
         """
         if self._closed:
             raise OSError(9, "native launcher is closed")
@@ -238,15 +241,15 @@ class NativeLauncher:
             ignore = tuple(ignore) + self._always_ignore
         if self._workload is not None:
             proc = self._workload.spawn(self._spawn, (argv, executable, env, cwd, stdin, stdout,
-                                                      stderr, pgid, ignore, ctty))
+                                                      stderr, pgid, ignore, ctty, closed))
         elif self._preexec is None:
             proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                               ctty)
+                               ctty, closed)
         else:
             q = self._spawner()
             reply: queue.SimpleQueue = queue.SimpleQueue()
             q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                           ctty)))
+                           ctty, closed)))
             ok, value = reply.get()
             if not ok:
                 raise value
@@ -268,7 +271,8 @@ class NativeLauncher:
 
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
                stdin: int, stdout: int, stderr: int, pgid: int | None,
-               ignore: tuple[int, ...] = (), ctty: bool = False) -> NativeProcess:
+               ignore: tuple[int, ...] = (), ctty: bool = False,
+               closed: tuple[int, ...] = ()) -> NativeProcess:
         preexec = self._preexec
         restore = True
         if self._inherited_ignore:
@@ -296,6 +300,17 @@ class NativeLauncher:
                     fcntl.ioctl(1, termios.TIOCSCTTY, 0)
                 except OSError:
                     pass
+        if closed:
+            base_closed = preexec
+
+            def preexec() -> None:
+                if base_closed is not None:
+                    base_closed()
+                for fd in closed:  # (after Popen's dup2 of the placeholders onto 0-2)
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
                         stdout=stdout, stderr=stderr, close_fds=True, restore_signals=restore,
                         preexec_fn=preexec)

@@ -2648,6 +2648,7 @@ class Interpreter(Expander):
                     t.join(0.05)
                     if self.budget.cancelled:
                         for p in pipes:
+                            p.abort()  # (never blocks, where close() waits for a blocked read)
                             p.close()
                         now = time.monotonic()
                         if stopped is None:

@@ -115,6 +115,12 @@ class _JobBudget(Budget):
         else:
             self.root = self
 
+    def track_pipe(self, pipe: Any) -> None:
+        # the job dies with the run that started its tree (check below): so do its pipes,
+        # broken by that run's watchdog even while the job blocks in a read
+        Budget.track_pipe(self, pipe)
+        self.root.parent.track_pipe(pipe)
+
     def check(self) -> None:
         if not self._cancelled:
             r = self.root
