@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
-from ..limits import Budget, Limits, _DeadlineKick
+from ..limits import Budget, Limits, _DeadlineKick, start_thread
 from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
@@ -1702,7 +1702,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(w)
         t = threading.Thread(target=pump_in, daemon=True)
         close_after.append(r)
-        t.start()
+        start_thread(t)  # (not interrupted inside Thread.start by the deadline watchdog)
         return r
 
     env = dict(sh.state.environ())

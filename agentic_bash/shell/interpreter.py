@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import Budget
+from ..limits import Budget, start_thread
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _upper, glob_escape
@@ -1573,36 +1573,45 @@ class Interpreter(Expander):
                and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
 
         def target() -> None:
-            child.budget.bind()  # (a thread of its own: nothing to restore)
+            b = child.budget
+            b.bind()  # (a thread of its own: nothing to restore)
             try:
-                if cat:
-                    # <(< file) is the file's contents, as $(< file) is (bash)
-                    def copy() -> int:
-                        src = child.fds.get(0)
-                        if type(src) is DirInput:
-                            return 0
-                        while src is not None:
-                            chunk = src.read(65536)
-                            if not chunk:
-                                break
-                            theirs.write(chunk)
-                        return 0
-                    child.with_redirs(c.redirs, copy)
-                else:
-                    child.run_subshell_script(body)
+                try:
+                    b.watch()  # (the watchdog interrupts it too; unwatched before the close)
+                    self._procsub_body(child, c if cat else None, body, theirs)
+                finally:
+                    b.unwatch()
             except BaseException:
                 pass
             finally:
                 theirs.close()
 
         t = threading.Thread(target=target, daemon=True)
-        t.start()
+        start_thread(t)
         fd = 63
         while fd in self.fds:
             fd -= 1
         self.fds[fd] = mine
         self.procsubs.append((fd, mine, t, p.direction))
         return f"/dev/fd/{fd}"
+
+    @staticmethod
+    def _procsub_body(child: Interpreter, cat: N.Simple | None, body: N.Script, theirs: Any) -> None:
+        if cat is not None:
+            # <(< file) is the file's contents, as $(< file) is (bash)
+            def copy() -> int:
+                src = child.fds.get(0)
+                if type(src) is DirInput:
+                    return 0
+                while src is not None:
+                    chunk = src.read(65536)
+                    if not chunk:
+                        break
+                    theirs.write(chunk)
+                return 0
+            child.with_redirs(cat.redirs, copy)
+        else:
+            child.run_subshell_script(body)
 
     def finish_procsubs(self, mark: int) -> None:
         while len(self.procsubs) > mark:
@@ -2615,11 +2624,11 @@ class Interpreter(Expander):
             child.fds[1] = pipes[i].writer
             if i < len(stderr_too) and stderr_too[i]:
                 child.fds[2] = pipes[i].writer
-            t = threading.Thread(target=self._stage, args=(child, cmds[i], i, results, errors,
-                                                           pipes[i].writer, pipes[i - 1].reader if i else None),
+            t = threading.Thread(target=self._stage_thread, args=(child, cmds[i], i, results, errors,
+                                                                  pipes[i].writer, pipes[i - 1].reader if i else None),
                                  daemon=True)
             threads.append(t)
-            t.start()
+            start_thread(t)
         last = cmds[-1]
         lastpipe = self.state.shopt["lastpipe"]
         try:
@@ -2643,22 +2652,24 @@ class Interpreter(Expander):
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
         finally:
             stopped = None
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.05)
-                    if self.budget.cancelled:
-                        for p in pipes:
-                            p.abort()  # (never blocks, where close() waits for a blocked read)
-                            p.close()
-                        now = time.monotonic()
-                        if stopped is None:
-                            stopped = now
-                        elif now - stopped > _STAGE_STOP_GRACE:
-                            # a stage stuck in a long uninterruptible step (an eval parsing
-                            # 500 KB) ends at its next check; the run does not wait for it
-                            break
-            for p in pipes:
-                p.close()
+            try:
+                for t in threads:
+                    while t.is_alive():
+                        t.join(0.05)
+                        if self.budget.cancelled:
+                            for p in pipes:
+                                p.abort()  # (never blocks, where close() waits for a blocked read)
+                                p.close()
+                            now = time.monotonic()
+                            if stopped is None:
+                                stopped = now
+                            elif now - stopped > _STAGE_STOP_GRACE:
+                                # a stage stuck in a long uninterruptible step ends at its
+                                # next check; the run does not wait for it
+                                break
+            finally:
+                for p in pipes:
+                    p.close()
         return self._pipeline_status(results, errors)
 
     def _pipeline_status(self, results: list[int], errors: list[Any]) -> int:
@@ -2738,6 +2749,26 @@ class Interpreter(Expander):
             for p in pipes:
                 p.close()
         return self._pipeline_status(results, errors)
+
+    def _stage_thread(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
+                      errors: list[BaseException | None], w: Any, r: Any) -> None:
+        """A pipeline stage on a thread of its own, watched: the deadline watchdog interrupts
+        its Python code too (not only the run's thread)."""
+        b = child.budget
+        try:
+            try:
+                b.watch()
+                self._stage(child, cmd, i, results, errors, w, r)
+            finally:
+                b.unwatch()
+        except LimitExceeded as e:  # (a kick that landed between the stage's end and unwatch)
+            if errors[i] is None:
+                errors[i] = e
+                results[i] = 124
+            if w is not None:
+                w.close()
+            if r is not None:
+                r.close()
 
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
