@@ -94,8 +94,8 @@ def _positive_seconds(value: Optional[float]) -> Optional[float]:
 
 
 def _network_mode(value: Optional[str]) -> Optional[str]:
-    if value is not None and value not in ("public", "deny", "host", "allow"):
-        raise typer.BadParameter(f"must be public, deny or host, not {value!r}")
+    if value is not None and value not in ("public", "deny", "host", "allow", "registries"):
+        raise typer.BadParameter(f"must be public, deny, host or registries, not {value!r}")
     return value
 
 
@@ -112,6 +112,9 @@ def _network_rules(value: list[str]) -> list[str]:
 def _network_kwargs(o: dict[str, Any]) -> dict[str, Any]:
     """Sandbox(network=...) from --network and --allow (only when given)."""
     mode, rules = o.get("network"), list(o.get("allow") or ())
+    if mode == "registries":
+        from .network import NetworkPolicy
+        return {"network": NetworkPolicy.registries(*rules)}
     if rules:
         if mode not in (None, "public"):
             raise typer.BadParameter(f"--allow needs --network public, not {mode!r}",
@@ -177,7 +180,9 @@ SANDBOX_OPTIONS: list[tuple[str, Any, Any]] = [
     ("network", Optional[str], typer.Option(
         None, "--network", callback=_network_mode,
         help="public (default: the internet through a filtering proxy, never host or private "
-             "addresses), deny (loopback only) or host (the host's network, unconfined)")),
+             "addresses), deny (loopback only), host (the host's network, unconfined) or "
+             "registries (only the package registries pip, npm and apt are set up to use, "
+             "plus any --allow)")),
     ("allow", list[str], typer.Option(
         [], "--allow", callback=_network_rules,
         help="Allowlist RULE: NAME, *.SUFFIX or CIDR, each with an optional :PORT; only "

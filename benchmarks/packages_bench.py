@@ -1,4 +1,4 @@
-"""Packages: sandbox start on a named image vs a plain one, disk per sandbox, apt install cold vs from the shared cache."""
+"""Packages: sandbox start on a named image vs a plain one, disk per sandbox, apt and pip installs cold vs from the shared cache."""
 
 # Run: .venv/bin/python benchmarks/packages_bench.py [--n 30] [--json out.json]
 # Needs a sandboxed level (user namespaces) and the package registries for the build.
@@ -70,6 +70,32 @@ def main() -> None:
                 r = sb.run("apt-get install -y -q sl >/dev/null 2>&1; command -v sl", timeout=300)
                 out[label] = round(time.perf_counter() - t0, 2)
                 out[label + "_ok"] = int(r.stdout.strip().endswith("/sl"))
+    # pip: a package not in this machine's local wheel mirror, cold (downloaded), then in a new
+    # sandbox once the host has stored it (served from the shared cache)
+    from agentic_bash.packages.cache import wait_promotions
+    for label in ("pip_install_cold_s", "pip_install_cached_s"):
+        with ab.Sandbox() as sb:
+            t0 = time.perf_counter()
+            r = sb.run("pip install --no-deps cowsay==6.1 2>&1", timeout=300)
+            out[label] = round(time.perf_counter() - t0, 2)
+            out[label + "_downloads"] = r.stdout.count("Downloading ")
+            out[label + "_cached"] = r.stdout.count("Using cached ")
+        if label.endswith("cold_s"):
+            t0 = time.perf_counter()
+            wait_promotions(300)
+            out["pip_host_store_s"] = round(time.perf_counter() - t0, 2)
+    # npm: the same; a tarball fetch shows in npm's http log as "fetch GET 200 ….tgz"
+    if shutil.which("npm"):
+        for label in ("npm_install_cold_s", "npm_install_cached_s"):
+            with ab.Sandbox() as sb:
+                t0 = time.perf_counter()
+                r = sb.run("mkdir -p /workspace/p && cd /workspace/p && npm install is-number@7.0.0 "
+                           "--loglevel http --no-audit --no-fund 2>&1", timeout=300)
+                out[label] = round(time.perf_counter() - t0, 2)
+                out[label + "_tarball_gets"] = sum(
+                    1 for ln in r.stdout.splitlines() if "fetch GET" in ln and ln.split()[5].endswith(".tgz"))
+            if label.endswith("cold_s"):
+                wait_promotions(300)
     shutil.rmtree(work, ignore_errors=True)
     width = max(len(k) for k in out)
     for k, v in out.items():

@@ -183,6 +183,31 @@ def bench_per_call(n: int, **options) -> dict:
     return out
 
 
+def bench_spaced(n: int, gap: float = 0.05) -> dict:
+    """/bin/true with a pause before each call, as an agent's commands come (think time):
+    the kernel state a tight loop keeps warm (e.g. a cgroup move's RCU grace period) is cold
+    again at every call. subprocess.run with the same pauses, interleaved."""
+    from agentic_bash import Sandbox
+
+    sb = Sandbox("namespace")
+    ours, ref = [], []
+    try:
+        sb.run("/bin/true")
+        for _ in range(n):
+            time.sleep(gap)
+            t = time.perf_counter()
+            sb.run("/bin/true")
+            ours.append(time.perf_counter() - t)
+            time.sleep(gap)
+            t = time.perf_counter()
+            subprocess.run(["/bin/true"])
+            ref.append(time.perf_counter() - t)
+    finally:
+        sb.close()
+    return {"native_true": summary(ours), "subprocess_run_true": summary(ref), "gap_s": gap,
+            "ratio_median": statistics.median(ours) / statistics.median(ref)}
+
+
 def _no_cgroup_limits():
     import dataclasses
 
@@ -282,6 +307,7 @@ def main() -> None:
         # move into the workload's cgroup (what the sandboxed fast path itself costs)
         "per_call_no_cgroups": lambda: bench_per_call(
             1000 if q else 3000, limits=_no_cgroup_limits()),
+        "spaced": lambda: bench_spaced(20 if q else 60),
         "idle_memory": bench_idle_memory,
         "sessions_200": lambda: bench_sessions(200, 5 if q else 10),
     }
@@ -327,6 +353,11 @@ def main() -> None:
                      f"{p['native_true']['p50_ms']:.3f} ms ({p['native_vs_subprocess']:.2f}x); "
                      f"CPU echo {c['echo']:.0f} us, /bin/true {c['native_true']:.0f} us "
                      f"({p['cpu_native_vs_subprocess']:.2f}x)")
+    if "spaced" in res:
+        p = res["spaced"]
+        lines.append(f"/bin/true {p['gap_s'] * 1e3:.0f} ms apart: "
+                     f"{p['native_true']['p50_ms']:.3f} ms vs subprocess.run "
+                     f"{p['subprocess_run_true']['p50_ms']:.3f} ms: {p['ratio_median']:.2f}x")
     if "fresh_process" in res:
         lines.append("  fresh process phases (p50 ms): " + ", ".join(
             f"{k} {v:.0f}" for k, v in res["fresh_process"]["phases_p50_ms"].items()))

@@ -18,6 +18,18 @@ import agentic_bash as ab  # noqa: E402
 def main() -> None:
     what = sys.argv[1]
     out: dict = {"uid": os.getuid()}
+    if what == "registries":
+        # an allowlist of the package registries: installs work, anything else is refused
+        with ab.Sandbox(network="registries") as sb:
+            out["level"] = sb.isolation_level
+            r = sb.run("pip install --no-deps cowsay==6.1 2>&1 | tail -1; "
+                       "apt-get install -y sl >/dev/null 2>&1; echo apt=$?; "
+                       "curl -sS -m 10 -o /dev/null https://github.com/ 2>&1; echo curl=$?",
+                       timeout=300)
+            out["run"] = [r.stdout, r.stderr]
+            out["violations"] = [str(v) for v in r.violations]
+        print("\n@@JSON@@" + json.dumps(out))
+        return
     with ab.Sandbox() as sb:
         out["level"] = sb.isolation_level
         if what == "apt":
@@ -67,6 +79,41 @@ def main() -> None:
             with ab.Sandbox() as sb2:
                 r = sb2.run("apt-get install -y sl 2>&1 | grep -c '^Get:'; command -v sl", timeout=300)
                 out["second"] = r.stdout
+        elif what == "pipcache":
+            # cowsay: small, pure Python, and not in this machine's local wheel mirror, so the
+            # first install really downloads it from PyPI
+            from agentic_bash.packages.cache import PIP_CACHE_PATH, wait_promotions
+            cmd = ("pip install --no-deps cowsay==6.1 2>&1 | grep -E 'cowsay-6.1|Successfully'; "
+                   "python3 -c 'import cowsay; print(\"imported\")'")
+            r = sb.run(cmd, timeout=300)
+            out["first"] = r.stdout
+            t = time.monotonic()
+            out["promoted"] = wait_promotions(300)
+            out["promote_s"] = time.monotonic() - t
+            cache = os.environ["AGENTIC_BASH_CACHE"]
+            out["host_files"] = sorted(os.path.relpath(os.path.join(dp, f), cache)
+                                       for dp, _, fs in os.walk(os.path.join(cache, "pip"))
+                                       for f in fs)
+            with ab.Sandbox() as sb2:
+                r = sb2.run(cmd, timeout=300)
+                out["second"] = r.stdout
+                out["env"] = sb2.run("echo $PIP_CACHE_DIR").stdout
+                # the sandbox may write its own pip cache (its layer), never the shared one
+                r = sb2.run(f"echo planted > {PIP_CACHE_PATH}/planted && echo wrote; "
+                            "echo x > /.agentic-bash/cache/pip/planted2 2>/dev/null "
+                            "&& echo shared-written || echo shared-refused")
+                out["plant"] = r.stdout
+            with ab.Sandbox() as sb3:
+                out["third_sees"] = sb3.run(f"ls {PIP_CACHE_PATH}").stdout
+            out["host_after"] = sorted(os.listdir(os.path.join(cache, "pip")))
+            # npm: the same through npm's content-addressed cache
+            npm = ("mkdir -p /workspace/p && cd /workspace/p && npm install is-number@7.0.0 "
+                   "--loglevel http --no-audit --no-fund 2>&1 | grep -E 'is-number-7.0.0.tgz|added'")
+            if sb.run("command -v npm").exit_code == 0:
+                out["npm_first"] = sb.run(npm, timeout=300).stdout
+                out["npm_promoted"] = wait_promotions(300)
+                with ab.Sandbox() as sb4:
+                    out["npm_second"] = sb4.run(npm, timeout=300).stdout
         elif what == "image":
             from agentic_bash.packages.images import build_image
             t = time.monotonic()

@@ -103,6 +103,46 @@ def test_apt_archives_are_shared_after_host_verification(who) -> None:
     assert first == "0" and rest.strip().endswith("/sl"), out["second"]
 
 
+def test_pip_and_npm_downloads_are_shared_through_the_host(who) -> None:
+    if not pypi_reachable():
+        pytest.skip("PyPI not reachable")
+    out = _probe(who, "pipcache")
+    if "Downloading cowsay-6.1" not in out["first"]:
+        pytest.skip(f"cowsay was not downloaded here (a local mirror?): {out['first']!r}")
+    assert "imported" in out["first"], out["first"]
+    assert out["promoted"] is True, out
+    # the host fetched it itself and stored it in both of pip's cache layouts
+    assert any(f.startswith("pip/http/") for f in out["host_files"]), out["host_files"]
+    assert any(f.startswith("pip/http-v2/") and f.endswith(".body") for f in out["host_files"]), out
+    # the second sandbox downloads nothing: pip says so
+    assert "Using cached cowsay-6.1-py3-none-any.whl" in out["second"], out["second"]
+    assert "Downloading" not in out["second"] and "imported" in out["second"], out["second"]
+    assert out["env"] == "/.agentic-bash/pip-cache\n"
+    # what a sandbox writes to its pip cache stays in its own layer
+    assert out["plant"] == "wrote\nshared-refused\n", out["plant"]
+    assert "planted" not in out["third_sees"], out["third_sees"]
+    assert "planted" not in out["host_after"] and "planted2" not in out["host_after"]
+    # npm: the first sandbox fetches the tarball, the second finds it by its integrity
+    if shutil.which("npm"):
+        assert "npm_first" in out, out
+        get = "fetch GET 200 https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz"
+        assert get in out["npm_first"] and "added 1 package" in out["npm_first"], out
+        assert out["npm_promoted"] is True
+        assert get not in out["npm_second"] and "added 1 package" in out["npm_second"], out
+        assert "is-number-7.0.0.tgz 0ms (cache hit)" in out["npm_second"], out
+
+
+def test_registries_allowlist_lets_installs_through_and_nothing_else(who) -> None:
+    if not _apt_reachable():
+        pytest.skip("no apt-get or no package registry reachable")
+    out = _probe(who, "registries")
+    stdout, _ = out["run"]
+    assert "Successfully installed cowsay-6.1" in stdout, out
+    assert "apt=0" in stdout, out
+    assert "curl=0" not in stdout, out
+    assert any("github.com" in v and "allowlist" in v for v in out["violations"]), out
+
+
 def test_image_is_a_shared_lower(who) -> None:
     if not pypi_reachable():
         pytest.skip("PyPI not reachable")

@@ -361,3 +361,20 @@ class _Provided:
 
     def get_meter(self, *a, **k):
         return self._p.get_meter(*a, **k)
+
+
+def test_prewarm_proxy_with_a_half_imported_proxy_module(monkeypatch) -> None:  # noqa: ANN001
+    """Sandboxes made on many threads at once: one thread may see network/proxy.py in
+    sys.modules before it has run (found by 200 concurrent acquires): never an error."""
+    import sys
+    import types
+
+    from agentic_bash.executors import sandboxed
+    started = []
+    half = types.ModuleType("agentic_bash.network.proxy")   # no _proxy, no get_proxy yet
+    monkeypatch.setitem(sys.modules, "agentic_bash.network.proxy", half)
+    monkeypatch.setattr(sandboxed.threading, "Thread",
+                        lambda target, **kw: types.SimpleNamespace(start=lambda: started.append(target)))
+    sandboxed._prewarm_proxy()
+    assert len(started) == 1
+    started[0]()   # the import of get_proxy fails on the stand-in module: swallowed

@@ -1075,6 +1075,8 @@ class InProcessExecutor:
             "options": dict(st.options), "shopt": dict(st.shopt), "traps": dict(st.traps),
             "aliases": dict(st.aliases), "dirstack": list(st.dirstack), "history": st.history[-HISTORY_MAX:],
             "umask": st.umask, "last_status": st.last_status,
+            **({"ulimits": {c: list(v) for c, v in st.ulimits.items()}}
+               if getattr(st, "ulimits", None) else {}),
             "packages": self.packages.to_json(),
             **({"script_name": self.shell.script_name} if self.shell.script_name != "bash" else {}),
         }
@@ -1107,6 +1109,11 @@ class InProcessExecutor:
         st.dirstack = list(state.get("dirstack", []))
         st.history = list(state.get("history", []))
         st.umask = int(state.get("umask", 0o022))
+        lims = state.get("ulimits")
+        if isinstance(lims, dict):
+            from ..shell.builtins import _ULIMITS
+            st.ulimits = {c: (int(v[0]), int(v[1])) for c, v in lims.items()  # type: ignore[attr-defined]
+                          if c in _ULIMITS and isinstance(v, (list, tuple)) and len(v) == 2}
         st.last_status = int(state.get("last_status", 0))
         st.on_circular = self.shell._circular_ref
         if isinstance(state.get("script_name"), str):
@@ -1589,6 +1596,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
     st.umask = sh.state.umask
+    if getattr(sh.state, "ulimits", None):
+        st.ulimits = sh.state.ulimits  # type: ignore[attr-defined]
     st.options.update(opts)
     child.start_time = time.monotonic()
     if command is not None:
@@ -1645,6 +1654,66 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     return st_
 
 
+_FD_REF = re.compile(r"/(?:dev|proc/self)/fd/([0-9]+)")
+
+
+def _extra_fds(sh: Interpreter, argv: list[str], fd_for: Callable[..., int | None],
+               close_after: list[int]) -> dict[int, int]:
+    """The shell's descriptors above 2 as real fds for a native child, as bash passes every
+    open one: files, pipes and here-documents directly (a shared offset, nothing consumed),
+    output streams of the shell through a pipe copied in; an input stream with no descriptor
+    of its own only when this command names it (``/dev/fd/N`` in its arguments, e.g. from
+    ``<(cmd)``, or a process substitution made for it), since pumping it otherwise would take
+    input some later command is owed."""
+    named = {int(m) for a in argv if "/fd/" in a for m in _FD_REF.findall(a)}
+    subst = {id(p[1]) for p in sh.procsubs}
+    out: dict[int, int] = {}
+    for n in sorted(sh.fds):
+        if n < 3:
+            continue
+        if len(out) >= 64:
+            break
+        s = sh.fds[n]
+        inner = s._s if isinstance(s, _KeepOpen) else s
+        if inner is NULL:
+            continue
+        write = not hasattr(inner, "read") or (
+            hasattr(inner, "writable") and _safe(inner.writable) and not _safe(inner.readable))
+        # an output stream is always safe to pass: what the child writes is copied in, and
+        # a pipe a background grandchild keeps open is drained on a thread
+        fd = fd_for(n, write, pump=write or n in named or id(inner) in subst)
+        if fd is None:
+            continue
+        if fd < 3:  # would be overwritten by the child's own stdio first
+            fd = os.dup(fd)
+            close_after.append(fd)
+        out[n] = fd
+    return out
+
+
+def _rlimits(sh: Interpreter) -> dict[str, Any]:
+    """``ulimit`` settings of the shell as ``spawn(rlimits=...)``."""
+    own = getattr(sh.state, "ulimits", None)
+    if not own:
+        return {}
+    import resource
+
+    from ..shell.builtins import _ULIMITS
+    out = []
+    for c, (soft, hard) in own.items():
+        res = getattr(resource, _ULIMITS[c][0], None)
+        if res is not None:
+            out.append((res, soft, hard))
+    return {"rlimits": tuple(out)}
+
+
+def _safe(fn: Callable[[], bool]) -> bool:
+    try:
+        return bool(fn())
+    except (OSError, ValueError):
+        return False
+
+
 def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str]) -> int:
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
     pumps: list[threading.Thread] = []
@@ -1654,14 +1723,15 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     out_pipes: dict[int, int] = {}  # read end -> write end
     closed: list[int] = []  # of 0-2: closed in the child
 
-    def fd_for(n: int, write: bool) -> int:
+    def fd_for(n: int, write: bool, pump: bool = True) -> int | None:
         s = sh.fds.get(n)
         if s is None:
             # a closed descriptor (`>&-`, `<&-`): the child starts with it closed (`ls >&-`:
             # "write error: Bad file descriptor", status 2); /dev/null is the placeholder
             fd = os.open(os.devnull, os.O_WRONLY if write else os.O_RDONLY)
             close_after.append(fd)
-            closed.append(n)
+            if n <= 2:
+                closed.append(n)
             return fd
         inner = s._s if isinstance(s, _KeepOpen) else s
         if not write:
@@ -1673,9 +1743,15 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         fileno = getattr(inner, "fileno", None)
         if write and fileno is not None and not isinstance(inner, io.BytesIO):
             try:
-                return fileno()
+                fd = fileno()
+                flush = getattr(inner, "flush", None)
+                if flush is not None:
+                    flush()  # what builtins wrote comes first
+                return fd
             except (OSError, ValueError, io.UnsupportedOperation):
                 pass
+        if not pump:
+            return None
         if write:
             # copied on this thread by wait_collecting; `2>&1` into one stream shares a pipe,
             # so the child's writes keep their order
@@ -1708,6 +1784,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     env = dict(sh.state.environ())
     try:
         fin, fout, ferr = fd_for(0, False), fd_for(1, True), fd_for(2, True)
+        extra = _extra_fds(sh, argv, fd_for, close_after) if len(sh.fds) > 3 else None
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
         tty = ex._tty
@@ -1716,7 +1793,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None,
                                ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}),
-                               **({"closed": tuple(closed)} if closed else {}))
+                               **({"fds": extra} if extra else {}), umask=sh.state.umask,
+                               **_rlimits(sh), **({"closed": tuple(closed)} if closed else {}))
     except OSError as e:
         for fd in close_after + list(outs):
             try:

@@ -175,7 +175,8 @@ class NativeLauncher:
 
     def confine_workload(self, *, oom_fd: int | None = None, oom_score_adj: int | None = None,
                          ignore_sigxfsz: bool = False, nproc: tuple[int, int] | None = None,
-                         cgroup_fds: tuple[int, ...] = ()) -> None:
+                         cgroup_fds: tuple[int, ...] = (),
+                         spawner_fds: tuple[int, ...] = ()) -> None:
         """Sandbox runner only: every child from now on starts with ``oom_score_adj`` (so the
         OOM killer picks the workload, never the runner), SIGXFSZ ignored (a write past
         RLIMIT_FSIZE fails with EFBIG, "File too large", instead of killing), RLIMIT_NPROC
@@ -188,8 +189,19 @@ class NativeLauncher:
         (both inherited; an unprivileged process may go back to its own earlier values),
         then lowers the child's hard limit and moves it into the cgroup once it has started.
         A process the child forks in those few microseconds keeps the runner's hard
-        RLIMIT_NPROC and its group, which only the runner's headroom bounds."""
+        RLIMIT_NPROC and its group, which only the runner's headroom bounds.
+
+        ``spawner_fds`` (cgroup v1: open ``tasks`` files of the workload's groups): children
+        are started by one spawner thread that has moved itself into those groups, so each
+        is born there and nothing is moved per spawn (see cgroups.work_tasks_files); if the
+        thread cannot join them, children are moved through ``cgroup_fds`` as above."""
         self._workload = _WorkloadSetup(oom_fd, oom_score_adj, nproc, cgroup_fds)
+        if spawner_fds:
+            self._join_fds = tuple(spawner_fds)
+            self._joined = threading.Event()
+            self._spawner()
+            self._joined.wait(10)
+            self._workload.in_group = self._in_group
         if ignore_sigxfsz and hasattr(signal, "SIGXFSZ"):
             self._always_ignore = (signal.SIGXFSZ,)
             if _inherit_ignored_sigxfsz():
@@ -220,8 +232,15 @@ class NativeLauncher:
     def spawn(self, argv: list[str], *, executable: str, env: Mapping[str, str], cwd: str,
               stdin: int, stdout: int, stderr: int, pgid: int | None = None,
               ignore: tuple[int, ...] = (), ctty: bool = False,
+              fds: Mapping[int, int] | None = None, umask: int | None = None,
+              rlimits: tuple[tuple[int, int, int], ...] = (),
               closed: tuple[int, ...] = ()) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
+
+        ``fds``: descriptors above 2 the child gets, ``{number in the child: fd here}`` (each
+        fd here above 2): the shell's ``3>file``, ``<(cmd)`` and the like. ``umask``: the
+        shell's (else the launcher's). ``rlimits``: ``(resource, soft, hard)`` the shell's
+        ``ulimit`` set, applied after the sandbox's own (they can only lower them).
 
         ``pgid`` None: the child leads a new process group; otherwise it joins ``pgid``
         (falling back to a new group if that group is already gone). ``ignore``: signals the
@@ -240,20 +259,16 @@ class NativeLauncher:
         if self._always_ignore:
             ignore = tuple(ignore) + self._always_ignore
         if self._workload is not None:
-            proc = self._workload.spawn(self._spawn, (argv, executable, env, cwd, stdin, stdout,
-                                                      stderr, pgid, ignore, ctty, closed))
+            proc = self._workload.spawn(
+                self._spawn_on_thread if self._workload.in_group else self._spawn,
+                (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds,
+                 umask, rlimits, closed))
         elif self._preexec is None:
             proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                               ctty, closed)
+                               ctty, fds, umask, rlimits, closed)
         else:
-            q = self._spawner()
-            reply: queue.SimpleQueue = queue.SimpleQueue()
-            q.put((reply, (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                           ctty, closed)))
-            ok, value = reply.get()
-            if not ok:
-                raise value
-            proc = value
+            proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
+                                         pgid, ignore, ctty, fds, umask, rlimits, closed)
         with self._live_lock:
             self.live.add(proc)
         proc._owner = self
@@ -272,6 +287,8 @@ class NativeLauncher:
     def _spawn(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
                stdin: int, stdout: int, stderr: int, pgid: int | None,
                ignore: tuple[int, ...] = (), ctty: bool = False,
+               fds: Mapping[int, int] | None = None, umask: int | None = None,
+               rlimits: tuple[tuple[int, int, int], ...] = (),
                closed: tuple[int, ...] = ()) -> NativeProcess:
         preexec = self._preexec
         restore = True
@@ -300,6 +317,17 @@ class NativeLauncher:
                     fcntl.ioctl(1, termios.TIOCSCTTY, 0)
                 except OSError:
                     pass
+        if rlimits:
+            base_rl = preexec
+
+            def preexec() -> None:
+                if base_rl is not None:
+                    base_rl()
+                for res, soft, hard in rlimits:
+                    try:
+                        resource.setrlimit(res, (soft, hard))
+                    except (OSError, ValueError):
+                        pass  # above what the sandbox allows: its own limit stays
         if closed:
             base_closed = preexec
 
@@ -311,11 +339,23 @@ class NativeLauncher:
                         os.close(fd)
                     except OSError:
                         pass
+        if fds:
+            # Popen can only keep an fd at the number it has here: the extra ones are moved
+            # into place in the child, and every other fd above 2 is marked close-on-exec
+            # (Popen's own close_fds would close the moved ones too)
+            base_fds = preexec
+            moves = tuple(fds.items())
+            _syscall()
+
+            def preexec() -> None:
+                if base_fds is not None:
+                    base_fds()
+                _place_fds(moves)
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
-                        stdout=stdout, stderr=stderr, close_fds=True, restore_signals=restore,
+                        stdout=stdout, stderr=stderr, close_fds=not fds, restore_signals=restore,
                         preexec_fn=preexec)
-        if self.umask is not None:
-            kw["umask"] = self.umask
+        if umask is not None or self.umask is not None:
+            kw["umask"] = umask if umask is not None else self.umask
         if self._setsid_each or ctty:
             p = subprocess.Popen(list(argv), start_new_session=True, **kw)
             return NativeProcess(p, p.pid)
@@ -330,9 +370,22 @@ class NativeLauncher:
         p = subprocess.Popen(list(argv), process_group=0, **kw)
         return NativeProcess(p, p.pid)
 
+    def _spawn_on_thread(self, *args: Any) -> NativeProcess:
+        """``_spawn`` on the spawner thread (pdeathsig, or the workload's cgroup)."""
+        q = self._spawner()
+        reply: queue.SimpleQueue = queue.SimpleQueue()
+        q.put((reply, args))
+        ok, value = reply.get()
+        if not ok:
+            raise value
+        return value
+
     _ignore_fn: Callable[[tuple[int, ...]], None] | None = None
     _always_ignore: tuple[int, ...] = ()
     _inherited_ignore: tuple[int, ...] = ()
+    _join_fds: tuple[int, ...] = ()
+    _joined: threading.Event | None = None
+    _in_group = False
 
     def _ignorer(self) -> Callable[[tuple[int, ...]], None]:
         fn = self._ignore_fn
@@ -350,7 +403,24 @@ class NativeLauncher:
             assert self._queue is not None
             return self._queue
 
+    def _join_group(self) -> None:
+        """On the spawner thread: move this thread alone into the workload's groups ("0" in
+        a v1 ``tasks`` file moves the writing thread, without the global lock)."""
+        ok = True
+        for fd in self._join_fds:
+            try:
+                os.write(fd, b"0")
+            except OSError:
+                ok = False
+        self._in_group = ok
+        if not ok and self._workload is not None:
+            self._workload.in_group = False   # (a restarted thread that could not join)
+        if self._joined is not None:
+            self._joined.set()
+
     def _serve(self, q: queue.SimpleQueue) -> None:
+        if self._join_fds:
+            self._join_group()
         while True:
             item = q.get()
             if item is None:
@@ -396,6 +466,8 @@ class _WorkloadSetup:
                 pass
         self.nproc = nproc
         self.cgroup_fds = tuple(cgroup_fds)
+        self.in_group = False
+        """Children are born in the workload's groups (the spawner thread is in them)."""
         self.started: list[tuple[int, int]] = []
         """(pid, pgid) of the children started since the runner last cleared it (one run)."""
 
@@ -418,14 +490,61 @@ class _WorkloadSetup:
                 resource.prlimit(proc.pid, resource.RLIMIT_NPROC, (nproc[0], nproc[0]))
             except OSError:
                 pass
-        for cfd in self.cgroup_fds:
-            try:
-                os.write(cfd, str(proc.pid).encode())
-            except OSError:
-                pass  # already gone
+        if not self.in_group:
+            for cfd in self.cgroup_fds:
+                try:
+                    os.write(cfd, str(proc.pid).encode())
+                except OSError:
+                    pass  # already gone
         if len(self.started) < 4096:
             self.started.append((proc.pid, proc.pgid))
         return proc
+
+
+_SYS_CLOSE_RANGE = 436  # the same number on every Linux architecture (generic syscall table)
+_CLOSE_RANGE_CLOEXEC = 1 << 2
+_libc_syscall: Any = None
+
+
+def _syscall() -> Any:
+    # ctypes resolved here, in the parent: a forked child of a threaded process must not load
+    # libraries
+    global _libc_syscall
+    if _libc_syscall is None:
+        import ctypes
+        f = ctypes.CDLL(None, use_errno=True).syscall
+        f.restype = ctypes.c_long
+        _libc_syscall = f
+    return _libc_syscall
+
+
+def _place_fds(moves: tuple[tuple[int, int], ...]) -> None:
+    """In the child (pre-exec): put each ``(target, source)`` at ``target`` and mark every
+    other descriptor above 2 close-on-exec. Sources are first copied above every target, so
+    one move never overwrites another's source. close_range(2) with CLOSE_RANGE_CLOEXEC (Linux
+    5.11) has no Python binding; without it, /proc/self/fd is walked."""
+    top = max(t for t, _ in moves) + 1
+    tmp = [(t, fcntl.fcntl(src, fcntl.F_DUPFD_CLOEXEC, top)) for t, src in moves]
+    for t, src in tmp:
+        os.dup2(src, t)  # inheritable at the target
+    keep = sorted(t for t, _ in moves)
+    lo = 3
+    ok = True
+    for k in keep + [None]:
+        hi = (k - 1) if k is not None else 0xFFFFFFFF
+        if lo <= hi and _libc_syscall(_SYS_CLOSE_RANGE, lo, hi, _CLOSE_RANGE_CLOEXEC) != 0:
+            ok = False
+            break
+        if k is not None:
+            lo = k + 1
+    if not ok:
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd > 2 and fd not in keep:
+                try:
+                    fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+                except OSError:
+                    pass
 
 
 def terminate(procs: list[NativeProcess], grace: float = GRACE) -> None:

@@ -257,6 +257,28 @@ def _network_cfg(p: Plan, policy: Any) -> dict[str, Any]:
     return {**policy.to_dict(), "proxy": p.applies("network_proxy")}
 
 
+def _prewarm_proxy() -> None:
+    """The first sandbox of a process imports network/proxy.py (asyncio: 15 ms unloaded,
+    50-250 ms under load) and starts the proxy's thread: done on a thread of its own while
+    this one waits for the zygote and the sandbox, instead of after them
+    (``_attach_listeners`` then finds it started, or waits for it under the proxy's lock)."""
+    # (the module may be half-imported by another thread: no attribute is assumed)
+    running = getattr(sys.modules.get("agentic_bash.network.proxy"), "_proxy", None)
+    try:
+        if running is not None and running.alive():
+            return
+    except Exception:  # noqa: BLE001 - half-made: start it (get_proxy is idempotent)
+        pass
+
+    def warm() -> None:
+        try:
+            from ..network.proxy import get_proxy
+            get_proxy()
+        except Exception:  # noqa: BLE001 - _attach_listeners tries again and reports
+            pass
+    threading.Thread(target=warm, name="agentic-bash-proxy-start", daemon=True).start()
+
+
 class _Undelivered(SandboxCrashed):
     """A request could not be sent: the sandbox was already gone before it."""
 
@@ -413,10 +435,15 @@ class SandboxedExecutor:
                 cache_dir = cache_root()
             except OSError:
                 cache_dir = ""
+        if cache_dir:
+            from ..packages.cache import NPM_CACHE_PATH, PIP_CACHE_PATH
+            env = {"PIP_CACHE_DIR": PIP_CACHE_PATH, "NPM_CONFIG_CACHE": NPM_CACHE_PATH,
+                   **(env or {})}
         net_cfg = _network_cfg(p, policy)
         if net_cfg.get("proxy"):
             from ..network.inside import proxy_env
             env = {**proxy_env(), **(env or {})}
+            _prewarm_proxy()
         cfg: dict[str, Any] = {
             "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
             "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
@@ -464,6 +491,7 @@ class SandboxedExecutor:
         self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
         self.observed.update(getattr(self, "_net_start", {}))
+        self._resources.runner_counts(self.observed)
         self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
                                                                  self.observed)
         self.isolation = _protect_report(self.isolation, protect, self.observed, allow_ptrace)
@@ -838,6 +866,7 @@ class SandboxedExecutor:
         self.observed = hdr.get("observed", {})
         self.layer_uppers = list(self.observed.get("uppers", []))
         self.observed["network_proxy"] = self._net is not None
+        self._resources.runner_counts(self.observed)
         self._crash_reason = None
         try:
             if layer is not None:

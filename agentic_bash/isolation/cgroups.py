@@ -254,6 +254,14 @@ class SandboxCgroups:
         self._join: list[str] | None = None
         self.work_procs_files: list[str] = []
         """``cgroup.procs`` of the workload's own groups (native children are moved there)."""
+        self.work_tasks_files: list[str] = []
+        """v1: ``tasks`` of the workload's groups, one slot each in pids.max for the runner's
+        spawner thread. The thread moves itself in once (writing "0": no global lock) and
+        every native child is then born in the group. Moving each child by pid into
+        cgroup.procs instead takes the kernel's global threadgroup lock, whose entry waits
+        for an RCU grace period when no move happened lately: ~8 ms per command measured
+        here when commands are 50 ms apart (1 ms back to back), and the child could fork
+        before it was moved."""
         self._oom0 = 0
         self._pids0 = 0
         want = {"memory": memory is not None, "pids": pids is not None,
@@ -295,11 +303,15 @@ class SandboxCgroups:
             # by hand: cgroupspy knows no pids controller. The workload gets a group of its
             # own below the sandbox's, so it can never take the runner's tasks.
             d = self.dirs["pids"] = self._mkdir(host.dirs["pids"])
-            _write(os.path.join(d, "pids.max"), int(pids) + _RUNNER_PIDS + runner_pids)  # type: ignore[arg-type]
+            # +1 in both: the runner's spawner thread lives in the workload's group (v1 lets
+            # one thread of a process sit in another group), so every child is born there
+            # instead of being moved after its start (see work_tasks_files)
+            _write(os.path.join(d, "pids.max"), int(pids) + 1 + _RUNNER_PIDS + runner_pids)  # type: ignore[arg-type]
             os.mkdir(os.path.join(d, "work"))
             self._subdirs.append(os.path.join(d, "work"))
-            _write(os.path.join(d, "work", "pids.max"), int(pids))  # type: ignore[arg-type]
+            _write(os.path.join(d, "work", "pids.max"), int(pids) + 1)  # type: ignore[arg-type]
             self.work_procs_files.append(os.path.join(d, "work", "cgroup.procs"))
+            self.work_tasks_files.append(os.path.join(d, "work", "tasks"))
             self.applied["processes"] = str(pids)
         if want["cpu"] and host.usable("cpu"):
             quota = max(1000, int(float(cpu_quota) * _PERIOD_US))  # type: ignore[arg-type]
@@ -386,6 +398,17 @@ class SandboxCgroups:
             return []
         return [os.path.join(self.dirs["pids"], "pids.events")] + [
             os.path.join(os.path.dirname(f), "pids.events") for f in self.work_procs_files]
+
+    @property
+    def memory_counter_files(self) -> dict[str, Any]:
+        """The memory group's peak (written to reset it) and OOM-kill counter files, which S1
+        opens for the runner: it reads them around each run, so the host reads nothing."""
+        if "memory" not in self.applied:
+            return {}
+        d = self.dirs["memory"]
+        return {"peak": self._peak_path(), "reset": "0" if self.version == 1 else "r",
+                "oom": os.path.join(d, "memory.oom_control" if self.version == 1
+                                    else "memory.events")}
 
     def _all_procs_files(self) -> list[str]:
         return sorted({os.path.join(d, "cgroup.procs") for d in self.dirs.values()}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import select
 from typing import Any, Sequence
 
-__all__ = ["readable"]
+__all__ = ["POLL_EVENTS", "readable"]
 
-_EVENTS = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+POLL_EVENTS = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 
 
 def readable(fds: Sequence[Any], timeout: float | None = None) -> list[Any]:
@@ -24,6 +24,6 @@ def readable(fds: Sequence[Any], timeout: float | None = None) -> list[Any]:
         if n < 0:
             raise ValueError("file descriptor cannot be a negative integer")
         by_fd[n] = f
-        p.register(n, _EVENTS)
+        p.register(n, POLL_EVENTS)
     ms = None if timeout is None else max(0, int(timeout * 1000 + 0.999))
     return [by_fd[n] for n, _ in p.poll(ms) if n in by_fd]

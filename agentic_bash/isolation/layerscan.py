@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from typing import Any, Iterable
 
 __all__ = ["LayerScanner", "export_layer_tar"]
 
 State = tuple  # (kind, size, mtime_ns, ino) or ("wh",)
+_SETTLED_NS = 50_000_000
 
 
 def _entry(st: os.stat_result) -> State:
@@ -50,18 +52,49 @@ def _scan_dir(top: str, prefix: str = "") -> dict[str, State]:
 
 
 class LayerScanner:
-    """Keeps the last scan of every upper; ``changes()`` rescans and returns what differs."""
+    """Keeps the last scan of every upper; ``changes()`` rescans and returns what differs.
+
+    Most uppers stay empty (as root there are 13: /usr, /etc, /var/lib/dpkg, ...), and
+    reading one costs five system calls through Landlock's path checks. An upper that was
+    empty at its last scan is not read again while its directory keeps the same inode, mtime
+    and ctime (an entry added to it, a whiteout included, changes both; ctime cannot be set
+    back from user space): one fstat of a descriptor held open instead."""
 
     def __init__(self, uppers: Iterable[dict[str, Any]]) -> None:
         self.uppers = [u for u in uppers if u.get("upper") and os.path.isdir(u["upper"])]
-        self.state = [_scan_dir(u["upper"]) for u in self.uppers]
+        self._fds: list[int | None] = []
+        for u in self.uppers:
+            try:
+                self._fds.append(os.open(u["upper"], os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+            except (OSError, AttributeError):
+                self._fds.append(None)
+        self._empty: list[tuple[int, int, int] | None] = [None] * len(self.uppers)
+        self.state = [self._scan(i) for i in range(len(self.uppers))]
+
+    def _scan(self, i: int) -> dict[str, State]:
+        top = self.uppers[i]["upper"]
+        key = None
+        try:
+            fd = self._fds[i]
+            st = os.stat(fd) if fd is not None else os.stat(top)
+            key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            pass
+        if key is not None and self._empty[i] == key:
+            return {}
+        out = _scan_dir(top)   # after the stat: an entry made in between changes the key
+        # trusted only once the last change is older than a clock tick: with coarse
+        # timestamps an entry added within the same tick would leave ctime unchanged
+        self._empty[i] = key if (not out and key is not None
+                                 and time.time_ns() - key[2] > _SETTLED_NS) else None
+        return out
 
     def changes(self) -> tuple[set[str], set[str], set[str]]:
         created: set[str] = set()
         modified: set[str] = set()
         deleted: set[str] = set()
         for i, u in enumerate(self.uppers):
-            before, after = self.state[i], _scan_dir(u["upper"])
+            before, after = self.state[i], self._scan(i)
             self.state[i] = after
             target = u["target"].rstrip("/")
             lower = u.get("lower")
@@ -86,7 +119,7 @@ class LayerScanner:
         return created, modified, deleted
 
     def refresh(self) -> None:
-        self.state = [_scan_dir(u["upper"]) for u in self.uppers]
+        self.state = [self._scan(i) for i in range(len(self.uppers))]
 
     def note(self, path: str) -> None:
         """Absorb a change made between runs through the file API (write_file, remove) at
@@ -105,6 +138,7 @@ class LayerScanner:
         if not rel:
             return
         state = self.state[best]
+        self._empty[best] = None
         for k in [k for k in state if k == rel or k.startswith(rel + "/")]:
             del state[k]
         parts = rel.split("/")

@@ -126,6 +126,7 @@ class ResourceControl:
                          sandbox_uid_is_root=euid == 0, kernel=platform.release())
         self.backends = plan_resources(limits, cg=self.cg_host, **plan_args)
         self.cgroups: SandboxCgroups | None = None
+        self._runner_counts = False
         b = self.backends
         if any(v.startswith("cgroup") for v in b.values()):
             try:
@@ -162,7 +163,9 @@ class ResourceControl:
         out: dict[str, Any] = {
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "work_cgroups": self.cgroups.work_procs_files if self.cgroups else [],
+            "work_tasks": self.cgroups.work_tasks_files if self.cgroups else [],
             "pids_events": self.cgroups.pids_events_files if self.cgroups else [],
+            "memory_counters": self.cgroups.memory_counter_files if self.cgroups else {},
             "rlimits": rl, "ignore_sigxfsz": "file_size" in b, "oom_score_adj": 1000,
             "nproc": int(lim.max_processes) if b.get("processes") == "rlimit" else None,
             "runner_slack": RUNNER_SLACK + _job_threads(lim),
@@ -227,14 +230,27 @@ class ResourceControl:
                                    warnings=tuple(warns))
 
     # -- per run --------------------------------------------------------------------------
+    def runner_counts(self, observed: Mapping[str, Any]) -> None:
+        """After start-up: when the runner holds every cgroup counter file (S1 opened them),
+        it reads peak memory, OOM kills and refused forks around each run itself, in the
+        sandbox, and the host's per-run reads (5 files, ~20 us a call) are skipped."""
+        seen = observed.get("limits", {}) or {}
+        c = self.cgroups
+        if c is None:
+            return
+        want_mem = bool(c.memory_counter_files)
+        want_pids = len(c.pids_events_files)
+        self._runner_counts = ((not want_mem or bool(seen.get("memory_counters")))
+                               and seen.get("pids_events_opened", 0) == want_pids)
+
     def begin_run(self) -> None:
-        if self.cgroups is not None:
+        if self.cgroups is not None and not self._runner_counts:
             self.cgroups.begin_run()
 
     def end_run(self, r: Any) -> Any:
         """The Result with the cgroup's figures: peak memory, and ``limit_exceeded`` when the
-        kernel OOM-killed or refused a fork during the run."""
-        if self.cgroups is None:
+        kernel OOM-killed or refused a fork during the run (unless the runner reads them)."""
+        if self.cgroups is None or self._runner_counts:
             return r
         u = self.cgroups.end_run()
         changes: dict[str, Any] = {}

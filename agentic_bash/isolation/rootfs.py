@@ -13,8 +13,13 @@ __all__ = ["LAYER_PATH", "LOWER_PATH", "build_root", "prepare_base", "writable_p
 LAYER_PATH = "/.agentic-bash/layer"
 """Where the session layer (upper dirs) is visible, read-only, inside the sandbox."""
 LOWER_PATH = "/.agentic-bash/lower"
-CACHE_PATH = "/.agentic-bash/cache"
 """Where each overlay's lower directory is visible, read-only, inside the sandbox."""
+CACHE_PATH = "/.agentic-bash/cache"
+"""The shared download cache, read-only (packages/cache.py)."""
+PIP_CACHE_PATH = "/.agentic-bash/pip-cache"
+"""pip's cache: the shared one under an overlay whose upper is in the session layer."""
+NPM_CACHE_PATH = "/.agentic-bash/npm-cache"
+"""npm's cache, the same way."""
 
 # Copied into the sanitised /etc. Security invariant: never shadow/gshadow, ssh host keys,
 # ssl/private, sudoers, credentials files (npmrc, netrc, apt auth.conf) or the host's
@@ -358,6 +363,11 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     if cache and os.path.isdir(cache):
         # the shared download cache, read-only: only the host fills it (packages/cache.py)
         _bind(cache, R(CACHE_PATH))
+        for sub, path in (("pip", PIP_CACHE_PATH), ("npm", NPM_CACHE_PATH)):
+            if os.path.isdir(os.path.join(cache, sub)):
+                # the tool reads the shared entries and writes its own into this sandbox's
+                # layer (not an upper of the session: not a change of a run, not in snapshots)
+                _overlay(os.path.join(cache, sub), layer, f".{sub}-cache", R(path))
     for u in uppers:
         if "lower_src" in u:
             if u.get("mask"):
@@ -499,5 +509,7 @@ def writable_paths(cfg: dict[str, Any]) -> list[str]:
     if cfg.get("cow_system"):
         out += ["/" + d for d in _COW]
     out += [m["target"] for m in cfg.get("mounts") or () if m.get("mode", "cow") != "ro"]
+    if cfg.get("cache_dir"):
+        out += [PIP_CACHE_PATH, NPM_CACHE_PATH]
     return list(dict.fromkeys(out))
 

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
-from .wire import WireClosed, recv_msg, send_msg
+from .wire import Reader, WireClosed, send_msg
 
 __all__ = ["observe", "sandbox_main", "serve"]
 
@@ -51,6 +51,7 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
         _limits_s1(cfg)
+        cfg["t_joined"] = time.time()
         if cfg["level"] == "namespace":
             return _s1_namespace(cfg, sock)
         return _s1_landlock(cfg, sock)
@@ -66,6 +67,7 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
         flags |= sc.CLONE_NEWNET
     uid, gid = os.geteuid(), os.getegid()
     sc.unshare(flags)
+    cfg["t_unshare"] = time.time()
     # One id only (a process may map just its own euid from inside): the session's uid (1000
     # "user", or 0 for Sandbox(user="root")) is the caller's uid. As real root that makes the
     # root-owned /usr, /etc, ... the sandbox user's own, so copy-up writes work without any
@@ -353,7 +355,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     t_restricted = time.time()
     observed = observe(cfg.get("host_ns", {}))
     observed["timing"] = {k: round(v, 4) for k, v in (
-        ("s1", cfg["t_s1"]), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
+        ("s1", cfg["t_s1"]), ("joined", cfg.get("t_joined", 0)),
+        ("unshare", cfg.get("t_unshare", 0)), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
         ("restricted", t_restricted))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
                     seccomp_error=seccomp_error, seccomp_notify=seccomp_notify,
@@ -455,30 +458,60 @@ def _jsonable(x: Any) -> Any:
 
 
 def result_header(r: Any) -> tuple[dict[str, Any], bytes]:
-    h = {"ev": "result", "exit_code": r.exit_code, "duration": r.duration,
-         "timed_out": r.timed_out, "truncated": r.truncated, "cwd": r.cwd,
-         "files_created": list(r.files_created), "files_modified": list(r.files_modified),
-         "files_deleted": list(r.files_deleted), "cpu_time": r.cpu_time,
-         "peak_memory": r.peak_memory,
-         "violations": [[v.kind, v.detail] for v in r.violations],
-         "limit_exceeded": getattr(r, "limit_exceeded", None),
-         "extra": _jsonable(r.extra) if r.extra else {}, "stdout_len": len(r.stdout_bytes)}
+    """A Result as a "result" frame. Fields at their default (no files, no violations,
+    False, None, 0) are left out: the host reads each one with that default."""
+    h: dict[str, Any] = {"ev": "result", "exit_code": r.exit_code, "duration": r.duration,
+                         "cwd": r.cwd, "stdout_len": len(r.stdout_bytes)}
+    if r.timed_out:
+        h["timed_out"] = True
+    if r.truncated:
+        h["truncated"] = True
+    if r.files_created:
+        h["files_created"] = list(r.files_created)
+    if r.files_modified:
+        h["files_modified"] = list(r.files_modified)
+    if r.files_deleted:
+        h["files_deleted"] = list(r.files_deleted)
+    if r.cpu_time:
+        h["cpu_time"] = r.cpu_time
+    if r.peak_memory:
+        h["peak_memory"] = r.peak_memory
+    if r.violations:
+        h["violations"] = [[v.kind, v.detail] for v in r.violations]
+    le = getattr(r, "limit_exceeded", None)
+    if le is not None:
+        h["limit_exceeded"] = le
+    if r.extra:
+        h["extra"] = _jsonable(r.extra)
     if r.packages_installed:
         h["packages_installed"] = [p.to_json() for p in r.packages_installed]
-    return h, r.stdout_bytes + r.stderr_bytes
+    return h, (r.stdout_bytes + r.stderr_bytes if r.stderr_bytes else r.stdout_bytes)
+
+
+_devnull: list[Any] = []   # one /dev/null for every run without stdin (it has no state)
 
 
 def _stdin_file(data: bytes) -> Any:
     """The run's stdin as a real file: native commands then share one fd and its offset, as
-    in bash (`sleep 1; cat` leaves the input to cat), and no pump thread is needed."""
+    in bash (`sleep 1; cat` leaves the input to cat), and no pump thread is needed. Without
+    data it is /dev/null, opened once and kept (see ``_release_stdin``)."""
     if not data:
-        return open(os.devnull, "rb", buffering=0)
+        if _devnull and not _devnull[0].closed:
+            return _devnull[0]
+        f = open(os.devnull, "rb", buffering=0)
+        _devnull[:] = [f]
+        return f
     fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
     os.lseek(fd, 0, os.SEEK_SET)
     return os.fdopen(fd, "rb", buffering=0)  # no read-ahead: the offset is shared
+
+
+def _release_stdin(f: Any) -> None:
+    if not (_devnull and f is _devnull[0]):
+        f.close()
 
 
 class _StdinPipe:
@@ -674,10 +707,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if usage is not None:
                 import dataclasses
                 r = usage.end(r, dataclasses.replace)  # after the merge: it sees native writes
-                if r.limit_exceeded == "processes" and not r.timed_out:
+                if r.limit_exceeded == "processes":
                     # what this run left behind at the process limit is a fork bomb until
                     # shown otherwise: its process groups go, as after a timeout (jobs of
-                    # earlier runs stay)
+                    # earlier runs stay), and the reply waits until they are reaped so the
+                    # next run finds the process table as it was
                     usage.kill_leftovers()
                     _kill_new_children(before)
             r = _note_packages(executor, r)
@@ -696,7 +730,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             pipe_ = stdin_pipes.pop(rid, None)
             if pipe_ is not None:
                 pipe_.close()
-            stdin.close()
+            _release_stdin(stdin)
 
     def worker() -> None:
         while True:
@@ -745,10 +779,13 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
 
     import itertools
     call_ids = itertools.count(1)
+    reader = Reader(sock, blocking=True)
     try:
         while True:
             try:
-                req, payload = recv_msg(sock)
+                msg = reader.recv()
+                assert msg is not None
+                req, payload = msg
             except WireClosed:
                 break
             op = req.get("op")

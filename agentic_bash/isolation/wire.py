@@ -16,19 +16,24 @@ from __future__ import annotations
 
 import array
 import json
+import select
 import socket
 import struct
 import time
 from typing import Any
 
-from .fdwait import readable
+from .fdwait import POLL_EVENTS
 
 __all__ = ["MAX_FRAME", "Reader", "WireClosed", "recv_msg", "send_msg"]
 
 _HDR = struct.Struct("!II")
 MAX_FRAME = 1 << 30
 _CHUNK = 1 << 20
+_RECV_BUF = 1 << 18   # what one recv takes at most (the buffer is made once per Reader)
 _MAX_FDS = 16
+_JOIN_MAX = 1 << 16
+# one encoder, not one per frame (json.dumps builds a new one for non-default separators)
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class WireClosed(EOFError):
@@ -41,7 +46,13 @@ def send_msg(sock: socket.socket, header: dict[str, Any], payload: bytes = b"",
     many (``"nfds"``), so a ``Reader`` with ``want_fds`` hands them to this frame."""
     if fds:
         header = {**header, "nfds": len(fds)}
-    h = json.dumps(header, separators=(",", ":")).encode()
+    h = _encode(header).encode()
+    if len(payload) > _JOIN_MAX and not fds:
+        # a big payload is not copied into one buffer: two sends, the frame stays contiguous
+        # on the stream (every sender holds a lock around send_msg)
+        sock.sendall(_HDR.pack(len(h), len(payload)) + h)
+        sock.sendall(payload)
+        return
     data = _HDR.pack(len(h), len(payload)) + h + payload
     if fds:
         n = sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
@@ -85,17 +96,27 @@ def recv_msg(sock: socket.socket) -> tuple[dict[str, Any], bytes]:
 
 
 class Reader:
-    """The host's buffered reading end. Waiting (``select``) is the only blocking step and
+    """The host's buffered reading end. Waiting (``poll``) is the only blocking step and
     consumes nothing, so an exception raised while waiting (KeyboardInterrupt) loses no byte.
     An exception that escapes while bytes are being taken off the socket leaves ``torn``
-    set: the stream position is then unknown and the channel must not be used again."""
+    set: the stream position is then unknown and the channel must not be used again.
+    ``blocking=True`` (the sandbox side, one reader thread, no signals to fear) waits in
+    ``recv`` itself: one system call per frame instead of ``recv_msg``'s two or three."""
 
-    def __init__(self, sock: socket.socket, *, want_fds: bool = False) -> None:
+    def __init__(self, sock: socket.socket, *, want_fds: bool = False,
+                 blocking: bool = False) -> None:
         self.sock = sock
         self.buf = bytearray()
         self.torn = False
         self.want_fds = want_fds
+        self.blocking = blocking
         self.fds: list[int] = []  # received, not yet handed to a frame
+        # received into one buffer made once: sock.recv(1 MiB) allocates (mmap) and shrinks
+        # a 1 MiB object for every frame
+        self._chunk = bytearray(_RECV_BUF)
+        self._view = memoryview(self._chunk)
+        self._poll: Any = None
+        self._poll_fd = -1
 
     def _frame(self) -> tuple[dict[str, Any], bytes] | None:
         buf = self.buf
@@ -108,7 +129,7 @@ class Reader:
         if len(buf) < end:
             return None
         header = _parse_header(bytes(buf[_HDR.size:_HDR.size + hl]))
-        payload = bytes(buf[_HDR.size + hl:end])
+        payload = bytes(buf[_HDR.size + hl:end]) if pl else b""
         del buf[:end]
         n = header.get("nfds")
         if isinstance(n, int) and n > 0:
@@ -120,8 +141,8 @@ class Reader:
             if self.want_fds:
                 # fds from the sandbox are close-on-exec here: no child of the host inherits
                 # a way into a sandbox's files or network namespace
-                data, anc, _, _ = self.sock.recvmsg(
-                    _CHUNK, socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize),
+                n, anc, _, _ = self.sock.recvmsg_into(
+                    [self._view], socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize),
                     getattr(socket, "MSG_CMSG_CLOEXEC", 0))
                 for level, kind, raw in anc:
                     if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -129,9 +150,9 @@ class Reader:
                         a.frombytes(raw[:len(raw) - len(raw) % a.itemsize])
                         self.fds.extend(a)
             else:
-                data = self.sock.recv(_CHUNK)
-            if data:
-                self.buf += data
+                n = self.sock.recv_into(self._view)
+            if n:
+                self.buf += self._view[:n]
         except (BlockingIOError, InterruptedError):
             return
         except OSError as e:
@@ -139,8 +160,19 @@ class Reader:
         except BaseException:
             self.torn = True  # maybe after the kernel handed us bytes we did not keep
             raise
-        if not data:
+        if not n:
             raise WireClosed("connection closed")
+
+    def _wait(self, wait: float | None) -> bool:
+        fd = self.sock.fileno()
+        if fd < 0:  # closed under us (as select.select would say)
+            raise ValueError("file descriptor cannot be a negative integer")
+        if self._poll is None or self._poll_fd != fd:
+            self._poll = select.poll()
+            self._poll.register(fd, POLL_EVENTS)
+            self._poll_fd = fd
+        ms = None if wait is None else max(0, int(wait * 1000 + 0.999))
+        return bool(self._poll.poll(ms))
 
     def recv(self, timeout: float | None = None) -> tuple[dict[str, Any], bytes] | None:
         """The next frame, or None once ``timeout`` seconds passed without one."""
@@ -151,6 +183,9 @@ class Reader:
             f = self._frame()
             if f is not None:
                 return f
+            if timeout is None and self.blocking:
+                self._fill()
+                continue
             if timeout is not None:
                 now = time.monotonic()
                 if deadline is None:
@@ -158,8 +193,7 @@ class Reader:
                 wait: float | None = max(0.0, deadline - now)
             else:
                 wait = None
-            r = readable([self.sock], wait)
-            if not r:
+            if not self._wait(wait):
                 return None
             self._fill()
 

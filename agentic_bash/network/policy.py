@@ -236,12 +236,22 @@ class NetworkPolicy:
             return cls(mode="public")
         if isinstance(value, cls):
             return value
+        if value == "registries":
+            return cls.registries()
         if isinstance(value, str):
             return cls(mode=value)
         if isinstance(value, Mapping):
             return cls.from_dict(value)
-        raise TypeError("network= takes 'public', 'deny', 'host' or a NetworkPolicy, not "
+        raise TypeError("network= takes 'public', 'deny', 'host', 'registries' or a NetworkPolicy, not "
                         f"{type(value).__name__}")
+
+    @classmethod
+    def registries(cls, *extra: str, **kw: Any) -> NetworkPolicy:
+        """An allowlist of the package registries (PyPI, npm, and every http(s) source this
+        host's pip, npm and apt configuration names) plus ``extra`` rules;
+        ``Sandbox(network="registries")`` is the same."""
+        from .registries import package_registries
+        return cls(allow=package_registries() + tuple(extra), **kw)
 
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "allow": list(self.allow), "deny": list(self.deny),

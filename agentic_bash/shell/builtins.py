@@ -3711,45 +3711,140 @@ def b_compgen(sh: Interpreter, argv: list[str]) -> int:
     return 0
 
 
-_ULIMITS = {"c": ("core file size", "(blocks, -c)", "0"), "d": ("data seg size", "(kbytes, -d)", "unlimited"),
-            "e": ("scheduling priority", "(-e)", "0"), "f": ("file size", "(blocks, -f)", "unlimited"),
-            "i": ("pending signals", "(-i)", "63371"), "l": ("max locked memory", "(kbytes, -l)", "8192"),
-            "m": ("max memory size", "(kbytes, -m)", "unlimited"), "n": ("open files", "(-n)", "1024"),
-            "p": ("pipe size", "(512 bytes, -p)", "8"), "q": ("POSIX message queues", "(bytes, -q)", "819200"),
-            "r": ("real-time priority", "(-r)", "0"), "s": ("stack size", "(kbytes, -s)", "8192"),
-            "t": ("cpu time", "(seconds, -t)", "unlimited"), "u": ("max user processes", "(-u)", "63371"),
-            "v": ("virtual memory", "(kbytes, -v)", "unlimited"), "x": ("file locks", "(-x)", "unlimited")}
+# letter: (resource name, unit factor, description, unit), in the order bash 5.2 lists them on
+# Linux; the third column of _ULIMIT_VIRTUAL is what a process with no real limits reports
+_ULIMITS = {
+    "R": ("RLIMIT_RTTIME", 1, "real-time non-blocking time", "microseconds"),
+    "c": ("RLIMIT_CORE", 1024, "core file size", "blocks"),
+    "d": ("RLIMIT_DATA", 1024, "data seg size", "kbytes"),
+    "e": ("RLIMIT_NICE", 1, "scheduling priority", ""),
+    "f": ("RLIMIT_FSIZE", 1024, "file size", "blocks"),
+    "i": ("RLIMIT_SIGPENDING", 1, "pending signals", ""),
+    "l": ("RLIMIT_MEMLOCK", 1024, "max locked memory", "kbytes"),
+    "m": ("RLIMIT_RSS", 1024, "max memory size", "kbytes"),
+    "n": ("RLIMIT_NOFILE", 1, "open files", ""),
+    "p": ("", 512, "pipe size", "512 bytes"),
+    "q": ("RLIMIT_MSGQUEUE", 1, "POSIX message queues", "bytes"),
+    "r": ("RLIMIT_RTPRIO", 1, "real-time priority", ""),
+    "s": ("RLIMIT_STACK", 1024, "stack size", "kbytes"),
+    "t": ("RLIMIT_CPU", 1, "cpu time", "seconds"),
+    "u": ("RLIMIT_NPROC", 1, "max user processes", ""),
+    "v": ("RLIMIT_AS", 1024, "virtual memory", "kbytes"),
+    "x": ("RLIMIT_LOCKS", 1, "file locks", ""),
+}
+_INF = -1  # resource.RLIM_INFINITY
+_ULIMIT_VIRTUAL = {"c": 0, "e": 0, "i": 63371, "l": 8 << 20, "n": 1024, "q": 819200, "r": 0,
+                   "s": 8 << 20, "u": 63371}
+"""A virtual sandbox has no processes of its own: plausible limits (the rest unlimited)."""
+_ULIMIT_USAGE = "ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]"
+
+
+def ulimit_of(sh: Interpreter, c: str) -> tuple[int, int]:
+    """(soft, hard) of limit ``c`` in raw units (bytes, seconds...), -1 for unlimited: what
+    the shell set, else what its native children start with."""
+    own = getattr(sh.state, "ulimits", None)
+    if own and c in own:
+        return own[c]
+    name = _ULIMITS[c][0]
+    if getattr(sh.host, "native", None) is not None:
+        import resource
+        try:
+            return resource.getrlimit(getattr(resource, name))
+        except (AttributeError, OSError, ValueError):
+            pass
+    v = _ULIMIT_VIRTUAL.get(c, _INF)
+    return v, v
+
+
+def _ulimit_text(v: int, factor: int) -> str:
+    return "unlimited" if v == _INF or v < 0 else str(v // factor)
 
 
 @builtin("ulimit")
 def b_ulimit(sh: Interpreter, argv: list[str]) -> int:
-    """Reports fixed, plausible limits; setting one is accepted and remembered (not enforced)."""
-    lims = sh.state.__dict__.setdefault("ulimits", {})
-    which = "f"
-    show_all = False
-    value = None
-    for a in argv[1:]:
-        if a.startswith("-"):
+    """bash's ulimit: reports the limits native children get and sets them for every later one
+    (``-S`` soft, ``-H`` hard, both by default); a hard limit is only ever lowered."""
+    # bash: each limit option may be followed by its own value; several options print with
+    # their descriptions
+    cmds: list[list] = []
+    soft = hard = show_all = False
+    args = argv[1:]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-") and len(a) > 1 and a != "--":
             for c in a[1:]:
                 if c == "a":
                     show_all = True
-                elif c in "HS":
-                    pass
+                elif c == "S":
+                    soft = True
+                elif c == "H":
+                    hard = True
                 elif c in _ULIMITS:
-                    which = c
+                    cmds.append([c, None])
                 else:
-                    return _bad_opt(sh, "ulimit", "-" + c, "ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]")
+                    return _bad_opt(sh, "ulimit", "-" + c, _ULIMIT_USAGE)
+            if cmds and i + 1 < len(args) and not args[i + 1].startswith("-"):
+                cmds[-1][1] = args[i + 1]
+                i += 1
+        elif a != "--" and not cmds:
+            cmds.append(["f", a])
+        i += 1
+    pick = 1 if hard and not soft else 0
+
+    def show(c: str, desc: bool) -> None:
+        _, factor, text, unit = _ULIMITS[c]
+        v = 8 if c == "p" else ulimit_of(sh, c)[pick]
+        val = _ulimit_text(v, 1 if c == "p" else factor)
+        if desc:
+            tag = f"({unit}, -{c}) " if unit else f"(-{c}) "
+            _out(sh, f"{text:<20} {tag:>20}{val}\n")
         else:
-            value = a
+            _out(sh, f"{val}\n")
     if show_all:
-        for c, (desc, unit, dflt) in sorted(_ULIMITS.items(), key=lambda kv: kv[1][0]):
-            _out(sh, f"{(desc + ' ' + unit):<33}{lims.get(c, dflt)}\n")
+        for c in _ULIMITS:
+            show(c, True)
         return 0
-    if value is not None:
-        if value != "unlimited" and not value.isdigit():
+    if not cmds:
+        cmds = [["f", None]]
+    rc = 0
+    for c, value in cmds:
+        if value is None:
+            show(c, len(cmds) > 1)
+            continue
+        _, factor, desc, _ = _ULIMITS[c]
+        cur_s, cur_h = ulimit_of(sh, c)
+        if value == "unlimited":
+            new = _INF
+        elif value == "hard":
+            new = cur_h
+        elif value == "soft":
+            new = cur_s
+        elif value.isdigit():
+            new = int(value) * factor
+        else:
             sh.error(f"ulimit: {value}: invalid number")
             return 1
-        lims[which] = value
-        return 0
-    _out(sh, lims.get(which, _ULIMITS[which][2]) + "\n")
-    return 0
+        if c == "p":
+            sh.error(f"ulimit: {desc}: cannot modify limit: Invalid argument")
+            rc = 1
+            continue
+        set_soft = soft or not hard
+        set_hard = hard or not soft
+        ns = new if set_soft else cur_s
+        nh = new if set_hard else cur_h
+
+        def above(a: int, b: int) -> bool:  # a > b, unlimited being the largest
+            return (a == _INF or a < 0) and not (b == _INF or b < 0) or (
+                a >= 0 and b >= 0 and a > b)
+        if set_hard and above(nh, cur_h):
+            # nothing in the sandbox may raise a hard limit (no CAP_SYS_RESOURCE)
+            sh.error(f"ulimit: {desc}: cannot modify limit: Operation not permitted")
+            rc = 1
+            continue
+        if above(ns, nh):
+            sh.error(f"ulimit: {desc}: cannot modify limit: Invalid argument")
+            rc = 1
+            continue
+        sh.state.ulimits = {**(getattr(sh.state, "ulimits", None) or {}), c: (ns, nh)}
+    return rc

@@ -18,7 +18,7 @@ import errno
 import io
 import os
 import stat as _stat
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from .base import DirEntry, StatResult
 from .memory import MAXSYMLINKS, _err
@@ -41,6 +41,24 @@ _MODES = {
 def _nofollow(g: _Gate) -> int:
     return 0 if g.follow else os.O_NOFOLLOW
 
+
+
+class _WriteThrough(io.BufferedWriter):
+    """A file writer with nothing held back: each write reaches the file before it returns."""
+
+    def write(self, b: Any) -> int:
+        n = super().write(b)
+        self.flush()
+        return n
+
+
+class _WriteThroughRandom(io.BufferedRandom):
+    """The same for a file opened for reading and writing."""
+
+    def write(self, b: Any) -> int:
+        n = super().write(b)
+        self.flush()
+        return n
 
 class _Gate:
     """The result of resolving a path: a directory fd and the final name in it."""
@@ -289,9 +307,11 @@ class HostFS:
         if _stat.S_ISREG(st.st_mode):
             if key == "r":
                 return io.BufferedReader(f)  # type: ignore[return-value]
+            # writes go through at once, as bash's do: a native process or a later read of
+            # the file (`exec 3>f; echo x >&3; cat f`) sees them, in order
             if "+" in key:
-                return io.BufferedRandom(f)  # type: ignore[return-value]
-            return io.BufferedWriter(f)  # type: ignore[return-value]
+                return _WriteThroughRandom(f)  # type: ignore[return-value]
+            return _WriteThrough(f)  # type: ignore[return-value]
         from .devices import guard_special
         return guard_special(f, st)  # FIFOs, devices: unbuffered, reads charged to the budget
 

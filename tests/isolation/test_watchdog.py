@@ -93,3 +93,93 @@ def test_sample_counts_this_process_and_refines_only_past_the_limit(monkeypatch)
     total2, _, procs2 = wd.sample(limit=1, known={me: 4096})
     assert dict((pid, v) for v, pid in procs2)[me] == 4096
     assert wd.pss_anon("self") is not None
+
+
+def test_s1_join_moves_itself_through_tasks_when_single_threaded(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A v1 hierarchy (it has ``tasks``) is joined by writing "0" there when the process is
+    single-threaded (no global lock, no RCU grace period); otherwise, and on v2, the pid
+    goes to cgroup.procs. Either way the group counts as joined for the report."""
+    import os
+
+    from agentic_bash.isolation import watchdog as wd
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    for d in (v1, v2):
+        d.mkdir()
+        (d / "cgroup.procs").write_text("")
+    (v1 / "tasks").write_text("")
+    for single in (True, False):
+        for d in (v1, v2):
+            (d / "cgroup.procs").write_text("")
+        (v1 / "tasks").write_text("")
+        monkeypatch.setattr(wd, "_single_threaded", lambda single=single: single)
+        cfg = {"resources": {"cgroups": [str(v1 / "cgroup.procs"), str(v2 / "cgroup.procs")]}}
+        wd.s1_join(cfg)
+        assert cfg["limits_observed"]["cgroups_joined"] == [str(v1 / "cgroup.procs"),
+                                                            str(v2 / "cgroup.procs")]
+        assert (v2 / "cgroup.procs").read_text() == str(os.getpid())
+        if single:
+            assert (v1 / "tasks").read_text() == "0"
+            assert (v1 / "cgroup.procs").read_text() == ""
+        else:
+            assert (v1 / "tasks").read_text() == ""
+            assert (v1 / "cgroup.procs").read_text() == str(os.getpid())
+
+
+def test_single_threaded_sees_threads() -> None:
+    import threading
+
+    from agentic_bash.isolation.watchdog import _single_threaded
+    ev = threading.Event()
+    t = threading.Thread(target=ev.wait)
+    t.start()
+    try:
+        assert not _single_threaded()
+    finally:
+        ev.set()
+        t.join()
+
+
+def test_memory_cgroup_counters_read_in_the_runner(tmp_path) -> None:  # noqa: ANN001
+    """With the memory group's files opened by S1, S3 resets the peak before each run, reads
+    it after, and reports an OOM kill of the run (host-side reads are then skipped)."""
+    peak, oom = tmp_path / "memory.max_usage_in_bytes", tmp_path / "memory.oom_control"
+    peak.write_text("123\n")
+    oom.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+    fds = (os.open(peak, os.O_RDWR), os.open(oom, os.O_RDONLY))
+    try:
+        u = wd.S3Usage({"_memory_fds": (fds[0], fds[1], b"0")})
+        u.begin()
+        assert peak.read_text().startswith("0")   # reset
+        peak.write_text("5678\n")
+        r = u.end(Result(), _replace)
+        assert r.peak_memory == 5678 and r.limit_exceeded is None and not r.violations
+        u.begin()
+        oom.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+        r = u.end(Result(exit_code=137, limit_exceeded="timeout"), _replace)
+        assert r.limit_exceeded == "memory"
+        assert [v.detail for v in r.violations] == [
+            "memory: out of memory in the sandbox, the largest workload process was killed"]
+        u.begin()   # counted from here: the earlier kill is not this run's
+        assert u.end(Result(), _replace).limit_exceeded is None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_full_tmpfs_is_checked_only_after_runs_that_could_write(monkeypatch) -> None:  # noqa: ANN001
+    calls: list[str] = []
+
+    class St:
+        f_bavail, f_frsize = 0, 4096   # full
+    monkeypatch.setattr(os, "statvfs", lambda p: calls.append(p) or St())
+    native = type("N", (), {"spawned": 0, "refused": 0})()
+    u = wd.S3Usage({"level": "namespace", "layer_size": 1 << 20, "_native": native})
+    u.begin()
+    assert u.end(Result(), _replace).limit_exceeded is None and calls == []
+    for r in (Result(exit_code=1), Result(files_created=("/tmp/x",)),
+              Result(files_modified=("/tmp/x",))):
+        u.begin()
+        assert u.end(r, _replace).limit_exceeded == "disk"
+    u.begin()
+    native.spawned = 1   # a program ran: it may have written
+    assert u.end(Result(), _replace).limit_exceeded == "disk"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 
@@ -100,8 +101,8 @@ def test_an_exception_while_taking_bytes_marks_the_reader_torn() -> None:
         def __init__(self, s: socket.socket) -> None:
             self.s = s
 
-        def recv(self, n: int) -> bytes:
-            self.s.recv(n)
+        def recv_into(self, buf: object) -> int:
+            self.s.recv_into(buf)  # type: ignore[arg-type]
             raise KeyboardInterrupt
 
         def fileno(self) -> int:
@@ -116,3 +117,63 @@ def test_an_exception_while_taking_bytes_marks_the_reader_torn() -> None:
         r.recv(0)
     a.close()
     b.close()
+
+
+def test_blocking_reader_and_big_payloads_keep_frames_whole() -> None:
+    """The sandbox's reader waits in recv itself; a payload over 64 KiB goes out in two
+    sends and a reader with a smaller buffer still gets every frame whole, in order."""
+    import threading
+
+    from agentic_bash.isolation.wire import Reader
+    a, b = socket.socketpair()
+    frames = [({"id": i}, bytes([i]) * n) for i, n in enumerate((0, 1, 70_000, 5, 600_000, 3))]
+
+    def writer() -> None:
+        for h, p in frames:
+            send_msg(a, h, p)
+        a.shutdown(socket.SHUT_WR)
+    t = threading.Thread(target=writer)
+    t.start()
+    r = Reader(b, blocking=True)
+    got = [r.recv() for _ in frames]
+    t.join(10)
+    assert got == frames
+    with pytest.raises(WireClosed):
+        r.recv()
+    a.close()
+    b.close()
+
+
+def test_reader_on_a_closed_socket_raises_like_select() -> None:
+    from agentic_bash.isolation.wire import Reader
+    a, b = socket.socketpair()
+    r = Reader(b)
+    assert r.recv(0) is None
+    b.close()
+    with pytest.raises(ValueError):
+        r.recv(0)
+    a.close()
+
+
+def test_result_header_leaves_defaults_out_and_the_host_reads_them_back() -> None:
+    from agentic_bash.executors.sandboxed import SandboxedExecutor
+    from agentic_bash.isolation.runner import result_header
+    from agentic_bash.result import Result
+
+    plain = Result(stdout_bytes=b"hi\n", stderr_bytes=b"", exit_code=0, cwd="/w")
+    full = Result(stdout_bytes=b"o", stderr_bytes=b"e", exit_code=3, cwd="/w", duration=0.5,
+                  timed_out=True, truncated=True, files_created=("/w/a",),
+                  files_modified=("/w/b",), files_deleted=("/w/c",), cpu_time=0.25,
+                  peak_memory=1234, extra={"k": 1}, limit_exceeded="timeout")
+    h, body = result_header(plain)
+    assert set(h) == {"ev", "exit_code", "duration", "cwd", "stdout_len"}, h
+    for r in (plain, full):
+        h, body = result_header(r)
+        h = json.loads(json.dumps(h))
+        ex = SandboxedExecutor.__new__(SandboxedExecutor)
+        ex._restart_reason = None
+        back = SandboxedExecutor._result(ex, h, body)
+        for f in ("stdout_bytes", "stderr_bytes", "exit_code", "cwd", "duration", "timed_out",
+                  "truncated", "files_created", "files_modified", "files_deleted", "cpu_time",
+                  "peak_memory", "extra", "limit_exceeded", "violations"):
+            assert getattr(back, f) == getattr(r, f), f

@@ -72,22 +72,27 @@ def test_writes_land_in_upper_and_reset_drops_them():
 
 def test_base_is_shared_and_build_is_cheap():
     build_virtual_fs(None, ["a", "b"])
-    n = 200
-    t = time.perf_counter()
-    for _ in range(n):
-        build_virtual_fs(None, ["a", "b"])
-    per = (time.perf_counter() - t) / n
+    n = 100
+    per = 1.0
+    for _ in range(3):  # best of three batches: a loaded machine stalls one, rarely all
+        t = time.perf_counter()
+        for _ in range(n):
+            build_virtual_fs(None, ["a", "b"])
+        per = min(per, (time.perf_counter() - t) / n)
     assert per < 0.005  # target well under 1 ms; loose bound for slow CI
 
 
 def test_reset_is_constant_time():
-    fs, info = build_virtual_fs(None, [])
-    for i in range(5000):
-        write(fs, f"/workspace/f{i}", b"x")
-    t = time.perf_counter()
-    info.reset()
-    assert time.perf_counter() - t < 0.05
-    assert fs.listdir("/workspace") == []
+    best = 1.0
+    for _ in range(3):  # best of three: one stall on a loaded machine is not the code
+        fs, info = build_virtual_fs(None, [])
+        for i in range(5000):
+            write(fs, f"/workspace/f{i}", b"x")
+        t = time.perf_counter()
+        info.reset()
+        best = min(best, time.perf_counter() - t)
+        assert fs.listdir("/workspace") == []
+    assert best < 0.05
 
 
 @pytest.fixture

@@ -1,0 +1,59 @@
+"""Native children are born in the workload's pids group (spawner thread), and the process limit stays exact."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from _support import sandbox_supported
+
+ok, why = sandbox_supported()
+pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
+              pytest.mark.timeout(300)]
+
+
+def _sandbox(**limits):  # noqa: ANN003, ANN202
+    from agentic_bash import Limits, Sandbox
+    sb = Sandbox("namespace", limits=Limits(**limits))
+    cg = sb._ex._resources.cgroups
+    if os.geteuid() != 0 or cg is None or "processes" not in cg.applied or not cg.work_tasks_files:
+        sb.close()
+        pytest.skip("no cgroup v1 pids group for the workload here")
+    return sb
+
+
+def test_children_and_grandchildren_start_in_the_workload_group() -> None:
+    sb = _sandbox()
+    try:
+        for cmd in ("cat /proc/self/cgroup", "/bin/dash -c 'cat /proc/self/cgroup; :'"):
+            time.sleep(0.05)   # commands apart, as an agent runs them
+            r = sb.run(cmd)
+            pids = [line for line in r.stdout.splitlines() if ":pids:" in line]
+            assert len(pids) == 1 and pids[0].endswith("/work"), r
+        # the runner itself is not in it (its one spawner thread is)
+        work = os.path.join(sb._ex._resources.cgroups.dirs["pids"], "work")
+        with open(os.path.join(work, "tasks")) as f:
+            tasks = f.read().split()
+        assert len(tasks) == 1, tasks
+    finally:
+        sb.close()
+
+
+def test_process_limit_is_exact_with_the_spawner_slot() -> None:
+    sb = _sandbox(max_processes=4)
+    try:
+        # a real shell (dash: `sh -c` would be the interpreter itself) and three sleeps:
+        # exactly the limit
+        r = sb.run("/bin/dash -c 'sleep 1 & sleep 1 & sleep 1 & wait' 2>&1; echo st=$?",
+                   timeout=60)
+        assert r.stdout.endswith("st=0\n") and r.limit_exceeded is None, r
+        # and four: one over; the grandchild's fork is refused and reported
+        r = sb.run("/bin/dash -c 'sleep 1 & sleep 1 & sleep 1 & sleep 1 & wait' 2>&1; "
+                   "echo st=$?", timeout=60)
+        assert r.limit_exceeded == "processes", r
+        assert "cannot fork" in r.stdout.lower(), r
+        assert sb.run("echo ok").stdout == "ok\n"
+    finally:
+        sb.close()

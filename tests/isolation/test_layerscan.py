@@ -1,0 +1,69 @@
+"""LayerScanner over plain directories: what native writes look like, and the skip of unchanged empty uppers."""
+
+from __future__ import annotations
+
+import os
+
+from agentic_bash.isolation import layerscan
+from agentic_bash.isolation.layerscan import LayerScanner
+
+
+def _uppers(tmp_path) -> list[dict[str, str]]:  # noqa: ANN001
+    out = []
+    for name in ("usr", "etc", "tmp"):
+        d = tmp_path / name
+        d.mkdir()
+        out.append({"target": f"/{name}", "upper": str(d)})
+    return out
+
+
+def test_changes_in_empty_and_full_uppers(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(layerscan, "_SETTLED_NS", 0)   # the skip applies at once
+    ups = _uppers(tmp_path)
+    sc = LayerScanner(ups)
+    assert sc.changes() == (set(), set(), set())
+    assert all(k is not None for k in sc._empty)   # three empty uppers, remembered
+    (tmp_path / "tmp" / "a").write_bytes(b"1")
+    (tmp_path / "usr" / "d").mkdir()
+    (tmp_path / "usr" / "d" / "b").write_bytes(b"2")
+    assert sc.changes() == ({"/tmp/a", "/usr/d/b"}, set(), set())
+    (tmp_path / "tmp" / "a").write_bytes(b"22")
+    assert sc.changes() == (set(), {"/tmp/a"}, set())
+    os.unlink(tmp_path / "tmp" / "a")
+    assert sc.changes() == (set(), set(), {"/tmp/a"})
+    # empty again: remembered again, and a new entry is still seen at once
+    assert sc._empty[2] is not None
+    (tmp_path / "tmp" / "c").write_bytes(b"3")
+    assert sc.changes() == ({"/tmp/c"}, set(), set())
+
+
+def test_a_fresh_change_is_not_trusted_as_settled(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(layerscan, "_SETTLED_NS", 3600 * 10**9)   # "fresh" on any machine
+    ups = _uppers(tmp_path)
+    sc = LayerScanner(ups)
+    # the directories changed within the settle window, so every scan reads them (an entry added within the same clock tick would not move ctime)
+    assert sc._empty == [None, None, None]
+    (tmp_path / "etc" / "x").write_bytes(b"")
+    assert sc.changes()[0] == {"/etc/x"}
+
+
+def test_unchanged_empty_upper_is_not_read(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(layerscan, "_SETTLED_NS", 0)
+    sc = LayerScanner(_uppers(tmp_path))
+    calls = []
+    real = layerscan._scan_dir
+    monkeypatch.setattr(layerscan, "_scan_dir", lambda *a: calls.append(a) or real(*a))
+    sc.changes()
+    assert calls == []
+    (tmp_path / "etc" / "x").write_bytes(b"")
+    sc.changes()
+    assert [a[0] for a in calls] == [str(tmp_path / "etc")]
+
+
+def test_note_forgets_the_empty_mark(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(layerscan, "_SETTLED_NS", 0)
+    sc = LayerScanner(_uppers(tmp_path))
+    (tmp_path / "tmp" / "api").write_bytes(b"x")   # written through the file API
+    sc.note("/tmp/api")
+    assert sc._empty[2] is None
+    assert sc.changes() == (set(), set(), set())
