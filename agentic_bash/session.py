@@ -359,7 +359,8 @@ class Sandbox:
             return
         from .packages.apt import archive_dirs
         from .packages.cache import promote
-        promote(self._ex, r.packages_installed, apt_archives=archive_dirs(self.info.home))
+        promote(self._ex, r.packages_installed, apt_archives=archive_dirs(self.info.home),
+                network=getattr(self._ex, "_policy", None))
 
     def run_stream(self, script: str, *, on_stdout: Callable[[bytes], None] | None = None,
                    on_stderr: Callable[[bytes], None] | None = None, **kw: Any) -> Result:

@@ -134,7 +134,10 @@ def main() -> None:
                 f"PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --no-cache-dir {pip_pkg} "
                 f"&& python3 -c 'import {pip_pkg}; print(\"imported\")'", timeout=180))
             out["pip_log"] = [e for e in sb.network_log if e["via"] != "dns"][-10:]
-    # the zygote and the shared proxy are process-wide: count fds once they exist
+    # the zygote and the shared proxy are process-wide: count fds once they exist (and once
+    # the host has finished fetching what the pip install above asked it to share)
+    from agentic_bash.packages.cache import wait_promotions
+    wait_promotions(300)
     fds_before = len(os.listdir("/proc/self/fd"))
     # an allowlist with a test resolver
     res = {"ok.test": ["127.0.0.1"], "a.x.test": ["127.0.0.1"], "x.test.evil": ["127.0.0.1"],

@@ -267,8 +267,14 @@ def parse_opts(
 
 # -- input ---------------------------------------------------------------------------------
 
-class _NoClose(io.RawIOBase):
-    """Wraps stdin so ``with open_input(ctx, '-')`` does not close the shared stream."""
+class _NoClose:
+    """Wraps stdin so ``with open_input(ctx, '-')`` does not close the shared stream. A plain
+    class with io.RawIOBase's methods: a RawIOBase (and its finalizer) cost more to make and
+    drop than a short ``cat``'s whole read."""
+
+    __slots__ = ("_raw",)
+
+    closed = False
 
     def __init__(self, raw: BinaryIO) -> None:
         self._raw = raw
@@ -276,8 +282,26 @@ class _NoClose(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
-        return self._raw.read(size)
+    def writable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+    def seek(self, *a: object) -> int:
+        raise io.UnsupportedOperation("seek")
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._raw.read(-1 if size is None else size)
+
+    def readall(self) -> bytes:
+        return self._raw.read(-1)
 
     def read1(self, size: int = -1) -> bytes:
         r1 = getattr(self._raw, "read1", None)
@@ -294,10 +318,40 @@ class _NoClose(io.RawIOBase):
     def tell(self) -> int:
         return self._raw.tell()
 
-    def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+    def readline(self, size: int | None = -1) -> bytes:
         return self._raw.readline(-1 if size is None else size)
 
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        out = []
+        n = 0
+        while True:
+            line = self.readline()
+            if not line:
+                return out
+            out.append(line)
+            n += len(line)
+            if 0 < hint <= n:
+                return out
+
+    def __iter__(self) -> _NoClose:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def flush(self) -> None:
+        pass
+
     def close(self) -> None:  # never closes the underlying stdin
+        pass
+
+    def __enter__(self) -> _NoClose:
+        return self
+
+    def __exit__(self, *a: object) -> None:
         pass
 
 

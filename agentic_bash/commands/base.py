@@ -87,6 +87,35 @@ class CommandContext:
         self.error(f"{p}: {strerror(exc)}" if p else strerror(exc))
 
 
+_CTX_SETTERS = tuple(getattr(CommandContext, f).__set__ for f in (
+    "fs", "cwd", "env", "stdin", "stdout", "stderr", "budget", "info", "exec", "umask", "name"))
+
+
+def new_context(fs: FileSystem, cwd: str, env: Mapping[str, str], stdin: BinaryIO, stdout: BinaryIO,
+                stderr: BinaryIO, budget: Budget, info: SystemInfo, exec: Exec | None, umask: int,
+                name: str) -> CommandContext:
+    """``CommandContext(...)`` with every field given, made by its slots' setters: the frozen
+    dataclass's ``__init__`` (a generic ``object.__setattr__`` per field) was a tenth of a
+    short pipeline stage's cost."""
+    c = _new_ctx(CommandContext)
+    fs_, cwd_, env_, in_, out_, err_, b_, info_, exec_, umask_, name_ = _CTX_SETTERS
+    fs_(c, fs)
+    cwd_(c, cwd)
+    env_(c, env)
+    in_(c, stdin)
+    out_(c, stdout)
+    err_(c, stderr)
+    b_(c, budget)
+    info_(c, info)
+    exec_(c, exec)
+    umask_(c, umask)
+    name_(c, name)
+    return c
+
+
+_new_ctx = object.__new__
+
+
 def strerror(exc: OSError) -> str:
     """GNU's wording for an errno (``os.strerror`` is glibc's, which GNU tools print)."""
     if exc.errno is not None:

@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
-from ..commands.base import CommandContext, SystemInfo
+from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits, _DeadlineKick, start_thread
 from ..result import LIMIT_NAMES, Result, make_result
@@ -948,15 +948,13 @@ class InProcessExecutor:
     def make_ctx(self, sh: Interpreter, name: str, *, env: Mapping[str, str] | None = None) -> CommandContext:
         fds = sh.fds
         i, o, e = fds.get(0), fds.get(1), fds.get(2)
-        return CommandContext(
-            fs=CmdFS(self.fs, fds), cwd=sh.state.cwd,
-            env=env if env is not None else sh.state.environ(),
-            stdin=_KeepOpen(i) if i is not None else CLOSED_IN,
-            stdout=_KeepOpen(o) if o is not None else _ClosedOut(),
-            stderr=_KeepOpen(e) if e is not None else NULL,
-            budget=sh.budget, info=self.info, exec=_Exec(self, sh), umask=sh.state.umask,
-            name=name,
-        )
+        st = sh.state
+        return new_context(
+            CmdFS(self.fs, fds), st.cwd, env if env is not None else st.environ(),
+            _KeepOpen(i) if i is not None else CLOSED_IN,
+            _KeepOpen(o) if o is not None else _ClosedOut(),
+            _KeepOpen(e) if e is not None else NULL,
+            sh.budget, self.info, _Exec(self, sh), st.umask, name)
 
     def _call(self, sh: Interpreter, fn: Callable[..., int], argv: list[str], custom: bool = False) -> int:
         a0 = argv[0]

@@ -56,6 +56,12 @@ NPM_CACHE_PATH = "/.agentic-bash/npm-cache"
 """npm's cache directory inside a sandbox (``NPM_CONFIG_CACHE``), the same way over ``npm``."""
 HOST_FETCH_TIMEOUT = 300.0
 """Bound on one host-side ``pip download`` or ``npm pack``."""
+MAX_FETCHES_PER_RUN = 16
+"""Packages of one run the host fetches at most (the names come from files the sandbox wrote)."""
+MAX_FETCHES = 512
+"""Host fetches per process at most."""
+REGISTRY_HOSTS = {"pip": "files.pythonhosted.org", "npm": "registry.npmjs.org"}
+"""What a sandbox's network policy must reach for the host to fetch on its behalf."""
 
 
 
@@ -236,11 +242,13 @@ class _HostFetcher:
         self.npm: list[str] | None = None
         self.last: dict[str, Any] = {}
 
-    def submit(self, root: str, manager: str, name: str, version: str) -> None:
+    def submit(self, root: str, manager: str, name: str, version: str) -> bool:
         key = (root, manager, _norm(name) if manager == "pip" else name, version)
         with self.cond:
             if key in self.seen:
-                return
+                return False
+            if len(self.seen) >= MAX_FETCHES:
+                return False
             self.seen.add(key)
             self.pending += 1
             if self.thread is None or not self.thread.is_alive():
@@ -248,6 +256,7 @@ class _HostFetcher:
                                                daemon=True)
                 self.thread.start()
         self.q.put(key)
+        return True
 
     def wait(self, timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -307,8 +316,11 @@ class _HostFetcher:
     def _fetch_pip(self, root: str, name: str, version: str, tmp: str) -> int:
         if self.pip is None:
             self.pip = _host_pip()
-        cmd = self.pip + ["download", "--no-deps", "--no-cache-dir", "--no-input",
-                          "--disable-pip-version-check", "-q", "-d", tmp, f"{name}=={version}"]
+        # wheels only: an sdist would make pip run the package's build code on the host to
+        # learn its metadata, and the name comes from the sandbox
+        cmd = self.pip + ["download", "--no-deps", "--only-binary=:all:", "--no-cache-dir",
+                          "--no-input", "--disable-pip-version-check", "-q", "-d", tmp,
+                          f"{name}=={version}"]
         env = {k: v for k, v in os.environ.items() if k != "PIP_CACHE_DIR"}
         if self._run(cmd, tmp, env, ("pip", name, version)) is None:
             return 0
@@ -378,18 +390,32 @@ def _promote_fetched(pkgs: Iterable[Any], root: str, manager: str) -> int:
         except ImportError:
             return 0  # pip's cache format needs it (the linux extra installs it)
     n = 0
-    for p in pkgs:
+    for p in list(pkgs)[:MAX_FETCHES_PER_RUN]:
         if _NAME[manager].fullmatch(p.name) and _VERSION.fullmatch(p.version):
-            _fetcher.submit(root, manager, p.name, p.version)
-            n += 1
+            n += _fetcher.submit(root, manager, p.name, p.version)
     return n
 
 
-def promote(ex: Any, installed: Iterable[Any], *, apt_archives: Iterable[str] = ()) -> int:
+def _reaches(policy: Any, host: str) -> bool:
+    mode = getattr(policy, "mode", None)
+    if mode in ("public", "host"):
+        return True
+    if mode == "allowlist":
+        try:
+            return policy.check_name(host, 443) is None and policy.name_allowed(host, 443)
+        except Exception:  # noqa: BLE001
+            return False
+    return False
+
+
+def promote(ex: Any, installed: Iterable[Any], *, apt_archives: Iterable[str] = (),
+            network: Any = None) -> int:
     """After a run that installed ``installed`` (PackageInfo): copy the apt archives it
     downloaded into the shared cache, each verified against the host's index, and queue its
-    pip and npm packages for the host to fetch itself. Returns how many were added or queued; never
-    raises (a cache is an optimisation)."""
+    pip and npm packages for the host to fetch itself, when the sandbox's ``network`` policy
+    (a NetworkPolicy; None: unknown, nothing is fetched) reaches that registry itself: the
+    host's fetch never carries a name out of a sandbox that could not send it. Returns how
+    many were added or queued; never raises (a cache is an optimisation)."""
     installed = list(installed)
     apt = [p for p in installed if p.manager == "apt"]
     n = 0
@@ -399,7 +425,7 @@ def promote(ex: Any, installed: Iterable[Any], *, apt_archives: Iterable[str] = 
             n += _promote_apt(ex, apt, root, apt_archives)
         for manager in ("pip", "npm"):
             mine = [p for p in installed if p.manager == manager]
-            if mine:
+            if mine and _reaches(network, REGISTRY_HOSTS[manager]):
                 n += _promote_fetched(mine, root, manager)
     except Exception:  # noqa: BLE001
         pass

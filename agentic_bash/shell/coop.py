@@ -16,7 +16,7 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from .streams import BoundedReads
+from ..limits import charge_read, check_size
 
 try:
     from greenlet import getcurrent as _getcurrent
@@ -176,83 +176,228 @@ def run(fns: list[Callable[[], None]], budget: Any, pipes: list[GPipe]) -> None:
         raise failure
 
 
-class _Raw(io.RawIOBase):
+class GReader:
+    """The read end, with a buffered reader's methods (read, read1, readline, peek,
+    iteration). Not an io.BufferedReader over a raw stream: making and closing those two
+    cost more than the rest of a short pipeline, and each read went C → Python → C. Reads of
+    everything or of a whole line are charged to the run's budget like an OS pipe's
+    (streams.BoundedReads)."""
+
     __slots__ = ("p",)
 
     def __init__(self, p: GPipe) -> None:
         self.p = p
 
+    @property
+    def closed(self) -> bool:
+        return self.p.rclosed
+
+    def _more(self) -> bool:
+        """Wait for bytes or end of input; True when bytes are there."""
+        p = self.p
+        if p.chunks:
+            return True
+        if p.rclosed:
+            raise ValueError("read of closed file")
+        if p.wclosed:
+            return False
+        p.rwait = True
+        try:
+            block(p.can_read, None, p.check)
+        finally:
+            p.rwait = False
+        return bool(p.chunks)
+
+    def _take(self, limit: int) -> bytes:
+        """Up to ``limit`` bytes (>0) of what the pipe holds (which is not empty)."""
+        p = self.p
+        chunks = p.chunks
+        c = chunks[0]
+        off = p.off
+        k = len(c) - off
+        if k > limit:
+            p.off = off + limit
+            p.size -= limit
+            return c[off:off + limit]
+        chunks.popleft()
+        p.off = 0
+        if off:
+            c = c[off:]
+        if k == limit or not chunks:
+            p.size -= k
+            return c
+        parts = [c]
+        got = k
+        while chunks and got < limit:
+            c = chunks[0]
+            k = len(c)
+            if got + k > limit:
+                k = limit - got
+                p.off = k
+                parts.append(c[:k])
+                got = limit
+                break
+            chunks.popleft()
+            parts.append(c)
+            got += k
+        p.size -= got
+        return b"".join(parts)
+
+    def read1(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            size = CAP
+        elif size == 0:
+            return b""
+        if not self.p.chunks and not self._more():
+            return b""
+        return self._take(size)
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is not None and size >= 0:
+            if size == 0:
+                return b""
+            if not self.p.chunks and not self._more():
+                return b""
+            data = self._take(size)
+            if len(data) == size:
+                return data
+            parts = [data]
+            got = len(data)
+            while got < size and self._more():
+                data = self._take(size - got)
+                parts.append(data)
+                got += len(data)
+            return b"".join(parts)
+        parts = []
+        total = 0
+        while self._more():
+            data = self._take(CAP)
+            parts.append(data)
+            total += len(data)
+            charge_read(len(data))
+            check_size(total, "read of a pipe")
+        return b"".join(parts)
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        n = len(data)
+        b[:n] = data
+        return n
+
+    def readinto1(self, b: Any) -> int:
+        data = self.read1(len(b))
+        n = len(data)
+        b[:n] = data
+        return n
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if size is None:
+            size = -1
+        if size == 0:
+            return b""
+        p = self.p
+        chunks = p.chunks
+        parts = []
+        total = 0
+        while chunks or self._more():
+            c = chunks[0]
+            off = p.off
+            end = len(c)
+            if size >= 0 and end - off > size - total:
+                end = off + size - total
+            k = c.find(b"\n", off, end)
+            if k >= 0:
+                end = k + 1
+            if end == len(c):
+                chunks.popleft()
+                p.off = 0
+                piece = c[off:] if off else c
+            else:
+                p.off = end
+                piece = c[off:end]
+            p.size -= len(piece)
+            total += len(piece)
+            if k >= 0 or total == size:
+                if not parts:
+                    return piece
+                parts.append(piece)
+                break
+            parts.append(piece)
+            if size < 0:
+                charge_read(total)
+                check_size(total, "line of a pipe")
+        return b"".join(parts)
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        out = []
+        n = 0
+        while True:
+            line = self.readline()
+            if not line:
+                return out
+            out.append(line)
+            n += len(line)
+            if 0 < hint <= n:
+                return out
+            check_size(n, "read of a pipe")
+
+    def peek(self, size: int = 0) -> bytes:
+        p = self.p
+        if not p.chunks and not self._more():
+            return b""
+        c = p.chunks[0]
+        return c[p.off:] if p.off else c
+
+    def __iter__(self) -> GReader:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b: Any) -> int:
-        p = self.p
-        chunks = p.chunks
-        if not chunks:
-            if p.wclosed or p.rclosed:
-                return 0
-            p.rwait = True
-            try:
-                block(p.can_read, None, p.check)
-            finally:
-                p.rwait = False
-            if not chunks:
-                return 0
-        want = len(b)
-        got = 0
-        while chunks and got < want:
-            c = chunks[0]
-            off = p.off
-            k = len(c) - off
-            if k > want - got:
-                k = want - got
-                b[got:got + k] = c[off:off + k]
-                p.off = off + k
-            else:
-                b[got:got + k] = c[off:] if off else c
-                chunks.popleft()
-                p.off = 0
-            got += k
-        p.size -= got
-        return got
+    def writable(self) -> bool:
+        return False
 
-    def readall(self) -> bytes:
-        out = []
-        p = self.p
-        while True:
-            if not p.chunks:
-                if p.wclosed or p.rclosed:
-                    break
-                p.rwait = True
-                try:
-                    block(p.can_read, None, p.check)
-                finally:
-                    p.rwait = False
-                if not p.chunks:
-                    break
-            c = p.chunks.popleft()
-            out.append(c[p.off:] if p.off else c)
-            p.size -= len(c) - p.off
-            p.off = 0
-        return b"".join(out)
+    def seekable(self) -> bool:
+        return False
+
+    def isatty(self) -> bool:
+        return False
 
     def fileno(self) -> int:
         raise io.UnsupportedOperation("an in-memory pipe has no file descriptor")
 
+    def tell(self) -> int:
+        raise io.UnsupportedOperation("an in-memory pipe cannot tell its position")
+
+    def seek(self, *a: object) -> int:
+        raise io.UnsupportedOperation("an in-memory pipe cannot seek")
+
+    def write(self, data: Any) -> int:
+        raise OSError(errno.EBADF, "Bad file descriptor")  # write(2) on a pipe's read end
+
+    def identity(self) -> None:
+        return None  # (commands/_args.py: not a regular file)
+
+    def flush(self) -> None:
+        pass
+
     def close(self) -> None:
         self.p.close_reader()
-        super().close()
 
+    def __enter__(self) -> GReader:
+        return self
 
-class GReader(BoundedReads, io.BufferedReader):
-    """The read end (a BufferedReader, as an OS pipe's reader is; reads of everything or
-    of a line are charged to the run's budget like an OS pipe's)."""
-
-    def close(self) -> None:
-        try:
-            super().close()
-        except (OSError, ValueError):
-            pass
+    def __exit__(self, *a: object) -> None:
+        self.close()
 
 
 class GWriter:
@@ -284,6 +429,9 @@ class GWriter:
 
     def fileno(self) -> int:
         raise io.UnsupportedOperation("an in-memory pipe has no file descriptor")
+
+    def identity(self) -> None:
+        return None  # (commands/_args.py: not a regular file)
 
     def flush(self) -> None:
         pass
@@ -319,7 +467,7 @@ class GPipe:
         self.rclosed = False
         self.rwait = False
         self.check = budget.check if budget is not None else None
-        self.reader = GReader(_Raw(self), CAP)
+        self.reader = GReader(self)
         self.writer = GWriter(self)
 
     def can_read(self) -> bool:

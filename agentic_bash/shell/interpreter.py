@@ -320,8 +320,24 @@ class _BashRandom:
                 self.last = rv
                 return rv
 
+class _NewRandom:
+    """``Interpreter.rng`` of a fork: a new generator made on the fork's first use of $RANDOM
+    (a non-data descriptor: the instance attribute then answers), not at every fork."""
+
+    def __get__(self, sh: Any, owner: Any = None) -> Any:
+        if sh is None:
+            return self
+        r = sh.__dict__["rng"] = _BashRandom()
+        return r
+
+
+_NO_TRAPS: dict[str, str] = {}  # a fork's fork_traps/parent_traps when there were none (never mutated)
+
+
 class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
+
+    rng = _NewRandom()
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
     in_let = False      # inside the let builtin (its invalid-identifier errors name it)
@@ -400,43 +416,48 @@ class Interpreter(Expander):
         """A subshell: copied state, same fs/budget/host, copied fd table. ``lazy``: a
         subshell this shell waits for (see ShellState.fork)."""
         child = Interpreter.__new__(Interpreter)
-        child.__dict__.update(self.__dict__)
-        child.state = self.state.fork(lazy)
-        child.state.on_circular = child._circular_ref
-        child.fds = dict(self.fds)
+        # (one copy of the attribute dict, then stores into it: a third of the cost of
+        # update() plus attribute stores)
+        d = child.__dict__ = self.__dict__.copy()
+        state = self.state
+        cst = d["state"] = state.fork(lazy)
+        cst.on_circular = child._circular_ref
+        fds = d["fds"] = self.fds.copy()
         if self.coproc_fds and not cmdsub:
             for fd, end in self.coproc_fds.items():
-                if child.fds.get(fd) is end:
-                    del child.fds[fd]
-        child.owned = []
-        child.procsubs = []
-        child.funcstack = list(self.funcstack)
-        child.source_stack = list(self.source_stack)
-        child.source_calls = list(self.source_calls)
-        child.is_subshell = True
-        child.bashpid = self.bashpid + 1 + (id(child) % 1000)
-        child.rng = _BashRandom()  # bash reseeds $RANDOM in a subshell; the parent's sequence goes on
-        child._arith_vars = _ArithVars(child)
-        traps = self.state.traps
+                if fds.get(fd) is end:
+                    del fds[fd]
+        d["owned"] = []
+        d["procsubs"] = []
+        d["funcstack"] = self.funcstack.copy()
+        d["source_stack"] = self.source_stack.copy()
+        d["source_calls"] = self.source_calls.copy()
+        d["is_subshell"] = True
+        d["bashpid"] = self.bashpid + 1 + (id(child) % 1000)
+        # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
+        # on the child's first use: see Interpreter.rng)
+        d.pop("rng", None)
+        av = d["_arith_vars"] = _ArithVars(child)
+        traps = state.traps
         if traps:
             # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
             # under set -T (bash's reset_signal_handlers); `trap -p` still lists the parent's
-            opts = self.state.options
+            opts = state.options
             keep = {k: v for k, v in traps.items() if v == "" or (k == "ERR" and opts["errtrace"])
                     or ((k == "RETURN" or k == "DEBUG")
-                        and (opts["functrace"] or self.state.shopt["extdebug"]))}
-            child.state.traps = keep
-            child.fork_traps = dict(keep)  # type: ignore[attr-defined]
+                        and (opts["functrace"] or state.shopt["extdebug"]))}
+            cst.traps = keep
+            d["fork_traps"] = dict(keep)
+            d["parent_traps"] = dict(traps)
         else:
-            child.state.traps = {}
-            child.fork_traps = {}  # type: ignore[attr-defined]
-        child.parent_traps = dict(traps)  # type: ignore[attr-defined]
-        child.forked_simple = False
+            # (ShellState.fork gave the child an empty copy; these two are only read)
+            d["fork_traps"] = d["parent_traps"] = _NO_TRAPS
+        d["forked_simple"] = False
         if cmdsub:
-            child.loop_depth = 0
-        child._arith_ctx = _arith_context(child._arith_vars)
-        if cmdsub and not self.state.shopt.get("inherit_errexit"):
-            child.state.options["errexit"] = False  # a copy (ShellState.fork)
+            d["loop_depth"] = 0
+        d["_arith_ctx"] = _arith_context(av)
+        if cmdsub and not state.shopt.get("inherit_errexit"):
+            cst.options["errexit"] = False  # a copy (ShellState.fork)
         return child
 
     def call_frames(self) -> list[tuple[str, int, str]]:
@@ -1640,15 +1661,22 @@ class Interpreter(Expander):
                 self.execute(c)
         return self.state.last_status
 
-    def run_subshell_script(self, body: N.Script, forked_simple: bool = False) -> int:
-        """Run ``body`` as a subshell (this interpreter is already a fork).
+    def run_subshell_script(self, body: N.Script | N.Command, forked_simple: bool = False) -> int:
+        """Run ``body`` (a script, or one command as if it were a script of it) as a
+        subshell (this interpreter is already a fork).
 
         ``forked_simple``: a simple command forked as a pipeline stage or background job,
         where bash's fatal expansion errors keep the top level's 127.
         """
         try:
             try:
-                self.run_script(body)
+                t = type(body)
+                if t is N.Script:
+                    self.run_script(body)  # type: ignore[arg-type]
+                elif t is N.Simple:
+                    self.exec_simple(body)  # type: ignore[arg-type]
+                else:
+                    self.execute(body)  # type: ignore[arg-type]
                 st = self.state.last_status
             except ExitShell as e:
                 # (set -e: 1 even from a forked simple command)
@@ -2790,7 +2818,7 @@ class Interpreter(Expander):
                 else:
                     results[i] = child.run_subshell_script(body)
                 return
-            results[i] = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
+            results[i] = child.run_subshell_script(cmd, child.forked_simple)  # type: ignore[arg-type]
         except LimitExceeded as e:
             errors[i] = e
             results[i] = 124

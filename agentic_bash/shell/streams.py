@@ -71,6 +71,9 @@ class Capture:
             cb(self.fd, bytes(data))
         return n
 
+    def identity(self) -> None:
+        return None  # (commands/_args.py's "input file is output file" test: no file)
+
     def _raced_past(self, data: bytes, n: int) -> int:
         with self.lock:
             buf = self.buf

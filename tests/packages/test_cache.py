@@ -7,8 +7,11 @@ import os
 
 import pytest
 
+from agentic_bash.network import NetworkPolicy
 from agentic_bash.packages import cache
 from agentic_bash.packages.manifest import PackageInfo
+
+PUBLIC = NetworkPolicy()
 
 
 class _FakeSandbox:
@@ -111,7 +114,7 @@ def fake_pip(root, tmp_path, monkeypatch):
 
 
 def test_pip_package_is_fetched_by_the_host_into_both_cache_layouts(root, fake_pip) -> None:
-    assert cache.promote(None, [PackageInfo("Demo.Pkg", "1.0", "pip")]) == 1
+    assert cache.promote(None, [PackageInfo("Demo.Pkg", "1.0", "pip")], network=PUBLIC) == 1
     assert cache.wait_promotions(60)
     body = b"wheel:demo-pkg==1.0"
     url = cache.pypi_url("demo_pkg-1.0-py3-none-any.whl", body)
@@ -137,17 +140,42 @@ def test_pip_package_is_fetched_by_the_host_into_both_cache_layouts(root, fake_p
     stored = [f for dp, _, fs in os.walk(os.path.join(root, "pip")) for f in fs]
     assert len(stored) == 4, stored  # http entry, http-v2 entry + body, the fetched mark
     # asked again (this process or another): not fetched again
-    assert cache.promote(None, [PackageInfo("demo-pkg", "1.0", "pip")]) == 1
+    assert cache.promote(None, [PackageInfo("demo-pkg", "1.0", "pip")], network=PUBLIC) == 0
     assert cache.wait_promotions(60)
     cache._fetcher.seen.clear()
-    assert cache.promote(None, [PackageInfo("demo-pkg", "1.0", "pip")]) == 1
+    assert cache.promote(None, [PackageInfo("demo-pkg", "1.0", "pip")], network=PUBLIC) == 1
     assert cache.wait_promotions(60)
     assert open(str(fake_pip) + ".calls").read() == "demo-pkg==1.0\n"  # once
 
 
 def test_pip_fetch_failure_stores_nothing_and_never_raises(root, fake_pip) -> None:
     assert cache.promote(None, [PackageInfo("missing", "1", "pip"),
-                                PackageInfo("bad name;rm", "1", "pip")]) == 1
+                                PackageInfo("bad name;rm", "1", "pip")], network=PUBLIC) == 1
     assert cache.wait_promotions(60)
     assert "No matching distribution" in cache._fetcher.last["error"]
     assert [f for dp, _, fs in os.walk(os.path.join(root, "pip")) for f in fs] == []
+
+
+def test_host_fetches_only_for_a_sandbox_that_reaches_the_registry_itself(root, fake_pip) -> None:
+    pkg = [PackageInfo("demo", "1", "pip")]
+    # a sandbox that cannot reach PyPI cannot make the host ask PyPI for a name of its choosing
+    for policy in (None, NetworkPolicy(mode="deny"), NetworkPolicy(allow=["example.org"]),
+                   NetworkPolicy(allow=["pypi.org"], deny=["files.pythonhosted.org"])):
+        assert cache.promote(None, pkg, network=policy) == 0, policy
+    assert cache.promote(None, pkg, network=NetworkPolicy.registries()) == 1
+    assert cache.wait_promotions(60)
+
+
+def test_host_fetches_are_bounded(root, fake_pip) -> None:
+    many = [PackageInfo(f"p{i}", "1", "pip") for i in range(100)]
+    assert cache.promote(None, many, network=PUBLIC) == cache.MAX_FETCHES_PER_RUN
+    assert cache.wait_promotions(120)
+
+
+def test_host_pip_never_builds_from_source(root, monkeypatch) -> None:
+    seen = []
+    f = cache._HostFetcher()
+    f.pip = ["pip"]
+    monkeypatch.setattr(f, "_run", lambda cmd, *a: seen.append(cmd))
+    f._fetch_pip(root, "x", "1", root)
+    assert "--only-binary=:all:" in seen[0] and "--no-deps" in seen[0]

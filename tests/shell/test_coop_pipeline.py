@@ -60,6 +60,15 @@ CASES = [
     ("mkfifo /tmp/ff; echo viafifo > /tmp/ff | cat /tmp/ff", "viafifo\n"),
     ("cat /dev/null | cat; echo $?", "0\n"),
     ("echo x | exit 3; echo $?", "3\n"),
+    # the in-memory pipe's reader methods (read -n/-N, readline, read of everything, read1
+    # across chunks, read(n) past one chunk), outputs as bash 5.2 prints them
+    ('printf "abc\\ndef\\nghi" | { read -n 2 x; echo "[$x]"; IFS= read -r y; echo "[$y]"; cat; echo; }',
+     "[ab]\n[c]\ndef\nghi\n"),
+    ('printf "hello world\\n" | { read -N 5 a; echo "[$a]"; cat; }', "[hello]\n world\n"),
+    ("seq 20000 | { IFS= read -r l; echo $l; wc -l; }", "1\n19999\n"),
+    ('head -c 100000 /dev/zero | tr "\\0" a | { read -r -n 70000 v; echo ${#v}; wc -c; }', "70000\n30000\n"),
+    ("for i in 1 2 3; do printf $i; done | od -An -c", "   1   2   3\n"),
+    ("printf 'b\\na\\n' | sort | paste -sd,", "a,b\n"),
 ]
 
 
@@ -132,3 +141,11 @@ def test_pool_does_not_leak_greenlets(sb):
     for _ in range(50):
         sb.run("echo a | cat | cat")
     assert len(coop._pool.free) <= 32
+
+
+def test_write_to_read_end_is_ebadf(sb):
+    """Writing to a pipe's read end fails as write(2) does (bash: "write error: Bad file
+    descriptor"), not with Python's io wording."""
+    r = sb.run("echo hi | { echo x >&0; }; echo $?", timeout=20)
+    assert r.stdout == "1\n"
+    assert r.stderr == "bash: line 1: echo: write error: Bad file descriptor\n"
