@@ -20,14 +20,14 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
-from ..limits import Budget, Limits, _DeadlineKick
+from ..limits import Budget, Limits, _DeadlineKick, start_thread
 from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
-from ..shell.quoting import from_host
+from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
 from ..vfs.memory import MemoryFS
@@ -361,7 +361,7 @@ class InProcessExecutor:
             elif isinstance(stdin, (bytes, bytearray, memoryview)):
                 inp = InputBytes(bytes(stdin))
             elif isinstance(stdin, str):
-                inp = InputBytes(stdin.encode("utf-8", "surrogatepass"))
+                inp = InputBytes(host_bytes(stdin))
             else:
                 inp = stdin
             fds[0] = inp
@@ -463,6 +463,13 @@ class InProcessExecutor:
                 if sh.owned:
                     sh.close_owned()
                 self._budget = None
+            if not timed_out and exceeded is None and budget._cancelled and budget._reason == "timeout":
+                # the deadline passed and stopped something (a read the watchdog broke
+                # returned EOF, a stage ended) though the script then reached its end: the
+                # run timed out all the same, as under timeout(1)
+                self._cancel_jobs()
+                timed_out = True
+                status = 124
             jobs = sh.jobs
             if jobs is not None:
                 # background jobs started by this run: give them a moment to finish so their
@@ -569,7 +576,7 @@ class InProcessExecutor:
         try:
             pending, self._tty_pending = self._tty_pending, b""
             if stdin:
-                pty.input(stdin.encode() if isinstance(stdin, str) else bytes(stdin))
+                pty.input(host_bytes(stdin) if isinstance(stdin, str) else bytes(stdin))
             if pending:
                 pty.input(pending)
             run_env = dict(env or {})
@@ -1714,12 +1721,17 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     after_child: list[Callable[[], None]] = []
     outs: dict[int, Any] = {}  # read end -> the shell stream the child's output goes to
     out_pipes: dict[int, int] = {}  # read end -> write end
+    closed: list[int] = []  # of 0-2: closed in the child
 
     def fd_for(n: int, write: bool, pump: bool = True) -> int | None:
         s = sh.fds.get(n)
         if s is None:
+            # a closed descriptor (`>&-`, `<&-`): the child starts with it closed (`ls >&-`:
+            # "write error: Bad file descriptor", status 2); /dev/null is the placeholder
             fd = os.open(os.devnull, os.O_WRONLY if write else os.O_RDONLY)
             close_after.append(fd)
+            if n <= 2:
+                closed.append(n)
             return fd
         inner = s._s if isinstance(s, _KeepOpen) else s
         if not write:
@@ -1766,7 +1778,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(w)
         t = threading.Thread(target=pump_in, daemon=True)
         close_after.append(r)
-        t.start()
+        start_thread(t)  # (not interrupted inside Thread.start by the deadline watchdog)
         return r
 
     env = dict(sh.state.environ())
@@ -1786,7 +1798,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None,
                                ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}),
                                **({"fds": extra} if extra else {}), umask=sh.state.umask,
-                               **_rlimits(sh))
+                               **_rlimits(sh), **({"closed": tuple(closed)} if closed else {}))
     except OSError as e:
         for fd in close_after + list(outs):
             try:

@@ -1187,6 +1187,7 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 continue
             # (a declared array with no elements yet has no dict)
             var_d: dict[Any, str] = var.value if type(var.value) is dict else {}
+            var.top = None  # (an element goes: array_top's cache no longer holds)
             if var.attrs & ASSOC:
                 var_d.pop(sub, None)
                 continue
