@@ -155,6 +155,10 @@ REPROS: list[tuple[str, Callable[[ab.Result], None]]] = [
     ("yes | head -c 100000000 | shuf | tail -c 4", bounded),
     ("yes | head -c 100000000 | tac | tail -c 4", bounded),
     ("yes | diff - /etc/passwd", bounded),
+    # found by benchmarks/contract_fuzz.py: a few wide cells pad every row (+783 MiB before)
+    ("x=$(head -c 3000000 /dev/urandom | column -t)", bounded),
+    # and by this session's: a 16-64 MiB unquoted value split per recursion level
+    ("g(){ local x=$1$1; g $x; }; g ab", bounded),
 ]
 
 
