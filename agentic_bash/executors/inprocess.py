@@ -323,6 +323,8 @@ class InProcessExecutor:
             raise SandboxClosed("sandbox is closed")
         if not script.isascii():
             script = from_host(script)  # a lone surrogate: raw bytes, never an encode error
+        if "\x00" in script:
+            script = script.replace("\x00", "")  # bash drops NUL bytes from what it reads
         if tty is not None:
             return self._run_tty(script, stdin, env, cwd, timeout, on_output, tty)
         turn = self._turn
@@ -920,6 +922,12 @@ class InProcessExecutor:
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
             return self._spawn(sh, p, argv)
+        if b"provided in-process by agentic-bash" in head[:200]:
+            # a placeholder whose implementation did not load: say so, never "succeed" silently
+            why = getattr(self.registry, "why_missing", lambda n: None)(base)
+            sh.error(f"{name}: cannot execute: the in-process command is unavailable"
+                     + (f" ({why})" if why else ""))
+            return 126
         if head.startswith(b"#!"):
             line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
             parts = line.split()
@@ -1780,6 +1788,10 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         return r
 
     env = dict(sh.state.environ())
+    if any("\0" in a for a in argv):
+        argv = [a.split("\0", 1)[0] for a in argv]  # execve takes C strings: cut at a NUL
+    if any("\0" in v for v in env.values()):
+        env = {k: v.split("\0", 1)[0] for k, v in env.items() if "\0" not in k}
     try:
         fin, fout, ferr = fd_for(0, False), fd_for(1, True), fd_for(2, True)
         extra = _extra_fds(sh, argv, fd_for, close_after) if len(sh.fds) > 3 else None

@@ -193,7 +193,8 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
             sh.error(e)
     if var is not None:
         try:
-            s = data.decode("utf-8", "surrogateescape")
+            # a shell variable is a C string: it ends at the first NUL (bash)
+            s = data.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
             if "[" in var and var.endswith("]"):
                 nm, _, sub = var.partition("[")
                 sh.assign_element(nm, sh.sub_word(sub[:-1]), s)
