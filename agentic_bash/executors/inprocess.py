@@ -922,6 +922,12 @@ class InProcessExecutor:
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
             return self._spawn(sh, p, argv, spelled=name)
+        if b"provided in-process by agentic-bash" in head[:200]:
+            # a placeholder whose implementation did not load: say so, never "succeed" silently
+            why = getattr(self.registry, "why_missing", lambda n: None)(base)
+            sh.error(f"{name}: cannot execute: the in-process command is unavailable"
+                     + (f" ({why})" if why else ""))
+            return 126
         if head.startswith(b"#!"):
             line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
             parts = line.split()

@@ -2941,7 +2941,9 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             return 1
     elif target.lstrip("-").isdigit():
         pid = int(target)
-        if pid in (sh.pid, sh.bashpid, 0, -1) or pid == sh.pid:
+        if pid == -1:
+            return _signal_all(sh, sig)
+        if pid in (sh.pid, sh.bashpid, 0) or pid == sh.pid:
             if sig == "EXIT":
                 return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
@@ -2984,6 +2986,40 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if child is not None:
             child.budget.cancel("killed")
             child.kill_signal = SIGNALS.get(sig, 15)
+    return 0
+
+
+def _signal_all(sh: Interpreter, sig: str) -> int:
+    """``kill -SIG -1``: kill(2) with pid -1 signals every process the caller may except
+    itself (and init). Here: every background job of the session and every native process
+    the session started (its process group: what it started too); the shell goes on.
+    Nothing to signal: bash's ESRCH message, status 1."""
+    from .jobs import _live_jobs
+    jobs = [j for j in list(_live_jobs(sh, sh.jobs)) if j.child is not sh] if sh.jobs is not None else []
+    launcher = getattr(sh.host, "native", None)
+    procs = [p for p in list(getattr(launcher, "live", ())) if p.poll() is None]
+    if not jobs and not procs:
+        sh.error("kill: (-1) - No such process")
+        return 1
+    if sig == "EXIT":
+        return 0  # (signal 0: they exist)
+    num = SIGNALS.get(sig)
+    for p in procs:
+        if num is not None:
+            p.kill_group(num)
+    if sig in ("CHLD", "WINCH", "URG", "CONT"):
+        return 0
+    for job in jobs:
+        if job.done.is_set():
+            continue
+        child = job.child
+        trap = child.state.traps.get(sig) if child is not None else None
+        if trap:
+            continue
+        job.killed = True
+        if child is not None:
+            child.budget.cancel("killed")
+            child.kill_signal = num or 15
     return 0
 
 

@@ -220,12 +220,12 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
             finally:
                 b.unwatch()
         except LimitExceeded:
-            st = 124 if not job.killed else 143
+            st = 124 if not job.killed else 128 + getattr(child, "kill_signal", 15)
         except BaseException:  # noqa: BLE001
             st = 1
         finally:
             if job.killed and st in (0, 124):
-                st = 143
+                st = 128 + getattr(child, "kill_signal", 15)  # (kill -9 %1: 137, as bash)
             job.status = st
             with _reg_lock:
                 live.discard(job)

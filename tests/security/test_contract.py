@@ -155,6 +155,10 @@ REPROS: list[tuple[str, Callable[[ab.Result], None]]] = [
     ("yes | head -c 100000000 | shuf | tail -c 4", bounded),
     ("yes | head -c 100000000 | tac | tail -c 4", bounded),
     ("yes | diff - /etc/passwd", bounded),
+    # found by benchmarks/contract_fuzz.py: a few wide cells pad every row (+783 MiB before)
+    ("x=$(head -c 3000000 /dev/urandom | column -t)", bounded),
+    # and by this session's: a 16-64 MiB unquoted value split per recursion level
+    ("g(){ local x=$1$1; g $x; }; g ab", bounded),
 ]
 
 
@@ -414,3 +418,38 @@ def test_a_read_broken_at_the_deadline_still_times_out(runner: Runner, script: s
     # the broken read returns EOF and the script may reach its end: the run timed out all the same
     r = runner.contract(script)
     assert r.timed_out and r.exit_code == 124, r
+
+
+# -- kill -SIG -1: every process the shell may signal, not the shell itself -------------------
+
+def _bash_alone(script: str) -> subprocess.CompletedProcess[str] | None:
+    """bash as the only process of a new pid namespace (its init), where kill -1 reaches
+    exactly its own children, as in a sandbox."""
+    if shutil.which("unshare") is None or shutil.which("bash") is None:
+        return None
+    p = subprocess.run(["unshare", "-Urpf", "--mount-proc", "bash", "-c", script],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    if "unshare:" in p.stderr:
+        return None
+    return p
+
+
+@pytest.mark.parametrize("script", [
+    "kill -9 -1; echo st=$?",
+    "kill -0 -1; echo st=$?",
+    "sleep 100 & kill -9 -1; echo st=$?; wait $!; echo w=$?",
+    "sleep 100 & sleep 100 & kill -TERM -1; echo st=$?; wait; echo done; kill -0 -1; echo st=$?",
+    "(while :; do sleep 0.05; done) & kill -HUP -1; echo st=$?; wait $!; echo w=$?",
+])
+def test_kill_minus_one_signals_everything_but_the_shell(runner: Runner, script: str) -> None:
+    exp = _bash_alone(script)
+    if exp is None:
+        pytest.skip("no unshare -Urpf here to run bash alone in a pid namespace")
+    with ab.Sandbox(isolation=runner.mode) as sb:  # (no job of an earlier run around)
+        t0 = time.monotonic()
+        r = sb.run(script, timeout=20)
+        assert time.monotonic() - t0 < 15, r
+        assert (r.stdout, r.exit_code) == (exp.stdout, exp.returncode), (r, exp)
+        if "No such process" in exp.stderr:
+            assert _PREFIX.sub("", r.stderr) == _PREFIX.sub("", exp.stderr)
+        assert sb.run("echo ok").stdout == "ok\n"
