@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitExceeded
@@ -18,9 +19,79 @@ __all__ = ["Job", "JobTable", "start_job"]
 _pids = itertools.count(1000)
 
 
+_gc_lock = threading.Lock()
+_gc_state = {"timer": None, "again": False}
+GC_DELAY = 0.3
+
+
+def _collect_soon() -> None:
+    """A job the deadline or a kill cut short may leave its pipes in reference cycles
+    (stages whose cleanup the watchdog's exception skipped): collect them shortly after the
+    last such job ends, on a thread of its own (never in a watched one), so their
+    descriptors close while the session lives on. Requests in a burst (a fork bomb's
+    thousand jobs) share one collection, and one more follows if jobs ended meanwhile."""
+    with _gc_lock:
+        if _gc_state["timer"] is not None:
+            _gc_state["again"] = True
+            return
+        t = threading.Timer(GC_DELAY, _collect)
+        t.daemon = True
+        t.name = "agentic-bash-jobs-gc"
+        _gc_state["timer"] = t
+    t.start()
+
+
+def _collect() -> None:
+    import gc
+    while True:
+        gc.collect()
+        with _gc_lock:
+            if not _gc_state["again"]:
+                _gc_state["timer"] = None
+                return
+            _gc_state["again"] = False
+        time.sleep(GC_DELAY)
+
+
+class _Done(threading.Event):
+    """A job's end. Also set (status 124, or 143 when it was killed) once its thread is seen
+    gone without having set it, or when the thread was never started: the deadline
+    watchdog's exception can cut a job's own bookkeeping short (or start_job before the
+    thread starts), and a job nobody ends would hold ``wait`` and the job cap forever."""
+
+    _NEVER_STARTED = 2.0  # seconds without a thread after which a job is taken as never run
+
+    def __init__(self, job: Job) -> None:
+        super().__init__()
+        self._job = job
+        self._t0 = time.monotonic()
+
+    def is_set(self) -> bool:
+        if super().is_set():
+            return True
+        j = self._job
+        t = j.thread
+        if (t is not None and not t.is_alive() and t.ident is not None) or (
+                t is None and time.monotonic() - self._t0 > self._NEVER_STARTED):
+            j.abandon()
+            return True
+        return False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.is_set():
+                return True
+            step = 0.05 if end is None else min(0.05, end - time.monotonic())
+            if step <= 0:
+                return self.is_set()
+            if super().wait(step):
+                return True
+
+
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "native", "pid_ready")
+                 "native", "pid_ready", "live")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -28,12 +99,26 @@ class Job:
         self.cmd_text = cmd_text
         self.thread: threading.Thread | None = None
         self.status: int | None = None
-        self.done = threading.Event()
+        self.done = _Done(self)
+        self.live: set | None = None  # the registry of running jobs it counts in
         self.child: Any = None
         self.reported = False
         self.killed = False
         self.native: Any = None  # the real process `$!` names (a native job's last stage)
         self.pid_ready = threading.Event()  # set once ``pid`` is final (or the job ended)
+
+    def abandon(self) -> None:
+        """End a job whose thread cannot end it (see _Done): idempotent."""
+        if self.status is None:
+            self.status = 143 if self.killed else 124
+        live = self.live
+        if live is not None:
+            with _reg_lock:
+                live.discard(self)
+        self.pid_ready.set()
+        threading.Event.set(self.done)
+        self.child = None
+        _collect_soon()
 
 
 class JobTable:
@@ -184,6 +269,17 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
             sh.budget.root.cancel("killed")
         return None
     job = table.add(_text(shown if shown is not None else cmd))
+    try:
+        return _start(sh, cmd, fds, table, live, job)
+    except BaseException:
+        # (the watchdog's exception, most likely) before the job's thread runs: it never will
+        job.abandon()
+        raise
+
+
+def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: JobTable,
+           live: set, job: Job) -> Job:
+    job.live = live
     child = sh.fork()
     # a background job outlives the run that started it: it gets its own budget, but
     # still stops when the session cancels the run's budget (close/interrupt)
@@ -231,6 +327,9 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
                 live.discard(job)
             job.pid_ready.set()
             job.done.set()
+            job.child = None  # (the forked shell and what it held go with the job)
+            if st >= 124:
+                _collect_soon()
 
     # A job that is (a pipeline ending in) a native command: `$!` is its real pid, known
     # once the process exists. Any other job keeps its synthetic pid (nothing may claim it).

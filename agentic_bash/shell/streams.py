@@ -268,14 +268,26 @@ class InputBytes(io.BytesIO):
 
 
 _devnull = -1
+_devnull_lock = threading.Lock()
 
 
 def _null_fd() -> int:
-    """A descriptor of /dev/null (close-on-exec), opened once per process."""
+    """A descriptor of /dev/null (close-on-exec), opened once per process (under a lock:
+    many stages abort at once, and each unlocked open but the last one kept would leak)."""
     global _devnull
     if _devnull < 0:
-        _devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        with _devnull_lock:
+            if _devnull < 0:
+                _devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
     return _devnull
+
+
+# opened with the module, not at the first stopped run: a process's descriptor count does not
+# grow by one in the middle of its work (leak checks around a sandbox's life would see it)
+try:
+    _null_fd()
+except OSError:  # pragma: no cover - no /dev/null: abort() falls back to nothing
+    pass
 
 
 class PipeWriter:
@@ -333,6 +345,15 @@ class PipeWriter:
                     os.close(self.fd)
                 except OSError:
                     pass
+
+    def __del__(self) -> None:
+        # a stage or job that ended without close() (the watchdog's exception can cut its
+        # cleanup short): its descriptor goes with it, as a PipeReader's does
+        if not getattr(self, "closed", True):
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
 
     def __enter__(self) -> PipeWriter:
         return self
@@ -453,16 +474,30 @@ class Pipe:
 
     def __init__(self) -> None:
         r, w = os.pipe()
-        if _F_SETPIPE_SZ:
-            # Linux's default 64 KiB, as bash's pipes hold: a writer that is more than that
-            # ahead of a reader which quits (`seq 100000 | head -1`) ends with SIGPIPE's 141
-            # as under bash (a 1 MiB pipe let it finish with 0; bulk speed was the same)
-            try:
-                fcntl.fcntl(w, _F_SETPIPE_SZ, 1 << 16)
-            except OSError:
-                pass
-        self.reader = PipeReader(r)
-        self.writer = PipeWriter(w)
+        try:
+            if _F_SETPIPE_SZ:
+                # Linux's default 64 KiB, as bash's pipes hold: a writer that is more than
+                # that ahead of a reader which quits (`seq 100000 | head -1`) ends with
+                # SIGPIPE's 141 as under bash (a 1 MiB pipe let it finish with 0; bulk speed
+                # was the same)
+                try:
+                    fcntl.fcntl(w, _F_SETPIPE_SZ, 1 << 16)
+                except OSError:
+                    pass
+            self.writer = PipeWriter(w)
+            w = -1  # (owned from here: closed by the writer, or its __del__)
+            rd = r
+            r = -1  # (from here a half-made reader may own it: never closed twice)
+            self.reader = PipeReader(rd)
+        except BaseException:
+            # the watchdog's exception before the ends have owners: no descriptor is lost
+            for fd in (r, w):
+                if fd >= 0:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            raise
         b = active_budget()
         if b is not None:
             # (each end: the Pipe itself is often dropped while its ends are in use)
