@@ -677,7 +677,10 @@ class InProcessExecutor:
         # tree that keeps growing gets up to 2 s: it either stops or hits max_jobs and is
         # killed; one that does not grow gets the usual 0.25 s.
         start = time.monotonic()
-        end = start + 0.25
+        # never past the run's deadline: a script that ended at 1.9 s of a 2 s timeout with a
+        # growing tree returned at ~4 s, status 0 and timed_out False
+        stop = start + 2.0 if budget.deadline is None else min(start + 2.0, budget.deadline)
+        end = min(start + 0.25, stop)
         most = 0
         while True:
             live = list(getattr(self, "_live_jobs", None) or ())
@@ -690,7 +693,7 @@ class InProcessExecutor:
             now = time.monotonic()
             if len(mine) > most:
                 if most:
-                    end = max(end, min(now + 0.25, start + 2.0))
+                    end = max(end, min(now + 0.25, stop))
                 most = len(mine)
             if now >= end:
                 return
