@@ -13,6 +13,7 @@ import posixpath
 import re
 import signal
 import stat as _stat
+import subprocess
 import sys
 import threading
 import time
@@ -1819,6 +1820,14 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             return 254
         sh.error(f"{argv[0]}: {os.strerror(e.errno or 2)}")
         return 126 if e.errno == 13 else 127
+    except subprocess.SubprocessError as e:  # (the child's setup failed before exec)
+        for fd in close_after + list(outs):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        sh.error(f"{argv[0]}: cannot execute: {e}")
+        return 126
     for fd in close_after:
         try:
             os.close(fd)

@@ -317,17 +317,6 @@ class NativeLauncher:
                     fcntl.ioctl(1, termios.TIOCSCTTY, 0)
                 except OSError:
                     pass
-        if rlimits:
-            base_rl = preexec
-
-            def preexec() -> None:
-                if base_rl is not None:
-                    base_rl()
-                for res, soft, hard in rlimits:
-                    try:
-                        resource.setrlimit(res, (soft, hard))
-                    except (OSError, ValueError):
-                        pass  # above what the sandbox allows: its own limit stays
         if closed:
             base_closed = preexec
 
@@ -351,6 +340,19 @@ class NativeLauncher:
                 if base_fds is not None:
                     base_fds()
                 _place_fds(moves)
+        if rlimits:
+            # last: the descriptors above are placed first (`ulimit -n 3; tail < <(echo hi)`
+            # failed in preexec when fd 63 was moved under a limit of 3)
+            base_rl = preexec
+
+            def preexec() -> None:
+                if base_rl is not None:
+                    base_rl()
+                for res, soft, hard in rlimits:
+                    try:
+                        resource.setrlimit(res, (soft, hard))
+                    except (OSError, ValueError):
+                        pass  # above what the sandbox allows: its own limit stays
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
                         stdout=stdout, stderr=stderr, close_fds=not fds, restore_signals=restore,
                         preexec_fn=preexec)

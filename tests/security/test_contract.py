@@ -463,3 +463,12 @@ def test_settling_a_growing_job_tree_stops_at_the_deadline(runner: Runner) -> No
         pytest.skip("in-process jobs: the namespace level's bomb is native processes")
     r = runner.contract("sleep 1; g(){ sleep 0.2; g & sleep 10; }; g & echo end", timeout=1.5)
     assert r.stdout == "end\n"
+
+
+def test_a_low_ulimit_n_with_a_process_substitution_is_no_internal_error(runner: Runner) -> None:
+    # found by benchmarks/contract_fuzz.py (namespace): the shell's RLIMIT_NOFILE was applied
+    # before fd 63 was moved into place in the child: SubprocessError out of preexec
+    with ab.Sandbox(isolation=runner.mode) as sb:  # (ulimit -n sticks to the session)
+        r = sb.run("ulimit -n 3; tail -n1 < <(echo hi); echo st=$?", timeout=20)
+        assert "internal error" not in r.stderr, r
+        assert r.stdout.startswith(("hi\n", "st=")) and r.stdout.endswith("\n"), r
