@@ -6,11 +6,13 @@ import os
 import sys
 import threading
 import time
+import weakref
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .errors import LimitExceeded
 
-__all__ = ["Budget", "Limits", "active_budget", "charge_read", "check_size"]
+__all__ = ["Budget", "Limits", "active_budget", "charge_read", "check_size", "start_thread"]
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -157,7 +159,8 @@ class Budget:
     _poll: float | None = None
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
-                 "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked")
+                 "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step",
+                 "_pipes", "_kick_at")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -184,9 +187,15 @@ class Budget:
         self.commands = 0
         self.iterations = 0
         self.held = 0
+        # bytes added to arrays since one was last measured (see charge_array)
+        self._arr_added = 0
+        cap = self.held_cap()
+        self._arr_step = sys.maxsize if cap is None else max(1 << 16, cap // 8)
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
         self._tids: list[int] = []  # threads the watchdog watches for this budget (see watch)
         self._kicked = False  # the watchdog has sent its threads an asynchronous timeout
+        self._kick_at = 0.0  # when it last did
+        self._pipes: list[weakref.ref[Any]] | None = None  # OS pipes of the run (track_pipe)
         if not _watch_started and not WATCH_OFF:
             _start_watch()  # (with the first budget, not inside a run)
         self._cancelled = False
@@ -200,6 +209,7 @@ class Budget:
         if d is not None and time.monotonic() >= d:
             self._cancelled = True
             self._event.set()
+            self.abort_pipes()
             raise LimitExceeded("timeout", "timed out")
 
     def charge_command(self) -> None:
@@ -245,6 +255,27 @@ class Budget:
         if self._cancelled or ((d := self.deadline) is not None and _monotonic() >= d):
             self.check()
 
+    def charge_array(self, d: dict, added: int, name: str) -> None:
+        """``added`` bytes were just stored in the array ``d`` (each element's value, an
+        associative key, HELD_OVERHEAD per new element): an array may hold ``held_cap()``
+        bytes, as one command may. The array is measured whenever an eighth of that cap was
+        added to arrays since the last measure, so the cost stays linear; past the cap the
+        run fails as bash does when malloc fails."""
+        n = self._arr_added = self._arr_added + added
+        if n < self._arr_step:
+            return
+        self._arr_added = 0
+        self.check_array(array_bytes(d), name)
+
+    def check_array(self, size: int, name: str) -> None:
+        """An array of ``size`` bytes (see array_bytes) is about to be held."""
+        cap = self.held_cap()
+        if cap is not None and size > cap:
+            raise LimitExceeded("max_variable_bytes",
+                                f"{name}: array too large: {size} bytes exceed the limit of {cap} bytes "
+                                "(4 x max_variable_bytes)")
+        self.check()
+
     def held_cap(self) -> int | None:
         """Bytes one command may hold in memory (see HELD_FACTOR), None for no cap."""
         lim = self.limits.max_variable_bytes
@@ -270,26 +301,46 @@ class Budget:
     def unbind(prior: Budget | None) -> None:
         _bound.budget = prior
 
+    def due(self, now: float) -> str | None:
+        """Why the watchdog must stop this budget's threads now (past the deadline plus
+        WATCH_GRACE: "timeout"), or None."""
+        d = self.deadline
+        if d is not None and now >= d + WATCH_GRACE:
+            return "timeout"
+        return None
+
     def watch(self) -> None:
-        """Watch the calling thread (the one running a run's script): past the deadline plus
-        WATCH_GRACE it gets an asynchronous LimitExceeded('timeout') at its next bytecode, so
-        a Python loop with no check of its own (any command's) still ends in time. Pipeline
-        stage and job threads are not watched: the watched thread stops waiting for them."""
-        self._tids.append(threading.get_ident())
-        _ACTIVE.append(self)
+        """Watch the calling thread (one running the run's script: the run's own, a pipeline
+        stage's, a job's): once ``due()``, it gets an asynchronous LimitExceeded('timeout') at
+        its next bytecode, so a Python loop with no check of its own (any command's) still
+        ends in time. Call ``unwatch()`` before any bookkeeping that must not be cut short."""
+        # (both under the lock: the watchdog, which sends under it, never sees the thread
+        # half registered, so unwatch() always undoes exactly this)
+        with _WATCH_LOCK:
+            self._tids.append(threading.get_ident())
+            _ACTIVE.append(self)
 
     def unwatch(self) -> None:
         """Stop watching the calling thread; an exception the watchdog queued for it just
         now is dropped, so it cannot land in the caller's code after the run."""
         tid = threading.get_ident()
-        try:
-            self._tids.remove(tid)
-            _ACTIVE.remove(self)
-        except ValueError:
-            pass
-        if self._kicked:
-            with _WATCH_LOCK:
-                _set_async_exc(tid, None)
+        tids = self._tids
+        while True:
+            try:
+                # (under the lock the watchdog sends nothing; a kick sent just before lands
+                # here at the latest, and the removal is done again)
+                with _WATCH_LOCK:
+                    if tid in tids:
+                        tids.remove(tid)
+                        try:
+                            _ACTIVE.remove(self)
+                        except ValueError:  # (cleared after a fork)
+                            pass
+                    if self._kicked:
+                        _set_async_exc(tid, None)
+                return
+            except _DeadlineKick:
+                continue
 
     # -- time ---------------------------------------------------------------------------
     def remaining(self) -> float | None:
@@ -322,6 +373,35 @@ class Budget:
         self._reason = reason
         self._cancelled = True
         self._event.set()
+        self.abort_pipes()
+
+    # -- the run's OS pipes ---------------------------------------------------------------
+    def track_pipe(self, pipe: Any) -> None:
+        """``pipe`` (an end of a shell.streams.Pipe, with abort()) was made for this run: when the run stops, a thread
+        blocked reading or writing it must return at once (a pending asynchronous exception
+        is only delivered when a blocking call returns)."""
+        # (plain weak references: a WeakSet's callback runs in whichever thread drops the
+        # pipe, where the watchdog's exception may land: "Exception ignored" on stderr)
+        ps = self._pipes
+        if ps is None:
+            ps = self._pipes = []
+        elif len(ps) >= 64 and not len(ps) & (len(ps) - 1):
+            ps[:] = [r for r in ps if r() is not None]
+        ps.append(weakref.ref(pipe))
+
+    def abort_pipes(self) -> None:
+        """Break every pipe of the run (readers see EOF, writers EPIPE); any thread may call it."""
+        ps = self._pipes
+        if not ps:
+            return
+        for r in list(ps):
+            p = r()
+            if p is None:
+                continue
+            try:
+                p.abort()
+            except Exception:  # noqa: BLE001 - a pipe closed meanwhile
+                pass
 
     def _is_cancelled(self) -> bool:
         return self._cancelled
@@ -329,6 +409,17 @@ class Budget:
     @property
     def cancelled(self) -> bool:
         return self._cancelled
+
+
+def array_bytes(d: dict) -> int:
+    """What an array holds by the budget's count: its values, its keys when they are strings
+    (associative), and HELD_OVERHEAD per element."""
+    if not d:
+        return 0
+    n = sum(map(len, d.values())) + Budget.HELD_OVERHEAD * len(d)
+    if type(next(iter(d))) is str:
+        n += sum(map(len, d))
+    return n
 
 
 def active_budget() -> Budget | None:
@@ -368,6 +459,7 @@ WATCH_OFF = False
 watchdog thread there; its forked children start their own."""
 
 _ACTIVE: list[Budget] = []  # one entry per bind of a budget (list ops are atomic under the GIL)
+_NOKICK: set[int] = set()  # threads inside Thread.start (see start_thread)
 _WATCH_LOCK = threading.Lock()
 _watch_started = False
 
@@ -385,6 +477,16 @@ def _set_async_exc(tid: int, exc: type[BaseException] | None) -> None:
 
 
 def _watch() -> None:
+    while True:
+        try:
+            if _watch_round():
+                return
+        except Exception:  # noqa: BLE001 - the watchdog must outlive any one budget's trouble
+            time.sleep(0.01)
+
+
+def _watch_round() -> bool:
+    """The watchdog's loop (returns True in a forked child, which starts its own)."""
     import os
     me = os.getpid()
     while True:
@@ -394,21 +496,64 @@ def _watch() -> None:
         time.sleep(WATCH_POLL)
         now = _monotonic()
         for b in list(_ACTIVE):
-            d = b.deadline
-            if d is None or now < d + WATCH_GRACE or not b._tids:
+            if not b._tids:
                 continue
-            if b._kicked and now < d + WATCH_GRACE + 0.1 * b._kicked:
-                continue  # (kicked already: again every 100 ms while it is still bound)
+            try:
+                why = b.due(now)
+            except Exception:  # noqa: BLE001 - (a job's session half closed)
+                why = "killed"
+            if why is None:
+                continue
+            if b._kicked and now < b._kick_at + 0.1:
+                continue  # (kicked already: again every 100 ms while it is still watched)
             if not b._cancelled:
+                b._reason = why
                 b._cancelled = True
-                b._reason = "timeout"
-            # the order matters (see unbind): flag first, then look and send under the lock
+            # the order matters (see unwatch): flag first, then look and send under the lock
             b._kicked = int(b._kicked) + 1
+            b._kick_at = now
+            frames = sys._current_frames()
             with _WATCH_LOCK:
                 for tid in set(b._tids):
+                    f = frames.get(tid)
+                    if f is None:
+                        continue  # (not a live thread: never send to an id a new one may reuse)
+                    if tid in _NOKICK or _in_stdlib(f):
+                        # inside Thread.start, threading's or weakref's own code (a WeakSet
+                        # callback prints "Exception ignored"): at the next round
+                        b._kick_at = now - 0.09
+                        continue
                     _set_async_exc(tid, _DeadlineKick)
+            frames = f = None  # (no frame kept alive until the next round)
+            if b._kicked == 1:
+                # a thread blocked in a pipe's read()/write() only sees the exception when
+                # the call returns: make it return now
+                b.abort_pipes()
         if os.getpid() != me:  # pragma: no cover - (a forked child starts its own)
-            return
+            return True
+
+
+_STDLIB_FILES = frozenset(m.__file__ for m in (threading, weakref, __import__("_weakrefset")))
+
+
+def _in_stdlib(frame: Any) -> bool:
+    """Is a thread at ``frame`` (its innermost Python frame) inside threading/weakref code,
+    where an asynchronous exception breaks their bookkeeping? (A thread that waits there,
+    in a join or an Event, looks at the budget itself when it wakes.)"""
+    return frame is not None and frame.f_code.co_filename in _STDLIB_FILES \
+        and frame.f_code.co_name not in ("run", "_bootstrap_inner", "_bootstrap")
+
+
+def start_thread(t: threading.Thread) -> None:
+    """``t.start()`` where the watchdog's exception must not land: inside Thread.start it
+    left threading's own tables inconsistent (KeyError from _limbo)."""
+    me = threading.get_ident()
+    with _WATCH_LOCK:
+        _NOKICK.add(me)
+    try:
+        t.start()
+    finally:
+        _NOKICK.discard(me)
 
 
 def _start_watch() -> None:
@@ -426,6 +571,7 @@ def _after_fork() -> None:
     WATCH_OFF = False
     _WATCH_LOCK = threading.Lock()
     del _ACTIVE[:]
+    _NOKICK.clear()
 
 
 if hasattr(__import__("os"), "register_at_fork"):

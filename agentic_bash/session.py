@@ -325,7 +325,8 @@ class Sandbox:
              tty: dict[str, Any] | None = None) -> Result:
         self._check()
         if isinstance(stdin, str):
-            stdin = stdin.encode("utf-8")
+            from .shell.quoting import host_bytes
+            stdin = host_bytes(stdin)  # (a lone surrogate included: see host_bytes)
         if self._on_command is not None:
             self._on_command(script)
         text = script

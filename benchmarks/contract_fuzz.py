@@ -81,7 +81,12 @@ def _worker(conn, isolation: str, timeout: float) -> None:  # noqa: ANN001
         t.join()
         rec["rss"] = (peak[0] - base) / MiB
         try:
-            rec["ok"] = sb.run("echo ok", timeout=10).stdout == "ok\n"
+            t1 = time.monotonic()
+            ok = sb.run("echo ok", timeout=10)
+            rec["ok"] = ok.stdout == "ok\n"
+            if not rec["ok"]:
+                rec["ok_detail"] = (f"echo ok -> {ok.stdout[:60]!r} {ok.stderr[-120:]!r} "
+                                    f"status {ok.exit_code} in {time.monotonic() - t1:.2f}s")
         except BaseException as e:  # noqa: BLE001
             rec["ok"] = False
             rec["exc_after"] = f"{type(e).__name__}: {e}"
@@ -152,7 +157,8 @@ def main() -> None:
     for title, rows in (("hang", [{"script": s, "dt": float("inf")} for s in hangs]), ("exception", exc),
                         ("internal", internal), ("rss", big), ("unusable", broken), ("late", late)):
         for r in sorted(rows, key=lambda r: -r["dt"])[:a.show]:
-            print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M {r.get('exc', '')} {r['script']!r}")
+            print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M {r.get('exc', '')} {r['script']!r}"
+                  + (f"\n      ({r['ok_detail']})" if title == "unusable" and "ok_detail" in r else ""))
 
 
 if __name__ == "__main__":

@@ -49,8 +49,9 @@ def test_process_limit_is_exact_with_the_spawner_slot() -> None:
         r = sb.run("/bin/dash -c 'sleep 1 & sleep 1 & sleep 1 & wait' 2>&1; echo st=$?",
                    timeout=60)
         assert r.stdout.endswith("st=0\n") and r.limit_exceeded is None, r
-        # and four: one over; the grandchild's fork is refused and reported
-        r = sb.run("/bin/dash -c 'sleep 1 & sleep 1 & sleep 1 & sleep 1 & wait' 2>&1; "
+        # and four: one over; the grandchild's fork is refused and reported (long sleeps: the
+        # first must still run when the fourth fork comes, on any machine)
+        r = sb.run("/bin/dash -c 'sleep 5 & sleep 5 & sleep 5 & sleep 5 & wait' 2>&1; "
                    "echo st=$?", timeout=60)
         assert r.limit_exceeded == "processes", r
         assert "cannot fork" in r.stdout.lower(), r

@@ -44,21 +44,20 @@ def _make(level: str, **kw) -> Sandbox:
 
 
 @pytest.fixture(params=LEVELS)
-def sb(request: pytest.FixtureRequest):
+def sb(request: pytest.FixtureRequest, tmp_path):
     s = _make(request.param)
     if request.param == "none":
-        d = tempfile.mkdtemp(prefix="agb-integrity-")
-        s.run(f"cd {d}")
+        s.run(f"cd {tmp_path}")
     yield s
     s.close()
 
 
 @pytest.fixture(scope="module", params=LEVELS)
-def shared_sb(request: pytest.FixtureRequest):
+def shared_sb(request: pytest.FixtureRequest, tmp_path_factory):
     """One sandbox per level for the tests that only check refusals (they change nothing)."""
     s = _make(request.param)
     if request.param == "none":
-        s.run(f"cd {tempfile.mkdtemp(prefix='agb-integrity-')}")
+        s.run(f"cd {tmp_path_factory.mktemp('integrity')}")
     yield s
     s.close()
 
@@ -436,10 +435,10 @@ def test_terminal_ctrl_c_to_the_process_group_spares_the_sandbox(level: str) -> 
 
 
 @pytest.mark.parametrize("level", LEVELS)
-def test_cancelling_a_queued_arun_spares_the_run_ahead_of_it(level: str) -> None:
+def test_cancelling_a_queued_arun_spares_the_run_ahead_of_it(level: str, tmp_path) -> None:
     with _make(level) as sb:
         if level == "none":
-            sb.run(f"cd {tempfile.mkdtemp(prefix='agb-integrity-')}")
+            sb.run(f"cd {tmp_path}")
 
         async def main() -> tuple[str, int, str]:
             a = asyncio.ensure_future(sb.arun("sleep 1; echo A"))

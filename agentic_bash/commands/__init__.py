@@ -54,8 +54,9 @@ def _import_everything() -> None:
         if not m.name.startswith("_") and m.name != "base":
             try:
                 importlib.import_module(f"{__name__}.{m.name}")
-            except Exception:  # noqa: BLE001 - one broken command module must not break the shell
-                pass
+            except Exception as e:  # noqa: BLE001 - one broken command module must not break the shell
+                from .base import note_broken
+                note_broken(f"{__name__}.{m.name}", e)
 
 
 REGISTRY.lazy = {n: f"{__name__}.{mod}" for mod, names in MODULES.items() for n in names}  # type: ignore[attr-defined]

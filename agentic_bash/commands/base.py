@@ -134,12 +134,24 @@ class CommandSpec:
     help: str = ""
 
 
+def note_broken(module: str, exc: BaseException) -> None:
+    """Record (and warn once about) a command module that failed to import."""
+    if module in _Registry.broken:
+        return
+    _Registry.broken[module] = f"{type(exc).__name__}: {exc}"
+    import warnings
+    warnings.warn(f"agentic-bash: commands in {module} are unavailable: "
+                  f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+
+
 class _Registry(dict):
     """name -> CommandSpec. Names in ``lazy`` (name -> module) import their module on first use;
     names are listed from the table, ``values()``/``items()`` import every module first."""
 
     lazy: dict[str, str] = {}
     everything: Callable[[], None] | None = None
+    broken: dict[str, str] = {}
+    """module -> why it failed to import (its commands then report that when run)."""
 
     def _load(self, name: str) -> bool:
         mod = self.lazy.get(name)
@@ -147,9 +159,15 @@ class _Registry(dict):
             return False
         try:
             importlib.import_module(mod)
-        except Exception:  # noqa: BLE001 - one broken command module must not break the shell
+        except Exception as e:  # noqa: BLE001 - one broken command module must not break the shell
+            note_broken(mod, e)
             return False
         return dict.__contains__(self, name)
+
+    def why_missing(self, name: str) -> str | None:
+        """Why a command of the table has no implementation (its module failed to import)."""
+        mod = self.lazy.get(name)
+        return self.broken.get(mod) if mod is not None else None
 
     def __missing__(self, name: str) -> CommandSpec:
         if self._load(name):

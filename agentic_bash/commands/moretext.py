@@ -1186,8 +1186,10 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
         # like any other cell ("d e\nf" -> "f" + 5 spaces under a 3-column table)
         ncol = max([len(r) for r in rows] + [len(headers or [])])
         # security: the padded table is rows x widest row, each cell an object (random input
-        # makes a few thousand lines of hundreds of cells): bounded like any held buffer
-        if len(rows) * ncol * Budget.HELD_OVERHEAD > held_cap(ctx):
+        # makes a few thousand lines of hundreds of cells): bounded like any held buffer,
+        # each cell counted three times (split, padded, formatted: 3 MB of random bytes
+        # grew the process by 783 MiB under a 256 MiB cap counted once)
+        if len(rows) * ncol * Budget.HELD_OVERHEAD * 3 > held_cap(ctx):
             raise MemoryError("memory exhausted")
         padded = []
         for k in range(0, len(rows), 256):
@@ -1226,8 +1228,10 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
                 ctx.budget.check()
             for i, c in enumerate(r):
                 widths[i] = max(widths[i], _dw(c))
-        if len(rows) * (sum(widths) + ncol * len(osep)) > held_cap(ctx):
-            raise MemoryError("memory exhausted")  # (the padded output, held before it is written)
+        # the padded output is written as it is made, about a MiB at a time: a few wide
+        # cells pad every row (3 MB of random bytes made GBs), and held whole it was three
+        # copies of up to the held cap (+783 MiB)
+        size = 0
         for k, r in enumerate(rows):
             if not k & 1023:
                 ctx.budget.check()
@@ -1238,8 +1242,15 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
                 else:
                     pad = " " * (widths[i] - _dw(c))
                     cells.append(pad + c if (i + 1) in right else c + pad)
-            out.append(osep.join(cells))
-        ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
+            line = osep.join(cells)
+            out.append(line)
+            size += len(line)
+            if size >= 1 << 20:
+                ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
+                out.clear()
+                size = 0
+        if out:
+            ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
         return status
     items = [ln for ln in lines if ln.strip()]
     if not items:

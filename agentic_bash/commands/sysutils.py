@@ -796,7 +796,8 @@ def timeout(ctx: CommandContext, argv: list[str]) -> int:
             box["exc"] = e
 
     t = threading.Thread(target=work, daemon=True, name="timeout-child")
-    t.start()
+    from ..limits import start_thread
+    start_thread(t)  # (not interrupted inside Thread.start by the deadline watchdog)
     end = _time.monotonic() + d
     while t.is_alive():
         ctx.budget.check()

@@ -20,14 +20,14 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
-from ..limits import Budget, Limits, _DeadlineKick
+from ..limits import Budget, Limits, _DeadlineKick, start_thread
 from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
-from ..shell.quoting import from_host
+from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
 from ..vfs.memory import MemoryFS
@@ -323,6 +323,8 @@ class InProcessExecutor:
             raise SandboxClosed("sandbox is closed")
         if not script.isascii():
             script = from_host(script)  # a lone surrogate: raw bytes, never an encode error
+        if "\x00" in script:
+            script = script.replace("\x00", "")  # bash drops NUL bytes from what it reads
         if tty is not None:
             return self._run_tty(script, stdin, env, cwd, timeout, on_output, tty)
         turn = self._turn
@@ -359,7 +361,7 @@ class InProcessExecutor:
             elif isinstance(stdin, (bytes, bytearray, memoryview)):
                 inp = InputBytes(bytes(stdin))
             elif isinstance(stdin, str):
-                inp = InputBytes(stdin.encode("utf-8", "surrogatepass"))
+                inp = InputBytes(host_bytes(stdin))
             else:
                 inp = stdin
             fds[0] = inp
@@ -461,6 +463,13 @@ class InProcessExecutor:
                 if sh.owned:
                     sh.close_owned()
                 self._budget = None
+            if not timed_out and exceeded is None and budget._cancelled and budget._reason == "timeout":
+                # the deadline passed and stopped something (a read the watchdog broke
+                # returned EOF, a stage ended) though the script then reached its end: the
+                # run timed out all the same, as under timeout(1)
+                self._cancel_jobs()
+                timed_out = True
+                status = 124
             jobs = sh.jobs
             if jobs is not None:
                 # background jobs started by this run: give them a moment to finish so their
@@ -567,7 +576,7 @@ class InProcessExecutor:
         try:
             pending, self._tty_pending = self._tty_pending, b""
             if stdin:
-                pty.input(stdin.encode() if isinstance(stdin, str) else bytes(stdin))
+                pty.input(host_bytes(stdin) if isinstance(stdin, str) else bytes(stdin))
             if pending:
                 pty.input(pending)
             run_env = dict(env or {})
@@ -853,7 +862,7 @@ class InProcessExecutor:
                 return self._call(sh, spec.fn, argv)
         if path is not None:
             if self.native is not None and not self.prefer_inprocess:
-                return self._spawn(sh, normalize(path, st.cwd), argv)
+                return self._spawn(sh, normalize(path, st.cwd), argv, spelled=path)
             # a file of the user's on PATH (a script, or one shadowing a command of ours)
             return self._run_path(sh, path, argv)
         if spec is not None:
@@ -912,7 +921,13 @@ class InProcessExecutor:
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
-            return self._spawn(sh, p, argv)
+            return self._spawn(sh, p, argv, spelled=name)
+        if b"provided in-process by agentic-bash" in head[:200]:
+            # a placeholder whose implementation did not load: say so, never "succeed" silently
+            why = getattr(self.registry, "why_missing", lambda n: None)(base)
+            sh.error(f"{name}: cannot execute: the in-process command is unavailable"
+                     + (f" ({why})" if why else ""))
+            return 126
         if head.startswith(b"#!"):
             line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
             parts = line.split()
@@ -1007,8 +1022,8 @@ class InProcessExecutor:
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
 
-    def _spawn(self, sh: Interpreter, path: str, argv: list[str]) -> int:
-        return _spawn_native(self, sh, path, argv)
+    def _spawn(self, sh: Interpreter, path: str, argv: list[str], spelled: str | None = None) -> int:
+        return _spawn_native(self, sh, path, argv, spelled)
 
     # ------------------------------------------------------------------ files
     def read_file(self, path: str) -> bytes:
@@ -1597,7 +1612,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 2
         src = rest[0]
         child.script_name = rest[1] if len(rest) > 1 else ("sh" if dash else "bash")
-        st.arg0 = rest[1] if len(rest) > 1 else argv[0]
+        eo = getattr(sh, "exec_opts", None)  # `exec -a NAME sh -c ...`: $0 is NAME
+        st.arg0 = rest[1] if len(rest) > 1 else eo[0] if eo and eo[0] is not None else argv[0]
         st.positional = rest[2:]
         child.exec_string = src
         who = "-c"
@@ -1705,19 +1721,77 @@ def _safe(fn: Callable[[], bool]) -> bool:
         return False
 
 
-def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str]) -> int:
+def _is_exec_file(ex: InProcessExecutor, path: str) -> bool:
+    try:
+        s = ex.fs.stat(path)
+    except OSError:
+        return False
+    return bool(s.is_file and s.st_mode & 0o111)
+
+
+def _exec_name(spelled: str | None, exe: str, real_cwd: str) -> str:
+    """The file name to hand execve: the path as bash spells it (``./x.sh``, ``bin/tool``;
+    a script's interpreter gets it as $0 / sys.argv[0]) where it names the same file from
+    the child's cwd, else the resolved one."""
+    if not spelled or spelled == exe or spelled.startswith("/") or "/" not in spelled:
+        return exe
+    try:
+        same = os.path.samefile(os.path.join(real_cwd, spelled), exe)
+    except (OSError, ValueError):
+        same = False
+    return spelled if same else exe
+
+
+def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], shown: str,
+            err: int) -> int:
+    """What bash does when execve refuses an existing file: ENOEXEC runs a text file as a
+    shell script in a new shell (a binary one is refused), ENOENT means its interpreter is
+    missing, another error with a `#!` line names the interpreter."""
+    try:
+        with ex.fs.open(path, "rb") as f:
+            head = f.read(80)
+    except OSError:
+        head = b""
+    if err == errno.ENOEXEC:
+        nl, nul = head.find(b"\n"), head.find(b"\0")
+        if nul >= 0 and (nl < 0 or nul < nl):
+            sh.error(f"{shown}: cannot execute binary file: Exec format error")
+            return 126
+        return run_nested_shell(sh, ["bash", path] + argv[1:], script_name=shown)
+    if err == errno.ENOENT:
+        sh.error(f"{shown}: cannot execute: required file not found")
+        return 127
+    if head.startswith(b"#!"):
+        line = head[2:].split(b"\n", 1)[0]
+        interp = line.strip(b" \t").split(None, 1)[0] if line.strip(b" \t") else b""
+        if interp.endswith(b"\r"):
+            interp = interp[:-1] + b"^M"
+        sh.error(f"{shown}: {interp.decode('utf-8', 'surrogateescape')}: bad interpreter: "
+                 f"{os.strerror(err)}")
+        return 126
+    sh.error(f"{shown}: {os.strerror(err)}")
+    return 126
+
+
+def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
+                  spelled: str | None = None) -> int:
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
     pumps: list[threading.Thread] = []
     close_after: list[int] = []
     after_child: list[Callable[[], None]] = []
     outs: dict[int, Any] = {}  # read end -> the shell stream the child's output goes to
     out_pipes: dict[int, int] = {}  # read end -> write end
+    closed: list[int] = []  # of 0-2: closed in the child
 
     def fd_for(n: int, write: bool, pump: bool = True) -> int | None:
         s = sh.fds.get(n)
         if s is None:
+            # a closed descriptor (`>&-`, `<&-`): the child starts with it closed (`ls >&-`:
+            # "write error: Bad file descriptor", status 2); /dev/null is the placeholder
             fd = os.open(os.devnull, os.O_WRONLY if write else os.O_RDONLY)
             close_after.append(fd)
+            if n <= 2:
+                closed.append(n)
             return fd
         inner = s._s if isinstance(s, _KeepOpen) else s
         if not write:
@@ -1764,23 +1838,36 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(w)
         t = threading.Thread(target=pump_in, daemon=True)
         close_after.append(r)
-        t.start()
+        start_thread(t)  # (not interrupted inside Thread.start by the deadline watchdog)
         return r
 
     env = dict(sh.state.environ())
+    exec_opts = getattr(sh, "exec_opts", None)
+    if exec_opts is not None:
+        # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment
+        a0, clear = exec_opts
+        if a0 is not None:
+            argv = [a0] + argv[1:]
+        if clear:
+            env = {}
+    if any("\0" in a for a in argv):
+        argv = [a.split("\0", 1)[0] for a in argv]  # execve takes C strings: cut at a NUL
+    if any("\0" in v for v in env.values()):
+        env = {k: v.split("\0", 1)[0] for k, v in env.items() if "\0" not in k}
     try:
         fin, fout, ferr = fd_for(0, False), fd_for(1, True), fd_for(2, True)
         extra = _extra_fds(sh, argv, fd_for, close_after) if len(sh.fds) > 3 else None
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
+        exe = _exec_name(spelled, exe or path, real_cwd or "/")
         tty = ex._tty
         # a run(tty=...): the child writing to the terminal gets it as controlling terminal
         ctty = tty is not None and fout == tty.slave
-        proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
+        proc = ex.native.spawn(argv, executable=exe, env=env, cwd=real_cwd or "/",
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None,
                                ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}),
                                **({"fds": extra} if extra else {}), umask=sh.state.umask,
-                               **_rlimits(sh))
+                               **_rlimits(sh), **({"closed": tuple(closed)} if closed else {}))
     except OSError as e:
         for fd in close_after + list(outs):
             try:
@@ -1790,7 +1877,11 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if e.errno == errno.EAGAIN:  # Limits.max_processes: like bash's failed fork
             sh.error(f"fork: {os.strerror(e.errno)}")
             return 254
-        sh.error(f"{argv[0]}: {os.strerror(e.errno or 2)}")
+        # bash names the file as it found it (a PATH entry joined on, or as typed)
+        shown = spelled if spelled and "/" in spelled else argv[0]
+        if e.errno not in (errno.E2BIG, errno.ENOMEM, None) and _is_exec_file(ex, path):
+            return _noexec(ex, sh, path, argv, shown, e.errno)
+        sh.error(f"{shown}: {os.strerror(e.errno or 2)}")
         return 126 if e.errno == 13 else 127
     for fd in close_after:
         try:
@@ -1829,7 +1920,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
-    if rc > 128 and job is None and not sh.is_subshell:
+    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub:
+        # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
+        # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)
     return rc
 
@@ -1844,7 +1937,12 @@ def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None
         name = signal.strsignal(sig) or f"Unknown signal {sig}"
     except ValueError:
         name = f"Unknown signal {sig}"
-    if sig == signal.SIGTERM:
+    try:
+        trapped = signal.Signals(sig).name[3:] in sh.state.traps
+    except ValueError:
+        trapped = False
+    if sig == signal.SIGTERM or trapped:
+        # (bash: a signal the shell traps is reported by its bare name too)
         sh.write_err(f"{name}\n".encode())
         return
     import shlex

@@ -233,7 +233,8 @@ class NativeLauncher:
               stdin: int, stdout: int, stderr: int, pgid: int | None = None,
               ignore: tuple[int, ...] = (), ctty: bool = False,
               fds: Mapping[int, int] | None = None, umask: int | None = None,
-              rlimits: tuple[tuple[int, int, int], ...] = ()) -> NativeProcess:
+              rlimits: tuple[tuple[int, int, int], ...] = (),
+              closed: tuple[int, ...] = ()) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
 
         ``fds``: descriptors above 2 the child gets, ``{number in the child: fd here}`` (each
@@ -246,6 +247,8 @@ class NativeLauncher:
         child starts with ignored (bash: ``trap '' SIG`` is inherited across exec, and an
         asynchronous command ignores SIGINT and SIGQUIT). ``ctty``: the child leads a new
         session whose controlling terminal is its stdout (a pty of ``run(tty=...)``).
+        ``closed``: descriptors among 0-2 the child starts with closed (bash's ``>&-``; the
+        stdin/stdout/stderr given for them are placeholders).
         """
         if self._closed:
             raise OSError(9, "native launcher is closed")
@@ -259,13 +262,13 @@ class NativeLauncher:
             proc = self._workload.spawn(
                 self._spawn_on_thread if self._workload.in_group else self._spawn,
                 (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds,
-                 umask, rlimits))
+                 umask, rlimits, closed))
         elif self._preexec is None:
             proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                               ctty, fds, umask, rlimits)
+                               ctty, fds, umask, rlimits, closed)
         else:
             proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
-                                         pgid, ignore, ctty, fds, umask, rlimits)
+                                         pgid, ignore, ctty, fds, umask, rlimits, closed)
         with self._live_lock:
             self.live.add(proc)
         proc._owner = self
@@ -285,7 +288,8 @@ class NativeLauncher:
                stdin: int, stdout: int, stderr: int, pgid: int | None,
                ignore: tuple[int, ...] = (), ctty: bool = False,
                fds: Mapping[int, int] | None = None, umask: int | None = None,
-               rlimits: tuple[tuple[int, int, int], ...] = ()) -> NativeProcess:
+               rlimits: tuple[tuple[int, int, int], ...] = (),
+               closed: tuple[int, ...] = ()) -> NativeProcess:
         preexec = self._preexec
         restore = True
         if self._inherited_ignore:
@@ -324,6 +328,17 @@ class NativeLauncher:
                         resource.setrlimit(res, (soft, hard))
                     except (OSError, ValueError):
                         pass  # above what the sandbox allows: its own limit stays
+        if closed:
+            base_closed = preexec
+
+            def preexec() -> None:
+                if base_closed is not None:
+                    base_closed()
+                for fd in closed:  # (after Popen's dup2 of the placeholders onto 0-2)
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
         if fds:
             # Popen can only keep an fd at the number it has here: the extra ones are moved
             # into place in the child, and every other fd above 2 is marked close-on-exec

@@ -6,6 +6,7 @@ import functools
 import io
 import os
 import pickle
+import re
 import select
 import shutil
 import signal
@@ -226,6 +227,62 @@ def _rmtree(path: str) -> None:
     shutil.rmtree(path, onerror=onerror)
 
 
+SESSION_PREFIX = "agentic-bash-session-"
+_SESSION_DIR = re.compile(re.escape(SESSION_PREFIX) + r"([0-9]+)-([0-9]+)-([0-9]+)-[A-Za-z0-9_]+$")
+_SWEEP_MAX = 200
+_swept = False
+
+
+def _pid_start(pid: int | str) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def new_session_dir() -> str:
+    """A session directory named after its owner (pid namespace, pid, start time), so a later
+    process can tell it was left by one that died without closing (SIGKILL, OOM) and remove
+    it: the first call in each process sweeps such leftovers of this user."""
+    global _swept
+    try:
+        ns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return tempfile.mkdtemp(prefix=SESSION_PREFIX)
+    if not _swept:
+        _swept = True
+        try:
+            sweep_stale_sessions(ns)
+        except OSError:
+            pass
+    return tempfile.mkdtemp(prefix=f"{SESSION_PREFIX}{ns}-{os.getpid()}-{_pid_start('self')}-")
+
+
+def sweep_stale_sessions(ns: int) -> int:
+    """Remove session directories of this user and pid namespace whose owning process is
+    gone (bounded). Returns how many."""
+    d = tempfile.gettempdir()
+    me = os.geteuid()
+    n = 0
+    for name in os.listdir(d):
+        m = _SESSION_DIR.match(name)
+        if m is None or int(m.group(1)) != ns or _pid_start(m.group(2)) == m.group(3):
+            continue
+        path = os.path.join(d, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != me:
+            continue
+        _rmtree(path)
+        n += 1
+        if n >= _SWEEP_MAX:
+            break
+    return n
+
+
 _ERRORS: dict[str, type[BaseException]] = {
     c.__name__: c for c in (ValueError, TypeError, KeyError, IndexError, NotImplementedError,
                             RuntimeError, SandboxError, SandboxClosed, SnapshotError,
@@ -399,7 +456,7 @@ class SandboxedExecutor:
                                           session_layer=p.session_layer or "tmpfs",
                                           strict=strict, euid=os.geteuid())
         try:
-            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+            self._session_dir = new_session_dir()
         except BaseException:
             self._resources.close()
             raise
@@ -845,7 +902,7 @@ class SandboxedExecutor:
                 pass
         cfg = dict(self._cfg, layer_tar=None, t_host=time.time())
         if self.plan.level == "namespace":
-            self._session_dir = tempfile.mkdtemp(prefix="agentic-bash-session-")
+            self._session_dir = new_session_dir()
             cfg["session_dir"] = self._session_dir
             if old_dir:
                 _rmtree(old_dir)

@@ -55,8 +55,12 @@ class UnclosedBackquote(ValueError):
 _GEN_BQ = SQ("`")
 
 
-def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
-    """Brace-expand one word; returns ``[word]`` (the same object) when nothing expands."""
+def expand_braces(word: Word, *, limit: int = MAX_WORDS, plain: re.Pattern[str] | None = None) -> list[Word]:
+    """Brace-expand one word; returns ``[word]`` (the same object) when nothing expands.
+    With ``plain`` (a pattern of what needs further expansion), a generated word that is
+    non-empty literal text not matching it is returned as the str itself: a million-word
+    expansion then makes a million strings (untracked by the garbage collector) instead of
+    three million tracked objects whose collections stalled the run for ~0.1 s each."""
     if not any(type(p) is Lit and "{" in p.text for p in word.parts):
         return [word]
     if all(type(p) is Lit for p in word.parts):
@@ -72,6 +76,13 @@ def expand_braces(word: Word, *, limit: int = MAX_WORDS) -> list[Word]:
                 return [word]
             out: list[Word] = []
             wt, line = word.text, word.line
+            if plain is not None:
+                work = plain.search
+                for k in range(0, len(words), _SLICE):
+                    out.extend([w if w and not work(w) else Word((Lit(w),) if w else (), wt, line)  # type: ignore[misc]
+                                for w in words[k:k + _SLICE]])
+                    check_size(0, "brace expansion")  # (the deadline)
+                return out
             for k in range(0, len(words), _SLICE):
                 out.extend([Word((Lit(w),) if w else (), wt, line) for w in words[k:k + _SLICE]])  # type: ignore[arg-type]
                 check_size(0, "brace expansion")  # (the deadline)

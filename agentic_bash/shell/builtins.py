@@ -193,7 +193,8 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
             sh.error(e)
     if var is not None:
         try:
-            s = data.decode("utf-8", "surrogateescape")
+            # a shell variable is a C string: it ends at the first NUL (bash)
+            s = data.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
             if "[" in var and var.endswith("]"):
                 nm, _, sub = var.partition("[")
                 sh.assign_element(nm, sh.sub_word(sub[:-1]), s)
@@ -232,9 +233,46 @@ def b_test(sh: Interpreter, argv: list[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- cd & dirs
+def _physical_path(sh: Interpreter, path: str) -> str:
+    """Absolute ``path`` resolved one component at a time as the kernel does (a symlink
+    replaced by its target before the next ``..``); OSError as chdir(2) would fail."""
+    todo = [c for c in reversed(path.split("/")) if c and c != "."]
+    out: list[str] = []
+    hops = 0
+    while todo:
+        c = todo.pop()
+        if c == "..":
+            if out:
+                out.pop()
+            continue
+        cur = "/" + "/".join(out + [c])
+        s = sh.fs.lstat(cur)
+        if s.is_symlink:
+            hops += 1
+            if hops > 40:
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+            t = sh.fs.readlink(cur)
+            if t.startswith("/"):
+                out = []
+            todo.extend(x for x in reversed(t.split("/")) if x and x != ".")
+            continue
+        if todo and not s.is_dir:
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        out.append(c)
+    return "/" + "/".join(out)
+
+
 def _chdir(sh: Interpreter, target: str, *, physical: bool = False) -> str | None:
     """Change directory; returns an error message or None."""
     st = sh.state
+    if physical:
+        # -P: chdir(2) resolves each `..` after the symlinks before it (`cd -P lnk/..` is
+        # the link target's parent; from a logical cwd under a link too), as the kernel does
+        raw = target if target.startswith("/") else st.cwd.rstrip("/") + "/" + target
+        try:
+            target = _physical_path(sh, raw)
+        except OSError as e:
+            return f"{target}: {os.strerror(e.errno or errno.ENOENT)}"
     if ".." in target.split("/"):
         # bash's canonicalization checks that what precedes each `..` is a directory:
         # `cd /nonexistent/..` fails instead of landing in /
@@ -318,9 +356,12 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
         target = args[0]
         if target == "-":
             old = sh.get_scalar("OLDPWD")
-            if not old:
+            if old is None:
                 sh.error("cd: OLDPWD not set")
                 return 1
+            if not old:
+                _out(sh, "\n")  # (bash: an empty OLDPWD is `cd ""`, its name printed)
+                return 0
             target = old
             print_dir = True
         elif target == "":
@@ -1186,6 +1227,7 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                 continue
             # (a declared array with no elements yet has no dict)
             var_d: dict[Any, str] = var.value if type(var.value) is dict else {}
+            var.top = None  # (an element goes: array_top's cache no longer holds)
             if var.attrs & ASSOC:
                 var_d.pop(sub, None)
                 continue
@@ -1878,6 +1920,15 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
     args = r[1]  # type: ignore[index]
     if not args:
         return 0
+    a0: str | None = None
+    clear = False
+    for c, v in r[0]:  # type: ignore[index]
+        if c == "a":
+            a0 = v
+        elif c == "c":
+            clear = True
+    if any(c == "l" for c, _ in r[0]):  # type: ignore[index]
+        a0 = "-" + (a0 if a0 is not None else args[0])
     fn = BUILTINS.get(args[0])
     if fn is None and sh.host is not None and "/" not in args[0] and not sh.host.can_run(sh, args[0]):
         sh.error(f"exec: {args[0]}: not found")
@@ -1888,7 +1939,13 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
             if sh.state.shopt.get("execfail"):
                 return st
             raise ExitShell(st)
-    st = _dispatch_no_func(sh, args)
+    if a0 is not None or clear:
+        # a native program's argv[0] and environment (executors/inprocess.py)
+        sh.exec_opts = (a0, clear)  # type: ignore[attr-defined]
+    try:
+        st = _dispatch_no_func(sh, args)
+    finally:
+        sh.exec_opts = None  # type: ignore[attr-defined]
     raise ExitShell(st)
 
 
@@ -2884,7 +2941,9 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             return 1
     elif target.lstrip("-").isdigit():
         pid = int(target)
-        if pid in (sh.pid, sh.bashpid, 0, -1) or pid == sh.pid:
+        if pid == -1:
+            return _signal_all(sh, sig)
+        if pid in (sh.pid, sh.bashpid, 0) or pid == sh.pid:
             if sig == "EXIT":
                 return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
@@ -2927,6 +2986,40 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if child is not None:
             child.budget.cancel("killed")
             child.kill_signal = SIGNALS.get(sig, 15)
+    return 0
+
+
+def _signal_all(sh: Interpreter, sig: str) -> int:
+    """``kill -SIG -1``: kill(2) with pid -1 signals every process the caller may except
+    itself (and init). Here: every background job of the session and every native process
+    the session started (its process group: what it started too); the shell goes on.
+    Nothing to signal: bash's ESRCH message, status 1."""
+    from .jobs import _live_jobs
+    jobs = [j for j in list(_live_jobs(sh, sh.jobs)) if j.child is not sh] if sh.jobs is not None else []
+    launcher = getattr(sh.host, "native", None)
+    procs = [p for p in list(getattr(launcher, "live", ())) if p.poll() is None]
+    if not jobs and not procs:
+        sh.error("kill: (-1) - No such process")
+        return 1
+    if sig == "EXIT":
+        return 0  # (signal 0: they exist)
+    num = SIGNALS.get(sig)
+    for p in procs:
+        if num is not None:
+            p.kill_group(num)
+    if sig in ("CHLD", "WINCH", "URG", "CONT"):
+        return 0
+    for job in jobs:
+        if job.done.is_set():
+            continue
+        child = job.child
+        trap = child.state.traps.get(sig) if child is not None else None
+        if trap:
+            continue
+        job.killed = True
+        if child is not None:
+            child.budget.cancel("killed")
+            child.kill_signal = num or 15
     return 0
 
 

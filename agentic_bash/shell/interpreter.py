@@ -21,13 +21,13 @@ import time
 from typing import Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import Budget
+from ..limits import Budget, start_thread
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
-    VarError, assoc_keys,
+    VarError, array_top, assoc_keys,
 )
 from .streams import NULL, Capture, NullStream, Pipe
 from . import coop as _coop
@@ -361,6 +361,7 @@ class Interpreter(Expander):
     # a simple command forked as a pipeline stage or background job: its own failure is the
     # child's exit status, never an ERR trap in the child
     forked_simple = False
+    in_cmdsub = False
 
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
@@ -455,6 +456,7 @@ class Interpreter(Expander):
         d["forked_simple"] = False
         if cmdsub:
             d["loop_depth"] = 0
+            d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
         d["_arith_ctx"] = _arith_context(av)
         if cmdsub and not state.shopt.get("inherit_errexit"):
             cst.options["errexit"] = False  # a copy (ShellState.fork)
@@ -779,6 +781,10 @@ class Interpreter(Expander):
         old = var.value
         if old is None and var.attrs & (ARRAY | ASSOC):
             old = var.value = {}  # `declare -A h; h=x` stores element 0 ("0")
+        if append:
+            prev = old.get("0" if var.attrs & ASSOC else 0) if type(old) is dict else old
+            if prev:
+                self._check_append(name, prev, value)
         if type(old) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             prev = old.get(key) if append else None
@@ -899,14 +905,25 @@ class Interpreter(Expander):
                 var.value = {} if var.value is None else {0: var.value}
                 var.attrs |= ARRAY
             if i < 0:
-                top = max(var.value) + 1 if var.value else 0
+                top = array_top(var, var.value) + 1
                 if top + i < 0:
                     raise VarError(f"{rname}[{self._word_src(idx)}]: bad array subscript")
                 i = top + i
             key = i
         d = var.value
         prev = d.get(key, "") if append else None
+        if prev is None:
+            self.budget.charge_array(d, len(value) + _HELD_OVERHEAD + (len(key) if type(key) is str else 0), rname)
+        else:
+            self._check_append(rname, prev, value)
+            self.budget.charge_array(d, len(value), rname)
         d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
+
+    def _check_append(self, name: str, prev: str, value: str) -> None:
+        """``name+=value``: the joined value is bounded like any assigned one."""
+        lim = self.budget.limits.max_variable_bytes
+        if lim is not None and len(prev) + len(value) > lim:
+            raise LimitExceeded("max_variable_bytes", f"variable {name} too large")
 
     def set_array(self, name: str, elems: tuple[N.ArrayElem, ...], *, append: bool = False,
                   assoc: bool | None = None, local: bool = False, var: Var | None = None,
@@ -940,6 +957,7 @@ class Interpreter(Expander):
             d = {("0" if is_assoc else 0): old}
         else:
             d = {}
+        budget = self.budget
         # a declaration's compound value is traced expanded, each word single-quoted
         # (bash expands and requotes it before the builtin runs): `+ a=('1' ['k']='v')`
         tr: list[str] | None = [] if decl and st.options["xtrace"] else None
@@ -958,6 +976,7 @@ class Interpreter(Expander):
                         else:
                             d[pending] = self._coerce(var, w)
                             pending = None
+                    budget.charge_array(d, sum(map(len, words)) + _HELD_OVERHEAD * len(words), rname)
                 if pending is not None:
                     d[pending] = ""
                 if tr is not None:
@@ -988,6 +1007,7 @@ class Interpreter(Expander):
                         self.error(("[''" + ("]+=" if el.append else "]=") + _sh_single_quote(v) if decl
                                     else self._elem_text(el)) + ": bad array subscript")
                         continue
+                    budget.charge_array(d, len(k) + len(v) + _HELD_OVERHEAD, rname)
                     d[k] = self._coerce(var, v, d.get(k, "")) if el.append and append else self._coerce(var, v)
         else:
             # bash expands all the values first (with the old array), then evaluates each
@@ -1020,7 +1040,7 @@ class Interpreter(Expander):
             if tr is not None:
                 self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
             var.value = d
-            nxt = (max(d) + 1) if d else 0
+            nxt = top = array_top(var, d) + 1
             for key, vals, app in items:
                 if key is not None:
                     if (key if type(key) is str else key.text) in ("*", "@"):
@@ -1039,18 +1059,23 @@ class Interpreter(Expander):
                         e.subscript = True  # type: ignore[attr-defined]
                         raise
                     if i < 0:
-                        i = (max(d) + 1 if d else 0) + i
+                        i = array_top(var, d) + 1 + i
                         if i < 0:
                             kw = key if type(key) is str else key.text
                             self.error(f"[{kw}]{'+=' if app else '='}{vals[0]}: bad array subscript")
                             continue
                     # (an integer array's [i]+=v adds, as the element assignment does)
+                    budget.charge_array(d, len(vals[0]) + _HELD_OVERHEAD, rname)
                     d[i] = self._coerce(var, vals[0], d.get(i, "")) if app else self._coerce(var, vals[0])
                     nxt = i + 1
                 else:
+                    budget.charge_array(d, sum(map(len, vals)) + _HELD_OVERHEAD * len(vals), rname)
                     for w in vals:
                         d[nxt] = self._coerce(var, w)
                         nxt += 1
+                if nxt > top:
+                    top = nxt
+            var.top = (d, len(d), top - 1)
         var.value = d
         if var.attrs & EXPORT:
             st.env_cache = None
@@ -1075,6 +1100,8 @@ class Interpreter(Expander):
             raise VarError(f"{rname}: readonly variable")
         var.attrs |= ARRAY
         var.attrs &= ~ASSOC
+        # (measured before the dict is built: a split line may be millions of words)
+        self.budget.check_array(sum(map(len, vals)) + _HELD_OVERHEAD * len(vals), rname)
         var.value = {i: v for i, v in enumerate(vals)}
 
     def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
@@ -1569,36 +1596,45 @@ class Interpreter(Expander):
                and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
 
         def target() -> None:
-            child.budget.bind()  # (a thread of its own: nothing to restore)
+            b = child.budget
+            b.bind()  # (a thread of its own: nothing to restore)
             try:
-                if cat:
-                    # <(< file) is the file's contents, as $(< file) is (bash)
-                    def copy() -> int:
-                        src = child.fds.get(0)
-                        if type(src) is DirInput:
-                            return 0
-                        while src is not None:
-                            chunk = src.read(65536)
-                            if not chunk:
-                                break
-                            theirs.write(chunk)
-                        return 0
-                    child.with_redirs(c.redirs, copy)
-                else:
-                    child.run_subshell_script(body)
+                try:
+                    b.watch()  # (the watchdog interrupts it too; unwatched before the close)
+                    self._procsub_body(child, c if cat else None, body, theirs)
+                finally:
+                    b.unwatch()
             except BaseException:
                 pass
             finally:
                 theirs.close()
 
         t = threading.Thread(target=target, daemon=True)
-        t.start()
+        start_thread(t)
         fd = 63
         while fd in self.fds:
             fd -= 1
         self.fds[fd] = mine
         self.procsubs.append((fd, mine, t, p.direction))
         return f"/dev/fd/{fd}"
+
+    @staticmethod
+    def _procsub_body(child: Interpreter, cat: N.Simple | None, body: N.Script, theirs: Any) -> None:
+        if cat is not None:
+            # <(< file) is the file's contents, as $(< file) is (bash)
+            def copy() -> int:
+                src = child.fds.get(0)
+                if type(src) is DirInput:
+                    return 0
+                while src is not None:
+                    chunk = src.read(65536)
+                    if not chunk:
+                        break
+                    theirs.write(chunk)
+                return 0
+            child.with_redirs(cat.redirs, copy)
+        else:
+            child.run_subshell_script(body)
 
     def finish_procsubs(self, mark: int) -> None:
         while len(self.procsubs) > mark:
@@ -2618,11 +2654,11 @@ class Interpreter(Expander):
             child.fds[1] = pipes[i].writer
             if i < len(stderr_too) and stderr_too[i]:
                 child.fds[2] = pipes[i].writer
-            t = threading.Thread(target=self._stage, args=(child, cmds[i], i, results, errors,
-                                                           pipes[i].writer, pipes[i - 1].reader if i else None),
+            t = threading.Thread(target=self._stage_thread, args=(child, cmds[i], i, results, errors,
+                                                                  pipes[i].writer, pipes[i - 1].reader if i else None),
                                  daemon=True)
             threads.append(t)
-            t.start()
+            start_thread(t)
         last = cmds[-1]
         lastpipe = self.state.shopt["lastpipe"]
         try:
@@ -2646,21 +2682,24 @@ class Interpreter(Expander):
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
         finally:
             stopped = None
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.05)
-                    if self.budget.cancelled:
-                        for p in pipes:
-                            p.close()
-                        now = time.monotonic()
-                        if stopped is None:
-                            stopped = now
-                        elif now - stopped > _STAGE_STOP_GRACE:
-                            # a stage stuck in a long uninterruptible step (an eval parsing
-                            # 500 KB) ends at its next check; the run does not wait for it
-                            break
-            for p in pipes:
-                p.close()
+            try:
+                for t in threads:
+                    while t.is_alive():
+                        t.join(0.05)
+                        if self.budget.cancelled:
+                            for p in pipes:
+                                p.abort()  # (never blocks, where close() waits for a blocked read)
+                                p.close()
+                            now = time.monotonic()
+                            if stopped is None:
+                                stopped = now
+                            elif now - stopped > _STAGE_STOP_GRACE:
+                                # a stage stuck in a long uninterruptible step ends at its
+                                # next check; the run does not wait for it
+                                break
+            finally:
+                for p in pipes:
+                    p.close()
         return self._pipeline_status(results, errors)
 
     def _pipeline_status(self, results: list[int], errors: list[Any]) -> int:
@@ -2740,6 +2779,26 @@ class Interpreter(Expander):
             for p in pipes:
                 p.close()
         return self._pipeline_status(results, errors)
+
+    def _stage_thread(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
+                      errors: list[BaseException | None], w: Any, r: Any) -> None:
+        """A pipeline stage on a thread of its own, watched: the deadline watchdog interrupts
+        its Python code too (not only the run's thread)."""
+        b = child.budget
+        try:
+            try:
+                b.watch()
+                self._stage(child, cmd, i, results, errors, w, r)
+            finally:
+                b.unwatch()
+        except LimitExceeded as e:  # (a kick that landed between the stage's end and unwatch)
+            if errors[i] is None:
+                errors[i] = e
+                results[i] = 124
+            if w is not None:
+                w.close()
+            if r is not None:
+                r.close()
 
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
@@ -4302,6 +4361,7 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 
 _STAGE_LOCK = threading.Lock()
+_HELD_OVERHEAD = Budget.HELD_OVERHEAD
 _STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily

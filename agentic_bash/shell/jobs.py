@@ -7,7 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitExceeded
-from ..limits import Budget, Limits
+from ..limits import Budget, Limits, start_thread
 from . import nodes as N
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -115,6 +115,24 @@ class _JobBudget(Budget):
         else:
             self.root = self
 
+    def track_pipe(self, pipe: Any) -> None:
+        # the job dies with the run that started its tree (check below): so do its pipes,
+        # broken by that run's watchdog even while the job blocks in a read
+        Budget.track_pipe(self, pipe)
+        self.root.parent.track_pipe(pipe)
+
+    def due(self, now: float) -> str | None:
+        # the watchdog stops a job at its own deadline, and as soon as what check() looks
+        # at is stopped (the run that started its tree, the session)
+        why = Budget.due(self, now)
+        if why is not None or self._cancelled:
+            return why or self._reason
+        r = self.root
+        if (self.parent._cancelled or r._cancelled or r.parent._cancelled
+                or getattr(self.host, "_closed", False)):
+            return "killed"
+        return None
+
     def check(self) -> None:
         if not self._cancelled:
             r = self.root
@@ -181,25 +199,33 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
 
     def target() -> None:
         st = 1
-        child.budget.bind()  # (a thread of its own: nothing to restore)
+        b = child.budget
+        b.bind()  # (a thread of its own: nothing to restore)
         try:
-            child.fds = dict(child.fds)
-            from .streams import NullStream
-            if fds is not None:
-                child.fds.update(fds)
-                child.owned.extend(fds.values())
-            elif not getattr(sh, "_job_keep_stdin", False):
-                child.fds[0] = NullStream()
-            if type(cmd) is N.Simple:
-                child.forked_simple = True
-            st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
+            # watched: the deadline watchdog interrupts the job's Python code when its
+            # deadline passes or its run is stopped (see _JobBudget.due); unwatched before
+            # the bookkeeping below, which must always run
+            try:
+                b.watch()
+                child.fds = dict(child.fds)
+                from .streams import NullStream
+                if fds is not None:
+                    child.fds.update(fds)
+                    child.owned.extend(fds.values())
+                elif not getattr(sh, "_job_keep_stdin", False):
+                    child.fds[0] = NullStream()
+                if type(cmd) is N.Simple:
+                    child.forked_simple = True
+                st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
+            finally:
+                b.unwatch()
         except LimitExceeded:
-            st = 124 if not job.killed else 143
+            st = 124 if not job.killed else 128 + getattr(child, "kill_signal", 15)
         except BaseException:  # noqa: BLE001
             st = 1
         finally:
             if job.killed and st in (0, 124):
-                st = 143
+                st = 128 + getattr(child, "kill_signal", 15)  # (kill -9 %1: 137, as bash)
             job.status = st
             with _reg_lock:
                 live.discard(job)
@@ -214,7 +240,7 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
         job.pid_ready.set()
     t = threading.Thread(target=target, daemon=True)
     job.thread = t
-    t.start()
+    start_thread(t)
     if native:
         rem = sh.budget.remaining()
         job.pid_ready.wait(2.0 if rem is None else min(2.0, rem))

@@ -18,7 +18,7 @@ import re
 import unicodedata
 
 __all__ = [
-    "ansic_quote", "from_host", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set",
+    "ansic_quote", "from_host", "host_bytes", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set",
     "quote_single", "quote_xtrace",
 ]
 
@@ -37,6 +37,16 @@ def from_host(s: str) -> str:
     if s.isascii() or _LONE_SURROGATE.search(s) is None:
         return s
     return _LONE_SURROGATE.sub(_as_bytes, s)
+
+def host_bytes(s: str) -> bytes:
+    """Text given by the caller as bytes (a str ``stdin``): UTF-8, surrogateescape's code points
+    back to the raw bytes they stand for (so bytes decoded that way round-trip), any other lone
+    surrogate as the WTF-8 bytes from_host gives it."""
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return from_host(s).encode("utf-8", "surrogateescape")
+
 
 _BACKSLASH_CHARS = frozenset(" \t\n!\"$&'()*,;<>?[\\]^`{|}")
 _SHELL_METAS = frozenset(" \t\n'\"\\|&;()<>!{}*[?]^$`")

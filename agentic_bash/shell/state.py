@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
-    "SET_OPTIONS", "SHOPT_DEFAULTS", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "array_top", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
 ]
 
 EXPORT = 1
@@ -76,11 +76,14 @@ class Var:
     """One variable: ``value`` is a str (scalar), dict[int, str] (indexed), dict[str, str]
     (associative) or None (declared but unset)."""
 
-    __slots__ = ("value", "attrs")
+    __slots__ = ("value", "attrs", "top")
 
     def __init__(self, value: Any = None, attrs: int = 0) -> None:
         self.value = value
         self.attrs = attrs
+        # (dict, len, max key) of an indexed array, while that dict has that length and no
+        # element was unset (see array_top): `a+=(x)` finds the next index in O(1)
+        self.top: tuple[dict, int, int] | None = None
 
     def copy(self) -> Var:
         v = self.value
@@ -88,6 +91,18 @@ class Var:
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Var({self.value!r}, {self.attrs})"
+
+
+def array_top(var: Var, d: dict) -> int:
+    """The highest index of the indexed array ``d`` (var's value), -1 when empty. Cached on
+    the Var: adding keys changes the length, and unsetting an element clears the cache
+    (builtin unset), so a cached answer for the same dict and length is still right."""
+    t = var.top
+    if t is not None and t[0] is d and t[1] == len(d):
+        return t[2]
+    m = max(d) if d else -1
+    var.top = (d, len(d), m)
+    return m
 
 
 class TempScope(dict):  # type: ignore[type-arg]

@@ -16,7 +16,7 @@ except ImportError:  # pragma: no cover - non-POSIX
     _F_SETPIPE_SZ = 0
 from typing import Callable
 
-from ..limits import charge_read, check_size
+from ..limits import active_budget, charge_read, check_size
 
 __all__ = ["BoundedReads", "BytesReader", "Capture", "InputBytes", "NullStream", "Pipe", "PipeReader", "PipeWriter"]
 
@@ -267,18 +267,43 @@ class InputBytes(io.BytesIO):
         pass
 
 
+_devnull = -1
+
+
+def _null_fd() -> int:
+    """A descriptor of /dev/null (close-on-exec), opened once per process."""
+    global _devnull
+    if _devnull < 0:
+        _devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    return _devnull
+
+
 class PipeWriter:
     """Write end of an OS pipe; EPIPE becomes BrokenPipeError (the stage then ends with 141)."""
 
-    __slots__ = ("fd", "closed", "lock")
+    __slots__ = ("fd", "closed", "lock", "broken", "__weakref__")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.closed = False
+        self.broken = False
         self.lock = threading.Lock()
 
+    def abort(self) -> None:
+        """The run is stopped (any thread may call it): the pipe loses this writer now, so a
+        reader blocked in read() gets EOF; later writes fail with EPIPE. The descriptor
+        number stays taken (/dev/null is put in its place) until close(), so no other file
+        can get it while a stage still holds it."""
+        with self.lock:
+            if not self.closed and not self.broken:
+                self.broken = True
+                try:
+                    os.dup2(_null_fd(), self.fd, inheritable=False)
+                except OSError:
+                    pass
+
     def write(self, data: bytes) -> int:
-        if self.closed:
+        if self.closed or self.broken:
             raise BrokenPipeError(errno.EPIPE, "Broken pipe")
         mv = memoryview(data)
         total = len(mv)
@@ -379,12 +404,39 @@ class BoundedReads:
 
 
 
+class _RawPipe(io.FileIO):
+    """The descriptor under a PipeReader: abort() may replace it from another thread while a
+    read holds the reader's buffer lock, so closing and aborting share a lock of their own."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd, "rb", closefd=True)
+        self._fdlk = threading.Lock()
+
+    def close(self) -> None:
+        with self._fdlk:
+            super().close()
+
+    def abort(self) -> None:
+        with self._fdlk:
+            if not self.closed:
+                try:
+                    os.dup2(_null_fd(), self.fileno(), inheritable=False)
+                except OSError:
+                    pass
+
+
 class PipeReader(BoundedReads, io.BufferedReader):
     """Read end of an OS pipe with idempotent close (safe to call from any thread)."""
 
     def __init__(self, fd: int) -> None:
-        super().__init__(io.FileIO(fd, "rb", closefd=True), 65536)
+        self._rawp = _RawPipe(fd)
+        super().__init__(self._rawp, 65536)
         self._lk = threading.Lock()
+
+    def abort(self) -> None:
+        """The run is stopped: the pipe loses this reader now (a writer blocked on a full
+        pipe gets EPIPE) and later reads see EOF (see PipeWriter.abort)."""
+        self._rawp.abort()
 
     def close(self) -> None:
         with self._lk:
@@ -402,12 +454,24 @@ class Pipe:
     def __init__(self) -> None:
         r, w = os.pipe()
         if _F_SETPIPE_SZ:
-            try:  # fewer thread hand-offs for bulk data (Linux); harmless if refused
-                fcntl.fcntl(w, _F_SETPIPE_SZ, 1 << 20)
+            # Linux's default 64 KiB, as bash's pipes hold: a writer that is more than that
+            # ahead of a reader which quits (`seq 100000 | head -1`) ends with SIGPIPE's 141
+            # as under bash (a 1 MiB pipe let it finish with 0; bulk speed was the same)
+            try:
+                fcntl.fcntl(w, _F_SETPIPE_SZ, 1 << 16)
             except OSError:
                 pass
         self.reader = PipeReader(r)
         self.writer = PipeWriter(w)
+        b = active_budget()
+        if b is not None:
+            # (each end: the Pipe itself is often dropped while its ends are in use)
+            b.track_pipe(self.reader)  # broken at once when the run stops (Budget.abort_pipes)
+            b.track_pipe(self.writer)
+
+    def abort(self) -> None:
+        self.writer.abort()
+        self.reader.abort()
 
     def close(self) -> None:
         self.writer.close()

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import os
+import time
 
 from agentic_bash.isolation import layerscan
 from agentic_bash.isolation.layerscan import LayerScanner
+
+
+def _settle() -> None:
+    """Let the last change age past the scanner's settle window (a wait for time to pass, not
+    for a state: with coarse timestamps a change within the window would not move ctime)."""
+    time.sleep(layerscan._SETTLED_NS / 1e9 + 0.02)
 
 
 def _uppers(tmp_path) -> list[dict[str, str]]:  # noqa: ANN001
@@ -17,9 +24,9 @@ def _uppers(tmp_path) -> list[dict[str, str]]:  # noqa: ANN001
     return out
 
 
-def test_changes_in_empty_and_full_uppers(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setattr(layerscan, "_SETTLED_NS", 0)   # the skip applies at once
+def test_changes_in_empty_and_full_uppers(tmp_path) -> None:  # noqa: ANN001
     ups = _uppers(tmp_path)
+    _settle()
     sc = LayerScanner(ups)
     assert sc.changes() == (set(), set(), set())
     assert all(k is not None for k in sc._empty)   # three empty uppers, remembered
@@ -30,6 +37,7 @@ def test_changes_in_empty_and_full_uppers(tmp_path, monkeypatch) -> None:  # noq
     (tmp_path / "tmp" / "a").write_bytes(b"22")
     assert sc.changes() == (set(), {"/tmp/a"}, set())
     os.unlink(tmp_path / "tmp" / "a")
+    _settle()
     assert sc.changes() == (set(), set(), {"/tmp/a"})
     # empty again: remembered again, and a new entry is still seen at once
     assert sc._empty[2] is not None
@@ -48,8 +56,9 @@ def test_a_fresh_change_is_not_trusted_as_settled(tmp_path, monkeypatch) -> None
 
 
 def test_unchanged_empty_upper_is_not_read(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setattr(layerscan, "_SETTLED_NS", 0)
-    sc = LayerScanner(_uppers(tmp_path))
+    ups = _uppers(tmp_path)
+    _settle()
+    sc = LayerScanner(ups)
     calls = []
     real = layerscan._scan_dir
     monkeypatch.setattr(layerscan, "_scan_dir", lambda *a: calls.append(a) or real(*a))
@@ -60,9 +69,10 @@ def test_unchanged_empty_upper_is_not_read(tmp_path, monkeypatch) -> None:  # no
     assert [a[0] for a in calls] == [str(tmp_path / "etc")]
 
 
-def test_note_forgets_the_empty_mark(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setattr(layerscan, "_SETTLED_NS", 0)
-    sc = LayerScanner(_uppers(tmp_path))
+def test_note_forgets_the_empty_mark(tmp_path) -> None:  # noqa: ANN001
+    ups = _uppers(tmp_path)
+    _settle()
+    sc = LayerScanner(ups)
     (tmp_path / "tmp" / "api").write_bytes(b"x")   # written through the file API
     sc.note("/tmp/api")
     assert sc._empty[2] is None
