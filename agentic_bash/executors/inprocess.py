@@ -866,7 +866,7 @@ class InProcessExecutor:
                 return self._call(sh, spec.fn, argv)
         if path is not None:
             if self.native is not None and not self.prefer_inprocess:
-                return self._spawn(sh, normalize(path, st.cwd), argv)
+                return self._spawn(sh, normalize(path, st.cwd), argv, spelled=path)
             # a file of the user's on PATH (a script, or one shadowing a command of ours)
             return self._run_path(sh, path, argv)
         if spec is not None:
@@ -925,7 +925,7 @@ class InProcessExecutor:
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
-            return self._spawn(sh, p, argv)
+            return self._spawn(sh, p, argv, spelled=name)
         if b"provided in-process by agentic-bash" in head[:200]:
             # a placeholder whose implementation did not load: say so, never "succeed" silently
             why = getattr(self.registry, "why_missing", lambda n: None)(base)
@@ -1026,8 +1026,8 @@ class InProcessExecutor:
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
 
-    def _spawn(self, sh: Interpreter, path: str, argv: list[str]) -> int:
-        return _spawn_native(self, sh, path, argv)
+    def _spawn(self, sh: Interpreter, path: str, argv: list[str], spelled: str | None = None) -> int:
+        return _spawn_native(self, sh, path, argv, spelled)
 
     # ------------------------------------------------------------------ files
     def read_file(self, path: str) -> bytes:
@@ -1616,7 +1616,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 2
         src = rest[0]
         child.script_name = rest[1] if len(rest) > 1 else ("sh" if dash else "bash")
-        st.arg0 = rest[1] if len(rest) > 1 else argv[0]
+        eo = getattr(sh, "exec_opts", None)  # `exec -a NAME sh -c ...`: $0 is NAME
+        st.arg0 = rest[1] if len(rest) > 1 else eo[0] if eo and eo[0] is not None else argv[0]
         st.positional = rest[2:]
         child.exec_string = src
         who = "-c"
@@ -1724,7 +1725,60 @@ def _safe(fn: Callable[[], bool]) -> bool:
         return False
 
 
-def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str]) -> int:
+def _is_exec_file(ex: InProcessExecutor, path: str) -> bool:
+    try:
+        s = ex.fs.stat(path)
+    except OSError:
+        return False
+    return bool(s.is_file and s.st_mode & 0o111)
+
+
+def _exec_name(spelled: str | None, exe: str, real_cwd: str) -> str:
+    """The file name to hand execve: the path as bash spells it (``./x.sh``, ``bin/tool``;
+    a script's interpreter gets it as $0 / sys.argv[0]) where it names the same file from
+    the child's cwd, else the resolved one."""
+    if not spelled or spelled == exe or spelled.startswith("/") or "/" not in spelled:
+        return exe
+    try:
+        same = os.path.samefile(os.path.join(real_cwd, spelled), exe)
+    except (OSError, ValueError):
+        same = False
+    return spelled if same else exe
+
+
+def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], shown: str,
+            err: int) -> int:
+    """What bash does when execve refuses an existing file: ENOEXEC runs a text file as a
+    shell script in a new shell (a binary one is refused), ENOENT means its interpreter is
+    missing, another error with a `#!` line names the interpreter."""
+    try:
+        with ex.fs.open(path, "rb") as f:
+            head = f.read(80)
+    except OSError:
+        head = b""
+    if err == errno.ENOEXEC:
+        nl, nul = head.find(b"\n"), head.find(b"\0")
+        if nul >= 0 and (nl < 0 or nul < nl):
+            sh.error(f"{shown}: cannot execute binary file: Exec format error")
+            return 126
+        return run_nested_shell(sh, ["bash", path] + argv[1:], script_name=shown)
+    if err == errno.ENOENT:
+        sh.error(f"{shown}: cannot execute: required file not found")
+        return 127
+    if head.startswith(b"#!"):
+        line = head[2:].split(b"\n", 1)[0]
+        interp = line.strip(b" \t").split(None, 1)[0] if line.strip(b" \t") else b""
+        if interp.endswith(b"\r"):
+            interp = interp[:-1] + b"^M"
+        sh.error(f"{shown}: {interp.decode('utf-8', 'surrogateescape')}: bad interpreter: "
+                 f"{os.strerror(err)}")
+        return 126
+    sh.error(f"{shown}: {os.strerror(err)}")
+    return 126
+
+
+def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
+                  spelled: str | None = None) -> int:
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
     pumps: list[threading.Thread] = []
     close_after: list[int] = []
@@ -1792,6 +1846,14 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         return r
 
     env = dict(sh.state.environ())
+    exec_opts = getattr(sh, "exec_opts", None)
+    if exec_opts is not None:
+        # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment
+        a0, clear = exec_opts
+        if a0 is not None:
+            argv = [a0] + argv[1:]
+        if clear:
+            env = {}
     if any("\0" in a for a in argv):
         argv = [a.split("\0", 1)[0] for a in argv]  # execve takes C strings: cut at a NUL
     if any("\0" in v for v in env.values()):
@@ -1801,10 +1863,11 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         extra = _extra_fds(sh, argv, fd_for, close_after) if len(sh.fds) > 3 else None
         real_cwd = ex.fs.real_path(sh.state.cwd) if hasattr(ex.fs, "real_path") else sh.state.cwd
         exe = ex.fs.real_path(path) if hasattr(ex.fs, "real_path") else path
+        exe = _exec_name(spelled, exe or path, real_cwd or "/")
         tty = ex._tty
         # a run(tty=...): the child writing to the terminal gets it as controlling terminal
         ctty = tty is not None and fout == tty.slave
-        proc = ex.native.spawn(argv, executable=exe or path, env=env, cwd=real_cwd or "/",
+        proc = ex.native.spawn(argv, executable=exe, env=env, cwd=real_cwd or "/",
                                stdin=fin, stdout=fout, stderr=ferr, pgid=None,
                                ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}),
                                **({"fds": extra} if extra else {}), umask=sh.state.umask,
@@ -1818,7 +1881,11 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if e.errno == errno.EAGAIN:  # Limits.max_processes: like bash's failed fork
             sh.error(f"fork: {os.strerror(e.errno)}")
             return 254
-        sh.error(f"{argv[0]}: {os.strerror(e.errno or 2)}")
+        # bash names the file as it found it (a PATH entry joined on, or as typed)
+        shown = spelled if spelled and "/" in spelled else argv[0]
+        if e.errno not in (errno.E2BIG, errno.ENOMEM, None) and _is_exec_file(ex, path):
+            return _noexec(ex, sh, path, argv, shown, e.errno)
+        sh.error(f"{shown}: {os.strerror(e.errno or 2)}")
         return 126 if e.errno == 13 else 127
     except subprocess.SubprocessError as e:  # (the child's setup failed before exec)
         for fd in close_after + list(outs):
@@ -1865,7 +1932,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
-    if rc > 128 and job is None and not sh.is_subshell:
+    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub:
+        # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
+        # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)
     return rc
 
@@ -1880,7 +1949,12 @@ def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None
         name = signal.strsignal(sig) or f"Unknown signal {sig}"
     except ValueError:
         name = f"Unknown signal {sig}"
-    if sig == signal.SIGTERM:
+    try:
+        trapped = signal.Signals(sig).name[3:] in sh.state.traps
+    except ValueError:
+        trapped = False
+    if sig == signal.SIGTERM or trapped:
+        # (bash: a signal the shell traps is reported by its bare name too)
         sh.write_err(f"{name}\n".encode())
         return
     import shlex

@@ -233,9 +233,46 @@ def b_test(sh: Interpreter, argv: list[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- cd & dirs
+def _physical_path(sh: Interpreter, path: str) -> str:
+    """Absolute ``path`` resolved one component at a time as the kernel does (a symlink
+    replaced by its target before the next ``..``); OSError as chdir(2) would fail."""
+    todo = [c for c in reversed(path.split("/")) if c and c != "."]
+    out: list[str] = []
+    hops = 0
+    while todo:
+        c = todo.pop()
+        if c == "..":
+            if out:
+                out.pop()
+            continue
+        cur = "/" + "/".join(out + [c])
+        s = sh.fs.lstat(cur)
+        if s.is_symlink:
+            hops += 1
+            if hops > 40:
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+            t = sh.fs.readlink(cur)
+            if t.startswith("/"):
+                out = []
+            todo.extend(x for x in reversed(t.split("/")) if x and x != ".")
+            continue
+        if todo and not s.is_dir:
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        out.append(c)
+    return "/" + "/".join(out)
+
+
 def _chdir(sh: Interpreter, target: str, *, physical: bool = False) -> str | None:
     """Change directory; returns an error message or None."""
     st = sh.state
+    if physical:
+        # -P: chdir(2) resolves each `..` after the symlinks before it (`cd -P lnk/..` is
+        # the link target's parent; from a logical cwd under a link too), as the kernel does
+        raw = target if target.startswith("/") else st.cwd.rstrip("/") + "/" + target
+        try:
+            target = _physical_path(sh, raw)
+        except OSError as e:
+            return f"{target}: {os.strerror(e.errno or errno.ENOENT)}"
     if ".." in target.split("/"):
         # bash's canonicalization checks that what precedes each `..` is a directory:
         # `cd /nonexistent/..` fails instead of landing in /
@@ -319,9 +356,12 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
         target = args[0]
         if target == "-":
             old = sh.get_scalar("OLDPWD")
-            if not old:
+            if old is None:
                 sh.error("cd: OLDPWD not set")
                 return 1
+            if not old:
+                _out(sh, "\n")  # (bash: an empty OLDPWD is `cd ""`, its name printed)
+                return 0
             target = old
             print_dir = True
         elif target == "":
@@ -1880,6 +1920,15 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
     args = r[1]  # type: ignore[index]
     if not args:
         return 0
+    a0: str | None = None
+    clear = False
+    for c, v in r[0]:  # type: ignore[index]
+        if c == "a":
+            a0 = v
+        elif c == "c":
+            clear = True
+    if any(c == "l" for c, _ in r[0]):  # type: ignore[index]
+        a0 = "-" + (a0 if a0 is not None else args[0])
     fn = BUILTINS.get(args[0])
     if fn is None and sh.host is not None and "/" not in args[0] and not sh.host.can_run(sh, args[0]):
         sh.error(f"exec: {args[0]}: not found")
@@ -1890,7 +1939,13 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
             if sh.state.shopt.get("execfail"):
                 return st
             raise ExitShell(st)
-    st = _dispatch_no_func(sh, args)
+    if a0 is not None or clear:
+        # a native program's argv[0] and environment (executors/inprocess.py)
+        sh.exec_opts = (a0, clear)  # type: ignore[attr-defined]
+    try:
+        st = _dispatch_no_func(sh, args)
+    finally:
+        sh.exec_opts = None  # type: ignore[attr-defined]
     raise ExitShell(st)
 
 

@@ -361,6 +361,7 @@ class Interpreter(Expander):
     # a simple command forked as a pipeline stage or background job: its own failure is the
     # child's exit status, never an ERR trap in the child
     forked_simple = False
+    in_cmdsub = False
 
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
@@ -455,6 +456,7 @@ class Interpreter(Expander):
         d["forked_simple"] = False
         if cmdsub:
             d["loop_depth"] = 0
+            d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
         d["_arith_ctx"] = _arith_context(av)
         if cmdsub and not state.shopt.get("inherit_errexit"):
             cst.options["errexit"] = False  # a copy (ShellState.fork)

@@ -1,0 +1,120 @@
+"""Scripts that mix builtins, in-process tools and native programs act as under bash: $0 of scripts, exec -a, no-shebang files, SIGPIPE statuses, cd -P, signal reports (differential)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only"),
+              pytest.mark.timeout(300)]
+
+_X = "chmod +x"
+# every case is run by /bin/bash in an empty directory and by the sandbox in its own; python3
+# stands for any native program
+CASES = [
+    # a writer more than a pipe's 64 KiB ahead of a reader that quits dies of SIGPIPE
+    "seq 100000 | head -1; echo ${PIPESTATUS[@]}",
+    "seq 100000 | sed 1q; echo ${PIPESTATUS[@]}",
+    "printf '%s\\n' {1..100000} | head -1; echo ${PIPESTATUS[@]}",
+    "seq 100000 | grep -m1 5; echo ${PIPESTATUS[@]}",
+    "seq 100000 > f; tr 1 2 < f | head -1; echo ${PIPESTATUS[@]}",
+    "seq 100000 | python3 -c 'print(input())'; echo ${PIPESTATUS[@]}",
+    "set -o pipefail; seq 100000 | head -1; echo $?",
+    "set -eo pipefail; seq 100000 | head -1; echo not reached",
+    "seq 3 | head -1; echo ${PIPESTATUS[@]}",
+    # a script's interpreter gets the file name as bash spelled it ($0, sys.argv[0])
+    f"printf '#!/bin/sh\\necho sh $0 $1\\n' > x.sh; {_X} x.sh; ./x.sh arg",
+    f"printf '#!/usr/bin/env python3\\nimport sys; print(sys.argv)\\n' > p.py; {_X} p.py; ./p.py a b; "
+    "mkdir s; cd s; ../p.py",
+    f"mkdir bin; printf '#!/bin/sh\\necho $0\\n' > bin/foo; {_X} bin/foo; PATH=bin:$PATH; foo",
+    f"printf '#!/bin/sh\\necho $0\\n' > foo; {_X} foo; PATH=:$PATH; foo",
+    f"printf '#!/bin/sh\\necho $0\\n' > q.sh; {_X} q.sh; mkdir -p k/l; ln -s ../../q.sh k/l/q; k/l/q; "
+    "cd k; ./l/q",
+    # an executable text file without `#!` is run by a new shell; a binary one is refused
+    f"printf 'echo noshebang $0 $1; echo ${{BASH_VERSION:+isbash}}\\n' > y.sh; {_X} y.sh; ./y.sh arg; "
+    "echo rc=$?",
+    f"printf 'echo in $0 $1; exit 3\\n' > y.sh; {_X} y.sh; mkdir b; mv y.sh b/; PATH=$PWD/b:$PATH; "
+    "y.sh q | sed \"s|$PWD|P|\"; echo ${PIPESTATUS[0]}",
+    f"printf 'x=1\\nf(){{ echo f$x; }}\\nf\\n' > z; {_X} z; ./z; f 2>/dev/null || echo nof",
+    f"printf 'ab\\x00cd\\n' > bin2; {_X} bin2; ./bin2; echo $?",
+    # execve's other refusals, in bash's words
+    f"printf '#!/nonexistent/interp\\necho\\n' > bad.sh; {_X} bad.sh; ./bad.sh; echo $?",
+    f"printf '#!/bin/sh\\r\\necho\\n' > crlf.sh; {_X} crlf.sh; ./crlf.sh; echo $?",
+    "mkdir bin; printf 'echo mine\\n' > bin/foo; PATH=$PWD/bin:$PATH; foo 2>&1 | sed \"s|$PWD|P|\"; "
+    "echo ${PIPESTATUS[0]}",
+    # exec -a / -l name a native program's argv[0] (dash: the host's, a real binary; sh is ours)
+    "exec -a myname dash -c 'echo $0'",
+    "exec -l dash -c 'echo $0'",
+    "X=1 exec -c dash -c 'echo ${X:-none}'",
+    "exec -a myname sh -c 'echo $0'",
+    "exec -a zz sh -c 'echo $0' a b",
+    # cd -P resolves `..` after the symlink before it, as chdir(2) does
+    "mkdir -p r/s; ln -s r/s lnk; cd -P lnk/..; ls; pwd | sed 's|.*/||'",
+    "mkdir -p r/s; ln -s r/s lnk; cd lnk/..; ls; cd -P lnk/../s; echo $?",
+    "mkdir -p r/s; ln -s r/s lnk; cd lnk; cd -P ..; ls",
+    "cd -P /nonexistent/..; echo $?",
+    "OLDPWD=; cd -; echo $?",
+    # a native program a signal ended is reported as bash does, in a subshell too
+    "python3 -c 'import os; os.abort()'; echo $?",
+    "(python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'; echo in)",
+    "{ python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'; echo in; } 2>&1 | cat",
+    "python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)'; echo $?",
+    "x=$(python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'); echo $?",
+    "python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)' | cat; echo $?",
+    "trap 'echo t' SEGV; python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'; echo $?",
+]
+
+# bash's report of a command a signal ended, `bash: line 2:  4242 Killed    cmd`: its pid
+# differs and bash's line number there is its parser's (not always the command's), so only
+# the signal's name and the command are compared
+_REPORT = re.compile(r"^bash: (?:line \d+: )? *\d+ (\S.*?) {2,}(.*)$", re.M)
+
+
+def _norm(err: str) -> str:
+    return _REPORT.sub(r"REPORT \1: \2", err)
+
+
+def _bash(script: str, cwd: str) -> tuple[str, str, int]:
+    # the script on stdin, as a run is (errors read "bash: line N: ..."); a subshell, so what
+    # one case sets stays in it
+    p = subprocess.run(["bash"], executable="/bin/bash", input=f"(\n{script}\n)",
+                       capture_output=True, text=True, cwd=cwd,
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
+                       timeout=60)
+    return _norm(p.stdout), _norm(p.stderr), p.returncode
+
+
+@pytest.fixture(scope="module", params=["none", "namespace"])
+def sandbox(request, tmp_path_factory):
+    from agentic_bash import Sandbox
+    if request.param == "namespace":
+        from agentic_bash.isolation.plan import plan
+        from agentic_bash.isolation.probe import probe
+        if plan("namespace", probe()).level != "namespace":
+            pytest.skip("no kernel sandbox here")
+    for tool in ("python3", "seq", "sed", "dash"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        kw = {"workdir": str(tmp_path_factory.mktemp("ws"))} if request.param == "none" else {}
+        sb = Sandbox(isolation=request.param, **kw)
+    yield sb
+    sb.close()
+
+
+@pytest.mark.parametrize("script", CASES)
+def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
+    want = _bash(script, str(tmp_path))
+    d = f"t{abs(hash(script))}"
+    sandbox.run(f"mkdir -p {d}")
+    sandbox.run(f"cd {d}")
+    r = sandbox.run(f"(\n{script}\n)", timeout=60)
+    sandbox.run("cd ..")
+    assert (_norm(r.stdout), _norm(r.stderr), r.exit_code) == want, script
