@@ -604,29 +604,32 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     pidfd = proc._pidfd
     rc: int | None = None
     try:
-        while True:
-            left = remaining()
-            tmo = 0.05 if left is None else max(0.001, min(0.05, left))
-            if outs:
-                waitset = list(outs) + ([pidfd] if pidfd is not None else [])
-                try:
-                    ready = readable(waitset, tmo)
-                except (OSError, ValueError):
-                    ready = []
-                for r in ready:
-                    if r != pidfd:
-                        _copy_once(r, outs)
-                if pidfd is None or pidfd in ready:
-                    rc = proc.poll()
-            else:
-                rc = proc.wait(tmo)
-            if rc is not None:
-                break
-            try:
+        try:
+            while True:
+                left = remaining()
+                tmo = 0.05 if left is None else max(0.001, min(0.05, left))
+                if outs:
+                    waitset = list(outs) + ([pidfd] if pidfd is not None else [])
+                    try:
+                        ready = readable(waitset, tmo)
+                    except (OSError, ValueError):
+                        ready = []
+                    for r in ready:
+                        if r != pidfd:
+                            _copy_once(r, outs)
+                    if pidfd is None or pidfd in ready:
+                        rc = proc.poll()
+                else:
+                    rc = proc.wait(tmo)
+                if rc is not None:
+                    break
                 check()
-            except BaseException:
+        except BaseException:
+            # check() raising, or the deadline watchdog's exception landing anywhere in this
+            # loop (it interrupts job and stage threads too): the child never outlives it
+            if rc is None:
                 terminate([proc])
-                raise
+            raise
         # the child is gone: take what is already buffered; a pipe kept open by a grandchild
         # continues on a thread
         for _ in range(256):
