@@ -99,6 +99,12 @@ class NativeProcess:
     def returncode(self) -> int | None:
         return self._status
 
+    @property
+    def signaled(self) -> bool:
+        """Whether a signal ended it (a status above 128 may also be a plain exit code)."""
+        rc = getattr(self._popen, "returncode", None)
+        return rc is not None and rc < 0
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self._status is None:
             try:

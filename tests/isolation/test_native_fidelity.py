@@ -1,4 +1,4 @@
-"""Scripts that mix builtins, in-process tools and native programs act as under bash: $0 of scripts, exec -a, no-shebang files, SIGPIPE statuses, cd -P, signal reports (differential)."""
+"""Scripts that mix builtins, in-process tools and native programs act as under bash: $0 of scripts, exec -a, no-shebang files, SIGPIPE statuses, cd -P, signal reports, jobs/wait/disown (differential)."""
 
 from __future__ import annotations
 
@@ -68,6 +68,24 @@ CASES = [
     "x=$(python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'); echo $?",
     "python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)' | cat; echo $?",
     "trap 'echo t' SEGV; python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'; echo $?",
+    # ... a status above 128 that is a plain exit code is not
+    "timeout --preserve-status 0.3 sleep 3; echo $?",
+    "python3 -c 'exit(137)'; echo $?; dash -c 'exit 139'; echo $?",
+    # ... nor a background job, once waited for (SIGTERM's is not)
+    "sleep 10 & kill -9 $!; wait $!; echo $?",
+    "sleep 10 & kill -SEGV $!; wait -n; echo $?",
+    "sleep 10 & kill $!; wait; echo $?",
+    "x=$(sleep 10 & kill -9 $!; wait); echo \"[$x] $?\"",
+    # jobs, disown and wait options
+    "sleep 0.5 & jobs -l | sed 's/ *[0-9][0-9]* / PID /'; jobs; wait",
+    "sleep 0.3 & disown -h %1; jobs; wait",
+    "sleep 0.3 & sleep 0.3 & disown -a; jobs; echo $?",
+    "sleep 0.3 & disown %2; echo $?; disown; jobs; echo $?",
+    "disown; echo $?",
+    "sleep 0.1 & p=$!; wait -n -p v; echo $? $([ \"$v\" = \"$p\" ] && echo same)",
+    "sleep 0.1 & q=$!; wait -p z $q; echo $([ \"$z\" = \"$q\" ] && echo pid)",
+    "(exit 3) & r=$!; sleep 0.5 & wait -n -p y $r; echo \"$? $([ \"$y\" = \"$r\" ] && echo r)\"; wait",
+    "u=5; wait -p u; echo \"u=${u-unset} $?\"",
 ]
 
 # bash's report of a command a signal ended, `bash: line 2:  4242 Killed    cmd`: its pid
