@@ -734,6 +734,12 @@ def stdin_handoff(stream: object) -> tuple[int, Callable[[], None]] | None:
             except (OSError, ValueError):
                 pass
         return fd, sync_file
+    rawp = getattr(stream, "_rawp", None)
+    if getattr(rawp, "nread", None) == 0:
+        # a PipeReader that never buffered a byte: all that is unread is in the pipe (what
+        # `read` peeked at may go: the child can take it)
+        rawp.handoffs += 1  # type: ignore[union-attr]
+        return fd, _noop
     # A pipe behind a buffer: bytes already buffered must reach the child first, so those
     # (rare) cases are pumped. Looking costs no input: with O_NONBLOCK an empty buffer's
     # peek returns b"" at once; it may buffer what is already in the pipe, which the pump

@@ -2484,6 +2484,10 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         return 0 if timed is None or timed.ready() else 1
     if timed is not None:
         stream = timed
+    elif getattr(getattr(stream, "_rawp", None), "nread", None) == 0 and not stream.closed:
+        # a pipe no buffered reader has taken from: read it a byte at a time, as bash does,
+        # so the rest stays in the pipe for the commands that follow (a native one too)
+        stream = _PipeBytes(stream._rawp)
     try:
         data, eof = _read_record(sh, stream, delim, nchars, exact, raw)
     except OSError as e:
@@ -2572,6 +2576,89 @@ class _TimedInput:
             return False
         finally:
             os.set_blocking(self.fd, True)
+
+
+class _PipeBytes:
+    """``read``'s view of a pipe: it takes no byte past the record, as bash's one-byte
+    reads do, but finds the record's end by looking at the pipe's head with tee(2) (which
+    copies without consuming) and takes the line with one read(2); where tee is missing,
+    a byte at a time."""
+
+    __slots__ = ("raw", "fd")
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.fd = raw.fileno()
+
+    def _head(self) -> bytes:
+        """Bytes at the pipe's head, not taken (b"" when none are there yet)."""
+        raw = self.raw
+        if raw.peeked and raw.peeked_at == raw.handoffs:
+            return raw.peeked  # (only `read` took from the pipe since: still its head)
+        tee = _tee()
+        if tee is None:
+            return b""
+        sc = raw.scratch
+        if sc is None:
+            try:
+                sc = raw.scratch = os.pipe()
+            except OSError:
+                return b""
+        n = tee(self.fd, sc[1], 65536, 2)  # SPLICE_F_NONBLOCK
+        if n <= 0:
+            return b""  # empty (EAGAIN), at EOF, or no pipe (EINVAL): a one-byte read decides
+        data = os.read(sc[0], n)
+        raw.peeked, raw.peeked_at = data, raw.handoffs
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        if size != 1:
+            raise io.UnsupportedOperation("read(1) only")
+        self.raw.peeked = b""
+        return os.read(self.fd, 1)
+
+    def readline(self, size: int = -1) -> bytes:
+        buf = bytearray()
+        raw = self.raw
+        fd = self.fd
+        while size < 0 or len(buf) < size:
+            head = self._head()
+            if head:
+                want = len(head) if size < 0 else min(len(head), size - len(buf))
+                k = head.find(b"\n", 0, want)
+                take = k + 1 if k >= 0 else want
+                got = os.read(fd, take)
+                raw.peeked = head[len(got):] if head[:len(got)] == got else b""
+                buf += got
+                if not got or got.endswith(b"\n"):
+                    break
+                continue
+            raw.peeked = b""
+            c = os.read(fd, 1)  # (blocks until the writer writes or closes)
+            if not c:
+                break
+            buf += c
+            if c == b"\n":
+                break
+        return bytes(buf)
+
+
+_TEE: Any = None
+
+
+def _tee() -> Any:
+    """libc's tee(2), or None."""
+    global _TEE
+    if _TEE is None:
+        try:
+            import ctypes
+            fn = ctypes.CDLL(None, use_errno=True).tee
+            fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_size_t, ctypes.c_uint]
+            fn.restype = ctypes.c_ssize_t
+            _TEE = fn
+        except (OSError, AttributeError):
+            _TEE = False
+    return _TEE or None
 
 
 def _timed_input(stream: Any, timeout: float) -> _TimedInput | None:
