@@ -1932,7 +1932,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
-    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub:
+    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub \
+            and getattr(proc, "signaled", True):
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
         # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)

@@ -99,6 +99,12 @@ class NativeProcess:
     def returncode(self) -> int | None:
         return self._status
 
+    @property
+    def signaled(self) -> bool:
+        """Whether a signal ended it (a status above 128 may also be a plain exit code)."""
+        rc = getattr(self._popen, "returncode", None)
+        return rc is not None and rc < 0
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self._status is None:
             try:
@@ -733,6 +739,12 @@ def stdin_handoff(stream: object) -> tuple[int, Callable[[], None]] | None:
             except (OSError, ValueError):
                 pass
         return fd, sync_file
+    rawp = getattr(stream, "_rawp", None)
+    if getattr(rawp, "nread", None) == 0:
+        # a PipeReader that never buffered a byte: all that is unread is in the pipe (what
+        # `read` peeked at may go: the child can take it)
+        rawp.handoffs += 1  # type: ignore[union-attr]
+        return fd, _noop
     # A pipe behind a buffer: bytes already buffered must reach the child first, so those
     # (rare) cases are pumped. Looking costs no input: with O_NONBLOCK an empty buffer's
     # peek returns b"" at once; it may buffer what is already in the pipe, which the pump
