@@ -453,3 +453,22 @@ def test_kill_minus_one_signals_everything_but_the_shell(runner: Runner, script:
         if "No such process" in exp.stderr:
             assert _PREFIX.sub("", r.stderr) == _PREFIX.sub("", exp.stderr)
         assert sb.run("echo ok").stdout == "ok\n"
+
+
+def test_settling_a_growing_job_tree_stops_at_the_deadline(runner: Runner) -> None:
+    # the run waits a moment for the jobs it started (their output belongs to it), up to 2 s
+    # for a tree that keeps growing (here one job more every 0.2 s): never past the deadline
+    # (a script ending near it returned ~2 s late with status 0 and timed_out False)
+    if runner.mode != "virtual":
+        pytest.skip("in-process jobs: the namespace level's bomb is native processes")
+    r = runner.contract("sleep 1; g(){ sleep 0.2; g & sleep 10; }; g & echo end", timeout=1.5)
+    assert r.stdout == "end\n"
+
+
+def test_a_low_ulimit_n_with_a_process_substitution_is_no_internal_error(runner: Runner) -> None:
+    # found by benchmarks/contract_fuzz.py (namespace): the shell's RLIMIT_NOFILE was applied
+    # before fd 63 was moved into place in the child: SubprocessError out of preexec
+    with ab.Sandbox(isolation=runner.mode) as sb:  # (ulimit -n sticks to the session)
+        r = sb.run("ulimit -n 3; tail -n1 < <(echo hi); echo st=$?", timeout=20)
+        assert "internal error" not in r.stderr, r
+        assert r.stdout.startswith(("hi\n", "st=")) and r.stdout.endswith("\n"), r
