@@ -3026,6 +3026,12 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if job is None:
             sh.error(f"kill: {target}: no such job")
             return 1
+        nat = getattr(job, "native", None)
+        if nat is not None and job.single and sig in SIGNALS and nat.poll() is None:
+            # a job that is one native command: bash signals its process group, which may
+            # trap the signal or ignore it (the job then goes on)
+            nat.kill_group(SIGNALS[sig])
+            return 0
     elif target.lstrip("-").isdigit():
         pid = int(target)
         if pid == -1:

@@ -86,6 +86,17 @@ CASES = [
     "sleep 0.1 & q=$!; wait -p z $q; echo $([ \"$z\" = \"$q\" ] && echo pid)",
     "(exit 3) & r=$!; sleep 0.5 & wait -n -p y $r; echo \"$? $([ \"$y\" = \"$r\" ] && echo r)\"; wait",
     "u=5; wait -p u; echo \"u=${u-unset} $?\"",
+    # `kill %N` of a job that is one native command sends it the real signal (it may trap it)
+    # (the program makes `ready` once its handler is in place)
+    "python3 -c 'import signal, time; signal.signal(signal.SIGTERM, lambda *a: print(\"caught\", flush=True)); "
+    "open(\"ready\", \"w\").close(); time.sleep(1)' & until [ -e ready ]; do sleep 0.05; done; "
+    "kill %1; wait %1; echo $?",
+    "python3 -c 'import signal, time; signal.signal(signal.SIGUSR1, lambda *a: print(\"usr1\", flush=True)); "
+    "open(\"ready\", \"w\").close(); time.sleep(1)' & until [ -e ready ]; do sleep 0.05; done; "
+    "kill -USR1 %1; wait %1; echo $?",
+    "sleep 5 & kill -9 %1; wait %1; echo $?",
+    "{ sleep 1; echo after; } & sleep 0.2; kill %1; wait %1; echo $?",
+    "sleep 5 | cat & sleep 0.2; kill %1; wait %1; echo $?",
     # `read` takes no byte past its line from a pipe: the rest is there for a native child
     # that reads it, or for the next `read` after one that does not
     "printf 'l1\\nl2\\nl3\\n' | while IFS= read -r l; do python3 -c 'import sys; print(sys.argv[1])' \"$l\"; done",
