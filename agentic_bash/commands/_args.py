@@ -767,6 +767,32 @@ def iter_line_blocks(stream: BinaryIO, sep: bytes = b"\n", chunk: int = 1 << 18
         yield [b"".join(parts)], True
 
 
+def iter_text_blocks(stream: BinaryIO, sep: bytes = b"\n", chunk: int = 1 << 18
+                     ) -> Iterator[tuple[bytes, bool]]:
+    """``iter_line_blocks`` without the split: ``(text, unterminated)`` where ``text`` is
+    whole lines joined by ``sep`` without the last one's (for a C-level regex over a block)."""
+    parts: list[bytes] = []  # an unfinished line, in pieces
+    plen = 0
+    for data in iter_chunks(stream, chunk):
+        k = data.rfind(sep)
+        if k < 0:
+            parts.append(data)
+            plen += len(data)
+            check_size(plen, "input line")
+            continue
+        if parts:
+            parts.append(data)
+            data = b"".join(parts)
+            k += plen
+            parts = []
+        yield data[:k], False
+        rest = data[k + 1:]
+        parts = [rest] if rest else []
+        plen = len(rest)
+    if parts:
+        yield b"".join(parts), True
+
+
 MAX_BUFFERED = 256 * 1024 * 1024
 """Largest input a command that must hold all of it (sort, tac, od, ...) keeps in memory."""
 

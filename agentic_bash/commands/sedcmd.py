@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
@@ -1364,6 +1365,16 @@ class _Sed:
                 and all(k == "lit" for k, _ in c.repl)):
             # a literal pattern replaced everywhere: str.replace is the same thing
             return text.replace(lit, "".join(v for _, v in c.repl))
+        if (not c.gflag and c.occurrence == 1 and lit and "I" not in c.text
+                and not any(ch in _RX_SPECIAL for ch in lit)
+                and all(k == "lit" for k, _ in c.repl)):
+            # a literal pattern replaced once per line: str.replace(lit, rep, 1) on each line,
+            # mapped in C (no Python step per line or per occurrence)
+            rep = "".join(v for _, v in c.repl)
+            nl = text.endswith("\n")
+            lines = (text[:-1] if nl else text).split("\n")
+            out = "\n".join(map(str.replace, lines, repeat(lit), repeat(rep), repeat(1)))
+            return out + "\n" if nl else out
         with timeout_guard():
             return self.sub_core(c, rx.finditer(text, timeout=self.tm()), text, True)[0]
 

@@ -13,6 +13,7 @@ import posixpath
 import re
 import signal
 import stat as _stat
+import subprocess
 import sys
 import threading
 import time
@@ -677,7 +678,10 @@ class InProcessExecutor:
         # tree that keeps growing gets up to 2 s: it either stops or hits max_jobs and is
         # killed; one that does not grow gets the usual 0.25 s.
         start = time.monotonic()
-        end = start + 0.25
+        # never past the run's deadline: a script that ended at 1.9 s of a 2 s timeout with a
+        # growing tree returned at ~4 s, status 0 and timed_out False
+        stop = start + 2.0 if budget.deadline is None else min(start + 2.0, budget.deadline)
+        end = min(start + 0.25, stop)
         most = 0
         while True:
             live = list(getattr(self, "_live_jobs", None) or ())
@@ -690,7 +694,7 @@ class InProcessExecutor:
             now = time.monotonic()
             if len(mine) > most:
                 if most:
-                    end = max(end, min(now + 0.25, start + 2.0))
+                    end = max(end, min(now + 0.25, stop))
                 most = len(mine)
             if now >= end:
                 return
@@ -1883,6 +1887,14 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             return _noexec(ex, sh, path, argv, shown, e.errno)
         sh.error(f"{shown}: {os.strerror(e.errno or 2)}")
         return 126 if e.errno == 13 else 127
+    except subprocess.SubprocessError as e:  # (the child's setup failed before exec)
+        for fd in close_after + list(outs):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        sh.error(f"{argv[0]}: cannot execute: {e}")
+        return 126
     for fd in close_after:
         try:
             os.close(fd)
@@ -1920,7 +1932,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
-    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub:
+    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub \
+            and getattr(proc, "signaled", True):
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
         # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)

@@ -91,7 +91,7 @@ class _Done(threading.Event):
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "native", "pid_ready", "live")
+                 "native", "pid_ready", "live", "single")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -106,6 +106,7 @@ class Job:
         self.killed = False
         self.native: Any = None  # the real process `$!` names (a native job's last stage)
         self.pid_ready = threading.Event()  # set once ``pid`` is final (or the job ended)
+        self.single = False  # the job is one native command (`kill %N` signals it for real)
 
     def abandon(self) -> None:
         """End a job whose thread cannot end it (see _Done): idempotent."""
@@ -335,6 +336,7 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
     # once the process exists. Any other job keeps its synthetic pid (nothing may claim it).
     probe = getattr(sh.host, "native_job", None)
     native = probe is not None and probe(sh, cmd)
+    job.single = native and type(cmd) is N.Simple
     if not native:
         job.pid_ready.set()
     t = threading.Thread(target=target, daemon=True)

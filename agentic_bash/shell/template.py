@@ -24,6 +24,9 @@ _PH = "_AgbT"
 _PH_RE = re.compile(_PH + r"(\d+)_")
 _TOKEN = re.compile(r"""'[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\}|\$\{|\$\w|"""
                     r"""\$?\(\([^()]*\)\)|[A-Za-z0-9_./:%+,@-]+|[ \t]+|\n|.""")
+# the same tokens, each with the blanks after it
+_TOKEN_WS = re.compile(r"""('[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\}|\$\{|\$\w|"""
+                       r"""\$?\(\([^()]*\)\)|[A-Za-z0-9_./:%+,@-]+|\n|.)([ \t]*)""")
 # single characters that end templating: an escape, a comment, parentheses a token above
 # did not take whole (nested arithmetic), a quote left open
 _STOP = frozenset("\\#'\"`")
@@ -46,34 +49,37 @@ _NONE = object()
 
 
 def _shape(script: str) -> tuple[str, list[str]] | None:
-    toks = _TOKEN.findall(script)
-    out: list[str] = []
+    body = script.lstrip(" \t")
+    lead = script[:len(script) - len(body)]
+    pairs = _TOKEN_WS.findall(body)  # (token, the blanks after it)
+    out: list[str] = [lead] if lead else []
     vals: list[str] = []
-    last = "\n"  # the last token that is not blank
-    prev = "\n"
-    n = len(toks)
-    for i, t in enumerate(toks):
+    last = "\n"  # the last token
+    prev = lead[-1] if lead else "\n"  # the character before this token
+    n = len(pairs)
+    for i, (t, ws) in enumerate(pairs):
         c = t[0]
-        if t == "${" or t in _STOP or (t == "(" and i + 1 < n and toks[i + 1][:1] == "("):
+        if t == "${" or t in _STOP or (t == "(" and not ws and i + 1 < n and pairs[i + 1][0][:1] == "("):
             return None  # nested braces or parentheses, escapes, comments: text that matters
-        if (c in _PLAIN_FIRST or (c == "'" and len(t) > 2 and t[-1] == "'" and "\n" not in t)
-                or (c == '"' and _SIMPLE_DQ.match(t))):
-            nxt = toks[i + 1] if i + 1 < n else "\n"
-            if (prev[-1] in _BEFORE_OK and nxt[0] in _AFTER_OK
-                    and last not in _CMD_BEFORE and last not in ("for", "select")
-                    and "<" not in last and ">" not in last and t not in _KEEP):
-                if c == "'" or c == '"':
-                    out.append(f"{c}{_PH}{len(vals)}_{c}")
-                    vals.append(t[1:-1])
-                else:
-                    out.append(f"{_PH}{len(vals)}_")
-                    vals.append(t)
-                prev = last = t
-                continue
-        out.append(t)
-        prev = t
-        if not (c == " " or c == "\t"):
-            last = t
+        if (prev in _BEFORE_OK and (c in _PLAIN_FIRST or (c == "'" and len(t) > 2 and t[-1] == "'" and "\n" not in t)
+                                    or (c == '"' and _SIMPLE_DQ.match(t)))
+                and (ws or i + 1 == n or pairs[i + 1][0][0] in _AFTER_OK)
+                and last not in _CMD_BEFORE and last not in ("for", "select")
+                and "<" not in last and ">" not in last and t not in _KEEP):
+            if c == "'" or c == '"':
+                out.append(f"{c}{_PH}{len(vals)}_{c}")
+                vals.append(t[1:-1])
+            else:
+                out.append(f"{_PH}{len(vals)}_")
+                vals.append(t)
+        else:
+            out.append(t)
+        if ws:
+            out.append(ws)
+            prev = ws[-1]
+        else:
+            prev = t[-1]
+        last = t
     if not vals:
         return None
     return "".join(out), vals
@@ -132,6 +138,55 @@ def _compile(node: Any) -> Callable[[list[str]], Any] | None:
     return lambda v: t(*[a if g is None else g(v) for a, g in parts])
 
 
+def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
+    """``_compile`` as one generated function: a single nested constructor expression with
+    the shared subtrees as constants (no builder call, list copy or test per level); None
+    when the shape holds no placeholder or nests too deep for one expression."""
+    ns: dict[str, Any] = {}
+
+    def const(x: Any) -> str:
+        name = f"c{len(ns)}"
+        ns[name] = x
+        return name
+
+    def gen(node: Any, depth: int) -> str | None:
+        if depth > 60:
+            raise RecursionError
+        t = type(node)
+        if t is str:
+            m = _PH_RE.search(node)
+            if m is None:
+                return None
+            if m.start() == 0 and m.end() == len(node):
+                return f"v[{int(m.group(1))}]"
+            if _PH_RE.search(node, m.end()) is None:
+                return f"{const(node[:m.start()])} + v[{int(m.group(1))}] + {const(node[m.end():])}"
+            return f"_sub(lambda mm: v[int(mm.group(1))], {const(node)})"
+        if t is tuple:
+            subs = [gen(x, depth + 1) for x in node]
+            if all(e is None for e in subs):
+                return None
+            return "(" + "".join(f"{e if e is not None else const(x)}, " for x, e in zip(node, subs)) + ")"
+        fields = getattr(t, "__dataclass_fields__", None)
+        if fields is None:
+            return None
+        vals = [getattr(node, f.name) for f in fields.values() if f.init]
+        subs = [gen(x, depth + 1) for x in vals]
+        if all(e is None for e in subs):
+            return None
+        return f"{const(t)}(" + ", ".join(e if e is not None else const(x) for x, e in zip(vals, subs)) + ")"
+
+    try:
+        body = gen(shape, 0)
+    except RecursionError:
+        return None
+    if body is None:
+        return None
+    ns["_sub"] = _PH_RE.sub
+    exec(f"def build(v):\n    return {body}\n", ns)  # noqa: S102 - generated from our own tree
+    return ns["build"]  # type: ignore[no-any-return]
+
+
 def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script | None:
     """The tree of ``script`` built from its shape's, or None (then parse it as usual).
     ``parse`` is parser.parse_with_warnings; a shape that warns or fails is never used."""
@@ -156,7 +211,7 @@ def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script
             shape, warns = parse(text, extglob=extglob)
         except Exception:  # noqa: BLE001 - the script itself gets the ordinary parse
             shape, warns = None, True
-        tree = _NONE if warns or shape is None else (_compile(shape) or (lambda v: shape))
+        tree = _NONE if warns or shape is None else (_codegen(shape) or _compile(shape) or (lambda v: shape))
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
         _SHAPES[key] = tree

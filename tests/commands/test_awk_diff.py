@@ -34,6 +34,14 @@ FILES = {
 # (args after 'awk', stdin)
 CASES: list[tuple[list[str], str]] = [
     (["{print}", "words.txt"], ""),
+    # issue 18: $N read as a number (R.fnum): hex/inf/blank/non-numeric fields, past NF,
+    # a field assigned before it is summed, NF changed, $0 reassigned
+    (["{s += $1; t += $3} END {print s, t}", "nums.txt"], ""),
+    (["-F,", "NR > 1 {q += $2 * $3; n -= $9} END {print q, n}", "data.csv"], ""),
+    (["{ $2 = 5; s += $2 + $4 } END { print s }", "words.txt"], ""),
+    (["{ NF = 1; s += $2 } END { print s + 0 }", "j1.txt"], ""),
+    (["{ $0 = \"7 8\"; s += $2 } END { print s }", "words.txt"], ""),
+    (["{ s += $1 } END { print s }"], "0x1A\ninf\n-3e2\n +4 \n.5\n"),
     (["{print $1}", "words.txt"], ""),
     (["{print $NF}", "words.txt"], ""),
     (["{print NF}", "words.txt"], ""),

@@ -1,4 +1,4 @@
-"""Scripts that mix builtins, in-process tools and native programs act as under bash: $0 of scripts, exec -a, no-shebang files, SIGPIPE statuses, cd -P, signal reports (differential)."""
+"""Scripts that mix builtins, in-process tools and native programs act as under bash: $0 of scripts, exec -a, no-shebang files, SIGPIPE statuses, cd -P, signal reports, jobs/wait/disown, read and natives sharing a pipe (differential)."""
 
 from __future__ import annotations
 
@@ -68,6 +68,53 @@ CASES = [
     "x=$(python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'); echo $?",
     "python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)' | cat; echo $?",
     "trap 'echo t' SEGV; python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'; echo $?",
+    # ... a status above 128 that is a plain exit code is not
+    "timeout --preserve-status 0.3 sleep 3; echo $?",
+    "python3 -c 'exit(137)'; echo $?; dash -c 'exit 139'; echo $?",
+    # ... nor a background job, once waited for (SIGTERM's is not)
+    "sleep 10 & kill -9 $!; wait $!; echo $?",
+    "sleep 10 & kill -SEGV $!; wait -n; echo $?",
+    "sleep 10 & kill $!; wait; echo $?",
+    "x=$(sleep 10 & kill -9 $!; wait); echo \"[$x] $?\"",
+    # jobs, disown and wait options
+    "sleep 0.5 & jobs -l | sed 's/ *[0-9][0-9]* / PID /'; jobs; wait",
+    "sleep 0.3 & disown -h %1; jobs; wait",
+    "sleep 0.3 & sleep 0.3 & disown -a; jobs; echo $?",
+    "sleep 0.3 & disown %2; echo $?; disown; jobs; echo $?",
+    "disown; echo $?",
+    "sleep 0.1 & p=$!; wait -n -p v; echo $? $([ \"$v\" = \"$p\" ] && echo same)",
+    "sleep 0.1 & q=$!; wait -p z $q; echo $([ \"$z\" = \"$q\" ] && echo pid)",
+    "(exit 3) & r=$!; sleep 0.5 & wait -n -p y $r; echo \"$? $([ \"$y\" = \"$r\" ] && echo r)\"; wait",
+    "u=5; wait -p u; echo \"u=${u-unset} $?\"",
+    # `kill %N` of a job that is one native command sends it the real signal (it may trap it)
+    # (the program makes `ready` once its handler is in place)
+    "python3 -c 'import signal, time; signal.signal(signal.SIGTERM, lambda *a: print(\"caught\", flush=True)); "
+    "open(\"ready\", \"w\").close(); time.sleep(1)' & until [ -e ready ]; do sleep 0.05; done; "
+    "kill %1; wait %1; echo $?",
+    "python3 -c 'import signal, time; signal.signal(signal.SIGUSR1, lambda *a: print(\"usr1\", flush=True)); "
+    "open(\"ready\", \"w\").close(); time.sleep(1)' & until [ -e ready ]; do sleep 0.05; done; "
+    "kill -USR1 %1; wait %1; echo $?",
+    "sleep 5 & kill -9 %1; wait %1; echo $?",
+    "{ sleep 1; echo after; } & sleep 0.2; kill %1; wait %1; echo $?",
+    "sleep 5 | cat & sleep 0.2; kill %1; wait %1; echo $?",
+    # `read` takes no byte past its line from a pipe: the rest is there for a native child
+    # that reads it, or for the next `read` after one that does not
+    "printf 'l1\\nl2\\nl3\\n' | while IFS= read -r l; do python3 -c 'import sys; print(sys.argv[1])' \"$l\"; done",
+    "printf 'l1\\nl2\\nl3\\n' | while read l; do echo \"got $l\"; "
+    "python3 -c 'import sys; print(\"py\", sys.stdin.readline().strip())'; done",
+    "printf 'l1\\nl2\\nl3\\n' | while read l; do echo \"got $l\"; dash -c 'read x; echo in=$x'; done",
+    "while read l; do echo \"got $l\"; python3 -c 'pass'; done < <(printf 'a\\nb\\nc\\n')",
+    "exec 3< <(printf '1\\n2\\n3\\n'); read -u3 a; python3 -c 'import os; print(os.read(3, 100))'; "
+    "read -u3 b; echo a=$a b=$b",
+    "printf 'a b\\nc d\\n' | { read x y; dash -c 'cat'; echo x=$x y=$y; }",
+    "printf '1\\n2\\n3\\n' | { read -n1 a; python3 -c 'import sys; print(repr(sys.stdin.read()))'; }",
+    "printf '1:2:3' | { read -d: a; python3 -c 'import sys; print(repr(sys.stdin.read()))'; echo $a; }",
+    "seq 20000 | { read a; python3 -c 'import sys; print(len(sys.stdin.read()))'; }",
+    "seq 5 | while read a; do python3 -c 'import sys; sys.stdin.read()' < /dev/null; echo $a; done",
+    "seq 3 | (read a; read b; echo $a $b; python3 -c 'import sys; print(sys.stdin.read().strip())')",
+    "printf 'x\\ny\\n' | { read -t 5 a; python3 -c 'import sys; print(sys.stdin.read().strip())'; echo $a; }",
+    "printf '%s\\n' {1..3000} | while read a; do [ $a = 2999 ] && python3 -c 'print(\"at 2999\")'; done",
+    "{ printf 'ab'; sleep 0.3; printf 'c\\nd\\n'; } | { read x; python3 -c 'import sys; print(sys.stdin.read())'; echo $x; }",
 ]
 
 # bash's report of a command a signal ended, `bash: line 2:  4242 Killed    cmd`: its pid

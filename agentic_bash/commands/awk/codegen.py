@@ -165,6 +165,8 @@ class CodeGen:
         return f"R.SUBSEP.join(({', '.join(parts)},))"
 
     def num(self, e: tuple) -> str:
+        if e[0] == "field" and e[1][0] == "num" and float(e[1][1]).is_integer() and e[1][1] >= 1:
+            return f"R.fnum({int(e[1][1])})"  # $N as a number: no StrNum made for the field
         c, t = self.gx(e)
         return c if t == "n" else f"_num({c})"
 

@@ -13,7 +13,7 @@ from .._regex import timeout_guard
 from ..base import CommandContext
 from .codegen import compile_program
 from .arrays import AwkArray, int_subscript
-from .runtime import UNINIT, AwkError, StrNum, compile_awk, fmt_num, sprintf, strnum_value, to_num
+from .runtime import UNINIT, AwkError, StrNum, _numcache, compile_awk, fmt_num, sprintf, strnum_value, to_num
 
 __all__ = ["Program", "run_program"]
 
@@ -361,6 +361,17 @@ class Runtime:
         if i == 0:
             return self.rec
         raise AwkError(f"negative field index ${i}")
+
+    def fnum(self, i: int) -> float:
+        """``to_num(self.field(i))`` for a constant ``i`` > 0, without the StrNum."""
+        f = self.flds
+        if f is None:
+            f = self._split()
+        if i <= len(f):
+            v = f[i - 1]
+            r = _numcache.get(v)
+            return r if r is not None else to_num(v)
+        return 0.0
 
     def getnf(self) -> float:
         if self.flds is None:
