@@ -344,7 +344,8 @@ class InProcessExecutor:
                 spare = None  # the tuple would count as a holder at the end
                 t = limits.timeout if timeout is None else timeout
                 budget.deadline = None if t is None else t0 + t
-                budget.commands = budget.iterations = 0
+                budget.commands = budget.iterations = budget._arr_added = 0
+                budget._pipes = None  # (the previous run's pipes are not this run's to break)
                 if on_output is not None or out.on_output is not None:
                     out.on_output = err.on_output = on_output
             else:
