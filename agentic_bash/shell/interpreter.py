@@ -2635,6 +2635,7 @@ class Interpreter(Expander):
                 budget.stages -= n - 1
 
     def _run_pipeline(self, cmd: N.Pipeline, cmds: Any, n: int) -> int:
+        self.budget.check()  # (a stopped run forks no more: a fork copies every variable)
         pipes = [Pipe() for _ in range(n - 1)]
         results: list[int] = [0] * n
         errors: list[BaseException | None] = [None] * n
@@ -2787,7 +2788,8 @@ class Interpreter(Expander):
         b = child.budget
         try:
             try:
-                b.watch()
+                if _WATCH_STAGES:
+                    b.watch()
                 self._stage(child, cmd, i, results, errors, w, r)
             finally:
                 b.unwatch()
@@ -4362,6 +4364,11 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 _STAGE_LOCK = threading.Lock()
 _HELD_OVERHEAD = Budget.HELD_OVERHEAD
+# Stage threads are not watched (kicked) by the deadline watchdog: with them watched, the
+# issue's fuzz (seed 7, script 186: a fork bomb of thread pipelines after a 500K-element
+# array) left the process busy > 10 s past the deadline, twice in two runs; without, none.
+# The mechanism (watch/unwatch around the stage) stays for when that is understood.
+_WATCH_STAGES = False
 _STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily
