@@ -977,12 +977,7 @@ class InProcessExecutor:
         name = posixpath.basename(a0)
         # GNU tools run by path name themselves as invoked (`/bin/cat: x: No such file...`);
         # the others print a fixed program name
-        env = None
-        if name in ("env", "printenv") and not custom:
-            # bash puts the command's path in its environment as `_`
-            env = dict(sh.state.environ())
-            env["_"] = a0 if "/" in a0 else (self.find_path(sh, a0) or a0)
-        ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name, env=env)
+        ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name)
         try:
             st = fn(ctx, list(argv))
             return int(st) if st is not None else 0
