@@ -90,6 +90,9 @@ CASES = [
     "sleep 0.1 & q=$!; wait -p z $q; echo $([ \"$z\" = \"$q\" ] && echo pid)",
     "(exit 3) & r=$!; sleep 0.5 & wait -n -p y $r; echo \"$? $([ \"$y\" = \"$r\" ] && echo r)\"; wait",
     "u=5; wait -p u; echo \"u=${u-unset} $?\"",
+    "sleep 0.2 & wait %1 %1 2>&1; echo $?",
+    "(exit 3) & a=$!; (exit 4) & b=$!; wait $a $b; echo $?; wait $a; echo $?",
+    "sleep 10 & kill -9 $!; wait $! $!; echo $?",
     # `kill %N` of a job that is one native command sends it the real signal (it may trap it)
     # (the program makes `ready` once its handler is in place)
     "python3 -c 'import signal, time; signal.signal(signal.SIGTERM, lambda *a: print(\"caught\", flush=True)); "
