@@ -13,6 +13,7 @@ import posixpath
 import re
 import signal
 import stat as _stat
+import subprocess
 import sys
 import threading
 import time
@@ -29,7 +30,7 @@ from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCt
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
-from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
+from ..shell.streams import NULL, Capture, InputBytes, NullStream, PipeWriter
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
@@ -677,7 +678,10 @@ class InProcessExecutor:
         # tree that keeps growing gets up to 2 s: it either stops or hits max_jobs and is
         # killed; one that does not grow gets the usual 0.25 s.
         start = time.monotonic()
-        end = start + 0.25
+        # never past the run's deadline: a script that ended at 1.9 s of a 2 s timeout with a
+        # growing tree returned at ~4 s, status 0 and timed_out False
+        stop = start + 2.0 if budget.deadline is None else min(start + 2.0, budget.deadline)
+        end = min(start + 0.25, stop)
         most = 0
         while True:
             live = list(getattr(self, "_live_jobs", None) or ())
@@ -690,7 +694,7 @@ class InProcessExecutor:
             now = time.monotonic()
             if len(mine) > most:
                 if most:
-                    end = max(end, min(now + 0.25, start + 2.0))
+                    end = max(end, min(now + 0.25, stop))
                 most = len(mine)
             if now >= end:
                 return
@@ -917,6 +921,10 @@ class InProcessExecutor:
             with self.fs.open(p, "rb") as f:
                 head = f.read(256)
         except OSError as e:
+            if self.native is not None and e.errno == errno.EACCES:
+                # execute-only (`chmod 111`): execve needs no read permission; a script's
+                # interpreter then fails to read it, as under bash
+                return self._spawn(sh, p, argv, spelled=name)
             sh.error(f"{name}: {os.strerror(e.errno or 13)}")
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
@@ -1613,7 +1621,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             st.functions[n] = sh.state.functions[n]
         st.exported_funcs = frozenset(exported)  # type: ignore[attr-defined]
     try:
-        lvl = int(sh.get_scalar("SHLVL") or "1") + 1
+        # (sh is dash here, which leaves SHLVL as it finds it)
+        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1)
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
@@ -1650,8 +1659,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
                 sh.write_err(f"{argv[0]}: 0: cannot open {rest[0]}: "
                              f"{'No such file' if e.errno == errno.ENOENT else os.strerror(e.errno or 2)}\n".encode())
                 return 2
-            sh.write_err(f"{argv[0]}: {rest[0]}: {os.strerror(e.errno or 2)}\n".encode())
-            return 127
+            sh.write_err(f"{argv[0]}: {script_name or rest[0]}: {os.strerror(e.errno or 2)}\n".encode())
+            return 127 if e.errno == errno.ENOENT else 126
         src = data.decode("utf-8", "surrogateescape")
         child.script_name = script_name or rest[0]
         child.fn_source = child.script_name
@@ -1698,8 +1707,6 @@ def _extra_fds(sh: Interpreter, argv: list[str], fd_for: Callable[..., int | Non
             break
         s = sh.fds[n]
         inner = s._s if isinstance(s, _KeepOpen) else s
-        if inner is NULL:
-            continue
         write = not hasattr(inner, "read") or (
             hasattr(inner, "writable") and _safe(inner.writable) and not _safe(inner.readable))
         # an output stream is always safe to pass: what the child writes is copied in, and
@@ -1810,6 +1817,11 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 closed.append(n)
             return fd
         inner = s._s if isinstance(s, _KeepOpen) else s
+        if isinstance(inner, NullStream):
+            # /dev/null itself (bash's child has it open there): no pipe, no pump thread
+            fd = os.open(os.devnull, os.O_RDWR)
+            close_after.append(fd)
+            return fd
         if not write:
             # stdin: the child gets exactly the bytes earlier builtins left (shared offset)
             h = stdin_handoff(inner)
@@ -1866,6 +1878,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             argv = [a0] + argv[1:]
         if clear:
             env = {}
+    if exec_opts is None or not exec_opts[1]:
+        env["_"] = spelled if spelled and "/" in spelled else path  # (bash: the command's path)
     if any("\0" in a for a in argv):
         argv = [a.split("\0", 1)[0] for a in argv]  # execve takes C strings: cut at a NUL
     if any("\0" in v for v in env.values()):
@@ -1899,6 +1913,14 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             return _noexec(ex, sh, path, argv, shown, e.errno)
         sh.error(f"{shown}: {os.strerror(e.errno or 2)}")
         return 126 if e.errno == 13 else 127
+    except subprocess.SubprocessError as e:  # (the child's setup failed before exec)
+        for fd in close_after + list(outs):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        sh.error(f"{argv[0]}: cannot execute: {e}")
+        return 126
     for fd in close_after:
         try:
             os.close(fd)
@@ -1936,7 +1958,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
-    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub:
+    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub \
+            and getattr(proc, "signaled", True):
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
         # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)

@@ -99,6 +99,12 @@ class NativeProcess:
     def returncode(self) -> int | None:
         return self._status
 
+    @property
+    def signaled(self) -> bool:
+        """Whether a signal ended it (a status above 128 may also be a plain exit code)."""
+        rc = getattr(self._popen, "returncode", None)
+        return rc is not None and rc < 0
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self._status is None:
             try:
@@ -317,17 +323,6 @@ class NativeLauncher:
                     fcntl.ioctl(1, termios.TIOCSCTTY, 0)
                 except OSError:
                     pass
-        if rlimits:
-            base_rl = preexec
-
-            def preexec() -> None:
-                if base_rl is not None:
-                    base_rl()
-                for res, soft, hard in rlimits:
-                    try:
-                        resource.setrlimit(res, (soft, hard))
-                    except (OSError, ValueError):
-                        pass  # above what the sandbox allows: its own limit stays
         if closed:
             base_closed = preexec
 
@@ -351,6 +346,19 @@ class NativeLauncher:
                 if base_fds is not None:
                     base_fds()
                 _place_fds(moves)
+        if rlimits:
+            # last: the descriptors above are placed first (`ulimit -n 3; tail < <(echo hi)`
+            # failed in preexec when fd 63 was moved under a limit of 3)
+            base_rl = preexec
+
+            def preexec() -> None:
+                if base_rl is not None:
+                    base_rl()
+                for res, soft, hard in rlimits:
+                    try:
+                        resource.setrlimit(res, (soft, hard))
+                    except (OSError, ValueError):
+                        pass  # above what the sandbox allows: its own limit stays
         kw: dict = dict(executable=executable, env=dict(env), cwd=cwd, stdin=stdin,
                         stdout=stdout, stderr=stderr, close_fds=not fds, restore_signals=restore,
                         preexec_fn=preexec)
@@ -602,29 +610,32 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     pidfd = proc._pidfd
     rc: int | None = None
     try:
-        while True:
-            left = remaining()
-            tmo = 0.05 if left is None else max(0.001, min(0.05, left))
-            if outs:
-                waitset = list(outs) + ([pidfd] if pidfd is not None else [])
-                try:
-                    ready = readable(waitset, tmo)
-                except (OSError, ValueError):
-                    ready = []
-                for r in ready:
-                    if r != pidfd:
-                        _copy_once(r, outs)
-                if pidfd is None or pidfd in ready:
-                    rc = proc.poll()
-            else:
-                rc = proc.wait(tmo)
-            if rc is not None:
-                break
-            try:
+        try:
+            while True:
+                left = remaining()
+                tmo = 0.05 if left is None else max(0.001, min(0.05, left))
+                if outs:
+                    waitset = list(outs) + ([pidfd] if pidfd is not None else [])
+                    try:
+                        ready = readable(waitset, tmo)
+                    except (OSError, ValueError):
+                        ready = []
+                    for r in ready:
+                        if r != pidfd:
+                            _copy_once(r, outs)
+                    if pidfd is None or pidfd in ready:
+                        rc = proc.poll()
+                else:
+                    rc = proc.wait(tmo)
+                if rc is not None:
+                    break
                 check()
-            except BaseException:
+        except BaseException:
+            # check() raising, or the deadline watchdog's exception landing anywhere in this
+            # loop (it interrupts job and stage threads too): the child never outlives it
+            if rc is None:
                 terminate([proc])
-                raise
+            raise
         # the child is gone: take what is already buffered; a pipe kept open by a grandchild
         # continues on a thread
         for _ in range(256):
@@ -728,6 +739,12 @@ def stdin_handoff(stream: object) -> tuple[int, Callable[[], None]] | None:
             except (OSError, ValueError):
                 pass
         return fd, sync_file
+    rawp = getattr(stream, "_rawp", None)
+    if getattr(rawp, "nread", None) == 0:
+        # a PipeReader that never buffered a byte: all that is unread is in the pipe (what
+        # `read` peeked at may go: the child can take it)
+        rawp.handoffs += 1  # type: ignore[union-attr]
+        return fd, _noop
     # A pipe behind a buffer: bytes already buffered must reach the child first, so those
     # (rare) cases are pumped. Looking costs no input: with O_NONBLOCK an empty buffer's
     # peek returns b"" at once; it may buffer what is already in the pipe, which the pump

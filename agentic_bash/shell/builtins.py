@@ -2484,6 +2484,10 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
         return 0 if timed is None or timed.ready() else 1
     if timed is not None:
         stream = timed
+    elif getattr(getattr(stream, "_rawp", None), "nread", None) == 0 and not stream.closed:
+        # a pipe no buffered reader has taken from: read it a byte at a time, as bash does,
+        # so the rest stays in the pipe for the commands that follow (a native one too)
+        stream = _PipeBytes(stream._rawp)
     try:
         data, eof = _read_record(sh, stream, delim, nchars, exact, raw)
     except OSError as e:
@@ -2572,6 +2576,89 @@ class _TimedInput:
             return False
         finally:
             os.set_blocking(self.fd, True)
+
+
+class _PipeBytes:
+    """``read``'s view of a pipe: it takes no byte past the record, as bash's one-byte
+    reads do, but finds the record's end by looking at the pipe's head with tee(2) (which
+    copies without consuming) and takes the line with one read(2); where tee is missing,
+    a byte at a time."""
+
+    __slots__ = ("raw", "fd")
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.fd = raw.fileno()
+
+    def _head(self) -> bytes:
+        """Bytes at the pipe's head, not taken (b"" when none are there yet)."""
+        raw = self.raw
+        if raw.peeked and raw.peeked_at == raw.handoffs:
+            return raw.peeked  # (only `read` took from the pipe since: still its head)
+        tee = _tee()
+        if tee is None:
+            return b""
+        sc = raw.scratch
+        if sc is None:
+            try:
+                sc = raw.scratch = os.pipe()
+            except OSError:
+                return b""
+        n = tee(self.fd, sc[1], 65536, 2)  # SPLICE_F_NONBLOCK
+        if n <= 0:
+            return b""  # empty (EAGAIN), at EOF, or no pipe (EINVAL): a one-byte read decides
+        data = os.read(sc[0], n)
+        raw.peeked, raw.peeked_at = data, raw.handoffs
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        if size != 1:
+            raise io.UnsupportedOperation("read(1) only")
+        self.raw.peeked = b""
+        return os.read(self.fd, 1)
+
+    def readline(self, size: int = -1) -> bytes:
+        buf = bytearray()
+        raw = self.raw
+        fd = self.fd
+        while size < 0 or len(buf) < size:
+            head = self._head()
+            if head:
+                want = len(head) if size < 0 else min(len(head), size - len(buf))
+                k = head.find(b"\n", 0, want)
+                take = k + 1 if k >= 0 else want
+                got = os.read(fd, take)
+                raw.peeked = head[len(got):] if head[:len(got)] == got else b""
+                buf += got
+                if not got or got.endswith(b"\n"):
+                    break
+                continue
+            raw.peeked = b""
+            c = os.read(fd, 1)  # (blocks until the writer writes or closes)
+            if not c:
+                break
+            buf += c
+            if c == b"\n":
+                break
+        return bytes(buf)
+
+
+_TEE: Any = None
+
+
+def _tee() -> Any:
+    """libc's tee(2), or None."""
+    global _TEE
+    if _TEE is None:
+        try:
+            import ctypes
+            fn = ctypes.CDLL(None, use_errno=True).tee
+            fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_size_t, ctypes.c_uint]
+            fn.restype = ctypes.c_ssize_t
+            _TEE = fn
+        except (OSError, AttributeError):
+            _TEE = False
+    return _TEE or None
 
 
 def _timed_input(stream: Any, timeout: float) -> _TimedInput | None:
@@ -2939,6 +3026,12 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if job is None:
             sh.error(f"kill: {target}: no such job")
             return 1
+        nat = getattr(job, "native", None)
+        if nat is not None and job.single and sig in SIGNALS and nat.poll() is None:
+            # a job that is one native command: bash signals its process group, which may
+            # trap the signal or ignore it (the job then goes on)
+            nat.kill_group(SIGNALS[sig])
+            return 0
     elif target.lstrip("-").isdigit():
         pid = int(target)
         if pid == -1:
@@ -3034,6 +3127,44 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
         if not a.isdigit() and not a.startswith("%"):
             sh.error(f"wait: `{a}': not a pid or valid job spec")
             return 1
+    pvar = None
+    for f, v in r[0]:  # type: ignore[index]
+        if f == "p":
+            pvar = v
+    if pvar is not None:
+        # -p VAR: unset first, then the pid of the job whose status is returned (bash 5.1)
+        try:
+            sh.unset_var(pvar)
+        except Exception:
+            pass
+    st_ = _wait(sh, args, any_, pvar)
+    return st_
+
+
+def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
+    nat = getattr(job, "native", None)
+    if nat is not None and getattr(nat, "signaled", False) and job.status and job.status > 128:
+        # bash's report of a background job a signal ended (not INT, TERM or PIPE, nor
+        # one the shell traps): `bash: line 2: 4242 Killed                  sleep 10`
+        import signal as _signal
+        sig = job.status - 128
+        try:
+            sname = _signal.Signals(sig).name[3:]
+            text = _signal.strsignal(sig) or f"Unknown signal {sig}"
+        except ValueError:
+            sname, text = "", f"Unknown signal {sig}"
+        if sig not in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGPIPE) \
+                and sname not in sh.state.traps and not getattr(sh, "in_cmdsub", False):
+            sh.write_err(f"{sh.err_prefix()}{job.pid:>5} {text:<24}{job.cmd_text}\n"
+                         .encode("utf-8", "surrogateescape"))
+    if pvar is not None and getattr(job, "pid", None) is not None:
+        try:
+            sh.set_var(pvar, str(job.pid))
+        except VarError as e:
+            sh.error(e.message)
+
+
+def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int:
     jobs = sh.jobs
     if jobs is None:
         if args:
@@ -3044,6 +3175,14 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
     budget = sh.budget
     if any_:
         pending = [j for j in list(jobs.jobs.values()) if not j.reported]
+        if args:
+            # `wait -n ID...`: the first of those jobs to end
+            picked = []
+            for a in args:
+                j = jobs.find(a) if a.startswith("%") else jobs.by_pid.get(int(a))
+                if j is not None and j in pending and j not in picked:
+                    picked.append(j)
+            pending = picked
         if not pending:
             return 127
         while True:
@@ -3051,6 +3190,7 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
                 if j.done.is_set():
                     j.reported = True
                     jobs.remove(j)
+                    _wait_note(sh, pvar, j)
                     return j.status or 0
             budget.check()
             pending[0].done.wait(0.01)
@@ -3059,6 +3199,7 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
             while not j.done.wait(0.02):
                 budget.check()
             jobs.remove(j)
+            _wait_note(sh, None, j)
         return 0
     status = 0
     for a in args:
@@ -3074,6 +3215,7 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
             budget.check()
         status = job.status or 0
         jobs.remove(job)
+        _wait_note(sh, pvar, job)
     return status
 
 
@@ -3117,8 +3259,8 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
                 state = "Terminated"
         else:
             state = "Running"
-        pid = f"{j.pid} " if long else ""
-        _out(sh, f"[{j.num}]{mark}  {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
+        pid = f"{j.pid:>5} " if long else " "  # (bash: "[1]+ %5d Running", "[1]+  Running")
+        _out(sh, f"[{j.num}]{mark} {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
         if j.done.is_set():
             jobs.remove(j)
     return status
@@ -3126,12 +3268,44 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("disown")
 def b_disown(sh: Interpreter, argv: list[str]) -> int:
-    if sh.jobs:
-        for a in argv[1:] or ["%+"]:
-            j = sh.jobs.find(a)
-            if j:
-                sh.jobs.remove(j)
-    return 0
+    r = _getopt(sh, "disown", argv[1:], "ahr", "disown [-h] [-ar] [jobspec ... | pid ...]")
+    if type(r) is int:
+        return r
+    flags = {f for f, _ in r[0]}  # type: ignore[index]
+    args = r[1]  # type: ignore[index]
+    jobs = sh.jobs
+    if jobs is None:
+        for a in args:
+            sh.error(f"disown: {a}: no such job")
+        if not args and not flags & {"a", "r"}:
+            sh.error("disown: current: no such job")
+            return 1
+        return 1 if args else 0
+    if args:
+        picked = []
+        status = 0
+        for a in args:
+            j = jobs.by_pid.get(int(a)) if a.isdigit() else jobs.find(a)
+            if j is None:
+                sh.error(f"disown: {a}: no such job")
+                status = 1
+            else:
+                picked.append(j)
+    else:
+        status = 0
+        allj = sorted(jobs.jobs.values(), key=lambda j: j.num)
+        if "a" in flags or "r" in flags:
+            picked = [j for j in allj if "r" not in flags or not j.done.is_set()]
+        else:
+            picked = allj[-1:]
+            if not picked:
+                sh.error("disown: current: no such job")
+                return 1
+    if "h" in flags:
+        return status  # -h: kept in the table, only spared SIGHUP (none is sent here)
+    for j in picked:
+        jobs.remove(j)
+    return status
 
 
 @builtin("fg", "bg")

@@ -20,7 +20,7 @@ _pids = itertools.count(1000)
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "native", "pid_ready")
+                 "native", "pid_ready", "single")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -34,6 +34,7 @@ class Job:
         self.killed = False
         self.native: Any = None  # the real process `$!` names (a native job's last stage)
         self.pid_ready = threading.Event()  # set once ``pid`` is final (or the job ended)
+        self.single = False  # the job is one native command (`kill %N` signals it for real)
 
 
 class JobTable:
@@ -236,6 +237,7 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
     # once the process exists. Any other job keeps its synthetic pid (nothing may claim it).
     probe = getattr(sh.host, "native_job", None)
     native = probe is not None and probe(sh, cmd)
+    job.single = native and type(cmd) is N.Simple
     if not native:
         job.pid_ready.set()
     t = threading.Thread(target=target, daemon=True)

@@ -411,10 +411,42 @@ class _RawPipe(io.FileIO):
     def __init__(self, fd: int) -> None:
         super().__init__(fd, "rb", closefd=True)
         self._fdlk = threading.Lock()
+        # bytes the reader's buffer ever took from the pipe: while 0, the pipe holds all
+        # that is unread, so `read` (a byte at a time, as bash reads a pipe) and native
+        # children can take from the descriptor itself (shell/builtins.py, executors/native.py)
+        self.nread = 0
+        self.handoffs = 0  # native children given the descriptor (each may read from it)
+        self.peeked = b""  # what `read` saw at the pipe's head without taking it, and when
+        self.peeked_at = -1
+        self.scratch: tuple[int, int] | None = None  # the pipe tee(2) copies into
+
+    def readinto(self, b: Any) -> int | None:
+        n = super().readinto(b)
+        if n:
+            self.nread += n
+        return n
+
+    def read(self, size: int = -1) -> bytes | None:
+        data = super().read(size)
+        if data:
+            self.nread += len(data)
+        return data
+
+    def readall(self) -> bytes:
+        data = super().readall()
+        self.nread += len(data)
+        return data
 
     def close(self) -> None:
         with self._fdlk:
             super().close()
+            sc, self.scratch = self.scratch, None
+            if sc is not None:
+                for fd in sc:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
 
     def abort(self) -> None:
         with self._fdlk:
