@@ -862,7 +862,7 @@ class InProcessExecutor:
         elif name in ("bash", "sh"):
             return run_nested_shell(sh, argv)
         if spec is not None and (self.prefer_inprocess or self.native is None):
-            if path is None or posixpath.dirname(normalize(path, st.cwd)) in _BIN_DIRS:
+            if path is None or _in_bin_dir(path, st.cwd):
                 return self._call(sh, spec.fn, argv)
         if path is not None:
             if self.native is not None and not self.prefer_inprocess:
@@ -1509,6 +1509,22 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
     sh.state.last_status = status
     return status
 
+
+
+_IN_BIN: dict[str, bool] = {}
+
+
+def _in_bin_dir(path: str, cwd: str) -> bool:
+    """Whether the file ``path`` (as found on PATH) sits in a directory our commands live in;
+    remembered for absolute paths (the answer does not depend on cwd then)."""
+    if path[:1] != "/":
+        return posixpath.dirname(normalize(path, cwd)) in _BIN_DIRS
+    r = _IN_BIN.get(path)
+    if r is None:
+        if len(_IN_BIN) > 1024:
+            _IN_BIN.clear()
+        r = _IN_BIN[path] = posixpath.dirname(normalize(path, "/")) in _BIN_DIRS
+    return r
 
 
 def _path_has_bin_dir(sh: Interpreter, cwd: str) -> bool:
