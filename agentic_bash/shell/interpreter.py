@@ -320,6 +320,23 @@ class _BashRandom:
                 self.last = rv
                 return rv
 
+class _NewArith:
+    """``Interpreter._arith_vars`` / ``_arith_ctx`` of a fork: made on its first arithmetic
+    (a non-data descriptor, like _NewRandom)."""
+
+    def __get__(self, sh: Any, owner: Any = None) -> Any:
+        if sh is None:
+            return self
+        d = sh.__dict__
+        av = d.get("_arith_vars")
+        if av is None:
+            av = d["_arith_vars"] = _ArithVars(sh)
+        ctx = d.get("_arith_ctx")
+        if ctx is None:
+            ctx = d["_arith_ctx"] = _arith_context(av)
+        return av if self is Interpreter.__dict__["_arith_vars"] else ctx
+
+
 class _NewRandom:
     """``Interpreter.rng`` of a fork: a new generator made on the fork's first use of $RANDOM
     (a non-data descriptor: the instance attribute then answers), not at every fork."""
@@ -338,6 +355,8 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     rng = _NewRandom()
+    _arith_vars = _NewArith()
+    _arith_ctx = _NewArith()
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
     in_let = False      # inside the let builtin (its invalid-identifier errors name it)
@@ -438,7 +457,10 @@ class Interpreter(Expander):
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)
-        av = d["_arith_vars"] = _ArithVars(child)
+        # the arithmetic adapter and context are made on the child's first arithmetic (see
+        # Interpreter._arith_vars): most forks (pipeline stages, $( )) never do any
+        d.pop("_arith_vars", None)
+        d.pop("_arith_ctx", None)
         traps = state.traps
         if traps:
             # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
@@ -457,7 +479,6 @@ class Interpreter(Expander):
         if cmdsub:
             d["loop_depth"] = 0
             d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
-        d["_arith_ctx"] = _arith_context(av)
         if cmdsub and not state.shopt.get("inherit_errexit"):
             cst.options["errexit"] = False  # a copy (ShellState.fork)
         return child
