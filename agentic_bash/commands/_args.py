@@ -175,6 +175,11 @@ def parse_opts(
     status: int = 2,
 ) -> tuple[list[tuple[str, str | None]], list[str]]:
     """Parse ``argv[1:]`` like glibc getopt_long; see the module comment for the contract."""
+    for a in argv[1:]:
+        if a[:1] == "-" and a != "-":
+            break
+    else:
+        return [], argv[1:]  # no option-like word at all (`cat`, `sort f`): nothing to parse
     name = prog_name(ctx, argv)
     shorts, posix = _parse_short_spec(short)  # (cached: never mutate shorts)
     if "POSIXLY_CORRECT" in ctx.env:

@@ -24,7 +24,7 @@ from ._args import OptError, is_output_file, iter_chunks, parse_opts
 from ._regex import (
     RegexError, compile_patterns, from_text, timeout_guard, to_text, utf8_locale,
 )
-from .base import CommandContext, command
+from .base import CommandContext, command, new_context
 
 USAGE = "grep [OPTION]... PATTERNS [FILE]..."
 
@@ -164,16 +164,30 @@ class _Opts:
 
 
 
-_CTX_FIELDS = tuple(f.name for f in dataclasses.fields(CommandContext))
 
 
 def _ctx_with(ctx: CommandContext, **kw: object) -> CommandContext:
     """dataclasses.replace for the (frozen, slotted) context at a fraction of its cost: it
     ran twice per grep call (per-call cost matters: agents run a new grep each call)."""
-    new = object.__new__(CommandContext)
-    for n in _CTX_FIELDS:
-        object.__setattr__(new, n, kw[n] if n in kw else getattr(ctx, n))
-    return new
+    g = kw.get
+    return new_context(g("fs", ctx.fs), g("cwd", ctx.cwd), g("env", ctx.env),  # type: ignore[arg-type]
+                       g("stdin", ctx.stdin), g("stdout", ctx.stdout), g("stderr", ctx.stderr),
+                       g("budget", ctx.budget), g("info", ctx.info), g("exec", ctx.exec),
+                       g("umask", ctx.umask), g("name", ctx.name))
+
+
+_FINDERS: dict[tuple[str, object], object] = {}
+
+
+def _line_finder(source: str, flags: object) -> object:
+    """One match per matching line (see _Grep), compiled once per pattern and flags."""
+    key = (source, flags)
+    f = _FINDERS.get(key)
+    if f is None:
+        if len(_FINDERS) > 256:
+            _FINDERS.clear()
+        f = _FINDERS[key] = regex.compile("(?m:^)[^\n]*?(?:%s)[^\n]*" % source, flags)
+    return f
 
 def _usage(ctx: CommandContext) -> int:
     ctx.stderr.write(f"Usage: {USAGE}\nTry 'grep --help' for more information.\n".encode())
@@ -409,8 +423,7 @@ class _Grep:
                        if self.use_buffer else None)
         # one match per matching line: lets finditer (one timeout set-up per block) do the
         # scanning; regex's per-call timeout set-up costs ~8 us, more than a line's search
-        self.line_finder = (regex.compile("(?m:^)[^\n]*?(?:%s)[^\n]*" % self.buf_rx.source,
-                                          self.buf_rx.fast.flags)
+        self.line_finder = (_line_finder(self.buf_rx.source, self.buf_rx.fast.flags)
                             if self.buf_rx is not None else None)
         # plain literal patterns: str.find, no regex engine at all
         self.literals: list[str] | None = None

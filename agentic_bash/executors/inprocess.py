@@ -30,7 +30,7 @@ from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCt
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
-from ..shell.streams import NULL, Capture, InputBytes, PipeWriter
+from ..shell.streams import NULL, Capture, InputBytes, NullStream, PipeWriter
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
@@ -344,7 +344,8 @@ class InProcessExecutor:
                 spare = None  # the tuple would count as a holder at the end
                 t = limits.timeout if timeout is None else timeout
                 budget.deadline = None if t is None else t0 + t
-                budget.commands = budget.iterations = 0
+                budget.commands = budget.iterations = budget._arr_added = 0
+                budget._pipes = None  # (the previous run's pipes are not this run's to break)
                 if on_output is not None or out.on_output is not None:
                     out.on_output = err.on_output = on_output
             else:
@@ -862,7 +863,7 @@ class InProcessExecutor:
         elif name in ("bash", "sh"):
             return run_nested_shell(sh, argv)
         if spec is not None and (self.prefer_inprocess or self.native is None):
-            if path is None or posixpath.dirname(normalize(path, st.cwd)) in _BIN_DIRS:
+            if path is None or _in_bin_dir(path, st.cwd):
                 return self._call(sh, spec.fn, argv)
         if path is not None:
             if self.native is not None and not self.prefer_inprocess:
@@ -921,6 +922,10 @@ class InProcessExecutor:
             with self.fs.open(p, "rb") as f:
                 head = f.read(256)
         except OSError as e:
+            if self.native is not None and e.errno == errno.EACCES:
+                # execute-only (`chmod 111`): execve needs no read permission; a script's
+                # interpreter then fails to read it, as under bash
+                return self._spawn(sh, p, argv, spelled=name)
             sh.error(f"{name}: {os.strerror(e.errno or 13)}")
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
@@ -1507,6 +1512,22 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
 
 
 
+_IN_BIN: dict[str, bool] = {}
+
+
+def _in_bin_dir(path: str, cwd: str) -> bool:
+    """Whether the file ``path`` (as found on PATH) sits in a directory our commands live in;
+    remembered for absolute paths (the answer does not depend on cwd then)."""
+    if path[:1] != "/":
+        return posixpath.dirname(normalize(path, cwd)) in _BIN_DIRS
+    r = _IN_BIN.get(path)
+    if r is None:
+        if len(_IN_BIN) > 1024:
+            _IN_BIN.clear()
+        r = _IN_BIN[path] = posixpath.dirname(normalize(path, "/")) in _BIN_DIRS
+    return r
+
+
 def _path_has_bin_dir(sh: Interpreter, cwd: str) -> bool:
     """Whether $PATH lists one of the directories the in-process commands live in."""
     path = sh.get_scalar("PATH")
@@ -1601,7 +1622,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             st.functions[n] = sh.state.functions[n]
         st.exported_funcs = frozenset(exported)  # type: ignore[attr-defined]
     try:
-        lvl = int(sh.get_scalar("SHLVL") or "1") + 1
+        # (sh is dash here, which leaves SHLVL as it finds it)
+        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1)
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
@@ -1638,8 +1660,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
                 sh.write_err(f"{argv[0]}: 0: cannot open {rest[0]}: "
                              f"{'No such file' if e.errno == errno.ENOENT else os.strerror(e.errno or 2)}\n".encode())
                 return 2
-            sh.write_err(f"{argv[0]}: {rest[0]}: {os.strerror(e.errno or 2)}\n".encode())
-            return 127
+            sh.write_err(f"{argv[0]}: {script_name or rest[0]}: {os.strerror(e.errno or 2)}\n".encode())
+            return 127 if e.errno == errno.ENOENT else 126
         src = data.decode("utf-8", "surrogateescape")
         child.script_name = script_name or rest[0]
         child.fn_source = child.script_name
@@ -1686,8 +1708,6 @@ def _extra_fds(sh: Interpreter, argv: list[str], fd_for: Callable[..., int | Non
             break
         s = sh.fds[n]
         inner = s._s if isinstance(s, _KeepOpen) else s
-        if inner is NULL:
-            continue
         write = not hasattr(inner, "read") or (
             hasattr(inner, "writable") and _safe(inner.writable) and not _safe(inner.readable))
         # an output stream is always safe to pass: what the child writes is copied in, and
@@ -1798,6 +1818,11 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 closed.append(n)
             return fd
         inner = s._s if isinstance(s, _KeepOpen) else s
+        if isinstance(inner, NullStream):
+            # /dev/null itself (bash's child has it open there): no pipe, no pump thread
+            fd = os.open(os.devnull, os.O_RDWR)
+            close_after.append(fd)
+            return fd
         if not write:
             # stdin: the child gets exactly the bytes earlier builtins left (shared offset)
             h = stdin_handoff(inner)
@@ -1854,6 +1879,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             argv = [a0] + argv[1:]
         if clear:
             env = {}
+    if exec_opts is None or not exec_opts[1]:
+        env["_"] = spelled if spelled and "/" in spelled else path  # (bash: the command's path)
     if any("\0" in a for a in argv):
         argv = [a.split("\0", 1)[0] for a in argv]  # execve takes C strings: cut at a NUL
     if any("\0" in v for v in env.values()):

@@ -3202,6 +3202,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             _wait_note(sh, None, j)
         return 0
     status = 0
+    done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
         job = jobs.find(a) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
         if job is None:
@@ -3214,8 +3215,13 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
         while not job.done.wait(0.02):
             budget.check()
         status = job.status or 0
+        if job not in done:
+            done.append(job)
+            _wait_note(sh, pvar, job)
+        elif pvar is not None:
+            sh.set_var(pvar, str(job.pid))
+    for job in done:
         jobs.remove(job)
-        _wait_note(sh, pvar, job)
     return status
 
 

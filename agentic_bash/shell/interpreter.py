@@ -320,6 +320,23 @@ class _BashRandom:
                 self.last = rv
                 return rv
 
+class _NewArith:
+    """``Interpreter._arith_vars`` / ``_arith_ctx`` of a fork: made on its first arithmetic
+    (a non-data descriptor, like _NewRandom)."""
+
+    def __get__(self, sh: Any, owner: Any = None) -> Any:
+        if sh is None:
+            return self
+        d = sh.__dict__
+        av = d.get("_arith_vars")
+        if av is None:
+            av = d["_arith_vars"] = _ArithVars(sh)
+        ctx = d.get("_arith_ctx")
+        if ctx is None:
+            ctx = d["_arith_ctx"] = _arith_context(av)
+        return av if self is Interpreter.__dict__["_arith_vars"] else ctx
+
+
 class _NewRandom:
     """``Interpreter.rng`` of a fork: a new generator made on the fork's first use of $RANDOM
     (a non-data descriptor: the instance attribute then answers), not at every fork."""
@@ -338,6 +355,8 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     rng = _NewRandom()
+    _arith_vars = _NewArith()
+    _arith_ctx = _NewArith()
 
     argv_frames: tuple[tuple[str, ...], ...] = ()   # BASH_ARGV frames pushed in extdebug mode
     in_let = False      # inside the let builtin (its invalid-identifier errors name it)
@@ -438,7 +457,10 @@ class Interpreter(Expander):
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)
-        av = d["_arith_vars"] = _ArithVars(child)
+        # the arithmetic adapter and context are made on the child's first arithmetic (see
+        # Interpreter._arith_vars): most forks (pipeline stages, $( )) never do any
+        d.pop("_arith_vars", None)
+        d.pop("_arith_ctx", None)
         traps = state.traps
         if traps:
             # a subshell keeps ignored signals; ERR only under set -E, DEBUG and RETURN only
@@ -457,7 +479,6 @@ class Interpreter(Expander):
         if cmdsub:
             d["loop_depth"] = 0
             d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
-        d["_arith_ctx"] = _arith_context(av)
         if cmdsub and not state.shopt.get("inherit_errexit"):
             cst.options["errexit"] = False  # a copy (ShellState.fork)
         return child
@@ -2635,6 +2656,7 @@ class Interpreter(Expander):
                 budget.stages -= n - 1
 
     def _run_pipeline(self, cmd: N.Pipeline, cmds: Any, n: int) -> int:
+        self.budget.check()  # (a stopped run forks no more: a fork copies every variable)
         pipes = [Pipe() for _ in range(n - 1)]
         results: list[int] = [0] * n
         errors: list[BaseException | None] = [None] * n
@@ -2787,7 +2809,8 @@ class Interpreter(Expander):
         b = child.budget
         try:
             try:
-                b.watch()
+                if _WATCH_STAGES:
+                    b.watch()
                 self._stage(child, cmd, i, results, errors, w, r)
             finally:
                 b.unwatch()
@@ -4362,6 +4385,11 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 _STAGE_LOCK = threading.Lock()
 _HELD_OVERHEAD = Budget.HELD_OVERHEAD
+# Stage threads are not watched (kicked) by the deadline watchdog: with them watched, the
+# issue's fuzz (seed 7, script 186: a fork bomb of thread pipelines after a 500K-element
+# array) left the process busy > 10 s past the deadline, twice in two runs; without, none.
+# The mechanism (watch/unwatch around the stage) stays for when that is understood.
+_WATCH_STAGES = False
 _STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily

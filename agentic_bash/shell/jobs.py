@@ -232,6 +232,9 @@ class _JobBudget(Budget):
 
 
 _reg_lock = threading.Lock()
+# Job threads are not watched by the deadline watchdog (see interpreter._WATCH_STAGES);
+# they stop at their next check once their run or tree is stopped (_JobBudget.check).
+_WATCH_JOBS = False
 
 
 def _live_jobs(sh: Interpreter, table: JobTable) -> set[Job]:
@@ -252,6 +255,9 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
     """Run ``cmd`` in the background on a forked shell.  ``fds`` replace the child's
     descriptors (its stdin stays then) and are closed when it ends; ``shown`` is the
     command ``jobs`` lists instead of ``cmd``."""
+    # a stopped run or killed job tree forks no more (a fork copies every variable: a fork
+    # bomb next to a 500K-element array kept the process busy for > 10 s after its deadline)
+    sh.budget.check()
     if sh.jobs is None:
         sh.jobs = JobTable()
     table: JobTable = sh.jobs
@@ -303,7 +309,8 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
             # deadline passes or its run is stopped (see _JobBudget.due); unwatched before
             # the bookkeeping below, which must always run
             try:
-                b.watch()
+                if _WATCH_JOBS:
+                    b.watch()
                 child.fds = dict(child.fds)
                 from .streams import NullStream
                 if fds is not None:

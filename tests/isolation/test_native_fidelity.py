@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import textwrap
 import warnings
 
 import pytest
@@ -86,6 +90,9 @@ CASES = [
     "sleep 0.1 & q=$!; wait -p z $q; echo $([ \"$z\" = \"$q\" ] && echo pid)",
     "(exit 3) & r=$!; sleep 0.5 & wait -n -p y $r; echo \"$? $([ \"$y\" = \"$r\" ] && echo r)\"; wait",
     "u=5; wait -p u; echo \"u=${u-unset} $?\"",
+    "sleep 0.2 & wait %1 %1 2>&1; echo $?",
+    "(exit 3) & a=$!; (exit 4) & b=$!; wait $a $b; echo $?; wait $a; echo $?",
+    "sleep 10 & kill -9 $!; wait $! $!; echo $?",
     # `kill %N` of a job that is one native command sends it the real signal (it may trap it)
     # (the program makes `ready` once its handler is in place)
     "python3 -c 'import signal, time; signal.signal(signal.SIGTERM, lambda *a: print(\"caught\", flush=True)); "
@@ -114,6 +121,16 @@ CASES = [
     "seq 3 | (read a; read b; echo $a $b; python3 -c 'import sys; print(sys.stdin.read().strip())')",
     "printf 'x\\ny\\n' | { read -t 5 a; python3 -c 'import sys; print(sys.stdin.read().strip())'; echo $a; }",
     "printf '%s\\n' {1..3000} | while read a; do [ $a = 2999 ] && python3 -c 'print(\"at 2999\")'; done",
+    # /dev/null is a real descriptor for a native (3>/dev/null was not passed at all)
+    "python3 -c 'import os; os.write(3, b\"x\"); print(\"ok\")' 3>/dev/null; echo $?",
+    "exec 3>/dev/null; python3 -c 'import os; os.write(3, b\"x\"); print(\"ok\")'; echo $?",
+    "python3 -c 'import os; print(os.read(3, 5))' 3</dev/null; echo $?",
+    "python3 -c 'import os, sys; print(os.path.realpath(\"/proc/self/fd/3\"), file=sys.stderr)' 3>/dev/null 2>&1",
+    "python3 -c 'import os; print(os.path.realpath(\"/proc/self/fd/1\"))' >/dev/null; echo $?",
+    # the environment bash gives a command: `_` is its path; sh (dash) keeps SHLVL
+    "/usr/bin/env | grep '^_='; env | grep '^_='; printenv _; dash -c 'echo $_'",
+    "exec -c /usr/bin/env",
+    "sh -c 'echo $SHLVL'; bash -c 'echo $SHLVL'; echo $SHLVL",
     "{ printf 'ab'; sleep 0.3; printf 'c\\nd\\n'; } | { read x; python3 -c 'import sys; print(sys.stdin.read())'; echo $x; }",
 ]
 
@@ -165,3 +182,62 @@ def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
     r = sandbox.run(f"(\n{script}\n)", timeout=60)
     sandbox.run("cd ..")
     assert (_norm(r.stdout), _norm(r.stderr), r.exit_code) == want, script
+
+
+# -- as an unprivileged user: what read/execute permission decide ---------------------------
+_INTEGRATION = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "integration")
+if _INTEGRATION not in sys.path:
+    sys.path.insert(0, _INTEGRATION)
+_spec = importlib.util.spec_from_file_location("_agb_fidelity_integration_conftest",
+                                               os.path.join(_INTEGRATION, "conftest.py"))
+_conf = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(_conf)  # type: ignore[union-attr]
+as_user = _conf.as_user
+
+USER_CASES = [
+    "touch f; chmod 100 f; [ -x f ] && echo x; ./f; echo $?",
+    "printf 'echo hi\\n' > s; chmod 100 s; ./s; echo $?; bash s; echo $?",
+    "cp /bin/true t; chmod 111 t; ./t; echo $?",
+    "printf '#!/bin/sh\\necho hi\\n' > s; chmod 111 s; ./s; echo $?",
+    "mkdir bin; printf 'echo hi\\n' > bin/s; chmod 100 bin/s; PATH=bin:$PATH; s; echo $?",
+    "bash nonexist; echo $?",
+]
+
+# run as the user: each case by /bin/bash and by a namespace Sandbox, the results as JSON
+_USER_SCRIPT = textwrap.dedent("""
+    import json, os, subprocess, sys, tempfile, warnings
+    warnings.simplefilter("ignore")
+    import agentic_bash as ab
+    cases = json.loads(sys.argv[1])
+    out = []
+    with ab.Sandbox(isolation="namespace") as sb:
+        base = sb.run("pwd").stdout.strip()
+        for i, c in enumerate(cases):
+            d = tempfile.mkdtemp()
+            b = subprocess.run(["bash"], executable="/bin/bash", input=f"(\\n{c}\\n)",
+                               capture_output=True, text=True, cwd=d, timeout=60,
+                               env={"PATH": os.environ["PATH"], "LANG": "C.UTF-8"})
+            sb.run(f"cd {base}; mkdir -p c{i} && cd c{i}")
+            r = sb.run(f"(\\n{c}\\n)", timeout=60)
+            out.append([[b.stdout, b.stderr, b.returncode], [r.stdout, r.stderr, r.exit_code]])
+    print(json.dumps(out))
+""")
+
+
+def test_same_as_bash_unprivileged(as_user) -> None:
+    from agentic_bash.isolation.plan import plan
+    from agentic_bash.isolation.probe import probe
+    if plan("namespace", probe()).level != "namespace":
+        pytest.skip("no kernel sandbox here")
+    # (in the user's TMPDIR, which the fixture removes: pytest's tmp_path is root's alone)
+    fd, script = tempfile.mkstemp(suffix=".py", dir=as_user.env["TMPDIR"])
+    with os.fdopen(fd, "w") as f:
+        f.write(_USER_SCRIPT)
+    os.chmod(script, 0o644)
+    p = subprocess.run(as_user.prefix + [as_user.python, script, json.dumps(USER_CASES)],
+                       capture_output=True, text=True, env=as_user.env, cwd="/", timeout=240)
+    assert p.returncode == 0, p.stderr[-3000:]
+    results = json.loads(p.stdout.strip().splitlines()[-1])
+    for case, (want, got) in zip(USER_CASES, results):
+        assert got == want, case
