@@ -19,40 +19,6 @@ __all__ = ["Job", "JobTable", "start_job"]
 _pids = itertools.count(1000)
 
 
-_gc_lock = threading.Lock()
-_gc_state = {"timer": None, "again": False}
-GC_DELAY = 0.3
-
-
-def _collect_soon() -> None:
-    """A job the deadline or a kill cut short may leave its pipes in reference cycles
-    (stages whose cleanup the watchdog's exception skipped): collect them shortly after the
-    last such job ends, on a thread of its own (never in a watched one), so their
-    descriptors close while the session lives on. Requests in a burst (a fork bomb's
-    thousand jobs) share one collection, and one more follows if jobs ended meanwhile."""
-    with _gc_lock:
-        if _gc_state["timer"] is not None:
-            _gc_state["again"] = True
-            return
-        t = threading.Timer(GC_DELAY, _collect)
-        t.daemon = True
-        t.name = "agentic-bash-jobs-gc"
-        _gc_state["timer"] = t
-    t.start()
-
-
-def _collect() -> None:
-    import gc
-    while True:
-        gc.collect()
-        with _gc_lock:
-            if not _gc_state["again"]:
-                _gc_state["timer"] = None
-                return
-            _gc_state["again"] = False
-        time.sleep(GC_DELAY)
-
-
 class _Done(threading.Event):
     """A job's end. Also set (status 124, or 143 when it was killed) once its thread is seen
     gone without having set it, or when the thread was never started: the deadline
@@ -119,7 +85,6 @@ class Job:
         self.pid_ready.set()
         threading.Event.set(self.done)
         self.child = None
-        _collect_soon()
 
 
 class JobTable:
@@ -336,8 +301,6 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
             job.pid_ready.set()
             job.done.set()
             job.child = None  # (the forked shell and what it held go with the job)
-            if st >= 124:
-                _collect_soon()
 
     # A job that is (a pipeline ending in) a native command: `$!` is its real pid, known
     # once the process exists. Any other job keeps its synthetic pid (nothing may claim it).
