@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import warnings
 
 import pytest
+
+import bashdiff
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only"),
               pytest.mark.timeout(300)]
@@ -61,44 +59,15 @@ CASES = [
 ]
 
 
-def _bash(script: str, cwd: str) -> tuple[str, str, int]:
-    # the script on stdin, as a run is (errors read "bash: line N: ..."); a subshell, so the
-    # limits it sets stay in it
-    p = subprocess.run(["bash"], executable="/bin/bash", input=f"(\n{script}\n)",
-                       capture_output=True, text=True, cwd=cwd,
-                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
-                       timeout=60)
-    return p.stdout, p.stderr, p.returncode
-
-
 @pytest.fixture(scope="module", params=["none", "namespace"])
 def sandbox(request, tmp_path_factory):
-    from agentic_bash import Sandbox
-    if request.param == "namespace":
-        from agentic_bash.isolation.plan import plan
-        from agentic_bash.isolation.probe import probe
-        if plan("namespace", probe()).level != "namespace":
-            pytest.skip("no kernel sandbox here")
-    for tool in ("diff", "comm", "paste", "python3"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} not installed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        kw = {"workdir": str(tmp_path_factory.mktemp("ws"))} if request.param == "none" else {}
-        sb = Sandbox(isolation=request.param, **kw)
-    yield sb
-    sb.close()
+    yield from bashdiff.sandbox(request.param, tmp_path_factory, ("diff", "comm", "paste", "python3"))
 
 
 @pytest.mark.parametrize("script", CASES)
 def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
-    want = _bash(script, str(tmp_path))
-    d = f"t{abs(hash(script))}"
-    sandbox.run(f"mkdir -p {d}")
-    sandbox.run(f"cd {d}")
-    # in a subshell: umask and ulimit set by one case stay out of the next
-    r = sandbox.run(f"(\n{script}\n)", timeout=60)
-    sandbox.run("cd ..")
+    want = bashdiff.bash(script, str(tmp_path))
+    r = bashdiff.run(sandbox, script)
     if script.endswith("# stdout only"):
         assert (r.stdout, r.exit_code) == (want[0], want[2]), script
     else:

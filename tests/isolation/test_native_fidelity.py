@@ -6,14 +6,14 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
-import warnings
 
 import pytest
+
+import bashdiff
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only"),
               pytest.mark.timeout(300)]
@@ -145,42 +145,19 @@ def _norm(err: str) -> str:
 
 
 def _bash(script: str, cwd: str) -> tuple[str, str, int]:
-    # the script on stdin, as a run is (errors read "bash: line N: ..."); a subshell, so what
-    # one case sets stays in it
-    p = subprocess.run(["bash"], executable="/bin/bash", input=f"(\n{script}\n)",
-                       capture_output=True, text=True, cwd=cwd,
-                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
-                       timeout=60)
-    return _norm(p.stdout), _norm(p.stderr), p.returncode
+    out, err, rc = bashdiff.bash(script, cwd)
+    return _norm(out), _norm(err), rc
 
 
 @pytest.fixture(scope="module", params=["none", "namespace"])
 def sandbox(request, tmp_path_factory):
-    from agentic_bash import Sandbox
-    if request.param == "namespace":
-        from agentic_bash.isolation.plan import plan
-        from agentic_bash.isolation.probe import probe
-        if plan("namespace", probe()).level != "namespace":
-            pytest.skip("no kernel sandbox here")
-    for tool in ("python3", "seq", "sed", "dash"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} not installed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        kw = {"workdir": str(tmp_path_factory.mktemp("ws"))} if request.param == "none" else {}
-        sb = Sandbox(isolation=request.param, **kw)
-    yield sb
-    sb.close()
+    yield from bashdiff.sandbox(request.param, tmp_path_factory, ("python3", "seq", "sed", "dash"))
 
 
 @pytest.mark.parametrize("script", CASES)
 def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
     want = _bash(script, str(tmp_path))
-    d = f"t{abs(hash(script))}"
-    sandbox.run(f"mkdir -p {d}")
-    sandbox.run(f"cd {d}")
-    r = sandbox.run(f"(\n{script}\n)", timeout=60)
-    sandbox.run("cd ..")
+    r = bashdiff.run(sandbox, script)
     assert (_norm(r.stdout), _norm(r.stderr), r.exit_code) == want, script
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import warnings
 
 import pytest
+
+import bashdiff
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -113,43 +112,18 @@ CASES = [
 ]
 
 
-def _bash(script: str, cwd: str) -> tuple[str, str, int]:
-    # on stdin inside ( ), exactly as the sandbox runs it below: same line numbers in errors,
-    # and nothing one case sets reaches the next
-    p = subprocess.run(["bash"], executable="/bin/bash", input=f"(\n{script}\n)",
-                       capture_output=True, text=True, cwd=cwd, timeout=60,
-                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-                            "HOME": cwd})
-    return p.stdout, p.stderr, p.returncode
-
-
 @pytest.fixture(scope="module", params=["virtual", "namespace"])
-def sandbox(request):
-    from agentic_bash import Sandbox
-    if request.param == "namespace":
-        from agentic_bash.isolation.plan import plan
-        from agentic_bash.isolation.probe import probe
-        if plan("namespace", probe()).level != "namespace":
-            pytest.skip("no kernel sandbox here")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        sb = Sandbox(isolation=request.param)
-    yield sb
-    sb.close()
+def sandbox(request, tmp_path_factory):
+    yield from bashdiff.sandbox(request.param, tmp_path_factory)
 
 
 @pytest.mark.parametrize("script", CASES)
 def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
-    natives = [t for t in ("python3", "jq", "bc") if t in script.split("|")[0] + script]
     if sandbox.isolation_level == "virtual" and "python3" in script:
         pytest.skip("python3 is a native program (none in the virtual level)")
-    for t in natives:
-        if shutil.which(t) is None:
+    for t in ("python3", "jq", "bc"):
+        if t in script and shutil.which(t) is None:
             pytest.skip(f"{t} not installed")
-    want = _bash(script, str(tmp_path))
-    d = f"a{abs(hash(script))}"
-    sandbox.run(f"mkdir -p {d}")
-    sandbox.run(f"cd {d}")
-    r = sandbox.run(f"(\n{script}\n)", timeout=60)
-    sandbox.run("cd ..")
+    want = bashdiff.bash(script, str(tmp_path), home=str(tmp_path))
+    r = bashdiff.run(sandbox, script)
     assert (r.stdout, r.stderr, r.exit_code) == want, script
