@@ -35,6 +35,7 @@ import stat
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..limits import Budget, charge_read, check_size
+from ..shell.streams import LineReads
 from .base import REGISTRY, CommandContext
 
 __all__ = [
@@ -272,12 +273,13 @@ def parse_opts(
 
 # -- input ---------------------------------------------------------------------------------
 
-class _NoClose:
+class _NoClose(LineReads):
     """Wraps stdin so ``with open_input(ctx, '-')`` does not close the shared stream. A plain
     class with io.RawIOBase's methods: a RawIOBase (and its finalizer) cost more to make and
     drop than a short ``cat``'s whole read."""
 
     __slots__ = ("_raw",)
+    _LINES_CHECKED = False  # (what it wraps bounds its own reads)
 
     closed = False
 
@@ -326,26 +328,8 @@ class _NoClose:
     def readline(self, size: int | None = -1) -> bytes:
         return self._raw.readline(-1 if size is None else size)
 
-    def readlines(self, hint: int = -1) -> list[bytes]:
-        out = []
-        n = 0
-        while True:
-            line = self.readline()
-            if not line:
-                return out
-            out.append(line)
-            n += len(line)
-            if 0 < hint <= n:
-                return out
-
     def __iter__(self) -> _NoClose:
         return self
-
-    def __next__(self) -> bytes:
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
 
     def flush(self) -> None:
         pass

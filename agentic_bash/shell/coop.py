@@ -17,6 +17,7 @@ from collections import deque
 from typing import Any, Callable
 
 from ..limits import charge_read, check_size
+from .streams import LineReads
 
 try:
     from greenlet import getcurrent as _getcurrent
@@ -176,7 +177,7 @@ def run(fns: list[Callable[[], None]], budget: Any, pipes: list[GPipe]) -> None:
         raise failure
 
 
-class GReader:
+class GReader(LineReads):
     """The read end, with a buffered reader's methods (read, read1, readline, peek,
     iteration). Not an io.BufferedReader over a raw stream: making and closing those two
     cost more than the rest of a short pipeline, and each read went C → Python → C. Reads of
@@ -331,19 +332,6 @@ class GReader:
                 check_size(total, "line of a pipe")
         return b"".join(parts)
 
-    def readlines(self, hint: int = -1) -> list[bytes]:
-        out = []
-        n = 0
-        while True:
-            line = self.readline()
-            if not line:
-                return out
-            out.append(line)
-            n += len(line)
-            if 0 < hint <= n:
-                return out
-            check_size(n, "read of a pipe")
-
     def peek(self, size: int = 0) -> bytes:
         p = self.p
         if not p.chunks and not self._more():
@@ -353,12 +341,6 @@ class GReader:
 
     def __iter__(self) -> GReader:
         return self
-
-    def __next__(self) -> bytes:
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
 
     def readable(self) -> bool:
         return True

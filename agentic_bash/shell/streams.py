@@ -362,7 +362,36 @@ class PipeWriter:
         pass
 
 
-class BoundedReads:
+class LineReads:
+    """Mixin: ``readlines()`` and ``next()`` over the class's own ``readline()``, the lines'
+    total held to the run's size bound (``check_size``) unless ``_LINES_CHECKED`` is off."""
+
+    __slots__ = ()
+    _LINES_CHECKED = True
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        out = []
+        n = 0
+        checked = self._LINES_CHECKED
+        while True:
+            line = self.readline()  # type: ignore[attr-defined]
+            if not line:
+                return out
+            out.append(line)
+            n += len(line)
+            if 0 < hint <= n:
+                return out
+            if checked:
+                check_size(n, "read of a pipe")
+
+    def __next__(self) -> bytes:
+        line = self.readline()  # type: ignore[attr-defined]
+        if not line:
+            raise StopIteration
+        return line
+
+
+class BoundedReads(LineReads):
     """Mixin for a BufferedReader over a pipe: ``read()`` of everything and ``readline()``
     without a size loop here in chunks, charged to the run's budget. BufferedReader's own
     are one C loop that, on an endless writer (``yes | diff - f``), grows until the host
@@ -404,24 +433,6 @@ class BoundedReads:
             if len(more) < 65536 or more.endswith(b"\n"):
                 return b"".join(parts)
 
-    def readlines(self, hint: int = -1) -> list[bytes]:
-        out = []
-        n = 0
-        while True:
-            line = self.readline()
-            if not line:
-                return out
-            out.append(line)
-            n += len(line)
-            if 0 < hint <= n:
-                return out
-            check_size(n, "read of a pipe")
-
-    def __next__(self) -> bytes:
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
 
 
 
