@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 
+from _battery import run_battery
 from _support import sandbox_supported
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ATTACKS = os.path.join(HERE, "_attacks.py")
 
 ok, why = sandbox_supported()
 pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
@@ -32,22 +28,8 @@ KNOWN_GAPS = {
     # pid 1 are non-dumpable, so their memory is not readable)
     "proc_mem_sibling": "sibling /proc/<pid>/mem readable (THREAT_MODEL.md known gap)",
 }
-_cache: dict[tuple[str, str], dict] = {}
-
-
 def _run(request: pytest.FixtureRequest, who: str, what: str, token: str) -> dict:
-    key = (who, what)
-    if key not in _cache:
-        runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-        p = subprocess.run(runner.prefix + [runner.python, ATTACKS, what, f"{token}{who}"],
-                           capture_output=True, text=True, env=runner.env, cwd=runner.cwd,
-                           timeout=500)
-        marker = "\n@@JSON@@"
-        if p.returncode != 0 or marker not in p.stdout:
-            raise AssertionError(f"attack battery failed ({p.returncode}) as {who}:\n"
-                                 f"{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
-        _cache[key] = json.loads(p.stdout.rsplit(marker, 1)[1])
-    return _cache[key]
+    return run_battery(request, who, what, token, timeout=500)
 
 
 @pytest.fixture(params=["root", "user"])

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-
 import pytest
 
 import agentic_bash as ab
+from _battery import run_battery
 from agentic_bash.vfs.protect import PathRules, compile_glob
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ATTACKS = os.path.join(HERE, "_attacks.py")
 HIDE = ["**/.env", "**/*.pem", ".git/config"]
 READ_ONLY = [".git/hooks", ".bashrc"]
 
@@ -127,22 +122,8 @@ def test_virtual_read_only_paths_refuse_changes(vsb, script: str) -> None:
 
 
 # -- namespace (and virtual again) from a subprocess, as root and unprivileged -------------
-_cache: dict[tuple[str, str], dict] = {}
-
-
 def _run(request: pytest.FixtureRequest, who: str, what: str, token: str) -> dict:
-    key = (who, what)
-    if key not in _cache:
-        runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-        p = subprocess.run(runner.prefix + [runner.python, ATTACKS, what, f"{token}{who}"],
-                           capture_output=True, text=True, env=runner.env, cwd=runner.cwd,
-                           timeout=400)
-        marker = "\n@@JSON@@"
-        if p.returncode != 0 or marker not in p.stdout:
-            raise AssertionError(f"{what} failed ({p.returncode}) as {who}:\n"
-                                 f"{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
-        _cache[key] = json.loads(p.stdout.rsplit(marker, 1)[1])
-    return _cache[key]
+    return run_battery(request, who, what, token, timeout=400)
 
 
 def _kernel_ok() -> bool:
