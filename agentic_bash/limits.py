@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -538,10 +539,39 @@ _STDLIB_FILES = frozenset(m.__file__ for m in (threading, weakref, __import__("_
 
 def _in_stdlib(frame: Any) -> bool:
     """Is a thread at ``frame`` (its innermost Python frame) inside threading/weakref code,
-    where an asynchronous exception breaks their bookkeeping? (A thread that waits there,
-    in a join or an Event, looks at the budget itself when it wakes.)"""
-    return frame is not None and frame.f_code.co_filename in _STDLIB_FILES \
-        and frame.f_code.co_name not in ("run", "_bootstrap_inner", "_bootstrap")
+    where an asynchronous exception breaks their bookkeeping, or inside a gc callback (the
+    collector prints "Exception ignored in: <gc callback>" and drops it)? (A thread that
+    waits in a join or an Event looks at the budget itself when it wakes.)"""
+    if frame is None:
+        return False
+    code = frame.f_code
+    if code.co_filename in _STDLIB_FILES and code.co_name not in ("run", "_bootstrap_inner", "_bootstrap"):
+        return True
+    # a finalizer (``__del__``) or gc callback swallows the exception and is cut short (a
+    # PipeWriter's __del__ that closes its descriptor): look at the three innermost frames
+    cbs = gc.callbacks
+    codes = {getattr(cb, "__code__", None) for cb in cbs} if cbs else ()
+    f = frame
+    for _ in range(3):
+        if f is None:
+            break
+        if f.f_code.co_name == "__del__" or f.f_code in codes:
+            return True
+        f = f.f_back
+    return False
+
+
+def _quiet_unraisable(hook: Any) -> Any:
+    """``sys.unraisablehook`` that drops the watchdog's own exception (it lands in a
+    finalizer despite _in_stdlib when the thread enters one after the look; the watchdog
+    kicks again) and hands anything else to ``hook``."""
+    def unraisable(u: Any) -> None:
+        if isinstance(u.exc_value, _DeadlineKick) or (
+                isinstance(u.exc_type, type) and issubclass(u.exc_type, _DeadlineKick)):
+            return
+        hook(u)
+    unraisable._agb_quiet = True  # type: ignore[attr-defined]
+    return unraisable
 
 
 def start_thread(t: threading.Thread) -> None:
@@ -562,6 +592,8 @@ def _start_watch() -> None:
         if _watch_started:
             return
         _watch_started = True
+    if not getattr(sys.unraisablehook, "_agb_quiet", False):
+        sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
     threading.Thread(target=_watch, name="agentic-bash-deadline", daemon=True).start()
 
 

@@ -1,7 +1,7 @@
 """The run contract under generated hostile scripts: hangs, escapes, memory, internal errors, deadline overruns.
 
 Usage: python benchmarks/contract_fuzz.py [-n 2000] [--isolation virtual|namespace] [--timeout 2]
-       [--seed 1] [--per-sandbox 25] [--show 10]
+       [--seed 1] [--per-sandbox 25] [--show 10] [--from K] [--watch sj] [--dump F] [--json F]
 
 Each script runs in a worker process (one Sandbox per ``--per-sandbox`` scripts, as the
 issue's fuzzer did); the parent kills a worker that does not answer within timeout + 10 s
@@ -44,10 +44,18 @@ def _rss_tree(p) -> int:  # noqa: ANN001
     return total
 
 
-def _worker(conn, isolation: str, timeout: float) -> None:  # noqa: ANN001
+def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # noqa: ANN001
+            dump: str | None = None) -> None:
+    import faulthandler
+
     import psutil
 
     from agentic_bash import Sandbox
+    if watch is not None:
+        from agentic_bash.shell import interpreter, jobs
+        interpreter._WATCH_STAGES = "s" in watch
+        jobs._WATCH_JOBS = "j" in watch
+    dumpf = open(dump, "a") if dump else None  # noqa: SIM115
     me = psutil.Process()
     sb = None
     while True:
@@ -70,6 +78,11 @@ def _worker(conn, isolation: str, timeout: float) -> None:  # noqa: ANN001
         t = threading.Thread(target=sample, daemon=True)
         t.start()
         rec = {"script": script}
+        if dumpf is not None:
+            # every thread's stack into --dump shortly before the parent gives up (a hang)
+            dumpf.write(f"\n==== {time.strftime('%H:%M:%S')} {script!r}\n")
+            dumpf.flush()
+            faulthandler.dump_traceback_later(timeout + 8, file=dumpf)
         t0 = time.monotonic()
         try:
             r = sb.run(script, timeout=timeout)
@@ -91,6 +104,8 @@ def _worker(conn, isolation: str, timeout: float) -> None:  # noqa: ANN001
             rec["ok"] = False
             rec["exc_after"] = f"{type(e).__name__}: {e}"
             sb = None
+        if dumpf is not None:
+            faulthandler.cancel_dump_traceback_later()
         conn.send(rec)
 
 
@@ -102,6 +117,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--per-sandbox", type=int, default=25)
     ap.add_argument("--show", type=int, default=10)
+    ap.add_argument("--from", dest="start", type=int, default=0,
+                    help="run scripts from this index on (the earlier ones are generated, not run)")
+    ap.add_argument("--watch", default=None,
+                    help="override the watchdog's thread flags: 's' stages, 'j' jobs, '' neither")
+    ap.add_argument("--dump", default=None, help="file for a stack dump of every hang")
+    ap.add_argument("--json", default=None, help="write every run's record here")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     ctx = mp.get_context("spawn")
@@ -111,14 +132,18 @@ def main() -> None:
     t_start = time.monotonic()
     for i in range(a.n):
         s = hostile.script(rng)
+        if i < a.start:
+            continue
         if proc is None:
             conn, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, a.isolation, a.timeout), daemon=True)
+            proc = ctx.Process(target=_worker, args=(child, a.isolation, a.timeout, a.watch, a.dump),
+                               daemon=True)
             proc.start()
-        conn.send((i % a.per_sandbox == 0, s))
+        conn.send((i % a.per_sandbox == 0 or i == a.start, s))
         if conn.poll(a.timeout + 10 + (30 if i % a.per_sandbox == 0 else 0)):
             try:
                 recs.append(conn.recv())
+                recs[-1]["i"] = i
                 continue
             except EOFError:
                 pass
@@ -130,6 +155,9 @@ def main() -> None:
         conn.send(None)
         proc.join(10)
     wall = time.monotonic() - t_start
+    if a.json:
+        import json
+        Path(a.json).write_text(json.dumps({"args": vars(a), "hangs": hangs, "runs": recs}, indent=1))
 
     over = sorted(r["dt"] - a.timeout for r in recs if r.get("timed_out"))
     late = [r for r in recs if r["dt"] > a.timeout + 0.5]
