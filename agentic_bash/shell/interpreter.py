@@ -2899,7 +2899,10 @@ class Interpreter(Expander):
     # ------------------------------------------------------------------ background jobs
     def run_background(self, cmd: N.Command) -> None:
         from .jobs import start_job
-        start_job(self, cmd)
+        if start_job(self, cmd) is not None:
+            # bash: an asynchronous command's status is 0 (a run of only `x &` after a
+            # timed-out one returned 124, timed_out False)
+            self.state.last_status = 0
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
