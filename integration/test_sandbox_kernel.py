@@ -121,6 +121,7 @@ def test_nohup_dies_with_close(obs: dict) -> None:
 
 
 def test_runner_death_raises_sandbox_crashed_then_restarts(obs: dict) -> None:
+    assert obs["kill_runner"]["out"] == "after\n", obs["kill_runner"]
     assert obs["crash"] == {"exc": "SandboxCrashed"}
     assert obs["crash_again"] == {"stdout": "again\n", "restarted": True}
 

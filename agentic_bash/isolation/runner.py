@@ -135,7 +135,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sc.drop_all_caps()
     except OSError:
         pass
-    _start_supervisor(sup_parent)
+    _start_supervisor(sup_parent, pid)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     if (cfg.get("resources") or {}).get("watchdog"):
@@ -205,7 +205,7 @@ def _loopback_up() -> None:
         fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 0x1 | 0x40))  # UP|RUNNING
 
 
-def _start_supervisor(sup: socket.socket) -> None:
+def _start_supervisor(sup: socket.socket, runner: int | None = None) -> None:
     """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
     its notifications on a thread; each refusal is reported back over ``sup``."""
     import json
@@ -223,7 +223,7 @@ def _start_supervisor(sup: socket.socket) -> None:
         except OSError:
             pass
 
-    Supervisor(fd, report).start()
+    Supervisor(fd, report, protect=runner).start()
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
@@ -240,7 +240,7 @@ def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
             _fatal(sock, "runner", e)
         os._exit(code)
     sup_child.close()
-    _start_supervisor(sup_parent)
+    _start_supervisor(sup_parent, pid)
     code = 0
     while True:
         try:
@@ -329,10 +329,10 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         try:
             if cfg.get("seccomp_notify") and sup is not None:
                 try:
-                    listener = apply_seccomp(deny, notify=True)
+                    listener = apply_seccomp(deny, notify=True, protect=os.getpid())
                 except OSError:
                     listener = None
-                    apply_seccomp(deny)
+                    apply_seccomp(deny, protect=os.getpid())
                 if listener is not None:
                     # Security invariant: the listener leaves this process at once; whoever
                     # holds it decides the outcome of refused calls.
@@ -340,7 +340,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
                     os.close(listener)
                     seccomp_notify = True
             else:
-                apply_seccomp(deny)
+                apply_seccomp(deny, protect=os.getpid())
         except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
             seccomp_error = f"{type(e).__name__}: {e}"
     if sup is not None and not seccomp_notify:

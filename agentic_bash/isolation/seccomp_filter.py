@@ -58,20 +58,41 @@ _CACHE: dict[tuple, bytes] = {}
 _NAMES: dict[int, str] = {}
 
 
-def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False) -> int | None:
+RUNNER_PID = 2
+"""The runner's pid in its own pid namespace (pid 1 forks it first): the default of
+``protect``, so the filter the zygote compiles ahead is the one a namespace runner loads."""
+
+# Calls that signal (or set limits of) a process named by its pid: refused when that pid is
+# the runner's, its process group's, or -1 (every process the caller may signal), so no
+# program the sandbox runs can kill, stop or starve the process that serves the session.
+# (arg index of the pid; the value is a pid_t in a 64-bit register: compare the low half.)
+_PID_CALLS: tuple[tuple[str, int, bool], ...] = (
+    # name, arg, whether -pid / -1 also name it
+    ("kill", 0, True), ("rt_sigqueueinfo", 0, False), ("tgkill", 0, False),
+    ("rt_tgsigqueueinfo", 0, False), ("pidfd_open", 0, False), ("prlimit64", 0, False),
+    ("sched_setaffinity", 0, False), ("sched_setscheduler", 0, False),
+    ("sched_setparam", 0, False), ("sched_setattr", 0, False),
+)
+_LOW = 0xFFFFFFFF
+
+
+def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False,
+                  protect: int = RUNNER_PID) -> int | None:
     """Load the filter into this process (all threads unless ``notify``; the listener flag
     excludes TSYNC, so call it while single-threaded). Requires no_new_privs first. Returns
-    the listener fd with ``notify``. The BPF is compiled once per process (the zygote warms
+    the listener fd with ``notify``. ``protect`` is the pid no filtered process may signal
+    (the caller's own: the runner). The BPF is compiled once per process (the zygote warms
     the cache), so a sandbox only pays for one seccomp(2) call."""
-    return load_bpf(compile_bpf(deny, notify=notify), listener=notify)
+    return load_bpf(compile_bpf(deny, notify=notify, protect=protect), listener=notify)
 
 
-def compile_bpf(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False) -> bytes:
+def compile_bpf(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False,
+                protect: int = RUNNER_PID) -> bytes:
     """The filter as raw BPF (struct sock_filter[]), compiled by libseccomp and cached."""
-    key = (tuple(deny), notify)
+    key = (tuple(deny), notify, protect)
     bpf = _CACHE.get(key)
     if bpf is None:
-        bpf = _CACHE[key] = _compile(key[0], notify)
+        bpf = _CACHE[key] = _compile(key[0], notify, protect)
     return bpf
 
 
@@ -81,7 +102,8 @@ def syscall_names(deny: Iterable[str] = DEFAULT_DENY) -> dict[int, str]:
         import pyseccomp as sc
         arch = sc.system_arch()
         for name in tuple(deny) + ("clone", "socket", "ioctl", "chmod", "fchmod", "fchmodat",
-                                   "fchmodat2", "creat", "mknod", "mknodat", "open", "openat"):
+                                   "fchmodat2", "creat", "mknod", "mknodat", "open", "openat",
+                                   *sorted(_SIGNAL_NAMES)):
             try:
                 _NAMES[sc.resolve_syscall(arch, name)] = name
             except Exception:  # noqa: BLE001
@@ -109,7 +131,7 @@ def load_bpf(bpf: bytes, *, listener: bool = False) -> int | None:
     return int(r) if listener else None
 
 
-def _compile(deny: tuple[str, ...], notify: bool) -> bytes:
+def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
     import tempfile
 
     import pyseccomp as sc
@@ -153,6 +175,22 @@ def _compile(deny: tuple[str, ...], notify: bool) -> bytes:
     for req in (_TIOCSTI, _TIOCLINUX):
         # the request argument is an int; mask the upper half glibc may leave dirty
         rule(refuse(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, req))
+    # The runner: nothing it runs may signal it (its pid, its process group, -1), join its
+    # process group (then kill(0) would reach it), or reach it through a pidfd (opening
+    # /proc/<pid> also makes one, which seccomp cannot tell apart: pidfd_send_signal is
+    # ENOSYS, and callers such as Go's runtime fall back to kill(2)).
+    for name, idx, group in _PID_CALLS:
+        targets = [protect] + ([-protect, -1] if group else [])
+        for t in targets:
+            rule(refuse(errno.EPERM), name, sc.Arg(idx, sc.MASKED_EQ, _LOW, t & _LOW))
+    rule(refuse(errno.EPERM), "setpgid", sc.Arg(1, sc.MASKED_EQ, _LOW, protect))
+    for which in (0, 1):  # PRIO_PROCESS, PRIO_PGRP
+        rule(refuse(errno.EPERM), "setpriority", sc.Arg(0, sc.EQ, which),
+             sc.Arg(1, sc.MASKED_EQ, _LOW, protect))
+    rule(sc.ERRNO(errno.ENOSYS), "pidfd_send_signal")
+    # tkill names a thread (the runner has several, started later): with a listener the
+    # supervisor lets it through unless the thread is the runner's; without one, refused.
+    rule(sc.NOTIFY if notify else sc.ERRNO(errno.EPERM), "tkill")
     with tempfile.TemporaryFile() as tf:
         f.export_bpf(tf)
         tf.seek(0)
@@ -164,6 +202,7 @@ _NOTIF = struct.Struct("=QIIiIQ6Q")          # struct seccomp_notif (80 bytes)
 _RESP = struct.Struct("=QqiI")               # struct seccomp_notif_resp (24 bytes)
 _IOC_RECV = 0xC0502100                       # SECCOMP_IOCTL_NOTIF_RECV
 _IOC_SEND = 0xC0182101                       # SECCOMP_IOCTL_NOTIF_SEND
+_FLAG_CONTINUE = 1                           # SECCOMP_USER_NOTIF_FLAG_CONTINUE
 
 
 class Supervisor:
@@ -171,15 +210,22 @@ class Supervisor:
     (kind ``syscall``) through ``report`` before answering, so the record is in place by the
     time the refused call returns."""
 
-    def __init__(self, listener: int, report: Callable[[str], None]) -> None:
+    def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None) -> None:
         self.fd = listener
         self.report = report
+        self.protect = protect
         self.names = syscall_names()
         self.thread = threading.Thread(target=self._loop, name="seccomp-supervisor",
                                        daemon=True)
 
     def start(self) -> None:
         self.thread.start()
+
+    def _runner_thread(self, tid: int) -> bool:
+        tid = _signed(tid)
+        if self.protect is None or tid <= 0:
+            return False  # (tkill of 0 or less is EINVAL: the kernel says so)
+        return tid == self.protect or _tgid(tid) == self.protect
 
     def _loop(self) -> None:
         import fcntl
@@ -199,6 +245,15 @@ class Supervisor:
             name = self.names.get(nr, f"syscall {nr}")
             err = errno.EPERM
             detail = name
+            if name == "tkill" and not self._runner_thread(a0):
+                # (the tid is a value, not memory the caller could change after this check)
+                try:
+                    fcntl.ioctl(self.fd, _IOC_SEND, _RESP.pack(nid, 0, 0, _FLAG_CONTINUE))
+                except OSError:
+                    pass
+                continue
+            if name in _SIGNAL_NAMES:
+                detail = f"{name}({_signed(a0)}) of the sandbox's runner"
             if name == "socket":
                 err = errno.EAFNOSUPPORT
                 detail = f"socket(family={a0})"
@@ -219,6 +274,25 @@ class Supervisor:
                 fcntl.ioctl(self.fd, _IOC_SEND, _RESP.pack(nid, 0, -err, 0))
             except OSError:
                 pass
+
+
+_SIGNAL_NAMES = frozenset(n for n, _i, _g in _PID_CALLS) | {"setpgid", "setpriority", "tkill"}
+
+
+def _signed(v: int) -> int:
+    v &= _LOW
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def _tgid(tid: int) -> int | None:
+    try:
+        with open(f"/proc/{tid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def send_fd(sock: socket.socket, fd: int) -> None:

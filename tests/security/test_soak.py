@@ -103,12 +103,11 @@ def test_sandbox_killed_mid_run_restarts_over_its_files(private_tmp: str) -> Non
         killer.join()
         r = sb.run("cat /workspace/k /workspace/d/f")
         assert r.stdout == "kept\n2\n" and r.restarted, r
-        # the attacker's side: the script kills its own interpreter
-        with pytest.raises(SandboxCrashed):
-            sb.run("python3 -c 'import os, signal; os.kill(os.getppid(), signal.SIGKILL)'; "
-                   "sleep 5")
-        r = sb.run("cat /workspace/k")
-        assert r.stdout == "kept\n" and r.restarted, r
+        # the attacker's side: the script tries to kill its own interpreter (refused by
+        # seccomp: tests/isolation/test_runner_signals.py), the session goes on
+        r = sb.run("python3 -c 'import os, signal; os.kill(os.getppid(), signal.SIGKILL)'; "
+                   "cat /workspace/k")
+        assert r.stdout == "kept\n" and not r.restarted, r
     assert _settle(lambda: _counts(private_tmp)["session_dirs"] == 0)
     assert _settle(lambda: not any(p for p in _descendants()
                                    if _cmd(p).startswith("sleep")))
