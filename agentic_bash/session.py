@@ -400,10 +400,21 @@ class Sandbox:
     async def arun(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
                    env: Mapping[str, str] | None = None, cwd: str | None = None,
                    timeout: float | None = None) -> Result:
-        """``await sb.arun(script)``: ``run()`` on a worker thread, so the event loop never
-        blocks. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
+        """``await sb.arun(script)``: the event loop never blocks. A sandboxed run is sent and
+        its reply read on the loop itself when nothing else needs a thread (no hooks or
+        transforms, stdin bytes or None, the sandbox not busy); otherwise ``run()`` goes to a
+        worker thread. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
         import asyncio
 
+        if self._direct and (stdin is None or type(stdin) is bytes):
+            fast = getattr(self._ex, "arun", None)   # (SandboxClosed once released)
+            if fast is not None:
+                r = await fast(script, stdin, env, cwd, timeout, self._on_output)
+                if r is not None:
+                    if r.packages_installed:
+                        await asyncio.get_running_loop().run_in_executor(
+                            _async_workers(), self._promote, r)
+                    return r
         worker: list[int] = []
 
         def work() -> Result:

@@ -28,6 +28,18 @@ def sb():
         s.close()
 
 
+if os.environ.get("AGB_COW_CHECK"):
+    @pytest.fixture(autouse=True)
+    def _cow_check():
+        """AGB_COW_CHECK=1: fail a test in which an array shared by a fork changed in place
+        (shell.state.Var: a change must own() the dict first)."""
+        from agentic_bash.shell import state
+        yield
+        bad = state.cow_violations()
+        state._COW_CHECK.clear()  # type: ignore[union-attr]
+        assert not bad, f"shared arrays changed in place: {[b[:5] for b in bad]}"
+
+
 @pytest.fixture
 def tmpdir_real(tmp_path):
     d = tmp_path / "real"

@@ -969,10 +969,10 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         elif type(var.value) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             if var.attrs & ASSOC and not append:
-                var.value[key] = sh._coerce(var, value)
+                value = sh._coerce(var, value)
             else:
-                prev = var.value.get(key, "") if append else None
-                var.value[key] = sh._coerce(var, value, prev)
+                value = sh._coerce(var, value, var.value.get(key, "") if append else None)
+            var.own()[key] = value
         else:
             var.value = sh._coerce(var, value, (var.value or "") if append else None)
             if target in _LOCALE_VARS and type(var.value) is str:
@@ -1229,7 +1229,8 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
             var_d: dict[Any, str] = var.value if type(var.value) is dict else {}
             var.top = None  # (an element goes: array_top's cache no longer holds)
             if var.attrs & ASSOC:
-                var_d.pop(sub, None)
+                if sub in var_d:
+                    del var.own()[sub]
                 continue
             try:
                 i = sh.arith(sub)
@@ -1245,7 +1246,8 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                     status = 1
                     continue
                 i = j
-            var_d.pop(i, None)
+            if i in var_d and var.value is var_d:
+                del var.own()[i]
             continue
         if not _NAME_RE.match(a):
             # bash: only -v insists on an identifier; otherwise the word names no variable
@@ -2819,8 +2821,9 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         if var is None or type(var.value) is not dict:
             sh.set_array_values(name, [])
             var = sh.state.find(name)
+        d = var.own()
         for k, ln in enumerate(lines):
-            var.value[origin + k] = ln  # type: ignore[union-attr,index]
+            d[origin + k] = ln  # type: ignore[union-attr,index]
     if callback:
         # -C callback every -c quantum lines, given the element's index and its text (run
         # after the whole read here; bash interleaves it with the assignments)

@@ -812,7 +812,9 @@ class Interpreter(Expander):
         if type(old) is dict:
             key: Any = "0" if var.attrs & ASSOC else 0
             prev = old.get(key) if append else None
-            old[key] = self._coerce(var, value, prev if append else None) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
+            if append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
+                value = self._coerce(var, value, prev if append else None)
+            var.own()[key] = value
         else:
             if var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
                 var.value = self._coerce(var, value, (old or "") if append else None)
@@ -941,7 +943,9 @@ class Interpreter(Expander):
         else:
             self._check_append(rname, prev, value)
             self.budget.charge_array(d, len(value), rname)
-        d[key] = self._coerce(var, value, prev) if (append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE)) else value
+        if append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
+            value = self._coerce(var, value, prev)
+        var.own()[key] = value
 
     def _check_append(self, name: str, prev: str, value: str) -> None:
         """``name+=value``: the joined value is bounded like any assigned one."""
@@ -976,7 +980,7 @@ class Interpreter(Expander):
             var.attrs |= ARRAY
         old = var.value
         if append and type(old) is dict:
-            d = old
+            d = var.own()
         elif append and old is not None:
             d = {("0" if is_assoc else 0): old}
         else:
@@ -998,7 +1002,10 @@ class Interpreter(Expander):
                         if pending is None:
                             pending = w
                         else:
-                            d[pending] = self._coerce(var, w)
+                            w = self._coerce(var, w)
+                            if var.shared and var.value is d:
+                                d = var.own()  # (an expansion forked: a fork shares the array)
+                            d[pending] = w
                             pending = None
                     budget.charge_array(d, sum(map(len, words)) + _HELD_OVERHEAD * len(words), rname)
                 if pending is not None:
@@ -1032,7 +1039,10 @@ class Interpreter(Expander):
                                     else self._elem_text(el)) + ": bad array subscript")
                         continue
                     budget.charge_array(d, len(k) + len(v) + _HELD_OVERHEAD, rname)
-                    d[k] = self._coerce(var, v, d.get(k, "")) if el.append and append else self._coerce(var, v)
+                    v = self._coerce(var, v, d.get(k, "")) if el.append and append else self._coerce(var, v)
+                    if var.shared and var.value is d:
+                        d = var.own()  # (an expansion forked: a fork shares the array now)
+                    d[k] = v
         else:
             # bash expands all the values first (with the old array), then evaluates each
             # subscript in turn, seeing the elements assigned before it; a [k]=v word that
@@ -1063,6 +1073,8 @@ class Interpreter(Expander):
                         tr.extend(_sh_single_quote(w) for w in items[-1][1])
             if tr is not None:
                 self.xtrace_raw(f"{name}{'+=' if append else '='}(" + " ".join(tr) + ")")
+            if var.shared and var.value is d:
+                d = var.own()  # (an expansion forked: a fork shares the array now)
             var.value = d
             nxt = top = array_top(var, d) + 1
             for key, vals, app in items:
@@ -1090,13 +1102,26 @@ class Interpreter(Expander):
                             continue
                     # (an integer array's [i]+=v adds, as the element assignment does)
                     budget.charge_array(d, len(vals[0]) + _HELD_OVERHEAD, rname)
-                    d[i] = self._coerce(var, vals[0], d.get(i, "")) if app else self._coerce(var, vals[0])
+                    v = self._coerce(var, vals[0], d.get(i, "")) if app else self._coerce(var, vals[0])
+                    if var.shared and var.value is d:
+                        d = var.own()  # (the subscript forked: a fork shares the array now)
+                    d[i] = v
                     nxt = i + 1
                 else:
                     budget.charge_array(d, sum(map(len, vals)) + _HELD_OVERHEAD * len(vals), rname)
-                    for w in vals:
-                        d[nxt] = self._coerce(var, w)
-                        nxt += 1
+                    if var.shared and var.value is d:
+                        d = var.own()  # (an expansion forked: a fork shares the array now)
+                    if var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
+                        for w in vals:
+                            w = self._coerce(var, w)
+                            if var.shared and var.value is d:
+                                d = var.own()  # (arithmetic forked: a fork shares the array)
+                            d[nxt] = w
+                            nxt += 1
+                    else:
+                        for w in vals:
+                            d[nxt] = w
+                            nxt += 1
                 if nxt > top:
                     top = nxt
             var.top = (d, len(d), top - 1)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator
 
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
-    "SET_OPTIONS", "SHOPT_DEFAULTS", "array_top", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "array_top", "cow_violations", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
 ]
 
 EXPORT = 1
@@ -74,9 +75,14 @@ class VarError(Exception):
 
 class Var:
     """One variable: ``value`` is a str (scalar), dict[int, str] (indexed), dict[str, str]
-    (associative) or None (declared but unset)."""
+    (associative) or None (declared but unset).
 
-    __slots__ = ("value", "attrs", "top")
+    An array's dict is copy-on-write between forks: ``copy()`` shares it and marks both
+    Vars ``shared``; a shared dict is never changed again, so whoever changes an array in
+    place takes it with ``own()`` first (replacing ``value`` with a new dict needs no
+    ``own``)."""
+
+    __slots__ = ("value", "attrs", "top", "shared")
 
     def __init__(self, value: Any = None, attrs: int = 0) -> None:
         self.value = value
@@ -84,13 +90,48 @@ class Var:
         # (dict, len, max key) of an indexed array, while that dict has that length and no
         # element was unset (see array_top): `a+=(x)` finds the next index in O(1)
         self.top: tuple[dict, int, int] | None = None
+        # value is a dict another Var (a fork's) may hold too: copy it before changing it
+        self.shared = False
 
     def copy(self) -> Var:
         v = self.value
-        return Var(dict(v) if type(v) is dict else v, self.attrs)
+        n = Var(v, self.attrs)
+        if type(v) is dict:
+            # (a fork of a bomb after `a=({1..500000})` copied 500K entries per job)
+            self.shared = n.shared = True
+            n.top = self.top
+            if _COW_CHECK is not None:
+                _COW_CHECK.append((v, list(v.items())))
+        return n
+
+    def own(self) -> Any:
+        """``value``, for a change in place: a dict shared with a fork is copied first."""
+        v = self.value
+        if self.shared:
+            self.shared = False
+            if type(v) is dict:
+                n = self.value = dict(v)
+                t = self.top
+                if t is not None and t[0] is v:
+                    self.top = (n, t[1], t[2])
+                return n
+        return v
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Var({self.value!r}, {self.attrs})"
+
+
+# (dict, its items when shared) per shared array, when AGB_COW_CHECK is set in the
+# environment: tests check that no shared dict changed (see cow_violations)
+_COW_CHECK: list[tuple[dict, list]] | None = [] if os.environ.get("AGB_COW_CHECK") else None
+
+
+def cow_violations() -> list[list]:
+    """Under AGB_COW_CHECK: the items of every array dict that changed after a fork shared
+    it (each should be empty: a change in place must ``own()`` the dict first)."""
+    if _COW_CHECK is None:
+        return []
+    return [items for d, items in _COW_CHECK if list(d.items()) != items]
 
 
 def array_top(var: Var, d: dict) -> int:
@@ -202,7 +243,7 @@ class ShellState:
         d["options"] = self.options.copy()
         d["shopt"] = self.shopt.copy()
         d["traps"] = self.traps.copy()
-        d["positional"] = self.positional.copy()
+        # (positional is replaced, never changed in place: shared)
         d["dirstack"] = self.dirstack.copy()
         d["hash"] = self.hash.copy()
         d["hash_hits"] = self.hash_hits.copy()

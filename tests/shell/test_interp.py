@@ -56,8 +56,13 @@ def test_state_fork_is_deep_for_values():
     st = ShellState()
     st.scopes[0]["a"] = Var({0: "x"})
     child = st.fork()
-    child.scopes[0]["a"].value[1] = "y"
+    # copy-on-write: the fork shares the dict until one side owns it
+    assert child.scopes[0]["a"].value is st.scopes[0]["a"].value
+    child.scopes[0]["a"].own()[1] = "y"
     assert st.scopes[0]["a"].value == {0: "x"}
+    st.scopes[0]["a"].own()[2] = "z"
+    assert child.scopes[0]["a"].value == {0: "x", 1: "y"}
+    assert st.scopes[0]["a"].value == {0: "x", 2: "z"}
     assert child.subshell == st.subshell + 1
 
 
