@@ -255,21 +255,10 @@ def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
 
 def _kill_descendants() -> None:
     """Orphans re-parented to this subreaper: kill them (and their groups) until none is left."""
-    me = os.getpid()
+    from .procstat import PPID, processes
+    me = str(os.getpid()).encode()
     for _ in range(50):
-        kids = []
-        try:
-            for d in os.listdir("/proc"):
-                if d.isdigit():
-                    try:
-                        with open(f"/proc/{d}/stat") as f:
-                            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                    except (OSError, ValueError, IndexError):
-                        continue
-                    if ppid == me:
-                        kids.append(int(d))
-        except OSError:
-            return
+        kids = [pid for pid, f in processes() if f[PPID] == me]
         if not kids:
             return
         for k in kids:
@@ -559,21 +548,9 @@ class _StdinPipe:
 
 def _children() -> set[int]:
     """Pids (with start times) of this process's direct children."""
-    me = str(os.getpid())
-    out = set()
-    try:
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    with open(f"/proc/{d}/stat") as f:
-                        fields = f.read().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if fields[1] == me:
-                    out.add(int(d))
-    except OSError:
-        pass
-    return out
+    from .procstat import PPID, processes
+    me = str(os.getpid()).encode()
+    return {pid for pid, f in processes() if f[PPID] == me}
 
 
 def _kill_new_children(before: set[int]) -> None:

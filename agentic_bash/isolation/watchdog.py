@@ -8,6 +8,8 @@ import signal
 import time
 from typing import Any, Callable
 
+from .procstat import PGRP, PPID, STATE, THREADS, processes, stat_fields
+
 __all__ = ["S3Usage", "WatchdogPage", "pss_anon", "s1_join", "s2_wait_with_watchdog",
            "s3_prepare", "sample"]
 
@@ -26,23 +28,11 @@ def _members(pids: set[int], groups: set[int], me: int) -> list[int]:
     """Processes in /proc that are one of ``pids`` or in one of ``groups``, except zombies
     whose parent is ``me`` (reaped when their job is polled)."""
     out = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for d in names:
-        if not d.isdigit():
-            continue
+    for pid, f in processes():
         try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                f2 = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+            state, ppid, pgrp = f[STATE], int(f[PPID]), int(f[PGRP])
+        except ValueError:
             continue
-        try:
-            state, ppid, pgrp = f2[0], int(f2[1]), int(f2[2])
-        except (IndexError, ValueError):
-            continue
-        pid = int(d)
         if (pid in pids or pgrp in groups) and pid != me and not (state == b"Z" and ppid == me):
             out.append(pid)
     return out
@@ -239,10 +229,10 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
 
 
 def _threads(pid: int) -> int:
+    f = stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[17])
-    except (OSError, ValueError, IndexError):
+        return int(f[THREADS]) if f is not None else 1
+    except ValueError:
         return 1
 
 
