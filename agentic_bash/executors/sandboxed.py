@@ -234,11 +234,9 @@ _swept = False
 
 
 def _pid_start(pid: int | str) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[19].decode()
-    except (OSError, IndexError):
-        return None
+    from ..isolation.procstat import START, stat_fields
+    f = stat_fields(pid)
+    return None if f is None else f[START].decode()
 
 
 def new_session_dir() -> str:

@@ -422,6 +422,8 @@ class Interpreter(Expander):
         self.in_trap = False
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
+        self.in_chld = False
+        self.chld_pending = 0    # children ended (commands, subshells, jobs) since the last CHLD trap
         self.trap_command: Any = ""  # BASH_COMMAND as the outermost running trap found it
         self.fresh_err_trap: str | None = None
         self.call_depth = 0
@@ -480,6 +482,7 @@ class Interpreter(Expander):
             # (ShellState.fork gave the child an empty copy; these two are only read)
             d["fork_traps"] = d["parent_traps"] = _NO_TRAPS
         d["forked_simple"] = False
+        d["chld_pending"] = 0
         if cmdsub:
             d["loop_depth"] = 0
             d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
@@ -1618,6 +1621,7 @@ class Interpreter(Expander):
             status = child.run_subshell_script(body)
         self.state.last_status = status
         self.cmdsub_status = status
+        self.chld_pending += 1
         data = bytes(cap.buf)
         if cap.truncated:
             self.error("command substitution: output truncated (max_variable_bytes)")
@@ -1729,6 +1733,8 @@ class Interpreter(Expander):
                     self.exec_simple(body)  # type: ignore[arg-type]
                 else:
                     self.execute(body)  # type: ignore[arg-type]
+                if self.chld_pending:
+                    self.run_chld_trap()
                 st = self.state.last_status
             except ExitShell as e:
                 # (set -e: 1 even from a forked simple command)
@@ -1948,6 +1954,7 @@ class Interpreter(Expander):
             child = self.fork(lazy=True)
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
+            self.chld_pending += 1
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run, report=False)
         self.pipestatus = [st]
@@ -2592,6 +2599,7 @@ class Interpreter(Expander):
     def exec_pipeline(self, cmd: N.Pipeline) -> int:
         cmds = cmd.cmds
         t0 = time.monotonic() if cmd.timed else 0.0
+        c0 = os.times() if cmd.timed else None
         # bash ignores failures inside `! cmd` (for set -e and the ERR trap) only if set -e
         # is on when it starts (`! f` where f runs `set -e; false` exits); otherwise only
         # the inverted status itself, which call_function tells from ``neg_off``
@@ -2606,7 +2614,10 @@ class Interpreter(Expander):
             elif not cmds:
                 st = 0
             else:
-                st = self.run_pipeline(cmd)
+                try:
+                    st = self.run_pipeline(cmd)
+                finally:
+                    self.chld_pending += len(cmds)  # (each stage is a process in bash)
                 # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
                 self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
                 if st and type(cmds[-1]) is N.Subshell and self.errexit_off == cmd.negated:
@@ -2625,13 +2636,20 @@ class Interpreter(Expander):
         if cmd.negated:
             st = 0 if st else 1
         if cmd.timed:
-            self.report_time(time.monotonic() - t0, cmd.time_posix)
+            self.report_time(time.monotonic() - t0, cmd.time_posix, c0)
         self.set_status(st)
         if len(cmds) > 1 and not cmd.negated:
             self.after_failure(st)
         return st
 
-    def report_time(self, real: float, posix: bool) -> None:
+    def report_time(self, real: float, posix: bool, c0: Any = None) -> None:
+        """The report of ``time``: user and system CPU are this process's and its reaped
+        children's (native programs') since ``c0``, an os.times() taken at the start."""
+        user = sys_ = 0.0
+        if c0 is not None:
+            c1 = os.times()
+            user = max(0.0, (c1.user - c0.user) + (c1.children_user - c0.children_user))
+            sys_ = max(0.0, (c1.system - c0.system) + (c1.children_system - c0.children_system))
         if posix:
             fmt = "real %2R\nuser %2U\nsys %2S"
         else:
@@ -2639,7 +2657,7 @@ class Interpreter(Expander):
             fmt = tf if tf is not None else "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS"
             if not fmt:
                 return  # a null TIMEFORMAT: no timing report at all (not even a newline)
-        self.write_err((_timeformat(fmt, real) + "\n").encode())
+        self.write_err((_timeformat(fmt, real, user, sys_) + "\n").encode())
 
     def _coop_ok(self, cmd: N.Pipeline) -> bool:
         """Can this pipeline's stages run as greenlets over in-memory pipes? Only where no
@@ -3043,6 +3061,8 @@ class Interpreter(Expander):
         n = b.commands = b.commands + 1
         if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
             b.over_command()
+        if self.chld_pending:
+            self.run_chld_trap()
         st = self.state
         if st.options["noexec"]:
             return 0
@@ -3670,7 +3690,27 @@ class Interpreter(Expander):
         if self.host is None:
             self.error(f"{argv[0]}: not found" if self.dash else f"{argv[0]}: command not found")
             return 127
-        return self.host.run_command(self, argv)
+        try:
+            return self.host.run_command(self, argv)
+        finally:
+            self.chld_pending += 1
+
+    def run_chld_trap(self) -> None:
+        """bash runs the CHLD trap once for each child it reaped (a command run as a process,
+        a subshell, a pipeline's stages, a background job), before the next command; never
+        inside itself, and what the trap's own commands start does not count."""
+        n = self.chld_pending
+        self.chld_pending = 0
+        trap = self.state.traps.get("CHLD")
+        if not trap or self.in_chld:
+            return
+        self.in_chld = True
+        try:
+            for _ in range(n):
+                self.run_string(trap, trap=True)
+        finally:
+            self.in_chld = False
+            self.chld_pending = 0
 
     def read_line(self, stream: Any, fd: int = 0) -> str | None:
         """One line of input (select's reply), bounded like read's; a read error is reported
@@ -4103,8 +4143,8 @@ def _close(f: Any) -> None:
         pass
 
 
-def _timeformat(fmt: str, real: float) -> str:
-    """bash's TIMEFORMAT: %[p][l]R|U|S, %P, %%; user/sys are reported as 0 in-process."""
+def _timeformat(fmt: str, real: float, user: float = 0.0, sys_: float = 0.0) -> str:
+    """bash's TIMEFORMAT: %[p][l]R|U|S, %P (CPU percentage: (user+sys)/real), %%."""
     out = []
     i = 0
     n = len(fmt)
@@ -4133,12 +4173,12 @@ def _timeformat(fmt: str, real: float) -> str:
         k = fmt[i]
         i += 1
         if k == "P":
-            out.append(f"{0.0:.2f}")
+            out.append(f"{(user + sys_) * 100 / real if real > 0 else 0.0:.2f}")
             continue
         if k not in "RUS":
             out.append("%" + k)
             continue
-        v = real if k == "R" else 0.0
+        v = real if k == "R" else user if k == "U" else sys_
         if long:
             m = int(v // 60)
             sec = v - 60 * m
