@@ -86,26 +86,27 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
 
     ``extra`` may carry ``network=``, ``base=`` and ``layer_tar=`` (a snapshot's layer, which
     only a sandboxed executor takes at construction)."""
-    from .isolation.plan import plan as make_plan
     from .isolation.probe import probe
-    from .isolation.report import report_from_plan
     # virtual and none plan without the kernel: the probe (a namespace child, ~0.1 s) is
     # only paid by the levels that use what it finds
+    caps = None if isolation in ("virtual", "none") else probe()
+    if caps is not None and (caps.user_namespace or isolation == "landlock"):
+        # start the zygote now without waiting for it: its preload overlaps with the plan
+        # and the limits and network set-up in the executor (first thing: it is the longest
+        # step of a process's first sandbox)
+        try:
+            from .isolation.zygote import get_zygote
+            get_zygote(wait=False)
+        except OSError:
+            pass   # the sandboxed executor reports it
+    from .isolation.plan import plan as make_plan
+    from .isolation.report import report_from_plan
     from .network import resolve_network
     network = resolve_network(extra.pop("network", None), isolation)
     from .vfs.protect import PathRules
     rules = PathRules(extra.pop("hide", None) or (), extra.pop("read_only", None) or (),
                       workdir)
     allow_ptrace = bool(extra.pop("allow_ptrace", False))
-    caps = None if isolation in ("virtual", "none") else probe()
-    if caps is not None and (caps.user_namespace or isolation == "landlock"):
-        # start the zygote now without waiting for it: its preload overlaps with the plan
-        # and the limits and network set-up in the executor
-        try:
-            from .isolation.zygote import get_zygote
-            get_zygote(wait=False)
-        except OSError:
-            pass   # the sandboxed executor reports it
     p = make_plan(isolation, caps, strict=strict, network=network)  # type: ignore[arg-type]
     if rules and p.level in ("landlock", "none"):
         # Landlock cannot refuse a path below one it allows, and 'none' confines nothing:
@@ -400,10 +401,21 @@ class Sandbox:
     async def arun(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,
                    env: Mapping[str, str] | None = None, cwd: str | None = None,
                    timeout: float | None = None) -> Result:
-        """``await sb.arun(script)``: ``run()`` on a worker thread, so the event loop never
-        blocks. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
+        """``await sb.arun(script)``: the event loop never blocks. A sandboxed run is sent and
+        its reply read on the loop itself when nothing else needs a thread (no hooks or
+        transforms, stdin bytes or None, the sandbox not busy); otherwise ``run()`` goes to a
+        worker thread. Cancelling the awaiting task interrupts the run (like Ctrl-C)."""
         import asyncio
 
+        if self._direct and (stdin is None or type(stdin) is bytes):
+            fast = getattr(self._ex, "arun", None)   # (SandboxClosed once released)
+            if fast is not None:
+                r = await fast(script, stdin, env, cwd, timeout, self._on_output)
+                if r is not None:
+                    if r.packages_installed:
+                        await asyncio.get_running_loop().run_in_executor(
+                            _async_workers(), self._promote, r)
+                    return r
         worker: list[int] = []
 
         def work() -> Result:

@@ -164,6 +164,11 @@ def _take(sb: Any, fileobj: Any, extras: dict[str, bytes]) -> bytes | None:
         raise SnapshotError(f"isolation={level!r} has no session layer to snapshot (the host "
                             "filesystem is used directly); get_state() holds the shell state")
     if fileobj is None:
+        if level == "virtual":
+            from .vfs.oci import _Pieces
+            pieces = _Pieces()  # one join instead of a BytesIO that grows by copies
+            write(pieces)  # type: ignore[arg-type]
+            return b"".join(pieces.parts)
         buf = io.BytesIO()
         write(buf)
         return buf.getvalue()
@@ -192,9 +197,12 @@ def _digest(data: bytes) -> str:
 
 def _members(tar: bytes) -> tuple[list[Any], dict[str, Any], dict[str, bytes]]:
     import tarfile
+
+    from .vfs.oci import INDEX_MEMBER
     try:
         tf = tarfile.open(fileobj=io.BytesIO(tar), mode="r:")
-        ms = tf.getmembers()
+        # the index describes this very tar's layout: a rewritten one (delta, chain) has none
+        ms = [m for m in tf.getmembers() if m.name != INDEX_MEMBER]
         data = {m.name: tf.extractfile(m).read() for m in ms if m.isreg()}  # type: ignore[union-attr]
     except (tarfile.TarError, OSError, EOFError) as e:
         raise SnapshotError(f"corrupt snapshot layer: {e}") from e
@@ -405,8 +413,8 @@ def fit_layout(loaded: Loaded, writable: list[str]) -> bytes:
     tw = oci._TarWriter(out)
     for m in oci._read_members(src, 1 << 62, 1 << 62):
         name = oci._clean_name(m.name)
-        if m.isdir() and "/" + name in drop:
-            continue
+        if (m.isdir() and "/" + name in drop) or name == oci.INDEX_MEMBER:
+            continue  # (the index describes the old layout)
         data = oci._read_data(src, m) if m.isreg() and m.size else None
         tw.add(m.name, m.type if m.type != b"\0" else b"0", m.mode, m.uid, m.gid, m.mtime,
                m.linkname, data=data)

@@ -282,6 +282,50 @@ def bench_sessions(count: int, seconds: float) -> dict:
         pool.close()
 
 
+def bench_arun_paths(count: int = 20, calls: int = 150) -> dict:
+    """``await sb.arun("echo hi")`` from ``count`` concurrent asyncio sessions, back to back:
+    the loop path (arun: request and reply handled on the event loop) against the same runs
+    on worker threads (``run()`` through the executor arun used before, interleaved rounds).
+    Host CPU per call from os.times (this process only)."""
+    from agentic_bash import Sandbox
+    from agentic_bash.session import _async_workers
+
+    sbs = [Sandbox("namespace") for _ in range(count)]
+    out: dict[str, dict] = {}
+    lat: dict[str, list[float]] = {"loop": [], "worker_thread": []}
+    cpu = {"loop": 0.0, "worker_thread": 0.0}
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        async def one(path: str, sb) -> None:
+            for _ in range(calls // 3):
+                t = time.perf_counter()
+                if path == "loop":
+                    await sb.arun("echo hi")
+                else:
+                    await loop.run_in_executor(_async_workers(), sb.run, "echo hi")
+                lat[path].append(time.perf_counter() - t)
+
+        for sb in sbs:
+            await sb.arun("echo hi")
+        for _ in range(3):
+            for path in ("worker_thread", "loop"):
+                c0 = os.times()
+                await asyncio.gather(*(one(path, sb) for sb in sbs))
+                c1 = os.times()
+                cpu[path] += c1.user + c1.system - c0.user - c0.system
+    try:
+        asyncio.run(main())
+    finally:
+        for sb in sbs:
+            sb.close()
+    for path, xs in lat.items():
+        out[path] = {**summary(xs), "host_cpu_us_per_call": cpu[path] / len(xs) * 1e6}
+    out["sessions"] = count
+    return out
+
+
 def bench_idle_memory() -> dict:
     import psutil
 
@@ -328,6 +372,7 @@ def main() -> None:
         "per_call_no_cgroups": lambda: bench_per_call(
             1000 if q else 3000, limits=_no_cgroup_limits()),
         "spaced": lambda: bench_spaced(20 if q else 60),
+        "arun_paths": lambda: bench_arun_paths(20, 90 if q else 300),
         "idle_memory": bench_idle_memory,
         "sessions_200": lambda: bench_sessions(200, 5 if q else 10),
     }
@@ -387,6 +432,11 @@ def main() -> None:
         s = res["sessions_200"]
         lines.append(f"200 sessions: echo p50 {s['echo']['p50_ms']:.2f} ms p99 "
                      f"{s['echo']['p99_ms']:.2f} ms (< 5), {s['calls_per_s']:.0f} calls/s")
+    if "arun_paths" in res:
+        a = res["arun_paths"]
+        lines.append("20 concurrent asyncio sessions, echo back to back: " + "; ".join(
+            f"{k} p50 {a[k]['p50_ms']:.2f} ms p99 {a[k]['p99_ms']:.2f} ms host CPU "
+            f"{a[k]['host_cpu_us_per_call']:.0f} us/call" for k in ("loop", "worker_thread")))
     if "idle_memory" in res:
         m = res["idle_memory"]
         lines.append(f"idle pooled sandbox USS {m['uss_mb_median']:.1f} MB (<= 10) over "

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from agentic_bash import Mount, Sandbox, SnapshotError
 from agentic_bash.snapshot import FORMAT, STATE_MEMBER, VERSION
+from agentic_bash.vfs.oci import INDEX_MEMBER
 
 NAMES = ["a", "b", "c", "d1", "d2", "x.txt", "sub", "n o"]
 
@@ -311,7 +312,8 @@ def test_snapshot_to_path_is_atomic_and_fileobj_streams(tmp_path):
         buf = io.BytesIO()
         sb.snapshot(buf)
         names = tarfile.open(fileobj=io.BytesIO(buf.getvalue())).getnames()
-        assert names == tarfile.open(str(out)).getnames() == [STATE_MEMBER, "workspace", "workspace/f"]
+        assert names == tarfile.open(str(out)).getnames() == [STATE_MEMBER, INDEX_MEMBER, "workspace",
+                                                              "workspace/f"]
         assert [p.name for p in tmp_path.iterdir()] == ["s.tar"]  # no temp file left
         sb.run("echo changed > f")
         sb.restore(str(out))

@@ -234,11 +234,9 @@ _swept = False
 
 
 def _pid_start(pid: int | str) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[19].decode()
-    except (OSError, IndexError):
-        return None
+    from ..isolation.procstat import START, stat_fields
+    f = stat_fields(pid)
+    return None if f is None else f[START].decode()
 
 
 def new_session_dir() -> str:
@@ -539,6 +537,7 @@ class SandboxedExecutor:
         self._restart_reason: str | None = None  # said by the next Result
         self._last_shell: dict[str, Any] | None = None
         self._custom: dict[str, Any] = {}
+        self._arun: _AsyncRun | None = None   # a run awaited on an event loop (arun)
         hdr = self._start(cfg)
         self.observed: dict[str, Any] = hdr.get("observed", {})
         import base64
@@ -1048,6 +1047,56 @@ class SandboxedExecutor:
                 if feeder is not None:
                     feeder.stop()
 
+    async def arun(self, script: str, stdin: bytes | None = None,
+                   env: Mapping[str, str] | None = None, cwd: str | None = None,
+                   timeout: float | None = None,
+                   on_output: OutputCallback | None = None) -> Result | None:
+        """``run()`` awaited on the running event loop: the request is sent from the loop's
+        thread and the reply taken off the channel when the loop sees it readable, with no
+        worker thread in between. None when this call cannot go that way (another call holds
+        the sandbox, an abandoned reply is still to be drained, a restart is due, custom
+        commands are registered, stdin is a stream): the caller then runs ``run()`` on a
+        worker thread. Cancelling the awaiting task interrupts the run; its reply is drained
+        by the next call, as after a KeyboardInterrupt in ``run()``."""
+        import asyncio
+
+        self._check()
+        if self._custom or not (stdin is None or (type(stdin) is bytes and len(stdin) <= 1 << 16)):
+            return None   # (a big stdin would block the loop while the sandbox reads it)
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            # (the RLock is this thread's again if an awaited run of the same loop holds it)
+            if (self._arun is not None or self._current is not None or self._pending is not None
+                    or self._dead or self._reader.torn):
+                return None
+            check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
+            loop = asyncio.get_running_loop()
+            rid = self._new_id()
+            req = {"op": "run", "id": rid, "script": script, "stdin": stdin is not None,
+                   "env": dict(env) if env is not None else None, "cwd": cwd,
+                   "timeout": timeout, "stream": on_output is not None}
+            self._resources.begin_run()
+            try:
+                self._send(req, stdin or b"")
+            except _Undelivered:
+                return None   # it never reached the sandbox: run() restarts it and sends
+            self._current_thread = threading.get_ident()
+            self._current = rid
+            a = self._arun = _AsyncRun(self, loop, rid, on_output)
+            try:
+                return await a.wait(timeout if timeout is not None else self.limits.timeout)
+            except BaseException:
+                if self._current == rid:  # left before the reply (the task was cancelled)
+                    self._abandon(rid, interrupt=True)
+                raise
+            finally:
+                a.detach()
+                self._arun = None
+                self._current = None
+        finally:
+            self._lock.release()
+
     def _send_stdin(self, rid: int, chunk: bytes) -> bool:
         try:
             with self._send_lock:
@@ -1298,6 +1347,11 @@ class SandboxedExecutor:
         with self._send_lock:
             if self._closed and self._session_dir is None:
                 return
+        a = getattr(self, "_arun", None)
+        if a is not None and a.thread == threading.get_ident():
+            # closed from the event loop that awaits a run of ours (the lock below is this
+            # thread's already): that run ends now, before the channel goes
+            a.abort(SandboxClosed("the sandbox was closed while the run was awaited"))
         self.interrupt()
         got = self._lock.acquire(timeout=_GRACE + _KILL_AFTER)
         try:
@@ -1327,6 +1381,125 @@ class SandboxedExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _AsyncRun:
+    """One run awaited on an event loop (``SandboxedExecutor.arun``): frames are taken off the
+    channel when the loop sees it readable and handled as ``run()`` handles them."""
+
+    def __init__(self, ex: SandboxedExecutor, loop: Any, rid: int,
+                 on_output: OutputCallback | None) -> None:
+        self.ex = ex
+        self.loop = loop
+        self.rid = rid
+        self.on_output = on_output
+        self.fut = loop.create_future()
+        self.fd = ex._sock.fileno()
+        self.thread = threading.get_ident()
+        self.callback_error: BaseException | None = None
+        self.timer: Any = None
+        self.interrupted = False
+        self.registered = False
+
+    async def wait(self, t: float | None) -> Result:
+        if t is not None:
+            self.timer = self.loop.call_later(t + _GRACE, self._deadline)
+        self._take()   # frames already received
+        if not self.fut.done():
+            self.loop.add_reader(self.fd, self._readable)
+            self.registered = True
+        return await self.fut
+
+    def _readable(self) -> None:
+        if self.fut.done():
+            return
+        try:
+            self.ex._reader.fill_nowait()
+        except WireClosed:
+            self._crashed()
+            return
+        except BaseException as e:  # noqa: BLE001 - the reader marked the channel torn
+            self.fut.set_exception(e)
+            return
+        self._take()
+
+    def _take(self) -> None:
+        try:
+            while not self.fut.done():
+                f = self.ex._reader.take()
+                if f is None:
+                    return
+                self._handle(*f)
+        except WireClosed:
+            self._crashed()
+        except BaseException as e:  # noqa: BLE001 - the run's error, raised by the awaiter
+            if not self.fut.done():
+                self.fut.set_exception(e)
+
+    def _handle(self, hdr: dict[str, Any], payload: bytes) -> None:
+        ex = self.ex
+        if hdr.get("id") != self.rid:
+            if hdr.get("ev") == "fatal":
+                raise WireClosed("the sandbox reported a fatal error")
+            return  # output or reply of an abandoned call: never this run's
+        ev = hdr.get("ev")
+        if ev == "out":
+            if self.on_output is not None and self.callback_error is None:
+                try:
+                    self.on_output(int(hdr.get("fd", 1)), payload)
+                except BaseException as e:  # noqa: BLE001 - raised after the result
+                    self.callback_error = e
+        elif ev in ("call_in", "call_end", "stdin_more"):
+            pass
+        elif ev == "result":
+            ex._current = None
+            if self.callback_error is not None:
+                self.fut.set_exception(self.callback_error)
+            else:
+                self.fut.set_result(ex._resources.end_run(ex._with_network(
+                    ex._result(hdr, payload))))
+        elif ev == "error":
+            ex._current = None
+            _raise_remote(hdr)
+        else:   # ("call" too: no custom command is registered when a run takes this path)
+            ex._kill()
+            ex._crash_reason = f"unexpected message from the sandbox: {ev!r}"
+            raise SandboxCrashed(ex._crash_reason)
+
+    def _crashed(self) -> None:
+        self.ex._dead = True
+        self.ex._crash_reason = "the sandbox process died during run()"
+        if not self.fut.done():
+            self.fut.set_exception(SandboxCrashed("the sandbox process died during run()"))
+
+    def _deadline(self) -> None:
+        """The run's timeout plus a grace passed: interrupt it; if it still does not end,
+        kill the sandbox (as run() does)."""
+        if self.fut.done():
+            return
+        if not self.interrupted:
+            self.interrupted = True
+            self.ex._send_interrupt(self.rid)
+            self.timer = self.loop.call_later(_KILL_AFTER, self._deadline)
+            return
+        self.ex._kill()
+        self.ex._crash_reason = "the sandbox did not stop after a run's timeout"
+        self.fut.set_exception(SandboxCrashed("the sandbox did not stop after its timeout and "
+                                              "was killed"))
+
+    def detach(self) -> None:
+        """Stop watching the channel (before it may be closed: the fd number can be reused)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.registered:
+            self.registered = False
+            self.loop.remove_reader(self.fd)
+
+    def abort(self, exc: BaseException) -> None:
+        self.detach()
+        if not self.fut.done():
+            self.fut.set_exception(exc)
 
 
 class _CallOver(Exception):

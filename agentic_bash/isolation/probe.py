@@ -14,7 +14,6 @@ import functools
 import hashlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import threading
@@ -428,7 +427,7 @@ def _probe() -> Capabilities:
         overlay_userns=bool(res.get("overlay_userns")),
         tmpfs_user_xattr=bool(res.get("tmpfs_user_xattr")),
         landlock_abi=abi, seccomp=sc, seccomp_user_notif=notif, seccomp_library=lib,
-        cgroup_version=cg, cgroup_delegated=deleg, kernel=platform.release(),
+        cgroup_version=cg, cgroup_delegated=deleg, kernel=os.uname().release,
         reasons=reasons,
     )
 

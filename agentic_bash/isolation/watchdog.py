@@ -8,6 +8,8 @@ import signal
 import time
 from typing import Any, Callable
 
+from .procstat import PGRP, PPID, STATE, THREADS, processes, stat_fields
+
 __all__ = ["S3Usage", "WatchdogPage", "pss_anon", "s1_join", "s2_wait_with_watchdog",
            "s3_prepare", "sample"]
 
@@ -26,23 +28,11 @@ def _members(pids: set[int], groups: set[int], me: int) -> list[int]:
     """Processes in /proc that are one of ``pids`` or in one of ``groups``, except zombies
     whose parent is ``me`` (reaped when their job is polled)."""
     out = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for d in names:
-        if not d.isdigit():
-            continue
+    for pid, f in processes():
         try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                f2 = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+            state, ppid, pgrp = f[STATE], int(f[PPID]), int(f[PGRP])
+        except ValueError:
             continue
-        try:
-            state, ppid, pgrp = f2[0], int(f2[1]), int(f2[2])
-        except (IndexError, ValueError):
-            continue
-        pid = int(d)
         if (pid in pids or pgrp in groups) and pid != me and not (state == b"Z" and ppid == me):
             out.append(pid)
     return out
@@ -109,6 +99,16 @@ def s1_join(cfg: dict[str, Any]) -> None:
             pass
     cfg["_pids_events_fds"] = events
     seen["pids_events_opened"] = len(events)
+    ev_paths = list(res.get("pids_events", ()))
+    if len(ev_paths) == 2 == len(events):
+        # how many tasks the workload's group holds: S3 skips its per-run counter reads
+        # while that group is empty (see S3Usage)
+        try:
+            cfg["_work_pids_current_fd"] = os.open(
+                os.path.join(os.path.dirname(ev_paths[1]), "pids.current"),
+                os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            pass
     mem = res.get("memory_counters") or {}
     if mem:
         # the memory group's peak (O_RDWR: a write resets it) and its OOM-kill counter, for
@@ -229,10 +229,10 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
 
 
 def _threads(pid: int) -> int:
+    f = stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[17])
-    except (OSError, ValueError, IndexError):
+        return int(f[THREADS]) if f is not None else 1
+    except ValueError:
         return 1
 
 
@@ -390,6 +390,40 @@ class S3Usage:
         self._size_at = -10.0
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
         self._own_size()
+        # Reads skipped while no workload process exists (``quiet``): with none in the
+        # workload's group and none started, the OOM counter cannot move without killing the
+        # runner itself (there is no result then), and a refused fork can only be one of the
+        # runner's own threads, which the sandbox group's pids.events counts. The counters
+        # read last are then still current at the next run's start. Nothing but this
+        # runner's launcher starts a workload process, and every start counts in
+        # ``native.spawned``.
+        self.current_fd: int | None = cfg.get("_work_pids_current_fd")
+        self._events_last: list[int] = []
+        self._oom_last = 0
+        self.quiet = False
+        self._empty_at_begin = False
+        self._spawned_at_end = getattr(self.native, "spawned", 0)
+        self.base = self._workload_tasks() if self.native is not None else None
+        if self.base is not None:
+            self._events_last = self._events_each()
+            self._oom_last = self._oom_kills() if self.mem is not None else 0
+            self.quiet = True   # nothing of the workload has run yet
+
+    def _workload_tasks(self) -> int | None:
+        """Tasks in the workload's pids group (the spawner thread included), or None."""
+        if self.current_fd is None:
+            return None
+        try:
+            return int(os.pread(self.current_fd, 32, 0))
+        except (OSError, ValueError):
+            return None
+
+    def _workload_empty(self) -> bool:
+        n = self._workload_tasks()
+        return n is not None and self.base is not None and n <= self.base
+
+    def _events_each(self) -> list[int]:
+        return [self._refused_in(fd) for fd in self.events_fds]
 
     def _own_size(self) -> None:
         """Tell the watchdog this process's proportional size (it may not read it itself);
@@ -407,15 +441,17 @@ class S3Usage:
 
     def _pids_refused(self) -> int:
         """Forks the pids cgroups refused so far (their ``pids.events`` ``max`` counters)."""
-        n = 0
-        for fd in self.events_fds:
-            try:
-                for line in os.pread(fd, 256, 0).split(b"\n"):   # one call, not lseek + read
-                    if line.startswith(b"max "):
-                        n += int(line[4:])
-            except (OSError, ValueError):
-                pass
-        return n
+        return sum(self._refused_in(fd) for fd in self.events_fds)
+
+    @staticmethod
+    def _refused_in(fd: int) -> int:
+        try:
+            for line in os.pread(fd, 256, 0).split(b"\n"):   # one call, not lseek + read
+                if line.startswith(b"max "):
+                    return int(line[4:])
+        except (OSError, ValueError):
+            pass
+        return 0
 
     def _oom_kills(self) -> int:
         assert self.mem is not None
@@ -473,10 +509,18 @@ class S3Usage:
         self.refused0 = getattr(self.native, "refused", 0)
         self.spawned0 = getattr(self.native, "spawned", 0)
         self._started().clear()
-        if self.events_fds:
-            self.events0 = self._pids_refused()
+        if self.quiet and getattr(self.native, "spawned", 0) != self._spawned_at_end:
+            self.quiet = False   # (no request between runs starts a program; if one did)
+        if self.quiet:
+            self.events0, self.oom0 = sum(self._events_last), self._oom_last
+            self._empty_at_begin = True
+        else:
+            self._events_last = self._events_each()
+            self.events0 = sum(self._events_last)
+            if self.mem is not None:
+                self.oom0 = self._oom_last = self._oom_kills()
+            self._empty_at_begin = self.base is not None and self._workload_empty()
         if self.mem is not None:
-            self.oom0 = self._oom_kills()
             try:
                 # v1: any write resets the peak; v2 (Linux >= 6.12): resets it for this fd
                 os.pwrite(self.mem[0], self.mem[2], 0)
@@ -494,6 +538,28 @@ class S3Usage:
         self.cpu1 = self._cpu()
 
     def end(self, r: Any, replace: Callable[..., Any]) -> Any:
+        return replace(r, **self.changes(r))
+
+    def _counters(self) -> tuple[int, int]:
+        """(OOM kills, refused forks) now; decides whether the next run may skip its reads."""
+        self._spawned_at_end = getattr(self.native, "spawned", 0)
+        if self._empty_at_begin and getattr(self.native, "spawned", 0) == self.spawned0:
+            # no workload process existed during this run (see __init__)
+            ev = self._events_last
+            if ev:
+                ev = [self._refused_in(self.events_fds[0])] + ev[1:]
+            self._events_last = ev
+            self.quiet = True
+            return self._oom_last, sum(ev)
+        self._events_last = self._events_each()
+        if self.mem is not None:
+            self._oom_last = self._oom_kills()
+        self.quiet = self.base is not None and self._workload_empty()
+        return self._oom_last, sum(self._events_last)
+
+    def changes(self, r: Any) -> dict[str, Any]:
+        """The run's measured fields for Result ``r`` (``cpu_time``, ``peak_memory`` and, when
+        a limit was met, ``limit_exceeded`` and a violation)."""
         cpu1 = self.cpu1 if self.cpu1 is not None else self._cpu()
         self.cpu1 = None
         changes: dict[str, Any] = {"cpu_time": round(max(0.0, cpu1 - self.cpu0), 6)}
@@ -508,16 +574,17 @@ class S3Usage:
             elif page.get("at_max") > self.at_max0 and exceeded in (None, "timeout"):
                 exceeded = "processes"
         oom = False
+        kills, refused = self._counters()
         if self.mem is not None:
             try:
                 changes["peak_memory"] = int(os.pread(self.mem[0], 64, 0))
             except (OSError, ValueError):
                 pass
-            if self._oom_kills() > self.oom0:
+            if kills > self.oom0:
                 exceeded, oom = "memory", True
         if exceeded in (None, "timeout") and (
                 getattr(self.native, "refused", 0) > self.refused0
-                or (self.events_fds and self._pids_refused() > self.events0)):
+                or (self.events_fds and refused > self.events0)):
             exceeded = "processes"
         if exceeded in (None, "timeout") and self.nproc is not None and self._at_nproc():
             exceeded = "processes"
@@ -555,4 +622,4 @@ class S3Usage:
                           "memory: the sandbox went over its memory limit; the watchdog "
                           "killed the largest process")
                 changes["violations"] = tuple(r.violations) + (PolicyViolation("limit", detail),)
-        return replace(r, **changes)
+        return changes

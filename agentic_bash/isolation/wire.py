@@ -136,21 +136,22 @@ class Reader:
             header["fds"], self.fds = self.fds[:n], self.fds[n:]
         return header, payload
 
-    def _fill(self) -> None:
+    def _fill(self, flags: int = 0) -> None:
         try:
             if self.want_fds:
                 # fds from the sandbox are close-on-exec here: no child of the host inherits
                 # a way into a sandbox's files or network namespace
                 n, anc, _, _ = self.sock.recvmsg_into(
                     [self._view], socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize),
-                    getattr(socket, "MSG_CMSG_CLOEXEC", 0))
+                    getattr(socket, "MSG_CMSG_CLOEXEC", 0) | flags)
                 for level, kind, raw in anc:
                     if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                         a = array.array("i")
                         a.frombytes(raw[:len(raw) - len(raw) % a.itemsize])
                         self.fds.extend(a)
             else:
-                n = self.sock.recv_into(self._view)
+                n = (self.sock.recv_into(self._view, 0, flags) if flags
+                     else self.sock.recv_into(self._view))
             if n:
                 self.buf += self._view[:n]
         except (BlockingIOError, InterruptedError):
@@ -196,6 +197,16 @@ class Reader:
             if not self._wait(wait):
                 return None
             self._fill()
+
+    def take(self) -> tuple[dict[str, Any], bytes] | None:
+        """A frame already received, or None (never waits)."""
+        if self.torn:
+            raise WireClosed("the channel was interrupted in the middle of a frame")
+        return self._frame()
+
+    def fill_nowait(self) -> None:
+        """Take what the socket holds now (an event loop saw it readable); never blocks."""
+        self._fill(socket.MSG_DONTWAIT)
 
     def close_fds(self) -> None:
         import os

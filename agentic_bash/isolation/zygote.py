@@ -14,12 +14,10 @@ import json
 import os
 import pickle
 import select
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import Any
@@ -75,6 +73,9 @@ def _deferred() -> Any:
 def _warm_interpreter() -> None:
     """Run a little script over a MemoryFS so lazily imported parts (parser, expansions,
     builtins, change tracking) are loaded once here instead of in every sandbox."""
+    import shutil
+    import tempfile
+
     from agentic_bash.executors.inprocess import InProcessExecutor
     from agentic_bash.vfs.memory import MemoryFS
 
@@ -121,6 +122,8 @@ def _tmpfs_dir() -> str | None:
 def _start_base() -> tuple[str, int]:
     """Fill the shared base (sanitised /etc, /var skeleton) in a forked child, in parallel
     with the preload (the fork happens before the heavy imports, so it is cheap)."""
+    import tempfile
+
     base = tempfile.mkdtemp(prefix="agentic-bash-base-", dir=_tmpfs_dir())
     pid = os.fork()
     if pid == 0:
@@ -155,6 +158,7 @@ def main(fd: int) -> int:
         pass
     children: set[int] = set()
     import gc
+    import shutil
     gc.collect()
     gc.freeze()  # keep the preloaded heap shared copy-on-write across sandboxes
 

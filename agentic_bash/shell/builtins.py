@@ -3051,7 +3051,10 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
                 return 0
             if sig in ("STOP", "TSTP", "TTIN", "TTOU"):
                 return 0
-            raise ExitShell(128 + SIGNALS.get(sig, 15))
+            # (killed_by: the subshell or `bash -c` this ends is reported as bash reports a
+            # child a signal ended)
+            sh.killed_by = SIGNALS.get(sig, 15)
+            raise ExitShell(128 + sh.killed_by)
         job = jobs.by_pid.get(pid) if jobs else None
         if job is None:
             sh.error(f"kill: ({pid}) - No such process")
@@ -3726,7 +3729,14 @@ def b_help(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("times")
 def b_times(sh: Interpreter, argv: list[str]) -> int:
-    _out(sh, "0m0.000s 0m0.000s\n0m0.000s 0m0.000s\n")
+    # the shell's line is this process's CPU (the interpreter's), the second its reaped
+    # children's (native programs')
+    t = os.times()
+
+    def f(v: float) -> str:
+        m = int(v // 60)
+        return f"{m}m{v - 60 * m:.3f}s"
+    _out(sh, f"{f(t.user)} {f(t.system)}\n{f(t.children_user)} {f(t.children_system)}\n")
     return 0
 
 

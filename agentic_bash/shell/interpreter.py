@@ -187,6 +187,10 @@ DYNAMIC = frozenset({
     "PWD",
 })
 
+# first pipeline stages that run before the rest without a fork (Interpreter._producer)
+_PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
+_PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
+
 SPECIAL_BUILTINS = frozenset({
     "break", ":", ".", "continue", "eval", "exec", "exit", "export", "readonly", "return",
     "set", "shift", "times", "trap", "unset", "source",
@@ -418,6 +422,10 @@ class Interpreter(Expander):
         self.in_trap = False
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
+        self.in_chld = False
+        self.outer_err = None    # a redirected external command's shell stderr
+        self.killed_by = 0       # the signal `kill` sent this shell itself (it ends with 128+n)
+        self.chld_pending = 0    # children ended (commands, subshells, jobs) since the last CHLD trap
         self.trap_command: Any = ""  # BASH_COMMAND as the outermost running trap found it
         self.fresh_err_trap: str | None = None
         self.call_depth = 0
@@ -476,6 +484,8 @@ class Interpreter(Expander):
             # (ShellState.fork gave the child an empty copy; these two are only read)
             d["fork_traps"] = d["parent_traps"] = _NO_TRAPS
         d["forked_simple"] = False
+        d["chld_pending"] = 0
+        d["killed_by"] = 0
         if cmdsub:
             d["loop_depth"] = 0
             d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
@@ -1614,6 +1624,7 @@ class Interpreter(Expander):
             status = child.run_subshell_script(body)
         self.state.last_status = status
         self.cmdsub_status = status
+        self.chld_pending += 1
         data = bytes(cap.buf)
         if cap.truncated:
             self.error("command substitution: output truncated (max_variable_bytes)")
@@ -1725,6 +1736,8 @@ class Interpreter(Expander):
                     self.exec_simple(body)  # type: ignore[arg-type]
                 else:
                     self.execute(body)  # type: ignore[arg-type]
+                if self.chld_pending:
+                    self.run_chld_trap()
                 st = self.state.last_status
             except ExitShell as e:
                 # (set -e: 1 even from a forked simple command)
@@ -1940,10 +1953,17 @@ class Interpreter(Expander):
     def exec_subshell(self, cmd: N.Subshell) -> int:
         self.lineno = cmd.line or self.lineno
 
+        outer_err = self.fds.get(2)
+
         def run() -> int:
             child = self.fork(lazy=True)
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
+            self.chld_pending += 1
+            sig = child.killed_by
+            if sig and not self.in_cmdsub and getattr(self, "_bg_job", None) is None:
+                from .unparse import format_command
+                self.report_signaled(child.bashpid, sig, lambda: format_command(cmd), outer_err)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run, report=False)
         self.pipestatus = [st]
@@ -2588,6 +2608,7 @@ class Interpreter(Expander):
     def exec_pipeline(self, cmd: N.Pipeline) -> int:
         cmds = cmd.cmds
         t0 = time.monotonic() if cmd.timed else 0.0
+        c0 = os.times() if cmd.timed else None
         # bash ignores failures inside `! cmd` (for set -e and the ERR trap) only if set -e
         # is on when it starts (`! f` where f runs `set -e; false` exits); otherwise only
         # the inverted status itself, which call_function tells from ``neg_off``
@@ -2602,7 +2623,10 @@ class Interpreter(Expander):
             elif not cmds:
                 st = 0
             else:
-                st = self.run_pipeline(cmd)
+                try:
+                    st = self.run_pipeline(cmd)
+                finally:
+                    self.chld_pending += len(cmds)  # (each stage is a process in bash)
                 # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
                 self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
                 if st and type(cmds[-1]) is N.Subshell and self.errexit_off == cmd.negated:
@@ -2621,13 +2645,20 @@ class Interpreter(Expander):
         if cmd.negated:
             st = 0 if st else 1
         if cmd.timed:
-            self.report_time(time.monotonic() - t0, cmd.time_posix)
+            self.report_time(time.monotonic() - t0, cmd.time_posix, c0)
         self.set_status(st)
         if len(cmds) > 1 and not cmd.negated:
             self.after_failure(st)
         return st
 
-    def report_time(self, real: float, posix: bool) -> None:
+    def report_time(self, real: float, posix: bool, c0: Any = None) -> None:
+        """The report of ``time``: user and system CPU are this process's and its reaped
+        children's (native programs') since ``c0``, an os.times() taken at the start."""
+        user = sys_ = 0.0
+        if c0 is not None:
+            c1 = os.times()
+            user = max(0.0, (c1.user - c0.user) + (c1.children_user - c0.children_user))
+            sys_ = max(0.0, (c1.system - c0.system) + (c1.children_system - c0.children_system))
         if posix:
             fmt = "real %2R\nuser %2U\nsys %2S"
         else:
@@ -2635,7 +2666,7 @@ class Interpreter(Expander):
             fmt = tf if tf is not None else "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS"
             if not fmt:
                 return  # a null TIMEFORMAT: no timing report at all (not even a newline)
-        self.write_err((_timeformat(fmt, real) + "\n").encode())
+        self.write_err((_timeformat(fmt, real, user, sys_) + "\n").encode())
 
     def _coop_ok(self, cmd: N.Pipeline) -> bool:
         """Can this pipeline's stages run as greenlets over in-memory pipes? Only where no
@@ -2763,6 +2794,50 @@ class Interpreter(Expander):
             return 0
         return results[-1]
 
+    def _producer(self, c: N.Command) -> list[str] | None:
+        """The argv of a first pipeline stage that may run to its end before the rest, in
+        this shell without a fork: ``echo``/``printf``/``true``/``false``/``:`` (the
+        builtins) with literal words only. Its output is bounded by its words (printf: no
+        width, precision or %n), it reads nothing and changes no state, so the fork would
+        be all a subshell adds; and bash's stage has written it all before a short reader
+        exits (`echo hi | true` is 0 0 there)."""
+        if type(c) is not N.Simple:
+            return None
+        plan = c.plan  # type: ignore[attr-defined]
+        if plan is None:
+            plan = _simple_plan(c)  # type: ignore[arg-type]
+        if plan[0] != _P_ARGV or plan[2]:
+            return None
+        argv = plan[1]
+        name = argv[0]
+        st = self.state
+        if name not in _PRODUCERS or st.functions.get(name) is not None or (st.disabled and name in st.disabled):
+            return None
+        if name == "printf" and (len(argv) < 2 or argv[1][:1] == "-" or _PRINTF_UNBOUNDED.search(argv[1])):
+            return None
+        return list(argv)
+
+    def _produce(self, c: N.Simple, argv: list[str], out: Any, err_too: bool) -> int:
+        """Run producer ``argv`` (see _producer) with its standard output into ``out``."""
+        b = self.budget  # (a command like any other: counted, and the deadline holds)
+        n = b.commands = b.commands + 1
+        if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+            b.over_command()
+        saved, line = self.fds, self.lineno
+        fds = self.fds = dict(saved)
+        fds[1] = out
+        if err_too:
+            fds[2] = out
+        self.lineno = c.line or line
+        try:
+            return _BUILTINS[argv[0]](self, argv)
+        except BrokenPipeError:
+            return 141  # (its stderr: the stage's SIGPIPE, not this shell's)
+        except OSError as e:
+            return self.builtin_failed(e, argv)
+        finally:
+            self.fds, self.lineno = saved, line
+
     def _run_pipeline_coop(self, cmd: N.Pipeline) -> int:
         """run_pipeline with the stages as greenlets (shell/coop.py): same forks, statuses,
         SIGPIPE and PIPESTATUS; no thread and no descriptor."""
@@ -2781,7 +2856,26 @@ class Interpreter(Expander):
         debug = bool(traps) and "DEBUG" in traps and not self.in_debug
         lastpipe = self.state.shopt["lastpipe"]
         stage = self._stage
-        for i in range(n - 1):
+        first = 0
+        if not traps and not st.options["xtrace"] and not st.options["noexec"]:
+            argv = self._producer(cmds[0])
+            if argv is not None:
+                # the first stage runs to its end now, into a pipe that takes it all
+                p = pipes[0]
+                results[0] = self._produce(cmds[0], argv, _coop.Filler(p),  # type: ignore[arg-type]
+                                           bool(stderr_too) and stderr_too[0])
+                p.wclosed = True
+                first = 1
+                if n == 2 and not lastpipe:
+                    # one stage left, with nothing to schedule beside it: called directly
+                    child = self.fork(lazy=True)
+                    child.fds[0] = r = p.reader
+                    try:
+                        stage(child, cmds[1], 1, results, errors, None, r)
+                    finally:
+                        p.close()
+                    return self._pipeline_status(results, errors)
+        for i in range(first, n - 1):
             c = cmds[i]
             if debug and type(c) is N.Simple:
                 self.lineno = c.line or self.lineno  # type: ignore[union-attr]
@@ -2979,6 +3073,8 @@ class Interpreter(Expander):
         n = b.commands = b.commands + 1
         if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
             b.over_command()
+        if self.chld_pending:
+            self.run_chld_trap()
         st = self.state
         if st.options["noexec"]:
             return 0
@@ -3370,14 +3466,18 @@ class Interpreter(Expander):
         if not external:
             return self.with_redirs(redirs, run, False)
 
+        outer_err = self.fds.get(2)
+
         def run_external() -> int:
             self.redir_external = False
+            self.outer_err = outer_err  # (where bash reports the command's death by a signal)
             return run()
         self.redir_external = True
         try:
             return self.with_redirs(redirs, run_external, False)
         finally:
             self.redir_external = False
+            self.outer_err = None
 
     def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
         """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
@@ -3606,7 +3706,65 @@ class Interpreter(Expander):
         if self.host is None:
             self.error(f"{argv[0]}: not found" if self.dash else f"{argv[0]}: command not found")
             return 127
-        return self.host.run_command(self, argv)
+        try:
+            return self.host.run_command(self, argv)
+        finally:
+            self.chld_pending += 1
+
+    def report_signaled(self, pid: int, sig: int, text: Callable[[], str], err: Any = None) -> None:
+        """bash's line for a foreground child a signal ended, on the shell's own stderr
+        ``err`` (not the command's redirected one): ``bash: line 1:  4242 Killed
+        python3 -c ...`` with the command as written; SIGTERM, and any signal the shell
+        traps, as a bare name; SIGINT and SIGPIPE say nothing."""
+        if sig in (2, 13):
+            return
+        import signal as _signal
+        try:
+            name = _signal.strsignal(sig) or f"Unknown signal {sig}"
+        except ValueError:
+            name = f"Unknown signal {sig}"
+        try:
+            trapped = _signal.Signals(sig).name[3:] in self.state.traps
+        except ValueError:
+            trapped = False
+        if sig == 15 or trapped:
+            line = f"{name}\n"
+        else:
+            line = f"{self.err_prefix()}{pid:>5} {name:<24}{text()}\n"
+        s = err if err is not None else self.fds.get(2)
+        if s is not None:
+            try:
+                s.write(line.encode("utf-8", "surrogateescape"))
+            except (OSError, ValueError):
+                pass
+
+    def command_text(self, argv: list[str]) -> str:
+        """The simple command running ``argv`` as bash prints it (words as written, then its
+        redirections), or ``argv`` quoted when that command is not at hand."""
+        cc = self.current_command
+        if callable(cc):
+            cc = self.current_command = cc()
+        if not self.trap_level and type(cc) is N.Simple and cc.words:
+            return _cmd_text(cc)
+        import shlex
+        return shlex.join(argv)
+
+    def run_chld_trap(self) -> None:
+        """bash runs the CHLD trap once for each child it reaped (a command run as a process,
+        a subshell, a pipeline's stages, a background job), before the next command; never
+        inside itself, and what the trap's own commands start does not count."""
+        n = self.chld_pending
+        self.chld_pending = 0
+        trap = self.state.traps.get("CHLD")
+        if not trap or self.in_chld:
+            return
+        self.in_chld = True
+        try:
+            for _ in range(n):
+                self.run_string(trap, trap=True)
+        finally:
+            self.in_chld = False
+            self.chld_pending = 0
 
     def read_line(self, stream: Any, fd: int = 0) -> str | None:
         """One line of input (select's reply), bounded like read's; a read error is reported
@@ -4039,8 +4197,8 @@ def _close(f: Any) -> None:
         pass
 
 
-def _timeformat(fmt: str, real: float) -> str:
-    """bash's TIMEFORMAT: %[p][l]R|U|S, %P, %%; user/sys are reported as 0 in-process."""
+def _timeformat(fmt: str, real: float, user: float = 0.0, sys_: float = 0.0) -> str:
+    """bash's TIMEFORMAT: %[p][l]R|U|S, %P (CPU percentage: (user+sys)/real), %%."""
     out = []
     i = 0
     n = len(fmt)
@@ -4069,12 +4227,12 @@ def _timeformat(fmt: str, real: float) -> str:
         k = fmt[i]
         i += 1
         if k == "P":
-            out.append(f"{0.0:.2f}")
+            out.append(f"{(user + sys_) * 100 / real if real > 0 else 0.0:.2f}")
             continue
         if k not in "RUS":
             out.append("%" + k)
             continue
-        v = real if k == "R" else 0.0
+        v = real if k == "R" else user if k == "U" else sys_
         if long:
             m = int(v // 60)
             sec = v - 60 * m
@@ -4144,6 +4302,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     argv.append(p.text)  # type: ignore[union-attr]
                 elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                     argv.append(p.text)  # type: ignore[union-attr]
+                elif tp is N.DQ and all(type(q) is N.Lit for q in p.parts):  # type: ignore[union-attr]
+                    argv.append("".join([q.text for q in p.parts]))  # type: ignore[union-attr]  # "text"
                 else:
                     break
             else:

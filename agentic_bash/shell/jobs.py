@@ -301,6 +301,7 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
                 live.discard(job)
             job.pid_ready.set()
             job.done.set()
+            sh.chld_pending += 1  # (the CHLD trap of the shell that started it: run_chld_trap)
             job.child = None  # (the forked shell and what it held go with the job)
 
     # A job that is (a pipeline ending in) a native command: `$!` is its real pid, known

@@ -43,15 +43,21 @@ _CMD_BEFORE = frozenset(";|&(){}\n") | {"if", "then", "else", "elif", "while", "
 _AFTER_OK = frozenset(" \t\n;|&)")
 _BEFORE_OK = frozenset(" \t\n;|(")
 
+_V_RE = re.compile(r"\bv\[(\d+)\]")
 _SHAPES: dict[tuple[str, bool], Any] = {}
 _SHAPES_MAX = 512
 _NONE = object()
 
 
-def _shape(script: str) -> tuple[str, list[str]] | None:
+def _shape(script: str, where: list[int] | None = None) -> tuple[str, list[str]] | None:
+    """(the shape's text, the data words taken out); ``where`` gets each word's offset."""
     body = script.lstrip(" \t")
     lead = script[:len(script) - len(body)]
-    pairs = _TOKEN_WS.findall(body)  # (token, the blanks after it)
+    if where is None:
+        pairs = _TOKEN_WS.findall(body)  # (token, the blanks after it)
+    else:
+        ms = list(_TOKEN_WS.finditer(body))
+        pairs = [m.groups() for m in ms]
     out: list[str] = [lead] if lead else []
     vals: list[str] = []
     last = "\n"  # the last token
@@ -72,6 +78,8 @@ def _shape(script: str) -> tuple[str, list[str]] | None:
             else:
                 out.append(f"{_PH}{len(vals)}_")
                 vals.append(t)
+            if where is not None:
+                where.append(len(lead) + ms[i].start() + (c == "'" or c == '"'))
         else:
             out.append(t)
         if ws:
@@ -143,6 +151,7 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
     the shared subtrees as constants (no builder call, list copy or test per level); None
     when the shape holds no placeholder or nests too deep for one expression."""
     ns: dict[str, Any] = {}
+    helpers: list[str] = []
 
     def const(x: Any) -> str:
         name = f"c{len(ns)}"
@@ -174,7 +183,18 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
         subs = [gen(x, depth + 1) for x in vals]
         if all(e is None for e in subs):
             return None
-        return f"{const(t)}(" + ", ".join(e if e is not None else const(x) for x, e in zip(vals, subs)) + ")"
+        expr = f"{const(t)}(" + ", ".join(e if e is not None else const(x) for x, e in zip(vals, subs)) + ")"
+        if t is N.Simple:
+            # the same command with the same words (`echo y` in each new `if`) is the same
+            # node, with its execution plan (cached on it) made once
+            used = sorted(set(_V_RE.findall(expr)), key=int)
+            k = len(helpers)
+            # (a string with several placeholders is rebuilt by _sub from all of v)
+            key = "tuple(v)" if "_sub(" in expr else "(" + "".join(f"v[{i}], " for i in used) + ")"
+            helpers.append(f"def s{k}(v, m={{}}):\n    k = {key}\n    r = m.get(k)\n    if r is None:\n"
+                           f"        if len(m) > 64:\n            m.clear()\n        r = m[k] = {expr}\n    return r\n")
+            return f"s{k}(v)"
+        return expr
 
     try:
         body = gen(shape, 0)
@@ -183,8 +203,61 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
     if body is None:
         return None
     ns["_sub"] = _PH_RE.sub
-    exec(f"def build(v):\n    return {body}\n", ns)  # noqa: S102 - generated from our own tree
+    exec("".join(helpers) + f"def build(v):\n    return {body}\n", ns)  # noqa: S102 - generated from our own tree
     return ns["build"]  # type: ignore[no-any-return]
+
+
+# A second level keyed by the line with its digit runs taken out (the "skeleton"): lines
+# that differ only in numbers (the usual new line: a loop bound, a line number, an id) get
+# their shape and data words from one C-level split instead of the tokenizer loop. Digits
+# never decide a token's boundaries or whether it is a data word (no reserved word, option
+# test or special token holds one), so one line's shape is every such line's, provided the
+# digit runs outside data words are the same ones (they are part of the key then).
+_DIGITS = re.compile(r"(\d+)")
+_SKELS: dict[tuple[str, bool], tuple[tuple[int, ...], dict[tuple[str, ...], Any]]] = {}
+_SKELS_MAX = 512
+
+
+def _recipe(script: str, digits: list[str]) -> tuple[tuple[int, ...], Any]:
+    """(indices of the digit runs the shape text holds, (shape text, values from digits))
+    for a line templating takes, or ((), None) for one it does not."""
+    for s in _SKIP:
+        if s in script:
+            return (), None
+    if "$(" in script and _CMDSUB.search(script):
+        return (), None
+    where: list[int] = []
+    sh = _shape(script, where)
+    if sh is None:
+        return (), None
+    text, vals = sh
+    spans = [(m.start(), m.end()) for m in _DIGITS.finditer(script)]
+    fixed = []
+    exprs = []
+    j = 0
+    for k, (start, val) in enumerate(zip(where, vals)):
+        end = start + len(val)
+        pieces = []
+        pos = start
+        while j < len(spans) and spans[j][0] < end:
+            a, b = spans[j]
+            if a < start:
+                fixed.append(j)  # a digit run the shape text keeps
+                j += 1
+                continue
+            if a > pos:
+                pieces.append(repr(script[pos:a]))
+            pieces.append(f"d[{j}]")
+            pos = b
+            j += 1
+        if pos < end:
+            pieces.append(repr(script[pos:end]))
+        exprs.append(" + ".join(pieces) or "''")
+        _ = k
+    fixed.extend(range(j, len(spans)))
+    ns: dict[str, Any] = {}
+    exec(f"def vals(d):\n    return [{', '.join(exprs)}]\n", ns)  # noqa: S102 - from our own text
+    return tuple(fixed), (text, ns["vals"])
 
 
 def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script | None:
@@ -195,15 +268,28 @@ def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script
     plain = _plain_line(script)
     if plain is not None:
         return plain  # plain words only: the parser's own fast path builds it for less
-    for s in _SKIP:
-        if s in script:
-            return None
-    if "$(" in script and _CMDSUB.search(script):
+    parts = _DIGITS.split(script)
+    digits = parts[1::2]
+    skel = ("\0".join(parts[0::2]), extglob)  # (a NUL cannot come from a script's text)
+    ent = _SKELS.get(skel)
+    if ent is None:
+        fixed, rec = _recipe(script, digits)
+        if len(_SKELS) >= _SKELS_MAX:
+            _SKELS.clear()
+        ent = _SKELS[skel] = (fixed, {tuple(digits[i] for i in fixed): rec})
+    else:
+        fixed = ent[0]
+        fv = tuple(digits[i] for i in fixed)
+        if fv in ent[1]:
+            rec = ent[1][fv]
+        else:
+            rec = ent[1][fv] = _recipe(script, digits)[1]
+            if len(ent[1]) > 64:
+                ent[1].clear()
+    if rec is None:
         return None
-    sh = _shape(script)
-    if sh is None:
-        return None
-    text, vals = sh
+    text, mk = rec
+    vals = mk(digits)
     key = (text, extglob)
     tree = _SHAPES.get(key)
     if tree is None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import errno
 import gzip
+import io
+import json
 import os
 import posixpath
 import shutil
@@ -38,6 +40,13 @@ __all__ = [
 ]
 
 EXTRA_PREFIX = ".agentic-bash/"
+INDEX_MEMBER = ".agentic-bash/index.json"
+"""The last extra member of a layer export_layer writes with extra members (a snapshot): where every following member's
+header sits and what it holds, so a restore from bytes reads one JSON list instead of
+parsing a header (and a PAX header) per entry. Checked against the headers it names
+(positions that tile the archive to its end, name, type, size) and ignored when they
+disagree, so a tar rewritten by any tool is read the slow way; never returned as an extra."""
+_INDEX_MAX = 64 << 20  # a layer larger than this is written straight out, without an index
 WH = ".wh."
 OPQ = ".wh..wh..opq"
 DEFAULT_MAX_ENTRIES = 2_000_000
@@ -125,9 +134,11 @@ def _header(name: bytes, mode: int, uid: int, gid: int, size: int, mtime: int, t
 class _TarWriter:
     """Writes pax-format members to a binary file object."""
 
-    def __init__(self, out: BinaryIO) -> None:
+    def __init__(self, out: BinaryIO, index: list | None = None) -> None:
         self.out = out
         self._pax_n = 0
+        self.pos = 0
+        self.index = index  # INDEX_MEMBER's entries, when collecting them
 
     def add(self, name: str, typeflag: bytes, mode: int = 0o644, uid: int = 0, gid: int = 0,
             mtime: float = 0, linkname: str = "", data: Any = None) -> None:
@@ -151,16 +162,22 @@ class _TarWriter:
             pax.append(_pax_record("gid", str(gid).encode()))
             gid = 0
         w = self.out.write
+        start = self.pos
         if pax:
             body = b"".join(pax)
             self._pax_n += 1
             w(_header(b"PaxHeaders/%d" % self._pax_n, 0o644, 0, 0, len(body), imtime, b"x"))
             w(body)
             w(_ZERO[: -len(body) % _BLOCK])
+            self.pos += _BLOCK + len(body) + (-len(body) % _BLOCK)
+        if self.index is not None:
+            self.index.append([start, self.pos, name, typeflag.decode(), mode, uid, gid, mtime, size, linkname])
         w(_header(bname[:100], mode, uid, gid, size if size < 8 ** 11 else 0, imtime, typeflag, blink[:100]))
+        self.pos += _BLOCK
         if size:
             w(data)
             w(_ZERO[: -size % _BLOCK])
+            self.pos += size + (-size % _BLOCK)
 
     def close(self) -> None:
         self.out.write(_ZERO * 2)
@@ -319,13 +336,33 @@ def export_layer(overlay: Any, fileobj: BinaryIO, *, extra_members: dict[str, by
     tw = _TarWriter(fileobj)
     _add_extras(tw, extra_members)
     with upper._lock:
+        # small layers go through a buffer first: INDEX_MEMBER precedes them and holds
+        # their positions (relative to its end: the JSON's own length does not matter)
+        lw = tw
+        if extra_members and upper.bytes_used + upper.files_used * 2 * _BLOCK <= _INDEX_MAX:
+            lw = _TarWriter(_Pieces(), [])  # type: ignore[arg-type]
         root = upper._root
         if root.opaque:
-            tw.add(OPQ, REGTYPE)
+            lw.add(OPQ, REGTYPE)
         for n in sorted(root.wh or ()):
-            tw.add(WH + n, REGTYPE)
-        _export_dir(tw, root, "", {})
+            lw.add(WH + n, REGTYPE)
+        _export_dir(lw, root, "", {})
+        if lw is not tw:
+            # joined under the lock: the pieces include views of the files' live buffers
+            body = b"".join(lw.out.parts)  # type: ignore[attr-defined]
+            lw.out.parts.clear()  # type: ignore[attr-defined]
+    if lw is not tw:
+        tw.add(INDEX_MEMBER, REGTYPE, 0o644, data=json.dumps(lw.index, separators=(",", ":")).encode())
+        fileobj.write(body)
     tw.close()
+
+
+class _Pieces:
+    """A write-only sink that keeps what it is given (one join at the end)."""
+
+    def __init__(self) -> None:
+        self.parts: list[Any] = []
+        self.write = self.parts.append
 
 
 def _upper_of(fs: Any) -> MemoryFS | None:
@@ -479,17 +516,85 @@ class _Prepend:
 def _read_plan(fileobj: BinaryIO, layer: bool, max_entries: int, max_bytes: int,
                skip_devices: bool = False) -> _Plan:
     plan = _Plan(skip_devices)
+    seen = content = 0
     for m in _read_members(fileobj, max_entries, max_bytes):
+        if layer and m.name == INDEX_MEMBER and m.isreg():
+            rest = _indexed(fileobj, m)
+            if rest is not None:
+                if seen + len(rest) > max_entries:
+                    raise SnapshotError(f"archive has more than {max_entries} entries")
+                if content + sum(x.size for x in rest if x.isreg()) > max_bytes:
+                    raise SnapshotError(f"archive content exceeds {max_bytes} bytes")
+                for x in rest:
+                    _plan_member(plan, x, layer)
+                break
+            continue
+        seen += 1
+        if m.isreg():
+            content += m.size
         _plan_member(plan, m, layer)
     _check_parents(plan)
     return plan
+
+
+def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
+    """The members after INDEX_MEMBER ``im`` as its entries describe them, or None (read the
+    headers instead) unless they tile the rest of the archive up to its end-of-archive
+    block and every header there has the entry's name, type and size."""
+    if not isinstance(f, io.BytesIO) or im.size > _INDEX_MAX:
+        return None
+    try:
+        idx = json.loads(bytes(_read_data(f, im)))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(idx, list):
+        return None
+    out: list[Member] = []
+    base = im.offset_data + im.size + (-im.size % _BLOCK)
+    # (the header fields are compared as _TarWriter formats them: another writer's
+    # spelling of the same number sends the archive down the slow path, which is fine)
+    int_, str_, float_, list_ = int, str, float, list
+    append = out.append
+    with f.getbuffer() as mv:
+        total = len(mv)
+        pos = base
+        try:
+            for e in idx:
+                if type(e) is not list_ or len(e) != 10:
+                    return None
+                start, hdr, name, typ, mode, uid, gid, mtime, size, link = e
+                if (type(name) is not str_ or type(link) is not str_ or type(mode) is not int_
+                        or type(uid) is not int_ or type(gid) is not int_ or type(size) is not int_
+                        or (type(mtime) is not float_ and type(mtime) is not int_) or not 0 <= size < 8 ** 11):
+                    return None
+                start += base
+                hdr += base
+                if start != pos or hdr + _BLOCK + size > total:
+                    return None
+                if hdr != start:  # one PAX header between them
+                    psize = int(bytes(mv[start + 124:start + 135]), 8)
+                    if mv[start + 156] != 0x78 or hdr != start + _BLOCK + psize + (-psize % _BLOCK):
+                        return None
+                nb = _enc(name)[:100]
+                k = len(nb)
+                tb = typ.encode()
+                if (mv[hdr:hdr + k] != nb or (k < 100 and mv[hdr + k]) or mv[hdr + 156:hdr + 157] != tb
+                        or len(tb) != 1 or mv[hdr + 124:hdr + 136] != b"%011o\0" % size):
+                    return None
+                append(Member(name, tb, link, mode, uid, gid, mtime, size, hdr + _BLOCK))
+                pos = hdr + _BLOCK + size + (-size % _BLOCK)
+        except (TypeError, ValueError, AttributeError, IndexError):
+            return None  # not numbers, not text, or past the end
+        if pos < total and mv[pos:pos + _BLOCK] != _ZERO:
+            return None
+    return out
 
 
 def _plan_member(plan: _Plan, m: Member, layer: bool) -> None:
     raw = m.name
     if layer and (raw.startswith(EXTRA_PREFIX) or raw.startswith("./" + EXTRA_PREFIX)):
         name = _clean_name(raw)
-        if m.isreg():
+        if m.isreg() and name != INDEX_MEMBER:
             plan.extras[name] = m
         return
     name = _clean_name(raw)

@@ -29,6 +29,40 @@ def test_cut_one_field_range_matches_gnu():
     assert checked == 150
 
 
+def test_cut_one_field_whole_block_matches_gnu(monkeypatch):
+    """-f N where every line (or all but one) has N-1 delimiters: the newline-led regex
+    answers the block, or its match count falls short and the general regex does."""
+    from agentic_bash.commands import fieldutils
+
+    hits = [0, 0]
+    make = fieldutils._one_field_regex
+
+    class Counting:
+        def __init__(self, rx):  # noqa: ANN001
+            self.rx = rx
+
+        def findall(self, text):  # noqa: ANN001, ANN202
+            got = self.rx.findall(text)
+            hits[len(got) == text.count(b"\n")] += 1
+            return got
+
+    monkeypatch.setattr(fieldutils, "_one_field_regex", lambda *a: (r := make(*a)) and Counting(r))
+    rnd = random.Random(1818)
+    for i in range(120):
+        d = rnd.choice([" ", ":", "\t", ".", "]"])
+        n = rnd.randint(1, 4)
+        lines = []
+        for _ in range(rnd.randint(1, 9)):
+            k = rnd.randint(n - 1, n + 2)
+            lines.append(d.join("".join(rnd.choice("ab c:.") for _ in range(rnd.randint(0, 3))) for _ in range(k + 1)))
+        if i % 4 == 0:
+            lines.insert(rnd.randrange(len(lines) + 1), rnd.choice(["", "plain", "x" + d]))
+        text = ("\n".join(lines) + rnd.choice(["\n", ""])).encode()
+        a, b = compare(["cut", "-d", d, "-f", str(n)], stdin=text)
+        assert (a.stdout, a.status) == (b.stdout, b.status), (d, n, text)
+    assert hits[1] > 50 and hits[0] > 5, hits
+
+
 def test_sed_literal_first_per_line_matches_gnu():
     """s/lit/rep/ (first occurrence on each line) against GNU sed, with occurrences that
     overlap, repeat on a line, sit at line ends, and replacements that are empty or hold a

@@ -183,3 +183,92 @@ def test_full_tmpfs_is_checked_only_after_runs_that_could_write(monkeypatch) -> 
     u.begin()
     native.spawned = 1   # a program ran: it may have written
     assert u.end(Result(), _replace).limit_exceeded == "disk"
+
+
+class _Files:
+    """Stand-ins for the cgroup files S1 opens for S3 (pread/pwrite work on plain files),
+    with a count of the reads S3 makes."""
+
+    def __init__(self, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+        self.paths = {n: tmp_path / n for n in ("peak", "oom", "ev_sandbox", "ev_work", "cur")}
+        self.set(peak=0, oom=0, ev_sandbox=0, ev_work=0, cur=1)   # 1: the spawner thread
+        self.fds = {n: os.open(p, os.O_RDWR) for n, p in self.paths.items()}
+        self.reads: list[str] = []
+        names = {fd: n for n, fd in self.fds.items()}
+        real = os.pread
+        monkeypatch.setattr(wd.os, "pread", lambda fd, n, off: (
+            self.reads.append(names.get(fd, "?")), real(fd, n, off))[1])
+
+    def set(self, **kw: int) -> None:
+        for n, v in kw.items():
+            text = {"oom": f"oom_kill_disable 0\nunder_oom 0\noom_kill {v}\n",
+                    "ev_sandbox": f"max {v}\n", "ev_work": f"max {v}\n"}.get(n, f"{v}\n")
+            self.paths[n].write_text(text)
+
+    def cfg(self, native) -> dict:  # noqa: ANN001
+        f = self.fds
+        return {"_memory_fds": (f["peak"], f["oom"], b"0"), "_native": native,
+                "_pids_events_fds": [f["ev_sandbox"], f["ev_work"]],
+                "_work_pids_current_fd": f["cur"]}
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+
+
+def test_counter_reads_are_skipped_only_while_no_workload_process_exists(
+        tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    files = _Files(tmp_path, monkeypatch)
+    native = type("N", (), {"spawned": 0, "refused": 0})()
+    try:
+        u = wd.S3Usage(files.cfg(native))
+        # builtins only: the peak, and the sandbox group's refusals (the runner's own threads)
+        files.reads.clear()
+        u.begin()
+        assert u.end(Result(), _replace).limit_exceeded is None
+        assert sorted(files.reads) == ["ev_sandbox", "peak"]
+        # a refused thread of the runner during a builtin-only run is still this run's
+        u.begin()
+        files.set(ev_sandbox=1)
+        r = u.end(Result(), _replace)
+        assert r.limit_exceeded == "processes"
+        # a run that starts a program reads everything, and whether it left one behind
+        u.begin()
+        files.reads.clear()
+        native.spawned += 1
+        files.set(cur=2)   # a background job is still running
+        assert u.end(Result(), _replace).limit_exceeded is None
+        assert sorted(files.reads) == ["cur", "ev_sandbox", "ev_work", "oom", "peak"]
+        # ... then, while it runs, between runs: its OOM kill and refused forks are not the
+        # next run's (the next run reads the counters at its start)
+        files.set(oom=1, ev_work=3, cur=1)
+        files.reads.clear()
+        u.begin()
+        assert {"oom", "ev_work", "ev_sandbox"} <= set(files.reads)
+        r = u.end(Result(), _replace)
+        assert r.limit_exceeded is None and not r.violations
+        # quiet again: an OOM kill with a program started during the run is seen
+        u.begin()
+        native.spawned += 1
+        files.set(oom=2)
+        assert u.end(Result(exit_code=137), _replace).limit_exceeded == "memory"
+    finally:
+        files.close()
+
+
+def test_counters_are_read_again_when_something_started_a_program_between_runs(
+        tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    files = _Files(tmp_path, monkeypatch)
+    native = type("N", (), {"spawned": 0, "refused": 0})()
+    try:
+        u = wd.S3Usage(files.cfg(native))
+        u.begin()
+        u.end(Result(), _replace)
+        native.spawned += 1            # not by a run (none should; if one did)
+        files.set(ev_work=2, cur=1)
+        files.reads.clear()
+        u.begin()
+        assert "ev_work" in files.reads
+        assert u.end(Result(), _replace).limit_exceeded is None
+    finally:
+        files.close()

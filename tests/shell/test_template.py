@@ -65,6 +65,32 @@ def test_shapes_build_the_parsers_tree():
     assert used > 2000  # the shapes cover much of the corpus
 
 
+def test_lines_that_differ_in_digits_build_the_parsers_tree():
+    """Each corpus line with digits, then the same line with its digit runs changed (the
+    skeleton cache answers those): every templated tree equals the parser's."""
+    import re
+
+    rnd = __import__("random").Random(18)
+    used = 0
+    for s in _corpus() + EXTRA:
+        if not re.search(r"\d", s):
+            continue
+        variants = [s] + [re.sub(r"\d+", lambda m: rnd.choice(["0", "7", "12345", m.group(0), "99"]), s)
+                          for _ in range(3)]
+        for v in variants:
+            try:
+                ref, warns = parse(v, extglob=False)
+            except Exception:  # noqa: BLE001
+                ref, warns = None, None
+            got = T.templated(v, False, parse)
+            if got is None:
+                continue
+            used += 1
+            assert ref is not None and not warns, v
+            assert got == ref, v
+    assert used > 1000
+
+
 @pytest.mark.parametrize("script,want", [
     ("for i in 1 2 {n}; do echo $i; done", "1\n2\n{n}\n"),
     ("if [ {n} -gt 3 ]; then echo big; else echo small; fi", None),

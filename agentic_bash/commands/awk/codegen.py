@@ -37,6 +37,8 @@ class CodeGen:
         # RT is gawk's; in mawk it is an ordinary variable
         self.special = SPECIAL - {"RT"} if mawk else SPECIAL
         self.loop_depth = 0
+        # generating the record loop (_loop): the record and its fields are locals there
+        self.local = False
         self.undefined: list[str] = []
         self._analyse()
 
@@ -166,13 +168,36 @@ class CodeGen:
 
     def num(self, e: tuple) -> str:
         if e[0] == "field" and e[1][0] == "num" and float(e[1][1]).is_integer() and e[1][1] >= 1:
-            return f"R.fnum({int(e[1][1])})"  # $N as a number: no StrNum made for the field
+            k = int(e[1][1])
+            if self.local:
+                # all decimal digits: float() reads it as strtod does, with no call of ours
+                return (f"((float(_v) if (_v := _f[{k - 1}]).isdecimal() else _tn(_v)) "
+                        f"if len({FIELDS}) > {k - 1} else 0.0)")
+            return f"R.fnum({k})"  # $N as a number: no StrNum made for the field
         c, t = self.gx(e)
-        return c if t == "n" else f"_num({c})"
+        return c if t == "n" else _numv(c)
 
     def str_(self, e: tuple) -> str:
-        c, t = self.gx(e)
+        c, t = self.field_str(e) if self.local and e[0] == "field" else self.gx(e)
         return c if t == "s" else f"_str({c})"
+
+    def sep(self, name: str) -> str:
+        """OFS/ORS: a local of the record loop (made R.OFS again if the program assigns it)."""
+        return f"_{name}" if self.local else f"R.{name}"
+
+    def rec(self) -> str:
+        """$0 as a plain string."""
+        return "_rec" if self.local else "R.rec"
+
+    def field_str(self, e: tuple) -> tuple[str, str]:
+        """A constant field as a plain string in the record loop (no StrNum: the context wants text)."""
+        idx = e[1]
+        if idx[0] == "num" and float(idx[1]).is_integer() and idx[1] >= 0:
+            k = int(idx[1])
+            if k == 0:
+                return "_rec", "s"
+            return f"(_f[{k - 1}] if len({FIELDS}) > {k - 1} else '')", "s"
+        return self.gx(e)
 
     def regex_of(self, e: tuple) -> str:
         """Compiled-regex code for a match operand: literal regex or dynamic string."""
@@ -202,8 +227,8 @@ class CodeGen:
             if lit is not None:
                 # a regex of plain characters: a substring test (same answer, no regex engine)
                 self.rx(e[1])  # still compiled with the program (its errors, mawk's checks)
-                return f"({self.const(lit, '_lit')} in R.rec)"
-            return f"({self.rx(e[1])}.fast.search(R.rec, timeout=_T()) is not None)"
+                return f"({self.const(lit, '_lit')} in {self.rec()})"
+            return f"({self.rx(e[1])}.fast.search({self.rec()}, timeout=_T()) is not None)"
         if k == "match":
             s = self.str_(e[2])
             lit = _literal_rx(e[3][1]) if e[3][0] == "regex" else None
@@ -264,7 +289,9 @@ class CodeGen:
         name = e[1]
         if name in self.special:
             if name == "NF":
-                return "R.getnf()", "n"
+                return (f"float(len({FIELDS}))" if self.local else "R.getnf()"), "n"
+            if self.local and name in ("NR", "FNR"):
+                return f"(_{name.lower()}0 + _k)", "n"  # the loop counts records in _k
             return f"R.{name}", ("n" if name in NUMERIC_SPECIAL else "a")
         if self.is_array(name):
             raise AwkSyntaxError(f"illegal reference to array {name}", 0, name)
@@ -278,7 +305,12 @@ class CodeGen:
     def x_field(self, e: tuple) -> tuple[str, str]:
         idx = e[1]
         if idx[0] == "num" and idx[1] == 0:
-            return "R.rec", "a"
+            return ("_SN(_rec)" if self.local else "R.rec"), "a"
+        if self.local:
+            if idx[0] == "num" and float(idx[1]).is_integer() and idx[1] >= 1:
+                k = int(idx[1])
+                return f"(_SN(_f[{k - 1}]) if len({FIELDS}) > {k - 1} else _NOF)", "a"
+            return f"_lfield({FIELDS}, _rec, {self.field_index(idx)}, _NOF)", "a"
         return f"R.field({self.field_index(idx)})", "a"
 
     def x_index(self, e: tuple) -> tuple[str, str]:
@@ -321,7 +353,7 @@ class CodeGen:
         k = lv[0]
         if k == "var":
             cur, t = self.x_var(lv)
-            cur = cur if t == "n" else f"_num({cur})"
+            cur = cur if t == "n" else _numv(cur)
             return self.assign_code(lv, self.arith(a, cur, r)), "n"
         if k == "field":
             return f"R.fop({self.field_index(lv[1])}, {a!r}, {r})", "n"
@@ -335,7 +367,7 @@ class CodeGen:
         lv = e[2]
         if lv[0] == "var":
             cur, t = self.x_var(lv)
-            cur = cur if t == "n" else f"_num({cur})"
+            cur = cur if t == "n" else _numv(cur)
             return self.assign_code(lv, f"({cur} + {d})"), "n"
         if lv[0] == "field":
             return f"R.fop({self.field_index(lv[1])}, '+', {d})", "n"
@@ -346,7 +378,7 @@ class CodeGen:
         lv = e[2]
         if lv[0] == "var":
             cur, t = self.x_var(lv)
-            cur = cur if t == "n" else f"_num({cur})"
+            cur = cur if t == "n" else _numv(cur)
             tmp = self.newtmp()
             return f"_first(({tmp} := {cur}), {self.assign_code(lv, f'({tmp} + {d})')})", "n"
         if lv[0] == "field":
@@ -423,7 +455,7 @@ class CodeGen:
         n = len(args)
         if name == "length":
             if n == 0:
-                return "float(len(R.rec))", "n"
+                return f"float(len({self.rec()}))", "n"
             a = args[0]
             if a[0] == "var" and a[1] not in self.special and self.is_array(a[1]):
                 return f"float(len({self.arr(a[1])}))", "n"
@@ -482,7 +514,7 @@ class CodeGen:
         if name == "fflush" and n <= 1:
             return f"R.fflush({self.str_(args[0]) if n else 'None'})", "n"
         if name == "gensub" and n in (3, 4):
-            target = self.str_(args[3]) if n == 4 else "R.rec"
+            target = self.str_(args[3]) if n == 4 else self.rec()
             return (f"_gensub({self.regex_of(args[0])}, {self.str_(args[1])}, {self.gx(args[2])[0]}, {target})",
                     "s")
         if name == "strftime" and n <= 3:
@@ -578,11 +610,11 @@ class CodeGen:
             self.block([body], ind + 1)
             self.loop_depth -= 1
         elif k == "break":
-            self.emit(ind, "break" if self.loop_depth else "raise _Next()")
+            self.emit(ind, "break" if self.loop_depth else self._next())
         elif k == "continue":
-            self.emit(ind, "continue" if self.loop_depth else "raise _Next()")
+            self.emit(ind, "continue" if self.loop_depth else self._next())
         elif k == "next":
-            self.emit(ind, "raise _Next()")
+            self.emit(ind, "raise _Next()" if self.loop_depth else self._next())
         elif k == "nextfile":
             self.emit(ind, "raise _NextFile()")
         elif k == "exit":
@@ -604,12 +636,16 @@ class CodeGen:
         else:  # pragma: no cover
             raise AwkSyntaxError(f"unknown statement {k}", 0, k)
 
+    def _next(self) -> str:
+        # outside any awk loop in the record loop, `next` is the Python loop's continue
+        return "continue" if self.local and self.cur is None else "raise _Next()"
+
     def expr_stmt(self, e: tuple, ind: int) -> None:
         k = e[0]
         if k in ("preinc", "postinc") and e[2][0] == "var" and e[2][1] not in self.special:
             v = self.varname(e[2][1])
             d = "+ 1.0" if e[1] == "++" else "- 1.0"
-            self.emit(ind, f"{v} = _num({v}) {d}")
+            self.emit(ind, f"{v} = {_numv(v)} {d}")
             return
         if k == "assign" and e[2][0] == "var" and e[2][1] not in self.special:
             if e[1] == "=" and self.is_array(e[2][1]):
@@ -618,7 +654,7 @@ class CodeGen:
             if e[1] == "=":
                 self.emit(ind, f"{v} = {self.gx(e[3])[0]}")
             else:
-                self.emit(ind, f"{v} = {self.arith(self._OPF[e[1]], f'_num({v})', self.num(e[3]))}")
+                self.emit(ind, f"{v} = {self.arith(self._OPF[e[1]], _numv(v), self.num(e[3]))}")
             return
         self.emit(ind, self.gx(e)[0])
 
@@ -626,20 +662,26 @@ class CodeGen:
         kind, args, redir = s
         if kind == "print":
             if not args:
-                data = "R.rec + R.ORS"
+                data = f"{self.rec()} + {self.sep('ORS')}"
             else:
                 parts = []
                 for a in args:
-                    c, t = self.gx(a)
+                    c, t = self.field_str(a) if self.local and a[0] == "field" else self.gx(a)
                     parts.append(c if t == "s" else f"_ostr({c})")
-                data = " + R.OFS + ".join(parts) + " + R.ORS"
+                data = f" + {self.sep('OFS')} + ".join(parts) + f" + {self.sep('ORS')}"
         else:
             # mawk writes what it formatted before a missing argument, then dies: _printf
             fa = f"{self.str_(args[0])}, [{', '.join(self.gx(a)[0] for a in args[1:])}]"
             dest = "_w" if redir is None else f"R.output({redir[0]!r}, {self.str_(redir[1])}).write"
             self.emit(ind, f"_printf({dest}, {fa})")
             return
-        if redir is None:
+        if redir is None and self.local:
+            # stdout's buffer, appended to in place (its write() method call per record is the
+            # cost): the loop counts what it added and flushes at the same 32 KiB
+            self.emit(ind, f"_o(_d := {data})")
+            self.emit(ind, "_osz += len(_d)")
+            self.emit(ind, "if _osz > 32768: _osz = _oflush()")
+        elif redir is None:
             self.emit(ind, f"_w({data})")
         else:
             self.emit(ind, f"R.output({redir[0]!r}, {self.str_(redir[1])}).write({data})")
@@ -665,29 +707,7 @@ class CodeGen:
         section("_endfile", self.prog["endfile"])
         # main rules
         self.lines = []
-        nrange = 0
-        for p1, p2, action in self.prog["items"]:
-            act = action[1] if action is not None else [("print", [], None)]
-            if p1 is None:
-                self.block(act, 1)
-            elif p2 is None:
-                self.emit(1, f"if {self.pattern_code(p1)}:")
-                self.block(act, 2)
-            else:
-                i = nrange
-                nrange += 1
-                m = self.newtmp()
-                self.emit(1, f"{m} = False")
-                self.emit(1, f"if _rng[{i}]:")
-                self.emit(2, f"{m} = True")
-                self.emit(2, f"if {self.pattern_code(p2)}: _rng[{i}] = False")
-                self.emit(1, f"elif {self.pattern_code(p1)}:")
-                self.emit(2, f"{m} = True")
-                self.emit(2, f"if not {self.pattern_code(p2)}: _rng[{i}] = True")
-                self.emit(1, f"if {m}:")
-                self.block(act, 2)
-        if not self.lines:
-            self.emit(1, "pass")
+        nrange = self.rules(1)
         body_lines.append(("def _main():", self.lines))
         # functions
         for fname, (_, params, body) in self.funcs.items():
@@ -701,6 +721,11 @@ class CodeGen:
             sig = ", ".join(f"l_{p}=UNINIT" for p in params)
             body_lines.append((f"def f_{fname}({sig}):", self.lines))
             self.cur = None
+        self.func_text = [(h, ls) for h, ls in body_lines if h.startswith("def f_")]
+        loop = self.record_loop() if self.prog["items"] else None
+        if loop is not None and not any(m in "\n".join(lines) for head, lines in self.func_text
+                                        for m in _RECORD_MARKS + ("R.NR", "R.FNR")):
+            body_lines.append(loop)
         out = [f"_rng = [False] * {nrange}"]
         gl = sorted(f"g_{n}" for n in self.globals_used)
         for head, lines in body_lines:
@@ -709,6 +734,100 @@ class CodeGen:
                 out.append("    global " + ", ".join(gl))
             out.extend(lines)
         return "\n".join(out) + "\n"
+
+
+    def rules(self, ind: int) -> int:
+        """The main rules, one after the other, at indentation ``ind``; -> number of ranges."""
+        nrange = 0
+        start = len(self.lines)
+        self.first_end = 1 << 30
+        for p1, p2, action in self.prog["items"]:
+            act = action[1] if action is not None else [("print", [], None)]
+            if len(self.lines) > start:
+                self.first_end = min(self.first_end, len(self.lines))
+            if p1 is None:
+                self.block(act, ind)
+            elif p2 is None:
+                self.emit(ind, f"if {self.pattern_code(p1)}:")
+                self.block(act, ind + 1)
+            else:
+                i = nrange
+                nrange += 1
+                m = self.newtmp()
+                self.emit(ind, f"{m} = False")
+                self.emit(ind, f"if _rng[{i}]:")
+                self.emit(ind + 1, f"{m} = True")
+                self.emit(ind + 1, f"if {self.pattern_code(p2)}: _rng[{i}] = False")
+                self.emit(ind, f"elif {self.pattern_code(p1)}:")
+                self.emit(ind + 1, f"{m} = True")
+                self.emit(ind + 1, f"if not {self.pattern_code(p2)}: _rng[{i}] = True")
+                self.emit(ind, f"if {m}:")
+                self.block(act, ind + 1)
+        if len(self.lines) == start:
+            self.emit(ind, "pass")
+        return nrange
+
+    def record_loop(self) -> tuple[str, list[str]] | None:
+        """``_loop``: the main rules over a batch of records, the record and fields as locals.
+
+        The driver hands it the reader's pre-split records; it counts NR/FNR in a local and
+        splits fields on first use (``_sp``: the splitter for FS), without a StrNum per field
+        until a value is used as one. It exists only when nothing in the rules or functions
+        reaches the record through the runtime (field or NF assignment, getline, NR/FNR/FS/RS
+        assignment, nextfile): checked on the generated text, so a new path that uses the
+        runtime's record falls back to ``_main`` instead of reading a stale one.
+        """
+        saved = self.lines
+        self.lines = []
+        self.local = True
+        try:
+            self.rules(4)
+        finally:
+            self.local = False
+        body, self.lines = self.lines, saved
+        text = "\n".join(body)
+        if any(m in text for m in _RECORD_MARKS):
+            return None
+        funcs = "\n".join("\n".join(lines) for head, lines in self.func_text)
+        for name in ("OFS", "ORS"):
+            if f"R.setv({name!r}" in text or f"R.setv({name!r}" in funcs:
+                body = [ln.replace(f"_{name}", f"R.{name}") for ln in body]
+        first = self.prog["items"][0]
+        # split at once when the first rule reads a field anyway; else on first use
+        head = body[0] if first[0] is not None else "\n".join(body[:self.first_end])
+        eager = first[1] is None and FIELDS in head
+        ensure = "_f" if eager else "(_f if _f is not None else (_f := _sp(_rec)))"
+        lines = ["    _k = 0", "    _rec = None", "    _o = R.stdout.parts.append", "    _osz = 0",
+                 "    _OFS = R.OFS", "    _ORS = R.ORS", "    try:",
+                 "        for _rec in _islice(_lines, _i, None):",
+                 "            _k += 1",
+                 "            if not _k & 1023: _check()",
+                 f"            _f = {'_sp(_rec)' if eager else 'None'}",
+                 "            try:"]
+        lines += [ln.replace(FIELDS, ensure) for ln in body]
+        lines += ["            except _Next:", "                pass",
+                  "    finally:",
+                  "        R.NR = _nr0 + _k",
+                  "        R.FNR = _fnr0 + _k",
+                  "        if _rec is not None:",
+                  "            R.rec = StrNum(_rec)",
+                  "            R.flds = None",
+                  "            R.rec_fs = R.FS"]
+        return "def _loop(_lines, _i, _sp, _nr0, _fnr0):", lines
+
+
+def _numv(c: str) -> str:
+    """Number code for value code ``c``: a variable that holds a float already needs no call."""
+    if c.isidentifier():
+        return f"({c} if type({c}) is float else _num({c}))"
+    return f"_num({c})"
+
+
+# the field list in the record loop's code (a NUL cannot come from a repr'd awk string)
+FIELDS = "\x00F\x00"
+# generated code that reaches the record, NR/FNR or the reader through the runtime
+_RECORD_MARKS = ("R.rec", "R.field(", "R.fnum(", "R.getnf(", "R.setfield(", "R.setnf(", "R.fop(", "R.fpost(",
+                 "R.getline", "R.setv('NR'", "R.setv('FNR'", "R.setv('FS'", "R.setv('RS'", "_NextFile")
 
 
 def compile_program(prog: dict, mawk: bool = True) -> tuple[str, dict[str, object], set[str], set[str]]:

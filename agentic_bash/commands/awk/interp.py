@@ -6,6 +6,7 @@ import io
 import math
 import re
 import time as _time
+from itertools import islice as _islice
 from typing import BinaryIO
 
 from ...errors import LimitExceeded
@@ -38,6 +39,7 @@ class _Exit(Exception):
 
 
 _WEIRD_WS = re.compile(r"[\r\x0b\x0c\x1c-\x1f\x85\xa0]")
+_UNCLEAN = "\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0"
 _AWK_WS = re.compile(r"[^ \t\n]+")
 _PARA_SEP = re.compile(r"\n\n+")
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=", re.S)
@@ -71,6 +73,9 @@ class Reader:
         self.lines: list[str] = []
         self.li = 0
         self.lines_rs = ""
+        # the pre-split records hold no blank but space, tab and newline that str.split()
+        # would split at
+        self.clean = False
 
     def _unsplit(self) -> None:
         if self.li < len(self.lines):
@@ -114,8 +119,10 @@ class Reader:
                 self.lines = []
                 self.li = 0
             if self.pos < len(self.buf) or self.fill():
-                parts = self.buf[self.pos:].split(rs)
+                chunk = self.buf[self.pos:]
+                parts = chunk.split(rs)
                 if len(parts) > 2:
+                    self.clean = not any(c in chunk for c in _UNCLEAN)
                     self.buf = parts.pop()
                     self.pos = 0
                     self.lines = parts
@@ -197,12 +204,12 @@ class _Out:
 
     def flush(self) -> None:
         if self.kind == "null":
-            self.parts = []
+            self.parts.clear()
             self.size = 0
             return
         if self.parts:
             data = enc("".join(self.parts))
-            self.parts = []
+            self.parts.clear()  # in place: the record loop appends through a bound append
             self.size = 0
             self.stream.write(data)
         f = getattr(self.stream, "flush", None)
@@ -327,6 +334,14 @@ class Runtime:
         self.flds = f
         self.nf = len(f)
         return f
+
+    def splitter(self, fs: object, clean: bool):  # noqa: ANN201
+        """The field splitter for records read under ``fs`` (``clean``: see Reader.clean)."""
+        if fs == " " and clean:
+            return str.split
+        if fs is not self._skey_fs or (self.RS == "") is not self._skey_para:
+            self._make_splitter(fs)
+        return self._sfn
 
     def _make_splitter(self, fs: object) -> None:
         para = self.RS == ""
@@ -1304,6 +1319,10 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
             return 0
         return int(v)
 
+    def _oflush() -> int:
+        R.stdout.flush()
+        return 0
+
     environ = AwkArray()
     for k, v in ctx.env.items():
         _aset(environ, k.encode("utf-8", "surrogateescape").decode("latin-1"), StrNum(
@@ -1330,6 +1349,8 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
         "_bit_compl": lambda a: float(~_bits(a) & 0x1FFFFFFFFFFFFF),
         "_asort": lambda s, d: _asort(s, d), "_asorti": lambda s, d: _asort(s, d, True),
         "_strtonum": _strtonum, "_typeof": _typeof,
+        "_islice": _islice, "_check": budget.check, "_SN": StrNum, "_tn": to_num, "_lfield": _lfield,
+        "_NOF": _NO_FIELD if prog.mawk else UNINIT, "_oflush": _oflush,
         "_T": R.tmo, "_w": R.stdout.write, "_Next": _Next, "_NextFile": _NextFile, "_Exit": _Exit,
         "g_ENVIRON": environ, "g_ARGV": argvd, "g_ARGC": float(len(argv_operands) + 1),
     })
@@ -1366,10 +1387,28 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
                         pass
                 if ast["items"] or ast["end"] or ast["beginfile"] or ast["endfile"]:
                     main = ns["_main"]
+                    loop = ns.get("_loop")
                     has_items = bool(ast["items"])
                     n = 0
                     while True:
                         r = R.main_reader
+                        if loop is not None and r is not None and r.li < len(r.lines) and r.lines_rs is R.RS:
+                            # the rest of the pre-split batch in the generated record loop
+                            i = r.li
+                            r.li = len(r.lines)
+                            loop(r.lines, i, R.splitter(R.FS, r.clean), R.NR, R.FNR)  # type: ignore[operator]
+                            continue
+                        if not has_items and r is not None and r.li < len(r.lines) and r.lines_rs is R.RS:
+                            # no main rules: the batch only counts
+                            k = len(r.lines) - r.li
+                            R.NR += k
+                            R.FNR += k
+                            R.rec = StrNum(r.lines[-1])
+                            R.flds = None
+                            R.rec_fs = R.FS
+                            r.li = len(r.lines)
+                            budget.check()
+                            continue
                         if r is not None and r.li < len(r.lines) and r.lines_rs is R.RS:
                             # fast path: next pre-split line of the current file
                             rec = r.lines[r.li]
@@ -1435,6 +1474,15 @@ def run_program(prog: Program, ctx: CommandContext, argv_operands: list[str],
     if R.nerr and status == 0:
         status = R.nerr
     return status
+
+
+def _lfield(f: list, rec: str, i: int, nof: object) -> object:
+    """``$i`` for a computed ``i`` in the record loop (f: the record's fields, nof: past NF)."""
+    if i > 0:
+        return StrNum(f[i - 1]) if i <= len(f) else nof
+    if i == 0:
+        return StrNum(rec)
+    raise AwkError(f"negative field index ${i}")
 
 
 def _bits_reduce(op, args) -> int:  # noqa: ANN001

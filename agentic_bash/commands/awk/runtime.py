@@ -41,15 +41,27 @@ _numcache: dict[str, float] = {}
 _sncache: dict[str, float | None] = {}
 
 
+_NUM_START = frozenset("0123456789+-.")
+
+
 def to_num(v: object) -> float:
     if type(v) is float:
         return v  # type: ignore[return-value]
-    r = _numcache.get(v)  # type: ignore[arg-type]
+    if not isinstance(v, str):
+        return float(v)  # type: ignore[arg-type]
+    if v[:1] in _NUM_START and "_" not in v:
+        # float() and strtod agree on a string that starts like a number and has no "_"
+        # (Python's digit separators); float() also strips Unicode blanks that strtod
+        # would stop at, but only around the number: none lead here, and trailing ones
+        # end strtod's number where float() drops them
+        try:
+            return float(v)
+        except ValueError:
+            pass
+    r = _numcache.get(v)
     if r is not None:
         return r
-    s = v  # type: ignore[assignment]
-    if not isinstance(s, str):
-        return float(s)  # type: ignore[arg-type]
+    s = v
     m = _LEAD.match(s)
     if m is None:
         r = 0.0

@@ -1,0 +1,36 @@
+"""One reader of /proc/<pid>/stat for the runner, its watchdog and the session sweep (hand-written: psutil's per-process objects cost too much on the per-run and 50 ms watchdog paths)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+__all__ = ["PGRP", "PPID", "START", "STATE", "THREADS", "processes", "stat_fields"]
+
+# indexes into stat_fields(): proc(5)'s field numbers less 3 (pid and comm come before)
+STATE, PPID, PGRP, THREADS, START = 0, 1, 2, 17, 19
+
+
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name, which may itself hold spaces
+    and ``)`` (so the split is at the last ``)``); None when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data.rpartition(b")")[2].split()
+    return fields if len(fields) > START else None
+
+
+def processes() -> Iterator[tuple[int, list[bytes]]]:
+    """(pid, stat_fields) of every process this /proc shows (none if /proc is unreadable)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return
+    for d in names:
+        if d.isdigit():
+            f = stat_fields(d)
+            if f is not None:
+                yield int(d), f

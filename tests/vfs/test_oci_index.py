@@ -1,0 +1,140 @@
+"""A snapshot's INDEX_MEMBER: read instead of the headers when it agrees with them, else ignored."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+
+import pytest
+
+from agentic_bash.errors import SnapshotError
+from agentic_bash.vfs import oci
+from agentic_bash.vfs.layout import build_virtual_fs
+from agentic_bash.vfs.memory import MemoryFS
+from agentic_bash.vfs.overlay import OverlayFS
+
+from .test_overlay_props import tree
+
+EXTRAS = {".agentic-bash/state.json": b'{"v": 1}'}
+
+
+def _layer() -> tuple[bytes, object]:
+    fs, _ = build_virtual_fs(None, ["cat", "ls"])
+    with fs.open("/workspace/a b.txt", "wb") as f:
+        f.write("ünïcode".encode())
+    fs.mkdir("/workspace/" + "d" * 120)
+    with fs.open("/workspace/" + "d" * 120 + "/" + "n" * 90, "wb") as f:
+        f.write(b"long name" * 100)
+    fs.symlink("/usr/bin/python3", "/workspace/py")
+    fs.link("/workspace/a b.txt", "/workspace/hard")
+    fs.mkdir("/workspace/private", 0o700)
+    fs.utime("/workspace/private", (1.25, 1700000000.123456))
+    fs.unlink("/usr/bin/ls")
+    fs.rmdir("/srv")
+    fs.mkdir("/srv")
+    buf = io.BytesIO()
+    oci.export_layer(fs, buf, extra_members=EXTRAS)
+    return buf.getvalue(), fs
+
+
+def _restore(data: bytes, monkeypatch, use_index: bool) -> tuple[object, list]:
+    calls: list = []
+    real = oci._indexed
+
+    def spy(f, m):  # noqa: ANN001, ANN202
+        got = real(f, m) if use_index else None
+        calls.append(got is not None)
+        return got
+
+    monkeypatch.setattr(oci, "_indexed", spy)
+    fresh, _ = build_virtual_fs(None, ["cat", "ls"])
+    extras = oci.import_layer(io.BytesIO(data), fresh)
+    assert extras == EXTRAS  # the index is never handed out as an extra
+    return fresh, calls
+
+
+def test_index_restore_equals_header_restore(monkeypatch):
+    data, src = _layer()
+    names = tarfile.open(fileobj=io.BytesIO(data)).getnames()
+    assert names[:2] == [".agentic-bash/state.json", oci.INDEX_MEMBER]
+    a, calls = _restore(data, monkeypatch, True)
+    assert calls == [True]
+    b, calls = _restore(data, monkeypatch, False)
+    assert calls == [False]
+    assert tree(a, with_times=True) == tree(b, with_times=True) == tree(src, with_times=True)
+    assert a.stat("/workspace/private").st_mtime == 1700000000.123456
+
+
+def _retar(data: bytes, fix) -> bytes:  # noqa: ANN001
+    """The archive with the index JSON changed by ``fix`` (same length kept by padding)."""
+    tf = tarfile.open(fileobj=io.BytesIO(data))
+    m = tf.getmember(oci.INDEX_MEMBER)
+    raw = tf.extractfile(m).read()
+    new = fix(json.loads(raw))
+    body = json.dumps(new, separators=(",", ":")).encode()
+    assert len(body) <= len(raw), "tamper must not grow the index"
+    body = body.ljust(len(raw))  # JSON allows trailing blanks
+    return data[:m.offset_data] + body + data[m.offset_data + len(body):]
+
+
+def _rename_first_file(idx: list) -> list:
+    for e in idx:
+        if e[3] == "0":
+            e[2] = e[2][:-1] + "X"
+            return idx
+    raise AssertionError
+
+
+def _shrink(idx: list) -> list:
+    for e in idx:
+        if e[3] == "0" and e[8] > 1:
+            e[8] -= 1
+            return idx
+    raise AssertionError
+
+
+@pytest.mark.parametrize("fix", [
+    _rename_first_file,                                    # a name the header does not have
+    _shrink,                                               # a size the header does not have
+    lambda idx: idx[:-1],                                  # an entry left out: no tiling to the end
+    lambda idx: [[idx[0][0] + 1, *idx[0][1:]], *idx[1:]],  # positions that do not tile
+    lambda idx: [[*e[:4], "x", *e[5:]] for e in idx],      # not numbers
+    lambda idx: {"not": "a list"},
+], ids=["name", "size", "missing", "offsets", "types", "shape"])
+def test_an_index_that_disagrees_is_ignored(monkeypatch, fix):
+    data, src = _layer()
+    bad = _retar(data, fix)
+    a, calls = _restore(bad, monkeypatch, True)
+    assert calls == [False]
+    assert tree(a, with_times=True) == tree(src, with_times=True)
+
+
+def test_a_member_appended_after_the_indexed_ones_is_read(monkeypatch):
+    data, _ = _layer()
+    extra = io.BytesIO()
+    with tarfile.open(fileobj=extra, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        ti = tarfile.TarInfo("workspace/late")
+        ti.size = 4
+        tf.addfile(ti, io.BytesIO(b"late"))
+    end = data.rstrip(b"\0")
+    end = data[:len(end) + (-len(end) % 512)]
+    a, calls = _restore(end + extra.getvalue(), monkeypatch, True)
+    assert calls == [False]
+    with a.open("/workspace/late") as f:
+        assert f.read() == b"late"
+
+
+def test_index_entries_pass_the_same_refusals(monkeypatch):
+    """An index naming ../x or a device is refused as the header would be (the headers agree)."""
+    up = MemoryFS(check_permissions=False)
+    ov = OverlayFS(up, [MemoryFS(check_permissions=False)])
+    with ov.open("/aaaa", "wb") as f:
+        f.write(b"x")
+    buf = io.BytesIO()
+    oci.export_layer(ov, buf, extra_members=EXTRAS)
+    data = buf.getvalue().replace(b"aaaa\0", b"../a\0").replace(b'"aaaa"', b'"../a"')
+    # (that header's checksum no longer matches: the index path does not read checksums,
+    # and its plan is refused for the name all the same)
+    with pytest.raises(SnapshotError, match=r"'\.\.'"):
+        oci.import_layer(io.BytesIO(data), OverlayFS(MemoryFS(check_permissions=False), []))
