@@ -460,7 +460,7 @@ WATCH_OFF = False
 watchdog thread there; its forked children start their own."""
 
 _ACTIVE: list[Budget] = []  # one entry per bind of a budget (list ops are atomic under the GIL)
-_NOKICK: set[int] = set()  # threads inside Thread.start (see start_thread)
+_NOKICK: dict[int, int] = {}  # thread -> depth of no_kick() regions (Thread.start, fd making)
 _WATCH_LOCK = threading.Lock()
 _watch_started = False
 
@@ -574,16 +574,49 @@ def _quiet_unraisable(hook: Any) -> Any:
     return unraisable
 
 
-def start_thread(t: threading.Thread) -> None:
-    """``t.start()`` where the watchdog's exception must not land: inside Thread.start it
-    left threading's own tables inconsistent (KeyError from _limbo)."""
-    me = threading.get_ident()
+class _NoKick:
+    """``with no_kick:`` — the watchdog sends no exception to this thread inside the block.
+    For the few steps an asynchronous exception would leave half done: Thread.start (it
+    left threading's tables inconsistent: KeyError from _limbo), and making a descriptor
+    (it lands right after ``os.pipe()``/``os.open()`` returns, before the number is stored:
+    a fork bomb's stage threads leaked a pipe in 1 of 4 runs). Keep the block short."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        added = False
+        try:
+            with _WATCH_LOCK:
+                _NOKICK[me] = _NOKICK.get(me, 0) + 1
+                added = True
+        except BaseException:
+            # (a kick sent while this thread waited for the lock lands as it leaves it: the
+            # block does not run, so the region ends here)
+            if added:
+                _leave(me)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        _leave(threading.get_ident())
+
+
+def _leave(me: int) -> None:
     with _WATCH_LOCK:
-        _NOKICK.add(me)
-    try:
+        n = _NOKICK.get(me, 0) - 1
+        if n > 0:
+            _NOKICK[me] = n
+        else:
+            _NOKICK.pop(me, None)
+
+
+no_kick = _NoKick()
+
+
+def start_thread(t: threading.Thread) -> None:
+    """``t.start()`` where the watchdog's exception must not land (see _NoKick)."""
+    with no_kick:
         t.start()
-    finally:
-        _NOKICK.discard(me)
 
 
 def _start_watch() -> None:
