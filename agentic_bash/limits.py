@@ -548,17 +548,22 @@ def _in_stdlib(frame: Any) -> bool:
     if code.co_filename in _STDLIB_FILES and code.co_name not in ("run", "_bootstrap_inner", "_bootstrap"):
         return True
     # a finalizer (``__del__``) or gc callback swallows the exception and is cut short (a
-    # PipeWriter's __del__ that closes its descriptor): look at the three innermost frames
+    # PipeWriter's __del__ that closes its descriptor), a close() cut short leaks: look at
+    # the three innermost frames
     cbs = gc.callbacks
     codes = {getattr(cb, "__code__", None) for cb in cbs} if cbs else ()
     f = frame
     for _ in range(3):
         if f is None:
             break
-        if f.f_code.co_name == "__del__" or f.f_code in codes:
+        if f.f_code.co_name in _NOKICK_NAMES or f.f_code in codes:
             return True
         f = f.f_back
     return False
+
+
+# (a kick inside a close() cut short leaked its descriptor; one in a finalizer is dropped)
+_NOKICK_NAMES = frozenset({"__del__", "close", "__exit__", "_leave"})
 
 
 def _quiet_unraisable(hook: Any) -> Any:
