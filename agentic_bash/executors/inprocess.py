@@ -1686,6 +1686,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         who = "bash"
     st_ = run_toplevel(child, None, source=src, who=who)
     child.close_owned()
+    sig = child.killed_by
+    if sig and st_ == 128 + sig and getattr(sh, "_bg_job", None) is None and not sh.forked_simple \
+            and not sh.in_cmdsub:
+        # `bash -c 'kill -9 $$'`: reported as bash reports its child the signal ended
+        _report_signal(sh, child.pid, sig, argv)
     return st_
 
 
@@ -1970,26 +1975,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
 
 
 def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:
-    """bash's line for a foreground command a signal ended (an OOM kill reads like a real one):
-    `bash: line 1: 4242 Killed                  python3 -c ...`; SIGTERM is a bare
-    `Terminated`; SIGINT and SIGPIPE say nothing."""
-    if sig in (signal.SIGINT, signal.SIGPIPE):
-        return
-    try:
-        name = signal.strsignal(sig) or f"Unknown signal {sig}"
-    except ValueError:
-        name = f"Unknown signal {sig}"
-    try:
-        trapped = signal.Signals(sig).name[3:] in sh.state.traps
-    except ValueError:
-        trapped = False
-    if sig == signal.SIGTERM or trapped:
-        # (bash: a signal the shell traps is reported by its bare name too)
-        sh.write_err(f"{name}\n".encode())
-        return
-    import shlex
-    cmd = shlex.join(argv)
-    sh.write_err(f"{sh.err_prefix()}{pid:>5} {name:<24}{cmd}\n".encode("utf-8", "surrogateescape"))
+    """bash's line for a foreground command a signal ended (an OOM kill reads like a real
+    one): Interpreter.report_signaled, on the shell's stderr outside the command's redirections."""
+    sh.report_signaled(pid, sig, lambda: sh.command_text(argv), sh.outer_err)
 
 
 def _started_by(job: Any, budget: Budget) -> bool:

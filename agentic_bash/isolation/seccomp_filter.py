@@ -66,12 +66,15 @@ RUNNER_PID = 2
 # the runner's, its process group's, or -1 (every process the caller may signal), so no
 # program the sandbox runs can kill, stop or starve the process that serves the session.
 # (arg index of the pid; the value is a pid_t in a 64-bit register: compare the low half.)
-_PID_CALLS: tuple[tuple[str, int, bool], ...] = (
-    # name, arg, whether -pid / -1 also name it
-    ("kill", 0, True), ("rt_sigqueueinfo", 0, False), ("tgkill", 0, False),
-    ("rt_tgsigqueueinfo", 0, False), ("pidfd_open", 0, False), ("prlimit64", 0, False),
-    ("sched_setaffinity", 0, False), ("sched_setscheduler", 0, False),
-    ("sched_setparam", 0, False), ("sched_setattr", 0, False),
+_PID_CALLS: tuple[tuple[str, int, bool, int | None], ...] = (
+    # name, arg, whether -pid / -1 also name it, the arg that must be non-zero for the call
+    # to do anything (a signal number: signal 0 only asks whether the process exists;
+    # prlimit64's new limits: NULL only reads them)
+    ("kill", 0, True, 1), ("rt_sigqueueinfo", 0, False, 1), ("tgkill", 0, False, 2),
+    ("rt_tgsigqueueinfo", 0, False, 2), ("pidfd_open", 0, False, None),
+    ("prlimit64", 0, False, 2), ("sched_setaffinity", 0, False, None),
+    ("sched_setscheduler", 0, False, None), ("sched_setparam", 0, False, None),
+    ("sched_setattr", 0, False, None),
 )
 _LOW = 0xFFFFFFFF
 
@@ -179,10 +182,12 @@ def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
     # process group (then kill(0) would reach it), or reach it through a pidfd (opening
     # /proc/<pid> also makes one, which seccomp cannot tell apart: pidfd_send_signal is
     # ENOSYS, and callers such as Go's runtime fall back to kill(2)).
-    for name, idx, group in _PID_CALLS:
+    for name, idx, group, acts in _PID_CALLS:
         targets = [protect] + ([-protect, -1] if group else [])
         for t in targets:
-            rule(refuse(errno.EPERM), name, sc.Arg(idx, sc.MASKED_EQ, _LOW, t & _LOW))
+            # (a dirty upper half of a zero argument only makes the rule refuse more)
+            more = () if acts is None else (sc.Arg(acts, sc.GT, 0),)
+            rule(refuse(errno.EPERM), name, sc.Arg(idx, sc.MASKED_EQ, _LOW, t & _LOW), *more)
     rule(refuse(errno.EPERM), "setpgid", sc.Arg(1, sc.MASKED_EQ, _LOW, protect))
     for which in (0, 1):  # PRIO_PROCESS, PRIO_PGRP
         rule(refuse(errno.EPERM), "setpriority", sc.Arg(0, sc.EQ, which),
@@ -245,7 +250,7 @@ class Supervisor:
             name = self.names.get(nr, f"syscall {nr}")
             err = errno.EPERM
             detail = name
-            if name == "tkill" and not self._runner_thread(a0):
+            if name == "tkill" and (a1 & _LOW == 0 or not self._runner_thread(a0)):
                 # (the tid is a value, not memory the caller could change after this check)
                 try:
                     fcntl.ioctl(self.fd, _IOC_SEND, _RESP.pack(nid, 0, 0, _FLAG_CONTINUE))
@@ -276,7 +281,7 @@ class Supervisor:
                 pass
 
 
-_SIGNAL_NAMES = frozenset(n for n, _i, _g in _PID_CALLS) | {"setpgid", "setpriority", "tkill"}
+_SIGNAL_NAMES = frozenset(c[0] for c in _PID_CALLS) | {"setpgid", "setpriority", "tkill"}
 
 
 def _signed(v: int) -> int:

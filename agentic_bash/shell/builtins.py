@@ -3051,7 +3051,10 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
                 return 0
             if sig in ("STOP", "TSTP", "TTIN", "TTOU"):
                 return 0
-            raise ExitShell(128 + SIGNALS.get(sig, 15))
+            # (killed_by: the subshell or `bash -c` this ends is reported as bash reports a
+            # child a signal ended)
+            sh.killed_by = SIGNALS.get(sig, 15)
+            raise ExitShell(128 + sh.killed_by)
         job = jobs.by_pid.get(pid) if jobs else None
         if job is None:
             sh.error(f"kill: ({pid}) - No such process")

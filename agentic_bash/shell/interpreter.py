@@ -419,6 +419,8 @@ class Interpreter(Expander):
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
         self.in_chld = False
+        self.outer_err = None    # a redirected external command's shell stderr
+        self.killed_by = 0       # the signal `kill` sent this shell itself (it ends with 128+n)
         self.chld_pending = 0    # children ended (commands, subshells, jobs) since the last CHLD trap
         self.trap_command: Any = ""  # BASH_COMMAND as the outermost running trap found it
         self.fresh_err_trap: str | None = None
@@ -479,6 +481,7 @@ class Interpreter(Expander):
             d["fork_traps"] = d["parent_traps"] = _NO_TRAPS
         d["forked_simple"] = False
         d["chld_pending"] = 0
+        d["killed_by"] = 0
         if cmdsub:
             d["loop_depth"] = 0
             d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
@@ -1946,11 +1949,17 @@ class Interpreter(Expander):
     def exec_subshell(self, cmd: N.Subshell) -> int:
         self.lineno = cmd.line or self.lineno
 
+        outer_err = self.fds.get(2)
+
         def run() -> int:
             child = self.fork(lazy=True)
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             self.chld_pending += 1
+            sig = child.killed_by
+            if sig and not self.in_cmdsub and getattr(self, "_bg_job", None) is None:
+                from .unparse import format_command
+                self.report_signaled(child.bashpid, sig, lambda: format_command(cmd), outer_err)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run, report=False)
         self.pipestatus = [st]
@@ -3387,14 +3396,18 @@ class Interpreter(Expander):
         if not external:
             return self.with_redirs(redirs, run, False)
 
+        outer_err = self.fds.get(2)
+
         def run_external() -> int:
             self.redir_external = False
+            self.outer_err = outer_err  # (where bash reports the command's death by a signal)
             return run()
         self.redir_external = True
         try:
             return self.with_redirs(redirs, run_external, False)
         finally:
             self.redir_external = False
+            self.outer_err = None
 
     def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
         """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
@@ -3627,6 +3640,44 @@ class Interpreter(Expander):
             return self.host.run_command(self, argv)
         finally:
             self.chld_pending += 1
+
+    def report_signaled(self, pid: int, sig: int, text: Callable[[], str], err: Any = None) -> None:
+        """bash's line for a foreground child a signal ended, on the shell's own stderr
+        ``err`` (not the command's redirected one): ``bash: line 1:  4242 Killed
+        python3 -c ...`` with the command as written; SIGTERM, and any signal the shell
+        traps, as a bare name; SIGINT and SIGPIPE say nothing."""
+        if sig in (2, 13):
+            return
+        import signal as _signal
+        try:
+            name = _signal.strsignal(sig) or f"Unknown signal {sig}"
+        except ValueError:
+            name = f"Unknown signal {sig}"
+        try:
+            trapped = _signal.Signals(sig).name[3:] in self.state.traps
+        except ValueError:
+            trapped = False
+        if sig == 15 or trapped:
+            line = f"{name}\n"
+        else:
+            line = f"{self.err_prefix()}{pid:>5} {name:<24}{text()}\n"
+        s = err if err is not None else self.fds.get(2)
+        if s is not None:
+            try:
+                s.write(line.encode("utf-8", "surrogateescape"))
+            except (OSError, ValueError):
+                pass
+
+    def command_text(self, argv: list[str]) -> str:
+        """The simple command running ``argv`` as bash prints it (words as written, then its
+        redirections), or ``argv`` quoted when that command is not at hand."""
+        cc = self.current_command
+        if callable(cc):
+            cc = self.current_command = cc()
+        if not self.trap_level and type(cc) is N.Simple and cc.words:
+            return _cmd_text(cc)
+        import shlex
+        return shlex.join(argv)
 
     def run_chld_trap(self) -> None:
         """bash runs the CHLD trap once for each child it reaped (a command run as a process,
