@@ -436,6 +436,42 @@ class GWriter:
         pass
 
 
+class Filler:
+    """A write end that never waits: for a stage that runs to its end before its reader
+    starts (its output is bounded; Interpreter._producer)."""
+
+    __slots__ = ("p",)
+
+    def __init__(self, p: GPipe) -> None:
+        self.p = p
+
+    def write(self, data: Any) -> int:
+        n = len(data)
+        if n:
+            p = self.p
+            p.chunks.append(data if type(data) is bytes else bytes(data))
+            p.size += n
+        return n
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("an in-memory pipe has no file descriptor")
+
+    def identity(self) -> None:
+        return None
+
+    def flush(self) -> None:
+        pass
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.p.wclosed = True
+
+
 class GPipe:
     """An in-memory pipe between two stages of one cooperative pipeline."""
 

@@ -187,6 +187,10 @@ DYNAMIC = frozenset({
     "PWD",
 })
 
+# first pipeline stages that run before the rest without a fork (Interpreter._producer)
+_PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
+_PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
+
 SPECIAL_BUILTINS = frozenset({
     "break", ":", ".", "continue", "eval", "exec", "exit", "export", "readonly", "return",
     "set", "shift", "times", "trap", "unset", "source",
@@ -2794,6 +2798,50 @@ class Interpreter(Expander):
             return 0
         return results[-1]
 
+    def _producer(self, c: N.Command) -> list[str] | None:
+        """The argv of a first pipeline stage that may run to its end before the rest, in
+        this shell without a fork: ``echo``/``printf``/``true``/``false``/``:`` (the
+        builtins) with literal words only. Its output is bounded by its words (printf: no
+        width, precision or %n), it reads nothing and changes no state, so the fork would
+        be all a subshell adds; and bash's stage has written it all before a short reader
+        exits (`echo hi | true` is 0 0 there)."""
+        if type(c) is not N.Simple:
+            return None
+        plan = c.plan  # type: ignore[attr-defined]
+        if plan is None:
+            plan = _simple_plan(c)  # type: ignore[arg-type]
+        if plan[0] != _P_ARGV or plan[2]:
+            return None
+        argv = plan[1]
+        name = argv[0]
+        st = self.state
+        if name not in _PRODUCERS or st.functions.get(name) is not None or (st.disabled and name in st.disabled):
+            return None
+        if name == "printf" and (len(argv) < 2 or argv[1][:1] == "-" or _PRINTF_UNBOUNDED.search(argv[1])):
+            return None
+        return list(argv)
+
+    def _produce(self, c: N.Simple, argv: list[str], out: Any, err_too: bool) -> int:
+        """Run producer ``argv`` (see _producer) with its standard output into ``out``."""
+        b = self.budget  # (a command like any other: counted, and the deadline holds)
+        n = b.commands = b.commands + 1
+        if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+            b.over_command()
+        saved, line = self.fds, self.lineno
+        fds = self.fds = dict(saved)
+        fds[1] = out
+        if err_too:
+            fds[2] = out
+        self.lineno = c.line or line
+        try:
+            return _BUILTINS[argv[0]](self, argv)
+        except BrokenPipeError:
+            return 141  # (its stderr: the stage's SIGPIPE, not this shell's)
+        except OSError as e:
+            return self.builtin_failed(e, argv)
+        finally:
+            self.fds, self.lineno = saved, line
+
     def _run_pipeline_coop(self, cmd: N.Pipeline) -> int:
         """run_pipeline with the stages as greenlets (shell/coop.py): same forks, statuses,
         SIGPIPE and PIPESTATUS; no thread and no descriptor."""
@@ -2812,7 +2860,26 @@ class Interpreter(Expander):
         debug = bool(traps) and "DEBUG" in traps and not self.in_debug
         lastpipe = self.state.shopt["lastpipe"]
         stage = self._stage
-        for i in range(n - 1):
+        first = 0
+        if not traps and not st.options["xtrace"] and not st.options["noexec"]:
+            argv = self._producer(cmds[0])
+            if argv is not None:
+                # the first stage runs to its end now, into a pipe that takes it all
+                p = pipes[0]
+                results[0] = self._produce(cmds[0], argv, _coop.Filler(p),  # type: ignore[arg-type]
+                                           bool(stderr_too) and stderr_too[0])
+                p.wclosed = True
+                first = 1
+                if n == 2 and not lastpipe:
+                    # one stage left, with nothing to schedule beside it: called directly
+                    child = self.fork(lazy=True)
+                    child.fds[0] = r = p.reader
+                    try:
+                        stage(child, cmds[1], 1, results, errors, None, r)
+                    finally:
+                        p.close()
+                    return self._pipeline_status(results, errors)
+        for i in range(first, n - 1):
             c = cmds[i]
             if debug and type(c) is N.Simple:
                 self.lineno = c.line or self.lineno  # type: ignore[union-attr]
@@ -4238,6 +4305,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     argv.append(p.text)  # type: ignore[union-attr]
                 elif tp is N.SQ or tp is N.Escaped or tp is N.ANSIC:
                     argv.append(p.text)  # type: ignore[union-attr]
+                elif tp is N.DQ and all(type(q) is N.Lit for q in p.parts):  # type: ignore[union-attr]
+                    argv.append("".join([q.text for q in p.parts]))  # type: ignore[union-attr]  # "text"
                 else:
                     break
             else:
