@@ -3402,6 +3402,15 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     return 2 if bad else st  # bash: the name could not be assigned (a readonly variable)
 
 
+def _end_of_options(sh: Interpreter, set_name: Callable[[str], None]) -> None:
+    """getopts at the end of the options: name is ``?`` and OPTARG unset, as bash's."""
+    try:
+        sh.unset_var("OPTARG")
+    except Exception:  # noqa: BLE001 - a readonly OPTARG stays
+        pass
+    set_name("?")
+
+
 def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     def bind(var: str, v: str, name_var: bool = False) -> None:
         try:
@@ -3447,17 +3456,17 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     else:
         set_name = lambda v: bind(name, v, True)  # noqa: E731
     if optind > len(args):
-        set_name("?")
+        _end_of_options(sh, set_name)
         finish(len(args) + 1, 0)
         return 1
     arg = args[optind - 1]
     if pos == 0:
         if arg == "--":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind + 1, 0)
             return 1
         if not arg.startswith("-") or arg == "-":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind, 0)
             return 1
         pos = 1
