@@ -3039,7 +3039,10 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         pid = int(target)
         if pid == -1:
             return _signal_all(sh, sig)
-        if pid in (sh.pid, sh.bashpid, 0) or pid == sh.pid:
+        own = jobs.by_pid.get(pid) if jobs and pid > 0 else None
+        if pid in (sh.pid, sh.bashpid, 0) and (own is None or pid == sh.pid):
+            # (a subshell's BASHPID is made up: a job's pid that happens to equal it, `$!`
+            # of a native job, is that job)
             if sig == "EXIT":
                 return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
@@ -3403,11 +3406,14 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
 
 
 def _end_of_options(sh: Interpreter, set_name: Callable[[str], None]) -> None:
-    """getopts at the end of the options: name is ``?`` and OPTARG unset, as bash's."""
-    try:
-        sh.unset_var("OPTARG")
-    except Exception:  # noqa: BLE001 - a readonly OPTARG stays
-        pass
+    """getopts at the end of the options: name is ``?`` and OPTARG unset, as bash's (a
+    readonly OPTARG silently stays)."""
+    v = sh.state.find("OPTARG")
+    if v is not None and not v.attrs & READONLY:
+        try:
+            sh.unset_var("OPTARG")
+        except Exception:  # noqa: BLE001
+            pass
     set_name("?")
 
 
