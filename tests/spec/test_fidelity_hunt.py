@@ -37,6 +37,13 @@ CASES = [
     "printf 'h\\nz\\na\\n' > f; (head -n 1; sort) < f",
     "printf 'a\\nb\\nc\\n' > in; { read x; head -1; cat; } < in",
     "seq 3 | { head -1; cat; }",
+    # process substitution into native programs: /dev/fd/N is open in the child
+    "/usr/bin/cat <(echo hi) <(echo there)",
+    "/usr/bin/diff <(printf 'a\\nb\\n') <(printf 'a\\nc\\n'); echo rc=$?",
+    "/usr/bin/paste <(seq 3) <(seq 4 6)",
+    "python3 -c 'import sys; print(open(sys.argv[1]).read().strip())' <(echo viafd)",
+    "while read l; do echo \"[$l]\"; done < <(python3 -c 'print(1); print(2)')",
+    "echo data > >(python3 -c 'import sys; print(\"got\", sys.stdin.read().strip())'); sleep 0.5",
     # here-documents
     "cat <<EOF\nTab:\tx\nVar: ${HOME:+set}\nCmd: $(echo sub)\nEsc: \\$HOME \\`\nEOF",
     "f() { cat <<EOF\nin func $1\nEOF\n}; f arg",
@@ -64,8 +71,9 @@ def sandbox(request, tmp_path_factory):
 
 @pytest.mark.parametrize("script", CASES)
 def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
-    if "python3" in script and (sandbox.isolation_level == "virtual" or shutil.which("python3") is None):
-        pytest.skip("python3 is a native program")
+    if ("python3" in script or "/usr/bin/" in script) and (
+            sandbox.isolation_level == "virtual" or shutil.which("python3") is None):
+        pytest.skip("a native program")
     want = bashdiff.bash(script, str(tmp_path), home=str(tmp_path))
     r = bashdiff.run(sandbox, script)
     assert (r.stdout, r.stderr, r.exit_code) == want, script
