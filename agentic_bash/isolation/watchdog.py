@@ -403,7 +403,10 @@ class S3Usage:
         self.quiet = False
         self._empty_at_begin = False
         self._spawned_at_end = getattr(self.native, "spawned", 0)
-        self.base = self._workload_tasks() if self.native is not None else None
+        # (only where every child is born in the workload's group: a child moved there after
+        # it started could have forked first, leaving a process outside that group)
+        self.base = (self._workload_tasks() if getattr(getattr(self.native, "_workload", None),
+                                                       "in_group", False) else None)
         if self.base is not None:
             self._events_last = self._events_each()
             self._oom_last = self._oom_kills() if self.mem is not None else 0
