@@ -3057,10 +3057,16 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             raise ExitShell(128 + sh.killed_by)
         job = jobs.by_pid.get(pid) if jobs else None
         if job is None:
+            if getattr(sh.host, "native", None) is not None:
+                # a real process (a disowned job, one found by pgrep or a pid file): the
+                # real signal, as bash sends it (the sandbox's own processes refuse it)
+                return _kill_real(sh, pid, sig)
             sh.error(f"kill: ({pid}) - No such process")
             return 1
         nat = getattr(job, "native", None)
         if nat is not None and jobs.jobs.get(job.num) is not job:
+            if nat.pid == pid and nat.poll() is None:
+                return _kill_real(sh, pid, sig)  # disowned, still running
             # reaped by `wait`: the pid is no longer ours (bash: ESRCH)
             sh.error(f"kill: ({pid}) - No such process")
             return 1
@@ -3085,6 +3091,21 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if child is not None:
             child.budget.cancel("killed")
             child.kill_signal = SIGNALS.get(sig, 15)
+    return 0
+
+
+def _kill_real(sh: Interpreter, pid: int, sig: str) -> int:
+    num = 0 if sig == "EXIT" else SIGNALS.get(sig)
+    if num is None:
+        return 0
+    try:
+        os.kill(pid, num)
+    except ProcessLookupError:
+        sh.error(f"kill: ({pid}) - No such process")
+        return 1
+    except OSError as e:
+        sh.error(f"kill: ({pid}) - {os.strerror(e.errno or 1)}")
+        return 1
     return 0
 
 
@@ -3147,22 +3168,56 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
     return st_
 
 
-def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
+def _signal_death(sh: Interpreter, job: Any) -> str | None:
+    """bash's report of a background job a signal ended (not INT, TERM or PIPE, nor one the
+    shell traps), `bash: line 2:  4242 Killed                  sleep 10`; None for any
+    other end, or one already reported (bash reports each once, then forgets the job)."""
+    st = job.status
+    if not st or st <= 128 or getattr(sh, "in_cmdsub", False):
+        return None
     nat = getattr(job, "native", None)
-    if nat is not None and getattr(nat, "signaled", False) and job.status and job.status > 128:
-        # bash's report of a background job a signal ended (not INT, TERM or PIPE, nor
-        # one the shell traps): `bash: line 2: 4242 Killed                  sleep 10`
-        import signal as _signal
-        sig = job.status - 128
-        try:
-            sname = _signal.Signals(sig).name[3:]
-            text = _signal.strsignal(sig) or f"Unknown signal {sig}"
-        except ValueError:
-            sname, text = "", f"Unknown signal {sig}"
-        if sig not in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGPIPE) \
-                and sname not in sh.state.traps and not getattr(sh, "in_cmdsub", False):
-            sh.write_err(f"{sh.err_prefix()}{job.pid:>5} {text:<24}{job.cmd_text}\n"
-                         .encode("utf-8", "surrogateescape"))
+    if not (nat is not None and getattr(nat, "signaled", False) or job.killed):
+        return None
+    table = sh.jobs
+    seen = getattr(table, "notified", None)
+    if seen is None:
+        seen = set()
+        if table is not None:
+            table.notified = seen  # type: ignore[attr-defined]
+    if job in seen:
+        return None
+    import signal as _signal
+    sig = st - 128
+    try:
+        sname = _signal.Signals(sig).name[3:]
+        text = _signal.strsignal(sig) or f"Unknown signal {sig}"
+    except ValueError:
+        sname, text = "", f"Unknown signal {sig}"
+    if sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGPIPE) or sname in sh.state.traps:
+        return None
+    seen.add(job)
+    return f"{sh.err_prefix()}{job.pid:>5} {text:<24}{job.cmd_text}\n"
+
+
+def notify_job_deaths(sh: Interpreter) -> None:
+    """After a foreground command: the background jobs a signal has ended since are reported
+    (as bash -c does once it has reaped them) and leave the job table; `wait` still knows
+    their status. Not in $( ), a pipeline stage or a background job's own shell."""
+    jobs = sh.jobs
+    if jobs is None or sh.in_cmdsub or sh.forked_simple or getattr(sh, "_bg_job", None) is not None:
+        return
+    for j in sorted(jobs.jobs.values(), key=lambda j: j.num):
+        if j.done.is_set():
+            line = _signal_death(sh, j)
+            if line is not None:
+                sh.write_err(line.encode("utf-8", "surrogateescape"))
+                jobs.remove(j)
+
+
+def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
+    line = _signal_death(sh, job)
+    if line is not None:
+        sh.write_err(line.encode("utf-8", "surrogateescape"))
     if pvar is not None and getattr(job, "pid", None) is not None:
         try:
             sh.set_var(pvar, str(job.pid))

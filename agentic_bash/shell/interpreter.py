@@ -1960,6 +1960,8 @@ class Interpreter(Expander):
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             self.chld_pending += 1
+            if self.jobs is not None:
+                _notify_job_deaths(self)
             sig = child.killed_by
             if sig and not self.in_cmdsub and getattr(self, "_bg_job", None) is None:
                 from .unparse import format_command
@@ -2627,6 +2629,8 @@ class Interpreter(Expander):
                     st = self.run_pipeline(cmd)
                 finally:
                     self.chld_pending += len(cmds)  # (each stage is a process in bash)
+                if self.jobs is not None:
+                    _notify_job_deaths(self)
                 # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
                 self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
                 if st and type(cmds[-1]) is N.Subshell and self.errexit_off == cmd.negated:
@@ -3707,6 +3711,8 @@ class Interpreter(Expander):
             return self.host.run_command(self, argv)
         finally:
             self.chld_pending += 1
+            if self.jobs is not None:
+                _notify_job_deaths(self)
 
     def report_signaled(self, pid: int, sig: int, text: Callable[[], str], err: Any = None) -> None:
         """bash's line for a foreground child a signal ended, on the shell's own stderr
@@ -4578,3 +4584,4 @@ _WATCH_STAGES = False
 _STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily
+from .builtins import notify_job_deaths as _notify_job_deaths  # noqa: E402
