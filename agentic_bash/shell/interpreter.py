@@ -24,7 +24,7 @@ from ..errors import LimitExceeded, ParseError
 from ..limits import Budget, start_thread
 from ..vfs.paths import normalize
 from . import nodes as N
-from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _upper, glob_escape
+from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, array_top, assoc_keys,
@@ -3096,6 +3096,33 @@ class Interpreter(Expander):
             else:
                 # static words: no process substitution of this command's to finish afterwards
                 return self._run_plain(list(plan[1]))
+        elif kind == _P_ARGVP:
+            # static words and $name of ordinary variables holding a string that needs no
+            # splitting or globbing (else the general path: nothing was evaluated twice,
+            # reading such a variable has no effect)
+            kind = _P_GENERAL
+            if not (plan[2] and st.options["keyword"]):
+                argv = []
+                find = st.find
+                ifs_ok = None
+                for a in plan[1]:
+                    if type(a) is str:
+                        argv.append(a)
+                        continue
+                    var = find(a[0].name)
+                    if var is None or var.attrs & NAMEREF:
+                        break
+                    v = var.value
+                    if type(v) is not str:
+                        break
+                    if not a[1]:
+                        if ifs_ok is None:
+                            ifs_ok = self.get_ifs() in (None, " \t\n")
+                        if not ifs_ok or not _SAFE_VALUE.match(v):
+                            break
+                    argv.append(v)
+                else:
+                    return self._run_plain(argv)
         procsubs = self.procsubs
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
@@ -4252,7 +4279,15 @@ def _fmt_lr(t: float) -> str:
 
 # Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
 # its own): what exec_simple can do without the general expansion machinery.
-_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
+_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV, _P_ARGVP = 0, 1, 2, 3, 4, 5
+# an unquoted $name whose value is one of these characters only stays one word as it is
+_SAFE_VALUE = re.compile(r"[A-Za-z0-9_./:,%=+@-]+\Z")
+
+
+def _simple_param(p: Any, quoted: bool) -> bool:
+    """``$name`` / ``${name}`` of an ordinary variable (not special, positional or dynamic)."""
+    return (type(p) is N.Param and not p.op and not p.prefix and p.index is None
+            and _plain_name(p.name) < 0)
 _STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
 
 
@@ -4295,7 +4330,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                 if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
                     plan = (_P_PARAM, a.name, p)
         elif cmd.words and not cmd.assigns:
-            argv = []
+            argv: list[Any] = []
+            params = False
             for w in cmd.words:
                 if len(w.parts) != 1:
                     break
@@ -4307,12 +4343,19 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     argv.append(p.text)  # type: ignore[union-attr]
                 elif tp is N.DQ and all(type(q) is N.Lit for q in p.parts):  # type: ignore[union-attr]
                     argv.append("".join([q.text for q in p.parts]))  # type: ignore[union-attr]  # "text"
+                elif argv and _simple_param(p, False):
+                    argv.append((p, False))  # $name
+                    params = True
+                elif argv and tp is N.DQ and len(p.parts) == 1 and _simple_param(p.parts[0], True):  # type: ignore[union-attr]
+                    argv.append((p.parts[0], True))  # "$name"  # type: ignore[union-attr]
+                    params = True
                 else:
                     break
             else:
                 if argv[0] not in _DECL_NAMES:
                     # (the flag: a later word would be an assignment under `set -k`)
-                    plan = (_P_ARGV, tuple(argv), any(_ASSIGN_WORD.match(a) for a in argv[1:]))
+                    flag = any(type(a) is str and _ASSIGN_WORD.match(a) for a in argv[1:])
+                    plan = (_P_ARGVP if params else _P_ARGV, tuple(argv), flag)
     object.__setattr__(cmd, "plan", plan)
     return plan
 
