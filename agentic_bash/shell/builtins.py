@@ -3039,7 +3039,10 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         pid = int(target)
         if pid == -1:
             return _signal_all(sh, sig)
-        if pid in (sh.pid, sh.bashpid, 0) or pid == sh.pid:
+        own = jobs.by_pid.get(pid) if jobs and pid > 0 else None
+        if pid in (sh.pid, sh.bashpid, 0) and (own is None or pid == sh.pid):
+            # (a subshell's BASHPID is made up: a job's pid that happens to equal it, `$!`
+            # of a native job, is that job)
             if sig == "EXIT":
                 return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
@@ -3402,6 +3405,18 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     return 2 if bad else st  # bash: the name could not be assigned (a readonly variable)
 
 
+def _end_of_options(sh: Interpreter, set_name: Callable[[str], None]) -> None:
+    """getopts at the end of the options: name is ``?`` and OPTARG unset, as bash's (a
+    readonly OPTARG silently stays)."""
+    v = sh.state.find("OPTARG")
+    if v is not None and not v.attrs & READONLY:
+        try:
+            sh.unset_var("OPTARG")
+        except Exception:  # noqa: BLE001
+            pass
+    set_name("?")
+
+
 def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     def bind(var: str, v: str, name_var: bool = False) -> None:
         try:
@@ -3447,17 +3462,17 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     else:
         set_name = lambda v: bind(name, v, True)  # noqa: E731
     if optind > len(args):
-        set_name("?")
+        _end_of_options(sh, set_name)
         finish(len(args) + 1, 0)
         return 1
     arg = args[optind - 1]
     if pos == 0:
         if arg == "--":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind + 1, 0)
             return 1
         if not arg.startswith("-") or arg == "-":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind, 0)
             return 1
         pos = 1
