@@ -3039,7 +3039,17 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         pid = int(target)
         if pid == -1:
             return _signal_all(sh, sig)
-        if pid in (sh.pid, sh.bashpid, 0) or pid == sh.pid:
+        own = jobs.by_pid.get(pid) if jobs and pid > 0 else None
+        if pid == sh.pid and pid != sh.bashpid and sh.top is not sh:
+            # `kill $$` in a subshell, $( ) or job: the signal is for the shell $$ names,
+            # which acts on it once its foreground command is done (a `wait` it is in
+            # returns at once for a trapped one)
+            if sig != "EXIT":
+                sh.sig_queue.append(sig)
+            return 0
+        if pid in (sh.pid, sh.bashpid, 0) and (own is None or pid == sh.pid):
+            # (a subshell's BASHPID is made up: a job's pid that happens to equal it, `$!`
+            # of a native job, is that job)
             if sig == "EXIT":
                 return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
@@ -3225,6 +3235,19 @@ def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
             sh.error(e.message)
 
 
+def _wait_signaled(sh: Interpreter) -> int:
+    """A signal sent to the shell while `wait` waits: a trapped one ends the wait with
+    128+n (its trap runs right after), an untrapped fatal one ends the shell; 0 otherwise."""
+    if sh.top is not sh:
+        return 0
+    for sig in list(sh.sig_queue):
+        trap = sh.state.traps.get(sig)
+        if trap:
+            return 128 + SIGNALS.get(sig, 15)
+    sh.take_signals()  # (drops ignored ones, raises for a fatal one; a trap "" just goes)
+    return 0
+
+
 def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int:
     jobs = sh.jobs
     if jobs is None:
@@ -3254,14 +3277,19 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                     _wait_note(sh, pvar, j)
                     return j.status or 0
             budget.check()
+            if sh.sig_queue and (st := _wait_signaled(sh)):
+                return st
             pending[0].done.wait(0.01)
     if not args:
         for j in list(jobs.jobs.values()):
             while not j.done.wait(0.02):
                 budget.check()
+                if sh.sig_queue and (st := _wait_signaled(sh)):
+                    return st
             jobs.remove(j)
             _wait_note(sh, None, j)
-        return 0
+        # (a signal the last job sent just before it ended arrived while `wait` waited)
+        return _wait_signaled(sh) if sh.sig_queue else 0
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
@@ -3275,6 +3303,10 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             continue
         while not job.done.wait(0.02):
             budget.check()
+            if sh.sig_queue and (st := _wait_signaled(sh)):
+                return st
+        if sh.sig_queue and (st := _wait_signaled(sh)):
+            return st
         status = job.status or 0
         if job not in done:
             done.append(job)
@@ -3402,6 +3434,18 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     return 2 if bad else st  # bash: the name could not be assigned (a readonly variable)
 
 
+def _end_of_options(sh: Interpreter, set_name: Callable[[str], None]) -> None:
+    """getopts at the end of the options: name is ``?`` and OPTARG unset, as bash's (a
+    readonly OPTARG silently stays)."""
+    v = sh.state.find("OPTARG")
+    if v is not None and not v.attrs & READONLY:
+        try:
+            sh.unset_var("OPTARG")
+        except Exception:  # noqa: BLE001
+            pass
+    set_name("?")
+
+
 def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     def bind(var: str, v: str, name_var: bool = False) -> None:
         try:
@@ -3447,17 +3491,17 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     else:
         set_name = lambda v: bind(name, v, True)  # noqa: E731
     if optind > len(args):
-        set_name("?")
+        _end_of_options(sh, set_name)
         finish(len(args) + 1, 0)
         return 1
     arg = args[optind - 1]
     if pos == 0:
         if arg == "--":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind + 1, 0)
             return 1
         if not arg.startswith("-") or arg == "-":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind, 0)
             return 1
         pos = 1
