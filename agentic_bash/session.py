@@ -445,6 +445,36 @@ class Sandbox:
         q: asyncio.Queue[Any] = asyncio.Queue()
         hook = self._on_output
         done = object()
+        stdin = kw.get("stdin")
+        if self._direct and (stdin is None or type(stdin) is bytes):
+            fast = getattr(self._ex, "arun", None)
+            if fast is not None:
+                # on the loop itself (see arun): output events are queued as they arrive
+                def put(fd: int, chunk: bytes) -> None:
+                    if hook is not None:
+                        hook(fd, chunk)
+                    q.put_nowait(StreamEvent("stdout" if fd == 1 else "stderr", bytes(chunk)))
+                task = asyncio.ensure_future(fast(script, stdin, kw.get("env"), kw.get("cwd"),
+                                                  kw.get("timeout"), put))
+                task.add_done_callback(lambda _t: q.put_nowait(done))
+                finished = False
+                try:
+                    while True:
+                        item = await q.get()
+                        if item is done:
+                            break
+                        yield item
+                    r = task.result()
+                    if r is not None:
+                        finished = True
+                        yield StreamEvent("result", result=r)
+                        return
+                    finished = True   # it did not go that way (nothing was sent): below
+                finally:
+                    if not finished:
+                        task.cancel()   # interrupts the run; the next call drains its reply
+                        await asyncio.wait([task])
+                q = asyncio.Queue()
 
         def deliver(fd: int, chunk: bytes) -> None:
             if hook is not None:

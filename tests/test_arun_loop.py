@@ -139,3 +139,25 @@ def test_sandbox_killed_during_an_awaited_run_raises_crashed_then_restarts() -> 
         asyncio.run(main())
         r = asyncio.run(sb.arun("cat f"))
         assert (r.stdout, r.restarted) == ("kept\n", True)
+
+
+def test_astream_on_the_loop_yields_output_then_the_result(no_workers) -> None:
+    with _sandbox() as sb:
+        async def main() -> list:
+            return [(ev.kind, ev.data) if ev.kind != "result" else (ev.kind, ev.result.exit_code)
+                    async for ev in sb.astream("echo one; echo two >&2; exit 4")]
+        evs = asyncio.run(main())
+        assert evs[-1] == ("result", 4)
+        assert sorted(evs[:-1]) == [("stderr", b"two\n"), ("stdout", b"one\n")]
+
+
+def test_leaving_astream_early_interrupts_and_the_next_call_is_clean() -> None:
+    with _sandbox() as sb:
+        async def main() -> str:
+            async for ev in sb.astream("echo first; sleep 20; echo never"):
+                assert ev.data == b"first\n"
+                break
+            return (await sb.arun("echo next")).stdout
+        t0 = time.monotonic()
+        assert asyncio.run(main()) == "next\n"
+        assert time.monotonic() - t0 < 15

@@ -106,19 +106,27 @@ def test_interrupt_character_interrupts(make, level, script):
 @pytest.mark.parametrize("level", NATIVE)
 def test_python_keeps_running_when_it_handles_the_interrupt(make, level):
     sb = make(level)
-    prog = ("import time\ntry:\n    time.sleep(20)\nexcept KeyboardInterrupt:\n"
-            "    print('caught')\n")
+    # python says "ready" once inside the try: ^C typed before that (python still starting,
+    # which takes seconds under load) would end it the way bash -c ends on an unhandled SIGINT
+    prog = ("import time\ntry:\n    print('ready', flush=True)\n    time.sleep(20)\n"
+            "except KeyboardInterrupt:\n    print('caught')\n")
     sb.write_file("p.py", prog)
     started = threading.Event()
+    seen = bytearray()
+
+    def on_stdout(c: bytes) -> None:
+        seen.extend(c)
+        if b"ready" in seen:
+            started.set()
 
     def type_ctrl_c() -> None:
-        started.wait(20)
-        time.sleep(0.5)   # (python must have installed its handler; a miss only ends it)
+        started.wait(30)
+        time.sleep(0.2)   # (from print to sleep: a miss only ends it, the assert says so)
         sb.tty_input(b"\x03")
     t = threading.Thread(target=type_ctrl_c)
     t.start()
     r = sb.run_stream("echo go; python3 p.py; echo rest=$?", tty=True, timeout=60,
-                      on_stdout=lambda c: started.set())
+                      on_stdout=on_stdout)
     t.join()
     assert b"caught" in r.stdout_bytes and b"rest=0" in r.stdout_bytes
 

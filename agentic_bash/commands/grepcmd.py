@@ -16,6 +16,7 @@ import dataclasses
 import errno
 import fnmatch
 import io
+import re
 import stat as _stat
 
 import regex
@@ -605,6 +606,21 @@ class _Grep:
 
                 stop = False
                 lits = self.literals
+                if (lits is not None and len(lits) == 1 and lits[0] and o.count and not listing and maxc is None
+                        and not o.icase and not o.only and not binary):
+                    # -c of one literal: one match per line that holds it (the match runs
+                    # to the line's end), no line split
+                    rx = self.__dict__.get("_count_rx")
+                    if rx is None:
+                        rx = self._count_rx = re.compile(re.escape(lits[0]) + "[^\n]*+")
+                    nl = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+                    hits = len(rx.findall(text))
+                    k = nl - hits if o.invert else hits
+                    if k:
+                        self.any_selected = True
+                    selected += k
+                    lineno += nl
+                    continue
                 if lits is not None and not o.only and (not o.icase or text.isascii()):
                     # literal patterns: filter the split lines at C speed
                     lines = text.split("\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import io
 import re
 from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Iterator
@@ -339,13 +340,23 @@ def _head_lines(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool, sep
         if count <= 0:
             return
         n = 0
+        start = _offset(f)
+        used = 0
         for line in iter_lines(f, CHUNK, sep):
             out.write(line)
+            used += len(line)
             n += 1
             if n >= count:
                 break
             if n & 4095 == 0:
                 ctx.budget.check()
+        if start is not None:
+            # GNU head leaves a seekable input just past the lines it printed, so the next
+            # reader of a shared descriptor (`{ head -1; cat; } < f`) goes on from there
+            try:
+                getattr(f, "_raw", f).seek(start + used)
+            except (OSError, ValueError):
+                pass
         return
     from collections import deque
     q: deque[bytes] = deque()
@@ -353,6 +364,18 @@ def _head_lines(ctx: CommandContext, f: BinaryIO, count: int, all_but: bool, sep
         q.append(line)
         if len(q) > count:
             out.write(q.popleft())
+
+
+def _offset(f: BinaryIO) -> int | None:
+    """Where a file head reads from starts (stdin too, through its no-close wrapper); None
+    for a pipe, and for a here-document, which bash 5.2 makes a pipe (up to 64 KiB)."""
+    raw = getattr(f, "_raw", f)
+    if isinstance(getattr(raw, "_s", raw), io.BytesIO):  # (the shell's keep-open wrapper)
+        return None
+    try:
+        return raw.tell() if raw.seekable() else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 @command("tail", usage="tail [OPTION]... [FILE]...",

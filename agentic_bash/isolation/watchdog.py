@@ -376,6 +376,7 @@ class S3Usage:
         self.page: WatchdogPage | None = cfg.get("_watchdog_page")
         self.cpu0 = 0.0
         self.cpu1: float | None = None
+        self._children_cpu: float | None = None
         self.file_limit = ((cfg.get("resources") or {}).get("rlimits") or {}).get("FSIZE")
         self.native = cfg.get("_native")
         self.refused0 = self.kills0 = self.at_max0 = self.events0 = self.spawned0 = 0
@@ -403,7 +404,10 @@ class S3Usage:
         self.quiet = False
         self._empty_at_begin = False
         self._spawned_at_end = getattr(self.native, "spawned", 0)
-        self.base = self._workload_tasks() if self.native is not None else None
+        # (only where every child is born in the workload's group: a child moved there after
+        # it started could have forked first, leaving a process outside that group)
+        self.base = (self._workload_tasks() if getattr(getattr(self.native, "_workload", None),
+                                                       "in_group", False) else None)
         if self.base is not None:
             self._events_last = self._events_each()
             self._oom_last = self._oom_kills() if self.mem is not None else 0
@@ -433,11 +437,15 @@ class S3Usage:
             self.page.set("runner", pss_anon("self") or 0)
             self._size_at = now
 
-    @staticmethod
-    def _cpu() -> float:
+    def _cpu(self, children_known: bool = False) -> float:
+        """CPU seconds of this process and its reaped children. ``children_known``: no child
+        can have been reaped since the last reading (the workload is empty and nothing was
+        started), so that figure is reused."""
         s = resource.getrusage(resource.RUSAGE_SELF)
-        c = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+        if not children_known or self._children_cpu is None:
+            c = resource.getrusage(resource.RUSAGE_CHILDREN)
+            self._children_cpu = c.ru_utime + c.ru_stime
+        return s.ru_utime + s.ru_stime + self._children_cpu
 
     def _pids_refused(self) -> int:
         """Forks the pids cgroups refused so far (their ``pids.events`` ``max`` counters)."""
@@ -505,7 +513,6 @@ class S3Usage:
             time.sleep(0.01)
 
     def begin(self) -> None:
-        self.cpu0 = self._cpu()
         self.refused0 = getattr(self.native, "refused", 0)
         self.spawned0 = getattr(self.native, "spawned", 0)
         self._started().clear()
@@ -520,6 +527,7 @@ class S3Usage:
             if self.mem is not None:
                 self.oom0 = self._oom_last = self._oom_kills()
             self._empty_at_begin = self.base is not None and self._workload_empty()
+        self.cpu0 = self._cpu(self.quiet)
         if self.mem is not None:
             try:
                 # v1: any write resets the peak; v2 (Linux >= 6.12): resets it for this fd
@@ -535,7 +543,11 @@ class S3Usage:
 
     def ran(self) -> None:
         """The script is done (what follows is the runner's own bookkeeping)."""
-        self.cpu1 = self._cpu()
+        self.cpu1 = self._cpu(self._nothing_ran())
+
+    def _nothing_ran(self) -> bool:
+        """No workload process existed during this run (none at its start, none started)."""
+        return self._empty_at_begin and getattr(self.native, "spawned", 0) == self.spawned0
 
     def end(self, r: Any, replace: Callable[..., Any]) -> Any:
         return replace(r, **self.changes(r))
@@ -543,7 +555,7 @@ class S3Usage:
     def _counters(self) -> tuple[int, int]:
         """(OOM kills, refused forks) now; decides whether the next run may skip its reads."""
         self._spawned_at_end = getattr(self.native, "spawned", 0)
-        if self._empty_at_begin and getattr(self.native, "spawned", 0) == self.spawned0:
+        if self._nothing_ran():
             # no workload process existed during this run (see __init__)
             ev = self._events_last
             if ev:
@@ -555,12 +567,13 @@ class S3Usage:
         if self.mem is not None:
             self._oom_last = self._oom_kills()
         self.quiet = self.base is not None and self._workload_empty()
+        self._children_cpu = None   # children may be reaped after ``ran``: read it again
         return self._oom_last, sum(self._events_last)
 
     def changes(self, r: Any) -> dict[str, Any]:
         """The run's measured fields for Result ``r`` (``cpu_time``, ``peak_memory`` and, when
         a limit was met, ``limit_exceeded`` and a violation)."""
-        cpu1 = self.cpu1 if self.cpu1 is not None else self._cpu()
+        cpu1 = self.cpu1 if self.cpu1 is not None else self._cpu(self._nothing_ran())
         self.cpu1 = None
         changes: dict[str, Any] = {"cpu_time": round(max(0.0, cpu1 - self.cpu0), 6)}
         exceeded = getattr(r, "limit_exceeded", None)

@@ -3039,7 +3039,17 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         pid = int(target)
         if pid == -1:
             return _signal_all(sh, sig)
-        if pid in (sh.pid, sh.bashpid, 0) or pid == sh.pid:
+        own = jobs.by_pid.get(pid) if jobs and pid > 0 else None
+        if pid == sh.pid and pid != sh.bashpid and sh.top is not sh:
+            # `kill $$` in a subshell, $( ) or job: the signal is for the shell $$ names,
+            # which acts on it once its foreground command is done (a `wait` it is in
+            # returns at once for a trapped one)
+            if sig != "EXIT":
+                sh.sig_queue.append(sig)
+            return 0
+        if pid in (sh.pid, sh.bashpid, 0) and (own is None or pid == sh.pid):
+            # (a subshell's BASHPID is made up: a job's pid that happens to equal it, `$!`
+            # of a native job, is that job)
             if sig == "EXIT":
                 return 0  # signal 0 only checks that the process exists (no EXIT trap)
             trap = sh.state.traps.get(sig)
@@ -3057,10 +3067,16 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             raise ExitShell(128 + sh.killed_by)
         job = jobs.by_pid.get(pid) if jobs else None
         if job is None:
+            if getattr(sh.host, "native", None) is not None:
+                # a real process (a disowned job, one found by pgrep or a pid file): the
+                # real signal, as bash sends it (the sandbox's own processes refuse it)
+                return _kill_real(sh, pid, sig)
             sh.error(f"kill: ({pid}) - No such process")
             return 1
         nat = getattr(job, "native", None)
         if nat is not None and jobs.jobs.get(job.num) is not job:
+            if nat.pid == pid and nat.poll() is None:
+                return _kill_real(sh, pid, sig)  # disowned, still running
             # reaped by `wait`: the pid is no longer ours (bash: ESRCH)
             sh.error(f"kill: ({pid}) - No such process")
             return 1
@@ -3085,6 +3101,21 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if child is not None:
             child.budget.cancel("killed")
             child.kill_signal = SIGNALS.get(sig, 15)
+    return 0
+
+
+def _kill_real(sh: Interpreter, pid: int, sig: str) -> int:
+    num = 0 if sig == "EXIT" else SIGNALS.get(sig)
+    if num is None:
+        return 0
+    try:
+        os.kill(pid, num)
+    except ProcessLookupError:
+        sh.error(f"kill: ({pid}) - No such process")
+        return 1
+    except OSError as e:
+        sh.error(f"kill: ({pid}) - {os.strerror(e.errno or 1)}")
+        return 1
     return 0
 
 
@@ -3147,27 +3178,74 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
     return st_
 
 
-def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
+def _signal_death(sh: Interpreter, job: Any) -> str | None:
+    """bash's report of a background job a signal ended (not INT, TERM or PIPE, nor one the
+    shell traps), `bash: line 2:  4242 Killed                  sleep 10`; None for any
+    other end, or one already reported (bash reports each once, then forgets the job)."""
+    st = job.status
+    if not st or st <= 128 or getattr(sh, "in_cmdsub", False):
+        return None
     nat = getattr(job, "native", None)
-    if nat is not None and getattr(nat, "signaled", False) and job.status and job.status > 128:
-        # bash's report of a background job a signal ended (not INT, TERM or PIPE, nor
-        # one the shell traps): `bash: line 2: 4242 Killed                  sleep 10`
-        import signal as _signal
-        sig = job.status - 128
-        try:
-            sname = _signal.Signals(sig).name[3:]
-            text = _signal.strsignal(sig) or f"Unknown signal {sig}"
-        except ValueError:
-            sname, text = "", f"Unknown signal {sig}"
-        if sig not in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGPIPE) \
-                and sname not in sh.state.traps and not getattr(sh, "in_cmdsub", False):
-            sh.write_err(f"{sh.err_prefix()}{job.pid:>5} {text:<24}{job.cmd_text}\n"
-                         .encode("utf-8", "surrogateescape"))
+    if not (nat is not None and getattr(nat, "signaled", False) or job.killed):
+        return None
+    table = sh.jobs
+    seen = getattr(table, "notified", None)
+    if seen is None:
+        seen = set()
+        if table is not None:
+            table.notified = seen  # type: ignore[attr-defined]
+    if job in seen:
+        return None
+    import signal as _signal
+    sig = st - 128
+    try:
+        sname = _signal.Signals(sig).name[3:]
+        text = _signal.strsignal(sig) or f"Unknown signal {sig}"
+    except ValueError:
+        sname, text = "", f"Unknown signal {sig}"
+    if sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGPIPE) or sname in sh.state.traps:
+        return None
+    seen.add(job)
+    return f"{sh.err_prefix()}{job.pid:>5} {text:<24}{job.cmd_text}\n"
+
+
+def notify_job_deaths(sh: Interpreter) -> None:
+    """After a foreground command: the background jobs a signal has ended since are reported
+    (as bash -c does once it has reaped them) and leave the job table; `wait` still knows
+    their status. Not in $( ), a pipeline stage or a background job's own shell."""
+    jobs = sh.jobs
+    if jobs is None or sh.in_cmdsub or sh.forked_simple or getattr(sh, "_bg_job", None) is not None:
+        return
+    for j in sorted(jobs.jobs.values(), key=lambda j: j.num):
+        if j.done.is_set():
+            line = _signal_death(sh, j)
+            if line is not None:
+                sh.write_err(line.encode("utf-8", "surrogateescape"))
+                jobs.remove(j)
+
+
+def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
+    line = _signal_death(sh, job)
+    if line is not None:
+        sh.write_err(line.encode("utf-8", "surrogateescape"))
     if pvar is not None and getattr(job, "pid", None) is not None:
         try:
             sh.set_var(pvar, str(job.pid))
         except VarError as e:
             sh.error(e.message)
+
+
+def _wait_signaled(sh: Interpreter) -> int:
+    """A signal sent to the shell while `wait` waits: a trapped one ends the wait with
+    128+n (its trap runs right after), an untrapped fatal one ends the shell; 0 otherwise."""
+    if sh.top is not sh:
+        return 0
+    for sig in list(sh.sig_queue):
+        trap = sh.state.traps.get(sig)
+        if trap:
+            return 128 + SIGNALS.get(sig, 15)
+    sh.take_signals()  # (drops ignored ones, raises for a fatal one; a trap "" just goes)
+    return 0
 
 
 def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int:
@@ -3199,14 +3277,19 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                     _wait_note(sh, pvar, j)
                     return j.status or 0
             budget.check()
+            if sh.sig_queue and (st := _wait_signaled(sh)):
+                return st
             pending[0].done.wait(0.01)
     if not args:
         for j in list(jobs.jobs.values()):
             while not j.done.wait(0.02):
                 budget.check()
+                if sh.sig_queue and (st := _wait_signaled(sh)):
+                    return st
             jobs.remove(j)
             _wait_note(sh, None, j)
-        return 0
+        # (a signal the last job sent just before it ended arrived while `wait` waited)
+        return _wait_signaled(sh) if sh.sig_queue else 0
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
@@ -3220,6 +3303,10 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             continue
         while not job.done.wait(0.02):
             budget.check()
+            if sh.sig_queue and (st := _wait_signaled(sh)):
+                return st
+        if sh.sig_queue and (st := _wait_signaled(sh)):
+            return st
         status = job.status or 0
         if job not in done:
             done.append(job)
@@ -3347,6 +3434,18 @@ def b_getopts(sh: Interpreter, argv: list[str]) -> int:
     return 2 if bad else st  # bash: the name could not be assigned (a readonly variable)
 
 
+def _end_of_options(sh: Interpreter, set_name: Callable[[str], None]) -> None:
+    """getopts at the end of the options: name is ``?`` and OPTARG unset, as bash's (a
+    readonly OPTARG silently stays)."""
+    v = sh.state.find("OPTARG")
+    if v is not None and not v.attrs & READONLY:
+        try:
+            sh.unset_var("OPTARG")
+        except Exception:  # noqa: BLE001
+            pass
+    set_name("?")
+
+
 def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     def bind(var: str, v: str, name_var: bool = False) -> None:
         try:
@@ -3392,17 +3491,17 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
     else:
         set_name = lambda v: bind(name, v, True)  # noqa: E731
     if optind > len(args):
-        set_name("?")
+        _end_of_options(sh, set_name)
         finish(len(args) + 1, 0)
         return 1
     arg = args[optind - 1]
     if pos == 0:
         if arg == "--":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind + 1, 0)
             return 1
         if not arg.startswith("-") or arg == "-":
-            set_name("?")
+            _end_of_options(sh, set_name)
             finish(optind, 0)
             return 1
         pos = 1

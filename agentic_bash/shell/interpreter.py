@@ -24,7 +24,7 @@ from ..errors import LimitExceeded, ParseError
 from ..limits import Budget, start_thread
 from ..vfs.paths import normalize
 from . import nodes as N
-from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _upper, glob_escape
+from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, array_top, assoc_keys,
@@ -423,6 +423,8 @@ class Interpreter(Expander):
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
         self.in_chld = False
+        self.top = self          # the shell $$ names (its subshells and jobs share it)
+        self.sig_queue: list[str] = []  # signals sent to it by its subshells and jobs (shared)
         self.outer_err = None    # a redirected external command's shell stderr
         self.killed_by = 0       # the signal `kill` sent this shell itself (it ends with 128+n)
         self.chld_pending = 0    # children ended (commands, subshells, jobs) since the last CHLD trap
@@ -1736,8 +1738,8 @@ class Interpreter(Expander):
                     self.exec_simple(body)  # type: ignore[arg-type]
                 else:
                     self.execute(body)  # type: ignore[arg-type]
-                if self.chld_pending:
-                    self.run_chld_trap()
+                if self.chld_pending or self.sig_queue:
+                    self.run_pending()
                 st = self.state.last_status
             except ExitShell as e:
                 # (set -e: 1 even from a forked simple command)
@@ -1960,6 +1962,8 @@ class Interpreter(Expander):
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             st = child.run_subshell_script(cmd.body)
             self.chld_pending += 1
+            if self.jobs is not None:
+                _notify_job_deaths(self)
             sig = child.killed_by
             if sig and not self.in_cmdsub and getattr(self, "_bg_job", None) is None:
                 from .unparse import format_command
@@ -2627,6 +2631,8 @@ class Interpreter(Expander):
                     st = self.run_pipeline(cmd)
                 finally:
                     self.chld_pending += len(cmds)  # (each stage is a process in bash)
+                if self.jobs is not None:
+                    _notify_job_deaths(self)
                 # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
                 self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
                 if st and type(cmds[-1]) is N.Subshell and self.errexit_off == cmd.negated:
@@ -3073,8 +3079,8 @@ class Interpreter(Expander):
         n = b.commands = b.commands + 1
         if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
             b.over_command()
-        if self.chld_pending:
-            self.run_chld_trap()
+        if self.chld_pending or self.sig_queue:
+            self.run_pending()
         st = self.state
         if st.options["noexec"]:
             return 0
@@ -3095,6 +3101,33 @@ class Interpreter(Expander):
             else:
                 # static words: no process substitution of this command's to finish afterwards
                 return self._run_plain(list(plan[1]))
+        elif kind == _P_ARGVP:
+            # static words and $name of ordinary variables holding a string that needs no
+            # splitting or globbing (else the general path: nothing was evaluated twice,
+            # reading such a variable has no effect)
+            kind = _P_GENERAL
+            if not (plan[2] and st.options["keyword"]):
+                argv = []
+                find = st.find
+                ifs_ok = None
+                for a in plan[1]:
+                    if type(a) is str:
+                        argv.append(a)
+                        continue
+                    var = find(a[0].name)
+                    if var is None or var.attrs & NAMEREF:
+                        break
+                    v = var.value
+                    if type(v) is not str:
+                        break
+                    if not a[1]:
+                        if ifs_ok is None:
+                            ifs_ok = self.get_ifs() in (None, " \t\n")
+                        if not ifs_ok or not _SAFE_VALUE.match(v):
+                            break
+                    argv.append(v)
+                else:
+                    return self._run_plain(argv)
         procsubs = self.procsubs
         if kind and not st.options["xtrace"]:
             # one plain `name=value` (no redirection): do_assign and _assign_only, inlined
@@ -3710,6 +3743,8 @@ class Interpreter(Expander):
             return self.host.run_command(self, argv)
         finally:
             self.chld_pending += 1
+            if self.jobs is not None:
+                _notify_job_deaths(self)
 
     def report_signaled(self, pid: int, sig: int, text: Callable[[], str], err: Any = None) -> None:
         """bash's line for a foreground child a signal ended, on the shell's own stderr
@@ -3748,6 +3783,33 @@ class Interpreter(Expander):
             return _cmd_text(cc)
         import shlex
         return shlex.join(argv)
+
+    def run_pending(self) -> None:
+        """Before a command: signals its subshells and jobs sent to this shell (``kill $$``),
+        then the CHLD trap."""
+        if self.sig_queue and self.top is self:
+            self.take_signals()
+        if self.chld_pending:
+            self.run_chld_trap()
+
+    def take_signals(self) -> None:
+        """Act on the signals sent to this shell as bash does once its foreground command is
+        done: a trap runs, an ignored or harmless one is dropped, any other ends the shell
+        with 128+n (raises ExitShell)."""
+        q = self.sig_queue
+        while q:
+            sig = q.pop(0)
+            trap = self.state.traps.get(sig)
+            if trap is not None:
+                if trap:
+                    self.run_string(trap, trap=True)
+                continue
+            if sig in ("CHLD", "WINCH", "URG", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "EXIT"):
+                continue
+            from .builtins import SIGNALS
+            self.killed_by = SIGNALS.get(sig, 15)
+            del q[:]
+            raise ExitShell(128 + self.killed_by)
 
     def run_chld_trap(self) -> None:
         """bash runs the CHLD trap once for each child it reaped (a command run as a process,
@@ -4249,7 +4311,15 @@ def _fmt_lr(t: float) -> str:
 
 # Per-node plans for simple commands (keyed by id; the entry holds the node, so the id stays
 # its own): what exec_simple can do without the general expansion machinery.
-_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV = 0, 1, 2, 3, 4
+_P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV, _P_ARGVP = 0, 1, 2, 3, 4, 5
+# an unquoted $name whose value is one of these characters only stays one word as it is
+_SAFE_VALUE = re.compile(r"[A-Za-z0-9_./:,%=+@-]+\Z")
+
+
+def _simple_param(p: Any, quoted: bool) -> bool:
+    """``$name`` / ``${name}`` of an ordinary variable (not special, positional or dynamic)."""
+    return (type(p) is N.Param and not p.op and not p.prefix and p.index is None
+            and _plain_name(p.name) < 0)
 _STATIC_WORD = re.compile(r"[^*?\[{~@!+]*\Z")  # no glob, brace, tilde or extglob character
 
 
@@ -4292,7 +4362,8 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                 if tp is N.Param and not p.op and not p.prefix and p.index is None:  # type: ignore[union-attr]
                     plan = (_P_PARAM, a.name, p)
         elif cmd.words and not cmd.assigns:
-            argv = []
+            argv: list[Any] = []
+            params = False
             for w in cmd.words:
                 if len(w.parts) != 1:
                     break
@@ -4304,12 +4375,19 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
                     argv.append(p.text)  # type: ignore[union-attr]
                 elif tp is N.DQ and all(type(q) is N.Lit for q in p.parts):  # type: ignore[union-attr]
                     argv.append("".join([q.text for q in p.parts]))  # type: ignore[union-attr]  # "text"
+                elif argv and _simple_param(p, False):
+                    argv.append((p, False))  # $name
+                    params = True
+                elif argv and tp is N.DQ and len(p.parts) == 1 and _simple_param(p.parts[0], True):  # type: ignore[union-attr]
+                    argv.append((p.parts[0], True))  # "$name"  # type: ignore[union-attr]
+                    params = True
                 else:
                     break
             else:
                 if argv[0] not in _DECL_NAMES:
                     # (the flag: a later word would be an assignment under `set -k`)
-                    plan = (_P_ARGV, tuple(argv), any(_ASSIGN_WORD.match(a) for a in argv[1:]))
+                    flag = any(type(a) is str and _ASSIGN_WORD.match(a) for a in argv[1:])
+                    plan = (_P_ARGVP if params else _P_ARGV, tuple(argv), flag)
     object.__setattr__(cmd, "plan", plan)
     return plan
 
@@ -4581,3 +4659,4 @@ _WATCH_STAGES = True
 _STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily
+from .builtins import notify_job_deaths as _notify_job_deaths  # noqa: E402

@@ -78,3 +78,17 @@ def test_sed_literal_first_per_line_matches_gnu():
         assert (a.stdout, a.status) == (b.stdout, b.status), (argv, text)
         checked += 1
     assert checked == 150
+
+
+def test_grep_count_one_literal_matches_gnu():
+    """grep -c / -vc of one literal (counted by one regex over the block): lines holding it
+    twice, empty lines, an unterminated last line, regex-special literals, UTF-8 text."""
+    rnd = random.Random(1881)
+    for _ in range(120):
+        text = _lines(rnd, rnd.choice(["ab.", "a*b ", "é a", "k1 ", "x\\y"]))
+        if rnd.random() < 0.3:
+            text = text * rnd.randint(2, 50)  # several lines per block, repeats
+        lit = rnd.choice(["a", "ab", "k1", ".", "a*", "é", "\\"])
+        argv = ["grep"] + rnd.choice([["-c"], ["-vc"], ["-cF"], ["-c", "-e"]]) + [lit]
+        a, b = compare(argv, stdin=text)
+        assert (a.stdout, a.status) == (b.stdout, b.status), (argv, text)

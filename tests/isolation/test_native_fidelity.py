@@ -99,6 +99,20 @@ CASES = [
     "sleep 10 & kill -SEGV $!; wait -n; echo $?",
     "sleep 10 & kill $!; wait; echo $?",
     "x=$(sleep 10 & kill -9 $!; wait); echo \"[$x] $?\"",
+    # ... and a background job a signal ended is reported once, after the next foreground
+    # command (not INT, TERM or PIPE; not from $( ))
+    "sleep 10 & kill -9 $!; sleep 0.5; echo x",
+    "sleep 10 & kill $!; sleep 0.5; echo x",
+    "python3 -c 'import time; time.sleep(10)' & kill -SEGV $!; sleep 0.5; echo x",
+    "(sleep 10) & kill -9 $!; sleep 0.5; echo x",
+    "{ sleep 10; } & kill -9 $!; sleep 0.5; echo x",
+    "sleep 10 & p=$!; kill -9 $p; wait $p; echo $?; wait $p; echo $?",
+    "sleep 10 & kill -9 $!; echo a; echo b; sleep 0.5; echo c",
+    "sleep 10 & kill -9 $!; x=$(sleep 0.5); echo c",
+    "sleep 10 & kill -USR1 $!; sleep 0.5 | cat; echo c",
+    "sleep 10 & kill -HUP $!; sleep 0.5; echo c",
+    # a disowned job is still a process `kill` can signal
+    "sleep 5 & disown; kill $!; echo $?",
     # jobs, disown and wait options
     "sleep 0.5 & jobs -l | sed 's/ *[0-9][0-9]* / PID /'; jobs; wait",
     "sleep 0.3 & disown -h %1; jobs; wait",

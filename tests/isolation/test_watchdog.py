@@ -216,10 +216,16 @@ class _Files:
             os.close(fd)
 
 
+def _native(in_group: bool = True):  # noqa: ANN202
+    """A stand-in launcher: ``in_group`` = children are born in the workload's group."""
+    w = type("W", (), {"in_group": in_group, "started": []})()
+    return type("N", (), {"spawned": 0, "refused": 0, "_workload": w})()
+
+
 def test_counter_reads_are_skipped_only_while_no_workload_process_exists(
         tmp_path, monkeypatch) -> None:  # noqa: ANN001
     files = _Files(tmp_path, monkeypatch)
-    native = type("N", (), {"spawned": 0, "refused": 0})()
+    native = _native()
     try:
         u = wd.S3Usage(files.cfg(native))
         # builtins only: the peak, and the sandbox group's refusals (the runner's own threads)
@@ -259,7 +265,7 @@ def test_counter_reads_are_skipped_only_while_no_workload_process_exists(
 def test_counters_are_read_again_when_something_started_a_program_between_runs(
         tmp_path, monkeypatch) -> None:  # noqa: ANN001
     files = _Files(tmp_path, monkeypatch)
-    native = type("N", (), {"spawned": 0, "refused": 0})()
+    native = _native()
     try:
         u = wd.S3Usage(files.cfg(native))
         u.begin()
@@ -270,5 +276,19 @@ def test_counters_are_read_again_when_something_started_a_program_between_runs(
         u.begin()
         assert "ev_work" in files.reads
         assert u.end(Result(), _replace).limit_exceeded is None
+    finally:
+        files.close()
+
+
+def test_no_reads_are_skipped_when_children_are_moved_after_they_start(
+        tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    files = _Files(tmp_path, monkeypatch)
+    try:
+        u = wd.S3Usage(files.cfg(_native(in_group=False)))
+        files.reads.clear()
+        u.begin()
+        files.set(oom=1)   # e.g. a grandchild left outside the workload's group
+        assert u.end(Result(), _replace).limit_exceeded == "memory"
+        assert {"oom", "ev_work"} <= set(files.reads)
     finally:
         files.close()
