@@ -1,4 +1,4 @@
-"""Sandbox.arun on the event loop itself (no worker thread): results, cancel, timeout, close, crash."""
+"""Sandbox.arun on the event loop itself (no worker thread): results, cancel, timeout, crash."""
 
 from __future__ import annotations
 
