@@ -1482,8 +1482,8 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
         else:
             for t in _lines(sh, source or "", who):
                 _run_items(sh, t.items, who != "-c")
-        if sh.chld_pending:
-            sh.run_chld_trap()  # (children the last command reaped)
+        if sh.chld_pending or sh.sig_queue:
+            sh.run_pending()  # (children the last command reaped, signals sent meanwhile)
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status

@@ -3040,6 +3040,13 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
         if pid == -1:
             return _signal_all(sh, sig)
         own = jobs.by_pid.get(pid) if jobs and pid > 0 else None
+        if pid == sh.pid and pid != sh.bashpid and sh.top is not sh:
+            # `kill $$` in a subshell, $( ) or job: the signal is for the shell $$ names,
+            # which acts on it once its foreground command is done (a `wait` it is in
+            # returns at once for a trapped one)
+            if sig != "EXIT":
+                sh.sig_queue.append(sig)
+            return 0
         if pid in (sh.pid, sh.bashpid, 0) and (own is None or pid == sh.pid):
             # (a subshell's BASHPID is made up: a job's pid that happens to equal it, `$!`
             # of a native job, is that job)
@@ -3228,6 +3235,19 @@ def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
             sh.error(e.message)
 
 
+def _wait_signaled(sh: Interpreter) -> int:
+    """A signal sent to the shell while `wait` waits: a trapped one ends the wait with
+    128+n (its trap runs right after), an untrapped fatal one ends the shell; 0 otherwise."""
+    if sh.top is not sh:
+        return 0
+    for sig in list(sh.sig_queue):
+        trap = sh.state.traps.get(sig)
+        if trap:
+            return 128 + SIGNALS.get(sig, 15)
+    sh.take_signals()  # (drops ignored ones, raises for a fatal one; a trap "" just goes)
+    return 0
+
+
 def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int:
     jobs = sh.jobs
     if jobs is None:
@@ -3257,14 +3277,19 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                     _wait_note(sh, pvar, j)
                     return j.status or 0
             budget.check()
+            if sh.sig_queue and (st := _wait_signaled(sh)):
+                return st
             pending[0].done.wait(0.01)
     if not args:
         for j in list(jobs.jobs.values()):
             while not j.done.wait(0.02):
                 budget.check()
+                if sh.sig_queue and (st := _wait_signaled(sh)):
+                    return st
             jobs.remove(j)
             _wait_note(sh, None, j)
-        return 0
+        # (a signal the last job sent just before it ended arrived while `wait` waited)
+        return _wait_signaled(sh) if sh.sig_queue else 0
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
@@ -3278,6 +3303,10 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             continue
         while not job.done.wait(0.02):
             budget.check()
+            if sh.sig_queue and (st := _wait_signaled(sh)):
+                return st
+        if sh.sig_queue and (st := _wait_signaled(sh)):
+            return st
         status = job.status or 0
         if job not in done:
             done.append(job)

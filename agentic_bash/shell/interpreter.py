@@ -423,6 +423,8 @@ class Interpreter(Expander):
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
         self.in_chld = False
+        self.top = self          # the shell $$ names (its subshells and jobs share it)
+        self.sig_queue: list[str] = []  # signals sent to it by its subshells and jobs (shared)
         self.outer_err = None    # a redirected external command's shell stderr
         self.killed_by = 0       # the signal `kill` sent this shell itself (it ends with 128+n)
         self.chld_pending = 0    # children ended (commands, subshells, jobs) since the last CHLD trap
@@ -1736,8 +1738,8 @@ class Interpreter(Expander):
                     self.exec_simple(body)  # type: ignore[arg-type]
                 else:
                     self.execute(body)  # type: ignore[arg-type]
-                if self.chld_pending:
-                    self.run_chld_trap()
+                if self.chld_pending or self.sig_queue:
+                    self.run_pending()
                 st = self.state.last_status
             except ExitShell as e:
                 # (set -e: 1 even from a forked simple command)
@@ -3074,8 +3076,8 @@ class Interpreter(Expander):
         n = b.commands = b.commands + 1
         if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
             b.over_command()
-        if self.chld_pending:
-            self.run_chld_trap()
+        if self.chld_pending or self.sig_queue:
+            self.run_pending()
         st = self.state
         if st.options["noexec"]:
             return 0
@@ -3778,6 +3780,33 @@ class Interpreter(Expander):
             return _cmd_text(cc)
         import shlex
         return shlex.join(argv)
+
+    def run_pending(self) -> None:
+        """Before a command: signals its subshells and jobs sent to this shell (``kill $$``),
+        then the CHLD trap."""
+        if self.sig_queue and self.top is self:
+            self.take_signals()
+        if self.chld_pending:
+            self.run_chld_trap()
+
+    def take_signals(self) -> None:
+        """Act on the signals sent to this shell as bash does once its foreground command is
+        done: a trap runs, an ignored or harmless one is dropped, any other ends the shell
+        with 128+n (raises ExitShell)."""
+        q = self.sig_queue
+        while q:
+            sig = q.pop(0)
+            trap = self.state.traps.get(sig)
+            if trap is not None:
+                if trap:
+                    self.run_string(trap, trap=True)
+                continue
+            if sig in ("CHLD", "WINCH", "URG", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "EXIT"):
+                continue
+            from .builtins import SIGNALS
+            self.killed_by = SIGNALS.get(sig, 15)
+            del q[:]
+            raise ExitShell(128 + self.killed_by)
 
     def run_chld_trap(self) -> None:
         """bash runs the CHLD trap once for each child it reaped (a command run as a process,

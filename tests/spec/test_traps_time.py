@@ -75,3 +75,44 @@ def test_times_reports_children(native_sb) -> None:
     r = native_sb.run(f"{_BUSY}; times")
     shell, children = r.stdout.splitlines()
     assert children.split()[0] != "0m0.000s", r.stdout
+
+
+# `kill $$` from a subshell, $( ) or background job signals the shell itself: its trap runs
+# once the foreground command is done (a `wait` returns 128+n at once), an untrapped signal
+# ends it. Compared with `bash -c` (no wrapping subshell: $$ must be the trap's shell), each
+# in a fresh sandbox; bash killed by signal n is status 128+n here.
+KILL_SELF = [
+    "trap 'echo got USR1' USR1; (sleep 0.1; kill -USR1 $$) & wait; echo \"wait=$?\"",
+    "trap 'echo got USR1' USR1; (sleep 0.1; kill -USR1 $$); echo after",
+    "trap 'echo got TERM' TERM; (kill $$); echo after",
+    "trap 'echo got' USR2; { sleep 0.1; kill -USR2 $$; } & sleep 0.5; echo after; wait",
+    "(kill $$); echo \"after $?\"",
+    "trap 'echo parent-trap' USR1; ( trap 'echo sub-trap' USR1; kill -USR1 $BASHPID; kill -USR1 $$ ); echo end",
+    "x=$(kill -USR1 $$; echo in); echo \"[$x] $?\"",
+    "trap 'echo caught; exit 3' TERM; (sleep 0.1; kill $$) & sleep 1; echo never",
+    "trap 'echo got' USR1; (sleep 0.2; kill -USR1 $$) & p=$!; wait $p; echo \"w=$?\"",
+    "trap '' TERM; (kill $$); echo survived",
+    "(kill -9 $$); echo never",
+    "f() { kill -USR1 $$; echo in-f; }; trap 'echo t' USR1; f; (f); echo end",
+]
+
+
+@pytest.mark.parametrize("level", ["virtual", "namespace"])
+def test_kill_of_the_shell_from_its_children(level, tmp_path, tmp_path_factory) -> None:
+    import os
+    import subprocess
+    gen = bashdiff.sandbox(level, tmp_path_factory)
+    next(gen)  # (skips where the level is missing)
+    gen.close()
+    from agentic_bash import Sandbox
+    bad = []
+    for script in KILL_SELF:
+        p = subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True, cwd=str(tmp_path),
+                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
+                           start_new_session=True, timeout=60)
+        want = (p.stdout, p.stderr, p.returncode if p.returncode >= 0 else 128 - p.returncode)
+        with Sandbox(isolation=level) as sb:
+            r = sb.run(script, timeout=60)
+        if (r.stdout, r.stderr, r.exit_code) != want:
+            bad.append((script, want, (r.stdout, r.stderr, r.exit_code)))
+    assert bad == []
