@@ -372,6 +372,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         extras = {k: base64.b64encode(v).decode() for k, v in got.items()}
         if scanner is not None:
             scanner.refresh()
+    if seccomp_notify:
+        _shell_signals(executor)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
     usage = None
@@ -380,6 +382,27 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         usage = S3Usage(cfg)
     serve(sock, executor, scanner, sup, usage=usage)
     return 0
+
+
+def _shell_signals(executor: Any) -> None:
+    """Signals a program sends the shell (its parent, or $$) reach this process through pid
+    1's seccomp supervisor (seccomp_filter.FORWARDED): they go to the session shell's queue,
+    which runs its trap, or ends the run as bash would die, at the next command."""
+    from .seccomp_filter import FORWARDED
+    # Python runs handlers in the main thread only, later; the wakeup fd is written by the C
+    # handler at once, in whichever thread the signal lands: the shell reads it after each
+    # program it ran ends (InProcessExecutor.take_signals) and while `wait` waits.
+    if not hasattr(executor, "signal_fd"):
+        return
+    r, w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        for s in FORWARDED:
+            signal.signal(s, lambda *_: None)
+    except (OSError, ValueError):
+        os.close(r)
+        return
+    executor.signal_fd = r
 
 
 def _resolve(spec: str) -> Callable[[dict[str, Any]], Any]:

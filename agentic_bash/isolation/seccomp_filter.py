@@ -78,6 +78,11 @@ _PID_CALLS: tuple[tuple[str, int, bool, int | None], ...] = (
 )
 _LOW = 0xFFFFFFFF
 
+FORWARDED: tuple[int, ...] = (1, 2, 3, 10, 12, 14, 15)
+"""HUP INT QUIT USR1 USR2 ALRM TERM: sent by a program to the runner (its parent, the shell)
+or to pid 1 (``$$``), the supervisor delivers them to the runner, which hands them to the
+shell (its trap, or the end of the run, as bash would die); any other signal is refused."""
+
 
 def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False,
                   protect: int = RUNNER_PID) -> int | None:
@@ -193,6 +198,9 @@ def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
         rule(refuse(errno.EPERM), "setpriority", sc.Arg(0, sc.EQ, which),
              sc.Arg(1, sc.MASKED_EQ, _LOW, protect))
     rule(sc.ERRNO(errno.ENOSYS), "pidfd_send_signal")
+    if notify:
+        # `kill $$` from a program: $$ is 1 (see FORWARDED; the kernel would drop it)
+        rule(sc.NOTIFY, "kill", sc.Arg(0, sc.MASKED_EQ, _LOW, 1), sc.Arg(1, sc.GT, 0))
     # tkill names a thread (the runner has several, started later): with a listener the
     # supervisor lets it through unless the thread is the runner's; without one, refused.
     rule(sc.NOTIFY if notify else sc.ERRNO(errno.EPERM), "tkill")
@@ -226,6 +234,30 @@ class Supervisor:
     def start(self) -> None:
         self.thread.start()
 
+    def _shell_signal(self, name: str, a0: int, a1: int, a2: int) -> int | None:
+        """A signal for the shell (FORWARDED, to the runner or to pid 1): delivered to the
+        runner, the call succeeds (0). kill of pid 1 with any other signal goes on to the
+        kernel, which drops it (_FLAG_CONTINUE). None: refuse as the rule says."""
+        if name == "kill":
+            target, sig = _signed(a0), a1 & _LOW
+        elif name == "rt_sigqueueinfo":
+            target, sig = _signed(a0), a1 & _LOW
+        elif name == "tgkill":
+            target, sig = _signed(a0), a2 & _LOW
+        elif name == "tkill":
+            target, sig = (self.protect if self._runner_thread(a0) else None), a1 & _LOW
+        else:
+            return None
+        if target not in (self.protect, 1) or sig == 0:
+            return None
+        if sig in FORWARDED:
+            try:
+                os.kill(self.protect, sig)  # type: ignore[arg-type]
+            except OSError:
+                pass
+            return 0
+        return _FLAG_CONTINUE if target == 1 and name == "kill" else None
+
     def _runner_thread(self, tid: int) -> bool:
         tid = _signed(tid)
         if self.protect is None or tid <= 0:
@@ -246,10 +278,18 @@ class Supervisor:
                 if e.errno == errno.ENOENT:  # the caller was killed meanwhile
                     continue
                 return
-            nid, pid, _flags, nr, _arch, _ip, a0, a1, *_ = _NOTIF.unpack(buf)
+            nid, pid, _flags, nr, _arch, _ip, a0, a1, a2, *_ = _NOTIF.unpack(buf)
             name = self.names.get(nr, f"syscall {nr}")
             err = errno.EPERM
             detail = name
+            if name in _SIGNAL_NAMES and self.protect is not None:
+                act = self._shell_signal(name, a0, a1, a2)
+                if act is not None:
+                    try:
+                        fcntl.ioctl(self.fd, _IOC_SEND, _RESP.pack(nid, 0, 0, act))
+                    except OSError:
+                        pass
+                    continue
             if name == "tkill" and (a1 & _LOW == 0 or not self._runner_thread(a0)):
                 # (the tid is a value, not memory the caller could change after this check)
                 try:
