@@ -171,7 +171,8 @@ class _TarWriter:
             w(_ZERO[: -len(body) % _BLOCK])
             self.pos += _BLOCK + len(body) + (-len(body) % _BLOCK)
         if self.index is not None:
-            self.index.append([start, self.pos, name, typeflag.decode(), mode, uid, gid, mtime, size, linkname])
+            # (where the header sits after the previous member's end: 0, or past a PAX header)
+            self.index.append([self.pos - start, name, typeflag.decode(), mode, uid, gid, mtime, size, linkname])
         w(_header(bname[:100], mode, uid, gid, size if size < 8 ** 11 else 0, imtime, typeflag, blink[:100]))
         self.pos += _BLOCK
         if size:
@@ -560,16 +561,17 @@ def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
         pos = base
         try:
             for e in idx:
-                if type(e) is not list_ or len(e) != 10:
+                if type(e) is not list_ or len(e) != 9:
                     return None
-                start, hdr, name, typ, mode, uid, gid, mtime, size, link = e
+                gap, name, typ, mode, uid, gid, mtime, size, link = e
                 if (type(name) is not str_ or type(link) is not str_ or type(mode) is not int_
                         or type(uid) is not int_ or type(gid) is not int_ or type(size) is not int_
+                        or type(gap) is not int_ or gap < 0
                         or (type(mtime) is not float_ and type(mtime) is not int_) or not 0 <= size < 8 ** 11):
                     return None
-                start += base
-                hdr += base
-                if start != pos or hdr + _BLOCK + size > total:
+                start = pos  # each member starts where the one before ended
+                hdr = start + gap
+                if hdr + _BLOCK + size > total:
                     return None
                 if hdr != start:  # one PAX header between them
                     psize = int(bytes(mv[start + 124:start + 135]), 8)

@@ -80,16 +80,16 @@ def _retar(data: bytes, fix) -> bytes:  # noqa: ANN001
 
 def _rename_first_file(idx: list) -> list:
     for e in idx:
-        if e[3] == "0":
-            e[2] = e[2][:-1] + "X"
+        if e[2] == "0":
+            e[1] = e[1][:-1] + "X"
             return idx
     raise AssertionError
 
 
 def _shrink(idx: list) -> list:
     for e in idx:
-        if e[3] == "0" and e[8] > 1:
-            e[8] -= 1
+        if e[2] == "0" and e[7] > 1:
+            e[7] -= 1
             return idx
     raise AssertionError
 
@@ -98,8 +98,8 @@ def _shrink(idx: list) -> list:
     _rename_first_file,                                    # a name the header does not have
     _shrink,                                               # a size the header does not have
     lambda idx: idx[:-1],                                  # an entry left out: no tiling to the end
-    lambda idx: [[idx[0][0] + 1, *idx[0][1:]], *idx[1:]],  # positions that do not tile
-    lambda idx: [[*e[:4], "x", *e[5:]] for e in idx],      # not numbers
+    lambda idx: [[idx[0][0] + 1, *idx[0][1:]], *idx[1:]],  # a header that is not where it says
+    lambda idx: [[*e[:3], "x", *e[4:]] for e in idx],      # not numbers
     lambda idx: {"not": "a list"},
 ], ids=["name", "size", "missing", "offsets", "types", "shape"])
 def test_an_index_that_disagrees_is_ignored(monkeypatch, fix):
