@@ -316,9 +316,9 @@ class InProcessExecutor:
             kill_all()
 
     def take_signals(self, sh: Any) -> None:
-        """Signals programs sent the shell (inside a sandbox: the runner's wakeup fd, written
-        by the signal handler isolation/runner._shell_signals installs) go to the queue of
-        the shell that ran the program, which acts on them at its next command."""
+        """Signals programs sent the shell (inside a sandbox: a pipe pid 1's seccomp
+        supervisor writes, isolation/seccomp_filter.FORWARDED) go to the queue of the shell
+        that ran the program, which acts on them at its next command."""
         fd = self.signal_fd
         if fd is None:
             return

@@ -80,8 +80,8 @@ _LOW = 0xFFFFFFFF
 
 FORWARDED: tuple[int, ...] = (1, 2, 3, 10, 12, 14, 15)
 """HUP INT QUIT USR1 USR2 ALRM TERM: sent by a program to the runner (its parent, the shell)
-or to pid 1 (``$$``), the supervisor delivers them to the runner, which hands them to the
-shell (its trap, or the end of the run, as bash would die); any other signal is refused."""
+or to pid 1 (``$$``), the supervisor passes them to the runner's shell through a pipe instead
+(its trap runs, or the run ends as bash would die); any other signal is refused."""
 
 
 def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False,
@@ -223,10 +223,12 @@ class Supervisor:
     (kind ``syscall``) through ``report`` before answering, so the record is in place by the
     time the refused call returns."""
 
-    def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None) -> None:
+    def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None,
+                 signals: int | None = None) -> None:
         self.fd = listener
         self.report = report
         self.protect = protect
+        self.signals = signals  # a non-blocking pipe to the runner: one byte per signal
         self.names = syscall_names()
         self.thread = threading.Thread(target=self._loop, name="seccomp-supervisor",
                                        daemon=True)
@@ -250,10 +252,10 @@ class Supervisor:
             return None
         if target not in (self.protect, 1) or sig == 0:
             return None
-        if sig in FORWARDED:
+        if sig in FORWARDED and self.signals is not None:
             try:
-                os.kill(self.protect, sig)  # type: ignore[arg-type]
-            except OSError:
+                os.write(self.signals, bytes((sig,)))  # before the caller goes on
+            except OSError:  # (full: a flood of them; bash would coalesce them too)
                 pass
             return 0
         return _FLAG_CONTINUE if target == 1 and name == "kill" else None

@@ -136,7 +136,7 @@ CASES = [
     "kill -USR1 %1; wait %1; echo $?",
     "sleep 5 & kill -9 %1; wait %1; echo $?",
     "{ sleep 1; echo after; } & sleep 0.2; kill %1; wait %1; echo $?",
-    "sleep 5 | cat & sleep 0.2; kill %1; wait %1; echo $?",
+    "sleep 5 | cat & sleep 0.5; kill %1; wait %1; echo $?",
     # `read` takes no byte past its line from a pipe: the rest is there for a native child
     # that reads it, or for the next `read` after one that does not
     "printf 'l1\\nl2\\nl3\\n' | while IFS= read -r l; do python3 -c 'import sys; print(sys.argv[1])' \"$l\"; done",
