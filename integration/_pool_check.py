@@ -92,6 +92,30 @@ def main() -> None:
     out["threads"] = {"ok": ok[0], "errors": errors[:5], "seconds": time.monotonic() - t}
     out["stats_after_threads"] = pool.stats()
 
+    # 2b. asyncio sessions: arun/astream on the event loop, state kept, a cancelled run
+    async def asessions() -> dict:
+        import asyncio
+
+        async def one(i: int) -> list:
+            async with pool.asandbox() as sb:
+                r1 = await sb.arun(f"x={i}; echo $x > /workspace/n")
+                r2 = await sb.arun("echo $((x+1)); cat /workspace/n")
+                evs = [ev.kind async for ev in sb.astream("echo o; echo e >&2")]
+                task = asyncio.ensure_future(sb.arun("sleep 30; echo late"))
+                await asyncio.sleep(0.2)
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+                r3 = await sb.arun("echo after")
+                return [r1.exit_code, r2.stdout, sorted(evs), r3.stdout]
+        t = time.monotonic()
+        got = await asyncio.gather(*(one(i) for i in range(6)))
+        return {"results": got, "seconds": time.monotonic() - t}
+    import asyncio
+    out["asyncio"] = asyncio.run(asessions())
+
     # 3. idle TTL: the surplus goes back down to min_size
     end = time.monotonic() + 20
     peak = 0

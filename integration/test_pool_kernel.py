@@ -60,6 +60,13 @@ def test_fifty_threads_all_succeed(obs: dict) -> None:
     assert th["ok"] == 150 and not th["errors"], th
 
 
+def test_asyncio_sessions_on_the_loop(obs: dict) -> None:
+    got = obs["asyncio"]["results"]
+    assert got == [[0, f"{i + 1}\n{i}\n", ["result", "stderr", "stdout"], "after\n"]
+                   for i in range(6)], got
+    assert obs["asyncio"]["seconds"] < 120
+
+
 def test_idle_ttl_trims_back_to_min_size(obs: dict) -> None:
     assert obs["ready_peak"] > 2
     st = obs["stats_after_ttl"]

@@ -1,4 +1,4 @@
-"""Sandbox.arun on the event loop itself (no worker thread): results, cancel, timeout, close, crash."""
+"""Sandbox.arun on the event loop itself (no worker thread): results, cancel, timeout, crash."""
 
 from __future__ import annotations
 
@@ -161,3 +161,31 @@ def test_leaving_astream_early_interrupts_and_the_next_call_is_clean() -> None:
         t0 = time.monotonic()
         assert asyncio.run(main()) == "next\n"
         assert time.monotonic() - t0 < 15
+
+
+def test_a_blocking_call_from_the_loop_waits_for_the_awaited_run() -> None:
+    """sb.run()/read_file() called (blocking) from the event loop while another task awaits
+    an arun of the same sandbox: the awaited run finishes first and keeps its output."""
+    with _sandbox() as sb:
+        async def main() -> tuple[str, str, bytes, str]:
+            a = asyncio.ensure_future(sb.arun("sleep 0.5; echo A > f; echo A"))
+            await asyncio.sleep(0.1)
+            b = sb.run("echo B").stdout          # blocks the loop: A is finished here first
+            f = sb.read_file("f")
+            ra = await asyncio.wait_for(a, 30)
+            c = (await sb.arun("echo C")).stdout
+            return ra.stdout, b, f, c
+        assert asyncio.run(main()) == ("A\n", "B\n", b"A\n", "C\n")
+
+
+def test_a_blocking_call_from_the_loop_times_out_the_awaited_run() -> None:
+    with _sandbox() as sb:
+        async def main() -> tuple[bool, str]:
+            a = asyncio.ensure_future(sb.arun("sleep 30", timeout=0.5))
+            await asyncio.sleep(0.1)
+            b = sb.run("echo B").stdout
+            ra = await asyncio.wait_for(a, 30)
+            return ra.timed_out, b
+        t0 = time.monotonic()
+        assert asyncio.run(main()) == (True, "B\n")
+        assert time.monotonic() - t0 < 20

@@ -725,6 +725,12 @@ class SandboxedExecutor:
         """Before a request: the channel is in step (an abandoned reply is drained) and the
         sandbox process is alive (after a crash, a new one is started over the same files)."""
         self._check()
+        a = self._arun
+        if a is not None and a.thread == threading.get_ident():
+            # a blocking call from the event loop that awaits a run of ours (the lock is this
+            # thread's already; the loop cannot take the reply while this call blocks): that
+            # run is finished here first, as a run of another thread would be
+            a.finish_here()
         if not self._dead and self._reader.torn:
             self._kill()
             self._crash_reason = "the channel to the sandbox was interrupted mid-message"
@@ -1357,6 +1363,15 @@ class SandboxedExecutor:
         try:
             if not got:
                 self._kill()
+                a = self._arun
+                if a is not None:
+                    # a run awaited on a loop that did not take its reply in time (blocked):
+                    # it fails when that loop runs again, instead of waiting on a closed fd
+                    try:
+                        a.loop.call_soon_threadsafe(a.abort, SandboxClosed(
+                            "the sandbox was closed while the run was awaited"))
+                    except RuntimeError:
+                        pass   # that loop is closed
             if not self._dead and not self._closed:
                 try:
                     with self._send_lock:
@@ -1398,11 +1413,13 @@ class _AsyncRun:
         self.thread = threading.get_ident()
         self.callback_error: BaseException | None = None
         self.timer: Any = None
+        self.deadline: float | None = None
         self.interrupted = False
         self.registered = False
 
     async def wait(self, t: float | None) -> Result:
         if t is not None:
+            self.deadline = time.monotonic() + t + _GRACE
             self.timer = self.loop.call_later(t + _GRACE, self._deadline)
         self._take()   # frames already received
         if not self.fut.done():
@@ -1480,7 +1497,9 @@ class _AsyncRun:
         if not self.interrupted:
             self.interrupted = True
             self.ex._send_interrupt(self.rid)
-            self.timer = self.loop.call_later(_KILL_AFTER, self._deadline)
+            self.deadline = time.monotonic() + _KILL_AFTER
+            if self.registered:
+                self.timer = self.loop.call_later(_KILL_AFTER, self._deadline)
             return
         self.ex._kill()
         self.ex._crash_reason = "the sandbox did not stop after a run's timeout"
@@ -1495,6 +1514,34 @@ class _AsyncRun:
         if self.registered:
             self.registered = False
             self.loop.remove_reader(self.fd)
+
+    def finish_here(self) -> None:
+        """Take this run's frames off the channel on the calling thread, blocking, until it
+        ends (see SandboxedExecutor._ready); the awaiting task then gets its outcome."""
+        self.detach()
+        try:
+            while not self.fut.done():
+                wait = None
+                if self.deadline is not None:
+                    wait = self.deadline - time.monotonic()
+                    if wait <= 0:
+                        self._deadline()   # interrupt; at the second deadline, kill
+                        continue
+                msg = self.ex._reader.recv(wait)
+                if msg is not None:
+                    self._handle(*msg)
+        except WireClosed:
+            self._crashed()
+        except Exception as e:  # noqa: BLE001 - the run's error, raised by the awaiter
+            if not self.fut.done():
+                self.fut.set_exception(e)
+        except BaseException:
+            # (KeyboardInterrupt while waiting) the run is abandoned as run() abandons one
+            if not self.fut.done():
+                self.ex._abandon(self.rid, interrupt=True)
+                self.ex._current = None
+                self.fut.cancel()
+            raise
 
     def abort(self, exc: BaseException) -> None:
         self.detach()

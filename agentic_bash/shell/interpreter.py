@@ -2999,7 +2999,10 @@ class Interpreter(Expander):
     # ------------------------------------------------------------------ background jobs
     def run_background(self, cmd: N.Command) -> None:
         from .jobs import start_job
-        start_job(self, cmd)
+        if start_job(self, cmd) is not None:
+            # bash: an asynchronous command's status is 0 (a run of only `x &` after a
+            # timed-out one returned 124, timed_out False)
+            self.state.last_status = 0
 
     # ------------------------------------------------------------------ simple commands
     def xtrace(self, argv: list[str]) -> None:
@@ -4648,11 +4651,11 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 _STAGE_LOCK = threading.Lock()
 _HELD_OVERHEAD = Budget.HELD_OVERHEAD
-# Stage threads are not watched (kicked) by the deadline watchdog: with them watched, the
-# issue's fuzz (seed 7, script 186: a fork bomb of thread pipelines after a 500K-element
-# array) left the process busy > 10 s past the deadline, twice in two runs; without, none.
-# The mechanism (watch/unwatch around the stage) stays for when that is understood.
-_WATCH_STAGES = False
+# Stage threads are watched (kicked) by the deadline watchdog. (Off for a while: the fuzz's
+# seed 7, script 186 — a fork bomb after a 500K-element array — ran 8-25 s past a 2 s
+# deadline; the cause was each fork copying the array, ~20 ms of GIL per fork, with kicks
+# on or off; since arrays are copy-on-write between forks it ends in 0.2-0.5 s.)
+_WATCH_STAGES = True
 _STAGE_STOP_GRACE = 0.1  # seconds a stopped run waits for its thread stages to end
 
 from .builtins import BUILTINS as _BUILTINS  # noqa: E402 - builtins import this module lazily

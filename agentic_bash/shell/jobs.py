@@ -197,9 +197,10 @@ class _JobBudget(Budget):
 
 
 _reg_lock = threading.Lock()
-# Job threads are not watched by the deadline watchdog (see interpreter._WATCH_STAGES);
-# they stop at their next check once their run or tree is stopped (_JobBudget.check).
-_WATCH_JOBS = False
+# Job threads are watched by the deadline watchdog (see interpreter._WATCH_STAGES): kicked
+# at their deadline or once their run or tree is stopped (_JobBudget.due), not only at
+# their next check.
+_WATCH_JOBS = True
 
 
 def _live_jobs(sh: Interpreter, table: JobTable) -> set[Job]:

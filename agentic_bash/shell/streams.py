@@ -16,7 +16,7 @@ except ImportError:  # pragma: no cover - non-POSIX
     _F_SETPIPE_SZ = 0
 from typing import Callable
 
-from ..limits import active_budget, charge_read, check_size
+from ..limits import active_budget, charge_read, check_size, no_kick
 
 __all__ = ["BoundedReads", "BytesReader", "Capture", "InputBytes", "NullStream", "Pipe", "PipeReader", "PipeWriter"]
 
@@ -470,7 +470,11 @@ class _RawPipe(io.FileIO):
         return data
 
     def close(self) -> None:
-        with self._fdlk:
+        lk = getattr(self, "_fdlk", None)
+        if lk is None:  # (half made: its __init__ was cut short)
+            super().close()
+            return
+        with lk:
             super().close()
             sc, self.scratch = self.scratch, None
             if sc is not None:
@@ -516,6 +520,18 @@ class Pipe:
     __slots__ = ("reader", "writer")
 
     def __init__(self) -> None:
+        # no watchdog kick until both ends have owners: one right after os.pipe() returned
+        # lost both descriptors, one inside _RawPipe.__init__ left a reader that could not
+        # close (a fork bomb's stage threads leaked a pipe in about 1 run of 4)
+        with no_kick:
+            self._make()
+        b = active_budget()
+        if b is not None:
+            # (each end: the Pipe itself is often dropped while its ends are in use)
+            b.track_pipe(self.reader)  # broken at once when the run stops (Budget.abort_pipes)
+            b.track_pipe(self.writer)
+
+    def _make(self) -> None:
         r, w = os.pipe()
         try:
             if _F_SETPIPE_SZ:
@@ -541,11 +557,6 @@ class Pipe:
                     except OSError:
                         pass
             raise
-        b = active_budget()
-        if b is not None:
-            # (each end: the Pipe itself is often dropped while its ends are in use)
-            b.track_pipe(self.reader)  # broken at once when the run stops (Budget.abort_pipes)
-            b.track_pipe(self.writer)
 
     def abort(self) -> None:
         self.writer.abort()
