@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import pkgutil
 
 from .base import REGISTRY, CommandContext, CommandSpec, command
@@ -50,13 +49,14 @@ def _import_everything() -> None:
     if _loaded:
         return
     _loaded = True
-    for m in pkgutil.iter_modules(__path__):
-        if not m.name.startswith("_") and m.name != "base":
-            try:
-                importlib.import_module(f"{__name__}.{m.name}")
-            except Exception as e:  # noqa: BLE001 - one broken command module must not break the shell
-                from .base import note_broken
-                note_broken(f"{__name__}.{m.name}", e)
+    from .base import import_commands
+    try:
+        for m in pkgutil.iter_modules(__path__):
+            if not m.name.startswith("_") and m.name != "base":
+                import_commands(f"{__name__}.{m.name}")
+    except BaseException:
+        _loaded = False  # a stopped run: the next listing imports the rest
+        raise
 
 
 REGISTRY.lazy = {n: f"{__name__}.{mod}" for mod, names in MODULES.items() for n in names}  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Mapping, Protocol
 
+from ..errors import LimitExceeded
 from ..limits import Budget
 from ..vfs.base import FileSystem
 from ..vfs.paths import normalize
@@ -134,6 +135,24 @@ class CommandSpec:
     help: str = ""
 
 
+def import_commands(module: str) -> bool:
+    """Import command module ``module``; False (and noted, see note_broken) when it is broken.
+    A run stopped while the import was under way (deadline, interrupt, a limit, memory) says
+    nothing about the module: its half-registered commands are dropped, so the next use
+    imports it afresh, and the stop is raised on."""
+    try:
+        importlib.import_module(module)
+        return True
+    except BaseException as e:
+        if isinstance(e, Exception) and not isinstance(e, (LimitExceeded, MemoryError)):
+            note_broken(module, e)
+            return False
+        for n, m in _Registry.lazy.items():
+            if m == module:
+                dict.pop(REGISTRY, n, None)
+        raise
+
+
 def note_broken(module: str, exc: BaseException) -> None:
     """Record (and warn once about) a command module that failed to import."""
     if module in _Registry.broken:
@@ -157,12 +176,8 @@ class _Registry(dict):
         mod = self.lazy.get(name)
         if mod is None:
             return False
-        try:
-            importlib.import_module(mod)
-        except Exception as e:  # noqa: BLE001 - one broken command module must not break the shell
-            note_broken(mod, e)
-            return False
-        return dict.__contains__(self, name)
+        # (one broken command module must not break the shell)
+        return import_commands(mod) and dict.__contains__(self, name)
 
     def why_missing(self, name: str) -> str | None:
         """Why a command of the table has no implementation (its module failed to import)."""

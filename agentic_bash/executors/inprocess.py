@@ -417,6 +417,7 @@ class InProcessExecutor:
             if cwd is not None:
                 saved_cwd = st.cwd
                 st.cwd = normalize(cwd, st.cwd)
+                saved_pwd = _enter_run_cwd(st)
             marker = self._idle_marker
             if marker is not None and marker.fs is self.fs:
                 # the previous run changed nothing: its empty journal records this one
@@ -427,13 +428,21 @@ class InProcessExecutor:
             exceeded = None
             try:
                 budget.watch()  # (past the deadline the watchdog interrupts this thread)
-                if st.shopt["expand_aliases"] or st.options["verbose"]:
+                bad = _bad_run_cwd(sh, st.cwd) if saved_cwd is not None else None
+                if bad is not None:
+                    # as `cd DIR && script` would: the script does not run
+                    err.write(f"agentic-bash: cwd: {cwd}: {bad}\n".encode("utf-8", "replace"))
+                    status = 1
+                    tree = _MISS
+                elif st.shopt["expand_aliases"] or st.options["verbose"]:
                     tree = None
                 else:
                     tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
                     if tree is _MISS:
                         tree = _whole_script(script, st.shopt["extglob"] is True)
-                if tree is not None:
+                if tree is _MISS:
+                    pass
+                elif tree is not None:
                     status = run_toplevel(sh, tree)
                 else:
                     # line by line: aliases and extglob apply from the next line, warnings in
@@ -482,6 +491,7 @@ class InProcessExecutor:
                     st.env_cache = None
                 if saved_cwd is not None:
                     st.cwd = saved_cwd
+                    _leave_run_cwd(st, saved_pwd)
                 if sh.owned:
                     sh.close_owned()
                 self._budget = None
@@ -1535,6 +1545,40 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
 
 
 _IN_BIN: dict[str, bool] = {}
+
+
+def _enter_run_cwd(st: Any) -> tuple[Any, Any]:
+    """A run's ``cwd=`` is its working directory as `cd` would make it: $PWD names it. The
+    global PWD and OLDPWD as they were, for _leave_run_cwd."""
+    sc = st.scopes[0]
+    pwd, oldpwd = sc.get("PWD"), sc.get("OLDPWD")
+    # (copies: `cd` assigns to the Var objects in place)
+    old = pwd and pwd.copy(), oldpwd and oldpwd.copy()
+    sc["PWD"] = Var(st.cwd, pwd.attrs if pwd is not None else EXPORT)
+    st.env_cache = None
+    return old
+
+
+def _bad_run_cwd(sh: Any, path: str) -> str | None:
+    """Why a run cannot start in ``path`` (strerror's words), or None."""
+    try:
+        if sh.fs.stat(path).is_dir:
+            return None
+        return os.strerror(errno.ENOTDIR)
+    except OSError as e:
+        return os.strerror(e.errno or errno.ENOENT)
+
+
+def _leave_run_cwd(st: Any, saved: tuple[Any, Any]) -> None:
+    """Puts back PWD and OLDPWD with the session's own directory (a `cd` inside the run
+    changed them along with the directory that is being restored)."""
+    sc = st.scopes[0]
+    for name, v in zip(("PWD", "OLDPWD"), saved):
+        if v is None:
+            sc.pop(name, None)
+        else:
+            sc[name] = v
+    st.env_cache = None
 
 
 def _in_bin_dir(path: str, cwd: str) -> bool:

@@ -190,6 +190,7 @@ DYNAMIC = frozenset({
 # first pipeline stages that run before the rest without a fork (Interpreter._producer)
 _PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
 _PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
+_PRODUCE_CAP = 1 << 20  # bytes a producer stage may write before its reader runs
 
 SPECIAL_BUILTINS = frozenset({
     "break", ":", ".", "continue", "eval", "exec", "exit", "export", "readonly", "return",
@@ -2820,6 +2821,13 @@ class Interpreter(Expander):
         if name not in _PRODUCERS or st.functions.get(name) is not None or (st.disabled and name in st.disabled):
             return None
         if name == "printf" and (len(argv) < 2 or argv[1][:1] == "-" or _PRINTF_UNBOUNDED.search(argv[1])):
+            return None
+        # what it may write, over-estimated, must be small: printf repeats its format for
+        # every argument (a long format times many arguments is quadratic in the script),
+        # and %(…)T or %q may grow a piece; past the cap the stage gets a pipe with
+        # back-pressure as before
+        words = sum(len(a) for a in argv)
+        if (words if name != "printf" else (len(argv[1]) * 16 + 16) * len(argv) + 4 * words) > _PRODUCE_CAP:
             return None
         return list(argv)
 

@@ -105,6 +105,16 @@ PRODUCERS = [
 ]
 
 
+def test_a_producer_that_could_write_much_keeps_the_bounded_pipe(sb, counted):
+    """printf repeats its format per argument: 2 KB of format times 2,000 arguments could be
+    4 MB; that stage runs with back-pressure (head stops it with SIGPIPE), not to its end."""
+    fmt = "x" * 2000 + "%s"
+    script = f"printf '{fmt}' " + " ".join(["a"] * 2000) + " | head -c 5; s=${PIPESTATUS[*]}; echo; echo $s"
+    r = sb.run(script, timeout=20)
+    assert r.stdout == "xxxxx\n141 0\n"
+    assert counted["produced"] == 0
+
+
 def test_producer_writes_before_a_short_reader_exits(sb):
     """bash's `echo hi | true` is a race between echo's write and true's exit, which
     echo nearly always wins (0 0; 141 0 now and then under load): ours is always 0 0."""
