@@ -231,6 +231,7 @@ class InProcessExecutor:
             sys.setrecursionlimit(self._RECURSION_LIMIT)
         self.fs = fs
         self.native = native
+        self.signal_fd: int | None = None  # signals programs sent the shell (see take_signals)
         self._path_cache: dict[tuple[str, str, str | None], tuple[Any, str | None]] = {}
         if native is not None:
             # every native child passes the launcher: it enforces the process and memory caps
@@ -313,6 +314,25 @@ class InProcessExecutor:
             # security: background (`nohup cmd &`) children and their process groups end
             # now, not when a job thread next polls its budget (the caller may exit first)
             kill_all()
+
+    def take_signals(self, sh: Any) -> None:
+        """Signals programs sent the shell (inside a sandbox: a pipe pid 1's seccomp
+        supervisor writes, isolation/seccomp_filter.FORWARDED) go to the queue of the shell
+        that ran the program, which acts on them at its next command."""
+        fd = self.signal_fd
+        if fd is None:
+            return
+        try:
+            data = os.read(fd, 256)
+        except OSError:  # (nothing pending: EAGAIN)
+            return
+        for b in data:
+            try:
+                name = signal.Signals(b).name[3:]
+            except ValueError:
+                continue
+            if name in ("HUP", "INT", "QUIT", "USR1", "USR2", "ALRM", "TERM"):
+                sh.sig_queue.append(name)
 
     def run(self, script: str, stdin: bytes | BinaryIO | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
@@ -2015,6 +2035,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
         # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)
+    if ex.signal_fd is not None:
+        ex.take_signals(sh)
     return rc
 
 

@@ -116,17 +116,20 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         _loopback_up()
         _network_start(cfg, sock)
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sig_r, sig_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)  # signals for the shell (S2 -> S3)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             sup_parent.close()
-            code = _s3_main(cfg, sock, facts, sup_child)
+            os.close(sig_w)
+            code = _s3_main(cfg, sock, facts, sup_child, sig_r)
         except BaseException as e:  # noqa: BLE001
             _fatal(sock, "runner", e)
         os._exit(code)
     sock.close()
     sup_child.close()
+    os.close(sig_r)
     # pid 1 runs no untrusted code, but shares uid with everything in the sandbox: make it
     # unreadable through /proc and give up the namespace's capabilities.
     try:
@@ -135,7 +138,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sc.drop_all_caps()
     except OSError:
         pass
-    _start_supervisor(sup_parent, pid)
+    _start_supervisor(sup_parent, pid, sig_w)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     if (cfg.get("resources") or {}).get("watchdog"):
@@ -205,7 +208,7 @@ def _loopback_up() -> None:
         fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 0x1 | 0x40))  # UP|RUNNING
 
 
-def _start_supervisor(sup: socket.socket, runner: int | None = None) -> None:
+def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: int | None = None) -> None:
     """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
     its notifications on a thread; each refusal is reported back over ``sup``."""
     import json
@@ -223,7 +226,7 @@ def _start_supervisor(sup: socket.socket, runner: int | None = None) -> None:
         except OSError:
             pass
 
-    Supervisor(fd, report, protect=runner).start()
+    Supervisor(fd, report, protect=runner, signals=signals).start()
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
@@ -277,7 +280,7 @@ def _kill_descendants() -> None:
 
 
 def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
-             sup: socket.socket | None = None) -> int:
+             sup: socket.socket | None = None, signals: int | None = None) -> int:
     os.setsid()
     os.umask(0o022)
     if cfg.get("resources"):
@@ -372,6 +375,12 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         extras = {k: base64.b64encode(v).decode() for k, v in got.items()}
         if scanner is not None:
             scanner.refresh()
+    if seccomp_notify and signals is not None and hasattr(executor, "signal_fd"):
+        # signals programs send the shell, written by pid 1's supervisor (seccomp_filter
+        # FORWARDED); the shell reads them after each program it runs and in `wait`
+        executor.signal_fd = signals
+    elif signals is not None:
+        os.close(signals)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
     usage = None

@@ -78,6 +78,11 @@ _PID_CALLS: tuple[tuple[str, int, bool, int | None], ...] = (
 )
 _LOW = 0xFFFFFFFF
 
+FORWARDED: tuple[int, ...] = (1, 2, 3, 10, 12, 14, 15)
+"""HUP INT QUIT USR1 USR2 ALRM TERM: sent by a program to the runner (its parent, the shell)
+or to pid 1 (``$$``), the supervisor passes them to the runner's shell through a pipe instead
+(its trap runs, or the run ends as bash would die); any other signal is refused."""
+
 
 def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False,
                   protect: int = RUNNER_PID) -> int | None:
@@ -193,6 +198,9 @@ def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
         rule(refuse(errno.EPERM), "setpriority", sc.Arg(0, sc.EQ, which),
              sc.Arg(1, sc.MASKED_EQ, _LOW, protect))
     rule(sc.ERRNO(errno.ENOSYS), "pidfd_send_signal")
+    if notify:
+        # `kill $$` from a program: $$ is 1 (see FORWARDED; the kernel would drop it)
+        rule(sc.NOTIFY, "kill", sc.Arg(0, sc.MASKED_EQ, _LOW, 1), sc.Arg(1, sc.GT, 0))
     # tkill names a thread (the runner has several, started later): with a listener the
     # supervisor lets it through unless the thread is the runner's; without one, refused.
     rule(sc.NOTIFY if notify else sc.ERRNO(errno.EPERM), "tkill")
@@ -215,16 +223,42 @@ class Supervisor:
     (kind ``syscall``) through ``report`` before answering, so the record is in place by the
     time the refused call returns."""
 
-    def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None) -> None:
+    def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None,
+                 signals: int | None = None) -> None:
         self.fd = listener
         self.report = report
         self.protect = protect
+        self.signals = signals  # a non-blocking pipe to the runner: one byte per signal
         self.names = syscall_names()
         self.thread = threading.Thread(target=self._loop, name="seccomp-supervisor",
                                        daemon=True)
 
     def start(self) -> None:
         self.thread.start()
+
+    def _shell_signal(self, name: str, a0: int, a1: int, a2: int) -> int | None:
+        """A signal for the shell (FORWARDED, to the runner or to pid 1): delivered to the
+        runner, the call succeeds (0). kill of pid 1 with any other signal goes on to the
+        kernel, which drops it (_FLAG_CONTINUE). None: refuse as the rule says."""
+        if name == "kill":
+            target, sig = _signed(a0), a1 & _LOW
+        elif name == "rt_sigqueueinfo":
+            target, sig = _signed(a0), a1 & _LOW
+        elif name == "tgkill":
+            target, sig = _signed(a0), a2 & _LOW
+        elif name == "tkill":
+            target, sig = (self.protect if self._runner_thread(a0) else None), a1 & _LOW
+        else:
+            return None
+        if target not in (self.protect, 1) or sig == 0:
+            return None
+        if sig in FORWARDED and self.signals is not None:
+            try:
+                os.write(self.signals, bytes((sig,)))  # before the caller goes on
+            except OSError:  # (full: a flood of them; bash would coalesce them too)
+                pass
+            return 0
+        return _FLAG_CONTINUE if target == 1 and name == "kill" else None
 
     def _runner_thread(self, tid: int) -> bool:
         tid = _signed(tid)
@@ -246,10 +280,18 @@ class Supervisor:
                 if e.errno == errno.ENOENT:  # the caller was killed meanwhile
                     continue
                 return
-            nid, pid, _flags, nr, _arch, _ip, a0, a1, *_ = _NOTIF.unpack(buf)
+            nid, pid, _flags, nr, _arch, _ip, a0, a1, a2, *_ = _NOTIF.unpack(buf)
             name = self.names.get(nr, f"syscall {nr}")
             err = errno.EPERM
             detail = name
+            if name in _SIGNAL_NAMES and self.protect is not None:
+                act = self._shell_signal(name, a0, a1, a2)
+                if act is not None:
+                    try:
+                        fcntl.ioctl(self.fd, _IOC_SEND, _RESP.pack(nid, 0, 0, act))
+                    except OSError:
+                        pass
+                    continue
             if name == "tkill" and (a1 & _LOW == 0 or not self._runner_thread(a0)):
                 # (the tid is a value, not memory the caller could change after this check)
                 try:

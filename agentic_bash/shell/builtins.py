@@ -3235,10 +3235,16 @@ def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
             sh.error(e.message)
 
 
+def _host_signals(sh: Interpreter) -> None:
+    take = getattr(sh.host, "take_signals", None)
+    if take is not None and getattr(sh.host, "signal_fd", None) is not None:
+        take(sh)
+
+
 def _wait_signaled(sh: Interpreter) -> int:
     """A signal sent to the shell while `wait` waits: a trapped one ends the wait with
     128+n (its trap runs right after), an untrapped fatal one ends the shell; 0 otherwise."""
-    if sh.top is not sh:
+    if sh.top is not sh or not sh.sig_queue:
         return 0
     for sig in list(sh.sig_queue):
         trap = sh.state.traps.get(sig)
@@ -3277,6 +3283,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                     _wait_note(sh, pvar, j)
                     return j.status or 0
             budget.check()
+            _host_signals(sh)
             if sh.sig_queue and (st := _wait_signaled(sh)):
                 return st
             pending[0].done.wait(0.01)
@@ -3284,11 +3291,13 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
         for j in list(jobs.jobs.values()):
             while not j.done.wait(0.02):
                 budget.check()
+                _host_signals(sh)
                 if sh.sig_queue and (st := _wait_signaled(sh)):
                     return st
             jobs.remove(j)
             _wait_note(sh, None, j)
         # (a signal the last job sent just before it ended arrived while `wait` waited)
+        _host_signals(sh)
         return _wait_signaled(sh) if sh.sig_queue else 0
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
@@ -3303,8 +3312,10 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             continue
         while not job.done.wait(0.02):
             budget.check()
+            _host_signals(sh)
             if sh.sig_queue and (st := _wait_signaled(sh)):
                 return st
+        _host_signals(sh)
         if sh.sig_queue and (st := _wait_signaled(sh)):
             return st
         status = job.status or 0

@@ -97,6 +97,19 @@ KILL_SELF = [
 ]
 
 
+# ... and from a program it runs (its parent, or $$): pid 1's seccomp supervisor hands the
+# signal to the runner (namespace level only: there are no programs in the virtual one)
+NATIVE_KILL = [
+    "trap 'echo got' USR1; python3 -c 'import os; os.kill(os.getppid(), 10)'; echo after",
+    "trap 'echo got TERM' TERM; dash -c 'kill -TERM $PPID'; echo after",
+    "python3 -c 'import os; os.kill(os.getppid(), 15)'; echo never",
+    "trap 'echo u2' USR2; P=$$ python3 -c 'import os; os.kill(int(os.environ[\"P\"]), 12)'; echo after",
+    "trap 'echo hup; exit 4' HUP; dash -c 'kill -HUP $PPID; sleep 0.2'; echo never",
+    "dash -c 'kill -USR1 $PPID'; echo never",
+    "trap 'echo t' USR1; sleep 1 & python3 -c 'import os; os.kill(os.getppid(), 10)'; wait; echo \"w=$?\"",
+]
+
+
 @pytest.mark.parametrize("level", ["virtual", "namespace"])
 def test_kill_of_the_shell_from_its_children(level, tmp_path, tmp_path_factory) -> None:
     import os
@@ -106,7 +119,8 @@ def test_kill_of_the_shell_from_its_children(level, tmp_path, tmp_path_factory) 
     gen.close()
     from agentic_bash import Sandbox
     bad = []
-    for script in KILL_SELF:
+    natives = level == "namespace" and shutil.which("python3") and shutil.which("dash")
+    for script in KILL_SELF + (NATIVE_KILL if natives else []):
         p = subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True, cwd=str(tmp_path),
                            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
                            start_new_session=True, timeout=60)
@@ -115,4 +129,60 @@ def test_kill_of_the_shell_from_its_children(level, tmp_path, tmp_path_factory) 
             r = sb.run(script, timeout=60)
         if (r.stdout, r.stderr, r.exit_code) != want:
             bad.append((script, want, (r.stdout, r.stderr, r.exit_code)))
+    assert bad == []
+
+
+# -- the same, as an unprivileged user ---------------------------------------------------------
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import textwrap  # noqa: E402
+
+_INTEGRATION = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "integration")
+if _INTEGRATION not in sys.path:
+    sys.path.insert(0, _INTEGRATION)
+_spec = importlib.util.spec_from_file_location("_agb_traps_integration_conftest",
+                                               os.path.join(_INTEGRATION, "conftest.py"))
+_conf = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(_conf)  # type: ignore[union-attr]
+as_user = _conf.as_user
+
+_USER_SCRIPT = textwrap.dedent("""
+    import json, os, subprocess, sys, tempfile, warnings
+    warnings.simplefilter("ignore")
+    import agentic_bash as ab
+    out = []
+    with ab.Sandbox(isolation="namespace") as sb:
+        for c in json.loads(sys.argv[1]):
+            d = tempfile.mkdtemp()
+            p = subprocess.run(["/bin/bash", "-c", c], capture_output=True, text=True, cwd=d,
+                               env={"PATH": os.environ["PATH"], "LANG": "C.UTF-8"},
+                               start_new_session=True, timeout=60)
+            want = [p.stdout, p.stderr, p.returncode if p.returncode >= 0 else 128 - p.returncode]
+            r = sb.run(c, timeout=60)
+            out.append([c, want, [r.stdout, r.stderr, r.exit_code]])
+            sb.run("trap - HUP INT QUIT USR1 USR2 ALRM TERM; wait")  # (one session for all)
+    print(json.dumps(out))
+""")
+
+
+def test_kill_of_the_shell_unprivileged(as_user) -> None:
+    from agentic_bash.isolation.plan import plan
+    from agentic_bash.isolation.probe import probe
+    if plan("namespace", probe()).level != "namespace":
+        pytest.skip("no kernel sandbox here")
+    if not (shutil.which("python3") and shutil.which("dash")):
+        pytest.skip("python3 or dash not installed")
+    fd, script = tempfile.mkstemp(suffix=".py", dir=as_user.env["TMPDIR"])
+    with os.fdopen(fd, "w") as f:
+        f.write(_USER_SCRIPT)
+    os.chmod(script, 0o644)
+    p = subprocess.run(as_user.prefix + [as_user.python, script, json.dumps(NATIVE_KILL)],
+                       capture_output=True, text=True, env=as_user.env, cwd="/", timeout=280)
+    assert p.returncode == 0, p.stderr[-3000:]
+    bad = [(c, w, g) for c, w, g in json.loads(p.stdout.strip().splitlines()[-1]) if w != g]
     assert bad == []
