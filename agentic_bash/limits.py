@@ -520,12 +520,13 @@ def _watch_round() -> bool:
             b._kicked = int(b._kicked) + 1
             b._kick_at = now
             frames = sys._current_frames()
-            live = threading._active  # (ident -> Thread, maintained by threading)
+            # (ident -> Thread, kept by threading; without it no entry is taken as stale)
+            live = getattr(threading, "_active", None)
             with _WATCH_LOCK:
                 for e in list(b._tids):
                     tid = e[0]
                     f = frames.get(tid)
-                    if live.get(tid) is not e[1]:
+                    if live is not None and live.get(tid) is not e[1]:
                         # the thread that registered is gone (its unwatch was cut short) and
                         # the ident may be another thread's now: never send to it (a stale
                         # entry of a fork bomb's budget killed a later run's pipeline stage)

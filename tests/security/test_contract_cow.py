@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
+import time
 
 import psutil
 import pytest
@@ -109,3 +110,68 @@ def test_a_fork_bomb_after_a_big_array_does_not_copy_it(monkeypatch) -> None:
             t.join()
     assert r.stdout.split("\n")[-2] == "done" and r.stdout.count("500000") == 64
     assert (peak[0] - base) / MiB < 300
+
+
+# -- the watchdog with stage and job threads watched ---------------------------------------------
+
+def _due_budget():
+    from agentic_bash.limits import Budget, _start_watch
+    _start_watch()
+    b = Budget(ab.Limits(timeout=0.05))
+    time.sleep(0.1)  # past its deadline (and the watchdog's grace) before anyone watches
+    return b
+
+
+def test_no_kick_holds_the_watchdog_off_until_the_region_ends() -> None:
+    from agentic_bash.errors import LimitExceeded
+    from agentic_bash.limits import no_kick
+    b = _due_budget()
+    got: dict[str, object] = {}
+
+    def run() -> None:
+        b.watch()
+        try:
+            try:
+                with no_kick:
+                    end = time.monotonic() + 0.6  # (the watchdog looks every 10 ms)
+                    while time.monotonic() < end:
+                        pass
+                    got["inside"] = "finished"
+                while True:  # kicked once out of the region
+                    time.sleep(0.001)
+            except LimitExceeded as e:
+                got["after"] = e.limit
+        finally:
+            b.unwatch()
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(20)
+    assert got == {"inside": "finished", "after": "timeout"}
+
+
+def test_an_entry_left_by_a_gone_thread_is_dropped_not_kicked() -> None:
+    # a thread whose unwatch() was cut short leaves (ident, Thread); another thread may get
+    # that ident: the watchdog must drop the entry, never send the newcomer the exception
+    from agentic_bash import limits
+    b = _due_budget()
+    got: dict[str, object] = {}
+    ready = threading.Event()
+
+    def newcomer() -> None:
+        me = threading.get_ident()
+        with limits._WATCH_LOCK:  # (what a gone thread's watch() left, with this ident)
+            b._tids.append((me, object()))
+            limits._ACTIVE.append(b)
+        ready.set()
+        try:
+            end = time.monotonic() + 0.6
+            while time.monotonic() < end:
+                time.sleep(0.001)
+            got["ran"] = True
+        except BaseException as e:  # noqa: BLE001 - what the test looks for
+            got["kicked"] = type(e).__name__
+    t = threading.Thread(target=newcomer, daemon=True)
+    t.start()
+    t.join(20)
+    assert ready.is_set() and got == {"ran": True}
+    assert b._tids == [] and b not in limits._ACTIVE
