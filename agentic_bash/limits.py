@@ -193,7 +193,8 @@ class Budget:
         cap = self.held_cap()
         self._arr_step = sys.maxsize if cap is None else max(1 << 16, cap // 8)
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
-        self._tids: list[int] = []  # threads the watchdog watches for this budget (see watch)
+        # threads the watchdog watches for this budget (see watch): (ident, Thread)
+        self._tids: list[tuple[int, Any]] = []
         self._kicked = False  # the watchdog has sent its threads an asynchronous timeout
         self._kick_at = 0.0  # when it last did
         self._pipes: list[weakref.ref[Any]] | None = None  # OS pipes of the run (track_pipe)
@@ -318,7 +319,10 @@ class Budget:
         # (both under the lock: the watchdog, which sends under it, never sees the thread
         # half registered, so unwatch() always undoes exactly this)
         with _WATCH_LOCK:
-            self._tids.append(threading.get_ident())
+            # (the Thread too: a thread whose unwatch() was cut short leaves its entry, and
+            # its ident goes to the next thread started; the watchdog drops an entry whose
+            # ident now names another Thread)
+            self._tids.append((threading.get_ident(), threading.current_thread()))
             _ACTIVE.append(self)
 
     def unwatch(self) -> None:
@@ -331,12 +335,14 @@ class Budget:
                 # (under the lock the watchdog sends nothing; a kick sent just before lands
                 # here at the latest, and the removal is done again)
                 with _WATCH_LOCK:
-                    if tid in tids:
-                        tids.remove(tid)
-                        try:
-                            _ACTIVE.remove(self)
-                        except ValueError:  # (cleared after a fork)
-                            pass
+                    for e in tids:
+                        if e[0] == tid:
+                            tids.remove(e)
+                            try:
+                                _ACTIVE.remove(self)
+                            except ValueError:  # (cleared after a fork)
+                                pass
+                            break
                     if self._kicked:
                         _set_async_exc(tid, None)
                 return
@@ -514,9 +520,21 @@ def _watch_round() -> bool:
             b._kicked = int(b._kicked) + 1
             b._kick_at = now
             frames = sys._current_frames()
+            live = threading._active  # (ident -> Thread, maintained by threading)
             with _WATCH_LOCK:
-                for tid in set(b._tids):
+                for e in list(b._tids):
+                    tid = e[0]
                     f = frames.get(tid)
+                    if live.get(tid) is not e[1]:
+                        # the thread that registered is gone (its unwatch was cut short) and
+                        # the ident may be another thread's now: never send to it (a stale
+                        # entry of a fork bomb's budget killed a later run's pipeline stage)
+                        b._tids.remove(e)
+                        try:
+                            _ACTIVE.remove(b)
+                        except ValueError:
+                            pass
+                        continue
                     if f is None:
                         continue  # (not a live thread: never send to an id a new one may reuse)
                     if tid in _NOKICK or _in_stdlib(f):
@@ -563,7 +581,7 @@ def _in_stdlib(frame: Any) -> bool:
 
 
 # (a kick inside a close() cut short leaked its descriptor; one in a finalizer is dropped)
-_NOKICK_NAMES = frozenset({"__del__", "close", "__exit__", "_leave"})
+_NOKICK_NAMES = frozenset({"__del__", "close", "__exit__", "_leave", "unwatch"})
 
 
 def _quiet_unraisable(hook: Any) -> Any:
