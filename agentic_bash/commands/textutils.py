@@ -831,7 +831,9 @@ def wc(ctx: CommandContext, argv: list[str]) -> int:
 def _stdin_regular_size(ctx: CommandContext) -> int | None:
     import io
     s = ctx.stdin
-    if isinstance(s, io.BytesIO):
+    # (a here-doc or here-string, also behind the shell's keep-open wrapper, is a pipe as in
+    # bash 5.2 for bodies under the pipe's capacity)
+    if isinstance(getattr(s, "_s", s), io.BytesIO):
         return None
     try:
         if not s.seekable():
