@@ -38,7 +38,7 @@ from .native import stdin_handoff, wait_collecting
 from ..shell.parser import parse as _parse
 from ..packages.apt import APT_COMMANDS, apt_shim
 from ..packages.manifest import Manifest
-from ..shell.parser import _CACHE_MAX_SOURCE, parse_with_warnings as _parse_w
+from ..shell.parser import _CACHE_MAX_SOURCE, CACHE_BUDGET, parse_with_warnings as _parse_w
 from ..shell.template import templated as _templated
 try:
     from ..vfs.changes import diff as _diff, snapshot_marker as _snapshot_marker
@@ -77,12 +77,15 @@ def _whole_script(script: str, extglob: bool) -> N.Script | None:
             tree = None
     if len(script) <= _CACHE_MAX_SOURCE:
         cache = _TREES[extglob]
-        if len(cache) >= _TREES_MAX:
-            try:  # first in, first out (insertion order); another thread may race us here
-                del cache[next(iter(cache))]
-            except (KeyError, RuntimeError, StopIteration):
-                pass
-        cache[script] = tree
+        with _TREES_LOCK:
+            if script not in cache:
+                held = _TREES_HELD[extglob] + len(script)
+                while cache and (len(cache) >= _TREES_MAX or held > CACHE_BUDGET):
+                    old = next(iter(cache))  # first in, first out (insertion order)
+                    del cache[old]
+                    held -= len(old)
+                cache[script] = tree
+                _TREES_HELD[extglob] = held
     return tree
 
 
@@ -90,6 +93,8 @@ def _whole_script(script: str, extglob: bool) -> N.Script | None:
 # (a plain dict lookup is half the cost of an lru_cache call on the per-call path)
 _TREES: tuple[dict[str, N.Script | None], dict[str, N.Script | None]] = ({}, {})
 _TREES_MAX = 4096
+_TREES_HELD = [0, 0]  # characters of script text each dict holds (<= parser.CACHE_BUDGET)
+_TREES_LOCK = threading.Lock()
 _MISS: Any = object()
 
 

@@ -35,7 +35,7 @@ from . import patterns as _patterns
 from .arith import SubscriptError as _SubscriptError
 from .arith import ArithError as _ArithError, context as _arith_context, evaluate_in as _arith_eval_in
 from .arith import _FNS as _arith_fns, _recursion_msg as _arith_recursion_msg
-from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached
+from .parser import decl_assign as _decl_assign, parse_cached as _parse_cached, sized_cache as _sized_cache
 
 __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 
@@ -4647,7 +4647,7 @@ _HANDLERS: dict[type, Callable[[Interpreter, Any], int]] = {
 
 _ = (_Fields, _field_text, glob_escape, Capture, ASSOC, EXPORT, NAMEREF)
 
-@functools.lru_cache(maxsize=256)
+@_sized_cache(entries=256)
 def _parse_at_line(src: str, first_line: int) -> N.Script:
     """A trap string parsed with its first line numbered ``first_line`` (LINENO, error lines)."""
     from .parser import Parser
