@@ -53,3 +53,50 @@ def run(sb: Any, script: str, timeout: float = 60) -> Any:
         return sb.run(f"(\n{script}\n)", timeout=timeout)
     finally:
         sb.run("cd ..")
+
+
+_USER_SCRIPT = """
+import json, os, subprocess, sys, tempfile, warnings
+warnings.simplefilter("ignore")
+import agentic_bash as ab
+cases, home = json.loads(sys.argv[1]), sys.argv[2] == "1"
+out = []
+with ab.Sandbox(isolation="namespace") as sb:
+    base = sb.run("pwd").stdout.strip()
+    for i, c in enumerate(cases):
+        d = tempfile.mkdtemp()
+        env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+        if home:
+            env["HOME"] = d
+        b = subprocess.run(["bash"], executable="/bin/bash", input=f"(\\n{c}\\n)",
+                           capture_output=True, text=True, cwd=d, timeout=60, env=env)
+        sb.run(f"cd {base}; mkdir -p c{i} && cd c{i}")
+        r = sb.run(f"(\\n{c}\\n)", timeout=60)
+        out.append([[b.stdout, b.stderr, b.returncode], [r.stdout, r.stderr, r.exit_code]])
+print(json.dumps(out))
+"""
+
+
+def as_user_results(as_user: Any, cases: list[str], home: bool = False,
+                    timeout: float = 280) -> list[tuple[str, list, list]]:
+    """Each case run as the unprivileged test user (integration/conftest.py's ``as_user``),
+    by /bin/bash and by a namespace Sandbox as run() runs them: (case, bash's, ours), each
+    [stdout, stderr, status]. ``home``: bash's HOME is its case's directory. Skips where
+    there is no kernel sandbox."""
+    import json
+    import tempfile
+
+    from agentic_bash.isolation.plan import plan
+    from agentic_bash.isolation.probe import probe
+    if plan("namespace", probe()).level != "namespace":
+        pytest.skip("no kernel sandbox here")
+    # (in the user's TMPDIR, which the fixture removes: pytest's tmp_path is root's alone)
+    fd, script = tempfile.mkstemp(suffix=".py", dir=as_user.env["TMPDIR"])
+    with os.fdopen(fd, "w") as f:
+        f.write(_USER_SCRIPT)
+    os.chmod(script, 0o644)
+    p = subprocess.run(as_user.prefix + [as_user.python, script, json.dumps(cases), "1" if home else "0"],
+                       capture_output=True, text=True, env=as_user.env, cwd="/", timeout=timeout)
+    assert p.returncode == 0, p.stderr[-3000:]
+    results = json.loads(p.stdout.strip().splitlines()[-1])
+    return [(c, want, got) for c, (want, got) in zip(cases, results)]

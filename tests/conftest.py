@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 BASH = shutil.which("bash") or "/usr/bin/bash"
+
+# integration/conftest.py's as_root/as_user/token fixtures (the unprivileged test user, made
+# once per run under a lock), for the tests here that also run as that user
+_INTEGRATION = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration")
+if _INTEGRATION not in sys.path:
+    sys.path.insert(0, _INTEGRATION)
+_spec = importlib.util.spec_from_file_location("_agb_integration_conftest",
+                                               os.path.join(_INTEGRATION, "conftest.py"))
+_integration = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(_integration)  # type: ignore[union-attr]
+as_root = _integration.as_root
+as_user = _integration.as_user
+token = _integration.token
 
 
 def real_bash(script: str, cwd: str | None = None, stdin: bytes = b"", timeout: float = 20) -> subprocess.CompletedProcess[bytes]:

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
-import textwrap
 
 import pytest
 
@@ -194,16 +188,6 @@ def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
 
 
 # -- as an unprivileged user: what read/execute permission decide ---------------------------
-_INTEGRATION = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "integration")
-if _INTEGRATION not in sys.path:
-    sys.path.insert(0, _INTEGRATION)
-_spec = importlib.util.spec_from_file_location("_agb_fidelity_integration_conftest",
-                                               os.path.join(_INTEGRATION, "conftest.py"))
-_conf = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-_spec.loader.exec_module(_conf)  # type: ignore[union-attr]
-as_user = _conf.as_user
-
 USER_CASES = [
     "touch f; chmod 100 f; [ -x f ] && echo x; ./f; echo $?",
     "printf 'echo hi\\n' > s; chmod 100 s; ./s; echo $?; bash s; echo $?",
@@ -213,40 +197,7 @@ USER_CASES = [
     "bash nonexist; echo $?",
 ]
 
-# run as the user: each case by /bin/bash and by a namespace Sandbox, the results as JSON
-_USER_SCRIPT = textwrap.dedent("""
-    import json, os, subprocess, sys, tempfile, warnings
-    warnings.simplefilter("ignore")
-    import agentic_bash as ab
-    cases = json.loads(sys.argv[1])
-    out = []
-    with ab.Sandbox(isolation="namespace") as sb:
-        base = sb.run("pwd").stdout.strip()
-        for i, c in enumerate(cases):
-            d = tempfile.mkdtemp()
-            b = subprocess.run(["bash"], executable="/bin/bash", input=f"(\\n{c}\\n)",
-                               capture_output=True, text=True, cwd=d, timeout=60,
-                               env={"PATH": os.environ["PATH"], "LANG": "C.UTF-8"})
-            sb.run(f"cd {base}; mkdir -p c{i} && cd c{i}")
-            r = sb.run(f"(\\n{c}\\n)", timeout=60)
-            out.append([[b.stdout, b.stderr, b.returncode], [r.stdout, r.stderr, r.exit_code]])
-    print(json.dumps(out))
-""")
-
 
 def test_same_as_bash_unprivileged(as_user) -> None:
-    from agentic_bash.isolation.plan import plan
-    from agentic_bash.isolation.probe import probe
-    if plan("namespace", probe()).level != "namespace":
-        pytest.skip("no kernel sandbox here")
-    # (in the user's TMPDIR, which the fixture removes: pytest's tmp_path is root's alone)
-    fd, script = tempfile.mkstemp(suffix=".py", dir=as_user.env["TMPDIR"])
-    with os.fdopen(fd, "w") as f:
-        f.write(_USER_SCRIPT)
-    os.chmod(script, 0o644)
-    p = subprocess.run(as_user.prefix + [as_user.python, script, json.dumps(USER_CASES)],
-                       capture_output=True, text=True, env=as_user.env, cwd="/", timeout=240)
-    assert p.returncode == 0, p.stderr[-3000:]
-    results = json.loads(p.stdout.strip().splitlines()[-1])
-    for case, (want, got) in zip(USER_CASES, results):
+    for case, want, got in bashdiff.as_user_results(as_user, USER_CASES, timeout=240):
         assert got == want, case

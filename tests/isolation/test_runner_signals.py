@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -125,16 +124,7 @@ def test_programs_still_signal_their_own(sb, script: str, want: str) -> None:
 
 
 # -- the same attacks as an unprivileged user -------------------------------------------------
-_INTEGRATION = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "integration")
-if _INTEGRATION not in sys.path:
-    sys.path.insert(0, _INTEGRATION)
-_spec = importlib.util.spec_from_file_location("_agb_runner_signals_conftest",
-                                               os.path.join(_INTEGRATION, "conftest.py"))
-_conf = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-_spec.loader.exec_module(_conf)  # type: ignore[union-attr]
-as_user = _conf.as_user
-
+# (as_user: tests/conftest.py)
 _USER_SCRIPT = textwrap.dedent("""
     import json, sys, warnings
     warnings.simplefilter("ignore")

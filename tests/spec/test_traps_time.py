@@ -133,24 +133,13 @@ def test_kill_of_the_shell_from_its_children(level, tmp_path, tmp_path_factory) 
 
 
 # -- the same, as an unprivileged user ---------------------------------------------------------
-import importlib.util  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import textwrap  # noqa: E402
 
-_INTEGRATION = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "integration")
-if _INTEGRATION not in sys.path:
-    sys.path.insert(0, _INTEGRATION)
-_spec = importlib.util.spec_from_file_location("_agb_traps_integration_conftest",
-                                               os.path.join(_INTEGRATION, "conftest.py"))
-_conf = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-_spec.loader.exec_module(_conf)  # type: ignore[union-attr]
-as_user = _conf.as_user
-
+# (as_user: tests/conftest.py)
 _USER_SCRIPT = textwrap.dedent("""
     import json, os, subprocess, sys, tempfile, warnings
     warnings.simplefilter("ignore")
