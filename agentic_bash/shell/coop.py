@@ -382,7 +382,28 @@ class GReader(LineReads):
         self.close()
 
 
-class GWriter:
+class _WriteEnd:
+    """What every write end of a GPipe answers alike."""
+
+    __slots__ = ()
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("an in-memory pipe has no file descriptor")
+
+    def identity(self) -> None:
+        return None  # (commands/_args.py: not a regular file)
+
+    def flush(self) -> None:
+        pass
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+
+class GWriter(_WriteEnd):
     """The write end: a write waits while the pipe holds CAP bytes; once the reader has
     closed, writes raise BrokenPipeError (the stage then ends with 141, as on SIGPIPE)."""
 
@@ -409,21 +430,6 @@ class GWriter:
             pause()
         return n
 
-    def fileno(self) -> int:
-        raise io.UnsupportedOperation("an in-memory pipe has no file descriptor")
-
-    def identity(self) -> None:
-        return None  # (commands/_args.py: not a regular file)
-
-    def flush(self) -> None:
-        pass
-
-    def writable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return False
-
     def close(self) -> None:
         if not self.closed:
             self.closed = True
@@ -436,7 +442,7 @@ class GWriter:
         pass
 
 
-class Filler:
+class Filler(_WriteEnd):
     """A write end that never waits: for a stage that runs to its end before its reader
     starts (its output is bounded; Interpreter._producer)."""
 
@@ -452,21 +458,6 @@ class Filler:
             p.chunks.append(data if type(data) is bytes else bytes(data))
             p.size += n
         return n
-
-    def fileno(self) -> int:
-        raise io.UnsupportedOperation("an in-memory pipe has no file descriptor")
-
-    def identity(self) -> None:
-        return None
-
-    def flush(self) -> None:
-        pass
-
-    def writable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return False
 
     def close(self) -> None:
         self.p.wclosed = True

@@ -1763,11 +1763,15 @@ def sized_cache(budget: int = CACHE_BUDGET, entries: int = 4096) -> Callable[[Ca
         @functools.wraps(fn)
         def cached(source: str, *rest: Any) -> Any:
             key = (source, *rest)
-            with lock:
-                hit = cache.get(key, _NOT_KEPT)
-                if hit is not _NOT_KEPT:
+            # a hit takes no lock: get and move_to_end are single C calls under the GIL (an
+            # entry evicted in between is simply not moved)
+            hit = cache.get(key, _NOT_KEPT)
+            if hit is not _NOT_KEPT:
+                try:
                     cache.move_to_end(key)
-                    return hit
+                except KeyError:
+                    pass
+                return hit
             value = fn(source, *rest)  # (a ParseError is not kept: it is raised each time)
             n = len(source)
             if n <= budget:
