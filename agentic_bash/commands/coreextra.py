@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 
@@ -253,7 +252,7 @@ def nice(ctx: CommandContext, argv: list[str]) -> int:
             ctx.error("a command must be given with an adjustment")
             _try(ctx)
             return 125
-        _w(ctx, f"{os.getpriority(os.PRIO_PROCESS, 0)}\n")   # the process's own, as GNU nice
+        _w(ctx, "0\n")
         return 0
     return _run(ctx, rest, who="nice")
 
