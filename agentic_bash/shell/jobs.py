@@ -201,6 +201,10 @@ _reg_lock = threading.Lock()
 # at their deadline or once their run or tree is stopped (_JobBudget.due), not only at
 # their next check.
 _WATCH_JOBS = True
+# An in-process job lets the shell that started it go first for this long, as a forked
+# bash child does (its first instructions come after the fork's copy): `echo a & echo b`
+# prints b first under bash nearly always
+_FORK_LAG = 0.004
 
 
 def _live_jobs(sh: Interpreter, table: JobTable) -> set[Job]:
@@ -286,6 +290,8 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
                     child.fds[0] = NullStream()
                 if type(cmd) is N.Simple:
                     child.forked_simple = True
+                if not native:
+                    time.sleep(_FORK_LAG)
                 st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
             finally:
                 b.unwatch()
