@@ -974,11 +974,17 @@ class InProcessExecutor:
             sh.error(f"{name}: Permission denied")
             return 126
         base = posixpath.basename(p)
+        native = self.native is not None and not self.prefer_inprocess
+        known = _placeholder_known(s) if native else None
         if posixpath.dirname(p) in _BIN_DIRS and (base in self.registry or base in ("bash", "sh")) \
-                and (self.native is None or self.prefer_inprocess or self._is_placeholder(p)):
+                and (not native or known or (known is None and self._is_placeholder(p))):
             if base in ("bash", "sh"):
                 return run_nested_shell(sh, [name] + argv[1:])
             return self._call(sh, self.registry[base].fn, argv)
+        if known is False:
+            # a binary read before and unchanged since (same inode, size, times): no head to
+            # read again (two opens of it per command otherwise)
+            return self._spawn(sh, p, argv, spelled=name)
         try:
             with self.fs.open(p, "rb") as f:
                 head = f.read(256)
@@ -991,6 +997,8 @@ class InProcessExecutor:
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
+            if native:
+                _placeholder_note(s, False)
             return self._spawn(sh, p, argv, spelled=name)
         if b"provided in-process by agentic-bash" in head[:200]:
             # a placeholder whose implementation did not load: say so, never "succeed" silently
@@ -1905,6 +1913,25 @@ def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], 
         return 126
     sh.error(f"{shown}: {os.strerror(err)}")
     return 126
+
+
+_NOT_PLACEHOLDERS: dict[tuple, bool] = {}
+_SETTLED_S = 0.05
+
+
+def _placeholder_known(s: Any) -> bool | None:
+    """False when the file with stat ``s`` was read before and is no placeholder (keyed by
+    device, inode, size, mtime and ctime: a rewrite changes ctime, which user space cannot
+    set back); None when it must be read. pool8: a /path command paid two opens, two
+    fstats, a seek and a read of the binary (12 system calls) on every run."""
+    return _NOT_PLACEHOLDERS.get((s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime))
+
+
+def _placeholder_note(s: Any, value: bool) -> None:
+    # only once its last change is older than a clock tick (a rewrite within the same tick
+    # could leave ctime as it was); at most 4096 binaries remembered
+    if s.st_ino and time.time() - s.st_ctime > _SETTLED_S and len(_NOT_PLACEHOLDERS) < 4096:
+        _NOT_PLACEHOLDERS[(s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime)] = value
 
 
 def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
