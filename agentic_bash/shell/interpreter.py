@@ -355,6 +355,9 @@ class _NewRandom:
         return r
 
 
+from .pids import reserve as _next_pid  # noqa: E402
+
+
 class _NewPid:
     """``Interpreter.bashpid`` of a fork: its own pid, allocated on first use (``$BASHPID``,
     ``kill``, a report of its death), not at every fork."""
@@ -362,8 +365,9 @@ class _NewPid:
     def __get__(self, sh: Any, owner: Any = None) -> Any:
         if sh is None:
             return self
-        from .pids import new_pid
-        p = sh.__dict__["bashpid"] = new_pid()
+        from .pids import checked
+        d = sh.__dict__
+        p = d["bashpid"] = checked(d.get("_pidno"))
         return p
 
 
@@ -479,7 +483,8 @@ class Interpreter(Expander):
         d["source_stack"] = self.source_stack.copy()
         d["source_calls"] = self.source_calls.copy()
         d["is_subshell"] = True
-        d.pop("bashpid", None)  # (a pid of its own on first use: _NewPid)
+        d.pop("bashpid", None)  # (its number now, vetted on first use: _NewPid)
+        d["_pidno"] = _next_pid()
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-import threading
 
-_lock = threading.Lock()
-_next = [1000]
-_PID_MAX = 4194304  # (the kernel's default on 64-bit; numbers wrap below it, as pids do)
+# one increasing sequence, as the kernel's pids are (next() on it is atomic under the GIL)
+_seq = itertools.count(1000)
+
+
+def reserve() -> int:
+    """The next number of the sequence, taken at a fork so that pids increase in fork order;
+    ``checked`` vets it once it is used."""
+    return next(_seq)
+
+
+def checked(p: int | None) -> int:
+    """``p``, or a later number of the sequence when a live process of this pid namespace
+    has it (so ``kill`` of a subshell's BASHPID or a job's ``$!`` never names a real program)."""
+    while p is None or os.path.exists(f"/proc/{p}"):
+        p = next(_seq)
+    return p
 
 
 def new_pid() -> int:
-    """The next pid, increasing as the kernel's do, shared by subshells and jobs (so no two
-    live ones get the same), skipping any a live process of this pid namespace has: ``kill``
-    of a subshell's BASHPID or a job's ``$!`` never names a real program."""
-    with _lock:
-        while True:
-            p = _next[0]
-            _next[0] = p + 1 if p + 1 < _PID_MAX else 1000
-            if not os.path.exists(f"/proc/{p}"):
-                return p
+    """A pid for something that starts now (a background job)."""
+    return checked(next(_seq))
