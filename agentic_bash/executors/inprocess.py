@@ -148,6 +148,30 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
     st.env_cache = None
 
 
+def exported_functions(st: ShellState) -> dict[str, str]:
+    """The ``export -f`` functions as bash puts them in a program's environment:
+    ``BASH_FUNC_name%%=() {  body…}`` (its one-line-indent print of the definition), in its
+    512-bucket function table's order (newest first within a bucket)."""
+    names = [n for n in getattr(st, "exported_funcs", ()) if n in st.functions]
+    if not names:
+        return {}
+    from ..shell.state import _bash_hash
+    from ..shell.unparse import format_function
+    pos = {n: i for i, n in enumerate(st.functions)}
+    out: dict[str, str] = {}
+    for n in sorted(names, key=lambda n: (_bash_hash(n) & 511, -pos[n])):
+        lines = format_function(st.functions[n]).split("\n")[1:]  # ("name () " goes)
+        if len(lines) < 2:
+            continue
+        mid = "\n".join(" " + ln.lstrip() for ln in lines[1:-1])
+        out[f"BASH_FUNC_{n}%%"] = "() " + lines[0] + mid + "\n" + lines[-1]
+    return out
+
+
+def _is_func_env(k: str) -> bool:
+    return k.startswith("BASH_FUNC_") and k.endswith("%%")
+
+
 # How a tool reports that its standard input is a directory: (message, exit status).
 _READ_ERRORS: dict[str, tuple[str, int]] = {
     "grep": ("{0}: (standard input): Is a directory", 2),
@@ -950,11 +974,17 @@ class InProcessExecutor:
             sh.error(f"{name}: Permission denied")
             return 126
         base = posixpath.basename(p)
+        native = self.native is not None and not self.prefer_inprocess
+        known = _placeholder_known(s) if native else None
         if posixpath.dirname(p) in _BIN_DIRS and (base in self.registry or base in ("bash", "sh")) \
-                and (self.native is None or self.prefer_inprocess or self._is_placeholder(p)):
+                and (not native or known or (known is None and self._is_placeholder(p))):
             if base in ("bash", "sh"):
                 return run_nested_shell(sh, [name] + argv[1:])
             return self._call(sh, self.registry[base].fn, argv)
+        if known is False:
+            # a binary read before and unchanged since (same inode, size, times): no head to
+            # read again (two opens of it per command otherwise)
+            return self._spawn(sh, p, argv, spelled=name)
         try:
             with self.fs.open(p, "rb") as f:
                 head = f.read(256)
@@ -967,6 +997,8 @@ class InProcessExecutor:
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
+            if native:
+                _placeholder_note(s, False)
             return self._spawn(sh, p, argv, spelled=name)
         if b"provided in-process by agentic-bash" in head[:200]:
             # a placeholder whose implementation did not load: say so, never "succeed" silently
@@ -1003,8 +1035,14 @@ class InProcessExecutor:
         fds = sh.fds
         i, o, e = fds.get(0), fds.get(1), fds.get(2)
         st = sh.state
+        if env is None:
+            env = st.environ()
+            if getattr(st, "exported_funcs", None):
+                from ..shell.state import ShellEnv
+                env = ShellEnv(env)
+                env.update(exported_functions(st))  # (`env`, `printenv` list them)
         return new_context(
-            CmdFS(self.fs, fds), st.cwd, env if env is not None else st.environ(),
+            CmdFS(self.fs, fds), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
             _KeepOpen(o) if o is not None else _ClosedOut(),
             _KeepOpen(e) if e is not None else NULL,
@@ -1286,17 +1324,19 @@ class _Exec:
             child.state.cwd = normalize(cwd, child.state.cwd)
         if env is not None:
             # the given mapping is the complete environment of the command
-            if getattr(child.state, "exported_funcs", None) and \
-                    any(k not in env for k in self.sh.state.environ()):
-                # exported functions travel in the environment (BASH_FUNC_name%%): one that
-                # was cleared (env -i) carries none
-                child.state.exported_funcs = frozenset()  # type: ignore[attr-defined]
+            ef = getattr(child.state, "exported_funcs", None)
+            if ef:
+                # exported functions travel in the environment (BASH_FUNC_name%%): those
+                # cleared from it (env -i, env -u) are gone
+                child.state.exported_funcs = frozenset(  # type: ignore[attr-defined]
+                    n for n in ef if f"BASH_FUNC_{n}%%" in env)
             sc = child.state.scopes[0]
             for k, v in list(sc.items()):
                 if v.attrs & EXPORT and k not in env:
                     v.attrs &= ~EXPORT
             for k, v in env.items():
-                sc[k] = Var(v, EXPORT)
+                if not _is_func_env(k):  # (an exported function stays one: exported_funcs)
+                    sc[k] = Var(v, EXPORT)
             # exactly this environment, in its order, and a plain dict: a command started by
             # env/xargs/find is not given bash's $_ (see commands.sysutils._from_shell)
             child.state.env_cache = dict(env)
@@ -1875,6 +1915,25 @@ def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], 
     return 126
 
 
+_NOT_PLACEHOLDERS: dict[tuple, bool] = {}
+_SETTLED_S = 0.05
+
+
+def _placeholder_known(s: Any) -> bool | None:
+    """False when the file with stat ``s`` was read before and is no placeholder (keyed by
+    device, inode, size, mtime and ctime: a rewrite changes ctime, which user space cannot
+    set back); None when it must be read. pool8: a /path command paid two opens, two
+    fstats, a seek and a read of the binary (12 system calls) on every run."""
+    return _NOT_PLACEHOLDERS.get((s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime))
+
+
+def _placeholder_note(s: Any, value: bool) -> None:
+    # only once its last change is older than a clock tick (a rewrite within the same tick
+    # could leave ctime as it was); at most 4096 binaries remembered
+    if s.st_ino and time.time() - s.st_ctime > _SETTLED_S and len(_NOT_PLACEHOLDERS) < 4096:
+        _NOT_PLACEHOLDERS[(s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime)] = value
+
+
 def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
                   spelled: str | None = None) -> int:
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
@@ -1949,6 +2008,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         return r
 
     env = dict(sh.state.environ())
+    if getattr(sh.state, "exported_funcs", None):
+        env.update(exported_functions(sh.state))  # (bash: after the variables)
     exec_opts = getattr(sh, "exec_opts", None)
     if exec_opts is not None:
         # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment

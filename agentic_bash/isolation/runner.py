@@ -729,6 +729,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             _release_stdin(stdin)
 
     def worker() -> None:
+        adopt = getattr(getattr(executor, "native", None), "adopt_run_thread", None)
+        if adopt is not None:
+            # this thread's own native children are then born in the workload's cgroups
+            # with no hand-off to the launcher's spawner thread
+            adopt()
         while True:
             item = runs.get()
             if item is None:
@@ -776,6 +781,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     import itertools
     call_ids = itertools.count(1)
     reader = Reader(sock, blocking=True)
+    # the run thread starts now, not at the first run: its set-up (adopt_run_thread) is
+    # then off the first command's path
+    active.append(threading.Thread(target=worker, name="runner", daemon=True))
+    active[0].start()
     try:
         while True:
             try:
@@ -830,10 +839,6 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     # made here, not on the worker: the first chunk may follow at once
                     stdin_pipes[rid] = _StdinPipe(send, rid)
                 idle.clear()
-                if not active:
-                    t = threading.Thread(target=worker, name="runner", daemon=True)
-                    active.append(t)
-                    t.start()
                 runs.put((req, payload))
                 continue
             if op == "ping":

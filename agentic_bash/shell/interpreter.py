@@ -355,6 +355,22 @@ class _NewRandom:
         return r
 
 
+from .pids import reserve as _next_pid  # noqa: E402
+
+
+class _NewPid:
+    """``Interpreter.bashpid`` of a fork: its own pid, allocated on first use (``$BASHPID``,
+    ``kill``, a report of its death), not at every fork."""
+
+    def __get__(self, sh: Any, owner: Any = None) -> Any:
+        if sh is None:
+            return self
+        from .pids import checked
+        d = sh.__dict__
+        p = d["bashpid"] = checked(d.get("_pidno"))
+        return p
+
+
 _NO_TRAPS: dict[str, str] = {}  # a fork's fork_traps/parent_traps when there were none (never mutated)
 
 
@@ -362,6 +378,7 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     rng = _NewRandom()
+    bashpid = _NewPid()
     _arith_vars = _NewArith()
     _arith_ctx = _NewArith()
 
@@ -466,7 +483,8 @@ class Interpreter(Expander):
         d["source_stack"] = self.source_stack.copy()
         d["source_calls"] = self.source_calls.copy()
         d["is_subshell"] = True
-        d["bashpid"] = self.bashpid + 1 + (id(child) % 1000)
+        d.pop("bashpid", None)  # (its number now, vetted on first use: _NewPid)
+        d["_pidno"] = _next_pid()
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)

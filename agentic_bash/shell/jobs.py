@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -10,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LimitExceeded
 from ..limits import Budget, Limits, start_thread
 from . import nodes as N
+from .pids import new_pid
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
 
 __all__ = ["Job", "JobTable", "start_job"]
-
-_pids = itertools.count(1000)
 
 
 class _Done(threading.Event):
@@ -99,7 +97,7 @@ class JobTable:
     def add(self, cmd_text: str) -> Job:
         with self.lock:
             num = max(self.jobs, default=0) + 1
-            job = Job(num, next(_pids), cmd_text)
+            job = Job(num, new_pid(), cmd_text)
             self.jobs[num] = job
             self.by_pid[job.pid] = job
             return job
