@@ -26,7 +26,7 @@ from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
-from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
@@ -1998,6 +1998,16 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if isinstance(inner, NullStream):
             # /dev/null itself (bash's child has it open there): no pipe, no pump thread
             fd = os.open(os.devnull, os.O_RDWR)
+            close_after.append(fd)
+            return fd
+        if not write and type(inner) is DirInput:
+            # `< dir`: the program reads the directory and reports EISDIR itself, as under
+            # bash (`cat: -: Is a directory`)
+            try:
+                real = ex.fs.real_path(inner.path) if hasattr(ex.fs, "real_path") else None
+                fd = os.open(real or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except (OSError, ValueError, TypeError):
+                fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             close_after.append(fd)
             return fd
         if not write:

@@ -150,8 +150,11 @@ class DirInput:
     """``< dir``: opening a directory for reading succeeds (as open(2) does); every read
     fails with EISDIR, which the reading command reports (``cat: -: Is a directory``)."""
 
-    __slots__ = ()
+    __slots__ = ("path",)
     closed = False
+
+    def __init__(self, path: str = "/") -> None:
+        self.path = path  # (a program is given the directory itself: executors/inprocess)
 
     def _fail(self, *a: Any) -> Any:
         raise IsADirectoryError(_errno.EISDIR, "Is a directory")
@@ -3397,7 +3400,25 @@ class Interpreter(Expander):
         if cmd.redirs:
             def noop() -> int:
                 return 0
+            keep = [(r.fd_var, self.get_scalar(r.fd_var)) for r in cmd.redirs
+                    if r.fd_var is not None and "[" not in r.fd_var]
             r = self.with_redirs(cmd.redirs, noop, False)
+            for name, old in keep:
+                # a command of only redirections: bash opens `{v}>f`'s descriptor and
+                # closes it again, and v keeps its value
+                v = self.get_scalar(name)
+                if v is not None and v != old and v.isdigit() and int(v) in self.fds:
+                    f = self.fds.pop(int(v))
+                    if f in self.owned:
+                        self.owned.remove(f)
+                        _close(f)
+                try:
+                    if old is None:
+                        self.unset_var(name)
+                    else:
+                        self.set_var(name, old)
+                except VarError:
+                    pass
             if r:
                 self.set_status(r)
                 self.after_failure(r)
@@ -4093,7 +4114,7 @@ class Interpreter(Expander):
             if mode != "rb":
                 self.error(f"{path}: Is a directory")
                 raise RedirError() from None
-            f, own = DirInput(), False
+            f, own = DirInput(path), False
         except OSError as e:
             msg = os.strerror(e.errno) if e.errno else str(e)
             self.error(f"{path}: {msg}")

@@ -38,6 +38,10 @@ FIXED = [
     "s=$(seq 20000); wc -c <<< \"$s\"; { head -c 10 >/dev/null; wc -c; } <<< \"$s\"; cat /dev/fd/3 3<<< three",
     "stat -L -c %F /dev/stdin <<< x; s=$(seq 20000); stat -L -c %F /dev/stdin <<< \"$s\"",
     "python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))' <<< x",
+    # `< dir` for a program: it reads the directory and reports EISDIR itself
+    "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
+    # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
+    "{v}>f; echo \"[$v]\"; : {w}>g; echo \"[$w]\"; echo hi >&$w; cat g; ls f",
     # a subshell's BASHPID: its own, above its parent's, distinct from its siblings'
     "a=$(echo $BASHPID); b=$(echo $BASHPID); (( a != b && a > BASHPID && b > a )) && echo ok; (kill $BASHPID; echo no); echo rc=$?",
 ]
