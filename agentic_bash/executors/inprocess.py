@@ -30,7 +30,7 @@ from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCt
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
-from ..shell.streams import NULL, Capture, InputBytes, NullStream, PipeWriter
+from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, PipeWriter
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
@@ -166,6 +166,46 @@ def exported_functions(st: ShellState) -> dict[str, str]:
         mid = "\n".join(" " + ln.lstrip() for ln in lines[1:-1])
         out[f"BASH_FUNC_{n}%%"] = "() " + lines[0] + mid + "\n" + lines[-1]
     return out
+
+
+def _heredoc_pipe(stream: HereDoc) -> tuple[int, Callable[[], None]] | None:
+    """A pipe holding what is left of a here-document or here-string, for a program's
+    input: bash 5.2 writes one smaller than the pipe's capacity into a pipe (a larger one
+    goes to a file: None here, the caller's memfd). Once the program is done, the stream
+    moves past what it read, so the next reader of the same body gets the rest, as the
+    next reader of bash's pipe does."""
+    import fcntl
+    import termios
+    try:
+        with stream.getbuffer() as mv:
+            pos = stream.tell()
+            rest = bytes(mv[pos:])
+    except (ValueError, BufferError):
+        return None
+    if len(rest) >= 65536:
+        return None
+    r, w = os.pipe2(os.O_CLOEXEC)
+    try:
+        os.set_blocking(w, False)
+        done = os.write(w, rest) if rest else 0
+    except OSError:
+        done = -1
+    finally:
+        os.close(w)
+    if done != len(rest):
+        os.close(r)  # (a pipe made smaller by the user's pipe-pages limit: the file path)
+        return None
+    end = pos + len(rest)
+
+    def sync() -> None:
+        try:
+            left = int.from_bytes(fcntl.ioctl(r, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            stream.seek(end - left)
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(r)
+    return r, sync
 
 
 def _is_func_env(k: str) -> bool:
@@ -1962,7 +2002,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             return fd
         if not write:
             # stdin: the child gets exactly the bytes earlier builtins left (shared offset)
-            h = stdin_handoff(inner)
+            h = _heredoc_pipe(inner) if isinstance(inner, HereDoc) else None
+            if h is None:
+                h = stdin_handoff(inner)
             if h is not None:
                 after_child.append(h[1])
                 return h[0]
@@ -2044,6 +2086,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(fd)
             except OSError:
                 pass
+        for fn in after_child:
+            fn()
         if e.errno == errno.EAGAIN:  # Limits.max_processes: like bash's failed fork
             sh.error(f"fork: {os.strerror(e.errno)}")
             return 254
@@ -2059,6 +2103,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(fd)
             except OSError:
                 pass
+        for fn in after_child:
+            fn()
         sh.error(f"{argv[0]}: cannot execute: {e}")
         return 126
     for fd in close_after:

@@ -29,7 +29,7 @@ from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, array_top, assoc_keys,
 )
-from .streams import NULL, Capture, NullStream, Pipe
+from .streams import NULL, Capture, HereDoc, NullStream, Pipe
 from . import coop as _coop
 from . import patterns as _patterns
 from .arith import SubscriptError as _SubscriptError
@@ -3999,7 +3999,7 @@ class Interpreter(Expander):
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
                 self._set_fd_var(r.fd_var, fd)
-            fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
+            fds[fd] = HereDoc(body.encode("utf-8", "surrogateescape"))
             return
         if op == "<<<":
             try:
@@ -4017,7 +4017,7 @@ class Interpreter(Expander):
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
                 self._set_fd_var(r.fd_var, fd)
-            fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
+            fds[fd] = HereDoc((s + "\n").encode("utf-8", "surrogateescape"))
             return
         if op in (">&", "<&"):
             tw = r.target
