@@ -1,4 +1,4 @@
-"""Native children are born in the workload's pids group (spawner thread), and the process limit stays exact."""
+"""Native children are born in the workload's pids group (spawner and run threads), and the process limit stays exact."""
 
 from __future__ import annotations
 
@@ -32,11 +32,16 @@ def test_children_and_grandchildren_start_in_the_workload_group() -> None:
             r = sb.run(cmd)
             pids = [line for line in r.stdout.splitlines() if ":pids:" in line]
             assert len(pids) == 1 and pids[0].endswith("/work"), r
-        # the runner itself is not in it (its one spawner thread is)
+        # the runner itself is not in it: two of its threads are (the launcher's spawner and
+        # the run thread), and the threads the run thread starts (pipeline stages, pumps,
+        # jobs) are not
+        sb.run("/bin/true | cat; (echo a; /bin/true) | cat; x=$(/bin/true | cat)")
         work = os.path.join(sb._ex._resources.cgroups.dirs["pids"], "work")
         with open(os.path.join(work, "tasks")) as f:
             tasks = f.read().split()
-        assert len(tasks) == 1, tasks
+        assert len(tasks) == 2, tasks
+        with open(os.path.join(work, "cgroup.procs")) as f:
+            assert len(f.read().split()) == 1   # both are threads of one process (S3)
     finally:
         sb.close()
 

@@ -30,7 +30,7 @@ from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCt
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
-from ..shell.streams import NULL, Capture, InputBytes, NullStream, PipeWriter
+from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, PipeWriter
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
@@ -127,6 +127,8 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
+        "COMP_WORDBREAKS": " \t\n\"'@><=;|&(:",
+        "BASH_LOADABLES_PATH": "/usr/local/lib/bash:/usr/lib/bash:/opt/local/lib/bash:/usr/pkg/lib/bash:/opt/pkg/lib/bash:.",
     }
     for k, v in defaults.items():
         if k not in sc:
@@ -144,6 +146,70 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         sc["OLDPWD"] = Var(None, EXPORT)  # bash starts with OLDPWD exported but unset
     st.cwd = workdir
     st.env_cache = None
+
+
+def exported_functions(st: ShellState) -> dict[str, str]:
+    """The ``export -f`` functions as bash puts them in a program's environment:
+    ``BASH_FUNC_name%%=() {  body…}`` (its one-line-indent print of the definition), in its
+    512-bucket function table's order (newest first within a bucket)."""
+    names = [n for n in getattr(st, "exported_funcs", ()) if n in st.functions]
+    if not names:
+        return {}
+    from ..shell.state import _bash_hash
+    from ..shell.unparse import format_function
+    pos = {n: i for i, n in enumerate(st.functions)}
+    out: dict[str, str] = {}
+    for n in sorted(names, key=lambda n: (_bash_hash(n) & 511, -pos[n])):
+        lines = format_function(st.functions[n]).split("\n")[1:]  # ("name () " goes)
+        if len(lines) < 2:
+            continue
+        mid = "\n".join(" " + ln.lstrip() for ln in lines[1:-1])
+        out[f"BASH_FUNC_{n}%%"] = "() " + lines[0] + mid + "\n" + lines[-1]
+    return out
+
+
+def _heredoc_pipe(stream: HereDoc) -> tuple[int, Callable[[], None]] | None:
+    """A pipe holding what is left of a here-document or here-string, for a program's
+    input: bash 5.2 writes one smaller than the pipe's capacity into a pipe (a larger one
+    goes to a file: None here, the caller's memfd). Once the program is done, the stream
+    moves past what it read, so the next reader of the same body gets the rest, as the
+    next reader of bash's pipe does."""
+    import fcntl
+    import termios
+    try:
+        with stream.getbuffer() as mv:
+            pos = stream.tell()
+            rest = bytes(mv[pos:])
+    except (ValueError, BufferError):
+        return None
+    if len(rest) >= 65536:
+        return None
+    r, w = os.pipe2(os.O_CLOEXEC)
+    try:
+        os.set_blocking(w, False)
+        done = os.write(w, rest) if rest else 0
+    except OSError:
+        done = -1
+    finally:
+        os.close(w)
+    if done != len(rest):
+        os.close(r)  # (a pipe made smaller by the user's pipe-pages limit: the file path)
+        return None
+    end = pos + len(rest)
+
+    def sync() -> None:
+        try:
+            left = int.from_bytes(fcntl.ioctl(r, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            stream.seek(end - left)
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(r)
+    return r, sync
+
+
+def _is_func_env(k: str) -> bool:
+    return k.startswith("BASH_FUNC_") and k.endswith("%%")
 
 
 # How a tool reports that its standard input is a directory: (message, exit status).
@@ -949,11 +1015,17 @@ class InProcessExecutor:
             sh.error(f"{name}: Permission denied")
             return 126
         base = posixpath.basename(p)
+        native = self.native is not None and not self.prefer_inprocess
+        known = _placeholder_known(s) if native else None
         if posixpath.dirname(p) in _BIN_DIRS and (base in self.registry or base in ("bash", "sh")) \
-                and (self.native is None or self.prefer_inprocess or self._is_placeholder(p)):
+                and (not native or known or (known is None and self._is_placeholder(p))):
             if base in ("bash", "sh"):
                 return run_nested_shell(sh, [name] + argv[1:])
             return self._call(sh, self.registry[base].fn, argv)
+        if known is False:
+            # a binary read before and unchanged since (same inode, size, times): no head to
+            # read again (two opens of it per command otherwise)
+            return self._spawn(sh, p, argv, spelled=name)
         try:
             with self.fs.open(p, "rb") as f:
                 head = f.read(256)
@@ -966,6 +1038,8 @@ class InProcessExecutor:
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
+            if native:
+                _placeholder_note(s, False)
             return self._spawn(sh, p, argv, spelled=name)
         if b"provided in-process by agentic-bash" in head[:200]:
             # a placeholder whose implementation did not load: say so, never "succeed" silently
@@ -1002,8 +1076,14 @@ class InProcessExecutor:
         fds = sh.fds
         i, o, e = fds.get(0), fds.get(1), fds.get(2)
         st = sh.state
+        if env is None:
+            env = st.environ()
+            if getattr(st, "exported_funcs", None):
+                from ..shell.state import ShellEnv
+                env = ShellEnv(env)
+                env.update(exported_functions(st))  # (`env`, `printenv` list them)
         return new_context(
-            CmdFS(self.fs, fds), st.cwd, env if env is not None else st.environ(),
+            CmdFS(self.fs, fds), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
             _KeepOpen(o) if o is not None else _ClosedOut(),
             _KeepOpen(e) if e is not None else NULL,
@@ -1285,17 +1365,19 @@ class _Exec:
             child.state.cwd = normalize(cwd, child.state.cwd)
         if env is not None:
             # the given mapping is the complete environment of the command
-            if getattr(child.state, "exported_funcs", None) and \
-                    any(k not in env for k in self.sh.state.environ()):
-                # exported functions travel in the environment (BASH_FUNC_name%%): one that
-                # was cleared (env -i) carries none
-                child.state.exported_funcs = frozenset()  # type: ignore[attr-defined]
+            ef = getattr(child.state, "exported_funcs", None)
+            if ef:
+                # exported functions travel in the environment (BASH_FUNC_name%%): those
+                # cleared from it (env -i, env -u) are gone
+                child.state.exported_funcs = frozenset(  # type: ignore[attr-defined]
+                    n for n in ef if f"BASH_FUNC_{n}%%" in env)
             sc = child.state.scopes[0]
             for k, v in list(sc.items()):
                 if v.attrs & EXPORT and k not in env:
                     v.attrs &= ~EXPORT
             for k, v in env.items():
-                sc[k] = Var(v, EXPORT)
+                if not _is_func_env(k):  # (an exported function stays one: exported_funcs)
+                    sc[k] = Var(v, EXPORT)
             # exactly this environment, in its order, and a plain dict: a command started by
             # env/xargs/find is not given bash's $_ (see commands.sysutils._from_shell)
             child.state.env_cache = dict(env)
@@ -1874,6 +1956,25 @@ def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], 
     return 126
 
 
+_NOT_PLACEHOLDERS: dict[tuple, bool] = {}
+_SETTLED_S = 0.05
+
+
+def _placeholder_known(s: Any) -> bool | None:
+    """False when the file with stat ``s`` was read before and is no placeholder (keyed by
+    device, inode, size, mtime and ctime: a rewrite changes ctime, which user space cannot
+    set back); None when it must be read. pool8: a /path command paid two opens, two
+    fstats, a seek and a read of the binary (12 system calls) on every run."""
+    return _NOT_PLACEHOLDERS.get((s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime))
+
+
+def _placeholder_note(s: Any, value: bool) -> None:
+    # only once its last change is older than a clock tick (a rewrite within the same tick
+    # could leave ctime as it was); at most 4096 binaries remembered
+    if s.st_ino and time.time() - s.st_ctime > _SETTLED_S and len(_NOT_PLACEHOLDERS) < 4096:
+        _NOT_PLACEHOLDERS[(s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime)] = value
+
+
 def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
                   spelled: str | None = None) -> int:
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
@@ -1902,7 +2003,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             return fd
         if not write:
             # stdin: the child gets exactly the bytes earlier builtins left (shared offset)
-            h = stdin_handoff(inner)
+            h = _heredoc_pipe(inner) if isinstance(inner, HereDoc) else None
+            if h is None:
+                h = stdin_handoff(inner)
             if h is not None:
                 after_child.append(h[1])
                 return h[0]
@@ -1948,6 +2051,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         return r
 
     env = dict(sh.state.environ())
+    if getattr(sh.state, "exported_funcs", None):
+        env.update(exported_functions(sh.state))  # (bash: after the variables)
     exec_opts = getattr(sh, "exec_opts", None)
     if exec_opts is not None:
         # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment
@@ -1982,6 +2087,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(fd)
             except OSError:
                 pass
+        for fn in after_child:
+            fn()
         if e.errno == errno.EAGAIN:  # Limits.max_processes: like bash's failed fork
             sh.error(f"fork: {os.strerror(e.errno)}")
             return 254
@@ -1997,6 +2104,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(fd)
             except OSError:
                 pass
+        for fn in after_child:
+            fn()
         sh.error(f"{argv[0]}: cannot execute: {e}")
         return 126
     for fd in close_after:

@@ -3956,7 +3956,7 @@ def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
         elif act == "signal":
             out += pre(["EXIT"] + ["SIG" + n for n, _ in sorted(SIGNALS.items(), key=lambda kv: kv[1])])
         elif act == "variable":
-            out += pre(sorted(st.all_names()))
+            out += pre(sh.set_names())
     if spec.get("G") is not None:
         out += sh.glob(spec["G"]) or []
     if spec.get("W") is not None:

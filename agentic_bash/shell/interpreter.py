@@ -29,7 +29,7 @@ from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, array_top, assoc_keys,
 )
-from .streams import NULL, Capture, NullStream, Pipe
+from .streams import NULL, Capture, HereDoc, NullStream, Pipe
 from . import coop as _coop
 from . import patterns as _patterns
 from .arith import SubscriptError as _SubscriptError
@@ -184,7 +184,7 @@ DYNAMIC = frozenset({
     "LINENO", "RANDOM", "SECONDS", "BASHPID", "EPOCHSECONDS", "EPOCHREALTIME", "SRANDOM",
     "BASH_SUBSHELL", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "PIPESTATUS",
     "DIRSTACK", "BASH_ARGC", "BASH_ARGV", "GROUPS", "BASH_EXECUTION_STRING", "SHELLOPTS", "BASHOPTS",
-    "PWD",
+    "PWD", "BASH_ALIASES", "BASH_CMDS", "BASH_ARGV0",
 })
 
 # first pipeline stages that run before the rest without a fork (Interpreter._producer)
@@ -213,9 +213,11 @@ class _KeepOpen:
         try:
             return getattr(self._s, name)
         except AttributeError:
-            if name in _READ_OPS or name in _WRITE_OPS:
+            if (name in _READ_OPS and not hasattr(self._s, "read")) \
+                    or (name in _WRITE_OPS and not hasattr(self._s, "write")):
                 # the other end of a one-way stream (`cat >(true)` reads the pipe's write
                 # end): EBADF, as read(2)/write(2) give on a descriptor opened the other way
+                # (a readable stream without read1, as timeout's guard, is read with read)
                 return _ebadf
             raise
 
@@ -353,6 +355,22 @@ class _NewRandom:
         return r
 
 
+from .pids import reserve as _next_pid  # noqa: E402
+
+
+class _NewPid:
+    """``Interpreter.bashpid`` of a fork: its own pid, allocated on first use (``$BASHPID``,
+    ``kill``, a report of its death), not at every fork."""
+
+    def __get__(self, sh: Any, owner: Any = None) -> Any:
+        if sh is None:
+            return self
+        from .pids import checked
+        d = sh.__dict__
+        p = d["bashpid"] = checked(d.get("_pidno"))
+        return p
+
+
 _NO_TRAPS: dict[str, str] = {}  # a fork's fork_traps/parent_traps when there were none (never mutated)
 
 
@@ -360,6 +378,7 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     rng = _NewRandom()
+    bashpid = _NewPid()
     _arith_vars = _NewArith()
     _arith_ctx = _NewArith()
 
@@ -464,7 +483,8 @@ class Interpreter(Expander):
         d["source_stack"] = self.source_stack.copy()
         d["source_calls"] = self.source_calls.copy()
         d["is_subshell"] = True
-        d["bashpid"] = self.bashpid + 1 + (id(child) % 1000)
+        d.pop("bashpid", None)  # (its number now, vetted on first use: _NewPid)
+        d["_pidno"] = _next_pid()
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)
@@ -636,6 +656,13 @@ class Interpreter(Expander):
             return Var(":".join(k for k, on in sorted(st.options.items()) if on), READONLY)
         if name == "BASHOPTS":
             return Var(":".join(k for k, on in sorted(st.shopt.items()) if on), READONLY)
+        if name == "BASH_ALIASES" or name == "BASH_CMDS":
+            v = st.find(name)
+            if v is not None:
+                return v
+            return Var(dict(st.aliases) if name == "BASH_ALIASES" else dict(st.hash), ASSOC)
+        if name == "BASH_ARGV0":
+            return st.find(name) or Var(st.arg0)
         if name == "PWD":
             return None
         return None
@@ -1555,6 +1582,25 @@ class Interpreter(Expander):
                 if v is not None:
                     items[n] = v
         return items
+
+    def set_names(self) -> list[str]:
+        """The names of set variables, sorted, as ``${!prefix@}`` and ``compgen -v`` list
+        them: the shell's variables plus the dynamic ones bash keeps in its table."""
+        st = self.state
+        names = set(st.all_names())
+        names.update(_TABLE_DYNAMIC)
+        if self.exec_string is not None:
+            names.add("BASH_EXECUTION_STRING")
+        out = []
+        for n in names:
+            v = st.find(n)
+            if v is None and n in DYNAMIC and not self.dash:
+                if n == "FUNCNAME" and not self.funcstack:
+                    continue
+                out.append(n)
+            elif v is not None and v.value is not None:
+                out.append(n)
+        return sorted(out)
 
     def declare_line(self, name: str, var: Var) -> str:
         from .builtins_compat import quote_declare
@@ -3953,7 +3999,7 @@ class Interpreter(Expander):
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
                 self._set_fd_var(r.fd_var, fd)
-            fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
+            fds[fd] = HereDoc(body.encode("utf-8", "surrogateescape"))
             return
         if op == "<<<":
             try:
@@ -3971,7 +4017,7 @@ class Interpreter(Expander):
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
                 self._set_fd_var(r.fd_var, fd)
-            fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
+            fds[fd] = HereDoc((s + "\n").encode("utf-8", "surrogateescape"))
             return
         if op in (">&", "<&"):
             tw = r.target
@@ -4184,6 +4230,11 @@ _KEY_TILDE = re.compile(r"(?:^|[=:])~")
 # under extdebug, BASH_ALIASES/BASH_CMDS not kept here)
 _LISTED_DYNAMIC = ("BASHOPTS", "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE",
                    "FUNCNAME", "GROUPS", "SHELLOPTS")
+# dynamic variables always in bash's table (${!BASH@}, compgen -v), FUNCNAME only in a function
+_TABLE_DYNAMIC = ("BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0",
+                  "BASH_CMDS", "BASH_COMMAND", "BASH_LINENO", "BASH_SOURCE", "BASH_SUBSHELL",
+                  "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME", "GROUPS", "LINENO",
+                  "PIPESTATUS", "RANDOM", "SECONDS", "SHELLOPTS", "SRANDOM")
 # builtins whose prefix assignments form bash's "builtin environment" (see TempScope)
 _BLTN_ENV = frozenset({"eval", "source", ".", "unset", "mapfile", "readarray"})
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})

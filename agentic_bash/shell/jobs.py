@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -10,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LimitExceeded
 from ..limits import Budget, Limits, start_thread
 from . import nodes as N
+from .pids import new_pid
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
 
 __all__ = ["Job", "JobTable", "start_job"]
-
-_pids = itertools.count(1000)
 
 
 class _Done(threading.Event):
@@ -101,7 +99,7 @@ class JobTable:
     def add(self, cmd_text: str) -> Job:
         with self.lock:
             num = max(self.jobs, default=0) + 1
-            job = Job(num, next(_pids), cmd_text)
+            job = Job(num, new_pid(), cmd_text)
             self.jobs[num] = job
             self.by_pid[job.pid] = job
             return job
@@ -227,6 +225,10 @@ def _leave_tree(job: Job) -> None:
 # at their deadline or once their run or tree is stopped (_JobBudget.due), not only at
 # their next check.
 _WATCH_JOBS = True
+# An in-process job lets the shell that started it go first for this long, as a forked
+# bash child does (its first instructions come after the fork's copy): `echo a & echo b`
+# prints b first under bash nearly always
+_FORK_LAG = 0.004
 
 
 def _live_jobs(sh: Interpreter, table: JobTable) -> set[Job]:
@@ -342,6 +344,8 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
                     child.fds[0] = NullStream()
                 if type(cmd) is N.Simple:
                     child.forked_simple = True
+                if not native:
+                    time.sleep(_FORK_LAG)
                 st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
             finally:
                 b.unwatch()

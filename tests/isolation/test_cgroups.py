@@ -138,9 +138,10 @@ def test_v1_layout_found_below_our_own_groups(fs) -> None:  # noqa: ANN001
     cpu = os.path.join("/sys/fs/cgroup/cpu,cpuacct", g.name)  # not cgroupspy's layout: by hand
     assert open(cpu + "/cpu.cfs_quota_us").read() == "25000"
     pids = os.path.join("/sys/fs/cgroup/pids", g.name)
-    # one slot more than asked: the runner's spawner thread lives in the workload's group
-    assert open(pids + "/work/pids.max").read() == "11"
-    assert int(open(pids + "/pids.max").read()) > 11
+    # two slots more than asked: the runner's spawner and run threads live in the
+    # workload's group
+    assert open(pids + "/work/pids.max").read() == "12"
+    assert int(open(pids + "/pids.max").read()) > 12
     assert g.work_tasks_files == [pids + "/work/tasks"]
     assert sorted(g.procs_files) == sorted(os.path.join(d, "cgroup.procs") for d in (mem, cpu, pids))
 
