@@ -641,7 +641,8 @@ class InProcessExecutor:
         """Interrupt the run in progress only if thread ``thread`` is the one running it, not
         one queued behind it (``Sandbox.arun`` cancelled while waiting its turn). Looks at
         that thread's stack, so the per-run path pays nothing for it."""
-        f = sys._current_frames().get(thread)
+        from ..limits import current_frames  # (not sys._current_frames: see there)
+        f = current_frames().get(thread)
         run_code, wait_code = InProcessExecutor.run.__code__, InProcessExecutor._wait_turn.__code__
         inside = False
         while f is not None:

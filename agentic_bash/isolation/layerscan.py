@@ -173,7 +173,10 @@ class LayerScanner:
         modified: set[str] = set()
         deleted: set[str] = set()
         self._events()
+        ino = self._ino is not None
         for i, u in enumerate(self.uppers):
+            if ino and self._empty[i] is True and not self.state[i]:
+                continue   # empty at the last scan, no event since: nothing to compare
             before, after = self.state[i], self._scan(i)
             self.state[i] = after
             target = u["target"].rstrip("/")

@@ -686,7 +686,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 try:
                     if (getattr(native, "spawned", -2) != spawned
                             or (live if live is not None else _children())):
-                        r = _merge_changes(r, scanner.changes())
+                        found = scanner.changes()
+                        if (found[0] or found[1] or found[2] or r.files_created
+                                or r.files_modified or r.files_deleted):
+                            r = _merge_changes(r, found)   # (a no-op when all are empty)
                     elif r.files_created or r.files_modified or r.files_deleted:
                         scanner.refresh()  # builtin writes, already in the result
                 except Exception:  # noqa: BLE001
