@@ -18,6 +18,11 @@ FIXED = [
     "declare xq; echo \"[${!xq@}]\"; declare -a xa; echo \"[${!xa@}]\"; xb=(); echo \"[${!xb@}]\"",
     "alias q='ls -l'; declare -p BASH_ALIASES; echo ${BASH_ALIASES[q]}; hash -r; echo ${#BASH_CMDS[@]}",
     "echo \"$COMP_WORDBREAKS\" | od -c | head -1; echo ${BASH_LOADABLES_PATH%%:*}",
+    # listings show the dynamic arrays bash lists, as they are before a script reads them
+    "declare -a | cut -c1-60; echo ---; declare -A | cut -c1-60",
+    "set | grep -E '^(BASH_ALIASES|BASH_ARGC|BASH_ARGV|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)='; "
+    "declare -p | grep -E '^declare -[-a-zA-Z]* (BASH_ALIASES|BASH_ARGC|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)\\b' | cut -c1-50",
+    "alias ll='ls -l'; declare -A | grep ALIASES; COMP_WORDBREAKS=x; set | grep ^COMP; echo \"${!COMP@}\"",
     # timeout's child reads piped input (was EBADF: the guard stream has no read1)
     "echo in | timeout 5 cat; timeout 5 tr x y <<< xxx; seq 3 | timeout 5 sort -r",
     "printf 'a\\nb\\n' | timeout 5 bash -c 'while read l; do echo \"<$l>\"; done'",
