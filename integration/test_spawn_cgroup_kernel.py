@@ -44,7 +44,9 @@ def test_children_and_grandchildren_start_in_the_workload_group() -> None:
             tasks = f.read().split()
         assert len(tasks) == 2, tasks
         with open(os.path.join(work, "cgroup.procs")) as f:
-            assert len(f.read().split()) == 1   # both are threads of one process (S3)
+            procs = f.read().split()
+        assert len(procs) == 1   # both are threads of one process (S3)
+        runner = int(procs[0])
         # and while a run's pipeline stages and job threads exist, still only those two of
         # the runner's threads are there (each stage's native child is, as it should be)
         runner_tids = []
@@ -52,7 +54,7 @@ def test_children_and_grandchildren_start_in_the_workload_group() -> None:
 
         def sample() -> None:
             while not done.is_set():
-                runner_tids.append(len(_runner_threads_in(work)))
+                runner_tids.append(len(_runner_threads_in(work, runner)))
                 time.sleep(0.01)
         t = threading.Thread(target=sample)
         t.start()
@@ -68,22 +70,19 @@ def test_children_and_grandchildren_start_in_the_workload_group() -> None:
         sb.close()
 
 
-def _runner_threads_in(work: str) -> list[int]:
-    """Threads in the workload's group that belong to a Python process (the runner); native
-    children (sleep, cat) are not Python."""
+def _tgid(tid: str) -> int | None:
+    try:
+        with open(f"/proc/{tid}/status") as f:
+            return int(next(line.split()[1] for line in f if line.startswith("Tgid:")))
+    except (OSError, StopIteration, ValueError):
+        return None   # (exited meanwhile)
+
+
+def _runner_threads_in(work: str, runner: int) -> list[str]:
+    """Threads of the runner process (pid ``runner``) in the workload's group. (Not "any
+    Python process": a child between vfork and exec still shows the runner's cmdline.)"""
     with open(os.path.join(work, "tasks")) as f:
-        tids = f.read().split()
-    out = []
-    for tid in tids:
-        try:
-            with open(f"/proc/{tid}/status") as f:
-                tgid = next(line.split()[1] for line in f if line.startswith("Tgid:"))
-            with open(f"/proc/{tgid}/cmdline", "rb") as f:
-                if b"agentic_bash.isolation.zygote" in f.read():
-                    out.append(int(tid))
-        except (OSError, StopIteration):
-            continue   # (exited meanwhile)
-    return out
+        return [tid for tid in f.read().split() if _tgid(tid) == runner]
 
 
 def test_process_limit_is_exact_with_the_spawner_slot() -> None:
