@@ -26,7 +26,7 @@ from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
-from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
@@ -127,7 +127,6 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
-        "COMP_WORDBREAKS": " \t\n\"'@><=;|&(:",
         "BASH_LOADABLES_PATH": "/usr/local/lib/bash:/usr/lib/bash:/opt/local/lib/bash:/usr/pkg/lib/bash:/opt/pkg/lib/bash:.",
     }
     for k, v in defaults.items():
@@ -641,7 +640,8 @@ class InProcessExecutor:
         """Interrupt the run in progress only if thread ``thread`` is the one running it, not
         one queued behind it (``Sandbox.arun`` cancelled while waiting its turn). Looks at
         that thread's stack, so the per-run path pays nothing for it."""
-        f = sys._current_frames().get(thread)
+        from ..limits import current_frames  # (not sys._current_frames: see there)
+        f = current_frames().get(thread)
         run_code, wait_code = InProcessExecutor.run.__code__, InProcessExecutor._wait_turn.__code__
         inside = False
         while f is not None:
@@ -1998,6 +1998,16 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if isinstance(inner, NullStream):
             # /dev/null itself (bash's child has it open there): no pipe, no pump thread
             fd = os.open(os.devnull, os.O_RDWR)
+            close_after.append(fd)
+            return fd
+        if not write and type(inner) is DirInput:
+            # `< dir`: the program reads the directory and reports EISDIR itself, as under
+            # bash (`cat: -: Is a directory`)
+            try:
+                real = ex.fs.real_path(inner.path) if hasattr(ex.fs, "real_path") else None
+                fd = os.open(real or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except (OSError, ValueError, TypeError):
+                fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             close_after.append(fd)
             return fd
         if not write:

@@ -55,7 +55,7 @@ class _Done(threading.Event):
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "native", "pid_ready", "live", "single")
+                 "native", "pid_ready", "live", "single", "tree")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -65,6 +65,7 @@ class Job:
         self.status: int | None = None
         self.done = _Done(self)
         self.live: set | None = None  # the registry of running jobs it counts in
+        self.tree: _JobBudget | None = None  # the job tree whose nested jobs it counts in
         self.child: Any = None
         self.reported = False
         self.killed = False
@@ -80,6 +81,7 @@ class Job:
         if live is not None:
             with _reg_lock:
                 live.discard(self)
+                _leave_tree(self)
         self.pid_ready.set()
         threading.Event.set(self.done)
         self.child = None
@@ -140,10 +142,11 @@ def _text(cmd: N.Command) -> str:
 
 
 class _JobBudget(Budget):
-    """A job's budget: its own deadline (it may outlive its run), but it also ends when the
-    budget it was started under is cancelled (run timeout, interrupt, close, kill)."""
+    """A job's budget: it may outlive its run, but not that run's deadline, and it also
+    ends when the budget it was started under is cancelled (run timeout, interrupt, close,
+    kill)."""
 
-    __slots__ = ("parent", "root", "host")
+    __slots__ = ("parent", "root", "host", "depth", "tree_live")
     _poll = 0.05  # a cancelled parent/root or a closed session sets no event of ours
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
@@ -153,6 +156,8 @@ class _JobBudget(Budget):
         self.cmd_cap = self.iter_cap = -1
         self.parent = parent
         self.host = host
+        self.tree_live = 0  # (a root's) live jobs started inside its tree, see start_job
+        self.depth = parent.depth + 1 if isinstance(parent, _JobBudget) else 1
         if isinstance(parent, _JobBudget):
             # security: a job started by a job is charged to the first job's deadline, so a
             # self-spawning tree (fork bomb) ends at most `timeout` after it began instead of
@@ -163,6 +168,13 @@ class _JobBudget(Budget):
                 self.deadline = rd
         else:
             self.root = self
+            # a job ends by the deadline of the run that started it (its timeout bounds
+            # everything it started, as timeout(1) signals the whole process group): it
+            # used to get a fresh Limits.timeout (300 s), so `(while :; do :; done) &` in a
+            # 2 s run kept a thread busy, and every later run slow, for five minutes
+            pd = parent.deadline
+            if pd is not None and (self.deadline is None or pd < self.deadline):
+                self.deadline = pd
 
     def track_pipe(self, pipe: Any) -> None:
         # the job dies with the run that started its tree (check below): so do its pipes,
@@ -195,6 +207,20 @@ class _JobBudget(Budget):
 
 
 _reg_lock = threading.Lock()
+
+NESTED_SHARE = 4
+"""A job tree (the jobs a background job started, at any depth) may hold max_jobs //
+NESTED_SHARE live jobs (64 of the default 256): a fork bomb is stopped there, before it holds
+every slot of the session with hundreds of threads fighting for the GIL (the run that ends
+at the deadline then waited its turn behind them: 0.4-0.8 s past its timeout)."""
+
+
+def _leave_tree(job: Job) -> None:
+    """(under _reg_lock) ``job`` no longer counts in its tree."""
+    t = job.tree
+    if t is not None:
+        job.tree = None
+        t.tree_live -= 1
 # Job threads are watched by the deadline watchdog (see interpreter._WATCH_STAGES): kicked
 # at their deadline or once their run or tree is stopped (_JobBudget.due), not only at
 # their next check.
@@ -231,8 +257,12 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
     table: JobTable = sh.jobs
     cap = sh.budget.limits.max_jobs
     live = _live_jobs(sh, table)
+    b = sh.budget
+    tree = b.root if isinstance(b, _JobBudget) else None
     with _reg_lock:
         full = cap is not None and len(live) >= cap
+    if not full and tree is not None and cap is not None and not _tree_room(sh, b, tree, cap):
+        return None
     if full:
         # what bash says when fork() fails (EAGAIN from RLIMIT_NPROC)
         sh.error("fork: Resource temporarily unavailable")
@@ -252,6 +282,29 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
         raise
 
 
+def _tree_room(sh: Interpreter, b: _JobBudget, tree: _JobBudget, cap: int) -> bool:
+    """May a job of job tree ``tree`` start one more (see NESTED_SHARE)? A job nested in the
+    tree (a fork bomb's shape: jobs starting jobs starting jobs) that finds it full kills the
+    tree, as at the session's cap; the tree's first job (a background loop fanning out) gets
+    bash's answer to EAGAIN: "fork: retry", a pause of 1, 2, 4 and 8 s, then the error."""
+    most = max(1, cap // NESTED_SHARE)
+    if tree.tree_live < most:
+        return True
+    if b is not tree:
+        sh.error("fork: Resource temporarily unavailable")
+        sh.state.last_status = 254
+        tree.cancel("killed")
+        return False
+    for pause in (1, 2, 4, 8):
+        sh.error("fork: retry: Resource temporarily unavailable")
+        b.sleep(pause)
+        if tree.tree_live < most:
+            return True
+    sh.error("fork: Resource temporarily unavailable")
+    sh.state.last_status = 254
+    return False
+
+
 def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: JobTable,
            live: set, job: Job) -> Job:
     job.live = live
@@ -262,6 +315,9 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
     child.budget = _JobBudget(parent_budget.limits, parent_budget, sh.host)
     with _reg_lock:
         live.add(job)
+        if isinstance(parent_budget, _JobBudget):
+            job.tree = parent_budget.root
+            job.tree.tree_live += 1
     job.child = child
     child._bg_job = job  # type: ignore[attr-defined]  # the host records a native job's real pid
     sh.state.last_bg_pid = job.pid
@@ -303,6 +359,7 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
             job.status = st
             with _reg_lock:
                 live.discard(job)
+                _leave_tree(job)
             job.pid_ready.set()
             job.done.set()
             sh.chld_pending += 1  # (the CHLD trap of the shell that started it: run_chld_trap)

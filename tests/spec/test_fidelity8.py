@@ -18,6 +18,11 @@ FIXED = [
     "declare xq; echo \"[${!xq@}]\"; declare -a xa; echo \"[${!xa@}]\"; xb=(); echo \"[${!xb@}]\"",
     "alias q='ls -l'; declare -p BASH_ALIASES; echo ${BASH_ALIASES[q]}; hash -r; echo ${#BASH_CMDS[@]}",
     "echo \"$COMP_WORDBREAKS\" | od -c | head -1; echo ${BASH_LOADABLES_PATH%%:*}",
+    # listings show the dynamic arrays bash lists, as they are before a script reads them
+    "declare -a | cut -c1-60; echo ---; declare -A | cut -c1-60",
+    "set | grep -E '^(BASH_ALIASES|BASH_ARGC|BASH_ARGV|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)='; "
+    "declare -p | grep -E '^declare -[-a-zA-Z]* (BASH_ALIASES|BASH_ARGC|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)\\b' | cut -c1-50",
+    "alias ll='ls -l'; declare -A | grep ALIASES; COMP_WORDBREAKS=x; set | grep ^COMP; echo \"${!COMP@}\"",
     # timeout's child reads piped input (was EBADF: the guard stream has no read1)
     "echo in | timeout 5 cat; timeout 5 tr x y <<< xxx; seq 3 | timeout 5 sort -r",
     "printf 'a\\nb\\n' | timeout 5 bash -c 'while read l; do echo \"<$l>\"; done'",
@@ -38,6 +43,10 @@ FIXED = [
     "s=$(seq 20000); wc -c <<< \"$s\"; { head -c 10 >/dev/null; wc -c; } <<< \"$s\"; cat /dev/fd/3 3<<< three",
     "stat -L -c %F /dev/stdin <<< x; s=$(seq 20000); stat -L -c %F /dev/stdin <<< \"$s\"",
     "python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))' <<< x",
+    # `< dir` for a program: it reads the directory and reports EISDIR itself
+    "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
+    # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
+    "{v}>f; echo \"[$v]\"; : {w}>g; echo \"[$w]\"; echo hi >&$w; cat g; ls f",
     # a subshell's BASHPID: its own, above its parent's, distinct from its siblings'
     "a=$(echo $BASHPID); b=$(echo $BASHPID); (( a != b && a > BASHPID && b > a )) && echo ok; (kill $BASHPID; echo no); echo rc=$?",
 ]
