@@ -132,3 +132,9 @@ def test_background_job_lets_the_shell_go_first(sandbox) -> None:
     # printed b first); an in-process job used to run before the next command every time
     firsts = [bashdiff.run(sandbox, "echo job & echo main; wait").stdout.split("\n")[0] for _ in range(5)]
     assert "main" in firsts, firsts
+
+
+def test_same_as_bash_unprivileged(as_user) -> None:
+    # the fixes above, with the sandbox and the reference bash run as the unprivileged user
+    bad = [r for r in bashdiff.as_user_results(as_user, FIXED, home=True) if r[1] != r[2]]
+    assert bad == []
