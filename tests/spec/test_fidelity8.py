@@ -33,6 +33,9 @@ FIXED = [
     "f() { echo hi; }; export -f f; env -i bash -c 'f'; echo rc=$?; env -u X bash -c f",
     "f() { echo \"f:$1\"; }; export -f f; printf 'a\\nb\\n' | xargs -n1 bash -c 'f \"$0\"'; set | grep -c '^BASH_FUNC'",
     "f() { echo hi; }; export -f f; python3 -c 'import subprocess; subprocess.run([\"bash\", \"-c\", \"f\"])'",
+    # xargs --process-slot-var: the slot (0: commands run one at a time) in the environment
+    "printf 'x\\ny\\n' | xargs --process-slot-var=SLOT -I{} sh -c 'echo {} slot=$SLOT'; "
+    "X=1; export X; echo a | xargs --process-slot-var=S sh -c 'echo $X $S $0'",
     # here-documents and here-strings reach programs as a pipe below 64 KiB (a file above),
     # and the next reader of the body gets what the program left
     "wc <<< x; wc -l <<EOF\na\nb\nEOF",
