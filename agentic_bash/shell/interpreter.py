@@ -2468,6 +2468,14 @@ class Interpreter(Expander):
         return st
 
     def exec_cond(self, cmd: N.Cond) -> int:
+        if self.dash:
+            # dash (/bin/sh) has no [[: it looks for a command of that name
+            self.lineno = cmd.line or self.lineno
+            self.error("[[: not found")
+            st = self.set_status(127)
+            self.after_failure(st)
+            return st
+
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()

@@ -47,6 +47,14 @@ FIXED = [
     "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
     # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
     "{v}>f; echo \"[$v]\"; : {w}>g; echo \"[$w]\"; echo hi >&$w; cat g; ls f",
+    # bash's and dash's own option handling: --help, --version, bad options, -O, --posix
+    "bash --version | head -2; bash --help | sed -n '1,3p;$p'; /usr/bin/bash --help | sed -n 2p",
+    "bash --verison; echo \"exit:$?\"; bash -Z -c 'echo x'; echo \"exit:$?\"; bash -c; echo rc=$?",
+    "bash -o invalidopt -c 'echo hi'; echo \"exit:$?\"; bash -O nosuch -c :; echo rc=$?; bash --rcfile; echo rc=$?",
+    "bash -O extglob -c 'shopt extglob'; bash --posix -c 'echo $POSIXLY_CORRECT; set -o | grep posix'",
+    "sh --version; echo rc=$?; sh -Z; echo rc=$?; sh -c; echo rc=$?",
+    "printf '#!/bin/sh\\nif [[ -n \"$1\" ]]; then echo yes; else echo no; fi\\necho after\\n' > t.sh; "
+    "sh t.sh x; echo rc=$?; bash t.sh x; sh -c '[[ 1 ]]'; echo rc=$?",
     # a subshell's BASHPID: its own, above its parent's, distinct from its siblings'
     "a=$(echo $BASHPID); b=$(echo $BASHPID); (( a != b && a > BASHPID && b > a )) && echo ok; (kill $BASHPID; echo no); echo rc=$?",
 ]
