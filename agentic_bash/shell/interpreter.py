@@ -391,6 +391,8 @@ class Interpreter(Expander):
     # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
+    # dynamic variables `unset` made ordinary (bash: "loses its special properties")
+    unspecial: frozenset[str] = frozenset()
     set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
     # applying an external command's redirections (their expansion errors fail only it)
     redir_external = False
@@ -576,6 +578,8 @@ class Interpreter(Expander):
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC and (not self.dash or name == "PWD"):
             # (dash has none of bash's dynamic variables; this one is built without LINENO)
+            if name in self.unspecial:
+                return self.state.find(name)
             if name == "LINENO" or name == "FUNCNAME":
                 # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
                 v = self.state.find(name)
@@ -820,7 +824,7 @@ class Interpreter(Expander):
                 sc, var = st.find_scope(name)
             elif value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
-        if name in DYNAMIC and var is None and not self.dash:
+        if name in DYNAMIC and var is None and not self.dash and name not in self.unspecial:
             if name == "SECONDS":
                 self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
                 self.start_time = time.monotonic()
@@ -832,7 +836,7 @@ class Interpreter(Expander):
                 except ExpansionError:
                     pass
                 return
-            if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS"):
+            if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS", "BASH_ARGC", "BASH_ARGV"):
                 return
             if name in ("SHELLOPTS", "BASHOPTS"):
                 raise VarError(f"{name}: readonly variable")
@@ -1228,9 +1232,11 @@ class Interpreter(Expander):
                 return 0
         if name == "LINENO" or name == "FUNCNAME":
             st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
-        elif name == "BASH_SOURCE" or name == "BASH_LINENO":
+        elif name in ("BASH_SOURCE", "BASH_LINENO", "BASH_ARGC", "BASH_ARGV"):
             self.error(f"unset: {name}: cannot unset")
             return 1
+        elif name in DYNAMIC and name not in _KEEP_SPECIAL and not self.dash:
+            self.unspecial = self.unspecial | {name}  # (RANDOM=5 is then a plain 5)
         return 0
 
     # ================================================================== arithmetic
@@ -1615,7 +1621,7 @@ class Interpreter(Expander):
         out = []
         for n in names:
             v = st.find(n)
-            if v is None and n in DYNAMIC and not self.dash:
+            if v is None and n in DYNAMIC and not self.dash and n not in self.unspecial:
                 if n == "FUNCNAME" and not self.funcstack:
                     continue
                 out.append(n)
@@ -4279,6 +4285,8 @@ _LISTED_DYNAMIC = ("BASHOPTS", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_C
                    "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE", "DIRSTACK",
                    "FUNCNAME", "GROUPS", "SHELLOPTS")
 _DECL_LISTED = ("BASH_ARGV0", "COMP_WORDBREAKS")
+# dynamic variables that `unset` leaves as they are (PIPESTATUS is rebuilt by every pipeline)
+_KEEP_SPECIAL = frozenset({"PWD", "PIPESTATUS", "SHELLOPTS", "BASHOPTS"})
 # dynamic variables always in bash's table (${!BASH@}, compgen -v), FUNCNAME only in a function
 _TABLE_DYNAMIC = ("BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0",
                   "BASH_CMDS", "BASH_COMMAND", "BASH_LINENO", "BASH_SOURCE", "BASH_SUBSHELL",

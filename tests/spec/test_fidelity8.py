@@ -23,6 +23,10 @@ FIXED = [
     "set | grep -E '^(BASH_ALIASES|BASH_ARGC|BASH_ARGV|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)='; "
     "declare -p | grep -E '^declare -[-a-zA-Z]* (BASH_ALIASES|BASH_ARGC|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)\\b' | cut -c1-50",
     "alias ll='ls -l'; declare -A | grep ALIASES; COMP_WORDBREAKS=x; set | grep ^COMP; echo \"${!COMP@}\"",
+    # `unset` makes a dynamic variable ordinary (RANDOM=5 is then 5), except those bash keeps
+    "for v in RANDOM SECONDS EPOCHSECONDS BASHPID BASH_SUBSHELL BASH_COMMAND PIPESTATUS DIRSTACK GROUPS "
+    "BASH_ALIASES BASH_ARGV0 COMP_WORDBREAKS SHELLOPTS BASH_ARGC BASH_ARGV LINENO FUNCNAME; do printf '%s: ' $v; "
+    "bash -c \"unset $v; echo \\\"rc=\\$? [\\${$v-UNSET}]\\\"; $v=5; echo \\\"[\\${$v}]\\\"\" 2>&1 | tr '\\n' ' '; echo; done",
     # timeout's child reads piped input (was EBADF: the guard stream has no read1)
     "echo in | timeout 5 cat; timeout 5 tr x y <<< xxx; seq 3 | timeout 5 sort -r",
     "printf 'a\\nb\\n' | timeout 5 bash -c 'while read l; do echo \"<$l>\"; done'",
