@@ -150,7 +150,10 @@ class LayerScanner:
             if self._empty[i] is True:
                 return {}
             out = _scan_dir(top)
-            self._empty[i] = True if not out else None
+            # an upper found empty because it could not be read (`chmod 000 /workspace`) is
+            # not trusted: the chmod back raises no event watched here, and the entries it
+            # holds would go unseen until something new appeared at its top
+            self._empty[i] = True if not out and os.access(top, os.R_OK | os.X_OK) else None
             return out
         key = None
         try:
@@ -243,54 +246,93 @@ def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
                      extra_members: dict[str, bytes] | None = None) -> None:
     """Write the session layer as one OCI image-layer tar (the format of ``vfs.oci``):
     names relative to the sandbox root, ``.wh.<name>`` for whiteouts, ``.wh..wh..opq`` for
-    opaque directories, ``extra_members`` (``.agentic-bash/...``) first."""
+    opaque directories, ``extra_members`` (``.agentic-bash/...``) first.
+
+    The runner has no capabilities and the uppers are read-only to it: a file or directory
+    the script made unreadable to its owner (``chmod 000``) is made readable for the copy
+    through the overlay (its path in the sandbox) and given its mode back afterwards (the
+    tar keeps the original mode); one that still cannot be read fails the export rather
+    than being left out."""
     import io
     import tarfile
 
-    with tarfile.open(fileobj=fileobj, mode="w", format=tarfile.PAX_FORMAT) as tf:
-        for name, data in sorted((extra_members or {}).items()):
-            ti = tarfile.TarInfo(name)
-            ti.size = len(data)
-            ti.mode = 0o644
-            tf.addfile(ti, io.BytesIO(data))
-        done: set[str] = set()
+    changed: list[tuple[str, int]] = []   # (path, mode to give back), in the order changed
+    here: dict[str, str] = {}              # the upper being exported: "upper", "target"
 
-        def add_dir(arc: str, path: str) -> None:
-            if arc not in done:
-                done.add(arc)
-                tf.add(path, arc, recursive=False)
+    def readable(path: str, st: os.stat_result, need: int) -> None:
+        if st.st_mode & need != need and not os.access(path, os.R_OK | (
+                os.X_OK if stat.S_ISDIR(st.st_mode) else 0)):
+            rel = os.path.relpath(path, here["upper"])
+            merged = here["target"] if rel == "." else os.path.join(here["target"], rel)
+            os.chmod(merged, stat.S_IMODE(st.st_mode) | need)
+            changed.append((merged, stat.S_IMODE(st.st_mode)))
 
-        def empty(arc: str) -> None:
-            tf.addfile(tarfile.TarInfo(arc))
+    def walk_error(e: OSError) -> None:
+        raise e   # (os.walk skips an unreadable directory silently: its files would be lost)
 
-        for u in sorted((u for u in uppers if u.get("upper") and os.path.isdir(u["upper"])),
-                        key=lambda u: u["target"]):
-            # the mount points themselves (and their parents) are part of every sandbox's
-            # layout, not of the layer: only what is below them is exported
-            target = u["target"].strip("/")
-            for dirpath, dirnames, filenames in os.walk(u["upper"]):
-                dirnames.sort()
-                rel = os.path.relpath(dirpath, u["upper"])
-                arcdir = target if rel == "." else f"{target}/{rel}"
-                for n in dirnames:
-                    p = os.path.join(dirpath, n)
-                    if os.path.islink(p):
-                        tf.add(p, f"{arcdir}/{n}", recursive=False)
-                        continue
-                    add_dir(f"{arcdir}/{n}", p)
-                    if _opaque(p):
-                        empty(f"{arcdir}/{n}/.wh..wh..opq")
-                for n in sorted(filenames):
-                    p = os.path.join(dirpath, n)
-                    try:
-                        st = os.lstat(p)
-                    except OSError:
-                        continue
-                    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-                        empty(f"{arcdir}/.wh.{n}")
-                    elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                        tf.add(p, f"{arcdir}/{n}", recursive=False)
-                    # devices, fifos and sockets are not part of a snapshot
+    try:
+        with tarfile.open(fileobj=fileobj, mode="w", format=tarfile.PAX_FORMAT) as tf:
+            for name, data in sorted((extra_members or {}).items()):
+                ti = tarfile.TarInfo(name)
+                ti.size = len(data)
+                ti.mode = 0o644
+                tf.addfile(ti, io.BytesIO(data))
+            done: set[str] = set()
+            dir_need = stat.S_IRUSR | stat.S_IXUSR
+
+            def add_dir(arc: str, path: str) -> None:
+                if arc not in done:
+                    done.add(arc)
+                    tf.add(path, arc, recursive=False)   # (its mode before readable())
+                readable(path, os.lstat(path), dir_need)
+
+            def empty(arc: str) -> None:
+                tf.addfile(tarfile.TarInfo(arc))
+
+            for u in sorted((u for u in uppers if u.get("upper") and os.path.isdir(u["upper"])),
+                            key=lambda u: u["target"]):
+                # the mount points themselves (and their parents) are part of every sandbox's
+                # layout, not of the layer: only what is below them is exported
+                target = u["target"].strip("/")
+                here.update(upper=u["upper"], target=u["target"])
+                readable(u["upper"], os.lstat(u["upper"]), dir_need)
+                for dirpath, dirnames, filenames in os.walk(u["upper"], onerror=walk_error):
+                    dirnames.sort()
+                    rel = os.path.relpath(dirpath, u["upper"])
+                    arcdir = target if rel == "." else f"{target}/{rel}"
+                    for n in dirnames:
+                        p = os.path.join(dirpath, n)
+                        if os.path.islink(p):
+                            tf.add(p, f"{arcdir}/{n}", recursive=False)
+                            continue
+                        add_dir(f"{arcdir}/{n}", p)
+                        if _opaque(p):
+                            empty(f"{arcdir}/{n}/.wh..wh..opq")
+                    for n in sorted(filenames):
+                        p = os.path.join(dirpath, n)
+                        try:
+                            st = os.lstat(p)
+                        except OSError:
+                            continue
+                        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+                            empty(f"{arcdir}/.wh.{n}")
+                        elif stat.S_ISLNK(st.st_mode):
+                            tf.add(p, f"{arcdir}/{n}", recursive=False)
+                        elif stat.S_ISREG(st.st_mode):
+                            ti = tf.gettarinfo(p, f"{arcdir}/{n}")   # (the mode as it was)
+                            if ti.isreg():
+                                readable(p, st, stat.S_IRUSR)
+                                with open(p, "rb") as f:
+                                    tf.addfile(ti, f)
+                            else:
+                                tf.addfile(ti)   # (a hard link to a file already in the tar)
+                        # devices, fifos and sockets are not part of a snapshot
+    finally:
+        for path, mode in reversed(changed):
+            try:
+                os.chmod(path, mode)
+            except OSError:
+                pass
 
 
 def _opaque(path: str) -> bool:
