@@ -588,6 +588,11 @@ class InProcessExecutor:
                     self._cancel_jobs()
                     timed_out = True
                     status = 124
+                elif isinstance(e, RuntimeError) and "can't start new thread" in str(e):
+                    # a thread the shell needed (a pipeline stage, a process substitution)
+                    # was refused at the process limit: bash's failed fork, not our error
+                    status = 254
+                    err.write(b"bash: fork: Resource temporarily unavailable\n")
                 else:
                     status = 2
                     err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))

@@ -276,6 +276,18 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
     job = table.add(_text(shown if shown is not None else cmd))
     try:
         return _start(sh, cmd, fds, table, live, job)
+    except RuntimeError as e:
+        job.abandon()
+        if "can't start new thread" not in str(e):
+            raise
+        # the job's thread refused (unprivileged: RLIMIT_NPROC counts the shell's threads
+        # with the workload's processes; a fork bomb of `( ... ) &` fills it): what bash
+        # says when its fork() gets EAGAIN, and the script goes on (was an internal error
+        # that ended the run)
+        table.remove(job)
+        sh.error("fork: Resource temporarily unavailable")
+        sh.state.last_status = 254
+        return None
     except BaseException:
         # (the watchdog's exception, most likely) before the job's thread runs: it never will
         job.abandon()
