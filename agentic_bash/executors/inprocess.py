@@ -2196,7 +2196,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if e.errno not in (errno.E2BIG, errno.ENOMEM, None) and _is_exec_file(ex, path):
             return _noexec(ex, sh, path, argv, shown, e.errno)
         sh.error(f"{shown}: {os.strerror(e.errno or 2)}")
-        return 126 if e.errno == 13 else 127
+        # bash's shell_execve: 127 only for ENOENT; E2BIG (an environment grown past the
+        # kernel's limit, e.g. by export -f), ENOMEM, ETXTBSY, ... are 126
+        return 127 if e.errno in (errno.ENOENT, None) else 126
     except subprocess.SubprocessError as e:  # (the child's setup failed before exec)
         for fd in close_after + list(outs):
             try:
