@@ -33,6 +33,10 @@ PRELOAD = (
     # imported by every sandbox's S1/S3 otherwise (8-15 ms each under load, measured)
     "agentic_bash.isolation.watchdog", "agentic_bash.isolation.layerscan",
     "agentic_bash.network.devtcp",
+    # imported lazily by declare -f, jobs and snapshots: a sandbox forked before the deferred
+    # warm-up could not import it when the package is where the sandbox cannot see it (a
+    # copy under the host's /tmp: the unprivileged tests' package; a snapshot failed)
+    "agentic_bash.shell.unparse",
 )
 _MSG_MAX = 1 << 20
 
