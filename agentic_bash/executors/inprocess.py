@@ -26,7 +26,7 @@ from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
-from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
@@ -127,7 +127,6 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
-        "COMP_WORDBREAKS": " \t\n\"'@><=;|&(:",
         "BASH_LOADABLES_PATH": "/usr/local/lib/bash:/usr/lib/bash:/opt/local/lib/bash:/usr/pkg/lib/bash:/opt/pkg/lib/bash:.",
     }
     for k, v in defaults.items():
@@ -146,6 +145,46 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         sc["OLDPWD"] = Var(None, EXPORT)  # bash starts with OLDPWD exported but unset
     st.cwd = workdir
     st.env_cache = None
+
+
+# bash's own texts for `bash --version`, `--help` and a bad option (usage on stderr, status 2)
+_BASH_VERSION_TEXT = ("GNU bash, version 5.2.15(1)-release ({0}-pc-linux-gnu)\n"
+                      "Copyright (C) 2022 Free Software Foundation, Inc.\n"
+                      "License GPLv3+: GNU GPL version 3 or later <http://gnu.org/licenses/gpl.html>\n\n"
+                      "This is free software; you are free to change and redistribute it.\n"
+                      "There is NO WARRANTY, to the extent permitted by law.\n")
+_BASH_USAGE = ('Usage:\tbash [GNU long option] [option] ...\n'
+               '\tbash [GNU long option] [option] script-file ...\n'
+               'GNU long options:\n'
+               '\t--debug\n'
+               '\t--debugger\n'
+               '\t--dump-po-strings\n'
+               '\t--dump-strings\n'
+               '\t--help\n'
+               '\t--init-file\n'
+               '\t--login\n'
+               '\t--noediting\n'
+               '\t--noprofile\n'
+               '\t--norc\n'
+               '\t--posix\n'
+               '\t--pretty-print\n'
+               '\t--rcfile\n'
+               '\t--restricted\n'
+               '\t--verbose\n'
+               '\t--version\n'
+               'Shell options:\n'
+               '\t-ilrsD or -c command or -O shopt_option\t\t(invocation only)\n'
+               '\t-abefhkmnptuvxBCEHPT or -o option\n')
+_BASH_HELP_TAIL = ('Type `bash -c "help set"\' for more information about shell options.\n'
+                   "Type `bash -c help' for more information about shell builtin commands.\n"
+                   "Use the `bashbug' command to report bugs.\n"
+                   '\n'
+                   'bash home page: <http://www.gnu.org/software/bash>\n'
+                   'General help using GNU software: <http://www.gnu.org/gethelp/>\n')
+
+
+def _bash_usage(name: str) -> str:
+    return _BASH_USAGE.replace("\tbash [", f"\t{name} [")
 
 
 def exported_functions(st: ShellState) -> dict[str, str]:
@@ -1705,6 +1744,10 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     args = argv[1:]
     command: str | None = None
     opts: dict[str, bool] = {}
+    shopts: dict[str, bool] = {}
+    posix = False
+    dash = posixpath.basename(argv[0]) == "sh"
+    name = argv[0] or "bash"  # (bash names itself as invoked: /usr/bin/bash: -Z: ...)
     read_stdin = False
     i = 0
     while i < len(args):
@@ -1721,15 +1764,47 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             i += 1
             continue
         if a in ("-o", "+o") and i + 1 < len(args):
+            if not dash and args[i + 1] not in sh.state.options:
+                sh.write_err(f"{name}: line 0: {name}: {args[i + 1]}: invalid option name\n".encode())
+                return 2
             opts[args[i + 1]] = a[0] == "-"
             i += 2
             continue
-        if a in ("--norc", "--noprofile", "--posix", "-l", "--login", "-i", "-p", "--version"):
+        if a in ("-O", "+O") and i + 1 < len(args) and not dash:
+            if args[i + 1] not in sh.state.shopt:
+                sh.write_err(f"{name}: line 0: {args[i + 1]}: invalid shell option name\n".encode())
+                return 2
+            shopts[args[i + 1]] = a[0] == "-"
+            i += 2
+            continue
+        if a.startswith("--") and dash:
+            sh.write_err(f"{argv[0]}: 0: Illegal option --\n".encode())  # (dash has no long options)
+            return 2
+        if a in ("--norc", "--noprofile", "--posix", "-l", "--login", "-i", "-p", "--version", "--help",
+                 "--noediting", "--verbose", "--debug", "--debugger", "--restricted"):
             if a == "--version":
-                sh.write_out(b"GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)\n")
+                sh.write_out(_BASH_VERSION_TEXT.format(sh.info.machine).encode())
                 return 0
+            if a == "--help":
+                sh.write_out(("GNU bash, version 5.2.15(1)-release-({0}-pc-linux-gnu)\n".format(sh.info.machine)
+                              + _bash_usage(name) + _BASH_HELP_TAIL.replace("`bash -c", f"`{name} -c")).encode())
+                return 0
+            if a == "--posix":
+                opts["posix"] = True
+                posix = True
+            elif a == "--verbose":
+                opts["verbose"] = True
             i += 1
             continue
+        if a in ("--rcfile", "--init-file"):
+            if i + 1 >= len(args):
+                sh.write_err(f"{name}: {a[2:]}: option requires an argument\n".encode())
+                return 2
+            i += 2
+            continue
+        if a.startswith("--") and len(a) > 2:
+            sh.write_err((f"{name}: {a}: invalid option\n" + _bash_usage(name)).encode())
+            return 2
         if len(a) > 1 and a[0] in "-+" and not a.startswith("--"):
             ok = True
             for c in a[1:]:
@@ -1744,7 +1819,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
                 else:
                     ok = False
             if not ok:
-                sh.error(f"{a}: invalid option")
+                bad = next(c for c in a[1:] if c not in "cs" and c not in LETTER_TO_OPTION and c not in "il")
+                if dash:
+                    sh.write_err(f"{argv[0]}: 0: Illegal option {a[0]}{bad}\n".encode())
+                else:
+                    sh.write_err((f"{name}: {a[0]}{bad}: invalid option\n" + _bash_usage(name)).encode())
                 return 2
             i += 1
             continue
@@ -1752,7 +1831,6 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     rest = args[i:]
     child = Interpreter(sh.fs, budget=sh.budget, info=sh.info, host=sh.host)
     child.nest_depth = depth + 1  # type: ignore[attr-defined]
-    dash = posixpath.basename(argv[0]) == "sh"
     if dash:
         # /bin/sh is dash here: its echo interprets escapes, and its errors read "sh: 1: …"
         child.dash = True
@@ -1785,10 +1863,16 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     if getattr(sh.state, "ulimits", None):
         st.ulimits = sh.state.ulimits  # type: ignore[attr-defined]
     st.options.update(opts)
+    st.shopt.update(shopts)
+    if posix:
+        st.scopes[0]["POSIXLY_CORRECT"] = Var("y")  # (bash --posix sets it, unexported)
     child.start_time = time.monotonic()
     if command is not None:
         if not rest:
-            sh.error(f"-c: option requires an argument")
+            if dash:
+                sh.write_err(f"{argv[0]}: 0: -c requires an argument\n".encode())
+            else:
+                sh.write_err(f"{name}: -c: option requires an argument\n".encode())
             return 2
         src = rest[0]
         child.script_name = rest[1] if len(rest) > 1 else ("sh" if dash else "bash")
@@ -1999,6 +2083,16 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if isinstance(inner, NullStream):
             # /dev/null itself (bash's child has it open there): no pipe, no pump thread
             fd = os.open(os.devnull, os.O_RDWR)
+            close_after.append(fd)
+            return fd
+        if not write and type(inner) is DirInput:
+            # `< dir`: the program reads the directory and reports EISDIR itself, as under
+            # bash (`cat: -: Is a directory`)
+            try:
+                real = ex.fs.real_path(inner.path) if hasattr(ex.fs, "real_path") else None
+                fd = os.open(real or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except (OSError, ValueError, TypeError):
+                fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             close_after.append(fd)
             return fd
         if not write:

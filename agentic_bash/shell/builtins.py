@@ -993,7 +993,7 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
     if only_local:
         items = {k: v for k, v in st.scopes[st.local_index()].items() if k != "-" and not v.attrs & TEMPVAR}
     else:
-        items = sh.listed_vars()
+        items = sh.listed_vars(decl=True)
     bits = 0
     for c in flags:
         bits |= _FLAG_BITS.get(c, 0)

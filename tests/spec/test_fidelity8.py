@@ -18,6 +18,15 @@ FIXED = [
     "declare xq; echo \"[${!xq@}]\"; declare -a xa; echo \"[${!xa@}]\"; xb=(); echo \"[${!xb@}]\"",
     "alias q='ls -l'; declare -p BASH_ALIASES; echo ${BASH_ALIASES[q]}; hash -r; echo ${#BASH_CMDS[@]}",
     "echo \"$COMP_WORDBREAKS\" | od -c | head -1; echo ${BASH_LOADABLES_PATH%%:*}",
+    # listings show the dynamic arrays bash lists, as they are before a script reads them
+    "declare -a | cut -c1-60; echo ---; declare -A | cut -c1-60",
+    "set | grep -E '^(BASH_ALIASES|BASH_ARGC|BASH_ARGV|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)='; "
+    "declare -p | grep -E '^declare -[-a-zA-Z]* (BASH_ALIASES|BASH_ARGC|BASH_CMDS|DIRSTACK|COMP_WORDBREAKS|BASH_ARGV0)\\b' | cut -c1-50",
+    "alias ll='ls -l'; declare -A | grep ALIASES; COMP_WORDBREAKS=x; set | grep ^COMP; echo \"${!COMP@}\"",
+    # `unset` makes a dynamic variable ordinary (RANDOM=5 is then 5), except those bash keeps
+    "for v in RANDOM SECONDS EPOCHSECONDS BASHPID BASH_SUBSHELL BASH_COMMAND PIPESTATUS DIRSTACK GROUPS "
+    "BASH_ALIASES BASH_ARGV0 COMP_WORDBREAKS SHELLOPTS BASH_ARGC BASH_ARGV LINENO FUNCNAME; do printf '%s: ' $v; "
+    "bash -c \"unset $v; echo \\\"rc=\\$? [\\${$v-UNSET}]\\\"; $v=5; echo \\\"[\\${$v}]\\\"\" 2>&1 | tr '\\n' ' '; echo; done",
     # timeout's child reads piped input (was EBADF: the guard stream has no read1)
     "echo in | timeout 5 cat; timeout 5 tr x y <<< xxx; seq 3 | timeout 5 sort -r",
     "printf 'a\\nb\\n' | timeout 5 bash -c 'while read l; do echo \"<$l>\"; done'",
@@ -28,6 +37,9 @@ FIXED = [
     "f() { echo hi; }; export -f f; env -i bash -c 'f'; echo rc=$?; env -u X bash -c f",
     "f() { echo \"f:$1\"; }; export -f f; printf 'a\\nb\\n' | xargs -n1 bash -c 'f \"$0\"'; set | grep -c '^BASH_FUNC'",
     "f() { echo hi; }; export -f f; python3 -c 'import subprocess; subprocess.run([\"bash\", \"-c\", \"f\"])'",
+    # xargs --process-slot-var: the slot (0: commands run one at a time) in the environment
+    "printf 'x\\ny\\n' | xargs --process-slot-var=SLOT -I{} sh -c 'echo {} slot=$SLOT'; "
+    "X=1; export X; echo a | xargs --process-slot-var=S sh -c 'echo $X $S $0'",
     # here-documents and here-strings reach programs as a pipe below 64 KiB (a file above),
     # and the next reader of the body gets what the program left
     "wc <<< x; wc -l <<EOF\na\nb\nEOF",
@@ -38,6 +50,18 @@ FIXED = [
     "s=$(seq 20000); wc -c <<< \"$s\"; { head -c 10 >/dev/null; wc -c; } <<< \"$s\"; cat /dev/fd/3 3<<< three",
     "stat -L -c %F /dev/stdin <<< x; s=$(seq 20000); stat -L -c %F /dev/stdin <<< \"$s\"",
     "python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))' <<< x",
+    # `< dir` for a program: it reads the directory and reports EISDIR itself
+    "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
+    # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
+    "{v}>f; echo \"[$v]\"; : {w}>g; echo \"[$w]\"; echo hi >&$w; cat g; ls f",
+    # bash's and dash's own option handling: --help, --version, bad options, -O, --posix
+    "bash --version | head -2; bash --help | sed -n '1,3p;$p'; /usr/bin/bash --help | sed -n 2p",
+    "bash --verison; echo \"exit:$?\"; bash -Z -c 'echo x'; echo \"exit:$?\"; bash -c; echo rc=$?",
+    "bash -o invalidopt -c 'echo hi'; echo \"exit:$?\"; bash -O nosuch -c :; echo rc=$?; bash --rcfile; echo rc=$?",
+    "bash -O extglob -c 'shopt extglob'; bash --posix -c 'echo $POSIXLY_CORRECT; set -o | grep posix'",
+    "sh --version; echo rc=$?; sh -Z; echo rc=$?; sh -c; echo rc=$?",
+    "printf '#!/bin/sh\\nif [[ -n \"$1\" ]]; then echo yes; else echo no; fi\\necho after\\n' > t.sh; "
+    "sh t.sh x; echo rc=$?; bash t.sh x; sh -c '[[ 1 ]]'; echo rc=$?",
     # a subshell's BASHPID: its own, above its parent's, distinct from its siblings'
     "a=$(echo $BASHPID); b=$(echo $BASHPID); (( a != b && a > BASHPID && b > a )) && echo ok; (kill $BASHPID; echo no); echo rc=$?",
 ]
@@ -115,3 +139,9 @@ def test_background_job_lets_the_shell_go_first(sandbox) -> None:
     # printed b first); an in-process job used to run before the next command every time
     firsts = [bashdiff.run(sandbox, "echo job & echo main; wait").stdout.split("\n")[0] for _ in range(5)]
     assert "main" in firsts, firsts
+
+
+def test_same_as_bash_unprivileged(as_user) -> None:
+    # the fixes above, with the sandbox and the reference bash run as the unprivileged user
+    bad = [r for r in bashdiff.as_user_results(as_user, FIXED, home=True) if r[1] != r[2]]
+    assert bad == []
