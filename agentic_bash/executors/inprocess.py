@@ -553,7 +553,11 @@ class InProcessExecutor:
                 if tree is _MISS:
                     pass
                 elif tree is not None:
-                    status = run_toplevel(sh, tree)
+                    sh.exec_last = _exec_candidate(tree)  # type: ignore[attr-defined]
+                    try:
+                        status = run_toplevel(sh, tree)
+                    finally:
+                        sh.exec_last = None  # type: ignore[attr-defined]
                 else:
                     # line by line: aliases and extglob apply from the next line, warnings in
                     # order, and the complete lines before a syntax error run, as bash -c does
@@ -2240,13 +2244,35 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         for t in pumps:
             t.join(2)
     if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub \
-            and getattr(proc, "signaled", True):
+            and getattr(proc, "signaled", True) and (rc == 137 or not _execed(sh)):
+        # (SIGKILL keeps its line even where bash would have exec'd: here it is most often
+        # the memory limit's OOM kill, which the line explains)
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
         # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)
     if ex.signal_fd is not None:
         ex.take_signals(sh)
     return rc
+
+
+def _exec_candidate(tree: N.Script) -> N.Simple | None:
+    """The command bash -c runs with exec (no fork) when it gets to it: the last simple
+    command of the script's top-level list or of its last &&/|| list, without redirections;
+    a signal that kills it kills the shell, which then reports nothing."""
+    if not tree.items or tree.items[-1].background:
+        return None
+    c: Any = tree.items[-1].cmd
+    if type(c) is N.AndOr:
+        c = c.rest[-1][1] if c.rest else c.first
+    return c if type(c) is Simple and not c.redirs else None
+
+
+def _execed(sh: Interpreter) -> bool:
+    """Is the program that just ended the one bash -c would have exec'd? Not when any trap
+    is set (bash then forks to run it), nor inside a function, subshell or `bash -c`."""
+    last = getattr(sh, "exec_last", None)
+    return last is not None and sh.current_command is last and not sh.state.traps \
+        and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
 
 
 def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:
