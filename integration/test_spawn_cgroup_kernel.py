@@ -28,6 +28,8 @@ def _sandbox(**limits):  # noqa: ANN003, ANN202
 def test_children_and_grandchildren_start_in_the_workload_group() -> None:
     sb = _sandbox()
     try:
+        # the runner says its threads joined (else the host lowers the group's pids.max)
+        assert sb._ex.observed["limits"]["spawner_in_group"] is True
         for cmd in ("cat /proc/self/cgroup", "/bin/dash -c 'cat /proc/self/cgroup; :'"):
             time.sleep(0.05)   # commands apart, as an agent runs them
             r = sb.run(cmd)

@@ -387,6 +387,18 @@ class SandboxCgroups:
             _write(os.path.join(d, "cpu.max"), f"{quota} {_PERIOD_US}")
             self.applied["cpu"] = f"{quota}/{_PERIOD_US}"
 
+    def no_runner_threads_in_work(self) -> None:
+        """v1: the runner reported that its threads are not in the workload's pids group
+        (its spawner could not join it): that group's pids.max loses their slots. Called
+        at start-up, before the first run."""
+        if self.version != 1 or "processes" not in self.applied:
+            return
+        for f in self.work_procs_files:
+            try:
+                _write(os.path.join(os.path.dirname(f), "pids.max"), int(self.applied["processes"]))
+            except OSError:
+                pass
+
     # -- the sandbox side -----------------------------------------------------------------
     @property
     def procs_files(self) -> list[str]:

@@ -357,6 +357,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
     observed["t_executor"] = time.monotonic() - t0
+    work = getattr(cfg.get("_native"), "_workload", None)
+    if work is not None and (cfg.get("workload") or {}).get("spawner_fds"):
+        # whether the launcher's threads sit in the workload's pids group (its pids.max has
+        # their slots; the host takes them away when they do not)
+        observed.setdefault("limits", {})["spawner_in_group"] = bool(work.in_group)
     scanner = None
     try:
         from .layerscan import LayerScanner

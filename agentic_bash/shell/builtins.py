@@ -3263,8 +3263,9 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             return 127
         return 0 if not any_ else 127
     budget = sh.budget
+    from .jobs import own_jobs
     if any_:
-        pending = [j for j in list(jobs.jobs.values()) if not j.reported]
+        pending = [j for j in own_jobs(sh, list(jobs.jobs.values())) if not j.reported]
         if args:
             # `wait -n ID...`: the first of those jobs to end
             picked = []
@@ -3288,7 +3289,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                 return st
             pending[0].done.wait(0.01)
     if not args:
-        for j in list(jobs.jobs.values()):
+        for j in own_jobs(sh, list(jobs.jobs.values())):
             while not j.done.wait(0.02):
                 budget.check()
                 _host_signals(sh)
