@@ -478,6 +478,23 @@ class _DeadlineKick(LimitExceeded):
         super().__init__(limit, message)
 
 
+def current_frames() -> dict[int, Any]:
+    """``sys._current_frames()`` with the collector off. CPython 3.11 builds that dict under
+    the runtime's thread-list lock; a collection triggered by one of its allocations runs
+    finalizers (Python code, which may give up the GIL) while that lock is held, and a
+    thread that is exiting takes the GIL and then waits for the lock: both wait forever
+    (the fork-bomb hang, ~1 in 40 runs; CPython gh-106883). Nothing else here may run
+    Python code, so with automatic collection off the call holds the GIL to its end."""
+    was = gc.isenabled()
+    if was:
+        gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if was:
+            gc.enable()
+
+
 def _set_async_exc(tid: int, exc: type[BaseException] | None) -> None:
     import ctypes
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None if exc is None else ctypes.py_object(exc))
@@ -502,6 +519,8 @@ def _watch_round() -> bool:
             continue
         time.sleep(WATCH_POLL)
         now = _monotonic()
+        frames = None  # (taken when a budget is due, again when 2 ms old: a storm's
+        taken = 0.0    # hundreds of budgets each copied the frames of hundreds of threads)
         for b in list(_ACTIVE):
             if not b._tids:
                 continue
@@ -519,7 +538,9 @@ def _watch_round() -> bool:
             # the order matters (see unwatch): flag first, then look and send under the lock
             b._kicked = int(b._kicked) + 1
             b._kick_at = now
-            frames = sys._current_frames()
+            if frames is None or _monotonic() - taken > 0.002:
+                frames = current_frames()
+                taken = _monotonic()
             # (ident -> Thread, kept by threading; without it no entry is taken as stale)
             live = getattr(threading, "_active", None)
             with _WATCH_LOCK:
@@ -544,11 +565,12 @@ def _watch_round() -> bool:
                         b._kick_at = now - 0.09
                         continue
                     _set_async_exc(tid, _DeadlineKick)
-            frames = f = None  # (no frame kept alive until the next round)
+            f = None
             if b._kicked == 1:
                 # a thread blocked in a pipe's read()/write() only sees the exception when
                 # the call returns: make it return now
                 b.abort_pipes()
+        frames = None  # (no frame kept alive until the next round)
         if os.getpid() != me:  # pragma: no cover - (a forked child starts its own)
             return True
 

@@ -1,6 +1,6 @@
 """Pool and sandboxed fast path: acquire, creation, first sandbox, per-call cost, 200 sessions, idle memory."""
 
-# Run: .venv/bin/python benchmarks/pool_bench.py [--quick] [--json out.json]
+# Run: .venv/bin/python benchmarks/pool_bench.py [--quick] [--json out.json] [--ab OLD_TREE]
 # Every figure is measured in this one run, next to its reference (interleaved where it
 # matters), and printed with the ratio the issue asks for. The package is byte-compiled
 # first (as `pip install` does); a tree without bytecode pays ~0.5 s of compiling per process.
@@ -330,6 +330,75 @@ def bench_arun_paths(count: int = 20, calls: int = 150) -> dict:
     return out
 
 
+_AB_CHILD = r"""
+import json, os, statistics, subprocess, sys, time
+import psutil
+from agentic_bash import Sandbox
+n = int(sys.argv[1])
+sb = Sandbox("namespace")
+s1 = sb._ex.pid
+pids = [os.getpid(), s1] + [c.pid for c in psutil.Process(s1).children(recursive=True)]
+def cpu():
+    # schedstat: ns of CPU of every thread of the host and the sandbox's processes (not
+    # of the native children, which are the same program in both trees)
+    tot = 0
+    for p in pids:
+        for t in os.listdir(f"/proc/{p}/task"):
+            try:
+                with open(f"/proc/{p}/task/{t}/schedstat") as f:
+                    tot += int(f.read().split()[0])
+            except OSError:
+                pass
+    return tot / 1e9
+keys = {"echo": lambda: sb.run("echo hi"), "native_true": lambda: sb.run("/bin/true"),
+        "subprocess_run_true": lambda: subprocess.run(["/bin/true"])}
+for _ in range(30):
+    for fn in keys.values():
+        fn()
+wall = {k: [] for k in keys}
+used = {k: 0.0 for k in keys}
+for _ in range(n // 50):
+    for k, fn in keys.items():
+        c0 = cpu()
+        for _ in range(50):
+            t = time.perf_counter()
+            fn()
+            wall[k].append(time.perf_counter() - t)
+        used[k] += cpu() - c0
+sb.close()
+m = (n // 50) * 50
+print(json.dumps({k: {"p50_us": statistics.median(v) * 1e6,
+                      "p10_us": sorted(v)[len(v) // 10] * 1e6,
+                      "runner_cpu_us": used[k] / m * 1e6} for k, v in wall.items()}))
+"""
+
+
+def bench_ab(old_tree: str, rounds: int, n: int) -> dict:
+    """Per-call figures of the tree ``old_tree`` and of this one, in child processes taking
+    turns (so both see the same load): p50/p10 wall, and CPU of the host process plus the
+    sandbox's own processes (children excluded: the same /bin/true in both)."""
+    trees = {"old": os.path.abspath(old_tree), "new": ROOT}
+    for t in trees.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(t, "agentic_bash")],
+                       check=True, stdout=subprocess.DEVNULL)
+    runs: dict[str, list[dict]] = {k: [] for k in trees}
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+            env = dict(os.environ, PYTHONPATH=trees[name])
+            p = subprocess.run([sys.executable, "-c", _AB_CHILD, str(n)], env=env, cwd="/tmp",
+                               capture_output=True, text=True, timeout=600)
+            if p.returncode:
+                raise RuntimeError(p.stderr[-3000:])
+            runs[name].append(json.loads(p.stdout.strip().splitlines()[-1]))
+    out: dict = {"trees": trees, "rounds": rounds, "calls_per_round": n}
+    for name, rs in runs.items():
+        out[name] = {k: {f: statistics.median(r[k][f] for r in rs) for f in rs[0][k]}
+                     for k in rs[0]}
+        out[name]["native_vs_subprocess_median"] = statistics.median(
+            r["native_true"]["p50_us"] / r["subprocess_run_true"]["p50_us"] for r in rs)
+    return out
+
+
 def bench_idle_memory() -> dict:
     import psutil
 
@@ -361,6 +430,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--only", default="")
+    ap.add_argument("--ab", metavar="OLD_TREE", help="also per-call figures of another checkout "
+                    "(a directory holding agentic_bash/), interleaved with this one")
     args = ap.parse_args()
     q = args.quick
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "agentic_bash")],
@@ -383,6 +454,8 @@ def main() -> None:
         # workload's children do not saturate the two CPUs
         "sessions_200_echo_only": lambda: bench_sessions(200, 5 if q else 10, echo_only=True),
     }
+    if args.ab:
+        steps["ab_per_call"] = lambda: bench_ab(args.ab, 4 if q else 8, 400 if q else 600)
     for name, fn in steps.items():
         if args.only and name not in args.only.split(","):
             continue
@@ -452,6 +525,15 @@ def main() -> None:
         m = res["idle_memory"]
         lines.append(f"idle pooled sandbox USS {m['uss_mb_median']:.1f} MB (<= 10) over "
                      f"{m['processes']} processes (PSS {m['pss_mb_median']:.1f} MB)")
+    if "ab_per_call" in res:
+        a = res["ab_per_call"]
+        for name in ("old", "new"):
+            x = a[name]
+            lines.append(f"A/B {name} ({a['trees'][name]}): " + "; ".join(
+                f"{k} p50 {x[k]['p50_us']:.0f} us p10 {x[k]['p10_us']:.0f} us runner CPU "
+                f"{x[k]['runner_cpu_us']:.0f} us" for k in ("echo", "native_true",
+                                                            "subprocess_run_true"))
+                + f"; /bin/true vs subprocess.run {x['native_vs_subprocess_median']:.2f}x")
     lines.append(f"load average {' '.join(res['loadavg'])} on {res['cpus']} cpus")
     print("\n".join(lines))
     if args.json:

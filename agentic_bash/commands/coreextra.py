@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -252,7 +253,7 @@ def nice(ctx: CommandContext, argv: list[str]) -> int:
             ctx.error("a command must be given with an adjustment")
             _try(ctx)
             return 125
-        _w(ctx, "0\n")
+        _w(ctx, f"{os.getpriority(os.PRIO_PROCESS, 0)}\n")   # the process's own, as GNU nice
         return 0
     return _run(ctx, rest, who="nice")
 

@@ -253,6 +253,7 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
     # GNU: -I/-i, -L/-l and -n exclude each other; a later one wins with a warning naming
     # the earlier (only an explicit -L/-l counts as "max-lines": -I sets one line itself)
     lines_set = False
+    slot_var: str | None = None
     try:
         for k, v in opts:
             if k == "0":
@@ -306,6 +307,8 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                     max_lines = None
                     lines_set = False
                 max_args = n_
+            elif k == "process-slot-var":
+                slot_var = v or None
             elif k == "P":
                 num("P", v, 0)
             elif k == "p":
@@ -428,7 +431,9 @@ def xargs(ctx: CommandContext, argv: list[str]) -> int:
                     ans += ch
                 if not ans.lower().startswith(b"y"):
                     return None
-        st, not_run = run_checked(ctx, sargs, "xargs", lambda n, why: f"{n}: {why}", stdin=child_stdin)
+        # --process-slot-var: commands run one at a time here, so each has slot 0
+        st, not_run = run_checked(ctx, sargs, "xargs", lambda n, why: f"{n}: {why}", stdin=child_stdin,
+                                  env={**ctx.env, slot_var: "0"} if slot_var else None)
         if not_run:
             return st
         if st == 126:

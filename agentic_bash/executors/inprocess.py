@@ -26,11 +26,11 @@ from ..result import LIMIT_NAMES, Result, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
-from ..shell.interpreter import AbortLine, CmdFS, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
-from ..shell.streams import NULL, Capture, InputBytes, NullStream, PipeWriter
+from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, PipeWriter
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
@@ -136,6 +136,7 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
+        "BASH_LOADABLES_PATH": "/usr/local/lib/bash:/usr/lib/bash:/opt/local/lib/bash:/usr/pkg/lib/bash:/opt/pkg/lib/bash:.",
     }
     for k, v in defaults.items():
         if k not in sc:
@@ -153,6 +154,110 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         sc["OLDPWD"] = Var(None, EXPORT)  # bash starts with OLDPWD exported but unset
     st.cwd = workdir
     st.env_cache = None
+
+
+# bash's own texts for `bash --version`, `--help` and a bad option (usage on stderr, status 2)
+_BASH_VERSION_TEXT = ("GNU bash, version 5.2.15(1)-release ({0}-pc-linux-gnu)\n"
+                      "Copyright (C) 2022 Free Software Foundation, Inc.\n"
+                      "License GPLv3+: GNU GPL version 3 or later <http://gnu.org/licenses/gpl.html>\n\n"
+                      "This is free software; you are free to change and redistribute it.\n"
+                      "There is NO WARRANTY, to the extent permitted by law.\n")
+_BASH_USAGE = ('Usage:\tbash [GNU long option] [option] ...\n'
+               '\tbash [GNU long option] [option] script-file ...\n'
+               'GNU long options:\n'
+               '\t--debug\n'
+               '\t--debugger\n'
+               '\t--dump-po-strings\n'
+               '\t--dump-strings\n'
+               '\t--help\n'
+               '\t--init-file\n'
+               '\t--login\n'
+               '\t--noediting\n'
+               '\t--noprofile\n'
+               '\t--norc\n'
+               '\t--posix\n'
+               '\t--pretty-print\n'
+               '\t--rcfile\n'
+               '\t--restricted\n'
+               '\t--verbose\n'
+               '\t--version\n'
+               'Shell options:\n'
+               '\t-ilrsD or -c command or -O shopt_option\t\t(invocation only)\n'
+               '\t-abefhkmnptuvxBCEHPT or -o option\n')
+_BASH_HELP_TAIL = ('Type `bash -c "help set"\' for more information about shell options.\n'
+                   "Type `bash -c help' for more information about shell builtin commands.\n"
+                   "Use the `bashbug' command to report bugs.\n"
+                   '\n'
+                   'bash home page: <http://www.gnu.org/software/bash>\n'
+                   'General help using GNU software: <http://www.gnu.org/gethelp/>\n')
+
+
+def _bash_usage(name: str) -> str:
+    return _BASH_USAGE.replace("\tbash [", f"\t{name} [")
+
+
+def exported_functions(st: ShellState) -> dict[str, str]:
+    """The ``export -f`` functions as bash puts them in a program's environment:
+    ``BASH_FUNC_name%%=() {  body…}`` (its one-line-indent print of the definition), in its
+    512-bucket function table's order (newest first within a bucket)."""
+    names = [n for n in getattr(st, "exported_funcs", ()) if n in st.functions]
+    if not names:
+        return {}
+    from ..shell.state import _bash_hash
+    from ..shell.unparse import format_function
+    pos = {n: i for i, n in enumerate(st.functions)}
+    out: dict[str, str] = {}
+    for n in sorted(names, key=lambda n: (_bash_hash(n) & 511, -pos[n])):
+        lines = format_function(st.functions[n]).split("\n")[1:]  # ("name () " goes)
+        if len(lines) < 2:
+            continue
+        mid = "\n".join(" " + ln.lstrip() for ln in lines[1:-1])
+        out[f"BASH_FUNC_{n}%%"] = "() " + lines[0] + mid + "\n" + lines[-1]
+    return out
+
+
+def _heredoc_pipe(stream: HereDoc) -> tuple[int, Callable[[], None]] | None:
+    """A pipe holding what is left of a here-document or here-string, for a program's
+    input: bash 5.2 writes one smaller than the pipe's capacity into a pipe (a larger one
+    goes to a file: None here, the caller's memfd). Once the program is done, the stream
+    moves past what it read, so the next reader of the same body gets the rest, as the
+    next reader of bash's pipe does."""
+    import fcntl
+    import termios
+    try:
+        with stream.getbuffer() as mv:
+            pos = stream.tell()
+            rest = bytes(mv[pos:])
+    except (ValueError, BufferError):
+        return None
+    if len(rest) >= 65536:
+        return None
+    r, w = os.pipe2(os.O_CLOEXEC)
+    try:
+        os.set_blocking(w, False)
+        done = os.write(w, rest) if rest else 0
+    except OSError:
+        done = -1
+    finally:
+        os.close(w)
+    if done != len(rest):
+        os.close(r)  # (a pipe made smaller by the user's pipe-pages limit: the file path)
+        return None
+    end = pos + len(rest)
+
+    def sync() -> None:
+        try:
+            left = int.from_bytes(fcntl.ioctl(r, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            stream.seek(end - left)
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(r)
+    return r, sync
+
+
+def _is_func_env(k: str) -> bool:
+    return k.startswith("BASH_FUNC_") and k.endswith("%%")
 
 
 # How a tool reports that its standard input is a directory: (message, exit status).
@@ -457,7 +562,11 @@ class InProcessExecutor:
                 if tree is _MISS:
                     pass
                 elif tree is not None:
-                    status = run_toplevel(sh, tree)
+                    sh.exec_last = _exec_candidate(tree)  # type: ignore[attr-defined]
+                    try:
+                        status = run_toplevel(sh, tree)
+                    finally:
+                        sh.exec_last = None  # type: ignore[attr-defined]
                 else:
                     # line by line: aliases and extglob apply from the next line, warnings in
                     # order, and the complete lines before a syntax error run, as bash -c does
@@ -584,7 +693,8 @@ class InProcessExecutor:
         """Interrupt the run in progress only if thread ``thread`` is the one running it, not
         one queued behind it (``Sandbox.arun`` cancelled while waiting its turn). Looks at
         that thread's stack, so the per-run path pays nothing for it."""
-        f = sys._current_frames().get(thread)
+        from ..limits import current_frames  # (not sys._current_frames: see there)
+        f = current_frames().get(thread)
         run_code, wait_code = InProcessExecutor.run.__code__, InProcessExecutor._wait_turn.__code__
         inside = False
         while f is not None:
@@ -981,11 +1091,17 @@ class InProcessExecutor:
             sh.error(f"{name}: Permission denied")
             return 126
         base = posixpath.basename(p)
+        native = self.native is not None and not self.prefer_inprocess
+        known = _placeholder_known(s) if native else None
         if posixpath.dirname(p) in _BIN_DIRS and (base in self.registry or base in ("bash", "sh")) \
-                and (self.native is None or self.prefer_inprocess or self._is_placeholder(p)):
+                and (not native or known or (known is None and self._is_placeholder(p))):
             if base in ("bash", "sh"):
                 return run_nested_shell(sh, [name] + argv[1:])
             return self._call(sh, self.registry[base].fn, argv)
+        if known is False:
+            # a binary read before and unchanged since (same inode, size, times): no head to
+            # read again (two opens of it per command otherwise)
+            return self._spawn(sh, p, argv, spelled=name)
         try:
             with self.fs.open(p, "rb") as f:
                 head = f.read(256)
@@ -998,6 +1114,8 @@ class InProcessExecutor:
             return 126
         if self.native is not None and b"provided in-process by agentic-bash" not in head[:200]:
             # (the head just read answers _is_placeholder: one open of the binary, not two)
+            if native:
+                _placeholder_note(s, False)
             return self._spawn(sh, p, argv, spelled=name)
         if b"provided in-process by agentic-bash" in head[:200]:
             # a placeholder whose implementation did not load: say so, never "succeed" silently
@@ -1034,8 +1152,14 @@ class InProcessExecutor:
         fds = sh.fds
         i, o, e = fds.get(0), fds.get(1), fds.get(2)
         st = sh.state
+        if env is None:
+            env = st.environ()
+            if getattr(st, "exported_funcs", None):
+                from ..shell.state import ShellEnv
+                env = ShellEnv(env)
+                env.update(exported_functions(st))  # (`env`, `printenv` list them)
         return new_context(
-            CmdFS(self.fs, fds), st.cwd, env if env is not None else st.environ(),
+            CmdFS(self.fs, fds), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
             _KeepOpen(o) if o is not None else _ClosedOut(),
             _KeepOpen(e) if e is not None else NULL,
@@ -1317,17 +1441,19 @@ class _Exec:
             child.state.cwd = normalize(cwd, child.state.cwd)
         if env is not None:
             # the given mapping is the complete environment of the command
-            if getattr(child.state, "exported_funcs", None) and \
-                    any(k not in env for k in self.sh.state.environ()):
-                # exported functions travel in the environment (BASH_FUNC_name%%): one that
-                # was cleared (env -i) carries none
-                child.state.exported_funcs = frozenset()  # type: ignore[attr-defined]
+            ef = getattr(child.state, "exported_funcs", None)
+            if ef:
+                # exported functions travel in the environment (BASH_FUNC_name%%): those
+                # cleared from it (env -i, env -u) are gone
+                child.state.exported_funcs = frozenset(  # type: ignore[attr-defined]
+                    n for n in ef if f"BASH_FUNC_{n}%%" in env)
             sc = child.state.scopes[0]
             for k, v in list(sc.items()):
                 if v.attrs & EXPORT and k not in env:
                     v.attrs &= ~EXPORT
             for k, v in env.items():
-                sc[k] = Var(v, EXPORT)
+                if not _is_func_env(k):  # (an exported function stays one: exported_funcs)
+                    sc[k] = Var(v, EXPORT)
             # exactly this environment, in its order, and a plain dict: a command started by
             # env/xargs/find is not given bash's $_ (see commands.sysutils._from_shell)
             child.state.env_cache = dict(env)
@@ -1655,6 +1781,10 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     args = argv[1:]
     command: str | None = None
     opts: dict[str, bool] = {}
+    shopts: dict[str, bool] = {}
+    posix = False
+    dash = posixpath.basename(argv[0]) == "sh"
+    name = argv[0] or "bash"  # (bash names itself as invoked: /usr/bin/bash: -Z: ...)
     read_stdin = False
     i = 0
     while i < len(args):
@@ -1671,15 +1801,47 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             i += 1
             continue
         if a in ("-o", "+o") and i + 1 < len(args):
+            if not dash and args[i + 1] not in sh.state.options:
+                sh.write_err(f"{name}: line 0: {name}: {args[i + 1]}: invalid option name\n".encode())
+                return 2
             opts[args[i + 1]] = a[0] == "-"
             i += 2
             continue
-        if a in ("--norc", "--noprofile", "--posix", "-l", "--login", "-i", "-p", "--version"):
+        if a in ("-O", "+O") and i + 1 < len(args) and not dash:
+            if args[i + 1] not in sh.state.shopt:
+                sh.write_err(f"{name}: line 0: {args[i + 1]}: invalid shell option name\n".encode())
+                return 2
+            shopts[args[i + 1]] = a[0] == "-"
+            i += 2
+            continue
+        if a.startswith("--") and dash:
+            sh.write_err(f"{argv[0]}: 0: Illegal option --\n".encode())  # (dash has no long options)
+            return 2
+        if a in ("--norc", "--noprofile", "--posix", "-l", "--login", "-i", "-p", "--version", "--help",
+                 "--noediting", "--verbose", "--debug", "--debugger", "--restricted"):
             if a == "--version":
-                sh.write_out(b"GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)\n")
+                sh.write_out(_BASH_VERSION_TEXT.format(sh.info.machine).encode())
                 return 0
+            if a == "--help":
+                sh.write_out(("GNU bash, version 5.2.15(1)-release-({0}-pc-linux-gnu)\n".format(sh.info.machine)
+                              + _bash_usage(name) + _BASH_HELP_TAIL.replace("`bash -c", f"`{name} -c")).encode())
+                return 0
+            if a == "--posix":
+                opts["posix"] = True
+                posix = True
+            elif a == "--verbose":
+                opts["verbose"] = True
             i += 1
             continue
+        if a in ("--rcfile", "--init-file"):
+            if i + 1 >= len(args):
+                sh.write_err(f"{name}: {a[2:]}: option requires an argument\n".encode())
+                return 2
+            i += 2
+            continue
+        if a.startswith("--") and len(a) > 2:
+            sh.write_err((f"{name}: {a}: invalid option\n" + _bash_usage(name)).encode())
+            return 2
         if len(a) > 1 and a[0] in "-+" and not a.startswith("--"):
             ok = True
             for c in a[1:]:
@@ -1694,7 +1856,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
                 else:
                     ok = False
             if not ok:
-                sh.error(f"{a}: invalid option")
+                bad = next(c for c in a[1:] if c not in "cs" and c not in LETTER_TO_OPTION and c not in "il")
+                if dash:
+                    sh.write_err(f"{argv[0]}: 0: Illegal option {a[0]}{bad}\n".encode())
+                else:
+                    sh.write_err((f"{name}: {a[0]}{bad}: invalid option\n" + _bash_usage(name)).encode())
                 return 2
             i += 1
             continue
@@ -1702,7 +1868,6 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     rest = args[i:]
     child = Interpreter(sh.fs, budget=sh.budget, info=sh.info, host=sh.host)
     child.nest_depth = depth + 1  # type: ignore[attr-defined]
-    dash = posixpath.basename(argv[0]) == "sh"
     if dash:
         # /bin/sh is dash here: its echo interprets escapes, and its errors read "sh: 1: …"
         child.dash = True
@@ -1735,10 +1900,16 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     if getattr(sh.state, "ulimits", None):
         st.ulimits = sh.state.ulimits  # type: ignore[attr-defined]
     st.options.update(opts)
+    st.shopt.update(shopts)
+    if posix:
+        st.scopes[0]["POSIXLY_CORRECT"] = Var("y")  # (bash --posix sets it, unexported)
     child.start_time = time.monotonic()
     if command is not None:
         if not rest:
-            sh.error(f"-c: option requires an argument")
+            if dash:
+                sh.write_err(f"{argv[0]}: 0: -c requires an argument\n".encode())
+            else:
+                sh.write_err(f"{name}: -c: option requires an argument\n".encode())
             return 2
         src = rest[0]
         child.script_name = rest[1] if len(rest) > 1 else ("sh" if dash else "bash")
@@ -1906,6 +2077,25 @@ def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], 
     return 126
 
 
+_NOT_PLACEHOLDERS: dict[tuple, bool] = {}
+_SETTLED_S = 0.05
+
+
+def _placeholder_known(s: Any) -> bool | None:
+    """False when the file with stat ``s`` was read before and is no placeholder (keyed by
+    device, inode, size, mtime and ctime: a rewrite changes ctime, which user space cannot
+    set back); None when it must be read. pool8: a /path command paid two opens, two
+    fstats, a seek and a read of the binary (12 system calls) on every run."""
+    return _NOT_PLACEHOLDERS.get((s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime))
+
+
+def _placeholder_note(s: Any, value: bool) -> None:
+    # only once its last change is older than a clock tick (a rewrite within the same tick
+    # could leave ctime as it was); at most 4096 binaries remembered
+    if s.st_ino and time.time() - s.st_ctime > _SETTLED_S and len(_NOT_PLACEHOLDERS) < 4096:
+        _NOT_PLACEHOLDERS[(s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime)] = value
+
+
 def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
                   spelled: str | None = None) -> int:
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
@@ -1932,9 +2122,21 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fd = os.open(os.devnull, os.O_RDWR)
             close_after.append(fd)
             return fd
+        if not write and type(inner) is DirInput:
+            # `< dir`: the program reads the directory and reports EISDIR itself, as under
+            # bash (`cat: -: Is a directory`)
+            try:
+                real = ex.fs.real_path(inner.path) if hasattr(ex.fs, "real_path") else None
+                fd = os.open(real or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except (OSError, ValueError, TypeError):
+                fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            close_after.append(fd)
+            return fd
         if not write:
             # stdin: the child gets exactly the bytes earlier builtins left (shared offset)
-            h = stdin_handoff(inner)
+            h = _heredoc_pipe(inner) if isinstance(inner, HereDoc) else None
+            if h is None:
+                h = stdin_handoff(inner)
             if h is not None:
                 after_child.append(h[1])
                 return h[0]
@@ -1980,6 +2182,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         return r
 
     env = dict(sh.state.environ())
+    if getattr(sh.state, "exported_funcs", None):
+        env.update(exported_functions(sh.state))  # (bash: after the variables)
     exec_opts = getattr(sh, "exec_opts", None)
     if exec_opts is not None:
         # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment
@@ -2014,6 +2218,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(fd)
             except OSError:
                 pass
+        for fn in after_child:
+            fn()
         if e.errno == errno.EAGAIN:  # Limits.max_processes: like bash's failed fork
             sh.error(f"fork: {os.strerror(e.errno)}")
             return 254
@@ -2029,6 +2235,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                 os.close(fd)
             except OSError:
                 pass
+        for fn in after_child:
+            fn()
         sh.error(f"{argv[0]}: cannot execute: {e}")
         return 126
     for fd in close_after:
@@ -2069,13 +2277,35 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         for t in pumps:
             t.join(2)
     if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub \
-            and getattr(proc, "signaled", True):
+            and getattr(proc, "signaled", True) and (rc == 137 or not _execed(sh)):
+        # (SIGKILL keeps its line even where bash would have exec'd: here it is most often
+        # the memory limit's OOM kill, which the line explains)
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
         # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)
     if ex.signal_fd is not None:
         ex.take_signals(sh)
     return rc
+
+
+def _exec_candidate(tree: N.Script) -> N.Simple | None:
+    """The command bash -c runs with exec (no fork) when it gets to it: the last simple
+    command of the script's top-level list or of its last &&/|| list, without redirections;
+    a signal that kills it kills the shell, which then reports nothing."""
+    if not tree.items or tree.items[-1].background:
+        return None
+    c: Any = tree.items[-1].cmd
+    if type(c) is N.AndOr:
+        c = c.rest[-1][1] if c.rest else c.first
+    return c if type(c) is Simple and not c.redirs else None
+
+
+def _execed(sh: Interpreter) -> bool:
+    """Is the program that just ended the one bash -c would have exec'd? Not when any trap
+    is set (bash then forks to run it), nor inside a function, subshell or `bash -c`."""
+    last = getattr(sh, "exec_last", None)
+    return last is not None and sh.current_command is last and not sh.state.traps \
+        and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
 
 
 def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:

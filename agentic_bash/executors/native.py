@@ -200,7 +200,10 @@ class NativeLauncher:
         ``spawner_fds`` (cgroup v1: open ``tasks`` files of the workload's groups): children
         are started by one spawner thread that has moved itself into those groups, so each
         is born there and nothing is moved per spawn (see cgroups.work_tasks_files); if the
-        thread cannot join them, children are moved through ``cgroup_fds`` as above."""
+        thread cannot join them, children are moved through ``cgroup_fds`` as above. The
+        groups hold two slots for the runner: the spawner thread's and one that a placeholder
+        thread keeps until ``adopt_run_thread`` hands it to the thread running the
+        interpreter (whose own spawns then need no hand-off)."""
         self._workload = _WorkloadSetup(oom_fd, oom_score_adj, nproc, cgroup_fds)
         if spawner_fds:
             self._join_fds = tuple(spawner_fds)
@@ -266,7 +269,8 @@ class NativeLauncher:
             ignore = tuple(ignore) + self._always_ignore
         if self._workload is not None:
             proc = self._workload.spawn(
-                self._spawn_on_thread if self._workload.in_group else self._spawn,
+                (self._spawn if threading.get_ident() == self._direct else self._spawn_on_thread)
+                if self._workload.in_group else self._spawn,
                 (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds,
                  umask, rlimits, closed))
         elif self._preexec is None:
@@ -394,6 +398,10 @@ class NativeLauncher:
     _join_fds: tuple[int, ...] = ()
     _joined: threading.Event | None = None
     _in_group = False
+    _direct: int | None = None
+    """Thread id of the adopted run thread (in the workload's groups; spawns directly)."""
+    _slot: threading.Event | None = None
+    _holder: threading.Thread | None = None
 
     def _ignorer(self) -> Callable[[tuple[int, ...]], None]:
         fn = self._ignore_fn
@@ -423,12 +431,19 @@ class NativeLauncher:
         self._in_group = ok
         if not ok and self._workload is not None:
             self._workload.in_group = False   # (a restarted thread that could not join)
-        if self._joined is not None:
-            self._joined.set()
 
     def _serve(self, q: queue.SimpleQueue) -> None:
         if self._join_fds:
             self._join_group()
+            if self._in_group and self._holder is None:
+                # the run thread's slot, held by a thread born here (in the groups) until
+                # adopt_run_thread takes it, so the workload's pids.max is exact either way
+                self._slot = threading.Event()
+                self._holder = threading.Thread(target=self._slot.wait,
+                                                name="agentic-bash-slot", daemon=True)
+                self._holder.start()
+            if self._joined is not None:
+                self._joined.set()
         while True:
             item = q.get()
             if item is None:
@@ -439,9 +454,42 @@ class NativeLauncher:
             except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
                 reply.put((False, e))
 
+    def adopt_run_thread(self) -> bool:
+        """Called on the long-lived thread that runs the interpreter (the sandbox runner's
+        run thread): it moves itself into the workload's groups, taking the slot the
+        placeholder thread held, so the children it starts are born there without the
+        hand-off to the spawner thread. Other threads still start theirs on the spawner.
+
+        The group's pids.max counts tasks, threads included, and a thread is born in its
+        creator's groups: a thread this one started would take one of the workload's
+        slots. So from here on every thread it starts is created by a helper thread outside
+        the groups (see _ThreadStarts). False (nothing changed) when children are not born
+        in the groups here, or the hook cannot be placed."""
+        if not (self._workload is not None and self._workload.in_group and self._in_group
+                and self._holder is not None and self._direct is None):
+            return False
+        hook = _ThreadStarts.install()
+        if hook is None:
+            return False
+        for fd in self._join_fds:
+            try:
+                os.write(fd, b"0")
+            except OSError:
+                # (one fd per v1 hierarchy, the pids one: nothing half-joined to undo)
+                return False
+        me = threading.get_ident()
+        hook.route(me)
+        self._direct = me
+        assert self._slot is not None
+        self._slot.set()          # the placeholder's slot is this thread's now
+        self._holder.join(5)
+        return True
+
     def close(self) -> None:
         """Stop the spawner thread; with pdeathsig, children still running get SIGKILL."""
         self._closed = True
+        if self._slot is not None:
+            self._slot.set()
         with self._thread_lock:
             if self._thread is not None and self._queue is not None:
                 self._queue.put(None)
@@ -453,6 +501,86 @@ class NativeLauncher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _ThreadStarts:
+    """Threads started by a thread in the workload's cgroups are created by a helper thread
+    outside them (see ``NativeLauncher.adopt_run_thread``). ``threading``'s module-level
+    thread-start function (``_start_new_thread`` up to 3.12, ``_start_joinable_thread``
+    from 3.13) and ``_thread``'s are wrapped, once per process; other threads pay one
+    ``get_ident`` and a set lookup per thread started."""
+
+    _NAMES = ("start_new_thread", "start_joinable_thread")
+    _installed: _ThreadStarts | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.routed: set[int] = set()
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.wrapped: list[tuple[Any, str, Callable[..., Any]]] = []
+
+    @classmethod
+    def install(cls) -> _ThreadStarts | None:
+        """The process's hook (made on first use), or None when this Python's threading
+        has none of the functions known here."""
+        import _thread
+        with cls._lock:
+            if cls._installed is not None:
+                return cls._installed
+            targets = [(mod, name) for mod, prefix in ((threading, "_"), (_thread, ""))
+                       for name in (prefix + n for n in cls._NAMES) if hasattr(mod, name)]
+            if not any(mod is threading for mod, _ in targets):
+                return None
+            self = cls()
+            # started before anything is routed, by a thread still outside the groups
+            threading.Thread(target=self._serve, name="agentic-bash-threads",
+                             daemon=True).start()
+            for mod, name in targets:
+                original = getattr(mod, name)
+                self.wrapped.append((mod, name, original))
+                setattr(mod, name, self._wrap(original))
+            cls._installed = self
+            return self
+
+    @classmethod
+    def uninstall(cls) -> None:
+        """Put the original functions back (tests; a sandbox runner never does)."""
+        with cls._lock:
+            self, cls._installed = cls._installed, None
+            if self is not None:
+                for mod, name, original in self.wrapped:
+                    setattr(mod, name, original)
+                self.routed.clear()
+                self.queue.put(None)
+
+    def route(self, ident: int) -> None:
+        self.routed.add(ident)
+
+    def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        routed, q, get_ident = self.routed, self.queue, threading.get_ident
+
+        def start(*args: Any, **kwargs: Any) -> Any:
+            if get_ident() not in routed:
+                return original(*args, **kwargs)
+            reply: queue.SimpleQueue = queue.SimpleQueue()
+            q.put((reply, original, args, kwargs))
+            ok, value = reply.get()
+            if not ok:
+                raise value
+            return value
+        start.__wrapped__ = original  # type: ignore[attr-defined]
+        return start
+
+    def _serve(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            reply, fn, args, kwargs = item
+            try:
+                reply.put((True, fn(*args, **kwargs)))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                reply.put((False, e))
 
 
 class _WorkloadSetup:
@@ -623,8 +751,10 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
                     for r in ready:
                         if r != pidfd:
                             _copy_once(r, outs)
-                    if pidfd is None or pidfd in ready:
+                    if pidfd is None:
                         rc = proc.poll()
+                    elif pidfd in ready:
+                        rc = proc.wait()   # it has exited: no second poll of its pidfd
                 else:
                     rc = proc.wait(tmo)
                 if rc is not None:

@@ -23,6 +23,10 @@ _RUNNER_PIDS = 64
 """pids.max of the sandbox's group is the workload's (its own group below) plus this plus
 ``runner_pids``: room for the runner's tasks (about 6 measured: S1, S2 and its thread, S3 and
 its run thread) and a few processes a child forks before it is moved to the workload's group."""
+_RUNNER_THREADS_IN_WORK = 2
+"""v1: the runner's threads in the workload's pids group (its slots in that pids.max): the
+native launcher's spawner thread and the run thread (or, until the run thread takes it, a
+placeholder thread)."""
 _STALE_AGE = 60.0
 _seq = itertools.count(1)
 _swept: set[str] = set()
@@ -255,9 +259,9 @@ class SandboxCgroups:
         self.work_procs_files: list[str] = []
         """``cgroup.procs`` of the workload's own groups (native children are moved there)."""
         self.work_tasks_files: list[str] = []
-        """v1: ``tasks`` of the workload's groups, one slot each in pids.max for the runner's
-        spawner thread. The thread moves itself in once (writing "0": no global lock) and
-        every native child is then born in the group. Moving each child by pid into
+        """v1: ``tasks`` of the workload's groups, with two slots in pids.max for the
+        runner's threads there (``_RUNNER_THREADS_IN_WORK``). Each moves itself in once
+        (writing "0": no global lock) and every native child is then born in the group. Moving each child by pid into
         cgroup.procs instead takes the kernel's global threadgroup lock, whose entry waits
         for an RCU grace period when no move happened lately: ~8 ms per command measured
         here when commands are 50 ms apart (1 ms back to back), and the child could fork
@@ -303,13 +307,14 @@ class SandboxCgroups:
             # by hand: cgroupspy knows no pids controller. The workload gets a group of its
             # own below the sandbox's, so it can never take the runner's tasks.
             d = self.dirs["pids"] = self._mkdir(host.dirs["pids"])
-            # +1 in both: the runner's spawner thread lives in the workload's group (v1 lets
-            # one thread of a process sit in another group), so every child is born there
-            # instead of being moved after its start (see work_tasks_files)
-            _write(os.path.join(d, "pids.max"), int(pids) + 1 + _RUNNER_PIDS + runner_pids)  # type: ignore[arg-type]
+            # +2 in both: two of the runner's threads live in the workload's group (v1 lets
+            # a thread of a process sit in another group), the launcher's spawner and the
+            # run thread, so every child is born there instead of being moved after its
+            # start (see work_tasks_files and NativeLauncher.adopt_run_thread)
+            _write(os.path.join(d, "pids.max"), int(pids) + _RUNNER_THREADS_IN_WORK + _RUNNER_PIDS + runner_pids)  # type: ignore[arg-type]
             os.mkdir(os.path.join(d, "work"))
             self._subdirs.append(os.path.join(d, "work"))
-            _write(os.path.join(d, "work", "pids.max"), int(pids) + 1)  # type: ignore[arg-type]
+            _write(os.path.join(d, "work", "pids.max"), int(pids) + _RUNNER_THREADS_IN_WORK)  # type: ignore[arg-type]
             self.work_procs_files.append(os.path.join(d, "work", "cgroup.procs"))
             self.work_tasks_files.append(os.path.join(d, "work", "tasks"))
             self.applied["processes"] = str(pids)
@@ -381,6 +386,18 @@ class SandboxCgroups:
             quota = max(1000, int(float(cpu_quota) * _PERIOD_US))  # type: ignore[arg-type]
             _write(os.path.join(d, "cpu.max"), f"{quota} {_PERIOD_US}")
             self.applied["cpu"] = f"{quota}/{_PERIOD_US}"
+
+    def no_runner_threads_in_work(self) -> None:
+        """v1: the runner reported that its threads are not in the workload's pids group
+        (its spawner could not join it): that group's pids.max loses their slots. Called
+        at start-up, before the first run."""
+        if self.version != 1 or "processes" not in self.applied:
+            return
+        for f in self.work_procs_files:
+            try:
+                _write(os.path.join(os.path.dirname(f), "pids.max"), int(self.applied["processes"]))
+            except OSError:
+                pass
 
     # -- the sandbox side -----------------------------------------------------------------
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import time
 from typing import Any, Iterable
 
@@ -51,28 +52,106 @@ def _scan_dir(top: str, prefix: str = "") -> dict[str, State]:
     return out
 
 
+# inotify(7): no binding in the standard library; three libc calls through ctypes
+# (an empty directory gets an entry only by IN_CREATE or IN_MOVED_TO; changes to entries
+# are never needed: an upper holding any is read at every scan)
+_IN_MASK = 0x80 | 0x100 | 0x400 | 0x800 | 0x01000000   # moved to, create, delete/move self,
+                                                      # IN_ONLYDIR
+_IN_Q_OVERFLOW, _IN_IGNORED = 0x4000, 0x8000
+
+
+def _inotify(paths: list[str]) -> tuple[int, dict[int, int]] | None:
+    """A non-blocking inotify fd watching every directory in ``paths`` for any change of its
+    entries, and {watch descriptor: index}; None if any watch cannot be placed."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)   # IN_NONBLOCK, IN_CLOEXEC
+    except (OSError, AttributeError):
+        return None
+    if fd < 0:
+        return None
+    wds: dict[int, int] = {}
+    for i, p in enumerate(paths):
+        wd = libc.inotify_add_watch(fd, os.fsencode(p), _IN_MASK)
+        if wd < 0:
+            os.close(fd)
+            return None
+        wds[wd] = i
+    return fd, wds
+
+
 class LayerScanner:
     """Keeps the last scan of every upper; ``changes()`` rescans and returns what differs.
 
     Most uppers stay empty (as root there are 13: /usr, /etc, /var/lib/dpkg, ...), and
     reading one costs five system calls through Landlock's path checks. An upper that was
-    empty at its last scan is not read again while its directory keeps the same inode, mtime
-    and ctime (an entry added to it, a whiteout included, changes both; ctime cannot be set
-    back from user space): one fstat of a descriptor held open instead."""
+    empty at its last scan is not read again until an inotify event names it: nothing can
+    be put in an empty directory without an event on it (a file, a directory, a whiteout,
+    a copy-up renamed in; overlayfs makes them through the VFS calls that emit the events),
+    so one read of the inotify fd (nothing queued: EAGAIN) stands for all of them. The
+    queue is read before a directory is scanned, so a change during the scan is seen at the
+    next one. Where inotify is unavailable: one fstat per empty upper of a descriptor held
+    open, compared with its inode, mtime and ctime at the last scan (an entry added changes
+    both; ctime cannot be set back from user space)."""
 
     def __init__(self, uppers: Iterable[dict[str, Any]]) -> None:
         self.uppers = [u for u in uppers if u.get("upper") and os.path.isdir(u["upper"])]
         self._fds: list[int | None] = []
+        self._ino: tuple[int, dict[int, int]] | None = _inotify(
+            [u["upper"] for u in self.uppers]) if self.uppers else None
         for u in self.uppers:
+            if self._ino is not None:
+                self._fds.append(None)
+                continue
             try:
                 self._fds.append(os.open(u["upper"], os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
             except (OSError, AttributeError):
                 self._fds.append(None)
-        self._empty: list[tuple[int, int, int] | None] = [None] * len(self.uppers)
+        self._empty: list[Any] = [None] * len(self.uppers)
         self.state = [self._scan(i) for i in range(len(self.uppers))]
 
+    def _events(self) -> None:
+        """Forget the empty mark of every upper an inotify event names (all of them when
+        events were lost, or a watch went away)."""
+        if self._ino is None:
+            return
+        fd, wds = self._ino
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._ino = None   # (cannot happen with a live fd) the fstat check from now
+                self._empty = [None] * len(self.uppers)
+                return
+            off = 0
+            while off + 16 <= len(data):
+                wd, mask, _cookie, size = struct.unpack_from("iIII", data, off)
+                off += 16 + size
+                if mask & (_IN_Q_OVERFLOW | _IN_IGNORED) or wd not in wds:
+                    self._empty = [None] * len(self.uppers)
+                    if mask & _IN_IGNORED:
+                        # a watched upper went away: every upper is read at every scan
+                        os.close(fd)
+                        self._ino = None
+                        return
+                    continue
+                self._empty[wds[wd]] = None
+
     def _scan(self, i: int) -> dict[str, State]:
+        """Upper ``i``'s entries (the caller has read the inotify queue first)."""
         top = self.uppers[i]["upper"]
+        if self._ino is not None:
+            if self._empty[i] is True:
+                return {}
+            out = _scan_dir(top)
+            self._empty[i] = True if not out else None
+            return out
         key = None
         try:
             fd = self._fds[i]
@@ -93,7 +172,11 @@ class LayerScanner:
         created: set[str] = set()
         modified: set[str] = set()
         deleted: set[str] = set()
+        self._events()
+        ino = self._ino is not None
         for i, u in enumerate(self.uppers):
+            if ino and self._empty[i] is True and not self.state[i]:
+                continue   # empty at the last scan, no event since: nothing to compare
             before, after = self.state[i], self._scan(i)
             self.state[i] = after
             target = u["target"].rstrip("/")
@@ -119,6 +202,7 @@ class LayerScanner:
         return created, modified, deleted
 
     def refresh(self) -> None:
+        self._events()
         self.state = [self._scan(i) for i in range(len(self.uppers))]
 
     def note(self, path: str) -> None:

@@ -238,6 +238,10 @@ class ResourceControl:
         c = self.cgroups
         if c is None:
             return
+        if seen.get("spawner_in_group") is False:
+            # none of the runner's threads could join the workload's group (children are
+            # moved there one by one): its limit goes back to max_processes exactly
+            c.no_runner_threads_in_work()
         want_mem = bool(c.memory_counter_files)
         want_pids = len(c.pids_events_files)
         self._runner_counts = ((not want_mem or bool(seen.get("memory_counters")))

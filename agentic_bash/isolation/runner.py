@@ -357,6 +357,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
     observed["t_executor"] = time.monotonic() - t0
+    work = getattr(cfg.get("_native"), "_workload", None)
+    if work is not None and (cfg.get("workload") or {}).get("spawner_fds"):
+        # whether the launcher's threads sit in the workload's pids group (its pids.max has
+        # their slots; the host takes them away when they do not)
+        observed.setdefault("limits", {})["spawner_in_group"] = bool(work.in_group)
     scanner = None
     try:
         from .layerscan import LayerScanner
@@ -686,7 +691,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 try:
                     if (getattr(native, "spawned", -2) != spawned
                             or (live if live is not None else _children())):
-                        r = _merge_changes(r, scanner.changes())
+                        found = scanner.changes()
+                        if (found[0] or found[1] or found[2] or r.files_created
+                                or r.files_modified or r.files_deleted):
+                            r = _merge_changes(r, found)   # (a no-op when all are empty)
                     elif r.files_created or r.files_modified or r.files_deleted:
                         scanner.refresh()  # builtin writes, already in the result
                 except Exception:  # noqa: BLE001
@@ -729,6 +737,11 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             _release_stdin(stdin)
 
     def worker() -> None:
+        adopt = getattr(getattr(executor, "native", None), "adopt_run_thread", None)
+        if adopt is not None:
+            # this thread's own native children are then born in the workload's cgroups
+            # with no hand-off to the launcher's spawner thread
+            adopt()
         while True:
             item = runs.get()
             if item is None:
@@ -776,6 +789,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     import itertools
     call_ids = itertools.count(1)
     reader = Reader(sock, blocking=True)
+    # the run thread starts now, not at the first run: its set-up (adopt_run_thread) is
+    # then off the first command's path
+    active.append(threading.Thread(target=worker, name="runner", daemon=True))
+    active[0].start()
     try:
         while True:
             try:
@@ -830,10 +847,6 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     # made here, not on the worker: the first chunk may follow at once
                     stdin_pipes[rid] = _StdinPipe(send, rid)
                 idle.clear()
-                if not active:
-                    t = threading.Thread(target=worker, name="runner", daemon=True)
-                    active.append(t)
-                    t.start()
                 runs.put((req, payload))
                 continue
             if op == "ping":

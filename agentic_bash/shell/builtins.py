@@ -993,7 +993,7 @@ def _print_vars(sh: Interpreter, flags: set[str], decl: bool, only_local: bool =
     if only_local:
         items = {k: v for k, v in st.scopes[st.local_index()].items() if k != "-" and not v.attrs & TEMPVAR}
     else:
-        items = sh.listed_vars()
+        items = sh.listed_vars(decl=True)
     bits = 0
     for c in flags:
         bits |= _FLAG_BITS.get(c, 0)
@@ -3263,8 +3263,9 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             return 127
         return 0 if not any_ else 127
     budget = sh.budget
+    from .jobs import own_jobs
     if any_:
-        pending = [j for j in list(jobs.jobs.values()) if not j.reported]
+        pending = [j for j in own_jobs(sh, list(jobs.jobs.values())) if not j.reported]
         if args:
             # `wait -n ID...`: the first of those jobs to end
             picked = []
@@ -3288,7 +3289,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                 return st
             pending[0].done.wait(0.01)
     if not args:
-        for j in list(jobs.jobs.values()):
+        for j in own_jobs(sh, list(jobs.jobs.values())):
             while not j.done.wait(0.02):
                 budget.check()
                 _host_signals(sh)
@@ -3956,7 +3957,7 @@ def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
         elif act == "signal":
             out += pre(["EXIT"] + ["SIG" + n for n, _ in sorted(SIGNALS.items(), key=lambda kv: kv[1])])
         elif act == "variable":
-            out += pre(sorted(st.all_names()))
+            out += pre(sh.set_names())
     if spec.get("G") is not None:
         out += sh.glob(spec["G"]) or []
     if spec.get("W") is not None:

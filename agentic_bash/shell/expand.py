@@ -858,8 +858,7 @@ class Expander:
                 star = p.index.parts[0].text == "*"
                 return self._finish_multi(keys, star, quoted)
             if op in ("*", "@") and p.arg is None:
-                names = sorted(n for n in self.state.all_names() if n.startswith(name)
-                               and self.lookup_var(n) is not None)
+                names = [n for n in self.set_names() if n.startswith(name)]
                 return self._finish_multi(names, op == "*", quoted)
             # indirection (bash's parameter_brace_expand_indir)
             idx_src = f"[{self._word_src(p.index)}]" if p.index is not None else ""

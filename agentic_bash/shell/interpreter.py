@@ -29,7 +29,7 @@ from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
     VarError, array_top, assoc_keys,
 )
-from .streams import NULL, Capture, NullStream, Pipe
+from .streams import NULL, Capture, HereDoc, NullStream, Pipe
 from . import coop as _coop
 from . import patterns as _patterns
 from .arith import SubscriptError as _SubscriptError
@@ -150,8 +150,11 @@ class DirInput:
     """``< dir``: opening a directory for reading succeeds (as open(2) does); every read
     fails with EISDIR, which the reading command reports (``cat: -: Is a directory``)."""
 
-    __slots__ = ()
+    __slots__ = ("path",)
     closed = False
+
+    def __init__(self, path: str = "/") -> None:
+        self.path = path  # (a program is given the directory itself: executors/inprocess)
 
     def _fail(self, *a: Any) -> Any:
         raise IsADirectoryError(_errno.EISDIR, "Is a directory")
@@ -184,7 +187,7 @@ DYNAMIC = frozenset({
     "LINENO", "RANDOM", "SECONDS", "BASHPID", "EPOCHSECONDS", "EPOCHREALTIME", "SRANDOM",
     "BASH_SUBSHELL", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "PIPESTATUS",
     "DIRSTACK", "BASH_ARGC", "BASH_ARGV", "GROUPS", "BASH_EXECUTION_STRING", "SHELLOPTS", "BASHOPTS",
-    "PWD",
+    "PWD", "BASH_ALIASES", "BASH_CMDS", "BASH_ARGV0", "COMP_WORDBREAKS",
 })
 
 # first pipeline stages that run before the rest without a fork (Interpreter._producer)
@@ -225,9 +228,11 @@ class _KeepOpen:
         try:
             return getattr(self._s, name)
         except AttributeError:
-            if name in _READ_OPS or name in _WRITE_OPS:
+            if (name in _READ_OPS and not hasattr(self._s, "read")) \
+                    or (name in _WRITE_OPS and not hasattr(self._s, "write")):
                 # the other end of a one-way stream (`cat >(true)` reads the pipe's write
                 # end): EBADF, as read(2)/write(2) give on a descriptor opened the other way
+                # (a readable stream without read1, as timeout's guard, is read with read)
                 return _ebadf
             raise
 
@@ -365,6 +370,22 @@ class _NewRandom:
         return r
 
 
+from .pids import reserve as _next_pid  # noqa: E402
+
+
+class _NewPid:
+    """``Interpreter.bashpid`` of a fork: its own pid, allocated on first use (``$BASHPID``,
+    ``kill``, a report of its death), not at every fork."""
+
+    def __get__(self, sh: Any, owner: Any = None) -> Any:
+        if sh is None:
+            return self
+        from .pids import checked
+        d = sh.__dict__
+        p = d["bashpid"] = checked(d.get("_pidno"))
+        return p
+
+
 _NO_TRAPS: dict[str, str] = {}  # a fork's fork_traps/parent_traps when there were none (never mutated)
 
 
@@ -372,6 +393,7 @@ class Interpreter(Expander):
     """One shell: state + the machinery to run AST nodes against a filesystem and streams."""
 
     rng = _NewRandom()
+    bashpid = _NewPid()
     _arith_vars = _NewArith()
     _arith_ctx = _NewArith()
 
@@ -381,6 +403,8 @@ class Interpreter(Expander):
     # the bottom BASH_ARGV frame: the $@ of when extdebug first came on (or of the first
     # top-level use); None until then. Function calls never pop it.
     argv_base: tuple[str, ...] | None = None
+    # dynamic variables `unset` made ordinary (bash: "loses its special properties")
+    unspecial: frozenset[str] = frozenset()
     set_args = 0  # times `set` replaced the positional parameters (source keeps them then)
     # applying an external command's redirections (their expansion errors fail only it)
     redir_external = False
@@ -476,7 +500,8 @@ class Interpreter(Expander):
         d["source_stack"] = self.source_stack.copy()
         d["source_calls"] = self.source_calls.copy()
         d["is_subshell"] = True
-        d["bashpid"] = self.bashpid + 1 + (id(child) % 1000)
+        d.pop("bashpid", None)  # (its number now, vetted on first use: _NewPid)
+        d["_pidno"] = _next_pid()
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)
@@ -565,6 +590,8 @@ class Interpreter(Expander):
     def lookup_var(self, name: str) -> Var | None:
         if name in DYNAMIC and (not self.dash or name == "PWD"):
             # (dash has none of bash's dynamic variables; this one is built without LINENO)
+            if name in self.unspecial:
+                return self.state.find(name)
             if name == "LINENO" or name == "FUNCNAME":
                 # a local LINENO, or LINENO after `unset LINENO`, is an ordinary variable
                 v = self.state.find(name)
@@ -648,6 +675,16 @@ class Interpreter(Expander):
             return Var(":".join(k for k, on in sorted(st.options.items()) if on), READONLY)
         if name == "BASHOPTS":
             return Var(":".join(k for k, on in sorted(st.shopt.items()) if on), READONLY)
+        if name == "BASH_ALIASES" or name == "BASH_CMDS":
+            v = st.find(name)
+            if v is not None:
+                return v
+            return Var(dict(st.aliases) if name == "BASH_ALIASES" else dict(st.hash), ASSOC)
+        if name == "BASH_ARGV0":
+            return st.find(name) or Var(st.arg0)
+        if name == "COMP_WORDBREAKS":
+            # (bash's `set` shows it only once assigned: not a listed variable until then)
+            return st.find(name) or Var(" \t\n\"'@><=;|&(:")
         if name == "PWD":
             return None
         return None
@@ -799,7 +836,7 @@ class Interpreter(Expander):
                 sc, var = st.find_scope(name)
             elif value and not _NAME_RE.match(value.split("[")[0]):
                 raise VarError(f"`{value}': invalid variable name for name reference")
-        if name in DYNAMIC and var is None and not self.dash:
+        if name in DYNAMIC and var is None and not self.dash and name not in self.unspecial:
             if name == "SECONDS":
                 self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
                 self.start_time = time.monotonic()
@@ -811,7 +848,7 @@ class Interpreter(Expander):
                 except ExpansionError:
                     pass
                 return
-            if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS"):
+            if name in ("LINENO", "BASH_SUBSHELL", "BASHPID", "FUNCNAME", "PIPESTATUS", "BASH_ARGC", "BASH_ARGV"):
                 return
             if name in ("SHELLOPTS", "BASHOPTS"):
                 raise VarError(f"{name}: readonly variable")
@@ -1207,9 +1244,11 @@ class Interpreter(Expander):
                 return 0
         if name == "LINENO" or name == "FUNCNAME":
             st.scopes[0][name] = Var(None)  # bash: unset LINENO loses its special meaning
-        elif name == "BASH_SOURCE" or name == "BASH_LINENO":
+        elif name in ("BASH_SOURCE", "BASH_LINENO", "BASH_ARGC", "BASH_ARGV"):
             self.error(f"unset: {name}: cannot unset")
             return 1
+        elif name in DYNAMIC and name not in _KEEP_SPECIAL and not self.dash:
+            self.unspecial = self.unspecial | {name}  # (RANDOM=5 is then a plain 5)
         return 0
 
     # ================================================================== arithmetic
@@ -1557,16 +1596,50 @@ class Interpreter(Expander):
         items = [f"[{k}]={quote_declare(self.qv(val[k]))}" for k in sorted(val)]
         return "(" + " ".join(items) + ")"
 
-    def listed_vars(self) -> dict[str, Var]:
+    def listed_vars(self, decl: bool = False) -> dict[str, Var]:
         """The variables `set`, `declare -p`, `readonly` and `export` list: the visible ones
-        plus the dynamic ones bash lists with a value (BASH_EXECUTION_STRING, SHELLOPTS, ...)."""
+        plus the dynamic ones bash lists with a value (BASH_EXECUTION_STRING, SHELLOPTS, ...;
+        ``decl``: `declare`'s listing, which also shows BASH_ARGV0 and COMP_WORDBREAKS)."""
         items = self.state.visible()
-        for n in _LISTED_DYNAMIC:
+        if self.dash:
+            return items
+        for n in _LISTED_DYNAMIC + (_DECL_LISTED if decl else ()):
             if n not in items:
-                v = self._dynamic(n)
+                if (n == "BASH_ARGC" or n == "BASH_ARGV") and self.argv_base is None \
+                        and not self.state.shopt.get("extdebug"):
+                    v: Var | None = Var({}, ARRAY)  # (filled on first use: not by a listing)
+                elif n == "DIRSTACK" and not self.state.dirstack:
+                    v = Var({}, ARRAY)  # (bash fills it when it is used, or by pushd)
+                elif n == "BASH_ALIASES" or n == "BASH_CMDS":
+                    # a listing shows what bash last computed: nothing, unless a script
+                    # read them first (the common case; such reads are not tracked)
+                    v = Var({}, ASSOC)
+                elif n == "BASH_ARGV0" or n == "COMP_WORDBREAKS":
+                    v = Var(None)  # (listed as declared, without a value, until used)
+                else:
+                    v = self._dynamic(n)
                 if v is not None:
                     items[n] = v
         return items
+
+    def set_names(self) -> list[str]:
+        """The names of set variables, sorted, as ``${!prefix@}`` and ``compgen -v`` list
+        them: the shell's variables plus the dynamic ones bash keeps in its table."""
+        st = self.state
+        names = set(st.all_names())
+        names.update(_TABLE_DYNAMIC)
+        if self.exec_string is not None:
+            names.add("BASH_EXECUTION_STRING")
+        out = []
+        for n in names:
+            v = st.find(n)
+            if v is None and n in DYNAMIC and not self.dash and n not in self.unspecial:
+                if n == "FUNCNAME" and not self.funcstack:
+                    continue
+                out.append(n)
+            elif v is not None and v.value is not None:
+                out.append(n)
+        return sorted(out)
 
     def declare_line(self, name: str, var: Var) -> str:
         from .builtins_compat import quote_declare
@@ -2413,6 +2486,14 @@ class Interpreter(Expander):
         return st
 
     def exec_cond(self, cmd: N.Cond) -> int:
+        if self.dash:
+            # dash (/bin/sh) has no [[: it looks for a command of that name
+            self.lineno = cmd.line or self.lineno
+            self.error("[[: not found")
+            st = self.set_status(127)
+            self.after_failure(st)
+            return st
+
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
@@ -3458,7 +3539,25 @@ class Interpreter(Expander):
         if cmd.redirs:
             def noop() -> int:
                 return 0
+            keep = [(r.fd_var, self.get_scalar(r.fd_var)) for r in cmd.redirs
+                    if r.fd_var is not None and "[" not in r.fd_var]
             r = self.with_redirs(cmd.redirs, noop, False)
+            for name, old in keep:
+                # a command of only redirections: bash opens `{v}>f`'s descriptor and
+                # closes it again, and v keeps its value
+                v = self.get_scalar(name)
+                if v is not None and v != old and v.isdigit() and int(v) in self.fds:
+                    f = self.fds.pop(int(v))
+                    if f in self.owned:
+                        self.owned.remove(f)
+                        _close(f)
+                try:
+                    if old is None:
+                        self.unset_var(name)
+                    else:
+                        self.set_var(name, old)
+                except VarError:
+                    pass
             if r:
                 self.set_status(r)
                 self.after_failure(r)
@@ -4060,7 +4159,7 @@ class Interpreter(Expander):
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
                 self._set_fd_var(r.fd_var, fd)
-            fds[fd] = io.BytesIO(body.encode("utf-8", "surrogateescape"))
+            fds[fd] = HereDoc(body.encode("utf-8", "surrogateescape"))
             return
         if op == "<<<":
             try:
@@ -4078,7 +4177,7 @@ class Interpreter(Expander):
             if r.fd_var is not None:
                 fd = self._alloc_fd(fds)
                 self._set_fd_var(r.fd_var, fd)
-            fds[fd] = io.BytesIO((s + "\n").encode("utf-8", "surrogateescape"))
+            fds[fd] = HereDoc((s + "\n").encode("utf-8", "surrogateescape"))
             return
         if op in (">&", "<&"):
             tw = r.target
@@ -4154,7 +4253,7 @@ class Interpreter(Expander):
             if mode != "rb":
                 self.error(f"{path}: Is a directory")
                 raise RedirError() from None
-            f, own = DirInput(), False
+            f, own = DirInput(path), False
         except OSError as e:
             msg = os.strerror(e.errno) if e.errno else str(e)
             self.error(f"{path}: {msg}")
@@ -4289,8 +4388,17 @@ _KEY_TILDE = re.compile(r"(?:^|[=:])~")
 
 # dynamic variables bash's listings show with a value (BASH_ARGC/BASH_ARGV are filled only
 # under extdebug, BASH_ALIASES/BASH_CMDS not kept here)
-_LISTED_DYNAMIC = ("BASHOPTS", "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE",
+_LISTED_DYNAMIC = ("BASHOPTS", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_CMDS",
+                   "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE", "DIRSTACK",
                    "FUNCNAME", "GROUPS", "SHELLOPTS")
+_DECL_LISTED = ("BASH_ARGV0", "COMP_WORDBREAKS")
+# dynamic variables that `unset` leaves as they are (PIPESTATUS is rebuilt by every pipeline)
+_KEEP_SPECIAL = frozenset({"PWD", "PIPESTATUS", "SHELLOPTS", "BASHOPTS"})
+# dynamic variables always in bash's table (${!BASH@}, compgen -v), FUNCNAME only in a function
+_TABLE_DYNAMIC = ("BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0",
+                  "BASH_CMDS", "BASH_COMMAND", "BASH_LINENO", "BASH_SOURCE", "BASH_SUBSHELL",
+                  "COMP_WORDBREAKS", "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME", "GROUPS", "LINENO",
+                  "PIPESTATUS", "RANDOM", "SECONDS", "SHELLOPTS", "SRANDOM")
 # builtins whose prefix assignments form bash's "builtin environment" (see TempScope)
 _BLTN_ENV = frozenset({"eval", "source", ".", "unset", "mapfile", "readarray"})
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})

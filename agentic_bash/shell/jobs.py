@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -10,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LimitExceeded
 from ..limits import Budget, Limits, start_thread
 from . import nodes as N
+from .pids import new_pid
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
 
 __all__ = ["Job", "JobTable", "start_job"]
-
-_pids = itertools.count(1000)
 
 
 class _Done(threading.Event):
@@ -57,7 +55,7 @@ class _Done(threading.Event):
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "native", "pid_ready", "live", "single")
+                 "native", "pid_ready", "live", "single", "tree", "inproc", "owner")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -67,6 +65,9 @@ class Job:
         self.status: int | None = None
         self.done = _Done(self)
         self.live: set | None = None  # the registry of running jobs it counts in
+        self.tree: _JobBudget | None = None  # the job tree whose nested jobs it counts in
+        self.inproc = False  # counts against IN_PROCESS_JOBS (runs the interpreter on its thread)
+        self.owner: int | None = None  # the shell (its fork number) whose child it is
         self.child: Any = None
         self.reported = False
         self.killed = False
@@ -82,9 +83,18 @@ class Job:
         if live is not None:
             with _reg_lock:
                 live.discard(self)
+                _leave_tree(self)
         self.pid_ready.set()
         threading.Event.set(self.done)
         self.child = None
+
+
+def own_jobs(sh: Interpreter, jobs: list[Job]) -> list[Job]:
+    """The jobs of ``jobs`` that are children of ``sh`` itself: a subshell shares its
+    parent's table, but bash's ``wait`` there waits for none of the parent's jobs (a
+    background subshell that ran ``wait`` waited for itself until its deadline)."""
+    me = sh.__dict__.get("_pidno")
+    return [j for j in jobs if j.owner == me]
 
 
 class JobTable:
@@ -96,10 +106,15 @@ class JobTable:
         self.lock = threading.Lock()
         self.finished_order: list[Job] = []
 
-    def add(self, cmd_text: str) -> Job:
+    def add(self, cmd_text: str, job: Job | None = None) -> Job:
+        """A new job (or ``job``, made beforehand) numbered and listed."""
         with self.lock:
             num = max(self.jobs, default=0) + 1
-            job = Job(num, next(_pids), cmd_text)
+            if job is None:
+                job = Job(num, new_pid(), cmd_text)
+            elif not job.pid:
+                job.pid = new_pid()
+            job.num = num
             self.jobs[num] = job
             self.by_pid[job.pid] = job
             return job
@@ -142,10 +157,11 @@ def _text(cmd: N.Command) -> str:
 
 
 class _JobBudget(Budget):
-    """A job's budget: its own deadline (it may outlive its run), but it also ends when the
-    budget it was started under is cancelled (run timeout, interrupt, close, kill)."""
+    """A job's budget: it may outlive its run, but not that run's deadline, and it also
+    ends when the budget it was started under is cancelled (run timeout, interrupt, close,
+    kill)."""
 
-    __slots__ = ("parent", "root", "host")
+    __slots__ = ("parent", "root", "host", "depth", "tree_live")
     _poll = 0.05  # a cancelled parent/root or a closed session sets no event of ours
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
@@ -155,6 +171,8 @@ class _JobBudget(Budget):
         self.cmd_cap = self.iter_cap = -1
         self.parent = parent
         self.host = host
+        self.tree_live = 0  # (a root's) live jobs started inside its tree, see start_job
+        self.depth = parent.depth + 1 if isinstance(parent, _JobBudget) else 1
         if isinstance(parent, _JobBudget):
             # security: a job started by a job is charged to the first job's deadline, so a
             # self-spawning tree (fork bomb) ends at most `timeout` after it began instead of
@@ -165,6 +183,13 @@ class _JobBudget(Budget):
                 self.deadline = rd
         else:
             self.root = self
+            # a job ends by the deadline of the run that started it (its timeout bounds
+            # everything it started, as timeout(1) signals the whole process group): it
+            # used to get a fresh Limits.timeout (300 s), so `(while :; do :; done) &` in a
+            # 2 s run kept a thread busy, and every later run slow, for five minutes
+            pd = parent.deadline
+            if pd is not None and (self.deadline is None or pd < self.deadline):
+                self.deadline = pd
 
     def track_pipe(self, pipe: Any) -> None:
         # the job dies with the run that started its tree (check below): so do its pipes,
@@ -197,10 +222,47 @@ class _JobBudget(Budget):
 
 
 _reg_lock = threading.Lock()
+
+NESTED_SHARE = 4
+"""A job tree (the jobs a background job started, at any depth) may hold max_jobs //
+NESTED_SHARE live jobs (64 of the default 256): a fork bomb is stopped there, before it holds
+every slot of the session with hundreds of threads fighting for the GIL (the run that ends
+at the deadline then waited its turn behind them: 0.4-0.8 s past its timeout)."""
+
+
+IN_PROCESS_JOBS = 128
+"""Live jobs that run interpreter code on their thread (every job but a native command's)
+the session may hold, when max_jobs allows more: a thread each, all wanting the GIL. Past it
+the run's shell waits as bash does when fork() fails with EAGAIN ("fork: retry", 1, 2, 4,
+8 s) and a job nested in a job tree kills the tree. Jobs of native commands (namespace
+mode: a thread that waits for the process) count only against max_jobs."""
+
+
+def _enter(live: set, job: Job, pool: bool) -> bool:
+    """Count ``job`` among the live ones, unless ``pool`` and IN_PROCESS_JOBS in-process
+    jobs are live already (a job that never got its thread leaves within 2 s: _Done)."""
+    with _reg_lock:
+        if pool and sum(j.inproc for j in live) >= IN_PROCESS_JOBS:
+            return False
+        live.add(job)
+        job.done._t0 = time.monotonic()  # (its 2 s to get a thread start now)
+        return True
+
+
+def _leave_tree(job: Job) -> None:
+    """(under _reg_lock) ``job`` no longer counts in its tree."""
+    t = job.tree
+    if t is not None:
+        job.tree = None
+        t.tree_live -= 1
 # Job threads are watched by the deadline watchdog (see interpreter._WATCH_STAGES): kicked
 # at their deadline or once their run or tree is stopped (_JobBudget.due), not only at
 # their next check.
 _WATCH_JOBS = True
+# An in-process job lets the shell that started it go first for this long, as a forked
+# bash child does (its first instructions come after the fork's copy): `echo a & echo b`
+# prints b first under bash nearly always
+_FORK_LAG = 0.004
 
 
 def _live_jobs(sh: Interpreter, table: JobTable) -> set[Job]:
@@ -229,8 +291,27 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
     table: JobTable = sh.jobs
     cap = sh.budget.limits.max_jobs
     live = _live_jobs(sh, table)
+    b = sh.budget
+    tree = b.root if isinstance(b, _JobBudget) else None
+    probe = getattr(sh.host, "native_job", None)
+    native = probe is not None and probe(sh, cmd)
     with _reg_lock:
         full = cap is not None and len(live) >= cap
+    job = Job(0, 0, _text(shown if shown is not None else cmd))  # (numbered when it starts)
+    job.live = live
+    job.inproc = not native
+    if not full and cap is not None:
+        if tree is not None and not _tree_room(sh, b, tree, cap):
+            return None
+        # (counted among the live jobs here: racing starters never pass the pool together)
+        if not _room(sh, b, lambda: _enter(live, job, job.inproc and cap > IN_PROCESS_JOBS)):
+            return None
+        with _reg_lock:
+            full = len(live) > cap  # (after a pause above)
+            if full:
+                live.discard(job)
+    elif not full:
+        _enter(live, job, False)
     if full:
         # what bash says when fork() fails (EAGAIN from RLIMIT_NPROC)
         sh.error("fork: Resource temporarily unavailable")
@@ -241,25 +322,57 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
             # cap (and the CPU) until its deadline, failing every later `&` of the session
             sh.budget.root.cancel("killed")
         return None
-    job = table.add(_text(shown if shown is not None else cmd))
     try:
-        return _start(sh, cmd, fds, table, live, job)
+        table.add(job.cmd_text, job)
+        return _start(sh, cmd, fds, table, live, job, native)
     except BaseException:
         # (the watchdog's exception, most likely) before the job's thread runs: it never will
         job.abandon()
         raise
 
 
+def _tree_room(sh: Interpreter, b: _JobBudget, tree: _JobBudget, cap: int) -> bool:
+    """May a job of job tree ``tree`` start one more (see NESTED_SHARE)? A job nested in the
+    tree (a fork bomb's shape: jobs starting jobs starting jobs) that finds it full kills the
+    tree, as at the session's cap; the tree's first job (a background loop fanning out) gets
+    bash's answer to EAGAIN: "fork: retry", a pause of 1, 2, 4 and 8 s, then the error."""
+    most = max(1, cap // NESTED_SHARE)
+    return _room(sh, b, lambda: tree.tree_live < most)
+
+
+def _room(sh: Interpreter, b: Budget, room: Any) -> bool:
+    if room():
+        return True
+    if isinstance(b, _JobBudget) and b is not b.root:
+        # security: jobs starting jobs starting jobs that run out of room are a fork bomb:
+        # the tree dies now rather than hold the threads (and the GIL) until its deadline
+        sh.error("fork: Resource temporarily unavailable")
+        sh.state.last_status = 254
+        b.root.cancel("killed")
+        return False
+    for pause in (1, 2, 4, 8):  # bash's make_child: FORKSLEEP doubling up to 16
+        sh.error("fork: retry: Resource temporarily unavailable")
+        b.sleep(pause)
+        if room():
+            return True
+    sh.error("fork: Resource temporarily unavailable")
+    sh.state.last_status = 254
+    return False
+
+
 def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: JobTable,
-           live: set, job: Job) -> Job:
+           live: set, job: Job, native: bool) -> Job:
     job.live = live
+    job.owner = sh.__dict__.get("_pidno")
     child = sh.fork()
     # a background job outlives the run that started it: it gets its own budget, but
     # still stops when the session cancels the run's budget (close/interrupt)
     parent_budget = sh.budget
     child.budget = _JobBudget(parent_budget.limits, parent_budget, sh.host)
     with _reg_lock:
-        live.add(job)
+        if isinstance(parent_budget, _JobBudget):
+            job.tree = parent_budget.root
+            job.tree.tree_live += 1
     job.child = child
     child._bg_job = job  # type: ignore[attr-defined]  # the host records a native job's real pid
     sh.state.last_bg_pid = job.pid
@@ -286,6 +399,8 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
                     child.fds[0] = NullStream()
                 if type(cmd) is N.Simple:
                     child.forked_simple = True
+                if not native:
+                    time.sleep(_FORK_LAG)
                 st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
             finally:
                 b.unwatch()
@@ -299,6 +414,7 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
             job.status = st
             with _reg_lock:
                 live.discard(job)
+                _leave_tree(job)
             job.pid_ready.set()
             job.done.set()
             sh.chld_pending += 1  # (the CHLD trap of the shell that started it: run_chld_trap)
@@ -306,8 +422,6 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
 
     # A job that is (a pipeline ending in) a native command: `$!` is its real pid, known
     # once the process exists. Any other job keeps its synthetic pid (nothing may claim it).
-    probe = getattr(sh.host, "native_job", None)
-    native = probe is not None and probe(sh, cmd)
     job.single = native and type(cmd) is N.Simple
     if not native:
         job.pid_ready.set()

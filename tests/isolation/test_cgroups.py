@@ -138,10 +138,14 @@ def test_v1_layout_found_below_our_own_groups(fs) -> None:  # noqa: ANN001
     cpu = os.path.join("/sys/fs/cgroup/cpu,cpuacct", g.name)  # not cgroupspy's layout: by hand
     assert open(cpu + "/cpu.cfs_quota_us").read() == "25000"
     pids = os.path.join("/sys/fs/cgroup/pids", g.name)
-    # one slot more than asked: the runner's spawner thread lives in the workload's group
-    assert open(pids + "/work/pids.max").read() == "11"
-    assert int(open(pids + "/pids.max").read()) > 11
+    # two slots more than asked: the runner's spawner and run threads live in the
+    # workload's group
+    assert open(pids + "/work/pids.max").read() == "12"
+    assert int(open(pids + "/pids.max").read()) > 12
     assert g.work_tasks_files == [pids + "/work/tasks"]
+    # the runner reports its threads could not join: the workload's slots are its own again
+    g.no_runner_threads_in_work()
+    assert open(pids + "/work/pids.max").read() == "10"
     assert sorted(g.procs_files) == sorted(os.path.join(d, "cgroup.procs") for d in (mem, cpu, pids))
 
 
@@ -249,3 +253,18 @@ def test_a_group_that_cannot_be_made_falls_back_and_strict_refuses(monkeypatch) 
     with pytest.raises(IsolationUnavailable, match="processes"):
         ResourceControl(Limits(allow_watchdog=True), level="namespace", session_layer="tmpfs",
                         strict=True, euid=0, cg=V1)
+
+
+def test_host_takes_the_runner_slots_back_when_its_threads_are_not_in_the_group() -> None:
+    from agentic_bash.isolation.resources import ResourceControl
+
+    calls = []
+    fake = type("C", (), {"memory_counter_files": {}, "pids_events_files": [],
+                          "no_runner_threads_in_work": lambda self: calls.append(1)})()
+    rc = ResourceControl.__new__(ResourceControl)
+    rc.cgroups = fake
+    rc.runner_counts({"limits": {"spawner_in_group": True}})
+    rc.runner_counts({"limits": {}})
+    assert calls == []
+    rc.runner_counts({"limits": {"spawner_in_group": False}})
+    assert calls == [1]

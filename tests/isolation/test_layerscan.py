@@ -1,12 +1,22 @@
-"""LayerScanner over plain directories: what native writes look like, and the skip of unchanged empty uppers."""
+"""LayerScanner over plain directories: what native writes look like, and the skip of unchanged empty uppers (inotify, or fstat where it is missing)."""
 
 from __future__ import annotations
 
 import os
 import time
 
+import pytest
+
 from agentic_bash.isolation import layerscan
 from agentic_bash.isolation.layerscan import LayerScanner
+
+
+@pytest.fixture(params=["inotify", "fstat"])
+def mode(request, monkeypatch):  # noqa: ANN001, ANN201
+    """Both ways of knowing that an empty upper stayed empty."""
+    if request.param == "fstat":
+        monkeypatch.setattr(layerscan, "_inotify", lambda paths: None)
+    return request.param
 
 
 def _settle() -> None:
@@ -24,10 +34,11 @@ def _uppers(tmp_path) -> list[dict[str, str]]:  # noqa: ANN001
     return out
 
 
-def test_changes_in_empty_and_full_uppers(tmp_path) -> None:  # noqa: ANN001
+def test_changes_in_empty_and_full_uppers(tmp_path, mode) -> None:  # noqa: ANN001
     ups = _uppers(tmp_path)
     _settle()
     sc = LayerScanner(ups)
+    assert (sc._ino is not None) == (mode == "inotify")
     assert sc.changes() == (set(), set(), set())
     assert all(k is not None for k in sc._empty)   # three empty uppers, remembered
     (tmp_path / "tmp" / "a").write_bytes(b"1")
@@ -46,6 +57,7 @@ def test_changes_in_empty_and_full_uppers(tmp_path) -> None:  # noqa: ANN001
 
 
 def test_a_fresh_change_is_not_trusted_as_settled(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(layerscan, "_inotify", lambda paths: None)   # (the fstat check's rule)
     monkeypatch.setattr(layerscan, "_SETTLED_NS", 3600 * 10**9)   # "fresh" on any machine
     ups = _uppers(tmp_path)
     sc = LayerScanner(ups)
@@ -55,7 +67,7 @@ def test_a_fresh_change_is_not_trusted_as_settled(tmp_path, monkeypatch) -> None
     assert sc.changes()[0] == {"/etc/x"}
 
 
-def test_unchanged_empty_upper_is_not_read(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_unchanged_empty_upper_is_not_read(tmp_path, monkeypatch, mode) -> None:  # noqa: ANN001
     ups = _uppers(tmp_path)
     _settle()
     sc = LayerScanner(ups)
@@ -69,7 +81,7 @@ def test_unchanged_empty_upper_is_not_read(tmp_path, monkeypatch) -> None:  # no
     assert [a[0] for a in calls] == [str(tmp_path / "etc")]
 
 
-def test_note_forgets_the_empty_mark(tmp_path) -> None:  # noqa: ANN001
+def test_note_forgets_the_empty_mark(tmp_path, mode) -> None:  # noqa: ANN001
     ups = _uppers(tmp_path)
     _settle()
     sc = LayerScanner(ups)
@@ -77,3 +89,49 @@ def test_note_forgets_the_empty_mark(tmp_path) -> None:  # noqa: ANN001
     sc.note("/tmp/api")
     assert sc._empty[2] is None
     assert sc.changes() == (set(), set(), set())
+
+
+def test_inotify_sees_every_way_into_an_empty_upper(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A file, a directory, a rename from elsewhere, a hard link, a device-like whiteout
+    stand-in (a fifo: mknod) each mark only their own upper; no upper is stat'ed."""
+    ups = _uppers(tmp_path)
+    sc = LayerScanner(ups)
+    assert sc._ino is not None and sc._empty == [True, True, True]
+    stats = []
+    real_stat = os.stat
+    monkeypatch.setattr(layerscan.os, "stat", lambda *a, **k: stats.append(a) or real_stat(*a, **k))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "moved").write_bytes(b"m")
+    (outside / "linked").write_bytes(b"l")
+    steps = [
+        (lambda: (tmp_path / "usr" / "f").write_bytes(b""), ({"/usr/f"}, set(), set())),
+        (lambda: (tmp_path / "etc" / "d").mkdir(), (set(), set(), set())),   # a directory alone
+        (lambda: os.rename(outside / "moved", tmp_path / "tmp" / "moved"),
+         ({"/tmp/moved"}, set(), set())),
+        (lambda: os.link(outside / "linked", tmp_path / "etc" / "d2"),
+         ({"/etc/d2"}, set(), set())),
+        (lambda: os.mkfifo(tmp_path / "usr" / "p"), ({"/usr/p"}, set(), set())),
+    ]
+    for make, want in steps:
+        make()
+        assert sc.changes() == want
+    assert stats == []
+    for p in ("usr/f", "usr/p", "tmp/moved", "etc/d2"):
+        os.unlink(tmp_path / p)
+    os.rmdir(tmp_path / "etc" / "d")
+    assert sc.changes() == (set(), set(), {"/usr/f", "/usr/p", "/tmp/moved", "/etc/d2"})
+    assert sc._empty == [True, True, True]   # empty again: trusted again
+
+
+def test_inotify_gone_falls_back_to_reading_every_upper(tmp_path) -> None:  # noqa: ANN001
+    """An upper removed (its watch is dropped): nothing is trusted any more; changes in the
+    others are still found."""
+    ups = _uppers(tmp_path)
+    sc = LayerScanner(ups)
+    os.rmdir(tmp_path / "usr")
+    (tmp_path / "etc" / "x").write_bytes(b"")
+    assert sc.changes()[0] == {"/etc/x"}
+    assert sc._ino is None
+    (tmp_path / "tmp" / "y").write_bytes(b"")
+    assert sc.changes()[0] == {"/tmp/y"}

@@ -111,3 +111,127 @@ def test_spawner_that_cannot_join_falls_back_to_moving_each_child(tmp_path) -> N
         launcher.close()
         os.close(ro)
         os.close(wfd)
+
+
+@pytest.fixture
+def thread_starts():
+    """Who called threading's thread-start function (recorded under the hook), and the hook
+    removed afterwards (it is process-wide)."""
+    import threading
+
+    callers: list[int] = []
+    real = threading._start_new_thread if hasattr(threading, "_start_new_thread") \
+        else threading._start_joinable_thread
+    name = "_start_new_thread" if hasattr(threading, "_start_new_thread") \
+        else "_start_joinable_thread"
+    fail = []
+
+    def recorder(*a, **kw):  # noqa: ANN002, ANN003, ANN202
+        callers.append(threading.get_ident())
+        if fail:
+            raise RuntimeError("can't start new thread")
+        return real(*a, **kw)
+    setattr(threading, name, recorder)
+    try:
+        yield callers, fail
+    finally:
+        N._ThreadStarts.uninstall()
+        setattr(threading, name, real)
+
+
+def _on_thread(fn):  # noqa: ANN001, ANN202
+    import threading
+
+    out: dict = {}
+
+    def body() -> None:
+        out["ident"] = threading.get_ident()
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001
+            out["error"] = e
+    t = threading.Thread(target=body)
+    t.start()
+    t.join(30)
+    assert not t.is_alive()
+    return out
+
+
+def test_adopted_run_thread_spawns_itself_and_starts_threads_through_the_helper(
+        tmp_path, monkeypatch, thread_starts) -> None:  # noqa: ANN001
+    """The run thread joins the group (a second "0"), taking the placeholder's slot; its own
+    children are started on it (no hand-off), other threads' on the spawner, and every
+    thread it starts is created by the helper thread (outside the group)."""
+    import threading
+
+    callers, fail = thread_starts
+    tasks = tmp_path / "tasks"
+    tasks.write_text("")
+    fd = os.open(tasks, os.O_WRONLY | os.O_APPEND)
+    started_on = []
+    real = N.NativeLauncher._spawn
+    monkeypatch.setattr(N.NativeLauncher, "_spawn",
+                        lambda self, *a: started_on.append(threading.get_ident()) or real(self, *a))
+    launcher = N.NativeLauncher(pdeathsig=False)
+    try:
+        launcher.confine_workload(spawner_fds=(fd,))
+        holder = launcher._holder
+        assert holder is not None and holder.is_alive() and tasks.read_text() == "0"
+
+        def as_run_thread():  # noqa: ANN202
+            assert launcher.adopt_run_thread()
+            # (the helper itself was started by this thread, before it joined the group)
+            callers.clear()
+            _spawn_true(launcher)
+            # a thread it starts (created by the helper) still hands its spawns over, and
+            # cannot be adopted as a second run thread (checked while this one is alive:
+            # thread ids are reused)
+            other: dict = {}
+
+            def other_thread() -> None:
+                _spawn_true(launcher)
+                other["adopted"] = launcher.adopt_run_thread()
+            t = threading.Thread(target=other_thread)
+            t.start()
+            t.join(30)
+            fail.append(1)   # a refused thread start reaches the caller as it would
+            with pytest.raises(RuntimeError):
+                threading.Thread(target=lambda: None).start()
+            fail.clear()
+            return threading.get_ident(), other
+        out = _on_thread(as_run_thread)
+        assert "error" not in out, out
+        run_ident, other = out["value"]
+        assert other == {"adopted": False}
+        assert tasks.read_text() == "00"          # the spawner's move, then the run thread's
+        assert not holder.is_alive()              # the placeholder gave its slot up
+        assert len(started_on) == 2
+        assert started_on[0] == run_ident         # no hand-off for the run thread's child
+        assert started_on[1] == launcher._thread.ident   # the other thread's: the spawner
+        assert len(callers) == 2 and len(set(callers)) == 1 and run_ident not in callers
+    finally:
+        launcher.close()
+        os.close(fd)
+
+
+def test_no_adoption_without_a_workload_group(tmp_path, thread_starts) -> None:  # noqa: ANN001
+    """Children not born in the group (no spawner_fds, or a spawner that could not join):
+    nothing changes, and the placeholder (if any) keeps its slot."""
+    callers, _ = thread_starts
+    launcher = N.NativeLauncher(pdeathsig=False)
+    try:
+        launcher.confine_workload()
+        assert _on_thread(launcher.adopt_run_thread)["value"] is False
+        assert _on_thread(lambda: _spawn_true(launcher)).get("error") is None
+    finally:
+        launcher.close()
+    ro = os.open(tmp_path, os.O_RDONLY)   # writing "0" to it fails: the spawner cannot join
+    launcher = N.NativeLauncher(pdeathsig=False)
+    try:
+        launcher.confine_workload(spawner_fds=(ro,))
+        assert not launcher._workload.in_group and launcher._holder is None
+        assert _on_thread(launcher.adopt_run_thread)["value"] is False
+        assert N._ThreadStarts._installed is None
+    finally:
+        launcher.close()
+        os.close(ro)

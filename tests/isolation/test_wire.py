@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from agentic_bash.isolation.wire import WireClosed, recv_msg, send_msg
+from agentic_bash.isolation.wire import Reader, WireClosed, recv_msg, send_msg
 
 
 def test_roundtrip_and_eof() -> None:
@@ -27,12 +27,17 @@ def test_roundtrip_and_eof() -> None:
     struct.pack("!II", 5, 0) + b"nojs!",            # not JSON
     struct.pack("!II", 2, 0) + b"[]",               # JSON but not an object
     struct.pack("!II", (1 << 30) + 1, 0),           # oversized
+    struct.pack("!II", 9, 0) + b'{"a":"\xff"}',     # not UTF-8
+    struct.pack("!II", 10, 0) + b'{"a":1} []',      # an object and more
 ])
 def test_garbage_is_a_closed_wire(frame: bytes) -> None:
     a, b = socket.socketpair()
     a.sendall(frame)
     with pytest.raises(WireClosed):
         recv_msg(b)
+    a.sendall(frame)   # the host's buffered reader too
+    with pytest.raises(WireClosed):
+        Reader(b).recv(5)
     a.close()
     b.close()
 
