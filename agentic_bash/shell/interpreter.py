@@ -3818,7 +3818,10 @@ class Interpreter(Expander):
                 raise e
             return 141
         if isinstance(e, OSError):
-            msg = os.strerror(e.errno) if e.errno else str(e)
+            # (a stream opened for reading only says "File not open for writing": write(2)
+            # on such a descriptor is EBADF)
+            msg = os.strerror(e.errno) if e.errno else (
+                os.strerror(_errno.EBADF) if isinstance(e, io.UnsupportedOperation) else str(e))
             self.error(f"{argv[0]}: write error: {msg}")
             return 1
         if isinstance(e, VarError):
