@@ -50,6 +50,8 @@ FIXED = [
     "s=$(seq 20000); wc -c <<< \"$s\"; { head -c 10 >/dev/null; wc -c; } <<< \"$s\"; cat /dev/fd/3 3<<< three",
     "stat -L -c %F /dev/stdin <<< x; s=$(seq 20000); stat -L -c %F /dev/stdin <<< \"$s\"",
     "python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))' <<< x",
+    # a here-document is read-only: writing to it is EBADF (and so is writing to stdin)
+    "echo hi 1<<EOF\nvalue\nEOF\necho rc=$?; printf x 1<<< y; echo rc=$?; echo hi >&0 <<< x; echo rc=$?",
     # `< dir` for a program: it reads the directory and reports EISDIR itself
     "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
     # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
@@ -145,3 +147,35 @@ def test_same_as_bash_unprivileged(as_user) -> None:
     # the fixes above, with the sandbox and the reference bash run as the unprivileged user
     bad = [r for r in bashdiff.as_user_results(as_user, FIXED, home=True) if r[1] != r[2]]
     assert bad == []
+
+
+# bash -c runs the last simple command of its top-level list (or of its last &&/|| list)
+# with exec: a signal that kills it kills the shell, which reports nothing. Compared with
+# `bash -c` itself: a pid in a report line is masked, and a death by signal N is 128+N.
+# (SIGKILL keeps our report line, on purpose: it is most often the memory limit's kill.)
+_TERM_SELF = "python3 -c 'import os; os.kill(os.getpid(), 15)'"
+EXEC_LAST = [
+    _TERM_SELF, f"echo a; {_TERM_SELF}", f"false || {_TERM_SELF}", f"FOO=1 {_TERM_SELF}",
+    f"trap 'echo t' EXIT; {_TERM_SELF}", f"trap 'echo e' ERR; {_TERM_SELF}", f"if true; then {_TERM_SELF}; fi",
+    f"{_TERM_SELF} > /dev/null", f"f() {{ {_TERM_SELF}; }}; f", f"{_TERM_SELF}; echo after $?",
+]
+
+
+@pytest.mark.parametrize("script", EXEC_LAST)
+def test_exec_of_the_last_command(script: str, tmp_path, tmp_path_factory) -> None:
+    import re
+    import subprocess
+    if shutil.which("python3") is None:
+        pytest.skip("a native program")
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=str(tmp_path), timeout=60)
+    gen = bashdiff.sandbox("namespace", tmp_path_factory)  # (a fresh one: the traps stay set)
+    sb = next(gen)
+    try:
+        r = sb.run(script, timeout=60)
+    finally:
+        gen.close()
+
+    def mask(s: str) -> str:
+        return re.sub(r"line 1: +\d+ ", "line 1: PID ", s)
+    want = (p.stdout, mask(p.stderr), p.returncode if p.returncode >= 0 else 128 - p.returncode)
+    assert (r.stdout, mask(r.stderr), r.exit_code) == want, script
