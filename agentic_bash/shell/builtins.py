@@ -2979,23 +2979,30 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
         return 2
     if args[0] in ("-l", "-L"):
         if len(args) > 1:
+            # (each operand in turn: a bad one is reported and the rest still listed)
+            status = 0
             for a in args[1:]:
                 if a.isdigit():
                     n = int(a)
                     if n > 128:
                         n -= 128
-                    nm = SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
+                    nm = "EXIT" if n == 0 else SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
                     if nm is None:
                         sh.error(f"kill: {a}: invalid signal specification")
-                        return 1
+                        status = 1
+                        continue
                     _out(sh, nm + "\n")
                 else:
                     nm = _sig_name(a)
+                    if nm == "EXIT" and a.upper() == "EXIT":
+                        _out(sh, "0\n")
+                        continue
                     if nm is None or nm not in SIGNALS and nm not in _RT_NAMES:
                         sh.error(f"kill: {a}: invalid signal specification")
-                        return 1
+                        status = 1
+                        continue
                     _out(sh, f"{SIGNALS.get(nm) or _RT_NAMES[nm]}\n")
-            return 0
+            return status
         _out(sh, _signal_table())
         return 0
     if args[0] in ("-s", "-n"):

@@ -238,6 +238,27 @@ the run's shell waits as bash does when fork() fails with EAGAIN ("fork: retry",
 mode: a thread that waits for the process) count only against max_jobs."""
 
 
+JOB_THREADS = 256
+"""Threads the session's in-process jobs may hold together: one each, plus the thread of
+each pipeline stage they run (Budget.stages). Past it a job's pipeline fails as a fork
+that gets EAGAIN."""
+
+
+def threads_full(sh: Interpreter) -> bool:
+    """Do the session's in-process jobs hold more than JOB_THREADS threads (counting the
+    stages the caller just added to its budget)? Counted from the live jobs each time, so
+    nothing a cut-short job left behind counts for long."""
+    live = _live_jobs(sh, sh.jobs) if sh.jobs is not None else getattr(sh.host, "_live_jobs", None)
+    if not live:
+        return False
+    n = 0
+    for j in list(live):
+        if j.inproc:
+            c = j.child
+            n += 1 + (getattr(getattr(c, "budget", None), "stages", 0) if c is not None else 0)
+    return n > JOB_THREADS
+
+
 def _enter(live: set, job: Job, pool: bool) -> bool:
     """Count ``job`` among the live ones, unless ``pool`` and IN_PROCESS_JOBS in-process
     jobs are live already (a job that never got its thread leaves within 2 s: _Done)."""

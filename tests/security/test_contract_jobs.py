@@ -149,3 +149,30 @@ def test_wait_in_a_subshell_waits_for_its_own_children_only(script: str, out: st
         r = sb.run(script, timeout=10)
         assert r.stdout == out and r.exit_code == 0, r
         assert time.monotonic() - t0 < 5
+
+
+def test_jobs_pipeline_threads_count_against_the_session() -> None:
+    # each job's budget allowed 128 stage threads of its own: 50 jobs of a recursive
+    # pipeline held 869 threads and returned 0.53 s past the deadline
+    from agentic_bash.shell import jobs
+    with ab.Sandbox(isolation="virtual") as sb:
+        base = threading.active_count()
+        most = [0]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.005):
+                most[0] = max(most[0], threading.active_count() - base)
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        t0 = time.monotonic()
+        try:
+            r = sb.run("f(){ f | f; }; for i in $(seq 50); do f & done; wait", timeout=2)
+        finally:
+            dt = time.monotonic() - t0
+            stop.set()
+            t.join()
+        assert dt < 2 + 1.0, dt
+        assert "fork: Resource temporarily unavailable" in r.stderr or r.timed_out, r
+        assert most[0] <= jobs.JOB_THREADS + 64, most[0]  # (+ a few starting or ending)
+        assert sb.run("echo ok", timeout=10).stdout == "ok\n"

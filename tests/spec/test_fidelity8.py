@@ -50,6 +50,10 @@ FIXED = [
     "s=$(seq 20000); wc -c <<< \"$s\"; { head -c 10 >/dev/null; wc -c; } <<< \"$s\"; cat /dev/fd/3 3<<< three",
     "stat -L -c %F /dev/stdin <<< x; s=$(seq 20000); stat -L -c %F /dev/stdin <<< \"$s\"",
     "python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))' <<< x",
+    # a here-document is read-only: writing to it is EBADF (and so is writing to stdin)
+    "echo hi 1<<EOF\nvalue\nEOF\necho rc=$?; printf x 1<<< y; echo rc=$?; echo hi >&0 <<< x; echo rc=$?",
+    # kill -l: 0 is EXIT, a bad operand is reported and the rest still listed
+    "kill -l 0 128 256 64 65 EXIT sigexit 0x 9 SIGKILL kill 130; echo rc=$?",
     # `< dir` for a program: it reads the directory and reports EISDIR itself
     "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
     # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
