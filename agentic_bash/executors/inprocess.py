@@ -1159,7 +1159,7 @@ class InProcessExecutor:
                 env = ShellEnv(env)
                 env.update(exported_functions(st))  # (`env`, `printenv` list them)
         return new_context(
-            CmdFS(self.fs, fds), st.cwd, env,
+            CmdFS(self.fs, fds, st.umask), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
             _KeepOpen(o) if o is not None else _ClosedOut(),
             _KeepOpen(e) if e is not None else NULL,

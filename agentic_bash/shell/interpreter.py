@@ -259,11 +259,12 @@ def _ebadf(*a: object) -> Any:
 class CmdFS:
     """The filesystem a command sees: the VFS plus /dev/fd/N, /dev/std*, /dev/null of this shell."""
 
-    __slots__ = ("_fs", "_fds")
+    __slots__ = ("_fs", "_fds", "_umask")
 
-    def __init__(self, fs: Any, fds: dict[int, Any]) -> None:
+    def __init__(self, fs: Any, fds: dict[int, Any], umask: int | None = None) -> None:
         self._fs = fs
         self._fds = fds
+        self._umask = umask  # (a file a command creates gets 0666 & ~umask, as open(2) gives)
 
     def _special(self, path: str) -> Any:
         if path.startswith("/dev/"):
@@ -290,7 +291,9 @@ class CmdFS:
             raise FileNotFoundError(_errno.ENOENT, "No such file or directory", f"/dev/fd/{n}")
         return _KeepOpen(s)
 
-    def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> Any:
+    def open(self, path: str, mode: str = "rb", perm: int | None = None) -> Any:
+        if perm is None:
+            perm = 0o644 if self._umask is None else 0o666 & ~self._umask
         s = self._special(path)
         if s is not None:
             inner = s._s if type(s) is _KeepOpen else s

@@ -52,6 +52,15 @@ FIXED = [
     "python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))' <<< x",
     # a here-document is read-only: writing to it is EBADF (and so is writing to stdin)
     "echo hi 1<<EOF\nvalue\nEOF\necho rc=$?; printf x 1<<< y; echo rc=$?; echo hi >&0 <<< x; echo rc=$?",
+    # umask: options, symbolic modes; files commands create get 0666 & ~umask
+    "umask u=rwx,g=rx,o=; umask; umask g+w; umask; umask a-x; umask; umask o=r,u+x; umask; umask u=q; echo rc=$?; "
+    "umask +w; umask; umask 0; umask -S; umask -S 077; umask -p 022; umask -p; umask -x; echo rc=$?; umask 999; echo rc=$?",
+    "umask 027; touch t; echo > r; echo x | tee e > /dev/null; sort -o s /dev/null; cp r c; printf 'a\\n' > i; "
+    "sed -i 's/a/b/' i; mkdir -p m/n; split -l 1 i sp_; stat -c '%n %a' t r e s c i m m/n sp_aa | sort",
+    "umask 077; echo y | awk '{print > \"aw\"}'; stat -c %a aw; dd if=/dev/zero of=dd1 bs=1 count=1 2>/dev/null; "
+    "stat -c %a dd1; echo x > f; tar cf t.tar f; stat -c %a t.tar",
+    # kill -l: 0 is EXIT, a bad operand is reported and the rest still listed
+    "kill -l 0 128 256 64 65 EXIT sigexit 0x 9 SIGKILL kill 130; echo rc=$?",
     # `< dir` for a program: it reads the directory and reports EISDIR itself
     "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
     # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
