@@ -30,6 +30,8 @@ CASES = {
     "new for": "for i in 1 2 N; do echo $i; done",
     "new case": "case xN in x1) echo one;; *) echo other;; esac",
     "new echo": "echo hello N",
+    "new 3-stage pipeline": "echo N | tr 0-9 a-j | wc -c",
+    "new echo N | cat": "echo N | cat",
 }
 
 CHILD = r"""

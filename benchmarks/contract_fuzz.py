@@ -6,8 +6,9 @@ Usage: python benchmarks/contract_fuzz.py [-n 2000] [--isolation virtual|namespa
 Each script runs in a worker process (one Sandbox per ``--per-sandbox`` scripts, as the
 issue's fuzzer did); the parent kills a worker that does not answer within timeout + 10 s
 (a hang). For every run it records the wall time past the timeout, the worker's peak RSS
-growth (itself plus its children, sampled every 5 ms) and whether ``echo ok`` still works
-afterwards. Prints the counts and the overrun distribution (p50/p90/p99/max) of the runs
+growth (itself plus its children, sampled every 5 ms), the CPU time the worker got and the
+load average (a run far past its deadline with little CPU was starved by the machine), and
+whether ``echo ok`` still works afterwards. Prints the counts and the overrun distribution (p50/p90/p99/max) of the runs
 that timed out.
 """
 
@@ -83,6 +84,7 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
             dumpf.write(f"\n==== {time.strftime('%H:%M:%S')} {script!r}\n")
             dumpf.flush()
             faulthandler.dump_traceback_later(timeout + 8, file=dumpf)
+        c0 = me.cpu_times()
         t0 = time.monotonic()
         try:
             r = sb.run(script, timeout=timeout)
@@ -90,6 +92,11 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         except BaseException as e:  # noqa: BLE001 - what escaped run() is the finding
             rec.update(exc=f"{type(e).__name__}: {e}")
         rec["dt"] = time.monotonic() - t0
+        c1 = me.cpu_times()
+        # CPU seconds the worker got during the run and the load then: a run far past its
+        # deadline with little CPU was starved by the machine (nice, load), not slow itself
+        rec["cpu"] = (c1.user - c0.user) + (c1.system - c0.system)
+        rec["load"] = os.getloadavg()[0]
         stop.set()
         t.join()
         rec["rss"] = (peak[0] - base) / MiB
@@ -193,7 +200,9 @@ def main() -> None:
     for title, rows in (("hang", [{"script": s, "dt": float("inf")} for s in hangs]), ("exception", exc),
                         ("internal", internal), ("rss", big), ("unusable", broken), ("late", late)):
         for r in sorted(rows, key=lambda r: -r["dt"])[:a.show]:
-            print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M {r.get('exc', '')} {r['script']!r}"
+            print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M"
+                  + (f" cpu {r['cpu']:.2f}s load {r['load']:.0f}" if "cpu" in r else "")
+                  + f" {r.get('exc', '')} {r['script']!r}"
                   + (f"\n      ({r['ok_detail']})" if title == "unusable" and "ok_detail" in r else ""))
 
 

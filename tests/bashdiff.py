@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import warnings
 from typing import Any, Iterator
 
@@ -17,8 +18,9 @@ def bash(script: str, cwd: str, home: str | None = None) -> tuple[str, str, int]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
     if home is not None:
         env["HOME"] = home
-    p = subprocess.run([*_confine(), "/bin/sh", "-c", "bash; exit $?"], input=f"(\n{script}\n)",
-                       capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
+    p = subprocess.run([*_confine(), sys.executable, "-I", "-S", "-c", _INIT],
+                       input=f"(\n{script}\n)", capture_output=True, text=True, cwd=cwd,
+                       env=env, timeout=60)
     return p.stdout, p.stderr, p.returncode
 
 
@@ -41,6 +43,37 @@ def _confine() -> list[str]:
 
 
 _CONFINE: list[str] | None = None
+
+# pid 1 of the reference's namespace (bash as pid 1 would ignore default-action signals):
+# runs bash, then, as an unconfined run's capture would, waits while anything left behind
+# still holds the output pipes (the namespace's processes die with it)
+_INIT = r"""
+import os, subprocess, sys, time
+bash = subprocess.Popen(["bash"])
+status = bash.wait()
+pipes = {os.readlink(f"/proc/self/fd/{fd}") for fd in (1, 2)}
+pipes = {p for p in pipes if p.startswith("pipe:")}
+def holds():
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == "1":
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in pipes:
+                    return True
+        except OSError:
+            pass
+    return False
+deadline = time.monotonic() + 55
+while pipes and holds() and time.monotonic() < deadline:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+    time.sleep(0.01)
+sys.exit(status if status >= 0 else 128 - status)
+"""
 
 
 def sandbox(level: str, tmp_path_factory: Any, tools: tuple[str, ...] = ()) -> Iterator[Any]:

@@ -708,13 +708,16 @@ def stdio(fn):  # noqa: ANN001, ANN201
     Writes to stderr flush stdout first (GNU's error() does), so ``cmd a nope 2>&1`` keeps
     program order while per-line writes still become few pipe writes.
     """
-    import dataclasses
     import functools
+
+    from .base import new_context
 
     @functools.wraps(fn)
     def wrapper(ctx: CommandContext, argv: list[str]) -> int:
         buf = OutBuf(ctx.stdout)
-        c2 = dataclasses.replace(ctx, stdout=buf, stderr=_ErrFlushing(ctx.stderr, buf))
+        # (new_context, not dataclasses.replace: a tenth of the cost of a short `wc -l`)
+        c2 = new_context(ctx.fs, ctx.cwd, ctx.env, ctx.stdin, buf, _ErrFlushing(ctx.stderr, buf),  # type: ignore[arg-type]
+                         ctx.budget, ctx.info, ctx.exec, ctx.umask, ctx.name)
         try:
             return fn(c2, argv)
         except MemoryError:

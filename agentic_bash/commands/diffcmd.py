@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from ._args import OptError, parse_opts
 from ._regex import utf8_locale
-from .base import CommandContext, command
+from .base import CommandContext, command, ctx_with
 
 SNAKE_LIMIT = 20
 _WS = __import__("re").compile(rb"[ \t\r\f\v]+")
@@ -31,7 +31,7 @@ def _parse(ctx: CommandContext, argv: list[str], short: str, long: dict):  # noq
     """parse_opts, with diffutils' "prog: Try 'prog --help'..." (program name prefixed)."""
     err = io.BytesIO()
     try:
-        return parse_opts(dataclasses.replace(ctx, stderr=err), argv, short, long, status=2)
+        return parse_opts(ctx_with(ctx, stderr=err), argv, short, long, status=2)
     finally:
         msg = err.getvalue().replace(b"\nTry '", b"\n" + ctx.name.encode() + b": Try '")
         if msg.startswith(b"Try '"):
@@ -1088,7 +1088,7 @@ def _diff_usage(ctx: CommandContext, msg: str) -> int:
 
 @command("diff", usage=DIFF_USAGE)
 def diff(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/diff") else "diff")  # (run by path: as invoked)
+    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/diff") else "diff")  # (run by path: as invoked)
     try:
         opts, operands = _parse(
             ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
@@ -1237,7 +1237,7 @@ def _ctxnum(ctx: CommandContext, v: str | None) -> int:
 
 @command("cmp", usage="cmp [OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]")
 def cmp(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/cmp") else "cmp")  # (run by path: as invoked)
+    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/cmp") else "cmp")  # (run by path: as invoked)
     try:
         opts, operands = _parse(ctx, argv, "bi:ln:sv",
                                 {"print-bytes": "b", "ignore-initial": "i", "verbose": "l",
@@ -1545,7 +1545,7 @@ def _apply(lines: list[bytes], hunks: list, reverse: bool) -> tuple[list[bytes],
 
 @command("patch", usage="patch [OPTION]... [ORIGFILE [PATCHFILE]]")
 def patch(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/patch") else "patch")  # (run by path: as invoked)
+    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/patch") else "patch")  # (run by path: as invoked)
     try:
         opts, operands = _parse(ctx, argv, "p:i:Rd:o:NsfEtubv",
                                     {"strip": "p", "input": "i", "reverse": "R", "directory": "d",

@@ -11,10 +11,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 from ._regex import RegexError, compile_posix, timeout_guard, utf8_locale
-from .base import CommandContext, command
+from .base import CommandContext, command, ctx_with
 
 USAGE = "expr EXPRESSION\n  or:  expr OPTION"
 HELP = """
@@ -288,7 +287,7 @@ class _Parser:
 
 @command("expr", usage=USAGE, help=HELP)
 def expr(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/expr") else "expr")  # (run by path: as invoked)
+    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/expr") else "expr")  # (run by path: as invoked)
     args = argv[1:]
     if args and args[0] == "--help":
         ctx.stdout.write(EXPR_HELP)

@@ -18,6 +18,7 @@ import fnmatch
 import io
 import re
 import stat as _stat
+from typing import Any
 
 import regex
 
@@ -178,6 +179,9 @@ def _ctx_with(ctx: CommandContext, **kw: object) -> CommandContext:
 
 
 _FINDERS: dict[tuple[str, object], object] = {}
+# (patterns, mode, -i, -w/-x, UTF-8, whole-buffer search) -> _Grep's compiled matchers
+_COMPILED: dict[tuple[object, ...], tuple[Any, Any, Any, Any]] = {}
+_COUNTERS: dict[str, re.Pattern[str]] = {}
 
 
 def _line_finder(source: str, flags: object) -> object:
@@ -206,7 +210,30 @@ def _context_num(ctx: CommandContext, v: str) -> int:
         raise OptError(2) from None
 
 
+# argv (and whether POSIXLY_CORRECT is set) -> what _parse made of it, for a parse that
+# wrote nothing and read no file (-f, --exclude-from): agents run the same grep over and over,
+# and the option loop below was a quarter of a short grep's cost
+_PARSED: dict[tuple[tuple[str, ...], bool], tuple[_Opts, tuple[str, ...]]] = {}
+
+
 def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
+    key = (tuple(argv), "POSIXLY_CORRECT" in ctx.env)
+    hit = _PARSED.get(key)
+    if hit is not None:
+        o = _Opts.__new__(_Opts)
+        o.__dict__.update(hit[0].__dict__)  # (its lists are only ever replaced, never changed)
+        return o, list(hit[1])
+    o, operands, cacheable = _parse_opts(ctx, argv)
+    if cacheable:
+        if len(_PARSED) >= 256:
+            _PARSED.clear()
+        keep = _Opts.__new__(_Opts)
+        keep.__dict__.update(o.__dict__)
+        _PARSED[key] = (keep, tuple(operands))
+    return o, operands
+
+
+def _parse_opts(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str], bool]:
     err = io.BytesIO()
     try:
         opts, operands = parse_opts(_ctx_with(ctx, stderr=err), argv, SHORT, LONG)
@@ -219,7 +246,10 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
             msg = msg[:k] + f"Usage: {USAGE}\nTry 'grep --help' for more information.\n".encode()
         ctx.stderr.write(msg)
         raise
-    ctx.stderr.write(err.getvalue())
+    msg = err.getvalue()
+    if msg:
+        ctx.stderr.write(msg)
+    cacheable = not msg
     o = _Opts()
     if argv[0].endswith("egrep"):
         o.mode = "E"
@@ -249,6 +279,7 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
             o.have_patterns = True
         elif k == "f":
             assert v is not None
+            cacheable = False
             try:
                 if v == "-":
                     data = b"".join(iter_chunks(ctx.stdin))
@@ -352,6 +383,7 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
         elif k == "exclude":
             o.exclude.append(v or "")
         elif k == "exclude-from":
+            cacheable = False
             try:
                 with ctx.fs.open(ctx.path(v or ""), "rb") as fh:
                     o.exclude.extend(x for x in fh.read().decode("utf-8", "surrogateescape").split("\n") if x)
@@ -397,7 +429,7 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
         if not operands:
             raise OptError(_usage(ctx))
         o.patterns = operands.pop(0).split("\n")
-    return o, operands
+    return o, operands, cacheable
 
 
 class _Grep:
@@ -417,6 +449,11 @@ class _Grep:
             not o.nul_data and o.mode != "P" and not o.byte_offset and not o.context_given
             and not o.color
         )
+        key = (pats, o.mode, o.icase, o.whole, self.utf8, self.use_buffer)
+        hit = _COMPILED.get(key)
+        if hit is not None:
+            self.line_rx, self.buf_rx, self.line_finder, self.literals = hit
+            return
         self.line_rx = compile_patterns(pats, mode=o.mode, icase=o.icase, whole=o.whole,
                                         utf8=self.utf8)
         self.buf_rx = (compile_patterns(pats, mode=o.mode, icase=o.icase, whole=o.whole,
@@ -432,6 +469,9 @@ class _Grep:
             if o.mode == "F" or all(not any(c in _BRE_SPECIAL for c in p) for p in pats):
                 if not o.icase or all(p.isascii() for p in pats):
                     self.literals = [p.lower() if o.icase else p for p in pats]
+        if len(_COMPILED) >= 256:
+            _COMPILED.clear()
+        _COMPILED[key] = (self.line_rx, self.buf_rx, self.line_finder, self.literals)
 
     # -- output helpers --------------------------------------------------------------
     def error(self, msg: str) -> None:
@@ -610,9 +650,11 @@ class _Grep:
                         and not o.icase and not o.only and not binary):
                     # -c of one literal: one match per line that holds it (the match runs
                     # to the line's end), no line split
-                    rx = self.__dict__.get("_count_rx")
+                    rx = _COUNTERS.get(lits[0])
                     if rx is None:
-                        rx = self._count_rx = re.compile(re.escape(lits[0]) + "[^\n]*+")
+                        if len(_COUNTERS) >= 256:
+                            _COUNTERS.clear()
+                        rx = _COUNTERS[lits[0]] = re.compile(re.escape(lits[0]) + "[^\n]*+")
                     nl = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
                     hits = len(rx.findall(text))
                     k = nl - hits if o.invert else hits
@@ -971,7 +1013,8 @@ class _Grep:
 
 @command("grep", "egrep", "fgrep", usage=USAGE, help=HELP)
 def grep(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = _ctx_with(ctx, name=ctx.name if ctx.name.endswith("/grep") else "grep")  # (run by path: as invoked)
+    if ctx.name != "grep" and not ctx.name.endswith("/grep"):
+        ctx = _ctx_with(ctx, name="grep")  # (run by path: as invoked)
     try:
         o, files = _parse(ctx, argv)
     except OptError as e:

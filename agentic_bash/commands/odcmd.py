@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass
 
 from ._args import obsolete_num_option, read_bounded, stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
-from .base import CommandContext, command
+from .base import CommandContext, command, ctx_with
 
 _WIDTH = {  # (kind, size) -> field width
     ("o", 1): 3, ("o", 2): 6, ("o", 4): 11, ("o", 8): 22,
@@ -402,11 +402,10 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
              "-len": "-l", "-seek": "-s", "-groupsize": "-g", "-include": "-i", "-bits": "-b",
              "-upper": "-u", "-u": "-u", "-version": "-v", "--version": "-v"}
     args = [argv[0]] + [alias.get(a, a) for a in argv[1:]]
-    import dataclasses
     import io
     try:
         # xxd answers any bad option (and -h) with its usage text on stderr
-        opts, ops = parse_opts(dataclasses.replace(ctx, stderr=io.BytesIO()), args, "bc:eg:hil:o:prs:uvEC", {},
+        opts, ops = parse_opts(ctx_with(ctx, stderr=io.BytesIO()), args, "bc:eg:hil:o:prs:uvEC", {},
                                status=1)
     except OptError:
         ctx.stderr.write(_XXD_USAGE)

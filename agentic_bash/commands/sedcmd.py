@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
 from itertools import repeat
@@ -26,7 +25,7 @@ import regex
 
 from ._args import OptError, iter_lines, parse_opts
 from ._regex import PosixRegex, RegexError, compile_posix, from_text, timeout_guard, to_text, utf8_locale
-from .base import CommandContext, command
+from .base import CommandContext, command, ctx_with
 
 USAGE = "sed [OPTION]... {script-only-if-no-other-script} [input-file]..."
 
@@ -1655,11 +1654,11 @@ class _Sed:
 
 @command("sed", usage=USAGE, help=HELP)
 def sed(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = dataclasses.replace(ctx, name=ctx.name if ctx.name.endswith("/sed") else "sed")  # (run by path: as invoked)
+    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/sed") else "sed")  # (run by path: as invoked)
     err = io.BytesIO()
     try:
         opts, operands = parse_opts(
-            dataclasses.replace(ctx, stderr=err), argv, "ne:f:i::l:ErsuzV",
+            ctx_with(ctx, stderr=err), argv, "ne:f:i::l:ErsuzV",
             {"quiet": "n", "silent": "n", "expression": "e", "file": "f", "in-place": "i",
              "line-length": "l", "regexp-extended": "E", "separate": "s", "unbuffered": "u",
              "null-data": "z", "zero-terminated": "z", "posix": None, "debug": None,

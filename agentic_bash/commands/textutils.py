@@ -8,6 +8,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Iterator
 
+from ._args import held_cap
 from ._args import (
     read_bounded, stdio,
     OptError, file_error, is_output_file, iter_chunks, iter_lines, open_input, read_files0, parse_opts, quote, quoteaf, quotef,
@@ -511,10 +512,13 @@ def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from
                 out.write(chunk)
             return
         buf = bytearray()
+        cap = held_cap(ctx)
         for chunk in iter_chunks(f, CHUNK):
             buf += chunk
             if len(buf) > 2 * max(count, CHUNK):
                 del buf[: len(buf) - count]
+            if len(buf) > cap:
+                raise MemoryError("memory exhausted")  # (tail -c 1T /dev/zero: +2.5 GiB)
         if count:
             out.write(bytes(buf[-count:]))
         return
@@ -540,12 +544,17 @@ def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from
     chunks: list[bytes] = []
     held = 0
     n = 0
+    size = 0  # bytes held: a last line with no end (tail -n1 /dev/zero) grew without bound
+    cap = held_cap(ctx)
     for chunk in iter_chunks(f, CHUNK):
         chunks.append(chunk)
+        size += len(chunk)
         held += chunk.count(sep)
         while len(chunks) > 1 and held - chunks[0].count(sep) > count:
             held -= chunks[0].count(sep)
-            chunks.pop(0)
+            size -= len(chunks.pop(0))
+        if size > cap:
+            raise MemoryError("memory exhausted")
         n += 1
         if n & 63 == 0:
             ctx.budget.check()

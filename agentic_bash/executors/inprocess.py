@@ -57,15 +57,19 @@ _HISTORY_TRIM = HISTORY_MAX + HISTORY_MAX // 10
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 
 
-def _whole_script(script: str, extglob: bool) -> N.Script | None:
+def _whole_script(script: str, extglob: bool, again: bool = False) -> N.Script | None:
     """The tree of ``script`` when it can run parsed whole; None when it must be read a line
     at a time (it may turn on aliases, extglob or ``set -v`` for its later lines, it has a
     syntax error, or parsing it warns). Scripts up to _CACHE_MAX_SOURCE characters are
-    remembered in _TREES (both answers)."""
-    if "expand_aliases" in script or "extglob" in script or _VERBOSE_ON.search(script):
+    remembered in _TREES (both answers); a line built from its shape (shell/template.py)
+    only as _AGAIN the first time (``again``: it came again, keep its tree): most such lines
+    are never sent twice, and keeping each one's tree alive cost a new line more than the
+    building (allocation, and the garbage collector walking every kept node)."""
+    keep: Any = None
+    if "expand_aliases" in script or "extglob" in script or ("set" in script and _VERBOSE_ON.search(script)):
         tree = None
     elif (tree := _templated(script, extglob, _parse_w)) is not None:
-        pass  # a new line of a shape parsed before (shell/template.py)
+        keep = tree if again else _AGAIN  # a new line of a shape parsed before
     else:
         try:
             tree, warns = _parse_w(script, extglob=extglob)
@@ -75,16 +79,20 @@ def _whole_script(script: str, extglob: bool) -> N.Script | None:
             tree = warns = None
         if warns:
             tree = None
+    if keep is None:
+        keep = tree
     if len(script) <= _CACHE_MAX_SOURCE:
         cache = _TREES[extglob]
         with _TREES_LOCK:
-            if script not in cache:
+            if script in cache:
+                cache[script] = keep
+            else:
                 held = _TREES_HELD[extglob] + len(script)
                 while cache and (len(cache) >= _TREES_MAX or held > CACHE_BUDGET):
                     old = next(iter(cache))  # first in, first out (insertion order)
                     del cache[old]
                     held -= len(old)
-                cache[script] = tree
+                cache[script] = keep
                 _TREES_HELD[extglob] = held
     return tree
 
@@ -96,6 +104,7 @@ _TREES_MAX = 4096
 _TREES_HELD = [0, 0]  # characters of script text each dict holds (<= parser.CACHE_BUDGET)
 _TREES_LOCK = threading.Lock()
 _MISS: Any = object()
+_AGAIN: Any = object()  # (in _TREES: template the line again, then keep its tree)
 
 
 _BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/sbin")
@@ -548,12 +557,16 @@ class InProcessExecutor:
                     tree = None
                 else:
                     tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
-                    if tree is _MISS:
-                        tree = _whole_script(script, st.shopt["extglob"] is True)
+                    if tree is _MISS or tree is _AGAIN:
+                        tree = _whole_script(script, st.shopt["extglob"] is True, tree is _AGAIN)
                 if tree is _MISS:
                     pass
                 elif tree is not None:
-                    status = run_toplevel(sh, tree)
+                    sh.exec_last = _exec_candidate(tree)  # type: ignore[attr-defined]
+                    try:
+                        status = run_toplevel(sh, tree)
+                    finally:
+                        sh.exec_last = None  # type: ignore[attr-defined]
                 else:
                     # line by line: aliases and extglob apply from the next line, warnings in
                     # order, and the complete lines before a syntax error run, as bash -c does
@@ -1030,6 +1043,30 @@ class InProcessExecutor:
         sh.error(f"{name}: not found" if sh.dash else f"{name}: command not found")
         return 127
 
+    def stage_command(self, sh: Interpreter, name: str) -> Callable[..., int] | None:
+        """The in-process command run_command would call for ``name`` when that is all it
+        would do: no policy refusal, custom command, package shim or file of the user's on
+        PATH; looked up without touching ``sh``'s hash table (a pipeline stage is a
+        subshell's lookup: bash's parent never hashes it). None: use run_command."""
+        if self.native is not None or "/" in name or name in self.custom or name in ("bash", "sh"):
+            return None
+        if self.allowlist is not None and name not in self.allowlist:
+            return None
+        spec = self.registry.get(name)
+        if spec is None:
+            return None
+        st = sh.state
+        path = st.hash.get(name) if st.hash else None
+        if path is None or st.hash_path != sh.get_scalar("PATH"):
+            path = self.find_path(sh, name)
+        if path is None or not _in_bin_dir(path, st.cwd):
+            return None
+        return spec.fn
+
+    def call_command(self, sh: Interpreter, fn: Callable[..., int], argv: list[str]) -> int:
+        """Run in-process command ``fn`` (from stage_command) with ``sh``'s descriptors."""
+        return self._call(sh, fn, argv)
+
     def _package_shim(self, sh: Interpreter, argv: list[str]) -> int | None:
         """Dispatch's package-shim step: apt without uid 0 (packages/apt.py); None passes on."""
         name = argv[0]
@@ -1127,7 +1164,7 @@ class InProcessExecutor:
                 env = ShellEnv(env)
                 env.update(exported_functions(st))  # (`env`, `printenv` list them)
         return new_context(
-            CmdFS(self.fs, fds), st.cwd, env,
+            CmdFS(self.fs, fds, st.umask), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
             _KeepOpen(o) if o is not None else _ClosedOut(),
             _KeepOpen(e) if e is not None else NULL,
@@ -2247,13 +2284,35 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         for t in pumps:
             t.join(2)
     if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub \
-            and getattr(proc, "signaled", True):
+            and getattr(proc, "signaled", True) and (rc == 137 or not _execed(sh)):
+        # (SIGKILL keeps its line even where bash would have exec'd: here it is most often
+        # the memory limit's OOM kill, which the line explains)
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
         # stage's status is its pipeline's, a command substitution says nothing)
         _report_signal(sh, proc.pid, rc - 128, argv)
     if ex.signal_fd is not None:
         ex.take_signals(sh)
     return rc
+
+
+def _exec_candidate(tree: N.Script) -> N.Simple | None:
+    """The command bash -c runs with exec (no fork) when it gets to it: the last simple
+    command of the script's top-level list or of its last &&/|| list, without redirections;
+    a signal that kills it kills the shell, which then reports nothing."""
+    if not tree.items or tree.items[-1].background:
+        return None
+    c: Any = tree.items[-1].cmd
+    if type(c) is N.AndOr:
+        c = c.rest[-1][1] if c.rest else c.first
+    return c if type(c) is Simple and not c.redirs else None
+
+
+def _execed(sh: Interpreter) -> bool:
+    """Is the program that just ended the one bash -c would have exec'd? Not when any trap
+    is set (bash then forks to run it), nor inside a function, subshell or `bash -c`."""
+    last = getattr(sh, "exec_last", None)
+    return last is not None and sh.current_command is last and not sh.state.traps \
+        and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
 
 
 def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:

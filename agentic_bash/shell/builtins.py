@@ -2979,23 +2979,30 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
         return 2
     if args[0] in ("-l", "-L"):
         if len(args) > 1:
+            # (each operand in turn: a bad one is reported and the rest still listed)
+            status = 0
             for a in args[1:]:
                 if a.isdigit():
                     n = int(a)
                     if n > 128:
                         n -= 128
-                    nm = SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
+                    nm = "EXIT" if n == 0 else SIGNUM.get(n) or (_rt_name(n) if 34 <= n <= 64 else None)
                     if nm is None:
                         sh.error(f"kill: {a}: invalid signal specification")
-                        return 1
+                        status = 1
+                        continue
                     _out(sh, nm + "\n")
                 else:
                     nm = _sig_name(a)
+                    if nm == "EXIT" and a.upper() == "EXIT":
+                        _out(sh, "0\n")
+                        continue
                     if nm is None or nm not in SIGNALS and nm not in _RT_NAMES:
                         sh.error(f"kill: {a}: invalid signal specification")
-                        return 1
+                        status = 1
+                        continue
                     _out(sh, f"{SIGNALS.get(nm) or _RT_NAMES[nm]}\n")
-            return 0
+            return status
         _out(sh, _signal_table())
         return 0
     if args[0] in ("-s", "-n"):
@@ -3263,8 +3270,9 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             return 127
         return 0 if not any_ else 127
     budget = sh.budget
+    from .jobs import own_jobs
     if any_:
-        pending = [j for j in list(jobs.jobs.values()) if not j.reported]
+        pending = [j for j in own_jobs(sh, list(jobs.jobs.values())) if not j.reported]
         if args:
             # `wait -n ID...`: the first of those jobs to end
             picked = []
@@ -3288,7 +3296,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                 return st
             pending[0].done.wait(0.01)
     if not args:
-        for j in list(jobs.jobs.values()):
+        for j in own_jobs(sh, list(jobs.jobs.values())):
             while not j.done.wait(0.02):
                 budget.check()
                 _host_signals(sh)
@@ -3712,31 +3720,69 @@ def b_unalias(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("umask")
 def b_umask(sh: Interpreter, argv: list[str]) -> int:
-    args = argv[1:]
-    symbolic = False
-    if args and args[0] == "-S":
-        symbolic = True
-        args = args[1:]
-    if args and args[0] == "-p":
-        _out(sh, f"umask {sh.state.umask:04o}\n")
-        return 0
-    if not args:
-        m = sh.state.umask
-        if symbolic:
-            def perms(shift: int) -> str:
-                bits = (~m >> shift) & 7
-                return ("r" if bits & 4 else "") + ("w" if bits & 2 else "") + ("x" if bits & 1 else "")
-            _out(sh, f"u={perms(6)},g={perms(3)},o={perms(0)}\n")
-        else:
-            _out(sh, f"{m:04o}\n")
-        return 0
-    try:
-        sh.state.umask = int(args[0], 8) & 0o777
-    except ValueError:
-        sh.error(f"umask: {args[0]}: octal number out of range" if args[0].isdigit() else
-                 f"umask: `{args[0][:1]}': invalid symbolic mode operator")
-        return 1
+    r = _getopt(sh, "umask", argv[1:], "pS", "umask [-p] [-S] [mode]")
+    if type(r) is int:
+        return r
+    opts, args = r  # type: ignore[misc]
+    flags = {c for c, _ in opts}
+    if args:
+        m = _umask_value(sh, args[0], sh.state.umask)
+        if m is None:
+            return 1
+        sh.state.umask = m
+        if "S" not in flags:
+            return 0  # (bash prints the mask after setting it only with -S)
+    m = sh.state.umask
+    if "S" in flags:
+        def perms(shift: int) -> str:
+            bits = (~m >> shift) & 7
+            return ("r" if bits & 4 else "") + ("w" if bits & 2 else "") + ("x" if bits & 1 else "")
+        text = f"u={perms(6)},g={perms(3)},o={perms(0)}"
+        _out(sh, ("umask -S " if "p" in flags else "") + text + "\n")
+    else:
+        _out(sh, ("umask " if "p" in flags else "") + f"{m:04o}\n")
     return 0
+
+
+_WHO = {"u": 0o700, "g": 0o070, "o": 0o007, "a": 0o777}
+_PERM = {"r": 0o444, "w": 0o222, "x": 0o111}
+
+
+def _umask_value(sh: Interpreter, spec: str, cur: int) -> int | None:
+    """The mask ``umask spec`` sets: an octal number, or a symbolic mode applied to the
+    permissions the current mask leaves (bash's symbolic_umask: ``u=rwx,g=rx,o=``, ``g+w``)."""
+    if spec[:1].isdigit():
+        if any(c not in "01234567" for c in spec) or int(spec, 8) > 0o7777:
+            sh.error(f"umask: {spec}: octal number out of range")
+            return None
+        return int(spec, 8) & 0o777
+    perms = ~cur & 0o777
+    for clause in spec.split(","):
+        i, who = 0, 0
+        while i < len(clause) and clause[i] in _WHO:
+            who |= _WHO[clause[i]]
+            i += 1
+        if not who:
+            who = 0o777
+        op = clause[i] if i < len(clause) else ""
+        if op not in ("+", "-", "="):
+            sh.error(f"umask: `{op or chr(0)}': invalid symbolic mode operator")
+            return None
+        i += 1
+        bits = 0
+        for c in clause[i:]:
+            if c not in _PERM:
+                sh.error(f"umask: `{c}': invalid symbolic mode character")
+                return None
+            bits |= _PERM[c]
+        bits &= who
+        if op == "+":
+            perms |= bits
+        elif op == "-":
+            perms &= ~bits
+        else:
+            perms = (perms & ~who) | bits
+    return ~perms & 0o777
 
 
 @builtin("caller")

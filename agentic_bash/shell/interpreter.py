@@ -194,6 +194,18 @@ DYNAMIC = frozenset({
 _PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
 _PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
 _PRODUCE_CAP = 1 << 20  # bytes a producer stage may write before its reader runs
+# in-process commands that may run as a pipeline's last stage after a producer without a fork
+# (Interpreter._direct_stages): they see nothing of the shell but their context
+_DIRECT_LAST = frozenset({
+    "cat", "grep", "egrep", "fgrep", "wc", "head", "tail", "sort", "uniq", "cut", "tr", "sed",
+    "awk", "rev", "tac", "nl", "base64", "md5sum", "sha1sum", "sha256sum", "paste", "fold", "od",
+    "jq", "tee", "column", "expand", "unexpand", "fmt",
+})
+# ... and as a middle stage: output at most a small multiple of the input, no file read
+# unless named by a word (_reads_stdin_only)
+_DIRECT_MIDDLE = frozenset({
+    "cat", "grep", "egrep", "fgrep", "wc", "head", "tail", "sort", "uniq", "cut", "tr", "rev", "tac",
+})
 
 SPECIAL_BUILTINS = frozenset({
     "break", ":", ".", "continue", "eval", "exec", "exit", "export", "readonly", "return",
@@ -247,11 +259,12 @@ def _ebadf(*a: object) -> Any:
 class CmdFS:
     """The filesystem a command sees: the VFS plus /dev/fd/N, /dev/std*, /dev/null of this shell."""
 
-    __slots__ = ("_fs", "_fds")
+    __slots__ = ("_fs", "_fds", "_umask")
 
-    def __init__(self, fs: Any, fds: dict[int, Any]) -> None:
+    def __init__(self, fs: Any, fds: dict[int, Any], umask: int | None = None) -> None:
         self._fs = fs
         self._fds = fds
+        self._umask = umask  # (a file a command creates gets 0666 & ~umask, as open(2) gives)
 
     def _special(self, path: str) -> Any:
         if path.startswith("/dev/"):
@@ -278,7 +291,9 @@ class CmdFS:
             raise FileNotFoundError(_errno.ENOENT, "No such file or directory", f"/dev/fd/{n}")
         return _KeepOpen(s)
 
-    def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> Any:
+    def open(self, path: str, mode: str = "rb", perm: int | None = None) -> Any:
+        if perm is None:
+            perm = 0o644 if self._umask is None else 0o666 & ~self._umask
         s = self._special(path)
         if s is not None:
             inner = s._s if type(s) is _KeepOpen else s
@@ -2787,6 +2802,14 @@ class Interpreter(Expander):
             full = budget.stages + n - 1 > budget.stage_cap()
             if not full:
                 budget.stages += n - 1
+        if not full and getattr(budget, "root", None) is not None:
+            # a job's pipeline: its stage threads count against the session's job threads
+            # too (50 jobs of `f(){ f | f; }` held 869 threads: 0.53 s past the deadline)
+            from .jobs import threads_full
+            if threads_full(self):
+                full = True
+                with _STAGE_LOCK:
+                    budget.stages -= n - 1
         if full:
             # bash's fork() failing with EAGAIN; the threads a recursive pipeline would start
             # are bounded like processes
@@ -2933,6 +2956,95 @@ class Interpreter(Expander):
         finally:
             self.fds, self.lineno = saved, line
 
+    def _direct_stages(self, cmds: Any, pipes: list[Any], results: list[int],
+                       errors: list[BaseException | None], stderr_too: Any) -> int:
+        """After a producer (see _producer): run the next stages that are in-process filters
+        of literal words (_DIRECT_LAST; a middle one only from _DIRECT_MIDDLE, with at most
+        CAP bytes waiting for it and no word that could name a file: its output is bounded
+        by its input and it blocks on nothing) one after another in this shell, without a
+        fork: such a command sees only its context, so the subshell would add nothing (the
+        command is looked up without hashing it, as a subshell's lookup leaves this shell's
+        table alone). A middle stage runs so only when the stage after it does too (a stage
+        that may not read, like ``true``, keeps the scheduler's order: its writer then sees
+        EPIPE as it mostly does in bash). Returns the index of the first stage left to run."""
+        n = len(cmds)
+        host = self.host
+        if host is None:
+            return 1
+        funcs = self.state.functions
+        fns: list[Any] = []
+        for i in range(1, n):
+            c = cmds[i]
+            if type(c) is not N.Simple or (i < len(stderr_too) and stderr_too[i]):
+                break
+            plan = c.plan  # type: ignore[attr-defined]
+            if plan is None:
+                plan = _simple_plan(c)  # type: ignore[arg-type]
+            if plan[0] != _P_ARGV or plan[2]:
+                break
+            argv = plan[1]
+            name = argv[0]
+            last = i == n - 1
+            if name not in (_DIRECT_LAST if last else _DIRECT_MIDDLE) or name in funcs or name in _BUILTINS:
+                break
+            if not last and not _reads_stdin_only(self, argv):
+                break
+            fn = host.stage_command(self, name)
+            if fn is None:
+                break
+            fns.append((fn, argv, c.line))  # type: ignore[attr-defined]
+        k = len(fns)
+        if k < n - 1:
+            k -= 1  # (the last of them feeds a stage that is not direct: see above)
+        i = 1
+        while i <= k:
+            fn, argv, cline = fns[i - 1]
+            src = pipes[i - 1]
+            last = i == n - 1
+            if not last and src.size > _coop.CAP:
+                return i
+            b = self.budget  # (a command like any other: counted, and the deadline holds)
+            m = b.commands = b.commands + 1
+            if m > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+                b.over_command()
+            saved, line = self.fds, self.lineno
+            fds = self.fds = dict(saved)
+            fds[0] = src.reader
+            if not last:
+                fds[1] = _coop.Filler(pipes[i])
+            self.lineno = cline or line
+            try:
+                results[i] = host.call_command(self, fn, list(argv))
+            except LimitExceeded as e:
+                errors[i] = e
+                results[i] = 124
+            except KeyboardInterrupt as e:
+                errors[i] = e
+                results[i] = 130
+            except ExitShell as e:
+                results[i] = e.status
+            except Exception as e:  # noqa: BLE001 - as _stage: a stage never kills the run silently
+                results[i] = 1
+                if self.budget.cancelled:
+                    errors[i] = LimitExceeded(self.budget._reason, "timed out")
+                    results[i] = 124
+                else:
+                    try:
+                        self.error(f"internal error: {type(e).__name__}: {e}")
+                    except Exception:
+                        pass
+            finally:
+                self.fds, self.lineno = saved, line
+                src.close()
+                if not last:
+                    pipes[i].wclosed = True
+            i += 1
+            if errors[i - 1] is not None:
+                for j in range(i, n):
+                    results[j] = 124  # (stopped: the caller raises the stage's error)
+                return n
+        return i
+
     def _run_pipeline_coop(self, cmd: N.Pipeline) -> int:
         """run_pipeline with the stages as greenlets (shell/coop.py): same forks, statuses,
         SIGPIPE and PIPESTATUS; no thread and no descriptor."""
@@ -2961,12 +3073,18 @@ class Interpreter(Expander):
                                            bool(stderr_too) and stderr_too[0])
                 p.wclosed = True
                 first = 1
-                if n == 2 and not lastpipe:
+                if not lastpipe and not self.coproc_fds:
+                    # filters whose input is all there run in turn, without a fork
+                    first = self._direct_stages(cmds, pipes, results, errors, stderr_too)
+                    if first == n:
+                        return self._pipeline_status(results, errors)
+                    p = pipes[first - 1]
+                if first == n - 1 and not lastpipe:
                     # one stage left, with nothing to schedule beside it: called directly
                     child = self.fork(lazy=True)
                     child.fds[0] = r = p.reader
                     try:
-                        stage(child, cmds[1], 1, results, errors, None, r)
+                        stage(child, cmds[first], first, results, errors, None, r)
                     finally:
                         p.close()
                     return self._pipeline_status(results, errors)
@@ -3711,7 +3829,10 @@ class Interpreter(Expander):
                 raise e
             return 141
         if isinstance(e, OSError):
-            msg = os.strerror(e.errno) if e.errno else str(e)
+            # (a stream opened for reading only says "File not open for writing": write(2)
+            # on such a descriptor is EBADF)
+            msg = os.strerror(e.errno) if e.errno else (
+                os.strerror(_errno.EBADF) if isinstance(e, io.UnsupportedOperation) else str(e))
             self.error(f"{argv[0]}: write error: {msg}")
             return 1
         if isinstance(e, VarError):
@@ -4455,6 +4576,33 @@ def _bare_exec(argv: list[str]) -> bool:
         if not argv:
             return False
     return argv[0] == "exec" and (len(argv) == 1 or argv[1:] == ["--"])
+
+
+def _reads_stdin_only(sh: Interpreter, argv: tuple[str, ...]) -> bool:
+    """Whether a _DIRECT_MIDDLE command with these words reads nothing but its standard
+    input: tr never opens a file; for the others no word may name an existing file (a FIFO
+    could block, /dev/zero never ends, a large file is not small input), no option may carry
+    a path (``-f/dev/stdin``) or be long, and grep may not recurse (-r/-R/-d) or read
+    patterns from a file (-f)."""
+    name = argv[0]
+    if name == "tr":
+        return True
+    fs = sh.fs
+    cwd = sh.state.cwd
+    grep = name in ("grep", "egrep", "fgrep")
+    for w in argv[1:]:
+        if w[:1] == "-" and w != "-":
+            if w[:2] == "--" or "/" in w or (grep and any(c in w for c in "rRdfD")):
+                return False
+            continue
+        if w == "-" or "/" in w:
+            return False
+        try:
+            if fs.lexists(normalize(w, cwd)):
+                return False
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:

@@ -55,7 +55,7 @@ class _Done(threading.Event):
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "native", "pid_ready", "live", "single", "tree")
+                 "native", "pid_ready", "live", "single", "tree", "inproc", "owner")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -66,6 +66,8 @@ class Job:
         self.done = _Done(self)
         self.live: set | None = None  # the registry of running jobs it counts in
         self.tree: _JobBudget | None = None  # the job tree whose nested jobs it counts in
+        self.inproc = False  # counts against IN_PROCESS_JOBS (runs the interpreter on its thread)
+        self.owner: int | None = None  # the shell (its fork number) whose child it is
         self.child: Any = None
         self.reported = False
         self.killed = False
@@ -87,6 +89,14 @@ class Job:
         self.child = None
 
 
+def own_jobs(sh: Interpreter, jobs: list[Job]) -> list[Job]:
+    """The jobs of ``jobs`` that are children of ``sh`` itself: a subshell shares its
+    parent's table, but bash's ``wait`` there waits for none of the parent's jobs (a
+    background subshell that ran ``wait`` waited for itself until its deadline)."""
+    me = sh.__dict__.get("_pidno")
+    return [j for j in jobs if j.owner == me]
+
+
 class JobTable:
     """Jobs of one session (shared by the shell and its runs)."""
 
@@ -96,10 +106,15 @@ class JobTable:
         self.lock = threading.Lock()
         self.finished_order: list[Job] = []
 
-    def add(self, cmd_text: str) -> Job:
+    def add(self, cmd_text: str, job: Job | None = None) -> Job:
+        """A new job (or ``job``, made beforehand) numbered and listed."""
         with self.lock:
             num = max(self.jobs, default=0) + 1
-            job = Job(num, new_pid(), cmd_text)
+            if job is None:
+                job = Job(num, new_pid(), cmd_text)
+            elif not job.pid:
+                job.pid = new_pid()
+            job.num = num
             self.jobs[num] = job
             self.by_pid[job.pid] = job
             return job
@@ -215,6 +230,51 @@ every slot of the session with hundreds of threads fighting for the GIL (the run
 at the deadline then waited its turn behind them: 0.4-0.8 s past its timeout)."""
 
 
+IN_PROCESS_JOBS = 128
+"""Live jobs that run interpreter code on their thread (every job but a native command's)
+the session may hold, when max_jobs allows more: a thread each, all wanting the GIL. Past it
+the run's shell waits as bash does when fork() fails with EAGAIN ("fork: retry", 1, 2, 4,
+8 s) and a job nested in a job tree kills the tree. Jobs of native commands (namespace
+mode: a thread that waits for the process) count only against max_jobs."""
+
+
+JOB_THREADS = 256
+"""Threads the session's in-process jobs may hold together: one each, plus the thread of
+each pipeline stage they run (Budget.stages). Past it a job's pipeline fails as a fork
+that gets EAGAIN."""
+
+
+def threads_full(sh: Interpreter) -> bool:
+    """Do the session's in-process jobs hold more than JOB_THREADS threads (counting the
+    stages the caller just added to its budget)? Counted from the live jobs each time, so
+    nothing a cut-short job left behind counts for long."""
+    live = _live_jobs(sh, sh.jobs) if sh.jobs is not None else getattr(sh.host, "_live_jobs", None)
+    if not live:
+        return False
+    n = 0
+    for j in list(live):
+        if j.inproc:
+            c = j.child
+            n += 1 + (getattr(getattr(c, "budget", None), "stages", 0) if c is not None else 0)
+    return n > JOB_THREADS
+
+
+def _enter(live: set, job: Job, pool: bool) -> bool:
+    """Count ``job`` among the live ones, unless ``pool`` and IN_PROCESS_JOBS in-process
+    jobs are live already (a job that never got its thread leaves within 2 s: _Done)."""
+    for attempt in (0, 1):
+        with _reg_lock:
+            if not pool or sum(j.inproc for j in live) < IN_PROCESS_JOBS:
+                live.add(job)
+                job.done._t0 = time.monotonic()  # (its 2 s to get a thread start now)
+                return True
+        if attempt == 0:
+            # (a job whose thread is gone, or never came, leaves on this look: _Done)
+            for j in list(live):
+                j.done.is_set()
+    return False
+
+
 def _leave_tree(job: Job) -> None:
     """(under _reg_lock) ``job`` no longer counts in its tree."""
     t = job.tree
@@ -259,10 +319,25 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
     live = _live_jobs(sh, table)
     b = sh.budget
     tree = b.root if isinstance(b, _JobBudget) else None
+    probe = getattr(sh.host, "native_job", None)
+    native = probe is not None and probe(sh, cmd)
     with _reg_lock:
         full = cap is not None and len(live) >= cap
-    if not full and tree is not None and cap is not None and not _tree_room(sh, b, tree, cap):
-        return None
+    job = Job(0, 0, _text(shown if shown is not None else cmd))  # (numbered when it starts)
+    job.live = live
+    job.inproc = not native
+    if not full and cap is not None:
+        if tree is not None and not _tree_room(sh, b, tree, cap):
+            return None
+        # (counted among the live jobs here: racing starters never pass the pool together)
+        if not _room(sh, b, lambda: _enter(live, job, job.inproc and cap > IN_PROCESS_JOBS)):
+            return None
+        with _reg_lock:
+            full = len(live) > cap  # (after a pause above)
+            if full:
+                live.discard(job)
+    elif not full:
+        _enter(live, job, False)
     if full:
         # what bash says when fork() fails (EAGAIN from RLIMIT_NPROC)
         sh.error("fork: Resource temporarily unavailable")
@@ -273,9 +348,9 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
             # cap (and the CPU) until its deadline, failing every later `&` of the session
             sh.budget.root.cancel("killed")
         return None
-    job = table.add(_text(shown if shown is not None else cmd))
     try:
-        return _start(sh, cmd, fds, table, live, job)
+        table.add(job.cmd_text, job)
+        return _start(sh, cmd, fds, table, live, job, native)
     except RuntimeError as e:
         job.abandon()
         if "can't start new thread" not in str(e):
@@ -300,17 +375,23 @@ def _tree_room(sh: Interpreter, b: _JobBudget, tree: _JobBudget, cap: int) -> bo
     tree, as at the session's cap; the tree's first job (a background loop fanning out) gets
     bash's answer to EAGAIN: "fork: retry", a pause of 1, 2, 4 and 8 s, then the error."""
     most = max(1, cap // NESTED_SHARE)
-    if tree.tree_live < most:
+    return _room(sh, b, lambda: tree.tree_live < most)
+
+
+def _room(sh: Interpreter, b: Budget, room: Any) -> bool:
+    if room():
         return True
-    if b is not tree:
+    if isinstance(b, _JobBudget) and b is not b.root:
+        # security: jobs starting jobs starting jobs that run out of room are a fork bomb:
+        # the tree dies now rather than hold the threads (and the GIL) until its deadline
         sh.error("fork: Resource temporarily unavailable")
         sh.state.last_status = 254
-        tree.cancel("killed")
+        b.root.cancel("killed")
         return False
-    for pause in (1, 2, 4, 8):
+    for pause in (1, 2, 4, 8):  # bash's make_child: FORKSLEEP doubling up to 16
         sh.error("fork: retry: Resource temporarily unavailable")
         b.sleep(pause)
-        if tree.tree_live < most:
+        if room():
             return True
     sh.error("fork: Resource temporarily unavailable")
     sh.state.last_status = 254
@@ -318,15 +399,15 @@ def _tree_room(sh: Interpreter, b: _JobBudget, tree: _JobBudget, cap: int) -> bo
 
 
 def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: JobTable,
-           live: set, job: Job) -> Job:
+           live: set, job: Job, native: bool) -> Job:
     job.live = live
+    job.owner = sh.__dict__.get("_pidno")
     child = sh.fork()
     # a background job outlives the run that started it: it gets its own budget, but
     # still stops when the session cancels the run's budget (close/interrupt)
     parent_budget = sh.budget
     child.budget = _JobBudget(parent_budget.limits, parent_budget, sh.host)
     with _reg_lock:
-        live.add(job)
         if isinstance(parent_budget, _JobBudget):
             job.tree = parent_budget.root
             job.tree.tree_live += 1
@@ -379,8 +460,6 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
 
     # A job that is (a pipeline ending in) a native command: `$!` is its real pid, known
     # once the process exists. Any other job keeps its synthetic pid (nothing may claim it).
-    probe = getattr(sh.host, "native_job", None)
-    native = probe is not None and probe(sh, cmd)
     job.single = native and type(cmd) is N.Simple
     if not native:
         job.pid_ready.set()

@@ -1582,6 +1582,8 @@ def _plain_simple(text: str) -> Simple | None:
 
 
 def _plain_line(source: str) -> Script | None:
+    if "|" in source and "|" in source.replace("||", ""):
+        return None  # a pipeline: never plain words only
     if _PLAIN_CHARS.match(source) is None:
         return None
     body = source[:-1] if source.endswith("\n") else source

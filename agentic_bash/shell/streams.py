@@ -249,11 +249,6 @@ def BytesReader(data: bytes) -> io.BytesIO:
     return io.BytesIO(data)
 
 
-class HereDoc(io.BytesIO):
-    """The body of a here-document or here-string (a program started with it as input gets
-    a pipe while it is small, as bash 5.2 gives: executors/inprocess._heredoc_pipe)."""
-
-
 class InputBytes(io.BytesIO):
     """A run's stdin given as bytes: readable only, like the read end of a pipe, so
     ``echo x >&0`` fails with EBADF as in bash. ``close()`` is a no-op: one empty instance
@@ -270,6 +265,12 @@ class InputBytes(io.BytesIO):
 
     def close(self) -> None:
         pass
+
+
+class HereDoc(InputBytes):
+    """The body of a here-document or here-string: read-only, like bash's pipe or file
+    (``echo x 1<<EOF``: write error, EBADF); a program started with it as input gets a pipe
+    while it is small, as bash 5.2 gives (executors/inprocess._heredoc_pipe)."""
 
 
 _devnull = -1

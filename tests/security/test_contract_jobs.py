@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -25,7 +26,8 @@ MODES = ["virtual", pytest.param("namespace", marks=pytest.mark.skipif(
 # runs a finalizer that gives up the GIL: CPython 3.11 deadlocks both (gh-106883). This is
 # the shape of the fork-bomb hang (the watchdog looks at frames while job threads end).
 _DEADLOCK = textwrap.dedent("""
-    import sys, threading, time
+    import faulthandler, sys, threading, time
+    faulthandler.dump_traceback_later(220, exit=True)  # (a hang shows its threads)
     from agentic_bash.limits import current_frames
     class G:
         __slots__ = ("me", "__weakref__")
@@ -51,8 +53,9 @@ _DEADLOCK = textwrap.dedent("""
 
 
 def test_looking_at_frames_while_threads_exit_never_deadlocks() -> None:
-    # sys._current_frames in place of current_frames hung in 3 of 4 runs (no answer in 15 s)
-    p = subprocess.run([sys.executable, "-c", _DEADLOCK], capture_output=True, text=True, timeout=120)
+    # sys._current_frames in place of current_frames hung in 3 of 4 runs (no answer in 15 s);
+    # ~5 s normally, but thousands of finalizers that each give up the GIL crawl under load
+    p = subprocess.run([sys.executable, "-c", _DEADLOCK], capture_output=True, text=True, timeout=240)
     assert p.returncode == 0 and p.stdout.strip() == "done True", (p.stdout, p.stderr[-2000:])
 
 
@@ -73,4 +76,104 @@ def test_jobs_end_by_the_deadline_of_the_run_that_started_them(mode: str, script
             time.sleep(0.1)
         assert not running, running
         assert time.monotonic() - t0 < 8  # (1 s and the polling; 300 s before)
+        assert sb.run("echo ok", timeout=10).stdout == "ok\n"
+
+
+def _live(sb: ab.Sandbox) -> set:
+    return getattr(sb._ex, "_live_jobs", None) or set()
+
+
+def test_a_job_storm_ends_at_the_deadline_with_its_threads_bounded() -> None:
+    # a run whose `:` is a fork bomb, in a loop: 217 job and 150 stage threads were alive at
+    # its deadline and it returned up to 0.8 s late; in-process jobs are now held at
+    # IN_PROCESS_JOBS (the loop waits as bash does for fork) and nested trees at max_jobs//4
+    from agentic_bash.shell import jobs
+    with ab.Sandbox(isolation="virtual") as sb:
+        sb.run(":(){ :|:& };:", timeout=2)
+        most = [0]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.005):
+                most[0] = max(most[0], sum(j.inproc for j in list(_live(sb))))
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        t0 = time.monotonic()
+        try:
+            r = sb.run("{ while :; do :; done; } 2>&1 | head -c 100", timeout=2)
+        finally:
+            dt = time.monotonic() - t0
+            stop.set()
+            t.join()
+        assert dt < 2 + 1.0, dt
+        assert r.timed_out and r.exit_code == 124 or r.exit_code == 0, r
+        assert most[0] <= jobs.IN_PROCESS_JOBS, most[0]
+        assert sb.run("echo ok", timeout=10).stdout == "ok\n"
+
+
+def test_past_the_in_process_job_pool_the_shell_waits_like_bash_fork_retry(monkeypatch) -> None:
+    from agentic_bash.shell import jobs
+    monkeypatch.setattr(jobs, "IN_PROCESS_JOBS", 4)
+    with ab.Sandbox(isolation="virtual") as sb:
+        r = sb.run("for i in 1 2 3 4 5 6; do sleep 0.3 & done; wait; echo done $?", timeout=30)
+        assert r.stdout == "done 0\n", r
+        # the fifth waited (bash's make_child: "fork: retry", sleep 1, try again)
+        assert r.stderr.count("fork: retry: Resource temporarily unavailable") >= 1, r.stderr
+        assert "line 1: fork: Resource temporarily unavailable" not in r.stderr, r.stderr
+
+
+def test_a_fanning_out_job_waits_and_a_nested_bomb_dies() -> None:
+    with ab.Sandbox(isolation="virtual", limits=ab.Limits(max_jobs=8)) as sb:
+        # max_jobs 8: a job tree holds 2 nested jobs; the tree's first job waits for room
+        r = sb.run("( for i in 1 2 3; do sleep 0.3 & done; wait; echo fan done ) & wait", timeout=30)
+        assert r.stdout == "fan done\n", r
+        assert "fork: retry: Resource temporarily unavailable" in r.stderr, r.stderr
+        # a job nested deeper that runs out of room kills its tree
+        t0 = time.monotonic()
+        r = sb.run(":(){ :|:& };:; sleep 0.5; echo after", timeout=10)
+        assert r.stdout == "after\n" and "fork: Resource temporarily unavailable" in r.stderr, r
+        assert time.monotonic() - t0 < 5
+        assert sb.run("echo ok", timeout=10).stdout == "ok\n"
+
+
+@pytest.mark.parametrize("script,out", [
+    ("( sleep 0.2 & wait; echo sub done ) & wait; echo top", "sub done\ntop\n"),
+    ("sleep 0.5 & ( wait; echo sub ); wait; echo top", "sub\ntop\n"),
+    ("sleep 0.5 & x=$(wait; echo w); echo $x", "w\n"),
+])
+def test_wait_in_a_subshell_waits_for_its_own_children_only(script: str, out: str) -> None:
+    # a subshell shares its parent's job table here; bash's wait there waits for none of
+    # the parent's jobs (a background subshell that ran `wait` waited for itself until
+    # its deadline: 124)
+    with ab.Sandbox(isolation="virtual") as sb:
+        t0 = time.monotonic()
+        r = sb.run(script, timeout=10)
+        assert r.stdout == out and r.exit_code == 0, r
+        assert time.monotonic() - t0 < 5
+
+
+def test_jobs_pipeline_threads_count_against_the_session() -> None:
+    # each job's budget allowed 128 stage threads of its own: 50 jobs of a recursive
+    # pipeline held 869 threads and returned 0.53 s past the deadline
+    from agentic_bash.shell import jobs
+    with ab.Sandbox(isolation="virtual") as sb:
+        base = threading.active_count()
+        most = [0]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.005):
+                most[0] = max(most[0], threading.active_count() - base)
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        t0 = time.monotonic()
+        try:
+            r = sb.run("f(){ f | f; }; for i in $(seq 50); do f & done; wait", timeout=2)
+        finally:
+            dt = time.monotonic() - t0
+            stop.set()
+            t.join()
+        assert dt < 2 + 1.0, dt
+        assert "fork: Resource temporarily unavailable" in r.stderr or r.timed_out, r
+        assert most[0] <= jobs.JOB_THREADS + 64, most[0]  # (+ a few starting or ending)
         assert sb.run("echo ok", timeout=10).stdout == "ok\n"

@@ -50,6 +50,17 @@ FIXED = [
     "s=$(seq 20000); wc -c <<< \"$s\"; { head -c 10 >/dev/null; wc -c; } <<< \"$s\"; cat /dev/fd/3 3<<< three",
     "stat -L -c %F /dev/stdin <<< x; s=$(seq 20000); stat -L -c %F /dev/stdin <<< \"$s\"",
     "python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))' <<< x",
+    # a here-document is read-only: writing to it is EBADF (and so is writing to stdin)
+    "echo hi 1<<EOF\nvalue\nEOF\necho rc=$?; printf x 1<<< y; echo rc=$?; echo hi >&0 <<< x; echo rc=$?",
+    # umask: options, symbolic modes; files commands create get 0666 & ~umask
+    "umask u=rwx,g=rx,o=; umask; umask g+w; umask; umask a-x; umask; umask o=r,u+x; umask; umask u=q; echo rc=$?; "
+    "umask +w; umask; umask 0; umask -S; umask -S 077; umask -p 022; umask -p; umask -x; echo rc=$?; umask 999; echo rc=$?",
+    "umask 027; touch t; echo > r; echo x | tee e > /dev/null; sort -o s /dev/null; cp r c; printf 'a\\n' > i; "
+    "sed -i 's/a/b/' i; mkdir -p m/n; split -l 1 i sp_; stat -c '%n %a' t r e s c i m m/n sp_aa | sort",
+    "umask 077; echo y | awk '{print > \"aw\"}'; stat -c %a aw; dd if=/dev/zero of=dd1 bs=1 count=1 2>/dev/null; "
+    "stat -c %a dd1; echo x > f; tar cf t.tar f; stat -c %a t.tar",
+    # kill -l: 0 is EXIT, a bad operand is reported and the rest still listed
+    "kill -l 0 128 256 64 65 EXIT sigexit 0x 9 SIGKILL kill 130; echo rc=$?",
     # `< dir` for a program: it reads the directory and reports EISDIR itself
     "mkdir -p d; cat < d; echo rc=$?; sort < d; echo rc=$?; wc -l < d; echo rc=$?; exec 3< d; cat <&3; echo rc=$?",
     # a command of only redirections does not assign `{v}>f`'s variable, and closes the fd
@@ -145,3 +156,35 @@ def test_same_as_bash_unprivileged(as_user) -> None:
     # the fixes above, with the sandbox and the reference bash run as the unprivileged user
     bad = [r for r in bashdiff.as_user_results(as_user, FIXED, home=True) if r[1] != r[2]]
     assert bad == []
+
+
+# bash -c runs the last simple command of its top-level list (or of its last &&/|| list)
+# with exec: a signal that kills it kills the shell, which reports nothing. Compared with
+# `bash -c` itself: a pid in a report line is masked, and a death by signal N is 128+N.
+# (SIGKILL keeps our report line, on purpose: it is most often the memory limit's kill.)
+_TERM_SELF = "python3 -c 'import os; os.kill(os.getpid(), 15)'"
+EXEC_LAST = [
+    _TERM_SELF, f"echo a; {_TERM_SELF}", f"false || {_TERM_SELF}", f"FOO=1 {_TERM_SELF}",
+    f"trap 'echo t' EXIT; {_TERM_SELF}", f"trap 'echo e' ERR; {_TERM_SELF}", f"if true; then {_TERM_SELF}; fi",
+    f"{_TERM_SELF} > /dev/null", f"f() {{ {_TERM_SELF}; }}; f", f"{_TERM_SELF}; echo after $?",
+]
+
+
+@pytest.mark.parametrize("script", EXEC_LAST)
+def test_exec_of_the_last_command(script: str, tmp_path, tmp_path_factory) -> None:
+    import re
+    import subprocess
+    if shutil.which("python3") is None:
+        pytest.skip("a native program")
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=str(tmp_path), timeout=60)
+    gen = bashdiff.sandbox("namespace", tmp_path_factory)  # (a fresh one: the traps stay set)
+    sb = next(gen)
+    try:
+        r = sb.run(script, timeout=60)
+    finally:
+        gen.close()
+
+    def mask(s: str) -> str:
+        return re.sub(r"line 1: +\d+ ", "line 1: PID ", s)
+    want = (p.stdout, mask(p.stderr), p.returncode if p.returncode >= 0 else 128 - p.returncode)
+    assert (r.stdout, mask(r.stderr), r.exit_code) == want, script
