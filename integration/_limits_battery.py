@@ -105,8 +105,12 @@ def checks() -> dict:
         # a bomb left running in the background by a run that hit the limit does not outlive it
         # (its timeout is generous: 50 spinning forks starve everything else on a loaded 2-core
         # machine, and what is checked here is the cleanup, not the speed)
-        out["bomb_bg"] = _r(sb.run("python3 -c 'import os\nwhile 1:\n  try: os.fork()\n"
-                                   "  except OSError: pass' & sleep 2; echo left", timeout=120))
+        # (the run waits, in-process, until the bomb has met the limit once: under load a
+        # fixed 2 s could end before python had even started forking)
+        out["bomb_bg"] = _r(sb.run("rm -f /tmp/full; python3 -c 'import os\nwhile 1:\n  try: os.fork()\n"
+                                   "  except OSError: open(\"/tmp/full\", \"w\")' & "
+                                   "SECONDS=0; while [ ! -e /tmp/full ] && (( SECONDS < 90 )); do :; done; "
+                                   "echo left", timeout=120))
         # no pause: the reply came after the bomb was reaped
         out["bomb_after"] = _r(sb.run("ls /proc | grep -c '^[0-9]'"))
     with ab.Sandbox(isolation="namespace", limits=ab.Limits(cpu_quota=0.2)) as sb:

@@ -262,12 +262,17 @@ def threads_full(sh: Interpreter) -> bool:
 def _enter(live: set, job: Job, pool: bool) -> bool:
     """Count ``job`` among the live ones, unless ``pool`` and IN_PROCESS_JOBS in-process
     jobs are live already (a job that never got its thread leaves within 2 s: _Done)."""
-    with _reg_lock:
-        if pool and sum(j.inproc for j in live) >= IN_PROCESS_JOBS:
-            return False
-        live.add(job)
-        job.done._t0 = time.monotonic()  # (its 2 s to get a thread start now)
-        return True
+    for attempt in (0, 1):
+        with _reg_lock:
+            if not pool or sum(j.inproc for j in live) < IN_PROCESS_JOBS:
+                live.add(job)
+                job.done._t0 = time.monotonic()  # (its 2 s to get a thread start now)
+                return True
+        if attempt == 0:
+            # (a job whose thread is gone, or never came, leaves on this look: _Done)
+            for j in list(live):
+                j.done.is_set()
+    return False
 
 
 def _leave_tree(job: Job) -> None:
