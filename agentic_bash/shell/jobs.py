@@ -164,7 +164,8 @@ class _JobBudget(Budget):
     __slots__ = ("parent", "root", "host", "depth", "tree_live")
     _poll = 0.05  # a cancelled parent/root or a closed session sets no event of ours
 
-    def __init__(self, limits: Limits, parent: Budget, host: Any = None) -> None:
+    def __init__(self, limits: Limits, parent: Budget, host: Any = None,
+                 native: bool = False) -> None:
         super().__init__(limits)
         # a job must also notice its parent, root or session ending, which set no flag of its
         # own: every charge goes on to over_*() and so to check()
@@ -183,12 +184,14 @@ class _JobBudget(Budget):
                 self.deadline = rd
         else:
             self.root = self
-            # a job ends by the deadline of the run that started it (its timeout bounds
-            # everything it started, as timeout(1) signals the whole process group): it
-            # used to get a fresh Limits.timeout (300 s), so `(while :; do :; done) &` in a
-            # 2 s run kept a thread busy, and every later run slow, for five minutes
+            # an in-process job ends by the deadline of the run that started it: with a
+            # fresh Limits.timeout (300 s), `(while :; do :; done) &` in a 2 s run kept a
+            # thread of the interpreter busy, and every later run slow, for five minutes. A
+            # native program started with & (a server for the next runs to talk to) keeps
+            # its own Limits.timeout: the sandbox's limits bound it, and bash would let it
+            # run on after the command that started it
             pd = parent.deadline
-            if pd is not None and (self.deadline is None or pd < self.deadline):
+            if not native and pd is not None and (self.deadline is None or pd < self.deadline):
                 self.deadline = pd
 
     def track_pipe(self, pipe: Any) -> None:
@@ -406,7 +409,7 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
     # a background job outlives the run that started it: it gets its own budget, but
     # still stops when the session cancels the run's budget (close/interrupt)
     parent_budget = sh.budget
-    child.budget = _JobBudget(parent_budget.limits, parent_budget, sh.host)
+    child.budget = _JobBudget(parent_budget.limits, parent_budget, sh.host, native)
     with _reg_lock:
         if isinstance(parent_budget, _JobBudget):
             job.tree = parent_budget.root

@@ -363,7 +363,10 @@ def jobs_part(is_root: bool) -> dict[str, Any]:
     top, runner = _runner(sb)
     try:
         t0 = time.monotonic()
-        r = sb.run("sleep 30 & /bin/sleep 30 & ( /bin/sleep 30 ) & echo started", timeout=2)
+        # (in-process jobs: a native program started with & outlives the run, as in bash;
+        # test_contract_jobs checks that one)
+        r = sb.run("( /bin/sleep 30 ) & (while :; do :; done) & { sleep 30; } & echo started",
+                   timeout=2)
         out["job_deadline"] = {**_res(r), "wall": round(time.monotonic() - t0, 2)}
         time.sleep(2.5)
         out["job_deadline"]["left"] = _drained(sb, 10)
