@@ -24,6 +24,17 @@ def bash(script: str, cwd: str, home: str | None = None) -> tuple[str, str, int]
     return p.stdout, p.stderr, p.returncode
 
 
+def bash_c(script: str, cwd: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
+    """(stdout, stderr, status) of ``bash -c script``, confined as bash() is (a status of
+    128+n for a signal, as a run reports it), in a session of its own."""
+    if env is None:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    p = subprocess.run([*_confine(), sys.executable, "-I", "-S", "-c", _INIT, "bash", "-c", script],
+                       capture_output=True, text=True, cwd=cwd, env=env, start_new_session=True,
+                       timeout=60)
+    return p.stdout, p.stderr, p.returncode
+
+
 def _confine() -> list[str]:
     """The reference bash runs as root on CI and on corpora written for sandboxes (`date -s`,
     `kill -9 -1`, `ip link`): it gets its own user, pid, mount and network namespaces, as
@@ -45,11 +56,12 @@ def _confine() -> list[str]:
 _CONFINE: list[str] | None = None
 
 # pid 1 of the reference's namespace (bash as pid 1 would ignore default-action signals):
-# runs bash, then, as an unconfined run's capture would, waits while anything left behind
-# still holds the output pipes (the namespace's processes die with it)
+# runs bash (or the command line it is given), then, as an unconfined run's capture would,
+# waits while anything left behind still holds the output pipes (the namespace's
+# processes die with it)
 _INIT = r"""
 import os, subprocess, sys, time
-bash = subprocess.Popen(["bash"])
+bash = subprocess.Popen(sys.argv[1:] or ["bash"])
 status = bash.wait()
 pipes = {os.readlink(f"/proc/self/fd/{fd}") for fd in (1, 2)}
 pipes = {p for p in pipes if p.startswith("pipe:")}

@@ -26,7 +26,7 @@ from ._args import OptError, is_output_file, iter_chunks, parse_opts
 from ._regex import (
     RegexError, compile_patterns, from_text, timeout_guard, to_text, utf8_locale,
 )
-from .base import CommandContext, command, new_context
+from .base import CommandContext, command, ctx_with
 
 USAGE = "grep [OPTION]... PATTERNS [FILE]..."
 
@@ -165,19 +165,6 @@ class _Opts:
     context_given: bool = False
 
 
-
-
-
-def _ctx_with(ctx: CommandContext, **kw: object) -> CommandContext:
-    """dataclasses.replace for the (frozen, slotted) context at a fraction of its cost: it
-    ran twice per grep call (per-call cost matters: agents run a new grep each call)."""
-    g = kw.get
-    return new_context(g("fs", ctx.fs), g("cwd", ctx.cwd), g("env", ctx.env),  # type: ignore[arg-type]
-                       g("stdin", ctx.stdin), g("stdout", ctx.stdout), g("stderr", ctx.stderr),
-                       g("budget", ctx.budget), g("info", ctx.info), g("exec", ctx.exec),
-                       g("umask", ctx.umask), g("name", ctx.name))
-
-
 _FINDERS: dict[tuple[str, object], object] = {}
 # (patterns, mode, -i, -w/-x, UTF-8, whole-buffer search) -> _Grep's compiled matchers
 _COMPILED: dict[tuple[object, ...], tuple[Any, Any, Any, Any]] = {}
@@ -236,7 +223,7 @@ def _parse(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str]]:
 def _parse_opts(ctx: CommandContext, argv: list[str]) -> tuple[_Opts, list[str], bool]:
     err = io.BytesIO()
     try:
-        opts, operands = parse_opts(_ctx_with(ctx, stderr=err), argv, SHORT, LONG)
+        opts, operands = parse_opts(ctx_with(ctx, stderr=err), argv, SHORT, LONG)
     except OptError as e:
         msg = err.getvalue()
         if e.status != 0:
@@ -1014,7 +1001,7 @@ class _Grep:
 @command("grep", "egrep", "fgrep", usage=USAGE, help=HELP)
 def grep(ctx: CommandContext, argv: list[str]) -> int:
     if ctx.name != "grep" and not ctx.name.endswith("/grep"):
-        ctx = _ctx_with(ctx, name="grep")  # (run by path: as invoked)
+        ctx = ctx_with(ctx, name="grep")  # (run by path: as invoked)
     try:
         o, files = _parse(ctx, argv)
     except OptError as e:

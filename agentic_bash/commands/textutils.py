@@ -8,9 +8,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Iterator
 
-from ._args import held_cap
 from ._args import (
-    read_bounded, stdio,
+    held_cap, read_bounded, stdio,
     OptError, file_error, is_output_file, iter_chunks, iter_lines, open_input, read_files0, parse_opts, quote, quoteaf, quotef,
     try_help,
 )

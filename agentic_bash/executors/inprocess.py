@@ -562,11 +562,11 @@ class InProcessExecutor:
                 if tree is _MISS:
                     pass
                 elif tree is not None:
-                    sh.exec_last = _exec_candidate(tree)  # type: ignore[attr-defined]
+                    sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
                     try:
                         status = run_toplevel(sh, tree)
                     finally:
-                        sh.exec_last = None  # type: ignore[attr-defined]
+                        sh.exec_tree = None  # type: ignore[attr-defined]
                 else:
                     # line by line: aliases and extglob apply from the next line, warnings in
                     # order, and the complete lines before a syntax error run, as bash -c does
@@ -2310,8 +2310,9 @@ def _exec_candidate(tree: N.Script) -> N.Simple | None:
 def _execed(sh: Interpreter) -> bool:
     """Is the program that just ended the one bash -c would have exec'd? Not when any trap
     is set (bash then forks to run it), nor inside a function, subshell or `bash -c`."""
-    last = getattr(sh, "exec_last", None)
-    return last is not None and sh.current_command is last and not sh.state.traps \
+    tree = getattr(sh, "exec_tree", None)  # (the run's tree: looked at only after a signal)
+    return tree is not None and sh.current_command is _exec_candidate(tree) \
+        and sh.current_command is not None and not sh.state.traps \
         and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
 
 

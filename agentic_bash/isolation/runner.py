@@ -583,6 +583,9 @@ def _kill_new_children(before: set[int]) -> None:
 
 
 def _merge_changes(r: Any, native: tuple[set[str], set[str], set[str]]) -> Any:
+    if not (native[0] or native[1] or native[2] or r.files_created or r.files_modified
+            or r.files_deleted):
+        return r  # (nothing changed anywhere: no copy of the result)
     import dataclasses
 
     c = set(r.files_created) | native[0]
@@ -691,10 +694,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 try:
                     if (getattr(native, "spawned", -2) != spawned
                             or (live if live is not None else _children())):
-                        found = scanner.changes()
-                        if (found[0] or found[1] or found[2] or r.files_created
-                                or r.files_modified or r.files_deleted):
-                            r = _merge_changes(r, found)   # (a no-op when all are empty)
+                        r = _merge_changes(r, scanner.changes())
                     elif r.files_created or r.files_modified or r.files_deleted:
                         scanner.refresh()  # builtin writes, already in the result
                 except Exception:  # noqa: BLE001

@@ -3250,7 +3250,9 @@ def _host_signals(sh: Interpreter) -> None:
 
 def _wait_signaled(sh: Interpreter) -> int:
     """A signal sent to the shell while `wait` waits: a trapped one ends the wait with
-    128+n (its trap runs right after), an untrapped fatal one ends the shell; 0 otherwise."""
+    128+n (its trap runs right after), an untrapped fatal one ends the shell; 0 otherwise.
+    (First takes what programs sent the shell meanwhile: _host_signals.)"""
+    _host_signals(sh)
     if sh.top is not sh or not sh.sig_queue:
         return 0
     for sig in list(sh.sig_queue):
@@ -3291,22 +3293,19 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                     _wait_note(sh, pvar, j)
                     return j.status or 0
             budget.check()
-            _host_signals(sh)
-            if sh.sig_queue and (st := _wait_signaled(sh)):
+            if st := _wait_signaled(sh):
                 return st
             pending[0].done.wait(0.01)
     if not args:
         for j in own_jobs(sh, list(jobs.jobs.values())):
             while not j.done.wait(0.02):
                 budget.check()
-                _host_signals(sh)
-                if sh.sig_queue and (st := _wait_signaled(sh)):
+                if st := _wait_signaled(sh):
                     return st
             jobs.remove(j)
             _wait_note(sh, None, j)
         # (a signal the last job sent just before it ended arrived while `wait` waited)
-        _host_signals(sh)
-        return _wait_signaled(sh) if sh.sig_queue else 0
+        return _wait_signaled(sh)
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
@@ -3320,11 +3319,9 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             continue
         while not job.done.wait(0.02):
             budget.check()
-            _host_signals(sh)
-            if sh.sig_queue and (st := _wait_signaled(sh)):
+            if st := _wait_signaled(sh):
                 return st
-        _host_signals(sh)
-        if sh.sig_queue and (st := _wait_signaled(sh)):
+        if st := _wait_signaled(sh):
             return st
         status = job.status or 0
         if job not in done:

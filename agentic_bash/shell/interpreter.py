@@ -2937,10 +2937,7 @@ class Interpreter(Expander):
 
     def _produce(self, c: N.Simple, argv: list[str], out: Any, err_too: bool) -> int:
         """Run producer ``argv`` (see _producer) with its standard output into ``out``."""
-        b = self.budget  # (a command like any other: counted, and the deadline holds)
-        n = b.commands = b.commands + 1
-        if n > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
-            b.over_command()
+        self.budget.charge_command()  # (a command like any other: counted, the deadline holds)
         saved, line = self.fds, self.lineno
         fds = self.fds = dict(saved)
         fds[1] = out
@@ -3003,10 +3000,7 @@ class Interpreter(Expander):
             last = i == n - 1
             if not last and src.size > _coop.CAP:
                 return i
-            b = self.budget  # (a command like any other: counted, and the deadline holds)
-            m = b.commands = b.commands + 1
-            if m > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
-                b.over_command()
+            self.budget.charge_command()  # (a command like any other: counted, the deadline holds)
             saved, line = self.fds, self.lineno
             fds = self.fds = dict(saved)
             fds[0] = src.reader

@@ -284,6 +284,8 @@ def _leave_tree(job: Job) -> None:
     if t is not None:
         job.tree = None
         t.tree_live -= 1
+
+
 # Job threads are watched by the deadline watchdog (see interpreter._WATCH_STAGES): kicked
 # at their deadline or once their run or tree is stopped (_JobBudget.due), not only at
 # their next check.
@@ -343,8 +345,7 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
         _enter(live, job, False)
     if full:
         # what bash says when fork() fails (EAGAIN from RLIMIT_NPROC)
-        sh.error("fork: Resource temporarily unavailable")
-        sh.state.last_status = 254
+        _fork_failed(sh)
         if isinstance(sh.budget, _JobBudget):
             # security: a background job that runs into the cap is a fork bomb
             # (`:(){ :|:& };:`): kill its whole job tree now rather than let it hold the
@@ -363,13 +364,18 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
         # says when its fork() gets EAGAIN, and the script goes on (was an internal error
         # that ended the run)
         table.remove(job)
-        sh.error("fork: Resource temporarily unavailable")
-        sh.state.last_status = 254
+        _fork_failed(sh)
         return None
     except BaseException:
         # (the watchdog's exception, most likely) before the job's thread runs: it never will
         job.abandon()
         raise
+
+
+def _fork_failed(sh: Interpreter) -> None:
+    """What bash says, and the status it sets, when fork() fails with EAGAIN."""
+    sh.error("fork: Resource temporarily unavailable")
+    sh.state.last_status = 254
 
 
 def _tree_room(sh: Interpreter, b: _JobBudget, tree: _JobBudget, cap: int) -> bool:
@@ -387,8 +393,7 @@ def _room(sh: Interpreter, b: Budget, room: Any) -> bool:
     if isinstance(b, _JobBudget) and b is not b.root:
         # security: jobs starting jobs starting jobs that run out of room are a fork bomb:
         # the tree dies now rather than hold the threads (and the GIL) until its deadline
-        sh.error("fork: Resource temporarily unavailable")
-        sh.state.last_status = 254
+        _fork_failed(sh)
         b.root.cancel("killed")
         return False
     for pause in (1, 2, 4, 8):  # bash's make_child: FORKSLEEP doubling up to 16
@@ -396,8 +401,7 @@ def _room(sh: Interpreter, b: Budget, room: Any) -> bool:
         b.sleep(pause)
         if room():
             return True
-    sh.error("fork: Resource temporarily unavailable")
-    sh.state.last_status = 254
+    _fork_failed(sh)
     return False
 
 

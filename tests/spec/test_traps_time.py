@@ -112,8 +112,6 @@ NATIVE_KILL = [
 
 @pytest.mark.parametrize("level", ["virtual", "namespace"])
 def test_kill_of_the_shell_from_its_children(level, tmp_path, tmp_path_factory) -> None:
-    import os
-    import subprocess
     gen = bashdiff.sandbox(level, tmp_path_factory)
     next(gen)  # (skips where the level is missing)
     gen.close()
@@ -121,10 +119,7 @@ def test_kill_of_the_shell_from_its_children(level, tmp_path, tmp_path_factory) 
     bad = []
     natives = level == "namespace" and shutil.which("python3") and shutil.which("dash")
     for script in KILL_SELF + (NATIVE_KILL if natives else []):
-        p = subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True, cwd=str(tmp_path),
-                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
-                           start_new_session=True, timeout=60)
-        want = (p.stdout, p.stderr, p.returncode if p.returncode >= 0 else 128 - p.returncode)
+        want = bashdiff.bash_c(script, str(tmp_path))
         with Sandbox(isolation=level) as sb:
             r = sb.run(script, timeout=60)
         if (r.stdout, r.stderr, r.exit_code) != want:
