@@ -546,32 +546,40 @@ class InProcessExecutor:
             timed_out = False
             exceeded = None
             try:
-                budget.watch()  # (past the deadline the watchdog interrupts this thread)
-                bad = _bad_run_cwd(sh, st.cwd) if saved_cwd is not None else None
-                if bad is not None:
-                    # as `cd DIR && script` would: the script does not run
-                    err.write(f"agentic-bash: cwd: {cwd}: {bad}\n".encode("utf-8", "replace"))
-                    status = 1
-                    tree = _MISS
-                elif st.shopt["expand_aliases"] or st.options["verbose"]:
-                    tree = None
-                else:
-                    tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
-                    if tree is _MISS or tree is _AGAIN:
-                        tree = _whole_script(script, st.shopt["extglob"] is True, tree is _AGAIN)
-                if tree is _MISS:
-                    pass
-                elif tree is not None:
-                    sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
-                    try:
-                        status = run_toplevel(sh, tree)
-                    finally:
-                        sh.exec_tree = None  # type: ignore[attr-defined]
-                else:
-                    # line by line: aliases and extglob apply from the next line, warnings in
-                    # order, and the complete lines before a syntax error run, as bash -c does
-                    status = run_toplevel(sh, None, source=script, who="-c")
+                try:
+                    budget.watch()  # (past the deadline the watchdog interrupts this thread)
+                    bad = _bad_run_cwd(sh, st.cwd) if saved_cwd is not None else None
+                    if bad is not None:
+                        # as `cd DIR && script` would: the script does not run
+                        err.write(f"agentic-bash: cwd: {cwd}: {bad}\n".encode("utf-8", "replace"))
+                        status = 1
+                        tree = _MISS
+                    elif st.shopt["expand_aliases"] or st.options["verbose"]:
+                        tree = None
+                    else:
+                        tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
+                        if tree is _MISS or tree is _AGAIN:
+                            tree = _whole_script(script, st.shopt["extglob"] is True, tree is _AGAIN)
+                    if tree is _MISS:
+                        pass
+                    elif tree is not None:
+                        sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
+                        try:
+                            status = run_toplevel(sh, tree)
+                        finally:
+                            sh.exec_tree = None  # type: ignore[attr-defined]
+                    else:
+                        # line by line: aliases and extglob apply from the next line, warnings in
+                        # order, and the complete lines before a syntax error run, as bash -c does
+                        status = run_toplevel(sh, None, source=script, who="-c")
+                finally:
+                    # the watch ends before any cleanup: a kick the watchdog queued lands here
+                    # at the latest and is caught below like the deadline itself (one that
+                    # landed in the cleanup skipped the EXIT trap, which then fired at the end
+                    # of the next run)
+                    budget.unwatch()
             except LimitExceeded as e:
+                _unwatch_all(budget)  # (a kick that cut the unwatch above short)
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
                 if e.limit not in ("interrupt", "closed"):
@@ -595,12 +603,15 @@ class InProcessExecutor:
             except BaseException as e:  # noqa: BLE001 - nothing may escape run()
                 if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
                     raise
+                _unwatch_all(budget)
                 if budget._cancelled and budget._reason == "timeout":
                     # broken by the stop itself (the deadline watchdog's exception landed
                     # in library code): the run timed out
                     self._cancel_jobs()
                     timed_out = True
                     status = 124
+                    if "EXIT" in st.traps:
+                        _exit_trap_at_deadline(sh, budget)
                 elif isinstance(e, RuntimeError) and "can't start new thread" in str(e):
                     # a thread the shell needed (a pipeline stage, a process substitution)
                     # was refused at the process limit: bash's failed fork, not our error
@@ -610,7 +621,6 @@ class InProcessExecutor:
                     status = 2
                     err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
             finally:
-                budget.unwatch()
                 if temp_scope is not None:
                     for i in range(len(st.scopes) - 1, 0, -1):
                         if st.scopes[i] is temp_scope:
@@ -685,12 +695,20 @@ class InProcessExecutor:
                 r.extra["exited"] = True
             return r
         except _DeadlineKick:
-            # the watchdog's exception arrived in the instant between the script's end and
-            # unwatch(): the run did time out; what cleanup was skipped is the cwd/env
+            # the watchdog's exception landed in this run's own cleanup, past the script's end
+            # or its deadline (the handlers above unwatch first, so this is rare): the run
+            # timed out. Its output so far is its own, and its EXIT trap runs now (left set,
+            # it fired at the end of the next run); what cleanup was skipped is the cwd/env
             # override of this run only
-            self.shell.budget.unwatch()
-            return make_result(b"", b"", 124, _monotonic() - t0, True, False, self.shell.state.cwd,
-                               (), (), (), ())
+            sh = self.shell
+            b = sh.budget
+            _unwatch_all(b)
+            self._cancel_jobs()
+            if "EXIT" in sh.state.traps:
+                _exit_trap_at_deadline(sh, b)
+            self._budget = None
+            return make_result(out.getvalue(), err.getvalue(), 124, _monotonic() - t0, True,
+                               out.truncated or err.truncated, sh.state.cwd, (), (), (), ())
         finally:
             turn.append(True)
 
@@ -1651,17 +1669,35 @@ SIGTERM arrives); past them it is cut, so the run still returns in time."""
 
 def _exit_trap_at_deadline(sh: Interpreter, budget: Budget) -> None:
     """A run that timed out runs its EXIT trap (as bash killed by SIGTERM does) within
-    EXIT_TRAP_GRACE; without this the trap stayed set and fired at the end of the next run."""
+    EXIT_TRAP_GRACE; without this the trap stayed set and fired at the end of the next run.
+    The calling thread is no longer watched: the trap is watched on its own (a trap that
+    loops ends at the grace's end), and whatever stops it, the trap is gone afterwards."""
     budget.deadline = _monotonic() + EXIT_TRAP_GRACE
     budget._cancelled = False
     prior = budget.bind()
     try:
-        sh.run_exit_trap(124)
+        try:
+            budget.watch()
+            sh.run_exit_trap(124)
+        finally:
+            budget.unwatch()
     except BaseException:  # noqa: BLE001 - the run already ended with 124
+        _unwatch_all(budget)
         sh.state.traps.pop("EXIT", None)
     finally:
         Budget.unbind(prior)
         budget._cancelled = True
+
+
+def _unwatch_all(budget: Budget) -> None:
+    """``budget.unwatch()`` for the calling thread even when a kick the watchdog sent lands
+    at its start (unwatch drops one that comes later): afterwards none can arrive."""
+    while True:
+        try:
+            budget.unwatch()
+            return
+        except _DeadlineKick:
+            continue
 
 
 def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, source: str | None,
