@@ -356,6 +356,7 @@ class InProcessExecutor:
             # every native child passes the launcher: it enforces the process and memory caps
             native.max_live = limits.max_processes
             native.max_memory = limits.max_address_space
+            native.max_data = limits.max_process_memory
         self.limits = limits
         self.info = info
         self.prefer_inprocess = prefer_inprocess
@@ -483,6 +484,7 @@ class InProcessExecutor:
                 spare = None  # the tuple would count as a holder at the end
                 t = limits.timeout if timeout is None else timeout
                 budget.deadline = None if t is None else t0 + t
+                budget.span = t
                 budget.commands = budget.iterations = budget._arr_added = 0
                 budget._pipes = None  # (the previous run's pipes are not this run's to break)
                 if on_output is not None or out.on_output is not None:
@@ -1608,7 +1610,10 @@ def _line_abandoned(sh: Interpreter, e: ExitShell, script: bool = False) -> None
     bash reads a script file or stdin rather than -c text, an error in an array subscript,
     which ends ``bash -c`` but only drops the line of a script)."""
     if not e.discard and not (script and getattr(e, "subscript", False)):
-        raise e
+        try:
+            raise e
+        finally:
+            e = None  # type: ignore[assignment]  # (this frame in its traceback: a cycle)
     sh.state.last_status = e.status
     if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
         # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
@@ -1673,6 +1678,7 @@ def _exit_trap_at_deadline(sh: Interpreter, budget: Budget) -> None:
     The calling thread is no longer watched: the trap is watched on its own (a trap that
     loops ends at the grace's end), and whatever stops it, the trap is gone afterwards."""
     budget.deadline = _monotonic() + EXIT_TRAP_GRACE
+    budget.span = EXIT_TRAP_GRACE  # (the watchdog's early stop is a share of this, not of the run's)
     budget._cancelled = False
     prior = budget.bind()
     try:

@@ -492,5 +492,10 @@ class GPipe:
         self.off = 0
 
     def close(self) -> None:
-        self.writer.close()
-        self.reader.close()
+        w, r = self.writer, self.reader
+        if w is not None:
+            w.close()
+            r.close()
+            # (the ends hold this pipe and it held them: a reference cycle per pipeline
+            # left to the cyclic collector; the stages keep the ends they were given)
+            self.writer = self.reader = None  # type: ignore[assignment]
