@@ -26,7 +26,7 @@ from ._args import OptError, is_output_file, iter_chunks, parse_opts
 from ._regex import (
     RegexError, compile_patterns, from_text, timeout_guard, to_text, utf8_locale,
 )
-from .base import CommandContext, command, ctx_with
+from .base import CommandContext, as_invoked, command, ctx_with
 
 USAGE = "grep [OPTION]... PATTERNS [FILE]..."
 
@@ -1000,8 +1000,7 @@ class _Grep:
 
 @command("grep", "egrep", "fgrep", usage=USAGE, help=HELP)
 def grep(ctx: CommandContext, argv: list[str]) -> int:
-    if ctx.name != "grep" and not ctx.name.endswith("/grep"):
-        ctx = ctx_with(ctx, name="grep")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "grep")
     try:
         o, files = _parse(ctx, argv)
     except OptError as e:
