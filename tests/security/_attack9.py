@@ -540,9 +540,50 @@ def part_resources(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "memory": memory no process's anonymous pages show, under a small limit -------------
+HOLD = {
+    "anon": "b = bytearray(768 << 20)",
+    "memfd": "fd = os.memfd_create(str(1)); os.posix_fallocate(fd, 0, 768 << 20)",
+    "memfd_mapped": "fd = os.memfd_create(str(1)); os.posix_fallocate(fd, 0, 768 << 20); "
+                    "m = mmap.mmap(fd, 768 << 20); m[:] = bytes(768 << 20)",
+    "shared_anon": "m = mmap.mmap(-1, 768 << 20, flags=mmap.MAP_SHARED)\n"
+                   "for i in range(0, 768 << 20, 4096): m[i] = 1",
+    "sysv": "import ctypes; l = ctypes.CDLL(None); l.shmat.restype = ctypes.c_void_p; "
+            "i = l.shmget(0, 768 << 20, 0o1600); a = l.shmat(i, None, 0); "
+            "ctypes.memset(a, 1, 768 << 20)",
+}
+# six processes, each leaving a 100 MiB SysV segment no one attaches, each exiting at once
+ORPHANS = ("for n in 1 2 3 4 5 6; do python3 -c 'import ctypes; l = ctypes.CDLL(None); "
+           "l.shmat.restype = ctypes.c_void_p; i = l.shmget(0, 100 << 20, 0o1600); "
+           "a = l.shmat(i, None, 0); ctypes.memset(a, 1, 100 << 20); "
+           "l.shmdt(ctypes.c_void_p(a))'; sleep 0.3; done; sleep 0.5; "
+           "awk 'NR > 1 {s += $15 + $16} END {print \"held\", s + 0}' /proc/sysvipc/shm")
+
+
+def part_memory(token: str) -> dict[str, Any]:
+    limit = 256 << 20
+    out: dict[str, Any] = {"limit": limit}
+    fr = Fresh(limits=ab.Limits(max_memory_bytes=limit, timeout=60))
+    with fr as sb:
+        out["backend"] = sb.isolation.mechanisms.get("memory_limit")
+        for name, code in HOLD.items():
+            r = sb.run(f"python3 -c 'import os, mmap, time\n{code}\nprint(\"held\", flush=True)"
+                       f"\ntime.sleep(4)\nprint(\"survived\")'; echo rc=$?", timeout=60)
+            out[name] = {"out": r.stdout[-300:], "err": r.stderr[-300:],
+                         "limit": r.limit_exceeded,
+                         "after": call(lambda: sb.run("ipcrm -a; echo alive",
+                                                      timeout=30).stdout, 60)}
+        r = sb.run(ORPHANS, timeout=60)
+        out["sysv_orphans"] = {"out": r.stdout[-300:], "err": r.stderr[-300:],
+                               "after": call(lambda: sb.run("ipcrm -a; echo alive",
+                                                            timeout=30).stdout, 60)}
+    out["left"] = fr.left
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "files": part_files, "kernel": part_kernel, "report": part_report,
-    "resources": part_resources,
+    "resources": part_resources, "memory": part_memory,
 }
 
 
