@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
               pytest.mark.timeout(600)]
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack9.py")
-PARTS = ("files", "kernel", "report", "resources", "memory")
+PARTS = ("files", "kernel", "report", "resources", "memory", "network")
 GiB = 1 << 30
 _cache: dict[str, dict[str, Any]] = {}
 
@@ -223,3 +223,14 @@ def test_sysv_segments_left_behind_stay_within_the_limit(got: dict) -> None:
     assert held <= m["limit"] + (16 << 20), _show(m)
     assert r["after"].get("value") == "alive\n", _show(r)
     _nothing_left(m["left"])
+
+
+# -- this host's own addresses in every spelling, through the proxy and around it --------------
+def test_host_services_unreachable_through_its_own_addresses(got: dict) -> None:
+    # before: curl http://[::ffff:<this host's IPv4>]:PORT/ (the proxy, and socks5h) got the
+    # answer of a host service listening on 0.0.0.0
+    n = got["network"]
+    assert n["own"] and len(n["targets"]) >= 8, _show(n)
+    assert n["hits"] == [] and not n["secret_seen"], _show(n)
+    assert n["run"]["violations"] > 0, _show(n)   # refusals are reported, not silent
+    _nothing_left(n["left"])
