@@ -846,7 +846,8 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
+            bare = getattr(e, "subscript", False) and not getattr(e, "arith", False)
+            sh.error(e.message if bare else f"{name}: {e.message}")
             from .interpreter import ExitShell
             raise ExitShell(1) from None
     return status

@@ -788,10 +788,17 @@ class Interpreter(Expander):
             return value if append_to is None else append_to + value
         a = var.attrs
         if a & INTEGER:
-            n = self.arith(value)
-            if append_to is not None:
-                n = self.arith(append_to or "0") + n
-                n = ((n + (1 << 63)) % (1 << 64)) - (1 << 63)
+            try:
+                n = self.arith(value)
+                if append_to is not None:
+                    n = self.arith(append_to or "0") + n
+                    n = ((n + (1 << 63)) % (1 << 64)) - (1 << 63)
+            except ExpansionError as e:
+                # an integer variable's bad value ends bash -c (a script file drops the line)
+                if getattr(e, "arith", False):
+                    e.discard = False
+                    e.subscript = True  # type: ignore[attr-defined]
+                raise
             value = str(n)
         elif append_to is not None:
             value = append_to + value
@@ -3366,6 +3373,13 @@ class Interpreter(Expander):
                     if st.options["posix"]:
                         raise ExitShell(127) from None  # bash's posix mode: fatal, with 127
                     raise AbortLine(1) from None
+                except ExpansionError as err:
+                    # (an integer variable's value is an arithmetic error: reported here,
+                    # where the function's frame still names the source, as do_assign's is)
+                    self.error(err.message)
+                    if err.fatal:
+                        raise expansion_exit(err) from None
+                    return self.set_status(err.status)
             self.pipestatus = [0]
             st.last_arg = ""
             st.last_status = 0
