@@ -345,7 +345,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     elif sup is not None:
         sup.setblocking(False)
     t_restricted = time.time()
+    t0 = time.monotonic()
+    imports: dict[str, Any] = dict(pin_imports(cfg, facts, landlock_abi > 0))
+    imports["t"] = round(time.monotonic() - t0, 5)
     observed = observe(cfg.get("host_ns", {}))
+    observed["imports"] = imports
     observed["timing"] = {k: round(v, 4) for k, v in (
         ("s1", cfg["t_s1"]), ("joined", cfg.get("t_joined", 0)),
         ("unshare", cfg.get("t_unshare", 0)), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
@@ -368,6 +372,9 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         uppers = facts.get("uppers") or ([{"target": workdir, "upper": workdir}]
                                          if cfg["level"] == "landlock" else [])
         scanner = LayerScanner(uppers)
+        # (attack9) export_layer's bound: a sparse file costs the layer nothing, but a tar
+        # holds every byte of it (S3 ran out of memory building one and died)
+        scanner.max_bytes = cfg.get("layer_size") if cfg["level"] == "namespace" else None
     except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
         scanner = None
     extras: dict[str, str] = {}
@@ -394,6 +401,125 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         usage = S3Usage(cfg)
     serve(sock, executor, scanner, sup, usage=usage)
     return 0
+
+
+def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) -> dict[str, int]:
+    """Make every later import of this process come from code the workload cannot change.
+
+    The runner imports lazily (snapshots, the file API, rare commands, codecs). Its import
+    roots are host paths bound at the same path, often under a directory the workload owns
+    (a package under the host's /tmp: its parent is a directory of the sandbox's /tmp), so the
+    workload could break them (``chmod 000 /tmp``: ModuleNotFoundError in the runner) or plant
+    a module in a root it may write (PYTHONPATH's directory: code run by the runner). Here,
+    before any workload command: each sys.path entry and package __path__ entry the workload
+    may write is replaced by the same directory of the overlay's read-only lower when there is
+    one, else dropped; the rest are reached through an O_PATH descriptor (/proc/self/fd/N), so
+    no later chmod or rename of an ancestor changes what they resolve to. Bytecode is read
+    only next to its source (no pycache prefix, which would name a path the workload can
+    create). Returns counts (pinned, dropped) for the observed facts."""
+    import sys
+
+    if cfg["level"] == "namespace":
+        from .rootfs import writable_paths
+        writable = writable_paths(cfg)
+    else:
+        writable = [os.path.realpath(w) for w in cfg.get("writable", ())]
+    lowers = [(u["target"].rstrip("/") or "/", u["lower"]) for u in facts.get("uppers") or ()
+              if u.get("lower")]
+    proc_fd = os.path.isdir("/proc/self/fd")
+    done: dict[str, str | None] = {}
+    stats = {"pinned": 0, "dropped": 0}
+
+    def under(p: str, tops: list[str]) -> bool:
+        return any(p == t or p.startswith(t.rstrip("/") + "/") for t in tops)
+
+    def may_write(fd: int, p: str) -> bool:
+        if os.fstatvfs(fd).f_flag & os.ST_RDONLY:
+            return False
+        if cfg["level"] != "namespace" and not landlocked:
+            return False   # no Landlock: the workload is the host user, nothing to keep from it
+        real = os.path.realpath(p)
+        return not landlocked or under(p, writable) or under(real, writable)
+
+    # directories found trusted (or replaced by a lower): what lies below them is reached
+    # through their descriptor, unless a path the workload may write is nested in them
+    trusted: list[tuple[str, str]] = []
+
+    def pin(p: str, depth: int = 0) -> str | None:
+        if p in done:
+            return done[p]
+        for top, new in trusted:
+            if p.startswith(top) and not under_any(top):
+                done[p] = new + p[len(top) - 1:]
+                return done[p]
+        out: str | None = None
+        try:
+            fd = os.open(p, os.O_PATH | os.O_CLOEXEC)
+        except (OSError, ValueError, TypeError):
+            fd = -1
+        if fd >= 0:
+            try:
+                bad = may_write(fd, p)
+            except OSError:
+                bad = True
+            if not bad:
+                out = f"/proc/self/fd/{fd}" if proc_fd else p
+                if not proc_fd:
+                    os.close(fd)
+            else:
+                os.close(fd)
+                real = os.path.realpath(p)
+                for target, lower in lowers:
+                    if depth == 0 and under(real, [target]):
+                        out = pin(lower + real[len(target.rstrip("/")):], 1)
+                        break
+        if out is None:
+            stats["dropped"] += 1
+        else:
+            if out.startswith("/proc/self/fd/"):
+                stats["pinned"] += 1
+            trusted.append((p.rstrip("/") + "/", out))
+        done[p] = out
+        return out
+
+    def under_any(top: str) -> bool:
+        return any(w.startswith(top) for w in writable)
+
+    sys.path[:] = [q for q in (pin(p) for p in sys.path if isinstance(p, str)) if q]
+    count, mods = _PACKAGES
+    if count != len(sys.modules):
+        mods = list(sys.modules.values())
+    for mod in mods:
+        path = getattr(mod, "__path__", None)
+        if path is None or isinstance(path, str):
+            continue
+        try:
+            new = [q for q in (pin(p) for p in list(path) if isinstance(p, str)) if q]
+            mod.__path__ = new
+            spec = getattr(mod, "__spec__", None)
+            if spec is not None and spec.submodule_search_locations is not None:
+                spec.submodule_search_locations = new
+        except (AttributeError, TypeError):
+            continue
+    # (the finders cached for the old paths stay: nothing names those paths any more, and
+    # freeing them touched ~0.5 ms of shared pages)
+    sys.pycache_prefix = None
+    sys.dont_write_bytecode = True
+    return stats
+
+
+_PACKAGES: tuple[int, list[Any]] = (-1, [])
+
+
+def note_packages() -> None:
+    """In the zygote before a fork: the packages imported so far (pin_imports looks at these
+    instead of every module: touching each module object in the sandbox copies its pages)."""
+    import sys
+    global _PACKAGES
+    if _PACKAGES[0] != len(sys.modules):
+        mods = list(sys.modules.values())
+        _PACKAGES = (len(mods), [m for m in mods
+                                 if getattr(m, "__path__", None) is not None])
 
 
 def _resolve(spec: str) -> Callable[[dict[str, Any]], Any]:
@@ -868,7 +994,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     args = pickle.loads(payload) if payload else {}
                     buf = io.BytesIO()
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
-                                     args.get("extra_members"))
+                                     args.get("extra_members"),
+                                     max_bytes=getattr(scanner, "max_bytes", None))
                     send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
                 except BaseException as e:  # noqa: BLE001
                     send({**_error_header(e), "id": rid})
