@@ -372,6 +372,9 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         uppers = facts.get("uppers") or ([{"target": workdir, "upper": workdir}]
                                          if cfg["level"] == "landlock" else [])
         scanner = LayerScanner(uppers)
+        # (attack9) export_layer's bound: a sparse file costs the layer nothing, but a tar
+        # holds every byte of it (S3 ran out of memory building one and died)
+        scanner.max_bytes = cfg.get("layer_size") if cfg["level"] == "namespace" else None
     except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
         scanner = None
     extras: dict[str, str] = {}
@@ -1155,7 +1158,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     args = pickle.loads(payload) if payload else {}
                     buf = io.BytesIO()
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
-                                     args.get("extra_members"))
+                                     args.get("extra_members"),
+                                     max_bytes=getattr(scanner, "max_bytes", None))
                     send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
                 except BaseException as e:  # noqa: BLE001
                     send({**_error_header(e), "id": rid})

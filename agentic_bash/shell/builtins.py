@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import errno
 import io
 import os
@@ -1222,8 +1223,12 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                     sh.error(f"unset: {rn}: not an array variable")
                     status = 1
                 continue
-            if sub in ("@", "*"):
-                sh.unset_var(rn)
+            if sub in ("@", "*") and not var.attrs & ASSOC:
+                # bash 5.2: every element goes, the (now empty) array stays; an associative
+                # array's `@` and `*` are keys like any other
+                if type(var.value) is dict:
+                    var.top = None
+                    var.value = {}
                 continue
             # (a declared array with no elements yet has no dict)
             var_d: dict[Any, str] = var.value if type(var.value) is dict else {}
@@ -2293,6 +2298,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
     count = 0
     nread = 0
     budget = sh.budget
+    # -n/-N count characters where the locale has multibyte ones
+    mb = nchars is not None and not sh.byte_locale()
     while True:
         if nchars is not None and count >= nchars:
             return bytes(buf), False
@@ -2311,6 +2318,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             if c2 == b"\n":
                 continue
             buf += b"\\" + c2
+            if mb and c2[0] >= 0x80:
+                buf += _mb_tail(stream, c2)
             count += 1
             continue
         if not exact and delim is not None and c == delim:
@@ -2318,6 +2327,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
         if c == b"\0":
             continue  # bash drops NUL bytes from what read stores
         buf += c
+        if mb and c[0] >= 0x80:
+            buf += _mb_tail(stream, c)
         count += 1
         if not count & 0xFFFF:
             # security: an endless record (`read -d '' x < /dev/zero`-like) stays bounded
@@ -2325,6 +2336,30 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             if lim is not None and len(buf) > lim:
                 raise LimitExceeded("max_variable_bytes", f"read: input exceeds max_variable_bytes ({lim} bytes)")
             sh.budget.check()
+
+
+def _assoc_target(sh: Interpreter, name: str) -> bool:
+    """Is ``name`` (through a nameref) an associative array, which read -a and mapfile refuse?"""
+    var = sh.state.find(sh.state.resolve_ref(name) or name)
+    return var is not None and bool(var.attrs & ASSOC)
+
+
+def _mb_tail(stream: Any, first: bytes) -> bytes:
+    """The bytes after ``first`` that make one character, as bash's read_mbchar takes them:
+    more while the sequence is an incomplete UTF-8 character, the byte that makes it
+    invalid included (it is read, so it is kept)."""
+    buf = first
+    while len(buf) <= 4:
+        try:
+            if codecs.getincrementaldecoder("utf-8")().decode(buf, False):
+                break
+        except UnicodeDecodeError:
+            break
+        c = stream.read(1)
+        if not c:
+            break
+        buf += c
+    return buf[1:]
 
 
 def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
@@ -2498,6 +2533,9 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     lim = sh.budget.limits.max_variable_bytes
     if lim is not None and len(data) > lim:
         data = data[:lim]
+    if array is not None and _assoc_target(sh, array):
+        sh.error(f"read: {array}: not an indexed array")  # (after the input was read, as bash)
+        return 1
     s = data.decode("utf-8", "surrogateescape")
     if eof and not data:
         # nothing read: variables are still assigned empty (bash sets them)
@@ -2769,6 +2807,14 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         return 1
     if type(stream).__name__ == "DirInput":
         stream = NULL_INPUT  # bash's mapfile takes a read error for the end of its input
+    # the target is checked before anything is read (the input stays for the next reader)
+    var = sh.state.find(sh.state.resolve_ref(name) or name)
+    if var is not None and var.attrs & READONLY:
+        sh.error(f"{name}: readonly variable")
+        return 1
+    if _assoc_target(sh, name):
+        sh.error(f"{argv[0]}: {name}: not an indexed array")
+        return 1
     lines: list[str] = []
     n = 0
     budget = sh.budget
@@ -3020,6 +3066,9 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
     if name is None or name not in SIGNALS and name != "EXIT":
         sh.error(f"kill: {sig}: invalid signal specification")
         return 1
+    if not args:  # (`kill -9` with no pid: bash's usage)
+        sh.write_err(b"kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n")
+        return 2
     status = 0
     for a in args:
         st = _send_signal(sh, a, name)

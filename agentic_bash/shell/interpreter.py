@@ -2024,6 +2024,11 @@ class Interpreter(Expander):
             to_child.close()
             from_child.close()
             return self.state.last_status
+        child = job.child
+        if child is not None:
+            # killing the job breaks its input too: an in-process coprocess blocked reading
+            # it (`coproc cat; kill $COPROC_PID; wait`) sees end-of-file and ends
+            child.budget.track_pipe(to_child.writer)
         # bash puts the read end on 63 and the write end on 60 (the highest free below)
         rfd = 63
         while rfd in self.fds:
