@@ -191,8 +191,10 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
             k = len(helpers)
             # (a string with several placeholders is rebuilt by _sub from all of v)
             key = "tuple(v)" if "_sub(" in expr else "(" + "".join(f"v[{i}], " for i in used) + ")"
+            plan = _plan_code(node, gen, const)
             helpers.append(f"def s{k}(v, m={{}}):\n    k = {key}\n    r = m.get(k)\n    if r is None:\n"
-                           f"        if len(m) > 64:\n            m.clear()\n        r = m[k] = {expr}\n    return r\n")
+                           f"        if len(m) > 64:\n            m.clear()\n        r = m[k] = {expr}\n{plan}"
+                           f"    return r\n")
             return f"s{k}(v)"
         return expr
 
@@ -203,8 +205,49 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
     if body is None:
         return None
     ns["_sub"] = _PH_RE.sub
+    ns["_setattr"] = object.__setattr__
     exec("".join(helpers) + f"def build(v):\n    return {body}\n", ns)  # noqa: S102 - generated from our own tree
     return ns["build"]  # type: ignore[no-any-return]
+
+
+def _plan_code(node: N.Simple, gen: Callable[[Any, int], str | None], const: Callable[[Any], str]) -> str:
+    """Lines for a generated Simple builder (after ``r = m[k] = …``) that set the new node's
+    execution plan as interpreter._simple_plan would make it, or "" to leave that to the
+    interpreter. A shape whose plan is an argv of static words (and ``$name``s) stays one
+    for any values but two: an unquoted value must still expand to itself (_static_lit),
+    and a value after the command name must not read as an assignment (the plan's
+    ``set -k`` flag); both are tested on the values, and failing either leaves the plan
+    unset. (The plan is a function of the node's fields: same node, same plan.)"""
+    from . import interpreter as I
+    plan = I._simple_plan(node)  # (the shape's own node: never run, only read here)
+    if plan[0] not in (I._P_ARGV, I._P_ARGVP) or plan[2] or len(plan[1]) != len(node.words):
+        return ""
+    items: list[str] = []
+    tests: list[str] = []
+    for i, (a, w) in enumerate(zip(plan[1], node.words)):
+        if type(a) is not str:
+            if gen(a[0], 1) is not None:
+                return ""  # (a `$name` whose node holds data: not shared with the shape)
+            items.append(const(a))
+            continue
+        if _PH_RE.search(a) is None:
+            items.append(const(a))
+            continue
+        if i == 0:
+            return ""  # (a command name made of data: the plan depends on which name)
+        e = gen(a, 1)
+        if e is None:
+            return ""
+        if type(w.parts[0]) is N.Lit:
+            tests.append(f"_static({e})")
+        tests.append(f"not _assign({e})")
+        items.append(e)
+    if not tests:
+        return ""
+    c_static, c_assign = const(I._static_lit), const(I._ASSIGN_WORD.match)
+    cond = " and ".join(tests).replace("_static(", c_static + "(").replace("_assign(", c_assign + "(")
+    return (f"        if {cond}:\n"
+            f"            _setattr(r, 'plan', ({plan[0]}, ({''.join(x + ', ' for x in items)}), False))\n")
 
 
 # A second level keyed by the line with its digit runs taken out (the "skeleton"): lines
