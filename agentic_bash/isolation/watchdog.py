@@ -587,14 +587,25 @@ class S3Usage:
     def _at_nproc(self) -> bool:
         """RLIMIT_NPROC has no counter of refusals: after a run that started native
         processes, count the sandbox's processes (the watchdog's samples may lag far behind a
-        thousand spinning forks) and compare with the limit."""
+        thousand spinning forks) and compare with the limit; short of it, count their tasks
+        too, as RLIMIT_NPROC does (the runner's threads included), against the workload's
+        RLIMIT_NPROC: a bomb held at the cap by a runner with many threads has fewer
+        processes. A task directory's link count is its threads + 2: one stat a process."""
         if not self._started():
             return False
         try:
-            n = sum(1 for d in os.listdir("/proc") if d.isdigit())
+            pids = [d for d in os.listdir("/proc") if d.isdigit()]
         except OSError:
             return False
-        return n >= int(self.nproc) - 2
+        if len(pids) >= int(self.nproc) - 2:
+            return True
+        tasks = 0
+        for d in pids:
+            try:
+                tasks += os.stat(f"/proc/{d}/task").st_nlink - 2
+            except OSError:
+                pass   # (gone meanwhile)
+        return tasks >= int(self.nproc) + NPROC_WORKLOAD_HEADROOM - 2
 
     def kill_leftovers(self, wait: float = 5.0) -> int:
         """SIGKILL the process groups of every native process this run started: what a run

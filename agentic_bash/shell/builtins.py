@@ -846,7 +846,8 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
+            bare = getattr(e, "subscript", False) and not getattr(e, "arith", False)
+            sh.error(e.message if bare else f"{name}: {e.message}")
             from .interpreter import ExitShell
             raise ExitShell(1) from None
     return status
@@ -978,6 +979,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.value = sh._coerce(var, value, (var.value or "") if append else None)
             if target in _LOCALE_VARS and type(var.value) is str:
                 sh.locale_check(target, var.value)
+            elif target == "OPTIND":
+                sh.getopts_state = (0, 0)  # (`local OPTIND=1` restarts getopts, as set_var does)
     elif var.attrs & INTEGER and "i" in on and type(var.value) is str:
         var.value = str(sh.arith(var.value))
     if target in _LOCALE_VARS:
@@ -1493,7 +1496,9 @@ def _numeric_operand(sh: Interpreter, name: str, argv: list[str]) -> tuple[str |
     if len(args) > 1:
         from .interpreter import ExitShell
         sh.error(f"{name}: too many arguments")
-        raise ExitShell(1)
+        x = ExitShell(1)
+        x.subscript = True  # (bash's DISCARD: a script file only drops the line)
+        raise x
     return args[0], n
 
 
@@ -1763,7 +1768,7 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
     _note_cond_error(sh, e)
     line = sh.lineno + max(e.line, 1) - 1
     for ln, msg in getattr(e, "before", ()):
-        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode())
+        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode("utf-8", "surrogateescape"))
     sh.write_err(f"{base}: {who}: line {line}: {e.message}\n".encode("utf-8", "surrogateescape"))
     if e.message.startswith("syntax error near"):
         lines = src.split("\n")
@@ -2106,7 +2111,9 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
             elif mode == "v":
                 _out(sh, name + "\n")
             elif mode == "V":
-                _out(sh, f"{name} is a shell builtin\n")
+                from .interpreter import SPECIAL_BUILTINS
+                special = sh.state.options["posix"] and name in SPECIAL_BUILTINS
+                _out(sh, f"{name} is a {'special ' if special else ''}shell builtin\n")
             if not all_:
                 return 0
     if not all_ and path is None and "/" not in name:
@@ -2464,7 +2471,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                         return 2
                     val = args[i]
                 if c == "d":
-                    delim = val[:1].encode() if val else b"\0"
+                    delim = val.encode("utf-8", "surrogateescape")[:1] if val else b"\0"
                 elif c in "nN":
                     try:
                         nchars = int(val)
@@ -2768,7 +2775,7 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         if c == "t":
             strip = True
         elif c == "d":
-            delim = val[:1].encode() if val else b"\0"  # type: ignore[index,union-attr]
+            delim = val.encode("utf-8", "surrogateescape")[:1] if val else b"\0"  # type: ignore[union-attr]
         elif c == "C":
             callback = val
         else:
@@ -3578,7 +3585,7 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
             bind("OPTARG", c)
         else:
             if not quiet:
-                sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
+                sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode("utf-8", "surrogateescape"))
             sh.unset_var("OPTARG")
         set_name("?")
         if pos >= len(arg):
@@ -3599,7 +3606,7 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
                 bind("OPTARG", c)
             else:
                 if not quiet:
-                    sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())
+                    sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode("utf-8", "surrogateescape"))
                 set_name("?")
                 sh.unset_var("OPTARG")
             finish(optind + 1, 0)
@@ -3869,12 +3876,15 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
     flags = {f for f, _ in r[0]}  # type: ignore[index]
     args = r[1]  # type: ignore[index]
     disable = "n" in flags
-    if flags & {"a", "p"}:
-        args = ["-p"] + args
     dis = set(sh.state.disabled)
-    if not args or args[0] in ("-a", "-p"):
+    if not args:
+        # the listing: -a every builtin, -n the disabled ones, else the enabled ones;
+        # -s only POSIX's special builtins
+        from .interpreter import SPECIAL_BUILTINS
         for k in sorted(BUILTINS):
-            if k in dis and not disable:
+            if "s" in flags and k not in SPECIAL_BUILTINS:
+                continue
+            if "a" not in flags and (k in dis) != disable:
                 continue
             _out(sh, f"enable {'-n ' if k in dis else ''}{k}\n")
         return 0

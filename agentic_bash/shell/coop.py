@@ -494,3 +494,7 @@ class GPipe:
     def close(self) -> None:
         self.writer.close()
         self.reader.close()
+        # both ends closed: no wait is left to abandon. Dropping the budget's check breaks
+        # the pipe's tie to the run (the pipe and its ends are a cycle, freed only by the
+        # collector): the executor reuses a run's budget and streams when nothing holds them
+        self.check = None
