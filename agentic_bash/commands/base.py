@@ -101,6 +101,14 @@ def ctx_with(ctx: CommandContext, **kw: Any) -> CommandContext:
                        g("info", ctx.info), g("exec", ctx.exec), g("umask", ctx.umask), g("name", ctx.name))
 
 
+def as_invoked(ctx: CommandContext, name: str) -> CommandContext:
+    """The context a command's messages use: ``name``, or the path it was run by
+    (``/usr/bin/sed``), as GNU prints argv[0]; no copy when the name is already right."""
+    if ctx.name == name or ctx.name.endswith("/" + name):
+        return ctx
+    return ctx_with(ctx, name=name)
+
+
 def new_context(fs: FileSystem, cwd: str, env: Mapping[str, str], stdin: BinaryIO, stdout: BinaryIO,
                 stderr: BinaryIO, budget: Budget, info: SystemInfo, exec: Exec | None, umask: int,
                 name: str) -> CommandContext:

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from ._args import OptError, parse_opts
 from ._regex import utf8_locale
-from .base import CommandContext, command, ctx_with
+from .base import CommandContext, as_invoked, command, ctx_with
 
 SNAKE_LIMIT = 20
 _WS = __import__("re").compile(rb"[ \t\r\f\v]+")
@@ -1088,7 +1088,7 @@ def _diff_usage(ctx: CommandContext, msg: str) -> int:
 
 @command("diff", usage=DIFF_USAGE)
 def diff(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/diff") else "diff")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "diff")
     try:
         opts, operands = _parse(
             ctx, argv, "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
@@ -1237,7 +1237,7 @@ def _ctxnum(ctx: CommandContext, v: str | None) -> int:
 
 @command("cmp", usage="cmp [OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]")
 def cmp(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/cmp") else "cmp")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "cmp")
     try:
         opts, operands = _parse(ctx, argv, "bi:ln:sv",
                                 {"print-bytes": "b", "ignore-initial": "i", "verbose": "l",
@@ -1545,7 +1545,7 @@ def _apply(lines: list[bytes], hunks: list, reverse: bool) -> tuple[list[bytes],
 
 @command("patch", usage="patch [OPTION]... [ORIGFILE [PATCHFILE]]")
 def patch(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/patch") else "patch")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "patch")
     try:
         opts, operands = _parse(ctx, argv, "p:i:Rd:o:NsfEtubv",
                                     {"strip": "p", "input": "i", "reverse": "R", "directory": "d",

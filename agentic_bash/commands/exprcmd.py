@@ -13,7 +13,7 @@ from __future__ import annotations
 
 
 from ._regex import RegexError, compile_posix, timeout_guard, utf8_locale
-from .base import CommandContext, command, ctx_with
+from .base import CommandContext, as_invoked, command
 
 USAGE = "expr EXPRESSION\n  or:  expr OPTION"
 HELP = """
@@ -287,7 +287,7 @@ class _Parser:
 
 @command("expr", usage=USAGE, help=HELP)
 def expr(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/expr") else "expr")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "expr")
     args = argv[1:]
     if args and args[0] == "--help":
         ctx.stdout.write(EXPR_HELP)

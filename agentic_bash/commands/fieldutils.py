@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import chain
 from typing import BinaryIO
 
 from ._args import obsolete_num_option, stdio, OptError, file_error, iter_line_blocks, iter_text_blocks, iter_lines, open_input, parse_opts, quote, quoteaf, quotef, try_help
@@ -153,12 +154,10 @@ def cut(ctx: CommandContext, argv: list[str]) -> int:
                     ctx.budget.check()
                     if one is not None:
                         # every line has the field's delimiters: one match per newline
-                        text = b"\n" + text
-                        got = one.findall(text)
-                        if len(got) == text.count(b"\n"):
-                            out.write(sep.join(got) + sep)
+                        got = _one_field_block(b"\n" + text, one)
+                        if got is not None:
+                            out.write(got + sep)
                             continue
-                        text = text[1:]
                         one = None  # short lines here: likely in the next blocks too
                     out.write(sep.join(rx.findall(text)) + sep)
             else:
@@ -195,11 +194,17 @@ def _field_regex(ranges: list[tuple[int, int]], delim: bytes, od: bytes | None) 
     return re.compile(b"^(?:" + skip + b"|(?=[^\n]*" + d + b")[^\n]*|)(" + take + b")[^\n]*$", re.M)
 
 
-def _one_field_regex(ranges: list[tuple[int, int]], delim: bytes) -> re.Pattern[bytes] | None:
+_GROUP = 16  # lines per match of _one_field_regex's first pattern
+
+
+def _one_field_regex(ranges: list[tuple[int, int]], delim: bytes
+                     ) -> tuple[re.Pattern[bytes] | None, re.Pattern[bytes]] | None:
     """``cut -f N`` for a block whose every line has at least N-1 delimiters (the caller
     counts the matches: one per line, else ``_field_regex``): a newline-led pattern (the
-    engine skips to each newline at C speed) with possessive repeats. A line without a
-    delimiter is its own field 1, so for N=1 every line matches."""
+    engine skips to each newline at C speed) with possessive repeats, for _GROUP lines
+    per match (the engine's per-match cost, a third of the whole, paid once per group) and
+    for one line. A line without a delimiter is its own field 1, so for N=1 every line
+    matches."""
     if len(ranges) != 1 or ranges[0][0] != ranges[0][1] or ranges[0][0] > 4096:
         return None
     n = ranges[0][0]
@@ -207,7 +212,35 @@ def _one_field_regex(ranges: list[tuple[int, int]], delim: bytes) -> re.Pattern[
     field = b"[^" + d + b"\n]*+"
     # written out: the engine runs a flat sequence faster than a counted group
     skip = (field + d) * (n - 1) if n <= 16 else b"(?:" + field + d + b"){%d}" % (n - 1)
-    return re.compile(b"\n" + skip + b"(" + field + b")")
+    line = b"\n" + skip + b"(" + field + b")"
+    group = re.compile((line + b"[^\n]*+") * (_GROUP - 1) + line) if n <= 16 else None
+    return group, re.compile(line)
+
+
+def _one_field_block(text: bytes, rx: tuple[re.Pattern[bytes] | None, re.Pattern[bytes]]) -> bytes | None:
+    """The field of every line of ``text`` (each line led by a newline) joined by
+    newlines, or None when a line has too few delimiters. Each match takes one newline
+    and matches only if its line has the delimiters, so as many matches as newlines means
+    every line had them: the first _GROUP-multiple of lines go to the group pattern, the
+    rest (fewer than _GROUP, found from the end) to the one-line pattern."""
+    group, one = rx
+    nl = text.count(b"\n")
+    if group is None:
+        q, r, cut = 0, nl, 0
+    else:
+        q, r = divmod(nl, _GROUP)
+        cut = len(text)
+        for _ in range(r):
+            cut = text.rfind(b"\n", 0, cut)
+    got = group.findall(text, 0, cut) if q else []  # type: ignore[union-attr]
+    if len(got) != q:
+        return None
+    rest = one.findall(text, cut) if r else []
+    if len(rest) != r:
+        return None
+    if q:
+        return b"\n".join(chain(chain.from_iterable(got), rest))
+    return b"\n".join(rest)
 
 
 def _cut_lines(lines: list[bytes], mode: str, ranges: list[tuple[int, int]], delim: bytes,

@@ -23,7 +23,7 @@ import regex
 
 from ._regex import RegexError, compile_posix, timeout_guard, utf8_locale
 from ._args import run_command
-from .base import CommandContext, command, ctx_with
+from .base import CommandContext, as_invoked, command
 
 USAGE = "find [-H] [-L] [-P] [-Olevel] [-D debugopts] [path...] [expression]"
 
@@ -1135,7 +1135,7 @@ class _Find:
 
 @command("find", usage=USAGE)
 def find(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/find") else "find")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "find")
     if len(argv) > 1 and argv[1] in ("--help", "-help"):
         ctx.stdout.write(FIND_HELP)
         return 0

@@ -16,6 +16,7 @@ import dataclasses
 import errno
 import fnmatch
 import io
+import itertools
 import re
 import stat as _stat
 from typing import Any
@@ -26,7 +27,7 @@ from ._args import OptError, is_output_file, iter_chunks, parse_opts
 from ._regex import (
     RegexError, compile_patterns, from_text, timeout_guard, to_text, utf8_locale,
 )
-from .base import CommandContext, command, ctx_with
+from .base import CommandContext, as_invoked, command, ctx_with
 
 USAGE = "grep [OPTION]... PATTERNS [FILE]..."
 
@@ -498,8 +499,41 @@ class _Grep:
         return False
 
     # -- per input ---------------------------------------------------------------------
-    def search_stream(self, stream, display: str) -> int:  # noqa: ANN001
-        """Search one input; return the number of selected lines (output already written)."""
+    def search(self, stream, display: str) -> int:  # noqa: ANN001
+        return self.count_one(stream, display) if self.count_lit else self.search_stream(stream, display)
+
+    def count_one(self, stream, display: str) -> int:  # noqa: ANN001
+        """search_stream for ``-c`` (or ``-vc``) of one literal, where that ends in its
+        one-literal count: an input that is one read without a NUL is counted here (most
+        pipes into ``grep -c``), without search_stream's set-up; otherwise the reads made
+        go to search_stream first."""
+        o = self.o
+        lit = self.literals[0]  # type: ignore[index]
+        chunks = iter_chunks(stream, CHUNK)
+        data = next(chunks, None)
+        if data is None:
+            return 0
+        more = next(chunks, None)
+        if more is not None or b"\0" in data:
+            return self.search_stream(stream, display, [data] if more is None else [data, more], chunks)
+        self.ctx.budget.check()
+        text = to_text(data, self.utf8)
+        rx = _COUNTERS.get(lit)
+        if rx is None:
+            if len(_COUNTERS) >= 256:
+                _COUNTERS.clear()
+            rx = _COUNTERS[lit] = re.compile(re.escape(lit) + "[^\n]*+")
+        hits = len(rx.findall(text))
+        if o.invert:
+            hits = text.count("\n") + (0 if text.endswith("\n") else 1) - hits
+        if hits:
+            self.any_selected = True
+        return hits
+
+    def search_stream(self, stream, display: str, pre: list[bytes] | None = None,  # noqa: ANN001
+                      rest: Any = None) -> int:
+        """Search one input; return the number of selected lines (output already written).
+        ``pre``: chunks already read from it, then the iterator ``rest`` of its chunks."""
         o = self.o
         ctx = self.ctx
         utf8 = self.utf8
@@ -536,7 +570,7 @@ class _Grep:
         carry = b""
         done = False
         bad_enc = False
-        chunks = iter_chunks(stream, CHUNK)
+        chunks = iter_chunks(stream, CHUNK) if pre is None else itertools.chain(pre, rest)
 
         def emit(ln: int, data: bytes) -> None:
             nonlocal last_printed
@@ -908,7 +942,7 @@ class _Grep:
         if operand == "-" and command_line:
             if self.is_output(ctx.stdin, o.label):
                 return
-            sel = self.search_stream(ctx.stdin, o.label)
+            sel = self.search(ctx.stdin, o.label)
             self.report(o.label, sel)
             return
         if operand == "":
@@ -983,7 +1017,7 @@ class _Grep:
         with fh:
             if self.is_output(fh, display):
                 return
-            sel = self.search_stream(fh, display)
+            sel = self.search(fh, display)
         self.report(display, sel)
 
     def is_output(self, fh, display: str) -> bool:  # noqa: ANN001
@@ -1000,8 +1034,7 @@ class _Grep:
 
 @command("grep", "egrep", "fgrep", usage=USAGE, help=HELP)
 def grep(ctx: CommandContext, argv: list[str]) -> int:
-    if ctx.name != "grep" and not ctx.name.endswith("/grep"):
-        ctx = ctx_with(ctx, name="grep")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "grep")
     try:
         o, files = _parse(ctx, argv)
     except OptError as e:
@@ -1024,6 +1057,13 @@ def grep(ctx: CommandContext, argv: list[str]) -> int:
         ctx.error(f"warning: {w}")
     g.implicit_dot = False
     g.any_listed = False
+    lits = g.literals
+    # (the conditions under which search_stream counts a block with its one-literal counter)
+    # (a flag, not a bound method in an attribute: that would be a cycle holding the
+    # context, and the run's budget with it, until the next collection)
+    g.count_lit = bool(lits is not None and len(lits) == 1 and lits[0] and o.count
+                       and not o.list_files and not o.quiet and o.max_count is None and not o.icase
+                       and not o.only and not o.initial_tab)
     if not files:
         if o.directories == "recurse":
             files = ["."]

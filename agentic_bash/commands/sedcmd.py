@@ -25,7 +25,7 @@ import regex
 
 from ._args import OptError, iter_lines, parse_opts
 from ._regex import PosixRegex, RegexError, compile_posix, from_text, timeout_guard, to_text, utf8_locale
-from .base import CommandContext, command, ctx_with
+from .base import CommandContext, as_invoked, command, ctx_with
 
 USAGE = "sed [OPTION]... {script-only-if-no-other-script} [input-file]..."
 
@@ -1654,7 +1654,7 @@ class _Sed:
 
 @command("sed", usage=USAGE, help=HELP)
 def sed(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/sed") else "sed")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "sed")
     err = io.BytesIO()
     try:
         opts, operands = parse_opts(

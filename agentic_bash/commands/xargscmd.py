@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 
 from ._args import OptError, iter_lines, parse_opts, run_checked
-from .base import CommandContext, command, ctx_with
+from .base import CommandContext, as_invoked, command
 
 USAGE = "xargs [OPTION]... COMMAND [INITIAL-ARGS]..."
 HELP = """Run COMMAND with arguments INITIAL-ARGS and more arguments read from input.
@@ -213,7 +213,7 @@ def _tokens(lines, eof: str | None):  # noqa: ANN001, ANN202
 
 @command("xargs", usage=USAGE, help=HELP)
 def xargs(ctx: CommandContext, argv: list[str]) -> int:
-    ctx = ctx_with(ctx, name=ctx.name if ctx.name.endswith("/xargs") else "xargs")  # (run by path: as invoked)
+    ctx = as_invoked(ctx, "xargs")
     try:
         opts, rest = parse_opts(ctx, ["xargs", *argv[1:]], "+0a:d:E:e::I:i::L:l::n:oP:prs:tx",
                                 {"null": "0", "arg-file": "a", "delimiter": "d", "eof": "e",

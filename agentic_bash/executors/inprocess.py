@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import io
+import itertools
 import os
 import posixpath
 import re
@@ -31,6 +32,7 @@ from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, PipeWriter
+from ..vfs.host import HostFS
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
@@ -88,10 +90,17 @@ def _whole_script(script: str, extglob: bool, again: bool = False) -> N.Script |
                 cache[script] = keep
             else:
                 held = _TREES_HELD[extglob] + len(script)
-                while cache and (len(cache) >= _TREES_MAX or held > CACHE_BUDGET):
-                    old = next(iter(cache))  # first in, first out (insertion order)
-                    del cache[old]
-                    held -= len(old)
+                if cache and (len(cache) >= _TREES_MAX or held > CACHE_BUDGET):
+                    # first in, first out (insertion order), an eighth at a time: a dict's
+                    # first live key is found past every key deleted before it, so one
+                    # eviction per new line cost a scan of hundreds of dead slots
+                    for old in list(itertools.islice(cache, max(1, len(cache) // 8))):
+                        del cache[old]
+                        held -= len(old)
+                    while cache and held > CACHE_BUDGET:
+                        old = next(iter(cache))
+                        del cache[old]
+                        held -= len(old)
                 cache[script] = keep
                 _TREES_HELD[extglob] = held
     return tree
@@ -1252,14 +1261,41 @@ class InProcessExecutor:
         return _spawn_native(self, sh, path, argv, spelled)
 
     # ------------------------------------------------------------------ files
+    _API_READ_MAX = 1 << 30
+
+    def _api_open(self, path: str, mode: str, perm: int = 0o644) -> BinaryIO:
+        """The file API's open: a FIFO, socket or terminal the script left at ``path`` is
+        refused (ENXIO) instead of making the caller wait forever for its other end (on a
+        real root atomically, through O_NONBLOCK; elsewhere checked just before)."""
+        if isinstance(self.fs, HostFS):
+            return self.fs.open(path, mode, perm, regular=True)
+        try:
+            st = self.fs.stat(path)
+        except OSError:
+            st = None
+        if st is not None and (_stat.S_ISFIFO(st.st_mode) or _stat.S_ISSOCK(st.st_mode)):
+            raise OSError(errno.ENXIO, "not a regular file (the file API does not open FIFOs, "
+                          "sockets or terminals)", path)
+        return self.fs.open(path, mode, perm)
+
     def read_file(self, path: str) -> bytes:
-        with self.fs.open(path, "rb") as f:
+        with self._api_open(path, "rb") as f:
+            try:
+                size = os.fstat(f.fileno()).st_size
+            except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+                size = 0
+            if size > self._API_READ_MAX:
+                # a sparse file costs the sandbox nothing to make; reading it whole took the
+                # sandbox process past its memory limit (and a reply this big cannot cross
+                # the wire: isolation/wire.py MAX_FRAME)
+                raise OSError(errno.EFBIG, f"file too large for read_file ({size} bytes, "
+                              f"at most {self._API_READ_MAX})", path)
             return f.read()
 
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         parent = posixpath.dirname(path)
         _makedirs(self.fs, parent)
-        with self.fs.open(path, "wb", mode) as f:
+        with self._api_open(path, "wb", mode) as f:
             f.write(data)
 
     def list_files(self, path: str) -> list[dict[str, Any]]:

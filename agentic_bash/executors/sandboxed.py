@@ -842,8 +842,13 @@ class SandboxedExecutor:
         uppers = [{"target": u["target"], "upper": base + u["upper"][len(LAYER_PATH):]}
                   for u in self.layer_uppers if u.get("upper", "").startswith(LAYER_PATH)]
         f = tempfile.TemporaryFile(prefix="agentic-bash-salvage-")
+        # (attack9) bounded by the layer's size: a sparse file costs the layer nothing, but
+        # every byte of it would land in this host file; and no merged view: its paths are
+        # the host's own
+        size = self._cfg.get("layer_size")
         try:
-            export_layer_tar(uppers, f)
+            export_layer_tar(uppers, f, merged=False,
+                             max_bytes=None if not size else 2 * int(size))
         except BaseException:
             f.close()
             raise

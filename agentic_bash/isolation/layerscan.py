@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import struct
@@ -243,7 +244,8 @@ class LayerScanner:
 
 
 def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
-                     extra_members: dict[str, bytes] | None = None) -> None:
+                     extra_members: dict[str, bytes] | None = None, *,
+                     max_bytes: int | None = None, merged: bool = True) -> None:
     """Write the session layer as one OCI image-layer tar (the format of ``vfs.oci``):
     names relative to the sandbox root, ``.wh.<name>`` for whiteouts, ``.wh..wh..opq`` for
     opaque directories, ``extra_members`` (``.agentic-bash/...``) first.
@@ -252,20 +254,27 @@ def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
     the script made unreadable to its owner (``chmod 000``) is made readable for the copy
     through the overlay (its path in the sandbox) and given its mode back afterwards (the
     tar keeps the original mode); one that still cannot be read fails the export rather
-    than being left out."""
+    than being left out.
+
+    ``merged=False`` (the host salvaging a dead sandbox's uppers): there is no merged view,
+    and its paths (``/tmp/x``) would name the host's own files, so the upper entry itself is
+    made readable. ``max_bytes``: the file data may not pass it (OSError EFBIG) — sparse
+    files take no room in a size-bounded layer, yet a tar holds every byte of them."""
     import io
     import tarfile
 
     changed: list[tuple[str, int]] = []   # (path, mode to give back), in the order changed
+    total = [0]                            # file bytes written so far
     here: dict[str, str] = {}              # the upper being exported: "upper", "target"
 
     def readable(path: str, st: os.stat_result, need: int) -> None:
         if st.st_mode & need != need and not os.access(path, os.R_OK | (
                 os.X_OK if stat.S_ISDIR(st.st_mode) else 0)):
             rel = os.path.relpath(path, here["upper"])
-            merged = here["target"] if rel == "." else os.path.join(here["target"], rel)
-            os.chmod(merged, stat.S_IMODE(st.st_mode) | need)
-            changed.append((merged, stat.S_IMODE(st.st_mode)))
+            at = path if not merged else here["target"] if rel == "." else \
+                os.path.join(here["target"], rel)
+            os.chmod(at, stat.S_IMODE(st.st_mode) | need)
+            changed.append((at, stat.S_IMODE(st.st_mode)))
 
     def walk_error(e: OSError) -> None:
         raise e   # (os.walk skips an unreadable directory silently: its files would be lost)
@@ -321,6 +330,11 @@ def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
                         elif stat.S_ISREG(st.st_mode):
                             ti = tf.gettarinfo(p, f"{arcdir}/{n}")   # (the mode as it was)
                             if ti.isreg():
+                                total[0] += ti.size
+                                if max_bytes is not None and total[0] > max_bytes:
+                                    raise OSError(errno.EFBIG, f"the layer's files hold more "
+                                                  f"than {max_bytes} bytes (sparse files?)",
+                                                  p)
                                 readable(p, st, stat.S_IRUSR)
                                 with open(p, "rb") as f:
                                     tf.addfile(ti, f)

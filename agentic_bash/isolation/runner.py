@@ -345,7 +345,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     elif sup is not None:
         sup.setblocking(False)
     t_restricted = time.time()
+    t0 = time.monotonic()
+    imports: dict[str, Any] = dict(pin_imports(cfg, facts, landlock_abi > 0))
+    imports["t"] = round(time.monotonic() - t0, 5)
     observed = observe(cfg.get("host_ns", {}))
+    observed["imports"] = imports
     observed["timing"] = {k: round(v, 4) for k, v in (
         ("s1", cfg["t_s1"]), ("joined", cfg.get("t_joined", 0)),
         ("unshare", cfg.get("t_unshare", 0)), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
@@ -368,6 +372,9 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         uppers = facts.get("uppers") or ([{"target": workdir, "upper": workdir}]
                                          if cfg["level"] == "landlock" else [])
         scanner = LayerScanner(uppers)
+        # (attack9) export_layer's bound: a sparse file costs the layer nothing, but a tar
+        # holds every byte of it (S3 ran out of memory building one and died)
+        scanner.max_bytes = cfg.get("layer_size") if cfg["level"] == "namespace" else None
     except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
         scanner = None
     extras: dict[str, str] = {}
@@ -394,6 +401,125 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         usage = S3Usage(cfg)
     serve(sock, executor, scanner, sup, usage=usage)
     return 0
+
+
+def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) -> dict[str, int]:
+    """Make every later import of this process come from code the workload cannot change.
+
+    The runner imports lazily (snapshots, the file API, rare commands, codecs). Its import
+    roots are host paths bound at the same path, often under a directory the workload owns
+    (a package under the host's /tmp: its parent is a directory of the sandbox's /tmp), so the
+    workload could break them (``chmod 000 /tmp``: ModuleNotFoundError in the runner) or plant
+    a module in a root it may write (PYTHONPATH's directory: code run by the runner). Here,
+    before any workload command: each sys.path entry and package __path__ entry the workload
+    may write is replaced by the same directory of the overlay's read-only lower when there is
+    one, else dropped; the rest are reached through an O_PATH descriptor (/proc/self/fd/N), so
+    no later chmod or rename of an ancestor changes what they resolve to. Bytecode is read
+    only next to its source (no pycache prefix, which would name a path the workload can
+    create). Returns counts (pinned, dropped) for the observed facts."""
+    import sys
+
+    if cfg["level"] == "namespace":
+        from .rootfs import writable_paths
+        writable = writable_paths(cfg)
+    else:
+        writable = [os.path.realpath(w) for w in cfg.get("writable", ())]
+    lowers = [(u["target"].rstrip("/") or "/", u["lower"]) for u in facts.get("uppers") or ()
+              if u.get("lower")]
+    proc_fd = os.path.isdir("/proc/self/fd")
+    done: dict[str, str | None] = {}
+    stats = {"pinned": 0, "dropped": 0}
+
+    def under(p: str, tops: list[str]) -> bool:
+        return any(p == t or p.startswith(t.rstrip("/") + "/") for t in tops)
+
+    def may_write(fd: int, p: str) -> bool:
+        if os.fstatvfs(fd).f_flag & os.ST_RDONLY:
+            return False
+        if cfg["level"] != "namespace" and not landlocked:
+            return False   # no Landlock: the workload is the host user, nothing to keep from it
+        real = os.path.realpath(p)
+        return not landlocked or under(p, writable) or under(real, writable)
+
+    # directories found trusted (or replaced by a lower): what lies below them is reached
+    # through their descriptor, unless a path the workload may write is nested in them
+    trusted: list[tuple[str, str]] = []
+
+    def pin(p: str, depth: int = 0) -> str | None:
+        if p in done:
+            return done[p]
+        for top, new in trusted:
+            if p.startswith(top) and not under_any(top):
+                done[p] = new + p[len(top) - 1:]
+                return done[p]
+        out: str | None = None
+        try:
+            fd = os.open(p, os.O_PATH | os.O_CLOEXEC)
+        except (OSError, ValueError, TypeError):
+            fd = -1
+        if fd >= 0:
+            try:
+                bad = may_write(fd, p)
+            except OSError:
+                bad = True
+            if not bad:
+                out = f"/proc/self/fd/{fd}" if proc_fd else p
+                if not proc_fd:
+                    os.close(fd)
+            else:
+                os.close(fd)
+                real = os.path.realpath(p)
+                for target, lower in lowers:
+                    if depth == 0 and under(real, [target]):
+                        out = pin(lower + real[len(target.rstrip("/")):], 1)
+                        break
+        if out is None:
+            stats["dropped"] += 1
+        else:
+            if out.startswith("/proc/self/fd/"):
+                stats["pinned"] += 1
+            trusted.append((p.rstrip("/") + "/", out))
+        done[p] = out
+        return out
+
+    def under_any(top: str) -> bool:
+        return any(w.startswith(top) for w in writable)
+
+    sys.path[:] = [q for q in (pin(p) for p in sys.path if isinstance(p, str)) if q]
+    count, mods = _PACKAGES
+    if count != len(sys.modules):
+        mods = list(sys.modules.values())
+    for mod in mods:
+        path = getattr(mod, "__path__", None)
+        if path is None or isinstance(path, str):
+            continue
+        try:
+            new = [q for q in (pin(p) for p in list(path) if isinstance(p, str)) if q]
+            mod.__path__ = new
+            spec = getattr(mod, "__spec__", None)
+            if spec is not None and spec.submodule_search_locations is not None:
+                spec.submodule_search_locations = new
+        except (AttributeError, TypeError):
+            continue
+    # (the finders cached for the old paths stay: nothing names those paths any more, and
+    # freeing them touched ~0.5 ms of shared pages)
+    sys.pycache_prefix = None
+    sys.dont_write_bytecode = True
+    return stats
+
+
+_PACKAGES: tuple[int, list[Any]] = (-1, [])
+
+
+def note_packages() -> None:
+    """In the zygote before a fork: the packages imported so far (pin_imports looks at these
+    instead of every module: touching each module object in the sandbox copies its pages)."""
+    import sys
+    global _PACKAGES
+    if _PACKAGES[0] != len(sys.modules):
+        mods = list(sys.modules.values())
+        _PACKAGES = (len(mods), [m for m in mods
+                                 if getattr(m, "__path__", None) is not None])
 
 
 def _resolve(spec: str) -> Callable[[dict[str, Any]], Any]:
@@ -634,11 +760,30 @@ def _drain_violations(sup: socket.socket | None) -> list[tuple[str, str]]:
     return out
 
 
+_LEND_AFTER = 0.005
+"""Seconds a run executes on the serving thread before the standby thread reads the channel."""
+_SIGALRM_BYTE = bytes([signal.SIGALRM])
+_LEND_NOW = b"\xff"   # (no signal has this number)
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    """SIGALRM's handler: nothing (the wakeup fd has already woken the standby thread)."""
+
+
 def serve(sock: socket.socket, executor: Any, scanner: Any = None,
           sup: socket.socket | None = None, usage: Any = None) -> None:
-    """Answer requests until ``close`` or EOF. ``run`` executes on a worker thread so that
-    ``interrupt`` is handled while it runs; everything else runs on this thread. Every reply
-    and every output event carries the id of the request it answers (see wire.py)."""
+    """Answer requests until ``close`` or EOF. Every reply and every output event carries the
+    id of the request it answers (see wire.py).
+
+    On the main thread (the sandbox's S3) a ``run`` executes on this thread itself, with no
+    hand-off to another thread (a futex wake and a context switch per call; the echo round
+    trip's largest item): frames that matter while it runs (interrupt, stdin, custom-command
+    I/O, tty) are then read by a standby thread, which takes the channel over when the run
+    has lasted ``_LEND_AFTER`` (a SIGALRM from an interval timer wakes it through the signal
+    wakeup fd, even while this thread is in C code) or at once when the run needs it (streamed
+    stdin, a tty, a custom command's call). It hands the channel back when the run ends;
+    a frame for after the run (the next request) is kept for this thread. Elsewhere (not the
+    main thread) runs go to a worker thread as before."""
     send_lock = threading.Lock()
     active: list[threading.Thread] = []
     current: list[Any] = [None]  # id of the run in progress
@@ -762,6 +907,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             q: Any = queue.Queue()
             calls[cid] = q
             try:
+                lend_now()   # its replies come on the channel: someone must read it
                 send({"ev": "call", "id": rid, "call": cid, "name": name, "argv": list(argv),
                       "cwd": ctx.cwd, "env": dict(ctx.env)})
                 while True:
@@ -789,66 +935,210 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     import itertools
     call_ids = itertools.count(1)
     reader = Reader(sock, blocking=True)
-    # the run thread starts now, not at the first run: its set-up (adopt_run_thread) is
-    # then off the first command's path
-    active.append(threading.Thread(target=worker, name="runner", daemon=True))
-    active[0].start()
-    try:
-        while True:
-            try:
-                msg = reader.recv()
-                assert msg is not None
-                req, payload = msg
-            except WireClosed:
-                break
-            op = req.get("op")
-            rid = req.get("id")
-            if op in ("call_read", "call_out", "call_done"):
-                # the host's side of a custom command the running script called
-                q = calls.get(req.get("call"))
-                if q is not None and req.get("target") == current[0]:
-                    q.put((req, payload))
-                continue
-            if op == "interrupt":
-                # an interrupt meant for a run that has ended must not hit the next one
-                target = req.get("target")
-                if target is None or target == current[0]:
-                    try:
-                        executor.interrupt()
-                    except Exception:  # noqa: BLE001
-                        pass
-                continue
-            if op == "stdin":
-                # a chunk of a streamed stdin (empty: end of file); stale ones are dropped
-                p = stdin_pipes.get(req.get("target"))
-                if p is not None:
-                    p.put(payload)
-                continue
-            if op in ("tty_input", "tty_resize"):
-                # keys typed at / the window size of a run(tty=...)'s pty, while it runs; like
-                # an interrupt, only for the run it names
-                if req.get("target", current[0]) != current[0]:
-                    continue
+
+    def during_run(req: dict[str, Any], payload: bytes) -> bool:
+        """Frames handled while a run is in progress (on whichever thread reads); False for
+        every other frame."""
+        op = req.get("op")
+        if op in ("call_read", "call_out", "call_done"):
+            # the host's side of a custom command the running script called
+            q = calls.get(req.get("call"))
+            if q is not None and req.get("target") == current[0]:
+                q.put((req, payload))
+            return True
+        if op == "interrupt":
+            # an interrupt meant for a run that has ended must not hit the next one
+            target = req.get("target")
+            if target is None or target == current[0]:
                 try:
-                    if op == "tty_input":
-                        # (queued: the run is accepted; its pty may not exist yet)
-                        executor.tty_input(payload, queued=True)
-                    else:
-                        executor.tty_resize(int(req["rows"]), int(req["cols"]))
+                    executor.interrupt()
                 except Exception:  # noqa: BLE001
                     pass
+            return True
+        if op == "stdin":
+            # a chunk of a streamed stdin (empty: end of file); stale ones are dropped
+            p = stdin_pipes.get(req.get("target"))
+            if p is not None:
+                p.put(payload)
+            return True
+        if op in ("tty_input", "tty_resize"):
+            # keys typed at / the window size of a run(tty=...)'s pty, while it runs; like
+            # an interrupt, only for the run it names
+            if req.get("target", current[0]) != current[0]:
+                return True
+            try:
+                if op == "tty_input":
+                    # (queued: the run is accepted; its pty may not exist yet)
+                    executor.tty_input(payload, queued=True)
+                else:
+                    executor.tty_resize(int(req["rows"]), int(req["cols"]))
+            except Exception:  # noqa: BLE001
+                pass
+            return True
+        return False
+
+    # -- runs on this thread; the standby thread reads the channel while one lasts ---------
+    inline = threading.current_thread() is threading.main_thread()
+    lend = threading.Lock()
+    state = {"running": False, "lent": False}
+    returned = threading.Event()
+    kept: list[Any] = []   # frames the standby thread read that are for after the run
+    wake_r = wake_w = done_r = done_w = -1
+    if inline:
+        try:
+            wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            done_r, done_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            signal.signal(signal.SIGALRM, _on_alarm)
+            signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        except (ValueError, OSError, AttributeError):
+            inline = False
+
+    def lend_now() -> None:
+        """The running script needs the channel read now (not after _LEND_AFTER)."""
+        if inline and state["running"] and not state["lent"]:
+            try:
+                os.write(wake_w, _LEND_NOW)
+            except OSError:
+                pass
+
+    def standby() -> None:
+        import select
+
+        idle_poll = select.poll()
+        idle_poll.register(wake_r, select.POLLIN)
+        run_poll = select.poll()
+        run_poll.register(sock.fileno(), select.POLLIN)
+        run_poll.register(done_r, select.POLLIN)
+        while True:
+            idle_poll.poll()
+            try:
+                got = os.read(wake_r, 512)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            if _SIGALRM_BYTE not in got and _LEND_NOW not in got:
+                continue   # another handled signal (SIGPIPE)
+            with lend:
+                if not state["running"] or state["lent"]:
+                    continue
+                state["lent"] = True
+            try:
+                reading = True
+                while True:
+                    if reading:
+                        try:
+                            f = reader.take()
+                        except WireClosed:
+                            f, reading = None, False
+                            kept.append(None)
+                        if f is not None:
+                            if during_run(*f):
+                                continue
+                            kept.append(f)   # the next request: after the run, in order
+                            if f[0].get("op") == "close":
+                                try:
+                                    executor.interrupt()
+                                except Exception:  # noqa: BLE001
+                                    pass
+                            reading = False
+                            continue
+                    evs = run_poll.poll() if reading else [(done_r, 0)]
+                    if any(fd == done_r for fd, _ in evs):
+                        if not reading:
+                            select.select([done_r], [], [])
+                        try:
+                            while os.read(done_r, 64):
+                                pass
+                        except BlockingIOError:
+                            pass
+                        break
+                    try:
+                        reader.fill_nowait()
+                    except WireClosed:
+                        reading = False
+                        kept.append(None)   # EOF: the run ends as after an interrupt
+                        try:
+                            executor.interrupt()
+                        except Exception:  # noqa: BLE001
+                            pass
+            finally:
+                with lend:
+                    state["lent"] = False
+                returned.set()
+
+    def run_here(req: dict[str, Any], payload: bytes) -> None:
+        returned.clear()
+        now = req.get("stdin") == "pipe" or req.get("tty") is not None
+        with lend:
+            state["running"] = True
+        if now:
+            lend_now()
+        else:
+            signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+        try:
+            do_run(req, payload)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            with lend:
+                state["running"] = False
+                was = state["lent"]
+            if was:
+                os.write(done_w, b"x")
+                returned.wait()
+
+    if inline:
+        active.append(threading.Thread(target=standby, name="standby", daemon=True))
+        active[0].start()
+        adopt = getattr(getattr(executor, "native", None), "adopt_run_thread", None)
+        if adopt is not None:
+            # this thread's own native children are then born in the workload's cgroups
+            # with no hand-off to the launcher's spawner thread (the standby thread was
+            # started first: it is outside them)
+            adopt()
+    else:
+        # the run thread starts now, not at the first run: its set-up (adopt_run_thread) is
+        # then off the first command's path
+        active.append(threading.Thread(target=worker, name="runner", daemon=True))
+        active[0].start()
+    try:
+        while True:
+            if kept:
+                msg = kept.pop(0)
+                if msg is None:
+                    break   # the standby thread saw the channel close
+                req, payload = msg
+            else:
+                try:
+                    msg = reader.recv()
+                    assert msg is not None
+                    req, payload = msg
+                except WireClosed:
+                    break
+            op = req.get("op")
+            rid = req.get("id")
+            if during_run(req, payload):
                 continue
             if op == "close":
                 break
-            idle.wait()
-            if op == "run":
-                current[0] = rid
-                if req.get("stdin") == "pipe":
-                    # made here, not on the worker: the first chunk may follow at once
-                    stdin_pipes[rid] = _StdinPipe(send, rid)
-                idle.clear()
-                runs.put((req, payload))
-                continue
+            if inline:
+                if op == "run":
+                    current[0] = rid
+                    if req.get("stdin") == "pipe":
+                        # made here, before the run: the first chunk may follow at once
+                        stdin_pipes[rid] = _StdinPipe(send, rid)
+                    run_here(req, payload)
+                    continue
+            else:
+                idle.wait()
+                if op == "run":
+                    current[0] = rid
+                    if req.get("stdin") == "pipe":
+                        # made here, not on the worker: the first chunk may follow at once
+                        stdin_pipes[rid] = _StdinPipe(send, rid)
+                    idle.clear()
+                    runs.put((req, payload))
+                    continue
             if op == "ping":
                 send({"ev": "ok", "value": None, "id": rid})
                 continue
@@ -868,7 +1158,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     args = pickle.loads(payload) if payload else {}
                     buf = io.BytesIO()
                     export_layer_tar(getattr(scanner, "uppers", ()), buf,
-                                     args.get("extra_members"))
+                                     args.get("extra_members"),
+                                     max_bytes=getattr(scanner, "max_bytes", None))
                     send({"ev": "ok", "bytes": True, "id": rid}, buf.getvalue())
                 except BaseException as e:  # noqa: BLE001
                     send({**_error_header(e), "id": rid})
@@ -936,9 +1227,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             executor.interrupt()
         except Exception:  # noqa: BLE001
             pass
-        runs.put(None)
-        for t in active:
-            t.join(timeout=5)
+        if not inline:
+            runs.put(None)
+            for t in active:
+                t.join(timeout=5)
         try:
             executor.close()
         except Exception:  # noqa: BLE001

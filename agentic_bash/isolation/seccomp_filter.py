@@ -240,14 +240,12 @@ class Supervisor:
         """A signal for the shell (FORWARDED, to the runner or to pid 1): delivered to the
         runner, the call succeeds (0). kill of pid 1 with any other signal goes on to the
         kernel, which drops it (_FLAG_CONTINUE). None: refuse as the rule says."""
-        if name == "kill":
-            target, sig = _signed(a0), a1 & _LOW
-        elif name == "rt_sigqueueinfo":
-            target, sig = _signed(a0), a1 & _LOW
-        elif name == "tgkill":
-            target, sig = _signed(a0), a2 & _LOW
-        elif name == "tkill":
+        args = (a0, a1, a2)
+        if name == "tkill":
             target, sig = (self.protect if self._runner_thread(a0) else None), a1 & _LOW
+        elif name in _SIGNAL_ARGS:
+            pid_arg, sig_arg = _SIGNAL_ARGS[name]
+            target, sig = _signed(args[pid_arg]), args[sig_arg] & _LOW
         else:
             return None
         if target not in (self.protect, 1) or sig == 0:
@@ -324,6 +322,10 @@ class Supervisor:
 
 
 _SIGNAL_NAMES = frozenset(c[0] for c in _PID_CALLS) | {"setpgid", "setpriority", "tkill"}
+_SIGNAL_ARGS = {name: (pid_arg, acts) for name, pid_arg, _group, acts in _PID_CALLS
+                if name in ("kill", "rt_sigqueueinfo", "tgkill")}
+"""The calls that send a signal to a pid: where the pid and the signal number sit (_PID_CALLS
+records both), for the supervisor's forwarding of FORWARDED signals to the shell."""
 
 
 def _signed(v: int) -> int:

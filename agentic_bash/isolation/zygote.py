@@ -192,7 +192,9 @@ def main(fd: int) -> int:
                          "threads": threading.active_count(), "preload_failed": failed,
                          "timing": {"preload": round(t_preload, 4),
                                     "ready": round(time.monotonic() - t0, 4)}}).encode())
-    steps = _deferred()
+    # AGENTIC_BASH_ZYGOTE_WARMUP=0: no deferred steps (less memory per zygote; every sandbox
+    # then imports what it uses itself, which the tests of pin_imports rely on)
+    steps = None if os.environ.get("AGENTIC_BASH_ZYGOTE_WARMUP") == "0" else _deferred()
     while True:
         try:
             r, _, _ = select.select([ctl, rd], [], [], None if steps is None else 0)
@@ -237,6 +239,8 @@ def main(fd: int) -> int:
             os.close(fds[0])
             ctl.send(json.dumps({"error": f"bad request: {e}"}).encode())
             continue
+        from .runner import note_packages
+        note_packages()
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -310,6 +314,8 @@ class Zygote:
         env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                "LANG": "C.UTF-8", "PYTHONPATH": pkg_parent, "PYTHONSAFEPATH": "1",
                **_bytecode_env()}
+        if os.environ.get("AGENTIC_BASH_ZYGOTE_WARMUP") == "0":
+            env["AGENTIC_BASH_ZYGOTE_WARMUP"] = "0"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentic_bash.isolation.zygote", str(there.fileno())],
             pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL,

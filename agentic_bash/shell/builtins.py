@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import errno
 import io
 import os
@@ -845,7 +846,8 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
+            bare = getattr(e, "subscript", False) and not getattr(e, "arith", False)
+            sh.error(e.message if bare else f"{name}: {e.message}")
             from .interpreter import ExitShell
             raise ExitShell(1) from None
     return status
@@ -977,6 +979,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.value = sh._coerce(var, value, (var.value or "") if append else None)
             if target in _LOCALE_VARS and type(var.value) is str:
                 sh.locale_check(target, var.value)
+            elif target == "OPTIND":
+                sh.getopts_state = (0, 0)  # (`local OPTIND=1` restarts getopts, as set_var does)
     elif var.attrs & INTEGER and "i" in on and type(var.value) is str:
         var.value = str(sh.arith(var.value))
     if target in _LOCALE_VARS:
@@ -1222,8 +1226,12 @@ def b_unset(sh: Interpreter, argv: list[str]) -> int:
                     sh.error(f"unset: {rn}: not an array variable")
                     status = 1
                 continue
-            if sub in ("@", "*"):
-                sh.unset_var(rn)
+            if sub in ("@", "*") and not var.attrs & ASSOC:
+                # bash 5.2: every element goes, the (now empty) array stays; an associative
+                # array's `@` and `*` are keys like any other
+                if type(var.value) is dict:
+                    var.top = None
+                    var.value = {}
                 continue
             # (a declared array with no elements yet has no dict)
             var_d: dict[Any, str] = var.value if type(var.value) is dict else {}
@@ -1488,7 +1496,9 @@ def _numeric_operand(sh: Interpreter, name: str, argv: list[str]) -> tuple[str |
     if len(args) > 1:
         from .interpreter import ExitShell
         sh.error(f"{name}: too many arguments")
-        raise ExitShell(1)
+        x = ExitShell(1)
+        x.subscript = True  # (bash's DISCARD: a script file only drops the line)
+        raise x
     return args[0], n
 
 
@@ -1758,7 +1768,7 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
     _note_cond_error(sh, e)
     line = sh.lineno + max(e.line, 1) - 1
     for ln, msg in getattr(e, "before", ()):
-        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode())
+        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode("utf-8", "surrogateescape"))
     sh.write_err(f"{base}: {who}: line {line}: {e.message}\n".encode("utf-8", "surrogateescape"))
     if e.message.startswith("syntax error near"):
         lines = src.split("\n")
@@ -2101,7 +2111,9 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
             elif mode == "v":
                 _out(sh, name + "\n")
             elif mode == "V":
-                _out(sh, f"{name} is a shell builtin\n")
+                from .interpreter import SPECIAL_BUILTINS
+                special = sh.state.options["posix"] and name in SPECIAL_BUILTINS
+                _out(sh, f"{name} is a {'special ' if special else ''}shell builtin\n")
             if not all_:
                 return 0
     if not all_ and path is None and "/" not in name:
@@ -2293,6 +2305,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
     count = 0
     nread = 0
     budget = sh.budget
+    # -n/-N count characters where the locale has multibyte ones
+    mb = nchars is not None and not sh.byte_locale()
     while True:
         if nchars is not None and count >= nchars:
             return bytes(buf), False
@@ -2311,6 +2325,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             if c2 == b"\n":
                 continue
             buf += b"\\" + c2
+            if mb and c2[0] >= 0x80:
+                buf += _mb_tail(stream, c2)
             count += 1
             continue
         if not exact and delim is not None and c == delim:
@@ -2318,6 +2334,8 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
         if c == b"\0":
             continue  # bash drops NUL bytes from what read stores
         buf += c
+        if mb and c[0] >= 0x80:
+            buf += _mb_tail(stream, c)
         count += 1
         if not count & 0xFFFF:
             # security: an endless record (`read -d '' x < /dev/zero`-like) stays bounded
@@ -2325,6 +2343,30 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             if lim is not None and len(buf) > lim:
                 raise LimitExceeded("max_variable_bytes", f"read: input exceeds max_variable_bytes ({lim} bytes)")
             sh.budget.check()
+
+
+def _assoc_target(sh: Interpreter, name: str) -> bool:
+    """Is ``name`` (through a nameref) an associative array, which read -a and mapfile refuse?"""
+    var = sh.state.find(sh.state.resolve_ref(name) or name)
+    return var is not None and bool(var.attrs & ASSOC)
+
+
+def _mb_tail(stream: Any, first: bytes) -> bytes:
+    """The bytes after ``first`` that make one character, as bash's read_mbchar takes them:
+    more while the sequence is an incomplete UTF-8 character, the byte that makes it
+    invalid included (it is read, so it is kept)."""
+    buf = first
+    while len(buf) <= 4:
+        try:
+            if codecs.getincrementaldecoder("utf-8")().decode(buf, False):
+                break
+        except UnicodeDecodeError:
+            break
+        c = stream.read(1)
+        if not c:
+            break
+        buf += c
+    return buf[1:]
 
 
 def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
@@ -2429,7 +2471,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                         return 2
                     val = args[i]
                 if c == "d":
-                    delim = val[:1].encode() if val else b"\0"
+                    delim = val.encode("utf-8", "surrogateescape")[:1] if val else b"\0"
                 elif c in "nN":
                     try:
                         nchars = int(val)
@@ -2498,6 +2540,9 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     lim = sh.budget.limits.max_variable_bytes
     if lim is not None and len(data) > lim:
         data = data[:lim]
+    if array is not None and _assoc_target(sh, array):
+        sh.error(f"read: {array}: not an indexed array")  # (after the input was read, as bash)
+        return 1
     s = data.decode("utf-8", "surrogateescape")
     if eof and not data:
         # nothing read: variables are still assigned empty (bash sets them)
@@ -2730,7 +2775,7 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         if c == "t":
             strip = True
         elif c == "d":
-            delim = val[:1].encode() if val else b"\0"  # type: ignore[index,union-attr]
+            delim = val.encode("utf-8", "surrogateescape")[:1] if val else b"\0"  # type: ignore[union-attr]
         elif c == "C":
             callback = val
         else:
@@ -2769,6 +2814,14 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         return 1
     if type(stream).__name__ == "DirInput":
         stream = NULL_INPUT  # bash's mapfile takes a read error for the end of its input
+    # the target is checked before anything is read (the input stays for the next reader)
+    var = sh.state.find(sh.state.resolve_ref(name) or name)
+    if var is not None and var.attrs & READONLY:
+        sh.error(f"{name}: readonly variable")
+        return 1
+    if _assoc_target(sh, name):
+        sh.error(f"{argv[0]}: {name}: not an indexed array")
+        return 1
     lines: list[str] = []
     n = 0
     budget = sh.budget
@@ -3020,6 +3073,9 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
     if name is None or name not in SIGNALS and name != "EXIT":
         sh.error(f"kill: {sig}: invalid signal specification")
         return 1
+    if not args:  # (`kill -9` with no pid: bash's usage)
+        sh.write_err(b"kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n")
+        return 2
     status = 0
     for a in args:
         st = _send_signal(sh, a, name)
@@ -3534,7 +3590,7 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
             bind("OPTARG", c)
         else:
             if not quiet:
-                sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
+                sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode("utf-8", "surrogateescape"))
             sh.unset_var("OPTARG")
         set_name("?")
         if pos >= len(arg):
@@ -3555,7 +3611,7 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
                 bind("OPTARG", c)
             else:
                 if not quiet:
-                    sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())
+                    sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode("utf-8", "surrogateescape"))
                 set_name("?")
                 sh.unset_var("OPTARG")
             finish(optind + 1, 0)
@@ -3825,12 +3881,15 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
     flags = {f for f, _ in r[0]}  # type: ignore[index]
     args = r[1]  # type: ignore[index]
     disable = "n" in flags
-    if flags & {"a", "p"}:
-        args = ["-p"] + args
     dis = set(sh.state.disabled)
-    if not args or args[0] in ("-a", "-p"):
+    if not args:
+        # the listing: -a every builtin, -n the disabled ones, else the enabled ones;
+        # -s only POSIX's special builtins
+        from .interpreter import SPECIAL_BUILTINS
         for k in sorted(BUILTINS):
-            if k in dis and not disable:
+            if "s" in flags and k not in SPECIAL_BUILTINS:
+                continue
+            if "a" not in flags and (k in dis) != disable:
                 continue
             _out(sh, f"enable {'-n ' if k in dis else ''}{k}\n")
         return 0

@@ -678,6 +678,16 @@ class _ErrorLog(list):
         super().append(msg)
 
 
+# a format of text and one-letter escapes only (what _tescape maps through _SIMPLE, and \\)
+_PLAIN_FORMAT = re.compile(r"(?:[^%\\]|\\[abeEfnrtv\\])*\Z")
+_PLAIN_ESCAPE = re.compile(r"\\(.)")
+_PLAIN_MAP = {**{k: v.decode() for k, v in _SIMPLE.items()}, "\\": "\\"}
+
+
+def _plain_escape(m: re.Match[str]) -> str:
+    return _PLAIN_MAP[m.group(1)]
+
+
 def format(fmt: str, args: list[str], *, now: float | None = None, start_time: float | None = None,  # noqa: A001
            localtime: Callable[[float], _time.struct_time] | None = None,
            byte_chars: bool = False,
@@ -690,6 +700,10 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
     passes FLUSH_BYTES (while no error is pending), as a stdio buffer would; without it the
     output is one string, bounded by max_variable_bytes. Either way the run's deadline is
     checked as the output grows and every CHECK_EVERY conversions."""
+    if not args and len(fmt) < FLUSH_BYTES and "%" not in fmt and (
+            "\\" not in fmt or _PLAIN_FORMAT.match(fmt)):
+        # (the usual `printf 'text\n'`: no conversion, no argument, only one-letter escapes)
+        return _enc(_PLAIN_ESCAPE.sub(_plain_escape, fmt) if "\\" in fmt else fmt), 0, []
     out = bytearray()
     errors = _ErrorLog(out)
     a = _Args(args, errors)

@@ -44,6 +44,7 @@ _AFTER_OK = frozenset(" \t\n;|&)")
 _BEFORE_OK = frozenset(" \t\n;|(")
 
 _V_RE = re.compile(r"\bv\[(\d+)\]")
+_HELPER_RE = re.compile(r"\b(s\d+)\(v\)")
 _SHAPES: dict[tuple[str, bool], Any] = {}
 _SHAPES_MAX = 512
 _NONE = object()
@@ -152,6 +153,8 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
     when the shape holds no placeholder or nests too deep for one expression."""
     ns: dict[str, Any] = {}
     helpers: list[str] = []
+    helper_used: dict[str, set[int]] = {}
+    every = {int(i) for i in _PH_RE.findall(repr(shape))}
 
     def const(x: Any) -> str:
         name = f"c{len(ns)}"
@@ -184,17 +187,33 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
         if all(e is None for e in subs):
             return None
         expr = f"{const(t)}(" + ", ".join(e if e is not None else const(x) for x, e in zip(vals, subs)) + ")"
-        if t is N.Simple:
-            # the same command with the same words (`echo y` in each new `if`) is the same
-            # node, with its execution plan (cached on it) made once
-            used = sorted(set(_V_RE.findall(expr)), key=int)
-            k = len(helpers)
-            # (a string with several placeholders is rebuilt by _sub from all of v)
-            key = "tuple(v)" if "_sub(" in expr else "(" + "".join(f"v[{i}], " for i in used) + ")"
-            helpers.append(f"def s{k}(v, m={{}}):\n    k = {key}\n    r = m.get(k)\n    if r is None:\n"
-                           f"        if len(m) > 64:\n            m.clear()\n        r = m[k] = {expr}\n    return r\n")
-            return f"s{k}(v)"
-        return expr
+        if t is not N.Simple and t is not N.Script and t is not N.CaseArm:
+            return expr
+        # the placeholders this node's value depends on (its own and its helpers'; a
+        # string with several placeholders is rebuilt by _sub from all of v)
+        used = {int(i) for i in _V_RE.findall(expr)}
+        for h in _HELPER_RE.findall(expr):
+            used |= helper_used[h]
+        if "_sub(" in expr:
+            used = set(every)
+        # The same node for the same values (`echo y` in each new `if`, a case arm, a
+        # branch): a Simple keeps its execution plan, and the subtree is not rebuilt. A node
+        # that depends on every placeholder differs in every new line: not remembered.
+        memo = used != every
+        plan = _plan_code(node, gen, const) if t is N.Simple else ""
+        if not memo and not plan:
+            return expr
+        k = len(helpers)
+        name = f"s{k}"
+        helper_used[name] = used
+        if memo:
+            key = "(" + "".join(f"v[{i}], " for i in sorted(used)) + ")"
+            helpers.append(f"def {name}(v, m={{}}):\n    k = {key}\n    r = m.get(k)\n    if r is None:\n"
+                           f"        if len(m) > 64:\n            m.clear()\n        r = m[k] = {expr}\n{plan}"
+                           f"    return r\n")
+        else:
+            helpers.append(f"def {name}(v):\n    if True:\n        r = {expr}\n{plan}    return r\n")
+        return f"{name}(v)"
 
     try:
         body = gen(shape, 0)
@@ -203,8 +222,49 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
     if body is None:
         return None
     ns["_sub"] = _PH_RE.sub
+    ns["_setattr"] = object.__setattr__
     exec("".join(helpers) + f"def build(v):\n    return {body}\n", ns)  # noqa: S102 - generated from our own tree
     return ns["build"]  # type: ignore[no-any-return]
+
+
+def _plan_code(node: N.Simple, gen: Callable[[Any, int], str | None], const: Callable[[Any], str]) -> str:
+    """Lines for a generated Simple builder (after ``r = m[k] = …``) that set the new node's
+    execution plan as interpreter._simple_plan would make it, or "" to leave that to the
+    interpreter. A shape whose plan is an argv of static words (and ``$name``s) stays one
+    for any values but two: an unquoted value must still expand to itself (_static_lit),
+    and a value after the command name must not read as an assignment (the plan's
+    ``set -k`` flag); both are tested on the values, and failing either leaves the plan
+    unset. (The plan is a function of the node's fields: same node, same plan.)"""
+    from . import interpreter as I
+    plan = I._simple_plan(node)  # (the shape's own node: never run, only read here)
+    if plan[0] not in (I._P_ARGV, I._P_ARGVP) or plan[2] or len(plan[1]) != len(node.words):
+        return ""
+    items: list[str] = []
+    tests: list[str] = []
+    for i, (a, w) in enumerate(zip(plan[1], node.words)):
+        if type(a) is not str:
+            if gen(a[0], 1) is not None:
+                return ""  # (a `$name` whose node holds data: not shared with the shape)
+            items.append(const(a))
+            continue
+        if _PH_RE.search(a) is None:
+            items.append(const(a))
+            continue
+        if i == 0:
+            return ""  # (a command name made of data: the plan depends on which name)
+        e = gen(a, 1)
+        if e is None:
+            return ""
+        if type(w.parts[0]) is N.Lit:
+            tests.append(f"_static({e})")
+        tests.append(f"not _assign({e})")
+        items.append(e)
+    if not tests:
+        return ""
+    c_static, c_assign = const(I._static_lit), const(I._ASSIGN_WORD.match)
+    cond = " and ".join(tests).replace("_static(", c_static + "(").replace("_assign(", c_assign + "(")
+    return (f"        if {cond}:\n"
+            f"            _setattr(r, 'plan', ({plan[0]}, ({''.join(x + ', ' for x in items)}), False))\n")
 
 
 # A second level keyed by the line with its digit runs taken out (the "skeleton"): lines

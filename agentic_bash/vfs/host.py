@@ -270,7 +270,11 @@ class HostFS:
         return self.root if p == "/" else self.root + p
 
     # ------------------------------------------------------------------ open
-    def open(self, path: str, mode: str = "rb", perm: int = 0o644) -> BinaryIO:
+    def open(self, path: str, mode: str = "rb", perm: int = 0o644, *,
+             regular: bool = False) -> BinaryIO:
+        """``regular=True`` (the file API): opened with O_NONBLOCK, so a FIFO or terminal the
+        sandbox left at ``path`` never makes the caller wait; anything but a regular file or
+        a memory device (/dev/null, /dev/zero, ...) is then refused with ENXIO."""
         key = "".join(c for c in mode if c in "rwax+")
         try:
             flags, writes = _MODES[key]
@@ -290,7 +294,8 @@ class HostFS:
             if writes:
                 self._jnote(g.path)
             try:
-                fd = os.open(g.name, flags | _nofollow(g) | os.O_CLOEXEC, perm, dir_fd=g.fd)
+                fd = os.open(g.name, flags | _nofollow(g) | os.O_CLOEXEC |
+                             (os.O_NONBLOCK if regular else 0), perm, dir_fd=g.fd)
             except OSError as e:
                 if e.errno == errno.ELOOP and not excl and not g.follow:
                     raise _err(errno.EACCES, path) from None  # final component swapped in a race
@@ -299,6 +304,12 @@ class HostFS:
             st = os.fstat(fd)
             if _stat.S_ISDIR(st.st_mode):
                 raise _err(errno.EISDIR, path)
+            if regular:
+                if not (_stat.S_ISREG(st.st_mode) or
+                        _stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 1):
+                    raise OSError(errno.ENXIO, "not a regular file (the file API does not "
+                                  "open FIFOs, sockets or terminals)", path)
+                os.set_blocking(fd, True)
             f = io.FileIO(fd, key.replace("x", "w") if excl else key, closefd=True)
         except BaseException:
             os.close(fd)

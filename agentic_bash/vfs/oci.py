@@ -21,6 +21,7 @@ import errno
 import gzip
 import io
 import json
+import operator
 import os
 import posixpath
 import shutil
@@ -31,7 +32,7 @@ import zlib
 from typing import Any, BinaryIO, Callable, Iterator
 
 from ..errors import SnapshotError
-from .memory import S_IFDIR, S_IFLNK, S_IFREG, MemoryFS
+from .memory import S_IFDIR, S_IFLNK, S_IFREG, MemoryFS, _err, _Inode, _time
 from .paths import join
 
 __all__ = [
@@ -524,9 +525,21 @@ def _read_plan(fileobj: BinaryIO, layer: bool, max_entries: int, max_bytes: int,
             if rest is not None:
                 if seen + len(rest) > max_entries:
                     raise SnapshotError(f"archive has more than {max_entries} entries")
-                if content + sum(x.size for x in rest if x.isreg()) > max_bytes:
+                if content + sum([x.size for x in rest if x.type in _REG]) > max_bytes:
                     raise SnapshotError(f"archive content exceeds {max_bytes} bytes")
+                entries, declared = plan.entries, plan.declared
                 for x in rest:
+                    raw = x.name
+                    t = x.type
+                    # _plan_member's first case inlined: a file or directory whose name has
+                    # no component starting with "." (so no extra, whiteout, "." or "..")
+                    if ((t == REGTYPE or t == DIRTYPE) and "/." not in "/" + raw and "//" not in raw
+                            and raw[:1] != "/" and "\0" not in raw):
+                        name = raw.rstrip("/")
+                        if name:
+                            entries[name] = x
+                            declared[name] = "f" if t == REGTYPE else "d"
+                            continue
                     _plan_member(plan, x, layer)
                 break
             continue
@@ -556,40 +569,53 @@ def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
     # spelling of the same number sends the archive down the slow path, which is fine)
     int_, str_, float_, list_ = int, str, float, list
     append = out.append
-    with f.getbuffer() as mv:
-        total = len(mv)
-        pos = base
-        try:
-            for e in idx:
-                if type(e) is not list_ or len(e) != 9:
+    types = _TYPE_BYTES
+    # a BytesIO made from bytes hands them back without a copy (getbuffer would copy them)
+    buf = f.getvalue()
+    total = len(buf)
+    at = buf.startswith
+    pos = base
+    try:
+        for e in idx:
+            if type(e) is not list_ or len(e) != 9:
+                return None
+            gap, name, typ, mode, uid, gid, mtime, size, link = e
+            if (type(name) is not str_ or type(link) is not str_ or type(mode) is not int_
+                    or type(uid) is not int_ or type(gid) is not int_ or type(size) is not int_
+                    or type(gap) is not int_ or gap < 0
+                    or (type(mtime) is not float_ and type(mtime) is not int_) or not 0 <= size < 8 ** 11):
+                return None
+            start = pos  # each member starts where the one before ended
+            hdr = start + gap
+            if hdr + _BLOCK + size > total:
+                return None
+            if hdr != start:  # one PAX header between them
+                psize = int(buf[start + 124:start + 135], 8)
+                if buf[start + 156] != 0x78 or hdr != start + _BLOCK + psize + (-psize % _BLOCK):
                     return None
-                gap, name, typ, mode, uid, gid, mtime, size, link = e
-                if (type(name) is not str_ or type(link) is not str_ or type(mode) is not int_
-                        or type(uid) is not int_ or type(gid) is not int_ or type(size) is not int_
-                        or type(gap) is not int_ or gap < 0
-                        or (type(mtime) is not float_ and type(mtime) is not int_) or not 0 <= size < 8 ** 11):
-                    return None
-                start = pos  # each member starts where the one before ended
-                hdr = start + gap
-                if hdr + _BLOCK + size > total:
-                    return None
-                if hdr != start:  # one PAX header between them
-                    psize = int(bytes(mv[start + 124:start + 135]), 8)
-                    if mv[start + 156] != 0x78 or hdr != start + _BLOCK + psize + (-psize % _BLOCK):
-                        return None
-                nb = _enc(name)[:100]
-                k = len(nb)
+            nb = name.encode("utf-8", "surrogateescape")
+            k = len(nb)
+            if k >= 100:
+                nb, k = nb[:100], 100
+            tb = types.get(typ)
+            if tb is None:
                 tb = typ.encode()
-                if (mv[hdr:hdr + k] != nb or (k < 100 and mv[hdr + k]) or mv[hdr + 156:hdr + 157] != tb
-                        or len(tb) != 1 or mv[hdr + 124:hdr + 136] != b"%011o\0" % size):
+                if len(tb) != 1:
                     return None
-                append(Member(name, tb, link, mode, uid, gid, mtime, size, hdr + _BLOCK))
-                pos = hdr + _BLOCK + size + (-size % _BLOCK)
-        except (TypeError, ValueError, AttributeError, IndexError):
-            return None  # not numbers, not text, or past the end
-        if pos < total and mv[pos:pos + _BLOCK] != _ZERO:
-            return None
+            if (not at(nb, hdr) or (k < 100 and buf[hdr + k]) or buf[hdr + 156] != tb[0]
+                    or not at(b"%011o\0" % size, hdr + 124)):
+                return None
+            append(Member(name, tb, link, mode, uid, gid, mtime, size, hdr + _BLOCK))
+            pos = hdr + _BLOCK + size + (-size % _BLOCK)
+    except (TypeError, ValueError, AttributeError, IndexError):
+        return None  # not numbers, not text, or past the end
+    if pos < total and not at(_ZERO, pos):
+        return None
     return out
+
+
+_TYPE_BYTES = {"0": REGTYPE, "5": DIRTYPE, "2": SYMTYPE, "1": LNKTYPE}
+_REG = (b"0", b"\0", b"7")  # Member.isreg
 
 
 def _plan_member(plan: _Plan, m: Member, layer: bool) -> None:
@@ -654,13 +680,19 @@ def _plan_member(plan: _Plan, m: Member, layer: bool) -> None:
 
 def _check_parents(plan: _Plan) -> None:
     # an entry must never be created below something the archive itself makes a non-directory
+    declared = plan.declared
+    passed: set[str] = set()  # parents whose every prefix (and themselves) passed
     for name in list(plan.entries) + plan.whiteouts + [o for o in plan.opaque if o]:
+        parent = name.rpartition("/")[0]
+        if not parent or parent in passed:
+            continue
         parts = name.split("/")
         for i in range(1, len(parts)):
-            kind = plan.declared.get("/".join(parts[:i]))
+            kind = declared.get("/".join(parts[:i]))
             if kind is not None and kind != "d":
                 raise SnapshotError(f"refused {name!r}: would be written through a "
                                     f"{'symlink' if kind == 'l' else 'file'} in the archive")
+        passed.add(parent)
     for name, m in plan.entries.items():
         if m.islnk():
             parts = m.linkname.split("/")
@@ -679,7 +711,11 @@ def _check_target(fs: Any, dest: str, plan: _Plan) -> None:
     checked: dict[str, bool] = {}
     names = list(plan.entries) + plan.whiteouts + [o for o in plan.opaque if o]
     names += [m.linkname for m in plan.entries.values() if m.islnk()]
+    passed: set[str] = set()  # parents whose every prefix (and themselves) passed
     for name in names:
+        parent = name.rpartition("/")[0]
+        if not parent or parent in passed:
+            continue
         parts = name.split("/")
         for i in range(1, len(parts)):
             prefix = "/".join(parts[:i])
@@ -699,16 +735,22 @@ def _check_target(fs: Any, dest: str, plan: _Plan) -> None:
                 checked[prefix] = ok
             if not ok:
                 raise SnapshotError(f"refused {name!r}: {join(dest, prefix)} is a symlink or not a directory")
+        passed.add(parent)
 
 
-def _sort_key(name: str) -> tuple[str, ...]:
-    return tuple(name.split("/"))
+# Names in component order (a parent first, then its subtree): the name with each "/" as
+# NUL, which sorts below every character and is never in a planned name (_clean_name).
+_sort_key = operator.methodcaller("replace", "/", "\0")
 
 
 def _entry_order(plan: _Plan) -> list[str]:
     """Parents before children; hard links after everything, so their targets exist."""
-    names = sorted(plan.entries, key=_sort_key)
-    return [n for n in names if not plan.entries[n].islnk()] + [n for n in names if plan.entries[n].islnk()]
+    entries = plan.entries
+    names = sorted(entries, key=_sort_key)
+    links = [n for n in names if entries[n].type == LNKTYPE]
+    if not links:
+        return names
+    return [n for n in names if entries[n].type != LNKTYPE] + links
 
 
 def _rm_tree(fs: Any, path: str) -> None:
@@ -878,8 +920,11 @@ def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan,
             parent.wh.add(name)
     dir_times: list[tuple[Any, Member]] = []
     entries = plan.entries
-    new, charge = up._new, up._charge
-    # (per entry: the calls of the loop body inlined, a thousand small files cost ~4 us each)
+    # (per entry: the calls of the loop body inlined, MemoryFS._new and _charge too, with
+    # the same limits; a file's bytes are copied from the archive's buffer when it has one)
+    max_files, max_bytes = up.max_files, up.max_bytes
+    now = _time()
+    view = memoryview(tf.getvalue()) if type(tf) is io.BytesIO else None
     for rel in _entry_order(plan):
         m = entries[rel]
         t = m.type
@@ -898,15 +943,27 @@ def _apply_upper(up: MemoryFS, overlay: Any, tf: BinaryIO, plan: _Plan,
         if t == LNKTYPE:
             node = created[m.linkname]
             node.nlink += 1
-        elif t == SYMTYPE:
-            node = new(S_IFLNK | 0o777, uid, gid)
-            node.target = m.linkname
-            node.mtime = node.atime = float(m.mtime)
         else:
-            node = new(S_IFREG | (m.mode & 0o7777), uid, gid)
-            data = _read_data(tf, m)
-            charge(len(data))
-            node.data = data
+            if max_files is not None and up.files_used >= max_files:
+                raise _err(errno.EDQUOT)
+            up.files_used += 1
+            if t == SYMTYPE:
+                node = _Inode(S_IFLNK | 0o777, uid, gid, now)
+                node.target = m.linkname
+            else:
+                node = _Inode(S_IFREG | (m.mode & 0o7777), uid, gid, now)
+                if view is not None:
+                    at = m.offset_data
+                    data = bytearray(view[at:at + m.size])
+                    if len(data) != m.size:
+                        raise SnapshotError(f"truncated archive at {m.name!r}")
+                else:
+                    data = _read_data(tf, m)
+                size = len(data)
+                if size and max_bytes is not None and up.bytes_used + size > max_bytes:
+                    raise _err(errno.ENOSPC)
+                up.bytes_used += size
+                node.data = data
             node.mtime = node.atime = float(m.mtime)
         parent.children[name] = node
         if parent.wh:

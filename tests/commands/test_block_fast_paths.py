@@ -35,18 +35,14 @@ def test_cut_one_field_whole_block_matches_gnu(monkeypatch):
     from agentic_bash.commands import fieldutils
 
     hits = [0, 0]
-    make = fieldutils._one_field_regex
+    block = fieldutils._one_field_block
 
-    class Counting:
-        def __init__(self, rx):  # noqa: ANN001
-            self.rx = rx
+    def counting(text, rx):  # noqa: ANN001, ANN202
+        got = block(text, rx)
+        hits[got is not None] += 1
+        return got
 
-        def findall(self, text):  # noqa: ANN001, ANN202
-            got = self.rx.findall(text)
-            hits[len(got) == text.count(b"\n")] += 1
-            return got
-
-    monkeypatch.setattr(fieldutils, "_one_field_regex", lambda *a: (r := make(*a)) and Counting(r))
+    monkeypatch.setattr(fieldutils, "_one_field_block", counting)
     rnd = random.Random(1818)
     for i in range(120):
         d = rnd.choice([" ", ":", "\t", ".", "]"])
@@ -61,6 +57,38 @@ def test_cut_one_field_whole_block_matches_gnu(monkeypatch):
         a, b = compare(["cut", "-d", d, "-f", str(n)], stdin=text)
         assert (a.stdout, a.status) == (b.stdout, b.status), (d, n, text)
     assert hits[1] > 50 and hits[0] > 5, hits
+
+
+def test_cut_one_field_grouped_lines_match_gnu(monkeypatch):
+    """-f N over blocks of many lines: the 16-lines-per-match pattern answers the first
+    multiple of 16 lines and the one-line pattern the rest; a short line among the
+    grouped ones or the rest (first, middle, last) sends the block to the general regex.
+    N above 16 has no grouped pattern."""
+    from agentic_bash.commands import fieldutils
+
+    paths = {"fast": 0, "fallback": 0}
+    block = fieldutils._one_field_block
+
+    def counting(text, rx):  # noqa: ANN001, ANN202
+        got = block(text, rx)
+        paths["fast" if got is not None else "fallback"] += 1
+        return got
+
+    monkeypatch.setattr(fieldutils, "_one_field_block", counting)
+    rnd = random.Random(1819)
+    for i in range(60):
+        d = rnd.choice([" ", ":", "\t", "."])
+        n = rnd.choice([1, 2, 3, 5, 16, 17])
+        count = rnd.choice([15, 16, 17, 31, 32, 33, 47, 100, 161])
+        lines = [d.join("".join(rnd.choice("ab c:.") for _ in range(rnd.randint(0, 3)))
+                        for _ in range(rnd.randint(n - 1, n + 2) + 1)) for _ in range(count)]
+        if i % 3 == 0:
+            short = d.join(["x"] * rnd.randint(1, max(1, n - 1))) if n > 1 else ""
+            lines[rnd.choice([0, count // 2, count - 1, rnd.randrange(count)])] = short if n > 1 else "plain"
+        text = ("\n".join(lines) + rnd.choice(["\n", ""])).encode()
+        a, b = compare(["cut", "-d", d, "-f", str(n)], stdin=text)
+        assert (a.stdout, a.status) == (b.stdout, b.status), (d, n, text)
+    assert paths["fast"] > 20 and paths["fallback"] > 5, paths
 
 
 def test_sed_literal_first_per_line_matches_gnu():

@@ -116,6 +116,17 @@ def test_limits_of_the_runner_are_refused(sb) -> None:
     assert r.stdout == "PermissionError: [Errno 1] Operation not permitted\n"
 
 
+@pytest.mark.parametrize("call", ["l.syscall(62, p, 10)", "l.syscall(234, p, p, 10)",
+                                  "l.syscall(129, p, 10, b)"], ids=["kill", "tgkill", "rt_sigqueueinfo"])
+def test_forwarded_signal_reaches_the_shell_by_every_call(sb, call: str) -> None:
+    # USR1 to the runner by kill, tgkill or rt_sigqueueinfo: the supervisor hands it to the
+    # shell (its trap runs) and the call succeeds, whichever argument carries pid and signal
+    r = sb.run("trap 'echo got USR1' USR1; python3 -c 'import ctypes, os; l = ctypes.CDLL(None); "
+               f"b = ctypes.create_string_buffer(128); p = os.getppid(); print({call})'; echo after",
+               timeout=30)
+    assert (r.stdout, r.exit_code, r.restarted) == ("0\ngot USR1\nafter\n", 0, False), r.stderr
+
+
 @pytest.mark.parametrize("script,want", ALLOWED)
 def test_programs_still_signal_their_own(sb, script: str, want: str) -> None:
     r = sb.run(script, timeout=30)

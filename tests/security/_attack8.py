@@ -171,7 +171,14 @@ def pids_part() -> dict[str, Any]:
     sb = Sandbox(limits=Limits(max_processes=MAX, timeout=30))
     try:
         out["native_forkbomb"] = _sampled(
-            sb, "/bin/bash -c 'f(){ f | f & }; f' 2>/dev/null; /bin/sleep 1; echo survived")
+            # (the run waits until the bomb has met the limit: bash says "fork: retry" then;
+            # at load ~25 a fixed second ended the run before it had, CI at 5e16a9f)
+            # then goes on 2 s more, builtins only (a busy table refuses the shell's threads
+            # too), as a run that started a bomb would
+            sb, "/bin/bash -c 'f(){ f | f & }; f' 2>/tmp/bomb.err; SECONDS=0; l=; "
+                "until [[ $l == *'fork: retry'* ]] || (( SECONDS > 60 )); do "
+                "read -r l < /tmp/bomb.err; done; SECONDS=0; while (( SECONDS < 2 )); do :; done; "
+                "echo survived", timeout=90)
         out["native_forkbomb"]["left"] = _drained(sb)
         out["native_threads"] = _sampled(sb, PY_THREADS)
         out["subshell_storm"] = _sampled(

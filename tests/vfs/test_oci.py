@@ -109,6 +109,10 @@ def _hostile():
         "symlink-then-file": _tar(ok, _ti("workspace/l", tarfile.SYMTYPE, "/etc"), (_ti("workspace/l/passwd"), b"x")),
         "through-existing-symlink": _tar(ok, (_ti("bin/evil"), b"x")),
         "file-then-child": _tar(ok, (_ti("workspace/f"), b"1"), (_ti("workspace/f/x"), b"2")),
+        # (the parent checks remember parents that passed: a sibling's passing is no pass here)
+        "file-then-child-after-siblings": _tar(ok, (_ti("workspace/d/a"), b"1"), (_ti("workspace/d/f"), b"1"),
+                                               (_ti("workspace/d/b"), b"1"), (_ti("workspace/d/f/x"), b"2")),
+        "through-existing-symlink-after-sibling": _tar((_ti("usr/x"), b"1"), (_ti("bin/evil"), b"x")),
         "chardev": _tar(ok, _ti("workspace/null", tarfile.CHRTYPE)),
         "blockdev": _tar(ok, _ti("workspace/sda", tarfile.BLKTYPE)),
         "hardlink-escape": _tar(ok, _ti("workspace/h", tarfile.LNKTYPE, "../../etc/shadow")),
