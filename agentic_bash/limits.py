@@ -631,6 +631,8 @@ def _watch_round() -> bool:
                 # the call returns: make it return now
                 b.abort_pipes()
         frames = None  # (no frame kept alive until the next round)
+        b = None  # type: ignore[assignment]  # (nor the last budget: the executor reuses a run's
+        # budget only when nothing else holds it, tests/shell/test_run_reuse.py)
         if os.getpid() != me:  # pragma: no cover - (a forked child starts its own)
             return True
 
