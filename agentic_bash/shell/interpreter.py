@@ -2959,7 +2959,7 @@ class Interpreter(Expander):
         # every argument (a long format times many arguments is quadratic in the script),
         # and %(…)T or %q may grow a piece; past the cap the stage gets a pipe with
         # back-pressure as before
-        words = sum(len(a) for a in argv)
+        words = sum(map(len, argv))
         if (words if name != "printf" else (len(argv[1]) * 16 + 16) * len(argv) + 4 * words) > _PRODUCE_CAP:
             return None
         return list(argv)
