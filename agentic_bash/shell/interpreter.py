@@ -852,7 +852,10 @@ class Interpreter(Expander):
                 name = target
                 sc, var = st.find_scope(name)
             elif value and not _NAME_RE.match(value.split("[")[0]):
-                raise VarError(f"`{value}': invalid variable name for name reference")
+                # (an unset reference given a value that names no variable)
+                err = VarError(f"`{value}': not a valid identifier")
+                err.builtin_named = True  # type: ignore[attr-defined]
+                raise err
         if name in DYNAMIC and var is None and not self.dash and name not in self.unspecial:
             if name == "SECONDS":
                 self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
@@ -2379,7 +2382,12 @@ class Interpreter(Expander):
                         n = int(reply.strip())
                     except ValueError:
                         n = 0
-                    self.set_var(cmd.var, items[n - 1] if 1 <= n <= len(items) else "")
+                    try:
+                        self.set_var(cmd.var, items[n - 1] if 1 <= n <= len(items) else "")
+                    except VarError as e:
+                        # (as `for`: the loop ends with status 1, the script goes on)
+                        self.error(e.message)
+                        return self.set_status(1)
                     try:
                         st = self.run_script(cmd.body)
                     except LoopCtl as lc:
@@ -3871,7 +3879,7 @@ class Interpreter(Expander):
             self.error(f"{argv[0]}: write error: {msg}")
             return 1
         if isinstance(e, VarError):
-            self.error(e.message)
+            self.error(f"{argv[0]}: {e.message}" if getattr(e, "builtin_named", False) else e.message)
             return 1
         if isinstance(e, ExpansionError):
             # an arithmetic error assigning through `read`/`printf -v` to an integer
