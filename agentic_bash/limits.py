@@ -179,7 +179,10 @@ class Budget:
     # others refuse, as GNU tools do when malloc fails.
     HELD_FACTOR = 4
     HELD_OVERHEAD = 64
-    STAGE_THREADS = 128
+    # (64: `f(){ f | f; }; f` ends with EAGAIN in 0.35-1.1 s at load ~19, where with 128 it
+    # took 0.8-2.0 s, a third of the runs reaching the deadline, and 1-1.9 s past it in the
+    # starved fuzz: every stage thread must be torn down at the stop)
+    STAGE_THREADS = 64
 
     def __init__(self, limits: Limits, timeout: float | None = None) -> None:
         self._start(limits, timeout, time.monotonic())

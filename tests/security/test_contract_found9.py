@@ -259,3 +259,30 @@ def test_a_host_tuned_gc_threshold_is_kept() -> None:
             "print(gc.get_threshold()[0])")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.stdout.strip() == "5000", p
+
+
+# -- fewer threads to stop at the deadline ---------------------------------------------------
+
+def test_a_recursive_pipeline_holds_at_most_64_stage_threads() -> None:
+    # Budget.STAGE_THREADS was 128: `f(){ f | f; }; f` peaked at ~126 threads and, on a starved
+    # machine, tearing them down at the stop ran 1-1.9 s past the deadline (seed 7 fuzz); it
+    # still ends as bash's does, with EAGAIN
+    with ab.Sandbox(isolation="virtual") as sb:
+        sb.run("true")
+        peak = [0]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.002):
+                peak[0] = max(peak[0], threading.active_count())
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        base = threading.active_count()
+        try:
+            r = sb.run("f(){ f | f; }; f", timeout=10)
+        finally:
+            stop.set()
+            t.join()
+        assert r.exit_code in (254, 124), r
+        assert peak[0] - base <= 64 + 8, peak[0] - base
+        assert sb.run("echo ok", timeout=10).stdout == "ok\n"
