@@ -499,6 +499,9 @@ class _Grep:
         return False
 
     # -- per input ---------------------------------------------------------------------
+    def search(self, stream, display: str) -> int:  # noqa: ANN001
+        return self.count_one(stream, display) if self.count_lit else self.search_stream(stream, display)
+
     def count_one(self, stream, display: str) -> int:  # noqa: ANN001
         """search_stream for ``-c`` (or ``-vc``) of one literal, where that ends in its
         one-literal count: an input that is one read without a NUL is counted here (most
@@ -1056,9 +1059,11 @@ def grep(ctx: CommandContext, argv: list[str]) -> int:
     g.any_listed = False
     lits = g.literals
     # (the conditions under which search_stream counts a block with its one-literal counter)
-    g.search = (g.count_one if lits is not None and len(lits) == 1 and lits[0] and o.count
-                and not o.list_files and not o.quiet and o.max_count is None and not o.icase
-                and not o.only and not o.initial_tab else g.search_stream)
+    # (a flag, not a bound method in an attribute: that would be a cycle holding the
+    # context, and the run's budget with it, until the next collection)
+    g.count_lit = bool(lits is not None and len(lits) == 1 and lits[0] and o.count
+                       and not o.list_files and not o.quiet and o.max_count is None and not o.icase
+                       and not o.only and not o.initial_tab)
     if not files:
         if o.directories == "recurse":
             files = ["."]

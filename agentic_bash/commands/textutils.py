@@ -1491,7 +1491,7 @@ def _basename(p: str, suffix: str | None) -> str:
 @stdio
 def basename(ctx: CommandContext, argv: list[str]) -> int:
     try:
-        opts, ops = parse_opts(ctx, argv, "as:z", {"multiple": "a", "suffix": "s", "zero": "z"}, status=1)
+        opts, ops = parse_opts(ctx, argv, "+as:z", {"multiple": "a", "suffix": "s", "zero": "z"}, status=1)
     except OptError as e:
         return e.status
     multiple = False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import io
+import itertools
 import os
 import posixpath
 import re
@@ -89,10 +90,17 @@ def _whole_script(script: str, extglob: bool, again: bool = False) -> N.Script |
                 cache[script] = keep
             else:
                 held = _TREES_HELD[extglob] + len(script)
-                while cache and (len(cache) >= _TREES_MAX or held > CACHE_BUDGET):
-                    old = next(iter(cache))  # first in, first out (insertion order)
-                    del cache[old]
-                    held -= len(old)
+                if cache and (len(cache) >= _TREES_MAX or held > CACHE_BUDGET):
+                    # first in, first out (insertion order), an eighth at a time: a dict's
+                    # first live key is found past every key deleted before it, so one
+                    # eviction per new line cost a scan of hundreds of dead slots
+                    for old in list(itertools.islice(cache, max(1, len(cache) // 8))):
+                        del cache[old]
+                        held -= len(old)
+                    while cache and held > CACHE_BUDGET:
+                        old = next(iter(cache))
+                        del cache[old]
+                        held -= len(old)
                 cache[script] = keep
                 _TREES_HELD[extglob] = held
     return tree

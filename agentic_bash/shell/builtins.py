@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import errno
 import io
 import os
@@ -378,7 +377,7 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
                         if err is None:
                             if d:
                                 _out(sh, sh.state.cwd + "\n")
-                            return 0
+                            return _pwd_readonly(sh)
                 except OSError:
                     pass
     err = _chdir(sh, target, physical=physical)
@@ -387,6 +386,17 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
         return 1
     if print_dir:
         _out(sh, sh.state.cwd + "\n")
+    return _pwd_readonly(sh)
+
+
+def _pwd_readonly(sh: Interpreter) -> int:
+    """bash's bindpwd after a change of directory: a readonly OLDPWD or PWD is reported and
+    cd fails (the directory has changed)."""
+    for n in ("OLDPWD", "PWD"):
+        v = sh.state.find(n)
+        if v is not None and v.attrs & READONLY:
+            sh.error(f"{n}: readonly variable")
+            return 1
     return 0
 
 
@@ -846,7 +856,8 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
             sh.error(e.message if e.message.endswith("bad array subscript") else f"{name}: {e.message}")
             status = 1
         except ExpansionError as e:
-            sh.error(e.message if getattr(e, "subscript", False) else f"{name}: {e.message}")
+            bare = getattr(e, "subscript", False) and not getattr(e, "arith", False)
+            sh.error(e.message if bare else f"{name}: {e.message}")
             from .interpreter import ExitShell
             raise ExitShell(1) from None
     return status
@@ -978,6 +989,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             var.value = sh._coerce(var, value, (var.value or "") if append else None)
             if target in _LOCALE_VARS and type(var.value) is str:
                 sh.locale_check(target, var.value)
+            elif target == "OPTIND":
+                sh.getopts_state = (0, 0)  # (`local OPTIND=1` restarts getopts, as set_var does)
     elif var.attrs & INTEGER and "i" in on and type(var.value) is str:
         var.value = str(sh.arith(var.value))
     if target in _LOCALE_VARS:
@@ -1288,13 +1301,14 @@ def b_shift(sh: Interpreter, argv: list[str]) -> int:
         if text is not None:
             return 1
         n = 1
+    shown = "--" if argv[1:2] == ["--"] else None  # (bash names `--` when it was given)
     if n < 0:
-        sh.error(f"shift: {text}: shift count out of range")
+        sh.error(f"shift: {shown or text}: shift count out of range")
         return 1
     pos = sh.state.positional
     if n > len(pos):
         if sh.state.shopt.get("shift_verbose") or sh.state.options["posix"]:
-            sh.error(f"shift: {n}: shift count out of range")
+            sh.error(f"shift: {shown or n}: shift count out of range")
         return 1
     sh.state.positional = pos[n:]
     return 0
@@ -1493,7 +1507,9 @@ def _numeric_operand(sh: Interpreter, name: str, argv: list[str]) -> tuple[str |
     if len(args) > 1:
         from .interpreter import ExitShell
         sh.error(f"{name}: too many arguments")
-        raise ExitShell(1)
+        x = ExitShell(1)
+        x.subscript = True  # (bash's DISCARD: a script file only drops the line)
+        raise x
     return args[0], n
 
 
@@ -1523,8 +1539,8 @@ def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
             raise ExitShell(128)  # bash treats a non-number as fatal: the shell exits with 128
         n = 1
     if n < 1:
-        # bash leaves every enclosing loop, with status 1
-        sh.error(f"{kind}: {text}: loop count out of range")
+        # bash leaves every enclosing loop, with status 1 (and names `--` when it was given)
+        sh.error(f"{kind}: {'--' if argv[1:2] == ['--'] else text}: loop count out of range")
         raise LoopCtl("break", sh.loop_depth, 1)
     raise LoopCtl(kind, min(n, sh.loop_depth))
 
@@ -1763,7 +1779,7 @@ def _report_parse_error(sh: Interpreter, e: ParseError, src: str, who: str) -> N
     _note_cond_error(sh, e)
     line = sh.lineno + max(e.line, 1) - 1
     for ln, msg in getattr(e, "before", ()):
-        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode())
+        sh.write_err(f"{base}: {who}: line {sh.lineno + max(ln, 1) - 1}: {msg}\n".encode("utf-8", "surrogateescape"))
     sh.write_err(f"{base}: {who}: line {line}: {e.message}\n".encode("utf-8", "surrogateescape"))
     if e.message.startswith("syntax error near"):
         lines = src.split("\n")
@@ -2106,7 +2122,9 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
             elif mode == "v":
                 _out(sh, name + "\n")
             elif mode == "V":
-                _out(sh, f"{name} is a shell builtin\n")
+                from .interpreter import SPECIAL_BUILTINS
+                special = sh.state.options["posix"] and name in SPECIAL_BUILTINS
+                _out(sh, f"{name} is a {'special ' if special else ''}shell builtin\n")
             if not all_:
                 return 0
     if not all_ and path is None and "/" not in name:
@@ -2286,6 +2304,11 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                 data = b"".join(parts)
                 return data.replace(b"\0", b""), True
             body = line[:-1]
+            if not body.isascii() and _mb_swallows_end(body) and not sh.byte_locale():
+                # the newline completes a character bash's read_mbchar was reading (an
+                # invalid sequence: Latin-1 text in a UTF-8 locale): the record goes on
+                parts.append(line)
+                continue
             if not raw and body.endswith(b"\\"):
                 # an odd number of trailing backslashes escapes the newline: continue
                 k = len(body) - len(body.rstrip(b"\\"))
@@ -2298,8 +2321,9 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
     count = 0
     nread = 0
     budget = sh.budget
-    # -n/-N count characters where the locale has multibyte ones
-    mb = nchars is not None and not sh.byte_locale()
+    # a byte above 0x7f starts a character (bash's read_mbchar): -n/-N count characters,
+    # and the bytes that end it are taken with it, a delimiter or NUL among them
+    mb = not sh.byte_locale()
     while True:
         if nchars is not None and count >= nchars:
             return bytes(buf), False
@@ -2344,22 +2368,55 @@ def _assoc_target(sh: Interpreter, name: str) -> bool:
     return var is not None and bool(var.attrs & ASSOC)
 
 
+def _mb_len(lead: int) -> int:
+    """Bytes glibc's UTF-8 mbrtowc wants for a character starting with ``lead`` (1: invalid
+    at once). It still knows the old 5- and 6-byte forms, so 0xf8-0xfd start one."""
+    if lead < 0xc2 or lead > 0xfd:
+        return 1
+    return 2 if lead < 0xe0 else 3 if lead < 0xf0 else 4 if lead < 0xf8 else 5 if lead < 0xfc else 6
+
+
+def _mb_swallows_end(body: bytes) -> bool:
+    """Does bash's read, taking ``body`` a character at a time, still want a byte for the
+    character at its end (so the newline after it is taken as part of that character)?"""
+    try:
+        body.decode("utf-8")
+        return False  # (all whole characters)
+    except UnicodeDecodeError:
+        pass
+    i, n = 0, len(body)
+    while i < n:
+        b = body[i]
+        i += 1
+        if b < 0x80:
+            continue
+        need = _mb_len(b) - 1
+        while need > 0:
+            if i == n:
+                return True
+            c = body[i]
+            i += 1
+            need -= 1
+            if c & 0xC0 != 0x80:
+                break  # (invalid: the byte that made it so belongs to the character)
+    return False
+
+
 def _mb_tail(stream: Any, first: bytes) -> bytes:
     """The bytes after ``first`` that make one character, as bash's read_mbchar takes them:
-    more while the sequence is an incomplete UTF-8 character, the byte that makes it
-    invalid included (it is read, so it is kept)."""
-    buf = first
-    while len(buf) <= 4:
-        try:
-            if codecs.getincrementaldecoder("utf-8")().decode(buf, False):
-                break
-        except UnicodeDecodeError:
-            break
+    more while the sequence is an incomplete one, the byte that makes it invalid included
+    (it is read, so it is kept)."""
+    tail = b""
+    need = _mb_len(first[0]) - 1
+    while need > 0:
         c = stream.read(1)
         if not c:
             break
-        buf += c
-    return buf[1:]
+        tail += c
+        need -= 1
+        if c[0] & 0xC0 != 0x80:
+            break
+    return tail
 
 
 def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
@@ -2464,7 +2521,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                         return 2
                     val = args[i]
                 if c == "d":
-                    delim = val[:1].encode() if val else b"\0"
+                    delim = val.encode("utf-8", "surrogateescape")[:1] if val else b"\0"
                 elif c in "nN":
                     try:
                         nchars = int(val)
@@ -2533,6 +2590,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     lim = sh.budget.limits.max_variable_bytes
     if lim is not None and len(data) > lim:
         data = data[:lim]
+    if b"\0" in data:
+        data = data[:data.index(b"\0")]  # (a NUL taken into a character ends bash's C string)
     if array is not None and _assoc_target(sh, array):
         sh.error(f"read: {array}: not an indexed array")  # (after the input was read, as bash)
         return 1
@@ -2768,7 +2827,7 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
         if c == "t":
             strip = True
         elif c == "d":
-            delim = val[:1].encode() if val else b"\0"  # type: ignore[index,union-attr]
+            delim = val.encode("utf-8", "surrogateescape")[:1] if val else b"\0"  # type: ignore[union-attr]
         elif c == "C":
             callback = val
         else:
@@ -3144,6 +3203,9 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
                 pass
             return 0
     else:
+        if not target:
+            sh.error("kill: `': not a pid or valid job spec")
+            return 1
         sh.error(f"kill: {target}: arguments must be process or job IDs")
         return 1
     if sig in ("EXIT", "CHLD", "WINCH", "URG", "CONT"):
@@ -3578,7 +3640,7 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
             bind("OPTARG", c)
         else:
             if not quiet:
-                sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode())
+                sh.write_err(f"{sh.script_name}: illegal option -- {c}\n".encode("utf-8", "surrogateescape"))
             sh.unset_var("OPTARG")
         set_name("?")
         if pos >= len(arg):
@@ -3599,7 +3661,7 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
                 bind("OPTARG", c)
             else:
                 if not quiet:
-                    sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode())
+                    sh.write_err(f"{sh.script_name}: option requires an argument -- {c}\n".encode("utf-8", "surrogateescape"))
                 set_name("?")
                 sh.unset_var("OPTARG")
             finish(optind + 1, 0)
@@ -3869,12 +3931,15 @@ def b_enable(sh: Interpreter, argv: list[str]) -> int:
     flags = {f for f, _ in r[0]}  # type: ignore[index]
     args = r[1]  # type: ignore[index]
     disable = "n" in flags
-    if flags & {"a", "p"}:
-        args = ["-p"] + args
     dis = set(sh.state.disabled)
-    if not args or args[0] in ("-a", "-p"):
+    if not args:
+        # the listing: -a every builtin, -n the disabled ones, else the enabled ones;
+        # -s only POSIX's special builtins
+        from .interpreter import SPECIAL_BUILTINS
         for k in sorted(BUILTINS):
-            if k in dis and not disable:
+            if "s" in flags and k not in SPECIAL_BUILTINS:
+                continue
+            if "a" not in flags and (k in dis) != disable:
                 continue
             _out(sh, f"enable {'-n ' if k in dis else ''}{k}\n")
         return 0

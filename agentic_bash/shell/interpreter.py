@@ -788,10 +788,17 @@ class Interpreter(Expander):
             return value if append_to is None else append_to + value
         a = var.attrs
         if a & INTEGER:
-            n = self.arith(value)
-            if append_to is not None:
-                n = self.arith(append_to or "0") + n
-                n = ((n + (1 << 63)) % (1 << 64)) - (1 << 63)
+            try:
+                n = self.arith(value)
+                if append_to is not None:
+                    n = self.arith(append_to or "0") + n
+                    n = ((n + (1 << 63)) % (1 << 64)) - (1 << 63)
+            except ExpansionError as e:
+                # an integer variable's bad value ends bash -c (a script file drops the line)
+                if getattr(e, "arith", False):
+                    e.discard = False
+                    e.subscript = True  # type: ignore[attr-defined]
+                raise
             value = str(n)
         elif append_to is not None:
             value = append_to + value
@@ -838,7 +845,10 @@ class Interpreter(Expander):
                 name = target
                 sc, var = st.find_scope(name)
             elif value and not _NAME_RE.match(value.split("[")[0]):
-                raise VarError(f"`{value}': invalid variable name for name reference")
+                # (an unset reference given a value that names no variable)
+                err = VarError(f"`{value}': not a valid identifier")
+                err.builtin_named = True  # type: ignore[attr-defined]
+                raise err
         if name in DYNAMIC and var is None and not self.dash and name not in self.unspecial:
             if name == "SECONDS":
                 self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
@@ -2365,7 +2375,12 @@ class Interpreter(Expander):
                         n = int(reply.strip())
                     except ValueError:
                         n = 0
-                    self.set_var(cmd.var, items[n - 1] if 1 <= n <= len(items) else "")
+                    try:
+                        self.set_var(cmd.var, items[n - 1] if 1 <= n <= len(items) else "")
+                    except VarError as e:
+                        # (as `for`: the loop ends with status 1, the script goes on)
+                        self.error(e.message)
+                        return self.set_status(1)
                     try:
                         st = self.run_script(cmd.body)
                     except LoopCtl as lc:
@@ -2651,6 +2666,15 @@ class Interpreter(Expander):
     def var_is_set(self, name: str) -> bool:
         if "[" in name and name.endswith("]"):
             base, _, sub = name[:-1].partition("[")
+            if sub in ("@", "*") and _NAME_RE.match(base):
+                # -v a[@]: an indexed array with an element, or a set scalar; an
+                # associative array's @ and * are keys like any other (bash 5.2)
+                v = self.lookup_var(self.state.resolve_ref(base))
+                if v is None or v.value is None:
+                    return False
+                if type(v.value) is not dict:
+                    return True
+                return sub in v.value if v.attrs & ASSOC else bool(v.value)
             if _NAME_RE.match(base) and sub not in ("@", "*"):
                 sub = self.expand_subscript(sub)
                 # -v a[k]: is that element set (an unset element is not "", it is unset)
@@ -2935,7 +2959,7 @@ class Interpreter(Expander):
         # every argument (a long format times many arguments is quadratic in the script),
         # and %(…)T or %q may grow a piece; past the cap the stage gets a pipe with
         # back-pressure as before
-        words = sum(len(a) for a in argv)
+        words = sum(map(len, argv))
         if (words if name != "printf" else (len(argv[1]) * 16 + 16) * len(argv) + 4 * words) > _PRODUCE_CAP:
             return None
         return list(argv)
@@ -3366,6 +3390,13 @@ class Interpreter(Expander):
                     if st.options["posix"]:
                         raise ExitShell(127) from None  # bash's posix mode: fatal, with 127
                     raise AbortLine(1) from None
+                except ExpansionError as err:
+                    # (an integer variable's value is an arithmetic error: reported here,
+                    # where the function's frame still names the source, as do_assign's is)
+                    self.error(err.message)
+                    if err.fatal:
+                        raise expansion_exit(err) from None
+                    return self.set_status(err.status)
             self.pipestatus = [0]
             st.last_arg = ""
             st.last_status = 0
@@ -3835,7 +3866,7 @@ class Interpreter(Expander):
             self.error(f"{argv[0]}: write error: {msg}")
             return 1
         if isinstance(e, VarError):
-            self.error(e.message)
+            self.error(f"{argv[0]}: {e.message}" if getattr(e, "builtin_named", False) else e.message)
             return 1
         if isinstance(e, ExpansionError):
             # an arithmetic error assigning through `read`/`printf -v` to an integer
@@ -3850,12 +3881,16 @@ class Interpreter(Expander):
         st = self.state
         lim = self.budget.limits.max_call_depth
         fv = st.scopes[0].get("FUNCNEST")
+        nest = False
         if fv is not None and type(fv.value) is str and fv.value.isdigit() and int(fv.value) > 0:
             # FUNCNEST (bash; global only here): a positive value lowers the limit
+            nest = lim is None or int(fv.value) < lim
             lim = int(fv.value) if lim is None else min(lim, int(fv.value))
         if lim is not None and len(self.funcstack) >= lim:
             self.error(f"{name}: maximum function nesting level exceeded ({lim})")
-            raise ExitShell(1)
+            # FUNCNEST's limit drops the command line, as bash (the next line runs); the
+            # sandbox's own max_call_depth ends the run
+            raise ExitShell(1, nest)
         saved_pos = st.positional
         st.positional = list(args)
         saved_argv = self.argv_frames
@@ -3888,6 +3923,7 @@ class Interpreter(Expander):
                 saved_dbg = st.traps.pop("DEBUG")  # nor is DEBUG inherited without set -T
         frame = self.cmd_frame
         self.cmd_frame = (name, self.budget.commands)
+        gs = self.getopts_state  # (put back on return if the function made OPTIND local)
         pop_msg = False
         off = self.errexit_off
         if off and off == self.neg_off:
@@ -3934,6 +3970,8 @@ class Interpreter(Expander):
             if len(st.scopes) > 1:
                 sc = st.scopes.pop()
                 if sc:
+                    if "OPTIND" in sc:
+                        self.getopts_state = gs  # (bash: getopts goes on where the caller was)
                     saved_opts = sc.get("-")
                     if saved_opts is not None and type(saved_opts.value) is dict:
                         st.options.update(saved_opts.value)

@@ -44,6 +44,7 @@ _AFTER_OK = frozenset(" \t\n;|&)")
 _BEFORE_OK = frozenset(" \t\n;|(")
 
 _V_RE = re.compile(r"\bv\[(\d+)\]")
+_HELPER_RE = re.compile(r"\b(s\d+)\(v\)")
 _SHAPES: dict[tuple[str, bool], Any] = {}
 _SHAPES_MAX = 512
 _NONE = object()
@@ -152,6 +153,8 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
     when the shape holds no placeholder or nests too deep for one expression."""
     ns: dict[str, Any] = {}
     helpers: list[str] = []
+    helper_used: dict[str, set[int]] = {}
+    every = {int(i) for i in _PH_RE.findall(repr(shape))}
 
     def const(x: Any) -> str:
         name = f"c{len(ns)}"
@@ -184,19 +187,33 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
         if all(e is None for e in subs):
             return None
         expr = f"{const(t)}(" + ", ".join(e if e is not None else const(x) for x, e in zip(vals, subs)) + ")"
-        if t is N.Simple:
-            # the same command with the same words (`echo y` in each new `if`) is the same
-            # node, with its execution plan (cached on it) made once
-            used = sorted(set(_V_RE.findall(expr)), key=int)
-            k = len(helpers)
-            # (a string with several placeholders is rebuilt by _sub from all of v)
-            key = "tuple(v)" if "_sub(" in expr else "(" + "".join(f"v[{i}], " for i in used) + ")"
-            plan = _plan_code(node, gen, const)
-            helpers.append(f"def s{k}(v, m={{}}):\n    k = {key}\n    r = m.get(k)\n    if r is None:\n"
+        if t is not N.Simple and t is not N.Script and t is not N.CaseArm:
+            return expr
+        # the placeholders this node's value depends on (its own and its helpers'; a
+        # string with several placeholders is rebuilt by _sub from all of v)
+        used = {int(i) for i in _V_RE.findall(expr)}
+        for h in _HELPER_RE.findall(expr):
+            used |= helper_used[h]
+        if "_sub(" in expr:
+            used = set(every)
+        # The same node for the same values (`echo y` in each new `if`, a case arm, a
+        # branch): a Simple keeps its execution plan, and the subtree is not rebuilt. A node
+        # that depends on every placeholder differs in every new line: not remembered.
+        memo = used != every
+        plan = _plan_code(node, gen, const) if t is N.Simple else ""
+        if not memo and not plan:
+            return expr
+        k = len(helpers)
+        name = f"s{k}"
+        helper_used[name] = used
+        if memo:
+            key = "(" + "".join(f"v[{i}], " for i in sorted(used)) + ")"
+            helpers.append(f"def {name}(v, m={{}}):\n    k = {key}\n    r = m.get(k)\n    if r is None:\n"
                            f"        if len(m) > 64:\n            m.clear()\n        r = m[k] = {expr}\n{plan}"
                            f"    return r\n")
-            return f"s{k}(v)"
-        return expr
+        else:
+            helpers.append(f"def {name}(v):\n    if True:\n        r = {expr}\n{plan}    return r\n")
+        return f"{name}(v)"
 
     try:
         body = gen(shape, 0)

@@ -44,3 +44,18 @@ def test_many_distinct_big_evals_do_not_pin_their_trees() -> None:
     for extglob in (0, 1):
         held = sum(map(len, inprocess._TREES[extglob]))
         assert held == inprocess._TREES_HELD[extglob] <= parser.CACHE_BUDGET
+
+
+def test_run_cache_evicts_in_batches_within_its_bounds() -> None:
+    """run()'s cache of whole scripts drops its oldest entries an eighth at a time when
+    full: it never holds more than _TREES_MAX entries, its character count stays exact,
+    and the newest entries stay."""
+    cache = inprocess._TREES[0]
+    cache.clear()
+    inprocess._TREES_HELD[0] = 0
+    n = inprocess._TREES_MAX + 700
+    for i in range(n):
+        inprocess._whole_script(f"echo {i} | cat", False)
+        assert len(cache) <= inprocess._TREES_MAX
+    assert f"echo {n - 1} | cat" in cache and "echo 0 | cat" not in cache
+    assert sum(map(len, cache)) == inprocess._TREES_HELD[0] <= parser.CACHE_BUDGET

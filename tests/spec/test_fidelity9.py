@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 import bashdiff
+
+
+def _c(script: str) -> str:
+    """``script`` as ``bash -c`` runs it (errors in functions read "environment:", and what
+    ends bash -c differs from a script on stdin), nested in the case."""
+    return f"bash -c {shlex.quote(script)}; echo rc=$?"
+
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -26,6 +35,39 @@ FIXED = [
     'kill -9; echo rc=$?; kill -s TERM; echo rc=$?; kill -n 9; echo rc=$?; kill -9 --; echo rc=$?; kill -BAD; echo rc=$?',
     # a killed coprocess blocked reading its input ends (the in-process one waited for ever)
     'coproc cat; echo hello >&${COPROC[1]}; read -u ${COPROC[0]} line; echo "$line"; kill $COPROC_PID; echo k=$?; wait $COPROC_PID; echo w=$?',
+    # an integer variable's bad value: reported in the function's frame, ends bash -c; declare/local keep their name
+    _c('declare -i i; f() { echo start; i=0#4; echo in-f; }; f; echo after-f'),
+    _c('declare -i i\ni=2 ; i+=0#4\necho next'),
+    _c('f() { local -i j=2#3; echo same; }; f\necho next'),
+    "printf 'declare -i i\\ni=0#4\\necho next $?\\nf() { i=1/0; echo in-f; }\\nf\\necho end\\n' > s.sh; bash ./s.sh; echo rc=$?",
+    # shift/return with two operands end bash -c but only drop the line of a script file
+    "printf 'set -- a b c\\nshift 3 x; echo same\\necho after $?\\nf() { return 1 2; echo inf; }\\nf\\necho after2 $?\\n' > s.sh; bash ./s.sh; echo rc=$?",
+    # FUNCNEST's limit drops the command line (the next line runs)
+    _c('FUNCNEST=3; f() { echo in; f; echo after-inner; }; g() { f; echo in-g $?; }; g\necho next $?'),
+    # -v a[@]: an indexed array with an element or a set scalar; an associative array's @ is a key
+    'declare -A A=([a]=1); declare -a a=([1]=1); b=(); declare -a c; s=x; e=; for v in \'A[@]\' \'a[@]\' \'a[*]\' \'b[@]\' \'c[@]\' \'s[@]\' \'e[@]\' \'n[@]\' \'a[1]\'; do [[ -v $v ]] && echo "$v set" || echo "$v unset"; done; declare -A H=([\'@\']=2); [ -v \'H[@]\' ]; echo $?',
+    # enable lists the enabled builtins, -n the disabled ones, -a all; -s only the special ones
+    "enable -ps; echo --; enable -nps; enable -n test echo; enable -n; enable -ns; enable -a | grep -e test -e echo -e ' cd'",
+    # type in posix mode names the special builtins
+    'set -o posix; type break export cd; command -V eval',
+    # basename stops at its first operand
+    'basename -s .sh x.sh y.sh -a; basename -a x/y -s .z; basename -- -a',
+    # getopts goes on where the caller was when a function made OPTIND local (it looped for ever)
+    'f() { typeset OPTIND=1; typeset opt; while getopts \':abcxyz\' opt; do echo opt: "$opt"; if [[ $opt = y ]]; then f -abc ; fi; done; }; f -xyz',
+    'g() { local OPTIND=1 o; while getopts xy o; do echo "g $o"; done; }; set -- -ab; while getopts ab o; do echo "top $o"; g -xy; done',
+    # read -d/mapfile -d take the first byte of the delimiter (an invalid byte was an internal error)
+    's=$\'a\\xffb\\xffc\\xff\'; mapfile -t -d $\'\\xff\' array <<<"$s"; declare -p array; IFS= read -r -d $\'\\xff\' x <<< "$s"; echo "$x"; printf \'xéy\' | { read -d \'é\' v; echo "$v" | od -c | head -2; }',
+    'getopts a o $\'-\\xff\' 2>&1 | od -c | head -2; { getopts b: o $\'-\\xffb\'; echo "rc=$? [$o]"; } 2>&1 | od -c | head -3',
+    # read takes the bytes that end a character with it (read_mbchar): Latin-1 text in a UTF-8 locale joins lines
+    'printf \'caf\\xe9\\nna\\xefve\\nok\\n\' > l1.txt; while read -r l; do printf \'%q\\n\' "$l"; done < l1.txt; cat l1.txt | while read -r l; do printf \'%q\\n\' "$l"; done',
+    'printf \'A\\0B\\315\\0C\\226\\0\' | while IFS= read -rd \'\' f; do printf \'<%q>\\n\' "$f"; done; printf \'a\\xc3\\xc3\\nb\\n\' | { read x; read y; printf \'%q %q\\n\' "$x" "$y"; }',
+    'printf \'%b\\200\' winter \'spring\\0375\' summer automn | while IFS= read -rd $\'\\200\' f; do printf \'<%q>\\n\' "$f"; done; LC_ALL=C; printf \'caf\\xe9\\nx\\n\' | { read x; printf \'%q\\n\' "$x"; }',
+    # select into a reference that cannot take the value ends the loop (was an internal error)
+    'declare -n r; select r in /; do :; done <<< 1; echo x rc=$?; declare -n q; q=/; echo rc=$?',
+    # cd with a readonly PWD or OLDPWD fails with bash's message
+    "bash -c 'readonly PWD ; cd / ; echo $?'; bash -c 'readonly OLDPWD ; cd / ; echo $?'",
+    # shift/break name `--` when it was given; kill ''
+    "set -- a b; shift -- 5; shopt -s shift_verbose; shift -- 5; shift -- -2; for f in 1 2; do break -- -5; done; for f in 1; do continue -1; done; kill ''; echo rc=$?",
 ]
 
 # Areas a held-out corpus hits (one of each kind from the session's batches), all matching
