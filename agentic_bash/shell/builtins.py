@@ -3140,7 +3140,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
     from .interpreter import ExitShell
     jobs = sh.jobs
     if target.startswith("%"):
-        job = jobs.find(target) if jobs else None
+        from .jobs import job_view
+        job = jobs.find(target, job_view(sh)) if jobs else None
         if job is None:
             sh.error(f"kill: {target}: no such job")
             return 1
@@ -3383,14 +3384,14 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             return 127
         return 0 if not any_ else 127
     budget = sh.budget
-    from .jobs import own_jobs
+    from .jobs import job_view, own_jobs
     if any_:
         pending = [j for j in own_jobs(sh, list(jobs.jobs.values())) if not j.reported]
         if args:
             # `wait -n ID...`: the first of those jobs to end
             picked = []
             for a in args:
-                j = jobs.find(a) if a.startswith("%") else jobs.by_pid.get(int(a))
+                j = jobs.find(a, job_view(sh)) if a.startswith("%") else jobs.by_pid.get(int(a))
                 if j is not None and j in pending and j not in picked:
                     picked.append(j)
             pending = picked
@@ -3420,7 +3421,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
-        job = jobs.find(a) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
+        job = jobs.find(a, job_view(sh)) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
         if job is None:
             if a.isdigit():
                 sh.error(f"wait: pid {a} is not a child of this shell")
@@ -3452,15 +3453,18 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
     specs = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
     only_pids = "-p" in opts
     long = "-l" in opts
-    items = sorted(jobs.jobs.values(), key=lambda j: j.num) if jobs is not None else []
-    cur = items[-1].num if items else 0
-    prev = items[-2].num if len(items) > 1 else 0
+    from .jobs import job_view
+    # (a subshell's own jobs only, numbered among themselves: see jobs.job_view)
+    view = job_view(sh, listing=True)
+    items = jobs.visible(view) if jobs is not None else []
+    cur = items[-1].vnum if items else 0
+    prev = items[-2].vnum if len(items) > 1 else 0
     status = 0
     if specs:
         # jobspec operands list just those jobs, in order; an unknown one is an error
         wanted: list[Any] = []
         for a in specs:
-            j = jobs.find(a) if jobs is not None else None
+            j = jobs.find(a, view) if jobs is not None else None
             if j is None:
                 status = 1
             wanted.append(j if j is not None else a)
@@ -3478,7 +3482,7 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
         if only_pids:
             _out(sh, f"{j.pid}\n")
             continue
-        mark = "+" if j.num == cur else ("-" if j.num == prev else " ")
+        mark = "+" if j.vnum == cur else ("-" if j.vnum == prev else " ")
         if j.done.is_set():
             state = "Done" if not j.status else f"Exit {j.status}"
             if j.killed:
@@ -3486,7 +3490,7 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
         else:
             state = "Running"
         pid = f"{j.pid:>5} " if long else " "  # (bash: "[1]+ %5d Running", "[1]+  Running")
-        _out(sh, f"[{j.num}]{mark} {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
+        _out(sh, f"[{j.vnum}]{mark} {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
         if j.done.is_set():
             jobs.remove(j)
     return status
@@ -3500,6 +3504,7 @@ def b_disown(sh: Interpreter, argv: list[str]) -> int:
     flags = {f for f, _ in r[0]}  # type: ignore[index]
     args = r[1]  # type: ignore[index]
     jobs = sh.jobs
+    from .jobs import job_view
     if jobs is None:
         for a in args:
             sh.error(f"disown: {a}: no such job")
@@ -3511,7 +3516,7 @@ def b_disown(sh: Interpreter, argv: list[str]) -> int:
         picked = []
         status = 0
         for a in args:
-            j = jobs.by_pid.get(int(a)) if a.isdigit() else jobs.find(a)
+            j = jobs.find(a, job_view(sh))
             if j is None:
                 sh.error(f"disown: {a}: no such job")
                 status = 1
@@ -3519,7 +3524,7 @@ def b_disown(sh: Interpreter, argv: list[str]) -> int:
                 picked.append(j)
     else:
         status = 0
-        allj = sorted(jobs.jobs.values(), key=lambda j: j.num)
+        allj = jobs.visible(job_view(sh))
         if "a" in flags or "r" in flags:
             picked = [j for j in allj if "r" not in flags or not j.done.is_set()]
         else:

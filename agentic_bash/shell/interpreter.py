@@ -444,6 +444,10 @@ class Interpreter(Expander):
     # child's exit status, never an ERR trap in the child
     forked_simple = False
     in_cmdsub = False
+    # whose background jobs this shell has (see jobs.job_view): the session's shell its own
+    # (owner None), a subshell only its own, a command substitution its parent's too
+    job_view: tuple = (None,)
+    job_parent_view: tuple = ()
 
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
@@ -524,7 +528,10 @@ class Interpreter(Expander):
         d["source_calls"] = self.source_calls.copy()
         d["is_subshell"] = True
         d.pop("bashpid", None)  # (its number now, vetted on first use: _NewPid)
-        d["_pidno"] = _next_pid()
+        d["_pidno"] = pid = _next_pid()
+        view = self.job_view
+        d["job_parent_view"] = view
+        d["job_view"] = view + (pid,) if cmdsub else (pid,)
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)
@@ -2946,7 +2953,13 @@ class Interpreter(Expander):
         PIPESTATUS is set, the status is the last stage's (pipefail: the last non-zero)."""
         for e in errors:
             if e is not None:
-                raise e
+                # (neither the list nor this frame may keep it: its traceback holds this
+                # frame and the callers', a reference cycle per stopped pipeline)
+                errors[:] = [None] * len(errors)  # (a stage thread still running stores later)
+                try:
+                    raise e
+                finally:
+                    e = None
         self.pipestatus = results
         if self.state.options["pipefail"]:
             for s in reversed(results):
@@ -3060,10 +3073,10 @@ class Interpreter(Expander):
             try:
                 results[i] = host.call_command(self, fn, list(argv))
             except LimitExceeded as e:
-                errors[i] = e
+                errors[i] = e.with_traceback(None)  # (kept, its frames were a cycle)
                 results[i] = 124
             except KeyboardInterrupt as e:
-                errors[i] = e
+                errors[i] = e.with_traceback(None)
                 results[i] = 130
             except ExitShell as e:
                 results[i] = e.status
@@ -3159,7 +3172,7 @@ class Interpreter(Expander):
                 try:
                     results[-1] = self.execute(last)
                 except BaseException as e:  # noqa: BLE001 - re-raised below, after every stage
-                    errors[-1] = e
+                    errors[-1] = e.with_traceback(None)
                 finally:
                     self.fds = saved
                     r.close()
@@ -3192,7 +3205,7 @@ class Interpreter(Expander):
                 b.unwatch()
         except LimitExceeded as e:  # (a kick that landed between the stage's end and unwatch)
             if errors[i] is None:
-                errors[i] = e
+                errors[i] = e.with_traceback(None)
                 results[i] = 124
             if w is not None:
                 w.close()
@@ -3221,12 +3234,12 @@ class Interpreter(Expander):
                 return
             results[i] = child.run_subshell_script(cmd, child.forked_simple)  # type: ignore[arg-type]
         except LimitExceeded as e:
-            errors[i] = e
+            errors[i] = e.with_traceback(None)
             results[i] = 124
         except BrokenPipeError:
             results[i] = 141
         except KeyboardInterrupt as e:  # the host's Ctrl-C: re-raised by the pipeline
-            errors[i] = e
+            errors[i] = e.with_traceback(None)
             results[i] = 130
         except BaseException as e:  # noqa: BLE001 - a stage must never kill the run silently
             if child.budget.cancelled:
