@@ -309,11 +309,30 @@ class CmdFS:
             return int(path[8:]) in self._fds
         return self._fs.exists(path)
 
+    def _shell_fd(self, path: str) -> int | None:
+        """The descriptor /dev/fd/N or /dev/std* names (bash looks these up in its own
+        descriptor table, never in the file system), or None for any other path."""
+        if path.startswith("/dev/fd/") and path[8:].isdigit():
+            return int(path[8:])
+        return {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}.get(path)
+
     def stat(self, path: str, follow_symlinks: bool = True) -> Any:
-        if path.startswith("/dev/fd/") and path[8:].isdigit() and int(path[8:]) in self._fds:
+        n = self._shell_fd(path)
+        if n is not None:
+            if n not in self._fds or self._fds[n] is None:
+                # (not the runner's own descriptor of that number)
+                raise FileNotFoundError(_errno.ENOENT, "No such file or directory", path)
             from ..vfs.base import StatResult
             return StatResult(0o010600)
         return self._fs.stat(path, follow_symlinks)
+
+    def access(self, path: str, mode: int) -> bool:
+        n = self._shell_fd(path)
+        if n is not None:
+            # bash's sh_stataccess: the mode bits of what the descriptor is open on (a
+            # pipe's 0600 here): readable and writable, not executable
+            return n in self._fds and self._fds[n] is not None and not mode & os.X_OK
+        return self._fs.access(path, mode)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._fs, name)
@@ -466,6 +485,7 @@ class Interpreter(Expander):
         self.in_trap = False
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
+        self.err_hidden = 0      # calls that hid the caller's ERR trap (no set -E) under way
         self.in_chld = False
         self.top = self          # the shell $$ names (its subshells and jobs share it)
         self.sig_queue: list[str] = []  # signals sent to it by its subshells and jobs (shared)
@@ -2492,7 +2512,7 @@ class Interpreter(Expander):
     def _arith_cmd(self, cmd: N.ArithCmd) -> int:
         self.lineno = cmd.line or self.lineno
         self.budget.charge_command()
-        if self.state.traps:
+        if self.state.traps or self.err_hidden:
             self._debug_compound(lambda: f"(({cmd.expr.text}))")
         if self.state.options["xtrace"]:
             self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
@@ -2527,7 +2547,7 @@ class Interpreter(Expander):
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
-            if self.state.traps:
+            if self.state.traps or self.err_hidden:
                 from .unparse import format_command
                 self._debug_compound(lambda: format_command(cmd))
             try:
@@ -2623,7 +2643,8 @@ class Interpreter(Expander):
 
     def _cond_trace(self, neg: str, words: list[str]) -> None:
         # bash prints [[ operands raw (patterns with their quoted characters escaped)
-        self.xtrace_raw("[[ " + neg + " ".join(words) + " ]]")
+        # (an empty operand shows as '', as xtrace_print_cond_term prints it)
+        self.xtrace_raw("[[ " + neg + " ".join(w if w else "''" for w in words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
@@ -3635,7 +3656,8 @@ class Interpreter(Expander):
                     elems.append(val)
             self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
+        # (an empty value shows as nothing: `+ x=`, as xtrace_print_assignment prints it)
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v)) if v else ''}", ps4)
 
     def _run_plain(self, argv: list[str]) -> int:
         """Run expanded ``argv`` of a command with no prefix assignment and no redirection
@@ -3672,7 +3694,7 @@ class Interpreter(Expander):
                     return
                 if "=" in a and _DECL_ASSIGN_RE.match(a):
                     k, _, v = a.partition("=")
-                    self.xtrace_raw(f"{k}={_xq(v)}")
+                    self.xtrace_raw(f"{k}={_xq(v) if v else ''}")
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         if not cmd.assigns and not cmd.redirs:
@@ -3918,10 +3940,12 @@ class Interpreter(Expander):
         self.loop_depth = 0
         status = 0
         err_before = st.traps.get("ERR") if st.traps else None
-        if err_before is not None and not st.options["errtrace"]:
+        hidden = err_before is not None and not st.options["errtrace"]
+        if hidden:
             # without set -E a function does not see the caller's ERR trap (bash saves it
             # and puts it back on return); one the function sets itself does fire
             del st.traps["ERR"]
+            self.err_hidden += 1  # (BASH_COMMAND still follows [[ ]] and (( )) for it)
         # a function without set -T runs with the RETURN trap reset (bash): it fires for the
         # function only when set inside it, and the caller's trap comes back afterwards
         # unless the function left one of its own
@@ -4000,6 +4024,8 @@ class Interpreter(Expander):
                     self.fresh_err_trap = st.traps.get("ERR")
             elif not st.options["errtrace"] and "ERR" not in st.traps:
                 st.traps["ERR"] = err_before
+            if hidden:
+                self.err_hidden -= 1
             if pop_msg:
                 # bash's unwinding after set -e fired in eval'd or sourced text complains
                 # once per function frame it leaves, in the caller's context

@@ -68,6 +68,12 @@ FIXED = [
     "bash -c 'readonly PWD ; cd / ; echo $?'; bash -c 'readonly OLDPWD ; cd / ; echo $?'",
     # shift/break name `--` when it was given; kill ''
     "set -- a b; shift -- 5; shopt -s shift_verbose; shift -- 5; shift -- -2; for f in 1 2; do break -- -5; done; for f in 1; do continue -1; done; kill ''; echo rc=$?",
+    # set -x shows an empty assignment as `x=` and an empty [[ ]] operand as ''
+    'set -x; b=; [[ $b > 7 ]]; [[ -n $b ]]; [[ "a b" == $b ]]; [[ $b ]]; export E=; x+=',
+    # an ERR trap after a function failed names the function's last command in BASH_COMMAND
+    'trap \'echo "ERR: $LINENO: -$BASH_COMMAND- failed"\' ERR; func() { [[ -z nonempty ]]; }; func; h() { (( 0 )); }; h; g() { false; return 3; }; g',
+    # test's /dev/fd/N and /dev/std* are the shell's descriptors (not the runner's)
+    'test -w /dev/fd/1; echo $?; test -r /dev/fd/0 < /dev/null; echo $?; test -w /dev/stdout; echo $?; [ -r /dev/fd/7 ]; echo $?; [ -e /dev/fd/9 ]; echo $?; exec 9>f; [ -w /dev/fd/9 ]; echo $?; [ -x /dev/fd/1 ]; echo $?; exec <&-; [ -e /dev/stdin ]; echo $?',
 ]
 
 # Areas a held-out corpus hits (one of each kind from the session's batches), all matching
