@@ -224,8 +224,11 @@ class ResourceControl:
             notes.append("limits: " + ", ".join(parts))
         if self.backends.get("memory") == "watchdog" and mech.get("memory_limit", "").startswith("enforced"):
             notes.append("memory watchdog: the runner samples every "
-                         f"{WATCHDOG_INTERVAL * 1000:.0f} ms and kills the largest process; "
-                         "weaker than a cgroup (a fast allocation can overshoot between samples)")
+                         f"{WATCHDOG_INTERVAL * 1000:.0f} ms (anonymous and shared memory, "
+                         "memfds held open, SysV segments, tmpfs) and kills the largest process; "
+                         "weaker than a cgroup (a fast allocation can overshoot between samples; "
+                         "kernel memory such as socket buffers or descriptors in flight is not "
+                         "seen)")
         return dataclasses.replace(report, mechanisms=mech, notes=tuple(notes),
                                    warnings=tuple(warns))
 

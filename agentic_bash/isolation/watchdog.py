@@ -169,14 +169,118 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _statm_anon(pid: str) -> int | None:
-    """Resident anonymous bytes (resident minus file-backed): cheap, but pages a fork still
-    shares copy-on-write count in full in every process that maps them."""
+    """Resident bytes: cheap, an upper bound (pages a fork still shares copy-on-write count in
+    full in every process that maps them, and so do mapped files). Shared memory (MAP_SHARED
+    anonymous, a mapped memfd, SysV) is in statm's "shared" with the file pages, so resident
+    minus shared would miss it (attack9: 768 MiB of MAP_SHARED memory held past a 256 MiB
+    limit); ``_pss_held`` separates them when the sum passes the limit."""
     try:
         with open(f"/proc/{pid}/statm", "rb") as f:
             fields = f.read().split()
-        return (int(fields[1]) - int(fields[2])) * _PAGE
+        return int(fields[1]) * _PAGE
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _pss_held(pid: str | int) -> int | None:
+    """Proportional anonymous plus shared-memory bytes (smaps_rollup Pss_Anon + Pss_Shmem):
+    what the process holds that no file on disk backs."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    got: dict[bytes, int] = {}
+    for line in data.splitlines():
+        key = line.split(b":", 1)[0]
+        if key in (b"Pss", b"Pss_Anon", b"Pss_Shmem"):
+            got[key] = int(line.split()[1]) * 1024
+    if b"Pss_Anon" in got:
+        return got[b"Pss_Anon"] + got.get(b"Pss_Shmem", 0)
+    return got.get(b"Pss")
+
+
+def _memfd_held(pids: list[str]) -> dict[int, int]:
+    """Bytes of the memfds each process holds open (st_blocks: what is allocated, mapped or
+    not), each file once: an unmapped memfd is in no process's memory figures and on no
+    mount (attack9: a 768 MiB memfd held past a 256 MiB limit)."""
+    seen: set[tuple[int, int]] = set()
+    out: dict[int, int] = {}
+    for pid in pids:
+        d = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            try:
+                if not os.readlink(f"{d}/{n}").startswith("/memfd:"):
+                    continue
+                st = os.stat(f"{d}/{n}")
+            except OSError:
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key not in seen:
+                seen.add(key)
+                out[int(pid)] = out.get(int(pid), 0) + st.st_blocks * 512
+    return out
+
+
+_MEMFD_EVERY = 0.25
+_memfd_last: list[Any] = [float("-inf"), {}]
+
+
+def _memfd_recent(pids: list[str]) -> dict[int, int]:
+    """``_memfd_held`` at most every _MEMFD_EVERY seconds (it reads every descriptor of every
+    process: ~4x the cost of the rest of a sample), the last figures in between."""
+    now = time.monotonic()
+    if now - _memfd_last[0] >= _MEMFD_EVERY:
+        _memfd_last[:] = [now, _memfd_held(pids)]
+    return _memfd_last[1]
+
+
+def _sysv_segments() -> list[tuple[int, int, int]]:
+    """(bytes, shmid, processes attached) of this IPC namespace's SysV shared memory
+    segments: they outlive every process (attack9: one left behind held 768 MiB)."""
+    try:
+        with open("/proc/sysvipc/shm", "rb") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    if not lines:
+        return []
+    head = lines[0].split()
+    try:
+        idx = [head.index(k) for k in (b"rss", b"swap", b"shmid", b"nattch")]
+    except ValueError:
+        return []
+    out = []
+    for ln in lines[1:]:
+        f = ln.split()
+        try:
+            rss, swap, shmid, nattch = (int(f[i]) for i in idx)
+        except (IndexError, ValueError):
+            continue
+        out.append((rss + swap, shmid, nattch))
+    return out
+
+
+def _sysv_shm() -> int:
+    return sum(b for b, _, _ in _sysv_segments())
+
+
+def _remove_orphan_segment(bigger_than: int) -> bool:
+    """IPC_RMID the largest SysV segment no process has attached, if it holds more than
+    ``bigger_than`` bytes (a segment is freed only so; killing a process never frees it)."""
+    orphans = sorted((b, i) for b, i, n in _sysv_segments() if n == 0 and b > bigger_than)
+    if not orphans:
+        return False
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.shmctl(orphans[-1][1], 0, None) == 0   # IPC_RMID
+    except (OSError, AttributeError):
+        return False
 
 
 def pss_anon(pid: str | int) -> int | None:
@@ -203,16 +307,17 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
     mounts hold. The cheap statm sum is an upper bound; only when it passes ``limit`` is it
     redone with proportional figures (``known``: pid -> bytes for processes whose smaps this
     one may not read, e.g. the runner's own report)."""
-    tmpfs = _tmpfs_used()
+    tmpfs = _tmpfs_used() + _sysv_shm()
     try:
         names = [d for d in os.listdir("/proc") if d.isdigit()]
     except OSError:
         return tmpfs, 0, []
+    memfd = _memfd_recent(names)
     cheap: list[tuple[int, int]] = []
     for d in names:
         v = _statm_anon(d)
         if v is not None:
-            cheap.append((v, int(d)))
+            cheap.append((v + memfd.get(int(d), 0), int(d)))
     total = tmpfs + sum(v for v, _ in cheap)
     if limit is not None and total > limit:
         known = known or {}
@@ -220,7 +325,9 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
         for v, pid in cheap:
             p = known.get(pid)
             if p is None:
-                p = pss_anon(pid)
+                p = _pss_held(pid)
+                if p is not None:
+                    p += memfd.get(pid, 0)
             precise.append((v if p is None else p, pid))
         cheap = precise
         total = tmpfs + sum(v for v, _ in cheap)
@@ -280,7 +387,9 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         t0 = time.monotonic()
         total, n, procs = sample((me, runner), limit, known)
         spent = time.monotonic() - t0
-        if total > limit and (procs or known.get(runner, 0) > limit):
+        if total > limit and _remove_orphan_segment(max((v for v, _ in procs), default=0)):
+            page.set("kills", page.get("kills") + 1)
+        elif total > limit and (procs or known.get(runner, 0) > limit):
             # the workload's largest process; the runner itself only when it alone is over
             # (a limit below the runner's own size would otherwise kill every new sandbox)
             victims = sorted(procs, reverse=True) or [(0, runner)]

@@ -347,9 +347,13 @@ class NetworkPolicy:
         return addrs, ""
 
     def _local(self, addr: str, local_addrs: frozenset[str]) -> str:
-        if self.mode == "host" or not self.block_private or addr not in local_addrs:
+        if self.mode == "host" or not self.block_private:
             return ""
-        ip = ipaddress.ip_address(addr)
+        ip = ipaddress.ip_address(addr.split("%")[0])
+        # judged unwrapped too (attack9): ``[::ffff:<this host's IPv4>]`` reached a host
+        # service listening on 0.0.0.0 through the proxy, as did the NAT64/6to4/compat forms
+        if not {addr, ip.compressed, unwrap(ip).compressed} & local_addrs:
+            return ""
         if any(r.matches_addr(ip, None) for r in self.allow_rules):
             return ""
         return f"{addr} is an address of this host"

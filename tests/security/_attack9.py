@@ -540,9 +540,114 @@ def part_resources(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "memory": memory no process's anonymous pages show, under a small limit -------------
+HOLD = {
+    "anon": "b = bytearray(768 << 20)",
+    "memfd": "fd = os.memfd_create(str(1)); os.posix_fallocate(fd, 0, 768 << 20)",
+    "memfd_mapped": "fd = os.memfd_create(str(1)); os.posix_fallocate(fd, 0, 768 << 20); "
+                    "m = mmap.mmap(fd, 768 << 20); m[:] = bytes(768 << 20)",
+    "shared_anon": "m = mmap.mmap(-1, 768 << 20, flags=mmap.MAP_SHARED)\n"
+                   "for i in range(0, 768 << 20, 4096): m[i] = 1",
+    "sysv": "import ctypes; l = ctypes.CDLL(None); l.shmat.restype = ctypes.c_void_p; "
+            "i = l.shmget(0, 768 << 20, 0o1600); a = l.shmat(i, None, 0); "
+            "ctypes.memset(a, 1, 768 << 20)",
+}
+# six processes, each leaving a 100 MiB SysV segment no one attaches, each exiting at once
+ORPHANS = ("for n in 1 2 3 4 5 6; do python3 -c 'import ctypes; l = ctypes.CDLL(None); "
+           "l.shmat.restype = ctypes.c_void_p; i = l.shmget(0, 100 << 20, 0o1600); "
+           "a = l.shmat(i, None, 0); ctypes.memset(a, 1, 100 << 20); "
+           "l.shmdt(ctypes.c_void_p(a))'; sleep 0.3; done; sleep 0.5; "
+           "awk 'NR > 1 {s += $15 + $16} END {print \"held\", s + 0}' /proc/sysvipc/shm")
+
+
+def part_memory(token: str) -> dict[str, Any]:
+    limit = 256 << 20
+    out: dict[str, Any] = {"limit": limit}
+    fr = Fresh(limits=ab.Limits(max_memory_bytes=limit, timeout=60))
+    with fr as sb:
+        out["backend"] = sb.isolation.mechanisms.get("memory_limit")
+        for name, code in HOLD.items():
+            r = sb.run(f"python3 -c 'import os, mmap, time\n{code}\nprint(\"held\", flush=True)"
+                       f"\ntime.sleep(4)\nprint(\"survived\")'; echo rc=$?", timeout=60)
+            out[name] = {"out": r.stdout[-300:], "err": r.stderr[-300:],
+                         "limit": r.limit_exceeded,
+                         "after": call(lambda: sb.run("ipcrm -a; echo alive",
+                                                      timeout=30).stdout, 60)}
+        r = sb.run(ORPHANS, timeout=60)
+        out["sysv_orphans"] = {"out": r.stdout[-300:], "err": r.stderr[-300:],
+                               "after": call(lambda: sb.run("ipcrm -a; echo alive",
+                                                            timeout=30).stdout, 60)}
+    out["left"] = fr.left
+    return out
+
+
+# -- part "network": this host's own addresses, in every spelling ---------------------------------
+def _spellings(addr: str) -> list[str]:
+    import ipaddress
+    ip = ipaddress.ip_address(addr)
+    if ip.version == 6:
+        return [f"[{ip.compressed}]", f"[{ip.exploded}]"]
+    n = int(ip)
+    return [addr, str(n), hex(n), f"[::ffff:{addr}]", f"[::{addr}]", f"[64:ff9b::{addr}]",
+            f"[2002:{n >> 16:x}:{n & 0xffff:x}::1]", f"[0:0:0:0:0:ffff:{n >> 16:x}:{n & 0xffff:x}]"]
+
+
+def part_network(token: str) -> dict[str, Any]:
+    import psutil
+    hits: list[str] = []
+    socks = []
+    for fam, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        if fam == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        s.bind((addr, socks[0].getsockname()[1] if socks else 0))
+        s.listen(64)
+        s.settimeout(0.2)
+        socks.append(s)
+    port = socks[0].getsockname()[1]
+    stop = threading.Event()
+
+    def serve(s: socket.socket) -> None:
+        while not stop.is_set():
+            try:
+                c, a = s.accept()
+            except OSError:
+                continue
+            hits.append(str(a))
+            try:
+                c.sendall(b"HTTP/1.0 200 OK\r\n\r\nHOSTSECRET-" + token.encode() + b"\n")
+            finally:
+                c.close()
+    for s in socks:
+        threading.Thread(target=serve, args=(s,), daemon=True).start()
+    own = sorted({a.address.split("%")[0] for addrs in psutil.net_if_addrs().values()
+                  for a in addrs if a.family in (socket.AF_INET, socket.AF_INET6)})
+    targets = [t for a in own for t in _spellings(a)] + [socket.gethostname()]
+    lines = []
+    for t in targets:
+        host = t.strip("[]")
+        lines += [f"curl -s -m 4 http://{t}:{port}/",
+                  f"curl -s -m 4 --noproxy '*' http://{t}:{port}/",
+                  f"curl -s -m 4 -x socks5h://127.0.0.1:3128 http://{t}:{port}/",
+                  f"python3 -c 'import socket; s = socket.create_connection((\"{host}\", {port}), "
+                  f"timeout=3); s.sendall(b\"GET / HTTP/1.0\\r\\n\\r\\n\"); print(s.recv(99))'"]
+    out: dict[str, Any] = {"own": own, "targets": targets}
+    fr = Fresh()
+    with fr as sb:
+        r = sb.run("; ".join(f"{ln} 2>&1" for ln in lines) + "; true", timeout=400)
+        out["run"] = {"out": r.stdout[-3000:], "code": r.exit_code, "violations": len(r.violations)}
+    time.sleep(0.5)
+    stop.set()
+    out["hits"] = hits
+    out["secret_seen"] = f"HOSTSECRET-{token}" in r.stdout
+    out["left"] = fr.left
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "files": part_files, "kernel": part_kernel, "report": part_report,
-    "resources": part_resources,
+    "resources": part_resources, "memory": part_memory,
+    "network": part_network,
 }
 
 

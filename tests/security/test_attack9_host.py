@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
               pytest.mark.timeout(600)]
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack9.py")
-PARTS = ("files", "kernel", "report", "resources")
+PARTS = ("files", "kernel", "report", "resources", "memory", "network")
 GiB = 1 << 30
 _cache: dict[str, dict[str, Any]] = {}
 
@@ -203,3 +203,34 @@ def test_filling_every_writable_place_stays_bounded(got: dict) -> None:
     assert "made 150000" in r["inodes"]["out"] and r["inodes"]["host_inode_drop"] < 5000, _show(r)
     assert r["after_inodes"].get("value") == "alive\n", _show(r)
     _nothing_left(r["left"])
+
+
+# -- memory no process's anonymous pages show ---------------------------------------------------
+# (before, as the unprivileged user, where the watchdog is the memory limit: a memfd, MAP_SHARED
+# memory and SysV segments of 768 MiB each lived on under a 256 MiB limit, and six exited
+# processes left 600 MiB of SysV segments behind; the cgroup (root) always counted them)
+@pytest.mark.parametrize("name", ["anon", "memfd", "memfd_mapped", "shared_anon", "sysv"])
+def test_memory_that_no_process_shows_is_still_limited(got: dict, name: str) -> None:
+    r = got["memory"][name]
+    assert "survived" not in r["out"] and r["limit"] == "memory", _show(got["memory"])
+    assert r["after"].get("value") == "alive\n", _show(r)
+
+
+def test_sysv_segments_left_behind_stay_within_the_limit(got: dict) -> None:
+    m = got["memory"]
+    r = m["sysv_orphans"]
+    held = int(r["out"].split("held", 1)[1].split()[0])
+    assert held <= m["limit"] + (16 << 20), _show(m)
+    assert r["after"].get("value") == "alive\n", _show(r)
+    _nothing_left(m["left"])
+
+
+# -- this host's own addresses in every spelling, through the proxy and around it --------------
+def test_host_services_unreachable_through_its_own_addresses(got: dict) -> None:
+    # before: curl http://[::ffff:<this host's IPv4>]:PORT/ (the proxy, and socks5h) got the
+    # answer of a host service listening on 0.0.0.0
+    n = got["network"]
+    assert n["own"] and len(n["targets"]) >= 8, _show(n)
+    assert n["hits"] == [] and not n["secret_seen"], _show(n)
+    assert n["run"]["violations"] > 0, _show(n)   # refusals are reported, not silent
+    _nothing_left(n["left"])

@@ -35,3 +35,18 @@ def test_virtual_file_api_does_not_wait_on_a_fifo(op: str) -> None:
         # a regular file next to it still works both ways
         sb.write_file("/workspace/g", b"ok")
         assert sb.read_file("/workspace/g") == b"ok"
+
+
+@pytest.mark.parametrize("spelling", ["203.0.113.7", "::ffff:203.0.113.7", "::ffff:cb00:7107",
+                                      "0:0:0:0:0:ffff:cb00:7107", "64:ff9b::203.0.113.7",
+                                      "2002:cb00:7107::1", "::203.0.113.7"])
+def test_policy_refuses_this_hosts_address_in_every_spelling(spelling: str) -> None:
+    # before: [::ffff:<this host's IPv4>] passed the proxy's "address of this host" check (it
+    # compared strings) and reached a host service listening on 0.0.0.0
+    from agentic_bash.network.policy import NetworkPolicy
+    p = NetworkPolicy.coerce("public")
+    addrs, why = p.decide(spelling, 5432, lambda h: [], local_addrs=frozenset({"203.0.113.7"}))
+    assert addrs == [] and "address of this host" in why, (addrs, why)
+    # a public address that is not this host's still goes through
+    assert p.decide("203.0.113.8", 5432, lambda h: [],
+                    local_addrs=frozenset({"203.0.113.7"})) == (["203.0.113.8"], "")
