@@ -636,6 +636,22 @@ def part_network(token: str) -> dict[str, Any]:
     with fr as sb:
         r = sb.run("; ".join(f"{ln} 2>&1" for ln in lines) + "; true", timeout=400)
         out["run"] = {"out": r.stdout[-3000:], "code": r.exit_code, "violations": len(r.violations)}
+        # refused connections from background processes after their run returned: what the
+        # host keeps for the next Result stays bounded however long the caller waits
+        sb.write_file("/tmp/refuse.py", b"import socket, time\nt = time.monotonic()\n"
+                      b"while time.monotonic() - t < 90:\n    try:\n"
+                      b"        socket.create_connection(('10.1.2.3', 80), timeout=0.5).close()\n"
+                      b"    except OSError:\n        pass\n")
+        sb.run("for i in 1 2 3 4; do (python3 /tmp/refuse.py > /dev/null 2>&1 &); done", timeout=30)
+        att = sb._ex._net
+        deadline = time.monotonic() + 60
+        while att._dropped < 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pending, dropped = len(att._violations), att._dropped
+        nxt = sb.run("pkill -f refuse.py; echo ok", timeout=30)
+        out["background_refusals"] = {
+            "pending": pending, "dropped": dropped, "next_violations": len(nxt.violations),
+            "summary": [str(v) for v in nxt.violations if "not itemised" in str(v)]}
     time.sleep(0.5)
     stop.set()
     out["hits"] = hits

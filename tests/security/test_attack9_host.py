@@ -234,3 +234,12 @@ def test_host_services_unreachable_through_its_own_addresses(got: dict) -> None:
     assert n["hits"] == [] and not n["secret_seen"], _show(n)
     assert n["run"]["violations"] > 0, _show(n)   # refusals are reported, not silent
     _nothing_left(n["left"])
+
+
+def test_refusals_kept_for_the_next_result_are_bounded(got: dict) -> None:
+    # before: every refusal of a background process was kept until the next run (~1 KiB
+    # each, ~240 a second here, for as long as the caller waited)
+    b = got["network"]["background_refusals"]
+    assert b["pending"] + b["dropped"] > 1000, _show(b)   # the attack ran past the bound
+    assert b["pending"] <= 1000 and b["next_violations"] <= 1000 + 32, _show(b)
+    assert b["summary"] and "more refusals not itemised" in b["summary"][0], _show(b)
