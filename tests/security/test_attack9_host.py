@@ -102,6 +102,14 @@ def test_file_api_hostile_paths_stay_in_the_sandbox(got: dict) -> None:
     _nothing_left(r["left"])
 
 
+def test_credentials_in_the_callers_python_prefix_are_masked(got: dict) -> None:
+    # before: $VIRTUAL_ENV/pip.conf (a private index's token) was readable in the sandbox
+    r = got["files"]["prefix_secrets"]
+    assert r["bound"], _show(r)        # the prefix itself is there (the runner needs it)
+    assert r["leaked"] == [], _show(r)
+    _nothing_left(r["left"])
+
+
 # -- the host's salvage after a crash reads the dead sandbox's files -----------------------------
 def test_salvage_of_a_sparse_file_is_bounded_on_the_host(got: dict) -> None:
     # before: a 3 GiB sparse file (no room in a 1 GiB layer) became a 3 GiB host temp file;
