@@ -92,6 +92,15 @@ class Limits:
     """Address space (RLIMIT_AS) of each native process, inherited by its children: a
     per-process cap that makes allocations fail (``MemoryError``, status 1) rather than a kill.
     None = no per-process cap (``max_memory_bytes`` bounds the whole sandbox)."""
+    max_process_memory: int | None = 512 * MiB
+    """Private writable memory (RLIMIT_DATA: heap and anonymous mappings, not code or shared
+    files) of each native process, inherited by its children: an allocation past it fails,
+    so a runaway tool ends itself with its own error (GNU ``shuf``/``tac``/``tail``:
+    ``memory exhausted``, status 1; Python: ``MemoryError``) while the session goes on. GNU
+    ``sort`` sizes its buffer from it (half) and spills the rest to temporary files. A program
+    that needs more (a large compile, a data job) needs a higher value or None (then only
+    ``max_memory_bytes`` bounds it). Set right after each spawn, so a process the child forks
+    in its first microseconds may escape it, as with ``max_processes``."""
     allow_watchdog: bool = False
     """With ``strict=True``, accept the runner's memory watchdog (samples every ~50 ms, then
     kills the largest process) where no memory cgroup can be had. It is weaker than a cgroup:
@@ -109,7 +118,8 @@ class Limits:
         # from a cgroup file, or silently (tmpfs size=0 means no bound at all)
         for name, low in (("max_memory_bytes", _MIN_MEMORY), ("max_processes", 1),
                           ("max_file_bytes", 1), ("max_open_files", _MIN_FILES),
-                          ("max_address_space", _MIN_MEMORY), ("max_fs_bytes", 0)):
+                          ("max_address_space", _MIN_MEMORY), ("max_process_memory", _MIN_MEMORY),
+                          ("max_fs_bytes", 0)):
             v = getattr(self, name)
             if v is None:
                 continue
@@ -137,7 +147,7 @@ class Limits:
             max_call_depth=200, max_output_bytes=1 * MiB, max_variable_bytes=4 * MiB,
             max_fs_bytes=256 * MiB, max_file_count=100_000, max_processes=128,
             max_memory_bytes=512 * MiB, cpu_quota=1.0, max_file_bytes=64 * MiB,
-            max_open_files=1024, max_jobs=32,
+            max_open_files=1024, max_jobs=32, max_process_memory=256 * MiB,
         )
 
     def with_(self, **changes: object) -> Limits:
@@ -161,7 +171,7 @@ class Budget:
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
                  "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step",
-                 "_pipes", "_kick_at")
+                 "_pipes", "_kick_at", "span")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -185,6 +195,7 @@ class Budget:
         self.iter_cap = sys.maxsize if limits.max_loop_iterations is None else limits.max_loop_iterations
         t = limits.timeout if timeout is None else timeout
         self.deadline: float | None = None if t is None else now + t
+        self.span = t  # (the run's timeout: bounds how early the watchdog may stop it, see due)
         self.commands = 0
         self.iterations = 0
         self.held = 0
@@ -305,9 +316,11 @@ class Budget:
 
     def due(self, now: float) -> str | None:
         """Why the watchdog must stop this budget's threads now (past the deadline plus
-        WATCH_GRACE: "timeout"), or None."""
+        WATCH_GRACE: "timeout"), or None. On a starved machine (see early()) that moment
+        comes earlier, so the stop itself, slowed as much as everything else, still ends
+        near the deadline."""
         d = self.deadline
-        if d is not None and now >= d + WATCH_GRACE:
+        if d is not None and now >= d + WATCH_GRACE - early(self.span):
             return "timeout"
         return None
 
@@ -461,6 +474,45 @@ WATCH_GRACE = 0.03
 WATCH_POLL = 0.01
 """How often the watchdog looks while some run is going (0.25 s when none is)."""
 
+WATCH_EARLY_FACTOR = 4.0
+"""How many times its own recent lateness (see early()) the watchdog acts before its moment."""
+WATCH_EARLY_MAX = 0.25
+"""At most this many seconds early ..."""
+WATCH_EARLY_SHARE = 0.1
+"""... and at most this share of the run's timeout."""
+WATCH_LAG_FLOOR = 0.02
+"""Lateness (seconds) below this is normal scheduling: the watchdog then acts on time."""
+
+_lag = 0.0      # how late the watchdog's recent wake-ups came (a peak halving every 0.5 s)
+_lag_at = 0.0   # when _lag was last updated
+
+
+def early(span: float | None) -> float:
+    """Seconds before WATCH_GRACE past the deadline that the watchdog stops a run whose
+    timeout is ``span``: 0 normally; on a starved machine (the watchdog's own 10 ms sleeps
+    coming back late by L > WATCH_LAG_FLOOR: other processes hold the CPUs, or hundreds of
+    this process's threads hold the GIL) min(WATCH_EARLY_FACTOR x L, WATCH_EARLY_MAX,
+    WATCH_EARLY_SHARE x span). Everything after the stop (unwinding, stopping the stages and
+    jobs, building the Result) is slowed by the same factor: measured at load 13-33 on 2
+    cores, runs whose worker got 0.3-0.7 s of CPU in ~3 s of wall time ended 0.5-1.6 s past
+    their deadline. The run then reports timed_out and 124 a little before its timeout."""
+    lag = _lag
+    if lag <= WATCH_LAG_FLOOR or span is None:
+        return 0.0
+    e = WATCH_EARLY_FACTOR * lag
+    if e > WATCH_EARLY_MAX:
+        e = WATCH_EARLY_MAX
+    s = WATCH_EARLY_SHARE * span
+    return e if e < s else s
+
+
+def _note_lag(late: float, now: float) -> None:
+    global _lag, _lag_at
+    decayed = _lag * 0.5 ** ((now - _lag_at) / 0.5) if _lag else 0.0
+    _lag = late if late > decayed else decayed
+    _lag_at = now
+
+
 WATCH_OFF = False
 """Set by a process that must stay single-threaded (the zygote, which forks sandboxes): no
 watchdog thread there; its forked children start their own."""
@@ -517,8 +569,10 @@ def _watch_round() -> bool:
         if not _ACTIVE:
             time.sleep(0.25)
             continue
+        t = _monotonic()
         time.sleep(WATCH_POLL)
         now = _monotonic()
+        _note_lag(now - t - WATCH_POLL, now)
         frames = None  # (taken when a budget is due, again when 2 ms old: a storm's
         taken = 0.0    # hundreds of budgets each copied the frames of hundreds of threads)
         for b in list(_ACTIVE):
@@ -535,6 +589,12 @@ def _watch_round() -> bool:
             if not b._cancelled:
                 b._reason = why
                 b._cancelled = True
+                try:
+                    # (a thread sleeping on the budget wakes: before its deadline when the
+                    # stop comes early, see early())
+                    b._event.set()
+                except Exception:  # noqa: BLE001
+                    pass
             # the order matters (see unwatch): flag first, then look and send under the lock
             b._kicked = int(b._kicked) + 1
             b._kick_at = now
@@ -571,6 +631,8 @@ def _watch_round() -> bool:
                 # the call returns: make it return now
                 b.abort_pipes()
         frames = None  # (no frame kept alive until the next round)
+        b = None  # type: ignore[assignment]  # (nor the last budget: the executor reuses a run's
+        # budget only when nothing else holds it, tests/shell/test_run_reuse.py)
         if os.getpid() != me:  # pragma: no cover - (a forked child starts its own)
             return True
 
@@ -677,8 +739,9 @@ def _start_watch() -> None:
 
 
 def _after_fork() -> None:
-    global _watch_started, _WATCH_LOCK, WATCH_OFF
+    global _watch_started, _WATCH_LOCK, WATCH_OFF, _lag
     _watch_started = False
+    _lag = 0.0
     WATCH_OFF = False
     _WATCH_LOCK = threading.Lock()
     del _ACTIVE[:]

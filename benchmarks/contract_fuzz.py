@@ -2,13 +2,16 @@
 
 Usage: python benchmarks/contract_fuzz.py [-n 2000] [--isolation virtual|namespace] [--timeout 2]
        [--seed 1] [--per-sandbox 25] [--show 10] [--from K] [--watch sj] [--dump F] [--json F]
+       [--hog N] [--only I,J,...]
 
 Each script runs in a worker process (one Sandbox per ``--per-sandbox`` scripts, as the
 issue's fuzzer did); the parent kills a worker that does not answer within timeout + 10 s
 (a hang). For every run it records the wall time past the timeout, the worker's peak RSS
 growth (itself plus its children, sampled every 5 ms), the CPU time the worker got and the
 load average (a run far past its deadline with little CPU was starved by the machine), and
-whether ``echo ok`` still works afterwards. Prints the counts and the overrun distribution (p50/p90/p99/max) of the runs
+whether ``echo ok`` still works afterwards. ``--hog N`` runs N busy-looping processes of
+its own for the whole fuzz (CPU starvation on demand, instead of whatever load the machine
+has). Prints the counts and the overrun distribution (p50/p90/p99/max) of the runs
 that timed out.
 """
 
@@ -45,8 +48,73 @@ def _rss_tree(p) -> int:  # noqa: ANN001
     return total
 
 
+class _Tracer:
+    """For ``--trace``: where a run's time past its deadline went. Records the watchdog's
+    kicks, the collector's generation-2 passes, and (after the deadline) the run thread's
+    innermost frames every 5 ms; ``report`` keeps it for a run that ended late."""
+
+    def __init__(self, timeout: float) -> None:
+        import gc
+
+        from agentic_bash import limits
+        self.timeout = timeout
+        self.limits = limits
+        self.events: list[tuple[float, str]] = []
+        self.samples: list[tuple[float, str]] = []
+        self.t0 = 0.0
+        self.run_tid = threading.get_ident()
+        orig = limits._set_async_exc
+
+        def sae(tid, exc):  # noqa: ANN001, ANN202
+            if exc is not None:
+                self.events.append((time.monotonic(), "kick"))
+            orig(tid, exc)
+        limits._set_async_exc = sae
+        gstart = [0.0]
+
+        def gccb(phase, info):  # noqa: ANN001, ANN202
+            if info.get("generation") == 2:
+                if phase == "start":
+                    gstart[0] = time.monotonic()
+                else:
+                    self.events.append((gstart[0], f"gc2 {time.monotonic() - gstart[0]:.3f}s"))
+        gc.callbacks.append(gccb)
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def start(self) -> None:
+        self.events.clear()
+        self.samples.clear()
+        self.t0 = time.monotonic()
+
+    def _sample(self) -> None:
+        import os as _os
+        while True:
+            time.sleep(0.005)
+            t0 = self.t0
+            if not t0 or time.monotonic() < t0 + self.timeout:
+                continue
+            f = self.limits.current_frames().get(self.run_tid)
+            st = []
+            while f is not None and len(st) < 3:
+                st.append(f"{_os.path.basename(f.f_code.co_filename)}:{f.f_code.co_name}:{f.f_lineno}")
+                f = f.f_back
+            self.samples.append((time.monotonic(), " < ".join(st)))
+            del f
+
+    def report(self, dt: float) -> list[str]:
+        d = self.t0 + self.timeout
+        self.t0 = 0.0
+        lines = [f"{t - d:+.3f} {what}" for t, what in self.events if t > d - 1.0]
+        last = None
+        for t, top in list(self.samples):
+            if top != last:
+                lines.append(f"{t - d:+.3f}   {top}")
+                last = top
+        return lines
+
+
 def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # noqa: ANN001
-            dump: str | None = None) -> None:
+            dump: str | None = None, trace: bool = False) -> None:
     import faulthandler
 
     import psutil
@@ -59,6 +127,7 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
     dumpf = open(dump, "a") if dump else None  # noqa: SIM115
     me = psutil.Process()
     sb = None
+    tracer = _Tracer(timeout) if trace else None
     while True:
         msg = conn.recv()
         if msg is None:
@@ -85,6 +154,8 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
             dumpf.flush()
             faulthandler.dump_traceback_later(timeout + 8, file=dumpf)
         c0 = me.cpu_times()
+        if tracer is not None:
+            tracer.start()
         t0 = time.monotonic()
         try:
             r = sb.run(script, timeout=timeout)
@@ -92,6 +163,10 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         except BaseException as e:  # noqa: BLE001 - what escaped run() is the finding
             rec.update(exc=f"{type(e).__name__}: {e}")
         rec["dt"] = time.monotonic() - t0
+        if tracer is not None:
+            tl = tracer.report(rec["dt"])
+            if rec["dt"] > timeout + 0.3:
+                rec["trace"] = tl
         c1 = me.cpu_times()
         # CPU seconds the worker got during the run and the load then: a run far past its
         # deadline with little CPU was starved by the machine (nice, load), not slow itself
@@ -119,6 +194,11 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         conn.send(rec)
 
 
+def _hog() -> None:
+    while True:
+        pass
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=2000)
@@ -133,20 +213,28 @@ def main() -> None:
                     help="override the watchdog's thread flags: 's' stages, 'j' jobs, '' neither")
     ap.add_argument("--dump", default=None, help="file for a stack dump of every hang")
     ap.add_argument("--json", default=None, help="write every run's record here")
+    ap.add_argument("--trace", action="store_true",
+                    help="for runs past timeout + 0.3 s, show the kicks, gen-2 collections and run-thread stacks after the deadline")
+    ap.add_argument("--hog", type=int, default=0, help="busy-looping processes to run meanwhile (load)")
+    ap.add_argument("--only", default=None, help="run only these script indices (comma-separated)")
     a = ap.parse_args()
+    only = None if a.only is None else {int(x) for x in a.only.split(",")}
     rng = random.Random(a.seed)
     ctx = mp.get_context("spawn")
     recs: list[dict] = []
     hangs: list[str] = []
     proc = conn = None
     t_start = time.monotonic()
+    hogs = [ctx.Process(target=_hog, daemon=True) for _ in range(a.hog)]
+    for h in hogs:
+        h.start()
     for i in range(a.n):
         s = hostile.script(rng)
-        if i < a.start:
+        if i < a.start or (only is not None and i not in only):
             continue
         if proc is None:
             conn, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, a.isolation, a.timeout, a.watch, a.dump),
+            proc = ctx.Process(target=_worker, args=(child, a.isolation, a.timeout, a.watch, a.dump, a.trace),
                                daemon=True)
             proc.start()
         conn.send((i % a.per_sandbox == 0 or i == a.start, s))
@@ -164,6 +252,9 @@ def main() -> None:
     if proc is not None:
         conn.send(None)
         proc.join(10)
+    for h in hogs:
+        h.kill()
+        h.join()
     wall = time.monotonic() - t_start
     if a.json:
         import json
@@ -179,6 +270,9 @@ def main() -> None:
     late_out = [r for r in recs if r.get("late_output")]
     bad124 = [r for r in recs if r.get("timed_out") and r.get("code") != 124]
     print(f"{a.n} scripts, isolation={a.isolation}, timeout={a.timeout}, seed={a.seed}, {wall:.0f} s")
+    ld = sorted(r["load"] for r in recs) or [0.0]
+    print(f"load average (1 min) during runs: min {ld[0]:.1f}  median {ld[len(ld) // 2]:.1f}  max {ld[-1]:.1f}"
+          f"  (own hogs: {a.hog})")
     print(f"hangs (no answer in timeout+10 s): {len(hangs)}")
     print(f"exceptions escaping run(): {len(exc)}")
     print(f"internal errors: {len(internal)}")
@@ -203,7 +297,8 @@ def main() -> None:
             print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M"
                   + (f" cpu {r['cpu']:.2f}s load {r['load']:.0f}" if "cpu" in r else "")
                   + f" {r.get('exc', '')} {r['script']!r}"
-                  + (f"\n      ({r['ok_detail']})" if title == "unusable" and "ok_detail" in r else ""))
+                  + (f"\n      ({r['ok_detail']})" if title == "unusable" and "ok_detail" in r else "")
+                  + "".join(f"\n      {ln}" for ln in (r.get("trace", ()) if title == "late" else ())[:40]))
 
 
 if __name__ == "__main__":

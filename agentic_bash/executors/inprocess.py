@@ -365,6 +365,7 @@ class InProcessExecutor:
             # every native child passes the launcher: it enforces the process and memory caps
             native.max_live = limits.max_processes
             native.max_memory = limits.max_address_space
+            native.max_data = limits.max_process_memory
         self.limits = limits
         self.info = info
         self.prefer_inprocess = prefer_inprocess
@@ -492,6 +493,7 @@ class InProcessExecutor:
                 spare = None  # the tuple would count as a holder at the end
                 t = limits.timeout if timeout is None else timeout
                 budget.deadline = None if t is None else t0 + t
+                budget.span = t
                 budget.commands = budget.iterations = budget._arr_added = 0
                 budget._pipes = None  # (the previous run's pipes are not this run's to break)
                 if on_output is not None or out.on_output is not None:
@@ -555,32 +557,40 @@ class InProcessExecutor:
             timed_out = False
             exceeded = None
             try:
-                budget.watch()  # (past the deadline the watchdog interrupts this thread)
-                bad = _bad_run_cwd(sh, st.cwd) if saved_cwd is not None else None
-                if bad is not None:
-                    # as `cd DIR && script` would: the script does not run
-                    err.write(f"agentic-bash: cwd: {cwd}: {bad}\n".encode("utf-8", "replace"))
-                    status = 1
-                    tree = _MISS
-                elif st.shopt["expand_aliases"] or st.options["verbose"]:
-                    tree = None
-                else:
-                    tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
-                    if tree is _MISS or tree is _AGAIN:
-                        tree = _whole_script(script, st.shopt["extglob"] is True, tree is _AGAIN)
-                if tree is _MISS:
-                    pass
-                elif tree is not None:
-                    sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
-                    try:
-                        status = run_toplevel(sh, tree)
-                    finally:
-                        sh.exec_tree = None  # type: ignore[attr-defined]
-                else:
-                    # line by line: aliases and extglob apply from the next line, warnings in
-                    # order, and the complete lines before a syntax error run, as bash -c does
-                    status = run_toplevel(sh, None, source=script, who="-c")
+                try:
+                    budget.watch()  # (past the deadline the watchdog interrupts this thread)
+                    bad = _bad_run_cwd(sh, st.cwd) if saved_cwd is not None else None
+                    if bad is not None:
+                        # as `cd DIR && script` would: the script does not run
+                        err.write(f"agentic-bash: cwd: {cwd}: {bad}\n".encode("utf-8", "replace"))
+                        status = 1
+                        tree = _MISS
+                    elif st.shopt["expand_aliases"] or st.options["verbose"]:
+                        tree = None
+                    else:
+                        tree = _TREES[st.shopt["extglob"] is True].get(script, _MISS)
+                        if tree is _MISS or tree is _AGAIN:
+                            tree = _whole_script(script, st.shopt["extglob"] is True, tree is _AGAIN)
+                    if tree is _MISS:
+                        pass
+                    elif tree is not None:
+                        sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
+                        try:
+                            status = run_toplevel(sh, tree)
+                        finally:
+                            sh.exec_tree = None  # type: ignore[attr-defined]
+                    else:
+                        # line by line: aliases and extglob apply from the next line, warnings in
+                        # order, and the complete lines before a syntax error run, as bash -c does
+                        status = run_toplevel(sh, None, source=script, who="-c")
+                finally:
+                    # the watch ends before any cleanup: a kick the watchdog queued lands here
+                    # at the latest and is caught below like the deadline itself (one that
+                    # landed in the cleanup skipped the EXIT trap, which then fired at the end
+                    # of the next run)
+                    budget.unwatch()
             except LimitExceeded as e:
+                _unwatch_all(budget)  # (a kick that cut the unwatch above short)
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
                 if e.limit not in ("interrupt", "closed"):
@@ -604,12 +614,15 @@ class InProcessExecutor:
             except BaseException as e:  # noqa: BLE001 - nothing may escape run()
                 if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
                     raise
+                _unwatch_all(budget)
                 if budget._cancelled and budget._reason == "timeout":
                     # broken by the stop itself (the deadline watchdog's exception landed
                     # in library code): the run timed out
                     self._cancel_jobs()
                     timed_out = True
                     status = 124
+                    if "EXIT" in st.traps:
+                        _exit_trap_at_deadline(sh, budget)
                 elif isinstance(e, RuntimeError) and "can't start new thread" in str(e):
                     # a thread the shell needed (a pipeline stage, a process substitution)
                     # was refused at the process limit: bash's failed fork, not our error
@@ -619,7 +632,6 @@ class InProcessExecutor:
                     status = 2
                     err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
             finally:
-                budget.unwatch()
                 if temp_scope is not None:
                     for i in range(len(st.scopes) - 1, 0, -1):
                         if st.scopes[i] is temp_scope:
@@ -694,12 +706,20 @@ class InProcessExecutor:
                 r.extra["exited"] = True
             return r
         except _DeadlineKick:
-            # the watchdog's exception arrived in the instant between the script's end and
-            # unwatch(): the run did time out; what cleanup was skipped is the cwd/env
+            # the watchdog's exception landed in this run's own cleanup, past the script's end
+            # or its deadline (the handlers above unwatch first, so this is rare): the run
+            # timed out. Its output so far is its own, and its EXIT trap runs now (left set,
+            # it fired at the end of the next run); what cleanup was skipped is the cwd/env
             # override of this run only
-            self.shell.budget.unwatch()
-            return make_result(b"", b"", 124, _monotonic() - t0, True, False, self.shell.state.cwd,
-                               (), (), (), ())
+            sh = self.shell
+            b = sh.budget
+            _unwatch_all(b)
+            self._cancel_jobs()
+            if "EXIT" in sh.state.traps:
+                _exit_trap_at_deadline(sh, b)
+            self._budget = None
+            return make_result(out.getvalue(), err.getvalue(), 124, _monotonic() - t0, True,
+                               out.truncated or err.truncated, sh.state.cwd, (), (), (), ())
         finally:
             turn.append(True)
 
@@ -1626,7 +1646,10 @@ def _line_abandoned(sh: Interpreter, e: ExitShell, script: bool = False) -> None
     bash reads a script file or stdin rather than -c text, an error in an array subscript,
     which ends ``bash -c`` but only drops the line of a script)."""
     if not e.discard and not (script and getattr(e, "subscript", False)):
-        raise e
+        try:
+            raise e
+        finally:
+            e = None  # type: ignore[assignment]  # (this frame in its traceback: a cycle)
     sh.state.last_status = e.status
     if isinstance(e, AbortLine) and sh.state.options.get("errexit"):
         # set -e: a failed readonly assignment ends the shell (an arithmetic error not)
@@ -1687,17 +1710,36 @@ SIGTERM arrives); past them it is cut, so the run still returns in time."""
 
 def _exit_trap_at_deadline(sh: Interpreter, budget: Budget) -> None:
     """A run that timed out runs its EXIT trap (as bash killed by SIGTERM does) within
-    EXIT_TRAP_GRACE; without this the trap stayed set and fired at the end of the next run."""
+    EXIT_TRAP_GRACE; without this the trap stayed set and fired at the end of the next run.
+    The calling thread is no longer watched: the trap is watched on its own (a trap that
+    loops ends at the grace's end), and whatever stops it, the trap is gone afterwards."""
     budget.deadline = _monotonic() + EXIT_TRAP_GRACE
+    budget.span = EXIT_TRAP_GRACE  # (the watchdog's early stop is a share of this, not of the run's)
     budget._cancelled = False
     prior = budget.bind()
     try:
-        sh.run_exit_trap(124)
+        try:
+            budget.watch()
+            sh.run_exit_trap(124)
+        finally:
+            budget.unwatch()
     except BaseException:  # noqa: BLE001 - the run already ended with 124
+        _unwatch_all(budget)
         sh.state.traps.pop("EXIT", None)
     finally:
         Budget.unbind(prior)
         budget._cancelled = True
+
+
+def _unwatch_all(budget: Budget) -> None:
+    """``budget.unwatch()`` for the calling thread even when a kick the watchdog sent lands
+    at its start (unwatch drops one that comes later): afterwards none can arrive."""
+    while True:
+        try:
+            budget.unwatch()
+            return
+        except _DeadlineKick:
+            continue
 
 
 def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, source: str | None,

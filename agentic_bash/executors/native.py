@@ -176,6 +176,9 @@ class NativeLauncher:
         """Live children allowed at once (``Limits.max_processes``); past it spawn is EAGAIN."""
         self.max_memory: int | None = None
         """RLIMIT_AS of each child (``Limits.max_memory_bytes``); None = inherit."""
+        self.max_data: int | None = None
+        """RLIMIT_DATA of each child (``Limits.max_process_memory``), set right after the spawn;
+        None = inherit."""
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
         self._workload: _WorkloadSetup | None = None
 
@@ -279,6 +282,8 @@ class NativeLauncher:
         else:
             proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
                                          pgid, ignore, ctty, fds, umask, rlimits, closed)
+        if self.max_data is not None:
+            _cap_data(proc.pid, self.max_data)
         with self._live_lock:
             self.live.add(proc)
         proc._owner = self
@@ -929,6 +934,20 @@ def _close_quietly(fd: int) -> None:
         os.close(fd)
     except OSError:
         pass
+
+
+def _cap_data(pid: int, cap: int) -> None:
+    """Lower child ``pid``'s RLIMIT_DATA to ``cap`` (soft and hard; a lower ``ulimit -d`` of
+    the shell stays). From here, right after the spawn: a preexec would cost the vfork fast
+    path (see _inherit_ignored_sigxfsz), and the child's own children inherit it."""
+    inf = resource.RLIM_INFINITY
+    try:
+        soft, hard = resource.prlimit(pid, resource.RLIMIT_DATA)
+        soft = cap if soft == inf or soft > cap else soft
+        hard = cap if hard == inf or hard > cap else hard
+        resource.prlimit(pid, resource.RLIMIT_DATA, (min(soft, hard), hard))
+    except (OSError, ValueError):
+        pass  # (already gone)
 
 
 def _apply_rlimits(max_memory: int | None) -> None:

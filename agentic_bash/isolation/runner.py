@@ -47,6 +47,11 @@ def _write(path: str, data: str) -> None:
 
 def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     """Runs in S1 (just forked from the zygote). Returns the exit status for os._exit."""
+    # Everything inherited from the zygote out of the collector's sight (S2 and S3 inherit
+    # this): a collection here that walked the zygote's not yet frozen objects (those of its
+    # idle warm-up) would write to each one's header and copy its page into this sandbox
+    import gc
+    gc.freeze()
     cfg["t_s1"] = time.time()
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
@@ -418,7 +423,8 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
     one, else dropped; the rest are reached through an O_PATH descriptor (/proc/self/fd/N), so
     no later chmod or rename of an ancestor changes what they resolve to. Bytecode is read
     only next to its source (no pycache prefix, which would name a path the workload can
-    create). Returns counts (pinned, dropped) for the observed facts."""
+    create). Returns counts (pinned, dropped, kept) for the observed facts."""
+    import stat
     import sys
 
     if cfg["level"] == "namespace":
@@ -430,10 +436,34 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
               if u.get("lower")]
     proc_fd = os.path.isdir("/proc/self/fd")
     done: dict[str, str | None] = {}
-    stats = {"pinned": 0, "dropped": 0}
+    stats = {"pinned": 0, "dropped": 0, "kept": 0, "lower": 0}
+    ro: dict[str, bool] = {}
 
     def under(p: str, tops: list[str]) -> bool:
         return any(p == t or p.startswith(t.rstrip("/") + "/") for t in tops)
+
+    def immune(p: str) -> bool:
+        """Every directory from / down to ``p`` is on a read-only mount and none is a
+        symlink: nothing can rename, chmod, replace or add to them (a mount point cannot
+        be renamed either), so ``p`` stays as it is (rewriting it would copy the pages of
+        its module into this process)."""
+        parts = p.strip("/").split("/")
+        if not p.startswith("/") or "." in parts or ".." in parts:
+            return False
+        cur = ""
+        for part in [""] + parts:
+            cur = f"{cur}/{part}" if cur not in ("", "/") else "/" + part
+            got = ro.get(cur)
+            if got is None:
+                try:
+                    got = (not stat.S_ISLNK(os.lstat(cur).st_mode)
+                           and bool(os.statvfs(cur).f_flag & os.ST_RDONLY))
+                except OSError:
+                    got = False
+                ro[cur] = got
+            if not got:
+                return False
+        return True
 
     def may_write(fd: int, p: str) -> bool:
         if os.fstatvfs(fd).f_flag & os.ST_RDONLY:
@@ -443,13 +473,17 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
         real = os.path.realpath(p)
         return not landlocked or under(p, writable) or under(real, writable)
 
-    # directories found trusted (or replaced by a lower): what lies below them is reached
-    # through their descriptor, unless a path the workload may write is nested in them
+    # directories replaced by a descriptor or a lower: what lies below them is reached
+    # through it, unless a path the workload may write is nested in them
     trusted: list[tuple[str, str]] = []
 
     def pin(p: str, depth: int = 0) -> str | None:
         if p in done:
             return done[p]
+        if immune(p):
+            stats["kept"] += depth == 0
+            done[p] = p
+            return p
         for top, new in trusted:
             if p.startswith(top) and not under_any(top):
                 done[p] = new + p[len(top) - 1:]
@@ -474,6 +508,8 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
                 for target, lower in lowers:
                     if depth == 0 and under(real, [target]):
                         out = pin(lower + real[len(target.rstrip("/")):], 1)
+                        if out is not None:
+                            stats["lower"] += 1
                         break
         if out is None:
             stats["dropped"] += 1
@@ -487,7 +523,17 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
     def under_any(top: str) -> bool:
         return any(w.startswith(top) for w in writable)
 
-    sys.path[:] = [q for q in (pin(p) for p in sys.path if isinstance(p, str)) if q]
+    def pinned(paths: list[str]) -> list[str] | None:
+        """The new list, or None when nothing in it changes."""
+        new = [q for q in (pin(p) for p in paths if isinstance(p, str)) if q]
+        return None if new == list(paths) else new
+
+    # (only what changes is assigned, and what is replaced is kept, not freed: writing to or
+    # freeing the zygote's objects copies their pages into this process)
+    new = pinned(sys.path)
+    if new is not None:
+        _KEPT.append(sys.path)
+        sys.path = new
     count, mods = _PACKAGES
     if count != len(sys.modules):
         mods = list(sys.modules.values())
@@ -496,11 +542,14 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
         if path is None or isinstance(path, str):
             continue
         try:
-            new = [q for q in (pin(p) for p in list(path) if isinstance(p, str)) if q]
-            mod.__path__ = new
-            spec = getattr(mod, "__spec__", None)
-            if spec is not None and spec.submodule_search_locations is not None:
-                spec.submodule_search_locations = new
+            new = pinned(list(path))
+            if new is None:
+                continue
+            _KEPT.extend(path)
+            if isinstance(path, list):
+                path[:] = new   # (in place: __spec__.submodule_search_locations is this list)
+            else:
+                mod.__path__ = new
         except (AttributeError, TypeError):
             continue
     # (the finders cached for the old paths stay: nothing names those paths any more, and
@@ -511,6 +560,7 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
 
 
 _PACKAGES: tuple[int, list[Any]] = (-1, [])
+_KEPT: list[Any] = []
 
 
 def note_packages() -> None:

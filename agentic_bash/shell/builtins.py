@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import errno
 import io
 import os
@@ -378,7 +377,7 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
                         if err is None:
                             if d:
                                 _out(sh, sh.state.cwd + "\n")
-                            return 0
+                            return _pwd_readonly(sh)
                 except OSError:
                     pass
     err = _chdir(sh, target, physical=physical)
@@ -387,6 +386,17 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
         return 1
     if print_dir:
         _out(sh, sh.state.cwd + "\n")
+    return _pwd_readonly(sh)
+
+
+def _pwd_readonly(sh: Interpreter) -> int:
+    """bash's bindpwd after a change of directory: a readonly OLDPWD or PWD is reported and
+    cd fails (the directory has changed)."""
+    for n in ("OLDPWD", "PWD"):
+        v = sh.state.find(n)
+        if v is not None and v.attrs & READONLY:
+            sh.error(f"{n}: readonly variable")
+            return 1
     return 0
 
 
@@ -1291,13 +1301,14 @@ def b_shift(sh: Interpreter, argv: list[str]) -> int:
         if text is not None:
             return 1
         n = 1
+    shown = "--" if argv[1:2] == ["--"] else None  # (bash names `--` when it was given)
     if n < 0:
-        sh.error(f"shift: {text}: shift count out of range")
+        sh.error(f"shift: {shown or text}: shift count out of range")
         return 1
     pos = sh.state.positional
     if n > len(pos):
         if sh.state.shopt.get("shift_verbose") or sh.state.options["posix"]:
-            sh.error(f"shift: {n}: shift count out of range")
+            sh.error(f"shift: {shown or n}: shift count out of range")
         return 1
     sh.state.positional = pos[n:]
     return 0
@@ -1528,8 +1539,8 @@ def _loopctl(sh: Interpreter, argv: list[str], kind: str) -> int:
             raise ExitShell(128)  # bash treats a non-number as fatal: the shell exits with 128
         n = 1
     if n < 1:
-        # bash leaves every enclosing loop, with status 1
-        sh.error(f"{kind}: {text}: loop count out of range")
+        # bash leaves every enclosing loop, with status 1 (and names `--` when it was given)
+        sh.error(f"{kind}: {'--' if argv[1:2] == ['--'] else text}: loop count out of range")
         raise LoopCtl("break", sh.loop_depth, 1)
     raise LoopCtl(kind, min(n, sh.loop_depth))
 
@@ -2293,6 +2304,11 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                 data = b"".join(parts)
                 return data.replace(b"\0", b""), True
             body = line[:-1]
+            if not body.isascii() and _mb_swallows_end(body) and not sh.byte_locale():
+                # the newline completes a character bash's read_mbchar was reading (an
+                # invalid sequence: Latin-1 text in a UTF-8 locale): the record goes on
+                parts.append(line)
+                continue
             if not raw and body.endswith(b"\\"):
                 # an odd number of trailing backslashes escapes the newline: continue
                 k = len(body) - len(body.rstrip(b"\\"))
@@ -2305,8 +2321,9 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
     count = 0
     nread = 0
     budget = sh.budget
-    # -n/-N count characters where the locale has multibyte ones
-    mb = nchars is not None and not sh.byte_locale()
+    # a byte above 0x7f starts a character (bash's read_mbchar): -n/-N count characters,
+    # and the bytes that end it are taken with it, a delimiter or NUL among them
+    mb = not sh.byte_locale()
     while True:
         if nchars is not None and count >= nchars:
             return bytes(buf), False
@@ -2351,22 +2368,55 @@ def _assoc_target(sh: Interpreter, name: str) -> bool:
     return var is not None and bool(var.attrs & ASSOC)
 
 
+def _mb_len(lead: int) -> int:
+    """Bytes glibc's UTF-8 mbrtowc wants for a character starting with ``lead`` (1: invalid
+    at once). It still knows the old 5- and 6-byte forms, so 0xf8-0xfd start one."""
+    if lead < 0xc2 or lead > 0xfd:
+        return 1
+    return 2 if lead < 0xe0 else 3 if lead < 0xf0 else 4 if lead < 0xf8 else 5 if lead < 0xfc else 6
+
+
+def _mb_swallows_end(body: bytes) -> bool:
+    """Does bash's read, taking ``body`` a character at a time, still want a byte for the
+    character at its end (so the newline after it is taken as part of that character)?"""
+    try:
+        body.decode("utf-8")
+        return False  # (all whole characters)
+    except UnicodeDecodeError:
+        pass
+    i, n = 0, len(body)
+    while i < n:
+        b = body[i]
+        i += 1
+        if b < 0x80:
+            continue
+        need = _mb_len(b) - 1
+        while need > 0:
+            if i == n:
+                return True
+            c = body[i]
+            i += 1
+            need -= 1
+            if c & 0xC0 != 0x80:
+                break  # (invalid: the byte that made it so belongs to the character)
+    return False
+
+
 def _mb_tail(stream: Any, first: bytes) -> bytes:
     """The bytes after ``first`` that make one character, as bash's read_mbchar takes them:
-    more while the sequence is an incomplete UTF-8 character, the byte that makes it
-    invalid included (it is read, so it is kept)."""
-    buf = first
-    while len(buf) <= 4:
-        try:
-            if codecs.getincrementaldecoder("utf-8")().decode(buf, False):
-                break
-        except UnicodeDecodeError:
-            break
+    more while the sequence is an incomplete one, the byte that makes it invalid included
+    (it is read, so it is kept)."""
+    tail = b""
+    need = _mb_len(first[0]) - 1
+    while need > 0:
         c = stream.read(1)
         if not c:
             break
-        buf += c
-    return buf[1:]
+        tail += c
+        need -= 1
+        if c[0] & 0xC0 != 0x80:
+            break
+    return tail
 
 
 def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
@@ -2540,6 +2590,8 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     lim = sh.budget.limits.max_variable_bytes
     if lim is not None and len(data) > lim:
         data = data[:lim]
+    if b"\0" in data:
+        data = data[:data.index(b"\0")]  # (a NUL taken into a character ends bash's C string)
     if array is not None and _assoc_target(sh, array):
         sh.error(f"read: {array}: not an indexed array")  # (after the input was read, as bash)
         return 1
@@ -3088,7 +3140,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
     from .interpreter import ExitShell
     jobs = sh.jobs
     if target.startswith("%"):
-        job = jobs.find(target) if jobs else None
+        from .jobs import job_view
+        job = jobs.find(target, job_view(sh)) if jobs else None
         if job is None:
             sh.error(f"kill: {target}: no such job")
             return 1
@@ -3151,6 +3204,9 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
                 pass
             return 0
     else:
+        if not target:
+            sh.error("kill: `': not a pid or valid job spec")
+            return 1
         sh.error(f"kill: {target}: arguments must be process or job IDs")
         return 1
     if sig in ("EXIT", "CHLD", "WINCH", "URG", "CONT"):
@@ -3328,14 +3384,14 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             return 127
         return 0 if not any_ else 127
     budget = sh.budget
-    from .jobs import own_jobs
+    from .jobs import job_view, own_jobs
     if any_:
         pending = [j for j in own_jobs(sh, list(jobs.jobs.values())) if not j.reported]
         if args:
             # `wait -n ID...`: the first of those jobs to end
             picked = []
             for a in args:
-                j = jobs.find(a) if a.startswith("%") else jobs.by_pid.get(int(a))
+                j = jobs.find(a, job_view(sh)) if a.startswith("%") else jobs.by_pid.get(int(a))
                 if j is not None and j in pending and j not in picked:
                     picked.append(j)
             pending = picked
@@ -3365,7 +3421,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
-        job = jobs.find(a) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
+        job = jobs.find(a, job_view(sh)) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
         if job is None:
             if a.isdigit():
                 sh.error(f"wait: pid {a} is not a child of this shell")
@@ -3397,15 +3453,18 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
     specs = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
     only_pids = "-p" in opts
     long = "-l" in opts
-    items = sorted(jobs.jobs.values(), key=lambda j: j.num) if jobs is not None else []
-    cur = items[-1].num if items else 0
-    prev = items[-2].num if len(items) > 1 else 0
+    from .jobs import job_view
+    # (a subshell's own jobs only, numbered among themselves: see jobs.job_view)
+    view = job_view(sh, listing=True)
+    items = jobs.visible(view) if jobs is not None else []
+    cur = items[-1].vnum if items else 0
+    prev = items[-2].vnum if len(items) > 1 else 0
     status = 0
     if specs:
         # jobspec operands list just those jobs, in order; an unknown one is an error
         wanted: list[Any] = []
         for a in specs:
-            j = jobs.find(a) if jobs is not None else None
+            j = jobs.find(a, view) if jobs is not None else None
             if j is None:
                 status = 1
             wanted.append(j if j is not None else a)
@@ -3423,7 +3482,7 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
         if only_pids:
             _out(sh, f"{j.pid}\n")
             continue
-        mark = "+" if j.num == cur else ("-" if j.num == prev else " ")
+        mark = "+" if j.vnum == cur else ("-" if j.vnum == prev else " ")
         if j.done.is_set():
             state = "Done" if not j.status else f"Exit {j.status}"
             if j.killed:
@@ -3431,7 +3490,7 @@ def b_jobs(sh: Interpreter, argv: list[str]) -> int:
         else:
             state = "Running"
         pid = f"{j.pid:>5} " if long else " "  # (bash: "[1]+ %5d Running", "[1]+  Running")
-        _out(sh, f"[{j.num}]{mark} {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
+        _out(sh, f"[{j.vnum}]{mark} {pid}{state:<24}{j.cmd_text}{' &' if state == 'Running' else ''}\n")
         if j.done.is_set():
             jobs.remove(j)
     return status
@@ -3445,6 +3504,7 @@ def b_disown(sh: Interpreter, argv: list[str]) -> int:
     flags = {f for f, _ in r[0]}  # type: ignore[index]
     args = r[1]  # type: ignore[index]
     jobs = sh.jobs
+    from .jobs import job_view
     if jobs is None:
         for a in args:
             sh.error(f"disown: {a}: no such job")
@@ -3456,7 +3516,7 @@ def b_disown(sh: Interpreter, argv: list[str]) -> int:
         picked = []
         status = 0
         for a in args:
-            j = jobs.by_pid.get(int(a)) if a.isdigit() else jobs.find(a)
+            j = jobs.find(a, job_view(sh))
             if j is None:
                 sh.error(f"disown: {a}: no such job")
                 status = 1
@@ -3464,7 +3524,7 @@ def b_disown(sh: Interpreter, argv: list[str]) -> int:
                 picked.append(j)
     else:
         status = 0
-        allj = sorted(jobs.jobs.values(), key=lambda j: j.num)
+        allj = jobs.visible(job_view(sh))
         if "a" in flags or "r" in flags:
             picked = [j for j in allj if "r" not in flags or not j.done.is_set()]
         else:

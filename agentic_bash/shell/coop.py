@@ -492,8 +492,13 @@ class GPipe:
         self.off = 0
 
     def close(self) -> None:
-        self.writer.close()
-        self.reader.close()
+        w, r = self.writer, self.reader
+        if w is not None:
+            w.close()
+            r.close()
+            # (the ends hold this pipe and it held them: a reference cycle per pipeline
+            # left to the cyclic collector; the stages keep the ends they were given)
+            self.writer = self.reader = None  # type: ignore[assignment]
         # both ends closed: no wait is left to abandon. Dropping the budget's check breaks
         # the pipe's tie to the run (the pipe and its ends are a cycle, freed only by the
         # collector): the executor reuses a run's budget and streams when nothing holds them

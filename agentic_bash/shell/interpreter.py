@@ -309,11 +309,30 @@ class CmdFS:
             return int(path[8:]) in self._fds
         return self._fs.exists(path)
 
+    def _shell_fd(self, path: str) -> int | None:
+        """The descriptor /dev/fd/N or /dev/std* names (bash looks these up in its own
+        descriptor table, never in the file system), or None for any other path."""
+        if path.startswith("/dev/fd/") and path[8:].isdigit():
+            return int(path[8:])
+        return {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}.get(path)
+
     def stat(self, path: str, follow_symlinks: bool = True) -> Any:
-        if path.startswith("/dev/fd/") and path[8:].isdigit() and int(path[8:]) in self._fds:
+        n = self._shell_fd(path)
+        if n is not None:
+            if n not in self._fds or self._fds[n] is None:
+                # (not the runner's own descriptor of that number)
+                raise FileNotFoundError(_errno.ENOENT, "No such file or directory", path)
             from ..vfs.base import StatResult
             return StatResult(0o010600)
         return self._fs.stat(path, follow_symlinks)
+
+    def access(self, path: str, mode: int) -> bool:
+        n = self._shell_fd(path)
+        if n is not None:
+            # bash's sh_stataccess: the mode bits of what the descriptor is open on (a
+            # pipe's 0600 here): readable and writable, not executable
+            return n in self._fds and self._fds[n] is not None and not mode & os.X_OK
+        return self._fs.access(path, mode)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._fs, name)
@@ -425,6 +444,10 @@ class Interpreter(Expander):
     # child's exit status, never an ERR trap in the child
     forked_simple = False
     in_cmdsub = False
+    # whose background jobs this shell has (see jobs.job_view): the session's shell its own
+    # (owner None), a subshell only its own, a command substitution its parent's too
+    job_view: tuple = (None,)
+    job_parent_view: tuple = ()
 
     def __init__(self, fs: Any, *, state: ShellState | None = None, budget: Budget | None = None,
                  info: Any = None, host: Any = None) -> None:
@@ -462,6 +485,7 @@ class Interpreter(Expander):
         self.in_trap = False
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
+        self.err_hidden = 0      # calls that hid the caller's ERR trap (no set -E) under way
         self.in_chld = False
         self.top = self          # the shell $$ names (its subshells and jobs share it)
         self.sig_queue: list[str] = []  # signals sent to it by its subshells and jobs (shared)
@@ -504,7 +528,10 @@ class Interpreter(Expander):
         d["source_calls"] = self.source_calls.copy()
         d["is_subshell"] = True
         d.pop("bashpid", None)  # (its number now, vetted on first use: _NewPid)
-        d["_pidno"] = _next_pid()
+        d["_pidno"] = pid = _next_pid()
+        view = self.job_view
+        d["job_parent_view"] = view
+        d["job_view"] = view + (pid,) if cmdsub else (pid,)
         # bash reseeds $RANDOM in a subshell; the parent's sequence goes on (a new generator
         # on the child's first use: see Interpreter.rng)
         d.pop("rng", None)
@@ -845,7 +872,10 @@ class Interpreter(Expander):
                 name = target
                 sc, var = st.find_scope(name)
             elif value and not _NAME_RE.match(value.split("[")[0]):
-                raise VarError(f"`{value}': invalid variable name for name reference")
+                # (an unset reference given a value that names no variable)
+                err = VarError(f"`{value}': not a valid identifier")
+                err.builtin_named = True  # type: ignore[attr-defined]
+                raise err
         if name in DYNAMIC and var is None and not self.dash and name not in self.unspecial:
             if name == "SECONDS":
                 self.seconds_base = int(value) if value.lstrip("-").isdigit() else 0
@@ -2372,7 +2402,12 @@ class Interpreter(Expander):
                         n = int(reply.strip())
                     except ValueError:
                         n = 0
-                    self.set_var(cmd.var, items[n - 1] if 1 <= n <= len(items) else "")
+                    try:
+                        self.set_var(cmd.var, items[n - 1] if 1 <= n <= len(items) else "")
+                    except VarError as e:
+                        # (as `for`: the loop ends with status 1, the script goes on)
+                        self.error(e.message)
+                        return self.set_status(1)
                     try:
                         st = self.run_script(cmd.body)
                     except LoopCtl as lc:
@@ -2477,7 +2512,7 @@ class Interpreter(Expander):
     def _arith_cmd(self, cmd: N.ArithCmd) -> int:
         self.lineno = cmd.line or self.lineno
         self.budget.charge_command()
-        if self.state.traps:
+        if self.state.traps or self.err_hidden:
             self._debug_compound(lambda: f"(({cmd.expr.text}))")
         if self.state.options["xtrace"]:
             self.xtrace_raw("(( " + self.expand_dq(cmd.expr) + " ))")
@@ -2512,7 +2547,7 @@ class Interpreter(Expander):
         def run() -> int:
             self.lineno = cmd.line or self.lineno
             self.budget.charge_command()
-            if self.state.traps:
+            if self.state.traps or self.err_hidden:
                 from .unparse import format_command
                 self._debug_compound(lambda: format_command(cmd))
             try:
@@ -2608,7 +2643,8 @@ class Interpreter(Expander):
 
     def _cond_trace(self, neg: str, words: list[str]) -> None:
         # bash prints [[ operands raw (patterns with their quoted characters escaped)
-        self.xtrace_raw("[[ " + neg + " ".join(words) + " ]]")
+        # (an empty operand shows as '', as xtrace_print_cond_term prints it)
+        self.xtrace_raw("[[ " + neg + " ".join(w if w else "''" for w in words) + " ]]")
 
     def regex_match(self, s: str, pat: str) -> bool:
         import regex
@@ -2917,7 +2953,13 @@ class Interpreter(Expander):
         PIPESTATUS is set, the status is the last stage's (pipefail: the last non-zero)."""
         for e in errors:
             if e is not None:
-                raise e
+                # (neither the list nor this frame may keep it: its traceback holds this
+                # frame and the callers', a reference cycle per stopped pipeline)
+                errors[:] = [None] * len(errors)  # (a stage thread still running stores later)
+                try:
+                    raise e
+                finally:
+                    e = None
         self.pipestatus = results
         if self.state.options["pipefail"]:
             for s in reversed(results):
@@ -3031,10 +3073,10 @@ class Interpreter(Expander):
             try:
                 results[i] = host.call_command(self, fn, list(argv))
             except LimitExceeded as e:
-                errors[i] = e
+                errors[i] = e.with_traceback(None)  # (kept, its frames were a cycle)
                 results[i] = 124
             except KeyboardInterrupt as e:
-                errors[i] = e
+                errors[i] = e.with_traceback(None)
                 results[i] = 130
             except ExitShell as e:
                 results[i] = e.status
@@ -3130,7 +3172,7 @@ class Interpreter(Expander):
                 try:
                     results[-1] = self.execute(last)
                 except BaseException as e:  # noqa: BLE001 - re-raised below, after every stage
-                    errors[-1] = e
+                    errors[-1] = e.with_traceback(None)
                 finally:
                     self.fds = saved
                     r.close()
@@ -3163,7 +3205,7 @@ class Interpreter(Expander):
                 b.unwatch()
         except LimitExceeded as e:  # (a kick that landed between the stage's end and unwatch)
             if errors[i] is None:
-                errors[i] = e
+                errors[i] = e.with_traceback(None)
                 results[i] = 124
             if w is not None:
                 w.close()
@@ -3192,12 +3234,12 @@ class Interpreter(Expander):
                 return
             results[i] = child.run_subshell_script(cmd, child.forked_simple)  # type: ignore[arg-type]
         except LimitExceeded as e:
-            errors[i] = e
+            errors[i] = e.with_traceback(None)
             results[i] = 124
         except BrokenPipeError:
             results[i] = 141
         except KeyboardInterrupt as e:  # the host's Ctrl-C: re-raised by the pipeline
-            errors[i] = e
+            errors[i] = e.with_traceback(None)
             results[i] = 130
         except BaseException as e:  # noqa: BLE001 - a stage must never kill the run silently
             if child.budget.cancelled:
@@ -3614,7 +3656,8 @@ class Interpreter(Expander):
                     elems.append(val)
             self.xtrace_raw(f"{a.name}{op}(" + " ".join(elems) + ")", ps4)
             return
-        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v or ''))}", ps4)
+        # (an empty value shows as nothing: `+ x=`, as xtrace_print_assignment prints it)
+        self.xtrace_raw(f"{a.name}{sub}{op}{_xq(self.qv(v)) if v else ''}", ps4)
 
     def _run_plain(self, argv: list[str]) -> int:
         """Run expanded ``argv`` of a command with no prefix assignment and no redirection
@@ -3651,7 +3694,7 @@ class Interpreter(Expander):
                     return
                 if "=" in a and _DECL_ASSIGN_RE.match(a):
                     k, _, v = a.partition("=")
-                    self.xtrace_raw(f"{k}={_xq(v)}")
+                    self.xtrace_raw(f"{k}={_xq(v) if v else ''}")
 
     def _run_argv(self, cmd: N.Simple, argv: list[str]) -> int:
         if not cmd.assigns and not cmd.redirs:
@@ -3858,7 +3901,7 @@ class Interpreter(Expander):
             self.error(f"{argv[0]}: write error: {msg}")
             return 1
         if isinstance(e, VarError):
-            self.error(e.message)
+            self.error(f"{argv[0]}: {e.message}" if getattr(e, "builtin_named", False) else e.message)
             return 1
         if isinstance(e, ExpansionError):
             # an arithmetic error assigning through `read`/`printf -v` to an integer
@@ -3897,10 +3940,12 @@ class Interpreter(Expander):
         self.loop_depth = 0
         status = 0
         err_before = st.traps.get("ERR") if st.traps else None
-        if err_before is not None and not st.options["errtrace"]:
+        hidden = err_before is not None and not st.options["errtrace"]
+        if hidden:
             # without set -E a function does not see the caller's ERR trap (bash saves it
             # and puts it back on return); one the function sets itself does fire
             del st.traps["ERR"]
+            self.err_hidden += 1  # (BASH_COMMAND still follows [[ ]] and (( )) for it)
         # a function without set -T runs with the RETURN trap reset (bash): it fires for the
         # function only when set inside it, and the caller's trap comes back afterwards
         # unless the function left one of its own
@@ -3979,6 +4024,8 @@ class Interpreter(Expander):
                     self.fresh_err_trap = st.traps.get("ERR")
             elif not st.options["errtrace"] and "ERR" not in st.traps:
                 st.traps["ERR"] = err_before
+            if hidden:
+                self.err_hidden -= 1
             if pop_msg:
                 # bash's unwinding after set -e fired in eval'd or sourced text complains
                 # once per function frame it leaves, in the caller's context

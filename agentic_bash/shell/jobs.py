@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitExceeded
@@ -27,13 +28,17 @@ class _Done(threading.Event):
 
     def __init__(self, job: Job) -> None:
         super().__init__()
-        self._job = job
+        # (weakly: job -> done -> job was a reference cycle per job, and a fork bomb's
+        # thousands of them made the collector's later passes long)
+        self._job = weakref.ref(job)
         self._t0 = time.monotonic()
 
     def is_set(self) -> bool:
         if super().is_set():
             return True
-        j = self._job
+        j = self._job()
+        if j is None:
+            return True  # (the job itself is gone: nothing can still run it)
         t = j.thread
         if (t is not None and not t.is_alive() and t.ident is not None) or (
                 t is None and time.monotonic() - self._t0 > self._NEVER_STARTED):
@@ -55,7 +60,8 @@ class _Done(threading.Event):
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "native", "pid_ready", "live", "single", "tree", "inproc", "owner")
+                 "native", "pid_ready", "live", "single", "tree", "inproc", "owner", "vnum",
+                 "__weakref__")
 
     def __init__(self, num: int, pid: int, cmd_text: str) -> None:
         self.num = num
@@ -68,6 +74,7 @@ class Job:
         self.tree: _JobBudget | None = None  # the job tree whose nested jobs it counts in
         self.inproc = False  # counts against IN_PROCESS_JOBS (runs the interpreter on its thread)
         self.owner: int | None = None  # the shell (its fork number) whose child it is
+        self.vnum = num  # its number as `jobs` and %N show it (see JobTable.add)
         self.child: Any = None
         self.reported = False
         self.killed = False
@@ -97,6 +104,11 @@ def own_jobs(sh: Interpreter, jobs: list[Job]) -> list[Job]:
     return [j for j in jobs if j.owner == me]
 
 
+KEEP_FINISHED = 256
+"""Finished jobs a session's table remembers (their status for ``wait %N``/``wait PID``),
+as bash remembers the statuses of its last CHILD_MAX children; older ones are forgotten."""
+
+
 class JobTable:
     """Jobs of one session (shared by the shell and its runs)."""
 
@@ -106,18 +118,35 @@ class JobTable:
         self.lock = threading.Lock()
         self.finished_order: list[Job] = []
 
-    def add(self, cmd_text: str, job: Job | None = None) -> Job:
-        """A new job (or ``job``, made beforehand) numbered and listed."""
+    def add(self, cmd_text: str, job: Job | None = None, view: tuple = (None,)) -> Job:
+        """A new job (or ``job``, made beforehand) numbered and listed. ``view``: the job
+        owners the starting shell sees (see job_view): the number it shows counts among
+        those only, as each bash subshell has a job table of its own."""
         with self.lock:
+            if len(self.jobs) >= 2 * KEEP_FINISHED or len(self.by_pid) >= 2 * KEEP_FINISHED:
+                self._prune()
             num = max(self.jobs, default=0) + 1
             if job is None:
                 job = Job(num, new_pid(), cmd_text)
             elif not job.pid:
                 job.pid = new_pid()
             job.num = num
+            job.vnum = 1 + max((j.vnum for j in self.jobs.values() if j.owner in view), default=0)
             self.jobs[num] = job
             self.by_pid[job.pid] = job
             return job
+
+    def _prune(self) -> None:
+        """Forget all but the last KEEP_FINISHED finished jobs (under the lock): a fork bomb
+        left thousands in the table, each with its events and locks, for the rest of the
+        session (2,864 after three storms: memory, and every later collection walked them)."""
+        done = [j for j in self.jobs.values() if j.done.is_set()]
+        for j in done[:len(done) - KEEP_FINISHED]:
+            del self.jobs[j.num]
+        if len(self.by_pid) >= 2 * KEEP_FINISHED:
+            gone = [p for p, j in self.by_pid.items() if self.jobs.get(j.num) is not j and j.done.is_set()]
+            for p in gone[:len(gone) - KEEP_FINISHED]:
+                del self.by_pid[p]
 
     def remove(self, job: Job) -> None:
         with self.lock:
@@ -127,7 +156,14 @@ class JobTable:
         with self.lock:
             return self.jobs[max(self.jobs)] if self.jobs else None
 
-    def find(self, spec: str) -> Job | None:
+    def visible(self, view: tuple) -> list[Job]:
+        """The jobs a shell whose job view is ``view`` has, by their shown number."""
+        with self.lock:
+            return sorted((j for j in self.jobs.values() if j.owner in view), key=lambda j: j.vnum)
+
+    def find(self, spec: str, view: tuple | None = None) -> Job | None:
+        if view is not None:
+            return self._find_in(spec, view)
         if spec.startswith("%"):
             s = spec[1:]
             if s in ("", "%", "+"):
@@ -148,6 +184,39 @@ class JobTable:
         return None
 
 
+    def _find_in(self, spec: str, view: tuple) -> Job | None:
+        """find() among the jobs of ``view``, %N by the number shown there."""
+        items = self.visible(view)
+        if spec.startswith("%"):
+            s = spec[1:]
+            if s in ("", "%", "+"):
+                return items[-1] if items else None
+            if s == "-":
+                return items[-2] if len(items) > 1 else (items[0] if items else None)
+            if s.isdigit():
+                n = int(s)
+                return next((j for j in items if j.vnum == n), None)
+            for j in items:
+                if j.cmd_text.startswith(s.lstrip("?")) or (s.startswith("?") and s[1:] in j.cmd_text):
+                    return j
+            return None
+        if spec.isdigit():
+            j = self.by_pid.get(int(spec))
+            return j if j is not None and j.owner in view else None
+        return None
+
+
+def job_view(sh: Interpreter, listing: bool = False) -> tuple:
+    """The owners (fork numbers, None for the session's shell) whose jobs ``sh`` has: a bash
+    subshell starts with an empty job table (its own jobs only), a command substitution
+    keeps its parent's. ``listing``: for the ``jobs`` builtin, which as a simple command of
+    a pipeline stage still lists the parent's (bash's "jobs hack": `jobs | cat`)."""
+    v = sh.job_view
+    if listing and sh.forked_simple:
+        v = v + sh.job_parent_view
+    return v
+
+
 def _text(cmd: N.Command) -> str:
     try:
         from .unparse import format_command
@@ -161,7 +230,7 @@ class _JobBudget(Budget):
     ends when the budget it was started under is cancelled (run timeout, interrupt, close,
     kill)."""
 
-    __slots__ = ("parent", "root", "host", "depth", "tree_live")
+    __slots__ = ("parent", "_root", "host", "depth", "tree_live")
     _poll = 0.05  # a cancelled parent/root or a closed session sets no event of ours
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None,
@@ -178,12 +247,12 @@ class _JobBudget(Budget):
             # security: a job started by a job is charged to the first job's deadline, so a
             # self-spawning tree (fork bomb) ends at most `timeout` after it began instead of
             # renewing its deadline every generation
-            self.root: _JobBudget = parent.root
-            rd = self.root.deadline
+            self._root: _JobBudget | None = parent.root
+            rd = parent.root.deadline
             if rd is not None and (self.deadline is None or rd < self.deadline):
                 self.deadline = rd
         else:
-            self.root = self
+            self._root = None  # (itself: see root; a reference to itself was a cycle per job)
             # an in-process job ends by the deadline of the run that started it: with a
             # fresh Limits.timeout (300 s), `(while :; do :; done) &` in a 2 s run kept a
             # thread of the interpreter busy, and every later run slow, for five minutes. A
@@ -193,6 +262,12 @@ class _JobBudget(Budget):
             pd = parent.deadline
             if not native and pd is not None and (self.deadline is None or pd < self.deadline):
                 self.deadline = pd
+
+    @property
+    def root(self) -> _JobBudget:
+        """The budget of the first job of this job's tree (itself for a first job)."""
+        r = self._root
+        return self if r is None else r
 
     def track_pipe(self, pipe: Any) -> None:
         # the job dies with the run that started its tree (check below): so do its pipes,
@@ -353,7 +428,7 @@ def start_job(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None = None
             sh.budget.root.cancel("killed")
         return None
     try:
-        table.add(job.cmd_text, job)
+        table.add(job.cmd_text, job, sh.job_view)
         return _start(sh, cmd, fds, table, live, job, native)
     except RuntimeError as e:
         job.abandon()
@@ -419,6 +494,7 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
             job.tree = parent_budget.root
             job.tree.tree_live += 1
     job.child = child
+    child.job_parent_view = ()  # (`jobs &` lists nothing: bash's hack is for pipelines only)
     child._bg_job = job  # type: ignore[attr-defined]  # the host records a native job's real pid
     sh.state.last_bg_pid = job.pid
     if 0 not in sh.fds or sh.fds.get(0) is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from typing import Any, Iterator
+from weakref import ref as _weakref
 
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
@@ -296,8 +297,30 @@ class ShellState:
     # locale names setlocale() already failed on (a set once one fails)
     locale_failed: Any = frozenset()
 
-    # called with the nameref's name when resolving runs into a loop (the interpreter warns)
-    on_circular: Any = None
+    # called with the nameref's name when resolving runs into a loop (the interpreter warns):
+    # held weakly, as (weak reference to the shell, function). A bound method of the shell
+    # that owns this state made every forked shell a reference cycle (shell -> state ->
+    # method -> shell) that only the cyclic collector freed, with its fds, pipes and
+    # variables: 13-88 objects per subshell or pipeline stage, and a job storm's thousands
+    # of them made generation-2 collections of up to seconds at a later run's deadline
+    _circ: Any = None
+
+    @property
+    def on_circular(self) -> Any:
+        c = self._circ
+        if c is None:
+            return None
+        obj = c[0]()
+        return obj if obj is None or c[1] is None else c[1].__get__(obj)
+
+    @on_circular.setter
+    def on_circular(self, fn: Any) -> None:
+        if fn is None:
+            self._circ = None
+        elif hasattr(fn, "__self__"):
+            self._circ = (_weakref(fn.__self__), fn.__func__)
+        else:
+            self._circ = (lambda: fn, None)  # (a plain function: held as it is)
 
     def resolve_ref(self, name: str, depth: int = 0) -> str:
         """Follow namerefs to the final variable name (may include a subscript); ``""`` when

@@ -1,4 +1,4 @@
-"""Limits.max_processes and max_address_space are applied to native children (host mode here)."""
+"""Limits.max_processes, max_address_space and max_process_memory are applied to native children (host mode here)."""
 
 from __future__ import annotations
 
@@ -30,5 +30,15 @@ def test_max_memory_caps_each_native_process(tmp_path):
     grab = "python3 -c 'bytearray(512 * 1024 * 1024)' 2>/dev/null; echo st=$?"
     with _host(tmp_path, max_address_space=256 * 1024 * 1024) as sb:
         assert sb.run(grab).stdout != "st=0\n"
-    with _host(tmp_path) as sb:
+    with _host(tmp_path, max_process_memory=None) as sb:
         assert sb.run(grab).stdout == "st=0\n"
+
+
+def test_max_process_memory_caps_each_native_process(tmp_path):
+    # RLIMIT_DATA, 512 MiB by default (set right after the spawn): 600 MiB fails, 100 fits
+    grab = "python3 -c 'bytearray({} * 1024 * 1024)' 2>/dev/null; echo st=$?"
+    with _host(tmp_path) as sb:
+        assert sb.run(grab.format(600)).stdout == "st=1\n"
+        assert sb.run(grab.format(100)).stdout == "st=0\n"
+    with _host(tmp_path, max_process_memory=64 * 1024 * 1024) as sb:
+        assert sb.run(grab.format(100)).stdout == "st=1\n"

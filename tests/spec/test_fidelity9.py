@@ -58,6 +58,22 @@ FIXED = [
     # read -d/mapfile -d take the first byte of the delimiter (an invalid byte was an internal error)
     's=$\'a\\xffb\\xffc\\xff\'; mapfile -t -d $\'\\xff\' array <<<"$s"; declare -p array; IFS= read -r -d $\'\\xff\' x <<< "$s"; echo "$x"; printf \'xéy\' | { read -d \'é\' v; echo "$v" | od -c | head -2; }',
     'getopts a o $\'-\\xff\' 2>&1 | od -c | head -2; { getopts b: o $\'-\\xffb\'; echo "rc=$? [$o]"; } 2>&1 | od -c | head -3',
+    # read takes the bytes that end a character with it (read_mbchar): Latin-1 text in a UTF-8 locale joins lines
+    'printf \'caf\\xe9\\nna\\xefve\\nok\\n\' > l1.txt; while read -r l; do printf \'%q\\n\' "$l"; done < l1.txt; cat l1.txt | while read -r l; do printf \'%q\\n\' "$l"; done',
+    'printf \'A\\0B\\315\\0C\\226\\0\' | while IFS= read -rd \'\' f; do printf \'<%q>\\n\' "$f"; done; printf \'a\\xc3\\xc3\\nb\\n\' | { read x; read y; printf \'%q %q\\n\' "$x" "$y"; }',
+    'printf \'%b\\200\' winter \'spring\\0375\' summer automn | while IFS= read -rd $\'\\200\' f; do printf \'<%q>\\n\' "$f"; done; LC_ALL=C; printf \'caf\\xe9\\nx\\n\' | { read x; printf \'%q\\n\' "$x"; }',
+    # select into a reference that cannot take the value ends the loop (was an internal error)
+    'declare -n r; select r in /; do :; done <<< 1; echo x rc=$?; declare -n q; q=/; echo rc=$?',
+    # cd with a readonly PWD or OLDPWD fails with bash's message
+    "bash -c 'readonly PWD ; cd / ; echo $?'; bash -c 'readonly OLDPWD ; cd / ; echo $?'",
+    # shift/break name `--` when it was given; kill ''
+    "set -- a b; shift -- 5; shopt -s shift_verbose; shift -- 5; shift -- -2; for f in 1 2; do break -- -5; done; for f in 1; do continue -1; done; kill ''; echo rc=$?",
+    # set -x shows an empty assignment as `x=` and an empty [[ ]] operand as ''
+    'set -x; b=; [[ $b > 7 ]]; [[ -n $b ]]; [[ "a b" == $b ]]; [[ $b ]]; export E=; x+=',
+    # an ERR trap after a function failed names the function's last command in BASH_COMMAND
+    'trap \'echo "ERR: $LINENO: -$BASH_COMMAND- failed"\' ERR; func() { [[ -z nonempty ]]; }; func; h() { (( 0 )); }; h; g() { false; return 3; }; g',
+    # test's /dev/fd/N and /dev/std* are the shell's descriptors (not the runner's)
+    'test -w /dev/fd/1; echo $?; test -r /dev/fd/0 < /dev/null; echo $?; test -w /dev/stdout; echo $?; [ -r /dev/fd/7 ]; echo $?; [ -e /dev/fd/9 ]; echo $?; exec 9>f; [ -w /dev/fd/9 ]; echo $?; [ -x /dev/fd/1 ]; echo $?; exec <&-; [ -e /dev/stdin ]; echo $?',
 ]
 
 # Areas a held-out corpus hits (one of each kind from the session's batches), all matching
