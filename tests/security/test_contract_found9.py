@@ -216,3 +216,73 @@ def test_a_subshell_has_its_own_job_table(script: str, tmp_path) -> None:  # noq
     with ab.Sandbox(isolation="virtual") as sb:
         r = sb.run(script, timeout=20)
     assert (r.stdout, r.stderr, r.exit_code) == (out, err, code)
+
+
+# -- generation-2 collections during a big eval ---------------------------------------------
+
+_GC_PROBE = r"""
+import gc, sys
+from agentic_bash import Sandbox
+sb = Sandbox(isolation="virtual")
+sb.run("true")
+n = [0, 0]
+def cb(phase, info):
+    if phase == "stop":
+        n[0] += 1
+        n[1] += info["generation"] == 2
+gc.callbacks.append(cb)
+r = sb.run("eval \"$(printf 'echo %s;' {1..50000})\" >/dev/null; echo done", timeout=120)
+assert r.stdout == "done\n", r
+print(gc.get_threshold()[0], n[0], n[1])
+"""
+
+
+def test_a_big_eval_makes_at_most_one_generation_2_pass() -> None:
+    # 450K parse objects: with CPython's default threshold (700) 780 collections, 4-5 of them
+    # generation-2 passes over everything (0.16-0.2 s each, uninterruptible: seconds at load
+    # 30); with limits.GC_THRESHOLD0 (set with the first budget) 54 and 0-1
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _GC_PROBE], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    threshold, collections, gen2 = map(int, p.stdout.split())
+    assert threshold == limits.GC_THRESHOLD0
+    assert gen2 <= 1, (collections, gen2)
+    assert collections < 200, collections
+
+
+def test_a_host_tuned_gc_threshold_is_kept() -> None:
+    import subprocess
+    import sys
+    code = ("import gc; gc.set_threshold(5000, 10, 10)\n"
+            "from agentic_bash import Sandbox\nSandbox(isolation='virtual').run('true')\n"
+            "print(gc.get_threshold()[0])")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip() == "5000", p
+
+
+# -- fewer threads to stop at the deadline ---------------------------------------------------
+
+def test_a_recursive_pipeline_holds_at_most_64_stage_threads() -> None:
+    # Budget.STAGE_THREADS was 128: `f(){ f | f; }; f` peaked at ~126 threads and, on a starved
+    # machine, tearing them down at the stop ran 1-1.9 s past the deadline (seed 7 fuzz); it
+    # still ends as bash's does, with EAGAIN
+    with ab.Sandbox(isolation="virtual") as sb:
+        sb.run("true")
+        peak = [0]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.002):
+                peak[0] = max(peak[0], threading.active_count())
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        base = threading.active_count()
+        try:
+            r = sb.run("f(){ f | f; }; f", timeout=10)
+        finally:
+            stop.set()
+            t.join()
+        assert r.exit_code in (254, 124), r
+        assert peak[0] - base <= 64 + 8, peak[0] - base
+        assert sb.run("echo ok", timeout=10).stdout == "ok\n"
