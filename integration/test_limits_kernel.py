@@ -68,7 +68,7 @@ def test_memory_limit_kills_the_workload_and_the_session_goes_on(obs: dict) -> N
 
 
 def test_default_sandbox_stops_an_8_gib_allocation(obs: dict) -> None:
-    # the default Limits.max_process_memory (RLIMIT_DATA, 512 MiB) fails the allocation
+    # the default Limits.max_process_memory (RLIMIT_DATA, 384 MiB) fails the allocation
     # itself: MemoryError, status 1; GNU tools on endless input report "memory exhausted"
     r = obs["big"]
     assert r["code"] == 1 and "MemoryError" in r["err"] and r["exceeded"] is None, r
