@@ -286,3 +286,37 @@ def test_a_recursive_pipeline_holds_at_most_64_stage_threads() -> None:
         assert r.exit_code in (254, 124), r
         assert peak[0] - base <= 64 + 8, peak[0] - base
         assert sb.run("echo ok", timeout=10).stdout == "ok\n"
+
+
+# -- long C-level steps: strings' scan ------------------------------------------------------
+
+def test_strings_on_100_mb_of_zeros_stops_at_the_deadline() -> None:
+    # one regex finditer over the whole input held the GIL until it had scanned it: 6.7 s
+    # for a 2 s timeout alone at load ~40, 9.7 s past the deadline in the seed-41 fuzz
+    with ab.Sandbox(isolation="virtual") as sb:
+        sb.run("true")
+        r = sb.run("h(){ head -c 100000000 /dev/zero | strings | tail -c 20; }; h", timeout=2)
+        assert r.timed_out and r.exit_code == 124, r
+        assert r.duration < 3.5, r.duration
+        assert sb.run("echo ok", timeout=10).stdout == "ok\n"
+
+
+def test_strings_chunked_scan_finds_what_one_scan_finds() -> None:
+    import random
+
+    from agentic_bash.commands import odcmd
+    rng = random.Random(1)
+    for k in range(40):
+        size = rng.randrange(1, 200_000)
+        data = bytes(rng.choice([0, 9, 10, 32, 65, 97, 126, 127, 200]) if rng.random() < 0.5
+                     else rng.randrange(256) for _ in range(size))
+        pat = re.compile(rb"[\x20-\x7e\t]{%d,}" % rng.choice([1, 4, 8]))
+        want = [(m.start(), m.group(0)) for m in pat.finditer(data)]
+        for chunk in (1, 7, 64, 4096):
+            old = odcmd._SCAN_CHUNK
+            odcmd._SCAN_CHUNK = chunk
+            try:
+                got = [(m.start(), m.group(0)) for m in odcmd._scan(pat, data)]
+            finally:
+                odcmd._SCAN_CHUNK = old
+            assert got == want, (k, chunk)
