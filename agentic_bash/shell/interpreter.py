@@ -1354,7 +1354,7 @@ class Interpreter(Expander):
                 raise e
             if len(parts) == 1 and type(parts[0]) is N.Lit:
                 return self.arith(parts[0].text)
-            return self.arith(self.expand_dq(w))
+            return self.arith(self.expand_arith(w))
         except ExpansionError as e:
             if self.dash and getattr(e, "arith", False):
                 _dash_arith_error(e, w.text)
