@@ -284,8 +284,10 @@ def part_files(token: str) -> dict[str, Any]:
         sb.run("truncate -s 3G /tmp/big; echo kept > /tmp/small", timeout=30)
         snap = call(lambda: len(sb.snapshot()), 120)
         rd = call(lambda: len(sb.read_file("/tmp/big")), 120)
+        dl = call(lambda: len(sb.download_tar(path="/tmp")), 120)
         r = call(lambda: _res(sb.run("cat /tmp/small", timeout=30)), 120)
-        out["sparse_api"] = {"snapshot": snap, "read": rd, "after": r.get("value")}
+        out["sparse_api"] = {"snapshot": snap, "read": rd, "download": dl,
+                             "after": r.get("value")}
     out["sparse_api"]["left"] = fr.left
 
     # many files: list, snapshot and restore stay bounded on the host

@@ -135,10 +135,10 @@ def test_salvage_never_touches_a_host_file_of_the_same_name(got: dict) -> None:
     _nothing_left(r["left"])
 
 
-def test_sparse_file_snapshot_and_read_fail_cleanly(got: dict) -> None:
-    # before: both took the interpreter past its memory and the session lost its files
+def test_sparse_file_snapshot_read_and_download_fail_cleanly(got: dict) -> None:
+    # before: each took the interpreter past its memory and the session lost its files
     r = got["files"]["sparse_api"]
-    for k in ("snapshot", "read"):
+    for k in ("snapshot", "read", "download"):
         assert r[k].get("exc_type") == "OSError" and "Errno 27" in r[k]["exc"], _show(r)
     assert r["after"] == {"out": "kept\n", "err": "", "code": 0, "restarted": False,
                           "reason": None}, _show(r)
