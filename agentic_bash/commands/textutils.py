@@ -541,16 +541,19 @@ def _tail_one(ctx: CommandContext, f: BinaryIO, count: int, by_bytes: bool, from
         return
     # keep only as many trailing chunks as hold ``count`` separators (plus a partial line)
     chunks: list[bytes] = []
+    counts: list[int] = []  # each held chunk's separators (counted once)
     held = 0
     n = 0
     size = 0  # bytes held: a last line with no end (tail -n1 /dev/zero) grew without bound
     cap = held_cap(ctx)
     for chunk in iter_chunks(f, CHUNK):
+        c = chunk.count(sep)
         chunks.append(chunk)
+        counts.append(c)
         size += len(chunk)
-        held += chunk.count(sep)
-        while len(chunks) > 1 and held - chunks[0].count(sep) > count:
-            held -= chunks[0].count(sep)
+        held += c
+        while len(chunks) > 1 and held - counts[0] > count:
+            held -= counts.pop(0)
             size -= len(chunks.pop(0))
         if size > cap:
             raise MemoryError("memory exhausted")

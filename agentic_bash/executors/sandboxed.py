@@ -848,7 +848,7 @@ class SandboxedExecutor:
         size = self._cfg.get("layer_size")
         try:
             export_layer_tar(uppers, f, merged=False,
-                             max_bytes=None if not size else 2 * int(size))
+                             max_bytes=None if not size else max(2 * int(size), 1 << 30))
         except BaseException:
             f.close()
             raise

@@ -258,14 +258,27 @@ def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
 
     ``merged=False`` (the host salvaging a dead sandbox's uppers): there is no merged view,
     and its paths (``/tmp/x``) would name the host's own files, so the upper entry itself is
-    made readable. ``max_bytes``: the file data may not pass it (OSError EFBIG) — sparse
-    files take no room in a size-bounded layer, yet a tar holds every byte of them."""
+    made readable. ``max_bytes``: the tar may not pass it (OSError EFBIG) — sparse files
+    take no room in a size-bounded layer, yet a tar holds every byte of them; empty files
+    take an inode, yet ~1.5 KiB of headers each."""
     import io
     import tarfile
 
     changed: list[tuple[str, int]] = []   # (path, mode to give back), in the order changed
-    total = [0]                            # file bytes written so far
+    total = [0]                            # bytes written so far, where tell() cannot say
     here: dict[str, str] = {}              # the upper being exported: "upper", "target"
+
+    def bound(p: str, more: int = 0) -> None:
+        total[0] += more + 512
+        if max_bytes is None:
+            return
+        try:
+            at = fileobj.tell()
+        except (OSError, AttributeError, ValueError):
+            at = total[0] - more
+        if at + more > max_bytes:
+            raise OSError(errno.EFBIG, f"the layer takes more than {max_bytes} bytes as a tar "
+                          f"(sparse files, or very many entries?)", p)
 
     def readable(path: str, st: os.stat_result, need: int) -> None:
         if st.st_mode & need != need and not os.access(path, os.R_OK | (
@@ -311,6 +324,7 @@ def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
                     arcdir = target if rel == "." else f"{target}/{rel}"
                     for n in dirnames:
                         p = os.path.join(dirpath, n)
+                        bound(p)
                         if os.path.islink(p):
                             tf.add(p, f"{arcdir}/{n}", recursive=False)
                             continue
@@ -323,6 +337,8 @@ def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
                             st = os.lstat(p)
                         except OSError:
                             continue
+                        if not stat.S_ISREG(st.st_mode):
+                            bound(p)
                         if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
                             empty(f"{arcdir}/.wh.{n}")
                         elif stat.S_ISLNK(st.st_mode):
@@ -330,11 +346,7 @@ def export_layer_tar(uppers: Iterable[dict[str, Any]], fileobj: Any,
                         elif stat.S_ISREG(st.st_mode):
                             ti = tf.gettarinfo(p, f"{arcdir}/{n}")   # (the mode as it was)
                             if ti.isreg():
-                                total[0] += ti.size
-                                if max_bytes is not None and total[0] > max_bytes:
-                                    raise OSError(errno.EFBIG, f"the layer's files hold more "
-                                                  f"than {max_bytes} bytes (sparse files?)",
-                                                  p)
+                                bound(p, ti.size)
                                 readable(p, st, stat.S_IRUSR)
                                 with open(p, "rb") as f:
                                     tf.addfile(ti, f)

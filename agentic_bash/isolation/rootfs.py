@@ -49,6 +49,8 @@ _VAR_SKEL = ("cache", "lib", "log", "tmp", "spool", "local", "opt", "mail", "bac
 # leak host state: bound read-only / masked over the fresh /proc.
 _PROC_RO = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 _PROC_MASK = ("kcore", "keys", "timer_list", "sched_debug", "kallsyms", "kmsg")
+_PREFIX_SECRETS = ("pip.conf", "pip.ini", "etc/pip.conf", ".condarc", "condarc", ".netrc",
+                   ".pypirc", ".env")
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
 
@@ -319,6 +321,12 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     for p in cfg.get("python_binds", ()):
         if os.path.exists(p) and (image or not os.path.exists(R(p))):
             _bind(p, R(p))
+            # (attack9) a venv or conda prefix may hold the caller's index credentials
+            # ($VIRTUAL_ENV/pip.conf is pip's per-venv config): the sandbox read them
+            for name in _PREFIX_SECRETS:
+                f = os.path.join(p, name)
+                if os.path.isfile(f) and not os.path.islink(f):
+                    sc.mount("/dev/null", R(f), None, sc.MS_BIND)
     # /dev: minimal
     dev = R("dev")
     _mkdirs(dev)

@@ -379,7 +379,9 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         scanner = LayerScanner(uppers)
         # (attack9) export_layer's bound: a sparse file costs the layer nothing, but a tar
         # holds every byte of it (S3 ran out of memory building one and died)
-        scanner.max_bytes = cfg.get("layer_size") if cfg["level"] == "namespace" else None
+        size = cfg.get("layer_size") if cfg["level"] == "namespace" else None
+        # (+ headers: ~1.5 KiB an entry, so a small layer of many empty files still fits)
+        scanner.max_bytes = max(size + size // 4, 512 << 20) if size else None
     except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
         scanner = None
     extras: dict[str, str] = {}

@@ -270,6 +270,14 @@ class _Parser:
                         depth -= 1
                         if depth == 0:
                             break
+                    elif ch == "\\":
+                        k += 1  # (an escaped character closes nothing)
+                    elif ch == "'" or ch == '"':
+                        # a quoted `]` closes nothing either (bash's skipsubscript)
+                        q = s.find(ch, k + 1)
+                        if q < 0:
+                            break
+                        k = q
                     k += 1
                 if k >= n:
                     raise self.error("bad array subscript")

@@ -85,6 +85,9 @@ def _plain_name(name: str) -> int:
     return plain
 
 
+_ARITH_SUB_PLAIN = frozenset("$`'\"\\[]")  # (characters a subscript's expansion result is quoted for)
+
+
 class ExpansionError(Exception):
     """An expansion error (bad substitution, ``${x:?}``, unbound variable): message and exit status.
 
@@ -378,6 +381,36 @@ class Expander:
             raise
         fields = fb.finish()
         return " ".join(_field_text(f[0]) for f in fields)
+
+    def expand_arith(self: Interpreter, word: N.Word) -> str:
+        """A ((...)) or $((...)) expression expanded for the arithmetic: as expand_dq, but
+        what an expansion inside an array subscript gives is quoted, so the evaluator takes
+        it literally (bash 5.2 expands such a subscript once: key='$(cmd)'; ((a[$key]++))
+        counts the key ``$(cmd)`` and runs nothing)."""
+        parts = word.parts
+        if not any(type(p) is N.Lit and "[" in p.text for p in parts):
+            return self.expand_dq(word)
+        out: list[str] = []
+        depth = 0
+        for p in parts:
+            if type(p) is N.Lit:
+                t = p.text
+                out.append(t)
+                if "[" in t or "]" in t:
+                    depth = max(0, depth + t.count("[") - t.count("]"))
+                continue
+            fb = _Fields("")
+            try:
+                self._parts_into((p,), fb, True)
+            except ExpansionError as e:
+                _name_word(e, word.text)
+                raise
+            v = " ".join(_field_text(f[0]) for f in fb.finish())
+            if depth and type(p) not in (N.SQ, N.Escaped, N.ANSIC) and not _ARITH_SUB_PLAIN.isdisjoint(v):
+                from .quoting import quote_single
+                v = quote_single(v)
+            out.append(v)
+        return "".join(out)
 
     def expand_pattern(self: Interpreter, word: N.Word) -> str:
         """Expand to a pattern string: quoted characters backslash-escaped, unquoted kept special."""

@@ -830,13 +830,14 @@ class Parser(Lexer):
                     nxt = self.peek()
                     if nxt.kind == OP and nxt.val == "(" and not assigns and not redirs:
                         return self.parse_funcdef_parens(tok)
-                    decl = tok.kw() in _DECL_BUILTINS
+                    kw = tok.kw()
+                    decl = kw in _DECL_BUILTINS or (kw in ("eval", "let") and 2)
                     continue
                 if decl and self.src.startswith("(", tok.end) and len(word.parts) == 1 \
                         and type(word.parts[0]) is Lit:
                     m = _ASSIGN_RE.match(word.parts[0].text)
                     if m and m.end() == len(word.parts[0].text):
-                        words.append(self.parse_decl_array(tok))
+                        words.append(self.parse_decl_array(tok, decl == 2))
                         continue
                 if self.alias_next is not None and tok.pos >= self.alias_next:
                     self.alias_next = None
@@ -963,14 +964,32 @@ class Parser(Lexer):
                 return ArrayElem(value, Word(key_parts, text[1:close], word.line), append)
         return ArrayElem(word)
 
-    def parse_decl_array(self, tok: Tok) -> Word:
-        """``declare a=(…)``: one Word holding the source text (see the module comment)."""
+    def parse_decl_array(self, tok: Tok, expand: bool = False) -> Word:
+        """``declare a=(…)``: one Word holding the source text (see the module comment).
+        ``expand``: after eval or let (bash's PST_ASSIGNOK), one word of the whole text
+        that expands as a word does (quotes removed, $-expansions done; blanks kept)."""
         self.advance()
         start = tok.pos
         self.pos = tok.end
         self.parse_array_elems()
-        text = self.src[start:self.pos]
-        return Word((Lit(text),), text, self.line_at(start))
+        end = self.pos
+        text = self.src[start:end]
+        if not expand:
+            return Word((Lit(text),), text, self.line_at(start))
+        saved_n = self.n
+        self.pos, self.n = start, end
+        try:
+            parts = self._read_to_end(start, unquoted=True)
+        finally:
+            self.n = saved_n
+            self.pos = end
+            self.tok = None
+        if end < self.n and self.src[end] not in " \t\n;&|<>()":
+            rest = self.read_word()  # (the word goes on after the `)`: `let i=(1+2)*3`)
+            if rest is not None:
+                parts = parts + rest.parts
+                text = self.src[start:self.pos]
+        return Word(parts, text, self.line_at(start))
 
     def parse_funcdef_parens(self, name_tok: Tok) -> Command:
         self.expect_op("(")

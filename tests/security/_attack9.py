@@ -210,6 +210,31 @@ def part_files(token: str) -> dict[str, Any]:
     out["hostile_paths"]["secret_seen"] = secret in json.dumps(out["hostile_paths"]["tries"]) \
         or secret in out["hostile_paths"]["inside"]
 
+    # the caller's venv is bound read-only; its pip.conf (pip's per-venv config, where a
+    # private index's token lives) must not be readable. A stand-in prefix, added to the
+    # binds the way sys.prefix is (writing into the real venv would change pip for others)
+    from agentic_bash.executors import sandboxed as sbx
+    prefix = os.path.join(TMP, f"venv-{token}")
+    os.makedirs(os.path.join(prefix, "etc"))
+    for rel in ("pip.conf", "etc/pip.conf", ".condarc", "pyvenv.cfg"):
+        with open(os.path.join(prefix, rel), "w") as f:
+            f.write(f"index-url = https://u:{secret}-{rel}@index.example/simple\n")
+    for d in (TMP, prefix, os.path.join(prefix, "etc")):
+        os.chmod(d, 0o755)
+    real_binds = sbx._python_binds
+    sbx._python_binds = lambda: real_binds() + (prefix,)
+    try:
+        fr = Fresh()
+        with fr as sb:
+            r = sb.run(f"cat {prefix}/pip.conf {prefix}/etc/pip.conf {prefix}/.condarc; "
+                       f"grep -r index {prefix}; cat {prefix}/pyvenv.cfg", timeout=30)
+    finally:
+        sbx._python_binds = real_binds
+    out["prefix_secrets"] = {"out": r.stdout[-1000:], "err": r.stderr[-500:],
+                             "leaked": [rel for rel in ("pip.conf", "etc/pip.conf", ".condarc")
+                                        if f"{secret}-{rel}@" in r.stdout],
+                             "bound": f"{secret}-pyvenv.cfg@" in r.stdout, "left": fr.left}
+
     # a crash's salvage on the host: a sparse file costs the layer nothing, a tar every byte
     peak = [0]
     stop = threading.Event()
@@ -259,8 +284,10 @@ def part_files(token: str) -> dict[str, Any]:
         sb.run("truncate -s 3G /tmp/big; echo kept > /tmp/small", timeout=30)
         snap = call(lambda: len(sb.snapshot()), 120)
         rd = call(lambda: len(sb.read_file("/tmp/big")), 120)
+        dl = call(lambda: len(sb.download_tar(path="/tmp")), 120)
         r = call(lambda: _res(sb.run("cat /tmp/small", timeout=30)), 120)
-        out["sparse_api"] = {"snapshot": snap, "read": rd, "after": r.get("value")}
+        out["sparse_api"] = {"snapshot": snap, "read": rd, "download": dl,
+                             "after": r.get("value")}
     out["sparse_api"]["left"] = fr.left
 
     # many files: list, snapshot and restore stay bounded on the host
@@ -636,6 +663,22 @@ def part_network(token: str) -> dict[str, Any]:
     with fr as sb:
         r = sb.run("; ".join(f"{ln} 2>&1" for ln in lines) + "; true", timeout=400)
         out["run"] = {"out": r.stdout[-3000:], "code": r.exit_code, "violations": len(r.violations)}
+        # refused connections from background processes after their run returned: what the
+        # host keeps for the next Result stays bounded however long the caller waits
+        sb.write_file("/tmp/refuse.py", b"import socket, time\nt = time.monotonic()\n"
+                      b"while time.monotonic() - t < 90:\n    try:\n"
+                      b"        socket.create_connection(('10.1.2.3', 80), timeout=0.5).close()\n"
+                      b"    except OSError:\n        pass\n")
+        sb.run("for i in 1 2 3 4; do (python3 /tmp/refuse.py > /dev/null 2>&1 &); done", timeout=30)
+        att = sb._ex._net
+        deadline = time.monotonic() + 60
+        while att._dropped < 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pending, dropped = len(att._violations), att._dropped
+        nxt = sb.run("pkill -f refuse.py; echo ok", timeout=30)
+        out["background_refusals"] = {
+            "pending": pending, "dropped": dropped, "next_violations": len(nxt.violations),
+            "summary": [str(v) for v in nxt.violations if "not itemised" in str(v)]}
     time.sleep(0.5)
     stop.set()
     out["hits"] = hits

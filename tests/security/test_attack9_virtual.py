@@ -50,3 +50,23 @@ def test_policy_refuses_this_hosts_address_in_every_spelling(spelling: str) -> N
     # a public address that is not this host's still goes through
     assert p.decide("203.0.113.8", 5432, lambda h: [],
                     local_addrs=frozenset({"203.0.113.7"})) == (["203.0.113.8"], "")
+
+
+def test_layer_export_is_bounded_by_tar_bytes_not_only_file_data(tmp_path) -> None:  # noqa: ANN001
+    # empty files take an inode each, and ~1.5 KiB of tar headers: a layer of millions of
+    # them made a snapshot (in the sandbox) and a crash salvage (on the host) that large
+    import io
+
+    from agentic_bash.isolation.layerscan import export_layer_tar
+    upper = tmp_path / "upper"
+    upper.mkdir()
+    for i in range(2000):
+        (upper / f"f{i}").touch()
+    uppers = [{"target": "/workspace", "upper": str(upper)}]
+    buf = io.BytesIO()
+    export_layer_tar(uppers, buf)
+    assert len(buf.getvalue()) > 1 << 20
+    with pytest.raises(OSError) as ei:
+        export_layer_tar(uppers, io.BytesIO(), max_bytes=1 << 20)
+    assert ei.value.errno == errno.EFBIG
+    export_layer_tar(uppers, io.BytesIO(), max_bytes=8 << 20)   # room enough: no refusal

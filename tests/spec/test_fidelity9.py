@@ -74,6 +74,15 @@ FIXED = [
     'trap \'echo "ERR: $LINENO: -$BASH_COMMAND- failed"\' ERR; func() { [[ -z nonempty ]]; }; func; h() { (( 0 )); }; h; g() { false; return 3; }; g',
     # test's /dev/fd/N and /dev/std* are the shell's descriptors (not the runner's)
     'test -w /dev/fd/1; echo $?; test -r /dev/fd/0 < /dev/null; echo $?; test -w /dev/stdout; echo $?; [ -r /dev/fd/7 ]; echo $?; [ -e /dev/fd/9 ]; echo $?; exec 9>f; [ -w /dev/fd/9 ]; echo $?; [ -x /dev/fd/1 ]; echo $?; exec <&-; [ -e /dev/stdin ]; echo $?',
+    # eval and let take name=(…) as one word (bash's PST_ASSIGNOK): it was a syntax error
+    'set -- a; a=(1 2 3); eval leftSub=(\\"\\${!${1}[@]}\\"); declare -p leftSub; eval foo=(); declare -p foo; x=\'p q\'; eval arr=($x "r s" \'$x\'); declare -p arr; let i=(1+2)*3; echo $i',
+    # (( )) and $(( )) expand an array subscript once: a key's $(…) is text, never run
+    "declare -A assoc; key='x],b[$(echo uname >&2)'; (( assoc[$key]++ )); declare -p assoc; k2='x$y'; (( assoc[$k2]=5 )); echo $(( assoc[$k2] + 1 )); let 'assoc[$k2]+=2'; echo ${assoc[$k2]}",
+    'declare -a arr; i=\'1+1\'; (( arr[$i]=7 )); declare -p arr; j=\'$(echo side >&2; echo 0)\'; (( arr[$j]=3 )); echo rc=$?; declare -A A; A[x]=42; (( y = A[\'x\'] )); echo $y $(( A["x"] ))',
+    # a background command keeps the shell's stdin after an input redirection of an enclosing compound command or an input pipe (bash's stdin_redir), else /dev/null
+    'for x in 1 2; do { read line ; echo "[$line]" ; } & wait; done << EOF\nab\ncd\nEOF',
+    'printf \'p\\nq\\nr\\n\' | while read l; do { read m; echo "$l:$m"; } & wait; done; printf \'p\\nq\\n\' > f; while read l; do cat & wait; done < f; echo end',
+    "printf 'p\\nq\\n' > f; while read l; do (cat &) ; wait; done < f; echo end; { cat & wait; } < f; printf 'x\\ny\\n' | ( read a; cat & wait ); cat & wait; echo end",
 ]
 
 # Areas a held-out corpus hits (one of each kind from the session's batches), all matching
