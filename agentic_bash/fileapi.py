@@ -104,6 +104,7 @@ def serve_tar_op(executor: Any, op: str, args: dict[str, Any]) -> bytes:
         return b""
     if op == "download_tar":
         buf = io.BytesIO()
-        export_tar(executor.fs, args["path"], buf)
+        # a reply cannot pass the wire's frame limit (isolation/wire.py MAX_FRAME)
+        export_tar(executor.fs, args["path"], buf, max_bytes=1 << 30)
         return buf.getvalue()
     raise ValueError(f"unknown tar op {op!r}")

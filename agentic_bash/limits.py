@@ -92,7 +92,7 @@ class Limits:
     """Address space (RLIMIT_AS) of each native process, inherited by its children: a
     per-process cap that makes allocations fail (``MemoryError``, status 1) rather than a kill.
     None = no per-process cap (``max_memory_bytes`` bounds the whole sandbox)."""
-    max_process_memory: int | None = 512 * MiB
+    max_process_memory: int | None = 384 * MiB
     """Private writable memory (RLIMIT_DATA: heap and anonymous mappings, not code or shared
     files) of each native process, inherited by its children: an allocation past it fails,
     so a runaway tool ends itself with its own error (GNU ``shuf``/``tac``/``tail``:
@@ -100,7 +100,9 @@ class Limits:
     ``sort`` sizes its buffer from it (half) and spills the rest to temporary files. A program
     that needs more (a large compile, a data job) needs a higher value or None (then only
     ``max_memory_bytes`` bounds it). Set right after each spawn, so a process the child forks
-    in its first microseconds may escape it, as with ``max_processes``."""
+    in its first microseconds may escape it, as with ``max_processes``. 384 MiB: a tool on
+    endless input then stays well under 512 MiB (at 512 MiB GNU ``tail -n1`` of /dev/full
+    grew the sandbox by 505 MiB), while venv, git and a gcc/make build still work."""
     allow_watchdog: bool = False
     """With ``strict=True``, accept the runner's memory watchdog (samples every ~50 ms, then
     kills the largest process) where no memory cgroup can be had. It is weaker than a cgroup:

@@ -88,6 +88,8 @@ def checks() -> dict:
         out["big"] = _r(sb.run("python3 -c 'b = bytearray(8 << 30)'"))
         out["big_wall"] = time.monotonic() - t
         out["big_next"] = _r(sb.run("echo ok"))
+        # a runaway tool in the default sandbox: the per-process cap fails its allocations
+        out["shuf"] = _r(sb.run("yes | shuf | tail -c 4", timeout=20))
         tools = ["python3 -m venv /workspace/v && /workspace/v/bin/python -c 'print(7)'"]
         if shutil.which("git"):
             tools.append("cd /workspace && git init -q src && cd src && echo hi > f && "
@@ -99,6 +101,10 @@ def checks() -> dict:
                          "printf '#include <stdio.h>\\nint main(void){puts(\"built\");return 0;}\\n' > m.c && "
                          "printf 'm: m.c\\n\\tgcc -O2 -o m m.c\\n' > Makefile && make -s && ./m")
         out["tools"] = [_r(sb.run(t, timeout=120)) for t in tools]
+    with ab.Sandbox(isolation="namespace", limits=ab.Limits(max_process_memory=None)) as sb:
+        # without the per-process cap, the whole sandbox's memory limit kills it
+        out["big_cgroup"] = _r(sb.run("python3 -c 'b = bytearray(8 << 30)'"))
+        out["big_cgroup_next"] = _r(sb.run("echo ok"))
     with ab.Sandbox(isolation="namespace", limits=ab.Limits(max_processes=50)) as sb:
         out["fork"] = _r(sb.run(FORK, timeout=60))
         out["fork_next"] = _r(sb.run("echo ok"))

@@ -669,10 +669,13 @@ class InProcessExecutor:
                 elif marker.fs._journal is marker.journal:
                     # nothing changed: stop recording (what diff() does); the next run reuses it
                     marker.fs._journal = None
-            so = bytes(out.buf)
-            se = bytes(err.buf) if err.buf else b""
             lim = limits.max_output_bytes
             truncated = out.truncated or err.truncated
+            if not truncated:
+                so = bytes(out.buf)
+                se = bytes(err.buf) if err.buf else b""
+            # (else getvalue() below copies it: a cut 16 MiB output was copied twice, slow
+            # at the deadline of a starved run)
             if truncated or (lim is not None and len(so) + len(se) > lim):
                 # (a write racing past the limit is cut here; getvalue() marks the cut)
                 so = out.getvalue()

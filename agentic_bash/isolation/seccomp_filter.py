@@ -140,8 +140,6 @@ def load_bpf(bpf: bytes, *, listener: bool = False) -> int | None:
 
 
 def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
-    import tempfile
-
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ALLOW)
@@ -204,7 +202,10 @@ def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
     # tkill names a thread (the runner has several, started later): with a listener the
     # supervisor lets it through unless the thread is the runner's; without one, refused.
     rule(sc.NOTIFY if notify else sc.ERRNO(errno.EPERM), "tkill")
-    with tempfile.TemporaryFile() as tf:
+    # libseccomp writes the program to a descriptor: a memfd, not a file under /tmp, which a
+    # runner that compiles after Landlock (the landlock level: no filter compiled ahead for
+    # its pid) may not create; that refusal left the landlock level without seccomp
+    with os.fdopen(os.memfd_create("agentic-bash-bpf", os.MFD_CLOEXEC), "w+b") as tf:
         f.export_bpf(tf)
         tf.seek(0)
         return tf.read()

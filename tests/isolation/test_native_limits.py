@@ -35,7 +35,7 @@ def test_max_memory_caps_each_native_process(tmp_path):
 
 
 def test_max_process_memory_caps_each_native_process(tmp_path):
-    # RLIMIT_DATA, 512 MiB by default (set right after the spawn): 600 MiB fails, 100 fits
+    # RLIMIT_DATA, 384 MiB by default (set right after the spawn): 600 MiB fails, 100 fits
     grab = "python3 -c 'bytearray({} * 1024 * 1024)' 2>/dev/null; echo st=$?"
     with _host(tmp_path) as sb:
         assert sb.run(grab.format(600)).stdout == "st=1\n"

@@ -200,6 +200,11 @@ def part_files(token: str) -> dict[str, Any]:
             tries["read " + p] = call(lambda p=p: sb.read_file(p), 20)
         for p in ("/workspace/cd", "/workspace/root", f"/workspace/root{canary_dir}"):
             tries["remove " + p] = call(lambda p=p: sb.remove(p, recursive=True), 20)
+        # setuid/setgid modes through the file API (as root they would be host-root-owned)
+        for p, m in (("/workspace/su1", 0o4755), ("/tmp/su2", 0o2755), ("/workspace/su3", 0o6777)):
+            tries[f"mode {m:o} {p}"] = call(lambda p=p, m=m: sb.write_file(p, b"x", mode=m), 20)
+        out["setuid_api"] = sb.run("find /workspace /tmp -perm /6000 2>/dev/null; "
+                                   "ls /workspace /tmp", timeout=60).stdout[-1500:]
         out["hostile_paths"] = {"tries": tries}
         out["hostile_paths"]["inside"] = sb.run(f"cat {canary}; cat /workspace/pw | tail -1",
                                                 timeout=30).stdout[-300:]
@@ -284,8 +289,10 @@ def part_files(token: str) -> dict[str, Any]:
         sb.run("truncate -s 3G /tmp/big; echo kept > /tmp/small", timeout=30)
         snap = call(lambda: len(sb.snapshot()), 120)
         rd = call(lambda: len(sb.read_file("/tmp/big")), 120)
+        dl = call(lambda: len(sb.download_tar(path="/tmp")), 120)
         r = call(lambda: _res(sb.run("cat /tmp/small", timeout=30)), 120)
-        out["sparse_api"] = {"snapshot": snap, "read": rd, "after": r.get("value")}
+        out["sparse_api"] = {"snapshot": snap, "read": rd, "download": dl,
+                             "after": r.get("value")}
     out["sparse_api"]["left"] = fr.left
 
     # many files: list, snapshot and restore stay bounded on the host
