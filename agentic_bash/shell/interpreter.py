@@ -256,6 +256,9 @@ def _ebadf(*a: object) -> Any:
     raise OSError(_errno.EBADF, "Bad file descriptor")
 
 
+_STDIN_OPS = frozenset(("<", "<>", "<&", "<<", "<<-", "<<<"))  # (redirections of stdin, fd 0 by default)
+
+
 class CmdFS:
     """The filesystem a command sees: the VFS plus /dev/fd/N, /dev/std*, /dev/null of this shell."""
 
@@ -486,6 +489,7 @@ class Interpreter(Expander):
         self.in_debug = False    # running the DEBUG trap (it never fires inside itself)
         self.trap_level = 0      # inside any trap handler: BASH_COMMAND keeps the pre-trap command
         self.err_hidden = 0      # calls that hid the caller's ERR trap (no set -E) under way
+        self.stdin_redir = False  # (bash's stdin_redir: `&` keeps stdin instead of /dev/null)
         self.in_chld = False
         self.top = self          # the shell $$ names (its subshells and jobs share it)
         self.sig_queue: list[str] = []  # signals sent to it by its subshells and jobs (shared)
@@ -1993,6 +1997,12 @@ class Interpreter(Expander):
         False because the caller runs them)."""
         if not redirs:
             return fn()
+        if redir_line:
+            # bash's stdin_redir: a control structure's redirections decide whether an
+            # asynchronous command started later keeps the shell's stdin (`while read l; do
+            # cmd & done < f`) or gets /dev/null; set here and, as in bash, not put back
+            self.stdin_redir = any(r.op in _STDIN_OPS and r.fd in (None, 0) and r.fd_var is None
+                                   for r in redirs)
         saved = self.fds
         opened: list[Any] = []
         psmark = len(self.procsubs)
@@ -2091,6 +2101,8 @@ class Interpreter(Expander):
         def run() -> int:
             child = self.fork(lazy=True)
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
+            if not cmd.redirs:
+                child.stdin_redir = False  # (bash: a subshell decides by its own redirections)
             st = child.run_subshell_script(cmd.body)
             self.chld_pending += 1
             if self.jobs is not None:
@@ -2897,6 +2909,7 @@ class Interpreter(Expander):
             child = self.fork()
             if i > 0:
                 child.fds[0] = pipes[i - 1].reader
+                child.stdin_redir = True  # (an input pipe keeps stdin for its `&` commands)
             child.fds[1] = pipes[i].writer
             if i < len(stderr_too) and stderr_too[i]:
                 child.fds[2] = pipes[i].writer
@@ -2925,6 +2938,7 @@ class Interpreter(Expander):
                     self._debug_compound(lambda: _cmd_text(last))  # type: ignore[arg-type]
                 child = self.fork()
                 child.fds[0] = pipes[-1].reader
+                child.stdin_redir = True
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
         finally:
             stopped = None
@@ -3140,6 +3154,7 @@ class Interpreter(Expander):
                     # one stage left, with nothing to schedule beside it: called directly
                     child = self.fork(lazy=True)
                     child.fds[0] = r = p.reader
+                    child.stdin_redir = True
                     try:
                         stage(child, cmds[first], first, results, errors, None, r)
                     finally:
@@ -3156,6 +3171,7 @@ class Interpreter(Expander):
             fds = child.fds
             if i > 0:
                 fds[0] = pipes[i - 1].reader
+                child.stdin_redir = True
             w = pipes[i].writer
             fds[1] = w
             if i < len(stderr_too) and stderr_too[i]:
@@ -3183,6 +3199,7 @@ class Interpreter(Expander):
                 self._debug_compound(lambda: _cmd_text(last))  # type: ignore[arg-type]
             child = self.fork(lazy=True)
             child.fds[0] = r
+            child.stdin_redir = True
             fns.append(functools.partial(stage, child, last, n - 1, results, errors, None, r))
         try:
             _coop.run(fns, budget, pipes)

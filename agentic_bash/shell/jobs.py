@@ -500,6 +500,8 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
     if 0 not in sh.fds or sh.fds.get(0) is None:
         pass
 
+    keep_stdin = sh.stdin_redir  # (as the shell was when it started the job)
+
     def target() -> None:
         st = 1
         b = child.budget
@@ -516,7 +518,7 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
                 if fds is not None:
                     child.fds.update(fds)
                     child.owned.extend(fds.values())
-                elif not getattr(sh, "_job_keep_stdin", False):
+                elif not keep_stdin:
                     child.fds[0] = NullStream()
                 if type(cmd) is N.Simple:
                     child.forked_simple = True

@@ -691,14 +691,21 @@ def resources(token: str) -> dict:
     import agentic_bash as ab
 
     obs: dict[str, Any] = {}
-    lim = ab.Limits(max_memory_bytes=256 << 20, max_fs_bytes=64 << 20, timeout=60)
+    # (no per-process cap first: the sandbox's own memory limit must stop the hog)
+    lim = ab.Limits(max_memory_bytes=256 << 20, max_fs_bytes=64 << 20, timeout=60,
+                    max_process_memory=None)
     sb = ab.Sandbox(limits=lim)
+    capped = None
     try:
+        capped = ab.Sandbox(limits=lim.with_(max_process_memory=128 << 20))
         t0 = time.monotonic()
         r = sb.run("python3 -c 'b = bytearray(2 << 30); print(len(b))'; echo rc=$?")
         obs["hog"] = {"out": r.stdout, "err": r.stderr[-500:], "code": r.exit_code,
                       "limit": r.limit_exceeded, "wall": time.monotonic() - t0}
         obs["after_hog"] = sb.run("echo alive").stdout
+        # the same hog past a per-process cap of 128 MiB: its allocation fails in the program
+        r = capped.run("python3 -c 'b = bytearray(2 << 30); print(len(b))'; echo rc=$?")
+        obs["hog_capped"] = {"out": r.stdout, "err": r.stderr[-500:], "code": r.exit_code}
         tmp = os.environ.get("TMPDIR", "/tmp")
         free0 = os.statvfs(tmp).f_bavail * os.statvfs(tmp).f_frsize
         r = sb.run("dd if=/dev/zero of=/workspace/fill bs=1M count=400 2>&1 | tail -1; "
@@ -710,6 +717,8 @@ def resources(token: str) -> dict:
                                    "cat /workspace/k").stdout
     finally:
         sb.close()
+        if capped is not None:
+            capped.close()
     obs["default_memory"] = ab.Limits().max_memory_bytes
     obs["default_disk"] = ab.Limits().max_fs_bytes
     obs["default_processes"] = ab.Limits().max_processes

@@ -77,6 +77,8 @@ def test_memory_hog_is_killed_and_the_session_goes_on(resources: dict) -> None:
     assert hog["limit"] == "memory" or "rc=137" in hog["out"], hog
     assert "2147483648" not in hog["out"], hog
     assert resources["after_hog"] == "alive\n"
+    capped = resources["hog_capped"]
+    assert capped["out"] == "rc=1\n" and "MemoryError" in capped["err"], capped
 
 
 def test_disk_fill_stops_in_the_layer_and_the_host_keeps_its_space(resources: dict) -> None:

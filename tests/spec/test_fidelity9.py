@@ -79,6 +79,10 @@ FIXED = [
     # (( )) and $(( )) expand an array subscript once: a key's $(…) is text, never run
     "declare -A assoc; key='x],b[$(echo uname >&2)'; (( assoc[$key]++ )); declare -p assoc; k2='x$y'; (( assoc[$k2]=5 )); echo $(( assoc[$k2] + 1 )); let 'assoc[$k2]+=2'; echo ${assoc[$k2]}",
     'declare -a arr; i=\'1+1\'; (( arr[$i]=7 )); declare -p arr; j=\'$(echo side >&2; echo 0)\'; (( arr[$j]=3 )); echo rc=$?; declare -A A; A[x]=42; (( y = A[\'x\'] )); echo $y $(( A["x"] ))',
+    # a background command keeps the shell's stdin after an input redirection of an enclosing compound command or an input pipe (bash's stdin_redir), else /dev/null
+    'for x in 1 2; do { read line ; echo "[$line]" ; } & wait; done << EOF\nab\ncd\nEOF',
+    'printf \'p\\nq\\nr\\n\' | while read l; do { read m; echo "$l:$m"; } & wait; done; printf \'p\\nq\\n\' > f; while read l; do cat & wait; done < f; echo end',
+    "printf 'p\\nq\\n' > f; while read l; do (cat &) ; wait; done < f; echo end; { cat & wait; } < f; printf 'x\\ny\\n' | ( read a; cat & wait ); cat & wait; echo end",
 ]
 
 # Areas a held-out corpus hits (one of each kind from the session's batches), all matching
