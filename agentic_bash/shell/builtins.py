@@ -3446,7 +3446,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
-        job = jobs.find(a, job_view(sh)) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
+        job = jobs.find(a, job_view(sh))
         if job is None:
             if a.isdigit():
                 sh.error(f"wait: pid {a} is not a child of this shell")

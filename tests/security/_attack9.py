@@ -200,6 +200,11 @@ def part_files(token: str) -> dict[str, Any]:
             tries["read " + p] = call(lambda p=p: sb.read_file(p), 20)
         for p in ("/workspace/cd", "/workspace/root", f"/workspace/root{canary_dir}"):
             tries["remove " + p] = call(lambda p=p: sb.remove(p, recursive=True), 20)
+        # setuid/setgid modes through the file API (as root they would be host-root-owned)
+        for p, m in (("/workspace/su1", 0o4755), ("/tmp/su2", 0o2755), ("/workspace/su3", 0o6777)):
+            tries[f"mode {m:o} {p}"] = call(lambda p=p, m=m: sb.write_file(p, b"x", mode=m), 20)
+        out["setuid_api"] = sb.run("find /workspace /tmp -perm /6000 2>/dev/null; "
+                                   "ls /workspace /tmp", timeout=60).stdout[-1500:]
         out["hostile_paths"] = {"tries": tries}
         out["hostile_paths"]["inside"] = sb.run(f"cat {canary}; cat /workspace/pw | tail -1",
                                                 timeout=30).stdout[-300:]

@@ -110,6 +110,15 @@ def test_credentials_in_the_callers_python_prefix_are_masked(got: dict) -> None:
     _nothing_left(r["left"])
 
 
+def test_file_api_makes_no_setuid_file(got: dict) -> None:
+    tries = got["files"]["hostile_paths"]["tries"]
+    modes = {k: v for k, v in tries.items() if k.startswith("mode ")}
+    assert len(modes) == 3 and all(v.get("exc_type") == "PermissionError"
+                                   for v in modes.values()), _show(modes)
+    found = got["files"]["setuid_api"].split("/tmp:")[0]   # (find's lines come first)
+    assert not [n for n in ("su1", "su2", "su3") if f"/{n}" in found], got["files"]["setuid_api"]
+
+
 # -- the host's salvage after a crash reads the dead sandbox's files -----------------------------
 def test_salvage_of_a_sparse_file_is_bounded_on_the_host(got: dict) -> None:
     # before: a 3 GiB sparse file (no room in a 1 GiB layer) became a 3 GiB host temp file;
