@@ -117,7 +117,8 @@ def cut(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "complement":
             complement = True
         elif k == "output-delimiter":
-            out_delim = (v or "").encode("utf-8", "surrogateescape")
+            # GNU: an empty string is a NUL (its length is taken as 1)
+            out_delim = (v or "").encode("utf-8", "surrogateescape") or b"\0"
     if mode is None:
         return _usage(ctx, "you must specify a list of bytes, characters, or fields")
     r = _parse_list(spec, mode)

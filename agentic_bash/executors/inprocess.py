@@ -1204,7 +1204,7 @@ class InProcessExecutor:
 
     def _call(self, sh: Interpreter, fn: Callable[..., int], argv: list[str], custom: bool = False) -> int:
         a0 = argv[0]
-        name = posixpath.basename(a0)
+        name = a0 if "/" not in a0 else posixpath.basename(a0)
         # GNU tools run by path name themselves as invoked (`/bin/cat: x: No such file...`);
         # the others print a fixed program name
         ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name)

@@ -16,7 +16,7 @@ import re
 from typing import Any, Callable
 
 from . import nodes as N
-from .parser import _plain_line
+from .parser import _COOP_HAZARD, _plain_line
 
 __all__ = ["templated"]
 
@@ -291,6 +291,11 @@ def _recipe(script: str, digits: list[str]) -> tuple[tuple[int, ...], Any]:
     if sh is None:
         return (), None
     text, vals = sh
+    if any(_COOP_HAZARD.search(v) for v in vals) or (
+            len(_COOP_HAZARD.findall(script)) != len(_COOP_HAZARD.findall(text))):
+        # a data word the parser's pipeline check reads (a quoted `&`, `/bin/sh`, a quoted
+        # `-t` after read): the shape's Pipeline.coop would not be the line's
+        return (), None
     spans = [(m.start(), m.end()) for m in _DIGITS.finditer(script)]
     fixed = []
     exprs = []

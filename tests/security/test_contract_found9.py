@@ -320,3 +320,20 @@ def test_strings_chunked_scan_finds_what_one_scan_finds() -> None:
             finally:
                 odcmd._SCAN_CHUNK = old
             assert got == want, (k, chunk)
+
+
+@pytest.mark.parametrize("script", [
+    "sleep 1 & p=$!; (wait $p; echo $?); wait $p; echo $?; wait $p; echo $?",
+    "sleep 0.2 & p=$!; ( sleep 0.1 & q=$!; wait $q; echo $?; wait $p; echo $? ); wait $p; echo $?",
+])
+def test_wait_for_a_parents_job_pid_in_a_subshell_is_not_a_child(script: str, tmp_path) -> None:  # noqa: ANN001
+    # (0 before: the subshell waited for its parent's job by pid)
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import bashdiff
+    out, err, code = bashdiff.bash_c(script, str(tmp_path))
+    with ab.Sandbox(isolation="virtual") as sb:
+        r = sb.run(script, timeout=20)
+    pid = re.compile(r"pid \d+ ")
+    assert (r.stdout, pid.sub("pid N ", r.stderr), r.exit_code) == (out, pid.sub("pid N ", err), code)
