@@ -719,18 +719,20 @@ PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
 
 
 def main() -> None:
+    import shutil
     part, token = sys.argv[1], sys.argv[2]
     t0 = time.monotonic()
     try:
-        got = PARTS[part](token)
-    except Exception:  # noqa: BLE001
-        got = {"error": traceback.format_exc()}
-    got["_wall"] = round(time.monotonic() - t0, 2)
-    got["_uid"] = os.geteuid()
-    print("\n@@JSON@@" + json.dumps(got, default=str))
-    sys.stdout.flush()
-    import shutil
-    shutil.rmtree(TMP, ignore_errors=True)
+        try:
+            got = PARTS[part](token)
+        except Exception:  # noqa: BLE001
+            got = {"error": traceback.format_exc()}
+        got["_wall"] = round(time.monotonic() - t0, 2)
+        got["_uid"] = os.geteuid()
+        print("\n@@JSON@@" + json.dumps(got, default=str))
+        sys.stdout.flush()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
 
 
 if __name__ == "__main__":
