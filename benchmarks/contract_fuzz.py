@@ -178,6 +178,9 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         try:
             r = sb.run(script, timeout=timeout)
             rec.update(code=r.exit_code, timed_out=r.timed_out, internal="internal error" in r.stderr)
+            if rec["internal"]:
+                k = r.stderr.find("internal error")
+                rec["internal_msg"] = r.stderr[k:k + 300].splitlines()[0]
         except BaseException as e:  # noqa: BLE001 - what escaped run() is the finding
             rec.update(exc=f"{type(e).__name__}: {e}")
         rec["dt"] = time.monotonic() - t0
@@ -314,7 +317,7 @@ def main() -> None:
         for r in sorted(rows, key=lambda r: -r["dt"])[:a.show]:
             print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M"
                   + (f" cpu {r['cpu']:.2f}s load {r['load']:.0f}" if "cpu" in r else "")
-                  + f" {r.get('exc', '')} {r['script']!r}"
+                  + f" {r.get('exc', '')}{r.get('internal_msg', '')} {r['script']!r}"
                   + (f"\n      ({r['ok_detail']})" if title == "unusable" and "ok_detail" in r else "")
                   + "".join(f"\n      {ln}" for ln in (r.get("trace", ()) if title == "late" else ())[:40]))
 

@@ -135,7 +135,13 @@ class Reader:
         if len(buf) < end:
             return None
         header = _parse_header(buf[_HDR.size:_HDR.size + hl])
-        payload = bytes(buf[_HDR.size + hl:end]) if pl else b""
+        if pl:
+            # (one copy: a slice of the bytearray and then bytes() of it were two, 32 MiB
+            # each for a run's cut output, slow for a host short of CPU)
+            with memoryview(buf) as mv:
+                payload = bytes(mv[_HDR.size + hl:end])
+        else:
+            payload = b""
         del buf[:end]
         n = header.get("nfds")
         if isinstance(n, int) and n > 0:

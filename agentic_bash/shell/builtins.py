@@ -138,6 +138,23 @@ def b_echo(sh: Interpreter, argv: list[str]) -> int:
 _printf_mod: Any = None  # shell.printf, imported on the first printf (a per-call import cost ~0.4 us)
 
 
+def _printf_localtime(sh: Interpreter) -> Callable[[float], Any]:
+    """%(fmt)T's local time: in the zone TZ names in the environment the shell exports (bash
+    calls tzset when an exported TZ changes, and `TZ=x printf` exports it for the command);
+    UTC without one, as the sandbox's `date` (never the host's zone)."""
+    import datetime as _dt
+
+    from ..commands.sysutils import _tz_from
+    tz = _tz_from(sh.state.environ().get("TZ") or "")
+
+    def localtime(t: float) -> Any:
+        d = _dt.datetime.fromtimestamp(t, tz)
+        off = d.utcoffset()
+        return time.struct_time((*d.timetuple()[:9], d.tzname() or "UTC",
+                                 int(off.total_seconds()) if off is not None else 0))
+    return localtime
+
+
 @builtin("printf")
 def b_printf(sh: Interpreter, argv: list[str]) -> int:
     global _printf_mod
@@ -183,7 +200,8 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         return None
 
     data, status, errors = pf.format(args[0], args[1:], byte_chars=byte_chars, assign_n=assign_n,
-                                     flush=sh.write_out if var is None else None)
+                                     flush=sh.write_out if var is None else None,
+                                     localtime=_printf_localtime(sh) if "T" in args[0] else None)
     if var is None and errors:
         # bash's stdout is line-buffered: an error comes after the complete lines formatted
         # before it (what shows under 2>&1), the rest of a partial line after the error
@@ -3428,7 +3446,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
     status = 0
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
-        job = jobs.find(a, job_view(sh)) if a.startswith("%") else (jobs.by_pid.get(int(a)) if a.isdigit() else None)
+        job = jobs.find(a, job_view(sh))
         if job is None:
             if a.isdigit():
                 sh.error(f"wait: pid {a} is not a child of this shell")

@@ -688,6 +688,9 @@ def _plain_escape(m: re.Match[str]) -> str:
     return _PLAIN_MAP[m.group(1)]
 
 
+_PCT_S = re.compile(r"%%|%s")
+
+
 def format(fmt: str, args: list[str], *, now: float | None = None, start_time: float | None = None,  # noqa: A001
            localtime: Callable[[float], _time.struct_time] | None = None,
            byte_chars: bool = False,
@@ -850,7 +853,11 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
                     ((_SHELL_START if start_time is None else start_time) if secs == -2 else secs)
                 try:
                     tm = (localtime or _time.localtime)(t)
-                    text = _time.strftime(timefmt or "%X", tm)
+                    tf = timefmt or "%X"
+                    if "%s" in tf:
+                        # (strftime's %s would go through mktime in this process's zone)
+                        tf = _PCT_S.sub(lambda m: m.group() if m.group() == "%%" else str(int(t)), tf)
+                    text = _time.strftime(tf, tm)
                 except (ValueError, OverflowError, OSError):
                     text = ""
                 s = _enc(text)

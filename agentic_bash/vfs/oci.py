@@ -573,7 +573,9 @@ def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
     base = im.offset_data + im.size + (-im.size % _BLOCK)
     # (the header fields are compared as _TarWriter formats them: another writer's
     # spelling of the same number sends the archive down the slow path, which is fine)
-    int_, str_, float_, list_ = int, str, float, list
+    list_ = list
+    kinds_f = (int, str, str, int, int, int, float, int, str)  # gap name type mode uid gid mtime size link
+    kinds_i = (int, str, str, int, int, int, int, int, str)
     append = out.append
     types = _TYPE_BYTES
     # a BytesIO made from bytes hands them back without a copy (getbuffer would copy them)
@@ -583,13 +585,13 @@ def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
     pos = base
     try:
         for e in idx:
-            if type(e) is not list_ or len(e) != 9:
+            if type(e) is not list_:
+                return None
+            kinds = tuple(map(type, e))  # (exact types: a bool is no int here)
+            if kinds != kinds_f and kinds != kinds_i:
                 return None
             gap, name, typ, mode, uid, gid, mtime, size, link = e
-            if (type(name) is not str_ or type(link) is not str_ or type(mode) is not int_
-                    or type(uid) is not int_ or type(gid) is not int_ or type(size) is not int_
-                    or type(gap) is not int_ or gap < 0
-                    or (type(mtime) is not float_ and type(mtime) is not int_) or not 0 <= size < 8 ** 11):
+            if gap < 0 or not 0 <= size < 8 ** 11:
                 return None
             start = pos  # each member starts where the one before ended
             hdr = start + gap

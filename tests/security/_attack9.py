@@ -637,10 +637,23 @@ def part_network(token: str) -> dict[str, Any]:
         s.settimeout(0.2)
         socks.append(s)
     port = socks[0].getsockname()[1]
+    for fam, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        u = socket.socket(fam, socket.SOCK_DGRAM)
+        if fam == socket.AF_INET6:
+            u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        u.bind((addr, port))
+        u.settimeout(0.2)
+        socks.append(u)
     stop = threading.Event()
 
     def serve(s: socket.socket) -> None:
         while not stop.is_set():
+            if s.type == socket.SOCK_DGRAM:
+                try:
+                    hits.append(f"udp {s.recvfrom(100)}")
+                except OSError:
+                    pass
+                continue
             try:
                 c, a = s.accept()
             except OSError:
@@ -663,6 +676,12 @@ def part_network(token: str) -> dict[str, Any]:
                   f"curl -s -m 4 -x socks5h://127.0.0.1:3128 http://{t}:{port}/",
                   f"python3 -c 'import socket; s = socket.create_connection((\"{host}\", {port}), "
                   f"timeout=3); s.sendall(b\"GET / HTTP/1.0\\r\\n\\r\\n\"); print(s.recv(99))'"]
+    # UDP to every own address (and broadcast/multicast) around the proxy
+    udp = [a for a in own] + ["255.255.255.255", "224.0.0.1"]
+    lines.append("python3 -c 'import socket\nfor h in %s:\n s = socket.socket(socket.AF_INET6 "
+                 "if \":\" in h else socket.AF_INET, socket.SOCK_DGRAM)\n s.setsockopt("
+                 "socket.SOL_SOCKET, socket.SO_BROADCAST, 1)\n try: s.sendto(b\"x\", (h, %d))"
+                 "\n except OSError as e: print(\"udp refused\", h, e.errno)'" % (json.dumps(udp), port))
     out: dict[str, Any] = {"own": own, "targets": targets}
     fr = Fresh()
     with fr as sb:
@@ -700,18 +719,20 @@ PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
 
 
 def main() -> None:
+    import shutil
     part, token = sys.argv[1], sys.argv[2]
     t0 = time.monotonic()
     try:
-        got = PARTS[part](token)
-    except Exception:  # noqa: BLE001
-        got = {"error": traceback.format_exc()}
-    got["_wall"] = round(time.monotonic() - t0, 2)
-    got["_uid"] = os.geteuid()
-    print("\n@@JSON@@" + json.dumps(got, default=str))
-    sys.stdout.flush()
-    import shutil
-    shutil.rmtree(TMP, ignore_errors=True)
+        try:
+            got = PARTS[part](token)
+        except Exception:  # noqa: BLE001
+            got = {"error": traceback.format_exc()}
+        got["_wall"] = round(time.monotonic() - t0, 2)
+        got["_uid"] = os.geteuid()
+        print("\n@@JSON@@" + json.dumps(got, default=str))
+        sys.stdout.flush()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -254,6 +254,7 @@ def test_host_services_unreachable_through_its_own_addresses(got: dict) -> None:
     assert n["own"] and len(n["targets"]) >= 8, _show(n)
     assert n["hits"] == [] and not n["secret_seen"], _show(n)
     assert n["run"]["violations"] > 0, _show(n)   # refusals are reported, not silent
+    assert "udp refused" in n["run"]["out"], _show(n)  # (UDP ran; hits would show a datagram)
     _nothing_left(n["left"])
 
 

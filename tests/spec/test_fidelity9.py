@@ -83,6 +83,8 @@ FIXED = [
     'for x in 1 2; do { read line ; echo "[$line]" ; } & wait; done << EOF\nab\ncd\nEOF',
     'printf \'p\\nq\\nr\\n\' | while read l; do { read m; echo "$l:$m"; } & wait; done; printf \'p\\nq\\n\' > f; while read l; do cat & wait; done < f; echo end',
     "printf 'p\\nq\\n' > f; while read l; do (cat &) ; wait; done < f; echo end; { cat & wait; } < f; printf 'x\\ny\\n' | ( read a; cat & wait ); cat & wait; echo end",
+    # printf's %(fmt)T uses the zone of an exported or temporary TZ (it used the host's)
+    "TZ=Asia/Tokyo printf '%(%H)T\\n' 0; f() { printf '%(%H)T\\n' 0; }; TZ=America/New_York f; TZ=x; printf '%(%H)T\\n' 0; export TZ=America/New_York; printf '%(%F %T %Z %z %s)T\\n' 1700000000; TZ=EST5 printf '%(%H %Z)T\\n' 0",
 ]
 
 # Areas a held-out corpus hits (one of each kind from the session's batches), all matching

@@ -101,7 +101,9 @@ def _shrink(idx: list) -> list:
     lambda idx: [[idx[0][0] + 1, *idx[0][1:]], *idx[1:]],  # a header that is not where it says
     lambda idx: [[*e[:3], "x", *e[4:]] for e in idx],      # not numbers
     lambda idx: {"not": "a list"},
-], ids=["name", "size", "missing", "offsets", "types", "shape"])
+    lambda idx: [[*e[:3], True, *e[4:]] for e in idx],     # a bool is not a number here
+    lambda idx: [e[:8] for e in idx],                      # entries one field short
+], ids=["name", "size", "missing", "offsets", "types", "shape", "bool", "short"])
 def test_an_index_that_disagrees_is_ignored(monkeypatch, fix):
     data, src = _layer()
     bad = _retar(data, fix)
