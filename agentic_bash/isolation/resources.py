@@ -213,6 +213,9 @@ class ResourceControl:
             parts.append(f"memory {_fmt_bytes(int(lim.max_memory_bytes))} for the whole sandbox")
         if "processes" in on:
             parts.append(f"{lim.max_processes} processes")
+        if getattr(lim, "max_process_memory", None) is not None:
+            parts.append(f"{_fmt_bytes(int(lim.max_process_memory))} of private memory per "
+                         "program (RLIMIT_DATA, set as it starts: its allocations past it fail)")
         if "cpu" in on:
             parts.append(f"{lim.cpu_quota:g} CPU")
         if "file_size" in on:
