@@ -278,6 +278,16 @@ _SKELS: dict[tuple[str, bool], tuple[tuple[int, ...], dict[tuple[str, ...], Any]
 _SKELS_MAX = 512
 
 
+def _hazard_hint(s: str) -> bool:
+    """False when parser._COOP_HAZARD cannot match ``s`` nor its shape text (whose text
+    outside the placeholders is the line's): each of its branches needs one of these."""
+    return ("&" in s or "(" in s or "sh" in s or "read" in s or "wait" in s or "eval" in s
+            or "source" in s or "coproc" in s or "timeout" in s or _DOT_WS.search(s) is not None)
+
+
+_DOT_WS = re.compile(r"\.\s")
+
+
 def _recipe(script: str, digits: list[str]) -> tuple[tuple[int, ...], Any]:
     """(indices of the digit runs the shape text holds, (shape text, values from digits))
     for a line templating takes, or ((), None) for one it does not."""
@@ -291,8 +301,8 @@ def _recipe(script: str, digits: list[str]) -> tuple[tuple[int, ...], Any]:
     if sh is None:
         return (), None
     text, vals = sh
-    if any(_COOP_HAZARD.search(v) for v in vals) or (
-            len(_COOP_HAZARD.findall(script)) != len(_COOP_HAZARD.findall(text))):
+    if _hazard_hint(script) and (any(_COOP_HAZARD.search(v) for v in vals) or (
+            len(_COOP_HAZARD.findall(script)) != len(_COOP_HAZARD.findall(text)))):
         # a data word the parser's pipeline check reads (a quoted `&`, `/bin/sh`, a quoted
         # `-t` after read): the shape's Pipeline.coop would not be the line's
         return (), None
