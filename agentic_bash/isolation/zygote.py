@@ -123,12 +123,58 @@ def _tmpfs_dir() -> str | None:
     return None
 
 
+BASE_PREFIX = "agentic-bash-base-"
+
+
+def _owner_tag() -> str:
+    """``<pid namespace>-<pid>-<start time>-``: names the zygote that owns a base directory,
+    so a later zygote can tell that one was killed before it could remove its own."""
+    from .procstat import START, stat_fields
+    f = stat_fields("self")
+    return f"{os.stat('/proc/self/ns/pid').st_ino}-{os.getpid()}-{f[START].decode() if f else 0}-"
+
+
+def sweep_stale_bases(d: str) -> int:
+    """Remove base directories in ``d`` of this user and pid namespace whose zygote is gone
+    (SIGKILLed: its atexit never ran). Bounded; returns how many."""
+    import re
+    import shutil
+
+    from .procstat import START, STATE, stat_fields
+    pat = re.compile(re.escape(BASE_PREFIX) + r"([0-9]+)-([0-9]+)-([0-9]+)-[A-Za-z0-9_]+$")
+    ns, me, n = os.stat("/proc/self/ns/pid").st_ino, os.geteuid(), 0
+    for name in os.listdir(d):
+        m = pat.match(name)
+        if m is None or int(m.group(1)) != ns:
+            continue
+        f = stat_fields(m.group(2))
+        if f is not None and f[START].decode() == m.group(3) and f[STATE] != b"Z":
+            continue   # its zygote still runs (a zombie has done with it)
+        path = os.path.join(d, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if st.st_uid == me and (st.st_mode & 0o170000) == 0o040000:
+            shutil.rmtree(path, ignore_errors=True)
+            n += 1
+            if n >= 64:
+                break
+    return n
+
+
 def _start_base() -> tuple[str, int]:
     """Fill the shared base (sanitised /etc, /var skeleton) in a forked child, in parallel
-    with the preload (the fork happens before the heavy imports, so it is cheap)."""
+    with the preload (the fork happens before the heavy imports, so it is cheap); a killed
+    zygote's base is swept there too."""
     import tempfile
 
-    base = tempfile.mkdtemp(prefix="agentic-bash-base-", dir=_tmpfs_dir())
+    where = _tmpfs_dir()
+    try:
+        tag = _owner_tag()
+    except OSError:
+        tag = ""
+    base = tempfile.mkdtemp(prefix=BASE_PREFIX + tag, dir=where)
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -136,6 +182,11 @@ def _start_base() -> tuple[str, int]:
             from .rootfs import prepare_base
             prepare_base(base)
             code = 0
+            if tag:
+                try:
+                    sweep_stale_bases(os.path.dirname(base))
+                except OSError:
+                    pass
         except BaseException as e:  # noqa: BLE001
             try:
                 os.write(2, f"agentic-bash zygote: prepare_base: {e}\n".encode())
