@@ -2572,7 +2572,7 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
                     # bash's uconvert: [sign]digits[.digits] ("" is 0); the sign goes to the
                     # whole seconds only, so -0.5 is half a second while -1.5 is refused
                     m = re.fullmatch(r"([-+]?)([0-9]*)(\.[0-9]*)?", val)
-                    timeout = float((m.group(2) or "0") + (m.group(3) or "").ljust(2, "0")) if m else -1.0
+                    timeout = float((m.group(2) or "0") + (m.group(3) or ".").ljust(2, "0")) if m else -1.0
                     if m is None or m.group(1) == "-" and int(m.group(2) or 0) > 0:
                         sh.error(f"read: {val}: invalid timeout specification")
                         return 1

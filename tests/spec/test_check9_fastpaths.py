@@ -239,3 +239,14 @@ def test_state_between_runs_against_bash(tmp_path):  # noqa: ANN001
             assert norm("".join(r.stderr for r in rs)) == norm(b_err), lines
     finally:
         box.close()
+
+
+def test_read_timeout_in_whole_seconds(sb, tmp_path):  # noqa: ANN001
+    """read -t N with no fraction waited N*100 s (the missing fraction was padded to '00'
+    and joined to the digits): a slow pipe's read gave up only at end-of-file."""
+    _against_bash(sb, tmp_path, [
+        "{ sleep 2; echo x; } | { read -t 1 v; echo \"$?:$v\"; }",
+        "{ sleep 2; echo x; } | { read -t 1. v; echo \"$?:$v\"; }",
+        "{ echo y; } | { read -t 1 v; echo \"$?:$v\"; }",
+        "read -t 1x v < /dev/null; echo $?",
+    ])
