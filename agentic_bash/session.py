@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any, AsyncIterator, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from .commands.base import SystemInfo
-from .errors import IsolationUnavailable, SandboxClosed, Unsupported
+from .errors import IsolationUnavailable, SandboxClosed, SandboxError, Unsupported
 from .limits import Limits
 from .result import Result, truncate
 from .fileapi import FileInfo
@@ -417,20 +417,38 @@ class Sandbox:
                             _async_workers(), self._promote, r)
                     return r
         worker: list[int] = []
+        gate = threading.Lock()
+        ended = [False, False]  # [cancelled, the worker's call returned]
 
         def work() -> Result:
-            worker.append(threading.get_ident())
-            return self.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout)
+            with gate:
+                if ended[0]:
+                    raise SandboxError("run cancelled before it began")  # (never sent)
+                worker.append(threading.get_ident())
+            try:
+                return self.run(script, stdin=stdin, env=env, cwd=cwd, timeout=timeout)
+            finally:
+                with gate:
+                    ended[1] = True
+                    undrop = getattr(self._ex, "undrop_thread", None)
+                    if undrop is not None:
+                        undrop(worker[0])  # (a mark its cancel left, if its run never took it)
         fut = asyncio.get_running_loop().run_in_executor(_async_workers(), work)
         try:
             return await fut
         except asyncio.CancelledError:
             try:
-                mine = getattr(self._ex, "interrupt_thread", None)
-                if mine is None:
-                    self.interrupt()
-                elif worker:  # only this task's own run (not one it was queued behind)
-                    mine(worker[0])
+                with gate:
+                    ended[0] = True
+                    mine = getattr(self._ex, "interrupt_thread", None)
+                    if ended[1]:
+                        pass  # its run is over: nothing to stop
+                    elif mine is None:
+                        self.interrupt()
+                    elif worker:
+                        # only this task's own run (not one it was queued behind); a run still
+                        # waiting behind another is dropped when its turn comes
+                        mine(worker[0])
             except Exception:  # noqa: BLE001 - closed meanwhile: nothing left to stop
                 pass
             raise

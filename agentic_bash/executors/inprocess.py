@@ -382,6 +382,7 @@ class InProcessExecutor:
         self._closed = False
         # one token while no run() is going: run() pops it and puts it back
         self._turn: list[bool] = [True]
+        self._dropped: set[int] = set()  # threads whose waiting run was cancelled (check9)
         self._budget: Budget | None = None
         self._late: tuple[Capture, Capture] | None = None
         self._violations: list[Any] = []
@@ -482,6 +483,11 @@ class InProcessExecutor:
             turn.pop()  # (atomic under the GIL: a lock costs this path twice as much)
         except IndexError:
             self._wait_turn()
+            if self._dropped and threading.get_ident() in self._dropped:
+                # (Sandbox.arun cancelled while this call waited its turn: never run)
+                self._dropped.discard(threading.get_ident())
+                turn.append(True)
+                raise SandboxError("run cancelled before it began")
         try:
             t0 = _monotonic()
             limits = self.limits
@@ -726,6 +732,9 @@ class InProcessExecutor:
         finally:
             turn.append(True)
 
+    def undrop_thread(self, thread: int) -> None:
+        self._dropped.discard(thread)
+
     def interrupt_thread(self, thread: int) -> None:
         """Interrupt the run in progress only if thread ``thread`` is the one running it, not
         one queued behind it (``Sandbox.arun`` cancelled while waiting its turn). Looks at
@@ -738,7 +747,10 @@ class InProcessExecutor:
             code = f.f_code
             if (code is wait_code or code is run_code) and f.f_locals.get("self") is self:
                 if code is wait_code:
-                    return  # still waiting for its turn: the current run is someone else's
+                    # still waiting for its turn (the current run is someone else's): it is
+                    # dropped when it gets the turn; the caller clears the mark (undrop_thread)
+                    self._dropped.add(thread)
+                    return
                 inside = True
             f = f.f_back
         if inside:

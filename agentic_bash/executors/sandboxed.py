@@ -534,6 +534,7 @@ class SandboxedExecutor:
         self._pending: int | None = None   # a request whose reply was abandoned on our side
         self._current: int | None = None   # the run in progress
         self._current_thread = 0           # and the thread that started it
+        self._dropped: set[int] = set()    # threads whose queued run was cancelled (check9)
         self._restart_reason: str | None = None  # said by the next Result
         self._last_shell: dict[str, Any] | None = None
         self._custom: dict[str, Any] = {}
@@ -962,6 +963,10 @@ class SandboxedExecutor:
         elif data is not None and not isinstance(data, bytes):
             data = bytes(data)
         with self._lock:
+            if self._dropped and threading.get_ident() in self._dropped:
+                # (Sandbox.arun cancelled while this call waited for the lock: never sent)
+                self._dropped.discard(threading.get_ident())
+                raise SandboxError("run cancelled before it began")
             self._ready()
             rid = self._new_id()
             req = {"op": "run", "id": rid, "script": script,
@@ -974,6 +979,10 @@ class SandboxedExecutor:
             self._deliver(req, data or b"")
             self._current_thread = threading.get_ident()
             self._current = rid
+            if self._dropped and self._current_thread in self._dropped:
+                # (cancelled between taking the lock and becoming the current run)
+                self._dropped.discard(self._current_thread)
+                self._send_interrupt(rid)
             feeder = _StdinFeeder(self, rid, feed_fd) if feed_fd is not None else None
             t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
@@ -1201,6 +1210,13 @@ class SandboxedExecutor:
         if rid is not None and self._current_thread == thread and not (self._closed or
                                                                         self._dead):
             self._send_interrupt(rid)
+        elif not (self._closed or self._dead):
+            # not started yet (waiting for the lock): dropped when it gets it; the caller
+            # clears the mark with undrop_thread once its call has returned either way
+            self._dropped.add(thread)
+
+    def undrop_thread(self, thread: int) -> None:
+        self._dropped.discard(thread)
 
     def tty_input(self, data: bytes) -> bool:
         """Bytes typed at the pty of the run(tty=...) going on (no reply, like interrupt);
