@@ -617,14 +617,26 @@ def paste(ctx: CommandContext, argv: list[str]) -> int:
     out = ctx.stdout
     try:
         if serial:
+            # streamed as GNU does (a line joined from endless input held it all in memory:
+            # `cat /dev/urandom | paste -s` grew by ~700 MiB in 2 s)
+            nd = len(delims)
             for name, f in zip(files, streams):
-                lines = [ln[:-1] if ln.endswith(sep) else ln for ln in iter_lines(f, CHUNK, sep)]
-                parts = []
-                for i, ln in enumerate(lines):
+                parts: list[bytes] = []
+                size = 0
+                for i, ln in enumerate(iter_lines(f, CHUNK, sep)):
+                    if ln.endswith(sep):
+                        ln = ln[:-1]
                     if i:
-                        parts.append(delims[(i - 1) % len(delims)])
+                        parts.append(delims[(i - 1) % nd])
                     parts.append(ln)
-                out.write(b"".join(parts) + sep)
+                    size += len(ln)
+                    if size >= CHUNK or len(parts) >= 8192:
+                        out.write(b"".join(parts))
+                        parts.clear()
+                        size = 0
+                        ctx.budget.check()
+                parts.append(sep)
+                out.write(b"".join(parts))
             return 0
         iters = []
         shared: dict[int, object] = {}
