@@ -3319,6 +3319,9 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
         except Exception:
             pass
     st_ = _wait(sh, args, any_, pvar)
+    # jobs of this run end at its deadline: a wait they released then is the run's timeout
+    # (`sleep 100 & wait` as a script's last line ended 0, not timed out, in virtual mode)
+    sh.budget.check()
     return st_
 
 
