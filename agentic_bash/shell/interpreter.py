@@ -257,6 +257,7 @@ def _ebadf(*a: object) -> Any:
 
 
 _STDIN_OPS = frozenset(("<", "<>", "<&", "<<", "<<-", "<<<"))  # (redirections of stdin, fd 0 by default)
+_STD_FDS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 
 
 class CmdFS:
@@ -315,9 +316,11 @@ class CmdFS:
     def _shell_fd(self, path: str) -> int | None:
         """The descriptor /dev/fd/N or /dev/std* names (bash looks these up in its own
         descriptor table, never in the file system), or None for any other path."""
+        if not path.startswith("/dev/"):
+            return None   # (every stat and access a command makes comes through here)
         if path.startswith("/dev/fd/") and path[8:].isdigit():
             return int(path[8:])
-        return {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}.get(path)
+        return _STD_FDS.get(path)
 
     def stat(self, path: str, follow_symlinks: bool = True) -> Any:
         n = self._shell_fd(path)
