@@ -260,6 +260,23 @@ _STDIN_OPS = frozenset(("<", "<>", "<&", "<<", "<<-", "<<<"))  # (redirections o
 _STD_FDS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 
 
+def _stage_broke(sh: Any, e: BaseException, i: int, results: list[int],
+                 errors: list[BaseException | None]) -> None:
+    """Pipeline stage ``i`` of shell ``sh`` ended by an exception that is no limit and no
+    interrupt: once the run is stopped anything may break (the deadline watchdog's exception
+    can land inside threading's own bookkeeping), and that is the stop (124); otherwise
+    status 1 and an "internal error" line, as a stage never ends the run silently."""
+    if sh.budget.cancelled:
+        errors[i] = LimitExceeded(sh.budget._reason, "timed out")
+        results[i] = 124
+        return
+    results[i] = 1
+    try:
+        sh.error(f"internal error: {type(e).__name__}: {e}")
+    except Exception:
+        pass
+
+
 class CmdFS:
     """The filesystem a command sees: the VFS plus /dev/fd/N, /dev/std*, /dev/null of this shell."""
 
@@ -3098,15 +3115,7 @@ class Interpreter(Expander):
             except ExitShell as e:
                 results[i] = e.status
             except Exception as e:  # noqa: BLE001 - as _stage: a stage never kills the run silently
-                results[i] = 1
-                if self.budget.cancelled:
-                    errors[i] = LimitExceeded(self.budget._reason, "timed out")
-                    results[i] = 124
-                else:
-                    try:
-                        self.error(f"internal error: {type(e).__name__}: {e}")
-                    except Exception:
-                        pass
+                _stage_broke(self, e, i, results, errors)
             finally:
                 self.fds, self.lineno = saved, line
                 src.close()
@@ -3262,17 +3271,7 @@ class Interpreter(Expander):
             errors[i] = e.with_traceback(None)
             results[i] = 130
         except BaseException as e:  # noqa: BLE001 - a stage must never kill the run silently
-            if child.budget.cancelled:
-                # anything that breaks once the run is stopped (the deadline watchdog's
-                # exception can land inside threading's own bookkeeping) is that stop
-                errors[i] = LimitExceeded(child.budget._reason, "timed out")
-                results[i] = 124
-                return
-            results[i] = 1
-            try:
-                child.error(f"internal error: {type(e).__name__}: {e}")
-            except Exception:
-                pass
+            _stage_broke(child, e, i, results, errors)
         finally:
             Budget.unbind(prior)
             if w is not None:
