@@ -788,6 +788,15 @@ def _stat_format(ctx: CommandContext, fmt: str, name: str, p: str, st: StatResul
             out.append("%")
         else:
             val = _stat_directive(ctx, c, name, p, st, False)
+            if c in "XYZ" and "." in spec:
+                # %.3Y: seconds with that many digits of the fraction (%.Y: nine)
+                ts = {"X": st.st_atime, "Y": st.st_mtime, "Z": st.st_ctime}[c]
+                digits = spec.partition(".")[2]
+                prec = int(digits) if digits else 9
+                if prec:
+                    ns = min(int(round((ts - int(ts)) * 1e9)), 999_999_999) if ts >= 0 else 0
+                    val += "." + f"{ns:09d}".ljust(prec, "0")[:prec]
+                spec = spec.partition(".")[0]
             if spec:
                 width_s = spec.lstrip("-+ #0'").split(".")[0]
                 w = int(width_s) if width_s else 0
