@@ -22,6 +22,12 @@ FIXED = [
     'seq 1 20000 | paste -sd"*" | bc | md5sum; x=$(seq 1 3000 | paste -sd"*" | bc | tr -d "\\\\\\n"); echo "$x + 1" | bc | md5sum; echo "length($x)" | bc; echo "scale=5000; 1/3" | bc | wc -c',
     # stat %.NY: seconds with N digits of the fraction
     'touch -d "2024-01-02 03:04:05.125" f; stat -c "%.3Y|%Y|%.1X|%15.2Y|%-15.2Y|%.0Y|" f',
+    # device numbers of /dev/null and friends (ls -l, stat %t %T %r %Hr %Lr %R, file)
+    'ls -l /dev/null /dev/zero /dev/urandom | cut -c1-11,25-30; file /dev/null /dev/zero; stat -c "%t %T %r %Hr %Lr %F %R" /dev/null /dev/urandom; echo > f; stat -c "%t %T %r %Hr %Lr %F %R" f',
+    # file -i/--mime adds the charset
+    'mkdir d; ln -s d l; mkfifo p; echo hi > t; printf "caf\xc3\xa9\n" > u; printf "caf\xe9\n" > la; printf "\x89PNG\r\n" > b; : > e; echo "{\"a\":1}" > j.json; echo "#!/bin/sh" > s.sh; file -i d l p t u la b e /dev/null j.json s.sh; file --mime d t; file --mime-type t',
+    # coreutils called by a path name themselves by it (GNU program_name)
+    '/usr/bin/env nosuchcmd; /usr/bin/printf "%d\n" x; /usr/bin/env printf "%d\n" y; /usr/bin/printf "x" a; /usr/bin/timeout 1 nosuch; echo $?; /bin/ls nosuch; /usr/bin/sort -Q; echo $?',
 ]
 
 CASES = FIXED + [
