@@ -638,11 +638,12 @@ class Sandbox:
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self, fileobj: BinaryIO | str | os.PathLike[str] | None = None, *,
-                 exclude_env: Iterable[str] = (), compression: str | None = None,
+                 exclude_env: Iterable[str] = (), compression: str | None = "auto",
                  parent: Any = None) -> bytes | None:
         """The session as an OCI image-layer tar plus ``.agentic-bash/state.json``: returned as
         bytes, or streamed to ``fileobj``, or written atomically to a path. ``compression``:
-        None (tar), "gzip" or "zstd" (tar+gzip / tar+zstd; zstd needs the [speed] extra).
+        "auto" (tar+zstd; tar+gzip if ``zstandard`` cannot be imported), "zstd", "gzip" or
+        None (a plain tar); compressed as it is written. ``restore`` reads all three.
         ``parent``: an earlier snapshot of this session (or its chain ``[full, ...]``): only
         what changed since goes in, restorable as ``restore([full, ..., this])``."""
         self._check()

@@ -21,13 +21,16 @@ def restore_signals():
 
 def test_children_inherit_the_dispositions_without_a_preexec(restore_signals, monkeypatch):
     seen = {}
-    real = subprocess.Popen
 
-    def spy(*a, **kw):
-        seen.update(preexec=kw.get("preexec_fn"), restore=kw.get("restore_signals"))
-        return real(*a, **kw)
+    def spying(real):
+        def spy(*a, **kw):
+            seen.update(preexec=kw.get("preexec_fn"), restore=kw.get("restore_signals"))
+            return real(*a, **kw)
+        return spy
 
-    monkeypatch.setattr(N.subprocess, "Popen", spy)
+    # (the launcher starts through Popen, or through _popen_direct with the same arguments)
+    monkeypatch.setattr(N.subprocess, "Popen", spying(subprocess.Popen))
+    monkeypatch.setattr(N, "_popen_direct", spying(N._popen_direct))
     launcher = N.NativeLauncher(pdeathsig=False)
     launcher.confine_workload(ignore_sigxfsz=True)
     r, w = os.pipe()
