@@ -42,6 +42,7 @@ def _result(d: dict[str, Any]) -> Result:
         timed_out=bool(d.get("timed_out")), truncated=bool(d.get("truncated")), cwd=d.get("cwd", ""),
         files_created=tuple(d.get("files_created", ())), files_modified=tuple(d.get("files_modified", ())),
         files_deleted=tuple(d.get("files_deleted", ())), cpu_time=float(d.get("cpu_time", 0.0)),
+        files_truncated=bool(d.get("files_truncated")),
         peak_memory=int(d.get("peak_memory", 0)),
         violations=tuple(PolicyViolation(v.get("kind", ""), v.get("detail", ""))
                          for v in d.get("violations", ())),

@@ -99,8 +99,10 @@ class Limits:
     ``memory exhausted``, status 1; Python: ``MemoryError``) while the session goes on. GNU
     ``sort`` sizes its buffer from it (half) and spills the rest to temporary files. A program
     that needs more (a large compile, a data job) needs a higher value or None (then only
-    ``max_memory_bytes`` bounds it). Set right after each spawn, so a process the child forks
-    in its first microseconds may escape it, as with ``max_processes``. 384 MiB: a tool on
+    ``max_memory_bytes`` bounds it). Set before exec where the spawn forks anyway, else right
+    after it: a program that allocated past it before the runner reached it (a loaded machine)
+    is then killed (SIGKILL, status 137), and a process it forked in its first microseconds may
+    escape it, as with ``max_processes``. 384 MiB: a tool on
     endless input then stays well under 512 MiB (at 512 MiB GNU ``tail -n1`` of /dev/full
     grew the sandbox by 505 MiB), while venv, git and a gcc/make build still work."""
     allow_watchdog: bool = False

@@ -7,7 +7,12 @@ from typing import Any
 
 from .errors import PolicyViolation
 
-__all__ = ["LIMIT_NAMES", "Result", "truncate"]
+__all__ = ["FILES_LISTED", "LIMIT_NAMES", "Result", "truncate"]
+
+FILES_LISTED = 10_000
+"""At most this many paths in each of ``Result.files_created``/``files_modified``/
+``files_deleted`` (the first ones in sorted order); ``Result.files_truncated`` says a list was
+cut. (attack10: 200k files made in one run cost the caller +77 MB for the lists alone.)"""
 
 LIMIT_NAMES: dict[str, str] = {
     "timeout": "timeout", "max_output_bytes": "output", "max_commands": "commands",
@@ -46,6 +51,9 @@ class Result:
     over the same files; ``extra["restart_reason"]`` says why (DESIGN.md decision 10)."""
     packages_installed: tuple[Any, ...] = ()
     """``PackageInfo(name, version, manager)`` of each package this run installed (pip, npm, apt)."""
+    files_truncated: bool = False
+    """True when the run changed more files than ``files_created``, ``files_modified`` or
+    ``files_deleted`` lists: each holds at most ``FILES_LISTED`` paths."""
 
     @property
     def stdout(self) -> str:
@@ -78,7 +86,7 @@ class Result:
             "cpu_time": self.cpu_time, "peak_memory": self.peak_memory,
             "violations": [{"kind": v.kind, "detail": v.detail} for v in self.violations],
             "limit_exceeded": self.limit_exceeded,
-            "restarted": self.restarted,
+            "restarted": self.restarted, "files_truncated": self.files_truncated,
             "packages_installed": [{"name": p.name, "version": p.version, "manager": p.manager}
                                    for p in self.packages_installed],
         }
@@ -117,8 +125,22 @@ def make_result(stdout_bytes: bytes, stderr_bytes: bytes, exit_code: int, durati
     r.limit_exceeded = limit_exceeded
     r.restarted = False
     r.packages_installed = ()
+    r.files_truncated = False
     r.__class__ = Result
     return r
+
+
+def cap_files(r: Result, most: int = FILES_LISTED) -> Result:
+    """``r`` with each changed-files list cut to ``most`` paths and ``files_truncated`` set
+    when one was longer (``r`` itself when none is)."""
+    if (len(r.files_created) <= most and len(r.files_modified) <= most
+            and len(r.files_deleted) <= most):
+        return r
+    import dataclasses
+    return dataclasses.replace(r, files_created=tuple(sorted(r.files_created)[:most]),
+                               files_modified=tuple(sorted(r.files_modified)[:most]),
+                               files_deleted=tuple(sorted(r.files_deleted)[:most]),
+                               files_truncated=True)
 
 
 def truncate(text: str, head: int = 8192, tail: int = 8192) -> str:

@@ -15,7 +15,7 @@ from .commands.base import SystemInfo
 from .errors import IsolationUnavailable, SandboxClosed, SandboxError, Unsupported
 from .limits import Limits
 from .result import Result, truncate
-from .fileapi import FileInfo
+from .fileapi import FileInfo, FileList
 from .streaming import StreamEvent
 from .validation import (ISOLATION_LEVELS, check_path, check_run_args, check_sandbox_options,
                          check_write_data)
@@ -601,11 +601,12 @@ class Sandbox:
         self._check()
         return self._ex.read_file(self._abs(path))
 
-    def list_files(self, path: str = ".") -> list[FileInfo]:
-        """Entries of the directory ``path`` (or the file itself), sorted by name."""
+    def list_files(self, path: str = ".", limit: int | None = 10_000) -> FileList:
+        """Entries of the directory ``path`` (or the file itself), sorted by name: at most
+        ``limit`` (None: all), with ``.truncated`` True when the directory holds more."""
         self._check()
         from .fileapi import list_files
-        return list_files(self._ex, self._abs(path))
+        return list_files(self._ex, self._abs(path), limit)
 
     def exists(self, path: str) -> bool:
         self._check()
@@ -637,11 +638,12 @@ class Sandbox:
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self, fileobj: BinaryIO | str | os.PathLike[str] | None = None, *,
-                 exclude_env: Iterable[str] = (), compression: str | None = None,
+                 exclude_env: Iterable[str] = (), compression: str | None = "auto",
                  parent: Any = None) -> bytes | None:
         """The session as an OCI image-layer tar plus ``.agentic-bash/state.json``: returned as
         bytes, or streamed to ``fileobj``, or written atomically to a path. ``compression``:
-        None (tar), "gzip" or "zstd" (tar+gzip / tar+zstd; zstd needs the [speed] extra).
+        "auto" (tar+zstd; tar+gzip if ``zstandard`` cannot be imported), "zstd", "gzip" or
+        None (a plain tar); compressed as it is written. ``restore`` reads all three.
         ``parent``: an earlier snapshot of this session (or its chain ``[full, ...]``): only
         what changed since goes in, restorable as ``restore([full, ..., this])``."""
         self._check()

@@ -75,11 +75,17 @@ def _writable_of(sb: Any) -> list[str]:
     return ["/"]
 
 
-COMPRESSIONS = (None, "gzip", "zstd")
+COMPRESSIONS = ("auto", None, "gzip", "zstd")
 # the OCI media type of each form a snapshot layer can take (what the reader accepts)
 MEDIA_TYPES = {None: "application/vnd.oci.image.layer.v1.tar",
                "gzip": "application/vnd.oci.image.layer.v1.tar+gzip",
                "zstd": "application/vnd.oci.image.layer.v1.tar+zstd"}
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_GZIP_MAGIC = b"\x1f\x8b"
+_MAX_TAR = 1 << 36
+"""Bytes a compressed snapshot may expand to (vfs.oci's content cap plus headers: a bomb
+is refused while it is being decompressed, not after)."""
+_CHUNK = 1 << 20
 
 
 def _zstd() -> Any:
@@ -87,31 +93,81 @@ def _zstd() -> Any:
         import zstandard
     except ImportError:
         raise SnapshotError("zstd snapshots need the 'zstandard' package "
-                            "(pip install 'agentic-bash[speed]'); gzip needs nothing") from None
+                            "(pip install zstandard); gzip needs nothing") from None
     return zstandard
 
 
+def default_compression() -> str:
+    """What ``compression="auto"`` (the default) writes: "zstd" (a dependency of the package:
+    a third of bashkit's size for 1000 small files, restored as fast as a plain tar), or
+    "gzip" from the standard library when ``zstandard`` cannot be imported."""
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        return "gzip"
+    return "zstd"
+
+
+def media_type(data: bytes) -> str:
+    """The OCI media type of a snapshot's bytes (tar, tar+gzip or tar+zstd, by its magic)."""
+    head = bytes(data[:4])
+    if head == _ZSTD_MAGIC:
+        return MEDIA_TYPES["zstd"]
+    if head[:2] == _GZIP_MAGIC:
+        return MEDIA_TYPES["gzip"]
+    return MEDIA_TYPES[None]
+
+
+class _Compressing:
+    """A write-only file object that compresses what it is given into ``sink`` as it comes
+    (memory: the compressor's window, not the snapshot); ``close()`` ends the stream."""
+
+    def __init__(self, sink: Any, compression: str) -> None:
+        if compression == "gzip":
+            import zlib
+            # level 1: a tar of small files is mostly headers and padding, which level 1
+            # already squeezes; higher levels cost several times the time for a few per cent
+            self._c: Any = zlib.compressobj(1, zlib.DEFLATED, 31)
+        else:
+            self._c = _zstd().ZstdCompressor(level=3).compressobj()
+        self._put = sink.write
+
+    def write(self, data: Any) -> int:
+        out = self._c.compress(data)
+        if out:
+            self._put(out)
+        return len(data)
+
+    def close(self) -> None:
+        out = self._c.flush()
+        if out:
+            self._put(out)
+
+
 def compress(data: bytes, compression: str | None) -> bytes:
-    """A layer tar as ``compression`` (None, "gzip" or "zstd") writes it."""
+    """A layer tar as ``compression`` ("auto", None, "gzip" or "zstd") writes it."""
+    if compression == "auto":
+        compression = default_compression()
     if compression is None:
         return data
-    if compression == "gzip":
-        import zlib
-        # level 1: a tar of small files is mostly headers and padding, which level 1
-        # already squeezes; higher levels cost several times the time for a few per cent
-        c = zlib.compressobj(1, zlib.DEFLATED, 31)
-        return c.compress(data) + c.flush()
-    if compression == "zstd":
-        return _zstd().ZstdCompressor(level=3).compress(data)
-    raise ValueError(f"compression must be one of None, 'gzip', 'zstd', not {compression!r}")
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of 'auto', None, 'gzip', 'zstd', not {compression!r}")
+    from .vfs.oci import _Pieces
+    out = _Pieces()
+    c = _Compressing(out, compression)
+    c.write(data)
+    c.close()
+    return b"".join(out.parts)
 
 
 def take_snapshot(sb: Any, fileobj: BinaryIO | str | os.PathLike[str] | None, *,
-                  exclude_env: Iterable[str] = (), compression: str | None = None,
+                  exclude_env: Iterable[str] = (), compression: str | None = "auto",
                   parent: Any = None) -> bytes | None:
     if compression not in COMPRESSIONS:
-        raise ValueError(f"compression must be one of None, 'gzip', 'zstd', not {compression!r}")
-    if compression == "zstd":
+        raise ValueError(f"compression must be one of 'auto', None, 'gzip', 'zstd', not {compression!r}")
+    if compression == "auto":
+        compression = default_compression()
+    elif compression == "zstd":
         _zstd()  # refuse before any work when the package is missing
     if parent is not None:
         # the delta is taken against the whole previous state: a chain is flattened; an
@@ -129,22 +185,39 @@ def take_snapshot(sb: Any, fileobj: BinaryIO | str | os.PathLike[str] | None, *,
         st["parent"] = _digest(last)
     state = json.dumps(st, separators=(",", ":")).encode()
     extras = {STATE_MEMBER: state}
-    if compression is not None or parent is not None:
+    if parent is not None:
+        # (the delta compares whole member lists: both tars are read into memory)
         buf = io.BytesIO()
         _take(sb, buf, extras)
-        data = buf.getvalue()
-        if parent is not None:
-            data = _delta(_decompress(parent_data), data)
-        data = compress(data, compression)
-        if fileobj is None:
-            return data
-        if isinstance(fileobj, (str, os.PathLike)):
-            from .vfs.oci import write_atomic
-            write_atomic(os.fspath(fileobj), lambda f: f.write(data))
-            return None
-        fileobj.write(data)
+        delta = _delta(_decompress(parent_data), buf.getvalue())
+        del buf
+
+        def produce(f: Any) -> None:
+            f.write(delta)
+    else:
+        def produce(f: Any) -> None:
+            _take(sb, f, extras)
+    if compression is None and parent is None:
+        return _take(sb, fileobj, extras)
+
+    def write(f: Any) -> None:
+        if compression is None:
+            produce(f)
+            return
+        c = _Compressing(f, compression)
+        produce(c)
+        c.close()
+    if fileobj is None:
+        from .vfs.oci import _Pieces
+        out = _Pieces()
+        write(out)
+        return b"".join(out.parts)
+    if isinstance(fileobj, (str, os.PathLike)):
+        from .vfs.oci import write_atomic
+        write_atomic(os.fspath(fileobj), write)
         return None
-    return _take(sb, fileobj, extras)
+    write(fileobj)
+    return None
 
 
 def _take(sb: Any, fileobj: Any, extras: dict[str, bytes]) -> bytes | None:
@@ -323,21 +396,73 @@ def _as_bytes(src: Any) -> bytes:
 
 
 def _decompress(data: bytes) -> bytes:
-    if data[:4] == b"\x28\xb5\x2f\xfd":
+    """The tar inside a snapshot's bytes (tar+zstd, tar+gzip or a plain tar as it is),
+    decompressed a chunk at a time up to _MAX_TAR."""
+    if data[:4] == _ZSTD_MAGIC:
+        zstandard = _zstd()
         try:
-            return _zstd().ZstdDecompressor().decompress(data, max_output_size=1 << 34)
+            return _bounded(_unzstd(zstandard, data))
         except SnapshotError:
             raise
         except Exception as e:  # noqa: BLE001 - zstandard.ZstdError and friends
             raise SnapshotError(f"corrupt compressed snapshot: {e}") from e
-    if data[:2] == b"\x1f\x8b":
-        import gzip
+    if data[:2] == _GZIP_MAGIC:
         import zlib
         try:
-            return gzip.decompress(data)
+            return _bounded(_gunzip(data))
         except (OSError, EOFError, zlib.error) as e:
             raise SnapshotError(f"corrupt compressed snapshot: {e}") from e
     return data
+
+
+def _unzstd(zstandard: Any, data: bytes) -> Iterable[bytes]:
+    """The frames of a zstd stream (zstd(1) concatenates them), 4 KiB of input at a time: a
+    frame of run-length blocks expands ~30000 times, so the output of one step stays ~10^8
+    bytes however the input was made (zstandard's stream_reader ends a truncated frame
+    silently, its decompressobj does not bound one call's output: hence the steps)."""
+    view = memoryview(data)
+    pos = 0
+    while pos < len(view):
+        d = zstandard.ZstdDecompressor().decompressobj()
+        while not d.eof:
+            if pos >= len(view):
+                raise EOFError("the zstd stream ends before its frame does")
+            piece = view[pos:pos + 4096]
+            pos += len(piece)
+            out = d.decompress(piece)
+            if out:
+                yield out
+        pos -= len(d.unused_data)
+
+
+def _gunzip(data: bytes) -> Iterable[bytes]:
+    """The members of a gzip stream (gzip(1) concatenates them), a chunk at a time."""
+    import zlib
+    while data:
+        d = zlib.decompressobj(31)
+        while True:
+            out = d.decompress(data, _CHUNK)
+            data = d.unconsumed_tail
+            if out:
+                yield out
+            if d.eof:
+                break
+            if not data and not out:
+                raise EOFError("the gzip stream ends before its end marker")
+        data = d.unused_data
+        if data[:2] != _GZIP_MAGIC:
+            return  # (gzip(1) too ignores what follows the last member)
+
+
+def _bounded(chunks: Iterable[bytes]) -> bytes:
+    parts: list[bytes] = []
+    total = 0
+    for c in chunks:
+        total += len(c)
+        if total > _MAX_TAR:
+            raise SnapshotError(f"the compressed snapshot expands past {_MAX_TAR} bytes")
+        parts.append(c)
+    return parts[0] if len(parts) == 1 else b"".join(parts)  # (one chunk: no copy)
 
 
 def parse_state(raw: bytes | None) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentic_bash import Mount, Sandbox, SnapshotError
-from agentic_bash.snapshot import FORMAT, STATE_MEMBER, VERSION
+from agentic_bash.snapshot import FORMAT, STATE_MEMBER, VERSION, _decompress
 from agentic_bash.vfs.oci import INDEX_MEMBER
 
 NAMES = ["a", "b", "c", "d1", "d2", "x.txt", "sub", "n o"]
@@ -248,6 +248,7 @@ def check_layer(data: bytes, lower: str) -> None:
     """OCI image-spec layer rules: tar readable by GNU tar, whiteouts name a lower entry and
     share no name with an entry of the layer, opaque markers sit in directories of the layer,
     unchanged lower files are not in it, the state member is there."""
+    data = _decompress(data)   # (the default snapshot is tar+zstd: see test_default_snapshot_is_tar_zstd)
     p = subprocess.run(["tar", "tf", "-"], input=data, capture_output=True)
     assert p.returncode == 0, p.stderr
     names = [n.rstrip("/") for n in p.stdout.decode().splitlines()]
@@ -274,14 +275,14 @@ def test_snapshot_contents_and_state_member():
     with Sandbox(isolation="virtual") as sb:
         sb.run("export TOKEN=secret A=1; mkdir -p d; echo x > d/f; chmod 600 d/f; ln -s d/f l; cd d")
         data = sb.snapshot(exclude_env=["TOKEN"])
-    tf = tarfile.open(fileobj=io.BytesIO(data))
+    tf = tarfile.open(fileobj=io.BytesIO(_decompress(data)))
     m = {t.name: t for t in tf.getmembers()}
     assert m["workspace/d/f"].mode == 0o600 and m["workspace/l"].issym()
     assert m["workspace/l"].linkname == "d/f"
     state = json.loads(tf.extractfile(STATE_MEMBER).read())
     assert state["excluded_env"] == ["TOKEN"] and "TOKEN" not in state["shell"]["vars"]
     assert state["shell"]["cwd"] == "/workspace/d" and state["isolation"] == "virtual"
-    assert b"secret" not in data
+    assert b"secret" not in _decompress(data)
     with Sandbox.from_snapshot(data, isolation="virtual") as sb2:
         r = sb2.run('echo "[$TOKEN] $A"; pwd; cat f')
         assert r.stdout == "[] 1\n/workspace/d\nx\n"
@@ -295,7 +296,7 @@ def test_deleted_lower_file_is_a_whiteout_and_replaced_dir_opaque(tmp_path):
         r = sb.run("rm gone.txt; rm -r dir; mkdir dir; echo n > dir/new")
         assert "/workspace/gone.txt" in r.files_deleted
         data = sb.snapshot()
-    names = tarfile.open(fileobj=io.BytesIO(data)).getnames()
+    names = tarfile.open(fileobj=io.BytesIO(_decompress(data))).getnames()
     assert "workspace/.wh.gone.txt" in names
     assert "workspace/dir/.wh..wh..opq" in names or "workspace/dir/.wh.old" in names
     with Sandbox.from_snapshot(data, isolation="virtual",
@@ -311,9 +312,9 @@ def test_snapshot_to_path_is_atomic_and_fileobj_streams(tmp_path):
         assert sb.snapshot(str(out)) is None
         buf = io.BytesIO()
         sb.snapshot(buf)
-        names = tarfile.open(fileobj=io.BytesIO(buf.getvalue())).getnames()
-        assert names == tarfile.open(str(out)).getnames() == [STATE_MEMBER, INDEX_MEMBER, "workspace",
-                                                              "workspace/f"]
+        names = tarfile.open(fileobj=io.BytesIO(_decompress(buf.getvalue()))).getnames()
+        assert names == tarfile.open(fileobj=io.BytesIO(_decompress(out.read_bytes()))).getnames() \
+            == [STATE_MEMBER, INDEX_MEMBER, "workspace", "workspace/f"]
         assert [p.name for p in tmp_path.iterdir()] == ["s.tar"]  # no temp file left
         sb.run("echo changed > f")
         sb.restore(str(out))
@@ -326,7 +327,7 @@ def test_gzipped_snapshot_restores():
     import gzip
     with Sandbox(isolation="virtual") as sb:
         sb.run("echo z > z; Z=1")
-        data = gzip.compress(sb.snapshot())
+        data = gzip.compress(sb.snapshot(compression=None))
     with Sandbox.from_snapshot(data, isolation="virtual") as sb2:
         assert sb2.run("cat z; echo $Z").stdout == "z\n1\n"
 
@@ -392,7 +393,7 @@ def test_entries_in_read_only_mount_are_refused_naming_them(tmp_path):
 def test_state_json_versions():
     with Sandbox(isolation="virtual") as sb:
         sb.run("A=1")
-        buf = io.BytesIO(sb.snapshot())
+        buf = io.BytesIO(sb.snapshot(compression=None))
     tf = tarfile.open(fileobj=buf)
     state = json.loads(tf.extractfile(STATE_MEMBER).read())
     state["version"] = VERSION + 1
@@ -437,7 +438,7 @@ def test_hundred_thousand_entries_restore():
         assert len(sb.list_files("/workspace/many/d99")) == 999
         assert sb.read_file("/workspace/many/d42/f998") == b"x"
         again = sb.snapshot()
-    assert tarfile.open(fileobj=io.BytesIO(again)).getnames().count("workspace/many/d7/f5") == 1
+    assert tarfile.open(fileobj=io.BytesIO(_decompress(again))).getnames().count("workspace/many/d7/f5") == 1
 
 
 # ------------------------------------------------------------------ issue 18: compressed, incremental
@@ -448,7 +449,7 @@ def test_compressed_snapshots_restore(compression, magic):
         for i in range(200):
             sb.write_file(f"/workspace/src/f{i}.txt", f"file {i}\n" * 4)
         sb.run("cd /workspace && v=kept")
-        plain = sb.snapshot()
+        plain = sb.snapshot(compression=None)
         data = sb.snapshot(compression=compression)
         assert data[:len(magic)] == magic
         assert len(data) < len(plain) / 10
@@ -483,3 +484,113 @@ def test_incremental_snapshot_chain():
             sb.snapshot(parent=inc)           # an increment alone is not the previous state
         with pytest.raises(SnapshotError):
             Sandbox.from_snapshot([full, inc2], isolation="virtual")  # not its parent
+
+
+# ------------------------------------------------------------------ session 10: the default form
+def _tree_session(sb, n: int = 300) -> None:
+    for i in range(n):
+        sb.write_file(f"/workspace/src/f{i}.txt", f"file {i}\n" * 4)
+    sb.run("cd /workspace && v=kept")
+
+
+def test_default_snapshot_is_tar_zstd_that_gnu_tar_reads(tmp_path):
+    from agentic_bash.snapshot import MEDIA_TYPES, media_type
+    with Sandbox(isolation="virtual") as sb:
+        _tree_session(sb)
+        data = sb.snapshot()
+        assert sb.snapshot(compression="auto")[:4] == data[:4]
+        plain = sb.snapshot(compression=None)
+        sb.snapshot(str(tmp_path / "s.tar.zst"))
+    assert data[:4] == b"\x28\xb5\x2f\xfd" and media_type(data) == MEDIA_TYPES["zstd"]
+    assert media_type(plain) == MEDIA_TYPES[None] and len(data) < len(plain) / 10
+    assert (tmp_path / "s.tar.zst").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
+    assert tarfile.open(fileobj=io.BytesIO(_decompress(data))).getnames() == \
+        tarfile.open(fileobj=io.BytesIO(plain)).getnames()
+    if shutil.which("zstd"):   # the OCI tar+zstd form other tools read: zstd -dc | tar t
+        z = subprocess.run(["zstd", "-dc"], input=data, capture_output=True, check=True).stdout
+        p = subprocess.run(["tar", "tf", "-"], input=z, capture_output=True, check=True)
+        assert "workspace/src/f299.txt" in p.stdout.decode().split()
+    for src in (data, str(tmp_path / "s.tar.zst"), plain):
+        with Sandbox.from_snapshot(src, isolation="virtual") as s2:
+            assert s2.run("cat src/f299.txt | wc -l; echo $v; pwd").stdout == "4\nkept\n/workspace\n"
+
+
+def test_without_zstandard_the_default_is_gzip_without_a_warning(monkeypatch):
+    import sys
+    import warnings
+    with Sandbox(isolation="virtual") as sb:
+        _tree_session(sb, 50)
+        zdata = sb.snapshot()
+        monkeypatch.setitem(sys.modules, "zstandard", None)   # import zstandard -> ImportError
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            data = sb.snapshot()
+            inc = sb.snapshot(parent=data)
+        assert data[:2] == b"\x1f\x8b" and inc[:2] == b"\x1f\x8b"
+        with pytest.raises(SnapshotError, match="zstandard"):
+            sb.snapshot(compression="zstd")
+        sb.run("echo later > later")
+        with pytest.raises(SnapshotError, match="zstandard"):
+            sb.restore(zdata)                       # refused with the reason; nothing changed
+        assert sb.run("cat later; echo $v").stdout == "later\nkept\n"
+        sb.restore([data, inc])
+        assert sb.run("cat src/f49.txt | wc -l; test -e later || echo gone").stdout == "4\ngone\n"
+
+
+@pytest.mark.parametrize("compression", ["zstd", "gzip"])
+def test_compression_streams_in_bounded_memory(compression):
+    """A layer past the index's buffer (64 MiB) is compressed as it is written: the Python
+    heap's peak stays far below the layer's size (it held the whole tar before)."""
+    import tracemalloc
+    from agentic_bash.vfs import oci
+    chunk = b"".join(b"%08d some text that compresses\n" % i for i in range(1 << 15))  # ~1.2 MiB
+    n = oci._INDEX_MAX // len(chunk) + 8
+    with Sandbox(isolation="virtual") as sb:
+        for i in range(n):
+            sb.write_file(f"/workspace/big/f{i}", chunk)
+        sink = io.BytesIO()
+        tracemalloc.start()
+        try:
+            sb.snapshot(sink, compression=compression)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 16 << 20, peak
+        data = sink.getvalue()
+        assert len(data) < n * len(chunk) / 4
+    with Sandbox.from_snapshot(data, isolation="virtual") as s2:
+        assert s2.read_file(f"/workspace/big/f{n - 1}") == chunk
+
+
+def test_corrupt_or_oversized_compressed_snapshots_are_refused(monkeypatch):
+    import gzip
+    import zstandard
+    from agentic_bash import snapshot as snap
+    with Sandbox(isolation="virtual") as sb:
+        _tree_session(sb, 50)
+        z, g = sb.snapshot(), sb.snapshot(compression="gzip")
+        sb.run("echo mine > mine; v=mine")
+        for bad in (z[:len(z) // 2], z[:-3], z[:12] + b"x" * 64, g[:len(g) // 2], g[:-3], g[:20] + b"x" * 64):
+            with pytest.raises(SnapshotError, match="corrupt compressed snapshot"):
+                sb.restore(bad)
+        assert sb.run("cat mine; echo $v").stdout == "mine\nmine\n"
+        # frames and members one after another are one stream (as zstd(1) and gzip(1) read them)
+        raw = _decompress(z)
+        two = zstandard.ZstdCompressor().compress(raw[:1000]) + zstandard.ZstdCompressor().compress(raw[1000:])
+        assert _decompress(two) == raw == _decompress(gzip.compress(raw[:700]) + gzip.compress(raw[700:]))
+        monkeypatch.setattr(snap, "_MAX_TAR", len(raw) - 1)   # a bomb: refused while expanding
+        for data in (z, g):
+            with pytest.raises(SnapshotError, match="expands past"):
+                sb.restore(data)
+        assert sb.run("cat mine").stdout == "mine\n"
+
+
+def test_incremental_with_the_default_form_stays_small():
+    with Sandbox(isolation="virtual") as sb:
+        _tree_session(sb, 1000)
+        full = sb.snapshot()
+        sb.write_file("/workspace/src/f7.txt", b"changed\n")
+        inc = sb.snapshot(parent=full)
+        assert inc[:4] == b"\x28\xb5\x2f\xfd" and len(inc) < 0.05 * len(full)
+    with Sandbox.from_snapshot([full, inc], isolation="virtual") as s2:
+        assert s2.run("cat src/f7.txt src/f8.txt | head -2; ls src | wc -l").stdout == "changed\nfile 8\n1000\n"

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import io
 import tarfile
+
+from agentic_bash.snapshot import _decompress
 
 CLI = [sys.executable, "-m", "agentic_bash"]
 
@@ -17,7 +20,8 @@ def test_snapshot_then_restore_chain(tmp_path):
     s, s2 = str(tmp_path / "s.tar"), str(tmp_path / "s2.tar")
     p = cli("snapshot", "-i", "virtual", "--out", s, "--cmd", "export A=1; echo hi > f")
     assert p.returncode == 0, p.stderr
-    assert "workspace/f" in tarfile.open(s).getnames()
+    with open(s, "rb") as f:
+        assert "workspace/f" in tarfile.open(fileobj=io.BytesIO(_decompress(f.read()))).getnames()
     p = cli("restore", "-i", "virtual", "--in", s, "--cmd", "echo $A; cat f; echo more >> f", "--out", s2)
     assert (p.stdout, p.returncode) == (b"1\nhi\n", 0), p.stderr
     p = cli("snapshot", "-i", "virtual", "--from", s2, "--out", s, "--cmd", "cat f; exit 4")
@@ -37,7 +41,8 @@ def test_exclude_env_keeps_secrets_out(tmp_path):
     s = str(tmp_path / "s.tar")
     cli("snapshot", "-i", "virtual", "--out", s, "--exclude-env", "TOKEN",
         "--cmd", "export TOKEN=hunter22; export OK=1")
-    assert b"hunter22" not in open(s, "rb").read()
+    with open(s, "rb") as f:
+        assert b"hunter22" not in _decompress(f.read())
     p = cli("restore", "-i", "virtual", "--in", s, "--cmd", 'echo "[$TOKEN] $OK"')
     assert p.stdout == b"[] 1\n"
 

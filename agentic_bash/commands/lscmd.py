@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat as S
 import time
 from dataclasses import dataclass
@@ -213,7 +214,7 @@ class _Ls:
         m = st.st_mode
         if S.S_ISCHR(m) or S.S_ISBLK(m):
             rdev = getattr(st, "st_rdev", 0)
-            return f"{rdev >> 8}, {rdev & 0xFF}"
+            return f"{os.major(rdev)}, {os.minor(rdev)}"
         if self.human or self.si:
             return human(st.st_size, self.si)
         return str(st.st_size)
@@ -718,8 +719,15 @@ def _stat_directive(ctx: CommandContext, c: str, name: str, p: str, st: StatResu
         return str(st.st_dev)
     if c == "D":
         return f"{st.st_dev:x}"
-    if c in "tT":
-        return "0"
+    if c in "tTrR":
+        rdev = getattr(st, "st_rdev", 0)
+        if c == "r":
+            return str(rdev)
+        if c == "R":
+            return f"{rdev:x}"
+        if not (S.S_ISCHR(m) or S.S_ISBLK(m)):
+            return "0"
+        return f"{os.major(rdev) if c == 't' else os.minor(rdev):x}"
     if c == "x":
         return _ts_full(ctx, st.st_atime)
     if c == "X":
@@ -786,8 +794,25 @@ def _stat_format(ctx: CommandContext, fmt: str, name: str, p: str, st: StatResul
         spec = fmt[i + 1:j]
         if c == "%":
             out.append("%")
+        elif c in "HL" and j + 1 < n and fmt[j + 1] in "dr":
+            # %Hd %Ld %Hr %Lr: the major/minor number of st_dev or st_rdev, in decimal
+            num = st.st_dev if fmt[j + 1] == "d" else getattr(st, "st_rdev", 0)
+            if fmt[j + 1] == "r" and not (S.S_ISCHR(st.st_mode) or S.S_ISBLK(st.st_mode)):
+                num = 0
+            out.append(str(os.major(num) if c == "H" else os.minor(num)))
+            i = j + 2
+            continue
         else:
             val = _stat_directive(ctx, c, name, p, st, False)
+            if c in "XYZ" and "." in spec:
+                # %.3Y: seconds with that many digits of the fraction (%.Y: nine)
+                ts = {"X": st.st_atime, "Y": st.st_mtime, "Z": st.st_ctime}[c]
+                digits = spec.partition(".")[2]
+                prec = int(digits) if digits else 9
+                if prec:
+                    ns = min(int(round((ts - int(ts)) * 1e9)), 999_999_999) if ts >= 0 else 0
+                    val += "." + f"{ns:09d}".ljust(prec, "0")[:prec]
+                spec = spec.partition(".")[0]
             if spec:
                 width_s = spec.lstrip("-+ #0'").split(".")[0]
                 w = int(width_s) if width_s else 0
@@ -1333,12 +1358,13 @@ def file_cmd(ctx: CommandContext, argv: list[str]) -> int:
             "dereference": "L", "files-from": "f"}, status=1)
     except OptError as e:
         return e.status
-    brief = mime = follow = False
+    brief = mime = follow = charset = False
     for k, v in opts:
         if k == "b":
             brief = True
         elif k in ("i", "mime-type"):
             mime = True
+            charset = k == "i"  # (-i/--mime: the type and `; charset=…`)
         elif k == "L":
             follow = True
         elif k == "f":
@@ -1358,6 +1384,7 @@ def file_cmd(ctx: CommandContext, argv: list[str]) -> int:
     width = max(len(n) for n in ops) + 1
     for name in ops:
         p = ctx.path(name)
+        data = None
         st = _stat(ctx, p) if follow else _lstat(ctx, p)
         if st is None:
             desc = f"cannot open `{name}' (No such file or directory)"
@@ -1375,7 +1402,8 @@ def file_cmd(ctx: CommandContext, argv: list[str]) -> int:
         elif S.S_ISFIFO(st.st_mode):
             desc, mt = "fifo (named pipe)", "inode/fifo"
         elif S.S_ISCHR(st.st_mode):
-            desc, mt = "character special", "inode/chardevice"
+            rdev = getattr(st, "st_rdev", 0)
+            desc, mt = f"character special ({os.major(rdev)}/{os.minor(rdev)})", "inode/chardevice"
         else:
             try:
                 with ctx.fs.open(p, "rb") as f:
@@ -1387,9 +1415,28 @@ def file_cmd(ctx: CommandContext, argv: list[str]) -> int:
                 desc = _magic(data, st.st_size)
                 mt = _mime_of(desc)
         shown = mt if mime else desc
+        if charset and st is not None:
+            shown += "; charset=" + _charset(mt, data)
         out.append(shown if brief else f"{(name + ':').ljust(width)} {shown}")
     ctx.stdout.write("".join(x + "\n" for x in out).encode("utf-8", "surrogateescape"))
     return 0
+
+
+def _charset(mt: str, data: bytes | None) -> str:
+    """libmagic's `--mime` encoding: binary for anything not text, else us-ascii, utf-8,
+    iso-8859-1 (no C1 controls) or unknown-8bit."""
+    if data is None or not (mt.startswith("text/") or mt == "application/json"):
+        return "binary"
+    if data.isascii():
+        return "us-ascii"
+    try:
+        data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    if not any(0x80 <= b < 0xA0 for b in data):
+        return "iso-8859-1"
+    return "unknown-8bit"
 
 
 def _mime_of(desc: str) -> str:

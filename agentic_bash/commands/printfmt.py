@@ -17,7 +17,8 @@ _HEX = b"0123456789abcdefABCDEF"
 
 
 class _State:
-    def __init__(self, out: bytearray | None = None) -> None:
+    def __init__(self, out: bytearray | None = None, prog: str = "printf") -> None:
+        self.prog = prog
         self.err: list[bytes] = []
         self.status = 0
         self.out = out
@@ -25,7 +26,7 @@ class _State:
         self.marks: list[tuple[int, bytes]] = []
 
     def warn(self, msg: str) -> None:
-        self.note(f"printf: {msg}\n".encode("utf-8", "surrogateescape"))
+        self.note(f"{self.prog}: {msg}\n".encode("utf-8", "surrogateescape"))
         self.status = 1
 
     def note(self, b: bytes) -> None:
@@ -376,11 +377,13 @@ def gnu_printf(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int]:
     return gnu_printf_ordered(fmt_s, args)[:3]  # type: ignore[return-value]
 
 
-def gnu_printf_ordered(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int, list[tuple[int, bytes]]]:
-    """gnu_printf plus where each diagnostic falls in the output (for interleaving)."""
+def gnu_printf_ordered(fmt_s: str, args: list[str], prog: str = "printf",
+                       ) -> tuple[bytes, bytes, int, list[tuple[int, bytes]]]:
+    """gnu_printf plus where each diagnostic falls in the output (for interleaving); ``prog``
+    is the name messages start with (argv[0], as GNU's program_name)."""
     fmt = fmt_s.encode("utf-8", "surrogateescape")
     out = bytearray()
-    st = _State(out)
+    st = _State(out, prog)
     ai = 0
     nargs = len(args)
     try:
@@ -466,7 +469,7 @@ def gnu_printf_ordered(fmt_s: str, args: list[str]) -> tuple[bytes, bytes, int, 
                     out += _pad(q.encode("utf-8", "surrogateescape"), flags, width)
             if not used_any:
                 if nargs:
-                    st.note(("printf: warning: ignoring excess arguments, starting with "
+                    st.note((f"{st.prog}: warning: ignoring excess arguments, starting with "
                              f"{_q(args[0])}\n").encode("utf-8", "surrogateescape"))
                 break
             if ai >= nargs:

@@ -574,7 +574,9 @@ def _run(ctx: CommandContext, argv: list[str], *, env=None, cwd=None, who: str,
     else:
         def msg(n: str, why: str) -> str:
             return f"failed to run command {_q(ctx, n)}: {why}"
-    return run_command(ctx, argv, who, msg, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
+    # (GNU names itself as invoked: `/usr/bin/env nosuch` says "/usr/bin/env: ‘nosuch’: …")
+    return run_command(ctx, argv, ctx.name or who, msg, stdin=stdin, stdout=stdout, stderr=stderr, env=env,
+                       cwd=cwd)
 
 
 @command("printenv", usage="printenv [-0] [VARIABLE]...", help="Print all or part of the environment.")

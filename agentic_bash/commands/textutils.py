@@ -1240,7 +1240,7 @@ def printf_cmd(ctx: CommandContext, argv: list[str]) -> int:
         try_help(ctx)
         return 1
     from .printfmt import gnu_printf_ordered
-    out, _err, status, marks = gnu_printf_ordered(args[0], args[1:])
+    out, _err, status, marks = gnu_printf_ordered(args[0], args[1:], ctx.name or "printf")
     # coreutils printf's stdout is block-buffered and error() flushes it before each message
     pos = 0
     for at, msg in marks:

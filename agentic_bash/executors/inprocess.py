@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits, _DeadlineKick, start_thread
-from ..result import LIMIT_NAMES, Result, make_result
+from ..result import FILES_LISTED, LIMIT_NAMES, Result, cap_files, make_result
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
@@ -350,6 +350,9 @@ class InProcessExecutor:
     # Each bash function call is ~10 Python frames; max_call_depth=1000 needs headroom.
     # Python 3.11 runs Python-to-Python calls without C recursion, so this is safe.
     _RECURSION_LIMIT = 30_000
+    files_listed: int | None = FILES_LISTED
+    """Paths kept per changed-files list of a Result (None: all; the sandbox's runner caps
+    them itself, after its package detection has read them)."""
 
     def __init__(self, *, fs: Any, native: Any = None, env: Mapping[str, str] | None = None,
                  workdir: str = "/workspace", limits: Limits = Limits(), info: SystemInfo = SystemInfo(),
@@ -709,6 +712,9 @@ class InProcessExecutor:
             r = make_result(so, se, status, _monotonic() - t0, timed_out, truncated,
                             st.cwd, created, modified, deleted, tuple(viol) if viol else (),
                             exceeded)
+            if (len(created) > FILES_LISTED or len(modified) > FILES_LISTED
+                    or len(deleted) > FILES_LISTED) and self.files_listed:
+                r = cap_files(r, self.files_listed)   # (attack10: the lists were unbounded)
             if sh.exited:
                 # `exit` (or a fatal error) ended the shell: an interactive one would stop here
                 sh.exited = False
@@ -1313,9 +1319,23 @@ class InProcessExecutor:
         with self._api_open(path, "wb", mode) as f:
             f.write(data)
 
-    def list_files(self, path: str) -> list[dict[str, Any]]:
+    def list_files(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Entries of ``path`` (the first ``limit`` by name), or of the file itself."""
+        from ..fileapi import first_names
+        try:
+            names = self.fs.listdir(path)
+        except NotADirectoryError:
+            # (not the parent's whole listing: the caller asked for one entry)
+            parent, name = posixpath.split(path)
+            out = self._entries(parent or "/", [name])
+            if not out:
+                raise
+            return out
+        return self._entries(path, first_names(names, limit))
+
+    def _entries(self, path: str, names: list[str]) -> list[dict[str, Any]]:
         out = []
-        for name in sorted(self.fs.listdir(path)):
+        for name in names:
             p = path.rstrip("/") + "/" + name
             try:
                 s = self.fs.stat(p, follow_symlinks=False)

@@ -313,6 +313,14 @@ class NativeLauncher:
         if preexec is None and self.max_memory is not None:
             limit = self.max_memory
             preexec = lambda: _apply_rlimits(limit)  # noqa: E731 - the fast path has no preexec
+        if preexec is not None and self.max_data is not None:
+            # a fork path anyway: the per-program cap is set before exec, at no extra cost
+            # (the vfork path gets it right after the spawn: see _cap_data)
+            base_data, data = preexec, _data_limits(self.max_data)
+
+            def preexec() -> None:
+                resource.setrlimit(resource.RLIMIT_DATA, data)
+                base_data()
         if ignore:
             # after the reset (restore_signals and the preexec's own): SIG_IGN survives execve
             base = preexec
@@ -936,18 +944,39 @@ def _close_quietly(fd: int) -> None:
         pass
 
 
+def _data_limits(cap: int, current: tuple[int, int] | None = None) -> tuple[int, int]:
+    """RLIMIT_DATA (soft, hard) at most ``cap``: a lower limit already in place stays."""
+    inf = resource.RLIM_INFINITY
+    soft, hard = current if current is not None else resource.getrlimit(resource.RLIMIT_DATA)
+    soft = cap if soft == inf or soft > cap else soft
+    hard = cap if hard == inf or hard > cap else hard
+    return min(soft, hard), hard
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def _cap_data(pid: int, cap: int) -> None:
     """Lower child ``pid``'s RLIMIT_DATA to ``cap`` (soft and hard; a lower ``ulimit -d`` of
-    the shell stays). From here, right after the spawn: a preexec would cost the vfork fast
-    path (see _inherit_ignored_sigxfsz), and the child's own children inherit it."""
-    inf = resource.RLIM_INFINITY
+    the shell stays) right after its spawn: a preexec would cost the vfork fast path (see
+    _inherit_ignored_sigxfsz). The child's own children inherit it.
+
+    A child the runner is slow to reach (a loaded machine) may allocate before the cap lands;
+    from the cap on it cannot grow, so one look at its private data after the cap tells
+    whether it already holds more: then it is killed (SIGKILL, as an OOM kill would), so no
+    program keeps more than the cap whichever way the race went."""
     try:
-        soft, hard = resource.prlimit(pid, resource.RLIMIT_DATA)
-        soft = cap if soft == inf or soft > cap else soft
-        hard = cap if hard == inf or hard > cap else hard
-        resource.prlimit(pid, resource.RLIMIT_DATA, (min(soft, hard), hard))
-    except (OSError, ValueError):
-        pass  # (already gone)
+        resource.prlimit(pid, resource.RLIMIT_DATA,
+                         _data_limits(cap, resource.prlimit(pid, resource.RLIMIT_DATA)))
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            data_pages = int(f.read().split()[5])  # data + stack, in pages
+    except (OSError, ValueError, IndexError):
+        return  # (already gone)
+    if data_pages * _PAGE > cap:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _apply_rlimits(max_memory: int | None) -> None:

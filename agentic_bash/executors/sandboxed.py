@@ -123,12 +123,40 @@ def _norm_mounts(mounts: Any) -> list[dict[str, Any]]:
 @functools.lru_cache(maxsize=1)
 def _python_binds() -> tuple[str, ...]:
     """Host paths the runner's Python needs, bound read-only at the same paths in the sandbox
-    (the caller's venv may live under /tmp, pyenv under a 0700 home)."""
+    (the caller's venv may live under /tmp, pyenv under a 0700 home): the package, its
+    site-packages, stdlib and lib dirs -- never a whole prefix. (attack10: the whole
+    ``sys.prefix`` was bound, and a venv made at a project's root, ``python -m venv .``,
+    put the project, its .git and its .env in every sandbox.)"""
+    import site
     import sys
+    import sysconfig
 
     import agentic_bash
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.abspath(agentic_bash.__file__))]
+    paths = [os.path.dirname(os.path.abspath(agentic_bash.__file__))]
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                              sys.base_exec_prefix)}
+    # the installation's own lib dirs: stdlib, lib-dynload, and (conda, pyenv) the shared
+    # libraries its extension modules load from $ORIGIN/../.. when first imported
+    for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            try:
+                paths.append(sysconfig.get_paths(vars=scheme_vars)[key])
+            except (KeyError, OSError):
+                pass
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if isinstance(libdir, str) and sys.prefix == sys.base_prefix:
+        paths.append(libdir)   # (a venv's LIBDIR is its base installation's)
+    try:
+        paths += site.getsitepackages()
+    except AttributeError:   # (an old virtualenv's site module)
+        pass
+    # sys.path entries inside a prefix (python3XX.zip, a .pth's dir there); entries outside
+    # every prefix (the script's dir, PYTHONPATH, editable checkouts) are the caller's own
+    for p in sys.path:
+        if p and os.path.isabs(p):
+            rp = os.path.realpath(p)
+            if any(rp.startswith(q + "/") for q in prefixes):
+                paths.append(p)
     import importlib.util
 
     for name in ("pyseccomp", "regex"):
@@ -146,6 +174,8 @@ def _python_binds() -> tuple[str, ...]:
         p = os.path.realpath(p)
         if p == "/" or p.startswith("/usr/") or p == "/usr" or not os.path.exists(p):
             continue
+        if p in prefixes and sys.prefix != sys.base_prefix and p == os.path.realpath(sys.prefix):
+            continue   # (never a venv's root: what it holds besides lib/ is the caller's)
         if any(p == q or p.startswith(q + "/") for q in out):
             continue
         out = [q for q in out if not q.startswith(p + "/")] + [p]
@@ -1192,7 +1222,8 @@ class SandboxedExecutor:
             violations=tuple(PolicyViolation(str(k), str(d)) for k, d in h.get("violations", ())),
             extra=extra, restarted=restarted,
             packages_installed=_packages(h.get("packages_installed")),
-            limit_exceeded=h.get("limit_exceeded"))
+            limit_exceeded=h.get("limit_exceeded"),
+            files_truncated=bool(h.get("files_truncated")))
 
     def interrupt(self) -> None:
         """Interrupt the run in progress (from another thread or a signal handler); an
@@ -1248,8 +1279,10 @@ class SandboxedExecutor:
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         self._call("write_file", path=path, data=bytes(data), mode=mode)
 
-    def list_files(self, path: str) -> list[dict[str, Any]]:
-        return self._call("list_files", path=path)
+    def list_files(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+        if limit is None:
+            return self._call("list_files", path=path)
+        return self._call("list_files", path=path, limit=limit)[:limit]   # (S3's word only)
 
     def exists(self, path: str) -> bool:
         return bool(self._call("exists", path=path))
@@ -1718,6 +1751,7 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     if cfg.get("info") is not None:
         kwargs["info"] = cfg["info"]
     ex = InProcessExecutor(**kwargs)
+    ex.files_listed = None   # (runner.result_header caps them after package detection)
     if cfg.get("packages"):
         ex.packages.load(cfg["packages"])   # what the image= it starts from installed
     from ..network.devtcp import sandbox_opener
@@ -1806,9 +1840,12 @@ class _BashExecutor:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
 
-    def list_files(self, path: str) -> list[dict[str, Any]]:
+    def list_files(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+        import heapq
         out = []
-        for de in os.scandir(path):
+        with os.scandir(path) as it:
+            des = list(it) if limit is None else heapq.nsmallest(limit, it, key=lambda d: d.name)
+        for de in des:
             st = de.stat(follow_symlinks=False)
             out.append({"name": de.name, "path": os.path.join(path, de.name),
                         "type": "dir" if stat.S_ISDIR(st.st_mode) else

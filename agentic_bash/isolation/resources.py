@@ -215,8 +215,8 @@ class ResourceControl:
             parts.append(f"{lim.max_processes} processes")
         if getattr(lim, "max_process_memory", None) is not None:
             parts.append(f"{_fmt_bytes(int(lim.max_process_memory))} of private memory per "
-                         "program (RLIMIT_DATA, set right after its spawn: a program the runner is slow to "
-                         "reach may allocate first; the sandbox's memory limit is the bound)")
+                         "program (RLIMIT_DATA, set right after its spawn; a program that allocated past it "
+                         "before the runner reached it is killed)")
         if "cpu" in on:
             parts.append(f"{lim.cpu_quota:g} CPU")
         if "file_size" in on:

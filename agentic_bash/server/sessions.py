@@ -680,7 +680,8 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
     async def snapshot(request: Request) -> Response:
         sid = request.path_params["sid"]
         data = await off(lambda: mgr.snapshot(sid))
-        return Response(data, media_type="application/x-tar")
+        from ..snapshot import media_type   # (tar+zstd by default: its OCI media type)
+        return Response(data, media_type=media_type(data))
 
     @handler
     async def restore(request: Request) -> Response:

@@ -3403,13 +3403,30 @@ def _wait_signaled(sh: Interpreter) -> int:
     return 0
 
 
+def _procsub_status(sh: Interpreter, a: str) -> int | None:
+    """The status of the last process substitution when ``a`` is its pid (`cat <(exit 3);
+    wait $!`: bash 5.1), once it has ended; None for any other operand."""
+    ps = sh.__dict__.get("last_procsub")
+    if ps is None or not a.isdigit() or int(a) != ps[0]:
+        return None
+    while ps[1].is_alive():
+        ps[1].join(0.02)
+        sh.budget.check()
+    return ps[2][0]
+
+
 def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int:
     jobs = sh.jobs
     if jobs is None:
         if args:
+            status = 0
             for a in args:
+                if (pst := _procsub_status(sh, a)) is not None:
+                    status = pst
+                    continue
+                status = 127
                 sh.error(f"wait: pid {a} is not a child of this shell" if a.isdigit() else f"wait: {a}: no such job")
-            return 127
+            return status
         return 0 if not any_ else 127
     budget = sh.budget
     from .jobs import job_view, own_jobs
@@ -3450,6 +3467,9 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
     done: list[Any] = []  # (reaped once every operand was waited for: `wait %1 %1` is 0)
     for a in args:
         job = jobs.find(a, job_view(sh))
+        if job is None and (pst := _procsub_status(sh, a)) is not None:
+            status = pst
+            continue
         if job is None:
             if a.isdigit():
                 sh.error(f"wait: pid {a} is not a child of this shell")

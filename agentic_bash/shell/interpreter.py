@@ -26,7 +26,8 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
-    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ShellState, TempScope, Var,
+    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, GlobalName, ShellState,
+    TempScope, Var,
     VarError, array_top, assoc_keys,
 )
 from .streams import NULL, Capture, HereDoc, NullStream, Pipe
@@ -547,6 +548,7 @@ class Interpreter(Expander):
                     del fds[fd]
         d["owned"] = []
         d["procsubs"] = []
+        d.pop("last_procsub", None)  # (`wait $!` in a subshell: not its child)
         d["funcstack"] = self.funcstack.copy()
         d["source_stack"] = self.source_stack.copy()
         d["source_calls"] = self.source_calls.copy()
@@ -781,7 +783,7 @@ class Interpreter(Expander):
             return None
         if v.attrs & NAMEREF:
             target = self.state.resolve_ref(name)
-            if target != name:
+            if target != name or type(target) is GlobalName:
                 return self.get_scalar_ref(target)
         val = v.value
         if val is None:
@@ -888,7 +890,7 @@ class Interpreter(Expander):
             target = st.resolve_ref(name)
             if not target:
                 raise CircularRef(1)  # a circular reference: bash warns and drops the command line
-            if target != name:
+            if target != name or type(target) is GlobalName:
                 if "[" in target:
                     nm, _, sub = target.partition("[")
                     self.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), value, append=append)
@@ -1804,13 +1806,15 @@ class Interpreter(Expander):
         cat = (p.direction == "<" and type(c) is N.Simple and not c.words and not c.assigns
                and len(c.redirs) == 1 and c.redirs[0].op == "<" and c.redirs[0].fd in (None, 0))
 
+        box = [1]  # (its status, for `wait $!`)
+
         def target() -> None:
             b = child.budget
             b.bind()  # (a thread of its own: nothing to restore)
             try:
                 try:
                     b.watch()  # (the watchdog interrupts it too; unwatched before the close)
-                    self._procsub_body(child, c if cat else None, body, theirs)
+                    box[0] = self._procsub_body(child, c if cat else None, body, theirs)
                 finally:
                     b.unwatch()
             except BaseException:
@@ -1820,6 +1824,9 @@ class Interpreter(Expander):
 
         t = threading.Thread(target=target, daemon=True)
         start_thread(t)
+        # `$!` is the process substitution's pid, and `wait $!` its status (bash 5.1)
+        self.state.last_bg_pid = pid = child.bashpid
+        self.last_procsub = (pid, t, box)
         fd = 63
         while fd in self.fds:
             fd -= 1
@@ -1828,7 +1835,7 @@ class Interpreter(Expander):
         return f"/dev/fd/{fd}"
 
     @staticmethod
-    def _procsub_body(child: Interpreter, cat: N.Simple | None, body: N.Script, theirs: Any) -> None:
+    def _procsub_body(child: Interpreter, cat: N.Simple | None, body: N.Script, theirs: Any) -> int:
         if cat is not None:
             # <(< file) is the file's contents, as $(< file) is (bash)
             def copy() -> int:
@@ -1841,9 +1848,8 @@ class Interpreter(Expander):
                         break
                     theirs.write(chunk)
                 return 0
-            child.with_redirs(cat.redirs, copy)
-        else:
-            child.run_subshell_script(body)
+            return child.with_redirs(cat.redirs, copy)
+        return child.run_subshell_script(body)
 
     def finish_procsubs(self, mark: int) -> None:
         while len(self.procsubs) > mark:

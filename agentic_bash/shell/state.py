@@ -147,6 +147,13 @@ def array_top(var: Var, d: dict) -> int:
     return m
 
 
+class GlobalName(str):
+    """A variable name that means the global variable of that name: what a function's
+    circular nameref resolves to (bash's find_global_variable_noref)."""
+
+    __slots__ = ()
+
+
 class TempScope(dict):  # type: ignore[type-arg]
     """The scope of a builtin's prefix assignments (`v=1 eval ...`): `local` and `declare`
     skip it and bind in the function's scope.  ``bltn`` marks bash's "builtin environment"
@@ -262,6 +269,8 @@ class ShellState:
     # -- raw lookup ----------------------------------------------------------------------
     def find(self, name: str) -> Var | None:
         scopes = self.scopes
+        if type(name) is GlobalName:
+            return scopes[0].get(name)
         v = scopes[-1].get(name)
         if v is not None or len(scopes) == 1:
             return v
@@ -272,6 +281,10 @@ class ShellState:
         return None
 
     def find_scope(self, name: str) -> tuple[dict[str, Var] | None, Var | None]:
+        if type(name) is GlobalName:
+            sc = self.scopes[0]
+            v = sc.get(name)
+            return (sc, v) if v is not None else (None, None)
         for sc in reversed(self.scopes):
             v = sc.get(name)
             if v is not None:
@@ -324,7 +337,9 @@ class ShellState:
 
     def resolve_ref(self, name: str, depth: int = 0) -> str:
         """Follow namerefs to the final variable name (may include a subscript); ``""`` when
-        the chain comes back to a name already passed (bash: "circular name reference")."""
+        the chain comes back to a name already passed (bash: "circular name reference"),
+        except for a function's local reference, which then means the global variable of
+        that name (a GlobalName), as in bash 5.2 (`f() { local -n ref=$1; }; f ref`)."""
         orig = name
         while depth < 10:
             v = self.find(name)
@@ -334,6 +349,9 @@ class ShellState:
             if nxt == orig or nxt == name:
                 if self.on_circular is not None:
                     self.on_circular(orig)
+                sc, _ = self.find_scope(nxt)
+                if len(self.scopes) > 1 and sc is not None and sc is not self.scopes[0]:
+                    return GlobalName(nxt)
                 return ""
             name = nxt
             depth += 1

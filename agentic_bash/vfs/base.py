@@ -37,6 +37,7 @@ class StatResult(NamedTuple):
     st_nlink: int = 1
     st_uid: int = 1000
     st_gid: int = 1000
+    st_rdev: int = 0  # (a device's number: os.makedev(major, minor))
 
     @property
     def is_dir(self) -> bool:

@@ -28,6 +28,9 @@ S_IFDIR = _stat.S_IFDIR
 S_IFREG = _stat.S_IFREG
 S_IFLNK = _stat.S_IFLNK
 S_IFCHR = _stat.S_IFCHR
+# Linux's numbers of the character devices the virtual /dev has (ls -l, stat %t/%T, file)
+_RDEV = {"null": os.makedev(1, 3), "zero": os.makedev(1, 5), "full": os.makedev(1, 7),
+         "random": os.makedev(1, 8), "urandom": os.makedev(1, 9), "tty": os.makedev(5, 0)}
 S_IFIFO = _stat.S_IFIFO
 S_IFMT = 0o170000
 
@@ -245,6 +248,9 @@ class MemoryFS:
             size = len((node.target or "").encode("utf-8", "surrogateescape"))
         else:
             size = 0
+            if fmt == S_IFCHR:
+                return StatResult(node.mode, size, node.mtime, node.atime, node.ctime, node.ino, dev,
+                                  node.nlink, node.uid, node.gid, _RDEV.get(node.dev or "", 0))
         return StatResult(node.mode, size, node.mtime, node.atime, node.ctime, node.ino, dev,
                           node.nlink, node.uid, node.gid)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import resource
+import signal
+import subprocess
 import sys
 import warnings
 
@@ -35,10 +38,37 @@ def test_max_memory_caps_each_native_process(tmp_path):
 
 
 def test_max_process_memory_caps_each_native_process(tmp_path):
-    # RLIMIT_DATA, 384 MiB by default (set right after the spawn): 600 MiB fails, 100 fits
+    # RLIMIT_DATA, 384 MiB by default (host mode forks for its death signal anyway, so the
+    # cap is set before exec): 600 MiB fails, 100 fits
     grab = "python3 -c 'bytearray({} * 1024 * 1024)' 2>/dev/null; echo st=$?"
     with _host(tmp_path) as sb:
         assert sb.run(grab.format(600)).stdout == "st=1\n"
         assert sb.run(grab.format(100)).stdout == "st=0\n"
     with _host(tmp_path, max_process_memory=64 * 1024 * 1024) as sb:
         assert sb.run(grab.format(100)).stdout == "st=1\n"
+
+
+def test_cap_data_kills_a_program_already_past_the_cap():
+    # the vfork path caps right after the spawn; a program that allocated first (the runner
+    # was slow to reach it) must not keep more than the cap
+    from agentic_bash.executors.native import _cap_data
+    hog = subprocess.Popen([sys.executable, "-c", "import sys; b = bytearray(200 << 20); "
+                            "b[::4096] = b'x' * len(b[::4096]); print('up', flush=True); "
+                            "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    small = subprocess.Popen([sys.executable, "-c", "import sys; print('up', flush=True); "
+                              "sys.stdin.read(); bytearray(200 << 20)"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+    try:
+        assert hog.stdout.readline() == b"up\n" and small.stdout.readline() == b"up\n"
+        _cap_data(hog.pid, 64 << 20)
+        _cap_data(small.pid, 64 << 20)
+        assert hog.wait(timeout=30) == -signal.SIGKILL
+        assert resource.prlimit(small.pid, resource.RLIMIT_DATA)[1] == 64 << 20
+        small.stdin.close()  # now it allocates past the cap: MemoryError, not a kill
+        assert small.wait(timeout=30) == 1
+    finally:
+        for p in (hog, small):
+            if p.poll() is None:
+                p.kill()
+                p.wait()

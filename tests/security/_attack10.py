@@ -1,0 +1,131 @@
+"""Attacks on a default Sandbox() left open by earlier passes (the bound prefix, unbounded lists, memory the watchdog cannot see) and new ones, judged on the host; prints JSON."""
+
+# Usage: python _attack10.py PART TOKEN. test_attack10_host.py runs each part as root and
+# (runuser) as the unprivileged user. Helpers (Fresh, call, leftovers) come from _attack9.py,
+# which also gives this process a private TMPDIR before agentic_bash is imported.
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import traceback
+from typing import Any, Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _attack9 import TMP, Fresh, _res, call  # noqa: E402
+
+import agentic_bash as ab  # noqa: E402
+
+MiB = 1 << 20
+
+
+# -- part "prefix": a venv made at a project's root ------------------------------------------
+VENV_CHILD = r'''
+import json, sys
+import agentic_bash as ab
+from agentic_bash.executors.sandboxed import _python_binds
+proj = sys.argv[1]
+out = {"prefix": sys.prefix, "binds": list(_python_binds())}
+with ab.Sandbox() as sb:
+    r = sb.run(f"cat {proj}/.env {proj}/src/app.py {proj}/.git/config; ls -a {proj}; "
+               f"echo alive", timeout=60)
+    out.update(out=r.stdout, err=r.stderr, code=r.exit_code)
+print("\n@@CHILD@@" + json.dumps(out))
+'''
+
+
+def part_prefix(token: str) -> dict[str, Any]:
+    """``python -m venv .`` at a project's root, then a Sandbox() from that venv: the sandbox
+    must not see the project (before: the whole sys.prefix, project included, was bound)."""
+    proj = os.path.join(TMP, f"proj-{token}")
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    subprocess.run([base, "-m", "venv", "--without-pip", proj], check=True,
+                   capture_output=True, timeout=120)
+    secret = f"PROJSECRET-{token}"
+    for rel, text in ((".env", f"API_TOKEN={secret}-env\n"), ("src/app.py", f"# {secret}-src\n"),
+                      (".git/config", f"[remote]\n url = https://u:{secret}-git@example\n")):
+        os.makedirs(os.path.dirname(os.path.join(proj, rel)), exist_ok=True)
+        with open(os.path.join(proj, rel), "w") as f:
+            f.write(text)
+    # the venv finds this checkout's dependencies through a .pth, as a project's would its own
+    site = subprocess.run([os.path.join(proj, "bin", "python"), "-c",
+                           "import site; print(site.getsitepackages()[0])"],
+                          capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    with open(os.path.join(site, "_deps.pth"), "w") as f:
+        f.write("\n".join(p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)))
+    p = subprocess.run([os.path.join(proj, "bin", "python"), "-c", VENV_CHILD, proj],
+                       capture_output=True, text=True, timeout=240, cwd="/",
+                       env={**os.environ})
+    marker = "\n@@CHILD@@"
+    if marker not in p.stdout:
+        return {"error": f"child failed {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"}
+    got = json.loads(p.stdout.rsplit(marker, 1)[1])
+    got["proj"] = proj
+    got["leaked"] = [k for k in ("env", "src", "git") if f"{secret}-{k}" in got["out"]]
+    return {"venv_at_project_root": got}
+
+
+# -- part "lists": Result.files_created and list_files over many files -----------------------
+def part_lists(token: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    n = 30000
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fr = Fresh()
+    with fr as sb:
+        r = sb.run(f"python3 -c 'import os\nos.mkdir(\"/workspace/m\")\nfor i in range({n}):"
+                   f" open(\"/workspace/m/f%05d\" % i, \"w\").close()'; ls /workspace/m | wc -l",
+                   timeout=120)
+        lst = sb.list_files("/workspace/m")
+        few = sb.list_files("/workspace/m", limit=5)
+        every = sb.list_files("/workspace/m", limit=None)
+        out["namespace"] = {
+            "made": r.stdout.strip(), "created": len(r.files_created),
+            "files_truncated": r.files_truncated, "first": list(r.files_created[:2]),
+            "in_dict": r.to_dict().get("files_truncated"),
+            "list": len(lst), "list_truncated": getattr(lst, "truncated", None),
+            "list_first": [f.name for f in lst[:2]],
+            "few": [f.name for f in few], "few_truncated": getattr(few, "truncated", None),
+            "every": len(every), "every_truncated": getattr(every, "truncated", None),
+            "one_file": [f.name for f in sb.list_files("/workspace/m/f00007")],
+            "small": sb.run("mkdir -p /workspace/s && touch /workspace/s/a /workspace/s/b",
+                            timeout=30).files_truncated}
+    out["namespace"]["left"] = fr.left
+    out["host_rss_growth"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) << 10
+    with ab.Sandbox(isolation="virtual") as sb:
+        r = sb.run("mkdir /workspace/m; cd /workspace/m; for i in $(seq 1 10050); do : > f$i; "
+                   "done", timeout=120)
+        lst = sb.list_files("/workspace/m")
+        out["virtual"] = {"created": len(r.files_created), "files_truncated": r.files_truncated,
+                          "list": len(lst), "list_truncated": getattr(lst, "truncated", None)}
+    return out
+
+
+PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "prefix": part_prefix, "lists": part_lists,
+}
+
+
+def main() -> None:
+    part, token = sys.argv[1], sys.argv[2]
+    t0 = time.monotonic()
+    try:
+        try:
+            got = PARTS[part](token)
+        except Exception:  # noqa: BLE001
+            got = {"error": traceback.format_exc()}
+        got["_wall"] = round(time.monotonic() - t0, 2)
+        got["_uid"] = os.geteuid()
+        print("\n@@JSON@@" + json.dumps(got, default=str))
+        sys.stdout.flush()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Attacks on a default Sandbox() (the bound prefix, unbounded lists, memory the watchdog cannot see, and new ones), judged on the host, as root and as the unprivileged user (tests/security/_attack10.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from _support import sandbox_supported
+from test_attack9_host import _nothing_left, _Parts, _show
+
+ok, why = sandbox_supported()
+pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
+              pytest.mark.timeout(600)]
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack10.py")
+PARTS = ("prefix", "lists")
+_cache: dict[str, dict[str, Any]] = {}
+
+
+@pytest.fixture(params=["root", "user"])
+def got(request: pytest.FixtureRequest, token: str) -> dict[str, Any]:
+    """Every part's JSON for one identity; the parts run side by side, once per test run."""
+    who = request.param
+    if who not in _cache:
+        runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
+        procs = {part: subprocess.Popen(runner.prefix + [runner.python, SCRIPT, part,
+                                                         f"{token}{who}"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, env=runner.env, cwd=runner.cwd)
+                 for part in PARTS}
+        out: dict[str, Any] = {"who": who}
+        end = time.monotonic() + 400
+        for part, p in procs.items():
+            try:
+                so, se = p.communicate(timeout=max(1.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                so, se = p.communicate()
+            marker = "\n@@JSON@@"
+            if p.returncode != 0 or marker not in so:
+                out[part] = {"_failed": f"exit {p.returncode}:\n{so[-3000:]}\n{se[-5000:]}"}
+                continue
+            d = json.loads(so.rsplit(marker, 1)[1])
+            out[part] = {"_failed": d["error"]} if "error" in d else d
+        _cache[who] = out
+    return _Parts(_cache[who])
+
+
+# -- a venv made at a project's root ---------------------------------------------------------
+def test_a_venv_at_a_project_root_does_not_bind_the_project(got: dict) -> None:
+    # before: the whole sys.prefix was bound read-only, so `python -m venv .` at a project's
+    # root put its .env, sources and .git into every sandbox
+    r = got["prefix"]["venv_at_project_root"]
+    assert r["prefix"] == r["proj"] and r["out"].rstrip().endswith("alive"), _show(r)
+    assert r["leaked"] == [], _show(r)
+    assert r["proj"] not in r["binds"], _show(r)
+    assert not [b for b in r["binds"] if r["proj"].startswith(b + "/")], _show(r)
+
+
+# -- Result.files_created and list_files over 30k files --------------------------------------
+def test_changed_files_and_listings_are_capped_and_say_so(got: dict) -> None:
+    # before: every path was listed (200k files: +77 MB in the caller for the lists alone;
+    # the layer's tmpfs allows ~3M) and nothing said a list was incomplete
+    from agentic_bash.result import FILES_LISTED
+    n = got["lists"]["namespace"]
+    assert n["made"] == "30000", _show(n)
+    assert n["created"] == FILES_LISTED and n["files_truncated"] is True, _show(n)
+    assert n["in_dict"] is True and n["first"] == ["/workspace/m/f00000",
+                                                   "/workspace/m/f00001"], _show(n)
+    assert n["list"] == 10_000 and n["list_truncated"] is True, _show(n)
+    assert n["list_first"] == ["f00000", "f00001"], _show(n)
+    assert n["few"] == [f"f0000{i}" for i in range(5)] and n["few_truncated"] is True, _show(n)
+    assert n["every"] == 30000 and n["every_truncated"] is False, _show(n)
+    assert n["one_file"] == ["f00007"] and n["small"] is False, _show(n)
+    _nothing_left(n["left"])
+    v = got["lists"]["virtual"]
+    assert v["created"] == FILES_LISTED and v["files_truncated"] is True, _show(v)
+    assert v["list"] == 10_000 and v["list_truncated"] is True, _show(v)

@@ -1,0 +1,46 @@
+"""Session-10 differential hunt: a function's circular nameref means the global variable, `$!`/`wait $!` of a process substitution, bc on long operator chains and huge numbers, stat's %.NY precision, and agent-style cases give what /bin/bash gives."""
+
+from __future__ import annotations
+
+import pytest
+
+import bashdiff
+
+pytestmark = pytest.mark.timeout(600)
+
+# Fixed this session (each failed before the fix)
+FIXED = [
+    # a function's nameref named as the caller's variable resolves to the global one (bash 5.2 warns)
+    'f() { local -n ref=$1; echo "[$ref]"; ref=new; declare -p ref; }; ref=global; f ref 2>/dev/null; echo "$ref"',
+    'g() { local -n x=x; echo "${x:-empty}"; x+=6; echo "${#x} ${x^^}"; }; x=5; g 2>/dev/null; echo $x; h() { local -n y=$1; y=(a b); echo "${y[1]}"; }; h y 2>/dev/null; declare -p y',
+    'k() { local -n z=z; echo "[$z]"; z=1; }; unset z; k 2>/dev/null; declare -p z; declare -n q=q; echo $?',
+    # $! is a process substitution's pid, and wait $! its status
+    'cat <(exit 123); wait $!; echo $?; echo hi > >(cat >/dev/null); echo "${!:+set}"; x=$!; sleep 0.1 & [ $! != $x ] && echo diff; wait $x; echo w=$?',
+    'read v < <(echo a; exit 4); wait $!; echo $?; diff <(echo a) <(echo b) >/dev/null; wait $!; echo $?; (wait $! 2>/dev/null; echo sub=$?); wait $! $!; echo $?',
+    # bc: a 100000-term sum (was "maximum recursion depth exceeded"), numbers past 4300 digits
+    'seq 1 100000 | paste -sd+ | bc; echo "2^3^2; 10-2-3; 100/5/2; 7%4*3; x=1; x++ + x++ * 2 - x; 2*3^2+1" | bc',
+    'seq 1 20000 | paste -sd"*" | bc | md5sum; x=$(seq 1 3000 | paste -sd"*" | bc | tr -d "\\\\\\n"); echo "$x + 1" | bc | md5sum; echo "length($x)" | bc; echo "scale=5000; 1/3" | bc | wc -c',
+    # stat %.NY: seconds with N digits of the fraction
+    'touch -d "2024-01-02 03:04:05.125" f; stat -c "%.3Y|%Y|%.1X|%15.2Y|%-15.2Y|%.0Y|" f',
+    # device numbers of /dev/null and friends (ls -l, stat %t %T %r %Hr %Lr %R, file)
+    'ls -l /dev/null /dev/zero /dev/urandom | cut -c1-11,25-30; file /dev/null /dev/zero; stat -c "%t %T %r %Hr %Lr %F %R" /dev/null /dev/urandom; echo > f; stat -c "%t %T %r %Hr %Lr %F %R" f',
+    # file -i/--mime adds the charset
+    'mkdir d; ln -s d l; mkfifo p; echo hi > t; printf "caf\xc3\xa9\n" > u; printf "caf\xe9\n" > la; printf "\x89PNG\r\n" > b; : > e; echo "{\"a\":1}" > j.json; echo "#!/bin/sh" > s.sh; file -i d l p t u la b e /dev/null j.json s.sh; file --mime d t; file --mime-type t',
+    # coreutils called by a path name themselves by it (GNU program_name)
+    '/usr/bin/env nosuchcmd; /usr/bin/printf "%d\n" x; /usr/bin/env printf "%d\n" y; /usr/bin/printf "x" a; /usr/bin/timeout 1 nosuch; echo $?; /bin/ls nosuch; /usr/bin/sort -Q; echo $?',
+]
+
+CASES = FIXED + [
+]
+
+
+@pytest.fixture(scope="module", params=["virtual", "namespace"])
+def sandbox(request, tmp_path_factory):
+    yield from bashdiff.sandbox(request.param, tmp_path_factory)
+
+
+@pytest.mark.parametrize("script", CASES)
+def test_same_as_bash(sandbox, script: str, tmp_path) -> None:
+    want = bashdiff.bash(script, str(tmp_path), home=str(tmp_path))
+    r = bashdiff.run(sandbox, script)
+    assert (r.stdout, r.stderr, r.exit_code) == want, script
