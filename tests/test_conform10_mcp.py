@@ -70,10 +70,10 @@ def test_a_signal_stops_the_server_cleanly_during_a_call(signum, tmp_path):
     p = _start(level, err)
     try:
         _send(p, INIT)
-        assert json.loads(p.stdout.readline())["id"] == 1
+        assert set(_replies(p, {1})) == {1}
         _send(p, INITIALIZED)
         _send(p, _call(2, "sleep 300 & echo started"))
-        assert "started" in p.stdout.readline().decode()
+        assert "started" in _replies(p, {2})[2]["result"]["content"][0]["text"]
         _send(p, _call(3, "sleep 301"))           # still running when the signal comes
         kids = psutil.Process(p.pid).children(recursive=True)
         dirs = _session_dirs(p.pid)
@@ -120,7 +120,7 @@ def test_a_client_that_vanishes_mid_call_ends_the_server_without_a_traceback(tmp
     p = _start(_level(), err)
     try:
         _send(p, INIT)
-        p.stdout.readline()
+        assert set(_replies(p, {1})) == {1}
         _send(p, INITIALIZED)
         _send(p, _call(2, "sleep 4; seq 100000"))
         kids = psutil.Process(p.pid).children(recursive=True)
@@ -138,3 +138,70 @@ def test_a_client_that_vanishes_mid_call_ends_the_server_without_a_traceback(tmp
             p.kill()
             p.wait(timeout=10)
         err.close()
+
+
+def _replies(p: subprocess.Popen, ids: set, timeout: float = 90) -> dict:
+    """Read replies until every id in ``ids`` is answered or the deadline passes (raw reads
+    of the pipe: a buffered readline could hold lines that select() no longer reports)."""
+    import selectors
+    out: dict = {}
+    buf = b""
+    fd = p.stdout.fileno()
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while not ids <= set(out) and time.monotonic() < deadline:
+        if not sel.select(timeout=0.5):
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            msg = json.loads(line)
+            if "id" in msg:
+                out[msg["id"]] = msg
+    sel.close()
+    return out
+
+
+def test_pipelined_calls_run_in_the_order_they_were_sent(tmp_path):
+    p = _start("virtual", subprocess.DEVNULL)
+    try:
+        _send(p, INIT)
+        assert set(_replies(p, {1})) == {1}
+        _send(p, INITIALIZED)
+        ids = set(range(10, 30))
+        for i in sorted(ids):     # sent back to back, no waiting for replies
+            _send(p, _call(i, f"echo {i} >> /tmp/order"))
+        _send(p, _call(99, "cat /tmp/order"))
+        got = _replies(p, ids | {99})
+        assert set(got) == ids | {99}
+        text = got[99]["result"]["content"][0]["text"]
+        assert text.split("stdout:\n")[1].split("\ncwd:")[0].split() == [str(i) for i in sorted(ids)]
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+
+
+def test_cancelling_a_queued_call_neither_runs_it_nor_interrupts_the_running_one(tmp_path):
+    p = _start("virtual", subprocess.DEVNULL)
+    try:
+        _send(p, INIT)
+        assert set(_replies(p, {1})) == {1}
+        _send(p, INITIALIZED)
+        _send(p, _call(2, "sleep 3; echo first-done"))
+        _send(p, _call(3, "touch /tmp/queued-ran; echo queued"))
+        time.sleep(1)             # 2 is running, 3 waits for its turn
+        _send(p, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 3, "reason": "changed my mind"}})
+        got = _replies(p, {2})
+        assert "exit code: 0" in got[2]["result"]["content"][0]["text"]
+        assert "first-done" in got[2]["result"]["content"][0]["text"]
+        _send(p, _call(4, "ls /tmp/queued-ran"))
+        got = _replies(p, {4})
+        assert "No such file" in got[4]["result"]["content"][0]["text"]
+    finally:
+        p.kill()
+        p.wait(timeout=10)

@@ -77,8 +77,9 @@ def workspace_files(sb: Any, root: str, limit: int = MAX_RESOURCES) -> list[Any]
 def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agentic-bash") -> Any:
     """A low-level ``mcp`` Server whose tools and ``file://`` resources act on ``sb``.
 
-    Calls reach the Sandbox one at a time from worker threads (it is one shell session); a
-    call the client cancels interrupts the command it was running."""
+    Calls reach the Sandbox one at a time from worker threads (it is one shell session), in
+    the order their requests arrived; a call the client cancels interrupts the command it
+    was running, and a cancelled call that had not started never runs."""
     _require_mcp()
     import anyio
     import anyio.to_thread
@@ -89,22 +90,45 @@ def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agen
     from .. import __version__
 
     serial = threading.Lock()   # held by the worker thread, even one whose caller gave up
+    turn = anyio.Lock()         # FIFO: calls run in the order their requests arrived
     root = getattr(sb, "workdir", "/workspace")
 
-    def locked(fn: Callable[..., Any], *args: Any) -> Any:
+    class _Call:
+        __slots__ = ("cancelled", "running", "flags")
+
+        def __init__(self) -> None:
+            self.cancelled = False
+            self.running = False
+            self.flags = threading.Lock()
+
+    def locked(state: _Call, fn: Callable[..., Any], *args: Any) -> Any:
         with serial:
-            return fn(*args)
+            with state.flags:
+                if state.cancelled:      # given up while it waited for an abandoned call
+                    raise RuntimeError("cancelled before it ran")
+                state.running = True
+            try:
+                return fn(*args)
+            finally:
+                with state.flags:
+                    state.running = False
 
     async def call(fn: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return await anyio.to_thread.run_sync(locked, fn, *args, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            # the client cancelled (notifications/cancelled, or its own timeout): stop the run
-            # in progress, as Ctrl-C would, so the session is free for the next call
-            interrupt = getattr(sb, "interrupt", None)
-            if interrupt is not None:
-                interrupt()
-            raise
+        state = _Call()
+        async with turn:
+            try:
+                return await anyio.to_thread.run_sync(locked, state, fn, *args, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                # the client cancelled (notifications/cancelled, or its own timeout): stop the
+                # run in progress, as Ctrl-C would, so the session is free for the next call;
+                # a call still waiting for its turn is dropped and interrupts nothing
+                with state.flags:
+                    state.cancelled = True
+                    running = state.running
+                interrupt = getattr(sb, "interrupt", None)
+                if running and interrupt is not None:
+                    interrupt()
+                raise
 
     # hints for clients that ask before running a tool: the readers change nothing; bash may
     # reach the network (by the session's policy) and delete files
