@@ -106,8 +106,110 @@ def part_lists(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "memory": kernel memory no process shows (unprivileged: the watchdog's blind spots) --
+INFLIGHT_PY = textwrap.dedent(r'''
+    import os, socket, sys, time
+    n, size = int(sys.argv[1]), int(sys.argv[2]) << 20
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    held = 0
+    for i in range(n):
+        fd = os.memfd_create("x%d" % i)
+        chunk = b"\xa5" * (1 << 20)
+        for _ in range(size >> 20):
+            os.write(fd, chunk)
+        socket.send_fds(a, [b"m"], [fd])
+        os.close(fd)          # now only the message in flight holds it
+        held += size
+        print("held", held >> 20, flush=True)
+    time.sleep(4)
+    print("survived", held >> 20, flush=True)
+''')
+
+SOCKETS_PY = textwrap.dedent(r'''
+    import os, socket, sys, time
+    n, inflight = int(sys.argv[1]), sys.argv[2] == "inflight"
+    keep, total, chunk = [], 0, b"x" * 65536
+    for i in range(n):
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        a.setblocking(False)
+        try:
+            while True:
+                total += a.send(chunk)
+        except OSError:
+            pass
+        if inflight:   # both ends into a message in flight, then closed: only the
+            c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)   # carrier's d holds
+            socket.send_fds(c, [b"s"], [a.fileno(), b.fileno()])
+            a.close(); b.close(); c.close()
+            keep.append(d)
+        else:
+            keep.append((a, b))
+        if i % 250 == 0:
+            print("queued", total >> 20, flush=True)
+    print("queued", total >> 20, flush=True)
+    time.sleep(4)
+    print("survived", total >> 20, flush=True)
+''')
+
+TCP_PY = textwrap.dedent(r'''
+    import socket, sys, time
+    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(4096)
+    keep, total, chunk = [], 0, b"x" * 65536
+    for i in range(int(sys.argv[1])):   # loopback connections, both ends' buffers filled
+        c = socket.create_connection(srv.getsockname()); s, _ = srv.accept()
+        c.setblocking(False)
+        try:
+            while True:
+                total += c.send(chunk)
+        except OSError:
+            pass
+        keep.append((c, s))
+        if i % 25 == 0:
+            print("queued", total >> 20, flush=True)
+    print("queued", total >> 20, flush=True)
+    time.sleep(4)
+    print("survived", total >> 20, flush=True)
+''')
+
+MEMFD_OK_PY = textwrap.dedent(r'''
+    import os, fcntl
+    fd = os.memfd_create("ok", os.MFD_CLOEXEC)
+    os.write(fd, b"memfd works")
+    os.lseek(fd, 0, 0)
+    cloexec = bool(fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC)
+    print(os.read(fd, 100).decode(), cloexec, os.fstat(fd).st_size)
+''')
+
+
+def part_memory(token: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    lim = 256 * MiB
+    fr = Fresh(limits=ab.Limits(max_memory_bytes=lim))
+    with fr as sb:
+        out["backend"] = sb.isolation.mechanisms.get("memory_limit")
+        sb.write_file("/tmp/inflight.py", INFLIGHT_PY.encode())
+        sb.write_file("/tmp/ok.py", MEMFD_OK_PY.encode())
+        r = sb.run("python3 /tmp/inflight.py 12 64", timeout=60)
+        out["memfd_inflight"] = {**_res(r), "limit": r.limit_exceeded,
+                                 "violations": [str(v) for v in r.violations][:5]}
+        sb.write_file("/tmp/sockets.py", SOCKETS_PY.encode())
+        for how in ("held", "inflight"):
+            r = sb.run(f"ulimit -n 9000; python3 /tmp/sockets.py 3000 {how}", timeout=60)
+            out[f"sockets_{how}"] = {**_res(r), "limit": r.limit_exceeded}
+        sb.write_file("/tmp/tcp.py", TCP_PY.encode())
+        r = sb.run("python3 /tmp/tcp.py 200", timeout=60)
+        out["tcp_loopback"] = {**_res(r), "limit": r.limit_exceeded}
+        out["memfd_ok"] = _res(sb.run("python3 /tmp/ok.py", timeout=30))
+        out["stdin"] = _res(sb.run("cat; head -c 3 /dev/zero | wc -c", stdin=b"in-put\n",
+                                   timeout=30))
+        out["after"] = call(lambda: sb.run("echo alive", timeout=30).stdout, 60)
+    out["limit"] = lim
+    out["left"] = fr.left
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "prefix": part_prefix, "lists": part_lists,
+    "prefix": part_prefix, "lists": part_lists, "memory": part_memory,
 }
 
 
