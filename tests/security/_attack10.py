@@ -208,8 +208,94 @@ def part_memory(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "ucounts": per-user kernel counts that every ancestor user namespace is charged ---
+INOTIFY_PY = textwrap.dedent(r'''
+    import ctypes, os, sys, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    fds = []
+    for i in range(int(sys.argv[1])):
+        fd = libc.inotify_init1(0)
+        if fd < 0:
+            break
+        fds.append(fd)
+    wd = 0
+    os.makedirs("/tmp/w", exist_ok=True)
+    for i in range(10000):    # watches on one instance, each on a file of its own
+        p = b"/tmp/w/%d" % i
+        open(p, "w").close()
+        if not fds or libc.inotify_add_watch(fds[0], p, 0x100) < 0:
+            break
+        wd += 1
+    print("instances", len(fds), "watches", wd, flush=True)
+    time.sleep(float(sys.argv[2]))
+''')
+
+SIGQ_PY = textwrap.dedent(r'''
+    import ctypes, os, signal, sys, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+    class sigval(ctypes.Union):
+        _fields_ = [("i", ctypes.c_int), ("p", ctypes.c_void_p)]
+    n = 0
+    while n < int(sys.argv[1]) and libc.sigqueue(os.getpid(), signal.SIGRTMIN, sigval(n)) == 0:
+        n += 1
+    print("queued", n, flush=True)
+    time.sleep(float(sys.argv[2]))
+''')
+
+
+def _host_inotify() -> str:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        return os.strerror(ctypes.get_errno())
+    os.close(fd)
+    return "ok"
+
+
+def _host_timer() -> str:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    tid = ctypes.c_void_p()
+    if libc.timer_create(1, None, ctypes.byref(tid)) != 0:   # CLOCK_MONOTONIC, SIGALRM
+        return os.strerror(ctypes.get_errno())
+    libc.timer_delete(tid)
+    return "ok"
+
+
+def _wait_for(sb: Any, path: str, deadline: float = 30) -> str:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        r = sb.run(f"cat {path} 2>/dev/null", timeout=10).stdout
+        if r.strip():
+            return r
+        time.sleep(0.2)
+    return ""
+
+
+def part_ucounts(token: str) -> dict[str, Any]:
+    """This identity's own inotify and timer calls while the sandbox holds what it can of
+    the per-user counts (the kernel charges the host user of every ancestor namespace)."""
+    out: dict[str, Any] = {"host_before": [_host_inotify(), _host_timer()]}
+    fr = Fresh()
+    with fr as sb:
+        sb.write_file("/tmp/ino.py", INOTIFY_PY.encode())
+        sb.write_file("/tmp/sigq.py", SIGQ_PY.encode())
+        sb.run("(python3 /tmp/ino.py 1000 30 > /tmp/ino.out 2>&1 &); "
+               "(python3 /tmp/sigq.py 200000 30 > /tmp/sigq.out 2>&1 &)", timeout=30)
+        out["inside"] = _wait_for(sb, "/tmp/ino.out") + _wait_for(sb, "/tmp/sigq.out")
+        out["host_during"] = [_host_inotify(), _host_timer()]
+        out["after"] = call(lambda: sb.run("echo alive; tail -c 0 /tmp/ino.out", timeout=30)
+                            .stdout, 60)
+    out["left"] = fr.left
+    out["host_after"] = [_host_inotify(), _host_timer()]
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "prefix": part_prefix, "lists": part_lists, "memory": part_memory,
+    "ucounts": part_ucounts,
 }
 
 
