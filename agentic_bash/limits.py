@@ -34,6 +34,32 @@ _MIN_MEMORY = 16 * MiB
 _MIN_FILES = 64
 """The runner is bound by max_open_files too, and needs a few dozen descriptors itself."""
 
+
+class _DefaultBytes(int):
+    """A byte count left at its default (``type(v) is _DefaultBytes``): told apart from the
+    same number given explicitly, so a level can pick its own default."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
+
+
+VIRTUAL_FS_BYTES = 256 * MiB
+"""The virtual level's session layer when ``max_fs_bytes`` is left at its default: its files
+are the host process's own memory (``cat /dev/zero > f`` grew the process by 1,025 MiB at
+the 1 GiB default), so it holds at most this much; an explicit ``max_fs_bytes`` is used as
+given."""
+
+
+def fs_bytes(limits: Any, virtual: bool) -> int | None:
+    """``max_fs_bytes`` as a level applies it (see VIRTUAL_FS_BYTES)."""
+    v = getattr(limits, "max_fs_bytes", None)
+    if virtual and type(v) is _DefaultBytes:
+        return min(int(v), VIRTUAL_FS_BYTES)
+    return v
+"""The runner is bound by max_open_files too, and needs a few dozen descriptors itself."""
+
 # The budget of the run the current thread works for: bound by the shell where a thread
 # starts running script code (a run, a pipeline stage, a job, a process substitution), so
 # code with no command context (a line reader, a device file, a string builder) charges it.
@@ -60,11 +86,12 @@ class Limits:
     """Bytes kept per output stream (stdout, stderr) of a run; the rest is cut with a visible marker."""
     max_variable_bytes: int | None = 64 * MiB
     """Size of one variable value, array element, here-doc or command-substitution result."""
-    max_fs_bytes: int | None = 1024 * MiB
+    max_fs_bytes: int | None = _DefaultBytes(1024 * MiB)
     """Bytes the session layer may hold: the virtual filesystem's, or in the namespace level
     the tmpfs holding the upper layers (``/workspace``, ``$HOME``, ``/tmp``, ...) and,
     separately, ``/dev/shm`` (at least 1 MiB each there); past it writes fail with ENOSPC.
-    The host's disk is not used."""
+    The host's disk is not used. Left at its default, the virtual level (whose files are
+    the host process's memory) holds at most 256 MiB (``VIRTUAL_FS_BYTES``)."""
     max_file_count: int | None = 1_000_000
     """Entries the session layer of a virtual filesystem may hold."""
     max_processes: int | None = 1024

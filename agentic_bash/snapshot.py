@@ -118,27 +118,55 @@ def media_type(data: bytes) -> str:
     return MEDIA_TYPES[None]
 
 
+_HOLD = 8 << 20
+"""A zstd snapshot up to this size (uncompressed) is held and written as one frame that
+states its size: the reader then decompresses it in one step into a buffer of that size.
+Past it, the stream is compressed as it comes (memory: this, not the snapshot)."""
+
+
 class _Compressing:
-    """A write-only file object that compresses what it is given into ``sink`` as it comes
-    (memory: the compressor's window, not the snapshot); ``close()`` ends the stream."""
+    """A write-only file object that compresses what it is given into ``sink``; ``close()``
+    ends the stream. zstd frames carry a checksum (a flipped byte is refused on restore)."""
 
     def __init__(self, sink: Any, compression: str) -> None:
+        self._put = sink.write
+        self._held: list[bytes] | None = None
+        self._n = 0
         if compression == "gzip":
             import zlib
             # level 1: a tar of small files is mostly headers and padding, which level 1
             # already squeezes; higher levels cost several times the time for a few per cent
             self._c: Any = zlib.compressobj(1, zlib.DEFLATED, 31)
         else:
-            self._c = _zstd().ZstdCompressor(level=3).compressobj()
-        self._put = sink.write
+            self._cctx = _zstd().ZstdCompressor(level=3, write_checksum=True)
+            self._held = []
 
     def write(self, data: Any) -> int:
+        n = len(data)
+        held = self._held
+        if held is not None:
+            if self._n + n <= _HOLD:
+                # (a copy: the writer hands views of live file buffers, valid for this call)
+                held.append(bytes(data))
+                self._n += n
+                return n
+            self._c = self._cctx.compressobj()
+            self._held = None
+            for piece in held:
+                self.write(piece)
         out = self._c.compress(data)
         if out:
             self._put(out)
-        return len(data)
+        return n
 
     def close(self) -> None:
+        if self._held is not None:
+            c = self._cctx.compressobj(size=self._n)
+            out = [c.compress(piece) for piece in self._held]
+            out.append(c.flush())
+            self._held = None
+            self._put(b"".join(out))
+            return
         out = self._c.flush()
         if out:
             self._put(out)
@@ -401,6 +429,12 @@ def _decompress(data: bytes) -> bytes:
     if data[:4] == _ZSTD_MAGIC:
         zstandard = _zstd()
         try:
+            size = _one_frame(zstandard, data)
+            if size is not None and size <= min(_HOLD, _MAX_TAR):
+                # one frame that states its size (as _Compressing writes up to _HOLD) and
+                # ends where the data does: one step into a buffer of that size (more
+                # output than stated is an error); larger ones go step by step
+                return zstandard.ZstdDecompressor().decompress(data)
             return _bounded(_unzstd(zstandard, data))
         except SnapshotError:
             raise
@@ -413,6 +447,30 @@ def _decompress(data: bytes) -> bytes:
         except (OSError, EOFError, zlib.error) as e:
             raise SnapshotError(f"corrupt compressed snapshot: {e}") from e
     return data
+
+
+def _one_frame(zstandard: Any, data: bytes) -> int | None:
+    """The content size a zstd stream's first frame states when that frame is all of
+    ``data`` (its blocks walked by their headers, RFC 8878 3.1.1.2), else None."""
+    try:
+        params = zstandard.get_frame_parameters(data)
+        pos = zstandard.frame_header_size(data)
+    except zstandard.ZstdError:
+        return None
+    size = params.content_size
+    if size == zstandard.CONTENTSIZE_UNKNOWN or size < 0:
+        return None
+    n = len(data)
+    while pos + 3 <= n:
+        head = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+        kind = head >> 1 & 3
+        if kind == 3:
+            return None   # reserved: the decoder refuses it
+        pos += 3 + (1 if kind == 1 else head >> 3)   # (a run-length block holds one byte)
+        if head & 1:      # the last block
+            pos += 4 if params.has_checksum else 0
+            return size if pos == n else None
+    return None
 
 
 def _unzstd(zstandard: Any, data: bytes) -> Iterable[bytes]:

@@ -2,10 +2,10 @@
 
 Usage: python benchmarks/contract_fuzz.py [-n 2000] [--isolation virtual|namespace] [--timeout 2]
        [--seed 1] [--per-sandbox 25] [--show 10] [--from K] [--watch sj] [--dump F] [--json F]
-       [--hog N] [--only I,J,...]
+       [--hog N] [--only I,J,...] [--gen 1|2|mix]
 
 Each script runs in a worker process (one Sandbox per ``--per-sandbox`` scripts, as the
-issue's fuzzer did); the parent kills a worker that does not answer within timeout + 10 s
+issue's fuzzer did); the parent kills a worker that does not answer within timeout + 15 s
 (a hang). For every run it records the wall time past the timeout, the worker's peak RSS
 growth (itself plus its children: RSS every 10 ms, the tree listed every 100 ms), the CPU time the worker got and the
 load average (a run far past its deadline with little CPU was starved by the machine), and
@@ -29,6 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "security"))
 import hostile  # noqa: E402
+import hostile2  # noqa: E402
+
+GENERATORS = {"1": hostile.script, "2": hostile2.script}
 
 MiB = 1 << 20
 
@@ -198,7 +201,7 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         rec["rss"] = (peak[0] - base) / MiB
         try:
             t1 = time.monotonic()
-            ok = sb.run("echo ok", timeout=10)
+            ok = sb.run("echo ok", timeout=5)
             rec["ok"] = ok.stdout == "ok\n"
             # a background job's output that came after its run returned lands in the next
             # run's (by design: ``_late``): the session still answers
@@ -238,6 +241,9 @@ def main() -> None:
                     help="for runs past timeout + 0.3 s, show the kicks, gen-2 collections and run-thread stacks after the deadline")
     ap.add_argument("--hog", type=int, default=0, help="busy-looping processes to run meanwhile (load)")
     ap.add_argument("--only", default=None, help="run only these script indices (comma-separated)")
+    ap.add_argument("--gen", default="1", choices=["1", "2", "mix"],
+                    help="the grammar (tests/security/hostile.py), mutated real scripts and feature mixes "
+                         "(hostile2.py), or each script from either at random")
     a = ap.parse_args()
     only = None if a.only is None else {int(x) for x in a.only.split(",")}
     rng = random.Random(a.seed)
@@ -250,7 +256,8 @@ def main() -> None:
     for h in hogs:
         h.start()
     for i in range(a.n):
-        s = hostile.script(rng)
+        g = a.gen if a.gen != "mix" else rng.choice("12")
+        s = GENERATORS[g](rng)
         if i < a.start or (only is not None and i not in only):
             continue
         if proc is None:
@@ -259,7 +266,9 @@ def main() -> None:
                                daemon=True)
             proc.start()
         conn.send((i % a.per_sandbox == 0 or i == a.start, s))
-        if conn.poll(a.timeout + 10 + (30 if i % a.per_sandbox == 0 else 0)):
+        # (the run, then `echo ok` with its own 5 s: a script that leaves a DEBUG trap running
+        # `yes` makes that check time out too, which is not a hang of the run)
+        if conn.poll(a.timeout + 15 + (30 if i % a.per_sandbox == 0 else 0)):
             try:
                 recs.append(conn.recv())
                 recs[-1]["i"] = i
@@ -294,7 +303,7 @@ def main() -> None:
     ld = sorted(r["load"] for r in recs) or [0.0]
     print(f"load average (1 min) during runs: min {ld[0]:.1f}  median {ld[len(ld) // 2]:.1f}  max {ld[-1]:.1f}"
           f"  (own hogs: {a.hog})")
-    print(f"hangs (no answer in timeout+10 s): {len(hangs)}")
+    print(f"hangs (no answer in timeout+15 s): {len(hangs)}")
     print(f"exceptions escaping run(): {len(exc)}")
     print(f"internal errors: {len(internal)}")
     print(f"RSS growth > 512 MiB: {len(big)}   max RSS growth: {max((r['rss'] for r in recs), default=0):.0f} MiB")

@@ -570,7 +570,9 @@ def test_corrupt_or_oversized_compressed_snapshots_are_refused(monkeypatch):
         _tree_session(sb, 50)
         z, g = sb.snapshot(), sb.snapshot(compression="gzip")
         sb.run("echo mine > mine; v=mine")
-        for bad in (z[:len(z) // 2], z[:-3], z[:12] + b"x" * 64, g[:len(g) // 2], g[:-3], g[:20] + b"x" * 64):
+        mid = len(z) // 2
+        flipped = [z[:at] + bytes([z[at] ^ 0x55]) + z[at + 1:] for at in (mid, len(z) - 5)]  # (frame checksum)
+        for bad in (z[:mid], z[:-3], z[:12] + b"x" * 64, *flipped, g[:len(g) // 2], g[:-3], g[:20] + b"x" * 64):
             with pytest.raises(SnapshotError, match="corrupt compressed snapshot"):
                 sb.restore(bad)
         assert sb.run("cat mine; echo $v").stdout == "mine\nmine\n"

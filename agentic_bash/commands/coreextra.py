@@ -346,61 +346,98 @@ def dd(ctx: CommandContext, argv: list[str]) -> int:
     except OSError as e:
         ctx.stderr.write(f"dd: failed to open {_qf(ops['if'])}: {strerror(e)}\n".encode())
         return 1
+    if ibs > _DD_MAX_BLOCK(ctx) or obs > _DD_MAX_BLOCK(ctx):
+        n = max(ibs, obs)
+        which = "input" if ibs >= obs else "output"
+        ctx.stderr.write(f"dd: memory exhausted by {which} buffer of size {n} bytes ({_human(n, 1024)})\n".encode())
+        if "if" in ops:
+            src.close()
+        return 1
     full = part = 0
-    chunks: list[bytes] = []
     skip = nums.get("skip", 0)
     count = nums.get("count")
+    out = None
+    written = 0
+    tail = b""
+    err: str | None = None
     with src:
+        # (streamed block by block: dd of an endless input held every block it read, 444 MiB
+        # in 2 s of `dd if=/dev/zero of=/dev/null`)
         for _ in range(skip):
+            ctx.budget.check()
             if not src.read(ibs):
                 break
-        while count is None or full + part < count:
-            blk = src.read(ibs)
-            if not blk:
-                break
-            ctx.budget.check()
-            if len(blk) == ibs:
-                full += 1
+        try:
+            if "of" in ops:
+                path = ctx.path(ops["of"])
+                seek = nums.get("seek", 0) * obs
+                old = b""
+                if ctx.fs.exists(path) and ("notrunc" in convs or seek):
+                    with ctx.fs.open(path, "rb") as f:
+                        old = f.read()
+                if "notrunc" in convs:
+                    tail = old[seek:]
+                out = ctx.fs.open(path, "wb")
+                if seek:
+                    out.write(old[:seek].ljust(seek, b"\0"))
+                del old
             else:
-                part += 1
-            chunks.append(blk)
-    data = b"".join(chunks)
-    if "ucase" in convs:
-        data = data.upper()
-    if "lcase" in convs:
-        data = data.lower()
-    try:
-        if "of" in ops:
-            path = ctx.path(ops["of"])
-            seek = nums.get("seek", 0) * obs
-            old = b""
-            if ctx.fs.exists(path) and ("notrunc" in convs or seek):
-                with ctx.fs.open(path, "rb") as f:
-                    old = f.read()
-            if "notrunc" in convs:
-                new = old[:seek].ljust(seek, b"\0") + data + old[seek + len(data):]
-            else:
-                new = old[:seek].ljust(seek, b"\0") + data
-            with ctx.fs.open(path, "wb") as f:
-                f.write(new)
-        else:
-            ctx.stdout.write(data)
-    except OSError as e:
-        ctx.stderr.write(f"dd: failed to open {_qf(ops.get('of', '-'))}: {strerror(e)}\n".encode())
-        return 1
+                out = ctx.stdout
+        except OSError as e:
+            ctx.stderr.write(f"dd: failed to open {_qf(ops.get('of', '-'))}: {strerror(e)}\n".encode())
+            if out is not None and out is not ctx.stdout:
+                out.close()
+            return 1
+        try:
+            while count is None or full + part < count:
+                blk = src.read(ibs)
+                if not blk:
+                    break
+                ctx.budget.check()
+                if len(blk) == ibs:
+                    full += 1
+                else:
+                    part += 1
+                if "ucase" in convs:
+                    blk = blk.upper()
+                if "lcase" in convs:
+                    blk = blk.lower()
+                try:
+                    out.write(blk)
+                except OSError as e:
+                    err = f"dd: error writing {_qf(ops.get('of', 'standard output'))}: {strerror(e)}\n"
+                    break
+                written += len(blk)
+            if err is None and tail[written:]:
+                out.write(tail[written:])
+        finally:
+            if out is not ctx.stdout:
+                try:
+                    out.close()
+                except OSError:
+                    pass
+    if err is not None:
+        ctx.stderr.write(err.encode())
+    n = written
     status = ops.get("status", "")
     if status not in ("none", "noxfer"):
-        ofull, opart = divmod(len(data), obs)
-        err = f"{full}+{part} records in\n{ofull}+{1 if opart else 0} records out\n"
-        n = len(data)
+        ofull, opart = divmod(n, obs)
+        msg = f"{full}+{part} records in\n{ofull}+{1 if opart else 0} records out\n"
         el = max(time.monotonic() - start, 1e-6)
         rate = n / el
         size = f"{n} bytes" if n < 1000 else f"{n} bytes ({_human(n, 1000)}, {_human(n, 1024)})"
         if n == 1:
             size = "1 byte"
-        err += f"{size} copied, {el:.6g} s, {_human(rate, 1000) if rate >= 1000 else f'{rate:.0f} B'}/s\n"
-        ctx.stderr.write(err.encode())
+        msg += f"{size} copied, {el:.6g} s, {_human(rate, 1000) if rate >= 1000 else f'{rate:.0f} B'}/s\n"
+        ctx.stderr.write(msg.encode())
     elif status == "noxfer":
-        ofull, opart = divmod(len(data), obs)
+        ofull, opart = divmod(n, obs)
         ctx.stderr.write(f"{full}+{part} records in\n{ofull}+{1 if opart else 0} records out\n".encode())
-    return 0
+    return 0 if err is None else 1
+
+
+def _DD_MAX_BLOCK(ctx: CommandContext) -> int:  # noqa: N802
+    """The largest block dd reads or writes at once (GNU allocates it; past it: "memory
+    exhausted by input buffer"): a quarter of what a command may hold."""
+    from ._args import held_cap
+    return held_cap(ctx) // 4

@@ -491,23 +491,34 @@ def xxd(ctx: CommandContext, argv: list[str]) -> int:
         if length is not None:
             buf = buf[:length]
         hx = (lambda b: b.hex().upper()) if upper else (lambda b: b.hex())
+        # (-p and -i write 64 KiB of input at a time: the whole dump built as one list of
+        # lines, or of one string per byte, took gigabytes for 120 MB)
         if plain:
             c = cols or 30
-            lines = [hx(buf[i:i + c]) for i in range(0, len(buf), c)]
-            out.write("".join(x + "\n" for x in lines).encode())
+            step = max(c, (1 << 16) // c * c)
+            for k in range(0, len(buf), step):
+                piece = buf[k:k + step]
+                out.write("".join(hx(piece[i:i + c]) + "\n" for i in range(0, len(piece), c)).encode())
+                ctx.budget.check()
             return 0
         if inc:
             name = re.sub(r"[^0-9A-Za-z]", "_", inp) if inp != "-" else None
             c = cols or 12
-            items = [("0x%02X" if upper else "0x%02x") % b for b in buf]
-            body = ",\n".join("  " + ", ".join(items[i:i + c]) for i in range(0, len(items), c))
+            fmt1 = "0X%02X" if upper else "0x%02x"
             if name:
                 if name[0].isdigit():
                     name = "__" + name
-                txt = f"unsigned char {name}[] = {{\n{body}\n}};\nunsigned int {name}_len = {len(buf)};\n"
-            else:
-                txt = body + "\n" if body else ""
-            out.write(txt.encode())
+                out.write(f"unsigned char {name}[] = {{\n".encode())
+            step = max(c, (1 << 16) // c * c)
+            for k in range(0, len(buf), step):
+                piece = buf[k:k + step]
+                body = ",\n".join("  " + ", ".join(fmt1 % b for b in piece[i:i + c]) for i in range(0, len(piece), c))
+                out.write(((",\n" if k else "") + body).encode())
+                ctx.budget.check()
+            if name:
+                out.write(f"{chr(10) if buf else ''}}};\nunsigned int {name}_len = {len(buf)};\n".encode())
+            elif buf:
+                out.write(b"\n")
             return 0
         c = cols or (6 if bits else 16)
         g = group if group is not None else (1 if bits else (4 if little else 2))
@@ -590,7 +601,9 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
     if status and not data:
         ctx.stderr.write(b"hexdump: all input file arguments failed\n")
         return 1
-    buf = bytes(data[skip:])
+    # (a view, no copies of the input; the lines go out 4096 at a time, with the deadline
+    # checked: 120 MB of input became one list of every line, 268 MiB and growing)
+    buf = memoryview(data)[skip:]
     if length is not None:
         buf = buf[:length]
     out: list[str] = []
@@ -598,7 +611,11 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
     starred = False
     n = len(buf)
     for pos in range(0, n, 16):
-        block = buf[pos:pos + 16]
+        if len(out) >= 4096:
+            ctx.stdout.write("".join(out).encode())
+            out.clear()
+            ctx.budget.check()
+        block = bytes(buf[pos:pos + 16])
         if not dup and prev is not None and block == prev and len(block) == 16:
             if not starred:
                 out.append("*\n")
@@ -735,6 +752,12 @@ def strings(ctx: CommandContext, argv: list[str]) -> int:
                 fmtc = {"o": "%7o ", "d": "%7d ", "x": "%7x "}.get(radix, "%7d ")
                 pre += (fmtc % m.start()).encode()
             out.append(pre + m.group(0) + osep)
+            if len(out) >= 4096:
+                # (written as found: every match of 120 MB held as an object and joined at
+                # the end grew the process past 277 MiB)
+                ctx.stdout.write(b"".join(out))
+                out.clear()
+                ctx.budget.check()
         ctx.stdout.write(b"".join(out))
     return status
 

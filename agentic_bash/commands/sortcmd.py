@@ -484,10 +484,15 @@ class _Runs:
         self.sort = sort
         self.merge_key: Callable[[bytes], Any] | None = kf
         self.paths: list[str] = []
+        self.unique_key: Callable[[bytes], Any] | None = None
+        """With ``-u``: a run keeps the first line of each key (as GNU sort writes its
+        temporary files), so repeated input (``yes | sort -u``) spills next to nothing."""
 
     def spill(self, lines: list[bytes]) -> None:
         self.sort(lines)
         self.ctx.budget.check()
+        if self.unique_key is not None:
+            lines = _first_of_each(lines, self.unique_key)
         path = self.ctx.path(f"{self.dir.rstrip('/') or ''}/sort{os.urandom(6).hex()}")
         try:
             with self.ctx.fs.open(path, "wb") as f:
@@ -748,6 +753,8 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
     if not merge and check is None:
         tmpdir = next((v for k, v in reversed(opts) if k == "T"), None) or ctx.env.get("TMPDIR") or "/tmp"
         runs = _Runs(ctx, tmpdir, sep, kf, sort_lines)
+        if unique:
+            runs.unique_key = make_sort_key(keys, tab, False, False, salt) if keys else (lambda x: x)
         if not keys and not g.reverse:
             runs.merge_key = None  # the plain byte order: no key function per line
     try:
@@ -783,17 +790,7 @@ def sort(ctx: CommandContext, argv: list[str]) -> int:
     if not merged:
         sort_lines(lines)
     if unique:
-        ukf = make_sort_key(keys, tab, False, False, salt) if keys else (lambda x: x)
-        out_lines = []
-        prev_k = None
-        first = True
-        for ln in lines:
-            kv = ukf(ln)
-            if first or kv != prev_k:
-                out_lines.append(ln)
-                prev_k = kv
-                first = False
-        lines = out_lines
+        lines = _first_of_each(lines, make_sort_key(keys, tab, False, False, salt) if keys else (lambda x: x))
     data = sep.join(lines) + (sep if lines else b"")
     if out_file is not None:
         try:
@@ -844,6 +841,20 @@ def _write_merged(ctx: CommandContext, lines: Iterator[bytes], sep: bytes, uniqu
 
 
 _NONE = object()
+
+
+def _first_of_each(lines: list[bytes], ukf: Callable[[bytes], Any]) -> list[bytes]:
+    """The first line of each run of equal keys in sorted ``lines``."""
+    out_lines = []
+    prev_k = None
+    first = True
+    for ln in lines:
+        kv = ukf(ln)
+        if first or kv != prev_k:
+            out_lines.append(ln)
+            prev_k = kv
+            first = False
+    return out_lines
 
 
 # -- uniq -----------------------------------------------------------------------------------

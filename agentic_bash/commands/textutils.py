@@ -1001,6 +1001,8 @@ def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
     if not regex and not before:
         # common case: records end with ``sep``; the last may lack it and is then glued
         # to the next record printed, exactly as GNU tac does
+        if data.find(sep) < 0:
+            return data  # one unterminated record (no copy of it)
         recs = data.split(sep)
         last = recs.pop()
         out = sep.join(reversed(recs))
@@ -1051,6 +1053,9 @@ def _tac_bytes(data: bytes, sep: bytes, before: bool, regex: bool) -> bytes:
     return b"".join(recs)
 
 
+_BIG_WRITE = 1 << 20
+
+
 class _BlockOut:
     """Output held back in whole blocks, like a full stdio (or tac's own) buffer: a
     diagnostic written meanwhile reaches stderr before the data still held."""
@@ -1061,6 +1066,25 @@ class _BlockOut:
         self.stream, self.size, self.buf = stream, size, bytearray()
 
     def write(self, b: bytes) -> None:
+        if len(b) >= _BIG_WRITE:
+            # (a big record goes out in pieces: copied whole into the buffer, sliced and
+            # copied again, `tac` of one 250 MB line held five copies, 716 MiB)
+            mv = memoryview(b)
+            n = len(b)
+            i = 0
+            if self.buf:
+                i = min(n, (-len(self.buf)) % self.size or self.size)
+                self.buf += mv[:i]
+                self.stream.write(bytes(self.buf))
+                self.buf.clear()
+            k = i + (n - i) // self.size * self.size
+            while i < k:
+                j = min(k, i + _BIG_WRITE)
+                self.stream.write(bytes(mv[i:j]))
+                i = j
+            self.buf += mv[k:]
+            mv.release()
+            return
         self.buf += b
         if len(self.buf) >= self.size:
             k = len(self.buf) // self.size * self.size

@@ -1972,6 +1972,13 @@ class Interpreter(Expander):
             self.trap_level += 1
             try:
                 self.run_script(script)
+            except ExitShell as e:
+                # an arithmetic error or a readonly assignment in a DEBUG, ERR or signal trap ends
+                # only the trap: the command goes on (bash); it had ended the whole line, so a
+                # session whose DEBUG trap failed so could run nothing any more
+                if not (e.discard and not e.eof and trap in (True, "debug", "error")):
+                    raise
+                self.state.last_status = e.status
             finally:
                 self.trap_level -= 1
         else:

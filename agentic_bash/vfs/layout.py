@@ -261,7 +261,8 @@ def build_virtual_fs(mounts: dict[str, tuple[str, str]] | None, command_names: I
                     points.mkdir(cur)
         lowers.append(points)
     lowers.append(base)
-    max_bytes = getattr(limits, "max_fs_bytes", None)
+    from ..limits import fs_bytes
+    max_bytes = fs_bytes(limits, virtual=True)
     max_files = getattr(limits, "max_file_count", None)
     upper = _new_upper(max_bytes, max_files)
     overlay = OverlayFS(upper, lowers)

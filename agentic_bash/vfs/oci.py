@@ -534,6 +534,18 @@ def _read_plan(fileobj: BinaryIO, layer: bool, max_entries: int, max_bytes: int,
                 if content + sum([x.size for x in rest if x.type in _REG]) > max_bytes:
                     raise SnapshotError(f"archive content exceeds {max_bytes} bytes")
                 entries, declared = plan.entries, plan.declared
+                names = [x.name for x in rest]
+                kinds = [_KIND.get(x.type) for x in rest]
+                # the common layer in bulk: every entry a file or directory whose name has no
+                # component starting with "." (no extra, whiteout, "." or ".."), no "//", NUL,
+                # leading or trailing "/" (joined with "\n/": a "\n" in a name only adds
+                # matches, so a miss here is a miss in every name)
+                joined = "/" + "\n/".join(names) + "\n"
+                if (None not in kinds and "/." not in joined and "//" not in joined
+                        and "\0" not in joined and "/\n" not in joined):
+                    entries.update(zip(names, rest))
+                    declared.update(zip(names, kinds))
+                    break
                 for x in rest:
                     raw = x.name
                     t = x.type
@@ -567,62 +579,74 @@ def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
         idx = json.loads(bytes(_read_data(f, im)))
     except (ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(idx, list):
+    if type(idx) is not list:
         return None
+    types: dict[str, bytes] = {}
+    if idx:
+        # every entry a list [gap, name, type, mode, uid, gid, mtime, size, link] of these
+        # exact types (a bool is no int here), checked a column at a time
+        if set(map(type, idx)) != {list} or set(map(len, idx)) != {9}:
+            return None
+        cols = list(zip(*idx))
+        for c in (0, 3, 4, 5, 7):
+            if set(map(type, cols[c])) != {int}:
+                return None
+        for c in (1, 2, 8):
+            if set(map(type, cols[c])) != {str}:
+                return None
+        if not set(map(type, cols[6])) <= {int, float}:
+            return None
+        if min(cols[0]) < 0 or min(cols[7]) < 0 or max(cols[7]) >= 8 ** 11:
+            return None
+        for typ in set(cols[2]):
+            tb = _TYPE_BYTES.get(typ) or typ.encode()
+            if len(tb) != 1:
+                return None
+            types[typ] = tb
+        del cols
     out: list[Member] = []
-    base = im.offset_data + im.size + (-im.size % _BLOCK)
+    append = out.append
     # (the header fields are compared as _TarWriter formats them: another writer's
     # spelling of the same number sends the archive down the slow path, which is fine)
-    list_ = list
-    kinds_f = (int, str, str, int, int, int, float, int, str)  # gap name type mode uid gid mtime size link
-    kinds_i = (int, str, str, int, int, int, int, int, str)
-    append = out.append
-    types = _TYPE_BYTES
+    octal: dict[int, bytes] = {}
     # a BytesIO made from bytes hands them back without a copy (getbuffer would copy them)
     buf = f.getvalue()
     total = len(buf)
     at = buf.startswith
-    pos = base
+    pos = im.offset_data + im.size + (-im.size % _BLOCK)
     try:
-        for e in idx:
-            if type(e) is not list_:
+        for gap, name, typ, mode, uid, gid, mtime, size, link in idx:
+            # each member starts where the one before ended (pos), its header after the gap
+            hdr = pos + gap
+            end = hdr + _BLOCK + size
+            if end > total:
                 return None
-            kinds = tuple(map(type, e))  # (exact types: a bool is no int here)
-            if kinds != kinds_f and kinds != kinds_i:
-                return None
-            gap, name, typ, mode, uid, gid, mtime, size, link = e
-            if gap < 0 or not 0 <= size < 8 ** 11:
-                return None
-            start = pos  # each member starts where the one before ended
-            hdr = start + gap
-            if hdr + _BLOCK + size > total:
-                return None
-            if hdr != start:  # one PAX header between them
-                psize = int(buf[start + 124:start + 135], 8)
-                if buf[start + 156] != 0x78 or hdr != start + _BLOCK + psize + (-psize % _BLOCK):
+            if gap:  # one PAX header between them
+                psize = int(buf[pos + 124:pos + 135], 8)
+                if buf[pos + 156] != 0x78 or gap != _BLOCK + psize + (-psize % _BLOCK):
                     return None
             nb = name.encode("utf-8", "surrogateescape")
             k = len(nb)
             if k >= 100:
                 nb, k = nb[:100], 100
-            tb = types.get(typ)
-            if tb is None:
-                tb = typ.encode()
-                if len(tb) != 1:
-                    return None
+            tb = types[typ]
+            field = octal.get(size)
+            if field is None:
+                field = octal[size] = b"%011o\0" % size
             if (not at(nb, hdr) or (k < 100 and buf[hdr + k]) or buf[hdr + 156] != tb[0]
-                    or not at(b"%011o\0" % size, hdr + 124)):
+                    or not at(field, hdr + 124)):
                 return None
             append(Member(name, tb, link, mode, uid, gid, mtime, size, hdr + _BLOCK))
-            pos = hdr + _BLOCK + size + (-size % _BLOCK)
-    except (TypeError, ValueError, AttributeError, IndexError):
-        return None  # not numbers, not text, or past the end
+            pos = end + (-size % _BLOCK)
+    except (ValueError, IndexError):
+        return None  # a PAX size that is no number, or a position past the end
     if pos < total and not at(_ZERO, pos):
         return None
     return out
 
 
 _TYPE_BYTES = {"0": REGTYPE, "5": DIRTYPE, "2": SYMTYPE, "1": LNKTYPE}
+_KIND = {REGTYPE: "f", DIRTYPE: "d"}  # the plan's kind of the common entries
 _REG = (b"0", b"\0", b"7")  # Member.isreg
 
 

@@ -161,6 +161,9 @@ def test_reader_on_a_closed_socket_raises_like_select() -> None:
 
 
 def test_result_header_leaves_defaults_out_and_the_host_reads_them_back() -> None:
+    import dataclasses
+
+    from agentic_bash.errors import PolicyViolation
     from agentic_bash.executors.sandboxed import SandboxedExecutor
     from agentic_bash.isolation.runner import result_header
     from agentic_bash.result import Result
@@ -169,7 +172,8 @@ def test_result_header_leaves_defaults_out_and_the_host_reads_them_back() -> Non
     full = Result(stdout_bytes=b"o", stderr_bytes=b"e", exit_code=3, cwd="/w", duration=0.5,
                   timed_out=True, truncated=True, files_created=("/w/a",),
                   files_modified=("/w/b",), files_deleted=("/w/c",), cpu_time=0.25,
-                  peak_memory=1234, extra={"k": 1}, limit_exceeded="timeout")
+                  peak_memory=1234, extra={"k": 1}, limit_exceeded="timeout",
+                  violations=(PolicyViolation("syscall", "ptrace"),), files_truncated=True)
     h, body = result_header(plain)
     assert set(h) == {"ev", "exit_code", "duration", "cwd", "stdout_len"}, h
     for r in (plain, full):
@@ -180,5 +184,14 @@ def test_result_header_leaves_defaults_out_and_the_host_reads_them_back() -> Non
         back = SandboxedExecutor._result(ex, h, body)
         for f in ("stdout_bytes", "stderr_bytes", "exit_code", "cwd", "duration", "timed_out",
                   "truncated", "files_created", "files_modified", "files_deleted", "cpu_time",
-                  "peak_memory", "extra", "limit_exceeded", "violations"):
+                  "peak_memory", "extra", "limit_exceeded"):
             assert getattr(back, f) == getattr(r, f), f
+        # every field is set (the host fills the Result slot by slot: a field added to
+        # Result but not there would be missing) and read back as it was (a violation is an
+        # exception: compared by kind and detail)
+        assert type(back) is Result
+        for f in dataclasses.fields(Result):
+            got, want = getattr(back, f.name), getattr(r, f.name)
+            if f.name == "violations":
+                got, want = [(v.kind, v.detail) for v in got], [(v.kind, v.detail) for v in want]
+            assert got == want, f.name

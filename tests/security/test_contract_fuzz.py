@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import agentic_bash as ab
 
+import hostile2
 from hostile import script
 
 TIMEOUT = 0.5
@@ -23,11 +24,7 @@ def sb():
     s.close()
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1))
-def test_hostile_scripts_keep_the_contract(sb: ab.Sandbox, seed: int) -> None:
-    text = script(random.Random(seed))
+def _check(sb: ab.Sandbox, text: str) -> None:
     r = sb.run(text, timeout=TIMEOUT)  # no exception may escape
     assert r.duration < TIMEOUT + SLACK, (text, r.duration)
     assert "internal error" not in r.stderr, (text, r.stderr)
@@ -36,4 +33,28 @@ def test_hostile_scripts_keep_the_contract(sb: ab.Sandbox, seed: int) -> None:
     else:
         assert r.duration < TIMEOUT + 0.5, (text, r.duration)
     ok = sb.run("echo ok", timeout=5)
-    assert ok.stdout == "ok\n", (text, ok)
+    # (a script may leave state that breaks a later `echo`, as in bash: a DEBUG trap, an
+    # alias or a function named echo; the session must still answer within its timeout)
+    assert ok.stdout == "ok\n" or ok.duration < 5 + SLACK and _sets_state(text), (text, ok)
+
+
+def _sets_state(text: str) -> bool:
+    return any(w in text for w in ("DEBUG", "alias", "echo()", "echo ()", "enable"))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_hostile_scripts_keep_the_contract(sb: ab.Sandbox, seed: int) -> None:
+    _check(sb, script(random.Random(seed)))
+
+
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_real_scripts_keep_the_contract(seed: int) -> None:
+    # tests/security/hostile2.py: spec-table scripts mutated (special files, huge numbers,
+    # traps, wraps, truncation) and shell-feature mixes with odd command flags; a fresh
+    # sandbox each, as state a script leaves (a DEBUG trap running `yes`) is the session's
+    with ab.Sandbox(isolation="virtual") as s:
+        _check(s, hostile2.script(random.Random(seed)))

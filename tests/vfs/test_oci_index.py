@@ -66,14 +66,23 @@ def test_index_restore_equals_header_restore(monkeypatch):
     assert a.stat("/workspace/private").st_mtime == 1700000000.123456
 
 
-def _retar(data: bytes, fix) -> bytes:  # noqa: ANN001
-    """The archive with the index JSON changed by ``fix`` (same length kept by padding)."""
+def _retar(data: bytes, fix, indent: int | None = None) -> bytes:  # noqa: ANN001
+    """The archive with the index JSON changed by ``fix`` (padded to its length, or its header
+    rewritten when it grows)."""
     tf = tarfile.open(fileobj=io.BytesIO(data))
     m = tf.getmember(oci.INDEX_MEMBER)
     raw = tf.extractfile(m).read()
     new = fix(json.loads(raw))
-    body = json.dumps(new, separators=(",", ":")).encode()
-    assert len(body) <= len(raw), "tamper must not grow the index"
+    body = json.dumps(new, separators=(",", ":"), indent=indent).encode()
+    if len(body) > len(raw):
+        # a longer index: its header and padding rewritten (the entries' positions count
+        # from the index's end, so the members after it need no change)
+        start = m.offset_data - 512
+        after = m.offset_data + len(raw) + (-len(raw) % 512)
+        ti = tarfile.TarInfo(oci.INDEX_MEMBER)
+        ti.size, ti.mode = len(body), 0o644
+        return (data[:start] + ti.tobuf(tarfile.USTAR_FORMAT) + body + bytes(-len(body) % 512)
+                + data[after:])
     body = body.ljust(len(raw))  # JSON allows trailing blanks
     return data[:m.offset_data] + body + data[m.offset_data + len(body):]
 
@@ -103,7 +112,13 @@ def _shrink(idx: list) -> list:
     lambda idx: {"not": "a list"},
     lambda idx: [[*e[:3], True, *e[4:]] for e in idx],     # a bool is not a number here
     lambda idx: [e[:8] for e in idx],                      # entries one field short
-], ids=["name", "size", "missing", "offsets", "types", "shape", "bool", "short"])
+    lambda idx: [*idx[:1], [*idx[1], 0], *idx[2:]],        # one entry a field long (columns: no zip truncation)
+    lambda idx: [[*e[:7], -e[7] - 1, e[8]] for e in idx],  # a negative size
+    lambda idx: [[float(e[0]), *e[1:]] for e in idx],      # a gap that is no int
+    lambda idx: [[*e[:6], str(e[6]), *e[7:]] for e in idx],  # an mtime that is no number
+    lambda idx: [*idx[:2], [*idx[2][:2], "00", *idx[2][3:]], *idx[3:]],  # a type of two letters
+], ids=["name", "size", "missing", "offsets", "types", "shape", "bool", "short", "long", "negative",
+        "float-gap", "str-mtime", "type2"])
 def test_an_index_that_disagrees_is_ignored(monkeypatch, fix):
     data, src = _layer()
     bad = _retar(data, fix)
@@ -140,3 +155,15 @@ def test_index_entries_pass_the_same_refusals(monkeypatch):
     # and its plan is refused for the name all the same)
     with pytest.raises(SnapshotError, match=r"'\.\.'"):
         oci.import_layer(io.BytesIO(data), OverlayFS(MemoryFS(check_permissions=False), []))
+
+
+def test_a_longer_index_that_agrees_is_read(monkeypatch):
+    """(the tampered cases above that grow the index are ignored for what they change, not
+    for the rewrite: the same index spelled longer is still read)"""
+    data, src = _layer()
+    assert _retar(data, lambda idx: idx) == data
+    longer = _retar(data, lambda idx: idx, indent=2)
+    assert len(longer) > len(data)
+    a, calls = _restore(longer, monkeypatch, True)
+    assert calls == [True]
+    assert tree(a, with_times=True) == tree(src, with_times=True)

@@ -1,0 +1,123 @@
+"""Regression tests for session 10's run-contract work (issue 20): memory peaks of in-process commands, traps."""
+
+from __future__ import annotations
+
+import pytest
+
+import agentic_bash as ab
+from agentic_bash import limits
+from bashdiff import bash_c
+from test_contract_found9 import _peak_growth
+
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def sb():
+    s = ab.Sandbox(isolation="virtual")
+    s.run("true")
+    yield s
+    s.close()
+
+
+# -- the virtual level's files are the host process's memory -------------------------------
+# `cat /dev/zero > f` grew the process by 1,025 MiB: the session layer took max_fs_bytes'
+# 1 GiB default, and in the virtual level that is the host's own memory.
+
+def test_the_virtual_session_layer_holds_at_most_256_mib_by_default(sb: ab.Sandbox) -> None:
+    r, grew = _peak_growth(sb, "cat /dev/zero > /tmp/f; echo $?; stat -c %s /tmp/f", 20)
+    sb.run("rm -f /tmp/f")
+    assert r.stdout == f"1\n{256 * MiB}\n", r
+    assert "No space left on device" in r.stderr, r
+    assert grew < 400, grew
+
+
+def test_an_explicit_max_fs_bytes_is_used_as_given() -> None:
+    assert limits.fs_bytes(ab.Limits(), virtual=True) == 256 * MiB
+    assert limits.fs_bytes(ab.Limits(), virtual=False) == 1024 * MiB
+    assert limits.fs_bytes(ab.Limits(max_fs_bytes=1024 * MiB), virtual=True) == 1024 * MiB
+    assert limits.fs_bytes(ab.Limits().with_(timeout=5), virtual=True) == 256 * MiB
+    assert limits.fs_bytes(ab.Limits(max_fs_bytes=8 * MiB), virtual=True) == 8 * MiB
+    with ab.Sandbox(isolation="virtual", limits=ab.Limits(max_fs_bytes=300 * MiB)) as s:
+        r = s.run("head -c 280000000 /dev/zero > /tmp/f; echo $?; stat -c %s /tmp/f", timeout=30)
+        assert r.stdout == "0\n280000000\n", r
+
+
+# -- commands that held everything they read or wrote --------------------------------------
+
+@pytest.mark.parametrize("script, out, bound", [
+    # dd kept every block it read until its input ended (444 MiB in 2 s of /dev/zero)
+    ("dd if=/dev/zero bs=1M count=300 status=none | wc -c", "314572800\n", 100),
+    # tac of one 120 MB line: five copies (read, split, buffer, slice, bytes)
+    ("head -c 120000000 /dev/zero | tac | wc -c", "120000000\n", 300),
+    # hexdump/xxd -p/-i and strings built their whole output before writing any
+    ("head -c 30000000 /dev/urandom | hexdump -C | wc -l", None, 200),
+    ("head -c 30000000 /dev/urandom | xxd -p | wc -l", "1000000\n", 200),
+    ("head -c 10000000 /dev/urandom | xxd -i | wc -l", "833334\n", 200),
+    ("yes abcd | head -c 30000000 | strings | wc -l", "6000000\n", 200),
+    # sort -u spilled every repeated line to the in-memory /tmp (972 MiB)
+    ("yes abcdefghijklmnopqrstuvwxyz | head -n 3000000 | sort -u", "abcdefghijklmnopqrstuvwxyz\n", 50),
+])
+def test_big_inputs_stay_bounded(sb: ab.Sandbox, script: str, out: str | None, bound: int) -> None:
+    r, grew = _peak_growth(sb, script, 60)
+    assert not r.timed_out and r.exit_code == 0, (script, r)
+    if out is not None:
+        assert r.stdout == out, (script, r)
+    assert grew < bound, (script, grew)
+
+
+@pytest.mark.parametrize("script", ["tail -n1 /dev/zero", "head -c 250000000 /dev/zero | shuf | wc -c"])
+def test_what_a_command_must_hold_is_refused_past_128_mib(sb: ab.Sandbox, script: str) -> None:
+    r, grew = _peak_growth(sb, script, 60)
+    assert "memory exhausted" in r.stderr, (script, r)
+    assert grew < 300, (script, grew)
+
+
+@pytest.mark.parametrize("script", [
+    "dd if=/dev/zero of=/dev/full bs=1k count=3 2>&1 | head -2; echo $?",
+    "dd if=/dev/zero bs=99999999999 count=1 2>&1; echo $?",
+    "echo abcdef | dd conv=ucase bs=2 2>/dev/null",
+    "printf abcdefgh > f; printf XY | dd of=f seek=2 bs=1 conv=notrunc 2>/dev/null; cat f; echo; "
+    "printf XY | dd of=f seek=2 bs=1 2>/dev/null; cat f",
+    "printf ab > f; printf XY | dd of=f seek=4 bs=1 conv=notrunc 2>/dev/null; od -c f",
+    "printf abcdefgh | dd skip=1 bs=3 count=1 2>/dev/null",
+    "seq 20000 > f; xxd -i f | md5sum; xxd -p -c 7 f | md5sum; : > e; xxd -i e; "
+    "printf '\\xab\\xcd' > g; xxd -i -c 5 -u g; xxd -i -u < g",
+    "seq 20000 > f; for o in '' -C -c -b -d -o -v; do hexdump $o f | md5sum; done; hexdump -s 7 -n 300 -C f",
+    "{ seq 200000; seq 200000; } | sort -u | md5sum; seq 200000 | sed 's/$/ x/' | sort -u -k2,2",
+    "seq 300000 | tac | md5sum; { seq 5; printf abc; } | tac",
+], ids=lambda s: s[:40])
+def test_the_streamed_commands_print_what_gnu_prints(sb: ab.Sandbox, script: str, tmp_path) -> None:  # noqa: ANN001
+    out, _err, code = bash_c(script, str(tmp_path))
+    sb.run("rm -rf /tmp/w && mkdir /tmp/w")
+    r = sb.run("cd /tmp/w\n" + script, timeout=60)
+    assert (r.stdout, r.exit_code) == (out, code), script
+
+
+# -- an arithmetic error in a DEBUG, ERR or signal trap ends only the trap -----------------
+# It ended the command's whole line: a session whose DEBUG trap hit one (`trap 'a=a;
+# echo $((a))' DEBUG`) ran nothing at all any more, every later run empty with status 1.
+
+@pytest.mark.parametrize("script", [
+    "trap 'echo $((1/0))' DEBUG; echo ok; echo $?",
+    "trap 'a=a; echo $((a))' DEBUG\necho ok\necho $?",
+    "trap 'echo $((1/0))' ERR; false; echo after $?",
+    "trap 'readonly r=1; r=2; echo in' DEBUG; echo ok",
+    "set -e; trap 'echo $((1/0))' DEBUG; echo ok; echo $?",
+    "trap 'echo $((1/0))' USR1; kill -USR1 $$; echo after $?",
+    "shopt -s extdebug; trap 'echo $((1/0))' DEBUG; echo ok; echo $?",
+    "trap 'echo ${x:?unset}' DEBUG; echo ok; echo $?",
+    "f(){ :; }; trap 'echo $((1/0))' RETURN; f; echo after $?",
+])
+def test_an_arithmetic_error_in_a_trap_ends_only_the_trap(script: str, tmp_path) -> None:  # noqa: ANN001
+    out, _err, code = bash_c(script, str(tmp_path))
+    with ab.Sandbox(isolation="virtual") as s:
+        r = s.run(script, timeout=20)
+        assert (r.stdout, r.exit_code) == (out, code), script
+
+
+def test_a_session_whose_debug_trap_fails_still_runs_commands(sb: ab.Sandbox) -> None:
+    with ab.Sandbox(isolation="virtual") as s:
+        s.run("trap 'a=a; echo $((a))' DEBUG")
+        r = s.run("echo ok")
+        assert r.stdout == "ok\n" and r.exit_code == 0, r
