@@ -15,6 +15,7 @@ import importlib
 import os
 import pickle
 import queue
+import resource
 import signal
 import socket
 import threading
@@ -80,6 +81,7 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
     _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
+    _userns_limits()
     _network_prepare(cfg)
     cfg["t_unshared"] = time.time()
     pid = os.fork()
@@ -187,6 +189,25 @@ def _send_layer_fd(sock: socket.socket) -> None:
 def _own_netns(cfg: dict[str, Any]) -> bool:
     from ..network.inside import own_netns
     return own_netns(cfg)
+
+
+SIGPENDING_MAX = 4096
+"""RLIMIT_SIGPENDING of the runner and every program it starts (namespace level)."""
+
+USERNS_LIMITS = {"max_inotify_instances": 16, "max_inotify_watches": 8192,
+                 "max_fanotify_groups": 4, "max_fanotify_marks": 8192}
+"""The sandbox's user namespace's own per-user limits (/proc/sys/user; S1 holds
+CAP_SYS_RESOURCE there). The kernel charges these counts to every ancestor namespace's user
+too: before (attack10), a sandbox's 120 inotify instances were host root's 128, and the host
+root's own inotify_init1 failed with EMFILE until the sandbox let go."""
+
+
+def _userns_limits() -> None:
+    for name, value in USERNS_LIMITS.items():
+        try:
+            _write(f"/proc/sys/user/{name}", str(value))
+        except OSError:
+            pass   # (an older kernel without the knob: the host's own limit applies)
 
 
 def _network_prepare(cfg: dict[str, Any]) -> None:
@@ -300,6 +321,14 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         # rlimits and the oom_score_adj file, while this process may still open it
         from .watchdog import s3_prepare
         s3_prepare(cfg)
+    if cfg.get("level") == "namespace":
+        # (attack10) queued signals are counted per user in every ancestor user namespace:
+        # 96k of them queued to a blocked signal inside made host root's timer_create(2)
+        # fail with EAGAIN. The count in the sandbox's namespace is checked against this.
+        try:
+            resource.setrlimit(resource.RLIMIT_SIGPENDING, (SIGPENDING_MAX, SIGPENDING_MAX))
+        except (OSError, ValueError):
+            pass
     workdir = cfg.get("workdir") or "/workspace"
     os.chdir(workdir)
     # The zygote was exec'd with a minimal environment; nothing of the host's leaks here.

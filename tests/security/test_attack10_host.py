@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
               pytest.mark.timeout(600)]
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack10.py")
-PARTS = ("prefix", "lists", "memory")
+PARTS = ("prefix", "lists", "memory", "ucounts", "etc")
 _cache: dict[str, dict[str, Any]] = {}
 
 
@@ -126,3 +126,31 @@ def test_loopback_tcp_buffers_stay_bounded(got: dict) -> None:
         assert got["who"] == "root" and m["backend"].startswith("enforced by cgroup"), _show(m)
     else:
         assert r["limit"] == "memory", _show(r)
+
+
+# -- per-user kernel counts charged to the host user of every ancestor user namespace --------
+def test_per_user_kernel_counts_stay_the_sandboxs_own(got: dict) -> None:
+    # before: a sandbox's 120 inotify instances were all of host root's 128 (and, as the
+    # user, all of that user's): inotify_init1 on the host failed with EMFILE; 96k signals
+    # queued inside made the host's timer_create fail with EAGAIN
+    u = got["ucounts"]
+    assert u["host_before"] == ["ok", "ok"], _show(u)
+    inside = u["inside"].split()
+    assert inside[:1] == ["instances"] and "queued" in inside, _show(u)
+    assert 0 < int(inside[1]) <= 16 and 0 < int(inside[3]) <= 8192, _show(u)
+    assert 0 < int(inside[inside.index("queued") + 1]) <= 4096, _show(u)
+    assert u["host_during"] == ["ok", "ok"], _show(u)
+    assert u["after"].get("value") == "alive\n", _show(u)
+    _nothing_left(u["left"])
+
+
+# -- credentials in the host's /etc config files ---------------------------------------------
+def test_credentials_in_the_hosts_etc_are_redacted(got: dict) -> None:
+    # before: the sanitised /etc copied pip.conf, wgetrc, gitconfig, apt/ and profile.d/ as
+    # they were: a private index's user:token in /etc/pip.conf was readable in every sandbox
+    e = got["etc"]
+    assert e["copy"] == {"leaked": [], "kept": True}, _show(e)
+    if got["who"] == "root":   # (the end-to-end check needs a private mount namespace)
+        s = e["sandbox"]
+        assert s["out"].rstrip().endswith("alive") and s["leaked"] == [], _show(s)
+        assert s["redacted"] >= 6, _show(s)
