@@ -1284,6 +1284,18 @@ class InProcessExecutor:
     def _spawn(self, sh: Interpreter, path: str, argv: list[str], spelled: str | None = None) -> int:
         return _spawn_native(self, sh, path, argv, spelled)
 
+    def native_bash(self, sh: Interpreter, argv: list[str]) -> int | None:
+        """``argv`` run by the real /usr/bin/bash as a program of the sandbox (`help`'s long
+        texts); None without native programs or that file."""
+        if self.native is None:
+            return None
+        try:
+            if not _stat.S_ISREG(self.fs.stat("/usr/bin/bash").st_mode):
+                return None
+        except OSError:
+            return None
+        return self._spawn(sh, "/usr/bin/bash", argv, spelled="bash")
+
     # ------------------------------------------------------------------ files
     _API_READ_MAX = 1 << 30
 
