@@ -510,7 +510,12 @@ def test_default_snapshot_is_tar_zstd_that_gnu_tar_reads(tmp_path):
         z = subprocess.run(["zstd", "-dc"], input=data, capture_output=True, check=True).stdout
         p = subprocess.run(["tar", "tf", "-"], input=z, capture_output=True, check=True)
         assert "workspace/src/f299.txt" in p.stdout.decode().split()
-    for src in (data, str(tmp_path / "s.tar.zst"), plain):
+    import gzip
+    import zstandard
+    # the forms earlier versions wrote: a plain tar (the old default), one-shot zstd frames
+    # without a checksum and gzip (session 9's compression=), all still restored
+    old = [zstandard.ZstdCompressor(level=3).compress(plain), gzip.compress(plain)]
+    for src in (data, str(tmp_path / "s.tar.zst"), plain, *old):
         with Sandbox.from_snapshot(src, isolation="virtual") as s2:
             assert s2.run("cat src/f299.txt | wc -l; echo $v; pwd").stdout == "4\nkept\n/workspace\n"
 
