@@ -472,13 +472,37 @@ def shell(
     raise typer.Exit(code)
 
 
+def _snapshot_out(value: Optional[str]) -> Optional[str]:
+    """--out must name a file in an existing, writable directory: checked before the script
+    runs, so a typo does not cost the session it would have saved."""
+    if value is None:
+        return None
+    if not value:
+        raise typer.BadParameter("empty; name the snapshot file to write")
+    if os.path.isdir(value):
+        raise typer.BadParameter(f"{value!r} is a directory; name the snapshot file to write")
+    parent = os.path.dirname(os.path.abspath(value))
+    if not os.path.isdir(parent):
+        raise typer.BadParameter(f"{value!r}: no such directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise typer.BadParameter(f"{value!r}: directory {parent} is not writable")
+    return value
+
+
+def _save(sb: Any, out: str, exclude_env: list[str]) -> None:
+    try:
+        sb.snapshot(out, exclude_env=exclude_env)   # atomic: temp file + rename
+    except OSError as exc:
+        raise SandboxError(f"cannot write snapshot {out}: {exc.strerror or exc}") from None
+
+
 def _run_and_save(sb: Any, cmd: Optional[str], out: Optional[str], exclude_env: list[str],
                   as_json: bool) -> int:
     code = 0
     if cmd is not None:
         code = _emit(_run_streaming(sb, cmd, as_json, _host_stdin()), as_json, streamed=not as_json)
     if out is not None:
-        sb.snapshot(out, exclude_env=exclude_env)   # atomic: temp file + rename
+        _save(sb, out, exclude_env)
     return code
 
 
@@ -488,7 +512,8 @@ ExcludeEnvOpt = typer.Option([], "--exclude-env", help="Variable kept out of the
 @app.command()
 @sandbox_options
 def snapshot(
-    out: str = typer.Option(..., "--out", "-o", help="Snapshot file to write (atomically)"),
+    out: str = typer.Option(..., "--out", "-o", callback=_snapshot_out,
+                            help="Snapshot file to write (atomically)"),
     from_: Optional[str] = typer.Option(None, "--from", help="Start from this snapshot"),
     cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run before saving"),
     exclude_env: list[str] = ExcludeEnvOpt,
@@ -511,7 +536,8 @@ def snapshot(
 def restore(
     in_: str = typer.Option(..., "--in", help="Snapshot file to resume"),
     cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run (else the REPL opens)"),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Save the session here afterwards"),
+    out: Optional[str] = typer.Option(None, "--out", "-o", callback=_snapshot_out,
+                                      help="Save the session here afterwards"),
     exclude_env: list[str] = ExcludeEnvOpt,
     as_json: bool = JsonOpt,
     history_file: Optional[str] = typer.Option(None, "--history-file", help="REPL history file"),
@@ -525,7 +551,7 @@ def restore(
 
                 code = repl(sb, history_file=history_file)
                 if out is not None:
-                    sb.snapshot(out, exclude_env=exclude_env)
+                    _save(sb, out, exclude_env)
             else:
                 code = _run_and_save(sb, cmd, out, exclude_env, as_json)
     except SandboxError as exc:

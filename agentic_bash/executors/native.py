@@ -534,6 +534,9 @@ class _ThreadStarts:
 
     def __init__(self) -> None:
         self.routed: set[int] = set()
+        self.count = 0
+        """Thread starts asked for (any thread, refused ones included) since the hook was
+        placed; a lost concurrent increment still leaves it changed."""
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self.wrapped: list[tuple[Any, str, Callable[..., Any]]] = []
 
@@ -575,9 +578,10 @@ class _ThreadStarts:
         self.routed.add(ident)
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        routed, q, get_ident = self.routed, self.queue, threading.get_ident
+        routed, q, get_ident, hook = self.routed, self.queue, threading.get_ident, self
 
         def start(*args: Any, **kwargs: Any) -> Any:
+            hook.count += 1
             if get_ident() not in routed:
                 return original(*args, **kwargs)
             reply: queue.SimpleQueue = queue.SimpleQueue()
@@ -603,9 +607,9 @@ class _ThreadStarts:
 
 def _fork_exec_call() -> tuple[Callable[..., int], tuple[Any, ...]] | None:
     """``_posixsubprocess.fork_exec`` and the arguments after ``preexec_fn`` that this
-    Python's subprocess passes it, when its call there is one of the two known layouts
-    (3.11-3.13: 22 arguments, or 23 with ``allow_vfork``), checked against subprocess's own
-    source once; otherwise None (Popen is used)."""
+    Python's subprocess passes it, when its call there is one of the two layouts known here
+    (22 arguments, or 23 with ``allow_vfork`` as in this machine's 3.11), checked against
+    subprocess's own source once; otherwise None (Popen is used)."""
     try:
         import re
 
@@ -764,6 +768,14 @@ def _reap_orphans() -> None:
                 _orphans.remove(pid)
             except ValueError:
                 pass
+
+
+def threads_started() -> int | None:
+    """How many thread starts this process asked for since the thread-start hook was placed
+    (see _ThreadStarts; a sandbox runner whose run thread joined the workload's group), or
+    None where there is no hook (nothing is known then)."""
+    h = _ThreadStarts._installed
+    return None if h is None else h.count
 
 
 class _WorkloadSetup:

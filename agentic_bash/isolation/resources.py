@@ -229,10 +229,11 @@ class ResourceControl:
         if self.backends.get("memory") == "watchdog" and mech.get("memory_limit", "").startswith("enforced"):
             notes.append("memory watchdog: the runner samples every "
                          f"{WATCHDOG_INTERVAL * 1000:.0f} ms (anonymous and shared memory, "
-                         "memfds held open, SysV segments, tmpfs) and kills the largest process; "
+                         "memfds held open, SysV segments, tmpfs, unix/TCP/UDP socket buffers "
+                         "every 250 ms) and kills the largest process; a program's memfd is a "
+                         "file of the sandbox's /dev/shm (counted; it cannot be sealed); "
                          "weaker than a cgroup (a fast allocation can overshoot between samples; "
-                         "kernel memory such as socket buffers or descriptors in flight is not "
-                         "seen)")
+                         "pipe buffers and kernel objects per descriptor are not seen)")
         return dataclasses.replace(report, mechanisms=mech, notes=tuple(notes),
                                    warnings=tuple(warns))
 

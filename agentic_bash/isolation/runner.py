@@ -15,6 +15,7 @@ import importlib
 import os
 import pickle
 import queue
+import resource
 import signal
 import socket
 import threading
@@ -80,6 +81,7 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
     _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
+    _userns_limits()
     _network_prepare(cfg)
     cfg["t_unshared"] = time.time()
     pid = os.fork()
@@ -143,7 +145,8 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sc.drop_all_caps()
     except OSError:
         pass
-    _start_supervisor(sup_parent, pid, sig_w)
+    _start_supervisor(sup_parent, pid, sig_w,
+                      "/dev/shm" if _memfd_redirect(cfg) else None)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     if (cfg.get("resources") or {}).get("watchdog"):
@@ -188,6 +191,25 @@ def _own_netns(cfg: dict[str, Any]) -> bool:
     return own_netns(cfg)
 
 
+SIGPENDING_MAX = 4096
+"""RLIMIT_SIGPENDING of the runner and every program it starts (namespace level)."""
+
+USERNS_LIMITS = {"max_inotify_instances": 16, "max_inotify_watches": 8192,
+                 "max_fanotify_groups": 4, "max_fanotify_marks": 8192}
+"""The sandbox's user namespace's own per-user limits (/proc/sys/user; S1 holds
+CAP_SYS_RESOURCE there). The kernel charges these counts to every ancestor namespace's user
+too: before (attack10), a sandbox's 120 inotify instances were host root's 128, and the host
+root's own inotify_init1 failed with EMFILE until the sandbox let go."""
+
+
+def _userns_limits() -> None:
+    for name, value in USERNS_LIMITS.items():
+        try:
+            _write(f"/proc/sys/user/{name}", str(value))
+        except OSError:
+            pass   # (an older kernel without the knob: the host's own limit applies)
+
+
 def _network_prepare(cfg: dict[str, Any]) -> None:
     """Network step of S1 (just unshared; the host's /proc still reaches the new namespace's
     sysctls): what the redirect of proxy-unaware tools needs before the root is built."""
@@ -213,7 +235,14 @@ def _loopback_up() -> None:
         fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 0x1 | 0x40))  # UP|RUNNING
 
 
-def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: int | None = None) -> None:
+def _memfd_redirect(cfg: dict[str, Any]) -> bool:
+    """(attack10) Memory is only watched, not a cgroup's: workload memfds become files of the
+    sandbox's /dev/shm (seccomp_filter.Supervisor._memfd), which the watchdog counts."""
+    return bool((cfg.get("resources") or {}).get("watchdog")) and cfg.get("level") == "namespace"
+
+
+def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: int | None = None,
+                      memfd_dir: str | None = None) -> None:
     """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
     its notifications on a thread; each refusal is reported back over ``sup``."""
     import json
@@ -231,7 +260,7 @@ def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: in
         except OSError:
             pass
 
-    Supervisor(fd, report, protect=runner, signals=signals).start()
+    Supervisor(fd, report, protect=runner, signals=signals, memfd_dir=memfd_dir).start()
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
@@ -292,6 +321,14 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         # rlimits and the oom_score_adj file, while this process may still open it
         from .watchdog import s3_prepare
         s3_prepare(cfg)
+    if cfg.get("level") == "namespace":
+        # (attack10) queued signals are counted per user in every ancestor user namespace:
+        # 96k of them queued to a blocked signal inside made host root's timer_create(2)
+        # fail with EAGAIN. The count in the sandbox's namespace is checked against this.
+        try:
+            resource.setrlimit(resource.RLIMIT_SIGPENDING, (SIGPENDING_MAX, SIGPENDING_MAX))
+        except (OSError, ValueError):
+            pass
     workdir = cfg.get("workdir") or "/workspace"
     os.chdir(workdir)
     # The zygote was exec'd with a minimal environment; nothing of the host's leaks here.
@@ -326,7 +363,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         try:
             if cfg.get("seccomp_notify") and sup is not None:
                 try:
-                    listener = apply_seccomp(deny, notify=True, protect=os.getpid())
+                    listener = apply_seccomp(deny, notify=True, protect=os.getpid(),
+                                             memfd=_memfd_redirect(cfg))
                 except OSError:
                     listener = None
                     apply_seccomp(deny, protect=os.getpid())

@@ -85,22 +85,24 @@ or to pid 1 (``$$``), the supervisor passes them to the runner's shell through a
 
 
 def apply_seccomp(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False,
-                  protect: int = RUNNER_PID) -> int | None:
+                  protect: int = RUNNER_PID, memfd: bool = False) -> int | None:
     """Load the filter into this process (all threads unless ``notify``; the listener flag
     excludes TSYNC, so call it while single-threaded). Requires no_new_privs first. Returns
     the listener fd with ``notify``. ``protect`` is the pid no filtered process may signal
     (the caller's own: the runner). The BPF is compiled once per process (the zygote warms
-    the cache), so a sandbox only pays for one seccomp(2) call."""
-    return load_bpf(compile_bpf(deny, notify=notify, protect=protect), listener=notify)
+    the cache), so a sandbox only pays for one seccomp(2) call. ``memfd`` (with ``notify``):
+    memfd_create goes to the supervisor (see ``Supervisor``), memfd_secret is ENOSYS."""
+    return load_bpf(compile_bpf(deny, notify=notify, protect=protect, memfd=memfd),
+                    listener=notify)
 
 
 def compile_bpf(deny: Iterable[str] = DEFAULT_DENY, *, notify: bool = False,
-                protect: int = RUNNER_PID) -> bytes:
+                protect: int = RUNNER_PID, memfd: bool = False) -> bytes:
     """The filter as raw BPF (struct sock_filter[]), compiled by libseccomp and cached."""
-    key = (tuple(deny), notify, protect)
+    key = (tuple(deny), notify, protect, memfd and notify)
     bpf = _CACHE.get(key)
     if bpf is None:
-        bpf = _CACHE[key] = _compile(key[0], notify, protect)
+        bpf = _CACHE[key] = _compile(key[0], notify, protect, key[3])
     return bpf
 
 
@@ -109,7 +111,7 @@ def syscall_names(deny: Iterable[str] = DEFAULT_DENY) -> dict[int, str]:
     if not _NAMES:
         import pyseccomp as sc
         arch = sc.system_arch()
-        for name in tuple(deny) + ("clone", "socket", "ioctl", "chmod", "fchmod", "fchmodat",
+        for name in tuple(deny) + ("memfd_create", "clone", "socket", "ioctl", "chmod", "fchmod", "fchmodat",
                                    "fchmodat2", "creat", "mknod", "mknodat", "open", "openat",
                                    *sorted(_SIGNAL_NAMES)):
             try:
@@ -139,7 +141,7 @@ def load_bpf(bpf: bytes, *, listener: bool = False) -> int | None:
     return int(r) if listener else None
 
 
-def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
+def _compile(deny: tuple[str, ...], notify: bool, protect: int, memfd: bool = False) -> bytes:
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ALLOW)
@@ -202,6 +204,13 @@ def _compile(deny: tuple[str, ...], notify: bool, protect: int) -> bytes:
     # tkill names a thread (the runner has several, started later): with a listener the
     # supervisor lets it through unless the thread is the runner's; without one, refused.
     rule(sc.NOTIFY if notify else sc.ERRNO(errno.EPERM), "tkill")
+    if memfd:
+        # (attack10) without a memory cgroup nothing counts a memfd sent over a unix socket
+        # and closed: the supervisor makes it a file of the sandbox's /dev/shm instead, which
+        # is bounded and counted. memfd_secret's pages are just as unseen: ENOSYS, as on
+        # kernels without it.
+        rule(sc.NOTIFY, "memfd_create")
+        rule(sc.ERRNO(errno.ENOSYS), "memfd_secret")
     # libseccomp writes the program to a descriptor: a memfd, not a file under /tmp, which a
     # runner that compiles after Landlock (the landlock level: no filter compiled ahead for
     # its pid) may not create; that refusal left the landlock level without seccomp
@@ -217,6 +226,10 @@ _RESP = struct.Struct("=QqiI")               # struct seccomp_notif_resp (24 byt
 _IOC_RECV = 0xC0502100                       # SECCOMP_IOCTL_NOTIF_RECV
 _IOC_SEND = 0xC0182101                       # SECCOMP_IOCTL_NOTIF_SEND
 _FLAG_CONTINUE = 1                           # SECCOMP_USER_NOTIF_FLAG_CONTINUE
+_ADDFD = struct.Struct("=QIIII")             # struct seccomp_notif_addfd (24 bytes)
+_IOC_ADDFD = 0x40182103                      # SECCOMP_IOCTL_NOTIF_ADDFD
+_ADDFD_SEND = 1 << 1                         # SECCOMP_ADDFD_FLAG_SEND: add, and answer with it
+_MFD_CLOEXEC, _MFD_HUGETLB = 0x1, 0x4
 
 
 class Supervisor:
@@ -225,8 +238,9 @@ class Supervisor:
     time the refused call returns."""
 
     def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None,
-                 signals: int | None = None) -> None:
+                 signals: int | None = None, memfd_dir: str | None = None) -> None:
         self.fd = listener
+        self.memfd_dir = memfd_dir   # where a workload's memfd_create makes its file
         self.report = report
         self.protect = protect
         self.signals = signals  # a non-blocking pipe to the runner: one byte per signal
@@ -265,6 +279,40 @@ class Supervisor:
             return False  # (tkill of 0 or less is EINVAL: the kernel says so)
         return tid == self.protect or _tgid(tid) == self.protect
 
+    def _memfd(self, nid: int, pid: int, flags: int) -> bool:
+        """memfd_create of a sandbox process: the runner's own go on to the kernel; any
+        other gets an unnamed file (O_TMPFILE) on ``memfd_dir``, the sandbox's /dev/shm, put
+        straight into its descriptor table (SECCOMP_ADDFD_FLAG_SEND answers the call with its
+        number). Unlike a memfd it cannot be sealed and /proc names it /dev/shm/#<inode>.
+        False when the kernel refused the answer (then the call is refused with EPERM)."""
+        import fcntl
+        if self._runner_thread(pid):
+            act = _RESP.pack(nid, 0, 0, _FLAG_CONTINUE)
+        elif flags & _MFD_HUGETLB or flags & ~0x1F:
+            act = _RESP.pack(nid, 0, -errno.EINVAL, 0)
+        else:
+            try:
+                src = os.open(self.memfd_dir or "/dev/shm", os.O_TMPFILE | os.O_RDWR, 0o700)
+            except OSError as e:
+                act = _RESP.pack(nid, 0, -(e.errno or errno.ENOMEM), 0)
+            else:
+                try:
+                    fcntl.ioctl(self.fd, _IOC_ADDFD, _ADDFD.pack(
+                        nid, _ADDFD_SEND, src, 0,
+                        os.O_CLOEXEC if flags & _MFD_CLOEXEC else 0))
+                    return True
+                except OSError as e:
+                    if e.errno == errno.ENOENT:   # the caller is gone
+                        return True
+                    return False
+                finally:
+                    os.close(src)
+        try:
+            fcntl.ioctl(self.fd, _IOC_SEND, act)
+        except OSError:
+            pass
+        return True
+
     def _loop(self) -> None:
         import fcntl
 
@@ -281,6 +329,8 @@ class Supervisor:
                 return
             nid, pid, _flags, nr, _arch, _ip, a0, a1, a2, *_ = _NOTIF.unpack(buf)
             name = self.names.get(nr, f"syscall {nr}")
+            if name == "memfd_create" and self._memfd(nid, pid, a1 & _LOW):
+                continue
             err = errno.EPERM
             detail = name
             if name in _SIGNAL_NAMES and self.protect is not None:

@@ -3,14 +3,25 @@
 # stdout is the protocol: the process's fd 1 is moved to a private descriptor before the
 # Sandbox exists and fd 1 then points at stderr (fd 0 at /dev/null), so nothing the
 # sandbox, its children, a warning or a stray print() writes can corrupt a frame.
+#
+# Requests are read from the wire by _WireLines (wait until readable, then one read) rather
+# than anyio.wrap_file: a thread blocked in readline() cannot be cancelled, so SIGTERM or
+# Ctrl-C left the server waiting for a client line that never came (and SIGTERM, on the
+# default action, skipped closing the Sandbox and left its session directory behind).
+# At end of input the requests already read are answered first (for at most DRAIN_SECONDS):
+# `agentic-bash mcp < requests.jsonl` gets every reply, not "Connection closed".
 
 from __future__ import annotations
 
 import base64
 import io
+import json
 import mimetypes
 import os
 import posixpath
+import select
+import signal
+import stat
 import sys
 import threading
 from typing import Any, Callable
@@ -23,6 +34,7 @@ from .specs import SPECS
 __all__ = ["build_server", "file_uri", "run_stdio", "workspace_files"]
 
 MAX_RESOURCES = 1000
+DRAIN_SECONDS = 3.0
 MAX_RESOURCE_BYTES = 16 * 1024 * 1024
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"})
 
@@ -65,8 +77,9 @@ def workspace_files(sb: Any, root: str, limit: int = MAX_RESOURCES) -> list[Any]
 def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agentic-bash") -> Any:
     """A low-level ``mcp`` Server whose tools and ``file://`` resources act on ``sb``.
 
-    Calls reach the Sandbox one at a time from worker threads (it is one shell session); a
-    call the client cancels interrupts the command it was running."""
+    Calls reach the Sandbox one at a time from worker threads (it is one shell session), in
+    the order their requests arrived; a call the client cancels interrupts the command it
+    was running, and a cancelled call that had not started never runs."""
     _require_mcp()
     import anyio
     import anyio.to_thread
@@ -77,22 +90,45 @@ def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agen
     from .. import __version__
 
     serial = threading.Lock()   # held by the worker thread, even one whose caller gave up
+    turn = anyio.Lock()         # FIFO: calls run in the order their requests arrived
     root = getattr(sb, "workdir", "/workspace")
 
-    def locked(fn: Callable[..., Any], *args: Any) -> Any:
+    class _Call:
+        __slots__ = ("cancelled", "running", "flags")
+
+        def __init__(self) -> None:
+            self.cancelled = False
+            self.running = False
+            self.flags = threading.Lock()
+
+    def locked(state: _Call, fn: Callable[..., Any], *args: Any) -> Any:
         with serial:
-            return fn(*args)
+            with state.flags:
+                if state.cancelled:      # given up while it waited for an abandoned call
+                    raise RuntimeError("cancelled before it ran")
+                state.running = True
+            try:
+                return fn(*args)
+            finally:
+                with state.flags:
+                    state.running = False
 
     async def call(fn: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return await anyio.to_thread.run_sync(locked, fn, *args, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            # the client cancelled (notifications/cancelled, or its own timeout): stop the run
-            # in progress, as Ctrl-C would, so the session is free for the next call
-            interrupt = getattr(sb, "interrupt", None)
-            if interrupt is not None:
-                interrupt()
-            raise
+        state = _Call()
+        async with turn:
+            try:
+                return await anyio.to_thread.run_sync(locked, state, fn, *args, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                # the client cancelled (notifications/cancelled, or its own timeout): stop the
+                # run in progress, as Ctrl-C would, so the session is free for the next call;
+                # a call still waiting for its turn is dropped and interrupts nothing
+                with state.flags:
+                    state.cancelled = True
+                    running = state.running
+                interrupt = getattr(sb, "interrupt", None)
+                if running and interrupt is not None:
+                    interrupt()
+                raise
 
     # hints for clients that ask before running a tool: the readers change nothing; bash may
     # reach the network (by the session's policy) and delete files
@@ -180,34 +216,152 @@ def _claim_stdio() -> tuple[int, int, Callable[[], None]]:
     return wire_in, wire_out, restore
 
 
+class _WireLines:
+    """Async iteration over the UTF-8 lines of a blocking descriptor, cancellable at any
+    point: it waits for the fd to be readable on the event loop and then reads what is
+    there (a regular file or /dev/null, which cannot be polled, is read directly). At end
+    of input it ends once ``answered()`` is true (or DRAIN_SECONDS have passed)."""
+
+    def __init__(self, fd: int, answered: Callable[[], bool] = lambda: True) -> None:
+        self._fd = fd
+        self._answered = answered
+        self._buf = bytearray()
+        self._scanned = 0          # no newline in _buf[:_scanned]
+        self._eof = False
+        self.requests = 0          # lines read that are JSON-RPC requests (id and method)
+        try:
+            self._poll = not stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            self._poll = False
+
+    def __aiter__(self) -> "_WireLines":
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+        while True:
+            nl = self._buf.find(b"\n", self._scanned)
+            if nl >= 0 or (self._eof and self._buf):
+                end = nl + 1 if nl >= 0 else len(self._buf)
+                line = bytes(self._buf[:end])
+                del self._buf[:end]
+                self._scanned = 0
+                text = line.decode("utf-8", "replace")
+                self._count(text)
+                return text
+            if self._eof:
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    while not self._answered():
+                        await anyio.sleep(0.02)
+                raise StopAsyncIteration
+            self._scanned = len(self._buf)
+            if self._poll:
+                try:
+                    await anyio.wait_readable(self._fd)
+                except PermissionError:      # epoll refuses this kind of file: plain reads
+                    self._poll = False
+            chunk = os.read(self._fd, 1 << 16)
+            if chunk:
+                self._buf += chunk
+            else:
+                self._eof = True
+
+    def _count(self, text: str) -> None:
+        try:
+            msg = json.loads(text)
+        except (ValueError, RecursionError):
+            return
+        if isinstance(msg, dict) and "id" in msg and "method" in msg:
+            self.requests += 1
+
+
+class _WireWriter:
+    """The protocol's output for ``stdio_server``: writes lines and counts the responses
+    (this server sends the client no requests, so every message with an id is one). Once
+    the client has closed its end, output is dropped instead of failing the server."""
+
+    def __init__(self, f: Any) -> None:
+        self._f = f
+        self.responses = 0
+        self._broken = False
+
+    def gone(self) -> bool:
+        """The reading end of the output is closed (the client went away)."""
+        if not self._broken:
+            try:
+                poller = select.poll()
+                poller.register(self._f.fileno(), 0)    # POLLERR/POLLHUP are always reported
+                self._broken = any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+            except (OSError, ValueError):
+                self._broken = True
+        return self._broken
+
+    async def write(self, text: str) -> None:
+        await self._io(self._f.write, text)
+        if text.startswith('{"jsonrpc":"2.0","id":'):
+            self.responses += 1
+
+    async def flush(self) -> None:
+        await self._io(self._f.flush)
+
+    async def _io(self, fn: Callable[..., Any], *args: Any) -> None:
+        import anyio
+        if self._broken:
+            return
+        try:
+            await anyio.to_thread.run_sync(fn, *args)
+        except (BrokenPipeError, ConnectionResetError):
+            self._broken = True
+
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def run_stdio(open_sandbox: Callable[[], Any], *, renderer: Renderer | None = None) -> int:
     """Serve MCP on this process's stdin/stdout until the client hangs up; the Sandbox is
-    opened by ``open_sandbox()`` (after stdout is protected) and closed at the end."""
+    opened by ``open_sandbox()`` (after stdout is protected) and closed at the end.
+
+    Returns 0 when the client hung up, 128+N when signal N (SIGTERM, SIGINT, SIGHUP; main
+    thread only) stopped the server: the call in progress is interrupted and the Sandbox
+    closed either way."""
     _require_mcp()
     import anyio
     from mcp.server.stdio import stdio_server
 
+    stopped: list[int] = []
+    main_thread = threading.current_thread() is threading.main_thread()
     wire_in, wire_out, restore = _claim_stdio()
     try:
         sb = open_sandbox()
         try:
             server = build_server(sb, renderer=renderer)
-            reader = io.TextIOWrapper(os.fdopen(wire_in, "rb"), encoding="utf-8", errors="replace")
             writer = io.TextIOWrapper(os.fdopen(wire_out, "wb"), encoding="utf-8", write_through=True)
-            wire_in = wire_out = -1
+            wire = _WireWriter(writer)
+            reader = _WireLines(wire_in, lambda: wire.gone() or wire.responses >= reader.requests)
+            wire_out = -1
 
             async def main() -> None:
-                async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (rs, ws):
-                    await server.run(rs, ws, server.create_initialization_options())
+                async with anyio.create_task_group() as tg:
+                    if main_thread:
+                        tg.start_soon(watch_signals, tg.cancel_scope)
+                    async with stdio_server(reader, wire) as (rs, ws):  # type: ignore[arg-type]
+                        await server.run(rs, ws, server.create_initialization_options())
+                    tg.cancel_scope.cancel()
+
+            async def watch_signals(scope: Any) -> None:
+                with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+                    async for signum in signals:
+                        stopped.append(int(signum))
+                        scope.cancel()
+                        return
 
             try:
                 anyio.run(main)
             finally:
-                for f in (reader, writer):
-                    try:
-                        f.close()
-                    except (OSError, ValueError):
-                        pass
+                try:
+                    writer.close()
+                except (OSError, ValueError):
+                    pass
         finally:
             sb.close()
     finally:
@@ -215,4 +369,4 @@ def run_stdio(open_sandbox: Callable[[], Any], *, renderer: Renderer | None = No
             if fd >= 0:
                 os.close(fd)
         restore()
-    return 0
+    return 128 + stopped[0] if stopped else 0

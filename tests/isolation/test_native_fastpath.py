@@ -194,18 +194,22 @@ def test_adopted_run_thread_spawns_itself_and_starts_threads_through_the_helper(
             def other_thread() -> None:
                 _spawn_true(launcher)
                 other["adopted"] = launcher.adopt_run_thread()
+            n0 = N.threads_started()
             t = threading.Thread(target=other_thread)
             t.start()
             t.join(30)
+            other["counted"] = N.threads_started() - n0
             fail.append(1)   # a refused thread start reaches the caller as it would
             with pytest.raises(RuntimeError):
                 threading.Thread(target=lambda: None).start()
             fail.clear()
+            # (and is counted: the runner then reads the pids group's refusals)
+            other["counted_refused"] = N.threads_started() - n0
             return threading.get_ident(), other
         out = _on_thread(as_run_thread)
         assert "error" not in out, out
         run_ident, other = out["value"]
-        assert other == {"adopted": False}
+        assert other == {"adopted": False, "counted": 1, "counted_refused": 2}
         assert tasks.read_text() == "00"          # the spawner's move, then the run thread's
         assert not holder.is_alive()              # the placeholder gave its slot up
         assert len(started_on) == 2
@@ -234,7 +238,7 @@ def test_no_adoption_without_a_workload_group(tmp_path, thread_starts) -> None: 
         launcher.confine_workload(spawner_fds=(ro,))
         assert not launcher._workload.in_group and launcher._holder is None
         assert _on_thread(launcher.adopt_run_thread)["value"] is False
-        assert N._ThreadStarts._installed is None
+        assert N._ThreadStarts._installed is None and N.threads_started() is None
     finally:
         launcher.close()
         os.close(ro)

@@ -226,6 +226,8 @@ def test_counter_reads_are_skipped_only_while_no_workload_process_exists(
         tmp_path, monkeypatch) -> None:  # noqa: ANN001
     files = _Files(tmp_path, monkeypatch)
     native = _native()
+    from agentic_bash.executors import native as native_mod
+    monkeypatch.setattr(native_mod, "threads_started", lambda: None)   # (no hook: see below)
     try:
         u = wd.S3Usage(files.cfg(native))
         # builtins only: the peak, and the sandbox group's refusals (the runner's own threads)
@@ -290,5 +292,38 @@ def test_no_reads_are_skipped_when_children_are_moved_after_they_start(
         files.set(oom=1)   # e.g. a grandchild left outside the workload's group
         assert u.end(Result(), _replace).limit_exceeded == "memory"
         assert {"oom", "ev_work"} <= set(files.reads)
+    finally:
+        files.close()
+
+
+def test_a_builtin_run_that_started_no_thread_skips_the_sandbox_groups_refusals(
+        tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """With the thread-start hook counting (a runner whose run thread joined the workload's
+    group), a builtin-only run that started no thread reads only the peak: nothing else can
+    have forked. One that started a thread reads the refusals, and a refused one is this
+    run's limit."""
+    files = _Files(tmp_path, monkeypatch)
+    native = _native()
+    from agentic_bash.executors import native as native_mod
+    count = [0]
+    monkeypatch.setattr(native_mod, "threads_started", lambda: count[0])
+    try:
+        u = wd.S3Usage(files.cfg(native))
+        u.begin()
+        u.end(Result(), _replace)
+        files.reads.clear()
+        u.begin()
+        assert u.end(Result(), _replace).limit_exceeded is None
+        assert files.reads == ["peak"]
+        u.begin()
+        count[0] += 1            # a job's thread
+        files.reads.clear()
+        assert u.end(Result(), _replace).limit_exceeded is None
+        assert sorted(files.reads) == ["ev_sandbox", "peak"]
+        u.begin()
+        count[0] += 1            # refused
+        files.set(ev_sandbox=1)
+        r = u.end(Result(), _replace)
+        assert r.limit_exceeded == "processes"
     finally:
         files.close()

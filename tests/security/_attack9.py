@@ -304,7 +304,7 @@ def part_files(token: str) -> dict[str, Any]:
         mk = sb.run("python3 -c 'import os\nos.mkdir(\"/workspace/m\")\nfor i in range(20000):"
                     " open(\"/workspace/m/f%d\" % i, \"w\").close()'; ls /workspace/m | wc -l",
                     timeout=120)
-        lst = call(lambda: len(sb.list_files("/workspace/m")), 120)
+        lst = call(lambda: len(sb.list_files("/workspace/m", limit=None)), 120)
         box: list[bytes] = []
         snap = call(lambda: len(box.append(sb.snapshot()) or box[0]), 180)
     restored: dict[str, Any] = {}

@@ -73,8 +73,27 @@ def test_what_a_command_must_hold_is_refused_past_128_mib(sb: ab.Sandbox, script
     assert grew < 300, (script, grew)
 
 
+def test_archives_are_bounded_in_and_out(sb: ab.Sandbox) -> None:
+    # gzip/bzip2/xz/tar/unzip read their whole input up to max_fs_bytes (1 GiB) and held it
+    # twice, and inflated an archive whole: `yes | gzip -d` +322 MiB in 2 s, a 300 KB
+    # gzip of 300 MB of zeros decompressed into memory at once
+    r, grew = _peak_growth(sb, "yes | gzip -d | wc -c", 30)
+    assert (r.stdout, r.stderr) == ("0\n", "gzip: memory exhausted\n"), r
+    assert grew < 300, grew
+    sb.run("head -c 100000000 /dev/zero | gzip -1 > /tmp/z.gz", timeout=60)
+    r, grew = _peak_growth(sb, "cat /tmp/z.gz /tmp/z.gz /tmp/z.gz | gzip -d | wc -c; zcat /tmp/z.gz | wc -c", 60)
+    sb.run("rm /tmp/z.gz")
+    assert r.stdout == "0\n100000000\n" and "gzip: memory exhausted" in r.stderr, r
+    assert grew < 300, grew
+
+
 @pytest.mark.parametrize("script", [
     "dd if=/dev/zero of=/dev/full bs=1k count=3 2>&1 | head -2; echo $?",
+    "printf 'a:b\\nc:dd\\n' | column -t -s ''; echo $?",
+    "{ seq 10 | gzip; seq 5 | gzip; echo junk; } | gzip -d | md5sum; { seq 10 | bzip2; seq 5 | bzip2; } | "
+    "bzip2 -d | md5sum; { seq 10 | xz; seq 5 | xz; } | xz -d | md5sum",
+    "mkdir d; seq 1000 > d/a; tar czf t.tgz d; rm -r d; tar xzf t.tgz; md5sum d/a; tar xOzf t.tgz d/a | wc -l; "
+    "zip -q z.zip d/a; unzip -p z.zip | wc -l",
     "dd if=/dev/zero bs=99999999999 count=1 2>&1; echo $?",
     "echo abcdef | dd conv=ucase bs=2 2>/dev/null",
     "printf abcdefgh > f; printf XY | dd of=f seek=2 bs=1 conv=notrunc 2>/dev/null; cat f; echo; "

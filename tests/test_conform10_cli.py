@@ -1,0 +1,39 @@
+"""The CLI as a user types it: snapshot destinations that cannot be written, and the like."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+CLI = [sys.executable, "-m", "agentic_bash"]
+
+
+def cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*CLI, *args], input=stdin, capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("where", ["missing-dir", "a-directory", "empty"])
+@pytest.mark.parametrize("command", ["snapshot", "restore"])
+def test_an_unwritable_snapshot_destination_is_a_usage_error_before_the_script_runs(tmp_path, where, command):
+    out = {"missing-dir": str(tmp_path / "nope" / "s.tar"), "a-directory": str(tmp_path), "empty": ""}[where]
+    args = ["--out", out, "--cmd", "echo RAN; touch /workspace/ran"]
+    if command == "restore":
+        good = str(tmp_path / "good.tar")
+        assert cli("snapshot", "-i", "virtual", "--out", good, "--cmd", "true").returncode == 0
+        args = ["--in", good, *args]
+    p = cli(command, "-i", "virtual", *args)
+    assert p.returncode == 2, p.stderr
+    assert p.stdout == b""                            # the script did not run
+    assert b"Traceback" not in p.stderr and b"--out" in p.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/proc/self"), reason="needs root and /proc")
+def test_a_snapshot_that_cannot_be_written_is_a_sandbox_error_not_a_traceback():
+    # /proc passes the up-front checks as root, but nothing can be created in it
+    p = cli("snapshot", "-i", "virtual", "--out", "/proc/agentic-bash-conform10.tar", "--cmd", "echo RAN")
+    assert p.returncode == 125 and p.stdout == b"RAN\n"
+    assert b"Traceback" not in p.stderr
+    assert b"cannot write snapshot /proc/agentic-bash-conform10.tar" in p.stderr
