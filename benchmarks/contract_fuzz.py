@@ -206,6 +206,9 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
             # a background job's output that came after its run returned lands in the next
             # run's (by design: ``_late``): the session still answers
             rec["late_output"] = not rec["ok"] and ok.stdout.endswith("ok\n") and ok.exit_code == 0
+            # (the session answered within the check's timeout: a script may leave state
+            # that changes what `echo ok` does, as in bash: a DEBUG trap, an alias, `set -v`)
+            rec["ok_in_time"] = time.monotonic() - t1 < 5.5
             if not rec["ok"]:
                 rec["ok_detail"] = (f"echo ok -> {ok.stdout[:60]!r} {ok.stderr[-120:]!r} "
                                     f"status {ok.exit_code} in {time.monotonic() - t1:.2f}s")
@@ -297,6 +300,7 @@ def main() -> None:
     internal = [r for r in recs if r.get("internal")]
     big = [r for r in recs if r["rss"] > 512]
     broken = [r for r in recs if not r.get("ok") and not r.get("late_output")]
+    no_answer = [r for r in recs if not r.get("ok_in_time")]
     late_out = [r for r in recs if r.get("late_output")]
     bad124 = [r for r in recs if r.get("timed_out") and r.get("code") != 124]
     print(f"{a.n} scripts, isolation={a.isolation}, timeout={a.timeout}, seed={a.seed}, {wall:.0f} s")
@@ -307,7 +311,8 @@ def main() -> None:
     print(f"exceptions escaping run(): {len(exc)}")
     print(f"internal errors: {len(internal)}")
     print(f"RSS growth > 512 MiB: {len(big)}   max RSS growth: {max((r['rss'] for r in recs), default=0):.0f} MiB")
-    print(f"session unusable after: {len(broken)}   (a job's late output before 'ok': {len(late_out)})")
+    print(f"session unusable after: {len(broken)}   (a job's late output before 'ok': {len(late_out)}; "
+          f"no answer within the check's timeout or an exception: {len(no_answer)})")
     print(f"timed out: {len(over)}; timed_out without 124: {len(bad124)}")
     print(f"past timeout + 0.5 s: {len(late)} (of them not timed_out: {len(lying)})")
     if over:

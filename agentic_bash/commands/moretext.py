@@ -1161,6 +1161,8 @@ def column(ctx: CommandContext, argv: list[str]) -> int:
                         cells = ln.split()
                 else:
                     cells = ln.split()
+            elif not seps:
+                cells = [ln]  # `-s ''` splits nothing (util-linux); a regex "[]" was an internal error
             else:
                 cells = re.split("[" + re.escape(seps) + "]", ln, maxsplit=maxsplit)
             rows.append(cells)

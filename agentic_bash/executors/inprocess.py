@@ -1231,11 +1231,14 @@ class InProcessExecutor:
             return int(st) if st is not None else 0
         except BrokenPipeError:
             return 141
-        except LimitExceeded as e:
-            if e.limit != "max_variable_bytes" or custom or getattr(e, "shell", False):
+        except (LimitExceeded, MemoryError) as e:
+            if type(e) is not MemoryError and (
+                    e.limit != "max_variable_bytes" or custom or getattr(e, "shell", False)):  # type: ignore[union-attr]
                 raise
             # a line, a read or a buffer past max_variable_bytes inside a tool (`sed ''
-            # /dev/zero`): the tool fails as GNU's does when malloc fails, the script goes on
+            # /dev/zero`), or past what a command may hold (held_cap: `yes | gzip -d`, an
+            # internal error before): the tool fails as GNU's does when malloc fails, the
+            # script goes on
             base = posixpath.basename(argv[0])
             ctx.stderr.write(f"{argv[0]}: memory exhausted\n".encode("utf-8", "surrogateescape"))
             return 2 if base in ("sort", "ls", "du", "grep", "egrep", "fgrep", "diff", "cmp") else 1
@@ -1280,6 +1283,18 @@ class InProcessExecutor:
 
     def _spawn(self, sh: Interpreter, path: str, argv: list[str], spelled: str | None = None) -> int:
         return _spawn_native(self, sh, path, argv, spelled)
+
+    def native_bash(self, sh: Interpreter, argv: list[str]) -> int | None:
+        """``argv`` run by the real /usr/bin/bash as a program of the sandbox (`help`'s long
+        texts); None without native programs or that file."""
+        if self.native is None:
+            return None
+        try:
+            if not _stat.S_ISREG(self.fs.stat("/usr/bin/bash").st_mode):
+                return None
+        except OSError:
+            return None
+        return self._spawn(sh, "/usr/bin/bash", argv, spelled="bash")
 
     # ------------------------------------------------------------------ files
     _API_READ_MAX = 1 << 30

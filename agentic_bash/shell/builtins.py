@@ -4023,9 +4023,15 @@ def b_help(sh: Interpreter, argv: list[str]) -> int:
     flags = {f for f, _ in r[0]}  # type: ignore[index]
     pats = r[1]  # type: ignore[index]
     if not pats:
-        _out(sh, "agentic-bash, a bash 5.2 compatible shell. Builtins:\n" + " ".join(sorted(BUILTINS)) + "\n")
+        _out(sh, _help_listing(sh, HELP_TOPICS))
         return 0
     found = False
+    if not flags & {"d", "s"} and any(_help_hits(p, HELP_TOPICS) for p in pats):
+        # the long texts are bash's own (GPL) and not kept here: where a real bash can run
+        # in the sandbox it prints them; otherwise the synopsis and one-line description
+        st = _native_help(sh, argv[1:])
+        if st is not None:
+            return st
     for pat in pats:
         glob = "*" in pat or "?" in pat or re.search(r"\[.*\]", pat) is not None
         hits = [t for t in HELP_TOPICS if t[0] == pat] or \
@@ -4048,6 +4054,62 @@ def b_help(sh: Interpreter, argv: list[str]) -> int:
         sh.error(f"help: no help topics match `{pat}'.  Try `help help' or `man -k {pat}' or `info {pat}'.")
         return 1
     return 0
+
+
+def _help_hits(pat: str, topics: Any) -> bool:
+    from fnmatch import fnmatchcase
+    glob = "*" in pat or "?" in pat or re.search(r"\[.*\]", pat) is not None
+    return any(t[0] == pat or (fnmatchcase(t[0], pat) if glob else t[0].startswith(pat)) for t in topics)
+
+
+def _native_help(sh: Interpreter, args: list[str]) -> int | None:
+    """`help ARGS` printed by /usr/bin/bash run as a program of the sandbox (namespace level),
+    or None where no native program can run or there is no bash to run."""
+    fn = getattr(sh.host, "native_bash", None)
+    if fn is None:
+        return None
+    # (--posix: a startup file named by BASH_ENV is not read)
+    return fn(sh, ["bash", "--posix", "-c", 'help "$@"', "bash", *args])
+
+
+def _help_listing(sh: Interpreter, topics: Any) -> str:
+    """`help` with no pattern: bash's header and every synopsis in two columns of half the
+    terminal's width (COLUMNS, else 80), cut with a `>`, a `*` marking a disabled builtin
+    (bash's show_builtin_command_help and dispcolumn)."""
+    ver = sh.get_scalar("BASH_VERSION") or "5.2.15(1)-release"
+    mach = sh.get_scalar("MACHTYPE") or "x86_64-pc-linux-gnu"
+    cols = sh.get_scalar("COLUMNS") or ""
+    width = (int(cols) if cols.isdigit() and 0 < int(cols) < 10000 else 80) // 2
+    width = min(width, 128)  # (bash's buffer)
+    if width <= 3:
+        width = 40
+    dis = set(sh.state.disabled)
+    n = len(topics)
+    height = (n + 1) // 2
+    out = [f"GNU bash, version {ver} ({mach})\n"
+           "These shell commands are defined internally.  Type `help' to see this list.\n"
+           "Type `help name' to find out more about the function `name'.\n"
+           "Use `info bash' to find out more about the shell in general.\n"
+           "Use `man -k' or `info' to find out more about commands not in this list.\n\n"
+           "A star (*) next to a name means that the command is disabled.\n\n"]
+
+    def cell(i: int, second: bool) -> str:
+        # (wdispcolumn: at most width-2 characters; one that fills the column to within two
+        # places is cut, its last kept character (two in the second column) becoming `>`)
+        name, syn = topics[i][0], topics[i][1]
+        mark = "*" if name in dis else " "
+        shown = min(len(syn) if len(syn) < width else width - 2, width - 2)
+        if shown + 1 >= width - 2:
+            return mark + syn[:shown - (2 if second else 1)] + ">"
+        return mark + syn
+
+    for i in range(height):
+        left = cell(i, False)
+        if 2 * i >= n or i + height >= n:
+            out.append(left + "\n")
+            continue
+        out.append(left.ljust(width) + cell(i + height, True) + "\n")
+    return "".join(out)
 
 
 @builtin("times")

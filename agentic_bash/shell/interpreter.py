@@ -892,8 +892,14 @@ class Interpreter(Expander):
                 raise CircularRef(1)  # a circular reference: bash warns and drops the command line
             if target != name or type(target) is GlobalName:
                 if "[" in target:
+                    # (the subscript is expanded as bash does: `declare -n r='A["K"]'` is A[K])
                     nm, _, sub = target.partition("[")
-                    self.assign_element(nm, N.Word((N.Lit(sub[:-1]),), sub[:-1]), value, append=append)
+                    try:
+                        from .parser import parse_word
+                        idx = parse_word(sub[:-1])
+                    except Exception:
+                        idx = N.Word((N.Lit(sub[:-1]),), sub[:-1])
+                    self.assign_element(nm, idx, value, append=append)
                     return
                 name = target
                 sc, var = st.find_scope(name)
@@ -2207,21 +2213,22 @@ class Interpreter(Expander):
                             (d := budget.deadline) is not None and _monotonic() >= d):
                         budget.over_iteration()
                     # cond_run and _loop_pass, inlined
-                    self.errexit_off += 1
                     try:
-                        for item in cond:
-                            c = item.cmd
-                            if item.background:
-                                self.run_background(c)
-                            elif type(c) is simple:
-                                self.exec_simple(c)
-                            else:
-                                self.execute(c)
-                    finally:
-                        self.errexit_off -= 1
-                    if (state.last_status == 0) == until:
-                        break
-                    try:
+                        # (a `break`/`continue` in the condition is this loop's: `while break`)
+                        self.errexit_off += 1
+                        try:
+                            for item in cond:
+                                c = item.cmd
+                                if item.background:
+                                    self.run_background(c)
+                                elif type(c) is simple:
+                                    self.exec_simple(c)
+                                else:
+                                    self.execute(c)
+                        finally:
+                            self.errexit_off -= 1
+                        if (state.last_status == 0) == until:
+                            break
                         for item in body:
                             c = item.cmd
                             if item.background:

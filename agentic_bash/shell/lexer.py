@@ -698,6 +698,12 @@ class Lexer:
                         depth -= 1
                     elif c == "?" and depth == 0:
                         quest += 1
+                elif closer == "]":
+                    # $[ … ] nests brackets: $[b[0] + 1]
+                    if c == "[":
+                        depth += 1
+                    elif c == "]":
+                        depth -= 1
                 buf.text(c)
                 i += 1
         self.pos = i

@@ -7,7 +7,7 @@ import pytest
 import agentic_bash as ab
 from agentic_bash import limits
 from bashdiff import bash_c
-from test_contract_found9 import _peak_growth
+from test_contract_found9 import _namespace_ok, _peak_growth
 
 MiB = 1 << 20
 
@@ -73,8 +73,27 @@ def test_what_a_command_must_hold_is_refused_past_128_mib(sb: ab.Sandbox, script
     assert grew < 300, (script, grew)
 
 
+def test_archives_are_bounded_in_and_out(sb: ab.Sandbox) -> None:
+    # gzip/bzip2/xz/tar/unzip read their whole input up to max_fs_bytes (1 GiB) and held it
+    # twice, and inflated an archive whole: `yes | gzip -d` +322 MiB in 2 s, a 300 KB
+    # gzip of 300 MB of zeros decompressed into memory at once
+    r, grew = _peak_growth(sb, "yes | gzip -d | wc -c", 30)
+    assert (r.stdout, r.stderr) == ("0\n", "gzip: memory exhausted\n"), r
+    assert grew < 300, grew
+    sb.run("head -c 100000000 /dev/zero | gzip -1 > /tmp/z.gz", timeout=60)
+    r, grew = _peak_growth(sb, "cat /tmp/z.gz /tmp/z.gz /tmp/z.gz | gzip -d | wc -c; zcat /tmp/z.gz | wc -c", 60)
+    sb.run("rm /tmp/z.gz")
+    assert r.stdout == "0\n100000000\n" and "gzip: memory exhausted" in r.stderr, r
+    assert grew < 300, grew
+
+
 @pytest.mark.parametrize("script", [
     "dd if=/dev/zero of=/dev/full bs=1k count=3 2>&1 | head -2; echo $?",
+    "printf 'a:b\\nc:dd\\n' | column -t -s ''; echo $?",
+    "{ seq 10 | gzip; seq 5 | gzip; echo junk; } | gzip -d | md5sum; { seq 10 | bzip2; seq 5 | bzip2; } | "
+    "bzip2 -d | md5sum; { seq 10 | xz; seq 5 | xz; } | xz -d | md5sum",
+    "mkdir d; seq 1000 > d/a; tar czf t.tgz d; rm -r d; tar xzf t.tgz; md5sum d/a; tar xOzf t.tgz d/a | wc -l; "
+    "zip -q z.zip d/a; unzip -p z.zip | wc -l",
     "dd if=/dev/zero bs=99999999999 count=1 2>&1; echo $?",
     "echo abcdef | dd conv=ucase bs=2 2>/dev/null",
     "printf abcdefgh > f; printf XY | dd of=f seek=2 bs=1 conv=notrunc 2>/dev/null; cat f; echo; "
@@ -121,3 +140,24 @@ def test_a_session_whose_debug_trap_fails_still_runs_commands(sb: ab.Sandbox) ->
         s.run("trap 'a=a; echo $((a))' DEBUG")
         r = s.run("echo ok")
         assert r.stdout == "ok\n" and r.exit_code == 0, r
+
+
+# -- opening a FIFO with no peer in the namespace level ------------------------------------
+# The runner opened a redirection's FIFO with a blocking open() in its own thread: with no
+# reader (`mkfifo p; echo x > p`) or no writer (`read x < p`) nothing could stop it, and the
+# host killed the sandbox 5 s past the deadline (SandboxCrashed escaped run(); fuzz seed 302).
+
+@pytest.mark.skipif(not _namespace_ok(), reason="kernel sandbox unavailable")
+def test_a_fifo_open_with_no_peer_ends_at_the_deadline_in_the_namespace_level() -> None:
+    with ab.Sandbox(isolation="namespace") as s:
+        for script in ("mkfifo /tmp/f1; echo x > /tmp/f1", "mkfifo /tmp/f2; cat < /tmp/f2",
+                       "read x < /tmp/f2", "exec 3</tmp/f2", "exec 3>/tmp/f1"):
+            r = s.run(script, timeout=1)  # SandboxCrashed escaped here
+            assert r.timed_out and r.exit_code == 124, (script, r)
+            assert r.duration < 3, (script, r.duration)
+            assert s.run("echo ok", timeout=10).stdout == "ok\n"
+        # a peer that comes: the open waits for it, as bash's does
+        r = s.run("mkfifo /tmp/f5; { sleep 0.3; echo hi > /tmp/f5; } & read x < /tmp/f5; echo got $x; "
+                  "cat /tmp/f5 & sleep 0.2; echo data > /tmp/f5; wait; "
+                  "mkfifo /tmp/f6; exec 4<>/tmp/f6; echo rw >&4; read y <&4; echo $y", timeout=20)
+        assert r.stdout == "got hi\ndata\nrw\n", r
