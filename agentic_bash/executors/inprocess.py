@@ -547,6 +547,8 @@ class InProcessExecutor:
             if sh.funcstack:
                 sh.funcstack = []
             sh.pipestatus = []
+            if sh.jobs is not None and sh.jobs.jobs:
+                sh.jobs.mark_reported()
             temp_scope = saved_cwd = None
             if env:
                 # per-run env: visible to this run only, like VAR=x cmd
@@ -871,6 +873,9 @@ class InProcessExecutor:
         for j in list(jobs.jobs.values()):
             if not j.done.is_set() and j.child is not None:
                 j.killed = True
+                # dead with this run (its thread may take a moment to end): reported, so a
+                # later run's `wait -n` does not take its status for one of its own jobs
+                j.reported = True
                 j.child.budget.cancel("killed")
 
     def _settle_jobs(self, t0: float, budget: Budget) -> None:
@@ -1804,11 +1809,17 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
                     sh.exec_simple(items[0].cmd)  # type: ignore[arg-type]
                 except ExitShell as e:
                     _line_abandoned(sh, e)
-            else:
+            elif items:
                 _run_items(sh, items)
+            else:
+                sh.state.last_status = 0   # nothing to run: 0, as `bash -c ''` (not the last $?)
         else:
+            ran = False
             for t in _lines(sh, source or "", who):
+                ran = ran or bool(t.items)
                 _run_items(sh, t.items, who != "-c")
+            if not ran:
+                sh.state.last_status = 0
         if sh.chld_pending or sh.sig_queue:
             sh.run_pending()  # (children the last command reaped, signals sent meanwhile)
         status = sh.state.last_status

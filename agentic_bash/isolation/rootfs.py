@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from typing import Any
 
@@ -93,17 +94,60 @@ def _copytree(src: str, dst: str) -> None:
                 continue
 
 
-def prepare_base(base: str) -> None:
+# (attack10) Credentials that copied config files may hold: a URL's user:password@ (pip's
+# index-url, apt sources and proxies, git's insteadOf) and values of secret-named keys (a
+# wgetrc http_password, git's http.extraheader, an exported *_TOKEN in profile.d). Redacted
+# in the sanitised copy of these entries; other files are not read.
+_ETC_REDACT = ("pip.conf", "pip", "gitconfig", "wgetrc", "apt", "profile.d", "environment.d",
+               "bash.bashrc", "profile")
+_URL_USERINFO = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@'\"]*:[^\s/@'\"]*@")
+_SECRET_KEY = re.compile(
+    rb"^(\s*(?:export\s+)?[\w.\-]*(?:passw(?:or)?d|token|secret|api_?key|access_?key|"
+    rb"extraheader|_auth|credentials?)[\w.\-]*\s*[=:]\s*)\S.*$", re.I | re.M)
+_SECRET_WORD = re.compile(rb"passw|token|secret|api_?key|access_?key|extraheader|_auth|"
+                          rb"credential", re.I)
+REDACTED = b"REDACTED-by-agentic-bash"
+
+
+def _redact_tree(path: str) -> None:
+    """Redact credentials (see _ETC_REDACT) in the regular text files at or below ``path``."""
+    if os.path.islink(path):
+        return
+    if os.path.isdir(path):
+        for root, _dirs, files in os.walk(path):
+            for n in files:
+                _redact_tree(os.path.join(root, n))
+        return
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > 1 << 20:
+            return
+        with open(path, "rb") as f:
+            data = f.read()
+        if b"\0" in data:
+            return
+        new = _URL_USERINFO.sub(rb"\1" + REDACTED + b"@", data) if b"@" in data else data
+        if _SECRET_WORD.search(new):
+            new = _SECRET_KEY.sub(lambda m: m.group(1) + REDACTED, new)
+        if new != data:
+            with open(path, "wb") as f:
+                f.write(new)
+    except OSError:
+        pass
+
+
+def prepare_base(base: str, etc_src: str = "/etc") -> None:
     """Fill ``base`` once per zygote: ``etc`` (sanitised), ``var`` (skeleton), ``empty``."""
     etc = os.path.join(base, "etc")
     os.makedirs(etc, exist_ok=True)
     for name in dict.fromkeys(_ETC_FILES + _ETC_DIRS):
-        src = os.path.join("/etc", name)
+        src = os.path.join(etc_src, name)
         if os.path.lexists(src):
             try:
                 _copy_etc_item(src, os.path.join(etc, name))
             except OSError:
                 pass
+    for name in _ETC_REDACT:
+        _redact_tree(os.path.join(etc, name))
     files = {
         "passwd": "root:x:0:0:sandbox user:/home/user:/bin/bash\n"
                   "_apt:x:42:65534::/nonexistent:/usr/sbin/nologin\n"

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import Budget
+from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
@@ -1778,6 +1778,9 @@ def _run_discarding(sh: Interpreter, script: Any) -> int:
     """Run a sourced file: an error that discards a command line (``$((1/0))``, a readonly
     assignment) abandons that line of the file only, as bash's parse_and_execute does."""
     from .interpreter import AbortLine, ExitShell
+    if not script.items:
+        sh.state.last_status = 0   # comments only: 0, as bash's `. file` and `eval` give
+        return 0
     skip = False
     for item in script.items:
         if skip:
@@ -3318,10 +3321,19 @@ def b_wait(sh: Interpreter, argv: list[str]) -> int:
             sh.unset_var(pvar)
         except Exception:
             pass
+    sh.__dict__["_waited_timeout"] = False
     st_ = _wait(sh, args, any_, pvar)
     # jobs of this run end at its deadline: a wait they released then is the run's timeout
-    # (`sleep 100 & wait` as a script's last line ended 0, not timed out, in virtual mode)
-    sh.budget.check()
+    # (`sleep 100 & wait` as a script's last line ended 0, not timed out, in virtual mode).
+    # On a starved machine the watchdog stops them up to WATCH_EARLY_MAX early (limits.early),
+    # before this run's own check would see its deadline: CI saw `sleep 100 & wait -n` end
+    # 124 with timed_out False at 0.9 s of a 1 s timeout
+    b = sh.budget
+    d = b.deadline
+    if sh.__dict__.pop("_waited_timeout", False) and d is not None and not b._cancelled and (
+            time.monotonic() >= d + WATCH_GRACE - WATCH_EARLY_MAX):
+        b.cancel("timeout")
+    b.check()
     return st_
 
 
@@ -3372,6 +3384,8 @@ def notify_job_deaths(sh: Interpreter) -> None:
 
 
 def _wait_note(sh: Interpreter, pvar: str | None, job: Any) -> None:
+    if getattr(job, "timed_out", False):
+        sh.__dict__["_waited_timeout"] = True  # (see b_wait)
     line = _signal_death(sh, job)
     if line is not None:
         sh.write_err(line.encode("utf-8", "surrogateescape"))

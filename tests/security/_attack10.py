@@ -293,9 +293,84 @@ def part_ucounts(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "etc": credentials in the host's /etc config files the sanitised /etc copies -------
+ETC_CHILD = r'''
+import json, sys
+import agentic_bash as ab
+with ab.Sandbox() as sb:
+    r = sb.run("cat /etc/pip.conf /etc/wgetrc /etc/gitconfig /etc/profile.d/*.sh "
+               "/etc/apt/apt.conf.d/* /etc/apt/sources.list.d/* "
+               "/.agentic-bash/lower/etc/pip.conf 2>/dev/null; echo; "
+               "pip config list 2>&1 | head -5; echo alive", timeout=60)
+print("\n@@CHILD@@" + json.dumps({"out": r.stdout, "err": r.stderr}))
+'''
+
+
+def _fake_etc(root: str, secret: str) -> dict[str, str]:
+    """Config files as a host's /etc may have them, each with a credential: name -> path."""
+    files = {
+        "pip.conf": f"[global]\nindex-url = https://alice:{secret}-pip@pypi.corp/simple\n",
+        "wgetrc": f"passive_ftp = on\nhttp_password = {secret}-wget\n",
+        "gitconfig": f"[http]\n\textraheader = AUTHORIZATION: bearer {secret}-git\n",
+        "profile.d/corp.sh": f"export CORP_API_TOKEN={secret}-profile\n",
+        "apt/apt.conf.d/90corp": f'Acquire::http::Proxy "http://carol:{secret}-aptproxy@p:3128";\n',
+        "apt/sources.list.d/corp.list": f"deb https://bob:{secret}-aptsrc@apt.corp/debian x main\n",
+    }
+    out = {}
+    for rel, text in files.items():
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+        out[rel] = p
+    return out
+
+
+def part_etc(token: str) -> dict[str, Any]:
+    secret = f"ETCSECRET-{token}"
+    fake = os.path.join(TMP, "etc")
+    files = _fake_etc(fake, secret)
+    out: dict[str, Any] = {}
+    # the sanitised copy itself, from a stand-in /etc (both identities)
+    from agentic_bash.isolation.rootfs import prepare_base
+    base = os.path.join(TMP, "base")
+    try:
+        prepare_base(base, fake)
+    except TypeError as e:   # (a prepare_base that reads only the real /etc)
+        out["copy"] = {"error": str(e)}
+    else:
+        copied = {}
+        for rel in files:
+            with open(os.path.join(base, "etc", rel)) as f:
+                copied[rel] = f.read()
+        out["copy"] = {"leaked": [k for k, v in copied.items() if secret in v],
+                       "kept": "pypi.corp/simple" in copied["pip.conf"]}
+    if os.geteuid() == 0:
+        # a whole sandbox whose zygote sees these at /etc: a private mount namespace of the
+        # test's own process (the host's /etc is never written)
+        binds = " && ".join(f"mount --bind {p} /etc/{rel}" for rel, p in files.items()
+                            if rel in ("pip.conf", "wgetrc", "gitconfig"))
+        binds += (f" && mount --bind {fake}/profile.d /etc/profile.d"
+                  f" && mount --bind {fake}/apt/apt.conf.d /etc/apt/apt.conf.d"
+                  f" && mkdir -p /etc/apt/sources.list.d"
+                  f" && mount --bind {fake}/apt/sources.list.d /etc/apt/sources.list.d")
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            f"{binds} && exec {sys.executable} -c \"$0\"", ETC_CHILD],
+                           capture_output=True, text=True, timeout=240, cwd="/")
+        marker = "\n@@CHILD@@"
+        if marker not in p.stdout:
+            return {"error": f"child failed {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"}
+        got = json.loads(p.stdout.rsplit(marker, 1)[1])
+        got["leaked"] = sorted({w.split("-")[-1] for w in got["out"].split()
+                                if secret in w})
+        got["redacted"] = got["out"].count("REDACTED-by-agentic-bash")
+        out["sandbox"] = got
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "prefix": part_prefix, "lists": part_lists, "memory": part_memory,
-    "ucounts": part_ucounts,
+    "ucounts": part_ucounts, "etc": part_etc,
 }
 
 

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
               pytest.mark.timeout(600)]
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack10.py")
-PARTS = ("prefix", "lists", "memory", "ucounts")
+PARTS = ("prefix", "lists", "memory", "ucounts", "etc")
 _cache: dict[str, dict[str, Any]] = {}
 
 
@@ -142,3 +142,15 @@ def test_per_user_kernel_counts_stay_the_sandboxs_own(got: dict) -> None:
     assert u["host_during"] == ["ok", "ok"], _show(u)
     assert u["after"].get("value") == "alive\n", _show(u)
     _nothing_left(u["left"])
+
+
+# -- credentials in the host's /etc config files ---------------------------------------------
+def test_credentials_in_the_hosts_etc_are_redacted(got: dict) -> None:
+    # before: the sanitised /etc copied pip.conf, wgetrc, gitconfig, apt/ and profile.d/ as
+    # they were: a private index's user:token in /etc/pip.conf was readable in every sandbox
+    e = got["etc"]
+    assert e["copy"] == {"leaked": [], "kept": True}, _show(e)
+    if got["who"] == "root":   # (the end-to-end check needs a private mount namespace)
+        s = e["sandbox"]
+        assert s["out"].rstrip().endswith("alive") and s["leaked"] == [], _show(s)
+        assert s["redacted"] >= 6, _show(s)
