@@ -56,6 +56,12 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_s1"] = time.time()
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
+        # the runner's own descriptor sends must never meet ETOOMANYREFS: its soft limit is
+        # the hard one, above what any sandbox program may hold in flight (_workload_nofile)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        cfg["_nofile"] = (soft, hard)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         _limits_s1(cfg)
         cfg["t_joined"] = time.time()
         if cfg["level"] == "namespace":
@@ -200,6 +206,25 @@ USERNS_LIMITS = {"max_inotify_instances": 16, "max_inotify_watches": 8192,
 CAP_SYS_RESOURCE there). The kernel charges these counts to every ancestor namespace's user
 too: before (attack10), a sandbox's 120 inotify instances were host root's 128, and the host
 root's own inotify_init1 failed with EMFILE until the sandbox let go."""
+
+
+def _workload_nofile(cfg: dict[str, Any]) -> None:
+    """S3, after its own descriptor sends: the runner's and its programs' RLIMIT_NOFILE back
+    to the zygote's soft limit, with a hard limit 1024 below the host's (unless
+    Limits.max_open_files set both). The kernel lets a process send descriptors only while
+    its user's total in flight is below the sender's soft limit: a program can raise its soft
+    limit to this hard one and no further, so every runner and the caller's spawn (sending
+    at the host's hard limit) keep room. Before (attack10): 20,000 descriptors in flight in
+    one sandbox stopped every new sandbox of the same host user (ETOOMANYREFS)."""
+    soft, _hard = cfg.get("_nofile") or (None, None)
+    if soft is None or "NOFILE" in ((cfg.get("resources") or {}).get("rlimits") or {}):
+        return
+    try:
+        cur_hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        cap = max(cur_hard - 1024, cur_hard // 2)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, cap), cap))
+    except (OSError, ValueError):
+        pass
 
 
 def _userns_limits() -> None:
@@ -378,6 +403,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
                 apply_seccomp(deny, protect=os.getpid())
         except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
             seccomp_error = f"{type(e).__name__}: {e}"
+    _workload_nofile(cfg)
     if sup is not None and not seccomp_notify:
         try:
             sup.send(b"-")
