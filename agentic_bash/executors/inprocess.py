@@ -1804,11 +1804,17 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
                     sh.exec_simple(items[0].cmd)  # type: ignore[arg-type]
                 except ExitShell as e:
                     _line_abandoned(sh, e)
-            else:
+            elif items:
                 _run_items(sh, items)
+            else:
+                sh.state.last_status = 0   # nothing to run: 0, as `bash -c ''` (not the last $?)
         else:
+            ran = False
             for t in _lines(sh, source or "", who):
+                ran = ran or bool(t.items)
                 _run_items(sh, t.items, who != "-c")
+            if not ran:
+                sh.state.last_status = 0
         if sh.chld_pending or sh.sig_queue:
             sh.run_pending()  # (children the last command reaped, signals sent meanwhile)
         status = sh.state.last_status

@@ -607,9 +607,9 @@ class _ThreadStarts:
 
 def _fork_exec_call() -> tuple[Callable[..., int], tuple[Any, ...]] | None:
     """``_posixsubprocess.fork_exec`` and the arguments after ``preexec_fn`` that this
-    Python's subprocess passes it, when its call there is one of the two known layouts
-    (3.11-3.13: 22 arguments, or 23 with ``allow_vfork``), checked against subprocess's own
-    source once; otherwise None (Popen is used)."""
+    Python's subprocess passes it, when its call there is one of the two layouts known here
+    (22 arguments, or 23 with ``allow_vfork`` as in this machine's 3.11), checked against
+    subprocess's own source once; otherwise None (Popen is used)."""
     try:
         import re
 

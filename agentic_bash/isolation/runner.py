@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
-from .wire import Reader, WireClosed, send_msg
+from .wire import Reader, WireClosed, flight_headroom, send_msg
 
 __all__ = ["observe", "sandbox_main", "serve"]
 
@@ -56,12 +56,6 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_s1"] = time.time()
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
-        # the runner's own descriptor sends must never meet ETOOMANYREFS: its soft limit is
-        # the hard one, above what any sandbox program may hold in flight (_workload_nofile)
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        cfg["_nofile"] = (soft, hard)
-        if soft < hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         _limits_s1(cfg)
         cfg["t_joined"] = time.time()
         if cfg["level"] == "namespace":
@@ -208,25 +202,6 @@ too: before (attack10), a sandbox's 120 inotify instances were host root's 128, 
 root's own inotify_init1 failed with EMFILE until the sandbox let go."""
 
 
-def _workload_nofile(cfg: dict[str, Any]) -> None:
-    """S3, after its own descriptor sends: the runner's and its programs' RLIMIT_NOFILE back
-    to the zygote's soft limit, with a hard limit 1024 below the host's (unless
-    Limits.max_open_files set both). The kernel lets a process send descriptors only while
-    its user's total in flight is below the sender's soft limit: a program can raise its soft
-    limit to this hard one and no further, so every runner and the caller's spawn (sending
-    at the host's hard limit) keep room. Before (attack10): 20,000 descriptors in flight in
-    one sandbox stopped every new sandbox of the same host user (ETOOMANYREFS)."""
-    soft, _hard = cfg.get("_nofile") or (None, None)
-    if soft is None or "NOFILE" in ((cfg.get("resources") or {}).get("rlimits") or {}):
-        return
-    try:
-        cur_hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-        cap = max(cur_hard - 1024, cur_hard // 2)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, cap), cap))
-    except (OSError, ValueError):
-        pass
-
-
 def _userns_limits() -> None:
     for name, value in USERNS_LIMITS.items():
         try:
@@ -342,6 +317,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
              sup: socket.socket | None = None, signals: int | None = None) -> int:
     os.setsid()
     os.umask(0o022)
+    host_files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if cfg.get("resources"):
         # rlimits and the oom_score_adj file, while this process may still open it
         from .watchdog import s3_prepare
@@ -403,7 +379,6 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
                 apply_seccomp(deny, protect=os.getpid())
         except Exception as e:  # noqa: BLE001 - reported, and verify() sees Seccomp: 0
             seccomp_error = f"{type(e).__name__}: {e}"
-    _workload_nofile(cfg)
     if sup is not None and not seccomp_notify:
         try:
             sup.send(b"-")
@@ -464,6 +439,9 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         executor.signal_fd = signals
     elif signals is not None:
         os.close(signals)
+    # (lead, a small edit in pool10's file) last before the workload: descriptors in flight
+    # are counted per user against the sender's limit; the workload stays below the host's
+    flight_headroom(host_files)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
     usage = None

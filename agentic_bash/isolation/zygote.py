@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
 import importlib
 import json
 import os
@@ -21,7 +20,9 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any
+
+from .wire import sendmsg_fds
 
 __all__ = ["Zygote", "get_zygote", "main"]
 
@@ -355,35 +356,6 @@ def _bytecode_env() -> dict[str, str]:
     return {"PYTHONPYCACHEPREFIX": d}
 
 
-@contextlib.contextmanager
-def _inflight_room() -> Iterator[None]:
-    """The kernel refuses an SCM_RIGHTS send (ETOOMANYREFS) while this user has more
-    descriptors in flight than the sender's soft RLIMIT_NOFILE, summed over every process of
-    the user, sandboxes included. Sandbox programs get a hard limit 1024 below the host's
-    (runner._workload_nofile), so a sender at the hard limit always has room: raised around
-    the send only (a soft limit above 1024 would let later descriptors pass FD_SETSIZE).
-    (attack10: 20,000 in flight in one sandbox stopped every new sandbox of its user.)"""
-    import resource
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (OSError, ValueError):
-        soft = hard = 0
-    raised = soft < hard
-    if raised:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        except (OSError, ValueError):
-            raised = False
-    try:
-        yield
-    finally:
-        if raised:
-            try:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-            except (OSError, ValueError):
-                pass
-
-
 class Zygote:
     """Handle on one zygote process. ``spawn(cfg)`` returns (channel socket, S1 pid)."""
 
@@ -454,9 +426,7 @@ class Zygote:
                 # KeyboardInterrupt while waiting) leaves its reply behind, never to the next
                 self._req = getattr(self, "_req", 0) + 1
                 req = self._req
-                with _inflight_room():
-                    socket.send_fds(self.sock, [pickle.dumps({**cfg, "req": req})],
-                                    [theirs.fileno()])
+                sendmsg_fds(self.sock, [pickle.dumps({**cfg, "req": req})], [theirs.fileno()])
                 while True:
                     reply = json.loads(self.sock.recv(_MSG_MAX) or b"{}")
                     if reply.get("req", req) == req:

@@ -126,6 +126,14 @@ def _msg(status: int, message: str) -> Any:
     return JSONResponse({"message": message}, status_code=status)
 
 
+def _invalid(message: str, loc: tuple[Any, ...], kind: str) -> Any:
+    """A 422 with our ``message`` and the ``detail`` list upstream's FastAPI sends (type, loc,
+    msg), so a client written against either finds what it reads."""
+    from starlette.responses import JSONResponse
+    return JSONResponse({"message": message, "detail": [{"type": kind, "loc": list(loc), "msg": message}]},
+                        status_code=422)
+
+
 def _resolve(sb: Any, user_path: str, base: str = SANDBOX_DIR) -> str:
     """The sandbox path for a client path, symlinks resolved; Denied/BadPath otherwise."""
     full = confine(user_path, base)
@@ -198,14 +206,19 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         try:
             body = await request.json()
         except ValueError:
-            return _msg(422, "the body must be JSON: {\"command\": \"...\"}")
-        if not isinstance(body, dict) or not isinstance(body.get("command"), str):
-            return _msg(422, "field 'command' (a string) is required")
+            return _invalid("the body must be JSON: {\"command\": \"...\"}", ("body",), "json_invalid")
+        if not isinstance(body, dict):
+            return _invalid("the body must be a JSON object: {\"command\": \"...\"}", ("body",),
+                            "model_attributes_type")
+        if not isinstance(body.get("command"), str):
+            return _invalid("field 'command' (a string) is required", ("body", "command"),
+                            "missing" if body.get("command") is None else "string_type")
         t = body.get("timeout_seconds")
         if t is None:
             t = timeout_default
         elif isinstance(t, bool) or not isinstance(t, (int, float)) or not (math.isfinite(t) and t > 0):
-            return _msg(422, "field 'timeout_seconds' must be a positive number")
+            return _invalid("field 'timeout_seconds' must be a positive number", ("body", "timeout_seconds"),
+                            "greater_than")
         command = body["command"]
         tt = None if t is None else float(t)
         try:
@@ -215,7 +228,7 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         except SandboxError as e:
             return _msg(500, f"{type(e).__name__}: {e}")
         except (TypeError, ValueError) as e:     # arguments the Sandbox refused before running
-            return _msg(422, str(e))
+            return _invalid(str(e), ("body",), "value_error")
         r = out.value
         stdout, stderr = r.stdout, r.stderr
         cut = r.truncated
@@ -250,10 +263,10 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         try:
             form = await request.form(max_part_size=max_body)
         except Exception as e:  # noqa: BLE001 - a malformed multipart body
-            return _msg(422, f"could not read the multipart body: {e}")
+            return _invalid(f"could not read the multipart body: {e}", ("body",), "value_error")
         f = form.get("file")
         if f is None or isinstance(f, str) or not getattr(f, "filename", None):
-            return _msg(422, "a multipart field 'file' with a filename is required")
+            return _invalid("a multipart field 'file' with a filename is required", ("body", "file"), "missing")
         name = f.filename
         if f.size is not None and f.size > max_body:
             return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
@@ -315,7 +328,14 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         Route("/exists", exists, methods=["GET"]),
         Route("/exists/{path:path}", exists, methods=["GET"]),
     ]
-    app = Starlette(routes=routes)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        # unknown paths and methods answer JSON like upstream's FastAPI ({"detail": ...})
+        status = getattr(exc, "status_code", 500)
+        return JSONResponse({"detail": getattr(exc, "detail", "") or "error"}, status_code=status,
+                            headers=getattr(exc, "headers", None))
+
+    from starlette.exceptions import HTTPException
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
     app.router.redirect_slashes = False
     app.state.host = host
     return app

@@ -1778,6 +1778,9 @@ def _run_discarding(sh: Interpreter, script: Any) -> int:
     """Run a sourced file: an error that discards a command line (``$((1/0))``, a readonly
     assignment) abandons that line of the file only, as bash's parse_and_execute does."""
     from .interpreter import AbortLine, ExitShell
+    if not script.items:
+        sh.state.last_status = 0   # comments only: 0, as bash's `. file` and `eval` give
+        return 0
     skip = False
     for item in script.items:
         if skip:

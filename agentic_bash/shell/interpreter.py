@@ -1874,6 +1874,9 @@ class Interpreter(Expander):
 
     # ================================================================== running
     def run_script(self, script: N.Script) -> int:
+        if not script.items:
+            self.state.last_status = 0   # `$()` and the like: 0, not the status before
+            return 0
         for item in script.items:
             c = item.cmd
             if item.background:

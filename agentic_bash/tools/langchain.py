@@ -11,6 +11,9 @@ from .specs import _selected
 
 __all__ = ["langchain_tools"]
 
+# the tools a bare string input can call: their one required argument
+_STRING_ARG = {"bash": "command", "read_file": "path", "list_files": "path"}
+
 
 def langchain_tools(sb: Any, *, renderer: Renderer | None = None, names: Any = None) -> list[Any]:
     """``BaseTool`` instances (JSON-schema ``args_schema``, the same schemas as
@@ -24,6 +27,13 @@ def langchain_tools(sb: Any, *, renderer: Renderer | None = None, names: Any = N
 
     class SandboxTool(BaseTool):  # type: ignore[misc, valid-type]
         """One agentic-bash tool bound to a Sandbox."""
+
+        def _parse_input(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+            # a bare string (`bash.invoke("ls")`) is the one argument of a one-argument tool;
+            # langchain-core refuses strings for JSON-schema tools on its own
+            if isinstance(tool_input, str) and self.name in _STRING_ARG:
+                tool_input = {_STRING_ARG[self.name]: tool_input}
+            return super()._parse_input(tool_input, *args, **kwargs)
 
         def _run(self, *args: Any, run_manager: Any = None, **kwargs: Any) -> str:
             if args:   # a bare string input: only meaningful for bash

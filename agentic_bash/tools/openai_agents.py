@@ -6,7 +6,7 @@
 import threading
 from typing import Annotated, Any, Callable
 
-from .handlers import handle
+from .handlers import ToolArgumentError, handle, parse_arguments
 from .render import Renderer
 from .specs import _selected
 
@@ -60,5 +60,21 @@ def openai_agents_tools(sb: Any, *, renderer: Renderer | None = None, names: Any
 
     fns = _functions(call)
     return [function_tool(fns[s.name], name_override=s.name, description_override=s.description,
-                          use_docstring_info=False)
+                          use_docstring_info=False, failure_error_function=_explain(s.name))
             for s in _selected(names)]
+
+
+def _explain(name: str) -> Callable[[Any, Exception], str]:
+    """The model-facing text of arguments the SDK refused before calling the tool (bad JSON,
+    a wrong type): what ``handle`` says of them, not the SDK's bare "An error occurred"."""
+    def explain(ctx: Any, error: Exception) -> str:
+        raw = getattr(ctx, "tool_arguments", None)
+        if raw is not None:
+            try:
+                parse_arguments(name, raw)
+            except ToolArgumentError as exc:
+                return f"error: {exc}"
+            except Exception:  # noqa: BLE001 - only a better wording is at stake here
+                pass
+        return f"error: {name}: the arguments were refused ({type(error).__name__}: {error})"
+    return explain

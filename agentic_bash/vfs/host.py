@@ -79,6 +79,52 @@ class _Gate:
             os.close(self.fd)
 
 
+def _open_fifo(name: str, dir_fd: int, flags: int, perm: int, writes: bool) -> int:
+    """Open a FIFO as bash does, waiting for its peer, but on a thread of its own while the
+    caller polls the run's budget: a blocking open() in the runner's thread (`mkfifo p; echo
+    x > p` with no reader) could not be stopped, and the host killed the whole sandbox 5 s
+    past the deadline. At the deadline the waiting open is released by opening the other end
+    for a moment, and the stop is raised on."""
+    import threading
+
+    from ..limits import active_budget
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def opener() -> None:
+        try:
+            box["fd"] = os.open(name, flags, perm, dir_fd=dir_fd)
+        except OSError as e:
+            box["err"] = e
+        done.set()
+
+    threading.Thread(target=opener, name="fifo-open", daemon=True).start()
+    budget = active_budget()
+    try:
+        while not done.wait(0.01):
+            if budget is not None:
+                budget.check()
+    except BaseException:
+        peer = -1
+        while not done.is_set():
+            # the waiting open counts as a reader (or writer): the other end opens at once
+            try:
+                peer = os.open(name, (os.O_RDONLY if writes else os.O_WRONLY) | os.O_NONBLOCK | os.O_CLOEXEC,
+                               dir_fd=dir_fd)
+                break
+            except OSError:
+                done.wait(0.005)
+        done.wait(5)
+        if peer >= 0:
+            os.close(peer)
+        if "fd" in box:
+            os.close(box["fd"])
+        raise
+    if "err" in box:
+        raise box["err"]
+    return box["fd"]
+
+
 class HostFS:
     """A host directory as a FileSystem; read-only (EROFS) unless ``writable``."""
 
@@ -293,13 +339,23 @@ class HostFS:
                 raise _err(errno.EROFS, path)
             if writes:
                 self._jnote(g.path)
+            oflags = flags | _nofollow(g) | os.O_CLOEXEC
             try:
-                fd = os.open(g.name, flags | _nofollow(g) | os.O_CLOEXEC |
-                             (os.O_NONBLOCK if regular else 0), perm, dir_fd=g.fd)
+                # (never blocking here: a FIFO's open waits for its peer, in the runner's own
+                # thread where no deadline could stop it; such opens wait in _open_fifo)
+                fd = os.open(g.name, oflags | os.O_NONBLOCK, perm, dir_fd=g.fd)
+                if not regular and not writes and _stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    os.close(fd)
+                    fd = _open_fifo(g.name, g.fd, oflags, perm, writes)
             except OSError as e:
-                if e.errno == errno.ELOOP and not excl and not g.follow:
+                if e.errno == errno.ENXIO and writes and not regular and self._is_fifo(g):
+                    fd = _open_fifo(g.name, g.fd, oflags, perm, writes)
+                elif e.errno == errno.ELOOP and not excl and not g.follow:
                     raise _err(errno.EACCES, path) from None  # final component swapped in a race
-                raise _err(e.errno, path) from None
+                else:
+                    raise _err(e.errno, path) from None
+            if not regular:
+                os.set_blocking(fd, True)
         try:
             st = os.fstat(fd)
             if _stat.S_ISDIR(st.st_mode):
@@ -325,6 +381,12 @@ class HostFS:
             return _WriteThrough(f)  # type: ignore[return-value]
         from .devices import guard_special
         return guard_special(f, st)  # FIFOs, devices: unbuffered, reads charged to the budget
+
+    def _is_fifo(self, g: Any) -> bool:
+        try:
+            return _stat.S_ISFIFO(os.stat(g.name, dir_fd=g.fd, follow_symlinks=g.follow).st_mode)
+        except OSError:
+            return False
 
     # ------------------------------------------------------------------ mutations
     def _create_gate(self, path: str) -> _Gate:

@@ -7,7 +7,7 @@ import pytest
 import agentic_bash as ab
 from agentic_bash import limits
 from bashdiff import bash_c
-from test_contract_found9 import _peak_growth
+from test_contract_found9 import _namespace_ok, _peak_growth
 
 MiB = 1 << 20
 
@@ -140,3 +140,24 @@ def test_a_session_whose_debug_trap_fails_still_runs_commands(sb: ab.Sandbox) ->
         s.run("trap 'a=a; echo $((a))' DEBUG")
         r = s.run("echo ok")
         assert r.stdout == "ok\n" and r.exit_code == 0, r
+
+
+# -- opening a FIFO with no peer in the namespace level ------------------------------------
+# The runner opened a redirection's FIFO with a blocking open() in its own thread: with no
+# reader (`mkfifo p; echo x > p`) or no writer (`read x < p`) nothing could stop it, and the
+# host killed the sandbox 5 s past the deadline (SandboxCrashed escaped run(); fuzz seed 302).
+
+@pytest.mark.skipif(not _namespace_ok(), reason="kernel sandbox unavailable")
+def test_a_fifo_open_with_no_peer_ends_at_the_deadline_in_the_namespace_level() -> None:
+    with ab.Sandbox(isolation="namespace") as s:
+        for script in ("mkfifo /tmp/f1; echo x > /tmp/f1", "mkfifo /tmp/f2; cat < /tmp/f2",
+                       "read x < /tmp/f2", "exec 3</tmp/f2", "exec 3>/tmp/f1"):
+            r = s.run(script, timeout=1)  # SandboxCrashed escaped here
+            assert r.timed_out and r.exit_code == 124, (script, r)
+            assert r.duration < 3, (script, r.duration)
+            assert s.run("echo ok", timeout=10).stdout == "ok\n"
+        # a peer that comes: the open waits for it, as bash's does
+        r = s.run("mkfifo /tmp/f5; { sleep 0.3; echo hi > /tmp/f5; } & read x < /tmp/f5; echo got $x; "
+                  "cat /tmp/f5 & sleep 0.2; echo data > /tmp/f5; wait; "
+                  "mkfifo /tmp/f6; exec 4<>/tmp/f6; echo rw >&4; read y <&4; echo $y", timeout=20)
+        assert r.stdout == "got hi\ndata\nrw\n", r

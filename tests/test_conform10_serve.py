@@ -1,0 +1,96 @@
+"""`agentic-bash serve` against upstream's runtime (examples/python-runtime-sandbox/main.py)
+as its clients see it: the official client, and the JSON its FastAPI app answers errors with."""
+
+from __future__ import annotations
+
+import pytest
+
+from bashdiff import bash_c
+from server_util import post_json, start_server
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+requests = pytest.importorskip("requests")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = start_server("--base-dir", str(tmp_path_factory.mktemp("app")), "-i", "virtual")
+    yield srv
+    srv.stop()
+
+
+class _StandInK8s:
+    injected_api_client = None
+
+    def get_sandbox(self, name, namespace):
+        return {"metadata": {"name": name}, "status": {}}
+
+    def delete_sandbox_claim(self, name, namespace):
+        pass
+
+
+def _sdk(url):
+    pytest.importorskip("k8s_agent_sandbox")
+    from k8s_agent_sandbox.models import SandboxDirectConnectionConfig
+    from k8s_agent_sandbox.sandbox import Sandbox
+    return Sandbox(claim_name="c", sandbox_id="s", namespace="default",
+                   connection_config=SandboxDirectConnectionConfig(api_url=url), k8s_helper=_StandInK8s())
+
+
+def test_an_empty_command_is_0_not_the_status_of_the_command_before(server):
+    sb = _sdk(server.url)
+    try:
+        assert sb.commands.run("nosuchcommand-c10").exit_code == 127
+        for nothing in ("", "   ", "# just a comment", "\n\n"):
+            r = sb.commands.run(nothing)
+            assert (r.exit_code, r.stdout, r.stderr) == (0, "", ""), repr(nothing)
+        assert sb.commands.run("false").exit_code == 1
+        assert sb.commands.run("echo $?").stdout == "1\n"      # $? still carries over
+    finally:
+        sb.close_connection()
+
+
+@pytest.mark.bash
+@pytest.mark.parametrize("script", [
+    "false; . ./empty; echo $?",
+    "false; . ./comment; echo $?",
+    "false; eval '# c'; echo $?",
+    "false; eval ''; echo $?",
+    "false; x=$(); echo $?",
+    "false; x=$(# c\n); echo $?",
+])
+def test_sourcing_or_evaluating_nothing_is_status_0_as_in_bash(tmp_path, script):
+    from agentic_bash import Sandbox
+    (tmp_path / "empty").write_text("")
+    (tmp_path / "comment").write_text("# nothing here\n")
+    want = bash_c(script, str(tmp_path))
+    with Sandbox(isolation="virtual", mounts={"/w": (str(tmp_path), "ro")}, workdir="/w") as sb:
+        r = sb.run(script)
+    assert (r.stdout, r.exit_code) == (want[0], want[2])
+
+
+@pytest.mark.parametrize("method,path,status", [
+    ("GET", "/nope", 404), ("GET", "/download", 404), ("GET", "/execute", 405),
+    ("POST", "/", 405), ("PUT", "/upload", 405)])
+def test_unknown_paths_and_methods_answer_json_like_upstream(server, method, path, status):
+    r = requests.request(method, server.url + path, timeout=30)
+    assert r.status_code == status
+    assert r.headers["content-type"].startswith("application/json")
+    assert r.json() == {"detail": "Not Found" if status == 404 else "Method Not Allowed"}
+    if status == 405:
+        assert r.headers.get("allow")
+
+
+@pytest.mark.parametrize("body,loc", [
+    ({}, ["body", "command"]), ({"command": 5}, ["body", "command"]), (["echo"], ["body"]),
+    ({"command": "true", "timeout_seconds": 0}, ["body", "timeout_seconds"])])
+def test_invalid_execute_bodies_are_422_with_upstreams_detail_list(server, body, loc):
+    st, r = post_json(server.url + "/execute", body)
+    assert st == 422
+    assert r["message"] and [d["loc"] for d in r["detail"]] == [loc]
+
+
+def test_an_upload_without_a_file_is_422_with_upstreams_detail_list(server):
+    r = requests.post(server.url + "/upload", files={"other": ("a.txt", b"A")}, timeout=30)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "file"]
