@@ -168,7 +168,11 @@ def test_descriptors_in_flight_do_not_stop_new_sandboxes(got: dict) -> None:
     # and as the user, for as long as a background process held them
     i = got["inflight"]
     words = i["inside"].split()
-    assert "inflight" in words and int(words[words.index("inflight") + 1]) >= 5000, _show(i)
+    # thousands in flight, or refused (109, ETOOMANYREFS) because this host user's count was
+    # already at the workload's cap (another process of the same user, e.g. a parallel test)
+    assert "inflight" in words, _show(i)
+    assert int(words[words.index("inflight") + 1]) >= 5000 or "refused 109" in i["inside"], \
+        _show(i)
     assert i["second"] == "second alive\n", _show(i)
     assert i["after"].get("value") == "alive\n", _show(i)
     _nothing_left(i["left"])
