@@ -1667,6 +1667,7 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             report_parse_error(sh, e, lines, who)
             if getattr(e, "resume_pos", None) is not None:
                 sh.state.last_status = 1  # a bad compound assignment: the line is dropped
+                sh.__dict__["dropped_line"] = True  # (its 1 stands: the script was not empty)
                 continue
             # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
             # [[ ]] syntax error with the current $? unchanged
@@ -1815,10 +1816,11 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
                 sh.state.last_status = 0   # nothing to run: 0, as `bash -c ''` (not the last $?)
         else:
             ran = False
+            sh.__dict__.pop("dropped_line", None)
             for t in _lines(sh, source or "", who):
                 ran = ran or bool(t.items)
                 _run_items(sh, t.items, who != "-c")
-            if not ran:
+            if not ran and not sh.__dict__.pop("dropped_line", False):
                 sh.state.last_status = 0
         if sh.chld_pending or sh.sig_queue:
             sh.run_pending()  # (children the last command reaped, signals sent meanwhile)
