@@ -547,6 +547,8 @@ class InProcessExecutor:
             if sh.funcstack:
                 sh.funcstack = []
             sh.pipestatus = []
+            if sh.jobs is not None and sh.jobs.jobs:
+                sh.jobs.mark_reported()
             temp_scope = saved_cwd = None
             if env:
                 # per-run env: visible to this run only, like VAR=x cmd
@@ -871,6 +873,9 @@ class InProcessExecutor:
         for j in list(jobs.jobs.values()):
             if not j.done.is_set() and j.child is not None:
                 j.killed = True
+                # dead with this run (its thread may take a moment to end): reported, so a
+                # later run's `wait -n` does not take its status for one of its own jobs
+                j.reported = True
                 j.child.budget.cancel("killed")
 
     def _settle_jobs(self, t0: float, budget: Budget) -> None:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
-from .wire import Reader, WireClosed, send_msg
+from .wire import Reader, WireClosed, flight_headroom, send_msg
 
 __all__ = ["observe", "sandbox_main", "serve"]
 
@@ -317,6 +317,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
              sup: socket.socket | None = None, signals: int | None = None) -> int:
     os.setsid()
     os.umask(0o022)
+    host_files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if cfg.get("resources"):
         # rlimits and the oom_score_adj file, while this process may still open it
         from .watchdog import s3_prepare
@@ -438,6 +439,9 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         executor.signal_fd = signals
     elif signals is not None:
         os.close(signals)
+    # (lead, a small edit in pool10's file) last before the workload: descriptors in flight
+    # are counted per user against the sender's limit; the workload stays below the host's
+    flight_headroom(host_files)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
     usage = None

@@ -396,7 +396,8 @@ def _tgid(tid: int) -> int | None:
 
 
 def send_fd(sock: socket.socket, fd: int) -> None:
-    socket.send_fds(sock, [b"L"], [fd])
+    from .wire import sendmsg_fds
+    sendmsg_fds(sock, [b"L"], [fd])
 
 
 def recv_fd(sock: socket.socket) -> int | None:

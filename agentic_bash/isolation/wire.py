@@ -15,10 +15,13 @@
 from __future__ import annotations
 
 import array
+import errno
 import json
 import select
 import socket
+import resource
 import struct
+import threading
 import time
 from typing import Any
 
@@ -55,12 +58,73 @@ def send_msg(sock: socket.socket, header: dict[str, Any], payload: bytes = b"",
         return
     data = _HDR.pack(len(h), len(payload)) + h + payload
     if fds:
-        n = sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                   array.array("i", fds).tobytes())])
+        n = sendmsg_fds(sock, [data], fds)
         data = data[n:]
         if not data:
             return
     sock.sendall(data)
+
+
+FLIGHT_MARGIN = 512
+"""Descriptors a sandbox's processes may have in flight below what our own senders may: see
+``sendmsg_fds`` and ``flight_headroom``."""
+_flight_lock = threading.Lock()
+
+
+def sendmsg_fds(sock: socket.socket, buffers: list[bytes], fds: list[int] | tuple[int, ...]) -> int:
+    """``sock.sendmsg`` with ``fds`` (SCM_RIGHTS), robust to a workload's descriptors in flight.
+
+    Linux counts descriptors in flight over unix sockets per user and refuses a send
+    (ETOOMANYREFS) once the count passes the *sender's* soft RLIMIT_NOFILE. A sandbox
+    workload runs as the caller's user (unprivileged) and could queue enough to make the
+    caller's next sandbox start, which passes a socket, fail. The sandbox keeps its processes'
+    limit ``FLIGHT_MARGIN`` below the host's hard limit (``flight_headroom``); a send refused
+    here is retried once with this process's soft limit raised to its hard one for the
+    duration of the call."""
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
+    try:
+        return sock.sendmsg(buffers, anc)
+    except OSError as e:
+        if e.errno != errno.ETOOMANYREFS:
+            raise
+        first = e
+    with _flight_lock:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        top = _nr_open() if hard == resource.RLIM_INFINITY else hard
+        if top <= soft:
+            raise first
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (top, hard))
+        except (OSError, ValueError):
+            raise first from None
+        try:
+            return sock.sendmsg(buffers, anc)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def flight_headroom(host_hard: int) -> None:
+    """In a sandbox, before its workload starts: lower this process's RLIMIT_NOFILE (inherited
+    by every program) to ``FLIGHT_MARGIN`` below ``host_hard``, the limit the host's senders
+    may raise themselves to, so the descriptors a workload can put in flight (at most its own
+    soft limit plus one message's 253) never reach it."""
+    if host_hard == resource.RLIM_INFINITY:
+        host_hard = _nr_open()
+    cap = host_hard - FLIGHT_MARGIN if host_hard >= 2 * FLIGHT_MARGIN else host_hard // 2
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > cap:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, cap), cap))
+        except (OSError, ValueError):
+            pass
+
+
+def _nr_open() -> int:
+    try:
+        with open("/proc/sys/fs/nr_open", "rb") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 1 << 20
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:

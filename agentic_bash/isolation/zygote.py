@@ -22,6 +22,8 @@ import threading
 import time
 from typing import Any
 
+from .wire import sendmsg_fds
+
 __all__ = ["Zygote", "get_zygote", "main"]
 
 PRELOAD = (
@@ -424,8 +426,7 @@ class Zygote:
                 # KeyboardInterrupt while waiting) leaves its reply behind, never to the next
                 self._req = getattr(self, "_req", 0) + 1
                 req = self._req
-                socket.send_fds(self.sock, [pickle.dumps({**cfg, "req": req})],
-                                [theirs.fileno()])
+                sendmsg_fds(self.sock, [pickle.dumps({**cfg, "req": req})], [theirs.fileno()])
                 while True:
                     reply = json.loads(self.sock.recv(_MSG_MAX) or b"{}")
                     if reply.get("req", req) == req:

@@ -60,6 +60,7 @@ class _Done(threading.Event):
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
+                 "timed_out",
                  "native", "pid_ready", "live", "single", "tree", "inproc", "owner", "vnum",
                  "__weakref__")
 
@@ -78,6 +79,7 @@ class Job:
         self.child: Any = None
         self.reported = False
         self.killed = False
+        self.timed_out = False  # ended by its deadline (the run's that started it, at most)
         self.native: Any = None  # the real process `$!` names (a native job's last stage)
         self.pid_ready = threading.Event()  # set once ``pid`` is final (or the job ended)
         self.single = False  # the job is one native command (`kill %N` signals it for real)
@@ -152,6 +154,16 @@ class JobTable:
                     if self.jobs.get(j.num) is not j and j.done.is_set()]
             for p in gone[:len(gone) - KEEP_FINISHED]:
                 self.by_pid.pop(p, None)
+
+    def mark_reported(self) -> None:
+        """Between runs (a prompt, to the session): jobs that ended are reported, as bash
+        reports them before its next prompt, and ``wait -n`` waits only for jobs not yet
+        reported (bash: 127 with none left). A job the last run's deadline stopped gave a
+        later run's ``wait -n`` its 124 at once."""
+        with self.lock:
+            for j in list(self.jobs.values()):
+                if not j.reported and j.done.is_set():
+                    j.reported = True
 
     def remove(self, job: Job) -> None:
         with self.lock:
@@ -532,8 +544,9 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
                 st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
             finally:
                 b.unwatch()
-        except LimitExceeded:
+        except LimitExceeded as e:
             st = 124 if not job.killed else 128 + getattr(child, "kill_signal", 15)
+            job.timed_out = e.limit == "timeout" and not job.killed
         except BaseException:  # noqa: BLE001
             st = 1
         finally:

@@ -609,23 +609,32 @@ def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
     # (the header fields are compared as _TarWriter formats them: another writer's
     # spelling of the same number sends the archive down the slow path, which is fine)
     octal: dict[int, bytes] = {}
+    gaps: dict[bytes, int] = {}   # a PAX header's size field -> the gap it makes
     # a BytesIO made from bytes hands them back without a copy (getbuffer would copy them)
     buf = f.getvalue()
     total = len(buf)
     at = buf.startswith
     pos = im.offset_data + im.size + (-im.size % _BLOCK)
     try:
+        # (positions only grow: one past the end fails a comparison below or raises
+        # IndexError, and the end is checked after the loop)
         for gap, name, typ, mode, uid, gid, mtime, size, link in idx:
             # each member starts where the one before ended (pos), its header after the gap
             hdr = pos + gap
-            end = hdr + _BLOCK + size
-            if end > total:
-                return None
             if gap:  # one PAX header between them
-                psize = int(buf[pos + 124:pos + 135], 8)
-                if buf[pos + 156] != 0x78 or gap != _BLOCK + psize + (-psize % _BLOCK):
+                field = buf[pos + 124:pos + 136]
+                pgap = gaps.get(field)
+                if pgap is None:
+                    psize = int(field[:11], 8)
+                    if field[11] != 0:
+                        return None
+                    pgap = gaps[field] = _BLOCK + psize + (-psize % _BLOCK)
+                if buf[pos + 156] != 0x78 or gap != pgap:
                     return None
-            nb = name.encode("utf-8", "surrogateescape")
+            try:
+                nb = name.encode()
+            except UnicodeEncodeError:
+                nb = name.encode("utf-8", "surrogateescape")
             k = len(nb)
             if k >= 100:
                 nb, k = nb[:100], 100
@@ -637,10 +646,10 @@ def _indexed(f: BinaryIO, im: Member) -> list[Member] | None:
                     or not at(field, hdr + 124)):
                 return None
             append(Member(name, tb, link, mode, uid, gid, mtime, size, hdr + _BLOCK))
-            pos = end + (-size % _BLOCK)
+            pos = hdr + _BLOCK + size + (-size % _BLOCK)
     except (ValueError, IndexError):
         return None  # a PAX size that is no number, or a position past the end
-    if pos < total and not at(_ZERO, pos):
+    if pos > total or (pos < total and not at(_ZERO, pos)):
         return None
     return out
 

@@ -21,3 +21,23 @@ def test_wait_before_the_deadline_keeps_the_status() -> None:
     with Sandbox(isolation="virtual") as sb:
         r = sb.run("(exit 3) & wait $!; echo $?; sleep 0.1 & wait; echo w=$?", timeout=20)
         assert (r.stdout, r.exit_code, r.timed_out) == ("3\nw=0\n", 0, False)
+
+
+@pytest.mark.parametrize("script", ["sleep 100 & wait -n", "sleep 100 & wait"])
+def test_jobs_a_deadline_killed_are_not_a_later_runs(script: str) -> None:
+    # the job the first run's deadline killed ends on its thread a moment later: a later
+    # run's `wait -n` took its status (143 or 124 at once, timed_out False) in 99 of 100 runs
+    with Sandbox(isolation="virtual") as sb:
+        for _ in range(5):
+            r = sb.run(script, timeout=0.5)
+            assert (r.exit_code, r.timed_out) == (124, True), r
+            assert r.duration >= 0.2, r
+
+
+def test_wait_n_skips_jobs_that_ended_before_the_run() -> None:
+    with Sandbox(isolation="virtual") as sb:
+        sb.run("(exit 3) &")
+        assert sb.run("sleep 0.3; wait -n; echo $?").stdout == "127\n"
+        # a job of an earlier run that is still running is the session's: wait -n gets it
+        sb.run("sleep 0.3 &")
+        assert sb.run("wait -n; echo $?").stdout == "0\n"
