@@ -482,8 +482,54 @@ def _script_file_setup(name: str, opts: SandboxOptions) -> tuple[str, SandboxOpt
     o = SandboxOptions(opts)
     taken = [parse_mount(m)[0] for m in o.get("mount") or []]
     if not any(directory == t or directory.startswith(t.rstrip("/") + "/") for t in taken):
-        o["mount"] = [*(o.get("mount") or []), f"{directory}={directory}:ro"]
+        src = _script_dir_source(directory, path)
+        o["mount"] = [*(o.get("mount") or []), f"{directory}={src}:ro"]
     return path, o
+
+
+# (attack10) names whose presence marks a directory as holding credentials: `run ~/x.sh`
+# mounted the whole home, and the sandbox read ~/.ssh/id_rsa
+_CREDENTIAL_NAMES = frozenset((
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
+    ".pypirc", ".npmrc", ".env", ".config", ".password-store", ".vault-token", ".bash_history",
+    ".git"))
+
+
+def _script_dir_source(directory: str, path: str) -> str:
+    """What is mounted at FILE's directory: the directory itself, or (a home, the root, or a
+    directory holding credential files such as .ssh, .aws, .env, .git) a private copy of
+    its top-level non-hidden regular files, FILE included, removed at exit."""
+    try:
+        names = set(os.listdir(directory))
+    except OSError:
+        names = set()
+    home = os.path.realpath(os.path.expanduser("~"))
+    if (os.path.realpath(directory) not in (home, "/")
+            and not names & _CREDENTIAL_NAMES):
+        return directory
+    import atexit
+    import shutil
+    import tempfile
+    copy = tempfile.mkdtemp(prefix="agentic-bash-script-")
+    atexit.register(shutil.rmtree, copy, True)
+    kept = 0
+    for n in sorted(names):
+        f = os.path.join(directory, n)
+        if n.startswith(".") or not os.path.isfile(f) or os.path.getsize(f) > 1 << 20:
+            if os.path.realpath(f) != os.path.realpath(path):
+                continue
+        if kept >= 200 and os.path.realpath(f) != os.path.realpath(path):
+            continue
+        try:
+            shutil.copyfile(f, os.path.join(copy, n))
+            kept += 1
+        except OSError:
+            pass
+    os.chmod(copy, 0o755)
+    typer.echo(f"agentic-bash: {directory} holds credentials or is a home: only its "
+               f"top-level files are visible in the sandbox, not its dot-files or "
+               f"subdirectories", err=True)
+    return copy
 
 
 @app.command()

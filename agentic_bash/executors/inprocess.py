@@ -2202,7 +2202,8 @@ def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], 
         head = b""
     if err == errno.ENOEXEC:
         nl, nul = head.find(b"\n"), head.find(b"\0")
-        if nul >= 0 and (nl < 0 or nul < nl):
+        # bash's check_binary_file: an ELF header, or a NUL in the first line (5.1+)
+        if head.startswith(b"\x7fELF") or nul >= 0 and (nl < 0 or nul < nl):
             sh.error(f"{shown}: cannot execute binary file: Exec format error")
             return 126
         return run_nested_shell(sh, ["bash", path] + argv[1:], script_name=shown)
