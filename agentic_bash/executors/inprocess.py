@@ -669,12 +669,16 @@ class InProcessExecutor:
                 self._settle_jobs(t0, budget)
             st.last_status = status
             created = modified = deleted = ()
+            files_partial = False
             if marker is not None:
                 if marker.journal.prior:
                     self._idle_marker = None
                     try:
-                        ch = _diff(marker)
+                        # (bounded by the deadline, or 50 ms past a timed-out one: contract10)
+                        dl = budget.deadline
+                        ch = _diff(marker, until=None if dl is None else max(dl, _monotonic()) + 0.05)
                         created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
+                        files_partial = ch.partial
                     except Exception:
                         pass
                 elif marker.fs._journal is marker.journal:
@@ -717,6 +721,9 @@ class InProcessExecutor:
             if (len(created) > FILES_LISTED or len(modified) > FILES_LISTED
                     or len(deleted) > FILES_LISTED) and self.files_listed:
                 r = cap_files(r, self.files_listed)   # (attack10: the lists were unbounded)
+            if files_partial:
+                import dataclasses
+                r = dataclasses.replace(r, files_truncated=True)
             if sh.exited:
                 # `exit` (or a fatal error) ended the shell: an interactive one would stop here
                 sh.exited = False
