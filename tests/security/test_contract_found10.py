@@ -171,3 +171,24 @@ def test_a_fifo_open_with_no_peer_ends_at_the_deadline_in_the_namespace_level() 
                   "cat /tmp/f5 & sleep 0.2; echo data > /tmp/f5; wait; "
                   "mkfifo /tmp/f6; exec 4<>/tmp/f6; echo rw >&4; read y <&4; echo $y", timeout=20)
         assert r.stdout == "got hi\ndata\nrw\n", r
+
+
+# -- the changed-files diff after the deadline ---------------------------------------------
+# A run's Result lists the files it changed: with 5,000 nested directories the lookups took
+# 0.2-0.6 s after the deadline (fuzz seed 401: 0.64 s past it). The diff now stops at the
+# deadline (+50 ms for a run that reached it) and says the lists are partial.
+
+def test_the_changed_files_diff_stops_at_its_time_bound() -> None:
+    import time
+
+    from agentic_bash.vfs import changes
+    with ab.Sandbox(isolation="virtual") as s:
+        r = s.run("mkdir -p $(printf 'd/%.0s' {1..300})", timeout=30)
+        assert len(r.files_created) == 300 and not r.files_truncated, r.files_created[:3]
+        fs = s._ex.fs
+        m = changes.snapshot_marker(fs)
+        fs.mkdir("/workspace/e")
+        for i in range(200):
+            fs.mkdir(f"/workspace/e/{i}")
+        ch = changes.diff(m, until=time.monotonic() - 1)
+        assert ch.partial and len(ch.created) < 201, len(ch.created)
