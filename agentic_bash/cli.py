@@ -35,6 +35,7 @@ app = typer.Typer(
 EXIT_USAGE = 2       # like bash and click: a usage error
 EXIT_TIMEOUT = 124   # like timeout(1)
 EXIT_SANDBOX = 125   # the sandbox itself failed (not the script)
+EXIT_SIGPIPE = 141   # like bash when the reader of its output went away
 LEVELS = ("auto", "virtual", "namespace", "landlock", "none")
 Level = Enum("Level", {v: v for v in LEVELS}, type=str)  # typer validates the choice
 MOUNT_MODES = ("ro", "cow", "rw")
@@ -320,30 +321,61 @@ def _json_result(result: Any) -> str:
 
 
 def _emit(result: Any, as_json: bool, streamed: bool = False) -> int:
-    if as_json:
-        sys.stdout.write(_json_result(result) + "\n")
-        sys.stdout.flush()
-    elif not streamed:
-        sys.stdout.buffer.write(result.stdout_bytes)
-        sys.stdout.buffer.flush()
-        sys.stderr.buffer.write(result.stderr_bytes)
-        sys.stderr.buffer.flush()
+    try:
+        if as_json:
+            sys.stdout.write(_json_result(result) + "\n")
+            sys.stdout.flush()
+        elif not streamed:
+            sys.stdout.buffer.write(result.stdout_bytes)
+            sys.stdout.buffer.flush()
+            sys.stderr.buffer.write(result.stderr_bytes)
+            sys.stderr.buffer.flush()
+    except BrokenPipeError:
+        _stdout_gone.set()
+        _silence(1)
+    if _stdout_gone.is_set():
+        return EXIT_SIGPIPE
     if result.timed_out:
-        sys.stderr.write("agentic-bash: timed out"
-                         + (f" after {result.duration:.3g} s" if result.duration else "") + "\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write("agentic-bash: timed out"
+                             + (f" after {result.duration:.3g} s" if result.duration else "") + "\n")
+            sys.stderr.flush()
+        except BrokenPipeError:
+            _silence(2)
         return EXIT_TIMEOUT
     return result.exit_code
 
 
-def _live_writer(fd: int, chunk: bytes) -> None:
-    """Output as it is produced, flushed at once so stdout and stderr keep their order."""
+# Set once the reader of our stdout has gone (`agentic-bash run ... | head -1`): the run is
+# stopped, as the writer in `bash -c ... | head` dies of SIGPIPE, and the status is 141.
+_stdout_gone = threading.Event()
+
+
+def _silence(fd: int) -> None:
+    """Point ``fd`` at /dev/null, so buffered output left for it at exit cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except OSError:
+        pass
+
+
+def _live_writer(fd: int, chunk: bytes, on_gone: Callable[[], None] | None = None) -> None:
+    """Output as it is produced, flushed at once so stdout and stderr keep their order; when
+    stdout's reader has gone, ``on_gone()`` is called once (it stops the run)."""
+    if fd == 1 and _stdout_gone.is_set():
+        return
     stream = sys.stdout.buffer if fd == 1 else sys.stderr.buffer
     try:
         stream.write(chunk)
         stream.flush()
     except BrokenPipeError:
-        pass
+        _silence(fd)
+        if fd == 1 and not _stdout_gone.is_set():
+            _stdout_gone.set()
+            if on_gone is not None:
+                on_gone()
 
 
 def _host_stdin() -> Any:
@@ -375,8 +407,10 @@ def _run_streaming(sb: Any, script: str, as_json: bool, stdin: Any) -> Any:
     try:
         if as_json:
             return sb.run(script, stdin=stdin)
+        def gone() -> None:
+            threading.Thread(target=sb.interrupt, daemon=True).start()
         return sb.run_stream(script, stdin=stdin,
-                             on_stdout=lambda c: _live_writer(1, c),
+                             on_stdout=lambda c: _live_writer(1, c, gone),
                              on_stderr=lambda c: _live_writer(2, c))
     finally:
         if old is not None:
@@ -448,8 +482,54 @@ def _script_file_setup(name: str, opts: SandboxOptions) -> tuple[str, SandboxOpt
     o = SandboxOptions(opts)
     taken = [parse_mount(m)[0] for m in o.get("mount") or []]
     if not any(directory == t or directory.startswith(t.rstrip("/") + "/") for t in taken):
-        o["mount"] = [*(o.get("mount") or []), f"{directory}={directory}:ro"]
+        src = _script_dir_source(directory, path)
+        o["mount"] = [*(o.get("mount") or []), f"{directory}={src}:ro"]
     return path, o
+
+
+# (attack10) names whose presence marks a directory as holding credentials: `run ~/x.sh`
+# mounted the whole home, and the sandbox read ~/.ssh/id_rsa
+_CREDENTIAL_NAMES = frozenset((
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
+    ".pypirc", ".npmrc", ".env", ".config", ".password-store", ".vault-token", ".bash_history",
+    ".git"))
+
+
+def _script_dir_source(directory: str, path: str) -> str:
+    """What is mounted at FILE's directory: the directory itself, or (a home, the root, or a
+    directory holding credential files such as .ssh, .aws, .env, .git) a private copy of
+    its top-level non-hidden regular files, FILE included, removed at exit."""
+    try:
+        names = set(os.listdir(directory))
+    except OSError:
+        names = set()
+    home = os.path.realpath(os.path.expanduser("~"))
+    if (os.path.realpath(directory) not in (home, "/")
+            and not names & _CREDENTIAL_NAMES):
+        return directory
+    import atexit
+    import shutil
+    import tempfile
+    copy = tempfile.mkdtemp(prefix="agentic-bash-script-")
+    atexit.register(shutil.rmtree, copy, True)
+    kept = 0
+    for n in sorted(names):
+        f = os.path.join(directory, n)
+        if n.startswith(".") or not os.path.isfile(f) or os.path.getsize(f) > 1 << 20:
+            if os.path.realpath(f) != os.path.realpath(path):
+                continue
+        if kept >= 200 and os.path.realpath(f) != os.path.realpath(path):
+            continue
+        try:
+            shutil.copyfile(f, os.path.join(copy, n))
+            kept += 1
+        except OSError:
+            pass
+    os.chmod(copy, 0o755)
+    typer.echo(f"agentic-bash: {directory} holds credentials or is a home: only its "
+               f"top-level files are visible in the sandbox, not its dot-files or "
+               f"subdirectories", err=True)
+    return copy
 
 
 @app.command()

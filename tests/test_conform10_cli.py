@@ -37,3 +37,44 @@ def test_a_snapshot_that_cannot_be_written_is_a_sandbox_error_not_a_traceback():
     assert p.returncode == 125 and p.stdout == b"RAN\n"
     assert b"Traceback" not in p.stderr
     assert b"cannot write snapshot /proc/agentic-bash-conform10.tar" in p.stderr
+
+
+@pytest.mark.parametrize("level", ["virtual", "namespace"])
+@pytest.mark.parametrize("script", ["yes", "seq 1 2000000; echo never-reached >&2"])
+def test_a_reader_that_goes_away_stops_the_run_with_141_like_bash(level, script):
+    if level == "namespace":
+        from agentic_bash.isolation.probe import probe
+        caps = probe()
+        if not (caps.user_namespace and caps.mount_namespace and caps.overlay_userns):
+            pytest.skip("no kernel sandbox here")
+    # `agentic-bash run --cmd yes | head -2`: bash's writer dies of SIGPIPE (status 141);
+    # ours used to run on, writing into the void, until its timeout
+    p = subprocess.Popen([*CLI, "run", "-i", level, "-t", "100", "--cmd", script],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert p.stdout.read(4) != b""
+        p.stdout.close()
+        rc = p.wait(timeout=60)
+        err = p.stderr.read()
+        assert rc == 141, err
+        assert b"Traceback" not in err and b"never-reached" not in err and b"timed out" not in err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=10)
+        p.stderr.close()
+
+
+def test_json_output_to_a_reader_that_went_away_is_141_without_a_traceback():
+    p = subprocess.Popen([*CLI, "run", "-i", "virtual", "--json", "--cmd", "seq 1 300000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        p.stdout.close()          # gone before the result is written
+        rc = p.wait(timeout=60)
+        err = p.stderr.read()
+        assert rc == 141 and b"Traceback" not in err and b"Exception ignored" not in err, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=10)
+        p.stderr.close()

@@ -492,10 +492,15 @@ def iconv(ctx: CommandContext, argv: list[str]) -> int:
                 else:
                     ctx.stderr.write(f"iconv: illegal input sequence at position {e.start}\n".encode())
                 return 1
+        del data
         res = bytearray()
         pos = 0
         try:
-            res += text.encode(to)
+            # (kept as encoded, not copied into res and out again: iconv of 100 MB held
+            # five copies, +397 MiB)
+            outs.append(text.encode(to))
+            del text
+            continue
         except UnicodeEncodeError:
             res = bytearray()
             for ch in text:
@@ -514,7 +519,8 @@ def iconv(ctx: CommandContext, argv: list[str]) -> int:
                         return 1
                 pos += len(ch.encode(frm, "surrogatepass"))
         outs.append(bytes(res))
-    data_out = b"".join(outs)
+    data_out = outs[0] if len(outs) == 1 else b"".join(outs)
+    del outs
     if out_name:
         try:
             with ctx.fs.open(ctx.path(out_name), "wb") as f:

@@ -669,12 +669,16 @@ class InProcessExecutor:
                 self._settle_jobs(t0, budget)
             st.last_status = status
             created = modified = deleted = ()
+            files_partial = False
             if marker is not None:
                 if marker.journal.prior:
                     self._idle_marker = None
                     try:
-                        ch = _diff(marker)
+                        # (bounded by the deadline, or 50 ms past a timed-out one: contract10)
+                        dl = budget.deadline
+                        ch = _diff(marker, until=None if dl is None else max(dl, _monotonic()) + 0.05)
                         created, modified, deleted = tuple(ch.created), tuple(ch.modified), tuple(ch.deleted)
+                        files_partial = ch.partial
                     except Exception:
                         pass
                 elif marker.fs._journal is marker.journal:
@@ -717,6 +721,9 @@ class InProcessExecutor:
             if (len(created) > FILES_LISTED or len(modified) > FILES_LISTED
                     or len(deleted) > FILES_LISTED) and self.files_listed:
                 r = cap_files(r, self.files_listed)   # (attack10: the lists were unbounded)
+            if files_partial:
+                import dataclasses
+                r = dataclasses.replace(r, files_truncated=True)
             if sh.exited:
                 # `exit` (or a fatal error) ended the shell: an interactive one would stop here
                 sh.exited = False
@@ -1667,6 +1674,7 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             report_parse_error(sh, e, lines, who)
             if getattr(e, "resume_pos", None) is not None:
                 sh.state.last_status = 1  # a bad compound assignment: the line is dropped
+                sh.__dict__["dropped_line"] = True  # (its 1 stands: the script was not empty)
                 continue
             # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
             # [[ ]] syntax error with the current $? unchanged
@@ -1815,10 +1823,11 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
                 sh.state.last_status = 0   # nothing to run: 0, as `bash -c ''` (not the last $?)
         else:
             ran = False
+            sh.__dict__.pop("dropped_line", None)
             for t in _lines(sh, source or "", who):
                 ran = ran or bool(t.items)
                 _run_items(sh, t.items, who != "-c")
-            if not ran:
+            if not ran and not sh.__dict__.pop("dropped_line", False):
                 sh.state.last_status = 0
         if sh.chld_pending or sh.sig_queue:
             sh.run_pending()  # (children the last command reaped, signals sent meanwhile)
@@ -2202,7 +2211,8 @@ def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], 
         head = b""
     if err == errno.ENOEXEC:
         nl, nul = head.find(b"\n"), head.find(b"\0")
-        if nul >= 0 and (nl < 0 or nul < nl):
+        # bash's check_binary_file: an ELF header, or a NUL in the first line (5.1+)
+        if head.startswith(b"\x7fELF") or nul >= 0 and (nl < 0 or nul < nl):
             sh.error(f"{shown}: cannot execute binary file: Exec format error")
             return 126
         return run_nested_shell(sh, ["bash", path] + argv[1:], script_name=shown)

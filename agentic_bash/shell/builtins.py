@@ -4245,19 +4245,32 @@ def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
             out += pre(sh.set_names())
     if spec.get("G") is not None:
         out += sh.glob(spec["G"]) or []
+    if "helptopic" in acts:
+        from .helptopics import HELP_TOPICS
+        out += pre(t[0] for t in HELP_TOPICS)
     if spec.get("W") is not None:
-        from .parser import parse
+        from .parser import parse_word
         try:
-            script = parse("_ " + spec["W"])
-            cmd = script.items[0].cmd if len(script.items) == 1 else None
-            words = cmd.words[1:] if type(cmd) is N.Simple else ()
-            out += pre(sh.expand_words(words))
-        except (ParseError, ExpansionError, AttributeError, IndexError):
+            # (bash's gen_wordlist_matches: split at IFS, honouring quotes and backslashes,
+            # then each word expanded without further splitting)
+            # (each piece expands as a word does, brace expansion and splitting included, but
+            # no pathname expansion)
+            opts = st.options
+            saved = opts["noglob"]
+            opts["noglob"] = True
+            try:
+                out += pre(sh.expand_words([parse_word(w) for w in _comp_split(spec["W"], sh.get_ifs())]))
+            finally:
+                opts["noglob"] = saved
+        except (ParseError, ExpansionError):
             pass
     if spec.get("F") is not None:
         sh.error("compgen: warning: -F option may not work as you expect")
-        if spec["F"] not in st.functions:
+        fn = st.functions.get(spec["F"])
+        if fn is None:
             sh.error(f"completion: function `{spec['F']}' not found")
+        else:
+            out += _comp_function(sh, spec["F"], fn, word)
     if spec.get("X") is not None:
         from . import patterns as _pat
         pat = spec["X"]
@@ -4270,6 +4283,81 @@ def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
         out += _comp_files(sh, word, True)
     pfx, sfx = spec.get("P") or "", spec.get("S") or ""
     return [pfx + w + sfx for w in out]
+
+
+def _comp_split(text: str, ifs: str | None) -> list[str]:
+    """compgen -W's list split as bash's split_at_delims: at IFS characters outside quotes
+    and not after a backslash (runs of IFS whitespace are one delimiter; empty words go)."""
+    delims = " \t\n" if ifs is None else ifs
+    out: list[str] = []
+    cur: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n:
+            cur.append(text[i:i + 2])
+            i += 2
+            continue
+        if c in "'\"`":
+            j = text.find(c, i + 1)
+            j = n - 1 if j < 0 else j
+            cur.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if c == "$" and i + 1 < n and text[i + 1] in "({":
+            # (an expansion is one piece: its IFS characters do not split here)
+            close = ")" if text[i + 1] == "(" else "}"
+            depth, j = 0, i + 1
+            while j < n:
+                if text[j] == text[i + 1]:
+                    depth += 1
+                elif text[j] == close:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            cur.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if c in delims:
+            if cur:
+                out.append("".join(cur))
+                cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def _comp_function(sh: Interpreter, name: str, fn: Any, word: str) -> list[str]:
+    """compgen -F: ``name`` called as bash calls it outside completion (arguments compgen,
+    the word and an empty previous word; COMP_WORDS empty, COMP_CWORD -1, COMP_LINE empty,
+    COMP_POINT 0); COMPREPLY's elements, unfiltered. The COMP_* variables go afterwards."""
+    names = ("COMP_WORDS", "COMP_CWORD", "COMP_LINE", "COMP_POINT", "COMPREPLY")
+    try:
+        sh.set_array_values("COMP_WORDS", [])
+        sh.set_var("COMP_CWORD", "-1")
+        sh.set_var("COMP_LINE", "")
+        sh.set_var("COMP_POINT", "0")
+    except VarError:
+        pass
+    try:
+        sh.call_function(name, fn, ["compgen", word, ""])
+        v = sh.state.find("COMPREPLY")
+        if v is None or v.value is None:
+            return []
+        if type(v.value) is dict:
+            return [v.value[k] for k in sorted(v.value)] if not v.attrs & ASSOC else list(v.value.values())
+        return [v.value]
+    finally:
+        for nm in names:
+            try:
+                sh.unset_var(nm)
+            except Exception:
+                pass
 
 
 def _comp_parse(sh: Interpreter, name: str, args: list[str], letters: str) -> tuple[dict, list[str]] | int:
@@ -4348,7 +4436,12 @@ def _comp_line(spec: dict, target: str) -> str:
 def b_compgen(sh: Interpreter, argv: list[str]) -> int:
     name = argv[0]
     if name == "compopt":
-        # outside a completion function there is nothing to change
+        # outside a completion function there is nothing to change (bad option names first)
+        a = argv[1:]
+        for k, x in enumerate(a):
+            if x in ("-o", "+o") and k + 1 < len(a) and a[k + 1] not in _COMP_OPTIONS:
+                sh.error(f"compopt: {a[k + 1]}: invalid option name")
+                return 2
         sh.error("compopt: not currently executing completion function")
         return 1
     if name == "compgen":
@@ -4387,6 +4480,10 @@ def b_compgen(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"complete: {t}: no completion specification")
                 status = 1
         return status
+    if not targets:
+        # (an action or option and no command name: bash prints just its usage line)
+        sh.write_err(f"complete: usage: {_COMPLETE_USAGE}\n".encode())
+        return 2
     for t in targets:
         specs[t] = spec
     return 0

@@ -412,14 +412,14 @@ class Expander:
             out.append(v)
         return "".join(out)
 
-    def expand_pattern(self: Interpreter, word: N.Word) -> str:
+    def expand_pattern(self: Interpreter, word: N.Word, tilde: bool = True) -> str:
         """Expand to a pattern string: quoted characters backslash-escaped, unquoted kept special."""
         parts = word.parts
-        if len(parts) == 1 and type(parts[0]) is N.Lit and not parts[0].text.startswith("~"):
+        if len(parts) == 1 and type(parts[0]) is N.Lit and not (tilde and parts[0].text.startswith("~")):
             return parts[0].text
         fb = _Fields("")
         try:
-            self._parts_into(parts, fb, False, nosplit=True, tilde_mode=1)
+            self._parts_into(parts, fb, False, nosplit=True, tilde_mode=1 if tilde else 0)
         except ExpansionError as e:
             _name_word(e, word.text)
             raise
@@ -1026,7 +1026,11 @@ class Expander:
         if op in ("-", ":-", "=", ":=", "?", ":?", "+", ":+"):
             if multi:
                 unset = len(val) == 0
-                null = unset or (op[0] == ":" and "".join(val) == "" and len(val) <= 1)
+                if star and quoted and op[0] == ":":
+                    # "${*:-w}" tests "$*" as joined: null when IFS is empty and each one is
+                    null = unset or self._finish_multi(val, True, True) == ""
+                else:
+                    null = unset or (op[0] == ":" and "".join(val) == "" and len(val) <= 1)
             else:
                 unset = val is None
                 null = unset or (op[0] == ":" and val == "")
@@ -1087,7 +1091,8 @@ class Expander:
             pat = self.expand_pattern(p.arg) if p.arg is not None else ""
             vals = [self.pat_strip(v, pat, op) for v in vals]
         elif op in ("/", "//", "/#", "/%"):
-            pat = self.expand_pattern(p.arg) if p.arg is not None else ""
+            # (bash tilde-expands the pattern of / and // only: after # or % a ~ is not first)
+            pat = self.expand_pattern(p.arg, tilde=op in ("/", "//")) if p.arg is not None else ""
             repl = self._repl_word(p.arg2)
             vals = [self.pat_replace(v, pat, repl, op) for v in vals]
         elif op == ":":
@@ -1144,10 +1149,11 @@ class Expander:
         """Replacement of ``${x/p/r}``: (text with & markers, has_amp)."""
         if w is None:
             return ("", False)
+        # (a leading ~ of the replacement is tilde-expanded, even inside double quotes)
         if not self.state.shopt.get("patsub_replacement", True):
-            return (self.expand_str(w), False)
+            return (self.expand_str(w, tilde=True), False)
         fb = _Fields("")
-        self._parts_into(w.parts, fb, False, nosplit=True)
+        self._parts_into(w.parts, fb, False, nosplit=True, tilde_mode=1)
         out = []
         amp = False
         for chunks, _q in fb.finish():

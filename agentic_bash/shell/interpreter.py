@@ -1628,14 +1628,20 @@ class Interpreter(Expander):
                     full = ver.split("(")[0]
                     out.append(full if d == "V" else ".".join(full.split(".")[:2]))
                 elif d == "j":
-                    out.append(str(len(getattr(self, "jobs", None) or ())))
+                    # (bash's count_all_jobs: the jobs of this shell not yet ended)
+                    jt = getattr(self, "jobs", None)
+                    n = 0
+                    if jt is not None:
+                        from .jobs import job_view
+                        n = sum(not j.done.is_set() for j in jt.visible(job_view(self, listing=True)))
+                    out.append(str(n))
                 elif d == "!":
                     out.append("1")  # the history number: no history in a non-interactive shell
                 elif d == "#":
                     out.append("0")
                 elif d == "l":
                     out.append("tty")  # basename of the terminal device; none here
-                elif d in "0123" and i + 1 < len(s) and s[i] in "01234567" and s[i + 1] in "01234567":
+                elif d in "01234567" and i + 1 < len(s) and s[i] in "01234567" and s[i + 1] in "01234567":
                     out.append(chr(int(d + s[i:i + 2], 8) & 0xFF))
                     i += 2
                 elif d in "dtT@AD":

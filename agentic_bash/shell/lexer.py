@@ -604,7 +604,7 @@ class Lexer:
 
     def read_arg_parts(self, stops: str, *, in_dq: bool, sq_literal: bool = False,
                        parens: bool = False, closer: str = "}", open_pos: int = 0,
-                       slash: bool = False, keep_dq: bool = False) -> tuple[Part, ...]:
+                       slash: bool = False, keep_dq: bool = False, repl: bool = False) -> tuple[Part, ...]:
         """Read parts up to (not including) a char of ``stops``: ``${…}`` operands, subscripts, arithmetic.
 
         Blanks are literal. Quotes are honoured; inside double quotes a ``'`` is literal when
@@ -638,8 +638,9 @@ class Lexer:
                     pass
                 elif in_dq:
                     # inside "${x…}" a backslash also quotes the closing brace (and a slash
-                    # in the parts of ${x/p/r})
-                    if keep_dq and e in _DQ_ESCAPABLE and e != "\n":
+                    # in the parts of ${x/p/r}); in a replacement, any character
+                    # ("${y/b/\x}" is axc: bash's patsub takes a backslash as an escape)
+                    if repl or keep_dq and e in _DQ_ESCAPABLE:
                         # a pattern operand: the escaped character stays quoted, so "[\\]"
                         # is a bracket holding a backslash (bash)
                         buf.part(Escaped(e))
@@ -1108,14 +1109,20 @@ class Lexer:
             if i < n and src[i] in "/#%":
                 op = "/" + src[i]
                 i += 1
+            start = i
+            if op == "//" and i < n and src[i] == "/":
+                i += 1  # (bash: a pattern's leading `/` is not the delimiter: ${x////c}, ${x///})
             self.pos = i
             parts = self.read_arg_parts("/}", in_dq=in_dq, open_pos=open_pos, slash=True, keep_dq=True)
-            arg = Word(parts, src[i:self.pos], self.line_at(i))
+            if i > start:
+                parts = (Lit("/"),) + tuple(parts)
+            arg = Word(parts, src[start:self.pos], self.line_at(start))
             i = self.pos
             if src[i] == "/":
                 i += 1
                 self.pos = i
-                parts = self.read_arg_parts("}", in_dq=in_dq, open_pos=open_pos, slash=True, keep_dq=True)
+                parts = self.read_arg_parts("}", in_dq=in_dq, open_pos=open_pos, slash=True, keep_dq=True,
+                                            repl=True)
                 arg2 = Word(parts, src[i:self.pos], self.line_at(i))
                 i = self.pos
             self.pos = i + 1

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import stat as _stat
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +95,9 @@ class Changes:
     created: list[str]
     modified: list[str]
     deleted: list[str]
+    partial: bool = False
+    """The diff stopped at its time bound (``diff(until=...)``): the lists name only the
+    paths looked at by then."""
 
     def __bool__(self) -> bool:
         return bool(self.created or self.modified or self.deleted)
@@ -123,8 +127,11 @@ def snapshot_marker(fs: Any) -> Marker:
     return Marker(target, j)
 
 
-def diff(marker: Marker, fs: Any = None) -> Changes:
-    """What changed since ``marker``, judged against the merged view before it; stops recording."""
+def diff(marker: Marker, fs: Any = None, until: float | None = None) -> Changes:
+    """What changed since ``marker``, judged against the merged view before it; stops recording.
+    Past ``until`` (time.monotonic()) it stops looking and returns what it found, ``partial``:
+    a run's deadline bounds this too (5,000 nested directories took 0.2-0.6 s of lookups
+    after the deadline, each path resolved from the root)."""
     target = marker.fs
     j = marker.journal
     if getattr(target, "_journal", None) is j:
@@ -138,7 +145,13 @@ def diff(marker: Marker, fs: Any = None) -> Changes:
     # looked up once, and the other paths under a missing parent (the files of a removed
     # tree) are missing without a lookup each
     parents: dict[str, bool] = {}
+    partial = False
+    k = 0
     for path, before in j.prior.items():
+        k += 1
+        if until is not None and not k & 63 and time.monotonic() > until:
+            partial = True
+            break
         parent = path.rpartition("/")[0]
         st: Any = None
         if not parents.get(parent, True):
@@ -161,4 +174,4 @@ def diff(marker: Marker, fs: Any = None) -> Changes:
     created.sort()
     modified.sort()
     deleted.sort()
-    return Changes(created, modified, deleted)
+    return Changes(created, modified, deleted, partial)

@@ -592,7 +592,8 @@ def test_backslash_quotes_closing_brace_in_quoted_operand():
     (dq,) = one('echo "${x:-a\\}b}"').words[1].parts
     assert dq.parts[0].arg.parts == (L("a}b"),)
     (dq,) = one('echo "${x/b/\\/}"').words[1].parts
-    assert dq.parts[0].arg2.parts == (L("/"),)
+    # (a replacement's backslash escapes any character: a quoted `/`)
+    assert [(type(p).__name__, p.text) for p in dq.parts[0].arg2.parts] == [("Escaped", "/")]
     assert params("${x~~} ${x~}")[0].op == "~~"
 
 

@@ -35,6 +35,20 @@ FIXED = [
     'while break; do echo x; done; echo done $?; for i in 1 2; do echo i=$i; while break; do echo x; done; done; n=0; until ((n++ > 2)) && break; do echo y$n; done; for i in 1 2 3; do while [ $i = 2 ] && continue 2; do echo x; break; done; echo i$i; done; f() { while return 3; do :; done; }; f; echo f=$?',
     # help with no pattern: bash's header and two columns of synopses (COLUMNS, `*` for disabled)
     'help | head -20; enable -n echo test; help | md5sum; for c in 50 60 70 90 30 20; do COLUMNS=$c help | tail -n +9 | md5sum; done',
+    # ${x////c}: a pattern's leading / is not the delimiter
+    'x="/_/"; echo ${x////c}; echo ${x//"/"/c}; x="slash / brace } hi"; echo "ambiguous:" ${x///}; y=a/cb/c; echo ${y///c} ${y//} ${y/#/P} ${y/#//Q} "${y////-}" ${y//\\//+}; p=/usr/local/bin; echo ${p////:}',
+    # the replacement: a leading ~ expands (even quoted), a backslash escapes any character
+    'HOME=/h; x=/h/a; echo "${x//~/X}" ${x#~} ${x/#~/T} ${x/%~/T}; y=abc; echo "${y/b/\\~}" "${y:-\\~}" "${y/b/\\x}" "${y/b/\\&}" "${y/b/\\\\}" ${y/b/\\~} "${y/b/~/}" "${y/b/x~}" "${y/b/&&}"; shopt -u patsub_replacement; echo "${y/b/~}" "${y/b/\\x}"',
+    # "${*:-w}" with an empty IFS tests the joined "$*"
+    'set -- "" ""; for ifs in unset " " ""; do if [ $ifs = unset ] 2>/dev/null; then unset IFS; else IFS=$ifs; fi; echo "[${*:-m}][${*:+p}][${@:-m}][${@:+p}]" [${*:-m}] [${@:+p}]; done; a=("" ""); IFS=; echo "[${a[*]:-m}][${a[@]:-m}][${a[*]:+p}]"',
+    # prompt \j counts the running jobs (was an internal error), \NNN wraps past \377
+    'PS1="foo \\j bar"; echo "${PS1@P}"; sleep 1 & echo "${PS1@P}"; kill %%; wait; echo "${PS1@P}"; PS1="\\555\\101$"; echo "${PS1@P}"',
+    # compgen -F calls the function (COMP_* set, COMPREPLY read); -W splits at IFS; helptopic;
+    # complete with no name and compopt's option names are usage errors
+    'f() { echo "args:$#:$1:$2:$3"; declare -p COMP_WORDS COMP_CWORD COMP_LINE COMP_POINT 2>&1; COMPREPLY=(one two "th ree"); return 3; }; compgen -F f foo a; echo rc=$?; compgen -F f -P "<" -X "t*" x; echo rc=$?; g() { COMPREPLY=hello; }; compgen -W "a b" -F g; echo rc=$?; compgen -F nosuch; echo rc=$?; declare -p COMP_CWORD COMPREPLY; complete -F f; echo rc=$?; compopt -o invalid; echo rc=$?; compopt -o nospace; echo rc=$?',
+    'v=val; IFS=":%"; compgen -W "spam:eggs%ham cheese\\:colon"; unset IFS; compgen -W "a  b \\"c d\\" e\\\\ f \\$v"; IFS=,; compgen -W "p,,q"; compgen -W "\\$(echo m n)"; compgen -A helptopic -S ___ fal; compgen -A helptopic | wc -l',
+    # a dropped line (a bad compound assignment) leaves status 1, even when nothing else ran
+    "bash -c 'a=(1 2; echo x'; echo rc=$?; bash -c 'false; a=(1 2; echo x\necho next $?'; echo rc=$?; bash -c ''; echo rc=$?",
     '/usr/bin/env nosuchcmd; /usr/bin/printf "%d\n" x; /usr/bin/env printf "%d\n" y; /usr/bin/printf "x" a; /usr/bin/timeout 1 nosuch; echo $?; /bin/ls nosuch; /usr/bin/sort -Q; echo $?',
 ]
 
