@@ -1299,8 +1299,8 @@ class InProcessExecutor:
     def native_bash(self, sh: Interpreter, argv: list[str]) -> int | None:
         """``argv`` run by the real /usr/bin/bash as a program of the sandbox (`help`'s long
         texts); None without native programs or that file."""
-        if self.native is None:
-            return None
+        if self.native is None or self.allowlist is not None and "bash" not in self.allowlist:
+            return None  # (a policy that does not allow bash gets the short text)
         try:
             if not _stat.S_ISREG(self.fs.stat("/usr/bin/bash").st_mode):
                 return None
