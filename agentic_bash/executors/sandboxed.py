@@ -55,8 +55,9 @@ def sandbox_env(env: Mapping[str, str] | None, *, home: str, unprivileged: bool,
            "SHELL": "/bin/bash", "HOSTNAME": "sandbox", **_NONINTERACTIVE}
     if unprivileged:
         # /usr is read-only here: a plain `pip install X` (and `npm install -g X`) must go to
-        # ~/.local, whose bin dir is then on PATH
-        out["PIP_USER"] = "1"
+        # ~/.local, whose bin dir is then on PATH. pip does that itself when site-packages is
+        # not writable; PIP_USER=1 also made every venv's pip refuse ("Can not perform a
+        # '--user' install", check10)
         out["NPM_CONFIG_PREFIX"] = f"{home}/.local"
         # npm reads its global npmrc from $PREFIX/etc: keep the system's (CA settings live there)
         out["NPM_CONFIG_GLOBALCONFIG"] = "/usr/etc/npmrc"
