@@ -736,5 +736,15 @@ def image_rm(names: list[str] = typer.Argument(..., help="Images to remove")) ->
     raise typer.Exit(code)
 
 
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    # SIGTERM and SIGHUP (the terminal closed) unwind like an exit with bash's 128+N, so the
+    # sandbox is closed (its session directory removed) rather than left to the default
+    # action; `serve` and `mcp` put their own handlers in place while they serve
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _exit_on_signal)
     app(prog_name="agentic-bash")
