@@ -35,6 +35,7 @@ app = typer.Typer(
 EXIT_USAGE = 2       # like bash and click: a usage error
 EXIT_TIMEOUT = 124   # like timeout(1)
 EXIT_SANDBOX = 125   # the sandbox itself failed (not the script)
+EXIT_SIGPIPE = 141   # like bash when the reader of its output went away
 LEVELS = ("auto", "virtual", "namespace", "landlock", "none")
 Level = Enum("Level", {v: v for v in LEVELS}, type=str)  # typer validates the choice
 MOUNT_MODES = ("ro", "cow", "rw")
@@ -320,30 +321,61 @@ def _json_result(result: Any) -> str:
 
 
 def _emit(result: Any, as_json: bool, streamed: bool = False) -> int:
-    if as_json:
-        sys.stdout.write(_json_result(result) + "\n")
-        sys.stdout.flush()
-    elif not streamed:
-        sys.stdout.buffer.write(result.stdout_bytes)
-        sys.stdout.buffer.flush()
-        sys.stderr.buffer.write(result.stderr_bytes)
-        sys.stderr.buffer.flush()
+    try:
+        if as_json:
+            sys.stdout.write(_json_result(result) + "\n")
+            sys.stdout.flush()
+        elif not streamed:
+            sys.stdout.buffer.write(result.stdout_bytes)
+            sys.stdout.buffer.flush()
+            sys.stderr.buffer.write(result.stderr_bytes)
+            sys.stderr.buffer.flush()
+    except BrokenPipeError:
+        _stdout_gone.set()
+        _silence(1)
+    if _stdout_gone.is_set():
+        return EXIT_SIGPIPE
     if result.timed_out:
-        sys.stderr.write("agentic-bash: timed out"
-                         + (f" after {result.duration:.3g} s" if result.duration else "") + "\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write("agentic-bash: timed out"
+                             + (f" after {result.duration:.3g} s" if result.duration else "") + "\n")
+            sys.stderr.flush()
+        except BrokenPipeError:
+            _silence(2)
         return EXIT_TIMEOUT
     return result.exit_code
 
 
-def _live_writer(fd: int, chunk: bytes) -> None:
-    """Output as it is produced, flushed at once so stdout and stderr keep their order."""
+# Set once the reader of our stdout has gone (`agentic-bash run ... | head -1`): the run is
+# stopped, as the writer in `bash -c ... | head` dies of SIGPIPE, and the status is 141.
+_stdout_gone = threading.Event()
+
+
+def _silence(fd: int) -> None:
+    """Point ``fd`` at /dev/null, so buffered output left for it at exit cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except OSError:
+        pass
+
+
+def _live_writer(fd: int, chunk: bytes, on_gone: Callable[[], None] | None = None) -> None:
+    """Output as it is produced, flushed at once so stdout and stderr keep their order; when
+    stdout's reader has gone, ``on_gone()`` is called once (it stops the run)."""
+    if fd == 1 and _stdout_gone.is_set():
+        return
     stream = sys.stdout.buffer if fd == 1 else sys.stderr.buffer
     try:
         stream.write(chunk)
         stream.flush()
     except BrokenPipeError:
-        pass
+        _silence(fd)
+        if fd == 1 and not _stdout_gone.is_set():
+            _stdout_gone.set()
+            if on_gone is not None:
+                on_gone()
 
 
 def _host_stdin() -> Any:
@@ -375,8 +407,10 @@ def _run_streaming(sb: Any, script: str, as_json: bool, stdin: Any) -> Any:
     try:
         if as_json:
             return sb.run(script, stdin=stdin)
+        def gone() -> None:
+            threading.Thread(target=sb.interrupt, daemon=True).start()
         return sb.run_stream(script, stdin=stdin,
-                             on_stdout=lambda c: _live_writer(1, c),
+                             on_stdout=lambda c: _live_writer(1, c, gone),
                              on_stderr=lambda c: _live_writer(2, c))
     finally:
         if old is not None:
@@ -702,5 +736,15 @@ def image_rm(names: list[str] = typer.Argument(..., help="Images to remove")) ->
     raise typer.Exit(code)
 
 
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    # SIGTERM and SIGHUP (the terminal closed) unwind like an exit with bash's 128+N, so the
+    # sandbox is closed (its session directory removed) rather than left to the default
+    # action; `serve` and `mcp` put their own handlers in place while they serve
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _exit_on_signal)
     app(prog_name="agentic-bash")

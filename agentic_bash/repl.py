@@ -201,11 +201,15 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
     typed = bytes(early_keys) or None
     early_keys.clear()
 
+    done = threading.Event()
+
     def work() -> None:
         try:
             box["result"] = sb.run_stream(script, on_stdout=on_stdout, tty=spec, stdin=typed)
         except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
             box["error"] = exc
+        finally:
+            done.set()
 
     resized = threading.Event()
     old_winch = signal.signal(signal.SIGWINCH, lambda *_: resized.set())
@@ -237,11 +241,7 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
     finally:
         termios.tcsetattr(fd_in, termios.TCSADRAIN, saved)
         signal.signal(signal.SIGWINCH, old_winch)
-    while t.is_alive():
-        try:
-            t.join(0.1)
-        except KeyboardInterrupt:
-            sb.interrupt()
+    _wait_run(done, sb)
     if tail != b"\n":
         _write(out, b"\n")   # the prompt starts on a line of its own
     if "error" in box:
@@ -249,9 +249,23 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
     return box["result"]
 
 
+def _wait_run(done: threading.Event, sb: Any) -> None:
+    """Until the run's thread has finished; Ctrl-C interrupts the run. An Event, not
+    Thread.join(): a join cut short by KeyboardInterrupt can leave is_alive() False while
+    the thread still runs (CPython 3.11), and the run's result was then missing."""
+    while True:
+        try:
+            if done.wait(0.1):
+                return
+        except KeyboardInterrupt:
+            sb.interrupt()
+
+
 def _run_plain(sb: Any, script: str) -> Any:
     """Run with output streamed as produced; Ctrl-C (SIGINT) interrupts the command."""
     box: dict[str, Any] = {}
+
+    done = threading.Event()
 
     def work() -> None:
         try:
@@ -259,14 +273,12 @@ def _run_plain(sb: Any, script: str) -> Any:
                                           on_stderr=lambda c: _write(sys.stderr.buffer, c))
         except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
             box["error"] = exc
+        finally:
+            done.set()
 
     t = threading.Thread(target=work, name="agentic-bash-repl-run", daemon=True)
     t.start()
-    while t.is_alive():
-        try:
-            t.join(0.1)
-        except KeyboardInterrupt:
-            sb.interrupt()
+    _wait_run(done, sb)
     if "error" in box:
         raise box["error"]
     return box["result"]

@@ -558,7 +558,9 @@ def read_snapshot(src: Any, *, max_entries: int | None = None,
     names: list[tuple[str, str]] = [("/" + n, plan.declared[n]) for n in plan.entries]
     names += [("/" + w, "wh") for w in plan.whiteouts]
     names += [("/" + o if o else "/", "opq") for o in plan.opaque]
-    return Loaded(data, parse_state(raw), names)
+    state = parse_state(raw)
+    _lone_incremental(src, state)
+    return Loaded(data, state, names)
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -702,12 +704,21 @@ def _restore_virtual(sb: Any, src: Any, max_entries: int | None, max_bytes: int 
                                   max_entries=max_entries or oci.DEFAULT_MAX_ENTRIES,
                                   max_bytes=max_bytes or oci.DEFAULT_MAX_BYTES)
         state = parse_state(extras.get(STATE_MEMBER))
+        _lone_incremental(src, state)
         _set_state(ex, _merged_shell(state, fresh, "virtual"))
     except BaseException:
         layer.overlay.swap_upper(old_upper)
         layer.upper = old_upper
         ex.set_state(old_state)
         raise
+
+
+def _lone_incremental(src: Any, state: dict[str, Any] | None) -> None:
+    # (check10) an incremental snapshot holds only what changed: restored alone it was a
+    # session missing every file its parent held, without a word
+    if (state or {}).get("parent") and not (isinstance(src, (list, tuple)) and len(src) > 1):
+        raise SnapshotError("an incremental snapshot (taken with parent=): restore the chain "
+                            "it belongs to, [full, ..., this]")
 
 
 def restore_snapshot(sb: Any, src: Any, *, max_entries: int | None = None,

@@ -205,3 +205,19 @@ def test_cancelling_a_queued_call_neither_runs_it_nor_interrupts_the_running_one
     finally:
         p.kill()
         p.wait(timeout=10)
+
+
+def test_a_missing_resource_is_the_not_found_error_of_the_negotiated_protocol(tmp_path):
+    p = _start("virtual", subprocess.DEVNULL)
+    try:
+        _send(p, INIT)                 # 2025-06-18: "resource not found" is -32002, uri in data
+        assert _replies(p, {1})[1]["result"]["protocolVersion"] == "2025-06-18"
+        _send(p, INITIALIZED)
+        _send(p, {"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+                  "params": {"uri": "file:///workspace/missing.txt"}})
+        err = _replies(p, {2})[2]["error"]
+        assert err["code"] == -32002 and err["data"] == {"uri": "file:///workspace/missing.txt"}
+        assert "No such file" in err["message"]
+    finally:
+        p.kill()
+        p.wait(timeout=10)

@@ -94,3 +94,46 @@ def test_invalid_execute_bodies_are_422_with_upstreams_detail_list(server, body,
 def test_an_upload_without_a_file_is_422_with_upstreams_detail_list(server):
     r = requests.post(server.url + "/upload", files={"other": ("a.txt", b"A")}, timeout=30)
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "file"]
+
+
+@pytest.mark.parametrize("signum", [15, 1])
+def test_a_signal_during_a_command_answers_it_and_stops_cleanly(tmp_path, signum):
+    import glob
+    import os
+    import threading
+    import time
+    psutil = pytest.importorskip("psutil")
+    srv = start_server("--base-dir", str(tmp_path))
+    try:
+        st, r = post_json(srv.url + "/execute", {"command": "sleep 300 & echo started"})
+        assert r["stdout"] == "started\n"
+        held: dict = {}
+        t = threading.Thread(target=lambda: held.update(r=post_json(srv.url + "/execute",
+                                                                    {"command": "sleep 301"})))
+        t.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+                "301" in " ".join(p.cmdline()) for p in psutil.Process(srv.proc.pid).children(recursive=True)
+                if p.is_running()):
+            time.sleep(0.1)
+        kids = psutil.Process(srv.proc.pid).children(recursive=True)
+        dirs = [d for d in glob.glob("/tmp/agentic-bash-*") + glob.glob("/dev/shm/agentic-bash-*")
+                if f"-{srv.proc.pid}-" in os.path.basename(d)]
+        srv.proc.send_signal(signum)
+        try:
+            rc = srv.proc.wait(timeout=40)     # k8s waits 30 s before SIGKILL; we take ~3
+        except Exception:
+            rc = None
+        t.join(30)
+        assert rc == 128 + signum, srv.output()[-2000:]
+        status, body = held["r"]                # the request in flight got an answer
+        assert status == 200 and body["exit_code"] != 0 and body["timed_out"] is False
+        assert "Traceback" not in srv.output()
+        _, alive = psutil.wait_procs(kids, timeout=15)
+        assert alive == []
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(os.path.exists(d) for d in dirs):
+            time.sleep(0.1)
+        assert not any(os.path.exists(d) for d in dirs)
+    finally:
+        srv.stop()

@@ -1299,8 +1299,8 @@ class InProcessExecutor:
     def native_bash(self, sh: Interpreter, argv: list[str]) -> int | None:
         """``argv`` run by the real /usr/bin/bash as a program of the sandbox (`help`'s long
         texts); None without native programs or that file."""
-        if self.native is None:
-            return None
+        if self.native is None or self.allowlist is not None and "bash" not in self.allowlist:
+            return None  # (a policy that does not allow bash gets the short text)
         try:
             if not _stat.S_ISREG(self.fs.stat("/usr/bin/bash").st_mode):
                 return None
@@ -1674,6 +1674,7 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             report_parse_error(sh, e, lines, who)
             if getattr(e, "resume_pos", None) is not None:
                 sh.state.last_status = 1  # a bad compound assignment: the line is dropped
+                sh.__dict__["dropped_line"] = True  # (its 1 stands: the script was not empty)
                 continue
             # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
             # [[ ]] syntax error with the current $? unchanged
@@ -1822,10 +1823,11 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
                 sh.state.last_status = 0   # nothing to run: 0, as `bash -c ''` (not the last $?)
         else:
             ran = False
+            sh.__dict__.pop("dropped_line", None)
             for t in _lines(sh, source or "", who):
                 ran = ran or bool(t.items)
                 _run_items(sh, t.items, who != "-c")
-            if not ran:
+            if not ran and not sh.__dict__.pop("dropped_line", False):
                 sh.state.last_status = 0
         if sh.chld_pending or sh.sig_queue:
             sh.run_pending()  # (children the last command reaped, signals sent meanwhile)
@@ -2197,6 +2199,22 @@ def _exec_name(spelled: str | None, exe: str, real_cwd: str) -> str:
     return spelled if same else exe
 
 
+_REMOVED: list[int] = []   # an O_PATH descriptor of an empty directory already removed
+
+
+def _removed_dir() -> str:
+    """A path naming an empty, removed directory in whichever process resolves it (the
+    child's chdir runs before its descriptors are closed): check10, a program started in a
+    removed cwd."""
+    if not _REMOVED:
+        import tempfile
+        d = tempfile.mkdtemp(prefix=".agentic-bash-gone-")
+        fd = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        os.rmdir(d)
+        _REMOVED.append(fd)
+    return f"/proc/self/fd/{_REMOVED[0]}"
+
+
 def _noexec(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str], shown: str,
             err: int) -> int:
     """What bash does when execve refuses an existing file: ENOEXEC runs a text file as a
@@ -2359,11 +2377,21 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         tty = ex._tty
         # a run(tty=...): the child writing to the terminal gets it as controlling terminal
         ctty = tty is not None and fout == tty.slave
-        proc = ex.native.spawn(argv, executable=exe, env=env, cwd=real_cwd or "/",
-                               stdin=fin, stdout=fout, stderr=ferr, pgid=None,
-                               ignore=_ignored_signals(sh), **({"ctty": True} if ctty else {}),
-                               **({"fds": extra} if extra else {}), umask=sh.state.umask,
-                               **_rlimits(sh), **({"closed": tuple(closed)} if closed else {}))
+        kw = dict(executable=exe, env=env, cwd=real_cwd or "/", stdin=fin, stdout=fout,
+                  stderr=ferr, pgid=None, ignore=_ignored_signals(sh),
+                  **({"ctty": True} if ctty else {}), **({"fds": extra} if extra else {}),
+                  umask=sh.state.umask, **_rlimits(sh),
+                  **({"closed": tuple(closed)} if closed else {}))
+        try:
+            proc = ex.native.spawn(argv, **kw)
+        except FileNotFoundError as e:
+            # the shell's directory was removed (`cd d; rm -rf ../d; ls`): the child's
+            # chdir failed, where bash's children inherit the deleted directory. An empty
+            # removed one behaves the same (ls lists nothing, pwd -P cannot name it)
+            if e.filename != kw["cwd"] or os.path.isdir(kw["cwd"]):
+                raise
+            kw["cwd"] = _removed_dir()
+            proc = ex.native.spawn(argv, **kw)
     except OSError as e:
         for fd in close_after + list(outs):
             try:

@@ -231,7 +231,8 @@ class ResourceControl:
                          f"{WATCHDOG_INTERVAL * 1000:.0f} ms (anonymous and shared memory, "
                          "memfds held open, SysV segments, tmpfs, unix/TCP/UDP socket buffers "
                          "every 250 ms) and kills the largest process; a program's memfd is a "
-                         "file of the sandbox's /dev/shm (counted; it cannot be sealed); "
+                         "file of the sandbox's /dev/shm (counted; it cannot be sealed, "
+                         "nor executed while open for writing); "
                          "weaker than a cgroup (a fast allocation can overshoot between samples; "
                          "pipe buffers and kernel objects per descriptor are not seen)")
         return dataclasses.replace(report, mechanisms=mech, notes=tuple(notes),

@@ -329,8 +329,16 @@ class Supervisor:
                 return
             nid, pid, _flags, nr, _arch, _ip, a0, a1, a2, *_ = _NOTIF.unpack(buf)
             name = self.names.get(nr, f"syscall {nr}")
-            if name == "memfd_create" and self._memfd(nid, pid, a1 & _LOW):
-                continue
+            if name == "memfd_create":
+                try:
+                    if self._memfd(nid, pid, a1 & _LOW):
+                        continue
+                except Exception:  # noqa: BLE001 - never leave a call unanswered
+                    try:
+                        fcntl.ioctl(self.fd, _IOC_SEND, _RESP.pack(nid, 0, 0, _FLAG_CONTINUE))
+                    except OSError:
+                        pass
+                    continue
             err = errno.EPERM
             detail = name
             if name in _SIGNAL_NAMES and self.protect is not None:

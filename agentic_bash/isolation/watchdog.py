@@ -251,8 +251,8 @@ def _socket_bytes() -> dict[int, int] | None:
                                 out[ino] = out.get(ino, 0) + b
                         a += (alen + 3) & ~3
                     off += (ln + 3) & ~3
-    except OSError:
-        pass
+    except (OSError, ValueError, struct.error):
+        pass   # (a reply cut short: what was read so far; pid 1 must never fail here)
     finally:
         nl.close()
     return out if answered or out else None

@@ -5,12 +5,19 @@ from __future__ import annotations
 import logging
 import signal
 import socket
-from typing import Any
+import threading
+from typing import Any, Callable
 
 __all__ = ["serve_runtime", "serve_sessions"]
 
 
-def _uvicorn(app: Any, host: str, port: int, log_level: str) -> None:
+GRACE_SECONDS = 5.0
+"""On SIGTERM/SIGINT/SIGHUP, requests in flight get this long to finish; a command still
+running at 3/5 of it is interrupted, so its request is answered before uvicorn gives up."""
+
+
+def _uvicorn(app: Any, host: str, port: int, log_level: str,
+             on_exit: Callable[[], None] | None = None) -> None:
     try:
         import uvicorn
     except ImportError:  # pragma: no cover - the [server] extra is missing
@@ -23,12 +30,28 @@ def _uvicorn(app: Any, host: str, port: int, log_level: str) -> None:
     # the port actually bound (useful with --port 0), on one line a test or a script can read
     print(f"agentic-bash serve: listening on http://{host}:{sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level=log_level, access_log=log_level == "debug",
-                            timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+                            timeout_graceful_shutdown=GRACE_SECONDS)
+
+    class Server(uvicorn.Server):   # type: ignore[misc]
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            first = not self.should_exit
+            super().handle_exit(sig, frame)
+            if first and on_exit is not None:
+                t = threading.Timer(GRACE_SECONDS * 0.6, on_exit)
+                t.daemon = True
+                t.start()
+    server = Server(config)
     # uvicorn stops gracefully on SIGTERM and then re-raises it to the handler it found: make
     # that handler an exception, so the caller's cleanup (closing sandboxes, snapshotting
     # sessions) runs instead of the process dying on the default action
     signal.signal(signal.SIGTERM, _terminated)
+
+    def hangup(signum: int, frame: Any) -> None:
+        # SIGHUP stops the server as SIGTERM does (uvicorn leaves it to the default action,
+        # which skipped the cleanup); uvicorn raises it again at the end: then it is 129
+        signal.signal(signal.SIGHUP, _terminated)
+        server.handle_exit(signum, frame)
+    signal.signal(signal.SIGHUP, hangup)
     server.run(sockets=[sock])
 
 
@@ -36,17 +59,26 @@ def _terminated(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
+def _stop_on_signals() -> None:
+    """Until uvicorn runs: SIGTERM and SIGHUP unwind (SystemExit) so the sandbox being set up
+    is closed, not abandoned by the default action."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _terminated)
+
+
 def serve_runtime(*, host: str, port: int, base_dir: str, sandbox_kwargs: dict[str, Any],
                   max_output: int, max_body: int = 512 << 20, log_level: str = "warning") -> None:
     """The agent-sandbox runtime contract over one Sandbox (created before listening, so the
     readiness probe passes only once the sandbox is up)."""
     from .runtime import RuntimeHost, create_app, sandbox_factory
+    _stop_on_signals()
     make, inside = sandbox_factory(base_dir, **sandbox_kwargs)
     host_obj = RuntimeHost(make)
     host_obj.start()
     try:
         _uvicorn(create_app(host_obj, max_output=max_output, max_body=max_body, sandbox_dir=inside),
-                 host, port, log_level)
+                 host, port, log_level, on_exit=host_obj.stop)
     finally:
         host_obj.close()
 
@@ -56,6 +88,7 @@ def serve_sessions(*, host: str, port: int, db: str, api_key: str, sandbox_kwarg
                    pool_size: int = 0, max_body: int = 512 << 20, log_level: str = "warning") -> None:
     """The multi-session service (``/v1/sessions``), its store in SQLite file ``db``."""
     from .sessions import SessionManager, create_sessions_app
+    _stop_on_signals()
     mgr = SessionManager(db, sandbox_defaults=sandbox_kwargs, default_ttl=default_ttl,
                          max_sessions=max_sessions, reap_interval=reap_interval, pool_size=pool_size)
     mgr.start()

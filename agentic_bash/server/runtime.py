@@ -72,6 +72,7 @@ class RuntimeHost:
         self._sb: Any = None
         self._restart_reason: str | None = None
         self._crashed = False     # the last call ended in SandboxCrashed
+        self._closing = False
         self.restarts = 0
 
     def start(self) -> None:
@@ -89,6 +90,8 @@ class RuntimeHost:
         restart fails too is the Sandbox replaced from the factory and the call retried once;
         the outcome then says it was restarted and why."""
         with self._lock:
+            if self._closing:
+                raise SandboxError("the server is shutting down")
             if self._sb is None:
                 self._sb = self._factory()
             try:
@@ -114,7 +117,20 @@ class RuntimeHost:
         self._restart_reason = reason
         self._sb = self._factory()
 
+    def stop(self) -> None:
+        """Shutting down: the command running (if any) is interrupted, and calls that come
+        or still wait are refused (SandboxError), so every request is answered quickly."""
+        self._closing = True
+        sb = self._sb
+        if sb is not None:
+            try:
+                sb.interrupt()
+            except Exception:  # noqa: BLE001 - closing anyway
+                pass
+
     def close(self) -> None:
+        """stop(), then close the Sandbox."""
+        self.stop()
         with self._lock:
             if self._sb is not None:
                 self._sb.close()

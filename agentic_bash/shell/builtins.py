@@ -287,6 +287,14 @@ def _physical_path(sh: Interpreter, path: str) -> str:
     return "/" + "/".join(out)
 
 
+def _exists(sh: Interpreter, path: str) -> bool:
+    try:
+        sh.fs.stat(path)
+    except OSError:
+        return False
+    return True
+
+
 def _chdir(sh: Interpreter, target: str, *, physical: bool = False) -> str | None:
     """Change directory; returns an error message or None."""
     st = sh.state
@@ -309,11 +317,16 @@ def _chdir(sh: Interpreter, target: str, *, physical: bool = False) -> str | Non
             if c != "..":
                 comps.append(c)
                 continue
+            cur = "/" + "/".join(comps)
             try:
-                if not sh.fs.stat("/" + "/".join(comps)).is_dir:
+                if not sh.fs.stat(cur).is_dir:
                     return f"{target}: Not a directory"
             except FileNotFoundError:
-                return f"{target}: No such file or directory"
+                # (check10) bash then tries chdir(target) from where it is: from a removed
+                # cwd `cd ..` reaches its parent
+                if (target.startswith("/") or not (st.cwd + "/").startswith(cur.rstrip("/") + "/")
+                        or _exists(sh, st.cwd)):
+                    return f"{target}: No such file or directory"
             except NotADirectoryError:
                 return f"{target}: Not a directory"
             except OSError:

@@ -34,6 +34,8 @@ from .specs import SPECS
 __all__ = ["build_server", "file_uri", "run_stdio", "workspace_files"]
 
 MAX_RESOURCES = 1000
+# the protocol versions whose specification gives "resource not found" code -32002
+_NOT_FOUND_32002 = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 DRAIN_SECONDS = 3.0
 MAX_RESOURCE_BYTES = 16 * 1024 * 1024
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"})
@@ -173,7 +175,10 @@ def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agen
         try:
             data = await call(sb.read_file, path)
         except OSError as exc:
-            raise MCPError(-32002, f"{path}: {exc.strerror or exc}") from None
+            # "resource not found": -32002 up to protocol 2025-11-25, -32602 from 2026-07-28
+            # on (SEP-2164, which retired -32002); the uri goes in data either way
+            code = -32002 if getattr(ctx, "protocol_version", "") in _NOT_FOUND_32002 else -32602
+            raise MCPError(code, f"{path}: {exc.strerror or exc}", data={"uri": uri}) from None
         if len(data) > MAX_RESOURCE_BYTES:
             raise MCPError(-32603, f"{path}: {len(data)} bytes, more than {MAX_RESOURCE_BYTES} served")
         mime = mimetypes.guess_type(path)[0]

@@ -213,8 +213,10 @@ def _parse_pax(body: bytes) -> dict[str, bytes]:
     return out
 
 
-def _read_members(f: BinaryIO, max_entries: int, max_bytes: int) -> Iterator[Member]:
-    """Members of the seekable tar ``f``; raises SnapshotError for corrupt or truncated input."""
+def _read_members(f: BinaryIO, max_entries: int, max_bytes: int,
+                  ended: list[bool] | None = None) -> Iterator[Member]:
+    """Members of the seekable tar ``f``; raises SnapshotError for corrupt or truncated input.
+    ``ended`` gets True appended when the end-of-archive block was there."""
     f.seek(0, 2)
     total_size = f.tell()
     f.seek(0)
@@ -232,6 +234,8 @@ def _read_members(f: BinaryIO, max_entries: int, max_bytes: int) -> Iterator[Mem
         if len(block) < _BLOCK:
             raise SnapshotError("truncated archive (partial header)")
         if block == _ZERO:
+            if ended is not None:
+                ended.append(True)
             return
         fields = _HDR.unpack(block)
         try:
@@ -525,7 +529,13 @@ def _read_plan(fileobj: BinaryIO, layer: bool, max_entries: int, max_bytes: int,
                skip_devices: bool = False) -> _Plan:
     plan = _Plan(skip_devices)
     seen = content = 0
-    for m in _read_members(fileobj, max_entries, max_bytes):
+    ended: list[bool] = []
+    ours = False
+    for m in _read_members(fileobj, max_entries, max_bytes, ended):
+        # (check10) a snapshot we wrote (it has .agentic-bash/ members) always ends with
+        # the end-of-archive block: a plain one cut at a member boundary was restored
+        # silently with the rest of its files missing
+        ours = ours or m.name.startswith(EXTRA_PREFIX)
         if layer and m.name == INDEX_MEMBER and m.isreg():
             rest = _indexed(fileobj, m)
             if rest is not None:
@@ -565,6 +575,9 @@ def _read_plan(fileobj: BinaryIO, layer: bool, max_entries: int, max_bytes: int,
         if m.isreg():
             content += m.size
         _plan_member(plan, m, layer)
+    else:
+        if ours and not ended:
+            raise SnapshotError("truncated archive (it ends before its end-of-archive block)")
     _check_parents(plan)
     return plan
 

@@ -71,5 +71,6 @@ def test_sandbox_env_is_clean(monkeypatch) -> None:
     assert "AGB_SECRET_TOKEN" not in env
     assert env["FOO"] == "1" and env["TERM"] == "xterm"  # the caller's choice wins
     assert env["PAGER"] == "cat" and env["DEBIAN_FRONTEND"] == "noninteractive"
-    assert env["PIP_BREAK_SYSTEM_PACKAGES"] == "1" and env["PIP_USER"] == "1"
+    # (no PIP_USER: pip falls back to ~/.local itself, and PIP_USER breaks a venv's pip)
+    assert env["PIP_BREAK_SYSTEM_PACKAGES"] == "1" and "PIP_USER" not in env
     assert "PIP_USER" not in sandbox_env(None, home="/root", unprivileged=False)

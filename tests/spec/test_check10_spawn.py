@@ -26,6 +26,11 @@ CASES = [
     "(ulimit -n 77; /bin/sh -c 'ulimit -n')",
     "(ulimit -f 10; /bin/sh -c 'ulimit -f')",
     "/bin/sh -c 'kill -TERM $$'; echo \"st=$?\"",
+    # a removed cwd: programs still run in it (bash's children inherit it)
+    "mkdir -p g && cd g && rmdir ../g && /bin/pwd; echo \"st=$?\"; /bin/ls; echo \"st=$?\"; "
+    "/bin/ls | /bin/cat; cd ..; /bin/ls -d g; echo \"st=$?\"",
+    "mkdir -p h/i && cd h/i && rm -r ../../h && cd ../missing/..; echo \"st=$?\"; cd ../..; "
+    "echo \"st=$?\"; [ -e h ]; echo \"h=$?\"",
 ]
 
 

@@ -47,6 +47,8 @@ FIXED = [
     # complete with no name and compopt's option names are usage errors
     'f() { echo "args:$#:$1:$2:$3"; declare -p COMP_WORDS COMP_CWORD COMP_LINE COMP_POINT 2>&1; COMPREPLY=(one two "th ree"); return 3; }; compgen -F f foo a; echo rc=$?; compgen -F f -P "<" -X "t*" x; echo rc=$?; g() { COMPREPLY=hello; }; compgen -W "a b" -F g; echo rc=$?; compgen -F nosuch; echo rc=$?; declare -p COMP_CWORD COMPREPLY; complete -F f; echo rc=$?; compopt -o invalid; echo rc=$?; compopt -o nospace; echo rc=$?',
     'v=val; IFS=":%"; compgen -W "spam:eggs%ham cheese\\:colon"; unset IFS; compgen -W "a  b \\"c d\\" e\\\\ f \\$v"; IFS=,; compgen -W "p,,q"; compgen -W "\\$(echo m n)"; compgen -A helptopic -S ___ fal; compgen -A helptopic | wc -l',
+    # a dropped line (a bad compound assignment) leaves status 1, even when nothing else ran
+    "bash -c 'a=(1 2; echo x'; echo rc=$?; bash -c 'false; a=(1 2; echo x\necho next $?'; echo rc=$?; bash -c ''; echo rc=$?",
     '/usr/bin/env nosuchcmd; /usr/bin/printf "%d\n" x; /usr/bin/env printf "%d\n" y; /usr/bin/printf "x" a; /usr/bin/timeout 1 nosuch; echo $?; /bin/ls nosuch; /usr/bin/sort -Q; echo $?',
 ]
 
