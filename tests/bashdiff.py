@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import warnings
@@ -29,10 +30,21 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None) -> tuple[st
     128+n for a signal, as a run reports it), in a session of its own."""
     if env is None:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-    p = subprocess.run([*_confine(), sys.executable, "-I", "-S", "-c", _INIT, "bash", "-c", script],
-                       capture_output=True, text=True, cwd=cwd, env=env, start_new_session=True,
-                       timeout=60)
-    return p.stdout, p.stderr, p.returncode
+    with subprocess.Popen([*_confine(), sys.executable, "-I", "-S", "-c", _INIT, "bash", "-c", script],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                          env=env, start_new_session=True) as p:
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # the whole session: killing unshare alone left the bash inside spinning
+            # (fidelity10 saw one run on for six minutes)
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            p.communicate()
+            raise
+    return out, err, p.returncode
 
 
 def _confine() -> list[str]:

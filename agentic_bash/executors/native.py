@@ -179,6 +179,10 @@ class NativeLauncher:
         self.max_data: int | None = None
         """RLIMIT_DATA of each child (``Limits.max_process_memory``), set right after the spawn;
         None = inherit."""
+        self.nice = 0
+        """Niceness each child gets right after its spawn (the sandbox runner's: WORKLOAD_NICE,
+        so the runner serving a builtin wins the CPU over the workload's programs); 0 = as the
+        launcher's."""
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
         self._workload: _WorkloadSetup | None = None
 
@@ -282,6 +286,13 @@ class NativeLauncher:
         else:
             proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
                                          pgid, ignore, ctty, fds, umask, rlimits, closed)
+        if self.nice:
+            # (its whole process group: a child it forked before this call is caught too; the
+            # group holds only workload processes. A program may still see 0 before this lands)
+            try:
+                os.setpriority(os.PRIO_PGRP, proc.pgid, self.nice)
+            except OSError:
+                pass  # (already gone)
         if self.max_data is not None:
             _cap_data(proc.pid, self.max_data)
         with self._live_lock:

@@ -7,6 +7,7 @@ import io
 import os
 import pickle
 import re
+import resource
 import select
 import shutil
 import signal
@@ -36,6 +37,7 @@ __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
 
 _GRACE = 2.0            # seconds past the run's timeout before the host interrupts on its own
 _KILL_AFTER = 3.0       # then seconds more before the host kills an unresponsive sandbox
+WORKLOAD_NICE = 10      # niceness of the workload's programs, below the runner's 0 (issue 13)
 _START_TIMEOUT = 60.0
 _LAYER_PIECE = 8 << 20  # bytes per frame when a restart carries a layer over
 
@@ -1769,6 +1771,14 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     # The pid namespace (or the landlock level's subreaper) kills children when the runner
     # dies and the runner itself has no capabilities left, so children take the vfork path.
     native = NativeLauncher(pdeathsig=False, drop_caps=False)
+    # The workload's programs run at a lower CPU priority than this process (issue 13: the
+    # runner answering another session's builtin waited behind them); RLIMIT_NICE 0 (hard
+    # too) keeps them from lowering their niceness again, whatever the host's hard limit.
+    native.nice = WORKLOAD_NICE
+    try:
+        resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+    except (OSError, ValueError, AttributeError):
+        pass
     if cfg.get("workload"):
         native.confine_workload(**cfg["workload"])
         cfg["_native"] = native  # the runner's per-run usage reads its refusals

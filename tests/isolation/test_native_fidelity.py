@@ -34,6 +34,9 @@ CASES = [
     f"printf '#!/bin/sh\\necho $0\\n' > foo; {_X} foo; PATH=:$PATH; foo",
     f"printf '#!/bin/sh\\necho $0\\n' > q.sh; {_X} q.sh; mkdir -p k/l; ln -s ../../q.sh k/l/q; k/l/q; "
     "cd k; ./l/q",
+    # reached through a symlink by PATH or an absolute name, the script gets the link's name
+    f"printf '#!/bin/sh\\necho $0\\n' > q.sh; {_X} q.sh; mkdir bin; ln -s $PWD/q.sh bin/q; "
+    "PATH=$PWD/bin:$PATH; q | sed \"s|$PWD|P|\"; $PWD/bin/q | sed \"s|$PWD|P|\"",
     # an executable text file without `#!` is run by a new shell; a binary one is refused
     f"printf 'echo noshebang $0 $1; echo ${{BASH_VERSION:+isbash}}\\n' > y.sh; {_X} y.sh; ./y.sh arg; "
     "echo rc=$?",
