@@ -476,7 +476,9 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
                     fargs = dict(run_args)
                     fargs["__agentic_fname"] = fname
                     p_run = by_fname[fname] = _compile(_PRELUDE + src2, fargs)
-            for v in p_run.input_value(inp.value):
+            outs = (p_run.input_value(inp.value) if not _MAY_LOOP.search(filter_)
+                    else _forked_outputs(ctx, p_run, inp.value))
+            for v in outs:
                 ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
                 last = v
                 if opts["seq"]:
@@ -545,6 +547,92 @@ _PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: $__agen
 
 class _TooBig(Exception):
     pass
+
+
+# A program that can loop or recurse inside libjq (`def f: f; f`, `last(range(1e9))`,
+# `[range(1e8)]`) ran there holding the GIL: the run's deadline could not stop it, not even
+# the watchdog ran (`def f: f; f` never ended; `last(range(3e7))` held the process 48 s).
+# Such programs run in a forked child (libjq's state only, no Python code of ours): the
+# parent reads its outputs with the deadline checked and kills it at the stop. Its memory
+# is not capped (an RLIMIT_AS of its size + 128 MiB, tried, still let `"x" * 1e9` build 1 GB:
+# not understood, left out), as it was not in-process either. Programs without
+# these constructs (`.`, `.a[] | .b`, `select(...)`) cost what their input costs and stay
+# in-process (a fork is ~ms for a large host process).
+_MAY_LOOP = re.compile(r"\b(?:range|repeat|recurse|recurse_down|until|while|def|reduce|foreach|limit|"
+                       r"combinations|walk|paths|leaf_paths|splits|pow|getpath|env|input|inputs|last|nth|"
+                       r"first|until|tostream|fromstream|truncate_stream|ltrimstr|rtrimstr|implode)\b|\.\.|\*")
+
+
+def _forked_outputs(ctx: CommandContext, prog: Any, value: Any) -> Any:
+    """``prog.input_value(value)``'s outputs, computed in a forked child (see _MAY_LOOP)."""
+    import os
+    import pickle
+    import select
+    import signal
+    import struct
+
+    from ._args import held_cap
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(r)
+
+            def send(obj: Any) -> None:
+                b = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+                os.write(w, struct.pack("<Q", len(b)))
+                mv = memoryview(b)
+                while mv:
+                    n = os.write(w, mv)
+                    mv = mv[n:]
+            try:
+                for v in prog.input_value(value):
+                    send(("v", v))
+                send(("end", None))
+            except ValueError as e:
+                send(("err", str(e)))
+            except MemoryError:
+                send(("mem", None))
+        finally:
+            os._exit(0)
+    os.close(w)
+    buf = bytearray()
+    ended = False
+    try:
+        while not ended:
+            rl, _, _ = select.select([r], [], [], 0.02)
+            ctx.budget.check()
+            if not rl:
+                continue
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                raise MemoryError("memory exhausted")  # the child died (its memory cap, most likely)
+            buf += chunk
+            if len(buf) > held_cap(ctx):
+                raise MemoryError("memory exhausted")
+            while len(buf) >= 8:
+                n = struct.unpack_from("<Q", buf)[0]
+                if len(buf) < 8 + n:
+                    break
+                kind, v = pickle.loads(bytes(buf[8:8 + n]))
+                del buf[:8 + n]
+                if kind == "v":
+                    yield v
+                elif kind == "err":
+                    raise ValueError(v)
+                elif kind == "mem":
+                    raise MemoryError("memory exhausted")
+                else:
+                    ended = True
+                    break
+    finally:
+        os.close(r)
+        try:
+            if not ended:
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
 _NOTHING = object()

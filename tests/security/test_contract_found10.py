@@ -192,3 +192,18 @@ def test_the_changed_files_diff_stops_at_its_time_bound() -> None:
             fs.mkdir(f"/workspace/e/{i}")
         ch = changes.diff(m, until=time.monotonic() - 1)
         assert ch.partial and len(ch.created) < 201, len(ch.created)
+
+
+# -- jq programs that loop inside libjq ----------------------------------------------------
+# libjq runs holding the GIL: `def f: f; f` never ended (not even the watchdog ran) and
+# `last(range(3e7))` held the process for 48 s (fuzz seed 501: a "hang"). Such programs run
+# in a forked child the deadline can kill.
+
+@pytest.mark.parametrize("prog", ["def f: f; f", "last(range(1e10))", "[range(1e10)] | length"])
+def test_a_looping_jq_program_ends_at_the_deadline(sb: ab.Sandbox, prog: str) -> None:
+    r = sb.run(f"jq -n '{prog}'", timeout=1)
+    assert r.timed_out and r.exit_code == 124, r
+    assert r.duration < 3, r.duration
+    r = sb.run("echo '{\"a\":[1,{\"b\":2}]}' | jq -c '[.. | numbers], ([range(3)] | add), (def f: .a; f | length)'; "
+               "jq -n 'error(\"x\")'; echo $?", timeout=20)
+    assert (r.stdout, r.stderr) == ("[1,2]\n3\n2\n5\n", "jq: error (at <unknown>): x\n"), r
