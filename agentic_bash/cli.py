@@ -425,7 +425,7 @@ JsonOpt = typer.Option(False, "--json", help="Print the Result as JSON (output c
 @sandbox_options
 def run(
     ctx: typer.Context,
-    file: Optional[str] = typer.Argument(None, help="Host script file to run, like `bash FILE`"),
+    file: Optional[str] = typer.Argument(None, help="Host script file to run, like `bash FILE` ('-': read the script from stdin)"),
     args: list[str] = typer.Argument(None, help="Arguments for FILE ($1, $2, ...)"),
     cmd: Optional[str] = typer.Option(None, "--cmd", "-c",
                                       help="Script text to run (arguments after --)"),
@@ -442,6 +442,7 @@ def run(
     if cmd is None and file is None:
         _usage_error("give --cmd SCRIPT or FILE", "FILE")
     extra: dict[str, Any] = {}
+    script_on_stdin = False
     if cmd is not None:
         after = ctx.meta.get("agentic_bash.after_dashdash")
         if operands and operands != after:
@@ -449,6 +450,11 @@ def run(
                          "(arguments for --cmd go after --)", "'--cmd' / '-c'")
         script, args = cmd, operands
         name = None
+    elif file == "-":
+        # `bash -`: the script is read from stdin (which it then no longer has)
+        script = sys.stdin.buffer.read().decode("utf-8", "surrogateescape") if sys.stdin else ""
+        name = None
+        script_on_stdin = True
     else:
         try:
             script = Path(file).read_bytes().decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
@@ -464,7 +470,8 @@ def run(
                 state = sb.get_state()
                 state["script_name"] = name
                 sb.set_state(state)
-            result = _run_streaming(sb, _script_with_args(script, args), as_json, _host_stdin())
+            result = _run_streaming(sb, _script_with_args(script, args), as_json,
+                                    None if script_on_stdin else _host_stdin())
     except SandboxError as exc:
         typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
         raise typer.Exit(EXIT_SANDBOX) from None

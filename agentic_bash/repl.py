@@ -23,6 +23,16 @@ _CMD_START = re.compile(r"(?:^|[;&|(`]|\$\(|\b(?:then|else|elif|do|time|!)\s)\s*
 _WORD = re.compile(r"[^\s;&|()<>`'\"]*$")
 
 
+def _no_commands(text: str) -> bool:
+    """True when ``text`` holds only comments and blanks: an interactive shell runs nothing
+    for it and $? stays (a run of it would be 0, as for ``bash -c '# c'``)."""
+    from .shell.parser import ParseError, parse_cached
+    try:
+        return not parse_cached(text).items
+    except (ParseError, RecursionError, ValueError):
+        return False
+
+
 def _needs_more(text: str) -> bool:
     """True when ``text`` is an incomplete command (open quote, missing ``fi``, here-doc …)."""
     from .shell.parser import needs_more_input
@@ -407,7 +417,7 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
             except KeyboardInterrupt:   # Ctrl-C at the prompt: a fresh line, $? = 130
                 last = EXIT_INTERRUPTED
                 continue
-            if not text.strip():
+            if not text.strip() or ("#" in text and _no_commands(text)):
                 continue
             if text.lstrip().startswith("%"):
                 try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import warnings
@@ -24,15 +25,41 @@ def bash(script: str, cwd: str, home: str | None = None) -> tuple[str, str, int]
     return p.stdout, p.stderr, p.returncode
 
 
-def bash_c(script: str, cwd: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
+def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
+           foreign: bool = False) -> tuple[str, str, int]:
     """(stdout, stderr, status) of ``bash -c script``, confined as bash() is (a status of
-    128+n for a signal, as a run reports it), in a session of its own."""
+    128+n for a signal, as a run reports it), in a session of its own.
+
+    ``foreign``: a case from a corpus we did not write. Root in a user namespace is still the
+    host's root towards the host's files (fidelity10's corpus runs made /zz, /scripts and
+    /usr/local/bin entries), so such a case runs as the host's ``nobody`` (65534), with a
+    private /tmp, and ``cwd`` must be a throwaway directory it may write (made 0777 here);
+    inside, it is root of its own user namespace."""
     if env is None:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-    p = subprocess.run([*_confine(), sys.executable, "-I", "-S", "-c", _INIT, "bash", "-c", script],
-                       capture_output=True, text=True, cwd=cwd, env=env, start_new_session=True,
-                       timeout=60)
-    return p.stdout, p.stderr, p.returncode
+    argv = [*_confine(), sys.executable, "-I", "-S", "-c", _INIT, "bash", "-c", script]
+    if foreign:
+        # (root inside its user namespace, to mount the private /tmp; the host's nobody
+        # towards every host file)
+        confine = [a if a != "--map-current-user" else "--map-root-user" for a in _confine()]
+        argv = [*_as_nobody(), *confine, sys.executable, "-I", "-S", "-c",
+                _PRIVATE_TMP + _INIT, "bash", "-c", script]
+        os.chmod(cwd, 0o777)
+    with subprocess.Popen(argv,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                          env=env, start_new_session=True) as p:
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # the whole session: killing unshare alone left the bash inside spinning
+            # (fidelity10 saw one run on for six minutes)
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            p.communicate()
+            raise
+    return out, err, p.returncode
 
 
 def _confine() -> list[str]:
@@ -54,6 +81,25 @@ def _confine() -> list[str]:
 
 
 _CONFINE: list[str] | None = None
+
+
+def _as_nobody() -> list[str]:
+    """setpriv to the host's nobody when this process is root (a foreign case must not write
+    as root); skipped where that cannot be done."""
+    if os.geteuid() != 0:
+        return []
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv missing: a foreign case cannot run as nobody")
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+
+
+# (foreign cases) a private tmpfs on /tmp before bash starts; fails closed
+_PRIVATE_TMP = r"""
+import ctypes, sys
+_libc = ctypes.CDLL(None, use_errno=True)
+if _libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, b"mode=1777") != 0:
+    sys.exit("bashdiff: no private /tmp: " + str(ctypes.get_errno()))
+"""
 
 # pid 1 of the reference's namespace (bash as pid 1 would ignore default-action signals):
 # runs bash (or the command line it is given), then, as an unconfined run's capture would,

@@ -161,3 +161,13 @@ def test_ctrl_c_in_a_piped_shell_interrupts_the_command_and_the_shell_goes_on(le
         if p.poll() is None:
             p.kill()
             p.wait(timeout=10)
+
+
+def test_run_dash_reads_the_script_from_stdin_like_bash_dash():
+    p = cli("run", "-i", "virtual", "-", "a", "b", stdin=b'echo "from stdin: $1 $2"; exit 6\n')
+    assert (p.returncode, p.stdout) == (6, b"from stdin: a b\n"), p.stderr
+
+
+def test_a_comment_line_in_the_shell_keeps_the_status_like_bash():
+    p = cli("shell", "-i", "virtual", stdin=b"false\n# a note\n  # another\necho $?\ntrue # c\necho $?\n")
+    assert p.stdout == b"1\n0\n", p.stderr

@@ -221,3 +221,36 @@ def test_a_missing_resource_is_the_not_found_error_of_the_negotiated_protocol(tm
     finally:
         p.kill()
         p.wait(timeout=10)
+
+
+def test_stdio_over_a_socketpair_as_node_based_hosts_give_it():
+    # libuv (Node: Claude Desktop, VS Code hosts) hands a child UNIX socketpairs, not pipes
+    import socket
+    a, b = socket.socketpair()
+    p = subprocess.Popen([*CMD, "mcp", "-i", "virtual"], stdin=b.fileno(), stdout=b.fileno(),
+                         stderr=subprocess.DEVNULL)
+    b.close()
+    try:
+        a.settimeout(60)
+        buf = b""
+
+        def recv() -> dict:
+            nonlocal buf
+            while b"\n" not in buf:
+                chunk = a.recv(65536)
+                assert chunk, "the server closed the socket"
+                buf += chunk
+            line, buf = buf.split(b"\n", 1)
+            return json.loads(line)
+
+        a.sendall((json.dumps(INIT) + "\n").encode())
+        assert recv()["id"] == 1
+        a.sendall((json.dumps(INITIALIZED) + "\n" + json.dumps(_call(2, "echo over-a-socket")) + "\n").encode())
+        assert "over-a-socket" in recv()["result"]["content"][0]["text"]
+        a.shutdown(socket.SHUT_WR)        # the host hangs up
+        assert p.wait(timeout=30) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=10)
+        a.close()

@@ -250,10 +250,19 @@ def _packages(entries: Any) -> tuple[Any, ...]:
 
 
 def _rmtree(path: str) -> None:
+    top = os.path.abspath(path)
+
     def onerror(fn, p, exc):  # noqa: ANN001 - overlay work dirs are created mode 000
+        # Security invariant: only modes inside the tree change. A failure on the tree's own
+        # root (its rmdir: a mount still busy, an entry made meanwhile) chmodded its parent,
+        # the host's /tmp, to 0700 (found this session: unprivileged users lost /tmp).
         try:
-            os.chmod(os.path.dirname(p), 0o700)
-            os.chmod(p, 0o700) if os.path.isdir(p) and not os.path.islink(p) else None
+            p = os.path.abspath(p)
+            parent = os.path.dirname(p)
+            if parent == top or parent.startswith(top + "/"):
+                os.chmod(parent, 0o700)
+            if (p == top or p.startswith(top + "/")) and os.path.isdir(p) and not os.path.islink(p):
+                os.chmod(p, 0o700)
             fn(p)
         except OSError:
             pass

@@ -1,0 +1,48 @@
+"""The reference bash of a foreign corpus case cannot write the host's files (tests/bashdiff.py, foreign=True)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import bashdiff
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the case is about a root test run")
+def test_a_foreign_case_cannot_write_where_root_can(tmp_path):
+    # (outside /tmp, which the foreign case sees as its own private one)
+    base = tempfile.mkdtemp(prefix="bashdiff-foreign-", dir="/var/tmp")
+    try:
+        _cannot_write(Path(base), tmp_path)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _cannot_write(base: Path, tmp_path: Path) -> None:
+    os.chmod(base, 0o755)
+    host = base / "host-dir"       # stands for /, /usr/local/bin: root's, mode 0755
+    host.mkdir()
+    os.chmod(host, 0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    os.chmod(tmp_path, 0o755)
+    script = f"touch {host}/planted; echo st=$?; echo ok > here; cat here"
+    out, err, st = bashdiff.bash_c(script, str(work), foreign=True)
+    assert out == "st=1\nok\n" and "Permission denied" in err, (out, err, st)
+    assert not (host / "planted").exists()
+    # our own cases keep writing as before (their files keep their owner)
+    out, _, _ = bashdiff.bash_c(f"touch {host}/ours; echo st=$?", str(work))
+    assert out == "st=0\n" and (host / "ours").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the case is about a root test run")
+def test_a_foreign_case_has_a_private_tmp(tmp_path):
+    os.chmod(tmp_path, 0o755)
+    marker = f"/tmp/bashdiff-foreign-{os.getpid()}"
+    out, err, st = bashdiff.bash_c(f"touch {marker}; ls /tmp", str(tmp_path), foreign=True)
+    assert out == os.path.basename(marker) + "\n", (out, err, st)
+    assert not os.path.exists(marker)
