@@ -696,7 +696,19 @@ def _read_lines_list(ctx: CommandContext, name: str, sep: bytes) -> list[bytes] 
     if f is None:
         return None
     try:
-        return [ln[:-1] if ln.endswith(sep) else ln for ln in iter_lines(f, CHUNK, sep)]
+        # (counted as sort's reader counts: comm/join held all of an endless input, +626 MiB
+        # for `join - f < <(yes …)` in 2 s; past held_cap it is GNU's "memory exhausted")
+        from ..limits import Budget
+        from ._args import held_cap
+        cap = held_cap(ctx)
+        held = 0
+        out = []
+        for ln in iter_lines(f, CHUNK, sep):
+            held += len(ln) + Budget.HELD_OVERHEAD
+            if held > cap:
+                raise MemoryError("memory exhausted")
+            out.append(ln[:-1] if ln.endswith(sep) else ln)
+        return out
     except IsADirectoryError as e:
         file_error(ctx, e, name)
         return None
