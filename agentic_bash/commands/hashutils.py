@@ -366,6 +366,18 @@ def cksum(ctx: CommandContext, argv: list[str]) -> int:
 _ENC_PIECE = 30720  # input bytes encoded at once (GNU's block): whole base64 (3), base32 (5) and z85 (4) groups
 
 
+_GARBAGE: dict[str, bytes] = {}
+
+
+def _garbage(kind: str) -> bytes:
+    """The bytes ``--ignore-garbage`` drops for ``kind``: every byte outside its alphabet."""
+    g = _GARBAGE.get(kind)
+    if g is None:
+        keep = re.compile(rb"[" + _ALPHABETS[kind] + rb"]")
+        g = _GARBAGE[kind] = bytes(b for b in range(256) if not keep.fullmatch(bytes([b])))
+    return g
+
+
 def _basenc(ctx: CommandContext, argv: list[str], kind: str | None) -> int:
     """base64, base32 (``kind`` given) and basenc (``kind`` None: an option names it)."""
     longs: dict[str, str | None] = {"decode": "d", "ignore-garbage": "i", "wrap": "w"}
@@ -437,7 +449,9 @@ def _basenc(ctx: CommandContext, argv: list[str], kind: str | None) -> int:
         if col:
             out.write(b"\n")
         return 0
-    clean = re.sub(rb"[^" + _ALPHABETS[kind] + rb"]", b"", data) if garbage else data.replace(b"\n", b"")
+    # (-i: one translate; re.sub made a replacement per garbage byte in one C call that held
+    # the GIL, 8.7 s past a 2 s deadline for 50 MB of zeros)
+    clean = data.translate(None, _garbage(kind)) if garbage else data.replace(b"\n", b"")
     out, ok = _basenc_decode(kind, clean)
     # GNU writes what it decoded before a bad quantum, then the error
     ctx.stdout.write(out)

@@ -1059,6 +1059,9 @@ def _offset(d: _dt.datetime, colons: int) -> str:
     return f"{sign}{h:02d}"
 
 
+_MAX_WIDTH = 16 << 20  # the widest one date directive pads to (see the width parse)
+
+
 def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
     """GNU date's format directives with the ``-_0^#`` flags and widths."""
     out: list[str] = []
@@ -1078,6 +1081,10 @@ def format_date(fmt: str, d: _dt.datetime, nanos: int = 0) -> str:
         while j < n and fmt[j].isdigit():
             width += fmt[j]
             j += 1
+        if len(width) > 8 or width and int(width) > _MAX_WIDTH:
+            # GNU pads to up to INT_MAX (`date +%999999999Y`: 1 GB of output; +954 MiB in
+            # the fuzz); capped per directive as printf's width is (issue 20)
+            width = str(_MAX_WIDTH)
         colons = 0
         while j < n and fmt[j] == ":":
             colons += 1

@@ -207,3 +207,18 @@ def test_a_looping_jq_program_ends_at_the_deadline(sb: ab.Sandbox, prog: str) ->
     r = sb.run("echo '{\"a\":[1,{\"b\":2}]}' | jq -c '[.. | numbers], ([range(3)] | add), (def f: .a; f | length)'; "
                "jq -n 'error(\"x\")'; echo $?", timeout=20)
     assert (r.stdout, r.stderr) == ("[1,2]\n3\n2\n5\n", "jq: error (at <unknown>): x\n"), r
+
+
+# -- found by the last batch (seed 601) ----------------------------------------------------
+
+def test_base64_ignore_garbage_is_one_pass_and_date_widths_are_capped(sb: ab.Sandbox) -> None:
+    # `base64 -i -d` removed garbage with re.sub: one C call holding the GIL, 8.7 s past a
+    # 2 s deadline for 50 MB of zeros; `date +%999999999Y` padded to 1 GB (+954 MiB)
+    r = sb.run("x=$(head -c 50000000 /dev/zero | base64 -i -d); echo ${#x}", timeout=10)
+    assert r.stdout == "0\n" and r.duration < 5, r
+    r, grew = _peak_growth(sb, "date +%999999999Y | wc -c", 20)
+    assert r.stdout == f"{(16 << 20) + 1}\n", r
+    assert grew < 150, grew
+    r = sb.run("seq 2000 | base64 > b; printf '@@\\n!!' >> b; base64 -i -d b | md5sum; seq 2000 | md5sum")
+    a, b = r.stdout.split("\n")[:2]
+    assert a == b, r
