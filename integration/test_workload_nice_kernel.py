@@ -1,4 +1,4 @@
-"""The workload's programs run at niceness 10 below the runner's 0 and cannot lower it again, as root and as an unprivileged user (judged on the host)."""
+"""The workload's programs run at niceness 10 below the runner's 0 and cannot lower it again, as root, as an unprivileged user and at the landlock level (judged on the host)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
 # In the sandbox: a program polls its own niceness until the runner's setpriority lands, then
 # tries to undo it; on the host: every process of the sandbox's tree and its niceness.
 CHECK = r'''
-import json, os, time, psutil
+import json, os, sys, time, warnings, psutil
 from agentic_bash import Sandbox
+warnings.simplefilter("ignore")
 PROBE = """
 import json, os, resource, sys, time
 end = time.monotonic() + 20
@@ -36,18 +37,19 @@ for name, fn in [("renice_0", lambda: os.setpriority(os.PRIO_PROCESS, 0, 0)),
         out[name] = type(e).__name__
 out["nice_after"] = os.getpriority(os.PRIO_PROCESS, 0)
 print(json.dumps(out), flush=True)
-open("/tmp/probe-ready", "w").close()
+open("probe-ready", "w").close()
 time.sleep(30)
 """
 # (the probe's failure ends the wait too)
 res = {}
-with Sandbox() as sb:
-    sb.write_file("/tmp/probe.py", PROBE)
-    sb.run("(python3 /tmp/probe.py; : > /tmp/probe-ready) > /tmp/probe.out 2>&1 &")
+with Sandbox(**({"isolation": sys.argv[1]} if sys.argv[1:] else {})) as sb:
+    d = sb.run("pwd").stdout.strip()   # (the landlock level writes only its workspace)
+    sb.write_file(d + "/probe.py", PROBE)
+    sb.run("(python3 probe.py; : > probe-ready) > probe.out 2>&1 &")
     end = time.monotonic() + 60
-    while not sb.exists("/tmp/probe-ready") and time.monotonic() < end:
+    while not sb.exists(d + "/probe-ready") and time.monotonic() < end:
         time.sleep(0.05)
-    res["probe"] = sb.read_file("/tmp/probe.out").decode()
+    res["probe"] = sb.read_file(d + "/probe.out").decode()
     tree = []
     for p in psutil.Process().children(recursive=True):
         try:
@@ -61,10 +63,12 @@ print("\n@@JSON@@" + json.dumps(res))
 '''
 
 
-@pytest.mark.parametrize("who", ["root", "user"])
-def test_workload_runs_niced_and_cannot_undo_it(request: pytest.FixtureRequest, who: str) -> None:
+@pytest.mark.parametrize("who,level", [("root", None), ("user", None), ("root", "landlock")])
+def test_workload_runs_niced_and_cannot_undo_it(request: pytest.FixtureRequest, who: str,
+                                                level: str | None) -> None:
     runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-    p = subprocess.run(runner.prefix + [runner.python, "-c", CHECK], capture_output=True,
+    p = subprocess.run(runner.prefix + [runner.python, "-c", CHECK] + ([level] if level else []),
+                       capture_output=True,
                        text=True, env=runner.env, cwd=runner.cwd, timeout=240)
     assert "@@JSON@@" in p.stdout, p.stdout[-2000:] + p.stderr[-3000:]
     res = _parse(p.stdout)
