@@ -476,8 +476,8 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
                     fargs = dict(run_args)
                     fargs["__agentic_fname"] = fname
                     p_run = by_fname[fname] = _compile(_PRELUDE + src2, fargs)
-            outs = (p_run.input_value(inp.value) if not _MAY_LOOP.search(filter_)
-                    else _forked_outputs(ctx, p_run, inp.value))
+            outs = (_forked_outputs(ctx, p_run, inp.value) if _may_loop(filter_)
+                    else p_run.input_value(inp.value))
             for v in outs:
                 ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
                 last = v
@@ -558,9 +558,17 @@ class _TooBig(Exception):
 # not understood, left out), as it was not in-process either. Programs without
 # these constructs (`.`, `.a[] | .b`, `select(...)`) cost what their input costs and stay
 # in-process (a fork is ~ms for a large host process).
-_MAY_LOOP = re.compile(r"\b(?:range|repeat|recurse|recurse_down|until|while|def|reduce|foreach|limit|"
+_MAY_LOOP = re.compile(r"\b(?:repeat|recurse|recurse_down|until|while|def|reduce|foreach|limit|"
                        r"combinations|walk|paths|leaf_paths|splits|pow|getpath|env|input|inputs|last|nth|"
                        r"first|until|tostream|fromstream|truncate_stream|ltrimstr|rtrimstr|implode)\b|\.\.|\*")
+
+
+def _may_loop(src: str) -> bool:
+    """See _MAY_LOOP. A bare ``range`` streams its outputs (the deadline is checked between
+    them) and stays in-process: a fork is counted in the process tree's RSS with all the
+    host's pages (copy-on-write, shared), +575 MiB for `jq -n 'range(1e9)' | head`; inside
+    ``[...]`` it is one output and forks."""
+    return _MAY_LOOP.search(src) is not None or ("range" in src and "[" in src)
 
 
 def _forked_outputs(ctx: CommandContext, prog: Any, value: Any) -> Any:
