@@ -478,18 +478,27 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
                     p_run = by_fname[fname] = _compile(_PRELUDE + src2, fargs)
             outs = (_forked_outputs(ctx, p_run, inp.value) if _may_loop(filter_)
                     else p_run.input_value(inp.value))
-            for v in outs:
-                ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
-                last = v
-                if opts["seq"]:
-                    out.write(b"\x1e")
-                if opts["r"] and isinstance(v, str):
-                    s = v
-                else:
-                    s = dump_json(v, ind, opts["S"], opts["a"])
-                out.write(s.encode("utf-8", "surrogatepass" if False else "replace"))
-                if not opts["j"]:
-                    out.write(b"\n")
+            try:
+                for v in outs:
+                    ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
+                    last = v
+                    if opts["seq"]:
+                        out.write(b"\x1e")
+                    if opts["r"] and isinstance(v, str):
+                        s = v
+                    else:
+                        s = dump_json(v, ind, opts["S"], opts["a"])
+                    out.write(s.encode("utf-8", "surrogatepass" if False else "replace"))
+                    if not opts["j"]:
+                        out.write(b"\n")
+            finally:
+                # (a forked child's reader is closed, and the child killed, however the loop
+                # ended: a stage stopped by a closed pipe or the deadline left its generator
+                # held by the traceback, and the child blocked writing for the rest of the
+                # process's life -- CI found one alive after ten minutes)
+                close = getattr(outs, "close", None)
+                if close is not None:
+                    close()
             status = 0 if status != 2 else 2
         except ValueError as e:
             msg = str(e)
