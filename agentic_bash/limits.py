@@ -58,7 +58,6 @@ def fs_bytes(limits: Any, virtual: bool) -> int | None:
     if virtual and type(v) is _DefaultBytes:
         return min(int(v), VIRTUAL_FS_BYTES)
     return v
-"""The runner is bound by max_open_files too, and needs a few dozen descriptors itself."""
 
 # The budget of the run the current thread works for: bound by the shell where a thread
 # starts running script code (a run, a pipeline stage, a job, a process substitution), so

@@ -9,16 +9,14 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import textwrap
 import time
-import traceback
 from typing import Any, Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _attack9 import TMP, Fresh, _res, call  # noqa: E402
+from _attack9 import TMP, Fresh, _res, call, main  # noqa: E402
 
 import agentic_bash as ab  # noqa: E402
 
@@ -430,21 +428,5 @@ PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
 }
 
 
-def main() -> None:
-    part, token = sys.argv[1], sys.argv[2]
-    t0 = time.monotonic()
-    try:
-        try:
-            got = PARTS[part](token)
-        except Exception:  # noqa: BLE001
-            got = {"error": traceback.format_exc()}
-        got["_wall"] = round(time.monotonic() - t0, 2)
-        got["_uid"] = os.geteuid()
-        print("\n@@JSON@@" + json.dumps(got, default=str))
-        sys.stdout.flush()
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    main()
+    main(PARTS)

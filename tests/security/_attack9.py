@@ -718,13 +718,15 @@ PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
 }
 
 
-def main() -> None:
+def main(parts: dict[str, Callable[[str], dict[str, Any]]] | None = None) -> None:
+    """Run the part named by argv[1] (of ``parts``, this battery's by default) with the token
+    argv[2] and print its result after ``@@JSON@@``."""
     import shutil
     part, token = sys.argv[1], sys.argv[2]
     t0 = time.monotonic()
     try:
         try:
-            got = PARTS[part](token)
+            got = (PARTS if parts is None else parts)[part](token)
         except Exception:  # noqa: BLE001
             got = {"error": traceback.format_exc()}
         got["_wall"] = round(time.monotonic() - t0, 2)

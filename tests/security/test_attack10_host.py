@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import time
 from typing import Any
 
 import pytest
 
 from _support import sandbox_supported
-from test_attack9_host import _nothing_left, _Parts, _show
+from test_attack9_host import _nothing_left, _Parts, _run_parts, _show
 
 ok, why = sandbox_supported()
 pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
@@ -31,27 +28,8 @@ def got(request: pytest.FixtureRequest, token: str) -> dict[str, Any]:
     who = request.param
     if who not in _cache:
         runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-        out: dict[str, Any] = {"who": who}
-        end = time.monotonic() + 400
-        for group in (PARTS, LAST):
-            procs = {part: subprocess.Popen(runner.prefix + [runner.python, SCRIPT, part,
-                                                             f"{token}{who}"],
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                            text=True, env=runner.env, cwd=runner.cwd)
-                     for part in group}
-            for part, p in procs.items():
-                try:
-                    so, se = p.communicate(timeout=max(1.0, end - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    so, se = p.communicate()
-                marker = "\n@@JSON@@"
-                if p.returncode != 0 or marker not in so:
-                    out[part] = {"_failed": f"exit {p.returncode}:\n{so[-3000:]}\n{se[-5000:]}"}
-                    continue
-                d = json.loads(so.rsplit(marker, 1)[1])
-                out[part] = {"_failed": d["error"]} if "error" in d else d
-        _cache[who] = out
+        _cache[who] = {"who": who,
+                       **_run_parts(runner, SCRIPT, (PARTS, LAST), f"{token}{who}", 400)}
     return _Parts(_cache[who])
 
 

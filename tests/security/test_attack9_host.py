@@ -29,13 +29,22 @@ def got(request: pytest.FixtureRequest, token: str) -> dict[str, Any]:
     who = request.param
     if who not in _cache:
         runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-        procs = {part: subprocess.Popen(runner.prefix + [runner.python, SCRIPT, part,
-                                                         f"{token}{who}"],
+        _cache[who] = {"who": who, **_run_parts(runner, SCRIPT, (PARTS,), f"{token}{who}", 500)}
+    return _Parts(_cache[who])
+
+
+def _run_parts(runner: Any, script: str, groups: tuple[tuple[str, ...], ...], tag: str,
+               seconds: float) -> dict[str, Any]:
+    """Each part of ``script`` (a battery driver printing ``@@JSON@@`` and its result) as
+    ``runner``'s identity: the parts of a group side by side, the groups one after another,
+    all within ``seconds``; a part that failed is ``{"_failed": why}``."""
+    out: dict[str, Any] = {}
+    end = time.monotonic() + seconds
+    for group in groups:
+        procs = {part: subprocess.Popen(runner.prefix + [runner.python, script, part, tag],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True, env=runner.env, cwd=runner.cwd)
-                 for part in PARTS}
-        out: dict[str, Any] = {"who": who}
-        end = time.monotonic() + 500
+                 for part in group}
         for part, p in procs.items():
             try:
                 so, se = p.communicate(timeout=max(1.0, end - time.monotonic()))
@@ -48,8 +57,7 @@ def got(request: pytest.FixtureRequest, token: str) -> dict[str, Any]:
                 continue
             d = json.loads(so.rsplit(marker, 1)[1])
             out[part] = {"_failed": d["error"]} if "error" in d else d
-        _cache[who] = out
-    return _Parts(_cache[who])
+    return out
 
 
 class _Parts(dict):
