@@ -793,6 +793,7 @@ class InProcessExecutor:
                 b.cancel("interrupt")
         pty = PtySession(spec, on_output, self.limits.max_output_bytes, on_interrupt)
         self._tty = pty
+        left = b""
         try:
             pending, self._tty_pending = self._tty_pending, b""
             if stdin:
@@ -805,9 +806,12 @@ class InProcessExecutor:
         finally:
             self._tty = None
             self._tty_pending = b""   # never into a later run
-            pty.finish()
-        return replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf),
-                       truncated=r.truncated or pty.truncated)
+            left = pty.finish()
+        r = replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf), truncated=r.truncated or pty.truncated)
+        if left:
+            # typed at the terminal, read by nothing: the caller's shell reads it next (repl.py)
+            r = replace(r, extra={**r.extra, "tty_unread": left.decode("utf-8", "surrogateescape")})
+        return r
 
     def tty_input(self, data: bytes, queued: bool = False) -> bool:
         """Bytes typed at the terminal of the run(tty=...) going on; False (dropped) when no
