@@ -2,8 +2,9 @@
 
 # Why hand-written: the scheduling is the greenlet package's (a well-kept C extension); what
 # is ours is the pipe (bash's pipe semantics: 64 KiB of back-pressure, EOF when the writer
-# closes, EPIPE once the reader has) and a scheduler that runs the stage nearest the end of
-# the pipeline first, so a consumer sees each write as soon as it happens, as with OS pipes.
+# closes, EPIPE once the reader has) and a scheduler that, once every stage has started
+# (first to last, as bash forks them), runs the stage nearest the end of the pipeline first,
+# so a consumer sees each write as soon as it happens, as with OS pipes.
 # A stage that blocks switches back to the scheduler with a predicate; nothing runs in
 # parallel and no thread or descriptor is made, and every stage has ended when run() returns.
 
@@ -116,9 +117,14 @@ def run(fns: list[Callable[[], None]], budget: Any, pipes: list[GPipe]) -> None:
     idle = 0.0002
     ended = False  # the budget ran out while every stage waited: pipes closed, all resumed
     failure: BaseException | None = None
+    nxt = 0  # the first stage not started yet
     while live:
         ran = False
-        i = n - 1
+        # stages start first to last, each running until it first waits or ends, as bash
+        # forks them left to right (`set -x` traces and stderr lines come in that order);
+        # after that the stage nearest the end that can go on runs
+        i = nxt if nxt < n else n - 1
+        nxt += 1
         while i >= 0:
             if not done[i]:
                 w = waits[i]
