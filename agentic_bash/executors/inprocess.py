@@ -1239,11 +1239,8 @@ class InProcessExecutor:
         # GNU tools run by path name themselves as invoked (`/bin/cat: x: No such file...`);
         # the others print a fixed program name
         ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name)
-        if sh.forked_simple and _coop.in_stage():
-            # a pipeline stage that is one program: bash's child execs it, which takes long
-            # enough for the stages forked after it to start first (`echo a | cat | true`
-            # is 0 141 0 there in about 3 runs of 4)
-            _coop.pause()
+        if sh.forked_simple and _coop.AVAILABLE:
+            _coop.exec_point()  # (a pipeline stage that is one program: bash's child execs it)
         try:
             st = fn(ctx, list(argv))
             return int(st) if st is not None else 0
