@@ -24,6 +24,7 @@ from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits, _DeadlineKick, start_thread
 from ..result import FILES_LISTED, LIMIT_NAMES, Result, cap_files, make_result
+from ..shell import coop as _coop
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
@@ -1242,6 +1243,8 @@ class InProcessExecutor:
         # GNU tools run by path name themselves as invoked (`/bin/cat: x: No such file...`);
         # the others print a fixed program name
         ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name)
+        if sh.forked_simple and _coop.AVAILABLE:
+            _coop.exec_point()  # (a pipeline stage that is one program: bash's child execs it)
         try:
             st = fn(ctx, list(argv))
             return int(st) if st is not None else 0
