@@ -143,6 +143,7 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
             sb.run("true")
         base = _rss_tree(me)
         peak = [base]
+        at_peak: list = []
         stop = threading.Event()
 
         def sample() -> None:
@@ -160,12 +161,19 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
                         procs = [me]
                 k += 1
                 total = 0
+                each = []
                 for p in procs:
                     try:
-                        total += p.memory_info().rss
+                        r = p.memory_info().rss
                     except psutil.Error:
-                        pass
-                peak[0] = max(peak[0], total)
+                        continue
+                    total += r
+                    each.append((r, p))
+                if total > peak[0]:
+                    peak[0] = total
+                    if total - base > 256 * MiB:
+                        # which processes held it (the worker, the sandbox's runner, a child)
+                        at_peak[:] = each
         t = threading.Thread(target=sample, daemon=True)
         t.start()
         rec = {"script": script}
@@ -199,6 +207,13 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         stop.set()
         t.join()
         rec["rss"] = (peak[0] - base) / MiB
+        if at_peak:
+            def label(p) -> str:  # noqa: ANN001
+                try:
+                    return f"{p.pid} {' '.join(p.cmdline())[-40:]}"
+                except psutil.Error:
+                    return f"{p.pid} (gone)"
+            rec["rss_by_proc"] = [f"{r / MiB:.0f} MiB {label(p)}" for r, p in sorted(at_peak, key=lambda x: -x[0])[:6]]
         try:
             t1 = time.monotonic()
             ok = sb.run("echo ok", timeout=5)
@@ -219,6 +234,11 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         if dumpf is not None:
             faulthandler.cancel_dump_traceback_later()
         conn.send(rec)
+
+
+def _short(script: str, n: int = 400) -> str:
+    """A script for the report: long ones (70,000-character words) cut in the middle."""
+    return repr(script) if len(script) <= n else f"{script[:n // 2]!r} ...<{len(script)} chars>... {script[-n // 4:]!r}"
 
 
 def _hog() -> None:
@@ -323,16 +343,17 @@ def main() -> None:
         allover = sorted(max(0.0, r["dt"] - a.timeout) for r in recs)
         print(f"time past the timeout, all runs: max {allover[-1]:.3f}, > 0.5 s: {sum(x > 0.5 for x in allover)}")
     for r in sorted(recs, key=lambda r: -r["rss"])[:a.show // 2]:
-        print(f"  top rss: +{r['rss']:.0f}M {r['dt']:.2f}s {r['script']!r}")
+        print(f"  top rss: +{r['rss']:.0f}M {r['dt']:.2f}s {_short(r['script'])}")
     for r in sorted((r for r in recs if r.get("timed_out")), key=lambda r: -r["dt"])[:a.show // 2]:
-        print(f"  top overrun: {r['dt'] - a.timeout:.3f}s {r['script']!r}")
+        print(f"  top overrun: {r['dt'] - a.timeout:.3f}s {_short(r['script'])}")
     for title, rows in (("hang", [{"script": s, "dt": float("inf")} for s in hangs]), ("exception", exc),
                         ("internal", internal), ("rss", big), ("unusable", broken), ("late", late)):
         for r in sorted(rows, key=lambda r: -r["dt"])[:a.show]:
             print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M"
                   + (f" cpu {r['cpu']:.2f}s load {r['load']:.0f}" if "cpu" in r else "")
-                  + f" {r.get('exc', '')}{r.get('internal_msg', '')} {r['script']!r}"
+                  + f" {r.get('exc', '')}{r.get('internal_msg', '')} {_short(r['script'])}"
                   + (f"\n      ({r['ok_detail']})" if title == "unusable" and "ok_detail" in r else "")
+                  + "".join(f"\n      {ln}" for ln in (r.get("rss_by_proc", ()) if title == "rss" else ()))
                   + "".join(f"\n      {ln}" for ln in (r.get("trace", ()) if title == "late" else ())[:40]))
 
 
