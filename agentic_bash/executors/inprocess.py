@@ -24,6 +24,7 @@ from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits, _DeadlineKick, start_thread
 from ..result import FILES_LISTED, LIMIT_NAMES, Result, cap_files, make_result
+from ..shell import coop as _coop
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
@@ -795,6 +796,7 @@ class InProcessExecutor:
                 b.cancel("interrupt")
         pty = PtySession(spec, on_output, self.limits.max_output_bytes, on_interrupt)
         self._tty = pty
+        left = b""
         try:
             pending, self._tty_pending = self._tty_pending, b""
             if stdin:
@@ -807,9 +809,12 @@ class InProcessExecutor:
         finally:
             self._tty = None
             self._tty_pending = b""   # never into a later run
-            pty.finish()
-        return replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf),
-                       truncated=r.truncated or pty.truncated)
+            left = pty.finish()
+        r = replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf), truncated=r.truncated or pty.truncated)
+        if left:
+            # typed at the terminal, read by nothing: the caller's shell reads it next (repl.py)
+            r = replace(r, extra={**r.extra, "tty_unread": left.decode("utf-8", "surrogateescape")})
+        return r
 
     def tty_input(self, data: bytes, queued: bool = False) -> bool:
         """Bytes typed at the terminal of the run(tty=...) going on; False (dropped) when no
@@ -1240,6 +1245,8 @@ class InProcessExecutor:
         # GNU tools run by path name themselves as invoked (`/bin/cat: x: No such file...`);
         # the others print a fixed program name
         ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name)
+        if sh.forked_simple and _coop.AVAILABLE:
+            _coop.exec_point()  # (a pipeline stage that is one program: bash's child execs it)
         try:
             st = fn(ctx, list(argv))
             return int(st) if st is not None else 0
