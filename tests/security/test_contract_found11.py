@@ -130,3 +130,21 @@ def test_a_jq_worker_is_a_small_process_not_a_copy_of_the_caller() -> None:
             t.join()
         assert r.stdout == "[1,1,1]\n300000\n", r
     assert seen and max(seen) < 90 * MiB, max(seen, default=0) / MiB
+
+
+# -- fmt and pr held a long line about three times over --------------------------------------
+# One 130 MB line grew the process by 372 MiB in either; they now hold at most half of what a
+# command may (64 MiB by default) and say "memory exhausted" past it, as GNU's do when
+# malloc fails.
+
+@pytest.mark.parametrize("tool", ["fmt", "pr"])
+def test_fmt_and_pr_on_one_long_line_stay_bounded(tool: str) -> None:
+    from test_contract_found9 import _peak_growth
+    with ab.Sandbox(isolation="virtual") as s:
+        s.run("true")
+        r, grew = _peak_growth(s, f"head -c 130000000 /dev/zero | {tool} | wc -c", 30)
+        assert (r.stdout, r.stderr) == ("0\n", f"{tool}: memory exhausted\n"), r
+        assert grew < 250, grew  # was +372
+        r, grew = _peak_growth(s, f"head -c 20000000 /dev/zero | {tool} | wc -c", 30)
+        assert r.stdout == ("20000001\n" if tool == "fmt" else "20000138\n"), r
+        assert grew < 250, grew
