@@ -603,6 +603,7 @@ class InProcessExecutor:
                     budget.unwatch()
             except LimitExceeded as e:
                 _unwatch_all(budget)  # (a kick that cut the unwatch above short)
+                _drop_frames(e)
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
                 if e.limit not in ("interrupt", "closed"):
@@ -627,6 +628,7 @@ class InProcessExecutor:
                 if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
                     raise
                 _unwatch_all(budget)
+                _drop_frames(e)
                 if budget._cancelled and budget._reason == "timeout":
                     # broken by the stop itself (the deadline watchdog's exception landed
                     # in library code): the run timed out
@@ -1258,6 +1260,7 @@ class InProcessExecutor:
             # /dev/zero`), or past what a command may hold (held_cap: `yes | gzip -d`, an
             # internal error before): the tool fails as GNU's does when malloc fails, the
             # script goes on
+            _drop_frames(e)
             base = posixpath.basename(argv[0])
             ctx.stderr.write(f"{argv[0]}: memory exhausted\n".encode("utf-8", "surrogateescape"))
             return 2 if base in ("sort", "ls", "du", "grep", "egrep", "fgrep", "diff", "cmp") else 1
@@ -1799,6 +1802,31 @@ def _exit_trap_at_deadline(sh: Interpreter, budget: Budget) -> None:
     finally:
         Budget.unbind(prior)
         budget._cancelled = True
+
+
+def _drop_frames(e: BaseException | None) -> None:
+    """Clear the locals of the finished frames in ``e``'s traceback (and its context's): a
+    frame holding the exception that holds it is a cycle, and all the frames' locals (a
+    substitution's 64 MiB buffer, a tool's input) lived until a generation-2 collection, which
+    the raised gen-0 threshold makes rare (+64 MiB of process memory per `x=$(yes)`)."""
+    for _ in range(8):
+        if e is None:
+            return
+        tb = e.__traceback__
+        while tb is not None:
+            f = tb.tb_frame
+            # (a generator's frame is skipped: clearing a suspended one would close it; one
+            # the exception left is finished and already clear)
+            if not f.f_code.co_flags & _GEN_FLAGS:
+                try:
+                    f.clear()
+                except RuntimeError:  # still executing (the catching frame and its callers)
+                    pass
+            tb = tb.tb_next
+        e = e.__context__ or e.__cause__
+
+
+_GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR
 
 
 def _unwatch_all(budget: Budget) -> None:
