@@ -257,24 +257,27 @@ def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
         return None
 
 
-def _memory_view(cfg: dict[str, Any], usage_fd: int | None) -> tuple[int | None, Any]:
+def _memory_view(cfg: dict[str, Any], usage_fd: int | None) -> tuple[int | None, Any, Any]:
     """(compat11) What the supervisor answers sysinfo(2) with: the sandbox's memory limit as
-    the machine's RAM (namespace level; None: the host's figures) and how to read what the
-    sandbox uses now (its memory cgroup, else the watchdog's last sample)."""
-    limit = getattr(cfg.get("limits"), "max_memory_bytes", None)
-    if cfg.get("level") != "namespace" or limit is None:
-        return None, None
-    if usage_fd is not None:
-        return int(limit), lambda: int(os.pread(usage_fd, 32, 0))
+    the machine's RAM (namespace level; None: the host's figures), how to read what the
+    sandbox uses now (its memory cgroup, else the watchdog's last sample), and the
+    per-program cap (``Limits.max_process_memory``)."""
+    lim = cfg.get("limits")
+    if cfg.get("level") != "namespace":
+        return None, None, None
+    limit = getattr(lim, "max_memory_bytes", None)
+    cap = getattr(lim, "max_process_memory", None)
     page = cfg.get("_watchdog_page")
-    if page is not None:
-        return int(limit), lambda: page.get("last") or None
-    return int(limit), None
+    if limit is None or (usage_fd is None and page is None):
+        return limit, None, cap
+    if usage_fd is not None:
+        return limit, lambda: int(os.pread(usage_fd, 32, 0)), cap
+    return limit, lambda: page.get("last") or None, cap
 
 
 def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: int | None = None,
                       memfd_dir: str | None = None, memory: int | None = None,
-                      used: Any = None) -> None:
+                      used: Any = None, process_memory: int | None = None) -> None:
     """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
     its notifications on a thread; each refusal is reported back over ``sup``."""
     import json
@@ -293,7 +296,7 @@ def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: in
             pass
 
     Supervisor(fd, report, protect=runner, signals=signals, memfd_dir=memfd_dir,
-               memory=memory, used=used).start()
+               memory=memory, used=used, process_memory=process_memory).start()
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
@@ -1211,7 +1214,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 returned.set()
 
     def run_here(req: dict[str, Any], payload: bytes) -> None:
-        returned.clear()
+        # (``returned`` is set once per lend and cleared after it is waited for: a run that
+        # was not lent does not touch it, ~2 us)
         now = req.get("stdin") == "pipe" or req.get("tty") is not None
         with lend:
             state["running"] = True
@@ -1229,6 +1233,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if was:
                 os.write(done_w, b"x")
                 returned.wait()
+                returned.clear()
 
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))

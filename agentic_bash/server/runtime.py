@@ -9,8 +9,9 @@
 # no shell, a fresh process each time), timeout_seconds is honoured, a path is percent-decoded
 # once (upstream decodes twice), symlinks are resolved as the sandbox sees them (its view is the only
 # one; a listed symlink leading out of the base dir is a "file"), an upload replaces its
-# file atomically, and huge output is cut head+tail with a marker instead of being returned
-# whole.
+# file atomically, a client that goes away (its read timeout) interrupts its command (the
+# session is one shell: it would hold up every later call), and huge output is cut
+# head+tail with a marker instead of being returned whole.
 #
 # Threads: the event loop never touches the Sandbox; every call runs in a worker thread under
 # one lock, so GET / answers while a command runs. File calls do not take that lock when the
@@ -122,6 +123,15 @@ class RuntimeHost:
         self._restart_reason = reason
         self._sb = self._factory()
 
+    def interrupt(self) -> None:
+        """Interrupt the command running now, if any (any thread)."""
+        sb = self._sb
+        if sb is not None:
+            try:
+                sb.interrupt()
+            except Exception:  # noqa: BLE001 - a dead sandbox has nothing to interrupt
+                pass
+
     def stop(self) -> None:
         """Shutting down: the command running (if any) is interrupted, and calls that come
         or still wait are refused (SandboxError), so every request is answered quickly."""
@@ -197,6 +207,41 @@ def _list(sb: Any, user_path: str, base: str) -> list[dict[str, Any]]:
         out.append({"name": info.name, "size": size, "type": kind, "mod_time": info.mtime})
     out.sort(key=lambda e: e["name"])
     return out
+
+
+class _Abandoned(Exception):
+    """The client of a queued /execute went away before its command started."""
+
+
+class _Call:
+    """One /execute: whether its command is running, and whether its client gave up."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.state = "queued"      # queued -> running -> done; or queued -> abandoned
+
+    def run(self, sb: Any, command: str, timeout: float | None) -> Any:
+        with self._lock:
+            if self.state == "abandoned":
+                raise _Abandoned()
+            self.state = "running"
+        try:
+            return sb.run(command, timeout=timeout)
+        finally:
+            with self._lock:
+                self.state = "done"
+
+    def abandon(self, host: "RuntimeHost") -> bool:
+        """The client is gone: a queued call will not run; a running one is interrupted.
+        True once nothing more is to be done."""
+        with self._lock:
+            if self.state == "queued":
+                self.state = "abandoned"
+                return True
+            if self.state != "running":
+                return True
+        host.interrupt()
+        return False
 
 
 class _FilePart:
@@ -296,6 +341,7 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
     confined to ``sandbox_dir`` as the sandbox sees it. With ``files`` (the host directory
     shown as ``sandbox_dir``) file calls are served from it, streamed, without waiting for
     a running command; else through the Sandbox's file API under its lock."""
+    import anyio
     from anyio import CapacityLimiter, to_thread
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -317,6 +363,32 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
 
     async def run(fn: Callable[[Any], Any]) -> _Outcome:
         return await to_thread.run_sync(host.call, fn, limiter=limiter("run"))
+
+    async def until_disconnect(request: Request, call: _Call, fn: Callable[[Any], Any]) -> _Outcome:
+        """``run(fn)``, watching the client: if it goes away (its read timeout, Ctrl-C) the
+        command is interrupted, as Ctrl-C would, so the session is free for the next call
+        instead of running on for nobody; a call still waiting for its turn never runs."""
+        box: dict[str, Any] = {}
+
+        async def watch() -> None:
+            while True:
+                msg = await request.receive()
+                if msg.get("type") == "http.disconnect":
+                    break
+            while not call.abandon(host):
+                await anyio.sleep(0.5)     # (interrupt again until the run has ended)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch)
+            try:
+                box["out"] = await run(fn)
+            except BaseException as e:  # noqa: BLE001 - re-raised below, outside the group
+                box["error"] = e
+            finally:
+                tg.cancel_scope.cancel()
+        if "error" in box:
+            raise box["error"]
+        return box["out"]
 
     async def direct(fn: Callable[..., Any], *args: Any) -> Any:
         return await to_thread.run_sync(fn, *args, limiter=limiter("files"))
@@ -346,8 +418,11 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
                             "greater_than")
         command = body["command"]
         tt = None if t is None else float(t)
+        call = _Call()
         try:
-            out = await run(lambda sb: sb.run(command, timeout=tt))
+            out = await until_disconnect(request, call, lambda sb: call.run(sb, command, tt))
+        except _Abandoned:
+            return _msg(499, "the client went away before the command started")
         except SandboxCrashed as e:
             return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
         except SandboxError as e:
@@ -465,7 +540,7 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
             return JSONResponse({"message": f"File '{part.filename}' uploaded successfully."})
         finally:
             if up is not None:
-                await direct(up.abort)
+                up.abort()    # (here, not on a thread: this may run while being cancelled)
 
     async def open_upload(name: str | None) -> Any:
         """An Upload to the client's ``name``, or the reply that refuses it."""
