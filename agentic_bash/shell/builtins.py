@@ -159,6 +159,13 @@ def _printf_localtime(sh: Interpreter) -> Callable[[float], Any]:
 def b_printf(sh: Interpreter, argv: list[str]) -> int:
     global _printf_mod
     pf = _printf_mod
+    if pf is not None and len(argv) == 2:
+        f = argv[1]
+        if f[:1] != "-" and f.isascii():
+            data = pf.plain(f)  # (`printf 'text\n'`: format()'s first test, without its call)
+            if data is not None:
+                sh.write_out(data)
+                return 0
     if pf is None:
         try:
             from . import printf as pf
@@ -187,7 +194,7 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
         return 2
     byte_chars = False
-    if not all(a.isascii() for a in args) and sh.byte_locale():
+    if not (args[0].isascii() if len(args) == 1 else all(a.isascii() for a in args)) and sh.byte_locale():
         # the C locale: %q quotes each non-ASCII byte, '\xc3 is 195
         from .interpreter import byte_view
         args = [byte_view(a) for a in args]
