@@ -17,7 +17,13 @@ __all__ = ["S3Usage", "WatchdogPage", "pss_anon", "s1_join", "s2_wait_with_watch
 
 NPROC_WORKLOAD_HEADROOM = 6
 """RLIMIT_NPROC counts the runner's own tasks too (S1, S2 and its thread, S3 and its run
-thread): the workload's limit is ``max_processes`` plus this."""
+thread): the workload's limit is ``max_processes`` plus this (one less where the zygote
+cloned S2 directly and there is no S1: ``nproc_headroom``)."""
+
+
+def nproc_headroom(cfg: dict[str, Any]) -> int:
+    """NPROC_WORKLOAD_HEADROOM for this sandbox's process tree (runner.py's top comment)."""
+    return NPROC_WORKLOAD_HEADROOM - (1 if cfg.get("direct_clone") else 0)
 NPROC_RUNNER_EXTRA = 16
 """The runner's own RLIMIT_NPROC is this much higher than the workload's, so a full table
 never stops the runner from starting its next run."""
@@ -447,7 +453,7 @@ def _nproc_cap(cfg: dict[str, Any], max_procs: int) -> int:
     """The task count at which the workload's forks fail: its RLIMIT_NPROC with the runner's
     headroom, or (pids cgroup) the workload group's own max."""
     if (cfg.get("resources") or {}).get("nproc") is not None:
-        return max_procs + NPROC_WORKLOAD_HEADROOM
+        return max_procs + nproc_headroom(cfg)
     return max_procs
 
 
@@ -575,11 +581,11 @@ def s3_prepare(cfg: dict[str, Any]) -> None:
     nproc = res.get("nproc")
     work_nproc = None
     if nproc is not None:
-        mine = (int(nproc) + NPROC_WORKLOAD_HEADROOM + NPROC_RUNNER_EXTRA
+        mine = (int(nproc) + nproc_headroom(cfg) + NPROC_RUNNER_EXTRA
                 + int(res.get("runner_slack") or 0))
         try:
             resource.setrlimit(resource.RLIMIT_NPROC, (mine, mine))
-            work_nproc = (int(nproc) + NPROC_WORKLOAD_HEADROOM, mine)
+            work_nproc = (int(nproc) + nproc_headroom(cfg), mine)
             applied["NPROC"] = work_nproc[0]
         except (OSError, ValueError):
             pass
@@ -622,6 +628,7 @@ class S3Usage:
         self.events_fds: list[int] = list(cfg.get("_pids_events_fds") or ())
         res = cfg.get("resources") or {}
         self.nproc = res.get("nproc")  # RLIMIT_NPROC is the process limit (unprivileged)
+        self.nproc_headroom = nproc_headroom(cfg)
         # the memory cgroup's peak and OOM-kill counter (S1 opened them; see s1_join)
         self.mem: tuple[int, int, bytes] | None = cfg.get("_memory_fds")
         self.oom0 = 0
@@ -763,7 +770,7 @@ class S3Usage:
                 tasks += os.stat(f"/proc/{d}/task").st_nlink - 2
             except OSError:
                 pass   # (gone meanwhile)
-        return tasks >= int(self.nproc) + NPROC_WORKLOAD_HEADROOM - 2
+        return tasks >= int(self.nproc) + self.nproc_headroom - 2
 
     def kill_leftovers(self, wait: float = 5.0) -> int:
         """SIGKILL the process groups of every native process this run started: what a run
