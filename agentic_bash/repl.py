@@ -189,10 +189,12 @@ def _terminal_size(fd: int) -> tuple[int, int]:
 
 
 def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
-                     interrupted: threading.Event, early_keys: bytearray) -> Any:
+                     interrupted: threading.Event, early_keys: bytearray,
+                     typeahead: bytearray | None = None) -> Any:
     """Run ``script`` with a pseudo-terminal of its own (in the sandbox when there is one),
     relaying our terminal to it in raw mode: keys (Ctrl-C included) reach the program or the
-    interpreter as on a real terminal, the window size follows ours."""
+    interpreter as on a real terminal, the window size follows ours. Keys nothing read (typed
+    ahead, as at bash while a command runs) are added to ``typeahead`` for the next prompt."""
     import termios
     import tty
 
@@ -256,7 +258,26 @@ def _run_on_terminal(sb: Any, script: str, fd_in: int, fd_out: int,
         _write(out, b"\n")   # the prompt starts on a line of its own
     if "error" in box:
         raise box["error"]
-    return box["result"]
+    r = box["result"]
+    if typeahead is not None:
+        left = (r.extra.get("tty_unread") or "").encode("utf-8", "surrogateescape")
+        unsent = bytes(backlog)
+        if b"\x03" in unsent:      # an interrupt discards what was typed before it
+            left, unsent = b"", unsent[unsent.rindex(b"\x03") + 1:]
+        typeahead += left + unsent
+    return r
+
+
+def _store_typeahead(session: Any, data: bytes) -> None:
+    """Keys typed during a command that it did not read become the next prompt's input, as
+    readline reads a shell's typeahead (the terminal's Enter arrives as a newline)."""
+    from prompt_toolkit.input.typeahead import store_typeahead
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+    keys: list[Any] = []
+    parser = Vt100Parser(keys.append)
+    parser.feed(data.replace(b"\r\n", b"\r").replace(b"\n", b"\r").decode("utf-8", "replace"))
+    parser.flush()
+    store_typeahead(session.input, keys)
 
 
 def _wait_run(done: threading.Event, sb: Any) -> None:
@@ -367,6 +388,7 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
     cwd = ""
     read_line: Callable[[str], str]
     early_keys = bytearray()   # typed after Enter, before the command's terminal exists
+    typeahead = bytearray()    # typed during a command, read by nothing: the next lines
     interrupted = threading.Event()
     old_int = signal.getsignal(signal.SIGINT)
     if interactive:
@@ -383,6 +405,9 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
         signal.signal(signal.SIGINT, lambda *_: interrupted.set())
 
         def read_line(prompt: str) -> str:
+            if typeahead:
+                _store_typeahead(session, bytes(typeahead))
+                typeahead.clear()
             # handle_sigint=False: our handler stays installed all along, so a SIGINT while
             # the prompt winds down (the terminal is cooked again) is not lost with its loop
             line = session.prompt(prompt, handle_sigint=False)
@@ -433,7 +458,7 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
             try:
                 if interactive:
                     r = _run_on_terminal(sb, text, stdin.fileno(), sys.stdout.fileno(), interrupted,
-                                         early_keys)
+                                         early_keys, typeahead)
                 else:
                     r = _run_plain(sb, text)
             except SandboxError as exc:

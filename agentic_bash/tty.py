@@ -233,9 +233,36 @@ class PtySession:
                 pass
 
     # -- end ------------------------------------------------------------------------------
-    def finish(self) -> None:
+    def unread(self) -> bytes:
+        """Input typed at the terminal that nothing read (at most 64 KiB), taken out of it: a
+        shell reads such typeahead as its next command lines, so the REPL does too. In
+        canonical mode an unfinished line is in the line editor's buffer: turning ICANON off
+        makes it readable as well."""
+        out = bytearray()
+        try:
+            attrs = termios.tcgetattr(self.slave)
+            raw = list(attrs)
+            raw[3] &= ~(termios.ICANON | termios.ECHO)
+            raw[6] = list(attrs[6])
+            raw[6][termios.VMIN] = 0
+            raw[6][termios.VTIME] = 0
+            termios.tcsetattr(self.slave, termios.TCSANOW, raw)
+            while len(out) < 65536:
+                r, _, _ = select.select([self.slave], [], [], 0)
+                if not r:
+                    break
+                chunk = os.read(self.slave, 65536 - len(out))
+                if not chunk:
+                    break
+                out += chunk
+        except (OSError, termios.error, ValueError):
+            pass
+        return bytes(out)
+
+    def finish(self) -> bytes:
         """Collect what is still buffered, then close both ends (a background process that
-        keeps the terminal open gets EIO from then on)."""
+        keeps the terminal open gets EIO from then on). Returns the input nobody read."""
+        left = self.unread()
         self._drain_until = time.monotonic() + 0.5
         self._stop = True
         try:
@@ -247,3 +274,4 @@ class PtySession:
             os.close(self.master)
         except OSError:
             pass
+        return left

@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/contract_fuzz.py [-n 2000] [--isolation virtual|namespace] [--timeout 2]
        [--seed 1] [--per-sandbox 25] [--show 10] [--from K] [--watch sj] [--dump F] [--json F]
-       [--hog N] [--only I,J,...] [--gen 1|2|mix]
+       [--hog N] [--only I,J,...] [--gen 1|2|mix] [--gc-check]
 
 Each script runs in a worker process (one Sandbox per ``--per-sandbox`` scripts, as the
 issue's fuzzer did); the parent kills a worker that does not answer within timeout + 15 s
@@ -117,7 +117,7 @@ class _Tracer:
 
 
 def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # noqa: ANN001
-            dump: str | None = None, trace: bool = False) -> None:
+            dump: str | None = None, trace: bool = False, gc_check: bool = False) -> None:
     import faulthandler
 
     import psutil
@@ -143,6 +143,7 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
             sb.run("true")
         base = _rss_tree(me)
         peak = [base]
+        at_peak: list = []
         stop = threading.Event()
 
         def sample() -> None:
@@ -160,12 +161,19 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
                         procs = [me]
                 k += 1
                 total = 0
+                each = []
                 for p in procs:
                     try:
-                        total += p.memory_info().rss
+                        r = p.memory_info().rss
                     except psutil.Error:
-                        pass
-                peak[0] = max(peak[0], total)
+                        continue
+                    total += r
+                    each.append((r, p))
+                if total > peak[0]:
+                    peak[0] = total
+                    if total - base > 256 * MiB:
+                        # which processes held it (the worker, the sandbox's runner, a child)
+                        at_peak[:] = each
         t = threading.Thread(target=sample, daemon=True)
         t.start()
         rec = {"script": script}
@@ -199,6 +207,41 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         stop.set()
         t.join()
         rec["rss"] = (peak[0] - base) / MiB
+        if gc_check:
+            # memory the run left in reference cycles (a frame holding its own exception held a
+            # 64 MiB capture until a generation-2 collection): what a full collection frees now
+            # (summed over the buffers the garbage refers to, not the RSS a collection gives
+            # back: a job still ending frees memory meanwhile)
+            import gc
+            import io
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            try:
+                gc.collect()
+                held, seen = 0, set()
+                for o in gc.garbage:
+                    for x in (o, *gc.get_referents(o)):
+                        if id(x) in seen:
+                            continue
+                        seen.add(id(x))
+                        if isinstance(x, (bytes, bytearray, str, memoryview)):
+                            held += sys.getsizeof(x)
+                        elif isinstance(x, io.BytesIO) and not x.closed:
+                            held += len(x.getbuffer())
+                rec["gc_freed"] = held / MiB
+                if held > 32 * MiB:
+                    rec["gc_kinds"] = sorted({type(o).__name__ for o in gc.garbage})[:20]
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+                del seen
+                gc.collect()
+        if at_peak:
+            def label(p) -> str:  # noqa: ANN001
+                try:
+                    return f"{p.pid} {' '.join(p.cmdline())[-40:]}"
+                except psutil.Error:
+                    return f"{p.pid} (gone)"
+            rec["rss_by_proc"] = [f"{r / MiB:.0f} MiB {label(p)}" for r, p in sorted(at_peak, key=lambda x: -x[0])[:6]]
         try:
             t1 = time.monotonic()
             ok = sb.run("echo ok", timeout=5)
@@ -219,6 +262,11 @@ def _worker(conn, isolation: str, timeout: float, watch: str | None = None,  # n
         if dumpf is not None:
             faulthandler.cancel_dump_traceback_later()
         conn.send(rec)
+
+
+def _short(script: str, n: int = 400) -> str:
+    """A script for the report: long ones (70,000-character words) cut in the middle."""
+    return repr(script) if len(script) <= n else f"{script[:n // 2]!r} ...<{len(script)} chars>... {script[-n // 4:]!r}"
 
 
 def _hog() -> None:
@@ -243,6 +291,8 @@ def main() -> None:
     ap.add_argument("--trace", action="store_true",
                     help="for runs past timeout + 0.3 s, show the kicks, gen-2 collections and run-thread stacks after the deadline")
     ap.add_argument("--hog", type=int, default=0, help="busy-looping processes to run meanwhile (load)")
+    ap.add_argument("--gc-check", action="store_true",
+                    help="after each run, what a full collection frees (virtual: memory left in reference cycles)")
     ap.add_argument("--only", default=None, help="run only these script indices (comma-separated)")
     ap.add_argument("--gen", default="1", choices=["1", "2", "mix"],
                     help="the grammar (tests/security/hostile.py), mutated real scripts and feature mixes "
@@ -265,7 +315,7 @@ def main() -> None:
             continue
         if proc is None:
             conn, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, a.isolation, a.timeout, a.watch, a.dump, a.trace),
+            proc = ctx.Process(target=_worker, args=(child, a.isolation, a.timeout, a.watch, a.dump, a.trace, a.gc_check),
                                daemon=True)
             proc.start()
         conn.send((i % a.per_sandbox == 0 or i == a.start, s))
@@ -313,6 +363,11 @@ def main() -> None:
     print(f"RSS growth > 512 MiB: {len(big)}   max RSS growth: {max((r['rss'] for r in recs), default=0):.0f} MiB")
     print(f"session unusable after: {len(broken)}   (a job's late output before 'ok': {len(late_out)}; "
           f"no answer within the check's timeout or an exception: {len(no_answer)})")
+    if a.gc_check:
+        cyc = sorted((r for r in recs if r.get("gc_freed", 0) > 32), key=lambda r: -r["gc_freed"])
+        print(f"runs leaving > 32 MiB in reference cycles: {len(cyc)}")
+        for r in cyc[:a.show]:
+            print(f"  cycles: {r['gc_freed']:.0f} MiB {_short(r['script'])}\n      {r.get('gc_kinds')}")
     print(f"timed out: {len(over)}; timed_out without 124: {len(bad124)}")
     print(f"past timeout + 0.5 s: {len(late)} (of them not timed_out: {len(lying)})")
     if over:
@@ -323,16 +378,17 @@ def main() -> None:
         allover = sorted(max(0.0, r["dt"] - a.timeout) for r in recs)
         print(f"time past the timeout, all runs: max {allover[-1]:.3f}, > 0.5 s: {sum(x > 0.5 for x in allover)}")
     for r in sorted(recs, key=lambda r: -r["rss"])[:a.show // 2]:
-        print(f"  top rss: +{r['rss']:.0f}M {r['dt']:.2f}s {r['script']!r}")
+        print(f"  top rss: +{r['rss']:.0f}M {r['dt']:.2f}s {_short(r['script'])}")
     for r in sorted((r for r in recs if r.get("timed_out")), key=lambda r: -r["dt"])[:a.show // 2]:
-        print(f"  top overrun: {r['dt'] - a.timeout:.3f}s {r['script']!r}")
+        print(f"  top overrun: {r['dt'] - a.timeout:.3f}s {_short(r['script'])}")
     for title, rows in (("hang", [{"script": s, "dt": float("inf")} for s in hangs]), ("exception", exc),
                         ("internal", internal), ("rss", big), ("unusable", broken), ("late", late)):
         for r in sorted(rows, key=lambda r: -r["dt"])[:a.show]:
             print(f"  {title}: {r['dt']:.2f}s rss+{r.get('rss', 0):.0f}M"
                   + (f" cpu {r['cpu']:.2f}s load {r['load']:.0f}" if "cpu" in r else "")
-                  + f" {r.get('exc', '')}{r.get('internal_msg', '')} {r['script']!r}"
+                  + f" {r.get('exc', '')}{r.get('internal_msg', '')} {_short(r['script'])}"
                   + (f"\n      ({r['ok_detail']})" if title == "unusable" and "ok_detail" in r else "")
+                  + "".join(f"\n      {ln}" for ln in (r.get("rss_by_proc", ()) if title == "rss" else ()))
                   + "".join(f"\n      {ln}" for ln in (r.get("trace", ()) if title == "late" else ())[:40]))
 
 

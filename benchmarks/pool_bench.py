@@ -235,6 +235,40 @@ def _no_cgroup_limits():
     return dataclasses.replace(Limits(), max_processes=None, max_memory_bytes=None)
 
 
+def _proc_times(pid: int) -> tuple[float, float]:
+    """(own CPU, CPU of reaped children) seconds of process ``pid`` (every thread)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return ((int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick)
+
+
+def _role_cpu(sbs: list) -> dict[str, float]:
+    """CPU seconds so far by role: this process, the sandboxes' S1, S2 (pid 1), S3 (the
+    runner) and S3's reaped children (the workload's programs)."""
+    out = {"host": sum(os.times()[:2]), "s1": 0.0, "s2": 0.0, "s3": 0.0, "workload": 0.0}
+    for sb in sbs:
+        s1 = sb._ex.pid
+        kids = []
+        try:
+            with open(f"/proc/{s1}/task/{s1}/children") as f:
+                kids = [int(x) for x in f.read().split()]
+            s2 = kids[0]
+            with open(f"/proc/{s2}/task/{s2}/children") as f:
+                s3 = int(f.read().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+        for role, pid in (("s1", s1), ("s2", s2)):
+            out[role] += _proc_times(pid)[0]
+        own, reaped = _proc_times(s3)
+        out["s3"] += own
+        out["workload"] += reaped
+    return out
+
+
 def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
     from agentic_bash import SandboxPool
 
@@ -251,6 +285,10 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
                                          for _ in range(count)))
         sbs[:] = got
         started = time.perf_counter() - t
+        # what 200 idle sandboxes cost (watchdogs, timers), then what the workload costs
+        idle0 = _role_cpu(sbs)
+        await asyncio.sleep(2.0)
+        idle1 = _role_cpu(sbs)
         echo: list[float] = []
         other: list[float] = []
         stop = time.monotonic() + seconds
@@ -271,8 +309,14 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
                 (echo if cmd == "echo hi" else other).append(dt)
                 await asyncio.sleep(0.1 + rnd.random() * 0.2)   # an agent thinks
 
+        busy0 = _role_cpu(sbs)
         await asyncio.gather(*(session(sb) for sb in sbs))
+        busy1 = _role_cpu(sbs)
+        calls = len(echo) + len(other)
         return {"start_all_s": started, "echo": summary(echo),
+                "idle_cpu_s_per_s": {k: round((idle1[k] - idle0[k]) / 2.0, 4) for k in idle0},
+                "busy_cpu_ms_per_call": {k: round((busy1[k] - busy0[k]) / max(1, calls) * 1e3, 4)
+                                         for k in busy0},
                 "other": summary(other) if other else None,
                 "calls_per_s": (len(echo) + len(other)) / seconds,
                 "workload": ("each session: echo hi only" if echo_only else
@@ -399,6 +443,57 @@ def bench_ab(old_tree: str, rounds: int, n: int) -> dict:
     return out
 
 
+_AB_SESSIONS_CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import pool_bench
+print(json.dumps(pool_bench.bench_sessions(int(sys.argv[2]), float(sys.argv[3]),
+                                           echo_only=sys.argv[4] == "echo")))
+"""
+
+
+def bench_ab_sessions(old_tree: str, rounds: int, seconds: float, count: int = 200,
+                      echo_only: bool = False) -> dict:
+    """``bench_sessions`` of the tree ``old_tree`` and of this one, in child processes taking
+    turns (so both see the same load), with the load average before each round."""
+    trees = {"old": os.path.abspath(old_tree), "new": ROOT}
+    for t in trees.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(t, "agentic_bash")],
+                       check=True, stdout=subprocess.DEVNULL)
+    runs: dict[str, list[dict]] = {k: [] for k in trees}
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+            with open("/proc/loadavg") as f:
+                load = f.read().split()[0]
+            env = dict(os.environ, PYTHONPATH=trees[name])
+            p = subprocess.run([sys.executable, "-c", _AB_SESSIONS_CHILD, HERE, str(count),
+                                str(seconds), "echo" if echo_only else "mixed"], env=env,
+                               cwd="/tmp", capture_output=True, text=True, timeout=900)
+            if p.returncode:
+                raise RuntimeError(p.stderr[-3000:])
+            got = json.loads(p.stdout.strip().splitlines()[-1])
+            runs[name].append({"load1": float(load), "echo_p50_ms": got["echo"]["p50_ms"],
+                               "echo_p99_ms": got["echo"]["p99_ms"],
+                               "calls_per_s": got["calls_per_s"],
+                               "busy_cpu_ms_per_call": got["busy_cpu_ms_per_call"],
+                               "idle_cpu_s_per_s": got["idle_cpu_s_per_s"]})
+            print(f"  ab_sessions round {r} {name}: load {load}, echo p50 "
+                  f"{got['echo']['p50_ms']:.2f} ms p99 {got['echo']['p99_ms']:.2f} ms, "
+                  f"{got['calls_per_s']:.0f} calls/s; CPU ms/call {got['busy_cpu_ms_per_call']}; "
+                  f"idle CPU s/s {got['idle_cpu_s_per_s']}", flush=True)
+    out: dict = {"trees": trees, "rounds": runs, "seconds": seconds, "sessions": count,
+                 "echo_only": echo_only}
+    for name, rs in runs.items():
+        out[name + "_median"] = {f: statistics.median(x[f] for x in rs)
+                                 for f in ("echo_p50_ms", "echo_p99_ms", "calls_per_s")}
+        for f in ("busy_cpu_ms_per_call", "idle_cpu_s_per_s"):
+            out[name + "_median"][f] = {k: statistics.median(x[f][k] for x in rs)
+                                        for k in rs[0][f]}
+    out["p99_ratio_new_over_old_per_round"] = [
+        n["echo_p99_ms"] / o["echo_p99_ms"] for o, n in zip(runs["old"], runs["new"])]
+    return out
+
+
 def bench_idle_memory() -> dict:
     import psutil
 
@@ -456,8 +551,12 @@ def main() -> None:
     }
     if args.ab:
         steps["ab_per_call"] = lambda: bench_ab(args.ab, 4 if q else 8, 400 if q else 600)
+        # (only with --only: ~4 x 2 x 15 s of the whole machine)
+        steps["ab_sessions_200"] = lambda: bench_ab_sessions(args.ab, 4, 5 if q else 10)
     for name, fn in steps.items():
         if args.only and name not in args.only.split(","):
+            continue
+        if name == "ab_sessions_200" and not args.only:
             continue
         res[name] = fn()
         print(name, json.dumps(res[name], indent=1, default=str), flush=True)
@@ -534,6 +633,16 @@ def main() -> None:
                 f"{x[k]['runner_cpu_us']:.0f} us" for k in ("echo", "native_true",
                                                             "subprocess_run_true"))
                 + f"; /bin/true vs subprocess.run {x['native_vs_subprocess_median']:.2f}x")
+    if "ab_sessions_200" in res:
+        a = res["ab_sessions_200"]
+        for name in ("old", "new"):
+            x = a[name + "_median"]
+            lines.append(f"A/B 200 sessions {name}: echo p50 {x['echo_p50_ms']:.2f} ms p99 "
+                         f"{x['echo_p99_ms']:.2f} ms, {x['calls_per_s']:.0f} calls/s (medians of "
+                         f"{len(a['rounds'][name])} rounds); CPU ms per call "
+                         f"{x['busy_cpu_ms_per_call']}; idle CPU s/s {x['idle_cpu_s_per_s']}")
+        lines.append("  p99 new/old per round: " + ", ".join(
+            f"{r:.2f}" for r in a["p99_ratio_new_over_old_per_round"]))
     lines.append(f"load average {' '.join(res['loadavg'])} on {res['cpus']} cpus")
     print("\n".join(lines))
     if args.json:

@@ -582,7 +582,7 @@ def _basenc_encode(kind: str, data: bytes) -> bytes | None:
 
 
 _ALPHABETS = {"base64": rb"A-Za-z0-9+/=", "base64url": rb"A-Za-z0-9\-_=", "base32": rb"A-Z2-7=",
-              "base32hex": rb"0-9A-V=", "base16": rb"0-9A-Fa-f", "base2msbf": rb"01", "base2lsbf": rb"01",
+              "base32hex": rb"0-9A-V=", "base16": rb"0-9A-F", "base2msbf": rb"01", "base2lsbf": rb"01",
               "z85": re.escape(_Z85)}
 # base32hex read as base32: 0-9A-V map onto A-Z2-7; other bytes stay as they are, so W-Z
 # pass as base32 letters (coreutils 9.1's translation does the same)
@@ -616,8 +616,11 @@ def _basenc_decode(kind: str, data: bytes) -> tuple[bytes, bool]:
     if kind in ("base32", "base32hex"):
         return _b32_quanta(data.translate(_B32HEX) if kind == "base32hex" else data)
     if kind == "base16":
-        ok = re.fullmatch(rb"(?:[0-9A-Fa-f]{2})*", data) is not None
-        return (bytes.fromhex(data.decode("ascii")) if ok else b""), ok
+        # coreutils 9.1: upper-case digits only (-i drops lower case as garbage); the pairs
+        # before a bad byte or a dangling digit are written
+        m = re.match(rb"(?:[0-9A-F]{2})*", data)
+        end = m.end()  # type: ignore[union-attr]
+        return bytes.fromhex(data[:end].decode("ascii")), end == len(data)
     if kind in ("base2msbf", "base2lsbf"):
         if len(data) % 8 or re.search(rb"[^01]", data):
             return b"", False

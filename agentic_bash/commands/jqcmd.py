@@ -1,25 +1,25 @@
-"""jq over the VFS: libjq (the ``jq`` package) runs the filter; output formatted like the jq 1.6 CLI."""
+"""jq over the VFS: libjq (the ``jq`` package) runs the filter, in-process or in a worker process; output like the jq 1.6 CLI."""
 
-# libjq cannot be interrupted, so inputs are bounded by limits.max_variable_bytes instead.
+# libjq cannot be interrupted and holds the GIL, so inputs are bounded by
+# limits.max_variable_bytes and only small, non-looping work runs in-process (see _light);
+# the rest runs in a worker process that the deadline kills and RLIMIT_DATA caps (jqeval.serve).
 # $ENV / env are rebound to the sandbox's environment (libjq would read the host's), and
 # module imports are refused (they would read the host filesystem).
 
 from __future__ import annotations
 
-import decimal
 import json
-import math
+import os
 import re
+import sys
+import threading
+import time
 from typing import Any
 
 from .base import CommandContext, command
+from .jqeval import _PRELUDE, _compile, _jq, _uses_input, dump_json, evaluate, format_number
 
 __all__ = ["dump_json", "format_number"]
-
-try:
-    import jq as _jq
-except ImportError:  # pragma: no cover - the [jq] extra is missing
-    _jq = None
 
 _USAGE = """Usage:\tjq [OPTIONS] FILTER [FILES...]
 \tjq [OPTIONS] --args FILTER [ARGUMENTS...]
@@ -68,123 +68,7 @@ positional arguments are available as $ARGS.positional[].
 See the manpage for more options.
 """
 
-_ESC = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
-
-
-def _esc_char(c: str, ascii_only: bool) -> str:
-    e = _ESC.get(c)
-    if e is not None:
-        return e
-    o = ord(c)
-    if o < 0x20 or o == 0x7F:
-        return f"\\u{o:04x}"
-    if ascii_only and o > 0x7E:
-        if o > 0xFFFF:
-            o -= 0x10000
-            return f"\\u{0xD800 + (o >> 10):04x}\\u{0xDC00 + (o & 0x3FF):04x}"
-        return f"\\u{o:04x}"
-    return c
-
-
-_NEEDS_ESC = re.compile(r'["\\\x00-\x1f\x7f]')
-_NON_ASCII = re.compile(r"[^\x00-\x7e]")
-
-
-def dump_string(s: str, ascii_only: bool = False) -> str:
-    if _NEEDS_ESC.search(s) is None and not (ascii_only and _NON_ASCII.search(s)):
-        return '"' + s + '"'
-    return '"' + "".join(_esc_char(c, ascii_only) for c in s) + '"'
-
-
-def format_number(x: float | int) -> str:
-    """jq 1.6's jvp_dtoa_fmt: shortest digits, exponent form outside [1e-5, 1e17)."""
-    if isinstance(x, int):
-        if abs(x) < 10**17:
-            return str(x)
-        x = float(x)
-    if x != x:
-        return "null"
-    if math.isinf(x):
-        x = math.copysign(1.7976931348623157e308, x)
-    if x == 0:
-        return "-0" if math.copysign(1.0, x) < 0 else "0"
-    d = decimal.Decimal(repr(x))
-    sign, digits, exp = d.as_tuple()
-    ds = "".join(map(str, digits)).rstrip("0") or "0"
-    # decimal point position: value = 0.DIGITS * 10^decpt
-    decpt = len(digits) + int(exp)
-    nd = len(ds)
-    neg = "-" if sign else ""
-    if decpt <= -4 or decpt > nd + 15:
-        e = decpt - 1
-        mant = ds[0] + ("." + ds[1:] if nd > 1 else "")
-        return f"{neg}{mant}e{'+' if e >= 0 else '-'}{abs(e):02d}"
-    if decpt <= 0:
-        return f"{neg}0.{'0' * -decpt}{ds}"
-    if decpt >= nd:
-        return f"{neg}{ds}{'0' * (decpt - nd)}"
-    return f"{neg}{ds[:decpt]}.{ds[decpt:]}"
-
-
-def dump_json(v: Any, indent: int | str = 2, sort_keys: bool = False, ascii_only: bool = False,
-              level: int = 0) -> str:
-    """jq's dump: ``indent`` 0 = compact, an int = spaces, "\\t" = tabs."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, (int, float)):
-        return format_number(v)
-    if isinstance(v, str):
-        return dump_string(v, ascii_only)
-    pad = indent if isinstance(indent, str) else " " * indent
-    if isinstance(v, list):
-        if not v:
-            return "[]"
-        if not indent:
-            return "[" + ",".join(dump_json(x, indent, sort_keys, ascii_only, level + 1) for x in v) + "]"
-        inner = pad * (level + 1)
-        return ("[\n" + ",\n".join(inner + dump_json(x, indent, sort_keys, ascii_only, level + 1) for x in v)
-                + "\n" + pad * level + "]")
-    if isinstance(v, dict):
-        if not v:
-            return "{}"
-        items = sorted(v.items()) if sort_keys else list(v.items())
-        if not indent:
-            return "{" + ",".join(dump_string(k, ascii_only) + ":" + dump_json(x, indent, sort_keys, ascii_only,
-                                                                               level + 1)
-                                  for k, x in items) + "}"
-        inner = pad * (level + 1)
-        return ("{\n" + ",\n".join(inner + dump_string(k, ascii_only) + ": "
-                                   + dump_json(x, indent, sort_keys, ascii_only, level + 1) for k, x in items)
-                + "\n" + pad * level + "}")
-    return json.dumps(v)
-
-
-class _Input:
-    __slots__ = ("fname", "value", "where")
-
-    def __init__(self, value: Any, where: str, fname: str | None = None) -> None:
-        self.value = value
-        self.where = where
-        self.fname = fname  # what input_filename reports (jq names stdin "<stdin>")
-
-
-_cache: dict[tuple, Any] = {}
 _BAD_MODULE = re.compile(r"^\s*(import|include)\b|\bmodulemeta\b|get_search_list")
-
-
-def _compile(src: str, args: dict) -> Any:
-    key = (src, json.dumps(args, sort_keys=True, default=str))
-    p = _cache.get(key)
-    if p is None:
-        if len(_cache) > 64:
-            _cache.clear()
-        p = _jq.compile(src, args=args)
-        _cache[key] = p
-    return p
 
 
 @command("jq", usage="jq [OPTIONS] FILTER [FILES...]", help="Command-line JSON processor (libjq).")
@@ -197,6 +81,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     indent: int | str = 2
     named: dict[str, Any] = {}
     positional: list[Any] = []
+    slurpfiles: list[tuple[str, str, str]] = []
     filter_: str | None = None
     files: list[str] = []
     from_file: str | None = None
@@ -303,11 +188,8 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
                     if name == "rawfile":
                         named[k] = text
                     else:
-                        vals, perr = _parse_all(text)
-                        if perr:
-                            ctx.stderr.write(f"jq: Bad JSON in --slurpfile {k} {v}: {perr}\n".encode())
-                            return 2
-                        named[k] = vals
+                        named[k] = None  # (parsed with the inputs: see jqeval.evaluate)
+                        slurpfiles.append((k, v, text))
             elif name in ("from-file",):
                 if i >= len(args):
                     return usage_err("-f takes a parameter")
@@ -362,31 +244,24 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     if _BAD_MODULE.search(filter_):
         ctx.stderr.write(b"jq: error: modules are not available in the sandbox\njq: 1 compile error\n")
         return 3
-    jargs = dict(named)
-    jargs["ARGS"] = {"positional": positional, "named": named}
-    env = dict(ctx.env)
-    run_args = dict(jargs)
-    run_args["__agentic_env"] = env
-    run_args["__agentic_fname"] = None
-    try:
-        prog = _compile(_PRELUDE + filter_, run_args)
-    except ValueError:
-        prog = None
-    if prog is None:
+    if _light(filter_, 0):
+        # compile errors before any input is read, as jq's (checked with placeholder values:
+        # the arguments' names are what compiling needs). Not for the others: libjq's
+        # compiler folds constants (`"x" * 1e9` built its gigabyte while compiling)
+        names = dict.fromkeys([*named, "ARGS"])
         try:
-            _compile(filter_, jargs)  # compile errors are reported against the user's own text
-        except ValueError as e:
-            msg = _compile_err_16(str(e), filter_)
-            if not msg.endswith("\n"):
-                msg += "\n"
-            ctx.stderr.write(msg.encode("utf-8", "replace"))
-            return 3
-        prog = _compile(_PRELUDE + filter_, run_args)
+            _compile(_PRELUDE + filter_, {**names, "__agentic_env": None, "__agentic_fname": None})
+        except ValueError:
+            try:
+                _compile(filter_, names)
+            except ValueError:
+                # (its message, from evaluate with the real arguments)
+                return evaluate({"filter": filter_, "opts": opts, "indent": indent, "named": named,
+                                 "positional": positional, "sources": [], "status": 0, "slurpfiles": [],
+                                 "env": {}}, ctx.stdout.write, ctx.stderr.write, ctx.budget.check)
 
     # -- inputs --------------------------------------------------------------------------
     status = 0
-    inputs: list[_Input] = []
-    parse_error: str | None = None
     total = 0
     sources: list[tuple[str, bytes]] = []
     if not files:
@@ -420,330 +295,238 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
                 return 2
             sources.append((fn, data))
     ctx.budget.check()
-    if opts["R"]:
-        if opts["s"]:
-            text = "".join(d.decode("utf-8", "replace") for _, d in sources)
-            name = sources[-1][0] if sources else "<stdin>"
-            inputs.append(_Input(text, name, name))
-        else:
-            for name, d in sources:
-                lines = d.decode("utf-8", "replace").split("\n")
-                if lines and lines[-1] == "":
-                    lines.pop()
-                for ln in lines:
-                    inputs.append(_Input(ln, name, name))
-    else:
-        for name, d in sources:
-            text = d.decode("utf-8", "replace")
-            vals, perr = _parse_all(text)
-            where = f"{name}:{text.count(chr(10))}"
-            inputs.extend(_Input(v, where, name) for v in vals)
-            if perr:
-                parse_error = _parse_err_16(perr, text)
-                break
-        if opts["s"]:
-            last_name = sources[-1][0] if sources else None
-            inputs = [_Input([x.value for x in inputs], inputs[-1].where if inputs else "<unknown>", last_name)]
-    if opts["n"]:
-        rest = [x.value for x in inputs]
-        inputs = [_Input(None, "<unknown>")]
-    else:
-        rest = []
-    # `input`/`inputs` read the remaining inputs: the binding has no input callback, so the
-    # whole stream is handed over as an array (the program then runs once).
-    src2 = filter_
-    if _uses_input(filter_):
-        if not opts["n"] and inputs:
-            rest = [x.value for x in inputs[1:]]
-            inputs = inputs[:1]
-        src2 = _rewrite_inputs(filter_)
-        run_args["__agentic_inputs"] = rest
-        prog = _compile(_PRELUDE + src2, run_args)
-
-    ind: int | str = 0 if opts["c"] else indent
-    last: Any = _NOTHING
-    out = ctx.stdout
-    by_fname: dict[str, Any] = {}
-    wants_fname = "input_filename" in filter_
-    for inp in inputs:
-        ctx.budget.check()
-        try:
-            p_run = prog
-            fname = inp.fname
-            if wants_fname and fname is not None:
-                p_run = by_fname.get(fname)
-                if p_run is None:
-                    fargs = dict(run_args)
-                    fargs["__agentic_fname"] = fname
-                    p_run = by_fname[fname] = _compile(_PRELUDE + src2, fargs)
-            outs = (_forked_outputs(ctx, p_run, inp.value) if _may_loop(filter_)
-                    else p_run.input_value(inp.value))
-            try:
-                for v in outs:
-                    ctx.budget.check()  # libjq itself cannot be interrupted; between outputs we can stop
-                    last = v
-                    if opts["seq"]:
-                        out.write(b"\x1e")
-                    if opts["r"] and isinstance(v, str):
-                        s = v
-                    else:
-                        s = dump_json(v, ind, opts["S"], opts["a"])
-                    out.write(s.encode("utf-8", "surrogatepass" if False else "replace"))
-                    if not opts["j"]:
-                        out.write(b"\n")
-            finally:
-                # (a forked child's reader is closed, and the child killed, however the loop
-                # ended: a stage stopped by a closed pipe or the deadline left its generator
-                # held by the traceback, and the child blocked writing for the rest of the
-                # process's life -- CI found one alive after ten minutes)
-                close = getattr(outs, "close", None)
-                if close is not None:
-                    close()
-            status = 0 if status != 2 else 2
-        except ValueError as e:
-            msg = str(e)
-            if msg == "break":
-                continue
-            where = inp.where
-            try:
-                obj = json.loads(msg) if msg[:1] in "{[" else None
-            except ValueError:
-                obj = None
-            if isinstance(obj, dict) and obj.get("__agentic_halt") is True:
-                if "value" in obj:
-                    hv = obj["value"]
-                    if isinstance(hv, str):
-                        ctx.stderr.write(hv.encode("utf-8", "replace"))
-                    else:
-                        ctx.stderr.write((dump_json(hv, 0) + "\n").encode("utf-8", "replace"))
-                code = obj.get("code", 0)
-                return int(code) if isinstance(code, (int, float)) else 5
-            if isinstance(obj, (dict, list)):
-                ctx.stderr.write(f"jq: error (at {where}) (not a string): {dump_json(obj, 0)}\n".encode())
-            else:
-                ctx.stderr.write(f"jq: error (at {where}): {_err_text(msg)}\n".encode("utf-8", "replace"))
-            status = 5
-    if parse_error is not None:
-        ctx.stderr.write(f"{parse_error}\n".encode())
-        return 2 if status == 2 else 4  # (jq 1.6 exits 4 after an input parse error, 2 if a file was missing)
-    if opts["e"] and status == 0 and inputs and not (len(inputs) == 1 and inputs[0].where == "<none>"):
-        if last is _NOTHING:
-            return 4
-        if last is None or last is False:
-            return 1
-    return status
-
-
-# $ENV/env come from the sandbox; halt and halt_error (which the binding would drop) become
-# marked errors that the output loop turns into jq's behaviour: stop, print, exit status.
-_PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: $__agentic_fname; "
-            "def halt: error({\"__agentic_halt\": true, \"code\": 0}); "
-            "def halt_error($c): error({\"__agentic_halt\": true, \"code\": $c, \"value\": .}); "
-            "def halt_error: halt_error(5); "
-            # jq 1.6's tonumber parses the string as JSON: its parser's messages, and type_error's
-            # 14-byte dump of anything that is not a number
-            "def tonumber: if type == \"number\" then . else (if type == \"string\" then fromjson "
-            "else null end) as $__v | if ($__v | type) == \"number\" then $__v else error(\"\\(type) "
-            "(\\(tojson | if length > 14 then .[0:11] + \"...\" else . end)) cannot be parsed as a number\") "
-            "end end; "
-            "def leaf_paths: paths(scalars); "
-            # 1.6's ltrimstr/rtrimstr hand back anything that is not a string pair unchanged
-            "def ltrimstr($x): if type == \"string\" and ($x | type) == \"string\" and startswith($x) "
-            "then .[($x | length):] else . end; "
-            "def rtrimstr($x): if type == \"string\" and ($x | type) == \"string\" and endswith($x) "
-            "and ($x | length) > 0 then .[:length - ($x | length)] else . end; ")
+    job = {"filter": filter_, "opts": opts, "indent": indent, "named": named, "positional": positional,
+           "sources": sources, "status": status, "slurpfiles": slurpfiles, "env": dict(ctx.env)}
+    if _light(filter_, sum(len(d) for _, d in sources) + sum(len(t) for _, _, t in slurpfiles)
+              + sum(len(v) for v in named.values() if isinstance(v, str))):
+        return evaluate(job, ctx.stdout.write, ctx.stderr.write, ctx.budget.check)
+    return _in_worker(ctx, job)
 
 
 class _TooBig(Exception):
     pass
 
 
-# A program that can loop or recurse inside libjq (`def f: f; f`, `last(range(1e9))`,
-# `[range(1e8)]`) ran there holding the GIL: the run's deadline could not stop it, not even
-# the watchdog ran (`def f: f; f` never ended; `last(range(3e7))` held the process 48 s).
-# Such programs run in a forked child (libjq's state only, no Python code of ours): the
-# parent reads its outputs with the deadline checked and kills it at the stop. Its memory
-# is not capped (an RLIMIT_AS of its size + 128 MiB, tried, still let `"x" * 1e9` build 1 GB:
-# not understood, left out), as it was not in-process either. Programs without
-# these constructs (`.`, `.a[] | .b`, `select(...)`) cost what their input costs and stay
-# in-process (a fork is ~ms for a large host process).
-_MAY_LOOP = re.compile(r"\b(?:repeat|recurse|recurse_down|until|while|def|reduce|foreach|limit|"
-                       r"combinations|walk|paths|leaf_paths|splits|pow|getpath|env|input|inputs|last|nth|"
-                       r"first|until|tostream|fromstream|truncate_stream|ltrimstr|rtrimstr|implode)\b|\.\.|\*")
+# -- in-process or in the worker ------------------------------------------------------------
+# libjq holds the GIL and cannot be interrupted: a program that loops or recurses in it
+# (`def f: f; f`, `last(range(1e9))`, `[limit(1e9; repeat(1))]`) stopped every thread of the
+# process, the watchdog's too, and `"x" * 1e9` built 1 GB in the caller's process; parsing a
+# 60 MB array held it 25 s (+1.2 GiB). In-process runs only work bounded by its input, and
+# small: an input of at most _LIGHT_INPUT bytes, a program of at most _LIGHT_PROGRAM
+# characters that names no construct iterating or recursing by itself or super-linear in its
+# input (_LOOPS: def, range, repeat, reduce, regular expressions, substring searches, `*`
+# for string repetition...), and whose output is at most _LIGHT_OUTPUT bytes by the bound of
+# _amplification (`[.,.] | [.,.] | ...` doubles at each stage). Everything else runs in a
+# worker process (jqeval.serve: `python -I -S` with the binding and jqeval only, ~20 MB; not a
+# fork of the caller, whose copy-on-write pages counted again in the process tree's RSS): the
+# parent relays its outputs with the deadline checked and kills it at the stop; RLIMIT_DATA
+# caps its memory at what it uses plus held_cap. An idle worker is kept for the next call
+# (_IDLE s, then it ends by itself): jq in a loop pays the start-up (~30-60 ms) once.
+_LIGHT_INPUT = 64 << 10
+_LIGHT_PROGRAM = 256
+_LIGHT_OUTPUT = 16 << 20
+_LOOPS = re.compile(r"\b(?:def|range|repeat|recurse|recurse_down|while|until|reduce|foreach|"
+                    r"combinations|splits|sub|gsub|scan|match|capture|test|indices|index|rindex|"
+                    r"inside|contains|_strindices|pow|exp10|getpath|setpath|delpaths|label)\b|\*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_IDLE = 1.0
 
 
-def _may_loop(src: str) -> bool:
-    """See _MAY_LOOP. A bare ``range`` streams its outputs (the deadline is checked between
-    them) and stays in-process: a fork is counted in the process tree's RSS with all the
-    host's pages (copy-on-write, shared), +575 MiB for `jq -n 'range(1e9)' | head`; inside
-    ``[...]`` it is one output and forks."""
-    return _MAY_LOOP.search(src) is not None or ("range" in src and "[" in src)
+def _amplification(src: str) -> int:
+    """An upper bound on how many times its input a program's output can hold: the product,
+    over its ``|`` stages, of one plus the stage's references to its input (``.``, ``$``,
+    a string's ``\\(...)``) and operators that repeat one (``,``, ``+``)."""
+    n = 1
+    for stage in src.split("|"):
+        n *= 1 + sum(stage.count(c) for c in ".$,+")
+        if n > 1 << 30:
+            break
+    return n
 
 
-def _forked_outputs(ctx: CommandContext, prog: Any, value: Any) -> Any:
-    """``prog.input_value(value)``'s outputs, computed in a forked child (see _MAY_LOOP)."""
-    import os
-    import pickle
-    import select
-    import signal
-    import struct
+def _light(src: str, size: int) -> bool:
+    """Whether ``src`` on ``size`` bytes of input runs in-process (see above)."""
+    if size > _LIGHT_INPUT or len(src) > _LIGHT_PROGRAM:
+        return False
+    flat = _STRING.sub(lambda m: '"' + "." * m.group(0).count("\\(") + '"', src)
+    if _LOOPS.search(flat) is not None:
+        return False
+    return _amplification(flat) * max(size, 1 << 10) <= _LIGHT_OUTPUT
 
-    from ._args import held_cap
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
+
+class _Worker:
+    __slots__ = ("proc", "idle_since", "reaper")
+
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc
+        self.idle_since = 0.0
+        self.reaper: threading.Thread | None = None
+
+    def kill(self) -> None:
+        p = self.proc
         try:
-            os.close(r)
-
-            def send(obj: Any) -> None:
-                b = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-                os.write(w, struct.pack("<Q", len(b)))
-                mv = memoryview(b)
-                while mv:
-                    n = os.write(w, mv)
-                    mv = mv[n:]
-            try:
-                for v in prog.input_value(value):
-                    send(("v", v))
-                send(("end", None))
-            except ValueError as e:
-                send(("err", str(e)))
-            except MemoryError:
-                send(("mem", None))
-        finally:
-            os._exit(0)
-    os.close(w)
-    buf = bytearray()
-    ended = False
-    try:
-        while not ended:
-            rl, _, _ = select.select([r], [], [], 0.02)
-            ctx.budget.check()
-            if not rl:
-                continue
-            chunk = os.read(r, 1 << 20)
-            if not chunk:
-                raise MemoryError("memory exhausted")  # the child died (its memory cap, most likely)
-            buf += chunk
-            if len(buf) > held_cap(ctx):
-                raise MemoryError("memory exhausted")
-            while len(buf) >= 8:
-                n = struct.unpack_from("<Q", buf)[0]
-                if len(buf) < 8 + n:
-                    break
-                kind, v = pickle.loads(bytes(buf[8:8 + n]))
-                del buf[:8 + n]
-                if kind == "v":
-                    yield v
-                elif kind == "err":
-                    raise ValueError(v)
-                elif kind == "mem":
-                    raise MemoryError("memory exhausted")
-                else:
-                    ended = True
-                    break
-    finally:
-        os.close(r)
-        try:
-            if not ended:
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            p.kill()
         except OSError:
+            pass
+        for f in (p.stdin, p.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            p.wait()
+        except Exception:  # noqa: BLE001
             pass
 
 
-_NOTHING = object()
+_POOL: list[_Worker] = []
+_POOL_LOCK = threading.Lock()
+_POOL_PID = os.getpid()
 
 
-_COMPILE_ERR_RE = re.compile(r"jq: error: (.*?) at <top-level>, line (\d+), column (\d+):\n(?:    .*\n)?(?: *\^+\n?)?")
+def _spawn() -> _Worker:
+    import subprocess
+
+    from . import jqeval
+    from ..limits import no_kick
+    here = jqeval.__file__
+    jqdir = os.path.dirname(_jq.__file__) if _jq is not None else ""
+    # (in the namespace level the runner's imports are /proc/self/fd/N paths: pin_imports)
+    fds = tuple({int(m.group(1)) for m in re.finditer(r"^/proc/self/fd/(\d+)", f"{here}\n{jqdir}", re.M)})
+    code = ("import sys, importlib.util as u; sys.path.insert(0, sys.argv[1]); "
+            "s = u.spec_from_file_location('agentic_jqeval', sys.argv[2]); m = u.module_from_spec(s); "
+            "s.loader.exec_module(m); m.serve(float(sys.argv[3]))")
+    with no_kick:
+        proc = subprocess.Popen(["/proc/self/exe", "-I", "-S", "-c", code, jqdir, here, str(_IDLE)],
+                                executable="/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                close_fds=True, pass_fds=fds, env={}, cwd="/", bufsize=0)
+    return _Worker(proc)
 
 
-def _compile_err_16(msg: str, src: str) -> str:
-    """libjq 1.7's compile error in jq 1.6's shape: "$end", the shell-quoting hint, and the
-    offending line followed by as many spaces as the error's column (1.6 prints no caret)."""
-    lines = src.split("\n")
-
-    def one(m: re.Match[str]) -> str:
-        text, line, col = m.group(1), int(m.group(2)), int(m.group(3))
-        if text.startswith("syntax error"):
-            text = text.replace("end of file", "$end") + " (Unix shell quoting issues?)"
-        ln = lines[line - 1] if 0 < line <= len(lines) else ""
-        return f"jq: error: {text} at <top-level>, line {line}:\n{ln}{' ' * max(col - 1, 0)}\n"
-
-    return _COMPILE_ERR_RE.sub(one, msg)
-
-
-_PARSE_POS_RE = re.compile(r"^parse error: Invalid (?:numeric )?literal at line (\d+), column (\d+)$")
+def _acquire() -> _Worker:
+    global _POOL_PID
+    with _POOL_LOCK:
+        if _POOL_PID != os.getpid():  # (a forked host: the pipes are its parent's)
+            _POOL.clear()
+            _POOL_PID = os.getpid()
+        now = time.monotonic()
+        while _POOL:
+            w = _POOL.pop()
+            if now - w.idle_since < _IDLE / 2 and w.proc.poll() is None:
+                return w
+            w.kill()
+    return _spawn()
 
 
-def _parse_err_16(msg: str, text: str) -> str:
-    """jq 1.6 says "Invalid literal" for a bad token starting with t/f/n (not three long and
-    n-initial: that one tried "nan" and then a number) and "Invalid numeric literal" otherwise."""
-    m = _PARSE_POS_RE.match(msg)
-    if not m:
-        return msg
-    line, col = int(m.group(1)), int(m.group(2))
-    rows = text.split("\n")
-    off = sum(len(r) + 1 for r in rows[:line - 1]) + col - 1  # the delimiter that ended the token
-    tok = re.search(r"[A-Za-z0-9.+\-]+$", text[:max(off, 0)])
-    if not tok:
-        return msg
-    t = tok.group(0)
-    lit = t[0] in "tf" or (t[0] == "n" and len(t) != 3)
-    kind = "Invalid literal" if lit else "Invalid numeric literal"
-    return f"parse error: {kind} at line {line}, column {col}"
+def _release(w: _Worker) -> None:
+    w.idle_since = time.monotonic()
+    with _POOL_LOCK:
+        if _POOL_PID == os.getpid() and len(_POOL) < 2:
+            _POOL.append(w)
+            if w.reaper is None:
+                # (an idle worker ends by itself: it is waited for here, and no zombie stays)
+                from ..limits import start_thread
+                w.reaper = threading.Thread(target=_reap, args=(w,), name="agentic-bash-jq-reaper", daemon=True)
+                start_thread(w.reaper)
+            return
+    w.kill()
 
 
-def _err_text(msg: str) -> str:
-    """The binding's runtime message in jq 1.6's words (the bundled libjq is newer)."""
-    if msg.startswith("jq: error"):
-        msg = msg.split(":", 2)[-1].strip()
-    msg = _IDX_RE.sub(r'with string "\1"', msg)
-    # 1.7 appends the offending key ("with number (0)"); 1.6 names only its kind
-    msg = _IDX_KIND_RE.sub(r"\1", msg)
-    return msg
-
-
-_IDX_RE = re.compile(r'with string \("((?:[^"\\]|\\.)*)"\)')
-_IDX_KIND_RE = re.compile(r"^(Cannot index \w+ with (?:number|array|object|boolean|null)) \(.*\)$", re.S)
-
-
-def _parse_all(text: str) -> tuple[list[Any], str | None]:
-    """All JSON values in ``text`` parsed by libjq itself (its messages, its number rules)."""
-    vals: list[Any] = []
-    if not text.strip():
-        return vals, None
+def _reap(w: _Worker) -> None:
     try:
-        for v in _compile(".", {}).input_text(text):
-            vals.append(v)
-    except ValueError as e:
-        return vals, str(e)
-    return vals, None
+        w.proc.wait()
+    except Exception:  # noqa: BLE001
+        pass
+    with _POOL_LOCK:
+        idle = w in _POOL
+        if idle:
+            _POOL.remove(w)
+    if idle:  # (one in use is closed by its user, who may be reading its pipe right now)
+        w.kill()
 
 
-_INPUT_RE = re.compile(r"(?<![\w$@.])(inputs|input)(?![\w])")
+def _in_worker(ctx: CommandContext, job: dict) -> int:
+    """``evaluate(job)`` in a worker process (see _light); its outputs to ctx."""
+    from ._args import held_cap
+    job["cap"] = held_cap(ctx)
+    sources = job.pop("sources")
+    job["sources"] = [(name, len(d)) for name, d in sources]
+    head = json.dumps(job).encode()
+    for attempt in (0, 1):
+        try:
+            w = _acquire()
+        except OSError as e:
+            ctx.stderr.write(f"jq: error: cannot start: {e.strerror}\n".encode())
+            return 2
+        done = False
+        try:
+            st = _talk(ctx, w, head, sources)
+            if st is None:  # (the worker was gone before it read the job: a fresh one)
+                continue
+            done = True
+            return st
+        finally:
+            if done:
+                _release(w)
+            else:
+                w.kill()
+    ctx.stderr.write(b"jq: error: cannot start\n")
+    return 2
 
 
-def _uses_input(src: str) -> bool:
-    return _INPUT_RE.search(_strip_strings(src)) is not None
-
-
-def _strip_strings(src: str) -> str:
-    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', src)
-
-
-def _rewrite_inputs(src: str) -> str:
-    out = []
-    pos = 0
-    for m in re.finditer(r'"(?:[^"\\]|\\.)*"', src):
-        out.append(_INPUT_RE.sub(_repl_input, src[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_INPUT_RE.sub(_repl_input, src[pos:]))
-    return "".join(out)
-
-
-def _repl_input(m: re.Match) -> str:
-    if m.group(1) == "inputs":
-        return "($__agentic_inputs[])"
-    return "(if ($__agentic_inputs|length) > 0 then $__agentic_inputs[0] else error(\"No more inputs\") end)"
+def _talk(ctx: CommandContext, w: _Worker, head: bytes, sources: list[tuple[str, bytes]]) -> int | None:
+    """Send the job, relay the frames; the exit status, or None if the worker ended before
+    it took the job. Raises MemoryError when it ran out of memory (or died)."""
+    import select
+    budget = ctx.budget
+    wfd = w.proc.stdin.fileno()
+    rfd = w.proc.stdout.fileno()
+    os.set_blocking(wfd, False)
+    pending = [len(head).to_bytes(8, "little"), head, *(d for _, d in sources)]
+    out = bytearray()
+    acked = False
+    try:
+        while True:
+            budget.check()
+            want_w = [wfd] if pending else []
+            rl, wl, _ = select.select([rfd], want_w, [], 0.02)
+            if wl:
+                try:
+                    n = os.write(wfd, memoryview(pending[0])[:1 << 20])
+                except BrokenPipeError:
+                    pending.clear()
+                    continue
+                if n == len(pending[0]):
+                    pending.pop(0)
+                else:
+                    pending[0] = memoryview(pending[0])[n:]
+            if not rl:
+                continue
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                if not acked:
+                    return None
+                raise MemoryError("memory exhausted")  # (killed by its memory cap, most likely)
+            out += chunk
+            while len(out) >= 5:
+                n = int.from_bytes(out[1:5], "little")
+                if len(out) < 5 + n:
+                    break
+                kind, payload = out[0:1], bytes(out[5:5 + n])
+                del out[:5 + n]
+                if kind == b"a":
+                    acked = True
+                elif kind == b"o":
+                    ctx.stdout.write(payload)
+                elif kind == b"e":
+                    ctx.stderr.write(payload)
+                elif kind == b"x":
+                    return int(payload)
+                else:
+                    raise MemoryError("memory exhausted")
+    finally:
+        try:
+            os.set_blocking(wfd, True)
+        except OSError:
+            pass

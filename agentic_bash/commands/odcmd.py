@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 from ._args import obsolete_num_option, read_bounded, stdio, OptError, file_error, iter_chunks, open_input, parse_opts, quote, try_help
 from .base import CommandContext, command, ctx_with
@@ -566,22 +566,22 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
             "color": "L"}, status=1)
     except OptError as e:
         return e.status
-    canon = argv[0] == "hd"
-    mode = None
+    # each format a line per block, in the order named (hd: the canonical one first)
+    modes: list[str] = ["C"] if argv[0] == "hd" else []
     length = None
     skip = 0
     dup = False
     for k, v in opts:
-        if k == "C":
-            canon = True
-        elif k in "bcdox":
-            mode = k
+        if k in "bcdoxC":
+            modes.append(k)
         elif k == "n":
             length = int(v or "0", 0)
         elif k == "s":
             skip = int(v or "0", 0)
         elif k == "v":
             dup = True
+    if not modes:
+        modes.append("")
     data = bytearray()
     status = 0
     for name in ops or ["-"]:
@@ -592,6 +592,10 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         try:
+            if skip and name == "-" and not ops and _is_pipe(ctx.stdin):
+                # util-linux seeks past the skipped bytes of its input: not on a pipe
+                ctx.stderr.write(b"hexdump: stdin: Illegal seek\n")
+                return 1
             data += read_bounded(ctx, f, None)
         except IsADirectoryError:
             ctx.stderr.write(f"hexdump: {name}: Is a directory\n".encode())
@@ -603,6 +607,7 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
         return 1
     # (a view, no copies of the input; the lines go out 4096 at a time, with the deadline
     # checked: 120 MB of input became one list of every line, 268 MiB and growing)
+    skipped = min(skip, len(data))
     buf = memoryview(data)[skip:]
     if length is not None:
         buf = buf[:length]
@@ -624,36 +629,46 @@ def hexdump(ctx: CommandContext, argv: list[str]) -> int:
         starred = False
         prev = block
         off = skip + pos
-        if canon:
-            hx = " ".join("%02x" % b for b in block[:8])
-            if len(block) > 8:
-                hx += "  " + " ".join("%02x" % b for b in block[8:])
-            asc = "".join(chr(b) if 32 <= b < 127 else "." for b in block)
-            out.append(f"{off:08x}  {hx.ljust(49)} |{asc}|\n")
-        elif mode == "c":
-            cells = []
-            for b in block:
-                s = _C_ESC.get(b) or (chr(b) if 32 <= b < 127 else "%03o" % b)
-                cells.append(s.rjust(4))
-            out.append(f"{off:07x}" + "".join(cells).ljust(64) + "\n")
-        elif mode == "b":
-            out.append(f"{off:07x}" + "".join(" %03o" % b for b in block).ljust(64) + "\n")
-        else:
-            padded = block + (b"\0" if len(block) % 2 else b"")
-            words = [int.from_bytes(padded[i:i + 2], "little") for i in range(0, len(padded), 2)]
-            if mode == "d":
-                cells = "".join("   %05d" % w for w in words)
-                out.append(f"{off:07x}" + cells.ljust(64) + "\n")
-            elif mode == "o":
-                cells = "".join("  %06o" % w for w in words)
-                out.append(f"{off:07x}" + cells.ljust(64) + "\n")
-            else:
-                cells = "".join(" %04x" % w for w in words)
-                out.append(f"{off:07x}" + cells.ljust(40) + "\n")
-    if n:
-        out.append((f"{skip + n:08x}" if canon else f"{skip + n:07x}") + "\n")
+        for mode in modes:
+            out.append(_hexdump_line(mode, off, block))
+    if n or skip:
+        out.append((f"{skipped + n:08x}" if modes[-1] == "C" else f"{skipped + n:07x}") + "\n")
     ctx.stdout.write("".join(out).encode())
     return status
+
+
+def _is_pipe(stream: Any) -> bool:
+    try:
+        return not stream.seekable()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _hexdump_line(mode: str, off: int, block: bytes) -> str:
+    """One line of hexdump's ``mode`` (an option letter; "" the default) for a block."""
+    if mode == "C":
+        hx = " ".join("%02x" % b for b in block[:8])
+        if len(block) > 8:
+            hx += "  " + " ".join("%02x" % b for b in block[8:])
+        asc = "".join(chr(b) if 32 <= b < 127 else "." for b in block)
+        return f"{off:08x}  {hx.ljust(49)} |{asc}|\n"
+    if mode == "c":
+        cells = []
+        for b in block:
+            s = _C_ESC.get(b) or (chr(b) if 32 <= b < 127 else "%03o" % b)
+            cells.append(s.rjust(4))
+        return f"{off:07x}" + "".join(cells).ljust(64) + "\n"
+    if mode == "b":
+        return f"{off:07x}" + "".join(" %03o" % b for b in block).ljust(64) + "\n"
+    padded = block + (b"\0" if len(block) % 2 else b"")
+    words = [int.from_bytes(padded[i:i + 2], "little") for i in range(0, len(padded), 2)]
+    if mode == "d":
+        return f"{off:07x}" + "".join("   %05d" % w for w in words).ljust(64) + "\n"
+    if mode == "o":
+        return f"{off:07x}" + "".join("  %06o" % w for w in words).ljust(64) + "\n"
+    if mode == "x":
+        return f"{off:07x}" + "".join("    %04x" % w for w in words).ljust(64) + "\n"
+    return f"{off:07x}" + "".join(" %04x" % w for w in words).ljust(40) + "\n"
 
 
 # -- strings --------------------------------------------------------------------------------

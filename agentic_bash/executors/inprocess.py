@@ -24,6 +24,7 @@ from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, Limits, _DeadlineKick, start_thread
 from ..result import FILES_LISTED, LIMIT_NAMES, Result, cap_files, make_result
+from ..shell import coop as _coop
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
@@ -602,6 +603,7 @@ class InProcessExecutor:
                     budget.unwatch()
             except LimitExceeded as e:
                 _unwatch_all(budget)  # (a kick that cut the unwatch above short)
+                _drop_frames(e)
                 # like timeout(1) killing the process group: jobs of this run die with it
                 self._cancel_jobs()
                 if e.limit not in ("interrupt", "closed"):
@@ -626,6 +628,7 @@ class InProcessExecutor:
                 if isinstance(e, KeyboardInterrupt):  # the host's own Ctrl-C is not the script's
                     raise
                 _unwatch_all(budget)
+                _drop_frames(e)
                 if budget._cancelled and budget._reason == "timeout":
                     # broken by the stop itself (the deadline watchdog's exception landed
                     # in library code): the run timed out
@@ -793,6 +796,7 @@ class InProcessExecutor:
                 b.cancel("interrupt")
         pty = PtySession(spec, on_output, self.limits.max_output_bytes, on_interrupt)
         self._tty = pty
+        left = b""
         try:
             pending, self._tty_pending = self._tty_pending, b""
             if stdin:
@@ -805,9 +809,12 @@ class InProcessExecutor:
         finally:
             self._tty = None
             self._tty_pending = b""   # never into a later run
-            pty.finish()
-        return replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf),
-                       truncated=r.truncated or pty.truncated)
+            left = pty.finish()
+        r = replace(r, stdout_bytes=r.stdout_bytes + bytes(pty.buf), truncated=r.truncated or pty.truncated)
+        if left:
+            # typed at the terminal, read by nothing: the caller's shell reads it next (repl.py)
+            r = replace(r, extra={**r.extra, "tty_unread": left.decode("utf-8", "surrogateescape")})
+        return r
 
     def tty_input(self, data: bytes, queued: bool = False) -> bool:
         """Bytes typed at the terminal of the run(tty=...) going on; False (dropped) when no
@@ -1238,6 +1245,8 @@ class InProcessExecutor:
         # GNU tools run by path name themselves as invoked (`/bin/cat: x: No such file...`);
         # the others print a fixed program name
         ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name)
+        if sh.forked_simple and _coop.AVAILABLE:
+            _coop.exec_point()  # (a pipeline stage that is one program: bash's child execs it)
         try:
             st = fn(ctx, list(argv))
             return int(st) if st is not None else 0
@@ -1251,6 +1260,7 @@ class InProcessExecutor:
             # /dev/zero`), or past what a command may hold (held_cap: `yes | gzip -d`, an
             # internal error before): the tool fails as GNU's does when malloc fails, the
             # script goes on
+            _drop_frames(e)
             base = posixpath.basename(argv[0])
             ctx.stderr.write(f"{argv[0]}: memory exhausted\n".encode("utf-8", "surrogateescape"))
             return 2 if base in ("sort", "ls", "du", "grep", "egrep", "fgrep", "diff", "cmp") else 1
@@ -1792,6 +1802,31 @@ def _exit_trap_at_deadline(sh: Interpreter, budget: Budget) -> None:
     finally:
         Budget.unbind(prior)
         budget._cancelled = True
+
+
+def _drop_frames(e: BaseException | None) -> None:
+    """Clear the locals of the finished frames in ``e``'s traceback (and its context's): a
+    frame holding the exception that holds it is a cycle, and all the frames' locals (a
+    substitution's 64 MiB buffer, a tool's input) lived until a generation-2 collection, which
+    the raised gen-0 threshold makes rare (+64 MiB of process memory per `x=$(yes)`)."""
+    for _ in range(8):
+        if e is None:
+            return
+        tb = e.__traceback__
+        while tb is not None:
+            f = tb.tb_frame
+            # (a generator's frame is skipped: clearing a suspended one would close it; one
+            # the exception left is finished and already clear)
+            if not f.f_code.co_flags & _GEN_FLAGS:
+                try:
+                    f.clear()
+                except RuntimeError:  # still executing (the catching frame and its callers)
+                    pass
+            tb = tb.tb_next
+        e = e.__context__ or e.__cause__
+
+
+_GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR
 
 
 def _unwatch_all(budget: Budget) -> None:

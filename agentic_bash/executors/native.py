@@ -180,9 +180,11 @@ class NativeLauncher:
         """RLIMIT_DATA of each child (``Limits.max_process_memory``), set right after the spawn;
         None = inherit."""
         self.nice = 0
-        """Niceness each child gets right after its spawn (the sandbox runner's: WORKLOAD_NICE,
-        so the runner serving a builtin wins the CPU over the workload's programs); 0 = as the
-        launcher's."""
+        """Niceness each child gets (the sandbox runner's: WORKLOAD_NICE, so the runner serving
+        a builtin wins the CPU over the workload's programs); 0 = as the launcher's. Children
+        the spawner thread starts inherit it (that thread runs at it); a preexec sets it
+        before exec; a vfork spawn from another thread gets it right after its exec (see
+        _spawn)."""
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
         self._workload: _WorkloadSetup | None = None
 
@@ -286,13 +288,6 @@ class NativeLauncher:
         else:
             proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
                                          pgid, ignore, ctty, fds, umask, rlimits, closed)
-        if self.nice:
-            # (its whole process group: a child it forked before this call is caught too; the
-            # group holds only workload processes. A program may still see 0 before this lands)
-            try:
-                os.setpriority(os.PRIO_PGRP, proc.pgid, self.nice)
-            except OSError:
-                pass  # (already gone)
         if self.max_data is not None:
             _cap_data(proc.pid, self.max_data)
         with self._live_lock:
@@ -318,6 +313,9 @@ class NativeLauncher:
                closed: tuple[int, ...] = ()) -> NativeProcess:
         preexec = self._preexec
         restore = True
+        # the spawner thread runs at the workload's niceness: its children inherit it at the
+        # fork, before they run a single instruction
+        nice = self.nice if threading.get_ident() != self._nice_tid else 0
         if self._inherited_ignore:
             restore = False
             ignore = tuple(s for s in ignore if s not in self._inherited_ignore)
@@ -374,6 +372,17 @@ class NativeLauncher:
                 if base_fds is not None:
                     base_fds()
                 _place_fds(moves)
+        if nice and preexec is not None:
+            # a fork path anyway: the niceness is set in the child, before exec
+            base_nice, level = preexec, nice
+            nice = 0
+
+            def preexec() -> None:
+                base_nice()
+                try:
+                    os.setpriority(os.PRIO_PROCESS, 0, level)
+                except OSError:
+                    pass
         if rlimits:
             # last: the descriptors above are placed first (`ulimit -n 3; tail < <(echo hi)`
             # failed in preexec when fd 63 was moved under a limit of 3)
@@ -394,21 +403,27 @@ class NativeLauncher:
             kw["umask"] = umask if umask is not None else self.umask
         if self._setsid_each or ctty:
             p = subprocess.Popen(list(argv), start_new_session=True, **kw)
+            _renice(p.pid, nice)
             return NativeProcess(p, p.pid)
         start: Callable[..., Any] = subprocess.Popen
         if (preexec is None and not fds and _FORK_EXEC is not None and "/" in executable
                 and type(stdin) is int and type(stdout) is int and type(stderr) is int
                 and min(stdin, stdout, stderr) >= 0):
             start = _popen_direct   # the common case: no Popen object (see there)
+            if nice:
+                kw["nice"] = nice   # (set the moment the child has exec'd)
+                nice = 0
         if pgid is not None:
             try:
                 p = start(list(argv), process_group=pgid, **kw)
+                _renice(pgid, nice)
                 return NativeProcess(p, pgid)
             except PermissionError:
                 # EPERM from setpgid: the pipeline's group has no member left; lead a new one
                 # (an exec EACCES would also land here and fail again below, as it should).
                 pass
         p = start(list(argv), process_group=0, **kw)
+        _renice(p.pid, nice)
         return NativeProcess(p, p.pid)
 
     def _spawn_on_thread(self, *args: Any) -> NativeProcess:
@@ -429,6 +444,8 @@ class NativeLauncher:
     _in_group = False
     _direct: int | None = None
     """Thread id of the adopted run thread (in the workload's groups; spawns directly)."""
+    _nice_tid: int | None = None
+    """Thread id of the spawner thread once it runs at ``nice`` (its children inherit it)."""
     _slot: threading.Event | None = None
     _holder: threading.Thread | None = None
 
@@ -473,6 +490,14 @@ class NativeLauncher:
                 self._holder.start()
             if self._joined is not None:
                 self._joined.set()
+        if self.nice:
+            # (after the set-up above, which the sandbox's start waits for; this thread only:
+            # Linux's niceness is per thread, and this one starts only workload processes)
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+                self._nice_tid = threading.get_ident()
+            except OSError:
+                pass
         while True:
             item = q.get()
             if item is None:
@@ -649,9 +674,21 @@ _FSE = sys.getfilesystemencoding()
 _orphans: list[int] = []   # children dropped unreaped (Popen keeps such in subprocess._active)
 
 
+def _renice(pgid: int, nice: int) -> None:
+    """The workload's niceness for the process group ``pgid`` of a child just spawned (the
+    whole group: a child it forked already is caught too; the group holds only workload
+    processes). A program may still see 0 before this lands."""
+    if nice:
+        try:
+            os.setpriority(os.PRIO_PGRP, pgid, nice)
+        except OSError:
+            pass  # (already gone)
+
+
 def _popen_direct(args: list[str], *, executable: str, env: Mapping[str, str], cwd: str | None,
                   stdin: int, stdout: int, stderr: int, close_fds: bool, restore_signals: bool,
-                  preexec_fn: None, process_group: int, umask: int = -1) -> _Child:
+                  preexec_fn: None, process_group: int, umask: int = -1,
+                  nice: int = 0) -> _Child:
     """What ``subprocess.Popen(args, ...)`` does for the launcher's common case (fds given,
     no preexec, an executable path), without building a Popen object: the same
     ``fork_exec`` call with the same arguments (vfork where Popen would use it), the same
@@ -661,13 +698,10 @@ def _popen_direct(args: list[str], *, executable: str, env: Mapping[str, str], c
     fork_exec, tail = _FORK_EXEC  # type: ignore[misc]
     if _orphans:
         _reap_orphans()
-    env_list = []
-    for k, v in env.items():
-        kb = k.encode(_FSE, "surrogateescape") if type(k) is str else os.fsencode(k)
-        if b"=" in kb:
-            raise ValueError("illegal environment variable name")
-        env_list.append(kb + b"=" + (v.encode(_FSE, "surrogateescape") if type(v) is str
-                                     else os.fsencode(v)))
+    # each (name, value) is encoded once per process: the shell's environment is the same
+    # from one spawn to the next (31 variables: 27 -> ~2 us a spawn)
+    get = _ENV_BYTES.get
+    env_list = [get(kv) or _env_entry(kv) for kv in env.items()]
     exe = os.fsencode(executable)
     errpipe_read, errpipe_write = os.pipe()
     low: list[int] = []
@@ -684,6 +718,9 @@ def _popen_direct(args: list[str], *, executable: str, env: Mapping[str, str], c
                             None, *tail)
         finally:
             os.close(errpipe_write)
+        # the child has exec'd (vfork) or failed: its niceness first, before anything else
+        # here (a program that reads it at once may still see the old one)
+        _renice(process_group or pid, nice)
         data = bytearray()
         while True:
             part = os.read(errpipe_read, 50000)
@@ -697,6 +734,27 @@ def _popen_direct(args: list[str], *, executable: str, env: Mapping[str, str], c
         child.wait()
         raise _child_error(data, cwd, executable)
     return child
+
+
+_ENV_BYTES: dict[tuple[Any, Any], bytes] = {}
+"""(name, value) -> b"name=value" as Popen encodes it, for the variables spawned so far: at
+most _ENV_BYTES_MAX of them, each up to _ENV_BYTES_LONGEST bytes (at most 512 KiB; when full
+it starts again)."""
+_ENV_BYTES_MAX = 512
+_ENV_BYTES_LONGEST = 1024
+
+
+def _env_entry(kv: tuple[Any, Any]) -> bytes:
+    k, v = kv
+    kb = k.encode(_FSE, "surrogateescape") if type(k) is str else os.fsencode(k)
+    if b"=" in kb:
+        raise ValueError("illegal environment variable name")
+    b = kb + b"=" + (v.encode(_FSE, "surrogateescape") if type(v) is str else os.fsencode(v))
+    if type(k) is str and type(v) is str and len(b) <= _ENV_BYTES_LONGEST:
+        if len(_ENV_BYTES) >= _ENV_BYTES_MAX:
+            _ENV_BYTES.clear()
+        _ENV_BYTES[kv] = b   # (str only: immutable, and the key is what .items() gives)
+    return b
 
 
 def _child_error(data: bytearray, cwd: str | None, executable: str) -> BaseException:

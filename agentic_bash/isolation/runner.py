@@ -111,6 +111,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     from .rootfs import build_root
 
     sc.set_pdeathsig(signal.SIGKILL)
+    usage_fd = _memory_usage_fd(cfg)   # (compat11) before the host's cgroupfs is out of reach
     t0 = time.monotonic()
     facts = build_root(cfg)
     facts["t_root"] = time.monotonic() - t0
@@ -146,7 +147,8 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     except OSError:
         pass
     _start_supervisor(sup_parent, pid, sig_w,
-                      "/dev/shm" if _memfd_redirect(cfg) else None)
+                      "/dev/shm" if _memfd_redirect(cfg) else None,
+                      *_memory_view(cfg, usage_fd))
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     if (cfg.get("resources") or {}).get("watchdog"):
@@ -241,8 +243,38 @@ def _memfd_redirect(cfg: dict[str, Any]) -> bool:
     return bool((cfg.get("resources") or {}).get("watchdog")) and cfg.get("level") == "namespace"
 
 
+def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
+    """The sandbox's memory cgroup's usage file (v1 ``memory.usage_in_bytes``, v2
+    ``memory.current``), opened read-only for the supervisor's sysinfo answer."""
+    mem = (cfg.get("resources") or {}).get("memory_counters") or {}
+    if not mem.get("peak") or cfg.get("level") != "namespace":
+        return None
+    name = "memory.usage_in_bytes" if mem.get("reset") == "0" else "memory.current"
+    try:
+        return os.open(os.path.join(os.path.dirname(mem["peak"]), name),
+                       os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _memory_view(cfg: dict[str, Any], usage_fd: int | None) -> tuple[int | None, Any]:
+    """(compat11) What the supervisor answers sysinfo(2) with: the sandbox's memory limit as
+    the machine's RAM (namespace level; None: the host's figures) and how to read what the
+    sandbox uses now (its memory cgroup, else the watchdog's last sample)."""
+    limit = getattr(cfg.get("limits"), "max_memory_bytes", None)
+    if cfg.get("level") != "namespace" or limit is None:
+        return None, None
+    if usage_fd is not None:
+        return int(limit), lambda: int(os.pread(usage_fd, 32, 0))
+    page = cfg.get("_watchdog_page")
+    if page is not None:
+        return int(limit), lambda: page.get("last") or None
+    return int(limit), None
+
+
 def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: int | None = None,
-                      memfd_dir: str | None = None) -> None:
+                      memfd_dir: str | None = None, memory: int | None = None,
+                      used: Any = None) -> None:
     """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
     its notifications on a thread; each refusal is reported back over ``sup``."""
     import json
@@ -260,7 +292,8 @@ def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: in
         except OSError:
             pass
 
-    Supervisor(fd, report, protect=runner, signals=signals, memfd_dir=memfd_dir).start()
+    Supervisor(fd, report, protect=runner, signals=signals, memfd_dir=memfd_dir,
+               memory=memory, used=used).start()
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
@@ -1178,7 +1211,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 returned.set()
 
     def run_here(req: dict[str, Any], payload: bytes) -> None:
-        returned.clear()
+        # (``returned`` is set once per lend and cleared after it is waited for: a run that
+        # was not lent does not touch it, ~2 us)
         now = req.get("stdin") == "pipe" or req.get("tty") is not None
         with lend:
             state["running"] = True
@@ -1196,6 +1230,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if was:
                 os.write(done_w, b"x")
                 returned.wait()
+                returned.clear()
 
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))

@@ -111,7 +111,7 @@ def syscall_names(deny: Iterable[str] = DEFAULT_DENY) -> dict[int, str]:
     if not _NAMES:
         import pyseccomp as sc
         arch = sc.system_arch()
-        for name in tuple(deny) + ("memfd_create", "clone", "socket", "ioctl", "chmod", "fchmod", "fchmodat",
+        for name in tuple(deny) + ("memfd_create", "sysinfo", "clone", "socket", "ioctl", "chmod", "fchmod", "fchmodat",
                                    "fchmodat2", "creat", "mknod", "mknodat", "open", "openat",
                                    *sorted(_SIGNAL_NAMES)):
             try:
@@ -216,6 +216,11 @@ def _compile(deny: tuple[str, ...], notify: bool, protect: int, memfd: bool = Fa
         # kernels without it.
         rule(sc.NOTIFY, "memfd_create")
         rule(sc.ERRNO(errno.ENOSYS), "memfd_secret")
+    if notify:
+        # (compat11) the supervisor answers with the sandbox's memory as the machine's
+        # (``Supervisor._sysinfo``): the JVM sizes its heap from it, and at 1/64 of this host's
+        # RAM its initial heap alone passed the per-program cap, so `java -version` failed
+        rule(sc.NOTIFY, "sysinfo")
     # libseccomp writes the program to a descriptor: a memfd, not a file under /tmp, which a
     # runner that compiles after Landlock (the landlock level: no filter compiled ahead for
     # its pid) may not create; that refusal left the landlock level without seccomp
@@ -235,6 +240,76 @@ _ADDFD = struct.Struct("=QIIII")             # struct seccomp_notif_addfd (24 by
 _IOC_ADDFD = 0x40182103                      # SECCOMP_IOCTL_NOTIF_ADDFD
 _ADDFD_SEND = 1 << 1                         # SECCOMP_ADDFD_FLAG_SEND: add, and answer with it
 _MFD_CLOEXEC, _MFD_HUGETLB = 0x1, 0x4
+_IOC_ID_VALID = 0x40082102                   # SECCOMP_IOCTL_NOTIF_ID_VALID
+_SYSINFO = struct.Struct("=q3Q6QHH4xQQI4x")  # struct sysinfo (LP64: 112 bytes)
+
+
+def sysinfo_view(host: tuple[int, ...], memory: int, used: int | None = None) -> bytes:
+    """struct sysinfo as a sandbox sees it: the host's (``_SYSINFO`` fields), its memory
+    figures cut to ``memory`` bytes, free memory at most ``memory - used`` when the sandbox's
+    usage is known, and no swap (the sandbox's limit counts RAM and swap together)."""
+    (uptime, l1, l2, l3, total, free, shared, buffers, _tswap, _fswap, procs, _pad,
+     _thigh, _fhigh, unit) = host
+    unit = unit or 1
+    total = min(total, memory // unit)
+    room = total if used is None else max(0, memory - used) // unit
+    return _SYSINFO.pack(uptime, l1, l2, l3, total, min(free, total, room),
+                         min(shared, total), min(buffers, total), 0, 0, procs, 0, 0, 0, unit)
+
+
+_LIBC: list = []
+
+
+def _host_sysinfo() -> tuple[int, ...] | None:
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True).sysinfo)
+    buf = ctypes.create_string_buffer(_SYSINFO.size)
+    if _LIBC[0](buf) != 0:
+        return None
+    return _SYSINFO.unpack(buf.raw)
+
+
+_QUERY = struct.Struct("=9Q4I2Q")            # struct procmap_query (104 bytes)
+_IOC_PROCMAP_QUERY = 0xC0686611              # PROCMAP_QUERY (Linux 6.11)
+_QUERY_WRITABLE = 0x2                        # PROCMAP_QUERY_VMA_WRITABLE
+
+
+def _writable_fd(maps_fd: int, addr: int, size: int) -> bool | None:
+    """Whether [addr, addr+size) lies in writable mappings, asked of an open
+    /proc/<pid>/maps with PROCMAP_QUERY (1 us; reading the text took 400-500 us here).
+    None: the kernel has no such ioctl."""
+    import fcntl
+    end = addr + size
+    while addr < end:
+        buf = bytearray(_QUERY.pack(_QUERY.size, _QUERY_WRITABLE, addr, *([0] * 12)))
+        try:
+            fcntl.ioctl(maps_fd, _IOC_PROCMAP_QUERY, buf, True)
+        except OSError as e:
+            if e.errno in (errno.ENOTTY, errno.EINVAL):
+                return None
+            return False   # ENOENT: no writable mapping covers addr
+        addr = _QUERY.unpack(buf)[4]   # its end: the rest must be in the next one
+    return True
+
+
+def _writable(maps: bytes, addr: int, size: int) -> bool:
+    """Whether [addr, addr+size) lies in writable mappings of a /proc/<pid>/maps text."""
+    end = addr + size
+    for line in maps.splitlines():
+        rng, _, rest = line.partition(b" ")
+        lo, _, hi = rng.partition(b"-")
+        try:
+            lo_i, hi_i = int(lo, 16), int(hi, 16)
+        except ValueError:
+            return False
+        if hi_i <= addr:
+            continue
+        if lo_i > addr or rest[1:2] != b"w":
+            return False
+        if hi_i >= end:
+            return True
+        addr = hi_i   # the rest must be in the next mapping, adjacent and writable too
+    return False
 
 
 class Supervisor:
@@ -243,8 +318,11 @@ class Supervisor:
     time the refused call returns."""
 
     def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None,
-                 signals: int | None = None, memfd_dir: str | None = None) -> None:
+                 signals: int | None = None, memfd_dir: str | None = None,
+                 memory: int | None = None, used: Callable[[], int | None] | None = None) -> None:
         self.fd = listener
+        self.memory = memory         # the sandbox's memory limit: sysinfo's total (None: host's)
+        self.used = used             # the sandbox's memory in use now, when known
         self.memfd_dir = memfd_dir   # where a workload's memfd_create makes its file
         self.report = report
         self.protect = protect
@@ -318,6 +396,57 @@ class Supervisor:
             pass
         return True
 
+    def _sysinfo(self, nid: int, pid: int, addr: int) -> bytes:
+        """sysinfo(2) of a sandbox process, answered with ``sysinfo_view`` written into its
+        memory; the answer to send. The runner's own calls, and any the supervisor cannot
+        serve, go on to the kernel (the host's figures: what the call said before).
+
+        Written only into the caller's own address space: /proc/<pid>/mem and maps are opened
+        first (each pins the memory of the process the pid named at that moment) and the
+        notification is checked valid after (the caller is still blocked in the call, so the
+        pid was not reused before the opens). Only where the caller's maps show the whole
+        struct writable (the kernel's answer to a bad pointer is EFAULT; /proc/<pid>/mem
+        would also write through a read-only private mapping). Another thread of the caller
+        may remap the range after the check: then the bytes land in that process's own
+        private copy, as any of its own stores could."""
+        import fcntl
+        go_on = _RESP.pack(nid, 0, 0, _FLAG_CONTINUE)
+        if self.memory is None or pid == self.protect:
+            return go_on   # (the runner's other threads: it is not dumpable, the open fails)
+        host = _host_sysinfo()
+        if host is None:
+            return go_on
+        try:
+            used = self.used() if self.used is not None else None
+        except Exception:  # noqa: BLE001 - the usage is a refinement only
+            used = None
+        data = sysinfo_view(host, self.memory, used)
+        fds: list[int] = []
+        try:
+            for name, mode in (("mem", os.O_RDWR), ("maps", os.O_RDONLY)):
+                fds.append(os.open(f"/proc/{pid}/{name}", mode | os.O_CLOEXEC))
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            return go_on   # (not dumpable, or gone: the kernel answers)
+        mem, maps = fds
+        try:
+            fcntl.ioctl(self.fd, _IOC_ID_VALID, struct.pack("=Q", nid))
+            ok = _writable_fd(maps, addr, len(data))
+            if ok is None:
+                with os.fdopen(os.dup(maps), "rb") as f:
+                    ok = _writable(f.read(), addr, len(data))
+            if not ok or os.pwrite(mem, data, addr) != len(data):
+                return _RESP.pack(nid, 0, -errno.EFAULT, 0)
+        except OSError as e:
+            if e.errno == errno.ENOENT:
+                return go_on   # the caller is gone (the answer is then dropped)
+            return _RESP.pack(nid, 0, -errno.EFAULT, 0)
+        finally:
+            os.close(mem)
+            os.close(maps)
+        return _RESP.pack(nid, 0, 0, 0)
+
     def _loop(self) -> None:
         import fcntl
 
@@ -334,6 +463,16 @@ class Supervisor:
                 return
             nid, pid, _flags, nr, _arch, _ip, a0, a1, a2, *_ = _NOTIF.unpack(buf)
             name = self.names.get(nr, f"syscall {nr}")
+            if name == "sysinfo":
+                try:
+                    act = self._sysinfo(nid, pid, a0)
+                except Exception:  # noqa: BLE001 - never leave a call unanswered
+                    act = _RESP.pack(nid, 0, 0, _FLAG_CONTINUE)
+                try:
+                    fcntl.ioctl(self.fd, _IOC_SEND, act)
+                except OSError:
+                    pass
+                continue
             if name == "memfd_create":
                 try:
                     if self._memfd(nid, pid, a1 & _LOW):

@@ -71,13 +71,15 @@ def serve_runtime(*, host: str, port: int, base_dir: str, sandbox_kwargs: dict[s
                   max_output: int, max_body: int = 512 << 20, log_level: str = "warning") -> None:
     """The agent-sandbox runtime contract over one Sandbox (created before listening, so the
     readiness probe passes only once the sandbox is up)."""
-    from .runtime import RuntimeHost, create_app, sandbox_factory
+    from .runtime import RuntimeHost, create_app, direct_files, sandbox_factory
     _stop_on_signals()
     make, inside = sandbox_factory(base_dir, **sandbox_kwargs)
+    files = direct_files(base_dir, **sandbox_kwargs)
     host_obj = RuntimeHost(make)
     host_obj.start()
     try:
-        _uvicorn(create_app(host_obj, max_output=max_output, max_body=max_body, sandbox_dir=inside),
+        _uvicorn(create_app(host_obj, max_output=max_output, max_body=max_body, sandbox_dir=inside,
+                            files=files),
                  host, port, log_level, on_exit=host_obj.stop)
     finally:
         host_obj.close()

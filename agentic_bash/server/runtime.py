@@ -7,11 +7,15 @@
 # /download/{p}; GET /list/{p}; GET /exists/{p}; bare /list and /exists. Differences from
 # upstream, on purpose: the command is bash on a persistent session (upstream: shlex.split and
 # no shell, a fresh process each time), timeout_seconds is honoured, a path is percent-decoded
-# once (upstream decodes twice), symlinks are resolved by the sandbox (its view is the only
-# one), and huge output is cut head+tail with a marker instead of being returned whole.
+# once (upstream decodes twice), symlinks are resolved as the sandbox sees them (its view is the only
+# one; a listed symlink leading out of the base dir is a "file"), an upload replaces its
+# file atomically, and huge output is cut head+tail with a marker instead of being returned
+# whole.
 #
 # Threads: the event loop never touches the Sandbox; every call runs in a worker thread under
-# one lock, so GET / answers while a command runs. A SandboxCrashed is answered with 500; the
+# one lock, so GET / answers while a command runs. File calls do not take that lock when the
+# base dir is the host's directory as the sandbox sees it (hostfiles.py): they are served from
+# it directly, streamed, while a command runs. A SandboxCrashed is answered with 500; the
 # Sandbox restarts itself on the next call over the same files (DESIGN.md decision 10), and if
 # even that fails the server builds a new one from its options.
 
@@ -28,6 +32,7 @@ from urllib.parse import quote
 
 from ..errors import SandboxCrashed, SandboxError
 from ..result import truncate
+from .hostfiles import HostFiles, Upload
 from .paths import BadPath, Denied, confine, within
 
 __all__ = ["RuntimeHost", "create_app", "default_base_dir"]
@@ -194,23 +199,127 @@ def _list(sb: Any, user_path: str, base: str) -> list[dict[str, Any]]:
     return out
 
 
+class _FilePart:
+    """python-multipart callbacks keeping the first part named "file" that has a filename:
+    its (decoded) filename once its headers are read, its data as it comes."""
+
+    def __init__(self, charset: bytes) -> None:
+        import codecs
+        try:
+            self._charset = codecs.lookup(charset.decode("latin-1")).name
+        except LookupError:
+            self._charset = "latin-1"
+        self._field = b""
+        self._value = b""
+        self._disposition = b""
+        self._current = False
+        self.found = False        # its headers were read
+        self.done = False         # its end was read
+        self.filename: str | None = None
+        self.pending: list[bytes] = []
+
+    def callbacks(self) -> dict[str, Any]:
+        return {"on_part_begin": self._begin, "on_part_data": self._data, "on_part_end": self._end,
+                "on_header_field": self._hfield, "on_header_value": self._hvalue,
+                "on_header_end": self._hend, "on_headers_finished": self._headers_done}
+
+    def _decode(self, raw: bytes) -> str:
+        try:
+            return raw.decode(self._charset)
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")   # as starlette (upstream's parser) does
+
+    def _begin(self) -> None:
+        self._disposition = b""
+        self._current = False
+
+    def _hfield(self, data: bytes, start: int, end: int) -> None:
+        self._field += data[start:end]
+
+    def _hvalue(self, data: bytes, start: int, end: int) -> None:
+        self._value += data[start:end]
+
+    def _hend(self) -> None:
+        if self._field.lower() == b"content-disposition":
+            self._disposition = self._value
+        self._field = self._value = b""
+
+    def _headers_done(self) -> None:
+        from python_multipart.multipart import parse_options_header
+        _, opts = parse_options_header(self._disposition)
+        if not self.found and opts.get(b"name") == b"file" and b"filename" in opts:
+            self.found = self._current = True
+            self.filename = self._decode(opts[b"filename"])
+
+    def _data(self, data: bytes, start: int, end: int) -> None:
+        if self._current:
+            self.pending.append(bytes(data[start:end]))
+
+    def _end(self) -> None:
+        if self._current:
+            self._current = False
+            self.done = True
+
+
+class _FileBody:
+    """A download's body: ``size`` bytes of ``fd`` in pieces (read on worker threads by
+    Starlette); the fd is closed at the end, or when the reply is dropped unsent."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self._fd = fd
+        self._it = HostFiles.chunks(fd, size)
+
+    def __iter__(self) -> "_FileBody":
+        return self
+
+    def __next__(self) -> bytes:
+        if self._fd < 0:
+            raise StopIteration
+        try:
+            return next(self._it)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+    __del__ = close
+
+
 def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
                max_output: int = DEFAULT_MAX_OUTPUT, max_body: int = 512 << 20,
-               sandbox_dir: str = SANDBOX_DIR) -> Any:
+               sandbox_dir: str = SANDBOX_DIR, files: HostFiles | None = None) -> Any:
     """The Starlette app speaking the runtime contract over ``host``; file paths are
-    confined to ``sandbox_dir`` as the sandbox sees it."""
-    from anyio import to_thread
+    confined to ``sandbox_dir`` as the sandbox sees it. With ``files`` (the host directory
+    shown as ``sandbox_dir``) file calls are served from it, streamed, without waiting for
+    a running command; else through the Sandbox's file API under its lock."""
+    from anyio import CapacityLimiter, to_thread
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
     timeout_default = default_timeout_s if default_timeout_s is not None else default_timeout()
     head = max_output // 2
     tail = max_output - head
 
+    limiters: dict[str, Any] = {}
+
+    def limiter(kind: str) -> Any:
+        # commands waiting for the sandbox and file calls each have their own threads, so
+        # neither can use up the threads the other needs (made on the loop, at first use)
+        if kind not in limiters:
+            limiters[kind] = CapacityLimiter(40 if kind == "run" else 16)
+        return limiters[kind]
+
     async def run(fn: Callable[[Any], Any]) -> _Outcome:
-        return await to_thread.run_sync(host.call, fn)
+        return await to_thread.run_sync(host.call, fn, limiter=limiter("run"))
+
+    async def direct(fn: Callable[..., Any], *args: Any) -> Any:
+        return await to_thread.run_sync(fn, *args, limiter=limiter("files"))
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "message": "Sandbox Runtime is active."})
@@ -276,6 +385,8 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_body:
             return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
+        if files is not None:
+            return await upload_direct(request)
         try:
             form = await request.form(max_part_size=max_body)
         except Exception as e:  # noqa: BLE001 - a malformed multipart body
@@ -301,8 +412,95 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         except OSError as e:
             return _msg(500, f"File upload failed: {e.strerror or e}")
 
+    async def upload_direct(request: Request) -> Response:
+        """The multipart body streamed into the destination (memory: one piece at a time;
+        the body past ``max_body`` is 413, however it is framed)."""
+        from python_multipart.multipart import MultipartParser, parse_options_header
+        ctype, params = parse_options_header(request.headers.get("content-type"))
+        if ctype != b"multipart/form-data" or not params.get(b"boundary"):
+            return _invalid("could not read the multipart body: the content type must be "
+                            "multipart/form-data with a boundary", ("body",), "value_error")
+        part = _FilePart(params.get(b"charset", b"utf-8"))
+        parser = MultipartParser(params[b"boundary"], part.callbacks())
+        up: Upload | None = None
+        failed: Response | None = None
+        total = 0
+        try:
+            async for chunk in request.stream():
+                total += len(chunk)
+                if total > max_body:
+                    return _msg(413, f"the upload is larger than the server's limit of {max_body} bytes")
+                if failed is not None:
+                    continue          # read to the end, so the client gets the answer
+                try:
+                    parser.write(chunk)
+                except Exception as e:  # noqa: BLE001 - python-multipart's parse errors
+                    failed = _invalid(f"could not read the multipart body: {e}", ("body",), "value_error")
+                    continue
+                if part.found and up is None:
+                    failed = opened = await open_upload(part.filename)
+                    if isinstance(opened, Upload):
+                        up, failed = opened, None
+                if part.pending:
+                    data = b"".join(part.pending)
+                    part.pending.clear()
+                    if up is not None:
+                        await direct(up.write, data)
+            if failed is not None:
+                return failed
+            try:
+                parser.finalize()
+            except Exception as e:  # noqa: BLE001
+                return _invalid(f"could not read the multipart body: {e}", ("body",), "value_error")
+            if up is None:
+                return _invalid("a multipart field 'file' with a filename is required", ("body", "file"), "missing")
+            if not part.done:
+                return _invalid("could not read the multipart body: it ended inside the file",
+                                ("body",), "value_error")
+            u, up = up, None
+            try:
+                await direct(u.commit)
+            except OSError as e:
+                return _msg(500, f"File upload failed: {e.strerror or e}")
+            return JSONResponse({"message": f"File '{part.filename}' uploaded successfully."})
+        finally:
+            if up is not None:
+                await direct(up.abort)
+
+    async def open_upload(name: str | None) -> Any:
+        """An Upload to the client's ``name``, or the reply that refuses it."""
+        if not name:
+            return _invalid("a multipart field 'file' with a filename is required", ("body", "file"), "missing")
+        assert files is not None
+        try:
+            if confine(name, sandbox_dir) == sandbox_dir.rstrip("/"):
+                return _msg(400, "the filename does not name a file")
+            return await direct(Upload, files, name)
+        except Denied:
+            return _msg(403, "Access denied")
+        except BadPath as e:
+            return _msg(400, str(e))
+        except OSError as e:
+            return _msg(500, f"File upload failed: {e.strerror or e}")
+
     async def download(request: Request) -> Response:
         p = request.path_params.get("path", "")
+        if files is not None:
+            try:
+                got = await direct(files.open_file, p)
+            except Denied:
+                return _msg(403, "Access denied")
+            except BadPath as e:
+                return _msg(400, str(e))
+            except OSError as e:
+                return _msg(500, f"Download failed: {e.strerror or e}")
+            if got is None:
+                return _msg(404, "File not found")
+            fd, size = got
+            fname = posixpath.basename(p) or "download"
+            return StreamingResponse(_FileBody(fd, size), media_type="application/octet-stream", headers={
+                "content-disposition": f"attachment; filename*=utf-8''{quote(fname)}",
+                "content-length": str(size)})
 
         def read(sb: Any) -> Any:
             real = _resolve(sb, p, sandbox_dir)
@@ -317,6 +515,19 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
 
     async def list_dir(request: Request) -> Response:
         p = request.path_params.get("path", "")
+        if files is not None:
+            try:
+                entries = await direct(files.listing, p)
+            except Denied:
+                return _msg(403, "Access denied")
+            except BadPath as e:
+                return _msg(400, str(e))
+            except OSError as e:
+                return _msg(500, f"List files failed: {e.strerror or e}")
+            if entries is None:
+                return _msg(404, "Path is not a directory")
+            entries.sort(key=lambda e: str(e["name"]))
+            return JSONResponse(entries)
 
         def listing(sb: Any) -> Any:
             try:
@@ -329,6 +540,16 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
 
     async def exists(request: Request) -> Response:
         p = request.path_params.get("path", "")
+        if files is not None:
+            try:
+                ok = await direct(files.exists, p)
+            except Denied:
+                return _msg(403, "Access denied")
+            except BadPath as e:
+                return _msg(400, str(e))
+            except OSError as e:
+                return _msg(500, f"Exists failed: {e.strerror or e}")
+            return JSONResponse({"path": p, "exists": ok})
 
         def check(sb: Any) -> Any:
             return JSONResponse({"path": p, "exists": bool(sb.exists(_resolve(sb, p, sandbox_dir)))})
@@ -380,3 +601,18 @@ def sandbox_factory(base_dir: str, **sandbox_kwargs: Any) -> tuple[Callable[[], 
     def make() -> Any:
         return Sandbox(mounts=mounts or None, **sandbox_kwargs)
     return make, inside
+
+
+def direct_files(base_dir: str, **sandbox_kwargs: Any) -> HostFiles | None:
+    """The host directory as the runtime's file calls may use it directly (hostfiles.py):
+    None when the sandbox's view of the base dir may differ from the host's (another mount
+    inside it, hide=/read_only= rules), and file calls then go through the Sandbox."""
+    if sandbox_kwargs.get("hide") or sandbox_kwargs.get("read_only"):
+        return None
+    real = os.path.realpath(base_dir)
+    inside = real if sandbox_kwargs.get("isolation") == "none" else SANDBOX_DIR
+    for dest in (sandbox_kwargs.get("mounts") or {}):
+        d = posixpath.normpath("/" + str(dest).lstrip("/"))
+        if within(d, inside) or within(inside, d):
+            return None
+    return HostFiles(real, inside)

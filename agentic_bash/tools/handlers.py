@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import logging
 import math
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import SandboxClosed, SandboxCrashed, SandboxError
 from ..vfs.paths import normalize
 from .render import Renderer
 from .specs import TOOL_NAMES, spec
 
-__all__ = ["ToolArgumentError", "handle", "parse_arguments"]
+__all__ = ["BASH_OUTPUT_SCHEMA", "ToolArgumentError", "bash_details", "handle", "parse_arguments"]
 
 _log = logging.getLogger("agentic_bash.tools")
 
@@ -77,10 +77,21 @@ def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
     return out
 
 
-def handle(sb: Any, name: str, arguments: Any, *, renderer: Renderer | None = None) -> str:
+def handle(sb: Any, name: str, arguments: Any, *, renderer: Renderer | None = None,
+           on_output: Callable[[int, bytes], None] | None = None,
+           details: dict[str, Any] | None = None) -> str:
     """Run tool ``name`` with ``arguments`` (dict or JSON text) on Sandbox ``sb``; the answer
-    is text for the model: the rendered result, or ``error: ...`` saying what went wrong."""
+    is text for the model: the rendered result, or ``error: ...`` saying what went wrong.
+    For ``bash``: ``on_output(fd, chunk)`` sees the output as it comes, and ``details`` (a
+    dict) is filled with the result's fields (``bash_details``) when the command ran."""
     r = renderer or DEFAULT_RENDERER
+    if name == "bash" and (on_output is not None or details is not None):
+        return _guarded(sb, name, arguments, r, lambda sb_, a, r_: _bash(sb_, a, r_, on_output, details))
+    return _guarded(sb, name, arguments, r, None)
+
+
+def _guarded(sb: Any, name: str, arguments: Any, r: Renderer,
+             fn: Callable[[Any, dict[str, Any], Renderer], str] | None) -> str:
     try:
         args = parse_arguments(name, arguments)
     except ToolArgumentError as exc:
@@ -88,7 +99,7 @@ def handle(sb: Any, name: str, arguments: Any, *, renderer: Renderer | None = No
     except Exception as exc:   # e.g. RecursionError from absurdly nested JSON
         return f"error: {name}: arguments could not be read ({type(exc).__name__})"
     try:
-        return _DISPATCH[name](sb, args, r)
+        return (fn or _DISPATCH[name])(sb, args, r)
     except _ToolFailure as exc:
         return f"error: {exc}"
     except SandboxCrashed as exc:
@@ -114,13 +125,53 @@ def _abs(sb: Any, path: str) -> str:
     return normalize(path, sb.cwd)
 
 
-def _bash(sb: Any, args: dict[str, Any], r: Renderer) -> str:
+def _bash(sb: Any, args: dict[str, Any], r: Renderer,
+          on_output: Callable[[int, bytes], None] | None = None,
+          details: dict[str, Any] | None = None) -> str:
     timeout = args.get("timeout")
-    result = sb.run(args["command"], timeout=timeout)
+    if on_output is None:
+        result = sb.run(args["command"], timeout=timeout)
+    else:
+        out = on_output
+        result = sb.run_stream(args["command"], on_stdout=lambda c: out(1, c),
+                               on_stderr=lambda c: out(2, c), timeout=timeout)
     if timeout is None:
         limits = getattr(sb, "limits", None)
         timeout = getattr(limits, "timeout", None)
+    if details is not None:
+        details.update(bash_details(result, r))
     return r.render(result, timeout=timeout)
+
+
+BASH_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "exit_code": {"type": "integer", "description": "The script's exit status (124: timed out)."},
+        "stdout": {"type": "string", "description": "Standard output (long output keeps its start and end)."},
+        "stderr": {"type": "string", "description": "Standard error (long output keeps its start and end)."},
+        "timed_out": {"type": "boolean"},
+        "truncated": {"type": "boolean", "description": "Part of the output is left out."},
+        "cwd": {"type": "string", "description": "The shell's working directory afterwards."},
+    },
+    "required": ["exit_code", "stdout", "stderr", "timed_out", "truncated", "cwd"],
+}
+"""The ``bash`` tool's result as data (MCP ``outputSchema``/``structuredContent``)."""
+
+
+def bash_details(result: Any, r: Renderer | None = None) -> dict[str, Any]:
+    """A bash Result as BASH_OUTPUT_SCHEMA data; each stream cut head+tail to half the
+    renderer's budget."""
+    from .render import cut_middle
+    r = r or DEFAULT_RENDERER
+    out: dict[str, Any] = {"exit_code": int(result.exit_code), "timed_out": bool(result.timed_out),
+                           "truncated": bool(result.truncated), "cwd": str(getattr(result, "cwd", "") or "")}
+    for n in ("stdout", "stderr"):
+        data = getattr(result, f"{n}_bytes")
+        text = cut_middle(data, r.max_bytes // 2, r.head_fraction)
+        if len(data) > r.max_bytes // 2:
+            out["truncated"] = True
+        out[n] = text
+    return out
 
 
 def _text_of(path: str, data: bytes, what: str) -> str:

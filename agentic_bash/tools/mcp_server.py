@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import io
 import json
 import mimetypes
@@ -27,7 +28,7 @@ import threading
 from typing import Any, Callable
 from urllib.parse import quote, unquote, urlparse
 
-from .handlers import handle
+from .handlers import BASH_OUTPUT_SCHEMA, handle
 from .render import Renderer
 from .specs import SPECS
 
@@ -37,6 +38,8 @@ MAX_RESOURCES = 1000
 # the protocol versions whose specification gives "resource not found" code -32002
 _NOT_FOUND_32002 = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 DRAIN_SECONDS = 3.0
+PROGRESS_INTERVAL = 0.5     # seconds between notifications/progress of a bash call at least
+PROGRESS_LINE = 200         # bytes of the last output line a progress message carries
 MAX_RESOURCE_BYTES = 16 * 1024 * 1024
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"})
 
@@ -147,12 +150,65 @@ def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agen
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[
             types.Tool(name=s.name, description=s.description, input_schema=s.schema(),
+                       output_schema=copy.deepcopy(BASH_OUTPUT_SCHEMA) if s.name == "bash" else None,
                        annotations=hints[s.name]) for s in SPECS])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        text = await call(lambda: handle(sb, params.name, params.arguments or {}, renderer=renderer))
-        return types.CallToolResult(content=[types.TextContent(text=text)],
-                                    is_error=text.startswith("error: "))
+        details: dict[str, Any] = {}
+        token = _progress_token(ctx)
+        if params.name != "bash" or token is None:
+            text = await call(lambda: handle(sb, params.name, params.arguments or {}, renderer=renderer,
+                                             details=details))
+        else:
+            text = await _with_progress(ctx, lambda out: handle(
+                sb, params.name, params.arguments or {}, renderer=renderer, on_output=out, details=details))
+        failed = text.startswith("error: ")
+        # bash declares an output schema: its results carry the data too (the text stays the
+        # model's reading); an error result has only the text
+        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed,
+                                    structured_content=details if details and not failed else None)
+
+    async def _with_progress(ctx: Any, fn: Callable[[Callable[[int, bytes], None]], str]) -> str:
+        """``fn(on_output)`` as a call, with notifications/progress while it runs: the output
+        bytes so far as ``progress`` and the last line as ``message``, at most
+        PROGRESS_INTERVAL apart and only when there is more."""
+        seen = {"bytes": 0, "line": b"", "partial": b""}
+        lock = threading.Lock()
+
+        def on_output(fd: int, chunk: bytes) -> None:
+            with lock:
+                seen["bytes"] += len(chunk)
+                *whole, partial = (seen["partial"] + chunk).split(b"\n")
+                seen["partial"] = partial[-PROGRESS_LINE:]
+                for ln in reversed(whole):
+                    if ln.strip():
+                        seen["line"] = ln[-PROGRESS_LINE:]
+                        break
+                if partial.strip():
+                    seen["line"] = seen["partial"]
+
+        async def report(done: Any) -> None:
+            sent = 0
+            while not done.is_set():
+                with anyio.move_on_after(PROGRESS_INTERVAL):
+                    await done.wait()
+                with lock:
+                    n, line = seen["bytes"], seen["line"]
+                if n > sent:
+                    sent = n
+                    try:
+                        await ctx.session.report_progress(
+                            float(n), None, line.decode("utf-8", "replace") or None)
+                    except Exception:  # noqa: BLE001 - progress is a courtesy; the call goes on
+                        return
+
+        done = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(report, done)
+            try:
+                return await call(fn, on_output)
+            finally:
+                done.set()
 
     async def list_resources(ctx: Any, params: Any) -> Any:
         files = await call(workspace_files, sb, root)
@@ -197,6 +253,14 @@ def build_server(sb: Any, *, renderer: Renderer | None = None, name: str = "agen
                       "list and edit files; resources are the files under " + root + "."),
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource)
+
+
+def _progress_token(ctx: Any) -> Any:
+    """The request's ``_meta.progressToken`` (None: the client asked for no progress)."""
+    meta = getattr(ctx, "meta", None)
+    token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, dict) else \
+        getattr(meta, "progress_token", None)
+    return None if isinstance(token, bool) else token
 
 
 def _claim_stdio() -> tuple[int, int, Callable[[], None]]:

@@ -1,0 +1,132 @@
+"""Regression tests for session 11's run-contract work (issue 20): memory a run left behind, jq's child, fmt/pr."""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+
+import agentic_bash as ab
+from test_contract_found9 import _namespace_ok, _rss_tree
+
+MiB = 1 << 20
+
+_MODES = ["virtual", pytest.param("namespace", marks=pytest.mark.skipif(
+    not _namespace_ok(), reason="kernel sandbox unavailable"))]
+
+
+# -- memory a run left behind ----------------------------------------------------------------
+# A command substitution past max_variable_bytes raised its LimitExceeded from a frame that
+# named it: the exception and that frame held each other, and with them the capture's whole
+# 64 MiB buffer, until a generation-2 collection (rare: the raised gen-0 threshold). Each
+# `x=$(yes)` left +64 MiB; in seed 602 a session's runner reached 2.9 GiB after a DEBUG
+# trap that expanded `$(yes)` on every command, and every jq fork counted it again.
+
+@pytest.mark.parametrize("mode", _MODES)
+def test_a_substitution_past_its_cap_leaves_no_memory_behind(mode: str) -> None:
+    me = psutil.Process()
+    with ab.Sandbox(isolation=mode) as s:
+        s.run("x=$(yes)", timeout=30)  # (the first one's allocations are the arena's baseline)
+        base = _rss_tree(me)
+        for _ in range(6):
+            r = s.run("x=$(yes)", timeout=30)
+            assert r.exit_code == 1 and "exceeds max_variable_bytes" in r.stderr, r
+        grew = (_rss_tree(me) - base) / MiB
+        assert s.run("echo ok").stdout == "ok\n"
+    assert grew < 160, grew  # was +384 (6 x 64 MiB)
+
+
+# -- jq: in-process only what its input bounds; the rest in a capped worker process ---------
+# Before: programs naming a looping construct ran in a fork of the caller (its copy-on-write
+# pages counted again in the tree's RSS; no memory cap: `"x" * 1e9` built 1 GB, and the
+# compiler's constant folding built it in the caller itself); everything else ran in-process
+# holding the GIL: `range(1e9) | select(. < 0)` and `[.,.] | [.,.] | ...` could not be
+# stopped, and parsing a 60 MB array held the process 25 s (+1.2 GiB).
+
+def test_jq_keeps_small_plain_programs_in_process() -> None:
+    from agentic_bash.commands.jqcmd import _light
+    for prog in (".", ".a", ".items[] | .name", ".[] | select(.x > 1) | {name, id}", "keys", "length",
+                 '.a // "none"', "map(.b) | add", "to_entries[] | \"\\(.key)=\\(.value)\""):
+        assert _light(prog, 4096), prog
+    for prog in ("def f: f; f", "range(1e9) | select(. < 0)", '"x" * 1e9', ".a * 2", "[limit(9; repeat(1))]",
+                 "reduce .[] as $x (.; . + .)", 'test("(a+)+$")', " | ".join(["[.,.]"] * 8), " | ".join(['"\\(.)\\(.)"'] * 12)):
+        assert not _light(prog, 100), prog
+    assert not _light(".", 1 << 20)  # (a large input: parsing it alone holds the GIL)
+
+
+@pytest.mark.parametrize("prog", [
+    "range(1e9) | select(. < 0)",
+    "[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|"
+    "[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|[.,.]|tojson",
+])
+def test_jq_programs_that_ran_in_process_unstoppable_end_at_the_deadline(prog: str) -> None:
+    import time
+    with ab.Sandbox(isolation="virtual") as s:
+        t0 = time.monotonic()
+        r = s.run(f"jq -n '{prog}' | wc -c", timeout=1)
+        assert time.monotonic() - t0 < 6, r
+        assert r.timed_out and r.exit_code == 124, r
+        assert s.run("echo ok").stdout == "ok\n"
+
+
+@pytest.mark.parametrize("script, err", [
+    # string repetition: 1 GB in the fork (no cap) or, folded at compile time, in the caller
+    ("jq -n '\"x\" * 1e9' | wc -c", "jq: memory exhausted\n"),
+    # a 60 MB array: held the process 25 s and grew it by 1.2 GiB
+    ("{ echo '['; yes '1,' | head -c 60000000; echo '1]'; } | jq length", None),
+])
+def test_jq_memory_is_capped_and_its_work_stoppable(script: str, err: str | None) -> None:
+    import time
+    me = psutil.Process()
+    with ab.Sandbox(isolation="virtual") as s:
+        s.run("jq -n '[limit(1; repeat(1))]' >/dev/null")  # (a worker started: its own baseline)
+        base = _rss_tree(me)
+        peak = [base]
+        import threading
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.01):
+                try:
+                    peak[0] = max(peak[0], _rss_tree(me))
+                except psutil.Error:
+                    pass
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        t0 = time.monotonic()
+        try:
+            r = s.run(script, timeout=4)
+        finally:
+            stop.set()
+            t.join()
+        assert time.monotonic() - t0 < 4 + 3, r
+        if err is not None and not r.timed_out:
+            assert r.stderr == err, r
+        assert s.run("echo ok").stdout == "ok\n"
+    assert (peak[0] - base) / MiB < 400, ((peak[0] - base) / MiB, r)
+
+
+def test_a_jq_worker_is_a_small_process_not_a_copy_of_the_caller() -> None:
+    me = psutil.Process()
+    with ab.Sandbox(isolation="virtual") as s:
+        # the caller holds 100 MB: a fork's RSS counted all of it again
+        s.run("head -c 100000000 /dev/zero > /tmp/big")
+        seen: list[int] = []
+        import threading
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.005):
+                for c in me.children(recursive=True):
+                    try:
+                        seen.append(c.memory_info().rss)
+                    except psutil.Error:
+                        pass
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        try:
+            r = s.run("jq -n -c '[limit(3; repeat(1))], ([range(300000)] | length)'", timeout=20)
+        finally:
+            stop.set()
+            t.join()
+        assert r.stdout == "[1,1,1]\n300000\n", r
+    assert seen and max(seen) < 90 * MiB, max(seen, default=0) / MiB
