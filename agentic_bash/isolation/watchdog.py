@@ -473,6 +473,9 @@ def pss_anon(pid: str | int) -> int | None:
 
 PRECISE_BUDGET = 0.1
 """Seconds one sample may spend reading smaps_rollup once the cheap sum passes the limit."""
+_WALK_PTE = 16 << 20
+"""A process with more page tables than this keeps its upper bound: one smaps_rollup read
+walks them all in a single call (~1.4 s for 512 MiB of them) and no budget can stop it."""
 
 
 def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
@@ -508,7 +511,8 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
         precise = []
         for v, pid in sorted(cheap, reverse=True):
             p = known.get(pid)
-            if p is None and total > limit and time.monotonic() < end:
+            if (p is None and total > limit and time.monotonic() < end
+                    and _pte.get(str(pid), 0) <= _WALK_PTE):
                 p = _pss_held(pid)
                 if p is not None:
                     p += memfd.get(pid, 0) + _pte.get(str(pid), 0)
