@@ -6,7 +6,7 @@ import json
 import sys
 import traceback
 
-from agentic_bash import Sandbox
+from agentic_bash import Limits, Sandbox
 
 SYSINFO = r"""
 python3 - <<'EOF'
@@ -35,16 +35,34 @@ cat > Hello.java <<'EOF'
 import java.util.*;
 public class Hello {
   public static void main(String[] a) {
+    long init = Runtime.getRuntime().totalMemory();
     List<Integer> l = new ArrayList<>();
     for (int i = 0; i < 200000; i++) l.add(i);
-    System.out.println("hello " + l.size() + " maxheap " + Runtime.getRuntime().maxMemory());
+    System.out.println("hello " + l.size() + " maxheap " + Runtime.getRuntime().maxMemory()
+                       + " initheap " + init);
+  }
+}
+EOF
+cat > Hold.java <<'EOF'
+import java.util.*;
+public class Hold {
+  public static void main(String[] a) {
+    List<byte[]> l = new ArrayList<>();
+    int n = Integer.parseInt(a[0]);
+    try {
+      for (int i = 0; i < n; i++) l.add(new byte[1 << 20]);
+      System.out.println("held " + l.size());
+    } catch (OutOfMemoryError e) {
+      l = null;
+      System.out.println("OutOfMemoryError");
+    }
   }
 }
 EOF
 java -version 2>&1; echo "version=$?"
-javac Hello.java; echo "javac=$?"
+javac Hello.java Hold.java; echo "javac=$?"
 java Hello; echo "run=$?"
-java -XX:+PrintFlagsFinal -version 2>/dev/null | grep -E ' (InitialHeapSize|MaxHeapSize) '
+java Hold 4096; echo "hold4096=$?"
 ls hs_err* 2>/dev/null
 """
 
@@ -107,7 +125,8 @@ def main(names: list[str]) -> None:
     out: dict = {}
     try:
         with Sandbox() as sb:
-            out["limits"] = {"max_memory_bytes": sb.limits.max_memory_bytes}
+            out["limits"] = {"max_memory_bytes": sb.limits.max_memory_bytes,
+                             "max_process_memory": sb.limits.max_process_memory}
             for name in names:
                 tools, script = SCENARIOS[name]
                 probe = sb.run(" && ".join(f"command -v {t} >/dev/null" for t in tools))
@@ -116,6 +135,11 @@ def main(names: list[str]) -> None:
                     continue
                 r = sb.run(script, timeout=240)
                 out[name] = [r.stdout, r.stderr, r.exit_code]
+        if "sysinfo" in names:
+            # no per-program cap: a process sees the sandbox's whole memory
+            with Sandbox(limits=Limits(max_process_memory=None)) as sb:
+                r = sb.run(SYSINFO)
+                out["sysinfo_nocap"] = [r.stdout, r.stderr, r.exit_code]
     except Exception:  # noqa: BLE001
         out["error"] = traceback.format_exc()
     print("\n@@JSON@@" + json.dumps(out))

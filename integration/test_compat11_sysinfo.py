@@ -39,6 +39,16 @@ def test_view_never_reports_more_than_the_host() -> None:
     assert v[4] == 24 * GiB
 
 
+def test_view_is_the_per_program_cap_when_lower() -> None:
+    mib = 1 << 20
+    v = _fields(sf.sysinfo_view(HOST, 4 * GiB, used=GiB, cap=384 * mib))
+    assert v[4] == 384 * mib and v[5] == 384 * mib
+    assert _fields(sf.sysinfo_view(HOST, 4 * GiB, cap=8 * GiB))[4] == 4 * GiB
+    # no sandbox limit: the cap, else the host's own figure
+    assert _fields(sf.sysinfo_view(HOST, None, used=GiB, cap=384 * mib))[4] == 384 * mib
+    assert _fields(sf.sysinfo_view(HOST, None))[4] == 24 * GiB
+
+
 def test_view_keeps_the_hosts_unit() -> None:
     host = HOST[:4] + (24 * GiB // 4096, 7 * GiB // 4096) + HOST[6:14] + (4096,)
     v = _fields(sf.sysinfo_view(host, 4 * GiB, used=GiB))

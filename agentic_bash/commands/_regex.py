@@ -214,8 +214,18 @@ def translate(
         if quantifiable:
             fr.zw = False
 
+    dropped = [-1]  # where a repeat with nothing before it was dropped (ERE)
+
     def quantify(q: tuple[int, int | None], sym: str) -> None:
         items = stack[-1].items
+        if sed:
+            # GNU sed's glibc syntaxes: ERE (RE_CONTEXT_INVALID_OPS) refuses a repeat with
+            # nothing before it (start, "(", "|" or an anchor); BRE (RE_CONTEXT_INVALID_DUP)
+            # refuses "*" or "\{" right after another repeat (`ab**`)
+            if extended and (not items or not items[-1][1]):
+                raise RegexError("Invalid preceding regular expression")
+            if not extended and sym in ("*", "{...}") and items and items[-1][1] and items[-1][2] is not None:
+                raise RegexError("Invalid preceding regular expression")
         if extended and stack[-1].zw:
             # dfa: only zero-width things since the start, "(" or "|" -> a warning
             warnings.append(f"{sym} at start of expression")
@@ -224,7 +234,8 @@ def translate(
         if not items or not items[-1][1]:
             if extended:
                 if not items:
-                    return  # repeats the empty string: dropped
+                    dropped[0] = i  # repeats the empty string: dropped (see ")" below)
+                    return
                 # dfa applies the operator to the anchor itself ("a^?" = "a" then maybe "^")
                 items[-1][0] = "(?:" + items[-1][0] + ")"
                 items[-1][1] = True
@@ -294,6 +305,10 @@ def translate(
             if c == "]" and not first:
                 i += 1
                 break
+            if c == "-" and not first and i + 1 < n and p[i + 1] != "]":
+                # glibc: a '-' that starts an element after the first and is not last in
+                # the list (`[1-3-5]`, `[a-c-e]`) is REG_ERANGE
+                raise RegexError("Invalid range end")
             first = False
             ch, cls, i = read_elem(i)
             if cls is not None:
@@ -414,6 +429,8 @@ def translate(
                 quantify((1, None) if d == "+" else (0, 1), d)
             elif not extended and d == "{":
                 if at_start() or not stack[-1].items[-1][1]:
+                    if sed:
+                        raise RegexError("Invalid preceding regular expression")
                     add("\\{")  # dfa: "\{" with nothing to repeat is a literal in BRE
                     continue
                 r = interval(i)
@@ -502,7 +519,9 @@ def translate(
             ngroups += 1
             stack.append(_Frame(ngroups))
         elif extended and c == ")":
-            if len(stack) == 1:
+            if len(stack) == 1 or dropped[0] == i - 1:
+                # (glibc parses the token after a dropped "*", "+" or "?" as an expression
+                # of its own, where ")" is ordinary: `(*)b` is "Unmatched ( or \(")
                 add("\\)")  # glibc ERE: an unmatched ')' is an ordinary character
             else:
                 fr = stack.pop()

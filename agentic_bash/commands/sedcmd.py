@@ -150,6 +150,13 @@ class _Reader:
             self.text = self.text[:-1]
         self.pos = 0
         self.n = len(self.text)
+        # the newlines that join two pieces: GNU compiles each piece on its own (only a/i/c
+        # text goes on into the next), so a backslash before one escapes nothing
+        self.joins = {st[0] - 1 for st in self.starts[1:]}
+
+    def at_join(self) -> bool:
+        """Is the next character the newline that ends a piece?"""
+        return self.pos in self.joins
 
     def get(self) -> str:
         """Next char or '' at EOF."""
@@ -289,6 +296,8 @@ class _Compiler:
             if c == delim:
                 return "".join(out)
             if c == "\\":
+                if rd.at_join():
+                    return None  # (`-e 's/a/b\' -e 'c/'`: unterminated)
                 d = rd.get()
                 if d == "":
                     return None
@@ -394,14 +403,15 @@ class _Compiler:
         return "".join(out)
 
     def read_label(self) -> str:
+        # sed 4.9: a label ends at a blank, ';' or '}' (`b end ; p`, `/x/{p;b}`)
         rd = self.rd
         c = self.skip_ws()
         out = []
-        while c not in ("", "\n", ";"):
+        while c not in ("", "\n", ";", " ", "\t", "}"):
             out.append(c)
             c = rd.get()
         rd.unget(c)
-        return "".join(out).rstrip(" \t")
+        return "".join(out)
 
     def end_of_cmd(self) -> None:
         c = self.skip_ws()
@@ -522,7 +532,6 @@ class _Compiler:
         rd = self.rd
         cmds = self.cmds
         blocks: list[int] = []
-        # "#n" on the first line acts like -n (only when it is the whole first line)
         while True:
             c = rd.get()
             while c in (" ", "\t", "\n", ";"):
@@ -605,11 +614,9 @@ class _Compiler:
                 lab = self.read_label()
                 if not lab:
                     raise self.err('":" lacks a label')
-                cmd.label = lab
-                self.end_of_cmd()
+                cmd.label = lab  # (what follows it is the next command: `:a b`)
             elif c in "btT":
-                cmd.label = self.read_label()
-                self.end_of_cmd()
+                cmd.label = self.read_label()  # (what follows it is the next command)
             elif c in "qQ":
                 if cmd.a2 is not None:
                     raise self.err("command only uses one address")
@@ -676,6 +683,8 @@ class _Compiler:
                 if c == delim:
                     return out
                 if c == "\\":
+                    if rd.at_join():
+                        raise self.err("unterminated `y' command")
                     d = rd.get()
                     if d == delim:
                         out.append(d)
@@ -690,8 +699,7 @@ class _Compiler:
                     elif d == "":
                         raise self.err("unterminated `y' command")
                     else:
-                        out.append("\\")
-                        out.append(d)
+                        out.append(d)  # (sed 4.9: `y/\A/x/` maps A)
                     continue
                 if c == "\n":
                     raise self.err("unterminated `y' command")
@@ -1131,6 +1139,8 @@ class _Sed:
             # (consumed by n/N); it can start only once
             if c.done or ln < a1.n:
                 return False
+            if ln > a1.n and a2.kind == "line" and a2.n < ln:
+                return False  # (skipped, and its end is behind: `2d;2,1p` prints nothing)
             c.done = True
             return self._start_range(c, a2, ln, ps, inp)
         if a1.kind == "zero":
@@ -1308,6 +1318,8 @@ class _Sed:
             return None
         for c in cmds:
             if c.name in ("d", "p"):
+                if c.name == "p" and not self.quiet:
+                    return None  # (without -n, p prints the line a second time)
                 a = c.a1
                 if a is None or c.a2 is not None or a.kind != "re" or a.rx is None or a.bpat is None:
                     return None
@@ -1479,7 +1491,7 @@ class _Sed:
                             if c.pflag:
                                 self.emit_ps(ps, chomped)
                             if c.wfile:
-                                self.emit_ps(ps, True, self.wfile(c.wfile))
+                                self.emit_ps(ps, chomped, self.wfile(c.wfile))
                     elif name == "p":
                         self.emit_ps(ps, chomped)
                     elif name == "d":
@@ -1590,10 +1602,11 @@ class _Sed:
                         if line is not None:
                             self.append.append(("R", line))
                     elif name == "w":
-                        self.emit_ps(ps, True, self.wfile(c.fname))
+                        # (a last line without its newline is written without it, as GNU's)
+                        self.emit_ps(ps, chomped, self.wfile(c.fname))
                     elif name == "W":
                         k = ps.find(dl)
-                        self.emit_ps(ps if k < 0 else ps[:k], True, self.wfile(c.fname))
+                        self.emit_ps(ps if k < 0 else ps[:k], chomped or k >= 0, self.wfile(c.fname))
                     elif name == "P":
                         k = ps.find(dl)
                         if k < 0:
@@ -1730,9 +1743,9 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
             ctx.stderr.write(_usage_text(ctx))
             return 1
         pieces.append(("e", "", operands.pop(0)))
-    # "#n" as the first line of the script means -n
-    first = pieces[0][2]
-    if first.startswith("#n") and (len(first) == 2 or first[2] == "\n"):
+    # a script that starts with "#n" means -n (sed 4.9 here: whatever follows on that
+    # line, `#nx` and `-e '#nr'` too; the rest of the line is a comment)
+    if pieces[0][2].startswith("#n"):
         quiet = True
     utf8 = utf8_locale(ctx.env)
     rd = _Reader(pieces)  # type: ignore[arg-type]

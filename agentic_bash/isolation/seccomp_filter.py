@@ -244,15 +244,18 @@ _IOC_ID_VALID = 0x40082102                   # SECCOMP_IOCTL_NOTIF_ID_VALID
 _SYSINFO = struct.Struct("=q3Q6QHH4xQQI4x")  # struct sysinfo (LP64: 112 bytes)
 
 
-def sysinfo_view(host: tuple[int, ...], memory: int, used: int | None = None) -> bytes:
-    """struct sysinfo as a sandbox sees it: the host's (``_SYSINFO`` fields), its memory
-    figures cut to ``memory`` bytes, free memory at most ``memory - used`` when the sandbox's
-    usage is known, and no swap (the sandbox's limit counts RAM and swap together)."""
+def sysinfo_view(host: tuple[int, ...], memory: int | None, used: int | None = None,
+                 cap: int | None = None) -> bytes:
+    """struct sysinfo as a sandbox process sees it: the host's (``_SYSINFO`` fields), its
+    memory figures cut to ``memory`` bytes (the sandbox's limit) or to ``cap`` when lower (the
+    caller's RLIMIT_DATA: what it may hold itself), free memory at most ``memory - used`` when
+    the sandbox's usage is known, and no swap (the sandbox's limit counts RAM and swap
+    together)."""
     (uptime, l1, l2, l3, total, free, shared, buffers, _tswap, _fswap, procs, _pad,
      _thigh, _fhigh, unit) = host
     unit = unit or 1
-    total = min(total, memory // unit)
-    room = total if used is None else max(0, memory - used) // unit
+    total = min([total] + [b // unit for b in (memory, cap) if b is not None])
+    room = total if used is None or memory is None else max(0, memory - used) // unit
     return _SYSINFO.pack(uptime, l1, l2, l3, total, min(free, total, room),
                          min(shared, total), min(buffers, total), 0, 0, procs, 0, 0, 0, unit)
 
@@ -267,6 +270,21 @@ def _host_sysinfo() -> tuple[int, ...] | None:
     if _LIBC[0](buf) != 0:
         return None
     return _SYSINFO.unpack(buf.raw)
+
+
+def _data_cap(pid: int) -> int | None:
+    """The soft RLIMIT_DATA of ``pid`` (None: unlimited or unreadable). The JVM sizes its heap
+    from sysinfo's total and commits far more than it touches (G1 at 1 GiB of max heap:
+    608 MiB of private mappings for 156 MiB resident), so under ``Limits.max_process_memory``
+    it must see that cap, not the sandbox's memory: then it picks SerialGC, holds 120 MiB of
+    arrays and ends with a Java OutOfMemoryError past that, where with the sandbox's 4 GiB
+    it died at 80 MiB of a failed commit (measured, 384 MiB cap)."""
+    import resource
+    try:
+        soft = resource.prlimit(pid, resource.RLIMIT_DATA)[0]
+    except (OSError, ValueError):
+        return None
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 _QUERY = struct.Struct("=9Q4I2Q")            # struct procmap_query (104 bytes)
@@ -319,10 +337,14 @@ class Supervisor:
 
     def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None,
                  signals: int | None = None, memfd_dir: str | None = None,
-                 memory: int | None = None, used: Callable[[], int | None] | None = None) -> None:
+                 memory: int | None = None, used: Callable[[], int | None] | None = None,
+                 process_memory: int | None = None) -> None:
         self.fd = listener
         self.memory = memory         # the sandbox's memory limit: sysinfo's total (None: host's)
         self.used = used             # the sandbox's memory in use now, when known
+        # Limits.max_process_memory: the runner caps each program right after its spawn, so
+        # a program may ask before its own RLIMIT_DATA says so (a loaded machine)
+        self.process_memory = process_memory
         self.memfd_dir = memfd_dir   # where a workload's memfd_create makes its file
         self.report = report
         self.protect = protect
@@ -411,7 +433,7 @@ class Supervisor:
         private copy, as any of its own stores could."""
         import fcntl
         go_on = _RESP.pack(nid, 0, 0, _FLAG_CONTINUE)
-        if self.memory is None or pid == self.protect:
+        if (self.memory is None and self.process_memory is None) or pid == self.protect:
             return go_on   # (the runner's other threads: it is not dumpable, the open fails)
         host = _host_sysinfo()
         if host is None:
@@ -420,7 +442,6 @@ class Supervisor:
             used = self.used() if self.used is not None else None
         except Exception:  # noqa: BLE001 - the usage is a refinement only
             used = None
-        data = sysinfo_view(host, self.memory, used)
         fds: list[int] = []
         try:
             for name, mode in (("mem", os.O_RDWR), ("maps", os.O_RDONLY)):
@@ -432,6 +453,8 @@ class Supervisor:
         mem, maps = fds
         try:
             fcntl.ioctl(self.fd, _IOC_ID_VALID, struct.pack("=Q", nid))
+            caps = [c for c in (_data_cap(pid), self.process_memory) if c is not None]
+            data = sysinfo_view(host, self.memory, used, min(caps, default=None))
             ok = _writable_fd(maps, addr, len(data))
             if ok is None:
                 with os.fdopen(os.dup(maps), "rb") as f:

@@ -17,7 +17,13 @@ __all__ = ["S3Usage", "WatchdogPage", "pss_anon", "s1_join", "s2_wait_with_watch
 
 NPROC_WORKLOAD_HEADROOM = 6
 """RLIMIT_NPROC counts the runner's own tasks too (S1, S2 and its thread, S3 and its run
-thread): the workload's limit is ``max_processes`` plus this."""
+thread): the workload's limit is ``max_processes`` plus this (one less where the zygote
+cloned S2 directly and there is no S1: ``nproc_headroom``)."""
+
+
+def nproc_headroom(cfg: dict[str, Any]) -> int:
+    """NPROC_WORKLOAD_HEADROOM for this sandbox's process tree (runner.py's top comment)."""
+    return NPROC_WORKLOAD_HEADROOM - (1 if cfg.get("direct_clone") else 0)
 NPROC_RUNNER_EXTRA = 16
 """The runner's own RLIMIT_NPROC is this much higher than the workload's, so a full table
 never stops the runner from starting its next run."""
@@ -138,13 +144,21 @@ class WatchdogPage:
     Fields (int64): ``gen`` (S3: bumped at each run's start), ``seen`` (S2: the gen its last
     sample belongs to), ``peak`` (S2: highest total since ``seen`` changed), ``last`` (S2: the
     last total), ``kills`` and ``at_max`` (S2: monotonic counts of kills and of samples with
-    the process limit reached), ``runner`` (S3: its own proportional size)."""
+    the process limit reached), ``runner`` (S3: its own proportional size), ``busy`` (S3: 1
+    from a request's arrival until it waits for the next one with no in-process job left).
 
-    _FIELDS = ("gen", "seen", "peak", "last", "kills", "at_max", "runner")
+    ``wake_fd``: an eventfd S3 writes when it turns busy, so a watchdog that sleeps while the
+    sandbox is quiet samples again at once (None: no quiet sleep, see s2_wait_with_watchdog)."""
+
+    _FIELDS = ("gen", "seen", "peak", "last", "kills", "at_max", "runner", "busy")
 
     def __init__(self) -> None:
         import mmap
         self._m = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+        try:
+            self.wake_fd: int | None = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        except (OSError, AttributeError):
+            self.wake_fd = None
 
     def get(self, name: str) -> int:
         i = self._FIELDS.index(name) * 8
@@ -537,15 +551,33 @@ def _nproc_cap(cfg: dict[str, Any], max_procs: int) -> int:
     """The task count at which the workload's forks fail: its RLIMIT_NPROC with the runner's
     headroom, or (pids cgroup) the workload group's own max."""
     if (cfg.get("resources") or {}).get("nproc") is not None:
-        return max_procs + NPROC_WORKLOAD_HEADROOM
+        return max_procs + nproc_headroom(cfg)
     return max_procs
+
+
+QUIET_INTERVAL = 1.0
+"""Seconds between the watchdog's samples while the sandbox is quiet: no workload process
+exists, S3 handles no request and holds no in-process job (``busy`` 0), so nothing in the
+sandbox can grow (every process but pid 1 and S3 is the workload's; S3's memory grows only
+while it runs something, and it marks itself busy, waking pid 1, before it does). A sample
+costs ~0.5 ms (every process's statm, the tmpfs, every descriptor every 0.25 s): at
+``interval`` (50 ms) an idle sandbox cost pid 1 ~11 ms of CPU a second (measured as an
+unprivileged user, the watchdog's case), 200 idle ones more than the machine's 2 CPUs."""
+
+
+def _drain(fd: int) -> None:
+    try:
+        os.read(fd, 8)
+    except OSError:
+        pass
 
 
 def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
     """pid 1's reaping loop with the memory watchdog: every ``interval`` seconds, when the
     sandbox holds more than the limit, SIGKILL the largest workload process (the runner
     itself only when nothing else is left to kill). Figures go to the shared page S3 reads
-    after each run. Returns S3's exit status."""
+    after each run. While the sandbox is quiet (see QUIET_INTERVAL) it samples every
+    QUIET_INTERVAL instead, and S3 wakes it as a request arrives. Returns S3's exit status."""
     import select
 
     wd = cfg["resources"]["watchdog"]
@@ -557,6 +589,7 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         pidfd: int | None = os.pidfd_open(runner)
     except OSError:
         pidfd = None
+    wake_fd = page.wake_fd if pidfd is not None else None
     me = os.getpid()
     known = {me: pss_anon("self") or 0}
     from ..network.inside import own_netns
@@ -608,8 +641,17 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         if pidfd is None:
             time.sleep(wait)
             continue
+        fds = [pidfd]
+        if wake_fd is not None and n == 0 and total <= limit and page.get("busy") == 0:
+            # quiet: the wake-ups S3 sent while busy are dropped first, then busy is read
+            # again; S3 sets busy before it writes the eventfd, so a request arriving from
+            # here on either shows as busy below or wakes the select
+            _drain(wake_fd)
+            if page.get("busy") == 0:
+                fds.append(wake_fd)
+                wait = max(wait, QUIET_INTERVAL)
         try:
-            select.select([pidfd], [], [], wait)
+            select.select(fds, [], [], wait)
         except InterruptedError:
             pass
 
@@ -637,11 +679,11 @@ def s3_prepare(cfg: dict[str, Any]) -> None:
     nproc = res.get("nproc")
     work_nproc = None
     if nproc is not None:
-        mine = (int(nproc) + NPROC_WORKLOAD_HEADROOM + NPROC_RUNNER_EXTRA
+        mine = (int(nproc) + nproc_headroom(cfg) + NPROC_RUNNER_EXTRA
                 + int(res.get("runner_slack") or 0))
         try:
             resource.setrlimit(resource.RLIMIT_NPROC, (mine, mine))
-            work_nproc = (int(nproc) + NPROC_WORKLOAD_HEADROOM, mine)
+            work_nproc = (int(nproc) + nproc_headroom(cfg), mine)
             applied["NPROC"] = work_nproc[0]
         except (OSError, ValueError):
             pass
@@ -684,12 +726,17 @@ class S3Usage:
         self.events_fds: list[int] = list(cfg.get("_pids_events_fds") or ())
         res = cfg.get("resources") or {}
         self.nproc = res.get("nproc")  # RLIMIT_NPROC is the process limit (unprivileged)
+        self.nproc_headroom = nproc_headroom(cfg)
         # the memory cgroup's peak and OOM-kill counter (S1 opened them; see s1_join)
         self.mem: tuple[int, int, bytes] | None = cfg.get("_memory_fds")
         self.oom0 = 0
 
         self.gen = 0
         self._size_at = -10.0
+        # pid 1's watchdog sleeps while the sandbox is quiet: ``request``/``settle`` say when
+        # it is not (see QUIET_INTERVAL)
+        self.wake_fd: int | None = self.page.wake_fd if self.page is not None else None
+        self._busy = False
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
         self._own_size()
         # Reads skipped while no workload process exists (``quiet``): with none in the
@@ -717,6 +764,26 @@ class S3Usage:
             self._events_last = self._events_each()
             self._oom_last = self._oom_kills() if self.mem is not None else 0
             self.quiet = True   # nothing of the workload has run yet
+
+    def request(self) -> None:
+        """A request arrived: pid 1's watchdog samples at its full rate from now until
+        ``settle`` (busy is set before the eventfd is written: see s2_wait_with_watchdog)."""
+        if self.wake_fd is not None and not self._busy:
+            self._busy = True
+            assert self.page is not None
+            self.page.set("busy", 1)
+            try:
+                os.eventfd_write(self.wake_fd, 1)
+            except OSError:
+                pass
+
+    def settle(self, executor: Any) -> None:
+        """Waiting for the next request: quiet again, unless an in-process job lives on
+        (it may grow this process's memory between runs)."""
+        if self._busy and not getattr(executor, "_live_jobs", None):
+            self._busy = False
+            assert self.page is not None
+            self.page.set("busy", 0)
 
     def _workload_tasks(self) -> int | None:
         """Tasks in the workload's pids group (the spawner thread included), or None."""
@@ -801,7 +868,7 @@ class S3Usage:
                 tasks += os.stat(f"/proc/{d}/task").st_nlink - 2
             except OSError:
                 pass   # (gone meanwhile)
-        return tasks >= int(self.nproc) + NPROC_WORKLOAD_HEADROOM - 2
+        return tasks >= int(self.nproc) + self.nproc_headroom - 2
 
     def kill_leftovers(self, wait: float = 5.0) -> int:
         """SIGKILL the process groups of every native process this run started: what a run

@@ -9,8 +9,9 @@
 # no shell, a fresh process each time), timeout_seconds is honoured, a path is percent-decoded
 # once (upstream decodes twice), symlinks are resolved as the sandbox sees them (its view is the only
 # one; a listed symlink leading out of the base dir is a "file"), an upload replaces its
-# file atomically, and huge output is cut head+tail with a marker instead of being returned
-# whole.
+# file atomically, a client that goes away (its read timeout) interrupts its command (the
+# session is one shell: it would hold up every later call), and huge output is cut
+# head+tail with a marker instead of being returned whole.
 #
 # Threads: the event loop never touches the Sandbox; every call runs in a worker thread under
 # one lock, so GET / answers while a command runs. File calls do not take that lock when the
@@ -32,6 +33,7 @@ from urllib.parse import quote
 
 from ..errors import SandboxCrashed, SandboxError
 from ..result import truncate
+from .gate import Abandoned, Gate, until_disconnect
 from .hostfiles import HostFiles, Upload
 from .paths import BadPath, Denied, confine, within
 
@@ -121,6 +123,15 @@ class RuntimeHost:
         self.restarts += 1
         self._restart_reason = reason
         self._sb = self._factory()
+
+    def interrupt(self) -> None:
+        """Interrupt the command running now, if any (any thread)."""
+        sb = self._sb
+        if sb is not None:
+            try:
+                sb.interrupt()
+            except Exception:  # noqa: BLE001 - a dead sandbox has nothing to interrupt
+                pass
 
     def stop(self) -> None:
         """Shutting down: the command running (if any) is interrupted, and calls that come
@@ -346,8 +357,12 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
                             "greater_than")
         command = body["command"]
         tt = None if t is None else float(t)
+        gate = Gate()
         try:
-            out = await run(lambda sb: sb.run(command, timeout=tt))
+            out = await until_disconnect(request.receive, gate, host.interrupt,
+                                         lambda: run(lambda sb: gate.run(lambda: sb.run(command, timeout=tt))))
+        except Abandoned:
+            return _msg(499, "the client went away before the command started")
         except SandboxCrashed as e:
             return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")
         except SandboxError as e:
@@ -465,7 +480,7 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
             return JSONResponse({"message": f"File '{part.filename}' uploaded successfully."})
         finally:
             if up is not None:
-                await direct(up.abort)
+                up.abort()    # (here, not on a thread: this may run while being cancelled)
 
     async def open_upload(name: str | None) -> Any:
         """An Upload to the client's ``name``, or the reply that refuses it."""

@@ -603,7 +603,15 @@ class Expander:
             return self.info.home + rest
         if user == "root":
             return "/root" + rest
-        return s
+        if user[-1:].isdigit() and (user.isdigit() or user[0] in "+-" and user[1:].isdigit()):
+            # ~N, ~+N, ~-N: an entry of the directory stack (`dirs +N`/`dirs -N`)
+            items = [self.state.cwd] + self.state.dirstack
+            k = int(user.lstrip("+-"))
+            if user[0] == "-":
+                k = len(items) - 1 - k
+            return items[k] + rest if 0 <= k < len(items) else s
+        home = _passwd_home(self.fs, user)
+        return s if home is None else home + rest
 
     def _parts_into(self: Interpreter, parts: tuple[N.Part, ...], fb: _Fields, quoted: bool,
                     tilde_mode: int = 0, nosplit: bool = False) -> None:
@@ -1372,3 +1380,19 @@ def _name_word(e: ExpansionError, text: str) -> None:
         # (a $(( )) whose end a comment hides is named by the word with its quotes)
         e.message = f"bad substitution: no closing `)' in {text}" if how == "arith" else \
             f"bad substitution: no closing `}}' in {text}" if how == "brace" else f"{text}: bad substitution"
+
+
+def _passwd_home(fs: Any, user: str) -> str | None:
+    """``user``'s home directory from the sandbox's /etc/passwd (bash's getpwnam), or None."""
+    if not user or ":" in user or fs is None:
+        return None
+    try:
+        with fs.open("/etc/passwd", "rb") as f:
+            text = f.read(1 << 20).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    for line in text.splitlines():
+        parts = line.split(":")
+        if len(parts) >= 6 and parts[0] == user:
+            return parts[5]
+    return None

@@ -18,6 +18,28 @@ FIXED = [
     # before a bad byte are written
     'for x in 616 6a6B 6A6b "61 62" "61g62" "6162\\n63\\n" "61\\n6" "4142ab43"; do printf "%s" "[$x] "; printf "$x" | basenc --base16 -d | od -c | head -1; printf "$x" | basenc --base16 -d -i | od -c | head -1; done 2>&1',
     'echo 6162 | basenc --base16 -di; echo "61:62" | basenc --base16 -d -i; echo $?; echo "6a6B" | basenc --base16 -d; echo $?; echo "6A6B" | basenc --base16 -d; echo $?; printf abc | basenc --base16 -i; echo $?',
+    # ~user from the sandbox's /etc/passwd; ~N, ~+N, ~-N name the directory stack
+    'echo ~nobody ~nobody/y ~nosuchuser ~nobody: a=~nobody:~root; echo $a',
+    'cd /tmp; echo ~+0 ~0 ~-0 ~1 ~+1; pushd /tmp >/dev/null; pushd / >/dev/null; echo ~1 ~+1 ~-1 ~0 ~3 ~-3; popd >/dev/null; echo ~1',
+    # glibc's regex: a '-' starting an element that is not last is "Invalid range end"; after a
+    # dropped `*`, ")" is ordinary (grep -E '(*)b': "Unmatched ( or \(")
+    'for p in "[1-3-5]" "[a-c-e]" "[ab-]" "[-ab]" "[a-]" "[!--]" "[--z]" "[[:alpha:]-z]" "[a-c-]" "[^-a]" "[^a-c-e]"; do echo "a-c" | grep -- "$p"; echo "[$p] $?"; done 2>&1',
+    'for p in "(*)b" "(+)" "a|*b" "(?)" "(**)" "(*a)" "*a" "a(*)" "(|*)b" "()" "(a|)"; do printf "%s\\n" "(b" "b" ")b" "ab" "*a" | grep -E -- "$p"; echo "[$p] $?"; done 2>&1',
+    # sed -E: a repeat with nothing before it is an error; sed BRE: `**` and `*\{` are
+    'for p in "*a" "a|*b" "(*)" "(+a)" "?a" "a**" "a+*" "(a|+)" "{1}a" "a{1}{2}" "^*a" "a(|b)" "()" "a\\b*"; do echo "*ab" | sed -E "s/$p/X/"; echo "[$p] $?"; done 2>&1',
+    'for p in "*a" "\\(*a\\)" "a\\|*b" "^*a" "\\{1\\}a" "a**" "a*\\{2\\}" "a\\{1\\}*" "a\\+*" "a*\\+" "\\(^*\\)"; do echo "*ab" | sed "s/$p/X/"; echo "[$p] $?"; done 2>&1',
+    # sed: /re/p without -n prints the line twice (a fast path printed it once)
+    'printf "ha\\nx\\n" | sed "/h/p"; printf "ha\\n" | sed -e "#r" -e "/h/p"; printf "a\\nb\\n" | sed "/a/d;/b/p"; printf "a\\nb\\n" | sed -n "/a/p"',
+    # sed: a script that starts with "#n" is -n; labels end at a blank, ";" or "}"
+    'for s in "#n;p" "#n p" "#nx" "#np" "#N" " #n" "#n"; do printf "[%s] " "$s"; echo ha | sed "$s" | tr "\\n" " "; echo; done; echo ha | sed -e "#nr" -e p; printf "#nx\\np\\n" > f.sed; echo ha | sed -f f.sed',
+    'echo x | sed ":a b"; echo x | sed "b end ; s/x/y/; :end"; echo x | sed -n "/x/{p;b}"; echo x | sed -n "/x/{b end};p;:end"; echo x | sed ":my label\\ns/x/y/"; echo x | sed "t x y"; echo x | sed "b}"; echo x | sed -n "/x/{:a}"; echo rc=$?',
+    'printf "a\\\\\\nb\\nc\\n" | sed ": testcont; /\\\\\\\\$/{ =; N; b testcont }"',
+    # sed: a backslash ending an -e piece escapes nothing (s and y unterminated); y's \A is A
+    'echo abcabc | sed -e "s/ab/&\\\\" -e "/g"; echo rc=$?; echo abcabc | sed "s/ab/&\\\\\\n/g"; printf "aNc\\n" | sed -e "y/N/\\\\" -e "/"; echo rc=$?; echo "A/B,D" | sed "y/\\\\A\\\\B\\\\D/xyz/"; printf "a-a" | sed -e "a\\\\" -e "text"',
+    # sed: a skipped numeric first address starts its range late unless its end is behind
+    'seq 6 | sed -n "1{N;N};2,3p" | tr "\\n" " "; echo; seq 6 | sed -n "1{N;N};2,2p"; seq 6 | sed -n "2d;2,3p"; seq 6 | sed "2d;2,1p" | tr "\\n" " "; seq 4 | sed -n "1{N;N;d};1p;2,3p;3p;4p"; seq 6 | sed -n "1{N;N};2,+1p" | tr "\\n" " "; seq 6 | sed "2d;2,/5/p" | tr "\\n" " "',
+    # sed w/W/s///w: a last line without its newline is written without it
+    'printf "a\\nb" | sed "w o1" >/dev/null; od -c o1; printf "a\\nb" | sed "W o2" >/dev/null; od -c o2; printf "a\\nb" | sed "s/b/c/w o3" >/dev/null; od -c o3; printf "a\\nb" | sed "N;W o4" > /dev/null; od -c o4; printf thingy > input; printf again | sed -e "s/i/z/" -e "woutputw" input -; echo -n X; cat outputw',
 ]
 
 CASES = FIXED + [
