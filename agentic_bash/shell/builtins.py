@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget
+from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
@@ -2707,7 +2707,10 @@ class _TimedInput:
             if left <= 0:
                 self.expired = True
                 return b""
-            select.select([self.fd], [], [], left)
+            # (in slices, the run's deadline checked between them: `read -t 99999999999`
+            # overflowed select's timeout, an internal error)
+            select.select([self.fd], [], [], min(left, 0.05))
+            charge_read(0)
 
     def ready(self) -> bool:
         """read -t 0: is there input (or end-of-file) to read now?"""
