@@ -23,7 +23,8 @@ from typing import Any
 
 import regex
 
-from ._args import OptError, is_output_file, iter_chunks, parse_opts
+from ..limits import charge_read
+from ._args import OptError, _reader, is_output_file, iter_chunks, parse_opts
 from ._regex import (
     RegexError, compile_patterns, from_text, timeout_guard, to_text, utf8_locale,
 )
@@ -509,13 +510,19 @@ class _Grep:
         go to search_stream first."""
         o = self.o
         lit = self.literals[0]  # type: ignore[index]
-        chunks = iter_chunks(stream, CHUNK)
-        data = next(chunks, None)
-        if data is None:
+        # (iter_chunks' first two steps, without a generator: each read charged, the first
+        # empty one ends the input)
+        read = _reader(stream)
+        data = read(CHUNK)
+        if not data:
             return 0
-        more = next(chunks, None)
-        if more is not None or b"\0" in data:
-            return self.search_stream(stream, display, [data] if more is None else [data, more], chunks)
+        charge_read(len(data))
+        more = read(CHUNK)
+        if more:
+            charge_read(len(more))
+            return self.search_stream(stream, display, [data, more], iter_chunks(stream, CHUNK))
+        if b"\0" in data:
+            return self.search_stream(stream, display, [data], iter(()))
         self.ctx.budget.check()
         text = to_text(data, self.utf8)
         rx = _COUNTERS.get(lit)
@@ -1075,11 +1082,16 @@ def grep(ctx: CommandContext, argv: list[str]) -> int:
         True if len(files) > 1 else ("auto" if o.directories == "recurse" else False))
     g.with_filename = g.fname_mode is True
     try:
-        for f in files:
-            if g.implicit_dot:
-                g.walk(".", ".")
-            else:
-                g.walk(f, f if f != "-" else o.label)
+        if g.count_lit and len(files) == 1 and files[0] == "-" and not g.implicit_dot:
+            # (`… | grep -c word`: walk → do_file → is_output → search, inlined; -c reads
+            # its own output file too)
+            g.report(o.label, g.count_one(ctx.stdin, o.label))
+        else:
+            for f in files:
+                if g.implicit_dot:
+                    g.walk(".", ".")
+                else:
+                    g.walk(f, f if f != "-" else o.label)
     except _Stop:
         return 0
     except BrokenPipeError:

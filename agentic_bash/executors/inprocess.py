@@ -547,6 +547,11 @@ class InProcessExecutor:
                 st.options["noexec"] = False
             if sh.funcstack:
                 sh.funcstack = []
+            if sh.sig_queue:
+                # (`kill $$` from a job: the shell acts on it at its next command; one the
+                # last run did not reach, ended by its deadline or sent by a job it left
+                # behind, made the next run, `echo ok`, end with 143 at once)
+                del sh.sig_queue[:]
             sh.pipestatus = []
             if sh.jobs is not None and sh.jobs.jobs:
                 sh.jobs.mark_reported()
@@ -1132,10 +1137,6 @@ class InProcessExecutor:
             return None
         return spec.fn
 
-    def call_command(self, sh: Interpreter, fn: Callable[..., int], argv: list[str]) -> int:
-        """Run in-process command ``fn`` (from stage_command) with ``sh``'s descriptors."""
-        return self._call(sh, fn, argv)
-
     def _package_shim(self, sh: Interpreter, argv: list[str]) -> int | None:
         """Dispatch's package-shim step: apt without uid 0 (packages/apt.py); None passes on."""
         name = argv[0]
@@ -1227,7 +1228,9 @@ class InProcessExecutor:
         i, o, e = fds.get(0), fds.get(1), fds.get(2)
         st = sh.state
         if env is None:
-            env = st.environ()
+            env = st.env_cache  # (environ()'s cache, read here: a call less per command)
+            if env is None:
+                env = st.environ()
             if getattr(st, "exported_funcs", None):
                 from ..shell.state import ShellEnv
                 env = ShellEnv(env)
@@ -1302,6 +1305,10 @@ class InProcessExecutor:
                 raise LimitExceeded(sh.budget._reason, "timed out") from None  # (see run())
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
+
+    # run in-process command ``fn`` (from stage_command) with ``sh``'s descriptors: _call
+    # itself (one Python call less per direct pipeline stage)
+    call_command = _call
 
     def _spawn(self, sh: Interpreter, path: str, argv: list[str], spelled: str | None = None) -> int:
         return _spawn_native(self, sh, path, argv, spelled)
@@ -1846,12 +1853,22 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
     try:
         if tree is not None:
             items = tree.items
-            if len(items) == 1 and type(items[0].cmd) is Simple and not items[0].background:
-                # one simple command (the per-call path): _run_items without its loop
+            if len(items) == 1 and not items[0].background:
+                # one command (the per-call path): _run_items without its loop
+                item = items[0]
+                cmd = item.cmd
                 try:
-                    sh.exec_simple(items[0].cmd)  # type: ignore[arg-type]
+                    if type(cmd) is Simple:
+                        sh.exec_simple(cmd)  # type: ignore[arg-type]
+                    elif type(cmd) is N.Pipeline:
+                        sh.exec_pipeline(cmd)  # (what execute() dispatches to)
+                    else:
+                        sh.execute(cmd)
                 except ExitShell as e:
                     _line_abandoned(sh, e)
+                    if type(cmd) is not Simple and item.newline and item.end_line:
+                        # (as _run_items: later lines count from the failing command's)
+                        sh.line_shift += sh.lineno - (item.end_line + sh.line_shift)
             elif items:
                 _run_items(sh, items)
             else:

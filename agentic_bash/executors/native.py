@@ -191,7 +191,7 @@ class NativeLauncher:
     def confine_workload(self, *, oom_fd: int | None = None, oom_score_adj: int | None = None,
                          ignore_sigxfsz: bool = False, nproc: tuple[int, int] | None = None,
                          cgroup_fds: tuple[int, ...] = (),
-                         spawner_fds: tuple[int, ...] = ()) -> None:
+                         spawner_fds: tuple[int, ...] = (), wait: bool = True) -> None:
         """Sandbox runner only: every child from now on starts with ``oom_score_adj`` (so the
         OOM killer picks the workload, never the runner), SIGXFSZ ignored (a write past
         RLIMIT_FSIZE fails with EFBIG, "File too large", instead of killing), RLIMIT_NPROC
@@ -212,19 +212,32 @@ class NativeLauncher:
         thread cannot join them, children are moved through ``cgroup_fds`` as above. The
         groups hold two slots for the runner: the spawner thread's and one that a placeholder
         thread keeps until ``adopt_run_thread`` hands it to the thread running the
-        interpreter (whose own spawns then need no hand-off)."""
+        interpreter (whose own spawns then need no hand-off).
+
+        ``wait=False``: the spawner thread joins the groups while the caller goes on (the
+        sandbox runner's start-up); ``workload_joined()`` waits for it. Until then children
+        are moved one by one, as when it could not join."""
         self._workload = _WorkloadSetup(oom_fd, oom_score_adj, nproc, cgroup_fds)
         if spawner_fds:
             self._join_fds = tuple(spawner_fds)
             self._joined = threading.Event()
             self._spawner()
-            self._joined.wait(10)
-            self._workload.in_group = self._in_group
+            if wait:
+                self.workload_joined()
         if ignore_sigxfsz and hasattr(signal, "SIGXFSZ"):
             self._always_ignore = (signal.SIGXFSZ,)
             if _inherit_ignored_sigxfsz():
                 # children inherit it (restore_signals=False): still the vfork fast path
                 self._inherited_ignore = (signal.SIGXFSZ,)
+
+    def workload_joined(self) -> bool:
+        """Wait (up to 10 s) for the spawner thread started by ``confine_workload`` to join
+        the workload's groups; True when children are born there from now on."""
+        if self._workload is None or self._joined is None:
+            return False
+        self._joined.wait(10)
+        self._workload.in_group = self._in_group
+        return self._workload.in_group
 
     # -- the child-side setup (runs between fork and exec: ctypes calls only) --------------
     def _make_preexec(self) -> Callable[[], None]:

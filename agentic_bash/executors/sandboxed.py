@@ -652,7 +652,9 @@ class SandboxedExecutor:
                 if ev == "init_pid":
                     # pid 1 of the sandbox: when it is gone, so is every process in it
                     try:
-                        self._init_pidfd = os.pidfd_open(int(hdr["pid"]))
+                        # (pid None: the channel's own process is pid 1, runner.py's S2)
+                        pid = hdr["pid"]
+                        self._init_pidfd = os.pidfd_open(self.pid if pid is None else int(pid))
                     except (OSError, KeyError, TypeError, ValueError):
                         self._init_pidfd = None
                     continue
@@ -1789,7 +1791,9 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     except (OSError, ValueError, AttributeError):
         pass
     if cfg.get("workload"):
-        native.confine_workload(**cfg["workload"])
+        # (the spawner thread joins the workload's groups while the runner goes on with its
+        # start-up; the runner waits for it, workload_joined(), before it says ready)
+        native.confine_workload(**cfg["workload"], wait=False)
         cfg["_native"] = native  # the runner's per-run usage reads its refusals
     if cfg.get("engine") == "bash":
         return _BashExecutor(cfg, native)

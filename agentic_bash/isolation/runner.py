@@ -1,13 +1,16 @@
 """The sandbox process: namespaces, pid-1 reaper, own root, self-restriction, then serving Executor calls."""
 
-# Process tree of one sandbox (namespace level), all forked from the zygote:
-#   S1  unshare(user+mnt+pid+uts+ipc[+net]) and uid/gid maps; waits for S2, then exits, so the
-#       host sees EOF on the channel only when every sandbox process is gone
-#   S2  pid 1 of the new pid namespace: builds the root, pivots, forks S3, drops every
-#       privilege and only reaps; when S3 exits it exits and the kernel kills the namespace
+# Process tree of one sandbox (namespace level):
+#   S2  pid 1 of the new pid namespace, cloned by the zygote straight into new
+#       user+mnt+pid+uts+ipc[+net] namespaces (syscalls.clone_fork): joins its cgroups, writes
+#       its uid/gid maps, builds the root, pivots, forks S3, drops every privilege and only
+#       reaps; when S3 exits it exits and the kernel kills the namespace. Its pidfd turns
+#       readable only once every process of the namespace is gone.
 #   S3  the interpreter: setsid, no_new_privs, caps dropped, Landlock, seccomp, then serves
-# At the landlock level there are no namespaces: S1 is a child subreaper that kills leftover
-# descendants when S3 exits.
+# Where clone3 is refused or unavailable, the zygote forks S1 instead, which unshares, writes
+# the maps and forks S2, then waits for it (so the host sees EOF on the channel only when
+# every sandbox process is gone). At the landlock level there are no namespaces: S1 is a
+# child subreaper that kills leftover descendants when S3 exits.
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from ..network import inside as _net_inside  # noqa: F401 - preloaded with the r
 from . import syscalls as sc
 from .wire import Reader, WireClosed, flight_headroom, send_msg
 
-__all__ = ["observe", "sandbox_main", "serve"]
+__all__ = ["namespace_flags", "observe", "sandbox_main", "sandbox_main_direct", "serve"]
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -66,14 +69,17 @@ def sandbox_main(cfg: dict[str, Any], sock: socket.socket) -> int:
         return 1
 
 
-def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
+def namespace_flags(cfg: dict[str, Any]) -> int:
+    """The namespaces a sandbox of ``cfg`` (namespace level) gets."""
     flags = (sc.CLONE_NEWUSER | sc.CLONE_NEWNS | sc.CLONE_NEWPID | sc.CLONE_NEWUTS |
              sc.CLONE_NEWIPC)
     if _own_netns(cfg):
         flags |= sc.CLONE_NEWNET
-    uid, gid = os.geteuid(), os.getegid()
-    sc.unshare(flags)
-    cfg["t_unshare"] = time.time()
+    return flags
+
+
+def _enter_userns(cfg: dict[str, Any], uid: int, gid: int) -> None:
+    """Just after the namespaces are made (uid/gid: our ids outside them)."""
     # One id only (a process may map just its own euid from inside): the session's uid (1000
     # "user", or 0 for Sandbox(user="root")) is the caller's uid. As real root that makes the
     # root-owned /usr, /etc, ... the sandbox user's own, so copy-up writes work without any
@@ -84,6 +90,43 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
     _userns_limits()
     _network_prepare(cfg)
     cfg["t_unshared"] = time.time()
+
+
+def sandbox_main_direct(cfg: dict[str, Any], sock: socket.socket, uid: int, gid: int) -> int:
+    """Runs in S2, cloned by the zygote into its new namespaces (see the top of this file);
+    ``uid``/``gid``: the zygote's effective ids (unmapped in here until the maps are written).
+    Returns the exit status for os._exit."""
+    import gc
+    gc.freeze()   # (as in sandbox_main)
+    cfg["t_s1"] = cfg["t_unshare"] = time.time()
+    cfg["direct_clone"] = True   # (no S1: one task less under RLIMIT_NPROC, watchdog.py)
+    try:
+        sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
+        # cgroups first: every process of the sandbox is started after this (a file of a
+        # group we made, owned by our uid outside; no capability is used)
+        _limits_s1(cfg)
+        cfg["t_joined"] = time.time()
+        _enter_userns(cfg, uid, gid)
+        try:
+            send_msg(sock, {"ev": "init_pid", "pid": None})  # this process: gone = all gone
+        except OSError:
+            pass
+    except BaseException as e:  # noqa: BLE001
+        _fatal(sock, "setup", e)
+        return 1
+    try:
+        return _s2_init(cfg, sock)
+    except BaseException as e:  # noqa: BLE001
+        _fatal(sock, "root", e)
+        return 1
+
+
+def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
+    flags = namespace_flags(cfg)
+    uid, gid = os.geteuid(), os.getegid()
+    sc.unshare(flags)
+    cfg["t_unshare"] = time.time()
+    _enter_userns(cfg, uid, gid)
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -110,11 +153,13 @@ def _s1_namespace(cfg: dict[str, Any], sock: socket.socket) -> int:
 def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     from .rootfs import build_root
 
+    cfg["t_s2"] = time.time()
     sc.set_pdeathsig(signal.SIGKILL)
     usage_fd = _memory_usage_fd(cfg)   # (compat11) before the host's cgroupfs is out of reach
     t0 = time.monotonic()
     facts = build_root(cfg)
     facts["t_root"] = time.monotonic() - t0
+    cfg["t_rooted"] = time.time()
     _send_layer_fd(sock)
     try:
         sc.sethostname("sandbox")
@@ -123,6 +168,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     if _own_netns(cfg):
         _loopback_up()
         _network_start(cfg, sock)
+    cfg["t_net"] = time.time()
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sig_r, sig_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)  # signals for the shell (S2 -> S3)
     pid = os.fork()
@@ -428,12 +474,14 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     t0 = time.monotonic()
     imports: dict[str, Any] = dict(pin_imports(cfg, facts, landlock_abi > 0))
     imports["t"] = round(time.monotonic() - t0, 5)
+    t_pinned = time.time()
     observed = observe(cfg.get("host_ns", {}))
     observed["imports"] = imports
     observed["timing"] = {k: round(v, 4) for k, v in (
         ("s1", cfg["t_s1"]), ("joined", cfg.get("t_joined", 0)),
-        ("unshare", cfg.get("t_unshare", 0)), ("unshared", cfg.get("t_unshared", 0)), ("s3", t_s3),
-        ("restricted", t_restricted))}
+        ("unshare", cfg.get("t_unshare", 0)), ("unshared", cfg.get("t_unshared", 0)),
+        ("s2", cfg.get("t_s2", 0)), ("rooted", cfg.get("t_rooted", 0)), ("net", cfg.get("t_net", 0)),
+        ("s3", t_s3), ("restricted", t_restricted), ("pinned", t_pinned))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
                     seccomp_error=seccomp_error, seccomp_notify=seccomp_notify,
                     limits=cfg.get("limits_observed", {}))
@@ -441,11 +489,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
     observed["t_executor"] = time.monotonic() - t0
-    work = getattr(cfg.get("_native"), "_workload", None)
-    if work is not None and (cfg.get("workload") or {}).get("spawner_fds"):
-        # whether the launcher's threads sit in the workload's pids group (its pids.max has
-        # their slots; the host takes them away when they do not)
-        observed.setdefault("limits", {})["spawner_in_group"] = bool(work.in_group)
+    observed["timing"]["executor"] = round(time.time(), 4)
     scanner = None
     try:
         from .layerscan import LayerScanner
@@ -475,9 +519,17 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         executor.signal_fd = signals
     elif signals is not None:
         os.close(signals)
+    native = cfg.get("_native")
+    if getattr(native, "_workload", None) is not None and (cfg.get("workload") or {}).get(
+            "spawner_fds"):
+        # whether the launcher's threads sit in the workload's pids group (its pids.max has
+        # their slots; the host takes them away when they do not). The spawner thread has
+        # been joining them since the executor was made; waited for only here.
+        observed.setdefault("limits", {})["spawner_in_group"] = bool(native.workload_joined())
     # (lead, a small edit in pool10's file) last before the workload: descriptors in flight
     # are counted per user against the sender's limit; the workload stays below the host's
     flight_headroom(host_files)
+    observed["timing"]["ready"] = round(time.time(), 4)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
     usage = None
@@ -1257,12 +1309,16 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     break   # the standby thread saw the channel close
                 req, payload = msg
             else:
+                if usage is not None and (inline or idle.is_set()):
+                    usage.settle(executor)   # (pid 1's watchdog may sleep while quiet)
                 try:
                     msg = reader.recv()
                     assert msg is not None
                     req, payload = msg
                 except WireClosed:
                     break
+            if usage is not None:
+                usage.request()
             op = req.get("op")
             rid = req.get("id")
             if during_run(req, payload):

@@ -248,6 +248,10 @@ def main(fd: int) -> int:
     # AGENTIC_BASH_ZYGOTE_WARMUP=0: no deferred steps (less memory per zygote; every sandbox
     # then imports what it uses itself, which the tests of pin_imports rely on)
     steps = None if os.environ.get("AGENTIC_BASH_ZYGOTE_WARMUP") == "0" else _deferred()
+    # AGENTIC_BASH_ZYGOTE_CLONE=0: every namespace sandbox through S1 (fork + unshare), as
+    # where clone3 is unavailable (benchmarks compare the two)
+    clone_direct = os.environ.get("AGENTIC_BASH_ZYGOTE_CLONE") != "0"
+    from .syscalls import clone_fork
     while True:
         try:
             r, _, _ = select.select([ctl, rd], [], [], None if steps is None else 0)
@@ -292,9 +296,19 @@ def main(fd: int) -> int:
             os.close(fds[0])
             ctl.send(json.dumps({"error": f"bad request: {e}"}).encode())
             continue
-        from .runner import note_packages
+        from .runner import namespace_flags, note_packages
         note_packages()
-        pid = os.fork()
+        pid = -1
+        direct = cfg.get("level") == "namespace" and clone_direct
+        if direct:
+            # pid 1 of the sandbox straight from here (no S1: runner.py's top comment)
+            ids = os.geteuid(), os.getegid()
+            try:
+                pid = clone_fork(namespace_flags(cfg))
+            except OSError:
+                direct = False   # (refused here: S1 unshares and reports why)
+        if pid == -1:
+            pid = os.fork()
         if pid == 0:
             code = 1
             try:
@@ -305,13 +319,17 @@ def main(fd: int) -> int:
                 os.close(rd)
                 os.close(wr)
                 ctl.close()
-                from .runner import sandbox_main
-                code = sandbox_main(cfg, socket.socket(fileno=fds[0]))
+                if direct:
+                    from .runner import sandbox_main_direct
+                    code = sandbox_main_direct(cfg, socket.socket(fileno=fds[0]), *ids)
+                else:
+                    from .runner import sandbox_main
+                    code = sandbox_main(cfg, socket.socket(fileno=fds[0]))
             finally:
                 os._exit(code)
         os.close(fds[0])
         children.add(pid)
-        ctl.send(json.dumps({"pid": pid, "req": cfg.get("req")}).encode())
+        ctl.send(json.dumps({"pid": pid, "req": cfg.get("req"), "direct": direct}).encode())
     return 0
 
 
@@ -367,8 +385,9 @@ class Zygote:
         env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                "LANG": "C.UTF-8", "PYTHONPATH": pkg_parent, "PYTHONSAFEPATH": "1",
                **_bytecode_env()}
-        if os.environ.get("AGENTIC_BASH_ZYGOTE_WARMUP") == "0":
-            env["AGENTIC_BASH_ZYGOTE_WARMUP"] = "0"
+        for k in ("AGENTIC_BASH_ZYGOTE_WARMUP", "AGENTIC_BASH_ZYGOTE_CLONE"):
+            if os.environ.get(k) == "0":
+                env[k] = "0"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentic_bash.isolation.zygote", str(there.fileno())],
             pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget
+from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
@@ -159,6 +159,13 @@ def _printf_localtime(sh: Interpreter) -> Callable[[float], Any]:
 def b_printf(sh: Interpreter, argv: list[str]) -> int:
     global _printf_mod
     pf = _printf_mod
+    if pf is not None and len(argv) == 2:
+        f = argv[1]
+        if f[:1] != "-" and f.isascii():
+            data = pf.plain(f)  # (`printf 'text\n'`: format()'s first test, without its call)
+            if data is not None:
+                sh.write_out(data)
+                return 0
     if pf is None:
         try:
             from . import printf as pf
@@ -187,7 +194,7 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
         sh.write_err(b"printf: usage: printf [-v var] format [arguments]\n")
         return 2
     byte_chars = False
-    if not all(a.isascii() for a in args) and sh.byte_locale():
+    if not (args[0].isascii() if len(args) == 1 else all(a.isascii() for a in args)) and sh.byte_locale():
         # the C locale: %q quotes each non-ASCII byte, '\xc3 is 195
         from .interpreter import byte_view
         args = [byte_view(a) for a in args]
@@ -2700,7 +2707,10 @@ class _TimedInput:
             if left <= 0:
                 self.expired = True
                 return b""
-            select.select([self.fd], [], [], left)
+            # (in slices, the run's deadline checked between them: `read -t 99999999999`
+            # overflowed select's timeout, an internal error)
+            select.select([self.fd], [], [], min(left, 0.05))
+            charge_read(0)
 
     def ready(self) -> bool:
         """read -t 0: is there input (or end-of-file) to read now?"""
@@ -4537,12 +4547,22 @@ def ulimit_of(sh: Interpreter, c: str) -> tuple[int, int]:
     if own and c in own:
         return own[c]
     name = _ULIMITS[c][0]
-    if getattr(sh.host, "native", None) is not None:
+    native = getattr(sh.host, "native", None)
+    if native is not None:
         import resource
         try:
-            return resource.getrlimit(getattr(resource, name))
+            soft, hard = resource.getrlimit(getattr(resource, name))
         except (AttributeError, OSError, ValueError):
             pass
+        else:
+            # the launcher's per-program caps (Limits.max_process_memory: RLIMIT_DATA,
+            # max_address_space: RLIMIT_AS) are set on each child, not on the shell
+            cap = {"d": "max_data", "v": "max_memory"}.get(c)
+            cap_v = getattr(native, cap, None) if cap else None
+            if isinstance(cap_v, int):
+                soft = cap_v if soft < 0 or soft > cap_v else soft
+                hard = cap_v if hard < 0 or hard > cap_v else hard
+            return soft, hard
     v = _ULIMIT_VIRTUAL.get(c, _INF)
     return v, v
 

@@ -511,10 +511,15 @@ class GPipe:
         self.off = 0
 
     def close(self) -> None:
-        w, r = self.writer, self.reader
+        w = self.writer
         if w is not None:
-            w.close()
-            r.close()
+            # (w.close() and the reader's close_reader(), inlined: once per pipe per pipeline)
+            w.closed = True
+            self.wclosed = True
+            self.rclosed = True
+            self.chunks.clear()
+            self.size = 0
+            self.off = 0
             # (the ends hold this pipe and it held them: a reference cycle per pipeline
             # left to the cyclic collector; the stages keep the ends they were given)
             self.writer = self.reader = None  # type: ignore[assignment]

@@ -2841,7 +2841,10 @@ class Interpreter(Expander):
                 st = 0
             else:
                 try:
-                    st = self.run_pipeline(cmd)
+                    if cmd.coop and _coop.AVAILABLE and self._coop_ok(cmd):
+                        st = self._run_pipeline_coop(cmd)  # (run_pipeline's first test, inlined)
+                    else:
+                        st = self.run_pipeline(cmd)
                 finally:
                     self.chld_pending += len(cmds)  # (each stage is a process in bash)
                 if self.jobs is not None:
@@ -2865,9 +2868,9 @@ class Interpreter(Expander):
             st = 0 if st else 1
         if cmd.timed:
             self.report_time(time.monotonic() - t0, cmd.time_posix, c0)
-        self.set_status(st)
-        if len(cmds) > 1 and not cmd.negated:
-            self.after_failure(st)
+        self.state.last_status = st
+        if len(cmds) > 1 and not cmd.negated and (st or self.fresh_err_trap is not None):
+            self.after_failure(st)  # (with 0 it only clears fresh_err_trap)
         return st
 
     def report_time(self, real: float, posix: bool, c0: Any = None) -> None:
@@ -3061,7 +3064,10 @@ class Interpreter(Expander):
 
     def _produce(self, c: N.Simple, argv: list[str], out: Any, err_too: bool) -> int:
         """Run producer ``argv`` (see _producer) with its standard output into ``out``."""
-        self.budget.charge_command()  # (a command like any other: counted, the deadline holds)
+        b = self.budget  # charge_command(), inlined: a command like any other (counted, the deadline holds)
+        k = b.commands = b.commands + 1
+        if k > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+            b.over_command()
         saved, line = self.fds, self.lineno
         fds = self.fds = dict(saved)
         fds[1] = out
@@ -3117,6 +3123,7 @@ class Interpreter(Expander):
         k = len(fns)
         if k < n - 1:
             k -= 1  # (the last of them feeds a stage that is not direct: see above)
+        call = host.call_command
         i = 1
         while i <= k:
             fn, argv, cline = fns[i - 1]
@@ -3124,7 +3131,10 @@ class Interpreter(Expander):
             last = i == n - 1
             if not last and src.size > _coop.CAP:
                 return i
-            self.budget.charge_command()  # (a command like any other: counted, the deadline holds)
+            b = self.budget  # charge_command(), inlined: a command like any other (counted, the deadline holds)
+            c = b.commands = b.commands + 1
+            if c > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+                b.over_command()
             saved, line = self.fds, self.lineno
             fds = self.fds = dict(saved)
             fds[0] = src.reader
@@ -3132,7 +3142,7 @@ class Interpreter(Expander):
                 fds[1] = _coop.Filler(pipes[i])
             self.lineno = cline or line
             try:
-                results[i] = host.call_command(self, fn, list(argv))
+                results[i] = call(self, fn, list(argv))
             except LimitExceeded as e:
                 errors[i] = e.with_traceback(None)  # (kept, its frames were a cycle)
                 results[i] = 124
@@ -4140,7 +4150,10 @@ class Interpreter(Expander):
         if self.sig_queue and self.top is self:
             self.take_signals()
         if self.chld_pending:
-            self.run_chld_trap()
+            if "CHLD" in self.state.traps:
+                self.run_chld_trap()
+            else:
+                self.chld_pending = 0  # (what run_chld_trap does without a trap)
 
     def take_signals(self) -> None:
         """Act on the signals sent to this shell as bash does once its foreground command is

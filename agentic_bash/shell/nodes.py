@@ -475,33 +475,47 @@ def shift_lines(node: object, delta: int) -> object:
 
 
 def _fast_init(cls: type) -> None:
-    """Give a frozen slotted node class an ``__init__`` that stores each field through its
-    slot descriptor's ``__set__``. The one ``dataclass`` generates calls ``object.__setattr__``
-    per field, which looks the name up again every time: building a node was a third of
-    parsing a short command. Same signature and defaults; the node stays frozen (its own
-    ``__setattr__`` still refuses)."""
-    ns: dict[str, Any] = {}
+    """Give a frozen slotted node class a fast ``__init__`` and a twin (TWINS[cls]): a
+    mutable class with the same slots whose ``__init__`` stores each field with a plain
+    attribute store and then makes the object a ``cls`` (the layouts are the same, so
+    ``__class__`` may be assigned). The ``__init__`` dataclass generates calls
+    ``object.__setattr__`` per field, and a slot descriptor's ``__set__`` called per field
+    costs a method-wrapper call each: building a new line's nodes (shell/template.py calls
+    the twins directly) was a tenth of running it. ``cls``'s own ``__init__`` turns the
+    new object into the twin for the stores. Same signature and defaults; the node stays
+    frozen (its own ``__setattr__`` still refuses)."""
+    ns: dict[str, Any] = {"_cls": cls, "_osa": object.__setattr__}
     params: list[str] = []
     body: list[str] = []
     for f in dataclasses.fields(cls):
-        ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
         if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
             raise TypeError(f"{cls.__name__}.{f.name}: default_factory is not supported here")
         if not f.init:
             ns[f"_d_{f.name}"] = f.default
-            body.append(f"    _set_{f.name}(self, _d_{f.name})")
+            body.append(f"    self.{f.name} = _d_{f.name}")
             continue
         if f.default is dataclasses.MISSING:
             params.append(f.name)
         else:
             ns[f"_d_{f.name}"] = f.default
             params.append(f"{f.name}=_d_{f.name}")
-        body.append(f"    _set_{f.name}(self, {f.name})")
-    src = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
+        body.append(f"    self.{f.name} = {f.name}")
+    sig = ", ".join(["self"] + params)
+    stores = "\n".join(body) + "\n"
+    src = (f"def twin_init({sig}):\n{stores}    self.__class__ = _cls\n"
+           f"def __init__({sig}):\n    _osa(self, '__class__', _twin)\n{stores}    self.__class__ = _cls\n")
+    twin = type(cls.__name__ + "Twin", (), {"__slots__": cls.__slots__, "__module__": __name__})  # type: ignore[attr-defined]
+    ns["_twin"] = twin
     exec(src, ns)  # noqa: S102 - generated from the class's own field list, as dataclasses does
+    twin.__init__ = ns["twin_init"]  # type: ignore[misc]
     init = ns["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init  # type: ignore[misc]
+    TWINS[cls] = twin
+
+
+TWINS: dict[type, type] = {}
+"""Each node class's twin (see _fast_init): ``TWINS[Lit]("x")`` is ``Lit("x")``, made faster."""
 
 
 for _cls in list(globals().values()):

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 import time as _time
@@ -689,6 +690,22 @@ def _plain_escape(m: re.Match[str]) -> str:
 
 
 _PCT_S = re.compile(r"%%|%s")
+_escape_decode = codecs.escape_decode  # type: ignore[attr-defined]
+
+
+def plain(fmt: str) -> bytes | None:
+    """What ``printf fmt`` with no argument writes when ``fmt`` is text and one-letter
+    escapes only (no conversion: the usual ``printf 'text\\n'``), else None."""
+    if "%" in fmt or len(fmt) >= FLUSH_BYTES:
+        return None
+    if "\\" not in fmt:
+        return fmt.encode("utf-8", "surrogateescape")
+    if _PLAIN_FORMAT.match(fmt) is None:
+        return None
+    if "\\e" in fmt or "\\E" in fmt:
+        return _enc(_PLAIN_ESCAPE.sub(_plain_escape, fmt))
+    # (\a \b \f \n \r \t \v and \\ are Python's escapes too; \e is not)
+    return _escape_decode(fmt.encode("utf-8", "surrogateescape"))[0]  # type: ignore[no-any-return]
 
 
 def format(fmt: str, args: list[str], *, now: float | None = None, start_time: float | None = None,  # noqa: A001
@@ -703,10 +720,10 @@ def format(fmt: str, args: list[str], *, now: float | None = None, start_time: f
     passes FLUSH_BYTES (while no error is pending), as a stdio buffer would; without it the
     output is one string, bounded by max_variable_bytes. Either way the run's deadline is
     checked as the output grows and every CHECK_EVERY conversions."""
-    if not args and len(fmt) < FLUSH_BYTES and "%" not in fmt and (
-            "\\" not in fmt or _PLAIN_FORMAT.match(fmt)):
-        # (the usual `printf 'text\n'`: no conversion, no argument, only one-letter escapes)
-        return _enc(_PLAIN_ESCAPE.sub(_plain_escape, fmt) if "\\" in fmt else fmt), 0, []
+    if not args:
+        data = plain(fmt)
+        if data is not None:
+            return data, 0, []
     out = bytearray()
     errors = _ErrorLog(out)
     a = _Args(args, errors)

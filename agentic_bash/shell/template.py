@@ -186,7 +186,9 @@ def _codegen(shape: Any) -> Callable[[list[str]], Any] | None:
         subs = [gen(x, depth + 1) for x in vals]
         if all(e is None for e in subs):
             return None
-        expr = f"{const(t)}(" + ", ".join(e if e is not None else const(x) for x, e in zip(vals, subs)) + ")"
+        # (the node class's twin builds the same node for less: nodes._fast_init)
+        expr = (f"{const(N.TWINS.get(t, t))}("
+                + ", ".join(e if e is not None else const(x) for x, e in zip(vals, subs)) + ")")
         if t is not N.Simple and t is not N.Script and t is not N.CaseArm:
             return expr
         # the placeholders this node's value depends on (its own and its helpers'; a

@@ -27,10 +27,22 @@ def _ppid(pid: int) -> int | None:
 
 
 def _runner(sb: Sandbox) -> tuple[int, set[int]]:
-    """The sandbox's pid 1 (host pid) and the runner's own processes below S1."""
+    """The sandbox's pid 1 (host pid) and the runner's own processes (S1 where there is
+    one, S2 = pid 1, S3 and anything else there before the workload)."""
     import psutil
     kids = psutil.Process(sb._ex.pid).children(recursive=True)
-    return kids[0].pid, {k.pid for k in kids} | {sb._ex.pid}
+    every = [sb._ex.pid] + [k.pid for k in kids]
+    top = next(p for p in every if _innermost_pid(p) == 1)
+    return top, set(every)
+
+
+def _innermost_pid(pid: int) -> int | None:
+    """The pid ``pid`` has in its own (innermost) pid namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return int(next(line for line in f if line.startswith("NSpid:")).split()[-1])
+    except (OSError, StopIteration, ValueError):
+        return None
 
 
 def _workload(top: int, runner: set[int]) -> set[int]:

@@ -53,10 +53,24 @@ def _tree(sb: Any) -> list[int]:
     return [top.pid] + [p.pid for p in top.children(recursive=True)]
 
 
+def _pid1(sb: Any) -> int:
+    """Host pid of the sandbox's pid 1 (S2: the channel's process itself, or S1's child
+    where the zygote had to fork S1): the one whose innermost pid is 1."""
+    for pid in _tree(sb):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                ns = next(line for line in f if line.startswith("NSpid:")).split()
+        except (OSError, StopIteration):
+            continue
+        if ns[-1] == "1" and len(ns) > 2:
+            return pid
+    raise LookupError("no pid 1 in the sandbox's tree")
+
+
 def _runner_pid(sb: Any) -> int:
-    """Host pid of S3, the interpreter (S1 -> S2 -> S3)."""
+    """Host pid of S3, the interpreter (pid 1's child running the zygote's program)."""
     import psutil
-    s2 = psutil.Process(sb._ex.pid).children()[0]
+    s2 = psutil.Process(_pid1(sb))
     return [p for p in s2.children() if b"zygote" in open(f"/proc/{p.pid}/cmdline", "rb").read()][0].pid
 
 
@@ -273,8 +287,14 @@ def part_files(token: str) -> dict[str, Any]:
             setup = sb.run(script + "; df -k /tmp | tail -1", timeout=30)
             free0 = os.statvfs(TMP).f_bavail * os.statvfs(TMP).f_frsize
             os.kill(_runner_pid(sb), signal.SIGKILL)   # the crash (an OOM kill, a bug)
-            first = call(lambda: sb.run("echo x", timeout=30).stdout, 120)
+            # the call after the crash either fails (SandboxCrashed: it reached the dying
+            # sandbox) or goes to a restarted one at once (the channel was already gone);
+            # whichever call restarted it says so
+            first = call(lambda: _res(sb.run("echo x", timeout=30)), 120)
             again = call(lambda: _res(sb.run("echo alive; cat /tmp/small", timeout=30)), 120)
+            if again.get("value") and (first.get("value") or {}).get("restarted"):
+                again["value"] = dict(again["value"], restarted=True,
+                                      reason=first["value"]["reason"])
             free1 = os.statvfs(TMP).f_bavail * os.statvfs(TMP).f_frsize
         out[name] = {"setup": setup.stdout[-300:], "first": first, "layer_size": size,
                      "peak_salvage_file": peak[0], "host_free_drop": free0 - free1,
