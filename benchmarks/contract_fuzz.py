@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/contract_fuzz.py [-n 2000] [--isolation virtual|namespace] [--timeout 2]
        [--seed 1] [--per-sandbox 25] [--show 10] [--from K] [--watch sj] [--dump F] [--json F]
-       [--hog N] [--only I,J,...] [--gen 1|2|mix] [--gc-check]
+       [--hog N] [--only I,J,...] [--gen 1|2|3|mix|all] [--gc-check]
 
 Each script runs in a worker process (one Sandbox per ``--per-sandbox`` scripts, as the
 issue's fuzzer did); the parent kills a worker that does not answer within timeout + 15 s
@@ -30,8 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "security"))
 import hostile  # noqa: E402
 import hostile2  # noqa: E402
+import hostile3  # noqa: E402
 
-GENERATORS = {"1": hostile.script, "2": hostile2.script}
+GENERATORS = {"1": hostile.script, "2": hostile2.script, "3": hostile3.script}
 
 MiB = 1 << 20
 
@@ -294,9 +295,10 @@ def main() -> None:
     ap.add_argument("--gc-check", action="store_true",
                     help="after each run, what a full collection frees (virtual: memory left in reference cycles)")
     ap.add_argument("--only", default=None, help="run only these script indices (comma-separated)")
-    ap.add_argument("--gen", default="1", choices=["1", "2", "mix"],
+    ap.add_argument("--gen", default="1", choices=["1", "2", "3", "mix", "all"],
                     help="the grammar (tests/security/hostile.py), mutated real scripts and feature mixes "
-                         "(hostile2.py), or each script from either at random")
+                         "(hostile2.py), special files/recursion/huge argument lists/traps/read -t/signals/"
+                         "ulimit (hostile3.py), each script from 1 or 2 at random (mix), or from 1, 2 or 3 (all)")
     a = ap.parse_args()
     only = None if a.only is None else {int(x) for x in a.only.split(",")}
     rng = random.Random(a.seed)
@@ -309,7 +311,7 @@ def main() -> None:
     for h in hogs:
         h.start()
     for i in range(a.n):
-        g = a.gen if a.gen != "mix" else rng.choice("12")
+        g = a.gen if a.gen not in ("mix", "all") else rng.choice("12" if a.gen == "mix" else "123")
         s = GENERATORS[g](rng)
         if i < a.start or (only is not None and i not in only):
             continue

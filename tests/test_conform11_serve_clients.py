@@ -185,3 +185,53 @@ def test_files_survive_a_server_restart_and_a_new_server_serves_them(tmp_path):
         sb.close_connection()
     finally:
         srv.stop()
+
+
+# ------------------------------------------------------------------ --sessions
+KEY = "conform11-key-" + "y" * 16
+
+
+@pytest.fixture(scope="module")
+def sessions_server(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sessions")
+    srv = start_server("--sessions", "--db", str(d / "s.db"), "--api-key", KEY, "-i", "virtual")
+    yield srv
+    srv.stop()
+
+
+def _api(srv, method, path, **kw):
+    return requests.request(method, srv.url + path, headers={"authorization": f"Bearer {KEY}"},
+                            timeout=kw.pop("timeout", 60), **kw)
+
+
+def test_sessions_exec_whose_client_times_out_is_interrupted(sessions_server):
+    srv = sessions_server
+    sid = _api(srv, "POST", "/v1/sessions", json={}).json()["id"]
+    with pytest.raises(requests.RequestException):
+        _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={"command": "sleep 120; touch late"}, timeout=2)
+    t0 = time.monotonic()
+    r = _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={"command": "echo next; ls late 2>&1"}).json()
+    assert r["stdout"].startswith("next\n") and "No such file" in r["stdout"]
+    assert time.monotonic() - t0 < 30
+    # a streamed exec whose reader hangs up mid-stream: interrupted as well
+    with _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={
+            "command": "echo first; sleep 120; touch late2", "stream": True}, stream=True) as resp:
+        for line in resp.iter_lines():
+            if line.startswith(b"event: stdout"):
+                break
+    t0 = time.monotonic()
+    r = _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={"command": "echo again; ls late2 2>&1"}).json()
+    assert r["stdout"].startswith("again\n") and "No such file" in r["stdout"]
+    assert time.monotonic() - t0 < 30
+
+
+def test_sessions_wrong_ids_and_a_deleted_session(sessions_server):
+    srv = sessions_server
+    assert _api(srv, "POST", "/v1/sessions/nope/exec", json={"command": "true"}).status_code == 404
+    assert _api(srv, "GET", "/v1/sessions/nope").status_code == 404
+    assert _api(srv, "GET", "/v1/sessions/nope/files", params={"path": "/x"}).status_code == 404
+    assert _api(srv, "POST", "/v1/sessions/%2e%2e/exec", json={"command": "true"}).status_code == 404
+    sid = _api(srv, "POST", "/v1/sessions", json={}).json()["id"]
+    assert _api(srv, "DELETE", f"/v1/sessions/{sid}").status_code == 204
+    assert _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={"command": "true"}).status_code == 410
+    assert _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={"command": "true", "stream": True}).status_code == 410

@@ -806,8 +806,9 @@ def held_cap(ctx: CommandContext) -> int:
     return cap
 
 
-def read_bounded(ctx: CommandContext, stream: BinaryIO, sep: bytes | None = b"\n") -> bytes:
-    """All of ``stream``, checking the run's budget; MemoryError past ``held_cap``.
+def read_bounded(ctx: CommandContext, stream: BinaryIO, sep: bytes | None = b"\n", cap: int | None = None) -> bytes:
+    """All of ``stream``, checking the run's budget; MemoryError past ``held_cap`` (or
+    ``cap``, when smaller: a command that makes several copies of what it holds).
 
     GNU tools would spill to temporary files; in a sandbox an endless input (``sort
     /dev/zero``) must end with "memory exhausted" rather than eat the host's memory. The
@@ -815,7 +816,7 @@ def read_bounded(ctx: CommandContext, stream: BinaryIO, sep: bytes | None = b"\n
     counted with Budget.HELD_OVERHEAD bytes more, so a hundred million short lines are
     refused before they take gigabytes.
     """
-    cap = held_cap(ctx)
+    cap = held_cap(ctx) if cap is None else min(cap, held_cap(ctx))
     over = Budget.HELD_OVERHEAD if sep else 0
     # (a BytesIO grows in place and getvalue() hands over its buffer: a list of chunks
     # joined at the end held the input twice, 500 MB for `tac` of 250 MB)

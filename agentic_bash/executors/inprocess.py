@@ -547,6 +547,11 @@ class InProcessExecutor:
                 st.options["noexec"] = False
             if sh.funcstack:
                 sh.funcstack = []
+            if sh.sig_queue:
+                # (`kill $$` from a job: the shell acts on it at its next command; one the
+                # last run did not reach, ended by its deadline or sent by a job it left
+                # behind, made the next run, `echo ok`, end with 143 at once)
+                del sh.sig_queue[:]
             sh.pipestatus = []
             if sh.jobs is not None and sh.jobs.jobs:
                 sh.jobs.mark_reported()

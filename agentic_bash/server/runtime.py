@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 from ..errors import SandboxCrashed, SandboxError
 from ..result import truncate
+from .gate import Abandoned, Gate, until_disconnect
 from .hostfiles import HostFiles, Upload
 from .paths import BadPath, Denied, confine, within
 
@@ -209,41 +210,6 @@ def _list(sb: Any, user_path: str, base: str) -> list[dict[str, Any]]:
     return out
 
 
-class _Abandoned(Exception):
-    """The client of a queued /execute went away before its command started."""
-
-
-class _Call:
-    """One /execute: whether its command is running, and whether its client gave up."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.state = "queued"      # queued -> running -> done; or queued -> abandoned
-
-    def run(self, sb: Any, command: str, timeout: float | None) -> Any:
-        with self._lock:
-            if self.state == "abandoned":
-                raise _Abandoned()
-            self.state = "running"
-        try:
-            return sb.run(command, timeout=timeout)
-        finally:
-            with self._lock:
-                self.state = "done"
-
-    def abandon(self, host: "RuntimeHost") -> bool:
-        """The client is gone: a queued call will not run; a running one is interrupted.
-        True once nothing more is to be done."""
-        with self._lock:
-            if self.state == "queued":
-                self.state = "abandoned"
-                return True
-            if self.state != "running":
-                return True
-        host.interrupt()
-        return False
-
-
 class _FilePart:
     """python-multipart callbacks keeping the first part named "file" that has a filename:
     its (decoded) filename once its headers are read, its data as it comes."""
@@ -341,7 +307,6 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
     confined to ``sandbox_dir`` as the sandbox sees it. With ``files`` (the host directory
     shown as ``sandbox_dir``) file calls are served from it, streamed, without waiting for
     a running command; else through the Sandbox's file API under its lock."""
-    import anyio
     from anyio import CapacityLimiter, to_thread
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -363,32 +328,6 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
 
     async def run(fn: Callable[[Any], Any]) -> _Outcome:
         return await to_thread.run_sync(host.call, fn, limiter=limiter("run"))
-
-    async def until_disconnect(request: Request, call: _Call, fn: Callable[[Any], Any]) -> _Outcome:
-        """``run(fn)``, watching the client: if it goes away (its read timeout, Ctrl-C) the
-        command is interrupted, as Ctrl-C would, so the session is free for the next call
-        instead of running on for nobody; a call still waiting for its turn never runs."""
-        box: dict[str, Any] = {}
-
-        async def watch() -> None:
-            while True:
-                msg = await request.receive()
-                if msg.get("type") == "http.disconnect":
-                    break
-            while not call.abandon(host):
-                await anyio.sleep(0.5)     # (interrupt again until the run has ended)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch)
-            try:
-                box["out"] = await run(fn)
-            except BaseException as e:  # noqa: BLE001 - re-raised below, outside the group
-                box["error"] = e
-            finally:
-                tg.cancel_scope.cancel()
-        if "error" in box:
-            raise box["error"]
-        return box["out"]
 
     async def direct(fn: Callable[..., Any], *args: Any) -> Any:
         return await to_thread.run_sync(fn, *args, limiter=limiter("files"))
@@ -418,10 +357,11 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
                             "greater_than")
         command = body["command"]
         tt = None if t is None else float(t)
-        call = _Call()
+        gate = Gate()
         try:
-            out = await until_disconnect(request, call, lambda sb: call.run(sb, command, tt))
-        except _Abandoned:
+            out = await until_disconnect(request.receive, gate, host.interrupt,
+                                         lambda: run(lambda sb: gate.run(lambda: sb.run(command, timeout=tt))))
+        except Abandoned:
             return _msg(499, "the client went away before the command started")
         except SandboxCrashed as e:
             return _msg(500, f"the sandbox crashed; the next call restarts it: {e}")

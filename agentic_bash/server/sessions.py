@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from ..errors import SandboxCrashed, SandboxError, SnapshotError
 from ..limits import Limits
+from .gate import Abandoned, Gate, until_disconnect
 from .store import SessionStore
 
 __all__ = ["ApiError", "SessionManager", "create_sessions_app"]
@@ -425,13 +426,18 @@ class SessionManager:
 
     def exec(self, sid: str, command: str, *, timeout: float | None = None, stdin: bytes | None = None,
              env: dict[str, str] | None = None, cwd: str | None = None,
-             on_output: Callable[[int, bytes], None] | None = None) -> dict[str, Any]:
-        def run(sb: Any) -> Any:
+             on_output: Callable[[int, bytes], None] | None = None,
+             gate: Gate | None = None) -> dict[str, Any]:
+        """Run ``command``; with a ``gate`` it is not started once its client has gone."""
+        def go(sb: Any) -> Any:
             if on_output is None:
                 return sb.run(command, stdin=stdin, env=env, cwd=cwd, timeout=timeout)
             return sb.run_stream(command, on_stdout=lambda c: on_output(1, c),
                                  on_stderr=lambda c: on_output(2, c), stdin=stdin, env=env,
                                  cwd=cwd, timeout=timeout)
+
+        def run(sb: Any) -> Any:
+            return go(sb) if gate is None else gate.run(lambda: go(sb))
         r, restarted = self.call(sid, run)
         lv = self._live.get(sid)
         if lv is not None and r.cwd:
@@ -599,9 +605,22 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
         if env is not None and not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
             raise ApiError(422, "env must map names to strings")
         cwd = b.get("cwd")
-        kw = dict(timeout=timeout, stdin=stdin, env=env, cwd=cwd)
+        gate = Gate()
+        kw = dict(timeout=timeout, stdin=stdin, env=env, cwd=cwd, gate=gate)
+
+        def interrupt() -> None:
+            try:
+                mgr.interrupt(sid)
+            except ApiError:
+                pass
         if not b.get("stream"):
-            return JSONResponse(await off(lambda: mgr.exec(sid, command, **kw)))
+            # a client that goes away (its timeout) interrupts its command: the session's
+            # next call would wait for it otherwise
+            try:
+                return JSONResponse(await until_disconnect(
+                    request.receive, gate, interrupt, lambda: off(lambda: mgr.exec(sid, command, **kw))))
+            except Abandoned:
+                raise ApiError(499, "the client went away before the command started") from None
         loop = asyncio.get_running_loop()
         q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -612,6 +631,8 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
             try:
                 res = mgr.exec(sid, command, on_output=on_output, **kw)
                 loop.call_soon_threadsafe(q.put_nowait, ("result", res))
+            except Abandoned:
+                loop.call_soon_threadsafe(q.put_nowait, ("error", {"status": 499, "error": "cancelled"}))
             except ApiError as e:
                 loop.call_soon_threadsafe(q.put_nowait, ("error", {"status": e.status, "error": e.message}))
             except Exception as e:  # noqa: BLE001 - reported as the stream's last event
@@ -622,16 +643,23 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
         fut = loop.run_in_executor(mgr.pool, work)
 
         async def events() -> Any:
-            while True:
-                kind, value = await q.get()
-                if kind in ("stdout", "stderr"):
-                    payload = json.dumps({"b64": _b64(value)})
-                else:
-                    payload = json.dumps(value)
-                yield f"event: {kind}\ndata: {payload}\n\n".encode()
-                if kind in ("result", "error"):
-                    await fut
-                    return
+            ended = False
+            try:
+                while True:
+                    kind, value = await q.get()
+                    if kind in ("stdout", "stderr"):
+                        payload = json.dumps({"b64": _b64(value)})
+                    else:
+                        payload = json.dumps(value)
+                    if kind in ("result", "error"):
+                        ended = True
+                    yield f"event: {kind}\ndata: {payload}\n\n".encode()
+                    if ended:
+                        await fut
+                        return
+            finally:
+                if not ended:       # the client went away mid-stream
+                    gate.abandon_soon(interrupt)
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"cache-control": "no-cache"})
 

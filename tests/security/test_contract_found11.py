@@ -130,3 +130,47 @@ def test_a_jq_worker_is_a_small_process_not_a_copy_of_the_caller() -> None:
             t.join()
         assert r.stdout == "[1,1,1]\n300000\n", r
     assert seen and max(seen) < 90 * MiB, max(seen, default=0) / MiB
+
+
+# -- fmt and pr held a long line about three times over --------------------------------------
+# One 130 MB line grew the process by 372 MiB in either; they now hold at most half of what a
+# command may (64 MiB by default) and say "memory exhausted" past it, as GNU's do when
+# malloc fails.
+
+@pytest.mark.parametrize("tool", ["fmt", "pr"])
+def test_fmt_and_pr_on_one_long_line_stay_bounded(tool: str) -> None:
+    from test_contract_found9 import _peak_growth
+    with ab.Sandbox(isolation="virtual") as s:
+        s.run("true")
+        r, grew = _peak_growth(s, f"head -c 130000000 /dev/zero | {tool} | wc -c", 30)
+        assert (r.stdout, r.stderr) == ("0\n", f"{tool}: memory exhausted\n"), r
+        assert grew < 250, grew  # was +372
+        r, grew = _peak_growth(s, f"head -c 20000000 /dev/zero | {tool} | wc -c", 30)
+        assert r.stdout == ("20000001\n" if tool == "fmt" else "20000138\n"), r
+        assert grew < 250, grew
+
+
+# -- found by this session's hostile3 batches (seeds 1103/1104) -------------------------------
+
+@pytest.mark.parametrize("mode", _MODES)
+def test_read_with_a_huge_timeout_reads(mode: str) -> None:
+    # select()'s timeout overflowed: "internal error: OverflowError: timestamp too large"
+    with ab.Sandbox(isolation=mode) as s:
+        r = s.run("read -t 99999999999 x < <(echo hi); echo $? $x", timeout=20)
+        assert (r.stdout, r.stderr, r.exit_code) == ("0 hi\n", "", 0), r
+        r = s.run("read -t 99999999999 x < <(sleep 5); echo $?", timeout=1)
+        assert r.timed_out and r.exit_code == 124 and "internal error" not in r.stderr, r
+
+
+@pytest.mark.parametrize("mode", _MODES)
+@pytest.mark.parametrize("script", [
+    "(sleep 0.1; kill -TERM $$) & sleep 5; echo late",    # the run ended first: 143 came next
+    "sleep 100 & (sleep 0.2; kill -USR1 $$) & exit 0",   # a job the run left sent it afterwards
+])
+def test_a_signal_the_last_run_left_queued_does_not_end_the_next(mode: str, script: str) -> None:
+    import time
+    with ab.Sandbox(isolation=mode) as s:
+        s.run(script, timeout=1)
+        time.sleep(0.5)
+        r = s.run("echo ok", timeout=5)
+        assert (r.stdout, r.exit_code) == ("ok\n", 0), r
