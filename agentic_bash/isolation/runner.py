@@ -337,7 +337,7 @@ def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
     """The sandbox's memory cgroup's usage file (v1 ``memory.usage_in_bytes``, v2
     ``memory.current``), opened read-only for the supervisor's sysinfo answer."""
     mem = (cfg.get("resources") or {}).get("memory_counters") or {}
-    if not mem.get("peak") or cfg.get("level") != "namespace":
+    if not mem.get("peak") or cfg.get("level") not in ("namespace", "landlock"):
         return None
     name = "memory.usage_in_bytes" if mem.get("reset") == "0" else "memory.current"
     try:
@@ -349,13 +349,15 @@ def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
 
 def _memory_view(cfg: dict[str, Any], usage_fd: int | None) -> tuple[int | None, Any, Any]:
     """(compat11) What the supervisor answers sysinfo(2) with: the sandbox's memory limit as
-    the machine's RAM (namespace level; None: the host's figures), how to read what the
-    sandbox uses now (its memory cgroup, else the watchdog's last sample), and the
-    per-program cap (``Limits.max_process_memory``)."""
+    the machine's RAM (None: the host's figures; the landlock level only with a memory
+    cgroup, it has no watchdog), how to read what the sandbox uses now (its memory cgroup,
+    else the watchdog's last sample), and the per-program cap (``max_process_memory``)."""
     lim = cfg.get("limits")
-    if cfg.get("level") != "namespace":
+    if cfg.get("level") not in ("namespace", "landlock"):
         return None, None, None
     limit = getattr(lim, "max_memory_bytes", None)
+    if cfg.get("level") == "landlock" and usage_fd is None:
+        limit = None   # (not enforced there: only the per-program cap is real)
     cap = getattr(lim, "max_process_memory", None)
     page = cfg.get("_watchdog_page")
     if limit is None or (usage_fd is None and page is None):
@@ -403,7 +405,7 @@ def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
             _fatal(sock, "runner", e)
         os._exit(code)
     sup_child.close()
-    _start_supervisor(sup_parent, pid)
+    _start_supervisor(sup_parent, pid, None, None, *_memory_view(cfg, _memory_usage_fd(cfg)))
     code = 0
     while True:
         try:
