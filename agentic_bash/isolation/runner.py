@@ -1318,12 +1318,16 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     break   # the standby thread saw the channel close
                 req, payload = msg
             else:
+                if usage is not None and (inline or idle.is_set()):
+                    usage.settle(executor)   # (pid 1's watchdog may sleep while quiet)
                 try:
                     msg = reader.recv()
                     assert msg is not None
                     req, payload = msg
                 except WireClosed:
                     break
+            if usage is not None:
+                usage.request()
             op = req.get("op")
             rid = req.get("id")
             if during_run(req, payload):

@@ -37,8 +37,8 @@ def test_cut_one_field_whole_block_matches_gnu(monkeypatch):
     hits = [0, 0]
     block = fieldutils._one_field_block
 
-    def counting(text, rx):  # noqa: ANN001, ANN202
-        got = block(text, rx)
+    def counting(text, rx, *size):  # noqa: ANN001, ANN002, ANN202
+        got = block(text, rx, *size)
         hits[got is not None] += 1
         return got
 
@@ -69,8 +69,8 @@ def test_cut_one_field_grouped_lines_match_gnu(monkeypatch):
     paths = {"fast": 0, "fallback": 0}
     block = fieldutils._one_field_block
 
-    def counting(text, rx):  # noqa: ANN001, ANN202
-        got = block(text, rx)
+    def counting(text, rx, *size):  # noqa: ANN001, ANN002, ANN202
+        got = block(text, rx, *size)
         paths["fast" if got is not None else "fallback"] += 1
         return got
 
@@ -89,6 +89,39 @@ def test_cut_one_field_grouped_lines_match_gnu(monkeypatch):
         a, b = compare(["cut", "-d", d, "-f", str(n)], stdin=text)
         assert (a.stdout, a.status) == (b.stdout, b.status), (d, n, text)
     assert paths["fast"] > 20 and paths["fallback"] > 5, paths
+
+
+def test_cut_fast_field_pattern_matches_gnu(monkeypatch):
+    """-f N (N <= 16) where lines have a delimiter after the field: the [^D]*+ pattern (32
+    lines per match) answers the block; a line whose field ends it or that is short (first,
+    middle, among the last lines, last) makes its count fall short, and the other patterns
+    answer. Every output as GNU cut's."""
+    from agentic_bash.commands import fieldutils
+
+    sizes = {"fast": 0, "fast-miss": 0}
+    block = fieldutils._one_field_block
+
+    def counting(text, rx, *size):  # noqa: ANN001, ANN002, ANN202
+        got = block(text, rx, *size)
+        if size:
+            sizes["fast" if got is not None else "fast-miss"] += 1
+        return got
+
+    monkeypatch.setattr(fieldutils, "_one_field_block", counting)
+    rnd = random.Random(1811)
+    for i in range(80):
+        d = rnd.choice([" ", ":", "\t", ".", "]", "\\", "-"])
+        n = rnd.choice([1, 2, 3, 7, 16])
+        count = rnd.choice([1, 5, 31, 32, 33, 64, 65, 100, 200])
+        lines = [d.join("".join(rnd.choice("ab c:.]-") for _ in range(rnd.randint(0, 4)))
+                        for _ in range(n + rnd.randint(1, 3))) for _ in range(count)]
+        if i % 2 == 0:
+            k = rnd.choice([0, count // 2, count - 1, max(0, count - 3), rnd.randrange(count)])
+            lines[k] = rnd.choice([d.join(["x"] * n), d.join(["y"] * max(1, n - 1)), "", "plain"])
+        text = ("\n".join(lines) + rnd.choice(["\n", ""])).encode()
+        a, b = compare(["cut", "-d", d, "-f", str(n)], stdin=text)
+        assert (a.stdout, a.status) == (b.stdout, b.status), (d, n, text)
+    assert sizes["fast"] > 20 and sizes["fast-miss"] > 5, sizes
 
 
 def test_sed_literal_first_per_line_matches_gnu():

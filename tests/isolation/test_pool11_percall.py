@@ -66,11 +66,11 @@ def long_idle(monkeypatch: pytest.MonkeyPatch):
     cancel) brings it back in time."""
     limits._start_watch()
     monkeypatch.setattr(limits, "WATCH_IDLE", 60.0)
-    limits._wake.set()          # (it takes the new cadence at its next look)
+    limits._wake_watch()          # (it takes the new cadence at its next look)
     time.sleep(0.3)
     yield
     monkeypatch.undo()
-    limits._wake.set()
+    limits._wake_watch()
 
 
 def test_a_short_deadline_wakes_the_sleeping_watchdog(long_idle: None) -> None:
@@ -176,3 +176,76 @@ def test_a_pipeline_stage_starts_at_the_workload_niceness() -> None:
         r = sb.run("for i in $(seq 20); do /usr/bin/nice | cat; done; /usr/bin/nice & wait")
         assert r.exit_code == 0, r.stderr
         assert r.stdout.split() == [str(WORKLOAD_NICE)] * 21, r.stdout
+
+
+# -- pid 1's memory watchdog while the sandbox is quiet --------------------------------------------
+
+def test_the_memory_watchdog_sleeps_while_quiet_and_wakes_for_a_request(monkeypatch) -> None:  # noqa: ANN001
+    # a forked "pid 1" runs the watchdog's loop over a forked "runner" that plays S3's part
+    # through S3Usage; /proc sampling is replaced by a counter (the test's host has other
+    # processes, which would keep the watchdog at its full rate)
+    import mmap
+
+    from agentic_bash.isolation import watchdog as wd
+    page = wd.WatchdogPage()
+    if page.wake_fd is None:
+        pytest.skip("no eventfd")
+    counts = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+
+    def fake_sample(exclude=(), limit=None, known=None):  # noqa: ANN001, ANN202
+        n = int.from_bytes(counts[0:8], "little") + 1
+        counts[0:8] = n.to_bytes(8, "little")
+        return 0, 0, []
+    monkeypatch.setattr(wd, "sample", fake_sample)
+    go_r, go_w = os.pipe()   # test -> runner: b"r" request, b"s" settle, b"q" quit
+    cfg = {"resources": {"watchdog": {"memory": 1 << 30, "interval": 0.05}},
+           "_watchdog_page": page, "network": "none"}
+    s2 = os.fork()
+    if s2 == 0:
+        code = 1
+        try:
+            os.close(go_w)
+            runner = os.fork()
+            if runner == 0:
+                u = wd.S3Usage(cfg)
+                while True:
+                    c = os.read(go_r, 1)
+                    if c == b"r":
+                        u.request()
+                    elif c == b"s":
+                        u.settle(None)
+                    else:
+                        os._exit(0)
+            code = wd.s2_wait_with_watchdog(cfg, runner)
+        finally:
+            os._exit(code)
+    os.close(go_r)
+
+    def samples() -> int:
+        return int.from_bytes(counts[0:8], "little")
+
+    def during(seconds: float) -> int:
+        n0 = samples()
+        time.sleep(seconds)
+        return samples() - n0
+    try:
+        time.sleep(0.3)
+        quiet = during(2.0)            # at 1 s: 2-3 samples (at 50 ms it was ~40)
+        t0 = time.monotonic()
+        n0 = samples()
+        os.write(go_w, b"r")           # a request: sampled at once, then every 50 ms
+        while samples() == n0 and time.monotonic() - t0 < 10:
+            time.sleep(0.005)
+        woke = time.monotonic() - t0
+        busy = during(1.0)
+        os.write(go_w, b"s")
+        time.sleep(0.3)
+        quiet_again = during(2.0)
+    finally:
+        os.write(go_w, b"q")
+        _, status = os.waitpid(s2, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert quiet <= 6, quiet
+    assert woke < 0.5, woke            # (not the next quiet sample, up to 1 s later)
+    assert busy >= 8, busy             # (20 a second unloaded; a starved machine gets fewer)
+    assert quiet_again <= 6, quiet_again
