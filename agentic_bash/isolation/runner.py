@@ -1065,6 +1065,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if usage is not None:
                 usage.begin()
             kw = {"tty": req["tty"]} if req.get("tty") is not None else {}
+            t_run = time.monotonic()
             r = executor.run(req["script"], stdin=stdin,
                              env=req.get("env"), cwd=req.get("cwd"),
                              timeout=req.get("timeout"),
@@ -1081,12 +1082,20 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 r = dataclasses.replace(r, violations=tuple(r.violations) + tuple(
                     PolicyViolation(k, d) for k, d in refused))
             if scanner is not None:
+                # (bounded by the run's deadline, as the builtin diff is: 5,000 nested
+                # directories took 0.3-1 s to read after it; a cut scan lists what it saw
+                # and marks the result's file lists incomplete)
+                t_out = req.get("timeout")
+                until = None if t_out is None else max(t_run + t_out, time.monotonic()) + 0.05
                 try:
                     if (getattr(native, "spawned", -2) != spawned
                             or (live if live is not None else _children())):
-                        r = _merge_changes(r, scanner.changes())
+                        r = _merge_changes(r, scanner.changes(until))
                     elif r.files_created or r.files_modified or r.files_deleted:
-                        scanner.refresh()  # builtin writes, already in the result
+                        scanner.refresh(until)  # builtin writes, already in the result
+                    if scanner.partial and not r.files_truncated:
+                        import dataclasses
+                        r = dataclasses.replace(r, files_truncated=True)
                 except Exception:  # noqa: BLE001
                     pass
             figures: dict[str, Any] = {}
