@@ -599,8 +599,10 @@ ExcludeEnvOpt = typer.Option([], "--exclude-env", help="Variable kept out of the
 @app.command()
 @sandbox_options
 def snapshot(
-    out: str = typer.Option(..., "--out", "-o", callback=_snapshot_out,
-                            help="Snapshot file to write (atomically)"),
+    dest: Optional[str] = typer.Argument(None, metavar="[OUT]", callback=_snapshot_out,
+                                         help="Snapshot file to write (or --out)"),
+    out: Optional[str] = typer.Option(None, "--out", "-o", callback=_snapshot_out,
+                                      help="Snapshot file to write (atomically)"),
     from_: Optional[str] = typer.Option(None, "--from", help="Start from this snapshot"),
     cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run before saving"),
     exclude_env: list[str] = ExcludeEnvOpt,
@@ -609,9 +611,12 @@ def snapshot(
 ) -> None:
     """Run --cmd in a sandbox (restored from --from if given) and write its snapshot to --out;
     the script's exit code becomes ours."""
+    if (dest is None) == (out is None):
+        raise typer.BadParameter("give the snapshot file to write once: snapshot OUT or snapshot --out OUT",
+                                 param_hint="OUT")
     try:
         with open_sandbox(opts, snapshot=from_) as sb:
-            code = _run_and_save(sb, cmd, out, exclude_env, as_json)
+            code = _run_and_save(sb, cmd, out if out is not None else dest, exclude_env, as_json)
     except SandboxError as exc:
         typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
         raise typer.Exit(EXIT_SANDBOX) from None
@@ -621,7 +626,9 @@ def snapshot(
 @app.command()
 @sandbox_options
 def restore(
-    in_: str = typer.Option(..., "--in", help="Snapshot file to resume"),
+    snapshot: Optional[str] = typer.Argument(None, metavar="[SNAPSHOT]",
+                                             help="Snapshot file to resume (or --in)"),
+    in_: Optional[str] = typer.Option(None, "--in", help="Snapshot file to resume"),
     cmd: Optional[str] = typer.Option(None, "--cmd", "-c", help="Script to run (else the REPL opens)"),
     out: Optional[str] = typer.Option(None, "--out", "-o", callback=_snapshot_out,
                                       help="Save the session here afterwards"),
@@ -631,8 +638,11 @@ def restore(
     *, opts: SandboxOptions,
 ) -> None:
     """Resume a snapshot: run --cmd (and save to --out), or open the REPL on it."""
+    if (snapshot is None) == (in_ is None):
+        raise typer.BadParameter("give the snapshot file once: restore SNAPSHOT or restore --in SNAPSHOT",
+                                 param_hint="SNAPSHOT")
     try:
-        with open_sandbox(opts, snapshot=in_) as sb:
+        with open_sandbox(opts, snapshot=in_ if in_ is not None else snapshot) as sb:
             if cmd is None:
                 from .repl import repl
 

@@ -60,3 +60,25 @@ def test_typeahead_comes_back_from_the_terminal_nothing_read():
         assert "x=abc" in r.stdout and r.extra.get("tty_unread") == "rest\n"
         r = sb.run("echo nothing typed", tty=True)
         assert "tty_unread" not in r.extra
+
+
+def _cli(*args, input=None):
+    import subprocess
+    return subprocess.run([sys.executable, "-m", "agentic_bash", *args], input=input, capture_output=True,
+                          timeout=120)
+
+
+def test_snapshot_and_restore_take_the_file_as_an_argument_or_an_option(tmp_path):
+    snap = tmp_path / "s.tar"
+    r = _cli("snapshot", str(snap), "-i", "virtual", "--cmd", "cd /tmp; K=v1; exit 4")
+    assert r.returncode == 4 and snap.exists(), r.stderr
+    r = _cli("restore", str(snap), "-i", "virtual", "--cmd", 'echo "$K $PWD"; exit 5')
+    assert (r.returncode, r.stdout) == (5, b"v1 /tmp\n"), r.stderr
+    r = _cli("restore", "--in", str(snap), "-i", "virtual", "--cmd", 'echo "$K"')
+    assert (r.returncode, r.stdout) == (0, b"v1\n")
+    for args in (("restore", "--cmd", "true"), ("restore", str(snap), "--in", str(snap), "--cmd", "true"),
+                 ("snapshot", "--cmd", "true"), ("snapshot", str(snap), "--out", str(snap), "--cmd", "true")):
+        r = _cli(*args, "-i", "virtual")
+        assert r.returncode == 2 and b"once" in r.stderr, args
+    r = _cli("restore", str(tmp_path / "missing.tar"), "-i", "virtual", "--cmd", "true")
+    assert r.returncode == 125 and b"No such file" in r.stderr

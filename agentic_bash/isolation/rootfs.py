@@ -211,6 +211,21 @@ def _overlay(lower: str, layer: str, name: str, dst: str) -> str:
     return upper
 
 
+PTYS = 64
+"""Pseudo-terminals one sandbox may hold (its devpts ``max``). Every devpts instance but the
+host's first draws on one count of the whole machine, kernel.pty.max less kernel.pty.reserve
+(3,072 here): unbounded, one sandbox took all of them and every other sandbox's (and
+container's) terminal failed with ENOSPC (attack11)."""
+
+
+def _inodes(size: int | str) -> int:
+    """nr_inodes for a session tmpfs of ``size`` bytes: one per KiB. An inode is kernel memory
+    (~1 KiB with its dentry) that costs no byte of the tmpfs's size; without a bound a tmpfs
+    takes half the host's RAM in pages of them (3M here: 600,000 empty files held 541 MiB of
+    slab, attack11). The watchdog charges them to the memory limit as well."""
+    return max(4096, int(size) >> 10)
+
+
 def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     """Build the new root under ``cfg['session_dir']`` and pivot into it. Runs as pid 1 of the
     new pid namespace, inside the new user and mount namespaces. Returns layer facts."""
@@ -221,7 +236,7 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     if cfg.get("session_layer", "tmpfs") == "tmpfs":
         size = cfg.get("layer_size")
         sc.mount("tmpfs", sdir, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
-                 "mode=0755" + (f",size={int(size)}" if size else ""))
+                 "mode=0755" + (f",size={int(size)},nr_inodes={_inodes(size)}" if size else ""))
     layer = os.path.join(sdir, "layer")
     root = os.path.join(sdir, "root")
     _mkdirs(layer)
@@ -374,14 +389,15 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     # /dev: minimal
     dev = R("dev")
     _mkdirs(dev)
-    sc.mount("tmpfs", dev, "tmpfs", sc.MS_NOSUID | sc.MS_NOEXEC, "mode=0755,size=64k")
+    sc.mount("tmpfs", dev, "tmpfs", sc.MS_NOSUID | sc.MS_NOEXEC,
+             "mode=0755,size=64k,nr_inodes=1024")
     for name in _DEVICES:
         if os.path.exists("/dev/" + name):
             _bind("/dev/" + name, os.path.join(dev, name), readonly=False, rec=False)
     _mkdirs(os.path.join(dev, "pts"))
     try:
         sc.mount("devpts", os.path.join(dev, "pts"), "devpts", sc.MS_NOSUID | sc.MS_NOEXEC,
-                 "newinstance,ptmxmode=0666,mode=0620")
+                 f"newinstance,ptmxmode=0666,mode=0620,max={PTYS}")
         os.symlink("pts/ptmx", os.path.join(dev, "ptmx"))
     except OSError:
         pass
@@ -389,7 +405,8 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     # Limits.max_fs_bytes bounds /dev/shm too (files there are memory that no process owns)
     shm_size = cfg.get("layer_size")
     sc.mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
-             "mode=1777" + (f",size={int(shm_size)}" if shm_size else ""))
+             "mode=1777" + (f",size={int(shm_size)},nr_inodes={_inodes(shm_size)}"
+                            if shm_size else ""))
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, os.path.join(dev, name))

@@ -180,6 +180,11 @@ def _compile(deny: tuple[str, ...], notify: bool, protect: int, memfd: bool = Fa
                  sc.Arg(3, sc.MASKED_EQ, bit, bit))
     # openat2 passes its mode in memory seccomp cannot read; callers fall back on ENOSYS
     rule(sc.ERRNO(errno.ENOSYS), "openat2")
+    # (attack11) Linux AIO contexts draw on one count of the whole machine (fs.aio-nr against
+    # fs.aio-max-nr, 65536 here, not per namespace or user): one io_setup(65536) in a sandbox
+    # made every host process's io_setup fail with EAGAIN. ENOSYS, as on a kernel without
+    # AIO, which libaio users (databases, fio) fall back from
+    rule(sc.ERRNO(errno.ENOSYS), "io_setup")
     for req in (_TIOCSTI, _TIOCLINUX):
         # the request argument is an int; mask the upper half glibc may leave dirty
         rule(refuse(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, req))

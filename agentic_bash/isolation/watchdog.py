@@ -170,12 +170,22 @@ class WatchdogPage:
 
 
 # -- S2: pid 1 ---------------------------------------------------------------------------------
+_INODE_BYTES = 1024
+"""Kernel memory one tmpfs inode holds with its dentry (shmem_inode_cache 752 + dentry 192
+bytes here), charged by the watchdog: an empty file, directory or link costs no byte of a
+tmpfs's size (attack11: 600,000 empty files in /dev/shm held 541 MiB of slab under a 256 MiB
+limit; the sandbox's /dev, a 64 KiB tmpfs the workload may write, 200,000 for 250 MiB)."""
+_WATCHED_TMPFS = _TMPFS + ("/dev",)
+
+
 def _tmpfs_used() -> int:
+    """Bytes the sandbox's tmpfs mounts hold: their data, and ``_INODE_BYTES`` an inode."""
     used = 0
-    for p in _TMPFS:
+    for p in _WATCHED_TMPFS:
         try:
             st = os.statvfs(p)
-            used += (st.f_blocks - st.f_bfree) * st.f_frsize
+            used += ((st.f_blocks - st.f_bfree) * st.f_frsize
+                     + (st.f_files - st.f_ffree) * _INODE_BYTES)
         except OSError:
             pass
     return used
@@ -185,17 +195,33 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _statm_anon(pid: str) -> int | None:
-    """Resident bytes: cheap, an upper bound (pages a fork still shares copy-on-write count in
-    full in every process that maps them, and so do mapped files). Shared memory (MAP_SHARED
-    anonymous, a mapped memfd, SysV) is in statm's "shared" with the file pages, so resident
-    minus shared would miss it (attack9: 768 MiB of MAP_SHARED memory held past a 256 MiB
-    limit); ``_pss_held`` separates them when the sum passes the limit."""
+    """Resident bytes plus page tables (/proc/<pid>/status VmRSS + VmPTE): cheap, an upper
+    bound (pages a fork still shares copy-on-write count in full in every process that maps
+    them, and so do mapped files). Shared memory (MAP_SHARED anonymous, a mapped memfd, SysV)
+    is in statm's "shared" with the file pages, so resident minus shared would miss it
+    (attack9: 768 MiB of MAP_SHARED memory held past a 256 MiB limit); ``_pss_held``
+    separates them when the sum passes the limit. Page tables are in no page count: reads of
+    a never-written read-only mapping map the shared zero page, which no RSS counts, yet each
+    2 MiB read costs a 4 KiB page-table page (attack11: 512 MiB of them from one process,
+    RSS 10 MiB, lived under a 256 MiB limit). A zombie has neither line: 0."""
     try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            fields = f.read().split()
-        return int(fields[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/status", "rb") as f:
+            data = f.read()
+        _pte[pid] = _kib(data, b"\nVmPTE:")
+        return _kib(data, b"\nVmRSS:") + _pte[pid]
+    except (OSError, ValueError):
         return None
+
+
+_pte: dict[str, int] = {}
+"""pid -> page-table bytes from the last cheap pass (the precise pass adds them again)."""
+
+
+def _kib(data: bytes, key: bytes) -> int:
+    i = data.find(key)
+    if i < 0:
+        return 0
+    return int(data[i + len(key):data.index(b"kB", i)]) << 10
 
 
 def _pss_held(pid: str | int) -> int | None:
@@ -278,40 +304,94 @@ namespace: sockets in flight, held by no process, count too); ``"held"``: only t
 sandbox process holds (the host's namespace)."""
 
 
+class _FdScan:
+    """Who holds what among the sandbox's descriptors: the bytes of the memfds each process
+    holds open (st_blocks: allocated, mapped or not; each file once: an unmapped memfd is in
+    no process's memory figures and on no mount, attack9: 768 MiB held past a 256 MiB limit)
+    and which process holds each socket. Reading every descriptor of every process may take
+    seconds (20,000 descriptors a process, 1,024 processes), and the loop waits 4x what a
+    sample took (attack11: 9 processes of 20,000 descriptors each spaced the samples 4 s
+    apart, and 2 GiB lived under a 256 MiB limit meanwhile): so one sample reads for at most
+    ``budget`` seconds and the next goes on where it stopped; figures are the last complete
+    pass's (plus the processes this pass has finished)."""
+
+    budget = 0.01
+
+    def __init__(self) -> None:
+        self.memfd: dict[int, int] = {}
+        self.owner: dict[int, int] = {}
+        self.pids: list[str] = []
+
+    def _start(self, pids: list[str]) -> None:
+        self.pids, self.i, self.j = list(pids), 0, 0
+        self.names: list[str] | None = None
+        self.new_memfd: dict[int, int] = {}
+        self.new_owner: dict[int, int] = {}
+        self.seen: set[tuple[int, int]] = set()
+
+    def step(self, pids: list[str]) -> None:
+        if not self.pids:
+            self._start(pids)
+        end = time.monotonic() + self.budget
+        while self.i < len(self.pids):
+            pid = self.pids[self.i]
+            d = f"/proc/{pid}/fd"
+            if self.names is None:
+                try:
+                    self.names = os.listdir(d)
+                except OSError:
+                    self.names = []
+            names = self.names
+            while self.j < len(names):
+                if self.j & 63 == 63 and time.monotonic() > end:
+                    return
+                n = names[self.j]
+                self.j += 1
+                try:
+                    link = os.readlink(f"{d}/{n}")
+                    if link.startswith("socket:["):
+                        self.new_owner[int(link[8:-1])] = int(pid)
+                        continue
+                    if not link.startswith("/memfd:"):
+                        continue
+                    st = os.stat(f"{d}/{n}")
+                except (OSError, ValueError):
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key not in self.seen:
+                    self.seen.add(key)
+                    self.new_memfd[int(pid)] = self.new_memfd.get(int(pid), 0) + \
+                        st.st_blocks * 512
+            self.i, self.j, self.names = self.i + 1, 0, None
+        self.memfd, self.owner, self.pids = self.new_memfd, self.new_owner, []
+
+    def held(self) -> dict[int, int]:
+        """pid -> memfd bytes, and the socket bytes queued now, each charged to its holder
+        (under -1 those no process is known to hold, when every socket is the sandbox's)."""
+        out = dict(self.memfd)
+        socks = _socket_bytes()
+        if socks:
+            part = self.new_owner if self.pids else {}
+            unheld = 0
+            for ino, b in socks.items():
+                pid = part.get(ino) or self.owner.get(ino)
+                if pid is not None:
+                    out[pid] = out.get(pid, 0) + b
+                else:
+                    unheld += b
+            if unheld and _unix_scope[0] == "all":
+                out[-1] = unheld
+        return out
+
+
+_fd_scan = _FdScan()
+
+
 def _memfd_held(pids: list[str]) -> dict[int, int]:
-    """Bytes of the memfds each process holds open (st_blocks: what is allocated, mapped or
-    not), each file once: an unmapped memfd is in no process's memory figures and on no
-    mount (attack9: a 768 MiB memfd held past a 256 MiB limit). Plus the bytes queued in the
-    sockets each holds (each socket once), and under key -1 those no process holds."""
-    seen: set[tuple[int, int]] = set()
-    out: dict[int, int] = {}
-    socks = _socket_bytes()
-    for pid in pids:
-        d = f"/proc/{pid}/fd"
-        try:
-            names = os.listdir(d)
-        except OSError:
-            continue
-        for n in names:
-            try:
-                link = os.readlink(f"{d}/{n}")
-                if link.startswith("socket:[") and socks:
-                    b = socks.pop(int(link[8:-1]), 0)
-                    if b:
-                        out[int(pid)] = out.get(int(pid), 0) + b
-                    continue
-                if not link.startswith("/memfd:"):
-                    continue
-                st = os.stat(f"{d}/{n}")
-            except (OSError, ValueError):
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key not in seen:
-                seen.add(key)
-                out[int(pid)] = out.get(int(pid), 0) + st.st_blocks * 512
-    if socks and _unix_scope[0] == "all":
-        out[-1] = sum(socks.values())
-    return out
+    """Bytes of the memfds each process holds open plus the bytes queued in the sockets each
+    holds, and under key -1 those no process holds (see ``_FdScan``: one bounded step)."""
+    _fd_scan.step(pids)
+    return _fd_scan.held()
 
 
 _MEMFD_EVERY = 0.25
@@ -319,8 +399,8 @@ _memfd_last: list[Any] = [float("-inf"), {}]
 
 
 def _memfd_recent(pids: list[str]) -> dict[int, int]:
-    """``_memfd_held`` at most every _MEMFD_EVERY seconds (it reads every descriptor of every
-    process: ~4x the cost of the rest of a sample), the last figures in between."""
+    """``_memfd_held`` at most every _MEMFD_EVERY seconds (it reads descriptors: ~4x the
+    cost of the rest of a sample), the last figures in between."""
     now = time.monotonic()
     if now - _memfd_last[0] >= _MEMFD_EVERY or _sockets_in_use() >= _SOCKETS_MANY:
         _memfd_last[:] = [now, _memfd_held(pids)]
@@ -405,6 +485,13 @@ def pss_anon(pid: str | int) -> int | None:
     return pss
 
 
+PRECISE_BUDGET = 0.1
+"""Seconds one sample may spend reading smaps_rollup once the cheap sum passes the limit."""
+_WALK_PTE = 16 << 20
+"""A process with more page tables than this keeps its upper bound: one smaps_rollup read
+walks them all in a single call (~1.4 s for 512 MiB of them) and no budget can stop it."""
+
+
 def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
            known: dict[int, int] | None = None) -> tuple[int, int, list[tuple[int, int]]]:
     """(bytes the sandbox holds, processes other than ``exclude``, [(bytes, pid)] of those)
@@ -418,6 +505,7 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
     except OSError:
         return tmpfs, 0, []
     memfd = _memfd_recent(names)
+    _pte.clear()
     cheap: list[tuple[int, int]] = []
     for d in names:
         v = _statm_anon(d)
@@ -426,17 +514,27 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
     tmpfs += memfd.get(-1, 0)   # (queued in sockets no process holds: in flight)
     total = tmpfs + sum(v for v, _ in cheap)
     if limit is not None and total > limit:
+        # smaps_rollup walks a process's page tables, seconds for a sparse 256 GiB mapping
+        # (attack11: one such pass spaced the samples 5 s apart): largest first, until the sum
+        # is proved under the limit or PRECISE_BUDGET is spent (a process not reached keeps
+        # its upper bound), and not at all when page tables and tmpfs, which are exact, pass
+        # the limit on their own
         known = known or {}
+        end = time.monotonic() + (PRECISE_BUDGET if tmpfs + sum(_pte.values()) <= limit
+                                  else 0.0)
         precise = []
-        for v, pid in cheap:
+        for v, pid in sorted(cheap, reverse=True):
             p = known.get(pid)
-            if p is None:
+            if (p is None and total > limit and time.monotonic() < end
+                    and _pte.get(str(pid), 0) <= _WALK_PTE):
                 p = _pss_held(pid)
                 if p is not None:
-                    p += memfd.get(pid, 0)
-            precise.append((v if p is None else p, pid))
+                    p += memfd.get(pid, 0) + _pte.get(str(pid), 0)
+            if p is not None:
+                total -= v - p
+                v = p
+            precise.append((v, pid))
         cheap = precise
-        total = tmpfs + sum(v for v, _ in cheap)
     procs = [(v, pid) for v, pid in cheap if pid not in exclude]
     return total, len(procs), procs
 
@@ -907,7 +1005,7 @@ class S3Usage:
             for p in _TMPFS:
                 try:
                     st = os.statvfs(p)
-                    if st.f_bavail * st.f_frsize < _FULL:
+                    if st.f_bavail * st.f_frsize < _FULL or st.f_favail < 16:
                         exceeded = "disk"
                         break
                 except OSError:

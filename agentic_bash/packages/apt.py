@@ -430,6 +430,12 @@ def _export_prefix(c: _Ctx, lay: dict[str, str]) -> None:
 
     prepend("PATH", [lay["bindir"]])
     prepend("LD_LIBRARY_PATH", [posixpath.join(root, d) for d in _LIB_DIRS])
+    # (compat11) Perl modules of the prefix: cowsay's Text::CharWidth (libtext-charwidth-perl)
+    # was unpacked there and perl did not look ("Can't locate Text/CharWidth.pm in @INC")
+    import glob
+    prepend("PERL5LIB", sorted(glob.glob(posixpath.join(root, "usr/lib/*/perl5/*")))
+            + sorted(glob.glob(posixpath.join(root, "usr/lib/*/perl/*")))
+            + [posixpath.join(root, "usr/share/perl5")])
 
 
 def _export(sh: Any, name: str) -> None:

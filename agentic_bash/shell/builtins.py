@@ -4547,12 +4547,22 @@ def ulimit_of(sh: Interpreter, c: str) -> tuple[int, int]:
     if own and c in own:
         return own[c]
     name = _ULIMITS[c][0]
-    if getattr(sh.host, "native", None) is not None:
+    native = getattr(sh.host, "native", None)
+    if native is not None:
         import resource
         try:
-            return resource.getrlimit(getattr(resource, name))
+            soft, hard = resource.getrlimit(getattr(resource, name))
         except (AttributeError, OSError, ValueError):
             pass
+        else:
+            # the launcher's per-program caps (Limits.max_process_memory: RLIMIT_DATA,
+            # max_address_space: RLIMIT_AS) are set on each child, not on the shell
+            cap = {"d": "max_data", "v": "max_memory"}.get(c)
+            cap_v = getattr(native, cap, None) if cap else None
+            if isinstance(cap_v, int):
+                soft = cap_v if soft < 0 or soft > cap_v else soft
+                hard = cap_v if hard < 0 or hard > cap_v else hard
+            return soft, hard
     v = _ULIMIT_VIRTUAL.get(c, _INF)
     return v, v
 

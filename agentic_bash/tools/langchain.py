@@ -19,7 +19,7 @@ def langchain_tools(sb: Any, *, renderer: Renderer | None = None, names: Any = N
     """``BaseTool`` instances (JSON-schema ``args_schema``, the same schemas as
     ``tools.schemas()``) that run on ``sb``; calls are serialised, answers are rendered text."""
     try:
-        from langchain_core.tools import BaseTool
+        from langchain_core.tools import BaseTool, ToolException
     except ImportError as exc:
         raise ImportError("langchain_tools needs the 'langchain' extra: pip install 'agentic-bash[langchain]'") from exc
 
@@ -39,7 +39,12 @@ def langchain_tools(sb: Any, *, renderer: Renderer | None = None, names: Any = N
             if args:   # a bare string input: only meaningful for bash
                 kwargs = {"command": args[0], **kwargs} if self.name == "bash" else kwargs
             with lock:
-                return handle(sb, self.name, kwargs, renderer=renderer)
+                text = handle(sb, self.name, kwargs, renderer=renderer)
+            if text.startswith("error: "):
+                # the same text for the model, and a ToolMessage with status="error" for
+                # an agent invoked with a tool call (handle_tool_error passes the text on)
+                raise ToolException(text)
+            return text
 
-    return [SandboxTool(name=s.name, description=s.description, args_schema=s.schema())
-            for s in _selected(names)]
+    return [SandboxTool(name=s.name, description=s.description, args_schema=s.schema(),
+                        handle_tool_error=True) for s in _selected(names)]
