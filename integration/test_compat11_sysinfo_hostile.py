@@ -1,13 +1,14 @@
-"""The supervisor's sysinfo answer against hostile callers in a default Sandbox(): pointers into read-only file mappings (shared and private), a buffer flipped read-only by another thread mid-call, and a flood from several processes; the files stay as they were and the supervisor keeps answering."""
+"""The supervisor's sysinfo answer against hostile callers (namespace and landlock levels): pointers into read-only file mappings (shared and private), a buffer flipped read-only by another thread mid-call, and a flood from several processes; the files stay as they were and the supervisor keeps answering."""
 
 from __future__ import annotations
 
 import hashlib
+import warnings
 
 import pytest
 
 from _support import sandbox_supported
-from agentic_bash import Sandbox
+from agentic_bash import Limits, Sandbox
 
 ok, why = sandbox_supported()
 pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
@@ -64,6 +65,7 @@ for p in pids:
     os.waitpid(p, 0)
 b = ctypes.create_string_buffer(112)
 print("after", call(ctypes.addressof(b)))
+print("phys", os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 EOF
 """
 
@@ -73,9 +75,15 @@ def _digest(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def test_sysinfo_hostile_pointers_and_flood() -> None:
+@pytest.mark.parametrize("isolation", ["namespace", "landlock"])
+def test_sysinfo_hostile_pointers_and_flood(isolation: str) -> None:
+    """The landlock level's supervisor (S1, in the host's pid namespace) answers too."""
     before = _digest("/usr/bin/env")
-    with Sandbox() as sb:
+    cap = 384 << 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (the landlock level warns of what it lacks)
+        sb = Sandbox(isolation=isolation, limits=Limits(max_process_memory=cap))
+    with sb:
         r = sb.run(HOSTILE, timeout=120)
         after_in = sb.run("sha256sum /usr/bin/env", timeout=30).stdout.split()[0]
     out = r.stdout
@@ -86,4 +94,5 @@ def test_sysinfo_hostile_pointers_and_flood() -> None:
     race = [line for line in out.splitlines() if line.startswith("race ")]
     assert race and set(race[0][5:].split(",")) <= {"ok", "EFAULT"}, r
     assert "after ok\n" in out, r
+    assert f"phys {cap}\n" in out, r     # the per-program cap, as the namespace level says
     assert _digest("/usr/bin/env") == before == after_in
