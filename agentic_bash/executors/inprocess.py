@@ -1128,9 +1128,12 @@ class InProcessExecutor:
             return None
         if self.allowlist is not None and name not in self.allowlist:
             return None
-        spec = self.registry.get(name)
+        reg = self.registry
+        spec = dict.get(reg, name)  # (a loaded command: no Python-level get)
         if spec is None:
-            return None
+            spec = reg.get(name)  # (the lazy registry loads its module)
+            if spec is None:
+                return None
         st = sh.state
         path = st.hash.get(name) if st.hash else None
         if path is None or st.hash_path != sh.get_scalar("PATH"):

@@ -3051,7 +3051,8 @@ class Interpreter(Expander):
         st = self.state
         if name not in _PRODUCERS or st.functions.get(name) is not None or (st.disabled and name in st.disabled):
             return None
-        if name == "printf" and (len(argv) < 2 or argv[1][:1] == "-" or _PRINTF_UNBOUNDED.search(argv[1])):
+        if name == "printf" and (len(argv) < 2 or argv[1][:1] == "-"
+                                 or ("%" in argv[1] and _PRINTF_UNBOUNDED.search(argv[1]))):
             return None
         # what it may write, over-estimated, must be small: printf repeats its format for
         # every argument (a long format times many arguments is quadratic in the script),
@@ -3145,7 +3146,7 @@ class Interpreter(Expander):
                 fds[1] = _coop.Filler(pipes[i])
             self.lineno = cline or line
             try:
-                results[i] = call(self, fn, list(argv))
+                results[i] = call(self, fn, argv)  # (_call passes the command a list of its own)
             except LimitExceeded as e:
                 errors[i] = e.with_traceback(None)  # (kept, its frames were a cycle)
                 results[i] = 124

@@ -62,6 +62,19 @@ FIXED_AWK = [
 ]
 CASES += FIXED_AWK
 
+FIXED_CMDS = [
+    # tree 2.1.0 counts a directory it was given only when it lists something
+    'mkdir e; tree e | tail -1; tree . | tail -1; tree | tail -1; mkdir -p x/y; touch x/y/z; tree x | tail -1; cd e; tree | tail -1; cd ..; tree -d x | tail -1; tree x e | tail -1; touch e/f; tree e | tail -1',
+    # numfmt: the input's own fraction digits, rounding at a format's precision (from zero),
+    # "%0Nf" zero-pads the number, "%'f"; errors after the numbers before them
+    'for f in "%08.2f" "%.2f" "%-8.1f|" "%8f" "%f" "%\'f" "%.0f" "%08f" "%+.1f" "x%.3fy" "%10.2f"; do printf "[%s] " "$f"; numfmt --format="$f" -- 3.14159 3.141 -2.5 1234567.891 2>&1 | tr "\\n" " "; echo; done',
+    'numfmt 3.14159 1.5 2 -- -2.50 1e3 2>&1; numfmt --to=si 3.14159 1500.5 9.96 999.5 999999; numfmt --format="%08.2f" --to=si 1234567; numfmt --to=si --format=%.2f 5.678; numfmt --format="%.1f" --round=nearest 3.14159 3.15 3.25; numfmt --format="%.1f" --round=down -- 3.19 -3.19',
+    'numfmt --padding=-6 --format="%4.1f" 2; numfmt --format="%010.3f" --to=iec 2048; numfmt --from=si 1.5K 2.25M; numfmt --from=iec --to=si 1Ki; numfmt 1.000; numfmt --to=iec-i 1048576 1536',
+    # df --output=FIELDS (the sizes themselves are the sandbox's: only what does not depend on them)
+    'df --output=target / ; df --output=size -h / | head -1; df --output=source,fstype,itotal / | head -1; df --output=bogus / ; echo $?; df -i --output=target / 2>&1; echo $?; df --output=target,target / 2>&1; echo $?; df --output=file,target . nosuch 2>&1 | head -2',
+]
+CASES += FIXED_CMDS
+
 
 @pytest.fixture(scope="module", params=["virtual", "namespace"])
 def sandbox(request, tmp_path_factory):
