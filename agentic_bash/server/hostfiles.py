@@ -101,6 +101,9 @@ class HostFiles:
         todo.reverse()                       # a stack: the next component last
         stack = [self._open_root()]
         links = 0
+        # (a sandbox's workdir reached from the host: no step may cross into another mount,
+        # whatever the workload managed to mount there; a base dir of the host's may)
+        dev = os.fstat(stack[0]).st_dev if self._root_fd is not None else None
         try:
             while todo:
                 comp = todo.pop()
@@ -146,6 +149,8 @@ class HostFiles:
                     raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), user_path)
                 try:
                     stack.append(os.open(comp, _DIR_FLAGS, dir_fd=stack[-1]))
+                    if dev is not None and os.fstat(stack[-1]).st_dev != dev:
+                        raise Denied(user_path)
                 except (NotADirectoryError, FileNotFoundError, OSError) as e:
                     if getattr(e, "errno", None) in (errno.ENOTDIR, errno.ENOENT, errno.ELOOP):
                         todo.append(comp)    # changed since the stat: look again
