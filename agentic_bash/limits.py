@@ -255,7 +255,7 @@ class Budget:
         if d is not None and time.monotonic() >= d:
             self._cancelled = True
             self._event.set()
-            _wake.set()   # (jobs this run started are due now: see _JobBudget.due)
+            _wake_watch()   # (jobs this run started are due now: see _JobBudget.due)
             self.abort_pipes()
             raise LimitExceeded("timeout", "timed out")
 
@@ -376,7 +376,7 @@ class Budget:
         # the watchdog's next look costs it nothing (_look_at, inlined)
         d = self.deadline
         if d is not None and d + WATCH_GRACE - WATCH_EARLY_MAX - WATCH_APPROACH < _wake_at:
-            _wake.set()
+            _wake_watch()
 
     def _look_at(self) -> float:
         """The earliest moment the watchdog must look at this budget on its own:
@@ -443,7 +443,7 @@ class Budget:
         self._reason = reason
         self._cancelled = True
         self._event.set()
-        _wake.set()   # (a budget whose due() looks at this one's flag: see _look_at)
+        _wake_watch()   # (a budget whose due() looks at this one's flag: see _look_at)
         self.abort_pipes()
 
     # -- the run's OS pipes ---------------------------------------------------------------
@@ -577,8 +577,18 @@ watchdog thread there; its forked children start their own."""
 
 _ACTIVE: list[Budget] = []  # one entry per bind of a budget (list ops are atomic under the GIL)
 _INF = float("inf")
-_wake = threading.Event()  # set: the watchdog looks again now
+_wake = threading.Lock()  # released: the watchdog looks again now (see _wake_watch)
+_wake.acquire()
 _wake_at = _INF  # when the watchdog looks next on its own (inf while it looks)
+
+
+def _wake_watch() -> None:
+    """Make the watchdog look again now. (A plain lock that the watchdog waits to acquire
+    and this releases: an Event's wait, a Condition in Python, cost its idle look ~3x.)"""
+    try:
+        _wake.release()
+    except RuntimeError:
+        pass   # (a wake-up is pending already)
 _NOKICK: dict[int, int] = {}  # thread -> depth of no_kick() regions (Thread.start, fd making)
 _WATCH_LOCK = threading.Lock()
 _watch_started = False
@@ -635,17 +645,14 @@ def _watch_round() -> bool:
     while True:
         target = _monotonic() + wait
         _wake_at = target
-        woken = _wake.wait(wait)
+        woken = _wake.acquire(True, wait)   # (a wake-up taken is consumed)
         # (from here until _wake_at is set again, every watch() wakes the next wait)
         _wake_at = _INF
-        _wake.clear()
         now = _monotonic()
         if not woken:
             _note_lag(now - target, now)
         wait = WATCH_IDLE
         if not _ACTIVE:
-            if os.getpid() != me:  # pragma: no cover - (a forked child starts its own)
-                return True
             continue
         nearest = now + wait
         frames = None  # (taken when a budget is due, again when 2 ms old: a storm's
@@ -848,7 +855,8 @@ def _after_fork() -> None:
     _lag = 0.0
     WATCH_OFF = False
     _WATCH_LOCK = threading.Lock()
-    _wake = threading.Event()   # (the parent's may have been held at the fork)
+    _wake = threading.Lock()   # (the parent's may have been held at the fork)
+    _wake.acquire()
     _wake_at = _INF
     del _ACTIVE[:]
     _NOKICK.clear()

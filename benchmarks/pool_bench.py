@@ -235,37 +235,72 @@ def _no_cgroup_limits():
     return dataclasses.replace(Limits(), max_processes=None, max_memory_bytes=None)
 
 
-def _proc_times(pid: int) -> tuple[float, float]:
-    """(own CPU, CPU of reaped children) seconds of process ``pid`` (every thread)."""
+def _children_cpu(pid: int) -> float:
+    """CPU seconds of the reaped children of process ``pid`` (clock ticks)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
     except OSError:
-        return 0.0, 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    return ((int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick)
+        return 0.0
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
-def _role_cpu(sbs: list) -> dict[str, float]:
-    """CPU seconds so far by role: this process, the sandboxes' S1, S2 (pid 1), S3 (the
-    runner) and S3's reaped children (the workload's programs)."""
-    out = {"host": sum(os.times()[:2]), "s1": 0.0, "s2": 0.0, "s3": 0.0, "workload": 0.0}
-    for sb in sbs:
-        s1 = sb._ex.pid
-        kids = []
+def _threads_cpu(pid: int) -> float:
+    """CPU seconds of every thread of process ``pid`` (schedstat: ns, not clock ticks)."""
+    tot = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for t in tids:
         try:
-            with open(f"/proc/{s1}/task/{s1}/children") as f:
-                kids = [int(x) for x in f.read().split()]
-            s2 = kids[0]
-            with open(f"/proc/{s2}/task/{s2}/children") as f:
-                s3 = int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{t}/schedstat", "rb") as f:
+                tot += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return tot / 1e9
+
+
+def _ns_pid(pid: int) -> int:
+    """Process ``pid``'s number in its own (innermost) pid namespace."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    return pid
+
+
+def _kids(pid: int) -> list[int]:
+    """Children of process ``pid`` (forked by any of its threads), oldest first."""
+    out = []
+    for t in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        with open(f"/proc/{pid}/task/{t}/children") as f:
+            out += [int(x) for x in f.read().split()]
+    return out
+
+
+def _role_cpu(sbs: list, end: bool = False) -> dict[str, float]:
+    """CPU seconds so far by role: this process, the sandboxes' S1, S2 (pid 1), S3 (the
+    runner) and S3's reaped children (the workload's programs). This process is read
+    first at the ``end`` of a window and last at its start, so reading /proc here is not
+    counted in it."""
+    host = _threads_cpu(os.getpid()) if end else 0.0
+    out = {"host": 0.0, "s1": 0.0, "s2": 0.0, "s3": 0.0, "workload": 0.0}
+    for sb in sbs:
+        s1: int | None = sb._ex.pid
+        try:
+            # (the zygote may clone pid 1 of the namespaces itself: then there is no S1)
+            s2 = s1 if _ns_pid(s1) == 1 else _kids(s1)[0]
+            s1 = None if s2 == s1 else s1
+            s3 = _kids(s2)[0]
         except (OSError, IndexError, ValueError):
             continue
-        for role, pid in (("s1", s1), ("s2", s2)):
-            out[role] += _proc_times(pid)[0]
-        own, reaped = _proc_times(s3)
-        out["s3"] += own
-        out["workload"] += reaped
+        if s1 is not None:
+            out["s1"] += _threads_cpu(s1)
+        out["s2"] += _threads_cpu(s2)
+        out["s3"] += _threads_cpu(s3)
+        out["workload"] += _children_cpu(s3)
+    out["host"] = host if end else _threads_cpu(os.getpid())
     return out
 
 
@@ -288,7 +323,7 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
         # what 200 idle sandboxes cost (watchdogs, timers), then what the workload costs
         idle0 = _role_cpu(sbs)
         await asyncio.sleep(2.0)
-        idle1 = _role_cpu(sbs)
+        idle1 = _role_cpu(sbs, end=True)
         echo: list[float] = []
         other: list[float] = []
         stop = time.monotonic() + seconds
@@ -311,7 +346,7 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
 
         busy0 = _role_cpu(sbs)
         await asyncio.gather(*(session(sb) for sb in sbs))
-        busy1 = _role_cpu(sbs)
+        busy1 = _role_cpu(sbs, end=True)
         calls = len(echo) + len(other)
         return {"start_all_s": started, "echo": summary(echo),
                 "idle_cpu_s_per_s": {k: round((idle1[k] - idle0[k]) / 2.0, 4) for k in idle0},

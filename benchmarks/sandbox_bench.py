@@ -1,7 +1,12 @@
 """Sandboxed mode: per-command cost, sandbox creation, timeout latency, against unshare and bwrap."""
 
 # Run: .venv/bin/python benchmarks/sandbox_bench.py [--n 200] [--json out.json]
+#      .venv/bin/python benchmarks/sandbox_bench.py --ab-create OLD_TREE [--rounds 4 --n 12]
 # bubblewrap comes from the Debian package `bubblewrap` (apt-get install bubblewrap).
+# --ab-create: creation of two checkouts in child processes taking turns (the same load for
+# both): Sandbox() / first /bin/true / close() wall, unshare interleaved, and the CPU and
+# run-queue wait of every process a creation involves (host thread, zygote, the sandbox's
+# own processes; /proc/PID/task/*/schedstat, ns resolution), medians per round.
 
 from __future__ import annotations
 
@@ -29,12 +34,110 @@ def _time(fn, n: int) -> dict[str, float]:
     return _stats(out)
 
 
+_AB_CHILD = r"""
+import json, os, statistics, subprocess, sys, threading, time
+import psutil
+from agentic_bash import Sandbox
+from agentic_bash.isolation.zygote import get_zygote
+
+UNSHARE = ["unshare", "-Ur", "--mount", "--pid", "--net", "--fork", "/bin/true"]
+
+
+def sched(pid, task=None):
+    out = [0, 0]
+    tasks = [task] if task else os.listdir(f"/proc/{pid}/task")
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                a = f.read().split()
+        except OSError:
+            continue
+        out[0] += int(a[0])
+        out[1] += int(a[1])
+    return out
+
+
+Sandbox("namespace").close()
+z = get_zygote().pid
+me = threading.get_native_id()
+rows = {k: [] for k in ("create", "first", "close", "create_plus_first", "unshare",
+                        "cpu_ms", "wait_ms", "processes")}
+for _ in range(int(sys.argv[1])):
+    z0, h0 = sched(z), sched(os.getpid(), me)
+    t0 = time.perf_counter()
+    sb = Sandbox("namespace")
+    t1 = time.perf_counter()
+    h1, z1 = sched(os.getpid(), me), sched(z)
+    top = psutil.Process(sb._ex.pid)
+    procs = [top.pid] + [c.pid for c in top.children(recursive=True)]
+    own = [sched(p) for p in procs]
+    sb.run("/bin/true")
+    t2 = time.perf_counter()
+    sb.close()
+    t3 = time.perf_counter()
+    rows["create"].append((t1 - t0) * 1e3)
+    rows["first"].append((t2 - t1) * 1e3)
+    rows["close"].append((t3 - t2) * 1e3)
+    rows["create_plus_first"].append((t2 - t0) * 1e3)
+    rows["cpu_ms"].append((sum(c for c, _ in own) + h1[0] - h0[0] + z1[0] - z0[0]) / 1e6)
+    rows["wait_ms"].append((sum(w for _, w in own) + h1[1] - h0[1] + z1[1] - z0[1]) / 1e6)
+    rows["processes"].append(len(procs))
+    t = time.perf_counter()
+    subprocess.run(UNSHARE, check=True)
+    rows["unshare"].append((time.perf_counter() - t) * 1e3)
+out = {k: statistics.median(v) for k, v in rows.items()}
+out["ratio"] = out["create_plus_first"] / out["unshare"]
+with open("/proc/loadavg") as f:
+    out["load"] = f.read().split()[:3]
+print(json.dumps(out))
+"""
+
+
+def ab_create(old_tree: str, rounds: int, n: int) -> dict:
+    """Creation figures of ``old_tree`` and of this checkout, child processes taking turns."""
+    import os
+    import statistics as st
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    trees = {"old": os.path.abspath(old_tree), "new": here}
+    for t in trees.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(t, "agentic_bash")],
+                       check=True, stdout=subprocess.DEVNULL)
+    runs: dict[str, list[dict]] = {k: [] for k in trees}
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+            env = dict(os.environ, PYTHONPATH=trees[name])
+            p = subprocess.run([sys.executable, "-c", _AB_CHILD, str(n)], env=env, cwd="/",
+                               capture_output=True, text=True, timeout=900)
+            if p.returncode:
+                raise RuntimeError(p.stderr[-3000:])
+            got = json.loads(p.stdout.strip().splitlines()[-1])
+            runs[name].append(got)
+            print(f"round {r} {name}: " + ", ".join(
+                f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in got.items()),
+                flush=True)
+    out: dict = {"trees": trees, "rounds": rounds, "per_round": n, "runs": runs}
+    for name, rs in runs.items():
+        out[name] = {k: st.median(x[k] for x in rs) for k in rs[0] if k != "load"}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--json")
+    ap.add_argument("--ab-create", metavar="OLD_TREE")
+    ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
     n = args.n
+    if args.ab_create:
+        res = ab_create(args.ab_create, args.rounds, n if n != 200 else 12)
+        for name in ("old", "new"):
+            print(name, json.dumps({k: round(v, 2) for k, v in res[name].items()}))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=2)
+        return
 
     from agentic_bash.executors.sandboxed import SandboxedExecutor
     from agentic_bash.isolation.zygote import get_zygote

@@ -90,12 +90,6 @@ echo "pip=$?"
 v/bin/python -c 'import termcolor; print("imported", termcolor.__name__)'
 """
 
-NPM = r"""
-mkdir -p /workspace/n && cd /workspace/n && npm init -y >/dev/null
-npm install --no-audit --no-fund --loglevel=error is-number; echo "npm=$?"
-node -e 'console.log("node", require("is-number")(5))'
-"""
-
 SQLITE = r"""
 sqlite3 /tmp/t.db 'create table t(a); insert into t values (1),(2),(3); select sum(a) from t;'
 """
@@ -115,7 +109,6 @@ SCENARIOS: dict[str, tuple[tuple[str, ...], str]] = {
     "cc": (("cc", "make"), CC),
     "git": (("git",), GIT),
     "venv_pip": (("python3",), VENV_PIP),
-    "npm": (("node", "npm"), NPM),
     "sqlite": (("sqlite3",), SQLITE),
     "curl": (("curl", "python3"), CURL),
 }

@@ -1180,12 +1180,13 @@ def tree(ctx: CommandContext, argv: list[str]) -> int:
             s = "[" + " ".join(pre) + "]  " + s
         return s
 
-    def walk(p: str, shown: str, prefix: str, level: int) -> None:
+    def walk(p: str, shown: str, prefix: str, level: int) -> int:
+        """List ``p``'s entries under it; -> how many were listed."""
         nonlocal ndirs, nfiles
         try:
             names = ctx.fs.listdir(p)
         except OSError:
-            return
+            return 0
         ents = []
         for n in names:
             if n.startswith(".") and not show_all:
@@ -1217,6 +1218,7 @@ def tree(ctx: CommandContext, argv: list[str]) -> int:
                     walk(cp, disp, prefix + ("" if no_indent else ("    " if last else "\u2502\u00a0\u00a0 ")), level + 1)
             else:
                 nfiles += 1
+        return len(ents)
 
     status = 0
     for d in ops or ["."]:
@@ -1226,9 +1228,9 @@ def tree(ctx: CommandContext, argv: list[str]) -> int:
             out.append(f"{d}  [error opening dir]\n")
             status = 2 if st is None else status
             continue
-        ndirs += 1
         out.append(label(d, p, st) + "\n")
-        walk(p, d, "", 1)
+        if walk(p, d, "", 1):
+            ndirs += 1  # (tree 2.1.0 counts a directory it was given only when it lists something)
     if not noreport:
         out.append(f"\n{ndirs} director{'y' if ndirs == 1 else 'ies'}" +
                    ("" if dirs_only else f", {nfiles} file{'' if nfiles == 1 else 's'}") + "\n")

@@ -7,6 +7,7 @@ import math
 import random
 import re
 import unicodedata
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, ROUND_UP, Decimal
 
 from ..limits import Budget
 from ._args import (
@@ -196,43 +197,48 @@ def _round(v: float, mode: str) -> float:
     return math.ceil(v) if v >= 0 else math.floor(v)   # from-zero (default)
 
 
-def _numfmt_to(v: float, to: str, rnd: str, prec: int | None) -> str:
+def _numfmt_to(v: float, to: str, rnd: str, prec: int | None, inprec: int = 0, zero: int = 0) -> str:
+    """coreutils' double_to_human: ``prec`` from --format (None: the input's own ``inprec``
+    fraction digits when not scaled); ``zero``: the width a "%0Nf" format zero-pads the
+    number to, before the unit letter."""
     if to == "none":
-        r = _round(v, rnd)
-        if prec is not None:
-            return f"{v:.{prec}f}"
-        return str(int(r))
+        # (in decimal: 1234567.891 scaled by 1000 as a float is a hair above the integer,
+        # which rounding up from zero would bump)
+        p = prec if prec is not None else inprec
+        d = _round_dec(Decimal(repr(v)).scaleb(p), rnd).scaleb(-p)
+        return _zero_pad(f"{d:.{p}f}", zero)
     base = 1000 if to == "si" else 1024
-    a = abs(v)
-    p = 0
-    while a >= base and p < len(_SI):
-        a /= base
-        p += 1
-    if p == 0:
-        return str(int(_round(v, rnd))) if prec is None else f"{v:.{prec}f}"
-    sign = -1 if v < 0 else 1
-    if prec is None:
-        if a < 10:
-            x = _round(a * 10 * sign, rnd) / 10
-            if abs(x) >= 10:
-                x = _round(a * sign, rnd)
-                body = str(int(x))
-            else:
-                body = f"{x:.1f}"
-        else:
-            x = _round(a * sign, rnd)
-            if abs(x) >= base and p < len(_SI):
-                p += 1
-                body = f"{x / base:.1f}"
-            else:
-                body = str(int(x))
+    val = v
+    power = 0
+    while abs(val) >= base and power < len(_SI):
+        val /= base
+        power += 1
+    if prec is not None:
+        adj = min(power * 3, prec)
     else:
-        scale = 10 ** prec
-        body = f"{_round(sign * a * scale, rnd) / scale:.{prec}f}"
-    suf = _SI[p - 1]
-    if to == "si" and suf == "K":
-        suf = "k" if False else "K"
-    return body + suf + ("i" if to == "iec-i" else "")
+        adj = 1 if abs(val) < 10 else 0
+    val = _round(val * 10 ** adj, rnd) / 10 ** adj
+    if abs(val) >= base and power < len(_SI):
+        val /= base
+        power += 1
+    show_point = val != 0 and abs(val) < 10 and power > 0
+    body = _zero_pad(f"{val:.{(1 if show_point else 0) if prec is None else prec}f}", zero)
+    if not power:
+        return body
+    return body + _SI[power - 1] + ("i" if to == "iec-i" else "")
+
+
+def _round_dec(d: Decimal, mode: str) -> Decimal:
+    r = {"up": ROUND_CEILING, "down": ROUND_FLOOR, "towards-zero": ROUND_DOWN,
+         "nearest": ROUND_HALF_UP}.get(mode, ROUND_UP)
+    return d.quantize(Decimal(1), rounding=r)
+
+
+def _zero_pad(body: str, width: int) -> str:
+    if len(body) >= width:
+        return body
+    sign = "-" if body.startswith("-") else ""
+    return sign + body[len(sign):].rjust(width - len(sign), "0")
 
 
 @command("numfmt", usage="numfmt [OPTION]... [NUMBER]...", help="Reformat NUMBER(s), or the numbers from standard input if none are specified.")
@@ -257,6 +263,7 @@ def numfmt(ctx: CommandContext, argv: list[str]) -> int:
     fmt_prec: int | None = None
     fmt_pre = fmt_post = ""
     fmt_width = 0
+    fmt_zero = 0
     invalid = "abort"
     from_unit = to_unit = 1
     for k, v in opts:
@@ -305,13 +312,16 @@ def numfmt(ctx: CommandContext, argv: list[str]) -> int:
         elif k == "round":
             rnd = v
         elif k == "format":
-            m = re.fullmatch(r"(.*?)%(-?)(0?)(\d*)(?:\.(\d+))?f(.*)", v)
+            m = re.fullmatch(r"(.*?)%(?=[-0']*\d*(?:\.\d+)?f)([-0']*)(\d*)(?:\.(\d+))?f(.*)", v)
             if not m:
                 ctx.error(f"invalid format {quote(ctx, v)}, directive must be %[0]['][-][N][.][N]f")
                 return 1
-            fmt_pre, fmt_post = m.group(1), m.group(6)
-            fmt_width = int(m.group(4) or 0) * (-1 if m.group(2) else 1)
-            fmt_prec = int(m.group(5)) if m.group(5) is not None else None
+            fmt_pre, fmt_post = m.group(1), m.group(5)
+            flags = m.group(2)
+            fmt_width = int(m.group(3) or 0) * (-1 if "-" in flags else 1)
+            if "0" in flags and "-" not in flags:
+                fmt_zero, fmt_width = fmt_width, 0
+            fmt_prec = int(m.group(4)) if m.group(4) is not None else None
         elif k == "invalid":
             from ._args import argmatch
             invalid = argmatch(ctx, v, "--invalid", [["abort"], ["fail"], ["warn"], ["ignore"]])
@@ -323,6 +333,11 @@ def numfmt(ctx: CommandContext, argv: list[str]) -> int:
             to_unit = int(v)
     status = 0
 
+    if fmt_width and padding:
+        # a format's width is the padding (its "-" or --padding's sign aligns left)
+        padding = abs(fmt_width) * (-1 if fmt_width < 0 or padding < 0 else 1)
+        fmt_width = 0
+
     def conv(tok: str) -> str | None:
         nonlocal status
         t = tok
@@ -331,13 +346,16 @@ def numfmt(ctx: CommandContext, argv: list[str]) -> int:
         val = _numfmt_parse(t, frm)
         if val is None:
             msg = f"invalid number: {quote(ctx, tok.strip())}"
-            if re.fullmatch(r"\s*[+-]?\d+(\.\d+)?[A-Za-z]+\s*", t):
+            if re.match(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)[A-Za-z]", t):
                 m2 = re.search(r"[A-Za-z]", t)
-                # (coreutils 9.1 reads K..Y, upper case only: `1k`, `1Q` are no suffix)
+                # (coreutils 9.1 reads K..Y, upper case only: `1k`, `1Q`, `1e3` are no suffix)
                 if m2 and m2.group(0) not in "KMGTPEZY":
                     msg = f"invalid suffix in input: {quote(ctx, tok.strip())}"
                 elif frm == "none":
                     msg = f"rejecting suffix in input: {quote(ctx, tok.strip())} (consider using --from)"
+                elif m2 and len(t) > m2.end() and frm in ("si", "iec"):
+                    # a unit then more (`1Ki` for --from=iec): the rest is named
+                    msg = f"invalid suffix in input {quote(ctx, tok.strip())}: {quote(ctx, t[m2.end():].strip())}"
             if invalid in ("abort", "fail"):
                 ctx.error(msg)
             elif invalid == "warn":
@@ -345,7 +363,8 @@ def numfmt(ctx: CommandContext, argv: list[str]) -> int:
             status = 2
             return None
         val = val * from_unit / to_unit
-        s = _numfmt_to(val, to, rnd, fmt_prec)
+        m_frac = re.match(r"\s*[-+]?\d*\.(\d+)\s*$", t)  # (a number with a unit: no fraction kept)
+        s = _numfmt_to(val, to, rnd, fmt_prec, len(m_frac.group(1)) if m_frac else 0, fmt_zero)
         s = s + suffix
         if fmt_width:
             s = s.rjust(fmt_width) if fmt_width > 0 else s.ljust(-fmt_width)
@@ -385,20 +404,15 @@ def numfmt(ctx: CommandContext, argv: list[str]) -> int:
                 out.append(tok)
         return "".join(out)
 
-    outl: list[str] = []
     if ops:
+        # (each number written as it is done: an error comes after the ones before it)
         for o in ops:
-            r = line_conv(o) if False else conv(o)
+            r = conv(o)
             if r is None:
-                if invalid == "abort":
-                    ctx.stdout.write("".join(x + "\n" for x in outl).encode())
-                    return 2
                 if invalid != "ignore" and invalid != "warn" and invalid != "fail":
                     return 2
-                outl.append(o)
-                continue
-            outl.append(r)
-        ctx.stdout.write("".join(x + "\n" for x in outl).encode())
+                r = o
+            ctx.stdout.write((r + "\n").encode())
         return status if invalid in ("abort", "fail") else 0
     n = 0
     for raw in iter_lines(ctx.stdin):

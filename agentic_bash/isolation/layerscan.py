@@ -31,25 +31,77 @@ def _entry(st: os.stat_result) -> State:
     return ("l" if stat.S_ISLNK(m) else "f", st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def _scan_dir(top: str, prefix: str = "") -> dict[str, State]:
+_FD_PENDING = 64
+"""Directories the scan keeps open while they wait to be read (see _scan_dir)."""
+
+
+class _Late(Exception):
+    """A scan passed its time bound (see LayerScanner.changes)."""
+
+
+def _scan_dir(top: str, prefix: str = "", until: float | None = None) -> dict[str, State]:
+    # (each directory is opened relative to its parent's descriptor while few are pending:
+    # by path, 5,000 nested directories cost a lookup of every ancestor for each one, O(n^2),
+    # 2-4 s of the runner's time after a run's deadline, and the host killed the sandbox;
+    # a wide tree is read by path, where paths stay short)
     out: dict[str, State] = {}
-    stack = [prefix]
-    while stack:
-        rel = stack.pop()
-        try:
-            it = os.scandir(os.path.join(top, rel) if rel else top)
-        except OSError:
-            continue
-        with it:
-            for de in it:
-                r = f"{rel}/{de.name}" if rel else de.name
-                try:
-                    e = _entry(de.stat(follow_symlinks=False))
-                except OSError:
-                    continue
-                out[r] = e
-                if e == ("d",):
-                    stack.append(r)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd0: int | None = os.open(os.path.join(top, prefix) if prefix else top, flags)
+    except OSError:
+        fd0 = None
+    stack: list[tuple[str, int | None]] = [(prefix, fd0)]
+    pending = 0 if fd0 is None else 1
+    try:
+        n = 0
+        while stack:
+            rel, fd = stack.pop()
+            n += 1
+            if until is not None and not n & 15 and time.monotonic() > until:
+                if fd is not None:
+                    os.close(fd)
+                raise _Late
+            try:
+                if fd is None:
+                    it = os.scandir(os.path.join(top, rel) if rel else top)
+                else:
+                    pending -= 1
+                    it = os.scandir(fd)
+            except OSError:
+                if fd is not None:
+                    os.close(fd)
+                continue
+            try:
+                with it:
+                    for de in it:
+                        r = f"{rel}/{de.name}" if rel else de.name
+                        try:
+                            e = _entry(de.stat(follow_symlinks=False))
+                        except OSError:
+                            continue
+                        out[r] = e
+                        if e == ("d",):
+                            sub = None
+                            if fd is not None and pending < _FD_PENDING:
+                                try:
+                                    sub = os.open(de.name, flags, dir_fd=fd)
+                                    pending += 1
+                                except OSError:
+                                    sub = None
+                            elif fd is None and pending < _FD_PENDING and len(r) > 1024:
+                                try:  # (back to descriptors once paths grow long)
+                                    sub = os.open(os.path.join(top, r), flags)
+                                    pending += 1
+                                except OSError:
+                                    sub = None
+                            stack.append((r, sub))
+            finally:
+                if fd is not None:
+                    os.close(fd)
+    finally:
+        for _, fd in stack:
+            if fd is not None:
+                os.close(fd)
     return out
 
 
@@ -111,7 +163,8 @@ class LayerScanner:
             except (OSError, AttributeError):
                 self._fds.append(None)
         self._empty: list[Any] = [None] * len(self.uppers)
-        self.state = [self._scan(i) for i in range(len(self.uppers))]
+        self.partial = False  # the last changes()/refresh() stopped at its time bound
+        self.state: list[dict[str, State] | None] = [self._scan(i) for i in range(len(self.uppers))]
 
     def _events(self) -> None:
         """Forget the empty mark of every upper an inotify event names (all of them when
@@ -144,13 +197,14 @@ class LayerScanner:
                     continue
                 self._empty[wds[wd]] = None
 
-    def _scan(self, i: int) -> dict[str, State]:
-        """Upper ``i``'s entries (the caller has read the inotify queue first)."""
+    def _scan(self, i: int, until: float | None = None) -> dict[str, State]:
+        """Upper ``i``'s entries (the caller has read the inotify queue first); _Late past
+        ``until``."""
         top = self.uppers[i]["upper"]
         if self._ino is not None:
             if self._empty[i] is True:
                 return {}
-            out = _scan_dir(top)
+            out = _scan_dir(top, "", until)
             # an upper found empty because it could not be read (`chmod 000 /workspace`) is
             # not trusted: the chmod back raises no event watched here, and the entries it
             # holds would go unseen until something new appeared at its top
@@ -165,24 +219,39 @@ class LayerScanner:
             pass
         if key is not None and self._empty[i] == key:
             return {}
-        out = _scan_dir(top)   # after the stat: an entry made in between changes the key
+        out = _scan_dir(top, "", until)   # after the stat: an entry made in between changes the key
         # trusted only once the last change is older than a clock tick: with coarse
         # timestamps an entry added within the same tick would leave ctime unchanged
         self._empty[i] = key if (not out and key is not None
                                  and time.time_ns() - key[2] > _SETTLED_NS) else None
         return out
 
-    def changes(self) -> tuple[set[str], set[str], set[str]]:
+    def changes(self, until: float | None = None) -> tuple[set[str], set[str], set[str]]:
+        """What changed in the uppers since the last scan. Past ``until`` (time.monotonic();
+        a run's deadline bounds this: 5,000 nested directories took 0.3-1 s to read) it
+        stops; ``partial`` is then set and the uppers it did not finish have no baseline:
+        their next scan only makes one (its changes are not listed, ``partial`` again)."""
         created: set[str] = set()
         modified: set[str] = set()
         deleted: set[str] = set()
+        self.partial = False
         self._events()
         ino = self._ino is not None
         for i, u in enumerate(self.uppers):
-            if ino and self._empty[i] is True and not self.state[i]:
+            before = self.state[i]
+            if ino and self._empty[i] is True and not before and before is not None:
                 continue   # empty at the last scan, no event since: nothing to compare
-            before, after = self.state[i], self._scan(i)
+            try:
+                after = self._scan(i, until)
+            except _Late:
+                self.state[i] = None
+                self._empty[i] = None
+                self.partial = True
+                continue
             self.state[i] = after
+            if before is None:
+                self.partial = True  # (no baseline: the last scan of it was cut short)
+                continue
             target = u["target"].rstrip("/")
             lower = u.get("lower")
 
@@ -205,9 +274,17 @@ class LayerScanner:
                     deleted.add(f"{target}/{rel}")
         return created, modified, deleted
 
-    def refresh(self) -> None:
+    def refresh(self, until: float | None = None) -> None:
+        """Take the uppers as they are now as the baseline (past ``until``: see changes)."""
         self._events()
-        self.state = [self._scan(i) for i in range(len(self.uppers))]
+        self.partial = False
+        for i in range(len(self.uppers)):
+            try:
+                self.state[i] = self._scan(i, until)
+            except _Late:
+                self.state[i] = None
+                self._empty[i] = None
+                self.partial = True
 
     def note(self, path: str) -> None:
         """Absorb a change made between runs through the file API (write_file, remove) at
@@ -227,6 +304,8 @@ class LayerScanner:
             return
         state = self.state[best]
         self._empty[best] = None
+        if state is None:
+            return  # (no baseline: the next scan makes one)
         for k in [k for k in state if k == rel or k.startswith(rel + "/")]:
             del state[k]
         parts = rel.split("/")

@@ -162,28 +162,46 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_rooted"] = time.time()
     _send_layer_fd(sock)
     try:
-        sc.sethostname("sandbox")
+        sc.sethostname("sandbox")   # (before S3 exists: it must never see the host's name)
     except OSError:
         pass
-    if _own_netns(cfg):
-        _loopback_up()
-        _network_start(cfg, sock)
-    cfg["t_net"] = time.time()
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sig_r, sig_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)  # signals for the shell (S2 -> S3)
+    # S3 starts while this process sets up the network (loopback, the proxy's listeners, the
+    # nftables redirect: ~2 ms of CPU that S3's own start-up no longer waits behind). S3
+    # writes nothing on the channel before this process says it is done (one byte on
+    # s2_done: the listeners are sent and closed, this process holds no capability any more)
+    done_r, done_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             sup_parent.close()
             os.close(sig_w)
+            os.close(done_w)
+            cfg["_s2_done_fd"] = done_r
             code = _s3_main(cfg, sock, facts, sup_child, sig_r)
         except BaseException as e:  # noqa: BLE001
+            try:
+                sup_child.close()   # (pid 1 may be waiting for the listener: EOF instead)
+                _wait_s2(cfg)       # (its frames first; then this one, whole)
+            except BaseException:  # noqa: BLE001
+                pass
             _fatal(sock, "runner", e)
         os._exit(code)
-    sock.close()
+    os.close(done_r)
     sup_child.close()
     os.close(sig_r)
+    try:
+        if _own_netns(cfg):
+            _loopback_up()
+            _network_start(cfg, sock)
+    except BaseException as e:  # noqa: BLE001 - the sandbox must not start without it
+        _fatal(sock, "network", e)
+        os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        sock.close()
     # pid 1 runs no untrusted code, but shares uid with everything in the sandbox: make it
     # unreadable through /proc and give up the namespace's capabilities.
     try:
@@ -192,9 +210,16 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sc.drop_all_caps()
     except OSError:
         pass
+    # the supervisor answers from before the runner's first run (S3 sent its listener, or
+    # "-", long before it waits for the byte below; on its error path it closes its end)
     _start_supervisor(sup_parent, pid, sig_w,
                       "/dev/shm" if _memfd_redirect(cfg) else None,
                       *_memory_view(cfg, usage_fd))
+    try:
+        os.write(done_w, b"1")
+    except OSError:
+        pass   # (S3 is gone: reaped below)
+    os.close(done_w)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     if (cfg.get("resources") or {}).get("watchdog"):
@@ -209,6 +234,25 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
             continue
         if p == pid:
             return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _wait_s2(cfg: dict[str, Any]) -> None:
+    """S3, before its first frame on the channel: wait until pid 1 has sent its own (the
+    network listeners) and dropped its privileges (see _s2_init). Raises if pid 1 died."""
+    fd = cfg.pop("_s2_done_fd", None)
+    if fd is None:
+        return
+    try:
+        while True:
+            try:
+                got = os.read(fd, 1)
+                break
+            except InterruptedError:
+                continue
+    finally:
+        os.close(fd)
+    if got != b"1":
+        raise OSError("pid 1 of the sandbox failed before the runner was ready")
 
 
 def _limits_s1(cfg: dict[str, Any]) -> None:
@@ -293,7 +337,7 @@ def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
     """The sandbox's memory cgroup's usage file (v1 ``memory.usage_in_bytes``, v2
     ``memory.current``), opened read-only for the supervisor's sysinfo answer."""
     mem = (cfg.get("resources") or {}).get("memory_counters") or {}
-    if not mem.get("peak") or cfg.get("level") != "namespace":
+    if not mem.get("peak") or cfg.get("level") not in ("namespace", "landlock"):
         return None
     name = "memory.usage_in_bytes" if mem.get("reset") == "0" else "memory.current"
     try:
@@ -305,13 +349,15 @@ def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
 
 def _memory_view(cfg: dict[str, Any], usage_fd: int | None) -> tuple[int | None, Any, Any]:
     """(compat11) What the supervisor answers sysinfo(2) with: the sandbox's memory limit as
-    the machine's RAM (namespace level; None: the host's figures), how to read what the
-    sandbox uses now (its memory cgroup, else the watchdog's last sample), and the
-    per-program cap (``Limits.max_process_memory``)."""
+    the machine's RAM (None: the host's figures; the landlock level only with a memory
+    cgroup, it has no watchdog), how to read what the sandbox uses now (its memory cgroup,
+    else the watchdog's last sample), and the per-program cap (``max_process_memory``)."""
     lim = cfg.get("limits")
-    if cfg.get("level") != "namespace":
+    if cfg.get("level") not in ("namespace", "landlock"):
         return None, None, None
     limit = getattr(lim, "max_memory_bytes", None)
+    if cfg.get("level") == "landlock" and usage_fd is None:
+        limit = None   # (not enforced there: only the per-program cap is real)
     cap = getattr(lim, "max_process_memory", None)
     page = cfg.get("_watchdog_page")
     if limit is None or (usage_fd is None and page is None):
@@ -359,7 +405,7 @@ def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
             _fatal(sock, "runner", e)
         os._exit(code)
     sup_child.close()
-    _start_supervisor(sup_parent, pid)
+    _start_supervisor(sup_parent, pid, None, None, *_memory_view(cfg, _memory_usage_fd(cfg)))
     code = 0
     while True:
         try:
@@ -480,7 +526,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     observed["timing"] = {k: round(v, 4) for k, v in (
         ("s1", cfg["t_s1"]), ("joined", cfg.get("t_joined", 0)),
         ("unshare", cfg.get("t_unshare", 0)), ("unshared", cfg.get("t_unshared", 0)),
-        ("s2", cfg.get("t_s2", 0)), ("rooted", cfg.get("t_rooted", 0)), ("net", cfg.get("t_net", 0)),
+        ("s2", cfg.get("t_s2", 0)), ("rooted", cfg.get("t_rooted", 0)),
         ("s3", t_s3), ("restricted", t_restricted), ("pinned", t_pinned))}
     observed.update(facts, landlock_abi_applied=landlock_abi, landlock_error=landlock_error,
                     seccomp_error=seccomp_error, seccomp_notify=seccomp_notify,
@@ -529,6 +575,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     # (lead, a small edit in pool10's file) last before the workload: descriptors in flight
     # are counted per user against the sender's limit; the workload stays below the host's
     flight_headroom(host_files)
+    _wait_s2(cfg)
     observed["timing"]["ready"] = round(time.time(), 4)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
@@ -1018,6 +1065,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             if usage is not None:
                 usage.begin()
             kw = {"tty": req["tty"]} if req.get("tty") is not None else {}
+            t_run = time.monotonic()
             r = executor.run(req["script"], stdin=stdin,
                              env=req.get("env"), cwd=req.get("cwd"),
                              timeout=req.get("timeout"),
@@ -1034,12 +1082,20 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 r = dataclasses.replace(r, violations=tuple(r.violations) + tuple(
                     PolicyViolation(k, d) for k, d in refused))
             if scanner is not None:
+                # (bounded by the run's deadline, as the builtin diff is: 5,000 nested
+                # directories took 0.3-1 s to read after it; a cut scan lists what it saw
+                # and marks the result's file lists incomplete)
+                t_out = req.get("timeout")
+                until = None if t_out is None else max(t_run + t_out, time.monotonic()) + 0.05
                 try:
                     if (getattr(native, "spawned", -2) != spawned
                             or (live if live is not None else _children())):
-                        r = _merge_changes(r, scanner.changes())
+                        r = _merge_changes(r, scanner.changes(until))
                     elif r.files_created or r.files_modified or r.files_deleted:
-                        scanner.refresh()  # builtin writes, already in the result
+                        scanner.refresh(until)  # builtin writes, already in the result
+                    if scanner.partial and not r.files_truncated:
+                        import dataclasses
+                        r = dataclasses.replace(r, files_truncated=True)
                 except Exception:  # noqa: BLE001
                     pass
             figures: dict[str, Any] = {}

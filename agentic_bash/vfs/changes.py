@@ -149,7 +149,9 @@ def diff(marker: Marker, fs: Any = None, until: float | None = None) -> Changes:
     k = 0
     for path, before in j.prior.items():
         k += 1
-        if until is not None and not k & 63 and time.monotonic() > until:
+        # (every path: in the namespace level one lookup of a 5,000-deep path resolves each
+        # component, and 64 of them between looks ran 0.5-2 s past the deadline)
+        if until is not None and time.monotonic() > until:
             partial = True
             break
         parent = path.rpartition("/")[0]

@@ -66,11 +66,11 @@ def long_idle(monkeypatch: pytest.MonkeyPatch):
     cancel) brings it back in time."""
     limits._start_watch()
     monkeypatch.setattr(limits, "WATCH_IDLE", 60.0)
-    limits._wake.set()          # (it takes the new cadence at its next look)
+    limits._wake_watch()          # (it takes the new cadence at its next look)
     time.sleep(0.3)
     yield
     monkeypatch.undo()
-    limits._wake.set()
+    limits._wake_watch()
 
 
 def test_a_short_deadline_wakes_the_sleeping_watchdog(long_idle: None) -> None:

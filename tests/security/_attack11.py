@@ -367,8 +367,94 @@ def part_starve(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "supervisor": pid 1's seccomp supervisor writes sysinfo(2) answers into callers ----
+SYSRACE_PY = textwrap.dedent(r"""
+    import ctypes, hashlib, os, sys, threading, time
+    l = ctypes.CDLL(None, use_errno=True)
+    l.mmap.restype = ctypes.c_void_p
+    l.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_long]
+    path = sys.argv[1]
+    fd = os.open(path, os.O_RDONLY)
+    R, W, SHARED, PRIVATE, FIXED, ANON = 1, 2, 1, 2, 0x10, 0x20
+    base = l.mmap(None, 4096, R | W, PRIVATE | ANON, -1, 0)
+    stop = []
+    def swapper():
+        # the buffer flips between private writable memory and a read-only shared mapping of
+        # a file of the host's /usr, between the supervisor's check and its write
+        while not stop:
+            l.mmap(base, 4096, R, SHARED | FIXED, fd, 0)
+            l.mmap(base, 4096, R | W, PRIVATE | FIXED | ANON, -1, 0)
+    threading.Thread(target=swapper, daemon=True).start()
+    got, t0 = {}, time.monotonic()
+    while time.monotonic() - t0 < float(sys.argv[2]):
+        r = l.sysinfo(ctypes.c_void_p(base))
+        k = "ok" if r == 0 else "errno %d" % ctypes.get_errno()
+        got[k] = got.get(k, 0) + 1
+    stop.append(1)
+    ro = l.mmap(None, 4096, R, SHARED, fd, 0)
+    for name, ptr in (("null", 0), ("file_ro", ro), ("kernel", 0xffffffff81000000)):
+        got[name] = l.sysinfo(ctypes.c_void_p(ptr)), ctypes.get_errno()
+    print("RACE", __import__("json").dumps(got), flush=True)
+    print("SHA", hashlib.sha256(open(path, "rb").read()).hexdigest(), flush=True)
+""")
+
+FLOOD_PY = textwrap.dedent(r"""
+    import ctypes, sys, threading, time
+    l = ctypes.CDLL(None, use_errno=True)
+    n = [0]
+    def flood():
+        buf = ctypes.create_string_buffer(128)
+        while True:
+            l.sysinfo(buf)
+            n[0] += 1
+    for _ in range(32):
+        threading.Thread(target=flood, daemon=True).start()
+    time.sleep(1)
+    print("calls", n[0], flush=True)
+    held, t0 = [], time.monotonic()
+    while len(held) * 64 < 1536:
+        held.append(bytearray(b"\x01") * (64 << 20))
+        print("held", len(held) * 64, round(time.monotonic() - t0, 2), flush=True)
+        time.sleep(0.05)
+    time.sleep(3)
+    print("survived", flush=True)
+""")
+
+
+def part_supervisor(token: str) -> dict[str, Any]:
+    """sysinfo(2) goes to pid 1, which writes the answer into the caller's memory through
+    /proc/<pid>/mem: a buffer swapped for a read-only mapping of a host file meanwhile must
+    never get the bytes; a flood of calls must not slow the memory watchdog in the same
+    process."""
+    import hashlib
+    target = os.path.realpath(sys.executable if os.path.exists(sys.executable)
+                              else "/usr/bin/python3")
+    if not target.startswith("/usr/"):
+        target = os.path.realpath("/usr/bin/python3")
+    with open(target, "rb") as f:
+        before = hashlib.sha256(f.read()).hexdigest()
+    out: dict[str, Any] = {"limit": LIMIT, "target": target}
+    fr = Fresh(limits=ab.Limits(max_memory_bytes=LIMIT, max_process_memory=None))
+    with fr as sb:
+        out["backend"] = sb.isolation.mechanisms.get("memory_limit")
+        sb.write_file("/tmp/race.py", SYSRACE_PY.encode())
+        sb.write_file("/tmp/flood.py", FLOOD_PY.encode())
+        out["race"] = _res(sb.run(f"python3 /tmp/race.py {target} 4", timeout=60))
+        r = sb.run("python3 /tmp/flood.py", timeout=60)
+        out["flood"] = {**_res(r), "limit": r.limit_exceeded}
+        _settled(sb)
+        out["after"] = call(lambda: sb.run("echo alive", timeout=30).stdout, 60)
+    with open(target, "rb") as f:
+        out["host_sha_same"] = hashlib.sha256(f.read()).hexdigest() == before
+    out["sha_before"] = before
+    out["left"] = fr.left
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "kernelmem": part_kernelmem, "counts": part_counts, "starve": part_starve,
+    "supervisor": part_supervisor,
 }
 
 

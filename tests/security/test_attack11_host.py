@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
               pytest.mark.timeout(600)]
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack11.py")
-PARTS = ("kernelmem", "starve")
+PARTS = ("kernelmem", "starve", "supervisor")
 LAST = ("counts",)
 """Alone after the others: it takes a share of machine-wide counts (ptys, AIO) and of this
 host user's epoll watches, which the other parts' sandboxes use too."""
@@ -135,3 +135,33 @@ def test_epoll_watches_of_the_host_user_are_not_one_sandboxs(got: dict) -> None:
     words = c["epoll"]["out"].split()
     assert words[:1] == ["watches"], _show(c)
     assert int(words[1]) < c["epoll_max"] // 8, _show(c)
+
+
+# -- the seccomp supervisor's sysinfo answer (compat11's: pid 1 writes into the caller) --------
+def test_sysinfo_answers_land_only_in_the_callers_writable_memory(got: dict) -> None:
+    # the supervisor checks the buffer writable, then writes through /proc/<pid>/mem (which
+    # forces writes past page protections): a thread swapping the buffer for a read-only
+    # shared mapping of a host /usr file in between must not change that file
+    s = got["supervisor"]
+    r = s["race"]
+    lines = dict(ln.split(" ", 1) for ln in r["out"].splitlines() if " " in ln)
+    import json
+    race = json.loads(lines["RACE"])
+    assert race.get("ok", 0) > 0, _show(s)            # answered, sometimes EFAULT (14)
+    assert set(race) - {"ok", "null", "file_ro", "kernel"} <= {"errno 14"}, _show(s)
+    for k in ("null", "file_ro", "kernel"):
+        assert race[k] == [-1, 14], _show(s)
+    assert lines["SHA"] == s["sha_before"] and s["host_sha_same"], _show(s)
+    _nothing_left(s["left"])
+
+
+def test_a_sysinfo_flood_does_not_slow_the_memory_limit(got: dict) -> None:
+    # 32 threads calling sysinfo (each a notification pid 1 answers, ~6,500 a second here)
+    # while a program grows by 64 MiB every 50 ms: the limit still stops it early
+    s = got["supervisor"]
+    r = s["flood"]
+    held = [int(ln.split()[1]) for ln in r["out"].splitlines() if ln.startswith("held")]
+    assert "survived" not in r["out"] and r["limit"] == "memory", _show(r)
+    if _watched(s):
+        assert max(held, default=0) <= 4 * s["limit"] // MiB, _show(r)
+    assert s["after"].get("value") == "alive\n", _show(s)

@@ -174,3 +174,58 @@ def test_a_signal_the_last_run_left_queued_does_not_end_the_next(mode: str, scri
         time.sleep(0.5)
         r = s.run("echo ok", timeout=5)
         assert (r.stdout, r.exit_code) == ("ok\n", 0), r
+
+
+# -- namespace: the scan of native writes after a run, under 5,000 nested directories ----------
+# (seed 1112: runs 1-2.7 s past their deadline, then SandboxCrashed: the runner read the
+# session layer's uppers by path, a lookup of every ancestor for each directory, and with no
+# time bound)
+
+def test_a_deep_upper_is_read_through_descriptors_and_within_a_bound(tmp_path) -> None:  # noqa: ANN001
+    up = tmp_path / "up"
+    up.mkdir()
+    try:
+        _deep_upper_checks(up)
+    finally:
+        # (GNU rm: pytest's own clean-up recurses, and a RecursionError there left the tree
+        # in the shared temporary directory for every later run to trip over)
+        import subprocess
+        subprocess.run(["rm", "-rf", str(up)], check=False)
+
+
+def _deep_upper_checks(up) -> None:  # noqa: ANN001
+    import os
+    import time
+
+    from agentic_bash.isolation import layerscan
+    fd = os.open(up, os.O_RDONLY)
+    for _ in range(2500):  # (deeper than PATH_MAX: a path-based read skipped what lies below)
+        os.mkdir("d", dir_fd=fd)
+        nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    os.close(os.open("f", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.close(fd)
+    seen = layerscan._scan_dir(str(up))
+    assert len(seen) == 2501 and any(k.endswith("/f") for k in seen)
+    sc = layerscan.LayerScanner([{"upper": str(up), "target": "/workspace", "lower": ""}])
+    assert sc.changes() == (set(), set(), set()) and not sc.partial
+    os.close(os.open(up / "new", os.O_WRONLY | os.O_CREAT))
+    assert sc.changes(until=time.monotonic() - 1) == (set(), set(), set()) and sc.partial
+    assert sc.state[0] is None  # (no baseline: the next scan makes one and lists nothing)
+    os.close(os.open(up / "newer", os.O_WRONLY | os.O_CREAT))
+    assert sc.changes() == (set(), set(), set()) and sc.partial
+    os.close(os.open(up / "newest", os.O_WRONLY | os.O_CREAT))
+    assert sc.changes() == ({"/workspace/newest"}, set(), set()) and not sc.partial
+
+
+@pytest.mark.skipif(not _namespace_ok(), reason="kernel sandbox unavailable")
+def test_5000_nested_directories_keep_the_namespace_deadline() -> None:
+    import time
+    with ab.Sandbox(isolation="namespace") as s:
+        for script in ("mkdir -p $(printf 'd/%.0s' {1..5000}); sleep 5", "echo x > f; sleep 5", "rm -rf d; sleep 5"):
+            t0 = time.monotonic()
+            r = s.run(script, timeout=2)  # (it raised SandboxCrashed at the third)
+            assert time.monotonic() - t0 < 2 + 1.5, (script, r)
+            assert r.timed_out and r.exit_code == 124, r
+        assert s.run("echo ok").stdout == "ok\n"

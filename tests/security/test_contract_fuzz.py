@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import agentic_bash as ab
 
 import hostile2
+import hostile3
 from hostile import script
 
 TIMEOUT = 0.5
@@ -49,7 +50,7 @@ def test_hostile_scripts_keep_the_contract(sb: ab.Sandbox, seed: int) -> None:
     _check(sb, script(random.Random(seed)))
 
 
-@settings(max_examples=30, deadline=None, derandomize=True,
+@settings(max_examples=24, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_mutated_real_scripts_keep_the_contract(seed: int) -> None:
@@ -58,3 +59,14 @@ def test_mutated_real_scripts_keep_the_contract(seed: int) -> None:
     # sandbox each, as state a script leaves (a DEBUG trap running `yes`) is the session's
     with ab.Sandbox(isolation="virtual") as s:
         _check(s, hostile2.script(random.Random(seed)))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_special_files_recursion_signals_and_ulimit_keep_the_contract(seed: int) -> None:
+    # tests/security/hostile3.py: /proc, /dev and /sys files under 35 operations, deep
+    # recursion, huge argument lists, traps with subshells and coprocesses, read -t, signals
+    # sent to the shell itself, ulimit changes; a fresh sandbox each
+    with ab.Sandbox(isolation="virtual") as s:
+        _check(s, hostile3.script(random.Random(seed)))

@@ -45,6 +45,34 @@ FIXED = [
 CASES = FIXED + [
 ]
 
+# awk is mawk on this machine (the namespace level runs it; the virtual level is ours)
+FIXED_AWK = [
+    # an undefined function is reported once per call (a print's call was compiled twice)
+    'awk "BEGIN{f(); f()}"; echo x | awk "{print f(1)}"; echo x | awk "{print gensub(/a/, \\"b\\", \\"g\\")}"; echo x | awk "{ print f(1), f(2) }"',
+    # fields that an assignment past NF adds are empty strings ($2 == 0 is false in mawk)
+    'echo "" | awk "{ \\$2 = length(\\$2); print (\\$1 != \\$2), (\\$1 == \\$2), NF }"; echo "" | awk "{ \\$3 = 0; print (\\$1 != \\$3), (\\$2 == 0), (\\$2 == \\"\\") }"; echo a | awk "{NF=3; print (\\$2 == 0), (\\$3 == \\"\\"), NF}"; echo "1 2" | awk "{ \\$4 = 7; print; print (\\$3 == 0), \\$3 + 1 }"',
+    # mawk's brackets: a backslash escapes anything, a backwards range is its ends and "-",
+    # a "-" after a range is literal; `a()b`/`a(*)b` compile, `()a` does not
+    'echo "x[y]z" | awk "/[^\\[\\]]/ {print \\"m1\\"} /[\\[\\]]/ {print \\"m3\\"}"; echo "[" | awk "/^[\\[\\]]/ {print \\"m4\\"}"; echo "xSuper-User" | awk "{gsub(\\"[r-U]\\", \\"(&)\\"); print}"; echo "abc-" | awk "{gsub(/[a-c-e]/, \\"X\\"); print}"; echo b | awk "/[c-a]/ {print \\"m\\"}"',
+    'for r in "()" "a()" "()a" "a()b" "(|a)" "(a|)" "(()a)" "x(())" "a(|)b" "a(*)b" "(+a)"; do printf "%-8s " "$r"; echo "ab" | awk "/$r/ {print \\"m\\"} END {print \\"e\\"}" 2>&1 | tr "\\n" " "; echo; done',
+    # syntax errors in a -f program name its file and its own line
+    'printf "BEGIN { x = 1 @ 2 }\\n" > u.awk; printf "BEGIN {\\n print 1\\n" > m.awk; printf "BEGIN { f() }\\n" > f.awk; printf "BEGIN { print 1 }\\n" > ok.awk; awk -f m.awk; awk -f ok.awk -f m.awk; awk -f ok.awk -f f.awk; awk -f ok.awk -f u.awk; printf "{ x = 1 +* 2 }\\n" > p.awk; awk -f p.awk; echo rc=$?',
+    # mawk parses `$NF++` as `$(NF++)` (`$i++` increments the field)
+    'echo "1 5 9" | awk "{ print \\$NF++; print \\$NF; print NF }"; echo "3 4" | awk "{ i=1; print \\$i++; print i; \\$2++; print }"',
+]
+CASES += FIXED_AWK
+
+FIXED_CMDS = [
+    # tree 2.1.0 counts a directory it was given only when it lists something
+    'mkdir e; tree e | tail -1; tree . | tail -1; tree | tail -1; mkdir -p x/y; touch x/y/z; tree x | tail -1; cd e; tree | tail -1; cd ..; tree -d x | tail -1; tree x e | tail -1; touch e/f; tree e | tail -1',
+    # numfmt: the input's own fraction digits, rounding at a format's precision (from zero),
+    # "%0Nf" zero-pads the number, "%'f"; errors after the numbers before them
+    'for f in "%08.2f" "%.2f" "%-8.1f|" "%8f" "%f" "%\'f" "%.0f" "%08f" "%+.1f" "x%.3fy" "%10.2f"; do printf "[%s] " "$f"; numfmt --format="$f" -- 3.14159 3.141 -2.5 1234567.891 2>&1 | tr "\\n" " "; echo; done',
+    'numfmt 3.14159 1.5 2 -- -2.50 1e3 2>&1; numfmt --to=si 3.14159 1500.5 9.96 999.5 999999; numfmt --format="%08.2f" --to=si 1234567; numfmt --to=si --format=%.2f 5.678; numfmt --format="%.1f" --round=nearest 3.14159 3.15 3.25; numfmt --format="%.1f" --round=down -- 3.19 -3.19',
+    'numfmt --padding=-6 --format="%4.1f" 2; numfmt --format="%010.3f" --to=iec 2048; numfmt --from=si 1.5K 2.25M; numfmt --from=iec --to=si 1Ki; numfmt 1.000; numfmt --to=iec-i 1048576 1536',
+]
+CASES += FIXED_CMDS
+
 
 @pytest.fixture(scope="module", params=["virtual", "namespace"])
 def sandbox(request, tmp_path_factory):

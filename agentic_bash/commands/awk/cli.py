@@ -117,6 +117,14 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
         err(f"not an option: {a}")
         return 2
     rest = args[i:]
+    starts: list[tuple[int, str]] = []
+
+    def where(line: int, name: bool = True) -> str:
+        for first, pf in reversed(starts):
+            if line >= first:
+                return f"{pf}: line {line - first + 1}" if name else str(line - first + 1)
+        return f"line {line}" if name else str(line)
+
     if progfiles:
         texts = []
         for pf in progfiles:
@@ -134,6 +142,11 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                     err(f"cannot open {pf} ({os.strerror(e.errno or 2)})")
                 return 2
         src = "\n".join(t.decode("latin-1") for t in texts)
+        # (mawk names the program file and its own line in a syntax error: `awk: f.awk: line 3:`)
+        at = 1
+        for pf, t in zip(progfiles, texts):
+            starts.append((at, pf))
+            at += t.count(b"\n") + 1
     else:
         if not rest:
             # mawk: usage (and status 0) only for a bare "awk"; with options, silently 0
@@ -150,24 +163,24 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
             prog = Program(src, mawk)
             if prog.extra:
                 for line, msg in prog.extra:
-                    err(f"line {line}: {msg}")
+                    err(f"{where(line)}: {msg}")
                 return 2
         except AwkSyntaxError as e:
             for line, msg in getattr(e, "extra", ()):
-                err(f"line {line}: {msg}")
+                err(f"{where(line)}: {msg}")
             near = e.near
             if str(e) == "syntax error":
                 if near == "end of file":
                     depth = src.count("{") - src.count("}")
                     if depth > 0:
-                        err(f"line {e.line + (0 if src.endswith(chr(10)) else 1)}: missing }} near end of file")
+                        err(f"{where(e.line + (0 if src.endswith(chr(10)) and not starts else 1))}: missing }} near end of file")
                         return 2
-                err(f"line {e.line}: syntax error at or near {near}")
+                err(f"{where(e.line)}: syntax error at or near {near}")
             elif str(e) == "unexpected character":  # (mawk's scanner: no "line" here)
                 c = near
-                err(f"{e.line}: unexpected character " + (f"'{c}'" if " " < c < "\x7f" else f"0x{ord(c):02x}"))
+                err(f"{where(e.line, False)}: unexpected character " + (f"'{c}'" if " " < c < "\x7f" else f"0x{ord(c):02x}"))
             elif str(e).startswith("runaway"):
-                err(f"line {e.line}: {e} {near} ...")
+                err(f"{where(e.line)}: {e} {near} ...")
             else:
                 # mawk reports an undefined function once the whole program is read, past its
                 # last line (newlines + 2); a bad call at the call's line (our checks run after
@@ -180,8 +193,8 @@ def awk_main(ctx: CommandContext, argv: list[str]) -> int:
                             break
                 line = line or src.count("\n") + 2
                 for other in getattr(e, "others", ()):
-                    err(f"line {line}: function {other} never defined")
-                err(f"line {line}: {e}")
+                    err(f"{where(line)}: function {other} never defined")
+                err(f"{where(line)}: {e}")
             return 2
         except RecursionError:
             err("line 1: program too deeply nested")

@@ -40,6 +40,7 @@ class CodeGen:
         # generating the record loop (_loop): the record and its fields are locals there
         self.local = False
         self.undefined: list[str] = []
+        self._undef_calls: list[tuple] = []
         self._analyse()
 
     # -- array analysis ------------------------------------------------------------------
@@ -419,8 +420,10 @@ class CodeGen:
         name, args = e[1], e[2]
         if name not in self.funcs:
             # mawk reports each call of an undefined function once the program is read
-            # (compile_program)
-            self.undefined.append(name)
+            # (compile_program); a call compiled twice (a fast path tried first) counts once
+            if not any(c is e for c in self._undef_calls):
+                self._undef_calls.append(e)
+                self.undefined.append(name)
             return "0.0", "n"
         params = self.funcs[name][1]
         if len(args) > len(params):

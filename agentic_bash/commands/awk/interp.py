@@ -409,7 +409,8 @@ class Runtime:
         if f is None:
             f = self._split()
         if i > len(f):
-            f.extend([UNINIT] * (i - len(f)))
+            # (mawk: the fields this adds are empty strings, as fields past NF are)
+            f.extend([_NO_FIELD if self.mawk else UNINIT] * (i - len(f)))
         # an assigned plain string must stay a string (never a strnum): mark it
         f[i - 1] = _PStr(v) if type(v) is str else v
         self.nf = len(f)
@@ -424,7 +425,7 @@ class Runtime:
         if n < len(f):
             del f[n:]
         else:
-            f.extend([UNINIT] * (n - len(f)))
+            f.extend([_NO_FIELD if self.mawk else UNINIT] * (n - len(f)))
         self.nf = n
         self._rebuild()
         return v

@@ -731,7 +731,13 @@ class Parser:
         if t == "!":
             self.pos += 1
             return ("not", self.field_operand())
-        return self.primary()
+        e = self.primary()
+        if self.mawk and e == ("var", "NF") and self.tok in ("++", "--"):
+            # mawk's grammar: `$NF++` is `$(NF++)` (any other `$x++` increments the field)
+            op = self.tok
+            self.pos += 1
+            return ("postinc", op, e)
+        return e
 
     def primary(self) -> tuple:
         t = self.tok

@@ -304,6 +304,12 @@ def awk_regex_source(src: str, mawk: bool = True) -> str:
             i += 2
             continue
         if c == "[":
+            if mawk:
+                br = _mawk_bracket(src, i + 1)
+                if br is not None:
+                    out.append(br[0])
+                    i = br[1]
+                    continue
             in_br = True
             out.append("[")
             i += 1
@@ -314,6 +320,13 @@ def awk_regex_source(src: str, mawk: bool = True) -> str:
                 out.append("\\]" if False else "]")
                 i += 1
             continue
+        if mawk and c == "(":
+            # mawk applies a repeat right after "(" to nothing (`a(*)b` matches "ab")
+            out.append(c)
+            i += 1
+            while i < n and src[i] in "*+?":
+                i += 1
+            continue
         if mawk and c in "{}":
             out.append("\\" + c)
             i += 1
@@ -321,6 +334,67 @@ def awk_regex_source(src: str, mawk: bool = True) -> str:
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def _mawk_bracket(src: str, i: int) -> tuple[str, int] | None:
+    """mawk's bracket expression at ``src[i:]`` (just after "[") as a POSIX one, and the index
+    after it; None if it does not close. In mawk a backslash escapes any character there
+    (`[\\[\\]]`), a range written backwards stands for its two ends and the "-"
+    (`[r-U]`), and a "-" right after a range is literal (`[a-c-e]`); POSIX wants "]" first
+    and "-" last."""
+    n = len(src)
+    neg = i < n and src[i] == "^"
+    if neg:
+        i += 1
+    chars: list[str] = []
+    spans: list[str] = []
+    first = True
+
+    def elem(j: int) -> tuple[str, int, bool]:
+        c = src[j]
+        if c == "\\" and j + 1 < n:
+            d = src[j + 1]
+            return _AWK_ESC.get(d, d), j + 2, True
+        return c, j + 1, False
+
+    while True:
+        if i >= n:
+            return None
+        c = src[i]
+        if c == "]" and not first:
+            i += 1
+            break
+        first = False
+        if c == "[" and i + 1 < n and src[i + 1] in ":.=":
+            k = src.find(src[i + 1] + "]", i + 2)
+            if k > 0:
+                spans.append(src[i:k + 2])
+                i = k + 2
+                continue
+        ch, i, _ = elem(i)
+        if i + 1 < n and src[i] == "-" and src[i + 1] != "]" and not (src[i + 1] == "[" and i + 2 < n and src[i + 2] in ":.="):
+            hi, j, _ = elem(i + 1)
+            if ch <= hi:
+                spans.append(ch + "-" + hi)
+            else:
+                chars += [ch, "-", hi]
+            i = j
+            continue
+        chars.append(ch)
+    body = "".join(spans)
+    rest = [c for c in chars if c not in "]-^["]
+    body = ("]" if "]" in chars else "") + "".join(rest) + body + ("[" if "[" in chars else "")
+    if "^" in chars:
+        if body or neg:
+            body += "^"  # (never first: there it would negate)
+        elif "-" not in chars:
+            return "\\^", i  # a list of only "^"
+        else:
+            body = "-^"
+            chars.remove("-")
+    if "-" in chars:
+        body += "-"
+    return "[" + ("^" if neg else "") + body + "]", i
 
 
 _rxcache: dict[tuple[str, bool], object] = {}
@@ -358,7 +432,7 @@ def _mawk_operand_error(src: str) -> str | None:
                 return "missing operand"
             need = c == "|"
         elif c == "(":
-            need = True
+            pass  # (mawk: "(" keeps what came before it: `a()b` and `a(*)b` compile, `()a` not)
         elif c in "*+?":
             if need:
                 return "missing operand"
