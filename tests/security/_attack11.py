@@ -265,6 +265,38 @@ EPOLL_PY = textwrap.dedent(r'''
 ''')
 
 
+FILES_PY = textwrap.dedent(r"""
+    import os, resource, sys, time
+    want, hold = int(sys.argv[1]), float(sys.argv[2])
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    per = max(1, hard - 64)
+    kids = min(64, -(-want // per))
+    with open("/tmp/kids", "w") as f:
+        f.write("%d\n" % kids)
+    for k in range(kids):
+        if os.fork() == 0:
+            fds = []
+            try:
+                while len(fds) < min(per, want - k * per):
+                    fds.append(os.open("/dev/null", os.O_RDONLY))   # a struct file each
+            except OSError as e:
+                pass
+            with open("/tmp/held.%d" % k, "w") as f:
+                f.write("%d\n" % len(fds))
+            time.sleep(hold)
+            os._exit(0)
+    time.sleep(hold + 1)
+""")
+
+
+def _file_nr() -> tuple[int, int]:
+    with open("/proc/sys/fs/file-nr") as f:
+        used = int(f.read().split()[0])
+    with open("/proc/sys/fs/file-max") as f:
+        return used, int(f.read())
+
+
 def _host_aio() -> str:
     if os.uname().machine != "x86_64":
         return "skip"
@@ -318,7 +350,27 @@ def part_counts(token: str) -> dict[str, Any]:
         out["epoll_max"] = mx
         r = sb.run(f"python3 /tmp/ep.py {mx // 8} 0", timeout=90)
         out["epoll"] = _res(r)
-        out["after"] = call(lambda: sb.run("pkill -f aio.py; pkill -f ptys.py; echo alive",
+        # open files: one table for the whole machine (fs.file-max); past it every process
+        # without CAP_SYS_ADMIN in the host's namespace gets ENFILE (other sandboxes, an
+        # unprivileged caller). The program stops at an eighth of it (at most 64 processes)
+        used0, fmax = _file_nr()
+        want = fmax // 8
+        out["files"] = {"file_max": fmax, "want": want, "used_before": used0}
+        if want <= 64 * 19000:
+            sb.write_file("/tmp/files.py", FILES_PY.encode())
+            sb.run(f"(python3 /tmp/files.py {want} 8 >/dev/null 2>&1 &)", timeout=30)
+            end, held = time.monotonic() + 60, 0
+            while time.monotonic() < end:
+                got = sb.run("cat /tmp/kids /tmp/held.* 2>/dev/null; echo",
+                             timeout=30).stdout.split()
+                held = sum(int(x) for x in got[1:])
+                if got and len(got) - 1 >= int(got[0]):   # (every process has reported)
+                    break
+                time.sleep(0.5)
+            out["files"]["held"] = held
+            out["files"]["used_during"] = _file_nr()[0]
+        out["after"] = call(lambda: sb.run("pkill -f aio.py; pkill -f ptys.py; "
+                                           "pkill -f files.py; echo alive",
                                            timeout=30).stdout, 60)
     out["host_aio_after"] = _host_aio()
     out["left"] = fr.left
