@@ -623,10 +623,12 @@ class InProcessExecutor:
                 else:
                     status = 1
                     err.write(f"agentic-bash: {e}\n".encode())
-            except RecursionError:
+            except RecursionError as e:
+                _drop_frames(e)
                 sh.write_err(b"bash: maximum nesting depth exceeded\n")
                 status = 2
             except ParseError as e:  # input no reader can take in bounded time
+                _drop_frames(e)  # (the parser raises what it built: a cycle with its frames)
                 sh.write_err(f"bash: line {e.line}: {e.message}\n".encode("utf-8", "replace"))
                 status = 2
             except BaseException as e:  # noqa: BLE001 - nothing may escape run()

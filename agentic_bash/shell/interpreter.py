@@ -3080,7 +3080,10 @@ class Interpreter(Expander):
         except BrokenPipeError:
             return 141  # (its stderr: the stage's SIGPIPE, not this shell's)
         except OSError as e:
-            return self.builtin_failed(e, argv)
+            st = self.builtin_failed(e, argv)
+            if st is None:
+                raise
+            return st
         finally:
             self.fds, self.lineno = saved, line
 
@@ -3733,6 +3736,8 @@ class Interpreter(Expander):
                     status = builtin(self, argv)
                 except (OSError, VarError, ExpansionError) as e:
                     status = self.builtin_failed(e, argv)
+                    if status is None:
+                        raise
             else:
                 status = self.run_external(argv)
         st.last_arg = argv[-1]
@@ -3940,15 +3945,20 @@ class Interpreter(Expander):
         try:
             return fn(self, argv)
         except (OSError, VarError, ExpansionError) as e:
-            return self.builtin_failed(e, argv)
+            st = self.builtin_failed(e, argv)
+            if st is None:
+                raise
+            return st
 
-    def builtin_failed(self, e: BaseException, argv: list[str]) -> int:
+    def builtin_failed(self, e: BaseException, argv: list[str]) -> int | None:
         """The status of builtin ``argv`` that raised ``e`` (an OS, variable or expansion
-        error); re-raises what ends more than the builtin."""
+        error); None for what ends more than the builtin, which the caller raises again
+        (re-raised here, from a frame holding it, it was a cycle that kept the frames' data:
+        a process substitution's 200,000 printf arguments, +76 MiB until a collection)."""
         if isinstance(e, BrokenPipeError):
             # a builtin runs in this shell: SIGPIPE ends the whole (sub)shell, as in bash
             if self.is_subshell:
-                raise e
+                return None
             return 141
         if isinstance(e, OSError):
             # (a stream opened for reading only says "File not open for writing": write(2)
@@ -3966,7 +3976,7 @@ class Interpreter(Expander):
             if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
                 e.message = f"{argv[0]}: {e.message}"
                 e.named = True  # type: ignore[attr-defined]
-        raise e
+        return None
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str],
                       scope: dict[str, Var] | None = None) -> int:
