@@ -1334,7 +1334,13 @@ def _magic(data: bytes, size: int) -> str:
     if data[:3] == b"\xff\xd8\xff":
         return "JPEG image data"
     if data[:6] in (b"GIF87a", b"GIF89a"):
-        return f"GIF image data, version {data[3:6].decode()}"
+        # libmagic's ", W x H" (little-endian at 6 and 8), printed as far as the data goes
+        s = f"GIF image data, version {data[3:6].decode()},"
+        if len(data) >= 8:
+            s += f" {int.from_bytes(data[6:8], 'little')} x"
+        if len(data) >= 10:
+            s += f" {int.from_bytes(data[8:10], 'little')}"
+        return s
     if data.startswith(b"%PDF-"):
         ver = data[5:8].decode("ascii", "replace")
         return f"PDF document, version {ver}"
