@@ -301,7 +301,12 @@ class SandboxPool:
                 ex = self._closer_q.get()
                 if ex is None:
                     return
-                workers.submit(self._close_one, ex)
+                try:
+                    workers.submit(self._close_one, ex)
+                except RuntimeError:
+                    # (check11) the interpreter is exiting (an unclosed pool at atexit):
+                    # no new worker threads, so close it here
+                    self._close_one(ex)
 
     def _close_one(self, ex: Any) -> None:
         try:
@@ -336,6 +341,8 @@ class SandboxPool:
                     self._creating -= 1
                     self._last_error = e
                     cond.notify_all()
+                    if self._closed:
+                        return   # closed meanwhile (at exit the zygote goes first): no warning
                 backoff = min(_BACKOFF_MAX, backoff * 2 or 0.05)
                 warnings.warn(f"SandboxPool {self.name}: starting a sandbox failed: {e!r}",
                               RuntimeWarning, stacklevel=1)

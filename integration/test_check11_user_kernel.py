@@ -95,3 +95,28 @@ def test_programs_see_the_sandboxs_memory_and_cpus(
     assert 64 << 20 <= phys <= 4 << 30, got
     assert 1 <= int(lines[1]) <= os.cpu_count(), got
     assert any(line.startswith("openjdk version") for line in lines), got
+
+
+_UNCLOSED_POOL = """
+from agentic_bash import SandboxPool
+pool = SandboxPool(min_size=1, max_size=2)
+sb = pool.acquire()
+print(sb.run("echo hi").stdout, end="")
+"""
+
+
+@pytest.mark.parametrize("who", ["root", "user"])
+def test_exit_with_an_unclosed_pool_is_prompt_and_quiet(
+        who: str, request: pytest.FixtureRequest) -> None:
+    # the atexit close handed sandboxes to a closer whose thread pool had already shut down:
+    # 'RuntimeError: cannot schedule new futures after interpreter shutdown' and ~18 s to exit
+    import time
+    runner = _runner(who, request)
+    t0 = time.monotonic()
+    p = subprocess.run(runner.prefix + [runner.python, "-c", _UNCLOSED_POOL],
+                       capture_output=True, text=True, env=runner.env, cwd=runner.cwd,
+                       timeout=120)
+    dt = time.monotonic() - t0
+    assert p.returncode == 0 and p.stdout == "hi\n", (p.stdout, p.stderr[-3000:])
+    assert "cannot schedule new futures" not in p.stderr, p.stderr[-3000:]
+    assert dt < 12, (dt, p.stderr[-3000:])
