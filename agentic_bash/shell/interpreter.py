@@ -2449,7 +2449,12 @@ class Interpreter(Expander):
                     line = self.read_line(self.fds.get(0))
                     if line is None:
                         # at end of input bash ends the line on stdout and the loop fails
-                        self.write_out(b"\n")
+                        # (a closed stdout, `>&-`, is no error of select's: it was an
+                        # internal error, EBADF)
+                        try:
+                            self.write_out(b"\n")
+                        except (OSError, ValueError):
+                            pass
                         st = 1
                         break
                     reply = line.rstrip("\n")

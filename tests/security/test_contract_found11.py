@@ -258,3 +258,12 @@ def test_a_builtin_killed_by_a_closed_pipe_leaves_no_cycle() -> None:
         s.run("true")
         assert _cyclic_exceptions(s, "read -n 3 x < <(printf '%s\\n' {1..200000})") == []
         assert _cyclic_exceptions(s, "x=$(yes)") == []
+
+
+def test_select_at_end_of_input_with_stdout_closed() -> None:
+    # (seed 1131: "internal error: OSError: [Errno 9] Bad file descriptor" from select's
+    # newline at end of input, in a DEBUG trap of a `{ ... } >&-` block); bash's output:
+    script = "select x in a b; do break; done < /dev/null >&-; echo $? >&2"
+    with ab.Sandbox(isolation="virtual") as s:
+        r = s.run(script, timeout=20)
+        assert (r.stdout, r.stderr, r.exit_code) == ("", "1) a\n2) b\n#? 1\n", 0), r
