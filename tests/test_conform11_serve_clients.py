@@ -251,7 +251,13 @@ def test_sessions_file_calls_in_the_workdir_do_not_wait_for_a_running_command(tm
         t = threading.Thread(target=lambda: done.update(r=_api(srv, "POST", base + "/exec", json={
             "command": "touch started; while [ ! -e go ]; do sleep 0.05; done; cat go"}, timeout=120).json()))
         t.start()
-        assert _poll(lambda: _api(srv, "GET", base + "/files/exists", params={"path": "started"}).json()["exists"])
+        def started():
+            try:
+                return _api(srv, "GET", base + "/files/exists", params={"path": "started"},
+                            timeout=30).json()["exists"]
+            except requests.Timeout:
+                pytest.fail("a file call in the workdir waited for the running command")
+        assert _poll(started)
         assert t.is_alive()
         assert _api(srv, "GET", base + "/files", params={"path": "/workspace/sub/in"}).content == b"pre\n"
         listed = {e["name"]: e["type"] for e in _api(srv, "GET", base + "/files/list", params={"path": "sub"}).json()}
