@@ -277,6 +277,13 @@ def t_sysinfo():
         return {"out": r.stdout, "err": r.stderr[-500:], "exit": r.exit_code}
 
 
+def t_meminfo():
+    with Sandbox() as sb:
+        r = sb.run("awk '/^MemTotal:/ {print $2}' /proc/meminfo; free -b | awk '/^Mem:/ {print $2}'")
+        lim = sb._ex.limits.max_memory_bytes
+        return {"out": r.stdout, "limit": lim}
+
+
 def t_loop():
     Sandbox().close()
     before = state()
@@ -321,7 +328,7 @@ def main() -> None:
            "crash_pid1": lambda: t_crash("pid1"), "crash_top": lambda: t_crash("top"),
            "crash_idle": t_crash_idle, "pool_crash": t_pool_crash, "pool_close_leased": t_pool_close_leased,
            "quiet_timeout": t_quiet_timeout, "quiet_memory": t_quiet_memory,
-           "sysinfo": t_sysinfo, "loop": t_loop, "ctrl_c": t_ctrl_c}
+           "sysinfo": t_sysinfo, "meminfo": t_meminfo, "loop": t_loop, "ctrl_c": t_ctrl_c}
     for n in names:
         check(n, out, fns[n])
     print("\n@@JSON@@" + json.dumps(out, default=sorted))
