@@ -82,13 +82,15 @@ def mykids() -> int:
 def state() -> dict:
     return {"zkids": zkids(), "mounts": mounts(), "cg": cgdirs(), "tmp": tmpents(),
             "inotify": inotify(), "fds": len(os.listdir("/proc/self/fd")),
-            "threads": threading.active_count(), "kids": mykids()}
+            "threads": threading.active_count(), "kids": mykids(),
+            "tnames": sorted(t.name for t in threading.enumerate())}
 
 
 def settle(before: dict, timeout: float = 15.0) -> dict:
     end = time.monotonic() + timeout
     while True:
         now = state()
+        now.pop("tnames")
         diff = {"zkids": sorted(set(now["zkids"]) - set(before["zkids"])),
                 "mounts": sorted(now["mounts"] - before["mounts"]),
                 "cg": sorted(now["cg"] - before["cg"]),
@@ -284,6 +286,62 @@ def t_meminfo():
         return {"out": r.stdout, "limit": lim}
 
 
+def t_net():
+    """A sandbox with an allow-list (network set up by pid 1 after the fork): its proxy works
+    after a crash and restart, and nothing is left after close."""
+    from agentic_bash import NetworkPolicy
+    with Sandbox(network=NetworkPolicy(allow=["pypi.org"])) as sb:  # (the proxy's resolver
+        sb.run("curl -s -o /dev/null --max-time 20 https://pypi.org/simple/", timeout=40)  # thread: once)
+    before = state()
+    out = {}
+    for _ in range(3):
+        sb = Sandbox(network=NetworkPolicy(allow=["pypi.org"]))
+        r = sb.run("curl -s -o /dev/null -w '%{http_code}' --max-time 20 https://pypi.org/simple/ 2>&1; echo", timeout=40)
+        out.setdefault("before", []).append(r.stdout.strip())
+        os.kill(pid1_of(sb), signal.SIGKILL)
+        time.sleep(0.5)
+        r = sb.run("curl -s -o /dev/null -w '%{http_code}' --max-time 20 https://pypi.org/simple/ 2>&1; echo", timeout=40)
+        out.setdefault("after", []).append([r.stdout.strip(), r.restarted])
+        sb.close()
+    out["diff"] = settle(before)
+    return out
+
+
+def t_ctrl_c_restart():
+    """Ctrl-C while the call after a crash restarts the sandbox: KeyboardInterrupt, and the
+    next call has the files and says restarted."""
+    Sandbox().close()
+    before = state()
+    res = []
+    for delay in (0.0, 0.02, 0.05, 0.1, 0.2):
+        sb = Sandbox()
+        sb.run("echo f > /workspace/keep")
+        os.kill(pid1_of(sb), signal.SIGKILL)
+        time.sleep(0.3)
+
+        def poke(delay=delay):
+            time.sleep(delay)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        t = threading.Thread(target=poke)
+        t.start()
+        try:
+            r = sb.run("sleep 2; echo first")
+            first = "no interrupt"
+        except KeyboardInterrupt:
+            first = "KeyboardInterrupt"
+        except Exception as e:  # noqa: BLE001
+            first = type(e).__name__ + ": " + str(e)
+        t.join()
+        try:
+            r = sb.run("cat /workspace/keep; echo next")
+            nxt = [r.stdout, r.restarted]
+        except Exception as e:  # noqa: BLE001
+            nxt = type(e).__name__ + ": " + str(e)
+        sb.close()
+        res.append([delay, first, nxt])
+    return {"runs": res, "diff": settle(before)}
+
+
 def t_loop():
     Sandbox().close()
     before = state()
@@ -328,7 +386,7 @@ def main() -> None:
            "crash_pid1": lambda: t_crash("pid1"), "crash_top": lambda: t_crash("top"),
            "crash_idle": t_crash_idle, "pool_crash": t_pool_crash, "pool_close_leased": t_pool_close_leased,
            "quiet_timeout": t_quiet_timeout, "quiet_memory": t_quiet_memory,
-           "sysinfo": t_sysinfo, "meminfo": t_meminfo, "loop": t_loop, "ctrl_c": t_ctrl_c}
+           "sysinfo": t_sysinfo, "meminfo": t_meminfo, "net": t_net, "ctrl_c_restart": t_ctrl_c_restart, "loop": t_loop, "ctrl_c": t_ctrl_c}
     for n in names:
         check(n, out, fns[n])
     print("\n@@JSON@@" + json.dumps(out, default=sorted))

@@ -133,3 +133,28 @@ def test_free_and_proc_meminfo_show_at_most_the_sandboxs_memory(
     kib, free_total = (int(x) for x in got["out"].split())
     total = kib * 1024
     assert total <= got["limit"] and free_total <= got["limit"], got
+
+
+@pytest.mark.parametrize("who", ["root", "user"])
+def test_allow_listed_network_survives_a_crash_and_leaves_nothing(
+        who: str, request: pytest.FixtureRequest) -> None:
+    from _support import pypi_reachable
+    if not pypi_reachable():
+        pytest.skip("pypi.org unreachable")
+    got = _probe(_runner(who, request), "net")["net"]
+    assert got["before"] == ["200"] * 3, got
+    assert got["after"] == [["200", True]] * 3, got
+    assert got["diff"] == CLEAN, got
+
+
+@pytest.mark.parametrize("who", ["root", "user"])
+def test_ctrl_c_during_the_restart_after_a_crash_keeps_the_files(
+        who: str, request: pytest.FixtureRequest) -> None:
+    # before the fix, by when the SIGINT landed: OSError EBADF (a pidfd closed twice) and the
+    # session's files lost, or 5 s then KeyError('memory') on every later call
+    got = _probe(_runner(who, request), "ctrl_c_restart")["ctrl_c_restart"]
+    for delay, first, nxt in got["runs"]:
+        # (a SIGINT that lands after the run was sent interrupts it: a KeyboardInterrupt too)
+        assert first == "KeyboardInterrupt", got
+        assert nxt == ["f\nnext\n", True], got
+    assert got["diff"] == CLEAN, got

@@ -394,6 +394,26 @@ def _run_request(rid: int, script: str, stdin: Any, env: Mapping[str, str] | Non
     return req
 
 
+class _sigint_deferred:
+    """(check11) Ctrl-C in the main thread during a restart waits for its end, then raises
+    KeyboardInterrupt: mid-restart it lost the salvaged files (the old session dir was gone,
+    the new sandbox not up), closed a pidfd twice (OSError EBADF to the caller) or left the
+    executor half set up (KeyError on the next call)."""
+
+    def __enter__(self) -> None:
+        self.got: list[int] = []
+        self.old: Any = None
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self.old = signal.signal(signal.SIGINT, lambda n, f: self.got.append(n))
+
+    def __exit__(self, typ: Any, *exc: Any) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+            if self.got and typ is None:
+                raise KeyboardInterrupt
+
+
 class _Undelivered(SandboxCrashed):
     """A request could not be sent: the sandbox was already gone before it."""
 
@@ -934,7 +954,8 @@ class SandboxedExecutor:
         reason = getattr(self, "_crash_reason", None) or "the sandbox process died"
         self._restarting = True
         try:
-            self._restart_locked(reason)
+            with _sigint_deferred():
+                self._restart_locked(reason)
         finally:
             self._restarting = False
 
