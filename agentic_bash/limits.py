@@ -648,12 +648,12 @@ def _watch_round() -> bool:
         woken = _wake.acquire(True, wait)   # (a wake-up taken is consumed)
         # (from here until _wake_at is set again, every watch() wakes the next wait)
         _wake_at = _INF
+        wait = WATCH_IDLE
+        if not _ACTIVE:
+            continue   # (idle: nothing else to do, its lateness not noted, as before)
         now = _monotonic()
         if not woken:
             _note_lag(now - target, now)
-        wait = WATCH_IDLE
-        if not _ACTIVE:
-            continue
         nearest = now + wait
         frames = None  # (taken when a budget is due, again when 2 ms old: a storm's
         taken = 0.0    # hundreds of budgets each copied the frames of hundreds of threads)

@@ -139,7 +139,7 @@ class SandboxPool:
                 while ready:
                     sb, _ = ready.pop()   # the most recently started: older ones may expire
                     if _healthy(sb):
-                        self._leased[id(sb)] = sb
+                        self._lease_locked(sb)
                         if len(ready) + self._creating < self.min_size:
                             cond.notify_all()   # the filler tops up
                         return sb, "ready"
@@ -178,8 +178,14 @@ class SandboxPool:
                 self._discard_locked(sb)
                 cond.notify_all()
                 raise SandboxClosed(f"the sandbox pool {self.name} is closed")
-            self._leased[id(sb)] = sb
+            self._lease_locked(sb)
             return sb, "created"
+
+    def _lease_locked(self, sb: Sandbox) -> None:
+        self._leased[id(sb)] = sb
+        # (check11) sb.close() -- or `with pool.acquire() as sb:` -- releases it: else its
+        # slot stayed leased for good and a full pool raised PoolExhausted ever after
+        sb._lease_pool = weakref.ref(self)  # type: ignore[attr-defined]
 
     def try_acquire(self) -> Sandbox | None:
         """A ready sandbox if one is waiting, else None; never starts one, never blocks."""
@@ -189,7 +195,7 @@ class SandboxPool:
             while self._ready:
                 sb, _ = self._ready.pop()
                 if _healthy(sb):
-                    self._leased[id(sb)] = sb
+                    self._lease_locked(sb)
                     if len(self._ready) + self._creating < self.min_size:
                         self._cond.notify_all()
                     return sb
@@ -212,6 +218,7 @@ class SandboxPool:
                 raise ValueError("release() takes a sandbox acquired from this pool")
             self._counts["released"] += 1
             sb._pool_released = True  # type: ignore[attr-defined]
+            sb._lease_pool = None  # type: ignore[attr-defined]
             self._discard_locked(sb)
             if not self._closed:
                 self._refill = min(self._refill + 1, self.max_size)
@@ -294,7 +301,12 @@ class SandboxPool:
                 ex = self._closer_q.get()
                 if ex is None:
                     return
-                workers.submit(self._close_one, ex)
+                try:
+                    workers.submit(self._close_one, ex)
+                except RuntimeError:
+                    # (check11) the interpreter is exiting (an unclosed pool at atexit):
+                    # no new worker threads, so close it here
+                    self._close_one(ex)
 
     def _close_one(self, ex: Any) -> None:
         try:
@@ -329,6 +341,8 @@ class SandboxPool:
                     self._creating -= 1
                     self._last_error = e
                     cond.notify_all()
+                    if self._closed:
+                        return   # closed meanwhile (at exit the zygote goes first): no warning
                 backoff = min(_BACKOFF_MAX, backoff * 2 or 0.05)
                 warnings.warn(f"SandboxPool {self.name}: starting a sandbox failed: {e!r}",
                               RuntimeWarning, stacklevel=1)

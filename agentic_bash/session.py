@@ -740,6 +740,11 @@ class Sandbox:
 
     def close(self) -> None:
         if not self._closed:
+            ref = getattr(self, "_lease_pool", None)
+            pool = ref() if ref is not None else None
+            if pool is not None:
+                pool.release(self)   # leased from a SandboxPool: give its slot back
+                return
             self._closed = True
             self._finalizer()
 

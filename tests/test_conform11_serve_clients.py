@@ -235,3 +235,45 @@ def test_sessions_wrong_ids_and_a_deleted_session(sessions_server):
     assert _api(srv, "DELETE", f"/v1/sessions/{sid}").status_code == 204
     assert _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={"command": "true"}).status_code == 410
     assert _api(srv, "POST", f"/v1/sessions/{sid}/exec", json={"command": "true", "stream": True}).status_code == 410
+
+
+def test_sessions_file_calls_in_the_workdir_do_not_wait_for_a_running_command(tmp_path):
+    if _level() != "namespace":
+        pytest.skip("the direct path serves namespace sandboxes only")
+    srv = start_server("--sessions", "--db", str(tmp_path / "s.db"), "--api-key", KEY, "-i", "namespace")
+    try:
+        sid = _api(srv, "POST", "/v1/sessions", json={}).json()["id"]
+        base = f"/v1/sessions/{sid}"
+        r = _api(srv, "POST", base + "/exec", json={"command": "mkdir -p sub; echo pre > sub/pre.txt; "
+                                                              "ln -s pre.txt sub/in; ln -s /etc/hostname sub/out"})
+        assert r.json()["exit_code"] == 0
+        done = {}
+        t = threading.Thread(target=lambda: done.update(r=_api(srv, "POST", base + "/exec", json={
+            "command": "touch started; while [ ! -e go ]; do sleep 0.05; done; cat go"}, timeout=120).json()))
+        t.start()
+        def started():
+            try:
+                return _api(srv, "GET", base + "/files/exists", params={"path": "started"},
+                            timeout=30).json()["exists"]
+            except requests.Timeout:
+                pytest.fail("a file call in the workdir waited for the running command")
+        assert _poll(started)
+        assert t.is_alive()
+        assert _api(srv, "GET", base + "/files", params={"path": "/workspace/sub/in"}).content == b"pre\n"
+        listed = {e["name"]: e["type"] for e in _api(srv, "GET", base + "/files/list", params={"path": "sub"}).json()}
+        assert listed == {"in": "symlink", "out": "symlink", "pre.txt": "file"}
+        # a link out of the workdir is the Sandbox's business: that call waits for the command
+        # and then reads the sandbox's file, never the host's
+        late = {}
+        w = threading.Thread(target=lambda: late.update(r=_api(srv, "GET", base + "/files",
+                                                                 params={"path": "sub/out"}, timeout=120)))
+        w.start()
+        time.sleep(0.5)
+        assert w.is_alive() and t.is_alive()
+        assert _api(srv, "PUT", base + "/files", params={"path": "go"}, data=b"went\n").status_code == 204
+        t.join(60)
+        w.join(60)
+        assert done["r"]["stdout"] == "went\n"
+        assert late["r"].status_code == 200 and late["r"].content == b"sandbox\n"
+    finally:
+        srv.stop()

@@ -73,8 +73,8 @@ def test_file_calls_are_answered_while_a_command_runs(served):
     srv, base = served
     sb = _sdk(srv.url)
     t, out = _in_background(lambda: sb.commands.run(
-        "echo ready > ready.txt; while [ ! -e go.txt ]; do sleep 0.05; done; cat go.txt",
-        timeout=120))
+        "echo ready > r.tmp; mv r.tmp ready.txt; while [ ! -e go.txt ]; do sleep 0.05; done; cat go.txt",
+        timeout=150, command_timeout=120))
     other = _sdk(srv.url)
     try:
         assert _poll(lambda: other.files.exists("ready.txt")), "ready.txt never appeared"
@@ -87,6 +87,8 @@ def test_file_calls_are_answered_while_a_command_runs(served):
         r = out["value"]
         assert (r.exit_code, r.stdout) == (0, "uploaded while it ran\n")
     finally:
+        (base / "go.txt").write_text("")       # whatever failed, the command ends
+        t.join(150)
         other.close_connection()
         sb.close_connection()
 
@@ -98,7 +100,7 @@ def test_a_running_command_sees_the_old_file_or_the_whole_new_one(served):
     sb.files.write("swap.bin", b"a")
     script = ("n=0; while [ ! -e swap.done ]; do s=$(stat -c %s swap.bin); n=$((n+1)); "
               f"case $s in 1|{size}) ;; *) echo partial $s;; esac; done; echo looked $n")
-    t, out = _in_background(lambda: sb.commands.run(script, timeout=120))
+    t, out = _in_background(lambda: sb.commands.run(script, timeout=150, command_timeout=120))
     other = _sdk(srv.url)
     try:
         assert _poll(lambda: t.is_alive())
@@ -114,6 +116,8 @@ def test_a_running_command_sees_the_old_file_or_the_whole_new_one(served):
         # no temporary name is left behind in the directory
         assert not [p for p in os.listdir(base) if ".agb-" in p]
     finally:
+        (base / "swap.done").write_text("")
+        t.join(150)
         other.close_connection()
         sb.close_connection()
 

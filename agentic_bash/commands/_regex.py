@@ -54,12 +54,21 @@ class RegexError(ValueError):
 
 def utf8_locale(env: Mapping[str, str]) -> bool:
     """True when LC_ALL / LC_CTYPE / LANG (first set wins) names a UTF-8 locale."""
-    for k in ("LC_ALL", "LC_CTYPE", "LANG"):
-        v = env.get(k)
-        if v:
-            v = v.lower().replace("-", "")
-            return "utf8" in v
-    return False
+    key = (env.get("LC_ALL"), env.get("LC_CTYPE"), env.get("LANG"))
+    hit = _UTF8.get(key)
+    if hit is None:
+        hit = False
+        for v in key:
+            if v:
+                hit = "utf8" in v.lower().replace("-", "")
+                break
+        if len(_UTF8) >= 64:
+            _UTF8.clear()
+        _UTF8[key] = hit
+    return hit
+
+
+_UTF8: dict[tuple[str | None, str | None, str | None], bool] = {}  # (every command asks, per call)
 
 
 def to_text(b: bytes, utf8: bool) -> str:

@@ -1030,6 +1030,15 @@ def du(ctx: CommandContext, argv: list[str]) -> int:
 
 # -- df -------------------------------------------------------------------------------------
 
+_DF_FIELDS = {"source": "Filesystem", "fstype": "Type", "itotal": "Inodes", "iused": "IUsed",
+              "iavail": "IFree", "ipcent": "IUse%", "size": "1K-blocks", "used": "Used",
+              "avail": "Avail", "pcent": "Use%", "file": "File", "target": "Mounted on"}
+
+# GNU df's least width of each column
+_DF_MIN = {"source": 14, "fstype": 4, "itotal": 5, "iused": 5, "iavail": 5, "ipcent": 4, "size": 5,
+           "used": 5, "avail": 5, "pcent": 4}
+
+
 @command("df", usage="df [OPTION]... [FILE]...", help="Show information about the file system on which each FILE resides,\nor all file systems by default.")
 @stdio
 def df(ctx: CommandContext, argv: list[str]) -> int:
@@ -1048,6 +1057,54 @@ def df(ctx: CommandContext, argv: list[str]) -> int:
     used_k = -(-used // 1024)
     avail_k = max(size_k - used_k, 0)
     pct = f"{-(-used_k * 100 // size_k) if size_k else 0}%"
+    outs = [v for k, v in opts if k == "output"]
+    if outs:
+        # --output=FIELD,...: those columns in that order (all of them without a list)
+        if "i" in keys or "P" in keys or "T" in keys:
+            other = "-i" if "i" in keys else "-P" if "P" in keys else "-T"
+            ctx.error(f"options {other} and --output are mutually exclusive")
+            try_help(ctx)
+            return 1
+        names: list[str] = []
+        for v in outs:
+            for f in (v.split(",") if v else list(_DF_FIELDS)):
+                if f not in _DF_FIELDS:
+                    ctx.error(f"option --output: field {quote(ctx, f)} unknown")
+                    try_help(ctx)
+                    return 1
+                if f in names:
+                    ctx.error(f"option --output: field {quote(ctx, f)} used more than once")
+                    try_help(ctx)
+                    return 1
+                names.append(f)
+        files_limit = getattr(fs, "max_files", None) or 1_000_000
+        files_used = getattr(fs, "files_used", 0) or 0
+        hum = "h" in keys or "H" in keys
+        val = {"source": "sandbox", "fstype": "memfs", "itotal": str(files_limit),
+               "iused": str(files_used), "iavail": str(files_limit - files_used),
+               "ipcent": f"{-(-files_used * 100 // files_limit)}%",
+               "size": human(limit, "H" in keys) if hum else str(size_k),
+               "used": (human(used, "H" in keys) if used else "0") if hum else str(used_k),
+               "avail": human(avail_k * 1024, "H" in keys) if hum else str(avail_k),
+               "pcent": pct, "target": "/"}
+        rows = [[_DF_FIELDS[f] if f != "size" or not hum else "Size" for f in names]]
+        status = 0
+        for t in ops or ["/"]:
+            if ops and not fs.exists(ctx.path(t)):
+                ctx.error(f"{quotef(t)}: No such file or directory")
+                status = 1
+                continue
+            rows.append([t if f == "file" else val.get(f, "-") for f in names])
+        if len(rows) == 1 and ops:
+            return status
+        widths = [max(max(len(r[i]) for r in rows), _DF_MIN.get(names[i], 0)) for i in range(len(names))]
+        lines = []
+        for r in rows:
+            cells = [c.ljust(w) if f in ("source", "fstype", "file", "target") else c.rjust(w)
+                     for c, w, f in zip(r, widths, names)]
+            lines.append(" ".join(cells).rstrip() + "\n")
+        ctx.stdout.write("".join(lines).encode())
+        return status
     if "i" in keys:
         files_limit = getattr(fs, "max_files", None) or 1_000_000
         files_used = getattr(fs, "files_used", 0) or 0
@@ -1277,7 +1334,13 @@ def _magic(data: bytes, size: int) -> str:
     if data[:3] == b"\xff\xd8\xff":
         return "JPEG image data"
     if data[:6] in (b"GIF87a", b"GIF89a"):
-        return f"GIF image data, version {data[3:6].decode()}"
+        # libmagic's ", W x H" (little-endian at 6 and 8), printed as far as the data goes
+        s = f"GIF image data, version {data[3:6].decode()},"
+        if len(data) >= 8:
+            s += f" {int.from_bytes(data[6:8], 'little')} x"
+        if len(data) >= 10:
+            s += f" {int.from_bytes(data[8:10], 'little')}"
+        return s
     if data.startswith(b"%PDF-"):
         ver = data[5:8].decode("ascii", "replace")
         return f"PDF document, version {ver}"

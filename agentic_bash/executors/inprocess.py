@@ -623,10 +623,12 @@ class InProcessExecutor:
                 else:
                     status = 1
                     err.write(f"agentic-bash: {e}\n".encode())
-            except RecursionError:
+            except RecursionError as e:
+                _drop_frames(e)
                 sh.write_err(b"bash: maximum nesting depth exceeded\n")
                 status = 2
             except ParseError as e:  # input no reader can take in bounded time
+                _drop_frames(e)  # (the parser raises what it built: a cycle with its frames)
                 sh.write_err(f"bash: line {e.line}: {e.message}\n".encode("utf-8", "replace"))
                 status = 2
             except BaseException as e:  # noqa: BLE001 - nothing may escape run()
@@ -1126,9 +1128,12 @@ class InProcessExecutor:
             return None
         if self.allowlist is not None and name not in self.allowlist:
             return None
-        spec = self.registry.get(name)
+        reg = self.registry
+        spec = dict.get(reg, name)  # (a loaded command: no Python-level get)
         if spec is None:
-            return None
+            spec = reg.get(name)  # (the lazy registry loads its module)
+            if spec is None:
+                return None
         st = sh.state
         path = st.hash.get(name) if st.hash else None
         if path is None or st.hash_path != sh.get_scalar("PATH"):

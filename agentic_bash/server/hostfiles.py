@@ -23,7 +23,7 @@ from typing import Iterator
 
 from .paths import BadPath, Denied, confine
 
-__all__ = ["HostFiles", "Resolved", "MAX_LIST"]
+__all__ = ["HostFiles", "MAX_LIST", "Resolved", "Upload", "sandbox_dir_fd"]
 
 MAX_LIST = 10_000        # entries a listing returns at most (the first by name), as list_files
 _MAX_LINKS = 40          # symlinks followed in one resolution (the kernel's MAXSYMLINKS)
@@ -61,10 +61,33 @@ def _parts(path: str) -> list[str]:
 class HostFiles:
     """The base directory ``host_dir``, shown to the sandbox as ``inside``."""
 
-    def __init__(self, host_dir: str, inside: str) -> None:
-        self.root = os.path.realpath(host_dir)
+    def __init__(self, host_dir: str, inside: str, *, root_fd: int | None = None) -> None:
+        self.root = os.path.realpath(host_dir) if root_fd is None else host_dir
         self.inside = inside.rstrip("/") or "/"
         self._inside_parts = _parts(self.inside)
+        self._root_fd = root_fd
+
+    @classmethod
+    def at_fd(cls, fd: int, inside: str) -> "HostFiles":
+        """The directory open as ``fd`` (O_PATH; owned by the result: ``close()``), which the
+        sandbox sees as ``inside``."""
+        return cls(f"/proc/self/fd/{fd}", inside, root_fd=fd)
+
+    def close(self) -> None:
+        if self._root_fd is not None:
+            fd, self._root_fd = self._root_fd, None
+            os.close(fd)
+
+    def __enter__(self) -> "HostFiles":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open_root(self) -> int:
+        if self._root_fd is not None:
+            return os.dup(self._root_fd)
+        return os.open(self.root, _DIR_FLAGS)
 
     # ---------------------------------------------------------------- resolution
     def resolve(self, user_path: str, *, follow: bool = True, make_parents: bool = False) -> Resolved:
@@ -76,8 +99,11 @@ class HostFiles:
         full = confine(user_path, self.inside)
         todo = _parts(full)[len(self._inside_parts):]
         todo.reverse()                       # a stack: the next component last
-        stack = [os.open(self.root, _DIR_FLAGS)]
+        stack = [self._open_root()]
         links = 0
+        # (a sandbox's workdir reached from the host: no step may cross into another mount,
+        # whatever the workload managed to mount there; a base dir of the host's may)
+        dev = os.fstat(stack[0]).st_dev if self._root_fd is not None else None
         try:
             while todo:
                 comp = todo.pop()
@@ -123,6 +149,8 @@ class HostFiles:
                     raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), user_path)
                 try:
                     stack.append(os.open(comp, _DIR_FLAGS, dir_fd=stack[-1]))
+                    if dev is not None and os.fstat(stack[-1]).st_dev != dev:
+                        raise Denied(user_path)
                 except (NotADirectoryError, FileNotFoundError, OSError) as e:
                     if getattr(e, "errno", None) in (errno.ENOTDIR, errno.ENOENT, errno.ELOOP):
                         todo.append(comp)    # changed since the stat: look again
@@ -231,17 +259,49 @@ class HostFiles:
             os.close(fd)
 
 
+    def entries(self, user_path: str, shown_as: str) -> list[dict[str, object]] | None:
+        """``list_files`` entries (lstat: a symlink is "symlink") of the directory
+        ``user_path``, their paths below ``shown_as``; None if it is not a directory."""
+        try:
+            r = self.resolve(user_path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        with r:
+            if r.st is None or not stat.S_ISDIR(r.st.st_mode):
+                return None
+            try:
+                fd = os.open("." if r.name is None else r.name,
+                             os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=r.dirfd)
+            except OSError:
+                return None
+        try:
+            with os.scandir(fd) as it:
+                names = heapq.nsmallest(MAX_LIST, (de.name for de in it))
+            out: list[dict[str, object]] = []
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                kind = "dir" if stat.S_ISDIR(st.st_mode) else "symlink" if stat.S_ISLNK(st.st_mode) else "file"
+                out.append({"name": name, "path": shown_as.rstrip("/") + "/" + name, "size": st.st_size,
+                            "type": kind, "mode": stat.S_IMODE(st.st_mode), "mtime": st.st_mtime})
+            return out
+        finally:
+            os.close(fd)
+
+
 class Upload:
     """A file being written to ``user_path``: ``write`` pieces, then ``commit`` (renamed into
     place atomically) or ``abort`` (nothing is left)."""
 
-    def __init__(self, files: HostFiles, user_path: str) -> None:
+    def __init__(self, files: HostFiles, user_path: str, new_mode: int = 0o644) -> None:
         r = files.resolve(user_path, make_parents=True)
         if r.name is None or (r.st is not None and stat.S_ISDIR(r.st.st_mode)):
             r.close()
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), user_path)
         self._r = r
-        self._mode = stat.S_IMODE(r.st.st_mode) if r.st is not None else 0o644
+        self._mode = stat.S_IMODE(r.st.st_mode) if r.st is not None else new_mode
         self._named: str | None = None
         try:
             self.fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=r.dirfd)
@@ -306,3 +366,27 @@ class Upload:
                 pass
             self._named = None
         self._r.close()
+
+
+def sandbox_dir_fd(pid: int, pidfd: int, path: str) -> int | None:
+    """An O_PATH fd of directory ``path`` as the sandbox whose pid 1 is ``pid`` sees it (its
+    root through /proc/<pid>/root, every component below opened with O_NOFOLLOW), or None.
+    ``pidfd`` (a pidfd of that process) is checked after the root is opened: while it is
+    alive its pid cannot name another process, so the root is the sandbox's."""
+    import signal
+    try:
+        fd = os.open(f"/proc/{pid}/root", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        signal.pidfd_send_signal(pidfd, 0)
+        for comp in _parts(path):
+            if comp == "..":
+                raise OSError(errno.EINVAL, "'..' in the sandbox directory")
+            nxt = os.open(comp, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return fd
+    except (OSError, ValueError, AttributeError):
+        os.close(fd)
+        return None

@@ -444,6 +444,58 @@ class SessionManager:
             lv.cwd = r.cwd
         return result_json(r, restarted)
 
+    def files_op(self, sid: str, path: str, locked: Callable[[Any], Any],
+                 direct: Callable[[Any, str, str], Any]) -> Any:
+        """A file call: ``locked(sandbox)`` under the session's lock as any call, except while
+        that lock is held (a command runs) and ``path`` lies in the workdir of a namespace
+        sandbox: then ``direct(files, rel, full)`` on the workdir as the host reaches it
+        (hostfiles.py, confined to the workdir), unless it answers NotImplemented."""
+        lv = self._live.get(sid)
+        if lv is not None and not lv.lock.acquire(blocking=False):
+            view = self._workdir_view(lv, path)
+            if view is not None:
+                from .paths import BadPath, Denied
+                files, rel, full = view
+                with files:
+                    try:
+                        value = direct(files, rel, full)
+                    except (Denied, BadPath):
+                        value = NotImplemented   # a symlink out of the workdir: the Sandbox's call
+                if value is not NotImplemented:
+                    self.store.touch(sid)
+                    return value
+        elif lv is not None:
+            lv.lock.release()
+        return self.call(sid, locked)[0]
+
+    def _workdir_view(self, lv: _Live, path: str) -> tuple[Any, str, str] | None:
+        from ..vfs.paths import normalize
+        from .hostfiles import HostFiles, sandbox_dir_fd
+        from .paths import within
+        sb = lv.sb
+        if getattr(sb, "isolation_level", None) != "namespace" or lv.kwargs.get("hide") \
+                or lv.kwargs.get("read_only") or "\x00" in path:
+            return None
+        ex = getattr(sb, "_ex", None)
+        pid, pidfd = getattr(ex, "pid", None), getattr(ex, "_pidfd", None)
+        workdir = getattr(sb, "workdir", None)
+        if not pid or pidfd is None or not workdir or workdir == "/":
+            return None
+        full = normalize(path, lv.cwd or workdir)
+        if not within(full, workdir):
+            return None
+        try:
+            mine = os.dup(pidfd)
+        except OSError:
+            return None
+        try:
+            fd = sandbox_dir_fd(int(pid), mine, workdir)
+        finally:
+            os.close(mine)
+        if fd is None:
+            return None
+        return HostFiles.at_fd(fd, workdir), full[len(workdir.rstrip("/")):] or "/", full
+
     def interrupt(self, sid: str) -> None:
         """Stop the session's running command (not under its lock: that is held by the run)."""
         lv = self._live.get(sid)
@@ -663,17 +715,39 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"cache-control": "no-cache"})
 
+    # (file calls while a command runs: mgr.files_op serves the workdir of a namespace
+    # sandbox from the host; anything else waits for the command, as every call does)
+    def read_direct(files: Any, rel: str, full: str) -> Any:
+        got = files.open_file(rel)
+        if got is None:
+            return NotImplemented       # missing or not a file: the Sandbox words the error
+        fd, size = got
+        try:
+            return b"".join(files.chunks(fd, size))
+        finally:
+            os.close(fd)
+
     @handler
     async def files(request: Request) -> Response:
         sid = request.path_params["sid"]
         p = qpath(request)
         if request.method == "GET":
-            data, _ = await off(lambda: mgr.call(sid, lambda sb: sb.read_file(p)))
+            data = await off(lambda: mgr.files_op(sid, p, lambda sb: sb.read_file(p), read_direct))
             return Response(data, media_type="application/octet-stream")
         if request.method == "PUT":
             body = await read_capped(request, max_body)
             mode = int(request.query_params.get("mode", "644"), 8)
-            await off(lambda: mgr.call(sid, lambda sb: sb.write_file(p, body, mode)))
+
+            def write_direct(files: Any, rel: str, full: str) -> Any:
+                from .hostfiles import Upload
+                up = Upload(files, rel, mode)
+                try:
+                    up.write(body)
+                    up.commit()
+                finally:
+                    up.abort()
+                return True
+            await off(lambda: mgr.files_op(sid, p, lambda sb: sb.write_file(p, body, mode), write_direct))
             return Response(status_code=204)
         recursive = request.query_params.get("recursive", "") in ("1", "true")
         await off(lambda: mgr.call(sid, lambda sb: sb.remove(p, recursive)))
@@ -683,14 +757,19 @@ def create_sessions_app(mgr: SessionManager, *, api_key: str, max_body: int = 51
     async def files_list(request: Request) -> Response:
         sid = request.path_params["sid"]
         p = qpath(request, ".")
-        infos, _ = await off(lambda: mgr.call(sid, lambda sb: sb.list_files(p)))
-        return JSONResponse([i.to_dict() for i in infos])
+        def list_direct(files: Any, rel: str, full: str) -> Any:
+            got = files.entries(rel, full)
+            return NotImplemented if got is None else got
+        infos = await off(lambda: mgr.files_op(sid, p, lambda sb: [i.to_dict() for i in sb.list_files(p)],
+                                               list_direct))
+        return JSONResponse(infos)
 
     @handler
     async def files_exists(request: Request) -> Response:
         sid = request.path_params["sid"]
         p = qpath(request)
-        ok, _ = await off(lambda: mgr.call(sid, lambda sb: sb.exists(p)))
+        ok = await off(lambda: mgr.files_op(sid, p, lambda sb: sb.exists(p),
+                                            lambda files, rel, full: files.exists(rel)))
         return JSONResponse({"path": p, "exists": bool(ok)})
 
     @handler

@@ -2449,7 +2449,12 @@ class Interpreter(Expander):
                     line = self.read_line(self.fds.get(0))
                     if line is None:
                         # at end of input bash ends the line on stdout and the loop fails
-                        self.write_out(b"\n")
+                        # (a closed stdout, `>&-`, is no error of select's: it was an
+                        # internal error, EBADF)
+                        try:
+                            self.write_out(b"\n")
+                        except (OSError, ValueError):
+                            pass
                         st = 1
                         break
                     reply = line.rstrip("\n")
@@ -3051,7 +3056,8 @@ class Interpreter(Expander):
         st = self.state
         if name not in _PRODUCERS or st.functions.get(name) is not None or (st.disabled and name in st.disabled):
             return None
-        if name == "printf" and (len(argv) < 2 or argv[1][:1] == "-" or _PRINTF_UNBOUNDED.search(argv[1])):
+        if name == "printf" and (len(argv) < 2 or argv[1][:1] == "-"
+                                 or ("%" in argv[1] and _PRINTF_UNBOUNDED.search(argv[1]))):
             return None
         # what it may write, over-estimated, must be small: printf repeats its format for
         # every argument (a long format times many arguments is quadratic in the script),
@@ -3079,7 +3085,10 @@ class Interpreter(Expander):
         except BrokenPipeError:
             return 141  # (its stderr: the stage's SIGPIPE, not this shell's)
         except OSError as e:
-            return self.builtin_failed(e, argv)
+            st = self.builtin_failed(e, argv)
+            if st is None:
+                raise
+            return st
         finally:
             self.fds, self.lineno = saved, line
 
@@ -3142,7 +3151,7 @@ class Interpreter(Expander):
                 fds[1] = _coop.Filler(pipes[i])
             self.lineno = cline or line
             try:
-                results[i] = call(self, fn, list(argv))
+                results[i] = call(self, fn, argv)  # (_call passes the command a list of its own)
             except LimitExceeded as e:
                 errors[i] = e.with_traceback(None)  # (kept, its frames were a cycle)
                 results[i] = 124
@@ -3732,6 +3741,8 @@ class Interpreter(Expander):
                     status = builtin(self, argv)
                 except (OSError, VarError, ExpansionError) as e:
                     status = self.builtin_failed(e, argv)
+                    if status is None:
+                        raise
             else:
                 status = self.run_external(argv)
         st.last_arg = argv[-1]
@@ -3939,15 +3950,20 @@ class Interpreter(Expander):
         try:
             return fn(self, argv)
         except (OSError, VarError, ExpansionError) as e:
-            return self.builtin_failed(e, argv)
+            st = self.builtin_failed(e, argv)
+            if st is None:
+                raise
+            return st
 
-    def builtin_failed(self, e: BaseException, argv: list[str]) -> int:
+    def builtin_failed(self, e: BaseException, argv: list[str]) -> int | None:
         """The status of builtin ``argv`` that raised ``e`` (an OS, variable or expansion
-        error); re-raises what ends more than the builtin."""
+        error); None for what ends more than the builtin, which the caller raises again
+        (re-raised here, from a frame holding it, it was a cycle that kept the frames' data:
+        a process substitution's 200,000 printf arguments, +76 MiB until a collection)."""
         if isinstance(e, BrokenPipeError):
             # a builtin runs in this shell: SIGPIPE ends the whole (sub)shell, as in bash
             if self.is_subshell:
-                raise e
+                return None
             return 141
         if isinstance(e, OSError):
             # (a stream opened for reading only says "File not open for writing": write(2)
@@ -3965,7 +3981,7 @@ class Interpreter(Expander):
             if argv[0] in ("read", "printf", "mapfile", "readarray") and not getattr(e, "named", False):
                 e.message = f"{argv[0]}: {e.message}"
                 e.named = True  # type: ignore[attr-defined]
-        raise e
+        return None
 
     def call_function(self, name: str, func: N.FuncDef, args: list[str],
                       scope: dict[str, Var] | None = None) -> int:

@@ -356,7 +356,7 @@ def templated(script: str, extglob: bool, parse: Callable[..., Any]) -> N.Script
         ent = _SKELS[skel] = (fixed, {tuple(digits[i] for i in fixed): rec})
     else:
         fixed = ent[0]
-        fv = tuple(digits[i] for i in fixed)
+        fv = tuple([digits[i] for i in fixed]) if fixed else ()  # (mostly none: every number is data)
         if fv in ent[1]:
             rec = ent[1][fv]
         else:

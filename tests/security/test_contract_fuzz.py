@@ -65,7 +65,7 @@ def test_mutated_real_scripts_keep_the_contract(seed: int) -> None:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_special_files_recursion_signals_and_ulimit_keep_the_contract(seed: int) -> None:
-    # tests/security/hostile3.py: /proc, /dev and /sys files under 35 operations, deep
+    # tests/security/hostile3.py: /proc, /dev and /sys files under 34 operations, deep
     # recursion, huge argument lists, traps with subshells and coprocesses, read -t, signals
     # sent to the shell itself, ulimit changes; a fresh sandbox each
     with ab.Sandbox(isolation="virtual") as s:

@@ -70,6 +70,10 @@ FIXED_CMDS = [
     'for f in "%08.2f" "%.2f" "%-8.1f|" "%8f" "%f" "%\'f" "%.0f" "%08f" "%+.1f" "x%.3fy" "%10.2f"; do printf "[%s] " "$f"; numfmt --format="$f" -- 3.14159 3.141 -2.5 1234567.891 2>&1 | tr "\\n" " "; echo; done',
     'numfmt 3.14159 1.5 2 -- -2.50 1e3 2>&1; numfmt --to=si 3.14159 1500.5 9.96 999.5 999999; numfmt --format="%08.2f" --to=si 1234567; numfmt --to=si --format=%.2f 5.678; numfmt --format="%.1f" --round=nearest 3.14159 3.15 3.25; numfmt --format="%.1f" --round=down -- 3.19 -3.19',
     'numfmt --padding=-6 --format="%4.1f" 2; numfmt --format="%010.3f" --to=iec 2048; numfmt --from=si 1.5K 2.25M; numfmt --from=iec --to=si 1Ki; numfmt 1.000; numfmt --to=iec-i 1048576 1536',
+    # file: a GIF's size, as far as the data goes (libmagic)
+    'printf "GIF89a\\x10" > g1; file g1; printf "GIF89a\\x10\\x00\\x20" > g2; file g2; printf "GIF89a\\x10\\x00\\x20\\x00" > g3; file g3; printf "GIF87a\\x01\\x01\\x02\\x02\\x00" > g4; file g4; file -i g4; file -b g3',
+    # df --output=FIELDS (the sizes themselves are the sandbox's: only what does not depend on them)
+    'df --output=target / ; df --output=size -h / | head -1; df --output=source,fstype,itotal / | head -1; df --output=bogus / ; echo $?; df -i --output=target / 2>&1; echo $?; df --output=target,target / 2>&1; echo $?; df --output=file,target . nosuch 2>&1 | head -2',
 ]
 CASES += FIXED_CMDS
 
