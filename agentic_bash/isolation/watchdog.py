@@ -208,6 +208,9 @@ def _statm_anon(pid: str) -> int | None:
         with open(f"/proc/{pid}/status", "rb") as f:
             data = f.read()
         _pte[pid] = _kib(data, b"\nVmPTE:")
+        i = data.find(b"\nFDSize:")
+        if i >= 0:
+            _fdsize[pid] = int(data[i + 8:data.index(b"\n", i + 8)])
         return _kib(data, b"\nVmRSS:") + _pte[pid]
     except (OSError, ValueError):
         return None
@@ -215,6 +218,37 @@ def _statm_anon(pid: str) -> int | None:
 
 _pte: dict[str, int] = {}
 """pid -> page-table bytes from the last cheap pass (the precise pass adds them again)."""
+_fdsize: dict[str, int] = {}
+"""pid -> descriptor table size (status FDSize: at least its open descriptors)."""
+
+
+def _fd_budget() -> int:
+    """Descriptor table slots the sandbox's processes may hold in all: a sixteenth of the
+    machine's open-file table (fs.file-max), at least 131,072 (1,024 processes of 128)."""
+    try:
+        with open("/proc/sys/fs/file-max", "rb") as f:
+            return max(1 << 17, int(f.read()) // 16)
+    except (OSError, ValueError):
+        return 1 << 20
+
+
+def _fd_hogs(budget: int, exclude: tuple[int, ...]) -> list[int]:
+    """The processes to kill, largest descriptor table first, for the sandbox's processes'
+    tables to stay within ``budget`` (none while they do). fs.file-max is one table for the
+    whole machine: past it every process without CAP_SYS_ADMIN in the host's namespace gets
+    ENFILE (attack11: 30 processes of 19,438 opens each took 586k of 2.47M in seconds). A
+    table's size (status FDSize, the next power of two above its highest descriptor) is an
+    upper bound read with the sample: listing every descriptor of every process in time
+    to stop a filler was too slow (it held 519k at the peak)."""
+    total = sum(_fdsize.values())
+    out: list[int] = []
+    for pid, size in sorted(_fdsize.items(), key=lambda kv: -kv[1]):
+        if total <= budget:
+            break
+        if int(pid) not in exclude:
+            out.append(int(pid))
+            total -= size
+    return out
 
 
 def _kib(data: bytes, key: bytes) -> int:
@@ -506,6 +540,7 @@ def sample(exclude: tuple[int, ...] = (), limit: int | None = None,
         return tmpfs, 0, []
     memfd = _memfd_recent(names)
     _pte.clear()
+    _fdsize.clear()
     cheap: list[tuple[int, int]] = []
     for d in names:
         v = _statm_anon(d)
@@ -591,6 +626,7 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         pidfd = None
     wake_fd = page.wake_fd if pidfd is not None else None
     me = os.getpid()
+    fd_budget = _fd_budget()
     known = {me: pss_anon("self") or 0}
     from ..network.inside import own_netns
     _unix_scope[0] = "all" if own_netns(cfg) else "held"
@@ -623,6 +659,11 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
                 os.kill(victims[0][1], signal.SIGKILL)
             except OSError:
                 page.set("kills", page.get("kills") - 1)
+        for hog in _fd_hogs(fd_budget, (me, runner)):
+            try:
+                os.kill(hog, signal.SIGKILL)
+            except OSError:
+                pass
         if max_procs is not None and n >= max_procs - 16 and (
                 n + _threads(runner) + _threads(me) + 1 >= _nproc_cap(cfg, max_procs)):
             # at the cap: the workload plus the runner's own tasks (S1, S2, S3 and their

@@ -34,6 +34,12 @@ def got(request: pytest.FixtureRequest, token: str) -> dict[str, Any]:
     return _Parts(_cache[who])
 
 
+def _nums(word: str, out: str) -> list[int]:
+    """The numbers after ``word`` at the start of a line (a line cut by a kill is skipped)."""
+    import re
+    return [int(m) for m in re.findall(rf"^{word} ([0-9]+)", out, re.M)]
+
+
 def _watched(k: dict) -> bool:
     return str(k["backend"]).startswith("enforced by watchdog")
 
@@ -58,7 +64,7 @@ def test_tmpfs_inodes_are_bounded_and_counted(got: dict, where: str) -> None:
     # byte of a tmpfs's size, and each tmpfs allowed ~3M inodes (half the host's RAM)
     k = got["kernelmem"]
     r = k[f"inodes{where}"]
-    made = [int(ln.split()[1]) for ln in r["out"].splitlines() if ln.startswith("made")]
+    made = _nums("made", r["out"])
     stopped = "survived" not in r["out"] or "errno None" not in r["out"]
     assert stopped, _show(r)
     # at most about twice the limit's worth of inodes (~1 KiB each) came to exist
@@ -86,14 +92,15 @@ def test_vmas_copied_by_fork_count_against_the_memory_limit(got: dict, request) 
 def test_a_watchdog_sample_is_not_slowed_by_descriptors(got: dict) -> None:
     # before, as the user: 9 processes of 20,000 descriptors each plus 40 sockets made one
     # sample read ~180,000 descriptors; the next came 4x that later, and a program grew to
-    # 1.5 GiB and held it 4 s under a 256 MiB limit (2 GiB in 14 s with 30 such processes)
+    # 1.5 GiB and held it 4 s under a 256 MiB limit (2 GiB in 14 s with 30 such processes).
+    # Now 7 of 16,000 (more would pass the watchdog's descriptor budget, a kill of its own)
     s = got["starve"]
     r = s["starve"]
-    held = [int(ln.split()[1]) for ln in r["out"].splitlines() if ln.startswith("held")]
+    held = _nums("held", r["out"])
     assert "survived" not in r["out"] and r["limit"] == "memory", _show(r)
-    if _watched(s):   # (a sampler: a few samples' worth of growth past the limit)
-        assert max(held, default=0) <= 4 * s["limit"] // MiB, _show(r)
-        assert r["host_seconds_over_2x"] < 3, _show(r)
+    if _watched(s):   # (a sampler: a few samples' worth of growth past the limit; with
+        # the whole scan each sample, 7 x 16,000 descriptors let it reach 1,024 MiB)
+        assert max(held, default=0) <= 3 * s["limit"] // MiB, _show(r)
     assert s["after"].get("value") == "alive\n", _show(s)
     _nothing_left(s["left"])
 
@@ -160,22 +167,25 @@ def test_a_sysinfo_flood_does_not_slow_the_memory_limit(got: dict) -> None:
     # while a program grows by 64 MiB every 50 ms: the limit still stops it early
     s = got["supervisor"]
     r = s["flood"]
-    held = [int(ln.split()[1]) for ln in r["out"].splitlines() if ln.startswith("held")]
+    held = _nums("held", r["out"])
     assert "survived" not in r["out"] and r["limit"] == "memory", _show(r)
     if _watched(s):
         assert max(held, default=0) <= 4 * s["limit"] // MiB, _show(r)
     assert s["after"].get("value") == "alive\n", _show(s)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (THREAT_MODEL): nothing bounds a sandbox's "
-                   "share of the machine's open-file table (fs.file-max)")
-def test_open_files_of_the_machine_are_not_one_sandboxs(got: dict) -> None:
+def test_open_files_of_the_machine_are_not_one_sandboxs(got: dict, request) -> None:
     # Linux has one table of open files for the machine (fs.file-max, 2,466,177 here): past
     # it, every process without CAP_SYS_ADMIN in the host's namespace gets ENFILE. Measured
     # by hand as the user: 30 processes of 19,438 opens of /dev/null took 586k of it in a
-    # few seconds (127 would take all). The program stops at an eighth; the claim is that a
-    # sandbox cannot take that much
+    # few seconds (127 would take all). The program stops at a quarter; the claim is that
+    # the sandbox never held an eighth (the watchdog kills the largest holders past a
+    # sixteenth)
     f = got["counts"]["files"]
-    if "held" not in f:
-        pytest.skip(f"an eighth of this host's file-max needs more than 64 processes: {f}")
-    assert f["held"] < f["want"], _show(f)
+    if got["who"] == "root":   # (no watchdog: the memory cgroup bounds only the memory)
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "known gap (THREAT_MODEL): nothing bounds a root sandbox's share of the "
+            "machine's open-file table (fs.file-max)")))
+    if "held_peak" not in f:
+        pytest.skip(f"a quarter of this host's file-max needs more than 64 processes: {f}")
+    assert f["held_peak"] < f["want"] // 2, _show(f)
