@@ -607,6 +607,27 @@ def _drain(fd: int) -> None:
         pass
 
 
+REAP_STEP = 0.05
+"""Seconds at most between pid 1's reaps while the sandbox is busy, however long a sample
+took (the default sampling interval: no more wake-ups than before while samples are quick)."""
+
+
+def _reap(runner: int) -> int | None:
+    """Reap every exited child of pid 1; the runner's exit status once it is among them
+    (0 when pid 1 has no child left), else None."""
+    while True:
+        try:
+            p, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if p == 0:
+            return None
+        if p == runner:
+            return os.waitstatus_to_exitcode(status) & 0xFF
+
+
 def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
     """pid 1's reaping loop with the memory watchdog: every ``interval`` seconds, when the
     sandbox holds more than the limit, SIGKILL the largest workload process (the runner
@@ -631,17 +652,9 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
     from ..network.inside import own_netns
     _unix_scope[0] = "all" if own_netns(cfg) else "held"
     while True:
-        while True:
-            try:
-                p, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return 0
-            except InterruptedError:
-                continue
-            if p == 0:
-                break
-            if p == runner:
-                return os.waitstatus_to_exitcode(status) & 0xFF
+        code = _reap(runner)
+        if code is not None:
+            return code
         size = page.get("runner")
         if size > 0:
             known[runner] = size
@@ -691,10 +704,21 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
             if page.get("busy") == 0:
                 fds.append(wake_fd)
                 wait = max(wait, QUIET_INTERVAL)
-        try:
-            select.select(fds, [], [], wait)
-        except InterruptedError:
-            pass
+        # orphans are reaped every REAP_STEP meanwhile: a sample of a fork bomb's thousand
+        # processes may set the next one seconds away, and its killed processes, unreaped,
+        # held the sandbox's process limit: the next run's forks failed (seen at load ~40)
+        end = time.monotonic() + wait
+        step = wait if len(fds) > 1 else min(wait, REAP_STEP)
+        while True:
+            try:
+                ready = select.select(fds, [], [], max(0.0, min(step, end - time.monotonic())))[0]
+            except InterruptedError:
+                ready = []
+            if ready or time.monotonic() >= end:
+                break
+            code = _reap(runner)
+            if code is not None:
+                return code
 
 
 # -- S3: the runner ----------------------------------------------------------------------------
