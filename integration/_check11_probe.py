@@ -342,6 +342,50 @@ def t_ctrl_c_restart():
     return {"runs": res, "diff": settle(before)}
 
 
+def t_ctrl_c_ctor_close():
+    """Ctrl-C while Sandbox() starts or while close() runs, at several moments: afterwards
+    no cgroup, session dir, fd or process of those sandboxes is left."""
+    Sandbox().close()
+    before = state()
+    res = []
+    for what in ("ctor", "close"):
+        for delay in (0.0, 0.005, 0.01, 0.02, 0.03, 0.045, 0.06, 0.1, 0.15):
+            sb = None
+            if what == "close":
+                sb = Sandbox()
+                sb.run("echo hi")
+            ready = threading.Event()
+
+            def poke(delay=delay):
+                ready.wait()
+                time.sleep(delay)
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            t = threading.Thread(target=poke)
+            t.start()
+            got = "none"
+            try:
+                ready.set()
+                if what == "ctor":
+                    sb = Sandbox()
+                else:
+                    sb.close()
+                t.join()
+            except KeyboardInterrupt:
+                got = "KeyboardInterrupt"
+            except Exception as e:  # noqa: BLE001
+                got = type(e).__name__ + ": " + str(e)
+            try:
+                t.join()
+            except KeyboardInterrupt:
+                pass
+            if sb is not None:
+                sb.close()
+            res.append([what, delay, got])
+    import gc
+    gc.collect()
+    return {"runs": res, "diff": settle(before)}
+
+
 def t_loop():
     Sandbox().close()
     before = state()
@@ -386,7 +430,7 @@ def main() -> None:
            "crash_pid1": lambda: t_crash("pid1"), "crash_top": lambda: t_crash("top"),
            "crash_idle": t_crash_idle, "pool_crash": t_pool_crash, "pool_close_leased": t_pool_close_leased,
            "quiet_timeout": t_quiet_timeout, "quiet_memory": t_quiet_memory,
-           "sysinfo": t_sysinfo, "meminfo": t_meminfo, "net": t_net, "ctrl_c_restart": t_ctrl_c_restart, "loop": t_loop, "ctrl_c": t_ctrl_c}
+           "sysinfo": t_sysinfo, "meminfo": t_meminfo, "net": t_net, "ctrl_c_restart": t_ctrl_c_restart, "ctrl_c_ctor_close": t_ctrl_c_ctor_close, "loop": t_loop, "ctrl_c": t_ctrl_c}
     for n in names:
         check(n, out, fns[n])
     print("\n@@JSON@@" + json.dumps(out, default=sorted))

@@ -158,3 +158,12 @@ def test_ctrl_c_during_the_restart_after_a_crash_keeps_the_files(
         assert first == "KeyboardInterrupt", got
         assert nxt == ["f\nnext\n", True], got
     assert got["diff"] == CLEAN, got
+
+
+@pytest.mark.parametrize("who", ["root", "user"])
+def test_ctrl_c_while_a_sandbox_starts_or_closes_leaves_nothing(
+        who: str, request: pytest.FixtureRequest) -> None:
+    # before the fix: cgroup dirs, session dirs and fds of the interrupted sandboxes stayed
+    got = _probe(_runner(who, request), "ctrl_c_ctor_close")["ctrl_c_ctor_close"]
+    assert all(r[2] in ("KeyboardInterrupt", "none") for r in got["runs"]), got
+    assert got["diff"] == CLEAN, got

@@ -530,122 +530,126 @@ class SandboxedExecutor:
                     raise ValueError(f"hide= cannot apply to the rw mount at {t}: use 'cow' "
                                      f"or 'ro'")
         # cgroups are made (and strict refusals raised) before the sandbox exists
-        self._resources = ResourceControl(limits, level=p.level,
-                                          session_layer=p.session_layer or "tmpfs",
-                                          strict=strict, euid=os.geteuid())
         try:
-            self._session_dir = new_session_dir()
+            with _sigint_deferred():   # (check11: a group made but not yet recorded)
+                self._resources = ResourceControl(limits, level=p.level,
+                                                  session_layer=p.session_layer or "tmpfs",
+                                                  strict=strict, euid=os.geteuid())
+                self._session_dir = new_session_dir()
+            unpriv = os.geteuid() != 0
+            host_ns = {}
+            for key in ("user", "mnt", "pid", "net"):
+                try:
+                    host_ns[key] = os.stat(f"/proc/self/ns/{key}").st_ino
+                except OSError:
+                    pass
+            if p.level == "namespace":
+                home = getattr(info, "home", None) or "/home/user"
+                wd = workdir
+                writable: list[str] = []
+            else:
+                ws = next((m["source"] for m in mnts if m["target"] == "/" + workdir.strip("/")
+                           and m["mode"] == "rw"), None)
+                if ws is None:
+                    ws = os.path.join(self._session_dir, "workspace")
+                    os.mkdir(ws)
+                tmp = os.path.join(self._session_dir, "tmp")
+                os.mkdir(tmp, 0o700)
+                home = ws
+                wd = ws
+                writable = [ws, tmp, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts",
+                            "/dev/ptmx", "/dev/shm"]
+                env = {"TMPDIR": tmp, **(env or {})}
+            self.workdir = wd
+            cache_dir = ""
+            if p.level == "namespace":
+                from ..packages.cache import cache_root
+                try:
+                    cache_dir = cache_root()
+                except OSError:
+                    cache_dir = ""
+            if cache_dir:
+                from ..packages.cache import NPM_CACHE_PATH, PIP_CACHE_PATH
+                env = {"PIP_CACHE_DIR": PIP_CACHE_PATH, "NPM_CONFIG_CACHE": NPM_CACHE_PATH,
+                       **(env or {})}
+            net_cfg = _network_cfg(p, policy)
+            if net_cfg.get("proxy"):
+                from ..network.inside import proxy_env
+                env = {**proxy_env(), **(env or {})}
+                _prewarm_proxy()
+            cfg: dict[str, Any] = {
+                "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
+                "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
+                # tmpfs takes size=0 as "no bound"; the layer also holds the sandbox's own
+                # identity files, so it gets at least 1 MiB
+                "layer_size": (None if limits.max_fs_bytes is None else max(1 << 20, limits.max_fs_bytes)),
+                "mounts": mnts, "workdir": wd,
+                "writable": writable, "home": home,
+                "user": getattr(info, "user", None) or "user",
+                "uid": int(getattr(info, "uid", 1000)), "gid": int(getattr(info, "gid", 1000)),
+                "group": getattr(info, "group", None) or getattr(info, "user", None) or "user",
+                "landlock_abi": p.landlock_abi if p.applies("landlock") else 0,
+                "seccomp": p.applies("seccomp"), "seccomp_notify": p.seccomp_notify,
+                "host_ns": host_ns,
+                "python_binds": list(_python_binds()) + (list(_stdlib_binds()) if base_root else []),
+                "base_root": base_root,
+                "env": sandbox_env(env, home=home, unprivileged=unpriv,
+                                   user=getattr(info, "user", None) or "user"),
+                "limits": limits, "info": info, "prefer_inprocess": prefer_inprocess,
+                "commands_allowlist": commands_allowlist, "engine": engine,
+                "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
+                "t_host": time.time(), "layer_tar": layer_tar,
+                "resources": self._resources.cfg,
+                "image_root": img.root if img else "",
+                "cache_dir": cache_dir,
+                "packages": [p.to_json() for p in img.packages] if img else [],
+                "protect": protect.to_json() if protect else None,
+                "allow_ptrace": bool(allow_ptrace),
+            }
+            self._policy = policy
+            self._cfg = cfg
+            self._next_id = 0
+            self._pending: int | None = None   # a request whose reply was abandoned on our side
+            self._current: int | None = None   # the run in progress
+            self._current_thread = 0           # and the thread that started it
+            self._dropped: set[int] = set()    # threads whose queued run was cancelled (check9)
+            self._restart_reason: str | None = None  # said by the next Result
+            self._last_shell: dict[str, Any] | None = None
+            self._custom: dict[str, Any] = {}
+            self._arun: _AsyncRun | None = None   # a run awaited on an event loop (arun)
+            hdr = self._start(cfg)
+            self.observed: dict[str, Any] = hdr.get("observed", {})
+            import base64
+            self.layer_extras: dict[str, bytes] = {
+                k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
+            """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
+            self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
+            self.observed["network_proxy"] = self._net is not None
+            self.observed.update(getattr(self, "_net_start", {}))
+            self._resources.runner_counts(self.observed)
+            self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
+                                                                     self.observed)
+            self.isolation = _protect_report(self.isolation, protect, self.observed, allow_ptrace)
+            missing = [m for m, v in self.isolation.mechanisms.items()
+                       if (p.applies(m) and v != "enforced") or
+                       (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
+            if protect and not self.isolation.mechanisms["protected_paths"].startswith("enforced"):
+                # asked-for protected paths that are not in place: never run without them
+                self.close()
+                raise IsolationUnavailable("protected paths: "
+                                           + self.isolation.mechanisms["protected_paths"])
+            if strict and missing:
+                self.close()
+                raise IsolationUnavailable("planned but not in effect: " + ", ".join(
+                    f"{m} ({self.isolation.mechanisms[m]})" for m in missing))
+            for w in self.isolation.warnings:
+                warnings.warn(w, RuntimeWarning, stacklevel=2)
         except BaseException:
-            self._resources.close()
+            # (check11) Ctrl-C while this was built (before or after the sandbox started)
+            # left its cgroups and session dir behind, or a running sandbox nobody owned
+            if not getattr(self, "_torn", False):
+                self._teardown()
             raise
-        unpriv = os.geteuid() != 0
-        host_ns = {}
-        for key in ("user", "mnt", "pid", "net"):
-            try:
-                host_ns[key] = os.stat(f"/proc/self/ns/{key}").st_ino
-            except OSError:
-                pass
-        if p.level == "namespace":
-            home = getattr(info, "home", None) or "/home/user"
-            wd = workdir
-            writable: list[str] = []
-        else:
-            ws = next((m["source"] for m in mnts if m["target"] == "/" + workdir.strip("/")
-                       and m["mode"] == "rw"), None)
-            if ws is None:
-                ws = os.path.join(self._session_dir, "workspace")
-                os.mkdir(ws)
-            tmp = os.path.join(self._session_dir, "tmp")
-            os.mkdir(tmp, 0o700)
-            home = ws
-            wd = ws
-            writable = [ws, tmp, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts",
-                        "/dev/ptmx", "/dev/shm"]
-            env = {"TMPDIR": tmp, **(env or {})}
-        self.workdir = wd
-        cache_dir = ""
-        if p.level == "namespace":
-            from ..packages.cache import cache_root
-            try:
-                cache_dir = cache_root()
-            except OSError:
-                cache_dir = ""
-        if cache_dir:
-            from ..packages.cache import NPM_CACHE_PATH, PIP_CACHE_PATH
-            env = {"PIP_CACHE_DIR": PIP_CACHE_PATH, "NPM_CONFIG_CACHE": NPM_CACHE_PATH,
-                   **(env or {})}
-        net_cfg = _network_cfg(p, policy)
-        if net_cfg.get("proxy"):
-            from ..network.inside import proxy_env
-            env = {**proxy_env(), **(env or {})}
-            _prewarm_proxy()
-        cfg: dict[str, Any] = {
-            "level": p.level, "network": net_cfg, "session_dir": self._session_dir,
-            "session_layer": p.session_layer or "tmpfs", "cow_system": p.cow_system,
-            # tmpfs takes size=0 as "no bound"; the layer also holds the sandbox's own
-            # identity files, so it gets at least 1 MiB
-            "layer_size": (None if limits.max_fs_bytes is None else max(1 << 20, limits.max_fs_bytes)),
-            "mounts": mnts, "workdir": wd,
-            "writable": writable, "home": home,
-            "user": getattr(info, "user", None) or "user",
-            "uid": int(getattr(info, "uid", 1000)), "gid": int(getattr(info, "gid", 1000)),
-            "group": getattr(info, "group", None) or getattr(info, "user", None) or "user",
-            "landlock_abi": p.landlock_abi if p.applies("landlock") else 0,
-            "seccomp": p.applies("seccomp"), "seccomp_notify": p.seccomp_notify,
-            "host_ns": host_ns,
-            "python_binds": list(_python_binds()) + (list(_stdlib_binds()) if base_root else []),
-            "base_root": base_root,
-            "env": sandbox_env(env, home=home, unprivileged=unpriv,
-                               user=getattr(info, "user", None) or "user"),
-            "limits": limits, "info": info, "prefer_inprocess": prefer_inprocess,
-            "commands_allowlist": commands_allowlist, "engine": engine,
-            "executor_factory": "agentic_bash.executors.sandboxed:make_inner_executor",
-            "t_host": time.time(), "layer_tar": layer_tar,
-            "resources": self._resources.cfg,
-            "image_root": img.root if img else "",
-            "cache_dir": cache_dir,
-            "packages": [p.to_json() for p in img.packages] if img else [],
-            "protect": protect.to_json() if protect else None,
-            "allow_ptrace": bool(allow_ptrace),
-        }
-        self._policy = policy
-        self._cfg = cfg
-        self._next_id = 0
-        self._pending: int | None = None   # a request whose reply was abandoned on our side
-        self._current: int | None = None   # the run in progress
-        self._current_thread = 0           # and the thread that started it
-        self._dropped: set[int] = set()    # threads whose queued run was cancelled (check9)
-        self._restart_reason: str | None = None  # said by the next Result
-        self._last_shell: dict[str, Any] | None = None
-        self._custom: dict[str, Any] = {}
-        self._arun: _AsyncRun | None = None   # a run awaited on an event loop (arun)
-        hdr = self._start(cfg)
-        self.observed: dict[str, Any] = hdr.get("observed", {})
-        import base64
-        self.layer_extras: dict[str, bytes] = {
-            k: base64.b64decode(v) for k, v in (hdr.get("layer_extras") or {}).items()}
-        """The ``.agentic-bash/`` members of ``layer_tar`` (e.g. the shell state), not written."""
-        self.layer_uppers: list[dict[str, str]] = list(self.observed.get("uppers", []))
-        self.observed["network_proxy"] = self._net is not None
-        self.observed.update(getattr(self, "_net_start", {}))
-        self._resources.runner_counts(self.observed)
-        self.isolation: IsolationReport = self._resources.report(verify(p, self.observed),
-                                                                 self.observed)
-        self.isolation = _protect_report(self.isolation, protect, self.observed, allow_ptrace)
-        missing = [m for m, v in self.isolation.mechanisms.items()
-                   if (p.applies(m) and v != "enforced") or
-                   (m in LIMIT_MECHANISMS.values() and not v.startswith("enforced"))]
-        if protect and not self.isolation.mechanisms["protected_paths"].startswith("enforced"):
-            # asked-for protected paths that are not in place: never run without them
-            self.close()
-            raise IsolationUnavailable("protected paths: "
-                                       + self.isolation.mechanisms["protected_paths"])
-        if strict and missing:
-            self.close()
-            raise IsolationUnavailable("planned but not in effect: " + ", ".join(
-                f"{m} ({self.isolation.mechanisms[m]})" for m in missing))
-        for w in self.isolation.warnings:
-            warnings.warn(w, RuntimeWarning, stacklevel=2)
 
     def _start(self, cfg: dict[str, Any]) -> dict[str, Any]:
         """Spawn the sandbox process and read its start-up messages up to "ready"."""
@@ -1432,6 +1436,7 @@ class SandboxedExecutor:
         return bool(readable([self._pidfd], timeout))
 
     def _teardown(self) -> None:
+        self._torn = True
         sock = getattr(self, "_sock", None)
         if sock is not None:
             # EOF on the channel means S1 (the last process of the sandbox) has exited
@@ -1472,7 +1477,13 @@ class SandboxedExecutor:
 
     def close(self) -> None:
         """End the sandbox: every process in it (background jobs, nohup) dies; idempotent.
-        A run() in progress on another thread is interrupted first (it returns its result)."""
+        A run() in progress on another thread is interrupted first (it returns its result).
+        Ctrl-C meanwhile waits for the end (check11: it left cgroups, the session dir and
+        fds behind, and a second close() did nothing)."""
+        with _sigint_deferred():
+            self._close_now()
+
+    def _close_now(self) -> None:
         with self._send_lock:
             if self._closed and self._session_dir is None:
                 return
