@@ -428,7 +428,7 @@ def _bash_alone(script: str) -> subprocess.CompletedProcess[str] | None:
     exactly its own children, as in a sandbox."""
     if shutil.which("unshare") is None or shutil.which("bash") is None:
         return None
-    p = subprocess.run(["unshare", "-Urpf", "--mount-proc", "bash", "-c", script],
+    p = subprocess.run(["unshare", "-Urpf", "--kill-child", "--mount-proc", "bash", "-c", script],
                        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     if "unshare:" in p.stderr:
         return None
