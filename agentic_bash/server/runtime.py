@@ -482,6 +482,18 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
             if up is not None:
                 up.abort()    # (here, not on a thread: this may run while being cancelled)
 
+    async def on_host(what: str, fn: Callable[..., Any], *args: Any) -> tuple[Any, Response | None]:
+        """``fn(*args)`` on the host's view of the base dir: (its result, None), or (None,
+        the reply its refusal gets)."""
+        try:
+            return await direct(fn, *args), None
+        except Denied:
+            return None, _msg(403, "Access denied")
+        except BadPath as e:
+            return None, _msg(400, str(e))
+        except OSError as e:
+            return None, _msg(500, f"{what} failed: {e.strerror or e}")
+
     async def open_upload(name: str | None) -> Any:
         """An Upload to the client's ``name``, or the reply that refuses it."""
         if not name:
@@ -501,14 +513,9 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
     async def download(request: Request) -> Response:
         p = request.path_params.get("path", "")
         if files is not None:
-            try:
-                got = await direct(files.open_file, p)
-            except Denied:
-                return _msg(403, "Access denied")
-            except BadPath as e:
-                return _msg(400, str(e))
-            except OSError as e:
-                return _msg(500, f"Download failed: {e.strerror or e}")
+            got, refused = await on_host("Download", files.open_file, p)
+            if refused is not None:
+                return refused
             if got is None:
                 return _msg(404, "File not found")
             fd, size = got
@@ -531,14 +538,9 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
     async def list_dir(request: Request) -> Response:
         p = request.path_params.get("path", "")
         if files is not None:
-            try:
-                entries = await direct(files.listing, p)
-            except Denied:
-                return _msg(403, "Access denied")
-            except BadPath as e:
-                return _msg(400, str(e))
-            except OSError as e:
-                return _msg(500, f"List files failed: {e.strerror or e}")
+            entries, refused = await on_host("List files", files.listing, p)
+            if refused is not None:
+                return refused
             if entries is None:
                 return _msg(404, "Path is not a directory")
             entries.sort(key=lambda e: str(e["name"]))
@@ -556,14 +558,9 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
     async def exists(request: Request) -> Response:
         p = request.path_params.get("path", "")
         if files is not None:
-            try:
-                ok = await direct(files.exists, p)
-            except Denied:
-                return _msg(403, "Access denied")
-            except BadPath as e:
-                return _msg(400, str(e))
-            except OSError as e:
-                return _msg(500, f"Exists failed: {e.strerror or e}")
+            ok, refused = await on_host("Exists", files.exists, p)
+            if refused is not None:
+                return refused
             return JSONResponse({"path": p, "exists": ok})
 
         def check(sb: Any) -> Any:
