@@ -35,7 +35,9 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
     /usr/local/bin entries), so such a case runs as the host's ``nobody`` (65534), with a
     private /tmp, and ``cwd`` must be a throwaway directory it may write (made 0777 here);
     inside, it is root of its own user namespace. A ``cwd`` under /tmp is bound at its own
-    path into that private /tmp (made with traversable parents), so the case can resolve it.
+    path into that private /tmp (made with traversable parents), so the case can resolve it;
+    the output pipes are made reopenable (``>/dev/stdout``, ``tee /dev/stderr``) and a HOME
+    under /home that the host lacks is made on a private /home (as the sandbox has it).
 
     ``raw``: stdout and stderr as bytes (a ``\r`` kept, invalid UTF-8 allowed)."""
     if env is None:
@@ -50,7 +52,8 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
         os.chmod(cwd, 0o777)
     with subprocess.Popen(argv,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=not raw, cwd=cwd,
-                          env=env, start_new_session=True) as p:
+                          env=env, start_new_session=True,
+                          preexec_fn=_reopenable if foreign else None) as p:
         try:
             out, err = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -63,6 +66,15 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
             p.communicate()
             raise
     return out, err, p.returncode
+
+
+def _reopenable() -> None:
+    """(in the child, still root) the output pipes may be opened again by name as nobody"""
+    for fd in (1, 2):
+        try:
+            os.fchmod(fd, 0o666)
+        except OSError:
+            pass
 
 
 def _confine() -> list[str]:
@@ -111,6 +123,11 @@ if _cwd.startswith("/tmp/"):
         sys.exit("bashdiff: cannot bind the cwd: " + str(ctypes.get_errno()))
     os.chdir(_cwd)
 os.close(_fd)
+_home = os.environ.get("HOME", "")
+if _home.startswith("/home/") and not os.path.isdir(_home):
+    if _libc.mount(b"tmpfs", b"/home", b"tmpfs", 0, b"mode=0755") != 0:
+        sys.exit("bashdiff: no private /home: " + str(ctypes.get_errno()))
+    os.makedirs(_home)
 """
 
 # pid 1 of the reference's namespace (bash as pid 1 would ignore default-action signals):

@@ -58,3 +58,11 @@ def test_a_foreign_case_resolves_its_cwd_and_keeps_bytes(tmp_path):
     out, err, st = bashdiff.bash_c("realpath .; pwd -P; cd .. && ls; printf 'a\\rb\\377\\n'",
                                    str(work), foreign=True, raw=True)
     assert (out, err, st) == (f"{work}\n{work}\nw\n".encode() + b"a\rb\xff\n", b"", 0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the case is about a root test run")
+def test_a_foreign_case_reopens_its_output_and_has_its_home(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/home/user"}
+    out, err, st = bashdiff.bash_c("echo o >/dev/stdout; echo e | tee /dev/stderr >/dev/null; cd && pwd",
+                                   str(tmp_path), env=env, foreign=True)
+    assert (out, err, st) == ("o\n/home/user\n", "e\n", 0)
