@@ -1710,9 +1710,10 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
                 status = sh.state.last_status
             raise ExitShell(status) from None
         _reader_warnings(sh, reader, who)  # here-document delimited by end-of-file
+        # set -v: each command line as read, blank lines too (and those after the last command)
+        _verbose_echo(sh, reader, start)
         if tree is None:
             return
-        _verbose_echo(sh, reader, start)  # set -v: each command line as read, blank lines too
         yield tree
 
 

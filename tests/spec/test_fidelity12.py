@@ -17,6 +17,10 @@ FIXED = [
     # is reported as $'...'; hash -l single-quotes shell metacharacters
     "a\rb; $'x\\ty'; $'\\377'; printf -v c '\\x01z'; $c; cd $'a\\rb'; cd $'x\\ty'/z; echo ok; é; 'a b'",
     "command -p $'n\\to' 2>&1; hash -p /bin/ls $'l\\ts'; hash -p '/bin/a b' 'x;y'; hash -p /bin/cat c; hash -l; hash -lt c 'x;y'",
+    # set -v echoes the lines after the last command too (blank lines, comments)
+    "set -v\necho b\n\n\n#x",
+    "set -v\necho a\n\n# c\necho b\n\n",
+    "eval $'set -v\\n\\necho c\\n\\n'; bash -c $'set -v\\ntrue\\n\\n'",
 ]
 
 CASES = FIXED + [
