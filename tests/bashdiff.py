@@ -21,7 +21,7 @@ def bash(script: str, cwd: str, home: str | None = None) -> tuple[str, str, int]
         env["HOME"] = home
     p = subprocess.run([*_confine(), sys.executable, "-I", "-S", "-c", _INIT],
                        input=f"(\n{script}\n)", capture_output=True, text=True, cwd=cwd,
-                       env=env, timeout=60)
+                       env=env, timeout=60, preexec_fn=_default_signals)
     return p.stdout, p.stderr, p.returncode
 
 
@@ -53,7 +53,7 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
     with subprocess.Popen(argv,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=not raw, cwd=cwd,
                           env=env, start_new_session=True,
-                          preexec_fn=_reopenable if foreign else None) as p:
+                          preexec_fn=_reopenable if foreign else _default_signals) as p:
         try:
             out, err = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -68,8 +68,17 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
     return out, err, p.returncode
 
 
+def _default_signals() -> None:
+    """(in the child) SIGINT/SIGQUIT at their defaults, as a shell started by a terminal has
+    them: a harness launched as a background job (`cmd &`) would have them ignored, which bash
+    then reports (`trap -p INT`) and keeps"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def _reopenable() -> None:
     """(in the child, still root) the output pipes may be opened again by name as nobody"""
+    _default_signals()
     for fd in (1, 2):
         try:
             os.fchmod(fd, 0o666)
