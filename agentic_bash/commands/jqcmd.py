@@ -17,7 +17,8 @@ import time
 from typing import Any
 
 from .base import CommandContext, command
-from .jqeval import _PRELUDE, _compile, _jq, _uses_input, dump_json, evaluate, format_number
+from .jqeval import (_PRELUDE, _compile, _jq, _uses_input, compile_alone, dump_json, evaluate,
+                     format_number)
 
 __all__ = ["dump_json", "format_number"]
 
@@ -251,9 +252,9 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         names = dict.fromkeys([*named, "ARGS"])
         try:
             _compile(_PRELUDE + filter_, {**names, "__agentic_env": None, "__agentic_fname": None})
-        except ValueError:
+        except ValueError as behind:
             try:
-                _compile(filter_, names)
+                compile_alone(filter_, names, behind)
             except ValueError:
                 # (its message, from evaluate with the real arguments)
                 return evaluate({"filter": filter_, "opts": opts, "indent": indent, "named": named,
