@@ -852,6 +852,13 @@ def _reap_orphans() -> None:
                 pass
 
 
+helper_processes = [0, 0]
+"""[started, ended] of the processes in-process commands keep beside the launcher's children
+(jq's worker, commands/jqcmd.py): the sandbox runner reads every counter after a run while
+one was alive or started (watchdog.S3Usage: the memory cgroup's OOM killer may pick it, and
+the launcher never counted it). Each command bumps them under its own lock."""
+
+
 def threads_started() -> int | None:
     """How many thread starts this process asked for since the thread-start hook was placed
     (see _ThreadStarts; a sandbox runner whose run thread joined the workload's group), or
