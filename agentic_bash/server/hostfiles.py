@@ -384,6 +384,12 @@ def sandbox_dir_fd(pid: int, pidfd: int, path: str) -> int | None:
         return None
     try:
         signal.pidfd_send_signal(pidfd, 0)
+        # a sandbox (re)starting has this pid before its own root: until pid 1 pivots, its
+        # root is this host's, and the walk below would serve the host's directory of that
+        # name (attack12: a restart after a crash let a client read and write host /tmp)
+        st, mine = os.fstat(fd), os.stat("/proc/self/root")
+        if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+            raise OSError(errno.EAGAIN, "the sandbox has no root of its own yet")
         for comp in _parts(path):
             if comp == "..":
                 raise OSError(errno.EINVAL, "'..' in the sandbox directory")
