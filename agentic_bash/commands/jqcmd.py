@@ -16,8 +16,10 @@ import threading
 import time
 from typing import Any
 
+from ..executors.native import helper_processes
 from .base import CommandContext, command
-from .jqeval import _PRELUDE, _compile, _jq, _uses_input, dump_json, evaluate, format_number
+from .jqeval import (_PRELUDE, _compile, _jq, _uses_input, compile_alone, dump_json, evaluate,
+                     format_number)
 
 __all__ = ["dump_json", "format_number"]
 
@@ -251,9 +253,9 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         names = dict.fromkeys([*named, "ARGS"])
         try:
             _compile(_PRELUDE + filter_, {**names, "__agentic_env": None, "__agentic_fname": None})
-        except ValueError:
+        except ValueError as behind:
             try:
-                _compile(filter_, names)
+                compile_alone(filter_, names, behind)
             except ValueError:
                 # (its message, from evaluate with the real arguments)
                 return evaluate({"filter": filter_, "opts": opts, "indent": indent, "named": named,
@@ -355,12 +357,22 @@ def _light(src: str, size: int) -> bool:
 
 
 class _Worker:
-    __slots__ = ("proc", "idle_since", "reaper")
+    __slots__ = ("proc", "idle_since", "reaper", "counted")
 
     def __init__(self, proc: Any) -> None:
         self.proc = proc
         self.idle_since = 0.0
         self.reaper: threading.Thread | None = None
+        self.counted = True
+        with _COUNT_LOCK:
+            helper_processes[0] += 1
+
+    def ended(self) -> None:
+        """Reaped: counted once in native.helper_processes (see there)."""
+        with _COUNT_LOCK:
+            if self.counted:
+                self.counted = False
+                helper_processes[1] += 1
 
     def kill(self) -> None:
         p = self.proc
@@ -375,12 +387,14 @@ class _Worker:
                 pass
         try:
             p.wait()
+            self.ended()
         except Exception:  # noqa: BLE001
             pass
 
 
 _POOL: list[_Worker] = []
 _POOL_LOCK = threading.Lock()
+_COUNT_LOCK = threading.Lock()
 _POOL_PID = os.getpid()
 
 
@@ -436,6 +450,7 @@ def _release(w: _Worker) -> None:
 def _reap(w: _Worker) -> None:
     try:
         w.proc.wait()
+        w.ended()
     except Exception:  # noqa: BLE001
         pass
     with _POOL_LOCK:
