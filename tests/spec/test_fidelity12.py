@@ -21,6 +21,16 @@ FIXED = [
     "set -v\necho b\n\n\n#x",
     "set -v\necho a\n\n# c\necho b\n\n",
     "eval $'set -v\\n\\necho c\\n\\n'; bash -c $'set -v\\ntrue\\n\\n'",
+    # compgen -W: an expansion error in the list is reported and ends the command line;
+    # -o dirnames/-o default when nothing else matched; -C runs the command (COMP_* exported)
+    "compgen -W '${'; echo status=$?\ncompgen -W 'foo $(( 1 / 0 )) bar'; echo status=$?\n"
+    "compgen -W 'a $((2+)) b' a; echo st=$?\ncompgen -W 'a $(echo hi; exit 3) b' ; echo st=$?\necho end",
+    "compgen -W 'a ${x:?unset} b'; echo st=$?",
+    "mkdir -p bx/c; touch f1; compgen -o dirnames b; compgen -o dirnames -W bz b; compgen -o default f; "
+    "compgen -o bashdefault -W q b; echo $?; compgen -o dirnames -o plusdirs -W b1 b; compgen -d -o dirnames x; echo $?",
+    "f() { declare -p COMP_LINE COMP_POINT COMP_WORDS COMP_CWORD COMP_TYPE COMP_KEY 2>&1; }\n"
+    "compgen -C f b 2>/dev/null; echo ${COMP_LINE-unset}; f() { echo foo; echo \"a:$1:$2:$3\"; }\n"
+    "compgen -C f b\necho compgen=$?\ncompgen -C 'echo x'\ncomplete -C f b\necho complete=$?",
 ]
 
 CASES = FIXED + [
