@@ -203,6 +203,85 @@ def bench_per_call(n: int, **options) -> dict:
     return out
 
 
+def _native_floor_server(sock) -> None:
+    """A forked child of bench_per_call_floor: for each request frame, run its argv as a
+    child with stdout and stderr on pipes (vfork, as subprocess does), read both, wait, and
+    reply with a result frame: what a plain Python process answering a round trip by
+    running a program costs, with no shell, no sandbox and no bookkeeping."""
+    import select
+
+    from agentic_bash.isolation.wire import WireClosed, recv_msg, send_msg
+
+    try:
+        while True:
+            h, _ = recv_msg(sock)
+            r1, w1 = os.pipe()
+            r2, w2 = os.pipe()
+            p = subprocess.Popen(h["argv"], stdout=w1, stderr=w2)
+            os.close(w1)
+            os.close(w2)
+            out = {r1: bytearray(), r2: bytearray()}
+            while out:
+                for fd in select.select(list(out), [], [])[0]:
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        out[fd] += chunk
+                    else:
+                        os.close(fd)
+                        del out[fd]
+            send_msg(sock, {"ev": "result", "id": h.get("id"), "exit_code": p.wait()}, b"")
+    except (WireClosed, OSError):
+        pass
+
+
+def bench_per_call_floor(n: int) -> dict:
+    """/bin/true per call three ways in interleaved blocks: through a sandbox, through the
+    floor server above (a request frame, a plain Python spawn, a reply frame) and
+    subprocess.run. The floor's ratio is what a Python process behind a socket can reach
+    at best on this machine; the target (<= 1.2x subprocess.run) is judged against it."""
+    import socket
+
+    from agentic_bash import Sandbox
+    from agentic_bash.isolation.wire import Reader, send_msg
+
+    a, b = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            a.close()
+            _native_floor_server(b)
+        finally:
+            os._exit(0)
+    b.close()
+    reader = Reader(a)
+    ids = iter(range(1, 1 << 30))
+
+    def floor() -> None:
+        send_msg(a, {"op": "run", "id": next(ids), "argv": ["/bin/true"]})
+        reader.recv(None)
+
+    sb = Sandbox("namespace")
+    keys = {"sandbox": lambda: sb.run("/bin/true"), "floor_server": floor,
+            "subprocess_run": lambda: subprocess.run(["/bin/true"])}
+    wall: dict[str, list[float]] = {k: [] for k in keys}
+    try:
+        for fn in keys.values():
+            for _ in range(30):
+                fn()
+        for _ in range(n // 50):
+            for k, fn in keys.items():
+                wall[k] += timed(fn, 50)
+    finally:
+        sb.close()
+        a.close()
+        os.waitpid(pid, 0)
+    ref = statistics.median(wall["subprocess_run"])
+    out = {k: summary(v) for k, v in wall.items()}
+    out["sandbox_vs_subprocess"] = statistics.median(wall["sandbox"]) / ref
+    out["floor_vs_subprocess"] = statistics.median(wall["floor_server"]) / ref
+    return out
+
+
 def bench_spaced(n: int, gap: float = 0.05) -> dict:
     """/bin/true with a pause before each call, as an agent's commands come (think time):
     the kernel state a tight loop keeps warm (e.g. a cgroup move's RCU grace period) is cold
@@ -804,6 +883,7 @@ def main() -> None:
         "per_call_no_cgroups": lambda: bench_per_call(
             1000 if q else 3000, limits=_no_cgroup_limits()),
         "spaced": lambda: bench_spaced(20 if q else 60),
+        "per_call_floor": lambda: bench_per_call_floor(500 if q else 1500),
         "arun_paths": lambda: bench_arun_paths(20, 90 if q else 300),
         "idle_memory": bench_idle_memory,
         "sessions_200": lambda: bench_sessions(200, 5 if q else 10),
@@ -864,6 +944,13 @@ def main() -> None:
                      f"{p['native_true']['p50_ms']:.3f} ms ({p['native_vs_subprocess']:.2f}x); "
                      f"CPU echo {c['echo']:.0f} us, /bin/true {c['native_true']:.0f} us "
                      f"({p['cpu_native_vs_subprocess']:.2f}x)")
+    if "per_call_floor" in res:
+        p = res["per_call_floor"]
+        lines.append(f"/bin/true per call: sandbox {p['sandbox']['p50_ms']:.3f} ms "
+                     f"({p['sandbox_vs_subprocess']:.2f}x), a plain Python server behind a "
+                     f"socket {p['floor_server']['p50_ms']:.3f} ms "
+                     f"({p['floor_vs_subprocess']:.2f}x), subprocess.run "
+                     f"{p['subprocess_run']['p50_ms']:.3f} ms")
     if "spaced" in res:
         p = res["spaced"]
         lines.append(f"/bin/true {p['gap_s'] * 1e3:.0f} ms apart: "
