@@ -1277,7 +1277,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     # -- runs on this thread; the standby thread reads the channel while one lasts ---------
     inline = threading.current_thread() is threading.main_thread()
     lend = threading.Lock()
-    state = {"running": False, "lent": False}
+    state = {"running": False, "lent": False, "watched": False}
     returned = threading.Event()
     kept: list[Any] = []   # frames the standby thread read that are for after the run
     wake_r = wake_w = done_r = done_w = -1
@@ -1297,6 +1297,31 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 os.write(wake_w, _LEND_NOW)
             except OSError:
                 pass
+
+    class _Watch:
+        """A native program's wait on this thread watches the channel itself instead of the
+        lend timer (executors/native.py wait_collecting): no signal and no standby wake-up
+        for a program that runs past _LEND_AFTER; a frame arriving meanwhile lends the
+        channel at once."""
+        thread = threading.get_ident()
+
+        @staticmethod
+        def enter() -> int | None:
+            with lend:
+                if not state["running"] or state["lent"]:
+                    return None
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                state["watched"] = True
+            return sock.fileno()
+
+        @staticmethod
+        def leave() -> None:
+            with lend:
+                if state["watched"] and state["running"] and not state["lent"]:
+                    signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+                state["watched"] = False
+
+        wake = staticmethod(lend_now)
 
     def standby() -> None:
         import select
@@ -1379,7 +1404,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
-                state["running"] = False
+                state["running"] = state["watched"] = False
                 was = state["lent"]
             if was:
                 os.write(done_w, b"x")
@@ -1389,6 +1414,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))
         active[0].start()
+        if native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(_Watch)
         adopt = getattr(getattr(executor, "native", None), "adopt_run_thread", None)
         if adopt is not None:
             # this thread's own native children are then born in the workload's cgroups
@@ -1526,6 +1554,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             except BaseException as e:  # noqa: BLE001
                 send({**_error_header(e), "id": rid})
     finally:
+        if inline and native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(None)
         try:
             executor.interrupt()
         except Exception:  # noqa: BLE001
