@@ -157,11 +157,13 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_s2"] = time.time()
     sc.set_pdeathsig(signal.SIGKILL)
     usage_fd = _memory_usage_fd(cfg)   # (compat11) before the host's cgroupfs is out of reach
+    stat_fd = _memory_usage_fd(cfg, "memory.stat")   # (compat12)
     t0 = time.monotonic()
     # (the host's root stays attached at rootfs.OLD_ROOT until detach_old_root() below, after
     # S3's fork: S3 runs only this package's code until it has pid 1's byte on s2_done)
     facts = build_root(cfg, detach=False)
     facts["t_root"] = time.monotonic() - t0
+    meminfo = _meminfo_install(cfg, facts, usage_fd, stat_fd)   # (compat12) before S3 exists
     cfg["t_rooted"] = time.time()
     _send_layer_fd(sock)
     try:
@@ -183,6 +185,8 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
             sup_parent.close()
             os.close(sig_w)
             os.close(done_w)
+            if meminfo is not None:
+                meminfo.close()   # (the view's writable descriptor is pid 1's alone)
             cfg["_s2_done_fd"] = done_r
             code = _s3_main(cfg, sock, facts, sup_child, sig_r)
         except BaseException as e:  # noqa: BLE001
@@ -227,7 +231,10 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     # "-", long before it waits for the byte below; on its error path it closes its end)
     _start_supervisor(sup_parent, pid, sig_w,
                       "/dev/shm" if _memfd_redirect(cfg) else None,
-                      *_memory_view(cfg, usage_fd))
+                      *_memory_view(cfg, usage_fd),
+                      figures=meminfo.memory.read if meminfo is not None else None)
+    if meminfo is not None:
+        _meminfo_start(meminfo)
     try:
         # (with the moment the host's root was detached: S3 reports it in its timing)
         os.write(done_w, b"1" + struct.pack("d", t_detached))
@@ -350,13 +357,14 @@ def _memfd_redirect(cfg: dict[str, Any]) -> bool:
     return bool((cfg.get("resources") or {}).get("watchdog")) and cfg.get("level") == "namespace"
 
 
-def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
+def _memory_usage_fd(cfg: dict[str, Any], name: str | None = None) -> int | None:
     """The sandbox's memory cgroup's usage file (v1 ``memory.usage_in_bytes``, v2
-    ``memory.current``), opened read-only for the supervisor's sysinfo answer."""
+    ``memory.current``), opened read-only for the supervisor's sysinfo answer; or its file
+    ``name`` (compat12: memory.stat, for /proc/meminfo)."""
     mem = (cfg.get("resources") or {}).get("memory_counters") or {}
     if not mem.get("peak") or cfg.get("level") not in ("namespace", "landlock"):
         return None
-    name = "memory.usage_in_bytes" if mem.get("reset") == "0" else "memory.current"
+    name = name or ("memory.usage_in_bytes" if mem.get("reset") == "0" else "memory.current")
     try:
         return os.open(os.path.join(os.path.dirname(mem["peak"]), name),
                        os.O_RDONLY | os.O_CLOEXEC)
@@ -384,9 +392,43 @@ def _memory_view(cfg: dict[str, Any], usage_fd: int | None) -> tuple[int | None,
     return limit, lambda: page.get("last") or None, cap
 
 
+def _meminfo_install(cfg: dict[str, Any], facts: dict[str, Any], usage_fd: int | None,
+                     stat_fd: int | None) -> Any:
+    """(compat12) pid 1, root built: the sandbox's own /proc/meminfo (isolation/procfs.py),
+    at the namespace level when the memory limit is enforced (a memory cgroup or the
+    watchdog). ``facts["meminfo"]`` says which view programs get (for the report)."""
+    limit, used, _cap = _memory_view(cfg, usage_fd)
+    if cfg.get("level") != "namespace" or limit is None or used is None:
+        facts["meminfo"] = ("host (no mount namespace)" if cfg.get("level") != "namespace"
+                            else "host (no memory limit)" if limit is None
+                            else "host (the sandbox's memory is not measured)")
+        return None
+    from .procfs import SandboxMemory, install_meminfo
+    v1 = ((cfg.get("resources") or {}).get("memory_counters") or {}).get("reset") == "0"
+    t0 = time.monotonic()
+    try:
+        view = install_meminfo(SandboxMemory(limit, usage_fd, stat_fd, v1=v1,
+                                             last=None if usage_fd is not None else used))
+    except Exception as e:  # noqa: BLE001 - the kernel's file stays; the report says so
+        facts["meminfo"] = f"host ({getattr(e, 'strerror', None) or e})"
+        return None
+    facts["meminfo"] = "sandbox (memory cgroup)" if usage_fd is not None else "sandbox (watchdog)"
+    facts["t_meminfo"] = round(time.monotonic() - t0, 6)
+    return view
+
+
+def _meminfo_start(view: Any) -> None:
+    """pid 1's main thread, S3 forked: the view answers each open from here on."""
+    try:
+        view.start()
+    except Exception as e:  # noqa: BLE001 - the file keeps the figures of its last rewrite
+        view.mode = "static" + repr(e).replace(" ", "_")
+
+
 def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: int | None = None,
                       memfd_dir: str | None = None, memory: int | None = None,
-                      used: Any = None, process_memory: int | None = None) -> None:
+                      used: Any = None, process_memory: int | None = None,
+                      figures: Any = None) -> None:
     """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
     its notifications on a thread; each refusal is reported back over ``sup``."""
     import json
@@ -405,7 +447,8 @@ def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: in
             pass
 
     Supervisor(fd, report, protect=runner, signals=signals, memfd_dir=memfd_dir,
-               memory=memory, used=used, process_memory=process_memory).start()
+               memory=memory, used=used, process_memory=process_memory,
+               figures=figures).start()
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
@@ -1255,7 +1298,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     # -- runs on this thread; the standby thread reads the channel while one lasts ---------
     inline = threading.current_thread() is threading.main_thread()
     lend = threading.Lock()
-    state = {"running": False, "lent": False}
+    state = {"running": False, "lent": False, "watched": False}
     returned = threading.Event()
     kept: list[Any] = []   # frames the standby thread read that are for after the run
     wake_r = wake_w = done_r = done_w = -1
@@ -1275,6 +1318,31 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 os.write(wake_w, _LEND_NOW)
             except OSError:
                 pass
+
+    class _Watch:
+        """A native program's wait on this thread watches the channel itself instead of the
+        lend timer (executors/native.py wait_collecting): no signal and no standby wake-up
+        for a program that runs past _LEND_AFTER; a frame arriving meanwhile lends the
+        channel at once."""
+        thread = threading.get_ident()
+
+        @staticmethod
+        def enter() -> int | None:
+            with lend:
+                if not state["running"] or state["lent"]:
+                    return None
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                state["watched"] = True
+            return sock.fileno()
+
+        @staticmethod
+        def leave() -> None:
+            with lend:
+                if state["watched"] and state["running"] and not state["lent"]:
+                    signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+                state["watched"] = False
+
+        wake = staticmethod(lend_now)
 
     def standby() -> None:
         import select
@@ -1357,7 +1425,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
-                state["running"] = False
+                state["running"] = state["watched"] = False
                 was = state["lent"]
             if was:
                 os.write(done_w, b"x")
@@ -1367,6 +1435,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))
         active[0].start()
+        if native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(_Watch)
         adopt = getattr(getattr(executor, "native", None), "adopt_run_thread", None)
         if adopt is not None:
             # this thread's own native children are then born in the workload's cgroups
@@ -1504,6 +1575,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             except BaseException as e:  # noqa: BLE001
                 send({**_error_header(e), "id": rid})
     finally:
+        if inline and native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(None)
         try:
             executor.interrupt()
         except Exception:  # noqa: BLE001

@@ -489,6 +489,10 @@ class SessionManager:
         except OSError:
             return None
         try:
+            # (read after the pid: a sandbox restarting has its new pid before its root and
+            # its masks; attack12, and hostfiles.sandbox_dir_fd refuses the host's root)
+            if getattr(ex, "_restarting", False):
+                return None
             fd = sandbox_dir_fd(int(pid), mine, workdir)
         finally:
             os.close(mine)
