@@ -122,11 +122,9 @@ def test_exit_with_an_unclosed_pool_is_prompt_and_quiet(
     assert dt < 12, (dt, p.stderr[-3000:])
 
 
-@pytest.mark.xfail(strict=True, reason="check11 finding, not fixed: /proc/meminfo (free, top, "
-                   "psutil, node's os.totalmem) is the host's, while sysinfo(2) says the "
-                   "per-program cap; needs a per-sandbox meminfo view (an lxcfs-like file over "
-                   "/proc/meminfo)")
-@pytest.mark.parametrize("who", ["root"])
+# check11 finding, fixed by compat12: /proc/meminfo (free, top, psutil, node's os.totalmem)
+# was the host's 23.5 GiB; it is now the sandbox's own view (isolation/procfs.py)
+@pytest.mark.parametrize("who", ["root", "user"])
 def test_free_and_proc_meminfo_show_at_most_the_sandboxs_memory(
         who: str, request: pytest.FixtureRequest) -> None:
     got = _probe(_runner(who, request), "meminfo")["meminfo"]

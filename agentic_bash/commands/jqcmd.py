@@ -16,8 +16,10 @@ import threading
 import time
 from typing import Any
 
+from ..executors.native import helper_processes
 from .base import CommandContext, command
-from .jqeval import _PRELUDE, _compile, _jq, _uses_input, dump_json, evaluate, format_number
+from .jqeval import (_PRELUDE, _compile, _jq, _uses_input, compile_alone, dump_json, evaluate,
+                     format_number)
 
 __all__ = ["dump_json", "format_number"]
 
@@ -251,9 +253,9 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
         names = dict.fromkeys([*named, "ARGS"])
         try:
             _compile(_PRELUDE + filter_, {**names, "__agentic_env": None, "__agentic_fname": None})
-        except ValueError:
+        except ValueError as behind:
             try:
-                _compile(filter_, names)
+                compile_alone(filter_, names, behind)
             except ValueError:
                 # (its message, from evaluate with the real arguments)
                 return evaluate({"filter": filter_, "opts": opts, "indent": indent, "named": named,
@@ -355,12 +357,20 @@ def _light(src: str, size: int) -> bool:
 
 
 class _Worker:
-    __slots__ = ("proc", "idle_since", "reaper")
+    __slots__ = ("proc", "idle_since", "reaper", "counted")
 
     def __init__(self, proc: Any) -> None:
         self.proc = proc
         self.idle_since = 0.0
         self.reaper: threading.Thread | None = None
+        self.counted = True   # (its start was counted by _spawn)
+
+    def ended(self) -> None:
+        """Reaped: counted once in native.helper_processes (see there)."""
+        with _COUNT_LOCK:
+            if self.counted:
+                self.counted = False
+                helper_processes[1] += 1
 
     def kill(self) -> None:
         p = self.proc
@@ -375,12 +385,14 @@ class _Worker:
                 pass
         try:
             p.wait()
+            self.ended()
         except Exception:  # noqa: BLE001
             pass
 
 
 _POOL: list[_Worker] = []
 _POOL_LOCK = threading.Lock()
+_COUNT_LOCK = threading.Lock()
 _POOL_PID = os.getpid()
 
 
@@ -396,11 +408,19 @@ def _spawn() -> _Worker:
     code = ("import sys, importlib.util as u; sys.path.insert(0, sys.argv[1]); "
             "s = u.spec_from_file_location('agentic_jqeval', sys.argv[2]); m = u.module_from_spec(s); "
             "s.loader.exec_module(m); m.serve(float(sys.argv[3]))")
-    with no_kick:
-        proc = subprocess.Popen(["/proc/self/exe", "-I", "-S", "-c", code, jqdir, here, str(_IDLE)],
-                                executable="/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                close_fds=True, pass_fds=fds, env={}, cwd="/", bufsize=0)
+    with _COUNT_LOCK:
+        # counted before the fork: a refused or failed one moved the sandbox's counters too
+        helper_processes[0] += 1
+    try:
+        with no_kick:
+            proc = subprocess.Popen(["/proc/self/exe", "-I", "-S", "-c", code, jqdir, here, str(_IDLE)],
+                                    executable="/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    close_fds=True, pass_fds=fds, env={}, cwd="/", bufsize=0)
+    except BaseException:
+        with _COUNT_LOCK:
+            helper_processes[1] += 1
+        raise
     return _Worker(proc)
 
 
@@ -436,6 +456,7 @@ def _release(w: _Worker) -> None:
 def _reap(w: _Worker) -> None:
     try:
         w.proc.wait()
+        w.ended()
     except Exception:  # noqa: BLE001
         pass
     with _POOL_LOCK:

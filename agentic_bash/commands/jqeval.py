@@ -137,6 +137,22 @@ def _compile(src: str, args: dict) -> Any:
     return p
 
 
+_DIRECTIVE = re.compile(r"syntax error, unexpected (?:import|include)\b")
+
+
+def compile_alone(src: str, args: dict, behind_prelude: ValueError) -> Any:
+    """``src`` compiled on its own, for its error messages in the user's own lines, once it
+    failed behind _PRELUDE with ``behind_prelude``. A module directive (import, include) is
+    valid only first in a program, so behind the prelude it is always that syntax error; on
+    its own libjq would load the named file, of this host (a virtual sandbox's jq read a host
+    .jq file and printed its lines in the syntax error, and probed for any .jq/.json): such a
+    program is refused here instead, with the error jqcmd gives for one it recognises."""
+    if _DIRECTIVE.search(str(behind_prelude)):
+        raise ValueError("jq: error: modules are not available in the sandbox\n"
+                         "jq: 1 compile error")
+    return _compile(src, args)
+
+
 # $ENV/env come from the sandbox; halt and halt_error (which the binding would drop) become
 # marked errors that the output loop turns into jq's behaviour: stop, print, exit status.
 _PRELUDE = ("$__agentic_env as $ENV | def env: $ENV; def input_filename: $__agentic_fname; "
@@ -282,9 +298,9 @@ def evaluate(job: dict, out: Callable[[bytes], Any], err: Callable[[bytes], Any]
     run_args["__agentic_fname"] = None
     try:
         prog = _compile(_PRELUDE + filter_, run_args)
-    except ValueError:
+    except ValueError as behind:
         try:
-            _compile(filter_, jargs)  # compile errors are reported against the user's own text
+            compile_alone(filter_, jargs, behind)  # errors reported against the user's own text
         except ValueError as e:
             msg = _compile_err_16(str(e), filter_)
             if not msg.endswith("\n"):

@@ -95,10 +95,26 @@ def verify(p: Plan, observed: Mapping[str, Any]) -> IsolationReport:
                            "$HOME or a venv")
                      + f"; session layer on {p.session_layer}")
     notes.append(_network_note(p.network, mech, observed))
+    if observed.get("meminfo") or p.level == "landlock":
+        notes.append(_memory_view_note(str(observed.get("meminfo")
+                                            or "host (no mount namespace)")))
     if p.level == "landlock":
         notes.append("host filesystem view (read-only); writes only under the workspace")
     warnings = p.warnings + tuple(f"{m} was planned but is not in effect" for m in problems)
     return IsolationReport(p.level, p.requested, mech, tuple(notes), warnings)
+
+
+def _memory_view_note(meminfo: str) -> str:
+    """(compat12) What `free`, top, psutil and node's os.totalmem() are told (procfs.py)."""
+    if meminfo.startswith("sandbox"):
+        src = ("its memory cgroup" if "cgroup" in meminfo
+               else "the watchdog's last sample (every 50 ms while busy)")
+        return ("memory view: /proc/meminfo is the sandbox's own (MemTotal = max_memory_bytes, "
+                f"free and available from {src}, no swap), rewritten by pid 1 as each "
+                "reader opens it; sysinfo(2) tells a program its per-program cap "
+                "(max_process_memory) when that is lower")
+    why = meminfo.partition("(")[2].rstrip(")") or "not replaced"
+    return f"memory view: /proc/meminfo is the host's ({why})"
 
 
 def _network_note(mode: str, mech: Mapping[str, str], o: Mapping[str, Any]) -> str:

@@ -21,6 +21,7 @@ import queue
 import resource
 import signal
 import socket
+import struct
 import threading
 import time
 import traceback
@@ -156,9 +157,13 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_s2"] = time.time()
     sc.set_pdeathsig(signal.SIGKILL)
     usage_fd = _memory_usage_fd(cfg)   # (compat11) before the host's cgroupfs is out of reach
+    stat_fd = _memory_usage_fd(cfg, "memory.stat")   # (compat12)
     t0 = time.monotonic()
-    facts = build_root(cfg)
+    # (the host's root stays attached at rootfs.OLD_ROOT until detach_old_root() below, after
+    # S3's fork: S3 runs only this package's code until it has pid 1's byte on s2_done)
+    facts = build_root(cfg, detach=False)
     facts["t_root"] = time.monotonic() - t0
+    meminfo = _meminfo_install(cfg, facts, usage_fd, stat_fd)   # (compat12) before S3 exists
     cfg["t_rooted"] = time.time()
     _send_layer_fd(sock)
     try:
@@ -167,10 +172,11 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         pass
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sig_r, sig_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)  # signals for the shell (S2 -> S3)
-    # S3 starts while this process sets up the network (loopback, the proxy's listeners, the
-    # nftables redirect: ~2 ms of CPU that S3's own start-up no longer waits behind). S3
-    # writes nothing on the channel before this process says it is done (one byte on
-    # s2_done: the listeners are sent and closed, this process holds no capability any more)
+    # S3 starts while this process detaches the host's root (an RCU grace period: 3-6 ms of
+    # wall) and sets up the network (loopback, the proxy's listeners, the nftables redirect:
+    # ~2 ms of CPU that S3's own start-up no longer waits behind). S3 writes nothing on the
+    # channel before this process says it is done (one byte on s2_done: the host's root is
+    # detached, the listeners are sent and closed, this process holds no capability any more)
     done_r, done_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
@@ -179,6 +185,8 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
             sup_parent.close()
             os.close(sig_w)
             os.close(done_w)
+            if meminfo is not None:
+                meminfo.close()   # (the view's writable descriptor is pid 1's alone)
             cfg["_s2_done_fd"] = done_r
             code = _s3_main(cfg, sock, facts, sup_child, sig_r)
         except BaseException as e:  # noqa: BLE001
@@ -192,6 +200,15 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     os.close(done_r)
     sup_child.close()
     os.close(sig_r)
+    try:
+        from .rootfs import detach_old_root
+        detach_old_root()
+    except BaseException as e:  # noqa: BLE001 - the sandbox must not start with the host's root
+        _fatal(sock, "root", e)
+        os.kill(pid, signal.SIGKILL)
+        sock.close()
+        raise
+    t_detached = time.time()
     try:
         if _own_netns(cfg):
             _loopback_up()
@@ -214,9 +231,13 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     # "-", long before it waits for the byte below; on its error path it closes its end)
     _start_supervisor(sup_parent, pid, sig_w,
                       "/dev/shm" if _memfd_redirect(cfg) else None,
-                      *_memory_view(cfg, usage_fd))
+                      *_memory_view(cfg, usage_fd),
+                      figures=meminfo.memory.read if meminfo is not None else None)
+    if meminfo is not None:
+        _meminfo_start(meminfo)
     try:
-        os.write(done_w, b"1")
+        # (with the moment the host's root was detached: S3 reports it in its timing)
+        os.write(done_w, b"1" + struct.pack("d", t_detached))
     except OSError:
         pass   # (S3 is gone: reaped below)
     os.close(done_w)
@@ -238,21 +259,24 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
 
 def _wait_s2(cfg: dict[str, Any]) -> None:
     """S3, before its first frame on the channel: wait until pid 1 has sent its own (the
-    network listeners) and dropped its privileges (see _s2_init). Raises if pid 1 died."""
+    network listeners), detached the host's root and dropped its privileges (see _s2_init).
+    Raises if pid 1 died."""
     fd = cfg.pop("_s2_done_fd", None)
     if fd is None:
         return
     try:
         while True:
             try:
-                got = os.read(fd, 1)
+                got = os.read(fd, 9)   # (one write of 9 bytes: a pipe keeps it whole)
                 break
             except InterruptedError:
                 continue
     finally:
         os.close(fd)
-    if got != b"1":
+    if got[:1] != b"1":
         raise OSError("pid 1 of the sandbox failed before the runner was ready")
+    if len(got) == 9:
+        cfg["t_detached"] = struct.unpack("d", got[1:])[0]
 
 
 def _limits_s1(cfg: dict[str, Any]) -> None:
@@ -333,13 +357,14 @@ def _memfd_redirect(cfg: dict[str, Any]) -> bool:
     return bool((cfg.get("resources") or {}).get("watchdog")) and cfg.get("level") == "namespace"
 
 
-def _memory_usage_fd(cfg: dict[str, Any]) -> int | None:
+def _memory_usage_fd(cfg: dict[str, Any], name: str | None = None) -> int | None:
     """The sandbox's memory cgroup's usage file (v1 ``memory.usage_in_bytes``, v2
-    ``memory.current``), opened read-only for the supervisor's sysinfo answer."""
+    ``memory.current``), opened read-only for the supervisor's sysinfo answer; or its file
+    ``name`` (compat12: memory.stat, for /proc/meminfo)."""
     mem = (cfg.get("resources") or {}).get("memory_counters") or {}
     if not mem.get("peak") or cfg.get("level") not in ("namespace", "landlock"):
         return None
-    name = "memory.usage_in_bytes" if mem.get("reset") == "0" else "memory.current"
+    name = name or ("memory.usage_in_bytes" if mem.get("reset") == "0" else "memory.current")
     try:
         return os.open(os.path.join(os.path.dirname(mem["peak"]), name),
                        os.O_RDONLY | os.O_CLOEXEC)
@@ -367,9 +392,43 @@ def _memory_view(cfg: dict[str, Any], usage_fd: int | None) -> tuple[int | None,
     return limit, lambda: page.get("last") or None, cap
 
 
+def _meminfo_install(cfg: dict[str, Any], facts: dict[str, Any], usage_fd: int | None,
+                     stat_fd: int | None) -> Any:
+    """(compat12) pid 1, root built: the sandbox's own /proc/meminfo (isolation/procfs.py),
+    at the namespace level when the memory limit is enforced (a memory cgroup or the
+    watchdog). ``facts["meminfo"]`` says which view programs get (for the report)."""
+    limit, used, _cap = _memory_view(cfg, usage_fd)
+    if cfg.get("level") != "namespace" or limit is None or used is None:
+        facts["meminfo"] = ("host (no mount namespace)" if cfg.get("level") != "namespace"
+                            else "host (no memory limit)" if limit is None
+                            else "host (the sandbox's memory is not measured)")
+        return None
+    from .procfs import SandboxMemory, install_meminfo
+    v1 = ((cfg.get("resources") or {}).get("memory_counters") or {}).get("reset") == "0"
+    t0 = time.monotonic()
+    try:
+        view = install_meminfo(SandboxMemory(limit, usage_fd, stat_fd, v1=v1,
+                                             last=None if usage_fd is not None else used))
+    except Exception as e:  # noqa: BLE001 - the kernel's file stays; the report says so
+        facts["meminfo"] = f"host ({getattr(e, 'strerror', None) or e})"
+        return None
+    facts["meminfo"] = "sandbox (memory cgroup)" if usage_fd is not None else "sandbox (watchdog)"
+    facts["t_meminfo"] = round(time.monotonic() - t0, 6)
+    return view
+
+
+def _meminfo_start(view: Any) -> None:
+    """pid 1's main thread, S3 forked: the view answers each open from here on."""
+    try:
+        view.start()
+    except Exception as e:  # noqa: BLE001 - the file keeps the figures of its last rewrite
+        view.mode = "static" + repr(e).replace(" ", "_")
+
+
 def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: int | None = None,
                       memfd_dir: str | None = None, memory: int | None = None,
-                      used: Any = None, process_memory: int | None = None) -> None:
+                      used: Any = None, process_memory: int | None = None,
+                      figures: Any = None) -> None:
     """Receive the seccomp listener from the runner (or b"-" when it has none) and answer
     its notifications on a thread; each refusal is reported back over ``sup``."""
     import json
@@ -388,7 +447,8 @@ def _start_supervisor(sup: socket.socket, runner: int | None = None, signals: in
             pass
 
     Supervisor(fd, report, protect=runner, signals=signals, memfd_dir=memfd_dir,
-               memory=memory, used=used, process_memory=process_memory).start()
+               memory=memory, used=used, process_memory=process_memory,
+               figures=figures).start()
 
 
 def _s1_landlock(cfg: dict[str, Any], sock: socket.socket) -> int:
@@ -549,6 +609,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         scanner.max_bytes = max(size + size // 4, 512 << 20) if size else None
     except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
         scanner = None
+    # pid 1's byte: the host's root is detached (and the network set up, pid 1's privileges
+    # dropped) before anything here touches a path that input chose (the layer's tar below)
+    _wait_s2(cfg)
+    observed["timing"].update(detached=round(cfg.get("t_detached", 0), 4),
+                              s2_done=round(time.time(), 4))
     extras: dict[str, str] = {}
     if cfg.get("layer_tar"):
         import base64
@@ -575,7 +640,6 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     # (lead, a small edit in pool10's file) last before the workload: descriptors in flight
     # are counted per user against the sender's limit; the workload stays below the host's
     flight_headroom(host_files)
-    _wait_s2(cfg)
     observed["timing"]["ready"] = round(time.time(), 4)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
@@ -1234,7 +1298,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     # -- runs on this thread; the standby thread reads the channel while one lasts ---------
     inline = threading.current_thread() is threading.main_thread()
     lend = threading.Lock()
-    state = {"running": False, "lent": False}
+    state = {"running": False, "lent": False, "watched": False}
     returned = threading.Event()
     kept: list[Any] = []   # frames the standby thread read that are for after the run
     wake_r = wake_w = done_r = done_w = -1
@@ -1254,6 +1318,31 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 os.write(wake_w, _LEND_NOW)
             except OSError:
                 pass
+
+    class _Watch:
+        """A native program's wait on this thread watches the channel itself instead of the
+        lend timer (executors/native.py wait_collecting): no signal and no standby wake-up
+        for a program that runs past _LEND_AFTER; a frame arriving meanwhile lends the
+        channel at once."""
+        thread = threading.get_ident()
+
+        @staticmethod
+        def enter() -> int | None:
+            with lend:
+                if not state["running"] or state["lent"]:
+                    return None
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                state["watched"] = True
+            return sock.fileno()
+
+        @staticmethod
+        def leave() -> None:
+            with lend:
+                if state["watched"] and state["running"] and not state["lent"]:
+                    signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+                state["watched"] = False
+
+        wake = staticmethod(lend_now)
 
     def standby() -> None:
         import select
@@ -1336,7 +1425,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
-                state["running"] = False
+                state["running"] = state["watched"] = False
                 was = state["lent"]
             if was:
                 os.write(done_w, b"x")
@@ -1346,6 +1435,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))
         active[0].start()
+        if native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(_Watch)
         adopt = getattr(getattr(executor, "native", None), "adopt_run_thread", None)
         if adopt is not None:
             # this thread's own native children are then born in the workload's cgroups
@@ -1483,6 +1575,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             except BaseException as e:  # noqa: BLE001
                 send({**_error_header(e), "id": rid})
     finally:
+        if inline and native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(None)
         try:
             executor.interrupt()
         except Exception:  # noqa: BLE001

@@ -245,18 +245,29 @@ _SYSINFO = struct.Struct("=q3Q6QHH4xQQI4x")  # struct sysinfo (LP64: 112 bytes)
 
 
 def sysinfo_view(host: tuple[int, ...], memory: int | None, used: int | None = None,
-                 cap: int | None = None) -> bytes:
+                 cap: int | None = None, mem: dict[str, int] | None = None) -> bytes:
     """struct sysinfo as a sandbox process sees it: the host's (``_SYSINFO`` fields), its
     memory figures cut to ``memory`` bytes (the sandbox's limit) or to ``cap`` when lower (the
     caller's RLIMIT_DATA: what it may hold itself), free memory at most ``memory - used`` when
     the sandbox's usage is known, and no swap (the sandbox's limit counts RAM and swap
-    together)."""
+    together). ``mem`` (compat12): the sandbox's figures its /proc/meminfo shows
+    (procfs.SandboxMemory): no buffers, its own shared memory, and free memory what the limit
+    leaves and at most the total less its page cache, so a tool that takes the total from here and the cache from
+    /proc/meminfo (busybox `free`) never computes a negative "used"."""
     (uptime, l1, l2, l3, total, free, shared, buffers, _tswap, _fswap, procs, _pad,
      _thigh, _fhigh, unit) = host
     unit = unit or 1
     total = min([total] + [b // unit for b in (memory, cap) if b is not None])
     room = total if used is None or memory is None else max(0, memory - used) // unit
-    return _SYSINFO.pack(uptime, l1, l2, l3, total, min(free, total, room),
+    if mem is None:
+        free = min(free, total, room)
+    else:
+        # (not the host's free figure: on a host whose page cache fills its RAM that said
+        # 900 MiB free of a sandbox using 20 MiB of its 4 GiB; /proc/meminfo's MemFree too)
+        buffers = 0
+        shared = mem.get("shmem", 0) // unit
+        free = min(total, room, max(0, total - min(mem.get("file", 0), mem.get("used", 0)) // unit))
+    return _SYSINFO.pack(uptime, l1, l2, l3, total, free,
                          min(shared, total), min(buffers, total), 0, 0, procs, 0, 0, 0, unit)
 
 
@@ -338,8 +349,11 @@ class Supervisor:
     def __init__(self, listener: int, report: Callable[[str], None], protect: int | None = None,
                  signals: int | None = None, memfd_dir: str | None = None,
                  memory: int | None = None, used: Callable[[], int | None] | None = None,
-                 process_memory: int | None = None) -> None:
+                 process_memory: int | None = None,
+                 figures: Callable[[], dict[str, int]] | None = None) -> None:
         self.fd = listener
+        # (compat12) the sandbox's memory as its /proc/meminfo shows it (sysinfo_view's mem)
+        self.figures = figures
         self.memory = memory         # the sandbox's memory limit: sysinfo's total (None: host's)
         self.used = used             # the sandbox's memory in use now, when known
         # Limits.max_process_memory: the runner caps each program right after its spawn, so
@@ -438,10 +452,15 @@ class Supervisor:
         host = _host_sysinfo()
         if host is None:
             return go_on
+        figs = None
         try:
-            used = self.used() if self.used is not None else None
+            if self.figures is not None:
+                figs = self.figures()
+                used = figs.get("used")
+            else:
+                used = self.used() if self.used is not None else None
         except Exception:  # noqa: BLE001 - the usage is a refinement only
-            used = None
+            used = figs = None
         fds: list[int] = []
         try:
             for name, mode in (("mem", os.O_RDWR), ("maps", os.O_RDONLY)):
@@ -454,7 +473,7 @@ class Supervisor:
         try:
             fcntl.ioctl(self.fd, _IOC_ID_VALID, struct.pack("=Q", nid))
             caps = [c for c in (_data_cap(pid), self.process_memory) if c is not None]
-            data = sysinfo_view(host, self.memory, used, min(caps, default=None))
+            data = sysinfo_view(host, self.memory, used, min(caps, default=None), figs)
             ok = _writable_fd(maps, addr, len(data))
             if ok is None:
                 with os.fdopen(os.dup(maps), "rb") as f:

@@ -817,8 +817,12 @@ class S3Usage:
         self.quiet = False
         self._empty_at_begin = False
         # thread starts of this process so far (None: not counted here), see _counters
-        from ..executors.native import threads_started
+        from ..executors.native import helper_processes, threads_started
         self._threads = threads_started
+        # processes of in-process commands (jq's worker): no run is "nothing ran" while one
+        # lives or starts (native.helper_processes: [started, ended])
+        self._helpers = helper_processes
+        self._helpers_at_end = self._helpers0 = tuple(helper_processes)
         self._threads0: int | None = None
         self._spawned_at_end = getattr(self.native, "spawned", 0)
         # (only where every child is born in the workload's group: a child moved there after
@@ -828,7 +832,7 @@ class S3Usage:
         if self.base is not None:
             self._events_last = self._events_each()
             self._oom_last = self._oom_kills() if self.mem is not None else 0
-            self.quiet = True   # nothing of the workload has run yet
+            self.quiet = helper_processes[0] == helper_processes[1]   # nothing has run yet
 
     def request(self) -> None:
         """A request arrived: pid 1's watchdog samples at its full rate from now until
@@ -989,7 +993,9 @@ class S3Usage:
         self.spawned0 = getattr(self.native, "spawned", 0)
         self._threads0 = self._threads()
         self._started().clear()
-        if self.quiet and getattr(self.native, "spawned", 0) != self._spawned_at_end:
+        helpers = self._helpers0 = tuple(self._helpers)
+        if self.quiet and (getattr(self.native, "spawned", 0) != self._spawned_at_end
+                           or helpers != self._helpers_at_end):
             self.quiet = False   # (no request between runs starts a program; if one did)
         if self.quiet:
             self.events0, self.oom0 = sum(self._events_last), self._oom_last
@@ -999,7 +1005,8 @@ class S3Usage:
             self.events0 = sum(self._events_last)
             if self.mem is not None:
                 self.oom0 = self._oom_last = self._oom_kills()
-            self._empty_at_begin = self.base is not None and self._workload_empty()
+            self._empty_at_begin = (self.base is not None and helpers[0] == helpers[1]
+                                    and self._workload_empty())
         self.cpu0 = self._cpu(self.quiet)
         if self.mem is not None:
             try:
@@ -1019,8 +1026,10 @@ class S3Usage:
         self.cpu1 = self._cpu(self._nothing_ran())
 
     def _nothing_ran(self) -> bool:
-        """No workload process existed during this run (none at its start, none started)."""
-        return self._empty_at_begin and getattr(self.native, "spawned", 0) == self.spawned0
+        """No workload process existed during this run (none at its start, none started;
+        no helper process of an in-process command either)."""
+        return (self._empty_at_begin and getattr(self.native, "spawned", 0) == self.spawned0
+                and self._helpers[0] == self._helpers0[0])
 
     def end(self, r: Any, replace: Callable[..., Any]) -> Any:
         return replace(r, **self.changes(r))
@@ -1028,6 +1037,7 @@ class S3Usage:
     def _counters(self) -> tuple[int, int]:
         """(OOM kills, refused forks) now; decides whether the next run may skip its reads."""
         self._spawned_at_end = getattr(self.native, "spawned", 0)
+        self._helpers_at_end = tuple(self._helpers)
         if self._nothing_ran():
             # no workload process existed during this run (see __init__); the sandbox
             # group's counter can only have moved by a refused start of one of this process's
@@ -1042,7 +1052,8 @@ class S3Usage:
         self._events_last = self._events_each()
         if self.mem is not None:
             self._oom_last = self._oom_kills()
-        self.quiet = self.base is not None and self._workload_empty()
+        self.quiet = (self.base is not None and self._helpers_at_end[0] == self._helpers_at_end[1]
+                      and self._workload_empty())
         self._children_cpu = None   # children may be reaped after ``ran``: read it again
         return self._oom_last, sum(self._events_last)
 
