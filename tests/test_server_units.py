@@ -214,7 +214,7 @@ def test_a_file_call_on_an_idle_session_does_not_wait_for_a_command_that_arrives
         sid = mgr.create({})["id"]
         mgr._live[sid].lock = _HandOffLock()
         t0 = time.monotonic()
-        got = mgr.files_op(sid, "/workspace/f", lambda sb: "read", lambda *a: NotImplemented)
+        got = mgr.files_op(sid, "/workspace/f", lambda sb, p: "read", lambda *a: NotImplemented)
         # before: the idle check released the lock and took it again, and the command that
         # came in between ran first (conform11's serve test: the call waited 30 s and failed)
         assert got == "read" and time.monotonic() - t0 < 4
