@@ -1839,7 +1839,10 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     try:
         from ..vfs.host import HostFS
         from .inprocess import InProcessExecutor
-    except ImportError:
+    except ImportError as e:
+        # (compat12) an install without a required module (`regex`): the report warns
+        # (runner._s3_main passes this on; it was silent, and shell state was lost per run)
+        cfg["_engine_error"] = f"{type(e).__name__}: {e}"
         return _BashExecutor(cfg, native)
     kwargs: dict[str, Any] = dict(
         fs=HostFS("/", writable=True), native=native, env=cfg["env"], workdir=cfg["workdir"],
@@ -1920,7 +1923,8 @@ class _BashExecutor:
             status = 130
         return Result(stdout_bytes=bytes(bufs[1]), stderr_bytes=bytes(bufs[2]),
                       exit_code=124 if timed_out else status, timed_out=timed_out,
-                      duration=time.monotonic() - t0, cwd=self._cwd)
+                      duration=time.monotonic() - t0, cwd=self._cwd,
+                      limit_exceeded="timeout" if timed_out else None)
 
     def interrupt(self) -> None:
         self._cancel.set()
