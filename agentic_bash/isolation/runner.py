@@ -594,6 +594,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     t0 = time.monotonic()
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
+    if cfg.get("_engine_error"):
+        observed["engine_error"] = cfg["_engine_error"]   # (compat12: the report warns)
     observed["t_executor"] = time.monotonic() - t0
     observed["timing"]["executor"] = round(time.time(), 4)
     scanner = None
