@@ -1192,6 +1192,9 @@ class SandboxedExecutor:
             rid = self._new_id()
             req = _run_request(rid, script, stdin is not None, env, cwd, timeout,
                                on_output is not None)
+            t = timeout if timeout is not None else self.limits.timeout
+            if t is not None:
+                req["by"] = time.monotonic() + t   # (the deadline on the shared clock, as run())
             self._resources.begin_run()
             try:
                 self._send(req, stdin or b"")
