@@ -20,7 +20,7 @@ from .expand import ExpansionError
 from .quoting import printable_filename
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL,
-    TEMPVAR, TRACE, UPPER,
+    TEMPVAR, TRACE, UPPER, VAR_COST,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -946,6 +946,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             if glob is not None and glob.attrs & READONLY:
                 # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
+            sh.grow(VAR_COST + len(target))
             var = Var(None)
             if outer is not None and outer.attrs & TEMPVAR:
                 # a local inherits the value of a prefix assignment's binding (bash)
@@ -962,11 +963,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         if "g" in on and len(st.scopes) > 1:
             var = st.scopes[0].get(target)
             if var is None:
+                sh.grow(VAR_COST + len(target))
                 var = Var(None)
                 st.scopes[0][target] = var
         else:
             var = st.find(target)
             if var is None:
+                sh.grow(VAR_COST + len(target))
                 var = Var(None)
                 st.scopes[0][target] = var
     if "n" in on and value is None and assign is None and type(var.value) is str \
@@ -1016,6 +1019,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         else:
             var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:
+        if sub is None and len(value) >= 1024:
+            sh.grow(len(value))  # (the shell's memory cap: contract12)
         if sub is not None:
             sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),) if sub != "[]" else (), sub[1:-1]),
                               value, append=append)
