@@ -478,6 +478,98 @@ def bench_ab(old_tree: str, rounds: int, n: int) -> dict:
     return out
 
 
+_MIX = ["echo hi", "ls /usr/bin | wc -l", "/bin/true",
+        "for i in 1 2 3; do x=$((x+i)); done; echo $x", "sleep 0.05"]
+
+_CPU_CHILD = r"""
+import json, os, random, statistics, sys, time
+from agentic_bash import Sandbox
+mix = json.loads(sys.argv[1]); hot_n = int(sys.argv[2]); cold_n = int(sys.argv[3])
+gap = float(sys.argv[4])
+TCK = os.sysconf("SC_CLK_TCK")
+sb = Sandbox("namespace")
+pids = [sb._ex.pid]
+for _ in range(3):   # (S1-less layout: pid 1 and the runner; else S1, S2, S3)
+    with open(f"/proc/{pids[-1]}/task/{pids[-1]}/children") as f:
+        kids = f.read().split()
+    if not kids:
+        break
+    pids.append(int(kids[0]))
+runner = pids[-1]
+clocks = [((~p) << 3) | 2 for p in pids]   # each process's CPU clock (every thread, dead ones too)
+def sandbox_ns():
+    return sum(time.clock_gettime_ns(c) for c in clocks)
+def workload_ns():   # the runner's reaped children (the programs), clock ticks
+    with open(f"/proc/{runner}/stat", "rb") as f:
+        fl = f.read().rsplit(b")", 1)[1].split()
+    return (int(fl[13]) + int(fl[14])) * 1e9 / TCK
+def one(cmd, out):
+    w0 = workload_ns(); s0 = sandbox_ns(); h0 = time.thread_time_ns(); t0 = time.perf_counter()
+    r = sb.run(cmd)
+    t1 = time.perf_counter(); h1 = time.thread_time_ns(); s1 = sandbox_ns(); w1 = workload_ns()
+    assert r.exit_code == 0, (cmd, r.stderr)
+    out["wall"].append((t1 - t0) * 1e6); out["host"].append((h1 - h0) / 1e3)
+    out["sandbox"].append((s1 - s0) / 1e3); out["workload"].append((w1 - w0) / 1e3)
+for cmd in mix:
+    for _ in range(5):
+        sb.run(cmd)
+res = {}
+for cmd in mix:   # back to back (hot caches)
+    out = {"wall": [], "host": [], "sandbox": [], "workload": []}
+    for _ in range(hot_n):
+        one(cmd, out)
+    res.setdefault(cmd, {})["hot"] = out
+order = [c for c in mix for _ in range(cold_n)]
+random.Random(7).shuffle(order)
+cold = {c: {"wall": [], "host": [], "sandbox": [], "workload": []} for c in mix}
+for cmd in order:   # an agent's pattern: a pause before each call (cold caches)
+    time.sleep(gap)
+    one(cmd, cold[cmd])
+for cmd in mix:
+    res[cmd]["spaced"] = cold[cmd]
+sb.close()
+def med(xs):
+    return statistics.median(xs)
+def mean(xs):
+    return sum(xs) / len(xs)
+print(json.dumps({c: {k: {"wall_p50_us": med(v["wall"]), "host_cpu_us": med(v["host"]),
+                          "sandbox_cpu_us": med(v["sandbox"]),
+                          "workload_cpu_us_mean": mean(v["workload"])}
+                      for k, v in d.items()} for c, d in res.items()}))
+"""
+
+
+def bench_cpu(trees: dict[str, str], rounds: int, hot_n: int = 200, cold_n: int = 20,
+              gap: float = 0.1) -> dict:
+    """CPU per call by script (the 200-session mix), the load-independent figure: host
+    (the calling thread's CPU clock), sandbox (the CPU clocks of the sandbox's processes,
+    every thread) and the workload's programs (reaped children, clock ticks: a mean), back to
+    back ("hot") and ``gap`` seconds apart ("spaced": cold caches, as an agent's calls come).
+    One child process per tree and round, trees taking turns; medians over rounds."""
+    for t in trees.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(t, "agentic_bash")],
+                       check=True, stdout=subprocess.DEVNULL)
+    runs: dict[str, list[dict]] = {k: [] for k in trees}
+    loads = []
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+            with open("/proc/loadavg") as f:
+                loads.append(float(f.read().split()[0]))
+            env = dict(os.environ, PYTHONPATH=trees[name])
+            p = subprocess.run([sys.executable, "-c", _CPU_CHILD, json.dumps(_MIX), str(hot_n),
+                                str(cold_n), str(gap)], env=env, cwd="/tmp",
+                               capture_output=True, text=True, timeout=900)
+            if p.returncode:
+                raise RuntimeError(p.stderr[-3000:])
+            runs[name].append(json.loads(p.stdout.strip().splitlines()[-1]))
+    out: dict = {"trees": trees, "rounds": rounds, "hot_calls": hot_n, "spaced_calls": cold_n,
+                 "gap_s": gap, "load1": [min(loads), max(loads)]}
+    for name, rs in runs.items():
+        out[name] = {c: {k: {f: round(statistics.median(r[c][k][f] for r in rs), 1)
+                             for f in rs[0][c][k]} for k in rs[0][c]} for c in rs[0]}
+    return out
+
+
 _AB_SESSIONS_CHILD = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -584,7 +676,10 @@ def main() -> None:
         # workload's children do not saturate the two CPUs
         "sessions_200_echo_only": lambda: bench_sessions(200, 5 if q else 10, echo_only=True),
     }
+    steps["cpu_per_call"] = lambda: bench_cpu({"this": ROOT}, 1 if q else 3)
     if args.ab:
+        steps["ab_cpu"] = lambda: bench_cpu({"old": os.path.abspath(args.ab), "new": ROOT},
+                                            4 if q else 6)
         steps["ab_per_call"] = lambda: bench_ab(args.ab, 4 if q else 8, 400 if q else 600)
         # (only with --only: ~4 x 2 x 15 s of the whole machine)
         steps["ab_sessions_200"] = lambda: bench_ab_sessions(args.ab, 4, 5 if q else 10)
@@ -659,6 +754,19 @@ def main() -> None:
         m = res["idle_memory"]
         lines.append(f"idle pooled sandbox USS {m['uss_mb_median']:.1f} MB (<= 10) over "
                      f"{m['processes']} processes (PSS {m['pss_mb_median']:.1f} MB)")
+    for key in ("cpu_per_call", "ab_cpu"):
+        if key not in res:
+            continue
+        a = res[key]
+        lines.append(f"CPU per call, us ({key}; load {a['load1'][0]:.1f}-{a['load1'][1]:.1f}; "
+                     f"hot = back to back, spaced = {a['gap_s'] * 1e3:.0f} ms apart): "
+                     "host + sandbox (+ programs) / wall p50")
+        for name in a["trees"]:
+            for c, d in a[name].items():
+                lines.append(f"  {name:4} {c[:28]:28} " + "; ".join(
+                    f"{k} {v['host_cpu_us']:.0f} + {v['sandbox_cpu_us']:.0f} "
+                    f"(+ {v['workload_cpu_us_mean']:.0f}) / {v['wall_p50_us']:.0f}"
+                    for k, v in d.items()))
     if "ab_per_call" in res:
         a = res["ab_per_call"]
         for name in ("old", "new"):

@@ -21,12 +21,12 @@ def bash(script: str, cwd: str, home: str | None = None) -> tuple[str, str, int]
         env["HOME"] = home
     p = subprocess.run([*_confine(), sys.executable, "-I", "-S", "-c", _INIT],
                        input=f"(\n{script}\n)", capture_output=True, text=True, cwd=cwd,
-                       env=env, timeout=60)
+                       env=env, timeout=60, preexec_fn=_default_signals)
     return p.stdout, p.stderr, p.returncode
 
 
 def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
-           foreign: bool = False) -> tuple[str, str, int]:
+           foreign: bool = False, raw: bool = False) -> tuple[Any, Any, int]:
     """(stdout, stderr, status) of ``bash -c script``, confined as bash() is (a status of
     128+n for a signal, as a run reports it), in a session of its own.
 
@@ -34,7 +34,12 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
     host's root towards the host's files (fidelity10's corpus runs made /zz, /scripts and
     /usr/local/bin entries), so such a case runs as the host's ``nobody`` (65534), with a
     private /tmp, and ``cwd`` must be a throwaway directory it may write (made 0777 here);
-    inside, it is root of its own user namespace."""
+    inside, it is root of its own user namespace. A ``cwd`` under /tmp is bound at its own
+    path into that private /tmp (made with traversable parents), so the case can resolve it;
+    the output pipes are made reopenable (``>/dev/stdout``, ``tee /dev/stderr``) and a HOME
+    under /home that the host lacks is made on a private /home (as the sandbox has it).
+
+    ``raw``: stdout and stderr as bytes (a ``\r`` kept, invalid UTF-8 allowed)."""
     if env is None:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
     argv = [*_confine(), sys.executable, "-I", "-S", "-c", _INIT, "bash", "-c", script]
@@ -46,8 +51,9 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
                 _PRIVATE_TMP + _INIT, "bash", "-c", script]
         os.chmod(cwd, 0o777)
     with subprocess.Popen(argv,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
-                          env=env, start_new_session=True) as p:
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=not raw, cwd=cwd,
+                          env=env, start_new_session=True,
+                          preexec_fn=_reopenable if foreign else _default_signals) as p:
         try:
             out, err = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -60,6 +66,24 @@ def bash_c(script: str, cwd: str, env: dict[str, str] | None = None,
             p.communicate()
             raise
     return out, err, p.returncode
+
+
+def _default_signals() -> None:
+    """(in the child) SIGINT/SIGQUIT at their defaults, as a shell started by a terminal has
+    them: a harness launched as a background job (`cmd &`) would have them ignored, which bash
+    then reports (`trap -p INT`) and keeps"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+def _reopenable() -> None:
+    """(in the child, still root) the output pipes may be opened again by name as nobody"""
+    _default_signals()
+    for fd in (1, 2):
+        try:
+            os.fchmod(fd, 0o666)
+        except OSError:
+            pass
 
 
 def _confine() -> list[str]:
@@ -94,11 +118,25 @@ def _as_nobody() -> list[str]:
 
 
 # (foreign cases) a private tmpfs on /tmp before bash starts; fails closed
+# (a cwd under /tmp is bound back at its own path: the case's realpath/pwd -P resolve it)
 _PRIVATE_TMP = r"""
-import ctypes, sys
+import ctypes, os, sys
 _libc = ctypes.CDLL(None, use_errno=True)
+_cwd = os.getcwd()
+_fd = os.open(".", os.O_PATH | os.O_DIRECTORY)
 if _libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, b"mode=1777") != 0:
     sys.exit("bashdiff: no private /tmp: " + str(ctypes.get_errno()))
+if _cwd.startswith("/tmp/"):
+    os.makedirs(_cwd, mode=0o755)
+    if _libc.mount(f"/proc/self/fd/{_fd}".encode(), _cwd.encode(), None, 0x1000 | 0x4000, None) != 0:
+        sys.exit("bashdiff: cannot bind the cwd: " + str(ctypes.get_errno()))
+    os.chdir(_cwd)
+os.close(_fd)
+_home = os.environ.get("HOME", "")
+if _home.startswith("/home/") and not os.path.isdir(_home):
+    if _libc.mount(b"tmpfs", b"/home", b"tmpfs", 0, b"mode=0755") != 0:
+        sys.exit("bashdiff: no private /home: " + str(ctypes.get_errno()))
+    os.makedirs(_home)
 """
 
 # pid 1 of the reference's namespace (bash as pid 1 would ignore default-action signals):

@@ -12,7 +12,7 @@ import time
 import urllib.request
 from typing import Any
 
-__all__ = ["ServerProc", "post_json", "start_server"]
+__all__ = ["ServerProc", "k8s_sdk", "poll", "post_json", "start_server"]
 
 
 class ServerProc:
@@ -91,3 +91,37 @@ def post_json(url: str, body: Any, headers: dict[str, str] | None = None, timeou
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
+
+
+class _StandInK8s:
+    """The k8s helper the official client asks about its claim: no cluster behind it."""
+
+    injected_api_client = None
+
+    def get_sandbox(self, name, namespace):  # noqa: ANN001, ANN201
+        return {"metadata": {"name": name}, "status": {}}
+
+    def delete_sandbox_claim(self, name, namespace):  # noqa: ANN001, ANN201
+        pass
+
+
+def k8s_sdk(url: str) -> Any:
+    """The official k8s-agent-sandbox client talking straight to ``url`` (the test is skipped
+    where the package is not installed)."""
+    import pytest
+    pytest.importorskip("k8s_agent_sandbox")
+    from k8s_agent_sandbox.models import SandboxDirectConnectionConfig
+    from k8s_agent_sandbox.sandbox import Sandbox
+    return Sandbox(claim_name="c", sandbox_id="s", namespace="default",
+                   connection_config=SandboxDirectConnectionConfig(api_url=url),
+                   k8s_helper=_StandInK8s())
+
+
+def poll(pred: Any, deadline: float = 60.0) -> bool:
+    """Whether ``pred()`` came true within ``deadline`` seconds (asked every 50 ms)."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False

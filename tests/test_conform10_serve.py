@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bashdiff import bash_c
-from server_util import post_json, start_server
+from server_util import k8s_sdk, post_json, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -20,26 +20,8 @@ def server(tmp_path_factory):
     srv.stop()
 
 
-class _StandInK8s:
-    injected_api_client = None
-
-    def get_sandbox(self, name, namespace):
-        return {"metadata": {"name": name}, "status": {}}
-
-    def delete_sandbox_claim(self, name, namespace):
-        pass
-
-
-def _sdk(url):
-    pytest.importorskip("k8s_agent_sandbox")
-    from k8s_agent_sandbox.models import SandboxDirectConnectionConfig
-    from k8s_agent_sandbox.sandbox import Sandbox
-    return Sandbox(claim_name="c", sandbox_id="s", namespace="default",
-                   connection_config=SandboxDirectConnectionConfig(api_url=url), k8s_helper=_StandInK8s())
-
-
 def test_an_empty_command_is_0_not_the_status_of_the_command_before(server):
-    sb = _sdk(server.url)
+    sb = k8s_sdk(server.url)
     try:
         assert sb.commands.run("nosuchcommand-c10").exit_code == 127
         for nothing in ("", "   ", "# just a comment", "\n\n"):

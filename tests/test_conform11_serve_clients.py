@@ -9,30 +9,12 @@ import time
 
 import pytest
 
-from server_util import post_json, start_server
+from server_util import k8s_sdk, poll, post_json, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 requests = pytest.importorskip("requests")
 pytest.importorskip("k8s_agent_sandbox")
-
-from k8s_agent_sandbox.models import SandboxDirectConnectionConfig  # noqa: E402
-from k8s_agent_sandbox.sandbox import Sandbox as K8sSandbox  # noqa: E402
-
-
-class _StandInK8s:
-    injected_api_client = None
-
-    def get_sandbox(self, name, namespace):
-        return {"metadata": {"name": name}, "status": {}}
-
-    def delete_sandbox_claim(self, name, namespace):
-        pass
-
-
-def _sdk(url):
-    return K8sSandbox(claim_name="c", sandbox_id="s", namespace="default",
-                      connection_config=SandboxDirectConnectionConfig(api_url=url), k8s_helper=_StandInK8s())
 
 
 def _level() -> str:
@@ -49,18 +31,9 @@ def served(request, tmp_path_factory):
     srv.stop()
 
 
-def _poll(pred, deadline=60.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_a_client_that_times_out_stops_its_command_and_the_next_call_runs_at_once(served):
     srv, base = served
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     try:
         with pytest.raises(Exception, match="(?i)timed out|failed to communicate"):
             sb.commands.run("sleep 120; echo late > late.txt", timeout=2)
@@ -82,9 +55,9 @@ def test_a_queued_call_whose_client_left_never_runs(served):
                                       "rm -f started; echo first"},
         timeout=120)))
     t.start()
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     try:
-        assert _poll(lambda: (base / "started").exists())    # the first command holds the session
+        assert poll(lambda: (base / "started").exists())    # the first command holds the session
         with pytest.raises(Exception, match="(?i)timed out|failed to communicate"):
             sb.commands.run("echo queued > queued.txt", timeout=1)
         (base / "release").write_text("")        # (the file API is not blocked either)
@@ -101,7 +74,7 @@ def test_concurrent_clients_each_get_their_own_answer(served):
     errors = []
 
     def client(i):
-        sb = _sdk(srv.url)
+        sb = k8s_sdk(srv.url)
         try:
             for j in range(3):
                 r = sb.commands.run(f"echo c{i}-{j}; echo e{i} >&2; exit {i}", timeout=120)
@@ -171,7 +144,7 @@ def test_files_survive_a_server_restart_and_a_new_server_serves_them(tmp_path):
     base = tmp_path / "app"
     srv = start_server("--base-dir", str(base), "-i", "virtual")
     try:
-        sb = _sdk(srv.url)
+        sb = k8s_sdk(srv.url)
         sb.files.write("keep/me.txt", b"kept")
         assert sb.commands.run("X=1; echo $X").stdout == "1\n"
         sb.close_connection()
@@ -179,7 +152,7 @@ def test_files_survive_a_server_restart_and_a_new_server_serves_them(tmp_path):
         srv.stop()
     srv = start_server("--base-dir", str(base), "-i", "virtual")
     try:
-        sb = _sdk(srv.url)
+        sb = k8s_sdk(srv.url)
         assert sb.files.read("keep/me.txt") == b"kept"
         assert sb.commands.run("cat keep/me.txt; echo \"[$X]\"").stdout == "kept[]\n"   # a new shell
         sb.close_connection()
@@ -257,7 +230,7 @@ def test_sessions_file_calls_in_the_workdir_do_not_wait_for_a_running_command(tm
                             timeout=30).json()["exists"]
             except requests.Timeout:
                 pytest.fail("a file call in the workdir waited for the running command")
-        assert _poll(started)
+        assert poll(started)
         assert t.is_alive()
         assert _api(srv, "GET", base + "/files", params={"path": "/workspace/sub/in"}).content == b"pre\n"
         listed = {e["name"]: e["type"] for e in _api(srv, "GET", base + "/files/list", params={"path": "sub"}).json()}

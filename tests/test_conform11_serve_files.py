@@ -5,36 +5,17 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import time
 import urllib.parse
 
 import pytest
 
-from server_util import post_json, start_server
+from server_util import k8s_sdk, poll, post_json, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 pytest.importorskip("python_multipart")
 requests = pytest.importorskip("requests")
 pytest.importorskip("k8s_agent_sandbox")
-
-from k8s_agent_sandbox.models import SandboxDirectConnectionConfig  # noqa: E402
-from k8s_agent_sandbox.sandbox import Sandbox as K8sSandbox  # noqa: E402
-
-
-class _StandInK8s:
-    injected_api_client = None
-
-    def get_sandbox(self, name, namespace):
-        return {"metadata": {"name": name}, "status": {}}
-
-    def delete_sandbox_claim(self, name, namespace):
-        pass
-
-
-def _sdk(url):
-    return K8sSandbox(claim_name="c", sandbox_id="s", namespace="default",
-                      connection_config=SandboxDirectConnectionConfig(api_url=url), k8s_helper=_StandInK8s())
 
 
 @pytest.fixture(scope="module", params=["virtual", "namespace"])
@@ -58,26 +39,17 @@ def _in_background(fn):
     return t, out
 
 
-def _poll(pred, deadline=60.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_file_calls_are_answered_while_a_command_runs(served):
     # the command waits for a file only an upload can make: if file calls waited for the
     # command, it would run into its timeout (exit 124) instead of printing the upload
     srv, base = served
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     t, out = _in_background(lambda: sb.commands.run(
         "echo ready > r.tmp; mv r.tmp ready.txt; while [ ! -e go.txt ]; do sleep 0.05; done; cat go.txt",
         timeout=150, command_timeout=120))
-    other = _sdk(srv.url)
+    other = k8s_sdk(srv.url)
     try:
-        assert _poll(lambda: other.files.exists("ready.txt")), "ready.txt never appeared"
+        assert poll(lambda: other.files.exists("ready.txt")), "ready.txt never appeared"
         assert other.files.read("ready.txt") == b"ready\n"
         assert "ready.txt" in {e.name for e in other.files.list(".")}
         assert t.is_alive()                       # all of that while the command ran
@@ -95,15 +67,15 @@ def test_file_calls_are_answered_while_a_command_runs(served):
 
 def test_a_running_command_sees_the_old_file_or_the_whole_new_one(served):
     srv, base = served
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     size = 24 << 20
     sb.files.write("swap.bin", b"a")
     script = ("n=0; while [ ! -e swap.done ]; do s=$(stat -c %s swap.bin); n=$((n+1)); "
               f"case $s in 1|{size}) ;; *) echo partial $s;; esac; done; echo looked $n")
     t, out = _in_background(lambda: sb.commands.run(script, timeout=150, command_timeout=120))
-    other = _sdk(srv.url)
+    other = k8s_sdk(srv.url)
     try:
-        assert _poll(lambda: t.is_alive())
+        assert poll(lambda: t.is_alive())
         for _ in range(3):
             other.files.write("swap.bin", b"z" * size)
             other.files.write("swap.bin", b"a")
@@ -159,7 +131,7 @@ def _hwm_kib(pid):
 
 def test_100_mib_upload_and_download_are_streamed(served):
     srv, base = served
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     size = 100 << 20
     try:
         before = _hwm_kib(srv.proc.pid)
@@ -184,7 +156,7 @@ def test_100_mib_upload_and_download_are_streamed(served):
 
 def test_binary_unicode_and_nested_names_round_trip(served):
     srv, base = served
-    sb = _sdk(srv.url)
+    sb = k8s_sdk(srv.url)
     data = bytes(range(256)) * 17 + b"\x00\r\n\xff"
     try:
         for name in ("bin/zero\x7fless.bin".replace("\x7f", ""), "ünï/cödé €.bin", "sp ace/a%20b.bin",

@@ -363,9 +363,7 @@ class _Worker:
         self.proc = proc
         self.idle_since = 0.0
         self.reaper: threading.Thread | None = None
-        self.counted = True
-        with _COUNT_LOCK:
-            helper_processes[0] += 1
+        self.counted = True   # (its start was counted by _spawn)
 
     def ended(self) -> None:
         """Reaped: counted once in native.helper_processes (see there)."""
@@ -410,12 +408,20 @@ def _spawn() -> _Worker:
     code = ("import sys, importlib.util as u; sys.path.insert(0, sys.argv[1]); "
             "s = u.spec_from_file_location('agentic_jqeval', sys.argv[2]); m = u.module_from_spec(s); "
             "s.loader.exec_module(m); m.serve(float(sys.argv[3]))")
-    with no_kick:
-        proc = subprocess.Popen(["/proc/self/exe", "-I", "-S", "-c", code, jqdir, here, str(_IDLE)],
-                                executable="/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                close_fds=True, pass_fds=fds, env={}, cwd="/", bufsize=0)
-    return _Worker(proc)
+    with _COUNT_LOCK:
+        # counted before the fork: a refused or failed one moved the sandbox's counters too
+        helper_processes[0] += 1
+    try:
+        with no_kick:
+            proc = subprocess.Popen(["/proc/self/exe", "-I", "-S", "-c", code, jqdir, here, str(_IDLE)],
+                                    executable="/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    close_fds=True, pass_fds=fds, env={}, cwd="/", bufsize=0)
+            return _Worker(proc)   # (in the block: a kick before it would lose the process)
+    except BaseException:
+        with _COUNT_LOCK:
+            helper_processes[1] += 1
+        raise
 
 
 def _acquire() -> _Worker:

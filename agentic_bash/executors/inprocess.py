@@ -30,7 +30,7 @@ from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
-from ..shell.quoting import from_host, host_bytes
+from ..shell.quoting import from_host, host_bytes, printable_filename
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, PipeWriter
 from ..vfs.host import HostFS
@@ -1116,7 +1116,7 @@ class InProcessExecutor:
                 return child.call_function("command_not_found_handle", handler, list(argv))
             except ExitShell as e:
                 return e.status
-        sh.error(f"{name}: not found" if sh.dash else f"{name}: command not found")
+        sh.error(f"{name}: not found" if sh.dash else f"{printable_filename(name)}: command not found")
         return 127
 
     def stage_command(self, sh: Interpreter, name: str) -> Callable[..., int] | None:
@@ -1710,9 +1710,10 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
                 status = sh.state.last_status
             raise ExitShell(status) from None
         _reader_warnings(sh, reader, who)  # here-document delimited by end-of-file
+        # set -v: each command line as read, blank lines too (and those after the last command)
+        _verbose_echo(sh, reader, start)
         if tree is None:
             return
-        _verbose_echo(sh, reader, start)  # set -v: each command line as read, blank lines too
         yield tree
 
 

@@ -53,6 +53,8 @@ _PROC_MASK = ("kcore", "keys", "timer_list", "sched_debug", "kallsyms", "kmsg")
 _PREFIX_SECRETS = ("pip.conf", "pip.ini", "etc/pip.conf", ".condarc", "condarc", ".netrc",
                    ".pypirc", ".env")
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+OLD_ROOT = "/.old-root"
+"""Where pivot_root leaves the host's root until detach_old_root()."""
 
 
 def _copy_etc_item(src: str, dst: str) -> None:
@@ -226,9 +228,11 @@ def _inodes(size: int | str) -> int:
     return max(4096, int(size) >> 10)
 
 
-def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
+def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
     """Build the new root under ``cfg['session_dir']`` and pivot into it. Runs as pid 1 of the
-    new pid namespace, inside the new user and mount namespaces. Returns layer facts."""
+    new pid namespace, inside the new user and mount namespaces. Returns layer facts.
+    ``detach=False``: the host's root is still attached at OLD_ROOT; the caller must call
+    detach_old_root() before anything but its own code runs in the sandbox."""
     sdir = cfg["session_dir"]
     base = cfg["base_dir"]
     cow = bool(cfg.get("cow_system"))
@@ -453,19 +457,30 @@ def build_root(cfg: dict[str, Any]) -> dict[str, Any]:
     # pivot: the old root (the host's) is detached and unreachable afterwards
     sc.mount(root, root, None, sc.MS_BIND | sc.MS_REC)
     os.chdir(root)
-    old = ".old-root"
+    old = OLD_ROOT.lstrip("/")
     _mkdirs(old)
     sc.pivot_root(".", old)
     os.chdir("/")
-    sc.umount2("/" + old, sc.MNT_DETACH)
-    os.rmdir("/" + old)
-    # nothing may create files at the top of the root
-    sc.mount(None, "/", None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID |
-             sc.MS_NODEV)
-    return {"uppers": [{"target": u["target"], "upper": LAYER_PATH + u["upper"][len(layer):],
+    facts = {"uppers": [{"target": u["target"], "upper": LAYER_PATH + u["upper"][len(layer):],
                         "lower": u.get("lower")} for u in uppers],
             "overlay_mounts": _overlay_mounts(),
             "protect": protect_facts if rules is not None else None}
+    if detach:
+        detach_old_root()
+    return facts
+
+
+def detach_old_root() -> None:
+    """The second half of build_root: detach the host's root (left at /.old-root by the
+    pivot) and make the top of the new root read-only. Its umount2 waits for an RCU grace
+    period (3-6 ms of wall, almost no CPU), so pid 1 does it after forking the runner, whose
+    own start-up overlaps it; the runner says ready only after pid 1 has done it
+    (runner._s2_init / _wait_s2)."""
+    sc.umount2(OLD_ROOT, sc.MNT_DETACH)
+    os.rmdir(OLD_ROOT)
+    # nothing may create files at the top of the root
+    sc.mount(None, "/", None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID |
+             sc.MS_NODEV)
 
 
 _PROTECT_WALK_MAX = 200_000
@@ -564,8 +579,10 @@ def _overlay_mounts() -> list[str]:
         with open("/proc/self/mountinfo") as f:
             for line in f:
                 left, _, right = line.partition(" - ")
-                if right.split(" ", 1)[0] == "overlay":
-                    out.append(left.split()[4])
+                point = left.split()[4]
+                if right.split(" ", 1)[0] == "overlay" and not (
+                        point == OLD_ROOT or point.startswith(OLD_ROOT + "/")):
+                    out.append(point)
     except OSError:
         pass
     return out

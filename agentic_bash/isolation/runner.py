@@ -21,6 +21,7 @@ import queue
 import resource
 import signal
 import socket
+import struct
 import threading
 import time
 import traceback
@@ -158,7 +159,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     usage_fd = _memory_usage_fd(cfg)   # (compat11) before the host's cgroupfs is out of reach
     stat_fd = _memory_usage_fd(cfg, "memory.stat")   # (compat12)
     t0 = time.monotonic()
-    facts = build_root(cfg)
+    # (the host's root stays attached at rootfs.OLD_ROOT until detach_old_root() below, after
+    # S3's fork: S3 runs only this package's code until it has pid 1's byte on s2_done)
+    facts = build_root(cfg, detach=False)
     facts["t_root"] = time.monotonic() - t0
     meminfo = _meminfo_install(cfg, facts, usage_fd, stat_fd)   # (compat12) before S3 exists
     cfg["t_rooted"] = time.time()
@@ -169,10 +172,11 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         pass
     sup_parent, sup_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sig_r, sig_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)  # signals for the shell (S2 -> S3)
-    # S3 starts while this process sets up the network (loopback, the proxy's listeners, the
-    # nftables redirect: ~2 ms of CPU that S3's own start-up no longer waits behind). S3
-    # writes nothing on the channel before this process says it is done (one byte on
-    # s2_done: the listeners are sent and closed, this process holds no capability any more)
+    # S3 starts while this process detaches the host's root (an RCU grace period: 3-6 ms of
+    # wall) and sets up the network (loopback, the proxy's listeners, the nftables redirect:
+    # ~2 ms of CPU that S3's own start-up no longer waits behind). S3 writes nothing on the
+    # channel before this process says it is done (one byte on s2_done: the host's root is
+    # detached, the listeners are sent and closed, this process holds no capability any more)
     done_r, done_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
@@ -196,6 +200,15 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     os.close(done_r)
     sup_child.close()
     os.close(sig_r)
+    try:
+        from .rootfs import detach_old_root
+        detach_old_root()
+    except BaseException as e:  # noqa: BLE001 - the sandbox must not start with the host's root
+        _fatal(sock, "root", e)
+        os.kill(pid, signal.SIGKILL)
+        sock.close()
+        raise
+    t_detached = time.time()
     try:
         if _own_netns(cfg):
             _loopback_up()
@@ -223,7 +236,8 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     if meminfo is not None:
         _meminfo_start(meminfo)
     try:
-        os.write(done_w, b"1")
+        # (with the moment the host's root was detached: S3 reports it in its timing)
+        os.write(done_w, b"1" + struct.pack("d", t_detached))
     except OSError:
         pass   # (S3 is gone: reaped below)
     os.close(done_w)
@@ -248,21 +262,24 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
 
 def _wait_s2(cfg: dict[str, Any]) -> None:
     """S3, before its first frame on the channel: wait until pid 1 has sent its own (the
-    network listeners) and dropped its privileges (see _s2_init). Raises if pid 1 died."""
+    network listeners), detached the host's root and dropped its privileges (see _s2_init).
+    Raises if pid 1 died."""
     fd = cfg.pop("_s2_done_fd", None)
     if fd is None:
         return
     try:
         while True:
             try:
-                got = os.read(fd, 1)
+                got = os.read(fd, 9)   # (one write of 9 bytes: a pipe keeps it whole)
                 break
             except InterruptedError:
                 continue
     finally:
         os.close(fd)
-    if got != b"1":
+    if got[:1] != b"1":
         raise OSError("pid 1 of the sandbox failed before the runner was ready")
+    if len(got) == 9:
+        cfg["t_detached"] = struct.unpack("d", got[1:])[0]
 
 
 def _limits_s1(cfg: dict[str, Any]) -> None:
@@ -595,6 +612,11 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         scanner.max_bytes = max(size + size // 4, 512 << 20) if size else None
     except Exception:  # noqa: BLE001 - change tracking of native writes is best effort
         scanner = None
+    # pid 1's byte: the host's root is detached (and the network set up, pid 1's privileges
+    # dropped) before anything here touches a path that input chose (the layer's tar below)
+    _wait_s2(cfg)
+    observed["timing"].update(detached=round(cfg.get("t_detached", 0), 4),
+                              s2_done=round(time.time(), 4))
     extras: dict[str, str] = {}
     if cfg.get("layer_tar"):
         import base64
@@ -621,7 +643,6 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     # (lead, a small edit in pool10's file) last before the workload: descriptors in flight
     # are counted per user against the sender's limit; the workload stays below the host's
     flight_headroom(host_files)
-    _wait_s2(cfg)
     observed["timing"]["ready"] = round(time.time(), 4)
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
@@ -1280,7 +1301,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     # -- runs on this thread; the standby thread reads the channel while one lasts ---------
     inline = threading.current_thread() is threading.main_thread()
     lend = threading.Lock()
-    state = {"running": False, "lent": False}
+    state = {"running": False, "lent": False, "watched": False}
     returned = threading.Event()
     kept: list[Any] = []   # frames the standby thread read that are for after the run
     wake_r = wake_w = done_r = done_w = -1
@@ -1300,6 +1321,31 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 os.write(wake_w, _LEND_NOW)
             except OSError:
                 pass
+
+    class _Watch:
+        """A native program's wait on this thread watches the channel itself instead of the
+        lend timer (executors/native.py wait_collecting): no signal and no standby wake-up
+        for a program that runs past _LEND_AFTER; a frame arriving meanwhile lends the
+        channel at once."""
+        thread = threading.get_ident()
+
+        @staticmethod
+        def enter() -> int | None:
+            with lend:
+                if not state["running"] or state["lent"]:
+                    return None
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                state["watched"] = True
+            return sock.fileno()
+
+        @staticmethod
+        def leave() -> None:
+            with lend:
+                if state["watched"] and state["running"] and not state["lent"]:
+                    signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+                state["watched"] = False
+
+        wake = staticmethod(lend_now)
 
     def standby() -> None:
         import select
@@ -1382,7 +1428,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
-                state["running"] = False
+                state["running"] = state["watched"] = False
                 was = state["lent"]
             if was:
                 os.write(done_w, b"x")
@@ -1392,6 +1438,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))
         active[0].start()
+        if native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(_Watch)
         adopt = getattr(getattr(executor, "native", None), "adopt_run_thread", None)
         if adopt is not None:
             # this thread's own native children are then born in the workload's cgroups
@@ -1529,6 +1578,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             except BaseException as e:  # noqa: BLE001
                 send({**_error_header(e), "id": rid})
     finally:
+        if inline and native is not None:
+            from ..executors import native as native_mod
+            native_mod.watch_channel(None)
         try:
             executor.interrupt()
         except Exception:  # noqa: BLE001

@@ -393,6 +393,55 @@ def _tree_compiled(root: str | None = None) -> bool:
     return True
 
 
+_BOOT = ("import os, sys; sys.path += [p for p in os.environ.get('AGENTIC_BASH_ZYGOTE_SITE', '')"
+         ".split(os.pathsep) if p]; from agentic_bash.isolation.zygote import main; "
+         "sys.exit(main(int(sys.argv[-1])))")
+# the .pth files whose import lines the zygote may skip: setuptools' distutils shim, and this
+# package's own editable-install finder (the zygote finds the package on PYTHONPATH)
+_SKIPPABLE_PTH = ("distutils-precedence.pth", "__editable__.agentic_bash-")
+
+
+def _site_dirs() -> list[str] | None:
+    """The directories the site module would add to the zygote's sys.path (site-packages and
+    the directory lines of their .pth files), found without running it; None (start the
+    zygote with site) when a .pth file imports anything besides _SKIPPABLE_PTH's."""
+    import site
+
+    try:
+        cands = list(site.getsitepackages())
+    except AttributeError:   # (an old virtualenv's site module)
+        return None
+    if site.ENABLE_USER_SITE:
+        cands.append(site.getusersitepackages())
+    out: list[str] = []
+    for d in cands:
+        d = os.path.abspath(d)
+        if not os.path.isdir(d) or d in out:
+            continue
+        out.append(d)
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth") and not n.startswith("."))
+        except OSError:
+            return None
+        for name in names:
+            try:
+                with open(os.path.join(d, name), encoding="utf-8") as f:
+                    lines = f.read().splitlines()
+            except (OSError, UnicodeDecodeError):
+                return None
+            for line in lines:
+                if not line.strip() or line.startswith("#"):
+                    continue
+                if line.startswith(("import ", "import\t")):
+                    if name.startswith(_SKIPPABLE_PTH):
+                        continue
+                    return None
+                p = os.path.abspath(os.path.join(d, line.rstrip()))
+                if os.path.isdir(p) and p not in out:
+                    out.append(p)
+    return out
+
+
 class Zygote:
     """Handle on one zygote process. ``spawn(cfg)`` returns (channel socket, S1 pid)."""
 
@@ -407,8 +456,16 @@ class Zygote:
         for k in ("AGENTIC_BASH_ZYGOTE_WARMUP", "AGENTIC_BASH_ZYGOTE_CLONE"):
             if os.environ.get(k) == "0":
                 env[k] = "0"
+        site_dirs = _site_dirs()
+        if site_dirs is None:
+            argv = [sys.executable, "-m", "agentic_bash.isolation.zygote"]
+        else:
+            # (no site: its .pth files' import lines cost every zygote's start; the
+            # directories it would add are appended to sys.path by _BOOT, after the stdlib)
+            argv = [sys.executable, "-S", "-c", _BOOT]
+            env["AGENTIC_BASH_ZYGOTE_SITE"] = os.pathsep.join(site_dirs)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agentic_bash.isolation.zygote", str(there.fileno())],
+            argv + [str(there.fileno())],
             pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, cwd="/", close_fds=True,
             # its own session: a terminal's Ctrl-C (SIGINT to the foreground process group)

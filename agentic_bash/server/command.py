@@ -15,7 +15,8 @@ __all__ = ["register_serve"]
 def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str, Any]], host: str,
            port: int, base_dir: Optional[str], max_output: int, sessions: bool, db: Optional[str],
            api_key: Optional[str], ttl: float, max_sessions: int, pool_size: int,
-           max_body: int, log_level: str) -> None:
+           max_body: int, log_level: str, rest_port: Optional[int] = None,
+           grpc_port: Optional[int] = None) -> None:
     from ..errors import SandboxError
     kwargs = to_kwargs(opts)
     try:
@@ -41,7 +42,7 @@ def _serve(opts: dict[str, Any], to_kwargs: Callable[[dict[str, Any]], dict[str,
                       "reaches this port runs commands in the sandbox", file=sys.stderr, flush=True)
             serve_runtime(host=host, port=port, base_dir=base_dir or default_base_dir(),
                           sandbox_kwargs=kwargs, max_output=max_output, max_body=max_body,
-                          log_level=log_level)
+                          log_level=log_level, rest_port=rest_port, grpc_port=grpc_port)
     except SandboxError as exc:
         typer.echo(f"agentic-bash serve: {exc}", err=True)
         raise typer.Exit(125) from None
@@ -139,9 +140,25 @@ def register_serve(app: typer.Typer, decorate: Callable[[Callable[..., Any]], Ca
             help="--sessions: sandboxes kept ready for sessions created with the server's options"),
         log_level: str = typer.Option("warning", "--log-level",
                                       help="debug | info | warning | error"),
+        sandboxd: bool = typer.Option(False, "--sandboxd",
+                                      help="Also serve sandboxd's API (KEP-539.2): REST on "
+                                           "--rest-port, gRPC ProcessService on --grpc-port"),
+        rest_port: Optional[int] = typer.Option(
+            None, "--rest-port", min=0, max=65535,
+            help="sandboxd REST port (default 8080 with --sandboxd; /v1 is on --port as well)"),
+        grpc_port: Optional[int] = typer.Option(
+            None, "--grpc-port", min=0, max=65535,
+            help="sandboxd gRPC ProcessService port (default 9090 with --sandboxd)"),
     ) -> None:
         """Serve the kubernetes-sigs/agent-sandbox runtime HTTP contract (GET /, POST /execute,
-        /upload, /download, /list, /exists) on one persistent bash session, or with --sessions
-        a multi-session API behind a bearer key."""
+        /upload, /download, /list, /exists; sandboxd's /v1/files, /v1/health, /v1/metadata) on
+        one persistent bash session, with --sandboxd also sandboxd's gRPC ProcessService, or
+        with --sessions a multi-session API behind a bearer key."""
+        if sandboxd:
+            rest_port = 8080 if rest_port is None else rest_port
+            grpc_port = 9090 if grpc_port is None else grpc_port
+        if sessions and (rest_port is not None or grpc_port is not None):
+            raise typer.BadParameter("sandboxd's API is served by the runtime, not with --sessions",
+                                     param_hint="--sandboxd/--rest-port/--grpc-port")
         _serve(dict(opts or {}), to_kwargs, host, port, base_dir, max_output, sessions, db,
-               api_key, ttl, max_sessions, pool_size, max_body, log_level)
+               api_key, ttl, max_sessions, pool_size, max_body, log_level, rest_port, grpc_port)

@@ -293,19 +293,22 @@ class HostFiles:
 
 class Upload:
     """A file being written to ``user_path``: ``write`` pieces, then ``commit`` (renamed into
-    place atomically) or ``abort`` (nothing is left)."""
+    place atomically) or ``abort`` (nothing is left). The file gets the replaced file's
+    permissions (``new_mode`` if it is new), or ``new_mode`` always with ``force_mode``."""
 
-    def __init__(self, files: HostFiles, user_path: str, new_mode: int = 0o644) -> None:
+    def __init__(self, files: HostFiles, user_path: str, new_mode: int = 0o644, *,
+                 force_mode: bool = False) -> None:
         r = files.resolve(user_path, make_parents=True)
         if r.name is None or (r.st is not None and stat.S_ISDIR(r.st.st_mode)):
             r.close()
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), user_path)
         self._r = r
-        # the old file's permissions, without set-user/group-ID (a write by anyone but root
-        # drops them too): the server's own uid owns the new file, so keeping them made a
-        # client's bytes a setuid program of that uid (attack11)
-        self._mode = (stat.S_IMODE(r.st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
-                      if r.st is not None else new_mode)
+        # the old file's permissions (or ``new_mode``), never set-user/group-ID: the server's
+        # own uid owns the new file, so a client's bytes became a setuid program of that uid
+        # (attack11: kept from the old file; review12: asked for, serve --sessions' ?mode=4755
+        # beside a running command, where the sandbox's own call is refused by seccomp)
+        self._mode = ((stat.S_IMODE(r.st.st_mode) if r.st is not None and not force_mode
+                       else new_mode) & ~(stat.S_ISUID | stat.S_ISGID))
         self._named: str | None = None
         try:
             self.fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=r.dirfd)

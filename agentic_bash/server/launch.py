@@ -16,19 +16,30 @@ GRACE_SECONDS = 5.0
 running at 3/5 of it is interrupted, so its request is answered before uvicorn gives up."""
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    return sock
+
+
 def _uvicorn(app: Any, host: str, port: int, log_level: str,
-             on_exit: Callable[[], None] | None = None) -> None:
+             on_exit: Callable[[], None] | None = None, rest_port: int | None = None) -> None:
     try:
         import uvicorn
     except ImportError:  # pragma: no cover - the [server] extra is missing
         raise SystemExit("agentic-bash serve needs the server extra: pip install 'agentic-bash[server]'")
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    sock = _listen(host, port)
+    socks = [sock]
     # the port actually bound (useful with --port 0), on one line a test or a script can read
     print(f"agentic-bash serve: listening on http://{host}:{sock.getsockname()[1]}", flush=True)
+    if rest_port is not None and (rest_port != port or port == 0):
+        # sandboxd's REST API on its own port too (the same app: /v1/... is served on both)
+        rest = _listen(host, rest_port)
+        socks.append(rest)
+        print(f"agentic-bash serve: sandboxd REST on http://{host}:{rest.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level=log_level, access_log=log_level == "debug",
                             timeout_graceful_shutdown=GRACE_SECONDS)
 
@@ -52,7 +63,7 @@ def _uvicorn(app: Any, host: str, port: int, log_level: str,
         signal.signal(signal.SIGHUP, _terminated)
         server.handle_exit(signum, frame)
     signal.signal(signal.SIGHUP, hangup)
-    server.run(sockets=[sock])
+    server.run(sockets=socks)
 
 
 def _terminated(signum: int, frame: Any) -> None:
@@ -68,20 +79,33 @@ def _stop_on_signals() -> None:
 
 
 def serve_runtime(*, host: str, port: int, base_dir: str, sandbox_kwargs: dict[str, Any],
-                  max_output: int, max_body: int = 512 << 20, log_level: str = "warning") -> None:
+                  max_output: int, max_body: int = 512 << 20, log_level: str = "warning",
+                  rest_port: int | None = None, grpc_port: int | None = None) -> None:
     """The agent-sandbox runtime contract over one Sandbox (created before listening, so the
-    readiness probe passes only once the sandbox is up)."""
-    from .runtime import RuntimeHost, create_app, direct_files, sandbox_factory
+    readiness probe passes only once the sandbox is up): the python-runtime routes and
+    sandboxd's /v1 REST routes on ``port`` (and on ``rest_port`` if given), sandboxd's gRPC
+    ProcessService on ``grpc_port`` if given (0: any free port; each is printed)."""
+    from .runtime import RuntimeHost, create_app, default_timeout, direct_files, sandbox_factory
     _stop_on_signals()
     make, inside = sandbox_factory(base_dir, **sandbox_kwargs)
     files = direct_files(base_dir, **sandbox_kwargs)
     host_obj = RuntimeHost(make)
     host_obj.start()
+    grpc_server = None
     try:
+        if grpc_port is not None:
+            from .process import ProcessService, serve_process_service
+            svc = ProcessService(host_obj, inside, files, max_output=max_output,
+                                 default_timeout=default_timeout())
+            grpc_server, bound = serve_process_service(svc, host, grpc_port)
+            print(f"agentic-bash serve: sandboxd gRPC ProcessService on {host}:{bound}", flush=True)
         _uvicorn(create_app(host_obj, max_output=max_output, max_body=max_body, sandbox_dir=inside,
                             files=files),
-                 host, port, log_level, on_exit=host_obj.stop)
+                 host, port, log_level, on_exit=host_obj.stop, rest_port=rest_port)
     finally:
+        host_obj.stop()
+        if grpc_server is not None:
+            grpc_server.stop(grace=1.0).wait(3.0)
         host_obj.close()
 
 

@@ -91,6 +91,11 @@ class RuntimeHost:
     def sandbox(self) -> Any:
         return self._sb
 
+    @property
+    def closing(self) -> bool:
+        """stop() was called: calls are refused from now on."""
+        return self._closing
+
     def call(self, fn: Callable[[Any], Any]) -> _Outcome:
         """``fn(sandbox)`` under the lock. A SandboxCrashed propagates (the caller answers
         500); the Sandbox restarts itself on its next call (its Result says so). Only if that
@@ -211,10 +216,12 @@ def _list(sb: Any, user_path: str, base: str) -> list[dict[str, Any]]:
 
 
 class _FilePart:
-    """python-multipart callbacks keeping the first part named "file" that has a filename:
-    its (decoded) filename once its headers are read, its data as it comes."""
+    """python-multipart callbacks keeping the first part named "file" that has a filename
+    (any part named "file" unless ``need_filename``): its (decoded) filename once its headers
+    are read, its data as it comes."""
 
-    def __init__(self, charset: bytes) -> None:
+    def __init__(self, charset: bytes, need_filename: bool = True) -> None:
+        self._need_filename = need_filename
         import codecs
         try:
             self._charset = codecs.lookup(charset.decode("latin-1")).name
@@ -258,9 +265,10 @@ class _FilePart:
     def _headers_done(self) -> None:
         from python_multipart.multipart import parse_options_header
         _, opts = parse_options_header(self._disposition)
-        if not self.found and opts.get(b"name") == b"file" and b"filename" in opts:
+        if not self.found and opts.get(b"name") == b"file" and (
+                b"filename" in opts or not self._need_filename):
             self.found = self._current = True
-            self.filename = self._decode(opts[b"filename"])
+            self.filename = self._decode(opts[b"filename"]) if b"filename" in opts else None
 
     def _data(self, data: bytes, start: int, end: int) -> None:
         if self._current:
@@ -577,6 +585,9 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         Route("/exists", exists, methods=["GET"]),
         Route("/exists/{path:path}", exists, methods=["GET"]),
     ]
+    from .sandboxd import sandboxd_routes
+    routes += sandboxd_routes(files, direct, max_body=max_body, ready=lambda: not host.closing)
+
     async def http_error(request: Request, exc: Exception) -> Response:
         # unknown paths and methods answer JSON like upstream's FastAPI ({"detail": ...})
         status = getattr(exc, "status_code", 500)

@@ -17,9 +17,10 @@ from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
+from .quoting import printable_filename
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL,
-    TEMPVAR, TRACE, UPPER,
+    TEMPVAR, TRACE, UPPER, VAR_COST,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -427,7 +428,8 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
                     pass
     err = _chdir(sh, target, physical=physical)
     if err:
-        sh.error(f"cd: {err}")
+        name, _, why = err.rpartition(": ")
+        sh.error(f"cd: {printable_filename(name)}: {why}")
         return 1
     if print_dir:
         _out(sh, sh.state.cwd + "\n")
@@ -944,6 +946,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             if glob is not None and glob.attrs & READONLY:
                 # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
+            sh.grow(VAR_COST + len(target))
             var = Var(None)
             if outer is not None and outer.attrs & TEMPVAR:
                 # a local inherits the value of a prefix assignment's binding (bash)
@@ -960,11 +963,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         if "g" in on and len(st.scopes) > 1:
             var = st.scopes[0].get(target)
             if var is None:
+                sh.grow(VAR_COST + len(target))
                 var = Var(None)
                 st.scopes[0][target] = var
         else:
             var = st.find(target)
             if var is None:
+                sh.grow(VAR_COST + len(target))
                 var = Var(None)
                 st.scopes[0][target] = var
     if "n" in on and value is None and assign is None and type(var.value) is str \
@@ -1014,6 +1019,8 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         else:
             var.value = {0: value} if not var.attrs & ASSOC else {"0": value}
     elif value is not None:
+        if sub is None and len(value) >= 1024:
+            sh.grow(len(value))  # (the shell's memory cap: contract12)
         if sub is not None:
             sh.assign_element(target, N.Word((N.Lit(sub[1:-1]),) if sub != "[]" else (), sub[1:-1]),
                               value, append=append)
@@ -2086,7 +2093,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         # command -p: the utility from the standard PATH, whatever PATH says
         p = sh.host.find_path(sh, args[0], std)
         if p is None:
-            sh.error(f"{args[0]}: command not found")
+            sh.error(f"{printable_filename(args[0])}: command not found")
             return 127
         return sh.run_external([p] + args[1:])
     return _dispatch_no_func(sh, args)
@@ -2266,7 +2273,8 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
             return 0
         names = hash_order(list(st.hash))
         if "l" in flags:
-            _out(sh, "".join(f"builtin hash -p {st.hash[n]} {n}\n" for n in names))
+            _out(sh, "".join(f"builtin hash -p {printable_filename(st.hash[n], True)} "
+                             f"{printable_filename(n, True)}\n" for n in names))
         else:
             _out(sh, "hits\tcommand\n" + "".join(f"{st.hash_hits.get(n, 0):4d}\t{st.hash[n]}\n" for n in names))
         return 0
@@ -2282,7 +2290,7 @@ def b_hash(sh: Interpreter, argv: list[str]) -> int:
                 if not hp.startswith(("/", "./")):
                     hp = "./" + hp
                 if "l" in flags:
-                    _out(sh, f"builtin hash -p {hp} {a}\n")
+                    _out(sh, f"builtin hash -p {hp} {a}\n")  # (bash: not quoted here)
                 else:
                     _out(sh, f"{a}\t{hp}\n" if many else f"{hp}\n")
             else:

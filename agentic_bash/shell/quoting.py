@@ -90,6 +90,14 @@ def ansic_quote(s: str) -> str:
     return "".join(out)
 
 
+def printable_filename(s: str, reinput: bool = False) -> str:
+    """bash's printable_filename: a name with anything non-printable as ``$'...'``, else as is
+    (command not found, cd errors); ``reinput`` (hash -l) single-quotes shell metacharacters."""
+    if needs_ansic(s):
+        return ansic_quote(s)
+    return _single_quote(s) if reinput and _has_shell_metas(s) else s
+
+
 def quote_q(s: str) -> str:
     """``printf %q``: ``''`` for empty, ``$'...'`` with control characters, else backslashes."""
     if s == "":

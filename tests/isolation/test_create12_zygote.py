@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
+
 from agentic_bash.isolation import zygote
 
 
@@ -75,3 +77,52 @@ def test_bytecode_env_refuses_a_shared_cache_dir(tmp_path, monkeypatch):
     d.mkdir(parents=True)
     d.chmod(0o777)
     assert zygote._bytecode_env() == {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _site(monkeypatch, dirs: list[str]) -> None:
+    import site
+    monkeypatch.setattr(site, "getsitepackages", lambda: list(dirs))
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", False)
+
+
+def test_site_dirs_mirror_site_without_running_it(tmp_path, monkeypatch):
+    sp = tmp_path / "site-packages"
+    extra = tmp_path / "extra"
+    sp.mkdir()
+    extra.mkdir()
+    (sp / "a.pth").write_text(f"# a comment\n{extra}\n\n{tmp_path / 'missing'}\n")
+    # the two whose import lines the zygote may skip: setuptools' shim, our own editable finder
+    (sp / "distutils-precedence.pth").write_text("import os; var = 'SETUPTOOLS_USE_DISTUTILS'\n")
+    (sp / "__editable__.agentic_bash-0.1.0.pth").write_text("import __editable___x; x.install()\n")
+    _site(monkeypatch, [str(sp), str(tmp_path / "absent")])
+    assert zygote._site_dirs() == [str(sp), str(extra)]
+
+
+def test_site_dirs_none_when_a_pth_runs_code(tmp_path, monkeypatch):
+    sp = tmp_path / "site-packages"
+    sp.mkdir()
+    (sp / "other.pth").write_text("import some_finder; some_finder.install()\n")
+    _site(monkeypatch, [str(sp)])
+    assert zygote._site_dirs() is None   # (the zygote then starts with site, as before)
+
+
+def _hello(monkeypatch, site_dirs) -> tuple[dict, list[bytes]]:
+    if site_dirs is not None:
+        monkeypatch.setattr(zygote, "_site_dirs", site_dirs)
+    z = zygote.Zygote()
+    try:
+        hello = z.ready()
+        with open(f"/proc/{hello['pid']}/cmdline", "rb") as f:
+            return hello, f.read().split(b"\0")
+    finally:
+        z.close()
+
+
+def test_zygote_without_site_preloads_what_it_does_with_site(monkeypatch):
+    if zygote._site_dirs() is None:
+        pytest.skip("this interpreter's .pth files run code: the zygote starts with site")
+    fast, argv = _hello(monkeypatch, None)
+    assert b"-S" in argv, argv
+    slow, argv = _hello(monkeypatch, lambda: None)
+    assert b"-S" not in argv, argv
+    assert fast["preload_failed"] == slow["preload_failed"], (fast, slow)
