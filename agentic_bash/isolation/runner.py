@@ -597,6 +597,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     t0 = time.monotonic()
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
+    if cfg.get("_engine_error"):
+        observed["engine_error"] = cfg["_engine_error"]   # (compat12: the report warns)
     observed["t_executor"] = time.monotonic() - t0
     observed["timing"]["executor"] = round(time.time(), 4)
     scanner = None
@@ -1334,8 +1336,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             with lend:
                 if not state["running"] or state["lent"]:
                     return None
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                # (marked first: whatever stops this thread next, leave() re-arms the timer)
                 state["watched"] = True
+                signal.setitimer(signal.ITIMER_REAL, 0)
             return sock.fileno()
 
         @staticmethod
