@@ -246,6 +246,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     if (cfg.get("resources") or {}).get("watchdog"):
         from .watchdog import s2_wait_with_watchdog
         return s2_wait_with_watchdog(cfg, pid)
+    if (cfg.get("resources") or {}).get("fd_guard"):   # (attack12: the open-file table)
+        from .watchdog import s2_wait_with_fd_guard
+        return s2_wait_with_fd_guard(cfg, pid)
     while True:
         try:
             p, status = os.waitpid(-1, 0)
