@@ -6,7 +6,7 @@ import os
 import re
 import time
 
-from ._args import OptError, open_input, parse_opts, quote, try_help
+from ._args import OptError, open_input, parse_opts, quote, quotef, try_help
 from .base import CommandContext, command, strerror
 from .sysutils import _q, _run
 
@@ -76,22 +76,20 @@ def factor(ctx: CommandContext, argv: list[str]) -> int:
 
 @command("sum", usage="sum [-rs] [FILE]...", help="Checksum and count the blocks in a file.")
 def sum_(ctx: CommandContext, argv: list[str]) -> int:
+    try:
+        opts, files = parse_opts(ctx, argv, "rs", {"sysv": "s"}, status=1)
+    except OptError as e:
+        return e.status
     sysv = False
-    files = []
-    for a in argv[1:]:
-        if a == "-s" or a == "--sysv":
-            sysv = True
-        elif a == "-r":
-            sysv = False
-        else:
-            files.append(a)
+    for k, _ in opts:
+        sysv = k == "s"
     status = 0
     for fn in files or ["-"]:
         try:
             with open_input(ctx, fn) as f:
                 data = f.read()
         except OSError as e:
-            ctx.stderr.write(f"sum: {fn}: {strerror(e)}\n".encode("utf-8", "surrogateescape"))
+            ctx.stderr.write(f"sum: {quotef(fn)}: {strerror(e)}\n".encode("utf-8", "surrogateescape"))
             status = 1
             continue
         name = "" if fn == "-" and not files else f" {fn}"

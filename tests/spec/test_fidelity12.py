@@ -59,6 +59,12 @@ FIXED = [
     "env -S\"printf x%sx\\n \\_ FOO\"; env -S'A=B \\c rest' env | grep -c rest; env -S'a \"b'; echo $?; "
     "env -S'\\q'; echo $?; env -S'x \\'; echo $?; env -S'printf \"%s|\" a \"\" \"${NOPE}\" c'; echo",
     "env '-v -S cat -n' 2>&1; echo $?; env 'cat -n' ./xxx 2>&1; echo $?",
+    # stat's escapes (\\NNN, \\xHH as bytes, warnings), GNU's invalid directives, -c's
+    # newline after the format's own text (a trailing `%`)
+    "touch f; stat --printf='%n|%5n|%-5s|\\101\\x41\\xg\\q|%%|100%\\n' f; stat -c '%n %' f; stat -c '%5%' f; echo $?; "
+    "stat --printf '\\0\\377\\x34\\xf' f | od -c | head -1; stat --printf='\\' f; stat --printf=%9 f; echo $?",
+    # sum: getopt options and quoted names
+    "printf abc > f; sum -- '{a b:' f; sum -s f; sum -rs f; sum -sr f; sum -x; echo $?; sum --sysv f; echo abc | sum",
 ]
 
 CASES = FIXED + [
