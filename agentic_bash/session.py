@@ -267,6 +267,17 @@ class Sandbox:
             from .snapshot import prepare_for_constructor
             snapshot = prepare_for_constructor(self, snapshot, opts)
         self._ex, self.isolation_level, self.isolation = _make_executor(isolation, **opts)
+        try:
+            self._finish_init(on_output, on_violation, on_command, before_run, on_result,
+                              after_run, custom, snapshot)
+        except BaseException:
+            # (Ctrl-C or an error after the sandbox exists: nothing else would close it, and
+            # its session dir and cgroups stayed until the process ended)
+            _close_executor(self._ex)
+            raise
+
+    def _finish_init(self, on_output, on_violation, on_command, before_run, on_result,  # noqa: ANN001
+                     after_run, custom, snapshot) -> None:
         self._on_output = on_output
         self._on_violation = on_violation
         self._on_command = on_command or before_run
@@ -287,11 +298,7 @@ class Sandbox:
             self.register_command(name, fn)
         if snapshot is not None:
             from .snapshot import finish_constructor
-            try:
-                finish_constructor(self, snapshot)
-            except BaseException:
-                self.close()
-                raise
+            finish_constructor(self, snapshot)
 
     # ------------------------------------------------------------------ running
     def run(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,

@@ -261,9 +261,16 @@ def _rmtree(path: str) -> None:
             parent = os.path.dirname(p)
             if parent == top or parent.startswith(top + "/"):
                 os.chmod(parent, 0o700)
-            if (p == top or p.startswith(top + "/")) and os.path.isdir(p) and not os.path.islink(p):
+            inside = p == top or p.startswith(top + "/")
+            if inside and os.path.isdir(p) and not os.path.islink(p):
                 os.chmod(p, 0o700)
-            fn(p)
+                if fn in (os.open, os.scandir, os.listdir, os.lstat):
+                    # (a directory that could not be opened: rmtree skipped its contents;
+                    # now that it can be, remove them, then it)
+                    shutil.rmtree(p, onerror=onerror)
+                    return
+            if fn in (os.rmdir, os.unlink, os.remove):
+                fn(p)
         except OSError:
             pass
     shutil.rmtree(path, onerror=onerror)
@@ -294,7 +301,7 @@ def new_session_dir() -> str:
         _swept = True
         try:
             sweep_stale_sessions(ns)
-        except OSError:
+        except Exception:  # noqa: BLE001 - a sweep of leftovers never stops a new sandbox
             pass
     return tempfile.mkdtemp(prefix=f"{SESSION_PREFIX}{ns}-{os.getpid()}-{_pid_start('self')}-")
 

@@ -1333,8 +1333,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             with lend:
                 if not state["running"] or state["lent"]:
                     return None
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                # (marked first: whatever stops this thread next, leave() re-arms the timer)
                 state["watched"] = True
+                signal.setitimer(signal.ITIMER_REAL, 0)
             return sock.fileno()
 
         @staticmethod
