@@ -310,7 +310,12 @@ class ProcessService:
         try:
             yield M["StartResponse"](init=M["InitEvent"](process_id=proc.pid))
             while True:
-                kind, val = events.get()
+                try:
+                    kind, val = events.get(timeout=0.5)
+                except queue.Empty:
+                    if proc.gone or not context.is_active():
+                        return           # cancelled, or the server stops: this thread is free
+                    continue
                 if kind == "stdout":
                     yield M["StartResponse"](stdout=val)
                 elif kind == "stderr":
