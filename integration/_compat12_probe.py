@@ -107,6 +107,12 @@ def t_view() -> dict:
                            "console.log(os.totalmem(), os.freemem())'", timeout=60)
                 got["node"] = [int(x) for x in n.stdout.split()] if n.exit_code == 0 else n.stderr
             got["note"] = [x for x in sb.isolation.notes if x.startswith("memory view")]
+            # the shell's own reads (its redirections open with O_NONBLOCK: a held lease
+            # made them fail with EAGAIN) and the file API
+            b = sb.run("read k v u < /proc/meminfo; echo $v; mapfile -t a < /proc/meminfo; "
+                       "echo ${#a[@]}; echo $(< /proc/meminfo) | cut -d' ' -f2", timeout=60)
+            got["builtins"] = [b.exit_code, b.stdout, b.stderr[-500:]]
+            got["api"] = sb.read_file("/proc/meminfo").split(b"\n")[0].decode()
             out[name] = got
     with open("/proc/meminfo") as f:
         out["host_total"] = int(f.readline().split()[1]) * 1024
