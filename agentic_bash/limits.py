@@ -45,6 +45,11 @@ class _DefaultBytes(int):
         return int.__repr__(self)
 
 
+SHELL_BYTES = 256 * MiB
+"""The default ``max_shell_bytes`` where ``max_memory_bytes`` allows it: many 16 MB
+variables each under ``max_variable_bytes`` grew the process ~170 MB/s with no total bound
+(a namespace runner pushed past its memory cgroup was OOM-killed, ``SandboxCrashed``)."""
+
 VIRTUAL_FS_BYTES = 256 * MiB
 """The virtual level's session layer when ``max_fs_bytes`` is left at its default: its files
 are the host process's own memory (``cat /dev/zero > f`` grew the process by 1,025 MiB at
@@ -85,6 +90,16 @@ class Limits:
     """Bytes kept per output stream (stdout, stderr) of a run; the rest is cut with a visible marker."""
     max_variable_bytes: int | None = 64 * MiB
     """Size of one variable value, array element, here-doc or command-substitution result."""
+    max_shell_bytes: int | None = _DefaultBytes(SHELL_BYTES)
+    """Bytes the shell's own state may hold across a session, counted as Python holds them:
+    every variable's and array element's value and name plus its bookkeeping, function
+    definitions (estimated from their text), aliases, traps, positional parameters, history,
+    in the session's shell and in its live subshells and jobs. An assignment that would take
+    it past this fails like bash's ``xmalloc: cannot allocate N bytes``: the run ends with
+    status 1 and ``Result.limit_exceeded == "memory"``, the variables stay as they were, and
+    the session goes on (``unset`` frees room). Left at its default: a quarter of
+    ``max_memory_bytes``, at most 256 MiB (``SHELL_BYTES``); an explicit value is used as
+    given (None: no cap)."""
     max_fs_bytes: int | None = _DefaultBytes(1024 * MiB)
     """Bytes the session layer may hold: the virtual filesystem's, or in the namespace level
     the tmpfs holding the upper layers (``/workspace``, ``$HOME``, ``/tmp``, ...) and,
@@ -149,7 +164,7 @@ class Limits:
         for name, low in (("max_memory_bytes", _MIN_MEMORY), ("max_processes", 1),
                           ("max_file_bytes", 1), ("max_open_files", _MIN_FILES),
                           ("max_address_space", _MIN_MEMORY), ("max_process_memory", _MIN_MEMORY),
-                          ("max_fs_bytes", 0)):
+                          ("max_fs_bytes", 0), ("max_shell_bytes", 0)):
             v = getattr(self, name)
             if v is None:
                 continue
@@ -180,6 +195,14 @@ class Limits:
             max_open_files=1024, max_jobs=32, max_process_memory=256 * MiB,
         )
 
+    def shell_bytes(self) -> int | None:
+        """``max_shell_bytes`` as applied (its default follows the memory limits; see there)."""
+        v = self.max_shell_bytes
+        if type(v) is not _DefaultBytes:
+            return v
+        m = self.max_memory_bytes
+        return int(v) if m is None else min(int(v), m // 4)
+
     def with_(self, **changes: object) -> Limits:
         return replace(self, **changes)  # type: ignore[arg-type]
 
@@ -201,7 +224,7 @@ class Budget:
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
                  "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step",
-                 "_pipes", "_kick_at", "span")
+                 "_pipes", "_kick_at", "span", "shell_cap")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -236,6 +259,8 @@ class Budget:
         self._arr_added = 0
         cap = self.held_cap()
         self._arr_step = sys.maxsize if cap is None else max(1 << 16, cap // 8)
+        # what the session's shell state may hold (see shell.state.Holdings)
+        self.shell_cap = limits.shell_bytes()
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
         # threads the watchdog watches for this budget (see watch): (ident, Thread)
         self._tids: list[tuple[int, Any]] = []

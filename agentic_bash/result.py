@@ -19,7 +19,7 @@ LIMIT_NAMES: dict[str, str] = {
     "max_loop_iterations": "loop_iterations", "max_variable_bytes": "variable_size",
     "max_call_depth": "call_depth", "max_jobs": "jobs", "max_fs_bytes": "disk",
     "max_file_count": "disk", "max_processes": "processes", "max_memory_bytes": "memory",
-    "max_file_bytes": "file_size",
+    "max_file_bytes": "file_size", "max_shell_bytes": "memory",
 }
 """``LimitExceeded.limit`` (a ``Limits`` field) -> ``Result.limit_exceeded``."""
 

@@ -79,6 +79,24 @@ def _norm_mounts(mounts: Mapping[str, Any] | None) -> dict[str, tuple[str, str]]
     return out
 
 
+def _none_java(env: dict[str, str], limits: Limits, report: Any) -> tuple[dict[str, str], Any]:
+    """(compat12) isolation='none' has no supervisor to tell a program the per-program cap
+    through sysinfo(2): the JVM sized its initial heap from the host's RAM (1/64 of 24 GiB,
+    376 MiB), over the 384 MiB RLIMIT_DATA, and `java -version` failed ("insufficient memory
+    for the Java Runtime Environment"). JAVA_TOOL_OPTIONS=-XX:MaxRAM=<cap> makes every JVM
+    (java, javac, jar) size itself from the cap; the JVM says so on stderr ("Picked up
+    JAVA_TOOL_OPTIONS"). A caller's own JAVA_TOOL_OPTIONS is kept."""
+    cap = limits.max_process_memory
+    if cap is None or "JAVA_TOOL_OPTIONS" in env:
+        return env, report
+    from dataclasses import replace
+    env = {**env, "JAVA_TOOL_OPTIONS": f"-XX:MaxRAM={int(cap)}"}
+    note = (f"JAVA_TOOL_OPTIONS=-XX:MaxRAM={int(cap)}: no supervisor answers sysinfo(2) here, "
+            "and a JVM sized from the host's RAM did not start under the per-program cap "
+            "(max_process_memory); JVMs print 'Picked up JAVA_TOOL_OPTIONS' on stderr")
+    return env, replace(report, notes=report.notes + (note,))
+
+
 def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts: dict[str, tuple[str, str]],
                    limits: Limits, strict: bool, prefer_inprocess: bool, info: SystemInfo,
                    commands_allowlist: Any = None, **extra: Any) -> tuple[Any, str, Any]:
@@ -137,6 +155,7 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
         warnings.warn("isolation='none': commands run on the host with nothing confined",
                       RuntimeWarning, stacklevel=3)
         fs = HostFS("/", writable=True)
+        env, report = _none_java(env, limits, report)
         ex = InProcessExecutor(fs=fs, native=NativeLauncher(), env=env, workdir=workdir, limits=limits,
                                info=info, prefer_inprocess=prefer_inprocess,
                                commands_allowlist=commands_allowlist)
@@ -248,6 +267,17 @@ class Sandbox:
             from .snapshot import prepare_for_constructor
             snapshot = prepare_for_constructor(self, snapshot, opts)
         self._ex, self.isolation_level, self.isolation = _make_executor(isolation, **opts)
+        try:
+            self._finish_init(on_output, on_violation, on_command, before_run, on_result,
+                              after_run, custom, snapshot)
+        except BaseException:
+            # (Ctrl-C or an error after the sandbox exists: nothing else would close it, and
+            # its session dir and cgroups stayed until the process ended)
+            _close_executor(self._ex)
+            raise
+
+    def _finish_init(self, on_output, on_violation, on_command, before_run, on_result,  # noqa: ANN001
+                     after_run, custom, snapshot) -> None:
         self._on_output = on_output
         self._on_violation = on_violation
         self._on_command = on_command or before_run
@@ -268,11 +298,7 @@ class Sandbox:
             self.register_command(name, fn)
         if snapshot is not None:
             from .snapshot import finish_constructor
-            try:
-                finish_constructor(self, snapshot)
-            except BaseException:
-                self.close()
-                raise
+            finish_constructor(self, snapshot)
 
     # ------------------------------------------------------------------ running
     def run(self, script: str, *, stdin: bytes | str | BinaryIO | None = None,

@@ -203,6 +203,85 @@ def bench_per_call(n: int, **options) -> dict:
     return out
 
 
+def _native_floor_server(sock) -> None:
+    """A forked child of bench_per_call_floor: for each request frame, run its argv as a
+    child with stdout and stderr on pipes (vfork, as subprocess does), read both, wait, and
+    reply with a result frame: what a plain Python process answering a round trip by
+    running a program costs, with no shell, no sandbox and no bookkeeping."""
+    import select
+
+    from agentic_bash.isolation.wire import WireClosed, recv_msg, send_msg
+
+    try:
+        while True:
+            h, _ = recv_msg(sock)
+            r1, w1 = os.pipe()
+            r2, w2 = os.pipe()
+            p = subprocess.Popen(h["argv"], stdout=w1, stderr=w2)
+            os.close(w1)
+            os.close(w2)
+            out = {r1: bytearray(), r2: bytearray()}
+            while out:
+                for fd in select.select(list(out), [], [])[0]:
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        out[fd] += chunk
+                    else:
+                        os.close(fd)
+                        del out[fd]
+            send_msg(sock, {"ev": "result", "id": h.get("id"), "exit_code": p.wait()}, b"")
+    except (WireClosed, OSError):
+        pass
+
+
+def bench_per_call_floor(n: int) -> dict:
+    """/bin/true per call three ways in interleaved blocks: through a sandbox, through the
+    floor server above (a request frame, a plain Python spawn, a reply frame) and
+    subprocess.run. The floor's ratio is what a Python process behind a socket can reach
+    at best on this machine; the target (<= 1.2x subprocess.run) is judged against it."""
+    import socket
+
+    from agentic_bash import Sandbox
+    from agentic_bash.isolation.wire import Reader, send_msg
+
+    a, b = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            a.close()
+            _native_floor_server(b)
+        finally:
+            os._exit(0)
+    b.close()
+    reader = Reader(a)
+    ids = iter(range(1, 1 << 30))
+
+    def floor() -> None:
+        send_msg(a, {"op": "run", "id": next(ids), "argv": ["/bin/true"]})
+        reader.recv(None)
+
+    sb = Sandbox("namespace")
+    keys = {"sandbox": lambda: sb.run("/bin/true"), "floor_server": floor,
+            "subprocess_run": lambda: subprocess.run(["/bin/true"])}
+    wall: dict[str, list[float]] = {k: [] for k in keys}
+    try:
+        for fn in keys.values():
+            for _ in range(30):
+                fn()
+        for _ in range(n // 50):
+            for k, fn in keys.items():
+                wall[k] += timed(fn, 50)
+    finally:
+        sb.close()
+        a.close()
+        os.waitpid(pid, 0)
+    ref = statistics.median(wall["subprocess_run"])
+    out = {k: summary(v) for k, v in wall.items()}
+    out["sandbox_vs_subprocess"] = statistics.median(wall["sandbox"]) / ref
+    out["floor_vs_subprocess"] = statistics.median(wall["floor_server"]) / ref
+    return out
+
+
 def bench_spaced(n: int, gap: float = 0.05) -> dict:
     """/bin/true with a pause before each call, as an agent's commands come (think time):
     the kernel state a tight loop keeps warm (e.g. a cgroup move's RCU grace period) is cold
@@ -326,6 +405,7 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
         idle1 = _role_cpu(sbs, end=True)
         echo: list[float] = []
         other: list[float] = []
+        later: list[float] = []   # echo calls after each session's first three calls
         stop = time.monotonic() + seconds
         mix = ["echo hi"] * 6 + ["ls /usr/bin | wc -l", "/bin/true",
                                  "for i in 1 2 3; do x=$((x+i)); done; echo $x", "sleep 0.05"]
@@ -335,6 +415,7 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
         async def session(sb) -> None:
             rnd = random.Random(id(sb))
             await asyncio.sleep(rnd.random() * 0.2)
+            k = 0
             while time.monotonic() < stop:
                 cmd = rnd.choice(mix)
                 t0 = time.perf_counter()
@@ -342,6 +423,9 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
                 dt = time.perf_counter() - t0
                 assert r.exit_code == 0, r.stderr
                 (echo if cmd == "echo hi" else other).append(dt)
+                k += 1
+                if k > 3 and cmd == "echo hi":
+                    later.append(dt)
                 await asyncio.sleep(0.1 + rnd.random() * 0.2)   # an agent thinks
 
         busy0 = _role_cpu(sbs)
@@ -349,6 +433,9 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
         busy1 = _role_cpu(sbs, end=True)
         calls = len(echo) + len(other)
         return {"start_all_s": started, "echo": summary(echo),
+                # (a sandbox's first commands pay its copy-on-write faults of the zygote's
+                # pages: the same figure without each session's first three calls)
+                "echo_after_3_calls": summary(later) if later else None,
                 "idle_cpu_s_per_s": {k: round((idle1[k] - idle0[k]) / 2.0, 4) for k in idle0},
                 "busy_cpu_ms_per_call": {k: round((busy1[k] - busy0[k]) / max(1, calls) * 1e3, 4)
                                          for k in busy0},
@@ -363,6 +450,133 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
         return asyncio.run(main())
     finally:
         pool.close()
+
+
+def _floor_server(sock) -> None:
+    """A forked child of bench_sessions_floor: answer each frame with a small reply frame,
+    in Python with our framing (what any Python process answering a round trip costs)."""
+    from agentic_bash.isolation.wire import WireClosed, recv_msg, send_msg
+
+    try:
+        while True:
+            h, _ = recv_msg(sock)
+            send_msg(sock, {"ev": "result", "id": h.get("id"), "exit_code": 0, "stdout_len": 3},
+                     b"hi\n")
+    except (WireClosed, OSError):
+        pass
+
+
+def bench_sessions_floor(count: int, seconds: float) -> dict:
+    """The floor under the 200-session echo figure on this machine at this load: ``count``
+    forked Python processes that answer each request frame with a reply frame (no shell, no
+    sandbox), driven like bench_sessions(echo_only=True): one asyncio loop, the same think
+    time, the same framing on both ends. What our p99 cannot go below."""
+    import socket
+
+    from agentic_bash.isolation.wire import Reader, send_msg
+
+    socks, pids = [], []
+    for _ in range(count):
+        a, b = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:   # (no thread exists yet in this process)
+            try:
+                a.close()
+                for s in socks:
+                    s.close()
+                _floor_server(b)
+            finally:
+                os._exit(0)
+        b.close()
+        socks.append(a)
+        pids.append(pid)
+    lat: list[float] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = time.monotonic() + seconds
+
+        async def session(i: int, sock) -> None:
+            rnd = random.Random(i)
+            sock.setblocking(False)
+            reader = Reader(sock)
+            rid = 0
+            await asyncio.sleep(rnd.random() * 0.2)
+            while time.monotonic() < stop:
+                rid += 1
+                t0 = time.perf_counter()
+                send_msg(sock, {"op": "run", "id": rid, "script": "echo hi"})
+                fut = loop.create_future()
+
+                def readable() -> None:
+                    reader.fill_nowait()
+                    f = reader.take()
+                    if f is not None and not fut.done():
+                        fut.set_result(f)
+                loop.add_reader(sock.fileno(), readable)
+                try:
+                    await fut
+                finally:
+                    loop.remove_reader(sock.fileno())
+                lat.append(time.perf_counter() - t0)
+                await asyncio.sleep(0.1 + rnd.random() * 0.2)   # an agent thinks
+
+        await asyncio.gather(*(session(i, s) for i, s in enumerate(socks)))
+    try:
+        asyncio.run(main())
+    finally:
+        for s in socks:
+            s.close()
+        for pid in pids:
+            os.waitpid(pid, 0)
+    return {"echo": summary(lat), "calls_per_s": len(lat) / seconds,
+            "workload": "each session: a request/reply frame to its own forked Python process; "
+                        "100-300 ms think time; asyncio"}
+
+
+_FLOOR_CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import pool_bench
+if sys.argv[4] == "floor":
+    print(json.dumps(pool_bench.bench_sessions_floor(int(sys.argv[2]), float(sys.argv[3]))))
+else:
+    print(json.dumps(pool_bench.bench_sessions(int(sys.argv[2]), float(sys.argv[3]),
+                                               echo_only=True)))
+"""
+
+
+def bench_sessions_vs_floor(rounds: int, seconds: float, count: int = 200) -> dict:
+    """200 echo-only sessions against sandboxes and against the floor (bench_sessions_floor),
+    in child processes taking turns, with the load before each: p99 ours / p99 floor."""
+    runs: dict[str, list[dict]] = {"sandbox": [], "floor": []}
+    for r in range(rounds):
+        for name in (("sandbox", "floor") if r % 2 == 0 else ("floor", "sandbox")):
+            with open("/proc/loadavg") as f:
+                load = float(f.read().split()[0])
+            p = subprocess.run([sys.executable, "-c", _FLOOR_CHILD, HERE, str(count),
+                                str(seconds), name], cwd="/tmp", capture_output=True,
+                               text=True, timeout=900, env=dict(os.environ, PYTHONPATH=ROOT))
+            if p.returncode:
+                raise RuntimeError(p.stderr[-3000:])
+            got = json.loads(p.stdout.strip().splitlines()[-1])
+            later = got.get("echo_after_3_calls") or got["echo"]
+            runs[name].append({"load1": load, "echo_p50_ms": got["echo"]["p50_ms"],
+                               "echo_p99_ms": got["echo"]["p99_ms"],
+                               "echo_p99_after_3_ms": later["p99_ms"],
+                               "calls_per_s": got["calls_per_s"]})
+            print(f"  sessions vs floor round {r} {name}: load {load}, echo p50 "
+                  f"{got['echo']['p50_ms']:.2f} ms p99 {got['echo']['p99_ms']:.2f} ms "
+                  f"(after each session's first 3 calls: {later['p99_ms']:.2f}), "
+                  f"{got['calls_per_s']:.0f} calls/s", flush=True)
+    out: dict = {"rounds": runs, "seconds": seconds, "sessions": count}
+    for name, rs in runs.items():
+        out[name + "_median"] = {f: statistics.median(x[f] for x in rs)
+                                 for f in ("echo_p50_ms", "echo_p99_ms", "echo_p99_after_3_ms",
+                                           "calls_per_s", "load1")}
+    out["p99_ratio_per_round"] = [a["echo_p99_ms"] / b["echo_p99_ms"]
+                                  for a, b in zip(runs["sandbox"], runs["floor"])]
+    return out
 
 
 def bench_arun_paths(count: int = 20, calls: int = 150) -> dict:
@@ -669,6 +883,7 @@ def main() -> None:
         "per_call_no_cgroups": lambda: bench_per_call(
             1000 if q else 3000, limits=_no_cgroup_limits()),
         "spaced": lambda: bench_spaced(20 if q else 60),
+        "per_call_floor": lambda: bench_per_call_floor(500 if q else 1500),
         "arun_paths": lambda: bench_arun_paths(20, 90 if q else 300),
         "idle_memory": bench_idle_memory,
         "sessions_200": lambda: bench_sessions(200, 5 if q else 10),
@@ -677,6 +892,8 @@ def main() -> None:
         "sessions_200_echo_only": lambda: bench_sessions(200, 5 if q else 10, echo_only=True),
     }
     steps["cpu_per_call"] = lambda: bench_cpu({"this": ROOT}, 1 if q else 3)
+    # (only with --only: 200 sandboxes and 200 floor processes taking turns, ~2 min)
+    steps["sessions_vs_floor"] = lambda: bench_sessions_vs_floor(4, 5 if q else 10)
     if args.ab:
         steps["ab_cpu"] = lambda: bench_cpu({"old": os.path.abspath(args.ab), "new": ROOT},
                                             4 if q else 6)
@@ -686,7 +903,7 @@ def main() -> None:
     for name, fn in steps.items():
         if args.only and name not in args.only.split(","):
             continue
-        if name == "ab_sessions_200" and not args.only:
+        if name in ("ab_sessions_200", "sessions_vs_floor") and not args.only:
             continue
         res[name] = fn()
         print(name, json.dumps(res[name], indent=1, default=str), flush=True)
@@ -727,6 +944,13 @@ def main() -> None:
                      f"{p['native_true']['p50_ms']:.3f} ms ({p['native_vs_subprocess']:.2f}x); "
                      f"CPU echo {c['echo']:.0f} us, /bin/true {c['native_true']:.0f} us "
                      f"({p['cpu_native_vs_subprocess']:.2f}x)")
+    if "per_call_floor" in res:
+        p = res["per_call_floor"]
+        lines.append(f"/bin/true per call: sandbox {p['sandbox']['p50_ms']:.3f} ms "
+                     f"({p['sandbox_vs_subprocess']:.2f}x), a plain Python server behind a "
+                     f"socket {p['floor_server']['p50_ms']:.3f} ms "
+                     f"({p['floor_vs_subprocess']:.2f}x), subprocess.run "
+                     f"{p['subprocess_run']['p50_ms']:.3f} ms")
     if "spaced" in res:
         p = res["spaced"]
         lines.append(f"/bin/true {p['gap_s'] * 1e3:.0f} ms apart: "
@@ -740,7 +964,8 @@ def main() -> None:
     if "sessions_200" in res:
         s = res["sessions_200"]
         lines.append(f"200 sessions: echo p50 {s['echo']['p50_ms']:.2f} ms p99 "
-                     f"{s['echo']['p99_ms']:.2f} ms (< 5), {s['calls_per_s']:.0f} calls/s")
+                     f"{s['echo']['p99_ms']:.2f} ms (< 5; after each session's first 3 calls "
+                     f"{s['echo_after_3_calls']['p99_ms']:.2f}), {s['calls_per_s']:.0f} calls/s")
     if "sessions_200_echo_only" in res:
         s = res["sessions_200_echo_only"]
         lines.append(f"200 sessions, echo only: p50 {s['echo']['p50_ms']:.2f} ms p99 "
@@ -776,6 +1001,16 @@ def main() -> None:
                 f"{x[k]['runner_cpu_us']:.0f} us" for k in ("echo", "native_true",
                                                             "subprocess_run_true"))
                 + f"; /bin/true vs subprocess.run {x['native_vs_subprocess_median']:.2f}x")
+    if "sessions_vs_floor" in res:
+        a = res["sessions_vs_floor"]
+        for name in ("sandbox", "floor"):
+            x = a[name + "_median"]
+            lines.append(f"200 echo-only sessions, {name}: p50 {x['echo_p50_ms']:.2f} ms p99 "
+                         f"{x['echo_p99_ms']:.2f} ms (after each session's first 3 calls "
+                         f"{x['echo_p99_after_3_ms']:.2f}), {x['calls_per_s']:.0f} calls/s, load "
+                         f"{x['load1']:.1f} (medians of {len(a['rounds'][name])} rounds)")
+        lines.append("  p99 sandbox/floor per round: " + ", ".join(
+            f"{r:.2f}" for r in a["p99_ratio_per_round"]))
     if "ab_sessions_200" in res:
         a = res["ab_sessions_200"]
         for name in ("old", "new"):

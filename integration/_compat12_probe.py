@@ -107,6 +107,12 @@ def t_view() -> dict:
                            "console.log(os.totalmem(), os.freemem())'", timeout=60)
                 got["node"] = [int(x) for x in n.stdout.split()] if n.exit_code == 0 else n.stderr
             got["note"] = [x for x in sb.isolation.notes if x.startswith("memory view")]
+            # the shell's own reads (its redirections open with O_NONBLOCK: a held lease
+            # made them fail with EAGAIN) and the file API
+            b = sb.run("read k v u < /proc/meminfo; echo $v; mapfile -t a < /proc/meminfo; "
+                       "echo ${#a[@]}; echo $(< /proc/meminfo) | cut -d' ' -f2", timeout=60)
+            got["builtins"] = [b.exit_code, b.stdout, b.stderr[-500:]]
+            got["api"] = sb.read_file("/proc/meminfo").split(b"\n")[0].decode()
             out[name] = got
     with open("/proc/meminfo") as f:
         out["host_total"] = int(f.readline().split()[1]) * 1024
@@ -148,6 +154,43 @@ def t_hostile() -> dict:
     return got
 
 
+_HELLO = ('public class Hello { public static void main(String[] a) { System.out.println('
+          '"hello " + Runtime.getRuntime().maxMemory() / 1048576); } }')
+
+
+def t_none_java() -> dict:
+    """isolation='none' has no supervisor: java sized its heap from the host's RAM and did
+    not start under the 384 MiB per-program cap."""
+    import tempfile
+    import warnings
+    d = tempfile.mkdtemp(prefix="c12-none-")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with Sandbox(isolation="none", workdir=d) as sb:
+                sb.write_file(os.path.join(d, "Hello.java"), _HELLO.encode())
+                r = sb.run("java -version; echo rc=$?; javac Hello.java && java Hello; "
+                           "ulimit -d", timeout=180)
+                note = [n for n in sb.isolation.notes if "JAVA_TOOL_OPTIONS" in n]
+                r2 = sb.run("env -u JAVA_TOOL_OPTIONS java -Xmx64m Hello", timeout=120)
+        return {"exit": r.exit_code, "out": r.stdout, "err": r.stderr[-2000:], "note": note,
+                "own": [r2.exit_code, r2.stdout, r2.stderr[-500:]],
+                "hs_err": [n for n in os.listdir(d) if n.startswith("hs_err")]}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def t_psutil() -> dict:
+    """A user's venv with psutil from PyPI, and top: both read the sandbox's /proc/meminfo."""
+    with Sandbox() as sb:
+        lim = sb._ex.limits.max_memory_bytes
+        r = sb.run("cd /tmp && python3 -m venv v && v/bin/pip install -q psutil 2>&1 | tail -3; "
+                   "v/bin/python -c 'import psutil; m = psutil.virtual_memory(); "
+                   "print(m.total, m.available, m.used)'; top -bn1 | grep -m1 'Mem :'",
+                   timeout=240)
+        return {"exit": r.exit_code, "out": r.stdout, "err": r.stderr[-2000:], "limit": lim}
+
+
 def check(name: str, out: dict, fn) -> None:
     try:
         out[name] = fn()
@@ -157,7 +200,8 @@ def check(name: str, out: dict, fn) -> None:
 
 def main() -> None:
     out: dict = {"uid": os.getuid()}
-    fns = {"view": t_view, "live": t_live, "hostile": t_hostile}
+    fns = {"view": t_view, "live": t_live, "hostile": t_hostile, "none_java": t_none_java,
+           "psutil": t_psutil}
     for n in sys.argv[1:] or list(fns):
         check(n, out, fns[n])
     print("\n@@JSON@@" + json.dumps(out, default=sorted))

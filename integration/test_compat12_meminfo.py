@@ -122,6 +122,9 @@ def test_free_top_node_and_sysinfo_show_the_sandboxs_memory(
         if isinstance(g.get("node"), list):
             assert g["node"][0] == lim and 0 < g["node"][1] <= lim, (name, g)
         assert g["note"] and "sandbox's own" in g["note"][0], (name, g)
+        kib = str(lim >> 10)
+        assert g["builtins"] == [0, f"{kib}\n{g['builtins'][1].split()[1]}\n{kib}\n", ""], g
+        assert int(g["builtins"][1].split()[1]) > 10 and g["api"].split()[1] == kib, g
 
 
 @kernel

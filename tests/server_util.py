@@ -12,7 +12,7 @@ import time
 import urllib.request
 from typing import Any
 
-__all__ = ["ServerProc", "k8s_sdk", "post_json", "start_server"]
+__all__ = ["ServerProc", "k8s_sdk", "poll", "post_json", "start_server"]
 
 
 class ServerProc:
@@ -115,3 +115,13 @@ def k8s_sdk(url: str) -> Any:
     return Sandbox(claim_name="c", sandbox_id="s", namespace="default",
                    connection_config=SandboxDirectConnectionConfig(api_url=url),
                    k8s_helper=_StandInK8s())
+
+
+def poll(pred: Any, deadline: float = 60.0) -> bool:
+    """Whether ``pred()`` came true within ``deadline`` seconds (asked every 50 ms)."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False

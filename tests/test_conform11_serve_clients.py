@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from server_util import k8s_sdk, post_json, start_server
+from server_util import k8s_sdk, poll, post_json, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -29,15 +29,6 @@ def served(request, tmp_path_factory):
     srv = start_server("--base-dir", str(base), "-i", request.param)
     yield srv, base
     srv.stop()
-
-
-def _poll(pred, deadline=60.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_client_that_times_out_stops_its_command_and_the_next_call_runs_at_once(served):
@@ -66,7 +57,7 @@ def test_a_queued_call_whose_client_left_never_runs(served):
     t.start()
     sb = k8s_sdk(srv.url)
     try:
-        assert _poll(lambda: (base / "started").exists())    # the first command holds the session
+        assert poll(lambda: (base / "started").exists())    # the first command holds the session
         with pytest.raises(Exception, match="(?i)timed out|failed to communicate"):
             sb.commands.run("echo queued > queued.txt", timeout=1)
         (base / "release").write_text("")        # (the file API is not blocked either)
@@ -239,7 +230,7 @@ def test_sessions_file_calls_in_the_workdir_do_not_wait_for_a_running_command(tm
                             timeout=30).json()["exists"]
             except requests.Timeout:
                 pytest.fail("a file call in the workdir waited for the running command")
-        assert _poll(started)
+        assert poll(started)
         assert t.is_alive()
         assert _api(srv, "GET", base + "/files", params={"path": "/workspace/sub/in"}).content == b"pre\n"
         listed = {e["name"]: e["type"] for e in _api(srv, "GET", base + "/files/list", params={"path": "sub"}).json()}

@@ -5,12 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import time
 import urllib.parse
 
 import pytest
 
-from server_util import k8s_sdk, post_json, start_server
+from server_util import k8s_sdk, poll, post_json, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -40,15 +39,6 @@ def _in_background(fn):
     return t, out
 
 
-def _poll(pred, deadline=60.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_file_calls_are_answered_while_a_command_runs(served):
     # the command waits for a file only an upload can make: if file calls waited for the
     # command, it would run into its timeout (exit 124) instead of printing the upload
@@ -59,7 +49,7 @@ def test_file_calls_are_answered_while_a_command_runs(served):
         timeout=150, command_timeout=120))
     other = k8s_sdk(srv.url)
     try:
-        assert _poll(lambda: other.files.exists("ready.txt")), "ready.txt never appeared"
+        assert poll(lambda: other.files.exists("ready.txt")), "ready.txt never appeared"
         assert other.files.read("ready.txt") == b"ready\n"
         assert "ready.txt" in {e.name for e in other.files.list(".")}
         assert t.is_alive()                       # all of that while the command ran
@@ -85,7 +75,7 @@ def test_a_running_command_sees_the_old_file_or_the_whole_new_one(served):
     t, out = _in_background(lambda: sb.commands.run(script, timeout=150, command_timeout=120))
     other = k8s_sdk(srv.url)
     try:
-        assert _poll(lambda: t.is_alive())
+        assert poll(lambda: t.is_alive())
         for _ in range(3):
             other.files.write("swap.bin", b"z" * size)
             other.files.write("swap.bin", b"a")

@@ -225,7 +225,7 @@ def test_file_calls_after_a_crash_restart_too() -> None:
         sb.write_file("a.txt", "A")
         os.kill(sb._ex.pid, signal.SIGKILL)
         import select
-        assert select.select([sb._ex._sock], [], [], 5)[0]  # EOF: the sandbox is gone
+        assert select.select([sb._ex._sock], [], [], 30)[0]  # EOF: the sandbox is gone
         # a call made after the death never reached it: it goes to a restarted sandbox
         assert sb.read_file("a.txt") == b"A"
         assert sb.run("true").restarted  # the restart is reported by the next Result
@@ -371,7 +371,7 @@ def test_register_command_in_sandboxed_levels(level: str) -> None:
         # registered commands survive a restart after a crash
         os.kill(sb._ex.pid, signal.SIGKILL)
         import select
-        assert select.select([sb._ex._sock], [], [], 5)[0]
+        assert select.select([sb._ex._sock], [], [], 30)[0]
         r = sb.run("hello again")
         assert (r.stdout, r.exit_code, r.restarted) == ("hello again\n", 3, True)
         with pytest.raises(TypeError, match="fn"):

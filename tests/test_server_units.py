@@ -173,3 +173,50 @@ def test_clients_get_the_host_network_only_if_the_server_has_it(tmp_path):
         finally:
             mgr.store.close()
             mgr.pool.shutdown()
+
+
+class _HandOffLock:
+    """A lock that, on its first release, lets a waiting "command" take it and hold it 5 s
+    (a run that arrives between a file call's check and its call)."""
+
+    def __init__(self):
+        self._l = threading.Lock()
+        self.first = True
+        self.taken = threading.Event()
+
+    def acquire(self, blocking=True, timeout=-1):
+        return self._l.acquire(blocking, timeout)
+
+    def release(self):
+        self._l.release()
+        if self.first:
+            self.first = False
+
+            def command():
+                with self._l:
+                    self.taken.set()
+                    time.sleep(5)
+            threading.Thread(target=command, daemon=True).start()
+            self.taken.wait(5)
+
+    def __enter__(self):
+        self._l.acquire()
+        return self
+
+    def __exit__(self, *a):
+        self.release()
+
+
+def test_a_file_call_on_an_idle_session_does_not_wait_for_a_command_that_arrives_after_it(tmp_path):
+    mgr = SessionManager(str(tmp_path / "s.db"), sandbox_cls=FakeSandbox, reap_interval=3600)
+    mgr.start()
+    try:
+        sid = mgr.create({})["id"]
+        mgr._live[sid].lock = _HandOffLock()
+        t0 = time.monotonic()
+        got = mgr.files_op(sid, "/workspace/f", lambda sb, p: "read", lambda *a: NotImplemented)
+        # before: the idle check released the lock and took it again, and the command that
+        # came in between ran first (conform11's serve test: the call waited 30 s and failed)
+        assert got == "read" and time.monotonic() - t0 < 4
+    finally:
+        mgr.close()

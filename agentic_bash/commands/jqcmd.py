@@ -417,11 +417,11 @@ def _spawn() -> _Worker:
                                     executable="/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     close_fds=True, pass_fds=fds, env={}, cwd="/", bufsize=0)
+            return _Worker(proc)   # (in the block: a kick before it would lose the process)
     except BaseException:
         with _COUNT_LOCK:
             helper_processes[1] += 1
         raise
-    return _Worker(proc)
 
 
 def _acquire() -> _Worker:

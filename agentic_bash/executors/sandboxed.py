@@ -261,9 +261,16 @@ def _rmtree(path: str) -> None:
             parent = os.path.dirname(p)
             if parent == top or parent.startswith(top + "/"):
                 os.chmod(parent, 0o700)
-            if (p == top or p.startswith(top + "/")) and os.path.isdir(p) and not os.path.islink(p):
+            inside = p == top or p.startswith(top + "/")
+            if inside and os.path.isdir(p) and not os.path.islink(p):
                 os.chmod(p, 0o700)
-            fn(p)
+                if fn in (os.open, os.scandir, os.listdir, os.lstat):
+                    # (a directory that could not be opened: rmtree skipped its contents;
+                    # now that it can be, remove them, then it)
+                    shutil.rmtree(p, onerror=onerror)
+                    return
+            if fn in (os.rmdir, os.unlink, os.remove):
+                fn(p)
         except OSError:
             pass
     shutil.rmtree(path, onerror=onerror)
@@ -294,7 +301,7 @@ def new_session_dir() -> str:
         _swept = True
         try:
             sweep_stale_sessions(ns)
-        except OSError:
+        except Exception:  # noqa: BLE001 - a sweep of leftovers never stops a new sandbox
             pass
     return tempfile.mkdtemp(prefix=f"{SESSION_PREFIX}{ns}-{os.getpid()}-{_pid_start('self')}-")
 
@@ -1060,6 +1067,12 @@ class SandboxedExecutor:
                                env, cwd, timeout, on_output is not None)
             if tty is not None:
                 req["tty"] = dict(tty)   # a pty inside the sandbox (agentic_bash.tty)
+            t = timeout if timeout is not None else self.limits.timeout
+            if t is not None:
+                # (contract12) the deadline as a CLOCK_MONOTONIC time (one clock for the host
+                # and the sandbox: no time namespace): the runner stops the run at it, not a
+                # timeout after it got the request, which came late on a loaded machine
+                req["by"] = time.monotonic() + t
             self._resources.begin_run()
             self._deliver(req, data or b"")
             self._current_thread = threading.get_ident()
@@ -1069,7 +1082,6 @@ class SandboxedExecutor:
                 self._dropped.discard(self._current_thread)
                 self._send_interrupt(rid)
             feeder = _StdinFeeder(self, rid, feed_fd) if feed_fd is not None else None
-            t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
             callback_error: BaseException | None = None
@@ -1180,6 +1192,9 @@ class SandboxedExecutor:
             rid = self._new_id()
             req = _run_request(rid, script, stdin is not None, env, cwd, timeout,
                                on_output is not None)
+            t = timeout if timeout is not None else self.limits.timeout
+            if t is not None:
+                req["by"] = time.monotonic() + t   # (the deadline on the shared clock, as run())
             self._resources.begin_run()
             try:
                 self._send(req, stdin or b"")
@@ -1832,7 +1847,10 @@ def make_inner_executor(cfg: dict[str, Any]) -> Any:
     try:
         from ..vfs.host import HostFS
         from .inprocess import InProcessExecutor
-    except ImportError:
+    except ImportError as e:
+        # (compat12) an install without a required module (`regex`): the report warns
+        # (runner._s3_main passes this on; it was silent, and shell state was lost per run)
+        cfg["_engine_error"] = f"{type(e).__name__}: {e}"
         return _BashExecutor(cfg, native)
     kwargs: dict[str, Any] = dict(
         fs=HostFS("/", writable=True), native=native, env=cfg["env"], workdir=cfg["workdir"],
@@ -1913,7 +1931,8 @@ class _BashExecutor:
             status = 130
         return Result(stdout_bytes=bytes(bufs[1]), stderr_bytes=bytes(bufs[2]),
                       exit_code=124 if timed_out else status, timed_out=timed_out,
-                      duration=time.monotonic() - t0, cwd=self._cwd)
+                      duration=time.monotonic() - t0, cwd=self._cwd,
+                      limit_exceeded="timeout" if timed_out else None)
 
     def interrupt(self) -> None:
         self._cancel.set()

@@ -101,6 +101,13 @@ def verify(p: Plan, observed: Mapping[str, Any]) -> IsolationReport:
     if p.level == "landlock":
         notes.append("host filesystem view (read-only); writes only under the workspace")
     warnings = p.warnings + tuple(f"{m} was planned but is not in effect" for m in problems)
+    if observed.get("engine_error"):
+        # (compat12) an install missing a required module (check11 saw it as a timeout with
+        # no limit_exceeded): the sandbox works, but not as documented
+        warnings += (f"the interpreter could not be imported in the sandbox "
+                     f"({observed['engine_error']}): each run is /bin/bash -c, and shell state "
+                     "(variables, functions, cd) does not carry over between runs; install the "
+                     "package's dependencies",)
     return IsolationReport(p.level, p.requested, mech, tuple(notes), warnings)
 
 

@@ -252,6 +252,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     if (cfg.get("resources") or {}).get("watchdog"):
         from .watchdog import s2_wait_with_watchdog
         return s2_wait_with_watchdog(cfg, pid)
+    if (cfg.get("resources") or {}).get("fd_guard"):   # (attack12: the open-file table)
+        from .watchdog import s2_wait_with_fd_guard
+        return s2_wait_with_fd_guard(cfg, pid)
     while True:
         try:
             p, status = os.waitpid(-1, 0)
@@ -600,6 +603,8 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     t0 = time.monotonic()
     factory = _resolve(cfg["executor_factory"])
     executor = factory(cfg)
+    if cfg.get("_engine_error"):
+        observed["engine_error"] = cfg["_engine_error"]   # (compat12: the report warns)
     observed["t_executor"] = time.monotonic() - t0
     observed["timing"]["executor"] = round(time.time(), 4)
     scanner = None
@@ -1136,9 +1141,15 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 usage.begin()
             kw = {"tty": req["tty"]} if req.get("tty") is not None else {}
             t_run = time.monotonic()
+            t_out = req.get("timeout")
+            by = req.get("by")
+            if by is not None:
+                # (contract12) the host's deadline, on the same clock: the time the request
+                # took to arrive is not added to the run's
+                t_out = max(0.0, by - t_run)
             r = executor.run(req["script"], stdin=stdin,
                              env=req.get("env"), cwd=req.get("cwd"),
-                             timeout=req.get("timeout"),
+                             timeout=t_out,
                              on_output=on_output if req.get("stream") else None, **kw)
             if usage is not None:
                 usage.ran()
@@ -1155,7 +1166,6 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 # (bounded by the run's deadline, as the builtin diff is: 5,000 nested
                 # directories took 0.3-1 s to read after it; a cut scan lists what it saw
                 # and marks the result's file lists incomplete)
-                t_out = req.get("timeout")
                 until = None if t_out is None else max(t_run + t_out, time.monotonic()) + 0.05
                 try:
                     if (getattr(native, "spawned", -2) != spawned
@@ -1337,8 +1347,9 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             with lend:
                 if not state["running"] or state["lent"]:
                     return None
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                # (marked first: whatever stops this thread next, leave() re-arms the timer)
                 state["watched"] = True
+                signal.setitimer(signal.ITIMER_REAL, 0)
             return sock.fileno()
 
         @staticmethod

@@ -18,6 +18,7 @@ import random
 import re
 import threading
 import time
+from sys import getsizeof as _sizeof
 from typing import Any, Callable
 
 from ..errors import LimitExceeded, ParseError
@@ -26,7 +27,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
-    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, GlobalName, ShellState,
+    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ELEM_COST, FUNC_COST, FUNC_PER_CHAR, VAR_COST, GlobalName, ShellState,
     TempScope, Var,
     VarError, array_top, assoc_keys,
 )
@@ -833,6 +834,12 @@ class Interpreter(Expander):
             return self.state.last_arg
         return self.get_scalar(name)
 
+    def grow(self, nbytes: int) -> None:
+        """The shell is about to hold ``nbytes`` more (a value, a variable, an element, a
+        function): past ``max_shell_bytes`` the run fails as bash's xmalloc does."""
+        st = self.state
+        st.holdings.charge(st, nbytes, self.budget.shell_cap)
+
     def check_assignable(self, name: str, var: Var | None) -> None:
         if var is not None and var.attrs & READONLY:
             raise VarError(f"{name}: readonly variable")
@@ -867,6 +874,8 @@ class Interpreter(Expander):
     def set_var(self, name: str, value: str, *, append: bool = False, scope: dict | None = None) -> None:
         """Assign a scalar (to element 0 of an array), honouring attributes and namerefs."""
         st = self.state
+        if len(value) >= _CHARGE_MIN:
+            self.grow(_sizeof(value))
         if name == "OPTIND":
             # bash: any assignment to OPTIND restarts getopts within its current word
             self.getopts_state = (0, 0)
@@ -924,6 +933,7 @@ class Interpreter(Expander):
             if name in ("SHELLOPTS", "BASHOPTS"):
                 raise VarError(f"{name}: readonly variable")
         if var is None:
+            self.grow(VAR_COST + len(name) + (50 + len(value) if len(value) < _CHARGE_MIN else 0))
             if self.state.options["allexport"]:
                 st.scopes[0][name] = Var(value, EXPORT)
                 st.env_cache = None
@@ -965,11 +975,13 @@ class Interpreter(Expander):
             sc = st.scopes[st.local_index()]
             v = sc.get(name)
             if v is None:
+                self.grow(VAR_COST + len(name))
                 v = Var(None)
                 sc[name] = v
             return v
         v = st.find(name)
         if v is None:
+            self.grow(VAR_COST + len(name))
             v = Var(None)
             st.scopes[0][name] = v
         return v
@@ -1069,10 +1081,13 @@ class Interpreter(Expander):
         d = var.value
         prev = d.get(key, "") if append else None
         if prev is None:
+            n = len(value) + (_ELEM_GROW + len(key) + 49 if type(key) is str else _ELEM_GROW)
             self.budget.charge_array(d, len(value) + _HELD_OVERHEAD + (len(key) if type(key) is str else 0), rname)
         else:
             self._check_append(rname, prev, value)
+            n = len(value) + (len(prev) if len(prev) >= _CHARGE_MIN else 0)
             self.budget.charge_array(d, len(value), rname)
+        self.grow(n)
         if append or var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
             value = self._coerce(var, value, prev)
         var.own()[key] = value
@@ -1138,6 +1153,7 @@ class Interpreter(Expander):
                             d[pending] = w
                             pending = None
                     budget.charge_array(d, sum(map(len, words)) + _HELD_OVERHEAD * len(words), rname)
+                    self.grow(sum(map(len, words)) + _ELEM_GROW * len(words))
                 if pending is not None:
                     d[pending] = ""
                 if tr is not None:
@@ -1169,6 +1185,7 @@ class Interpreter(Expander):
                                     else self._elem_text(el)) + ": bad array subscript")
                         continue
                     budget.charge_array(d, len(k) + len(v) + _HELD_OVERHEAD, rname)
+                    self.grow(len(k) + len(v) + _ELEM_GROW + 49)
                     v = self._coerce(var, v, d.get(k, "")) if el.append and append else self._coerce(var, v)
                     if var.shared and var.value is d:
                         d = var.own()  # (an expansion forked: a fork shares the array now)
@@ -1232,6 +1249,7 @@ class Interpreter(Expander):
                             continue
                     # (an integer array's [i]+=v adds, as the element assignment does)
                     budget.charge_array(d, len(vals[0]) + _HELD_OVERHEAD, rname)
+                    self.grow(len(vals[0]) + _ELEM_GROW)
                     v = self._coerce(var, vals[0], d.get(i, "")) if app else self._coerce(var, vals[0])
                     if var.shared and var.value is d:
                         d = var.own()  # (the subscript forked: a fork shares the array now)
@@ -1239,6 +1257,7 @@ class Interpreter(Expander):
                     nxt = i + 1
                 else:
                     budget.charge_array(d, sum(map(len, vals)) + _HELD_OVERHEAD * len(vals), rname)
+                    self.grow(sum(map(len, vals)) + _ELEM_GROW * len(vals))
                     if var.shared and var.value is d:
                         d = var.own()  # (an expansion forked: a fork shares the array now)
                     if var.attrs & (INTEGER | UPPER | LOWER | CAPCASE):
@@ -1280,7 +1299,9 @@ class Interpreter(Expander):
         var.attrs |= ARRAY
         var.attrs &= ~ASSOC
         # (measured before the dict is built: a split line may be millions of words)
-        self.budget.check_array(sum(map(len, vals)) + _HELD_OVERHEAD * len(vals), rname)
+        n = sum(map(len, vals))
+        self.budget.check_array(n + _HELD_OVERHEAD * len(vals), rname)
+        self.grow(n + _ELEM_GROW * len(vals))
         var.value = {i: v for i, v in enumerate(vals)}
 
     def unset_var(self, name: str, *, follow_ref: bool = True) -> int:
@@ -2549,6 +2570,8 @@ class Interpreter(Expander):
         if name in self.state.func_readonly:
             self.error(f"{name}: readonly function")
             return self.set_status(1)
+        if self.state.functions.get(name) is not cmd:
+            self.grow(FUNC_COST + FUNC_PER_CHAR * len(cmd.source))
         self.state.functions[name] = cmd
         src = self.source_stack[-1] if self.source_stack else (self.script_name if self.script_name != "bash" else None)
         if src is not None:
@@ -3481,6 +3504,8 @@ class Interpreter(Expander):
                 raise LimitExceeded("max_variable_bytes", f"variable {plan[1]} too large")
             var = st.find(plan[1])
             if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                if len(value) >= _CHARGE_MIN:
+                    self.grow(_sizeof(value))
                 var.value = value
             else:
                 try:
@@ -3645,6 +3670,8 @@ class Interpreter(Expander):
             var = st.find(a.name)
             # set_var's fast path, inlined: a plain variable takes the value as is
             if var is not None and not var.attrs and type(var.value) is not dict and not st.options["allexport"]:
+                if len(value) >= _CHARGE_MIN:
+                    self.grow(_sizeof(value))
                 var.value = value
             else:
                 self.set_var(a.name, value)
@@ -5082,6 +5109,11 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 _STAGE_LOCK = threading.Lock()
 _HELD_OVERHEAD = Budget.HELD_OVERHEAD
+_CHARGE_MIN = 1024
+"""A value this long is charged to the shell's Holdings wherever it is stored (shorter ones
+only when they make a new variable or element: overwriting one frees as much as it takes)."""
+_ELEM_GROW = ELEM_COST + 49
+"""What a new array element is charged beside its characters (its entry and str header)."""
 # Stage threads are watched (kicked) by the deadline watchdog. (Off for a while: the fuzz's
 # seed 7, script 186 — a fork bomb after a 500K-element array — ran 8-25 s past a 2 s
 # deadline; the cause was each fork copying the array, ~20 ms of GIL per fork, with kicks

@@ -547,6 +547,11 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
         except LimitExceeded as e:
             st = 124 if not job.killed else 128 + getattr(child, "kill_signal", 15)
             job.timed_out = e.limit == "timeout" and not job.killed
+            if e.limit not in ("timeout", "interrupt", "closed", "killed") and not job.killed:
+                # a size or memory cap: the job's shell dies as bash's does when malloc
+                # fails (its message, status 1), not silently as at the deadline
+                st = 1
+                child.write_err(f"agentic-bash: {e}\n".encode("utf-8", "replace"))
         except BaseException:  # noqa: BLE001
             st = 1
         finally:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from sys import getsizeof as _sizeof
 from typing import Any, Iterator
 from weakref import ref as _weakref
 
+from ..errors import LimitExceeded
+
 __all__ = [
     "ASSOC", "ARRAY", "EXPORT", "INTEGER", "LOWER", "NAMEREF", "READONLY", "TRACE", "UPPER",
-    "SET_OPTIONS", "SHOPT_DEFAULTS", "array_top", "cow_violations", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
+    "SET_OPTIONS", "SHOPT_DEFAULTS", "Holdings", "array_top", "cow_violations", "ShellState", "SPECIAL", "CAPCASE", "TEMPVAR", "TempScope", "Var", "VarError",
 ]
 
 EXPORT = 1
@@ -195,12 +198,133 @@ class _ForkScopes:
         return sc
 
 
+# The estimate of what the shell state holds (Holdings.measure), close to CPython's own
+# sizes (tracemalloc, 3.11): a scalar variable ~190 bytes beside its value's, an array
+# element ~85, a function ~70 bytes per character of its text (its syntax tree) plus ~1 KiB
+VAR_COST = 128
+ELEM_COST = 48
+FUNC_COST = 256
+FUNC_PER_CHAR = 72
+
+
+class Holdings:
+    """What a session's shell state holds: the variables, arrays, functions, aliases, traps,
+    positional parameters and history of its shell and of its live forks (subshells, jobs)
+    that added something, measured (``measure``) only when what was added since the last
+    measure could take it past the cap. Shared by a shell and all its forks (``fork`` copies
+    the attribute). The interpreter charges every value it stores (``charge``): the run
+    fails (``LimitExceeded('max_shell_bytes')``, bash's failed xmalloc) before a store that
+    would pass the cap. Hand-written: nothing measures a Python object graph this cheaply
+    (a walk of what the session holds is linear; tracemalloc slows every allocation)."""
+
+    __slots__ = ("root", "forks", "known", "added")
+
+    def __init__(self, root: ShellState) -> None:
+        self.root = _weakref(root)
+        self.forks: list[Any] = []  # weak references to forks that charged something
+        self.known = 0   # the last measure
+        self.added = 0   # bytes charged since: known + added bounds what is held now
+
+    def charge(self, st: ShellState, nbytes: int, cap: int | None) -> None:
+        """``st`` is about to hold ``nbytes`` more (its fork registers on its first charge)."""
+        if st._held_by != id(st):
+            self._register(st)
+        a = self.added = self.added + nbytes
+        if cap is not None and self.known + a > cap:
+            self.settle(nbytes, cap)
+
+    def _register(self, st: ShellState) -> None:
+        st._held_by = id(st)
+        if self.root() is not st:
+            fs = self.forks
+            fs[:] = [r for r in fs if r() is not None]
+            fs.append(_weakref(st))
+
+    def settle(self, nbytes: int, cap: int) -> None:
+        """Measure; raise when what is held plus ``nbytes`` is past ``cap``."""
+        total = self.measure()
+        if total + nbytes > cap:
+            self.known = total
+            self.added = 0
+            raise _shell_exceeded(nbytes, total, cap)
+        self.known = total
+        self.added = nbytes
+
+    def measure(self) -> int:
+        """Bytes held by the shell and its registered live forks (a fork's values shared
+        with the shell are counted once)."""
+        root = self.root()
+        seen: set[int] = set()
+        total = 0 if root is None else _state_size(root, None, seen)
+        for r in list(self.forks):
+            st = r()
+            if st is not None:
+                total += _state_size(st, root, seen)
+        return total
+
+
+def _scopes_of(st: ShellState) -> list[dict[str, Var]]:
+    d = st.__dict__
+    sc = d.get("scopes")
+    return sc if sc is not None else d.get("_scopes_src") or []
+
+
+def _array_size(d: dict) -> int:
+    n = sum(map(_sizeof, d.values())) + ELEM_COST * len(d)
+    if d and type(next(iter(d))) is str:
+        n += sum(map(_sizeof, d))
+    return n
+
+
+def _state_size(st: ShellState, base: ShellState | None, seen: set[int]) -> int:
+    """What ``st`` holds beyond what ``base`` (the shell it was forked from) holds as the
+    same objects; lists and arrays in ``seen`` are not counted again."""
+    total = 0
+    bsc = _scopes_of(base) if base is not None else ()
+    for i, sc in enumerate(_scopes_of(st)):
+        ref = bsc[i] if i < len(bsc) else None
+        for k, v in sc.items():
+            val = v.value
+            if ref is not None:
+                r = ref.get(k)
+                if r is not None and r.value is val:
+                    continue
+            if type(val) is dict:
+                if id(val) in seen:
+                    continue
+                seen.add(id(val))
+                total += VAR_COST + len(k) + _array_size(val)
+            else:
+                total += VAR_COST + len(k) + (_sizeof(val) if val is not None else 0)
+    bf = base.functions if base is not None else {}
+    for k, f in st.functions.items():
+        if bf.get(k) is not f:
+            total += FUNC_COST + FUNC_PER_CHAR * len(getattr(f, "source", "") or "")
+    for lst in (st.history, st.positional, st.dirstack):
+        if id(lst) not in seen:
+            seen.add(id(lst))
+            total += sum(map(_sizeof, lst)) + 8 * len(lst)
+    for dct in (st.aliases, st.traps):
+        if base is None or dct != (base.aliases if dct is st.aliases else base.traps):
+            total += sum(map(_sizeof, dct.values())) + VAR_COST * len(dct)
+    return total
+
+
+def _shell_exceeded(nbytes: int, held: int, cap: int) -> LimitExceeded:
+    # (built here, not in the frame that raises it: see interpreter._subst_exceeded)
+    return LimitExceeded("max_shell_bytes",
+                         f"xmalloc: cannot allocate {nbytes} bytes: the shell holds {held} bytes "
+                         f"of variables, functions and history (max_shell_bytes: {cap})")
+
+
 class ShellState:
     """Everything ``bash -c`` keeps between commands; copied (``fork``) for subshells."""
 
     scopes = _ForkScopes()
+    _held_by = 0  # id(self) once it charged its Holdings (a fork's copy has its parent's)
 
     def __init__(self) -> None:
+        self.holdings = Holdings(self)
         self.scopes: list[dict[str, Var]] = [{}]  # type: ignore[misc]
         # builtins turned off by `enable -n`; replaced, never mutated, so a subshell's copy
         # is its own
