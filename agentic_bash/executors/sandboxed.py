@@ -1067,6 +1067,12 @@ class SandboxedExecutor:
                                env, cwd, timeout, on_output is not None)
             if tty is not None:
                 req["tty"] = dict(tty)   # a pty inside the sandbox (agentic_bash.tty)
+            t = timeout if timeout is not None else self.limits.timeout
+            if t is not None:
+                # (contract12) the deadline as a CLOCK_MONOTONIC time (one clock for the host
+                # and the sandbox: no time namespace): the runner stops the run at it, not a
+                # timeout after it got the request, which came late on a loaded machine
+                req["by"] = time.monotonic() + t
             self._resources.begin_run()
             self._deliver(req, data or b"")
             self._current_thread = threading.get_ident()
@@ -1076,7 +1082,6 @@ class SandboxedExecutor:
                 self._dropped.discard(self._current_thread)
                 self._send_interrupt(rid)
             feeder = _StdinFeeder(self, rid, feed_fd) if feed_fd is not None else None
-            t = timeout if timeout is not None else self.limits.timeout
             deadline = None if t is None else time.monotonic() + t + _GRACE
             interrupted = False
             callback_error: BaseException | None = None
@@ -1187,6 +1192,9 @@ class SandboxedExecutor:
             rid = self._new_id()
             req = _run_request(rid, script, stdin is not None, env, cwd, timeout,
                                on_output is not None)
+            t = timeout if timeout is not None else self.limits.timeout
+            if t is not None:
+                req["by"] = time.monotonic() + t   # (the deadline on the shared clock, as run())
             self._resources.begin_run()
             try:
                 self._send(req, stdin or b"")

@@ -39,6 +39,9 @@ PRELOAD = (
     # warm-up could not import it when the package is where the sandbox cannot see it (a
     # copy under the host's /tmp: the unprivileged tests' package; a snapshot failed)
     "agentic_bash.shell.unparse",
+    # imported by every sandbox's pid 1 otherwise (compat12's /proc/meminfo view): +0.7-1.8
+    # MB of private memory per idle sandbox, measured
+    "agentic_bash.isolation.procfs",
 )
 _MSG_MAX = 1 << 20
 
@@ -442,6 +445,28 @@ def _site_dirs() -> list[str] | None:
     return out
 
 
+
+RESULT_SNDBUF = 32 << 20
+"""The send buffer of the sandbox's end of its channel (contract12): a run's result (up to
+twice ``max_output_bytes`` of output) goes out in one piece instead of the default ~208 KiB
+at a time, each refill waiting for the host's reader to be scheduled (a 16 MB result took
+50-340 ms past the run's end at load 30-60: the namespace level's late deadlines). Set here,
+by the host (SO_SNDBUFFORCE needs CAP_NET_ADMIN, which the sandbox does not have), else as
+much as ``net.core.wmem_max`` allows."""
+
+
+def _big_send_buffer(sock: socket.socket) -> None:
+    force = getattr(socket, "SO_SNDBUFFORCE", 32)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, force, RESULT_SNDBUF)
+        return
+    except OSError:
+        pass
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, RESULT_SNDBUF)
+    except OSError:
+        pass
+
 class Zygote:
     """Handle on one zygote process. ``spawn(cfg)`` returns (channel socket, S1 pid)."""
 
@@ -515,6 +540,7 @@ class Zygote:
     def spawn(self, cfg: dict[str, Any]) -> tuple[socket.socket, int]:
         self.ready()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        _big_send_buffer(theirs)
         try:
             with self.lock:
                 # a request number the reply echoes: a spawn abandoned on our side (e.g.

@@ -335,10 +335,16 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
         return [Route("/v1/files/{path:path}", no_files, methods=["GET", "HEAD", "PUT", "DELETE"]),
                 Route("/v1/health", health, methods=["GET"]),
                 Route("/v1/metadata", metadata, methods=["GET"])]
+    async def file_route(request: Request) -> Response:
+        # one route for the four methods (a 405 then lists them all in Allow)
+        if request.method == "PUT":
+            return await put_file(request)
+        if request.method == "DELETE":
+            return await delete_file(request)
+        return await get_file(request)
+
     return [
-        Route("/v1/files/{path:path}", get_file, methods=["GET", "HEAD"]),
-        Route("/v1/files/{path:path}", put_file, methods=["PUT"]),
-        Route("/v1/files/{path:path}", delete_file, methods=["DELETE"]),
+        Route("/v1/files/{path:path}", file_route, methods=["GET", "HEAD", "PUT", "DELETE"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/metadata", metadata, methods=["GET"]),
     ]
