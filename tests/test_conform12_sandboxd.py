@@ -254,6 +254,9 @@ def test_rest_details_mode_multipart_head_health_metadata(served):
     assert st == 400
     st, _, body = served.rest_call("DELETE", "/v1/files/")
     assert st == 409 and json.loads(body)["code"] == "CONFLICT"
+    for bad in ("m/a%00b", "m/" + "n" * 300):
+        st, _, body = served.rest_call("PUT", f"/v1/files/{bad}", b"x")
+        assert st == 400 and json.loads(body)["code"] == "INVALID_ARGUMENT", bad
     st, headers, _ = served.rest_call("POST", "/v1/files/m/part.txt", b"x")
     assert st == 405 and set(headers["allow"].split(", ")) == {"GET", "HEAD", "PUT", "DELETE"}
     st, _, body = served.rest_call("GET", "/v1/health")
