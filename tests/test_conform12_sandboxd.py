@@ -254,6 +254,11 @@ def test_rest_details_mode_multipart_head_health_metadata(served):
     assert st == 400
     st, _, body = served.rest_call("DELETE", "/v1/files/")
     assert st == 409 and json.loads(body)["code"] == "CONFLICT"
+    for bad in ("m/a%00b", "m/" + "n" * 300):
+        st, _, body = served.rest_call("PUT", f"/v1/files/{bad}", b"x")
+        assert st == 400 and json.loads(body)["code"] == "INVALID_ARGUMENT", bad
+    st, headers, _ = served.rest_call("POST", "/v1/files/m/part.txt", b"x")
+    assert st == 405 and set(headers["allow"].split(", ")) == {"GET", "HEAD", "PUT", "DELETE"}
     st, _, body = served.rest_call("GET", "/v1/health")
     assert st == 200 and json.loads(body)["status"] == "ok"
     st, _, body = served.rest_call("GET", "/v1/metadata")
@@ -345,6 +350,14 @@ def test_huge_output_is_cut_in_execute_and_whole_in_start(served):
 def test_process_service_start_stdin_signal_pty_and_errors(served):
     ch, stub = served.stub()
     try:
+        # server reflection, as sandboxd has it (grpcurl's way in): the service and its messages
+        from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+        from google.protobuf.descriptor_pool import DescriptorPool
+        db = ProtoReflectionDescriptorDatabase(ch)
+        assert "process.v1.ProcessService" in db.get_services()
+        svc = DescriptorPool(db).FindServiceByName("process.v1.ProcessService")
+        assert {m.name for m in svc.methods} == {"Start", "Execute", "WriteStdin", "SendSignal", "ResizeTTY"}
+        assert svc.methods_by_name["Start"].server_streaming
         r = stub.Execute(pb.ExecuteRequest(config=pb.ProcessConfig(command=["echo", "a b", "c"])), timeout=60)
         assert (r.exit_code, r.stdout) == (0, b"a b c\n")
         for argv, code in ((["no-such-program"], grpc.StatusCode.NOT_FOUND),

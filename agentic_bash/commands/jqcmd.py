@@ -300,7 +300,7 @@ def jq(ctx: CommandContext, argv: list[str]) -> int:
     job = {"filter": filter_, "opts": opts, "indent": indent, "named": named, "positional": positional,
            "sources": sources, "status": status, "slurpfiles": slurpfiles, "env": dict(ctx.env)}
     if _light(filter_, sum(len(d) for _, d in sources) + sum(len(t) for _, _, t in slurpfiles)
-              + sum(len(v) for v in named.values() if isinstance(v, str))):
+              + _args_size(named, positional, filter_, job["env"])):
         return evaluate(job, ctx.stdout.write, ctx.stderr.write, ctx.budget.check)
     return _in_worker(ctx, job)
 
@@ -330,7 +330,17 @@ _LIGHT_OUTPUT = 16 << 20
 _LOOPS = re.compile(r"\b(?:def|range|repeat|recurse|recurse_down|while|until|reduce|foreach|"
                     r"combinations|splits|sub|gsub|scan|match|capture|test|indices|index|rindex|"
                     r"inside|contains|_strindices|pow|exp10|getpath|setpath|delpaths|label)\b|\*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# (review12) quadratic and worse without any of those: a variable (the whole input, an
+# argument, the environment) used per element of a generator (`. as $a | .[] | $a[]`,
+# `--argjson a` + `[$a[] | $a[]]`: 1,500 elements ran 5.4 s past a 1 s timeout, frozen),
+# and a path built per value (`[paths]` or `tostream` of a 20 KB nesting: 4.7 s, > 20 s)
+_VARIABLE = re.compile(r"\$(?!__loc__\b)[A-Za-z_]|\b(?:as|env|input|inputs)\b")
+_GENERATOR = re.compile(r"\[\s*\]|\.\.|\b(?:map|map_values|any|all|add|flatten|group_by|sort_by|"
+                        r"unique_by|min_by|max_by|INDEX|IN|walk|limit|first|last|nth|isempty|"
+                        r"keys|keys_unsorted|values|to_entries|with_entries|from_entries|del|"
+                        r"paths|join|splits|implode|explode|ascii_downcase|ascii_upcase)\b")
+_PATHS = re.compile(r"\b(?:paths|leaf_paths|tostream|fromstream|pick|path)\b")
+_UPDATE = re.compile(r"(?<![=!<>])=(?!=)|\bdel\b")   # (paths of their left side: `..` too)
 _IDLE = 1.0
 
 
@@ -346,14 +356,32 @@ def _amplification(src: str) -> int:
     return n
 
 
+def _args_size(named: dict, positional: list, src: str, env: dict) -> int:
+    """Bytes of what the program may read besides its inputs: its arguments (--argjson and
+    --jsonargs values too, as JSON) and, when it names it, the environment."""
+    n = 0
+    for v in (*named.values(), *positional):
+        n += len(v) if isinstance(v, str) else len(json.dumps(v)) if v is not None else 0
+        if n > _LIGHT_INPUT:
+            return n
+    if "env" in src or "ENV" in src:
+        n += sum(len(k) + len(v) + 2 for k, v in env.items())
+    return n
+
+
 def _light(src: str, size: int) -> bool:
     """Whether ``src`` on ``size`` bytes of input runs in-process (see above)."""
     if size > _LIGHT_INPUT or len(src) > _LIGHT_PROGRAM:
         return False
-    flat = _STRING.sub(lambda m: '"' + "." * m.group(0).count("\\(") + '"', src)
-    if _LOOPS.search(flat) is not None:
+    # (the program as written, strings too: a string's `\\(...)` is code, and flattening
+    # strings away hid `"\\(last(range(3e7)))"` from _LOOPS: 53 s past a 1 s timeout; a
+    # word or a dot in a string's text only sends a program to the worker)
+    if _LOOPS.search(src) is not None or _PATHS.search(src) is not None or (
+            ".." in src and _UPDATE.search(src) is not None):
         return False
-    return _amplification(flat) * max(size, 1 << 10) <= _LIGHT_OUTPUT
+    if _VARIABLE.search(src) is not None and _GENERATOR.search(src) is not None:
+        return False
+    return _amplification(src) * max(size, 1 << 10) <= _LIGHT_OUTPUT
 
 
 class _Worker:

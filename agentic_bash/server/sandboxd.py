@@ -202,8 +202,8 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
             return err(400, "INVALID_ARGUMENT", str(e))
         if isinstance(e, PermissionError):
             return err(403, "PERMISSION_DENIED", "permission denied")
-        if isinstance(e, OSError) and e.errno == errno.ELOOP:
-            return err(400, "INVALID_ARGUMENT", "too many levels of symbolic links")
+        if isinstance(e, OSError) and e.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            return err(400, "INVALID_ARGUMENT", os.strerror(e.errno))
         if isinstance(e, OSError) and e.errno in (errno.ENOTEMPTY, errno.EEXIST):
             return err(409, "CONFLICT", "directory is not empty; pass recursive=true to remove it")
         return err(500, "INTERNAL", f"{getattr(e, 'strerror', None) or e}")
@@ -335,10 +335,16 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
         return [Route("/v1/files/{path:path}", no_files, methods=["GET", "HEAD", "PUT", "DELETE"]),
                 Route("/v1/health", health, methods=["GET"]),
                 Route("/v1/metadata", metadata, methods=["GET"])]
+    async def file_route(request: Request) -> Response:
+        # one route for the four methods (a 405 then lists them all in Allow)
+        if request.method == "PUT":
+            return await put_file(request)
+        if request.method == "DELETE":
+            return await delete_file(request)
+        return await get_file(request)
+
     return [
-        Route("/v1/files/{path:path}", get_file, methods=["GET", "HEAD"]),
-        Route("/v1/files/{path:path}", put_file, methods=["PUT"]),
-        Route("/v1/files/{path:path}", delete_file, methods=["DELETE"]),
+        Route("/v1/files/{path:path}", file_route, methods=["GET", "HEAD", "PUT", "DELETE"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/metadata", metadata, methods=["GET"]),
     ]
