@@ -202,8 +202,8 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
             return err(400, "INVALID_ARGUMENT", str(e))
         if isinstance(e, PermissionError):
             return err(403, "PERMISSION_DENIED", "permission denied")
-        if isinstance(e, OSError) and e.errno == errno.ELOOP:
-            return err(400, "INVALID_ARGUMENT", "too many levels of symbolic links")
+        if isinstance(e, OSError) and e.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            return err(400, "INVALID_ARGUMENT", os.strerror(e.errno))
         if isinstance(e, OSError) and e.errno in (errno.ENOTEMPTY, errno.EEXIST):
             return err(409, "CONFLICT", "directory is not empty; pass recursive=true to remove it")
         return err(500, "INTERNAL", f"{getattr(e, 'strerror', None) or e}")
