@@ -487,6 +487,11 @@ def test_the_virtual_level_serves_sandboxd_too(tmp_path):
         assert evs[0][0] == "stderr" and evs[0][1].stderr == b"got v\n" and evs[-1][0] == "exit"
         sb.files.delete("v", recursive=True)
         assert not (tmp_path / "v").exists()
+        # the root itself is only emptied, as sandboxd does
+        sb.files.write("w/x", b"1")
+        sb.files.write("y", b"2")
+        st, _, _ = s.rest_call("DELETE", "/v1/files/?recursive=true")
+        assert st == 204 and tmp_path.is_dir() and not list(tmp_path.iterdir())
     finally:
         ch.close()
         sb.close_connection()
@@ -528,3 +533,21 @@ def test_sigterm_with_a_stream_running_stops_cleanly(tmp_path):
     finally:
         ch.close()
         s.srv.stop()
+
+
+def test_the_sandboxd_flag_picks_its_ports_and_is_refused_with_sessions(monkeypatch):
+    from typer.testing import CliRunner
+
+    import agentic_bash.server.command as command
+    from agentic_bash.cli import app
+    seen = {}
+    monkeypatch.setattr(command, "_serve", lambda *a: seen.update(args=a))
+    r = CliRunner().invoke(app, ["serve", "--sandboxd"])
+    assert r.exit_code == 0, r.output
+    assert seen["args"][-2:] == (8080, 9090)
+    r = CliRunner().invoke(app, ["serve", "--sandboxd", "--grpc-port", "0"])
+    assert r.exit_code == 0 and seen["args"][-2:] == (8080, 0)
+    r = CliRunner().invoke(app, ["serve", "--port", "0"])
+    assert seen["args"][-2:] == (None, None)      # the python-runtime contract alone
+    r = CliRunner().invoke(app, ["serve", "--sessions", "--sandboxd"])
+    assert r.exit_code == 2 and "sessions" in r.output
