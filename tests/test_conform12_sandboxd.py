@@ -551,3 +551,39 @@ def test_the_sandboxd_flag_picks_its_ports_and_is_refused_with_sessions(monkeypa
     assert seen["args"][-2:] == (None, None)      # the python-runtime contract alone
     r = CliRunner().invoke(app, ["serve", "--sessions", "--sandboxd"])
     assert r.exit_code == 2 and "sessions" in r.output
+
+
+def test_files_go_through_the_sandbox_when_a_mount_lies_inside_the_root(tmp_path):
+    # the host's directory is then not what the sandbox sees: the Sandbox's file API answers
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "m.txt").write_text("mounted")
+    base = tmp_path / "base"
+    base.mkdir()
+    s = _start(base, "virtual", "-m", f"/app/data={data}:ro")
+    sb = s.sdk()
+    try:
+        sb.files.write("sub/a.txt", b"hello")
+        assert sb.files.read("sub/a.txt") == b"hello"
+        assert (base / "sub" / "a.txt").read_bytes() == b"hello"
+        assert sb.files.read("data/m.txt") == b"mounted"
+        assert {e.name: e.type for e in sb.files.list(".")} == {"data": "directory", "sub": "directory"}
+        assert [e.name for e in sb.files.list("data")] == ["m.txt"]
+        assert sb.files.exists("data/m.txt") and not sb.files.exists("data/none")
+        with pytest.raises(SandboxRequestError) as e:
+            sb.files.write("data/new.txt", b"x")          # the read-only mount refuses it
+        assert e.value.status_code == 403 and not (data / "new.txt").exists()
+        st, _, _ = s.rest_call("PUT", "/v1/files/sub/m.sh?mode=0700", b"#!/bin/sh\n")
+        assert st == 204 and oct((base / "sub" / "m.sh").stat().st_mode & 0o777) == "0o700"
+        with pytest.raises(SandboxRequestError) as e:
+            sb.files.delete("sub")
+        assert e.value.status_code == 409
+        sb.files.delete("sub", recursive=True)
+        assert not (base / "sub").exists()
+        with pytest.raises(SandboxRequestError) as e:
+            sb.files.read("../../etc/passwd", allow_unsafe_paths=True)
+        assert e.value.status_code == 403
+        assert sb.commands.run("cat data/m.txt").stdout == "mounted"
+    finally:
+        sb.close_connection()
+        s.srv.stop()
