@@ -406,6 +406,31 @@ def getconf(ctx: CommandContext, argv: list[str]) -> int:
          help="Run a program in a modified environment, or print the environment.")
 def env(ctx: CommandContext, argv: list[str]) -> int:
     # GNU env stops option parsing at the first NAME=VALUE or command word.
+    # -S: GNU splices the split string into argv where the option was and parses the options
+    # again from the start (`env -S'-i A=B cmd'`, `#!/usr/bin/env -S -u X cmd`)
+    bad = _env_blank_option(argv)
+    if bad is not None:
+        # (a shebang's options arrive as one argument: GNU adds a hint before its Try line)
+        ctx.stderr.write(f"{argv[0]}: invalid option -- '{bad}'\n"
+                         f"{argv[0]}: use -[v]S to pass options in shebang lines\n".encode())
+        return _try(ctx, "env", 125)
+    said: list[str] = []
+    for _ in range(64):
+        found = _env_find_s(argv)
+        if found is None:
+            break
+        head, sval, tail = found
+        try:
+            split = _split_s(sval, ctx.env)
+        except ValueError as e:
+            ctx.error(str(e))
+            return 125
+        if split is None:
+            ctx.error("no terminating quote in -S string")
+            return 125
+        said.append(f"split -S:  {_q(ctx, sval)}")
+        said.extend(f"{' into:' if i == 0 else '     &'}    {_q(ctx, w)}" for i, w in enumerate(split))
+        argv = head + split + tail
     o = _Opts(ctx, argv, "+iu:0C:S:v", {"ignore-environment": "i", "unset": "u:", "null": "0",
                                           "chdir": "C:", "split-string": "S:", "debug": "v",
                                           # signal dispositions: accepted, nothing to change in-process
@@ -420,20 +445,8 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
         if verbose:
             ctx.stderr.write((msg + "\n").encode("utf-8", "surrogateescape"))
 
-    s = o.last("S")
-    if s is not None:
-        try:
-            split = _split_s(s, ctx.env)
-        except ValueError as e:
-            ctx.error(str(e))
-            return 125
-        if split is None:
-            ctx.error("no terminating quote in -S string")
-            return 125
-        say(f"split -S:  {_q(ctx, s)}")
-        for i, w in enumerate(split):
-            say(f"{' into:' if i == 0 else '     &'}    {_q(ctx, w)}")
-        rest = split + rest
+    for line in said:
+        say(line)
     newenv: dict[str, str] = {} if o.has("i") else dict(ctx.env)
     if newenv and _from_shell(ctx) and "_" not in newenv:
         newenv["_"] = _underscore(ctx, "env")  # bash exports $_ as the command's path
@@ -479,73 +492,166 @@ def env(ctx: CommandContext, argv: list[str]) -> int:
     say(f"executing: {rest[0]}")
     for i, w in enumerate(rest):
         say(f"   arg[{i}]= {_q(ctx, w)}")
-    return _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
+    st = _run(ctx, rest, env=newenv, cwd=ctx.path(cwd) if cwd else None, who="env")
+    if st == 127 and any(c in rest[0] for c in " \t\n\v\f\r"):
+        ctx.error("use -[v]S to pass options in shebang lines")
+    return st
+
+
+_ENV_LONG = ("ignore-environment", "null", "unset", "chdir", "split-string", "block-signal",
+             "default-signal", "ignore-signal", "list-signal-handling", "debug", "help", "version")
+
+
+def _env_blank_option(argv: list[str]) -> str | None:
+    """The blank getopt meets in env's options (`env '-v -S cat'`), if it meets one first."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "--" or not a.startswith("-") or a == "-":
+            return None
+        if a.startswith("--"):
+            if "=" not in a and any(o.startswith(a[2:]) for o in ("unset", "chdir", "split-string")):
+                i += 1
+            i += 1
+            continue
+        for j, c in enumerate(a[1:], 1):
+            if c in " \t\n\v\f\r":
+                return c
+            if c in "uCS":
+                if j == len(a) - 1:
+                    i += 1
+                break
+            if c not in "i0v":
+                return None
+        i += 1
+    return None
+
+
+def _env_find_s(argv: list[str]) -> tuple[list[str], str, list[str]] | None:
+    """The first -S/--split-string among env's options: (argv before it, with the flags
+    bundled before S, its value, argv after it); None when there is none or it lacks a value
+    (then the option parser reports it)."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "--" or not a.startswith("-") or a == "-":
+            return None
+        if a.startswith("--"):
+            name, eq, val = a[2:].partition("=")
+            full = [o for o in _ENV_LONG if o.startswith(name)]
+            if name in _ENV_LONG:
+                full = [name]
+            if len(full) != 1:
+                return None
+            if full[0] == "split-string":
+                if eq:
+                    return argv[:i], val, argv[i + 1:]
+                if i + 1 < len(argv):
+                    return argv[:i], argv[i + 1], argv[i + 2:]
+                return None
+            if full[0] in ("unset", "chdir") and not eq:
+                i += 1
+            i += 1
+            continue
+        j = 1
+        while j < len(a):
+            c = a[j]
+            if c not in "i0vuCS":
+                return None  # (getopt stops here: the option parser reports it)
+            if c in "uCS":
+                val = a[j + 1:]
+                if c == "S":
+                    pre = [a[:j]] if j > 1 else []
+                    if val:
+                        return argv[:i] + pre, val, argv[i + 1:]
+                    if i + 1 < len(argv):
+                        return argv[:i] + pre, argv[i + 1], argv[i + 2:]
+                    return None
+                if not val:
+                    i += 1
+                break
+            j += 1
+        i += 1
+    return None
 
 
 def _split_s(s: str, env: dict[str, str] | None = None) -> list[str] | None:
-    """env -S: split at blanks, honouring '...', "..." and backslash escapes and expanding
-    ${NAME} outside single quotes; None when a quote is left open."""
+    """env -S as GNU's build_argv: blanks (and ``\\_`` outside double quotes) separate
+    arguments, '...' keeps all but ``\\\\``/``\\'``, "..." takes escapes, ``#`` starting an
+    argument and ``\\c`` end the string, ${NAME} expands outside single quotes. None when a
+    quote is left open; ValueError for GNU's other errors."""
     env = env or {}
-
-    def var(i: int) -> tuple[str, int]:
-        m = re.match(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", s[i:])
-        if m is None:
-            raise ValueError(f"only ${{VARNAME}} expansion is supported, error at: {s[i:]}")
-        return env.get(m.group(1), ""), i + m.end()
-
-    out: list[str] = []
-    cur: list[str] = []
-    have = False
+    sep = True  # the next character starts a new argument
+    dq = sq = False
     i, n = 0, len(s)
+    pieces: list[str] = []  # the characters and expansions, in order
+    starts: list[int] = []  # where each argument begins in pieces
+
+    def start() -> None:
+        nonlocal sep
+        if sep:
+            sep = False
+            starts.append(len(pieces))
+
     while i < n:
         c = s[i]
-        if c in " \t\n":
-            if have:
-                out.append("".join(cur))
-                cur, have = [], False
+        newc = c
+        if c == "'" and not dq:
+            sq = not sq
+            start()
             i += 1
-        elif c == "'":
-            j = s.find("'", i + 1)
-            if j < 0:
-                return None
-            cur.append(s[i + 1:j])
-            have = True
-            i = j + 1
-        elif c == '"':
-            j = i + 1
-            while j < n and s[j] != '"':
-                if s[j] == "$":
-                    v, j = var(j)
-                    cur.append(v)
+            continue
+        if c == '"' and not sq:
+            dq = not dq
+            start()
+            i += 1
+            continue
+        if c in " \t\n\v\f\r" and not (sq or dq):
+            sep = True
+            while i < n and s[i] in " \t\n\v\f\r":
+                i += 1
+            continue
+        if c == "#" and sep and not (sq or dq):
+            break
+        if c == "\\" and not (sq and s[i + 1:i + 2] not in ("\\", "'")):
+            i += 1
+            if i >= n:
+                raise ValueError("invalid backslash at end of string in -S")
+            newc = s[i]
+            if newc in "\"#$'\\":
+                pass
+            elif newc == "_":
+                if not dq:
+                    i += 1
+                    sep = True
                     continue
-                if s[j] == "\\" and j + 1 < n:
-                    j += 1
-                    cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(s[j], s[j]))
-                else:
-                    cur.append(s[j])
-                j += 1
-            if j >= n:
-                return None
-            have = True
-            i = j + 1
-        elif c == "\\" and i + 1 < n:
-            nxt = s[i + 1]
-            if nxt not in "tnrfv_\\\"'#$c":
-                raise ValueError(f"invalid sequence '\\{nxt}' in -S")
-            cur.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "_": " "}.get(nxt, nxt))
-            have = True
-            i += 2
-        elif c == "$":
-            v, i = var(i)
-            cur.append(v)
-            have = True
-        else:
-            cur.append(c)
-            have = True
-            i += 1
-    if have:
-        out.append("".join(cur))
-    return out
+                newc = " "
+            elif newc == "c":
+                if dq:
+                    raise ValueError("'\\c' must not appear in double-quoted -S string")
+                break
+            elif newc in "fnrtv":
+                newc = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}[newc]
+            else:
+                raise ValueError(f"invalid sequence '\\{newc}' in -S")
+        elif c == "$" and not sq:
+            m = re.match(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", s[i:])
+            if m is None:
+                raise ValueError(f"only ${{VARNAME}} expansion is supported, error at: {s[i:]}")
+            v = env.get(m.group(1))
+            if v is not None:
+                start()
+                pieces.append(v)
+            i += m.end()
+            continue
+        start()
+        pieces.append(newc)
+        i += 1
+    else:
+        if dq or sq:
+            return None
+    bounds = starts + [len(pieces)]
+    return ["".join(pieces[bounds[k]:bounds[k + 1]]) for k in range(len(starts))]
 
 
 def _from_shell(ctx: CommandContext) -> bool:

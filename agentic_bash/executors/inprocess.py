@@ -1211,18 +1211,33 @@ class InProcessExecutor:
                      + (f" ({why})" if why else ""))
             return 126
         if head.startswith(b"#!"):
-            line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-            parts = line.split()
-            interp = parts[0] if parts else ""
+            # as the kernel reads it: the interpreter up to a blank, then the rest of the line
+            # (trimmed) as ONE optional argument (`#!/bin/bash -e`, `#!/usr/bin/env -S bash -eu`)
+            line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip(" \t")
+            interp, _, optarg = line.replace("\t", " ").partition(" ")
+            optarg = optarg.strip(" \t")
+            opt = [optarg] if optarg else []
             ib = posixpath.basename(interp)
-            if ib == "env" and len(parts) > 1:
-                ib = parts[1]
-            if ib in ("bash", "sh", "dash"):
+            if not interp:
+                # (execve fails with ENOEXEC: bash runs the file itself)
                 return run_nested_shell(sh, ["bash", p] + argv[1:], script_name=name)
+            try:
+                there = self.fs.exists(normalize(interp, sh.state.cwd))
+            except OSError:
+                there = False
+            if not there:
+                # (`#!/bin/bash\r`, a missing interpreter: execve's ENOENT, as bash 5.2 words it)
+                sh.error(f"{name}: cannot execute: required file not found")
+                return 127
+            if ib == "env" and self.registry.get("env") is not None:
+                # env itself parses the argument (-S, -u, `bash -e` as one name)
+                spec = self.registry.get("env")
+                return self._call(sh, spec.fn, [interp] + opt + [name if "/" in name else p] + argv[1:])
+            if ib in ("bash", "sh", "dash"):
+                return run_nested_shell(sh, ["bash"] + opt + [p] + argv[1:], script_name=name)
             spec = self.registry.get(ib)
             if spec is not None:
-                extra = parts[1:] if posixpath.basename(interp) != "env" else parts[2:]
-                return self._call(sh, spec.fn, [ib] + extra + [p] + argv[1:])
+                return self._call(sh, spec.fn, [ib] + opt + [p] + argv[1:])
             sh.error(f"{name}: {interp}: bad interpreter: No such file or directory")
             return 126
         # no shebang: bash runs it as a shell script (ENOEXEC fallback)
@@ -1603,12 +1618,18 @@ class _Exec:
                 # cleared from it (env -i, env -u) are gone
                 child.state.exported_funcs = frozenset(  # type: ignore[attr-defined]
                     n for n in ef if f"BASH_FUNC_{n}%%" in env)
-            sc = child.state.scopes[0]
-            for k, v in list(sc.items()):
-                if v.attrs & EXPORT and k not in env:
-                    v.attrs &= ~EXPORT
+            scopes = child.state.scopes
+            sc = scopes[0]
+            # (every scope: a prefix assignment's temporary one too, `FOO=1 env -u FOO sh`)
+            for each in scopes:
+                for k, v in list(each.items()):
+                    if v.attrs & EXPORT and k not in env:
+                        v.attrs &= ~EXPORT
             for k, v in env.items():
                 if not _is_func_env(k):  # (an exported function stays one: exported_funcs)
+                    for each in scopes[1:]:
+                        if k in each:
+                            del each[k]  # (the value given wins over a shadowing one)
                     sc[k] = Var(v, EXPORT)
             # exactly this environment, in its order, and a plain dict: a command started by
             # env/xargs/find is not given bash's $_ (see commands.sysutils._from_shell)
@@ -2066,8 +2087,22 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 2
         if len(a) > 1 and a[0] in "-+" and not a.startswith("--"):
             ok = True
+            used = 0  # (each o/O in a cluster takes the next argument: `-euo pipefail`)
             for c in a[1:]:
-                if c == "c":
+                if c in "oO" and not dash and i + 1 + used < len(args):
+                    val = args[i + 1 + used]
+                    used += 1
+                    if c == "o":
+                        if val not in sh.state.options:
+                            sh.write_err(f"{name}: line 0: {name}: {val}: invalid option name\n".encode())
+                            return 2
+                        opts[val] = a[0] == "-"
+                    else:
+                        if val not in sh.state.shopt:
+                            sh.write_err(f"{name}: line 0: {val}: invalid shell option name\n".encode())
+                            return 2
+                        shopts[val] = a[0] == "-"
+                elif c == "c":
                     command = ""
                 elif c == "s":
                     read_stdin = True
@@ -2078,13 +2113,13 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
                 else:
                     ok = False
             if not ok:
-                bad = next(c for c in a[1:] if c not in "cs" and c not in LETTER_TO_OPTION and c not in "il")
+                bad = next(c for c in a[1:] if c not in "csoO" and c not in LETTER_TO_OPTION and c not in "il")
                 if dash:
                     sh.write_err(f"{argv[0]}: 0: Illegal option {a[0]}{bad}\n".encode())
                 else:
                     sh.write_err((f"{name}: {a[0]}{bad}: invalid option\n" + _bash_usage(name)).encode())
                 return 2
-            i += 1
+            i += 1 + used
             continue
         break
     rest = args[i:]

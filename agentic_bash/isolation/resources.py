@@ -174,6 +174,10 @@ class ResourceControl:
         if b.get("memory") == "watchdog":
             out["watchdog"] = {"memory": int(lim.max_memory_bytes),
                                "interval": WATCHDOG_INTERVAL}
+        else:
+            # pid 1 still bounds the sandbox's share of the machine's open-file table, which
+            # no cgroup does (watchdog.s2_wait_with_fd_guard; the watchdog does it otherwise)
+            out["fd_guard"] = True
         return out
 
     def report(self, report: Any, observed: Mapping[str, Any]) -> Any:

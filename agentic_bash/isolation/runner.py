@@ -243,9 +243,18 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     os.close(done_w)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
+    # (create12) the heap its start-up freed back to the kernel, after the runner has its
+    # byte: 0.7 MB of an idle sandbox's private memory (4.6 -> 3.9 MB USS for pid 1)
+    try:
+        sc._libc.malloc_trim(0)
+    except (AttributeError, OSError):
+        pass   # (not glibc)
     if (cfg.get("resources") or {}).get("watchdog"):
         from .watchdog import s2_wait_with_watchdog
         return s2_wait_with_watchdog(cfg, pid)
+    if (cfg.get("resources") or {}).get("fd_guard"):   # (attack12: the open-file table)
+        from .watchdog import s2_wait_with_fd_guard
+        return s2_wait_with_fd_guard(cfg, pid)
     while True:
         try:
             p, status = os.waitpid(-1, 0)

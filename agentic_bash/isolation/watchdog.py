@@ -134,6 +134,8 @@ def s1_join(cfg: dict[str, Any]) -> None:
             pass
     if res.get("watchdog"):
         cfg["_watchdog_page"] = WatchdogPage()
+    elif res.get("fd_guard") and cfg.get("level") == "namespace":
+        cfg["_fd_guard_page"] = WatchdogPage()   # (only its busy flag and wake-up eventfd)
 
 
 class WatchdogPage:
@@ -721,6 +723,96 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
                 return code
 
 
+FD_GUARD_INTERVAL = 0.1
+"""Seconds between pid 1's looks at the descriptor tables where no memory watchdog runs,
+while the sandbox has a workload process or a request in progress."""
+
+
+def _fd_tables(me: int, runner: int) -> int:
+    """Fill ``_fdsize`` (status FDSize of every process of this pid namespace); returns how
+    many processes there are besides ``me`` and ``runner``."""
+    _fdsize.clear()
+    try:
+        names = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return 0
+    n = 0
+    for d in names:
+        if int(d) in (me, runner):
+            continue
+        n += 1
+        try:
+            with open(f"/proc/{d}/status", "rb") as f:
+                data = f.read()
+            i = data.find(b"\nFDSize:")
+            if i >= 0:
+                _fdsize[d] = int(data[i + 8:data.index(b"\n", i + 8)])
+        except (OSError, ValueError):
+            pass
+    return n
+
+
+def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
+    """pid 1's reaping loop where no memory watchdog runs (a memory cgroup bounds memory, as
+    root): the sandbox's share of the machine's open-file table (fs.file-max), which no
+    cgroup bounds, is kept within ``_fd_budget`` by killing the largest descriptor tables
+    past it (attack12: a root sandbox's 32 processes held 616k of 2.47M; past the table every
+    host process without CAP_SYS_ADMIN gets ENFILE). Looks every FD_GUARD_INTERVAL (at least
+    4x what a look took) while a workload process exists or S3 is busy; otherwise sleeps
+    until S3 turns busy (the page's eventfd) or QUIET_INTERVAL passes. Orphans are reaped
+    every REAP_STEP meanwhile. Returns S3's exit status."""
+    import select
+
+    page: WatchdogPage | None = cfg.get("_fd_guard_page")
+    try:
+        pidfd: int | None = os.pidfd_open(runner)
+    except OSError:
+        pidfd = None
+    if pidfd is None or page is None:
+        while True:   # (as before: reap until the runner is gone)
+            try:
+                p, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return 0
+            except InterruptedError:
+                continue
+            if p == runner:
+                return os.waitstatus_to_exitcode(status) & 0xFF
+    me = os.getpid()
+    budget = _fd_budget()
+    wake_fd = page.wake_fd
+    while True:
+        code = _reap(runner)
+        if code is not None:
+            return code
+        t0 = time.monotonic()
+        n = _fd_tables(me, runner)
+        for hog in _fd_hogs(budget, (me, runner)):
+            try:
+                os.kill(hog, signal.SIGKILL)
+            except OSError:
+                pass
+        wait = max(FD_GUARD_INTERVAL, 4 * (time.monotonic() - t0))
+        fds = [pidfd]
+        if wake_fd is not None and n == 0 and page.get("busy") == 0:
+            _drain(wake_fd)   # (see s2_wait_with_watchdog: busy is read again after)
+            if page.get("busy") == 0:
+                fds.append(wake_fd)
+                wait = QUIET_INTERVAL
+        end = time.monotonic() + wait
+        step = wait if len(fds) > 1 else min(wait, REAP_STEP)
+        while True:
+            try:
+                ready = select.select(fds, [], [], max(0.0, min(step, end - time.monotonic())))[0]
+            except InterruptedError:
+                ready = []
+            if ready or time.monotonic() >= end:
+                break
+            code = _reap(runner)
+            if code is not None:
+                return code
+
+
 # -- S3: the runner ----------------------------------------------------------------------------
 def s3_prepare(cfg: dict[str, Any]) -> None:
     """S3, before it drops privileges and applies Landlock: its rlimits (inherited by every
@@ -782,6 +874,8 @@ class S3Usage:
 
     def __init__(self, cfg: dict[str, Any]) -> None:
         self.page: WatchdogPage | None = cfg.get("_watchdog_page")
+        # pid 1's descriptor guard (no watchdog) sleeps while quiet too: only busy/wake used
+        self._wake_page: WatchdogPage | None = self.page or cfg.get("_fd_guard_page")
         self.cpu0 = 0.0
         self.cpu1: float | None = None
         self._children_cpu: float | None = None
@@ -800,7 +894,8 @@ class S3Usage:
         self._size_at = -10.0
         # pid 1's watchdog sleeps while the sandbox is quiet: ``request``/``settle`` say when
         # it is not (see QUIET_INTERVAL)
-        self.wake_fd: int | None = self.page.wake_fd if self.page is not None else None
+        self.wake_fd: int | None = (self._wake_page.wake_fd if self._wake_page is not None
+                                    else None)
         self._busy = False
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
         self._own_size()
@@ -839,8 +934,8 @@ class S3Usage:
         ``settle`` (busy is set before the eventfd is written: see s2_wait_with_watchdog)."""
         if self.wake_fd is not None and not self._busy:
             self._busy = True
-            assert self.page is not None
-            self.page.set("busy", 1)
+            assert self._wake_page is not None
+            self._wake_page.set("busy", 1)
             try:
                 os.eventfd_write(self.wake_fd, 1)
             except OSError:
@@ -851,8 +946,8 @@ class S3Usage:
         (it may grow this process's memory between runs)."""
         if self._busy and not getattr(executor, "_live_jobs", None):
             self._busy = False
-            assert self.page is not None
-            self.page.set("busy", 0)
+            assert self._wake_page is not None
+            self._wake_page.set("busy", 0)
 
     def _workload_tasks(self) -> int | None:
         """Tasks in the workload's pids group (the spawner thread included), or None."""

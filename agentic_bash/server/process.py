@@ -47,7 +47,7 @@ def _messages() -> dict[str, Any]:
     F = descriptor_pb2.FieldDescriptorProto
     pool = descriptor_pool.DescriptorPool()
     pool.Add(descriptor_pb2.FileDescriptorProto.FromString(empty_pb2.DESCRIPTOR.serialized_pb))
-    fd = descriptor_pb2.FileDescriptorProto(name="agentic_bash/process/v1/process.proto",
+    fd = descriptor_pb2.FileDescriptorProto(name="process/v1/process.proto",
                                             package="process.v1", syntax="proto3",
                                             dependency=["google/protobuf/empty.proto"])
     enum = fd.enum_type.add(name="Signal")
@@ -102,9 +102,18 @@ def _messages() -> dict[str, Any]:
     msg("ResizeTTYRequest", [("process_id", 1, F.TYPE_INT32, None), ("cols", 2, F.TYPE_UINT32, None),
                              ("rows", 3, F.TYPE_UINT32, None)])
     msg("ResizeTTYResponse", [])
+    svc = fd.service.add(name="ProcessService")
+    for name, streams in (("Start", True), ("Execute", False), ("WriteStdin", False),
+                          ("SendSignal", False), ("ResizeTTY", False)):
+        req = "StartRequest" if name == "Start" else f"{name}Request"
+        resp = "StartResponse" if name == "Start" else f"{name}Response"
+        svc.method.add(name=name, input_type=f".process.v1.{req}", output_type=f".process.v1.{resp}",
+                       server_streaming=streams)
     pool.Add(fd)
-    return {m.name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"process.v1.{m.name}"))
-            for m in fd.message_type}
+    out: dict[str, Any] = {m.name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"process.v1.{m.name}"))
+                           for m in fd.message_type}
+    out["__pool__"] = pool
+    return out
 
 
 def _cut(data: bytes, limit: int) -> bytes:
@@ -466,6 +475,13 @@ def serve_process_service(service: ProcessService, host: str, port: int, workers
     from concurrent.futures import ThreadPoolExecutor
     server = grpc.server(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentic-bash-grpc"))
     server.add_generic_rpc_handlers((service.handler(),))
+    try:
+        # server reflection, as sandboxd registers it: grpcurl needs no .proto file
+        from grpc_reflection.v1alpha import reflection
+        reflection.enable_server_reflection((_SERVICE, reflection.SERVICE_NAME), server,
+                                            pool=service.m["__pool__"])
+    except ImportError:  # pragma: no cover - grpcio-reflection is part of the [server] extra
+        log.info("grpcio-reflection is not installed: no gRPC server reflection")
     addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     bound = server.add_insecure_port(addr)
     if not bound:

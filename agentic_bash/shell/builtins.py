@@ -4286,14 +4286,29 @@ def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
             # then each word expanded without further splitting)
             # (each piece expands as a word does, brace expansion and splitting included, but
             # no pathname expansion)
+            # (an expansion error there is reported and ends the command line, as bash's
+            # expansion of the list does: `${`, $((1/0)), ${x:?})
+            from .interpreter import AbortLine, expansion_exit
+            words = []
+            for w in _comp_split(spec["W"], sh.get_ifs()):
+                try:
+                    words.append(parse_word(w))
+                except ParseError:
+                    if "${" not in w:
+                        raise
+                    sh.error(f"{w}: bad substitution")
+                    raise AbortLine(1) from None
             opts = st.options
             saved = opts["noglob"]
             opts["noglob"] = True
             try:
-                out += pre(sh.expand_words([parse_word(w) for w in _comp_split(spec["W"], sh.get_ifs())]))
+                out += pre(sh.expand_words(words))
+            except ExpansionError as e:
+                sh.error(e.message)
+                raise expansion_exit(e) from None
             finally:
                 opts["noglob"] = saved
-        except (ParseError, ExpansionError):
+        except ParseError:
             pass
     if spec.get("F") is not None:
         sh.error("compgen: warning: -F option may not work as you expect")
@@ -4302,6 +4317,9 @@ def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
             sh.error(f"completion: function `{spec['F']}' not found")
         else:
             out += _comp_function(sh, spec["F"], fn, word)
+    if spec.get("C") is not None:
+        sh.error("compgen: warning: -C option may not work as you expect")
+        out += _comp_command(sh, spec["C"], word)
     if spec.get("X") is not None:
         from . import patterns as _pat
         pat = spec["X"]
@@ -4310,6 +4328,10 @@ def _comp_generate(sh: Interpreter, spec: dict, word: str) -> list[str]:
             pat = pat[1:]
         ext = st.shopt["extglob"]
         out = [w for w in out if _pat.fnmatch(pat, w, extglob=ext) == neg]
+    if not out and "dirnames" in spec["options"]:
+        out += _comp_files(sh, word, True)  # (only when nothing else matched)
+    elif not out and "default" in spec["options"]:
+        out += _comp_files(sh, word, False)
     if "plusdirs" in spec["options"]:
         out += _comp_files(sh, word, True)
     pfx, sfx = spec.get("P") or "", spec.get("S") or ""
@@ -4383,6 +4405,37 @@ def _comp_function(sh: Interpreter, name: str, fn: Any, word: str) -> list[str]:
         if type(v.value) is dict:
             return [v.value[k] for k in sorted(v.value)] if not v.attrs & ASSOC else list(v.value.values())
         return [v.value]
+    finally:
+        for nm in names:
+            try:
+                sh.unset_var(nm)
+            except Exception:
+                pass
+
+
+def _comp_command(sh: Interpreter, command: str, word: str) -> list[str]:
+    """compgen -C: bash's gen_command_matches: ``command 'compgen' 'word' ''`` run as a command
+    substitution (COMP_* set as for -F), its output split at newlines (a backslash-newline
+    joins), unfiltered."""
+    from .parser import parse
+    from .quoting import _single_quote
+    # (exported, and no COMP_WORDS/COMP_CWORD: the command is not a function)
+    names = ("COMP_LINE", "COMP_POINT", "COMP_TYPE", "COMP_KEY")
+    for nm, val in zip(names, ("", "0", "0", "0")):
+        try:
+            sh.set_var(nm, val)
+            v = sh.state.find(nm)
+            if v is not None:
+                v.attrs |= EXPORT
+        except VarError:
+            pass
+    try:
+        text = f"{command} {_single_quote('compgen')} {_single_quote(word) if word else chr(39) * 2} ''"
+        try:
+            out = sh.command_subst(parse(text))
+        except ParseError:
+            return []
+        return [w for w in re.split(r"(?<!\\)\n+", out) if w]
     finally:
         for nm in names:
             try:

@@ -125,6 +125,33 @@ def _open_fifo(name: str, dir_fd: int, flags: int, perm: int, writes: bool) -> i
     return box["fd"]
 
 
+LEASE_WAIT = 2.0
+"""Seconds an open tries again while the file's lease is being broken (see _open_leased)."""
+
+
+def _open_leased(name: str, flags: int, perm: int, dir_fd: int | None) -> int:
+    """os.open with O_NONBLOCK in ``flags``, tried again while it fails with EWOULDBLOCK: a
+    file lease being broken (the sandbox's own /proc/meminfo, isolation/procfs.py: pid 1
+    rewrites it and lets go within a millisecond or two, and a blocking open would just have
+    waited). Bounded: a lease some program holds and never lets go would make a blocking
+    open wait the kernel's lease-break-time (45 s) in the runner's thread, past any deadline;
+    after LEASE_WAIT this raises EWOULDBLOCK ("Resource temporarily unavailable")."""
+    import time
+    end = None
+    delay = 0.0005
+    while True:
+        try:
+            return os.open(name, flags, perm, dir_fd=dir_fd)
+        except BlockingIOError:
+            now = time.monotonic()
+            if end is None:
+                end = now + LEASE_WAIT
+            elif now >= end:
+                raise
+            time.sleep(delay)   # (short: the run's deadline can stop this thread between)
+            delay = min(delay * 2, 0.02)
+
+
 def _await_writer(fd: int) -> None:
     """A FIFO's read end, opened without waiting: wait, as bash's open does, for a writer (its
     data, or its close), polling the run's budget. The end stays open while it waits: closing
@@ -362,7 +389,7 @@ class HostFS:
             try:
                 # (never blocking here: a FIFO's open waits for its peer, in the runner's own
                 # thread where no deadline could stop it; such opens wait in _open_fifo)
-                fd = os.open(g.name, oflags | os.O_NONBLOCK, perm, dir_fd=g.fd)
+                fd = _open_leased(g.name, oflags | os.O_NONBLOCK, perm, g.fd)
                 if not regular and not writes and _stat.S_ISFIFO(os.fstat(fd).st_mode):
                     try:
                         _await_writer(fd)

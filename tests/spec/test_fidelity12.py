@@ -21,6 +21,44 @@ FIXED = [
     "set -v\necho b\n\n\n#x",
     "set -v\necho a\n\n# c\necho b\n\n",
     "eval $'set -v\\n\\necho c\\n\\n'; bash -c $'set -v\\ntrue\\n\\n'",
+    # compgen -W: an expansion error in the list is reported and ends the command line;
+    # -o dirnames/-o default when nothing else matched; -C runs the command (COMP_* exported)
+    "compgen -W '${'; echo status=$?\ncompgen -W 'foo $(( 1 / 0 )) bar'; echo status=$?\n"
+    "compgen -W 'a $((2+)) b' a; echo st=$?\ncompgen -W 'a $(echo hi; exit 3) b' ; echo st=$?\necho end",
+    "compgen -W 'a ${x:?unset} b'; echo st=$?",
+    "mkdir -p bx/c; touch f1; compgen -o dirnames b; compgen -o dirnames -W bz b; compgen -o default f; "
+    "compgen -o bashdefault -W q b; echo $?; compgen -o dirnames -o plusdirs -W b1 b; compgen -d -o dirnames x; echo $?",
+    "f() { declare -p COMP_LINE COMP_POINT COMP_WORDS COMP_CWORD COMP_TYPE COMP_KEY 2>&1; }\n"
+    "compgen -C f b 2>/dev/null; echo ${COMP_LINE-unset}; f() { echo foo; echo \"a:$1:$2:$3\"; }\n"
+    "compgen -C f b\necho compgen=$?\ncompgen -C 'echo x'\ncomplete -C f b\necho complete=$?",
+    # a #! line is the interpreter and ONE optional argument, as the kernel reads it: options
+    # for bash apply, env gets `-S ...` (or fails on `bash -e`), a missing interpreter (or a
+    # `\r` after it) is bash's "required file not found"
+    "printf '#!/bin/bash -e\\necho hi; false; echo no\\n' > s; chmod +x s; ./s; echo $?; "
+    "printf '#!/bin/bash -x\\necho $0 \"$@\"\\n' > t; chmod +x t; ./t a b; mkdir bin; cp t bin/tt; PATH=$PWD/bin:$PATH tt q; "
+    "printf '#! /bin/bash  -eu  \\necho $0; echo $x\\n' > w; chmod +x w; ./w; echo $?; "
+    "printf '#!/usr/bin/env bash\\necho $0 $1\\n' > v; chmod +x v; ./v 1; cp v bin/vv; PATH=$PWD/bin:$PATH vv 2",
+    "printf '#!/usr/bin/env -S bash -e\\necho hi; false; echo no\\n' > s; chmod +x s; ./s; echo $?; "
+    "printf '#!/usr/bin/env -S -u FOO bash\\necho \"[$FOO]\"\\n' > t; chmod +x t; FOO=1 ./t; "
+    "printf '#!/usr/bin/env bash -e\\necho x\\n' > u; chmod +x u; ./u; echo $?; "
+    "printf '#!/usr/bin/env -S bash -euo pipefail\\necho $0; false | true; echo $?\\n' > y; chmod +x y; ./y; echo $?",
+    "printf '#!/nonexist/py\\necho\\n' > a; chmod +x a; ./a; echo $?; printf '#!/bin/bash\\r\\necho cr\\n' > z; "
+    "chmod +x z; ./z; echo $?; printf '#!/bin/cat -n\\nx\\n' > d; chmod +x d; ./d; printf '#!\\necho hi\\n' > f; "
+    "chmod +x f; ./f; echo $?; printf '#!/usr/bin/awk -f\\nBEGIN{print 7}\\n' > g; chmod +x g; ./g",
+    # bash's own options: each o/O in a cluster takes the next argument
+    "bash -euo pipefail -c 'echo $-; set -o | grep pipefail'; bash -o pipefail -eu -c 'echo $-'; "
+    "bash -xo pipefail -c 'echo 1'; bash -eO extglob -c 'shopt extglob; echo $-'; bash -eo nosuch -c 'echo 2'; echo $?",
+    # env: -u (also -uNAME) removes a prefix assignment too; -S as GNU's build_argv, its
+    # options parsed again (`-S'-u X cmd'`); a command name with a blank gets GNU's hint
+    "FOO=BAR env -u FOO sh -c 'echo =$FOO='; FOO=BAR env -uFOO printenv FOO; echo $?; export FOO=X; "
+    "env -u FOO bash -c 'echo =$FOO='; FOO=BAR env FOO=Q sh -c 'echo =$FOO='; "
+    "f() { local FOO=L; export FOO; env -u FOO sh -c 'echo =$FOO='; FOO=M env FOO=N sh -c 'echo =$FOO='; echo $FOO; }; "
+    "f; echo $FOO; A=1 env -i B=2 sh -c 'echo $A$B'",
+    "env -S'-ufoo A=B FOO=AR sh -c \"echo \\$A\\$FOO\"'; env \"-S-C/ pwd\"; env -S'echo FOO #BAR'; "
+    "env -S\"printf x%sx\\n A\\_B\"; env -S\"\\_printf x%sx\\n FOO\\_\"; env -S'printf x%sx\\n A \t B \v\f\r'; "
+    "env -S\"printf x%sx\\n \\_ FOO\"; env -S'A=B \\c rest' env | grep -c rest; env -S'a \"b'; echo $?; "
+    "env -S'\\q'; echo $?; env -S'x \\'; echo $?; env -S'printf \"%s|\" a \"\" \"${NOPE}\" c'; echo",
+    "env '-v -S cat -n' 2>&1; echo $?; env 'cat -n' ./xxx 2>&1; echo $?",
 ]
 
 CASES = FIXED + [
