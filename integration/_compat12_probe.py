@@ -79,6 +79,15 @@ print(json.dumps(out))
 """
 
 
+def _host_available() -> int:
+    """The host's MemAvailable (bytes): the view's free figures never exceed it."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def _kv(line: str) -> dict[str, int]:
     return {k.rstrip(":"): int(v) for k, v in (x.split("=") for x in line.split())}
 
@@ -106,6 +115,7 @@ def t_view() -> dict:
                 n = sb.run("node -e 'const os = require(\"os\"); "
                            "console.log(os.totalmem(), os.freemem())'", timeout=60)
                 got["node"] = [int(x) for x in n.stdout.split()] if n.exit_code == 0 else n.stderr
+            got["host_available"] = _host_available()
             got["note"] = [x for x in sb.isolation.notes if x.startswith("memory view")]
             # the shell's own reads (its redirections open with O_NONBLOCK: a held lease
             # made them fail with EAGAIN) and the file API
@@ -122,8 +132,11 @@ def t_view() -> dict:
 def t_live() -> dict:
     with Sandbox() as sb:
         sb.write_file("/tmp/live.py", _LIVE.encode())
+        host0 = _host_available()
         r = sb.run("python3 /tmp/live.py 200", timeout=120)
-        return {"exit": r.exit_code, "out": r.stdout, "err": r.stderr[-2000:]}
+        return {"exit": r.exit_code, "out": r.stdout, "err": r.stderr[-2000:],
+                "limit": sb._ex.limits.max_memory_bytes,
+                "host_available": min(host0, _host_available())}
 
 
 def t_hostile() -> dict:

@@ -110,7 +110,9 @@ def test_free_top_node_and_sysinfo_show_the_sandboxs_memory(
         # MemTotal is the limit (below the host's RAM), free and available within it, no swap
         assert mi["MemTotal"] == lim < got["host_total"], (name, g)
         assert 0 < mi["MemFree"] <= mi["MemAvailable"] <= lim, (name, g)
-        assert lim - mi["MemAvailable"] < 1 * GiB, (name, g)   # an idle sandbox uses little
+        # an idle sandbox uses little (the view is capped by the host's own MemAvailable: on
+        # a host short of memory that is the lower figure)
+        assert mi["MemAvailable"] >= min(lim - GiB, g["host_available"] // 2), (name, g)
         assert mi["SwapTotal"] == 0, (name, g)
         total, used, free, avail = g["free"]          # procps free -b
         assert total == lim and 0 <= used < lim and avail <= lim, (name, g)
@@ -136,6 +138,10 @@ def test_the_view_follows_the_sandboxs_usage_as_readers_open_it(
     assert got["exit"] == 0, got
     v = json.loads(got["out"])
     held = 200 * MiB
+    if got["host_available"] < got["limit"] + GiB:
+        # the view's MemAvailable is the host's then, which other processes move too
+        pytest.skip(f"the host has {got['host_available'] >> 20} MiB available, under the "
+                    "sandbox's limit: the view follows the host's figure")
     # 200 MiB held by one process: another's MemAvailable drops by about that much (a
     # memory cgroup: at once; the watchdog as an unprivileged user: its next 50 ms sample)
     assert v["before"] - v["during"] >= held * 3 // 4, v
