@@ -343,6 +343,17 @@ def test_huge_output_is_cut_in_execute_and_whole_in_start(served):
                 n += len(ev.stdout)
         assert n == 6_000_000
         assert kinds[0] == "init" and kinds[-1] == "exit" and "stderr" in kinds
+        # past the sandbox's output limit (16 MiB by default) the stream says so on stderr
+        # instead of ending as if that were all the output
+        n, err = 0, b""
+        for ev in stub.Start(pb.StartRequest(config=pb.ProcessConfig(
+                command=["sh", "-c", "head -c 20000000 /dev/zero"])), timeout=120):
+            k = ev.WhichOneof("event")
+            if k == "stdout":
+                n += len(ev.stdout)
+            elif k == "stderr":
+                err += ev.stderr
+        assert 6_000_000 < n < 20_000_000 and b"was not streamed" in err
     finally:
         ch.close()
 
