@@ -440,16 +440,104 @@ def _spawn() -> _Worker:
         # counted before the fork: a refused or failed one moved the sandbox's counters too
         helper_processes[0] += 1
     try:
+        if not _EXEC_OK[0]:
+            with no_kick:
+                return _Worker(_Forked())
         with no_kick:
             proc = subprocess.Popen(["/proc/self/exe", "-I", "-S", "-c", code, jqdir, here, str(_IDLE)],
                                     executable="/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     close_fds=True, pass_fds=fds, env={}, cwd="/", bufsize=0)
             return _Worker(proc)   # (in the block: a kick before it would lose the process)
+    except PermissionError:
+        with _COUNT_LOCK:
+            helper_processes[1] += 1
+        if not _EXEC_OK[0]:
+            raise
+        # (review12) the namespace level: the runner's python is a file of the host's root,
+        # detached by pivot_root, and Landlock refuses its exec; a python of the sandbox's
+        # tree would load the workload's libraries and stdlib (/usr is its overlay) in a
+        # helper outside its cgroups. A fork of this process runs only code already loaded.
+        _EXEC_OK[0] = False
+        return _spawn()
     except BaseException:
         with _COUNT_LOCK:
             helper_processes[1] += 1
         raise
+
+
+_EXEC_OK = [True]
+"""Whether the worker is exec'd (else forked: see _spawn, _Forked)."""
+
+
+class _Forked:
+    """The worker as a fork of this process running jqeval.serve on two pipes, with
+    Popen's methods that _Worker and _talk use. Every other descriptor is closed in the
+    child first (the runner's channel, its cgroup files), and the inherited objects are
+    frozen out of the collector's sight (a collection would copy their pages)."""
+
+    def __init__(self) -> None:
+        import gc
+        import signal
+        r0, w0 = os.pipe2(os.O_CLOEXEC)
+        r1, w1 = os.pipe2(os.O_CLOEXEC)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                gc.freeze()
+                try:
+                    signal.set_wakeup_fd(-1)
+                    for s_ in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGCHLD):
+                        signal.signal(s_, signal.SIG_DFL)
+                except (ValueError, OSError):
+                    pass
+                os.dup2(r0, 0)
+                os.dup2(w1, 1)
+                null = os.open("/dev/null", os.O_WRONLY)
+                os.dup2(null, 2)
+                os.closerange(3, 1 << 20)
+                from .jqeval import serve
+                serve(_IDLE)
+            finally:
+                os._exit(0)
+        os.close(r0)
+        os.close(w1)
+        self.pid = pid
+        self.returncode: int | None = None
+        self._lock = threading.Lock()
+        self.stdin = open(w0, "wb", buffering=0)
+        self.stdout = open(r1, "rb", buffering=0)
+
+    def poll(self) -> int | None:
+        return self._wait(os.WNOHANG)
+
+    def wait(self) -> int | None:
+        return self._wait(0)
+
+    def _wait(self, flags: int) -> int | None:
+        if flags == 0 and self.returncode is None:
+            try:   # (waited for without the lock and not reaped: see kill)
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            except ChildProcessError:
+                pass
+        with self._lock:
+            if self.returncode is None:
+                try:
+                    pid, st = os.waitpid(self.pid, os.WNOHANG)
+                except ChildProcessError:
+                    self.returncode = -1
+                else:
+                    if pid:
+                        self.returncode = os.waitstatus_to_exitcode(st)
+            return self.returncode
+
+    def kill(self) -> None:
+        with self._lock:   # (reaped only under it: the pid is still this child's)
+            if self.returncode is None:
+                try:
+                    os.kill(self.pid, 9)
+                except ProcessLookupError:
+                    pass
 
 
 def _acquire() -> _Worker:

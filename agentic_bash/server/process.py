@@ -305,6 +305,12 @@ class ProcessService:
         def work() -> None:
             try:
                 r = self.host.call(lambda sb: proc.gate.run(lambda: run(sb))).value
+                if r.truncated or getattr(r, "limit_exceeded", None) == "output":
+                    # the sandbox's output limit (Limits.max_output_bytes) stopped the stream:
+                    # said on stderr rather than ending as if that were all
+                    limit = getattr(getattr(self.host.sandbox, "limits", None), "max_output_bytes", None)
+                    put(("stderr", (f"\n[agentic-bash: output past the sandbox's limit"
+                                    f"{f' of {limit} bytes' if limit else ''} was not streamed]\n").encode()))
                 put(("exit", r.exit_code))
             except Abandoned:
                 put(("exit", 130))
