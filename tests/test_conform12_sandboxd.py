@@ -598,3 +598,20 @@ def test_files_go_through_the_sandbox_when_a_mount_lies_inside_the_root(tmp_path
     finally:
         sb.close_connection()
         s.srv.stop()
+
+
+@pytest.mark.parametrize("flag", ["--grpc-port", "--rest-port"])
+def test_a_port_in_use_is_a_one_line_error_and_nothing_says_listening(flag, tmp_path):
+    import socket
+    import subprocess
+    import sys
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "agentic_bash", "serve", "-i", "virtual", "--host", "127.0.0.1",
+                            "--port", "0", flag, str(port), "--base-dir", str(tmp_path)],
+                           capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr and "listening" not in r.stdout
+    assert re.search(r"agentic-bash serve: .*(in use|Address already)", r.stderr)
