@@ -254,6 +254,9 @@ def test_rest_details_mode_multipart_head_health_metadata(served):
     assert st == 400
     st, _, body = served.rest_call("DELETE", "/v1/files/")
     assert st == 409 and json.loads(body)["code"] == "CONFLICT"
+    for bad in ("m/a%00b", "m/" + "n" * 300):
+        st, _, body = served.rest_call("PUT", f"/v1/files/{bad}", b"x")
+        assert st == 400 and json.loads(body)["code"] == "INVALID_ARGUMENT", bad
     st, headers, _ = served.rest_call("POST", "/v1/files/m/part.txt", b"x")
     assert st == 405 and set(headers["allow"].split(", ")) == {"GET", "HEAD", "PUT", "DELETE"}
     st, _, body = served.rest_call("GET", "/v1/health")
@@ -340,6 +343,17 @@ def test_huge_output_is_cut_in_execute_and_whole_in_start(served):
                 n += len(ev.stdout)
         assert n == 6_000_000
         assert kinds[0] == "init" and kinds[-1] == "exit" and "stderr" in kinds
+        # past the sandbox's output limit (16 MiB by default) the stream says so on stderr
+        # instead of ending as if that were all the output
+        n, err = 0, b""
+        for ev in stub.Start(pb.StartRequest(config=pb.ProcessConfig(
+                command=["sh", "-c", "head -c 20000000 /dev/zero"])), timeout=120):
+            k = ev.WhichOneof("event")
+            if k == "stdout":
+                n += len(ev.stdout)
+            elif k == "stderr":
+                err += ev.stderr
+        assert 6_000_000 < n < 20_000_000 and b"was not streamed" in err
     finally:
         ch.close()
 
@@ -484,6 +498,11 @@ def test_the_virtual_level_serves_sandboxd_too(tmp_path):
         assert evs[0][0] == "stderr" and evs[0][1].stderr == b"got v\n" and evs[-1][0] == "exit"
         sb.files.delete("v", recursive=True)
         assert not (tmp_path / "v").exists()
+        # the root itself is only emptied, as sandboxd does
+        sb.files.write("w/x", b"1")
+        sb.files.write("y", b"2")
+        st, _, _ = s.rest_call("DELETE", "/v1/files/?recursive=true")
+        assert st == 204 and tmp_path.is_dir() and not list(tmp_path.iterdir())
     finally:
         ch.close()
         sb.close_connection()
@@ -525,3 +544,74 @@ def test_sigterm_with_a_stream_running_stops_cleanly(tmp_path):
     finally:
         ch.close()
         s.srv.stop()
+
+
+def test_the_sandboxd_flag_picks_its_ports_and_is_refused_with_sessions(monkeypatch):
+    from typer.testing import CliRunner
+
+    import agentic_bash.server.command as command
+    from agentic_bash.cli import app
+    seen = {}
+    monkeypatch.setattr(command, "_serve", lambda *a: seen.update(args=a))
+    r = CliRunner().invoke(app, ["serve", "--sandboxd"])
+    assert r.exit_code == 0, r.output
+    assert seen["args"][-2:] == (8080, 9090)
+    r = CliRunner().invoke(app, ["serve", "--sandboxd", "--grpc-port", "0"])
+    assert r.exit_code == 0 and seen["args"][-2:] == (8080, 0)
+    r = CliRunner().invoke(app, ["serve", "--port", "0"])
+    assert seen["args"][-2:] == (None, None)      # the python-runtime contract alone
+    r = CliRunner().invoke(app, ["serve", "--sessions", "--sandboxd"])
+    assert r.exit_code == 2 and "sessions" in r.output
+
+
+def test_files_go_through_the_sandbox_when_a_mount_lies_inside_the_root(tmp_path):
+    # the host's directory is then not what the sandbox sees: the Sandbox's file API answers
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "m.txt").write_text("mounted")
+    base = tmp_path / "base"
+    base.mkdir()
+    s = _start(base, "virtual", "-m", f"/app/data={data}:ro")
+    sb = s.sdk()
+    try:
+        sb.files.write("sub/a.txt", b"hello")
+        assert sb.files.read("sub/a.txt") == b"hello"
+        assert (base / "sub" / "a.txt").read_bytes() == b"hello"
+        assert sb.files.read("data/m.txt") == b"mounted"
+        assert {e.name: e.type for e in sb.files.list(".")} == {"data": "directory", "sub": "directory"}
+        assert [e.name for e in sb.files.list("data")] == ["m.txt"]
+        assert sb.files.exists("data/m.txt") and not sb.files.exists("data/none")
+        with pytest.raises(SandboxRequestError) as e:
+            sb.files.write("data/new.txt", b"x")          # the read-only mount refuses it
+        assert e.value.status_code == 403 and not (data / "new.txt").exists()
+        st, _, _ = s.rest_call("PUT", "/v1/files/sub/m.sh?mode=0700", b"#!/bin/sh\n")
+        assert st == 204 and oct((base / "sub" / "m.sh").stat().st_mode & 0o777) == "0o700"
+        with pytest.raises(SandboxRequestError) as e:
+            sb.files.delete("sub")
+        assert e.value.status_code == 409
+        sb.files.delete("sub", recursive=True)
+        assert not (base / "sub").exists()
+        with pytest.raises(SandboxRequestError) as e:
+            sb.files.read("../../etc/passwd", allow_unsafe_paths=True)
+        assert e.value.status_code == 403
+        assert sb.commands.run("cat data/m.txt").stdout == "mounted"
+    finally:
+        sb.close_connection()
+        s.srv.stop()
+
+
+@pytest.mark.parametrize("flag", ["--grpc-port", "--rest-port"])
+def test_a_port_in_use_is_a_one_line_error_and_nothing_says_listening(flag, tmp_path):
+    import socket
+    import subprocess
+    import sys
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "agentic_bash", "serve", "-i", "virtual", "--host", "127.0.0.1",
+                            "--port", "0", flag, str(port), "--base-dir", str(tmp_path)],
+                           capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr and "listening" not in r.stdout
+    assert re.search(r"agentic-bash serve: .*(in use|Address already)", r.stderr)

@@ -586,7 +586,8 @@ def create_app(host: RuntimeHost, *, default_timeout_s: float | None = None,
         Route("/exists/{path:path}", exists, methods=["GET"]),
     ]
     from .sandboxd import sandboxd_routes
-    routes += sandboxd_routes(files, direct, max_body=max_body, ready=lambda: not host.closing)
+    routes += sandboxd_routes(files, direct, max_body=max_body, ready=lambda: not host.closing,
+                              host=host, inside=sandbox_dir)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         # unknown paths and methods answer JSON like upstream's FastAPI ({"detail": ...})

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import shutil
 import stat
 import time
 from typing import Any, Awaitable, Callable
 
+from ..errors import SandboxError
 from .hostfiles import MAX_LIST, HostFiles, Upload
 from .paths import BadPath, Denied
 
@@ -177,18 +179,141 @@ class _Files:
             os.rmdir(name, dir_fd=dirfd)
 
 
+class _Buffered:
+    """An upload through the Sandbox's file API: kept in memory (the body is bounded by
+    --max-body), written at ``commit``."""
+
+    def __init__(self, write: Callable[[bytes], None]) -> None:
+        self._write = write
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self._parts.append(bytes(data))
+
+    def commit(self) -> None:
+        self._write(b"".join(self._parts))
+
+    def abort(self) -> None:
+        self._parts.clear()
+
+
+class _SandboxOps:
+    """The same calls through the Sandbox's file API under the session lock, for when the
+    host's directory is not what the sandbox sees (a --mount inside the root, hide= or
+    read_only= rules, which the Sandbox applies): they wait for a running command."""
+
+    def __init__(self, host: Any, inside: str) -> None:
+        self.host = host
+        self.inside = inside.rstrip("/") or "/"
+        self.rel = _Files.rel.__get__(self)          # (the same path rules)
+
+    def _call(self, fn: Callable[[Any], Any]) -> Any:
+        return self.host.call(fn).value
+
+    def _real(self, sb: Any, p: str, follow: bool = True) -> str:
+        from .paths import confine, within
+        full = confine(self.rel(p), self.inside)
+        if follow:
+            real = sb.realpath(full)
+        else:
+            parent, name = posixpath.split(full)
+            real = full if full == self.inside else posixpath.join(sb.realpath(parent), name)
+        if not within(real, self.inside):
+            raise Denied(p)
+        return real
+
+    def _kind(self, sb: Any, real: str) -> Any:
+        """The entry of ``real`` in its parent's listing (None: missing)."""
+        if real == self.inside or real == "/":
+            return "root"
+        parent, name = posixpath.split(real)
+        try:
+            return next((e for e in sb.list_files(parent or "/", limit=None) if e.name == name), None)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def get(self, p: str, head: bool) -> tuple[str, Any]:
+        def fn(sb: Any) -> tuple[str, Any]:
+            from .paths import within
+            real = self._real(sb, p)
+            me = self._kind(sb, real)
+            if me is None:
+                return "missing", None
+            if me != "root" and me.type == "file":
+                data = b"" if head else sb.read_file(real)
+                return "file", (data, me.size, me.mtime)
+            if me != "root" and me.type != "dir":
+                return "missing", None               # a dangling link
+            out = []
+            for e in sb.list_files(real, limit=MAX_LIST):
+                info = e
+                if e.type == "symlink":
+                    t = sb.realpath(e.path)
+                    if not within(t, self.inside):
+                        continue
+                    info = self._kind(sb, t)
+                    if info is None or info == "root" or info.type == "symlink":
+                        continue
+                out.append({"name": e.name, "size": info.size,
+                            "type": "directory" if info.type == "dir" else "file",
+                            "modified_at": _rfc3339(info.mtime), "mode": "%04o" % (info.mode & 0o7777)})
+            return "dir", out
+        try:
+            return self._call(fn)
+        except (FileNotFoundError, NotADirectoryError):
+            return "missing", None
+
+    def is_dir(self, p: str) -> bool:
+        def fn(sb: Any) -> bool:
+            me = self._kind(sb, self._real(sb, p))
+            return me == "root" or (me is not None and me.type == "dir")
+        return bool(self._call(fn))
+
+    def open_upload(self, p: str, mode: int) -> _Buffered:
+        def write(data: bytes) -> None:
+            self._call(lambda sb: sb.write_file(self._real(sb, p), data, mode))
+        return _Buffered(write)
+
+    def delete(self, p: str, recursive_arg: str | None) -> tuple[int, str, str] | None:
+        def fn(sb: Any) -> tuple[int, str, str] | None:
+            real = self._real(sb, p, follow=False)
+            me = self._kind(sb, real)
+            if me is None:
+                return 404, "NOT_FOUND", "path does not exist within the sandbox"
+            recursive = False
+            if recursive_arg:
+                if recursive_arg in _TRUE:
+                    recursive = True
+                elif recursive_arg not in _FALSE:
+                    return 400, "INVALID_ARGUMENT", f"recursive {recursive_arg!r} must be a boolean"
+            if me == "root":
+                if not recursive:
+                    return 409, "CONFLICT", ("cannot delete the sandbox root; pass recursive=true "
+                                             "to clear its contents")
+                for e in sb.list_files(real, limit=None):
+                    sb.remove(e.path, True)
+                return None
+            if me.type == "dir" and not recursive and len(sb.list_files(real, limit=1)):
+                return 409, "CONFLICT", "directory is not empty; pass recursive=true to remove it"
+            sb.remove(real, recursive)
+            return None
+        return self._call(fn)
+
+
 def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any]], *, max_body: int,
-                    ready: Callable[[], bool], metadata_prefix: str = "SANDBOX_") -> list[Any]:
-    """The /v1 routes over ``files`` (the root as the sandbox sees it; None: the host's view
-    may differ from the sandbox's, and file calls are 501); ``direct(fn, *args)`` runs a
-    blocking call on a worker thread; ``ready()`` False makes /v1/health 503."""
+                    ready: Callable[[], bool], metadata_prefix: str = "SANDBOX_",
+                    host: Any = None, inside: str = "/app") -> list[Any]:
+    """The /v1 routes over ``files`` (the root as the sandbox sees it), or with ``files``
+    None through the Sandbox of ``host`` (a RuntimeHost) with its root at ``inside``;
+    ``direct(fn, *args)`` runs a blocking call on a worker thread; ``ready()`` False makes
+    /v1/health 503."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
     from .runtime import _FileBody, _FilePart
 
-    ops = _Files(files) if files is not None else None
+    ops: Any = _Files(files) if files is not None else _SandboxOps(host, inside) if host is not None else None
     started = time.monotonic()
     meta = metadata_env(metadata_prefix)
 
@@ -200,10 +325,12 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
             return err(403, "PERMISSION_DENIED", "path traversal outside sandbox root is forbidden")
         if isinstance(e, BadPath):
             return err(400, "INVALID_ARGUMENT", str(e))
-        if isinstance(e, PermissionError):
+        if isinstance(e, PermissionError) or (isinstance(e, OSError) and e.errno == errno.EROFS):
             return err(403, "PERMISSION_DENIED", "permission denied")
-        if isinstance(e, OSError) and e.errno == errno.ELOOP:
-            return err(400, "INVALID_ARGUMENT", "too many levels of symbolic links")
+        if isinstance(e, SandboxError):
+            return err(500, "INTERNAL", f"{type(e).__name__}: {e}")
+        if isinstance(e, OSError) and e.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            return err(400, "INVALID_ARGUMENT", os.strerror(e.errno))
         if isinstance(e, OSError) and e.errno in (errno.ENOTEMPTY, errno.EEXIST):
             return err(409, "CONFLICT", "directory is not empty; pass recursive=true to remove it")
         return err(500, "INTERNAL", f"{getattr(e, 'strerror', None) or e}")
@@ -213,7 +340,7 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
         head = request.method == "HEAD"
         try:
             kind, got = await direct(ops.get, p, head)
-        except (Denied, BadPath, OSError) as e:
+        except (Denied, BadPath, OSError, SandboxError) as e:
             return refused(e)
         if kind == "missing":
             return err(404, "NOT_FOUND", "path does not exist within the sandbox")
@@ -225,6 +352,11 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
         fd, size, mtime = got
         headers = {"content-length": str(size), "last-modified": _http_date(mtime),
                    "accept-ranges": "none"}
+        if isinstance(fd, bytes):                # through the Sandbox's file API
+            if head:
+                return Response(b"", media_type="application/octet-stream", headers=headers)
+            headers["content-length"] = str(len(fd))
+            return Response(fd, media_type="application/octet-stream", headers=headers)
         if fd < 0:
             return Response(b"", media_type="application/octet-stream", headers=headers)
         return StreamingResponse(_FileBody(fd, size), media_type="application/octet-stream",
@@ -245,7 +377,7 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
         try:
             if await direct(ops.is_dir, p):
                 return err(400, "INVALID_ARGUMENT", "target path is a directory")
-        except (Denied, BadPath, OSError) as e:
+        except (Denied, BadPath, OSError, SandboxError) as e:
             return refused(e)
         from python_multipart.multipart import MultipartParser, parse_options_header
         ctype, params = parse_options_header(request.headers.get("content-type"))
@@ -265,7 +397,7 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
                 return err(400, "INVALID_ARGUMENT", "target path is a directory")
             except NotADirectoryError:
                 return err(400, "INVALID_ARGUMENT", "a parent of the path is not a directory")
-            except (Denied, BadPath, OSError) as e:
+            except (Denied, BadPath, OSError, SandboxError) as e:
                 return refused(e)
             failed: Response | None = None
             async for chunk in request.stream():
@@ -302,7 +434,7 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
             u, up = up, None
             try:
                 await direct(u.commit)
-            except OSError as e:
+            except (Denied, BadPath, OSError, SandboxError) as e:
                 return refused(e)
             return Response(status_code=204)
         finally:
@@ -313,7 +445,7 @@ def sandboxd_routes(files: HostFiles | None, direct: Callable[..., Awaitable[Any
         p = request.path_params.get("path", "")
         try:
             out = await direct(ops.delete, p, request.query_params.get("recursive"))
-        except (Denied, BadPath, OSError) as e:
+        except (Denied, BadPath, OSError, SandboxError) as e:
             return refused(e)
         if out is not None:
             return err(*out)

@@ -171,3 +171,27 @@ def test_the_sandbox_end_of_the_channel_sends_a_whole_result_at_once() -> None:
             # it takes a whole cut output (two 16 MiB streams) with no reader scheduled
             b.setblocking(False)
             assert b.send(b"\0" * (2 * 16 * MiB)) == 2 * 16 * MiB
+
+
+# -- what the session's commands hold at once ------------------------------------------------
+# Each command may hold held_cap() (128 MiB) of input, but nothing bounded them together:
+# six jobs each running `tac` on a 60 MB line took +805 MiB. They now share one pool of
+# half max_shell_bytes (limits.HeldPool); a command past it says "memory exhausted".
+
+def test_commands_running_at_once_share_one_pool_and_give_it_back() -> None:
+    with ab.Sandbox(isolation="virtual") as s:
+        ex = s._ex
+        r = s.run("x=$(head -c 60000000 /dev/zero | tr '\\0' x); "
+                  "for i in 1 2 3 4 5 6; do { echo \"$x\" | tac | wc -c; } & done; wait; echo done", timeout=120)
+        assert r.stdout.endswith("done\n"), r
+        refused = r.stderr.count("tac: memory exhausted")
+        assert refused >= 2, r   # (at most two 60 MB inputs fit in 128 MiB)
+        assert r.stdout.count("60000001\n") >= 1, r
+        assert ex._held_pool.held == 0, ex._held_pool.held
+        # one after another, every one fits: what each held was given back
+        r = s.run("for i in 1 2 3 4 5 6; do echo \"$x\" | tac | wc -c; done", timeout=120)
+        assert r.stdout == "60000001\n" * 6 and r.exit_code == 0, r
+        r = s.run("for i in 1 2 3; do echo \"$x\" | sort | wc -c; done", timeout=120)
+        assert r.stdout == "60000001\n" * 3 and r.exit_code == 0, r
+        assert ex._held_pool.held == 0, ex._held_pool.held
+        assert s.run("echo ok").stdout == "ok\n"
