@@ -305,6 +305,12 @@ class ProcessService:
         def work() -> None:
             try:
                 r = self.host.call(lambda sb: proc.gate.run(lambda: run(sb))).value
+                if r.truncated or getattr(r, "limit_exceeded", None) == "output":
+                    # the sandbox's output limit (Limits.max_output_bytes) stopped the stream:
+                    # said on stderr rather than ending as if that were all
+                    limit = getattr(getattr(self.host.sandbox, "limits", None), "max_output_bytes", None)
+                    put(("stderr", (f"\n[agentic-bash: output past the sandbox's limit"
+                                    f"{f' of {limit} bytes' if limit else ''} was not streamed]\n").encode()))
                 put(("exit", r.exit_code))
             except Abandoned:
                 put(("exit", 130))
@@ -473,7 +479,9 @@ def serve_process_service(service: ProcessService, host: str, port: int, workers
         raise SandboxError("the gRPC ProcessService needs grpcio and protobuf: "
                            "pip install 'agentic-bash[server]'") from None
     from concurrent.futures import ThreadPoolExecutor
-    server = grpc.server(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentic-bash-grpc"))
+    # (no SO_REUSEPORT: a second server on the same port must fail, not share the calls)
+    server = grpc.server(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentic-bash-grpc"),
+                         options=[("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers((service.handler(),))
     try:
         # server reflection, as sandboxd registers it: grpcurl needs no .proto file
@@ -483,8 +491,12 @@ def serve_process_service(service: ProcessService, host: str, port: int, workers
     except ImportError:  # pragma: no cover - grpcio-reflection is part of the [server] extra
         log.info("grpcio-reflection is not installed: no gRPC server reflection")
     addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    bound = server.add_insecure_port(addr)
+    try:
+        bound = server.add_insecure_port(addr)
+    except RuntimeError:          # grpc's "Failed to bind to address"
+        bound = 0
     if not bound:
-        raise OSError(f"cannot listen on {addr} for the gRPC ProcessService")
+        server.stop(None)
+        raise OSError(f"cannot listen on {addr} for the gRPC ProcessService (address in use?)")
     server.start()
     return server, bound

@@ -1166,7 +1166,9 @@ def b_export(sh: Interpreter, argv: list[str]) -> int:
 
 @builtin("readonly")
 def b_readonly(sh: Interpreter, argv: list[str]) -> int:
-    parsed = _parse_flags(sh, "readonly", argv[1:], "aAfp", "readonly [-aAf] [name[=value] ...] or readonly -p")
+    # (-n, undocumented: bash's "undo", which cannot take readonly away: a NAME=VALUE is
+    # assigned without it, a NAME is left as it is)
+    parsed = _parse_flags(sh, "readonly", argv[1:], "aAfnp", "readonly [-aAf] [name[=value] ...] or readonly -p")
     if isinstance(parsed, int):
         return parsed
     on, off, args = parsed
@@ -1188,8 +1190,9 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
     status = 0
     arrays = sh.__dict__.pop("decl_arrays", None) or {}
     # bash: -a/-A shape only an array value given here; `readonly -a x` is a plain readonly
-    aflags = {"r"} | (on & {"a", "A"})
-    flags = {"r"}
+    undo = "n" in on
+    aflags = (set() if undo else {"r"}) | (on & {"a", "A"})
+    flags = set() if undo else {"r"}
     for idx, a in enumerate(args):
         m = _ASSIGN_RE.match(a)
         vname = m.group(1) if m else a
@@ -1203,8 +1206,10 @@ def b_readonly(sh: Interpreter, argv: list[str]) -> int:
                 if vname not in sh.state.functions:
                     sh.error(f"readonly: {vname}: not a function")
                     status = 1
-                else:
+                elif not undo:
                     sh.state.func_readonly = sh.state.func_readonly | {vname}
+                continue
+            if undo and not m and idx not in arrays:
                 continue
             if idx in arrays:
                 assign = arrays[idx]

@@ -2293,6 +2293,8 @@ class Interpreter(Expander):
                 # stopped; a function's, its definition line)
                 self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
                 self.error(f"`{cmd.var}': not a valid identifier")
+                if self.state.options["posix"]:
+                    raise ExitShell(2)  # (bash: a fatal error in posix mode, ERREXIT)
                 return self.set_status(1)
             if cmd.words is None:
                 items = list(self.state.positional)
@@ -2447,7 +2449,7 @@ class Interpreter(Expander):
             if not _NAME_RE.match(cmd.var):
                 self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
                 self.error(f"`{cmd.var}': not a valid identifier")
-                return self.set_status(1)
+                return self.set_status(1)  # (not fatal in posix mode, unlike for)
             self.lineno = cmd.line or self.lineno
             items = list(self.state.positional) if cmd.words is None else self._compound_words(cmd.words)
             if not items:
@@ -2568,6 +2570,7 @@ class Interpreter(Expander):
             self.error(f"`{name}': is a special builtin")
             raise ExitShell(2)
         if name in self.state.func_readonly:
+            self.lineno = cmd.line + cmd.source.count("\n")  # (as above: the last line)
             self.error(f"{name}: readonly function")
             return self.set_status(1)
         if self.state.functions.get(name) is not cmd:

@@ -71,6 +71,15 @@ FIXED = [
     "factor 0 1 2 4 97 1000000007 999999999999999989 18446744073709551615 121 1000000014000000049; "
     "factor 12847291069740315094892340035; factor 340282366920938463463374607431768211355; "
     "factor 1701071552237771378853409662551409288273703; seq 1 60 | factor | md5sum",
+    # (bash's own tests) readonly -n: NAME=VALUE assigned without readonly, NAME untouched;
+    # a readonly function's redefinition is reported at its last line; for with a bad name
+    # is fatal in posix mode (select is not)
+    "readonly -n X; declare -p X; X=2; declare -p X; readonly -n Y=1; Y=3; declare -p Y; readonly -fn f; echo $?; "
+    "f(){ :; }; readonly -f f; readonly -nf f; f(){ echo 2; }; readonly -p | grep Y; readonly R=1; readonly -n R=2; echo $? $R",
+    "f() { echo; }\nreadonly -f f\nf()\n{\n  echo bar\n}\necho $?; f() { :; }; function f { :; }",
+    "(set -o posix; for invalid-name in a b; do echo $1; done; echo after posix for); echo st=$?; "
+    "(set -o posix ; select f\\1 in a b c ; do echo $REPLY ; done ; echo after posix select 2); echo st=$?; "
+    "for 1 in a; do :; done; echo $?\nset -o posix; for x-y in 1; do :; done; echo notreached",
     "printf abc > f; sum -- '{a b:' f; sum -s f; sum -rs f; sum -sr f; sum -x; echo $?; sum --sysv f; echo abc | sum",
 ]
 
