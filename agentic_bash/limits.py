@@ -13,7 +13,8 @@ from typing import Any
 
 from .errors import LimitExceeded
 
-__all__ = ["Budget", "Limits", "active_budget", "charge_read", "check_size", "start_thread"]
+__all__ = ["Budget", "HeldPool", "Limits", "active_budget", "charge_read", "check_size", "hold",
+           "release_held", "start_thread", "check_words"]
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -224,7 +225,7 @@ class Budget:
 
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
                  "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step",
-                 "_pipes", "_kick_at", "span", "shell_cap")
+                 "_pipes", "_kick_at", "span", "shell_cap", "pool")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -261,6 +262,7 @@ class Budget:
         self._arr_step = sys.maxsize if cap is None else max(1 << 16, cap // 8)
         # what the session's shell state may hold (see shell.state.Holdings)
         self.shell_cap = limits.shell_bytes()
+        self.pool: HeldPool | None = None  # the session's (see HeldPool), set by its executor
         self.stages = 0  # pipeline stages running on threads of their own (see stage_cap)
         # threads the watchdog watches for this budget (see watch): (ident, Thread)
         self._tids: list[tuple[int, Any]] = []
@@ -507,6 +509,55 @@ class Budget:
         return self._cancelled
 
 
+class HeldPool:
+    """What the commands of one session hold in memory at once (whole inputs read by
+    ``read_bounded``: tac, shuf, od, fmt...; sort's lines before it spills), across its
+    pipeline stages and jobs: each command may hold ``held_cap()``, and together they may
+    hold ``cap`` (half of ``max_shell_bytes``); past it the command that asks for more fails
+    with "memory exhausted", as GNU's do when malloc fails. (Six jobs each running ``tac``
+    on a 60 MB line took +805 MiB.) What a command holds is given back when it returns
+    (``release_held``)."""
+
+    __slots__ = ("cap", "held", "lock")
+
+    def __init__(self) -> None:
+        self.cap: int | None = None
+        self.held = 0
+        self.lock = threading.Lock()
+
+
+def hold(nbytes: int) -> None:
+    """The command running on this thread holds ``nbytes`` more; MemoryError past its
+    session's HeldPool. A no-op outside a run or without a pool."""
+    b = getattr(_bound, "budget", None)
+    pool = None if b is None else b.pool
+    if pool is None or pool.cap is None:
+        return
+    with pool.lock:
+        if pool.held + nbytes > pool.cap:
+            raise MemoryError("memory exhausted")
+        pool.held += nbytes
+    _bound.held = getattr(_bound, "held", 0) + nbytes
+    _bound.held_pool = pool
+
+
+def held_mark() -> int:
+    """What this thread's commands hold now (give it to ``release_held`` when one returns)."""
+    return _bound.__dict__.get("held", 0)   # (getattr with a default raises inside: ~1 us)
+
+
+def release_held(mark: int) -> None:
+    """Give back what was held on this thread since ``held_mark()`` returned ``mark``."""
+    n = _bound.__dict__.get("held", 0) - mark
+    if n <= 0:
+        return
+    pool = getattr(_bound, "held_pool", None)
+    _bound.held = mark
+    if pool is not None:
+        with pool.lock:
+            pool.held = max(0, pool.held - n)
+
+
 def array_bytes(d: dict) -> int:
     """What an array holds by the budget's count: its values, its keys when they are strings
     (associative), and HELD_OVERHEAD per element."""
@@ -528,6 +579,20 @@ def charge_read(nbytes: int) -> None:
     b = getattr(_bound, "budget", None)
     if b is not None:
         b.charge_read(nbytes)
+
+
+def check_words(count: int, chars: int, what: str = "word list") -> None:
+    """A list of ``count`` words holding ``chars`` characters is about to be built (field
+    splitting, ``read -a``): bounded as an array is (``held_cap``, each word counted with
+    HELD_OVERHEAD), so 30 million words of a 60 MB value are refused before their list
+    takes gigabytes (a namespace interpreter was OOM-killed: attack12)."""
+    b = getattr(_bound, "budget", None)
+    cap = _DEFAULT_VAR * Budget.HELD_FACTOR if b is None else b.held_cap()
+    if cap is not None and chars + Budget.HELD_OVERHEAD * count > cap:
+        raise LimitExceeded("max_variable_bytes", f"{what} too large: {count} words exceed the limit of "
+                            f"{cap} bytes (4 x max_variable_bytes)")
+    if b is not None:
+        b.charge_read(0)   # (the deadline)
 
 
 def check_size(nbytes: int, what: str) -> None:

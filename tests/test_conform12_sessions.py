@@ -40,6 +40,19 @@ def server(tmp_path_factory):
     srv.stop()
 
 
+@pytest.fixture(scope="module")
+def landlock_server(tmp_path_factory):
+    # (attack12) a client may ask for landlock only of a server whose operator chose it
+    db = tmp_path_factory.mktemp("sessions-ll") / "s.db"
+    srv = start_server("--sessions", "--db", str(db), "--api-key", KEY, "-i", "landlock")
+    yield srv
+    srv.stop()
+
+
+def _server_for(request, level):
+    return request.getfixturevalue("landlock_server" if level == "landlock" else "server")
+
+
 def _poll(pred, deadline=60.0):
     end = time.monotonic() + deadline
     while time.monotonic() < end:
@@ -50,8 +63,8 @@ def _poll(pred, deadline=60.0):
 
 
 @pytest.mark.parametrize("level", _levels())
-def test_file_calls_do_not_wait_for_the_running_command(server, level):
-    srv = server
+def test_file_calls_do_not_wait_for_the_running_command(request, level):
+    srv = _server_for(request, level)
     made = _api(srv, "POST", "/v1/sessions", json={"isolation": level})
     assert made.status_code in (200, 201), made.text
     sid = made.json()["id"]
@@ -96,8 +109,8 @@ def test_file_calls_do_not_wait_for_the_running_command(server, level):
 
 
 @pytest.mark.parametrize("level", [lv for lv in _levels() if lv != "virtual"])
-def test_a_link_out_of_the_workdir_is_never_followed_by_the_host(server, level):
-    srv = server
+def test_a_link_out_of_the_workdir_is_never_followed_by_the_host(request, level):
+    srv = _server_for(request, level)
     sid = _api(srv, "POST", "/v1/sessions", json={"isolation": level}).json()["id"]
     base = f"/v1/sessions/{sid}"
     try:

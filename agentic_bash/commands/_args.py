@@ -34,7 +34,7 @@ import re
 import stat
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
-from ..limits import Budget, charge_read, check_size
+from ..limits import Budget, charge_read, check_size, hold
 from ..shell.streams import LineReads
 from .base import REGISTRY, CommandContext
 
@@ -823,9 +823,11 @@ def read_bounded(ctx: CommandContext, stream: BinaryIO, sep: bytes | None = b"\n
     buf = io.BytesIO()
     n = 0
     for chunk in iter_chunks(stream, 1 << 16):
-        n += len(chunk) + (over * chunk.count(sep) if over else 0)  # type: ignore[arg-type]
+        k = len(chunk) + (over * chunk.count(sep) if over else 0)  # type: ignore[arg-type]
+        n += k
         if n > cap:
             raise MemoryError("memory exhausted")
+        hold(k)  # (the session's commands together: limits.HeldPool)
         buf.write(chunk)
     data = buf.getvalue()
     buf.close()

@@ -751,12 +751,24 @@ def _stat_directive(ctx: CommandContext, c: str, name: str, p: str, st: StatResu
     return "?"
 
 
+_HEX1 = frozenset("0123456789abcdefABCDEF")
+
+
+class _BadDirective(Exception):
+    """stat: a `%` directive GNU rejects (``%9%``, a trailing ``%9``)."""
+
+
 def _stat_format(ctx: CommandContext, fmt: str, name: str, p: str, st: StatResult, escapes: bool) -> str:
     out = []
     i, n = 0, len(fmt)
     while i < n:
         ch = fmt[i]
-        if ch == "\\" and escapes and i + 1 < n:
+        if ch == "\\" and escapes:
+            # GNU stat's escapes: \NNN and \xHH are bytes; an unknown one is itself, warned
+            if i + 1 >= n:
+                ctx.error("warning: backslash at end of format")
+                out.append("\\")
+                break
             nx = fmt[i + 1]
             esc = {"n": "\n", "t": "\t", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "r": "\r",
                    "v": "\v", '"': '"', "e": "\x1b"}
@@ -764,15 +776,21 @@ def _stat_format(ctx: CommandContext, fmt: str, name: str, p: str, st: StatResul
                 out.append(esc[nx])
                 i += 2
                 continue
-            if nx in "01234567":
-                j = i + 1
-                while j < n and j < i + 4 and fmt[j] in "01234567":
-                    j += 1
-                out.append(chr(int(fmt[i + 1:j], 8)))
+            if nx in "01234567" or nx == "x" and fmt[i + 2:i + 3] in _HEX1:
+                if nx == "x":
+                    j = i + 3 + (fmt[i + 3:i + 4] in _HEX1)
+                    v = int(fmt[i + 2:j], 16)
+                else:
+                    j = i + 1
+                    while j < n and j < i + 4 and fmt[j] in "01234567":
+                        j += 1
+                    v = int(fmt[i + 1:j], 8) & 0xFF
+                out.append(chr(v) if v < 0x80 else chr(0xDC00 + v))  # (a raw byte)
                 i = j
                 continue
-            out.append("\\")
-            i += 1
+            ctx.error(f"warning: unrecognized escape '\\{nx}'")
+            out.append(nx)
+            i += 2
             continue
         if ch != "%":
             out.append(ch)
@@ -787,14 +805,16 @@ def _stat_format(ctx: CommandContext, fmt: str, name: str, p: str, st: StatResul
             j += 1
             while j < n and fmt[j].isdigit():
                 j += 1
-        if j >= n:
-            out.append(fmt[i:])
-            break
+        if j >= n or fmt[j] == "%":
+            if j > i + 1:
+                # (flags, a width or a precision before `%` or the end: GNU dies)
+                raise _BadDirective(fmt[i:j + 1])
+            out.append("%")
+            i = j + 1
+            continue
         c = fmt[j]
         spec = fmt[i + 1:j]
-        if c == "%":
-            out.append("%")
-        elif c in "HL" and j + 1 < n and fmt[j + 1] in "dr":
+        if c in "HL" and j + 1 < n and fmt[j + 1] in "dr":
             # %Hd %Ld %Hr %Lr: the major/minor number of st_dev or st_rdev, in decimal
             num = st.st_dev if fmt[j + 1] == "d" else getattr(st, "st_rdev", 0)
             if fmt[j + 1] == "r" and not (S.S_ISCHR(st.st_mode) or S.S_ISBLK(st.st_mode)):
@@ -841,7 +861,7 @@ def stat_cmd(ctx: CommandContext, argv: list[str]) -> int:
     follow = terse = False
     for k, v in opts:
         if k == "c":
-            fmt, escapes = (v or "") + "\n", False
+            fmt, escapes = v or "", False  # (its newline is added after the format's text)
         elif k == "printf":
             fmt, escapes = v or "", True
         elif k == "L":
@@ -865,7 +885,11 @@ def stat_cmd(ctx: CommandContext, argv: list[str]) -> int:
             status = 1
             continue
         if fmt is not None:
-            text = _stat_format(ctx, fmt, name, p, st, escapes)
+            try:
+                text = _stat_format(ctx, fmt, name, p, st, escapes) + ("" if escapes else "\n")
+            except _BadDirective as e:
+                ctx.error(f"{quote(ctx, str(e))}: invalid directive")
+                return 1
         elif terse:
             text = _stat_format(ctx, "%n %s %b %f %u %g %D %i %h %t %T %X %Y %Z %W %o\n", name, p, st, False)
         else:

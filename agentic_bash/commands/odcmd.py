@@ -148,6 +148,7 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
     specs: list[_Spec] = []
     dup = False
     width = 16
+    asked_width = False
     big = False
     strings_min: int | None = None
     try:
@@ -194,7 +195,10 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
             elif k == "v":
                 dup = True
             elif k == "w":
+                if v and not v.isdigit():
+                    raise _OdError(f"invalid -w argument '{v}'")
                 width = int(v) if v else 32
+                asked_width = True
             elif k in "abcdfilosxDeFHLOX" and len(k) == 1:
                 t = {"a": "a", "b": "o1", "c": "c", "d": "u2", "f": "fF", "i": "dI", "l": "dL",
                      "o": "o2", "s": "d2", "x": "x2", "h": "x2", "D": "u4", "e": "fD", "F": "fD",
@@ -210,6 +214,15 @@ def od(ctx: CommandContext, argv: list[str]) -> int:
         return _od_strings(ctx, files, radix, skip, limit, strings_min)
     if not specs:
         specs = _parse_type(ctx, "o2")
+    if asked_width:
+        # GNU: a width that is not a multiple of every type's size becomes their lcm
+        import math
+        lcm = 1
+        for sp in specs:
+            lcm = lcm * sp.size // math.gcd(lcm, sp.size)
+        if width == 0 or width % lcm:
+            ctx.error(f"warning: invalid width {width}; using {lcm} instead")
+            width = lcm
     # column layout like GNU: every spec's block gets the widest block's width
     wpb = 0
     for sp in specs:

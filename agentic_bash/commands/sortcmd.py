@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Iterator
 
-from ..limits import Budget
+from ..limits import Budget, hold
 
 from ._args import read_bounded, stdio, OptError, file_error, iter_lines, open_input, parse_opts, quote, quoteaf, quotef, read_files0, try_help
 from .base import CommandContext, command, strerror
@@ -437,7 +437,7 @@ def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: l
     run_cap = min(cap // 4, RUN_BYTES) if spill is not None else cap
     over = Budget.HELD_OVERHEAD
     lines: list[bytes] = []
-    held = 0
+    held = top = 0
     for name in names:
         try:
             f = open_input(ctx, name)
@@ -453,6 +453,11 @@ def _read_all_lines(ctx: CommandContext, names: list[str], sep: bytes, status: l
             for block, _partial in iter_line_blocks(f, sep, 1 << 16):
                 lines.extend(block)
                 held += sum(map(len, block)) + over * len(block)
+                if held > top:
+                    # (the session's commands together, limits.HeldPool: the most held at
+                    # once counts, given back when sort returns)
+                    hold(held - top)
+                    top = held
                 if held > run_cap:
                     if spill is None:
                         raise MemoryError("memory exhausted")

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
-from ..limits import Budget, Limits, _DeadlineKick, start_thread
+from ..limits import Budget, HeldPool, Limits, _DeadlineKick, held_mark, release_held, start_thread
 from ..result import FILES_LISTED, LIMIT_NAMES, Result, cap_files, make_result
 from ..shell import coop as _coop
 from ..shell import nodes as N
@@ -388,6 +388,7 @@ class InProcessExecutor:
         self._turn: list[bool] = [True]
         self._dropped: set[int] = set()  # threads whose waiting run was cancelled (check9)
         self._budget: Budget | None = None
+        self._held_pool = HeldPool()  # (what this session's commands hold at once)
         self._late: tuple[Capture, Capture] | None = None
         self._violations: list[Any] = []
         self._idle_marker: Any = None
@@ -516,6 +517,12 @@ class InProcessExecutor:
             self._budget = budget
             sh = self.shell
             sh.budget = budget
+            pool = self._held_pool
+            budget.pool = pool
+            cap = budget.shell_cap
+            pool.cap = None if cap is None else cap // 2
+            if pool.held and (sh.jobs is None or all(j.done.is_set() for j in list(sh.jobs.jobs.values()))):
+                pool.held = 0  # (no command of the session runs: what a cut-short release left)
             if self._late is not None or self._violations:
                 self._before_run(out, err)
             if stdin is None:
@@ -1270,6 +1277,7 @@ class InProcessExecutor:
         ctx = self.make_ctx(sh, a0 if "/" in a0 and name not in _FIXED_NAME else name)
         if sh.forked_simple and _coop.AVAILABLE:
             _coop.exec_point()  # (a pipeline stage that is one program: bash's child execs it)
+        mark = held_mark()
         try:
             st = fn(ctx, list(argv))
             return int(st) if st is not None else 0
@@ -1325,6 +1333,9 @@ class InProcessExecutor:
                 raise LimitExceeded(sh.budget._reason, "timed out") from None  # (see run())
             sh.error(f"{argv[0]}: internal error: {type(e).__name__}: {e}")
             return 2
+        finally:
+            if held_mark() != mark:
+                release_held(mark)  # (what it held of its session's HeldPool)
 
     # run in-process command ``fn`` (from stage_command) with ``sh``'s descriptors: _call
     # itself (one Python call less per direct pipeline stage)
@@ -2185,6 +2196,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 127 if e.errno == errno.ENOENT else 126
         src = data.decode("utf-8", "surrogateescape")
         child.script_name = script_name or rest[0]
+        child.script_file = True  # type: ignore[attr-defined]  # (a "main" call frame)
         child.fn_source = child.script_name
         st.arg0 = script_name or rest[0]
         st.positional = rest[1:]

@@ -173,7 +173,13 @@ def prepare_base(base: str, etc_src: str = "/etc") -> None:
 
 
 def _mkdirs(path: str, mode: int = 0o755) -> None:
-    os.makedirs(path, mode=mode, exist_ok=True)
+    try:   # (most have their parent: one mkdir instead of makedirs' stat per level)
+        os.mkdir(path, mode)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+    except FileNotFoundError:
+        os.makedirs(path, mode=mode, exist_ok=True)
 
 
 def _mkpoint(target: str, like: str) -> None:

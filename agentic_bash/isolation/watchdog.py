@@ -901,6 +901,13 @@ class S3Usage:
         self.wake_fd: int | None = (self._wake_page.wake_fd if self._wake_page is not None
                                     else None)
         self._busy = False
+        # pid 1 runs the descriptor guard alone (no memory watchdog): woken by a program's
+        # start, not by each request (see request)
+        w = getattr(self.native, "_workload", None)
+        self._guard_only = self.page is None and self.wake_fd is not None and w is not None
+        self._guard_woken = False
+        if self._guard_only:
+            w.on_spawn = self._wake_guard
         self.layer_size = cfg.get("layer_size") if cfg.get("level") == "namespace" else None
         self._own_size()
         # Reads skipped while no workload process exists (``quiet``): with none in the
@@ -935,13 +942,30 @@ class S3Usage:
 
     def request(self) -> None:
         """A request arrived: pid 1's watchdog samples at its full rate from now until
-        ``settle`` (busy is set before the eventfd is written: see s2_wait_with_watchdog)."""
+        ``settle`` (busy is set before the eventfd is written: see s2_wait_with_watchdog).
+        Where pid 1 runs only the descriptor guard, busy is set but pid 1 is woken when a
+        program starts (``_wake_guard``), not for every request: what it looks at (the
+        descriptor tables of every process but pid 1 and this one) exists only then, and a
+        wake-up per request cost a builtin's run ~4 us of CPU across the two processes."""
         if self.wake_fd is not None and not self._busy:
             self._busy = True
             assert self._wake_page is not None
             self._wake_page.set("busy", 1)
+            if self._guard_only:
+                return
             try:
                 os.eventfd_write(self.wake_fd, 1)
+            except OSError:
+                pass
+
+    def _wake_guard(self) -> None:
+        """A program started (native.NativeLauncher, any thread): pid 1's descriptor guard
+        looks from now on (busy is already set: a guard that drained the eventfd before this
+        write reads busy after it, and samples while it is set)."""
+        if not self._guard_woken:
+            self._guard_woken = True
+            try:
+                os.eventfd_write(self.wake_fd, 1)   # type: ignore[arg-type]
             except OSError:
                 pass
 
@@ -950,6 +974,7 @@ class S3Usage:
         (it may grow this process's memory between runs)."""
         if self._busy and not getattr(executor, "_live_jobs", None):
             self._busy = False
+            self._guard_woken = False
             assert self._wake_page is not None
             self._wake_page.set("busy", 0)
 

@@ -445,7 +445,6 @@ def _site_dirs() -> list[str] | None:
     return out
 
 
-
 RESULT_SNDBUF = 32 << 20
 """The send buffer of the sandbox's end of its channel (contract12): a run's result (up to
 twice ``max_output_bytes`` of output) goes out in one piece instead of the default ~208 KiB
@@ -466,6 +465,7 @@ def _big_send_buffer(sock: socket.socket) -> None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, RESULT_SNDBUF)
     except OSError:
         pass
+
 
 class Zygote:
     """Handle on one zygote process. ``spawn(cfg)`` returns (channel socket, S1 pid)."""

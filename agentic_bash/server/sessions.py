@@ -209,6 +209,12 @@ class SessionManager:
             allowed = _CLIENT_LEVELS + (("none",) if self.defaults.get("isolation") == "none" else ())
             if iso not in allowed:
                 raise ApiError(422, f"isolation must be one of {', '.join(allowed)}")
+            if iso == "landlock" and self.defaults.get("isolation") not in ("landlock", "none"):
+                # (attack12) no namespaces there: the host's network (no policy: loopback
+                # services, metadata), processes and readable files, all of which the
+                # server's own level hides; only its operator may choose that
+                raise ApiError(422, "isolation 'landlock' shares the host's network and processes: "
+                                    "only a server started with -i landlock offers it")
             kw["isolation"] = iso
         if opts.get("base") is not None:
             raise ApiError(422, "base is chosen by the server operator, not per session")

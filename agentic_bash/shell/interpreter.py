@@ -683,19 +683,22 @@ class Interpreter(Expander):
                 # bash keeps the `source` frames but shows them only while a function runs
                 return Var(None, ARRAY)  # declared, unset
             names = [f[0] for f in self.call_frames()]
-            if self.script_name != "bash":
+            # (a script file has a bottom "main" frame; bash -c has none, whatever its $0)
+            main = self.__dict__.get("script_file", False)
+            if main:
                 names.append("main")
             return Var(dict(enumerate(names)), ARRAY)
         if name == "BASH_SOURCE":
             srcs = [f[2] for f in self.call_frames()]
-            if self.script_name != "bash":
+            if self.__dict__.get("script_file", False):
                 srcs.append(self.script_name)
             return Var(dict(enumerate(srcs)), ARRAY)
         if name == "BASH_LINENO":
+            main = self.__dict__.get("script_file", False)
             if not self.funcstack and not self.source_stack:
-                return Var({}, ARRAY)
+                return Var({0: "0"} if main else {}, ARRAY)  # (a script's top level: main's 0)
             lines = [str(f[1]) for f in self.call_frames()]
-            if self.script_name != "bash":
+            if main:
                 lines.append("0")
             return Var(dict(enumerate(lines)), ARRAY)
         if name == "BASH_COMMAND":
@@ -2293,6 +2296,8 @@ class Interpreter(Expander):
                 # stopped; a function's, its definition line)
                 self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
                 self.error(f"`{cmd.var}': not a valid identifier")
+                if self.state.options["posix"]:
+                    raise ExitShell(2)  # (bash: a fatal error in posix mode, ERREXIT)
                 return self.set_status(1)
             if cmd.words is None:
                 items = list(self.state.positional)
@@ -2447,7 +2452,7 @@ class Interpreter(Expander):
             if not _NAME_RE.match(cmd.var):
                 self.lineno = self._frame_line() or cmd.end_line or cmd.line or self.lineno
                 self.error(f"`{cmd.var}': not a valid identifier")
-                return self.set_status(1)
+                return self.set_status(1)  # (not fatal in posix mode, unlike for)
             self.lineno = cmd.line or self.lineno
             items = list(self.state.positional) if cmd.words is None else self._compound_words(cmd.words)
             if not items:
@@ -2568,6 +2573,7 @@ class Interpreter(Expander):
             self.error(f"`{name}': is a special builtin")
             raise ExitShell(2)
         if name in self.state.func_readonly:
+            self.lineno = cmd.line + cmd.source.count("\n")  # (as above: the last line)
             self.error(f"{name}: readonly function")
             return self.set_status(1)
         if self.state.functions.get(name) is not cmd:

@@ -256,6 +256,7 @@ class _JobBudget(Budget):
         # a job must also notice its parent, root or session ending, which set no flag of its
         # own: every charge goes on to over_*() and so to check()
         self.cmd_cap = self.iter_cap = -1
+        self.pool = parent.pool  # (the session's commands hold from one pool: limits.HeldPool)
         self.parent = parent
         self.host = host
         self.tree_live = 0  # (a root's) live jobs started inside its tree, see start_job

@@ -231,7 +231,11 @@ def _list_files(sb: Any, args: dict[str, Any], r: Renderer) -> str:
         return f"{path} is a {e.type}, {e.size} bytes"
     if not entries:
         return f"{path}: empty directory"
-    lines = [f"{path}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"]
+    if getattr(entries, "truncated", False):
+        # (list_files keeps the first ones by name: saying "N entries" would be a wrong count)
+        lines = [f"{path}: more than {len(entries)} entries; the first {len(entries)} by name:"]
+    else:
+        lines = [f"{path}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"]
     for e in entries:
         if e.type == "dir":
             lines.append(f"{e.name}/")

@@ -228,8 +228,72 @@ def part_files(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "level": a client of serve --sessions choosing a weaker level than the server's ------
+def part_level(token: str) -> dict[str, Any]:
+    """A client creates sessions asking for each level a client may name, on a server with
+    the default level (and one with network "deny"), and curls a service on the host's
+    loopback from each. Before: "landlock" (no namespaces) was granted, and the host's
+    service answered, even under "deny"; host processes were listed too."""
+    import socket
+    from agentic_bash.server.sessions import ApiError, SessionManager
+    secret = f"AGB12-LOOPBACK-{token}"
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    srv.settimeout(0.5)
+    port = srv.getsockname()[1]
+    hits: list[Any] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                c, a = srv.accept()
+            except OSError:
+                continue
+            hits.append(a[1])
+            try:
+                c.sendall(b"HTTP/1.0 200 OK\r\n\r\n" + secret.encode() + b"\n")
+            finally:
+                c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    out: dict[str, Any] = {"port": port, "sessions": {}}
+    try:
+        for name, defaults in (("default", {}), ("deny", {"network": "deny"})):
+            mgr = SessionManager(":memory:", sandbox_defaults=defaults)
+            mgr.start()
+            try:
+                for iso in ("auto", "virtual", "namespace", "landlock"):
+                    key = f"{name}/{iso}"
+                    try:
+                        sid = mgr.create({"isolation": iso})["id"]
+                    except ApiError as e:
+                        out["sessions"][key] = {"refused": e.status}
+                        continue
+                    except Exception as e:  # noqa: BLE001 - a level this host lacks
+                        out["sessions"][key] = {"error": f"{type(e).__name__}: {e}"[:200]}
+                        continue
+                    r = mgr.exec(sid, f"curl -s --max-time 5 http://127.0.0.1:{port}/; "
+                                      "echo; cat /proc/1/cmdline | tr '\\0' ' ' | head -c 80",
+                                 timeout=60)
+                    out["sessions"][key] = {"stdout": r["stdout"][-300:]}
+            finally:
+                mgr.close()
+    finally:
+        stop.set()
+        t.join(5)
+        srv.close()
+    out["host_hits"] = len(hits)
+    out["secret_seen"] = [k for k, v in out["sessions"].items() if secret in v.get("stdout", "")]
+    out["host_init"] = open("/proc/1/cmdline", "rb").read().replace(b"\0", b" ")[:60].decode(
+        "latin-1").strip()
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "restart": part_restart, "files": part_files,
+    "restart": part_restart, "files": part_files, "level": part_level,
 }
 
 

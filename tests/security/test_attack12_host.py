@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
               pytest.mark.timeout(600)]
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack12.py")
-PARTS = ("restart", "files")
+PARTS = ("restart", "files", "level")
 _cache: dict[str, dict[str, Any]] = {}
 
 
@@ -59,3 +59,16 @@ def test_open_files_of_the_machine_stay_bounded_as_root_too(got: dict) -> None:
     assert f["held_peak"] < f["want"] // 2, _show(f)     # never an eighth of the table
     assert f["after"].get("value") == "alive\n", _show(f)
     _nothing_left(f["left"])
+
+
+def test_a_serve_client_cannot_choose_a_level_that_shares_the_host(got: dict) -> None:
+    # before (root and user): a client of serve --sessions asked for isolation "landlock"
+    # (no namespaces) on a server whose own level is the default, and its curl read a
+    # service on the host's loopback, also with the server's network "deny"; /proc/1 was the
+    # host's init. Now only a server started with -i landlock (or none) offers that level
+    r = got["level"]
+    assert r["host_hits"] == 0 and not r["secret_seen"], _show(r)
+    for name in ("default", "deny"):
+        assert r["sessions"][f"{name}/landlock"] == {"refused": 422}, _show(r)
+        got_ns = r["sessions"][f"{name}/namespace"]
+        assert "stdout" in got_ns and r["host_init"] not in got_ns["stdout"], _show(r)

@@ -59,6 +59,33 @@ FIXED = [
     "env -S\"printf x%sx\\n \\_ FOO\"; env -S'A=B \\c rest' env | grep -c rest; env -S'a \"b'; echo $?; "
     "env -S'\\q'; echo $?; env -S'x \\'; echo $?; env -S'printf \"%s|\" a \"\" \"${NOPE}\" c'; echo",
     "env '-v -S cat -n' 2>&1; echo $?; env 'cat -n' ./xxx 2>&1; echo $?",
+    # stat's escapes (\\NNN, \\xHH as bytes, warnings), GNU's invalid directives, -c's
+    # newline after the format's own text (a trailing `%`)
+    "touch f; stat --printf='%n|%5n|%-5s|\\101\\x41\\xg\\q|%%|100%\\n' f; stat -c '%n %' f; stat -c '%5%' f; echo $?; "
+    "stat --printf '\\0\\377\\x34\\xf' f | od -c | head -1; stat --printf='\\' f; stat --printf=%9 f; echo $?",
+    # sum: getopt options and quoted names
+    # od -w: a bad argument is GNU's error (was an internal error), a width that is not a
+    # multiple of the types' sizes becomes their lcm with a warning
+    "printf abcdefgh > f; od -w0 -An f; od -w-1 f; echo $?; od -ww f; echo $?; od -w3 -tx2 f; od -w6 -tx4 -tx2 f; od -w4 f",
+    # factor: 128-bit numbers at once (Pollard rho; trial division ran past the deadline)
+    "factor 0 1 2 4 97 1000000007 999999999999999989 18446744073709551615 121 1000000014000000049; "
+    "factor 12847291069740315094892340035; factor 340282366920938463463374607431768211355; "
+    "factor 1701071552237771378853409662551409288273703; seq 1 60 | factor | md5sum",
+    # (bash's own tests) readonly -n: NAME=VALUE assigned without readonly, NAME untouched;
+    # a readonly function's redefinition is reported at its last line; for with a bad name
+    # is fatal in posix mode (select is not)
+    "readonly -n X; declare -p X; X=2; declare -p X; readonly -n Y=1; Y=3; declare -p Y; readonly -fn f; echo $?; "
+    "f(){ :; }; readonly -f f; readonly -nf f; f(){ echo 2; }; readonly -p | grep Y; readonly R=1; readonly -n R=2; echo $? $R",
+    "f() { echo; }\nreadonly -f f\nf()\n{\n  echo bar\n}\necho $?; f() { :; }; function f { :; }",
+    "(set -o posix; for invalid-name in a b; do echo $1; done; echo after posix for); echo st=$?; "
+    "(set -o posix ; select f\\1 in a b c ; do echo $REPLY ; done ; echo after posix select 2); echo st=$?; "
+    "for 1 in a; do :; done; echo $?\nset -o posix; for x-y in 1; do :; done; echo notreached",
+    # a script file's top level has its "main" frame (BASH_LINENO=([0]="0")); bash -c has
+    # none, whatever its $0
+    "declare -p BASH_LINENO BASH_SOURCE FUNCNAME 2>&1; printf 'declare -p BASH_LINENO BASH_SOURCE FUNCNAME\\n"
+    "f() { declare -p BASH_LINENO BASH_SOURCE FUNCNAME; }\\nf; (f)\\n' > s.sh; bash s.sh; . ./s.sh; "
+    "bash -c 'declare -p BASH_LINENO BASH_SOURCE; f() { declare -p BASH_LINENO FUNCNAME; }; f' foo",
+    "printf abc > f; sum -- '{a b:' f; sum -s f; sum -rs f; sum -sr f; sum -x; echo $?; sum --sysv f; echo abc | sum",
 ]
 
 CASES = FIXED + [
