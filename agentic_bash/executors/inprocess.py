@@ -2196,6 +2196,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 127 if e.errno == errno.ENOENT else 126
         src = data.decode("utf-8", "surrogateescape")
         child.script_name = script_name or rest[0]
+        child.script_file = True  # type: ignore[attr-defined]  # (a "main" call frame)
         child.fn_source = child.script_name
         st.arg0 = script_name or rest[0]
         st.positional = rest[1:]
