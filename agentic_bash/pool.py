@@ -32,6 +32,13 @@ from .session import Sandbox
 __all__ = ["PoolExhausted", "SandboxPool"]
 
 _BACKOFF_MAX = 5.0
+_REFILL_QUIET = 0.002
+"""Seconds with no acquire() before the fillers start topping the pool up. A filler's
+host-side set-up of a sandbox is Python that holds the GIL: an acquire() of a burst waited
+behind it for up to the interpreter's switch interval (5 ms), p99 1-6 ms over 80 acquires
+in bursts of 8."""
+_REFILL_HOLD_MAX = 0.02
+"""...but never more than this after the first acquire() of a burst (a steady stream)."""
 _CLOSERS = 4
 _FILLERS = 2
 _ids = itertools.count(1)
@@ -78,6 +85,7 @@ class SandboxPool:
         self._creating = 0
         self._closing = 0
         self._refill = 0
+        self._burst: tuple[float, float] | None = None   # first and last acquire of a burst
         self._closed = False
         self._last_error: BaseException | None = None
         self._counts = {"created": 0, "discarded": 0, "released": 0, "expired": 0,
@@ -140,6 +148,8 @@ class SandboxPool:
                     sb, _ = ready.pop()   # the most recently started: older ones may expire
                     if _healthy(sb):
                         self._lease_locked(sb)
+                        now = time.monotonic()
+                        self._burst = (self._burst[0] if self._burst else now, now)
                         if len(ready) + self._creating < self.min_size:
                             cond.notify_all()   # the filler tops up
                         return sb, "ready"
@@ -329,6 +339,10 @@ class SandboxPool:
                     want = (len(self._ready) + self._creating < self.min_size
                             or self._refill > 0)
                     if want and self._total() < self.max_size:
+                        hold = self._refill_hold()
+                        if hold > 0:
+                            cond.wait(hold)
+                            continue
                         if self._refill > 0:
                             self._refill -= 1
                         self._creating += 1
@@ -357,6 +371,19 @@ class SandboxPool:
                 else:
                     self._ready.append((sb, time.monotonic()))
                 cond.notify_all()
+
+    def _refill_hold(self) -> float:
+        """Seconds the fillers wait before starting a sandbox: until acquire() has been
+        quiet for _REFILL_QUIET, at most _REFILL_HOLD_MAX after a burst's first one."""
+        if self._burst is None:
+            return 0.0
+        now = time.monotonic()
+        first, last = self._burst
+        hold = min(last + _REFILL_QUIET, first + _REFILL_HOLD_MAX) - now
+        if hold <= 0:
+            self._burst = None
+            return 0.0
+        return hold
 
     def _expire_locked(self) -> None:
         if self.idle_ttl is None:

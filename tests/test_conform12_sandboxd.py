@@ -343,6 +343,17 @@ def test_huge_output_is_cut_in_execute_and_whole_in_start(served):
                 n += len(ev.stdout)
         assert n == 6_000_000
         assert kinds[0] == "init" and kinds[-1] == "exit" and "stderr" in kinds
+        # past the sandbox's output limit (16 MiB by default) the stream says so on stderr
+        # instead of ending as if that were all the output
+        n, err = 0, b""
+        for ev in stub.Start(pb.StartRequest(config=pb.ProcessConfig(
+                command=["sh", "-c", "head -c 20000000 /dev/zero"])), timeout=120):
+            k = ev.WhichOneof("event")
+            if k == "stdout":
+                n += len(ev.stdout)
+            elif k == "stderr":
+                err += ev.stderr
+        assert 6_000_000 < n < 20_000_000 and b"was not streamed" in err
     finally:
         ch.close()
 
@@ -587,3 +598,20 @@ def test_files_go_through_the_sandbox_when_a_mount_lies_inside_the_root(tmp_path
     finally:
         sb.close_connection()
         s.srv.stop()
+
+
+@pytest.mark.parametrize("flag", ["--grpc-port", "--rest-port"])
+def test_a_port_in_use_is_a_one_line_error_and_nothing_says_listening(flag, tmp_path):
+    import socket
+    import subprocess
+    import sys
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "agentic_bash", "serve", "-i", "virtual", "--host", "127.0.0.1",
+                            "--port", "0", flag, str(port), "--base-dir", str(tmp_path)],
+                           capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr and "listening" not in r.stdout
+    assert re.search(r"agentic-bash serve: .*(in use|Address already)", r.stderr)

@@ -890,6 +890,8 @@ class _WorkloadSetup:
         """Children are born in the workload's groups (the spawner thread is in them)."""
         self.started: list[tuple[int, int]] = []
         """(pid, pgid) of the children started since the runner last cleared it (one run)."""
+        self.on_spawn: Callable[[], None] | None = None
+        """Called after each child has started (the runner wakes pid 1's descriptor guard)."""
 
     def spawn(self, fn: Callable[..., NativeProcess], args: tuple) -> NativeProcess:
         fd, nproc = self.oom_fd, self.nproc
@@ -918,6 +920,8 @@ class _WorkloadSetup:
                     pass  # already gone
         if len(self.started) < 4096:
             self.started.append((proc.pid, proc.pgid))
+        if self.on_spawn is not None:
+            self.on_spawn()
         return proc
 
 

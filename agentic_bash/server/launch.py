@@ -33,13 +33,18 @@ def _uvicorn(app: Any, host: str, port: int, log_level: str,
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     sock = _listen(host, port)
     socks = [sock]
-    # the port actually bound (useful with --port 0), on one line a test or a script can read
-    print(f"agentic-bash serve: listening on http://{host}:{sock.getsockname()[1]}", flush=True)
     if rest_port is not None and (rest_port != port or port == 0):
         # sandboxd's REST API on its own port too (the same app: /v1/... is served on both)
-        rest = _listen(host, rest_port)
-        socks.append(rest)
-        print(f"agentic-bash serve: sandboxd REST on http://{host}:{rest.getsockname()[1]}", flush=True)
+        try:
+            socks.append(_listen(host, rest_port))
+        except OSError:
+            sock.close()
+            raise
+    # the ports actually bound (useful with 0), each on one line a test or a script can read
+    # (printed once all are bound: "listening" means every listener is there)
+    print(f"agentic-bash serve: listening on http://{host}:{sock.getsockname()[1]}", flush=True)
+    if len(socks) > 1:
+        print(f"agentic-bash serve: sandboxd REST on http://{host}:{socks[1].getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level=log_level, access_log=log_level == "debug",
                             timeout_graceful_shutdown=GRACE_SECONDS)
 

@@ -232,7 +232,8 @@ class ProcessService:
 
     def _call(self, context: Any, gate: Gate, fn: Any) -> Any:
         import grpc
-        context.add_callback(lambda: gate.abandon_soon(self.host.interrupt))
+        if not context.add_callback(lambda: gate.abandon_soon(self.host.interrupt)):
+            gate.abandon(self.host.interrupt)    # the call has already ended: never run it
         try:
             return self.host.call(lambda sb: gate.run(lambda: fn(sb))).value
         except Abandoned:
@@ -305,6 +306,12 @@ class ProcessService:
         def work() -> None:
             try:
                 r = self.host.call(lambda sb: proc.gate.run(lambda: run(sb))).value
+                if r.truncated or getattr(r, "limit_exceeded", None) == "output":
+                    # the sandbox's output limit (Limits.max_output_bytes) stopped the stream:
+                    # said on stderr rather than ending as if that were all
+                    limit = getattr(getattr(self.host.sandbox, "limits", None), "max_output_bytes", None)
+                    put(("stderr", (f"\n[agentic-bash: output past the sandbox's limit"
+                                    f"{f' of {limit} bytes' if limit else ''} was not streamed]\n").encode()))
                 put(("exit", r.exit_code))
             except Abandoned:
                 put(("exit", 130))
@@ -313,7 +320,8 @@ class ProcessService:
 
         with self._lock:
             self._procs[proc.pid] = proc
-        context.add_callback(lambda: self._gone(proc))
+        if not context.add_callback(lambda: self._gone(proc)):
+            self._gone(proc)                     # the call has already ended: never run it
         worker = threading.Thread(target=work, name=f"agentic-bash-process-{proc.pid}", daemon=True)
         worker.start()
         try:
@@ -473,7 +481,9 @@ def serve_process_service(service: ProcessService, host: str, port: int, workers
         raise SandboxError("the gRPC ProcessService needs grpcio and protobuf: "
                            "pip install 'agentic-bash[server]'") from None
     from concurrent.futures import ThreadPoolExecutor
-    server = grpc.server(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentic-bash-grpc"))
+    # (no SO_REUSEPORT: a second server on the same port must fail, not share the calls)
+    server = grpc.server(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentic-bash-grpc"),
+                         options=[("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers((service.handler(),))
     try:
         # server reflection, as sandboxd registers it: grpcurl needs no .proto file
@@ -483,8 +493,12 @@ def serve_process_service(service: ProcessService, host: str, port: int, workers
     except ImportError:  # pragma: no cover - grpcio-reflection is part of the [server] extra
         log.info("grpcio-reflection is not installed: no gRPC server reflection")
     addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    bound = server.add_insecure_port(addr)
+    try:
+        bound = server.add_insecure_port(addr)
+    except RuntimeError:          # grpc's "Failed to bind to address"
+        bound = 0
     if not bound:
-        raise OSError(f"cannot listen on {addr} for the gRPC ProcessService")
+        server.stop(None)
+        raise OSError(f"cannot listen on {addr} for the gRPC ProcessService (address in use?)")
     server.start()
     return server, bound

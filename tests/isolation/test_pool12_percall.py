@@ -234,3 +234,41 @@ def test_streamed_output_and_stdin_during_native_waits() -> None:
         assert sb.run("echo after").stdout == "after\n"
     finally:
         sb.close()
+
+
+# -- pid 1's descriptor guard (root, no memory watchdog) is woken by programs, not requests --
+
+def _scheduled(pid: int) -> int:
+    """How many times process ``pid``'s main thread has been scheduled in (schedstat)."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+        return int(f.read().split()[2])
+
+
+def test_the_descriptor_guard_sleeps_through_builtins_and_wakes_for_programs() -> None:
+    sb = _sandbox()
+    try:
+        ex = sb._ex
+        if not ex._resources.cfg.get("fd_guard"):
+            pytest.skip("pid 1 runs the memory watchdog here, not the descriptor guard alone")
+        pid1 = ex.pid
+        with open(f"/proc/{pid1}/status") as f:
+            nspid = [ln for ln in f if ln.startswith("NSpid:")][0].split()
+        if nspid[-1] != "1":
+            pytest.skip("pid 1 is not the channel's process here")
+        sb.run("/bin/true")
+        time.sleep(1.5)   # (quiet: the guard waits on its eventfd)
+        before = _scheduled(pid1)
+        for _ in range(20):   # an agent's pace: a pause before each call
+            time.sleep(0.15)
+            sb.run("echo hi")
+        woke = _scheduled(pid1) - before
+        # (its 1 s quiet timeout over ~3 s, and the odd stray wake-up; woken by each
+        # request it was scheduled 20+ times)
+        assert woke < 12, woke
+        before = _scheduled(pid1)
+        r = sb.run("/bin/sleep 1")
+        assert r.exit_code == 0
+        # a program started: the guard looks every 100 ms while it runs (~10 looks)
+        assert _scheduled(pid1) - before >= 3, _scheduled(pid1) - before
+    finally:
+        sb.close()

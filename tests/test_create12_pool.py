@@ -1,0 +1,74 @@
+"""create12: the pool's fillers wait for a burst of acquire() calls to end before topping it up (the GIL), and still top it up."""
+
+from __future__ import annotations
+
+import time
+
+from agentic_bash import SandboxPool
+from agentic_bash import pool as pool_mod
+
+
+def _wait(pred, deadline: float = 30.0) -> bool:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return pred()
+
+
+def test_refill_hold_quiet_then_capped():
+    p = SandboxPool(min_size=0, max_size=2, idle_ttl=None, isolation="virtual")
+    try:
+        assert p._refill_hold() == 0.0
+        now = time.monotonic()
+        p._burst = (now, now)   # an acquire just now: wait for the quiet gap
+        assert 0 < p._refill_hold() <= pool_mod._REFILL_QUIET
+        # a steady stream: the last acquire is recent, but the burst began long ago
+        p._burst = (now - 2 * pool_mod._REFILL_HOLD_MAX, time.monotonic())
+        assert p._refill_hold() == 0.0 and p._burst is None
+        p._burst = (now - 1.0, now - 1.0)   # quiet for a second
+        assert p._refill_hold() == 0.0
+    finally:
+        p.close()
+
+
+def test_a_burst_is_replaced_after_it_ends():
+    p = SandboxPool(min_size=4, max_size=8, idle_ttl=None, isolation="virtual")
+    try:
+        assert _wait(lambda: p.stats()["ready"] == 4), p.stats()
+        got = [p.acquire(timeout=30) for _ in range(4)]
+        assert p.stats()["leased"] == 4
+        # topped up again once acquire() went quiet
+        assert _wait(lambda: p.stats()["ready"] == 4), p.stats()
+        for sb in got:
+            p.release(sb)
+        assert _wait(lambda: p.stats()["leased"] == 0), p.stats()
+    finally:
+        p.close()
+
+
+def test_a_steady_stream_does_not_starve_the_fillers(monkeypatch):
+    # (a quiet gap longer than the stream's: only the cap can let the fillers start)
+    monkeypatch.setattr(pool_mod, "_REFILL_QUIET", 30.0)
+    p = SandboxPool(min_size=2, max_size=100, idle_ttl=None, isolation="virtual")
+    got = []
+    try:
+        assert _wait(lambda: p.stats()["ready"] == 2), p.stats()
+        sources = []
+        end = time.monotonic() + 10.0
+        # acquires closer together than _REFILL_QUIET: without the cap the fillers would wait
+        # for the stream to end, and every acquire after the first two would start its own
+        while time.monotonic() < end and len(got) < 90:
+            sb, how = p._acquire(30)
+            got.append(sb)
+            sources.append(how)
+            if len(got) > 2 and how == "ready":
+                break
+            time.sleep(0.001)
+        assert sources[:2] == ["ready", "ready"], sources
+        assert "ready" in sources[2:], sources
+    finally:
+        for sb in got:
+            p.release(sb)
+        p.close()
