@@ -14,7 +14,7 @@ from typing import Any
 from .errors import LimitExceeded
 
 __all__ = ["Budget", "HeldPool", "Limits", "active_budget", "charge_read", "check_size", "hold",
-           "release_held", "start_thread"]
+           "release_held", "start_thread", "check_words"]
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -579,6 +579,20 @@ def charge_read(nbytes: int) -> None:
     b = getattr(_bound, "budget", None)
     if b is not None:
         b.charge_read(nbytes)
+
+
+def check_words(count: int, chars: int, what: str = "word list") -> None:
+    """A list of ``count`` words holding ``chars`` characters is about to be built (field
+    splitting, ``read -a``): bounded as an array is (``held_cap``, each word counted with
+    HELD_OVERHEAD), so 30 million words of a 60 MB value are refused before their list
+    takes gigabytes (a namespace interpreter was OOM-killed: attack12)."""
+    b = getattr(_bound, "budget", None)
+    cap = _DEFAULT_VAR * Budget.HELD_FACTOR if b is None else b.held_cap()
+    if cap is not None and chars + Budget.HELD_OVERHEAD * count > cap:
+        raise LimitExceeded("max_variable_bytes", f"{what} too large: {count} words exceed the limit of "
+                            f"{cap} bytes (4 x max_variable_bytes)")
+    if b is not None:
+        b.charge_read(0)   # (the deadline)
 
 
 def check_size(nbytes: int, what: str) -> None:

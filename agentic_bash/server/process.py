@@ -232,7 +232,8 @@ class ProcessService:
 
     def _call(self, context: Any, gate: Gate, fn: Any) -> Any:
         import grpc
-        context.add_callback(lambda: gate.abandon_soon(self.host.interrupt))
+        if not context.add_callback(lambda: gate.abandon_soon(self.host.interrupt)):
+            gate.abandon(self.host.interrupt)    # the call has already ended: never run it
         try:
             return self.host.call(lambda sb: gate.run(lambda: fn(sb))).value
         except Abandoned:
@@ -319,7 +320,8 @@ class ProcessService:
 
         with self._lock:
             self._procs[proc.pid] = proc
-        context.add_callback(lambda: self._gone(proc))
+        if not context.add_callback(lambda: self._gone(proc)):
+            self._gone(proc)                     # the call has already ended: never run it
         worker = threading.Thread(target=work, name=f"agentic-bash-process-{proc.pid}", daemon=True)
         worker.start()
         try:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read
+from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read, check_words
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import ExpansionError
@@ -2480,14 +2480,36 @@ def _mb_tail(stream: Any, first: bytes) -> bytes:
     return tail
 
 
+class _PlainChars:
+    """The characters of ``s`` as _split_read's (char, escaped) pairs, none escaped, made
+    one at a time."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+
+    def __len__(self) -> int:
+        return len(self.s)
+
+    def __getitem__(self, k: Any) -> Any:
+        if type(k) is slice:
+            return _PlainChars(self.s[k])
+        return (self.s[k], False)
+
+    def __iter__(self) -> Any:
+        return ((c, False) for c in self.s)
+
+
 def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
     """bash's read field splitting with escapes (``\\x`` keeps x literal when not raw)."""
     if ifs is None:
         ifs = " \t\n"
     ws = "".join(c for c in ifs if c in " \t\n")
-    # characters as (char, escaped)
-    chars: list[tuple[str, bool]] = []
-    i = 0
+    # characters as (char, escaped); with no escape to undo, a view made on demand (the list
+    # of pairs took ~72 bytes a character: 4 GB for a 60 MB line; contract12)
+    chars: Any = _PlainChars(s) if raw or "\\" not in s else []
+    i = 0 if type(chars) is list else len(s)
     while i < len(s):
         c = s[i]
         if not raw and c == "\\":
@@ -2512,6 +2534,8 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
         while k < L and not isifs(k):
             k += 1
         fields.append("".join(c for c, _ in chars[start:k]))
+        if not len(fields) & 0xFFFF:
+            check_words(len(fields), k, "read")  # (contract12: word lists are bounded)
         # consume delimiter: ws* [nonws] ws*
         while k < L and isws(k):
             k += 1
@@ -2944,8 +2968,11 @@ def b_mapfile(sh: Interpreter, argv: list[str]) -> int:
     # security: the array as a whole is bounded like a buffer a command holds
     # (`mapfile -d '' a </dev/zero` reads one empty element per byte, forever)
     cap = budget.held_cap()
+    sc = budget.shell_cap   # (the array joins the shell's memory: contract12)
+    if sc is not None and (cap is None or sc < cap):
+        cap = sc
     held = 0
-    over = Budget.HELD_OVERHEAD
+    over = Budget.HELD_OVERHEAD + 49   # (and the str object each line becomes)
     lines_mode = delim == b"\n" and hasattr(stream, "readline")
     while True:
         if count and len(lines) >= count:

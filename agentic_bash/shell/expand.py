@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..limits import check_size
+from ..limits import check_size, check_words
 from . import nodes as N
 from .state import VarError, assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, CAPCASE, Var
 
@@ -36,6 +36,7 @@ def _ws_split_long(text: str, ws: str) -> list[str]:
         return [text]
     if len(ws) > 1:
         text = text.translate({ord(c): sep for c in ws[1:]})
+    check_words(text.count(sep), len(text))  # (before the list of pieces is made: contract12)
     parts = text.split(sep)
     # runs of separators leave empty pieces: the regex keeps only a leading and a trailing one
     segs = [p for p in parts if p]
@@ -182,6 +183,8 @@ class _Fields:
     def brk(self, force: bool = False) -> None:
         if self.cur or self.quoted or force:
             self.fields.append((self.cur, self.quoted))
+            if not len(self.fields) & 0xFFFF:
+                check_words(len(self.fields), self.size)  # (contract12: word lists are bounded)
         self.cur = []
         self.quoted = False
 

@@ -26,9 +26,6 @@ CASES = {
     "set_positional": f"set -- $({GEN}); echo $#",
     "for_in_substitution": f"for w in $({GEN}); do :; done; echo ok",
 }
-OPEN = pytest.mark.xfail(strict=True, reason=(
-    "known gap (THREAT_MODEL, attack12): word splitting builds the whole word list before "
-    "any budget check; S3 is OOM-killed (contract12's memory budgets)"))
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +34,7 @@ def sb() -> Iterator[ab.Sandbox]:
         yield s
 
 
-@pytest.mark.parametrize("name", [pytest.param(k, marks=OPEN) for k in CASES])
+@pytest.mark.parametrize("name", list(CASES))
 def test_word_lists_past_memory_end_in_a_result(sb: ab.Sandbox, name: str) -> None:
     # before (root, 256 MiB): each of these ended in SandboxCrashed after 3 s (30M words of
     # a 60 MB string: the list alone is 240 MB of pointers, the interpreter was OOM-killed)

@@ -195,3 +195,34 @@ def test_commands_running_at_once_share_one_pool_and_give_it_back() -> None:
         assert r.stdout == "60000001\n" * 3 and r.exit_code == 0, r
         assert ex._held_pool.held == 0, ex._held_pool.held
         assert s.run("echo ok").stdout == "ok\n"
+
+
+# -- word lists and mapfile under a small namespace sandbox ----------------------------------
+# attack12: 30M one-letter words of a 60 MB value (read -a, x=($(...)), set --, for) built
+# their whole list before any check; under 256 MiB the interpreter was OOM-killed
+# (SandboxCrashed). Their cases are tests/security/test_attack12_budget.py; mapfile of 20M
+# lines did the same (its lines were counted at 64 bytes, about half their cost).
+
+@pytest.mark.skipif(not _namespace_ok(), reason="kernel sandbox unavailable")
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="the memory cgroup: root")
+def test_mapfile_of_many_lines_ends_in_a_result_under_a_small_sandbox() -> None:
+    with ab.Sandbox(limits=ab.Limits(max_memory_bytes=256 * MiB, timeout=60)) as s:
+        for script in ("seq 1 20000000 | { mapfile a; echo ${#a[@]}; }", "mapfile a < <(seq 1 20000000); echo ${#a[@]}"):
+            r = s.run(script)
+            assert r.exit_code == 1 and r.limit_exceeded == "variable_size" and "mapfile" in r.stderr, r
+            assert s.run("echo ok").stdout == "ok\n"
+        assert s.run("seq 1 200000 | { mapfile a; echo ${#a[@]}; }").stdout == "200000\n"
+
+
+def test_read_of_a_long_line_does_not_hold_a_pair_per_character() -> None:
+    # read built a (char, escaped) pair per character of its line: a 20 MB line took ~1.4 GB
+    with ab.Sandbox(isolation="virtual") as s:
+        with _Peak() as p:
+            r = s.run("x=$(head -c 20000000 /dev/zero | tr '\\0' x); read -r y <<< \"$x\"; echo ${#y}", timeout=120)
+        assert r.stdout == "20000000\n", r
+    assert p.grew < 512, p.grew
+    # and the words of read -a are counted while they are split (an array's bound)
+    with ab.Sandbox(isolation="virtual", limits=Limits(max_variable_bytes=1 * MiB)) as s:
+        r = s.run("read -r -a w <<< \"$(yes 'a b' | head -c 1000000 | tr '\\n' ' ')\"; echo $? ${#w[@]}", timeout=120)
+        assert r.exit_code == 1 and r.limit_exceeded == "variable_size" and "read too large" in r.stderr, r
+        assert s.run("read -r -a w <<< 'a b  c'; echo ${#w[@]}").stdout == "3\n"
