@@ -1497,6 +1497,7 @@ class InProcessExecutor:
         if isinstance(state.get("script_name"), str):
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
+            self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
         self.shell.state = st
         self.packages.load(state.get("packages") or ())
 
@@ -2196,6 +2197,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
             return 127 if e.errno == errno.ENOENT else 126
         src = data.decode("utf-8", "surrogateescape")
         child.script_name = script_name or rest[0]
+        child.script_file = True  # type: ignore[attr-defined]  # (a "main" call frame)
         child.fn_source = child.script_name
         st.arg0 = script_name or rest[0]
         st.positional = rest[1:]

@@ -21,6 +21,10 @@ thread): the workload's limit is ``max_processes`` plus this (one less where the
 cloned S2 directly and there is no S1: ``nproc_headroom``)."""
 
 
+def _nothing() -> None:
+    pass
+
+
 def nproc_headroom(cfg: dict[str, Any]) -> int:
     """NPROC_WORKLOAD_HEADROOM for this sandbox's process tree (runner.py's top comment)."""
     return NPROC_WORKLOAD_HEADROOM - (1 if cfg.get("direct_clone") else 0)
@@ -1044,44 +1048,63 @@ class S3Usage:
         RLIMIT_NPROC: a bomb held at the cap by a runner with many threads has fewer
         processes. A task directory's link count is its threads + 2: one stat a process.
 
-        A count short of the cap but above half of it is looked at again while it grows:
-        a fork counts against RLIMIT_NPROC from the start of copy_process, before its task is
-        in /proc, and a refused one holds its count until it unwinds, so while fifty
-        processes spin on fork the visible total sits below the cap by as many as are inside
-        fork; runner threads held during the run (a pipeline's, a reader's) end with it and
-        free slots too. Read at that instant, a bomb that met the cap showed 43 of 55 tasks
-        under load (51 of 55 idle, 1 run in ~50) and, unreported, stayed alive into the next
-        runs; 20 ms later it showed 54. A count that has not grown for 20 ms is the answer
-        (at most ~0.2 s, only for runs that leave more than half the cap alive)."""
+        A count short of the cap is not the end of it: a fork counts against RLIMIT_NPROC
+        from the start of copy_process, before its task is in /proc, and a refused one holds
+        its count until it unwinds, so while fifty processes spin on fork the visible total
+        sits below the cap by as many as are inside fork (43-50 of 55 under load 30-50; a
+        bomb unreported stays alive into the next runs). When more than half the cap is
+        there and some of it is running, the kernel is asked instead: this thread starts
+        threads under the workload's own RLIMIT_NPROC (its soft limit lowered for the
+        moment): a refusal is the workload's refusal. Background jobs that wait are
+        answered at once."""
         if not self._started():
             return False
         cap = int(self.nproc) + self.nproc_headroom - 2
-        best, still = -1, 0
-        for _ in range(40):
+        me = str(os.getpid())
+        try:
+            pids = [d for d in os.listdir("/proc") if d.isdigit()]
+        except OSError:
+            return False
+        if len(pids) >= int(self.nproc) - 2:
+            return True
+        tasks = 0
+        running = False
+        for d in pids:
             try:
-                pids = [d for d in os.listdir("/proc") if d.isdigit()]
+                tasks += os.stat(f"/proc/{d}/task").st_nlink - 2
+                if not running and d != me and d != "1":
+                    with open(f"/proc/{d}/stat", "rb") as f:
+                        running = f.read(512).rpartition(b")")[2][1:2] == b"R"
             except OSError:
-                return False
-            if len(pids) >= int(self.nproc) - 2:
-                return True
-            tasks = 0
-            for d in pids:
+                pass   # (gone meanwhile)
+        if tasks >= cap:
+            return True
+        if tasks * 2 < cap or not running:
+            return False
+        return self._thread_refused(int(self.nproc) + self.nproc_headroom)
+
+    @staticmethod
+    def _thread_refused(limit: int, tries: int = 20) -> bool:
+        """Whether starting a thread is refused under RLIMIT_NPROC ``limit`` (the workload's),
+        tried ``tries`` times 1 ms apart (the count moves as forks come and go)."""
+        import _thread
+        old = resource.getrlimit(resource.RLIMIT_NPROC)
+        if old[0] != resource.RLIM_INFINITY and old[0] <= limit:
+            return False
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (limit, old[1]))
+        except (OSError, ValueError):
+            return False
+        try:
+            for _ in range(tries):
                 try:
-                    tasks += os.stat(f"/proc/{d}/task").st_nlink - 2
-                except OSError:
-                    pass   # (gone meanwhile)
-            if tasks >= cap:
-                return True
-            if tasks * 2 < cap:
-                return False
-            if tasks > best:
-                best, still = tasks, 0
-            else:
-                still += 1
-                if still >= 4:
-                    return False
-            time.sleep(0.005)
-        return False
+                    _thread.start_new_thread(_nothing, ())
+                except RuntimeError:
+                    return True
+                time.sleep(0.001)
+            return False
+        finally:
+            resource.setrlimit(resource.RLIMIT_NPROC, old)
 
     def kill_leftovers(self, wait: float = 5.0) -> int:
         """SIGKILL the process groups of every native process this run started: what a run

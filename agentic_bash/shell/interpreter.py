@@ -683,19 +683,22 @@ class Interpreter(Expander):
                 # bash keeps the `source` frames but shows them only while a function runs
                 return Var(None, ARRAY)  # declared, unset
             names = [f[0] for f in self.call_frames()]
-            if self.script_name != "bash":
+            # (a script file has a bottom "main" frame; bash -c has none, whatever its $0)
+            main = self.__dict__.get("script_file", False)
+            if main:
                 names.append("main")
             return Var(dict(enumerate(names)), ARRAY)
         if name == "BASH_SOURCE":
             srcs = [f[2] for f in self.call_frames()]
-            if self.script_name != "bash":
+            if self.__dict__.get("script_file", False):
                 srcs.append(self.script_name)
             return Var(dict(enumerate(srcs)), ARRAY)
         if name == "BASH_LINENO":
+            main = self.__dict__.get("script_file", False)
             if not self.funcstack and not self.source_stack:
-                return Var({}, ARRAY)
+                return Var({0: "0"} if main else {}, ARRAY)  # (a script's top level: main's 0)
             lines = [str(f[1]) for f in self.call_frames()]
-            if self.script_name != "bash":
+            if main:
                 lines.append("0")
             return Var(dict(enumerate(lines)), ARRAY)
         if name == "BASH_COMMAND":

@@ -80,6 +80,11 @@ FIXED = [
     "(set -o posix; for invalid-name in a b; do echo $1; done; echo after posix for); echo st=$?; "
     "(set -o posix ; select f\\1 in a b c ; do echo $REPLY ; done ; echo after posix select 2); echo st=$?; "
     "for 1 in a; do :; done; echo $?\nset -o posix; for x-y in 1; do :; done; echo notreached",
+    # a script file's top level has its "main" frame (BASH_LINENO=([0]="0")); bash -c has
+    # none, whatever its $0
+    "declare -p BASH_LINENO BASH_SOURCE FUNCNAME 2>&1; printf 'declare -p BASH_LINENO BASH_SOURCE FUNCNAME\\n"
+    "f() { declare -p BASH_LINENO BASH_SOURCE FUNCNAME; }\\nf; (f)\\n' > s.sh; bash s.sh; . ./s.sh; "
+    "bash -c 'declare -p BASH_LINENO BASH_SOURCE; f() { declare -p BASH_LINENO FUNCNAME; }; f' foo",
     "printf abc > f; sum -- '{a b:' f; sum -s f; sum -rs f; sum -sr f; sum -x; echo $?; sum --sysv f; echo abc | sum",
 ]
 
