@@ -1497,6 +1497,7 @@ class InProcessExecutor:
         if isinstance(state.get("script_name"), str):
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
+            self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
         self.shell.state = st
         self.packages.load(state.get("packages") or ())
 
