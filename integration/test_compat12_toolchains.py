@@ -110,3 +110,59 @@ def test_an_install_missing_regex_says_so_and_reports_its_timeouts(
     said, code, timed_out, exceeded = eval(p.stdout.strip().splitlines()[-1])  # noqa: S307
     assert said and "regex" in said[0], p.stdout
     assert (code, timed_out, exceeded) == (124, True, "timeout"), p.stdout
+
+
+_STDIN_RUNS = r"""
+import random
+from agentic_bash import Sandbox
+from agentic_bash.errors import SandboxCrashed
+random.seed(7)
+got = []
+with Sandbox() as sb:
+    for i in range(30):
+        if i % 3 == 0:
+            import time; time.sleep(random.choice([0.05, 0.3]))
+        try:
+            r = sb.run("cat", stdin=f"line {i}\n", timeout=60)
+            got.append([r.stdout, r.restarted])
+        except SandboxCrashed as e:
+            got.append(["crashed", str(e)])
+print(repr(got))
+"""
+
+
+@kernel
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("who", ["user"])   # (root's sandbox has a memory cgroup: no notify)
+def test_runs_with_stdin_survive_a_signal_during_memfd_create(
+        who: str, request: pytest.FixtureRequest) -> None:
+    # the runner makes each run's stdin a memfd; as an unprivileged user memfd_create goes to
+    # pid 1's supervisor, and the runner's own SIGALRM (5 ms into a run) landing meanwhile
+    # ended it with EINTR, which os.memfd_create does not retry: the runner died, 10 of 72
+    # runs ("the sandbox process died during run()")
+    runner = _runner(who, request)
+    p = subprocess.run(runner.prefix + [runner.python, "-c", _STDIN_RUNS], capture_output=True,
+                       text=True, env=runner.env, cwd="/", timeout=280)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = eval(p.stdout.strip().splitlines()[-1])  # noqa: S307
+    assert got == [[f"line {i}\n", False] for i in range(30)], got
+
+
+def test_the_runners_stdin_memfd_is_made_again_after_eintr(monkeypatch) -> None:
+    # the deterministic half of the test above: an EINTR from memfd_create is retried
+    from agentic_bash.isolation import runner
+    real = os.memfd_create
+    calls = []
+
+    def flaky(name: str, flags: int = 0) -> int:
+        calls.append(name)
+        if len(calls) < 3:
+            raise InterruptedError(4, "Interrupted system call")
+        return real(name, flags)
+
+    monkeypatch.setattr(os, "memfd_create", flaky)
+    f = runner._stdin_file(b"abc")
+    try:
+        assert f.read() == b"abc" and calls == ["stdin"] * 3
+    finally:
+        f.close()

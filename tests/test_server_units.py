@@ -220,3 +220,31 @@ def test_a_file_call_on_an_idle_session_does_not_wait_for_a_command_that_arrives
         assert got == "read" and time.monotonic() - t0 < 4
     finally:
         mgr.close()
+
+
+@pytest.mark.parametrize("server, asked, ok", [
+    ("deny", "public", False), ("deny", {"allow": ["pypi.org"]}, False), ("deny", "deny", True),
+    (None, "public", True), (None, "deny", True), (None, {"allow": ["pypi.org"]}, True),
+    (None, "host", False), ("public", "host", False), ("host", "public", True),
+    ("allowlist", "public", False), ("allowlist", {"allow": ["example.com"]}, False),
+    ("allowlist", {"allow": ["pypi.org"]}, True), ("allowlist", "deny", True),
+])
+def test_a_session_network_is_never_wider_than_the_servers(tmp_path, server, asked, ok):
+    from agentic_bash.network import NetworkPolicy
+    defaults = {}
+    if server == "allowlist":
+        defaults["network"] = NetworkPolicy(allow=["pypi.org"])
+    elif server is not None:
+        defaults["network"] = server
+    mgr = SessionManager(str(tmp_path / "s.db"), sandbox_cls=FakeSandbox, reap_interval=3600,
+                         sandbox_defaults=defaults)
+    try:
+        if ok:
+            mgr._kwargs({"network": asked})
+        else:
+            # before: a client widened a server's "deny" to "public" (attack12's note)
+            with pytest.raises(ApiError) as ei:
+                mgr._kwargs({"network": asked})
+            assert ei.value.status == 422 and "network" in str(ei.value)
+    finally:
+        mgr.close()

@@ -1243,7 +1243,12 @@ def _memfd_of(stream: io.BytesIO) -> int | None:
             cached = getattr(stream, _MEMFD_ATTR, None)
             if cached is not None and cached[1] == size:
                 return cached[0]
-            fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+            while True:
+                try:   # (EINTR: a call the sandbox's supervisor answers; runner._memfd)
+                    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+                    break
+                except InterruptedError:
+                    continue
             view = mv
             while view:
                 view = view[os.write(fd, view):]

@@ -940,12 +940,25 @@ def _stdin_file(data: bytes) -> Any:
         f = open(os.devnull, "rb", buffering=0)
         _devnull[:] = [f]
         return f
-    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    fd = _memfd("stdin")
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
     os.lseek(fd, 0, os.SEEK_SET)
     return os.fdopen(fd, "rb", buffering=0)  # no read-ahead: the offset is shared
+
+
+def _memfd(name: str) -> int:
+    """os.memfd_create, again after EINTR: with a seccomp listener the call goes to pid 1's
+    supervisor (seccomp_filter: memfd_create -> NOTIFY), and a signal to the runner while it
+    waits for the answer (its SIGALRM, a SIGCHLD) ends it with EINTR, which os.memfd_create
+    does not retry. (compat12: as an unprivileged user a run with stdin killed the runner,
+    "the sandbox process died during run()", in 1 of 2-8 runs lasting a second or two.)"""
+    while True:
+        try:
+            return os.memfd_create(name, os.MFD_CLOEXEC)
+        except InterruptedError:
+            continue
 
 
 def _release_stdin(f: Any) -> None:
@@ -1539,7 +1552,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 # then reads it from here
                 try:
                     if staged[0] is None:
-                        staged[0] = os.fdopen(os.memfd_create("layer", os.MFD_CLOEXEC), "w+b")
+                        staged[0] = os.fdopen(_memfd("layer"), "w+b")
                     staged[0].write(payload)
                     send({"ev": "ok", "value": None, "id": rid})
                 except BaseException as e:  # noqa: BLE001

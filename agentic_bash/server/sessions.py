@@ -264,14 +264,35 @@ class SessionManager:
                 raise ApiError(422, "network 'host' is not allowed by this server")
             if v not in ("public", "deny", "host", "allow"):
                 raise ApiError(422, "network must be 'public', 'deny' or {\"allow\": [rules]}")
-            return v
+            return self._not_wider(v, server)
         if isinstance(v, dict) and set(v) <= {"allow", "deny"} and all(
                 isinstance(x, list) and all(isinstance(r, str) for r in x) for x in v.values()):
             try:
-                return NetworkPolicy(allow=v.get("allow", ()), deny=v.get("deny", ()))
+                return self._not_wider(NetworkPolicy(allow=v.get("allow", ()), deny=v.get("deny", ())),
+                                       server)
             except (TypeError, ValueError) as e:
                 raise ApiError(422, f"network: {e}") from None
         raise ApiError(422, "network must be 'public', 'deny' or {\"allow\": [rules], \"deny\": [rules]}")
+
+    @staticmethod
+    def _not_wider(asked: Any, server: Any) -> Any:
+        """A session's network is the server's or narrower, as its limits are: deny <
+        an allowlist < public < host. Under an allowlist server only that list or "deny"
+        (whether one list lies inside another is not decided here)."""
+        def rank(n: Any) -> int:
+            mode = getattr(n, "mode", n)
+            if n is None or mode == "public":
+                return 2
+            if mode in ("host", "allow"):
+                return 3
+            if mode == "deny":
+                return 0
+            return 1   # an allowlist
+        a, s = rank(asked), rank(server)
+        if a > s or (a == s == 1 and asked != server):
+            shown = {0: "deny", 1: "an allowlist", 2: "public", 3: "host"}[s]
+            raise ApiError(422, f"network may not be wider than the server's ({shown})")
+        return asked
 
     def create(self, opts: dict[str, Any]) -> dict[str, Any]:
         ttl = opts.get("ttl", self.default_ttl)

@@ -2535,7 +2535,7 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
             k += 1
         fields.append("".join(c for c, _ in chars[start:k]))
         if not len(fields) & 0xFFFF:
-            check_words(len(fields), k, "read")  # (contract12: word lists are bounded)
+            check_words(len(fields), k, "read: array")  # (contract12: word lists are bounded)
         # consume delimiter: ws* [nonws] ws*
         while k < L and isws(k):
             k += 1

@@ -280,6 +280,9 @@ FILES_PY = textwrap.dedent(r"""
             try:
                 while len(fds) < min(per, want - k * per):
                     fds.append(os.open("/dev/null", os.O_RDONLY))   # a struct file each
+                    if len(fds) % 2000 == 0:   # (what it holds so far, if it is killed)
+                        with open("/tmp/held.%d" % k, "w") as f:
+                            f.write("%d\n" % len(fds))
             except OSError as e:
                 pass
             with open("/tmp/held.%d" % k, "w") as f:

@@ -292,8 +292,89 @@ def part_level(token: str) -> dict[str, Any]:
     return out
 
 
+# -- part "mapfiles": open files held by mappings, with no descriptor --------------------------
+MAPFILES_PY = textwrap.dedent(r"""
+    import ctypes, os, sys, time
+    l = ctypes.CDLL(None, use_errno=True)
+    l.mmap.restype = ctypes.c_void_p
+    l.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_long]
+    n, kids, hold = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    pids = []
+    for k in range(kids):
+        pid = os.fork()
+        if pid == 0:
+            made = 0
+            for i in range(n):
+                fd = os.open("/tmp/x", os.O_RDONLY)        # a struct file each ...
+                p = l.mmap(None, 4096, 1, 2, fd, 0)        # ... held by the mapping
+                os.close(fd)                               # no descriptor left
+                if p in (None, 2**64 - 1):
+                    break
+                made += 1
+            with open("/tmp/mf.%d" % k, "w") as f:
+                f.write("%d\n" % made)
+            end = time.monotonic() + 90                    # all hold until the parent says
+            while not os.path.exists("/tmp/mf.release") and time.monotonic() < end:
+                time.sleep(0.1)
+            os._exit(0)
+        pids.append(pid)
+    # every child has reported (or died): then they all hold at once for ``hold`` seconds
+    end = time.monotonic() + 90
+    while time.monotonic() < end:
+        alive = [p for p in pids if os.waitpid(p, os.WNOHANG)[0] == 0]
+        if all(os.path.exists("/tmp/mf.%d" % k) for k in range(kids)) or len(alive) < len(pids):
+            break
+        time.sleep(0.1)
+    time.sleep(hold)
+    open("/tmp/mf.release", "w").close()
+    killed = 0
+    for p in pids:
+        try:
+            killed += os.waitpid(p, 0)[1] & 0x7f == 9
+        except ChildProcessError:
+            killed += 1   # (reaped above: it died before all had reported)
+    made = sum(int(open("/tmp/mf.%d" % k).read()) for k in range(kids)
+               if os.path.exists("/tmp/mf.%d" % k))
+    with open("/tmp/mf.done", "w") as f:
+        f.write("kids %d killed %d made %d\n" % (kids, killed, made))
+""")
+
+
+
+def part_mapfiles(token: str) -> dict[str, Any]:
+    """5 processes each open a file of the sandbox's /tmp 60,000 times, map each 4 KiB and
+    close the descriptor, then all hold 3 s at once: 300k struct files of the machine's
+    table (fs.file-max) held by mappings, in no descriptor table (the FDSize checks see
+    nothing). The program's own count (held at once only if none was killed) is the judge;
+    the machine's count (file-nr: other users move it too) is kept for the record."""
+    used0, fmax = _file_nr()
+    out: dict[str, Any] = {"file_max": fmax, "used_before": used0}
+    fr = Fresh()
+    with fr as sb:
+        sb.write_file("/tmp/mf.py", MAPFILES_PY.encode())
+        sb.run("head -c 8192 /dev/zero > /tmp/x", timeout=30)
+        t0 = time.monotonic()
+        sb.run("(python3 /tmp/mf.py 60000 5 3 >/dev/null 2>&1 &)", timeout=30)
+        peak, done = used0, ""
+        while time.monotonic() - t0 < 120:
+            peak = max(peak, _file_nr()[0])
+            done = sb.run("cat /tmp/mf.done 2>/dev/null", timeout=30).stdout
+            if done:
+                break
+            time.sleep(0.1)
+        w = done.split()
+        out.update(done=done, machine_peak=peak - used0, wall=round(time.monotonic() - t0, 1),
+                   killed=int(w[3]) if len(w) > 5 else None,
+                   held_at_once=int(w[5]) if len(w) > 5 and w[3] == "0" else 0)
+        out["after"] = call(lambda: sb.run("echo alive", timeout=30).stdout, 60)
+    out["left"] = fr.left
+    return out
+
+
 PARTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "restart": part_restart, "files": part_files, "level": part_level,
+    "mapfiles": part_mapfiles,
 }
 
 

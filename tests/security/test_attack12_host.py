@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {w
               pytest.mark.timeout(600)]
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_attack12.py")
-PARTS = ("restart", "files", "level")
+PARTS = ("restart", "files", "level", "mapfiles")
 _cache: dict[str, dict[str, Any]] = {}
 
 
@@ -72,3 +72,17 @@ def test_a_serve_client_cannot_choose_a_level_that_shares_the_host(got: dict) ->
         assert r["sessions"][f"{name}/landlock"] == {"refused": 422}, _show(r)
         got_ns = r["sessions"][f"{name}/namespace"]
         assert "stdout" in got_ns and r["host_init"] not in got_ns["stdout"], _show(r)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (THREAT_MODEL): struct files held by mappings "
+                   "(open, mmap, close) are in no descriptor table; nothing counts them")
+def test_open_files_held_by_mappings_stay_bounded(got: dict) -> None:
+    # attack12: 5 processes each open a file of the sandbox's /tmp 60,000 times, map 4 KiB of
+    # it and close the descriptor, then hold all at once: 300k of fs.file-max (2.47M) with no
+    # descriptor (FDSize, what the watchdog and pid 1's guard sum, stays small), as root and
+    # as the user, none killed. (A file of the read-only lower is mapped through overlayfs's
+    # backing file, which file-nr does not count.) The claim, as for descriptors: past a
+    # sixteenth the largest holders are killed
+    f = got["mapfiles"]
+    assert f["done"].startswith("kids "), _show(f)
+    assert f["held_at_once"] < f["file_max"] // 16, _show(f)

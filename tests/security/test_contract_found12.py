@@ -224,5 +224,5 @@ def test_read_of_a_long_line_does_not_hold_a_pair_per_character() -> None:
     # and the words of read -a are counted while they are split (an array's bound)
     with ab.Sandbox(isolation="virtual", limits=Limits(max_variable_bytes=1 * MiB)) as s:
         r = s.run("read -r -a w <<< \"$(yes 'a b' | head -c 1000000 | tr '\\n' ' ')\"; echo $? ${#w[@]}", timeout=120)
-        assert r.exit_code == 1 and r.limit_exceeded == "variable_size" and "read too large" in r.stderr, r
+        assert r.exit_code == 1 and r.limit_exceeded == "variable_size" and "read: array too large" in r.stderr, r
         assert s.run("read -r -a w <<< 'a b  c'; echo ${#w[@]}").stdout == "3\n"
