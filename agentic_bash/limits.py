@@ -98,7 +98,7 @@ class Limits:
     in the session's shell and in its live subshells and jobs. An assignment that would take
     it past this fails like bash's ``xmalloc: cannot allocate N bytes``: the run ends with
     status 1 and ``Result.limit_exceeded == "memory"``, the variables stay as they were, and
-    the session goes on (``unset`` frees room). Half as much again bounds what the session's
+    the session goes on (``unset`` frees room). Half of it bounds what the session's
     commands hold at once (whole inputs of tac, shuf, od, sort's lines...: ``HeldPool``); past
     it the command says "memory exhausted". Left at its default: a quarter of
     ``max_memory_bytes``, at most 256 MiB (``SHELL_BYTES``); an explicit value is used as

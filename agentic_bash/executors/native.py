@@ -852,6 +852,20 @@ def _reap_orphans() -> None:
                 pass
 
 
+def memfd(name: str) -> int:
+    """os.memfd_create (close-on-exec), again after EINTR: with a seccomp listener the call
+    goes to pid 1's supervisor (seccomp_filter: memfd_create -> NOTIFY), and a signal to the
+    runner while it waits for the answer (its SIGALRM, a SIGCHLD) ends it with EINTR, which
+    os.memfd_create does not retry. (compat12: as an unprivileged user a run with stdin
+    killed the runner, "the sandbox process died during run()", in 1 of 2-8 runs lasting a
+    second or two.)"""
+    while True:
+        try:
+            return os.memfd_create(name, os.MFD_CLOEXEC)
+        except InterruptedError:
+            continue
+
+
 helper_processes = [0, 0]
 """[started, ended] of the processes in-process commands keep beside the launcher's children
 (jq's worker, commands/jqcmd.py): the sandbox runner reads every counter after a run while
@@ -1243,12 +1257,7 @@ def _memfd_of(stream: io.BytesIO) -> int | None:
             cached = getattr(stream, _MEMFD_ATTR, None)
             if cached is not None and cached[1] == size:
                 return cached[0]
-            while True:
-                try:   # (EINTR: a call the sandbox's supervisor answers; runner._memfd)
-                    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
-                    break
-                except InterruptedError:
-                    continue
+            fd = memfd("stdin")
             view = mv
             while view:
                 view = view[os.write(fd, view):]

@@ -21,8 +21,8 @@ from typing import Any, Callable
 
 __all__ = ["MeminfoView", "SandboxMemory", "install_meminfo", "meminfo_view"]
 
-_F_SETSIG, _F_SETOWN_EX, _F_GETOWN_EX = 10, 15, 16
-_F_SETLEASE, _F_GETLEASE = 1024, 1025
+_F_SETSIG, _F_SETLEASE, _F_GETLEASE = fcntl.F_SETSIG, fcntl.F_SETLEASE, fcntl.F_GETLEASE
+_F_SETOWN_EX, _F_GETOWN_EX = 15, 16   # (not in the fcntl module)
 _F_OWNER_TID = 0
 LEASE_SIGNAL = signal.SIGRTMIN + 4
 """The lease-break signal pid 1 asks for (F_SETSIG): caught by its main thread only."""
@@ -190,7 +190,8 @@ class _ThreadTimer:
                     ("v_s", ctypes.c_long), ("v_ns", ctypes.c_long)]
 
     def __init__(self, signo: int) -> None:
-        self.libc = ctypes.CDLL(None, use_errno=True)
+        from .syscalls import _libc
+        self.libc = _libc
         ev = self._Event(None, signo, 4, threading.get_native_id())   # SIGEV_THREAD_ID
         self.timer = ctypes.c_void_p()
         if self.libc.timer_create(1, ctypes.byref(ev), ctypes.byref(self.timer)) != 0:

@@ -27,6 +27,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from ..executors.native import memfd
 from ..network import inside as _net_inside  # noqa: F401 - preloaded with the runner (zygote)
 from . import syscalls as sc
 from .wire import Reader, WireClosed, flight_headroom, send_msg
@@ -255,15 +256,8 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     if (cfg.get("resources") or {}).get("fd_guard"):   # (attack12: the open-file table)
         from .watchdog import s2_wait_with_fd_guard
         return s2_wait_with_fd_guard(cfg, pid)
-    while True:
-        try:
-            p, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return 0
-        except InterruptedError:
-            continue
-        if p == pid:
-            return os.waitstatus_to_exitcode(status) & 0xFF
+    from .watchdog import reap_until
+    return reap_until(pid)
 
 
 def _wait_s2(cfg: dict[str, Any]) -> None:
@@ -940,25 +934,12 @@ def _stdin_file(data: bytes) -> Any:
         f = open(os.devnull, "rb", buffering=0)
         _devnull[:] = [f]
         return f
-    fd = _memfd("stdin")
+    fd = memfd("stdin")
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
     os.lseek(fd, 0, os.SEEK_SET)
     return os.fdopen(fd, "rb", buffering=0)  # no read-ahead: the offset is shared
-
-
-def _memfd(name: str) -> int:
-    """os.memfd_create, again after EINTR: with a seccomp listener the call goes to pid 1's
-    supervisor (seccomp_filter: memfd_create -> NOTIFY), and a signal to the runner while it
-    waits for the answer (its SIGALRM, a SIGCHLD) ends it with EINTR, which os.memfd_create
-    does not retry. (compat12: as an unprivileged user a run with stdin killed the runner,
-    "the sandbox process died during run()", in 1 of 2-8 runs lasting a second or two.)"""
-    while True:
-        try:
-            return os.memfd_create(name, os.MFD_CLOEXEC)
-        except InterruptedError:
-            continue
 
 
 def _release_stdin(f: Any) -> None:
@@ -1552,7 +1533,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 # then reads it from here
                 try:
                     if staged[0] is None:
-                        staged[0] = os.fdopen(_memfd("layer"), "w+b")
+                        staged[0] = os.fdopen(memfd("layer"), "w+b")
                     staged[0].write(payload)
                     send({"ev": "ok", "value": None, "id": rid})
                 except BaseException as e:  # noqa: BLE001

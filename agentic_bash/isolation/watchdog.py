@@ -634,14 +634,45 @@ def _reap(runner: int) -> int | None:
             return os.waitstatus_to_exitcode(status) & 0xFF
 
 
+def reap_until(runner: int) -> int:
+    """Reap pid 1's children, blocking, until ``runner`` is among them; its exit status (0
+    when pid 1 has no child left)."""
+    while True:
+        try:
+            p, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if p == runner:
+            return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _wait_reaping(fds: list[int], wait: float, runner: int) -> int | None:
+    """Wait ``wait`` seconds or until one of ``fds`` is readable, reaping orphans every
+    REAP_STEP meanwhile (every ``wait`` when a wake-up descriptor is among ``fds``: the
+    sandbox is quiet). The runner's exit status if it was reaped, else None."""
+    import select
+    end = time.monotonic() + wait
+    step = wait if len(fds) > 1 else min(wait, REAP_STEP)
+    while True:
+        try:
+            ready = select.select(fds, [], [], max(0.0, min(step, end - time.monotonic())))[0]
+        except InterruptedError:
+            ready = []
+        if ready or time.monotonic() >= end:
+            return None
+        code = _reap(runner)
+        if code is not None:
+            return code
+
+
 def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
     """pid 1's reaping loop with the memory watchdog: every ``interval`` seconds, when the
     sandbox holds more than the limit, SIGKILL the largest workload process (the runner
     itself only when nothing else is left to kill). Figures go to the shared page S3 reads
     after each run. While the sandbox is quiet (see QUIET_INTERVAL) it samples every
     QUIET_INTERVAL instead, and S3 wakes it as a request arrives. Returns S3's exit status."""
-    import select
-
     wd = cfg["resources"]["watchdog"]
     limit = int(wd["memory"])
     interval = float(wd.get("interval", 0.05))
@@ -713,18 +744,9 @@ def s2_wait_with_watchdog(cfg: dict[str, Any], runner: int) -> int:
         # orphans are reaped every REAP_STEP meanwhile: a sample of a fork bomb's thousand
         # processes may set the next one seconds away, and its killed processes, unreaped,
         # held the sandbox's process limit: the next run's forks failed (seen at load ~40)
-        end = time.monotonic() + wait
-        step = wait if len(fds) > 1 else min(wait, REAP_STEP)
-        while True:
-            try:
-                ready = select.select(fds, [], [], max(0.0, min(step, end - time.monotonic())))[0]
-            except InterruptedError:
-                ready = []
-            if ready or time.monotonic() >= end:
-                break
-            code = _reap(runner)
-            if code is not None:
-                return code
+        code = _wait_reaping(fds, wait, runner)
+        if code is not None:
+            return code
 
 
 FD_GUARD_INTERVAL = 0.1
@@ -765,23 +787,13 @@ def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
     4x what a look took) while a workload process exists or S3 is busy; otherwise sleeps
     until S3 turns busy (the page's eventfd) or QUIET_INTERVAL passes. Orphans are reaped
     every REAP_STEP meanwhile. Returns S3's exit status."""
-    import select
-
     page: WatchdogPage | None = cfg.get("_fd_guard_page")
     try:
         pidfd: int | None = os.pidfd_open(runner)
     except OSError:
         pidfd = None
     if pidfd is None or page is None:
-        while True:   # (as before: reap until the runner is gone)
-            try:
-                p, status = os.waitpid(-1, 0)
-            except ChildProcessError:
-                return 0
-            except InterruptedError:
-                continue
-            if p == runner:
-                return os.waitstatus_to_exitcode(status) & 0xFF
+        return reap_until(runner)   # (as before: reap until the runner is gone)
     me = os.getpid()
     budget = _fd_budget()
     wake_fd = page.wake_fd
@@ -803,18 +815,9 @@ def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
             if page.get("busy") == 0:
                 fds.append(wake_fd)
                 wait = QUIET_INTERVAL
-        end = time.monotonic() + wait
-        step = wait if len(fds) > 1 else min(wait, REAP_STEP)
-        while True:
-            try:
-                ready = select.select(fds, [], [], max(0.0, min(step, end - time.monotonic())))[0]
-            except InterruptedError:
-                ready = []
-            if ready or time.monotonic() >= end:
-                break
-            code = _reap(runner)
-            if code is not None:
-                return code
+        code = _wait_reaping(fds, wait, runner)
+        if code is not None:
+            return code
 
 
 # -- S3: the runner ----------------------------------------------------------------------------

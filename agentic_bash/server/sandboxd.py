@@ -48,7 +48,8 @@ def _rfc3339(t: float) -> str:
 
 
 def _http_date(t: float) -> str:
-    return time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(t))
+    from email.utils import formatdate   # (English day and month names whatever LC_TIME)
+    return formatdate(t, usegmt=True)
 
 
 class _Files:
