@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from server_util import post_json, start_server
+from server_util import poll as _poll, post_json, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -101,15 +101,6 @@ def served(tmp_path_factory):
     s = _start(base, _level(), env={"SANDBOX_ID": "sb-1", "SANDBOX_API_TOKEN": "secret"})
     yield s
     s.srv.stop()
-
-
-def _poll(pred, deadline=60.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_commands_run_is_a_fresh_process_in_the_root_with_env_and_cwd(served):

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from server_util import start_server
+from server_util import poll as _poll, start_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -51,15 +51,6 @@ def landlock_server(tmp_path_factory):
 
 def _server_for(request, level):
     return request.getfixturevalue("landlock_server" if level == "landlock" else "server")
-
-
-def _poll(pred, deadline=60.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.parametrize("level", _levels())

@@ -35,6 +35,13 @@ _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
 
+def _recursive(arg: str | None) -> bool | None:
+    """sandboxd's ``recursive`` query value (Go's strconv.ParseBool); None when not a boolean."""
+    if not arg or arg in _FALSE:
+        return False
+    return True if arg in _TRUE else None
+
+
 def metadata_env(prefix: str = "SANDBOX_", environ: dict[str, str] | None = None) -> dict[str, str]:
     """Environment variables named ``prefix``... that do not look like credentials (as
     sandboxd's /v1/metadata: untrusted code in the sandbox can read it)."""
@@ -149,12 +156,9 @@ class _Files:
                 r.close()
             return 404, "NOT_FOUND", "path does not exist within the sandbox"
         with r:
-            recursive = False
-            if recursive_arg:
-                if recursive_arg in _TRUE:
-                    recursive = True
-                elif recursive_arg not in _FALSE:
-                    return 400, "INVALID_ARGUMENT", f"recursive {recursive_arg!r} must be a boolean"
+            recursive = _recursive(recursive_arg)
+            if recursive is None:
+                return 400, "INVALID_ARGUMENT", f"recursive {recursive_arg!r} must be a boolean"
             if r.name is None:                   # the root: emptied, never removed
                 if not recursive:
                     return 409, "CONFLICT", ("cannot delete the sandbox root; pass recursive=true "
@@ -281,12 +285,9 @@ class _SandboxOps:
             me = self._kind(sb, real)
             if me is None:
                 return 404, "NOT_FOUND", "path does not exist within the sandbox"
-            recursive = False
-            if recursive_arg:
-                if recursive_arg in _TRUE:
-                    recursive = True
-                elif recursive_arg not in _FALSE:
-                    return 400, "INVALID_ARGUMENT", f"recursive {recursive_arg!r} must be a boolean"
+            recursive = _recursive(recursive_arg)
+            if recursive is None:
+                return 400, "INVALID_ARGUMENT", f"recursive {recursive_arg!r} must be a boolean"
             if me == "root":
                 if not recursive:
                     return 409, "CONFLICT", ("cannot delete the sandbox root; pass recursive=true "

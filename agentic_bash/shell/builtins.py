@@ -4438,11 +4438,16 @@ def _comp_function(sh: Interpreter, name: str, fn: Any, word: str) -> list[str]:
             return [v.value[k] for k in sorted(v.value)] if not v.attrs & ASSOC else list(v.value.values())
         return [v.value]
     finally:
-        for nm in names:
-            try:
-                sh.unset_var(nm)
-            except Exception:
-                pass
+        _unset_quietly(sh, names)
+
+
+def _unset_quietly(sh: Interpreter, names: tuple[str, ...]) -> None:
+    """The COMP_* variables a completion generator set, gone (whatever unset thinks of them)."""
+    for nm in names:
+        try:
+            sh.unset_var(nm)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _comp_command(sh: Interpreter, command: str, word: str) -> list[str]:
@@ -4462,18 +4467,14 @@ def _comp_command(sh: Interpreter, command: str, word: str) -> list[str]:
         except VarError:
             pass
     try:
-        text = f"{command} {_single_quote('compgen')} {_single_quote(word) if word else chr(39) * 2} ''"
+        text = f"{command} {_single_quote('compgen')} {_single_quote(word)} ''"
         try:
             out = sh.command_subst(parse(text))
         except ParseError:
             return []
         return [w for w in re.split(r"(?<!\\)\n+", out) if w]
     finally:
-        for nm in names:
-            try:
-                sh.unset_var(nm)
-            except Exception:
-                pass
+        _unset_quietly(sh, names)
 
 
 def _comp_parse(sh: Interpreter, name: str, args: list[str], letters: str) -> tuple[dict, list[str]] | int:
