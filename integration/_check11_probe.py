@@ -319,12 +319,18 @@ def t_ctrl_c_restart():
         os.kill(pid1_of(sb), signal.SIGKILL)
         time.sleep(0.3)
 
+        ready = threading.Event()
+
         def poke(delay=delay):
+            # (from inside the try below: at delay 0 the signal once landed in t.start(),
+            # before the try, and ended the probe with KeyboardInterrupt; CI at 08:20)
+            ready.wait()
             time.sleep(delay)
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         t = threading.Thread(target=poke)
         t.start()
         try:
+            ready.set()
             r = sb.run("sleep 2; echo first")
             first = "no interrupt"
         except KeyboardInterrupt:
