@@ -507,6 +507,7 @@ class InProcessExecutor:
                 budget.span = t
                 budget.commands = budget.iterations = budget._arr_added = 0
                 budget._pipes = None  # (the previous run's pipes are not this run's to break)
+                budget._subs = None   # (nor its finished jobs' budgets)
                 if on_output is not None or out.on_output is not None:
                     out.on_output = err.on_output = on_output
             else:
@@ -2550,7 +2551,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if ctty:
             tty.foreground += 1
         try:
-            rc = wait_collecting(proc, outs, budget.check, budget.remaining)
+            rc = wait_collecting(proc, outs, budget.check, budget.remaining, budget)
         finally:
             if ctty:
                 tty.foreground -= 1

@@ -3529,10 +3529,10 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             budget.check()
             if st := _wait_signaled(sh):
                 return st
-            pending[0].done.wait(0.01)
+            pending[0].done.wait(budget.step(0.01))
     if not args:
         for j in own_jobs(sh, list(jobs.jobs.values())):
-            while not j.done.wait(0.02):
+            while not j.done.wait(budget.step(0.02)):
                 budget.check()
                 if st := _wait_signaled(sh):
                     return st
@@ -3554,7 +3554,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                 sh.error(f"wait: {a}: no such job")
             status = 127
             continue
-        while not job.done.wait(0.02):
+        while not job.done.wait(budget.step(0.02)):
             budget.check()
             if st := _wait_signaled(sh):
                 return st
