@@ -14,10 +14,13 @@ def main() -> None:
         for _ in range(3):
             with Sandbox() as sb:
                 r = sb.run("echo hi; /bin/true; cat /proc/self/status | grep -E '^(Seccomp|NoNewPrivs|CapEff):'")
+                ov = sb.run("awk '/ - overlay / {print $5}' /proc/self/mountinfo")
                 ob = sb._ex.observed
                 out["sandboxes"].append({
                     "first": [r.stdout, r.exit_code], "cpu": ob.get("cpu", {}),
                     "imports": ob.get("imports", {}), "timing": ob.get("timing", {}),
+                    "overlay_mounts": ob.get("overlay_mounts", []),
+                    "mountinfo_overlays": ov.stdout.split(),
                     "mechanisms": dict(sb.isolation.mechanisms)})
     except Exception:  # noqa: BLE001
         out["error"] = traceback.format_exc()

@@ -1,4 +1,4 @@
-"""create13: the runner reports each start-up step's CPU and page faults for pid 1 and itself, pin_imports reads only the packages whose entries change, and every protection is in place at the first command; as root and as an unprivileged user."""
+"""create13: the runner reports each start-up step's CPU and page faults for pid 1 and itself, pin_imports reads only the packages whose entries change, the reported overlays are the kernel's, and every protection is in place at the first command; as root and as an unprivileged user."""
 
 from __future__ import annotations
 
@@ -44,5 +44,9 @@ def test_startup_steps_and_first_command(who: str, request: pytest.FixtureReques
         # the zygote had every module the runner imports before pin_imports: only the
         # packages whose __path__ entries change were read (runner.note_packages)
         assert sb["imports"].get("all_modules") == 0, sb["imports"]
+        # the overlays pid 1 reports (statfs of where it mounted them) are the kernel's
+        # overlay mounts of the sandbox, as /proc/self/mountinfo lists them
+        assert sb["overlay_mounts"] and "/workspace" in sb["overlay_mounts"], sb
+        assert sorted(sb["overlay_mounts"]) == sorted(sb["mountinfo_overlays"]), sb
         t = sb["timing"]
         assert t["rooted"] <= t["detached"] <= t["s2_done"] <= t["ready"], t

@@ -62,6 +62,9 @@ def _preload() -> list[str]:
         from .seccomp_filter import compile_bpf, syscall_names
         compile_bpf()
         compile_bpf(notify=True)
+        # (create13) the unprivileged runner's (memfds go to the supervisor): compiled in
+        # every such sandbox's start-up otherwise, ~0.4 ms
+        compile_bpf(notify=True, memfd=True)
         syscall_names()
     except Exception as e:  # noqa: BLE001
         failed.append(f"seccomp: {e}")
