@@ -146,6 +146,8 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
+        # bash sets SHELL (not exported) from the user's passwd entry when it is unset
+        "SHELL": "/bin/bash",
         "BASH_LOADABLES_PATH": "/usr/local/lib/bash:/usr/lib/bash:/opt/local/lib/bash:/usr/pkg/lib/bash:/opt/pkg/lib/bash:.",
     }
     for k, v in defaults.items():
@@ -399,7 +401,8 @@ class InProcessExecutor:
         self.shell = Interpreter(fs, info=info, host=self)
         self.shell.exited = False  # set by run_toplevel when the script ran `exit`
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
-                    "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+                    "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
+                    "SHELL": "/bin/bash"}  # (as the namespace level's environment has it)
         if env:
             base_env.update(env)
         _init_state(self.shell.state, base_env, workdir, info)
