@@ -1065,7 +1065,9 @@ class InProcessExecutor:
         return name in self.custom or name in self.registry or name in ("bash", "sh") or \
             self.find_path(sh, name) is not None
 
-    def run_command(self, sh: Interpreter, argv: list[str]) -> int:
+    def run_command(self, sh: Interpreter, argv: list[str], resolved: str | None = None) -> int:
+        """Run ``argv``; ``resolved``: the file already found for it (``command -p``), run
+        with ``argv[0]`` as typed."""
         name = argv[0]
         # The allowlist names every command a script may invoke (in-process, custom and
         # native alike); anything else is "not found" (127), as issue 4 specifies.
@@ -1082,8 +1084,8 @@ class InProcessExecutor:
             st = self._package_shim(sh, argv)
             if st is not None:
                 return st
-        if "/" in name:
-            return self._run_path(sh, name, argv)
+        if "/" in name or resolved is not None:
+            return self._run_path(sh, resolved or name, argv)
         st = sh.state
         path = st.hash.get(name) if st.hash else None
         if path is not None:

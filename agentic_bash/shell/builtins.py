@@ -1436,6 +1436,12 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"set: {opt}: invalid option name")
                 return 2
             st.options[opt] = on
+            if opt == "posix":
+                # (bash's set -o posix binds POSIXLY_CORRECT=y; +o posix unsets it)
+                if on:
+                    sh.set_var("POSIXLY_CORRECT", "y")
+                else:
+                    st.scopes[0].pop("POSIXLY_CORRECT", None)
             if on and opt in ("emacs", "vi"):
                 st.options["vi" if opt == "emacs" else "emacs"] = False  # one editing mode
             i += 2
@@ -2108,7 +2114,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         if p is None:
             sh.error(f"{printable_filename(args[0])}: command not found")
             return 127
-        return sh.run_external([p] + args[1:])
+        return sh.run_external(args, resolved=p)  # (argv[0] as typed, as bash's execve)
     return _dispatch_no_func(sh, args)
 
 

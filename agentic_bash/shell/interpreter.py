@@ -4154,12 +4154,14 @@ class Interpreter(Expander):
     def cmd_fs(self) -> CmdFS:
         return CmdFS(self.fs, self.fds)
 
-    def run_external(self, argv: list[str], *, use_path: bool = True) -> int:
+    def run_external(self, argv: list[str], *, use_path: bool = True, resolved: str | None = None) -> int:
         if self.host is None:
             self.error(f"{argv[0]}: not found" if self.dash
                        else f"{printable_filename(argv[0])}: command not found")
             return 127
         try:
+            if resolved is not None:
+                return self.host.run_command(self, argv, resolved)
             return self.host.run_command(self, argv)
         finally:
             self.chld_pending += 1

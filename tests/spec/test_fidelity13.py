@@ -28,6 +28,10 @@ FIXED = [
     "while false; do :; done <<EOF < nosuch\nx\ny\nEOF\necho b",
     "{ :; } <<-EOF < nosuch\n\tx\n\tEOF\necho",
     "while read l; do echo \"h:$l\"; done > o.txt <<EOF < nosuch\nalpha\nEOF\necho \"rc=$?\"",
+    # set -o posix binds POSIXLY_CORRECT=y, +o posix unsets it
+    "set -o posix; declare -p POSIXLY_CORRECT; set +o posix; declare -p POSIXLY_CORRECT; echo $?",
+    # command -p runs the program with argv[0] as typed (its messages said /bin/ls)
+    "command -p ls /nonexistent; command -p cat nosuch; command -p nosuch; echo $?",
 ]
 
 CASES = FIXED + [
