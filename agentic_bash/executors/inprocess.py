@@ -510,6 +510,7 @@ class InProcessExecutor:
                 budget.span = t
                 budget.commands = budget.iterations = budget._arr_added = 0
                 budget._pipes = None  # (the previous run's pipes are not this run's to break)
+                budget._subs = None   # (nor its finished jobs' budgets)
                 if on_output is not None or out.on_output is not None:
                     out.on_output = err.on_output = on_output
             else:
@@ -746,6 +747,8 @@ class InProcessExecutor:
                 r = dataclasses.replace(r, files_truncated=True)
             if sh.exited:
                 # `exit` (or a fatal error) ended the shell: an interactive one would stop here
+                if sh.exited == "fatal":
+                    r.extra["fatal"] = True
                 sh.exited = False
                 r.extra["exited"] = True
             return r
@@ -1739,14 +1742,17 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
             # [[ ]] syntax error with the current $? unchanged
             if getattr(e, "keep_status", False):
-                raise ExitShell(sh.state.last_status) from None
-            status = getattr(e, "status", 2)
+                status = sh.state.last_status
+            else:
+                status = getattr(e, "status", 2)
             if status == 2 and sh.state.last_status and not sh.dash \
                     and e.message.startswith("unexpected EOF while looking for matching"):
                 # the reader ran out of text inside a quote or $(...): bash leaves a failed
                 # command's status as the exit status (it sets 2 only over a 0)
                 status = sh.state.last_status
-            raise ExitShell(status) from None
+            x = ExitShell(status)
+            x.fatal = True   # an interactive shell reports it and reads the next line
+            raise x from None
         _reader_warnings(sh, reader, who)  # here-document delimited by end-of-file
         # set -v: each command line as read, blank lines too (and those after the last command)
         _verbose_echo(sh, reader, start)
@@ -1930,7 +1936,9 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
-        sh.exited = True  # (read by InProcessExecutor.run: the REPL leaves on `exit`)
+        # (read by InProcessExecutor.run: the REPL leaves on `exit`, not on an error that
+        # ends only a non-interactive shell)
+        sh.exited = "fatal" if (e.fatal or e.eof or isinstance(e.__context__, ExpansionError)) else True
         if status == 127 and (isinstance(e.__context__, ExpansionError) or getattr(e, "eof", False)):
             if sh.dash:
                 status = 2  # dash ends with 2 in every mode
@@ -2555,7 +2563,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if ctty:
             tty.foreground += 1
         try:
-            rc = wait_collecting(proc, outs, budget.check, budget.remaining)
+            rc = wait_collecting(proc, outs, budget.check, budget.remaining, budget)
         finally:
             if ctty:
                 tty.foreground -= 1

@@ -1543,6 +1543,13 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- control flow
+def _fatal(e: Any) -> Any:
+    """``e`` (an ExitShell) marked as ending a non-interactive shell only: an interactive
+    bash reports the error and reads the next command (the REPL goes on)."""
+    e.fatal = True
+    return e
+
+
 @builtin("exit")
 def b_exit(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
@@ -1909,7 +1916,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             if sh.state.options.get("posix"):
                 # posix mode does not fall back to the current directory
                 sh.error(f"{argv[0]}: {fname}: file not found")
-                raise ExitShell(1)
+                raise _fatal(ExitShell(1))
             path = normalize(fname, sh.state.cwd)
     try:
         with sh.cmd_fs().open(path, "rb") as f:
@@ -1920,7 +1927,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
         if sh.state.options.get("posix"):
-            raise ExitShell(1) from None  # a special builtin's error ends a posix shell
+            raise _fatal(ExitShell(1)) from None  # a special builtin's error ends a posix shell
         return 1
     # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
     src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
@@ -2029,13 +2036,13 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
     fn = BUILTINS.get(args[0])
     if fn is None and sh.host is not None and "/" not in args[0] and not sh.host.can_run(sh, args[0]):
         sh.error(f"exec: {args[0]}: not found")
-        raise ExitShell(127)
+        raise _fatal(ExitShell(127))
     if "/" in args[0]:
         st = _exec_path_error(sh, args[0])
         if st:
             if sh.state.shopt.get("execfail"):
                 return st
-            raise ExitShell(st)
+            raise _fatal(ExitShell(st))
     if a0 is not None or clear:
         # a native program's argv[0] and environment (executors/inprocess.py)
         sh.exec_opts = (a0, clear)  # type: ignore[attr-defined]
@@ -3543,10 +3550,10 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             budget.check()
             if st := _wait_signaled(sh):
                 return st
-            pending[0].done.wait(0.01)
+            pending[0].done.wait(budget.step(0.01))
     if not args:
         for j in own_jobs(sh, list(jobs.jobs.values())):
-            while not j.done.wait(0.02):
+            while not j.done.wait(budget.step(0.02)):
                 budget.check()
                 if st := _wait_signaled(sh):
                     return st
@@ -3568,7 +3575,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                 sh.error(f"wait: {a}: no such job")
             status = 127
             continue
-        while not job.done.wait(0.02):
+        while not job.done.wait(budget.step(0.02)):
             budget.check()
             if st := _wait_signaled(sh):
                 return st

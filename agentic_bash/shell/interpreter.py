@@ -81,8 +81,11 @@ class ExitShell(BaseException):
     # eof: a fatal expansion error (set -u, ${x:?}): bash jumps to the top level with
     # FORCE_EOF, which bash -c (and a forked simple command) turns into 127 while a subshell
     # running a compound command or $( ) exits with 1
+    # fatal: an error that ends a non-interactive shell only (a syntax error, exec that
+    # failed, a posix special builtin's error); an interactive bash reports it and goes on
     eof = False
     subscript = False
+    fatal = False
 
     def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
