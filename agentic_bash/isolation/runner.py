@@ -1047,19 +1047,47 @@ def _children() -> set[int]:
     return {pid for pid, f in processes() if f[PPID] == me}
 
 
-def _kill_new_children(before: set[int]) -> None:
+def _kill_new_children(before: set[int], grace: float = 0.05) -> None:
     """Backstop after a timed-out run: whatever the run started and left behind (and its
-    process group) gets SIGTERM, a short grace, then SIGKILL. Jobs from earlier runs stay."""
-    new = _children() - before
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in new:
-            for fn in (os.killpg, os.kill):
-                try:
-                    fn(pid, sig)
-                except OSError:
-                    pass
-        if sig == signal.SIGTERM and new:
-            time.sleep(0.05)
+    process group) gets SIGTERM, up to ``grace`` seconds to exit (it returns as soon as no
+    process of theirs is left but zombies), then SIGKILL. Jobs from earlier runs stay.
+    (The grace was a fixed 50 ms sleep whenever the run left a child, even one already
+    dead and not yet reaped by the job thread that ended it: the whole of the 50-60 ms
+    `sleep 100 & wait` returned past its timeout.)"""
+    from .procstat import PGRP, PPID, STATE, processes
+    me = str(os.getpid()).encode()
+    new = set()
+    groups = set()
+    for pid, f in processes():
+        if f[PPID] == me and pid not in before:
+            new.add(pid)
+            if f[STATE] != b"Z":
+                groups.add(pid)
+    if not new:
+        return
+    for pid in new:
+        for fn in (os.killpg, os.kill):
+            try:
+                fn(pid, signal.SIGTERM)
+            except OSError:
+                pass
+    end = time.monotonic() + grace
+    pause = 0.0005
+    while groups and time.monotonic() < end:
+        time.sleep(pause)
+        pause = min(pause * 2, 0.008)
+        left = set()
+        for pid, f in processes():
+            if f[STATE] != b"Z" and (pid in groups or int(f[PGRP]) in groups):
+                left.add(pid)
+        if not left:
+            break
+    for pid in new:
+        for fn in (os.killpg, os.kill):
+            try:
+                fn(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _merge_changes(r: Any, native: tuple[set[str], set[str], set[str]]) -> Any:
