@@ -746,6 +746,14 @@ def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> bool:
 
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
+    if local and not sh.funcstack:
+        # bash's local_builtin checks the function context before it reads any option
+        for a in argv[1:]:
+            if a == "--" or len(a) < 2 or a[0] not in "-+" or _ASSIGN_RE.match(a[1:]):
+                break
+            if any(c not in "aAcfFgiIlnprtux" for c in a[1:]):
+                sh.error("local: can only be used in a function")
+                return 1
     parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name == "declare" else
                           "local [option] name[=value] ..." if name == "local" else _TYPESET_USAGE)
     if isinstance(parsed, int):
@@ -1428,6 +1436,12 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"set: {opt}: invalid option name")
                 return 2
             st.options[opt] = on
+            if opt == "posix":
+                # (bash's set -o posix binds POSIXLY_CORRECT=y; +o posix unsets it)
+                if on:
+                    sh.set_var("POSIXLY_CORRECT", "y")
+                else:
+                    st.scopes[0].pop("POSIXLY_CORRECT", None)
             if on and opt in ("emacs", "vi"):
                 st.options["vi" if opt == "emacs" else "emacs"] = False  # one editing mode
             i += 2
@@ -2107,7 +2121,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         if p is None:
             sh.error(f"{printable_filename(args[0])}: command not found")
             return 127
-        return sh.run_external([p] + args[1:])
+        return sh.run_external(args, resolved=p)  # (argv[0] as typed, as bash's execve)
     return _dispatch_no_func(sh, args)
 
 
@@ -3211,7 +3225,7 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
     if args[0] in ("-s", "-n"):
         if len(args) < 2:
             sh.error(f"kill: {args[0]}: option requires an argument")
-            return 2
+            return 1  # (bash's sh_needarg then EXECUTION_FAILURE, not a usage status)
         sig = args[1]
         args = args[2:]
     elif args[0].startswith("-") and len(args[0]) > 1 and args[0] != "--":
