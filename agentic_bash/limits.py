@@ -221,13 +221,9 @@ class Budget:
     it propagate.
     """
 
-    # wake at least this often while sleeping (None: only on cancel or at the deadline);
-    # a subclass that is ended by something that sets no event of its own sets it
-    _poll: float | None = None
-
     __slots__ = ("limits", "deadline", "commands", "iterations", "_cancelled", "_reason", "_event",
                  "cmd_cap", "iter_cap", "held", "stages", "_tids", "_kicked", "_arr_added", "_arr_step",
-                 "_pipes", "_kick_at", "span", "shell_cap", "pool")
+                 "_pipes", "_kick_at", "span", "shell_cap", "pool", "_subs", "_wakers", "__weakref__")
 
     # What a command may hold in memory at once (sort's lines, shuf's, tac's, a whole-file
     # read): this many times ``max_variable_bytes``, counting each held line's bytes plus
@@ -271,6 +267,8 @@ class Budget:
         self._kicked = False  # the watchdog has sent its threads an asynchronous timeout
         self._kick_at = 0.0  # when it last did
         self._pipes: list[weakref.ref[Any]] | None = None  # OS pipes of the run (track_pipe)
+        self._subs: list[weakref.ref[Budget]] | None = None  # budgets started under it (adopt)
+        self._wakers: list[int] | None = None  # eventfds of waits on it (add_waker)
         if not _watch_started and not WATCH_OFF:
             _start_watch()  # (with the first budget, not inside a run)
         self._cancelled = False
@@ -283,7 +281,7 @@ class Budget:
         d = self.deadline
         if d is not None and time.monotonic() >= d:
             self._cancelled = True
-            self._event.set()
+            self._fire()
             _wake_watch()   # (jobs this run started are due now: see _JobBudget.due)
             self.abort_pipes()
             raise LimitExceeded("timeout", "timed out")
@@ -458,8 +456,6 @@ class Budget:
                 return
             r = self.remaining()
             w = left if r is None else min(left, r + 0.001)
-            poll = self._poll
-            w = w if poll is None or w < poll else poll
             from .shell import coop as _coop  # (a lower layer: imported when first needed)
             if _coop.in_stage():
                 # a greenlet pipeline stage (shell/coop.py): the other stages run meanwhile
@@ -471,9 +467,71 @@ class Budget:
         """Make every later ``check()`` raise (from any thread): Ctrl-C, ``close()``, timeout watchdog."""
         self._reason = reason
         self._cancelled = True
-        self._event.set()
+        self._fire()
         _wake_watch()   # (a budget whose due() looks at this one's flag: see _look_at)
         self.abort_pipes()
+
+    def step(self, most: float) -> float:
+        """How long a wait that checks this budget between rounds may block: ``most``, or
+        less when the deadline comes sooner (a cancel wakes ``sleep`` and native waits
+        itself, see _fire)."""
+        d = self.deadline
+        if d is None:
+            return most
+        return max(0.0005, min(most, d - _monotonic() + 0.0005))
+
+    # -- who is told at once when the budget is cancelled ---------------------------------
+    def adopt(self, child: Budget) -> None:
+        """``child`` (a background job's budget) ends when this one is cancelled: told at
+        once (see _fire), not at its next look at this one's flag."""
+        subs = self._subs
+        if subs is None:
+            subs = self._subs = []
+        elif len(subs) >= 64 and not len(subs) & (len(subs) - 1):
+            subs[:] = [r for r in subs if r() is not None]   # (a fork bomb's thousands of jobs)
+        subs.append(weakref.ref(child))
+        if self._cancelled and not child._cancelled:
+            child.cancel("killed")   # (cancelled while the child was being made)
+
+    def add_waker(self, fd: int) -> None:
+        """Make eventfd ``fd`` readable when this budget is cancelled (a native wait polls
+        it beside the child's pidfd: it ended up to 50 ms after a cancel). Call
+        ``remove_waker`` before closing it."""
+        with _WAKER_LOCK:
+            ws = self._wakers
+            if ws is None:
+                ws = self._wakers = []
+            ws.append(fd)
+        if self._cancelled:
+            os.eventfd_write(fd, 1)
+
+    def remove_waker(self, fd: int) -> None:
+        with _WAKER_LOCK:
+            ws = self._wakers
+            if ws is not None and fd in ws:
+                ws.remove(fd)
+
+    def _fire(self) -> None:
+        """The budget was just cancelled: wake its sleepers and native waits, and cancel the
+        budgets started under it (jobs: their own jobs in turn)."""
+        try:
+            self._event.set()
+        except Exception:  # noqa: BLE001 - (a subclass's lazily made event)
+            pass
+        if self._wakers:
+            # (under the lock: an fd removed and closed meanwhile may be reused by then)
+            with _WAKER_LOCK:
+                for fd in self._wakers or ():
+                    try:
+                        os.eventfd_write(fd, 1)
+                    except OSError:
+                        pass
+        subs = self._subs
+        if subs:
+            for r in list(subs):
+                c = r()
+                if c is not None and not c._cancelled:
+                    c.cancel("killed")
 
     # -- the run's OS pipes ---------------------------------------------------------------
     def track_pipe(self, pipe: Any) -> None:
@@ -681,6 +739,7 @@ def _wake_watch() -> None:
         _wake.release()
     except RuntimeError:
         pass   # (a wake-up is pending already)
+_WAKER_LOCK = threading.Lock()   # (Budget.add_waker/remove_waker/_fire)
 _NOKICK: dict[int, int] = {}  # thread -> depth of no_kick() regions (Thread.start, fd making)
 _WATCH_LOCK = threading.Lock()
 _watch_started = False
@@ -770,9 +829,9 @@ def _watch_round() -> bool:
                 b._cancelled = True
                 nearest = now  # (jobs of this budget are due now: look again at once)
                 try:
-                    # (a thread sleeping on the budget wakes: before its deadline when the
-                    # stop comes early, see early())
-                    b._event.set()
+                    # (a thread sleeping or in a native wait on the budget wakes: before its
+                    # deadline when the stop comes early, see early(); its jobs are told)
+                    b._fire()
                 except Exception:  # noqa: BLE001
                     pass
             # the order matters (see unwatch): flag first, then look and send under the lock
@@ -942,12 +1001,13 @@ def _start_watch() -> None:
 
 
 def _after_fork() -> None:
-    global _watch_started, _WATCH_LOCK, WATCH_OFF, _lag, _wake, _wake_at
+    global _watch_started, _WATCH_LOCK, WATCH_OFF, _lag, _wake, _wake_at, _WAKER_LOCK
     _watch_started = False
     _lag = 0.0
     WATCH_OFF = False
     _WATCH_LOCK = threading.Lock()
     _wake = threading.Lock()   # (the parent's may have been held at the fork)
+    _WAKER_LOCK = threading.Lock()
     _wake.acquire()
     _wake_at = _INF
     del _ACTIVE[:]

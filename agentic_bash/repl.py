@@ -470,7 +470,10 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
             if interactive:
                 _report(r, sys.stderr)
             last = r.exit_code
-            if r.extra.get("exited"):
+            # `exit`, exec, set -e end the shell; a syntax error, ${x:?}, an unbound variable
+            # under set -u or a failed exec end only a non-interactive one (bash < file): an
+            # interactive bash reports them and reads the next line
+            if r.extra.get("exited") and not (interactive and r.extra.get("fatal")):
                 break
     finally:
         if interactive:

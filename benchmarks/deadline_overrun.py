@@ -20,6 +20,8 @@ SCRIPTS = [
     "yes > /dev/null",                # a native program killed at the deadline (namespace)
     "cat /dev/zero",                  # 16 MiB of output cut and carried back
     "x=$(yes | head -c 1000000); while :; do y=${x//y/z}; done",  # large strings built in a loop
+    "( sleep 100 & wait )",           # a job's program ended by its run's cancel (session 13)
+    "while :; do x=$(head -c 30000000 /dev/zero); done",  # NULs dropped from 30 MB, in C code
 ]
 
 
@@ -33,14 +35,16 @@ def main() -> None:
     ap.add_argument("--isolation", default="namespace")
     ap.add_argument("-n", type=int, default=50)
     ap.add_argument("--timeout", type=float, default=0.5)
+    ap.add_argument("--only", default=None, help="run only the scripts containing this text")
     a = ap.parse_args()
+    scripts = [s for s in SCRIPTS if a.only is None or a.only in s]
     import agentic_bash as ab
-    over: dict[str, list[float]] = {s: [] for s in SCRIPTS}
+    over: dict[str, list[float]] = {s: [] for s in scripts}
     loads = []
     with ab.Sandbox(isolation=a.isolation) as sb:
         sb.run("true")
         for _ in range(a.n):
-            for s in SCRIPTS:
+            for s in scripts:
                 t0 = time.monotonic()
                 r = sb.run(s, timeout=a.timeout)
                 over[s].append(time.monotonic() - t0 - a.timeout)

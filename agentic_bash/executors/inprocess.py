@@ -146,6 +146,8 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
+        # bash sets SHELL (not exported) from the user's passwd entry when it is unset
+        "SHELL": "/bin/bash",
         "BASH_LOADABLES_PATH": "/usr/local/lib/bash:/usr/lib/bash:/opt/local/lib/bash:/usr/pkg/lib/bash:/opt/pkg/lib/bash:.",
     }
     for k, v in defaults.items():
@@ -399,7 +401,8 @@ class InProcessExecutor:
         self.shell = Interpreter(fs, info=info, host=self)
         self.shell.exited = False  # set by run_toplevel when the script ran `exit`
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
-                    "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+                    "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
+                    "SHELL": "/bin/bash"}  # (as the namespace level's environment has it)
         if env:
             base_env.update(env)
         _init_state(self.shell.state, base_env, workdir, info)
@@ -507,6 +510,7 @@ class InProcessExecutor:
                 budget.span = t
                 budget.commands = budget.iterations = budget._arr_added = 0
                 budget._pipes = None  # (the previous run's pipes are not this run's to break)
+                budget._subs = None   # (nor its finished jobs' budgets)
                 if on_output is not None or out.on_output is not None:
                     out.on_output = err.on_output = on_output
             else:
@@ -743,6 +747,8 @@ class InProcessExecutor:
                 r = dataclasses.replace(r, files_truncated=True)
             if sh.exited:
                 # `exit` (or a fatal error) ended the shell: an interactive one would stop here
+                if sh.exited == "fatal":
+                    r.extra["fatal"] = True
                 sh.exited = False
                 r.extra["exited"] = True
             return r
@@ -1062,7 +1068,9 @@ class InProcessExecutor:
         return name in self.custom or name in self.registry or name in ("bash", "sh") or \
             self.find_path(sh, name) is not None
 
-    def run_command(self, sh: Interpreter, argv: list[str]) -> int:
+    def run_command(self, sh: Interpreter, argv: list[str], resolved: str | None = None) -> int:
+        """Run ``argv``; ``resolved``: the file already found for it (``command -p``), run
+        with ``argv[0]`` as typed."""
         name = argv[0]
         # The allowlist names every command a script may invoke (in-process, custom and
         # native alike); anything else is "not found" (127), as issue 4 specifies.
@@ -1079,8 +1087,8 @@ class InProcessExecutor:
             st = self._package_shim(sh, argv)
             if st is not None:
                 return st
-        if "/" in name:
-            return self._run_path(sh, name, argv)
+        if "/" in name or resolved is not None:
+            return self._run_path(sh, resolved or name, argv)
         st = sh.state
         path = st.hash.get(name) if st.hash else None
         if path is not None:
@@ -1734,14 +1742,17 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
             # bash -c exits with e.status (1 for an unclosed `a=(`, 127 inside `$(…)`); after a
             # [[ ]] syntax error with the current $? unchanged
             if getattr(e, "keep_status", False):
-                raise ExitShell(sh.state.last_status) from None
-            status = getattr(e, "status", 2)
+                status = sh.state.last_status
+            else:
+                status = getattr(e, "status", 2)
             if status == 2 and sh.state.last_status and not sh.dash \
                     and e.message.startswith("unexpected EOF while looking for matching"):
                 # the reader ran out of text inside a quote or $(...): bash leaves a failed
                 # command's status as the exit status (it sets 2 only over a 0)
                 status = sh.state.last_status
-            raise ExitShell(status) from None
+            x = ExitShell(status)
+            x.fatal = True   # an interactive shell reports it and reads the next line
+            raise x from None
         _reader_warnings(sh, reader, who)  # here-document delimited by end-of-file
         # set -v: each command line as read, blank lines too (and those after the last command)
         _verbose_echo(sh, reader, start)
@@ -1925,7 +1936,9 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
         status = sh.state.last_status
     except ExitShell as e:
         status = e.status
-        sh.exited = True  # (read by InProcessExecutor.run: the REPL leaves on `exit`)
+        # (read by InProcessExecutor.run: the REPL leaves on `exit`, not on an error that
+        # ends only a non-interactive shell)
+        sh.exited = "fatal" if (e.fatal or e.eof or isinstance(e.__context__, ExpansionError)) else True
         if status == 127 and (isinstance(e.__context__, ExpansionError) or getattr(e, "eof", False)):
             if sh.dash:
                 status = 2  # dash ends with 2 in every mode
@@ -2550,7 +2563,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         if ctty:
             tty.foreground += 1
         try:
-            rc = wait_collecting(proc, outs, budget.check, budget.remaining)
+            rc = wait_collecting(proc, outs, budget.check, budget.remaining, budget)
         finally:
             if ctty:
                 tty.foreground -= 1

@@ -18,6 +18,7 @@ import weakref
 from typing import Any, Callable, Mapping
 
 from ..isolation.fdwait import readable
+from ..limits import no_kick
 
 __all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate", "wait_collecting"]
 
@@ -1039,6 +1040,10 @@ _channel: Any = None
 on the thread serving the channel watches the channel itself once it has lasted
 ``_WATCH_AFTER`` (see wait_collecting)."""
 _WATCH_AFTER = 0.002
+_WAKE_AFTER = 0.002
+"""A native wait makes its budget's waker (an eventfd: ~3 us with its close) only once it has
+lasted this long, so the per-call path of short programs pays nothing for it."""
+_EVENTFD = hasattr(os, "eventfd")
 
 
 def watch_channel(watch: Any) -> None:
@@ -1050,12 +1055,16 @@ def watch_channel(watch: Any) -> None:
 
 
 def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[], None],
-                    remaining: Callable[[], float | None]) -> int:
+                    remaining: Callable[[], float | None], budget: Any = None) -> int:
     """Wait for ``proc`` while copying its output pipes (``{read_fd: writer}``) on this thread.
 
     No pump threads: starting two of them cost more than the fork/exec itself. ``check()``
     runs at least every 50 ms (and at the deadline ``remaining()`` reports); when it raises,
     the child's group gets SIGTERM, a grace, SIGKILL (``terminate``), and the error goes on.
+    A wait that lasts past ``_WAKE_AFTER`` also polls an eventfd ``budget`` (limits.Budget)
+    makes readable when it is cancelled, so an interrupt, a close or the cancel of the run
+    that started a background job ends the child at once (it waited for the next 50 ms
+    round: ``( sleep 100 & wait )`` returned 50-60 ms past its timeout).
     A pipe still open once the child has exited (a background grandchild holds it) is handed
     to a daemon thread, so the caller returns when its child does. Every read fd is closed.
 
@@ -1073,6 +1082,8 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     watch_at = time.monotonic() + _WATCH_AFTER if w is not None else None
     cfd: int | None = None   # the channel, while this wait watches it
     entered = False
+    wake_at = time.monotonic() + _WAKE_AFTER if budget is not None and _EVENTFD else None
+    wfd: int | None = None   # the budget's waker (see Budget.add_waker), once made
     try:
         try:
             while True:
@@ -1086,10 +1097,26 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
                         cfd = w.enter()
                     else:
                         tmo = max(0.001, min(tmo, watch_at - now))
-                if outs or cfd is not None:
+                if wake_at is not None:
+                    now = time.monotonic()
+                    if now >= wake_at:
+                        wake_at = None
+                        with no_kick:   # (a kick between the two would leak the fd)
+                            wfd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+                            try:
+                                budget.add_waker(wfd)
+                            except BaseException:
+                                os.close(wfd)
+                                wfd = None
+                                raise
+                    else:
+                        tmo = max(0.001, min(tmo, wake_at - now))
+                if outs or cfd is not None or wfd is not None:
                     waitset = list(outs) + ([pidfd] if pidfd is not None else [])
                     if cfd is not None:
                         waitset.append(cfd)
+                    if wfd is not None:
+                        waitset.append(wfd)
                     try:
                         ready = readable(waitset, tmo)
                     except (OSError, ValueError):
@@ -1098,6 +1125,11 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
                         if r == cfd:
                             cfd = None
                             w.wake()   # (its reader takes it from here)
+                        elif r == wfd:
+                            try:
+                                os.eventfd_read(wfd)   # (check() below raises: cancelled)
+                            except OSError:
+                                pass
                         elif r != pidfd:
                             _copy_once(r, outs)
                     if pidfd is None:
@@ -1139,6 +1171,10 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
             threading.Thread(target=_pump_rest, args=(r, w), daemon=True).start()
         return rc
     finally:
+        if wfd is not None:
+            with no_kick:
+                budget.remove_waker(wfd)
+                _close_quietly(wfd)
         for r in list(outs):
             _close_quietly(r)
         outs.clear()

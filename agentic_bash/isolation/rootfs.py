@@ -216,7 +216,12 @@ def _overlay(lower: str, layer: str, name: str, dst: str) -> str:
     _mkdirs(dst)
     sc.mount("overlay", dst, "overlay", 0,
              f"lowerdir={lower},upperdir={upper},workdir={work},userxattr")
+    _OVERLAYS.append(dst)
     return upper
+
+
+_OVERLAYS: list[str] = []
+"""Where build_root mounted overlays (paths under the new root before the pivot)."""
 
 
 PTYS = 64
@@ -249,6 +254,7 @@ def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
     detach_old_root() before anything but its own code runs in the sandbox."""
     sdir = cfg["session_dir"]
     base = cfg["base_dir"]
+    _OVERLAYS.clear()
     cow = bool(cfg.get("cow_system"))
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
     caps = (cfg.get("resources") or {}).get("unowned") or {}
@@ -464,6 +470,7 @@ def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
                 sc.mount("overlay", R(LOWER_PATH + "/" + u["name"]), "overlay",
                          sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV,
                          f"lowerdir={u['mask']}:{u['lower_src']},userxattr")
+                _OVERLAYS.append(R(LOWER_PATH + "/" + u["name"]))
             else:
                 _bind(u["lower_src"], R(LOWER_PATH + "/" + u["name"]))
             u["lower"] = LOWER_PATH + "/" + u["name"]
@@ -472,13 +479,14 @@ def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
     # pivot: the old root (the host's) is detached and unreachable afterwards
     sc.mount(root, root, None, sc.MS_BIND | sc.MS_REC)
     os.chdir(root)
+    points = [p[len(root):] or "/" for p in _OVERLAYS if p.startswith(root + "/")]
     old = OLD_ROOT.lstrip("/")
     _mkdirs(old)
     sc.pivot_root(".", old)
     os.chdir("/")
     facts = {"uppers": [{"target": u["target"], "upper": LAYER_PATH + u["upper"][len(layer):],
                         "lower": u.get("lower")} for u in uppers],
-            "overlay_mounts": _overlay_mounts(),
+            "overlay_mounts": _overlay_mounts(points),
             "protect": protect_facts if rules is not None else None}
     if detach:
         detach_old_root()
@@ -588,18 +596,17 @@ def _read_only_binds(rules: Any, R: Any) -> int:
     return len(found)
 
 
-def _overlay_mounts() -> list[str]:
+def _overlay_mounts(points: list[str]) -> list[str]:
+    """Which of ``points`` (where build_root mounted overlays) the kernel says are overlay
+    mounts now (statfs; create13: /proc/self/mountinfo with the host's table still attached
+    took ~0.5 ms of pid 1's start-up)."""
     out = []
-    try:
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                left, _, right = line.partition(" - ")
-                point = left.split()[4]
-                if right.split(" ", 1)[0] == "overlay" and not (
-                        point == OLD_ROOT or point.startswith(OLD_ROOT + "/")):
-                    out.append(point)
-    except OSError:
-        pass
+    for p in points:
+        try:
+            if sc.fs_type(p) == sc.OVERLAYFS_MAGIC:
+                out.append(p)
+        except OSError:
+            pass
     return out
 
 

@@ -746,6 +746,14 @@ def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> bool:
 
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
+    if local and not sh.funcstack:
+        # bash's local_builtin checks the function context before it reads any option
+        for a in argv[1:]:
+            if a == "--" or len(a) < 2 or a[0] not in "-+" or _ASSIGN_RE.match(a[1:]):
+                break
+            if any(c not in "aAcfFgiIlnprtux" for c in a[1:]):
+                sh.error("local: can only be used in a function")
+                return 1
     parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name == "declare" else
                           "local [option] name[=value] ..." if name == "local" else _TYPESET_USAGE)
     if isinstance(parsed, int):
@@ -1428,6 +1436,12 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"set: {opt}: invalid option name")
                 return 2
             st.options[opt] = on
+            if opt == "posix":
+                # (bash's set -o posix binds POSIXLY_CORRECT=y; +o posix unsets it)
+                if on:
+                    sh.set_var("POSIXLY_CORRECT", "y")
+                else:
+                    st.scopes[0].pop("POSIXLY_CORRECT", None)
             if on and opt in ("emacs", "vi"):
                 st.options["vi" if opt == "emacs" else "emacs"] = False  # one editing mode
             i += 2
@@ -1529,6 +1543,13 @@ def b_shopt(sh: Interpreter, argv: list[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- control flow
+def _fatal(e: Any) -> Any:
+    """``e`` (an ExitShell) marked as ending a non-interactive shell only: an interactive
+    bash reports the error and reads the next command (the REPL goes on)."""
+    e.fatal = True
+    return e
+
+
 @builtin("exit")
 def b_exit(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ExitShell
@@ -1895,7 +1916,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             if sh.state.options.get("posix"):
                 # posix mode does not fall back to the current directory
                 sh.error(f"{argv[0]}: {fname}: file not found")
-                raise ExitShell(1)
+                raise _fatal(ExitShell(1))
             path = normalize(fname, sh.state.cwd)
     try:
         with sh.cmd_fs().open(path, "rb") as f:
@@ -1906,10 +1927,10 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     except OSError as e:
         sh.error(f"{fname}: {os.strerror(e.errno or 2)}")
         if sh.state.options.get("posix"):
-            raise ExitShell(1) from None  # a special builtin's error ends a posix shell
+            raise _fatal(ExitShell(1)) from None  # a special builtin's error ends a posix shell
         return 1
     # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
-    src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
+    src = data.translate(None, b"\0").decode("utf-8", "surrogateescape")
 
     def syntax_error(e: ParseError) -> int:
         _note_cond_error(sh, e)
@@ -2015,13 +2036,13 @@ def b_exec(sh: Interpreter, argv: list[str]) -> int:
     fn = BUILTINS.get(args[0])
     if fn is None and sh.host is not None and "/" not in args[0] and not sh.host.can_run(sh, args[0]):
         sh.error(f"exec: {args[0]}: not found")
-        raise ExitShell(127)
+        raise _fatal(ExitShell(127))
     if "/" in args[0]:
         st = _exec_path_error(sh, args[0])
         if st:
             if sh.state.shopt.get("execfail"):
                 return st
-            raise ExitShell(st)
+            raise _fatal(ExitShell(st))
     if a0 is not None or clear:
         # a native program's argv[0] and environment (executors/inprocess.py)
         sh.exec_opts = (a0, clear)  # type: ignore[attr-defined]
@@ -2100,7 +2121,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         if p is None:
             sh.error(f"{printable_filename(args[0])}: command not found")
             return 127
-        return sh.run_external([p] + args[1:])
+        return sh.run_external(args, resolved=p)  # (argv[0] as typed, as bash's execve)
     return _dispatch_no_func(sh, args)
 
 
@@ -2363,7 +2384,7 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             if not line.endswith(b"\n"):
                 parts.append(line)
                 data = b"".join(parts)
-                return data.replace(b"\0", b""), True
+                return data.translate(None, b"\0"), True
             body = line[:-1]
             if not body.isascii() and _mb_swallows_end(body) and not sh.byte_locale():
                 # the newline completes a character bash's read_mbchar was reading (an
@@ -2378,7 +2399,7 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                     continue
             parts.append(body)
             data = b"".join(parts)
-            return (data.replace(b"\0", b"") if b"\0" in data else data), False
+            return (data.translate(None, b"\0") if b"\0" in data else data), False
     count = 0
     nread = 0
     budget = sh.budget
@@ -3204,7 +3225,7 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
     if args[0] in ("-s", "-n"):
         if len(args) < 2:
             sh.error(f"kill: {args[0]}: option requires an argument")
-            return 2
+            return 1  # (bash's sh_needarg then EXECUTION_FAILURE, not a usage status)
         sig = args[1]
         args = args[2:]
     elif args[0].startswith("-") and len(args[0]) > 1 and args[0] != "--":
@@ -3529,10 +3550,10 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
             budget.check()
             if st := _wait_signaled(sh):
                 return st
-            pending[0].done.wait(0.01)
+            pending[0].done.wait(budget.step(0.01))
     if not args:
         for j in own_jobs(sh, list(jobs.jobs.values())):
-            while not j.done.wait(0.02):
+            while not j.done.wait(budget.step(0.02)):
                 budget.check()
                 if st := _wait_signaled(sh):
                     return st
@@ -3554,7 +3575,7 @@ def _wait(sh: Interpreter, args: list[str], any_: bool, pvar: str | None) -> int
                 sh.error(f"wait: {a}: no such job")
             status = 127
             continue
-        while not job.done.wait(0.02):
+        while not job.done.wait(budget.step(0.02)):
             budget.check()
             if st := _wait_signaled(sh):
                 return st

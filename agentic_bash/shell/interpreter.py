@@ -81,8 +81,11 @@ class ExitShell(BaseException):
     # eof: a fatal expansion error (set -u, ${x:?}): bash jumps to the top level with
     # FORCE_EOF, which bash -c (and a forked simple command) turns into 127 while a subshell
     # running a compound command or $( ) exits with 1
+    # fatal: an error that ends a non-interactive shell only (a syntax error, exec that
+    # failed, a posix special builtin's error); an interactive bash reports it and goes on
     eof = False
     subscript = False
+    fatal = False
 
     def __init__(self, status: int, discard: bool = False) -> None:
         self.status = status
@@ -197,6 +200,7 @@ DYNAMIC = frozenset({
 _PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
 _PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
 _PRODUCE_CAP = 1 << 20  # bytes a producer stage may write before its reader runs
+_PROCSUB_LAG = 250  # ms at most a `>(cmd)` waits for the shell's first write (see _await_writer)
 # in-process commands that may run as a pipeline's last stage after a producer without a fork
 # (Interpreter._direct_stages): they see nothing of the shell but their context
 _DIRECT_LAST = frozenset({
@@ -1820,7 +1824,7 @@ class Interpreter(Expander):
         data = data.rstrip(b"\n")
         if b"\0" in data:
             self.error("warning: command substitution: ignored null byte in input")
-            data = data.replace(b"\0", b"")
+            data = data.translate(None, b"\0")
         return data.decode("utf-8", "surrogateescape")
 
     def process_subst(self, p: N.ProcSub) -> str:
@@ -1849,6 +1853,8 @@ class Interpreter(Expander):
             try:
                 try:
                     b.watch()  # (the watchdog interrupts it too; unwatched before the close)
+                    if p.direction == ">":
+                        _await_writer(theirs)
                     box[0] = self._procsub_body(child, c if cat else None, body, theirs)
                 finally:
                     b.unwatch()
@@ -2081,6 +2087,12 @@ class Interpreter(Expander):
         # `} > /`) on the redirection's own line
         saved_line = self.lineno
         ln = getattr(redirs[0].target, "line", 0) if redir_line else 0
+        if redir_line:
+            for r in redirs:
+                if type(r.target) is N.HereDoc:
+                    # bash has read the here-document by then: the line of its delimiter
+                    b = r.target.body
+                    ln = b.line + b.text.count("\n")
         if ln:
             self.lineno = ln
         try:
@@ -4145,12 +4157,14 @@ class Interpreter(Expander):
     def cmd_fs(self) -> CmdFS:
         return CmdFS(self.fs, self.fds)
 
-    def run_external(self, argv: list[str], *, use_path: bool = True) -> int:
+    def run_external(self, argv: list[str], *, use_path: bool = True, resolved: str | None = None) -> int:
         if self.host is None:
             self.error(f"{argv[0]}: not found" if self.dash
                        else f"{printable_filename(argv[0])}: command not found")
             return 127
         try:
+            if resolved is not None:
+                return self.host.run_command(self, argv, resolved)
             return self.host.run_command(self, argv)
         finally:
             self.chld_pending += 1
@@ -4673,6 +4687,19 @@ def _xq(w: str) -> str:
     """Quote one word the way ``set -x`` prints it."""
     from .quoting import quote_xtrace
     return quote_xtrace(w)
+
+
+def _await_writer(reader: Any) -> None:
+    """A `>(cmd)` starts once the shell wrote into it or closed it (at most _PROCSUB_LAG ms):
+    after bash's fork the shell nearly always writes first, so `echo hi > >(true)` is 0 (the
+    pipe takes the line before its reader is gone); a thread started at once made it 141."""
+    import select
+    try:
+        pl = select.poll()
+        pl.register(reader.fileno(), select.POLLIN | select.POLLHUP)
+        pl.poll(_PROCSUB_LAG)
+    except (OSError, ValueError, AttributeError):
+        time.sleep(0.004)
 
 
 def _close(f: Any) -> None:

@@ -248,7 +248,6 @@ class _JobBudget(Budget):
     kill)."""
 
     __slots__ = ("parent", "_root", "host", "depth", "tree_live")
-    _poll = 0.05  # a cancelled parent/root or a closed session sets no event of ours
 
     def __init__(self, limits: Limits, parent: Budget, host: Any = None,
                  native: bool = False) -> None:
@@ -280,6 +279,10 @@ class _JobBudget(Budget):
             pd = parent.deadline
             if not native and pd is not None and (self.deadline is None or pd < self.deadline):
                 self.deadline = pd
+        # the parent's cancel (the run's timeout or interrupt, the starting job killed)
+        # reaches this budget at once: its sleeps and native waits wake then, not at a 50 ms
+        # poll (`( sleep 100 & wait )` returned 58-63 ms past its timeout)
+        parent.adopt(self)
 
     @property
     def root(self) -> _JobBudget:

@@ -1282,10 +1282,14 @@ class Parser(Lexer):
                                 None, True)
                 raise err
             if end.kw() != "]]":
+                # (bash's cond_error: reported at the line of the `[[`, wherever the token is)
                 if end.kind == WORD:
-                    raise self.cond_fail("syntax error in conditional expression", end)
-                raise self.cond_fail("syntax error in conditional expression: unexpected token "
-                                     f"`{_token_text(end)}'", end)
+                    err = self.cond_fail("syntax error in conditional expression", end)
+                else:
+                    err = self.cond_fail("syntax error in conditional expression: unexpected token "
+                                         f"`{_token_text(end)}'", end)
+                err.line = line
+                raise err
             # bash numbers `[[ … ]]` (LINENO inside, traps, xtrace, errors) by the line of
             # its `]]`, wherever it began
             line = self.line_at(end.pos)

@@ -29,6 +29,10 @@ def test_roundtrip_and_eof() -> None:
     struct.pack("!II", (1 << 30) + 1, 0),           # oversized
     struct.pack("!II", 9, 0) + b'{"a":"\xff"}',     # not UTF-8
     struct.pack("!II", 10, 0) + b'{"a":1} []',      # an object and more
+    struct.pack("!II", 8, 0) + b'{"a":1}x',         # an object and a stray byte
+    struct.pack("!II", 1, 0) + b"{",                # cut short
+    # nested past the decoder's recursion limit: a broken frame, not a RecursionError
+    struct.pack("!II", 20_006, 0) + b'{"a":' + b"[" * 10_000 + b"]" * 10_000 + b"}",
 ])
 def test_garbage_is_a_closed_wire(frame: bytes) -> None:
     a, b = socket.socketpair()
@@ -40,6 +44,21 @@ def test_garbage_is_a_closed_wire(frame: bytes) -> None:
         Reader(b).recv(5)
     a.close()
     b.close()
+
+
+@pytest.mark.parametrize("header", [
+    {"ev": "result", "exit_code": 0, "duration": 1.5e-05, "cwd": "/w\u00e9\u2028", "id": 7},
+    {"f": [float("inf"), -0.0, 1e300, None, True, False, "", "\x00\ud800"], "n": {"k": {}}},
+])
+def test_headers_encode_and_decode_as_json_does(header: dict) -> None:
+    from agentic_bash.isolation import wire
+    text = wire._encode(header)
+    assert text == json.dumps(header, separators=(",", ":"))
+    assert wire._parse_header(text.encode("utf-8", "surrogatepass")) == json.loads(text)
+    # white space around it (no encoder of ours writes it) is read as before
+    assert wire._parse_header(b" \n" + text.encode("utf-8", "surrogatepass") + b" ") == json.loads(text)
+    with pytest.raises(TypeError):
+        wire._encode({"x": object()})
 
 
 def test_reader_reassembles_frames_split_anywhere() -> None:
