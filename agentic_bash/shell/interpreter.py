@@ -3833,7 +3833,8 @@ class Interpreter(Expander):
             # each value sees the bindings before it: `A=1 B=$A cmd` gives B=1
             st.scopes.append(temp_scope)
             try:
-                ok = self._temp_assigns(cmd.assigns, temp_scope, xt)
+                ok = self._temp_assigns(cmd.assigns, temp_scope, xt,
+                                        func is not None or builtin is not None)
             finally:
                 if st.scopes[-1] is temp_scope:
                     st.scopes.pop()
@@ -3915,9 +3916,11 @@ class Interpreter(Expander):
             self.redir_external = False
             self.outer_err = None
 
-    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
+    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool,
+                      in_shell: bool = True) -> bool:
         """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
-        expansion error."""
+        expansion error. ``in_shell``: for a builtin or function, whose locale variables
+        bash applies (setlocale); a program only gets them in its environment."""
         ok = True
         for a in assigns:
             if a.index is not None:
@@ -3939,7 +3942,7 @@ class Interpreter(Expander):
                     continue
                 if a.append and existing is not None and type(existing.value) is str:
                     value = existing.value + value
-                if a.name in _LOCALE_VARS:
+                if in_shell and a.name in _LOCALE_VARS:
                     self.locale_check(a.name, value)
                 temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
             except ExpansionError as e:

@@ -32,6 +32,10 @@ FIXED = [
     "set -o posix; declare -p POSIXLY_CORRECT; set +o posix; declare -p POSIXLY_CORRECT; echo $?",
     # command -p runs the program with argv[0] as typed (its messages said /bin/ls)
     "command -p ls /nonexistent; command -p cat nosuch; command -p nosuch; echo $?",
+    # a locale variable before a program only goes to its environment: no setlocale
+    # warning (a builtin or function still draws it)
+    "LC_ALL=en_US.UTF-8 ls; LC_ALL=en_US.UTF-8 ls | cat; LC_ALL=en_US.UTF-8 sort /dev/null; "
+    "LC_ALL=en_US.UTF-8 echo x; f() { :; }; LC_ALL=en_US.UTF-8 f; LC_ALL=xx cat /dev/null",
 ]
 
 CASES = FIXED + [
