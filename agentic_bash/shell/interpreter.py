@@ -1548,9 +1548,12 @@ class Interpreter(Expander):
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
+            # (per character, as towupper/towlower: ß and İ stay one character)
+            def swap(c: str) -> str:
+                return _lower(c) if c.isupper() else _upper(c) if c.islower() else c
             if not pat or pat == "?":
-                return v.swapcase() if allc else v[0].swapcase() + v[1:]
-            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
+                return "".join(map(swap, v)) if allc else swap(v[0]) + v[1:]
+            return "".join(swap(c) if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
                            for i, c in enumerate(v))
         conv = _upper if up else _lower  # towupper/towlower: one character stays one
         if not pat or pat == "?":

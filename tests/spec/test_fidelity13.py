@@ -36,6 +36,11 @@ FIXED = [
     # warning (a builtin or function still draws it)
     "LC_ALL=en_US.UTF-8 ls; LC_ALL=en_US.UTF-8 ls | cat; LC_ALL=en_US.UTF-8 sort /dev/null; "
     "LC_ALL=en_US.UTF-8 echo x; f() { :; }; LC_ALL=en_US.UTF-8 f; LC_ALL=xx cat /dev/null",
+    # case changes per character as glibc's towupper/towlower: İ lowers to i, ß stays (in
+    # ${x,,} ${x~~} declare -l, and sed's \U \L \u \l)
+    "x=İSTß; echo ${x,,} ${x^^} ${x,} ${x~~} ${x~}; y=aBc; echo ${y~~} ${y~} ${y~~[a-b]}; "
+    "declare -l l=İX; echo $l; echo 'straße İx' | sed 's/.*/\\U&/;s/^./\\l&/'; "
+    "echo 'İSTANBUL ß' | sed 's/.*/\\L&/; s/s/\\u&/'",
 ]
 
 CASES = FIXED + [
