@@ -41,6 +41,9 @@ FIXED = [
     "x=İSTß; echo ${x,,} ${x^^} ${x,} ${x~~} ${x~}; y=aBc; echo ${y~~} ${y~} ${y~~[a-b]}; "
     "declare -l l=İX; echo $l; echo 'straße İx' | sed 's/.*/\\U&/;s/^./\\l&/'; "
     "echo 'İSTANBUL ß' | sed 's/.*/\\L&/; s/s/\\u&/'",
+    # `kill -SIG $$` with a trap: the trap runs once kill is done, so its $? is kill's 0
+    "trap 'echo in trap $?' USR1; (exit 5); kill -USR1 $$; echo \"after $?\"; false; kill -USR1 $$ && echo x; "
+    "trap 'echo t $?; (exit 9)' TERM; false; kill $$; echo \"a3 $?\"; f() { (exit 4); kill -USR1 $$; }; f; echo $?",
 ]
 
 CASES = FIXED + [
