@@ -1827,7 +1827,7 @@ class Interpreter(Expander):
         data = data.rstrip(b"\n")
         if b"\0" in data:
             self.error("warning: command substitution: ignored null byte in input")
-            data = data.replace(b"\0", b"")
+            data = data.translate(None, b"\0")
         return data.decode("utf-8", "surrogateescape")
 
     def process_subst(self, p: N.ProcSub) -> str:
