@@ -116,3 +116,15 @@ def test_run_file_reports_errors_as_bash_file_does(tmp_path, case, level):
                        cwd=str(tmp_path))
     got = (p.stdout.decode(), p.stderr.decode().replace(f"{script}:", "s.sh:"), p.returncode)
     assert got == want
+
+
+def test_version_and_short_help_as_gnu_programs_have_them():
+    from importlib.metadata import version
+    for flag in ("--version", "-V"):
+        p = subprocess.run([*CMD, flag], capture_output=True, timeout=60)
+        assert (p.returncode, p.stdout.decode(), p.stderr) == (0, f"agentic-bash {version('agentic-bash')}\n", b"")
+    for args in ([], ["run"], ["shell"], ["serve"], ["mcp"], ["image"]):
+        long = subprocess.run([*CMD, *args, "--help"], capture_output=True, timeout=60)
+        short = subprocess.run([*CMD, *args, "-h"], capture_output=True, timeout=60)
+        assert long.returncode == 0 and long.stdout.startswith(b"Usage: agentic-bash")
+        assert (short.returncode, short.stdout) == (0, long.stdout), args
