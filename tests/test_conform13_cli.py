@@ -97,6 +97,7 @@ SCRIPT_FILES = {
     "colon_q": "echo a\necho ${x_c13:?nope}; echo same\necho never\n",
     "set_u": "set -u\necho $nope_c13\necho never\n",
     "arith": "echo a\necho $((1/0)); echo same\necho next\n",
+    "flags": "echo \"$-\"; set -e; echo \"$-\"\n",
 }
 
 

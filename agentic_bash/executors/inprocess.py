@@ -1506,6 +1506,7 @@ class InProcessExecutor:
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
             self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
+            st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
         self.shell.state = st
         self.packages.load(state.get("packages") or ())
 
