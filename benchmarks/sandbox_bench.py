@@ -7,6 +7,15 @@
 # both): Sandbox() / first /bin/true / close() wall, unshare interleaved, and the CPU and
 # run-queue wait of every process a creation involves (host thread, zygote, the sandbox's
 # own processes; /proc/PID/task/*/schedstat, ns resolution), medians per round.
+#      .venv/bin/python benchmarks/sandbox_bench.py --timeline [--n 20]
+# --timeline: one warm creation step by step (medians): wall ms after Sandbox() is called at
+# each start-up step, and the CPU (ms) and minor page faults of pid 1's and of the runner's
+# main thread at each step (observed["cpu"], counted from each process's start).
+#      .venv/bin/python benchmarks/sandbox_bench.py --floor [--n 30]
+# --floor: what the process structure alone costs, in a process with the zygote's preload and
+# warm-up (its image size): fork until the child writes a byte; clone3 into the sandbox's
+# namespaces; clone3 then a second fork inside (pid 1 + the runner, doing nothing), against
+# unshare -Ur --mount --pid --net --fork /bin/true.
 
 from __future__ import annotations
 
@@ -61,7 +70,7 @@ Sandbox("namespace").close()
 z = get_zygote().pid
 me = threading.get_native_id()
 rows = {k: [] for k in ("create", "first", "close", "create_plus_first", "unshare",
-                        "cpu_ms", "wait_ms", "processes")}
+                        "cpu_ms", "wait_ms", "processes", "pid1_faults", "runner_faults")}
 for _ in range(int(sys.argv[1])):
     z0, h0 = sched(z), sched(os.getpid(), me)
     t0 = time.perf_counter()
@@ -82,10 +91,17 @@ for _ in range(int(sys.argv[1])):
     rows["cpu_ms"].append((sum(c for c, _ in own) + h1[0] - h0[0] + z1[0] - z0[0]) / 1e6)
     rows["wait_ms"].append((sum(w for _, w in own) + h1[1] - h0[1] + z1[1] - z0[1]) / 1e6)
     rows["processes"].append(len(procs))
+    for p, key in ((procs[0], "pid1_faults"), (procs[1] if len(procs) > 1 else None,
+                                                "runner_faults")):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                rows[key].append(int(f.read().rsplit(")", 1)[1].split()[7]))
+        except (OSError, TypeError, IndexError):
+            pass
     t = time.perf_counter()
     subprocess.run(UNSHARE, check=True)
     rows["unshare"].append((time.perf_counter() - t) * 1e3)
-out = {k: statistics.median(v) for k, v in rows.items()}
+out = {k: statistics.median(v) for k, v in rows.items() if v}
 out["ratio"] = out["create_plus_first"] / out["unshare"]
 with open("/proc/loadavg") as f:
     out["load"] = f.read().split()[:3]
@@ -122,14 +138,121 @@ def ab_create(old_tree: str, rounds: int, n: int) -> dict:
     return out
 
 
+def timeline(n: int) -> dict:
+    """Medians of the start-up steps of ``n`` warm creations (see --timeline above)."""
+    from agentic_bash import Sandbox
+
+    Sandbox().close()
+    keys = ["s1", "joined", "unshared", "s2", "rooted", "detached", "s3", "restricted",
+            "pinned", "executor", "s2_done", "ready"]
+    wall: dict[str, list[float]] = {}
+    cpu: dict[str, list[list[float]]] = {}
+    for _ in range(n):
+        t0 = time.time()
+        sb = Sandbox()
+        t1 = time.time()
+        sb.run("/bin/true")
+        t2 = time.time()
+        obs = sb._ex.observed  # type: ignore[attr-defined]
+        for k in keys:
+            if obs["timing"].get(k):
+                wall.setdefault(k, []).append((obs["timing"][k] - t0) * 1e3)
+        wall.setdefault("returned", []).append((t1 - t0) * 1e3)
+        wall.setdefault("first_done", []).append((t2 - t0) * 1e3)
+        for k, v in (obs.get("cpu") or {}).items():
+            cpu.setdefault(k, []).append(v)
+        sb.close()
+        t = time.perf_counter()
+        subprocess.run(["unshare", "-Ur", "--mount", "--pid", "--net", "--fork", "/bin/true"],
+                       check=True)
+        wall.setdefault("unshare", []).append((time.perf_counter() - t) * 1e3)
+    out = {"wall_ms": {k: round(statistics.median(v), 2) for k, v in wall.items()},
+           "cpu_ms_faults": {k: [round(statistics.median(x[0] for x in v), 3),
+                                 int(statistics.median(x[1] for x in v))]
+                             for k, v in cpu.items()}}
+    with open("/proc/loadavg") as f:
+        out["load"] = f.read().split()[:3]
+    return out
+
+
+_FLOOR_CHILD = r"""
+import gc, json, os, statistics, subprocess, sys, time
+from agentic_bash.isolation import zygote
+from agentic_bash.isolation import syscalls as sc
+zygote._preload()
+import agentic_bash.commands as cmds
+cmds.load_all(eager=True)
+zygote._warm_interpreter()
+gc.collect()
+gc.freeze()
+flags = (sc.CLONE_NEWUSER | sc.CLONE_NEWNS | sc.CLONE_NEWPID | sc.CLONE_NEWUTS | sc.CLONE_NEWIPC
+         | sc.CLONE_NEWNET)
+
+
+def once(kind):
+    r, w = os.pipe()
+    t = time.perf_counter()
+    pid = os.fork() if kind == "fork" else sc.clone_fork(flags)
+    if pid == 0:
+        if kind == "clone_fork":
+            if os.fork() == 0:
+                os.write(w, b"x")
+                os._exit(0)
+            os.wait()
+        else:
+            os.write(w, b"x")
+        os._exit(0)
+    os.read(r, 1)
+    dt = time.perf_counter() - t
+    os.waitpid(pid, 0)
+    os.close(r)
+    os.close(w)
+    return dt * 1e3
+
+
+rows = {k: [] for k in ("fork", "clone", "clone_fork", "unshare")}
+for _ in range(int(sys.argv[1])):
+    for k in ("fork", "clone", "clone_fork"):
+        rows[k].append(once(k))
+    t = time.perf_counter()
+    subprocess.run(["unshare", "-Ur", "--mount", "--pid", "--net", "--fork", "/bin/true"],
+                   check=True)
+    rows["unshare"].append((time.perf_counter() - t) * 1e3)
+out = {k: round(statistics.median(v), 3) for k, v in rows.items()}
+with open("/proc/self/status") as f:
+    out["rss_kb"] = int(next(l for l in f if l.startswith("VmRSS")).split()[1])
+with open("/proc/loadavg") as f:
+    out["load"] = f.read().split()[:3]
+print(json.dumps(out))
+"""
+
+
+def floor(n: int) -> dict:
+    """The process structure's own cost (see --floor above), in a child process."""
+    p = subprocess.run([sys.executable, "-c", _FLOOR_CHILD, str(n)], capture_output=True,
+                       text=True, timeout=600, cwd="/")
+    if p.returncode:
+        raise RuntimeError(p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--json")
     ap.add_argument("--ab-create", metavar="OLD_TREE")
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--timeline", action="store_true")
+    ap.add_argument("--floor", action="store_true")
     args = ap.parse_args()
     n = args.n
+    if args.timeline or args.floor:
+        res = timeline(n if n != 200 else 20) if args.timeline else floor(n if n != 200 else 30)
+        print(json.dumps(res, indent=1))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=2)
+        return
     if args.ab_create:
         res = ab_create(args.ab_create, args.rounds, n if n != 200 else 12)
         for name in ("old", "new"):

@@ -146,6 +146,8 @@ def _init_state(st: ShellState, env: Mapping[str, str], workdir: str, info: Syst
         "IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "OPTERR": "1", "HOSTNAME": info.hostname,
         "HOSTTYPE": info.machine, "MACHTYPE": f"{info.machine}-pc-linux-gnu", "OSTYPE": "linux-gnu",
         "BASH": "/usr/bin/bash", "BASH_VERSION": "5.2.15(1)-release",
+        # bash sets SHELL (not exported) from the user's passwd entry when it is unset
+        "SHELL": "/bin/bash",
         "BASH_LOADABLES_PATH": "/usr/local/lib/bash:/usr/lib/bash:/opt/local/lib/bash:/usr/pkg/lib/bash:/opt/pkg/lib/bash:.",
     }
     for k, v in defaults.items():
@@ -399,7 +401,8 @@ class InProcessExecutor:
         self.shell = Interpreter(fs, info=info, host=self)
         self.shell.exited = False  # set by run_toplevel when the script ran `exit`
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": info.home, "USER": info.user,
-                    "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+                    "LANG": "C.UTF-8", "SHLVL": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
+                    "SHELL": "/bin/bash"}  # (as the namespace level's environment has it)
         if env:
             base_env.update(env)
         _init_state(self.shell.state, base_env, workdir, info)
@@ -601,13 +604,13 @@ class InProcessExecutor:
                     elif tree is not None:
                         sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
                         try:
-                            status = run_toplevel(sh, tree)
+                            status = run_toplevel(sh, tree, who=_who(sh))
                         finally:
                             sh.exec_tree = None  # type: ignore[attr-defined]
                     else:
                         # line by line: aliases and extglob apply from the next line, warnings in
                         # order, and the complete lines before a syntax error run, as bash -c does
-                        status = run_toplevel(sh, None, source=script, who="-c")
+                        status = run_toplevel(sh, None, source=script, who=_who(sh))
                 finally:
                     # the watch ends before any cleanup: a kick the watchdog queued lands here
                     # at the latest and is caught below like the deadline itself (one that
@@ -1065,7 +1068,9 @@ class InProcessExecutor:
         return name in self.custom or name in self.registry or name in ("bash", "sh") or \
             self.find_path(sh, name) is not None
 
-    def run_command(self, sh: Interpreter, argv: list[str]) -> int:
+    def run_command(self, sh: Interpreter, argv: list[str], resolved: str | None = None) -> int:
+        """Run ``argv``; ``resolved``: the file already found for it (``command -p``), run
+        with ``argv[0]`` as typed."""
         name = argv[0]
         # The allowlist names every command a script may invoke (in-process, custom and
         # native alike); anything else is "not found" (127), as issue 4 specifies.
@@ -1082,8 +1087,8 @@ class InProcessExecutor:
             st = self._package_shim(sh, argv)
             if st is not None:
                 return st
-        if "/" in name:
-            return self._run_path(sh, name, argv)
+        if "/" in name or resolved is not None:
+            return self._run_path(sh, resolved or name, argv)
         st = sh.state
         path = st.hash.get(name) if st.hash else None
         if path is not None:
@@ -1815,6 +1820,13 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...], script: bool = Fa
             end = next((it.end_line for it in items[k:] if it.newline), 0)
             if end:
                 sh.line_shift += sh.lineno - (end + sh.line_shift)
+
+
+def _who(sh: Interpreter) -> str:
+    """How a run's errors name the shell: ``-c`` (bash -c TEXT), or the script's name when
+    the session runs a script file (`agentic-bash run FILE`: bash FILE says ``FILE: line 3:``
+    for a syntax error, not ``FILE: -c: line 3:``, and ends with 1 at ${x:?}, not 127)."""
+    return sh.script_name if sh.__dict__.get("script_file", False) else "-c"
 
 
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,

@@ -35,6 +35,13 @@ from .wire import Reader, WireClosed, flight_headroom, send_msg
 __all__ = ["namespace_flags", "observe", "sandbox_main", "sandbox_main_direct", "serve"]
 
 PR_SET_DUMPABLE = 4
+
+
+def _mark(cfg: dict[str, Any], name: str) -> None:
+    """(create13) This thread's CPU (ms) and minor page faults at a start-up step, for
+    observed["cpu"] (pid 1's steps reach the runner through the fork or pid 1's byte)."""
+    cfg["m_" + name] = (round(time.thread_time() * 1e3, 3),
+                        resource.getrusage(resource.RUSAGE_THREAD).ru_minflt)
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -90,8 +97,10 @@ def _enter_userns(cfg: dict[str, Any], uid: int, gid: int) -> None:
     _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
     _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
     _userns_limits()
+    _ipc_limits(cfg)
     _network_prepare(cfg)
     cfg["t_unshared"] = time.time()
+    _mark(cfg, "unshared")
 
 
 def sandbox_main_direct(cfg: dict[str, Any], sock: socket.socket, uid: int, gid: int) -> int:
@@ -101,6 +110,7 @@ def sandbox_main_direct(cfg: dict[str, Any], sock: socket.socket, uid: int, gid:
     import gc
     gc.freeze()   # (as in sandbox_main)
     cfg["t_s1"] = cfg["t_unshare"] = time.time()
+    _mark(cfg, "s1")
     cfg["direct_clone"] = True   # (no S1: one task less under RLIMIT_NPROC, watchdog.py)
     try:
         sc.set_pdeathsig(signal.SIGKILL)  # the zygote died: so does every sandbox
@@ -108,6 +118,7 @@ def sandbox_main_direct(cfg: dict[str, Any], sock: socket.socket, uid: int, gid:
         # group we made, owned by our uid outside; no capability is used)
         _limits_s1(cfg)
         cfg["t_joined"] = time.time()
+        _mark(cfg, "joined")
         _enter_userns(cfg, uid, gid)
         try:
             send_msg(sock, {"ev": "init_pid", "pid": None})  # this process: gone = all gone
@@ -156,6 +167,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     from .rootfs import build_root
 
     cfg["t_s2"] = time.time()
+    _mark(cfg, "s2")
     sc.set_pdeathsig(signal.SIGKILL)
     usage_fd = _memory_usage_fd(cfg)   # (compat11) before the host's cgroupfs is out of reach
     stat_fd = _memory_usage_fd(cfg, "memory.stat")   # (compat12)
@@ -166,6 +178,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     facts["t_root"] = time.monotonic() - t0
     meminfo = _meminfo_install(cfg, facts, usage_fd, stat_fd)   # (compat12) before S3 exists
     cfg["t_rooted"] = time.time()
+    _mark(cfg, "rooted")
     _send_layer_fd(sock)
     try:
         sc.sethostname("sandbox")   # (before S3 exists: it must never see the host's name)
@@ -179,8 +192,10 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     # channel before this process says it is done (one byte on s2_done: the host's root is
     # detached, the listeners are sent and closed, this process holds no capability any more)
     done_r, done_w = os.pipe2(os.O_CLOEXEC)
+    _mark(cfg, "fork")
     pid = os.fork()
     if pid == 0:
+        _mark(cfg, "s3_forked")
         code = 1
         try:
             sup_parent.close()
@@ -210,6 +225,7 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         sock.close()
         raise
     t_detached = time.time()
+    _mark(cfg, "detached")
     try:
         if _own_netns(cfg):
             _loopback_up()
@@ -221,13 +237,20 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     finally:
         sock.close()
     # pid 1 runs no untrusted code, but shares uid with everything in the sandbox: make it
-    # unreadable through /proc and give up the namespace's capabilities.
+    # unreadable through /proc and give up the namespace's capabilities. (attack13) Fail
+    # closed: before, an OSError here was swallowed (the later steps skipped too) and the
+    # runner still got its byte; now the runner is told pid 1 failed and the sandbox does
+    # not start (S3's _wait_s2 raises; the host's Sandbox() fails with the reason).
     try:
-        sc.prctl(PR_SET_DUMPABLE, 0)
-        sc.set_no_new_privs()
-        sc.drop_all_caps()
+        s2_drop_privileges()
     except OSError:
-        pass
+        try:
+            os.write(done_w, b"0")
+        except OSError:
+            pass
+        os.close(done_w)
+        from .watchdog import reap_until
+        return reap_until(pid)
     # the supervisor answers from before the runner's first run (S3 sent its listener, or
     # "-", long before it waits for the byte below; on its error path it closes its end)
     _start_supervisor(sup_parent, pid, sig_w,
@@ -238,7 +261,10 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         _meminfo_start(meminfo)
     try:
         # (with the moment the host's root was detached: S3 reports it in its timing)
-        os.write(done_w, b"1" + struct.pack("d", t_detached))
+        _mark(cfg, "done")
+        os.write(done_w, b"1" + struct.pack("dddqq", t_detached, cfg["m_detached"][0],
+                                            cfg["m_done"][0], cfg["m_detached"][1],
+                                            cfg["m_done"][1]))
     except OSError:
         pass   # (S3 is gone: reaped below)
     os.close(done_w)
@@ -260,6 +286,14 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     return reap_until(pid)
 
 
+def s2_drop_privileges() -> None:
+    """pid 1, once the root and the network are set up: non-dumpable, no_new_privs, every
+    capability of its namespace dropped (bounding set too). Raises OSError if any fails."""
+    sc.prctl(PR_SET_DUMPABLE, 0)
+    sc.set_no_new_privs()
+    sc.drop_all_caps()
+
+
 def _wait_s2(cfg: dict[str, Any]) -> None:
     """S3, before its first frame on the channel: wait until pid 1 has sent its own (the
     network listeners), detached the host's root and dropped its privileges (see _s2_init).
@@ -270,7 +304,7 @@ def _wait_s2(cfg: dict[str, Any]) -> None:
     try:
         while True:
             try:
-                got = os.read(fd, 9)   # (one write of 9 bytes: a pipe keeps it whole)
+                got = os.read(fd, 41)   # (one write of 41 bytes: a pipe keeps it whole)
                 break
             except InterruptedError:
                 continue
@@ -278,8 +312,9 @@ def _wait_s2(cfg: dict[str, Any]) -> None:
         os.close(fd)
     if got[:1] != b"1":
         raise OSError("pid 1 of the sandbox failed before the runner was ready")
-    if len(got) == 9:
-        cfg["t_detached"] = struct.unpack("d", got[1:])[0]
+    if len(got) == 41:
+        cfg["t_detached"], c1, c2, f1, f2 = struct.unpack("dddqq", got[1:])
+        cfg["m_detached"], cfg["m_done"] = (c1, f1), (c2, f2)
 
 
 def _limits_s1(cfg: dict[str, Any]) -> None:
@@ -327,6 +362,29 @@ def _userns_limits() -> None:
             _write(f"/proc/sys/user/{name}", str(value))
         except OSError:
             pass   # (an older kernel without the knob: the host's own limit applies)
+
+
+IPC_LIMITS = {"msgmni": "32", "sem": "250 8192 32 128"}
+"""(attack13) The sandbox's IPC namespace: SysV message queues (32 of ``msgmnb``, 16 KiB) and
+semaphores (8,192 in all), memory no process owns (the kernel's defaults allow 32,000 queues,
+500 MiB, and 1e9 semaphores); shared memory gets ``resources.unowned_caps``'s share."""
+
+
+def _ipc_limits(cfg: dict[str, Any]) -> None:
+    """(attack13) Just after the namespaces are made: /proc/sys/kernel's IPC knobs are the
+    writer's IPC namespace's, and it is ours (its owner is the new user namespace). What a
+    kill cannot free must leave the runner room in the memory cgroup (the OOM killer
+    otherwise takes the runner: SandboxCrashed); read-only inside afterwards."""
+    caps = (cfg.get("resources") or {}).get("unowned")
+    if not caps:
+        return
+    sysv = int(caps["sysv"])
+    for name, value in (("shmmax", str(sysv)), ("shmall", str(max(1, sysv >> 12))),
+                        *IPC_LIMITS.items()):
+        try:
+            _write(f"/proc/sys/kernel/{name}", value)
+        except OSError:
+            pass   # (a kernel without the knob: its default applies)
 
 
 def _network_prepare(cfg: dict[str, Any]) -> None:
@@ -529,6 +587,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     os.environ.update({"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                        "HOME": home, "LANG": "C.UTF-8"})
     t_s3 = time.time()
+    _mark(cfg, "s3")
     landlock_error = ""
     landlock_abi = 0
     seccomp_error = ""
@@ -580,10 +639,12 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     elif sup is not None:
         sup.setblocking(False)
     t_restricted = time.time()
+    _mark(cfg, "restricted")
     t0 = time.monotonic()
     imports: dict[str, Any] = dict(pin_imports(cfg, facts, landlock_abi > 0))
     imports["t"] = round(time.monotonic() - t0, 5)
     t_pinned = time.time()
+    _mark(cfg, "pinned")
     observed = observe(cfg.get("host_ns", {}))
     observed["imports"] = imports
     observed["timing"] = {k: round(v, 4) for k, v in (
@@ -601,6 +662,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         observed["engine_error"] = cfg["_engine_error"]   # (compat12: the report warns)
     observed["t_executor"] = time.monotonic() - t0
     observed["timing"]["executor"] = round(time.time(), 4)
+    _mark(cfg, "executor")
     scanner = None
     try:
         from .layerscan import LayerScanner
@@ -616,6 +678,7 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         scanner = None
     # pid 1's byte: the host's root is detached (and the network set up, pid 1's privileges
     # dropped) before anything here touches a path that input chose (the layer's tar below)
+    _mark(cfg, "scanner")
     _wait_s2(cfg)
     observed["timing"].update(detached=round(cfg.get("t_detached", 0), 4),
                               s2_done=round(time.time(), 4))
@@ -646,6 +709,10 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     # are counted per user against the sender's limit; the workload stays below the host's
     flight_headroom(host_files)
     observed["timing"]["ready"] = round(time.time(), 4)
+    _mark(cfg, "ready")
+    # (create13) [CPU ms, minor faults] of pid 1's main thread (s1 .. done) and of this
+    # process's (s3_forked .. ready) at each step, counted from each one's start
+    observed["cpu"] = {k[2:]: v for k, v in cfg.items() if k.startswith("m_")}
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
     usage = None
@@ -780,9 +847,19 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
     if new is not None:
         _KEPT.append(sys.path)
         sys.path = new
-    count, mods = _PACKAGES
+    count, mods, entries = _PACKAGES
     if count != len(sys.modules):
-        mods = list(sys.modules.values())
+        mods, entries = list(sys.modules.values()), None
+    stats["all_modules"] = int(entries is None)
+    if entries is not None:
+        # (create13) only the packages with an entry that changes are touched: the entries
+        # were copied in the zygote into a few pages of their own (note_packages), and
+        # reading every package's __path__ here cost ~460 copy-on-write faults, ~2 ms
+        hit: set[int] = set()
+        for p, idx in entries.items():
+            if p is None or pin(p) != p:
+                hit.update(idx)
+        mods = [mods[i] for i in sorted(hit)]
     for mod in mods:
         path = getattr(mod, "__path__", None)
         if path is None or isinstance(path, str):
@@ -805,19 +882,32 @@ def pin_imports(cfg: dict[str, Any], facts: dict[str, Any], landlocked: bool) ->
     return stats
 
 
-_PACKAGES: tuple[int, list[Any]] = (-1, [])
+_PACKAGES: tuple[int, list[Any], dict[Any, tuple[int, ...]] | None] = (-1, [], None)
 _KEPT: list[Any] = []
 
 
 def note_packages() -> None:
-    """In the zygote before a fork: the packages imported so far (pin_imports looks at these
-    instead of every module: touching each module object in the sandbox copies its pages)."""
+    """In the zygote before a fork: the packages imported so far and a copy of their
+    __path__ entries (pin_imports looks at these instead of every module: touching each
+    module object in the sandbox copies its pages). ``entries``: each entry (a fresh copy of
+    the string) -> the indexes of the packages that list it; under None the packages whose
+    __path__ is not a plain list of strings (a namespace package's is recomputed from
+    sys.path when read), which pin_imports always reads."""
     import sys
     global _PACKAGES
-    if _PACKAGES[0] != len(sys.modules):
-        mods = list(sys.modules.values())
-        _PACKAGES = (len(mods), [m for m in mods
-                                 if getattr(m, "__path__", None) is not None])
+    if _PACKAGES[0] == len(sys.modules):
+        return
+    mods = list(sys.modules.values())
+    pkgs = [m for m in mods if getattr(m, "__path__", None) is not None]
+    entries: dict[Any, list[int]] = {None: []}
+    for i, m in enumerate(pkgs):
+        path = getattr(m, "__path__", None)
+        if type(path) is not list or any(type(p) is not str for p in path):
+            entries[None].append(i)
+            continue
+        for p in path:
+            entries.setdefault((p + "\0")[:-1], []).append(i)
+    _PACKAGES = (len(mods), pkgs, {k: tuple(v) for k, v in entries.items()})
 
 
 def _resolve(spec: str) -> Callable[[dict[str, Any]], Any]:

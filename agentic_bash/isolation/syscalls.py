@@ -96,6 +96,16 @@ def pivot_root(new_root: str, put_old: str) -> None:
     _check(_libc.syscall(ctypes.c_long(nr), _b(new_root), _b(put_old)), "pivot_root")
 
 
+OVERLAYFS_MAGIC = 0x794C7630
+
+
+def fs_type(path: str) -> int:
+    """statfs(2)'s f_type of ``path`` (the filesystem's magic number)."""
+    buf = ctypes.create_string_buffer(256)   # (struct statfs: f_type is its first word)
+    _check(_libc.statfs(_b(path), buf), "statfs", path)
+    return ctypes.c_long.from_buffer(buf).value
+
+
 def sethostname(name: str) -> None:
     b = name.encode()
     _check(_libc.sethostname(b, len(b)), "sethostname")

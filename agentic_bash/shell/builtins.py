@@ -746,6 +746,14 @@ def decl_compound(sh: Interpreter, argv: list[str], assign: Any) -> bool:
 
 def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> int:
     name = argv[0]
+    if local and not sh.funcstack:
+        # bash's local_builtin checks the function context before it reads any option
+        for a in argv[1:]:
+            if a == "--" or len(a) < 2 or a[0] not in "-+" or _ASSIGN_RE.match(a[1:]):
+                break
+            if any(c not in "aAcfFgiIlnprtux" for c in a[1:]):
+                sh.error("local: can only be used in a function")
+                return 1
     parsed = _parse_flags(sh, name, argv[1:], "aAcfFgiIlnprtux", DECL_USAGE if name == "declare" else
                           "local [option] name[=value] ..." if name == "local" else _TYPESET_USAGE)
     if isinstance(parsed, int):
@@ -1428,6 +1436,12 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"set: {opt}: invalid option name")
                 return 2
             st.options[opt] = on
+            if opt == "posix":
+                # (bash's set -o posix binds POSIXLY_CORRECT=y; +o posix unsets it)
+                if on:
+                    sh.set_var("POSIXLY_CORRECT", "y")
+                else:
+                    st.scopes[0].pop("POSIXLY_CORRECT", None)
             if on and opt in ("emacs", "vi"):
                 st.options["vi" if opt == "emacs" else "emacs"] = False  # one editing mode
             i += 2
@@ -1916,7 +1930,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             raise _fatal(ExitShell(1)) from None  # a special builtin's error ends a posix shell
         return 1
     # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
-    src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
+    src = data.translate(None, b"\0").decode("utf-8", "surrogateescape")
 
     def syntax_error(e: ParseError) -> int:
         _note_cond_error(sh, e)
@@ -2107,7 +2121,7 @@ def b_command(sh: Interpreter, argv: list[str]) -> int:
         if p is None:
             sh.error(f"{printable_filename(args[0])}: command not found")
             return 127
-        return sh.run_external([p] + args[1:])
+        return sh.run_external(args, resolved=p)  # (argv[0] as typed, as bash's execve)
     return _dispatch_no_func(sh, args)
 
 
@@ -2370,7 +2384,7 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             if not line.endswith(b"\n"):
                 parts.append(line)
                 data = b"".join(parts)
-                return data.replace(b"\0", b""), True
+                return data.translate(None, b"\0"), True
             body = line[:-1]
             if not body.isascii() and _mb_swallows_end(body) and not sh.byte_locale():
                 # the newline completes a character bash's read_mbchar was reading (an
@@ -2385,7 +2399,7 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                     continue
             parts.append(body)
             data = b"".join(parts)
-            return (data.replace(b"\0", b"") if b"\0" in data else data), False
+            return (data.translate(None, b"\0") if b"\0" in data else data), False
     count = 0
     nread = 0
     budget = sh.budget
@@ -2663,8 +2677,9 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     if stream is None:
         sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
         return 1
-    if prompt is not None and False:
-        sh.write_err(prompt.encode())
+    if prompt is not None and sh.fd_is_tty(fd):
+        # bash shows -p's prompt (on stderr) only when the input is a terminal
+        sh.write_err(prompt.encode("utf-8", "surrogateescape"))
     timed = _timed_input(stream, timeout) if timeout is not None else None
     if timeout == 0:
         return 0 if timed is None or timed.ready() else 1
@@ -3211,7 +3226,7 @@ def b_kill(sh: Interpreter, argv: list[str]) -> int:
     if args[0] in ("-s", "-n"):
         if len(args) < 2:
             sh.error(f"kill: {args[0]}: option requires an argument")
-            return 2
+            return 1  # (bash's sh_needarg then EXECUTION_FAILURE, not a usage status)
         sig = args[1]
         args = args[2:]
     elif args[0].startswith("-") and len(args[0]) > 1 and args[0] != "--":
@@ -3269,6 +3284,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             trap = sh.state.traps.get(sig)
             if trap is not None:
                 if trap:
+                    # bash runs it once kill is done: $? in the trap is kill's 0
+                    sh.state.last_status = 0
                     sh.run_string(trap, trap=True)
                 return 0
             if sig in ("CHLD", "WINCH", "URG", "CONT", "EXIT"):

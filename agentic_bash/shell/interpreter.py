@@ -200,6 +200,7 @@ DYNAMIC = frozenset({
 _PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
 _PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
 _PRODUCE_CAP = 1 << 20  # bytes a producer stage may write before its reader runs
+_PROCSUB_LAG = 250  # ms at most a `>(cmd)` waits for the shell's first write (see _await_writer)
 # in-process commands that may run as a pipeline's last stage after a producer without a fork
 # (Interpreter._direct_stages): they see nothing of the shell but their context
 _DIRECT_LAST = frozenset({
@@ -1547,9 +1548,12 @@ class Interpreter(Expander):
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
+            # (per character, as towupper/towlower: ß and İ stay one character)
+            def swap(c: str) -> str:
+                return _lower(c) if c.isupper() else _upper(c) if c.islower() else c
             if not pat or pat == "?":
-                return v.swapcase() if allc else v[0].swapcase() + v[1:]
-            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
+                return "".join(map(swap, v)) if allc else swap(v[0]) + v[1:]
+            return "".join(swap(c) if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
                            for i, c in enumerate(v))
         conv = _upper if up else _lower  # towupper/towlower: one character stays one
         if not pat or pat == "?":
@@ -1823,7 +1827,7 @@ class Interpreter(Expander):
         data = data.rstrip(b"\n")
         if b"\0" in data:
             self.error("warning: command substitution: ignored null byte in input")
-            data = data.replace(b"\0", b"")
+            data = data.translate(None, b"\0")
         return data.decode("utf-8", "surrogateescape")
 
     def process_subst(self, p: N.ProcSub) -> str:
@@ -1852,6 +1856,8 @@ class Interpreter(Expander):
             try:
                 try:
                     b.watch()  # (the watchdog interrupts it too; unwatched before the close)
+                    if p.direction == ">":
+                        _await_writer(theirs)
                     box[0] = self._procsub_body(child, c if cat else None, body, theirs)
                 finally:
                     b.unwatch()
@@ -2084,6 +2090,12 @@ class Interpreter(Expander):
         # `} > /`) on the redirection's own line
         saved_line = self.lineno
         ln = getattr(redirs[0].target, "line", 0) if redir_line else 0
+        if redir_line:
+            for r in redirs:
+                if type(r.target) is N.HereDoc:
+                    # bash has read the here-document by then: the line of its delimiter
+                    b = r.target.body
+                    ln = b.line + b.text.count("\n")
         if ln:
             self.lineno = ln
         try:
@@ -3824,7 +3836,8 @@ class Interpreter(Expander):
             # each value sees the bindings before it: `A=1 B=$A cmd` gives B=1
             st.scopes.append(temp_scope)
             try:
-                ok = self._temp_assigns(cmd.assigns, temp_scope, xt)
+                ok = self._temp_assigns(cmd.assigns, temp_scope, xt,
+                                        func is not None or builtin is not None)
             finally:
                 if st.scopes[-1] is temp_scope:
                     st.scopes.pop()
@@ -3906,9 +3919,11 @@ class Interpreter(Expander):
             self.redir_external = False
             self.outer_err = None
 
-    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
+    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool,
+                      in_shell: bool = True) -> bool:
         """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
-        expansion error."""
+        expansion error. ``in_shell``: for a builtin or function, whose locale variables
+        bash applies (setlocale); a program only gets them in its environment."""
         ok = True
         for a in assigns:
             if a.index is not None:
@@ -3930,7 +3945,7 @@ class Interpreter(Expander):
                     continue
                 if a.append and existing is not None and type(existing.value) is str:
                     value = existing.value + value
-                if a.name in _LOCALE_VARS:
+                if in_shell and a.name in _LOCALE_VARS:
                     self.locale_check(a.name, value)
                 temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
             except ExpansionError as e:
@@ -4148,12 +4163,14 @@ class Interpreter(Expander):
     def cmd_fs(self) -> CmdFS:
         return CmdFS(self.fs, self.fds)
 
-    def run_external(self, argv: list[str], *, use_path: bool = True) -> int:
+    def run_external(self, argv: list[str], *, use_path: bool = True, resolved: str | None = None) -> int:
         if self.host is None:
             self.error(f"{argv[0]}: not found" if self.dash
                        else f"{printable_filename(argv[0])}: command not found")
             return 127
         try:
+            if resolved is not None:
+                return self.host.run_command(self, argv, resolved)
             return self.host.run_command(self, argv)
         finally:
             self.chld_pending += 1
@@ -4676,6 +4693,19 @@ def _xq(w: str) -> str:
     """Quote one word the way ``set -x`` prints it."""
     from .quoting import quote_xtrace
     return quote_xtrace(w)
+
+
+def _await_writer(reader: Any) -> None:
+    """A `>(cmd)` starts once the shell wrote into it or closed it (at most _PROCSUB_LAG ms):
+    after bash's fork the shell nearly always writes first, so `echo hi > >(true)` is 0 (the
+    pipe takes the line before its reader is gone); a thread started at once made it 141."""
+    import select
+    try:
+        pl = select.poll()
+        pl.register(reader.fileno(), select.POLLIN | select.POLLHUP)
+        pl.poll(_PROCSUB_LAG)
+    except (OSError, ValueError, AttributeError):
+        time.sleep(0.004)
 
 
 def _close(f: Any) -> None:
