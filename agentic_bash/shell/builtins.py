@@ -2677,8 +2677,9 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     if stream is None:
         sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
         return 1
-    if prompt is not None and False:
-        sh.write_err(prompt.encode())
+    if prompt is not None and sh.fd_is_tty(fd):
+        # bash shows -p's prompt (on stderr) only when the input is a terminal
+        sh.write_err(prompt.encode("utf-8", "surrogateescape"))
     timed = _timed_input(stream, timeout) if timeout is not None else None
     if timeout == 0:
         return 0 if timed is None or timed.ready() else 1
@@ -3283,6 +3284,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             trap = sh.state.traps.get(sig)
             if trap is not None:
                 if trap:
+                    # bash runs it once kill is done: $? in the trap is kill's 0
+                    sh.state.last_status = 0
                     sh.run_string(trap, trap=True)
                 return 0
             if sig in ("CHLD", "WINCH", "URG", "CONT", "EXIT"):
