@@ -613,6 +613,8 @@ class Interpreter(Expander):
 
     # ================================================================== errors
     def err_prefix(self) -> str:
+        if getattr(self.state, "interactive", False):
+            return f"{self.script_name}: "   # bash -i names the shell and no line (error.c)
         if self.source_stack and self.source_calls[-1][0] >= len(self.funcstack):
             name = self.source_stack[-1]  # a file sourced by the innermost function (or top)
         elif self.funcstack:
