@@ -660,6 +660,12 @@ class InProcessExecutor:
                     # was refused at the process limit: bash's failed fork, not our error
                     status = 254
                     err.write(b"bash: fork: Resource temporarily unavailable\n")
+                elif isinstance(e, MemoryError):
+                    # an allocation of the shell's own failed (the process's memory limit, a
+                    # matcher's backtracking): what bash says when malloc fails, not our error
+                    status = 1
+                    exceeded = "memory"
+                    err.write(b"agentic-bash: xmalloc: cannot allocate memory\n")
                 else:
                     status = 2
                     err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
