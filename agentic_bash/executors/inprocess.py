@@ -1278,6 +1278,10 @@ class InProcessExecutor:
                 from ..shell.state import ShellEnv
                 env = ShellEnv(env)
                 env.update(exported_functions(st))  # (`env`, `printenv` list them)
+            if getattr(sh, "exec_tree", None) is not None and _execed(sh):
+                from ..shell.state import ShellEnv
+                env = ShellEnv(env)
+                _exec_shlvl(sh, env)
         return new_context(
             CmdFS(self.fs, fds, st.umask), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
@@ -2195,7 +2199,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         st.exported_funcs = frozenset(exported)  # type: ignore[attr-defined]
     try:
         # (sh is dash here, which leaves SHLVL as it finds it)
-        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1)
+        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1) - _execed(sh)
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
@@ -2505,6 +2509,7 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     env = dict(sh.state.environ())
     if getattr(sh.state, "exported_funcs", None):
         env.update(exported_functions(sh.state))  # (bash: after the variables)
+    _exec_shlvl(sh, env)
     exec_opts = getattr(sh, "exec_opts", None)
     if exec_opts is not None:
         # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment
@@ -2629,6 +2634,8 @@ def _exec_candidate(tree: N.Script) -> N.Simple | None:
         return None
     c: Any = tree.items[-1].cmd
     if type(c) is N.AndOr:
+        if len(tree.items) > 1:
+            return None  # (bash 5.2: `a; b && c` forks c, a lone `b && c` execs it)
         c = c.rest[-1][1] if c.rest else c.first
     return c if type(c) is Simple and not c.redirs else None
 
@@ -2640,6 +2647,17 @@ def _execed(sh: Interpreter) -> bool:
     return tree is not None and sh.current_command is _exec_candidate(tree) \
         and sh.current_command is not None and not sh.state.traps \
         and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
+
+
+def _exec_shlvl(sh: Interpreter, env: dict[str, str]) -> None:
+    """bash -c lowers SHLVL by one before it execs its last command (adjust_shell_level(-1)):
+    `bash -c 'printenv SHLVL'` prints 0, a `bash -c` run so prints its parent's level."""
+    v = env.get("SHLVL")
+    if v is not None and _execed(sh):
+        try:
+            env["SHLVL"] = str(int(v) - 1)
+        except ValueError:
+            pass
 
 
 def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:

@@ -63,6 +63,10 @@ FIXED = [
     "sh -c 'cd /etc/passwd'; echo $?; sh -c 'cd /nonexist; echo after'; echo $?; sh -c 'cd a b'; echo $?; "
     "sh -c 'local x'; echo $?; sh -c 'f() { local x=1; echo $x; }; f'",
     "sh -c 'for i in 1; do echo'; sh -c '{ echo'; sh -c '( echo'; sh -c 'if true'; sh -c 'echo |'",
+    # bash -c lowers SHLVL before it execs its last command
+    "printenv SHLVL; printenv SHLVL",
+    "bash -c 'echo $SHLVL'; bash -c 'echo $SHLVL'",
+    "env | grep SHLVL; true && printenv SHLVL",
 ]
 
 CASES = FIXED + [
