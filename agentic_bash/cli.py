@@ -388,6 +388,18 @@ def _host_stdin() -> Any:
         return None
 
 
+def _on_terminal(as_json: bool) -> bool:
+    """True when a person runs us at a terminal (stdin, stdout and stderr all one): the run
+    then gets a terminal of its own, as `bash -c` has the person's (read, vim, python3 and
+    `[ -t 0 ]` work; Ctrl-C is the interrupt character typed at it)."""
+    if as_json:
+        return False
+    try:
+        return all(f is not None and f.isatty() for f in (sys.stdin, sys.stdout, sys.stderr))
+    except (ValueError, OSError):
+        return False
+
+
 def _script_with_args(script: str, args: list[str]) -> str:
     # `set --` on the script's first line keeps LINENO of every later line unchanged.
     if not args:
@@ -395,9 +407,19 @@ def _script_with_args(script: str, args: list[str]) -> str:
     return "set -- " + " ".join(shlex.quote(a) for a in args) + "; " + script
 
 
-def _run_streaming(sb: Any, script: str, as_json: bool, stdin: Any) -> Any:
+def _run_streaming(sb: Any, script: str, as_json: bool, stdin: Any, terminal: bool = False) -> Any:
     """One run; Ctrl-C (SIGINT) interrupts the script, which then ends with status 130 as
-    under bash, and the sandbox is closed normally."""
+    under bash, and the sandbox is closed normally. With ``terminal`` the run has a
+    pseudo-terminal relayed to ours (see _on_terminal)."""
+    if terminal:
+        from .repl import _run_on_terminal
+        interrupted = threading.Event()   # a SIGINT from elsewhere: Ctrl-C typed at the run
+        old_int = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+        try:
+            return _run_on_terminal(sb, script, sys.stdin.fileno(), sys.stdout.fileno(),
+                                    interrupted, bytearray())
+        finally:
+            signal.signal(signal.SIGINT, old_int)
     def on_sigint(signum: int, frame: Any) -> None:
         # from a thread: the handler may run while this thread holds the channel's lock
         threading.Thread(target=sb.interrupt, daemon=True).start()
@@ -471,7 +493,8 @@ def run(
                 state["script_name"] = name
                 sb.set_state(state)
             result = _run_streaming(sb, _script_with_args(script, args), as_json,
-                                    None if script_on_stdin else _host_stdin())
+                                    None if script_on_stdin else _host_stdin(),
+                                    terminal=not script_on_stdin and _on_terminal(as_json))
     except SandboxError as exc:
         typer.echo(f"agentic-bash: sandbox error: {exc}", err=True)
         raise typer.Exit(EXIT_SANDBOX) from None
@@ -587,7 +610,8 @@ def _run_and_save(sb: Any, cmd: Optional[str], out: Optional[str], exclude_env: 
                   as_json: bool) -> int:
     code = 0
     if cmd is not None:
-        code = _emit(_run_streaming(sb, cmd, as_json, _host_stdin()), as_json, streamed=not as_json)
+        code = _emit(_run_streaming(sb, cmd, as_json, _host_stdin(), terminal=_on_terminal(as_json)),
+                     as_json, streamed=not as_json)
     if out is not None:
         _save(sb, out, exclude_env)
     return code

@@ -21,6 +21,7 @@ SCRIPTS = [
     "cat /dev/zero",                  # 16 MiB of output cut and carried back
     "x=$(yes | head -c 1000000); while :; do y=${x//y/z}; done",  # large strings built in a loop
     "( sleep 100 & wait )",           # a job's program ended by its run's cancel (session 13)
+    "while :; do x=$(head -c 30000000 /dev/zero); done",  # NULs dropped from 30 MB, in C code
 ]
 
 

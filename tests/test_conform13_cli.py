@@ -55,3 +55,38 @@ def test_read_from_a_pipe_the_shell_stops_at_a_syntax_error_like_bash_reading_st
     assert p.stdout == b"one\n"
     assert b"syntax error near unexpected token `fi'" in p.stderr
     assert p.returncode == 2
+
+
+def _spawn_run(tmp_path, level: str, script: str):
+    import os
+
+    import pexpect
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "TERM": "xterm",
+           "LANG": "C.UTF-8"}
+    return pexpect.spawn(sys.executable, ["-m", "agentic_bash", "run", "-i", level, "--cmd", script],
+                         env=env, cwd=str(tmp_path), timeout=60, dimensions=(30, 100))
+
+
+@pytest.mark.parametrize("level", ["virtual", _level("namespace")])
+def test_run_at_a_terminal_gives_the_script_that_terminal_as_bash_c_has_it(tmp_path, level):
+    # bash -c 'read ...' at a terminal waits for the person's line; run answered EOF at once
+    import pexpect
+    c = _spawn_run(tmp_path, level, 'read -p "name? " n; echo "hi $n"; [ -t 0 ] && [ -t 1 ] && echo both-tty')
+    try:
+        c.expect_exact("name? ", timeout=120)
+        c.sendline("bob")
+        c.expect_exact("hi bob")
+        c.expect_exact("both-tty")
+        c.expect(pexpect.EOF)
+        c.close()
+        assert c.exitstatus == 0
+        # Ctrl-C is typed at the run's terminal: the command stops, 130 as under bash
+        c = _spawn_run(tmp_path, level, "echo sta''rt; sleep 60; echo never")
+        c.expect_exact("start", timeout=120)
+        c.sendcontrol("c")
+        c.expect(pexpect.EOF)
+        c.close()
+        assert c.exitstatus == 130 and b"never" not in c.before
+    finally:
+        if c.isalive():
+            c.terminate(force=True)

@@ -189,7 +189,8 @@ class NativeLauncher:
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
         self._workload: _WorkloadSetup | None = None
 
-    def confine_workload(self, *, oom_fd: int | None = None, oom_score_adj: int | None = None,
+    def confine_workload(self, *, room: Callable[[], None] | None = None,
+                         oom_fd: int | None = None, oom_score_adj: int | None = None,
                          ignore_sigxfsz: bool = False, nproc: tuple[int, int] | None = None,
                          cgroup_fds: tuple[int, ...] = (),
                          spawner_fds: tuple[int, ...] = (), wait: bool = True) -> None:
@@ -219,6 +220,7 @@ class NativeLauncher:
         sandbox runner's start-up); ``workload_joined()`` waits for it. Until then children
         are moved one by one, as when it could not join."""
         self._workload = _WorkloadSetup(oom_fd, oom_score_adj, nproc, cgroup_fds)
+        self._workload.room = room   # (attack13: watchdog.SpawnRoom, called before each spawn)
         if spawner_fds:
             self._join_fds = tuple(spawner_fds)
             self._joined = threading.Event()
@@ -907,8 +909,13 @@ class _WorkloadSetup:
         """(pid, pgid) of the children started since the runner last cleared it (one run)."""
         self.on_spawn: Callable[[], None] | None = None
         """Called after each child has started (the runner wakes pid 1's descriptor guard)."""
+        self.room: Callable[[], None] | None = None
+        """Called before each spawn, before the runner's oom_score_adj is raised: raises
+        OSError(ENOMEM) when the memory cgroup has no room for the child's start."""
 
     def spawn(self, fn: Callable[..., NativeProcess], args: tuple) -> NativeProcess:
+        if self.room is not None:
+            self.room()
         fd, nproc = self.oom_fd, self.nproc
         with self.lock:
             if fd is not None:

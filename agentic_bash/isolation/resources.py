@@ -9,7 +9,8 @@ from typing import Any, Mapping
 from ..errors import IsolationUnavailable, PolicyViolation
 from .cgroups import CgroupHost, SandboxCgroups, detect_cached
 
-__all__ = ["LIMIT_MECHANISMS", "ResourceControl", "asked_limits", "plan_resources"]
+__all__ = ["LIMIT_MECHANISMS", "ResourceControl", "asked_limits", "plan_resources",
+           "unowned_caps"]
 
 LIMIT_MECHANISMS: dict[str, str] = {
     "memory": "memory_limit", "processes": "process_limit", "cpu": "cpu_limit",
@@ -23,6 +24,41 @@ runner's own limit for the threads it adds during a run (a spawn, a pump), on to
 ``watchdog.NPROC_*`` and the background jobs' threads."""
 
 WATCHDOG_INTERVAL = 0.05
+
+MiB = 1 << 20
+RUNNER_RESERVE = 32 * MiB
+"""(attack13) Room in a memory cgroup kept out of reach of memory that no process owns (see
+``unowned_caps``), plus a sixteenth of the limit: the runner's two processes (10-22 MiB
+measured) and their growth in a run (a command's output, the shell's values)."""
+
+
+def unowned_caps(memory: int | None, fs_bytes: int | None) -> dict[str, int] | None:
+    """(attack13) Where a memory cgroup enforces ``memory``: how big the sandbox's session
+    tmpfs and ``/dev/shm`` may be, and its SysV shared memory, so that all of it together
+    stays below the limit less ``RUNNER_RESERVE`` and a sixteenth. None where no cap is needed.
+
+    Files in a tmpfs and SysV segments are memory no process owns: killing processes frees
+    none of it. Before, a root sandbox of 128 MiB whose ``/tmp`` or ``/dev/shm`` was filled
+    to the limit (the session layer's default is 1 GiB) left the OOM killer nothing to pick
+    but the runner: every later command ended in ``SandboxCrashed``, and the restart re-filled
+    the layer. A tmpfs costs up to 2.25 times its size (its bytes, and ~1.25 KiB of inode a
+    KiB: ``rootfs._inodes``). Past a cap, writes fail with ENOSPC (shmget with ENOSPC/EINVAL)."""
+    if not memory:
+        return None
+    room = int(memory) - RUNNER_RESERVE - int(memory) // 16
+    sysv = max(1 * MiB, int(memory) // 32)
+    room -= sysv
+    want = int(fs_bytes) if fs_bytes else None
+    # a tmpfs costs up to 2.25x its size (an inode ~1.25 KiB measured, one per KiB);
+    # /dev/shm gets an eighth of what is left, the session layer the rest
+    total = max(0, room) * 4 // 9
+    shm = max(1 * MiB, total // 8)
+    if want is not None:
+        shm = min(shm, want)
+    layer = max(1 * MiB, total - shm)
+    if want is not None:
+        layer = min(layer, want)
+    return {"layer": layer, "shm": shm, "sysv": sysv}
 
 
 def asked_limits(limits: Any) -> dict[str, Any]:
@@ -171,6 +207,10 @@ class ResourceControl:
             "runner_slack": RUNNER_SLACK + _job_threads(lim),
             "max_processes": lim.max_processes,
         }
+        if b.get("memory", "").startswith("cgroup"):
+            caps = unowned_caps(lim.max_memory_bytes, getattr(lim, "max_fs_bytes", None))
+            if caps:
+                out["unowned"] = caps
         if b.get("memory") == "watchdog":
             out["watchdog"] = {"memory": int(lim.max_memory_bytes),
                                "interval": WATCHDOG_INTERVAL}

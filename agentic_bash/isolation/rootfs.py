@@ -239,6 +239,14 @@ def _inodes(size: int | str) -> int:
     return max(4096, int(size) >> 10)
 
 
+def _capped(size: int | None, cap: int | None) -> int | None:
+    """A tmpfs's size within the memory cgroup's share for memory no process owns
+    (attack13: ``resources.unowned_caps``)."""
+    if cap is None:
+        return size
+    return int(cap) if size is None else min(int(size), int(cap))
+
+
 def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
     """Build the new root under ``cfg['session_dir']`` and pivot into it. Runs as pid 1 of the
     new pid namespace, inside the new user and mount namespaces. Returns layer facts.
@@ -249,8 +257,9 @@ def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
     _OVERLAYS.clear()
     cow = bool(cfg.get("cow_system"))
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    caps = (cfg.get("resources") or {}).get("unowned") or {}
     if cfg.get("session_layer", "tmpfs") == "tmpfs":
-        size = cfg.get("layer_size")
+        size = _capped(cfg.get("layer_size"), caps.get("layer"))
         sc.mount("tmpfs", sdir, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
                  "mode=0755" + (f",size={int(size)},nr_inodes={_inodes(size)}" if size else ""))
     layer = os.path.join(sdir, "layer")
@@ -419,7 +428,7 @@ def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
         pass
     _mkdirs(os.path.join(dev, "shm"))
     # Limits.max_fs_bytes bounds /dev/shm too (files there are memory that no process owns)
-    shm_size = cfg.get("layer_size")
+    shm_size = _capped(cfg.get("layer_size"), caps.get("shm"))
     sc.mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
              "mode=1777" + (f",size={int(shm_size)},nr_inodes={_inodes(shm_size)}"
                             if shm_size else ""))

@@ -97,6 +97,7 @@ def _enter_userns(cfg: dict[str, Any], uid: int, gid: int) -> None:
     _write("/proc/self/uid_map", f"{int(cfg.get('uid', 0))} {uid} 1")
     _write("/proc/self/gid_map", f"{int(cfg.get('gid', 0))} {gid} 1")
     _userns_limits()
+    _ipc_limits(cfg)
     _network_prepare(cfg)
     cfg["t_unshared"] = time.time()
     _mark(cfg, "unshared")
@@ -236,13 +237,20 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     finally:
         sock.close()
     # pid 1 runs no untrusted code, but shares uid with everything in the sandbox: make it
-    # unreadable through /proc and give up the namespace's capabilities.
+    # unreadable through /proc and give up the namespace's capabilities. (attack13) Fail
+    # closed: before, an OSError here was swallowed (the later steps skipped too) and the
+    # runner still got its byte; now the runner is told pid 1 failed and the sandbox does
+    # not start (S3's _wait_s2 raises; the host's Sandbox() fails with the reason).
     try:
-        sc.prctl(PR_SET_DUMPABLE, 0)
-        sc.set_no_new_privs()
-        sc.drop_all_caps()
+        s2_drop_privileges()
     except OSError:
-        pass
+        try:
+            os.write(done_w, b"0")
+        except OSError:
+            pass
+        os.close(done_w)
+        from .watchdog import reap_until
+        return reap_until(pid)
     # the supervisor answers from before the runner's first run (S3 sent its listener, or
     # "-", long before it waits for the byte below; on its error path it closes its end)
     _start_supervisor(sup_parent, pid, sig_w,
@@ -276,6 +284,14 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
         return s2_wait_with_fd_guard(cfg, pid)
     from .watchdog import reap_until
     return reap_until(pid)
+
+
+def s2_drop_privileges() -> None:
+    """pid 1, once the root and the network are set up: non-dumpable, no_new_privs, every
+    capability of its namespace dropped (bounding set too). Raises OSError if any fails."""
+    sc.prctl(PR_SET_DUMPABLE, 0)
+    sc.set_no_new_privs()
+    sc.drop_all_caps()
 
 
 def _wait_s2(cfg: dict[str, Any]) -> None:
@@ -346,6 +362,29 @@ def _userns_limits() -> None:
             _write(f"/proc/sys/user/{name}", str(value))
         except OSError:
             pass   # (an older kernel without the knob: the host's own limit applies)
+
+
+IPC_LIMITS = {"msgmni": "32", "sem": "250 8192 32 128"}
+"""(attack13) The sandbox's IPC namespace: SysV message queues (32 of ``msgmnb``, 16 KiB) and
+semaphores (8,192 in all), memory no process owns (the kernel's defaults allow 32,000 queues,
+500 MiB, and 1e9 semaphores); shared memory gets ``resources.unowned_caps``'s share."""
+
+
+def _ipc_limits(cfg: dict[str, Any]) -> None:
+    """(attack13) Just after the namespaces are made: /proc/sys/kernel's IPC knobs are the
+    writer's IPC namespace's, and it is ours (its owner is the new user namespace). What a
+    kill cannot free must leave the runner room in the memory cgroup (the OOM killer
+    otherwise takes the runner: SandboxCrashed); read-only inside afterwards."""
+    caps = (cfg.get("resources") or {}).get("unowned")
+    if not caps:
+        return
+    sysv = int(caps["sysv"])
+    for name, value in (("shmmax", str(sysv)), ("shmall", str(max(1, sysv >> 12))),
+                        *IPC_LIMITS.items()):
+        try:
+            _write(f"/proc/sys/kernel/{name}", value)
+        except OSError:
+            pass   # (a kernel without the knob: its default applies)
 
 
 def _network_prepare(cfg: dict[str, Any]) -> None:

@@ -136,6 +136,22 @@ def s1_join(cfg: dict[str, Any]) -> None:
             seen["memory_counters"] = True
         except OSError:
             pass
+        if res.get("unowned"):
+            # (attack13) what the group holds now and how much of it is page cache, for
+            # S3's check before each spawn (SpawnRoom); neither file can change a limit
+            d = os.path.dirname(mem["peak"])
+            v1 = str(mem.get("reset", "0")) == "0"
+            try:
+                use = os.open(os.path.join(d, "memory.usage_in_bytes" if v1 else "memory.current"),
+                              os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    st = os.open(os.path.join(d, "memory.stat"), os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    os.close(use)
+                    raise
+                cfg["_spawn_room_fds"] = (use, st, v1)
+            except OSError:
+                pass
     if res.get("watchdog"):
         cfg["_watchdog_page"] = WatchdogPage()
     elif res.get("fd_guard") and cfg.get("level") == "namespace":
@@ -869,10 +885,84 @@ def s3_prepare(cfg: dict[str, Any]) -> None:
                 sized = False
         seen["tmpfs_sized"] = sized and cfg.get("session_layer") == "tmpfs"
     seen["watchdog"] = cfg.get("_watchdog_page") is not None
-    cfg["workload"] = {"oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
+    room = None
+    lim = getattr(cfg.get("limits"), "max_memory_bytes", None)
+    if cfg.get("_spawn_room_fds") and lim:
+        room = SpawnRoom(*cfg["_spawn_room_fds"], limit=int(lim))
+    seen["spawn_room"] = room is not None
+    cfg["workload"] = {"room": room, "oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
                        "ignore_sigxfsz": bool(res.get("ignore_sigxfsz")), "nproc": work_nproc,
                        "cgroup_fds": tuple(cfg.get("_work_cgroup_fds", ())),
                        "spawner_fds": tuple(cfg.get("_work_tasks_fds", ()))}
+
+
+class SpawnRoom:
+    """(attack13) S3, before each spawn, where a memory cgroup holds the sandbox: is there
+    room for the new program's start?
+
+    The runner raises its own oom_score_adj to the workload's around each spawn (so the child
+    is born with it, on the vfork path), and while the child execs the child itself is no
+    candidate (the kernel skips a vfork child). An OOM of the group in that window picks the
+    biggest of the rest, and the runner (25-30 MiB) is bigger than each of many small
+    workload processes: before, 40 background programs of 3 MiB each under 128 MiB and one
+    more command ended in ``SandboxCrashed`` (the runner OOM-killed at 1000), and the pages
+    of a killed program not yet freed (page tables go back after an RCU grace period) did the
+    same to the next command (session 12's CI). So where what the group holds, less its page
+    cache (reclaimed before any OOM kill), leaves less than ``MARGIN``, the spawn waits up
+    to ``WAIT`` seconds for it to go down, then fails with ENOMEM ("Cannot allocate memory",
+    status 126, ``limit_exceeded == "memory"``) instead of starting. Cost: one read of the
+    usage file a spawn (~1-2 us); memory.stat only when the group is that full."""
+
+    MARGIN = 4 << 20
+    """What a program's exec is given before the runner's oom_score_adj goes back down (its
+    argv and environment, first stack and page-table pages; measured under 1 MiB)."""
+    WAIT = 1.0
+
+    def __init__(self, usage_fd: int, stat_fd: int, v1: bool, limit: int) -> None:
+        self.usage_fd, self.stat_fd, self.limit = usage_fd, stat_fd, int(limit)
+        self.keys = ((b"total_inactive_file", b"total_active_file") if v1
+                     else (b"inactive_file", b"active_file"))
+        self.refused = 0
+        """Spawns refused (S3Usage reports ``memory`` for a run that moved it)."""
+
+    def _held(self) -> int:
+        """What the group holds that no reclaim gives back (its file pages can be)."""
+        held = int(os.pread(self.usage_fd, 32, 0))
+        for line in os.pread(self.stat_fd, 8192, 0).splitlines():
+            k, _, v = line.partition(b" ")
+            if k in self.keys:
+                held -= int(v)
+        return held
+
+    def settle(self) -> None:
+        """After a run in which the group's OOM killer killed: what the victim held goes
+        back to the group a little after its death (its page tables after an RCU grace
+        period: 58 ms after such a kill the group still held them, and the runner's next
+        allocation made the OOM killer take the runner, which is then the only candidate).
+        The result waits (at most ``WAIT``) for room before it is sent."""
+        top = self.limit - self.MARGIN
+        end = time.monotonic() + self.WAIT
+        try:
+            while self._held() > top and time.monotonic() < end:
+                time.sleep(0.005)
+        except (OSError, ValueError):
+            pass
+
+    def __call__(self) -> None:
+        top = self.limit - self.MARGIN
+        try:
+            if int(os.pread(self.usage_fd, 32, 0)) <= top:
+                return
+            end = time.monotonic() + self.WAIT
+            while self._held() > top:
+                if time.monotonic() >= end:
+                    self.refused += 1
+                    raise OSError(12, os.strerror(12))   # ENOMEM
+                time.sleep(0.01)
+        except (OSError, ValueError) as e:
+            if getattr(e, "errno", None) == 12:
+                raise
+            # (a group file that cannot be read: the spawn goes on as before)
 
 
 class S3Usage:
@@ -888,7 +978,7 @@ class S3Usage:
         self._children_cpu: float | None = None
         self.file_limit = ((cfg.get("resources") or {}).get("rlimits") or {}).get("FSIZE")
         self.native = cfg.get("_native")
-        self.refused0 = self.kills0 = self.at_max0 = self.events0 = self.spawned0 = 0
+        self.refused0 = self.room0 = self.kills0 = self.at_max0 = self.events0 = self.spawned0 = 0
         self.events_fds: list[int] = list(cfg.get("_pids_events_fds") or ())
         res = cfg.get("resources") or {}
         self.nproc = res.get("nproc")  # RLIMIT_NPROC is the process limit (unprivileged)
@@ -1136,6 +1226,7 @@ class S3Usage:
 
     def begin(self) -> None:
         self.refused0 = getattr(self.native, "refused", 0)
+        self.room0 = self._room_refused()
         self.spawned0 = getattr(self.native, "spawned", 0)
         self._threads0 = self._threads()
         self._started().clear()
@@ -1203,6 +1294,10 @@ class S3Usage:
         self._children_cpu = None   # children may be reaped after ``ran``: read it again
         return self._oom_last, sum(self._events_last)
 
+    def _room_refused(self) -> int:
+        room = getattr(getattr(self.native, "_workload", None), "room", None)
+        return getattr(room, "refused", 0)
+
     def changes(self, r: Any) -> dict[str, Any]:
         """The run's measured fields for Result ``r`` (``cpu_time``, ``peak_memory`` and, when
         a limit was met, ``limit_exceeded`` and a violation)."""
@@ -1228,6 +1323,12 @@ class S3Usage:
                 pass
             if kills > self.oom0:
                 exceeded, oom = "memory", True
+                room = getattr(getattr(self.native, "_workload", None), "room", None)
+                if room is not None:
+                    room.settle()
+        roomless = exceeded in (None, "timeout") and self._room_refused() > self.room0
+        if roomless:
+            exceeded = "memory"
         if exceeded in (None, "timeout") and (
                 getattr(self.native, "refused", 0) > self.refused0
                 or (self.events_fds and refused > self.events0)):
@@ -1263,6 +1364,8 @@ class S3Usage:
                 from ..errors import PolicyViolation
                 detail = ("processes: a fork was refused at the process limit"
                           if exceeded == "processes" else
+                          "memory: the sandbox's memory was full: a program was not started"
+                          if roomless else
                           "memory: out of memory in the sandbox, the largest workload process "
                           "was killed" if oom else
                           "memory: the sandbox went over its memory limit; the watchdog "

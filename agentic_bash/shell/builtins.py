@@ -1930,7 +1930,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
             raise _fatal(ExitShell(1)) from None  # a special builtin's error ends a posix shell
         return 1
     # bash's input reader drops NUL bytes (`echo a\0b` in a file runs `echo ab`)
-    src = data.replace(b"\0", b"").decode("utf-8", "surrogateescape")
+    src = data.translate(None, b"\0").decode("utf-8", "surrogateescape")
 
     def syntax_error(e: ParseError) -> int:
         _note_cond_error(sh, e)
@@ -2384,7 +2384,7 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
             if not line.endswith(b"\n"):
                 parts.append(line)
                 data = b"".join(parts)
-                return data.replace(b"\0", b""), True
+                return data.translate(None, b"\0"), True
             body = line[:-1]
             if not body.isascii() and _mb_swallows_end(body) and not sh.byte_locale():
                 # the newline completes a character bash's read_mbchar was reading (an
@@ -2399,7 +2399,7 @@ def _read_record(sh: Interpreter, stream: Any, delim: bytes | None, nchars: int 
                     continue
             parts.append(body)
             data = b"".join(parts)
-            return (data.replace(b"\0", b"") if b"\0" in data else data), False
+            return (data.translate(None, b"\0") if b"\0" in data else data), False
     count = 0
     nread = 0
     budget = sh.budget
@@ -2677,8 +2677,9 @@ def b_read(sh: Interpreter, argv: list[str]) -> int:
     if stream is None:
         sh.error(f"read: {fd}: invalid file descriptor: Bad file descriptor")
         return 1
-    if prompt is not None and False:
-        sh.write_err(prompt.encode())
+    if prompt is not None and sh.fd_is_tty(fd):
+        # bash shows -p's prompt (on stderr) only when the input is a terminal
+        sh.write_err(prompt.encode("utf-8", "surrogateescape"))
     timed = _timed_input(stream, timeout) if timeout is not None else None
     if timeout == 0:
         return 0 if timed is None or timed.ready() else 1
@@ -3283,6 +3284,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             trap = sh.state.traps.get(sig)
             if trap is not None:
                 if trap:
+                    # bash runs it once kill is done: $? in the trap is kill's 0
+                    sh.state.last_status = 0
                     sh.run_string(trap, trap=True)
                 return 0
             if sig in ("CHLD", "WINCH", "URG", "CONT", "EXIT"):

@@ -1548,9 +1548,12 @@ class Interpreter(Expander):
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
+            # (per character, as towupper/towlower: ß and İ stay one character)
+            def swap(c: str) -> str:
+                return _lower(c) if c.isupper() else _upper(c) if c.islower() else c
             if not pat or pat == "?":
-                return v.swapcase() if allc else v[0].swapcase() + v[1:]
-            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
+                return "".join(map(swap, v)) if allc else swap(v[0]) + v[1:]
+            return "".join(swap(c) if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
                            for i, c in enumerate(v))
         conv = _upper if up else _lower  # towupper/towlower: one character stays one
         if not pat or pat == "?":
@@ -1824,7 +1827,7 @@ class Interpreter(Expander):
         data = data.rstrip(b"\n")
         if b"\0" in data:
             self.error("warning: command substitution: ignored null byte in input")
-            data = data.replace(b"\0", b"")
+            data = data.translate(None, b"\0")
         return data.decode("utf-8", "surrogateescape")
 
     def process_subst(self, p: N.ProcSub) -> str:
@@ -3833,7 +3836,8 @@ class Interpreter(Expander):
             # each value sees the bindings before it: `A=1 B=$A cmd` gives B=1
             st.scopes.append(temp_scope)
             try:
-                ok = self._temp_assigns(cmd.assigns, temp_scope, xt)
+                ok = self._temp_assigns(cmd.assigns, temp_scope, xt,
+                                        func is not None or builtin is not None)
             finally:
                 if st.scopes[-1] is temp_scope:
                     st.scopes.pop()
@@ -3915,9 +3919,11 @@ class Interpreter(Expander):
             self.redir_external = False
             self.outer_err = None
 
-    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
+    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool,
+                      in_shell: bool = True) -> bool:
         """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
-        expansion error."""
+        expansion error. ``in_shell``: for a builtin or function, whose locale variables
+        bash applies (setlocale); a program only gets them in its environment."""
         ok = True
         for a in assigns:
             if a.index is not None:
@@ -3939,7 +3945,7 @@ class Interpreter(Expander):
                     continue
                 if a.append and existing is not None and type(existing.value) is str:
                     value = existing.value + value
-                if a.name in _LOCALE_VARS:
+                if in_shell and a.name in _LOCALE_VARS:
                     self.locale_check(a.name, value)
                 temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
             except ExpansionError as e:
