@@ -604,13 +604,13 @@ class InProcessExecutor:
                     elif tree is not None:
                         sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
                         try:
-                            status = run_toplevel(sh, tree)
+                            status = run_toplevel(sh, tree, who=_who(sh))
                         finally:
                             sh.exec_tree = None  # type: ignore[attr-defined]
                     else:
                         # line by line: aliases and extglob apply from the next line, warnings in
                         # order, and the complete lines before a syntax error run, as bash -c does
-                        status = run_toplevel(sh, None, source=script, who="-c")
+                        status = run_toplevel(sh, None, source=script, who=_who(sh))
                 finally:
                     # the watch ends before any cleanup: a kick the watchdog queued lands here
                     # at the latest and is caught below like the deadline itself (one that
@@ -1506,6 +1506,7 @@ class InProcessExecutor:
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
             self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
+            st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
         self.shell.state = st
         self.packages.load(state.get("packages") or ())
 
@@ -1820,6 +1821,13 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...], script: bool = Fa
             end = next((it.end_line for it in items[k:] if it.newline), 0)
             if end:
                 sh.line_shift += sh.lineno - (end + sh.line_shift)
+
+
+def _who(sh: Interpreter) -> str:
+    """How a run's errors name the shell: ``-c`` (bash -c TEXT), or the script's name when
+    the session runs a script file (`agentic-bash run FILE`: bash FILE says ``FILE: line 3:``
+    for a syntax error, not ``FILE: -c: line 3:``, and ends with 1 at ${x:?}, not 127)."""
+    return sh.script_name if sh.__dict__.get("script_file", False) else "-c"
 
 
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,

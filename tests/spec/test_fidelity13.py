@@ -44,6 +44,14 @@ FIXED = [
     # `kill -SIG $$` with a trap: the trap runs once kill is done, so its $? is kill's 0
     "trap 'echo in trap $?' USR1; (exit 5); kill -USR1 $$; echo \"after $?\"; false; kill -USR1 $$ && echo x; "
     "trap 'echo t $?; (exit 9)' TERM; false; kill $$; echo \"a3 $?\"; f() { (exit 4); kill -USR1 $$; }; f; echo $?",
+    # just-bash's process-substitution parser probes: a process substitution in an
+    # unquoted ${x:-...} operand and in an =~ regex; a here-document delimiter whose quotes
+    # are only inside $( ) is unquoted and taken as written
+    "unset x; cat ${x:-<(printf ok)}; echo; y=1; echo ${y:+<(true)} | grep -c /dev/fd; "
+    "echo \"${x:-<(printf ok)}\"; z=abc; echo ${z/b/<(x)}",
+    "[[ /dev/fd/63+ =~ <(true)\\+ ]] && echo regex-ok; [[ a =~ (a|<) ]]; echo $?",
+    "HOME=/home/demo; cat <<EOF$(echo 'x')\n$HOME\nEOF$(echo x)",
+    "cat <<\"E\"$(x)\n$HOME\nE$(x)\necho; cat <<E''\n$x\nE\ncat <<`a \"b\"`\n$USER\n`a \"b\"`",
 ]
 
 CASES = FIXED + [
