@@ -30,7 +30,21 @@ app = typer.Typer(
     help="A stateful, isolated bash for AI agents.",
     # plain one-line errors (like bash), not rich boxes wrapped at the terminal's width
     rich_markup_mode=None, pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+        typer.echo(f"agentic-bash {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version,
+                                       help="Print the version and exit")) -> None:
+    pass
 
 EXIT_USAGE = 2       # like bash and click: a usage error
 EXIT_TIMEOUT = 124   # like timeout(1)

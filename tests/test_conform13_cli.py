@@ -35,14 +35,18 @@ def test_a_typo_or_fatal_expansion_error_does_not_end_the_interactive_shell(repl
     r.prompt()
     r.c.sendline("X=kept")
     r.prompt()
-    for line, said in [("fi", "syntax error near unexpected token `fi'"),
-                       ("echo ${nothing_c13:?not s''et}", "not set"),
-                       ("exec /nonexistent/c13", "No such file or directory"),
-                       ("set -u; echo $unset_c13", "unset_c13: unbound variable")]:
+    # ... with bash -i's words: no "line 1:", no "-c:", no echo of the offending line, and
+    # $? 1 after ${x:?} and set -u (bash -c: 127)
+    for line, said, status in [("fi", "bash: syntax error near unexpected token `fi'\r\n", 2),
+                               ("echo ${nothing_c13:?not s''et}", "bash: nothing_c13: not set", 1),
+                               ("exec /nonexistent/c13", "bash: /nonexistent/c13: No such file", 127),
+                               ("set -u; echo $unset_c13", "bash: unset_c13: unbound variable", 1)]:
         r.c.sendline(line)
         r.expect(said)
         r.prompt()
-    r.run("set +u; echo state=$X", "state=kept")
+        r.run("echo rc=$?", f"rc={status}")
+    r.run("set +u; echo state=$X flags=$-", "state=kept flags=hiB")
+    assert b"line 1:" not in r.log and b"-c:" not in r.log and b"bash: `fi'" not in r.log
     # `set -e` and a failure, like `exit`, do end an interactive bash
     r.c.sendline("set -e; false")
     assert r.finish() == 1
@@ -90,3 +94,42 @@ def test_run_at_a_terminal_gives_the_script_that_terminal_as_bash_c_has_it(tmp_p
     finally:
         if c.isalive():
             c.terminate(force=True)
+
+
+SCRIPT_FILES = {
+    "syntax": "echo a\nfoo_nf_c13\nfi\necho never\n",
+    "colon_q": "echo a\necho ${x_c13:?nope}; echo same\necho never\n",
+    "set_u": "set -u\necho $nope_c13\necho never\n",
+    "arith": "echo a\necho $((1/0)); echo same\necho next\n",
+    "flags": "echo \"$-\"; set -e; echo \"$-\"\n",
+}
+
+
+@pytest.mark.parametrize("level", ["virtual", _level("namespace")])
+@pytest.mark.parametrize("case", sorted(SCRIPT_FILES))
+def test_run_file_reports_errors_as_bash_file_does(tmp_path, case, level):
+    # bash FILE names the file without bash -c's "-c:" and ends with 1 at a fatal expansion
+    # error; run FILE said "FILE: -c: line 3:" and ended with 127
+    import bashdiff
+    script = tmp_path / "s.sh"
+    script.write_text(SCRIPT_FILES[case])
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    (ref / "s.sh").write_text(SCRIPT_FILES[case])
+    want = bashdiff.bash_c("bash s.sh", str(ref))
+    p = subprocess.run([*CMD, "run", "-i", level, str(script)], capture_output=True, timeout=120,
+                       cwd=str(tmp_path))
+    got = (p.stdout.decode(), p.stderr.decode().replace(f"{script}:", "s.sh:"), p.returncode)
+    assert got == want
+
+
+def test_version_and_short_help_as_gnu_programs_have_them():
+    from importlib.metadata import version
+    for flag in ("--version", "-V"):
+        p = subprocess.run([*CMD, flag], capture_output=True, timeout=60)
+        assert (p.returncode, p.stdout.decode(), p.stderr) == (0, f"agentic-bash {version('agentic-bash')}\n", b"")
+    for args in ([], ["run"], ["shell"], ["serve"], ["mcp"], ["image"]):
+        long = subprocess.run([*CMD, *args, "--help"], capture_output=True, timeout=60)
+        short = subprocess.run([*CMD, *args, "-h"], capture_output=True, timeout=60)
+        assert long.returncode == 0 and long.stdout.startswith(b"Usage: agentic-bash")
+        assert (short.returncode, short.stdout) == (0, long.stdout), args

@@ -1273,11 +1273,11 @@ class _Sed:
             if not s:
                 continue
             if mode == "U":
-                s = s.upper()
+                s = _towupper(s)
             elif mode == "L":
-                s = s.lower()
+                s = _towlower(s)
             if one:
-                s = (s[0].upper() if one == "u" else s[0].lower()) + s[1:]
+                s = (_towupper(s[0]) if one == "u" else _towlower(s[0])) + s[1:]
                 one = ""
             out.append(s)
         return "".join(out)
@@ -1773,3 +1773,16 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
 
 
 _ = (Callable,)
+
+
+def _towupper(s: str) -> str:
+    """GNU sed's \\U: towupper per character, so a character whose upper case is longer
+    (ß -> SS in Python) stays as it is."""
+    u = s.upper()
+    return u if len(u) == len(s) else "".join(c if len(c.upper()) != 1 else c.upper() for c in s)
+
+
+def _towlower(s: str) -> str:
+    """towlower per character: glibc's simple mapping (İ -> i)."""
+    lo = s.lower()
+    return lo if len(lo) == len(s) else "".join(c.lower()[0] for c in s)

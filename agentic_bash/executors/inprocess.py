@@ -604,13 +604,13 @@ class InProcessExecutor:
                     elif tree is not None:
                         sh.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
                         try:
-                            status = run_toplevel(sh, tree)
+                            status = run_toplevel(sh, tree, who=_who(sh))
                         finally:
                             sh.exec_tree = None  # type: ignore[attr-defined]
                     else:
                         # line by line: aliases and extglob apply from the next line, warnings in
                         # order, and the complete lines before a syntax error run, as bash -c does
-                        status = run_toplevel(sh, None, source=script, who="-c")
+                        status = run_toplevel(sh, None, source=script, who=_who(sh))
                 finally:
                     # the watch ends before any cleanup: a kick the watchdog queued lands here
                     # at the latest and is caught below like the deadline itself (one that
@@ -660,6 +660,12 @@ class InProcessExecutor:
                     # was refused at the process limit: bash's failed fork, not our error
                     status = 254
                     err.write(b"bash: fork: Resource temporarily unavailable\n")
+                elif isinstance(e, MemoryError):
+                    # an allocation of the shell's own failed (the process's memory limit, a
+                    # matcher's backtracking): what bash says when malloc fails, not our error
+                    status = 1
+                    exceeded = "memory"
+                    err.write(b"agentic-bash: xmalloc: cannot allocate memory\n")
                 else:
                     status = 2
                     err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
@@ -1506,6 +1512,12 @@ class InProcessExecutor:
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
             self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
+            st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
+        if state.get("interactive"):
+            # the REPL's session (never in get_state: a snapshot restored by `run` is not one):
+            # errors as bash -i prints them, $- with i, ${x:?} ends its line with 1
+            st.interactive = True  # type: ignore[attr-defined]
+            st.dash_mode = ""  # type: ignore[attr-defined]
         self.shell.state = st
         self.packages.load(state.get("packages") or ())
 
@@ -1702,7 +1714,10 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
             ln = min(line, max(len(lines), 1))
             sh.write_err(f"{name}: {ln}: Syntax error: {d}\n".encode("utf-8", "surrogateescape"))
             return
-    if who == "-c":
+    interactive = getattr(sh.state, "interactive", False)
+    if interactive:
+        prefix = f"{name}: "   # bash -i: no line number, and the offending line is not echoed
+    elif who == "-c":
         prefix = f"{name}: -c: line {line}: "
     else:
         prefix = f"{who}: line {line}: "
@@ -1712,7 +1727,7 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         # an error bash reported first, on its own line (see Parser.read_regex_word)
         sh.write_err((prefix.replace(f"line {line}:", f"line {ln}:") + msg + "\n").encode())
     sh.write_err((prefix + e.message + "\n").encode("utf-8", "surrogateescape"))
-    if getattr(e, "keep_status", False):
+    if getattr(e, "keep_status", False) or interactive:
         return  # [[ ]] syntax errors do not echo the source line
     src = getattr(e, "source_line", None)
     if src is None and e.message.startswith("syntax error near"):
@@ -1820,6 +1835,15 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...], script: bool = Fa
             end = next((it.end_line for it in items[k:] if it.newline), 0)
             if end:
                 sh.line_shift += sh.lineno - (end + sh.line_shift)
+
+
+def _who(sh: Interpreter) -> str:
+    """How a run's errors name the shell: ``-c`` (bash -c TEXT), or the script's name when
+    the session runs a script file (`agentic-bash run FILE`: bash FILE says ``FILE: line 3:``
+    for a syntax error, not ``FILE: -c: line 3:``, and ends with 1 at ${x:?}, not 127)."""
+    if sh.__dict__.get("script_file", False) or getattr(sh.state, "interactive", False):
+        return sh.script_name
+    return "-c"
 
 
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,

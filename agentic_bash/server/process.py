@@ -56,10 +56,13 @@ def _messages() -> dict[str, Any]:
         enum.value.add(name=name, number=num)
 
     def msg(name: str, fields: list[tuple[str, int, int, str | None]], oneofs: dict[str, list[str]] | None = None,
-            repeated: tuple[str, ...] = ()) -> Any:
+            repeated: tuple[str, ...] = (), optional: tuple[str, ...] = ()) -> Any:
         m = fd.message_type.add(name=name)
         index = {}
-        for i, (oname, members) in enumerate((oneofs or {}).items()):
+        # proto3 `optional` fields get a synthetic oneof each, after the real ones (as protoc
+        # writes them): server reflection then shows the proto upstream publishes
+        oneofs = {**(oneofs or {}), **{f"_{f}": [f] for f in optional}}
+        for i, (oname, members) in enumerate(oneofs.items()):
             m.oneof_decl.add(name=oname)
             for f in members:
                 index[f] = i
@@ -70,19 +73,21 @@ def _messages() -> dict[str, Any]:
                 f.type_name = tname
             if fname in index:
                 f.oneof_index = index[fname]
+            if fname in optional:
+                f.proto3_optional = True
         return m
 
     msg("PTY", [("cols", 1, F.TYPE_UINT32, None), ("rows", 2, F.TYPE_UINT32, None)])
     cfg = msg("ProcessConfig", [("command", 1, F.TYPE_STRING, None),
                                 ("env_vars", 2, F.TYPE_MESSAGE, ".process.v1.ProcessConfig.EnvVarsEntry"),
                                 ("cwd", 3, F.TYPE_STRING, None)],
-              repeated=("command", "env_vars"))
+              repeated=("command", "env_vars"), optional=("cwd",))
     entry = cfg.nested_type.add(name="EnvVarsEntry")
     entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
     entry.field.add(name="value", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
     entry.options.map_entry = True
     msg("StartRequest", [("config", 1, F.TYPE_MESSAGE, ".process.v1.ProcessConfig"),
-                         ("pty", 2, F.TYPE_MESSAGE, ".process.v1.PTY")])
+                         ("pty", 2, F.TYPE_MESSAGE, ".process.v1.PTY")], optional=("pty",))
     msg("InitEvent", [("process_id", 1, F.TYPE_INT32, None)])
     msg("ExitEvent", [("exit_code", 1, F.TYPE_INT32, None)])
     msg("StartResponse", [("init", 1, F.TYPE_MESSAGE, ".process.v1.InitEvent"),

@@ -3284,6 +3284,8 @@ def _send_signal(sh: Interpreter, target: str, sig: str) -> int:
             trap = sh.state.traps.get(sig)
             if trap is not None:
                 if trap:
+                    # bash runs it once kill is done: $? in the trap is kill's 0
+                    sh.state.last_status = 0
                     sh.run_string(trap, trap=True)
                 return 0
             if sig in ("CHLD", "WINCH", "URG", "CONT", "EXIT"):

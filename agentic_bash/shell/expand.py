@@ -1357,11 +1357,12 @@ def _upper(s: str) -> str:
 
 
 def _lower(s: str) -> str:
-    """towlower per character (İ lowers to two code points in Python, to itself here)."""
+    """towlower per character: glibc's simple mapping (İ -> i; Python gives i plus a
+    combining dot)."""
     lo = s.lower()
     if len(lo) == len(s):
         return lo
-    return "".join(c if len(c.lower()) != 1 else c.lower() for c in s)
+    return "".join(c.lower()[0] for c in s)
 
 
 _UNCLOSED_SUBSCRIPT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\}: bad substitution\Z")

@@ -22,7 +22,7 @@ from sys import getsizeof as _sizeof
 from typing import Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import Budget, start_thread
+from ..limits import Budget, bounded_match, start_thread
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
@@ -613,6 +613,8 @@ class Interpreter(Expander):
 
     # ================================================================== errors
     def err_prefix(self) -> str:
+        if getattr(self.state, "interactive", False):
+            return f"{self.script_name}: "   # bash -i names the shell and no line (error.c)
         if self.source_stack and self.source_calls[-1][0] >= len(self.funcstack):
             name = self.source_stack[-1]  # a file sourced by the innermost function (or top)
         elif self.funcstack:
@@ -1548,9 +1550,12 @@ class Interpreter(Expander):
         up = op[0] == "^"
         allc = len(op) == 2
         if op[0] == "~":  # ${x~} / ${x~~}: toggle case (undocumented bash operators)
+            # (per character, as towupper/towlower: ß and İ stay one character)
+            def swap(c: str) -> str:
+                return _lower(c) if c.isupper() else _upper(c) if c.islower() else c
             if not pat or pat == "?":
-                return v.swapcase() if allc else v[0].swapcase() + v[1:]
-            return "".join(c.swapcase() if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
+                return "".join(map(swap, v)) if allc else swap(v[0]) + v[1:]
+            return "".join(swap(c) if (allc or i == 0) and self.fnmatch(c, pat, nocase=False, extglob=True) else c
                            for i, c in enumerate(v))
         conv = _upper if up else _lower  # towupper/towlower: one character stays one
         if not pat or pat == "?":
@@ -2764,9 +2769,16 @@ class Interpreter(Expander):
         if rx is None:
             return False
         try:
-            m = rx.search(s, timeout=self.budget.remaining())
+            m = bounded_match(rx.search, s, left=self.budget.remaining())
         except TimeoutError:
             self.budget.check()
+            return False
+        except MemoryError:
+            # the matcher's backtracking ran out of memory (a POSIX longest match over tens
+            # of MB: was an internal error): glibc's regexec fails with REG_ESPACE, and
+            # bash's [[ =~ ]] then says 1, as for no match
+            self.budget.check()
+            self.state.scopes[0]["BASH_REMATCH"] = Var({}, ARRAY)
             return False
         _ = regex
         if m is None:
@@ -3833,7 +3845,8 @@ class Interpreter(Expander):
             # each value sees the bindings before it: `A=1 B=$A cmd` gives B=1
             st.scopes.append(temp_scope)
             try:
-                ok = self._temp_assigns(cmd.assigns, temp_scope, xt)
+                ok = self._temp_assigns(cmd.assigns, temp_scope, xt,
+                                        func is not None or builtin is not None)
             finally:
                 if st.scopes[-1] is temp_scope:
                     st.scopes.pop()
@@ -3915,9 +3928,11 @@ class Interpreter(Expander):
             self.redir_external = False
             self.outer_err = None
 
-    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool) -> bool:
+    def _temp_assigns(self, assigns: tuple[N.Assign, ...], temp_scope: dict[str, Var], xt: bool,
+                      in_shell: bool = True) -> bool:
         """Bind a command's prefix assignments in ``temp_scope``; False after a non-fatal
-        expansion error."""
+        expansion error. ``in_shell``: for a builtin or function, whose locale variables
+        bash applies (setlocale); a program only gets them in its environment."""
         ok = True
         for a in assigns:
             if a.index is not None:
@@ -3939,7 +3954,7 @@ class Interpreter(Expander):
                     continue
                 if a.append and existing is not None and type(existing.value) is str:
                     value = existing.value + value
-                if a.name in _LOCALE_VARS:
+                if in_shell and a.name in _LOCALE_VARS:
                     self.locale_check(a.name, value)
                 temp_scope[a.name] = Var(value, EXPORT | TEMPVAR)
             except ExpansionError as e:

@@ -691,6 +691,15 @@ class Lexer:
                 buf.part(self._read_backtick(in_dq))
                 i = self.pos
                 src, n = self.src, self.n
+            elif c in "<>" and not in_dq and closer == "}" and not parens and i + 1 < n and src[i + 1] == "(":
+                # an unquoted operand may hold a process substitution: `cat ${x:-<(cmd)}`
+                self.pos = i + 2
+                self.enter()
+                body = self.parse_subscript_script(")", i + 1)
+                self.depth -= 1
+                buf.part(ProcSub(c, body))
+                i = self.pos
+                src, n = self.src, self.n
             else:
                 if parens:
                     if c == "(":

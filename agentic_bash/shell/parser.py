@@ -56,7 +56,7 @@ from .lexer import Lexer, _Buf
 from .nodes import (
     AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, Command, Cond, Coproc,
     CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, DQ, Escaped, For,
-    FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Pipeline, Redir, SQ, Script, Select,
+    FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Pipeline, ProcSub, Redir, SQ, Script, Select,
     Simple, Subshell, While, Word,
 )
 
@@ -1452,6 +1452,15 @@ class Parser(Lexer):
                 depth -= 1
                 buf.text(c)
                 i += 1
+            elif c in "<>" and depth == 0 and i + 1 < n and src[i + 1] == "(":
+                # a process substitution is a word part here too (`=~ <(true)\+`)
+                self.pos = i + 2
+                self.enter()
+                body = self.parse_subscript_script(")", i + 1)
+                self.depth -= 1
+                buf.part(ProcSub(c, body))
+                i = self.pos
+                src, n = self.src, self.n
             elif c in "&;<>" and depth == 0:
                 break
             elif c == "\\":
@@ -1522,11 +1531,50 @@ def _find_key_close(text: str) -> int | None:
     return None
 
 
+def _quoted_outside_subs(raw: str) -> bool:
+    """Has ``raw`` a quote or backslash outside ``$(…)``, ``${…}`` and backquotes?"""
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c in "'\"\\":
+            return True
+        if c == "$" and i + 1 < n and raw[i + 1] in "({":
+            opener = raw[i + 1]
+            closer = ")" if opener == "(" else "}"
+            depth = 0
+            i += 1
+            while i < n:
+                ch = raw[i]
+                if ch == "\\":
+                    i += 2
+                    continue
+                if ch == "'":
+                    j = raw.find("'", i + 1)
+                    i = n if j < 0 else j + 1
+                    continue
+                if ch == opener:
+                    depth += 1
+                elif ch == closer:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                i += 1
+        elif c == "`":
+            j = i + 1
+            while j < n and raw[j] != "`":
+                j += 2 if raw[j] == "\\" else 1
+            i = j
+        i += 1
+    return False
+
+
 def _heredoc_delimiter(word: Word) -> tuple[str, bool]:
     """The delimiter after quote removal of its source text (no expansion), and whether any
     quoting was present (then the body is not expanded)."""
     raw = word.text
-    if "\\" not in raw and "'" not in raw and '"' not in raw:
+    if "\\" not in raw and "'" not in raw and '"' not in raw or not _quoted_outside_subs(raw):
+        # (quotes only inside `$(...)`, `${...}` or backquotes do not quote the word: bash
+        # takes `EOF$(echo 'x')` as it is written, and expands the body)
         return raw, False
     out: list[str] = []
     i, n = 0, len(raw)

@@ -32,6 +32,26 @@ FIXED = [
     "set -o posix; declare -p POSIXLY_CORRECT; set +o posix; declare -p POSIXLY_CORRECT; echo $?",
     # command -p runs the program with argv[0] as typed (its messages said /bin/ls)
     "command -p ls /nonexistent; command -p cat nosuch; command -p nosuch; echo $?",
+    # a locale variable before a program only goes to its environment: no setlocale
+    # warning (a builtin or function still draws it)
+    "LC_ALL=en_US.UTF-8 ls; LC_ALL=en_US.UTF-8 ls | cat; LC_ALL=en_US.UTF-8 sort /dev/null; "
+    "LC_ALL=en_US.UTF-8 echo x; f() { :; }; LC_ALL=en_US.UTF-8 f; LC_ALL=xx cat /dev/null",
+    # case changes per character as glibc's towupper/towlower: İ lowers to i, ß stays (in
+    # ${x,,} ${x~~} declare -l, and sed's \U \L \u \l)
+    "x=İSTß; echo ${x,,} ${x^^} ${x,} ${x~~} ${x~}; y=aBc; echo ${y~~} ${y~} ${y~~[a-b]}; "
+    "declare -l l=İX; echo $l; echo 'straße İx' | sed 's/.*/\\U&/;s/^./\\l&/'; "
+    "echo 'İSTANBUL ß' | sed 's/.*/\\L&/; s/s/\\u&/'",
+    # `kill -SIG $$` with a trap: the trap runs once kill is done, so its $? is kill's 0
+    "trap 'echo in trap $?' USR1; (exit 5); kill -USR1 $$; echo \"after $?\"; false; kill -USR1 $$ && echo x; "
+    "trap 'echo t $?; (exit 9)' TERM; false; kill $$; echo \"a3 $?\"; f() { (exit 4); kill -USR1 $$; }; f; echo $?",
+    # just-bash's process-substitution parser probes: a process substitution in an
+    # unquoted ${x:-...} operand and in an =~ regex; a here-document delimiter whose quotes
+    # are only inside $( ) is unquoted and taken as written
+    "unset x; cat ${x:-<(printf ok)}; echo; y=1; echo ${y:+<(true)} | grep -c /dev/fd; "
+    "echo \"${x:-<(printf ok)}\"; z=abc; echo ${z/b/<(x)}",
+    "[[ /dev/fd/63+ =~ <(true)\\+ ]] && echo regex-ok; [[ a =~ (a|<) ]]; echo $?",
+    "HOME=/home/demo; cat <<EOF$(echo 'x')\n$HOME\nEOF$(echo x)",
+    "cat <<\"E\"$(x)\n$HOME\nE$(x)\necho; cat <<E''\n$x\nE\ncat <<`a \"b\"`\n$USER\n`a \"b\"`",
 ]
 
 CASES = FIXED + [
