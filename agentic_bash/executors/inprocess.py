@@ -1248,7 +1248,9 @@ class InProcessExecutor:
                 spec = self.registry.get("env")
                 return self._call(sh, spec.fn, [interp] + opt + [name if "/" in name else p] + argv[1:])
             if ib in ("bash", "sh", "dash"):
-                return run_nested_shell(sh, ["bash"] + opt + [p] + argv[1:], script_name=name)
+                # (#!/bin/sh is dash, as on Debian: no brace expansion, no `==` in test)
+                return run_nested_shell(sh, ["bash" if ib == "bash" else "sh"] + opt + [p] + argv[1:],
+                                        script_name=name)
             spec = self.registry.get(ib)
             if spec is not None:
                 return self._call(sh, spec.fn, [ib] + opt + [p] + argv[1:])
@@ -1710,6 +1712,8 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
     line = e.line or 1
     if sh.dash and who == "-c":
         d = _dash_syntax(e.message)
+        if d == "end of file unexpected" and getattr(e, "expecting", None):
+            d += f' (expecting "{e.expecting}")'  # type: ignore[attr-defined]
         if d is not None:
             ln = min(line, max(len(lines), 1))
             sh.write_err(f"{name}: {ln}: Syntax error: {d}\n".encode("utf-8", "surrogateescape"))
@@ -2167,6 +2171,10 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         # /bin/sh is dash here: its echo interprets escapes, and its errors read "sh: 1: …"
         child.dash = True
         child.state.shopt["xpg_echo"] = True
+        # dash has no brace expansion (`echo {1..3}` prints it as written) and no mode
+        # letter in $- (hashall stays on: its letter shows, which dash's $- lacks)
+        child.state.options["braceexpand"] = False
+        child.state.dash_mode = ""  # type: ignore[attr-defined]
     child.fds = dict(sh.fds)
     child.jobs = None
     st = child.state
