@@ -1025,7 +1025,8 @@ class SpawnRoom:
     MARGIN = 4 << 20
     """What a program's exec is given before the runner's oom_score_adj goes back down (its
     argv and environment, first stack and page-table pages; measured under 1 MiB)."""
-    WAIT = 1.0
+    WAIT = 0.25
+    """(a run's deadline is checked between commands: a spawn waits at most this past it)"""
 
     def __init__(self, usage_fd: int, stat_fd: int, v1: bool, limit: int) -> None:
         self.usage_fd, self.stat_fd, self.limit = usage_fd, stat_fd, int(limit)
