@@ -668,6 +668,64 @@ def check_size(nbytes: int, what: str) -> None:
 _DEFAULT_VAR = Limits().max_variable_bytes or sys.maxsize
 
 
+try:
+    _CORES = max(1, min(4, len(os.sched_getaffinity(0))))
+except (AttributeError, OSError):
+    _CORES = 2
+
+REGEX_SLICE = 0.005
+"""CPU seconds a ``regex`` match may run on the caller's thread before ``bounded_match``
+redoes it on a worker thread that the caller waits for on the wall clock."""
+
+
+def bounded_match(fn: Any, *args: Any, left: float | None) -> Any:
+    """``fn(*args, timeout=...)``, a match method of a ``regex`` pattern, ended within
+    ``left`` seconds of wall-clock time (TimeoutError past them; None: no bound).
+
+    regex's ``timeout=`` counts the process's CPU time (``clock()``), which runs far slower
+    than the wall clock on a loaded machine: ``[[ $x =~ (y.)+$ ]]`` on a 6 MB value with 3 s
+    left ran 53 s, and the run with it. So a match runs here for REGEX_SLICE of CPU (nearly
+    all end within it); a longer one is redone on a worker thread with the GIL released
+    (``concurrent=True``) while this thread waits on the wall clock. A worker left behind at
+    the deadline ends by its own CPU timeout (``left``, counted over the whole process)."""
+    if left is None:
+        return fn(*args)
+    try:
+        return fn(*args, timeout=left if left < REGEX_SLICE else REGEX_SLICE)
+    except TimeoutError:
+        if left <= REGEX_SLICE:
+            raise
+    end = _monotonic() + left - REGEX_SLICE
+    box: list[Any] = []
+    done = threading.Event()
+
+    # (its CPU bound: the whole process's CPU time may run ahead of the wall clock by the
+    # cores it has, which must not end the match before the caller's deadline)
+    cpu = left * _CORES
+
+    def work() -> None:
+        try:
+            box.append((True, fn(*args, timeout=cpu, concurrent=True)))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box.append((False, e))
+        done.set()
+    t = threading.Thread(target=work, name="agentic-bash-match", daemon=True)
+    try:
+        start_thread(t)
+    except RuntimeError:   # (no thread to be had at the process limit: the CPU bound only)
+        return fn(*args, timeout=max(0.0, end - _monotonic()))
+    while not done.wait(max(0.0, min(0.05, end - _monotonic()))):
+        if _monotonic() >= end:
+            raise TimeoutError("pattern matching timed out")
+        b = getattr(_bound, "budget", None)
+        if b is not None and b._cancelled:
+            raise TimeoutError("pattern matching interrupted")
+    ok, v = box[0]
+    if ok:
+        return v
+    raise v
+
+
 # -- the watchdog: a deadline for Python code that never checks one --------------------------
 
 WATCH_GRACE = 0.03

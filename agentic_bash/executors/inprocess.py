@@ -660,6 +660,12 @@ class InProcessExecutor:
                     # was refused at the process limit: bash's failed fork, not our error
                     status = 254
                     err.write(b"bash: fork: Resource temporarily unavailable\n")
+                elif isinstance(e, MemoryError):
+                    # an allocation of the shell's own failed (the process's memory limit, a
+                    # matcher's backtracking): what bash says when malloc fails, not our error
+                    status = 1
+                    exceeded = "memory"
+                    err.write(b"agentic-bash: xmalloc: cannot allocate memory\n")
                 else:
                     status = 2
                     err.write(f"agentic-bash: internal error: {type(e).__name__}: {e}\n".encode("utf-8", "replace"))
@@ -1387,7 +1393,9 @@ class InProcessExecutor:
                 spec = self.registry.get("env")
                 return self._call(sh, spec.fn, [interp] + opt + [name if "/" in name else p] + argv[1:])
             if ib in ("bash", "sh", "dash"):
-                return run_nested_shell(sh, ["bash"] + opt + [p] + argv[1:], script_name=name)
+                # (#!/bin/sh is dash, as on Debian: no brace expansion, no `==` in test)
+                return run_nested_shell(sh, ["bash" if ib == "bash" else "sh"] + opt + [p] + argv[1:],
+                                        script_name=name)
             spec = self.registry.get(ib)
             if spec is not None:
                 return self._call(sh, spec.fn, [ib] + opt + [p] + argv[1:])
@@ -1651,6 +1659,12 @@ class InProcessExecutor:
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
             self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
+            st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
+        if state.get("interactive"):
+            # the REPL's session (never in get_state: a snapshot restored by `run` is not one):
+            # errors as bash -i prints them, $- with i, ${x:?} ends its line with 1
+            st.interactive = True  # type: ignore[attr-defined]
+            st.dash_mode = ""  # type: ignore[attr-defined]
         self.shell.state = st
         self.packages.load(state.get("packages") or ())
 
@@ -1843,11 +1857,16 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
     line = e.line or 1
     if sh.dash and who == "-c":
         d = _dash_syntax(e.message)
+        if d == "end of file unexpected" and getattr(e, "expecting", None):
+            d += f' (expecting "{e.expecting}")'  # type: ignore[attr-defined]
         if d is not None:
             ln = min(line, max(len(lines), 1))
             sh.write_err(f"{name}: {ln}: Syntax error: {d}\n".encode("utf-8", "surrogateescape"))
             return
-    if who == "-c":
+    interactive = getattr(sh.state, "interactive", False)
+    if interactive:
+        prefix = f"{name}: "   # bash -i: no line number, and the offending line is not echoed
+    elif who == "-c":
         prefix = f"{name}: -c: line {line}: "
     else:
         prefix = f"{who}: line {line}: "
@@ -1857,7 +1876,7 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         # an error bash reported first, on its own line (see Parser.read_regex_word)
         sh.write_err((prefix.replace(f"line {line}:", f"line {ln}:") + msg + "\n").encode())
     sh.write_err((prefix + e.message + "\n").encode("utf-8", "surrogateescape"))
-    if getattr(e, "keep_status", False):
+    if getattr(e, "keep_status", False) or interactive:
         return  # [[ ]] syntax errors do not echo the source line
     src = getattr(e, "source_line", None)
     if src is None and e.message.startswith("syntax error near"):
@@ -1971,7 +1990,9 @@ def _who(sh: Interpreter) -> str:
     """How a run's errors name the shell: ``-c`` (bash -c TEXT), or the script's name when
     the session runs a script file (`agentic-bash run FILE`: bash FILE says ``FILE: line 3:``
     for a syntax error, not ``FILE: -c: line 3:``, and ends with 1 at ${x:?}, not 127)."""
-    return sh.script_name if sh.__dict__.get("script_file", False) else "-c"
+    if sh.__dict__.get("script_file", False) or getattr(sh.state, "interactive", False):
+        return sh.script_name
+    return "-c"
 
 
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,
@@ -2295,6 +2316,10 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         # /bin/sh is dash here: its echo interprets escapes, and its errors read "sh: 1: …"
         child.dash = True
         child.state.shopt["xpg_echo"] = True
+        # dash has no brace expansion (`echo {1..3}` prints it as written) and no mode
+        # letter in $- (hashall stays on: its letter shows, which dash's $- lacks)
+        child.state.options["braceexpand"] = False
+        child.state.dash_mode = ""  # type: ignore[attr-defined]
     child.fds = dict(sh.fds)
     child.jobs = None
     st = child.state

@@ -190,7 +190,7 @@ class NativeLauncher:
         self._preexec = self._make_preexec() if (pdeathsig or drop_caps) else None
         self._workload: _WorkloadSetup | None = None
 
-    def confine_workload(self, *, room: Callable[[], None] | None = None,
+    def confine_workload(self, *, room: Callable[[], None] | None = None, floor: Any = None,
                          oom_fd: int | None = None, oom_score_adj: int | None = None,
                          ignore_sigxfsz: bool = False, nproc: tuple[int, int] | None = None,
                          cgroup_fds: tuple[int, ...] = (),
@@ -222,6 +222,7 @@ class NativeLauncher:
         are moved one by one, as when it could not join."""
         self._workload = _WorkloadSetup(oom_fd, oom_score_adj, nproc, cgroup_fds)
         self._workload.room = room   # (attack13: watchdog.SpawnRoom, called before each spawn)
+        self._workload.floor = floor  # (attack13: watchdog.PID1_RAISES's page)
         if spawner_fds:
             self._join_fds = tuple(spawner_fds)
             self._joined = threading.Event()
@@ -917,11 +918,19 @@ class _WorkloadSetup:
         self.room: Callable[[], None] | None = None
         """Called before each spawn, before the runner's oom_score_adj is raised: raises
         OSError(ENOMEM) when the memory cgroup has no room for the child's start."""
+        self.floor: Any = None
+        """pid 1's page (watchdog.PID1_RAISES): while its ``raises`` is 1, pid 1 gives each
+        new process oom_score_adj 1000 and the runner keeps its own through the spawn."""
 
     def spawn(self, fn: Callable[..., NativeProcess], args: tuple) -> NativeProcess:
         if self.room is not None:
             self.room()
         fd, nproc = self.oom_fd, self.nproc
+        floor = self.floor
+        if floor is not None and floor.get("raises"):
+            fd = None
+        else:
+            floor = None
         with self.lock:
             if fd is not None:
                 os.pwrite(fd, self.oom_raise, 0)
@@ -945,6 +954,8 @@ class _WorkloadSetup:
                     os.write(cfd, str(proc.pid).encode())
                 except OSError:
                     pass  # already gone
+        if floor is not None:
+            floor.kicked(proc.pid)
         if len(self.started) < 4096:
             self.started.append((proc.pid, proc.pgid))
         if self.on_spawn is not None:

@@ -22,7 +22,7 @@ from sys import getsizeof as _sizeof
 from typing import Any, Callable
 
 from ..errors import LimitExceeded, ParseError
-from ..limits import Budget, start_thread
+from ..limits import Budget, bounded_match, start_thread
 from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
@@ -613,6 +613,8 @@ class Interpreter(Expander):
 
     # ================================================================== errors
     def err_prefix(self) -> str:
+        if getattr(self.state, "interactive", False):
+            return f"{self.script_name}: "   # bash -i names the shell and no line (error.c)
         if self.source_stack and self.source_calls[-1][0] >= len(self.funcstack):
             name = self.source_stack[-1]  # a file sourced by the innermost function (or top)
         elif self.funcstack:
@@ -2767,9 +2769,16 @@ class Interpreter(Expander):
         if rx is None:
             return False
         try:
-            m = rx.search(s, timeout=self.budget.remaining())
+            m = bounded_match(rx.search, s, left=self.budget.remaining())
         except TimeoutError:
             self.budget.check()
+            return False
+        except MemoryError:
+            # the matcher's backtracking ran out of memory (a POSIX longest match over tens
+            # of MB: was an internal error): glibc's regexec fails with REG_ESPACE, and
+            # bash's [[ =~ ]] then says 1, as for no match
+            self.budget.check()
+            self.state.scopes[0]["BASH_REMATCH"] = Var({}, ARRAY)
             return False
         _ = regex
         if m is None:

@@ -5,7 +5,8 @@
 # else is pattern syntax: ``* ? [...]`` and, with extglob, ``?( *( +( @( !(`` groups.
 #
 # Matching runs on the ``regex`` module; every matching entry point takes ``timeout=`` (the
-# caller's remaining budget) so a pathological extglob pattern cannot outlive the deadline.
+# caller's remaining budget) so a pathological extglob pattern cannot outlive the deadline
+# (on the wall clock: limits.bounded_match, as regex's own counts CPU time).
 # Patterns without extglob groups compile ``*`` runs to atomic lazy groups, which keeps
 # ``*a*a*a*b`` linear (leftmost occurrence of fixed-length pieces is always right).
 #
@@ -40,6 +41,8 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 import regex
+
+from ..limits import bounded_match as _bm
 
 from agentic_bash.vfs.paths import normalize
 
@@ -407,7 +410,7 @@ def fnmatch(pattern: str, s: str, *, extglob: bool = True, nocase: bool = False,
     """
     if not nocase and not has_magic(pattern, extglob=extglob):
         return unescape(pattern) == s
-    return _compile(pattern, extglob, nocase, False, False).fullmatch(s, timeout=timeout) is not None
+    return _bm(_compile(pattern, extglob, nocase, False, False).fullmatch, s, left=timeout) is not None
 
 
 def has_magic(pattern: str, *, extglob: bool = True) -> bool:
@@ -461,7 +464,7 @@ def strip_prefix(s: str, pattern: str, longest: bool, *, extglob: bool = True, n
     clock = _Clock(timeout)
     n = len(s)
     for i in (range(n, -1, -1) if longest else range(n + 1)):
-        if rx.fullmatch(s, 0, i, timeout=clock.left()):
+        if _bm(rx.fullmatch, s, 0, i, left=clock.left()):
             return s[i:]
     return s
 
@@ -476,7 +479,7 @@ def strip_suffix(s: str, pattern: str, longest: bool, *, extglob: bool = True, n
     clock = _Clock(timeout)
     n = len(s)
     for i in (range(n + 1) if longest else range(n, -1, -1)):
-        if rx.fullmatch(s, i, n, timeout=clock.left()):
+        if _bm(rx.fullmatch, s, i, n, left=clock.left()):
             return s[:i]
     return s
 
@@ -535,30 +538,30 @@ def replace(s: str, pattern: str, repl: str | Callable[[str], str], mode: str, *
     quick = _compile(_quick_reject_pattern(pattern, mode, extglob), extglob, nocase, False, False)
     star_first = pattern.startswith("*")
     if mode in ("prefix", "suffix"):
-        if not quick.fullmatch(s, timeout=clock.left()):
+        if not _bm(quick.fullmatch, s, left=clock.left()):
             return s
         if mode == "prefix" and not star_first and (n == 0 or not _first_char_ok(pattern, s[0], nocase)):
             return s  # bash's match_pattern_char
         rx = _compile(pattern, extglob, nocase, False, False)
         if mode == "prefix":
             for i in range(n, -1, -1):
-                if rx.fullmatch(s, 0, i, timeout=clock.left()):
+                if _bm(rx.fullmatch, s, 0, i, left=clock.left()):
                     return sub(s[:i]) + s[i:]
             return s
         for i in range(n + 1):
-            if rx.fullmatch(s, i, n, timeout=clock.left()):
+            if _bm(rx.fullmatch, s, i, n, left=clock.left()):
                 return s[:i] + sub(s[i:])
         return s
     rx = _compile(pattern, extglob, nocase, False, True)  # POSIX: leftmost-longest
     if n == 0:
         # only a pattern starting with `*` may match "" (bash's match_pattern_char)
-        return sub("") if star_first and quick.fullmatch(s, timeout=clock.left()) and rx.fullmatch(s) else s
+        return sub("") if star_first and _bm(quick.fullmatch, s, left=clock.left()) and rx.fullmatch(s) else s
     out: list[str] = []
     pos = 0
     while pos < n:
-        if not quick.fullmatch(s, pos, timeout=clock.left()):
+        if not _bm(quick.fullmatch, s, pos, left=clock.left()):
             break
-        m = rx.search(s, pos, timeout=clock.left())
+        m = _bm(rx.search, s, pos, left=clock.left())
         if m is None or (m.start() >= n and not star_first):
             break
         a, b = m.span()
@@ -680,13 +683,13 @@ def glob(fs: FileSystem, pattern: str, cwd: str, *, dotglob: bool = False, nocas
                     continue
                 if dots:
                     for name in (".", ".."):
-                        if rx.fullmatch(name, timeout=clock.left()):
+                        if _bm(rx.fullmatch, name, left=clock.left()):
                             new.append((comps + (name,), normalize(name, path)))
                 for e in entries:
                     name = e.name
                     if name in (".", "..") or (name.startswith(".") and not hidden_ok):
                         continue
-                    if not rx.fullmatch(name, timeout=clock.left()):
+                    if not _bm(rx.fullmatch, name, left=clock.left()):
                         continue
                     full = _fs_join(path, name)
                     if not last and not _is_dir(fs, full, e.st_mode):
