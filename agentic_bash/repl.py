@@ -326,11 +326,13 @@ def _report(r: Any, err: TextIO) -> None:
 # ---------------------------------------------------------------- history
 def _seed_history(sb: Any, entries: list[str]) -> None:
     """Turn the session's history on (as in an interactive bash) with the REPL's saved
-    commands first, so the ``history`` builtin shows them."""
+    commands first, so the ``history`` builtin shows them; and make the session interactive
+    (errors without line numbers, ``$-`` with i), as %reset and %restore undo it."""
     try:
         state = sb.get_state()
         state.setdefault("options", {})["history"] = True
         state["history"] = entries + list(state.get("history") or [])
+        state["interactive"] = True
         sb.set_state(state)
     except Exception:  # noqa: BLE001 - a REPL without history still works
         pass
@@ -449,6 +451,8 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
                     meta.handle(text.strip())
                 except (SandboxError, OSError) as exc:
                     sys.stderr.write(f"error: {exc}\n")
+                if interactive:
+                    _seed_history(sb, [])   # a reset or restored session is interactive again
                 names.invalidate()
                 try:
                     cwd = sb.cwd

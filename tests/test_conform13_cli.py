@@ -35,14 +35,18 @@ def test_a_typo_or_fatal_expansion_error_does_not_end_the_interactive_shell(repl
     r.prompt()
     r.c.sendline("X=kept")
     r.prompt()
-    for line, said in [("fi", "syntax error near unexpected token `fi'"),
-                       ("echo ${nothing_c13:?not s''et}", "not set"),
-                       ("exec /nonexistent/c13", "No such file or directory"),
-                       ("set -u; echo $unset_c13", "unset_c13: unbound variable")]:
+    # ... with bash -i's words: no "line 1:", no "-c:", no echo of the offending line, and
+    # $? 1 after ${x:?} and set -u (bash -c: 127)
+    for line, said, status in [("fi", "bash: syntax error near unexpected token `fi'\r\n", 2),
+                               ("echo ${nothing_c13:?not s''et}", "bash: nothing_c13: not set", 1),
+                               ("exec /nonexistent/c13", "bash: /nonexistent/c13: No such file", 127),
+                               ("set -u; echo $unset_c13", "bash: unset_c13: unbound variable", 1)]:
         r.c.sendline(line)
         r.expect(said)
         r.prompt()
-    r.run("set +u; echo state=$X", "state=kept")
+        r.run("echo rc=$?", f"rc={status}")
+    r.run("set +u; echo state=$X flags=$-", "state=kept flags=hiB")
+    assert b"line 1:" not in r.log and b"-c:" not in r.log and b"bash: `fi'" not in r.log
     # `set -e` and a failure, like `exit`, do end an interactive bash
     r.c.sendline("set -e; false")
     assert r.finish() == 1

@@ -32,12 +32,12 @@ from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpret
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes, printable_filename
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
-from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, PipeWriter
+from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, Pipe, PipeWriter
 from ..vfs.host import HostFS
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
-from .native import stdin_handoff, terminate, wait_collecting
+from .native import stdin_handoff, terminate, wait_all_collecting, wait_collecting
 from ..shell.parser import parse as _parse
 from ..packages.apt import APT_COMMANDS, apt_shim
 from ..packages.manifest import Manifest
@@ -1163,6 +1163,160 @@ class InProcessExecutor:
             return None
         return spec.fn
 
+    def native_pipeline(self, sh: Interpreter, cmd: N.Pipeline, argvs: list[list[str]]) -> int | None:
+        """Pipeline ``cmd`` (stage argvs from Interpreter._native_stages) when each stage is a
+        program run_command would spawn as it is (found on PATH; no policy refusal, custom
+        command, package shim, in-process preference, bash/sh, tty, background job, extra
+        descriptor or exported function): the programs start from this thread with OS pipes
+        between them and one wait collects them all, where the general path starts a thread
+        and forks this shell per stage (~0.4 ms of the runner's CPU for `ls | wc -l`). Each
+        is the program that stage's own lookup finds (a subshell's: the hash table is read,
+        never written) with the environment, limits, process group and niceness it would
+        get (stages before the last start on the launcher's spawner thread, as a stage
+        thread's do). A stage whose start fails runs the general way on a thread (it reports
+        the error, or runs a script without `#!`); if the first fails, None: nothing has
+        started and the general path runs the pipeline. Statuses, PIPESTATUS and pipefail as
+        there."""
+        native = self.native
+        fds = sh.fds
+        if (native is None or self.prefer_inprocess or self._tty is not None or self._in_shim
+                or len(fds) > 3 or fds.get(0) is None or fds.get(1) is None or fds.get(2) is None
+                or getattr(sh, "exec_opts", None) is not None
+                or getattr(sh, "_bg_job", None) is not None):
+            return None
+        st = sh.state
+        if getattr(st, "exported_funcs", None):
+            return None
+        custom, allow = self.custom, self.allowlist
+        path_var = sh.get_scalar("PATH")
+        hashed = st.hash if st.hash and st.hash_path == path_var else None
+        paths = []
+        for argv in argvs:
+            name = argv[0]
+            if ("/" in name or name in custom or name in APT_COMMANDS or name in ("bash", "sh")
+                    or (allow is not None and name not in allow)):
+                return None
+            path = hashed.get(name) if hashed else None
+            if path is None:
+                path = self.find_path(sh, name, path_var) if path_var is not None else None
+                if path is None:
+                    return None
+            paths.append(path)
+        if native.max_live is not None and len(native.live) + len(argvs) > native.max_live:
+            return None   # (stages refused at the process limit: the general path's errors)
+        b = sh.budget  # each stage is a command (charge_command, inlined), all before any starts
+        for _ in argvs:
+            k = b.commands = b.commands + 1
+            if k > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+                b.over_command()
+        n = len(argvs)
+        stderr_too = cmd.stderr_too
+        pipes = [Pipe() for _ in range(n - 1)]
+        results: list[int] = [0] * n
+        errors: list[BaseException | None] = [None] * n
+        threads: list[threading.Thread] = []
+        procs: list[Any] = []
+        where: list[int] = []   # stage of each proc
+        fd_for, close_after, after_child, outs, _closed = _fd_mapper(self, sh)
+        env = dict(st.environ())
+        real_cwd = (self.fs.real_path(st.cwd) if hasattr(self.fs, "real_path") else st.cwd) or "/"
+        common = dict(cwd=real_cwd, pgid=None, ignore=_ignored_signals(sh), umask=st.umask,
+                      **_rlimits(sh))
+        started = False
+        try:
+            try:
+                for i, argv in enumerate(argvs):
+                    path = paths[i]
+                    p = normalize(path, st.cwd)
+                    exe = self.fs.real_path(p) if hasattr(self.fs, "real_path") else p
+                    exe = _exec_name(path, exe or p, real_cwd)
+                    e = dict(env)
+                    e["_"] = path if "/" in path else p   # (bash: the command's path)
+                    if any("\0" in a for a in argv):
+                        argv = [a.split("\0", 1)[0] for a in argv]
+                    if any("\0" in v for v in e.values()):
+                        e = {k: v.split("\0", 1)[0] for k, v in e.items() if "\0" not in k}
+                    last = i == n - 1
+                    if i == 0:
+                        fin = fd_for(0, False, False)
+                        if fin is None:
+                            return None   # (a stream only a pump thread can feed: general path)
+                    else:
+                        fin = pipes[i - 1].reader.fileno()
+                    fout = fd_for(1, True) if last else pipes[i].writer.fd
+                    ferr = (pipes[i].writer.fd if not last and i < len(stderr_too) and stderr_too[i]
+                            else fd_for(2, True))
+                    try:
+                        with no_kick:   # (see _spawn_native: no child left without its wait)
+                            proc = native.spawn(argv, executable=exe, env=e, stdin=fin,
+                                                stdout=fout, stderr=ferr, handoff=not last,
+                                                **common)
+                    except BlockingIOError:
+                        # a fork the kernel refused (the pids cgroup, RLIMIT_NPROC): bash's
+                        # words and status for that stage, as _spawn_native says them (not
+                        # tried again: the refusal is the run's to report)
+                        sh.error(f"fork: {os.strerror(errno.EAGAIN)}")
+                        results[i] = 254
+                        started = True
+                        if i:
+                            pipes[i - 1].reader.close()
+                        if not last:
+                            pipes[i].writer.close()
+                        continue
+                    except (OSError, subprocess.SubprocessError):
+                        if not started:
+                            return None
+                        # this stage as a stage thread would run it: its own lookup, spawn and
+                        # error (or a script without #! run by the shell)
+                        threads.append(sh.start_stage(cmd, i, pipes, results, errors))
+                        continue
+                    started = True
+                    procs.append(proc)
+                    where.append(i)
+                    if i:
+                        pipes[i - 1].reader.close()
+                    if not last:
+                        pipes[i].writer.close()
+            finally:
+                for fd in close_after:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                if not started:
+                    b.commands -= n   # (charged again by the general path)
+                    for fd in list(outs):
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                    outs.clear()
+                    for fn in after_child:
+                        fn()
+                    for pp in pipes:
+                        pp.close()
+            budget = sh.budget
+            try:
+                rcs = wait_all_collecting(procs, outs, budget.check, budget.remaining, budget)
+            finally:
+                for fn in after_child:
+                    fn()
+            for i, rc in zip(where, rcs):
+                results[i] = rc
+        except BaseException:
+            # (the watchdog's exception between two stages' starts, or before the wait took
+            # them over: the stages started so far never outlive the run; contract13)
+            left = [pp for pp in procs if pp.wait(0) is None]
+            if left:
+                terminate(left)
+            raise
+        finally:
+            if started:
+                sh.join_stages(threads, pipes)
+        if self.signal_fd is not None:
+            self.take_signals(sh)
+        return sh._pipeline_status(results, errors)
+
     def _package_shim(self, sh: Interpreter, argv: list[str]) -> int | None:
         """Dispatch's package-shim step: apt without uid 0 (packages/apt.py); None passes on."""
         name = argv[0]
@@ -1248,7 +1402,9 @@ class InProcessExecutor:
                 spec = self.registry.get("env")
                 return self._call(sh, spec.fn, [interp] + opt + [name if "/" in name else p] + argv[1:])
             if ib in ("bash", "sh", "dash"):
-                return run_nested_shell(sh, ["bash"] + opt + [p] + argv[1:], script_name=name)
+                # (#!/bin/sh is dash, as on Debian: no brace expansion, no `==` in test)
+                return run_nested_shell(sh, ["bash" if ib == "bash" else "sh"] + opt + [p] + argv[1:],
+                                        script_name=name)
             spec = self.registry.get(ib)
             if spec is not None:
                 return self._call(sh, spec.fn, [ib] + opt + [p] + argv[1:])
@@ -1276,6 +1432,10 @@ class InProcessExecutor:
                 from ..shell.state import ShellEnv
                 env = ShellEnv(env)
                 env.update(exported_functions(st))  # (`env`, `printenv` list them)
+            if getattr(sh, "exec_tree", None) is not None and _execed(sh):
+                from ..shell.state import ShellEnv
+                env = ShellEnv(env)
+                _exec_shlvl(sh, env)
         return new_context(
             CmdFS(self.fs, fds, st.umask), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
@@ -1513,6 +1673,11 @@ class InProcessExecutor:
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
             self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
             st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
+        if state.get("interactive"):
+            # the REPL's session (never in get_state: a snapshot restored by `run` is not one):
+            # errors as bash -i prints them, $- with i, ${x:?} ends its line with 1
+            st.interactive = True  # type: ignore[attr-defined]
+            st.dash_mode = ""  # type: ignore[attr-defined]
         self.shell.state = st
         self.packages.load(state.get("packages") or ())
 
@@ -1705,11 +1870,16 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
     line = e.line or 1
     if sh.dash and who == "-c":
         d = _dash_syntax(e.message)
+        if d == "end of file unexpected" and getattr(e, "expecting", None):
+            d += f' (expecting "{e.expecting}")'  # type: ignore[attr-defined]
         if d is not None:
             ln = min(line, max(len(lines), 1))
             sh.write_err(f"{name}: {ln}: Syntax error: {d}\n".encode("utf-8", "surrogateescape"))
             return
-    if who == "-c":
+    interactive = getattr(sh.state, "interactive", False)
+    if interactive:
+        prefix = f"{name}: "   # bash -i: no line number, and the offending line is not echoed
+    elif who == "-c":
         prefix = f"{name}: -c: line {line}: "
     else:
         prefix = f"{who}: line {line}: "
@@ -1719,7 +1889,7 @@ def report_parse_error(sh: Interpreter, e: ParseError, lines: list[str], who: st
         # an error bash reported first, on its own line (see Parser.read_regex_word)
         sh.write_err((prefix.replace(f"line {line}:", f"line {ln}:") + msg + "\n").encode())
     sh.write_err((prefix + e.message + "\n").encode("utf-8", "surrogateescape"))
-    if getattr(e, "keep_status", False):
+    if getattr(e, "keep_status", False) or interactive:
         return  # [[ ]] syntax errors do not echo the source line
     src = getattr(e, "source_line", None)
     if src is None and e.message.startswith("syntax error near"):
@@ -1833,7 +2003,9 @@ def _who(sh: Interpreter) -> str:
     """How a run's errors name the shell: ``-c`` (bash -c TEXT), or the script's name when
     the session runs a script file (`agentic-bash run FILE`: bash FILE says ``FILE: line 3:``
     for a syntax error, not ``FILE: -c: line 3:``, and ends with 1 at ${x:?}, not 127)."""
-    return sh.script_name if sh.__dict__.get("script_file", False) else "-c"
+    if sh.__dict__.get("script_file", False) or getattr(sh.state, "interactive", False):
+        return sh.script_name
+    return "-c"
 
 
 def run_toplevel(sh: Interpreter, tree: N.Script | None, *, exit_trap: bool = True,
@@ -2157,6 +2329,10 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         # /bin/sh is dash here: its echo interprets escapes, and its errors read "sh: 1: …"
         child.dash = True
         child.state.shopt["xpg_echo"] = True
+        # dash has no brace expansion (`echo {1..3}` prints it as written) and no mode
+        # letter in $- (hashall stays on: its letter shows, which dash's $- lacks)
+        child.state.options["braceexpand"] = False
+        child.state.dash_mode = ""  # type: ignore[attr-defined]
     child.fds = dict(sh.fds)
     child.jobs = None
     st = child.state
@@ -2177,7 +2353,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         st.exported_funcs = frozenset(exported)  # type: ignore[attr-defined]
     try:
         # (sh is dash here, which leaves SHLVL as it finds it)
-        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1)
+        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1) - _execed(sh)
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
@@ -2399,10 +2575,13 @@ def _placeholder_note(s: Any, value: bool) -> None:
         _NOT_PLACEHOLDERS[(s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime)] = value
 
 
-def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
-                  spelled: str | None = None) -> int:
-    """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
-    pumps: list[threading.Thread] = []
+def _fd_mapper(ex: InProcessExecutor, sh: Interpreter) -> tuple[
+        Callable[..., int | None], list[int], list[Callable[[], None]], dict[int, Any], list[int]]:
+    """``fd_for(n, write, pump=True)``: a real fd for the shell's descriptor ``n`` that native
+    children get, and the books it keeps: fds to close once the children are started, what
+    to call once they are done, output pipes to copy (read end -> the shell's stream; one per
+    stream, shared by every child writing to it, so their writes keep their order), and
+    which of 0-2 a child starts with closed."""
     close_after: list[int] = []
     after_child: list[Callable[[], None]] = []
     outs: dict[int, Any] = {}  # read end -> the shell stream the child's output goes to
@@ -2484,9 +2663,18 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         start_thread(t)  # (not interrupted inside Thread.start by the deadline watchdog)
         return r
 
+    return fd_for, close_after, after_child, outs, closed
+
+
+def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
+                  spelled: str | None = None) -> int:
+    """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
+    pumps: list[threading.Thread] = []
+    fd_for, close_after, after_child, outs, closed = _fd_mapper(ex, sh)
     env = dict(sh.state.environ())
     if getattr(sh.state, "exported_funcs", None):
         env.update(exported_functions(sh.state))  # (bash: after the variables)
+    _exec_shlvl(sh, env)
     exec_opts = getattr(sh, "exec_opts", None)
     if exec_opts is not None:
         # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment
@@ -2623,6 +2811,8 @@ def _exec_candidate(tree: N.Script) -> N.Simple | None:
         return None
     c: Any = tree.items[-1].cmd
     if type(c) is N.AndOr:
+        if len(tree.items) > 1:
+            return None  # (bash 5.2: `a; b && c` forks c, a lone `b && c` execs it)
         c = c.rest[-1][1] if c.rest else c.first
     return c if type(c) is Simple and not c.redirs else None
 
@@ -2634,6 +2824,17 @@ def _execed(sh: Interpreter) -> bool:
     return tree is not None and sh.current_command is _exec_candidate(tree) \
         and sh.current_command is not None and not sh.state.traps \
         and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
+
+
+def _exec_shlvl(sh: Interpreter, env: dict[str, str]) -> None:
+    """bash -c lowers SHLVL by one before it execs its last command (adjust_shell_level(-1)):
+    `bash -c 'printenv SHLVL'` prints 0, a `bash -c` run so prints its parent's level."""
+    v = env.get("SHLVL")
+    if v is not None and _execed(sh):
+        try:
+            env["SHLVL"] = str(int(v) - 1)
+        except ValueError:
+            pass
 
 
 def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:

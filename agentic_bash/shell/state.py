@@ -525,7 +525,8 @@ class ShellState:
 
     def dash_flags(self) -> str:
         letters = {LETTER_TO_OPTION[c] for c in DASH_ORDER if c in LETTER_TO_OPTION}
-        out = [c for c in DASH_ORDER if c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c])]
+        out = [c for c in DASH_ORDER if (c in LETTER_TO_OPTION and self.options.get(LETTER_TO_OPTION[c]))
+               or (c == "i" and getattr(self, "interactive", False))]
         _ = letters
         # the mode letter: c for `bash -c` (every run), s when reading stdin, none for a file
         return "".join(out) + getattr(self, "dash_mode", "c")

@@ -305,6 +305,7 @@ def test_a_timed_out_run_ends_its_jobs_programs(iso: str, script: str) -> None:
 # times in 8 under load).
 
 @pytest.mark.parametrize("script", ["sleep 0.3; sleep 97", "( sleep 0.3; sleep 97 & wait )",
+                                    "sleep 0.3; sleep 97 | cat", "sleep 0.3; cat /dev/null | sleep 97",
                                     "{ sleep 0.3; sleep 97 & wait; } & wait"])
 def test_a_program_started_as_the_run_stops_is_ended(monkeypatch, script: str) -> None:
     import warnings

@@ -52,6 +52,21 @@ FIXED = [
     "[[ /dev/fd/63+ =~ <(true)\\+ ]] && echo regex-ok; [[ a =~ (a|<) ]]; echo $?",
     "HOME=/home/demo; cat <<EOF$(echo 'x')\n$HOME\nEOF$(echo x)",
     "cat <<\"E\"$(x)\n$HOME\nE$(x)\necho; cat <<E''\n$x\nE\ncat <<`a \"b\"`\n$USER\n`a \"b\"`",
+    # sh is dash: no `==` in test ("unexpected operator", 2), no brace expansion, cd's and
+    # local's words and statuses, a #!/bin/sh script runs as dash in the virtual level too,
+    # "expecting" in an end-of-file syntax error where the parser knows the closer
+    "sh -c '[ \"x\" == \"y\" ]'; echo $?; sh -c 'test ab == ab'; echo $?; sh -c '[ 1 -eq 1 -a a == a ]'; "
+    "echo $?; sh -c 'x=5; if [ $x == 5 ]; then echo yes; else echo no; fi'; sh -c '[ a = a ] && echo ok; "
+    "[ = = = ] && echo eq3; echo {1..3} a{b,c}'",
+    "printf '#!/bin/sh\\necho {x,y} $0 $1\\nnosuch\\n[ a == b ]\\necho $?\\n' > t.sh; chmod +x t.sh; ./t.sh arg; "
+    "echo rc=$?; printf '#!/bin/sh -e\\nfalse\\necho no\\n' > u.sh; chmod +x u.sh; ./u.sh; echo $?",
+    "sh -c 'cd /etc/passwd'; echo $?; sh -c 'cd /nonexist; echo after'; echo $?; sh -c 'cd a b'; echo $?; "
+    "sh -c 'local x'; echo $?; sh -c 'f() { local x=1; echo $x; }; f'",
+    "sh -c 'for i in 1; do echo'; sh -c '{ echo'; sh -c '( echo'; sh -c 'if true'; sh -c 'echo |'",
+    # bash -c lowers SHLVL before it execs its last command
+    "printenv SHLVL; printenv SHLVL",
+    "bash -c 'echo $SHLVL'; bash -c 'echo $SHLVL'",
+    "env | grep SHLVL; true && printenv SHLVL",
 ]
 
 CASES = FIXED + [
