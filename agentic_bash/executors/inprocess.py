@@ -1116,7 +1116,9 @@ class InProcessExecutor:
             if not sh.get_scalar("PATH") and sh.state.functions.get("command_not_found_handle") is None:
                 sh.error(f"{name}: No such file or directory")  # an empty PATH searches "."
                 return 127
-        elif name in ("bash", "sh"):
+        elif name == "bash" or (name == "sh" and (path is None or self.native is None or self.prefer_inprocess)):
+            # (`sh` with a real program to run is the system's dash, as /bin/sh, `dash` and
+            # `env sh` already are: the in-process dash emulation is only the fallback)
             return run_nested_shell(sh, argv)
         if spec is not None and (self.prefer_inprocess or self.native is None):
             if path is None or _in_bin_dir(path, st.cwd):
