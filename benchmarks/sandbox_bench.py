@@ -80,6 +80,10 @@ for _ in range(int(sys.argv[1])):
     top = psutil.Process(sb._ex.pid)
     procs = [top.pid] + [c.pid for c in top.children(recursive=True)]
     own = [sched(p) for p in procs]
+    flt = []   # minor faults of pid 1 and the runner at ready
+    for p in procs[:2]:
+        with open(f"/proc/{p}/stat") as f:
+            flt.append(int(f.read().rsplit(")", 1)[1].split()[7]))
     sb.run("/bin/true")
     t2 = time.perf_counter()
     sb.close()
@@ -91,13 +95,9 @@ for _ in range(int(sys.argv[1])):
     rows["cpu_ms"].append((sum(c for c, _ in own) + h1[0] - h0[0] + z1[0] - z0[0]) / 1e6)
     rows["wait_ms"].append((sum(w for _, w in own) + h1[1] - h0[1] + z1[1] - z0[1]) / 1e6)
     rows["processes"].append(len(procs))
-    for p, key in ((procs[0], "pid1_faults"), (procs[1] if len(procs) > 1 else None,
-                                                "runner_faults")):
-        try:
-            with open(f"/proc/{p}/stat") as f:
-                rows[key].append(int(f.read().rsplit(")", 1)[1].split()[7]))
-        except (OSError, TypeError, IndexError):
-            pass
+    rows["pid1_faults"].append(flt[0])
+    if len(flt) > 1:
+        rows["runner_faults"].append(flt[1])
     t = time.perf_counter()
     subprocess.run(UNSHARE, check=True)
     rows["unshare"].append((time.perf_counter() - t) * 1e3)
@@ -134,7 +134,8 @@ def ab_create(old_tree: str, rounds: int, n: int) -> dict:
                 flush=True)
     out: dict = {"trees": trees, "rounds": rounds, "per_round": n, "runs": runs}
     for name, rs in runs.items():
-        out[name] = {k: st.median(x[k] for x in rs) for k in rs[0] if k != "load"}
+        out[name] = {k: st.median(x[k] for x in rs) for k in rs[0]
+                     if k != "load" and all(k in x for x in rs)}
     return out
 
 

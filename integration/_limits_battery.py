@@ -78,8 +78,12 @@ def checks() -> dict:
         out["mem64_next"] = _r(sb.run("echo ok"))
         out["mem64_again"] = _r(sb.run("python3 -c 'b = bytearray(300 << 20)'; echo st=$?"))
         out["mem64_small"] = _r(sb.run("python3 -c 'b = bytearray(8 << 20); print(len(b))'"))
+        # (attack13: as root pid 1 raises each program as it starts, within ~1 ms; polled)
         out["oom_adj"] = _r(sb.run(
-            "cat /proc/self/oom_score_adj; python3 -c 'import os; "
+            "python3 -c 'import os, time\nfor i in range(100):\n"
+            "    v = open(\"/proc/self/oom_score_adj\").read().strip()\n"
+            "    if v == \"1000\": break\n    time.sleep(0.05)\nprint(v)'; "
+            "python3 -c 'import os; "
             "print(open(f\"/proc/{os.getppid()}/oom_score_adj\").read().strip())'; "
             "cat /proc/1/oom_score_adj"))
     with ab.Sandbox(isolation="namespace") as sb:

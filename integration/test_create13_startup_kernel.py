@@ -1,4 +1,4 @@
-"""create13: the runner reports each start-up step's CPU and page faults for pid 1 and itself, pin_imports reads only the packages whose entries change, the reported overlays are the kernel's, and every protection is in place at the first command; as root and as an unprivileged user."""
+"""create13: the runner reports each start-up step's CPU and page faults for pid 1 and itself, pin_imports reads only the packages whose entries change, the reported overlays are the kernel's, every protection is in place at the first command, and close() leaves no process, cgroup, session dir or mount; as root and as an unprivileged user."""
 
 from __future__ import annotations
 
@@ -50,3 +50,7 @@ def test_startup_steps_and_first_command(who: str, request: pytest.FixtureReques
         assert sorted(sb["overlay_mounts"]) == sorted(sb["mountinfo_overlays"]), sb
         t = sb["timing"]
         assert t["rooted"] <= t["detached"] <= t["s2_done"] <= t["ready"], t
+        # close() left nothing: no process of the sandbox, no cgroup, session dir or mount
+        assert len(sb["pids"]) >= 2, sb["pids"]
+        assert sb["left"] == {"processes": [], "cgroups": [], "session": False,
+                              "mounts": []}, sb["left"]

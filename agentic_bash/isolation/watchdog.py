@@ -156,6 +156,8 @@ def s1_join(cfg: dict[str, Any]) -> None:
         cfg["_watchdog_page"] = WatchdogPage()
     elif res.get("fd_guard") and cfg.get("level") == "namespace":
         cfg["_fd_guard_page"] = WatchdogPage()   # (only its busy flag and wake-up eventfd)
+        if PID1_RAISES and res.get("unowned"):
+            cfg["_fd_guard_page"].make_kick()
 
 
 class WatchdogPage:
@@ -167,12 +169,16 @@ class WatchdogPage:
     sample belongs to), ``peak`` (S2: highest total since ``seen`` changed), ``last`` (S2: the
     last total), ``kills`` and ``at_max`` (S2: monotonic counts of kills and of samples with
     the process limit reached), ``runner`` (S3: its own proportional size), ``busy`` (S3: 1
-    from a request's arrival until it waits for the next one with no in-process job left).
+    from a request's arrival until it waits for the next one with no in-process job left),
+    ``raises`` (S2: 1 once it gives every new process oom_score_adj 1000 itself: see
+    ``PID1_RAISES``), ``spawns`` and ``child`` (S3: programs started so far, the last one's
+    pid; written before ``kick_fd``, an eventfd pid 1 then wakes on).
 
     ``wake_fd``: an eventfd S3 writes when it turns busy, so a watchdog that sleeps while the
     sandbox is quiet samples again at once (None: no quiet sleep, see s2_wait_with_watchdog)."""
 
-    _FIELDS = ("gen", "seen", "peak", "last", "kills", "at_max", "runner", "busy")
+    _FIELDS = ("gen", "seen", "peak", "last", "kills", "at_max", "runner", "busy", "raises",
+               "spawns", "child")
 
     def __init__(self) -> None:
         import mmap
@@ -181,6 +187,23 @@ class WatchdogPage:
             self.wake_fd: int | None = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
         except (OSError, AttributeError):
             self.wake_fd = None
+        self.kick_fd: int | None = None
+
+    def make_kick(self) -> None:
+        try:
+            self.kick_fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        except (OSError, AttributeError):
+            self.kick_fd = None
+
+    def kicked(self, pid: int) -> None:
+        """S3: a program started (pid 1 gives it oom_score_adj 1000 at once)."""
+        self.set("child", pid)
+        self.set("spawns", self.get("spawns") + 1)
+        if self.kick_fd is not None:
+            try:
+                os.eventfd_write(self.kick_fd, 1)
+            except OSError:
+                pass
 
     def get(self, name: str) -> int:
         i = self._FIELDS.index(name) * 8
@@ -770,14 +793,88 @@ FD_GUARD_INTERVAL = 0.1
 while the sandbox has a workload process or a request in progress."""
 
 
-def _fd_tables(me: int, runner: int) -> int:
+PID1_RAISES = True
+"""(attack13) Where a memory cgroup holds the sandbox and pid 1 runs its descriptor guard, pid
+1 gives every new process oom_score_adj 1000 (``_raise_new``, at its first look after a
+program starts, then every 100 ms) and the runner stops raising its own around a spawn.
+Before, the runner raised its own to 1000 for the child to inherit (the vfork path runs no
+code in the child), and the execing child is no OOM candidate: an OOM of the group in that
+window took the biggest process at 1000, the runner (23-30 MiB) against many small
+programs (40 of ~6 MiB under 128 MiB allocating while commands start: ``SandboxCrashed``).
+Now the runner stays at its own (0) and every raised program is picked before it. Programs
+cannot lower theirs (Landlock refuses the write; none below 0 without CAP_SYS_RESOURCE)."""
+_raised: set[str] = set()
+
+
+def _raise_new(names: list[str], skip: tuple[int, ...]) -> None:
+    """pid 1 (``PID1_RAISES``): oom_score_adj 1000 for every process not seen before (a pid
+    gone from ``names`` is forgotten: a later process with it is new)."""
+    for d in names:
+        if d not in _raised and int(d) not in skip:
+            _raise_one(d)
+    _raised.intersection_update(names)
+
+
+def _raise_one(d: str) -> None:
+    try:
+        fd = os.open(f"/proc/{d}/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass   # (gone already)
+    _raised.add(d)
+
+
+def _wait_raising(fds: list[int], wait: float, runner: int, page: WatchdogPage,
+                  me: int, seen: list[int]) -> int | None:
+    """``_wait_reaping`` that also wakes on S3's kick (a program started) and gives the new
+    process oom_score_adj 1000 at once (several since the last kick: every new one)."""
+    import select
+    kick = page.kick_fd
+    assert kick is not None
+    end = time.monotonic() + wait
+    quiet = len(fds) > 1
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return None
+        try:
+            ready = select.select(fds + [kick], [], [], left if quiet else min(left, REAP_STEP))[0]
+        except InterruptedError:
+            ready = []
+        if kick in ready:
+            _drain(kick)
+            n = page.get("spawns")
+            if n == seen[0] + 1:
+                _raise_one(str(page.get("child")))
+            elif n != seen[0]:
+                try:
+                    _raise_new([d for d in os.listdir("/proc") if d.isdigit()], (me, runner))
+                except OSError:
+                    pass
+            seen[0] = n
+            if len(ready) == 1:
+                continue
+        if ready:
+            return None
+        code = _reap(runner)
+        if code is not None:
+            return code
+
+
+def _fd_tables(me: int, runner: int, raise_new: bool = False) -> int:
     """Fill ``_fdsize`` (status FDSize of every process of this pid namespace); returns how
-    many processes there are besides ``me`` and ``runner``."""
+    many processes there are besides ``me`` and ``runner``. ``raise_new``: give processes
+    not seen before oom_score_adj 1000 (``PID1_RAISES``)."""
     _fdsize.clear()
     try:
         names = [d for d in os.listdir("/proc") if d.isdigit()]
     except OSError:
         return 0
+    if raise_new:
+        _raise_new(names, (me, runner))
     n = 0
     for d in names:
         if int(d) in (me, runner):
@@ -813,12 +910,17 @@ def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
     me = os.getpid()
     budget = _fd_budget()
     wake_fd = page.wake_fd
+    floor = (PID1_RAISES and bool((cfg.get("resources") or {}).get("unowned"))
+             and page.kick_fd is not None)
+    seen = [page.get("spawns")]
+    if floor:
+        page.set("raises", 1)   # (the runner stops raising its own around a spawn)
     while True:
         code = _reap(runner)
         if code is not None:
             return code
         t0 = time.monotonic()
-        n = _fd_tables(me, runner)
+        n = _fd_tables(me, runner, floor)
         for hog in _fd_hogs(budget, (me, runner)):
             try:
                 os.kill(hog, signal.SIGKILL)
@@ -831,7 +933,8 @@ def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
             if page.get("busy") == 0:
                 fds.append(wake_fd)
                 wait = QUIET_INTERVAL
-        code = _wait_reaping(fds, wait, runner)
+        code = (_wait_raising(fds, wait, runner, page, me, seen) if floor
+                else _wait_reaping(fds, wait, runner))
         if code is not None:
             return code
 
@@ -890,7 +993,13 @@ def s3_prepare(cfg: dict[str, Any]) -> None:
     if cfg.get("_spawn_room_fds") and lim:
         room = SpawnRoom(*cfg["_spawn_room_fds"], limit=int(lim))
     seen["spawn_room"] = room is not None
-    cfg["workload"] = {"room": room, "oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
+    # (attack13) pid 1 raises every new process itself once it says so on the page
+    floor = cfg.get("_fd_guard_page")
+    if floor is None or floor.kick_fd is None:
+        floor = None
+    seen["oom_floor"] = floor is not None
+    cfg["workload"] = {"room": room, "floor": floor,
+                       "oom_fd": oom_fd, "oom_score_adj": res.get("oom_score_adj"),
                        "ignore_sigxfsz": bool(res.get("ignore_sigxfsz")), "nproc": work_nproc,
                        "cgroup_fds": tuple(cfg.get("_work_cgroup_fds", ())),
                        "spawner_fds": tuple(cfg.get("_work_tasks_fds", ()))}
@@ -916,7 +1025,8 @@ class SpawnRoom:
     MARGIN = 4 << 20
     """What a program's exec is given before the runner's oom_score_adj goes back down (its
     argv and environment, first stack and page-table pages; measured under 1 MiB)."""
-    WAIT = 1.0
+    WAIT = 0.25
+    """(a run's deadline is checked between commands: a spawn waits at most this past it)"""
 
     def __init__(self, usage_fd: int, stat_fd: int, v1: bool, limit: int) -> None:
         self.usage_fd, self.stat_fd, self.limit = usage_fd, stat_fd, int(limit)

@@ -257,6 +257,13 @@ def b_test(sh: Interpreter, argv: list[str]) -> int:
             sh.error("[: missing `]'")
             return 2
         args = args[:-1]
+    if sh.dash and "==" in args:
+        # dash's test has no `==` (a common bashism in #!/bin/sh scripts): the word before it
+        # is an "unexpected operator", status 2
+        i = args.index("==")
+        if 0 < i < len(args) - 1 and args[i - 1] not in ("=", "!=", "!"):
+            sh.error(f"{argv[0]}: {args[i - 1]}: unexpected operator")
+            return 2
     st, msg = evaluate(args, fs=sh.cmd_fs(), cwd=sh.state.cwd, is_var_set=sh.var_is_set, bracket=bracket,
                        is_option_set=sh.option_is_set, uid=sh.info.uid, gid=sh.info.gid,
                        isatty=sh.fd_is_tty)
@@ -387,8 +394,11 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
             else:
                 return _bad_opt(sh, "cd", "-" + c, "cd [-L|[-P [-e]] [-@]] [dir]")
     if len(args) > 1:
-        sh.error("cd: too many arguments")
-        return 1
+        if sh.dash:
+            args = args[:1]  # (dash ignores the rest)
+        else:
+            sh.error("cd: too many arguments")
+            return 1
     print_dir = False
     if not args:
         home = sh.get_scalar("HOME")
@@ -428,6 +438,9 @@ def b_cd(sh: Interpreter, argv: list[str]) -> int:
                     pass
     err = _chdir(sh, target, physical=physical)
     if err:
+        if sh.dash:
+            sh.error(f"cd: can't cd to {args[0] if args else target}")
+            return 2
         name, _, why = err.rpartition(": ")
         sh.error(f"cd: {printable_filename(name)}: {why}")
         return 1
@@ -768,6 +781,9 @@ def b_declare_impl(sh: Interpreter, argv: list[str], *, local: bool = False) -> 
                 _declare_one(sh, assign.name, None, assign.append, None, assign, on - {"g"}, off, False)
             except VarError:
                 pass
+        if sh.dash:
+            sh.error("local: not in a function")
+            return 2
         sh.error("local: can only be used in a function")
         return 1
     if local and "g" in on:

@@ -395,13 +395,19 @@ class Parser(Lexer):
     def expect_kw(self, kw: str) -> Tok:
         tok = self.peek()
         if tok.kw() != kw:
-            raise self.unexpected(tok)
+            err = self.unexpected(tok)
+            if tok.kind == EOF:
+                err.expecting = kw  # type: ignore[attr-defined]  # (dash names it)
+            raise err
         return self.advance()
 
     def expect_op(self, op: str) -> Tok:
         tok = self.peek()
         if tok.kind != OP or tok.val != op:
-            raise self.unexpected(tok)
+            err = self.unexpected(tok)
+            if tok.kind == EOF:
+                err.expecting = op  # type: ignore[attr-defined]
+            raise err
         return self.advance()
 
     # ------------------------------------------------------------------ here-docs

@@ -47,17 +47,15 @@ def test_memory_no_process_owns_never_crashes_the_sandbox(got: dict) -> None:
     _nothing_left(k["left"])
 
 
-@pytest.mark.xfail(strict=False, reason="open (attack13): a spawn while the group is at its "
-                   "limit is refused now (SpawnRoom), but an OOM while the runner's "
-                   "oom_score_adj is raised for a spawn, or right after a kill, still takes "
-                   "the runner (1 in 3-5 runs as root); fix: oom_score_adj -1000 for pid 1 and "
-                   "the runner (THREAT_MODEL)")
 def test_many_small_programs_never_crash_the_sandbox(got: dict) -> None:
-    # Before, as root: 40 background programs of ~6 MiB each under 128 MiB, then /bin/true:
-    # the runner raises its oom_score_adj to the workload's around each spawn and the
-    # execing child is no OOM candidate, so the group's OOM took the runner (the biggest at
-    # 1000): SandboxCrashed. Now a spawn waits for room and else fails with ENOMEM
-    # (watchdog.SpawnRoom): status 126, limit_exceeded "memory"
+    # Before, as root: 40 programs of ~6 MiB each started in a loop under 128 MiB (each
+    # allocating at once): the runner raised its oom_score_adj to the workload's 1000 around
+    # each spawn (so the child inherits it) and the execing child is no OOM candidate, so
+    # an OOM in that window took the biggest process at 1000, the runner: SandboxCrashed in
+    # the loop itself (1 in 1-3 runs). Now pid 1 gives each new process 1000 as it starts
+    # (watchdog.PID1_RAISES) and the runner stays at 0; a later spawn while the group is
+    # full waits for room and else fails with ENOMEM (watchdog.SpawnRoom: status 126,
+    # limit_exceeded "memory")
     k = got["small"]
     assert "exc" not in k["start"] and not k["start"].get("hung"), _show(k)
     _no_crash(k["after"], k)
@@ -68,17 +66,13 @@ def test_many_small_programs_never_crash_the_sandbox(got: dict) -> None:
     _nothing_left(k["left"])
 
 
-@pytest.mark.xfail(strict=False, reason="open (attack13): after an OOM kill the group holds "
-                   "the victim's page tables for 50-100 ms more, and pid 1's or the runner's "
-                   "next allocation makes the OOM killer take the runner (2 of 4 runs as root); "
-                   "the fix is oom_score_adj -1000 for pid 1 and the runner (THREAT_MODEL)")
 def test_a_program_killed_for_its_page_tables_does_not_take_the_next_command(got: dict) -> None:
     # Session 12's CI (root, attack11's kernelmem part): right after a program was killed
-    # for its page tables, the next `sleep 0.3` ended in SandboxCrashed: page tables go back
-    # to the group after an RCU grace period, and the next spawn's OOM took the runner. Now
-    # a spawn waits for them (SpawnRoom) and a run that saw an OOM kill waits before its
-    # result (SpawnRoom.settle), but pid 1's own allocations can still meet them. This
-    # repeats the sequence; it must never raise
+    # for its page tables, the next `sleep 0.3` ended in SandboxCrashed. The group holds a
+    # victim's page tables for 50-100 ms after the kill (RCU); an allocation of pid 1 or the
+    # runner then made the OOM killer take the runner (2 of 4 runs of 3 kills each here).
+    # Now a run that saw a kill waits for that memory before its result, and a spawn waits
+    # for room (watchdog.SpawnRoom); 6 kills, each followed at once by two commands
     k = got["pagetables"]
     flat = []
     for r in k["rounds"]:
