@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
-from ..limits import Budget, HeldPool, Limits, _DeadlineKick, held_mark, release_held, start_thread
+from ..limits import Budget, HeldPool, Limits, _DeadlineKick, held_mark, no_kick, release_held, start_thread
 from ..result import FILES_LISTED, LIMIT_NAMES, Result, cap_files, make_result
 from ..shell import coop as _coop
 from ..shell import nodes as N
@@ -37,7 +37,7 @@ from ..vfs.host import HostFS
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
-from .native import stdin_handoff, wait_all_collecting, wait_collecting
+from .native import stdin_handoff, terminate, wait_all_collecting, wait_collecting
 from ..shell.parser import parse as _parse
 from ..packages.apt import APT_COMMANDS, apt_shim
 from ..packages.manifest import Manifest
@@ -1249,8 +1249,10 @@ class InProcessExecutor:
                     ferr = (pipes[i].writer.fd if not last and i < len(stderr_too) and stderr_too[i]
                             else fd_for(2, True))
                     try:
-                        proc = native.spawn(argv, executable=exe, env=e, stdin=fin, stdout=fout,
-                                            stderr=ferr, handoff=not last, **common)
+                        with no_kick:   # (see _spawn_native: no child left without its wait)
+                            proc = native.spawn(argv, executable=exe, env=e, stdin=fin,
+                                                stdout=fout, stderr=ferr, handoff=not last,
+                                                **common)
                     except BlockingIOError:
                         # a fork the kernel refused (the pids cgroup, RLIMIT_NPROC): bash's
                         # words and status for that stage, as _spawn_native says them (not
@@ -1303,6 +1305,13 @@ class InProcessExecutor:
                     fn()
             for i, rc in zip(where, rcs):
                 results[i] = rc
+        except BaseException:
+            # (the watchdog's exception between two stages' starts, or before the wait took
+            # them over: the stages started so far never outlive the run; contract13)
+            left = [pp for pp in procs if pp.wait(0) is None]
+            if left:
+                terminate(left)
+            raise
         finally:
             if started:
                 sh.join_stages(threads, pipes)
@@ -2697,7 +2706,10 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                   umask=sh.state.umask, **_rlimits(sh),
                   **({"closed": tuple(closed)} if closed else {}))
         try:
-            proc = ex.native.spawn(argv, **kw)
+            # (no watchdog exception between the child's start and `proc`: one landing there
+            # left the child running after its run had stopped, found only at close)
+            with no_kick:
+                proc = ex.native.spawn(argv, **kw)
         except FileNotFoundError as e:
             # the shell's directory was removed (`cd d; rm -rf ../d; ls`): the child's
             # chdir failed, where bash's children inherit the deleted directory. An empty
@@ -2705,7 +2717,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             if e.filename != kw["cwd"] or os.path.isdir(kw["cwd"]):
                 raise
             kw["cwd"] = _removed_dir()
-            proc = ex.native.spawn(argv, **kw)
+            with no_kick:
+                proc = ex.native.spawn(argv, **kw)
     except OSError as e:
         for fd in close_after + list(outs):
             try:
@@ -2735,29 +2748,31 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         sh.error(f"{argv[0]}: cannot execute: {e}")
         return 126
-    for fd in close_after:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    job = getattr(sh, "_bg_job", None)
-    out = sh.fds.get(1)
-    if job is not None and not job.pid_ready.is_set() and (
-            not isinstance(out, PipeWriter) or out is getattr(job.child, "fds", {}).get(1)):
-        # `$!` of a background job is its real pid (a pipeline's: the last stage's, the one
-        # not writing into a pipe the job itself made)
-        job.native = proc
-        if sh.jobs is not None:
-            sh.jobs.by_pid[proc.pid] = job
-        job.pid = proc.pid
-        job.pid_ready.set()
-    budget = sh.budget
+    waiting = False
     try:
+        for fd in close_after:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        job = getattr(sh, "_bg_job", None)
+        out = sh.fds.get(1)
+        if job is not None and not job.pid_ready.is_set() and (
+                not isinstance(out, PipeWriter) or out is getattr(job.child, "fds", {}).get(1)):
+            # `$!` of a background job is its real pid (a pipeline's: the last stage's, the
+            # one not writing into a pipe the job itself made)
+            job.native = proc
+            if sh.jobs is not None:
+                sh.jobs.by_pid[proc.pid] = job
+            job.pid = proc.pid
+            job.pid_ready.set()
+        budget = sh.budget
         # budget.check() raising (timeout, kill, close) ends the child like timeout(1):
         # SIGTERM, a short grace, then SIGKILL to its group
         if ctty:
             tty.foreground += 1
         try:
+            waiting = True
             rc = wait_collecting(proc, outs, budget.check, budget.remaining, budget)
         finally:
             if ctty:
@@ -2767,6 +2782,12 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             # too, as in an interactive bash
             tty.interrupted = False
             budget.cancel("interrupt")
+    except BaseException:
+        if not waiting or proc.wait(0) is None:
+            # (the watchdog's exception landed before wait_collecting could take the child
+            # over, or at its very start): the child never outlives its run
+            terminate([proc])
+        raise
     finally:
         for fn in after_child:
             fn()
