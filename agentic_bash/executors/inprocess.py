@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
-from ..limits import Budget, HeldPool, Limits, _DeadlineKick, held_mark, release_held, start_thread
+from ..limits import Budget, HeldPool, Limits, _DeadlineKick, held_mark, no_kick, release_held, start_thread
 from ..result import FILES_LISTED, LIMIT_NAMES, Result, cap_files, make_result
 from ..shell import coop as _coop
 from ..shell import nodes as N
@@ -32,12 +32,12 @@ from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpret
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes, printable_filename
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
-from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, PipeWriter
+from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, Pipe, PipeWriter
 from ..vfs.host import HostFS
 from ..vfs.memory import MemoryFS
 from ..vfs.paths import normalize
 from .base import OutputCallback
-from .native import stdin_handoff, wait_collecting
+from .native import stdin_handoff, terminate, wait_all_collecting, wait_collecting
 from ..shell.parser import parse as _parse
 from ..packages.apt import APT_COMMANDS, apt_shim
 from ..packages.manifest import Manifest
@@ -1116,7 +1116,9 @@ class InProcessExecutor:
             if not sh.get_scalar("PATH") and sh.state.functions.get("command_not_found_handle") is None:
                 sh.error(f"{name}: No such file or directory")  # an empty PATH searches "."
                 return 127
-        elif name in ("bash", "sh"):
+        elif name == "bash" or (name == "sh" and (path is None or self.native is None or self.prefer_inprocess)):
+            # (`sh` with a real program to run is the system's dash, as /bin/sh, `dash` and
+            # `env sh` already are: the in-process dash emulation is only the fallback)
             return run_nested_shell(sh, argv)
         if spec is not None and (self.prefer_inprocess or self.native is None):
             if path is None or _in_bin_dir(path, st.cwd):
@@ -1162,6 +1164,160 @@ class InProcessExecutor:
         if path is None or not _in_bin_dir(path, st.cwd):
             return None
         return spec.fn
+
+    def native_pipeline(self, sh: Interpreter, cmd: N.Pipeline, argvs: list[list[str]]) -> int | None:
+        """Pipeline ``cmd`` (stage argvs from Interpreter._native_stages) when each stage is a
+        program run_command would spawn as it is (found on PATH; no policy refusal, custom
+        command, package shim, in-process preference, bash/sh, tty, background job, extra
+        descriptor or exported function): the programs start from this thread with OS pipes
+        between them and one wait collects them all, where the general path starts a thread
+        and forks this shell per stage (~0.4 ms of the runner's CPU for `ls | wc -l`). Each
+        is the program that stage's own lookup finds (a subshell's: the hash table is read,
+        never written) with the environment, limits, process group and niceness it would
+        get (stages before the last start on the launcher's spawner thread, as a stage
+        thread's do). A stage whose start fails runs the general way on a thread (it reports
+        the error, or runs a script without `#!`); if the first fails, None: nothing has
+        started and the general path runs the pipeline. Statuses, PIPESTATUS and pipefail as
+        there."""
+        native = self.native
+        fds = sh.fds
+        if (native is None or self.prefer_inprocess or self._tty is not None or self._in_shim
+                or len(fds) > 3 or fds.get(0) is None or fds.get(1) is None or fds.get(2) is None
+                or getattr(sh, "exec_opts", None) is not None
+                or getattr(sh, "_bg_job", None) is not None):
+            return None
+        st = sh.state
+        if getattr(st, "exported_funcs", None):
+            return None
+        custom, allow = self.custom, self.allowlist
+        path_var = sh.get_scalar("PATH")
+        hashed = st.hash if st.hash and st.hash_path == path_var else None
+        paths = []
+        for argv in argvs:
+            name = argv[0]
+            if ("/" in name or name in custom or name in APT_COMMANDS or name in ("bash", "sh")
+                    or (allow is not None and name not in allow)):
+                return None
+            path = hashed.get(name) if hashed else None
+            if path is None:
+                path = self.find_path(sh, name, path_var) if path_var is not None else None
+                if path is None:
+                    return None
+            paths.append(path)
+        if native.max_live is not None and len(native.live) + len(argvs) > native.max_live:
+            return None   # (stages refused at the process limit: the general path's errors)
+        b = sh.budget  # each stage is a command (charge_command, inlined), all before any starts
+        for _ in argvs:
+            k = b.commands = b.commands + 1
+            if k > b.cmd_cap or b._cancelled or ((d := b.deadline) is not None and _monotonic() >= d):
+                b.over_command()
+        n = len(argvs)
+        stderr_too = cmd.stderr_too
+        pipes = [Pipe() for _ in range(n - 1)]
+        results: list[int] = [0] * n
+        errors: list[BaseException | None] = [None] * n
+        threads: list[threading.Thread] = []
+        procs: list[Any] = []
+        where: list[int] = []   # stage of each proc
+        fd_for, close_after, after_child, outs, _closed = _fd_mapper(self, sh)
+        env = dict(st.environ())
+        real_cwd = (self.fs.real_path(st.cwd) if hasattr(self.fs, "real_path") else st.cwd) or "/"
+        common = dict(cwd=real_cwd, pgid=None, ignore=_ignored_signals(sh), umask=st.umask,
+                      **_rlimits(sh))
+        started = False
+        try:
+            try:
+                for i, argv in enumerate(argvs):
+                    path = paths[i]
+                    p = normalize(path, st.cwd)
+                    exe = self.fs.real_path(p) if hasattr(self.fs, "real_path") else p
+                    exe = _exec_name(path, exe or p, real_cwd)
+                    e = dict(env)
+                    e["_"] = path if "/" in path else p   # (bash: the command's path)
+                    if any("\0" in a for a in argv):
+                        argv = [a.split("\0", 1)[0] for a in argv]
+                    if any("\0" in v for v in e.values()):
+                        e = {k: v.split("\0", 1)[0] for k, v in e.items() if "\0" not in k}
+                    last = i == n - 1
+                    if i == 0:
+                        fin = fd_for(0, False, False)
+                        if fin is None:
+                            return None   # (a stream only a pump thread can feed: general path)
+                    else:
+                        fin = pipes[i - 1].reader.fileno()
+                    fout = fd_for(1, True) if last else pipes[i].writer.fd
+                    ferr = (pipes[i].writer.fd if not last and i < len(stderr_too) and stderr_too[i]
+                            else fd_for(2, True))
+                    try:
+                        with no_kick:   # (see _spawn_native: no child left without its wait)
+                            proc = native.spawn(argv, executable=exe, env=e, stdin=fin,
+                                                stdout=fout, stderr=ferr, handoff=not last,
+                                                **common)
+                    except BlockingIOError:
+                        # a fork the kernel refused (the pids cgroup, RLIMIT_NPROC): bash's
+                        # words and status for that stage, as _spawn_native says them (not
+                        # tried again: the refusal is the run's to report)
+                        sh.error(f"fork: {os.strerror(errno.EAGAIN)}")
+                        results[i] = 254
+                        started = True
+                        if i:
+                            pipes[i - 1].reader.close()
+                        if not last:
+                            pipes[i].writer.close()
+                        continue
+                    except (OSError, subprocess.SubprocessError):
+                        if not started:
+                            return None
+                        # this stage as a stage thread would run it: its own lookup, spawn and
+                        # error (or a script without #! run by the shell)
+                        threads.append(sh.start_stage(cmd, i, pipes, results, errors))
+                        continue
+                    started = True
+                    procs.append(proc)
+                    where.append(i)
+                    if i:
+                        pipes[i - 1].reader.close()
+                    if not last:
+                        pipes[i].writer.close()
+            finally:
+                for fd in close_after:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                if not started:
+                    b.commands -= n   # (charged again by the general path)
+                    for fd in list(outs):
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                    outs.clear()
+                    for fn in after_child:
+                        fn()
+                    for pp in pipes:
+                        pp.close()
+            budget = sh.budget
+            try:
+                rcs = wait_all_collecting(procs, outs, budget.check, budget.remaining, budget)
+            finally:
+                for fn in after_child:
+                    fn()
+            for i, rc in zip(where, rcs):
+                results[i] = rc
+        except BaseException:
+            # (the watchdog's exception between two stages' starts, or before the wait took
+            # them over: the stages started so far never outlive the run; contract13)
+            left = [pp for pp in procs if pp.wait(0) is None]
+            if left:
+                terminate(left)
+            raise
+        finally:
+            if started:
+                sh.join_stages(threads, pipes)
+        if self.signal_fd is not None:
+            self.take_signals(sh)
+        return sh._pipeline_status(results, errors)
 
     def _package_shim(self, sh: Interpreter, argv: list[str]) -> int | None:
         """Dispatch's package-shim step: apt without uid 0 (packages/apt.py); None passes on."""
@@ -1278,6 +1434,10 @@ class InProcessExecutor:
                 from ..shell.state import ShellEnv
                 env = ShellEnv(env)
                 env.update(exported_functions(st))  # (`env`, `printenv` list them)
+            if getattr(sh, "exec_tree", None) is not None and _execed(sh):
+                from ..shell.state import ShellEnv
+                env = ShellEnv(env)
+                _exec_shlvl(sh, env)
         return new_context(
             CmdFS(self.fs, fds, st.umask), st.cwd, env,
             _KeepOpen(i) if i is not None else CLOSED_IN,
@@ -2195,7 +2355,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         st.exported_funcs = frozenset(exported)  # type: ignore[attr-defined]
     try:
         # (sh is dash here, which leaves SHLVL as it finds it)
-        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1)
+        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1) - _execed(sh)
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
@@ -2417,10 +2577,13 @@ def _placeholder_note(s: Any, value: bool) -> None:
         _NOT_PLACEHOLDERS[(s.st_dev, s.st_ino, s.st_size, s.st_mtime, s.st_ctime)] = value
 
 
-def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
-                  spelled: str | None = None) -> int:
-    """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
-    pumps: list[threading.Thread] = []
+def _fd_mapper(ex: InProcessExecutor, sh: Interpreter) -> tuple[
+        Callable[..., int | None], list[int], list[Callable[[], None]], dict[int, Any], list[int]]:
+    """``fd_for(n, write, pump=True)``: a real fd for the shell's descriptor ``n`` that native
+    children get, and the books it keeps: fds to close once the children are started, what
+    to call once they are done, output pipes to copy (read end -> the shell's stream; one per
+    stream, shared by every child writing to it, so their writes keep their order), and
+    which of 0-2 a child starts with closed."""
     close_after: list[int] = []
     after_child: list[Callable[[], None]] = []
     outs: dict[int, Any] = {}  # read end -> the shell stream the child's output goes to
@@ -2502,9 +2665,18 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
         start_thread(t)  # (not interrupted inside Thread.start by the deadline watchdog)
         return r
 
+    return fd_for, close_after, after_child, outs, closed
+
+
+def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
+                  spelled: str | None = None) -> int:
+    """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
+    pumps: list[threading.Thread] = []
+    fd_for, close_after, after_child, outs, closed = _fd_mapper(ex, sh)
     env = dict(sh.state.environ())
     if getattr(sh.state, "exported_funcs", None):
         env.update(exported_functions(sh.state))  # (bash: after the variables)
+    _exec_shlvl(sh, env)
     exec_opts = getattr(sh, "exec_opts", None)
     if exec_opts is not None:
         # `exec -a NAME` / `-l` / `-c`: the program's argv[0], an empty environment
@@ -2534,7 +2706,10 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
                   umask=sh.state.umask, **_rlimits(sh),
                   **({"closed": tuple(closed)} if closed else {}))
         try:
-            proc = ex.native.spawn(argv, **kw)
+            # (no watchdog exception between the child's start and `proc`: one landing there
+            # left the child running after its run had stopped, found only at close)
+            with no_kick:
+                proc = ex.native.spawn(argv, **kw)
         except FileNotFoundError as e:
             # the shell's directory was removed (`cd d; rm -rf ../d; ls`): the child's
             # chdir failed, where bash's children inherit the deleted directory. An empty
@@ -2542,7 +2717,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             if e.filename != kw["cwd"] or os.path.isdir(kw["cwd"]):
                 raise
             kw["cwd"] = _removed_dir()
-            proc = ex.native.spawn(argv, **kw)
+            with no_kick:
+                proc = ex.native.spawn(argv, **kw)
     except OSError as e:
         for fd in close_after + list(outs):
             try:
@@ -2572,29 +2748,31 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         sh.error(f"{argv[0]}: cannot execute: {e}")
         return 126
-    for fd in close_after:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    job = getattr(sh, "_bg_job", None)
-    out = sh.fds.get(1)
-    if job is not None and not job.pid_ready.is_set() and (
-            not isinstance(out, PipeWriter) or out is getattr(job.child, "fds", {}).get(1)):
-        # `$!` of a background job is its real pid (a pipeline's: the last stage's, the one
-        # not writing into a pipe the job itself made)
-        job.native = proc
-        if sh.jobs is not None:
-            sh.jobs.by_pid[proc.pid] = job
-        job.pid = proc.pid
-        job.pid_ready.set()
-    budget = sh.budget
+    waiting = False
     try:
+        for fd in close_after:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        job = getattr(sh, "_bg_job", None)
+        out = sh.fds.get(1)
+        if job is not None and not job.pid_ready.is_set() and (
+                not isinstance(out, PipeWriter) or out is getattr(job.child, "fds", {}).get(1)):
+            # `$!` of a background job is its real pid (a pipeline's: the last stage's, the
+            # one not writing into a pipe the job itself made)
+            job.native = proc
+            if sh.jobs is not None:
+                sh.jobs.by_pid[proc.pid] = job
+            job.pid = proc.pid
+            job.pid_ready.set()
+        budget = sh.budget
         # budget.check() raising (timeout, kill, close) ends the child like timeout(1):
         # SIGTERM, a short grace, then SIGKILL to its group
         if ctty:
             tty.foreground += 1
         try:
+            waiting = True
             rc = wait_collecting(proc, outs, budget.check, budget.remaining, budget)
         finally:
             if ctty:
@@ -2604,6 +2782,12 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             # too, as in an interactive bash
             tty.interrupted = False
             budget.cancel("interrupt")
+    except BaseException:
+        if not waiting or proc.wait(0) is None:
+            # (the watchdog's exception landed before wait_collecting could take the child
+            # over, or at its very start): the child never outlives its run
+            terminate([proc])
+        raise
     finally:
         for fn in after_child:
             fn()
@@ -2629,6 +2813,8 @@ def _exec_candidate(tree: N.Script) -> N.Simple | None:
         return None
     c: Any = tree.items[-1].cmd
     if type(c) is N.AndOr:
+        if len(tree.items) > 1:
+            return None  # (bash 5.2: `a; b && c` forks c, a lone `b && c` execs it)
         c = c.rest[-1][1] if c.rest else c.first
     return c if type(c) is Simple and not c.redirs else None
 
@@ -2640,6 +2826,17 @@ def _execed(sh: Interpreter) -> bool:
     return tree is not None and sh.current_command is _exec_candidate(tree) \
         and sh.current_command is not None and not sh.state.traps \
         and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
+
+
+def _exec_shlvl(sh: Interpreter, env: dict[str, str]) -> None:
+    """bash -c lowers SHLVL by one before it execs its last command (adjust_shell_level(-1)):
+    `bash -c 'printenv SHLVL'` prints 0, a `bash -c` run so prints its parent's level."""
+    v = env.get("SHLVL")
+    if v is not None and _execed(sh):
+        try:
+            env["SHLVL"] = str(int(v) - 1)
+        except ValueError:
+            pass
 
 
 def _report_signal(sh: Interpreter, pid: int, sig: int, argv: list[str]) -> None:

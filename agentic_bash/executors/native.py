@@ -20,7 +20,8 @@ from typing import Any, Callable, Mapping
 from ..isolation.fdwait import readable
 from ..limits import no_kick
 
-__all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate", "wait_collecting"]
+__all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate", "wait_all_collecting",
+           "wait_collecting"]
 
 GRACE = 0.15
 """Seconds between SIGTERM and SIGKILL when a run's (or the session's) processes are ended."""
@@ -269,7 +270,7 @@ class NativeLauncher:
               ignore: tuple[int, ...] = (), ctty: bool = False,
               fds: Mapping[int, int] | None = None, umask: int | None = None,
               rlimits: tuple[tuple[int, int, int], ...] = (),
-              closed: tuple[int, ...] = ()) -> NativeProcess:
+              closed: tuple[int, ...] = (), handoff: bool = False) -> NativeProcess:
         """Start ``executable`` with ``argv``; raises OSError (ENOENT, EACCES, …) if exec fails.
 
         ``fds``: descriptors above 2 the child gets, ``{number in the child: fd here}`` (each
@@ -283,7 +284,10 @@ class NativeLauncher:
         asynchronous command ignores SIGINT and SIGQUIT). ``ctty``: the child leads a new
         session whose controlling terminal is its stdout (a pty of ``run(tty=...)``).
         ``closed``: descriptors among 0-2 the child starts with closed (bash's ``>&-``; the
-        stdin/stdout/stderr given for them are placeholders).
+        stdin/stdout/stderr given for them are placeholders). ``handoff``: started by the
+        spawner thread even when called from the adopted run thread (a pipeline stage before
+        the last: that thread runs at the workload's niceness, so the child has it from its
+        first instruction, as a stage thread's child does).
         """
         if self._closed:
             raise OSError(9, "native launcher is closed")
@@ -295,7 +299,8 @@ class NativeLauncher:
             ignore = tuple(ignore) + self._always_ignore
         if self._workload is not None:
             proc = self._workload.spawn(
-                (self._spawn if threading.get_ident() == self._direct else self._spawn_on_thread)
+                (self._spawn if threading.get_ident() == self._direct and not handoff
+                 else self._spawn_on_thread)
                 if self._workload.in_group else self._spawn,
                 (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds,
                  umask, rlimits, closed))
@@ -1085,8 +1090,26 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     and back: ~0.1-0.15 ms of runner CPU for every program that ran past 5 ms); the first
     frame that arrives wakes it at once (an interrupt, the host gone).
     """
-    pidfd = proc._pidfd
-    rc: int | None = None
+    return wait_all_collecting([proc], outs, check, remaining, budget)[0]
+
+
+def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
+                        check: Callable[[], None], remaining: Callable[[], float | None],
+                        budget: Any = None) -> list[int]:
+    """``wait_collecting`` for several children at once (the stages of a pipeline of native
+    programs started from one thread: executors/inprocess.py native_pipeline): one poll over
+    every child's pidfd, every output pipe, the channel and the budget's waker; the
+    children's statuses in order. When ``check()`` raises, every child still running has its
+    group ended (``terminate``) and the error goes on."""
+    rcs: list[int | None] = [None] * len(procs)
+    left = len(procs)
+    by_fd: dict[int, int] = {}
+    polled: list[int] = []   # children without a pidfd (old kernels): polled
+    for i, p in enumerate(procs):
+        if p._pidfd is not None:
+            by_fd[p._pidfd] = i
+        else:
+            polled.append(i)
     w = _channel
     if w is not None and w.thread != threading.get_ident():
         w = None
@@ -1097,9 +1120,11 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     wfd: int | None = None   # the budget's waker (see Budget.add_waker), once made
     try:
         try:
-            while True:
-                left = remaining()
-                tmo = 0.05 if left is None else max(0.001, min(0.05, left))
+            while left:
+                lt = remaining()
+                tmo = 0.05 if lt is None else max(0.001, min(0.05, lt))
+                if polled:
+                    tmo = min(tmo, 0.005)
                 if watch_at is not None:
                     now = time.monotonic()
                     if now >= watch_at:
@@ -1122,65 +1147,53 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
                                 raise
                     else:
                         tmo = max(0.001, min(tmo, wake_at - now))
-                if outs or cfd is not None or wfd is not None:
-                    waitset = list(outs) + ([pidfd] if pidfd is not None else [])
-                    if cfd is not None:
-                        waitset.append(cfd)
-                    if wfd is not None:
-                        waitset.append(wfd)
-                    try:
-                        ready = readable(waitset, tmo)
-                    except (OSError, ValueError):
-                        ready = []
-                    for r in ready:
-                        if r == cfd:
-                            cfd = None
-                            w.wake()   # (its reader takes it from here)
-                        elif r == wfd:
-                            try:
-                                os.eventfd_read(wfd)   # (check() below raises: cancelled)
-                            except OSError:
-                                pass
-                        elif r != pidfd:
-                            _copy_once(r, outs)
-                    if pidfd is None:
-                        rc = proc.poll()
-                    elif pidfd in ready:
-                        rc = proc.wait()   # it has exited: no second poll of its pidfd
-                else:
-                    rc = proc.wait(tmo)
-                if rc is not None:
-                    break
-                check()
+                waitset = list(outs) + list(by_fd)
+                if cfd is not None:
+                    waitset.append(cfd)
+                if wfd is not None:
+                    waitset.append(wfd)
+                try:
+                    ready = readable(waitset, tmo)
+                except (OSError, ValueError):
+                    ready = []
+                for r in ready:
+                    if r == cfd:
+                        cfd = None
+                        w.wake()   # (its reader takes it from here)
+                    elif r == wfd:
+                        try:
+                            os.eventfd_read(wfd)   # (check() below raises: cancelled)
+                        except OSError:
+                            pass
+                    elif r in by_fd:
+                        i = by_fd.pop(r)
+                        rcs[i] = procs[i].wait()   # it has exited (this closes its pidfd)
+                        left -= 1
+                    elif r in outs:
+                        _copy_once(r, outs)
+                for i in polled:
+                    if rcs[i] is None:
+                        rc = procs[i].poll()
+                        if rc is not None:
+                            rcs[i] = rc
+                            left -= 1
+                if left:
+                    check()
         except BaseException:
             # check() raising, or the deadline watchdog's exception landing anywhere in this
-            # loop (it interrupts job and stage threads too): the child never outlives it
+            # loop (it interrupts job and stage threads too): no child outlives it
             if entered:
                 entered = False
                 w.leave()
-            if rc is None:
-                terminate([proc])
+            terminate([p for p, rc in zip(procs, rcs) if rc is None])
             raise
         if entered:
             entered = False
             w.leave()
-        # the child is gone: take what is already buffered; a pipe kept open by a grandchild
-        # continues on a thread
-        for _ in range(256):
-            if not outs:
-                break
-            try:
-                ready = readable(list(outs), 0)
-            except (OSError, ValueError):
-                break
-            if not ready:
-                break
-            for r in ready:
-                _copy_once(r, outs)
-        for r, w in list(outs.items()):
-            del outs[r]
-            threading.Thread(target=_pump_rest, args=(r, w), daemon=True).start()
-        return rc
+        # the children are gone: take what is already buffered; a pipe kept open by a
+        # grandchild continues on a thread
+        _drain_exited(outs)
+        return rcs  # type: ignore[return-value]
     finally:
         if wfd is not None:
             with no_kick:
@@ -1189,6 +1202,25 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
         for r in list(outs):
             _close_quietly(r)
         outs.clear()
+
+
+def _drain_exited(outs: dict[int, Any]) -> None:
+    """After the children exited: take what their pipes already hold; a pipe still open (a
+    background grandchild holds it) goes on on a daemon thread."""
+    for _ in range(256):
+        if not outs:
+            break
+        try:
+            ready = readable(list(outs), 0)
+        except (OSError, ValueError):
+            break
+        if not ready:
+            break
+        for r in ready:
+            _copy_once(r, outs)
+    for r, w in list(outs.items()):
+        del outs[r]
+        threading.Thread(target=_pump_rest, args=(r, w), daemon=True).start()
 
 
 def _copy_once(r: int, outs: dict[int, Any]) -> None:

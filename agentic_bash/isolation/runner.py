@@ -892,7 +892,10 @@ def note_packages() -> None:
     module object in the sandbox copies its pages). ``entries``: each entry (a fresh copy of
     the string) -> the indexes of the packages that list it; under None the packages whose
     __path__ is not a plain list of strings (a namespace package's is recomputed from
-    sys.path when read), which pin_imports always reads."""
+    sys.path when read), which pin_imports always reads. Taken again only when sys.modules
+    has grown: a regular package's __path__ changed in the zygote without an import would
+    go unseen (the zygote runs only this package's code; its later steps import; reading
+    every __path__ per request would fault the zygote's own shared pages)."""
     import sys
     global _PACKAGES
     if _PACKAGES[0] == len(sys.modules):

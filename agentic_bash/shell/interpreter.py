@@ -3002,11 +3002,19 @@ class Interpreter(Expander):
 
     def _run_pipeline(self, cmd: N.Pipeline, cmds: Any, n: int) -> int:
         self.budget.check()  # (a stopped run forks no more: a fork copies every variable)
+        host = self.host
+        if host is not None and getattr(host, "native", None) is not None:
+            # every stage a plain native program: started from this thread, no stage thread
+            # and no fork of this shell (the host says None when it cannot)
+            argvs = self._native_stages(cmds)
+            if argvs is not None:
+                st = host.native_pipeline(self, cmd, argvs)
+                if st is not None:
+                    return st
         pipes = [Pipe() for _ in range(n - 1)]
         results: list[int] = [0] * n
         errors: list[BaseException | None] = [None] * n
         threads = []
-        stderr_too = cmd.stderr_too
         traps = self.state.traps
         debug = bool(traps) and "DEBUG" in traps and not self.in_debug
         for i in range(n - 1):
@@ -3015,18 +3023,7 @@ class Interpreter(Expander):
                 # the fork (the stage itself does not inherit the trap)
                 self.lineno = cmds[i].line or self.lineno  # type: ignore[union-attr]
                 self._debug_compound(lambda c=cmds[i]: _cmd_text(c))  # type: ignore[misc]
-            child = self.fork()
-            if i > 0:
-                child.fds[0] = pipes[i - 1].reader
-                child.stdin_redir = True  # (an input pipe keeps stdin for its `&` commands)
-            child.fds[1] = pipes[i].writer
-            if i < len(stderr_too) and stderr_too[i]:
-                child.fds[2] = pipes[i].writer
-            t = threading.Thread(target=self._stage_thread, args=(child, cmds[i], i, results, errors,
-                                                                  pipes[i].writer, pipes[i - 1].reader if i else None),
-                                 daemon=True)
-            threads.append(t)
-            start_thread(t)
+            threads.append(self.start_stage(cmd, i, pipes, results, errors))
         last = cmds[-1]
         lastpipe = self.state.shopt["lastpipe"]
         try:
@@ -3050,26 +3047,80 @@ class Interpreter(Expander):
                 child.stdin_redir = True
                 self._stage(child, last, n - 1, results, errors, None, pipes[-1].reader)
         finally:
-            stopped = None
-            try:
-                for t in threads:
-                    while t.is_alive():
-                        t.join(0.05)
-                        if self.budget.cancelled:
-                            for p in pipes:
-                                p.abort()  # (never blocks, where close() waits for a blocked read)
-                                p.close()
-                            now = time.monotonic()
-                            if stopped is None:
-                                stopped = now
-                            elif now - stopped > _STAGE_STOP_GRACE:
-                                # a stage stuck in a long uninterruptible step ends at its
-                                # next check; the run does not wait for it
-                                break
-            finally:
-                for p in pipes:
-                    p.close()
+            self.join_stages(threads, pipes)
         return self._pipeline_status(results, errors)
+
+    def start_stage(self, cmd: N.Pipeline, i: int, pipes: list[Any], results: list[int],
+                    errors: list[BaseException | None]) -> threading.Thread:
+        """Stage ``i`` of ``cmd`` started in a fork of this shell on a thread of its own,
+        reading ``pipes[i - 1]`` and writing ``pipes[i]`` (the last stage: this shell's
+        stdout); it closes both ends when it is done."""
+        child = self.fork()
+        last = i == len(cmd.cmds) - 1
+        if i > 0:
+            child.fds[0] = pipes[i - 1].reader
+            child.stdin_redir = True  # (an input pipe keeps stdin for its `&` commands)
+        if not last:
+            child.fds[1] = pipes[i].writer
+            stderr_too = cmd.stderr_too
+            if i < len(stderr_too) and stderr_too[i]:
+                child.fds[2] = pipes[i].writer
+        t = threading.Thread(target=self._stage_thread,
+                             args=(child, cmd.cmds[i], i, results, errors,
+                                   None if last else pipes[i].writer,
+                                   pipes[i - 1].reader if i else None),
+                             daemon=True)
+        start_thread(t)
+        return t
+
+    def join_stages(self, threads: list[threading.Thread], pipes: list[Any]) -> None:
+        """Wait for the stage threads; once the run is stopped, their pipes are broken and
+        a stage still busy after _STAGE_STOP_GRACE is left to end at its next check. Every
+        pipe is closed."""
+        stopped = None
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.05)
+                    if self.budget.cancelled:
+                        for p in pipes:
+                            p.abort()  # (never blocks, where close() waits for a blocked read)
+                            p.close()
+                        now = time.monotonic()
+                        if stopped is None:
+                            stopped = now
+                        elif now - stopped > _STAGE_STOP_GRACE:
+                            # a stage stuck in a long uninterruptible step ends at its
+                            # next check; the run does not wait for it
+                            break
+        finally:
+            for p in pipes:
+                p.close()
+
+    def _native_stages(self, cmds: Any) -> list[list[str]] | None:
+        """The argv of each stage when all are simple commands of literal words with no
+        assignment or redirection that name no function or builtin, and this shell has no
+        trap, xtrace, noexec, lastpipe or coprocess a stage would see: candidates for the
+        host's native_pipeline (it decides whether each is a native program). Else None."""
+        st = self.state
+        opts = st.options
+        if st.traps or opts["xtrace"] or opts["noexec"] or st.shopt["lastpipe"] or self.coproc_fds:
+            return None
+        funcs = st.functions
+        out: list[list[str]] = []
+        for c in cmds:
+            if type(c) is not N.Simple:
+                return None
+            plan = c.plan  # type: ignore[attr-defined]
+            if plan is None:
+                plan = _simple_plan(c)  # type: ignore[arg-type]
+            if plan[0] != _P_ARGV or (plan[2] and opts["keyword"]):
+                return None
+            argv = plan[1]
+            if argv[0] in funcs or argv[0] in _BUILTINS:
+                return None
+            out.append(list(argv))
+        return out
 
     def _pipeline_status(self, results: list[int], errors: list[Any]) -> int:
         """The end of a pipeline, however its stages ran: a stage's exception goes on,

@@ -244,6 +244,34 @@ def test_the_backstop_still_kills_what_ignores_sigterm_and_its_group() -> None:
 
 # -- end to end: a job's native program ends with the run that started it ---------------------
 
+def _sleepers(me: psutil.Process) -> list[int]:
+    """This process's live descendants running ``sleep 97`` (ones exiting meanwhile skipped)."""
+    out = []
+    for c in me.children(recursive=True):
+        try:
+            if c.status() != psutil.STATUS_ZOMBIE and c.cmdline()[-1:] == ["97"]:
+                out.append(c.pid)
+        except psutil.Error:
+            pass
+    return out
+
+
+def _describe(pids: list[int]) -> str:
+    out = []
+    for p in pids:
+        try:
+            pr = psutil.Process(p)
+            chain = []
+            q = pr
+            while q is not None and len(chain) < 6:
+                chain.append(f"{q.pid}:{' '.join(q.cmdline())[:60]}")
+                q = q.parent()
+            out.append(" <- ".join(chain))
+        except psutil.Error:
+            pass
+    return "; ".join(out)
+
+
 _MODES = ["virtual", "none", pytest.param("namespace", marks=pytest.mark.skipif(
     not _namespace_ok(), reason="kernel sandbox unavailable"))]
 
@@ -260,14 +288,49 @@ def test_a_timed_out_run_ends_its_jobs_programs(iso: str, script: str) -> None:
         t0 = time.monotonic()
         r = sb.run(script, timeout=0.5)
         assert r.timed_out and r.exit_code == 124, r
-        assert time.monotonic() - t0 < 5.0
+        assert time.monotonic() - t0 < 30.0   # (loose: the machine may be loaded)
         # no `sleep 97` left in the sandbox (or, with none, on this host from this session)
         if iso == "namespace":
             assert _poll(lambda: "sleep 97" not in sb.run(
                 "ps -eo args 2>/dev/null || cat /proc/[0-9]*/cmdline | tr '\\0' ' '").stdout)
         elif iso == "none":
-            me = psutil.Process()
-            assert _poll(lambda: not [c for c in me.children(recursive=True)
-                                      if c.is_running() and c.status() != psutil.STATUS_ZOMBIE
-                                      and c.cmdline()[-1:] == ["97"]])
+            assert _poll(lambda: not _sleepers(psutil.Process())), _describe(_sleepers(psutil.Process()))
         assert sb.run("echo ok").stdout == "ok\n"
+
+
+# -- a program started as the stop comes --------------------------------------------------------
+# Before: the watchdog's exception could land between the child's start and its wait (the
+# window is wide on a loaded machine, widened here on purpose): the child ran on after its
+# run returned, until the sandbox closed (this test's "none" case above failed that way 3
+# times in 8 under load).
+
+@pytest.mark.parametrize("script", ["sleep 0.3; sleep 97", "( sleep 0.3; sleep 97 & wait )",
+                                    "sleep 0.3; sleep 97 | cat", "sleep 0.3; cat /dev/null | sleep 97",
+                                    "{ sleep 0.3; sleep 97 & wait; } & wait"])
+def test_a_program_started_as_the_run_stops_is_ended(monkeypatch, script: str) -> None:
+    import warnings
+    from agentic_bash.executors import native as N
+    spawn = N.NativeLauncher.spawn
+
+    def slow_return(self, argv, **kw):
+        p = spawn(self, argv, **kw)
+        if argv[-1:] == ["97"]:
+            end = time.monotonic() + 0.4
+            while time.monotonic() < end:   # (bytecode: where the watchdog's exception lands)
+                pass
+        return p
+    monkeypatch.setattr(N.NativeLauncher, "spawn", slow_return)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sb = ab.Sandbox(isolation="none")
+    try:
+        r = sb.run(script, timeout=0.5)
+        assert r.timed_out, r
+        assert _poll(lambda: not _sleepers(psutil.Process()), 5.0), _describe(_sleepers(psutil.Process()))
+    finally:
+        sb.close()
+        for p in _sleepers(psutil.Process()):
+            try:
+                psutil.Process(p).kill()
+            except psutil.Error:
+                pass
