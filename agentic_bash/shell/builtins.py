@@ -20,7 +20,7 @@ from .expand import ExpansionError
 from .quoting import printable_filename
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL,
-    TEMPVAR, TRACE, UPPER, VAR_COST, list_cost,
+    TEMPVAR, TRACE, UPPER, VAR_COST, list_cost, new_var_cost,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -972,7 +972,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             if glob is not None and glob.attrs & READONLY:
                 # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
-            sh.grow(VAR_COST + len(target))
+            sh.grow(new_var_cost(target, value))   # (with its value: contract13)
             var = Var(None)
             if outer is not None and outer.attrs & TEMPVAR:
                 # a local inherits the value of a prefix assignment's binding (bash)
@@ -989,13 +989,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         if "g" in on and len(st.scopes) > 1:
             var = st.scopes[0].get(target)
             if var is None:
-                sh.grow(VAR_COST + len(target))
+                sh.grow(new_var_cost(target, value))   # (with its value: contract13)
                 var = Var(None)
                 st.scopes[0][target] = var
         else:
             var = st.find(target)
             if var is None:
-                sh.grow(VAR_COST + len(target))
+                sh.grow(new_var_cost(target, value))   # (with its value: contract13)
                 var = Var(None)
                 st.scopes[0][target] = var
     if "n" in on and value is None and assign is None and type(var.value) is str \

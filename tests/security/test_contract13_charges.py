@@ -62,3 +62,18 @@ def test_the_history_keeps_a_share_of_max_shell_bytes() -> None:
         h = ex.shell.state.history
         assert sum(map(len, h)) <= 2 * MiB + 16 and h[-1] == big
         assert sb.run("echo ok").stdout == "ok\n"
+
+
+# -- declare/local charge the value they make a variable with, as an assignment does ------------
+# Before: a new variable made by declare/local was charged its name only (VAR_COST + len), its
+# value (under 1 KiB, so not charged where it is stored either) not at all: 30,000 locals of
+# 900 bytes held ~33 MB under a 16 MiB max_shell_bytes with no measure ever due.
+
+@pytest.mark.parametrize("how", ["local", "declare -g", "declare", "typeset"])
+def test_declare_charges_the_value_it_makes_a_variable_with(how: str) -> None:
+    loop = f'for i in {{1..30000}}; do {how} v$i="$v"; done'
+    script = "v=$(printf %0900d 0); " + (f"f(){{ {loop}; }}; f" if how == "local" else loop) + "; echo done"
+    with ab.Sandbox(isolation="virtual", limits=ab.Limits(max_shell_bytes=16 * MiB)) as sb:
+        r = sb.run(script, timeout=120)
+        assert r.exit_code == 1 and r.limit_exceeded == "memory" and "done" not in r.stdout, r
+        assert sb.run("echo ok").stdout == "ok\n"
