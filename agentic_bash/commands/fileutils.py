@@ -291,6 +291,11 @@ def rmdir(ctx: CommandContext, argv: list[str]) -> int:
             if verbose:
                 _say(ctx, f"removing directory, {quoteaf(t)}")
             try:
+                last = t.rstrip("/").rsplit("/", 1)[-1]
+                if last in (".", ".."):
+                    # rmdir(2) refuses a path ending in . (EINVAL) or .. (ENOTEMPTY) before
+                    # it looks at the directory (the path's normal form would name it)
+                    raise OSError(errno.EINVAL if last == "." else errno.ENOTEMPTY, "", t)
                 p = ctx.path(t)
                 st = _lstat(ctx, p)
                 if st is not None and not st.is_dir:
