@@ -205,6 +205,18 @@ VAR_COST = 128
 ELEM_COST = 48
 FUNC_COST = 256
 FUNC_PER_CHAR = 72
+ITEM_COST = 57   # a str in a list (positional parameters, dirstack, history): header + pointer
+
+
+def list_cost(items: Any) -> int:
+    """What ``Holdings.measure`` counts for a list of these strings (``set --``, pushd)."""
+    return sum(map(len, items)) + ITEM_COST * len(items)
+
+
+HISTORY_SHARE = 8
+"""The session's history keeps at most 1/HISTORY_SHARE of ``max_shell_bytes`` of script
+text (its oldest entries go first, as past HISTORY_MAX entries): each run's script is
+appended, and 1,000 scripts of 10 MB were 10 GB of host memory nothing charged."""
 
 
 class Holdings:
