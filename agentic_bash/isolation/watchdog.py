@@ -815,6 +815,13 @@ def _raise_new(names: list[str], skip: tuple[int, ...]) -> None:
     _raised.intersection_update(names)
 
 
+def _group_full(usage_fd: int, limit: int) -> bool:
+    try:
+        return int(os.pread(usage_fd, 32, 0)) > limit - SpawnRoom.MARGIN
+    except (OSError, ValueError):
+        return False
+
+
 def _raise_one(d: str) -> None:
     try:
         fd = os.open(f"/proc/{d}/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
@@ -915,11 +922,27 @@ def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
     seen = [page.get("spawns")]
     if floor:
         page.set("raises", 1)   # (the runner stops raising its own around a spawn)
+    room = cfg.get("_spawn_room_fds")
+    lim = getattr(cfg.get("limits"), "max_memory_bytes", None)
+    full_since: float | None = None
     while True:
         code = _reap(runner)
         if code is not None:
             return code
         t0 = time.monotonic()
+        if room and lim and _group_full(room[0], int(lim)):
+            # (attack13) the group is at its limit, as for 50-150 ms after an OOM kill
+            # (the victim's page tables go back after an RCU grace period): the look below
+            # allocates kernel memory (its /proc reads), and an OOM now could only take the
+            # runner. Wait for room, at most a second, then look anyway
+            full_since = full_since or t0
+            if t0 - full_since < 1.0:
+                code = (_wait_raising([pidfd], 0.01, runner, page, me, seen) if floor
+                        else _wait_reaping([pidfd], 0.01, runner))
+                if code is not None:
+                    return code
+                continue
+        full_since = None
         n = _fd_tables(me, runner, floor)
         for hog in _fd_hogs(budget, (me, runner)):
             try:

@@ -94,17 +94,33 @@ def _mem(sb: Any) -> dict[str, Any]:
 
 
 # -- part "unowned": tmpfs files and SysV segments up to the limit, then commands -------------
+_IPC = ("shmmax", "shmall", "msgmni", "sem")
+
+
+def _host_ipc() -> dict[str, str]:
+    out = {}
+    for k in _IPC:
+        with open(f"/proc/sys/kernel/{k}") as f:
+            out[k] = f.read().split()
+    return out
+
+
 def part_unowned(token: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"limit": LIMIT}
+    out: dict[str, Any] = {"limit": LIMIT, "host_ipc_before": _host_ipc()}
     fr = Fresh(limits=ab.Limits(max_memory_bytes=LIMIT))
     with fr as sb:
         out.update(_mem(sb))
+        # (the sandbox's own IPC namespace gets its own knobs; the host's stay as they were)
+        out["ipc_inside"] = sb.run("cd /proc/sys/kernel && cat " + " ".join(_IPC),
+                                   timeout=30).stdout.split()
+        out["host_ipc_during"] = _host_ipc()
         sb.write_file("/tmp/fill.py", FILL_PY.encode())
         r = call(lambda: _runs(sb, "python3 /tmp/fill.py 160", 1, 120)[0], 150)
         out["fill"] = r.get("value", r)
         out["after"] = _runs(sb, "/bin/true; echo $?; x=$(seq 1 2000 | wc -l); echo $x", 4)
         out["alive"] = call(lambda: sb.run("echo alive", timeout=30).stdout, 60)
     out["left"] = fr.left
+    out["host_ipc_after"] = _host_ipc()
     return out
 
 
