@@ -380,7 +380,7 @@ def _prompt_session(sb: Any, history_file: str | None, names: _Names,
 # ---------------------------------------------------------------- the loop
 def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = None) -> int:
     """Read commands until EOF (Ctrl-D) or ``exit [N]``; returns the exit status."""
-    from .errors import SandboxError
+    from .errors import SandboxCrashed, SandboxError
 
     stdin = stdin or sys.stdin
     interactive = stdin.isatty() and sys.stdout.isatty()
@@ -465,6 +465,18 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
                                          early_keys, typeahead)
                 else:
                     r = _run_plain(sb, text)
+            except SandboxCrashed as exc:
+                # DESIGN decision 10: the Sandbox stays usable, its next run starts a fresh
+                # sandbox process over the same files. A person at the prompt goes on; a
+                # piped script stops (its later commands would run without the lost state)
+                sys.stderr.write(f"agentic-bash: sandbox error: {exc}\n")
+                if not interactive:
+                    return 125
+                sys.stderr.write("agentic-bash: the next command starts a fresh sandbox "
+                                 "(files kept; variables, functions and cwd as at start)\n")
+                last = 125
+                _seed_history(sb, [])
+                continue
             except SandboxError as exc:
                 sys.stderr.write(f"agentic-bash: sandbox error: {exc}\n")
                 return 125

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -142,3 +143,27 @@ def test_version_and_short_help_as_gnu_programs_have_them():
         short = subprocess.run([*CMD, *args, "-h"], capture_output=True, timeout=60)
         assert long.returncode == 0 and long.stdout.startswith(b"Usage: agentic-bash")
         assert (short.returncode, short.stdout) == (0, long.stdout), args
+
+
+@pytest.mark.parametrize("level", [_level("namespace")])
+def test_a_sandbox_that_dies_under_the_repl_is_restarted_and_the_repl_goes_on(repl, level):
+    # DESIGN decision 10 (every front door): the run raises SandboxCrashed, the Sandbox stays
+    # usable over the same files; the REPL ended with 125 and the person lost the session
+    import signal
+
+    import psutil
+    r = repl(level)
+    r.prompt()
+    r.c.sendline("X=1; echo data > /workspace/f; echo sta''rt; sleep 60")
+    r.expect("start")
+    # the sandbox processes are the zygote's children (the zygote is the REPL's child)
+    victims = [k for z in psutil.Process(r.c.pid).children() for k in z.children()]
+    assert victims
+    for k in victims:
+        os.kill(k.pid, signal.SIGKILL)
+    r.expect("the next command starts a fresh sandbox")
+    r.prompt()
+    r.run("cat /workspace/f; echo flags=$-", "flags=hiB")
+    assert b"data" in r.log
+    r.c.sendline("exit 4")
+    assert r.finish() == 4

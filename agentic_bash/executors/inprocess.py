@@ -31,7 +31,7 @@ from ..shell.expand import ExpansionError
 from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes, printable_filename
-from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, INTEGER, READONLY, ShellState, Var
+from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, HISTORY_SHARE, INTEGER, READONLY, ShellState, Var
 from ..shell.streams import NULL, Capture, HereDoc, InputBytes, NullStream, Pipe, PipeWriter
 from ..vfs.host import HostFS
 from ..vfs.memory import MemoryFS
@@ -56,6 +56,22 @@ _refcount = sys.getrefcount
 # sh.fds) hold it, plus getrefcount's own argument
 _OWN_REFS = 3
 _HISTORY_TRIM = HISTORY_MAX + HISTORY_MAX // 10
+_HISTORY_BIG = 1 << 16
+
+
+def _trim_history(hist: list[str], shell_cap: int | None) -> None:
+    """A long script was just added: the history keeps at most 1/HISTORY_SHARE of
+    ``max_shell_bytes`` of script text, dropping its oldest entries (the newest stays)."""
+    if shell_cap is None:
+        return
+    most = shell_cap // HISTORY_SHARE
+    total = sum(map(len, hist))
+    k = 0
+    while total > most and k < len(hist) - 1:
+        total -= len(hist[k])
+        k += 1
+    if k:
+        del hist[:k]
 # a script that may turn on set -v runs line by line (each line is echoed as read)
 _VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 
@@ -551,6 +567,8 @@ class InProcessExecutor:
             hist.append(script)
             if len(hist) > _HISTORY_TRIM:
                 del hist[:-HISTORY_MAX]  # in batches: one memmove per hundred runs
+            if len(script) > _HISTORY_BIG:
+                _trim_history(hist, budget.shell_cap)
             sh.lineno = sh.loop_depth = sh.errexit_off = 0
             if st.options["noexec"]:
                 # `set -n` reads the rest of its run without running it (bash -c); a session
@@ -2359,6 +2377,14 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
+    lc_all = st.scopes[0].get("LC_ALL")
+    if not dash and lc_all is not None and type(lc_all.value) is str and lc_all.value:
+        from ..shell.interpreter import utf8_locale_name
+        if lc_all.value not in ("C", "POSIX") and not utf8_locale_name(lc_all.value):
+            # a bash started with an LC_ALL this machine lacks says so at start-up (only
+            # LC_ALL: the other categories stay quiet there)
+            child.write_err(f"{argv[0]}: warning: setlocale: LC_ALL: cannot change locale "
+                            f"({lc_all.value})\n".encode("utf-8", "surrogateescape"))
     st.umask = sh.state.umask
     if getattr(sh.state, "ulimits", None):
         st.ulimits = sh.state.ulimits  # type: ignore[attr-defined]

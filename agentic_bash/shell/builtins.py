@@ -20,7 +20,7 @@ from .expand import ExpansionError
 from .quoting import printable_filename
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, HISTORY_MAX, INTEGER, LOWER, NAMEREF, READONLY, SET_OPTIONS, SPECIAL,
-    TEMPVAR, TRACE, UPPER, VAR_COST,
+    TEMPVAR, TRACE, UPPER, VAR_COST, list_cost, new_var_cost,
     LETTER_TO_OPTION, Var, VarError,
 )
 
@@ -568,6 +568,7 @@ def b_pushd(sh: Interpreter, argv: list[str]) -> int:
         # -n: the directory goes under the top of the stack, no cd (and no check)
         if not args:
             return 0
+        sh.grow(list_cost(args[:1]))   # (max_shell_bytes: contract13)
         st.dirstack.insert(0, args[0])
         _out(sh, " ".join(_dirs_list(sh)) + "\n")
         return 0
@@ -610,6 +611,7 @@ def b_pushd(sh: Interpreter, argv: list[str]) -> int:
             return 1
         if dash:
             _out(sh, st.cwd + "\n")  # `pushd -` is `cd -`, which names the new directory
+        sh.grow(list_cost((old,)))
         st.dirstack.insert(0, old)
     _out(sh, " ".join(_dirs_list(sh)) + "\n")
     return 0
@@ -970,7 +972,7 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
             if glob is not None and glob.attrs & READONLY:
                 # bash refuses to shadow a readonly global (a readonly local of a caller may be)
                 raise VarError(f"{target}: readonly variable")
-            sh.grow(VAR_COST + len(target))
+            sh.grow(new_var_cost(target, value))   # (with its value: contract13)
             var = Var(None)
             if outer is not None and outer.attrs & TEMPVAR:
                 # a local inherits the value of a prefix assignment's binding (bash)
@@ -987,13 +989,13 @@ def _declare_one(sh: Interpreter, vname: str, sub: str | None, append: bool, val
         if "g" in on and len(st.scopes) > 1:
             var = st.scopes[0].get(target)
             if var is None:
-                sh.grow(VAR_COST + len(target))
+                sh.grow(new_var_cost(target, value))   # (with its value: contract13)
                 var = Var(None)
                 st.scopes[0][target] = var
         else:
             var = st.find(target)
             if var is None:
-                sh.grow(VAR_COST + len(target))
+                sh.grow(new_var_cost(target, value))   # (with its value: contract13)
                 var = Var(None)
                 st.scopes[0][target] = var
     if "n" in on and value is None and assign is None and type(var.value) is str \
@@ -1419,6 +1421,7 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
     while i < len(args):
         a = args[i]
         if a == "--":
+            sh.grow(list_cost(args[i + 1:]))   # (max_shell_bytes: contract13)
             st.positional = args[i + 1:]
             sh.set_args += 1
             return 0
@@ -1426,6 +1429,7 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             # the old `set -`: xtrace and verbose off, then the rest (if any) are the arguments
             st.options["xtrace"] = st.options["verbose"] = False
             if i + 1 < len(args):
+                sh.grow(list_cost(args[i + 1:]))
                 st.positional = args[i + 1:]
                 sh.set_args += 1
             return 0
@@ -1433,6 +1437,7 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
             i += 1  # a lone + changes nothing (bash: an empty flag cluster)
             continue
         if a[:1] not in "-+" or len(a) < 2:
+            sh.grow(list_cost(args[i:]))
             st.positional = args[i:]
             sh.set_args += 1
             return 0
@@ -3200,6 +3205,7 @@ def b_trap(sh: Interpreter, argv: list[str]) -> int:
         if action == "-":
             st.traps.pop(name, None)
         else:
+            sh.grow(VAR_COST + len(action))   # (max_shell_bytes: contract13)
             st.traps[name] = action
     return status
 
@@ -3964,6 +3970,7 @@ def b_alias(sh: Interpreter, argv: list[str]) -> int:
                 sh.error(f"alias: `{k}': invalid alias name")
                 status = 1
             else:
+                sh.grow(VAR_COST + len(k) + len(v))   # (max_shell_bytes: contract13)
                 aliases[k] = v
         elif a in aliases:
             _out(sh, _alias_line(a, aliases[a]))

@@ -27,7 +27,7 @@ from ..vfs.paths import normalize
 from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
-    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, ELEM_COST, FUNC_COST, FUNC_PER_CHAR, VAR_COST, GlobalName, ShellState,
+    ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, CHARGE_MIN, ELEM_COST, FUNC_COST, FUNC_PER_CHAR, VAR_COST, GlobalName, ShellState,
     TempScope, Var,
     VarError, array_top, assoc_keys,
 )
@@ -5208,9 +5208,7 @@ def _parse_at_line(src: str, first_line: int) -> N.Script:
 
 _STAGE_LOCK = threading.Lock()
 _HELD_OVERHEAD = Budget.HELD_OVERHEAD
-_CHARGE_MIN = 1024
-"""A value this long is charged to the shell's Holdings wherever it is stored (shorter ones
-only when they make a new variable or element: overwriting one frees as much as it takes)."""
+_CHARGE_MIN = CHARGE_MIN   # (state.py)
 _ELEM_GROW = ELEM_COST + 49
 """What a new array element is charged beside its characters (its entry and str header)."""
 # Stage threads are watched (kicked) by the deadline watchdog. (Off for a while: the fuzz's

@@ -205,6 +205,29 @@ VAR_COST = 128
 ELEM_COST = 48
 FUNC_COST = 256
 FUNC_PER_CHAR = 72
+ITEM_COST = 57   # a str in a list (positional parameters, dirstack, history): header + pointer
+CHARGE_MIN = 1024
+"""A value this long is charged to the shell's Holdings wherever it is stored (shorter ones
+only when they make a new variable or element: overwriting one frees as much as it takes)."""
+
+
+def new_var_cost(name: str, value: str | None) -> int:
+    """What a new scalar variable ``name`` holding ``value`` is charged when it is made
+    (a value of CHARGE_MIN or more is charged again where it is stored)."""
+    if value is None or len(value) >= CHARGE_MIN:
+        return VAR_COST + len(name)
+    return VAR_COST + len(name) + 50 + len(value)
+
+
+def list_cost(items: Any) -> int:
+    """What ``Holdings.measure`` counts for a list of these strings (``set --``, pushd)."""
+    return sum(map(len, items)) + ITEM_COST * len(items)
+
+
+HISTORY_SHARE = 8
+"""The session's history keeps at most 1/HISTORY_SHARE of ``max_shell_bytes`` of script
+text (its oldest entries go first, as past HISTORY_MAX entries): each run's script is
+appended, and 1,000 scripts of 10 MB were 10 GB of host memory nothing charged."""
 
 
 class Holdings:
