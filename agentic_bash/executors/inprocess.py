@@ -2377,6 +2377,14 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
+    lc_all = st.scopes[0].get("LC_ALL")
+    if not dash and lc_all is not None and type(lc_all.value) is str and lc_all.value:
+        from ..shell.interpreter import utf8_locale_name
+        if lc_all.value not in ("C", "POSIX") and not utf8_locale_name(lc_all.value):
+            # a bash started with an LC_ALL this machine lacks says so at start-up (only
+            # LC_ALL: the other categories stay quiet there)
+            child.write_err(f"{argv[0]}: warning: setlocale: LC_ALL: cannot change locale "
+                            f"({lc_all.value})\n".encode("utf-8", "surrogateescape"))
     st.umask = sh.state.umask
     if getattr(sh.state, "ulimits", None):
         st.ulimits = sh.state.ulimits  # type: ignore[attr-defined]

@@ -309,12 +309,13 @@ def new_session_dir() -> str:
 def sweep_stale_sessions(ns: int) -> int:
     """Remove session directories of this user and pid namespace whose owning process is
     gone (bounded). Returns how many."""
+    from ..isolation.procstat import may_run
     d = tempfile.gettempdir()
     me = os.geteuid()
     n = 0
     for name in os.listdir(d):
         m = _SESSION_DIR.match(name)
-        if m is None or int(m.group(1)) != ns or _pid_start(m.group(2)) == m.group(3):
+        if m is None or int(m.group(1)) != ns or may_run(m.group(2), m.group(3)):
             continue
         path = os.path.join(d, name)
         try:

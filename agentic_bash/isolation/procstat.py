@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-__all__ = ["PGRP", "PPID", "START", "STATE", "THREADS", "processes", "stat_fields"]
+__all__ = ["PGRP", "PPID", "START", "STATE", "THREADS", "may_run", "processes", "stat_fields"]
 
 # indexes into stat_fields(): proc(5)'s field numbers less 3 (pid and comm come before)
 STATE, PPID, PGRP, THREADS, START = 0, 1, 2, 17, 19
@@ -21,6 +21,24 @@ def stat_fields(pid: int | str) -> list[bytes] | None:
         return None
     fields = data.rpartition(b")")[2].split()
     return fields if len(fields) > START else None
+
+
+def may_run(pid: int | str, start: str) -> bool:
+    """Whether the process that started at ``start`` (stat's start time) may still hold
+    ``pid``: False only when /proc says the pid is free, a zombie, or another process's. A
+    stat that cannot be read for another reason (no descriptor or memory left) counts as
+    running, so a sweep never removes what a live owner still uses."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    except OSError:
+        return True
+    fields = data.rpartition(b")")[2].split()
+    if len(fields) <= START:
+        return True
+    return fields[START].decode() == start and fields[STATE] != b"Z"
 
 
 def processes() -> Iterator[tuple[int, list[bytes]]]:

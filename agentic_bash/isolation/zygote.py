@@ -151,15 +151,14 @@ def sweep_stale_bases(d: str) -> int:
     import re
     import shutil
 
-    from .procstat import START, STATE, stat_fields
+    from .procstat import may_run
     pat = re.compile(re.escape(BASE_PREFIX) + r"([0-9]+)-([0-9]+)-([0-9]+)-[A-Za-z0-9_]+$")
     ns, me, n = os.stat("/proc/self/ns/pid").st_ino, os.geteuid(), 0
     for name in os.listdir(d):
         m = pat.match(name)
         if m is None or int(m.group(1)) != ns:
             continue
-        f = stat_fields(m.group(2))
-        if f is not None and f[START].decode() == m.group(3) and f[STATE] != b"Z":
+        if may_run(m.group(2), m.group(3)):
             continue   # its zygote still runs (a zombie has done with it)
         path = os.path.join(d, name)
         try:

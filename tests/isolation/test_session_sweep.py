@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -51,3 +52,27 @@ def test_new_session_dirs_carry_their_owner() -> None:
         assert int(m.group(2)) == os.getpid() and m.group(3) == sbx._pid_start("self")
     finally:
         os.rmdir(d)
+
+
+
+@pytest.mark.parametrize("err", [errno.EMFILE, errno.ENOMEM, errno.EACCES])
+def test_an_owner_whose_stat_cannot_be_read_is_not_swept(monkeypatch, tmp_path, err) -> None:
+    # an unreadable /proc/<pid>/stat (no descriptor or memory left, a restricted /proc) says
+    # nothing about the owner: its session dir and zygote base stay (they were removed)
+    from agentic_bash.isolation import procstat, zygote
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ns = os.stat("/proc/self/ns/pid").st_ino
+    start = sbx._pid_start("self")
+    live = _dir_of(ns, os.getpid(), start)
+    base = tempfile.mkdtemp(prefix=f"{zygote.BASE_PREFIX}{ns}-{os.getpid()}-{start}-")
+    real_open = open
+
+    def refusing_open(path, *a, **k):
+        if str(path).startswith("/proc/") and str(path).endswith("/stat"):
+            raise OSError(err, os.strerror(err), path)
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(procstat, "open", refusing_open, raising=False)
+    assert sbx.sweep_stale_sessions(ns) == 0
+    assert zygote.sweep_stale_bases(str(tmp_path)) == 0
+    assert os.path.isdir(live) and os.path.isdir(base)

@@ -600,14 +600,17 @@ HOLD = {
                     "m = mmap.mmap(fd, 768 << 20); m[:] = bytes(768 << 20)",
     "shared_anon": "m = mmap.mmap(-1, 768 << 20, flags=mmap.MAP_SHARED)\n"
                    "for i in range(0, 768 << 20, 4096): m[i] = 1",
-    "sysv": "import ctypes; l = ctypes.CDLL(None); l.shmat.restype = ctypes.c_void_p; "
-            "i = l.shmget(0, 768 << 20, 0o1600); a = l.shmat(i, None, 0); "
-            "ctypes.memset(a, 1, 768 << 20)",
+    # (attack13: a root sandbox's IPC namespace caps SysV memory, so shmget may refuse: the
+    # probe says so rather than writing through shmat's -1)
+    "sysv": "import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+            "l.shmat.restype = ctypes.c_void_p; i = l.shmget(0, 768 << 20, 0o1600)\n"
+            "if i < 0: raise OSError(ctypes.get_errno(), \"shmget refused\")\n"
+            "a = l.shmat(i, None, 0); ctypes.memset(a, 1, 768 << 20)",
 }
 # six processes, each leaving a 100 MiB SysV segment no one attaches, each exiting at once
 ORPHANS = ("for n in 1 2 3 4 5 6; do python3 -c 'import ctypes; l = ctypes.CDLL(None); "
-           "l.shmat.restype = ctypes.c_void_p; i = l.shmget(0, 100 << 20, 0o1600); "
-           "a = l.shmat(i, None, 0); ctypes.memset(a, 1, 100 << 20); "
+           "l.shmat.restype = ctypes.c_void_p; i = l.shmget(0, 100 << 20, 0o1600)\n"
+           "if i >= 0: a = l.shmat(i, None, 0); ctypes.memset(a, 1, 100 << 20); "
            "l.shmdt(ctypes.c_void_p(a))'; sleep 0.3; done; sleep 0.5; "
            "awk 'NR > 1 {s += $15 + $16} END {print \"held\", s + 0}' /proc/sysvipc/shm")
 

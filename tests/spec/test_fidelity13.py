@@ -36,6 +36,10 @@ FIXED = [
     # warning (a builtin or function still draws it)
     "LC_ALL=en_US.UTF-8 ls; LC_ALL=en_US.UTF-8 ls | cat; LC_ALL=en_US.UTF-8 sort /dev/null; "
     "LC_ALL=en_US.UTF-8 echo x; f() { :; }; LC_ALL=en_US.UTF-8 f; LC_ALL=xx cat /dev/null",
+    # ... but a bash started with such an LC_ALL warns at its start-up (LC_ALL only)
+    "LC_CTYPE=xx bash -c :; echo 1; LANG=xx bash -c :; echo 2; LC_ALL=C LC_CTYPE=xx bash -c :; echo 3; "
+    "LC_TIME=yy LC_ALL=zz bash -c :; echo 4; LC_ALL=xx sh -c :; echo 5; "
+    "LC_ALL=zh_TW.big5 /bin/bash -c 'echo x'; LC_ALL=C.UTF-8 bash -c 'echo ok'",
     # case changes per character as glibc's towupper/towlower: İ lowers to i, ß stays (in
     # ${x,,} ${x~~} declare -l, and sed's \U \L \u \l)
     "x=İSTß; echo ${x,,} ${x^^} ${x,} ${x~~} ${x~}; y=aBc; echo ${y~~} ${y~} ${y~~[a-b]}; "
