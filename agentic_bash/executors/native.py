@@ -168,7 +168,8 @@ class NativeLauncher:
         self._closed = False
         self.spawned = 0
         self.refused = 0
-        """Spawns refused at ``max_live`` (the runner reports them as the process limit)."""
+        """Spawns refused at ``max_live`` or by the kernel with EAGAIN (the runner reports
+        them as the process limit)."""
         """How many children were started (the sandbox runner's change tracking reads it)."""
         self.live: set[NativeProcess] = set()
         """Children not yet reaped; ``kill_all`` ends their process groups (``close()`` of a
@@ -297,19 +298,25 @@ class NativeLauncher:
         self.spawned += 1
         if self._always_ignore:
             ignore = tuple(ignore) + self._always_ignore
-        if self._workload is not None:
-            proc = self._workload.spawn(
-                (self._spawn if threading.get_ident() == self._direct and not handoff
-                 else self._spawn_on_thread)
-                if self._workload.in_group else self._spawn,
-                (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty, fds,
-                 umask, rlimits, closed))
-        elif self._preexec is None:
-            proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore,
-                               ctty, fds, umask, rlimits, closed)
-        else:
-            proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
-                                         pgid, ignore, ctty, fds, umask, rlimits, closed)
+        try:
+            if self._workload is not None:
+                proc = self._workload.spawn(
+                    (self._spawn if threading.get_ident() == self._direct and not handoff
+                     else self._spawn_on_thread)
+                    if self._workload.in_group else self._spawn,
+                    (argv, executable, env, cwd, stdin, stdout, stderr, pgid, ignore, ctty,
+                     fds, umask, rlimits, closed))
+            elif self._preexec is None:
+                proc = self._spawn(argv, executable, env, cwd, stdin, stdout, stderr, pgid,
+                                   ignore, ctty, fds, umask, rlimits, closed)
+            else:
+                proc = self._spawn_on_thread(argv, executable, env, cwd, stdin, stdout, stderr,
+                                             pgid, ignore, ctty, fds, umask, rlimits, closed)
+        except BlockingIOError:
+            # the kernel refused the fork (RLIMIT_NPROC, the pids group): the process limit,
+            # seen where it happened (RLIMIT_NPROC has no counter to read after the run)
+            self.refused += 1
+            raise
         if self.max_data is not None:
             _cap_data(proc.pid, self.max_data)
         with self._live_lock:

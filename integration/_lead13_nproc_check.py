@@ -1,0 +1,33 @@
+"""A fork the kernel refuses at the process limit is reported even when what filled the limit is gone by the run's end (lead, session 13); prints JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+
+from agentic_bash import Limits, Sandbox
+
+# background sleeps fill the limit, a foreground program is refused, then the jobs are
+# killed and waited for: at the run's end nothing of the sandbox's workload is left
+FILL = ("for i in $(seq 14); do sleep 30 & done 2>/dev/null; /bin/true; echo rc=$?; "
+        "kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; echo done")
+
+
+def main() -> dict:
+    out: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sb = Sandbox("namespace", limits=dataclasses.replace(Limits(), max_processes=8))
+    try:
+        r = sb.run(FILL, timeout=60)
+        out["fill"] = [r.stdout, r.stderr, r.exit_code, r.limit_exceeded]
+        r = sb.run("/bin/true; echo rc=$?", timeout=60)
+        out["after"] = [r.stdout, r.exit_code, r.limit_exceeded]
+    finally:
+        sb.close()
+    return out
+
+
+if __name__ == "__main__":
+    print("\n@@JSON@@" + json.dumps(main()))
