@@ -63,3 +63,23 @@ def test_nul_bytes_dropped_from_a_substitution_as_bash_does(iso: str) -> None:
         assert "ignored null byte" in r.stderr
         r = sb.run("x=$(head -c 20000000 /dev/zero; echo z); echo ${#x}", timeout=60)
         assert r.stdout == "1\n", r
+
+
+@pytest.mark.parametrize("script", ['echo "$x" > /dev/null', 'echo "$x" | wc -c'])
+def test_echo_of_a_long_value_writes_it_a_mib_at_a_time(script: str) -> None:
+    # Before: `echo "$x"` built the value plus a newline (a copy) and encoded it whole (a
+    # second): ~2x the value in transient memory per writer, counted by no pool (six jobs
+    # echoing a 60 MB value into sort peaked at +0.8-1 GiB)
+    with ab.Sandbox(isolation="virtual") as sb:
+        assert sb.run("x=$(head -c 20000000 /dev/zero | tr '\\0' a)").exit_code == 0
+        tracemalloc.start()
+        try:
+            r = sb.run(script, timeout=60)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert r.exit_code == 0, r
+        if "wc" in script:
+            assert r.stdout == "20000001\n"
+        assert sb.run('y=$(echo "$x"); echo ${#y}').stdout == "20000000\n"
+        assert peak < 8 * MiB, peak
