@@ -169,6 +169,9 @@ def _s2_init(cfg: dict[str, Any], sock: socket.socket) -> int:
     cfg["t_s2"] = time.time()
     _mark(cfg, "s2")
     sc.set_pdeathsig(signal.SIGKILL)
+    # $$ is this process's pid: `ps -p $$ -o comm=` and /proc/$$/comm say bash, as for a
+    # shell (the runner forked below inherits the name; programs take their own at exec)
+    sc.set_name("bash")
     usage_fd = _memory_usage_fd(cfg)   # (compat11) before the host's cgroupfs is out of reach
     stat_fd = _memory_usage_fd(cfg, "memory.stat")   # (compat12)
     t0 = time.monotonic()

@@ -37,6 +37,7 @@ MS_SLAVE = 1 << 19
 MNT_DETACH = 2
 
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
 PR_CAPBSET_DROP = 24
 PR_SET_SECUREBITS = 28
 PR_SET_NO_NEW_PRIVS = 38
@@ -113,6 +114,13 @@ def sethostname(name: str) -> None:
 
 def prctl(option: int, a2: int = 0, a3: int = 0, a4: int = 0, a5: int = 0) -> int:
     return _check(_libc.prctl(option, a2, a3, a4, a5), "prctl", option)
+
+
+def set_name(name: str) -> None:
+    """The calling thread's name (comm: what ps and /proc/PID/comm show), at most 15 bytes;
+    threads and processes it starts later inherit it."""
+    buf = ctypes.create_string_buffer(name.encode()[:15])
+    prctl(PR_SET_NAME, ctypes.addressof(buf))
 
 
 def set_pdeathsig(sig: int) -> None:

@@ -83,3 +83,18 @@ def test_echo_of_a_long_value_writes_it_a_mib_at_a_time(script: str) -> None:
             assert r.stdout == "20000001\n"
         assert sb.run('y=$(echo "$x"); echo ${#y}').stdout == "20000000\n"
         assert peak < 8 * MiB, peak
+
+
+@pytest.mark.parametrize("iso", ["virtual"])
+def test_shuf_of_a_huge_range_is_memory_exhausted_not_gigabytes(iso: str) -> None:
+    # found by this session's fuzz (virtual seed 1311): `shuf -i 1-100000000` built 100M ints,
+    # their encodings and one joined copy: +4.5 GiB and 12 s past a 2 s timeout
+    import psutil
+    me = psutil.Process()
+    with ab.Sandbox(isolation=iso) as sb:
+        before = me.memory_info().rss
+        r = sb.run("shuf -i 1-100000000 | wc -l; echo ${PIPESTATUS[0]}", timeout=30)
+        assert r.stdout == "0\n1\n" and "shuf: memory exhausted" in r.stderr, r
+        assert me.memory_info().rss - before < 512 * MiB
+        r = sb.run("shuf -i 1-200000 | sort -n | uniq | wc -l; shuf -n 2 -i 1-100000000 | wc -l")
+        assert r.stdout == "200000\n2\n", r

@@ -1,4 +1,4 @@
-"""A fork the kernel refuses at the process limit is reported even when what filled the limit is gone by the run's end (lead, session 13); prints JSON."""
+"""Lead, session 13, through a namespace sandbox: a fork the kernel refuses at the process limit is reported even when what filled the limit is gone by the run's end; the shell's process is named bash; prints JSON."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ def main() -> dict:
         out["fill"] = [r.stdout, r.stderr, r.exit_code, r.limit_exceeded]
         r = sb.run("/bin/true; echo rc=$?", timeout=60)
         out["after"] = [r.stdout, r.exit_code, r.limit_exceeded]
+        r = sb.run("ps -p $$ -o comm=; cat /proc/$$/comm", timeout=60)
+        out["names"] = [r.stdout, r.stderr, r.exit_code]
     finally:
         sb.close()
     return out
