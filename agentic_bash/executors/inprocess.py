@@ -639,7 +639,7 @@ class InProcessExecutor:
                 _unwatch_all(budget)  # (a kick that cut the unwatch above short)
                 _drop_frames(e)
                 # like timeout(1) killing the process group: jobs of this run die with it
-                self._cancel_jobs()
+                self._cancel_jobs(budget)
                 if e.limit not in ("interrupt", "closed"):
                     exceeded = LIMIT_NAMES.get(e.limit, e.limit)
                 if e.limit in ("timeout",):
@@ -668,7 +668,7 @@ class InProcessExecutor:
                 if budget._cancelled and budget._reason == "timeout":
                     # broken by the stop itself (the deadline watchdog's exception landed
                     # in library code): the run timed out
-                    self._cancel_jobs()
+                    self._cancel_jobs(budget)
                     timed_out = True
                     status = 124
                     if "EXIT" in st.traps:
@@ -704,7 +704,7 @@ class InProcessExecutor:
                 # the deadline passed and stopped something (a read the watchdog broke
                 # returned EOF, a stage ended) though the script then reached its end: the
                 # run timed out all the same, as under timeout(1)
-                self._cancel_jobs()
+                self._cancel_jobs(budget)
                 timed_out = True
                 status = 124
             jobs = sh.jobs
@@ -785,7 +785,7 @@ class InProcessExecutor:
             sh = self.shell
             b = sh.budget
             _unwatch_all(b)
-            self._cancel_jobs()
+            self._cancel_jobs(b)
             if "EXIT" in sh.state.traps:
                 _exit_trap_at_deadline(sh, b)
             self._budget = None
@@ -924,12 +924,17 @@ class InProcessExecutor:
             return None
         return m
 
-    def _cancel_jobs(self) -> None:
+    def _cancel_jobs(self, budget: Budget | None = None) -> None:
+        """The jobs of the run with ``budget`` (the tree it started) end with it; jobs of
+        earlier runs (a server started with ``&``) go on, as background jobs of an
+        interactive bash go on when a foreground command is stopped. (Every live job of the
+        session was killed: a later run's timeout ended an earlier run's server; contract13.)"""
         jobs = self.shell.jobs
         if jobs is None:
             return
         for j in list(jobs.jobs.values()):
-            if not j.done.is_set() and j.child is not None:
+            if not j.done.is_set() and j.child is not None and (
+                    budget is None or _started_by(j, budget)):
                 j.killed = True
                 # dead with this run (its thread may take a moment to end): reported, so a
                 # later run's `wait -n` does not take its status for one of its own jobs

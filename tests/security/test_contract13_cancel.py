@@ -334,3 +334,24 @@ def test_a_program_started_as_the_run_stops_is_ended(monkeypatch, script: str) -
                 psutil.Process(p).kill()
             except psutil.Error:
                 pass
+
+
+# -- a run's timeout ends its own jobs, not an earlier run's ------------------------------------
+# Before: every live job of the session was killed at any run's timeout, so an agent's server
+# started with `&` in one run died when a later, unrelated run timed out.
+
+@pytest.mark.parametrize("iso", [m for m in _MODES if m != "virtual"])
+def test_a_timeout_leaves_the_jobs_of_earlier_runs(iso) -> None:
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sb = ab.Sandbox(isolation=iso)
+    with sb:
+        assert sb.run("sleep 96 & echo started").stdout == "started\n"
+        r = sb.run("sleep 97 & sleep 30", timeout=0.5)
+        assert r.timed_out, r
+        # this run's own job is gone; the earlier run's is still running
+        assert _poll(lambda: "Running" in sb.run("jobs").stdout
+                     and "sleep 97" not in sb.run("jobs").stdout)
+        assert "sleep 96" in sb.run("jobs").stdout
+        assert sb.run("kill %1; wait %1; echo $?").stdout == "143\n"
