@@ -7,6 +7,7 @@ import itertools
 import os
 import re
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -528,9 +529,11 @@ class SandboxCgroups:
                 pass
         return sorted(out)
 
-    def close(self, timeout: float = 5.0) -> bool:
+    def close(self, timeout: float = 5.0, linger: bool = True) -> bool:
         """Kill every process still in the groups, then remove the directories (idempotent).
-        True when nothing is left."""
+        True when nothing is left; otherwise (processes that take longer than ``timeout`` to
+        exit, e.g. 32 closing ~19,000 descriptors each) and with ``linger``, a background
+        thread of this process goes on killing and removing for up to _LINGER_FOR seconds."""
         for fd in self._fds.values():
             try:
                 os.close(fd)
@@ -568,6 +571,8 @@ class SandboxCgroups:
             if not self._rmdir(d, end):
                 left[c] = d
         self.dirs = left
+        if left and linger:
+            _linger(self)
         return not left
 
     @staticmethod
@@ -586,3 +591,44 @@ class SandboxCgroups:
 
     def __repr__(self) -> str:
         return f"<SandboxCgroups {self.backend} {self.applied}>"
+
+
+_LINGER_FOR = 300.0
+_LINGER_STEP = 0.2
+_lingering: list[tuple[SandboxCgroups, float]] = []
+_linger_lock = threading.Lock()
+_linger_thread: list[threading.Thread] = []
+
+
+def _linger(g: SandboxCgroups) -> None:
+    """Groups a close() could not remove yet: retried on one daemon thread (a long-lived host
+    process would otherwise keep them until it exits and a later one sweeps them)."""
+    with _linger_lock:
+        if any(x is g for x, _ in _lingering):
+            return
+        _lingering.append((g, time.monotonic() + _LINGER_FOR))
+        if not _linger_thread or not _linger_thread[0].is_alive():
+            t = threading.Thread(target=_linger_loop, name="agentic-bash-cgroup-linger",
+                                 daemon=True)
+            _linger_thread[:] = [t]
+            t.start()
+
+
+def _linger_loop() -> None:
+    while True:
+        time.sleep(_LINGER_STEP)
+        with _linger_lock:
+            items = list(_lingering)
+        gone = []
+        for g, until in items:
+            try:
+                done = g.close(timeout=0, linger=False)
+            except Exception:  # noqa: BLE001 - never ends the retries of the others
+                done = False
+            if done or time.monotonic() > until:
+                gone.append(g)
+        with _linger_lock:
+            _lingering[:] = [(g, u) for g, u in _lingering if not any(g is x for x in gone)]
+            if not _lingering:
+                _linger_thread.clear()
+                return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -268,3 +269,28 @@ def test_host_takes_the_runner_slots_back_when_its_threads_are_not_in_the_group(
     assert calls == []
     rc.runner_counts({"limits": {"spawner_in_group": False}})
     assert calls == [1]
+
+
+def test_groups_close_could_not_remove_are_removed_later(v2: str, monkeypatch) -> None:  # noqa: ANN001
+    # attack13 (session 13, under load): 32 processes holding ~19,000 descriptors each took
+    # longer than close()'s 5 s to exit and an empty memory group was left for good
+    g = cg.SandboxCgroups(cg.detect(), memory=64 * MiB, pids=50)
+    d = os.path.join(v2, g.name)
+    busy = [True]
+    base_rmdir = os.rmdir
+
+    def rmdir(path, *a, **k):  # noqa: ANN001, ANN002, ANN003
+        if busy[0] and str(path).startswith(d):
+            raise OSError(16, "Device or resource busy", path)
+        return base_rmdir(path, *a, **k)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    monkeypatch.setattr(cg, "_LINGER_STEP", 0.02)
+    assert g.close(timeout=0.05) is False
+    assert os.path.isdir(d)
+    busy[0] = False   # the last task has exited
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (os.path.exists(d) or cg._lingering):
+        time.sleep(0.02)
+    assert not os.path.exists(d) and not cg._lingering
+    assert g.close() is True
