@@ -254,6 +254,16 @@ class Lexer:
 
     # ------------------------------------------------------------------ hooks for the parser
 
+    def _read_procsub(self, buf: _Buf, c: str, i: int) -> int:
+        """A process substitution (``<(…)`` or ``>(…)``, ``c`` at ``i``) read as a word part
+        of ``buf``; returns the index after its ``)``."""
+        self.pos = i + 2
+        self.enter()
+        body = self.parse_subscript_script(")", i + 1)
+        self.depth -= 1
+        buf.part(ProcSub(c, body))
+        return self.pos
+
     def parse_subscript_script(self, closer: str, open_pos: int) -> Script:  # pragma: no cover
         raise NotImplementedError
 
@@ -429,12 +439,7 @@ class Lexer:
                 i = self._read_quote_or_sub(buf, c, i)
                 src, n = self.src, self.n  # an alias in a $(…) may have changed the text
             elif (c == "<" or c == ">") and i + 1 < n and src[i + 1] == "(":
-                self.pos = i + 2
-                self.enter()
-                body = self.parse_subscript_script(")", i + 1)
-                self.depth -= 1
-                buf.part(ProcSub(c, body))
-                i = self.pos
+                i = self._read_procsub(buf, c, i)
                 src, n = self.src, self.n
             else:
                 break
@@ -693,12 +698,7 @@ class Lexer:
                 src, n = self.src, self.n
             elif c in "<>" and not in_dq and closer == "}" and not parens and i + 1 < n and src[i + 1] == "(":
                 # an unquoted operand may hold a process substitution: `cat ${x:-<(cmd)}`
-                self.pos = i + 2
-                self.enter()
-                body = self.parse_subscript_script(")", i + 1)
-                self.depth -= 1
-                buf.part(ProcSub(c, body))
-                i = self.pos
+                i = self._read_procsub(buf, c, i)
                 src, n = self.src, self.n
             else:
                 if parens:

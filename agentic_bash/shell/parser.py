@@ -56,7 +56,7 @@ from .lexer import Lexer, _Buf
 from .nodes import (
     AndOr, ArithCmd, ArithFor, ArrayElem, Assign, Case, CaseArm, Command, Cond, Coproc,
     CondAnd, CondBinary, CondExpr, CondNot, CondOr, CondUnary, CondWord, DQ, Escaped, For,
-    FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Pipeline, ProcSub, Redir, SQ, Script, Select,
+    FuncDef, Group, HereDoc, If, ListItem, Lit, Param, Pipeline, Redir, SQ, Script, Select,
     Simple, Subshell, While, Word,
 )
 
@@ -1460,12 +1460,7 @@ class Parser(Lexer):
                 i += 1
             elif c in "<>" and depth == 0 and i + 1 < n and src[i + 1] == "(":
                 # a process substitution is a word part here too (`=~ <(true)\+`)
-                self.pos = i + 2
-                self.enter()
-                body = self.parse_subscript_script(")", i + 1)
-                self.depth -= 1
-                buf.part(ProcSub(c, body))
-                i = self.pos
+                i = self._read_procsub(buf, c, i)
                 src, n = self.src, self.n
             elif c in "&;<>" and depth == 0:
                 break
