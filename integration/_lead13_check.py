@@ -1,4 +1,4 @@
-"""Lead, session 13, through a namespace sandbox: a fork the kernel refuses at the process limit is reported even when what filled the limit is gone by the run's end; the shell's process is named bash; prints JSON."""
+"""Lead, session 13, through a namespace sandbox: a fork the kernel refuses at the process limit is reported even when what filled the limit is gone by the run's end; the shell's process is named bash; /dev/shm's inodes are bounded by the memory limit; prints JSON."""
 
 from __future__ import annotations
 
@@ -26,6 +26,17 @@ def main() -> dict:
         out["after"] = [r.stdout, r.exit_code, r.limit_exceeded]
         r = sb.run("ps -p $$ -o comm=; cat /proc/$$/comm", timeout=60)
         out["names"] = [r.stdout, r.stderr, r.exit_code]
+    finally:
+        sb.close()
+    # a tmpfs's inodes are memory no byte of its size counts: at most one per KiB of the
+    # memory limit, where a cgroup enforces it and where the watchdog samples it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sb = Sandbox("namespace", limits=dataclasses.replace(Limits(), max_memory_bytes=128 << 20,
+                                                              allow_watchdog=True))
+    try:
+        r = sb.run("stat -f -c %c /dev/shm", timeout=60)
+        out["shm_inodes"] = [r.stdout, r.stderr, r.exit_code]
     finally:
         sb.close()
     return out

@@ -231,12 +231,18 @@ host's first draws on one count of the whole machine, kernel.pty.max less kernel
 container's) terminal failed with ENOSPC (attack11)."""
 
 
-def _inodes(size: int | str) -> int:
+def _inodes(size: int | str, memory: int | None = None) -> int:
     """nr_inodes for a session tmpfs of ``size`` bytes: one per KiB. An inode is kernel memory
     (~1 KiB with its dentry) that costs no byte of the tmpfs's size; without a bound a tmpfs
     takes half the host's RAM in pages of them (3M here: 600,000 empty files held 541 MiB of
-    slab, attack11). The watchdog charges them to the memory limit as well."""
-    return max(4096, int(size) >> 10)
+    slab, attack11). The watchdog charges them to the memory limit as well, but it samples:
+    where it is the memory limit (``memory``), at most one per KiB of that limit too, so
+    files made faster than it looks stop at ENOSPC (580,000 were made under 128 MiB before
+    its kill in a session 13 CI)."""
+    n = int(size) >> 10
+    if memory:
+        n = min(n, int(memory) >> 10)
+    return max(4096, n)
 
 
 def _capped(size: int | None, cap: int | None) -> int | None:
@@ -258,10 +264,12 @@ def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
     cow = bool(cfg.get("cow_system"))
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
     caps = (cfg.get("resources") or {}).get("unowned") or {}
+    watched = ((cfg.get("resources") or {}).get("watchdog") or {}).get("memory")
     if cfg.get("session_layer", "tmpfs") == "tmpfs":
         size = _capped(cfg.get("layer_size"), caps.get("layer"))
         sc.mount("tmpfs", sdir, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
-                 "mode=0755" + (f",size={int(size)},nr_inodes={_inodes(size)}" if size else ""))
+                 "mode=0755" + (f",size={int(size)},nr_inodes={_inodes(size, watched)}"
+                                if size else ""))
     layer = os.path.join(sdir, "layer")
     root = os.path.join(sdir, "root")
     _mkdirs(layer)
@@ -430,7 +438,7 @@ def build_root(cfg: dict[str, Any], detach: bool = True) -> dict[str, Any]:
     # Limits.max_fs_bytes bounds /dev/shm too (files there are memory that no process owns)
     shm_size = _capped(cfg.get("layer_size"), caps.get("shm"))
     sc.mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
-             "mode=1777" + (f",size={int(shm_size)},nr_inodes={_inodes(shm_size)}"
+             "mode=1777" + (f",size={int(shm_size)},nr_inodes={_inodes(shm_size, watched)}"
                             if shm_size else ""))
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
