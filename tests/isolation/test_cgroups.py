@@ -294,3 +294,25 @@ def test_groups_close_could_not_remove_are_removed_later(v2: str, monkeypatch) -
         time.sleep(0.02)
     assert not os.path.exists(d) and not cg._lingering
     assert g.close() is True
+
+
+def test_groups_still_lingering_at_exit_get_a_last_bounded_go(v2: str, monkeypatch) -> None:  # noqa: ANN001
+    g = cg.SandboxCgroups(cg.detect(), memory=64 * MiB, pids=50)
+    d = os.path.join(v2, g.name)
+    busy = [True]
+    base_rmdir = os.rmdir
+
+    def rmdir(path, *a, **k):  # noqa: ANN001, ANN002, ANN003
+        if busy[0] and str(path).startswith(d):
+            raise OSError(16, "Device or resource busy", path)
+        return base_rmdir(path, *a, **k)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    monkeypatch.setattr(cg, "_LINGER_STEP", 60.0)   # the thread does not get to it here
+    assert g.close(timeout=0.05) is False
+    t = time.monotonic()
+    cg._linger_at_exit(budget=0.3)          # still busy: gives up within its budget
+    assert os.path.isdir(d) and time.monotonic() - t < 10
+    busy[0] = False
+    cg._linger_at_exit(budget=5)
+    assert not os.path.exists(d) and not cg._lingering
