@@ -47,11 +47,17 @@ class Runner:
         self.name, self.prefix, self.python, self.env, self.cwd = name, prefix, python, env, cwd
 
     def battery(self, *args: str, timeout: float = 400) -> dict:
-        p = subprocess.run(self.prefix + [self.python, BATTERY, *args], capture_output=True,
+        return self.script(BATTERY, *args, timeout=timeout)
+
+    def script(self, path: str, *args: str, timeout: float = 400) -> dict:
+        """Run one of this directory's check scripts (a name or path) as this identity and
+        return the JSON it printed after its @@JSON@@ marker."""
+        path = os.path.join(HERE, path)
+        p = subprocess.run(self.prefix + [self.python, path, *args], capture_output=True,
                            text=True, env=self.env, cwd=self.cwd, timeout=timeout)
         if p.returncode != 0:
-            raise AssertionError(f"battery failed ({p.returncode}) as {self.name}:\n"
-                                 f"{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
+            raise AssertionError(f"{os.path.basename(path)} failed ({p.returncode}) as "
+                                 f"{self.name}:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
         return _parse(p.stdout)
 
 

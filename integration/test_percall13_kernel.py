@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import pytest
 
-from _support import HERE, _parse, sandbox_supported
+from _support import sandbox_supported
 
 ok, why = sandbox_supported()
 pytestmark = [pytest.mark.skipif(not ok, reason=f"kernel sandbox unavailable: {why}"),
@@ -21,11 +18,7 @@ def obs(request: pytest.FixtureRequest) -> dict:
     who = request.param
     if who not in _cache:
         runner = request.getfixturevalue("as_root" if who == "root" else "as_user")
-        p = subprocess.run(runner.prefix + [runner.python, os.path.join(HERE, "_percall13_check.py")],
-                           capture_output=True, text=True, env=runner.env, cwd=runner.cwd,
-                           timeout=300)
-        assert p.returncode == 0, f"{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
-        _cache[who] = _parse(p.stdout)
+        _cache[who] = runner.script("_percall13_check.py", timeout=300)
     return _cache[who]
 
 

@@ -23,6 +23,7 @@ from typing import BinaryIO, Callable
 
 import regex
 
+from ..shell.expand import _lower as _towlower, _upper as _towupper   # (towupper per character)
 from ._args import OptError, iter_lines, parse_opts
 from ._regex import PosixRegex, RegexError, compile_posix, from_text, timeout_guard, to_text, utf8_locale
 from .base import CommandContext, as_invoked, command, ctx_with
@@ -1774,15 +1775,3 @@ def sed(ctx: CommandContext, argv: list[str]) -> int:
 
 _ = (Callable,)
 
-
-def _towupper(s: str) -> str:
-    """GNU sed's \\U: towupper per character, so a character whose upper case is longer
-    (ß -> SS in Python) stays as it is."""
-    u = s.upper()
-    return u if len(u) == len(s) else "".join(c if len(c.upper()) != 1 else c.upper() for c in s)
-
-
-def _towlower(s: str) -> str:
-    """towlower per character: glibc's simple mapping (İ -> i)."""
-    lo = s.lower()
-    return lo if len(lo) == len(s) else "".join(c.lower()[0] for c in s)

@@ -1243,7 +1243,7 @@ class InProcessExecutor:
         procs: list[Any] = []
         where: list[int] = []   # stage of each proc
         fd_for, close_after, after_child, outs, _closed = _fd_mapper(self, sh)
-        env = dict(st.environ())
+        env = _c_env(dict(st.environ()))
         real_cwd = (self.fs.real_path(st.cwd) if hasattr(self.fs, "real_path") else st.cwd) or "/"
         common = dict(cwd=real_cwd, pgid=None, ignore=_ignored_signals(sh), umask=st.umask,
                       **_rlimits(sh))
@@ -1256,11 +1256,8 @@ class InProcessExecutor:
                     exe = self.fs.real_path(p) if hasattr(self.fs, "real_path") else p
                     exe = _exec_name(path, exe or p, real_cwd)
                     e = dict(env)
-                    e["_"] = path if "/" in path else p   # (bash: the command's path)
-                    if any("\0" in a for a in argv):
-                        argv = [a.split("\0", 1)[0] for a in argv]
-                    if any("\0" in v for v in e.values()):
-                        e = {k: v.split("\0", 1)[0] for k, v in e.items() if "\0" not in k}
+                    e["_"] = (path if "/" in path else p).split("\0", 1)[0]   # (bash: the command's path)
+                    argv = _c_argv(argv)
                     last = i == n - 1
                     if i == 0:
                         fin = fd_for(0, False, False)
@@ -2699,6 +2696,20 @@ def _fd_mapper(ex: InProcessExecutor, sh: Interpreter) -> tuple[
     return fd_for, close_after, after_child, outs, closed
 
 
+def _c_argv(argv: list[str]) -> list[str]:
+    """``argv`` as execve takes it: C strings, each cut at a NUL."""
+    if any("\0" in a for a in argv):
+        return [a.split("\0", 1)[0] for a in argv]
+    return argv
+
+
+def _c_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` as execve takes it: values cut at a NUL, names holding one left out."""
+    if any("\0" in v for v in env.values()):
+        return {k: v.split("\0", 1)[0] for k, v in env.items() if "\0" not in k}
+    return env
+
+
 def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[str],
                   spelled: str | None = None) -> int:
     """Run a host binary through the NativeLauncher with the shell's streams as real fds."""
@@ -2718,10 +2729,8 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             env = {}
     if exec_opts is None or not exec_opts[1]:
         env["_"] = spelled if spelled and "/" in spelled else path  # (bash: the command's path)
-    if any("\0" in a for a in argv):
-        argv = [a.split("\0", 1)[0] for a in argv]  # execve takes C strings: cut at a NUL
-    if any("\0" in v for v in env.values()):
-        env = {k: v.split("\0", 1)[0] for k, v in env.items() if "\0" not in k}
+    argv = _c_argv(argv)
+    env = _c_env(env)
     try:
         fin, fout, ferr = fd_for(0, False), fd_for(1, True), fd_for(2, True)
         extra = _extra_fds(sh, argv, fd_for, close_after) if len(sh.fds) > 3 else None

@@ -15,12 +15,17 @@ def stat_fields(pid: int | str) -> list[bytes] | None:
     """The fields of /proc/<pid>/stat after the command name, which may itself hold spaces
     and ``)`` (so the split is at the last ``)``); None when the process is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        fields = _read_fields(pid)
     except OSError:
         return None
-    fields = data.rpartition(b")")[2].split()
     return fields if len(fields) > START else None
+
+
+def _read_fields(pid: int | str) -> list[bytes]:
+    """The fields of /proc/<pid>/stat after the command name (OSError as open raises it)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        data = f.read()
+    return data.rpartition(b")")[2].split()
 
 
 def may_run(pid: int | str, start: str) -> bool:
@@ -29,13 +34,11 @@ def may_run(pid: int | str, start: str) -> bool:
     stat that cannot be read for another reason (no descriptor or memory left) counts as
     running, so a sweep never removes what a live owner still uses."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        fields = _read_fields(pid)
     except (FileNotFoundError, ProcessLookupError):
         return False
     except OSError:
         return True
-    fields = data.rpartition(b")")[2].split()
     if len(fields) <= START:
         return True
     return fields[START].decode() == start and fields[STATE] != b"Z"

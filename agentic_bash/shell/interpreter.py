@@ -4759,11 +4759,9 @@ def _await_writer(reader: Any) -> None:
     """A `>(cmd)` starts once the shell wrote into it or closed it (at most _PROCSUB_LAG ms):
     after bash's fork the shell nearly always writes first, so `echo hi > >(true)` is 0 (the
     pipe takes the line before its reader is gone); a thread started at once made it 141."""
-    import select
+    from ..isolation.fdwait import readable
     try:
-        pl = select.poll()
-        pl.register(reader.fileno(), select.POLLIN | select.POLLHUP)
-        pl.poll(_PROCSUB_LAG)
+        readable([reader], _PROCSUB_LAG / 1000)
     except (OSError, ValueError, AttributeError):
         time.sleep(0.004)
 

@@ -317,11 +317,14 @@ class Parser(Lexer):
         while self.peek().kind == NL:
             self.advance()
 
-    def unexpected(self, tok: Tok) -> ParseError:
+    def unexpected(self, tok: Tok, expecting: str | None = None) -> ParseError:
         if tok.kind == EOF:
             if self.pending:
                 self.finish_heredocs_at_eof()
-            return self.fail_eof()
+            err = self.fail_eof()
+            if expecting is not None:
+                err.expecting = expecting  # type: ignore[attr-defined]  # (dash names it)
+            return err
         text = _token_text(tok)
         # bash reports the line where the token ends (it may span a continuation or a
         # newline inside quotes) and echoes that physical line
@@ -395,19 +398,13 @@ class Parser(Lexer):
     def expect_kw(self, kw: str) -> Tok:
         tok = self.peek()
         if tok.kw() != kw:
-            err = self.unexpected(tok)
-            if tok.kind == EOF:
-                err.expecting = kw  # type: ignore[attr-defined]  # (dash names it)
-            raise err
+            raise self.unexpected(tok, kw)
         return self.advance()
 
     def expect_op(self, op: str) -> Tok:
         tok = self.peek()
         if tok.kind != OP or tok.val != op:
-            err = self.unexpected(tok)
-            if tok.kind == EOF:
-                err.expecting = op  # type: ignore[attr-defined]
-            raise err
+            raise self.unexpected(tok, op)
         return self.advance()
 
     # ------------------------------------------------------------------ here-docs

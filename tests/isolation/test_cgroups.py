@@ -271,9 +271,10 @@ def test_host_takes_the_runner_slots_back_when_its_threads_are_not_in_the_group(
     assert calls == [1]
 
 
-def test_groups_close_could_not_remove_are_removed_later(v2: str, monkeypatch) -> None:  # noqa: ANN001
-    # attack13 (session 13, under load): 32 processes holding ~19,000 descriptors each took
-    # longer than close()'s 5 s to exit and an empty memory group was left for good
+@pytest.fixture
+def busy_group(v2: str, monkeypatch):  # noqa: ANN001
+    """A sandbox's v2 group whose rmdir fails with EBUSY while ``busy[0]`` (its last tasks
+    still exiting): (group, its directory, busy)."""
     g = cg.SandboxCgroups(cg.detect(), memory=64 * MiB, pids=50)
     d = os.path.join(v2, g.name)
     busy = [True]
@@ -285,6 +286,13 @@ def test_groups_close_could_not_remove_are_removed_later(v2: str, monkeypatch) -
         return base_rmdir(path, *a, **k)
 
     monkeypatch.setattr(os, "rmdir", rmdir)
+    return g, d, busy
+
+
+def test_groups_close_could_not_remove_are_removed_later(busy_group, monkeypatch) -> None:  # noqa: ANN001
+    # attack13 (session 13, under load): 32 processes holding ~19,000 descriptors each took
+    # longer than close()'s 5 s to exit and an empty memory group was left for good
+    g, d, busy = busy_group
     monkeypatch.setattr(cg, "_LINGER_STEP", 0.02)
     assert g.close(timeout=0.05) is False
     assert os.path.isdir(d)
@@ -296,18 +304,8 @@ def test_groups_close_could_not_remove_are_removed_later(v2: str, monkeypatch) -
     assert g.close() is True
 
 
-def test_groups_still_lingering_at_exit_get_a_last_bounded_go(v2: str, monkeypatch) -> None:  # noqa: ANN001
-    g = cg.SandboxCgroups(cg.detect(), memory=64 * MiB, pids=50)
-    d = os.path.join(v2, g.name)
-    busy = [True]
-    base_rmdir = os.rmdir
-
-    def rmdir(path, *a, **k):  # noqa: ANN001, ANN002, ANN003
-        if busy[0] and str(path).startswith(d):
-            raise OSError(16, "Device or resource busy", path)
-        return base_rmdir(path, *a, **k)
-
-    monkeypatch.setattr(os, "rmdir", rmdir)
+def test_groups_still_lingering_at_exit_get_a_last_bounded_go(busy_group, monkeypatch) -> None:  # noqa: ANN001
+    g, d, busy = busy_group
     monkeypatch.setattr(cg, "_LINGER_STEP", 60.0)   # the thread does not get to it here
     assert g.close(timeout=0.05) is False
     t = time.monotonic()
