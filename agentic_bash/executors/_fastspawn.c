@@ -27,10 +27,13 @@
  *   "noexec"); the clone's own EAGAIN as BlockingIOError. pidfd is -1 without pidfd_open.
  *
  * wait_step(pidfds, outs, extra, timeout_ms, bufsize) -> (exited, data, ready)
- *   One poll over every pidfd, output pipe and extra fd; then: exited = indices (into
- *   pidfds) that are readable (the child has ended; the caller reaps it), data = ((fd,
- *   bytes), ...) read once from each readable pipe (b"" at end of file), ready = the extra
- *   fds that are readable. The GIL is released while it polls.
+ *   Polls every pidfd, output pipe and extra fd (GIL released) until something needs the
+ *   caller: output read (each readable pipe is read once, up to bufsize), an extra fd
+ *   readable, every child ended, timeout_ms gone (-1: no limit) or a signal (EINTR).
+ *   exited = indices into pidfds of the children that ended (the caller reaps them), data =
+ *   [(fd, bytes)] with b"" for a pipe at its end (no longer polled; the caller closes it),
+ *   ready = the extra fds readable. Ends of file and ended children alone do not return
+ *   while other children run and time is left: a /bin/true is one call.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -48,6 +51,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SYS_pidfd_open
@@ -586,6 +590,25 @@ done:
 
 /* -- the wait ------------------------------------------------------------------------------ */
 
+static int
+append_int(PyObject *list, long v)
+{
+    PyObject *x = PyLong_FromLong(v);
+    if (x == NULL)
+        return -1;
+    int r = PyList_Append(list, x);
+    Py_DECREF(x);
+    return r;
+}
+
+static long
+ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
 static PyObject *
 fs_wait_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -604,6 +627,8 @@ fs_wait_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t bufsize = PyLong_AsSsize_t(args[4]);
     if (bufsize == -1 && PyErr_Occurred())
         return NULL;
+    /* poll set: [0, no) pipes, [no, no+np) pidfds, then the extra fds; an entry done with
+       (end of file, child ended) gets fd -1, which poll skips */
     struct pollfd fds[3 * MAX_LIST];
     int nf = 0;
     for (int i = 0; i < no; i++)
@@ -612,23 +637,27 @@ fs_wait_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         fds[nf++] = (struct pollfd){pfd[i], POLLIN | POLLPRI, 0};
     for (int i = 0; i < nx; i++)
         fds[nf++] = (struct pollfd){xfd[i], POLLIN | POLLPRI, 0};
-    int r;
-    Py_BEGIN_ALLOW_THREADS
-    r = poll(fds, nf, (int)timeout);
-    Py_END_ALLOW_THREADS
-    if (r < 0) {
-        if (errno == EINTR)
-            r = 0;   /* (the caller's loop comes back; a Python handler runs first) */
-        else
-            return PyErr_SetFromErrno(PyExc_OSError);
-    }
     PyObject *exited = PyList_New(0), *data = PyList_New(0), *ready = PyList_New(0);
     if (exited == NULL || data == NULL || ready == NULL)
         goto fail;
-    if (r > 0) {
-        const short any = POLLIN | POLLPRI | POLLHUP | POLLERR | POLLNVAL;
-        for (int i = 0; i < no; i++) {
-            if (!(fds[i].revents & any))
+    const short any = POLLIN | POLLPRI | POLLHUP | POLLERR | POLLNVAL;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int left = np, got_data = 0;
+    long wait_ms = timeout;
+    for (;;) {
+        int r;
+        Py_BEGIN_ALLOW_THREADS
+        r = poll(fds, nf, (int)wait_ms);
+        Py_END_ALLOW_THREADS
+        if (r < 0) {
+            if (errno == EINTR)
+                break;   /* (back to the caller's loop: its signal handlers run first) */
+            PyErr_SetFromErrno(PyExc_OSError);
+            goto fail;
+        }
+        for (int i = 0; i < no && r > 0; i++) {
+            if (fds[i].fd < 0 || !(fds[i].revents & any))
                 continue;
             PyObject *b = PyBytes_FromStringAndSize(NULL, bufsize);
             if (b == NULL)
@@ -649,26 +678,34 @@ fs_wait_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 goto fail;
             }
             Py_DECREF(t);
+            if (got)
+                got_data = 1;
+            else
+                fds[i].fd = -1;   /* end of file: the caller closes it */
         }
-        for (int i = 0; i < np; i++) {
-            if (fds[no + i].revents & any) {
-                PyObject *x = PyLong_FromLong(i);
-                if (x == NULL || PyList_Append(exited, x) < 0) {
-                    Py_XDECREF(x);
+        for (int i = 0; i < np && r > 0; i++) {
+            struct pollfd *f = &fds[no + i];
+            if (f->fd >= 0 && (f->revents & any)) {
+                if (append_int(exited, i) < 0)
                     goto fail;
-                }
-                Py_DECREF(x);
+                f->fd = -1;
+                left--;
             }
         }
-        for (int i = 0; i < nx; i++) {
+        for (int i = 0; i < nx && r > 0; i++) {
             if (fds[no + np + i].revents & any) {
-                PyObject *x = PyLong_FromLong(xfd[i]);
-                if (x == NULL || PyList_Append(ready, x) < 0) {
-                    Py_XDECREF(x);
+                if (append_int(ready, xfd[i]) < 0)
                     goto fail;
-                }
-                Py_DECREF(x);
             }
+        }
+        /* back to Python for output to write, a ready extra fd, every child ended (its
+           pipes are then drained by the caller), or the time given */
+        if (got_data || PyList_GET_SIZE(ready) || left == 0 || r == 0)
+            break;
+        if (timeout >= 0) {
+            wait_ms = timeout - ms_since(&t0);
+            if (wait_ms <= 0)
+                break;
         }
     }
     return Py_BuildValue("(NNN)", exited, data, ready);
