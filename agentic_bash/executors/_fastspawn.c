@@ -293,6 +293,8 @@ cstr(PyObject *o, PyObject *keep, Py_ssize_t *len)
     const char *s;
     Py_ssize_t n;
     if (PyUnicode_Check(o)) {
+        if (PyUnicode_READY(o) < 0)
+            return NULL;
         if (PyUnicode_IS_ASCII(o)) {
             s = (const char *)PyUnicode_DATA(o);
             n = PyUnicode_GET_LENGTH(o);
