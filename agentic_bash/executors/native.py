@@ -318,6 +318,10 @@ class NativeLauncher:
         self.spawned += 1
         if self._always_ignore:
             ignore = tuple(ignore) + self._always_ignore
+        if handoff and _FAST is not None and self._preexec is None and "/" in executable:
+            # the compiled path sets the niceness in the child before exec: a child the run
+            # thread starts has it from its first instruction too (no hand-off needed)
+            handoff = False
         try:
             if self._workload is not None:
                 proc = self._workload.spawn(
