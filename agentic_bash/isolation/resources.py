@@ -259,8 +259,10 @@ class ResourceControl:
             parts.append(f"{lim.max_processes} processes")
         if getattr(lim, "max_process_memory", None) is not None:
             parts.append(f"{_fmt_bytes(int(lim.max_process_memory))} of private memory per "
-                         "program (RLIMIT_DATA, set right after its spawn; a program that allocated past it "
-                         "before the runner reached it is killed)")
+                         + ("program (RLIMIT_DATA, set in the child before its exec)"
+                            if observed.get("fast_spawn") == "compiled" else
+                            "program (RLIMIT_DATA, set right after its spawn; a program that "
+                            "allocated past it before the runner reached it is killed)"))
         if "cpu" in on:
             parts.append(f"{lim.cpu_quota:g} CPU")
         if "file_size" in on:
