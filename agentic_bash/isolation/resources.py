@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import platform
+import os
 from typing import Any, Mapping
 
 from ..errors import IsolationUnavailable, PolicyViolation
@@ -159,7 +159,7 @@ class ResourceControl:
         self.limits = limits
         self.cg_host = cg if cg is not None else detect_cached()
         plan_args = dict(level=level, session_layer=session_layer,
-                         sandbox_uid_is_root=euid == 0, kernel=platform.release())
+                         sandbox_uid_is_root=euid == 0, kernel=os.uname().release)
         self.backends = plan_resources(limits, cg=self.cg_host, **plan_args)
         self.cgroups: SandboxCgroups | None = None
         self._runner_counts = False
