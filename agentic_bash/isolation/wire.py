@@ -285,9 +285,10 @@ class Reader:
             raise WireClosed("the channel was interrupted in the middle of a frame")
         deadline = None
         while True:
-            f = self._frame()
-            if f is not None:
-                return f
+            if self.buf:   # (empty between frames, the usual case: nothing to look at)
+                f = self._frame()
+                if f is not None:
+                    return f
             if timeout is None and self.blocking:
                 self._fill()
                 continue
