@@ -1092,7 +1092,13 @@ class SandboxedExecutor:
             res = self._resources
             if res.cgroups is not None:
                 res.begin_run()
-            self._deliver(req, data or b"")
+            try:
+                self._send(req, data or b"")
+            except _Undelivered:   # (_deliver, inline)
+                if self._restarting:
+                    raise
+                self._restart()
+                self._send(req, data or b"")
             self._current_thread = threading.get_ident()
             self._current = rid
             if self._dropped and self._current_thread in self._dropped:

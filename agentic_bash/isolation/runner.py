@@ -1336,7 +1336,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     h.pop(k, None)   # at its default, as result_header leaves it
             h["id"] = rid
             current[0] = None
-            send(h, body)
+            with send_lock:   # (send(), inline)
+                send_msg(sock, h, body)
         except BaseException as e:  # noqa: BLE001
             current[0] = None
             try:
