@@ -1195,8 +1195,11 @@ def _drain_violations(sup: socket.socket | None, ready: Any = None) -> list[tupl
 _LEND_AFTER = 0.005
 """Seconds a run executes on the serving thread before the standby thread reads the channel."""
 _LEND_KEEP = 0.004
-"""A lend timer armed earlier is kept for a run when it fires at least this many seconds after
-the run's start (serve's run_here); <= _LEND_AFTER, > native's _WATCH_AFTER."""
+"""In a burst of runs, a lend timer armed earlier is kept for a run when it fires at least this
+many seconds after the run's start (serve's run_here); <= _LEND_AFTER, > native's _WATCH_AFTER."""
+_BURST_GAP = 0.001
+"""A run that begins within this many seconds of the last one's end is part of a burst (serve's
+run_here: the lend timer is then not disarmed at its end)."""
 _SIGALRM_BYTE = bytes([signal.SIGALRM])
 _LEND_NOW = b"\xff"   # (no signal has this number)
 
@@ -1453,6 +1456,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     lend = threading.Lock()
     state = {"running": False, "lent": False, "watched": False}
     armed = [0.0]   # when the lend timer fires (monotonic; 0: not armed), see run_here
+    ended = [0.0]   # when the last run ended (monotonic), see run_here
     returned = threading.Event()
     kept: list[Any] = []   # frames the standby thread read that are for after the run
     wake_r = wake_w = done_r = done_w = -1
@@ -1575,22 +1579,26 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         # was not lent does not touch it, ~2 us)
         with lend:
             state["running"] = True
+        now = _monotonic()
+        # The lend timer in a burst of runs (this one began within _BURST_GAP of the last
+        # one's end): a timer still armed, due at least _LEND_KEEP from now, is kept, so it
+        # fires between _LEND_KEEP and _LEND_AFTER into this run (a native wait disarms it
+        # at _WATCH_AFTER, before either), and it is not disarmed at the run's end (two
+        # setitimer calls a run were 2 of its 9 system calls). The burst's last run leaves
+        # it armed: it fires once in the pause after it and wakes the standby thread, which
+        # finds no run. A run after a pause arms it and disarms it at its end, as before
+        # (a timer left armed at an agent's pace would wake two threads after every call).
+        burst = now - ended[0] < _BURST_GAP
         if req.get("stdin") == "pipe" or req.get("tty") is not None:
             lend_now()
-        else:
-            # The lend timer is armed lazily and never disarmed at a run's end (two
-            # setitimer calls a run were 2 of its 9 system calls): a timer still armed from
-            # an earlier run, due at least _LEND_KEEP from now, is kept, so it fires between
-            # _LEND_KEEP and _LEND_AFTER into this run (a native wait disarms it at
-            # _WATCH_AFTER, before either); one due sooner (or none) is armed anew. A timer
-            # that fires between runs wakes the standby thread, which finds no run and goes
-            # back to sleep (once per burst of calls, not once per call).
-            now = _monotonic()
-            if armed[0] - now < _LEND_KEEP:
-                _arm(now)
+        elif armed[0] - now < _LEND_KEEP:
+            _arm(now)
         try:
             do_run(req, payload)
         finally:
+            if not burst and armed[0]:
+                armed[0] = 0.0
+                signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
                 state["running"] = state["watched"] = False
                 was = state["lent"]
@@ -1598,6 +1606,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 os.write(done_w, b"x")
                 returned.wait()
                 returned.clear()
+            ended[0] = _monotonic()
 
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -61,6 +62,52 @@ def test_frames_sent_during_a_long_builtin_run_are_read_by_the_standby_thread(be
         assert order == [("result", rid), ("ok", p1)], got
         assert got[0]["exit_code"] == 130, got[0]
         assert sb.run("echo after").stdout == "after\n"
+    finally:
+        sb.close()
+
+
+def _runner(sb: Sandbox) -> int:
+    pids = [sb._ex.pid]
+    for _ in range(3):
+        with open(f"/proc/{pids[-1]}/task/{pids[-1]}/children") as f:
+            kids = f.read().split()
+        if not kids:
+            break
+        pids.append(int(kids[0]))
+    return pids[-1]
+
+
+def _sleeps(pid: int) -> int:
+    """Voluntary context switches of every thread of ``pid`` so far (a thread that blocks and
+    is woken again counts one)."""
+    n = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/status") as f:
+                n += sum(int(ln.split()[1]) for ln in f if ln.startswith("voluntary_ctxt"))
+        except OSError:
+            pass
+    return n
+
+
+def test_calls_at_an_agents_pace_leave_no_lend_timer_armed() -> None:
+    """A run after a pause disarms the lend timer at its end (only a burst of runs keeps it
+    armed): an armed timer firing in every pause woke the runner's main and standby threads,
+    ~4.2 sleeps a call 50 ms apart against ~2.2."""
+    sb = _sandbox()
+    try:
+        runner = _runner(sb)
+        for _ in range(300):   # a burst first: the timer is kept armed ...
+            sb.run("echo hi")
+        time.sleep(0.1)        # ... and fires once in this pause
+        before = _sleeps(runner)
+        n = 30
+        for _ in range(n):
+            time.sleep(0.05)
+            sb.run("echo hi")
+        time.sleep(0.05)
+        per_call = (_sleeps(runner) - before) / n
+        assert per_call < 3.4, per_call
     finally:
         sb.close()
 
