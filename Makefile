@@ -6,7 +6,8 @@ BIN     = $(VENV)/bin
 
 .PHONY: install demo test bench bench-all
 
-$(BIN)/.installed: pyproject.toml
+# (setup.py and the C source: the compiled spawn is built in place by the editable install)
+$(BIN)/.installed: pyproject.toml setup.py agentic_bash/executors/_fastspawn.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[all,test]'

@@ -20,6 +20,19 @@ from typing import Any, Callable, Mapping
 from ..isolation.fdwait import readable
 from ..limits import no_kick
 
+try:
+    if os.environ.get("AGENTIC_BASH_FASTSPAWN", "1") == "0":
+        raise ImportError("turned off by AGENTIC_BASH_FASTSPAWN=0")
+    from . import _fastspawn as _FAST_MOD
+    _FAST: Any = _FAST_MOD
+    FAST_SPAWN = "compiled"
+except ImportError as _e:   # (no C compiler at install time, or turned off)
+    _FAST = None
+    FAST_SPAWN = f"unavailable: {_e}"
+"""Whether native spawns and waits go through the compiled path (_fastspawn.c): "compiled",
+or "unavailable: <why>" (then the pure-Python path below runs every spawn: the same
+children, only slower). The sandbox runner reports it (observed["fast_spawn"])."""
+
 __all__ = ["NativeLauncher", "NativeProcess", "stdin_handoff", "terminate", "wait_all_collecting",
            "wait_collecting"]
 
@@ -52,17 +65,24 @@ def _status(returncode: int) -> int:
 class NativeProcess:
     """One launched binary. ``wait`` returns bash-style status; ``kill_group`` signals its group."""
 
-    __slots__ = ("_popen", "pid", "pgid", "_pidfd", "_status", "_lock", "_owner")
+    __slots__ = ("_popen", "pid", "pgid", "_pidfd", "_status", "_lock", "_owner", "capped")
 
-    def __init__(self, popen: subprocess.Popen, pgid: int) -> None:
+    def __init__(self, popen: subprocess.Popen, pgid: int, pidfd: int | None = -2,
+                 capped: bool = False) -> None:
         self._popen = popen
         self.pid: int = popen.pid
         self.pgid: int = pgid
         self._status: int | None = None
         self._lock = threading.Lock()
         self._owner: NativeLauncher | None = None
+        self.capped = capped
+        """The child set its own RLIMIT_DATA and RLIMIT_NPROC caps before exec (the
+        compiled path): nothing to lower from outside after the spawn."""
+        if pidfd != -2:
+            self._pidfd: int | None = pidfd if pidfd is not None and pidfd >= 0 else None
+            return
         try:
-            self._pidfd: int | None = os.pidfd_open(popen.pid)
+            self._pidfd = os.pidfd_open(popen.pid)
         except (OSError, AttributeError):
             self._pidfd = None
 
@@ -298,6 +318,10 @@ class NativeLauncher:
         self.spawned += 1
         if self._always_ignore:
             ignore = tuple(ignore) + self._always_ignore
+        if handoff and _FAST is not None and self._preexec is None and "/" in executable:
+            # the compiled path sets the niceness in the child before exec: a child the run
+            # thread starts has it from its first instruction too (no hand-off needed)
+            handoff = False
         try:
             if self._workload is not None:
                 proc = self._workload.spawn(
@@ -317,7 +341,7 @@ class NativeLauncher:
             # seen where it happened (RLIMIT_NPROC has no counter to read after the run)
             self.refused += 1
             raise
-        if self.max_data is not None:
+        if self.max_data is not None and not proc.capped:
             _cap_data(proc.pid, self.max_data)
         with self._live_lock:
             self.live.add(proc)
@@ -348,6 +372,12 @@ class NativeLauncher:
         if self._inherited_ignore:
             restore = False
             ignore = tuple(s for s in ignore if s not in self._inherited_ignore)
+        if (_FAST is not None and preexec is None and "/" in executable and type(stdin) is int and type(stdout) is int
+                and type(stderr) is int and min(stdin, stdout, stderr) >= 0):
+            if ctty or self._setsid_each:
+                pgid = -3 if ctty else -2   # (a new session: the child leads its group)
+            return self._spawn_fast(argv, executable, env, cwd, stdin, stdout, stderr, pgid,
+                                    ignore, fds, umask, rlimits, closed, restore, nice)
         if preexec is None and self.max_memory is not None:
             limit = self.max_memory
             preexec = lambda: _apply_rlimits(limit)  # noqa: E731 - the fast path has no preexec
@@ -454,6 +484,51 @@ class NativeLauncher:
         p = start(list(argv), process_group=0, **kw)
         _renice(p.pid, nice)
         return NativeProcess(p, p.pid)
+
+    def _spawn_fast(self, argv: list[str], executable: str, env: Mapping[str, str], cwd: str,
+                    stdin: int, stdout: int, stderr: int, pgid: int | None,
+                    ignore: tuple[int, ...], fds: Mapping[int, int] | None, umask: int | None,
+                    rlimits: tuple[tuple[int, int, int], ...], closed: tuple[int, ...],
+                    restore: bool, nice: int) -> NativeProcess:
+        """``_spawn`` through the compiled path (_fastspawn.c): a vfork-style clone whose
+        child sets everything the Python path sets around its spawn (signals, descriptors,
+        group, umask, the workload's RLIMIT_DATA and RLIMIT_NPROC caps, the shell's ulimits,
+        niceness) before execve, with no preexec and no exec-error pipe."""
+        caps = self._caps()
+        if umask is None:
+            umask = self.umask
+        if type(env) is not dict:
+            env = dict(env)
+        moves = tuple(fds.items()) if fds else ()
+        want = pgid if pgid is not None else 0   # (-2, -3: a new session, see _fastspawn.c)
+        while True:
+            try:
+                pid, pidfd = _FAST.spawn(executable, argv, env, cwd, stdin, stdout, stderr,
+                                         want, -1 if umask is None else umask, nice, restore,
+                                         ignore, caps, rlimits, closed, moves)
+                break
+            except PermissionError as e:
+                # EPERM from setpgid (named by the cwd, as Popen's): the pipeline's group has
+                # no member left; lead a new one
+                if want <= 0 or e.filename != cwd:
+                    raise
+                want = 0
+        return NativeProcess(_Child(pid, argv), want if want > 0 else pid, pidfd, capped=True)
+
+    def _caps(self) -> tuple[tuple[int, int], ...]:
+        """What the compiled path lowers in each child before exec: RLIMIT_DATA to
+        ``max_data``, RLIMIT_AS to ``max_memory`` and, for the sandbox's workload,
+        RLIMIT_NPROC to the workload's limit (the runner lowers its own soft one around the
+        spawn, so the fork itself is refused at it: _WorkloadSetup)."""
+        caps: list[tuple[int, int]] = []
+        if self.max_data is not None:
+            caps.append((resource.RLIMIT_DATA, int(self.max_data)))
+        if self.max_memory is not None:
+            caps.append((resource.RLIMIT_AS, int(self.max_memory)))
+        w = self._workload
+        if w is not None and w.nproc is not None:
+            caps.append((resource.RLIMIT_NPROC, int(w.nproc[0])))
+        return tuple(caps)
 
     def _spawn_on_thread(self, *args: Any) -> NativeProcess:
         """``_spawn`` on the spawner thread (pdeathsig, or the workload's cgroup)."""
@@ -950,7 +1025,7 @@ class _WorkloadSetup:
                     resource.setrlimit(resource.RLIMIT_NPROC, (nproc[1], nproc[1]))
                 if fd is not None:
                     os.pwrite(fd, self.oom_back, 0)
-        if nproc is not None:
+        if nproc is not None and not proc.capped:
             try:
                 resource.prlimit(proc.pid, resource.RLIMIT_NPROC, (nproc[0], nproc[0]))
             except OSError:
@@ -1096,8 +1171,42 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     woken by a timer to read it (a signal, two thread wake-ups and the channel handed over
     and back: ~0.1-0.15 ms of runner CPU for every program that ran past 5 ms); the first
     frame that arrives wakes it at once (an interrupt, the host gone).
+
+    With the compiled path, the first ``_WATCH_AFTER`` of the wait is one call into C (a
+    short program ends inside it: its output copied, it reaped, its pipes drained and
+    closed); a longer one goes on in ``wait_all_collecting``'s loop from where it stands.
     """
+    fast = _FAST
+    pfd = proc._pidfd
+    if fast is not None and pfd is not None:
+        try:
+            lt = remaining()
+            ms = _FIRST_MS if lt is None else max(0, min(_FIRST_MS, int(lt * 1000)))
+            try:
+                ended, data, _ = fast.wait_step((pfd,), list(outs), (), ms, 65536)
+            except (OSError, ValueError):
+                ended, data = (), ()
+            for r, chunk in data:
+                _take(r, chunk, outs)
+            if ended:
+                rc = proc.wait()
+                _drain_exited(outs)
+                return rc
+        except BaseException:
+            # (check() is not called here, but the deadline watchdog's exception may land
+            # anywhere): no child outlives its wait
+            if proc.returncode is None:
+                terminate([proc])
+            for r in list(outs):
+                _close_quietly(r)
+            outs.clear()
+            raise
     return wait_all_collecting([proc], outs, check, remaining, budget)[0]
+
+
+_FIRST_MS = 2
+"""The first call of a single child's wait (ms): the _WATCH_AFTER / _WAKE_AFTER before which
+the general loop would watch nothing more than the child and its pipes either."""
 
 
 def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
@@ -1123,6 +1232,7 @@ def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
     watch_at = time.monotonic() + _WATCH_AFTER if w is not None else None
     cfd: int | None = None   # the channel, while this wait watches it
     entered = False
+    fast = _FAST
     wake_at = time.monotonic() + _WAKE_AFTER if budget is not None and _EVENTFD else None
     wfd: int | None = None   # the budget's waker (see Budget.add_waker), once made
     try:
@@ -1154,15 +1264,32 @@ def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
                                 raise
                     else:
                         tmo = max(0.001, min(tmo, wake_at - now))
-                waitset = list(outs) + list(by_fd)
-                if cfd is not None:
-                    waitset.append(cfd)
-                if wfd is not None:
-                    waitset.append(wfd)
-                try:
-                    ready = readable(waitset, tmo)
-                except (OSError, ValueError):
-                    ready = []
+                if fast is not None:
+                    # one round in C: the poll, a read of each readable pipe; the pidfds
+                    # that say a child has ended (reaped below, under its lock)
+                    pfds = list(by_fd)
+                    try:
+                        ended, data, ready = fast.wait_step(
+                            pfds, list(outs), [x for x in (cfd, wfd) if x is not None],
+                            max(0, int(tmo * 1000 + 0.999)), 65536)
+                    except (OSError, ValueError):
+                        ended, data, ready = (), (), ()
+                    for r, chunk in data:
+                        _take(r, chunk, outs)
+                    for j in ended:
+                        i = by_fd.pop(pfds[j])
+                        rcs[i] = procs[i].wait()   # it has exited (this closes its pidfd)
+                        left -= 1
+                else:
+                    waitset = list(outs) + list(by_fd)
+                    if cfd is not None:
+                        waitset.append(cfd)
+                    if wfd is not None:
+                        waitset.append(wfd)
+                    try:
+                        ready = readable(waitset, tmo)
+                    except (OSError, ValueError):
+                        ready = []
                 for r in ready:
                     if r == cfd:
                         cfd = None
@@ -1214,9 +1341,20 @@ def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
 def _drain_exited(outs: dict[int, Any]) -> None:
     """After the children exited: take what their pipes already hold; a pipe still open (a
     background grandchild holds it) goes on on a daemon thread."""
+    fast = _FAST
     for _ in range(256):
         if not outs:
             break
+        if fast is not None:
+            try:
+                data = fast.wait_step((), list(outs), (), 0, 65536)[1]
+            except (OSError, ValueError):
+                break
+            if not data:
+                break
+            for r, chunk in data:
+                _take(r, chunk, outs)
+            continue
         try:
             ready = readable(list(outs), 0)
         except (OSError, ValueError):
@@ -1235,6 +1373,12 @@ def _copy_once(r: int, outs: dict[int, Any]) -> None:
         chunk = os.read(r, 65536)
     except OSError:
         chunk = b""
+    _take(r, chunk, outs)
+
+
+def _take(r: int, chunk: bytes, outs: dict[int, Any]) -> None:
+    """What a read of pipe ``r`` gave: written to its stream, or (end of file, an error, a
+    reader gone) the pipe closed and dropped."""
     if chunk:
         try:
             outs[r].write(chunk)

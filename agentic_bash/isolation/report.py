@@ -100,6 +100,11 @@ def verify(p: Plan, observed: Mapping[str, Any]) -> IsolationReport:
                                             or "host (no mount namespace)")))
     if p.level == "landlock":
         notes.append("host filesystem view (read-only); writes only under the workspace")
+    if observed.get("fast_spawn"):
+        # (cspawn14) a speed, not a protection: every child gets the same set-up either way
+        fs = str(observed["fast_spawn"])
+        notes.append("native spawns: compiled (executors/_fastspawn.c)" if fs == "compiled"
+                     else f"native spawns: pure Python, slower ({fs})")
     warnings = p.warnings + tuple(f"{m} was planned but is not in effect" for m in problems)
     if observed.get("engine_error"):
         # (compat12) an install missing a required module (check11 saw it as a timeout with

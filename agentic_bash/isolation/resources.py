@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import platform
+import os
 from typing import Any, Mapping
 
 from ..errors import IsolationUnavailable, PolicyViolation
@@ -159,7 +159,7 @@ class ResourceControl:
         self.limits = limits
         self.cg_host = cg if cg is not None else detect_cached()
         plan_args = dict(level=level, session_layer=session_layer,
-                         sandbox_uid_is_root=euid == 0, kernel=platform.release())
+                         sandbox_uid_is_root=euid == 0, kernel=os.uname().release)
         self.backends = plan_resources(limits, cg=self.cg_host, **plan_args)
         self.cgroups: SandboxCgroups | None = None
         self._runner_counts = False
@@ -259,8 +259,10 @@ class ResourceControl:
             parts.append(f"{lim.max_processes} processes")
         if getattr(lim, "max_process_memory", None) is not None:
             parts.append(f"{_fmt_bytes(int(lim.max_process_memory))} of private memory per "
-                         "program (RLIMIT_DATA, set right after its spawn; a program that allocated past it "
-                         "before the runner reached it is killed)")
+                         + ("program (RLIMIT_DATA, set in the child before its exec)"
+                            if observed.get("fast_spawn") == "compiled" else
+                            "program (RLIMIT_DATA, set right after its spawn; a program that "
+                            "allocated past it before the runner reached it is killed)"))
         if "cpu" in on:
             parts.append(f"{lim.cpu_quota:g} CPU")
         if "file_size" in on:

@@ -664,6 +664,12 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     executor = factory(cfg)
     if cfg.get("_engine_error"):
         observed["engine_error"] = cfg["_engine_error"]   # (compat12: the report warns)
+    # (cspawn14) whether programs start through the compiled spawn (a speed, not a protection)
+    try:
+        from ..executors.native import FAST_SPAWN
+        observed["fast_spawn"] = FAST_SPAWN
+    except ImportError as e:
+        observed["fast_spawn"] = f"unavailable: {e}"
     observed["t_executor"] = time.monotonic() - t0
     observed["timing"]["executor"] = round(time.time(), 4)
     _mark(cfg, "executor")

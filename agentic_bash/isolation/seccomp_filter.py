@@ -10,7 +10,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import socket
 import struct
 import threading
@@ -50,7 +49,7 @@ _NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000
              0x40000000, 0x00000080)  # NEWNS NEWCGROUP NEWUTS NEWIPC NEWUSER NEWPID NEWNET NEWTIME
 _AF_PACKET, _AF_VSOCK = 17, 40
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
-_NR_SECCOMP = {"x86_64": 317, "aarch64": 277}.get(platform.machine())
+_NR_SECCOMP = {"x86_64": 317, "aarch64": 277}.get(os.uname().machine)
 _FLAG_TSYNC = 1
 _FLAG_NEW_LISTENER = 1 << 3
 

@@ -6,7 +6,6 @@ import ctypes
 import ctypes.util
 import errno
 import os
-import platform
 
 __all__ = [
     "CLONE_NEWCGROUP", "CLONE_NEWIPC", "CLONE_NEWNET", "CLONE_NEWNS", "CLONE_NEWPID",
@@ -63,7 +62,7 @@ except AttributeError:
     pass
 
 _SYS = {"x86_64": {"pivot_root": 155, "capset": 126, "clone3": 435},
-        "aarch64": {"pivot_root": 41, "capset": 91, "clone3": 435}}.get(platform.machine(), {})
+        "aarch64": {"pivot_root": 41, "capset": 91, "clone3": 435}}.get(os.uname().machine, {})
 
 
 def _check(res: int, what: str, arg: object = None) -> int:

@@ -483,7 +483,8 @@ class Zygote:
         env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                "LANG": "C.UTF-8", "PYTHONPATH": pkg_parent, "PYTHONSAFEPATH": "1",
                **_bytecode_env()}
-        for k in ("AGENTIC_BASH_ZYGOTE_WARMUP", "AGENTIC_BASH_ZYGOTE_CLONE"):
+        for k in ("AGENTIC_BASH_ZYGOTE_WARMUP", "AGENTIC_BASH_ZYGOTE_CLONE",
+                  "AGENTIC_BASH_FASTSPAWN"):   # (cspawn14: the compiled spawn off)
             if os.environ.get(k) == "0":
                 env[k] = "0"
         site_dirs = _site_dirs()

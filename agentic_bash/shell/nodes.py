@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -29,46 +30,90 @@ __all__ = [
 ]
 
 
+class _Node:
+    """What every node class shares: a frozen value object over its slots.
+
+    The classes below are dataclasses for their field lists (``dataclasses.fields``,
+    ``replace``, the template builder's walk), but their methods are these, written once,
+    instead of the ~230 functions ``@dataclass(frozen=True)`` generates from source text and
+    compiles in every process that imports this module (a third of the zygote's import CPU:
+    46 -> 15 ms here). Equality and hashing are those of a frozen dataclass: same class and
+    equal compared fields (``_key``, set below for each class; ``Simple.plan`` is not
+    compared); assigning or deleting a field raises ``FrozenInstanceError``; pickling and
+    copying go through ``__getstate__``/``__setstate__``. ``__init__`` is _fast_init's."""
+
+    __slots__ = ()
+    _key: Any = None
+    _shown: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            key = self._key
+            return key(self) == key(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key(self))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._shown)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __getstate__(self) -> list[Any]:
+        return [getattr(self, n) for n in self.__slots__]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for n, v in zip(self.__slots__, state):
+            object.__setattr__(self, n, v)
+
+
+
 # ----------------------------------------------------------------------------- words
 
 
-@dataclass(frozen=True, slots=True)
-class Lit:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Lit(_Node):
     """Unquoted literal text (may hold glob, brace, tilde and extglob characters)."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Escaped:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Escaped(_Node):
     """A backslash-escaped character outside quotes (``\\*``): literal, never special."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class SQ:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class SQ(_Node):
     """Single-quoted text, verbatim."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ANSIC:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class ANSIC(_Node):
     """``$'...'`` with its escapes already decoded."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class DQ:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class DQ(_Node):
     """Double-quoted text; parts are ``Lit`` (literal inside quotes), ``Param``, ``CmdSub``, ``ArithSub``."""
 
     parts: tuple[Part, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Param(_Node):
     """A parameter expansion, ``$x`` (``short=True``) or ``${...}``.
 
     ``name``: variable name, digit string, or one of ``@ * # ? - $ ! 0 _``.
@@ -89,23 +134,23 @@ class Param:
     short: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class CmdSub:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CmdSub(_Node):
     """``$(...)`` or a backtick substitution; ``body`` is already parsed."""
 
     body: Script
     backtick: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ArithSub:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class ArithSub(_Node):
     """``$(( expr ))``; ``expr`` is expanded like a double-quoted string, then evaluated."""
 
     expr: Word
 
 
-@dataclass(frozen=True, slots=True)
-class ProcSub:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class ProcSub(_Node):
     """``<(...)`` (``direction='<'``) or ``>(...)``."""
 
     direction: str
@@ -115,8 +160,8 @@ class ProcSub:
 Part = Union[Lit, Escaped, SQ, ANSIC, DQ, Param, CmdSub, ArithSub, ProcSub]
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Word(_Node):
     """One shell word. ``text`` is its source text (for ``set -x``, ``declare -f``, messages)."""
 
     parts: tuple[Part, ...]
@@ -127,8 +172,8 @@ class Word:
 # ----------------------------------------------------------------------- redirections
 
 
-@dataclass(frozen=True, slots=True)
-class HereDoc:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class HereDoc(_Node):
     """Body of ``<<``/``<<-``: unquoted delimiters give an expandable ``body`` (``DQ``-like
     parts, no quote removal of ``'`` or ``"``), quoted ones a single ``Lit``."""
 
@@ -138,8 +183,8 @@ class HereDoc:
     delimiter: str
 
 
-@dataclass(frozen=True, slots=True)
-class Redir:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Redir(_Node):
     """One redirection.
 
     ``op`` is one of ``< > >> >| <> <& >& &> &>> <<< << <<-``.
@@ -158,8 +203,8 @@ class Redir:
 # ---------------------------------------------------------------------------- commands
 
 
-@dataclass(frozen=True, slots=True)
-class ArrayElem:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class ArrayElem(_Node):
     """One element of ``a=(...)``: ``[key]=value`` / ``[key]+=value`` or a bare ``value``."""
 
     value: Word
@@ -167,8 +212,8 @@ class ArrayElem:
     append: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Assign:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Assign(_Node):
     """``name=value``, ``name+=value``, ``name[i]=value`` or ``name=(...)``."""
 
     name: str
@@ -179,8 +224,8 @@ class Assign:
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Simple:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Simple(_Node):
     """A simple command: assignments, words (argv before expansion), redirections."""
 
     assigns: tuple[Assign, ...]
@@ -192,8 +237,8 @@ class Simple:
     plan: Any = field(default=None, init=False, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
-class Pipeline:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Pipeline(_Node):
     """``[time [-p]] [!] a | b |& c``; ``stderr_too[i]`` is True when stage i is followed by ``|&``."""
 
     cmds: tuple[Command, ...]
@@ -208,8 +253,8 @@ class Pipeline:
     coop: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AndOr:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class AndOr(_Node):
     """``first op1 c1 op2 c2 ...`` with ops ``&&``/``||`` evaluated left to right."""
 
     first: Command
@@ -217,8 +262,8 @@ class AndOr:
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ListItem:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class ListItem(_Node):
     """One command of a list, terminated by ``;``/newline (``background=False``) or ``&``."""
 
     cmd: Command
@@ -231,8 +276,8 @@ class ListItem:
     end_line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Script:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Script(_Node):
     """A command list: the whole script, a function/group/subshell body, a branch."""
 
     items: tuple[ListItem, ...]
@@ -243,15 +288,17 @@ class Script:
     raw: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Subshell:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Subshell(_Node):
+    """``( list )``: ``body`` in a forked copy of the shell."""
+
     body: Script
     redirs: tuple[Redir, ...] = ()
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Coproc:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Coproc(_Node):
     """``coproc [NAME] command``: ``body`` runs asynchronously with its stdin and stdout
     connected to the shell through ``NAME[1]`` and ``NAME[0]`` (NAME defaults to COPROC)."""
 
@@ -260,15 +307,17 @@ class Coproc:
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Group(_Node):
+    """``{ list; }``: ``body`` in the current shell."""
+
     body: Script
     redirs: tuple[Redir, ...] = ()
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class If:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class If(_Node):
     """``clauses`` are (condition, body) for ``if`` and each ``elif``."""
 
     clauses: tuple[tuple[Script, Script], ...]
@@ -277,8 +326,10 @@ class If:
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class While:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class While(_Node):
+    """``while cond; do body; done`` (``until=True``: ``until``)."""
+
     cond: Script
     body: Script
     until: bool = False
@@ -286,8 +337,8 @@ class While:
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class For:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class For(_Node):
     """``for var [in words]``; ``words=None`` means ``in "$@"``."""
 
     var: str
@@ -298,8 +349,8 @@ class For:
     end_line: int = 0  # where the parser finished it: bash names a bad var there
 
 
-@dataclass(frozen=True, slots=True)
-class ArithFor:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class ArithFor(_Node):
     """``for ((init; cond; step))``; an empty clause is None (an empty cond is true)."""
 
     init: Word | None
@@ -310,8 +361,10 @@ class ArithFor:
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Select:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Select(_Node):
+    """``select var [in words]``; ``words=None`` means ``in "$@"``."""
+
     var: str
     words: tuple[Word, ...] | None
     body: Script
@@ -320,8 +373,8 @@ class Select:
     end_line: int = 0  # where the parser finished it: bash names a bad var there
 
 
-@dataclass(frozen=True, slots=True)
-class CaseArm:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CaseArm(_Node):
     """``terminator`` is ``;;``, ``;&`` or ``;;&``."""
 
     patterns: tuple[Word, ...]
@@ -329,16 +382,18 @@ class CaseArm:
     terminator: str = ";;"
 
 
-@dataclass(frozen=True, slots=True)
-class Case:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Case(_Node):
+    """``case word in arms esac``."""
+
     word: Word
     arms: tuple[CaseArm, ...]
     redirs: tuple[Redir, ...] = ()
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class FuncDef:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class FuncDef(_Node):
     """``name() body`` / ``function name body``; ``source`` is the definition's text."""
 
     name: str
@@ -347,8 +402,8 @@ class FuncDef:
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ArithCmd:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class ArithCmd(_Node):
     """``(( expr ))``."""
 
     expr: Word
@@ -359,8 +414,8 @@ class ArithCmd:
 # --------------------------------------------------------------------------- [[ ... ]]
 
 
-@dataclass(frozen=True, slots=True)
-class CondWord:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CondWord(_Node):
     """A lone word in ``[[ w ]]`` (true when non-empty)."""
 
     word: Word
@@ -369,8 +424,8 @@ class CondWord:
     paren: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class CondUnary:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CondUnary(_Node):
     """``-f file``, ``-z s``, ``-v name`` …"""
 
     op: str
@@ -380,8 +435,8 @@ class CondUnary:
     paren: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class CondBinary:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CondBinary(_Node):
     """``== != = < > =~ -eq -ne -lt -le -gt -ge -nt -ot -ef``.
 
     For ``==``/``!=``/``=`` the right word is a pattern (quoted parts match literally);
@@ -396,16 +451,20 @@ class CondBinary:
     paren: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class CondNot:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CondNot(_Node):
+    """``! expr`` inside ``[[ ]]``."""
+
     expr: CondExpr
     # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
     # this term in the source; `declare -f` prints them back.
     paren: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class CondAnd:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CondAnd(_Node):
+    """``left && right`` inside ``[[ ]]``."""
+
     left: CondExpr
     right: CondExpr
     # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
@@ -413,8 +472,10 @@ class CondAnd:
     paren: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class CondOr:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class CondOr(_Node):
+    """``left || right`` inside ``[[ ]]``."""
+
     left: CondExpr
     right: CondExpr
     # Added by the parser (optional, printing only): how many explicit `( … )` surrounded
@@ -425,8 +486,8 @@ class CondOr:
 CondExpr = Union[CondWord, CondUnary, CondBinary, CondNot, CondAnd, CondOr]
 
 
-@dataclass(frozen=True, slots=True)
-class Cond:
+@dataclass(init=False, repr=False, eq=False, slots=True)
+class Cond(_Node):
     """``[[ expr ]]``."""
 
     expr: CondExpr
@@ -504,7 +565,10 @@ def _fast_init(cls: type) -> None:
     stores = "\n".join(body) + "\n"
     src = (f"def twin_init({sig}):\n{stores}    self.__class__ = _cls\n"
            f"def __init__({sig}):\n    _osa(self, '__class__', _twin)\n{stores}    self.__class__ = _cls\n")
-    twin = type(cls.__name__ + "Twin", (), {"__slots__": cls.__slots__, "__module__": __name__})  # type: ignore[attr-defined]
+    # (a _Node too, for the layouts to match; its stores are object's own)
+    twin = type(cls.__name__ + "Twin", (_Node,), {
+        "__slots__": cls.__slots__, "__module__": __name__,  # type: ignore[attr-defined]
+        "__setattr__": object.__setattr__, "__delattr__": object.__delattr__})
     ns["_twin"] = twin
     exec(src, ns)  # noqa: S102 - generated from the class's own field list, as dataclasses does
     twin.__init__ = ns["twin_init"]  # type: ignore[misc]
@@ -521,4 +585,7 @@ TWINS: dict[type, type] = {}
 for _cls in list(globals().values()):
     if isinstance(_cls, type) and _cls.__module__ == __name__ and dataclasses.is_dataclass(_cls):
         _fast_init(_cls)
-del _cls
+        _fs = dataclasses.fields(_cls)
+        _cls._key = operator.attrgetter(*[f.name for f in _fs if f.compare])
+        _cls._shown = tuple(f.name for f in _fs if f.repr)
+del _cls, _fs

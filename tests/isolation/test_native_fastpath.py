@@ -19,7 +19,9 @@ def restore_signals():
         signal.signal(s, h)
 
 
-def test_children_inherit_the_dispositions_without_a_preexec(restore_signals, monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_children_inherit_the_dispositions_without_a_preexec(restore_signals, monkeypatch,
+                                                              compiled):
     seen = {}
 
     def spying(real):
@@ -28,9 +30,24 @@ def test_children_inherit_the_dispositions_without_a_preexec(restore_signals, mo
             return real(*a, **kw)
         return spy
 
-    # (the launcher starts through Popen, or through _popen_direct with the same arguments)
+    # (the launcher starts through Popen, or through _popen_direct with the same arguments,
+    # or through the compiled spawn, which has no preexec at all: argument 10 is
+    # restore_signals)
     monkeypatch.setattr(N.subprocess, "Popen", spying(subprocess.Popen))
     monkeypatch.setattr(N, "_popen_direct", spying(N._popen_direct))
+    if not compiled:
+        monkeypatch.setattr(N, "_FAST", None)
+    elif N._FAST is None:
+        pytest.skip(f"the compiled spawn is {N.FAST_SPAWN}")
+    else:
+        import types
+        real_spawn = N._FAST.spawn
+
+        def spawn(*a):  # noqa: ANN002, ANN202
+            seen.update(preexec=None, restore=a[10])
+            return real_spawn(*a)
+        monkeypatch.setattr(N, "_FAST", types.SimpleNamespace(spawn=spawn,
+                                                              wait_step=N._FAST.wait_step))
     launcher = N.NativeLauncher(pdeathsig=False)
     launcher.confine_workload(ignore_sigxfsz=True)
     r, w = os.pipe()
