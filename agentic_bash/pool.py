@@ -349,7 +349,11 @@ class SandboxPool:
                         break
                     cond.wait(self._next_expiry())
             try:
-                sb = self._create()
+                # (sessions14) nobody waits for a filler's sandbox: the zygote may finish its
+                # deferred warm-up first (less private memory per idle sandbox)
+                from .isolation.zygote import background_spawns
+                with background_spawns():
+                    sb = self._create()
             except BaseException as e:  # noqa: BLE001 - keep filling; acquire() reports
                 with cond:
                     self._creating -= 1

@@ -815,18 +815,22 @@ def bench_ab_sessions(old_tree: str, rounds: int, seconds: float, count: int = 2
             got = json.loads(p.stdout.strip().splitlines()[-1])
             runs[name].append({"load1": float(load), "echo_p50_ms": got["echo"]["p50_ms"],
                                "echo_p99_ms": got["echo"]["p99_ms"],
+                               "echo_p99_after_3_ms": (got["echo_after_3_calls"] or {}).get(
+                                   "p99_ms", float("nan")),
                                "calls_per_s": got["calls_per_s"],
                                "busy_cpu_ms_per_call": got["busy_cpu_ms_per_call"],
                                "idle_cpu_s_per_s": got["idle_cpu_s_per_s"]})
             print(f"  ab_sessions round {r} {name}: load {load}, echo p50 "
-                  f"{got['echo']['p50_ms']:.2f} ms p99 {got['echo']['p99_ms']:.2f} ms, "
+                  f"{got['echo']['p50_ms']:.2f} ms p99 {got['echo']['p99_ms']:.2f} ms (after 3 "
+                  f"calls {runs[name][-1]['echo_p99_after_3_ms']:.2f}), "
                   f"{got['calls_per_s']:.0f} calls/s; CPU ms/call {got['busy_cpu_ms_per_call']}; "
                   f"idle CPU s/s {got['idle_cpu_s_per_s']}", flush=True)
     out: dict = {"trees": trees, "rounds": runs, "seconds": seconds, "sessions": count,
                  "echo_only": echo_only}
     for name, rs in runs.items():
         out[name + "_median"] = {f: statistics.median(x[f] for x in rs)
-                                 for f in ("echo_p50_ms", "echo_p99_ms", "calls_per_s")}
+                                 for f in ("echo_p50_ms", "echo_p99_ms", "echo_p99_after_3_ms",
+                                           "calls_per_s")}
         for f in ("busy_cpu_ms_per_call", "idle_cpu_s_per_s"):
             out[name + "_median"][f] = {k: statistics.median(x[f][k] for x in rs)
                                         for k in rs[0][f]}
@@ -900,10 +904,13 @@ def main() -> None:
         steps["ab_per_call"] = lambda: bench_ab(args.ab, 4 if q else 8, 400 if q else 600)
         # (only with --only: ~4 x 2 x 15 s of the whole machine)
         steps["ab_sessions_200"] = lambda: bench_ab_sessions(args.ab, 4, 5 if q else 10)
+        steps["ab_sessions_200_echo_only"] = lambda: bench_ab_sessions(
+            args.ab, 4, 5 if q else 10, echo_only=True)
     for name, fn in steps.items():
         if args.only and name not in args.only.split(","):
             continue
-        if name in ("ab_sessions_200", "sessions_vs_floor") and not args.only:
+        if name in ("ab_sessions_200", "ab_sessions_200_echo_only",
+                    "sessions_vs_floor") and not args.only:
             continue
         res[name] = fn()
         print(name, json.dumps(res[name], indent=1, default=str), flush=True)
@@ -1011,12 +1018,16 @@ def main() -> None:
                          f"{x['load1']:.1f} (medians of {len(a['rounds'][name])} rounds)")
         lines.append("  p99 sandbox/floor per round: " + ", ".join(
             f"{r:.2f}" for r in a["p99_ratio_per_round"]))
-    if "ab_sessions_200" in res:
-        a = res["ab_sessions_200"]
+    for key in ("ab_sessions_200", "ab_sessions_200_echo_only"):
+        if key not in res:
+            continue
+        a = res[key]
+        lines.append(key + ":")
         for name in ("old", "new"):
             x = a[name + "_median"]
             lines.append(f"A/B 200 sessions {name}: echo p50 {x['echo_p50_ms']:.2f} ms p99 "
-                         f"{x['echo_p99_ms']:.2f} ms, {x['calls_per_s']:.0f} calls/s (medians of "
+                         f"{x['echo_p99_ms']:.2f} ms (after each session's first 3 calls "
+                         f"{x['echo_p99_after_3_ms']:.2f}), {x['calls_per_s']:.0f} calls/s (medians of "
                          f"{len(a['rounds'][name])} rounds); CPU ms per call "
                          f"{x['busy_cpu_ms_per_call']}; idle CPU s/s {x['idle_cpu_s_per_s']}")
         lines.append("  p99 new/old per round: " + ", ".join(

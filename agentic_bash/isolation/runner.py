@@ -724,6 +724,13 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
     observed["cpu"] = {k[2:]: v for k, v in cfg.items() if k.startswith("m_")}
     send_msg(sock, {"ev": "ready", "observed": observed, "pid": os.getpid(),
                     "layer_extras": extras})
+    limits = getattr(executor, "shell", None) is not None and getattr(executor, "limits", None)
+    if limits:
+        # (sessions14) a first command's copy-on-write faults taken while the sandbox waits
+        # to be used, on a throwaway shell (isolation/warmup.py); before the usage figures'
+        # baselines
+        from .warmup import warm_up
+        warm_up(sock, limits)
     usage = None
     if cfg.get("resources"):
         from .watchdog import S3Usage

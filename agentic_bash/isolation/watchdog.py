@@ -687,13 +687,14 @@ def reap_until(runner: int) -> int:
             return os.waitstatus_to_exitcode(status) & 0xFF
 
 
-def _wait_reaping(fds: list[int], wait: float, runner: int) -> int | None:
+def _wait_reaping(fds: list[int], wait: float, runner: int,
+                  reap_step: float = REAP_STEP) -> int | None:
     """Wait ``wait`` seconds or until one of ``fds`` is readable, reaping orphans every
-    REAP_STEP meanwhile (every ``wait`` when a wake-up descriptor is among ``fds``: the
+    ``reap_step`` meanwhile (every ``wait`` when a wake-up descriptor is among ``fds``: the
     sandbox is quiet). The runner's exit status if it was reaped, else None."""
     import select
     end = time.monotonic() + wait
-    step = wait if len(fds) > 1 else min(wait, REAP_STEP)
+    step = wait if len(fds) > 1 else min(wait, reap_step)
     while True:
         try:
             ready = select.select(fds, [], [], max(0.0, min(step, end - time.monotonic())))[0]
@@ -835,7 +836,7 @@ def _raise_one(d: str) -> None:
 
 
 def _wait_raising(fds: list[int], wait: float, runner: int, page: WatchdogPage,
-                  me: int, seen: list[int]) -> int | None:
+                  me: int, seen: list[int], reap_step: float = REAP_STEP) -> int | None:
     """``_wait_reaping`` that also wakes on S3's kick (a program started) and gives the new
     process oom_score_adj 1000 at once (several since the last kick: every new one)."""
     import select
@@ -848,7 +849,7 @@ def _wait_raising(fds: list[int], wait: float, runner: int, page: WatchdogPage,
         if left <= 0:
             return None
         try:
-            ready = select.select(fds + [kick], [], [], left if quiet else min(left, REAP_STEP))[0]
+            ready = select.select(fds + [kick], [], [], left if quiet else min(left, reap_step))[0]
         except InterruptedError:
             ready = []
         if kick in ready:
@@ -925,10 +926,25 @@ def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
     room = cfg.get("_spawn_room_fds")
     lim = getattr(cfg.get("limits"), "max_memory_bytes", None)
     full_since: float | None = None
+    woken = False
     while True:
         code = _reap(runner)
         if code is not None:
             return code
+        if woken:
+            # (sessions14) woken from quiet by a program's start: its first look waits one
+            # FD_GUARD_INTERVAL. The look before the quiet wait found no process, so a look
+            # now would find only a program just started; the first look at a hog is still
+            # within one interval of its start, as before, when a second look an interval
+            # after this one was the first that could see one (half of the guard's CPU per
+            # program 100+ ms apart, an agent's pace)
+            woken = False
+            code = (_wait_raising([pidfd], FD_GUARD_INTERVAL, runner, page, me, seen,
+                                  FD_GUARD_INTERVAL) if floor
+                    else _wait_reaping([pidfd], FD_GUARD_INTERVAL, runner, FD_GUARD_INTERVAL))
+            if code is not None:
+                return code
+            continue
         t0 = time.monotonic()
         if room and lim and _group_full(room[0], int(lim)):
             # (attack13) the group is at its limit, as for 50-150 ms after an OOM kill
@@ -956,10 +972,17 @@ def s2_wait_with_fd_guard(cfg: dict[str, Any], runner: int) -> int:
             if page.get("busy") == 0:
                 fds.append(wake_fd)
                 wait = QUIET_INTERVAL
-        code = (_wait_raising(fds, wait, runner, page, me, seen) if floor
-                else _wait_reaping(fds, wait, runner))
+        end = time.monotonic() + wait
+        # (sessions14) a wait of one interval (the looks are quick: few processes) reaps once,
+        # at its end, not every REAP_STEP: one wake-up less per interval; a longer one (a
+        # look at many processes took a while: a fork bomb's) reaps every REAP_STEP
+        step = FD_GUARD_INTERVAL if wait <= FD_GUARD_INTERVAL else REAP_STEP
+        code = (_wait_raising(fds, wait, runner, page, me, seen, step) if floor
+                else _wait_reaping(fds, wait, runner, step))
         if code is not None:
             return code
+        # (the quiet wait ended early: the eventfd, i.e. a program started)
+        woken = len(fds) > 1 and time.monotonic() < end
 
 
 # -- S3: the runner ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 
 from .wire import sendmsg_fds
 
-__all__ = ["Zygote", "get_zygote", "main"]
+__all__ = ["Zygote", "background_spawns", "get_zygote", "main"]
 
 PRELOAD = (
     "agentic_bash.isolation.runner", "agentic_bash.isolation.rootfs",
@@ -45,8 +45,25 @@ PRELOAD = (
     # imported by every sandbox's runner otherwise (its start-up, before pin_imports: a
     # module imported there sends pin_imports through every package, ~2 ms, create13)
     "mmap",
+    # (sessions14) the runner's warm-up after ready (a throwaway shell over a MemoryFS)
+    "agentic_bash.isolation.warmup", "agentic_bash.vfs.memory",
 )
 _MSG_MAX = 1 << 20
+BACKGROUND_STEPS = 0.5
+"""Seconds of deferred steps (imports, the warm-up run) the zygote may take before forking a
+sandbox nobody waits for (a pool's filler: ``background_spawns``)."""
+_background = threading.local()
+
+
+class background_spawns:
+    """``with background_spawns():`` sandboxes this thread starts are not waited for (a
+    pool's filler): the zygote finishes its deferred steps before it forks them."""
+
+    def __enter__(self) -> None:
+        _background.on = True
+
+    def __exit__(self, *exc: Any) -> None:
+        _background.on = False
 
 
 # -- server side (runs in the zygote process) --------------------------------------------------
@@ -304,6 +321,23 @@ def main(fd: int) -> int:
             os.close(fds[0])
             ctl.send(json.dumps({"error": f"bad request: {e}"}).encode())
             continue
+        if cfg.pop("_background", False) and steps is not None:
+            # (sessions14) a pool's filler asked: nobody waits for this sandbox, so the
+            # deferred steps left run first (at most BACKGROUND_STEPS seconds): a sandbox
+            # forked before them imports and warms what it uses itself, in its private
+            # memory (an idle pooled sandbox forked early held ~0.6 MB more USS)
+            end = time.monotonic() + BACKGROUND_STEPS
+            while steps is not None and time.monotonic() < end:
+                step = next(steps, None)
+                if step is None:
+                    steps = None
+                    gc.collect()
+                    gc.freeze()
+                    break
+                try:
+                    step()
+                except Exception:  # noqa: BLE001 - (as in the idle loop above)
+                    pass
         from .runner import namespace_flags, note_packages
         note_packages()
         pid = -1
@@ -484,6 +518,7 @@ class Zygote:
                "LANG": "C.UTF-8", "PYTHONPATH": pkg_parent, "PYTHONSAFEPATH": "1",
                **_bytecode_env()}
         for k in ("AGENTIC_BASH_ZYGOTE_WARMUP", "AGENTIC_BASH_ZYGOTE_CLONE",
+                  "AGENTIC_BASH_RUNNER_WARMUP",
                   "AGENTIC_BASH_FASTSPAWN"):   # (cspawn14: the compiled spawn off)
             if os.environ.get(k) == "0":
                 env[k] = "0"
@@ -553,7 +588,10 @@ class Zygote:
                 # KeyboardInterrupt while waiting) leaves its reply behind, never to the next
                 self._req = getattr(self, "_req", 0) + 1
                 req = self._req
-                sendmsg_fds(self.sock, [pickle.dumps({**cfg, "req": req})], [theirs.fileno()])
+                msg = {**cfg, "req": req}
+                if getattr(_background, "on", False):
+                    msg["_background"] = True
+                sendmsg_fds(self.sock, [pickle.dumps(msg)], [theirs.fileno()])
                 while True:
                     reply = json.loads(self.sock.recv(_MSG_MAX) or b"{}")
                     if reply.get("req", req) == req:
