@@ -1,8 +1,8 @@
-"""Build glue for the optional C extension (everything else is in pyproject.toml).
+"""Build glue for the optional C extension (everything else is in pyproject.toml)."""
 
-agentic_bash.executors._fastspawn is the native launcher's compiled spawn and wait step; a
-machine without a C compiler or Python's headers still installs (optional=True) and runs the
-pure-Python path, which the isolation report names (``fast_spawn``)."""
+# agentic_bash.executors._fastspawn is the native launcher's compiled spawn and wait step; a
+# machine without a C compiler or Python's headers still installs (optional=True) and runs
+# the pure-Python path, which the isolation report names ("native spawns: pure Python").
 
 from setuptools import Extension, setup
 

@@ -372,8 +372,9 @@ class NativeLauncher:
         if self._inherited_ignore:
             restore = False
             ignore = tuple(s for s in ignore if s not in self._inherited_ignore)
-        if (_FAST is not None and preexec is None and "/" in executable and type(stdin) is int and type(stdout) is int
-                and type(stderr) is int and min(stdin, stdout, stderr) >= 0):
+        if (_FAST is not None and preexec is None and "/" in executable and type(stdin) is int
+                and type(stdout) is int and type(stderr) is int
+                and min(stdin, stdout, stderr) >= 0):
             if ctty or self._setsid_each:
                 pgid = -3 if ctty else -2   # (a new session: the child leads its group)
             return self._spawn_fast(argv, executable, env, cwd, stdin, stdout, stderr, pgid,

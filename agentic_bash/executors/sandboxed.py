@@ -35,6 +35,10 @@ from .base import OutputCallback
 
 __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
 
+_PLAIN_RESULT = frozenset(("ev", "id", "exit_code", "duration", "cwd", "stdout_len", "cpu_time",
+                           "peak_memory"))
+"""The keys of a result frame whose other fields are all at their defaults (runner.result_header
+leaves those out): SandboxedExecutor._result fills them without looking."""
 _GRACE = 2.0            # seconds past the run's timeout before the host interrupts on its own
 _KILL_AFTER = 3.0       # then seconds more before the host kills an unresponsive sandbox
 WORKLOAD_NICE = 10      # niceness of the workload's programs, below the runner's 0 (issue 13)
@@ -1047,35 +1051,54 @@ class SandboxedExecutor:
             env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float | None = None, on_output: OutputCallback | None = None,
             tty: Mapping[str, Any] | None = None) -> Result:
-        check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
-        feed_fd = _streamed_fd(stdin)
-        if feed_fd is not None:
-            data = None   # a pipe or terminal: streamed while the script runs, as bash reads it
+        # (the per-call path: `run("echo hi")` pays every line here; what a run without
+        # stdin, env, cwd, timeout, callback or tty does not need is skipped)
+        if (type(script) is not str or env is not None or cwd is not None
+                or timeout is not None or not (stdin is None or type(stdin) is bytes)):
+            check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
+        if stdin is None:
+            feed_fd = data = None
         else:
-            data = stdin.read() if stdin is not None and hasattr(stdin, "read") else stdin
-        if isinstance(data, str):
-            data = data.encode()
-        elif data is not None and not isinstance(data, bytes):
-            data = bytes(data)
+            feed_fd = _streamed_fd(stdin)
+            if feed_fd is not None:
+                data = None   # a pipe or terminal: streamed while the script runs, as bash reads it
+            else:
+                data = stdin.read() if hasattr(stdin, "read") else stdin
+            if isinstance(data, str):
+                data = data.encode()
+            elif data is not None and not isinstance(data, bytes):
+                data = bytes(data)
         with self._lock:
             if self._dropped and threading.get_ident() in self._dropped:
                 # (Sandbox.arun cancelled while this call waited for the lock: never sent)
                 self._dropped.discard(threading.get_ident())
                 raise SandboxError("run cancelled before it began")
-            self._ready()
-            rid = self._new_id()
+            if (self._closed or self._dead or self._pending is not None
+                    or self._arun is not None or self._reader.torn):
+                self._ready()   # (it does nothing otherwise)
+            self._next_id += 1
+            rid = self._next_id
             req = _run_request(rid, script, "pipe" if feed_fd is not None else data is not None,
                                env, cwd, timeout, on_output is not None)
             if tty is not None:
                 req["tty"] = dict(tty)   # a pty inside the sandbox (agentic_bash.tty)
             t = timeout if timeout is not None else self.limits.timeout
+            deadline = None
             if t is not None:
                 # (contract12) the deadline as a CLOCK_MONOTONIC time (one clock for the host
                 # and the sandbox: no time namespace): the runner stops the run at it, not a
                 # timeout after it got the request, which came late on a loaded machine
                 req["by"] = time.monotonic() + t
-            self._resources.begin_run()
-            self._deliver(req, data or b"")
+            res = self._resources
+            if res.cgroups is not None:
+                res.begin_run()
+            try:
+                self._send(req, data or b"")
+            except _Undelivered:   # (_deliver, inline)
+                if self._restarting:
+                    raise
+                self._restart()
+                self._send(req, data or b"")
             self._current_thread = threading.get_ident()
             self._current = rid
             if self._dropped and self._current_thread in self._dropped:
@@ -1083,10 +1106,12 @@ class SandboxedExecutor:
                 self._dropped.discard(self._current_thread)
                 self._send_interrupt(rid)
             feeder = _StdinFeeder(self, rid, feed_fd) if feed_fd is not None else None
-            deadline = None if t is None else time.monotonic() + t + _GRACE
+            if t is not None:
+                deadline = time.monotonic() + t + _GRACE
             interrupted = False
             callback_error: BaseException | None = None
             pending: tuple[dict[str, Any], bytes] | None = None
+            recv = self._reader.recv
 
             def deliver(fd: int, chunk: bytes) -> None:
                 nonlocal callback_error
@@ -1104,31 +1129,38 @@ class SandboxedExecutor:
                             self._current = None
                             if callback_error is not None:
                                 raise callback_error
-                            return self._resources.end_run(
-                                self._with_network(self._result(hdr, payload)))
+                            return self._finish(hdr, payload)
                         self._current = None
                         _raise_remote(hdr)
-                    wait = None if deadline is None else deadline - time.monotonic()
-                    if wait is not None and wait <= 0:
-                        if not interrupted:
-                            # the interpreter should have stopped itself at its deadline
-                            self._send_interrupt(rid)
-                            interrupted = True
-                            deadline = time.monotonic() + _KILL_AFTER
+                    if deadline is None:
+                        msg = recv(None)
+                    else:
+                        wait = deadline - time.monotonic()
+                        if wait <= 0:
+                            if not interrupted:
+                                # the interpreter should have stopped itself at its deadline
+                                self._send_interrupt(rid)
+                                interrupted = True
+                                deadline = time.monotonic() + _KILL_AFTER
+                                continue
+                            self._kill()
+                            self._crash_reason = "the sandbox did not stop after a run's timeout"
+                            raise SandboxCrashed("the sandbox did not stop after its timeout and "
+                                                 "was killed")
+                        msg = recv(wait)
+                        if msg is None:
                             continue
-                        self._kill()
-                        self._crash_reason = "the sandbox did not stop after a run's timeout"
-                        raise SandboxCrashed("the sandbox did not stop after its timeout and "
-                                             "was killed")
-                    msg = self._reader.recv(wait)
-                    if msg is None:
-                        continue
-                    hdr, payload = msg
+                    hdr, payload = msg   # type: ignore[misc]
                     if hdr.get("id") != rid:
                         if hdr.get("ev") == "fatal":
                             raise WireClosed("the sandbox reported a fatal error")
                         continue  # output or reply of an abandoned call: never this run's
                     ev = hdr.get("ev")
+                    if ev == "result":
+                        self._current = None
+                        if callback_error is not None:
+                            raise callback_error
+                        return self._finish(hdr, payload)
                     if ev == "out":
                         deliver(int(hdr.get("fd", 1)), payload)
                     elif ev == "call":
@@ -1139,12 +1171,6 @@ class SandboxedExecutor:
                     elif ev == "stdin_more":
                         if feeder is not None:
                             feeder.more()
-                    elif ev == "result":
-                        self._current = None
-                        if callback_error is not None:
-                            raise callback_error
-                        return self._resources.end_run(
-                            self._with_network(self._result(hdr, payload)))
                     elif ev == "error":
                         self._current = None
                         _raise_remote(hdr)
@@ -1164,6 +1190,20 @@ class SandboxedExecutor:
                 self._current = None
                 if feeder is not None:
                     feeder.stop()
+
+    def _finish(self, hdr: dict[str, Any], payload: bytes) -> Result:
+        """A run's result frame as the caller's Result: the host's own figures (cgroups read
+        here, the network proxy's refusals) added."""
+        r = self._result(hdr, payload)
+        net = self._net
+        if net is not None and (net._violations or net._dropped):
+            # (looked at first without the proxy's lock: one appended just after the look is
+            # the next run's, as one appended just after the drain would be)
+            r = self._with_network(r)
+        res = self._resources
+        if res.cgroups is not None:
+            r = res.end_run(r)
+        return r
 
     async def arun(self, script: str, stdin: bytes | None = None,
                    env: Mapping[str, str] | None = None, cwd: str | None = None,
@@ -1277,14 +1317,10 @@ class SandboxedExecutor:
     def _result(self, h: dict[str, Any], payload: bytes) -> Result:
         # (filled like result.make_result: a frozen dataclass's __init__ pays an
         # object.__setattr__ per field, 9.4 against 3 us a run; every field is converted,
-        # the header comes from the sandbox)
-        n = int(h.get("stdout_len", 0))
-        extra = dict(h.get("extra") or {})
-        restarted = self._restart_reason is not None
-        if restarted:
-            extra["restart_reason"] = self._restart_reason
-            self._restart_reason = None
+        # the header comes from the sandbox. The fields a plain run's header leaves out,
+        # at their defaults, are looked at only when the header has other keys.)
         get = h.get
+        n = int(get("stdout_len", 0))
         r: Any = _ResultBuilder()
         if n >= len(payload):
             r.stdout_bytes, r.stderr_bytes = payload, b""
@@ -1292,17 +1328,30 @@ class SandboxedExecutor:
             r.stdout_bytes, r.stderr_bytes = payload[:n], payload[n:]
         r.exit_code = int(get("exit_code", 0))
         r.duration = float(get("duration", 0.0))
+        r.cwd = str(get("cwd", ""))
+        r.cpu_time = float(get("cpu_time", 0.0))
+        r.peak_memory = int(get("peak_memory", 0))
+        if self._restart_reason is None and _PLAIN_RESULT.issuperset(h):
+            r.timed_out = r.truncated = r.restarted = r.files_truncated = False
+            r.files_created = r.files_modified = r.files_deleted = r.violations = ()
+            r.packages_installed = ()
+            r.extra = {}
+            r.limit_exceeded = None
+            r.__class__ = Result
+            return r  # type: ignore[no-any-return]
+        extra = dict(get("extra") or {})
+        restarted = self._restart_reason is not None
+        if restarted:
+            extra["restart_reason"] = self._restart_reason
+            self._restart_reason = None
         r.timed_out = bool(get("timed_out"))
         r.truncated = bool(get("truncated"))
-        r.cwd = str(get("cwd", ""))
         v = get("files_created")
         r.files_created = tuple(map(str, v)) if v else ()
         v = get("files_modified")
         r.files_modified = tuple(map(str, v)) if v else ()
         v = get("files_deleted")
         r.files_deleted = tuple(map(str, v)) if v else ()
-        r.cpu_time = float(get("cpu_time", 0.0))
-        r.peak_memory = int(get("peak_memory", 0))
         v = get("violations")
         r.violations = tuple(PolicyViolation(str(k), str(d)) for k, d in v) if v else ()
         r.extra = extra
@@ -1312,7 +1361,7 @@ class SandboxedExecutor:
         r.packages_installed = _packages(get("packages_installed"))
         r.files_truncated = bool(get("files_truncated"))
         r.__class__ = Result
-        return r
+        return r  # type: ignore[no-any-return]
 
     def interrupt(self) -> None:
         """Interrupt the run in progress (from another thread or a signal handler); an

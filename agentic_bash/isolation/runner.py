@@ -25,6 +25,7 @@ import struct
 import threading
 import time
 import traceback
+from time import monotonic as _monotonic
 from typing import Any, Callable
 
 from ..executors.native import memfd
@@ -964,6 +965,7 @@ def observe(host_ns: dict[str, int]) -> dict[str, Any]:
 
 # -- serving ----------------------------------------------------------------------------------
 _FIGURES = frozenset(("cpu_time", "peak_memory"))   # written into the header directly
+_NO_FIGURES: dict[str, Any] = {}   # (read only)
 _FILE_OPS = ("read_file", "write_file", "list_files", "exists", "remove", "get_state",
              "set_state", "cwd", "env", "realpath")
 
@@ -1161,12 +1163,10 @@ def _merge_changes(r: Any, native: tuple[set[str], set[str], set[str]]) -> Any:
                                files_modified=tuple(sorted(m)), files_deleted=tuple(sorted(d)))
 
 
-def _note_packages(executor: Any, r: Any) -> Any:
-    """The packages this run installed: what the apt shim noted plus pip/npm metadata files
-    the run wrote (read here, inside the sandbox, where they are plain files)."""
-    manifest = getattr(executor, "packages", None)
-    if manifest is None:
-        return r
+def _note_packages(manifest: Any, r: Any) -> Any:
+    """The packages this run installed (``manifest``: the executor's ``packages``): what the
+    apt shim noted plus pip/npm metadata files the run wrote (read here, inside the sandbox,
+    where they are plain files)."""
     if r.files_created or r.files_modified or r.files_deleted:
         def read(p: str) -> bytes:
             with open(p, "rb") as f:
@@ -1207,6 +1207,12 @@ def _drain_violations(sup: socket.socket | None, ready: Any = None) -> list[tupl
 
 _LEND_AFTER = 0.005
 """Seconds a run executes on the serving thread before the standby thread reads the channel."""
+_LEND_KEEP = 0.004
+"""In a burst of runs, a lend timer armed earlier is kept for a run when it fires at least this
+many seconds after the run's start (serve's run_here); <= _LEND_AFTER, > native's _WATCH_AFTER."""
+_BURST_GAP = 0.001
+"""A run that begins within this many seconds of the last one's end is part of a burst (serve's
+run_here: the lend timer is then not disarmed at its end)."""
 _SIGALRM_BYTE = bytes([signal.SIGALRM])
 _LEND_NOW = b"\xff"   # (no signal has this number)
 
@@ -1246,6 +1252,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             send_msg(sock, h, payload)
 
     native = getattr(executor, "native", None)
+    manifest = getattr(executor, "packages", None)
     # The launcher's own books (every native child is its child), not a /proc scan:
     # scanning twice per run cost ~140 us, more than the rest of an `echo` round trip.
     live = getattr(native, "live", None)
@@ -1256,37 +1263,49 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         sup_ready.register(sup.fileno(), select.POLLIN)
 
     def do_run(req: dict[str, Any], payload: bytes) -> None:
-        rid = req.get("id")
-
-        def on_output(fd: int, chunk: bytes) -> None:
-            send({"ev": "out", "fd": fd, "id": rid}, bytes(chunk))
-        before = {p.pid for p in tuple(live)} if live is not None else _children()
+        # (the per-call path of every run, `echo hi` included: what is not needed for a run
+        # without streaming, stdin, tty or children is not made)
+        get = req.get
+        rid = get("id")
+        on_output = None
+        if get("stream"):
+            def on_output(fd: int, chunk: bytes) -> None:
+                send({"ev": "out", "fd": fd, "id": rid}, bytes(chunk))
+        if live is None:
+            before = _children()
+        else:
+            before = {p.pid for p in tuple(live)} if live else set()
         spawned = getattr(native, "spawned", -1)
-        pipe = stdin_pipes.get(rid) if req.get("stdin") == "pipe" else None
+        how = get("stdin")
+        pipe = stdin_pipes.get(rid) if how == "pipe" else None
         if pipe is not None:
             stdin = pipe.file
         else:
-            stdin = _stdin_file(payload if req.get("stdin") else b"")
+            stdin = _stdin_file(payload if how else b"")
         try:
             if usage is not None:
                 usage.begin()
-            kw = {"tty": req["tty"]} if req.get("tty") is not None else {}
-            t_run = time.monotonic()
-            t_out = req.get("timeout")
-            by = req.get("by")
+            t_run = _monotonic()
+            t_out = get("timeout")
+            by = get("by")
             if by is not None:
                 # (contract12) the host's deadline, on the same clock: the time the request
                 # took to arrive is not added to the run's
                 t_out = max(0.0, by - t_run)
-            r = executor.run(req["script"], stdin=stdin,
-                             env=req.get("env"), cwd=req.get("cwd"),
-                             timeout=t_out,
-                             on_output=on_output if req.get("stream") else None, **kw)
+            tty = get("tty")
+            if tty is None:
+                # (by position: InProcessExecutor.run and _BashExecutor.run take them so)
+                r = executor.run(req["script"], stdin, get("env"), get("cwd"), t_out, on_output)
+            else:
+                r = executor.run(req["script"], stdin=stdin, env=get("env"), cwd=get("cwd"),
+                                 timeout=t_out, on_output=on_output, tty=tty)
             if usage is not None:
                 usage.ran()
             if r.timed_out:
                 _kill_new_children(before)
-            refused = _drain_violations(sup, sup_ready)
+            # (the poll of the supervisor's socket inline: a call less per run)
+            refused = (_drain_violations(sup) if sup_ready is not None and sup_ready.poll(0)
+                       else None)
             if refused:
                 import dataclasses
 
@@ -1309,10 +1328,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                         r = dataclasses.replace(r, files_truncated=True)
                 except Exception:  # noqa: BLE001
                     pass
-            figures: dict[str, Any] = {}
+            figures: dict[str, Any] = _NO_FIGURES
             if usage is not None:
                 figures = usage.changes(r)  # after the merge: it sees native writes
-                if figures.keys() - _FIGURES:
+                if not _FIGURES.issuperset(figures):
                     import dataclasses
                     r = dataclasses.replace(r, **figures)
                     figures = {}
@@ -1323,7 +1342,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     # next run finds the process table as it was
                     usage.kill_leftovers()
                     _kill_new_children(before)
-            r = _note_packages(executor, r)
+            if manifest is not None:
+                r = _note_packages(manifest, r)
             h, body = result_header(r)
             for k, v in figures.items():   # (a new Result only for them cost ~5 us a run)
                 if v:
@@ -1332,7 +1352,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     h.pop(k, None)   # at its default, as result_header leaves it
             h["id"] = rid
             current[0] = None
-            send(h, body)
+            with send_lock:   # (send(), inline)
+                send_msg(sock, h, body)
         except BaseException as e:  # noqa: BLE001
             current[0] = None
             try:
@@ -1341,9 +1362,10 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 pass
         finally:
             current[0] = None
-            pipe_ = stdin_pipes.pop(rid, None)
-            if pipe_ is not None:
-                pipe_.close()
+            if stdin_pipes:
+                pipe_ = stdin_pipes.pop(rid, None)
+                if pipe_ is not None:
+                    pipe_.close()
             _release_stdin(stdin)
 
     def worker() -> None:
@@ -1446,6 +1468,8 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     inline = threading.current_thread() is threading.main_thread()
     lend = threading.Lock()
     state = {"running": False, "lent": False, "watched": False}
+    armed = [0.0]   # when the lend timer fires (monotonic; 0: not armed), see run_here
+    ended = [0.0]   # when the last run ended (monotonic), see run_here
     returned = threading.Event()
     kept: list[Any] = []   # frames the standby thread read that are for after the run
     wake_r = wake_w = done_r = done_w = -1
@@ -1480,6 +1504,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     return None
                 # (marked first: whatever stops this thread next, leave() re-arms the timer)
                 state["watched"] = True
+                armed[0] = 0.0
                 signal.setitimer(signal.ITIMER_REAL, 0)
             return sock.fileno()
 
@@ -1487,7 +1512,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         def leave() -> None:
             with lend:
                 if state["watched"] and state["running"] and not state["lent"]:
-                    signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+                    _arm(_monotonic())
                 state["watched"] = False
 
         wake = staticmethod(lend_now)
@@ -1558,20 +1583,35 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     state["lent"] = False
                 returned.set()
 
+    def _arm(now: float) -> None:
+        armed[0] = now + _LEND_AFTER
+        signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+
     def run_here(req: dict[str, Any], payload: bytes) -> None:
         # (``returned`` is set once per lend and cleared after it is waited for: a run that
         # was not lent does not touch it, ~2 us)
-        now = req.get("stdin") == "pipe" or req.get("tty") is not None
         with lend:
             state["running"] = True
-        if now:
+        now = _monotonic()
+        # The lend timer in a burst of runs (this one began within _BURST_GAP of the last
+        # one's end): a timer still armed, due at least _LEND_KEEP from now, is kept, so it
+        # fires between _LEND_KEEP and _LEND_AFTER into this run (a native wait disarms it
+        # at _WATCH_AFTER, before either), and it is not disarmed at the run's end (two
+        # setitimer calls a run were 2 of its 9 system calls). The burst's last run leaves
+        # it armed: it fires once in the pause after it and wakes the standby thread, which
+        # finds no run. A run after a pause arms it and disarms it at its end, as before
+        # (a timer left armed at an agent's pace would wake two threads after every call).
+        burst = now - ended[0] < _BURST_GAP
+        if req.get("stdin") == "pipe" or req.get("tty") is not None:
             lend_now()
-        else:
-            signal.setitimer(signal.ITIMER_REAL, _LEND_AFTER)
+        elif armed[0] - now < _LEND_KEEP:
+            _arm(now)
         try:
             do_run(req, payload)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            if not burst and armed[0]:
+                armed[0] = 0.0
+                signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
                 state["running"] = state["watched"] = False
                 was = state["lent"]
@@ -1579,6 +1619,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 os.write(done_w, b"x")
                 returned.wait()
                 returned.clear()
+            ended[0] = _monotonic()
 
     if inline:
         active.append(threading.Thread(target=standby, name="standby", daemon=True))
@@ -1617,19 +1658,18 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                 usage.request()
             op = req.get("op")
             rid = req.get("id")
+            if op == "run" and inline:   # (first: the per-call path; during_run takes no run)
+                current[0] = rid
+                if req.get("stdin") == "pipe":
+                    # made here, before the run: the first chunk may follow at once
+                    stdin_pipes[rid] = _StdinPipe(send, rid)
+                run_here(req, payload)
+                continue
             if during_run(req, payload):
                 continue
             if op == "close":
                 break
-            if inline:
-                if op == "run":
-                    current[0] = rid
-                    if req.get("stdin") == "pipe":
-                        # made here, before the run: the first chunk may follow at once
-                        stdin_pipes[rid] = _StdinPipe(send, rid)
-                    run_here(req, payload)
-                    continue
-            else:
+            if not inline:
                 idle.wait()
                 if op == "run":
                     current[0] = rid

@@ -1197,11 +1197,14 @@ class S3Usage:
         descriptor tables of every process but pid 1 and this one) exists only then, and a
         wake-up per request cost a builtin's run ~4 us of CPU across the two processes."""
         if self.wake_fd is not None and not self._busy:
+            if self._guard_only:
+                # (echo14) busy is set at the first program's start, in _wake_guard: before
+                # it there is nothing for the guard to look at (two page writes a builtin's
+                # run saved); from it until ``settle`` the guard samples, as before
+                return
             self._busy = True
             assert self._wake_page is not None
             self._wake_page.set("busy", 1)
-            if self._guard_only:
-                return
             try:
                 os.eventfd_write(self.wake_fd, 1)
             except OSError:
@@ -1213,6 +1216,12 @@ class S3Usage:
         write reads busy after it, and samples while it is set)."""
         if not self._guard_woken:
             self._guard_woken = True
+            if not self._busy:
+                # (set before the eventfd write, as request() does elsewhere: a guard that
+                # drained the eventfd before the write reads busy after it)
+                self._busy = True
+                assert self._wake_page is not None
+                self._wake_page.set("busy", 1)
             try:
                 os.eventfd_write(self.wake_fd, 1)   # type: ignore[arg-type]
             except OSError:
@@ -1381,16 +1390,20 @@ class S3Usage:
             time.sleep(0.01)
 
     def begin(self) -> None:
-        self.refused0 = getattr(self.native, "refused", 0)
-        self.room0 = self._room_refused()
-        self.spawned0 = getattr(self.native, "spawned", 0)
+        # (the per-call path: each attribute is looked up once; see _room_refused, _started)
+        native = self.native
+        w = getattr(native, "_workload", None)
+        self.refused0 = getattr(native, "refused", 0)
+        self.room0 = getattr(getattr(w, "room", None), "refused", 0)
+        self.spawned0 = spawned = getattr(native, "spawned", 0)
         self._threads0 = self._threads()
-        self._started().clear()
+        if w is not None:
+            w.started.clear()
         helpers = self._helpers0 = tuple(self._helpers)
-        if self.quiet and (getattr(self.native, "spawned", 0) != self._spawned_at_end
-                           or helpers != self._helpers_at_end):
-            self.quiet = False   # (no request between runs starts a program; if one did)
-        if self.quiet:
+        quiet = self.quiet
+        if quiet and (spawned != self._spawned_at_end or helpers != self._helpers_at_end):
+            quiet = self.quiet = False   # (no request between runs starts a program; if one did)
+        if quiet:
             self.events0, self.oom0 = sum(self._events_last), self._oom_last
             self._empty_at_begin = True
         else:
@@ -1400,7 +1413,7 @@ class S3Usage:
                 self.oom0 = self._oom_last = self._oom_kills()
             self._empty_at_begin = (self.base is not None and helpers[0] == helpers[1]
                                     and self._workload_empty())
-        self.cpu0 = self._cpu(self.quiet)
+        self.cpu0 = self._cpu(quiet)
         if self.mem is not None:
             try:
                 # v1: any write resets the peak; v2 (Linux >= 6.12): resets it for this fd
@@ -1460,7 +1473,8 @@ class S3Usage:
         cpu1 = self.cpu1 if self.cpu1 is not None else self._cpu(self._nothing_ran())
         self.cpu1 = None
         changes: dict[str, Any] = {"cpu_time": round(max(0.0, cpu1 - self.cpu0), 6)}
-        exceeded = getattr(r, "limit_exceeded", None)
+        exceeded = was = getattr(r, "limit_exceeded", None)
+        native = self.native
         page = self.page
         if page is not None:
             # a run shorter than one sample has only the last total to show
@@ -1482,16 +1496,18 @@ class S3Usage:
                 room = getattr(getattr(self.native, "_workload", None), "room", None)
                 if room is not None:
                     room.settle()
-        roomless = exceeded in (None, "timeout") and self._room_refused() > self.room0
-        if roomless:
-            exceeded = "memory"
-        if exceeded in (None, "timeout") and (
-                getattr(self.native, "refused", 0) > self.refused0
-                or (self.events_fds and refused > self.events0)):
-            exceeded = "processes"
-        if exceeded in (None, "timeout") and self.nproc is not None and self._at_nproc():
-            exceeded = "processes"
-        if exceeded is None and self.file_limit:
+        roomless = False
+        if exceeded is None or exceeded == "timeout":
+            roomless = getattr(getattr(getattr(native, "_workload", None), "room", None),
+                               "refused", 0) > self.room0   # (_room_refused, inline)
+            if roomless:
+                exceeded = "memory"
+            elif (getattr(native, "refused", 0) > self.refused0
+                    or (self.events_fds and refused > self.events0)):
+                exceeded = "processes"
+            elif self.nproc is not None and self._at_nproc():
+                exceeded = "processes"
+        if exceeded is None and self.file_limit and (r.files_created or r.files_modified):
             # a file that reached RLIMIT_FSIZE: some write to it failed with EFBIG
             for path in (tuple(r.files_created) + tuple(r.files_modified))[:256]:
                 try:
@@ -1502,7 +1518,7 @@ class S3Usage:
                     pass
         if exceeded is None and self.layer_size and (
                 r.exit_code != 0 or r.files_created or r.files_modified
-                or getattr(self.native, "spawned", 0) != self.spawned0):
+                or getattr(native, "spawned", 0) != self.spawned0):
             # a full tmpfs after a run that wrote (or failed, or ran programs): some write met
             # ENOSPC. A run that did none of these wrote nothing (two statvfs per run saved)
             for p in _TMPFS:
@@ -1513,7 +1529,7 @@ class S3Usage:
                         break
                 except OSError:
                     pass
-        if exceeded != getattr(r, "limit_exceeded", None):
+        if exceeded != was:
             changes["limit_exceeded"] = exceeded
             if exceeded in ("memory", "processes") and not (
                     oom and any(v.kind == "limit" for v in r.violations)):

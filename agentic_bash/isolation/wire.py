@@ -23,6 +23,7 @@ import resource
 import struct
 import threading
 import time
+from time import monotonic as _monotonic
 from typing import Any
 
 from .fdwait import POLL_EVENTS
@@ -268,7 +269,8 @@ class Reader:
         if not n:
             raise WireClosed("connection closed")
 
-    def _wait(self, wait: float | None) -> bool:
+    def _poll_for(self) -> Any:
+        """A poll object on the socket's fd (made again if the fd changed)."""
         fd = self.sock.fileno()
         if fd < 0:  # closed under us (as select.select would say)
             raise ValueError("file descriptor cannot be a negative integer")
@@ -276,8 +278,12 @@ class Reader:
             self._poll = select.poll()
             self._poll.register(fd, POLL_EVENTS)
             self._poll_fd = fd
+        return self._poll
+
+    def _wait(self, wait: float | None) -> bool:
+        poll = self._poll_for()
         ms = None if wait is None else max(0, int(wait * 1000 + 0.999))
-        return bool(self._poll.poll(ms))
+        return bool(poll.poll(ms))
 
     def recv(self, timeout: float | None = None) -> tuple[dict[str, Any], bytes] | None:
         """The next frame, or None once ``timeout`` seconds passed without one."""
@@ -285,20 +291,26 @@ class Reader:
             raise WireClosed("the channel was interrupted in the middle of a frame")
         deadline = None
         while True:
-            f = self._frame()
-            if f is not None:
-                return f
-            if timeout is None and self.blocking:
-                self._fill()
-                continue
-            if timeout is not None:
-                now = time.monotonic()
+            if self.buf:   # (empty between frames, the usual case: nothing to look at)
+                f = self._frame()
+                if f is not None:
+                    return f
+            if timeout is None:
+                if self.blocking:
+                    self._fill()
+                    continue
+                ms = None
+            else:
+                now = _monotonic()
                 if deadline is None:
                     deadline = now + max(0.0, timeout)
-                wait: float | None = max(0.0, deadline - now)
-            else:
-                wait = None
-            if not self._wait(wait):
+                wait = deadline - now
+                ms = 0 if wait <= 0 else int(wait * 1000 + 0.999)
+            # (_wait, inline: the per-call path)
+            poll = self._poll
+            if poll is None or self._poll_fd != self.sock.fileno():
+                poll = self._poll_for()
+            if not poll.poll(ms):
                 return None
             self._fill()
 

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.skipif(F is None, reason=f"the compiled spawn is {N.FAS
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
 
-def spawn(argv, exe=None, *, env=ENV, cwd="/", fds=(0, 1, 2), pgid=0, umask=-1, nice=0,
-          restore=True, ignore=(), caps=(), rlimits=(), closed=(), moves=()):  # noqa: ANN001, ANN201
+def spawn(argv, exe=None, *, env=ENV, cwd="/", fds=(0, 1, 2), pgid=0,  # noqa: ANN001, ANN201
+          umask=-1, nice=0, restore=True, ignore=(), caps=(), rlimits=(), closed=(), moves=()):
     return F.spawn(exe or argv[0], argv, env, cwd, *fds, pgid, umask, nice, restore, ignore,
                    caps, rlimits, closed, moves)
 
@@ -177,8 +177,9 @@ def test_limits_umask_nice_and_cwd(tmp_path) -> None:  # noqa: ANN001
                     caps=((resource.RLIMIT_DATA, cap),),
                     rlimits=((resource.RLIMIT_NOFILE, 50, 60),))
     lines = {ln[:13]: ln.split() for ln in out.decode().splitlines()}
-    want_soft = cap if soft in (resource.RLIM_INFINITY,) or soft > cap else soft
-    assert lines["Max data size"][3:5] == [str(want_soft), str(cap if hard == resource.RLIM_INFINITY or hard > cap else hard)]
+    inf = resource.RLIM_INFINITY
+    want = [str(cap if v == inf or v > cap else v) for v in (soft, hard)]
+    assert lines["Max data size"][3:5] == want
     assert lines["Max open file"][3:5] == ["50", "60"]
     # a shell ulimit above what is allowed is ignored (its own stays), as setrlimit's EPERM
     code, out = run(["/bin/sh", "-c", "ulimit -d"], caps=((resource.RLIMIT_DATA, cap),),
