@@ -346,13 +346,20 @@ class SandboxPool:
                         if self._refill > 0:
                             self._refill -= 1
                         self._creating += 1
+                        # a sandbox is ready for whoever asks now: nobody waits for this one
+                        spare = len(self._ready) > 0
                         break
                     cond.wait(self._next_expiry())
             try:
-                # (sessions14) nobody waits for a filler's sandbox: the zygote may finish its
-                # deferred warm-up first (less private memory per idle sandbox)
+                # (sessions14) nobody waits for a filler's sandbox while another is ready: the
+                # zygote may finish its deferred warm-up first (less private memory per idle
+                # sandbox). The first one of an empty pool is not held back (an acquire() at
+                # once would wait up to zygote.BACKGROUND_STEPS for it, or behind it).
                 from .isolation.zygote import background_spawns
-                with background_spawns():
+                if spare:
+                    with background_spawns():
+                        sb = self._create()
+                else:
                     sb = self._create()
             except BaseException as e:  # noqa: BLE001 - keep filling; acquire() reports
                 with cond:

@@ -72,3 +72,34 @@ def test_a_steady_stream_does_not_starve_the_fillers(monkeypatch):
         for sb in got:
             p.release(sb)
         p.close()
+
+
+
+def test_a_filler_holds_back_only_while_a_sandbox_is_ready(monkeypatch):
+    # (lead14) the zygote finishes its deferred warm-up before a filler's fork only when
+    # nobody waits for it: a filler of a pool emptied by acquire() forks at once (another
+    # acquire() would otherwise wait up to zygote.BACKGROUND_STEPS behind that warm-up)
+    from agentic_bash.isolation import zygote
+
+    seen: list[bool] = []
+    orig = SandboxPool._create
+
+    def create(self):
+        seen.append(bool(getattr(zygote._background, "on", False)))
+        return orig(self)
+
+    monkeypatch.setattr(SandboxPool, "_create", create)
+    p = SandboxPool(min_size=2, max_size=4, idle_ttl=None, isolation="virtual")
+    got = []
+    try:
+        assert _wait(lambda: p.stats()["ready"] == 2), p.stats()
+        # the constructor's own (not a filler's), then a filler's with one ready: held back
+        assert seen == [False, True], seen
+        got = [p.acquire(timeout=30) for _ in range(2)]
+        assert _wait(lambda: p.stats()["ready"] == 2), p.stats()
+        assert seen[2] is False, seen   # the pool was empty: at once
+        assert not getattr(zygote._background, "on", False)   # (this thread's never set)
+    finally:
+        for sb in got:
+            p.release(sb)
+        p.close()
