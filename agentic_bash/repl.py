@@ -338,6 +338,17 @@ def _seed_history(sb: Any, entries: list[str]) -> None:
         pass
 
 
+def _seed_stdin_script(sb: Any) -> None:
+    """Make a piped REPL's session read as `bash < script` does: errors name the shell and
+    the line (``bash: line 3: …``, not ``bash: -c: line 3:``), ``$-`` without c."""
+    try:
+        state = sb.get_state()
+        state["stdin_script"] = True
+        sb.set_state(state)
+    except Exception:  # noqa: BLE001 - the REPL still works, with bash -c's wording
+        pass
+
+
 def _prompt_session(sb: Any, history_file: str | None, names: _Names,
                     early_keys: bytearray) -> Any:
     from prompt_toolkit import PromptSession
@@ -392,6 +403,7 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
     early_keys = bytearray()   # typed after Enter, before the command's terminal exists
     typeahead = bytearray()    # typed during a command, read by nothing: the next lines
     interrupted = threading.Event()
+    read_lines = [0]   # (piped) lines of stdin read so far: a command's errors name its line
     old_int = signal.getsignal(signal.SIGINT)
     if interactive:
         try:
@@ -424,15 +436,19 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
                 early_keys.extend((key.data or "").encode("utf-8", "surrogateescape"))
             return line
     else:
+        _seed_stdin_script(sb)
+
         def read_line(prompt: str) -> str:
             line = stdin.readline()
             if not line:
                 raise EOFError
+            read_lines[0] += 1
             return line.rstrip("\n")
 
     try:
         while True:
             try:
+                first = read_lines[0] + 1
                 text = read_line(f"{cwd}{PS1}" if interactive else PS1)
                 if not interactive:
                     while _needs_more(text):
@@ -453,6 +469,8 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
                     sys.stderr.write(f"error: {exc}\n")
                 if interactive:
                     _seed_history(sb, [])   # a reset or restored session is interactive again
+                else:
+                    _seed_stdin_script(sb)
                 names.invalidate()
                 try:
                     cwd = sb.cwd
@@ -464,7 +482,9 @@ def repl(sb: Any, *, history_file: str | None = None, stdin: TextIO | None = Non
                     r = _run_on_terminal(sb, text, stdin.fileno(), sys.stdout.fileno(), interrupted,
                                          early_keys, typeahead)
                 else:
-                    r = _run_plain(sb, text)
+                    # (as bash reading its script from stdin: $LINENO and `bash: line 7:` count
+                    # the lines read before this command)
+                    r = _run_plain(sb, "\n" * (first - 1) + text)
             except SandboxCrashed as exc:
                 # DESIGN decision 10: the Sandbox stays usable, its next run starts a fresh
                 # sandbox process over the same files. A person at the prompt goes on; a

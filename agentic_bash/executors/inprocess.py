@@ -28,7 +28,8 @@ from ..shell import coop as _coop
 from ..shell import nodes as N
 from ..shell.nodes import Simple
 from ..shell.expand import ExpansionError
-from ..shell.interpreter import AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, _KeepOpen
+from ..shell.interpreter import (AbortLine, CmdFS, DirInput, ExitShell, Interpreter, LoopCtl, ReturnFn, stage_results,
+                                 _KeepOpen, exec_candidate)
 from ..shell.builtins import SIGNALS, LiveAliases, _verbose_echo
 from ..shell.quoting import from_host, host_bytes, printable_filename
 from ..shell.state import ARRAY, EXPORT, HISTORY_MAX, HISTORY_SHARE, INTEGER, READONLY, ShellState, Var
@@ -997,8 +998,9 @@ class InProcessExecutor:
         if not name or any(c in name for c in "*?[{~=$`\\"):
             return False
         st = sh.state
-        if name in st.functions or name in self.custom or name in ("bash", "sh"):
-            return False
+        if name in st.functions or name in self.custom or name == "bash" or (
+                name == "sh" and self.prefer_inprocess):
+            return False  # (`sh` is the system's dash where it can be: run_command)
         from ..shell.builtins import BUILTINS
         if name in getattr(st, "aliases", ()) or name in BUILTINS:
             return False
@@ -1246,7 +1248,7 @@ class InProcessExecutor:
         n = len(argvs)
         stderr_too = cmd.stderr_too
         pipes = [Pipe() for _ in range(n - 1)]
-        results: list[int] = [0] * n
+        results: list[int] = stage_results(n)
         errors: list[BaseException | None] = [None] * n
         threads: list[threading.Thread] = []
         procs: list[Any] = []
@@ -1332,8 +1334,10 @@ class InProcessExecutor:
             finally:
                 for fn in after_child:
                     fn()
-            for i, rc in zip(where, rcs):
+            ends = results.ends  # type: ignore[attr-defined]
+            for i, rc, proc in zip(where, rcs, procs):
                 results[i] = rc
+                ends[i] = (proc.pid, rc - 128 if rc > 128 and getattr(proc, "signaled", False) else 0)
         except BaseException:
             # (the watchdog's exception between two stages' starts, or before the wait took
             # them over: the stages started so far never outlive the run; contract13)
@@ -1463,7 +1467,7 @@ class InProcessExecutor:
                 from ..shell.state import ShellEnv
                 env = ShellEnv(env)
                 env.update(exported_functions(st))  # (`env`, `printenv` list them)
-            if getattr(sh, "exec_tree", None) is not None and _execed(sh):
+            if (sh.exec_cmd is not None or getattr(sh, "exec_tree", None) is not None) and _lowers_shlvl(sh):
                 from ..shell.state import ShellEnv
                 env = ShellEnv(env)
                 _exec_shlvl(sh, env)
@@ -1515,6 +1519,8 @@ class InProcessExecutor:
             st = fn(ctx, list(argv))
             return int(st) if st is not None else 0
         except BrokenPipeError:
+            if sh.exec_cmd is not None:
+                sh.exec_ended(0, 13)  # (a stage that is this command died of SIGPIPE in bash)
             return 141
         except (LimitExceeded, MemoryError) as e:
             if type(e) is not MemoryError and (
@@ -1732,12 +1738,19 @@ class InProcessExecutor:
             self.shell.script_name = self.shell.fn_source = st.arg0 = state["script_name"]
             self.shell.script_file = True  # type: ignore[attr-defined]  # (its "main" frame)
             st.dash_mode = ""  # type: ignore[attr-defined]  # $- of a script file has no c
+        if state.get("stdin_script"):
+            # a piped REPL's session: bash reading its script from stdin names itself in
+            # errors, `bash: line 3: …` (not `bash: -c: line 3:`), with no "main" frame
+            st.stdin_script = True  # type: ignore[attr-defined]
+            self.shell.fn_source = "main"  # (a function's BASH_SOURCE there; bash -c's: environment)
+            st.dash_mode = "s"  # type: ignore[attr-defined]  # ($- of `bash < file`: hBs)
         if state.get("interactive"):
             # the REPL's session (never in get_state: a snapshot restored by `run` is not one):
             # errors as bash -i prints them, $- with i, ${x:?} ends its line with 1
             st.interactive = True  # type: ignore[attr-defined]
             st.dash_mode = ""  # type: ignore[attr-defined]
         self.shell.state = st
+        self.shell.getopts_state = (1, 0)  # (a position inside the old shell's arguments)
         self.packages.load(state.get("packages") or ())
 
 
@@ -2029,8 +2042,11 @@ def _run_items(sh: Interpreter, items: tuple[N.ListItem, ...], script: bool = Fa
     # inside the loop also drops `echo x`. An item ended by a newline ends such a line.
     skip = False
     prev: N.ListItem | None = None
+    sh.top_items = items  # (Interpreter.report_line)
     for item in items:
         cmd = item.cmd
+        sh.top_item = item
+        sh.line_frame = 0  # (a case an error left)
         if sh.line_shift:
             cmd = N.shift_lines(cmd, sh.line_shift)  # type: ignore[assignment]
         if skip:
@@ -2062,7 +2078,9 @@ def _who(sh: Interpreter) -> str:
     """How a run's errors name the shell: ``-c`` (bash -c TEXT), or the script's name when
     the session runs a script file (`agentic-bash run FILE`: bash FILE says ``FILE: line 3:``
     for a syntax error, not ``FILE: -c: line 3:``, and ends with 1 at ${x:?}, not 127)."""
-    if sh.__dict__.get("script_file", False) or getattr(sh.state, "interactive", False):
+    st = sh.state
+    if sh.__dict__.get("script_file", False) or getattr(st, "interactive", False) \
+            or getattr(st, "stdin_script", False):
         return sh.script_name
     return "-c"
 
@@ -2152,6 +2170,8 @@ def _run_toplevel(sh: Interpreter, tree: N.Script | None, exit_trap: bool, sourc
                 # one command (the per-call path): _run_items without its loop
                 item = items[0]
                 cmd = item.cmd
+                sh.top_items, sh.top_item = items, item  # (Interpreter.report_line)
+                sh.line_frame = 0
                 try:
                     if type(cmd) is Simple:
                         sh.exec_simple(cmd)  # type: ignore[arg-type]
@@ -2401,6 +2421,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         if v.attrs & EXPORT and type(v.value) is str:
             st.scopes[0][k] = Var(v.value, EXPORT)
     _init_state(st, {}, sh.state.cwd, sh.info)
+    # a process of its own: $$ and BASHPID its own pid, PPID the shell that started it (a
+    # script calling itself with bash makes its temporary names from $$)
+    from ..shell.pids import new_pid
+    child.pid = child.bashpid = new_pid()
+    st.scopes[0]["PPID"] = Var(str(sh.bashpid), INTEGER | READONLY)
     if "PATH" not in st.scopes[0]:
         # bash gives itself a default search path (not exported) when its environment has none
         st.scopes[0]["PATH"] = Var("/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin:.")
@@ -2412,7 +2437,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         st.exported_funcs = frozenset(exported)  # type: ignore[attr-defined]
     try:
         # (sh is dash here, which leaves SHLVL as it finds it)
-        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1) - _execed(sh)
+        lvl = int(sh.get_scalar("SHLVL") or "1") + (0 if dash else 1) - _lowers_shlvl(sh)
     except ValueError:
         lvl = 2
     st.scopes[0]["SHLVL"] = Var(str(lvl), EXPORT)
@@ -2486,13 +2511,27 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         child.fds[0] = NULL
         st.dash_mode = "s"  # type: ignore[attr-defined]
         who = "bash"
-    st_ = run_toplevel(child, None, source=src, who=who)
+    tree = None
+    if who == "-c" and not dash and not (st.shopt["expand_aliases"] or st.options["verbose"]):
+        # parsed whole where it can be, as a run's own script is: bash -c execs its last
+        # command (SHLVL one lower there; a signal that ends it ends this bash)
+        try:
+            tree = _whole_script(src, st.shopt["extglob"] is True)
+        except ParseError:
+            tree = None
+    if tree is not None:
+        child.exec_tree = tree  # type: ignore[attr-defined]  # (see _execed)
+        child.exec_cmd = exec_candidate(tree)
+        st_ = run_toplevel(child, tree, who=who)
+    else:
+        st_ = run_toplevel(child, None, source=src, who=who)
     child.close_owned()
     sig = child.killed_by
-    if sig and st_ == 128 + sig and getattr(sh, "_bg_job", None) is None and not sh.forked_simple \
-            and not sh.in_cmdsub:
+    job = getattr(sh, "_bg_job", None)
+    if sig and st_ == 128 + sig and not sh.in_cmdsub and not sh.exec_ended(child.exec_pid or child.pid, sig) \
+            and (job is None or not (job.killed or sh.budget.cancelled)):
         # `bash -c 'kill -9 $$'`: reported as bash reports its child the signal ended
-        _report_signal(sh, child.pid, sig, argv)
+        _report_signal(sh, child.exec_pid or child.pid, sig, argv)
     return st_
 
 
@@ -2870,8 +2909,9 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
             fn()
         for t in pumps:
             t.join(2)
-    if rc > 128 and job is None and not sh.forked_simple and not sh.in_cmdsub \
-            and getattr(proc, "signaled", True) and (rc == 137 or not _execed(sh)):
+    if rc > 128 and not sh.in_cmdsub and getattr(proc, "signaled", True) \
+            and not sh.exec_ended(proc.pid, rc - 128) \
+            and (job is None or not (job.killed or sh.budget.cancelled)) and (rc == 137 or not _execed(sh)):
         # (SIGKILL keeps its line even where bash would have exec'd: here it is most often
         # the memory limit's OOM kill, which the line explains)
         # (a `( … )` or `{ …; } | cat` subshell reports as bash's does; a simple pipeline
@@ -2882,34 +2922,30 @@ def _spawn_native(ex: InProcessExecutor, sh: Interpreter, path: str, argv: list[
     return rc
 
 
-def _exec_candidate(tree: N.Script) -> N.Simple | None:
-    """The command bash -c runs with exec (no fork) when it gets to it: the last simple
-    command of the script's top-level list or of its last &&/|| list, without redirections;
-    a signal that kills it kills the shell, which then reports nothing."""
-    if not tree.items or tree.items[-1].background:
-        return None
-    c: Any = tree.items[-1].cmd
-    if type(c) is N.AndOr:
-        if len(tree.items) > 1:
-            return None  # (bash 5.2: `a; b && c` forks c, a lone `b && c` execs it)
-        c = c.rest[-1][1] if c.rest else c.first
-    return c if type(c) is Simple and not c.redirs else None
-
-
 def _execed(sh: Interpreter) -> bool:
-    """Is the program that just ended the one bash -c would have exec'd? Not when any trap
-    is set (bash then forks to run it), nor inside a function, subshell or `bash -c`."""
+    """Is the program that just ended the one bash -c would have exec'd? Not when a trap with
+    commands is set (bash then forks to run it; an ignored signal does not count), nor inside
+    a function or subshell."""
     tree = getattr(sh, "exec_tree", None)  # (the run's tree: looked at only after a signal)
-    return tree is not None and sh.current_command is _exec_candidate(tree) \
-        and sh.current_command is not None and not sh.state.traps \
+    return tree is not None and sh.current_command is exec_candidate(tree) \
+        and sh.current_command is not None and not any(sh.state.traps.values()) \
         and sh.top is sh and not sh.is_subshell and not sh.funcstack and not sh.source_stack
+
+
+def _lowers_shlvl(sh: Interpreter) -> bool:
+    """bash lowers SHLVL by one before it execs a command without a fork: bash -c's last
+    command, the last of a `( … )` or `$( … )`, a simple command run with `&` (not a
+    pipeline stage: that one is forked, then execs with SHLVL as it is)."""
+    if sh.exec_cmd is not None and sh.execs_now():
+        return not sh.forked_simple or getattr(sh, "_bg_job", None) is not None
+    return _execed(sh)
 
 
 def _exec_shlvl(sh: Interpreter, env: dict[str, str]) -> None:
     """bash -c lowers SHLVL by one before it execs its last command (adjust_shell_level(-1)):
     `bash -c 'printenv SHLVL'` prints 0, a `bash -c` run so prints its parent's level."""
     v = env.get("SHLVL")
-    if v is not None and _execed(sh):
+    if v is not None and _lowers_shlvl(sh):
         try:
             env["SHLVL"] = str(int(v) - 1)
         except ValueError:

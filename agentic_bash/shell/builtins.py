@@ -1643,6 +1643,7 @@ def b_logout(sh: Interpreter, argv: list[str]) -> int:
 def b_return(sh: Interpreter, argv: list[str]) -> int:
     from .interpreter import ReturnFn
     if not sh.funcstack and not sh.source_depth:
+        _numeric_operand(sh, "return", argv)  # (bash reads the operand first: its errors come first)
         sh.error("return: can only `return' from a function or sourced script")
         return 2
     raise ReturnFn(_exit_status(sh, "return", argv))
@@ -2007,6 +2008,8 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
     sh.source_stack.append(fname)
     sh.source_calls.append((len(sh.funcstack), sh.lineno))
     saved_line = sh.lineno
+    saved_report = sh.line_frame, sh.top_items
+    sh.line_frame, sh.top_items = 0, None  # (a report in the file names its own line)
     level = getattr(sh, "xtrace_level", 0)
     sh.xtrace_level = level + 1
     frame, sh.cmd_frame = sh.cmd_frame, (argv[0], sh.budget.commands)
@@ -2050,6 +2053,7 @@ def _source_file(sh: Interpreter, argv: list[str]) -> int:
         sh.source_stack.pop()
         sh.source_calls.pop()
         sh.lineno = saved_line
+        sh.line_frame, sh.top_items = saved_report
         # bash restores the caller's $@ unless `set` replaced the file's at top level
         if saved_pos is not None and (sh.funcstack or sh.set_args == set_before):
             sh.state.positional = saved_pos
@@ -3475,7 +3479,7 @@ def _signal_death(sh: Interpreter, job: Any) -> str | None:
     if not st or st <= 128 or getattr(sh, "in_cmdsub", False):
         return None
     nat = getattr(job, "native", None)
-    if not (nat is not None and getattr(nat, "signaled", False) or job.killed):
+    if not (nat is not None and getattr(nat, "signaled", False) or job.killed or job.signaled):
         return None
     table = sh.jobs
     seen = getattr(table, "notified", None)
@@ -3495,6 +3499,8 @@ def _signal_death(sh: Interpreter, job: Any) -> str | None:
     if sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGPIPE) or sname in sh.state.traps:
         return None
     seen.add(job)
+    if job.listing:
+        return f"{sh.err_prefix()}{job.listing}"
     return f"{sh.err_prefix()}{job.pid:>5} {text:<24}{job.cmd_text}\n"
 
 
@@ -3819,6 +3825,8 @@ def _getopts(sh: Interpreter, argv: list[str], bad: list[bool]) -> int:
         finish(len(args) + 1, 0)
         return 1
     arg = args[optind - 1]
+    if pos >= len(arg):
+        pos = 0  # (the arguments changed under a position inside an old one: start this one)
     if pos == 0:
         if arg == "--":
             _end_of_options(sh, set_name)

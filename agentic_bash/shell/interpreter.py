@@ -473,6 +473,19 @@ class Interpreter(Expander):
     # a simple command forked as a pipeline stage or background job: its own failure is the
     # child's exit status, never an ERR trap in the child
     forked_simple = False
+    # the simple command this fork runs as its whole self (a pipeline stage's, a `( … )`'s
+    # last, a job's): bash execs it, so a signal that ends it ends the fork, which its parent
+    # reports (see exec_ended); exec_pid is that program's pid once it ended so
+    exec_cmd: Any = None
+    exec_pid = 0
+    # where bash's line_number stands for a report (see report_line): the line of the
+    # innermost for/select/case/function running (0: none), and the top-level item running
+    line_frame = 0
+    top_items: Any = None
+    top_item: Any = None
+    # (defaults read on every command: a class attribute, not getattr's AttributeError path)
+    _bg_job: Any = None   # the background job whose shell this is (shell/jobs.py)
+    exec_tree: Any = None  # the run's parsed script while it runs (executors/inprocess.py)
     in_cmdsub = False
     # whose background jobs this shell has (see jobs.job_view): the session's shell its own
     # (owner None), a subshell only its own, a command substitution its parent's too
@@ -588,6 +601,8 @@ class Interpreter(Expander):
         d["forked_simple"] = False
         d["chld_pending"] = 0
         d["killed_by"] = 0
+        d["exec_cmd"] = None
+        d["exec_pid"] = 0
         if cmdsub:
             d["loop_depth"] = 0
             d["in_cmdsub"] = True  # (and its subshells: see executors/inprocess._report_signal)
@@ -1819,6 +1834,7 @@ class Interpreter(Expander):
             except ExitShell as e:
                 status = e.status
         else:
+            child.exec_cmd = exec_candidate(body)
             status = child.run_subshell_script(body)
         self.state.last_status = status
         self.cmdsub_status = status
@@ -1958,6 +1974,7 @@ class Interpreter(Expander):
             st = self.run_exit_trap(st)
         except BrokenPipeError:
             st = 141
+            self.killed_by = 13  # (a builtin's write: bash's subshell dies of SIGPIPE)
         finally:
             self.close_owned()
         return st
@@ -2191,14 +2208,20 @@ class Interpreter(Expander):
             child.loop_depth = 0  # `(break)` in a loop: the subshell has no loop
             if not cmd.redirs:
                 child.stdin_redir = False  # (bash: a subshell decides by its own redirections)
+            child.exec_cmd = exec_candidate(cmd.body)
             st = child.run_subshell_script(cmd.body)
             self.chld_pending += 1
             if self.jobs is not None:
                 _notify_job_deaths(self)
             sig = child.killed_by
-            if sig and not self.in_cmdsub and getattr(self, "_bg_job", None) is None:
+            job = getattr(self, "_bg_job", None)
+            if sig and not self.in_cmdsub and job is not None and getattr(self, "job_cmd", None) is cmd:
+                # `( … ) &`: the job is this subshell, reported by the shell that waits for it
+                self.killed_by = sig
+            elif sig and not self.in_cmdsub and (job is None or not (job.killed or self.budget.cancelled)):
                 from .unparse import format_command
-                self.report_signaled(child.bashpid, sig, lambda: format_command(cmd), outer_err)
+                self.report_signaled(child.exec_pid or child.bashpid, sig, lambda: format_command(cmd),
+                                     outer_err)
             return self.set_status(st)
         st = self.with_redirs(cmd.redirs, run, report=False)
         self.pipestatus = [st]
@@ -2297,6 +2320,21 @@ class Interpreter(Expander):
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
+    def report_line(self) -> int:
+        """bash's line_number where it reports a job's end: the innermost for/select/case
+        or function definition's line; at the top level, where the parser stopped reading
+        the command line that runs (a multi-line `if … fi`: its `fi`)."""
+        if self.line_frame:
+            return self.line_frame
+        items, item = self.top_items, self.top_item
+        if items is not None:
+            seen = False
+            for it in items:
+                seen = seen or it is item
+                if seen and it.end_line and (it.newline or it is items[-1]):
+                    return it.end_line + getattr(self, "line_shift", 0)
+        return self.lineno
+
     def _frame_line(self) -> int:
         """The line bash's commands fall back to inside a function: its definition's."""
         if not self.funcstack:
@@ -2322,6 +2360,8 @@ class Interpreter(Expander):
                 items = self._compound_words(cmd.words)
             st = 0
             self.loop_depth += 1
+            saved_frame = self.line_frame
+            self.line_frame = cmd.line  # (bash's line_number for its body: see report_line)
             budget = self.budget
             try:
                 xt = self.state.options["xtrace"]
@@ -2391,6 +2431,7 @@ class Interpreter(Expander):
                             break
             finally:
                 self.loop_depth -= 1
+                self.line_frame = saved_frame
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
@@ -2412,6 +2453,8 @@ class Interpreter(Expander):
                 return self.set_status(1)
             st = 0
             self.loop_depth += 1
+            saved_frame = self.line_frame
+            self.line_frame = cmd.line  # (bash's line_number for its body: see report_line)
             budget = self.budget
             try:
                 while True:
@@ -2451,6 +2494,7 @@ class Interpreter(Expander):
                         self.xtrace_raw(self._for_trace(None))
             finally:
                 self.loop_depth -= 1
+                self.line_frame = saved_frame
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
@@ -2476,6 +2520,8 @@ class Interpreter(Expander):
                 return self.set_status(0)
             st = 0
             self.loop_depth += 1
+            saved_frame = self.line_frame
+            self.line_frame = cmd.line  # (bash's line_number for its body: see report_line)
             menu = True
             try:
                 if self.state.traps:  # no closure per iteration unless a trap is set
@@ -2527,11 +2573,15 @@ class Interpreter(Expander):
                             break
             finally:
                 self.loop_depth -= 1
+                self.line_frame = saved_frame
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
     def exec_case(self, cmd: N.Case) -> int:
         def run() -> int:
+            saved_frame = self.line_frame
+            self.line_frame = cmd.line  # (bash's line_number for its arms; left as is when an
+            # error or break/return leaves it: the loop, function or next top-level command resets it)
             self.lineno = cmd.line or self.lineno
             if self.state.traps:  # no closure per iteration unless a trap is set
                 self._debug_compound(lambda: f"case {cmd.word.text or self._word_src(cmd.word)} in ")  # sic
@@ -2575,6 +2625,7 @@ class Interpreter(Expander):
                 i += 1
             if not matched_any:
                 st = 0
+            self.line_frame = saved_frame
             return self.set_status(st)
         return self.with_redirs(cmd.redirs, run)
 
@@ -2906,10 +2957,14 @@ class Interpreter(Expander):
                         st = self.run_pipeline(cmd)
                 finally:
                     self.chld_pending += len(cmds)  # (each stage is a process in bash)
-                if self.jobs is not None:
-                    _notify_job_deaths(self)
                 # $LINENO (an ERR trap's too) is the pipeline's last stage's line afterwards
                 self.lineno = getattr(cmds[-1], "line", 0) or self.lineno
+                if st > 128:
+                    ends = self.__dict__.pop("pipe_ends", None)
+                    if ends is not None:
+                        self.report_pipeline(cmd, self.pipestatus, ends)
+                if self.jobs is not None:
+                    _notify_job_deaths(self)
                 if st and type(cmds[-1]) is N.Subshell and self.errexit_off == cmd.negated:
                     # bash waits for a `( … )` last stage as for a lone subshell, whose failure
                     # runs the ERR trap (and errexit) once before the pipeline's own failure
@@ -3012,7 +3067,7 @@ class Interpreter(Expander):
                 if st is not None:
                     return st
         pipes = [Pipe() for _ in range(n - 1)]
-        results: list[int] = [0] * n
+        results: list[int] = stage_results(n)
         errors: list[BaseException | None] = [None] * n
         threads = []
         traps = self.state.traps
@@ -3134,13 +3189,16 @@ class Interpreter(Expander):
                     raise e
                 finally:
                     e = None
+        ends = getattr(results, "ends", None)
+        if ends is not None:
+            results.ends = None  # type: ignore[attr-defined]  # (PIPESTATUS keeps no fork alive)
         self.pipestatus = results
+        st = results[-1]
         if self.state.options["pipefail"]:
-            for s in reversed(results):
-                if s:
-                    return s
-            return 0
-        return results[-1]
+            st = next((s for s in reversed(results) if s), 0)
+        if st > 128 and ends is not None:
+            self.pipe_ends = ends  # (exec_pipeline reports a signal's end from it)
+        return st
 
     def _producer(self, c: N.Command) -> list[str] | None:
         """The argv of a first pipeline stage that may run to its end before the rest, in
@@ -3289,7 +3347,7 @@ class Interpreter(Expander):
         st = self.state
         if st.env_cache is None and "_scopes_src" not in st.__dict__:
             st.environ()  # the stages' commands share it (each would build its own)
-        results: list[int] = [0] * n
+        results: list[int] = stage_results(n)
         errors: list[BaseException | None] = [None] * n
         fns: list[Callable[[], None]] = []
         stderr_too = cmd.stderr_too
@@ -3395,11 +3453,16 @@ class Interpreter(Expander):
     def _stage(self, child: Interpreter, cmd: N.Command, i: int, results: list[int],
                errors: list[BaseException | None], w: Any, r: Any) -> None:
         prior = child.budget.bind()
+        ends = getattr(results, "ends", None)
+        if ends is not None:
+            ends[i] = (child, 0)
         try:
             t = type(cmd)
             if t is N.Simple:
                 child.forked_simple = True
+                child.exec_cmd = cmd
             elif t is N.Subshell:
+                child.exec_cmd = exec_candidate(cmd.body)  # type: ignore[attr-defined]
                 # a `( … )` stage is that forked child itself (bash forks once: BASH_SUBSHELL 1)
                 child.lineno = cmd.line or child.lineno  # type: ignore[attr-defined]
                 child.loop_depth = 0
@@ -3418,6 +3481,7 @@ class Interpreter(Expander):
             results[i] = 124
         except BrokenPipeError:
             results[i] = 141
+            child.killed_by = 13
         except KeyboardInterrupt as e:  # the host's Ctrl-C: re-raised by the pipeline
             errors[i] = e.with_traceback(None)
             results[i] = 130
@@ -3425,6 +3489,8 @@ class Interpreter(Expander):
             _stage_broke(child, e, i, results, errors)
         finally:
             Budget.unbind(prior)
+            if ends is not None and child.killed_by:
+                ends[i] = (child, child.killed_by)
             if w is not None:
                 w.close()
             if r is not None:
@@ -4121,6 +4187,8 @@ class Interpreter(Expander):
         self.funcstack.append((name, self.lineno, st.func_sources.get(name) or self.fn_source))
         saved_line = self.lineno
         saved_loops = self.loop_depth
+        saved_frame = self.line_frame
+        self.line_frame = func.line or saved_frame  # (bash's line_number in a function's body)
         self.loop_depth = 0
         status = 0
         err_before = st.traps.get("ERR") if st.traps else None
@@ -4202,6 +4270,7 @@ class Interpreter(Expander):
                 st.env_cache = None
             st.positional = saved_pos
             self.lineno = saved_line
+            self.line_frame = saved_frame
             self.loop_depth = saved_loops
             if err_before is None:
                 if status and st.traps:
@@ -4242,8 +4311,8 @@ class Interpreter(Expander):
         ``err`` (not the command's redirected one): ``bash: line 1:  4242 Killed
         python3 -c ...`` with the command as written; SIGTERM, and any signal the shell
         traps, as a bare name; SIGINT and SIGPIPE say nothing."""
-        if sig in (2, 13):
-            return
+        if sig in (2, 13) or (self.state.options["posix"] and not self.__dict__.get("script_file")):
+            return  # (bash -c in posix mode reports no job's end)
         import signal as _signal
         try:
             name = _signal.strsignal(sig) or f"Unknown signal {sig}"
@@ -4256,13 +4325,115 @@ class Interpreter(Expander):
         if sig == 15 or trapped:
             line = f"{name}\n"
         else:
-            line = f"{self.err_prefix()}{pid:>5} {name:<24}{text()}\n"
+            line = f"{self.report_prefix()}{pid:>5} {name:<24}{text()}\n"
         s = err if err is not None else self.fds.get(2)
         if s is not None:
             try:
                 s.write(line.encode("utf-8", "surrogateescape"))
             except (OSError, ValueError):
                 pass
+
+    def execs_now(self) -> bool:
+        """Whether the command running is exec_cmd, the one this shell runs without a fork
+        (a nested bash -c forks it once a trap with commands is set)."""
+        c = self.exec_cmd
+        return c is not None and self.current_command is c and not self.trap_level and not (
+            self.top is self and any(self.state.traps.values()))
+
+    def report_prefix(self) -> str:
+        """err_prefix() at bash's line for a job report (report_line)."""
+        saved = self.lineno
+        self.lineno = self.report_line()
+        try:
+            return self.err_prefix()
+        finally:
+            self.lineno = saved
+
+    def exec_ended(self, pid: int, sig: int) -> bool:
+        """A program this shell ran (``pid``) ended by signal ``sig``: True when it is the
+        command this fork execs (exec_cmd; not one inside a function it calls), which then
+        ends the fork the same way for its parent to report (killed_by, exec_pid); False
+        when the caller reports it itself."""
+        if not self.execs_now():
+            return False
+        self.killed_by = sig
+        self.exec_pid = pid
+        return True
+
+    def report_pipeline(self, cmd: N.Pipeline, results: list[int], ends: list[Any]) -> None:
+        """bash's report of a foreground pipeline a signal ended (notify_of_job_status): the
+        job's status is its last stage's (pipefail: the last that failed); when a signal
+        other than INT, TERM or PIPE (and not trapped) ended it, every stage with its pid and
+        end, ``bash: line 1:  4242 Done                    seq 3`` then ``      4243 Killed
+        | sleep 5``; TERM or a trapped signal: its bare name; nothing in $( ) or in a
+        ``bash -c`` in posix mode. ``ends[i]``: (pid, or the stage's fork, or None; signal
+        or 0) as the pipeline's paths record them."""
+        if self.in_cmdsub or (self.state.options["posix"] and not self.__dict__.get("script_file")):
+            return
+        job = getattr(self, "_bg_job", None)
+        own = job is not None and getattr(self, "job_cmd", None) is cmd  # (the job is this pipeline)
+        n = len(results)
+        sigs = [0] * n
+        for i in range(n):
+            e = ends[i]
+            if e is not None and e[1]:
+                sigs[i] = e[1]
+            elif results[i] == 141 and e is None:
+                sigs[i] = 13  # (a stage run in this shell that met EPIPE: bash's died of SIGPIPE)
+        last = n - 1
+        if self.state.options["pipefail"]:
+            last = next((i for i in range(n - 1, -1, -1) if sigs[i] or results[i]), n - 1)
+        sig = sigs[last]
+        if not sig or sig in (2, 13):
+            return
+        import signal as _signal
+        try:
+            trapped = _signal.Signals(sig).name[3:] in self.state.traps
+        except ValueError:
+            trapped = False
+
+        def name(k: int) -> str:
+            if sigs[k]:
+                try:
+                    return _signal.strsignal(sigs[k]) or f"Signal {sigs[k]}"
+                except ValueError:
+                    return f"Signal {sigs[k]}"
+            st = results[k]
+            if not st:
+                return "Done"
+            return f"Done({st})" if self.state.options["posix"] else f"Exit {st}"
+        if own or job is not None and (job.killed or self.budget.cancelled):
+            if own and not (sig == 15 or trapped):
+                job.listing = "".join(self._stage_lines(cmd, results, ends, sigs, name))
+                job.signaled = True  # (reported by the shell that waits for it, at its line)
+            return
+        if sig == 15 or trapped:
+            self.write_err(f"{name(last)}\n".encode())
+            return
+        self.write_err((self.report_prefix() + "".join(self._stage_lines(cmd, results, ends, sigs, name)))
+                       .encode("utf-8", "surrogateescape"))
+
+    def _stage_lines(self, cmd: N.Pipeline, results: list[int], ends: list[Any], sigs: list[int],
+                     name: Callable[[int], str]) -> list[str]:
+        """report_pipeline's lines, one per stage (pid, end, command)."""
+        from .pids import reserve
+        from .unparse import format_command
+        lines: list[str] = []
+        first = (sigs[0], results[0] if not sigs[0] else 0)
+        stderr_too = cmd.stderr_too
+        for k, c in enumerate(cmd.cmds):
+            e = ends[k]
+            who = e[0] if e is not None else None
+            pid = who if type(who) is int else (who.exec_pid or who.bashpid) if who is not None else reserve()
+            text = name(k)
+            if k and (sigs[k], results[k] if not sigs[k] else 0) == first:
+                text = ""
+            lines.append(f"{'     ' if k else ''}{pid:>5} {text:<{24 if text else 22}}{'| ' if k else ''}")
+            ctext = format_command(c)
+            if k < len(stderr_too) and stderr_too[k]:
+                ctext += " 2>&1"
+            lines.append(ctext + "\n")
+        return lines
 
     def command_text(self, argv: list[str]) -> str:
         """The simple command running ``argv`` as bash prints it (words as written, then its
@@ -4953,6 +5124,38 @@ def _keyword_assigns(cmd: N.Simple, extglob: bool) -> N.Simple:
     if len(words) == len(cmd.words):
         return cmd
     return N.Simple(tuple(assigns), tuple(words), cmd.redirs, cmd.line)
+
+
+def exec_candidate(tree: N.Script) -> N.Simple | None:
+    """The command bash runs with exec (no fork) when it gets to it, in ``bash -c`` and in a
+    ``( … )``: the last simple command of the list or of its last &&/|| list, without
+    redirections; a signal that kills it kills that shell."""
+    if not tree.items or tree.items[-1].background:
+        return None
+    c: Any = tree.items[-1].cmd
+    if type(c) is N.AndOr:
+        if len(tree.items) > 1:
+            return None  # (bash 5.2: `a; b && c` forks c, a lone `b && c` execs it)
+        c = c.rest[-1][1] if c.rest else c.first
+    return c if type(c) is N.Simple and not c.redirs else None
+
+
+class StageResults(list):
+    """A pipeline's stage statuses (PIPESTATUS), with ``ends``: per stage, (its pid or its
+    fork or None, the signal that ended it or 0), for Interpreter.report_pipeline."""
+
+    __slots__ = ("ends",)
+    ends: list[Any]
+
+
+def stage_results(n: int) -> StageResults:
+    """A StageResults of ``n`` stages, all 0 and no end recorded."""
+    r = StageResults(_ZEROS[n] if n < 8 else [0] * n)
+    r.ends = [None] * n
+    return r
+
+
+_ZEROS = [[0] * k for k in range(8)]
 
 
 def _cmd_text(cmd: N.Simple) -> str:

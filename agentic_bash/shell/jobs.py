@@ -60,7 +60,7 @@ class _Done(threading.Event):
 
 class Job:
     __slots__ = ("num", "pid", "cmd_text", "thread", "status", "done", "child", "reported", "killed",
-                 "timed_out",
+                 "timed_out", "signaled", "listing",
                  "native", "pid_ready", "live", "single", "tree", "inproc", "owner", "vnum",
                  "__weakref__")
 
@@ -80,6 +80,8 @@ class Job:
         self.reported = False
         self.killed = False
         self.timed_out = False  # ended by its deadline (the run's that started it, at most)
+        self.signaled = False  # its command (run in-process) ended by a signal, as a process would
+        self.listing = ""  # a pipeline's report of its stages (Interpreter.report_pipeline)
         self.native: Any = None  # the real process `$!` names (a native job's last stage)
         self.pid_ready = threading.Event()  # set once ``pid`` is final (or the job ended)
         self.single = False  # the job is one native command (`kill %N` signals it for real)
@@ -541,8 +543,10 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
                     child.owned.extend(fds.values())
                 elif not keep_stdin:
                     child.fds[0] = NullStream()
+                child.job_cmd = cmd  # (its end is the job's: reported by the shell that waits)
                 if type(cmd) is N.Simple:
                     child.forked_simple = True
+                    child.exec_cmd = cmd
                 if not native:
                     time.sleep(_FORK_LAG)
                 st = child.run_subshell_script(N.Script((N.ListItem(cmd),)), child.forked_simple)
@@ -561,6 +565,8 @@ def _start(sh: Interpreter, cmd: N.Command, fds: dict[int, Any] | None, table: J
         finally:
             if job.killed and st in (0, 124):
                 st = 128 + getattr(child, "kill_signal", 15)  # (kill -9 %1: 137, as bash)
+            elif child.killed_by and st == 128 + child.killed_by:
+                job.signaled = True  # (`sh -c 'kill -9 $$' &` with sh in-process)
             job.status = st
             with _reg_lock:
                 live.discard(job)

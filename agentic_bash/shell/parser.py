@@ -610,7 +610,8 @@ class Parser(Lexer):
                 items.append(ListItem(cmd, False, True, self.line_at(max(self.pos - 1, 0))))
                 break
             elif tok.kind == EOF:
-                items.append(ListItem(cmd))
+                # (the line where reading it stopped: bash's line_number for its reports)
+                items.append(ListItem(cmd, False, False, self.line_at(tok.pos)))
                 break
             else:
                 raise self.unexpected(tok)
@@ -650,7 +651,8 @@ class Parser(Lexer):
                     items.append(ListItem(cmd, False, True))
                 self.skip_newlines()
             else:
-                items.append(ListItem(cmd))
+                # (top level, at the end of the text: the line where reading it stopped)
+                items.append(ListItem(cmd, False, False, self.line_at(tok.pos) if top and tok.kind == EOF else 0))
                 break
         return items
 
