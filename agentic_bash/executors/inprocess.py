@@ -1481,19 +1481,14 @@ class InProcessExecutor:
     def _sleep_here(self, sh: Interpreter, path: str, argv: list[str]) -> bool:
         """Whether ``sleep ARGS`` found at ``path`` may run in-process in a sandboxed mode:
         every operand a duration GNU sleep takes (anything else, an option or a bad interval,
-        runs the program, for its own words), a command of the session's shell itself (not of
-        a subshell, pipeline stage or background job: what those start counts against the
-        process limit as bash's forks do), no tty or exec, room under the process limit, and
-        the file one of the system's (in a directory of ours, not written since
+        runs the program, for its own words), in the foreground of no background job, tty
+        or exec, and the file one of the system's (in a directory of ours, not written since
         this shell started: its inode's change time is older; a copy of the user's, a layer's
         or one renamed there later has a newer one)."""
-        if (len(argv) < 2 or self._tty is not None or self._in_shim or sh.is_subshell
-                or sh.forked_simple or getattr(sh, "_bg_job", None) is not None
+        if (len(argv) < 2 or self._tty is not None or self._in_shim
+                or getattr(sh, "_bg_job", None) is not None
                 or getattr(sh, "exec_opts", None) is not None):
             return False
-        native = self.native
-        if native.max_live is not None and len(native.live) >= native.max_live:
-            return False   # (at the process limit the program's start is refused, as bash's fork)
         from ..commands.sysutils import _duration
         for a in argv[1:]:
             if a[:1] == "-" or _duration(a) is None:

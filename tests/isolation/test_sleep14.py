@@ -42,22 +42,20 @@ def _ours(sb, script: str) -> tuple[str, str, int, float]:
     return r.stdout, r.stderr, r.exit_code, time.monotonic() - t
 
 
-def _runner_children(sb) -> list[int]:
-    """The sandbox's processes besides pid 1 and the runner (host pids)."""
-    def tree(p: int) -> list[int]:
-        out = [p]
-        for t in os.listdir(f"/proc/{p}/task"):
-            try:
-                with open(f"/proc/{p}/task/{t}/children") as f:
-                    for c in f.read().split():
-                        out += tree(int(c))
-            except OSError:
-                pass
-        return out
-    try:
-        return tree(sb._ex.pid)[2:]
-    except OSError:
-        return []
+def _runner_children(sb) -> list[str]:
+    """The sandbox runner's child processes (host pids)."""
+    p = sb._ex.pid
+    for _ in range(3):
+        with open(f"/proc/{p}/task/{p}/children") as f:
+            kids = f.read().split()
+        if not kids:
+            break
+        p = int(kids[0])
+    out = []
+    for t in os.listdir(f"/proc/{p}/task"):
+        with open(f"/proc/{p}/task/{t}/children") as f:
+            out += f.read().split()
+    return out
 
 
 # (operand, seconds GNU sleep waits)
@@ -186,41 +184,3 @@ def test_close_ends_it() -> None:
     except Exception:  # noqa: BLE001 - (closed under it: SandboxClosed or a result)
         pass
     assert time.monotonic() - t < 5
-
-
-@pytest.mark.parametrize("script", ["sleep 0.6 | cat", "(sleep 0.6)", "x=$(sleep 0.6)",
-                                    "sleep 0.6 & wait"])
-def test_subshells_stages_and_jobs_run_the_program(sb, script: str) -> None:
-    # (what they start counts against the process limit, as bash's forks do)
-    seen: list[list[str]] = []
-    stop = threading.Event()
-
-    def watch() -> None:
-        while not stop.is_set():
-            seen.append(_runner_children(sb))
-            time.sleep(0.02)
-
-    t = threading.Thread(target=watch)
-    t.start()
-    try:
-        r = sb.run(script + "; echo $?")
-    finally:
-        stop.set()
-        t.join()
-    assert r.stdout.endswith("0\n"), r
-    assert any(seen), script
-
-
-def test_at_the_process_limit_it_is_refused_as_a_fork() -> None:
-    import dataclasses
-
-    from agentic_bash import Limits, Sandbox
-    s = Sandbox("namespace", limits=dataclasses.replace(Limits(), max_processes=4))
-    try:
-        r = s.run("for i in 1 2 3 4; do sleep 5 & done; sleep 0.1; echo $?; "
-                  "kill %1 %2 %3 %4; wait", timeout=30)
-        assert "fork: Resource temporarily unavailable" in r.stderr, r
-        assert r.stdout.split()[:1] == ["254"], r
-        assert s.run("sleep 0.01; echo $?").stdout == "0\n"
-    finally:
-        s.close()
