@@ -427,7 +427,6 @@ class InProcessExecutor:
         # command sets it
         self.shell.state.last_arg = "bash"
         self.shell.start_time = time.monotonic()
-        self._born = time.time()   # (see _sleep_here)
 
     # ------------------------------------------------------------------ protocol
     @property
@@ -1151,14 +1150,6 @@ class InProcessExecutor:
                 return self._call(sh, spec.fn, argv)
         if path is not None:
             if self.native is not None and not self.prefer_inprocess:
-                if name == "sleep" and spec is not None and self._sleep_here(sh, path, argv):
-                    # (sessions14) a foreground `sleep N` of the system's sleep waits here:
-                    # what the program would do, without its start (a program's spawn, its
-                    # wait and pid 1's look at it: ~2.5 ms of the sandbox's CPU per call)
-                    rc = self._call(sh, spec.fn, argv)
-                    if self.signal_fd is not None:
-                        self.take_signals(sh)   # (as after the program: see _spawn_native)
-                    return rc
                 return self._spawn(sh, normalize(path, st.cwd), argv, spelled=path)
             # a file of the user's on PATH (a script, or one shadowing a command of ours)
             return self._run_path(sh, path, argv)
@@ -1477,29 +1468,6 @@ class InProcessExecutor:
             _KeepOpen(o) if o is not None else _ClosedOut(),
             _KeepOpen(e) if e is not None else NULL,
             sh.budget, self.info, _Exec(self, sh), st.umask, name)
-
-    def _sleep_here(self, sh: Interpreter, path: str, argv: list[str]) -> bool:
-        """Whether ``sleep ARGS`` found at ``path`` may run in-process in a sandboxed mode:
-        every operand a duration GNU sleep takes (anything else, an option or a bad interval,
-        runs the program, for its own words), in the foreground of no background job, tty
-        or exec, and the file one of the system's (in a directory of ours, not written since
-        this shell started: its inode's change time is older; a copy of the user's, a layer's
-        or one renamed there later has a newer one)."""
-        if (len(argv) < 2 or self._tty is not None or self._in_shim
-                or getattr(sh, "_bg_job", None) is not None
-                or getattr(sh, "exec_opts", None) is not None):
-            return False
-        from ..commands.sysutils import _duration
-        for a in argv[1:]:
-            if a[:1] == "-" or _duration(a) is None:
-                return False
-        cwd = sh.state.cwd
-        if not _in_bin_dir(path, cwd):
-            return False
-        try:
-            return self.fs.stat(normalize(path, cwd)).st_ctime < self._born
-        except OSError:
-            return False
 
     def _call(self, sh: Interpreter, fn: Callable[..., int], argv: list[str], custom: bool = False) -> int:
         a0 = argv[0]
