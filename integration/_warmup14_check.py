@@ -20,7 +20,7 @@ STATE = r"""echo "status=$? _=$_ LINENO=$LINENO BASH_COMMAND=$BASH_COMMAND BASHP
 history
 declare -p | grep -Ev '^declare [-a-zA-Z]+ (RANDOM|SRANDOM|SECONDS|EPOCHREALTIME|EPOCHSECONDS|BASH_COMMAND|_)='
 declare -f; alias; set -o; shopt; trap -p; jobs -l; hash; ulimit -a; umask; pwd; dirs
-ls -la /tmp /workspace /dev/shm
+ls -la --time-style=+T /tmp /workspace /dev/shm
 echo /proc/[0-9]*
 cat /proc/self/status | grep -E '^(NoNewPrivs|Seccomp|CapEff|Cpus_allowed_list):'
 """
