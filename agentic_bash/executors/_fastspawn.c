@@ -363,8 +363,11 @@ as_rlim(PyObject *o)
     return v < 0 ? RLIM_INFINITY : (rlim_t)v;
 }
 
+/* A sequence of tuples of ``width`` into out: the first item of each an int, the others
+   rlimit values (RLIM_INFINITY as -1) when ``limits``, ints otherwise. */
 static int
-tuples(PyObject *seq, int width, long long (*out)[3], int max, int *n, const char *what)
+tuples(PyObject *seq, int width, int limits, long long (*out)[3], int max, int *n,
+       const char *what)
 {
     PyObject *f = PySequence_Fast(seq, what);
     if (f == NULL)
@@ -384,7 +387,7 @@ tuples(PyObject *seq, int width, long long (*out)[3], int max, int *n, const cha
         }
         for (int j = 0; j < width; j++) {
             PyObject *x = PyTuple_GET_ITEM(t, j);
-            if (j == 0 || width == 2 && what[0] == 'm') {
+            if (j == 0 || !limits) {
                 long v = PyLong_AsLong(x);
                 if (v == -1 && PyErr_Occurred()) {
                     Py_DECREF(f);
@@ -516,14 +519,14 @@ fs_spawn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (int_list(args[11], c->ignore, MAX_LIST, &c->nignore, "ignored signals") < 0)
         goto done;
     int m;
-    if (tuples(args[12], 2, tmp, MAX_LIST, &m, "caps") < 0)
+    if (tuples(args[12], 2, 1, tmp, MAX_LIST, &m, "caps") < 0)
         goto done;
     for (int j = 0; j < m; j++) {
         c->caps[j].res = (int)tmp[j][0];
         c->caps[j].value = (rlim_t)tmp[j][1];
     }
     c->ncaps = m;
-    if (tuples(args[13], 3, tmp, MAX_LIST, &m, "rlimits") < 0)
+    if (tuples(args[13], 3, 1, tmp, MAX_LIST, &m, "rlimits") < 0)
         goto done;
     for (int j = 0; j < m; j++) {
         c->rls[j].res = (int)tmp[j][0];
@@ -533,7 +536,7 @@ fs_spawn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     c->nrls = m;
     if (int_list(args[14], c->closed, 3, &c->nclosed, "closed fds") < 0)
         goto done;
-    if (tuples(args[15], 2, tmp, MAX_LIST, &m, "moves") < 0)
+    if (tuples(args[15], 2, 0, tmp, MAX_LIST, &m, "moves") < 0)
         goto done;
     for (int j = 0; j < m; j++) {
         c->mt[j] = (int)tmp[j][0];
