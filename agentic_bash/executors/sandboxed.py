@@ -1073,11 +1073,8 @@ class SandboxedExecutor:
                 # (Sandbox.arun cancelled while this call waited for the lock: never sent)
                 self._dropped.discard(threading.get_ident())
                 raise SandboxError("run cancelled before it began")
-            if (self._closed or self._dead or self._pending is not None
-                    or self._arun is not None or self._reader.torn):
-                self._ready()   # (it does nothing otherwise)
-            self._next_id += 1
-            rid = self._next_id
+            self._ready()
+            rid = self._new_id()
             req = _run_request(rid, script, "pipe" if feed_fd is not None else data is not None,
                                env, cwd, timeout, on_output is not None)
             if tty is not None:
@@ -1089,16 +1086,8 @@ class SandboxedExecutor:
                 # and the sandbox: no time namespace): the runner stops the run at it, not a
                 # timeout after it got the request, which came late on a loaded machine
                 req["by"] = time.monotonic() + t
-            res = self._resources
-            if res.cgroups is not None:
-                res.begin_run()
-            try:
-                self._send(req, data or b"")
-            except _Undelivered:   # (_deliver, inline)
-                if self._restarting:
-                    raise
-                self._restart()
-                self._send(req, data or b"")
+            self._resources.begin_run()
+            self._deliver(req, data or b"")
             self._current_thread = threading.get_ident()
             self._current = rid
             if self._dropped and self._current_thread in self._dropped:

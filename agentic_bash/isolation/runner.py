@@ -1352,8 +1352,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
                     h.pop(k, None)   # at its default, as result_header leaves it
             h["id"] = rid
             current[0] = None
-            with send_lock:   # (send(), inline)
-                send_msg(sock, h, body)
+            send(h, body)
         except BaseException as e:  # noqa: BLE001
             current[0] = None
             try:
