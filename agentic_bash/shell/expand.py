@@ -317,7 +317,8 @@ class Expander:
                             out.append(bp[0].text)  # a plain word ({1..9}, a{b,c}): as is
                             continue
                         try:
-                            out.extend(self._expand_full(bw))
+                            # (a word brace expansion made is no assignment: `{a,b}=~` keeps ~)
+                            out.extend(self._expand_full(bw, False))
                         except ExpansionError as e:
                             if getattr(e, "name_word", False):
                                 from .unparse import format_word
@@ -510,10 +511,10 @@ class Expander:
                 raise self.reported_error(str(e)) from None
             raise ExpansionError(str(e), 1) from None
 
-    def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
+    def _expand_full(self: Interpreter, w: N.Word, assign_tilde: bool = True) -> list[str]:
         fb = _Fields(self.get_ifs())
         p0 = w.parts[0] if w.parts else None
-        if type(p0) is N.Lit and "~" in p0.text and "=" in p0.text:
+        if assign_tilde and type(p0) is N.Lit and "~" in p0.text and "=" in p0.text:
             m = _ASSIGN_WORD.match(p0.text)
             if m:
                 # bash expands ~ after the = (and :) of an assignment-looking word

@@ -2515,6 +2515,10 @@ class Interpreter(Expander):
                 self.error(f"`{cmd.var}': not a valid identifier")
                 return self.set_status(1)  # (not fatal in posix mode, unlike for)
             self.lineno = cmd.line or self.lineno
+            if self.state.options["xtrace"]:
+                # (bash's xtrace_print_select_command_head: once, before the words expand)
+                self.xtrace_raw(f"select {cmd.var} in " + (
+                    " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
             items = list(self.state.positional) if cmd.words is None else self._compound_words(cmd.words)
             if not items:
                 return self.set_status(0)
@@ -3729,6 +3733,13 @@ class Interpreter(Expander):
             p0 = w.parts[0] if w.parts else None
             m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
             if m:
+                if "{" in w.text and self.state.options["braceexpand"] and self._has_brace(w):
+                    # bash brace-expands an assignment word given to a declaration builtin
+                    # (`declare d={1,2}` is `declare d=1 d=2`); the results are plain words
+                    # then (split and globbed, no tilde after the '=')
+                    if len(self._braces(w)) != 1:
+                        argv.extend(self.expand_words([w]))
+                        continue
                 # the value tilde-expands after the first '=' as in a real assignment
                 k = m.end()
                 rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
@@ -4064,7 +4075,8 @@ class Interpreter(Expander):
                 else:
                     value = self.expand_str(a.value, assign=True) if a.value is not None else ""
                 if xt:
-                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
+                    # (an empty value shows as nothing: `+ x=`, as for a plain assignment)
+                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value)) if value else ''}")
                 existing = self.state.find(a.name)
                 if existing is not None and existing.attrs & READONLY:
                     self.error(f"{a.name}: readonly variable")
