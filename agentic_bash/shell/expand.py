@@ -105,6 +105,9 @@ class ExpansionError(Exception):
         self.discard = status != 127
 
 
+_DASH_BAD_OPS = frozenset((":", "/", "//", "/#", "/%", "^", "^^", ",", ",,", "~", "~~", "@", "bad"))
+
+
 def _expr_text(w: N.Word | None, value: int) -> str:
     """The source text bash quotes in substring errors (`` -3`` keeps its blank)."""
     return w.text if w is not None and w.text else str(value)
@@ -878,6 +881,10 @@ class Expander:
                 pos = self.state.positional
                 if plain <= len(pos):
                     return pos[plain - 1]
+        if self.dash and (prefix == "!" or p.index is not None or op in _DASH_BAD_OPS):
+            # `sh` is dash here: it has no substrings, replacements, case changes,
+            # transformations, arrays or indirection (fatal, status 2)
+            raise ExpansionError("Bad substitution", 127)
         if op == "bad":
             if name.startswith("${#@"):
                 # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})

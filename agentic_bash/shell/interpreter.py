@@ -28,7 +28,7 @@ from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, CHARGE_MIN, ELEM_COST, FUNC_COST, FUNC_PER_CHAR, VAR_COST, GlobalName, ShellState,
-    TempScope, Var,
+    TempScope, Var, LETTER_TO_OPTION,
     VarError, array_top, assoc_keys,
 )
 from .quoting import printable_filename
@@ -853,6 +853,12 @@ class Interpreter(Expander):
                 b = self.state.last_bg_pid
                 return None if b is None else str(b)
             if name == "-":
+                if self.dash:
+                    # dash's $-: its option letters, last first, and s when it reads stdin
+                    opts = self.state.options
+                    fl = "".join(c for c in "efimnxvECau" if c == "i" and getattr(self.state, "interactive", False)
+                                 or c in LETTER_TO_OPTION and opts.get(LETTER_TO_OPTION[c]))
+                    return ("s" if getattr(self.state, "dash_mode", "") == "s" else "") + fl[::-1]
                 return self.state.dash_flags()
         if name == "_":
             return self.state.last_arg
@@ -2678,6 +2684,11 @@ class Interpreter(Expander):
     def _arith_cmd(self, cmd: N.ArithCmd) -> int:
         self.lineno = cmd.line or self.lineno
         self.budget.charge_command()
+        if self.dash:
+            # dash reads `((x++))` as a subshell in a subshell running the command `x++`
+            first = (cmd.expr.text.split() or [""])[0]
+            self.error(f"{first}: not found")
+            return 127
         if self.state.traps or self.err_hidden:
             self._debug_compound(lambda: f"(({cmd.expr.text}))")
         if self.state.options["xtrace"]:
@@ -3840,6 +3851,11 @@ class Interpreter(Expander):
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
+            if a.append and self.dash:
+                # dash has no `+=`: the word is a command's name
+                w = f"{a.name}+={self.expand_str(a.value) if a.value is not None else ''}"
+                self.error(f"{w}: not found")
+                return self.set_status(127)
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
             if xt and a.array is not None:

@@ -28,6 +28,25 @@ CASES = [
     # tail: nothing to print reads nothing (no header, no open error); a '+' count stays
     "printf 'a\\nb\\n' > c; tail -n 0 nosuch; echo $?; tail -c 0 -v c c; echo $?; "
     "tail -n +2 -n 0 c; tail -n 0 -n +1 c; tail -n -0 c; echo $?",
+    # `sh` is dash: bash's builtins it lacks are not found, its read/printf/set refuse bash's
+    # options, bash's substitutions are "Bad substitution" (fatal), bash syntax its parser
+    # refuses is a syntax error of the line, $- and BASH_VERSION are dash's
+    "echo 'echo s' > f; sh -c 'source ./f'; echo $?; sh -c 'declare x=1; echo \"[$x]\"; typeset y; let z=1; "
+    "shopt -s nullglob; pushd /; mapfile m < /dev/null; builtin echo b'; echo $?",
+    "sh -c 'type nosuch; echo $?; f() { :; }; type f'; sh -c 'read -a a < /dev/null; echo $?; read -n 1 b <<E\nxy\nE\n"
+    "echo \"$? [$b]\"; read -r -p P c <<E\nv\nE\necho \"[$c]\"'",
+    "sh -c 'printf -v x %s 1; echo $?; printf \"%q\\n\" a; echo $?; printf \"%s\\n\" ok'; "
+    "sh -c 'set -o pipefail; echo no'; echo $?; sh -c 'set -o errexit; echo $-'",
+    "sh -c 'echo a; x=hello; echo ${x:0:2}; echo no'; echo $?; sh -c 'echo \"${x^}\"'; echo $?; "
+    "sh -c 'echo ${#x[@]}'; sh -c 'x=a; echo ${!x}'; sh -c 'x=a; echo ${x/a/b}'; "
+    "sh -c 'x=abc; echo ${x%c} ${x#a} ${#x} ${x:-d} ${y:=e} $y'",
+    "sh -c 'echo a; a=(1 2); echo b'; echo $?; sh -c 'echo a\ncat <<< hi'; sh -c 'function f { echo f; }'; "
+    "sh -c 'function f() { :; }'; sh -c 'f() { a=(1); }'; sh -c 'echo $(a=(1))'; sh -c 'x=$(cat <(true))'",
+    "sh -c 'echo ok |& cat'; sh -c 'for ((;;)); do :; done'; sh -c 'select x in a; do :; done'; "
+    "sh -c '{ select x in a; do :; done; }'; sh -c 'declare -a a=(1)'; sh -c 'for i in 1; do a=(1); done'; "
+    "sh -c 'if true; then a=(1); fi'; echo $?",
+    "sh -c 'x=5; ((x++)); echo $x; x+=2; echo $x'; sh -c 'echo \"[$-][$BASH_VERSION][$BASH][$OSTYPE]\"'; "
+    "sh -c 'set -efu; echo $-'; echo 'echo $-' | sh -s",
 ]
 
 
