@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import sys
 import threading
 import warnings
 import weakref
@@ -104,6 +105,15 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
 
     ``extra`` may carry ``network=``, ``base=`` and ``layer_tar=`` (a snapshot's layer, which
     only a sandboxed executor takes at construction)."""
+    early = None
+    if sys.platform == "linux" and isolation in ("auto", "namespace", "landlock"):
+        # (fresh15) the zygote's start is the longest step of a process's first sandbox: it
+        # starts before the probe's import and run (~13 ms) when it will be used (landlock),
+        # or probably will be (the probe cache says user namespaces work), and is discarded
+        # below if the probe disagrees
+        from .isolation import zygote as _zygote
+        if isolation == "landlock" or _zygote.userns_hint():
+            early = _zygote.start_early()
     from .isolation.probe import probe
     # virtual and none plan without the kernel: the probe (a namespace child, ~0.1 s) is
     # only paid by the levels that use what it finds
@@ -117,6 +127,9 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
             get_zygote(wait=False)
         except OSError:
             pass   # the sandboxed executor reports it
+    elif early is not None:
+        from .isolation.zygote import discard_early
+        discard_early(early)
     from .isolation.plan import plan as make_plan
     from .isolation.report import report_from_plan
     from .network import resolve_network
