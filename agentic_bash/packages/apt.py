@@ -19,7 +19,6 @@ import os
 import posixpath
 import pwd
 import re
-import tarfile
 from typing import Any
 
 from .manifest import PackageInfo
@@ -300,6 +299,8 @@ def _find_deb(archives: str, pkg: str, ver: str) -> str | None:
 
 def _unpack(c: _Ctx, lay: dict[str, str], pkg: str, ver: str, arch: str, deb: str,
             skipped: list[str]) -> int:
+    import tarfile   # (fresh15: not at import, the zygote's preload imports this module)
+
     st, ctrl, err = c.run(["dpkg-deb", "--ctrl-tarfile", deb])
     if st:
         c.err(err.decode("utf-8", "replace"))
