@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, AsyncIterator, BinaryIO, Callable, Iterable, Iterator, Mapping
 
+from ._values import value_methods
 from .commands.base import SystemInfo
 from .errors import IsolationUnavailable, SandboxClosed, SandboxError, Unsupported
 from .limits import Limits
@@ -54,7 +55,8 @@ def _async_workers() -> Any:
     return _workers[0]
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Mount:
     """A host directory mapped into the sandbox: ``cow`` (default), ``ro`` or ``rw``."""
 

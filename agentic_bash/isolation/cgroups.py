@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .._values import value_methods
+
 __all__ = ["CgroupHost", "SandboxCgroups", "detect", "detect_cached", "parse_mountinfo",
            "parse_proc_cgroup", "sweep_stale", "systemd_user_manager"]
 
@@ -34,7 +36,8 @@ _seq = itertools.count(1)
 _swept: set[str] = set()
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CgroupHost:
     """Where this process may make cgroups: ``dirs`` maps a controller to the caller's own
     group directory in its hierarchy (v1), or every usable controller to the one v2 dir."""

@@ -20,10 +20,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .._values import value_methods
+
 __all__ = ["Capabilities", "cache_path", "invalidate_cache", "landlock_abi", "probe"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Capabilities:
     """Measured facts; ``reasons`` explains every False/0 field by name."""
 

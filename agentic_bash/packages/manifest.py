@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from .._values import value_methods
+
 __all__ = ["Manifest", "PackageInfo"]
 
 # pip leaves NAME-VERSION.dist-info/METADATA in a site directory; npm leaves
@@ -16,7 +18,8 @@ _PIP_META = re.compile(r"/(?:site|dist)-packages/([^/]+)\.dist-info/METADATA$")
 _NPM_META = re.compile(r"/node_modules/((?:@[^/]+/)?[^/@][^/]*)/package\.json$")
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class PackageInfo:
     """One installed package: ``manager`` is ``pip``, ``npm`` or ``apt``."""
 
