@@ -106,9 +106,12 @@ def _deferred() -> Any:
 
 def _finish_lazy() -> None:
     """(fresh15) What the preload left to first use to be ready sooner (the AST classes'
-    ``__init__``): done here once, so the sandboxes forked from now on share it."""
+    ``__init__``, module-level regular expressions): done here once, so the sandboxes
+    forked from now on share it."""
+    from agentic_bash import _lazyre
     from agentic_bash.shell import nodes
     nodes.compile_inits()
+    _lazyre.compile_all()
 
 
 def _warm_interpreter() -> None:

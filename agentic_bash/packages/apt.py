@@ -18,9 +18,9 @@ import io
 import os
 import posixpath
 import pwd
-import re
 from typing import Any
 
+from .._lazyre import lazy_compile as _lazy_re
 from .manifest import PackageInfo
 
 __all__ = ["APT_COMMANDS", "apt_shim", "archive_dirs"]
@@ -32,7 +32,7 @@ APT_COMMANDS = frozenset({"apt-get", "apt", "apt-cache"})
 # apt-get options that take a value (as separate word)
 _VALUE_OPTS = {"-o", "-c", "-t", "-a", "--option", "--config-file", "--target-release",
                "--default-release", "--host-architecture", "--build-profiles", "-P"}
-_INST = re.compile(r"^Inst (\S+) (?:\[(\S+)\] )?\((\S+) (.*?)(?: \[(\S+)\])?\)")
+_INST = _lazy_re(r"^Inst (\S+) (?:\[(\S+)\] )?\((\S+) (.*?)(?: \[(\S+)\])?\)")
 _SIM_NOTE = ("NOTE: This is only a simulation!", "apt-get needs root privileges",
              "Keep also in mind that locking", "so don't depend on the relevance")
 _BIN_DIRS = ("usr/bin", "usr/sbin", "usr/games", "bin", "sbin", "usr/local/bin")

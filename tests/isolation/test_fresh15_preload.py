@@ -20,8 +20,19 @@ _PRELOAD = textwrap.dedent(r'''
            "loaded": [m for m in ("regex", "hashlib", "_hashlib", "tarfile", "traceback",
                                   "textwrap") if m in sys.modules],
            "lazy_inits": len(nodes._LAZY_INIT)}
+    from agentic_bash import _lazyre
+    import re
+    out["patterns"] = len(_lazyre._PENDING)
+    out["compiled_before"] = sum(p._compiled is not None for p in _lazyre._PENDING)
+    pending = list(_lazyre._PENDING)
     Z._finish_lazy()
     out["lazy_after"] = len(nodes._LAZY_INIT)
+    out["patterns_after"] = len(_lazyre._PENDING)
+    # every module that defined one now holds the compiled pattern
+    out["still_lazy"] = [k for m in list(sys.modules.values()) if m is not None
+                         and getattr(m, "__name__", "").startswith("agentic_bash")
+                         for k, v in vars(m).items() if type(v) is _lazyre.LazyPattern
+                         and v._globals is vars(m)]
     from agentic_bash.shell import patterns
     out["regex_before_use"] = type(patterns.regex).__name__
     out["glob"] = bool(patterns.compile("*.py").match("a.py"))
@@ -39,6 +50,8 @@ def test_preload_leaves_these_to_first_use() -> None:
     assert got["loaded"] == [], got
     assert 30 < got["lazy_inits"] <= len(N.TWINS)   # (a module body may build one)
     assert got["lazy_after"] == 0
+    assert got["patterns"] >= 40 and got["compiled_before"] <= 5, got
+    assert got["patterns_after"] == 0 and got["still_lazy"] == [], got
     assert got["regex_before_use"] == "_Regex" and got["glob"]
     assert got["regex_after_use"] == "module"
 
@@ -88,3 +101,35 @@ def test_node_inits_compiled_at_first_use_match_the_compiled_ones() -> None:
         assert rep == repr(a)
         assert ferr == err
         assert qual == cls.__init__.__qualname__ == f"{cls.__qualname__}.__init__"
+
+
+_LAZYRE = textwrap.dedent(r'''
+    import json, re, sys, types
+    from agentic_bash import _lazyre
+    a = types.ModuleType("mod_a")
+    a.re = re
+    exec("from agentic_bash._lazyre import lazy_compile\n"
+         "X = lazy_compile(r'(a+)b', re.I)\n"
+         "def use(s):\n    return X.match(s).group(1)\n", vars(a))
+    b = types.ModuleType("mod_b")
+    vars(b)["Y"] = a.X      # imported under a name of its own (from mod_a import X as Y)
+    exec("def use(s):\n    return Y.search(s).group(0)\n", vars(b))
+    out = {"before": [type(a.X).__name__, type(b.Y).__name__]}
+    out["use_b"] = b.use("xAAb")
+    out["after_b"] = [type(a.X).__name__, type(b.Y).__name__]
+    out["use_a"] = a.use("aab")
+    out["same"] = a.X is b.Y and a.X is re.compile(r"(a+)b", re.I)
+    out["repr"] = repr(_lazyre.lazy_compile("z"))
+    print(json.dumps(out))
+''')
+
+
+def test_lazy_pattern_compiles_once_and_takes_its_place() -> None:
+    p = subprocess.run([sys.executable, "-c", _LAZYRE], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["before"] == ["LazyPattern", "LazyPattern"]
+    assert got["use_b"] == "AAb" and got["after_b"] == ["Pattern", "Pattern"]
+    assert got["use_a"] == "aa" and got["same"]
+    assert got["repr"] == "lazy_compile('z', 0)"
