@@ -133,3 +133,36 @@ def test_lazy_pattern_compiles_once_and_takes_its_place() -> None:
     assert got["use_b"] == "AAb" and got["after_b"] == ["Pattern", "Pattern"]
     assert got["use_a"] == "aa" and got["same"]
     assert got["repr"] == "lazy_compile('z', 0)"
+
+
+_NO_REGEX = textwrap.dedent(r'''
+    import sys
+    class Hide:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            return None
+        @staticmethod
+        def invalidate_caches():
+            pass
+    # an install without the `regex` package: no finder finds it
+    sys.meta_path[:] = [f for f in sys.meta_path]
+    import importlib.machinery
+    real = importlib.machinery.PathFinder.find_spec
+    importlib.machinery.PathFinder.find_spec = classmethod(
+        lambda cls, name, path=None, target=None:
+            None if name.split(".")[0] == "regex" else real(name, path, target))
+    try:
+        import agentic_bash.executors.inprocess
+        print("imported")
+    except ImportError as e:
+        print("ImportError", e)
+''')
+
+
+def test_without_regex_the_import_still_fails_at_once() -> None:
+    # (compat12: the sandbox's inner executor falls back to bash when the in-process one
+    # cannot be imported; the lazy regex must not turn that into a failure at first glob)
+    p = subprocess.run([sys.executable, "-c", _NO_REGEX], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("ImportError"), p.stdout
