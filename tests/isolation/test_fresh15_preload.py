@@ -166,3 +166,34 @@ def test_without_regex_the_import_still_fails_at_once() -> None:
                        timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("ImportError"), p.stdout
+
+
+def test_zygote_refreshes_stale_bytecode_of_the_package(tmp_path) -> None:
+    import importlib.util
+    import os
+    import types
+
+    from agentic_bash.isolation import zygote as Z
+
+    src = tmp_path / "mod15.py"
+    src.write_text("X = 1\n")
+    cached = importlib.util.cache_from_source(str(src))
+    spec = importlib.util.spec_from_file_location("agentic_bash._test_mod15", src)
+    mod = types.ModuleType("agentic_bash._test_mod15")
+    mod.__spec__ = spec
+    other = types.ModuleType("elsewhere")
+    other.__spec__ = importlib.util.spec_from_file_location("elsewhere", src)
+    # no bytecode yet: written (only for the package's modules)
+    assert Z._refresh_bytecode([other]) == 0 and not os.path.exists(cached)
+    assert Z._refresh_bytecode([mod]) == 1 and Z._bytecode_current(str(src), cached)
+    assert Z._refresh_bytecode([mod]) == 0
+    # the source changes (size and mtime): stale, written again
+    src.write_text("X = 22\n")
+    os.utime(src, (1, 1))
+    assert not Z._bytecode_current(str(src), cached)
+    assert Z._refresh_bytecode([mod]) == 1 and Z._bytecode_current(str(src), cached)
+    # a directory nobody may write: nothing written, nothing raised
+    if os.geteuid() != 0:
+        os.chmod(os.path.dirname(cached), 0o500)
+        src.write_text("X = 333\n")
+        assert Z._refresh_bytecode([mod]) == 0
