@@ -11,7 +11,6 @@ import io
 import itertools
 import os
 import posixpath
-import re
 import signal
 import stat as _stat
 import subprocess
@@ -20,6 +19,7 @@ import threading
 import time
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, HeldPool, Limits, _DeadlineKick, held_mark, no_kick, release_held, start_thread
@@ -74,7 +74,7 @@ def _trim_history(hist: list[str], shell_cap: int | None) -> None:
     if k:
         del hist[:k]
 # a script that may turn on set -v runs line by line (each line is echoed as read)
-_VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
+_VERBOSE_ON = _lazy_re(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 
 
 def _whole_script(script: str, extglob: bool, again: bool = False) -> N.Script | None:
@@ -2523,7 +2523,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     return st_
 
 
-_FD_REF = re.compile(r"/(?:dev|proc/self)/fd/([0-9]+)")
+_FD_REF = _lazy_re(r"/(?:dev|proc/self)/fd/([0-9]+)")
 
 
 def _extra_fds(sh: Interpreter, argv: list[str], fd_for: Callable[..., int | None],

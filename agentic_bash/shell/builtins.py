@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..errors import LimitExceeded, ParseError
 from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read, check_words
 from ..vfs.paths import normalize
@@ -37,8 +38,8 @@ def _circular_ref() -> type[BaseException]:
 
 BUILTINS: dict[str, Callable[[Interpreter, list[str]], int]] = {}
 NULL_INPUT = io.BytesIO(b"")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
-_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
+_NAME_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_ASSIGN_RE = _lazy_re(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
 
 KEYWORDS = frozenset("if then else elif fi case esac for select while until do done in function time { } ! [[ ]] coproc".split())
 
@@ -77,7 +78,7 @@ def _usage_err(sh: Interpreter, name: str, msg: str, status: int = 2) -> int:
     return status
 
 
-_LEGAL_NUM_RE = re.compile(r"[ \t\n]*([-+]?[0-9]+)[ \t\n]*\Z")
+_LEGAL_NUM_RE = _lazy_re(r"[ \t\n]*([-+]?[0-9]+)[ \t\n]*\Z")
 
 
 def legal_number(s: str) -> int | None:
@@ -1745,7 +1746,7 @@ def _by_lines(sh: Interpreter, src: str) -> bool:
 
 
 # `set -v` (or -o verbose) in eval'd or sourced text: the lines after it are echoed as read
-_SETS_VERBOSE = re.compile(r"\bset\s[^\n;&|]*(?:-[a-zA-Z]*v|verbose)")
+_SETS_VERBOSE = _lazy_re(r"\bset\s[^\n;&|]*(?:-[a-zA-Z]*v|verbose)")
 
 
 @builtin("eval")
@@ -1852,7 +1853,7 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     return _eval_frame(sh, run)
 
 
-_COND_START = re.compile(r"\[\[[ \t]+(\(|\$'(?:[^'\\]|\\.)*'|[^ \t\n]+)")
+_COND_START = _lazy_re(r"\[\[[ \t]+(\(|\$'(?:[^'\\]|\\.)*'|[^ \t\n]+)")
 
 
 def _stale_cond(sh: Interpreter, reader: Any, start: int) -> ParseError | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..limits import check_size, check_words
 from . import nodes as N
 from .state import VarError, assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, CAPCASE, Var
@@ -14,8 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Expander", "ExpansionError", "glob_escape"]
 
-_GLOB_CHARS = re.compile(r"[*?\[]|[@!+](?=\()")
-_SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]|[@!+](?=\()")
+_GLOB_CHARS = _lazy_re(r"[*?\[]|[@!+](?=\()")
+_SPLIT_OR_GLOB = _lazy_re(r"[ \t\n*?\[]|[@!+](?=\()")
 
 
 def _split_or_glob(v: str) -> bool:
@@ -52,11 +53,11 @@ def _has_glob(v: str) -> bool:
     if len(v) < 4096:
         return _GLOB_CHARS.search(v) is not None
     return "*" in v or "?" in v or "[" in v or ("(" in v and _GLOB_CHARS.search(v) is not None)
-_NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
-_GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^-])")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
-_INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-])\Z", re.S)
-_ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
+_NEEDS_WORK = _lazy_re(r"[*?\[{~]|[@!+](?=\()")
+_GLOB_ESC = _lazy_re(r"([*?\[\]\\!@+()|{}^-])")
+_NAME_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_INDIRECT_OK = _lazy_re(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-])\Z", re.S)
+_ASSIGN_WORD = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
 def _star_param(p: N.Param) -> bool:
@@ -127,7 +128,7 @@ def glob_escape(s: str) -> str:
 
 
 _WS_SPLIT: dict[str, re.Pattern[str]] = {}
-_DEFAULT_WS = re.compile("[ \t\n]+")
+_DEFAULT_WS = _lazy_re("[ \t\n]+")
 
 # chunk kinds inside a field under construction
 _LIT, _QUOTED, _SPLIT = 0, 1, 2
@@ -1373,7 +1374,7 @@ def _lower(s: str) -> str:
     return "".join(c.lower()[0] for c in s)
 
 
-_UNCLOSED_SUBSCRIPT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\}: bad substitution\Z")
+_UNCLOSED_SUBSCRIPT = _lazy_re(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\}: bad substitution\Z")
 
 
 def _word_named(e: ExpansionError) -> ExpansionError:

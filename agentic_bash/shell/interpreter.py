@@ -21,6 +21,7 @@ import time
 from sys import getsizeof as _sizeof
 from typing import Any, Callable
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..errors import LimitExceeded, ParseError
 from ..limits import Budget, bounded_match, start_thread
 from ..vfs.paths import normalize
@@ -44,7 +45,7 @@ __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 
 _monotonic = time.monotonic
 
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_NAME_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
 _UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
@@ -198,7 +199,7 @@ DYNAMIC = frozenset({
 
 # first pipeline stages that run before the rest without a fork (Interpreter._producer)
 _PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
-_PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
+_PRINTF_UNBOUNDED = _lazy_re(r"%[-+ #0']*[0-9*.n]")
 _PRODUCE_CAP = 1 << 20  # bytes a producer stage may write before its reader runs
 _PROCSUB_LAG = 250  # ms at most a `>(cmd)` waits for the shell's first write (see _await_writer)
 # in-process commands that may run as a pipeline's last stage after a producer without a fork
@@ -4861,8 +4862,8 @@ def _assoc_key(k: str) -> str:
     return quote_declare(k)
 
 
-_KEY_METAS = re.compile(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`\x00-\x1f\x7f]")
-_KEY_TILDE = re.compile(r"(?:^|[=:])~")
+_KEY_METAS = _lazy_re(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`\x00-\x1f\x7f]")
+_KEY_TILDE = _lazy_re(r"(?:^|[=:])~")
 
 
 # dynamic variables bash's listings show with a value (BASH_ARGC/BASH_ARGV are filled only
@@ -4881,7 +4882,7 @@ _TABLE_DYNAMIC = ("BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV
 # builtins whose prefix assignments form bash's "builtin environment" (see TempScope)
 _BLTN_ENV = frozenset({"eval", "source", ".", "unset", "mapfile", "readarray"})
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
-_DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
+_DECL_ASSIGN_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 
 
 def _is_decl(w: N.Word) -> bool:
@@ -4889,7 +4890,7 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
-_ARITH_COMMENT = re.compile(r"[ \t]#[^\n]*\Z")
+_ARITH_COMMENT = _lazy_re(r"[ \t]#[^\n]*\Z")
 
 
 def _single_quote(t: str) -> str:
@@ -5026,7 +5027,7 @@ def _fmt_lr(t: float) -> str:
 # its own): what exec_simple can do without the general expansion machinery.
 _P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV, _P_ARGVP = 0, 1, 2, 3, 4, 5
 # an unquoted $name whose value is one of these characters only stays one word as it is
-_SAFE_VALUE = re.compile(r"[A-Za-z0-9_./:,%=+@-]+\Z")
+_SAFE_VALUE = _lazy_re(r"[A-Za-z0-9_./:,%=+@-]+\Z")
 
 
 def _simple_param(p: Any, quoted: bool) -> bool:
@@ -5132,7 +5133,7 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
     return plan
 
 
-_ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+_ASSIGN_WORD = _lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 
 
 def _keyword_assigns(cmd: N.Simple, extglob: bool) -> N.Simple:
@@ -5219,7 +5220,7 @@ def _cmd_text(cmd: N.Simple) -> str:
 _ERE_CACHE: dict[tuple[str, bool], Any] = {}
 
 
-_ERE_INTERVAL = re.compile(r"\{(\d*)(,\d*)?\}")
+_ERE_INTERVAL = _lazy_re(r"\{(\d*)(,\d*)?\}")
 
 
 def _ere_bad_repeat(pat: str) -> bool:
