@@ -1527,7 +1527,7 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
     return 0
 
 
-_DASH_PRINTF_BAD = re.compile(r"(?<!%)(?:%%)*%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*)?)?[qQ(]")
+_DASH_PRINTF_BAD = _lazy_re(r"(?<!%)(?:%%)*%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*)?)?[qQ(]")
 
 DASH_MISSING = frozenset(("declare", "typeset", "let", "shopt", "pushd", "popd", "dirs", "source",
                           "mapfile", "readarray", "enable", "builtin", "caller", "compgen",
