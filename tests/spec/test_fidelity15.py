@@ -47,6 +47,12 @@ CASES = [
     "sh -c 'if true; then a=(1); fi'; echo $?",
     "sh -c 'x=5; ((x++)); echo $x; x+=2; echo $x'; sh -c 'echo \"[$-][$BASH_VERSION][$BASH][$OSTYPE]\"'; "
     "sh -c 'set -efu; echo $-'; echo 'echo $-' | sh -s",
+    # declare's listing shows bash's value-less dynamic variables by name, PIPESTATUS once a
+    # command ran, and $_ (set too); $_ of a reset shell is its argv[0], bash
+    "echo \"[$_]\"; true; declare -p | grep -E ' (BASHPID|BASH_COMMAND|BASH_SUBSHELL|EPOCHREALTIME|EPOCHSECONDS|"
+    "HISTCMD|LINENO|RANDOM|SECONDS|SRANDOM|PIPESTATUS|_)(=|$)'; false | true; set | grep -E '^(PIPESTATUS|_|RANDOM)='; "
+    "declare -i | grep -c .; export -p | grep -c -E 'PIPESTATUS|_='",
+    "declare -p > f; grep -E '^declare -. (_|PIPESTATUS|LINENO)' f; x=1; declare -g | grep -E '^(_|x)='",
 ]
 
 
