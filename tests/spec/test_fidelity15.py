@@ -53,6 +53,10 @@ CASES = [
     "HISTCMD|LINENO|RANDOM|SECONDS|SRANDOM|PIPESTATUS|_)(=|$)'; false | true; set | grep -E '^(PIPESTATUS|_|RANDOM)='; "
     "declare -i | grep -c .; export -p | grep -c -E 'PIPESTATUS|_='",
     "declare -p > f; grep -E '^declare -. (_|PIPESTATUS|LINENO)' f; x=1; declare -g | grep -E '^(_|x)='",
+    # `!` only starts a pipeline (after a `|` it is a syntax error); `time time` times once
+    "time -p time -p true 2>&1; echo $?; ! ! true; echo $?",
+    "echo a\ntrue |\n! false\necho no",
+    "true | ! false; echo $?",
 ]
 
 
