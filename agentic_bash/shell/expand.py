@@ -106,6 +106,9 @@ class ExpansionError(Exception):
         self.discard = status != 127
 
 
+_DASH_BAD_OPS = frozenset((":", "/", "//", "/#", "/%", "^", "^^", ",", ",,", "~", "~~", "@", "bad"))
+
+
 def _expr_text(w: N.Word | None, value: int) -> str:
     """The source text bash quotes in substring errors (`` -3`` keeps its blank)."""
     return w.text if w is not None and w.text else str(value)
@@ -318,7 +321,8 @@ class Expander:
                             out.append(bp[0].text)  # a plain word ({1..9}, a{b,c}): as is
                             continue
                         try:
-                            out.extend(self._expand_full(bw))
+                            # (a word brace expansion made is no assignment: `{a,b}=~` keeps ~)
+                            out.extend(self._expand_full(bw, False))
                         except ExpansionError as e:
                             if getattr(e, "name_word", False):
                                 from .unparse import format_word
@@ -511,10 +515,10 @@ class Expander:
                 raise self.reported_error(str(e)) from None
             raise ExpansionError(str(e), 1) from None
 
-    def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
+    def _expand_full(self: Interpreter, w: N.Word, assign_tilde: bool = True) -> list[str]:
         fb = _Fields(self.get_ifs())
         p0 = w.parts[0] if w.parts else None
-        if type(p0) is N.Lit and "~" in p0.text and "=" in p0.text:
+        if assign_tilde and type(p0) is N.Lit and "~" in p0.text and "=" in p0.text:
             m = _ASSIGN_WORD.match(p0.text)
             if m:
                 # bash expands ~ after the = (and :) of an assignment-looking word
@@ -878,6 +882,10 @@ class Expander:
                 pos = self.state.positional
                 if plain <= len(pos):
                     return pos[plain - 1]
+        if self.dash and (prefix == "!" or p.index is not None or op in _DASH_BAD_OPS):
+            # `sh` is dash here: it has no substrings, replacements, case changes,
+            # transformations, arrays or indirection (fatal, status 2)
+            raise ExpansionError("Bad substitution", 127)
         if op == "bad":
             if name.startswith("${#@"):
                 # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})

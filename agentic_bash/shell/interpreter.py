@@ -29,7 +29,7 @@ from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, CHARGE_MIN, ELEM_COST, FUNC_COST, FUNC_PER_CHAR, VAR_COST, GlobalName, ShellState,
-    TempScope, Var,
+    TempScope, Var, LETTER_TO_OPTION,
     VarError, array_top, assoc_keys,
 )
 from .quoting import printable_filename
@@ -854,6 +854,12 @@ class Interpreter(Expander):
                 b = self.state.last_bg_pid
                 return None if b is None else str(b)
             if name == "-":
+                if self.dash:
+                    # dash's $-: its option letters, last first, and s when it reads stdin
+                    opts = self.state.options
+                    fl = "".join(c for c in "efimnxvECau" if c == "i" and getattr(self.state, "interactive", False)
+                                 or c in LETTER_TO_OPTION and opts.get(LETTER_TO_OPTION[c]))
+                    return ("s" if getattr(self.state, "dash_mode", "") == "s" else "") + fl[::-1]
                 return self.state.dash_flags()
         if name == "_":
             return self.state.last_arg
@@ -2516,6 +2522,10 @@ class Interpreter(Expander):
                 self.error(f"`{cmd.var}': not a valid identifier")
                 return self.set_status(1)  # (not fatal in posix mode, unlike for)
             self.lineno = cmd.line or self.lineno
+            if self.state.options["xtrace"]:
+                # (bash's xtrace_print_select_command_head: once, before the words expand)
+                self.xtrace_raw(f"select {cmd.var} in " + (
+                    " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
             items = list(self.state.positional) if cmd.words is None else self._compound_words(cmd.words)
             if not items:
                 return self.set_status(0)
@@ -2675,6 +2685,11 @@ class Interpreter(Expander):
     def _arith_cmd(self, cmd: N.ArithCmd) -> int:
         self.lineno = cmd.line or self.lineno
         self.budget.charge_command()
+        if self.dash:
+            # dash reads `((x++))` as a subshell in a subshell running the command `x++`
+            first = (cmd.expr.text.split() or [""])[0]
+            self.error(f"{first}: not found")
+            return 127
         if self.state.traps or self.err_hidden:
             self._debug_compound(lambda: f"(({cmd.expr.text}))")
         if self.state.options["xtrace"]:
@@ -3730,6 +3745,13 @@ class Interpreter(Expander):
             p0 = w.parts[0] if w.parts else None
             m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
             if m:
+                if "{" in w.text and self.state.options["braceexpand"] and self._has_brace(w):
+                    # bash brace-expands an assignment word given to a declaration builtin
+                    # (`declare d={1,2}` is `declare d=1 d=2`); the results are plain words
+                    # then (split and globbed, no tilde after the '=')
+                    if len(self._braces(w)) != 1:
+                        argv.extend(self.expand_words([w]))
+                        continue
                 # the value tilde-expands after the first '=' as in a real assignment
                 k = m.end()
                 rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
@@ -3830,6 +3852,11 @@ class Interpreter(Expander):
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
+            if a.append and self.dash:
+                # dash has no `+=`: the word is a command's name
+                w = f"{a.name}+={self.expand_str(a.value) if a.value is not None else ''}"
+                self.error(f"{w}: not found")
+                return self.set_status(127)
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
             if xt and a.array is not None:
@@ -4065,7 +4092,8 @@ class Interpreter(Expander):
                 else:
                     value = self.expand_str(a.value, assign=True) if a.value is not None else ""
                 if xt:
-                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
+                    # (an empty value shows as nothing: `+ x=`, as for a plain assignment)
+                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value)) if value else ''}")
                 existing = self.state.find(a.name)
                 if existing is not None and existing.attrs & READONLY:
                     self.error(f"{a.name}: readonly variable")
