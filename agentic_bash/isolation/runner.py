@@ -1466,7 +1466,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     # -- runs on this thread; the standby thread reads the channel while one lasts ---------
     inline = threading.current_thread() is threading.main_thread()
     lend = threading.Lock()
-    state = {"running": False, "lent": False, "watched": False}
+    state = {"running": False, "lent": False, "watched": False, "rearmed": False}
     armed = [0.0]   # when the lend timer fires (monotonic; 0: not armed), see run_here
     ended = [0.0]   # when the last run ended (monotonic), see run_here
     returned = threading.Event()
@@ -1512,7 +1512,14 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             with lend:
                 if state["watched"] and state["running"] and not state["lent"]:
                     _arm(_monotonic())
+                    state["rearmed"] = True
                 state["watched"] = False
+
+        @staticmethod
+        def due() -> float:
+            """When the lend timer fires (monotonic), 0.0 when it is not armed: a native
+            wait starting later than _WATCH_AFTER before it watches at once."""
+            return armed[0]
 
         wake = staticmethod(lend_now)
 
@@ -1608,11 +1615,14 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         try:
             do_run(req, payload)
         finally:
-            if not burst and armed[0]:
+            # (a timer a native wait re-armed at its end is not kept for the next run even
+            # in a burst: due 5 ms after that wait, it would fire early in the next run,
+            # before that run's own wait watches the channel, and lend it for nothing)
+            if armed[0] and (not burst or state["rearmed"]):
                 armed[0] = 0.0
                 signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
-                state["running"] = state["watched"] = False
+                state["running"] = state["watched"] = state["rearmed"] = False
                 was = state["lent"]
             if was:
                 os.write(done_w, b"x")
