@@ -237,10 +237,24 @@ class LayerScanner:
         self.partial = False
         self._events()
         ino = self._ino is not None
+        empty = self._empty
+        fds = self._fds
         for i, u in enumerate(self.uppers):
             before = self.state[i]
-            if ino and self._empty[i] is True and not before and before is not None:
-                continue   # empty at the last scan, no event since: nothing to compare
+            if not before and before is not None:
+                e = empty[i]
+                if ino:
+                    if e is True:
+                        continue   # empty at the last scan, no event since: nothing to compare
+                elif e is not None and fds[i] is not None:
+                    # (without inotify: _scan's check inline, the per-call path of 13 empty
+                    # uppers as root) its directory as it was when found empty: still empty
+                    try:
+                        st = os.stat(fds[i])
+                        if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns) == e:
+                            continue
+                    except OSError:
+                        pass
             try:
                 after = self._scan(i, until)
             except _Late:
