@@ -128,6 +128,10 @@ _IN_MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE | _IN_
             | 0x01000000)                                    # delete/move self; IN_ONLYDIR
 _IN_Q_OVERFLOW, _IN_IGNORED = 0x4000, 0x8000
 _add_watch: Any = None   # libc's inotify_add_watch, once _inotify has run
+_MAX_WATCHES = 4096
+"""Directories one scanner watches at most (a watch is ~0.5-1 KiB of kernel memory charged
+to the sandbox's memory group, and fs.inotify.max_user_watches is shared by every sandbox of
+the user): an upper with a directory past it is read at every scan, as before."""
 
 
 def _inotify(paths: list[str]) -> tuple[int, dict[int, int]] | None:
@@ -364,6 +368,8 @@ class LayerScanner:
         fd, wds = ino
 
         def watch(rel: str) -> bool:
+            if len(wds) >= _MAX_WATCHES:
+                return False
             wd = add(fd, os.fsencode(os.path.join(top, rel) if rel else top), _IN_MASK)
             if wd < 0:
                 return False

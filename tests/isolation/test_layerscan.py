@@ -264,3 +264,14 @@ def test_untrusted_scanner_reads_every_full_upper(tmp_path, monkeypatch) -> None
     assert not sc.trusted
     assert sc.changes() == (set(), set(), set())
     assert calls == [str(t)]
+
+
+def test_past_the_watch_budget_an_upper_is_read_every_time(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(layerscan, "_MAX_WATCHES", 4)   # (the three tops + one)
+    sc, t, calls = _trusted(tmp_path, monkeypatch)
+    if sc._ino is None:
+        pytest.skip("no inotify instance left")
+    assert sc._empty[2] is None   # /tmp, /tmp/d, /tmp/d/e: not all watched
+    assert sc.changes() == (set(), set(), set()) and calls == [str(t)]
+    (t / "d" / "e" / "c").write_bytes(b"changed")
+    assert sc.changes() == (set(), {"/tmp/d/e/c"}, set())
