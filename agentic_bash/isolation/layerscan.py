@@ -128,10 +128,12 @@ _IN_MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE | _IN_
             | 0x01000000)                                    # delete/move self; IN_ONLYDIR
 _IN_Q_OVERFLOW, _IN_IGNORED = 0x4000, 0x8000
 _add_watch: Any = None   # libc's inotify_add_watch, once _inotify has run
-_MAX_WATCHES = 4096
-"""Directories one scanner watches at most (a watch is ~0.5-1 KiB of kernel memory charged
-to the sandbox's memory group, and fs.inotify.max_user_watches is shared by every sandbox of
-the user): an upper with a directory past it is read at every scan, as before."""
+_MAX_WATCHES = 1024
+"""Directories one scanner watches at most: the watches count against the sandbox's own
+user-namespace limit (runner.USERNS_LIMITS: 8192, shared with the workload's programs, which
+keep at least 7,168) and the host user's fs.inotify.max_user_watches (every ancestor user
+namespace is charged), and each is ~0.5-1 KiB of kernel memory charged to the sandbox's
+memory group. An upper with a directory past it is read at every scan, as before."""
 
 
 def _inotify(paths: list[str]) -> tuple[int, dict[int, int]] | None:
