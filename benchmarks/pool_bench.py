@@ -828,13 +828,16 @@ def bench_ab_sessions(old_tree: str, rounds: int, seconds: float, count: int = 2
                                "echo_p99_after_3_ms": (got["echo_after_3_calls"] or {}).get(
                                    "p99_ms", float("nan")),
                                "calls_per_s": got["calls_per_s"],
+                               "other_p50_ms": (got.get("other") or {}).get("p50_ms", float("nan")),
+                               "other_p99_ms": (got.get("other") or {}).get("p99_ms", float("nan")),
                                "busy_cpu_ms_per_call": got["busy_cpu_ms_per_call"],
                                "busy_runq_wait_ms_per_call": got.get(
                                    "busy_runq_wait_ms_per_call") or {},
                                "idle_cpu_s_per_s": got["idle_cpu_s_per_s"]})
             print(f"  ab_sessions round {r} {name}: load {load}, echo p50 "
                   f"{got['echo']['p50_ms']:.2f} ms p99 {got['echo']['p99_ms']:.2f} ms (after 3 "
-                  f"calls {runs[name][-1]['echo_p99_after_3_ms']:.2f}), "
+                  f"calls {runs[name][-1]['echo_p99_after_3_ms']:.2f}), other commands p50 "
+                  f"{runs[name][-1]['other_p50_ms']:.2f} p99 {runs[name][-1]['other_p99_ms']:.2f} ms, "
                   f"{got['calls_per_s']:.0f} calls/s; CPU ms/call {got['busy_cpu_ms_per_call']}; "
                   f"run-queue wait ms/call {runs[name][-1]['busy_runq_wait_ms_per_call']}; "
                   f"idle CPU s/s {got['idle_cpu_s_per_s']}", flush=True)
@@ -843,7 +846,7 @@ def bench_ab_sessions(old_tree: str, rounds: int, seconds: float, count: int = 2
     for name, rs in runs.items():
         out[name + "_median"] = {f: statistics.median(x[f] for x in rs)
                                  for f in ("echo_p50_ms", "echo_p99_ms", "echo_p99_after_3_ms",
-                                           "calls_per_s")}
+                                           "other_p50_ms", "other_p99_ms", "calls_per_s")}
         for f in ("busy_cpu_ms_per_call", "busy_runq_wait_ms_per_call", "idle_cpu_s_per_s"):
             out[name + "_median"][f] = {k: statistics.median(x[f][k] for x in rs)
                                         for k in rs[0][f]}
@@ -1042,7 +1045,8 @@ def main() -> None:
             x = a[name + "_median"]
             lines.append(f"A/B 200 sessions {name}: echo p50 {x['echo_p50_ms']:.2f} ms p99 "
                          f"{x['echo_p99_ms']:.2f} ms (after each session's first 3 calls "
-                         f"{x['echo_p99_after_3_ms']:.2f}), {x['calls_per_s']:.0f} calls/s (medians of "
+                         f"{x['echo_p99_after_3_ms']:.2f}; other commands p50 {x['other_p50_ms']:.2f} "
+                         f"p99 {x['other_p99_ms']:.2f}), {x['calls_per_s']:.0f} calls/s (medians of "
                          f"{len(a['rounds'][name])} rounds); CPU ms per call "
                          f"{x['busy_cpu_ms_per_call']}; run-queue wait ms per call "
                          f"{x['busy_runq_wait_ms_per_call']}; idle CPU s/s {x['idle_cpu_s_per_s']}")
