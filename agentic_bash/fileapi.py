@@ -12,6 +12,8 @@ import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO
 
+from ._values import value_methods
+
 __all__ = ["LIST_MAX", "FileInfo", "FileList", "download_tar", "list_files", "serve_tar_op",
            "upload_tar"]
 
@@ -20,7 +22,8 @@ LIST_MAX = 10_000
 (attack10: a directory of 200k files cost the caller +77 MB; the tmpfs allows ~3M)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class FileInfo:
     """One directory entry: ``type`` is ``file``, ``dir`` or ``symlink``; ``mode`` the
     permission bits; ``mtime`` seconds since the epoch."""

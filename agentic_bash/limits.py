@@ -11,6 +11,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ._values import value_methods
 from .errors import LimitExceeded
 
 __all__ = ["Budget", "HeldPool", "Limits", "active_budget", "charge_read", "check_size", "hold",
@@ -71,7 +72,8 @@ def fs_bytes(limits: Any, virtual: bool) -> int | None:
 _bound = threading.local()
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Limits:
     """What one ``run()`` may consume. ``None`` means unlimited.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._values import value_methods
 from .errors import PolicyViolation
 
 __all__ = ["FILES_LISTED", "LIMIT_NAMES", "Result", "truncate"]
@@ -24,7 +25,8 @@ LIMIT_NAMES: dict[str, str] = {
 """``LimitExceeded.limit`` (a ``Limits`` field) -> ``Result.limit_exceeded``."""
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Result:
     """What one ``run()`` produced. A failing script is a Result, never an exception."""
 

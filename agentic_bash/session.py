@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import sys
 import threading
 import warnings
 import weakref
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, AsyncIterator, BinaryIO, Callable, Iterable, Iterator, Mapping
 
+from ._values import value_methods
 from .commands.base import SystemInfo
 from .errors import IsolationUnavailable, SandboxClosed, SandboxError, Unsupported
 from .limits import Limits
@@ -53,7 +55,8 @@ def _async_workers() -> Any:
     return _workers[0]
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Mount:
     """A host directory mapped into the sandbox: ``cow`` (default), ``ro`` or ``rw``."""
 
@@ -104,6 +107,15 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
 
     ``extra`` may carry ``network=``, ``base=`` and ``layer_tar=`` (a snapshot's layer, which
     only a sandboxed executor takes at construction)."""
+    early = None
+    if sys.platform == "linux" and isolation in ("auto", "namespace", "landlock"):
+        # (fresh15) the zygote's start is the longest step of a process's first sandbox: it
+        # starts before the probe's import and run (~13 ms) when it will be used (landlock),
+        # or probably will be (the probe cache says user namespaces work), and is discarded
+        # below if the probe disagrees
+        from .isolation import zygote as _zygote
+        if isolation == "landlock" or _zygote.userns_hint():
+            early = _zygote.start_early()
     from .isolation.probe import probe
     # virtual and none plan without the kernel: the probe (a namespace child, ~0.1 s) is
     # only paid by the levels that use what it finds
@@ -117,6 +129,9 @@ def _make_executor(isolation: str, *, env: dict[str, str], workdir: str, mounts:
             get_zygote(wait=False)
         except OSError:
             pass   # the sandboxed executor reports it
+    elif early is not None:
+        from .isolation.zygote import discard_early
+        discard_early(early)
     from .isolation.plan import plan as make_plan
     from .isolation.report import report_from_plan
     from .network import resolve_network

@@ -7,12 +7,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ._values import value_methods
 from .result import Result
 
 __all__ = ["StreamEvent", "stream_events"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class StreamEvent:
     """``kind`` is ``stdout`` or ``stderr`` (a chunk in ``data``, as produced) or ``result``
     (the last event; ``result`` holds the run's Result)."""

@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import sys
 import tempfile
@@ -41,16 +42,22 @@ class Session:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.sb = Sandbox(level, limits=Limits(timeout=20))
-        if level == "none":
-            self.sb.run(f"cd {tempfile.mkdtemp(prefix='agb-prop-')}")
+        self.tmp: str | None = None
+        if level == "none":   # the none level runs on the host: a directory of its own
+            self.tmp = tempfile.mkdtemp(prefix="agb-prop-")
+            self.sb.run(f"cd {self.tmp}")
         self.sb.register_command("tok", _tok)
         self.level = level
         self.threads: list[tuple[threading.Thread, dict[str, Any], str]] = []
         self.log: list[str] = []
 
     def close(self) -> None:
-        self.settle()
-        self.sb.close()
+        try:
+            self.settle()
+            self.sb.close()
+        finally:
+            if self.tmp is not None:
+                shutil.rmtree(self.tmp, ignore_errors=True)
 
     def settle(self) -> None:
         for t, box, tok in self.threads:

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Mapping, Protocol
 
+from .._values import value_methods
 from ..errors import LimitExceeded
 from ..limits import Budget
 from ..vfs.base import FileSystem
@@ -40,7 +41,8 @@ class Exec(Protocol):
     ) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class SystemInfo:
     """What the sandbox says about its "machine"; configurable so nothing of the host leaks."""
 
@@ -58,7 +60,8 @@ class SystemInfo:
     nproc: int = 2
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CommandContext:
     """Read-only view handed to a command; it never holds the sandbox itself."""
 
@@ -147,7 +150,8 @@ def strerror(exc: OSError) -> str:
 CommandFn = Callable[[CommandContext, list[str]], int]
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CommandSpec:
     name: str
     fn: CommandFn

@@ -480,7 +480,7 @@ def _tr_show(c: str) -> str:
 @stdio
 def tr(ctx: CommandContext, argv: list[str]) -> int:
     try:
-        opts, ops = parse_opts(ctx, argv, "cCdst", {
+        opts, ops = parse_opts(ctx, argv, "+cCdst", {  # (GNU: "+AcCdst", options end at the first operand)
             "complement": "c", "delete": "d", "squeeze-repeats": "s", "truncate-set1": "t"}, status=1)
     except OptError as e:
         return e.status

@@ -428,7 +428,7 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
                 count_error(ctx, "bytes" if k == "c" else "lines", v)
                 return 1
             by_bytes = k == "c"
-            from_start = r[0] == "+"
+            from_start = from_start or r[0] == "+"  # (GNU's from_start stays set: `-n +2 -n 0`)
             count = min(r[1], BIG)
         elif k in ("f", "F", "follow"):
             follow = "F" if k == "F" or follow == "F" else "f"
@@ -458,6 +458,8 @@ def tail(ctx: CommandContext, argv: list[str]) -> int:
             ctx.error("warning: PID ignored; --pid=PID is useful only when following")
     elif follow == "f" and "retry" in keys:
         ctx.error("warning: --retry only effective for the initial open")
+    if not count and follow is None and not from_start:
+        return 0  # GNU reads nothing when it will print nothing: no header, no open error
     files = files or ["-"]
     show = verbose if verbose is not None else len(files) > 1
     if follow is not None:

@@ -11,7 +11,6 @@ import io
 import itertools
 import os
 import posixpath
-import re
 import signal
 import stat as _stat
 import subprocess
@@ -20,6 +19,7 @@ import threading
 import time
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..commands.base import CommandContext, SystemInfo, new_context
 from ..errors import LimitExceeded, ParseError, SandboxClosed, SandboxError
 from ..limits import Budget, HeldPool, Limits, _DeadlineKick, held_mark, no_kick, release_held, start_thread
@@ -74,7 +74,7 @@ def _trim_history(hist: list[str], shell_cap: int | None) -> None:
     if k:
         del hist[:k]
 # a script that may turn on set -v runs line by line (each line is echoed as read)
-_VERBOSE_ON = re.compile(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
+_VERBOSE_ON = _lazy_re(r"\bset\b[^\n;|&]*(?:\s-[a-zA-Z]*v|\bverbose\b)")
 
 
 def _whole_script(script: str, extglob: bool, again: bool = False) -> N.Script | None:
@@ -1970,7 +1970,21 @@ def _lines(sh: Interpreter, source: str, who: str):  # type: ignore[no-untyped-d
         _verbose_echo(sh, reader, start)
         if tree is None:
             return
+        if sh.dash:
+            _dash_refuse(sh, tree, who)
         yield tree
+
+
+def _dash_refuse(sh: Interpreter, tree: Any, who: str) -> None:
+    """`sh` is dash here: bash syntax its parser refuses ends the shell with its syntax error."""
+    from ..shell.dashcheck import dash_syntax_error
+    bad = dash_syntax_error(tree)
+    if bad is not None:
+        name = sh.script_name if who == "-c" else who
+        sh.write_err(f"{name}: {bad[0]}: Syntax error: {bad[1]}\n".encode("utf-8", "surrogateescape"))
+        x = ExitShell(2)
+        x.fatal = True
+        raise x
 
 
 def _reader_warnings(sh: Interpreter, reader: Any, who: str) -> None:
@@ -2254,6 +2268,10 @@ def _path_has_bin_dir(sh: Interpreter, cwd: str) -> bool:
             return True
     return False
 
+_NOT_DASH_VARS = ("OPTERR", "HOSTNAME", "HOSTTYPE", "MACHTYPE", "OSTYPE", "BASH", "BASH_VERSION",
+                  "SHELL", "BASH_LOADABLES_PATH", "BASH_VERSINFO", "UID", "EUID")
+
+
 def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | None = None) -> int:
     """``bash``/``sh`` as a command: a child shell with only the exported environment."""
     from ..shell.parser import parse
@@ -2375,6 +2393,8 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         # letter in $- (hashall stays on: its letter shows, which dash's $- lacks)
         child.state.options["braceexpand"] = False
         child.state.dash_mode = ""  # type: ignore[attr-defined]
+        from ..shell.builtins import DASH_MISSING
+        child.state.disabled = DASH_MISSING  # (looked up as commands: `declare: not found`)
     child.fds = dict(sh.fds)
     child.jobs = None
     st = child.state
@@ -2384,6 +2404,11 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
         if v.attrs & EXPORT and type(v.value) is str:
             st.scopes[0][k] = Var(v.value, EXPORT)
     _init_state(st, {}, sh.state.cwd, sh.info)
+    if dash:
+        for n in _NOT_DASH_VARS:  # (bash's own variables, unless the environment has them)
+            v = st.scopes[0].get(n)
+            if v is not None and not v.attrs & EXPORT:
+                del st.scopes[0][n]
     # a process of its own: $$ and BASHPID its own pid, PPID the shell that started it (a
     # script calling itself with bash makes its temporary names from $$)
     from ..shell.pids import new_pid
@@ -2498,7 +2523,7 @@ def run_nested_shell(sh: Interpreter, argv: list[str], *, script_name: str | Non
     return st_
 
 
-_FD_REF = re.compile(r"/(?:dev|proc/self)/fd/([0-9]+)")
+_FD_REF = _lazy_re(r"/(?:dev|proc/self)/fd/([0-9]+)")
 
 
 def _extra_fds(sh: Interpreter, argv: list[str], fd_for: Callable[..., int | None],

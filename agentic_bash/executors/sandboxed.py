@@ -21,6 +21,7 @@ import warnings
 import weakref
 from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..errors import (IsolationUnavailable, LimitExceeded, ParseError, PolicyViolation,
                       SandboxClosed, SandboxCrashed, SandboxError, SnapshotError)
 from ..isolation.fdwait import readable
@@ -282,7 +283,7 @@ def _rmtree(path: str) -> None:
 
 
 SESSION_PREFIX = "agentic-bash-session-"
-_SESSION_DIR = re.compile(re.escape(SESSION_PREFIX) + r"([0-9]+)-([0-9]+)-([0-9]+)-[A-Za-z0-9_]+$")
+_SESSION_DIR = _lazy_re(re.escape(SESSION_PREFIX) + r"([0-9]+)-([0-9]+)-([0-9]+)-[A-Za-z0-9_]+$")
 _SWEEP_MAX = 200
 _swept = False
 

@@ -6,18 +6,20 @@ import atexit
 import errno
 import itertools
 import os
-import re
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .._lazyre import lazy_compile as _lazy_re
+from .._values import value_methods
+
 __all__ = ["CgroupHost", "SandboxCgroups", "detect", "detect_cached", "parse_mountinfo",
            "parse_proc_cgroup", "sweep_stale", "systemd_user_manager"]
 
 PREFIX = "agentic-bash-"
-_NAME = re.compile(r"^agentic-bash-(\d+)-\d+-[0-9a-f]+$")
+_NAME = _lazy_re(r"^agentic-bash-(\d+)-\d+-[0-9a-f]+$")
 _V1_WANTED = ("memory", "pids", "cpu")
 _V2_WANTED = ("memory", "pids", "cpu")
 _PERIOD_US = 100_000
@@ -34,7 +36,8 @@ _seq = itertools.count(1)
 _swept: set[str] = set()
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CgroupHost:
     """Where this process may make cgroups: ``dirs`` maps a controller to the caller's own
     group directory in its hierarchy (v1), or every usable controller to the one v2 dir."""

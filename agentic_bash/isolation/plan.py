@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .._values import value_methods
 from ..errors import IsolationUnavailable
 from .probe import Capabilities
 
@@ -24,7 +25,8 @@ def _unavail(reason: str) -> str:
     return f"unavailable: {reason}"
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Plan:
     """What a sandbox of ``level`` will apply. ``mechanisms`` uses the report's vocabulary
     (``enforced`` here means *to be applied*; the runner verifies before the report says so)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import json
 import os
 import subprocess
@@ -19,12 +18,15 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
+
+from .._values import value_methods
 
 __all__ = ["Capabilities", "cache_path", "invalidate_cache", "landlock_abi", "probe"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Capabilities:
     """Measured facts; ``reasons`` explains every False/0 field by name."""
 
@@ -202,8 +204,21 @@ def cache_path() -> str | None:
     return os.path.join(base, "agentic-bash", f"probe-{os.geteuid()}.json")
 
 
+def _sha256() -> Any:
+    """A SHA-256 object without importing hashlib (which loads OpenSSL's libcrypto: 3-4 ms
+    of the host's first probe and of the zygote's import, fresh15); the same digest."""
+    try:
+        from _sha2 import sha256   # (Python >= 3.12)
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256()
+
+
 def _cache_key() -> str:
-    h = hashlib.sha256()
+    h = _sha256()
     h.update(f"v{_CACHE_VERSION} {sys.platform} {os.geteuid()} {os.getegid()} "
              f"{os.getuid()} {os.getgid()}".encode())
     for f in _KEY_FILES:

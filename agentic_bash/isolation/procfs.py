@@ -13,11 +13,12 @@ import ctypes
 import errno
 import fcntl
 import os
-import re
 import signal
 import struct
 import threading
 from typing import Any, Callable
+
+from .._lazyre import lazy_compile as _lazy_re
 
 __all__ = ["MeminfoView", "SandboxMemory", "install_meminfo", "meminfo_view"]
 
@@ -99,7 +100,7 @@ class SandboxMemory:
         return out
 
 
-_LINE = re.compile(rb"^([^:\s]+:)(\s*)(\d+)(.*)$")
+_LINE = _lazy_re(rb"^([^:\s]+:)(\s*)(\d+)(.*)$")
 # what each meminfo line says of the sandbox (kB lines; figures in bytes), given the view's
 # total T, the sandbox's figures m and the host's line values h
 _ZERO = {"Buffers", "SwapCached", "SwapTotal", "SwapFree", "Zswap", "Zswapped", "Bounce",

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .._values import value_methods
 from .plan import DISABLED, ENFORCED, MECHANISMS, Plan
 
 __all__ = ["IsolationReport", "report_from_plan", "verify"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class IsolationReport:
     """``mechanisms`` maps each of ``MECHANISMS`` to ``enforced``, ``unavailable: <reason>``
     or ``disabled``; ``enforced`` is the set of names actually applied."""

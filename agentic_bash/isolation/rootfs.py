@@ -7,6 +7,7 @@ import re
 import shutil
 from typing import Any
 
+from .._lazyre import lazy_compile as _lazy_re
 from . import syscalls as sc
 
 __all__ = ["LAYER_PATH", "LOWER_PATH", "build_root", "prepare_base", "writable_paths"]
@@ -102,11 +103,11 @@ def _copytree(src: str, dst: str) -> None:
 # in the sanitised copy of these entries; other files are not read.
 _ETC_REDACT = ("pip.conf", "pip", "gitconfig", "wgetrc", "apt", "profile.d", "environment.d",
                "bash.bashrc", "profile")
-_URL_USERINFO = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@'\"]*:[^\s/@'\"]*@")
-_SECRET_KEY = re.compile(
+_URL_USERINFO = _lazy_re(rb"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@'\"]*:[^\s/@'\"]*@")
+_SECRET_KEY = _lazy_re(
     rb"^(\s*(?:export\s+)?[\w.\-]*(?:passw(?:or)?d|token|secret|api_?key|access_?key|"
     rb"extraheader|_auth|credentials?)[\w.\-]*\s*[=:]\s*)\S.*$", re.I | re.M)
-_SECRET_WORD = re.compile(rb"passw|token|secret|api_?key|access_?key|extraheader|_auth|"
+_SECRET_WORD = _lazy_re(rb"passw|token|secret|api_?key|access_?key|extraheader|_auth|"
                           rb"credential", re.I)
 REDACTED = b"REDACTED-by-agentic-bash"
 

@@ -24,7 +24,6 @@ import socket
 import struct
 import threading
 import time
-import traceback
 from time import monotonic as _monotonic
 from typing import Any, Callable
 
@@ -48,8 +47,14 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def _fatal(sock: socket.socket, where: str, exc: BaseException) -> None:
     try:
+        # (fresh15) imported here: traceback and textwrap were ~2 ms of the zygote's start
+        import traceback
+        trace = traceback.format_exc(limit=8)
+    except Exception:  # noqa: BLE001 - the message goes out without its trace
+        trace = ""
+    try:
         send_msg(sock, {"ev": "fatal", "where": where, "type": type(exc).__name__,
-                        "msg": str(exc), "trace": traceback.format_exc(limit=8)})
+                        "msg": str(exc), "trace": trace})
     except Exception:  # noqa: BLE001
         pass
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from .wire import sendmsg_fds
 
-__all__ = ["Zygote", "background_spawns", "get_zygote", "main"]
+__all__ = ["Zygote", "background_spawns", "discard_early", "get_zygote", "main", "start_early",
+           "userns_hint"]
 
 PRELOAD = (
     "agentic_bash.isolation.runner", "agentic_bash.isolation.rootfs",
@@ -100,6 +101,66 @@ def _deferred() -> Any:
             yield lambda name=m.name: importlib.import_module(f"agentic_bash.commands.{name}")
     yield lambda: cmds.load_all(eager=True)
     yield _warm_interpreter
+    yield _finish_lazy
+    if sys.dont_write_bytecode:
+        yield lambda: _refresh_bytecode(list(sys.modules.values()))
+
+
+def _refresh_bytecode(modules: list[Any]) -> int:
+    """(fresh15) Write the bytecode of this package's imported modules whose cached bytecode
+    is missing or older than their source; returns how many. The zygote runs without
+    writing bytecode when the tree's own __pycache__ was current for PRELOAD's modules
+    (_bytecode_env), so a module of the package it imports that is not in that list and was
+    edited since (a merge) was compiled from source by every zygote (~1-2 ms per 1,000
+    lines: the shell's modules are ~25,000). Done once ready, off every sandbox's path;
+    nothing is written where this user cannot write."""
+    import py_compile
+
+    n = 0
+    for mod in modules:
+        spec = getattr(mod, "__spec__", None)
+        if spec is None or not (spec.name or "").startswith("agentic_bash"):
+            continue
+        src, cached = spec.origin, spec.cached
+        if not src or not cached or not src.endswith(".py"):
+            continue
+        if _bytecode_current(src, cached):
+            continue
+        try:
+            py_compile.compile(src, cfile=cached, doraise=True)
+            n += 1
+        except (OSError, py_compile.PyCompileError):
+            pass
+    return n
+
+
+def _bytecode_current(src: str, cached: str) -> bool:
+    """Whether ``cached`` is the bytecode the import system would use for ``src`` without
+    compiling it: this interpreter's magic number, and the source's mtime and size in its
+    header (or a hash-based file, which this does not judge: left alone)."""
+    from importlib.util import MAGIC_NUMBER
+    try:
+        st = os.stat(src)
+        with open(cached, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return False
+    if len(head) < 16 or head[:4] != MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") != 0:
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(st.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == st.st_size & 0xFFFFFFFF)
+
+
+def _finish_lazy() -> None:
+    """(fresh15) What the preload left to first use to be ready sooner (the AST classes'
+    ``__init__``, module-level regular expressions): done here once, so the sandboxes
+    forked from now on share it."""
+    from agentic_bash import _lazyre
+    from agentic_bash.shell import nodes
+    nodes.compile_inits()
+    _lazyre.compile_all()
 
 
 def _warm_interpreter() -> None:
@@ -266,10 +327,13 @@ def main(fd: int) -> int:
     rd, wr = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wr)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    ctl.send(json.dumps({"ready": True, "base": base, "pid": os.getpid(),
-                         "threads": threading.active_count(), "preload_failed": failed,
-                         "timing": {"preload": round(t_preload, 4),
-                                    "ready": round(time.monotonic() - t0, 4)}}).encode())
+    try:
+        ctl.send(json.dumps({"ready": True, "base": base, "pid": os.getpid(),
+                             "threads": threading.active_count(), "preload_failed": failed,
+                             "timing": {"preload": round(t_preload, 4),
+                                        "ready": round(time.monotonic() - t0, 4)}}).encode())
+    except OSError:
+        return 0   # the caller went away (or discarded a zygote it started early): cleanup runs
     # AGENTIC_BASH_ZYGOTE_WARMUP=0: no deferred steps (less memory per zygote; every sandbox
     # then imports what it uses itself, which the tests of pin_imports rely on)
     steps = None if os.environ.get("AGENTIC_BASH_ZYGOTE_WARMUP") == "0" else _deferred()
@@ -625,21 +689,83 @@ _zygote: Zygote | None = None
 _zlock = threading.Lock()
 
 
+def userns_hint() -> bool:
+    """Whether this user's probe cache (isolation/probe.py's file, any of its entries, within
+    its time to live) says user namespaces work here: a hint read without the probe module,
+    so ``Sandbox()`` can start the zygote before it imports and runs probe() (fresh15: ~13 ms
+    of the host's CPU, on the path to a fresh process's first result). Never raises; False
+    when there is no such file or the probe cache is off."""
+    if os.environ.get("AGENTIC_BASH_PROBE_CACHE", "1") in ("0", "", "no", "false"):
+        return False
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "agentic-bash", f"probe-{os.geteuid()}.json")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_size > 262144:
+            return False
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            entries = json.loads(f.read()).get("entries")
+        now = time.time()
+        return any(isinstance(e, dict) and isinstance(e.get("res"), dict)
+                   and e["res"].get("user_namespace") is True
+                   and 0 <= now - float(e.get("time", 0)) < 24 * 3600.0
+                   for e in entries.values())
+    except Exception:  # noqa: BLE001 - a hint: anything odd means "do not guess"
+        return False
+    finally:
+        os.close(fd)
+
+
+def start_early() -> Zygote | None:
+    """Start the process-wide zygote without waiting for it, before the caller knows it will
+    use it; returns it when this call started it (``discard_early`` undoes that), None when
+    one was already running or it could not start."""
+    try:
+        z, started = _get(wait=False)
+    except OSError:
+        return None
+    return z if started else None
+
+
+def discard_early(z: Zygote) -> None:
+    """The caller started ``z`` early and will not use it: forget it without waiting (it sees
+    its socket closed once its preload is done, removes its base and exits)."""
+    global _zygote
+    with _zlock:
+        if _zygote is z:
+            _zygote = None
+    try:
+        z.sock.close()
+    except OSError:
+        pass
+
+
 def get_zygote(wait: bool = True) -> Zygote:
     """The process-wide zygote, started on first use (and again after a fork or its death).
     ``wait=False`` only starts it (Sandbox() does that first, so the zygote's preload runs
     while the caller plans, probes and sets up limits and network)."""
+    return _get(wait)[0]
+
+
+def _get(wait: bool) -> tuple[Zygote, bool]:
+    """(the process-wide zygote, whether this call started it)."""
     global _zygote
+    started = False
     with _zlock:
         if _zygote is None or not _zygote.alive():
             if _zygote is not None and _zygote.owner == os.getpid():
                 _zygote.close()
             _zygote = Zygote()
             atexit.register(_zygote.close)
+            started = True
         z = _zygote
     if wait:
         z.ready()
-    return z
+    return z, started
 
 
 if __name__ == "__main__":

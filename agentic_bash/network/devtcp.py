@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import re
 import socket
 from typing import Any, Callable
 
+from .._lazyre import lazy_compile as _lazy_re
 from .policy import UNRESOLVED, NetworkPolicy, canonical_host
 
 __all__ = ["host_opener", "parse_path", "sandbox_opener"]
 
-_PATH = re.compile(r"/dev/(tcp|udp)/([^/]+)/([^/]+)")
+_PATH = _lazy_re(r"/dev/(tcp|udp)/([^/]+)/([^/]+)")
 _TIMEOUT = 30.0
 
 

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Union
 
+from .._values import value_methods
+
 __all__ = ["MODES", "UNRESOLVED", "NetworkPolicy", "Rule", "blocked_reason", "canonical_host",
            "parse_rule", "unwrap"]
 
@@ -102,7 +104,8 @@ def canonical_host(host: str) -> str:
     return h
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Rule:
     """One allow/deny entry: a host name (``suffix`` for ``*.name``) or a CIDR network, with an
     optional port (``None`` = any)."""
@@ -187,7 +190,8 @@ def parse_rule(text: str) -> Rule:
     return Rule(text, name=name, suffix=suffix, port=port)
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class NetworkPolicy:
     """What a sandbox may reach. ``mode``: ``public`` (the default: any host whose addresses
     are public, through the proxy), ``deny`` (loopback only), ``host`` (the host's network

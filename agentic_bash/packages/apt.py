@@ -18,10 +18,9 @@ import io
 import os
 import posixpath
 import pwd
-import re
-import tarfile
 from typing import Any
 
+from .._lazyre import lazy_compile as _lazy_re
 from .manifest import PackageInfo
 
 __all__ = ["APT_COMMANDS", "apt_shim", "archive_dirs"]
@@ -33,7 +32,7 @@ APT_COMMANDS = frozenset({"apt-get", "apt", "apt-cache"})
 # apt-get options that take a value (as separate word)
 _VALUE_OPTS = {"-o", "-c", "-t", "-a", "--option", "--config-file", "--target-release",
                "--default-release", "--host-architecture", "--build-profiles", "-P"}
-_INST = re.compile(r"^Inst (\S+) (?:\[(\S+)\] )?\((\S+) (.*?)(?: \[(\S+)\])?\)")
+_INST = _lazy_re(r"^Inst (\S+) (?:\[(\S+)\] )?\((\S+) (.*?)(?: \[(\S+)\])?\)")
 _SIM_NOTE = ("NOTE: This is only a simulation!", "apt-get needs root privileges",
              "Keep also in mind that locking", "so don't depend on the relevance")
 _BIN_DIRS = ("usr/bin", "usr/sbin", "usr/games", "bin", "sbin", "usr/local/bin")
@@ -300,6 +299,8 @@ def _find_deb(archives: str, pkg: str, ver: str) -> str | None:
 
 def _unpack(c: _Ctx, lay: dict[str, str], pkg: str, ver: str, arch: str, deb: str,
             skipped: list[str]) -> int:
+    import tarfile   # (fresh15: not at import, the zygote's preload imports this module)
+
     st, ctrl, err = c.run(["dpkg-deb", "--ctrl-tarfile", deb])
     if st:
         c.err(err.decode("utf-8", "replace"))

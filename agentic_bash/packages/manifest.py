@@ -7,16 +7,20 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from .._lazyre import lazy_compile as _lazy_re
+from .._values import value_methods
+
 __all__ = ["Manifest", "PackageInfo"]
 
 # pip leaves NAME-VERSION.dist-info/METADATA in a site directory; npm leaves
 # node_modules/[@scope/]NAME/package.json. The installers are the real tools: we only read
 # what they wrote (files the run created, modified or deleted), never re-implement them.
-_PIP_META = re.compile(r"/(?:site|dist)-packages/([^/]+)\.dist-info/METADATA$")
-_NPM_META = re.compile(r"/node_modules/((?:@[^/]+/)?[^/@][^/]*)/package\.json$")
+_PIP_META = _lazy_re(r"/(?:site|dist)-packages/([^/]+)\.dist-info/METADATA$")
+_NPM_META = _lazy_re(r"/node_modules/((?:@[^/]+/)?[^/@][^/]*)/package\.json$")
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class PackageInfo:
     """One installed package: ``manager`` is ``pip``, ``npm`` or ``apt``."""
 

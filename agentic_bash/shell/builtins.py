@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..errors import LimitExceeded, ParseError
 from ..limits import WATCH_EARLY_MAX, WATCH_GRACE, Budget, charge_read, check_words
 from ..vfs.paths import normalize
@@ -37,8 +38,8 @@ def _circular_ref() -> type[BaseException]:
 
 BUILTINS: dict[str, Callable[[Interpreter, list[str]], int]] = {}
 NULL_INPUT = io.BytesIO(b"")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
-_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
+_NAME_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_ASSIGN_RE = _lazy_re(r"([A-Za-z_][A-Za-z_0-9]*)(\[.*\])?(\+?)=(.*)\Z", re.S)
 
 KEYWORDS = frozenset("if then else elif fi case esac for select while until do done in function time { } ! [[ ]] coproc".split())
 
@@ -77,7 +78,7 @@ def _usage_err(sh: Interpreter, name: str, msg: str, status: int = 2) -> int:
     return status
 
 
-_LEGAL_NUM_RE = re.compile(r"[ \t\n]*([-+]?[0-9]+)[ \t\n]*\Z")
+_LEGAL_NUM_RE = _lazy_re(r"[ \t\n]*([-+]?[0-9]+)[ \t\n]*\Z")
 
 
 def legal_number(s: str) -> int | None:
@@ -188,6 +189,14 @@ def b_printf(sh: Interpreter, argv: list[str]) -> int:
             if data is not None:
                 sh.write_out(data)
                 return 0
+    if sh.dash and len(argv) > 1:
+        if argv[1][:1] == "-" and argv[1] not in ("-", "--"):
+            sh.error(f"printf: Illegal option {argv[1][:2]}")  # (dash's printf has no -v)
+            return 2
+        m = _DASH_PRINTF_BAD.search(argv[2] if argv[1] == "--" and len(argv) > 2 else argv[1])
+        if m:
+            sh.error(f"printf: {m.group(0)}: invalid directive")  # (no %q, %Q, %(…)T in dash)
+            return 2
     if pf is None:
         try:
             from . import printf as pf
@@ -1474,6 +1483,8 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 i += 1
                 continue
             opt = args[i + 1]
+            if sh.dash and opt not in _DASH_SET_O:
+                _dash_set_o(sh, opt)
             if opt not in st.options:
                 sh.error(f"set: {opt}: invalid option name")
                 return 2
@@ -1506,12 +1517,35 @@ def b_set(sh: Interpreter, argv: list[str]) -> int:
                 for k in sorted(SET_OPTIONS):
                     _out(sh, f"{k:<15}\t{'on' if st.options[k] else 'off'}\n")
                 continue
+            if sh.dash and args[i] not in _DASH_SET_O:
+                _dash_set_o(sh, args[i])
             if args[i] not in st.options:
                 sh.error(f"set: {args[i]}: invalid option name")
                 return 2
             st.options[args[i]] = on
             i += 1
     return 0
+
+
+_DASH_PRINTF_BAD = _lazy_re(r"(?<!%)(?:%%)*%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*)?)?[qQ(]")
+
+DASH_MISSING = frozenset(("declare", "typeset", "let", "shopt", "pushd", "popd", "dirs", "source",
+                          "mapfile", "readarray", "enable", "builtin", "caller", "compgen",
+                          "complete", "compopt", "disown", "help", "history", "logout", "suspend",
+                          "bind", "fc"))
+"""bash's builtins dash lacks: `sh` (dash here) looks them up as commands (`declare: not found`)."""
+
+_DASH_SET_O = frozenset(("errexit", "noglob", "ignoreeof", "interactive", "monitor", "noexec",
+                         "stdin", "xtrace", "verbose", "vi", "emacs", "noclobber", "allexport",
+                         "notify", "nounset", "privileged", "nolog", "debug"))
+
+
+def _dash_set_o(sh: Interpreter, opt: str) -> None:
+    """`sh` is dash here: `set -o pipefail` (and any option dash lacks) is an error of a special
+    builtin, which ends the shell with 2."""
+    from .interpreter import ExitShell
+    sh.error(f"set: Illegal option -o {opt}")
+    raise ExitShell(2)
 
 
 @builtin("shopt")
@@ -1712,7 +1746,7 @@ def _by_lines(sh: Interpreter, src: str) -> bool:
 
 
 # `set -v` (or -o verbose) in eval'd or sourced text: the lines after it are echoed as read
-_SETS_VERBOSE = re.compile(r"\bset\s[^\n;&|]*(?:-[a-zA-Z]*v|verbose)")
+_SETS_VERBOSE = _lazy_re(r"\bset\s[^\n;&|]*(?:-[a-zA-Z]*v|verbose)")
 
 
 @builtin("eval")
@@ -1819,7 +1853,7 @@ def _eval_lines(sh: Interpreter, src: str, who: str = "eval") -> int:
     return _eval_frame(sh, run)
 
 
-_COND_START = re.compile(r"\[\[[ \t]+(\(|\$'(?:[^'\\]|\\.)*'|[^ \t\n]+)")
+_COND_START = _lazy_re(r"\[\[[ \t]+(\(|\$'(?:[^'\\]|\\.)*'|[^ \t\n]+)")
 
 
 def _stale_cond(sh: Interpreter, reader: Any, start: int) -> ParseError | None:
@@ -2291,6 +2325,8 @@ def _describe(sh: Interpreter, name: str, mode: str, no_funcs: bool = False, all
 @builtin("type")
 def b_type(sh: Interpreter, argv: list[str]) -> int:
     args = argv[1:]
+    if sh.dash:
+        return _dash_type(sh, args)
     mode = "V"
     all_ = force_path = no_funcs = False
     while args and args[0].startswith("-") and len(args[0]) > 1:
@@ -2318,6 +2354,38 @@ def b_type(sh: Interpreter, argv: list[str]) -> int:
             status = 1
             if mode == "V":
                 sh.error(f"type: {name}: not found")
+    return status
+
+
+def _dash_bad_option(args: list[str], letters: str, with_arg: str) -> str:
+    """The first option letter dash's builtin does not know (its getopt over ``args``), or ''."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--" or a[:1] != "-" or a == "-":
+            return ""
+        for k, c in enumerate(a[1:]):
+            if c not in letters:
+                return c
+            if c in with_arg:
+                if k + 2 == len(a):
+                    i += 1
+                break
+        i += 1
+    return ""
+
+
+def _dash_type(sh: Interpreter, args: list[str]) -> int:
+    """dash's type: no options (each word is a name), a function is only named, a name not
+    found is said on stdout with status 127."""
+    status = 0
+    for name in args:
+        if name in sh.state.functions:
+            _out(sh, f"{name} is a shell function\n")
+            continue
+        if _describe(sh, name, "V", no_funcs=True, all_=False, force_path=False):
+            _out(sh, f"{name}: not found\n")
+            status = 127
     return status
 
 
@@ -2637,6 +2705,11 @@ def _split_read(s: str, n: int, ifs: str | None, raw: bool) -> list[str]:
 @builtin("read")
 def b_read(sh: Interpreter, argv: list[str]) -> int:
     args = argv[1:]
+    if sh.dash and args and args[0][:1] == "-":
+        bad = _dash_bad_option(args, "pr", "p")
+        if bad:
+            sh.error(f"read: Illegal option -{bad}")
+            return 2
     raw = silent = False
     delim: bytes | None = b"\n"
     nchars: int | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..limits import check_size, check_words
 from . import nodes as N
 from .state import VarError, assoc_keys, ASSOC, INTEGER, LOWER, NAMEREF, UPPER, READONLY, EXPORT, ARRAY, TRACE, CAPCASE, Var
@@ -14,8 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Expander", "ExpansionError", "glob_escape"]
 
-_GLOB_CHARS = re.compile(r"[*?\[]|[@!+](?=\()")
-_SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]|[@!+](?=\()")
+_GLOB_CHARS = _lazy_re(r"[*?\[]|[@!+](?=\()")
+_SPLIT_OR_GLOB = _lazy_re(r"[ \t\n*?\[]|[@!+](?=\()")
 
 
 def _split_or_glob(v: str) -> bool:
@@ -52,11 +53,11 @@ def _has_glob(v: str) -> bool:
     if len(v) < 4096:
         return _GLOB_CHARS.search(v) is not None
     return "*" in v or "?" in v or "[" in v or ("(" in v and _GLOB_CHARS.search(v) is not None)
-_NEEDS_WORK = re.compile(r"[*?\[{~]|[@!+](?=\()")
-_GLOB_ESC = re.compile(r"([*?\[\]\\!@+()|{}^-])")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
-_INDIRECT_OK = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-])\Z", re.S)
-_ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*=")
+_NEEDS_WORK = _lazy_re(r"[*?\[{~]|[@!+](?=\()")
+_GLOB_ESC = _lazy_re(r"([*?\[\]\\!@+()|{}^-])")
+_NAME_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_INDIRECT_OK = _lazy_re(r"(?:[A-Za-z_][A-Za-z_0-9]*(?:\[.*\])?|[0-9]+|[@*#?$!-])\Z", re.S)
+_ASSIGN_WORD = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*=")
 
 
 def _star_param(p: N.Param) -> bool:
@@ -105,6 +106,9 @@ class ExpansionError(Exception):
         self.discard = status != 127
 
 
+_DASH_BAD_OPS = frozenset((":", "/", "//", "/#", "/%", "^", "^^", ",", ",,", "~", "~~", "@", "bad"))
+
+
 def _expr_text(w: N.Word | None, value: int) -> str:
     """The source text bash quotes in substring errors (`` -3`` keeps its blank)."""
     return w.text if w is not None and w.text else str(value)
@@ -124,7 +128,7 @@ def glob_escape(s: str) -> str:
 
 
 _WS_SPLIT: dict[str, re.Pattern[str]] = {}
-_DEFAULT_WS = re.compile("[ \t\n]+")
+_DEFAULT_WS = _lazy_re("[ \t\n]+")
 
 # chunk kinds inside a field under construction
 _LIT, _QUOTED, _SPLIT = 0, 1, 2
@@ -317,7 +321,8 @@ class Expander:
                             out.append(bp[0].text)  # a plain word ({1..9}, a{b,c}): as is
                             continue
                         try:
-                            out.extend(self._expand_full(bw))
+                            # (a word brace expansion made is no assignment: `{a,b}=~` keeps ~)
+                            out.extend(self._expand_full(bw, False))
                         except ExpansionError as e:
                             if getattr(e, "name_word", False):
                                 from .unparse import format_word
@@ -510,10 +515,10 @@ class Expander:
                 raise self.reported_error(str(e)) from None
             raise ExpansionError(str(e), 1) from None
 
-    def _expand_full(self: Interpreter, w: N.Word) -> list[str]:
+    def _expand_full(self: Interpreter, w: N.Word, assign_tilde: bool = True) -> list[str]:
         fb = _Fields(self.get_ifs())
         p0 = w.parts[0] if w.parts else None
-        if type(p0) is N.Lit and "~" in p0.text and "=" in p0.text:
+        if assign_tilde and type(p0) is N.Lit and "~" in p0.text and "=" in p0.text:
             m = _ASSIGN_WORD.match(p0.text)
             if m:
                 # bash expands ~ after the = (and :) of an assignment-looking word
@@ -877,6 +882,10 @@ class Expander:
                 pos = self.state.positional
                 if plain <= len(pos):
                     return pos[plain - 1]
+        if self.dash and (prefix == "!" or p.index is not None or op in _DASH_BAD_OPS):
+            # `sh` is dash here: it has no substrings, replacements, case changes,
+            # transformations, arrays or indirection (fatal, status 2)
+            raise ExpansionError("Bad substitution", 127)
         if op == "bad":
             if name.startswith("${#@"):
                 # bash -c exits 127 after ${#@:1}, ${#@-x} (as after ${x@Z})
@@ -1365,7 +1374,7 @@ def _lower(s: str) -> str:
     return "".join(c.lower()[0] for c in s)
 
 
-_UNCLOSED_SUBSCRIPT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\}: bad substitution\Z")
+_UNCLOSED_SUBSCRIPT = _lazy_re(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\}: bad substitution\Z")
 
 
 def _word_named(e: ExpansionError) -> ExpansionError:

@@ -21,6 +21,7 @@ import time
 from sys import getsizeof as _sizeof
 from typing import Any, Callable
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..errors import LimitExceeded, ParseError
 from ..limits import Budget, bounded_match, start_thread
 from ..vfs.paths import normalize
@@ -28,7 +29,7 @@ from . import nodes as N
 from .expand import Expander, ExpansionError, _Fields, _field_text, _lower, _plain_name, _upper, glob_escape
 from .state import (
     ARRAY, ASSOC, CAPCASE, EXPORT, INTEGER, LOWER, NAMEREF, READONLY, SPECIAL, TEMPVAR, UPPER, CHARGE_MIN, ELEM_COST, FUNC_COST, FUNC_PER_CHAR, VAR_COST, GlobalName, ShellState,
-    TempScope, Var,
+    TempScope, Var, LETTER_TO_OPTION,
     VarError, array_top, assoc_keys,
 )
 from .quoting import printable_filename
@@ -44,7 +45,7 @@ __all__ = ["ExitShell", "Interpreter", "LoopCtl", "ReturnFn"]
 
 _monotonic = time.monotonic
 
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_NAME_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
 _UTF8_LOCALES = frozenset(("C.UTF-8", "C.utf8", "C.UTF8", "C.utf-8"))
@@ -198,7 +199,7 @@ DYNAMIC = frozenset({
 
 # first pipeline stages that run before the rest without a fork (Interpreter._producer)
 _PRODUCERS = frozenset({"echo", "printf", "true", "false", ":"})
-_PRINTF_UNBOUNDED = re.compile(r"%[-+ #0']*[0-9*.n]")
+_PRINTF_UNBOUNDED = _lazy_re(r"%[-+ #0']*[0-9*.n]")
 _PRODUCE_CAP = 1 << 20  # bytes a producer stage may write before its reader runs
 _PROCSUB_LAG = 250  # ms at most a `>(cmd)` waits for the shell's first write (see _await_writer)
 # in-process commands that may run as a pipeline's last stage after a producer without a fork
@@ -853,6 +854,12 @@ class Interpreter(Expander):
                 b = self.state.last_bg_pid
                 return None if b is None else str(b)
             if name == "-":
+                if self.dash:
+                    # dash's $-: its option letters, last first, and s when it reads stdin
+                    opts = self.state.options
+                    fl = "".join(c for c in "efimnxvECau" if c == "i" and getattr(self.state, "interactive", False)
+                                 or c in LETTER_TO_OPTION and opts.get(LETTER_TO_OPTION[c]))
+                    return ("s" if getattr(self.state, "dash_mode", "") == "s" else "") + fl[::-1]
                 return self.state.dash_flags()
         if name == "_":
             return self.state.last_arg
@@ -2515,6 +2522,10 @@ class Interpreter(Expander):
                 self.error(f"`{cmd.var}': not a valid identifier")
                 return self.set_status(1)  # (not fatal in posix mode, unlike for)
             self.lineno = cmd.line or self.lineno
+            if self.state.options["xtrace"]:
+                # (bash's xtrace_print_select_command_head: once, before the words expand)
+                self.xtrace_raw(f"select {cmd.var} in " + (
+                    " ".join(w.text for w in cmd.words) if cmd.words is not None else '"$@"'))
             items = list(self.state.positional) if cmd.words is None else self._compound_words(cmd.words)
             if not items:
                 return self.set_status(0)
@@ -2674,6 +2685,11 @@ class Interpreter(Expander):
     def _arith_cmd(self, cmd: N.ArithCmd) -> int:
         self.lineno = cmd.line or self.lineno
         self.budget.charge_command()
+        if self.dash:
+            # dash reads `((x++))` as a subshell in a subshell running the command `x++`
+            first = (cmd.expr.text.split() or [""])[0]
+            self.error(f"{first}: not found")
+            return 127
         if self.state.traps or self.err_hidden:
             self._debug_compound(lambda: f"(({cmd.expr.text}))")
         if self.state.options["xtrace"]:
@@ -3729,6 +3745,13 @@ class Interpreter(Expander):
             p0 = w.parts[0] if w.parts else None
             m = _DECL_ASSIGN_RE.match(p0.text) if type(p0) is N.Lit else None
             if m:
+                if "{" in w.text and self.state.options["braceexpand"] and self._has_brace(w):
+                    # bash brace-expands an assignment word given to a declaration builtin
+                    # (`declare d={1,2}` is `declare d=1 d=2`); the results are plain words
+                    # then (split and globbed, no tilde after the '=')
+                    if len(self._braces(w)) != 1:
+                        argv.extend(self.expand_words([w]))
+                        continue
                 # the value tilde-expands after the first '=' as in a real assignment
                 k = m.end()
                 rest = N.Word((N.Lit(p0.text[k:]),) + w.parts[1:], w.text[k:])
@@ -3829,6 +3852,11 @@ class Interpreter(Expander):
     def _assign_only(self, cmd: N.Simple) -> int:
         xt = self.state.options["xtrace"]
         for a in cmd.assigns:
+            if a.append and self.dash:
+                # dash has no `+=`: the word is a command's name
+                w = f"{a.name}+={self.expand_str(a.value) if a.value is not None else ''}"
+                self.error(f"{w}: not found")
+                return self.set_status(127)
             # the trace line's PS4 sees the variables as they were before this assignment
             ps4 = self.ps4() if xt else None
             if xt and a.array is not None:
@@ -4064,7 +4092,8 @@ class Interpreter(Expander):
                 else:
                     value = self.expand_str(a.value, assign=True) if a.value is not None else ""
                 if xt:
-                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value))}")
+                    # (an empty value shows as nothing: `+ x=`, as for a plain assignment)
+                    self.xtrace_raw(f"{a.name}{'+=' if a.append else '='}{_xq(self.qv(value)) if value else ''}")
                 existing = self.state.find(a.name)
                 if existing is not None and existing.attrs & READONLY:
                     self.error(f"{a.name}: readonly variable")
@@ -4833,8 +4862,8 @@ def _assoc_key(k: str) -> str:
     return quote_declare(k)
 
 
-_KEY_METAS = re.compile(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`\x00-\x1f\x7f]")
-_KEY_TILDE = re.compile(r"(?:^|[=:])~")
+_KEY_METAS = _lazy_re(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`\x00-\x1f\x7f]")
+_KEY_TILDE = _lazy_re(r"(?:^|[=:])~")
 
 
 # dynamic variables bash's listings show with a value (BASH_ARGC/BASH_ARGV are filled only
@@ -4853,7 +4882,7 @@ _TABLE_DYNAMIC = ("BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV
 # builtins whose prefix assignments form bash's "builtin environment" (see TempScope)
 _BLTN_ENV = frozenset({"eval", "source", ".", "unset", "mapfile", "readarray"})
 _DECL_NAMES = frozenset({"declare", "typeset", "local", "export", "readonly"})
-_DECL_ASSIGN_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
+_DECL_ASSIGN_RE = _lazy_re(r"[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?\+?=")
 
 
 def _is_decl(w: N.Word) -> bool:
@@ -4861,7 +4890,7 @@ def _is_decl(w: N.Word) -> bool:
     return len(p) == 1 and type(p[0]) is N.Lit and p[0].text in _DECL_NAMES
 
 
-_ARITH_COMMENT = re.compile(r"[ \t]#[^\n]*\Z")
+_ARITH_COMMENT = _lazy_re(r"[ \t]#[^\n]*\Z")
 
 
 def _single_quote(t: str) -> str:
@@ -4998,7 +5027,7 @@ def _fmt_lr(t: float) -> str:
 # its own): what exec_simple can do without the general expansion machinery.
 _P_GENERAL, _P_LIT, _P_ARITH, _P_PARAM, _P_ARGV, _P_ARGVP = 0, 1, 2, 3, 4, 5
 # an unquoted $name whose value is one of these characters only stays one word as it is
-_SAFE_VALUE = re.compile(r"[A-Za-z0-9_./:,%=+@-]+\Z")
+_SAFE_VALUE = _lazy_re(r"[A-Za-z0-9_./:,%=+@-]+\Z")
 
 
 def _simple_param(p: Any, quoted: bool) -> bool:
@@ -5104,7 +5133,7 @@ def _simple_plan(cmd: N.Simple) -> tuple[Any, ...]:
     return plan
 
 
-_ASSIGN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+_ASSIGN_WORD = _lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 
 
 def _keyword_assigns(cmd: N.Simple, extglob: bool) -> N.Simple:
@@ -5191,7 +5220,7 @@ def _cmd_text(cmd: N.Simple) -> str:
 _ERE_CACHE: dict[tuple[str, bool], Any] = {}
 
 
-_ERE_INTERVAL = re.compile(r"\{(\d*)(,\d*)?\}")
+_ERE_INTERVAL = _lazy_re(r"\{(\d*)(,\d*)?\}")
 
 
 def _ere_bad_repeat(pat: str) -> bool:

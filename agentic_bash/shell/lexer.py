@@ -11,9 +11,9 @@
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..errors import ParseError
 from .nodes import (
     ANSIC, DQ, SQ, ArithSub, CmdSub, Escaped, HereDoc, Lit, Param, Part, ProcSub, Script,
@@ -23,12 +23,12 @@ from .nodes import (
 __all__ = ["Lexer", "decode_ansic"]
 
 # Unquoted word: stop at blanks, metacharacters, quotes, expansions and backslash.
-_PLAIN = re.compile(r"[^ \t\n|&;()<>$`'\"\\]+")
+_PLAIN = _lazy_re(r"[^ \t\n|&;()<>$`'\"\\]+")
 # Inside double quotes / here-doc bodies: stop at the few special characters.
-_DQ_PLAIN = re.compile(r'[^$`"\\]+')
-_HD_PLAIN = re.compile(r"[^$`\\]+")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DIGITS = re.compile(r"[0-9]+")
+_DQ_PLAIN = _lazy_re(r'[^$`"\\]+')
+_HD_PLAIN = _lazy_re(r"[^$`\\]+")
+_NAME = _lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
+_DIGITS = _lazy_re(r"[0-9]+")
 _EXTGLOB_CHARS = frozenset("@*+?!")
 _FAST_END = frozenset(" \t\n|&;<>)")
 # characters of a ``${…}`` before its operand: prefix, name, operator

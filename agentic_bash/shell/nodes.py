@@ -544,8 +544,34 @@ def _fast_init(cls: type) -> None:
     costs a method-wrapper call each: building a new line's nodes (shell/template.py calls
     the twins directly) was a tenth of running it. ``cls``'s own ``__init__`` turns the
     new object into the twin for the stores. Same signature and defaults; the node stays
-    frozen (its own ``__setattr__`` still refuses)."""
-    ns: dict[str, Any] = {"_cls": cls, "_osa": object.__setattr__}
+    frozen (its own ``__setattr__`` still refuses).
+
+    (fresh15) The two ``__init__`` are compiled at the class's first construction (or by
+    ``compile_inits()``, the zygote's deferred step), not at import: compiling all 76 was
+    ~4.5 ms of the zygote's start, and a first command builds a handful of the classes."""
+    # (a _Node too, for the layouts to match; its stores are object's own)
+    twin = type(cls.__name__ + "Twin", (_Node,), {
+        "__slots__": cls.__slots__, "__module__": __name__,  # type: ignore[attr-defined]
+        "__setattr__": object.__setattr__, "__delattr__": object.__delattr__})
+    TWINS[cls] = twin
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _compile_init(cls, twin)
+        cls.__init__(self, *args, **kwargs)  # type: ignore[misc]
+
+    def twin_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        _compile_init(cls, twin)
+        twin.__init__(self, *args, **kwargs)  # type: ignore[misc]
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = __init__  # type: ignore[misc]
+    twin.__init__ = twin_init  # type: ignore[misc]
+    _LAZY_INIT[cls] = twin
+
+
+def _compile_init(cls: type, twin: type) -> None:
+    """The real ``__init__`` of ``cls`` and of its twin, generated from the field list."""
+    ns: dict[str, Any] = {"_cls": cls, "_osa": object.__setattr__, "_twin": twin}
     params: list[str] = []
     body: list[str] = []
     for f in dataclasses.fields(cls):
@@ -565,19 +591,22 @@ def _fast_init(cls: type) -> None:
     stores = "\n".join(body) + "\n"
     src = (f"def twin_init({sig}):\n{stores}    self.__class__ = _cls\n"
            f"def __init__({sig}):\n    _osa(self, '__class__', _twin)\n{stores}    self.__class__ = _cls\n")
-    # (a _Node too, for the layouts to match; its stores are object's own)
-    twin = type(cls.__name__ + "Twin", (_Node,), {
-        "__slots__": cls.__slots__, "__module__": __name__,  # type: ignore[attr-defined]
-        "__setattr__": object.__setattr__, "__delattr__": object.__delattr__})
-    ns["_twin"] = twin
     exec(src, ns)  # noqa: S102 - generated from the class's own field list, as dataclasses does
     twin.__init__ = ns["twin_init"]  # type: ignore[misc]
     init = ns["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init  # type: ignore[misc]
-    TWINS[cls] = twin
+    _LAZY_INIT.pop(cls, None)
 
 
+def compile_inits() -> None:
+    """Compile every node class's ``__init__`` not compiled yet (the zygote does it once it
+    is ready, so the sandboxes it forks later share them)."""
+    for cls, twin in list(_LAZY_INIT.items()):
+        _compile_init(cls, twin)
+
+
+_LAZY_INIT: dict[type, type] = {}
 TWINS: dict[type, type] = {}
 """Each node class's twin (see _fast_init): ``TWINS[Lit]("x")`` is ``Lit("x")``, made faster."""
 

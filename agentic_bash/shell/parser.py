@@ -51,6 +51,7 @@ from dataclasses import replace
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from .._lazyre import lazy_compile as _lazy_re
 from ..errors import ParseError
 from .lexer import Lexer, _Buf
 from .nodes import (
@@ -69,12 +70,12 @@ _EMPTY_WORD = Word((), "", 0)
 
 RESERVED_CLOSERS = frozenset({"fi", "then", "else", "elif", "do", "done", "esac", "}", "in"})
 _DECL_BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly"})
-_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_DIGITS_RE = re.compile(r"[0-9]+\Z")
+_ASSIGN_RE = _lazy_re(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_NAME_RE = _lazy_re(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_DIGITS_RE = _lazy_re(r"[0-9]+\Z")
 # a backslash-newline not itself escaped by a backslash (group 1: the escaped pairs before it)
-_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
-_FD_VAR_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]+\])?)\}\Z")
+_CONTINUATION = _lazy_re(r"(?<!\\)((?:\\\\)*)\\\n")
+_FD_VAR_RE = _lazy_re(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]+\])?)\}\Z")
 
 _OPS3 = ("<<-", "<<<", "&>>", ";;&")
 _OPS2 = frozenset({"&&", "||", ";;", ";&", "|&", "<<", ">>", "<&", ">&", "<>", ">|", "&>"})
@@ -133,7 +134,7 @@ def _shown_token(text: str) -> str:
 
 # what keeps a pipeline on threads and OS pipes (Pipeline.coop): anything that starts a
 # thread or waits against the clock inside a stage
-_COOP_HAZARD = re.compile(
+_COOP_HAZARD = _lazy_re(
     r"(?<![&|<>])&(?![&>])|[<>]\(|\b(?:coproc|timeout|wait|eval|source|bash|sh)\b"
     r"|(?:^|[\s;&|({])\.\s|\bread\b[^|;&\n]*\s-[A-Za-z]*t")
 
@@ -1617,7 +1618,7 @@ _COMPOUND = {
     "[[": Parser.parse_cond_cmd,
     "coproc": Parser.parse_coproc,
 }
-_COPROC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_COPROC_NAME = _lazy_re(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # ---------------------------------------------------------------------------- public API
@@ -1631,7 +1632,7 @@ _COPROC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # parser's tree).
 _PLAIN_CMD = re.compile(r"[ \t]*([A-Za-z0-9_./:,+%@^-]+)((?:[ \t]+[A-Za-z0-9_./:,+%@^=-]+)*)[ \t]*\Z")
 _PLAIN_CHARS = re.compile(r"[A-Za-z0-9_./:,+%@^=;&| \t-]*\n?\Z")
-_PLAIN_ANDOR = re.compile(r"(&&|\|\|)")
+_PLAIN_ANDOR = _lazy_re(r"(&&|\|\|)")
 _PLAIN_FIRST_NO = frozenset({
     "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
     "select", "function", "time", "coproc", "in",

@@ -38,16 +38,36 @@ from __future__ import annotations
 import functools
 import stat as _stat
 import time
-from typing import TYPE_CHECKING, Callable
-
-import regex
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..limits import bounded_match as _bm
 
 from agentic_bash.vfs.paths import normalize
 
 if TYPE_CHECKING:
+    import regex
+
     from agentic_bash.vfs.base import FileSystem
+else:
+    class _Regex:
+        """The ``regex`` module, imported at its first use (fresh15): its import is ~12 ms of
+        CPU, a tenth of the zygote's preload, and a sandbox's first command seldom matches a
+        pattern. The first attribute read imports it and rebinds ``regex`` here."""
+
+        __slots__ = ()
+
+        def __getattr__(self, name: str) -> Any:
+            import regex as mod
+            globals()["regex"] = mod
+            return getattr(mod, name)
+
+    import importlib.util
+    if importlib.util.find_spec("regex") is None:
+        # absent: the ImportError is raised here, at import, as before (compat12: the
+        # sandbox's inner executor then falls back to bash and the report says why)
+        import regex
+    else:
+        regex = _Regex()
 
 __all__ = [
     "compile", "fnmatch", "glob", "globignore", "has_magic", "replace", "strip_prefix", "strip_suffix",

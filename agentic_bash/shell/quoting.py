@@ -17,13 +17,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .._lazyre import lazy_compile as _lazy_re
+
 __all__ = [
     "ansic_quote", "from_host", "host_bytes", "is_printable", "needs_ansic", "quote_declare", "quote_q", "quote_set",
     "quote_single", "quote_xtrace",
 ]
 
 # surrogates other than surrogateescape's U+DC80..U+DCFF (which stand for raw bytes)
-_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_LONE_SURROGATE = _lazy_re("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def _as_bytes(m: re.Match[str]) -> str:

@@ -15,22 +15,23 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from .._lazyre import lazy_compile as _lazy_re
 from . import nodes as N
 from .parser import _COOP_HAZARD, _plain_line
 
 __all__ = ["templated"]
 
 _PH = "_AgbT"
-_PH_RE = re.compile(_PH + r"(\d+)_")
-_TOKEN = re.compile(r"""'[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\}|\$\{|\$\w|"""
+_PH_RE = _lazy_re(_PH + r"(\d+)_")
+_TOKEN = _lazy_re(r"""'[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\}|\$\{|\$\w|"""
                     r"""\$?\(\([^()]*\)\)|[A-Za-z0-9_./:%+,@-]+|[ \t]+|\n|.""")
 # the same tokens, each with the blanks after it
-_TOKEN_WS = re.compile(r"""('[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\}|\$\{|\$\w|"""
+_TOKEN_WS = _lazy_re(r"""('[^'\n]+'|'[^']*'|"[^"\\$`!\n]+"|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\}|\$\{|\$\w|"""
                        r"""\$?\(\([^()]*\)\)|[A-Za-z0-9_./:%+,@-]+|\n|.)([ \t]*)""")
 # single characters that end templating: an escape, a comment, parentheses a token above
 # did not take whole (nested arithmetic), a quote left open
 _STOP = frozenset("\\#'\"`")
-_SIMPLE_DQ = re.compile(r"""^"[^"\\$`!\n]+"$""")
+_SIMPLE_DQ = _lazy_re(r"""^"[^"\\$`!\n]+"$""")
 _PLAIN_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:%+,@")
 _SKIP = ("<<", "`", "function", "()", "<(", ">(", _PH)
 _CMDSUB = re.compile(r"\$\((?!\()")  # $( … ), not $(( … ))
@@ -43,8 +44,8 @@ _CMD_BEFORE = frozenset(";|&(){}\n") | {"if", "then", "else", "elif", "while", "
 _AFTER_OK = frozenset(" \t\n;|&)")
 _BEFORE_OK = frozenset(" \t\n;|(")
 
-_V_RE = re.compile(r"\bv\[(\d+)\]")
-_HELPER_RE = re.compile(r"\b(s\d+)\(v\)")
+_V_RE = _lazy_re(r"\bv\[(\d+)\]")
+_HELPER_RE = _lazy_re(r"\b(s\d+)\(v\)")
 _SHAPES: dict[tuple[str, bool], Any] = {}
 _SHAPES_MAX = 512
 _NONE = object()
@@ -275,7 +276,7 @@ def _plan_code(node: N.Simple, gen: Callable[[Any, int], str | None], const: Cal
 # never decide a token's boundaries or whether it is a data word (no reserved word, option
 # test or special token holds one), so one line's shape is every such line's, provided the
 # digit runs outside data words are the same ones (they are part of the key then).
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = _lazy_re(r"(\d+)")
 _SKELS: dict[tuple[str, bool], tuple[tuple[int, ...], dict[tuple[str, ...], Any]]] = {}
 _SKELS_MAX = 512
 

@@ -17,6 +17,8 @@ import stat as _stat
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator, NamedTuple, Protocol, runtime_checkable
 
+from .._values import value_methods
+
 __all__ = ["DirEntry", "FileSystem", "StatResult"]
 
 
@@ -57,7 +59,8 @@ class StatResult(NamedTuple):
                    st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid)
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class DirEntry:
     name: str
     st_mode: int

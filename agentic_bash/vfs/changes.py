@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .._values import value_methods
+
 __all__ = ["Changes", "Journal", "Marker", "capture", "diff", "snapshot_marker"]
 
 CONTENT_COMPARE_LIMIT = 1 << 20
@@ -90,7 +92,8 @@ class Journal:
             self.note_move(src.rstrip("/") + "/" + n, dst.rstrip("/") + "/" + n)
 
 
-@dataclass(frozen=True, slots=True)
+@value_methods
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Changes:
     created: list[str]
     modified: list[str]

@@ -158,12 +158,12 @@ SCRIPTS: list[str] = [
     "cd d && pwd && pwd -P",
     "mkdir real && ln -s real lnk && cd lnk && pwd && pwd -L && pwd -P && /bin/pwd",
     # mktemp
-    "f=$(mktemp) && test -f \"$f\" && echo ok && case $f in /tmp/tmp.??????????) echo shape;; esac",
-    "d=$(mktemp -d) && test -d \"$d\" && echo ok",
+    "f=$(mktemp) && test -f \"$f\" && echo ok && case $f in /tmp/tmp.??????????) echo shape;; esac; rm -f \"$f\"",
+    "d=$(mktemp -d) && test -d \"$d\" && echo ok; rmdir \"$d\"",
     "f=$(mktemp fooXXXX) && test -f \"$f\" && echo ${#f}",
     "mktemp fooXX; echo $?",
     "f=$(mktemp -p e barXXXXXX.txt) && case $f in e/bar??????.txt) echo ok;; esac",
-    "f=$(mktemp -t zzXXXXXX) && case $f in /tmp/zz??????) echo ok;; esac",
+    "f=$(mktemp -t zzXXXXXX) && case $f in /tmp/zz??????) echo ok;; esac; rm -f \"$f\"",
     # stat
     "stat -c '%n %s %F %a' a.txt d empty",
     "ln -s a.txt s; stat -c '%N|%F' s; stat -L -c '%F' s",
