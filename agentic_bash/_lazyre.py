@@ -52,6 +52,13 @@ def lazy_compile(pattern: str | bytes, flags: int = 0) -> Any:
 
 
 def compile_all() -> None:
-    """Compile every pattern not compiled yet (the zygote's deferred step)."""
+    """Compile every pattern not compiled yet (the zygote's deferred step), and put the
+    compiled ones in place in the package's modules that hold one under a name of their own."""
     while _PENDING:
         _PENDING.pop().compile()
+    for name, mod in list(sys.modules.items()):
+        g = getattr(mod, "__dict__", None) if name.startswith("agentic_bash") else None
+        if g:
+            for k, v in list(g.items()):
+                if type(v) is LazyPattern:
+                    g[k] = v.compile()

@@ -1695,6 +1695,7 @@ class InProcessExecutor:
             st.ulimits = {c: (int(v[0]), int(v[1])) for c, v in lims.items()  # type: ignore[attr-defined]
                           if c in _ULIMITS and isinstance(v, (list, tuple)) and len(v) == 2}
         st.last_status = int(state.get("last_status", 0))
+        st.last_arg = "bash"  # (a shell started again: $_ is its argv[0], as at creation)
         st.on_circular = self.shell._circular_ref
         if isinstance(state.get("script_name"), str):
             # $0 and BASH_SOURCE of a script file run as the session (`agentic-bash run FILE`)

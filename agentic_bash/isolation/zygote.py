@@ -12,9 +12,7 @@ import atexit
 import importlib
 import json
 import os
-import pickle
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -50,6 +48,11 @@ PRELOAD = (
     "agentic_bash.isolation.warmup", "agentic_bash.vfs.memory",
 )
 _MSG_MAX = 1 << 20
+QUIET = 0.2
+"""Seconds the zygote's deferred steps wait after it forks a sandbox (its start-up and first
+command have the CPU); QUIET_TOTAL bounds the wait over all forks, so the steps run even
+while sandboxes are made one after another."""
+QUIET_TOTAL = 1.0
 BACKGROUND_STEPS = 0.5
 """Seconds of deferred steps (imports, the warm-up run) the zygote may take before forking a
 sandbox nobody waits for (a pool's filler: ``background_spawns``)."""
@@ -286,6 +289,8 @@ def _start_base() -> tuple[str, int]:
 
 
 def main(fd: int) -> int:
+    import pickle
+    import signal
     import agentic_bash.limits
     agentic_bash.limits.WATCH_OFF = True  # no deadline-watchdog thread in the zygote (forks)
     ctl = socket.socket(fileno=fd)
@@ -341,9 +346,11 @@ def main(fd: int) -> int:
     # where clone3 is unavailable (benchmarks compare the two)
     clone_direct = os.environ.get("AGENTIC_BASH_ZYGOTE_CLONE") != "0"
     from .syscalls import clone_fork
+    quiet_until, quiet_left = 0.0, QUIET_TOTAL
     while True:
         try:
-            r, _, _ = select.select([ctl, rd], [], [], None if steps is None else 0)
+            wait = None if steps is None else max(0.0, quiet_until - time.monotonic())
+            r, _, _ = select.select([ctl, rd], [], [], wait)
         except InterruptedError:
             r = [rd]
         if not r and steps is not None:
@@ -385,7 +392,8 @@ def main(fd: int) -> int:
             os.close(fds[0])
             ctl.send(json.dumps({"error": f"bad request: {e}"}).encode())
             continue
-        if cfg.pop("_background", False) and steps is not None:
+        background = bool(cfg.pop("_background", False))
+        if background and steps is not None:
             # (sessions14) a pool's filler asked: nobody waits for this sandbox, so the
             # deferred steps left run first (at most BACKGROUND_STEPS seconds): a sandbox
             # forked before them imports and warms what it uses itself, in its private
@@ -435,7 +443,16 @@ def main(fd: int) -> int:
                 os._exit(code)
         os.close(fds[0])
         children.add(pid)
-        ctl.send(json.dumps({"pid": pid, "req": cfg.get("req"), "direct": direct}).encode())
+        q = 0.0
+        if steps is not None and quiet_left > 0 and not background:
+            # (fresh15) the deferred steps wait while the sandbox just forked starts and
+            # runs its first command: they took a CPU from its pid 1 and runner (a fresh
+            # process's first result came 17 ms later at load ~7); at most QUIET_TOTAL in all
+            q = min(QUIET, quiet_left)
+            quiet_left -= q
+            quiet_until = time.monotonic() + q
+        ctl.send(json.dumps({"pid": pid, "req": cfg.get("req"), "direct": direct,
+                             "quiet": round(q, 3)}).encode())
     return 0
 
 
@@ -643,6 +660,8 @@ class Zygote:
         return dict(self.ready().get("timing", {}))
 
     def spawn(self, cfg: dict[str, Any]) -> tuple[socket.socket, int]:
+        import pickle   # (fresh15: not at import, before the zygote's Popen: ~1.5 ms)
+
         self.ready()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         _big_send_buffer(theirs)
@@ -665,6 +684,7 @@ class Zygote:
             raise
         finally:
             theirs.close()
+        self.last_spawn = reply   # (the zygote's answer: pid, direct, quiet)
         if "pid" not in reply:
             mine.close()
             raise OSError(reply.get("error") or "sandbox zygote is gone")

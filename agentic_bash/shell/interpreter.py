@@ -1752,6 +1752,15 @@ class Interpreter(Expander):
                     v = self._dynamic(n)
                 if v is not None:
                     items[n] = v
+        if decl:
+            # bash's declare lists its value-less dynamic variables by name (`declare -i RANDOM`)
+            for n, attrs in _DECL_VALUELESS:
+                if n not in items and n not in self.unspecial:
+                    items[n] = Var(None, attrs)
+        if "PIPESTATUS" not in items and "PIPESTATUS" not in self.unspecial and self.budget.commands > 1:
+            items["PIPESTATUS"] = self._dynamic("PIPESTATUS")  # (once a command has run)
+        if "_" not in items:
+            items["_"] = Var(self.state.last_arg)
         return items
 
     def set_names(self) -> list[str]:
@@ -4872,6 +4881,9 @@ _LISTED_DYNAMIC = ("BASHOPTS", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_C
                    "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_SOURCE", "DIRSTACK",
                    "FUNCNAME", "GROUPS", "SHELLOPTS")
 _DECL_LISTED = ("BASH_ARGV0", "COMP_WORDBREAKS")
+_DECL_VALUELESS = (("BASHPID", INTEGER), ("BASH_COMMAND", 0), ("BASH_SUBSHELL", 0), ("EPOCHREALTIME", 0),
+                   ("EPOCHSECONDS", 0), ("HISTCMD", INTEGER), ("LINENO", 0), ("RANDOM", INTEGER),
+                   ("SECONDS", 0), ("SRANDOM", INTEGER))
 # dynamic variables that `unset` leaves as they are (PIPESTATUS is rebuilt by every pipeline)
 _KEEP_SPECIAL = frozenset({"PWD", "PIPESTATUS", "SHELLOPTS", "BASHOPTS"})
 # dynamic variables always in bash's table (${!BASH@}, compgen -v), FUNCNAME only in a function

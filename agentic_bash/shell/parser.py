@@ -685,12 +685,12 @@ class Parser(Lexer):
         line = self.line_at(tok.pos)
         timed = posix = negated = False
         kw = tok.kw()
-        while kw == "!" or (kw == "time" and not timed):
+        while kw == "!" or kw == "time":
             self.advance()
             if kw == "!":
                 negated = not negated
             else:
-                timed = True
+                timed = True  # (`time time cmd` times it once, as bash's flag is set twice)
                 if self.peek().kw() == "-p":
                     self.advance()
                     posix = True
@@ -706,6 +706,8 @@ class Parser(Lexer):
                 self.advance()
                 stderr.append(tok.val == "|&")
                 self.skip_newlines()
+                if self.peek().kw() == "!":
+                    raise self.unexpected(self.peek())  # (bash's grammar: `!` only starts a pipeline)
                 cmds.append(self.parse_command())
             else:
                 break

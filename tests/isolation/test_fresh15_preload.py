@@ -31,8 +31,7 @@ _PRELOAD = textwrap.dedent(r'''
     # every module that defined one now holds the compiled pattern
     out["still_lazy"] = [k for m in list(sys.modules.values()) if m is not None
                          and getattr(m, "__name__", "").startswith("agentic_bash")
-                         for k, v in vars(m).items() if type(v) is _lazyre.LazyPattern
-                         and v._globals is vars(m)]
+                         for k, v in vars(m).items() if type(v) is _lazyre.LazyPattern]
     from agentic_bash.shell import patterns
     out["regex_before_use"] = type(patterns.regex).__name__
     out["glob"] = bool(patterns.compile("*.py").match("a.py"))

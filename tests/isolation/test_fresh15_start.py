@@ -140,3 +140,36 @@ def test_early_zygote_is_discarded_when_the_probe_disagrees(tmp_path):
                    "sock_closed": True, "bases_left": []}
     # the discarded zygote exits quietly (no traceback on the caller's stderr)
     assert "Traceback" not in p.stderr
+
+
+_QUIET = textwrap.dedent(r'''
+    import json
+    from agentic_bash import Sandbox
+    from agentic_bash.isolation import zygote as Z
+    got = []
+    Sandbox("namespace").close()         # the zygote's first: its deferred steps are pending
+    got.append(Z.get_zygote().last_spawn["quiet"])
+    with Z.background_spawns():          # a pool's filler: nobody waits, no quiet time
+        Sandbox("namespace").close()
+    got.append(Z.get_zygote().last_spawn["quiet"])
+    for _ in range(7):
+        Sandbox("namespace").close()
+        got.append(Z.get_zygote().last_spawn["quiet"])
+    print(json.dumps({"quiet": got, "each": Z.QUIET, "total": Z.QUIET_TOTAL}))
+''')
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+def test_deferred_steps_hold_back_after_a_fork_within_a_bound() -> None:
+    if not _caps_namespace():
+        pytest.skip("no user namespaces here")
+    p = subprocess.run([sys.executable, "-c", _QUIET], capture_output=True, text=True,
+                       timeout=180)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    q = got["quiet"]
+    assert q[0] == got["each"] and q[1] == 0, q
+    # later ones: QUIET while steps are left, none once they are done; QUIET_TOTAL in all
+    assert all(x in (0, got["each"]) for x in q), q
+    assert q[2:] == sorted(q[2:], reverse=True), q
+    assert sum(q) <= got["total"] + 1e-9, q
