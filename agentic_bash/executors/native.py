@@ -1190,7 +1190,7 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
             # kept from the last run): the wait watches the channel from its start instead
             due = getattr(w, "due", None)
             at = due() if due is not None else 0.0
-            if at and at - since < _WATCH_AFTER + 0.0005:
+            if at and at - since < _WATCH_AFTER + _WAKE_SLACK:
                 first = 0
                 since -= _WATCH_AFTER
         try:
@@ -1221,6 +1221,10 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     return wait_all_collecting([proc], outs, check, remaining, budget, since)[0]
 
 
+_WAKE_SLACK = 0.005
+"""A wait on the serving thread watches the channel from its start unless the lend timer is
+due at least this long after the first call's 2 ms: the time the thread may take to run again
+after that call (a run queue under load) must not let the timer fire first."""
 _FIRST_MS = 2
 """The first call of a single child's wait (ms): the _WATCH_AFTER / _WAKE_AFTER before which
 the general loop would watch nothing more than the child and its pipes either."""

@@ -1219,9 +1219,14 @@ def _drain_violations(sup: socket.socket | None, ready: Any = None) -> list[tupl
     return out
 
 
-_LEND_AFTER = 0.005
-"""Seconds a run executes on the serving thread before the standby thread reads the channel."""
-_LEND_KEEP = 0.004
+_LEND_AFTER = 0.010
+"""Seconds a run executes on the serving thread before the standby thread reads the channel.
+(runner15: 10 ms, was 5: a native wait watches the channel itself once it has lasted 2 ms,
+and the thread waking from that first 2 ms may wait in the run queue for milliseconds under
+load (SCHED_BATCH does not preempt on wake-up); with 5 ms the timer fired first in ~35% of
+back-to-back `sleep 0.05` runs and lent the channel for nothing. An interrupt of a loop of
+builtins is read within 10 ms instead of 5.)"""
+_LEND_KEEP = 0.008
 """In a burst of runs, a lend timer armed earlier is kept for a run when it fires at least this
 many seconds after the run's start (serve's run_here); <= _LEND_AFTER, > native's _WATCH_AFTER."""
 _BURST_GAP = 0.001
@@ -1630,7 +1635,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             do_run(req, payload)
         finally:
             # (a timer a native wait re-armed at its end is not kept for the next run even
-            # in a burst: due 5 ms after that wait, it would fire early in the next run,
+            # in a burst: due _LEND_AFTER after that wait, it would fire early in the next run,
             # before that run's own wait watches the channel, and lend it for nothing)
             if armed[0] and (not burst or state["rearmed"]):
                 armed[0] = 0.0
