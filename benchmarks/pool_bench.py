@@ -324,8 +324,9 @@ def _children_cpu(pid: int) -> float:
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
-def _threads_cpu(pid: int) -> float:
-    """CPU seconds of every thread of process ``pid`` (schedstat: ns, not clock ticks)."""
+def _threads_cpu(pid: int, field: int = 0) -> float:
+    """CPU seconds of every thread of process ``pid`` (schedstat: ns, not clock ticks); with
+    ``field=1``, the seconds they were runnable but waited for a CPU (the run queue)."""
     tot = 0
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -334,7 +335,7 @@ def _threads_cpu(pid: int) -> float:
     for t in tids:
         try:
             with open(f"/proc/{pid}/task/{t}/schedstat", "rb") as f:
-                tot += int(f.read().split()[0])
+                tot += int(f.read().split()[field])
         except (OSError, ValueError, IndexError):
             pass
     return tot / 1e9
@@ -358,12 +359,13 @@ def _kids(pid: int) -> list[int]:
     return out
 
 
-def _role_cpu(sbs: list, end: bool = False) -> dict[str, float]:
+def _role_cpu(sbs: list, end: bool = False, field: int = 0) -> dict[str, float]:
     """CPU seconds so far by role: this process, the sandboxes' S1, S2 (pid 1), S3 (the
     runner) and S3's reaped children (the workload's programs). This process is read
     first at the ``end`` of a window and last at its start, so reading /proc here is not
-    counted in it."""
-    host = _threads_cpu(os.getpid()) if end else 0.0
+    counted in it. ``field=1``: seconds spent runnable in the run queue, not running
+    (schedstat; the reaped programs' are not kept by the kernel: 0)."""
+    host = _threads_cpu(os.getpid(), field) if end else 0.0
     out = {"host": 0.0, "s1": 0.0, "s2": 0.0, "s3": 0.0, "workload": 0.0}
     for sb in sbs:
         s1: int | None = sb._ex.pid
@@ -375,11 +377,12 @@ def _role_cpu(sbs: list, end: bool = False) -> dict[str, float]:
         except (OSError, IndexError, ValueError):
             continue
         if s1 is not None:
-            out["s1"] += _threads_cpu(s1)
-        out["s2"] += _threads_cpu(s2)
-        out["s3"] += _threads_cpu(s3)
-        out["workload"] += _children_cpu(s3)
-    out["host"] = host if end else _threads_cpu(os.getpid())
+            out["s1"] += _threads_cpu(s1, field)
+        out["s2"] += _threads_cpu(s2, field)
+        out["s3"] += _threads_cpu(s3, field)
+        if not field:
+            out["workload"] += _children_cpu(s3)
+    out["host"] = host if end else _threads_cpu(os.getpid(), field)
     return out
 
 
@@ -428,9 +431,11 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
                     later.append(dt)
                 await asyncio.sleep(0.1 + rnd.random() * 0.2)   # an agent thinks
 
+        wait0 = _role_cpu(sbs, field=1)
         busy0 = _role_cpu(sbs)
         await asyncio.gather(*(session(sb) for sb in sbs))
         busy1 = _role_cpu(sbs, end=True)
+        wait1 = _role_cpu(sbs, end=True, field=1)
         calls = len(echo) + len(other)
         return {"start_all_s": started, "echo": summary(echo),
                 # (a sandbox's first commands pay its copy-on-write faults of the zygote's
@@ -439,6 +444,11 @@ def bench_sessions(count: int, seconds: float, echo_only: bool = False) -> dict:
                 "idle_cpu_s_per_s": {k: round((idle1[k] - idle0[k]) / 2.0, 4) for k in idle0},
                 "busy_cpu_ms_per_call": {k: round((busy1[k] - busy0[k]) / max(1, calls) * 1e3, 4)
                                          for k in busy0},
+                # (where the time goes that is neither run nor sleep: the host's one thread
+                # serves every session, so its wait for a CPU delays every reply it reads)
+                "busy_runq_wait_ms_per_call": {
+                    k: round((wait1[k] - wait0[k]) / max(1, calls) * 1e3, 4)
+                    for k in ("host", "s2", "s3")},
                 "other": summary(other) if other else None,
                 "calls_per_s": (len(echo) + len(other)) / seconds,
                 "workload": ("each session: echo hi only" if echo_only else
@@ -818,20 +828,26 @@ def bench_ab_sessions(old_tree: str, rounds: int, seconds: float, count: int = 2
                                "echo_p99_after_3_ms": (got["echo_after_3_calls"] or {}).get(
                                    "p99_ms", float("nan")),
                                "calls_per_s": got["calls_per_s"],
+                               "other_p50_ms": (got.get("other") or {}).get("p50_ms", float("nan")),
+                               "other_p99_ms": (got.get("other") or {}).get("p99_ms", float("nan")),
                                "busy_cpu_ms_per_call": got["busy_cpu_ms_per_call"],
+                               "busy_runq_wait_ms_per_call": got.get(
+                                   "busy_runq_wait_ms_per_call") or {},
                                "idle_cpu_s_per_s": got["idle_cpu_s_per_s"]})
             print(f"  ab_sessions round {r} {name}: load {load}, echo p50 "
                   f"{got['echo']['p50_ms']:.2f} ms p99 {got['echo']['p99_ms']:.2f} ms (after 3 "
-                  f"calls {runs[name][-1]['echo_p99_after_3_ms']:.2f}), "
+                  f"calls {runs[name][-1]['echo_p99_after_3_ms']:.2f}), other commands p50 "
+                  f"{runs[name][-1]['other_p50_ms']:.2f} p99 {runs[name][-1]['other_p99_ms']:.2f} ms, "
                   f"{got['calls_per_s']:.0f} calls/s; CPU ms/call {got['busy_cpu_ms_per_call']}; "
+                  f"run-queue wait ms/call {runs[name][-1]['busy_runq_wait_ms_per_call']}; "
                   f"idle CPU s/s {got['idle_cpu_s_per_s']}", flush=True)
     out: dict = {"trees": trees, "rounds": runs, "seconds": seconds, "sessions": count,
                  "echo_only": echo_only}
     for name, rs in runs.items():
         out[name + "_median"] = {f: statistics.median(x[f] for x in rs)
                                  for f in ("echo_p50_ms", "echo_p99_ms", "echo_p99_after_3_ms",
-                                           "calls_per_s")}
-        for f in ("busy_cpu_ms_per_call", "idle_cpu_s_per_s"):
+                                           "other_p50_ms", "other_p99_ms", "calls_per_s")}
+        for f in ("busy_cpu_ms_per_call", "busy_runq_wait_ms_per_call", "idle_cpu_s_per_s"):
             out[name + "_median"][f] = {k: statistics.median(x[f][k] for x in rs)
                                         for k in rs[0][f]}
     out["p99_ratio_new_over_old_per_round"] = [
@@ -972,7 +988,9 @@ def main() -> None:
         s = res["sessions_200"]
         lines.append(f"200 sessions: echo p50 {s['echo']['p50_ms']:.2f} ms p99 "
                      f"{s['echo']['p99_ms']:.2f} ms (< 5; after each session's first 3 calls "
-                     f"{s['echo_after_3_calls']['p99_ms']:.2f}), {s['calls_per_s']:.0f} calls/s")
+                     f"{s['echo_after_3_calls']['p99_ms']:.2f}), {s['calls_per_s']:.0f} calls/s; "
+                     f"CPU ms/call {s['busy_cpu_ms_per_call']}, run-queue wait ms/call "
+                     f"{s['busy_runq_wait_ms_per_call']}")
     if "sessions_200_echo_only" in res:
         s = res["sessions_200_echo_only"]
         lines.append(f"200 sessions, echo only: p50 {s['echo']['p50_ms']:.2f} ms p99 "
@@ -1027,9 +1045,11 @@ def main() -> None:
             x = a[name + "_median"]
             lines.append(f"A/B 200 sessions {name}: echo p50 {x['echo_p50_ms']:.2f} ms p99 "
                          f"{x['echo_p99_ms']:.2f} ms (after each session's first 3 calls "
-                         f"{x['echo_p99_after_3_ms']:.2f}), {x['calls_per_s']:.0f} calls/s (medians of "
+                         f"{x['echo_p99_after_3_ms']:.2f}; other commands p50 {x['other_p50_ms']:.2f} "
+                         f"p99 {x['other_p99_ms']:.2f}), {x['calls_per_s']:.0f} calls/s (medians of "
                          f"{len(a['rounds'][name])} rounds); CPU ms per call "
-                         f"{x['busy_cpu_ms_per_call']}; idle CPU s/s {x['idle_cpu_s_per_s']}")
+                         f"{x['busy_cpu_ms_per_call']}; run-queue wait ms per call "
+                         f"{x['busy_runq_wait_ms_per_call']}; idle CPU s/s {x['idle_cpu_s_per_s']}")
         lines.append("  p99 new/old per round: " + ", ".join(
             f"{r:.2f}" for r in a["p99_ratio_new_over_old_per_round"]))
     lines.append(f"load average {' '.join(res['loadavg'])} on {res['cpus']} cpus")

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import warnings
+import weakref
 from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
 from .._lazyre import lazy_compile as _lazy_re
@@ -630,6 +631,7 @@ class SandboxedExecutor:
             self._last_shell: dict[str, Any] | None = None
             self._custom: dict[str, Any] = {}
             self._arun: _AsyncRun | None = None   # a run awaited on an event loop (arun)
+            self._await_timer: tuple[Any, float, Any] | None = None   # (_watch_deadline)
             hdr = self._start(cfg)
             self.observed: dict[str, Any] = hdr.get("observed", {})
             import base64
@@ -1218,7 +1220,9 @@ class SandboxedExecutor:
             if (self._arun is not None or self._current is not None or self._pending is not None
                     or self._dead or self._reader.torn):
                 return None
-            check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
+            if (type(script) is not str or env is not None or cwd is not None
+                    or timeout is not None):
+                check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
             loop = asyncio.get_running_loop()
             rid = self._new_id()
             req = _run_request(rid, script, stdin is not None, env, cwd, timeout,
@@ -1609,7 +1613,7 @@ class _AsyncRun:
     async def wait(self, t: float | None) -> Result:
         if t is not None:
             self.deadline = time.monotonic() + t + _GRACE
-            self.timer = self.loop.call_later(t + _GRACE, self._deadline)
+            _watch_deadline(self.ex, self.loop, t + _GRACE)
         self._take()   # frames already received
         if not self.fut.done():
             self.loop.add_reader(self.fd, self._readable)
@@ -1662,8 +1666,7 @@ class _AsyncRun:
             if self.callback_error is not None:
                 self.fut.set_exception(self.callback_error)
             else:
-                self.fut.set_result(ex._resources.end_run(ex._with_network(
-                    ex._result(hdr, payload))))
+                self.fut.set_result(ex._finish(hdr, payload))
         elif ev == "error":
             ex._current = None
             _raise_remote(hdr)
@@ -1736,6 +1739,40 @@ class _AsyncRun:
         self.detach()
         if not self.fut.done():
             self.fut.set_exception(exc)
+
+
+def _watch_deadline(ex: SandboxedExecutor, loop: Any, delay: float) -> None:
+    """Have ``_AsyncRun._deadline`` called on ``loop`` once the awaited run of ``ex`` is past
+    its deadline, ``delay`` seconds from now. One timer per sandbox and loop, kept
+    from run to run, not one per run (a TimerHandle made, pushed on the loop's heap and
+    cancelled per call, with Python-level comparisons in the heap): it is replaced only when
+    it would fire after this run's deadline; when it fires before a run's deadline it is set
+    again for the rest, and with no run awaiting it ends. A weak reference: a sandbox closed
+    and dropped is not kept alive by it."""
+    at = loop.time() + delay
+    w = ex._await_timer
+    if w is not None and w[0] is loop:
+        if w[1] <= at and not w[2].cancelled():
+            return
+        w[2].cancel()
+    ex._await_timer = (loop, at, loop.call_at(at, _deadline_due, weakref.ref(ex), loop))
+
+
+def _deadline_due(ref: Any, loop: Any) -> None:
+    ex = ref()
+    if ex is None:
+        return
+    w = ex._await_timer
+    if w is not None and w[0] is loop:
+        ex._await_timer = None
+    a = ex._arun
+    if a is None or a.loop is not loop or a.deadline is None or a.fut.done():
+        return
+    left = a.deadline - time.monotonic()
+    if left <= 0:
+        a._deadline()
+    else:
+        _watch_deadline(ex, loop, left)
 
 
 class _CallOver(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import resource
 import signal
+import struct
 import time
 from typing import Any, Callable
 
@@ -179,6 +180,11 @@ class WatchdogPage:
 
     _FIELDS = ("gen", "seen", "peak", "last", "kills", "at_max", "runner", "busy", "raises",
                "spawns", "child")
+    # (host15) each field's offset looked up in a dict and read/written in place: the runner
+    # calls get/set ~12 times a native run (tuple.index + a slice copy + int.from_bytes were
+    # ~1.5 us each on this machine); the page's layout is unchanged (little-endian int64s)
+    _OFF = {name: i * 8 for i, name in enumerate(_FIELDS)}
+    _I64 = struct.Struct("<q")
 
     def __init__(self) -> None:
         import mmap
@@ -206,12 +212,10 @@ class WatchdogPage:
                 pass
 
     def get(self, name: str) -> int:
-        i = self._FIELDS.index(name) * 8
-        return int.from_bytes(self._m[i:i + 8], "little", signed=True)
+        return self._I64.unpack_from(self._m, self._OFF[name])[0]  # type: ignore[no-any-return]
 
     def set(self, name: str, value: int) -> None:
-        i = self._FIELDS.index(name) * 8
-        self._m[i:i + 8] = int(value).to_bytes(8, "little", signed=True)
+        self._I64.pack_into(self._m, self._OFF[name], int(value))
 
 
 # -- S2: pid 1 ---------------------------------------------------------------------------------

@@ -12,9 +12,7 @@ import atexit
 import importlib
 import json
 import os
-import pickle
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -291,6 +289,8 @@ def _start_base() -> tuple[str, int]:
 
 
 def main(fd: int) -> int:
+    import pickle
+    import signal
     import agentic_bash.limits
     agentic_bash.limits.WATCH_OFF = True  # no deadline-watchdog thread in the zygote (forks)
     ctl = socket.socket(fileno=fd)
@@ -660,6 +660,8 @@ class Zygote:
         return dict(self.ready().get("timing", {}))
 
     def spawn(self, cfg: dict[str, Any]) -> tuple[socket.socket, int]:
+        import pickle   # (fresh15: not at import, before the zygote's Popen: ~1.5 ms)
+
         self.ready()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         _big_send_buffer(theirs)
