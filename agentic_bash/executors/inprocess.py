@@ -1981,7 +1981,7 @@ def _dash_refuse(sh: Interpreter, tree: Any, who: str) -> None:
     from ..shell.dashcheck import dash_syntax_error
     bad = dash_syntax_error(tree)
     if bad is not None:
-        name = sh.script_name if who == "-c" else who
+        name = sh.script_name if who in ("-c", "bash") else who  # (stdin: `sh: 3: …`)
         sh.write_err(f"{name}: {bad[0]}: Syntax error: {bad[1]}\n".encode("utf-8", "surrogateescape"))
         x = ExitShell(2)
         x.fatal = True

@@ -45,6 +45,8 @@ CASES = [
     "sh -c 'echo ok |& cat'; sh -c 'for ((;;)); do :; done'; sh -c 'select x in a; do :; done'; "
     "sh -c '{ select x in a; do :; done; }'; sh -c 'declare -a a=(1)'; sh -c 'for i in 1; do a=(1); done'; "
     "sh -c 'if true; then a=(1); fi'; echo $?",
+    "printf '#!/bin/sh\\necho a\\na=(1)\\necho b\\n' > s.sh; chmod +x s.sh; sh s.sh; echo $?; ./s.sh; echo $?; "
+    "sh < s.sh; echo $?; echo 'echo ${x:0:1}' > t.sh; sh t.sh; echo $?",
     "sh -c 'x=5; ((x++)); echo $x; x+=2; echo $x'; sh -c 'echo \"[$-][$BASH_VERSION][$BASH][$OSTYPE]\"'; "
     "sh -c 'set -efu; echo $-'; echo 'echo $-' | sh -s",
     # declare's listing shows bash's value-less dynamic variables by name, PIPESTATUS once a
