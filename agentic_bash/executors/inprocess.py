@@ -2770,7 +2770,7 @@ def _c_argv(argv: list[str]) -> list[str]:
 
 def _c_env(env: dict[str, str]) -> dict[str, str]:
     """``env`` as execve takes it: values cut at a NUL, names holding one left out."""
-    if any("\0" in v for v in env.values()):
+    if "\0" in "".join(env.values()):   # (one C pass; a generator was ~4 us a spawn)
         return {k: v.split("\0", 1)[0] for k, v in env.items() if "\0" not in k}
     return env
 

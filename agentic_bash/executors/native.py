@@ -18,6 +18,7 @@ import weakref
 from typing import Any, Callable, Mapping
 
 from ..isolation.fdwait import readable
+from ..limits import Budget as _Budget
 from ..limits import no_kick
 
 try:
@@ -1179,10 +1180,22 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
     """
     fast = _FAST
     pfd = proc._pidfd
+    since = None
     if fast is not None and pfd is not None:
+        since = time.monotonic()
+        first = _FIRST_MS
+        w = _channel
+        if w is not None and w.thread == threading.get_ident():
+            # the lend timer due sooner than the watch point (a spawn that took long, a timer
+            # kept from the last run): the wait watches the channel from its start instead
+            due = getattr(w, "due", None)
+            at = due() if due is not None else 0.0
+            if at and at - since < _WATCH_AFTER + _WAKE_SLACK:
+                first = 0
+                since -= _WATCH_AFTER
         try:
             lt = remaining()
-            ms = _FIRST_MS if lt is None else max(0, min(_FIRST_MS, int(lt * 1000)))
+            ms = first if lt is None else max(0, min(first, int(lt * 1000)))
             try:
                 ended, data, _ = fast.wait_step((pfd,), list(outs), (), ms, 65536)
             except (OSError, ValueError):
@@ -1202,9 +1215,16 @@ def wait_collecting(proc: NativeProcess, outs: dict[int, Any], check: Callable[[
                 _close_quietly(r)
             outs.clear()
             raise
-    return wait_all_collecting([proc], outs, check, remaining, budget)[0]
+    # (from the wait's start: the channel watch and the waker are due at once after the C
+    # call; counted afresh, the watch came ~4 ms into the wait, after the lend timer had
+    # fired for a program started late in its run's first 5 ms)
+    return wait_all_collecting([proc], outs, check, remaining, budget, since)[0]
 
 
+_WAKE_SLACK = 0.005
+"""A wait on the serving thread watches the channel from its start unless the lend timer is
+due at least this long after the first call's 2 ms: the time the thread may take to run again
+after that call (a run queue under load) must not let the timer fire first."""
 _FIRST_MS = 2
 """The first call of a single child's wait (ms): the _WATCH_AFTER / _WAKE_AFTER before which
 the general loop would watch nothing more than the child and its pipes either."""
@@ -1212,12 +1232,17 @@ the general loop would watch nothing more than the child and its pipes either.""
 
 def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
                         check: Callable[[], None], remaining: Callable[[], float | None],
-                        budget: Any = None) -> list[int]:
+                        budget: Any = None, since: float | None = None) -> list[int]:
     """``wait_collecting`` for several children at once (the stages of a pipeline of native
     programs started from one thread: executors/inprocess.py native_pipeline): one poll over
     every child's pidfd, every output pipe, the channel and the budget's waker; the
     children's statuses in order. When ``check()`` raises, every child still running has its
-    group ended (``terminate``) and the error goes on."""
+    group ended (``terminate``) and the error goes on. ``since``: when the wait began
+    (time.monotonic(); default now), from which _WATCH_AFTER and _WAKE_AFTER count.
+
+    ``check()`` runs at least every 50 ms, or only at the deadline and when woken where a
+    round has nothing else to catch (_waits_on_waker): a plain run budget with its waker
+    made and every child watched through a pidfd; its cancel writes the waker."""
     rcs: list[int | None] = [None] * len(procs)
     left = len(procs)
     by_fd: dict[int, int] = {}
@@ -1230,17 +1255,20 @@ def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
     w = _channel
     if w is not None and w.thread != threading.get_ident():
         w = None
-    watch_at = time.monotonic() + _WATCH_AFTER if w is not None else None
+    if since is None:
+        since = time.monotonic()
+    watch_at = since + _WATCH_AFTER if w is not None else None
     cfd: int | None = None   # the channel, while this wait watches it
     entered = False
     fast = _FAST
-    wake_at = time.monotonic() + _WAKE_AFTER if budget is not None and _EVENTFD else None
+    wake_at = since + _WAKE_AFTER if budget is not None and _EVENTFD else None
     wfd: int | None = None   # the budget's waker (see Budget.add_waker), once made
+    most = 0.05   # the longest round: check() between rounds
     try:
         try:
             while left:
                 lt = remaining()
-                tmo = 0.05 if lt is None else max(0.001, min(0.05, lt))
+                tmo = most if lt is None else max(0.001, min(most, lt))
                 if polled:
                     tmo = min(tmo, 0.005)
                 if watch_at is not None:
@@ -1263,6 +1291,12 @@ def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
                                 os.close(wfd)
                                 wfd = None
                                 raise
+                        if not polled and _waits_on_waker(budget):
+                            most = _WOKEN_ROUND
+                            lt = remaining()
+                            tmo = most if lt is None else max(0.001, min(most, lt))
+                            if watch_at is not None:
+                                tmo = max(0.001, min(tmo, watch_at - now))
                     else:
                         tmo = max(0.001, min(tmo, wake_at - now))
                 if fast is not None:
@@ -1337,6 +1371,20 @@ def wait_all_collecting(procs: list[NativeProcess], outs: dict[int, Any],
         for r in list(outs):
             _close_quietly(r)
         outs.clear()
+
+
+_WOKEN_ROUND = 1.0
+"""The longest round of a native wait whose budget's cancel writes its waker (see
+_waits_on_waker): check() is then a safety net, not the way a cancel is seen."""
+
+
+def _waits_on_waker(budget: Any) -> bool:
+    """Whether ``budget.check()`` raises only after what also writes its wakers or is the
+    deadline (``remaining()``): limits.Budget's own check (cancelled, deadline); every
+    cancel goes through Budget.cancel or the deadline watchdog, both of which fire the
+    wakers. A job's budget (shell/jobs.py) also looks at its parents and its session in
+    check(): it keeps the 50 ms rounds."""
+    return type(budget).check is _Budget.check
 
 
 def _drain_exited(outs: dict[int, Any]) -> None:

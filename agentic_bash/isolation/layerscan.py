@@ -39,11 +39,15 @@ class _Late(Exception):
     """A scan passed its time bound (see LayerScanner.changes)."""
 
 
-def _scan_dir(top: str, prefix: str = "", until: float | None = None) -> dict[str, State]:
+def _scan_dir(top: str, prefix: str = "", until: float | None = None,
+              watch: Any = None, bad: list[str] | None = None) -> dict[str, State]:
     # (each directory is opened relative to its parent's descriptor while few are pending:
     # by path, 5,000 nested directories cost a lookup of every ancestor for each one, O(n^2),
     # 2-4 s of the runner's time after a run's deadline, and the host killed the sandbox;
     # a wide tree is read by path, where paths stay short)
+    # ``watch(rel)``: called for every directory before it is listed (LayerScanner places its
+    # inotify watch there first, so a change after the listing raises an event); False, or a
+    # directory that cannot be listed, is noted in ``bad``
     out: dict[str, State] = {}
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
@@ -61,6 +65,8 @@ def _scan_dir(top: str, prefix: str = "", until: float | None = None) -> dict[st
                 if fd is not None:
                     os.close(fd)
                 raise _Late
+            if watch is not None and not watch(rel) and bad is not None:
+                bad.append(rel)
             try:
                 if fd is None:
                     it = os.scandir(os.path.join(top, rel) if rel else top)
@@ -70,6 +76,8 @@ def _scan_dir(top: str, prefix: str = "", until: float | None = None) -> dict[st
             except OSError:
                 if fd is not None:
                     os.close(fd)
+                if bad is not None:
+                    bad.append(rel)
                 continue
             try:
                 with it:
@@ -105,17 +113,33 @@ def _scan_dir(top: str, prefix: str = "", until: float | None = None) -> dict[st
     return out
 
 
-# inotify(7): no binding in the standard library; three libc calls through ctypes
-# (an empty directory gets an entry only by IN_CREATE or IN_MOVED_TO; changes to entries
-# are never needed: an upper holding any is read at every scan)
-_IN_MASK = 0x80 | 0x100 | 0x400 | 0x800 | 0x01000000   # moved to, create, delete/move self,
-                                                      # IN_ONLYDIR
+# inotify(7): no binding in the standard library; three libc calls through ctypes.
+# Every directory of every upper is watched for what changes an entry (create, delete,
+# rename, write, truncate, attributes, a writable file's last close) and for opens and
+# closes of files: overlayfs makes all of these on the upper's own inodes (measured on 6.18:
+# a write through the merged view raises IN_MODIFY on the upper file, a copy-up IN_CREATE).
+# The one change that raises nothing is a write through a shared writable mapping; its file
+# was opened (IN_OPEN) and is not yet closed (IN_CLOSE_WRITE comes at its last release,
+# after the mapping's end), so an upper with a file open is read at every scan.
+_IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE, _IN_CLOSE_NOWRITE, _IN_OPEN = 0x2, 0x4, 0x8, 0x10, 0x20
+_IN_ISDIR = 0x40000000
+_IN_MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE | _IN_OPEN
+            | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800   # moved from/to, create, delete,
+            | 0x01000000)                                    # delete/move self; IN_ONLYDIR
 _IN_Q_OVERFLOW, _IN_IGNORED = 0x4000, 0x8000
+_add_watch: Any = None   # libc's inotify_add_watch, once _inotify has run
+_MAX_WATCHES = 1024
+"""Directories one scanner watches at most: the watches count against the sandbox's own
+user-namespace limit (runner.USERNS_LIMITS: 8192, shared with the workload's programs, which
+keep at least 7,168) and the host user's fs.inotify.max_user_watches (every ancestor user
+namespace is charged), and each is ~0.5-1 KiB of kernel memory charged to the sandbox's
+memory group. An upper with a directory past it is read at every scan, as before."""
 
 
 def _inotify(paths: list[str]) -> tuple[int, dict[int, int]] | None:
-    """A non-blocking inotify fd watching every directory in ``paths`` for any change of its
-    entries, and {watch descriptor: index}; None if any watch cannot be placed."""
+    """A non-blocking inotify fd watching every directory in ``paths`` (see _IN_MASK), and
+    {watch descriptor: index}; None if any watch cannot be placed."""
+    global _add_watch
     import ctypes
 
     try:
@@ -125,6 +149,7 @@ def _inotify(paths: list[str]) -> tuple[int, dict[int, int]] | None:
         return None
     if fd < 0:
         return None
+    _add_watch = libc.inotify_add_watch
     wds: dict[int, int] = {}
     for i, p in enumerate(paths):
         wd = libc.inotify_add_watch(fd, os.fsencode(p), _IN_MASK)
@@ -135,19 +160,37 @@ def _inotify(paths: list[str]) -> tuple[int, dict[int, int]] | None:
     return fd, wds
 
 
+def _no_workload() -> bool:
+    """No process in this pid namespace but pid 1 and this one (the sandbox's runner: then no
+    program holds a file of an upper open)."""
+    me = str(os.getpid())
+    try:
+        return all(d in ("1", me) for d in os.listdir("/proc") if d.isdigit())
+    except OSError:
+        return False
+
+
 class LayerScanner:
     """Keeps the last scan of every upper; ``changes()`` rescans and returns what differs.
 
     Most uppers stay empty (as root there are 13: /usr, /etc, /var/lib/dpkg, ...), and
-    reading one costs five system calls through Landlock's path checks. An upper that was
-    empty at its last scan is not read again until an inotify event names it: nothing can
-    be put in an empty directory without an event on it (a file, a directory, a whiteout,
-    a copy-up renamed in; overlayfs makes them through the VFS calls that emit the events),
-    so one read of the inotify fd (nothing queued: EAGAIN) stands for all of them. The
-    queue is read before a directory is scanned, so a change during the scan is seen at the
-    next one. Where inotify is unavailable: one fstat per empty upper of a descriptor held
-    open, compared with its inode, mtime and ctime at the last scan (an entry added changes
-    both; ctime cannot be set back from user space)."""
+    reading one costs five system calls through Landlock's path checks; a non-empty one is
+    read whole (26 directories and 200 files in /workspace: ~1.3 ms after every program).
+    With inotify (_IN_MASK) an upper is not read again while it is clean: no event named it
+    since its last scan (every directory of it was watched before it was listed), and either
+    it was empty then, or the scanner is ``trusted`` and no file of it is open (the opens
+    and closes of its files balance: the one unseen kind of change, a write through a shared
+    mapping, needs a file opened for writing and not yet released). ``trusted``: every
+    watched directory was watched before any process that is still alive could have opened
+    a file in it: set at a scan with no workload process (``quiet``, the sandbox's pid
+    namespace holds pid 1 and the runner only), lost when a new directory is first watched
+    while programs run, when events were lost (queue overflow, an unknown watch) or an open
+    count went below zero; while it is lost, every non-empty upper is read at every scan, as
+    before. One read of the inotify fd (nothing queued: EAGAIN) stands for all clean uppers.
+    The queue is read before a directory is scanned, so a change during the scan is seen at
+    the next one. Where inotify is unavailable: every non-empty upper is read, and one fstat
+    per empty upper of a descriptor held open is compared with its inode, mtime and ctime at
+    the last scan (an entry added changes both; ctime cannot be set back from user space)."""
 
     def __init__(self, uppers: Iterable[dict[str, Any]]) -> None:
         self.uppers = [u for u in uppers if u.get("upper") and os.path.isdir(u["upper"])]
@@ -162,9 +205,17 @@ class LayerScanner:
                 self._fds.append(os.open(u["upper"], os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
             except (OSError, AttributeError):
                 self._fds.append(None)
+        # (with inotify: True = clean, no event since its last scan; without: the key of
+        # an empty upper's directory)
         self._empty: list[Any] = [None] * len(self.uppers)
+        self._opens = [0] * len(self.uppers)   # files of each upper open now (inotify)
+        self._roots = frozenset(self._ino[1]) if self._ino is not None else frozenset()
+        self._new_watch = False   # a directory was first watched by the current scan
+        self.quiet = _no_workload   # (the runner's: no program alive; tests replace it)
+        self.trusted = False
         self.partial = False  # the last changes()/refresh() stopped at its time bound
         self.state: list[dict[str, State] | None] = [self._scan(i) for i in range(len(self.uppers))]
+        self._settle_trust()
 
     def _events(self) -> None:
         """Forget the empty mark of every upper an inotify event names (all of them when
@@ -184,31 +235,49 @@ class LayerScanner:
                 self._empty = [None] * len(self.uppers)
                 return
             off = 0
+            empty, opens, roots = self._empty, self._opens, self._roots
             while off + 16 <= len(data):
                 wd, mask, _cookie, size = struct.unpack_from("iIII", data, off)
                 off += 16 + size
-                if mask & (_IN_Q_OVERFLOW | _IN_IGNORED) or wd not in wds:
-                    self._empty = [None] * len(self.uppers)
+                i = wds.get(wd)
+                if mask & _IN_IGNORED and i is not None and wd not in roots:
+                    del wds[wd]   # (a directory below an upper's top went: its parent's
+                    empty[i] = None   # event says so too)
+                    continue
+                if mask & (_IN_Q_OVERFLOW | _IN_IGNORED) or i is None:
+                    self._empty = empty = [None] * len(self.uppers)
+                    self.trusted = False
                     if mask & _IN_IGNORED:
                         # a watched upper went away: every upper is read at every scan
                         os.close(fd)
                         self._ino = None
                         return
                     continue
-                self._empty[wds[wd]] = None
+                if mask & _IN_ISDIR and mask & (_IN_OPEN | _IN_CLOSE_NOWRITE):
+                    continue   # a directory listed
+                if mask & _IN_OPEN:
+                    opens[i] += 1   # (not a change by itself: see the class's docstring)
+                    continue
+                if mask & (_IN_CLOSE_NOWRITE | _IN_CLOSE_WRITE):
+                    opens[i] -= 1
+                    if opens[i] < 0:
+                        self.trusted = False   # (an open before its directory's watch)
+                    if mask & _IN_CLOSE_NOWRITE:
+                        continue
+                empty[i] = None
 
     def _scan(self, i: int, until: float | None = None) -> dict[str, State]:
         """Upper ``i``'s entries (the caller has read the inotify queue first); _Late past
         ``until``."""
         top = self.uppers[i]["upper"]
         if self._ino is not None:
-            if self._empty[i] is True:
+            if self._empty[i] is True and self.state[i] == {}:
                 return {}
-            out = _scan_dir(top, "", until)
-            # an upper found empty because it could not be read (`chmod 000 /workspace`) is
-            # not trusted: the chmod back raises no event watched here, and the entries it
-            # holds would go unseen until something new appeared at its top
-            self._empty[i] = True if not out and os.access(top, os.R_OK | os.X_OK) else None
+            bad: list[str] = []
+            out = _scan_dir(top, "", until, self._watcher(i, top), bad)
+            # an upper (or a directory of it) that could not be read (`chmod 000
+            # /workspace`) or watched is never clean: its entries would go unseen
+            self._empty[i] = True if not bad and os.access(top, os.R_OK | os.X_OK) else None
             return out
         key = None
         try:
@@ -237,10 +306,26 @@ class LayerScanner:
         self.partial = False
         self._events()
         ino = self._ino is not None
+        empty = self._empty
+        fds = self._fds
         for i, u in enumerate(self.uppers):
             before = self.state[i]
-            if ino and self._empty[i] is True and not before and before is not None:
-                continue   # empty at the last scan, no event since: nothing to compare
+            if ino and before and empty[i] is True and self.trusted and not self._opens[i]:
+                continue   # clean, trusted, no file of it open: as it was at its last scan
+            if not before and before is not None:
+                e = empty[i]
+                if ino:
+                    if e is True:
+                        continue   # empty at the last scan, no event since: nothing to compare
+                elif e is not None and fds[i] is not None:
+                    # (without inotify: _scan's check inline, the per-call path of 13 empty
+                    # uppers as root) its directory as it was when found empty: still empty
+                    try:
+                        st = os.stat(fds[i])
+                        if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns) == e:
+                            continue
+                    except OSError:
+                        pass
             try:
                 after = self._scan(i, until)
             except _Late:
@@ -272,19 +357,61 @@ class LayerScanner:
             for rel, st in before.items():
                 if rel not in after and st not in (("d",), ("wh",)) and not in_lower(rel):
                     deleted.add(f"{target}/{rel}")
+        self._settle_trust()
         return created, modified, deleted
+
+    def _watcher(self, i: int, top: str) -> Any:
+        """``watch(rel)`` for _scan_dir: upper ``i``'s directory ``rel`` watched (True), its
+        watch descriptor noted; a new one noted in ``_new_watch``."""
+        ino = self._ino
+        add = _add_watch
+        if ino is None or add is None:
+            return None
+        fd, wds = ino
+
+        def watch(rel: str) -> bool:
+            if len(wds) >= _MAX_WATCHES:
+                return False
+            wd = add(fd, os.fsencode(os.path.join(top, rel) if rel else top), _IN_MASK)
+            if wd < 0:
+                return False
+            if wd not in wds:
+                wds[wd] = i
+                self._new_watch = True
+            return True
+        return watch
+
+    def _settle_trust(self) -> None:
+        """After a scan (see the class's docstring): a directory first watched while programs
+        may hold files in it takes the trust away; a scan with no program alive gives it
+        back (no file of the workload is open then: the open counts start at 0). The
+        process listing is only made when the trust or a count needs it."""
+        if self._ino is None:
+            self.trusted = False
+            return
+        new, self._new_watch = self._new_watch, False
+        if (new or not self.trusted or any(self._opens)) and self.quiet():
+            self.trusted = True
+            self._opens = [0] * len(self.uppers)
+        elif new:
+            self.trusted = False
 
     def refresh(self, until: float | None = None) -> None:
         """Take the uppers as they are now as the baseline (past ``until``: see changes)."""
         self._events()
         self.partial = False
+        ino = self._ino is not None
         for i in range(len(self.uppers)):
+            if (ino and self.state[i] and self._empty[i] is True and self.trusted
+                    and not self._opens[i]):
+                continue   # (as in changes(): clean)
             try:
                 self.state[i] = self._scan(i, until)
             except _Late:
                 self.state[i] = None
                 self._empty[i] = None
                 self.partial = True
+        self._settle_trust()
 
     def note(self, path: str) -> None:
         """Absorb a change made between runs through the file API (write_file, remove) at

@@ -1219,9 +1219,14 @@ def _drain_violations(sup: socket.socket | None, ready: Any = None) -> list[tupl
     return out
 
 
-_LEND_AFTER = 0.005
-"""Seconds a run executes on the serving thread before the standby thread reads the channel."""
-_LEND_KEEP = 0.004
+_LEND_AFTER = 0.010
+"""Seconds a run executes on the serving thread before the standby thread reads the channel.
+(runner15: 10 ms, was 5: a native wait watches the channel itself once it has lasted 2 ms,
+and the thread waking from that first 2 ms may wait in the run queue for milliseconds under
+load (SCHED_BATCH does not preempt on wake-up); with 5 ms the timer fired first in ~35% of
+back-to-back `sleep 0.05` runs and lent the channel for nothing. An interrupt of a loop of
+builtins is read within 10 ms instead of 5.)"""
+_LEND_KEEP = 0.008
 """In a burst of runs, a lend timer armed earlier is kept for a run when it fires at least this
 many seconds after the run's start (serve's run_here); <= _LEND_AFTER, > native's _WATCH_AFTER."""
 _BURST_GAP = 0.001
@@ -1480,7 +1485,7 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
     # -- runs on this thread; the standby thread reads the channel while one lasts ---------
     inline = threading.current_thread() is threading.main_thread()
     lend = threading.Lock()
-    state = {"running": False, "lent": False, "watched": False}
+    state = {"running": False, "lent": False, "watched": False, "rearmed": False}
     armed = [0.0]   # when the lend timer fires (monotonic; 0: not armed), see run_here
     ended = [0.0]   # when the last run ended (monotonic), see run_here
     returned = threading.Event()
@@ -1526,7 +1531,14 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
             with lend:
                 if state["watched"] and state["running"] and not state["lent"]:
                     _arm(_monotonic())
+                    state["rearmed"] = True
                 state["watched"] = False
+
+        @staticmethod
+        def due() -> float:
+            """When the lend timer fires (monotonic), 0.0 when it is not armed: a native
+            wait starting later than _WATCH_AFTER before it watches at once."""
+            return armed[0]
 
         wake = staticmethod(lend_now)
 
@@ -1622,11 +1634,14 @@ def serve(sock: socket.socket, executor: Any, scanner: Any = None,
         try:
             do_run(req, payload)
         finally:
-            if not burst and armed[0]:
+            # (a timer a native wait re-armed at its end is not kept for the next run even
+            # in a burst: due _LEND_AFTER after that wait, it would fire early in the next run,
+            # before that run's own wait watches the channel, and lend it for nothing)
+            if armed[0] and (not burst or state["rearmed"]):
                 armed[0] = 0.0
                 signal.setitimer(signal.ITIMER_REAL, 0)
             with lend:
-                state["running"] = state["watched"] = False
+                state["running"] = state["watched"] = state["rearmed"] = False
                 was = state["lent"]
             if was:
                 os.write(done_w, b"x")

@@ -4629,6 +4629,19 @@ class Interpreter(Expander):
                 pass
         return self.fs.open(p, mode, 0o666 & ~self.state.umask), True
 
+    def _redir_expansion_failed(self, e: ExpansionError) -> None:
+        """An expansion error in a here-document or here-string: bash expands a program's
+        in the forked child, where any error (even set -u's or ${x:?}) just fails that
+        command, with 127 for those two; a builtin's, a function's or a compound command's
+        is the shell's own, as in a word (set -u ends it, $((1/0)) drops the line)."""
+        self.error(e.message)
+        if e.fatal and not self.redir_external:
+            raise expansion_exit(e) from None
+        err = RedirError()
+        # (the forked child of a `$( … )` ends with 1 there, as a script's shell does)
+        err.status = 127 if e.status == 127 and not self.in_cmdsub else 1
+        raise err from None
+
     def _apply_redir(self, r: N.Redir, fds: dict[int, Any], opened: list[Any]) -> None:
         op = r.op
         if op in ("<<", "<<-"):
@@ -4639,10 +4652,7 @@ class Interpreter(Expander):
                 try:
                     body = self.expand_dq(hd.body)  # type: ignore[union-attr]
                 except ExpansionError as e:
-                    self.error(e.message)
-                    if e.fatal:
-                        raise expansion_exit(e) from None
-                    raise RedirError() from None
+                    self._redir_expansion_failed(e)
             self.budget.check_size(len(body), "here-document")
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:
@@ -4654,13 +4664,7 @@ class Interpreter(Expander):
             try:
                 s = self.expand_str(r.target, tilde=True)  # type: ignore[arg-type]
             except ExpansionError as e:
-                # bash expands a here-string apart: any error there (even set -u's or ${x:?})
-                # just fails the command, with 127 for those two
-                self.error(e.message)
-                err = RedirError()
-                err.status = 127 if e.status == 127 else 1
-                err.expansion = e
-                raise err from None
+                self._redir_expansion_failed(e)
             self.budget.check_size(len(s) + 1, "here-string")
             fd = 0 if r.fd is None else r.fd
             if r.fd_var is not None:

@@ -135,3 +135,143 @@ def test_inotify_gone_falls_back_to_reading_every_upper(tmp_path) -> None:  # no
     assert sc._ino is None
     (tmp_path / "tmp" / "y").write_bytes(b"")
     assert sc.changes()[0] == {"/tmp/y"}
+
+
+# -- non-empty uppers left unread while clean (runner15) -------------------------------------
+def _trusted(tmp_path, monkeypatch, quiet=lambda: True):  # noqa: ANN001, ANN202
+    """A scanner over three uppers, /tmp holding a small tree, trusted (``quiet``: no program
+    alive, as in a sandbox between runs); _scan_dir calls are counted."""
+    ups = _uppers(tmp_path)
+    t = tmp_path / "tmp"
+    (t / "d" / "e").mkdir(parents=True)
+    for p in ("a", "d/b", "d/e/c"):
+        (t / p).write_bytes(b"x" * 10)
+        os.utime(t / p, (1, 1))   # (old times: any later write moves mtime, whatever the tick)
+    sc = LayerScanner(ups)
+    sc.quiet = quiet
+    sc.changes()
+    calls: list = []
+    real = layerscan._scan_dir
+    monkeypatch.setattr(layerscan, "_scan_dir", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    return sc, t, calls
+
+
+def test_a_clean_full_upper_is_not_read_and_every_change_in_it_is_seen(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    sc, t, calls = _trusted(tmp_path, monkeypatch)
+    if sc._ino is None:
+        pytest.skip("no inotify instance left")
+    assert sc.trusted
+    assert sc.changes() == (set(), set(), set()) and calls == []
+    (t / "d" / "b").read_bytes()     # a read: an open and a close, no change
+    os.listdir(t / "d")               # a listing
+    assert sc.changes() == (set(), set(), set()) and calls == []
+    steps = [
+        (lambda: (t / "d" / "e" / "c").write_bytes(b"y" * 10), (set(), {"/tmp/d/e/c"}, set())),
+        (lambda: open(t / "a", "ab").write(b"z"), (set(), {"/tmp/a"}, set())),
+        (lambda: os.truncate(t / "d" / "b", 3), (set(), {"/tmp/d/b"}, set())),
+        (lambda: os.utime(t / "a", (5, 5)), (set(), {"/tmp/a"}, set())),
+        (lambda: os.rename(t / "d" / "b", t / "d" / "e" / "b2"), ({"/tmp/d/e/b2"}, set(), {"/tmp/d/b"})),
+        (lambda: (t / "n").mkdir() or (t / "n" / "f").write_bytes(b"1"), ({"/tmp/n/f"}, set(), set())),
+        (lambda: (t / "n" / "g").write_bytes(b"2"), ({"/tmp/n/g"}, set(), set())),   # (the new dir is watched)
+        (lambda: os.link(t / "n" / "g", t / "d" / "hl"), ({"/tmp/d/hl"}, set(), set())),
+        (lambda: os.symlink("/x", t / "d" / "e" / "sl"), ({"/tmp/d/e/sl"}, set(), set())),
+        (lambda: os.unlink(t / "d" / "e" / "c"), (set(), set(), {"/tmp/d/e/c"})),
+        (lambda: os.rename(t / "d", t / "d2"), ({"/tmp/d2/hl", "/tmp/d2/e/b2", "/tmp/d2/e/sl"}, set(),
+                                              {"/tmp/d/hl", "/tmp/d/e/b2", "/tmp/d/e/sl"})),
+        (lambda: (t / "d2" / "e" / "late").write_bytes(b"3"), ({"/tmp/d2/e/late"}, set(), set())),
+    ]
+    for make, want in steps:
+        make()
+        assert sc.changes() == want, make
+    calls.clear()
+    assert sc.changes() == (set(), set(), set()) and calls == []   # clean again
+
+
+def test_a_write_through_a_shared_mapping_is_seen_while_its_file_is_open(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The one write that raises no event: a store through a MAP_SHARED mapping. Its file was
+    opened (for writing) and is not yet released while the mapping lives: the upper is read."""
+    import subprocess
+    import sys
+    alive = [False]
+    sc, t, calls = _trusted(tmp_path, monkeypatch, quiet=lambda: not alive[0])
+    if sc._ino is None:
+        pytest.skip("no inotify instance left")
+    code = ("import mmap, sys\n"
+            "f = open(sys.argv[1], 'r+b'); m = mmap.mmap(f.fileno(), 0); f.close()\n"
+            "print('mapped', flush=True); sys.stdin.readline()\n"
+            "m[0:1] = b'Q'; print('wrote', flush=True); sys.stdin.readline()\n")
+    p = subprocess.Popen([sys.executable, "-c", code, str(t / "d" / "e" / "c")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    alive[0] = True
+    try:
+        assert p.stdout.readline() == "mapped\n"
+        assert sc.changes() == (set(), set(), set())
+        calls.clear()
+        p.stdin.write("\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "wrote\n"
+        assert sc.changes() == (set(), {"/tmp/d/e/c"}, set())   # (still mapped: no event yet)
+        assert calls
+    finally:
+        p.stdin.close()
+        p.wait(10)
+        alive[0] = False
+    sc.changes()   # (its last close)
+    calls.clear()
+    assert sc.changes() == (set(), set(), set()) and calls == []
+
+
+def test_a_directory_first_watched_while_programs_run_is_not_trusted(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A program makes a directory and maps a file in it before any scan watches it (its
+    open raised no event anyone saw): until a scan with no program alive, the upper is read
+    at every scan, and the mapped write is found."""
+    import subprocess
+    import sys
+    alive = [False]
+    sc, t, calls = _trusted(tmp_path, monkeypatch, quiet=lambda: not alive[0])
+    if sc._ino is None:
+        pytest.skip("no inotify instance left")
+    code = ("import mmap, os, sys\n"
+            "d = sys.argv[1]; os.mkdir(d); p = os.path.join(d, 'm')\n"
+            "open(p, 'wb').write(b'x' * 4096); os.utime(p, (1, 1))\n"
+            "f = open(p, 'r+b'); m = mmap.mmap(f.fileno(), 0); f.close()\n"
+            "print('mapped', flush=True); sys.stdin.readline()\n"
+            "m[0:1] = b'Q'; print('wrote', flush=True); sys.stdin.readline()\n")
+    p = subprocess.Popen([sys.executable, "-c", code, str(t / "new")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    alive[0] = True
+    try:
+        assert p.stdout.readline() == "mapped\n"
+        assert sc.changes() == ({"/tmp/new/m"}, set(), set())
+        assert not sc.trusted
+        p.stdin.write("\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "wrote\n"
+        assert sc.changes() == (set(), {"/tmp/new/m"}, set())
+    finally:
+        p.stdin.close()
+        p.wait(10)
+        alive[0] = False
+    sc.changes()
+    assert sc.trusted
+    calls.clear()
+    assert sc.changes() == (set(), set(), set()) and calls == []
+
+
+def test_untrusted_scanner_reads_every_full_upper(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Outside a sandbox (other processes alive: never quiet) nothing non-empty is trusted."""
+    sc, t, calls = _trusted(tmp_path, monkeypatch, quiet=lambda: False)
+    assert not sc.trusted
+    assert sc.changes() == (set(), set(), set())
+    assert calls == [str(t)]
+
+
+def test_past_the_watch_budget_an_upper_is_read_every_time(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(layerscan, "_MAX_WATCHES", 4)   # (the three tops + one)
+    sc, t, calls = _trusted(tmp_path, monkeypatch)
+    if sc._ino is None:
+        pytest.skip("no inotify instance left")
+    assert sc._empty[2] is None   # /tmp, /tmp/d, /tmp/d/e: not all watched
+    assert sc.changes() == (set(), set(), set()) and calls == [str(t)]
+    (t / "d" / "e" / "c").write_bytes(b"changed")
+    assert sc.changes() == (set(), {"/tmp/d/e/c"}, set())
