@@ -693,6 +693,10 @@ def _s3_main(cfg: dict[str, Any], sock: socket.socket, facts: dict[str, Any],
         uppers = facts.get("uppers") or ([{"target": workdir, "upper": workdir}]
                                          if cfg["level"] == "landlock" else [])
         scanner = LayerScanner(uppers)
+        if cfg["level"] != "namespace":
+            # (no pid namespace: /proc is the host's, never quiet; the scanner stays
+            # untrusted and reads every non-empty upper, without a listing per run)
+            scanner.quiet = lambda: False
         # (attack9) export_layer's bound: a sparse file costs the layer nothing, but a tar
         # holds every byte of it (S3 ran out of memory building one and died)
         size = cfg.get("layer_size") if cfg["level"] == "namespace" else None
