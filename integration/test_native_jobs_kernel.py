@@ -56,10 +56,14 @@ def battery(mode: str, token: str) -> dict:
                 "dt": time.monotonic() - t}
 
     # 1. $! is the real pid (of the pipeline's last stage); kill/wait act on it
-    obs["bang"] = run(f"sleep {n} & p=$!; tr '\\0' ' ' < /proc/$p/cmdline; echo; "
+    # (the pid is known once the child exists; its cmdline is empty while it is in execve and
+    # the forker's before that, as with bash's fork: read it again for up to a second)
+    cmdline = ("for i in $(seq 20); do c=$(tr '\\0' ' ' < /proc/$p/cmdline); "
+               "case $c in sleep*) break;; esac; sleep 0.05; done; echo \"$c\"; ")
+    obs["bang"] = run(f"sleep {n} & p=$!; {cmdline}"
                       "kill $p; wait $p; echo st=$?; kill -0 $p 2>/dev/null || echo gone")
-    obs["bang_pipe"] = run(f"sleep 0.2 | sleep {n + 1} & p=$!; tr '\\0' ' ' < /proc/$p/cmdline; "
-                           "echo; kill $p; wait $p; echo st=$?")
+    obs["bang_pipe"] = run(f"sleep 0.2 | sleep {n + 1} & p=$!; {cmdline}"
+                           "kill $p; wait $p; echo st=$?")
     obs["jobspec"] = run(f"sleep {n + 2} & kill %1; wait %1; echo st=$?")
     # 2. run() returns when the foreground finishes, jobs alive or not
     run(f"sleep {n + 3} &")

@@ -8,7 +8,7 @@ import socket
 import sys
 
 from agentic_bash.executors.inprocess import InProcessExecutor
-from agentic_bash.isolation import runner, warmup  # noqa: F401 - (loaded, as in a runner)
+from agentic_bash.isolation import runner, warmup, zygote  # noqa: F401 - (loaded, as in a runner)
 from agentic_bash.vfs.host import HostFS
 
 
@@ -37,6 +37,8 @@ def _globals() -> dict:
 
 
 def _executor(tmp_path) -> InProcessExecutor:
+    # (what the zygote left to first use is done before any sandbox is forked: as there)
+    zygote._finish_lazy()
     ex = InProcessExecutor(fs=HostFS(str(tmp_path), writable=True), workdir="/")
     # (the caches as a sandbox's runner has them: what the zygote's warm-up and a session
     # put there)
@@ -48,7 +50,9 @@ def test_warm_up_puts_back_what_it_changed(tmp_path) -> None:
     ex = _executor(tmp_path)
     a, b = socket.socketpair()
     try:
-        state = ex.run("declare -p; history; hash; jobs; trap -p; set -o").stdout
+        # (`: mark` first: declare -p lists $_, the last argument of the command before it)
+        listing = ": mark; declare -p; history; hash; jobs; trap -p; set -o"
+        state = ex.run(listing).stdout
         before = _globals()
         assert warmup.warm_up(a, ex.limits, idle=0) is True
         after = _globals()
@@ -56,7 +60,7 @@ def test_warm_up_puts_back_what_it_changed(tmp_path) -> None:
         assert not changed, {k: (str(before.get(k))[:300], str(after.get(k))[:300])
                              for k in changed}
         # (the session's own shell is another object: nothing of it moved either)
-        assert ex.run("declare -p; history; hash; jobs; trap -p; set -o").stdout == state
+        assert ex.run(listing).stdout == state
     finally:
         a.close()
         b.close()
