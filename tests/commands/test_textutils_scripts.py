@@ -72,7 +72,7 @@ SCRIPTS = [
     "touch a b c && ls -m a b c",
     "ln -s README.md link && readlink link && cat link | head -1",
     "chmod 600 README.md && stat -c %a README.md && ls -l README.md | cut -c1-10",
-    "mktemp -d | grep -c '^/tmp/tmp\\.'",
+    "d=$(mktemp -d); echo \"$d\" | grep -c '^/tmp/tmp\\.'; rmdir \"$d\"",
     "realpath src/../README.md",
     "printf 'one\\ntwo\\n' > f.txt && cat >> f.txt <<< three && wc -l f.txt",
     "du -s src >/dev/null && echo ok",

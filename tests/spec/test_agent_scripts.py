@@ -96,7 +96,7 @@ CASES = [
     "arr=(z b a); IFS=$'\\n' sorted=($(sort <<<\"${arr[*]}\")); unset IFS; echo \"${sorted[*]}\"",
     "mkdir -p src && touch src/{a,b,c}.txt && for f in src/*.txt; do mv \"$f\" \"${f%.txt}.md\"; done && ls src",
     "tmp=$(mktemp) && echo data > $tmp && cat $tmp && rm $tmp && echo removed",
-    "tmpd=$(mktemp -d) && test -d $tmp d; echo ${#tmpd} > /dev/null; echo ok",
+    "tmpd=$(mktemp -d) && test -d $tmp d; echo ${#tmpd} > /dev/null; echo ok; rmdir \"$tmpd\"",
     "cat > cfg.ini <<EOF2\n[s]\nkey = value\nEOF2\ngrep -E '^key' cfg.ini | sed 's/.*= //'",
     "set -euo pipefail; x=$(echo ok); echo $x",
     "set -u; arr=(); echo \"${arr[@]:-empty}\"",
