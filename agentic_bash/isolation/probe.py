@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .._values import value_methods
+from .probecache import CACHE_TTL as _CACHE_TTL
+from .probecache import cache_path
+from .probecache import read_entries as _cache_read
 
 __all__ = ["Capabilities", "cache_path", "invalidate_cache", "landlock_abi", "probe"]
 
@@ -183,7 +186,6 @@ def _run_ns_child() -> tuple[dict, dict]:
 
 
 # -- the cross-process cache of the namespace child's answer -------------------------------
-_CACHE_TTL = 24 * 3600.0
 _CACHE_VERSION = 1
 _KEY_FILES = (
     "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/version",
@@ -192,16 +194,6 @@ _KEY_FILES = (
     "/proc/sys/kernel/unprivileged_userns_clone",
     "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
 )
-
-
-def cache_path() -> str | None:
-    """Where this user's probe cache lives (None: disabled by AGENTIC_BASH_PROBE_CACHE=0)."""
-    if os.environ.get("AGENTIC_BASH_PROBE_CACHE", "1") in ("0", "", "no", "false"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):
-        return None
-    return os.path.join(base, "agentic-bash", f"probe-{os.geteuid()}.json")
 
 
 def _sha256() -> Any:
@@ -246,26 +238,6 @@ def _cache_key() -> str:
 
 
 _CACHE_ENTRIES = 8  # one per venv/interpreter of this user (the key covers pyseccomp's path)
-
-
-def _cache_read(path: str) -> dict:
-    """{key: entry} from our own file that nobody else could have written, else {}."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return {}
-    try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_size > 262144:
-            return {}
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = json.loads(f.read())
-    except (OSError, ValueError):
-        return {}
-    finally:
-        os.close(fd)
-    entries = data.get("entries") if isinstance(data, dict) else None
-    return entries if isinstance(entries, dict) else {}
 
 
 def _cache_load(path: str, key: str) -> tuple[dict, dict] | None:

@@ -715,29 +715,19 @@ def userns_hint() -> bool:
     so ``Sandbox()`` can start the zygote before it imports and runs probe() (fresh15: ~13 ms
     of the host's CPU, on the path to a fresh process's first result). Never raises; False
     when there is no such file or the probe cache is off."""
-    if os.environ.get("AGENTIC_BASH_PROBE_CACHE", "1") in ("0", "", "no", "false"):
-        return False
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = os.path.join(base, "agentic-bash", f"probe-{os.geteuid()}.json")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+    from .probecache import CACHE_TTL, cache_path, read_entries
+
+    path = cache_path()
+    if path is None:
         return False
     try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_size > 262144:
-            return False
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            entries = json.loads(f.read()).get("entries")
         now = time.time()
         return any(isinstance(e, dict) and isinstance(e.get("res"), dict)
                    and e["res"].get("user_namespace") is True
-                   and 0 <= now - float(e.get("time", 0)) < 24 * 3600.0
-                   for e in entries.values())
+                   and 0 <= now - float(e.get("time", 0)) < CACHE_TTL
+                   for e in read_entries(path).values())
     except Exception:  # noqa: BLE001 - a hint: anything odd means "do not guess"
         return False
-    finally:
-        os.close(fd)
 
 
 def start_early() -> Zygote | None:
