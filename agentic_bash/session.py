@@ -20,7 +20,7 @@ from .result import Result, truncate
 from .fileapi import FileInfo, FileList
 from .streaming import StreamEvent
 from .validation import (ISOLATION_LEVELS, check_path, check_run_args, check_sandbox_options,
-                         check_write_data)
+                         check_write_data, plain_run_args)
 from .vfs.paths import normalize
 
 __all__ = ["FileInfo", "Mount", "Result", "Sandbox", "StreamEvent", "truncate"]
@@ -327,8 +327,7 @@ class Sandbox:
         ``stdout`` (with the terminal's ``\r\n``), ``stdin`` bytes are typed at it, native
         programs see a terminal (TERM from ``term``, default $TERM), and
         ``tty_input()``/``tty_resize()`` reach it while the run goes on."""
-        if (type(script) is not str or env is not None or cwd is not None
-                or timeout is not None or not (stdin is None or type(stdin) is bytes)):
+        if not plain_run_args(script, stdin, env, cwd, timeout):
             stdin, env, cwd, timeout = check_run_args(script, stdin, env, cwd, timeout)
         if tty is not None and tty is not False:
             from .tty import tty_spec

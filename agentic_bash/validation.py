@@ -13,7 +13,7 @@ import os
 from typing import Any, Callable, Mapping
 
 __all__ = ["ISOLATION_LEVELS", "SANDBOX_OPTIONS", "check_path", "check_run_args", "check_sandbox_options",
-           "check_write_data"]
+           "check_write_data", "plain_run_args"]
 
 _Checker = Callable[[str, Any], Any]
 
@@ -304,6 +304,14 @@ def check_sandbox_options(options: Mapping[str, Any]) -> dict[str, Any]:
             raise TypeError(f"Sandbox() got an unexpected keyword argument {k!r}{hint}")
         out[k] = check(k, v)
     return out
+
+
+def plain_run_args(script: Any, stdin: Any, env: Any, cwd: Any, timeout: Any) -> bool:
+    """Whether ``run()``'s arguments are the common call's (a str script, stdin None or bytes,
+    no env, cwd or timeout): nothing check_run_args would refuse or change, so the per-call
+    path skips it."""
+    return (type(script) is str and env is None and cwd is None and timeout is None
+            and (stdin is None or type(stdin) is bytes))
 
 
 def check_run_args(script: Any, stdin: Any, env: Any, cwd: Any,

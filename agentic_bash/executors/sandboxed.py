@@ -32,7 +32,7 @@ from ..isolation.resources import LIMIT_MECHANISMS, ResourceControl
 from ..isolation.wire import Reader, WireClosed, send_msg
 from ..limits import Limits
 from ..result import Result, _ResultBuilder
-from ..validation import check_run_args
+from ..validation import check_run_args, plain_run_args
 from .base import OutputCallback
 
 __all__ = ["SandboxedExecutor", "make_inner_executor", "sandbox_env"]
@@ -1056,8 +1056,7 @@ class SandboxedExecutor:
             tty: Mapping[str, Any] | None = None) -> Result:
         # (the per-call path: `run("echo hi")` pays every line here; what a run without
         # stdin, env, cwd, timeout, callback or tty does not need is skipped)
-        if (type(script) is not str or env is not None or cwd is not None
-                or timeout is not None or not (stdin is None or type(stdin) is bytes)):
+        if not plain_run_args(script, stdin, env, cwd, timeout):
             check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
         if stdin is None:
             feed_fd = data = None
@@ -1220,8 +1219,7 @@ class SandboxedExecutor:
             if (self._arun is not None or self._current is not None or self._pending is not None
                     or self._dead or self._reader.torn):
                 return None
-            if (type(script) is not str or env is not None or cwd is not None
-                    or timeout is not None):
+            if not plain_run_args(script, stdin, env, cwd, timeout):
                 check_run_args(script, stdin, env, cwd, timeout)  # before anything is sent
             loop = asyncio.get_running_loop()
             rid = self._new_id()
